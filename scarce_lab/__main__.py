@@ -1,0 +1,3 @@
+from scarce_lab.cli import main
+
+main()

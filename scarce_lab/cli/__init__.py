@@ -1,0 +1,49 @@
+"""``scarce-lab`` command line (typer).
+
+Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table),
+``judge`` (label negotiation rounds, validate judges), ``demo`` (the README's main
+job). Each environment's commands live in their own module and register on these
+groups; heavy imports (litellm, model) happen inside the commands, not at start-up.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="scarce-lab",
+    help="LLM agents under economic rules: run environments, record trajectories, print paper tables.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+run_app = typer.Typer(help="Play an environment and record trajectories.", no_args_is_help=True)
+table_app = typer.Typer(help="Print a paper table for a trajectory dataset.", no_args_is_help=True)
+judge_app = typer.Typer(help="LLM-judge panel: label rounds, validate against people.", no_args_is_help=True)
+app.add_typer(run_app, name="run")
+app.add_typer(table_app, name="table")
+app.add_typer(judge_app, name="judge")
+
+
+def _register() -> None:
+    # Importing the modules registers their commands on the groups above.
+    import importlib
+
+    for name in ("sovsim", "scarce", "economy", "judge", "demo"):
+        try:
+            importlib.import_module(f"scarce_lab.cli.{name}")
+        except ModuleNotFoundError as exc:  # a module not written yet
+            if exc.name != f"scarce_lab.cli.{name}":
+                raise
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the ``scarce-lab`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

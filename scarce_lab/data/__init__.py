@@ -1,0 +1,1 @@
+"""Trajectory schema, the append-only recorder, loaders and adapters for published layouts."""

@@ -1,0 +1,148 @@
+"""Load a folder of run directories into polars frames.
+
+``load_dataset(path)`` finds every ``manifest.json`` below ``path`` (a single run
+directory works too) and returns a :class:`Dataset` of three LazyFrames:
+
+- ``runs``: one row per run (manifest fields; ``config``/``models``/``notes`` as JSON text).
+- ``events``: one row per event (``payload`` as JSON text; decode with
+  ``pl.col("payload").str.json_decode(dtype)`` or use an environment's tidy table).
+- ``llm_calls``: one row per model call (messages as JSON text).
+
+Environment-specific tidy tables (SovSim agent-rounds, SCARCE contentions, Economy
+steps) live in :mod:`scarce_lab.data.tables` and are built from these frames.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .recorder import EVENTS, LLM_CALLS, MANIFEST, TrajectoryFileError, iter_jsonl, read_manifest
+
+RUN_COLUMNS = {
+    "run_id": pl.String,
+    "environment": pl.String,
+    "condition": pl.String,
+    "seed": pl.Int64,
+    "status": pl.String,
+    "schema_version": pl.Int64,
+    "package_version": pl.String,
+    "started_at": pl.String,
+    "ended_at": pl.String,
+    "models": pl.String,
+    "config": pl.String,
+    "notes": pl.String,
+    "run_dir": pl.String,
+}
+EVENT_COLUMNS = {
+    "run_id": pl.String,
+    "seq": pl.Int64,
+    "round": pl.Int64,
+    "phase": pl.String,
+    "agent": pl.String,
+    "kind": pl.String,
+    "payload": pl.String,
+    "t": pl.Float64,
+}
+CALL_COLUMNS = {
+    "run_id": pl.String,
+    "call_id": pl.String,
+    "round": pl.Int64,
+    "agent": pl.String,
+    "purpose": pl.String,
+    "model": pl.String,
+    "messages_hash": pl.String,
+    "messages": pl.String,
+    "raw_response": pl.String,
+    "parsed": pl.String,
+    "error": pl.String,
+    "attempt": pl.Int64,
+    "fallback_used": pl.Boolean,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "latency_s": pl.Float64,
+    "cost_usd": pl.Float64,
+    "cache_hit": pl.Boolean,
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The three generic frames of a trajectory dataset (all lazy)."""
+
+    runs: pl.LazyFrame
+    events: pl.LazyFrame
+    llm_calls: pl.LazyFrame
+
+
+def find_run_dirs(path: Path) -> list[Path]:
+    """Every directory at or below ``path`` that holds a ``manifest.json``, sorted.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"dataset path does not exist: {path}")
+    if (path / MANIFEST).exists():
+        return [path]
+    return sorted(p.parent for p in path.rglob(MANIFEST))
+
+
+def _json_text(value) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _frame(rows: list[dict], columns: dict) -> pl.DataFrame:
+    return pl.DataFrame(
+        [{k: r.get(k) for k in columns} for r in rows], schema=columns, orient="row"
+    )
+
+
+def load_dataset(path: Path, *, include_incomplete: bool = True) -> Dataset:
+    """Load every run below ``path`` (see module docstring for the frames).
+
+    Args:
+        path: a run directory or any folder containing run directories.
+        include_incomplete: keep runs whose status is not ``complete`` (their
+            committed rounds are still valid data).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist or holds no run.
+        TrajectoryFileError: a manifest or JSONL line is corrupt; the message names the
+            file and line. A torn *last* line of a running/failed run (a killed
+            writer) is skipped.
+    """
+    run_dirs = find_run_dirs(path)
+    if not run_dirs:
+        raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
+    runs, events, calls = [], [], []
+    for rd in run_dirs:
+        m = read_manifest(rd)
+        if not include_incomplete and m.status != "complete":
+            continue
+        row = m.model_dump(mode="json")
+        for k in ("models", "config", "notes"):
+            row[k] = _json_text(row.get(k))
+        row["run_dir"] = str(rd)
+        runs.append(row)
+        tolerant = m.status != "complete"
+        for lineno, obj in iter_jsonl(rd / EVENTS, allow_torn_tail=tolerant):
+            if "kind" not in obj or "seq" not in obj:
+                raise TrajectoryFileError(rd / EVENTS, lineno, "event lacks 'kind' or 'seq'")
+            obj["payload"] = _json_text(obj.get("payload", {}))
+            events.append(obj)
+        for _, obj in iter_jsonl(rd / LLM_CALLS, allow_torn_tail=tolerant):
+            for k in ("messages", "parsed"):
+                obj[k] = _json_text(obj.get(k))
+            calls.append(obj)
+    return Dataset(
+        runs=_frame(runs, RUN_COLUMNS).lazy(),
+        events=_frame(events, EVENT_COLUMNS).lazy(),
+        llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
+    )

