@@ -110,8 +110,11 @@ def cluster_bootstrap_ci(
     d = df.filter(pl.col(value).is_not_null() & pl.col(value).is_not_nan())
     if d.height == 0:
         return NAN, NAN, NAN
-    w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
-    per = d.group_by(cluster).agg(
+    if weight is None:
+        d = d.with_columns(pl.lit(1.0).alias("__w"))
+        weight = "__w"
+    w = pl.col(weight).cast(pl.Float64)
+    per = d.group_by(cluster, maintain_order=True).agg(
         (pl.col(value).cast(pl.Float64) * w).sum().alias("num"), w.sum().alias("den")
     )
     num = per["num"].to_numpy()
