@@ -73,3 +73,17 @@ class Sandbox(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release every resource (processes, containers)."""
+
+    # -- optional helpers (added for SCARCE; backends override them) -----------------
+    network_isolated: bool = False
+    """True when commands run without network access."""
+
+    def slot_remaining(self, worker: str) -> float | None:
+        """Seconds left in ``worker``'s window, or ``None`` without an open slot."""
+        return None
+
+    def chown_tree(self, worker: str) -> None:
+        """Hand the files the host wrote into ``worker``'s folder (e.g. the task's docs
+        and executable) to the worker's uid. Call after host-side writes; no-op where
+        workers share the host uid."""
+        return None

@@ -1,0 +1,62 @@
+"""``scarce-lab demo``: the README's main job.
+
+Plays the four SovSim power conditions (CPR, BCPR, KCPR, KCPR-M) with the embedded
+offline model, then executes ``notebooks/01_sovsim_power_conditions.ipynb`` on those
+runs, which renders Table 1 and the figures (with 95% CIs) into ``figures/`` and shows
+the same table for the shipped dataset and the published layouts in ../shared/data.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from . import app
+
+
+@app.command("demo")
+def demo(
+    model: str = typer.Option("embedded/smollm2", "--model", "-m", help="Model for every agent."),
+    simulations: int = typer.Option(1, "--simulations", "-n", min=1, help="Games per condition."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Where the demo's runs go."),
+    figures: Path = typer.Option(Path("figures/demo"), "--figures", help="Where the notebook writes."),
+    notebook: bool = typer.Option(True, "--notebook/--no-notebook", help="Execute notebook 01 afterwards."),
+) -> None:
+    """Play SovSim's four conditions on MODEL (default: embedded, offline), then render the
+    paper's table and figures from those runs. Re-running resumes and reuses the cache."""
+    from ..llm import LLMClient, LLMSettings
+    from ..runners.sovsim import plan_sweep, run_sweep
+
+    t0 = time.perf_counter()
+    typer.echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
+    specs = plan_sweep(["all"], [model], simulations, seed=seed)
+    client = None if model.startswith("scripted/") else LLMClient(LLMSettings(max_concurrency=4, timeout_s=600))
+    results = run_sweep(specs, out, client=client, resume=True, concurrency=4, progress=True)
+    failed = [r for r in results if r.status not in ("complete", "skipped")]
+    typer.echo(f"[demo] {len(results)} games recorded under {out} in {time.perf_counter() - t0:.0f} s")
+    for r in failed:
+        typer.echo(f"[demo]   {r.status}: {r.run_id}: {r.error}", err=True)
+
+    from ..analysis.sovsim import format_table, sovsim_table
+    from ..data.tables.sovsim import load_agent_rounds
+
+    typer.echo("\n[demo] Table 1 for these runs (mean [95% CI] per model x condition):")
+    typer.echo(format_table(sovsim_table(load_agent_rounds(out)), "markdown", digits=2))
+    if notebook:
+        from ..reporting import execute_notebook
+
+        executed = out / "01_sovsim_power_conditions.ipynb"
+        typer.echo("[demo] executing notebooks/01_sovsim_power_conditions.ipynb on these runs ...")
+        execute_notebook(
+            "01",
+            parameters={"dataset": str(out.resolve()), "out_dir": str(figures.resolve())},
+            output=executed,
+        )
+        typer.echo(f"[demo] figures and tables in {figures}/ ; executed notebook: {executed}")
+        typer.echo("[demo] open it in JupyterLab: .venv/bin/jupyter lab " + str(executed))
+    typer.echo(f"[demo] done in {time.perf_counter() - t0:.0f} s")
+    if failed:
+        raise typer.Exit(code=1)

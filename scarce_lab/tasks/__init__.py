@@ -1,0 +1,34 @@
+"""SCARCE reverse-engineering tasks (ProgramBench-style): model, shipped suite,
+ProgramBench loader and grading.
+
+Public API::
+
+    from scarce_lab.tasks import (Task, TestCase, Example, prepare_workspace,
+                                  load_suite, load_task, list_task_ids,
+                                  grade, GradeResult, TestOutcome, check_submission,
+                                  load_programbench_task)
+
+See :mod:`.model`, :mod:`.suite`, :mod:`.grading`, :mod:`.programbench`.
+"""
+
+from .grading import GradeResult, TestOutcome, check_submission, collect_submission, grade
+from .model import Example, Task, TestCase, prepare_workspace
+from .programbench import load_programbench_task
+from .suite import SUITE_DIR, list_task_ids, load_suite, load_task
+
+__all__ = [
+    "Example",
+    "GradeResult",
+    "SUITE_DIR",
+    "Task",
+    "TestCase",
+    "TestOutcome",
+    "check_submission",
+    "collect_submission",
+    "grade",
+    "list_task_ids",
+    "load_programbench_task",
+    "load_suite",
+    "load_task",
+    "prepare_workspace",
+]
