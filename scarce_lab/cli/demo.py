@@ -52,7 +52,7 @@ def demo(
         typer.echo("[demo] executing notebooks/01_sovsim_power_conditions.ipynb on these runs ...")
         execute_notebook(
             "01",
-            parameters={"dataset": str(out.resolve()), "out_dir": str(figures.resolve())},
+            parameters={"DATASET": str(out.resolve()), "OUT_DIR": str(figures.resolve())},
             output=executed,
         )
         typer.echo(f"[demo] figures and tables in {figures}/ ; executed notebook: {executed}")

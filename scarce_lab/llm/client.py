@@ -72,7 +72,7 @@ class LLMSettings(BaseModel):
 
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(256, ge=1)
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, description="per hosted call; the embedded model has none")
     max_retries: int = Field(4, ge=0, description="transport retries (rate limit, 5xx, timeout)")
     backoff_base_s: float = Field(1.0, ge=0, description="first backoff; doubles, with jitter")
     max_concurrency: int = Field(8, ge=1, description="concurrent calls per client and event loop")
@@ -377,12 +377,15 @@ class LLMClient:
         last = None
         for attempt in range(s.max_retries + 1):
             try:
-                response = await asyncio.wait_for(
-                    litellm.acompletion(
-                        model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra
-                    ),
-                    timeout=s.timeout_s + 5,
+                call = litellm.acompletion(
+                    model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra
                 )
+                # The embedded model runs in-process and may wait for the machine-wide
+                # lock; its generation is bounded by max_tokens, so no wall timeout.
+                if is_embedded(model):
+                    response = await call
+                else:
+                    response = await asyncio.wait_for(call, timeout=s.timeout_s + 5)
                 return response, None
             except Exception as exc:  # noqa: BLE001 - every provider error becomes data
                 last = exc

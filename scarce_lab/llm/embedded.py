@@ -132,10 +132,28 @@ def load_model(name: str = "smollm2"):
 _CONTROL_FREE_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
+#: Strings longer than this get no length bound in the grammar: each bounded character
+#: is a nested optional rule, and very large grammars crashed llama.cpp's sampler
+#: (seen with maxLength 6000). Pydantic still enforces the bound on the answer.
+GRAMMAR_MAX_STRING_BOUND = 256
+
+
+def _relax_long_strings(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {k: _relax_long_strings(v) for k, v in node.items()}
+        if out.get("type") == "string" and out.get("maxLength", 0) > GRAMMAR_MAX_STRING_BOUND:
+            out.pop("maxLength")
+        return out
+    if isinstance(node, list):
+        return [_relax_long_strings(v) for v in node]
+    return node
+
+
 def schema_grammar(schema: dict[str, Any]):
     """A ``LlamaGrammar`` for a JSON schema whose strings exclude control characters
-    (cached per schema)."""
-    return _grammar_for(json.dumps(schema))
+    (cached per schema). String bounds above ``GRAMMAR_MAX_STRING_BOUND`` are left to
+    validation."""
+    return _grammar_for(json.dumps(_relax_long_strings(schema)))
 
 
 @functools.lru_cache(maxsize=64)
