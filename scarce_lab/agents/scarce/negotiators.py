@@ -1,0 +1,361 @@
+"""SCARCE negotiators: scripted policies and the LLM negotiator (four phases).
+
+A negotiator is called when its solver requests a slot. For each phase it returns a
+:class:`~.decided.Decided` value; the runner submits it to the contention.
+
+Scripted policies (``scripted/<policy>``; none sends a message unless stated):
+
+- ``fifo`` (truthful FIFO): declares its request-time position, its requested
+  duration and a bid of 0; ballots rank by request time, give each participant its
+  declared duration and its public bid as price.
+- ``sjf``: declares the position of its requested duration among the queue's
+  requested durations (shortest first), bid 0; ballots rank by declared duration,
+  then request time.
+- ``edf``: urgency-revealing (others' deadlines are private): declares position 1
+  when less than 10 minutes remain, else its request-time position; bids
+  ``min(budget // 5, 6000 // max(minutes left, 1))`` credits (more when urgent);
+  ballots rank by declared position, then request time.
+- ``bid-first`` (``highest-bid``): declares position 1 and bids a fifth of its
+  budget; ballots rank by public bid (highest first), price = that bid.
+- ``random``: uniform random position, duration in [30, requested] seconds and bid
+  in [0, budget // 4]; random ballot; in the private phase it messages a random
+  participant half of the time ("may I go first? I need N s", no private data);
+  under revisable bids it revises its bid by a random -20..+20 (floored at 0).
+
+LLM negotiator fallbacks (documented, applied when the model's answer does not
+validate after one repair): declaration = truthful FIFO (request-time position,
+requested duration, bid 0); reasoning = empty; private message = none; revision =
+keep the current bid; ballot = FIFO ranking with declared durations and public bids.
+Valid answers are clamped (position to 1..n, duration to 1..cap, prices to
+0..budget for its own bid, 0..1000000 otherwise) and ballots are completed into a
+permutation (duplicates dropped, missing participants appended in FIFO order); each
+such repair is reported as a ``violation``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from ...envs.slots import Ballot, BallotEntry, Declaration
+from .decided import Decided, derive_seed
+from .prompts import render
+from .views import NegotiationView
+
+SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
+MAX_PRICE = 1_000_000
+
+
+# -- repairs shared by all negotiators --------------------------------------------
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(lo, min(hi, int(v)))
+
+
+def clamp_declaration(pos: int, dur: int, bid: int, view: NegotiationView) -> tuple[Declaration, str | None]:
+    """Clamp raw declaration numbers into the legal ranges; report what changed."""
+    n, cap = len(view.participants), view.slot_cap_s
+    fixed = (_clamp(pos, 1, n), _clamp(dur, 1, cap), _clamp(bid, 0, view.own_budget))
+    note = None
+    if fixed != (pos, dur, bid):
+        note = f"declaration clamped from {(pos, dur, bid)} to {fixed} (n={n}, cap={cap}, budget={view.own_budget})"
+    return Declaration(desired_position=fixed[0], desired_duration_seconds=fixed[1], bid_price=fixed[2]), note
+
+
+def complete_ballot(entries: list[tuple[str, int, int]], view: NegotiationView) -> tuple[Ballot, str | None]:
+    """Make a legal ballot from raw ``(worker, seconds, price)`` rows (see module docstring)."""
+    seen: dict[str, BallotEntry] = {}
+    cap = view.slot_cap_s
+    problems = []
+    for w, d, p in entries:
+        if w not in view.participants:
+            problems.append(f"unknown worker {w!r}")
+            continue
+        if w in seen:
+            problems.append(f"duplicate {w!r}")
+            continue
+        seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, MAX_PRICE))
+        if (d, p) != (seen[w].duration_seconds, seen[w].price):
+            problems.append(f"clamped {w!r}")
+    for w in view.participants:
+        if w not in seen:
+            problems.append(f"missing {w!r}")
+            d = view.declared(w)
+            seen[w] = BallotEntry(
+                worker=w,
+                duration_seconds=d["desired_duration_seconds"] if d else cap,
+                price=view.public_bid(w),
+            )
+    return Ballot(entries=list(seen.values())), ("ballot repaired: " + "; ".join(problems)) if problems else None
+
+
+def fifo_declaration(view: NegotiationView) -> Declaration:
+    """Truthful FIFO declaration (also the LLM fallback)."""
+    return Declaration(
+        desired_position=view.fifo_position(),
+        desired_duration_seconds=min(view.requested_duration_s, view.slot_cap_s),
+        bid_price=0,
+    )
+
+
+def ranked_ballot(view: NegotiationView, order: list[str]) -> Ballot:
+    """Ballot with ``order``, declared durations and public bids as prices."""
+    rows = []
+    for w in order:
+        d = view.declared(w)
+        rows.append((w, d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w)))
+    return complete_ballot(rows, view)[0]
+
+
+def fifo_ballot(view: NegotiationView) -> Ballot:
+    """FIFO ranking (also the LLM fallback)."""
+    return ranked_ballot(view, view.participants)
+
+
+class Negotiator:
+    """Base class: the five decisions of a contention (async)."""
+
+    model: str = ""
+    scripted: bool = True
+
+    async def declare(self, view: NegotiationView) -> Decided[Declaration]:
+        raise NotImplementedError
+
+    async def reason(self, view: NegotiationView) -> Decided[str]:
+        raise NotImplementedError
+
+    async def message(self, view: NegotiationView) -> Decided[tuple[str, str] | None]:
+        raise NotImplementedError
+
+    async def revise(self, view: NegotiationView) -> Decided[int]:
+        raise NotImplementedError
+
+    async def ballot(self, view: NegotiationView) -> Decided[Ballot]:
+        raise NotImplementedError
+
+
+class ScriptedNegotiator(Negotiator):
+    """A scripted policy (see module docstring); randomness from ``seed``.
+
+    Raises:
+        ValueError: unknown policy name.
+    """
+
+    scripted = True
+
+    def __init__(self, policy: str, seed: int = 0):
+        if policy not in SCRIPTED_NEGOTIATORS:
+            raise ValueError(f"negotiator policy must be one of {SCRIPTED_NEGOTIATORS}, got {policy!r}")
+        self.policy = "bid-first" if policy == "highest-bid" else policy
+        self.model = f"scripted/{policy}"
+        self.seed = seed
+
+    def _rng(self, view: NegotiationView, phase: str) -> random.Random:
+        return random.Random(f"{self.seed}:{view.contention['contention']}:{phase}:{view.worker}")
+
+    async def declare(self, view):
+        p, req, budget = self.policy, view.requested_duration_s, view.own_budget
+        if p == "fifo":
+            return Decided(fifo_declaration(view))
+        if p == "sjf":
+            durs = sorted((q["requested_duration_s"], q["request_time_s"], q["worker"]) for q in view.contention["queue"])
+            pos = [x[2] for x in durs].index(view.worker) + 1
+            return Decided(clamp_declaration(pos, req, 0, view)[0])
+        if p == "edf":
+            minutes = max(1, int(view.own_remaining_s // 60))
+            pos = 1 if view.own_remaining_s < 600 else view.fifo_position()
+            bid = min(budget // 5, 6000 // minutes)
+            return Decided(clamp_declaration(pos, req, bid, view)[0])
+        if p == "bid-first":
+            return Decided(clamp_declaration(1, req, budget // 5, view)[0])
+        rng = self._rng(view, "declaration")
+        n = len(view.participants)
+        return Decided(
+            clamp_declaration(rng.randint(1, n), rng.randint(min(30, req), req), rng.randint(0, budget // 4), view)[0]
+        )
+
+    async def reason(self, view):
+        d = view.declared(view.worker)
+        return Decided(
+            f"[{self.policy}] I ask for position {d['desired_position']} and "
+            f"{d['desired_duration_seconds']} s at a bid of {d['bid_price']}."
+        )
+
+    async def message(self, view):
+        if self.policy != "random" or not view.others:
+            return Decided(None)
+        rng = self._rng(view, f"private{view.private_round}")
+        received = [m for m in view.contention["private_messages"] if m["recipient"] == view.worker
+                    and m["round"] == view.private_round - 1]
+        if received:
+            return Decided((received[0]["sender"], "Noted. Let us follow the ballots."))
+        if rng.random() < 0.5:
+            return Decided((rng.choice(view.others), f"May I go first? I need {view.requested_duration_s} s."))
+        return Decided(None)
+
+    async def revise(self, view):
+        bid = view.public_bid(view.worker)
+        if self.policy == "random":
+            bid = _clamp(bid + self._rng(view, "revision").randint(-20, 20), 0, view.own_budget)
+        return Decided(bid)
+
+    async def ballot(self, view):
+        parts = view.participants
+        if self.policy == "fifo":
+            return Decided(fifo_ballot(view))
+        if self.policy == "sjf":
+            order = sorted(parts, key=lambda w: (view.declared(w)["desired_duration_seconds"], parts.index(w)))
+        elif self.policy == "edf":
+            order = sorted(parts, key=lambda w: (view.declared(w)["desired_position"], parts.index(w)))
+        elif self.policy == "bid-first":
+            order = sorted(parts, key=lambda w: (-view.public_bid(w), parts.index(w)))
+        else:
+            order = list(parts)
+            self._rng(view, "ballot").shuffle(order)
+        return Decided(ranked_ballot(view, order))
+
+
+# -- LLM negotiator ----------------------------------------------------------------
+def _lit(values: list) -> Any:
+    return Literal[tuple(values)]  # type: ignore[valid-type]
+
+
+def declaration_schema(n: int) -> type[BaseModel]:
+    return create_model(
+        "SlotDeclaration",
+        desired_position=(_lit(list(range(1, n + 1))), ...),
+        desired_duration_seconds=(int, ...),
+        bid_price=(int, ...),
+    )
+
+
+class ReasoningText(BaseModel):
+    """Phase 2 answer. ``max_tokens`` leaves room beyond ``max_length`` (digits are
+    one token each for the embedded model)."""
+
+    reasoning: str = Field(max_length=240)
+
+
+def private_schema(others: list[str]) -> type[BaseModel]:
+    return create_model("PrivateMessageChoice", to=(_lit([*others, "nobody"]), ...), text=(str, Field(max_length=200)))
+
+
+class Revision(BaseModel):
+    bid_price: int
+
+
+def ballot_schema(names: list[str]) -> type[BaseModel]:
+    entry = create_model(
+        "BallotLine", worker=(_lit(names), ...), duration_seconds=(int, ...), price=(int, ...)
+    )
+    return create_model("SlotBallot", entries=(list[entry], Field(min_length=len(names), max_length=len(names))))
+
+
+class LLMNegotiator(Negotiator):
+    """Plays the four phases with a model through :class:`scarce_lab.llm.LLMClient`.
+
+    Args:
+        model: litellm model string (e.g. ``embedded/smollm2``).
+        client: an ``LLMClient`` (anything with ``adecide(...)`` of that signature).
+        seed: the run seed (per-call seeds are derived from it).
+        reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
+        mechanism: ``fixed`` or ``revisable`` (shown in the system prompt).
+        run_id: copied into the call records.
+    """
+
+    scripted = False
+
+    def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
+                 mechanism: str = "fixed", run_id: str | None = None, max_tokens: int | None = None):
+        self.model = model
+        self.client = client
+        self.seed = seed
+        self.reasoning_effort = reasoning_effort
+        self.mechanism = mechanism
+        self.run_id = run_id
+        self.max_tokens = max_tokens
+
+    def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
+        ctx = {
+            "worker": view.worker,
+            "c": view.contention,
+            "history": view.history,
+            "own_history": view.own_history,
+            "memories": view.memories,
+            "own_budget": view.own_budget,
+            "own_remaining_s": view.own_remaining_s,
+            "task_summary": view.task_summary,
+            "n": len(view.participants),
+            "participants": view.participants,
+            "others": view.others,
+            "round": view.private_round,
+            **extra,
+        }
+        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
+                        slot_cap_s=view.slot_cap_s)
+        return [{"role": "system", "content": system}, {"role": "user", "content": render(template, **ctx)}]
+
+    async def _ask(self, view, phase: str, template: str, schema, fallback, max_tokens: int, **extra):
+        from scarce_lab.llm import CallContext
+
+        messages = self._messages(view, template, **extra)
+        t0 = time.perf_counter()
+        out = await self.client.adecide(
+            model=self.model,
+            messages=messages,
+            schema=schema,
+            fallback=fallback,
+            seed=derive_seed(self.seed, view.contention["contention"], phase, view.private_round, view.worker),
+            context=CallContext(agent=view.worker, round=view.contention["contention"],
+                                purpose=f"negotiation:{phase}", run_id=self.run_id),
+            max_tokens=self.max_tokens or max_tokens,
+            reasoning_effort=self.reasoning_effort,
+        )
+        return out, messages, time.perf_counter() - t0
+
+    @staticmethod
+    def _decided(value, out, messages, latency, extra_violation=None):
+        violation = "; ".join(v for v in (out.violation, extra_violation) if v) or None
+        return Decided(value, list(out.calls), violation, out.fallback_used, messages, latency)
+
+    async def declare(self, view):
+        fb = fifo_declaration(view)
+        schema = declaration_schema(len(view.participants))
+        fallback = schema(desired_position=fb.desired_position,
+                          desired_duration_seconds=fb.desired_duration_seconds, bid_price=0)
+        out, msgs, lat = await self._ask(view, "declaration", "declaration.j2", schema, fallback, 60)
+        d = out.decision
+        value, note = clamp_declaration(d.desired_position, d.desired_duration_seconds, d.bid_price, view)
+        return self._decided(value, out, msgs, lat, note)
+
+    async def reason(self, view):
+        out, msgs, lat = await self._ask(view, "reasoning", "reasoning.j2", ReasoningText,
+                                         ReasoningText(reasoning=""), 280)
+        return self._decided(out.decision.reasoning, out, msgs, lat)
+
+    async def message(self, view):
+        schema = private_schema(view.others)
+        out, msgs, lat = await self._ask(view, "private", "private.j2", schema, schema(to="nobody", text=""), 260)
+        d = out.decision
+        value = None if d.to == "nobody" or not d.text.strip() else (d.to, d.text)
+        return self._decided(value, out, msgs, lat)
+
+    async def revise(self, view):
+        cur = view.public_bid(view.worker)
+        out, msgs, lat = await self._ask(view, "revision", "revision.j2", Revision, Revision(bid_price=cur), 30,
+                                         current_bid=cur)
+        bid = _clamp(out.decision.bid_price, 0, view.own_budget)
+        note = None if bid == out.decision.bid_price else f"revised bid clamped to {bid}"
+        return self._decided(bid, out, msgs, lat, note)
+
+    async def ballot(self, view):
+        names = view.participants
+        schema = ballot_schema(names)
+        fb = fifo_ballot(view)
+        fallback = schema(entries=[e.model_dump() for e in fb.entries])
+        out, msgs, lat = await self._ask(view, "ballots", "ballot.j2", schema, fallback, 40 + 35 * len(names))
+        rows = [(e.worker, e.duration_seconds, e.price) for e in out.decision.entries]
+        value, note = complete_ballot(rows, view)
+        return self._decided(value, out, msgs, lat, note)

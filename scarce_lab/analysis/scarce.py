@@ -1,0 +1,125 @@
+"""SCARCE metrics per model and condition, with 95 % CIs clustered by run.
+
+Input: the tidy tables of :mod:`scarce_lab.data.tables.scarce` (polars frames only;
+this module never imports environments or agents).
+
+:func:`summary` returns one row per (model, condition) with, for each metric, the
+mean and a 95 % percentile cluster-bootstrap interval (runs are the clusters, via
+:func:`scarce_lab.analysis.stats.cluster_bootstrap_ci`; contentions and subruns
+inside a run are not independent):
+
+- ``win_rate``: share of *contested* participations (contentions with at least two
+  participants) that got position 1. Uncontested requests always "win" and are left
+  out; with ``n`` participants chance is ``1/n``.
+- ``mean_bid``: declared bid (credits), all participations.
+- ``mean_requested_duration_s``: declared desired duration (seconds).
+- ``private_chat_use``: share of contested participations with at least one private
+  message sent.
+- ``deadline_miss_rate``: share of (worker, subrun) submissions that missed the deadline.
+- ``mean_partial_score``: partial score (passed / total, 0 for a missed deadline under
+  the runner's default) per (worker, subrun).
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+GROUP = ("model", "condition")
+METRICS = (
+    "win_rate",
+    "mean_bid",
+    "mean_requested_duration_s",
+    "private_chat_use",
+    "deadline_miss_rate",
+    "mean_partial_score",
+)
+
+
+def _ci(df: pl.DataFrame, value: str, *, seed: int = 0) -> tuple[float | None, float | None, float | None]:
+    """(mean, lo, hi) of ``value`` with runs as clusters; Nones when no rows, and
+    ``lo``/``hi`` None with a single run (no interval from one cluster)."""
+    df = df.filter(pl.col(value).is_not_null())
+    if df.height == 0:
+        return None, None, None
+    from . import stats
+
+    # explicit unit weights: a pooled mean over observations (rows), runs resampled whole
+    df = df.with_columns(pl.lit(1.0).alias("_w"))
+    mean, lo, hi = stats.cluster_bootstrap_ci(df, cluster="run_id", value=value, weight="_w", seed=seed)
+    return tuple(None if v is None or math.isnan(v) else float(v) for v in (mean, lo, hi))  # type: ignore[return-value]
+
+
+def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The per-observation frames each metric averages (``run_id``, group keys, ``value``)."""
+    keys = ["run_id", *GROUP]
+    contested = contentions.filter(pl.col("n_participants") >= 2)
+    return {
+        "win_rate": contested.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
+        "mean_bid": contentions.select(*keys, pl.col("declared_bid").cast(pl.Float64).alias("value")),
+        "mean_requested_duration_s": contentions.select(
+            *keys, pl.col("desired_duration_s").cast(pl.Float64).alias("value")
+        ),
+        "private_chat_use": contested.select(*keys, (pl.col("private_sent") > 0).cast(pl.Float64).alias("value")),
+        "deadline_miss_rate": submissions.select(
+            *keys, pl.col("deadline_missed").cast(pl.Float64).alias("value")
+        ),
+        "mean_partial_score": submissions.select(*keys, pl.col("score").cast(pl.Float64).alias("value")),
+    }
+
+
+def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int = 0) -> pl.DataFrame:
+    """One row per (model, condition): ``runs``, ``contentions``, ``submissions`` and for
+    each metric in :data:`METRICS` the columns ``<metric>``, ``<metric>_lo``, ``<metric>_hi``.
+
+    Raises:
+        ValueError: a frame lacks a needed column.
+    """
+    for name, df, cols in (
+        ("contentions", contentions, ("run_id", *GROUP, "won", "declared_bid", "desired_duration_s",
+                                      "private_sent", "n_participants")),
+        ("submissions", submissions, ("run_id", *GROUP, "deadline_missed", "score")),
+    ):
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise ValueError(f"{name} frame lacks columns {missing}")
+    per_metric = metric_rows(contentions, submissions)
+    groups = (
+        pl.concat([contentions.select(*GROUP), submissions.select(*GROUP)]).unique().sort(list(GROUP)).rows()
+    )
+    out = []
+    for model, cond in groups:
+        sel = (pl.col("model") == model) & (pl.col("condition") == cond)
+        row = {
+            "model": model,
+            "condition": cond,
+            "runs": pl.concat([contentions.filter(sel).select("run_id"), submissions.filter(sel).select("run_id")])
+            .n_unique(),
+            "contentions": contentions.filter(sel).select(pl.struct("run_id", "contention")).n_unique(),
+            "submissions": submissions.filter(sel).height,
+        }
+        for m in METRICS:
+            mean, lo, hi = _ci(per_metric[m].filter(sel), "value", seed=seed)
+            row[m], row[f"{m}_lo"], row[f"{m}_hi"] = mean, lo, hi
+        out.append(row)
+    schema = {"model": pl.String, "condition": pl.String, "runs": pl.Int64, "contentions": pl.Int64,
+              "submissions": pl.Int64}
+    for m in METRICS:
+        schema |= {m: pl.Float64, f"{m}_lo": pl.Float64, f"{m}_hi": pl.Float64}
+    return pl.DataFrame(out, schema=schema, orient="row")
+
+
+def format_summary(df: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
+    """``summary`` with each metric as text ``mean [lo, hi]`` (for printing)."""
+    def cell(m, lo, hi):
+        if m is None:
+            return "n/a"
+        return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None else f"{m:.{digits}f}"
+
+    cols = [pl.col(c) for c in ("model", "condition", "runs", "contentions", "submissions")]
+    rows = []
+    for r in df.iter_rows(named=True):
+        rows.append({m: cell(r[m], r[f"{m}_lo"], r[f"{m}_hi"]) for m in METRICS})
+    return pl.concat([df.select(cols), pl.DataFrame(rows, schema=dict.fromkeys(METRICS, pl.String))],
+                     how="horizontal")

@@ -1,0 +1,146 @@
+"""SCARCE agents: scripted negotiator policies, repairs of model output, tool parsing, file tools."""
+
+import asyncio
+
+import pytest
+
+from scarce_lab.agents.scarce import (
+    NegotiationView,
+    ScriptedNegotiator,
+    make_negotiator,
+    make_solver,
+)
+from scarce_lab.agents.scarce import tools as ft
+from scarce_lab.agents.scarce.negotiators import clamp_declaration, complete_ballot
+from scarce_lab.agents.scarce.solvers import parse_tool_call
+from scarce_lab.envs.slots import Contention, Declaration, MechanismConfig, Request
+
+
+def _view(worker="b", budget=500, remaining=900.0, declare=True):
+    reqs = [Request(worker="a", time_s=1, duration_s=120), Request(worker="b", time_s=2, duration_s=30),
+            Request(worker="c", time_s=3, duration_s=60)]
+    c = Contention(0, reqs, MechanismConfig())
+    if declare:
+        for w, (pos, dur, bid) in {"a": (2, 120, 10), "b": (1, 30, 50), "c": (3, 60, 90)}.items():
+            c.declare(w, Declaration(desired_position=pos, desired_duration_seconds=dur, bid_price=bid))
+        c.advance()
+    return NegotiationView(worker=worker, contention=c.private_view(worker), own_budget=budget,
+                           own_remaining_s=remaining)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_scripted_declarations():
+    v = _view(declare=False)
+    assert run(ScriptedNegotiator("fifo").declare(v)).value == Declaration(
+        desired_position=2, desired_duration_seconds=30, bid_price=0)
+    # sjf: b asked for the shortest slot (30 s) -> position 1
+    assert run(ScriptedNegotiator("sjf").declare(v)).value.desired_position == 1
+    # bid-first: a fifth of the budget
+    assert run(ScriptedNegotiator("bid-first").declare(v)).value.bid_price == 100
+    # edf: 5 minutes left -> position 1, bid min(500 // 5, 6000 // 5) = 100
+    d = run(ScriptedNegotiator("edf").declare(_view(remaining=300.0, declare=False))).value
+    assert (d.desired_position, d.bid_price) == (1, 100)
+    with pytest.raises(ValueError, match="negotiator policy must be one of"):
+        ScriptedNegotiator("greedy")
+
+
+def test_scripted_ballots():
+    v = _view()
+    assert run(ScriptedNegotiator("fifo").ballot(v)).value.ranking() == ["a", "b", "c"]
+    assert run(ScriptedNegotiator("sjf").ballot(v)).value.ranking() == ["b", "c", "a"]
+    assert run(ScriptedNegotiator("edf").ballot(v)).value.ranking() == ["b", "a", "c"]
+    hb = run(ScriptedNegotiator("highest-bid").ballot(v)).value
+    assert hb.ranking() == ["c", "b", "a"] and [e.price for e in hb.entries] == [90, 50, 10]
+    r = run(ScriptedNegotiator("random", seed=3).ballot(v)).value
+    assert sorted(r.ranking()) == ["a", "b", "c"]
+
+
+def test_repairs_of_model_output():
+    v = _view()
+    d, note = clamp_declaration(9, 999, 10**6, v)
+    assert (d.desired_position, d.desired_duration_seconds, d.bid_price) == (3, 300, 500) and "clamped" in note
+    assert clamp_declaration(1, 30, 5, v)[1] is None
+    b, note = complete_ballot([("c", 40, 3), ("c", 50, 4), ("zed", 1, 1), ("a", 500, 2)], v)
+    # duplicates and unknown names dropped, over-cap duration clamped, b appended with its declaration
+    assert b.ranking() == ["c", "a", "b"]
+    assert [(e.duration_seconds, e.price) for e in b.entries] == [(40, 3), (300, 2), (30, 50)]
+    assert "duplicate 'c'" in note and "unknown worker 'zed'" in note and "missing 'b'" in note
+
+
+def test_parse_tool_call():
+    a, err = parse_tool_call([{"name": "request_execution_slot", "arguments": '{"duration_seconds": 90, "reason": "x"}'}])
+    assert err is None and a.tool == "request_execution_slot" and a.duration_seconds == 90
+    assert parse_tool_call(None)[1] == "no tool call in the answer"
+    assert parse_tool_call([{"name": "rm_rf", "arguments": "{}"}])[0] is None
+    assert parse_tool_call(None, "Timeout")[1] == "Timeout"
+
+
+def test_file_tools_confined(tmp_path):
+    assert ft.write_file(tmp_path, "src/main.c", "int main(){}") == 12
+    assert ft.list_files(tmp_path) == ["src/main.c"]
+    assert ft.read_file(tmp_path, "src/main.c") == "int main(){}"
+    (tmp_path / "bin").write_bytes(b"\x7fELF\x00\x00")
+    assert ft.read_file(tmp_path, "bin") == "<binary file, 6 bytes>"
+    for bad in ("../x", "/etc/passwd", ""):
+        with pytest.raises(ft.ToolError, match="path"):
+            ft.write_file(tmp_path, bad, "x")
+
+
+def test_factories():
+    assert make_negotiator("scripted/sjf").model == "scripted/sjf"
+    with pytest.raises(ValueError, match="needs an LLM client"):
+        make_negotiator("openai/gpt-4o")
+    with pytest.raises(ValueError, match="needs a policy name"):
+        make_solver("scripted/", task=None)
+
+
+class _ToolClient:
+    """Fake client: native tool calls for acomplete, a JSON action for adecide."""
+
+    def __init__(self):
+        self.kw = {}
+
+    async def acomplete(self, model, messages, **kw):
+        from scarce_lab.data.schema import LLMCallRecord, messages_hash
+        from scarce_lab.llm import CompletionResult
+
+        self.kw = kw
+        rec = LLMCallRecord(call_id="x", model=model, messages=messages, messages_hash=messages_hash(messages))
+        calls = [{"id": "1", "name": "run_command", "arguments": '{"command": "./rev < docs.txt"}'}]
+        return CompletionResult(text=None, tool_calls=calls, record=rec)
+
+    async def adecide(self, *, model, messages, schema, fallback, **kw):
+        from scarce_lab.llm import DecisionOutcome
+
+        self.kw = kw
+        d = schema(tool="save_persistent_memory", text="rev reverses lines")
+        return DecisionOutcome(decision=d, valid=True, repaired=False, fallback_used=False, violation=None)
+
+
+def _obs():
+    from scarce_lab.agents.scarce import SolverObservation
+
+    task = {"id": "rev", "name": "rev", "program": "rev", "documentation": "reverse lines", "examples": []}
+    return SolverObservation(worker="w0", task=task, files=["docs.txt"], in_slot=True, slot_remaining_s=40,
+                             own_remaining_s=600, own_budget=1000, transcript=[], memories=[], step=3)
+
+
+def test_llm_solver_native_tools_and_json_action():
+    from scarce_lab.agents.scarce import LLMSolver
+
+    client = _ToolClient()
+    native = LLMSolver("openai/gpt-4o", client, native_tools=True, reasoning_effort="high")
+    d = run(native.step(_obs()))
+    assert d.value.tool == "run_command" and d.value.command == "./rev < docs.txt" and not d.fallback_used
+    assert [t["function"]["name"] for t in client.kw["tools"]][:3] == ["list_files", "read_file", "write_file"]
+    assert client.kw["reasoning_effort"] == "high"
+    assert "Answer with one JSON action" not in d.prompt[0]["content"]
+    js = LLMSolver("embedded/smollm2", client)
+    assert js.native_tools is False
+    d = run(js.step(_obs()))
+    assert d.value.tool == "save_persistent_memory" and d.value.text == "rev reverses lines"
+    assert "Answer with one JSON action" in d.prompt[0]["content"]
+    assert "40 s left in your slot" in d.prompt[1]["content"]
