@@ -1,0 +1,164 @@
+"""LLM partial agents: the genome's ``instruction`` is the system prompt, the problem
+and the notes so far are the user prompt (templates/act.j2); the answer is a short
+typed decision. Mutation rewrites the instruction with the LLM (templates/mutate.j2)
+and toggles one trigger step kind (EoM sec. 3.3: mutation by an LLM rewriting the
+parent's prompt).
+
+Fallbacks (documented, applied by the client after one repair): a note-only agent
+writes an empty note; an answering agent gives no answer (the episode continues); a
+failed rewrite keeps the parent's instruction.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field
+
+from scarce_lab.envs.economy.qa import Contribution, QAObs
+
+from .partial import (
+    ANSWERING,
+    TEMPLATES,
+    PartialGenome,
+    founder_genomes,
+    mutate_trigger,
+    random_genome,
+    step_kind,
+)
+
+_JINJA = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=False)
+
+
+def _no_description(schema: dict, _cls) -> None:
+    # small models copy a schema's description into their answer; keep it out
+    schema.pop("description", None)
+
+
+class NoteDecision(BaseModel):
+    """A note-only step (plan, compute, check)."""
+
+    model_config = ConfigDict(json_schema_extra=_no_description)
+
+    note: str = Field(max_length=120)
+
+
+class AnswerDecision(BaseModel):
+    """A step that may end the episode with a final answer (answer, full)."""
+
+    model_config = ConfigDict(json_schema_extra=_no_description)
+
+    note: str = Field(max_length=120)
+    answer: str = Field(max_length=16)
+
+
+def call_seed(*parts) -> int:
+    """A stable 31-bit seed from ``parts`` (run seed, episode, step, agent...)."""
+    return zlib.crc32(":".join(map(str, parts)).encode()) & 0x7FFFFFFF
+
+
+def render_act(genome: PartialGenome, obs: QAObs) -> list[dict]:
+    """Chat messages for one step of ``genome`` on ``obs``."""
+    user = _JINJA.get_template("act.j2").render(
+        question=obs.question, notes=list(obs.notes), answers=genome.capability in ANSWERING
+    )
+    return [{"role": "system", "content": genome.instruction}, {"role": "user", "content": user.strip()}]
+
+
+def render_mutation(genome: PartialGenome) -> list[dict]:
+    """Chat messages asking the LLM to rewrite ``genome``'s instruction."""
+    text = _JINJA.get_template("mutate.j2").render(capability=genome.capability, instruction=genome.instruction)
+    return [{"role": "user", "content": text.strip()}]
+
+
+class LLMPartialPolicy:
+    """Partial agents driven by one shared frozen model through the LLM client.
+
+    ``record_calls(list[LLMCallRecord])`` receives every call record (the runner passes
+    the recorder's). ``litellm_kwargs`` go to every call (``mock_response`` in tests).
+    ``baseline='full'`` makes every founder a full agent.
+    """
+
+    kind = "partial"
+
+    def __init__(
+        self,
+        model: str,
+        client,
+        *,
+        seed: int,
+        record_calls: Callable[[list], None] = lambda calls: None,
+        full: bool = False,
+        max_tokens: int = 96,
+        **litellm_kwargs,
+    ):
+        self.model = model
+        self.client = client
+        self.seed = seed
+        self.record_calls = record_calls
+        self.full = full
+        self.max_tokens = max_tokens
+        self.kwargs = litellm_kwargs
+        self.episode = 0
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return founder_genomes(n, ("full",)) if self.full else founder_genomes(n)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        return random_genome(rng)
+
+    def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        from scarce_lab.llm import CallContext
+
+        child = mutate_trigger(genome, rng)
+        res = _run(
+            self.client.acomplete(
+                self.model,
+                render_mutation(genome),
+                seed=call_seed(self.seed, "mutate", self.episode, rng.random()),
+                context=CallContext(agent=None, round=self.episode, purpose="mutation"),
+                max_tokens=self.max_tokens,
+                **self.kwargs,
+            )
+        )
+        self.record_calls([res.record])
+        text = (res.text or "").strip()
+        if res.error or not text:
+            return child
+        return PartialGenome(child.capability, text[:600], child.wake_on)
+
+    def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
+        return step_kind(obs) in genome.wake_on
+
+    def act(self, genome: PartialGenome, obs: QAObs, *, agent: str, episode: int, step: int) -> Contribution:
+        from scarce_lab.llm import CallContext
+
+        answering = genome.capability in ANSWERING
+        schema = AnswerDecision if answering else NoteDecision
+        fallback = AnswerDecision(note="", answer="") if answering else NoteDecision(note="")
+        out = self.client.decide(
+            model=self.model,
+            messages=render_act(genome, obs),
+            schema=schema,
+            fallback=fallback,
+            seed=call_seed(self.seed, episode, step, agent),
+            context=CallContext(agent=agent, round=episode, purpose=f"act:{genome.capability}"),
+            max_tokens=self.max_tokens,
+            **self.kwargs,
+        )
+        self.record_calls(out.calls)
+        d = out.decision
+        answer = getattr(d, "answer", None) or None
+        return Contribution(genome.capability, d.note.strip()[:400], answer)
+
+    def genome_json(self, genome: PartialGenome) -> dict:
+        return genome.to_json()
+
+
+def _run(coro):
+    from scarce_lab.llm.client import run_sync
+
+    return run_sync(coro)

@@ -1,0 +1,358 @@
+"""The Hayek economy: agents with trigger, policy, bid and wealth; auction; bucket
+brigade; rent; bankruptcy; reproduction of the rich; newcomers.
+
+Rules and their sources (EoM = Qi et al. 2026, "Economy of Minds", arXiv:2606.02859,
+sec. 3; Hayek = Baum & Durdanovic 2000):
+
+- An agent is ``(trigger, policy, bid, wealth)``. Trigger and policy live in its
+  ``genome`` (opaque to the economy: a rule for scripted agents, prompts for LLM
+  agents); ``bid`` is a fixed integer number of credits; wealth is its ledger balance.
+- Auction: among agents whose trigger fires, the highest bid wins; ties are broken by
+  a seeded random choice (EoM sec. 3.2). Ablation ``no-auction``: a random eligible
+  agent wins.
+- Bucket brigade: the winner pays its bid to the previous winner of the episode (the
+  bank on the first step); the environment's reward goes to the agent that acted
+  (EoM sec. 3.2; Hayek "the winner buys the world from its previous owner").
+- Rent: every ``rent_interval`` episodes each agent pays ``rent`` to the rent sink.
+- Bankruptcy: an agent whose wealth is below zero at the end of an episode is removed
+  (EoM: ``wealth < 0``); its balance is settled with the bank.
+- Reproduction (exploitation): an agent whose wealth reaches
+  ``reproduce_threshold`` creates a mutated child and endows it with
+  ``child_endowment`` credits from its own wealth (Hayek: money is conserved, a
+  child's capital comes from its parent). Ablation ``no-exploitation`` turns it off.
+- Newcomers (exploration): every ``explore_interval`` episodes ``explore_count``
+  fresh agents funded by the bank join. Ablation ``no-exploration`` turns it off.
+- Newcomer trial: a born agent (child or newcomer) is a *novice*; in an auction a
+  novice bids the current maximum bid of the eligible veterans plus ``epsilon``, so it
+  wins its first auction and gets a trial (EoM "fixed_with_eps": novice bid = max
+  veteran bid + epsilon). After its first win in training it becomes a veteran and
+  bids its own fixed ``bid`` from then on (EoM "fixed" scheme: the novice premium
+  applies once). Its own bid is heritable: a child's bid is its parent's bid mutated by
+  up to ``bid_mutation_pct`` percent (at least one credit); a newcomer's bid is drawn
+  from ``[1, max veteran bid]`` (Hayek evolves bids with the agents).
+- Bid scheme (default ``holland``, as the hayekmas ``holland`` scheme): a veteran
+  whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
+  wealth when that exceeds its own bid, so agents that earned money outbid the rest
+  (Holland's classifier-system bid, proportional to strength). ``fixed`` keeps every
+  bid constant. With fixed bids our rule economy still learns, but the auction then
+  adds nothing over a random eligible winner (see data/economy/README.md).
+- Frozen evaluation moves no money: callers simply do not call :meth:`pay`,
+  :meth:`reward` or :meth:`end_episode` (see :mod:`.engine`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .ledger import BANK, RENT_SINK, Ledger, Transfer
+
+Ablation = Literal["none", "no-auction", "no-exploration", "no-exploitation"]
+ABLATIONS: tuple[str, ...] = ("none", "no-auction", "no-exploration", "no-exploitation")
+
+
+@dataclass(frozen=True)
+class EconomyConfig:
+    """Economic parameters; all money in integer credits.
+
+    Raises:
+        ValueError: a field out of range (the message names the field and value).
+    """
+
+    initial_wealth: int = 40
+    epsilon: int = 1
+    rent: int = 5
+    rent_interval: int = 5
+    reproduce_threshold: int = 100
+    child_endowment: int = 10
+    explore_interval: int = 2
+    explore_count: int = 1
+    max_agents: int = 24
+    bid_mutation_pct: int = 20
+    solvent_bids: bool = False
+    bid_scheme: str = "holland"
+    holland_alpha_pct: int = 20
+    tycoon_wealth: int = 50
+    ablation: str = "none"
+
+    def __post_init__(self) -> None:
+        for name in ("initial_wealth", "child_endowment", "reproduce_threshold"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0 credits, got {v!r}")
+        for name in ("epsilon", "rent"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0 credits, got {v!r}")
+        if not isinstance(self.bid_mutation_pct, int) or self.bid_mutation_pct < 0:
+            raise ValueError(f"bid_mutation_pct must be an int >= 0, got {self.bid_mutation_pct!r}")
+        for name in ("rent_interval", "explore_interval", "max_agents"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if not isinstance(self.explore_count, int) or self.explore_count < 0:
+            raise ValueError(f"explore_count must be an int >= 0, got {self.explore_count!r}")
+        if self.child_endowment > self.reproduce_threshold:
+            raise ValueError(
+                f"child_endowment ({self.child_endowment}) must not exceed "
+                f"reproduce_threshold ({self.reproduce_threshold})"
+            )
+        if self.bid_scheme not in ("fixed", "holland"):
+            raise ValueError(f"bid_scheme must be 'fixed' or 'holland', got {self.bid_scheme!r}")
+        for name in ("holland_alpha_pct", "tycoon_wealth"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        if self.ablation not in ABLATIONS:
+            raise ValueError(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
+
+
+@dataclass
+class AgentRecord:
+    """One member of the population. Wealth lives in the ledger, not here."""
+
+    agent_id: str
+    genome: Any
+    bid: int
+    born_episode: int
+    origin: str  # founder | child | newcomer
+    parent: str | None = None
+    novice: bool = False
+
+
+@dataclass(frozen=True)
+class AuctionResult:
+    """Outcome of one auction: ``bids`` maps eligible agent -> bid (credits)."""
+
+    winner: str
+    bids: dict[str, int]
+    price: int
+    tie: bool
+    random_winner: bool
+
+
+@dataclass
+class EpisodeEnd:
+    """What :meth:`Economy.end_episode` did: money moves, deaths and births."""
+
+    rent: list[Transfer] = field(default_factory=list)
+    deaths: list[dict] = field(default_factory=list)
+    births: list[dict] = field(default_factory=list)
+
+
+class Economy:
+    """Population + ledger. Pure and seeded: every random choice uses an ``rng`` the
+    caller derives from the run seed.
+    """
+
+    def __init__(self, config: EconomyConfig | None = None):
+        self.config = config or EconomyConfig()
+        self.ledger = Ledger()
+        self.agents: dict[str, AgentRecord] = {}
+        self._next_id = 0
+
+    # -- population -----------------------------------------------------------------
+    def living(self) -> list[AgentRecord]:
+        """Living agents in order of birth."""
+        return list(self.agents.values())
+
+    def wealth(self, agent_id: str) -> int:
+        """Wealth of ``agent_id`` in credits."""
+        return self.ledger.balance(agent_id)
+
+    def max_bid(self) -> int:
+        """Highest own bid among living veterans (0 if none)."""
+        return max((a.bid for a in self.agents.values() if not a.novice), default=0)
+
+    def effective_bid(self, agent_id: str, eligible: list[str], trial: bool = True) -> int:
+        """The bid ``agent_id`` places in an auction among ``eligible``: its own bid, or
+        for a novice in training (``trial``) the maximum veteran bid among ``eligible``
+        plus ``epsilon``."""
+        rec = self.agents[agent_id]
+        if not rec.novice or not trial:
+            return self.veteran_bid(agent_id)
+        top = max((self.veteran_bid(a) for a in eligible if not self.agents[a].novice), default=0)
+        return top + self.config.epsilon
+
+    def veteran_bid(self, agent_id: str) -> int:
+        """A veteran's bid: its own fixed bid; with ``bid_scheme='holland'`` an agent
+        whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
+        wealth if that is more (Holland's wealth-proportional bid, the hayekmas
+        "holland" scheme)."""
+        rec = self.agents[agent_id]
+        cfg = self.config
+        if cfg.bid_scheme == "holland":
+            w = self.wealth(agent_id)
+            if w >= cfg.tycoon_wealth:
+                return max(rec.bid, w * cfg.holland_alpha_pct // 100)
+        return rec.bid
+
+    def can_bid(self, agent_id: str) -> bool:
+        """Whether ``agent_id`` may join an auction: always, or with ``solvent_bids``
+        only while its wealth covers its own bid (Hayek: an agent cannot bid money it
+        does not have)."""
+        if not self.config.solvent_bids:
+            return True
+        rec = self.agents[agent_id]
+        return self.wealth(agent_id) >= rec.bid
+
+    def mutate_bid(self, bid: int, rng: random.Random) -> int:
+        """A child's bid: ``bid`` moved by up to ``bid_mutation_pct`` percent (>= 1 credit
+        of range), never below 1."""
+        span = max(1, bid * self.config.bid_mutation_pct // 100)
+        return max(1, bid + rng.randint(-span, span))
+
+    def add_agent(
+        self,
+        genome: Any,
+        *,
+        episode: int,
+        origin: str = "founder",
+        bid: int | None = None,
+        parent: str | None = None,
+    ) -> tuple[AgentRecord, Transfer]:
+        """Add an agent and fund it.
+
+        ``bid`` is the agent's own bid (credits); children and newcomers start as
+        novices (see module docstring). Founders and newcomers are funded by the bank
+        with ``initial_wealth``; children by their parent with ``child_endowment``.
+
+        Raises:
+            ValueError: ``bid`` negative or ``origin`` unknown; ``parent`` missing for a child.
+        """
+        if origin not in ("founder", "child", "newcomer"):
+            raise ValueError(f"origin must be founder|child|newcomer, got {origin!r}")
+        if bid is None:
+            bid = self.config.epsilon
+        if not isinstance(bid, int) or bid < 0:
+            raise ValueError(f"bid must be an int >= 0 credits, got {bid!r}")
+        agent_id = f"a{self._next_id}"
+        self._next_id += 1
+        rec = AgentRecord(agent_id, genome, bid, episode, origin, parent, novice=origin != "founder")
+        self.ledger.open(agent_id)
+        if origin == "child":
+            if parent not in self.agents:
+                raise ValueError(f"parent must be a living agent, got {parent!r}")
+            tr = self.ledger.transfer(parent, agent_id, self.config.child_endowment, "endowment")
+        else:
+            tr = self.ledger.transfer(BANK, agent_id, self.config.initial_wealth, "initial_wealth")
+        self.agents[agent_id] = rec
+        return rec, tr
+
+    def remove_agent(self, agent_id: str, episode: int, cause: str) -> dict:
+        """Remove an agent; its balance is settled with the bank. Returns the death record."""
+        wealth = self.wealth(agent_id)
+        tr = self.ledger.close(agent_id)
+        rec = self.agents.pop(agent_id)
+        return {
+            "agent": agent_id,
+            "episode": episode,
+            "cause": cause,
+            "wealth": wealth,
+            "settlement": tr.amount if tr else 0,
+            "age": episode - rec.born_episode,
+        }
+
+    # -- auction and payments -------------------------------------------------------
+    def auction(self, eligible: list[str], rng: random.Random, trial: bool = True) -> AuctionResult:
+        """Pick the winner among ``eligible`` agent ids (highest bid; seeded tie-break).
+
+        ``trial`` (training) gives novices their max + epsilon trial bid; frozen
+        evaluation passes False so every agent bids its own bid. Ablation
+        ``no-auction``: a uniformly random eligible agent wins.
+
+        Raises:
+            ValueError: ``eligible`` empty or naming an agent that is not alive.
+        """
+        if not eligible:
+            raise ValueError("eligible must name at least one living agent")
+        for a in eligible:
+            if a not in self.agents:
+                raise ValueError(f"eligible names an agent that is not alive: {a!r}")
+        bids = {a: self.effective_bid(a, eligible, trial) for a in eligible}
+        if self.config.ablation == "no-auction":
+            winner = rng.choice(sorted(eligible, key=_id_key))
+            return AuctionResult(winner, bids, bids[winner], False, True)
+        top = max(bids.values())
+        tied = sorted((a for a, b in bids.items() if b == top), key=_id_key)
+        winner = tied[0] if len(tied) == 1 else rng.choice(tied)
+        return AuctionResult(winner, bids, top, len(tied) > 1, False)
+
+    def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
+        """Bucket brigade: ``winner`` pays ``price`` (its winning bid) to ``previous``
+        (the bank if None) and, if a novice, becomes a veteran.
+
+        A winner that follows itself pays itself (no net change).
+        """
+        dst = previous if previous is not None and previous in self.agents else BANK
+        self.agents[winner].novice = False
+        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
+
+    def reward(self, agent_id: str, amount: int) -> Transfer:
+        """The environment's reward (credits, from the bank) to the agent that acted."""
+        return self.ledger.transfer(BANK, agent_id, amount, "reward")
+
+    # -- between episodes -----------------------------------------------------------
+    def end_episode(
+        self,
+        episode: int,
+        rng: random.Random,
+        mutate: Callable[[Any, random.Random], Any],
+        newcomer: Callable[[random.Random], Any],
+    ) -> EpisodeEnd:
+        """Rent, bankruptcy, reproduction of the rich, newcomers (in that order).
+
+        ``episode`` is the 0-based training episode just finished; rent is due when
+        ``(episode + 1) % rent_interval == 0``. ``mutate(genome, rng)`` returns a
+        child's genome; ``newcomer(rng)`` a fresh one.
+        """
+        cfg = self.config
+        out = EpisodeEnd()
+        if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
+            for a in self.living():
+                out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
+        for a in self.living():
+            if self.wealth(a.agent_id) < 0:
+                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy"))
+        if cfg.ablation != "no-exploitation":
+            rich = sorted(
+                (a for a in self.living() if self.wealth(a.agent_id) >= cfg.reproduce_threshold),
+                key=lambda a: (-self.wealth(a.agent_id), _id_key(a.agent_id)),
+            )
+            for parent in rich:
+                if len(self.agents) >= cfg.max_agents:
+                    break
+                child, tr = self.add_agent(
+                    mutate(parent.genome, rng),
+                    episode=episode,
+                    origin="child",
+                    parent=parent.agent_id,
+                    bid=self.mutate_bid(parent.bid, rng),
+                )
+                out.births.append(_birth(child, tr))
+        if cfg.ablation != "no-exploration" and (episode + 1) % cfg.explore_interval == 0:
+            for _ in range(cfg.explore_count):
+                if len(self.agents) >= cfg.max_agents:
+                    break
+                bid = rng.randint(1, max(1, self.max_bid()))
+                rec, tr = self.add_agent(newcomer(rng), episode=episode, origin="newcomer", bid=bid)
+                out.births.append(_birth(rec, tr))
+        return out
+
+
+def _birth(rec: AgentRecord, tr: Transfer) -> dict:
+    return {
+        "agent": rec.agent_id,
+        "origin": rec.origin,
+        "parent": rec.parent,
+        "bid": rec.bid,
+        "endowment": tr.amount,
+        "funder": tr.src,
+        "episode": rec.born_episode,
+    }
+
+
+def _id_key(agent_id: str) -> int:
+    return int(agent_id[1:]) if agent_id[1:].isdigit() else -1

@@ -1,0 +1,145 @@
+"""One episode of the Hayek machine on a task: observe, trigger, auction, pay, act,
+reward (EoM sec. 3.2, the planning loop).
+
+The loop is pure: agent behaviour comes in as two callables (``trigger(record, obs)
+-> bool`` and ``act(record, obs) -> action``) that the runner builds from the agent
+layer, and events go out through ``emit(kind, step, agent, payload)``.
+
+Events emitted (payload fields; money in credits):
+
+- ``auction``: ``bids`` {eligible id: bid placed}, ``winner``, ``price``,
+  ``tie``, ``random_winner``, ``step_kind``.
+- ``payment`` (training only): ``payer``, ``payee``, ``amount``, ``reason``.
+- ``step``: ``action`` (JSON-able), ``step_kind``, ``reward``, ``done``, ``solved``.
+- ``reward`` (training only, reward > 0): ``amount``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .core import AgentRecord, Economy
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What a task returns for one action: ``reward`` in credits (int >= 0)."""
+
+    reward: int
+    done: bool
+    solved: bool
+    info: dict = field(default_factory=dict)
+
+
+class TaskEnv(Protocol):
+    """A task instance the economy acts on (Blocks World, a QA problem)."""
+
+    max_steps: int
+
+    def observe(self) -> Any: ...
+
+    def step_kind(self, obs: Any) -> str: ...
+
+    def apply(self, action: Any) -> StepResult: ...
+
+
+@dataclass
+class EpisodeResult:
+    """Summary of one episode: ``winners`` in step order; ``end`` is why it ended
+    (``solved`` | ``done`` | ``no_eligible`` | ``max_steps``)."""
+
+    solved: bool
+    steps: int
+    reward: int
+    winners: list[str]
+    end: str
+
+
+Emit = Callable[[str, int | None, str | None, dict], None]
+
+
+def _noop(kind: str, step: int | None, agent: str | None, payload: dict) -> None:
+    return None
+
+
+def run_episode(
+    economy: Economy,
+    env: TaskEnv,
+    *,
+    trigger: Callable[[AgentRecord, Any], bool],
+    act: Callable[[AgentRecord, Any], Any],
+    training: bool,
+    rng: random.Random,
+    emit: Emit = _noop,
+    action_to_json: Callable[[Any], Any] = lambda a: a,
+) -> EpisodeResult:
+    """Play one episode. In training the bucket brigade and rewards move money; in
+    frozen evaluation (``training=False``) no money moves and only the auction picks
+    who acts.
+    """
+    previous: str | None = None
+    winners: list[str] = []
+    total_reward = 0
+    end = "max_steps"
+    solved = False
+    step = 0
+    for step in range(env.max_steps):
+        obs = env.observe()
+        kind = env.step_kind(obs)
+        eligible = [a.agent_id for a in economy.living() if economy.can_bid(a.agent_id) and trigger(a, obs)]
+        if not eligible:
+            end = "no_eligible"
+            break
+        res = economy.auction(eligible, rng, trial=training)
+        emit(
+            "auction",
+            step,
+            res.winner,
+            {
+                "bids": res.bids,
+                "winner": res.winner,
+                "price": res.price,
+                "tie": res.tie,
+                "random_winner": res.random_winner,
+                "step_kind": kind,
+            },
+        )
+        if training:
+            tr = economy.pay(res.winner, previous, res.price)
+            emit(
+                "payment",
+                step,
+                res.winner,
+                {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason},
+            )
+        record = economy.agents[res.winner]
+        action = act(record, obs)
+        result = env.apply(action)
+        winners.append(res.winner)
+        emit(
+            "step",
+            step,
+            res.winner,
+            {
+                "action": action_to_json(action),
+                "step_kind": kind,
+                "reward": result.reward,
+                "done": result.done,
+                "solved": result.solved,
+                **({"info": result.info} if result.info else {}),
+            },
+        )
+        if training and result.reward:
+            economy.reward(res.winner, result.reward)
+            emit("reward", step, res.winner, {"amount": result.reward})
+        total_reward += result.reward
+        previous = res.winner
+        if result.done:
+            solved = result.solved
+            end = "solved" if solved else "done"
+            break
+    steps = len(winners)
+    return EpisodeResult(solved, steps, total_reward, winners, end)

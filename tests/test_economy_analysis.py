@@ -1,0 +1,94 @@
+"""Economy metrics on hand-built frames (no envs, no agents)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from scarce_lab.analysis.economy import (
+    ablation_table,
+    bid_convergence,
+    format_table,
+    gini,
+    mean_ci,
+    per_run_rates,
+    solve_curve,
+    specialisation,
+    specialisation_index,
+)
+
+
+def _episodes(run_id, seed, train, ev, condition="none"):
+    rows = [{"run_id": run_id, "task": "blocksworld", "condition": condition, "model": "scripted/x",
+             "seed": seed, "phase": "train", "episode": i, "solved": s} for i, s in enumerate(train)]
+    rows += [{"run_id": run_id, "task": "blocksworld", "condition": condition, "model": "scripted/x",
+              "seed": seed, "phase": "eval", "episode": i, "solved": s} for i, s in enumerate(ev)]
+    return rows
+
+
+def test_per_run_rates_and_ablation_table_hand_case():
+    # 10 training episodes: first fifth = episodes 0-1, last fifth = episodes 8-9.
+    r1 = _episodes("r1", 0, [0, 0, 0, 1, 0, 1, 1, 1, 1, 1], [1, 1, 0, 1])
+    r2 = _episodes("r2", 1, [1, 0, 0, 0, 1, 1, 0, 1, 1, 0], [1, 0, 0, 0])
+    df = pl.DataFrame(r1 + r2).with_columns(pl.col("solved").cast(pl.Boolean))
+    pr = per_run_rates(df).sort("run_id")
+    assert pr["first_fifth"].to_list() == [0.0, 0.5]
+    assert pr["last_fifth"].to_list() == [1.0, 0.5]
+    assert pr["eval"].to_list() == [0.75, 0.25]
+    t = ablation_table(df)
+    row = t.row(0, named=True)
+    assert row["n_runs"] == 2 and row["first_fifth"] == pytest.approx(0.25)
+    assert row["eval"] == pytest.approx(0.5)
+    # t-interval with 2 runs: half-width = t(0.975, 1) * sd / sqrt(2) = 12.706 * 0.3536 / 1.414
+    m, lo, hi = mean_ci([0.75, 0.25])
+    assert hi - m == pytest.approx(12.7062 * 0.35355 / 1.41421, rel=1e-3)
+    assert (row["eval_lo"], row["eval_hi"]) == (0.0, 1.0)  # clipped to [0, 1]
+    assert format_table(t)["frozen eval"][0] == "0.50 [0.00, 1.00]"
+
+
+def test_solve_curve_windows_per_run_then_over_runs():
+    df = pl.DataFrame(_episodes("r1", 0, [0, 0, 1, 1], []) + _episodes("r2", 1, [0, 1, 1, 1], []))
+    df = df.with_columns(pl.col("solved").cast(pl.Boolean))
+    c = solve_curve(df, window=2)
+    assert c["window_start"].to_list() == [0, 2]
+    assert c["solve_rate"].to_list() == [0.25, 1.0]
+
+
+def test_gini_hand_cases():
+    assert gini([5, 5, 5, 5]) == pytest.approx(0.0)
+    assert gini([0, 0, 0, 10]) == pytest.approx(0.75)
+    assert gini([1, 3]) == pytest.approx(0.25)
+    assert gini([-4, 0]) is None
+
+
+def _wins():
+    rows = [
+        ("r1", "a0", "place", 6), ("r1", "a0", "dig", 2), ("r1", "a1", "unstack", 4), ("r1", "a1", "place", 2),
+    ]
+    return pl.DataFrame(
+        [{"run_id": r, "task": "blocksworld", "condition": "none", "phase": "train", "round": 0,
+          "agent": a, "step_kind": k, "wins": n} for r, a, k, n in rows]
+    )
+
+
+def test_specialisation_shares_and_index():
+    s = specialisation(_wins())
+    place = {r["agent"]: r["share_of_kind"] for r in s.filter(pl.col("step_kind") == "place").iter_rows(named=True)}
+    assert place == {"a0": pytest.approx(0.75), "a1": pytest.approx(0.25)}
+    a0 = s.filter((pl.col("agent") == "a0") & (pl.col("step_kind") == "place"))["share_of_agent"][0]
+    assert a0 == pytest.approx(0.75)
+    # index: (6 + 4) / (8 + 6) wins in each agent's main step kind
+    assert specialisation_index(_wins())["specialisation"][0] == pytest.approx(10 / 14)
+
+
+def test_bid_convergence_gap_hand_case():
+    df = pl.DataFrame([
+        {"run_id": "r1", "task": "blocksworld", "condition": "none", "phase": "train", "round": 0,
+         "agent": "a0", "n_wins": 2, "paid": 10, "received": 4, "reward": 0, "realised": 4},
+        {"run_id": "r1", "task": "blocksworld", "condition": "none", "phase": "train", "round": 1,
+         "agent": "a1", "n_wins": 1, "paid": 5, "received": 0, "reward": 20, "realised": 20},
+    ])
+    b = bid_convergence(df, window=10).row(0, named=True)
+    assert b["bid_per_win"] == pytest.approx(15 / 3)
+    assert b["realised_per_win"] == pytest.approx(24 / 3)
+    assert b["gap"] == pytest.approx((3 + 15) / 2)  # |10-4|/2 and |5-20|/1, averaged
