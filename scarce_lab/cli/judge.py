@@ -1,0 +1,295 @@
+"""``scarce-lab judge label`` and ``scarce-lab judge validate``."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import judge_app
+
+DEFAULT_JUDGES = "embedded/smollm2,embedded/smollm2,embedded/smollm2"
+
+
+class FormatChoice(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _client(
+    concurrency: int,
+    cache_dir: Path | None,
+    api_base: str | None,
+    temperature: float,
+    timeout_s: float,
+):
+    from ..llm import LLMClient, LLMSettings
+
+    return LLMClient(
+        LLMSettings(
+            max_concurrency=concurrency,
+            cache_dir=cache_dir,
+            api_base=api_base,
+            temperature=temperature,
+            timeout_s=timeout_s,
+        )
+    )
+
+
+def _judges(judges: str, seed: int):
+    from ..judge.panel import make_judges
+
+    try:
+        return make_judges([m for m in judges.split(",")], seed=seed)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--judges") from None
+
+
+def _taxonomy(name: str):
+    from ..judge.taxonomy import load_taxonomy
+
+    try:
+        return load_taxonomy(name)
+    except (FileNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--taxonomy") from None
+
+
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+@judge_app.command("label")
+def label(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="SCARCE dataset folder (run directories) or a units file (.parquet/.csv/.jsonl)."
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Output folder (resumable: finished judgements are kept)."
+        ),
+    ],
+    taxonomy: Annotated[
+        str, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file.")
+    ] = "scarce",
+    judges: Annotated[
+        str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
+    ] = DEFAULT_JUDGES,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-k", min=1, help="Judge calls in flight.")
+    ] = 4,
+    min_votes: Annotated[
+        int | None,
+        typer.Option("--min-votes", min=1, help="Votes a label needs (default: majority)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Label only the first N units.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", min=1, help="Bootstrap resamples for agreement CIs.")
+    ] = 1000,
+    api_base: Annotated[str | None, typer.Option("--api-base")] = None,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, max=2.0)] = 0.0,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Response cache folder (default: the client's)."),
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=1.0,
+            help="Seconds per model call (the embedded model is slow on busy CPUs).",
+        ),
+    ] = 600.0,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Label every agent-round of a SCARCE dataset with a judge panel; write tables to OUT.
+
+    OUT gets judgements.jsonl (one line per unit and judge), llm_calls.jsonl,
+    panel.json, units.parquet, labels.parquet (arbitrated, one row per unit),
+    votes.parquet, agreement.csv (Krippendorff's alpha and Fleiss' kappa per label
+    with bootstrap CIs), institutions.parquet and drift.csv.
+    """
+    from ..judge.agreement import label_agreement
+    from ..judge.drift import drift_table, units_text_frame
+    from ..judge.institutions import institutional_summary, institutions
+    from ..judge.panel import label_units
+    from ..judge.units import units_from_path, units_to_frame
+
+    tax = _taxonomy(taxonomy)
+    specs = _judges(judges, seed)
+    try:
+        units = units_from_path(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="PATH") from None
+    if limit is not None:
+        units = units[:limit]
+    if not units:
+        raise typer.BadParameter(f"no units with text found in {path}", param_hint="PATH")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        res = label_units(
+            units,
+            tax,
+            specs,
+            client=_client(concurrency, cache_dir, api_base, temperature, timeout),
+            out_dir=out,
+            min_votes=min_votes,
+            concurrency=concurrency,
+            progress=progress,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    unit_frame = units_to_frame(units)
+    unit_frame.write_parquet(out / "units.parquet")
+    res.labels.write_parquet(out / "labels.parquet")
+    res.votes.write_parquet(out / "votes.parquet")
+    answers = {j.name: res.answers(j.name) for j in specs}
+    agree = label_agreement(answers, tax.ids, [u.unit_id for u in units], n_boot=n_boot, seed=seed)
+    agree.write_csv(out / "agreement.csv")
+    inst = institutions(res.labels, tax, recipients=unit_frame)
+    inst.write_parquet(out / "institutions.parquet")
+    drift_table(units_text_frame(units)).write_csv(out / "drift.csv")
+
+    status = res.judgements["status"].value_counts().sort("status")
+    typer.echo(f"{len(units)} units x {len(specs)} judges -> {out}")
+    typer.echo(f"panel: {res.note} Arbitration: at least {res.min_votes} vote(s).")
+    typer.echo("judge answers: " + ", ".join(f"{s} {n}" for s, n in status.iter_rows()))
+    arb = res.labels["status"].value_counts().sort("status")
+    typer.echo("units: " + ", ".join(f"{s} {n}" for s, n in arb.iter_rows()))
+    counts = res.votes.filter("accepted")["label"].value_counts().sort("count", descending=True)
+    typer.echo(
+        "accepted labels: " + (", ".join(f"{lab} {n}" for lab, n in counts.iter_rows()) or "none")
+    )
+    n_ties = res.votes.filter("tie").height
+    typer.echo(f"ties: {n_ties}")
+    pooled = agree.filter(agree["label"] == "(pooled)").row(0, named=True)
+    typer.echo(
+        f"agreement (pooled over labels): alpha {_fmt(pooled['alpha'])} "
+        f"[{_fmt(pooled['alpha_lo'])}, {_fmt(pooled['alpha_hi'])}], Fleiss kappa "
+        f"{_fmt(pooled['fleiss_kappa'])} [{_fmt(pooled['fleiss_lo'])}, {_fmt(pooled['fleiss_hi'])}]"
+    )
+    if inst.height:
+        for row in institutional_summary(inst).iter_rows(named=True):
+            kind = "relational" if row["relational"] else "non-relational"
+            typer.echo(
+                f"institutional ({kind}, {row['scope']}): {row['institutional']} of {row['behaviours']}"
+            )
+
+
+@judge_app.command("validate")
+def validate(
+    taxonomy: Annotated[
+        str, typer.Option("--taxonomy", "-t", help="Taxonomy whose ids match the expert labels.")
+    ] = "casino",
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            "-d",
+            help="A file in the CaSiNo layout (default: the shared validation split).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N annotated utterances.")
+    ] = None,
+    judges: Annotated[
+        str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
+    ] = DEFAULT_JUDGES,
+    fmt: Annotated[FormatChoice, typer.Option("--format", "-f")] = FormatChoice.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Keep judgements here (resumable).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-k", min=1)] = 4,
+    min_votes: Annotated[int | None, typer.Option("--min-votes", min=1)] = None,
+    context_turns: Annotated[
+        int, typer.Option("--context-turns", min=0, help="Previous utterances shown as context.")
+    ] = 2,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    api_base: Annotated[str | None, typer.Option("--api-base")] = None,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, max=2.0)] = 0.0,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir")] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1.0, help="Seconds per model call.")
+    ] = 600.0,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Score a judge panel against expert labels (CaSiNo): per-label precision, recall,
+    F1 and Cohen's kappa, micro and macro F1, for the panel and for each judge alone."""
+    from ..judge.casino import default_casino_path, load_casino
+    from ..judge.validation import validate_panel
+
+    tax = _taxonomy(taxonomy)
+    specs = _judges(judges, seed)
+    try:
+        path = data or default_casino_path()
+        units = load_casino(path, context_turns=context_turns, limit=limit)
+    except (FileNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--data") from None
+    if not units:
+        raise typer.BadParameter(f"no annotated utterances in {path}", param_hint="--data")
+    unknown = sorted({g for u in units for g in u.gold or []} - set(tax.ids))
+    if unknown:
+        raise typer.BadParameter(
+            f"expert labels {unknown} are not ids of taxonomy {tax.id!r}", param_hint="--taxonomy"
+        )
+    report = validate_panel(
+        units,
+        tax,
+        specs,
+        client=_client(concurrency, cache_dir, api_base, temperature, timeout),
+        out_dir=out,
+        min_votes=min_votes,
+        concurrency=concurrency,
+        progress=progress,
+    )
+    if fmt == FormatChoice.json:
+        payload = report.to_json() | {"data": str(path)}
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    _print_report(report, path)
+
+
+def _print_report(report, path: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"{len(report.result.units)} expert-labelled utterances from {path}")
+    console.print(f"panel: {report.note} Arbitration: at least {report.result.min_votes} vote(s).")
+    names = {"panel": "panel (arbitrated)"} | {
+        j.name: f"{j.name} {j.model} (seed {j.seed}, variant {j.variant})" for j in report.judges
+    }
+    for key, title in names.items():
+        s = report.summary[key]
+        table = Table(title=title, title_justify="left")
+        for col in ("label", "support", "predicted", "precision", "recall", "F1", "Cohen's kappa"):
+            table.add_column(col, justify="left" if col == "label" else "right")
+        for r in report.per_label[key].iter_rows(named=True):
+            table.add_row(
+                r["label"],
+                str(r["support"]),
+                str(r["predicted"]),
+                _fmt(r["precision"]),
+                _fmt(r["recall"]),
+                _fmt(r["f1"]),
+                _fmt(r["cohen_kappa"]),
+            )
+        console.print(table)
+        console.print(
+            f"  micro P {_fmt(s['micro_precision'])} R {_fmt(s['micro_recall'])} F1 {_fmt(s['micro_f1'])}; "
+            f"macro F1 {_fmt(s['macro_f1'])} (all labels {_fmt(s['macro_f1_all'])}); "
+            f"Cohen's kappa macro {_fmt(s['kappa_macro'])}, pooled {_fmt(s['kappa_pooled'])}; "
+            f"exact match {_fmt(s['exact_match'])}; no answer {s['n_no_answer']} of {s['n_units']}"
+        )

@@ -1,0 +1,50 @@
+"""LLM-as-judge for negotiation behaviour: taxonomies as data, a K-judge panel with
+majority arbitration, agreement statistics, validation against expert labels,
+institutional flags and language-drift measures.
+
+Typical use (a notebook)::
+
+    from scarce_lab.judge import load_taxonomy, units_from_path, make_judges, label_units
+    tax = load_taxonomy("scarce")
+    units = units_from_path("data/scarce")
+    res = label_units(units, tax, make_judges(["openai/gpt-4o", "anthropic/claude-...", "embedded/smollm2"]),
+                      out_dir="labels/scarce")
+    res.labels      # one row per (run_id, round, agent): accepted labels, ties, unparseable judges
+
+Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel`, :mod:`.arbitration`,
+:mod:`.agreement`, :mod:`.validation`, :mod:`.casino`, :mod:`.institutions`,
+:mod:`.drift`. The LLM client (litellm) is imported only when a panel runs.
+"""
+
+from .agreement import label_agreement, score_against_gold
+from .arbitration import Arbitration, arbitrate
+from .casino import load_casino
+from .drift import drift_table
+from .institutions import institutional_summary, institutions
+from .panel import JudgeSpec, PanelResult, label_units, make_judges, run_panel
+from .taxonomy import Taxonomy, load_taxonomy
+from .units import Unit, units_from_frame, units_from_path
+from .validation import ValidationReport, validate_panel
+
+__all__ = [
+    "Arbitration",
+    "JudgeSpec",
+    "PanelResult",
+    "Taxonomy",
+    "Unit",
+    "ValidationReport",
+    "arbitrate",
+    "drift_table",
+    "institutional_summary",
+    "institutions",
+    "label_agreement",
+    "label_units",
+    "load_casino",
+    "load_taxonomy",
+    "make_judges",
+    "run_panel",
+    "score_against_gold",
+    "units_from_frame",
+    "units_from_path",
+    "validate_panel",
+]
