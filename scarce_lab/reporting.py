@@ -36,11 +36,15 @@ def find_notebook(name: str) -> Path:
         FileNotFoundError: nothing matches; the message lists the notebooks there are.
     """
     p = Path(name)
-    if p.exists():
+    if p.is_file():
         return p
+    if p.exists():
+        raise FileNotFoundError(f"notebook {name!r} is not a file")
     matches = sorted(NOTEBOOKS.glob(f"{name}*.ipynb")) if NOTEBOOKS.exists() else []
     if len(matches) == 1:
         return matches[0]
+    if len(matches) > 1:
+        raise FileNotFoundError(f"notebook {name!r} is ambiguous: {', '.join(m.name for m in matches)}")
     have = ", ".join(x.name for x in sorted(NOTEBOOKS.glob("*.ipynb"))) or "none"
     raise FileNotFoundError(f"notebook {name!r} not found (notebooks: {have})")
 
@@ -77,6 +81,7 @@ def execute_notebook(
 
     Raises:
         FileNotFoundError: the notebook does not exist.
+        ValueError: the file is not a readable notebook (the message names it).
         nbclient.exceptions.CellExecutionError: a cell failed (its traceback is in the
             message).
     """
@@ -84,7 +89,10 @@ def execute_notebook(
     from nbclient import NotebookClient
 
     path = find_notebook(str(notebook))
-    nb = nbformat.read(path, as_version=4)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - NotJSONError, validation, decoding errors
+        raise ValueError(f"{path}: not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
     if parameters:
         nb = inject_parameters(nb, parameters)
     out = Path(output) if output else path.with_name(path.stem + ".executed.ipynb")

@@ -43,5 +43,8 @@ def report(
     params = dict(parse_parameter(p) for p in param)
     out = output or Path("runs") / "reports" / path.name
     typer.echo(f"executing {path} with {params or 'its defaults'} ...")
-    execute_notebook(path, params, out)
+    try:
+        execute_notebook(path, params, out)
+    except ValueError as exc:  # not a notebook; a failing cell raises CellExecutionError
+        raise typer.BadParameter(str(exc), param_hint="NOTEBOOK") from None
     typer.echo(f"executed notebook: {out}")

@@ -83,6 +83,7 @@ def run_scarce_cmd(
     max_solver_steps: int = typer.Option(60, "--max-steps", min=1, help="Solver steps per subrun."),
 ) -> None:
     """Play SCARCE runs (one per seed) and record them under OUT."""
+    from ..data.recorder import RunInProgressError
     from ..runners.scarce import ScarceConfig, run_scarce
 
     paths = []
@@ -98,8 +99,12 @@ def run_scarce_cmd(
                 model_call_s=model_call_s, max_solver_steps=max_solver_steps,
             )
         except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
-        paths.append(run_scarce(cfg, out))
+            raise typer.BadParameter(_validation_text(exc)) from None
+        try:
+            paths.append(run_scarce(cfg, out))
+        except RunInProgressError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
         typer.echo(f"run -> {paths[-1]}")
     from ..data.tables.scarce import submissions_table
 
@@ -107,6 +112,7 @@ def run_scarce_cmd(
     sub = sub.filter(sub["run_id"].is_in([p.name for p in paths]))
     typer.echo(f"{len(paths)} run(s): {sub.height} submissions, mean score {sub['score'].mean() or 0:.3f}, "
                f"deadline misses {int(sub['deadline_missed'].sum())}")
+    _warn_call_errors(paths)
 
 
 @table_app.command("scarce")
@@ -120,12 +126,18 @@ def table_scarce(
     import polars as pl
 
     from ..analysis.scarce import format_summary, summary
+    from ..data.loaders import load_dataset
+    from ..data.recorder import TrajectoryFileError
     from ..data.tables.scarce import contentions_table, submissions_table
 
     try:
-        df = summary(contentions_table(path), submissions_table(path), seed=seed)
-    except FileNotFoundError as exc:
+        ds = load_dataset(path)
+        contentions, submissions = contentions_table(ds), submissions_table(ds)
+    except (FileNotFoundError, TrajectoryFileError) as exc:
         raise typer.BadParameter(str(exc)) from None
+    if contentions.is_empty() and submissions.is_empty():
+        raise typer.BadParameter(f"no SCARCE runs below {path}")
+    df = summary(contentions, submissions, seed=seed)
     if fmt == FormatChoice.csv:
         typer.echo(df.write_csv(), nl=False)
     elif fmt == FormatChoice.json:
@@ -134,3 +146,25 @@ def table_scarce(
         with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
                        tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=400):
             typer.echo(str(format_summary(df)))
+
+
+def _validation_text(exc: ValueError) -> str:
+    """One line per pydantic error (``field: message``); other errors as they are."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "config"
+        parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+def _warn_call_errors(run_dirs) -> None:
+    """One stderr line when model calls failed (e.g. a misspelt model name)."""
+    from ..data.loaders import call_errors
+
+    n, bad, first = call_errors(run_dirs)
+    if bad:
+        typer.echo(f"warning: {bad} of {n} model calls failed and fell back (first: {first})", err=True)

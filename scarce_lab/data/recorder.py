@@ -14,6 +14,7 @@ line) and returns the committed events so the runner can replay them.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -27,12 +28,14 @@ from .schema import (
     LLMCallRecord,
     RunManifest,
     RunStatus,
+    scrub_surrogates,
     utc_now,
 )
 
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 LLM_CALLS = "llm_calls.jsonl"
+LOCK = ".writer.lock"
 
 
 class TrajectoryFileError(ValueError):
@@ -46,6 +49,73 @@ class TrajectoryFileError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+class RunInProgressError(FileExistsError):
+    """Another live process is writing this run directory (it holds the writer lock)."""
+
+
+#: Writer locks this process holds: real path of the run directory -> lock file fd.
+_HELD: dict[str, int] = {}
+
+
+def _lock(run_dir: Path) -> int | None:
+    """Take the run directory's writer lock (an ``flock``, released by :meth:`finish`
+    or when the process dies); ``None`` where the file system has no locks. A lock this
+    process already holds is taken over (a runner restarting its own crashed run).
+
+    Raises:
+        RunInProgressError: another process holds it.
+    """
+    key = os.path.realpath(run_dir)
+    if key in _HELD:
+        return _HELD[key]
+    try:
+        fd = os.open(Path(run_dir) / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RunInProgressError(
+            f"{run_dir} is being written by another process (a run with the same id is in progress)"
+        ) from None
+    except OSError:
+        os.close(fd)
+        return None
+    _HELD[key] = fd
+    return fd
+
+
+def _unlock(fd: int | None) -> None:
+    if fd is None:
+        return
+    for key, held in list(_HELD.items()):
+        if held == fd:
+            del _HELD[key]
+            os.close(fd)
+
+
+def run_in_progress(run_dir: Path) -> bool:
+    """True when another live process holds ``run_dir``'s writer lock (a runner must
+    then neither move, resume nor restart it)."""
+    path = Path(run_dir) / LOCK
+    if os.path.realpath(run_dir) in _HELD or not path.exists():
+        return False
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
 def read_manifest(run_dir: Path) -> RunManifest:
     """Read ``run_dir/manifest.json``.
 
@@ -55,9 +125,14 @@ def read_manifest(run_dir: Path) -> RunManifest:
     """
     path = Path(run_dir) / MANIFEST
     try:
-        return RunManifest.model_validate_json(path.read_text())
+        return RunManifest.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise TrajectoryFileError(path, None, f"invalid manifest: {exc}") from exc
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            got = "" if err["type"] == "json_invalid" else f" (got {err.get('input')!r:.80})"
+            parts.append(f"{'field ' + repr(loc) + ': ' if loc else ''}{err['msg']}{got}")
+        raise TrajectoryFileError(path, None, "invalid manifest: " + "; ".join(parts)) from exc
 
 
 def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):
@@ -99,12 +174,22 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _dump(record) -> str:
+    """One JSON line for a pydantic record; strings that cannot be written as UTF-8
+    (lone surrogates from a model's answer) are written with U+FFFD in their place."""
+    try:
+        return record.model_dump_json()
+    except ValueError:  # PydanticSerializationError: surrogates not allowed
+        return json.dumps(scrub_surrogates(record.model_dump(mode="json")), ensure_ascii=False)
+
+
 class RunRecorder:
     """Writes one run directory. Not thread-safe: one recorder per run, one writer."""
 
-    def __init__(self, run_dir: Path, manifest: RunManifest, next_seq: int = 0):
+    def __init__(self, run_dir: Path, manifest: RunManifest, next_seq: int = 0, lock_fd: int | None = None):
         self.run_dir = Path(run_dir)
         self.manifest = manifest
+        self._lock_fd = lock_fd
         self._seq = next_seq
         self._events: list[Event] = []
         self._calls: list[LLMCallRecord] = []
@@ -114,14 +199,22 @@ class RunRecorder:
     def create(cls, run_dir: Path, manifest: RunManifest) -> RunRecorder:
         """Start a new run directory.
 
+        The recorder holds the directory's writer lock until :meth:`finish` (or its
+        process ends), so a second process cannot resume or move it meanwhile.
+
         Raises:
             FileExistsError: ``run_dir`` already holds a manifest (use :meth:`resume`).
+            RunInProgressError: another process is creating the same run.
         """
         run_dir = Path(run_dir)
         if (run_dir / MANIFEST).exists():
             raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
         run_dir.mkdir(parents=True, exist_ok=True)
-        rec = cls(run_dir, manifest)
+        fd = _lock(run_dir)
+        if (run_dir / MANIFEST).exists():  # another process created it meanwhile
+            _unlock(fd)
+            raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
+        rec = cls(run_dir, manifest, lock_fd=fd)
         for name in (EVENTS, LLM_CALLS):
             (run_dir / name).touch()
         rec._write_manifest()
@@ -138,9 +231,19 @@ class RunRecorder:
         Raises:
             FileNotFoundError: no manifest.
             TrajectoryFileError: a committed line is corrupt.
+            RunInProgressError: another live process is still writing the run.
         """
         run_dir = Path(run_dir)
         manifest = read_manifest(run_dir)
+        fd = _lock(run_dir)
+        try:
+            return cls._reopen(run_dir, manifest, fd)
+        except BaseException:
+            _unlock(fd)
+            raise
+
+    @classmethod
+    def _reopen(cls, run_dir: Path, manifest: RunManifest, fd: int | None) -> tuple[RunRecorder, list[Event]]:
         events: list[Event] = []
         last_commit = -1
         for lineno, obj in iter_jsonl(run_dir / EVENTS, allow_torn_tail=True):
@@ -164,17 +267,28 @@ class RunRecorder:
         manifest.status = RunStatus.running
         manifest.ended_at = None
         manifest.error = None
-        rec = cls(run_dir, manifest, next_seq=next_seq)
+        rec = cls(run_dir, manifest, next_seq=next_seq, lock_fd=fd)
         rec._write_manifest()
         return rec, committed
 
     def finish(self, status: RunStatus = RunStatus.complete, error: str | None = None) -> None:
-        """Flush what is buffered and close the manifest with ``status``."""
+        """Close the manifest with ``status``.
+
+        A complete run flushes everything buffered. A run that ends otherwise drops the
+        events of its unfinished round (they would reach datasets half-built; resume
+        drops them too) but keeps its LLM call records, which are an audit log.
+        """
+        if status != RunStatus.complete:
+            self._events.clear()
         self._flush()
         self.manifest.status = status
         self.manifest.error = error
         self.manifest.ended_at = utc_now()
         self._write_manifest()
+        if self._lock_fd is not None:  # the lock file is not data: leave no trace in datasets
+            (self.run_dir / LOCK).unlink(missing_ok=True)
+        _unlock(self._lock_fd)  # releases the writer lock
+        self._lock_fd = None
 
     # -- writing ------------------------------------------------------------------
     def emit(
@@ -216,10 +330,10 @@ class RunRecorder:
     # -- internals ----------------------------------------------------------------
     def _flush(self) -> None:
         if self._calls:
-            self._append(LLM_CALLS, [c.model_dump_json() for c in self._calls])
+            self._append(LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
         if self._events:
-            self._append(EVENTS, [e.model_dump_json() for e in self._events])
+            self._append(EVENTS, [_dump(e) for e in self._events])
             self._events.clear()
 
     def _append(self, name: str, lines: list[str]) -> None:

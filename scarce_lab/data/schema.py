@@ -123,4 +123,24 @@ class LLMCallRecord(BaseModel):
 def messages_hash(messages: list[dict[str, Any]]) -> str:
     """SHA-256 (hex, first 16 chars) of the canonical JSON of a message list."""
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone UTF-16 surrogate in its strings (and dict keys) replaced
+    by U+FFFD; lists, tuples and dicts are walked, other values returned as they are.
+
+    A model answer may hold a JSON escape such as ``"\\ud800"``: Python decodes it into
+    a string that cannot be written as UTF-8, which would crash the recorder.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub_surrogates(v) for v in value)
+    return value

@@ -35,22 +35,31 @@ def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]
         ensure_ascii=False,
         default=str,
     )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
-    """Key -> stored response dict (text, tool_calls, usage, latency_s, cost_usd)."""
+    """Key -> stored response dict (text, tool_calls, usage, latency_s, cost_usd).
+
+    Raises (on construction):
+        ValueError: the cache file exists but is not a usable SQLite database.
+    """
 
     def __init__(self, directory: Path | None = None):
         self.directory = Path(directory) if directory else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "responses.sqlite"
-        with self._connect() as con:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS responses ("
-                " key TEXT PRIMARY KEY, model TEXT, value TEXT, created REAL)"
-            )
+        try:
+            with self._connect() as con:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS responses ("
+                    " key TEXT PRIMARY KEY, model TEXT, value TEXT, created REAL)"
+                )
+        except sqlite3.DatabaseError as exc:  # e.g. "file is not a database"
+            raise ValueError(
+                f"response cache {self.path} is unusable ({exc}); move it away or use another cache folder"
+            ) from None
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)

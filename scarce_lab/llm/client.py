@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..data.schema import LLMCallRecord, messages_hash
+from ..data.schema import LLMCallRecord, messages_hash, scrub_surrogates
 from .cache import ResponseCache, cache_key
 from .models import is_embedded, scripted_policy
 from .parsing import parse_decision
@@ -412,7 +412,7 @@ class LLMClient:
 
 def _message_parts(response) -> tuple[str | None, list[dict[str, Any]] | None]:
     msg = response.choices[0].message
-    text = getattr(msg, "content", None)
+    text = scrub_surrogates(getattr(msg, "content", None))
     tool_calls = None
     raw_calls = getattr(msg, "tool_calls", None)
     if raw_calls:
@@ -424,6 +424,7 @@ def _message_parts(response) -> tuple[str | None, list[dict[str, Any]] | None]:
             }
             for tc in raw_calls
         ]
+        tool_calls = scrub_surrogates(tool_calls)
     return text, tool_calls
 
 

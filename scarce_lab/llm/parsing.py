@@ -8,6 +8,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..data.schema import scrub_surrogates
+
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -16,9 +18,12 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 def extract_json_object(text: str) -> dict:
     """Find the first JSON object in ``text`` (bare, or inside a ```json fence).
 
+    Lone UTF-16 surrogates in decoded strings (``"\\ud800"``) become U+FFFD, so the
+    result can always be written as UTF-8.
+
     Raises:
-        ValueError: no JSON object could be decoded; the message quotes the start of
-            the text.
+        ValueError: no JSON object could be decoded (also for nesting too deep to
+            decode); the message quotes the start of the text.
     """
     if text is None:
         raise ValueError("empty response (None)")
@@ -32,8 +37,10 @@ def extract_json_object(text: str) -> dict:
             except json.JSONDecodeError:
                 start = cand.find("{", start + 1)
                 continue
+            except RecursionError:  # nesting deeper than the interpreter's stack
+                break
             if isinstance(obj, dict):
-                return obj
+                return scrub_surrogates(obj)
             start = cand.find("{", start + 1)
     snippet = text.strip().replace("\n", " ")[:80]
     raise ValueError(f"no JSON object in the response (starts: {snippet!r})")

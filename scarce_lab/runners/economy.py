@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scarce_lab import __version__
-from scarce_lab.data.recorder import RunRecorder
+from scarce_lab.data.recorder import (
+    MANIFEST,
+    RunInProgressError,
+    RunRecorder,
+    read_manifest,
+    run_in_progress,
+)
 from scarce_lab.data.schema import RunManifest, RunStatus
 from scarce_lab.envs.economy import ABLATIONS, Economy, EconomyConfig, run_episode
 from scarce_lab.envs.economy.arithmetic import make_problem
@@ -77,6 +84,20 @@ class EconomyRunConfig(BaseModel):
     def _detail(cls, v: str) -> str:
         if v not in ("steps", "episodes"):
             raise ValueError(f"detail must be 'steps' or 'episodes', got {v!r}")
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError(f"model must be scripted/<name> or a litellm model, got {v!r}")
+        return v
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, v: str) -> str:
+        if v not in ("uniform", "curriculum"):
+            raise ValueError(f"schedule must be 'uniform' or 'curriculum', got {v!r}")
         return v
 
     @field_validator("task")
@@ -137,17 +158,25 @@ def load_qa_jsonl(path: Path) -> list[QAItem]:
         ValueError: a line is not JSON or lacks a question/answer (names path and line).
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder, expected a JSONL file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc})") from exc
     items = []
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}:{i}: not valid JSON ({exc})") from exc
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path}:{i}: expected a JSON object, got {type(obj).__name__}")
         q = obj.get("question", obj.get("problem"))
         a = obj.get("answer", obj.get("solution"))
-        if not isinstance(q, str) or a is None:
+        if not isinstance(q, str) or not q.strip() or a is None:
             raise ValueError(f"{path}:{i}: needs 'question' (or 'problem') and 'answer' fields")
         items.append(QAItem(q, str(a), str(obj.get("id", i))))
     if not items:
@@ -250,16 +279,40 @@ def run_economy(
     llm_kwargs: dict | None = None,
     items: list[QAItem] | None = None,
     run_id: str | None = None,
+    skip_complete: bool = True,
 ) -> Path:
     """Train (``cfg.episodes``) then evaluate frozen (``cfg.eval_episodes``); record it.
 
-    Returns the run directory ``out_dir/<run_id>``.
+    Returns the run directory ``out_dir/<run_id>``. The model/policy and the task
+    (e.g. the JSONL file) are checked before anything is written. Re-running a
+    configuration: with ``skip_complete`` a complete run is returned as it is; an
+    interrupted or failed one is moved aside to ``<run_id>.incomplete-<n>`` (kept as
+    data; :func:`~scarce_lab.data.loaders.load_dataset` counts each run id once) and
+    the run restarts from episode 0 (same seed, so the same trajectory).
 
     Raises:
-        FileExistsError: the run directory already holds a run.
+        ValueError: unknown scripted policy, LLM model on Blocks World, bad JSONL task.
+        FileNotFoundError: the JSONL task file does not exist.
+        FileExistsError: a complete run exists and ``skip_complete`` is false.
+        RunInProgressError: another live process is writing the same run.
         RuntimeError: frozen evaluation moved money (a bug; never expected).
     """
     run_id = run_id or run_id_for(cfg)
+    run_dir = Path(out_dir) / run_id
+    if (run_dir / MANIFEST).exists():
+        if skip_complete and read_manifest(run_dir).status == RunStatus.complete:
+            return run_dir
+        if run_in_progress(run_dir):
+            raise RunInProgressError(f"{run_dir} is being written by another process; not restarting it")
+        if read_manifest(run_dir).status != RunStatus.complete:
+            n = 0
+            while run_dir.with_name(f"{run_id}.incomplete-{n}").exists():
+                n += 1
+            shutil.move(str(run_dir), str(run_dir.with_name(f"{run_id}.incomplete-{n}")))
+    tasks = _Tasks(cfg, items)
+    recorder: list[RunRecorder] = []
+    policy = make_policy(cfg, client=client, record_calls=lambda calls: recorder[0].record_calls(calls),
+                         llm_kwargs=llm_kwargs)
     manifest = RunManifest(
         run_id=run_id,
         environment="economy",
@@ -270,9 +323,10 @@ def run_economy(
         package_version=__version__,
         notes={"economy": asdict(cfg.economy_config())},
     )
-    rec = RunRecorder.create(Path(out_dir) / run_id, manifest)
+    rec = RunRecorder.create(run_dir, manifest)
+    recorder.append(rec)
     try:
-        _play(cfg, rec, client=client, llm_kwargs=llm_kwargs, items=items)
+        _play(cfg, rec, policy, tasks)
     except BaseException as exc:
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
         raise
@@ -280,10 +334,8 @@ def run_economy(
     return rec.run_dir
 
 
-def _play(cfg: EconomyRunConfig, rec: RunRecorder, *, client, llm_kwargs, items) -> None:
-    policy = make_policy(cfg, client=client, record_calls=rec.record_calls, llm_kwargs=llm_kwargs)
+def _play(cfg: EconomyRunConfig, rec: RunRecorder, policy, tasks: _Tasks) -> None:
     economy = Economy(cfg.economy_config())
-    tasks = _Tasks(cfg, items)
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)

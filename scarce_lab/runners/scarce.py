@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..agents.scarce import (
+    SCRIPTED_NEGOTIATORS,
     Decided,
     NegotiationView,
     SolverAction,
@@ -57,7 +58,7 @@ from ..agents.scarce import (
     make_solver,
 )
 from ..agents.scarce import tools as ftools
-from ..data.recorder import RunRecorder, read_manifest
+from ..data.recorder import RunInProgressError, RunRecorder, read_manifest, run_in_progress
 from ..data.schema import RunManifest, RunStatus
 from ..envs.slots import (
     DEFAULT_BUDGET,
@@ -137,6 +138,38 @@ class ScarceConfig(BaseModel):
             if b < 0:
                 raise ValueError(f"worker_budgets[{w!r}] must be >= 0 credits, got {b}")
         return v
+
+    @model_validator(mode="after")
+    def _models_tasks_workers(self) -> ScarceConfig:
+        """Reject, before anything is written: an empty model name, an unknown scripted
+        negotiator policy, task ids not in the shipped suite, per-worker overrides for
+        workers that do not exist."""
+        for name, value in (("model", self.model), ("negotiator_model", self.negotiator_model)):
+            if value is not None and not value.strip():
+                raise ValueError(f"{name} must be a model name (litellm, embedded/... or scripted/<policy>), got {value!r}")
+            if value is not None and value.startswith("scripted/"):
+                policy = value.removeprefix("scripted/").partition(":")[0]
+                if not policy:
+                    raise ValueError(f"{name} {value!r}: 'scripted/' needs a policy name, e.g. scripted/fifo")
+        neg = self.negotiator
+        if neg.startswith("scripted/"):
+            policy = neg.removeprefix("scripted/").partition(":")[0]
+            if policy not in SCRIPTED_NEGOTIATORS:
+                field = "negotiator_model" if self.negotiator_model else "model"
+                raise ValueError(f"{field} {neg!r}: scripted negotiator policy must be one of "
+                                 f"{list(SCRIPTED_NEGOTIATORS)}, got {policy!r}")
+        if self.tasks is not None:
+            from ..tasks.suite import list_task_ids
+
+            have = list_task_ids()
+            unknown = [t for t in self.tasks if t not in have]
+            if unknown:
+                raise ValueError(f"tasks: unknown task id(s) {unknown} (shipped: {have})")
+        for field, values in (("worker_budgets", self.worker_budgets), ("worker_deadlines_min", self.worker_deadlines_min)):
+            unknown = [w for w in values if w not in self.names]
+            if unknown:
+                raise ValueError(f"{field}: unknown worker(s) {unknown} (have {self.names})")
+        return self
 
     @property
     def names(self) -> list[str]:
@@ -683,7 +716,9 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, skip_complete: bool = True, 
     """Run one SCARCE configuration into ``out_dir/<run_id>`` and return that folder.
 
     With ``skip_complete`` a run whose directory already holds a complete manifest
-    is not rerun; an incomplete one is moved to ``<run_id>.incomplete-<n>`` first.
+    is not rerun; an incomplete one is moved to ``<run_id>.incomplete-<n>`` first
+    (:class:`~scarce_lab.data.recorder.RunInProgressError` if another live process is
+    still writing it).
     Keyword arguments go to :class:`ScarceRunner` (``tasks``, ``client``,
     ``grade_fn``, ``sandbox``).
     """
@@ -693,6 +728,8 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, skip_complete: bool = True, 
     if (run_dir / "manifest.json").exists():
         if skip_complete and read_manifest(run_dir).status == RunStatus.complete:
             return run_dir
+        if run_in_progress(run_dir):
+            raise RunInProgressError(f"{run_dir} is being written by another process; not restarting it")
         n = 0
         while run_dir.with_name(f"{run_dir.name}.incomplete-{n}").exists():
             n += 1

@@ -239,11 +239,15 @@ def _make_preexec(limits: ResourceLimits, iso: Isolation, cwd: str):
 
 # ---------------------------------------------------------------- running
 def _drain(stream, limit: int, out: list, flag: list) -> None:
-    """Read ``stream`` to EOF, keeping the first ``limit`` bytes (sets flag[0] if cut)."""
+    """Read ``stream`` to EOF, keeping the first ``limit`` bytes (sets flag[0] if cut).
+
+    Reads whatever is available (``read1``), so output already written is kept even
+    when a process that escaped the group holds the pipe open past the wall limit."""
     kept = 0
+    read = getattr(stream, "read1", stream.read)
     try:
         while True:
-            chunk = stream.read(65536)
+            chunk = read(65536)
             if not chunk:
                 break
             if kept < limit:
@@ -329,6 +333,15 @@ def run_limited(
     iso = isolation or Isolation()
     cwd = str(cwd)
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    # Model-written commands may hold what exec cannot pass: a lone surrogate becomes
+    # '?', a NUL byte fails the command like a shell syntax error (exit 2).
+    argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
+    if any("\x00" in a for a in argv):
+        return ExecResult(
+            command=command if isinstance(command, str) else " ".join(command),
+            exit_code=2, stdout="", stderr="command contains a NUL byte; not run\n", duration_s=0.0,
+            notes={"isolation": iso.mode},
+        )
     data = stdin.encode() if isinstance(stdin, str) else stdin
     t0 = time.perf_counter()
     try:
@@ -344,6 +357,19 @@ def run_limited(
         )
     except subprocess.SubprocessError as e:
         raise SandboxError(f"could not start command in {cwd} (isolation {iso.mode}): {e}") from e
+    except OSError as e:
+        if e.filename is not None and str(e.filename) == cwd:
+            raise SandboxError(f"could not start command in {cwd}: {e}") from e
+        # The program itself cannot be executed (not a binary/script, no x bit, missing):
+        # that is the command's failure, reported as a shell would (126, or 127 if absent).
+        return ExecResult(
+            command=command if isinstance(command, str) else " ".join(command),
+            exit_code=127 if isinstance(e, FileNotFoundError) else 126,
+            stdout="",
+            stderr=f"{argv[0]}: cannot execute: {e.strerror}\n",
+            duration_s=time.perf_counter() - t0,
+            notes={"isolation": iso.mode},
+        )
     if on_spawn is not None:
         on_spawn(proc)
     outs: list[bytes] = []
@@ -370,8 +396,9 @@ def run_limited(
         proc.wait()
     # Processes left in the group (e.g. background jobs) would keep pipes open.
     _killpg(proc.pid)
+    grace = time.monotonic() + 2.0  # readers still blocked: a process outside the group holds a pipe
     for th in threads:
-        th.join(timeout=2.0)
+        th.join(timeout=max(0.0, grace - time.monotonic()))
     dur = time.perf_counter() - t0
     stdout = b"".join(outs).decode("utf-8", errors="replace")
     stderr = b"".join(errs).decode("utf-8", errors="replace")

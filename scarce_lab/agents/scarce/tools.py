@@ -26,8 +26,13 @@ def safe_path(root: Path, rel: str) -> Path:
     """
     if not rel or not str(rel).strip():
         raise ToolError("path: empty")
+    if "\x00" in str(rel):
+        raise ToolError(f"path: {rel!r} contains a NUL byte")
     root = Path(root).resolve()
-    p = (root / rel).resolve()
+    try:
+        p = (root / rel).resolve()
+    except (OSError, RuntimeError) as exc:  # e.g. a symlink loop
+        raise ToolError(f"path: {rel!r}: {exc}") from None
     if p != root and root not in p.parents:
         raise ToolError(f"path: {rel!r} is outside your folder")
     return p
@@ -51,9 +56,12 @@ def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> str:
         ToolError: bad path or missing file.
     """
     p = safe_path(root, rel)
-    if not p.is_file():
-        raise ToolError(f"path: {rel!r} is not a file")
-    data = p.read_bytes()
+    try:
+        if not p.is_file():
+            raise ToolError(f"path: {rel!r} is not a file")
+        data = p.read_bytes()
+    except OSError as exc:  # name too long, permission denied...
+        raise ToolError(f"path: {rel!r}: {exc.strerror}") from None
     if b"\x00" in data[:4096]:
         return f"<binary file, {len(data)} bytes>"
     text = data.decode("utf-8", errors="replace")
@@ -66,12 +74,15 @@ def write_file(root: Path, rel: str, content: str, limit: int = WRITE_LIMIT) -> 
     Raises:
         ToolError: bad path or content over ``limit`` bytes.
     """
-    data = str(content).encode()
+    data = str(content).encode("utf-8", "replace")  # a lone surrogate becomes '?'
     if len(data) > limit:
         raise ToolError(f"content: {len(data)} bytes is over the {limit}-byte limit")
     p = safe_path(root, rel)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(data)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    except OSError as exc:  # name too long, a file where a folder should be...
+        raise ToolError(f"path: {rel!r}: {exc.strerror}") from None
     if rel.endswith(".sh"):
         p.chmod(0o755)
     return len(data)

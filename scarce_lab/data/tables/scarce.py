@@ -72,6 +72,7 @@ from typing import Any
 import polars as pl
 
 from ..loaders import Dataset, load_dataset
+from ..recorder import TrajectoryFileError
 
 CONTENTION_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
@@ -160,12 +161,33 @@ def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
         cfg = json.loads(r["config"] or "{}")
         models = json.loads(r["models"] or "{}")
         runs[r["run_id"]] = {"condition": r["condition"], "cfg": cfg, "models": models}
+        runs[r["run_id"]]["run_dir"] = r["run_dir"]
     ev = ds.events.filter(pl.col("run_id").is_in(list(runs))).sort(["run_id", "seq"]).collect()
     events: dict[str, list[dict]] = defaultdict(list)
     for e in ev.iter_rows(named=True):
         e["payload"] = json.loads(e["payload"] or "{}")
+        missing = [k for k in _REQUIRED.get(e["kind"], ()) if k not in e["payload"]]
+        if missing:
+            where = Path(runs[e["run_id"]]["run_dir"] or e["run_id"]) / "events.jsonl"
+            raise TrajectoryFileError(where, None, f"event seq {e['seq']} ({e['kind']}): payload lacks {missing}")
         events[e["run_id"]].append(e)
     return runs, events
+
+
+#: Payload keys the tables read without a default, per event kind.
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "subrun_start": ("subrun", "budget", "deadline_s"),
+    "contention_start": ("subrun", "queue"),
+    "declaration": ("desired_position", "desired_duration_seconds", "bid_price"),
+    "reasoning": ("text",),
+    "private_message": ("sender", "recipient", "round", "text"),
+    "bid_revision": ("bid_price",),
+    "payment": ("amount", "capped"),
+    "schedule": ("allocations",),
+    "slot_start": ("contention", "waited_s"),
+    "submission": ("subrun", "task_id", "score", "score_as_is", "resolved", "deadline_missed", "reason",
+                   "deadline_s"),
+}
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:

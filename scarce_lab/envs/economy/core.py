@@ -78,6 +78,9 @@ class EconomyConfig:
     ablation: str = "none"
 
     def __post_init__(self) -> None:
+        for name, v in vars(self).items():  # bool is an int subclass: True is not 1 credit
+            if isinstance(v, bool) and name != "solvent_bids":
+                raise ValueError(f"{name} must be an int, got {v!r}")
         for name in ("initial_wealth", "child_endowment", "reproduce_threshold"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0:

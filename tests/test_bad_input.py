@@ -1,0 +1,350 @@
+"""Regression tests for bad input found by adversarial testing: malformed model answers,
+corrupt trajectory files, interrupted runs and invalid CLI options each get a clear error
+naming the field/value/path (or are recorded as data), never a crash or double count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+from typer.testing import CliRunner
+
+from scarce_lab.cli import app
+from scarce_lab.data.loaders import load_dataset
+from scarce_lab.data.recorder import (
+    EVENTS,
+    MANIFEST,
+    RunRecorder,
+    TrajectoryFileError,
+    read_manifest,
+)
+from scarce_lab.data.schema import RunManifest, RunStatus
+from scarce_lab.llm import LLMClient, LLMSettings
+from scarce_lab.llm.parsing import extract_json_object, parse_decision
+
+
+class Pick(BaseModel):
+    amount: Literal[0, 1, 2, 3]
+    note: str = ""
+
+
+FALLBACK = Pick(amount=0, note="fallback")
+
+
+def manifest(run_id="r1", env="sovsim") -> RunManifest:
+    return RunManifest(run_id=run_id, environment=env, condition="c", seed=0, package_version="0")
+
+
+def _flat(output: str) -> str:
+    """CLI output without the error box's borders and line wrapping."""
+    return "".join(output.replace("│", " ").split())
+
+
+# -- model answers -------------------------------------------------------------------
+def test_deeply_nested_answer_is_a_violation_not_a_recursion_error():
+    text = '{"a":' * 5000 + "1" + "}" * 5000
+    with pytest.raises(ValueError, match="no JSON object"):
+        extract_json_object(text)
+    decision, error = parse_decision(text, Pick)
+    assert decision is None and "no JSON object" in error
+
+
+def test_lone_surrogate_in_answer_is_recorded_not_a_crash(tmp_path):
+    c = LLMClient(LLMSettings(cache=False, max_retries=0))
+    out = c.decide(model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "?"}], schema=Pick,
+                   fallback=FALLBACK, seed=1, mock_response='{"amount": 2, "note": "a\\ud800b"}')
+    assert out.valid and out.decision == Pick(amount=2, note="a\ufffdb")
+    rec = RunRecorder.create(tmp_path / "r1", manifest())
+    rec.record_calls(out.calls)
+    rec.emit("pick", round=0, payload={"note": "x\udc80y"})  # a raw lone surrogate too
+    rec.commit_round(0)
+    rec.finish()
+    ds = load_dataset(tmp_path / "r1")
+    (call,) = ds.llm_calls.collect().to_dicts()
+    assert json.loads(call["parsed"]) == {"amount": 2, "note": "a\ufffdb"}
+    payloads = ds.events.collect()["payload"].to_list()
+    assert json.loads(payloads[0]) == {"note": "x\ufffdy"}
+
+
+# -- trajectory files ----------------------------------------------------------------
+def _one_run(root: Path, run_id="r1", status=RunStatus.complete) -> Path:
+    rec = RunRecorder.create(root / run_id, manifest(run_id))
+    rec.emit("x", round=0, payload={"v": 1})
+    rec.commit_round(0)
+    if status != RunStatus.running:
+        rec.finish(status)
+    return rec.run_dir
+
+
+def test_event_field_of_wrong_type_names_path_line_field_and_value(tmp_path):
+    rd = _one_run(tmp_path)
+    lines = (rd / EVENTS).read_text().splitlines()
+    lines[1] = lines[1].replace('"seq":1', '"seq":"abc"')
+    (rd / EVENTS).write_text("\n".join(lines) + "\n")
+    with pytest.raises(TrajectoryFileError, match=r"events\.jsonl:2: field 'seq' must be Int64, got 'abc'"):
+        load_dataset(tmp_path)
+
+
+def test_bad_manifest_is_one_line_naming_field_and_value(tmp_path):
+    rd = _one_run(tmp_path)
+    m = json.loads((rd / MANIFEST).read_text())
+    m["status"] = "weird"
+    (rd / MANIFEST).write_text(json.dumps(m))
+    with pytest.raises(TrajectoryFileError, match=r"manifest\.json: invalid manifest: field 'status': .*\(got 'weird'\)"):
+        read_manifest(rd)
+    (rd / MANIFEST).write_text("{not json")
+    with pytest.raises(TrajectoryFileError) as info:
+        read_manifest(rd)
+    assert "manifest.json: invalid manifest: Invalid JSON" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_run_id_held_by_two_directories_counts_once(tmp_path):
+    _one_run(tmp_path, status=RunStatus.running).rename(tmp_path / "r1.incomplete-0")
+    _one_run(tmp_path)
+    with pytest.warns(UserWarning, match="r1.incomplete-0"):
+        ds = load_dataset(tmp_path)
+    runs = ds.runs.collect()
+    assert runs["run_id"].to_list() == ["r1"] and runs["status"].to_list() == ["complete"]
+    assert ds.events.collect().height == 2  # x + round_committed, not 4
+
+
+# -- economy ------------------------------------------------------------------------
+def test_economy_rerun_after_interruption_restarts_cleanly(tmp_path):
+    from scarce_lab.data.tables.economy import episodes
+    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+
+    cfg = EconomyRunConfig(agents=3, episodes=6, eval_episodes=2, detail="episodes")
+    rd = run_economy(cfg, tmp_path)
+    # Simulate a kill -9 after episode 2: committed rounds 0..2, a torn line, status running.
+    lines = (rd / EVENTS).read_text().splitlines(keepends=True)
+    ends = [i for i, ln in enumerate(lines) if '"kind":"round_committed"' in ln]
+    (rd / EVENTS).write_text("".join(lines[: ends[2] + 1]) + '{"run_id": "eco-')
+    m = read_manifest(rd)
+    m.status, m.ended_at = RunStatus.running, None
+    (rd / MANIFEST).write_text(m.model_dump_json())
+    assert run_economy(cfg, tmp_path) == rd  # no FileExistsError
+    assert read_manifest(rd).status == RunStatus.complete
+    assert (tmp_path / f"{rd.name}.incomplete-0" / MANIFEST).exists()
+    with pytest.warns(UserWarning, match="incomplete-0"):
+        eps = episodes(load_dataset(tmp_path))
+    assert eps.height == 8  # 6 train + 2 eval, counted once
+    before = (rd / EVENTS).read_text()
+    assert run_economy(cfg, tmp_path) == rd and (rd / EVENTS).read_text() == before  # complete: skipped
+
+
+def test_economy_bad_task_file_writes_nothing(tmp_path):
+    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+
+    bad = tmp_path / "qa.jsonl"
+    bad.write_text('{"question": "1+1", "answer": 2}\n[1, 2]\n')
+    cfg = EconomyRunConfig(task=f"jsonl:{bad}", model="scripted/partial", episodes=2, eval_episodes=0)
+    with pytest.raises(ValueError, match=r"qa\.jsonl:2: expected a JSON object, got list"):
+        run_economy(cfg, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_economy_bool_credit_is_rejected():
+    from scarce_lab.envs.economy import EconomyConfig
+
+    with pytest.raises(ValueError, match="rent must be an int, got True"):
+        EconomyConfig(rent=True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--schedule", "weird"], "schedule must be 'uniform' or 'curriculum', got 'weird'"),
+        (["--model", ""], "model must be scripted/<name> or a litellm model, got ''"),
+        (["--model", "scripted/nonexistent"], "random-rules|expert, got 'nonexistent'"),
+        (["--economy", "[1]"], "economy: Input should be a valid dictionary (got [1])"),
+        (["--task", "jsonl:/nonexistent.jsonl", "--model", "scripted/partial"], "--task jsonl:/nonexistent.jsonl"),
+    ],
+)
+def test_economy_cli_bad_options_are_one_line_errors(tmp_path, args, message):
+    res = CliRunner().invoke(app, ["run", "economy", "-e", "2", "--out", str(tmp_path / "o"), *args])
+    assert res.exit_code == 2 and _flat(message) in _flat(res.output) and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
+
+
+# -- SCARCE -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": ""}, "model must be a model name"),
+        ({"model": "scripted/nonexistent"}, "scripted negotiator policy must be one of"),
+        ({"model": "openai/x", "negotiator_model": "scripted/"}, "'scripted/' needs a policy name"),
+        ({"tasks": ["nope"]}, "tasks: unknown task id(s) ['nope']"),
+        ({"worker_budgets": {"w9": 5}}, "worker_budgets: unknown worker(s) ['w9']"),
+    ],
+)
+def test_scarce_config_rejects_bad_models_and_tasks(kwargs, message):
+    from scarce_lab.runners.scarce import ScarceConfig
+
+    with pytest.raises(ValueError) as info:
+        ScarceConfig(**kwargs)
+    assert message in str(info.value)
+
+
+def test_scarce_table_on_bad_paths_is_a_clear_error(tmp_path):
+    res = CliRunner().invoke(app, ["table", "scarce", str(tmp_path / "missing")])
+    assert res.exit_code == 2 and _flat("dataset path does not exist") in _flat(res.output)
+    _one_run(tmp_path / "other")  # a run of another environment
+    res = CliRunner().invoke(app, ["table", "scarce", str(tmp_path / "other")])
+    assert res.exit_code == 2 and _flat("no SCARCE runs below") in _flat(res.output)
+
+
+# -- sandbox ------------------------------------------------------------------------
+def test_binary_blob_executable_is_a_failed_command_not_a_crash(tmp_path):
+    from scarce_lab.sandbox.base import ResourceLimits
+    from scarce_lab.sandbox.local import run_limited
+
+    blob = tmp_path / "executable"
+    blob.write_bytes(bytes(range(256)) * 4)
+    blob.chmod(0o755)
+    r = run_limited(["./executable"], tmp_path, ResourceLimits(wall_seconds=5))
+    assert r.exit_code == 126 and "Exec format error" in r.stderr and not r.timed_out
+    r = run_limited(["./missing"], tmp_path, ResourceLimits(wall_seconds=5))
+    assert r.exit_code == 127
+
+
+def test_output_is_kept_when_an_escaped_process_holds_the_pipe(tmp_path):
+    import shutil
+
+    from scarce_lab.sandbox.base import ResourceLimits
+    from scarce_lab.sandbox.local import run_limited
+
+    if shutil.which("setsid") is None:
+        pytest.skip("setsid (util-linux) not installed")
+    r = run_limited("echo before; setsid sleep 4 & echo after", tmp_path, ResourceLimits(wall_seconds=1))
+    assert r.stdout == "before\nafter\n"
+    assert r.duration_s < 3.5  # wall limit + one shared 2 s grace, not 2 s per reader
+
+
+# -- report -------------------------------------------------------------------------
+def test_report_rejects_a_non_notebook_and_an_ambiguous_prefix(tmp_path):
+    from scarce_lab.reporting import NOTEBOOKS, find_notebook
+
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("not a notebook")
+    res = CliRunner().invoke(app, ["report", str(bad), "-o", str(tmp_path / "out.ipynb")])
+    assert res.exit_code == 2 and _flat("not a readable notebook") in _flat(res.output)
+    assert "Traceback" not in res.output
+    res = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and _flat("is not a file") in _flat(res.output)
+    if len(list(NOTEBOOKS.glob("0*.ipynb"))) > 1:
+        with pytest.raises(FileNotFoundError, match="ambiguous"):
+            find_notebook("0")
+
+
+# -- SCARCE solver tools --------------------------------------------------------------
+def test_solver_tool_paths_that_the_os_refuses_are_tool_errors(tmp_path):
+    from scarce_lab.agents.scarce import tools as T
+
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "f.txt").write_text("x")
+    bad = [
+        (lambda: T.write_file(tmp_path, "a\x00b", "y"), "contains a NUL byte"),
+        (lambda: T.write_file(tmp_path, "a" * 5000, "y"), "too long"),
+        (lambda: T.read_file(tmp_path, "a" * 5000), "too long"),
+        (lambda: T.write_file(tmp_path, "f.txt/x", "y"), "f.txt/x"),
+        (lambda: T.read_file(tmp_path, "loop"), "loop"),
+    ]
+    for call, message in bad:
+        with pytest.raises(T.ToolError) as info:
+            call()
+        assert message in str(info.value)
+    assert T.write_file(tmp_path, "s.txt", "a\ud800b") == 3  # lone surrogate written as '?'
+    assert (tmp_path / "s.txt").read_bytes() == b"a?b"
+
+
+def test_command_with_nul_or_lone_surrogate_does_not_crash(tmp_path):
+    from scarce_lab.sandbox.base import ResourceLimits
+    from scarce_lab.sandbox.local import run_limited
+
+    r = run_limited("echo a\x00b", tmp_path, ResourceLimits(wall_seconds=5))
+    assert r.exit_code == 2 and "NUL byte" in r.stderr
+    r = run_limited("echo a\ud800b", tmp_path, ResourceLimits(wall_seconds=5))
+    assert r.exit_code == 0 and r.stdout == "a?b\n"
+
+
+def test_economy_table_leaves_out_unfinished_runs_and_names_them(tmp_path):
+    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+
+    done = run_economy(EconomyRunConfig(agents=3, episodes=5, eval_episodes=1, seed=1), tmp_path)
+    killed = run_economy(EconomyRunConfig(agents=3, episodes=5, eval_episodes=1, seed=2), tmp_path)
+    m = read_manifest(killed)
+    m.status, m.ended_at = RunStatus.running, None
+    (killed / MANIFEST).write_text(m.model_dump_json())
+    res = CliRunner().invoke(app, ["table", "economy", str(tmp_path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert f"skipping 1 unfinished run(s): {killed} (running)" in res.output
+    rows = json.loads(res.output[res.output.index("["):])
+    assert [r["n_runs"] for r in rows] == [1] and done.exists()
+
+
+def test_call_errors_counts_failed_calls_not_bad_answers(tmp_path):
+    from scarce_lab.data.loaders import call_errors
+    from scarce_lab.data.schema import LLMCallRecord
+
+    def call(i, raw, error):
+        return LLMCallRecord(call_id=str(i), model="nope/xyz", messages=[], messages_hash="h",
+                             raw_response=raw, error=error)
+
+    rec = RunRecorder.create(tmp_path / "r1", manifest())
+    rec.record_calls([call(0, None, "BadRequestError: LLM Provider NOT provided\nmore"),
+                      call(1, "{}", "field 'amount': Field required"), call(2, '{"amount": 1}', None)])
+    rec.commit_round(0)
+    rec.finish()
+    assert call_errors([rec.run_dir]) == (3, 1, "BadRequestError: LLM Provider NOT provided")
+
+
+def test_a_run_written_by_another_live_process_is_neither_moved_nor_resumed(tmp_path):
+    import subprocess
+    import sys
+
+    from scarce_lab.data.recorder import RunInProgressError, run_in_progress
+    from scarce_lab.runners.economy import EconomyRunConfig, run_economy, run_id_for
+
+    cfg = EconomyRunConfig(agents=2, episodes=2, eval_episodes=0)
+    run_dir = tmp_path / run_id_for(cfg)
+    holder = (
+        "import sys, time\n"
+        "from scarce_lab.data.recorder import RunRecorder\n"
+        "from scarce_lab.data.schema import RunManifest\n"
+        f"RunRecorder.create({str(run_dir)!r}, RunManifest(run_id='x', environment='economy', condition='none',"
+        " seed=0, package_version='0'))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert run_in_progress(run_dir)
+        with pytest.raises(RunInProgressError, match="another process"):
+            RunRecorder.resume(run_dir)
+        with pytest.raises(RunInProgressError, match="another process"):
+            run_economy(cfg, tmp_path)
+        assert [p.name for p in tmp_path.iterdir()] == [run_dir.name]  # not moved aside
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not run_in_progress(run_dir)  # a dead writer's lock is gone: restart is allowed
+    assert read_manifest(run_economy(cfg, tmp_path)).status == RunStatus.complete
+
+
+def test_a_finished_run_directory_holds_only_data_files(tmp_path):
+    rd = _one_run(tmp_path)
+    assert sorted(p.name for p in rd.iterdir()) == ["events.jsonl", "llm_calls.jsonl", "manifest.json"]
+
+
+def test_corrupt_response_cache_is_named_not_overwritten(tmp_path):
+    from scarce_lab.llm.cache import ResponseCache
+
+    bad = tmp_path / "responses.sqlite"
+    bad.write_bytes(b"\x00garbage" * 600)
+    with pytest.raises(ValueError, match=r"response cache .*responses\.sqlite is unusable"):
+        ResponseCache(tmp_path)
+    assert bad.read_bytes() == b"\x00garbage" * 600
