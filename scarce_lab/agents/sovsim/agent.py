@@ -1,0 +1,134 @@
+"""SovSim agents: an LLM agent (prompt -> typed decision via the LLM client) and a
+scripted agent; :func:`make_agent` picks one from a model string.
+
+Fallback after an invalid answer (the client records the violation and tries one
+repair first): an extraction falls back to the **sustainable share** floor3(P/8) of
+the pool the agent sees, clamped to its cap; an announcement falls back to the
+**true pool** (an honest announcement).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ...envs.commons import Observation, Phase
+from .prompts import render_messages
+from .schemas import AnnouncementDecision, extraction_schema
+from .scripted import Policy, get_policy, sustainable
+
+
+@dataclass
+class AgentDecision:
+    """One agent's action: ``value`` is an extraction or announced pool (pool units).
+
+    ``calls`` holds the LLMCallRecords of the decision (empty for scripted agents).
+    """
+
+    value: int
+    reasoning: str = ""
+    valid: bool = True
+    repaired: bool = False
+    fallback_used: bool = False
+    violation: str | None = None
+    calls: list[Any] = field(default_factory=list)
+
+
+class SovSimAgent(Protocol):
+    """Anything that turns an observation (plus a per-decision seed) into a decision."""
+
+    model: str
+
+    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision: ...
+
+
+def fallback_value(obs: Observation) -> int:
+    """The documented fallback: sustainable share (extraction) or the true pool (announcement)."""
+    return sustainable(obs, random.Random(0))
+
+
+class ScriptedAgent:
+    """A scripted policy; ``seed`` drives its random choices."""
+
+    def __init__(self, model: str, policy: Policy):
+        self.model = model
+        self.policy = policy
+
+    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
+        value = self.policy(obs, random.Random(seed))
+        return AgentDecision(value=value, reasoning=f"scripted policy {self.model}")
+
+
+class LLMAgent:
+    """Asks ``model`` through an LLMClient for an extraction or announcement.
+
+    ``litellm_kwargs`` pass through to litellm (e.g. ``mock_response`` in tests).
+    The schema is built per phase: ``extraction`` is a Literal of the multiples of 3
+    up to the agent's cap; ``announced_pool`` an int validated to 0..999. See the
+    module docstring for the fallback.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        client: Any,
+        role_labels: str = "default",
+        max_tokens: int = 110,
+        temperature: float | None = None,
+        litellm_kwargs: dict[str, Any] | None = None,
+    ):
+        self.model = model
+        self.litellm_kwargs = dict(litellm_kwargs or {})
+        self.client = client
+        self.role_labels = role_labels
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+
+    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
+        from ...llm import CallContext
+
+        messages = render_messages(obs, self.role_labels)
+        fb = fallback_value(obs)
+        if obs.phase == Phase.announce:
+            schema: Any = AnnouncementDecision
+            fallback = AnnouncementDecision(reasoning="fallback: honest announcement", announced_pool=fb)
+            purpose, attr = "announcement", "announced_pool"
+        else:
+            schema = extraction_schema(obs.max_extraction, obs.step)
+            fallback = schema(reasoning="fallback: sustainable share", extraction=fb)
+            purpose, attr = "extraction", "extraction"
+        out = await self.client.adecide(
+            model=self.model,
+            messages=messages,
+            schema=schema,
+            fallback=fallback,
+            seed=seed,
+            context=CallContext(agent=obs.agent, round=obs.round, purpose=purpose, run_id=run_id),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            **self.litellm_kwargs,
+        )
+        return AgentDecision(
+            value=int(getattr(out.decision, attr)),
+            reasoning=out.decision.reasoning,
+            valid=out.valid,
+            repaired=out.repaired,
+            fallback_used=out.fallback_used,
+            violation=out.violation,
+            calls=list(out.calls),
+        )
+
+
+def make_agent(model: str, client: Any = None, role_labels: str = "default") -> SovSimAgent:
+    """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`.
+
+    Raises:
+        ValueError: unknown scripted policy, or an LLM model without a client.
+    """
+    if model.startswith("scripted/"):
+        policy, _, arg = model.removeprefix("scripted/").partition(":")
+        return ScriptedAgent(model, get_policy(policy, arg or None))
+    if client is None:
+        raise ValueError(f"model {model!r} needs an LLMClient (only scripted/<policy> runs without one)")
+    return LLMAgent(model, client, role_labels=role_labels)

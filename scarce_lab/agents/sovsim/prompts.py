@@ -1,0 +1,135 @@
+"""Render a SovSim observation into chat messages (templates in ``prompts/``).
+
+The prompt shows the last :data:`RECENT_ROUNDS` settled rounds in full and one
+summary line for older rounds. It shows exactly what the observation holds: a
+kcpr_m subordinate's observation has no current true pool, so its prompt has none.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from ...envs.commons import Observation, Phase, RoundRecord
+
+PROMPTS = Path(__file__).parent / "prompts"
+RECENT_ROUNDS = 3
+LABEL_SETS = ("default", "neutral")
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(PROMPTS),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=False,
+    trim_blocks=False,
+)
+
+
+@lru_cache(maxsize=1)
+def _labels() -> dict:
+    return yaml.safe_load((PROMPTS / "labels.yaml").read_text())
+
+
+def agent_names(condition: str, n_agents: int, role_labels: str = "default") -> tuple[list[str], str, str]:
+    """``(names, subordinate_label, leader_label)``; names are ``"<label> <letter>"``.
+
+    Raises:
+        ValueError: unknown ``role_labels`` set.
+    """
+    labels = _labels()
+    if role_labels not in labels:
+        raise ValueError(f"role_labels must be one of {sorted(labels)}, got {role_labels!r}")
+    lab = labels[role_labels][str(condition)]
+    sub, lead = lab["subordinate"], lab["leader"]
+    letters = [chr(ord("A") + i) for i in range(n_agents)]
+    names = [f"{sub} {ch}" for ch in letters[:-1]]
+    names.append(f"{lead if condition != 'cpr' else sub} {letters[-1]}")
+    return names, sub, lead
+
+
+def _num(x: Fraction | float | int) -> str:
+    """Points as a short decimal (2 places at most)."""
+    v = round(float(x), 2)
+    return f"{v:g}"
+
+
+def _round_view(r: RoundRecord, obs: Observation, names: list[str]) -> dict:
+    return {
+        "round": r.round,
+        "pool": r.pool_before,
+        "announced": r.announced_pool,
+        "extractions": ", ".join(f"{names[i]} {z}" for i, z in enumerate(r.extractions)),
+        "remaining": r.remaining,
+        "own_payoff": _num(r.payoffs[obs.agent_index]),
+        "collapsed": r.collapsed,
+    }
+
+
+def _older_summary(rounds: tuple[RoundRecord, ...], obs: Observation) -> dict | None:
+    if not rounds:
+        return None
+    k = len(rounds)
+    announced = [r.announced_pool for r in rounds if r.announced_pool is not None]
+    return {
+        "first": rounds[0].round,
+        "last": rounds[-1].round,
+        "mean_pool": _num(sum(r.pool_before for r in rounds) / k),
+        "mean_announced": _num(sum(announced) / len(announced)) if announced else None,
+        "mean_total": _num(sum(sum(r.extractions) for r in rounds) / k),
+        "own_total": sum(r.extractions[obs.agent_index] for r in rounds),
+        "own_payoff": _num(sum(r.payoffs[obs.agent_index] for r in rounds)),
+    }
+
+
+def render_messages(obs: Observation, role_labels: str = "default") -> list[dict[str, str]]:
+    """System + user messages for ``obs`` (OpenAI chat format).
+
+    Raises:
+        ValueError: unknown ``role_labels``.
+    """
+    cfg = obs.config
+    n = cfg.n_agents
+    names, sub_label, lead_label = agent_names(obs.condition.value, n, role_labels)
+    leader = names[-1]
+    system = _ENV.get_template("system.j2").render(
+        me=names[obs.agent_index],
+        n=n,
+        names=names,
+        subs=names[:-1],
+        leader=leader,
+        leader_label=lead_label,
+        my_label=lead_label if obs.is_leader else sub_label,
+        is_leader=obs.is_leader,
+        condition=obs.condition.value,
+        rounds=obs.rounds_total,
+        initial_pool=cfg.initial_pool,
+        capacity=cfg.capacity,
+        sub_cap=cfg.subordinate_cap,
+        step=cfg.step,
+        collapse=cfg.collapse_threshold,
+    )
+    hist = obs.history
+    recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
+    own_total = sum((r.payoffs[obs.agent_index] for r in hist), Fraction(0))
+    sub_ex = obs.subordinate_extractions or ()
+    user = _ENV.get_template("user.j2").render(
+        older=_older_summary(older, obs),
+        recent=[_round_view(r, obs, names) for r in recent],
+        own_total=_num(own_total),
+        round=obs.round,
+        rounds=obs.rounds_total,
+        phase=obs.phase.value,
+        pool=obs.pool,
+        pool_hidden=obs.pool is None,
+        announced=obs.announced_pool,
+        announce_max=obs.max_extraction if obs.phase == Phase.announce else cfg.announce_max,
+        leader=leader,
+        sub_extractions=", ".join(f"{names[i]} {z}" for i, z in enumerate(sub_ex)),
+        remainder=obs.remainder,
+        step=obs.step,
+        cap=obs.max_extraction,
+    )
+    return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]

@@ -1,0 +1,62 @@
+"""Typed decisions of a SovSim agent (pydantic; the JSON schema the model must follow).
+
+Small integer ranges are ``Literal`` enums because the embedded model's grammar
+ignores ``minimum``/``maximum``/``multipleOf`` (see shared EMBEDDED_MODEL.md). The
+``reasoning`` field comes first so the number is generated after the model's short
+rationale; it is capped at :data:`REASONING_MAX_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+#: Longest rationale accepted (characters). The client's max_tokens leaves room beyond it.
+REASONING_MAX_CHARS = 120
+
+#: Largest announced pool accepted in kcpr_m (the paper's 0..999 range).
+ANNOUNCE_MAX = 999
+
+
+class ExtractionDecision(BaseModel):
+    """Base class of the extraction schemas: ``extraction`` in pool units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(..., max_length=REASONING_MAX_CHARS)
+    extraction: int
+
+
+class AnnouncementDecision(BaseModel):
+    """The king's public claim about the pool (kcpr_m), an integer 0..999.
+
+    The bounds are validated here (the grammar cannot enforce them); an answer out of
+    range is a recorded violation, then repair, then the fallback.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(..., max_length=REASONING_MAX_CHARS)
+    announced_pool: int = Field(..., ge=0, le=ANNOUNCE_MAX)
+
+
+@lru_cache(maxsize=256)
+def extraction_schema(max_extraction: int, step: int = 3) -> type[ExtractionDecision]:
+    """Schema whose ``extraction`` is ``Literal[0, step, ..., max_extraction]``.
+
+    Args:
+        max_extraction: the agent's cap this phase (pool units, a multiple of ``step``).
+
+    Raises:
+        ValueError: ``max_extraction`` negative or not a multiple of ``step``.
+    """
+    if max_extraction < 0 or max_extraction % step:
+        raise ValueError(f"max_extraction must be a non-negative multiple of {step}, got {max_extraction!r}")
+    values = tuple(range(0, max_extraction + 1, step))
+    return create_model(  # type: ignore[call-overload]
+        f"Extraction0to{max_extraction}",
+        __base__=ExtractionDecision,
+        extraction=(Literal[values], Field(..., description=f"multiple of {step} from 0 to {max_extraction}")),
+    )

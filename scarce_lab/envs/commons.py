@@ -1,0 +1,364 @@
+"""SovSim: a common-pool resource game under four power conditions (pure, no I/O).
+
+Rules from the SovSim paper ("Sovereignty over the Commons Simulation", eqs. 1-5):
+
+- ``n_agents`` = 4 agents, ``rounds`` = 12, pool P_1 = 120 units, capacity 120.
+- Extractions z are multiples of 3 (pool units).
+- ``remaining = max(0, P_t - sum_i z_i)`` (eq. 2);
+  ``payoff_i = z_i / 3 + remaining / 4`` points, exact (:class:`fractions.Fraction`) (eq. 3).
+- If ``remaining < 12`` (collapse threshold) the pool collapses: the round is paid
+  and the game ends (eq. 4). Otherwise ``P_{t+1} = min(120, 2 * remaining)`` (eq. 5).
+  Extractions are paid as chosen even when their sum exceeds the pool.
+
+Conditions (turn order and information per round):
+
+- ``cpr``: four symmetric citizens choose 0..30 simultaneously, seeing the pool.
+- ``bcpr``: three workers choose 0..30 simultaneously; the boss then sees their
+  choices and the remainder ``max(0, P_t - sum z_workers)`` and extracts up to
+  ``min(30, remainder)``.
+- ``kcpr``: as ``bcpr`` but the king may take any multiple of 3 up to the whole
+  remainder.
+- ``kcpr_m``: before the round the king, who knows the pool, announces a pool value
+  (integer 0..999, possibly false); peasants see only the announcement (and are told
+  it may be false); the king then extracts as in ``kcpr``. Once a round is settled its
+  true pool is revealed in every agent's history next to the announcement.
+
+Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
+released SovSim trajectories (index 3 is the leader). The environment decides what
+each agent observes (:meth:`CommonsGame.observe`); a subordinate's observation in
+``kcpr_m`` never holds the current true pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fractions import Fraction
+
+
+class Condition(StrEnum):
+    """The four SovSim power conditions."""
+
+    cpr = "cpr"
+    bcpr = "bcpr"
+    kcpr = "kcpr"
+    kcpr_m = "kcpr_m"
+
+
+class Phase(StrEnum):
+    """Protocol phase of a round, in order: announce (kcpr_m only), extract, leader."""
+
+    announce = "announce"
+    extract = "extract"
+    leader = "leader"
+    done = "done"
+
+
+#: Canonical role names per condition: (subordinate role, leader role).
+ROLES: dict[Condition, tuple[str, str]] = {
+    Condition.cpr: ("citizen", "citizen"),
+    Condition.bcpr: ("worker", "boss"),
+    Condition.kcpr: ("peasant", "king"),
+    Condition.kcpr_m: ("peasant", "king"),
+}
+
+
+class InvalidActionError(ValueError):
+    """An action broke the rules; the message names the agent, field and value."""
+
+
+@dataclass(frozen=True)
+class CommonsConfig:
+    """Game parameters (pool units; defaults are the SovSim paper's).
+
+    Raises:
+        ValueError: a parameter is out of range (message names field and value).
+    """
+
+    n_agents: int = 4
+    rounds: int = 12
+    initial_pool: int = 120
+    capacity: int = 120
+    step: int = 3
+    subordinate_cap: int = 30
+    collapse_threshold: int = 12
+    regeneration_factor: int = 2
+    announce_max: int = 999
+
+    def __post_init__(self) -> None:
+        for name in ("n_agents", "rounds", "initial_pool", "capacity", "step", "regeneration_factor"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"CommonsConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.n_agents < 2:
+            raise ValueError(f"CommonsConfig.n_agents must be >= 2, got {self.n_agents!r}")
+        if self.initial_pool > self.capacity:
+            raise ValueError(
+                f"CommonsConfig.initial_pool ({self.initial_pool}) exceeds capacity ({self.capacity})"
+            )
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """A settled round (pool units; payoffs in points, exact).
+
+    ``extractions``/``payoffs`` are indexed by agent position (leader last);
+    ``announced_pool`` is ``None`` outside ``kcpr_m``; ``remainder_seen`` is what the
+    leader saw (``None`` in ``cpr``); ``next_pool`` is 0 after a collapse.
+    """
+
+    round: int
+    pool_before: int
+    announced_pool: int | None
+    extractions: tuple[int, ...]
+    remainder_seen: int | None
+    remaining: int
+    payoffs: tuple[Fraction, ...]
+    collapsed: bool
+    next_pool: int
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one agent may see when it has to act.
+
+    ``pool`` is the true pool or ``None`` when hidden (kcpr_m subordinates);
+    ``announced_pool`` is the king's claim (kcpr_m); ``subordinate_extractions`` and
+    ``remainder`` are given to the leader in its phase; ``max_extraction`` is the
+    largest allowed value (a multiple of ``step``); ``history`` lists settled rounds
+    (true values revealed).
+    """
+
+    condition: Condition
+    phase: Phase
+    round: int
+    rounds_total: int
+    agent: str
+    agent_index: int
+    role: str
+    is_leader: bool
+    agents: tuple[str, ...]
+    pool: int | None
+    announced_pool: int | None
+    pool_may_be_false: bool
+    subordinate_extractions: tuple[int, ...] | None
+    remainder: int | None
+    max_extraction: int
+    step: int
+    history: tuple[RoundRecord, ...]
+    config: CommonsConfig = field(repr=False)
+
+    @property
+    def pool_seen(self) -> int:
+        """The pool as presented to this agent (announcement if the truth is hidden)."""
+        if self.pool is not None:
+            return self.pool
+        assert self.announced_pool is not None
+        return self.announced_pool
+
+
+def floor_to_step(value: int, step: int) -> int:
+    """Largest multiple of ``step`` that is <= ``value`` (and >= 0)."""
+    return max(0, (int(value) // step) * step)
+
+
+def settle(
+    pool: int, extractions: tuple[int, ...], config: CommonsConfig
+) -> tuple[int, tuple[Fraction, ...], bool, int]:
+    """Apply eqs. 2-5 to one round.
+
+    Returns ``(remaining, payoffs, collapsed, next_pool)``: remaining pool units,
+    exact payoffs per agent (z/3 + remaining/4), whether the pool collapsed
+    (remaining < collapse threshold) and the next round's pool (0 after collapse).
+    """
+    remaining = max(0, pool - sum(extractions))
+    share = Fraction(remaining, 4)
+    payoffs = tuple(Fraction(z, 3) + share for z in extractions)
+    collapsed = remaining < config.collapse_threshold
+    next_pool = 0 if collapsed else min(config.capacity, config.regeneration_factor * remaining)
+    return remaining, payoffs, collapsed, next_pool
+
+
+class CommonsGame:
+    """One SovSim game as a state machine.
+
+    Loop: while ``not game.over``: ``for a in game.acting_agents(): obs = game.observe(a)``;
+    collect one integer per acting agent; ``game.act({agent: value})``. The value is an
+    extraction (pool units) or, in the ``announce`` phase, the announced pool.
+    :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
+    """
+
+    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None):
+        try:
+            self.condition = Condition(condition)
+        except ValueError:
+            raise ValueError(
+                f"condition must be one of {[c.value for c in Condition]}, got {condition!r}"
+            ) from None
+        self.config = config or CommonsConfig()
+        n = self.config.n_agents
+        self.agents: tuple[str, ...] = tuple(f"a{i}" for i in range(n))
+        self.leader: str | None = None if self.condition == Condition.cpr else self.agents[-1]
+        sub_role, lead_role = ROLES[self.condition]
+        self.roles: dict[str, str] = {
+            a: (lead_role if a == self.leader else sub_role) for a in self.agents
+        }
+        self.round = 1
+        self.pool = self.config.initial_pool
+        self.history: list[RoundRecord] = []
+        self.over = False
+        self._announced: int | None = None
+        self._sub_extractions: dict[str, int] = {}
+        self.phase = self._first_phase()
+
+    # -- structure ------------------------------------------------------------------
+    @property
+    def subordinates(self) -> tuple[str, ...]:
+        """Agents who choose in the simultaneous phase (all agents in ``cpr``)."""
+        return tuple(a for a in self.agents if a != self.leader)
+
+    def _first_phase(self) -> Phase:
+        return Phase.announce if self.condition == Condition.kcpr_m else Phase.extract
+
+    def acting_agents(self) -> tuple[str, ...]:
+        """Agents who must act in the current phase (empty when the game is over)."""
+        if self.phase == Phase.done:
+            return ()
+        if self.phase == Phase.extract:
+            return self.subordinates
+        assert self.leader is not None
+        return (self.leader,)
+
+    def remainder(self) -> int:
+        """Pool left after the subordinates' extractions this round (leader phase)."""
+        return max(0, self.pool - sum(self._sub_extractions.values()))
+
+    def max_extraction(self, agent: str) -> int:
+        """Largest legal extraction for ``agent`` in the current phase (pool units)."""
+        c = self.config
+        if self.phase == Phase.leader and agent == self.leader:
+            rem = floor_to_step(self.remainder(), c.step)
+            if self.condition == Condition.bcpr:
+                return min(c.subordinate_cap, rem)
+            return rem
+        return c.subordinate_cap
+
+    # -- observation ----------------------------------------------------------------
+    def observe(self, agent: str) -> Observation:
+        """What ``agent`` sees now. Raises ValueError if it does not act in this phase."""
+        if agent not in self.acting_agents():
+            raise ValueError(
+                f"agent {agent!r} does not act in phase {self.phase.value!r} of round {self.round}"
+            )
+        is_leader = agent == self.leader
+        hidden = self.condition == Condition.kcpr_m and not is_leader
+        leader_phase = self.phase == Phase.leader
+        return Observation(
+            condition=self.condition,
+            phase=self.phase,
+            round=self.round,
+            rounds_total=self.config.rounds,
+            agent=agent,
+            agent_index=self.agents.index(agent),
+            role=self.roles[agent],
+            is_leader=is_leader,
+            agents=self.agents,
+            pool=None if hidden else self.pool,
+            announced_pool=self._announced,
+            pool_may_be_false=hidden,
+            subordinate_extractions=(
+                tuple(self._sub_extractions[a] for a in self.subordinates) if leader_phase else None
+            ),
+            remainder=self.remainder() if leader_phase else None,
+            max_extraction=(
+                self.config.announce_max if self.phase == Phase.announce else self.max_extraction(agent)
+            ),
+            step=1 if self.phase == Phase.announce else self.config.step,
+            history=tuple(self.history),
+            config=self.config,
+        )
+
+    # -- acting ---------------------------------------------------------------------
+    def _check_extraction(self, agent: str, value: int) -> int:
+        c = self.config
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidActionError(f"extraction of {agent} must be an int, got {value!r}")
+        cap = self.max_extraction(agent)
+        if value < 0 or value > cap or value % c.step:
+            raise InvalidActionError(
+                f"extraction of {agent} must be a multiple of {c.step} in 0..{cap}, got {value!r}"
+            )
+        return value
+
+    def act(self, actions: dict[str, int]) -> RoundRecord | None:
+        """Apply the current phase's actions (one int per acting agent).
+
+        Returns the settled :class:`RoundRecord` if this completed a round, else None.
+
+        Raises:
+            InvalidActionError: missing/extra agent, or a value outside the rules
+                (message names agent and value).
+            RuntimeError: the game is over.
+        """
+        if self.over:
+            raise RuntimeError("the game is over")
+        expected = set(self.acting_agents())
+        if set(actions) != expected:
+            raise InvalidActionError(
+                f"phase {self.phase.value!r} needs actions from {sorted(expected)}, got {sorted(actions)}"
+            )
+        if self.phase == Phase.announce:
+            value = actions[self.leader]  # type: ignore[index]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= self.config.announce_max:
+                raise InvalidActionError(
+                    f"announced_pool of {self.leader} must be an int in 0..{self.config.announce_max}, got {value!r}"
+                )
+            self._announced = value
+            self.phase = Phase.extract
+            return None
+        if self.phase == Phase.extract:
+            checked = {a: self._check_extraction(a, actions[a]) for a in self.subordinates}
+            self._sub_extractions = checked
+            if self.leader is None:
+                return self._settle()
+            self.phase = Phase.leader
+            return None
+        # leader phase
+        assert self.leader is not None
+        z = self._check_extraction(self.leader, actions[self.leader])
+        return self._settle(leader_z=z)
+
+    def _settle(self, leader_z: int | None = None) -> RoundRecord:
+        extractions = tuple(
+            (leader_z if a == self.leader else self._sub_extractions[a]) for a in self.agents
+        )
+        remaining, payoffs, collapsed, next_pool = settle(self.pool, extractions, self.config)  # type: ignore[arg-type]
+        rec = RoundRecord(
+            round=self.round,
+            pool_before=self.pool,
+            announced_pool=self._announced,
+            extractions=extractions,  # type: ignore[arg-type]
+            remainder_seen=None if self.leader is None else self.remainder(),
+            remaining=remaining,
+            payoffs=payoffs,
+            collapsed=collapsed,
+            next_pool=next_pool,
+        )
+        self.history.append(rec)
+        self._announced = None
+        self._sub_extractions = {}
+        if collapsed or self.round >= self.config.rounds:
+            self.over = True
+            self.phase = Phase.done
+        else:
+            self.round += 1
+            self.pool = next_pool
+            self.phase = self._first_phase()
+        return rec
+
+    # -- summaries ------------------------------------------------------------------
+    def total_payoffs(self) -> dict[str, Fraction]:
+        """Exact payoff per agent summed over settled rounds (points)."""
+        return {
+            a: sum((r.payoffs[i] for r in self.history), Fraction(0))
+            for i, a in enumerate(self.agents)
+        }

