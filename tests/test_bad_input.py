@@ -348,3 +348,41 @@ def test_corrupt_response_cache_is_named_not_overwritten(tmp_path):
     with pytest.raises(ValueError, match=r"response cache .*responses\.sqlite is unusable"):
         ResponseCache(tmp_path)
     assert bad.read_bytes() == b"\x00garbage" * 600
+
+
+# -- SovSim CLI (found by the adversarial pass) ----------------------------------------
+def _sovsim_cli(args):
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+def test_sovsim_rejects_empty_and_unknown_models_before_writing(tmp_path):
+    for bad in ["", "scripted/nonexistent"]:
+        res = _sovsim_cli(["run", "sovsim", "-m", bad, "-n", "1", "--rounds", "2", "-o", str(tmp_path / "x")])
+        assert res.exit_code == 2, res.output
+        assert "--model" in res.output
+        assert not (tmp_path / "x").exists()
+
+
+def test_sovsim_table_on_corrupt_or_foreign_data_is_a_clear_error(tmp_path):
+    res = _sovsim_cli(["run", "sovsim", "-m", "scripted/greedy", "-c", "cpr", "-n", "1", "--rounds", "2",
+                       "-o", str(tmp_path / "ok"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    (events,) = (tmp_path / "ok").glob("*/events.jsonl")
+    lines = events.read_text().splitlines()
+    lines[1] = "{broken"
+    events.write_text("\n".join(lines) + "\n")
+    res = _sovsim_cli(["table", "sovsim", str(tmp_path / "ok")])
+    assert res.exit_code == 2 and "events.jsonl:2" in res.output.replace("\n", "").replace("│", "").replace(" ", "")
+    # runs of another environment are not SovSim data
+    from scarce_lab.data.recorder import RunRecorder
+    from scarce_lab.data.schema import RunManifest
+
+    rec = RunRecorder.create(tmp_path / "eco" / "r1", RunManifest(
+        run_id="r1", environment="economy", condition="none", seed=0, package_version="0"))
+    rec.finish()
+    res = _sovsim_cli(["table", "sovsim", str(tmp_path / "eco")])
+    assert res.exit_code == 2 and "no SovSim data" in res.output

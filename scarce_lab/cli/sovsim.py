@@ -81,6 +81,16 @@ def run_sovsim(
 
     conditions = [c.value for c in condition] if condition else ["all"]
     models = list(model) if model else ["embedded/smollm2"]
+    from ..agents.sovsim import make_agent
+
+    for m in model:  # check every model before any run directory is created
+        if not m.strip() or m.strip() != m:
+            raise typer.BadParameter(f"model {m!r} is empty or has surrounding spaces", param_hint="--model")
+        if m.startswith("scripted/"):
+            try:
+                make_agent(m)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--model") from None
     try:
         specs = plan_sweep(conditions, models, simulations, seed=seed, rounds=rounds, role_labels=role_labels.value)
     except ValueError as exc:
@@ -117,9 +127,11 @@ def table_sovsim(
     from ..analysis.sovsim import format_table, sovsim_table
     from ..data.tables.sovsim import load_agent_rounds
 
+    from ..data.recorder import TrajectoryFileError
+
     try:
         df = load_agent_rounds(path)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="PATH") from None
     summary = sovsim_table(df, preset=preset.value, strict=strict)
     typer.echo(format_table(summary, fmt.value, digits=digits), nl=False)

@@ -179,7 +179,10 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
     if found["runs"]:
         root = Path(path) if Path(path).is_dir() else Path(path).parent
         ds = load_dataset(root, include_incomplete=include_incomplete)
-        frames.append(from_events(ds.runs.collect(), ds.events.collect()))
+        runs = ds.runs.filter(pl.col("environment") == "sovsim").collect()
+        if runs.height:
+            events = ds.events.filter(pl.col("run_id").is_in(runs["run_id"].implode())).collect()
+            frames.append(from_events(runs, events))
     if found["sovsim_json"]:
         frames.append(pl.concat([read_rationales(p) for p in found["sovsim_json"]]))
     if found["govsim_log"]:
