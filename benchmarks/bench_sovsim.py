@@ -116,9 +116,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the embedded game and concurrency 1")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    ap.add_argument("--concurrency", type=int, nargs="+", default=None,
+                    help="concurrency levels for the 200 ms sweep (default 1 8 32; --quick: 8 32)")
+    ap.add_argument("--only-sweep", action="store_true", help="run only the 200 ms sweep")
     args = ap.parse_args()
     out: dict = {}
 
+    levels = args.concurrency or ([8, 32] if args.quick else [1, 8, 32])
+    if args.only_sweep:
+        args.quick = True
+        return _sweeps(levels, out, args.json)
     env_rate, rec_rate = scripted_games_per_second()
     out["scripted_games_per_s"] = {"env_only": env_rate, "with_recording": rec_rate}
     print(f"scripted games/s: env only {env_rate:.1f}, with recording {rec_rate:.1f}")
@@ -141,8 +148,12 @@ def main() -> None:
                 f"{emb['completion_tokens_per_call']:.0f}"
             )
 
+    _sweeps(levels, out, args.json)
+
+
+def _sweeps(levels: list[int], out: dict, as_json: bool) -> None:
     out["sweep_200ms"] = {}
-    for conc in ([8, 32] if args.quick else [1, 8, 32]):
+    for conc in levels:
         r = fake_sweep(0.2, conc)
         out["sweep_200ms"][conc] = r
         print(
@@ -150,7 +161,7 @@ def main() -> None:
             f"{r['wall_s']:.1f} s ({r['call_errors']} errors); ideal {r['ideal_s']:.1f} s; ratio ideal/actual "
             f"{r['ratio_ideal_over_actual']:.2f}; peak in flight {r['peak_in_flight']}"
         )
-    if args.json:
+    if as_json:
         print(json.dumps(out, indent=2, default=float))
 
 
