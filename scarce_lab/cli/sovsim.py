@@ -125,9 +125,8 @@ def table_sovsim(
 ) -> None:
     """Print Table 1 (every metric, mean and 95% CI per model x condition) for PATH."""
     from ..analysis.sovsim import format_table, sovsim_table
-    from ..data.tables.sovsim import load_agent_rounds
-
     from ..data.recorder import TrajectoryFileError
+    from ..data.tables.sovsim import load_agent_rounds
 
     try:
         df = load_agent_rounds(path)
