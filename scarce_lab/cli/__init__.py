@@ -8,7 +8,18 @@ groups; heavy imports (litellm, model) happen inside the commands, not at start-
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import typer
+
+
+class TableFormat(StrEnum):
+    """Output format of every ``table`` command."""
+
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
 
 app = typer.Typer(
     name="scarce-lab",

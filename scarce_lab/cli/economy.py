@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from . import run_app, table_app
+from . import TableFormat, run_app, table_app
 
 
 class AblationChoice(StrEnum):
@@ -28,12 +28,6 @@ class BaselineChoice(StrEnum):
 class DetailChoice(StrEnum):
     steps = "steps"
     episodes = "episodes"
-
-
-class FormatChoice(StrEnum):
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
 
 
 @run_app.command("economy")
@@ -118,7 +112,7 @@ def run_economy_cmd(
 @table_app.command("economy")
 def table_economy_cmd(
     path: Path = typer.Argument(..., help="Dataset folder or run directory."),  # noqa: B008
-    fmt: FormatChoice = typer.Option(FormatChoice.markdown, "--format", "-f"),  # noqa: B008
+    fmt: TableFormat = typer.Option(TableFormat.markdown, "--format", "-f"),  # noqa: B008
 ) -> None:
     """Solve rate per task and condition: first fifth and last fifth of training, and
     frozen evaluation (mean over seeds, 95% t-interval)."""
@@ -150,9 +144,9 @@ def table_economy_cmd(
         if eps.is_empty():
             raise typer.BadParameter(f"no complete economy runs below {path}")
     table = ablation_table(eps)
-    if fmt == FormatChoice.csv:
+    if fmt == TableFormat.csv:
         typer.echo(table.write_csv(), nl=False)
-    elif fmt == FormatChoice.json:
+    elif fmt == TableFormat.json:
         typer.echo(json.dumps(table.to_dicts(), indent=2))
     else:
         typer.echo(_markdown(format_table(table)))

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from . import run_app, table_app
+from . import TableFormat, run_app, table_app
 
 DEFAULT_OUT = Path("data/scarce")
 
@@ -46,12 +46,6 @@ class EffortChoice(StrEnum):
     low = "low"
     medium = "medium"
     high = "high"
-
-
-class FormatChoice(StrEnum):
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
 
 
 @run_app.command("scarce")
@@ -118,7 +112,7 @@ def run_scarce_cmd(
 @table_app.command("scarce")
 def table_scarce(
     path: Annotated[Path, typer.Argument(help="A run directory or a folder of runs.")],
-    fmt: Annotated[FormatChoice, typer.Option("--format", "-f")] = FormatChoice.markdown,
+    fmt: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.markdown,
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Per model/condition: win rate, mean bid, mean requested duration, private-chat use,
@@ -138,9 +132,9 @@ def table_scarce(
     if contentions.is_empty() and submissions.is_empty():
         raise typer.BadParameter(f"no SCARCE runs below {path}")
     df = summary(contentions, submissions, seed=seed)
-    if fmt == FormatChoice.csv:
+    if fmt == TableFormat.csv:
         typer.echo(df.write_csv(), nl=False)
-    elif fmt == FormatChoice.json:
+    elif fmt == TableFormat.json:
         typer.echo(df.write_json())
     else:
         with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,

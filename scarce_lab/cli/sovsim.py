@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from . import run_app, table_app
+from . import TableFormat, run_app, table_app
 
 
 class ConditionChoice(StrEnum):
@@ -27,12 +27,6 @@ class LabelChoice(StrEnum):
 class PresetChoice(StrEnum):
     sovsim = "sovsim"
     govsim = "govsim"
-
-
-class FormatChoice(StrEnum):
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
 
 
 @run_app.command("sovsim")
@@ -120,7 +114,7 @@ def table_sovsim(
     path: Annotated[Path, typer.Argument(help="Our run folder, a SovSim rationales.json tree or GovSim log_env.json runs.")],
     preset: Annotated[PresetChoice, typer.Option("--preset", help="Metric conventions.")] = PresetChoice.sovsim,
     strict: Annotated[bool, typer.Option("--strict", help="Strict survival: no collapse at all.")] = False,
-    fmt: Annotated[FormatChoice, typer.Option("--format", "-f")] = FormatChoice.markdown,
+    fmt: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.markdown,
     digits: Annotated[int, typer.Option("--digits", min=0, max=6)] = 2,
 ) -> None:
     """Print Table 1 (every metric, mean and 95% CI per model x condition) for PATH."""
