@@ -30,8 +30,9 @@ Metrics (SovSim paper, Sec. 4 / Table 1; convention parameters in :class:`Conven
 - Pearson r (with Fisher-z CI) between per-simulation leader extraction rate and
   survival time: :func:`leader_rate_vs_survival`.
 
-CIs: t-interval (``stats.mean_ci``) for means, Wilson (``stats.wilson_ci``) for the
-survival rate, bootstrap for the drop; all at 95%.
+CIs: t-interval (``stats.mean_ci``) for means, clipped to the metric's range
+(:data:`RANGES`: e.g. efficiency in [0, 1], survival time >= 1), Wilson
+(``stats.wilson_ci``) for the survival rate, bootstrap for the drop; all at 95%.
 """
 
 from __future__ import annotations
@@ -211,6 +212,28 @@ def _finite(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
+#: Natural range of each t-interval metric (None = unbounded); intervals are clipped to it.
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "survival_time": (1.0, None),
+    "total_payoff": (0.0, None),
+    "efficiency": (0.0, 1.0),
+    "equality": (0.0, 1.0),
+    "overuse": (0.0, 1.0),
+    "leader_extraction_rate": (0.0, 1.0),
+    "defection_onset": (1.0, None),
+}
+
+
+def _clip(v: float | None, lo: float | None, hi: float | None) -> float | None:
+    if v is None:
+        return None
+    if lo is not None:
+        v = max(lo, v)
+    if hi is not None:
+        v = min(hi, v)
+    return v
+
+
 def _mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
     if not values:
         return None, None, None
@@ -291,6 +314,8 @@ def summarize(per_sim: pl.DataFrame, *, baseline: str = "cpr", seed: int = 0) ->
             else:
                 vals = [float(v) for v in g[key].to_list() if v is not None and math.isfinite(float(v))]
                 mean, lo, hi = _mean_ci(vals)
+                a, b = RANGES.get(key, (None, None))
+                lo, hi = _clip(lo, a, b), _clip(hi, a, b)
                 n = len(vals)
             row.update({f"{key}_mean": mean, f"{key}_ci_low": lo, f"{key}_ci_high": hi, f"{key}_n": n})
         rows.append(row)
