@@ -386,3 +386,14 @@ def test_sovsim_table_on_corrupt_or_foreign_data_is_a_clear_error(tmp_path):
     rec.finish()
     res = _sovsim_cli(["table", "sovsim", str(tmp_path / "eco")])
     assert res.exit_code == 2 and "no SovSim data" in res.output
+
+
+def test_sovsim_run_with_an_unreachable_model_fails_instead_of_faking_a_game(tmp_path):
+    res = _sovsim_cli(["run", "sovsim", "-m", "nosuchprovider/foo", "-c", "cpr", "-n", "1", "--rounds", "3",
+                       "-o", str(tmp_path / "r"), "--no-progress"])
+    assert res.exit_code == 1
+    (manifest,) = (tmp_path / "r").glob("*/manifest.json")
+    import json
+
+    m = json.loads(manifest.read_text())
+    assert m["status"] == "failed" and "every model call of round 1 failed" in m["error"]

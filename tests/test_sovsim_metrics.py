@@ -144,7 +144,8 @@ def test_summary_survival_rate_drop_and_correlation(tmp_path):
     band = pool_band(load_agent_rounds(tmp_path)).filter(
         (pl.col("condition") == "kcpr") & (pl.col("round") == 2)
     ).row(0, named=True)
-    assert band["n"] == 2 and band["mean"] == pytest.approx((120 + 60) / 2)
+    # the simulation that collapsed in round 1 counts as an empty pool from round 2 on
+    assert band["n"] == 3 and band["mean"] == pytest.approx((120 + 60 + 0) / 3)
 
 
 def test_govsim_preset_on_hand_frame():

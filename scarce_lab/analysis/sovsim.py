@@ -256,7 +256,8 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
 
     Returns columns ``model, condition, baseline_rate, rate, drop, ci_low, ci_high``
     (drop = (SR_base - SR) / SR_base; null when SR_base = 0). The CI is a percentile
-    bootstrap (``n_boot`` resamples of simulations within each condition, seeded).
+    bootstrap (``n_boot`` resamples of simulations within each condition, seeded); null
+    when either condition has fewer than 2 simulations.
     """
     rows = []
     rng = random.Random(seed)
@@ -270,7 +271,9 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
             b, o = sum(base) / len(base), sum(other) / len(other)
             drop = (b - o) / b if b > 0 else None
             boots = []
-            for _ in range(n_boot if drop is not None else 0):
+            # a bootstrap of a single simulation per condition says nothing: no interval
+            resample = drop is not None and min(len(base), len(other)) >= 2
+            for _ in range(n_boot if resample else 0):
                 bb = sum(rng.choices(base, k=len(base))) / len(base)
                 oo = sum(rng.choices(other, k=len(other))) / len(other)
                 if bb > 0:
@@ -351,17 +354,35 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
 
 def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     """Pool at the start of each round, per simulation: ``model, condition, run_id,
-    round, pool_before, remaining`` (one row per simulation-round)."""
-    return (
+    round, pool_before, remaining`` (one row per simulation-round).
+
+    After a collapse the pool is gone: a simulation that collapsed in round k gets rows
+    for rounds k+1 .. R (R = the last round in the data) with pool 0, so that means and
+    bands are over every simulation and a collapse pulls them down instead of dropping
+    out of the average."""
+    played = (
         df.group_by("model", "condition", "run_id", "round")
-        .agg(pl.col("pool_before").first(), pl.col("remaining").first())
+        .agg(pl.col("pool_before").first(), pl.col("remaining").first(), pl.col("collapsed").first())
         .sort("model", "condition", "run_id", "round")
     )
+    if played.height == 0:
+        return played.drop("collapsed")
+    horizon = int(played["round"].max())
+    ends = played.filter(pl.col("collapsed")).select("model", "condition", "run_id", "round")
+    after = [
+        {"model": m, "condition": c, "run_id": run, "round": k, "pool_before": 0, "remaining": 0}
+        for m, c, run, last in ends.iter_rows()
+        for k in range(int(last) + 1, horizon + 1)
+    ]
+    out = played.drop("collapsed")
+    if after:
+        out = pl.concat([out, pl.DataFrame(after, schema=out.schema, orient="row")])
+    return out.sort("model", "condition", "run_id", "round")
 
 
 def pool_band(df: pl.DataFrame) -> pl.DataFrame:
-    """Mean pool per (model, condition, round) with a 95% t-band over the simulations
-    still running: ``model, condition, round, n, mean, ci_low, ci_high``."""
+    """Mean pool per (model, condition, round) with a 95% t-band over all simulations
+    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``."""
     dyn = pool_dynamics(df)
     rows = []
     for (model, cond, rnd), g in dyn.group_by("model", "condition", "round"):

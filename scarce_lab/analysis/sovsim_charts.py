@@ -169,7 +169,8 @@ def pool_sentence(df: pl.DataFrame) -> str:
     lowest = last.sort("mean").row(0, named=True)
     return (
         f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, {lowest['condition']}, "
-        f"round {lowest['round']}); bands are 95% t-intervals over the simulations still running."
+        f"round {lowest['round']}); a collapsed pool counts as 0 after its collapse, and bands are "
+        "95% t-intervals over all simulations."
     )
 
 

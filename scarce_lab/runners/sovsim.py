@@ -208,6 +208,10 @@ def _llm_config(client: Any) -> dict[str, Any] | None:
     return {k: getattr(settings, k, None) for k in ("temperature", "max_tokens", "api_base")}
 
 
+class ModelUnreachableError(RuntimeError):
+    """Every model call of a round failed at the transport level (no answer at all)."""
+
+
 # -- one game ------------------------------------------------------------------------
 async def arun_game(
     spec: GameSpec,
@@ -306,6 +310,7 @@ async def _play_round(
 ) -> None:
     r = game.round
     result: RoundRecord | None = None
+    round_calls: list[Any] = []
     while result is None:
         phase = game.phase
         acting = game.acting_agents()
@@ -321,8 +326,15 @@ async def _play_round(
             value, d = _legalize(obs[a], d)
             actions[a] = value
             rec.record_calls(d.calls)
+            round_calls.extend(d.calls)
             kind = "announcement" if phase == Phase.announce else "extraction"
             rec.emit(kind, round=r, phase=phase.value, agent=a, payload=_decision_payload(obs[a], d, value))
+        if round_calls and all(c.raw_response is None and c.error for c in round_calls):
+            # Not one answer this round: the model is unreachable (unknown provider,
+            # missing key, server down). Fallbacks would make a game that looks real.
+            raise ModelUnreachableError(
+                f"every model call of round {r} failed; first error: {round_calls[0].error}"
+            )
         result = game.act(actions)
     rec.emit("round", round=r, phase="settle", payload=_round_payload(game, result))
     if game.over:
