@@ -206,7 +206,11 @@ def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.Data
     per_run = per_agent.group_by(["task", "condition", "run_id"]).agg(
         (pl.col("top").sum() / pl.col("tot").sum()).alias("index")
     )
-    return _summ(per_run, ["task", "condition"], "index", "specialisation")
+    out = _summ(per_run, ["task", "condition"], "index", "specialisation")
+    # a share lies in [0, 1]; the t-interval does not know that
+    return out.with_columns(
+        pl.col(c).cast(pl.Float64).clip(0.0, 1.0) for c in ("specialisation_lo", "specialisation_hi")
+    )
 
 
 def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFrame:
