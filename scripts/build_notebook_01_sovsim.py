@@ -36,7 +36,7 @@ cells = [
          "    df = df.filter(pl.col('model').is_in(MODELS))\n"
          "conv = metrics.convention(PRESET, strict_survival=STRICT)\n"
          "per_sim = metrics.simulation_metrics(df, conv)\n"
-         "summary = metrics.summarize(per_sim)\n"
+         "summary = metrics.summarize(per_sim, conv=conv)\n"
          "print(f\"{df.height} agent-rounds, {per_sim.height} finished simulations, models: {sorted(df['model'].unique())}\")"),
     md("## Table 1: all metrics, mean [95% CI] per model and condition\n\n"
        "t-intervals for means, Wilson for the survival rate, percentile bootstrap for the relative "

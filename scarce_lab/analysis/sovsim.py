@@ -293,11 +293,19 @@ def _cond_key(c: str) -> tuple[int, str]:
     return (CONDITION_ORDER.index(c) if c in CONDITION_ORDER else len(CONDITION_ORDER), c)
 
 
-def summarize(per_sim: pl.DataFrame, *, baseline: str = "cpr", seed: int = 0) -> pl.DataFrame:
+def summarize(
+    per_sim: pl.DataFrame, *, baseline: str = "cpr", seed: int = 0, conv: Convention | None = None
+) -> pl.DataFrame:
     """Table 1: one row per (model, condition) with ``n`` and, for each metric in
     :data:`METRICS`, ``<metric>_mean``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
-    ``<metric>_n`` (simulations with a value).
+    ``<metric>_n`` (simulations with a value). With ``conv``, survival time is also
+    clipped to ``conv.rounds`` and total payoff to ``conv.max_total_payoff``.
     """
+    ranges = dict(RANGES)
+    if conv is not None:
+        ranges["survival_time"] = (1.0, float(conv.rounds))
+        ranges["defection_onset"] = (1.0, float(conv.rounds))
+        ranges["total_payoff"] = (0.0, conv.max_total_payoff)
     drops = survival_drop(per_sim, baseline=baseline, seed=seed)
     drop_map = {(r["model"], r["condition"]): r for r in drops.iter_rows(named=True)}
     rows = []
@@ -317,7 +325,7 @@ def summarize(per_sim: pl.DataFrame, *, baseline: str = "cpr", seed: int = 0) ->
             else:
                 vals = [float(v) for v in g[key].to_list() if v is not None and math.isfinite(float(v))]
                 mean, lo, hi = _mean_ci(vals)
-                a, b = RANGES.get(key, (None, None))
+                a, b = ranges.get(key, (None, None))
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
                 n = len(vals)
             row.update({f"{key}_mean": mean, f"{key}_ci_low": lo, f"{key}_ci_high": hi, f"{key}_n": n})
@@ -459,4 +467,4 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
 def sovsim_table(df: pl.DataFrame, preset: str = "sovsim", strict: bool = False) -> pl.DataFrame:
     """Shortcut: agent-round table -> Table 1 frame with the named preset."""
     conv = convention(preset, strict_survival=strict)
-    return summarize(simulation_metrics(df, conv))
+    return summarize(simulation_metrics(df, conv), conv=conv)
