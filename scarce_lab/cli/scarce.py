@@ -8,14 +8,10 @@ from typing import Annotated
 
 import typer
 
+from ..envs.slots.protocol import Mechanism
 from . import TableFormat, run_app, table_app
 
 DEFAULT_OUT = Path("data/scarce")
-
-
-class MechanismChoice(StrEnum):
-    fixed = "fixed"
-    revisable = "revisable"
 
 
 class SchedulerChoice(StrEnum):
@@ -59,7 +55,7 @@ def run_scarce_cmd(
     subruns: int = typer.Option(4, "--subruns", min=1, max=4),
     budget: int = typer.Option(1000, "--budget", min=0, help="Credits per worker per subrun."),
     deadline_min: float = typer.Option(25.0, "--deadline-min", min=0.1, help="Deadline per subrun, minutes."),
-    mechanism: Annotated[MechanismChoice, typer.Option("--mechanism")] = MechanismChoice.fixed,
+    mechanism: Annotated[Mechanism, typer.Option("--mechanism")] = Mechanism.fixed,
     scheduler: Annotated[SchedulerChoice, typer.Option("--scheduler")] = SchedulerChoice.ballots,
     memory: Annotated[MemoryChoice, typer.Option("--memory")] = MemoryChoice.subrun,
     clock: Annotated[ClockChoice, typer.Option("--clock")] = ClockChoice.virtual,
