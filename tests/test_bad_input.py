@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
+from scarce_lab.data.events.sovsim import Extraction
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import (
     EVENTS,
@@ -59,20 +60,20 @@ def test_lone_surrogate_in_answer_is_recorded_not_a_crash(tmp_path):
     assert out.valid and out.decision == Pick(amount=2, note="a\ufffdb")
     rec = RunRecorder.create(tmp_path / "r1", manifest())
     rec.record_calls(out.calls)
-    rec.emit("pick", round=0, payload={"note": "x\udc80y"})  # a raw lone surrogate too
+    rec.emit(Extraction(extraction=3, max_extraction=30, pool_seen=120, reasoning="x\udc80y"), round=0,
+             agent="a0")  # a raw lone surrogate too
     rec.commit_round(0)
     rec.finish()
     ds = load_dataset(tmp_path / "r1")
     (call,) = ds.llm_calls.collect().to_dicts()
     assert json.loads(call["parsed"]) == {"amount": 2, "note": "a\ufffdb"}
-    payloads = ds.events.collect()["payload"].to_list()
-    assert json.loads(payloads[0]) == {"note": "x\ufffdy"}
+    assert ds.payloads("extraction").collect()["reasoning"].to_list() == ["x\ufffdy"]
 
 
 # -- trajectory files ----------------------------------------------------------------
 def _one_run(root: Path, run_id="r1", status=RunStatus.complete) -> Path:
     rec = RunRecorder.create(root / run_id, manifest(run_id))
-    rec.emit("x", round=0, payload={"v": 1})
+    rec.emit(Extraction(extraction=3, max_extraction=30, pool_seen=120), round=0, agent="a0")
     rec.commit_round(0)
     if status != RunStatus.running:
         rec.finish(status)
@@ -84,8 +85,12 @@ def test_event_field_of_wrong_type_names_path_line_field_and_value(tmp_path):
     lines = (rd / EVENTS).read_text().splitlines()
     lines[1] = lines[1].replace('"seq":1', '"seq":"abc"')
     (rd / EVENTS).write_text("\n".join(lines) + "\n")
-    with pytest.raises(TrajectoryFileError, match=r"events\.jsonl:2: field 'seq' must be Int64, got 'abc'"):
+    with pytest.raises(TrajectoryFileError, match=r"events\.jsonl:2: invalid event: field 'seq': .*got 'abc'"):
         load_dataset(tmp_path)
+    lines[1] = lines[1].replace('"seq":"abc"', '"seq":1').replace('"kind":"round_committed"', '"kind":"extraction"')
+    (rd / EVENTS).write_text("\n".join(lines) + "\n")
+    with pytest.raises(TrajectoryFileError, match=r"events\.jsonl:2: invalid event: field 'payload\.extraction"):
+        load_dataset(tmp_path)  # a payload that does not match its kind names the missing field
 
 
 def test_bad_manifest_is_one_line_naming_field_and_value(tmp_path):
@@ -98,7 +103,7 @@ def test_bad_manifest_is_one_line_naming_field_and_value(tmp_path):
     (rd / MANIFEST).write_text("{not json")
     with pytest.raises(TrajectoryFileError) as info:
         read_manifest(rd)
-    assert "manifest.json: invalid manifest: Invalid JSON" in str(info.value) and "\n" not in str(info.value)
+    assert "manifest.json:1: not valid JSON" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_run_id_held_by_two_directories_counts_once(tmp_path):
@@ -112,27 +117,28 @@ def test_run_id_held_by_two_directories_counts_once(tmp_path):
 
 
 # -- economy ------------------------------------------------------------------------
-def test_economy_rerun_after_interruption_restarts_cleanly(tmp_path):
+def test_economy_rerun_after_a_kill_without_checkpoint_restarts_cleanly(tmp_path):
     from scarce_lab.data.tables.economy import episodes
     from scarce_lab.runners.economy import EconomyRunConfig, run_economy
 
     cfg = EconomyRunConfig(agents=3, episodes=6, eval_episodes=2, detail="episodes")
     rd = run_economy(cfg, tmp_path)
-    # Simulate a kill -9 after episode 2: committed rounds 0..2, a torn line, status running.
-    lines = (rd / EVENTS).read_text().splitlines(keepends=True)
+    full = (rd / EVENTS).read_text()
+    # Simulate a kill -9 after episode 2 that also lost the checkpoint: committed rounds
+    # 0..2, a torn line, status running.
+    lines = full.splitlines(keepends=True)
     ends = [i for i, ln in enumerate(lines) if '"kind":"round_committed"' in ln]
     (rd / EVENTS).write_text("".join(lines[: ends[2] + 1]) + '{"run_id": "eco-')
     m = read_manifest(rd)
     m.status, m.ended_at = RunStatus.running, None
     (rd / MANIFEST).write_text(m.model_dump_json())
-    assert run_economy(cfg, tmp_path) == rd  # no FileExistsError
+    with pytest.raises(FileExistsError, match="--resume"):
+        run_economy(cfg, tmp_path)
+    assert run_economy(cfg, tmp_path, resume=True) == rd
     assert read_manifest(rd).status == RunStatus.complete
-    assert (tmp_path / f"{rd.name}.incomplete-0" / MANIFEST).exists()
-    with pytest.warns(UserWarning, match="incomplete-0"):
-        eps = episodes(load_dataset(tmp_path))
-    assert eps.height == 8  # 6 train + 2 eval, counted once
-    before = (rd / EVENTS).read_text()
-    assert run_economy(cfg, tmp_path) == rd and (rd / EVENTS).read_text() == before  # complete: skipped
+    assert (rd / EVENTS).read_text() == full  # restarted from episode 0: the same trajectory
+    assert episodes(load_dataset(tmp_path)).height == 8  # 6 train + 2 eval, counted once
+    assert run_economy(cfg, tmp_path) == rd and (rd / EVENTS).read_text() == full  # complete: skipped
 
 
 def test_economy_bad_task_file_writes_nothing(tmp_path):
@@ -149,17 +155,18 @@ def test_economy_bad_task_file_writes_nothing(tmp_path):
 def test_economy_bool_credit_is_rejected():
     from scarce_lab.envs.economy import EconomyConfig
 
-    with pytest.raises(ValueError, match="rent must be an int, got True"):
+    with pytest.raises(ValueError, match=r"rent\n.*valid integer.*input_value=True"):
         EconomyConfig(rent=True)
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--schedule", "weird"], "schedule must be 'uniform' or 'curriculum', got 'weird'"),
-        (["--model", ""], "model must be scripted/<name> or a litellm model, got ''"),
+        (["--schedule", "weird"], "'weird' is not one of 'uniform', 'curriculum'"),
+        (["--model", ""], "EconomyRunConfig.model: String should have at least 1 character (got '')"),
         (["--model", "scripted/nonexistent"], "random-rules|expert, got 'nonexistent'"),
-        (["--economy", "[1]"], "economy: Input should be a valid dictionary (got [1])"),
+        (["-S", "economy=[1]"], "EconomyRunConfig.economy: Input should be a valid dictionary"),
+        (["-S", "economy.rnet=2"], "EconomyRunConfig.economy.rnet: Extra inputs are not permitted"),
         (["--task", "jsonl:/nonexistent.jsonl", "--model", "scripted/partial"], "--task jsonl:/nonexistent.jsonl"),
     ],
 )
@@ -313,9 +320,9 @@ def test_a_run_written_by_another_live_process_is_neither_moved_nor_resumed(tmp_
     holder = (
         "import sys, time\n"
         "from scarce_lab.data.recorder import RunRecorder\n"
-        "from scarce_lab.data.schema import RunManifest\n"
-        f"RunRecorder.create({str(run_dir)!r}, RunManifest(run_id='x', environment='economy', condition='none',"
-        " seed=0, package_version='0'))\n"
+        "from scarce_lab.runners.economy import EconomyRunConfig, manifest_for\n"
+        "cfg = EconomyRunConfig(agents=2, episodes=2, eval_episodes=0)\n"
+        f"RunRecorder.create({str(run_dir)!r}, manifest_for(cfg, cfg.run_id))\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
@@ -331,8 +338,8 @@ def test_a_run_written_by_another_live_process_is_neither_moved_nor_resumed(tmp_
     finally:
         proc.kill()
         proc.wait()
-    assert not run_in_progress(run_dir)  # a dead writer's lock is gone: restart is allowed
-    assert read_manifest(run_economy(cfg, tmp_path)).status == RunStatus.complete
+    assert not run_in_progress(run_dir)  # a dead writer's lock is gone: resuming is allowed
+    assert read_manifest(run_economy(cfg, tmp_path, resume=True)).status == RunStatus.complete
 
 
 def test_a_finished_run_directory_holds_only_data_files(tmp_path):

@@ -8,8 +8,10 @@ import json
 import polars as pl
 import pytest
 
+from scarce_lab.data.events.sovsim import Extraction
+from scarce_lab.data.jsonl import TornLineWarning
 from scarce_lab.data.loaders import load_dataset
-from scarce_lab.data.recorder import EVENTS, RunRecorder, TrajectoryFileError
+from scarce_lab.data.recorder import CHECKPOINT, EVENTS, RunRecorder, TrajectoryFileError
 from scarce_lab.data.schema import LLMCallRecord, RunManifest, RunStatus
 
 
@@ -22,8 +24,8 @@ def manifest(run_id="r1") -> RunManifest:
 
 def write_rounds(rec: RunRecorder, rounds):
     for r in rounds:
-        rec.emit("extraction", round=r, phase="act", agent="a0", payload={"z": 3 * r})
-        rec.commit_round(r)
+        rec.emit(Extraction(extraction=3 * r, max_extraction=30, pool_seen=120), round=r, phase="act", agent="a0")
+        rec.commit_round(r, state={"after_round": r})
 
 
 def test_rounds_are_durable_and_load(tmp_path):
@@ -38,9 +40,11 @@ def test_rounds_are_durable_and_load(tmp_path):
     ev = ds.events.collect()
     assert ev.filter(pl.col("kind") == "extraction")["round"].to_list() == [1, 2]
     assert ev["seq"].to_list() == list(range(4))
-    z = ev.filter(pl.col("kind") == "extraction")["payload"].str.json_path_match("$.z")
-    assert z.to_list() == ["3", "6"]
+    assert ev.filter(pl.col("kind") == "extraction")["visible_to"].to_list() == [["a0"], ["a0"]]
+    z = ds.payloads("extraction").collect()
+    assert z["extraction"].to_list() == [3, 6] and z.schema["extraction"] == pl.Int64  # typed, not JSON text
     assert ds.llm_calls.collect()["run_id"].to_list() == ["r1"]
+    assert not (tmp_path / "r1" / CHECKPOINT).exists()  # a complete run keeps no working state
 
 
 def test_create_refuses_an_existing_run(tmp_path):
@@ -55,10 +59,14 @@ def test_resume_drops_the_unfinished_round_and_torn_line(tmp_path):
     write_rounds(rec, [1, 2])
     # round 3 half written: one event without its commit marker, then a torn line
     with (rd / EVENTS).open("a") as fh:
-        fh.write(json.dumps({"run_id": "r1", "seq": 6, "round": 3, "kind": "extraction"}) + "\n")
-        fh.write('{"run_id": "r1", "seq": 7, "rou')
-    rec2, committed = RunRecorder.resume(rd)
-    assert [e.round for e in committed if e.kind == "extraction"] == [1, 2]
+        fh.write(json.dumps({"run_id": "r1", "seq": 4, "round": 3, "kind": "extraction", "agent": "a0",
+                             "visibility": "private", "visible_to": ["a0"],
+                             "payload": {"extraction": 9, "max_extraction": 30, "pool_seen": 120}}) + "\n")
+        fh.write('{"run_id": "r1", "seq": 5, "rou')
+    with pytest.warns(TornLineWarning, match="events.jsonl:6"):  # what a reader sees meanwhile
+        load_dataset(rd)
+    rec2, ck = RunRecorder.resume(rd)
+    assert ck.state == {"after_round": 2} and ck.round == 2
     assert rec2.manifest.status == RunStatus.running
     write_rounds(rec2, [3])
     rec2.finish()

@@ -46,7 +46,7 @@ def metrics(tmp_path, **conv):
 
 
 def one(ps, cond="cpr"):
-    return ps.filter(pl.col("condition") == cond).row(0, named=True)
+    return ps.filter(pl.col("base_condition") == cond).row(0, named=True)
 
 
 def test_everyone_15(tmp_path):

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from scarce_lab.cli import app
 from scarce_lab.data.recorder import read_manifest
-from scarce_lab.runners.sovsim import GameSpec, arun_game, plan_sweep, run_sweep
+from scarce_lab.runners.sovsim import GameSpec, SovSimConfig, arun_game, plan_sweep, run_sweep
 
 
 def events(run_dir):
@@ -107,14 +107,17 @@ def test_llm_game_records_calls_with_mock(tmp_path):
     from scarce_lab.agents.sovsim import LLMAgent
 
     client = llm.LLMClient(llm.LLMSettings(cache=False, max_retries=0))
-    agent = LLMAgent("openai/gpt-4o-mini", client, litellm_kwargs={"mock_response": '{"reasoning": "r", "extraction": 30}'})
-    spec = GameSpec("cpr", "openai/gpt-4o-mini", rounds=2)
+    spec = SovSimConfig(condition="cpr", model="openai/gpt-4o-mini", game={"rounds": 2}, llm={"temperature": 0.0})
+    agent = LLMAgent("openai/gpt-4o-mini", client, temperature=spec.llm.temperature,
+                     litellm_kwargs={"mock_response": '{"reasoning": "r", "extraction": 30}'})
     res = asyncio.run(arun_game(spec, tmp_path, client=client, agents={a: agent for a in ("a0", "a1", "a2", "a3")}))
     assert res.rounds_played == 1 and res.collapsed  # 4 x 30 = 120 -> collapse
     calls = [json.loads(x) for x in (tmp_path / spec.run_id / "llm_calls.jsonl").read_text().splitlines()]
     assert len(calls) == 4 and {c["agent"] for c in calls} == {"a0", "a1", "a2", "a3"}
     assert all(c["run_id"] == spec.run_id and c["round"] == 1 and c["parsed"]["extraction"] == 30 for c in calls)
-    assert read_manifest(tmp_path / spec.run_id).config["llm"]["temperature"] == 0.0
+    m = read_manifest(tmp_path / spec.run_id)
+    assert m.config["llm"]["temperature"] == 0.0 and m.condition_settings["llm.temperature"] == 0.0
+    assert all(c["params"]["temperature"] == 0.0 for c in calls)  # the record and the manifest agree
 
 
 def test_cli_run_and_table(tmp_path):

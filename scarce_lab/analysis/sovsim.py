@@ -141,7 +141,10 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
     d = conv.overuse_divisor
+    if "base_condition" not in df.columns:
+        df = df.with_columns(base_condition=pl.lit(None, dtype=pl.String))
     x = df.with_columns(
+        base_condition=pl.coalesce("base_condition", "condition"),
         collapsed_round=pl.col("collapsed") | (pl.col("remaining") < conv.collapse_threshold),
         over=(pl.col("extraction") > pl.col("pool_before") / d),
         defect=(~pl.col("is_leader")) & (pl.col("extraction") > pl.col("pool_seen") / d),
@@ -163,6 +166,7 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
             pl.col("source").first(),
             pl.col("model").first(),
             pl.col("condition").first(),
+            pl.col("base_condition").first(),
             pl.col("simulation").first(),
             pl.col("round").max().alias("rounds_played"),
             pl.col("collapsed_round").any().alias("collapsed"),
@@ -190,19 +194,24 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     if drop_unfinished:
         sims = sims.filter(pl.col("finished"))
     cols = [
-        "source", "model", "condition", "run_id", "simulation", "rounds_played", "collapsed",
+        "source", "model", "condition", "base_condition", "run_id", "simulation", "rounds_played", "collapsed",
         "finished", "survival_time", "survived", "survived_lenient", "survived_strict",
         "total_payoff", "total_extraction", "efficiency", "equality", "overuse",
         "leader_extraction_rate", "defection_onset", "misreport",
     ]
     return sims.select(cols).with_columns(pl.col("defection_onset").cast(pl.Float64)).sort(
-        "model", _condition_rank(), "simulation", "run_id"
+        "model", _condition_rank(), "condition", "simulation", "run_id"
     )
 
 
 def _condition_rank() -> pl.Expr:
     order = {c: i for i, c in enumerate(CONDITION_ORDER)}
-    return pl.col("condition").replace_strict(order, default=len(order), return_dtype=pl.Int64)
+    return pl.col("base_condition").replace_strict(order, default=len(order), return_dtype=pl.Int64)
+
+
+def _baseline_label(condition: str, base: str, baseline: str) -> str:
+    """The baseline condition with the same other settings: ``kcpr,rounds=2`` -> ``cpr,rounds=2``."""
+    return baseline + condition[len(base):] if condition.startswith(base) else baseline
 
 
 def _finite(v) -> float | None:
@@ -254,19 +263,27 @@ def _wilson(successes: int, n: int) -> tuple[float | None, float | None, float |
 def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:
     """Relative survival-rate drop from ``baseline`` to every other condition, per model.
 
-    Returns columns ``model, condition, baseline_rate, rate, drop, ci_low, ci_high``
-    (drop = (SR_base - SR) / SR_base; null when SR_base = 0). The CI is a percentile
-    bootstrap (``n_boot`` resamples of simulations within each condition, seeded); null
-    when either condition has fewer than 2 simulations.
+    Each condition is compared with the baseline run under the *same* other settings
+    (``kcpr,rounds=2`` with ``cpr,rounds=2``); a condition without such a baseline gets
+    no row. Returns columns ``model, condition, baseline_rate, rate, drop, ci_low,
+    ci_high`` (drop = (SR_base - SR) / SR_base; null when SR_base = 0). The CI is a
+    percentile bootstrap (``n_boot`` resamples of simulations within each condition,
+    seeded); null when either condition has fewer than 2 simulations.
     """
     rows = []
     rng = random.Random(seed)
+    if "base_condition" not in per_sim.columns:
+        per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
     for model in sorted(per_sim["model"].unique().to_list()):
         m = per_sim.filter(pl.col("model") == model)
-        base = m.filter(pl.col("condition") == baseline)["survived"].cast(pl.Float64).to_list()
-        if not base:
-            continue
-        for cond in sorted(set(m["condition"].to_list()) - {baseline}, key=_cond_key):
+        pairs = m.select("condition", "base_condition").unique().rows()
+        for cond, cbase in sorted(pairs, key=lambda p: (_cond_key(p[1]), p[0])):
+            if cbase == baseline:
+                continue
+            base_label = _baseline_label(cond, cbase, baseline)
+            base = m.filter(pl.col("condition") == base_label)["survived"].cast(pl.Float64).to_list()
+            if not base:
+                continue
             other = m.filter(pl.col("condition") == cond)["survived"].cast(pl.Float64).to_list()
             b, o = sum(base) / len(base), sum(other) / len(other)
             drop = (b - o) / b if b > 0 else None
@@ -309,8 +326,10 @@ def summarize(
     drops = survival_drop(per_sim, baseline=baseline, seed=seed)
     drop_map = {(r["model"], r["condition"]): r for r in drops.iter_rows(named=True)}
     rows = []
-    keys = per_sim.select(_GROUP).unique().rows()
-    for model, cond in sorted(keys, key=lambda k: (k[0], _cond_key(k[1]))):
+    if "base_condition" not in per_sim.columns:
+        per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
+    keys = per_sim.select(*_GROUP, "base_condition").unique().rows()
+    for model, cond, _base in sorted(keys, key=lambda k: (k[0], _cond_key(k[2]), k[1])):
         g = per_sim.filter((pl.col("model") == model) & (pl.col("condition") == cond))
         row: dict = {"model": model, "condition": cond, "n": g.height}
         for key, _, _ in METRICS:

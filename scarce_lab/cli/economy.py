@@ -2,111 +2,83 @@
 
 from __future__ import annotations
 
+import inspect
 import json
-from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._options import (
+    _option,
+    common_parameters,
+    config_leaves,
+    expand,
+    fail,
+    parse_kwargs,
+    with_signature,
+)
+
+_ALIASES = {"agents": ("-n",), "episodes": ("-e",), "ablation": ("-a",), "model": ("-m",), "seed": ("-s",)}
 
 
-class AblationChoice(StrEnum):
-    none = "none"
-    no_auction = "no-auction"
-    no_exploration = "no-exploration"
-    no_exploitation = "no-exploitation"
-    all = "all"
+def _leaves():
+    from ..config.economy import EconomyRunConfig
+
+    return EconomyRunConfig, config_leaves(EconomyRunConfig, aliases=_ALIASES, extra_choices={"ablation": ("all",)})
 
 
-class BaselineChoice(StrEnum):
-    none = "none"
-    full = "full"
-    round_robin = "round-robin"
+def run_economy_cmd(**kwargs) -> None:
+    """Train an economy of agents on a task, evaluate it frozen, and record each run under OUT.
 
-
-class DetailChoice(StrEnum):
-    steps = "steps"
-    episodes = "episodes"
-
-
-@run_app.command("economy")
-def run_economy_cmd(
-    task: str = typer.Option("blocksworld", "--task", help="blocksworld, arithmetic or jsonl:PATH (question/answer pairs)."),
-    agents: int = typer.Option(12, "--agents", "-n", min=1, help="Founding population size."),
-    episodes: int = typer.Option(300, "--episodes", "-e", min=1, help="Training episodes."),
-    eval_episodes: int = typer.Option(40, "--eval-episodes", min=0, help="Frozen evaluation episodes after training."),
-    ablation: list[AblationChoice] = typer.Option(  # noqa: B008
-        [AblationChoice.none], "--ablation", "-a", help="none, no-auction, no-exploration, no-exploitation or all (repeatable)."
-    ),
-    baseline: BaselineChoice = typer.Option(BaselineChoice.none, "--baseline", help="none (the economy), full (one agent with every capability) or round-robin (partial agents in fixed order)."),  # noqa: B008
-    model: str = typer.Option("scripted/random-rules", "--model", "-m", help="scripted/<name> (rule or scripted agents) or a litellm model such as embedded/smollm2."),
-    seed: list[int] = typer.Option([0], "--seed", "-s", help="Run seed (repeatable: one run per seed)."),  # noqa: B008
-    out: Path = typer.Option(Path("data/economy"), "--out", "-o", help="Dataset folder (one run directory per run)."),  # noqa: B008
-    detail: DetailChoice = typer.Option(DetailChoice.steps, "--detail", help="steps: every auction/payment/step event; episodes: per-episode summaries only."),  # noqa: B008
-    snapshot_every: int = typer.Option(1, "--snapshot-every", min=1, help="Population snapshot every k episodes."),
-    economy: str = typer.Option("{}", "--economy", help='EconomyConfig overrides as JSON, e.g. \'{"rent": 2}\'.'),
-    min_blocks: int = typer.Option(2, "--min-blocks", min=1),
-    max_blocks: int = typer.Option(5, "--max-blocks", min=1),
-    schedule: str = typer.Option("uniform", "--schedule", help="Blocks World sizes: uniform or curriculum."),
-    n_steps: int = typer.Option(3, "--n-steps", min=1, max=6, help="Operations per arithmetic problem."),
-    qa_max_steps: int = typer.Option(6, "--qa-max-steps", min=1, help="Steps per QA episode (arithmetic, jsonl)."),
-    api_base: str | None = typer.Option(None, "--api-base", help="API base URL for a local/hosted server."),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0, max=2.0),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder (default: the client's)."),  # noqa: B008
-) -> None:
-    """Train an economy of agents on a task, evaluate it frozen, and record each run under OUT."""
-    from pydantic import ValidationError
-
+    One run per ablation x seed. Every setting of the Economy config is an option (or
+    -S key=value, e.g. -S economy.rent=2).
+    """
+    from ..config.base import ConfigError
     from ..data.recorder import RunInProgressError
-    from ..runners.economy import EconomyRunConfig, _Tasks, make_policy, run_economy
+    from ..runners.economy import _Tasks, make_policy, run_economy
+    from ..runtime import RunMismatchError
 
+    cls, leaves = _leaves()
+    out, resume = kwargs.pop("out"), kwargs.pop("resume")
+    parsed = parse_kwargs(cls, leaves, kwargs)
     try:
-        overrides = json.loads(economy)
-    except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"--economy must be JSON: {exc}") from None
-    ablations = (
-        ["none", "no-auction", "no-exploration", "no-exploitation"]
-        if AblationChoice.all in ablation
-        else [a.value for a in ablation]
-    )
-    client = None
-    if model.strip() and not model.startswith("scripted/"):
-        from ..llm import LLMClient, LLMSettings
-
-        try:
-            client = LLMClient(LLMSettings(temperature=temperature, api_base=api_base, cache_dir=cache_dir))
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--cache-dir") from None
-    configs = []
-    for s in seed:
-        for abl in ablations:
-            try:
-                cfg = EconomyRunConfig(
-                    task=task, agents=agents, episodes=episodes, eval_episodes=eval_episodes, ablation=abl,
-                    baseline=baseline.value, model=model, seed=s, economy=overrides, detail=detail.value,
-                    snapshot_every=snapshot_every, min_blocks=min_blocks, max_blocks=max_blocks,
-                    schedule=schedule, n_steps=n_steps, qa_max_steps=qa_max_steps,
-                )
-            except ValidationError as exc:
-                raise typer.BadParameter(_validation_text(exc)) from None
-            configs.append(cfg)
+        configs = expand(cls, parsed, order=("seed", "ablation"), expand_values={
+            "ablation": {"all": ["none", "no-auction", "no-exploration", "no-exploitation"]}})
+    except ConfigError as exc:
+        raise fail(exc) from None
     try:  # the task file and the model/policy, before anything is written
         _Tasks(configs[0], None)
-        make_policy(configs[0], client=client)
+        make_policy(configs[0])
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     except OSError as exc:
-        raise typer.BadParameter(f"--task {task}: {exc}") from None
+        raise typer.BadParameter(f"--task {configs[0].task}: {exc}") from None
     run_dirs = []
     for cfg in configs:
         try:
-            run_dirs.append(run_economy(cfg, out, client=client))
-        except RunInProgressError as exc:
+            run_dirs.append(run_economy(cfg, out, resume=resume))
+        except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
         typer.echo(f"{run_dirs[-1]}")
     _warn_call_errors(run_dirs)
+
+
+def _run_params():
+    _, leaves = _leaves()
+    return [
+        *(_option(leaf) for leaf in leaves),
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=Path("data/economy"), annotation=Annotated[
+            Path, typer.Option("--out", "-o", help="dataset folder (one run directory per run)")]),
+        inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+            bool, typer.Option("--resume", help="continue unfinished runs from their last committed episode")]),
+        *common_parameters(),
+    ]
+
+
+run_app.command("economy")(with_signature(run_economy_cmd, _run_params()))
 
 
 @table_app.command("economy")
@@ -150,17 +122,6 @@ def table_economy_cmd(
         typer.echo(json.dumps(table.to_dicts(), indent=2))
     else:
         typer.echo(_markdown(format_table(table)))
-
-
-def _validation_text(exc) -> str:
-    """One line per pydantic error: ``field: message (got value)``."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "config"
-        got = err.get("input")
-        got = "" if isinstance(got, dict) or repr(got) in err["msg"] else f" (got {got!r})"
-        parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}{got}")
-    return "; ".join(parts)
 
 
 def _markdown(df) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -9,19 +10,15 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
-
-
-class ConditionChoice(StrEnum):
-    cpr = "cpr"
-    bcpr = "bcpr"
-    kcpr = "kcpr"
-    kcpr_m = "kcpr_m"
-    all = "all"
-
-
-class LabelChoice(StrEnum):
-    default = "default"
-    neutral = "neutral"
+from ._options import (
+    _option,
+    common_parameters,
+    config_leaves,
+    expand,
+    fail,
+    parse_kwargs,
+    with_signature,
+)
 
 
 class PresetChoice(StrEnum):
@@ -29,75 +26,42 @@ class PresetChoice(StrEnum):
     govsim = "govsim"
 
 
-@run_app.command("sovsim")
-def run_sovsim(
-    condition: Annotated[
-        list[ConditionChoice] | None,
-        typer.Option("--condition", "-c", help="cpr, bcpr, kcpr, kcpr_m or all (repeatable; default all)."),
-    ] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model", "-m",
-            help="Model for all agents (repeatable; default embedded/smollm2): a litellm model, "
-            "embedded/smollm2 or scripted/<policy>[:arg].",
-        ),
-    ] = None,
-    simulations: Annotated[int, typer.Option("--simulations", "-n", min=1, help="Simulations per model and condition.")] = 5,
-    seed: Annotated[int, typer.Option("--seed", help="Sweep seed (each simulation derives its own).")] = 0,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder (one run directory per simulation).")] = Path("data/sovsim"),
-    resume: Annotated[bool, typer.Option("--resume", help="Continue unfinished runs from their last committed round.")] = False,
-    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds per game.")] = 12,
-    role_labels: Annotated[LabelChoice, typer.Option("--role-labels", help="Role labels in prompts.")] = LabelChoice.default,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-k", min=1, help="Concurrent model calls.")] = 8,
-    api_base: Annotated[str | None, typer.Option("--api-base", help="API base URL for a local/hosted server.")] = None,
-    temperature: Annotated[
-        float,
-        typer.Option(
-            "--temperature", min=0.0, max=2.0,
-            help="Sampling temperature. Above 0 so that simulations are replicates (each run's "
-            "seed drives the sampling); at 0 identical prompts give identical games.",
-        ),
-    ] = 0.7,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Response cache folder (default: the client's).")] = None,
-    timeout_s: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", min=1.0,
-            help="Seconds per model call before it counts as failed (default: the client's). "
-            "The embedded model waits for a machine-wide lock, so give it more on a busy machine.",
-        ),
-    ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
-) -> None:
-    """Play SovSim games (all agents driven by one model) and record them under OUT."""
-    from ..runners.sovsim import plan_sweep, run_sweep
+_ALIASES = {
+    "condition": ("-c",), "model": ("-m",), "llm.max_concurrency": ("--concurrency", "-k"),
+    "llm.timeout_s": ("--timeout",),
+}
 
-    conditions = [c.value for c in condition] if condition else ["all"]
-    models = list(model) if model else ["embedded/smollm2"]
-    from ..agents.sovsim import make_agent
 
-    for m in model:  # check every model before any run directory is created
-        if not m.strip() or m.strip() != m:
-            raise typer.BadParameter(f"model {m!r} is empty or has surrounding spaces", param_hint="--model")
-        if m.startswith("scripted/"):
-            try:
-                make_agent(m)
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc), param_hint="--model") from None
+def _leaves():
+    from ..config.sovsim import SovSimConfig
+
+    return SovSimConfig, config_leaves(SovSimConfig, aliases=_ALIASES, exclude=("simulation",),
+                                       extra_choices={"condition": ("all",)})
+
+
+def run_sovsim(**kwargs) -> None:
+    """Play SovSim games (all agents driven by one model) and record them under OUT.
+
+    One game per model x condition x simulation; by default all four conditions on the
+    embedded model. Every setting of the SovSim config is an option (or -S key=value).
+    """
+    from ..config.base import ConfigError, read_config_file
+    from ..runners.sovsim import CONDITIONS, run_sweep
+
+    cls, leaves = _leaves()
+    out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
+    simulations = kwargs.pop("simulations")
+    parsed = parse_kwargs(cls, leaves, kwargs)
+    in_file = parsed.file is not None and "condition" in read_config_file(parsed.file)
+    if "condition" not in parsed.sweep and not in_file:
+        parsed.sweep["condition"] = ["all"]
     try:
-        specs = plan_sweep(conditions, models, simulations, seed=seed, rounds=rounds, role_labels=role_labels.value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    client = None
-    if any(not m.startswith("scripted/") for m in models):
-        from ..llm import LLMClient, LLMSettings
-
-        settings = dict(max_concurrency=concurrency, temperature=temperature, api_base=api_base, cache_dir=cache_dir)
-        if timeout_s is not None:
-            settings["timeout_s"] = timeout_s
-        client = LLMClient(LLMSettings(**settings))
-    results = run_sweep(specs, out, client=client, resume=resume, concurrency=concurrency, progress=progress)
+        configs = expand(cls, parsed, order=("model", "simulation", "condition"), replicates=simulations,
+                         expand_values={"condition": {"all": list(CONDITIONS)}})
+    except ConfigError as exc:
+        raise fail(exc) from None
+    _check_models({c.model for c in configs})
+    results = run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency, progress=progress)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -107,6 +71,39 @@ def run_sovsim(
         typer.echo(f"  {r.status}: {r.run_id}: {r.error}", err=True)
     if bad:
         raise typer.Exit(code=1)
+
+
+def _check_models(models: set[str]) -> None:
+    """Every model name is usable before any run directory is created."""
+    from ..agents.sovsim import make_agent
+
+    for m in sorted(models):
+        if m.strip() != m:
+            raise typer.BadParameter(f"model {m!r} has surrounding spaces", param_hint="--model")
+        if m.startswith("scripted/"):
+            try:
+                make_agent(m)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--model") from None
+
+
+def _run_params():
+    _, leaves = _leaves()
+    return [
+        *(_option(leaf) for leaf in leaves),
+        inspect.Parameter("simulations", inspect.Parameter.KEYWORD_ONLY, default=5, annotation=Annotated[
+            int, typer.Option("--simulations", "-n", min=1, help="simulations per model and condition")]),
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=Path("data/sovsim"), annotation=Annotated[
+            Path, typer.Option("--out", "-o", help="dataset folder (one run directory per simulation)")]),
+        inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+            bool, typer.Option("--resume", help="continue unfinished runs from their last committed round")]),
+        inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=Annotated[
+            bool, typer.Option("--progress/--no-progress")]),
+        *common_parameters(),
+    ]
+
+
+run_app.command("sovsim")(with_signature(run_sovsim, _run_params()))
 
 
 @table_app.command("sovsim")

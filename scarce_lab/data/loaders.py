@@ -1,27 +1,43 @@
-"""Load a folder of run directories into polars frames.
+"""Load a folder of run directories into typed polars frames.
 
 ``load_dataset(path)`` finds every ``manifest.json`` below ``path`` (a single run
-directory works too) and returns a :class:`Dataset` of three LazyFrames:
+directory works too), validates every event against its environment's typed model
+(:mod:`scarce_lab.data.events`; older schema versions are migrated on the fly) and
+returns a :class:`Dataset`:
 
-- ``runs``: one row per run (manifest fields; ``config``/``models``/``notes`` as JSON text).
-- ``events``: one row per event (``payload`` as JSON text; decode with
-  ``pl.col("payload").str.json_decode(dtype)`` or use an environment's tidy table).
-- ``llm_calls``: one row per model call (messages as JSON text).
+- ``runs``: one row per run (manifest fields; ``models``, ``config``,
+  ``condition_settings`` and ``notes`` as JSON text for display; the typed manifests
+  are in ``Dataset.manifests``).
+- ``events``: one row per event, the envelope only (run id, environment, seq, round,
+  phase, agent, kind, visibility, visible_to, t).
+- ``payloads(kind)``: one row per event of that kind, the envelope's keys plus one
+  typed column per payload field (nested records are structs, lists are lists).
+- ``llm_calls``: one row per model call.
 
 Environment-specific tidy tables (SovSim agent-rounds, SCARCE contentions, Economy
-steps) live in :mod:`scarce_lab.data.tables` and are built from these frames.
+episodes) in :mod:`scarce_lab.data.tables` are built from these frames.
 """
 
 from __future__ import annotations
 
 import json
+import types
+import typing
 import warnings
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import polars as pl
+from pydantic import BaseModel
 
-from .recorder import EVENTS, LLM_CALLS, MANIFEST, TrajectoryFileError, iter_jsonl, read_manifest
+from .events import payload_types
+from .events.base import EventEnvelope
+from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
+from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
+from .schema import RunManifest, RunStatus
 
 RUN_COLUMNS = {
     "run_id": pl.String,
@@ -34,20 +50,25 @@ RUN_COLUMNS = {
     "started_at": pl.String,
     "ended_at": pl.String,
     "models": pl.String,
+    "condition_settings": pl.String,
     "config": pl.String,
     "notes": pl.String,
     "run_dir": pl.String,
 }
 EVENT_COLUMNS = {
     "run_id": pl.String,
+    "environment": pl.String,
     "seq": pl.Int64,
     "round": pl.Int64,
     "phase": pl.String,
     "agent": pl.String,
     "kind": pl.String,
-    "payload": pl.String,
+    "visibility": pl.String,
+    "visible_to": pl.List(pl.String),
     "t": pl.Float64,
 }
+#: Envelope columns repeated in every payload frame (to join back to events and runs).
+KEY_COLUMNS = ("run_id", "seq", "round", "phase", "agent", "t")
 CALL_COLUMNS = {
     "run_id": pl.String,
     "call_id": pl.String,
@@ -60,6 +81,8 @@ CALL_COLUMNS = {
     "raw_response": pl.String,
     "parsed": pl.String,
     "error": pl.String,
+    "outcome": pl.String,
+    "finish_reason": pl.String,
     "attempt": pl.Int64,
     "fallback_used": pl.Boolean,
     "prompt_tokens": pl.Int64,
@@ -70,13 +93,111 @@ CALL_COLUMNS = {
 }
 
 
+# -- polars dtypes from the payload models ----------------------------------------------
+def polars_dtype(annotation: Any) -> pl.DataType:
+    """The polars dtype of a payload field's annotation (int -> Int64, float ->
+    Float64, str/Literal/Enum -> String, bool -> Boolean, ``X | None`` -> X, ``list[X]``
+    -> List, a pydantic model -> Struct).
+
+    Raises:
+        TypeError: an annotation the contract does not allow (e.g. a dict).
+    """
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) != 1:
+            raise TypeError(f"payload field type {annotation!r}: only 'X | None' unions are allowed")
+        return polars_dtype(args[0])
+    if origin is typing.Literal:
+        return pl.String
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return pl.List(polars_dtype(item))
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return pl.Boolean
+        if issubclass(annotation, int):
+            return pl.Int64
+        if issubclass(annotation, float):
+            return pl.Float64
+        if issubclass(annotation, str | Enum):
+            return pl.String
+        if issubclass(annotation, BaseModel):
+            return pl.Struct(model_schema(annotation))
+    raise TypeError(f"payload field type {annotation!r} has no fixed polars type (dicts are not allowed)")
+
+
+def model_schema(model: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> dict[str, pl.DataType]:
+    """``field -> polars dtype`` for a pydantic model (see :func:`polars_dtype`)."""
+    return {
+        name: polars_dtype(f.annotation)
+        for name, f in model.model_fields.items()
+        if name not in exclude
+    }
+
+
+def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
+    """The columns of ``Dataset.payloads(kind)`` for ``environment``: the envelope keys
+    then one per payload field."""
+    model = payload_types(environment)[kind]
+    return {**{k: EVENT_COLUMNS[k] for k in KEY_COLUMNS}, **model_schema(model, exclude=("kind",))}
+
+
+# -- the dataset -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Dataset:
-    """The three generic frames of a trajectory dataset (all lazy)."""
+    """A trajectory dataset: generic frames plus typed payload frames (all lazy).
+
+    Attributes:
+        runs, events, llm_calls: see the module docstring.
+        manifests: the typed manifest of every run, in ``runs`` order.
+    """
 
     runs: pl.LazyFrame
     events: pl.LazyFrame
     llm_calls: pl.LazyFrame
+    manifests: tuple[RunManifest, ...] = ()
+    _payloads: dict[tuple[str, str], pl.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def environments(self) -> list[str]:
+        """The environments present, sorted."""
+        return sorted({m.environment for m in self.manifests})
+
+    def manifest(self, run_id: str) -> RunManifest:
+        """The typed manifest of ``run_id``.
+
+        Raises:
+            KeyError: no such run in the dataset.
+        """
+        for m in self.manifests:
+            if m.run_id == run_id:
+                return m
+        raise KeyError(f"run {run_id!r} is not in this dataset")
+
+    def payloads(self, kind: str, environment: str | None = None) -> pl.LazyFrame:
+        """Every event of ``kind``: envelope keys plus typed payload columns.
+
+        ``environment`` may be omitted when the dataset holds one environment. An
+        empty frame (with the right columns) is returned when no event of that kind
+        exists.
+
+        Raises:
+            ValueError: ``environment`` omitted with several environments present.
+            KeyError: ``kind`` is not a kind of that environment.
+        """
+        if environment is None:
+            envs = self.environments
+            if len(envs) != 1:
+                raise ValueError(f"this dataset holds environments {envs}; pass environment=")
+            environment = envs[0]
+        kinds = payload_types(environment)
+        if kind not in kinds:
+            raise KeyError(f"{environment!r} has no event kind {kind!r} (kinds: {sorted(kinds)})")
+        df = self._payloads.get((environment, kind))
+        if df is None:
+            df = pl.DataFrame(schema=payload_schema(environment, kind))
+        return df.lazy()
 
 
 def find_run_dirs(path: Path) -> list[Path]:
@@ -100,9 +221,7 @@ def _json_text(value) -> str | None:
 
 
 def _frame(rows: list[dict], columns: dict) -> pl.DataFrame:
-    return pl.DataFrame(
-        [{k: r.get(k) for k in columns} for r in rows], schema=columns, orient="row"
-    )
+    return pl.DataFrame([{k: r.get(k) for k in columns} for r in rows], schema=columns, orient="row")
 
 
 _PY_TYPES = {pl.String: {str}, pl.Int64: {int}, pl.Float64: {int, float}, pl.Boolean: {bool}}
@@ -114,18 +233,18 @@ def _check_types(obj: dict, columns: dict, path: Path, lineno: int, skip: tuple 
     types, so ``true`` is not an integer)."""
     for k, dtype in columns.items():
         v = obj.get(k)
-        if v is not None and type(v) not in _PY_TYPES[dtype] and k not in skip:
+        if v is not None and k not in skip and type(v) not in _PY_TYPES[dtype]:
             raise TrajectoryFileError(path, lineno, f"field {k!r} must be {dtype}, got {v!r:.80}")
 
 
 def call_errors(run_dirs: list[Path]) -> tuple[int, int, str | None]:
     """``(model calls, calls with a transport/provider error, first such error)`` over
     the ``llm_calls.jsonl`` of ``run_dirs``; lets a command warn when a model name is
-    wrong and every decision fell back. Validation failures of answers are not counted."""
+    wrong and every decision failed. Validation failures of answers are not counted."""
     n = bad = 0
     first = None
     for rd in run_dirs:
-        for _, obj in iter_jsonl(Path(rd) / LLM_CALLS, allow_torn_tail=True):
+        for _, obj in iter_json_objects(Path(rd) / LLM_CALLS):
             n += 1
             if obj.get("error") and obj.get("raw_response") is None and not obj.get("tool_calls"):
                 bad += 1
@@ -133,9 +252,9 @@ def call_errors(run_dirs: list[Path]) -> tuple[int, int, str | None]:
     return n, bad, first
 
 
-def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, object]]:
+def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, RunManifest]]:
     """``(run_dir, manifest)`` pairs with one directory per ``run_id`` (see load_dataset)."""
-    by_id: dict[str, list[tuple[Path, object]]] = {}
+    by_id: dict[str, list[tuple[Path, RunManifest]]] = {}
     for rd in run_dirs:
         m = read_manifest(rd)
         by_id.setdefault(m.run_id, []).append((rd, m))
@@ -145,21 +264,65 @@ def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, object]]:
         skipped = [str(rd) for rd, _ in group if rd != best[0]]
         if skipped:
             warnings.warn(
-                f"run_id {run_id!r} is held by several run directories; using {best[0]}, "
-                f"skipping {skipped}",
+                f"run_id {run_id!r} is held by several run directories; using {best[0]}, skipping {skipped}",
                 stacklevel=3,
             )
         kept.append(best)
     return sorted(kept, key=lambda g: str(g[0]))
 
 
-def load_dataset(path: Path, *, include_incomplete: bool = True) -> Dataset:
-    """Load every run below ``path`` (see module docstring for the frames).
+class _Collector:
+    """Accumulates envelope rows and per-kind payload rows while reading."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+        self.payloads: dict[tuple[str, str], list[dict]] = defaultdict(list)
+
+    def add(self, environment: str, ev: EventEnvelope) -> None:
+        row = {
+            "run_id": ev.run_id, "environment": environment, "seq": ev.seq, "round": ev.round,
+            "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
+            "visible_to": ev.visible_to, "t": ev.t,
+        }
+        self.events.append(row)
+        p = ev.payload.model_dump(exclude={"kind"})
+        for k in KEY_COLUMNS:
+            p[k] = row[k]
+        self.payloads[(environment, ev.kind)].append(p)
+
+    def frames(self) -> dict[tuple[str, str], pl.DataFrame]:
+        out = {}
+        for (env, kind), rows in self.payloads.items():
+            schema = payload_schema(env, kind)
+            out[(env, kind)] = pl.DataFrame(rows, schema=schema, orient="row")
+        return out
+
+
+def read_run_events(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[EventEnvelope]:
+    """Every event of one run as typed events (older versions migrated).
+
+    Raises:
+        TrajectoryFileError: a corrupt line (path and line in the message); a torn
+            last line is skipped with a warning when ``tolerant``.
+    """
+    from .events import event_model
+
+    version = _file_version(run_dir)
+    model = event_model(manifest.environment)
+    path = Path(run_dir) / EVENTS
+    return [
+        validate_event_line(model, manifest.environment, raw, version, path, lineno)
+        for lineno, raw in iter_lines(path, allow_torn_tail=tolerant)
+    ]
+
+
+def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Dataset:
+    """Load every run below ``path`` (see the module docstring for the frames).
 
     Args:
         path: a run directory or any folder containing run directories.
-        include_incomplete: keep runs whose status is not ``complete`` (their
-            committed rounds are still valid data).
+        include_incomplete: keep runs whose status is not ``complete``: their
+            committed rounds are valid data (events after the last commit are left out).
 
     Several directories holding the same ``run_id`` (a re-run that moved an
     interrupted attempt aside to ``<run_id>.incomplete-<n>``) count once: the complete
@@ -169,37 +332,46 @@ def load_dataset(path: Path, *, include_incomplete: bool = True) -> Dataset:
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no run.
         TrajectoryFileError: a manifest or JSONL line is corrupt; the message names the
-            file and line. A torn *last* line of a running/failed run (a killed
-            writer) is skipped.
+            file, the line, the field and the value. A torn *last* line of a run that is
+            not complete (a killed writer) is skipped with a ``TornLineWarning``.
+        SchemaVersionError: a file is newer than this package.
+        UnknownEnvironmentError: a manifest names an unknown environment.
     """
-    run_dirs = find_run_dirs(path)
+    run_dirs = find_run_dirs(Path(path))
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
-    runs, events, calls = [], [], []
+    runs: list[dict] = []
+    manifests: list[RunManifest] = []
+    calls: list[dict] = []
+    col = _Collector()
     for rd, m in _one_dir_per_run(run_dirs):
-        if not include_incomplete and m.status != "complete":
+        if not include_incomplete and m.status != RunStatus.complete:
             continue
         row = m.model_dump(mode="json")
-        for k in ("models", "config", "notes"):
+        for k in ("models", "config", "notes", "condition_settings"):
             row[k] = _json_text(row.get(k))
         row["run_dir"] = str(rd)
         runs.append(row)
-        tolerant = m.status != "complete"
-        for lineno, obj in iter_jsonl(rd / EVENTS, allow_torn_tail=tolerant):
-            if "kind" not in obj or "seq" not in obj:
-                raise TrajectoryFileError(rd / EVENTS, lineno, "event lacks 'kind' or 'seq'")
-            _check_types(obj, EVENT_COLUMNS, rd / EVENTS, lineno, skip=("payload",))
-            if not isinstance(obj.get("payload", {}), dict):
-                raise TrajectoryFileError(rd / EVENTS, lineno, f"field 'payload' must be an object, got {obj['payload']!r:.80}")
-            obj["payload"] = _json_text(obj.get("payload", {}))
-            events.append(obj)
-        for lineno, obj in iter_jsonl(rd / LLM_CALLS, allow_torn_tail=tolerant):
+        manifests.append(m)
+        tolerant = m.status != RunStatus.complete
+        events = read_run_events(rd, m, tolerant=tolerant)
+        if tolerant:  # an unfinished run: only its committed rounds are data
+            last = max((i for i, e in enumerate(events) if e.kind == "round_committed"), default=-1)
+            events = events[: last + 1]
+        for ev in events:
+            if ev.run_id != m.run_id:
+                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
+                                          f"the manifest says {m.run_id!r}")
+            col.add(m.environment, ev)
+        for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
     return Dataset(
         runs=_frame(runs, RUN_COLUMNS).lazy(),
-        events=_frame(events, EVENT_COLUMNS).lazy(),
+        events=pl.DataFrame(col.events, schema=EVENT_COLUMNS, orient="row").lazy(),
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
+        manifests=tuple(manifests),
+        _payloads=col.frames(),
     )

@@ -1,33 +1,46 @@
-"""Append-only run directories: manifest + events + llm calls, durable per round.
+"""Append-only run directories: manifest + typed events + LLM calls, durable per round.
 
 Usage (a runner, never an environment)::
 
     rec = RunRecorder.create(out_dir / run_id, manifest)
-    rec.emit("extraction", round=1, phase="act", agent="a0", payload={...})
-    rec.commit_round(1)          # flushes and fsyncs; the round is now durable
-    rec.finish()                 # manifest status -> complete
+    rec.emit(Extraction(extraction=9, ...), round=1, phase="extract", agent="a0")
+    rec.commit_round(1, state=game)   # fsync; the round is durable, ``game`` is the
+                                      # state to resume from
+    rec.finish()                      # manifest status -> complete
 
-An interrupted run is reopened with :meth:`RunRecorder.resume`, which drops every
-event after the last ``round_committed`` marker (a half-written round, or a torn last
-line) and returns the committed events so the runner can replay them.
+An interrupted run is reopened with :meth:`RunRecorder.resume`: events after the last
+``round_committed`` marker whose checkpoint was written are dropped (a half-written
+round, or a torn last line), and the checkpointed state is returned so the runner
+continues exactly where the durable record ends. The checkpoint
+(``.checkpoint.pkl``) is local working state: it is written atomically after the
+round's events are fsynced, never exported, and deleted when the run completes. It is a
+pickle, so only resume runs you produced yourself.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
+import pickle
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from .events import Payload, Visibility, event_model
+from .events.base import EventEnvelope
+from .jsonl import (
+    TrajectoryFileError,
+    append_lines,
+    iter_lines,
+    write_atomic,
+)
 from .schema import (
-    ROUND_COMMITTED,
-    Event,
     LLMCallRecord,
     RunManifest,
     RunStatus,
+    package_version,
     scrub_surrogates,
     utc_now,
 )
@@ -36,21 +49,28 @@ MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 LLM_CALLS = "llm_calls.jsonl"
 LOCK = ".writer.lock"
+CHECKPOINT = ".checkpoint.pkl"
 
-
-class TrajectoryFileError(ValueError):
-    """A trajectory file is corrupt; the message names the path and the 1-based line."""
-
-    def __init__(self, path: Path, line: int | None, reason: str):
-        self.path = Path(path)
-        self.line = line
-        self.reason = reason
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {reason}")
+__all__ = [
+    "CHECKPOINT", "EVENTS", "LLM_CALLS", "LOCK", "MANIFEST",
+    "Checkpoint", "RunInProgressError", "RunRecorder", "TrajectoryFileError",
+    "read_manifest", "run_in_progress",
+]
 
 
 class RunInProgressError(FileExistsError):
     """Another live process is writing this run directory (it holds the writer lock)."""
+
+
+@dataclass
+class Checkpoint:
+    """The state a run can resume from: written after the commit of ``round`` whose
+    marker event has sequence number ``seq``; ``state`` is whatever the runner saved."""
+
+    seq: int
+    round: int | None
+    package_version: str
+    state: Any
 
 
 #: Writer locks this process holds: real path of the run directory -> lock file fd.
@@ -116,71 +136,128 @@ def run_in_progress(run_dir: Path) -> bool:
     return False
 
 
+def _errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        got = "" if err["type"] == "json_invalid" else f" (got {err.get('input')!r:.80})"
+        parts.append(f"{'field ' + repr(loc) + ': ' if loc else ''}{err['msg']}{got}")
+    return "; ".join(parts)
+
+
 def read_manifest(run_dir: Path) -> RunManifest:
-    """Read ``run_dir/manifest.json``.
+    """Read ``run_dir/manifest.json`` (UTF-8, a byte-order mark is accepted), migrating
+    an older schema version.
 
     Raises:
         FileNotFoundError: no manifest in ``run_dir``.
         TrajectoryFileError: the manifest is not valid JSON or not a RunManifest.
+        SchemaVersionError: its ``schema_version`` is newer than this package or unknown.
     """
+    from .events.migrations import check_version, migrate_manifest
+    from .jsonl import read_json_file
+
     path = Path(run_dir) / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"no manifest.json in {run_dir}")
+    obj = read_json_file(path)
+    if not isinstance(obj, dict):
+        raise TrajectoryFileError(path, None, f"invalid manifest: expected a JSON object, got {type(obj).__name__}")
+    version = check_version(obj.get("schema_version", 1), str(path))
+    obj = migrate_manifest(obj, version)
     try:
-        return RunManifest.model_validate_json(path.read_bytes())
+        return RunManifest.model_validate(obj)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            got = "" if err["type"] == "json_invalid" else f" (got {err.get('input')!r:.80})"
-            parts.append(f"{'field ' + repr(loc) + ': ' if loc else ''}{err['msg']}{got}")
-        raise TrajectoryFileError(path, None, "invalid manifest: " + "; ".join(parts)) from exc
+        raise TrajectoryFileError(path, None, "invalid manifest: " + _errors(exc)) from exc
 
 
-def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):
-    """Yield ``(line_number, dict)`` for each line of a JSONL file.
+def read_events(run_dir: Path, manifest: RunManifest | None = None, *, allow_torn_tail: bool = True,
+                file_version: int | None = None) -> list[EventEnvelope]:
+    """Every event of a run, validated against its environment's typed model (older
+    versions migrated).
 
     Raises:
-        TrajectoryFileError: a line is not a JSON object (path and line in the message).
-            A torn last line (no trailing newline) is skipped silently when
-            ``allow_torn_tail`` is true: that is what a killed writer leaves behind.
+        TrajectoryFileError: a line is not valid JSON or does not validate (path, line,
+            field and value in the message).
+        UnknownEnvironmentError: the manifest's environment is unknown.
     """
-    path = Path(path)
-    if not path.exists():
-        return
-    with path.open("rb") as fh:
-        data = fh.read()
-    lines = data.split(b"\n")
-    torn = not data.endswith(b"\n") and data != b""
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        is_last = i == len(lines)
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if is_last and torn and allow_torn_tail:
-                return
-            raise TrajectoryFileError(path, i, f"not valid JSON ({exc})") from exc
+
+    run_dir = Path(run_dir)
+    manifest = manifest or read_manifest(run_dir)
+    version = file_version if file_version is not None else _file_version(run_dir)
+    model = event_model(manifest.environment)
+    path = run_dir / EVENTS
+    out: list[EventEnvelope] = []
+    for lineno, raw in iter_lines(path, allow_torn_tail=allow_torn_tail):
+        out.append(validate_event_line(model, manifest.environment, raw, version, path, lineno))
+    return out
+
+
+def validate_event_line(model, environment: str, raw: bytes, version: int, path: Path, lineno: int) -> EventEnvelope:
+    """One line of ``events.jsonl`` as a typed event (migrated from ``version``).
+
+    Raises:
+        TrajectoryFileError: naming ``path``, ``lineno``, the field and the value.
+    """
+    import json
+
+    from .events.migrations import SCHEMA_VERSION, migrate_event
+
+    try:
+        if version >= SCHEMA_VERSION:
+            return model.model_validate_json(raw)
+        obj = json.loads(raw)
         if not isinstance(obj, dict):
-            raise TrajectoryFileError(path, i, f"expected a JSON object, got {type(obj).__name__}")
-        yield i, obj
+            raise TrajectoryFileError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+        return model.model_validate(migrate_event(environment, obj, version))
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise TrajectoryFileError(path, lineno, "not valid JSON") from None
+        raise TrajectoryFileError(path, lineno, f"invalid event: {_errors(exc)}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TrajectoryFileError(path, lineno, f"not valid JSON ({exc})") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise TrajectoryFileError(path, lineno, f"cannot migrate this version-{version} event ({exc!r})") from None
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _file_version(run_dir: Path) -> int:
+    """The schema version the run's files were written with (from the manifest as on
+    disk, before migration)."""
+    from .events.migrations import check_version
+    from .jsonl import read_json_file
+
+    obj = read_json_file(Path(run_dir) / MANIFEST)
+    return check_version(obj.get("schema_version", 1) if isinstance(obj, dict) else None, str(Path(run_dir) / MANIFEST))
 
 
 def _dump(record) -> str:
     """One JSON line for a pydantic record; strings that cannot be written as UTF-8
     (lone surrogates from a model's answer) are written with U+FFFD in their place."""
+    import json
+
     try:
+        if isinstance(record, EventEnvelope):
+            return record.dump_line()
         return record.model_dump_json()
     except ValueError:  # PydanticSerializationError: surrogates not allowed
-        return json.dumps(scrub_surrogates(record.model_dump(mode="json")), ensure_ascii=False)
+        obj = record.model_dump(mode="json")
+        if isinstance(record, EventEnvelope):
+            obj["payload"].pop("kind", None)
+        return json.dumps(scrub_surrogates(obj), ensure_ascii=False)
+
+
+def _read_checkpoint(run_dir: Path) -> Checkpoint | None:
+    path = Path(run_dir) / CHECKPOINT
+    if not path.exists():
+        return None
+    try:
+        ck = pickle.loads(path.read_bytes())  # noqa: S301 - local state written by this package
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means: unusable
+        raise TrajectoryFileError(path, None, f"unreadable checkpoint ({type(exc).__name__}: {exc}); "
+                                  "delete the run folder to restart it") from None
+    if not isinstance(ck, Checkpoint):
+        raise TrajectoryFileError(path, None, "not a scarce_lab checkpoint")
+    return ck
 
 
 class RunRecorder:
@@ -189,9 +266,10 @@ class RunRecorder:
     def __init__(self, run_dir: Path, manifest: RunManifest, next_seq: int = 0, lock_fd: int | None = None):
         self.run_dir = Path(run_dir)
         self.manifest = manifest
+        self._model = event_model(manifest.environment)
         self._lock_fd = lock_fd
         self._seq = next_seq
-        self._events: list[Event] = []
+        self._events: list[EventEnvelope] = []
         self._calls: list[LLMCallRecord] = []
 
     # -- life cycle ---------------------------------------------------------------
@@ -203,10 +281,12 @@ class RunRecorder:
         process ends), so a second process cannot resume or move it meanwhile.
 
         Raises:
-            FileExistsError: ``run_dir`` already holds a manifest (use :meth:`resume`).
+            FileExistsError: ``run_dir`` already holds a manifest (resume it instead).
             RunInProgressError: another process is creating the same run.
+            UnknownEnvironmentError: the manifest's environment is unknown.
         """
         run_dir = Path(run_dir)
+        event_model(manifest.environment)  # fail before writing anything
         if (run_dir / MANIFEST).exists():
             raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -217,21 +297,28 @@ class RunRecorder:
         rec = cls(run_dir, manifest, lock_fd=fd)
         for name in (EVENTS, LLM_CALLS):
             (run_dir / name).touch()
+        (run_dir / CHECKPOINT).unlink(missing_ok=True)
         rec._write_manifest()
         return rec
 
     @classmethod
-    def resume(cls, run_dir: Path) -> tuple[RunRecorder, list[Event]]:
-        """Reopen an interrupted run; return the recorder and its committed events.
+    def resume(cls, run_dir: Path) -> tuple[RunRecorder, Checkpoint | None]:
+        """Reopen an interrupted run at its last checkpointed commit.
 
-        Events after the last ``round_committed`` marker are removed from disk (they
-        belong to a round that did not finish); LLM call records are kept whole (they
-        are an audit log, and the response cache makes re-asking free).
+        Events after that commit are removed from disk (they belong to a round that did
+        not finish, or were written after the last checkpoint); LLM call records are
+        kept whole (they are an audit log, and the response cache makes re-asking free).
+        Without a checkpoint every event is removed and the run restarts from its start
+        under the same manifest.
+
+        Returns:
+            The recorder and the checkpoint (``None`` when the run restarts).
 
         Raises:
             FileNotFoundError: no manifest.
-            TrajectoryFileError: a committed line is corrupt.
+            TrajectoryFileError: a committed line or the checkpoint is corrupt.
             RunInProgressError: another live process is still writing the run.
+            ValueError: the checkpoint was written by another package version.
         """
         run_dir = Path(run_dir)
         manifest = read_manifest(run_dir)
@@ -243,40 +330,49 @@ class RunRecorder:
             raise
 
     @classmethod
-    def _reopen(cls, run_dir: Path, manifest: RunManifest, fd: int | None) -> tuple[RunRecorder, list[Event]]:
-        events: list[Event] = []
-        last_commit = -1
-        for lineno, obj in iter_jsonl(run_dir / EVENTS, allow_torn_tail=True):
-            try:
-                ev = Event.model_validate(obj)
-            except ValidationError as exc:
-                raise TrajectoryFileError(run_dir / EVENTS, lineno, f"invalid event: {exc}") from exc
-            events.append(ev)
-            if ev.kind == ROUND_COMMITTED:
-                last_commit = len(events) - 1
-        committed = events[: last_commit + 1]
-        _write_atomic(
-            run_dir / EVENTS,
-            "".join(e.model_dump_json() + "\n" for e in committed),
-        )
-        calls_path = run_dir / LLM_CALLS
-        if calls_path.exists():
-            good = [json.dumps(o) + "\n" for _, o in iter_jsonl(calls_path, allow_torn_tail=True)]
-            _write_atomic(calls_path, "".join(good))
-        next_seq = committed[-1].seq + 1 if committed else 0
+    def _reopen(cls, run_dir: Path, manifest: RunManifest, fd: int | None) -> tuple[RunRecorder, Checkpoint | None]:
+        ck = _read_checkpoint(run_dir)
+        if ck is not None and ck.package_version != manifest.package_version:
+            raise ValueError(
+                f"{run_dir}: the checkpoint was written by scarce_lab {ck.package_version}, this run's "
+                f"manifest says {manifest.package_version}; resume with the same version or restart"
+            )
+        version = _file_version(run_dir)
+        if version < 2:
+            raise ValueError(f"{run_dir}: a schema-version-{version} run cannot be resumed; "
+                             "migrate it (scarce-lab migrate) or restart it")
+        path = run_dir / EVENTS
+        keep: list[bytes] = []
+        last_seq = -1
+        if ck is not None:
+            for lineno, raw in iter_lines(path):
+                ev = validate_event_line(event_model(manifest.environment), manifest.environment, raw,
+                                         version, path, lineno)
+                if ev.seq > ck.seq:
+                    break
+                keep.append(raw)
+                last_seq = ev.seq
+            if last_seq != ck.seq:
+                raise TrajectoryFileError(path, None, f"the checkpoint is at event {ck.seq} but the file "
+                                          f"ends at event {last_seq}; the run cannot be resumed")
+        write_atomic(path, b"".join(line + b"\n" for line in keep))
+        calls = run_dir / LLM_CALLS
+        if calls.exists():  # drop a torn tail, keep every complete record
+            write_atomic(calls, b"".join(line + b"\n" for _, line in iter_lines(calls)))
         manifest.status = RunStatus.running
         manifest.ended_at = None
         manifest.error = None
-        rec = cls(run_dir, manifest, next_seq=next_seq, lock_fd=fd)
+        rec = cls(run_dir, manifest, next_seq=last_seq + 1, lock_fd=fd)
         rec._write_manifest()
-        return rec, committed
+        return rec, ck
 
     def finish(self, status: RunStatus = RunStatus.complete, error: str | None = None) -> None:
         """Close the manifest with ``status``.
 
-        A complete run flushes everything buffered. A run that ends otherwise drops the
-        events of its unfinished round (they would reach datasets half-built; resume
-        drops them too) but keeps its LLM call records, which are an audit log.
+        A complete run flushes everything buffered and deletes its checkpoint. A run
+        that ends otherwise drops the events of its unfinished round (they would reach
+        datasets half-built; resume drops them too) but keeps its LLM call records,
+        which are an audit log, and its checkpoint.
         """
         if status != RunStatus.complete:
             self._events.clear()
@@ -285,6 +381,8 @@ class RunRecorder:
         self.manifest.error = error
         self.manifest.ended_at = utc_now()
         self._write_manifest()
+        if status == RunStatus.complete:
+            (self.run_dir / CHECKPOINT).unlink(missing_ok=True)
         if self._lock_fd is not None:  # the lock file is not data: leave no trace in datasets
             (self.run_dir / LOCK).unlink(missing_ok=True)
         _unlock(self._lock_fd)  # releases the writer lock
@@ -293,24 +391,31 @@ class RunRecorder:
     # -- writing ------------------------------------------------------------------
     def emit(
         self,
-        kind: str,
+        payload: Payload,
         *,
         round: int | None = None,
         phase: str = "",
         agent: str | None = None,
-        payload: dict[str, Any] | None = None,
+        visibility: Visibility | None = None,
+        visible_to: list[str] | None = None,
         t: float | None = None,
-    ) -> Event:
-        """Buffer one event (written at the next :meth:`commit_round`)."""
-        ev = Event(
-            run_id=self.manifest.run_id,
-            seq=self._seq,
-            round=round,
-            phase=phase,
-            agent=agent,
-            kind=kind,
-            payload=payload or {},
-            t=t,
+    ) -> EventEnvelope:
+        """Buffer one event (written at the next :meth:`commit_round`).
+
+        ``visibility`` defaults to the payload kind's default; a private event is
+        visible to ``visible_to`` (default: ``[agent]``).
+
+        Raises:
+            pydantic.ValidationError: the payload is not one of this environment's kinds.
+        """
+        vis = visibility or type(payload).default_visibility
+        if vis == Visibility.private:
+            visible_to = list(visible_to) if visible_to else ([agent] if agent else [])
+        else:
+            visible_to = []
+        ev = self._model(
+            run_id=self.manifest.run_id, seq=self._seq, round=round, phase=phase, agent=agent,
+            kind=payload.kind, visibility=vis, visible_to=visible_to, t=t, payload=payload,
         )
         self._seq += 1
         self._events.append(ev)
@@ -322,25 +427,34 @@ class RunRecorder:
             c.run_id = self.manifest.run_id
             self._calls.append(c)
 
-    def commit_round(self, round: int | None, t: float | None = None) -> None:
-        """Mark ``round`` complete and make everything buffered durable (fsync)."""
-        self.emit(ROUND_COMMITTED, round=round, phase="commit", t=t)
+    def commit_round(self, round: int | None, t: float | None = None, state: Any = None) -> None:
+        """Mark ``round`` complete and make everything buffered durable (fsync); then
+        save ``state`` (picklable) as the checkpoint to resume from, atomically."""
+        from .events import RoundCommitted
+
+        marker = self.emit(RoundCommitted(), round=round, phase="commit", t=t)
         self._flush()
+        if state is not None:
+            ck = Checkpoint(seq=marker.seq, round=round, package_version=package_version(), state=state)
+            write_atomic(self.run_dir / CHECKPOINT, pickle.dumps(ck, protocol=pickle.HIGHEST_PROTOCOL))
 
     # -- internals ----------------------------------------------------------------
     def _flush(self) -> None:
         if self._calls:
-            self._append(LLM_CALLS, [_dump(c) for c in self._calls])
+            append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
         if self._events:
-            self._append(EVENTS, [_dump(e) for e in self._events])
+            append_lines(self.run_dir / EVENTS, [_dump(e) for e in self._events])
             self._events.clear()
 
-    def _append(self, name: str, lines: list[str]) -> None:
-        with (self.run_dir / name).open("a") as fh:
-            fh.write("".join(line + "\n" for line in lines))
-            fh.flush()
-            os.fsync(fh.fileno())
-
     def _write_manifest(self) -> None:
-        _write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+        write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+
+
+def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):
+    """Yield ``(line number, dict)`` for each line of a JSONL file (see
+    :func:`scarce_lab.data.jsonl.iter_json_objects`); kept for callers of 0.1."""
+    from .jsonl import iter_json_objects
+
+    yield from iter_json_objects(path, allow_torn_tail=allow_torn_tail)
+

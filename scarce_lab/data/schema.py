@@ -1,14 +1,15 @@
-"""One trajectory model for every environment (schema version ``SCHEMA_VERSION``).
+"""Run manifests and LLM call records (schema version ``SCHEMA_VERSION``).
 
 A *run directory* holds three files:
 
 - ``manifest.json``: one :class:`RunManifest`.
-- ``events.jsonl``: :class:`Event` records, one JSON object per line, in ``seq`` order.
-  A round is durable once its ``round_committed`` event is on disk.
+- ``events.jsonl``: one event per line, validated against its environment's typed
+  model (:mod:`scarce_lab.data.events`), in ``seq`` order. A round is durable once its
+  ``round_committed`` event is on disk.
 - ``llm_calls.jsonl``: :class:`LLMCallRecord` records, one per model call.
 
-Environments add their own ``kind`` values and payloads; each documents them in the
-module that derives its tidy tables (``scarce_lab.data.tables``).
+A run that is still running may also hold ``.checkpoint.pkl`` (the state to resume
+from; removed when the run completes) and ``.writer.lock``; loaders ignore both.
 """
 
 from __future__ import annotations
@@ -21,10 +22,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+from .events.base import SCHEMA_VERSION
 
 #: Event kind that marks the end of a durable round (written by the recorder).
 ROUND_COMMITTED = "round_committed"
+
+
+def package_version() -> str:
+    """The installed scarce_lab version (recorded in every manifest and checkpoint)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scarce-lab")
+    except PackageNotFoundError:  # a source tree without install
+        return "0.0.0+source"
 
 
 def utc_now() -> datetime:
@@ -43,9 +54,19 @@ class RunStatus(StrEnum):
 class RunManifest(BaseModel):
     """What a run is: environment, condition, config, models, seed and status.
 
-    ``models`` maps a role or agent name to the model string that drove it (a litellm
-    model such as ``openai/gpt-4o``, ``embedded/smollm2`` or ``scripted/<policy>``).
-    API keys never appear here.
+    Attributes:
+        condition: a readable label derived from ``condition_settings`` (never typed by
+            hand; see each environment's config ``condition_label``).
+        condition_settings: every setting that defines the run's condition (flat
+            ``name -> JSON scalar``); two runs belong to the same condition exactly when
+            these are equal (tables group by them and refuse to pool different ones).
+        config: the environment's whole config (its pydantic config model, dumped).
+        models: role or agent name -> the model string that drove it (a litellm model
+            such as ``openai/gpt-4o``, ``embedded/smollm2`` or ``scripted/<policy>``).
+            API keys never appear here.
+        seed: the run seed every random choice derives from.
+        status: ``running`` until it ends ``complete`` or ``failed`` (a failed run
+            resumes from its last committed round with ``--resume``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -54,6 +75,7 @@ class RunManifest(BaseModel):
     run_id: str
     environment: str
     condition: str
+    condition_settings: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     models: dict[str, str] = Field(default_factory=dict)
     seed: int
@@ -63,27 +85,6 @@ class RunManifest(BaseModel):
     status: RunStatus = RunStatus.running
     error: str | None = None
     notes: dict[str, Any] = Field(default_factory=dict)
-
-
-class Event(BaseModel):
-    """One thing that happened in a run.
-
-    ``round`` is the round (SovSim), contention (SCARCE) or step (Economy of Minds)
-    index it belongs to; ``phase`` names the protocol phase; ``agent`` is the acting
-    agent or ``None`` for the environment itself; ``payload`` is kind-specific.
-    ``t`` is the environment clock in seconds where the environment has one.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str
-    seq: int
-    round: int | None = None
-    phase: str = ""
-    agent: str | None = None
-    kind: str
-    payload: dict[str, Any] = Field(default_factory=dict)
-    t: float | None = None
 
 
 class LLMCallRecord(BaseModel):

@@ -5,7 +5,8 @@ Rules from the SovSim paper ("Sovereignty over the Commons Simulation", eqs. 1-5
 - ``n_agents`` = 4 agents, ``rounds`` = 12, pool P_1 = 120 units, capacity 120.
 - Extractions z are multiples of 3 (pool units).
 - ``remaining = max(0, P_t - sum_i z_i)`` (eq. 2);
-  ``payoff_i = z_i / 3 + remaining / 4`` points, exact (:class:`fractions.Fraction`) (eq. 3).
+  ``payoff_i = z_i / 3 + remaining / n`` points with n the number of agents, exact
+  (:class:`fractions.Fraction`) (eq. 3; the paper's n is 4).
 - If ``remaining < 12`` (collapse threshold) the pool collapses: the round is paid
   and the game ends (eq. 4). Otherwise ``P_{t+1} = min(120, 2 * remaining)`` (eq. 5).
   Extractions are paid as chosen even when their sum exceeds the pool.
@@ -34,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Condition(StrEnum):
@@ -67,34 +70,30 @@ class InvalidActionError(ValueError):
     """An action broke the rules; the message names the agent, field and value."""
 
 
-@dataclass(frozen=True)
-class CommonsConfig:
-    """Game parameters (pool units; defaults are the SovSim paper's).
+class CommonsConfig(BaseModel):
+    """Game parameters (pool units; defaults are the SovSim paper's, sec. 3).
 
     Raises:
-        ValueError: a parameter is out of range (message names field and value).
+        pydantic.ValidationError: a parameter is out of range (names field and value).
     """
 
-    n_agents: int = 4
-    rounds: int = 12
-    initial_pool: int = 120
-    capacity: int = 120
-    step: int = 3
-    subordinate_cap: int = 30
-    collapse_threshold: int = 12
-    regeneration_factor: int = 2
-    announce_max: int = 999
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    def __post_init__(self) -> None:
-        for name in ("n_agents", "rounds", "initial_pool", "capacity", "step", "regeneration_factor"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"CommonsConfig.{name} must be >= 1, got {getattr(self, name)!r}")
-        if self.n_agents < 2:
-            raise ValueError(f"CommonsConfig.n_agents must be >= 2, got {self.n_agents!r}")
+    n_agents: int = Field(4, ge=2, description="agents in the game (the leader is the last)")
+    rounds: int = Field(12, ge=1, description="rounds at most")
+    initial_pool: int = Field(120, ge=1, description="pool at the start (units)")
+    capacity: int = Field(120, ge=1, description="the pool never regrows above this (units)")
+    step: int = Field(3, ge=1, description="extractions are multiples of this (units)")
+    subordinate_cap: int = Field(30, ge=0, description="largest extraction of a subordinate (units)")
+    collapse_threshold: int = Field(12, ge=0, description="the pool collapses when fewer units remain")
+    regeneration_factor: int = Field(2, ge=1, description="next pool = min(capacity, factor x remaining)")
+    announce_max: int = Field(999, ge=0, description="largest pool a king may announce (kcpr_m)")
+
+    @model_validator(mode="after")
+    def _pool_fits(self) -> CommonsConfig:
         if self.initial_pool > self.capacity:
-            raise ValueError(
-                f"CommonsConfig.initial_pool ({self.initial_pool}) exceeds capacity ({self.capacity})"
-            )
+            raise ValueError(f"initial_pool ({self.initial_pool}) exceeds capacity ({self.capacity})")
+        return self
 
 
 @dataclass(frozen=True)
@@ -167,11 +166,11 @@ def settle(
     """Apply eqs. 2-5 to one round.
 
     Returns ``(remaining, payoffs, collapsed, next_pool)``: remaining pool units,
-    exact payoffs per agent (z/3 + remaining/4), whether the pool collapsed
+    exact payoffs per agent (z/3 + remaining/n), whether the pool collapsed
     (remaining < collapse threshold) and the next round's pool (0 after collapse).
     """
     remaining = max(0, pool - sum(extractions))
-    share = Fraction(remaining, 4)
+    share = Fraction(remaining, config.n_agents)
     payoffs = tuple(Fraction(z, 3) + share for z in extractions)
     collapsed = remaining < config.collapse_threshold
     next_pool = 0 if collapsed else min(config.capacity, config.regeneration_factor * remaining)

@@ -22,129 +22,18 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from scarce_lab import __version__
-from scarce_lab.data.recorder import (
-    MANIFEST,
-    RunInProgressError,
-    RunRecorder,
-    read_manifest,
-    run_in_progress,
-)
-from scarce_lab.data.schema import RunManifest, RunStatus
-from scarce_lab.envs.economy import ABLATIONS, Economy, EconomyConfig, run_episode
+from scarce_lab.config.economy import BASELINES, EconomyRunConfig
+from scarce_lab.data.events import economy as ev
+from scarce_lab.data.schema import RunManifest, RunStatus, package_version
+from scarce_lab.envs.economy import Economy, run_episode
 from scarce_lab.envs.economy.arithmetic import make_problem
 from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance, size_for_episode
 from scarce_lab.envs.economy.qa import QAItem, QATask
+from scarce_lab.runtime import open_run
 
-BASELINES = ("none", "full", "round-robin")
-
-
-class EconomyRunConfig(BaseModel):
-    """Everything that defines a run (stored in the manifest). Money in credits."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    task: str = "blocksworld"
-    agents: int = Field(12, ge=1)
-    episodes: int = Field(300, ge=1)
-    eval_episodes: int = Field(40, ge=0)
-    ablation: str = "none"
-    baseline: str = "none"
-    model: str = "scripted/random-rules"
-    seed: int = 0
-    economy: dict[str, Any] = Field(default_factory=dict)
-    founder_bid_min: int = Field(1, ge=0)
-    founder_bid_max: int = Field(10, ge=0)
-    # Blocks World
-    min_blocks: int = Field(2, ge=1)
-    max_blocks: int = Field(5, ge=1)
-    n_colors: int = Field(3, ge=1)
-    reward_per_block: int = Field(10, ge=0)
-    max_steps_per_block: int = Field(4, ge=1)
-    schedule: str = "uniform"
-    promote_after: int = Field(3, ge=1)
-    # QA tasks (arithmetic, jsonl)
-    n_steps: int = Field(3, ge=1, le=6)
-    qa_reward: int = Field(100, ge=0)
-    qa_max_steps: int = Field(6, ge=1)
-    # Recording: "steps" writes auction/payment/step/reward events; "episodes" only
-    # the per-episode summaries (smaller datasets). Population snapshot every k episodes.
-    detail: str = "steps"
-    snapshot_every: int = Field(1, ge=1)
-
-    @field_validator("detail")
-    @classmethod
-    def _detail(cls, v: str) -> str:
-        if v not in ("steps", "episodes"):
-            raise ValueError(f"detail must be 'steps' or 'episodes', got {v!r}")
-        return v
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError(f"model must be scripted/<name> or a litellm model, got {v!r}")
-        return v
-
-    @field_validator("schedule")
-    @classmethod
-    def _schedule(cls, v: str) -> str:
-        if v not in ("uniform", "curriculum"):
-            raise ValueError(f"schedule must be 'uniform' or 'curriculum', got {v!r}")
-        return v
-
-    @field_validator("task")
-    @classmethod
-    def _task(cls, v: str) -> str:
-        if v in ("blocksworld", "arithmetic") or (v.startswith("jsonl:") and len(v) > 6):
-            return v
-        raise ValueError(f"task must be blocksworld, arithmetic or jsonl:PATH, got {v!r}")
-
-    @field_validator("ablation")
-    @classmethod
-    def _ablation(cls, v: str) -> str:
-        if v not in ABLATIONS:
-            raise ValueError(f"ablation must be one of {ABLATIONS}, got {v!r}")
-        return v
-
-    @field_validator("baseline")
-    @classmethod
-    def _baseline(cls, v: str) -> str:
-        if v not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {v!r}")
-        return v
-
-    @model_validator(mode="after")
-    def _ranges(self) -> EconomyRunConfig:
-        if self.min_blocks > self.max_blocks:
-            raise ValueError(f"min_blocks ({self.min_blocks}) must be <= max_blocks ({self.max_blocks})")
-        if self.founder_bid_min > self.founder_bid_max:
-            raise ValueError(
-                f"founder_bid_min ({self.founder_bid_min}) must be <= founder_bid_max ({self.founder_bid_max})"
-            )
-        unknown = sorted(set(self.economy) - set(EconomyConfig.__dataclass_fields__))
-        if unknown:
-            raise ValueError(f"economy: unknown field(s) {unknown}; see EconomyConfig")
-        self.economy_config()  # raises ValueError naming a bad economy field
-        return self
-
-    @property
-    def task_name(self) -> str:
-        return "jsonl" if self.task.startswith("jsonl:") else self.task
-
-    @property
-    def condition(self) -> str:
-        return self.ablation if self.baseline == "none" else f"baseline-{self.baseline}"
-
-    def economy_config(self) -> EconomyConfig:
-        return EconomyConfig(**{**self.economy, "ablation": self.ablation})
+__all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
 
 def load_qa_jsonl(path: Path) -> list[QAItem]:
@@ -209,9 +98,9 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.llm import LLMPartialPolicy
 
     if client is None:
-        from scarce_lab.llm import LLMClient, LLMSettings
+        from scarce_lab.llm import LLMClient
 
-        client = LLMClient(LLMSettings(temperature=0.0))
+        client = LLMClient(cfg.llm)
     return LLMPartialPolicy(
         cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
         **(llm_kwargs or {}),
@@ -260,15 +149,31 @@ class _Tasks:
         env = QATask(item, reward=cfg.qa_reward, max_steps=cfg.qa_max_steps)
         return env, {"item_id": item.item_id, "question": item.question, "answer": item.answer}
 
+    def state(self) -> dict:
+        """The curriculum's state (for the checkpoint)."""
+        return {"size": self.size, "streak": self.streak}
+
+    def load_state(self, state: dict) -> None:
+        """Restore :meth:`state`."""
+        self.size, self.streak = state["size"], state["streak"]
+
     def record(self, solved: bool) -> None:
         self.streak = self.streak + 1 if solved else 0
 
 
 def run_id_for(cfg: EconomyRunConfig) -> str:
-    """Deterministic run id: ``eco-<task>-<condition>-<model slug>-s<seed>``."""
-    from scarce_lab.llm.models import model_slug
+    """The run id of ``cfg`` (see :attr:`EconomyRunConfig.run_id`)."""
+    return cfg.run_id
 
-    return f"eco-{cfg.task_name}-{cfg.condition}-{model_slug(cfg.model)}-s{cfg.seed}"
+
+def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
+    """The run manifest (condition derived from the config)."""
+    return RunManifest(
+        run_id=run_id, environment="economy", condition=cfg.condition_label(),
+        condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"),
+        models={"agents": cfg.model}, seed=cfg.seed, package_version=package_version(),
+        notes={"economy": cfg.economy_config().model_dump()},
+    )
 
 
 def run_economy(
@@ -279,54 +184,36 @@ def run_economy(
     llm_kwargs: dict | None = None,
     items: list[QAItem] | None = None,
     run_id: str | None = None,
-    skip_complete: bool = True,
+    resume: bool = False,
 ) -> Path:
     """Train (``cfg.episodes``) then evaluate frozen (``cfg.eval_episodes``); record it.
 
     Returns the run directory ``out_dir/<run_id>``. The model/policy and the task
-    (e.g. the JSONL file) are checked before anything is written. Re-running a
-    configuration: with ``skip_complete`` a complete run is returned as it is; an
-    interrupted or failed one is moved aside to ``<run_id>.incomplete-<n>`` (kept as
-    data; :func:`~scarce_lab.data.loaders.load_dataset` counts each run id once) and
-    the run restarts from episode 0 (same seed, so the same trajectory).
+    (e.g. the JSONL file) are checked before anything is written. A complete run is
+    returned as it is; an unfinished one continues from its last committed episode
+    when ``resume`` (:func:`scarce_lab.runtime.open_run`: one rule for every
+    environment), and is an error otherwise.
 
     Raises:
         ValueError: unknown scripted policy, LLM model on Blocks World, bad JSONL task.
         FileNotFoundError: the JSONL task file does not exist.
-        FileExistsError: a complete run exists and ``skip_complete`` is false.
+        FileExistsError: an unfinished run is there and ``resume`` is false.
+        RunMismatchError: the folder holds a run with other settings.
         RunInProgressError: another live process is writing the same run.
         RuntimeError: frozen evaluation moved money (a bug; never expected).
     """
-    run_id = run_id or run_id_for(cfg)
-    run_dir = Path(out_dir) / run_id
-    if (run_dir / MANIFEST).exists():
-        if skip_complete and read_manifest(run_dir).status == RunStatus.complete:
-            return run_dir
-        if run_in_progress(run_dir):
-            raise RunInProgressError(f"{run_dir} is being written by another process; not restarting it")
-        if read_manifest(run_dir).status != RunStatus.complete:
-            n = 0
-            while run_dir.with_name(f"{run_id}.incomplete-{n}").exists():
-                n += 1
-            shutil.move(str(run_dir), str(run_dir.with_name(f"{run_id}.incomplete-{n}")))
+    run_id = run_id or cfg.run_id
     tasks = _Tasks(cfg, items)
-    recorder: list[RunRecorder] = []
+    recorder: list = []
     policy = make_policy(cfg, client=client, record_calls=lambda calls: recorder[0].record_calls(calls),
                          llm_kwargs=llm_kwargs)
-    manifest = RunManifest(
-        run_id=run_id,
-        environment="economy",
-        condition=cfg.condition,
-        config=cfg.model_dump(),
-        models={"agents": cfg.model},
-        seed=cfg.seed,
-        package_version=__version__,
-        notes={"economy": asdict(cfg.economy_config())},
-    )
-    rec = RunRecorder.create(run_dir, manifest)
+    handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
+    if handle.skipped:
+        return handle.run_dir
+    rec = handle.recorder
     recorder.append(rec)
     try:
-        _play(cfg, rec, policy, tasks)
+        _play(cfg, rec, policy, tasks, handle.state)
     except BaseException as exc:
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
         raise
@@ -334,98 +221,150 @@ def run_economy(
     return rec.run_dir
 
 
-def _play(cfg: EconomyRunConfig, rec: RunRecorder, policy, tasks: _Tasks) -> None:
+def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
         a, tr = economy.add_agent(genome, episode=0, origin="founder", bid=bid)
-        rec.emit("birth", round=0, phase="train", agent=a.agent_id, payload={
-            "agent": a.agent_id, "origin": "founder", "parent": None, "bid": bid,
-            "endowment": tr.amount, "funder": tr.src, "episode": 0, "genome": policy.genome_json(genome),
-        })
+        rec.emit(ev.Birth(agent=a.agent_id, origin="founder", parent=None, bid=bid, endowment=tr.amount,
+                          funder=tr.src, episode=0, genome=genome_payload(policy.genome_json(genome))),
+                 round=0, phase="train", agent=a.agent_id)
+    return economy
+
+
+def genome_payload(g: dict) -> ev.Genome:
+    """A policy's genome (``genome_json``) as the typed record of the trajectory format."""
+    if g.get("kind") == "rule":
+        return ev.Genome(kind="rule", literals=[ev.RuleLiteral(feature=f, value=w) for f, w in g["if"]],
+                         move=list(g["move"]), text=g.get("text"))
+    return ev.Genome(kind="partial", capability=g.get("capability"), instruction=g.get("instruction"),
+                     wake_on=list(g.get("wake_on", [])))
+
+
+def _action_payload(action) -> ev.Action:
+    d = action.to_json()
+    return ev.Action(src=d.get("src"), dst=d.get("dst"), capability=d.get("capability"), text=d.get("text"),
+                     answer=None if d.get("answer") is None else str(d["answer"]))
+
+
+def _task_payload(info: dict) -> ev.TaskInstance:
+    return ev.TaskInstance(**{k: (str(v) if k in ("item_id", "question", "answer") else v) for k, v in info.items()})
+
+
+def _engine_payload(kind: str, step: int, p: dict):
+    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload."""
+    if kind == "auction":
+        return ev.Auction(step=step, bids=[ev.Bid(agent=a, bid=b) for a, b in p["bids"].items()], winner=p["winner"],
+                          price=p["price"], tie=p["tie"], random_winner=p["random_winner"], step_kind=p["step_kind"],
+                          round_robin=p.get("round_robin", False))
+    if kind == "payment":
+        return ev.Payment(step=step, payer=p["payer"], payee=p["payee"], amount=p["amount"], reason=p["reason"])
+    if kind == "step":
+        info = p.get("info") or {}
+        answer = info.get("answer")
+        return ev.Step(step=step, action=p["action"], step_kind=p["step_kind"], reward=p["reward"], done=p["done"],
+                       solved=p["solved"], invalid=bool(info.get("invalid", False)),
+                       final_answer=None if answer is None else str(answer))
+    if kind == "reward":
+        return ev.Reward(step=step, amount=p["amount"])
+    raise ValueError(f"unknown engine event kind {kind!r}")
+
+
+def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
+    """Every episode as ``(phase, index within phase, round)`` in play order."""
+    return [("train", e, e) for e in range(cfg.episodes)] + [
+        ("eval", e, cfg.episodes + e) for e in range(cfg.eval_episodes)
+    ]
+
+
+def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None) -> None:
+    """Play every episode not yet committed; checkpoint after each (round = episode)."""
+    if state is None:
+        economy = _founders(cfg, rec, policy)
+        state = {"economy": economy, "tasks": tasks.state(), "order": [a.agent_id for a in economy.living()],
+                 "eval_balances": None, "next_round": 0}
+    economy: Economy = state["economy"]
+    tasks.load_state(state["tasks"])
     baseline = cfg.baseline != "none"
-    order = [a.agent_id for a in economy.living()]
+    order = state["order"]
 
     def trigger(a, obs):
         return policy.trigger(a.genome, obs)
 
-    for phase, count, offset in (("train", cfg.episodes, 0), ("eval", cfg.eval_episodes, cfg.episodes)):
+    schedule = _schedule(cfg)
+    for i, (phase, e, rnd) in enumerate(schedule):
+        if rnd < state["next_round"]:
+            continue
+        if phase == "eval" and state["eval_balances"] is None:
+            state["eval_balances"] = economy.ledger.balances()
         training = phase == "train" and not baseline
-        before = economy.ledger.balances() if phase == "eval" else None
-        for e in range(count):
-            rnd = offset + e
-            if hasattr(policy, "episode"):
-                policy.episode = rnd
-            env, info = tasks.make(phase, e)
+        if hasattr(policy, "episode"):
+            policy.episode = rnd
+        env, info = tasks.make(phase, e)
+        if cfg.detail == "steps":
+            rec.emit(ev.EpisodeStart(episode=e, task=_task_payload(info)), round=rnd, phase=phase)
+        else:  # the summary keeps only the instance's size / id, in episode_end
+            info = {k: v for k, v in info.items() if k in ("n_blocks", "item_id")}
+        summary = _EpisodeSummary()
+
+        def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
+            _sum.add(kind, agent, payload)
             if cfg.detail == "steps":
-                rec.emit("episode_start", round=rnd, phase=phase, payload={"episode": e, "task": info})
-            else:  # the summary keeps only the instance's size / id, in episode_end
-                info = {k: v for k, v in info.items() if k in ("n_blocks", "item_id")}
+                rec.emit(_engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
 
-            summary = _EpisodeSummary()
+        taken: list[str] = []
 
-            def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
-                _sum.add(kind, agent, payload)
-                if cfg.detail == "steps":
-                    rec.emit(kind, round=_rnd, phase=_phase, agent=agent, payload={"step": step, **payload})
+        def act_counted(a, obs, _rnd=rnd, _taken=taken):
+            out = policy.act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
+            _taken.append(a.agent_id)
+            return out
 
-            taken: list[str] = []
-
-            def act_counted(a, obs, _rnd=rnd, _taken=taken):
-                out = policy.act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
-                _taken.append(a.agent_id)
-                return out
-
-            rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}")
-            if cfg.baseline == "round-robin":
-                res = _round_robin_episode(economy, env, order, act_counted, emit)
-            else:
-                res = run_episode(
-                    economy, env, trigger=trigger, act=act_counted, training=training, rng=rng,
-                    emit=emit, action_to_json=lambda x: x.to_json(),
-                )
-            if phase == "train":
-                tasks.record(res.solved)
-            rec.emit("episode_end", round=rnd, phase=phase, payload={
-                "episode": e, "solved": res.solved, "steps": res.steps, "reward": res.reward, "end": res.end,
-                **({"task": info} if cfg.detail == "episodes" else {}),
-            })
-            rec.emit("episode_agents", round=rnd, phase=phase, payload={"agents": summary.agents})
-            if training:
-                _evolve(cfg, economy, policy, rec, rnd, e)
-            if e % cfg.snapshot_every == 0 or e == count - 1:
-                _snapshot(economy, rec, rnd, phase)
-            rec.commit_round(rnd)
-        if before is not None and economy.ledger.balances() != before:
+        rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}")
+        if cfg.baseline == "round-robin":
+            res = _round_robin_episode(economy, env, order, act_counted, emit)
+        else:
+            res = run_episode(economy, env, trigger=trigger, act=act_counted, training=training, rng=rng,
+                              emit=emit, action_to_json=_action_payload)
+        if phase == "train":
+            tasks.record(res.solved)
+        rec.emit(ev.EpisodeEnd(episode=e, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end,
+                               task=_task_payload(info) if cfg.detail == "episodes" else None),
+                 round=rnd, phase=phase)
+        rec.emit(ev.EpisodeAgents(agents=summary.records()), round=rnd, phase=phase)
+        if training:
+            _evolve(cfg, economy, policy, rec, rnd, e)
+        count = cfg.episodes if phase == "train" else cfg.eval_episodes
+        if e % cfg.snapshot_every == 0 or e == count - 1:
+            _snapshot(economy, rec, rnd, phase)
+        last = i == len(schedule) - 1 or schedule[i + 1][0] != phase
+        if phase == "eval" and last and economy.ledger.balances() != state["eval_balances"]:
             raise RuntimeError("frozen evaluation changed wealth")
+        state["tasks"] = tasks.state()
+        state["next_round"] = rnd + 1
+        rec.commit_round(rnd, state=state)
 
 
-def _evolve(cfg, economy: Economy, policy, rec: RunRecorder, rnd: int, e: int) -> None:
+def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer)
     if end.rent:
-        rec.emit("rent", round=rnd, phase="train", payload={
-            "amount": end.rent[0].amount, "agents": [tr.src for tr in end.rent],
-            "total": sum(tr.amount for tr in end.rent),
-        })
+        rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
+                         total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
     for d in end.deaths:
-        rec.emit("death", round=rnd, phase="train", agent=d["agent"], payload=d)
+        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=d["agent"])
     for b in end.births:
         genome = economy.agents[b["agent"]].genome
-        rec.emit("birth", round=rnd, phase="train", agent=b["agent"],
-                 payload={**b, "genome": policy.genome_json(genome)})
+        rec.emit(ev.Birth(**b, genome=genome_payload(policy.genome_json(genome))), round=rnd, phase="train",
+                 agent=b["agent"])
 
 
-def _snapshot(economy: Economy, rec: RunRecorder, rnd: int, phase: str) -> None:
+def _snapshot(economy: Economy, rec, rnd: int, phase: str) -> None:
     bal = economy.ledger.balances()
-    rec.emit("population", round=rnd, phase=phase, payload={
-        "wealth": {a.agent_id: bal[a.agent_id] for a in economy.living()},
-        "bids": {a.agent_id: a.bid for a in economy.living()},
-        "novices": [a.agent_id for a in economy.living() if a.novice],
-        "bank": bal["bank"],
-        "rent_sink": bal["rent_sink"],
-        "total": economy.ledger.total(),
-    })
+    rec.emit(ev.Population(
+        agents=[ev.AgentWealth(agent=a.agent_id, wealth=bal[a.agent_id], bid=a.bid, novice=a.novice)
+                for a in economy.living()],
+        bank=bal["bank"], rent_sink=bal["rent_sink"], total=economy.ledger.total(),
+    ), round=rnd, phase=phase)
 
 
 class _EpisodeSummary:
@@ -439,6 +378,14 @@ class _EpisodeSummary:
 
     def _a(self, agent: str) -> dict:
         return self.agents.setdefault(agent, {"wins": {}, "paid": 0, "received": 0, "reward": 0})
+
+    def records(self) -> list[ev.AgentEpisodeSummary]:
+        """The aggregates as typed records (agents in order of first appearance)."""
+        return [
+            ev.AgentEpisodeSummary(agent=a, wins=[ev.StepKindWins(step_kind=k, wins=n) for k, n in s["wins"].items()],
+                                   paid=s["paid"], received=s["received"], reward=s["reward"])
+            for a, s in self.agents.items()
+        ]
 
     def add(self, kind: str, agent: str | None, payload: dict) -> None:
         if kind == "auction":
@@ -475,7 +422,7 @@ def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
         result = env.apply(action)
         winners.append(agent)
         emit("step", step, agent, {
-            "action": action.to_json(), "step_kind": kind, "reward": result.reward,
+            "action": _action_payload(action), "step_kind": kind, "reward": result.reward,
             "done": result.done, "solved": result.solved,
         })
         total += result.reward

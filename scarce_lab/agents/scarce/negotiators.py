@@ -318,7 +318,8 @@ class LLMNegotiator(Negotiator):
     @staticmethod
     def _decided(value, out, messages, latency, extra_violation=None):
         violation = "; ".join(v for v in (out.violation, extra_violation) if v) or None
-        return Decided(value, list(out.calls), violation, out.fallback_used, messages, latency)
+        return Decided(value, calls=list(out.calls), violation=violation, valid=out.valid, repaired=out.repaired,
+                       fallback_used=out.fallback_used, prompt=messages, latency_s=latency)
 
     async def declare(self, view):
         fb = fifo_declaration(view)

@@ -242,13 +242,15 @@ class LLMSolver(Solver):
             action, violation = parse_tool_call(res.tool_calls, res.error)
             if action is None:
                 res.record.fallback_used = True
-            return Decided(action or SolverAction(tool="list_files"), [res.record], violation, action is None, msgs,
-                           time.perf_counter() - t0)
+            return Decided(action or SolverAction(tool="list_files"), calls=[res.record], violation=violation,
+                           valid=action is not None, fallback_used=action is None, prompt=msgs,
+                           latency_s=time.perf_counter() - t0)
         out = await self.client.adecide(model=self.model, messages=msgs, schema=JsonAction,
                                         fallback=JsonAction(tool="list_files"), seed=seed, context=ctx,
                                         max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
-        return Decided(SolverAction(**out.decision.model_dump()), list(out.calls), out.violation,
-                       out.fallback_used, msgs, time.perf_counter() - t0)
+        return Decided(SolverAction(**out.decision.model_dump()), calls=list(out.calls), violation=out.violation,
+                       valid=out.valid, repaired=out.repaired, fallback_used=out.fallback_used, prompt=msgs,
+                       latency_s=time.perf_counter() - t0)
 
 
 def parse_tool_call(tool_calls: list[dict[str, Any]] | None, error: str | None = None) -> tuple[SolverAction | None, str | None]:

@@ -10,29 +10,17 @@ the pool the agent sees, clamped to its cap; an announcement falls back to the
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...envs.commons import Observation, Phase
+from ..decided import Decided
 from .prompts import render_messages
 from .schemas import AnnouncementDecision, extraction_schema
 from .scripted import Policy, get_policy, sustainable
 
-
-@dataclass
-class AgentDecision:
-    """One agent's action: ``value`` is an extraction or announced pool (pool units).
-
-    ``calls`` holds the LLMCallRecords of the decision (empty for scripted agents).
-    """
-
-    value: int
-    reasoning: str = ""
-    valid: bool = True
-    repaired: bool = False
-    fallback_used: bool = False
-    violation: str | None = None
-    calls: list[Any] = field(default_factory=list)
+#: SovSim agents return the package-wide decision type; ``value`` is an extraction or
+#: an announced pool (pool units).
+AgentDecision = Decided
 
 
 class SovSimAgent(Protocol):
@@ -120,8 +108,10 @@ class LLMAgent:
         )
 
 
-def make_agent(model: str, client: Any = None, role_labels: str = "default") -> SovSimAgent:
-    """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`.
+def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None) -> SovSimAgent:
+    """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`
+    whose sampling settings (``temperature``, ``max_tokens``) come from ``llm`` (an
+    ``LLMSettings``; default: the agent's own defaults).
 
     Raises:
         ValueError: unknown scripted policy, or an LLM model without a client.
@@ -131,4 +121,6 @@ def make_agent(model: str, client: Any = None, role_labels: str = "default") -> 
         return ScriptedAgent(model, get_policy(policy, arg or None))
     if client is None:
         raise ValueError(f"model {model!r} needs an LLMClient (only scripted/<policy> runs without one)")
-    return LLMAgent(model, client, role_labels=role_labels)
+    if llm is None:
+        return LLMAgent(model, client, role_labels=role_labels)
+    return LLMAgent(model, client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature)

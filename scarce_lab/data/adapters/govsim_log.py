@@ -77,6 +77,8 @@ def read_govsim_log(path: Path | str, *, model: str | None = None, simulation: i
                 "run_id": f"govsim:{model}/{run_dir.name}",
                 "model": model,
                 "condition": condition,
+                "base_condition": condition,
+                "settings": None,
                 "simulation": simulation,
                 "round": rnd,
                 "agent": a,

@@ -63,6 +63,8 @@ def read_rationales(path: Path | str, *, model: str | None = None, condition: st
                     "run_id": f"sovsim_json:{model}/{condition}/{sim}",
                     "model": model,
                     "condition": condition,
+                    "base_condition": condition,
+                "settings": None,
                     "simulation": sim,
                     "round": int(rec["round"]),
                     "agent": f"a{i}",

@@ -1,1 +1,64 @@
-"""data/tables"""
+"""Tidy per-environment tables derived from trajectory datasets.
+
+Every tidy table carries three condition columns:
+
+- ``base_condition``: the environment's primary condition (SovSim power condition,
+  SCARCE scheduler/mechanism, Economy ablation or baseline);
+- ``settings``: every condition-defining setting of the run (canonical JSON of the
+  manifest's ``condition_settings``); two rows belong to the same condition exactly
+  when ``base_condition`` and ``settings`` are equal;
+- ``condition``: a readable label, unique per (base_condition, settings) within the
+  table: the base condition followed by the settings that *vary among the table's runs*
+  (``kcpr,rounds=2``), so runs that differ are never shown, or grouped, as one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+__all__ = ["label_conditions", "settings_json"]
+
+
+def settings_json(settings: dict[str, Any]) -> str:
+    """Canonical JSON of a run's condition settings (sorted keys, no spaces)."""
+    return json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, list | dict):
+        return json.dumps(v, separators=(",", ":"), sort_keys=True)
+    return str(v)
+
+
+def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Set ``condition`` from ``base_condition`` and ``settings`` (see the module
+    docstring). Rows whose ``settings`` is null or ``"{}"`` (published layouts without
+    settings) keep ``base_condition`` as their label. ``skip`` names settings never
+    shown (those already in the base condition).
+    """
+    if df.height == 0 or "settings" not in df.columns:
+        return df
+    distinct = df.select("base_condition", "settings").unique().rows()
+    parsed = {s: json.loads(s) if s else {} for _, s in distinct}
+    ours = [s for _, s in distinct if parsed[s]]  # published layouts carry no settings
+    keys = sorted({k for s in ours for k in parsed[s]})
+    varying = [
+        k for k in keys
+        if k not in skip and len({settings_json({"v": parsed[s].get(k)}) for s in ours}) > 1
+    ]
+    labels = {}
+    for base, s in distinct:
+        extra = [f"{k.split('.')[-1]}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
+        labels[(base, s)] = ",".join([str(base), *extra])
+    mapping = pl.DataFrame(
+        [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],
+        schema={"base_condition": pl.String, "settings": pl.String, "condition": pl.String},
+    )
+    cols = df.columns
+    return df.drop("condition", strict=False).join(mapping, on=["base_condition", "settings"], how="left",
+                                                   nulls_equal=True).select(cols)

@@ -9,7 +9,11 @@ DataFrame with :data:`AGENT_ROUND_SCHEMA`:
 - GovSim ``log_env.json`` runs (:mod:`scarce_lab.data.adapters.govsim_log`).
 
 Columns (pool units unless stated): ``source`` (layout), ``run_id`` (one per
-simulation), ``model``, ``condition``, ``simulation``, ``round`` (1-based), ``agent``,
+simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see :mod:`scarce_lab.data.tables`:
+the power condition cpr/bcpr/kcpr/kcpr_m, or GovSim's environment name, as
+``base_condition``; ``condition`` adds the settings that vary among the loaded runs,
+e.g. ``kcpr,rounds=2``),
+``simulation``, ``round`` (1-based), ``agent``,
 ``agent_index``, ``role``, ``is_leader``, ``n_agents``, ``pool_before`` (true pool at
 the start of the round), ``announced_pool`` (kcpr_m), ``pool_seen`` (the pool as
 presented to the agent: the announcement for kcpr_m subordinates), ``remainder_seen``
@@ -21,16 +25,19 @@ all extractions), ``collapsed`` (the round ended in collapse), ``reasoning``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
+
+from . import label_conditions, settings_json
 
 AGENT_ROUND_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String,
     "run_id": pl.String,
     "model": pl.String,
     "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
     "simulation": pl.Int64,
     "round": pl.Int64,
     "agent": pl.String,
@@ -72,65 +79,65 @@ def agent_round_frame(rows: list[dict]) -> pl.DataFrame:
     return df.sort(*SORT_KEYS)
 
 
-def from_events(runs: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
-    """Agent-round table from our generic frames (``load_dataset(...).collect()``-ed).
+def _model_label(models: dict[str, str]) -> str:
+    distinct = sorted(set(models.values()))
+    return distinct[0] if len(distinct) == 1 else "+".join(distinct)
 
-    Uses the ``round`` events (one row per agent; they carry the announced pool) joined
-    with each agent's ``extraction`` event (reasoning, validity, pool seen). Runs whose environment is
-    not ``sovsim`` are ignored.
+
+def from_dataset(ds) -> pl.DataFrame:
+    """Agent-round table from our run directories (a :class:`~scarce_lab.data.loaders.Dataset`).
+
+    One row per agent and settled round: the ``round`` events (exploded by agent)
+    joined with each agent's ``extraction`` event (reasoning, validity, pool seen).
+    Runs of other environments are ignored.
     """
-    runs = runs.filter(pl.col("environment") == "sovsim")
-    meta = {r["run_id"]: r for r in runs.iter_rows(named=True)}
-    ev = events.filter(pl.col("run_id").is_in(list(meta)))
-    decisions: dict[tuple[str, int, str], dict] = {}
-    round_rows: list[tuple[str, int, dict]] = []
-    for e in ev.iter_rows(named=True):
-        kind = e["kind"]
-        if kind == "extraction":
-            decisions[(e["run_id"], e["round"], e["agent"])] = json.loads(e["payload"])
-        elif kind == "round":
-            round_rows.append((e["run_id"], e["round"], json.loads(e["payload"])))
-    rows: list[dict] = []
-    for run_id, rnd, p in round_rows:
-        m = meta[run_id]
-        models = json.loads(m["models"] or "{}")
-        config = json.loads(m["config"] or "{}")
-        notes = json.loads(m["notes"] or "{}")
-        roles = notes.get("roles", {})
-        leader = notes.get("leader")
-        distinct = sorted(set(models.values()))
-        model = distinct[0] if len(distinct) == 1 else "+".join(distinct)
-        agents = p["agents"]
-        for i, a in enumerate(agents):
-            d = decisions.get((run_id, rnd, a), {})
-            is_leader = a == leader
-            rows.append(
-                {
-                    "source": "scarce_lab",
-                    "run_id": run_id,
-                    "model": model,
-                    "condition": m["condition"],
-                    "simulation": config.get("simulation"),
-                    "round": rnd,
-                    "agent": a,
-                    "agent_index": i,
-                    "role": roles.get(a),
-                    "is_leader": is_leader,
-                    "n_agents": len(agents),
-                    "pool_before": p["pool_before"],
-                    "announced_pool": p.get("announced_pool"),
-                    "pool_seen": d.get("pool_seen", p["pool_before"]),
-                    "remainder_seen": p.get("remainder_seen") if is_leader else None,
-                    "extraction": p["extractions"][i],
-                    "payoff": p["payoffs"][i],
-                    "remaining": p["remaining"],
-                    "collapsed": p["collapsed"],
-                    "reasoning": d.get("reasoning"),
-                    "valid": d.get("valid"),
-                    "fallback_used": d.get("fallback_used"),
-                }
-            )
-    return agent_round_frame(rows)
+    meta = [
+        {
+            "run_id": m.run_id,
+            "model": _model_label(m.models),
+            "condition": m.condition,
+            "base_condition": m.condition_settings.get("condition", m.condition),
+            "settings": settings_json(m.condition_settings) if m.condition_settings else None,
+            "simulation": m.config.get("simulation"),
+            "leader": m.notes.get("leader"),
+            "roles": [{"agent": a, "role": r} for a, r in (m.notes.get("roles") or {}).items()],
+        }
+        for m in ds.manifests
+        if m.environment == "sovsim"
+    ]
+    if not meta:
+        return agent_round_frame([])
+    runs = pl.DataFrame(meta, schema={
+        "run_id": pl.String, "model": pl.String, "condition": pl.String, "base_condition": pl.String,
+        "settings": pl.String,
+        "simulation": pl.Int64,
+        "leader": pl.String, "roles": pl.List(pl.Struct({"agent": pl.String, "role": pl.String})),
+    })
+    roles = runs.select("run_id", "roles").explode("roles").unnest("roles").drop_nulls("agent")
+    rounds = (
+        ds.payloads("round", "sovsim").collect()
+        .select("run_id", "round", "agents", "pool_before", "announced_pool", "extractions", "payoffs",
+                "remainder_seen", "remaining", "collapsed")
+        .with_columns(agent_index=pl.int_ranges(pl.col("agents").list.len()), n_agents=pl.col("agents").list.len())
+        .explode("agents", "extractions", "payoffs", "agent_index")
+        .rename({"agents": "agent", "extractions": "extraction", "payoffs": "payoff"})
+    )
+    decisions = (
+        ds.payloads("extraction", "sovsim").collect()
+        .select("run_id", "round", "agent", "pool_seen", "reasoning", "valid", "fallback_used")
+    )
+    df = (
+        rounds.join(runs.drop("roles"), on="run_id", how="inner")
+        .join(roles, on=["run_id", "agent"], how="left")
+        .join(decisions, on=["run_id", "round", "agent"], how="left")
+        .with_columns(
+            source=pl.lit("scarce_lab"),
+            is_leader=pl.col("agent") == pl.col("leader").fill_null(""),
+            pool_seen=pl.coalesce("pool_seen", "pool_before"),
+        )
+        .with_columns(remainder_seen=pl.when(pl.col("is_leader")).then(pl.col("remainder_seen")))
+    )
+    return df.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).sort(*SORT_KEYS)
 
 
 def detect_layouts(path: Path) -> dict[str, list[Path]]:
@@ -179,10 +186,8 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
     if found["runs"]:
         root = Path(path) if Path(path).is_dir() else Path(path).parent
         ds = load_dataset(root, include_incomplete=include_incomplete)
-        runs = ds.runs.filter(pl.col("environment") == "sovsim").collect()
-        if runs.height:
-            events = ds.events.filter(pl.col("run_id").is_in(runs["run_id"].implode())).collect()
-            frames.append(from_events(runs, events))
+        if "sovsim" in ds.environments:
+            frames.append(from_dataset(ds))
     if found["sovsim_json"]:
         frames.append(pl.concat([read_rationales(p) for p in found["sovsim_json"]]))
     if found["govsim_log"]:
@@ -192,4 +197,4 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
             f"no SovSim data below {path}: expected run directories (manifest.json), "
             "rationales.json or log_env.json files"
         )
-    return pl.concat(frames).sort(*SORT_KEYS)
+    return label_conditions(pl.concat(frames), skip=("condition",)).sort(*SORT_KEYS)

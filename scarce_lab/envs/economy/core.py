@@ -47,69 +47,48 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from .ledger import BANK, RENT_SINK, Ledger, Transfer
 
 Ablation = Literal["none", "no-auction", "no-exploration", "no-exploitation"]
 ABLATIONS: tuple[str, ...] = ("none", "no-auction", "no-exploration", "no-exploitation")
 
 
-@dataclass(frozen=True)
-class EconomyConfig:
-    """Economic parameters; all money in integer credits.
+class EconomyConfig(BaseModel):
+    """Economic parameters (EoM sec. 3; see the module docstring for each rule); all
+    money in integer credits. JSON booleans are not credits.
 
     Raises:
-        ValueError: a field out of range (the message names the field and value).
+        pydantic.ValidationError: a field out of range (names the field and value).
     """
 
-    initial_wealth: int = 40
-    epsilon: int = 1
-    rent: int = 5
-    rent_interval: int = 5
-    reproduce_threshold: int = 100
-    child_endowment: int = 10
-    explore_interval: int = 2
-    explore_count: int = 1
-    max_agents: int = 24
-    bid_mutation_pct: int = 20
-    solvent_bids: bool = False
-    bid_scheme: str = "holland"
-    holland_alpha_pct: int = 20
-    tycoon_wealth: int = 50
-    ablation: str = "none"
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    def __post_init__(self) -> None:
-        for name, v in vars(self).items():  # bool is an int subclass: True is not 1 credit
-            if isinstance(v, bool) and name != "solvent_bids":
-                raise ValueError(f"{name} must be an int, got {v!r}")
-        for name in ("initial_wealth", "child_endowment", "reproduce_threshold"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an int >= 0 credits, got {v!r}")
-        for name in ("epsilon", "rent"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an int >= 0 credits, got {v!r}")
-        if not isinstance(self.bid_mutation_pct, int) or self.bid_mutation_pct < 0:
-            raise ValueError(f"bid_mutation_pct must be an int >= 0, got {self.bid_mutation_pct!r}")
-        for name in ("rent_interval", "explore_interval", "max_agents"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-        if not isinstance(self.explore_count, int) or self.explore_count < 0:
-            raise ValueError(f"explore_count must be an int >= 0, got {self.explore_count!r}")
+    initial_wealth: int = Field(40, ge=0, description="credits a founder or newcomer starts with (from the bank)")
+    epsilon: int = Field(1, ge=0, description="a novice bids the max veteran bid plus this (credits)")
+    rent: int = Field(5, ge=0, description="rent each agent pays every rent_interval episodes (credits)")
+    rent_interval: int = Field(5, ge=1, description="episodes between rents")
+    reproduce_threshold: int = Field(100, ge=0, description="wealth at which an agent reproduces (credits)")
+    child_endowment: int = Field(10, ge=0, description="credits a parent gives its child")
+    explore_interval: int = Field(2, ge=1, description="episodes between newcomers")
+    explore_count: int = Field(1, ge=0, description="newcomers per exploration")
+    max_agents: int = Field(24, ge=1, description="population cap")
+    bid_mutation_pct: int = Field(20, ge=0, description="a child's bid differs from its parent's by up to this percent")
+    solvent_bids: bool = Field(False, description="an agent may not bid more than its wealth")
+    bid_scheme: Literal["fixed", "holland"] = Field("holland", description="fixed bids, or Holland's wealth-proportional bid")
+    holland_alpha_pct: int = Field(20, ge=0, description="holland scheme: percent of wealth bid")
+    tycoon_wealth: int = Field(50, ge=0, description="holland scheme: wealth from which the proportional bid applies")
+    ablation: Literal["none", "no-auction", "no-exploration", "no-exploitation"] = Field(
+        "none", description="ablation (EoM sec. 5): none, no-auction, no-exploration or no-exploitation")
+
+    @model_validator(mode="after")
+    def _endowment_fits(self) -> EconomyConfig:
         if self.child_endowment > self.reproduce_threshold:
             raise ValueError(
-                f"child_endowment ({self.child_endowment}) must not exceed "
-                f"reproduce_threshold ({self.reproduce_threshold})"
+                f"child_endowment ({self.child_endowment}) must not exceed reproduce_threshold ({self.reproduce_threshold})"
             )
-        if self.bid_scheme not in ("fixed", "holland"):
-            raise ValueError(f"bid_scheme must be 'fixed' or 'holland', got {self.bid_scheme!r}")
-        for name in ("holland_alpha_pct", "tycoon_wealth"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
-        if self.ablation not in ABLATIONS:
-            raise ValueError(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
+        return self
 
 
 @dataclass

@@ -1,0 +1,51 @@
+"""The one decision type every agent returns (SovSim, SCARCE, Economy of Minds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
+
+
+@dataclass
+class Decided(Generic[V]):
+    """A decision plus its provenance.
+
+    Attributes:
+        value: the decision applied (after repair or clamping, or the documented
+            fallback when ``fallback_used``).
+        reasoning: the reasoning the agent stated with it (empty for most scripted
+            policies).
+        calls: the LLMCallRecord objects of the decision (empty for scripted policies).
+        valid: a model answer (first or repaired) validated; true for scripted policies.
+        repaired: the first answer was invalid and the repair answer validated.
+        fallback_used: the documented fallback applied (not the agent's choice).
+        violation: text describing bad model output that was repaired or replaced.
+        outcome: the last model call's outcome (``ok``, ``invalid``, ``refusal``...);
+            ``None`` for scripted policies.
+        prompt: the rendered chat messages shown to the model (``None`` for scripted).
+        latency_s: measured seconds of the decision's model calls (wall clock).
+    """
+
+    value: V
+    reasoning: str = ""
+    calls: list[Any] = field(default_factory=list)
+    valid: bool = True
+    repaired: bool = False
+    fallback_used: bool = False
+    violation: str | None = None
+    outcome: str | None = None
+    prompt: list[dict[str, Any]] | None = None
+    latency_s: float = 0.0
+
+    def decision_fields(self) -> dict[str, Any]:
+        """The fields every decision payload records
+        (:class:`scarce_lab.data.events.DecisionFields`)."""
+        return {
+            "valid": self.valid,
+            "repaired": self.repaired,
+            "fallback_used": self.fallback_used,
+            "violation": self.violation,
+            "outcome": self.outcome,
+        }

@@ -1,0 +1,225 @@
+"""Base of every environment's config: one pydantic model declares each setting once.
+
+From an environment's config model derive:
+
+- the CLI options (``scarce_lab.cli._options`` builds typer options from the fields,
+  their types, defaults and descriptions), and ``--config FILE`` / ``-S key=value``;
+- the manifest's ``config`` (:meth:`ExperimentConfig.model_dump`);
+- the manifest's ``condition_settings`` (:meth:`ExperimentConfig.condition_settings`,
+  the fields named in ``CONDITION_FIELDS``) and the readable ``condition`` label
+  (:meth:`ExperimentConfig.condition_label`); analysis reads the settings from the
+  manifest, so tables never pool runs whose settings differ.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class ConfigError(ValueError):
+    """A config could not be built; the message names the field, the value and where it
+    came from (a file, an option or a ``-S`` override)."""
+
+
+class ExperimentConfig(BaseModel):
+    """Base class: closed (unknown fields are errors), validated on assignment.
+
+    Subclasses set:
+        ENVIRONMENT: the environment name (``sovsim``, ``scarce``, ``economy``).
+        CONDITION_FIELDS: dotted field paths that define a condition (a path ending in
+            ``.*`` takes every field of a sub-model).
+        LABEL_FIELD: the field whose value starts the condition label.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+    ENVIRONMENT: ClassVar[str] = ""
+    CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
+    LABEL_FIELD: ClassVar[str | None] = None
+
+    # -- conditions ----------------------------------------------------------------
+    def condition_settings(self) -> dict[str, Any]:
+        """Every condition-defining setting as ``dotted.name -> JSON value`` (the model
+        client's sampling settings are left out for ``scripted/`` models, which they do
+        not affect).
+
+        Raises:
+            KeyError: a ``CONDITION_FIELDS`` entry names no field (a bug in the config).
+        """
+        flat = flatten(self.model_dump(mode="json"))
+        if str(getattr(self, "model", "")).startswith("scripted/"):
+            # sampling settings do not shape a scripted policy's trajectory
+            flat = {k: v for k, v in flat.items() if not k.startswith("llm.")}
+        out: dict[str, Any] = {}
+        for path in self.CONDITION_FIELDS:
+            if path.startswith("llm.") and not any(k.startswith("llm.") for k in flat):
+                continue
+            if path.endswith(".*"):
+                prefix = path[:-1]
+                keys = [k for k in flat if k.startswith(prefix)]
+                if not keys:
+                    raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field under {path!r}")
+                out.update({k: flat[k] for k in keys})
+            else:
+                if path not in flat:
+                    raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field {path!r}")
+                out[path] = flat[path]
+        return out
+
+    def non_default_settings(self) -> dict[str, Any]:
+        """The condition settings (except ``LABEL_FIELD``) that differ from the
+        config's defaults."""
+        settings = self.condition_settings()
+        defaults = self.condition_settings_defaults()
+        return {
+            k: v for k, v in sorted(settings.items()) if k != self.LABEL_FIELD and defaults.get(k) != v
+        }
+
+    def condition_label(self) -> str:
+        """A readable label: the ``LABEL_FIELD`` value, then every other condition
+        setting that differs from the config's default, as ``name=value`` (sorted)."""
+        head = [str(self.condition_settings()[self.LABEL_FIELD])] if self.LABEL_FIELD else []
+        extra = [f"{k.split('.')[-1]}={_short(v)}" for k, v in self.non_default_settings().items()]
+        return ",".join(head + extra) or "default"
+
+    def condition_settings_defaults(self) -> dict[str, Any]:
+        """:meth:`condition_settings` of a config with every field at its default (for
+        fields without a default, the value of this config)."""
+        cls = type(self)
+        base = {}
+        for name, f in cls.model_fields.items():
+            if f.is_required():
+                base[name] = getattr(self, name, None)
+        try:
+            return cls.model_validate(base).condition_settings()
+        except ValidationError:
+            return {}
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, list | dict):
+        return json.dumps(v, separators=(",", ":"), sort_keys=True)
+    return str(v)
+
+
+def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts -> ``{"a.b": value}`` (lists and scalars are leaves)."""
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v and all(isinstance(x, str) for x in v):
+            sub = flatten(v, key + ".")
+            if sub:
+                out.update(sub)
+                continue
+        out[key] = v.value if isinstance(v, Enum) else v
+    return out
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    """``data["a"]["b"] = value`` for ``key = "a.b"`` (creating dicts on the way)."""
+    parts = key.split(".")
+    cur = data
+    for p in parts[:-1]:
+        nxt = cur.get(p)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[p] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"key=value"`` -> ``(key, value)``; the value is parsed as YAML (so ``3``,
+    ``0.7``, ``true``, ``[a, b]`` and ``{w0: 500}`` work) and kept as text otherwise.
+
+    Raises:
+        ConfigError: no ``=`` or an empty key.
+    """
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"-S {text!r}: expected key=value (e.g. -S llm.temperature=0.7)")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.strip(), value
+
+
+def read_config_file(path: Path | str) -> dict[str, Any]:
+    """A YAML, JSON or TOML config file as a dict.
+
+    Raises:
+        ConfigError: missing, unreadable, or not a mapping (path in the message).
+    """
+    import tomllib
+
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML/JSON'} ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    return data
+
+
+def build_config(
+    cls: type[ExperimentConfig],
+    *,
+    file: Path | str | None = None,
+    values: dict[str, Any] | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+) -> ExperimentConfig:
+    """Build ``cls`` from (lowest to highest precedence) its defaults, a config file,
+    ``values`` (dotted keys allowed, e.g. from CLI options) and ``-S key=value``
+    overrides.
+
+    Raises:
+        ConfigError: a bad file, an unknown field, or a value that does not validate
+            (the message names the field, the value and where it came from).
+    """
+    data: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    if file is not None:
+        for k, v in flatten(read_config_file(file)).items():
+            set_dotted(data, k, v)
+            origin[k] = str(file)
+    for k, v in (values or {}).items():
+        set_dotted(data, k, v)
+        origin[k] = "option --" + k.replace("_", "-").replace(".", "-")
+    for text in overrides:
+        k, v = parse_override(text)
+        set_dotted(data, k, v)
+        origin[k] = f"-S {text}"
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, cls.__name__, origin)) from None
+
+
+def describe_validation_error(exc: ValidationError, name: str, origin: dict[str, str] | None = None) -> str:
+    """One line per error: ``field: message (got value) [from where]``."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        src = (origin or {}).get(loc)
+        got = f" (got {err['input']!r:.80})" if "input" in err and err["type"] != "missing" else ""
+        lines.append(f"{name}.{loc}: {err['msg']}{got}" + (f" [from {src}]" if src else ""))
+    return "; ".join(lines)

@@ -1,0 +1,112 @@
+"""The trajectory contract: one typed event model per environment.
+
+Every event of a run is an :class:`~.base.EventEnvelope` whose ``payload`` is the
+tagged union of its environment's payload models (tag: ``kind``):
+
+- :mod:`.sovsim` (SovSim commons), :mod:`.scarce` (SCARCE slot auctions),
+  :mod:`.economy` (Economy of Minds), plus :class:`~.base.RoundCommitted` everywhere.
+
+Use :func:`event_model` to validate a line, :func:`payload_types` to list the kinds.
+The format's version is :data:`SCHEMA_VERSION`; older files are migrated on read by
+:mod:`.migrations`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Annotated, Any, Union
+
+from pydantic import Field, create_model
+
+from . import economy, scarce, sovsim
+from .base import (
+    SCHEMA_VERSION,
+    DecisionFields,
+    EventEnvelope,
+    Payload,
+    RoundCommitted,
+    Visibility,
+)
+
+#: Environment name -> the module declaring its payloads (``PAYLOADS``, ``ROUND_MEANING``).
+ENVIRONMENTS = {"sovsim": sovsim, "scarce": scarce, "economy": economy}
+
+
+class UnknownEnvironmentError(ValueError):
+    """A manifest names an environment this version does not know."""
+
+
+def _module(environment: str):
+    try:
+        return ENVIRONMENTS[environment]
+    except KeyError:
+        raise UnknownEnvironmentError(
+            f"unknown environment {environment!r} (known: {sorted(ENVIRONMENTS)})"
+        ) from None
+
+
+@cache
+def payload_types(environment: str) -> dict[str, type[Payload]]:
+    """``kind -> payload model`` for ``environment`` (``round_committed`` included).
+
+    Raises:
+        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+    """
+    models = (*_module(environment).PAYLOADS, RoundCommitted)
+    out: dict[str, type[Payload]] = {}
+    for m in models:
+        kind = m.model_fields["kind"].default
+        if kind in out:
+            raise TypeError(f"{environment}: two payload models use kind {kind!r}")
+        out[kind] = m
+    return out
+
+
+@cache
+def event_model(environment: str) -> type[EventEnvelope]:
+    """The envelope whose ``payload`` is ``environment``'s tagged union.
+
+    ``event_model("sovsim").model_validate_json(line)`` validates one line of a
+    SovSim ``events.jsonl``.
+
+    Raises:
+        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+    """
+    union = Annotated[Union[tuple(payload_types(environment).values())], Field(discriminator="kind")]  # noqa: UP007
+    name = "".join(p.capitalize() for p in environment.split("_")) + "Event"
+    return create_model(name, __base__=EventEnvelope, __module__=__name__, payload=(union, ...))
+
+
+def round_meaning(environment: str) -> str:
+    """What ``Event.round`` counts in ``environment`` (one sentence)."""
+    return _module(environment).ROUND_MEANING
+
+
+def contract_json_schema() -> dict[str, Any]:
+    """The JSON schema of every environment's event model, the manifest and the LLM
+    call record: the on-disk contract of :data:`SCHEMA_VERSION` (pinned by a golden
+    test)."""
+    from ..schema import LLMCallRecord, RunManifest
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "events": {env: event_model(env).model_json_schema() for env in sorted(ENVIRONMENTS)},
+        "manifest": RunManifest.model_json_schema(),
+        "llm_call": LLMCallRecord.model_json_schema(),
+    }
+
+
+__all__ = [
+    "ENVIRONMENTS",
+    "SCHEMA_VERSION",
+    "DecisionFields",
+    "EventEnvelope",
+    "Payload",
+    "RoundCommitted",
+    "UnknownEnvironmentError",
+    "Visibility",
+    "contract_json_schema",
+    "event_model",
+    "payload_types",
+    "round_meaning",
+]

@@ -1,0 +1,152 @@
+"""Migrations of older trajectory files to :data:`~.base.SCHEMA_VERSION`.
+
+A reader calls :func:`check_version` on each manifest, then :func:`migrate_event` on
+each event line of a run written by an older version. Files are never rewritten in
+place by reading; ``scarce-lab migrate PATH`` rewrites a dataset to the current
+version.
+
+Version history:
+
+- **1** (scarce_lab 0.1.0): payloads were free-form dicts; SCARCE payloads carried
+  ``visibility`` (``public``/``private``/``scheduler``/``researcher``) and
+  ``visible_to`` inside the payload; dicts keyed by agent (SCARCE budgets, deadlines
+  and balances; Economy bids, wealth, per-agent episode summaries; SovSim roles).
+- **2**: typed payload per kind (:mod:`scarce_lab.data.events`); ``visibility`` and
+  ``visible_to`` are envelope fields (``scheduler`` became ``researcher``); dicts keyed
+  by agent became lists of records; the manifest gained ``condition_settings``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import SCHEMA_VERSION
+
+
+class SchemaVersionError(ValueError):
+    """A file's ``schema_version`` is newer than this package or not a version at all."""
+
+
+def check_version(value: Any, where: str) -> int:
+    """Return the file's version, or raise naming ``where`` (a path) and the value.
+
+    Raises:
+        SchemaVersionError: not an integer >= 1, or newer than :data:`SCHEMA_VERSION`
+            (upgrade scarce_lab to read it).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SchemaVersionError(f"{where}: unknown schema_version {value!r} (this scarce_lab reads 1..{SCHEMA_VERSION})")
+    if value > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{where}: schema_version {value} is newer than this scarce_lab's {SCHEMA_VERSION}; "
+            "upgrade scarce_lab to read it"
+        )
+    return value
+
+
+def migrate_manifest(obj: dict[str, Any], version: int) -> dict[str, Any]:
+    """A manifest dict of ``version`` as the current version (a new dict)."""
+    out = dict(obj)
+    if version < 2:
+        out.setdefault("condition_settings", {})
+    out["schema_version"] = SCHEMA_VERSION
+    return out
+
+
+def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[str, Any]:
+    """An event dict of ``version`` as the current version (a new dict).
+
+    Raises:
+        KeyError / TypeError / ValueError: the old event lacks what its kind needs (the
+            caller reports the file and line).
+    """
+    if version >= SCHEMA_VERSION:
+        return obj
+    out = dict(obj)
+    payload = dict(out.get("payload") or {})
+    out["payload"] = payload
+    if out.get("kind") == "round_committed":
+        out["visibility"], out["visible_to"] = "researcher", []
+        return out
+    _V1_TO_V2[environment](out, payload)
+    return out
+
+
+# -- version 1 -> 2 ---------------------------------------------------------------------
+def _private(out: dict, agents: list[str] | None = None) -> None:
+    out["visibility"] = "private"
+    out["visible_to"] = list(agents if agents else [out.get("agent")])
+
+
+def _pairs(d: dict, key: str, value: str) -> list[dict]:
+    return [{key: k, value: v} for k, v in d.items()]
+
+
+def _sovsim_v1(out: dict, p: dict) -> None:
+    kind = out["kind"]
+    if kind == "game_start":
+        roles = p.pop("roles", {}) or {}
+        p["roles"] = [roles.get(a, "") for a in p["agents"]]
+        cfg = p.pop("config", {}) or {}
+        for k in ("n_agents", "rounds", "initial_pool", "capacity", "step", "subordinate_cap",
+                  "collapse_threshold", "regeneration_factor", "announce_max"):
+            p[k] = cfg[k]
+    elif kind in ("announcement", "extraction"):
+        _private(out)
+
+
+def _genome(g: dict) -> dict:
+    if g.get("kind") == "rule":
+        return {"kind": "rule", "literals": [{"feature": f, "value": w} for f, w in g.get("if", [])],
+                "move": list(g.get("move", [])), "text": g.get("text")}
+    return {"kind": "partial", "capability": g.get("capability"), "instruction": g.get("instruction"),
+            "wake_on": list(g.get("wake_on", []))}
+
+
+def _economy_v1(out: dict, p: dict) -> None:
+    kind = out["kind"]
+    if kind == "birth":
+        p["genome"] = _genome(p["genome"])
+    elif kind == "auction":
+        p["bids"] = _pairs(p.get("bids") or {}, "agent", "bid")
+        p.pop("eligible", None)
+    elif kind == "step":
+        info = p.pop("info", None) or {}
+        if info.get("invalid"):
+            p["invalid"] = True
+        if "answer" in info:
+            p["final_answer"] = None if info["answer"] is None else str(info["answer"])
+    elif kind == "episode_agents":
+        p["agents"] = [
+            {"agent": a, "wins": _pairs(s.get("wins", {}), "step_kind", "wins"), "paid": s["paid"],
+             "received": s["received"], "reward": s["reward"]}
+            for a, s in (p.get("agents") or {}).items()
+        ]
+    elif kind == "population":
+        wealth, bids = p.pop("wealth"), p.pop("bids")
+        novices = set(p.pop("novices", []))
+        p["agents"] = [{"agent": a, "wealth": w, "bid": bids[a], "novice": a in novices} for a, w in wealth.items()]
+
+
+_SCARCE_VISIBILITY = {"public": "public", "private": "private", "scheduler": "researcher", "researcher": "researcher"}
+
+
+def _scarce_v1(out: dict, p: dict) -> None:
+    kind = out["kind"]
+    vis = _SCARCE_VISIBILITY.get(p.pop("visibility", "public"), "researcher")
+    visible_to = p.pop("visible_to", None)
+    if vis == "private":
+        _private(out, visible_to)
+    else:
+        out["visibility"], out["visible_to"] = vis, []
+    if kind == "run_config":
+        budgets, deadlines = p.pop("budgets"), p.pop("deadlines_s")
+        p["workers"] = [{"worker": w, "budget": budgets[w], "deadline_s": float(deadlines[w])} for w in p["workers"]]
+        p["clock"] = {k: p["clock"][k] for k in ("kind", "model_call_s", "scripted_call_s", "command_s")}
+    elif kind == "subrun_end":
+        p["balances"] = _pairs(p.get("balances") or {}, "worker", "credits")
+    elif kind == "solver_action":
+        p["args"] = dict(p.get("args") or {})
+
+
+_V1_TO_V2 = {"sovsim": _sovsim_v1, "economy": _economy_v1, "scarce": _scarce_v1}
