@@ -1,15 +1,45 @@
 """scarce_lab: LLM agents under economic rules.
 
-Three environments (SCARCE slot auctions, Economy of Minds, SovSim commons), one
-trajectory format, loaders that return polars frames, and metrics with confidence
-intervals. See README.md and the numbered notebooks.
+Three environments (SCARCE slot auctions, Economy of Minds, SovSim commons), one typed
+trajectory format, loaders that return polars frames, and paper tables with
+confidence intervals. In a notebook::
+
+    import scarce_lab as sl
+    ds = sl.load("data/sovsim")          # our runs, a Parquet export, or a published layout
+    sl.table(ds)                          # the paper table, with 95% CIs
+    sl.view("data/scarce/.../run_dir")    # one run as a timeline
+    sl.run(sl.config.SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/x")
+    sl.export(ds, "exports/sovsim")       # Parquet, read back by sl.load
+
+``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
+table writers. Everything else is importable from its module.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("scarce-lab")
 except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.1.0"
+    __version__ = "0.0.0+source"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "config", "export", "figures", "load", "run", "table", "view"]
+
+_FUNCTIONS = {"load", "table", "run", "view", "export"}
+_MODULES = {"config": ".config", "figures": ".analysis.figures"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import scarce_lab` stays fast (polars, litellm and the model load on use).
+    if name in _FUNCTIONS:
+        return getattr(import_module("._api", __name__), name)
+    if name in _MODULES:
+        return import_module(_MODULES[name], __name__)
+    raise AttributeError(f"module 'scarce_lab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

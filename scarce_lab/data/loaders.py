@@ -320,7 +320,8 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
     """Load every run below ``path`` (see the module docstring for the frames).
 
     Args:
-        path: a run directory or any folder containing run directories.
+        path: a run directory, any folder containing run directories, or a folder
+            written by :func:`export_parquet`.
         include_incomplete: keep runs whose status is not ``complete``: their
             committed rounds are valid data (events after the last commit are left out).
 
@@ -337,6 +338,8 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
         SchemaVersionError: a file is newer than this package.
         UnknownEnvironmentError: a manifest names an unknown environment.
     """
+    if (Path(path) / EXPORT_MARKER).exists():
+        return load_parquet(path)
     run_dirs = find_run_dirs(Path(path))
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
@@ -374,4 +377,67 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
         manifests=tuple(manifests),
         _payloads=col.frames(),
+    )
+
+
+# -- Parquet export ----------------------------------------------------------------------
+EXPORT_MARKER = "scarce_lab_dataset.json"
+
+
+def export_parquet(ds: Dataset, out_dir: Path | str) -> Path:
+    """Write ``ds`` as Parquet files that :func:`load_dataset` reads back identically.
+
+    Layout: ``runs.parquet``, ``events.parquet``, ``llm_calls.parquet``,
+    ``payloads/<environment>/<kind>.parquet`` and ``manifests.jsonl`` (the typed
+    manifests), plus a marker file naming the schema version.
+
+    Raises:
+        FileExistsError: ``out_dir`` exists and is not empty.
+    """
+    from .jsonl import write_atomic
+    from .schema import SCHEMA_VERSION
+
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"{out} exists and is not empty; choose a new folder")
+    (out / "payloads").mkdir(parents=True, exist_ok=True)
+    ds.runs.collect().write_parquet(out / "runs.parquet")
+    ds.events.collect().write_parquet(out / "events.parquet")
+    ds.llm_calls.collect().write_parquet(out / "llm_calls.parquet")
+    for (env, kind), df in ds._payloads.items():
+        (out / "payloads" / env).mkdir(parents=True, exist_ok=True)
+        df.write_parquet(out / "payloads" / env / f"{kind}.parquet")
+    write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
+    write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION}))
+    return out
+
+
+def load_parquet(path: Path | str) -> Dataset:
+    """Load a folder written by :func:`export_parquet` (frames are lazy scans).
+
+    Raises:
+        TrajectoryFileError: the marker or a manifest line is corrupt.
+        SchemaVersionError: written by a newer scarce_lab.
+    """
+    from .events.migrations import check_version
+    from .jsonl import read_json_file
+
+    path = Path(path)
+    marker = read_json_file(path / EXPORT_MARKER)
+    check_version(marker.get("schema_version") if isinstance(marker, dict) else None, str(path / EXPORT_MARKER))
+    manifests = []
+    for lineno, raw in iter_lines(path / "manifests.jsonl", allow_torn_tail=False):
+        try:
+            manifests.append(RunManifest.model_validate_json(raw))
+        except ValueError as exc:
+            raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
+    payloads = {}
+    for f in sorted((path / "payloads").glob("*/*.parquet")):
+        payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
+    return Dataset(
+        runs=pl.scan_parquet(path / "runs.parquet"),
+        events=pl.scan_parquet(path / "events.parquet"),
+        llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
+        manifests=tuple(manifests),
+        _payloads=payloads,
     )

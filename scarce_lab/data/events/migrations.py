@@ -140,6 +140,7 @@ def _scarce_v1(out: dict, p: dict) -> None:
     else:
         out["visibility"], out["visible_to"] = vis, []
     if kind == "run_config":
+        p.setdefault("subrun", 0)
         budgets, deadlines = p.pop("budgets"), p.pop("deadlines_s")
         p["workers"] = [{"worker": w, "budget": budgets[w], "deadline_s": float(deadlines[w])} for w in p["workers"]]
         p["clock"] = {k: p["clock"][k] for k in ("kind", "model_call_s", "scripted_call_s", "command_s")}

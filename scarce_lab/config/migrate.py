@@ -1,0 +1,97 @@
+"""Rewrite runs of an older trajectory format as the current one (``scarce-lab migrate``).
+
+Events are migrated by :mod:`scarce_lab.data.events.migrations`; the manifest's
+``config`` is rebuilt as the environment's current config model and its
+``condition_settings`` and ``condition`` derived from it, so migrated runs group with
+new runs of the same settings. Settings the old manifest did not record are read from
+the run's own LLM call records where they exist (sampling temperature and answer
+tokens), else the 0.1.0 defaults apply (named in :func:`v1_config`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..data.jsonl import iter_json_objects, write_atomic
+from ..data.loaders import find_run_dirs, read_run_events
+from ..data.recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest
+from ..data.schema import SCHEMA_VERSION, RunManifest
+from .base import ExperimentConfig
+
+
+def _call_params(run_dir: Path) -> dict[str, Any]:
+    for _, obj in iter_json_objects(Path(run_dir) / LLM_CALLS):
+        params = obj.get("params") or {}
+        if params:
+            return params
+    return {}
+
+
+def v1_config(m: RunManifest, run_dir: Path) -> ExperimentConfig | None:
+    """The current config of a version-1 run (``None`` for SCARCE runs of 0.1.0, whose
+    config keeps its own shape).
+
+    0.1.0 facts used: SovSim agents asked for 110 answer tokens; the Economy client
+    sampled at temperature 0; both are overridden by the run's call records if any.
+    """
+    cfg, params = m.config, _call_params(run_dir)
+    if m.environment == "sovsim":
+        from .sovsim import SovSimConfig
+
+        models = sorted(set(m.models.values()))
+        llm = {"temperature": params.get("temperature", (cfg.get("llm") or {}).get("temperature", 0.7)),
+               "max_tokens": params.get("max_tokens", 110)}
+        return SovSimConfig(condition=m.condition, model=models[0] if len(models) == 1 else "+".join(models),
+                            simulation=cfg.get("simulation", 0), seed=cfg.get("sweep_seed", 0),
+                            role_labels=cfg.get("role_labels", "default"), game=cfg.get("game") or {}, llm=llm)
+    if m.environment == "economy":
+        from .economy import EconomyRunConfig
+
+        values = {k: v for k, v in cfg.items() if k in EconomyRunConfig.model_fields and k != "llm"}
+        values["llm"] = {"temperature": params.get("temperature", 0.0)}
+        if "max_tokens" in params:
+            values["llm"]["max_tokens"] = params["max_tokens"]
+        return EconomyRunConfig(**values)
+    return None
+
+
+def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:
+    """Rewrite one run as the current version (in place, or copied under ``out_dir``);
+    ``None`` when it already is.
+
+    Raises:
+        TrajectoryFileError: a corrupt line (path and line named); nothing is written.
+    """
+    import shutil
+
+    run_dir = Path(run_dir)
+    version = _file_version(run_dir)
+    if version >= SCHEMA_VERSION and out_dir is None:
+        return None
+    m = read_manifest(run_dir)
+    events = read_run_events(run_dir, m, tolerant=m.status != "complete")
+    cfg = v1_config(m, run_dir) if version < 2 else None
+    if cfg is not None:
+        m.config = cfg.model_dump(mode="json")
+        m.condition_settings = cfg.condition_settings()
+        m.condition = cfg.condition_label()
+    target = run_dir if out_dir is None else Path(out_dir) / run_dir.name
+    if target != run_dir:
+        target.mkdir(parents=True, exist_ok=True)
+        if (run_dir / LLM_CALLS).exists():
+            shutil.copy2(run_dir / LLM_CALLS, target / LLM_CALLS)
+    write_atomic(target / EVENTS, "".join(e.dump_line() + "\n" for e in events))
+    write_atomic(target / MANIFEST, m.model_dump_json(indent=2) + "\n")
+    return target
+
+
+def migrate_dataset(path: Path, out_dir: Path | None = None) -> list[Path]:
+    """Migrate every run below ``path``; returns the runs rewritten."""
+    done = []
+    for rd in find_run_dirs(Path(path)):
+        dest = None if out_dir is None else Path(out_dir) / rd.relative_to(path).parent
+        res = migrate_run(rd, dest)
+        if res is not None:
+            done.append(res)
+    return done
