@@ -15,9 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scarce_lab.data.schema import SCHEMA_VERSION, contract_json_schema  # noqa: E402
 from tests.golden_runs import GOLDEN, make_golden_runs  # noqa: E402
-
-from scarce_lab.data.events import SCHEMA_VERSION, contract_json_schema  # noqa: E402
 
 
 def main() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scarce_lab.data.adapters.govsim_log import read_govsim_log
-from scarce_lab.data.adapters.sovsim_json import read_rationales
+from scarce_lab.data.tables.published.govsim_log import read_govsim_log
+from scarce_lab.data.tables.published.sovsim_json import read_rationales
 from scarce_lab.data.tables.sovsim import AGENT_ROUND_SCHEMA, detect_layouts, load_agent_rounds
 from scarce_lab.runners.sovsim import GameSpec, arun_game
 

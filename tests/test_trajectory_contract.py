@@ -16,13 +16,13 @@ from scarce_lab.data.events import (
     ENVIRONMENTS,
     SCHEMA_VERSION,
     UnknownEnvironmentError,
-    contract_json_schema,
     event_model,
     payload_types,
 )
 from scarce_lab.data.events.migrations import SchemaVersionError
 from scarce_lab.data.loaders import export_parquet, load_dataset, payload_schema
 from scarce_lab.data.recorder import read_manifest
+from scarce_lab.data.schema import contract_json_schema
 from tests.golden_runs import GOLDEN, make_golden_runs, normalized
 
 GOLDEN_DIR = Path(__file__).parent / "golden"

@@ -145,3 +145,17 @@ def scrub_surrogates(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(scrub_surrogates(v) for v in value)
     return value
+
+
+def contract_json_schema() -> dict[str, Any]:
+    """The JSON schema of every environment's event model, the manifest and the LLM
+    call record: the on-disk contract of :data:`SCHEMA_VERSION` (pinned by a golden
+    test)."""
+    from .events import ENVIRONMENTS, event_model
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "events": {env: event_model(env).model_json_schema() for env in sorted(ENVIRONMENTS)},
+        "manifest": RunManifest.model_json_schema(),
+        "llm_call": LLMCallRecord.model_json_schema(),
+    }

@@ -14,7 +14,7 @@ The format's version is :data:`SCHEMA_VERSION`; older files are migrated on read
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Union
+from typing import Annotated, Union
 
 from pydantic import Field, create_model
 
@@ -82,20 +82,6 @@ def round_meaning(environment: str) -> str:
     return _module(environment).ROUND_MEANING
 
 
-def contract_json_schema() -> dict[str, Any]:
-    """The JSON schema of every environment's event model, the manifest and the LLM
-    call record: the on-disk contract of :data:`SCHEMA_VERSION` (pinned by a golden
-    test)."""
-    from ..schema import LLMCallRecord, RunManifest
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "events": {env: event_model(env).model_json_schema() for env in sorted(ENVIRONMENTS)},
-        "manifest": RunManifest.model_json_schema(),
-        "llm_call": LLMCallRecord.model_json_schema(),
-    }
-
-
 __all__ = [
     "ENVIRONMENTS",
     "SCHEMA_VERSION",
@@ -105,7 +91,6 @@ __all__ = [
     "RoundCommitted",
     "UnknownEnvironmentError",
     "Visibility",
-    "contract_json_schema",
     "event_model",
     "payload_types",
     "round_meaning",

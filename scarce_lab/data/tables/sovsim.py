@@ -5,8 +5,8 @@ DataFrame with :data:`AGENT_ROUND_SCHEMA`:
 
 - our run directories (``manifest.json`` + ``events.jsonl``, environment ``sovsim``),
 - SovSim's released ``agent_rationales/<model>/<condition>/rationales.json``
-  (:mod:`scarce_lab.data.adapters.sovsim_json`),
-- GovSim ``log_env.json`` runs (:mod:`scarce_lab.data.adapters.govsim_log`).
+  (:mod:`scarce_lab.data.tables.published.sovsim_json`),
+- GovSim ``log_env.json`` runs (:mod:`scarce_lab.data.tables.published.govsim_log`).
 
 Columns (pool units unless stated): ``source`` (layout), ``run_id`` (one per
 simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see :mod:`scarce_lab.data.tables`:
@@ -30,53 +30,7 @@ from pathlib import Path
 import polars as pl
 
 from . import label_conditions, settings_json
-
-AGENT_ROUND_SCHEMA: dict[str, pl.DataType] = {
-    "source": pl.String,
-    "run_id": pl.String,
-    "model": pl.String,
-    "condition": pl.String,
-    "base_condition": pl.String,
-    "settings": pl.String,
-    "simulation": pl.Int64,
-    "round": pl.Int64,
-    "agent": pl.String,
-    "agent_index": pl.Int64,
-    "role": pl.String,
-    "is_leader": pl.Boolean,
-    "n_agents": pl.Int64,
-    "pool_before": pl.Float64,
-    "announced_pool": pl.Float64,
-    "pool_seen": pl.Float64,
-    "remainder_seen": pl.Float64,
-    "extraction": pl.Float64,
-    "payoff": pl.Float64,
-    "remaining": pl.Float64,
-    "collapsed": pl.Boolean,
-    "reasoning": pl.String,
-    "valid": pl.Boolean,
-    "fallback_used": pl.Boolean,
-}
-
-SORT_KEYS = ("source", "model", "condition", "run_id", "round", "agent_index")
-
-#: Canonical SovSim roles per condition: (subordinate, leader); the leader is the last agent.
-SOVSIM_ROLES = {
-    "cpr": ("citizen", "citizen"),
-    "bcpr": ("worker", "boss"),
-    "kcpr": ("peasant", "king"),
-    "kcpr_m": ("peasant", "king"),
-}
-
-
-def agent_round_frame(rows: list[dict]) -> pl.DataFrame:
-    """Rows (dicts) -> a DataFrame with exactly :data:`AGENT_ROUND_SCHEMA`, sorted."""
-    df = pl.DataFrame(
-        [{k: r.get(k) for k in AGENT_ROUND_SCHEMA} for r in rows],
-        schema=AGENT_ROUND_SCHEMA,
-        orient="row",
-    )
-    return df.sort(*SORT_KEYS)
+from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, agent_round_frame
 
 
 def _model_label(models: dict[str, str]) -> str:
@@ -177,9 +131,9 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
         FileNotFoundError: ``path`` does not exist or holds no supported file.
         TrajectoryFileError / ValueError: a file is corrupt (message names the file).
     """
-    from ..adapters.govsim_log import read_govsim_logs
-    from ..adapters.sovsim_json import read_rationales
     from ..loaders import load_dataset
+    from .published.govsim_log import read_govsim_logs
+    from .published.sovsim_json import read_rationales
 
     found = detect_layouts(Path(path))
     frames: list[pl.DataFrame] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..tables.sovsim import SOVSIM_ROLES, agent_round_frame
+from ..agent_rounds import SOVSIM_ROLES, agent_round_frame
 
 REQUIRED = ("simulation_id", "round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
 

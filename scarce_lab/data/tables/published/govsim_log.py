@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..tables.sovsim import agent_round_frame
+from ..agent_rounds import agent_round_frame
 
 COLLAPSE_BELOW = 5.0
 

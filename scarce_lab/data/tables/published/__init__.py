@@ -1,0 +1,1 @@
+"""Adapters from published trajectory layouts (SovSim release, GovSim runs) to our tidy tables."""
