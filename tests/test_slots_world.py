@@ -329,25 +329,26 @@ DEADLINES = {"w0": 691.5, "w1": 767.25, "w2": 839.75}  # distinct fractions: no 
 def drive_event(wd: ScarceWorld, log: list, seen: list) -> bool:
     """Handle one event like the runner would, with a fixed policy that depends only on
     the world's state; returns False at the end of the subrun. ``seen`` gets every
-    observation as ``(worker, json)``."""
+    observation as ``(worker, json, everyone's balance then)``."""
     ev = wd.next_event()
     log.append((ev.kind.value, ev.worker, ev.t, ev.participants, ev.missed))
     if ev.kind == EventKind.subrun_end:
         return False
     if ev.kind == EventKind.solver_step:
-        w, i = ev.worker, int(ev.worker[1:])
+        w = ev.worker
         obs = wd.solver_observation(w, [f"{w}-private-file.c", "docs.txt"])
-        seen.append((w, json.dumps(dataclasses.asdict(obs))))
+        seen.append((w, json.dumps(dataclasses.asdict(obs)), dict(wd.ledger.balances)))
         s = wd.worker(w)
         wd.begin_step(w, wd.decision_cost(True))
         last = s.transcript[-1]["action"] if s.transcript else ""
         if s.status == Status.in_slot:
             wd.command_done(w, 0.0)
             wd.record_result(w, "cmd", "ok")
-        elif s.contentions == 0 and s.steps <= 1 + i:
+        elif s.contentions == 0 and s.steps <= 1:  # all three meet in the first contention
             wd.record_result(w, "read", "docs")
         elif s.contentions == 0:
-            wd.request_slot(w, 15 + 10 * i, f"need {15 + 10 * i} s")
+            dur = 15 + 10 * int(w[1:])
+            wd.request_slot(w, dur, f"need {dur} s")
         elif last != "save" and s.contentions < 2:
             wd.save_memory(w, f"note of {w} in subrun {wd.subrun}")
             wd.record_result(w, "save", "saved")
@@ -369,7 +370,8 @@ def drive_event(wd: ScarceWorld, log: list, seen: list) -> bool:
             n = len(c.participants)
             while c.phase != Phase.closed:
                 for w in c.participants:
-                    seen.append((w, json.dumps(dataclasses.asdict(wd.negotiation_view(c, w, t)))))
+                    seen.append((w, json.dumps(dataclasses.asdict(wd.negotiation_view(c, w, t))),
+                                 dict(wd.ledger.balances)))
                 for j, w in enumerate(c.participants):
                     if c.phase == Phase.declaration:
                         c.declare(w, Declaration(desired_position=j + 1, bid_price=7 + j,
@@ -408,12 +410,14 @@ def driver_rules(**kw) -> WorldRules:
     return rules(W3, budgets=BUDGETS, deadlines=DEADLINES, subruns=3, history_k=2, **kw)
 
 
-def test_driver_runs_every_rule_path_it_claims():
+def test_driver_exercises_slots_contentions_and_subruns():
     log, seen = [], []
     drive(ScarceWorld(driver_rules()), 3, log, seen)
     kinds = {x[0] for x in log}
     assert {"solver_step", "slot_open", "slot_close", "contention", "subrun_end", "settled"} <= kinds
     assert sum(x[0] == "subrun_end" for x in log) == 3 and len(seen) > 100
+    sizes = [len(x[3]) for x in log if x[0] == "contention"]
+    assert sizes.count(3) >= 3 and 1 in sizes  # three-way contentions (private messages matter) and single ones
 
 
 @pytest.mark.parametrize("memory", ["none", "subrun", "cross"])
@@ -428,12 +432,14 @@ def test_no_observation_holds_another_workers_private_fields(memory):
                 for r in (1, 2):
                     secrets.append((f"SECRET-{a}-{b}-{k}-{r}", {a, b}))
     own_budget_shown = own_file_shown = secrets_seen = 0
-    for me, text in seen:
+    for me, text, balances in seen:
         view = json.loads(text)
+        assert view["own_budget"] == balances[me]
         for other in W3:
             if other == me:
                 continue
             assert str(BUDGETS[other]) not in text, f"{me} sees {other}'s budget"
+            assert str(balances[other]) not in text, f"{me} sees {other}'s balance {balances[other]}"
             assert str(DEADLINES[other]) not in text, f"{me} sees {other}'s deadline"
             assert f"{other}-private-file" not in text, f"{me} sees {other}'s files"
             # every time here is a whole second except deadline-derived ones: a number with
@@ -449,8 +455,9 @@ def test_no_observation_holds_another_workers_private_fields(memory):
         own_file_shown += f"{me}-private-file" in text
     # positive controls: each sees its own state, and recipients see their messages
     assert own_budget_shown == len(seen) and own_file_shown > 0 and secrets_seen > 0
-    assert any(str(DEADLINES[me]) in text for me, text in seen)
-    assert any(x % 1 == DEADLINES[me] % 1 for me, text in seen for x in _numbers(json.loads(text)))
+    assert any(str(DEADLINES[me]) in text for me, text, _ in seen)
+    assert any(x % 1 == DEADLINES[me] % 1 for me, text, _ in seen for x in _numbers(json.loads(text)))
+    assert any(b[me] < BUDGETS[me] for me, _, b in seen)  # payments happened: balances moved
 
 
 def _numbers(obj):
@@ -469,7 +476,7 @@ def test_memory_horizons_of_negotiator_views(memory):
     wd = ScarceWorld(driver_rules(memory=memory))
     log, seen = [], []
     drive(wd, 3, log, seen)
-    views = [json.loads(t) for _, t in seen if "contention" in json.loads(t)]
+    views = [json.loads(t) for _, t, _ in seen if "contention" in json.loads(t)]
     by_c: dict[int, list[dict]] = {}
     for v in views:
         by_c.setdefault(v["contention"]["contention"], []).append(v)
@@ -499,7 +506,7 @@ def test_memory_horizons_of_negotiator_views(memory):
         assert all(h["subrun"] < 2 for v in by_c[k2] for h in v["history"]) and by_c[k2][0]["history"]
         assert any(min(int(n.rsplit(" ", 1)[1]) for n in v["memories"]) < 2 for v in by_c[k2])
     # solvers keep their own notes of the horizon
-    solver_notes = [json.loads(t)["memories"] for _, t in seen if "files" in json.loads(t)]
+    solver_notes = [json.loads(t)["memories"] for _, t, _ in seen if "files" in json.loads(t)]
     assert any(solver_notes)
 
 
