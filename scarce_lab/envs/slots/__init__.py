@@ -4,10 +4,14 @@
 - :mod:`.scheduler`: ballot aggregation (Borda) and centralised baselines.
 - :mod:`.budgets`: private integer budgets, payments to a recorded sink.
 - :mod:`.clock`: virtual / wall time accounting and the sandbox timeline.
+- :mod:`.world`: the world of a run: workers, slots, queue, deadlines, payments,
+  memory horizons and the choice of the next event (its types: :mod:`.state`).
+- :mod:`.observations`: what a worker's solver and negotiator are shown.
 """
 
 from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
 from .clock import ClockConfig, SandboxTimeline, remaining_s
+from .observations import NegotiationView, SolverObservation
 from .protocol import (
     DEFAULT_SLOT_CAP_S,
     AuctionHistory,
@@ -23,6 +27,21 @@ from .protocol import (
     Request,
 )
 from .scheduler import SCHEDULERS, Allocation, Schedule, aggregate_ballots, baseline_schedule
+from .world import (
+    ActionRefused,
+    Booking,
+    EventKind,
+    Finish,
+    NextEvent,
+    ScarceWorld,
+    Settlement,
+    Slot,
+    Status,
+    WorkerState,
+    WorldError,
+    WorldRules,
+    assign_tasks,
+)
 
 __all__ = [
     "DEFAULT_BUDGET", "SINK", "InsufficientFunds", "Ledger", "Payment",
@@ -30,4 +49,7 @@ __all__ = [
     "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
     "Mechanism", "MechanismConfig", "Phase", "PrivateMessage", "ProtocolError", "Request",
     "SCHEDULERS", "Allocation", "Schedule", "aggregate_ballots", "baseline_schedule",
+    "NegotiationView", "SolverObservation",
+    "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
+    "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
 ]

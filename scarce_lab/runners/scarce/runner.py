@@ -1,0 +1,413 @@
+"""Run SCARCE: agents, sandbox calls, grading and recording around the pure world.
+
+The rules (who moves next, contentions, slots, deadlines, payments, memory, time)
+live in :class:`scarce_lab.envs.slots.ScarceWorld`. The runner asks it what happens
+next, performs the I/O (agents' decisions, :class:`~.io.WorkerIO` for the sandbox,
+file tools and grading) and feeds the results back; every event goes through
+:meth:`ScarceRunner.emit` (kinds and payloads: :mod:`scarce_lab.data.tables.scarce`).
+Events are committed after every contention and at the end of every subrun.
+
+* ``clock="wall"`` uses measured decision and command durations on the same
+  discrete-event timeline (slots still occupy their allocated seconds); it is not a
+  concurrent real-time execution, and runs are then not bit-reproducible.
+* Resume: runs are named by condition and seed; a sweep skips a run whose
+  directory is complete; an incomplete one is moved aside and rerun.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...agents.scarce import Decided, SolverAction, derive_seed, make_negotiator, make_solver
+from ...data.recorder import RunInProgressError, RunRecorder, read_manifest, run_in_progress
+from ...data.schema import RunManifest, RunStatus
+from ...envs.slots import (
+    ActionRefused,
+    Contention,
+    EventKind,
+    Phase,
+    ProtocolError,
+    ScarceWorld,
+    assign_tasks,
+)
+from .config import ScarceConfig, run_id_for
+from .io import CommandRefused, ToolError, WorkerIO
+
+ENVIRONMENT = "scarce"
+#: Real seconds a sandbox slot stays open under the virtual clock (the timeline decides).
+REAL_WINDOW_S = 3600.0
+
+
+class ScarceRunner:
+    """One SCARCE run. Use :func:`run_scarce` unless you need the pieces.
+
+    Args:
+        cfg: the configuration.
+        out_dir: folder that receives the run directory.
+        tasks: the task pool (default: the shipped suite, or ``cfg.tasks`` ids).
+        client: an LLM client (default: a fresh :class:`scarce_lab.llm.LLMClient`
+            when a model is not scripted).
+        grade_fn: ``(task, folder) -> GradeResult``-like (``score``, ``resolved``,
+            ``passed``, ``total``, ``violation``); default :func:`scarce_lab.tasks.grade`.
+        sandbox: a :class:`scarce_lab.sandbox.Sandbox`; default ``make_sandbox(cfg.sandbox)``
+            (closed at the end only when created here).
+    """
+
+    def __init__(self, cfg: ScarceConfig, out_dir: Path, *, tasks: list | None = None, client: Any = None,
+                 grade_fn: Callable | None = None, sandbox: Any = None):
+        self.cfg = cfg
+        self.out_dir = Path(out_dir)
+        self.tasks = tasks
+        self.client = client
+        self.io = WorkerIO(sandbox, kind=cfg.sandbox, grade_fn=grade_fn)
+        self.world = ScarceWorld(cfg.world_rules())
+        self.rec: RunRecorder | None = None
+        self.solvers: dict[str, Any] = {}
+        self.negotiators: dict[str, Any] = {}
+
+    # -- setup ------------------------------------------------------------------------
+    def _task_pool(self) -> list:
+        if self.tasks is not None:
+            pool = list(self.tasks)
+        else:
+            from ...tasks.suite import load_suite
+
+            pool = load_suite(self.cfg.tasks)
+        if not pool:
+            raise ValueError("tasks: the task pool is empty (no shipped suite and none given)")
+        return pool
+
+    def _client(self):
+        if self.client is None:
+            from ...llm import LLMClient, LLMSettings
+
+            self.client = LLMClient(LLMSettings(temperature=self.cfg.temperature,
+                                                reasoning_effort=self.cfg.reasoning_effort))
+        return self.client
+
+    def _agents(self, w: str, task: Any):
+        cfg, run_id = self.cfg, self.rec.manifest.run_id
+        scripted_s = cfg.model.startswith("scripted/")
+        scripted_n = cfg.negotiator.startswith("scripted/")
+        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort, "run_id": run_id}
+        solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
+                             seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
+        kw = {} if scripted_n else {"reasoning_effort": cfg.reasoning_effort, "mechanism": str(cfg.mechanism),
+                                    "run_id": run_id, "max_tokens": cfg.max_tokens}
+        neg = make_negotiator(cfg.negotiator, client=None if scripted_n else self._client(), seed=cfg.seed, **kw)
+        return solver, neg
+
+    def _sbx(self, w: str) -> str:
+        return f"{w}-s{self.world.subrun}"
+
+    # -- recording helpers ------------------------------------------------------------
+    def emit(self, kind: str, *, phase: str = "", agent: str | None = None, t: float | None = None,
+             event_round: int | None = None, **payload):
+        """Record one event of the current subrun. Its ``round`` is ``event_round`` when
+        given (events of a contention), else the world's next contention index."""
+        payload = {"subrun": self.world.subrun, **payload}
+        self.rec.emit(kind, round=self.world.k if event_round is None else event_round, phase=phase, agent=agent,
+                      payload=payload, t=None if t is None else round_t(t))
+
+    def _calls(self, d: Decided):
+        if d.calls:
+            self.rec.record_calls(d.calls)
+
+    # -- main -------------------------------------------------------------------------
+    async def arun(self) -> Path:
+        cfg, world = self.cfg, self.world
+        run_id = run_id_for(cfg)
+        run_dir = self.out_dir / run_id
+        manifest = RunManifest(
+            run_id=run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
+            config=cfg.model_dump(mode="json"), seed=cfg.seed,
+            models={"solver": cfg.model, "negotiator": cfg.negotiator},
+            package_version=_version(),
+        )
+        self.rec = RunRecorder.create(run_dir, manifest)
+        try:
+            self.io.start()
+            plan = assign_tasks(self._task_pool(), cfg.names, cfg.subruns, cfg.task_assignment, cfg.seed)
+            r = world.rules
+            self.rec.emit("run_config", phase="setup", payload={
+                "workers": cfg.names, "budgets": dict(r.budgets), "deadlines_s": dict(r.deadlines_s),
+                "scheduler": cfg.scheduler, "mechanism": str(cfg.mechanism), "memory": cfg.memory,
+                "clock": r.clock.__dict__, "slot_cap_s": cfg.slot_cap_s,
+                "private_rounds": cfg.private_rounds, "visibility": "researcher",
+            })
+            for k in range(cfg.subruns):
+                await self._subrun(plan[k])
+            self.rec.finish(RunStatus.complete)
+        except BaseException as exc:
+            self.rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}"[:2000])
+            raise
+        finally:
+            self.io.close()
+        return run_dir
+
+    async def _subrun(self, tasks: dict[str, Any]):
+        world = self.world
+        world.start_subrun(tasks)
+        for w in self.cfg.names:
+            task = tasks[w]
+            self.io.prepare(self._sbx(w), task)
+            self.solvers[w], self.negotiators[w] = self._agents(w, task)
+            self.emit("subrun_start", phase="setup", agent=w, t=0.0, task_id=task.id, program=task.program,
+                      budget=world.rules.budgets[w], deadline_s=world.worker(w).deadline_s, visibility="private")
+        while (ev := world.next_event()).kind != EventKind.subrun_end:
+            w = ev.worker
+            if ev.kind == EventKind.solver_step:
+                await self._solver_step(w)
+            elif ev.kind == EventKind.slot_open:
+                self._open_slot(w)
+            elif ev.kind == EventKind.slot_close:
+                slot = world.close_slot(w)
+                self.io.close_slot(self._sbx(w))
+                self.emit("slot_end", phase="execution", agent=w, t=ev.t, end_s=slot.end,
+                          contention=slot.contention, visibility="public")
+            elif ev.kind == EventKind.deadline_miss:
+                await self._finish(w, missed=True, at=ev.t)
+            elif ev.kind == EventKind.step_limit:
+                await self._finish(w, missed=False, at=ev.t, reason="step_limit")
+            else:  # contention: pending workers past their deadline miss it first
+                for m in ev.missed:
+                    await self._finish(m, missed=True, at=world.worker(m).deadline_s)
+                if ev.participants:
+                    await self._contention(ev.participants, ev.t)
+        led = world.ledger
+        self.emit("subrun_end", phase="setup", t=ev.t, conserved=led.conserved(), sink=led.sink,
+                  sink_balance=led.sink_balance, balances=dict(led.balances), visibility="researcher")
+        self.rec.commit_round(world.k, t=ev.t)
+
+    def _open_slot(self, w: str):
+        slot = self.world.open_slot(w)
+        window = slot.end - slot.start
+        # virtual clock: the timeline governs the window; the sandbox's real-time
+        # window only has to outlast the (slower or faster) real decisions
+        self.io.open_slot(self._sbx(w), window if self.cfg.clock == "wall" else max(window, REAL_WINDOW_S))
+        self.emit("slot_start", phase="execution", agent=w, t=slot.start, start_s=slot.start, end_s=slot.end,
+                  position=slot.position, contention=slot.contention,
+                  waited_s=round_t(slot.start - slot.requested_at), visibility="public")
+
+    # -- solver -----------------------------------------------------------------------
+    async def _solver_step(self, w: str):
+        solver = self.solvers[w]
+        d = await solver.step(self.world.solver_observation(w, self.io.list_files(self._sbx(w))))
+        self._calls(d)
+        t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s))
+        a: SolverAction = d.value
+        self.emit("solver_action", phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
+                  tool=a.tool, args=_action_args(a), violation=d.violation, fallback_used=d.fallback_used,
+                  visibility="private")
+        result = await self._execute(w, a)
+        self.world.record_result(w, a.describe(), result)
+
+    async def _execute(self, w: str, a: SolverAction) -> str:
+        world, sbx = self.world, self._sbx(w)
+        try:
+            if a.tool == "list_files":
+                return ", ".join(self.io.list_files(sbx)) or "(empty)"
+            if a.tool == "read_file":
+                return self.io.read_file(sbx, a.path)
+            if a.tool == "write_file":
+                return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes"
+        except ToolError as exc:
+            self.emit("tool_error", phase="solve", agent=w, t=world.worker(w).t, tool=a.tool, error=str(exc),
+                      visibility="private")
+            return f"error: {exc}"
+        t = world.worker(w).t
+        if a.tool == "save_persistent_memory":
+            self.emit("memory_save", phase="solve", agent=w, t=t, text=world.save_memory(w, a.text),
+                      visibility="private")
+            return "saved"
+        if a.tool == "submit":
+            await self._finish(w, missed=False, at=t, reason="submit")
+            return "submitted"
+        if a.tool == "request_execution_slot":
+            try:
+                req = world.request_slot(w, a.duration_seconds, a.reason)
+            except ActionRefused as exc:
+                self.emit("tool_error", phase="solve", agent=w, t=t, tool=a.tool, error=str(exc),
+                          visibility="private")
+                return "refused: you already hold a slot"
+            self.emit("slot_request", phase="request", agent=w, t=t, duration_s=req.duration_s,
+                      asked_s=a.duration_seconds, reason=req.reason, visibility="private")
+            return f"requested {req.duration_s} s"
+        return self._run_command(w, a.command)
+
+    def _run_command(self, w: str, command: str) -> str:
+        world, sbx, cfg = self.world, self._sbx(w), self.cfg
+        t0 = world.worker(w).t
+        if not world.in_slot(w):
+            self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=True,
+                      error=self.io.refusal(sbx, command), visibility="private")
+            return "refused: no active execution slot; request one first"
+        wall = cfg.command_timeout_s if cfg.clock == "virtual" else max(0.1, min(
+            cfg.command_timeout_s, world.slot_left_s(w)))
+        try:
+            res = self.io.run(sbx, command, wall)
+        except CommandRefused as exc:  # the real-time window ran out (wall clock)
+            self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=True,
+                      error=str(exc), visibility="private")
+            world.slot_expired(w)
+            return "refused: your execution slot has ended"
+        cost = world.command_done(w, res.duration_s)
+        lim = cfg.output_limit
+        self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=False,
+                  exit_code=res.exit_code, duration_s=round(res.duration_s, 4), cost_s=cost,
+                  timed_out=res.timed_out, stdout=res.stdout[:lim], stderr=res.stderr[:lim],
+                  truncated=res.truncated or len(res.stdout) > lim or len(res.stderr) > lim,
+                  visibility="private")
+        return f"exit {res.exit_code}; stdout: {res.stdout[:200]!r}; stderr: {res.stderr[:120]!r}"
+
+    async def _finish(self, w: str, *, missed: bool, at: float, reason: str = "deadline"):
+        world, sbx = self.world, self._sbx(w)
+        f = world.finish(w, missed=missed, at=at, reason=reason)
+        if f.was_in_slot:
+            self.io.close_slot(sbx)
+        s = world.worker(w)
+        g = await self.io.grade(s.task, sbx)
+        score_as_is = float(g.score)
+        score = world.score(missed, score_as_is)
+        self.emit("submission", phase="submit", agent=w, t=at, task_id=s.task.id, reason=reason,
+                  deadline_missed=missed, deadline_s=s.deadline_s, score=score, score_as_is=score_as_is,
+                  resolved=bool(g.resolved) and score > 0, almost_resolved=bool(getattr(g, "almost_resolved", False))
+                  and score > 0, passed=getattr(g, "passed", None), total=getattr(g, "total", None),
+                  violation=getattr(g, "violation", None), steps=s.steps, contentions=s.contentions,
+                  files=self.io.list_files(sbx)[:50], budget_left=world.ledger.balance(w),
+                  visibility="researcher")
+
+    # -- contention -------------------------------------------------------------------
+    async def _phase(self, c: Contention, t: float, method: str):
+        parts = c.participants
+        decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(self.world.negotiation_view(c, w, t))
+                                      for w in parts))
+        for d in decs:
+            self._calls(d)
+        cost = max((self.world.decision_cost(self.negotiators[w].scripted, d.latency_s)
+                    for w, d in zip(parts, decs, strict=True)), default=0.0)
+        return zip(parts, decs, strict=True), cost
+
+    async def _contention(self, participants: tuple[str, ...], tc: float):  # noqa: C901 - one branch per phase
+        c = self.world.open_contention(participants)
+        k = c.index
+
+        def emit(kind, **kw):
+            self.emit(kind, event_round=k, **kw)
+
+        emit("contention_start", phase="contention", t=tc, participants=c.participants,
+             queue=c.public_view()["queue"], scheduler=self.cfg.scheduler, visibility="public")
+        t = tc
+        decs, cost = await self._phase(c, t, "declare")
+        for w, d in decs:
+            c.declare(w, d.value)
+            emit("declaration", phase="declaration", agent=w, t=t, **d.value.model_dump(),
+                 violation=d.violation, fallback_used=d.fallback_used, visibility="public")
+        t += cost
+        c.advance()
+        while c.phase != Phase.closed:
+            if c.phase == Phase.reasoning:
+                decs, cost = await self._phase(c, t, "reason")
+                for w, d in decs:
+                    c.reason(w, d.value)
+                    emit("reasoning", phase="reasoning", agent=w, t=t, text=c.reasoning[w],
+                         violation=d.violation, fallback_used=d.fallback_used, visibility="public")
+            elif c.phase == Phase.private:
+                decs, cost = await self._phase(c, t, "message")
+                for w, d in decs:
+                    if d.value is None:
+                        emit("private_silence", phase="private", agent=w, t=t, round=c.private_round,
+                             violation=d.violation, fallback_used=d.fallback_used, visibility="private")
+                        continue
+                    to, text = d.value
+                    try:
+                        m = c.send(w, to, text)
+                        emit("private_message", phase="private", agent=w, t=t, sender=w, recipient=to,
+                             text=m.text, round=m.round, violation=d.violation, visibility="private",
+                             visible_to=[w, to])
+                    except ProtocolError as exc:
+                        emit("protocol_violation", phase="private", agent=w, t=t, error=str(exc),
+                             visibility="researcher")
+            elif c.phase == Phase.revision:
+                decs, cost = await self._phase(c, t, "revise")
+                for w, d in decs:
+                    c.revise(w, d.value)
+                    emit("bid_revision", phase="revision", agent=w, t=t, bid_price=d.value,
+                         previous=c.declarations[w].bid_price, violation=d.violation,
+                         fallback_used=d.fallback_used, visibility="public")
+            elif c.phase == Phase.ballots:
+                decs, cost = await self._phase(c, t, "ballot")
+                for w, d in decs:
+                    c.ballot(w, d.value)
+                    emit("ballot", phase="ballots", agent=w, t=t, entries=[e.model_dump() for e in d.value.entries],
+                         violation=d.violation, fallback_used=d.fallback_used, visibility="scheduler")
+            t += cost
+            c.advance()
+        st = self.world.settle(c, t)
+        emit("schedule", phase="schedule", t=t, rule=st.schedule.rule, random_tiebreak=st.schedule.random_tiebreak,
+             allocations=[a.model_dump() for a in st.schedule.allocations], negotiation_s=round_t(t - tc),
+             visibility="public")
+        for b in st.bookings:
+            p = b.payment
+            emit("payment", phase="payment", agent=p.payer, t=t, payer=p.payer, sink=p.sink, requested=p.requested,
+                 amount=p.amount, capped=p.capped, balance_after=p.balance_after, visibility="private")
+        self.rec.commit_round(k, t=t)
+
+
+def round_t(t: float) -> float:
+    """Times in events: seconds rounded to milliseconds."""
+    return round(t, 3)
+
+
+def _action_args(a: SolverAction) -> dict[str, Any]:
+    if a.tool in ("read_file",):
+        return {"path": a.path}
+    if a.tool == "write_file":
+        return {"path": a.path, "content": a.content[:4000], "bytes": len(a.content.encode())}
+    if a.tool == "run_command":
+        return {"command": a.command}
+    if a.tool == "request_execution_slot":
+        return {"duration_seconds": a.duration_seconds, "reason": a.reason}
+    if a.tool == "save_persistent_memory":
+        return {"text": a.text}
+    return {}
+
+
+def _version() -> str:
+    from ... import __version__
+
+    return __version__
+
+
+def run_scarce(cfg: ScarceConfig, out_dir: Path, *, skip_complete: bool = True, **kwargs: Any) -> Path:
+    """Run one SCARCE configuration into ``out_dir/<run_id>`` and return that folder.
+
+    With ``skip_complete`` a run whose directory already holds a complete manifest
+    is not rerun; an incomplete one is moved to ``<run_id>.incomplete-<n>`` first
+    (:class:`~scarce_lab.data.recorder.RunInProgressError` if another live process is
+    still writing it).
+    Keyword arguments go to :class:`ScarceRunner` (``tasks``, ``client``,
+    ``grade_fn``, ``sandbox``).
+    """
+    from ...llm.client import run_sync
+
+    run_dir = Path(out_dir) / run_id_for(cfg)
+    if (run_dir / "manifest.json").exists():
+        if skip_complete and read_manifest(run_dir).status == RunStatus.complete:
+            return run_dir
+        if run_in_progress(run_dir):
+            raise RunInProgressError(f"{run_dir} is being written by another process; not restarting it")
+        n = 0
+        while run_dir.with_name(f"{run_dir.name}.incomplete-{n}").exists():
+            n += 1
+        shutil.move(str(run_dir), str(run_dir.with_name(f"{run_dir.name}.incomplete-{n}")))
+    return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun())
+
+
+def sweep(configs: list[ScarceConfig], out_dir: Path, **kwargs: Any) -> list[Path]:
+    """Run several configurations (sequentially), skipping complete runs."""
+    return [run_scarce(c, out_dir, **kwargs) for c in configs]
