@@ -40,7 +40,7 @@ def _replay(events: list[dict]) -> None:
         p, k = ev["payload"], ev["kind"]
         if k == "birth":
             bal[p["funder"]] -= p["endowment"]
-            bal[p["agent"]] += p["endowment"]
+            bal[ev["agent"]] += p["endowment"]
         elif k == "payment":
             bal[p["payer"]] -= p["amount"]
             bal[p["payee"]] += p["amount"]
@@ -52,8 +52,8 @@ def _replay(events: list[dict]) -> None:
                 bal[a] -= p["amount"]
                 bal["rent_sink"] += p["amount"]
         elif k == "death":
-            assert bal[p["agent"]] == p["wealth"]
-            bal["bank"] += bal.pop(p["agent"])
+            assert bal[ev["agent"]] == p["wealth"]
+            bal["bank"] += bal.pop(ev["agent"])
         elif k == "population":
             assert p["total"] == 0
             wealth = {a["agent"]: a["wealth"] for a in p["agents"]}

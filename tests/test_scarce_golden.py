@@ -1,8 +1,11 @@
 """SCARCE trajectories pinned byte for byte (except timestamps) across refactors.
 
-The golden files under ``tests/golden_scarce_refactor/`` were written by the runner
-as it was BEFORE its world rules moved into :mod:`scarce_lab.envs.slots.world`
-(commit 8098de0, ``scarce_lab/runners/scarce.py`` at 742 lines). Each holds, per
+The golden files under ``tests/golden_scarce_refactor/`` were first written by the
+runner as it was BEFORE its world rules moved into :mod:`scarce_lab.envs.slots.world`
+(commit 8098de0, ``scarce_lab/runners/scarce.py`` at 742 lines), then rewritten in
+trajectory format 2 after checking that every old event, migrated by
+:func:`scarce_lab.data.events.migrations.migrate_event`, equals the new runner's event
+(all 7 configurations identical). Each holds, per
 scripted configuration below, every event (``seq, round, phase, agent, kind, t,
 payload`` in the order written, the run id once; only the wall-clock
 ``timestamp`` is dropped) and, for some, every observation shown to a solver and every view shown

@@ -103,7 +103,7 @@ def test_scripted_ballot_run_budgets_conserved_and_tables(tmp_path):
         pays = [e["payload"] for e in of(evs, "payment") if e["payload"]["subrun"] == k]
         assert end["payload"]["conserved"]
         assert sum(p["amount"] for p in pays) == end["payload"]["sink_balance"]
-        assert sum(end["payload"]["balances"].values()) + end["payload"]["sink_balance"] == 3 * 150 + 900
+        assert sum(b["credits"] for b in end["payload"]["balances"]) + end["payload"]["sink_balance"] == 3 * 150 + 900
         assert all(p["amount"] <= p["requested"] and p["balance_after"] >= 0 for p in pays)
     # every contention is committed and has one winner
     contention_ids = {e["round"] for e in of(evs, "contention_start")}

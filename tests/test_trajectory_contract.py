@@ -56,6 +56,16 @@ def test_every_payload_field_has_a_fixed_column_type():
             assert pl.DataFrame(schema=schema).columns == list(schema), (env, kind)
 
 
+def test_no_payload_field_shadows_an_envelope_field():
+    from scarce_lab.data.events.base import EventEnvelope
+
+    envelope = set(EventEnvelope.model_fields) - {"kind"}
+    for env in ENVIRONMENTS:
+        for kind, model in payload_types(env).items():
+            clash = envelope & set(model.model_fields)
+            assert not clash, f"{env}.{kind} payload reuses envelope field(s) {sorted(clash)}"
+
+
 def test_payloads_load_typed_end_to_end():
     ds = load_dataset(GOLDEN_DIR / f"v{SCHEMA_VERSION}")
     rounds = ds.payloads("round", "sovsim").collect()

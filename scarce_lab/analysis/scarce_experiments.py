@@ -175,7 +175,8 @@ def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per SCARCE run with the settings the experiments split by
     (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
     ``runs`` frame of :func:`~scarce_lab.data.loaders.load_dataset`).
-    ``reasoning_effort`` is ``"default"`` when none was passed; ``negotiator`` is the
+    ``reasoning_effort`` is ``llm.reasoning_effort`` (``reasoning_effort`` in
+    version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
     negotiator model (``negotiator_model`` or else ``model``)."""
     if isinstance(runs, pl.LazyFrame):
         runs = runs.collect()
@@ -188,7 +189,7 @@ def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         rows.append({
             "run_id": r["run_id"], "seed": r["seed"], "workers": c.get("workers"), "subruns": c.get("subruns"),
             "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),
-            "reasoning_effort": c.get("reasoning_effort") or "default",
+            "reasoning_effort": (c.get("llm") or {}).get("reasoning_effort") or c.get("reasoning_effort") or "default",
             "rich_worker_budget": c.get("rich_worker_budget"), "mixed_deadlines": bool(c.get("mixed_deadlines")),
             "negotiator": c.get("negotiator_model") or c.get("model"),
         })

@@ -2,97 +2,62 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+import inspect
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..envs.slots.protocol import Mechanism
 from . import TableFormat, run_app, table_app
+from ._options import (
+    _option,
+    common_parameters,
+    config_leaves,
+    expand,
+    fail,
+    parse_kwargs,
+    with_signature,
+)
 
 DEFAULT_OUT = Path("data/scarce")
 
 
-class SchedulerChoice(StrEnum):
-    ballots = "ballots"
-    fifo = "fifo"
-    sjf = "sjf"
-    edf = "edf"
-    highest_bid = "highest-bid"
+_ALIASES = {
+    "workers": ("-n",), "model": ("-m",), "slot_cap_s": ("--slot-cap",), "tasks": ("--task",),
+    "max_solver_steps": ("--max-steps",),
+}
 
 
-class MemoryChoice(StrEnum):
-    none = "none"
-    subrun = "subrun"
-    cross = "cross"
+def _leaves():
+    from ..config.scarce import ScarceConfig
+
+    return ScarceConfig, config_leaves(ScarceConfig, aliases=_ALIASES)
 
 
-class ClockChoice(StrEnum):
-    virtual = "virtual"
-    wall = "wall"
+def run_scarce_cmd(**kwargs) -> None:
+    """Play SCARCE runs (one per seed) and record them under OUT.
 
-
-class SandboxChoice(StrEnum):
-    local = "local"
-    docker = "docker"
-
-
-class EffortChoice(StrEnum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-
-
-@run_app.command("scarce")
-def run_scarce_cmd(
-    workers: int = typer.Option(5, "--workers", "-n", min=1, max=26, help="Workers sharing the sandbox."),
-    model: str = typer.Option("scripted/fifo", "--model", "-m",
-                              help="Solver model (litellm, embedded/smollm2 or scripted/<policy>)."),
-    negotiator_model: str | None = typer.Option(None, "--negotiator-model",
-                                                help="Negotiator model (default: --model). Scripted policies: "
-                                                     "fifo, sjf, edf, bid-first, random."),
-    subruns: int = typer.Option(4, "--subruns", min=1, max=4),
-    budget: int = typer.Option(1000, "--budget", min=0, help="Credits per worker per subrun."),
-    deadline_min: float = typer.Option(25.0, "--deadline-min", min=0.1, help="Deadline per subrun, minutes."),
-    mechanism: Annotated[Mechanism, typer.Option("--mechanism")] = Mechanism.fixed,
-    scheduler: Annotated[SchedulerChoice, typer.Option("--scheduler")] = SchedulerChoice.ballots,
-    memory: Annotated[MemoryChoice, typer.Option("--memory")] = MemoryChoice.subrun,
-    clock: Annotated[ClockChoice, typer.Option("--clock")] = ClockChoice.virtual,
-    sandbox: Annotated[SandboxChoice, typer.Option("--sandbox")] = SandboxChoice.local,
-    seed: Annotated[list[int] | None, typer.Option("--seed", help="Run seed (repeatable: one run per seed; default 0).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder.")] = DEFAULT_OUT,
-    rich_worker_budget: int | None = typer.Option(None, "--rich-worker-budget", min=0,
-                                                  help="Budget of worker w0 (asymmetry experiments)."),
-    mixed_deadlines: bool = typer.Option(False, "--mixed-deadlines", help="Deadlines spread over 10..25 min."),
-    reasoning_effort: Annotated[EffortChoice | None, typer.Option("--reasoning-effort")] = None,
-    private_rounds: int = typer.Option(1, "--private-rounds", min=0, max=10),
-    slot_cap: int = typer.Option(300, "--slot-cap", min=1, help="Longest slot, seconds."),
-    task: Annotated[list[str] | None, typer.Option("--task", help="Task ids to draw from (repeatable; default all shipped).")] = None,
-    model_call_s: float = typer.Option(20.0, "--model-call-s", min=0, help="Virtual seconds per model call."),
-    max_solver_steps: int = typer.Option(60, "--max-steps", min=1, help="Solver steps per subrun."),
-) -> None:
-    """Play SCARCE runs (one per seed) and record them under OUT."""
+    --model drives the solvers (the coding agents), --negotiator-model the negotiators.
+    Every setting of the SCARCE config is an option (or -S key=value, e.g.
+    -S worker_budgets.w0=1500).
+    """
+    from ..config.base import ConfigError
     from ..data.recorder import RunInProgressError
-    from ..runners.scarce import ScarceConfig, run_scarce
+    from ..runners.scarce import run_scarce
+    from ..runtime import RunMismatchError
 
+    cls, leaves = _leaves()
+    out, resume = kwargs.pop("out"), kwargs.pop("resume")
+    parsed = parse_kwargs(cls, leaves, kwargs)
+    try:
+        configs = expand(cls, parsed, order=("seed",))
+    except ConfigError as exc:
+        raise fail(exc) from None
     paths = []
-    for s in seed or [0]:
+    for cfg in configs:
         try:
-            cfg = ScarceConfig(
-                workers=workers, model=model, negotiator_model=negotiator_model, subruns=subruns, budget=budget,
-                deadline_min=deadline_min, mechanism=mechanism.value, scheduler=scheduler.value,
-                memory=memory.value, clock=clock.value, sandbox=sandbox.value, seed=s,
-                rich_worker_budget=rich_worker_budget, mixed_deadlines=mixed_deadlines,
-                reasoning_effort=reasoning_effort.value if reasoning_effort else None,
-                private_rounds=private_rounds, slot_cap_s=slot_cap, tasks=task or None,
-                model_call_s=model_call_s, max_solver_steps=max_solver_steps,
-            )
-        except ValueError as exc:
-            raise typer.BadParameter(_validation_text(exc)) from None
-        try:
-            paths.append(run_scarce(cfg, out))
-        except RunInProgressError as exc:
+            paths.append(run_scarce(cfg, out, resume=resume))
+        except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
         typer.echo(f"run -> {paths[-1]}")
@@ -103,6 +68,21 @@ def run_scarce_cmd(
     typer.echo(f"{len(paths)} run(s): {sub.height} submissions, mean score {sub['score'].mean() or 0:.3f}, "
                f"deadline misses {int(sub['deadline_missed'].sum())}")
     _warn_call_errors(paths)
+
+
+def _run_params():
+    _, leaves = _leaves()
+    return [
+        *(_option(leaf) for leaf in leaves),
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=DEFAULT_OUT, annotation=Annotated[
+            Path, typer.Option("--out", "-o", help="dataset folder")]),
+        inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+            bool, typer.Option("--resume", help="continue unfinished runs from their last committed contention")]),
+        *common_parameters(),
+    ]
+
+
+run_app.command("scarce")(with_signature(run_scarce_cmd, _run_params()))
 
 
 @table_app.command("scarce")

@@ -61,7 +61,7 @@ class ExperimentConfig(BaseModel):
                 continue
             if path.endswith(".*"):
                 prefix = path[:-1]
-                keys = [k for k in flat if k.startswith(prefix)]
+                keys = [k for k in flat if k.startswith(prefix) or k == path[:-2]]
                 if not keys:
                     raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field under {path!r}")
                 out.update({k: flat[k] for k in keys})

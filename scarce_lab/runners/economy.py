@@ -227,7 +227,7 @@ def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
         a, tr = economy.add_agent(genome, episode=0, origin="founder", bid=bid)
-        rec.emit(ev.Birth(agent=a.agent_id, origin="founder", parent=None, bid=bid, endowment=tr.amount,
+        rec.emit(ev.Birth(origin="founder", parent=None, bid=bid, endowment=tr.amount,
                           funder=tr.src, episode=0, genome=genome_payload(policy.genome_json(genome))),
                  round=0, phase="train", agent=a.agent_id)
     return economy
@@ -351,11 +351,15 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
         rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                          total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
     for d in end.deaths:
-        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=d["agent"])
+        d = dict(d)
+        agent = d.pop("agent")
+        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=agent)
     for b in end.births:
-        genome = economy.agents[b["agent"]].genome
+        b = dict(b)
+        agent = b.pop("agent")
+        genome = economy.agents[agent].genome
         rec.emit(ev.Birth(**b, genome=genome_payload(policy.genome_json(genome))), round=rnd, phase="train",
-                 agent=b["agent"])
+                 agent=agent)
 
 
 def _snapshot(economy: Economy, rec, rnd: int, phase: str) -> None:

@@ -55,10 +55,11 @@ class Genome(_Record):
 
 
 class Birth(Payload):
-    """An agent enters the economy (founder, child of a rich agent, or newcomer).
+    """An agent enters the economy (founder, child of a rich agent, or newcomer); the
+    event's ``agent`` is the new agent.
 
     Attributes:
-        agent: its id. origin: ``founder``, ``child``, ``newcomer`` or ``replacement``.
+        origin: ``founder``, ``child``, ``newcomer`` or ``replacement``.
         parent: the parent's id (children and replacements), else ``None``.
         bid: its bid b_a (credits; the fixed bid of the paper's scheme).
         endowment: credits it starts with. funder: who paid the endowment (``bank``
@@ -67,7 +68,6 @@ class Birth(Payload):
     """
 
     kind: Literal["birth"] = "birth"
-    agent: str
     origin: str
     parent: str | None = None
     bid: int
@@ -237,12 +237,11 @@ class Rent(Payload):
 
 
 class Death(Payload):
-    """An agent leaves at the end of ``episode``: ``cause`` (``bankruptcy``), its
-    ``wealth`` before settlement, the ``settlement`` paid (credits) and its ``age`` in
-    episodes."""
+    """The event's ``agent`` leaves at the end of ``episode``: ``cause``
+    (``bankruptcy``), its ``wealth`` before settlement, the ``settlement`` paid
+    (credits) and its ``age`` in episodes."""
 
     kind: Literal["death"] = "death"
-    agent: str
     episode: int
     cause: str
     wealth: int

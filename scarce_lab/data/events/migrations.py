@@ -13,7 +13,10 @@ Version history:
   and balances; Economy bids, wealth, per-agent episode summaries; SovSim roles).
 - **2**: typed payload per kind (:mod:`scarce_lab.data.events`); ``visibility`` and
   ``visible_to`` are envelope fields (``scheduler`` became ``researcher``); dicts keyed
-  by agent became lists of records; the manifest gained ``condition_settings``.
+  by agent became lists of records; the manifest gained ``condition_settings``;
+  SCARCE's private-message ``round`` became ``private_round`` (no payload field shares
+  a name with an envelope field: Economy births and deaths carry the agent in the
+  envelope only).
 """
 
 from __future__ import annotations
@@ -107,6 +110,9 @@ def _economy_v1(out: dict, p: dict) -> None:
     kind = out["kind"]
     if kind == "birth":
         p["genome"] = _genome(p["genome"])
+        out["agent"] = p.pop("agent", out.get("agent"))
+    elif kind == "death":
+        out["agent"] = p.pop("agent", out.get("agent"))
     elif kind == "auction":
         p["bids"] = _pairs(p.get("bids") or {}, "agent", "bid")
         p.pop("eligible", None)
@@ -148,6 +154,8 @@ def _scarce_v1(out: dict, p: dict) -> None:
         p["balances"] = _pairs(p.get("balances") or {}, "worker", "credits")
     elif kind == "solver_action":
         p["args"] = dict(p.get("args") or {})
+    elif kind in ("private_message", "private_silence"):
+        p["private_round"] = p.pop("round")
 
 
 _V1_TO_V2 = {"sovsim": _sovsim_v1, "economy": _economy_v1, "scarce": _scarce_v1}

@@ -193,23 +193,23 @@ class Reasoning(_ScarceDecision):
 
 
 class PrivateMessage(_ScarceDecision):
-    """A directed message (private to sender and recipient); ``round`` is the 1-based
-    private-message round of the contention."""
+    """A directed message (private to sender and recipient); ``private_round`` is the
+    1-based private-message round of the contention."""
 
     kind: Literal["private_message"] = "private_message"
     default_visibility: ClassVar[Visibility] = Visibility.private
     sender: str
     recipient: str
     text: str
-    round: int
+    private_round: int
 
 
 class PrivateSilence(_ScarceDecision):
-    """The worker sent no message in private round ``round``."""
+    """The worker sent no message in private round ``private_round``."""
 
     kind: Literal["private_silence"] = "private_silence"
     default_visibility: ClassVar[Visibility] = Visibility.private
-    round: int
+    private_round: int
 
 
 class ProtocolViolation(_Scarce):

@@ -13,53 +13,9 @@ Every function takes a run directory, a folder of runs, or a
 :class:`~scarce_lab.data.loaders.Dataset`. ``model`` is the negotiator's model (the
 agent whose behaviour the tables describe), ``solver_model`` the solver's.
 
-Event kinds written by :mod:`scarce_lab.runners.scarce`
-----------------------------------------------------------
-Every event has ``round`` = the run-wide contention index it belongs to (solver
-events between contentions carry the index of the next contention), ``t`` =
-seconds since the subrun started, and ``payload.subrun`` (0-based).
-``payload.visibility`` says who could see the content during the run:
-``public`` (all participants), ``private`` (the agent itself; for private messages
-sender and recipient, listed in ``visible_to``), ``scheduler`` (the mechanism only),
-``researcher`` (nobody in the game).
-
-==================  ========  =================================================================
-kind                agent     payload (besides ``subrun``, ``visibility``)
-==================  ========  =================================================================
-run_config          --        workers, budgets (credits), deadlines_s, scheduler, mechanism,
-                              memory, clock (costs in s), slot_cap_s, private_rounds
-subrun_start        worker    task_id, program, budget, deadline_s
-solver_action       worker    step, tool, args (path/content/command/...), violation,
-                              fallback_used
-tool_error          worker    tool, error
-memory_save         worker    text
-slot_request        worker    duration_s (clamped to the cap), asked_s, reason
-contention_start    --        participants, queue [{worker, request_time_s, requested_duration_s}],
-                              scheduler
-declaration         worker    desired_position, desired_duration_seconds, bid_price (credits),
-                              violation, fallback_used
-reasoning           worker    text, violation, fallback_used
-private_message     sender    sender, recipient, text, round (1-based), visible_to, violation
-private_silence     worker    round, violation, fallback_used
-protocol_violation  worker    error (e.g. a message to a non-participant)
-bid_revision        worker    bid_price, previous (revisable mechanism)
-ballot              worker    entries [{worker, duration_seconds, price}] in ranked order,
-                              violation, fallback_used
-schedule            --        rule, random_tiebreak, negotiation_s,
-                              allocations [{worker, position, duration_s, price, borda,
-                              first_votes}]
-payment             worker    payer, sink, requested, amount, capped, balance_after (credits)
-slot_start          worker    start_s, end_s, position, contention, waited_s (request -> start)
-execution           worker    command, refused, error | exit_code, duration_s (measured wall),
-                              cost_s (timeline), timed_out, stdout, stderr (truncated), truncated
-slot_end            worker    end_s, contention
-submission          worker    task_id, reason (submit|deadline|step_limit), deadline_missed,
-                              deadline_s, score (0 if missed and zero_score_on_miss),
-                              score_as_is, resolved, almost_resolved, passed, total, violation,
-                              steps, contentions, files, budget_left
-subrun_end          --        conserved, sink, sink_balance, balances
-round_committed     --        (recorder marker)
-==================  ========  =================================================================
+Every table carries the condition columns of :mod:`scarce_lab.data.tables`
+(``base_condition`` is ``<scheduler>_<mechanism>_mem-<memory>``). The events they
+read are the typed payloads of :mod:`scarce_lab.data.events.scarce`.
 """
 
 from __future__ import annotations
@@ -72,11 +28,16 @@ from typing import Any
 import polars as pl
 
 from ..loaders import Dataset, load_dataset
-from ..recorder import TrajectoryFileError
+from . import label_conditions, settings_json
+
+#: Settings already in SCARCE's base condition (``<scheduler>_<mechanism>_mem-<memory>``).
+_BASE_KEYS = ("scheduler", "mechanism", "memory")
 
 CONTENTION_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
     "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
     "model": pl.String,
     "solver_model": pl.String,
     "scheduler": pl.String,
@@ -110,6 +71,8 @@ CONTENTION_SCHEMA: dict[str, pl.DataType] = {
 SUBMISSION_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
     "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
     "model": pl.String,
     "solver_model": pl.String,
     "subrun": pl.Int64,
@@ -135,6 +98,8 @@ SUBMISSION_SCHEMA: dict[str, pl.DataType] = {
 MESSAGE_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
     "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
     "model": pl.String,
     "subrun": pl.Int64,
     "contention": pl.Int64,
@@ -154,40 +119,36 @@ def _dataset(source: Path | str | Dataset) -> Dataset:
     return source if isinstance(source, Dataset) else load_dataset(Path(source))
 
 
+#: Event kinds the tables read.
+_KINDS = ("subrun_start", "contention_start", "declaration", "reasoning", "private_message", "private_silence",
+          "bid_revision", "ballot", "payment", "schedule", "slot_start", "submission")
+_KEYS = ("run_id", "seq", "round", "phase", "agent", "t")
+
+
 def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """Run metadata (from the typed manifests) and each run's events of :data:`_KINDS`
+    in ``seq`` order, payloads as typed values (from :meth:`Dataset.payloads`)."""
     ds = _dataset(source)
     runs = {}
-    for r in ds.runs.filter(pl.col("environment") == "scarce").collect().iter_rows(named=True):
-        cfg = json.loads(r["config"] or "{}")
-        models = json.loads(r["models"] or "{}")
-        runs[r["run_id"]] = {"condition": r["condition"], "cfg": cfg, "models": models}
-        runs[r["run_id"]]["run_dir"] = r["run_dir"]
-    ev = ds.events.filter(pl.col("run_id").is_in(list(runs))).sort(["run_id", "seq"]).collect()
+    for m in ds.manifests:
+        if m.environment != "scarce":
+            continue
+        cfg = m.config
+        base = f"{cfg.get('scheduler')}_{cfg.get('mechanism')}_mem-{cfg.get('memory')}"
+        runs[m.run_id] = {"condition": m.condition, "base_condition": base,
+                          "settings": settings_json(m.condition_settings) if m.condition_settings else None,
+                          "cfg": cfg, "models": m.models}
     events: dict[str, list[dict]] = defaultdict(list)
-    for e in ev.iter_rows(named=True):
-        e["payload"] = json.loads(e["payload"] or "{}")
-        missing = [k for k in _REQUIRED.get(e["kind"], ()) if k not in e["payload"]]
-        if missing:
-            where = Path(runs[e["run_id"]]["run_dir"] or e["run_id"]) / "events.jsonl"
-            raise TrajectoryFileError(where, None, f"event seq {e['seq']} ({e['kind']}): payload lacks {missing}")
-        events[e["run_id"]].append(e)
+    if not runs:
+        return runs, events
+    for kind in _KINDS:
+        for row in ds.payloads(kind, "scarce").collect().to_dicts():
+            e = {k: row.pop(k) for k in _KEYS}
+            e["kind"], e["payload"] = kind, row
+            events[e["run_id"]].append(e)
+    for evs in events.values():
+        evs.sort(key=lambda e: e["seq"])
     return runs, events
-
-
-#: Payload keys the tables read without a default, per event kind.
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "subrun_start": ("subrun", "budget", "deadline_s"),
-    "contention_start": ("subrun", "queue"),
-    "declaration": ("desired_position", "desired_duration_seconds", "bid_price"),
-    "reasoning": ("text",),
-    "private_message": ("sender", "recipient", "round", "text"),
-    "bid_revision": ("bid_price",),
-    "payment": ("amount", "capped"),
-    "schedule": ("allocations",),
-    "slot_start": ("contention", "waited_s"),
-    "submission": ("subrun", "task_id", "score", "score_as_is", "resolved", "deadline_missed", "reason",
-                   "deadline_s"),
-}
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
@@ -197,6 +158,8 @@ def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
 def _run_meta(info: dict) -> dict[str, Any]:
     return {
         "condition": info["condition"],
+        "base_condition": info["base_condition"],
+        "settings": info["settings"],
         "model": info["models"].get("negotiator"),
         "solver_model": info["models"].get("solver"),
         "scheduler": info["cfg"].get("scheduler"),
@@ -266,7 +229,7 @@ def contentions_table(source) -> pl.DataFrame:
                 row["budget_initial"] = budget0.get((row["subrun"], w))
                 row["deadline_s"] = deadline.get((row["subrun"], w))
                 rows.append(row)
-    return _frame(rows, CONTENTION_SCHEMA).sort(["run_id", "contention", "worker"])
+    return label_conditions(_frame(rows, CONTENTION_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
 
 
 def submissions_table(source) -> pl.DataFrame:
@@ -291,7 +254,7 @@ def submissions_table(source) -> pl.DataFrame:
                 "t_finish_s": e["t"], "deadline_s": p["deadline_s"],
                 "budget_initial": budget0.get((p["subrun"], e["agent"])), "budget_left": p.get("budget_left"),
             })
-    return _frame(rows, SUBMISSION_SCHEMA).sort(["run_id", "subrun", "worker"])
+    return label_conditions(_frame(rows, SUBMISSION_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "subrun", "worker"])
 
 
 def messages_table(source) -> pl.DataFrame:
@@ -319,8 +282,9 @@ def messages_table(source) -> pl.DataFrame:
             elif k in cur and kind == "reasoning":
                 cur[k]["reason"][w] = p["text"]
             elif k in cur and kind == "private_message":
-                cur[k]["sent"][p["sender"]].append({"round": p["round"], "to": p["recipient"], "text": p["text"]})
-                cur[k]["recv"][p["recipient"]].append({"round": p["round"], "from": p["sender"], "text": p["text"]})
+                cur[k]["sent"][p["sender"]].append({"round": p["private_round"], "to": p["recipient"], "text": p["text"]})
+                cur[k]["recv"][p["recipient"]].append({"round": p["private_round"], "from": p["sender"],
+                                                       "text": p["text"]})
             elif k in cur and kind == "schedule":
                 cur[k]["pos"] = {a["worker"]: a["position"] for a in p["allocations"]}
                 last_outcome = [{"worker": a["worker"], "position": a["position"], "duration_s": a["duration_s"]}
@@ -331,11 +295,12 @@ def messages_table(source) -> pl.DataFrame:
                                   "previous_outcome": c["prev"]}, ensure_ascii=False)
             for w in participants:
                 rows.append({
-                    "run_id": run_id, "condition": meta["condition"], "model": meta["model"], "subrun": c["subrun"],
+                    "run_id": run_id, "condition": meta["condition"], "base_condition": meta["base_condition"],
+                    "settings": meta["settings"], "model": meta["model"], "subrun": c["subrun"],
                     "contention": k, "worker": w, "participants": json.dumps(participants),
                     "declaration": json.dumps(c["decl"].get(w)), "reasoning": c["reason"].get(w, ""),
                     "private_sent": json.dumps(c["sent"].get(w, []), ensure_ascii=False),
                     "private_received": json.dumps(c["recv"].get(w, []), ensure_ascii=False),
                     "context": context, "position": c["pos"].get(w), "won": c["pos"].get(w) == 1,
                 })
-    return _frame(rows, MESSAGE_SCHEMA).sort(["run_id", "contention", "worker"])
+    return label_conditions(_frame(rows, MESSAGE_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])

@@ -17,12 +17,13 @@ Flow of one run (issue 3 section 5)::
     -> RunRecorder events (see :mod:`scarce_lab.data.tables.scarce` for every kind),
        committed after every contention and at the end of every subrun.
 
-Modules: :mod:`.config` (the settings), :mod:`.runner` (agents, I/O and recording
-around the world), :mod:`.io` (sandbox, file tools and grading, in one adapter).
+Modules: :mod:`scarce_lab.config.scarce` (the settings), :mod:`.runner` (agents, I/O
+and recording around the world), :mod:`.io` (sandbox, file tools and grading, in one
+adapter).
 The rules are documented in :mod:`scarce_lab.envs.slots.world`.
 """
 
-from .config import ScarceConfig, run_id_for
+from ...config.scarce import ScarceConfig, run_id_for
 from .runner import ENVIRONMENT, REAL_WINDOW_S, ScarceRunner, run_scarce, sweep
 
 __all__ = ["ENVIRONMENT", "REAL_WINDOW_S", "ScarceConfig", "ScarceRunner", "run_id_for", "run_scarce", "sweep"]

@@ -85,6 +85,33 @@ class WorkerIO:
             self.sandbox.chown_tree(sbx)
         return n
 
+    def snapshot(self, sbx: str) -> bytes:
+        """The whole work folder of ``sbx`` as a gzip tar (for the run's checkpoint);
+        links are stored as links, never followed."""
+        import io as _io
+        import tarfile
+
+        buf = _io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(self.folders[sbx], arcname=".", recursive=True)
+        return buf.getvalue()
+
+    def restore(self, sbx: str, task: Any, data: bytes) -> None:
+        """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume). Extraction
+        uses tarfile's ``data`` filter: no absolute paths, no links out of the folder."""
+        import io as _io
+        import shutil
+        import tarfile
+
+        folder = self.sandbox.workdir(sbx)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=_io.BytesIO(data), mode="r:gz") as tar:
+            tar.extractall(folder, filter="data")
+        if hasattr(self.sandbox, "chown_tree"):
+            self.sandbox.chown_tree(sbx)
+        self.folders[sbx] = folder
+
     # -- slots and commands ------------------------------------------------------------
     def open_slot(self, sbx: str, seconds: float) -> None:
         """Open ``sbx``'s real-time execution window for ``seconds``."""

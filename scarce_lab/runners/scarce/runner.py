@@ -5,26 +5,29 @@ live in :class:`scarce_lab.envs.slots.ScarceWorld`. The runner asks it what happ
 next, performs the I/O (agents' decisions, :class:`~.io.WorkerIO` for the sandbox,
 file tools and grading) and feeds the results back; every event goes through
 :meth:`ScarceRunner.emit` (kinds and payloads: :mod:`scarce_lab.data.tables.scarce`).
-Events are committed after every contention and at the end of every subrun.
+Events (typed: :mod:`scarce_lab.data.events.scarce`) are committed after every
+contention and at the end of every subrun, each commit with a checkpoint of the
+world, the agents and the workers' folders.
 
 * ``clock="wall"`` uses measured decision and command durations on the same
   discrete-event timeline (slots still occupy their allocated seconds); it is not a
   concurrent real-time execution, and runs are then not bit-reproducible.
-* Resume: runs are named by condition and seed; a sweep skips a run whose
-  directory is complete; an incomplete one is moved aside and rerun.
+* Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
+  unfinished one continues from its last committed contention with ``resume=True``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...agents.scarce import Decided, SolverAction, derive_seed, make_negotiator, make_solver
-from ...data.recorder import RunInProgressError, RunRecorder, read_manifest, run_in_progress
-from ...data.schema import RunManifest, RunStatus
+from ...config.scarce import ScarceConfig
+from ...data.events import scarce as ev
+from ...data.recorder import RunRecorder
+from ...data.schema import RunManifest, RunStatus, package_version
 from ...envs.slots import (
     ActionRefused,
     Contention,
@@ -34,7 +37,7 @@ from ...envs.slots import (
     ScarceWorld,
     assign_tasks,
 )
-from .config import ScarceConfig, run_id_for
+from ...runtime import open_run, run_sync
 from .io import CommandRefused, ToolError, WorkerIO
 
 ENVIRONMENT = "scarce"
@@ -85,8 +88,8 @@ class ScarceRunner:
         if self.client is None:
             from ...llm import LLMClient, LLMSettings
 
-            self.client = LLMClient(LLMSettings(temperature=self.cfg.temperature,
-                                                reasoning_effort=self.cfg.reasoning_effort))
+            settings = self.cfg.llm.model_dump(exclude_none=True)
+            self.client = LLMClient(LLMSettings(**{k: v for k, v in settings.items() if k in LLMSettings.model_fields}))
         return self.client
 
     def _agents(self, w: str, task: Any):
@@ -97,7 +100,7 @@ class ScarceRunner:
         solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
                              seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
         kw = {} if scripted_n else {"reasoning_effort": cfg.reasoning_effort, "mechanism": str(cfg.mechanism),
-                                    "run_id": run_id, "max_tokens": cfg.max_tokens}
+                                    "run_id": run_id, "max_tokens": cfg.llm.max_tokens}
         neg = make_negotiator(cfg.negotiator, client=None if scripted_n else self._client(), seed=cfg.seed, **kw)
         return solver, neg
 
@@ -105,83 +108,130 @@ class ScarceRunner:
         return f"{w}-s{self.world.subrun}"
 
     # -- recording helpers ------------------------------------------------------------
-    def emit(self, kind: str, *, phase: str = "", agent: str | None = None, t: float | None = None,
-             event_round: int | None = None, **payload):
-        """Record one event of the current subrun. Its ``round`` is ``event_round`` when
+    def emit(self, payload_type: type, *, phase: str = "", agent: str | None = None, t: float | None = None,
+             event_round: int | None = None, visible_to: list[str] | None = None, **fields):
+        """Record one event of the current subrun (``payload_type`` from
+        :mod:`scarce_lab.data.events.scarce`). Its ``round`` is ``event_round`` when
         given (events of a contention), else the world's next contention index."""
-        payload = {"subrun": self.world.subrun, **payload}
-        self.rec.emit(kind, round=self.world.k if event_round is None else event_round, phase=phase, agent=agent,
-                      payload=payload, t=None if t is None else round_t(t))
+        payload = payload_type(subrun=self.world.subrun, **fields)
+        self.rec.emit(payload, round=self.world.k if event_round is None else event_round, phase=phase,
+                      agent=agent, visible_to=visible_to, t=None if t is None else round_t(t))
 
     def _calls(self, d: Decided):
         if d.calls:
             self.rec.record_calls(d.calls)
 
+    def _commit(self, k: int, t: float, *, subrun_done: bool) -> None:
+        """Make everything durable and checkpoint the world, the agents (without their
+        model client) and the workers' folders."""
+        agents = [*self.solvers.values(), *self.negotiators.values()]
+        clients = [(a, a.client) for a in agents if getattr(a, "client", None) is not None]
+        for a, _ in clients:
+            a.client = None
+        try:
+            state = {
+                "world": self.world, "solvers": self.solvers, "negotiators": self.negotiators,
+                "subrun_done": subrun_done,
+                "folders": {} if subrun_done else {w: self.io.snapshot(self._sbx(w)) for w in self.cfg.names},
+            }
+            self.rec.commit_round(k, t=t, state=state)
+        finally:
+            for a, c in clients:
+                a.client = c
+
+    def _restore(self, state: dict, tasks: dict[str, Any]) -> bool:
+        """Continue from a checkpoint; returns whether its subrun was finished."""
+        self.world = state["world"]
+        self.solvers, self.negotiators = state["solvers"], state["negotiators"]
+        for a in [*self.solvers.values(), *self.negotiators.values()]:
+            if hasattr(a, "client") and a.client is None:  # detached by _commit
+                a.client = self._client()
+        if not state["subrun_done"]:
+            for w in self.cfg.names:
+                self.io.restore(self._sbx(w), tasks[w], state["folders"][w])
+        return state["subrun_done"]
+
     # -- main -------------------------------------------------------------------------
-    async def arun(self) -> Path:
-        cfg, world = self.cfg, self.world
-        run_id = run_id_for(cfg)
-        run_dir = self.out_dir / run_id
-        manifest = RunManifest(
-            run_id=run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
-            config=cfg.model_dump(mode="json"), seed=cfg.seed,
-            models={"solver": cfg.model, "negotiator": cfg.negotiator},
-            package_version=_version(),
+    def manifest(self) -> RunManifest:
+        """The run's manifest (condition derived from the config)."""
+        cfg = self.cfg
+        return RunManifest(
+            run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
+            condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"), seed=cfg.seed,
+            models={"solver": cfg.model, "negotiator": cfg.negotiator}, package_version=package_version(),
         )
-        self.rec = RunRecorder.create(run_dir, manifest)
+
+    async def arun(self, *, resume: bool = False) -> Path:
+        """Play the run (or continue it with ``resume``); returns its folder."""
+        cfg = self.cfg
+        handle = open_run(self.out_dir / cfg.run_id, self.manifest(), resume=resume)
+        if handle.skipped:
+            return handle.run_dir
+        self.rec = handle.recorder
         try:
             self.io.start()
             plan = assign_tasks(self._task_pool(), cfg.names, cfg.subruns, cfg.task_assignment, cfg.seed)
-            r = world.rules
-            self.rec.emit("run_config", phase="setup", payload={
-                "workers": cfg.names, "budgets": dict(r.budgets), "deadlines_s": dict(r.deadlines_s),
-                "scheduler": cfg.scheduler, "mechanism": str(cfg.mechanism), "memory": cfg.memory,
-                "clock": r.clock.__dict__, "slot_cap_s": cfg.slot_cap_s,
-                "private_rounds": cfg.private_rounds, "visibility": "researcher",
-            })
-            for k in range(cfg.subruns):
-                await self._subrun(plan[k])
+            first, resumed = 0, False
+            if handle.state is not None:
+                done = self._restore(handle.state, plan[self.world.subrun])
+                first, resumed = self.world.subrun + (1 if done else 0), not done
+            else:
+                r = self.world.rules
+                self.rec.emit(ev.RunConfig(
+                    subrun=0, workers=[ev.WorkerSetting(worker=w, budget=r.budgets[w], deadline_s=float(r.deadlines_s[w]))
+                                       for w in cfg.names],
+                    scheduler=cfg.scheduler, mechanism=str(cfg.mechanism), memory=cfg.memory,
+                    clock=ev.ClockSetting(kind=r.clock.kind, model_call_s=float(r.clock.model_call_s),
+                                          scripted_call_s=float(r.clock.scripted_call_s),
+                                          command_s=float(r.clock.command_s)),
+                    slot_cap_s=cfg.slot_cap_s, private_rounds=cfg.private_rounds,
+                ), phase="setup")
+            for k in range(first, cfg.subruns):
+                await self._subrun(plan[k], resumed=resumed and k == first)
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
             self.rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}"[:2000])
             raise
         finally:
             self.io.close()
-        return run_dir
+        return handle.run_dir
 
-    async def _subrun(self, tasks: dict[str, Any]):
+    async def _subrun(self, tasks: dict[str, Any], *, resumed: bool = False):
         world = self.world
-        world.start_subrun(tasks)
-        for w in self.cfg.names:
-            task = tasks[w]
-            self.io.prepare(self._sbx(w), task)
-            self.solvers[w], self.negotiators[w] = self._agents(w, task)
-            self.emit("subrun_start", phase="setup", agent=w, t=0.0, task_id=task.id, program=task.program,
-                      budget=world.rules.budgets[w], deadline_s=world.worker(w).deadline_s, visibility="private")
-        while (ev := world.next_event()).kind != EventKind.subrun_end:
-            w = ev.worker
-            if ev.kind == EventKind.solver_step:
+        if not resumed:
+            world.start_subrun(tasks)
+            for w in self.cfg.names:
+                task = tasks[w]
+                self.io.prepare(self._sbx(w), task)
+                self.solvers[w], self.negotiators[w] = self._agents(w, task)
+                self.emit(ev.SubrunStart, phase="setup", agent=w, t=0.0, task_id=task.id, program=task.program,
+                          budget=world.rules.budgets[w], deadline_s=float(world.worker(w).deadline_s))
+        world = self.world
+        while (nxt := world.next_event()).kind != EventKind.subrun_end:
+            w = nxt.worker
+            if nxt.kind == EventKind.solver_step:
                 await self._solver_step(w)
-            elif ev.kind == EventKind.slot_open:
+            elif nxt.kind == EventKind.slot_open:
                 self._open_slot(w)
-            elif ev.kind == EventKind.slot_close:
+            elif nxt.kind == EventKind.slot_close:
                 slot = world.close_slot(w)
                 self.io.close_slot(self._sbx(w))
-                self.emit("slot_end", phase="execution", agent=w, t=ev.t, end_s=slot.end,
-                          contention=slot.contention, visibility="public")
-            elif ev.kind == EventKind.deadline_miss:
-                await self._finish(w, missed=True, at=ev.t)
-            elif ev.kind == EventKind.step_limit:
-                await self._finish(w, missed=False, at=ev.t, reason="step_limit")
+                self.emit(ev.SlotEnd, phase="execution", agent=w, t=nxt.t, end_s=float(slot.end),
+                          contention=slot.contention)
+            elif nxt.kind == EventKind.deadline_miss:
+                await self._finish(w, missed=True, at=nxt.t)
+            elif nxt.kind == EventKind.step_limit:
+                await self._finish(w, missed=False, at=nxt.t, reason="step_limit")
             else:  # contention: pending workers past their deadline miss it first
-                for m in ev.missed:
+                for m in nxt.missed:
                     await self._finish(m, missed=True, at=world.worker(m).deadline_s)
-                if ev.participants:
-                    await self._contention(ev.participants, ev.t)
+                if nxt.participants:
+                    await self._contention(nxt.participants, nxt.t)
         led = world.ledger
-        self.emit("subrun_end", phase="setup", t=ev.t, conserved=led.conserved(), sink=led.sink,
-                  sink_balance=led.sink_balance, balances=dict(led.balances), visibility="researcher")
-        self.rec.commit_round(world.k, t=ev.t)
+        self.emit(ev.SubrunEnd, phase="setup", t=nxt.t, conserved=led.conserved(), sink=led.sink,
+                  sink_balance=led.sink_balance,
+                  balances=[ev.Balance(worker=w, credits=c) for w, c in led.balances.items()])
+        self._commit(world.k, nxt.t, subrun_done=True)
 
     def _open_slot(self, w: str):
         slot = self.world.open_slot(w)
@@ -189,9 +239,9 @@ class ScarceRunner:
         # virtual clock: the timeline governs the window; the sandbox's real-time
         # window only has to outlast the (slower or faster) real decisions
         self.io.open_slot(self._sbx(w), window if self.cfg.clock == "wall" else max(window, REAL_WINDOW_S))
-        self.emit("slot_start", phase="execution", agent=w, t=slot.start, start_s=slot.start, end_s=slot.end,
-                  position=slot.position, contention=slot.contention,
-                  waited_s=round_t(slot.start - slot.requested_at), visibility="public")
+        self.emit(ev.SlotStart, phase="execution", agent=w, t=slot.start, start_s=float(slot.start),
+                  end_s=float(slot.end), position=slot.position, contention=slot.contention,
+                  waited_s=float(round_t(slot.start - slot.requested_at)))
 
     # -- solver -----------------------------------------------------------------------
     async def _solver_step(self, w: str):
@@ -200,9 +250,8 @@ class ScarceRunner:
         self._calls(d)
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s))
         a: SolverAction = d.value
-        self.emit("solver_action", phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
-                  tool=a.tool, args=_action_args(a), violation=d.violation, fallback_used=d.fallback_used,
-                  visibility="private")
+        self.emit(ev.SolverAction, phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
+                  tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **d.decision_fields())
         result = await self._execute(w, a)
         self.world.record_result(w, a.describe(), result)
 
@@ -216,13 +265,11 @@ class ScarceRunner:
             if a.tool == "write_file":
                 return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes"
         except ToolError as exc:
-            self.emit("tool_error", phase="solve", agent=w, t=world.worker(w).t, tool=a.tool, error=str(exc),
-                      visibility="private")
+            self.emit(ev.ToolError, phase="solve", agent=w, t=world.worker(w).t, tool=a.tool, error=str(exc))
             return f"error: {exc}"
         t = world.worker(w).t
         if a.tool == "save_persistent_memory":
-            self.emit("memory_save", phase="solve", agent=w, t=t, text=world.save_memory(w, a.text),
-                      visibility="private")
+            self.emit(ev.MemorySave, phase="solve", agent=w, t=t, text=world.save_memory(w, a.text))
             return "saved"
         if a.tool == "submit":
             await self._finish(w, missed=False, at=t, reason="submit")
@@ -231,11 +278,10 @@ class ScarceRunner:
             try:
                 req = world.request_slot(w, a.duration_seconds, a.reason)
             except ActionRefused as exc:
-                self.emit("tool_error", phase="solve", agent=w, t=t, tool=a.tool, error=str(exc),
-                          visibility="private")
+                self.emit(ev.ToolError, phase="solve", agent=w, t=t, tool=a.tool, error=str(exc))
                 return "refused: you already hold a slot"
-            self.emit("slot_request", phase="request", agent=w, t=t, duration_s=req.duration_s,
-                      asked_s=a.duration_seconds, reason=req.reason, visibility="private")
+            self.emit(ev.SlotRequest, phase="request", agent=w, t=t, duration_s=req.duration_s,
+                      asked_s=int(a.duration_seconds), reason=req.reason)
             return f"requested {req.duration_s} s"
         return self._run_command(w, a.command)
 
@@ -243,25 +289,24 @@ class ScarceRunner:
         world, sbx, cfg = self.world, self._sbx(w), self.cfg
         t0 = world.worker(w).t
         if not world.in_slot(w):
-            self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=True,
-                      error=self.io.refusal(sbx, command), visibility="private")
+            self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=True,
+                      error=self.io.refusal(sbx, command))
             return "refused: no active execution slot; request one first"
         wall = cfg.command_timeout_s if cfg.clock == "virtual" else max(0.1, min(
             cfg.command_timeout_s, world.slot_left_s(w)))
         try:
             res = self.io.run(sbx, command, wall)
         except CommandRefused as exc:  # the real-time window ran out (wall clock)
-            self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=True,
-                      error=str(exc), visibility="private")
+            self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=True,
+                      error=str(exc))
             world.slot_expired(w)
             return "refused: your execution slot has ended"
         cost = world.command_done(w, res.duration_s)
         lim = cfg.output_limit
-        self.emit("execution", phase="execution", agent=w, t=t0, command=command[:500], refused=False,
-                  exit_code=res.exit_code, duration_s=round(res.duration_s, 4), cost_s=cost,
-                  timed_out=res.timed_out, stdout=res.stdout[:lim], stderr=res.stderr[:lim],
-                  truncated=res.truncated or len(res.stdout) > lim or len(res.stderr) > lim,
-                  visibility="private")
+        self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=False,
+                  exit_code=res.exit_code, duration_s=round(float(res.duration_s), 4), cost_s=float(cost),
+                  timed_out=bool(res.timed_out), stdout=res.stdout[:lim], stderr=res.stderr[:lim],
+                  truncated=bool(res.truncated or len(res.stdout) > lim or len(res.stderr) > lim))
         return f"exit {res.exit_code}; stdout: {res.stdout[:200]!r}; stderr: {res.stderr[:120]!r}"
 
     async def _finish(self, w: str, *, missed: bool, at: float, reason: str = "deadline"):
@@ -273,13 +318,13 @@ class ScarceRunner:
         g = await self.io.grade(s.task, sbx)
         score_as_is = float(g.score)
         score = world.score(missed, score_as_is)
-        self.emit("submission", phase="submit", agent=w, t=at, task_id=s.task.id, reason=reason,
-                  deadline_missed=missed, deadline_s=s.deadline_s, score=score, score_as_is=score_as_is,
-                  resolved=bool(g.resolved) and score > 0, almost_resolved=bool(getattr(g, "almost_resolved", False))
-                  and score > 0, passed=getattr(g, "passed", None), total=getattr(g, "total", None),
+        self.emit(ev.Submission, phase="submit", agent=w, t=at, task_id=s.task.id, reason=reason,
+                  deadline_missed=missed, deadline_s=float(s.deadline_s), score=float(score),
+                  score_as_is=score_as_is, resolved=bool(g.resolved) and score > 0,
+                  almost_resolved=bool(getattr(g, "almost_resolved", False)) and score > 0,
+                  passed=getattr(g, "passed", None), total=getattr(g, "total", None),
                   violation=getattr(g, "violation", None), steps=s.steps, contentions=s.contentions,
-                  files=self.io.list_files(sbx)[:50], budget_left=world.ledger.balance(w),
-                  visibility="researcher")
+                  files=self.io.list_files(sbx)[:50], budget_left=world.ledger.balance(w))
 
     # -- contention -------------------------------------------------------------------
     async def _phase(self, c: Contention, t: float, method: str):
@@ -299,14 +344,13 @@ class ScarceRunner:
         def emit(kind, **kw):
             self.emit(kind, event_round=k, **kw)
 
-        emit("contention_start", phase="contention", t=tc, participants=c.participants,
-             queue=c.public_view()["queue"], scheduler=self.cfg.scheduler, visibility="public")
+        emit(ev.ContentionStart, phase="contention", t=tc, participants=list(c.participants),
+             queue=[ev.QueueEntry(**q) for q in c.public_view()["queue"]], scheduler=self.cfg.scheduler)
         t = tc
         decs, cost = await self._phase(c, t, "declare")
         for w, d in decs:
             c.declare(w, d.value)
-            emit("declaration", phase="declaration", agent=w, t=t, **d.value.model_dump(),
-                 violation=d.violation, fallback_used=d.fallback_used, visibility="public")
+            emit(ev.Declaration, phase="declaration", agent=w, t=t, **d.value.model_dump(), **d.decision_fields())
         t += cost
         c.advance()
         while c.phase != Phase.closed:
@@ -314,48 +358,44 @@ class ScarceRunner:
                 decs, cost = await self._phase(c, t, "reason")
                 for w, d in decs:
                     c.reason(w, d.value)
-                    emit("reasoning", phase="reasoning", agent=w, t=t, text=c.reasoning[w],
-                         violation=d.violation, fallback_used=d.fallback_used, visibility="public")
+                    emit(ev.Reasoning, phase="reasoning", agent=w, t=t, text=c.reasoning[w], **d.decision_fields())
             elif c.phase == Phase.private:
                 decs, cost = await self._phase(c, t, "message")
                 for w, d in decs:
                     if d.value is None:
-                        emit("private_silence", phase="private", agent=w, t=t, round=c.private_round,
-                             violation=d.violation, fallback_used=d.fallback_used, visibility="private")
+                        emit(ev.PrivateSilence, phase="private", agent=w, t=t, private_round=c.private_round,
+                             **d.decision_fields())
                         continue
                     to, text = d.value
                     try:
                         m = c.send(w, to, text)
-                        emit("private_message", phase="private", agent=w, t=t, sender=w, recipient=to,
-                             text=m.text, round=m.round, violation=d.violation, visibility="private",
-                             visible_to=[w, to])
+                        emit(ev.PrivateMessage, phase="private", agent=w, t=t, sender=w, recipient=to,
+                             text=m.text, private_round=m.round, visible_to=[w, to], **d.decision_fields())
                     except ProtocolError as exc:
-                        emit("protocol_violation", phase="private", agent=w, t=t, error=str(exc),
-                             visibility="researcher")
+                        emit(ev.ProtocolViolation, phase="private", agent=w, t=t, error=str(exc))
             elif c.phase == Phase.revision:
                 decs, cost = await self._phase(c, t, "revise")
                 for w, d in decs:
                     c.revise(w, d.value)
-                    emit("bid_revision", phase="revision", agent=w, t=t, bid_price=d.value,
-                         previous=c.declarations[w].bid_price, violation=d.violation,
-                         fallback_used=d.fallback_used, visibility="public")
+                    emit(ev.BidRevision, phase="revision", agent=w, t=t, bid_price=d.value,
+                         previous=c.declarations[w].bid_price, **d.decision_fields())
             elif c.phase == Phase.ballots:
                 decs, cost = await self._phase(c, t, "ballot")
                 for w, d in decs:
                     c.ballot(w, d.value)
-                    emit("ballot", phase="ballots", agent=w, t=t, entries=[e.model_dump() for e in d.value.entries],
-                         violation=d.violation, fallback_used=d.fallback_used, visibility="scheduler")
+                    emit(ev.Ballot, phase="ballots", agent=w, t=t,
+                         entries=[ev.BallotEntry(**e.model_dump()) for e in d.value.entries], **d.decision_fields())
             t += cost
             c.advance()
         st = self.world.settle(c, t)
-        emit("schedule", phase="schedule", t=t, rule=st.schedule.rule, random_tiebreak=st.schedule.random_tiebreak,
-             allocations=[a.model_dump() for a in st.schedule.allocations], negotiation_s=round_t(t - tc),
-             visibility="public")
+        emit(ev.Schedule, phase="schedule", t=t, rule=st.schedule.rule, random_tiebreak=st.schedule.random_tiebreak,
+             allocations=[ev.Allocation(**a.model_dump()) for a in st.schedule.allocations],
+             negotiation_s=float(round_t(t - tc)))
         for b in st.bookings:
             p = b.payment
-            emit("payment", phase="payment", agent=p.payer, t=t, payer=p.payer, sink=p.sink, requested=p.requested,
-                 amount=p.amount, capped=p.capped, balance_after=p.balance_after, visibility="private")
-        self.rec.commit_round(k, t=t)
+            emit(ev.SlotPayment, phase="payment", agent=p.payer, t=t, payer=p.payer, sink=p.sink,
+                 requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
+        self._commit(k, t, subrun_done=False)
 
 
 def round_t(t: float) -> float:
@@ -377,37 +417,22 @@ def _action_args(a: SolverAction) -> dict[str, Any]:
     return {}
 
 
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
-
-
-def run_scarce(cfg: ScarceConfig, out_dir: Path, *, skip_complete: bool = True, **kwargs: Any) -> Path:
+def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwargs: Any) -> Path:
     """Run one SCARCE configuration into ``out_dir/<run_id>`` and return that folder.
 
-    With ``skip_complete`` a run whose directory already holds a complete manifest
-    is not rerun; an incomplete one is moved to ``<run_id>.incomplete-<n>`` first
-    (:class:`~scarce_lab.data.recorder.RunInProgressError` if another live process is
-    still writing it).
-    Keyword arguments go to :class:`ScarceRunner` (``tasks``, ``client``,
-    ``grade_fn``, ``sandbox``).
-    """
-    from ...llm.client import run_sync
+    A complete run is returned as it is; an unfinished one continues from its last
+    committed contention with ``resume`` and is an error otherwise
+    (:func:`scarce_lab.runtime.open_run`). Keyword arguments go to
+    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``).
 
-    run_dir = Path(out_dir) / run_id_for(cfg)
-    if (run_dir / "manifest.json").exists():
-        if skip_complete and read_manifest(run_dir).status == RunStatus.complete:
-            return run_dir
-        if run_in_progress(run_dir):
-            raise RunInProgressError(f"{run_dir} is being written by another process; not restarting it")
-        n = 0
-        while run_dir.with_name(f"{run_dir.name}.incomplete-{n}").exists():
-            n += 1
-        shutil.move(str(run_dir), str(run_dir.with_name(f"{run_dir.name}.incomplete-{n}")))
-    return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun())
+    Raises:
+        FileExistsError: an unfinished run is there and ``resume`` is false.
+        RunMismatchError: the folder holds a run with other settings.
+        RunInProgressError: another live process is writing it.
+    """
+    return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun(resume=resume))
 
 
 def sweep(configs: list[ScarceConfig], out_dir: Path, **kwargs: Any) -> list[Path]:
-    """Run several configurations (sequentially), skipping complete runs."""
+    """Run several configurations (sequentially); complete runs are skipped."""
     return [run_scarce(c, out_dir, **kwargs) for c in configs]
