@@ -23,13 +23,26 @@ def _economy(out: Path) -> None:
                                  economy={"explore_interval": 1, "rent_interval": 1}), out / "economy")
 
 
-GOLDEN = {"sovsim": _sovsim, "economy": _economy}
+def _scarce(out: Path) -> None:
+    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
+    from scarce_lab.runtime import run_sync
+    from tests.test_scarce_run import FakeSandbox, fake_grade, toy_task
+
+    cfg = ScarceConfig(workers=2, subruns=1, model="scripted/random", mechanism="revisable", seed=1)
+    run_sync(ScarceRunner(cfg, out / "scarce", tasks=[toy_task(0)], grade_fn=fake_grade,
+                          sandbox=FakeSandbox(out / ".sbx")).arun())
+
+
+GOLDEN = {"sovsim": _sovsim, "economy": _economy, "scarce": _scarce}
 
 
 def make_golden_runs(out: Path) -> None:
     """Write every golden run below ``out/<environment>/``."""
+    import shutil
+
     for make in GOLDEN.values():
         make(Path(out))
+    shutil.rmtree(Path(out) / ".sbx", ignore_errors=True)
 
 
 def normalized(run_dir: Path) -> dict[str, object]:

@@ -139,3 +139,4 @@ def test_parquet_export_loads_back_identically(tmp_path):
 def test_golden_runs_can_be_rebuilt(tmp_path):
     make_golden_runs(tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == set(GOLDEN)
+    assert load_dataset(tmp_path).environments == sorted(GOLDEN)

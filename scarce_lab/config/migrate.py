@@ -29,11 +29,12 @@ def _call_params(run_dir: Path) -> dict[str, Any]:
 
 
 def v1_config(m: RunManifest, run_dir: Path) -> ExperimentConfig | None:
-    """The current config of a version-1 run (``None`` for SCARCE runs of 0.1.0, whose
-    config keeps its own shape).
+    """The current config of a version-1 run (``None`` for an unknown environment).
 
     0.1.0 facts used: SovSim agents asked for 110 answer tokens; the Economy client
     sampled at temperature 0; both are overridden by the run's call records if any.
+    SCARCE's ``temperature``, ``max_tokens`` and ``reasoning_effort`` moved into
+    ``llm``; its hand-typed ``condition`` is dropped (conditions are derived).
     """
     cfg, params = m.config, _call_params(run_dir)
     if m.environment == "sovsim":
@@ -53,6 +54,13 @@ def v1_config(m: RunManifest, run_dir: Path) -> ExperimentConfig | None:
         if "max_tokens" in params:
             values["llm"]["max_tokens"] = params["max_tokens"]
         return EconomyRunConfig(**values)
+    if m.environment == "scarce":
+        from .scarce import ScarceConfig
+
+        values = {k: v for k, v in cfg.items() if k in ScarceConfig.model_fields and k != "llm"}
+        values["llm"] = {"temperature": cfg.get("temperature", 0.0), "max_tokens": cfg.get("max_tokens"),
+                         "reasoning_effort": cfg.get("reasoning_effort")}
+        return ScarceConfig(**values)
     return None
 
 
