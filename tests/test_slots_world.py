@@ -5,7 +5,6 @@ and its tie-breaks, observations' privacy, determinism and pickling."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import json
 import pickle
 from pathlib import Path
@@ -27,6 +26,7 @@ from scarce_lab.envs.slots import (
     assign_tasks,
 )
 from scarce_lab.tasks.model import Task
+from scarce_lab.testing import SCARCE_BUDGETS, SCARCE_DEADLINES, scarce_rules, scarce_step
 
 W3 = ("w0", "w1", "w2")
 
@@ -321,78 +321,17 @@ def test_task_assignment_is_seeded():
         assign_tasks([], W3, 1, "shared", seed=1)
 
 
-# -- a scripted driver: the runner's loop without I/O --------------------------------------
-BUDGETS = {"w0": 1111, "w1": 2222, "w2": 3333}
-DEADLINES = {"w0": 691.5, "w1": 767.25, "w2": 839.75}  # distinct fractions: no accidental equal times
+# -- a scripted driver: the runner's loop without I/O (shared with scarce_lab.testing) ----
+BUDGETS, DEADLINES = SCARCE_BUDGETS, SCARCE_DEADLINES
 
 
 def drive_event(wd: ScarceWorld, log: list, seen: list) -> bool:
-    """Handle one event like the runner would, with a fixed policy that depends only on
-    the world's state; returns False at the end of the subrun. ``seen`` gets every
-    observation as ``(worker, json, everyone's balance then)``."""
-    ev = wd.next_event()
-    log.append((ev.kind.value, ev.worker, ev.t, ev.participants, ev.missed))
-    if ev.kind == EventKind.subrun_end:
-        return False
-    if ev.kind == EventKind.solver_step:
-        w = ev.worker
-        obs = wd.solver_observation(w, [f"{w}-private-file.c", "docs.txt"])
-        seen.append((w, json.dumps(dataclasses.asdict(obs)), dict(wd.ledger.balances)))
-        s = wd.worker(w)
-        wd.begin_step(w, wd.decision_cost(True))
-        last = s.transcript[-1]["action"] if s.transcript else ""
-        if s.status == Status.in_slot:
-            wd.command_done(w, 0.0)
-            wd.record_result(w, "cmd", "ok")
-        elif s.contentions == 0 and s.steps <= 1:  # all three meet in the first contention
-            wd.record_result(w, "read", "docs")
-        elif s.contentions == 0:
-            dur = 15 + 10 * int(w[1:])
-            wd.request_slot(w, dur, f"need {dur} s")
-        elif last != "save" and s.contentions < 2:
-            wd.save_memory(w, f"note of {w} in subrun {wd.subrun}")
-            wd.record_result(w, "save", "saved")
-        elif s.contentions < 2:
-            wd.request_slot(w, 10, "build")
-        else:
-            wd.finish(w, missed=False, at=s.t, reason="submit")
-    elif ev.kind == EventKind.slot_open:
-        wd.open_slot(ev.worker)
-    elif ev.kind == EventKind.slot_close:
-        wd.close_slot(ev.worker)
-    elif ev.kind in (EventKind.deadline_miss, EventKind.step_limit):
-        wd.finish(ev.worker, missed=ev.kind == EventKind.deadline_miss, at=ev.t)
-    else:
-        for m in ev.missed:
-            wd.finish(m, missed=True, at=wd.worker(m).deadline_s)
-        if ev.participants:
-            c, t = wd.open_contention(ev.participants), ev.t
-            n = len(c.participants)
-            while c.phase != Phase.closed:
-                for w in c.participants:
-                    seen.append((w, json.dumps(dataclasses.asdict(wd.negotiation_view(c, w, t))),
-                                 dict(wd.ledger.balances)))
-                for j, w in enumerate(c.participants):
-                    if c.phase == Phase.declaration:
-                        c.declare(w, Declaration(desired_position=j + 1, bid_price=7 + j,
-                                                 desired_duration_seconds=c.requests[w].duration_s))
-                    elif c.phase == Phase.reasoning:
-                        c.reason(w, f"{w} reasons")
-                    elif c.phase == Phase.private:
-                        to = c.participants[(j + 1) % n]
-                        c.send(w, to, f"SECRET-{w}-{to}-{c.index}-{c.private_round}")
-                    elif c.phase == Phase.revision:
-                        c.revise(w, c.current_bid(w) + 1)
-                    else:
-                        order = sorted(c.participants, key=lambda x: -c.current_bid(x))
-                        c.ballot(w, Ballot(entries=[BallotEntry(worker=x, duration_seconds=c.requests[x].duration_s,
-                                                                price=c.current_bid(x)) for x in order]))
-                t += wd.decision_cost(True)
-                c.advance()
-            st = wd.settle(c, t)
-            log.append(("settled", st.index, [(b.allocation.worker, b.slot.start, b.payment.amount)
-                                              for b in st.bookings]))
-    return True
+    """One event handled like the runner would; ``seen`` gets ``(worker, observation
+    JSON, everyone's balance then)``."""
+    raw: list = []
+    more = scarce_step(wd, log, raw)
+    seen.extend((w, json.dumps(v), b) for w, v, b in raw)
+    return more
 
 
 def drive(wd: ScarceWorld, subruns: int, log: list, seen: list) -> None:
@@ -404,10 +343,7 @@ def drive(wd: ScarceWorld, subruns: int, log: list, seen: list) -> None:
 
 
 def driver_rules(**kw) -> WorldRules:
-    kw.setdefault("scheduler", "ballots")
-    kw.setdefault("private_rounds", 2)
-    kw.setdefault("mechanism", "revisable")
-    return rules(W3, budgets=BUDGETS, deadlines=DEADLINES, subruns=3, history_k=2, **kw)
+    return scarce_rules(kw.pop("memory", "subrun"), **kw)
 
 
 def test_driver_exercises_slots_contentions_and_subruns():

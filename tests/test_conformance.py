@@ -1,0 +1,60 @@
+"""Every environment passes the conformance suite shipped in ``scarce_lab.testing``
+(same seed, same trajectory; no observation holds another agent's private fields), and
+the suite catches a planted leak (so its checks can fail)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scarce_lab.testing import (
+    HARNESSES,
+    Observation,
+    Trace,
+    check_environment,
+    check_privacy,
+    scarce_trace,
+)
+
+
+@pytest.mark.parametrize("env", sorted(HARNESSES))
+def test_environment_conforms(env):
+    check_environment(HARNESSES[env])
+
+
+@pytest.mark.parametrize("memory", ["none", "subrun", "cross"])
+def test_scarce_privacy_under_every_memory_horizon(memory):
+    check_privacy(lambda seed: scarce_trace(seed, memory=memory))
+
+
+def test_the_suite_catches_a_leak_and_an_untested_canary():
+    def leaky(seed):
+        t = HARNESSES["scarce"](seed)
+        o = t.observations[5]
+        t.observations[5] = Observation(o.agent, o.text, ("w9's budget",), o.own)
+        return t
+
+    with pytest.raises(AssertionError, match="sees w9's budget"):
+        check_privacy(leaky)
+
+    def blind(seed):
+        return Trace(observations=[Observation("a0", json.dumps({}), own=False)])
+
+    with pytest.raises(AssertionError, match="never saw their own private state"):
+        check_privacy(blind)
+
+
+def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
+    from scarce_lab.envs import commons
+
+    real = commons.CommonsGame.observe
+
+    def careless(self, agent):  # a world that forgets to hide the pool
+        obs = real(self, agent)
+        return obs if obs.pool is not None else commons.Observation(
+            **{**{f: getattr(obs, f) for f in obs.__dataclass_fields__}, "pool": self.pool})
+
+    monkeypatch.setattr(commons.CommonsGame, "observe", careless)
+    with pytest.raises(AssertionError, match="true pool"):
+        check_privacy(HARNESSES["sovsim"])
