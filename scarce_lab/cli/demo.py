@@ -32,7 +32,8 @@ def demo(
 
     t0 = time.perf_counter()
     typer.echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
-    specs = plan_sweep(["all"], [model], simulations, seed=seed)
+    # temperature 0: the embedded model is deterministic, so a second demo reproduces the first
+    specs = plan_sweep(["all"], [model], simulations, seed=seed, llm={"temperature": 0.0})
     client = None if model.startswith("scripted/") else LLMClient(LLMSettings(max_concurrency=4, timeout_s=600))
     results = run_sweep(specs, out, client=client, resume=True, concurrency=4, progress=True)
     failed = [r for r in results if r.status not in ("complete", "skipped")]
