@@ -198,7 +198,8 @@ def test_store_skips_torn_tail_and_refuses_other_taxonomy(tmp_path):
     store = JudgementStore(tmp_path)
     store.check_meta({"taxonomy": "scarce", "judges": []})
     (tmp_path / "judgements.jsonl").write_text('{"unit_id": "x"')  # a killed writer's half line
-    assert store.load() == []
+    with pytest.warns(UserWarning, match=r"judgements\.jsonl:1: skipped a torn last line"):
+        assert store.load() == []
     with pytest.raises(ValueError, match="taxonomy 'scarce', not 'casino'"):
         store.check_meta({"taxonomy": "casino", "judges": []})
 

@@ -23,7 +23,8 @@ A judgement's status, when no answer validated, is the outcome of the first call
 got an answer (the model's answer to the question, not to the repair prompt), or
 ``transport_error`` when none did. ``call_outcomes`` lists every call's outcome. Call
 outcomes come from the client's record (``LLMCallRecord.outcome``) where it has one,
-else they are derived from the record (error without a response: ``transport_error``;
+else they are derived from the record (no response and an exception's error text,
+``"<ExceptionClass>: ..."``: ``transport_error``;
 ``finish_reason == "length"``: ``truncated``; no text: ``empty`` or ``tool_call``; a
 parse error starting with "ambiguous": ``ambiguous``; otherwise ``invalid``).
 """
@@ -176,6 +177,8 @@ class Judgement(BaseModel):
 
 
 _AMBIGUOUS = re.compile(r"\s*ambiguous\b", re.IGNORECASE)
+# The client records a transport failure as "<ExceptionClass>: message".
+_TRANSPORT = re.compile(r"[\w.]*(?:Error|Exception|Timeout): ")
 
 
 def call_outcome(record: Any) -> str:
@@ -184,7 +187,7 @@ def call_outcome(record: Any) -> str:
     error = getattr(record, "error", None) or ""
     if not outcome:
         text = record.raw_response
-        if error and text is None and not record.tool_calls:
+        if text is None and not record.tool_calls and _TRANSPORT.match(error):
             outcome = "transport_error"
         elif getattr(record, "finish_reason", None) == "length":
             outcome = "truncated"
