@@ -343,3 +343,32 @@ def test_transport_error_is_missing_and_legacy_statuses_load():
     assert Judgement.model_validate(old | {"status": "error"}).status == "transport_error"
     with pytest.raises(ValueError):
         _j("j1", "Not A Status")
+
+
+@pytest.mark.parametrize("status", ["transport_error", "context_overflow"])
+def test_no_answer_is_missing_and_asked_again_on_resume(tmp_path, status):
+    from scarce_lab.judge.panel import JudgementStore, label_units
+
+    judges = [JudgeSpec(name=n, model="openai/fake") for n in ("j1", "j2")]
+    stored = [
+        _j(spec.name, st).model_copy(update={"judge_key": spec.key})
+        for spec, st in zip(judges, (status, "ok"), strict=True)
+    ]
+    labels, _ = arbitrate_judgements([UNIT], stored, judges, TAX)
+    row = labels.row(0, named=True)
+    assert row["missing"] == ["j1"] and row["unparseable"] == [] and row["n_valid"] == 1
+    # Stored without an answer -> asked again when the panel resumes.
+    store = JudgementStore(tmp_path)
+    store.append(stored[0], [])
+    mocks = {"j1": {"mock_response": answer("anchoring")}, "j2": {"mock_response": answer()}}
+    res = label_units(
+        [UNIT],
+        TAX,
+        judges,
+        client=make_client(),
+        out_dir=tmp_path,
+        progress=False,
+        call_kwargs=mocks,
+    )
+    got = {r["judge"]: r["status"] for r in res.judgements.iter_rows(named=True)}
+    assert got == {"j1": "ok", "j2": "ok"}

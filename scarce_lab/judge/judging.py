@@ -15,13 +15,15 @@ are ratings; every other status is a **missing rating** and never votes:
 - ``invalid`` (not the schema: no ``labels``, ``{}``, bad JSON), ``ambiguous``
   (several different valid answers in the text and none final, e.g. a quoted verdict
   before the real one), ``truncated`` (cut off at ``max_tokens``), ``refusal``,
-  ``empty``, ``tool_call`` (an unusable tool call instead of text) and
-  ``transport_error`` (no answer at all; retried when a panel resumes). Any other
-  outcome the client reports is kept as reported (and does not vote).
+  ``empty``, ``tool_call`` (an unusable tool call instead of text), and the two
+  *no-answer* statuses ``transport_error`` and ``context_overflow`` (the prompt does
+  not fit the model's context; found by the client before sending), which a panel
+  retries when it resumes. Any other outcome the client reports is kept as reported
+  (and does not vote).
 
 A judgement's status, when no answer validated, is the outcome of the first call that
-got an answer (the model's answer to the question, not to the repair prompt), or
-``transport_error`` when none did. ``call_outcomes`` lists every call's outcome. Call
+got an answer (the model's answer to the question, not to the repair prompt), or the
+last call's no-answer outcome when none did. ``call_outcomes`` lists every call's outcome. Call
 outcomes come from the client's record (``LLMCallRecord.outcome``) where it has one,
 else they are derived from the record (no response and an exception's error text,
 ``"<ExceptionClass>: ..."``: ``transport_error``;
@@ -61,7 +63,10 @@ JUDGE_STATUSES = (
     "empty",
     "tool_call",
     "transport_error",
+    "context_overflow",
 )
+#: Statuses with no answer from the model at all (retried when a panel resumes).
+NO_ANSWER_STATUSES = frozenset({"transport_error", "context_overflow"})
 #: Status names of judgements stored before the outcome split.
 LEGACY_STATUSES = {"unparseable": "invalid", "error": "transport_error"}
 #: Invalid labels are kept up to this many characters each (the raw answer is in the
@@ -212,9 +217,9 @@ def _status(out: Any, outcomes: list[str], valid: bool, n_valid_labels: int, n_i
         if n_invalid and not n_valid_labels:
             return "invalid_label"
         return "repaired" if out.repaired else "ok"
-    answered = [o for o in outcomes if o != "transport_error"]
+    answered = [o for o in outcomes if o not in NO_ANSWER_STATUSES]
     if not answered:
-        return "transport_error"
+        return outcomes[-1] if outcomes else "transport_error"
     first = answered[0]
     # A call that parsed but did not end in a decision (e.g. a client rule) is no rating.
     return "invalid" if first in RATING_STATUSES else first

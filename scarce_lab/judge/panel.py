@@ -3,8 +3,8 @@
 Running (:func:`run_panel`): concurrent (asyncio, bounded by ``concurrency``), cached
 (the :class:`~scarce_lab.llm.LLMClient` caches every response), resumable (each
 finished judgement is appended durably to ``judgements.jsonl`` in ``out_dir``; a rerun
-skips the (unit, judge) pairs already there, except transport errors, which are
-retried), with a progress bar. An answer that gives no rating (invalid, ambiguous,
+skips the (unit, judge) pairs already there, except those without an answer
+(``transport_error``, ``context_overflow``), which are retried), with a progress bar. An answer that gives no rating (invalid, ambiguous,
 truncated, refusal...: :mod:`scarce_lab.judge.judging`) is kept as a judgement with
 that status and does not vote (:mod:`scarce_lab.judge.arbitration`).
 
@@ -35,6 +35,7 @@ from .arbitration import default_min_votes
 from .judges import JudgeSpec, make_judges, panel_note
 from .judging import (
     JUDGE_STATUSES,
+    NO_ANSWER_STATUSES,
     RATING_STATUSES,
     Judgement,
     evidence_found,
@@ -59,6 +60,7 @@ __all__ = [
     "JUDGEMENT_SCHEMA",
     "JUDGE_STATUSES",
     "LABELS_SCHEMA",
+    "NO_ANSWER_STATUSES",
     "PANEL_FILE",
     "RATING_STATUSES",
     "VOTES_SCHEMA",
@@ -173,7 +175,7 @@ async def run_panel(
         done = {
             (j.unit_id, j.judge_key): j
             for j in store.load()
-            if j.status != "transport_error" and j.unit_id in wanted and j.judge_key in keys
+            if j.status not in NO_ANSWER_STATUSES and j.unit_id in wanted and j.judge_key in keys
         }
     pending = [(u, j) for u in units for j in judges if (u.unit_id, j.key) not in done]
     from ..llm.models import is_embedded

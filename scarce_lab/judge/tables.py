@@ -16,7 +16,7 @@ import polars as pl
 
 from .arbitration import arbitrate, default_min_votes
 from .judges import JudgeSpec
-from .judging import Judgement
+from .judging import NO_ANSWER_STATUSES, Judgement
 from .taxonomy import Taxonomy
 from .units import Unit
 
@@ -93,8 +93,8 @@ def arbitrate_judgements(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Arbitrate every unit; returns ``(labels, votes)`` frames (see module docstring).
 
-    A judge with no judgement for a unit (not run yet) or a ``transport_error`` is
-    listed in ``missing``; one that answered without a rating (any status but ``ok``
+    A judge with no judgement for a unit (not run yet) or one without an answer
+    (``transport_error``, ``context_overflow``) is listed in ``missing``; one that answered without a rating (any status but ``ok``
     and ``repaired``: invalid, ambiguous, truncated, refusal, invalid_label...) is
     listed in ``unparseable`` (the ``judgements`` frame says which outcome). Neither
     votes; both count in the panel size for the default ``min_votes``.
@@ -108,7 +108,7 @@ def arbitrate_judgements(
         got: dict[str, Judgement] = {}
         for spec in judges:
             j = by_pair.get((u.unit_id, spec.key))
-            if j is None or j.status == "transport_error":
+            if j is None or j.status in NO_ANSWER_STATUSES:
                 missing.append(spec.name)
                 answers[spec.name] = None
             else:
