@@ -87,3 +87,20 @@ def test_misaligned_annotation_is_a_clear_error(tmp_path):
         load_casino(_write(tmp_path, [dlg]))
     with pytest.raises(FileNotFoundError):
         load_casino(tmp_path / "none.json")
+
+
+def test_bom_accepted_and_bad_fields_named(tmp_path):
+    dlg = {
+        "dialogue_id": 3,
+        "chat_logs": [{"text": "hi", "id": "a"}, {"text": "yo", "id": "b"}],
+        "annotations": [["hi", "small-talk"]],
+    }
+    p = tmp_path / "bom.json"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps([dlg]).encode())
+    assert [u.unit_id for u in load_casino(p)] == ["3:0:a"]
+    dlg["chat_logs"][1]["text"] = None
+    with pytest.raises(ValueError, match=r"dialogue 0: field 'chat_logs\.1\.text'.*got None"):
+        load_casino(_write(tmp_path, [dlg]))
+    p.write_text("[{oops")
+    with pytest.raises(ValueError, match=r"bom\.json:1:3: not JSON"):
+        load_casino(p)

@@ -100,6 +100,15 @@ def test_label_command_writes_tables(tmp_path, fake_client):
     assert "institutional (relational, agent): 1 of 1" in r.output
     agree = pl.read_csv(out / "agreement.csv")
     assert agree.filter(pl.col("label") == "(pooled)")["n_units"].item() == 4 * 21
+    # Identical rule-based judges: most labels never occur (single category), and the
+    # macro row says over how many labels its mean runs.
+    macro = agree.filter(pl.col("label") == "(macro)").row(0, named=True)
+    per_label = agree.filter(~pl.col("label").str.starts_with("("))
+    n_def = per_label.filter(pl.col("alpha_reason").is_null()).height
+    assert macro["n_labels"] == 21 and macro["alpha_labels_defined"] == n_def >= 3
+    assert macro["alpha"] == 1.0  # identical judges agree perfectly where defined
+    assert set(per_label["alpha_reason"].drop_nulls()) <= {"single category"}
+    assert f"over {n_def} of 21 labels" in r.output
 
 
 def test_validate_command_json(tmp_path, fake_client):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scarce_lab.judge.panel import label_units, make_judges
+from scarce_lab.judge.panel import JUDGE_STATUSES, label_units, make_judges
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_path
 from tests.test_judge_units import make_scarce_run
@@ -26,8 +26,8 @@ def test_label_tiny_scarce_run_with_embedded_model(tmp_path, embedded_model):
     assert res.labels.select("unit_id", "run_id", "round", "agent").rows() == [
         ("tiny:1:w0", "tiny", 1, "w0")
     ]
-    # Every answer is either a valid label list or recorded as unparseable: no crash, no error.
-    assert set(res.judgements["status"]) <= {"ok", "repaired", "unparseable"}
+    # Every answer is a rating or a recorded missing rating: no crash, no transport error.
+    assert set(res.judgements["status"]) <= set(JUDGE_STATUSES) - {"transport_error"}
     assert res.judgements.height == 2
     for labels in res.judgements["labels"].to_list():
         assert set(labels) <= set(tax.ids)

@@ -1,5 +1,5 @@
 """Judge panel plumbing with litellm mock responses: schema, prompts, arbitration,
-unparseable answers, transport errors, resume."""
+answers without a rating, transport errors, resume."""
 
 import json
 
@@ -67,8 +67,9 @@ def test_answer_schema_enum_cut_dedupe_and_limit():
         }
     )
     assert [(i.label, i.evidence) for i in a.labels] == [("anchoring", "x" * 20)]
-    with pytest.raises(ValidationError):
-        schema.model_validate({"labels": [{"label": "not_a_label", "evidence": ""}]})
+    # An unknown label no longer fails the answer: it is kept as an invalid label.
+    b = schema.model_validate({"labels": [{"label": "not_a_label", "evidence": ""}]})
+    assert b.valid_items() == [] and b.invalid_labels() == ["not_a_label"]
     with pytest.raises(ValidationError):
         schema.model_validate({"labels": [{"label": i} for i in TAX.ids[:3]]})
 
@@ -124,7 +125,8 @@ def test_panel_arbitrates_records_unparseable_and_resumes(tmp_path):
     )
     assert res.min_votes == 2
     j = {(r["unit_id"], r["judge"]): r for r in res.judgements.iter_rows(named=True)}
-    assert j[("r:1:a", "j2")]["status"] == "unparseable" and j[("r:1:a", "j2")]["n_calls"] == 2
+    assert j[("r:1:a", "j2")]["status"] == "invalid" and j[("r:1:a", "j2")]["n_calls"] == 2
+    assert j[("r:1:a", "j2")]["call_outcomes"] == ["invalid", "invalid"]
     assert j[("r:1:a", "j1")]["status"] == "ok"
     labels = {r["unit_id"]: r for r in res.labels.iter_rows(named=True)}
     a = labels["r:1:a"]
@@ -176,7 +178,9 @@ def test_transport_error_is_retried_on_resume(tmp_path):
     assert (
         row["missing"] == ["j1"] and row["unparseable"] == [] and row["labels"] == ["bid_priority"]
     )
-    assert res.judgements.filter(res.judgements["judge"] == "j1")["status"].item() == "error"
+    assert (
+        res.judgements.filter(res.judgements["judge"] == "j1")["status"].item() == "transport_error"
+    )
     res2 = label_units(
         units,
         TAX,
@@ -194,7 +198,8 @@ def test_store_skips_torn_tail_and_refuses_other_taxonomy(tmp_path):
     store = JudgementStore(tmp_path)
     store.check_meta({"taxonomy": "scarce", "judges": []})
     (tmp_path / "judgements.jsonl").write_text('{"unit_id": "x"')  # a killed writer's half line
-    assert store.load() == []
+    with pytest.warns(UserWarning, match=r"judgements\.jsonl:1: skipped a torn last line"):
+        assert store.load() == []
     with pytest.raises(ValueError, match="taxonomy 'scarce', not 'casino'"):
         store.check_meta({"taxonomy": "casino", "judges": []})
 

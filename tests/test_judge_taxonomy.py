@@ -122,3 +122,9 @@ def test_unknown_induced_label_and_unknown_name(tmp_path):
         load_taxonomy(_write(tmp_path, d))
     with pytest.raises(FileNotFoundError, match="unknown taxonomy"):
         load_taxonomy("no_such_taxonomy")
+
+
+def test_bom_and_crlf_accepted(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_bytes(b"\xef\xbb\xbf" + yaml.safe_dump(_raw("casino")).replace("\n", "\r\n").encode())
+    assert load_taxonomy(p).ids == load_taxonomy("casino").ids

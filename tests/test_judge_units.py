@@ -79,6 +79,147 @@ def test_units_from_path_errors(tmp_path):
         units_from_path(bad)
 
 
+# -- kind 8: explicit schemas, no inference from a sample -------------------------------
+def _row(i, **over):
+    base = {
+        "run_id": "r",
+        "contention": i,
+        "agent": "w0",
+        "public_reasoning": "t",
+        "private_messages": [],
+        "context": "",
+    }
+    return base | over
+
+
+def _jsonl(path, rows, *, bom=False, crlf=False, tail=b""):
+    nl = b"\r\n" if crlf else b"\n"
+    data = b"".join(json.dumps(r).encode() + nl for r in rows)
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data + tail)
+    return path
+
+
+def test_jsonl_key_first_appearing_late_is_kept(tmp_path):
+    rows = [_row(i) | ({"gold": ["lab_a"]} if i >= 120 else {}) for i in range(150)]
+    units = units_from_path(_jsonl(tmp_path / "a.jsonl", rows))
+    assert sum(u.gold is not None for u in units) == 30
+    assert units[-1].gold == ["lab_a"] and units[0].gold is None
+
+
+def test_jsonl_list_empty_early_then_objects(tmp_path):
+    msg = [{"to": "w1", "text": "hi"}]
+    rows = [_row(i, private_messages=msg if i >= 120 else []) for i in range(150)]
+    units = units_from_path(_jsonl(tmp_path / "b.jsonl", rows))
+    assert len(units) == 150 and units[-1].private_messages[0].to == "w1"
+    assert units[0].private_messages == []
+
+
+def test_ids_stay_strings_with_leading_zeros_and_text_stays_text(tmp_path):
+    rows = [
+        _row(1, run_id="007", agent="0042", public_reasoning="true", context="false"),
+        _row(2, run_id=7, agent="w1", public_reasoning="False"),
+    ]
+    units = units_from_path(_jsonl(tmp_path / "ids.jsonl", rows))
+    assert [(u.run_id, u.agent, u.unit_id) for u in units] == [
+        ("007", "0042", "007:1:0042"),
+        ("7", "w1", "7:2:w1"),
+    ]
+    assert units[0].public_reasoning == "true" and units[0].context == "false"
+    csv = tmp_path / "ids.csv"
+    csv.write_text(
+        "run_id,contention,agent,public_reasoning,private_messages,context,gold\n"
+        '007,01,0042,true,"[{""to"": ""007"", ""text"": ""false""}]",false,"a,b"\n'
+        "007,2,0042,false,,,\n"
+    )
+    u1, u2 = units_from_path(csv)
+    assert (u1.run_id, u1.round, u1.agent, u1.public_reasoning, u1.context) == (
+        "007",
+        1,
+        "0042",
+        "true",
+        "false",
+    )
+    assert (u1.private_messages[0].to, u1.private_messages[0].text) == ("007", "false")
+    assert u1.gold == ["a", "b"] and u2.gold is None and u2.public_reasoning == "false"
+
+
+@pytest.mark.parametrize(
+    "over, match",
+    [
+        (
+            {"public_reasoning": True},
+            r"ids\.jsonl:2: field 'public_reasoning': expected text or null, got True",
+        ),
+        (
+            {"run_id": 7.0},
+            r"ids\.jsonl:2: field 'run_id': expected a non-empty string id, got 7\.0",
+        ),
+        ({"contention": "x"}, r"ids\.jsonl:2: field 'contention': expected an integer, got 'x'"),
+        ({"contention": True}, r"field 'contention': expected an integer, got True"),
+        ({"gold": [1]}, r"field 'gold': expected a list of label strings, got \[1\]"),
+        ({"private_messages": [{"to": True, "text": "x"}]}, r"\.to must be an id, got True"),
+        ({"private_messages": [{"to": "a", "text": 5}]}, r"has no 'text' string"),
+    ],
+)
+def test_wrong_types_are_errors_naming_file_line_field_and_value(tmp_path, over, match):
+    path = _jsonl(tmp_path / "ids.jsonl", [_row(1), _row(2, **over)])
+    with pytest.raises(ValueError, match=match):
+        units_from_path(path)
+
+
+def test_missing_key_and_duplicate_name_the_line(tmp_path):
+    bad = _row(2)
+    del bad["context"]
+    with pytest.raises(ValueError, match=r"m\.jsonl:2: missing keys \['context'\]"):
+        units_from_path(_jsonl(tmp_path / "m.jsonl", [_row(1), bad]))
+    with pytest.raises(
+        ValueError, match=r"d\.jsonl:2: duplicate unit .* \(first at .*d\.jsonl:1\)"
+    ):
+        units_from_path(_jsonl(tmp_path / "d.jsonl", [_row(1), _row(1)]))
+
+
+def test_bom_and_crlf_are_accepted(tmp_path):
+    units = units_from_path(_jsonl(tmp_path / "c.jsonl", [_row(1), _row(2)], bom=True, crlf=True))
+    assert [u.round for u in units] == [1, 2]
+    csv = tmp_path / "c.csv"
+    text = "run_id,contention,agent,public_reasoning,private_messages,context\r\nr,1,w0,hi,,\r\n"
+    csv.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (u,) = units_from_path(csv)
+    assert (u.run_id, u.round, u.public_reasoning, u.context) == ("r", 1, "hi", "")
+
+
+def test_torn_last_line_is_skipped_with_a_warning_and_corrupt_lines_are_errors(tmp_path):
+    from scarce_lab.judge.jsonl import TornLineWarning
+
+    path = _jsonl(tmp_path / "t.jsonl", [_row(1), _row(2)], tail=b'{"run_id": "r", "conte')
+    with pytest.warns(TornLineWarning, match=r"t\.jsonl:3: skipped a torn last line"):
+        assert len(units_from_path(path)) == 2
+    path.write_bytes(b'{"run_id": \n' + json.dumps(_row(2)).encode() + b"\n")
+    with pytest.raises(ValueError, match=r"t\.jsonl:1: not a JSON line"):
+        units_from_path(path)
+
+
+def test_parquet_is_read_with_the_same_row_rules(tmp_path):
+    frame = pl.DataFrame(
+        {
+            "run_id": ["007", "007"],
+            "contention": [1, 2],
+            "agent": ["w0", "w0"],
+            "public_reasoning": ["true", None],
+            "private_messages": [[{"to": "w1", "text": "hi"}], [{"to": None, "text": "yo"}]],
+            "context": [None, "ctx"],
+            "gold": [["a"], None],
+        },
+        schema_overrides={
+            "private_messages": pl.List(pl.Struct({"to": pl.String, "text": pl.String}))
+        },
+    )
+    frame.write_parquet(tmp_path / "u.parquet")
+    u1, u2 = units_from_path(tmp_path / "u.parquet")
+    assert (u1.run_id, u1.public_reasoning, u1.gold) == ("007", "true", ["a"])
+    assert u1.private_messages[0].text == "hi" and u2.gold is None and u2.context == "ctx"
+
+
 def make_scarce_run(root: Path) -> Path:
     """A two-contention, two-worker SCARCE run written with RunRecorder in the event
     layout documented in scarce_lab.data.tables.scarce (declaration, reasoning,

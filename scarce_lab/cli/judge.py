@@ -179,7 +179,19 @@ def label(
         f"agreement (pooled over labels): alpha {_fmt(pooled['alpha'])} "
         f"[{_fmt(pooled['alpha_lo'])}, {_fmt(pooled['alpha_hi'])}], Fleiss kappa "
         f"{_fmt(pooled['fleiss_kappa'])} [{_fmt(pooled['fleiss_lo'])}, {_fmt(pooled['fleiss_hi'])}]"
+        + _why(pooled)
     )
+    macro = agree.filter(agree["label"] == "(macro)").row(0, named=True)
+    typer.echo(
+        f"agreement (macro over labels): alpha {_fmt(macro['alpha'])} "
+        f"[{_fmt(macro['alpha_lo'])}, {_fmt(macro['alpha_hi'])}] over "
+        f"{macro['alpha_labels_defined']} of {macro['n_labels']} labels, Fleiss kappa "
+        f"{_fmt(macro['fleiss_kappa'])} [{_fmt(macro['fleiss_lo'])}, {_fmt(macro['fleiss_hi'])}] "
+        f"over {macro['fleiss_labels_defined']} of {macro['n_labels']} labels" + _why(macro)
+    )
+    n_invalid = int(res.judgements["invalid_labels"].list.len().sum())
+    if n_invalid:
+        typer.echo(f"invalid labels (not taxonomy ids, not counted): {n_invalid}")
     if inst.height:
         for row in institutional_summary(inst).iter_rows(named=True):
             kind = "relational" if row["relational"] else "non-relational"
@@ -259,6 +271,16 @@ def validate(
         typer.echo(json.dumps(payload, indent=2))
         return
     _print_report(report, path)
+
+
+def _why(row: dict) -> str:
+    """`` (alpha: reason; Fleiss: reason)`` for the undefined values of an agreement row."""
+    parts = [
+        f"{name}: {row[col]}"
+        for name, col in (("alpha", "alpha_reason"), ("Fleiss", "fleiss_reason"))
+        if row[col]
+    ]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _print_report(report, path: Path) -> None:

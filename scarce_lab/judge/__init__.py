@@ -9,11 +9,14 @@ Typical use (a notebook)::
     units = units_from_path("data/scarce")
     res = label_units(units, tax, make_judges(["openai/gpt-4o", "anthropic/claude-...", "embedded/smollm2"]),
                       out_dir="labels/scarce")
-    res.labels      # one row per (run_id, round, agent): accepted labels, ties, unparseable judges
+    res.labels      # one row per (run_id, round, agent): accepted labels, ties, judges without a rating
 
-Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel`, :mod:`.arbitration`,
-:mod:`.agreement`, :mod:`.validation`, :mod:`.casino`, :mod:`.institutions`,
-:mod:`.drift`. The LLM client (litellm) is imported only when a panel runs.
+Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel` (runner; re-exports
+:mod:`.judges`, :mod:`.answer`, :mod:`.judging`, :mod:`.store`, :mod:`.tables`),
+:mod:`.jsonl` (durable files), :mod:`.arbitration`, :mod:`.agreement` (with
+:mod:`.stat`), :mod:`.scores`, :mod:`.validation`, :mod:`.casino`,
+:mod:`.institutions`, :mod:`.drift`. The LLM client (litellm) is imported only when a
+panel runs.
 """
 
 from .agreement import label_agreement, score_against_gold

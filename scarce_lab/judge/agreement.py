@@ -3,17 +3,22 @@
 Between judges, per label (each label is a binary present/absent rating of each unit):
 
 - Krippendorff's alpha (nominal; the ``krippendorff`` package): missing ratings
-  (an unparseable judge) are allowed.
+  (a judge without a rating) are allowed.
 - Fleiss' kappa (``statsmodels.stats.inter_rater``): needs every judge on every unit,
   so units with a missing rating are left out of it.
 - Percentile bootstrap confidence intervals over units (units resampled with
   replacement; ``n_boot`` resamples; seeded).
+- A macro average over the labels where the statistic is defined, saying how many
+  labels it covers.
 
-Against experts (validation): per-label precision, recall, F1 and Cohen's kappa, micro
-and macro F1 (scikit-learn).
+Both statistics also take matrices of more than two categories (codes, NaN missing).
+
+Against experts (validation): :func:`score_against_gold`, in :mod:`.scores` (imported
+here too).
 
 A statistic that is undefined (e.g. every rating identical: no variation to agree
-on) is ``NaN``, never an error.
+on) is ``NaN`` with the reason, never an error: :class:`Stat` (value and reason) from
+the functions, ``*_reason`` columns in tables, an ``undefined`` mapping in summaries.
 """
 
 from __future__ import annotations
@@ -25,7 +30,33 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from .scores import SCORE_SCHEMA, score_against_gold  # noqa: F401  (public here too)
+from .stat import (  # noqa: F401  (the reasons are public here too)
+    FEWER_THAN_2_RATERS,
+    NO_COMPLETE_UNITS,
+    NO_DEFINED_LABEL,
+    NO_LABELS,
+    NO_PAIRABLE_UNITS,
+    NO_UNITS,
+    SINGLE_CATEGORY,
+    Interval,
+    Stat,
+)
+
 Answers = Mapping[str, Sequence[str] | None]  # unit id -> labels (None = no valid answer)
+
+
+def _undefined(reason: str, n_units: int = 0) -> Stat:
+    return Stat(math.nan, reason, n_units)
+
+
+def _matrix(matrix: np.ndarray) -> np.ndarray:
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"ratings must be a (units, raters) matrix, got shape {m.shape}")
+    if np.isinf(m).any():
+        raise ValueError("ratings hold an infinite value; use NaN for a missing rating")
+    return m
 
 
 def rating_matrix(
@@ -44,79 +75,113 @@ def rating_matrix(
     return m
 
 
-def krippendorff_alpha(matrix: np.ndarray) -> float:
-    """Nominal Krippendorff's alpha of a ``(n_units, n_judges)`` matrix (NaN = missing).
+def krippendorff_alpha(matrix: np.ndarray) -> Stat:
+    """Nominal Krippendorff's alpha of a ``(n_units, n_raters)`` matrix of category
+    codes (any number of categories; NaN = missing rating), from the ``krippendorff``
+    package (Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
 
-    Returns NaN when fewer than two pairable ratings exist or all ratings are equal.
+    Undefined (NaN with a reason): no units, fewer than 2 raters, no unit with 2 or
+    more ratings (nothing pairable), or a single category among the pairable ratings.
+
+    Raises:
+        ValueError: not a 2-D matrix, or an infinite value.
     """
     import krippendorff
 
-    m = np.asarray(matrix, dtype=float)
-    if m.size == 0 or np.sum(np.sum(~np.isnan(m), axis=1) >= 2) == 0:
-        return math.nan
-    values = m[~np.isnan(m)]
-    if np.unique(values).size < 2:
-        return math.nan
+    m = _matrix(matrix)
+    if m.shape[0] == 0:
+        return _undefined(NO_UNITS)
+    if m.shape[1] < 2:
+        return _undefined(FEWER_THAN_2_RATERS)
+    pairable = m[np.sum(~np.isnan(m), axis=1) >= 2]
+    if pairable.shape[0] == 0:
+        return _undefined(NO_PAIRABLE_UNITS)
+    if np.unique(pairable[~np.isnan(pairable)]).size < 2:
+        return _undefined(SINGLE_CATEGORY, pairable.shape[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            return float(krippendorff.alpha(reliability_data=m.T, level_of_measurement="nominal"))
-        except (ValueError, ZeroDivisionError):
-            return math.nan
+        value = float(krippendorff.alpha(reliability_data=m.T, level_of_measurement="nominal"))
+    if not math.isfinite(value):
+        raise ArithmeticError(f"krippendorff.alpha returned {value} on a defined case")
+    return Stat(value, None, pairable.shape[0])
 
 
-def fleiss_kappa(matrix: np.ndarray) -> float:
-    """Fleiss' kappa over the units rated by every judge (rows with a NaN are dropped).
+def fleiss_kappa(matrix: np.ndarray) -> Stat:
+    """Fleiss' kappa (Fleiss 1971) of a ``(n_units, n_raters)`` matrix of category codes
+    (any number of categories), over the units rated by every rater (rows with a NaN
+    are left out); computed by ``statsmodels.stats.inter_rater``.
 
-    Returns NaN with fewer than two judges, no complete unit, or no variation.
+    Undefined (NaN with a reason): no units, fewer than 2 raters, no complete unit, or
+    a single category among the complete units' ratings.
+
+    Raises:
+        ValueError: not a 2-D matrix, or an infinite value.
     """
     from statsmodels.stats.inter_rater import aggregate_raters
     from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
 
-    m = np.asarray(matrix, dtype=float)
-    if m.ndim != 2 or m.shape[1] < 2:
-        return math.nan
+    m = _matrix(matrix)
+    if m.shape[0] == 0:
+        return _undefined(NO_UNITS)
+    if m.shape[1] < 2:
+        return _undefined(FEWER_THAN_2_RATERS)
     m = m[~np.isnan(m).any(axis=1)]
     if m.shape[0] == 0:
-        return math.nan
-    table, _ = aggregate_raters(m.astype(int), n_cat=2)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        k = float(_fleiss(table, method="fleiss"))
-    return k if math.isfinite(k) else math.nan
+        return _undefined(NO_COMPLETE_UNITS)
+    if np.unique(m).size < 2:
+        return _undefined(SINGLE_CATEGORY, m.shape[0])
+    table, _ = aggregate_raters(m, n_cat=None)  # categories as found in the data
+    with np.errstate(all="ignore"):
+        value = float(_fleiss(table, method="fleiss"))
+    if not math.isfinite(value):
+        raise ArithmeticError(f"statsmodels fleiss_kappa returned {value} on a defined case")
+    return Stat(value, None, m.shape[0])
+
+
+def _percentile(stats: np.ndarray, n_boot: int, level: float) -> Interval:
+    finite = stats[np.isfinite(stats)]
+    if finite.size < n_boot / 2:
+        return Interval(
+            math.nan,
+            math.nan,
+            f"{n_boot - finite.size} of {n_boot} resamples undefined (more than half)",
+        )
+    a = (1 - level) / 2
+    return Interval(float(np.quantile(finite, a)), float(np.quantile(finite, 1 - a)))
 
 
 def bootstrap_units(
     matrix: np.ndarray,
-    stat: Callable[[np.ndarray], float],
+    stat: Callable[[np.ndarray], Stat | float],
     *,
     n_boot: int = 1000,
     level: float = 0.95,
     seed: int = 0,
-) -> tuple[float, float]:
+) -> Interval:
     """Percentile bootstrap CI of ``stat`` with units (rows) resampled with replacement.
 
     Resamples where the statistic is undefined (NaN) are skipped; when more than half
-    are undefined the interval is ``(NaN, NaN)``.
+    are undefined, or there are no units, the interval is ``(NaN, NaN)`` with the
+    reason.
 
     Raises:
         ValueError: ``n_boot`` < 1 or ``level`` not in (0, 1).
     """
+    _check_boot(n_boot, level)
+    m = _matrix(matrix)
+    n = m.shape[0]
+    if n == 0:
+        return Interval(math.nan, math.nan, NO_UNITS)
+    rng = np.random.default_rng(seed)
+    stats = np.array([float(stat(m[rng.integers(0, n, n)])) for _ in range(n_boot)])
+    return _percentile(stats, n_boot, level)
+
+
+def _check_boot(n_boot: int, level: float) -> None:
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    m = np.asarray(matrix, dtype=float)
-    n = m.shape[0]
-    if n == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    stats = np.array([stat(m[rng.integers(0, n, n)]) for _ in range(n_boot)])
-    stats = stats[np.isfinite(stats)]
-    if stats.size < n_boot / 2:
-        return math.nan, math.nan
-    a = (1 - level) / 2
-    return float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a))
 
 
 def _counts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,57 +208,62 @@ def _alpha_counts(ones: np.ndarray, cnt: np.ndarray) -> np.ndarray:
     return np.where((n0 > 0) & (n1 > 0), alpha, np.nan)
 
 
-def _fleiss_counts(ones: np.ndarray, cnt: np.ndarray, k: int) -> np.ndarray:
-    """Binary Fleiss' kappa from per-unit counts over units rated by all ``k`` judges
-    (Fleiss 1971, eqs. 2-5): ``(P - Pe) / (1 - Pe)``."""
-    full = cnt == k
-    zeros = cnt - ones
+def _fleiss_table(table: np.ndarray, k: int) -> np.ndarray:
+    """Fleiss' kappa from category counts ``table`` of shape ``(..., n_units, n_cat)``
+    over the units rated by all ``k`` raters (row sum == k), any number of categories
+    (Fleiss 1971, eqs. 2-5): ``P_i = (sum_j n_ij^2 - k) / (k (k - 1))``,
+    ``p_j = sum_i n_ij / (N k)``, ``P_e = sum_j p_j^2``,
+    ``kappa = (mean P_i - P_e) / (1 - P_e)``; NaN where undefined."""
+    full = table.sum(axis=-1) == k
     with np.errstate(all="ignore"):
         n_units = full.sum(axis=-1)
-        p_i = (ones**2 + zeros**2 - k) / (k * (k - 1))
+        p_i = ((table**2).sum(axis=-1) - k) / (k * (k - 1))
         p_bar = np.where(full, p_i, 0.0).sum(axis=-1) / n_units
-        p1 = np.where(full, ones, 0.0).sum(axis=-1) / (n_units * k)
-        pe = p1**2 + (1 - p1) ** 2
+        p_j = np.where(full[..., None], table, 0.0).sum(axis=-2) / (n_units[..., None] * k)
+        pe = (p_j**2).sum(axis=-1)
         kappa = (p_bar - pe) / (1 - pe)
     return np.where((n_units > 0) & (pe < 1), kappa, np.nan)
 
 
-def _bootstrap_fast(
-    m: np.ndarray, *, n_boot: int, level: float, seed: int
-) -> dict[str, tuple[float, float]]:
-    """Percentile CIs of alpha and Fleiss' kappa, units resampled (same resamples for
-    both; same rule as :func:`bootstrap_units` for undefined resamples)."""
+def _fleiss_counts(ones: np.ndarray, cnt: np.ndarray, k: int) -> np.ndarray:
+    """Binary Fleiss' kappa from per-unit counts (last axis = units); see
+    :func:`_fleiss_table`."""
+    return _fleiss_table(np.stack([cnt - ones, ones], axis=-1), k)
+
+
+def _boot_arrays(m: np.ndarray, *, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """Alpha and Fleiss' kappa of ``n_boot`` unit resamples of a binary matrix (the
+    same resamples for both and, for a given seed and unit count, for every label)."""
     n = m.shape[0]
     if n == 0 or m.shape[1] < 2:
-        return {"alpha": (math.nan, math.nan), "fleiss": (math.nan, math.nan)}
+        return {"alpha": np.full(n_boot, np.nan), "fleiss": np.full(n_boot, np.nan)}
     ones, cnt = _counts(m)
     idx = np.random.default_rng(seed).integers(0, n, (n_boot, n))
-    out = {}
-    a = (1 - level) / 2
-    for name, stats in (
-        ("alpha", _alpha_counts(ones[idx], cnt[idx])),
-        ("fleiss", _fleiss_counts(ones[idx], cnt[idx], m.shape[1])),
-    ):
-        stats = stats[np.isfinite(stats)]
-        if stats.size < n_boot / 2:
-            out[name] = (math.nan, math.nan)
-        else:
-            out[name] = (float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a)))
-    return out
+    return {
+        "alpha": _alpha_counts(ones[idx], cnt[idx]),
+        "fleiss": _fleiss_counts(ones[idx], cnt[idx], m.shape[1]),
+    }
 
 
 AGREEMENT_SCHEMA = {
     "label": pl.String,
+    "n_labels": pl.Int64,
     "n_units": pl.Int64,
     "n_complete": pl.Int64,
     "prevalence": pl.Float64,
     "alpha": pl.Float64,
     "alpha_lo": pl.Float64,
     "alpha_hi": pl.Float64,
+    "alpha_reason": pl.String,
+    "alpha_labels_defined": pl.Int64,
     "fleiss_kappa": pl.Float64,
     "fleiss_lo": pl.Float64,
     "fleiss_hi": pl.Float64,
+    "fleiss_reason": pl.String,
+    "fleiss_labels_defined": pl.Int64,
 }
+POOLED = "(pooled)"
+MACRO = "(macro)"
 
 
 def label_agreement(
@@ -207,12 +277,20 @@ def label_agreement(
 ) -> pl.DataFrame:
     """Per-label agreement between judges with bootstrap CIs over units.
 
-    Columns: ``label``, ``n_units`` (units with at least one rating), ``n_complete``
-    (units rated by every judge; Fleiss' kappa uses these), ``prevalence`` (share of
-    ratings that give the label), ``alpha`` / ``alpha_lo`` / ``alpha_hi`` (Krippendorff,
-    nominal), ``fleiss_kappa`` / ``fleiss_lo`` / ``fleiss_hi``. Rows follow ``labels``;
-    a last row ``label="(pooled)"`` stacks every (unit, label) item (its bootstrap
-    resamples (unit, label) items).
+    Rows: one per label (in ``labels`` order), then ``label="(pooled)"`` (every (unit,
+    label) item stacked; its bootstrap resamples items) and ``label="(macro)"`` (the
+    mean over the labels whose value is defined; its bootstrap takes, in each unit
+    resample, the mean over those labels that are defined in the resample).
+
+    Columns: ``n_labels`` (labels the row covers), ``n_units`` (units with at least one
+    rating; items for the pooled row), ``n_complete`` (units rated by every judge;
+    Fleiss' kappa uses these), ``prevalence`` (share of ratings giving the label; null
+    for the macro row), ``alpha`` / ``alpha_lo`` / ``alpha_hi`` (Krippendorff, nominal)
+    and ``fleiss_kappa`` / ``fleiss_lo`` / ``fleiss_hi``; ``alpha_reason`` and
+    ``fleiss_reason`` say why a value is NaN (:class:`Stat` reasons), or, when only its
+    interval is NaN, ``"interval: ..."``; null when both are defined.
+    ``alpha_labels_defined`` / ``fleiss_labels_defined`` (macro row only): how many of
+    the ``n_labels`` labels the mean covers (the others are undefined).
 
     Point estimates come from the ``krippendorff`` and ``statsmodels`` packages; the
     bootstrap uses the same statistics in closed form for binary ratings (vectorised
@@ -221,141 +299,93 @@ def label_agreement(
     Raises:
         ValueError: ``n_boot`` < 1 or ``level`` not in (0, 1).
     """
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    rows = []
-    mats = []
+    _check_boot(n_boot, level)
+    rows, mats, boots = [], [], []
     for lab in labels:
         m = rating_matrix(answers_by_judge, lab, unit_ids)
+        boot = _boot_arrays(m, n_boot=n_boot, seed=seed)
         mats.append(m)
-        rows.append(_agreement_row(lab, m, n_boot=n_boot, level=level, seed=seed))
+        boots.append(boot)
+        rows.append(_agreement_row(lab, m, boot, n_boot=n_boot, level=level))
     pooled = np.vstack(mats) if mats else np.empty((0, len(answers_by_judge)))
-    rows.append(_agreement_row("(pooled)", pooled, n_boot=n_boot, level=level, seed=seed))
+    boot = _boot_arrays(pooled, n_boot=n_boot, seed=seed)
+    rows.append(
+        _agreement_row(POOLED, pooled, boot, n_boot=n_boot, level=level) | {"n_labels": len(labels)}
+    )
+    rows.append(_macro_row(rows[: len(labels)], boots, mats, n_boot=n_boot, level=level))
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
 
 
-def _agreement_row(label: str, m: np.ndarray, *, n_boot: int, level: float, seed: int) -> dict:
+def _reason(point: Stat, ci: Interval) -> str | None:
+    if point.reason is not None:
+        return point.reason
+    return None if ci.reason is None else f"interval: {ci.reason}"
+
+
+def _agreement_row(
+    label: str, m: np.ndarray, boot: dict[str, np.ndarray], *, n_boot: int, level: float
+) -> dict:
     rated = ~np.isnan(m)
-    ci = _bootstrap_fast(m, n_boot=n_boot, level=level, seed=seed)
+    alpha, fleiss = krippendorff_alpha(m), fleiss_kappa(m)
+    a_ci = (
+        _percentile(boot["alpha"], n_boot, level)
+        if m.size
+        else Interval(math.nan, math.nan, NO_UNITS)
+    )
+    f_ci = (
+        _percentile(boot["fleiss"], n_boot, level)
+        if m.size
+        else Interval(math.nan, math.nan, NO_UNITS)
+    )
     return {
         "label": label,
+        "n_labels": 1,
         "n_units": int(rated.any(axis=1).sum()) if m.size else 0,
         "n_complete": int(rated.all(axis=1).sum()) if m.size else 0,
         "prevalence": float(np.nanmean(m)) if rated.any() else math.nan,
-        "alpha": krippendorff_alpha(m),
-        "alpha_lo": ci["alpha"][0],
-        "alpha_hi": ci["alpha"][1],
-        "fleiss_kappa": fleiss_kappa(m),
-        "fleiss_lo": ci["fleiss"][0],
-        "fleiss_hi": ci["fleiss"][1],
+        "alpha": alpha.value,
+        "alpha_lo": a_ci.lo,
+        "alpha_hi": a_ci.hi,
+        "alpha_reason": _reason(alpha, a_ci),
+        "alpha_labels_defined": None,
+        "fleiss_kappa": fleiss.value,
+        "fleiss_lo": f_ci.lo,
+        "fleiss_hi": f_ci.hi,
+        "fleiss_reason": _reason(fleiss, f_ci),
+        "fleiss_labels_defined": None,
     }
 
 
-# -- validation against experts ----------------------------------------------------------
-SCORE_SCHEMA = {
-    "label": pl.String,
-    "support": pl.Int64,
-    "predicted": pl.Int64,
-    "precision": pl.Float64,
-    "recall": pl.Float64,
-    "f1": pl.Float64,
-    "cohen_kappa": pl.Float64,
-}
-
-
-def _binarize(sets: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
-    idx = {lab: i for i, lab in enumerate(labels)}
-    y = np.zeros((len(sets), len(labels)), dtype=int)
-    for r, s in enumerate(sets):
-        for lab in s:
-            if lab in idx:
-                y[r, idx[lab]] = 1
-    return y
-
-
-def _kappa(a: np.ndarray, b: np.ndarray) -> float:
-    from sklearn.metrics import cohen_kappa_score
-
-    if a.size == 0 or (np.unique(a).size < 2 and np.unique(b).size < 2):
-        return math.nan  # no variation in either: kappa undefined
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        k = float(cohen_kappa_score(a, b))
-    return k if math.isfinite(k) else math.nan
-
-
-def score_against_gold(
-    gold: Sequence[Sequence[str]],
-    predicted: Sequence[Sequence[str] | None],
-    labels: Sequence[str],
-) -> tuple[pl.DataFrame, dict[str, float]]:
-    """Per-label and overall scores of predicted label sets against expert label sets.
-
-    A prediction of ``None`` (no valid answer) counts as predicting no label, and is
-    counted in ``n_no_answer``. Labels outside ``labels`` are ignored.
-
-    Returns:
-        ``(per_label, summary)``: ``per_label`` has :data:`SCORE_SCHEMA` columns (one row
-        per label; precision/recall/F1 are 0 when undefined, as scikit-learn's
-        ``zero_division=0``; ``cohen_kappa`` is NaN when both sides are constant);
-        ``summary`` has ``n_units``, ``n_no_answer``, ``micro_precision``,
-        ``micro_recall``, ``micro_f1``, ``macro_f1`` (mean over labels with support or
-        predictions), ``macro_f1_all`` (mean over every label), ``kappa_macro`` (mean of
-        the defined per-label kappas), ``kappa_pooled`` (Cohen's kappa on every (unit,
-        label) decision stacked) and ``exact_match`` (share of units with the exact set).
-
-    Raises:
-        ValueError: ``gold`` and ``predicted`` differ in length, or ``labels`` is empty.
-    """
-    from sklearn.metrics import f1_score, precision_recall_fscore_support
-
-    if len(gold) != len(predicted):
-        raise ValueError(f"gold has {len(gold)} units but predicted has {len(predicted)}")
-    if not labels:
-        raise ValueError("labels must not be empty")
-    n_none = sum(p is None for p in predicted)
-    y_true = _binarize(gold, labels)
-    y_pred = _binarize([p or [] for p in predicted], labels)
-    n = len(gold)
-    if n:
-        p, r, f, s = precision_recall_fscore_support(y_true, y_pred, average=None, zero_division=0)
-    else:
-        p = r = f = np.zeros(len(labels))
-        s = np.zeros(len(labels), dtype=int)
-    rows = [
-        {
-            "label": lab,
-            "support": int(s[i]),
-            "predicted": int(y_pred[:, i].sum()),
-            "precision": float(p[i]),
-            "recall": float(r[i]),
-            "f1": float(f[i]),
-            "cohen_kappa": _kappa(y_true[:, i], y_pred[:, i]),
-        }
-        for i, lab in enumerate(labels)
-    ]
-    per_label = pl.DataFrame(rows, schema=SCORE_SCHEMA, orient="row")
-    active = [i for i in range(len(labels)) if s[i] > 0 or y_pred[:, i].sum() > 0]
-    kappas = [x["cohen_kappa"] for x in rows if not math.isnan(x["cohen_kappa"])]
-    if n:
-        mp, mr, mf, _ = precision_recall_fscore_support(
-            y_true, y_pred, average="micro", zero_division=0
-        )
-        macro_all = float(f1_score(y_true, y_pred, average="macro", zero_division=0))
-    else:
-        mp = mr = mf = macro_all = math.nan
-    summary = {
-        "n_units": n,
-        "n_no_answer": n_none,
-        "micro_precision": float(mp),
-        "micro_recall": float(mr),
-        "micro_f1": float(mf),
-        "macro_f1": float(np.mean(f[active])) if active else math.nan,
-        "macro_f1_all": macro_all,
-        "kappa_macro": float(np.mean(kappas)) if kappas else math.nan,
-        "kappa_pooled": _kappa(y_true.ravel(), y_pred.ravel()),
-        "exact_match": float(np.mean((y_true == y_pred).all(axis=1))) if n else math.nan,
+def _macro_row(
+    label_rows: list[dict],
+    boots: list[dict[str, np.ndarray]],
+    mats: list[np.ndarray],
+    *,
+    n_boot: int,
+    level: float,
+) -> dict:
+    first = mats[0] if mats else np.empty((0, 0))
+    rated = ~np.isnan(first)
+    row: dict = {
+        "label": MACRO,
+        "n_labels": len(label_rows),
+        "n_units": int(rated.any(axis=1).sum()) if first.size else 0,
+        "n_complete": int(rated.all(axis=1).sum()) if first.size else 0,
+        "prevalence": None,
     }
-    return per_label, summary
+    for stat, col in (("alpha", "alpha"), ("fleiss", "fleiss_kappa")):
+        defined = [i for i, r in enumerate(label_rows) if not math.isnan(r[col])]
+        row[f"{stat}_labels_defined"] = len(defined)
+        if not defined:
+            row |= {col: math.nan, f"{stat}_lo": math.nan, f"{stat}_hi": math.nan}
+            row[f"{stat}_reason"] = NO_LABELS if not label_rows else NO_DEFINED_LABEL
+            continue
+        value = float(np.mean([label_rows[i][col] for i in defined]))
+        stack = np.vstack([boots[i][stat] for i in defined])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resamples -> NaN
+            per_resample = np.nanmean(stack, axis=0)
+        ci = _percentile(per_resample, n_boot, level)
+        row |= {col: value, f"{stat}_lo": ci.lo, f"{stat}_hi": ci.hi}
+        row[f"{stat}_reason"] = _reason(Stat(value), ci)
+    return row

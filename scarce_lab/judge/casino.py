@@ -16,9 +16,12 @@ speaker (``mturk_agent_1``/``mturk_agent_2``), one message to the partner, the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .jsonl import read_json
 from .units import PrivateMessage, Unit
 
 DEAL_ACTIONS = frozenset({"Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away"})
@@ -48,12 +51,46 @@ def default_casino_path() -> Path:
     )
 
 
-def _is_action(turn: dict) -> bool:
-    return turn.get("text") in DEAL_ACTIONS
+class Turn(BaseModel):
+    """One entry of ``chat_logs``: an utterance or a deal action (its ``text``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: str
+    id: str = "?"
+    task_data: dict[str, Any] | None = None
+
+
+class Dialogue(BaseModel):
+    """One CaSiNo dialogue (only the fields the loader reads; others are ignored).
+
+    ``dialogue_id`` is kept as text (an integer id as its digits); ``annotations`` are
+    ``[utterance_text, "label1,label2"]`` pairs.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    dialogue_id: int | str | None = None
+    chat_logs: list[Turn] = Field(default_factory=list)
+    annotations: list[tuple[str, str]] | None = None
+
+
+def _dialogue(raw: Any, index: int, path: Path) -> Dialogue:
+    try:
+        return Dialogue.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        raise ValueError(
+            f"{path}: dialogue {index}: field {loc!r}: {err['msg']} (got {err.get('input')!r})"
+        ) from exc
 
 
 def load_casino(path: Path, *, context_turns: int = 2, limit: int | None = None) -> list[Unit]:
     """Annotated CaSiNo utterances as units with ``gold`` labels (file order).
+
+    Each dialogue is read with an explicit schema (:class:`Dialogue`); a UTF-8 BOM is
+    accepted.
 
     Args:
         path: a JSON file in the CaSiNo layout.
@@ -62,32 +99,34 @@ def load_casino(path: Path, *, context_turns: int = 2, limit: int | None = None)
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: the file is not a list of dialogues, or a dialogue's annotations do
-            not line up with its utterances (the message names the dialogue and turn).
+        ValueError: the file is not JSON or not a list of dialogues, a dialogue does
+            not match :class:`Dialogue` (the message names dialogue, field and value), or
+            a dialogue's annotations do not line up with its utterances (the message
+            names the dialogue and turn).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"CaSiNo file does not exist: {path}")
-    data = json.loads(path.read_text())
+    data = read_json(path)
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of dialogues, got {type(data).__name__}")
     units: list[Unit] = []
-    for d_i, dlg in enumerate(data):
-        ann = dlg.get("annotations") or []
+    for d_i, raw in enumerate(data):
+        dlg = _dialogue(raw, d_i, path)
+        ann = dlg.annotations or []
         if not ann:
             continue
-        did = str(dlg.get("dialogue_id", d_i))
-        turns = [(i, t) for i, t in enumerate(dlg.get("chat_logs", [])) if not _is_action(t)]
+        did = str(d_i if dlg.dialogue_id is None else dlg.dialogue_id)
+        turns = [(i, t) for i, t in enumerate(dlg.chat_logs) if t.text not in DEAL_ACTIONS]
         if len(ann) > len(turns):
             raise ValueError(
                 f"{path}: dialogue {did}: {len(ann)} annotations but {len(turns)} utterances"
             )
-        speakers = sorted({t.get("id", "") for _, t in turns})
+        speakers = sorted({t.id for _, t in turns})
         pos = 0
-        for k, pair in enumerate(ann):
-            text, labels = pair[0], pair[1]
+        for k, (text, labels) in enumerate(ann):
             # Annotations follow the utterances in order but may skip some.
-            while pos < len(turns) and turns[pos][1].get("text", "").strip() != text.strip():
+            while pos < len(turns) and turns[pos][1].text.strip() != text.strip():
                 pos += 1
             if pos == len(turns):
                 raise ValueError(
@@ -95,11 +134,11 @@ def load_casino(path: Path, *, context_turns: int = 2, limit: int | None = None)
                     "later utterance of the dialogue"
                 )
             turn_i, turn = turns[pos]
-            speaker = turn.get("id", "?")
+            speaker = turn.id
             partner = next((s for s in speakers if s != speaker), None)
             prev = turns[max(0, pos - context_turns) : pos] if context_turns else []
             pos += 1
-            context = "\n".join(f"{t.get('id', '?')}: {t.get('text', '')}" for _, t in prev)
+            context = "\n".join(f"{t.id}: {t.text}" for _, t in prev)
             units.append(
                 Unit(
                     unit_id=f"{did}:{turn_i}:{speaker}",

@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .jsonl import read_text
+
 TAXONOMY_DIR = Path(__file__).parent / "taxonomies"
 
 _ID = r"^[a-z][a-z0-9_\-]*$"
@@ -188,7 +190,7 @@ def load_taxonomy(name_or_path: str | Path) -> Taxonomy:
             )
     elif not path.exists():
         raise FileNotFoundError(f"taxonomy file does not exist: {path}")
-    data: Any = yaml.safe_load(path.read_text())
+    data: Any = yaml.safe_load(read_text(path))  # BOM accepted
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a taxonomy file must hold a mapping, got {type(data).__name__}")
     try:

@@ -15,12 +15,17 @@ Builders:
 
 from __future__ import annotations
 
+import io
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
+
+from .jsonl import BOM, read_jsonl
 
 #: Columns :func:`units_from_frame` needs (``context`` and ``public_reasoning`` may be null).
 FRAME_COLUMNS = ("run_id", "contention", "agent", "public_reasoning", "private_messages", "context")
@@ -76,36 +81,166 @@ def make_unit_id(run_id: str, round_: int, agent: str) -> str:
 
 
 def _messages(value: Any, where: str) -> list[PrivateMessage]:
-    """Accept a list of ``{to, text}`` dicts, a list of strings, JSON text, or null."""
+    """Private messages from a list of ``{to, text}`` dicts (``recipient``/``content``
+    accepted as names), a list of strings, JSON text of either, or null.
+
+    A string that is not JSON text of a list or an object is one message's text.
+    ``text`` must be a string and ``to`` a string, an integer id or null: other types
+    are errors, never converted.
+    """
     if value is None:
         return []
     if isinstance(value, str):
         text = value.strip()
         if not text:
             return []
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
+        parsed: Any = None
+        if text[0] in "[{":
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = None
+        if not isinstance(parsed, list | dict):
             return [PrivateMessage(text=value)]
+        value = parsed
+    if hasattr(value, "to_list"):  # a polars Series cell of a List column
+        value = value.to_list()
     if isinstance(value, dict):
         value = [value]
-    if not isinstance(value, list):
-        raise ValueError(f"{where}: private_messages must be a list, got {type(value).__name__}")
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"{where}: private_messages must be a list, got {value!r}")
     out = []
     for i, m in enumerate(value):
         if isinstance(m, str):
             out.append(PrivateMessage(text=m))
         elif isinstance(m, dict):
             text = m.get("text", m.get("content"))
-            if text is None:
-                raise ValueError(f"{where}: private_messages[{i}] has no 'text': {m!r}")
+            if not isinstance(text, str):
+                raise ValueError(f"{where}: private_messages[{i}] has no 'text' string: {m!r}")
             to = m.get("to", m.get("recipient"))
-            out.append(PrivateMessage(to=None if to is None else str(to), text=str(text)))
+            if to is not None and not isinstance(to, str):
+                if isinstance(to, int) and not isinstance(to, bool):
+                    to = str(to)
+                else:
+                    raise ValueError(f"{where}: private_messages[{i}].to must be an id, got {to!r}")
+            out.append(PrivateMessage(to=to, text=text))
         else:
             raise ValueError(
                 f"{where}: private_messages[{i}] is {type(m).__name__}, not a dict/str"
             )
     return out
+
+
+def _where(where: str, field: str) -> str:
+    return f"{where}: field {field!r}"
+
+
+def _id(value: Any, field: str, where: str) -> str:
+    """An id as text: a string as is (leading zeros kept), an integer as its digits."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"{_where(where, field)}: expected a non-empty string id, got {value!r}")
+
+
+def _round(value: Any, field: str, where: str) -> int:
+    """A round number: an integer, or a string of digits (CSV cells are text)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    raise ValueError(f"{_where(where, field)}: expected an integer, got {value!r}")
+
+
+def _text(value: Any, field: str, where: str) -> str:
+    """Free text; null is empty. Any other JSON type is an error (never converted)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"{_where(where, field)}: expected text or null, got {value!r}")
+
+
+def _gold(value: Any, where: str) -> list[str] | None:
+    """Expert labels: null (none), a list of strings, JSON text of such a list, or
+    comma-separated text (``"a,b"``; empty items dropped)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"{_where(where, 'gold')}: not a JSON list: {text[:80]!r}"
+                ) from exc
+        else:
+            return [g.strip() for g in text.split(",") if g.strip()]
+    if hasattr(value, "to_list"):  # a polars Series cell of a List column
+        value = value.to_list()
+    if isinstance(value, list | tuple) and all(isinstance(g, str) for g in value):
+        return list(value)
+    raise ValueError(f"{_where(where, 'gold')}: expected a list of label strings, got {value!r}")
+
+
+def unit_from_row(row: dict[str, Any], where: str) -> Unit:
+    """One unit from a row with :data:`FRAME_COLUMNS` (and optional ``gold``).
+
+    Types are explicit, never inferred from other rows: ``run_id`` and ``agent`` are
+    ids (strings kept as written; integers as their digits), ``contention`` an integer
+    (or a string of digits), ``public_reasoning`` and ``context`` text or null,
+    ``private_messages`` as in :func:`_messages`, ``gold`` as in :func:`_gold`.
+    Other keys are ignored.
+
+    Raises:
+        ValueError: a required key is missing or a value has the wrong type (the
+            message names ``where``, the field and the value).
+    """
+    missing = [c for c in FRAME_COLUMNS if c not in row]
+    if missing:
+        raise ValueError(f"{where}: missing keys {missing}; has {sorted(row)}")
+    run_id = _id(row["run_id"], "run_id", where)
+    round_ = _round(row["contention"], "contention", where)
+    agent = _id(row["agent"], "agent", where)
+    uid = make_unit_id(run_id, round_, agent)
+    return Unit(
+        unit_id=uid,
+        run_id=run_id,
+        round=round_,
+        agent=agent,
+        public_reasoning=_text(row["public_reasoning"], "public_reasoning", where),
+        private_messages=_messages(row["private_messages"], f"{where} ({uid})"),
+        context=_text(row["context"], "context", where),
+        gold=_gold(row.get("gold"), where),
+    )
+
+
+def units_from_rows(
+    rows: Iterable[tuple[str, dict[str, Any]]], *, keep_empty: bool = False
+) -> list[Unit]:
+    """Units from ``(where, row)`` pairs (see :func:`unit_from_row`), sorted by
+    ``(run_id, round, agent)``; units with nothing to label are dropped unless
+    ``keep_empty``.
+
+    Raises:
+        ValueError: a bad row (see :func:`unit_from_row`) or a repeated key
+            ``(run_id, contention, agent)`` (the message names both places).
+    """
+    units: list[Unit] = []
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        unit = unit_from_row(row, where)
+        if unit.unit_id in seen:
+            raise ValueError(
+                f"{where}: duplicate unit (run_id, contention, agent) = {unit.unit_id!r} "
+                f"(first at {seen[unit.unit_id]})"
+            )
+        seen[unit.unit_id] = where
+        if keep_empty or not unit.is_empty:
+            units.append(unit)
+    return sorted(units, key=lambda u: (u.run_id, u.round, u.agent))
 
 
 def units_from_frame(df: pl.DataFrame, *, keep_empty: bool = False) -> list[Unit]:
@@ -116,35 +251,14 @@ def units_from_frame(df: pl.DataFrame, *, keep_empty: bool = False) -> list[Unit
     ``keep_empty``. Rows are returned sorted by ``(run_id, contention, agent)``.
 
     Raises:
-        ValueError: a required column is missing, a key is null, or a key
-            ``(run_id, contention, agent)`` repeats (the message names it).
+        ValueError: a required column is missing, a key is null or of the wrong type,
+            or a key ``(run_id, contention, agent)`` repeats (the message names it).
     """
     missing = [c for c in FRAME_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"units frame lacks columns {missing}; has {df.columns}")
-    units: list[Unit] = []
-    seen: set[str] = set()
-    for row in df.sort(["run_id", "contention", "agent"]).iter_rows(named=True):
-        for key in ("run_id", "contention", "agent"):
-            if row[key] is None:
-                raise ValueError(f"units frame: null {key!r} in row {row!r}")
-        uid = make_unit_id(str(row["run_id"]), int(row["contention"]), str(row["agent"]))
-        if uid in seen:
-            raise ValueError(f"units frame: duplicate unit (run_id, contention, agent) = {uid!r}")
-        seen.add(uid)
-        unit = Unit(
-            unit_id=uid,
-            run_id=str(row["run_id"]),
-            round=int(row["contention"]),
-            agent=str(row["agent"]),
-            public_reasoning=row["public_reasoning"] or "",
-            private_messages=_messages(row["private_messages"], uid),
-            context=row["context"] or "",
-            gold=list(row["gold"]) if row.get("gold") is not None else None,
-        )
-        if keep_empty or not unit.is_empty:
-            units.append(unit)
-    return units
+    rows = ((f"units frame row {i}", r) for i, r in enumerate(df.iter_rows(named=True)))
+    return units_from_rows(rows, keep_empty=keep_empty)
 
 
 def units_to_frame(units: list[Unit]) -> pl.DataFrame:
@@ -178,26 +292,51 @@ def units_to_frame(units: list[Unit]) -> pl.DataFrame:
 def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     """Units from a file or a trajectory dataset.
 
-    ``path`` may be a ``.parquet``, ``.csv`` or ``.jsonl`` frame with
-    :data:`FRAME_COLUMNS`, or a folder of SCARCE run directories
-    (:func:`units_from_dataset`).
+    ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
+    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
+    directories (:func:`units_from_dataset`). Files are read with explicit types, never
+    inferred from a sample (:func:`unit_from_row`): a key that first appears late is
+    kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
+    UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
+    file is skipped with a warning naming file and line
+    (:func:`scarce_lab.judge.jsonl.read_jsonl`).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: unsupported file type or missing columns.
+        ValueError: unsupported file type, missing columns, or a bad row (the message
+            names file and line or row, the field and the value).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file or dataset: {path}")
     if path.is_dir():
         return units_from_dataset(path, keep_empty=keep_empty)
-    readers = {".parquet": pl.read_parquet, ".csv": pl.read_csv, ".jsonl": pl.read_ndjson}
-    reader = readers.get(path.suffix)
-    if reader is None:
-        raise ValueError(
-            f"{path}: unsupported units file type {path.suffix!r}; use {sorted(readers)}"
-        )
-    return units_from_frame(reader(path), keep_empty=keep_empty)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        rows = ((f"{path}:{no}", obj) for no, obj in read_jsonl(path))
+        return units_from_rows(rows, keep_empty=keep_empty)
+    if suffix == ".csv":
+        data = path.read_bytes().removeprefix(BOM)
+        # Every cell as text (no inference); unit_from_row converts the round number.
+        frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
+        _check_columns(frame, path)
+        # Line numbers: the header is line 1 (cells with newlines would shift them).
+        rows = ((f"{path}: row {i + 1}", r) for i, r in enumerate(frame.iter_rows(named=True)))
+        return units_from_rows(rows, keep_empty=keep_empty)
+    if suffix == ".parquet":
+        frame = pl.read_parquet(path)  # typed by its own schema; values checked per row
+        _check_columns(frame, path)
+        rows = ((f"{path}: row {i + 1}", r) for i, r in enumerate(frame.iter_rows(named=True)))
+        return units_from_rows(rows, keep_empty=keep_empty)
+    raise ValueError(
+        f"{path}: unsupported units file type {path.suffix!r}; use "
+        "['.csv', '.jsonl', '.ndjson', '.parquet'] or a dataset folder"
+    )
+
+
+def _check_columns(frame: pl.DataFrame, path: Path) -> None:
+    if missing := [c for c in FRAME_COLUMNS if c not in frame.columns]:
+        raise ValueError(f"{path}: lacks columns {missing}; has {frame.columns}")
 
 
 def units_from_dataset(path: Path, *, keep_empty: bool = False) -> list[Unit]:

@@ -3,7 +3,7 @@
 :func:`validate_panel` runs the panel on units that carry ``gold`` labels and scores
 the arbitrated labels and each judge alone with
 :func:`scarce_lab.judge.agreement.score_against_gold` (per-label precision, recall,
-F1 and Cohen's kappa; micro and macro F1). A judge's unparseable answer counts as
+F1 and Cohen's kappa; micro and macro F1). A judge's missing rating (any status but ok/repaired) counts as
 predicting no label (and is counted in ``n_no_answer``).
 """
 
@@ -34,7 +34,7 @@ class ValidationReport:
     judges: list[JudgeSpec]
     note: str
     per_label: dict[str, pl.DataFrame]
-    summary: dict[str, dict[str, float]]
+    summary: dict[str, dict[str, Any]]
     result: PanelResult
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,229 @@
+"""Durable JSON Lines and JSON files: fsynced appends, torn-tail repair, strict reading.
+
+Small functions with no knowledge of what the lines hold, so that run recorders can
+share them (issue 9, section 1: "the judge's store writes the same way as the
+recorder"; issue 11, kind 8: reading files).
+
+Rules:
+
+- A *complete line* ends with ``\\n`` and holds one JSON object. A UTF-8 byte order
+  mark at the start of a file and CRLF line ends are accepted when reading; blank
+  lines are skipped.
+- A *torn tail* is a last line without ``\\n`` that is not a complete JSON object:
+  what a writer killed in the middle of a line leaves. (A proper prefix of a JSON
+  object's text is never a complete object, so a complete last line that only lacks
+  its ``\\n`` is told apart safely: it is kept.)
+- :func:`append_jsonl_durable` first repairs a torn tail (:func:`repair_torn_tail`:
+  truncate the file to its last complete line), then writes the new lines with one
+  ``write`` on an ``O_APPEND`` descriptor and ``fsync``\\ s the file (and its folder
+  when it creates the file). When it returns, the lines are on disk.
+- :func:`read_jsonl` yields ``(line number, object)``; it skips a torn tail with a
+  :class:`TornLineWarning` naming the file and line; any other line that is not a
+  JSON object (bad JSON, invalid UTF-8, a list or a number) is a ``ValueError``
+  naming the file and line.
+- :func:`write_json_atomic` replaces a JSON file atomically (temporary file, fsync,
+  rename, fsync of the folder); :func:`read_json` / :func:`read_text` accept a BOM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 16
+
+
+class TornLineWarning(UserWarning):
+    """A torn last line (a killed writer's partial line) was skipped or dropped."""
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open folders; the file itself is synced
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_object(raw: bytes) -> bool:
+    """True when ``raw`` (one line, without its ``\\n``) is a complete JSON object."""
+    try:
+        value = json.loads(raw.removeprefix(BOM).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(value, dict)
+
+
+def repair_torn_tail(path: str | Path) -> int:
+    """Truncate ``path`` to its last complete line; return the number of bytes dropped.
+
+    A last line without ``\\n`` that is a complete JSON object is kept and gets its
+    ``\\n`` (0 bytes dropped). A missing or empty file, or one ending in ``\\n``, is left
+    alone (0). A dropped tail emits a :class:`TornLineWarning` naming file and line.
+    The repair is fsynced.
+    """
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with path.open("r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        start, pos = 0, size
+        while pos > 0:  # find the byte after the last newline, reading backwards
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            k = fh.read(step).rfind(b"\n")
+            if k != -1:
+                start = pos + k + 1
+                break
+        fh.seek(start)
+        if _is_object(fh.read()):
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            return 0
+        fh.seek(0)
+        line_no = 1 + sum(
+            fh.read(min(_CHUNK, start - i)).count(b"\n") for i in range(0, start, _CHUNK)
+        )
+        fh.truncate(start)
+        fh.flush()
+        os.fsync(fh.fileno())
+    dropped = size - start
+    warnings.warn(
+        f"{path}:{line_no}: dropped a torn last line ({dropped} bytes, no newline, not a "
+        "complete JSON object: a writer was killed mid-line)",
+        TornLineWarning,
+        stacklevel=2,
+    )
+    return dropped
+
+
+def append_jsonl_durable(path: str | Path, lines: Iterable[str]) -> int:
+    """Append ``lines`` (JSON texts, one object each, without ``\\n``) durably.
+
+    Repairs a torn tail first, writes every line in one ``write`` call (retried until
+    complete) on an ``O_APPEND`` descriptor, then ``fsync``. Returns the bytes written.
+
+    Raises:
+        ValueError: a line contains a newline (it would become two lines); nothing is
+            written then.
+        UnicodeEncodeError: a line holds a lone surrogate (not writable as UTF-8).
+    """
+    path = Path(path)
+    data = []
+    for i, line in enumerate(lines):
+        if "\n" in line or "\r" in line:
+            raise ValueError(f"{path}: line {i} to append contains a newline: {line[:80]!r}")
+        data.append(line.encode("utf-8") + b"\n")
+    if not data:
+        return 0
+    blob = b"".join(data)
+    created = not path.exists()
+    if not created:
+        repair_torn_tail(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(blob)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
+    return len(blob)
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for every line of a JSON Lines file.
+
+    Line numbers start at 1 and count every line (blank ones too), as an editor does.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: a line other than a torn tail is not one JSON object (the message
+            names file and line).
+    """
+    path = Path(path)
+    with path.open("rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            complete = raw.endswith(b"\n")
+            body = raw.rstrip(b"\r\n")
+            if no == 1:
+                body = body.removeprefix(BOM)
+            if not body.strip():
+                continue
+            if not complete and not _is_object(body):
+                warnings.warn(
+                    f"{path}:{no}: skipped a torn last line ({len(raw)} bytes, no newline, "
+                    "not a complete JSON object: a writer was killed mid-line)",
+                    TornLineWarning,
+                    stacklevel=2,
+                )
+                return
+            try:
+                value = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                raise ValueError(f"{path}:{no}: not a JSON line: {exc}") from exc
+            if not isinstance(value, dict):
+                raise ValueError(f"{path}:{no}: expected a JSON object, got {type(value).__name__}")
+            yield no, value
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file without its byte order mark (CRLF left to the parser).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: the file is not UTF-8 (the message names file and byte offset).
+    """
+    path = Path(path)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text at byte {exc.start}: {exc.reason}") from exc
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file (a BOM is accepted).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: not UTF-8 or not JSON (the message names file, line and column).
+    """
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+
+
+def write_json_atomic(path: str | Path, value: Any) -> None:
+    """Replace ``path`` with ``value`` as indented JSON, atomically and durably."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
