@@ -65,7 +65,12 @@ def test_three_rounds_of_18(tmp_path):
     assert (m["survival_time"], m["survived"], m["collapsed"]) == (3, False, True)
     assert m["total_payoff"] == 4 * 36
     assert m["efficiency"] == pytest.approx(216 / 720)
-    assert m["overuse"] == 1.0 and m["defection_onset"] == 1
+    assert m["overuse"] == 1.0
+    # CPR has no subordinates: defection onset is not applicable (the SovSim authors' rule) ...
+    assert m["defection_onset"] is None and m["defection_applicable"] is False
+    # ... unless asked to count citizens
+    m2 = one(metrics(tmp_path, defection_in_cpr=True))
+    assert m2["defection_onset"] == 1 and m2["defection_applicable"] is True
 
 
 def test_king_takes_whole_remainder(tmp_path):
