@@ -48,7 +48,7 @@ def load(path: str | Path) -> Any:
     if (path / EXPORT_MARKER).exists():
         return load_dataset(path)
     found = detect_layouts(path)
-    published = [k for k in ("sovsim_json", "govsim_log") if found[k]]
+    published = [k for k in ("sovsim_json", "sovsim_run", "govsim_log") if found[k]]
     if found["runs"] and published:
         raise ValueError(f"{path} holds our runs and a published layout ({', '.join(published)}); load them separately")
     if found["runs"]:
@@ -67,7 +67,8 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     """The paper table of a dataset (a path, a :class:`Dataset` or :class:`PublishedData`).
 
     - SovSim: Table 1 (every metric, mean and 95% CI per model x condition);
-      ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict``.
+      ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict``, ``by``
+      (``condition`` | ``base_condition``), ``force`` (see ``scarce-lab table sovsim``).
     - SCARCE: win rate, bids, durations, private-chat use, deadline misses, scores,
       with run-clustered CIs.
     - Economy: solve rate in the first and last fifth of training and in frozen
@@ -82,7 +83,8 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     if isinstance(data, PublishedData):
         from .analysis.sovsim import sovsim_table
 
-        return sovsim_table(data.agent_rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False))
+        return sovsim_table(data.agent_rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
+                            force=options.get("force", False), by=options.get("by", "condition"))
     envs = data.environments
     env = environment or (envs[0] if len(envs) == 1 else None)
     if env is None:
@@ -92,7 +94,8 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
         from .data.tables.sovsim import from_dataset, label_conditions
 
         rounds = label_conditions(from_dataset(data), skip=("condition",))
-        return sovsim_table(rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False))
+        return sovsim_table(rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
+                            force=options.get("force", False), by=options.get("by", "condition"))
     if env == "scarce":
         from .analysis.scarce import summary
         from .data.tables.scarce import contentions_table, submissions_table

@@ -130,7 +130,9 @@ def test_cli_run_and_table(tmp_path):
     assert "8 games" in r.output and "complete 8" in r.output
     r = runner.invoke(app, ["table", "sovsim", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
-    rows = {(x["model"], x["condition"]): x for x in json.loads(r.output)}
+    doc = json.loads(r.output)
+    assert set(doc) == {"convention", "table1", "cross_model"}
+    rows = {(x["model"], x["condition"]): x for x in doc["table1"]}
     assert set(rows) == {(m, c) for m in ("scripted/sustainable", "scripted/greedy") for c in ("cpr", "kcpr")}
     sus = rows[("scripted/sustainable", "cpr")]
     assert sus["n"] == 2 and sus["survival_time"]["mean"] == 12 and sus["total_payoff"]["mean"] == 960

@@ -89,9 +89,12 @@ def test_govsim_values_stored_as_strings(tmp_path):
     import json
 
     (run / "log_env.json").write_text(json.dumps(rows))
+    (run / ".hydra").mkdir()
+    (run / ".hydra" / "config.yaml").write_text("experiment:\n  env:\n    name: fish_baseline_concurrent\n")
     df = load_agent_rounds(tmp_path)
     assert df.height == 5 and df["collapsed"].all()  # 3 < 5 tons
-    assert df["extraction"].sum() == 97 and set(df["model"]) == {"M"} and set(df["condition"]) == {"fishing"}
+    assert df["extraction"].sum() == 97 and set(df["model"]) == {"M"}
+    assert set(df["condition"]) == {"fish_baseline_concurrent"}
 
 
 @needs_sovsim

@@ -106,22 +106,68 @@ def _run_params():
 run_app.command("sovsim")(with_signature(run_sovsim, _run_params()))
 
 
+class GroupBy(StrEnum):
+    condition = "condition"
+    base_condition = "base_condition"
+
+
 @table_app.command("sovsim")
 def table_sovsim(
-    path: Annotated[Path, typer.Argument(help="Our run folder, a SovSim rationales.json tree or GovSim log_env.json runs.")],
-    preset: Annotated[PresetChoice, typer.Option("--preset", help="Metric conventions.")] = PresetChoice.sovsim,
+    path: Annotated[Path, typer.Argument(help="Our run folder, SovSim rationales.json or sim_XX.json files, or GovSim "
+                                         "runs (log_env.json with the run's .hydra/config.yaml).")],
+    preset: Annotated[PresetChoice, typer.Option("--preset", help="Metric conventions (the paper the data follow).")] = (
+        PresetChoice.sovsim),
     strict: Annotated[bool, typer.Option("--strict", help="Strict survival: no collapse at all.")] = False,
-    fmt: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.markdown,
+    by: Annotated[GroupBy, typer.Option("--by", help="Group by the full condition (every setting) or by the power "
+                                        "condition only (refused when settings differ, unless --force).")] = (
+        GroupBy.condition),
+    force: Annotated[bool, typer.Option("--force", help="Compute despite a failed check (wrong preset, mixed layouts, "
+                                        "pooled settings, run without configuration); every override is "
+                                        "printed to stderr.")] = False,
+    fmt: Annotated[TableFormat, typer.Option("--format", "-f", help="markdown: Table 1 and the cross-model tables; "
+                                             "csv: Table 1 only; json: everything (keys: convention, table1, "
+                                             "cross_model).")] = TableFormat.markdown,
     digits: Annotated[int, typer.Option("--digits", min=0, max=6)] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every bootstrap.")] = 0,
 ) -> None:
-    """Print Table 1 (every metric, mean and 95% CI per model x condition) for PATH."""
-    from ..analysis.sovsim import format_table, sovsim_table
+    """Print Table 1 (every metric, mean and 95% CI per model x condition) and the
+    cross-model results (mean relative drop from CPR, over-usage by role, leader
+    extraction rate vs survival across models) for PATH.
+
+    JSON keys: ``convention``; ``table1`` (one row per model x condition; per metric
+    ``mean, ci_low, ci_high, n, status, ci``); ``cross_model.relative_drop`` (per
+    metric ``survival_rate`` | ``total_gain`` and condition: ``mean`` over models,
+    ``ci_low``, ``ci_high``, ``models``, ``drops``), ``cross_model.overuse_by_role`` and
+    ``cross_model.overuse_by_role_per_model``, ``cross_model.leader_rate_vs_survival``
+    (per unit ``cells`` | ``simulations``: ``r``, ``r2``, CIs, ``p``) and
+    ``cross_model.leader_rate_vs_survival_per_model``.
+    """
+    import json
+    import warnings
+
+    from ..analysis.sovsim import PoolingError, PresetMismatchError, format_table
+    from ..analysis.sovsim_cross import format_cross, sovsim_report
     from ..data.recorder import TrajectoryFileError
+    from ..data.tables.published import ForcedDataWarning
     from ..data.tables.sovsim import load_agent_rounds
 
-    try:
-        df = load_agent_rounds(path)
-    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="PATH") from None
-    summary = sovsim_table(df, preset=preset.value, strict=strict)
-    typer.echo(format_table(summary, fmt.value, digits=digits), nl=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ForcedDataWarning)
+        try:
+            df = load_agent_rounds(path, force=force)
+        except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="PATH") from None
+        try:
+            report = sovsim_report(df, preset.value, strict=strict, force=force, by=by.value, seed=seed)
+        except (PresetMismatchError, PoolingError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="PATH / --preset / --by") from None
+    for w in caught:
+        if issubclass(w.category, ForcedDataWarning):
+            typer.secho(f"WARNING: {w.message}", err=True, fg=typer.colors.RED, bold=True)
+    if fmt == TableFormat.json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    elif fmt == TableFormat.csv:
+        typer.echo(format_table(report.summary, "csv", digits=digits), nl=False)
+    else:
+        typer.echo(format_table(report.summary, "markdown", digits=digits))
+        typer.echo(format_cross(report.cross), nl=False)

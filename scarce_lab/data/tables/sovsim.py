@@ -5,8 +5,12 @@ DataFrame with :data:`AGENT_ROUND_SCHEMA`:
 
 - our run directories (``manifest.json`` + ``events.jsonl``, environment ``sovsim``),
 - SovSim's released ``agent_rationales/<model>/<condition>/rationales.json``
-  (:mod:`scarce_lab.data.tables.published.sovsim_json`),
-- GovSim ``log_env.json`` runs (:mod:`scarce_lab.data.tables.published.govsim_log`).
+  (:mod:`scarce_lab.data.tables.published.sovsim_json`; carries no settings),
+- the SovSim authors' run files ``<model>/<condition>/sim_XX.json``
+  (:mod:`scarce_lab.data.tables.published.sovsim_runs`; settings from their ``config``),
+- GovSim runs: ``log_env.json`` with the run's ``.hydra/config.yaml``
+  (:mod:`scarce_lab.data.tables.published.govsim_log`; condition = environment name
+  plus every setting of the configuration).
 
 Columns (pool units unless stated): ``source`` (layout), ``run_id`` (one per
 simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see :mod:`scarce_lab.data.tables`:
@@ -25,12 +29,15 @@ all extractions), ``collapsed`` (the round ended in collapse), ``reasoning``,
 
 from __future__ import annotations
 
+import warnings
+from fnmatch import fnmatch
 from pathlib import Path
 
 import polars as pl
 
 from . import label_conditions, settings_json
-from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, agent_round_frame
+from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame
+from .published import ForcedDataWarning
 
 
 def _model_label(models: dict[str, str]) -> str:
@@ -94,11 +101,27 @@ def from_dataset(ds) -> pl.DataFrame:
     return df.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).sort(*SORT_KEYS)
 
 
+#: Layouts :func:`load_agent_rounds` reads, by the file that marks them.
+LAYOUT_FILES = {
+    "runs": "manifest.json",
+    "sovsim_json": "rationales.json",
+    "sovsim_run": "sim_*.json",
+    "govsim_log": "log_env.json",
+}
+
+
+class MixedLayoutsError(ValueError):
+    """A folder holds several trajectory layouts (the message names them and a file of
+    each); load them separately, or pass ``force=True``."""
+
+
 def detect_layouts(path: Path) -> dict[str, list[Path]]:
     """Files of each supported layout at or below ``path``.
 
     Returns ``{"runs": [...run dirs], "sovsim_json": [...rationales.json],
-    "govsim_log": [...log_env.json]}`` (lists may be empty).
+    "sovsim_run": [...sim_XX.json], "govsim_log": [...log_env.json]}`` (lists may be
+    empty). ``sim_XX.json`` files count only when their parent folder is named after a
+    SovSim condition (the authors' ``<model>/<condition>/`` layout).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -111,44 +134,62 @@ def detect_layouts(path: Path) -> dict[str, list[Path]]:
         return {
             "runs": [path.parent] if name == "manifest.json" else [],
             "sovsim_json": [path] if name == "rationales.json" else [],
+            "sovsim_run": [path] if fnmatch(name, LAYOUT_FILES["sovsim_run"]) else [],
             "govsim_log": [path] if name == "log_env.json" else [],
         }
     return {
         "runs": sorted(p.parent for p in path.rglob("manifest.json")),
         "sovsim_json": sorted(path.rglob("rationales.json")),
+        "sovsim_run": sorted(p for p in path.rglob(LAYOUT_FILES["sovsim_run"]) if p.parent.name in SOVSIM_ROLES),
         "govsim_log": sorted(path.rglob("log_env.json")),
     }
 
 
-def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> pl.DataFrame:
+def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, force: bool = False) -> pl.DataFrame:
     """The agent-round table for every supported file at or below ``path``.
 
-    Layouts are detected from file names (``manifest.json`` run directories,
-    ``rationales.json``, ``log_env.json``); several layouts below one folder are
-    concatenated.
+    Layouts are detected from file names (:data:`LAYOUT_FILES`). A folder that mixes
+    layouts is refused: their runs carry different amounts of configuration, and the
+    same model and condition names in two layouts are not the same condition. With
+    ``force`` they are concatenated after a :class:`ForcedDataWarning`; the rows keep
+    their ``source``, and the tables never pool two sources.
 
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no supported file.
+        MixedLayoutsError: several layouts below ``path`` and not ``force``.
+        GovSimConfigError: a GovSim run without its configuration (unless ``force``).
         TrajectoryFileError / ValueError: a file is corrupt (message names the file).
     """
     from ..loaders import load_dataset
     from .published.govsim_log import read_govsim_logs
     from .published.sovsim_json import read_rationales
+    from .published.sovsim_runs import read_sim_file
 
     found = detect_layouts(Path(path))
-    frames: list[pl.DataFrame] = []
     if found["runs"]:
         root = Path(path) if Path(path).is_dir() else Path(path).parent
         ds = load_dataset(root, include_incomplete=include_incomplete)
-        if "sovsim" in ds.environments:
-            frames.append(from_dataset(ds))
+        if "sovsim" not in ds.environments:
+            found["runs"] = []
+    present = {k: v for k, v in found.items() if v}
+    if len(present) > 1:
+        msg = f"{path} mixes trajectory layouts: " + "; ".join(
+            f"{k} ({len(v)} files, e.g. {v[0]})" for k, v in present.items())
+        if not force:
+            raise MixedLayoutsError(msg + "; load them separately (or pass force=True / --force)")
+        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; concatenated, each row keeps its source"), stacklevel=2)
+    frames: list[pl.DataFrame] = []
+    if found["runs"]:
+        frames.append(from_dataset(ds))
     if found["sovsim_json"]:
         frames.append(pl.concat([read_rationales(p) for p in found["sovsim_json"]]))
+    if found["sovsim_run"]:
+        frames.append(pl.concat([read_sim_file(p) for p in found["sovsim_run"]]))
     if found["govsim_log"]:
-        frames.append(read_govsim_logs(found["govsim_log"]))
+        frames.append(read_govsim_logs(found["govsim_log"], force=force))
     if not frames:
         raise FileNotFoundError(
             f"no SovSim data below {path}: expected run directories (manifest.json), "
-            "rationales.json or log_env.json files"
+            "rationales.json, <condition>/sim_XX.json or log_env.json files"
         )
     return label_conditions(pl.concat(frames), skip=("condition",)).sort(*SORT_KEYS)
