@@ -44,15 +44,17 @@ def _settings_of(s: str | None) -> dict:
 
 def differing_settings(settings: list[str | None], sources: list[str | None] | None = None) -> dict[str, list]:
     """The settings whose values differ among ``settings`` (canonical JSON strings;
-    null = the layout carries none): ``{key: [values...]}``; a missing key counts as
-    the value ``None``. Different layouts add the pseudo-setting ``"layout"``."""
-    parsed = [_settings_of(s) for s in settings]
+    null = the layout carries none): ``{key: [values...]}``; a key missing from a run
+    that records settings counts as the value ``None``. Different layouts add the
+    pseudo-setting ``"layout"``; runs without recorded settings beside runs with them
+    add ``"settings unknown"`` (their values cannot be compared)."""
+    parsed = [_settings_of(s) for s in settings if s is not None]
     keys = sorted({k for p in parsed for k in p})
     out: dict[str, list] = {}
     if sources is not None and len(set(sources)) > 1:
         out["layout"] = sorted({str(s) for s in sources})
-    if any(s is None for s in settings) and any(s is not None for s in settings):
-        out["(settings recorded)"] = ["none", "some"]
+    if any(s is None for s in settings) and parsed:
+        out["settings unknown"] = ["not recorded by some runs"]
     for k in keys:
         vals = {json.dumps(p.get(k), sort_keys=True, default=str) for p in parsed}
         if len(vals) > 1:

@@ -145,6 +145,13 @@ def detect_layouts(path: Path) -> dict[str, list[Path]]:
     }
 
 
+def _rel(p: Path, root: Path) -> str:
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
 def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, force: bool = False) -> pl.DataFrame:
     """The agent-round table for every supported file at or below ``path``.
 
@@ -181,10 +188,12 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, forc
     frames: list[pl.DataFrame] = []
     if found["runs"]:
         frames.append(from_dataset(ds))
+    base = Path(path) if Path(path).is_dir() else Path(path).parent.parent.parent
     if found["sovsim_json"]:
-        frames.append(pl.concat([read_rationales(p) for p in found["sovsim_json"]]))
+        frames.append(pl.concat([read_rationales(p, run_prefix=_rel(p.parent, base)) for p in found["sovsim_json"]]))
     if found["sovsim_run"]:
-        frames.append(pl.concat([read_sim_file(p) for p in found["sovsim_run"]]))
+        frames.append(pl.concat([read_sim_file(p, run_id="sovsim_run:" + _rel(p.with_suffix(""), base))
+                                 for p in found["sovsim_run"]]))
     if found["govsim_log"]:
         frames.append(read_govsim_logs(found["govsim_log"], force=force))
     if not frames:

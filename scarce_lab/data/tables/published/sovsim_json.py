@@ -21,10 +21,15 @@ from ..agent_rounds import SOVSIM_ROLES, agent_round_frame
 REQUIRED = ("simulation_id", "round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
 
 
-def read_rationales(path: Path | str, *, model: str | None = None, condition: str | None = None) -> pl.DataFrame:
+def read_rationales(
+    path: Path | str, *, model: str | None = None, condition: str | None = None, run_prefix: str | None = None
+) -> pl.DataFrame:
     """Read one ``rationales.json`` into the agent-round table.
 
-    ``model`` and ``condition`` default to the two parent folder names.
+    ``model`` and ``condition`` default to the two parent folder names. Run ids are
+    ``sovsim_json:<run_prefix>/<simulation_id>``; ``run_prefix`` defaults to
+    ``<model>/<condition>`` (the loader passes the folder relative to the loaded root,
+    so that two trees holding the same model never share a run id).
 
     Raises:
         ValueError: the condition folder is not cpr/bcpr/kcpr/kcpr_m, the file is not a
@@ -60,11 +65,11 @@ def read_rationales(path: Path | str, *, model: str | None = None, condition: st
             rows.append(
                 {
                     "source": "sovsim_json",
-                    "run_id": f"sovsim_json:{model}/{condition}/{sim}",
+                    "run_id": f"sovsim_json:{run_prefix or f'{model}/{condition}'}/{sim}",
                     "model": model,
                     "condition": condition,
                     "base_condition": condition,
-                "settings": None,
+                    "settings": None,
                     "simulation": sim,
                     "round": int(rec["round"]),
                     "agent": f"a{i}",

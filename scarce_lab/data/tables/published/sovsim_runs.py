@@ -27,8 +27,10 @@ REQUIRED = ("model", "condition", "simulation_id", "rounds", "config")
 ROUND_FIELDS = ("round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
 
 
-def read_sim_file(path: Path | str) -> pl.DataFrame:
-    """One ``sim_XX.json`` as agent-round rows (source ``sovsim_run``).
+def read_sim_file(path: Path | str, *, run_id: str | None = None) -> pl.DataFrame:
+    """One ``sim_XX.json`` as agent-round rows (source ``sovsim_run``). ``run_id``
+    defaults to ``sovsim_run:<model>/<condition>/<simulation_id>``; the loader passes
+    the file's path relative to the loaded root, so that runs never share an id.
 
     Raises:
         ValueError: not a JSON object with :data:`REQUIRED` keys, an unknown condition,
@@ -67,7 +69,7 @@ def read_sim_file(path: Path | str) -> pl.DataFrame:
             leader = has_leader and i == n - 1
             hidden = condition == "kcpr_m" and not leader and announced is not None
             rows.append({
-                "source": "sovsim_run", "run_id": f"sovsim_run:{model}/{condition}/{sim}", "model": model,
+                "source": "sovsim_run", "run_id": run_id or f"sovsim_run:{model}/{condition}/{sim}", "model": model,
                 "condition": condition, "base_condition": condition, "settings": settings, "simulation": sim,
                 "round": int(rec["round"]), "agent": f"a{i}", "agent_index": i,
                 "role": lead_role if leader else sub_role, "is_leader": leader, "n_agents": n, "pool_before": pool,
