@@ -242,7 +242,13 @@ def test_sovsim_run_files_carry_their_settings(tmp_path):
     lead = s.filter(pl.col("condition") == "kcpr,temperature=0.7")["leader_extraction_rate_mean"].to_list()
     assert lead == [pytest.approx(0.2), pytest.approx(0.2)]
     ps = simulation_metrics(df)
-    assert cross_model_drops(ps).filter(pl.col("metric") == "survival_rate")["condition"].to_list() == [
-        "kcpr,temperature=0", "kcpr,temperature=0.7"]
-    with pytest.raises(PoolingError, match="temperature"):
-        cross_model_drops(ps, by="base_condition")
+    # across models, the temperature is a setting of the model; but model a at two temperatures
+    # in one cross-model mean is refused
+    with pytest.raises(PoolingError, match="model a appears in kcpr as kcpr,temperature=0, kcpr,temperature=0.7"):
+        cross_model_drops(ps)
+    with pytest.warns(SovSimDataWarning):
+        forced = cross_model_drops(ps, force=True).filter(pl.col("metric") == "survival_rate").row(0, named=True)
+    assert forced["models"] == ["a (kcpr,temperature=0)", "a (kcpr,temperature=0.7)", "b"]
+    one_each = ps.filter(~((pl.col("model") == "a") & pl.col("condition").str.ends_with("0.7")))
+    row = cross_model_drops(one_each).filter(pl.col("metric") == "survival_rate").row(0, named=True)
+    assert (row["condition"], row["models"], row["mean"]) == ("kcpr", ["a", "b"], 0.0)

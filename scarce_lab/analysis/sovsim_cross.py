@@ -2,8 +2,10 @@
 
 Input: the per-simulation frame of :func:`scarce_lab.analysis.sovsim.simulation_metrics`.
 Every function first checks, like Table 1, that it pools only runs of one condition
-(:func:`~scarce_lab.analysis.sovsim_pooling.pool_groups`, across models here): a
-cross-model mean over runs whose settings differ is refused unless ``force``.
+(:func:`~scarce_lab.analysis.sovsim_pooling.pool_groups` per model, then
+:func:`~scarce_lab.analysis.sovsim_pooling.cross_model_groups` across models): models
+may differ only in their model settings (``llm.*``); a cross-model result over runs
+whose other settings differ is refused unless ``force``.
 
 - :func:`cross_model_drops`: the mean over models of the relative drop from CPR to each
   asymmetric condition, of the survival rate and of the total gain (SovSim paper:
@@ -48,7 +50,7 @@ from .sovsim import (
 )
 from .sovsim_conventions import convention_dict
 from .sovsim_drops import baseline_label, condition_key
-from .sovsim_pooling import Grouping, pool_groups
+from .sovsim_pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
 
 #: Per-simulation column of each metric whose relative drop is reported, and its name.
 DROP_METRICS = {"survival_rate": "survived", "total_gain": "total_payoff"}
@@ -88,26 +90,30 @@ def cross_model_drops(
     Raises:
         PoolingError: the runs of one condition differ in settings across models (not ``force``).
     """
-    d = pool_groups(per_sim, by, keys=(), force=force, what="cross-model mean")
+    d = pool_groups(per_sim, by, keys=("model",), force=force, what="cross-model mean")
+    d = cross_model_groups(d, by, force=force, what="cross-model mean")
     rng = np.random.default_rng(seed)
     rows = []
     labels_by_model = {m: set(g["condition"].to_list()) for (m,), g in d.group_by("model")}
-    conds = d.filter(pl.col("base_condition") != baseline).select("condition", "base_condition").unique().rows()
+    cross = d.filter(pl.col("base_condition") != baseline).select("cross_condition", "base_condition").unique().rows()
     for metric, col in DROP_METRICS.items():
-        for cond, base in sorted(conds, key=lambda p: (condition_key(p[1]), p[0])):
+        for xcond, base in sorted(cross, key=lambda p: (condition_key(p[1]), p[0])):
             models, drops, boots, undefined, base_lab, min_sims = [], [], [], [], None, math.inf
-            for model in sorted(d.filter(pl.col("condition") == cond)["model"].unique().to_list()):
+            units = d.filter(pl.col("cross_condition") == xcond).select("model", "condition").unique().sort("model", "condition")
+            several = units["model"].is_duplicated()
+            for (model, cond), dup in zip(units.rows(), several, strict=True):
+                name = f"{model} ({cond})" if dup else model
                 m = d.filter(pl.col("model") == model)
                 lab = baseline_label(cond, base, baseline, labels_by_model[model])
                 other = m.filter(pl.col("condition") == cond)[col].cast(pl.Float64).drop_nulls().to_numpy()
                 b = (m.filter(pl.col("condition") == lab)[col].cast(pl.Float64).drop_nulls().to_numpy()
                      if lab else np.array([]))
                 if not b.size or not other.size or b.mean() == 0:
-                    undefined.append(model)
+                    undefined.append(name)
                     continue
-                base_lab = base_lab or lab
+                base_lab = base_lab or d.filter(pl.col("condition") == lab)["cross_condition"][0]
                 min_sims = min(min_sims, b.size, other.size)
-                models.append(model)
+                models.append(name)
                 drops.append(float((b.mean() - other.mean()) / b.mean()))
                 boots.append(_model_boot_drops(b, other, n_boot, rng))
             mean = lo = hi = None
@@ -121,7 +127,7 @@ def cross_model_drops(
                 rep = rep[np.isfinite(rep)]
                 if rep.size and (len(drops) >= 2 or min_sims >= 2):
                     lo, hi = (float(q) for q in np.quantile(rep, _Q))
-            rows.append({"metric": metric, "condition": cond, "base_condition": base, "baseline_condition": base_lab,
+            rows.append({"metric": metric, "condition": xcond, "base_condition": base, "baseline_condition": base_lab,
                          "mean": mean, "ci_low": lo, "ci_high": hi, "n_models": len(models), "models": models,
                          "drops": drops, "models_undefined": undefined})
     schema = {"metric": pl.String, "condition": pl.String, "base_condition": pl.String,
@@ -133,15 +139,13 @@ def cross_model_drops(
 
 def _role_frame(per_sim: pl.DataFrame) -> pl.DataFrame:
     """Long frame: one row per simulation and role with its over-usage share."""
+    keys = ("model", "condition", "cross_condition", "base_condition", "run_id")
     sym = per_sim.filter(~pl.col("has_leader")).select(
-        "model", "condition", "base_condition", "run_id", pl.lit("symmetric").alias("role"),
-        pl.col("overuse_subordinates").alias("overuse"))
+        *keys, pl.lit("symmetric").alias("role"), pl.col("overuse_subordinates").alias("overuse"))
     sub = per_sim.filter(pl.col("has_leader")).select(
-        "model", "condition", "base_condition", "run_id", pl.lit("subordinate").alias("role"),
-        pl.col("overuse_subordinates").alias("overuse"))
+        *keys, pl.lit("subordinate").alias("role"), pl.col("overuse_subordinates").alias("overuse"))
     lead = per_sim.filter(pl.col("has_leader")).select(
-        "model", "condition", "base_condition", "run_id", pl.lit("leader").alias("role"),
-        pl.col("overuse_leader").alias("overuse"))
+        *keys, pl.lit("leader").alias("role"), pl.col("overuse_leader").alias("overuse"))
     return pl.concat([sym, sub, lead]).drop_nulls("overuse")
 
 
@@ -150,33 +154,37 @@ def overuse_by_role(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Over-usage split by role.
 
-    Returns ``(per_model, across)``. ``per_model``: ``model, condition, role, n, mean,
-    ci_low, ci_high`` (role ``symmetric`` in conditions without a leader; ``subordinate``
+    Returns ``(per_model, across)``. ``per_model``: ``model, condition, cross_condition,
+    base_condition, role, n, mean, ci_low, ci_high`` (role ``symmetric`` in conditions without a leader; ``subordinate``
     and ``leader`` otherwise; mean over simulations of each simulation's share of that
-    role's agent-rounds above ``P_t / (g n)``; t CI). ``across``: ``condition, role,
+    role's agent-rounds above ``P_t / (g n)``; t CI). ``across`` (per cross-model
+    condition, i.e. without model settings): ``condition, role,
     n_models, mean`` (mean over models), ``ci_low, ci_high`` (bootstrap over models),
     ``min``, ``max``, ``max_model``.
 
     Raises:
         PoolingError: as :func:`cross_model_drops`.
     """
-    d = pool_groups(per_sim, by, keys=(), force=force, what="cross-model over-usage")
+    d = pool_groups(per_sim, by, keys=("model",), force=force, what="cross-model over-usage")
+    d = cross_model_groups(d, by, force=force, what="cross-model over-usage")
     long = _role_frame(d)
     order = {"symmetric": 0, "subordinate": 1, "leader": 2}
     rows = []
-    for (model, cond, base, role), g in long.group_by("model", "condition", "base_condition", "role"):
+    for (model, cond, xcond, base, role), g in long.group_by("model", "condition", "cross_condition", "base_condition",
+                                                              "role"):
         m, lo, hi = mean_ci(g["overuse"].to_list())
-        rows.append({"model": model, "condition": cond, "base_condition": base, "role": role, "n": g.height,
+        rows.append({"model": model, "condition": cond, "cross_condition": xcond, "base_condition": base, "role": role,
+                     "n": g.height,
                      "mean": m, "ci_low": None if lo is None else max(0.0, lo), "ci_high": None if hi is None else min(1.0, hi)})
-    schema = {"model": pl.String, "condition": pl.String, "base_condition": pl.String, "role": pl.String,
-              "n": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
+    schema = {"model": pl.String, "condition": pl.String, "cross_condition": pl.String, "base_condition": pl.String,
+              "role": pl.String, "n": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
     per_model = pl.DataFrame(rows, schema=schema, orient="row")
     per_model = per_model.sort(
-        pl.col("base_condition").map_elements(lambda c: condition_key(c)[0], return_dtype=pl.Int64), "condition",
+        pl.col("base_condition").map_elements(lambda c: condition_key(c)[0], return_dtype=pl.Int64), "cross_condition",
         pl.col("role").replace_strict(order, return_dtype=pl.Int64), "model")
     rng = np.random.default_rng(seed)
     across = []
-    for (cond, role), g in per_model.group_by("condition", "role", maintain_order=True):
+    for (cond, role), g in per_model.group_by("cross_condition", "role", maintain_order=True):
         v = g["mean"].to_numpy()
         lo = hi = None
         if v.size >= 2:
@@ -228,8 +236,10 @@ def leader_survival_across_models(
     Raises:
         PoolingError: as :func:`cross_model_drops`.
     """
-    d = pool_groups(per_sim, by, keys=(), force=force, what="cross-model correlation")
+    d = pool_groups(per_sim, by, keys=("model",), force=force, what="cross-model correlation")
     sims = d.filter(pl.col("leader_extraction_rate").is_not_null())
+    if by == "condition":
+        check_same_settings(sims, force=force, what="cross-model correlation")
     cells = sims.group_by("model", "condition").agg(
         pl.col("leader_extraction_rate").mean(), pl.col("survived").cast(pl.Float64).mean().alias("survival_rate")
     ).sort("model", "condition")

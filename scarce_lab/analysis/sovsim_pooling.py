@@ -9,6 +9,12 @@ runs of two layouts are never the same condition, since one may carry settings t
 other lacks). The readable ``condition`` label adds the settings that vary among the
 loaded runs, so grouping by ``(model, condition)`` never mixes runs of different settings.
 
+Cross-model results pool *models*: settings that belong to the model rather than to the
+condition (:func:`is_model_setting`: ``llm.*``, e.g. a reasoning model run without a
+temperature) may differ between the models of one cross-model group, while each model's
+own comparisons keep them fixed; every other setting must agree
+(:func:`cross_model_groups`).
+
 :func:`pool_groups` is asked for a grouping: ``"condition"`` (the default: the full
 condition) or ``"base_condition"`` (the power condition only: pool every setting). It
 refuses with :class:`PoolingError` when a group would hold runs whose settings differ,
@@ -25,6 +31,7 @@ from typing import Literal
 
 import polars as pl
 
+from ..data.tables import label_conditions, settings_json
 from .sovsim_conventions import SovSimDataWarning
 
 Grouping = Literal["condition", "base_condition"]
@@ -119,3 +126,73 @@ def pool_groups(
         settings=pl.when(pooled).then(None).otherwise(pl.col("settings")),
         source=pl.when(pooled).then(pl.col("_source")).otherwise(pl.col("source")),
     ).drop("_label", "_source")
+
+
+def is_model_setting(key: str) -> bool:
+    """Whether a condition setting belongs to the model (``llm.*``: temperature, token
+    limit, reasoning effort): such settings may differ between the models of a
+    cross-model result."""
+    return key.startswith("llm.")
+
+
+def _core(s: str | None) -> str | None:
+    if s is None:
+        return None
+    return settings_json({k: v for k, v in json.loads(s).items() if not is_model_setting(k)})
+
+
+def cross_model_groups(d: pl.DataFrame, by: Grouping = "condition", *, force: bool = False,
+                       what: str = "cross-model result") -> pl.DataFrame:
+    """``d`` (already passed through :func:`pool_groups` per model) with a
+    ``cross_condition`` column: the base condition plus the settings, other than model
+    settings, that vary among the runs. Runs of one ``cross_condition`` agree on every
+    setting except model settings; each model appears in it with one full condition.
+
+    Raises:
+        PoolingError: a model appears with several full conditions in one cross-model
+            group (e.g. two temperatures), or the group mixes layouts; unless ``force``
+            (then a warning, and every (model, condition) is a unit of the mean).
+    """
+    if by == "base_condition":
+        d = d.with_columns(cross_condition=pl.col("condition"))
+    else:
+        core = d.with_row_index("_i").with_columns(settings=pl.col("settings").map_elements(_core, return_dtype=pl.String))
+        core = label_conditions(core, skip=("condition",)).sort("_i")
+        d = d.with_columns(cross_condition=core["condition"])
+    lines = []
+    multi = d.group_by("cross_condition", "model").agg(
+        pl.col("condition").unique().sort(), pl.col("settings").unique()).filter(pl.col("condition").list.len() > 1)
+    for r in multi.iter_rows(named=True):
+        lines.append(f"model {r['model']} appears in {r['cross_condition']} as {', '.join(r['condition'])} "
+                     f"({_describe(differing_settings(r['settings']))})")
+    layouts = d.group_by("cross_condition").agg(pl.col("source").unique()).filter(pl.col("source").list.len() > 1)
+    for r in layouts.iter_rows(named=True):
+        lines.append(f"{r['cross_condition']} mixes layouts {', '.join(map(str, r['source']))}")
+    if lines:
+        msg = f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines)
+        if not force:
+            raise PoolingError(msg + "\n(load them separately or pass force=True / --force)")
+        warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=2)
+    return d
+
+
+def check_same_settings(d: pl.DataFrame, *, force: bool = False, what: str = "correlation") -> None:
+    """Every run of ``d`` has the same settings apart from the power condition and model
+    settings (for results that pool conditions and models, such as a correlation over
+    model x condition cells).
+
+    Raises:
+        PoolingError: they differ (names the settings), unless ``force`` (then a warning).
+    """
+    core = d.select(pl.col("settings").map_elements(
+        lambda s: None if s is None else settings_json({k: v for k, v in json.loads(s).items() if k != "condition"}),
+        return_dtype=pl.String).map_elements(_core, return_dtype=pl.String).alias("core"), "source").unique()
+    if core.height <= 1:
+        return
+    diff = differing_settings(core["core"].to_list(), core["source"].to_list())
+    if not diff:
+        return
+    msg = f"the {what} would pool runs whose settings differ: {_describe(diff)}"
+    if not force:
+        raise PoolingError(msg + " (load them separately or pass force=True / --force)")
+    warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=2)

@@ -10,7 +10,9 @@ sim_01.json ... sim_NN.json`` and ``summary.json``. Each ``sim_XX.json`` holds `
 ``max_rounds``, ``temperature``, ``history_window``, ``compress_history``,
 ``payoff_formula``). Unlike the released ``rationales.json`` these files carry the run's
 settings: the whole ``config`` becomes the ``settings`` of the run, so runs made with
-different temperatures or history windows are different conditions.
+different temperatures or history windows are different conditions. The sampling
+temperature is stored as ``llm.temperature`` (a setting of the model, like our runs'
+``llm.*``); the other keys keep their names.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from .. import settings_json
 from ..agent_rounds import SOVSIM_ROLES, agent_round_frame
 
 REQUIRED = ("model", "condition", "simulation_id", "rounds", "config")
+#: ``config`` keys that are settings of the model (stored under ``llm.``).
+MODEL_KEYS = ("temperature",)
 ROUND_FIELDS = ("round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
 
 
@@ -48,7 +52,7 @@ def read_sim_file(path: Path | str, *, run_id: str | None = None) -> pl.DataFram
         raise ValueError(f"{path}: condition must be one of {sorted(SOVSIM_ROLES)}, got {condition!r}")
     if not isinstance(data["config"], dict):
         raise ValueError(f"{path}: config must be an object, got {type(data['config']).__name__}")
-    settings = settings_json(data["config"])
+    settings = settings_json({f"llm.{k}" if k in MODEL_KEYS else k: v for k, v in data["config"].items()})
     sim = int(data["simulation_id"])
     sub_role, lead_role = SOVSIM_ROLES[condition]
     has_leader = condition != "cpr"
