@@ -40,7 +40,7 @@ def _register() -> None:
     # Importing the modules registers their commands on the groups above.
     import importlib
 
-    for name in ("sovsim", "scarce", "economy", "judge", "demo", "report"):
+    for name in ("sovsim", "scarce", "economy", "judge", "demo", "report", "view"):
         try:
             importlib.import_module(f"scarce_lab.cli.{name}")
         except ModuleNotFoundError as exc:  # a module not written yet

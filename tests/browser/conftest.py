@@ -52,7 +52,7 @@ def browser():
 
 def _local(url: str) -> bool:
     u = urlparse(url)
-    return u.scheme in ("data", "blob", "about") or (u.hostname or "") in LOCAL_HOSTS
+    return u.scheme in ("data", "blob", "about", "file") or (u.hostname or "") in LOCAL_HOSTS
 
 
 @pytest.fixture
