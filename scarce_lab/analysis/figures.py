@@ -17,6 +17,7 @@ displays as that sentence and :func:`save_chart` writes no file for it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import struct
@@ -105,16 +106,26 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return w, h
 
 
+_PNG_CACHE: dict[str, tuple[bytes, int, int]] = {}
+
+
 def static_png(spec: dict, scale: float = 2.0) -> tuple[bytes, int, int]:
     """PNG bytes of a Vega-Lite ``spec`` (vl-convert, no browser) and its size in CSS
-    pixels (the image is ``scale`` times larger)."""
+    pixels (the image is ``scale`` times larger). The last few results are kept, so a
+    chart saved by :func:`save_chart` and then displayed is converted once."""
     from altair.vegalite.v6.display import png_renderer  # altair's own "png" renderer
 
+    key = hashlib.sha256(json.dumps([spec, scale], sort_keys=True).encode()).hexdigest()
+    if key in _PNG_CACHE:
+        return _PNG_CACHE[key]
     bundle, _ = png_renderer(spec, scale_factor=scale)
     png = bundle["image/png"]
     png = base64.b64decode(png) if isinstance(png, str) else png
     w, h = _png_size(png)
-    return png, round(w / scale), round(h / scale)
+    if len(_PNG_CACHE) >= 16:
+        _PNG_CACHE.pop(next(iter(_PNG_CACHE)))
+    _PNG_CACHE[key] = (png, round(w / scale), round(h / scale))
+    return _PNG_CACHE[key]
 
 
 def offline_renderer(spec: dict, **metadata) -> tuple[dict, dict]:
@@ -199,10 +210,10 @@ def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float =
         for ext in ("png", "svg"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
         return []
-    strict_spec(chart)
+    spec = strict_spec(chart)
     out.mkdir(parents=True, exist_ok=True)
     png, svg = out / f"{name}.png", out / f"{name}.svg"
-    chart.save(str(png), format="png", scale_factor=scale)
+    png.write_bytes(static_png(spec, scale)[0])
     chart.save(str(svg), format="svg")
     return [png, svg]
 
