@@ -26,7 +26,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO_ROOT / "notebooks"
-DATASET_PARAM = re.compile(r"^(?:[A-Z_]*_)?DATASETS?$")
+DATASET_PARAM = re.compile(r"^(?:[A-Z_]*_)?(?:DATASETS?|LABELS)$")
 
 
 class ParameterError(ValueError):
@@ -172,7 +172,7 @@ def notebook_parameters(notebook) -> list[Parameter]:
 def check_parameters(notebook: str | Path, parameters: dict[str, Any],
                      start: str | Path | None = None) -> dict[str, Any]:
     """Validate ``parameters`` against the notebook's declared ones and return them with
-    dataset paths (names ``DATASET``, ``DATASETS``, ``*_DATASET``) made absolute.
+    dataset paths (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
 
     Raises:
         ParameterError: a name the notebook does not declare (the message lists the
@@ -206,7 +206,8 @@ def default_out_dir(notebook: str | Path, parameters: dict[str, Any],
     """``runs/reports/<notebook stem>--<dataset name>-<hash>`` under the checkout: one
     folder per notebook and dataset (the hash covers the dataset's full path and every
     parameter, so two datasets with the same folder name never share a folder)."""
-    ds = next((v for k, v in parameters.items() if DATASET_PARAM.match(k) and v), None)
+    ds = next((v for k, v in sorted(parameters.items(), key=lambda kv: kv[0] == "LABELS")
+               if DATASET_PARAM.match(k) and v), None)
     if ds is None:
         slug = "defaults"
     else:

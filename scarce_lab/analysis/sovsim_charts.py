@@ -233,8 +233,9 @@ def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str
             f"simulation of {', '.join(left_out)}") if left_out else ""
     chart = alt.vconcat(*rows).resolve_scale(color="independent")
     return titled(chart, f"Agent extraction and pool in {condition_label(condition)}", [
-        caption("Grey: pool at the start of the round (units); below, one strip per agent: its extraction (units), "
-                "leader in red"),
+        caption("Grey: pool at the start of the round (units); below, one strip per agent: its extraction (units)"
+                + (", leader in red" if bool(df.filter(pl.col("run_id").is_in(picks["run_id"].to_list()))["is_leader"].any())
+                   else "")),
         caption(f"simulations: {'as chosen' if simulations is not None else 'the first surviving one per model'}",
                 note)])
 
