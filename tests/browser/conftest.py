@@ -31,9 +31,11 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium (session-wide)."""
+    """A headless Chromium, one per test module: Playwright's sync API holds an asyncio
+    loop in this thread while it runs, so it must stop before other modules' tests
+    (which call ``asyncio.run``) start."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
