@@ -36,11 +36,13 @@ def test_model_text_is_escaped_and_private_messages_are_marked():
         {"seq": 1, "kind": "reasoning", "agent": "w0", "t": 1.0, "visibility": "public",
          "payload": {"subrun": 0, "text": "<script>alert(1)</script>"}},
         {"seq": 2, "kind": "private_message", "agent": "w0", "t": 2.0, "visibility": "private",
-         "payload": {"subrun": 0, "sender": "w0", "recipient": "w1", "text": "deal?", "visible_to": ["w0", "w1"]}},
+         "visible_to": ["w0", "w1"],
+         "payload": {"subrun": 0, "sender": "w0", "recipient": "w1", "text": "deal?", "private_round": 1}},
     ]
     html = render_run(manifest, ev)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert 'class="sl-msg sl-private" data-visibility="private"' in html and "visible to w0, w1" in html
+    assert "(message round 1)" in html
     assert "<script" not in html and "http" not in html  # self-contained: no script, no URL
 
 

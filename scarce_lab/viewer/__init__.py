@@ -13,9 +13,9 @@
 - Economy of Minds: per episode the winning bids (auction events, when recorded) or the
   winners and what they paid, and the agents' wealth after each population snapshot.
 
-Events are read through :func:`_events` only (the trajectory format is being
-revised: switching it touches that one function). Everything is escaped; long texts
-are cut at ``max_chars`` with the number of characters left out.
+Events are read through :func:`_events` only (typed, :mod:`scarce_lab.data.events`).
+Everything is escaped; long texts are cut at ``max_chars`` with the number of
+characters left out.
 """
 
 from __future__ import annotations
@@ -29,37 +29,26 @@ from .render import render_run
 
 
 def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The manifest (dict) and the events (dicts with ``seq, round, phase, agent, kind,
-    payload, t, visibility``; ``payload`` decoded, ordered by ``seq``) of one run
-    directory, read with :func:`scarce_lab.data.loaders.load_dataset`.
-
-    ``visibility`` is the event's own field when it has one, else the payload's
-    ``visibility`` key (the older layout), else ``None``.
+    """The manifest (dict) and the typed events (as dicts with ``seq, round, phase,
+    agent, kind, visibility, visible_to, t, payload``, ordered by ``seq``) of one run
+    directory; older trajectory formats are migrated on read.
 
     Raises:
         FileNotFoundError: ``run_dir`` holds no run.
         ValueError: it holds more than one run (the message lists them).
     """
-    from ..data.loaders import load_dataset
+    from ..data.loaders import find_run_dirs
+    from ..data.recorder import read_events, read_manifest
 
-    ds = load_dataset(Path(run_dir))
-    runs = ds.runs.collect()
-    if runs.height == 0:
+    dirs = find_run_dirs(Path(run_dir))
+    if not dirs:
         raise FileNotFoundError(f"no run (manifest.json) in {run_dir}")
-    if runs.height > 1:
-        raise ValueError(f"{run_dir} holds {runs.height} runs; pass run_id= one of {sorted(runs['run_id'].to_list())}")
-    manifest = runs.row(0, named=True)
-    for key in ("config", "models", "notes"):
-        if isinstance(manifest.get(key), str):
-            manifest[key] = json.loads(manifest[key])
-    ev = ds.events.collect().sort("seq")
-    out = []
-    for e in ev.iter_rows(named=True):
-        payload = json.loads(e["payload"]) if isinstance(e.get("payload"), str) else (e.get("payload") or {})
-        e = dict(e, payload=payload)
-        e["visibility"] = e.get("visibility") or payload.get("visibility")
-        out.append(e)
-    return manifest, out
+    if len(dirs) > 1:
+        ids = sorted(read_manifest(d).run_id for d in dirs)
+        raise ValueError(f"{run_dir} holds {len(dirs)} runs; pass run_id= one of {ids}")
+    m = read_manifest(dirs[0])
+    events = [e.model_dump(mode="json") for e in read_events(dirs[0], m)]
+    return m.model_dump(mode="json"), sorted(events, key=lambda e: e["seq"])
 
 
 def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:

@@ -53,11 +53,13 @@ def _vis_badge(e: dict) -> tuple[str, str]:
     """(css class, badge html) of an event's visibility."""
     vis = e.get("visibility") or "public"
     if vis == "private":
-        to = e["payload"].get("visible_to") or e.get("visible_to") or []
+        to = e.get("visible_to") or []
         who = f" · visible to {', '.join(map(str, to))}" if to else ""
         return "sl-private", f'<span class="sl-badge">private{esc(who)}</span>'
-    if vis == "scheduler":
+    if vis == "researcher" and e.get("kind") == "ballot":
         return "sl-scheduler", '<span class="sl-badge">seen by the scheduler only</span>'
+    if vis == "researcher":
+        return "sl-scheduler", '<span class="sl-badge">seen by no agent</span>'
     return "sl-public", f'<span class="sl-badge">{esc(vis)}</span>'
 
 
@@ -152,7 +154,7 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
             q = e["payload"]
             rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
                         f'<b>{esc(q.get("sender", e["agent"]))} → {esc(q.get("recipient"))}</b> '
-                        f'(message round {esc(q.get("round"))}): <span class="sl-text">{cut(q.get("text"), max_chars)}'
+                        f'(message round {esc(q.get("private_round"))}): <span class="sl-text">{cut(q.get("text"), max_chars)}'
                         f'</span> {_violation(e)}</div>')
         parts.append('<div class="sl-phase" data-phase="private"><h4>Private messages</h4>' + "".join(rows) + "</div>")
     ballots = [e for e in evs if e["kind"] == "ballot"]
@@ -194,10 +196,9 @@ def _violation(e: dict) -> str:
 def _scarce_event(e: dict, max_chars: int) -> str:
     q, kind, who = e["payload"], e["kind"], esc(e.get("agent"))
     if kind == "run_config":
-        budgets = q.get("budgets") or {}
-        dl = q.get("deadlines_s") or {}
         return ("<h4>Setup</h4>" + _table(["worker", "budget (credits)", "deadline (s)"],
-                                          [[esc(w), esc(budgets.get(w)), esc(dl.get(w))] for w in q.get("workers", [])])
+                                          [[esc(w["worker"]), esc(w["budget"]), esc(w["deadline_s"])]
+                                           for w in q.get("workers", [])])
                 + f'<p class="sl-meta">scheduler {esc(q.get("scheduler"))} · bids {esc(q.get("mechanism"))} · memory '
                   f'{esc(q.get("memory"))}</p>')
     if kind == "subrun_start":
@@ -225,9 +226,9 @@ def _scarce_event(e: dict, max_chars: int) -> str:
                 f'score {esc(q.get("score"))} ({esc(q.get("passed"))}/{esc(q.get("total"))} hidden tests) · {missed} '
                 f'(deadline {esc(q.get("deadline_s"))} s) {_violation(e)}</div>')
     if kind == "subrun_end":
-        bal = q.get("balances") or {}
+        bal = ", ".join(str(b["worker"]) + ": " + str(b["credits"]) for b in q.get("balances") or [])
         return (f'<div class="sl-event">{_t(e)}subrun ends · balances '
-                f'{esc(", ".join(f"{k}: {v}" for k, v in bal.items()))} · {esc(q.get("sink"))} holds '
+                f'{esc(bal)} · {esc(q.get("sink"))} holds '
                 f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
     if kind == "solver_action":
         return ""  # solver tool calls: too many to list; the commands run in slots are shown
@@ -257,8 +258,8 @@ def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: flo
 def _sovsim(events: list[dict], max_chars: int) -> str:
     start = next((e for e in events if e["kind"] == "game_start"), None)
     leader = start["payload"].get("leader") if start else None
-    roles = start["payload"].get("roles", {}) if start else {}
-    cfg = (start["payload"].get("config") or {}) if start else {}
+    roles = dict(zip(start["payload"].get("agents", []), start["payload"].get("roles", []), strict=False)) if start else {}
+    cfg = start["payload"] if start else {}
     settles = {e["round"]: e for e in events if e["kind"] == "round"}
     ext: dict[int, list[dict]] = {}
     for e in events:
@@ -309,7 +310,7 @@ def _economy(events: list[dict], max_chars: int) -> str:
     births = [e for e in events if e["kind"] == "birth"]
     if births:
         parts.append("<h4>Agents born</h4>" + _table(["agent", "origin", "parent", "bid", "endowment", "policy"], [
-            [esc(b["payload"].get("agent")), esc(b["payload"].get("origin")), esc(b["payload"].get("parent")),
+            [esc(b.get("agent")), esc(b["payload"].get("origin")), esc(b["payload"].get("parent")),
              esc(b["payload"].get("bid")), esc(b["payload"].get("endowment")),
              cut((b["payload"].get("genome") or {}).get("text") or (b["payload"].get("genome") or {}).get("instruction"),
                  200)] for b in births[:200]]))
@@ -325,21 +326,24 @@ def _economy(events: list[dict], max_chars: int) -> str:
         if auctions:
             body.append("<h4>Winning bids</h4>" + _table(["step", "kind", "winner", "price", "bids"], [
                 [esc(a["payload"].get("step")), esc(a["payload"].get("step_kind")), esc(a["payload"].get("winner")),
-                 esc(a["payload"].get("price")), esc(json.dumps(a["payload"].get("bids")))] for a in auctions[:400]]))
+                 esc(a["payload"].get("price")),
+                 esc(", ".join(str(b["agent"]) + ": " + str(b["bid"]) for b in a["payload"].get("bids") or []))]
+                for a in auctions[:400]]))
         else:
             rows = []
             for e in evs:
                 if e["kind"] == "episode_agents":
-                    for a, x in (e["payload"].get("agents") or {}).items():
-                        rows.append([esc(e.get("round")), esc(a), esc(json.dumps(x.get("wins"))), esc(x.get("paid")),
+                    for x in e["payload"].get("agents") or []:
+                        wins = ", ".join(str(w["step_kind"]) + ": " + str(w["wins"]) for w in x.get("wins") or [])
+                        rows.append([esc(e.get("round")), esc(x["agent"]), esc(wins), esc(x.get("paid")),
                                      esc(x.get("received")), esc(x.get("reward"))])
             if rows:
                 body.append("<h4>Winners (wins per kind of step) and payments</h4>" + _table(
                     ["episode", "agent", "wins", "paid", "received", "reward"], rows[:400]))
         if pop:
             q = pop["payload"]
-            bids = q.get("bids") or {}
             body.append("<h4>Wealth after this block</h4>" + _table(["agent", "wealth (credits)", "bid"], [
-                [esc(a), esc(w), esc(bids.get(a))] for a, w in sorted((q.get("wealth") or {}).items())]))
+                [esc(a["agent"]), esc(a["wealth"]), esc(a["bid"])]
+                for a in sorted(q.get("agents") or [], key=lambda a: a["agent"])]))
         parts.append(f'<details class="sl-episode"><summary>{summary}</summary>{"".join(body)}</details>')
     return "".join(parts)
