@@ -2,22 +2,41 @@
 
 The notebook's first cell tagged ``parameters`` holds defaults; :func:`execute_notebook`
 inserts a cell tagged ``injected-parameters`` right after it (papermill's convention)
-with the overrides, runs every cell with nbclient and writes the executed copy.
+with the overrides, runs every cell with nbclient and writes the executed copy, whose
+charts keep only their static images (:func:`scarce_lab.analysis.figures.static_outputs`).
+
+Which notebooks: those of the checkout the command is called from (the nearest folder
+at or above the working directory with ``pyproject.toml`` and ``scarce_lab/``), else
+those beside this package. The kernel imports that checkout's ``scarce_lab``.
+
+Parameters are checked before anything runs: a name the notebook does not declare is
+an error that lists the declared ones (names are case-sensitive), and a dataset path
+that does not exist is a one-line error naming it.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO_ROOT / "notebooks"
+DATASET_PARAM = re.compile(r"^(?:[A-Z_]*_)?(?:DATASETS?|LABELS)$")
+
+
+class ParameterError(ValueError):
+    """A parameter override the notebook cannot take (unknown name, missing path)."""
 
 
 def project_root(start: str | Path | None = None) -> Path:
     """The nearest folder at or above ``start`` (default: the working directory) that
-    holds ``pyproject.toml``; notebooks use it so that ``data/...`` and ``figures/``
-    resolve the same in JupyterLab, under nbmake and from the CLI.
+    holds ``pyproject.toml`` and ``scarce_lab/``; notebooks use it so that ``data/...``
+    and ``figures/`` resolve the same in JupyterLab, under nbmake and from the CLI.
 
     Raises:
         FileNotFoundError: no such folder above ``start``.
@@ -29,8 +48,49 @@ def project_root(start: str | Path | None = None) -> Path:
     raise FileNotFoundError(f"no scarce_lab project root (pyproject.toml) at or above {here}")
 
 
-def find_notebook(name: str) -> Path:
-    """Resolve ``name`` (a path, a file name, or a number prefix such as ``01``).
+def checkout_root(start: str | Path | None = None) -> Path:
+    """The checkout of :func:`project_root` when there is one, else the folder that holds
+    this package (an installed copy's notebooks)."""
+    try:
+        return project_root(start)
+    except FileNotFoundError:
+        return REPO_ROOT
+
+
+def resolve_path(p: str | Path, start: str | Path | None = None) -> Path:
+    """``p`` as an absolute path: as given when absolute; else relative to the project
+    root above ``start`` (default: working directory) when there is one, else to
+    ``start`` itself (a notebook copied out of the checkout)."""
+    path = Path(p).expanduser()
+    if path.is_absolute():
+        return path
+    try:
+        base = project_root(start)
+    except FileNotFoundError:
+        base = Path(start or Path.cwd()).resolve()
+    return (base / path).resolve()
+
+
+def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None = None) -> Path:
+    """:func:`resolve_path` of a dataset that must exist.
+
+    Raises:
+        FileNotFoundError: one line naming the parameter and the resolved path.
+    """
+    path = resolve_path(p, start)
+    if not path.exists():
+        raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
+    return path
+
+
+def notebooks_dir(start: str | Path | None = None) -> Path:
+    """``notebooks/`` of :func:`checkout_root`."""
+    return checkout_root(start) / "notebooks"
+
+
+def find_notebook(name: str, start: str | Path | None = None) -> Path:
+    """Resolve ``name`` (a path, a file name, or a number prefix such as ``01``) among
+    the notebooks of the checkout at or above ``start`` (:func:`notebooks_dir`).
 
     Raises:
         FileNotFoundError: nothing matches; the message lists the notebooks there are.
@@ -40,13 +100,121 @@ def find_notebook(name: str) -> Path:
         return p
     if p.exists():
         raise FileNotFoundError(f"notebook {name!r} is not a file")
-    matches = sorted(NOTEBOOKS.glob(f"{name}*.ipynb")) if NOTEBOOKS.exists() else []
+    nbdir = notebooks_dir(start)
+    matches = sorted(nbdir.glob(f"{name}*.ipynb")) if nbdir.exists() else []
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         raise FileNotFoundError(f"notebook {name!r} is ambiguous: {', '.join(m.name for m in matches)}")
-    have = ", ".join(x.name for x in sorted(NOTEBOOKS.glob("*.ipynb"))) or "none"
-    raise FileNotFoundError(f"notebook {name!r} not found (notebooks: {have})")
+    have = ", ".join(x.name for x in sorted(nbdir.glob("*.ipynb"))) or "none"
+    raise FileNotFoundError(f"notebook {name!r} not found in {nbdir} (notebooks: {have})")
+
+
+def read_notebook(path: str | Path):
+    """The notebook at ``path`` (nbformat v4 node).
+
+    Raises:
+        ValueError: the file is not a readable notebook (the message names it).
+    """
+    import nbformat
+
+    try:
+        return nbformat.read(Path(path), as_version=4)
+    except Exception as exc:  # noqa: BLE001 - NotJSONError, validation, decoding errors
+        raise ValueError(f"{path}: not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+# -- parameters ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Parameter:
+    """One name assigned in a notebook's ``parameters`` cell."""
+
+    name: str
+    default: str  # the source text of its default value
+    comment: str  # the comment at the end of its line, if any
+
+
+def _parameters_cell(nb) -> Any | None:
+    for c in nb.cells:
+        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", []):
+            return c
+    return None
+
+
+def notebook_parameters(notebook) -> list[Parameter]:
+    """The parameters a notebook declares (top-level assignments in its ``parameters``
+    cell), in order. ``notebook`` is a path or an ``nbformat`` node.
+
+    Raises:
+        ValueError: the parameters cell is not valid Python.
+    """
+    nb = notebook if hasattr(notebook, "cells") else read_notebook(notebook)
+    cell = _parameters_cell(nb)
+    if cell is None:
+        return []
+    src = cell.source
+    try:
+        tree = ast.parse(src)
+    except SyntaxError as exc:
+        raise ValueError(f"parameters cell does not parse: {exc}") from None
+    lines = src.splitlines()
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            line = lines[node.lineno - 1]
+            comment = line.split("#", 1)[1].strip() if "#" in line[node.value.end_col_offset:] else ""
+            default = ast.get_source_segment(src, node.value) or ""
+            out += [Parameter(t.id, default, comment) for t in targets if isinstance(t, ast.Name)]
+    return out
+
+
+def check_parameters(notebook: str | Path, parameters: dict[str, Any],
+                     start: str | Path | None = None) -> dict[str, Any]:
+    """Validate ``parameters`` against the notebook's declared ones and return them with
+    dataset paths (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
+
+    Raises:
+        ParameterError: a name the notebook does not declare (the message lists the
+            declared names; names are case-sensitive), or a dataset path that does not
+            exist (the message names the parameter and the path).
+    """
+    declared = [p.name for p in notebook_parameters(notebook)]
+    unknown = [k for k in parameters if k not in declared]
+    if unknown:
+        hint = []
+        for k in unknown:
+            near = [d for d in declared if d.lower() == k.lower()]
+            hint.append(f"{k!r}" + (f" (did you mean {near[0]!r}? names are case-sensitive)" if near else ""))
+        raise ParameterError(f"{Path(notebook).name} has no parameter {', '.join(hint)}; "
+                             f"its parameters: {', '.join(declared) or 'none'}")
+    out = dict(parameters)
+    for k, v in parameters.items():
+        if not DATASET_PARAM.match(k) or v is None:
+            continue
+        vals = [v] if isinstance(v, str | Path) else list(v)
+        try:
+            paths = [str(dataset_path(x, k, start)) for x in vals]
+        except FileNotFoundError as exc:
+            raise ParameterError(str(exc)) from None
+        out[k] = paths[0] if isinstance(v, str | Path) else paths
+    return out
+
+
+def default_out_dir(notebook: str | Path, parameters: dict[str, Any],
+                    start: str | Path | None = None) -> Path:
+    """``runs/reports/<notebook stem>--<dataset name>-<hash>`` under the checkout: one
+    folder per notebook and dataset (the hash covers the dataset's full path and every
+    parameter, so two datasets with the same folder name never share a folder)."""
+    ds = next((v for k, v in sorted(parameters.items(), key=lambda kv: kv[0] == "LABELS")
+               if DATASET_PARAM.match(k) and v), None)
+    if ds is None:
+        slug = "defaults"
+    else:
+        first = ds if isinstance(ds, str | Path) else ds[0]
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(first).name) or "dataset"
+    digest = hashlib.sha256(repr(sorted((k, str(v)) for k, v in parameters.items())).encode()).hexdigest()[:8]
+    return checkout_root(start) / "runs" / "reports" / f"{Path(notebook).stem}--{slug}-{digest}"
 
 
 def inject_parameters(nb, parameters: dict[str, Any]):
@@ -77,25 +245,29 @@ def execute_notebook(
     """Run ``notebook`` with ``parameters`` and write the executed copy to ``output``.
 
     Cells run with the working directory ``cwd`` (default: the notebook's folder, as in
-    JupyterLab and nbmake; notebooks resolve paths with :func:`project_root`).
+    JupyterLab and nbmake). The kernel's ``PYTHONPATH`` starts with the notebook's
+    checkout, so it runs that checkout's ``scarce_lab``. Chart outputs keep only their
+    static image in the written copy.
 
     Raises:
         FileNotFoundError: the notebook does not exist.
         ValueError: the file is not a readable notebook (the message names it).
         nbclient.exceptions.CellExecutionError: a cell failed (its traceback is in the
-            message).
+            message; the executed copy is written all the same).
     """
     import nbformat
     from nbclient import NotebookClient
 
+    from .analysis.figures import static_outputs
+
     path = find_notebook(str(notebook))
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as exc:  # noqa: BLE001 - NotJSONError, validation, decoding errors
-        raise ValueError(f"{path}: not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
+    nb = read_notebook(path)
     if parameters:
         nb = inject_parameters(nb, parameters)
     out = Path(output) if output else path.with_name(path.stem + ".executed.ipynb")
+    env = dict(os.environ)
+    root = checkout_root(path.parent)
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (str(root), env.get("PYTHONPATH", "")) if x)
     client = NotebookClient(
         nb,
         timeout=timeout_s,
@@ -103,8 +275,9 @@ def execute_notebook(
         resources={"metadata": {"path": str(cwd or path.parent)}},
     )
     try:
-        client.execute()
+        client.execute(env=env)
     finally:
+        static_outputs(nb)
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, out)
     return out

@@ -1,4 +1,7 @@
-"""Build notebooks/01_sovsim_power_conditions.ipynb (no outputs)."""
+"""Build notebooks/01_sovsim_power_conditions.ipynb (no outputs).
+
+Run from anywhere: ``.venv/bin/python scripts/build_notebook_01_sovsim.py``.
+"""
 from pathlib import Path
 
 import nbformat as nbf
@@ -14,30 +17,32 @@ cells = [
        "directories, SovSim's released `rationales.json` files or GovSim `log_env.json` runs.\n\n"
        "Make the data with `scarce-lab run sovsim --condition all --model embedded/smollm2 --simulations 5 --out data/sovsim`."),
     code('# Parameters (papermill)\n'
-         'DATASET = "data/sovsim"      # relative to the repository root, or absolute\n'
+         'DATASET = "data/sovsim"      # relative paths: to the repository root (or to this folder outside a checkout)\n'
          'MODELS = None                # e.g. ["embedded/smollm2", "scripted/sustainable"]; None = all\n'
          'PRESET = "sovsim"            # metric conventions: sovsim | govsim\n'
          'STRICT = False               # strict survival: no collapse at all\n'
-         'TRAJ_MODEL = None            # model for the trajectory figure; None = the one with most data\n'
-         'OUT_DIR = "figures"          # relative to the repository root\n'
+         'TRAJ_MODELS = None           # models of the trajectory figure; None = LLM models with a surviving run\n'
+         'TRAJ_CONDITION = "kcpr"      # condition of the trajectory figure (SovSim Figure 4: kcpr)\n'
+         'TRAJ_SIMULATIONS = None      # simulation numbers, e.g. [0, 3]; None = first surviving one per model\n'
+         'OUT_DIR = "figures/01_sovsim_power_conditions"  # where figures and tables are written\n'
          'SHARED_DATA = "../shared/data"  # published layouts, if present', metadata={"tags": ["parameters"]}),
-    code("from pathlib import Path\n\n"
-         "import polars as pl\n"
+    code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
          "from scarce_lab.analysis import sovsim as metrics\n"
          "from scarce_lab.analysis import sovsim_charts as charts\n"
-         "from scarce_lab.analysis.figures import save_chart, save_table\n"
-         "from scarce_lab.data.tables.sovsim import load_agent_rounds\n\n"
-         "ROOT = Path.cwd() if (Path.cwd() / 'scarce_lab').is_dir() else Path.cwd().parent\n"
-         "resolve = lambda p: Path(p) if Path(p).is_absolute() else ROOT / p\n"
-         "OUT = resolve(OUT_DIR)\n"
-         "df = load_agent_rounds(resolve(DATASET))\n"
+         "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
+         "from scarce_lab.data.tables.sovsim import load_agent_rounds\n"
+         "from scarce_lab.reporting import dataset_path, resolve_path\n\n"
+         "enable_offline_charts()  # interactive charts without network, plus a static PNG\n"
+         "OUT = resolve_path(OUT_DIR)\n"
+         "df = load_agent_rounds(dataset_path(DATASET))\n"
          "if MODELS:\n"
          "    df = df.filter(pl.col('model').is_in(MODELS))\n"
          "conv = metrics.convention(PRESET, strict_survival=STRICT)\n"
          "per_sim = metrics.simulation_metrics(df, conv)\n"
          "summary = metrics.summarize(per_sim, conv=conv)\n"
-         "print(f\"{df.height} agent-rounds, {per_sim.height} finished simulations, models: {sorted(df['model'].unique())}\")"),
+         "print(f\"{dataset_path(DATASET)}: {df.height} agent-rounds, {per_sim.height} finished simulations, \"\n"
+         "      f\"models: {sorted(df['model'].unique())}; figures and tables go to {OUT}\")"),
     md("## Table 1: all metrics, mean [95% CI] per model and condition\n\n"
        "t-intervals for means, Wilson for the survival rate, percentile bootstrap for the relative "
        "survival drop from CPR. Survival is lenient (reached the last round) unless `STRICT`."),
@@ -46,23 +51,29 @@ cells = [
          "save_table(summary, 'sovsim_table1_values', OUT)\n"
          "display(Markdown(metrics.format_table(summary)))"),
     code("display(Markdown(charts.survival_sentence(summary)))"),
-    md("## Pool dynamics per condition"),
-    code("chart = charts.pool_dynamics_chart(df)\n"
+    md("## Figure 3: pool dynamics per model and condition\n\n"
+       "One panel per model and condition: the mean pool (line) with its 95% band over simulations, "
+       "and the collapse threshold (dashed)."),
+    code("chart = charts.pool_dynamics_chart(df, conv)\n"
          "save_chart(chart, 'sovsim_pool_dynamics', OUT)\n"
          "chart"),
     code("display(Markdown(charts.pool_sentence(df)))"),
-    md("## Agent-level extraction trajectories (leader: thick line, diamonds)"),
-    code("traj_model = TRAJ_MODEL or charts.busiest_model(df)\n"
-         "chart = charts.trajectories_chart(df, traj_model)\n"
+    md("## Figure 4: agent trajectories with the pool\n\n"
+       "Each agent's extraction per round under the pool, for surviving simulations of "
+       "`TRAJ_CONDITION` (the leader moves after seeing the others' extractions, so its line shows "
+       "how much of the remainder it takes). Each panel names its simulation and run."),
+    code("chart = charts.trajectories_chart(df, per_sim, TRAJ_MODELS, condition=TRAJ_CONDITION,\n"
+         "                                  simulations=TRAJ_SIMULATIONS)\n"
          "save_chart(chart, 'sovsim_trajectories', OUT)\n"
          "chart"),
-    md("Each panel shows one simulation; in BCPR/KCPR/KCPR-M the leader moves after seeing the "
-       "others' extractions, so its line shows how much of the remainder it takes."),
     md("## Leader extraction rate vs survival time"),
     code("chart = charts.leader_rate_chart(per_sim)\n"
          "save_chart(chart, 'sovsim_leader_rate_vs_survival', OUT)\n"
-         "display(Markdown(charts.correlation_sentence(per_sim)))\n"
-         "chart"),
+         "corr = charts.correlation_table(per_sim)\n"
+         "save_table(corr, 'sovsim_leader_rate_correlation', OUT)\n"
+         "display(chart)\n"
+         "display(Markdown(markdown_table(corr, float_digits=2)))\n"
+         "display(Markdown(charts.correlation_sentence(per_sim)))"),
     md("## KCPR-M: distribution of the king's misreports"),
     code("chart = charts.misreport_chart(df)\n"
          "save_chart(chart, 'sovsim_misreports', OUT)\n"
@@ -72,7 +83,7 @@ cells = [
        "SovSim's released `rationales.json` layout (here a hand-made format sample, not real "
        "behaviour) with the `sovsim` preset, and GovSim fishing logs with the `govsim` preset "
        "(5 fishers, efficiency benchmark 600, over-usage above pool/2/5, collapse below 5)."),
-    code("shared = resolve(SHARED_DATA)\n"
+    code("shared = resolve_path(SHARED_DATA)\n"
          "for name, preset in [('sovsim_format_sample', 'sovsim'), ('govsim_fishing_v7', 'govsim')]:\n"
          "    path = shared / name\n"
          "    if not path.exists():\n"
@@ -83,6 +94,8 @@ cells = [
          "    display(Markdown(charts.survival_sentence(s)))"),
 ]
 nb.cells = cells
+for i, c in enumerate(nb.cells):  # stable ids: rebuilding changes nothing in git
+    c["id"] = f"c{i:02d}"
 nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
 nb.metadata["language_info"] = {"name": "python"}
 nbf.write(nb, str(Path(__file__).resolve().parents[1] / "notebooks" / "01_sovsim_power_conditions.ipynb"))

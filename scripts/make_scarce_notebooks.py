@@ -23,19 +23,18 @@ CAVEAT = (
 )
 
 PRELUDE = (
-    "from pathlib import Path\n\n"
     "import polars as pl\n"
     "from IPython.display import Markdown, display\n\n"
     "from scarce_lab.analysis import scarce_experiments as X\n"
-    "from scarce_lab.analysis.figures import markdown_table, save_chart, save_table\n"
-    "from scarce_lab.reporting import project_root\n\n"
-    "ROOT = project_root()\n"
-    "resolve = lambda p: Path(p) if Path(p).is_absolute() else ROOT / p\n"
-    "OUT = resolve(OUT_DIR)\n"
+    "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
+    "from scarce_lab.reporting import dataset_path, resolve_path\n\n"
+    "enable_offline_charts()  # interactive charts without network, plus a static PNG\n"
+    "resolve = resolve_path  # relative paths: to the repository root (or this folder outside a checkout)\n"
+    "OUT = resolve_path(OUT_DIR)\n"
     "say = lambda text: display(Markdown(text))\n"
     "show = lambda df: display(Markdown(markdown_table(df, float_digits=2)))\n"
-    "T = X.load_scarce([resolve(p) for p in DATASETS])\n"
-    "print(T)\n"
+    "T = X.load_scarce([dataset_path(p, 'DATASETS') for p in DATASETS])\n"
+    "print(T, '; figures and tables go to', OUT)\n"
     "print('negotiators:', sorted(T.settings['negotiator'].unique()))"
 )
 
@@ -68,6 +67,12 @@ def table(df_expr: str, name: str, cols: str | None = None) -> str:
 
 def write(name: str, cells: list) -> None:
     nb = nbf.v4.new_notebook()
+    stem = name.removesuffix(".ipynb")
+    for i, c in enumerate(cells):
+        c["id"] = f"c{i:02d}"  # stable ids: rebuilding changes nothing in git
+        if "parameters" in c.metadata.get("tags", []):
+            c.source = c.source.replace('OUT_DIR = "figures"', f'OUT_DIR = "figures/{stem}"  # where figures and tables go')
+            assert f"figures/{stem}" in c.source, name
     nb.cells = cells
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -142,7 +147,7 @@ write("02_scarce_models_tactics.ipynb", [
          "    last = res.filter((pl.col('measure') == m) & (pl.col('stage') == res['stage'].max()))\n"
          "    say(X.describe_extremes(last, ['model'], f'{m} in the last stage'))\n"
          "chart = X.ci_chart(res, 'stage', color='model', column='measure', kind='line',\n"
-         "                   title='Language drift over stages', width=180)\n"
+         "                   title='Language drift over stages', width=180, ci='95% t-interval over runs')\n"
          "save_chart(chart, 'scarce_language_drift', OUT)\n"
          "chart"),
 ])
@@ -367,7 +372,8 @@ write("06_auction_dynamics.ipynb", [
          "for m in ('deadline_misses', 'mean_partial_score', 'total_queue_wait_s'):\n"
          "    say(X.describe_extremes(cmp.filter(pl.col('metric') == m), ['scheduler'], m.replace('_', ' ') + ' per run'))\n"
          "chart = X.ci_chart(cmp, 'scheduler', column='metric', x_sort=['ballots', 'fifo', 'sjf', 'edf', 'highest-bid'],\n"
-         "                   title=f'Collective outcomes per run (negotiator {NEGOTIATOR})', width=170)\n"
+         "                   title=f'Collective outcomes per run (negotiator {NEGOTIATOR})', width=170,\n"
+         "                   ci='95% t-interval over runs')\n"
          "save_chart(chart, 'scarce_scheduler_comparison', OUT)\n"
          "chart"),
 ])

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from scarce_lab.data.events import scarce as ev
 from scarce_lab.data.recorder import RunRecorder
 from scarce_lab.data.schema import RunManifest
 from scarce_lab.judge.units import units_from_frame, units_from_path, units_to_frame
@@ -222,7 +223,7 @@ def test_parquet_is_read_with_the_same_row_rules(tmp_path):
 
 def make_scarce_run(root: Path) -> Path:
     """A two-contention, two-worker SCARCE run written with RunRecorder in the event
-    layout documented in scarce_lab.data.tables.scarce (declaration, reasoning,
+    typed events of scarce_lab.data.events.scarce (declaration, reasoning,
     private_message, schedule). Returns the run directory."""
     m = RunManifest(
         run_id="tiny",
@@ -254,87 +255,24 @@ def make_scarce_run(root: Path) -> Path:
         },
     }
     for k in (1, 2):
-        rec.emit(
-            "contention_start",
-            round=k,
-            phase="start",
-            payload={
-                "subrun": 0,
-                "participants": ["w0", "w1"],
-                "queue": q,
-                "scheduler": "negotiation",
-            },
-        )
+        rec.emit(ev.ContentionStart(subrun=0, participants=["w0", "w1"], queue=[ev.QueueEntry(**x) for x in q],
+                                    scheduler="negotiation"), round=k, phase="start")
         for w, bid in (("w0", 10), ("w1", 5)):
-            rec.emit(
-                "declaration",
-                round=k,
-                phase="declaration",
-                agent=w,
-                payload={
-                    "subrun": 0,
-                    "desired_position": 1,
-                    "desired_duration_seconds": 60 if w == "w0" else 30,
-                    "bid_price": bid,
-                    "violation": None,
-                    "fallback_used": False,
-                },
-            )
+            rec.emit(ev.Declaration(subrun=0, desired_position=1, desired_duration_seconds=60 if w == "w0" else 30,
+                                    bid_price=bid), round=k, phase="declaration", agent=w)
         for w in ("w0", "w1"):
-            rec.emit(
-                "reasoning",
-                round=k,
-                phase="reasoning",
-                agent=w,
-                payload={"subrun": 0, "text": texts[k][w][0], "visibility": "public"},
-            )
+            rec.emit(ev.Reasoning(subrun=0, text=texts[k][w][0]), round=k, phase="reasoning", agent=w)
         for w in ("w0", "w1"):
             msg = texts[k][w][1]
             if msg:
-                rec.emit(
-                    "private_message",
-                    round=k,
-                    phase="private",
-                    agent=w,
-                    payload={
-                        "subrun": 0,
-                        "sender": w,
-                        "recipient": msg["to"],
-                        "text": msg["text"],
-                        "round": 1,
-                        "visible_to": [w, msg["to"]],
-                        "violation": None,
-                    },
-                )
+                rec.emit(ev.PrivateMessage(subrun=0, sender=w, recipient=msg["to"], text=msg["text"], private_round=1),
+                         round=k, phase="private", agent=w, visible_to=[w, msg["to"]])
         first = "w0" if k == 1 else "w1"
         second = "w1" if k == 1 else "w0"
-        rec.emit(
-            "schedule",
-            round=k,
-            phase="schedule",
-            payload={
-                "subrun": 0,
-                "rule": "borda",
-                "allocations": [
-                    {
-                        "worker": first,
-                        "position": 1,
-                        "duration_s": 60,
-                        "price": 10,
-                        "borda": 2,
-                        "first_votes": 2,
-                    },
-                    {
-                        "worker": second,
-                        "position": 2,
-                        "duration_s": 30,
-                        "price": 5,
-                        "borda": 1,
-                        "first_votes": 0,
-                    },
-                ],
-            },
-        )
+        rec.emit(ev.Schedule(subrun=0, rule="borda", random_tiebreak=False, negotiation_s=0.0, allocations=[
+            ev.Allocation(worker=first, position=1, duration_s=60, price=10, borda=2, first_votes=2),
+            ev.Allocation(worker=second, position=2, duration_s=30, price=5, borda=1, first_votes=0),
+        ]), round=k, phase="schedule")
         rec.commit_round(k)
     rec.finish()
     return root / "tiny"

@@ -235,78 +235,179 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
 
 
 # -- charts (altair; imported lazily) -------------------------------------------------
+_T_SEEDS = "95% t-interval over seeds, clipped to [0, 1]"
+CONDITION_LABELS = {"none": "full economy", "no-auction": "no auction", "no-exploration": "no exploration",
+                    "no-exploitation": "no exploitation"}
+
+
+def condition_label(c: str) -> str:
+    """Readable name of an ablation code (``none`` -> ``full economy``)."""
+    return CONDITION_LABELS.get(c, c.replace("-", " ").replace("_", " "))
+
+
+def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    codes = sorted(set(df["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c))
+    return (df.with_columns(pl.col("condition").map_elements(condition_label, return_dtype=pl.String)),
+            [condition_label(c) for c in codes])
+
+
 def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"):
-    """Mean solve rate per window with a 95% band over seeds, one colour per condition."""
+    """Mean solve rate per window (line) with its 95% t-band over seeds, one panel per
+    condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    base = alt.Chart(curve).encode(
-        x=alt.X("window_start:Q", title="training episode"),
-        color=alt.Color("condition:N", title="condition"),
-    )
-    band = base.mark_area(opacity=0.2).encode(y="solve_rate_lo:Q", y2="solve_rate_hi:Q")
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("solve_rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]))
-    )
-    return (band + line).properties(width=420, height=260, title=title)
+    from .figures import NoFigure, caption, chart_data, titled
+
+    if curve.height == 0:
+        return NoFigure("no training episodes")
+    d, order = _readable_conditions(chart_data(curve))
+    base = alt.Chart(d).encode(x=alt.X("window_start:Q", title="Training episode (window start)"))
+    band = base.mark_area(color="#9ecae1", opacity=0.7).encode(
+        y=alt.Y("solve_rate_lo:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])), y2="solve_rate_hi:Q")
+    line = base.mark_line(color="#08519c").encode(
+        y="solve_rate:Q", tooltip=["condition", "window_start", alt.Tooltip("solve_rate:Q", format=".2f"), "n_runs"])
+    chart = (band + line).properties(width=200, height=150).facet(
+        facet=alt.Facet("condition:N", title=None, sort=order), columns=4)
+    n = int(d["n_runs"].max())
+    return titled(chart, title, caption(f"Line: mean over seeds; band: {_T_SEEDS}", f"n = up to {n} seeds per condition"))
 
 
 def ablation_chart(table: pl.DataFrame):
-    """Solve rate (mean and 95% CI over seeds) per condition: last fifth of training and
-    frozen evaluation."""
+    """Solve rate (mean and 95% CI over seeds) per condition: first and last fifth of
+    training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
+
+    from .figures import NoFigure, caption, chart_data, titled
 
     rows = []
     for r in table.iter_rows(named=True):
         for col, label in (("first_fifth", "first fifth"), ("last_fifth", "last fifth"), ("eval", "frozen eval")):
             rows.append({"condition": r["condition"], "period": label, "rate": r[col],
-                         "lo": r[f"{col}_lo"], "hi": r[f"{col}_hi"]})
-    df = pl.DataFrame(rows)
+                         "lo": r[f"{col}_lo"], "hi": r[f"{col}_hi"], "n_runs": r["n_runs"]})
+    if not rows:
+        return NoFigure("no runs")
+    df, order = _readable_conditions(chart_data(pl.DataFrame(rows)))
     base = alt.Chart(df).encode(
         x=alt.X("period:N", title=None, sort=["first fifth", "last fifth", "frozen eval"]),
-        color=alt.Color("period:N", legend=None),
+        color=alt.Color("period:N", title="Period", sort=["first fifth", "last fifth", "frozen eval"]),
     )
-    pts = base.mark_point(filled=True, size=60).encode(
-        y=alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]))
-    )
-    bars = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
-    return (bars + pts).properties(width=120, height=220).facet(column=alt.Column("condition:N", title=None))
+    pts = base.mark_point(filled=True, size=60, opacity=1).encode(
+        y=alt.Y("rate:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["condition", "period", alt.Tooltip("rate:Q", format=".2f"), "n_runs"])
+    bars = base.mark_rule(strokeWidth=2).encode(y="lo:Q", y2="hi:Q")
+    chart = (bars + pts).properties(width=120, height=200).facet(
+        column=alt.Column("condition:N", title=None, sort=order))
+    return titled(chart, "Solve rate by ablation", caption(
+        f"Point: mean over seeds; bar: {_T_SEEDS}", f"n = {int(df['n_runs'].max())} seeds per condition"))
 
 
 def population_chart(dyn: pl.DataFrame):
-    """Population size and wealth Gini over training (mean over seeds per condition)."""
+    """Living agents and wealth Gini over training (mean over seeds), one colour per
+    condition. Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    base = alt.Chart(dyn).encode(x=alt.X("round:Q", title="training episode"), color="condition:N")
-    size = base.mark_line().encode(y=alt.Y("size:Q", title="living agents")).properties(width=320, height=200)
-    g = base.mark_line().encode(y=alt.Y("gini:Q", title="wealth Gini")).properties(width=320, height=200)
-    return alt.hconcat(size, g)
+    from .figures import NoFigure, caption, chart_data, titled
+
+    if dyn.height == 0:
+        return NoFigure("no population snapshots")
+    d, order = _readable_conditions(chart_data(dyn))
+    color = alt.Color("condition:N", title="Condition", sort=order)
+    base = alt.Chart(d).encode(x=alt.X("round:Q", title="Training episode"), color=color)
+    size = base.mark_line().encode(y=alt.Y("size:Q", title="Living agents"),
+                                   tooltip=["condition", "round", alt.Tooltip("size:Q", format=".1f")]
+                                   ).properties(width=320, height=200)
+    g = base.mark_line().encode(y=alt.Y("gini:Q", title="Wealth Gini (0 = equal)", scale=alt.Scale(domain=[0, 1])),
+                                tooltip=["condition", "round", alt.Tooltip("gini:Q", format=".2f")]
+                                ).properties(width=320, height=200)
+    n = int(d["n_runs"].max()) if "n_runs" in d.columns and d["n_runs"].max() is not None else None
+    return titled(alt.hconcat(size, g), "Population and wealth inequality",
+                  caption("Mean over seeds (no interval)", f"n = up to {n} seeds" if n else ""))
 
 
 def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     """Heat map for one run: for each of its top agents, the share of the agent's wins
-    that fall in each kind of step (rows sum to 1: a dark single cell = a specialist)."""
+    that fall in each kind of step (rows sum to 1: a dark single cell = a specialist).
+    Returns ``NoFigure`` when the run has no wins."""
     import altair as alt
 
-    df = spec.filter(pl.col("run_id") == run_id)
+    from .figures import NoFigure, caption, chart_data, titled
+
+    df = chart_data(spec.filter(pl.col("run_id") == run_id))
+    if df.height == 0:
+        return NoFigure(f"run {run_id} has no wins to show")
     label = "label" if "label" in df.columns else "agent"
-    return alt.Chart(df).mark_rect().encode(
-        x=alt.X("step_kind:N", title="kind of step"),
-        y=alt.Y(f"{label}:N", title="agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending")),
-        color=alt.Color("share_of_agent:Q", title="share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
-        tooltip=["agent", "step_kind", "wins", "share_of_agent", "share_of_kind"],
-    ).properties(width=220, height=20 * max(1, df["agent"].n_unique()), title=run_id)
+    chart = alt.Chart(df).mark_rect().encode(
+        x=alt.X("step_kind:N", title="Kind of step"),
+        y=alt.Y(f"{label}:N", title="Agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending")),
+        color=alt.Color("share_of_agent:Q", title="Share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["agent", "step_kind", "wins", alt.Tooltip("share_of_agent:Q", format=".2f"),
+                 alt.Tooltip("share_of_kind:Q", format=".2f")],
+    ).properties(width=220, height=20 * max(1, df["agent"].n_unique()))
+    return titled(chart, "Who wins which kind of step", caption(
+        f"Run {run_id}", f"top {df['agent'].n_unique()} agents by wins; each row sums to 1"))
 
 
 def bid_convergence_chart(conv: pl.DataFrame):
-    """Mean bid paid per win and realised value per win over training, per condition."""
+    """Mean bid paid per win and realised value per win over training, per condition.
+    Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    long = conv.select("condition", "window_start", "bid_per_win", "realised_per_win").unpivot(
+    from .figures import NoFigure, caption, chart_data, titled
+
+    if conv.height == 0:
+        return NoFigure("no winning agents in training")
+    d, order = _readable_conditions(chart_data(conv))
+    long = d.select("condition", "window_start", "bid_per_win", "realised_per_win").unpivot(
         index=["condition", "window_start"], variable_name="quantity", value_name="credits"
-    )
-    return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("window_start:Q", title="training episode"),
-        y=alt.Y("credits:Q", title="credits per win"),
-        color="quantity:N",
-        strokeDash="quantity:N",
-    ).properties(width=180, height=180).facet(column=alt.Column("condition:N", title=None))
+    ).with_columns(pl.col("quantity").replace_strict(
+        {"bid_per_win": "bid paid per win", "realised_per_win": "value realised per win"}))
+    chart = alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("window_start:Q", title="Training episode (window start)"),
+        y=alt.Y("credits:Q", title="Credits per win"),
+        color=alt.Color("quantity:N", title=None),
+        strokeDash=alt.StrokeDash("quantity:N", title=None),
+        tooltip=["condition", "window_start", "quantity", alt.Tooltip("credits:Q", format=".1f")],
+    ).properties(width=180, height=180).facet(column=alt.Column("condition:N", title=None, sort=order))
+    return titled(chart, "Bids converge towards realised value", caption(
+        "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
+
+
+# -- computed one-sentence readings (deterministic: conditions in ablation order) -----------
+def ablation_sentence(table: pl.DataFrame) -> str:
+    """The full economy's solve rate early, late and in evaluation against each ablation's
+    evaluation rate, with the number of seeds (computed from ``ablation_table``)."""
+    rows = {r["condition"]: r for r in table.iter_rows(named=True)}
+    full = rows.get("none")
+    if full is None:
+        return "No full-economy runs (condition `none`) in this dataset."
+    fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+    others = [f"{fmt(rows[c]['eval'])} with {condition_label(c)}"
+              for c in sorted(rows, key=lambda c: (_COND_ORDER.get(c, 9), c)) if c != "none"]
+    return (f"The full economy solves {fmt(full['first_fifth'])} of episodes in the first fifth of training, "
+            f"{fmt(full['last_fifth'])} in the last fifth and {fmt(full['eval'])} in frozen evaluation"
+            + (f"; in evaluation: {', '.join(others)}" if others else "")
+            + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
+
+
+def learning_sentence(curve: pl.DataFrame) -> str:
+    """Each condition's mean solve rate in its first and last window (computed)."""
+    if curve.height == 0:
+        return "No training episodes."
+    parts = []
+    for c in sorted(set(curve["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c)):
+        g = curve.filter(pl.col("condition") == c).sort("window_start")
+        parts.append(f"{condition_label(c)} {g['solve_rate'][0]:.2f} -> {g['solve_rate'][-1]:.2f}")
+    return "Mean solve rate, first window -> last window: " + "; ".join(parts) + "."
+
+
+def population_sentence(dyn: pl.DataFrame) -> str:
+    """Living agents and wealth Gini at the end of training per condition (computed)."""
+    if dyn.height == 0:
+        return "No population snapshots."
+    parts = []
+    for c in sorted(set(dyn["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c)):
+        g = dyn.filter(pl.col("condition") == c).sort("round")
+        gini_last = g["gini"].drop_nulls()
+        gtxt = f", wealth Gini {gini_last[-1]:.2f}" if gini_last.len() else ", no wealth left to compare"
+        parts.append(f"{condition_label(c)}: {g['size'][-1]:.0f} agents{gtxt}")
+    return "At the end of training (mean over seeds): " + "; ".join(parts) + "."

@@ -665,14 +665,17 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
                       scope: str = "In this dataset") -> str:
     """One sentence naming the groups with the highest and lowest ``value`` of a result
     frame (with their intervals), e.g. for a notebook's interpretation line. Says so
-    when there is nothing to compare."""
+    when there is nothing to compare. Ties are broken deterministically: among equal
+    values the group first in ascending order of ``keys`` is named (the sentence says how
+    many groups tie)."""
     d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     if d.height == 0:
         return f"{scope}, there is no data for {what}."
     d = with_ci_text(d, digits)
     name = lambda r: ", ".join(f"{k}={r[k]}" for k in keys) or "all"  # noqa: E731
-    hi = d.sort("value", descending=True).row(0, named=True)
-    lo = d.sort("value").row(0, named=True)
+    order = [str(k) for k in keys]
+    hi = d.sort(["value", *order], descending=[True] + [False] * len(order), nulls_last=True).row(0, named=True)
+    lo = d.sort(["value", *order], nulls_last=True).row(0, named=True)
     runs = int(d["runs"].max() or 0)
     if d.height == 1 or hi["value"] == lo["value"]:
         where = f"for {name(hi)}" if d.height == 1 else f"in every group ({d.height} groups)"
@@ -734,33 +737,4 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
 
 
 # -- charts ----------------------------------------------------------------------------
-def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
-             row: str | None = None, kind: str = "bar", title: str = "", y_title: str = "value",
-             x_sort: Sequence | None = None, width: int = 220, height: int = 180):
-    """An altair chart of a result frame: ``value`` as points/bars/lines over ``x`` with
-    ``lo``-``hi`` error bars (95 % CI), optionally coloured and faceted.
-    ``kind``: ``"bar"`` (points with error bars, x nominal) or ``"line"`` (x ordinal)."""
-    import altair as alt
-
-    d = df.filter(pl.col("value").is_not_null()).to_pandas()
-    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=list(x_sort) if x_sort else None, title=x)
-    enc = {"x": xenc}
-    if color:
-        enc["color"] = alt.Color(f"{color}:N")
-        enc["xOffset"] = alt.XOffset(f"{color}:N") if kind == "bar" else alt.XOffset()
-    if kind == "line":
-        enc.pop("xOffset", None)
-    base = alt.Chart(d).encode(**enc)
-    mark = (base.mark_line(point=True) if kind == "line" else base.mark_point(filled=True, size=60))
-    y = alt.Y("value:Q", title=y_title)
-    err = base.mark_errorbar().encode(y=alt.Y("lo:Q", title=y_title), y2="hi:Q")
-    tips = [c for c in (x, color, column, row, "value", "lo", "hi", "n", "runs") if c and c in d.columns]
-    layer = alt.layer(mark.encode(y=y, tooltip=tips), err).properties(width=width, height=height)
-    if column or row:
-        facet = {}
-        if column:
-            facet["column"] = alt.Column(f"{column}:N")
-        if row:
-            facet["row"] = alt.Row(f"{row}:N")
-        layer = layer.facet(**facet).resolve_scale(y="independent")
-    return layer.properties(title=title) if title else layer
+from .scarce_charts import ci_chart  # noqa: E402,F401  (kept here: notebooks call X.ci_chart)

@@ -1,8 +1,14 @@
-"""Altair charts and one-sentence readings for the SovSim notebook.
+"""Altair charts and one-sentence readings for the SovSim notebook (paper figures 3-4).
 
-Every function takes polars frames from :mod:`scarce_lab.analysis.sovsim` (or the
-agent-round table) and returns an ``altair.Chart`` or a sentence; saving is done by
-``scarce_lab.analysis.figures.save_chart``.
+Every function takes polars frames from :mod:`scarce_lab.analysis.sovsim` (the
+agent-round table, or per-simulation metrics) and returns an ``altair`` chart, a
+:class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
+or a sentence. Charts follow one standard: readable condition and model names, units on
+the axes, legends that match the marks, small multiples instead of overplotting, and a
+caption line (models, n, interval method). Saving: ``figures.save_chart``.
+
+Computed sentences are deterministic: ties are broken by the order CPR, BCPR, KCPR,
+KCPR-M (then alphabetically), as each sentence's docstring says.
 """
 
 from __future__ import annotations
@@ -10,15 +16,49 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .sovsim import CONDITION_ORDER, METRICS, leader_rate_vs_survival, misreports, pool_band
+from .figures import NoFigure, caption, chart_data, titled
+from .sovsim import (
+    CONDITION_ORDER,
+    METRICS,
+    Convention,
+    leader_rate_vs_survival,
+    misreports,
+    pool_band,
+)
 
-_ROUND_AXIS = alt.Axis(values=list(range(1, 13)), format="d")
-_ROUND_SCALE = alt.Scale(domain=[1, 12])
+CONDITION_LABELS = {
+    "cpr": "CPR (symmetric)",
+    "bcpr": "BCPR (boss)",
+    "kcpr": "KCPR (king)",
+    "kcpr_m": "KCPR-M (king may misreport)",
+}
+T_BAND = "95% t-interval over simulations"
+
+
+def condition_label(c: str) -> str:
+    """Readable name of a condition code (``kcpr_m`` -> ``KCPR-M (king may misreport)``);
+    unknown codes are returned unchanged."""
+    return CONDITION_LABELS.get(c, c)
 
 
 def _conditions(df: pl.DataFrame) -> list[str]:
     present = df["condition"].unique().to_list()
     return [c for c in CONDITION_ORDER if c in present] + sorted(c for c in present if c not in CONDITION_ORDER)
+
+
+def _cond_rank(c: str) -> tuple[int, str]:
+    return (CONDITION_ORDER.index(c), c) if c in CONDITION_ORDER else (len(CONDITION_ORDER), c)
+
+
+def _labelled(df: pl.DataFrame) -> pl.DataFrame:
+    return df.with_columns(
+        condition_label=pl.col("condition").replace_strict(CONDITION_LABELS, default=pl.col("condition"))
+    )
+
+
+def _models_text(models: list[str], limit: int = 6) -> str:
+    ms = sorted(models)
+    return "models: " + (", ".join(ms) if len(ms) <= limit else ", ".join(ms[:limit]) + f" and {len(ms) - limit} more")
 
 
 def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
@@ -38,26 +78,48 @@ def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def pool_dynamics_chart(df: pl.DataFrame) -> alt.Chart:
-    """Mean pool at the start of each round with a 95% band, per model, one panel per condition.
-
-    The band is clipped to the feasible range [0, largest pool in the data]."""
+# -- Figure 3: pool dynamics ------------------------------------------------------------
+def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt.FacetChart | NoFigure:
+    """SovSim Figure 3: mean pool at the start of each round (line) with its 95%
+    t-band over simulations, one panel per model (rows) and condition (columns), and the
+    collapse threshold as a dashed red line (``conv.collapse_threshold``, default the
+    SovSim preset's 12 units). A collapsed pool counts as 0 in the rounds after its
+    collapse (:func:`scarce_lab.analysis.sovsim.pool_dynamics`); the band is clipped to
+    [0, largest pool in the data]."""
+    if df.height == 0:
+        return NoFigure("the dataset has no agent-rounds")
+    threshold = (conv or Convention()).collapse_threshold
     top = float(df["pool_before"].max() or 0.0)
-    band = pool_band(df).with_columns(
+    band = _labelled(chart_data(pool_band(df).with_columns(
         pl.col("ci_low").fill_null(pl.col("mean")).clip(0.0, top),
         pl.col("ci_high").fill_null(pl.col("mean")).clip(0.0, top),
+    ))).with_columns(threshold=pl.lit(threshold))
+    rounds = int(band["round"].max())
+    x = alt.X("round:Q", title="Round", scale=alt.Scale(domain=[1, rounds]),
+              axis=alt.Axis(values=list(range(1, rounds + 1, 2 if rounds > 12 else 1)), format="d"))
+    y_scale = alt.Scale(domain=[0, max(top, threshold) * 1.05])
+    base = alt.Chart(band).encode(x=x)
+    area = base.mark_area(color="#9ecae1", opacity=0.6).encode(
+        y=alt.Y("ci_low:Q", title="Pool (units)", scale=y_scale), y2="ci_high:Q")
+    line = base.mark_line(color="#08519c", point=alt.OverlayMarkDef(color="#08519c", size=18)).encode(
+        y="mean:Q", tooltip=["model", "condition_label", "round", "n",
+                             alt.Tooltip("mean:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
+                             alt.Tooltip("ci_high:Q", format=".1f")])
+    rule = alt.Chart(band).mark_rule(color="#cb181d", strokeDash=[4, 3]).encode(y="threshold:Q")
+    n_lo, n_hi = int(band["n"].min()), int(band["n"].max())
+    n_text = f"n = {n_lo} simulations per panel" if n_lo == n_hi else f"n = {n_lo} to {n_hi} simulations per panel"
+    chart = (area + rule + line).properties(width=150, height=95).facet(
+        column=alt.Column("condition_label:N", title=None,
+                          sort=[condition_label(c) for c in _conditions(df)]),
+        row=alt.Row("model:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
     )
-    base = alt.Chart(band.to_pandas()).encode(
-        x=alt.X("round:Q", title="Round", scale=_ROUND_SCALE, axis=_ROUND_AXIS),
-        color=alt.Color("model:N", title="Model"),
-    )
-    area = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low:Q", title="Pool (units)"), y2="ci_high:Q")
-    line = base.mark_line(point=True).encode(y="mean:Q", tooltip=["model", "condition", "round", "n", "mean"])
-    return (area + line).properties(width=220, height=160).facet(
-        column=alt.Column("condition:N", sort=_conditions(df), title=None)
-    )
+    return titled(chart, "Pool at the start of each round", [
+        caption(f"Line: mean; band: {T_BAND}; dashed red: collapse threshold ({threshold:g} units)",
+                "a collapsed pool counts as 0 afterwards"),
+        caption(n_text, _models_text(band["model"].unique().to_list()))])
 
 
+# -- Figure 4: agent trajectories with the pool ------------------------------------------
 def busiest_model(df: pl.DataFrame) -> str:
     """The model with the most agent-rounds, preferring models that are not
     ``scripted/...`` baselines (ties: alphabetical)."""
@@ -70,35 +132,115 @@ def busiest_model(df: pl.DataFrame) -> str:
     return counts["model"][0]
 
 
-def trajectories_chart(df: pl.DataFrame, model: str, simulation: int | None = None) -> alt.Chart:
-    """Extraction per agent and round for one simulation per condition (the first one,
-    or ``simulation``); the leader's line is thick and its points are diamonds."""
-    d = df.filter(pl.col("model") == model)
-    if simulation is None:
-        first = d.group_by("condition").agg(pl.col("simulation").min())
-        d = d.join(first, on=["condition", "simulation"], how="inner")
+def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = "kcpr",
+                     simulations: list[int] | None = None, per_model: int = 1) -> pl.DataFrame:
+    """The simulations a trajectory figure shows: ``model, simulation, run_id,
+    survival_time, survived, why`` (one row per shown simulation).
+
+    With ``simulations`` given, those (for each model, in ``condition``). Otherwise the
+    first ``per_model`` surviving simulations (lowest simulation number first) of each
+    model, as in SovSim Figure 4 ("surviving runs"); a model with no surviving
+    simulation in ``condition`` gets no row.
+    """
+    d = per_sim.filter((pl.col("condition") == condition) & pl.col("model").is_in(models))
+    if simulations is not None:
+        d = d.filter(pl.col("simulation").is_in(list(simulations))).with_columns(why=pl.lit("chosen"))
     else:
-        d = d.filter(pl.col("simulation") == simulation)
-    d = d.with_columns(
-        who=pl.when(pl.col("is_leader")).then(pl.lit("leader")).otherwise(pl.lit("subordinate"))
-    )
-    return (
-        alt.Chart(d.select("condition", "round", "agent", "role", "who", "extraction").to_pandas())
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("round:Q", title="Round", scale=_ROUND_SCALE, axis=_ROUND_AXIS),
-            y=alt.Y("extraction:Q", title="Extraction (units)"),
-            color=alt.Color("agent:N", title="Agent"),
-            strokeWidth=alt.StrokeWidth("who:N", scale=alt.Scale(domain=["subordinate", "leader"], range=[1.5, 4]), title=""),
-            shape=alt.Shape("who:N", scale=alt.Scale(domain=["subordinate", "leader"], range=["circle", "diamond"]), title=""),
-            tooltip=["condition", "round", "agent", "role", "extraction"],
-        )
-        .properties(width=220, height=160)
-        .facet(column=alt.Column("condition:N", sort=_conditions(d), title=None))
-        .properties(title=f"{model}: one simulation per condition (leader: thick line, diamonds)")
-    )
+        d = (d.filter(pl.col("survived")).sort("model", "simulation")
+             .group_by("model", maintain_order=True).head(per_model).with_columns(why=pl.lit("first surviving")))
+    return d.select("model", "simulation", "run_id", "survival_time", "survived", "why").sort("model", "simulation")
 
 
+def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
+                              condition: str = "kcpr") -> tuple[list[str], list[str]]:
+    """Models a trajectory figure shows by default, and the models left out.
+
+    The models that are not ``scripted/...`` and have a surviving ``condition``
+    simulation; if none has one, the first model (alphabetically) that has one. The
+    second list names the non-scripted models without a surviving simulation there,
+    so that the caption can say so.
+    """
+    surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
+    with_survivor = sorted(set(surv["model"].to_list()))
+    llm = sorted(m for m in set(df["model"].to_list()) if not m.startswith("scripted/"))
+    chosen = [m for m in llm if m in with_survivor] or with_survivor[:1]
+    return chosen, [m for m in llm if m not in with_survivor]
+
+
+def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
+    scale = alt.Scale(domain=[1, rounds])
+    x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
+    pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
+    pool_chart = alt.Chart(chart_data(pool)).mark_area(
+        line={"color": "#525252"}, color="#d9d9d9").encode(
+        x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("pool_before:Q", title="Pool (units)", axis=alt.Axis(tickCount=3)),
+        tooltip=["round", alt.Tooltip("pool_before:Q", title="pool (units)")],
+    ).properties(width=260, height=70, title=alt.TitleParams(title, anchor="start", fontSize=12))
+    d = chart_data(d.with_columns(
+        label=pl.when(pl.col("is_leader")).then(pl.col("agent") + " (leader)").otherwise(pl.col("agent")),
+    ))
+    labels = sorted(d["label"].unique().to_list(), key=lambda s: (not s.endswith("(leader)"), s))
+    tips = ["round", "agent", "role", alt.Tooltip("extraction:Q", title="extraction (units)")]
+    top = float(d["extraction"].max() or 0.0)
+    strips = alt.Chart(d).mark_line(point=alt.OverlayMarkDef(size=22, filled=True)).encode(
+        x=x,
+        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, max(top, 1.0)]),
+                axis=alt.Axis(tickCount=2)),
+        color=alt.condition("datum.is_leader", alt.value("#b2182b"), alt.value("#2166ac")),
+        strokeWidth=alt.condition("datum.is_leader", alt.value(2.5), alt.value(1.5)),
+        tooltip=tips,
+    ).properties(width=260, height=38).facet(
+        row=alt.Row("label:N", sort=labels, title="Extraction (units)",
+                    header=alt.Header(labelAngle=0, labelAlign="left", titleFontSize=11, titleFontWeight="bold")),
+        spacing=3)
+    return alt.vconcat(pool_chart, strips, spacing=4)
+
+
+def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str] | None = None,
+                       condition: str = "kcpr", simulations: list[int] | None = None,
+                       per_model: int = 1) -> alt.VConcatChart | NoFigure:
+    """SovSim Figure 4: each agent's extraction per round (one strip per agent, the
+    leader's first and in red, so no line hides another) under the pool at the start of each round, for the simulations of
+    :func:`pick_simulations` (default: each model's first surviving ``condition``
+    simulation); one row per model, each panel titled with its simulation, run id and
+    survival time. ``models`` default: :func:`busiest_model`."""
+    no_survivor: list[str] = []
+    if not models:
+        models, no_survivor = default_trajectory_models(df, per_sim, condition)
+    missing = [m for m in models if m not in set(df["model"].to_list())]
+    if missing:
+        raise ValueError(f"models not in the dataset: {missing} (present: {sorted(set(df['model'].to_list()))})")
+    picks = pick_simulations(per_sim, models, condition, simulations, per_model)
+    if picks.height == 0:
+        what = "the chosen simulations" if simulations is not None else "a surviving simulation"
+        whose = f"of {', '.join(models)} " if models else "of any model "
+        return NoFigure(f"no {condition_label(condition)} run {whose}is {what}"
+                        " in this dataset (pick others with TRAJ_SIMULATIONS or TRAJ_CONDITION)")
+    rounds = int(df["round"].max())
+    rows = []
+    for model in picks["model"].unique(maintain_order=True).to_list():
+        panels = []
+        for r in picks.filter(pl.col("model") == model).iter_rows(named=True):
+            d = df.filter(pl.col("run_id") == r["run_id"])
+            state = "survived" if r["survived"] else "collapsed"
+            panels.append(_trajectory_panel(
+                d, f"{model} · simulation {r['simulation']} ({state}, {r['survival_time']} rounds) · {r['run_id']}",
+                rounds))
+        rows.append(alt.hconcat(*panels))
+    left_out = sorted(set(models + no_survivor) - set(picks["model"].to_list()))
+    note = (f"no {'chosen' if simulations is not None else 'surviving'} {condition_label(condition)} "
+            f"simulation of {', '.join(left_out)}") if left_out else ""
+    chart = alt.vconcat(*rows).resolve_scale(color="independent")
+    return titled(chart, f"Agent extraction and pool in {condition_label(condition)}", [
+        caption("Grey: pool at the start of the round (units); below, one strip per agent: its extraction (units)"
+                + (", leader in red" if bool(df.filter(pl.col("run_id").is_in(picks["run_id"].to_list()))["is_leader"].any())
+                   else "")),
+        caption(f"simulations: {'as chosen' if simulations is not None else 'the first surviving one per model'}",
+                note)])
+
+
+# -- leader extraction vs survival --------------------------------------------------------
 def _r_text(r: dict) -> str:
     if r["r"] is None:
         return f"r undefined (n = {r['n']})"
@@ -106,81 +248,113 @@ def _r_text(r: dict) -> str:
     return f"r = {r['r']:.2f}{ci} (n = {r['n']})"
 
 
-def leader_rate_chart(per_sim: pl.DataFrame) -> alt.Chart:
-    """Scatter of per-simulation leader extraction rate vs survival time, with Pearson r per model."""
-    d = per_sim.filter(pl.col("leader_extraction_rate").is_not_null())
+def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
+    """Pearson r of leader extraction rate vs survival time per model, for display:
+    ``Model, n simulations, r, 95% CI (Fisher z), p``."""
     corr = leader_rate_vs_survival(per_sim)
-    lines = [f"{r['model']}: {_r_text(r)}" for r in corr.iter_rows(named=True)]
-    return (
-        alt.Chart(d.select("model", "condition", "run_id", "leader_extraction_rate", "survival_time").to_pandas())
-        .mark_point(filled=True, size=60, opacity=0.7)
-        .encode(
-            x=alt.X("leader_extraction_rate:Q", title="Leader extraction rate (z / remainder seen)"),
-            y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
-            color=alt.Color("model:N"),
-            shape=alt.Shape("condition:N"),
-            tooltip=["model", "condition", "run_id", "leader_extraction_rate", "survival_time"],
-        )
-        .properties(width=420, height=260, title=alt.TitleParams("Leader extraction vs survival", subtitle=lines[:8] or [""]))
+    return corr.select(
+        pl.col("model").alias("Model"), pl.col("n").alias("n simulations"), pl.col("r").round(2).alias("r"),
+        pl.when(pl.col("ci_low").is_not_null())
+        .then(pl.format("[{}, {}]", pl.col("ci_low").round(2), pl.col("ci_high").round(2)))
+        .otherwise(pl.lit("–")).alias("95% CI (Fisher z)"),
+        pl.col("p").round(3).alias("p"),
     )
 
 
-def misreport_chart(df: pl.DataFrame) -> alt.Chart:
-    """Histogram of the king's misreports (announced - true pool) in kcpr_m, per model."""
-    mis = misreports(df)
-    return (
-        alt.Chart(mis.select("model", "misreport").to_pandas())
-        .mark_bar(opacity=0.7)
-        .encode(
-            x=alt.X("misreport:Q", bin=alt.Bin(maxbins=30), title="Announced - true pool (units)"),
-            y=alt.Y("count():Q", title="Rounds", stack=None),
-            color=alt.Color("model:N"),
-        )
-        .properties(width=420, height=220, title="KCPR-M misreports")
-    )
+def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
+    """Per-simulation leader extraction rate (x: the mean share of the remainder the
+    leader saw that it took, 0-1) against survival time (y, rounds), one panel per model,
+    shape and colour by condition. Pearson r per model: :func:`correlation_table`."""
+    d = _labelled(chart_data(per_sim.filter(pl.col("leader_extraction_rate").is_not_null())))
+    if d.height == 0:
+        return NoFigure("no simulation with a leader (BCPR, KCPR or KCPR-M) in this dataset")
+    conds = [condition_label(c) for c in _conditions(d)]
+    chart = alt.Chart(d.select("model", "condition_label", "run_id", "simulation",
+                               "leader_extraction_rate", "survival_time")).mark_point(
+        filled=True, size=55, opacity=0.85).encode(
+        x=alt.X("leader_extraction_rate:Q", scale=alt.Scale(domain=[0, 1]),
+                title="Leader extraction rate"),
+        y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
+        color=alt.Color("condition_label:N", title="Condition", sort=conds,
+                        scale=alt.Scale(domain=conds, range=["#1b9e77", "#d95f02", "#7570b3", "#e7298a"][: len(conds)])),
+        shape=alt.Shape("condition_label:N", title="Condition", sort=conds,
+                        scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
+        tooltip=["model", "condition_label", "simulation", "run_id",
+                 alt.Tooltip("leader_extraction_rate:Q", format=".2f"), "survival_time"],
+    ).properties(width=210, height=150).facet(facet=alt.Facet("model:N", title=None), columns=3)
+    return titled(chart, "Leader extraction rate vs survival time", [
+        caption("One point per simulation (identical simulations overlap); leader extraction rate = mean over the "
+                "leader's rounds of its extraction divided by the pool left after the others' extractions"),
+        caption(f"n = {d.height} simulations", "Pearson r per model in the table below")])
+
+
+# -- KCPR-M misreports -------------------------------------------------------------------
+def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
+    """Histogram of the king's misreports in KCPR-M (announced minus true pool, units),
+    one panel per model (opaque bars, no overlap)."""
+    mis = chart_data(misreports(df))
+    if mis.height == 0:
+        return NoFigure("no KCPR-M announcements in this dataset")
+    chart = alt.Chart(mis.select("model", "misreport")).mark_bar(color="#6a51a3").encode(
+        x=alt.X("misreport:Q", bin=alt.Bin(maxbins=30), title="Announced minus true pool (units)"),
+        y=alt.Y("count():Q", title="Rounds"),
+        tooltip=["model", alt.Tooltip("count():Q", title="rounds")],
+    ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
+    return titled(chart, "KCPR-M: the king's announced pool minus the true pool", [
+        caption("One count per king-round; negative = understated",
+                f"n = {mis.height} rounds in {mis['run_id'].n_unique()} simulations"),
+        caption(_models_text(mis["model"].unique().to_list()))])
 
 
 # -- computed one-sentence readings ----------------------------------------------------
 def survival_sentence(summary: pl.DataFrame) -> str:
-    """Which condition survives longest/shortest on average, per model (computed)."""
+    """Which condition survives longest/shortest on average, per model (computed).
+    Models in alphabetical order; ties between conditions: the first in the order
+    CPR, BCPR, KCPR, KCPR-M is named."""
     parts = []
-    for model in summary["model"].unique(maintain_order=True).to_list():
+    for model in sorted(summary["model"].unique().to_list()):
         s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
         if s.height == 0:
             continue
-        best = s.sort("survival_time_mean", descending=True).row(0, named=True)
-        worst = s.sort("survival_time_mean").row(0, named=True)
-        if best["condition"] == worst["condition"] or best["survival_time_mean"] == worst["survival_time_mean"]:
+        rows = sorted(s.iter_rows(named=True), key=lambda r: _cond_rank(r["condition"]))
+        best = max(rows, key=lambda r: r["survival_time_mean"])  # max/min keep the first of ties
+        worst = min(rows, key=lambda r: r["survival_time_mean"])
+        if best["survival_time_mean"] == worst["survival_time_mean"]:
             parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown")
         else:
             parts.append(
-                f"{model}: longest survival under {best['condition']} ({best['survival_time_mean']:.1f} rounds), "
-                f"shortest under {worst['condition']} ({worst['survival_time_mean']:.1f})"
+                f"{model}: longest survival under {condition_label(best['condition'])} "
+                f"({best['survival_time_mean']:.1f} rounds), shortest under "
+                f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})"
             )
-    return ("; ".join(parts) + ".") if parts else "No simulations to summarise."
+    return ("; ".join(parts) + " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order).") if parts \
+        else "No simulations to summarise."
 
 
 def pool_sentence(df: pl.DataFrame) -> str:
-    """Mean pool in the last observed round per condition (computed)."""
+    """Lowest mean pool in the last round, over (model, condition) (computed; ties: the
+    first model alphabetically, then the first condition in CPR, BCPR, KCPR, KCPR-M order)."""
     band = pool_band(df)
     if band.height == 0:
         return "No pool data."
-    last = band.sort("round").group_by("model", "condition").agg(pl.col("round").last(), pl.col("mean").last())
-    lowest = last.sort("mean").row(0, named=True)
+    last = band.filter(pl.col("round") == pl.col("round").max().over("model", "condition"))
+    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], _cond_rank(r["condition"])))
+    lowest = rows[0]
     return (
-        f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, {lowest['condition']}, "
-        f"round {lowest['round']}); a collapsed pool counts as 0 after its collapse, and bands are "
-        "95% t-intervals over all simulations."
+        f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, "
+        f"{condition_label(lowest['condition'])}, round {lowest['round']}); a collapsed pool counts as 0 "
+        f"after its collapse, and bands are {T_BAND.replace('interval', 'intervals')}."
     )
 
 
 def correlation_sentence(per_sim: pl.DataFrame) -> str:
-    """Pearson r between leader extraction rate and survival time, per model (computed)."""
+    """Pearson r between leader extraction rate and survival time, per model (computed;
+    models in alphabetical order)."""
     corr = leader_rate_vs_survival(per_sim)
     if corr.height == 0:
         return "No condition with a leader in this dataset."
     parts = []
-    for r in corr.iter_rows(named=True):
+    for r in corr.sort("model").iter_rows(named=True):
         if r["r"] is None:
             parts.append(f"{r['model']}: r undefined (fewer than 3 simulations or no variation; n = {r['n']})")
             continue

@@ -1,14 +1,28 @@
-"""Reading and appending JSON Lines files durably (runs, LLM calls, judgements).
+"""Durable JSON Lines and JSON files: fsynced appends, torn-tail repair, strict reading.
 
-Rules every file the product appends to follows:
+One implementation for every file the product appends to or reads: run recorders
+(``events.jsonl``, ``llm_calls.jsonl``), the judge's store, units and CaSiNo files.
+Small functions with no knowledge of what the lines hold.
 
-- An append writes whole lines, flushes and fsyncs before returning.
-- A *torn tail* (bytes after the last newline: a writer killed mid-line) is cut off
-  before the next append (:func:`repair_torn_tail`), and skipped on load with a
-  :class:`TornLineWarning` naming the file and line.
-- A UTF-8 byte-order mark at the start of a file and CRLF line ends are accepted.
-- A corrupt complete line is a :class:`TrajectoryFileError` naming the file and the
-  1-based line.
+Rules:
+
+- A *complete line* ends with ``\\n`` and holds one JSON object. A UTF-8 byte order
+  mark at the start of a file and CRLF line ends are accepted when reading; blank
+  lines are skipped.
+- A *torn tail* is a last line without ``\\n`` that is not a complete JSON object:
+  what a writer killed in the middle of a line leaves. (A proper prefix of a JSON
+  object's text is never a complete object, so a complete last line that only lacks
+  its ``\\n`` is told apart safely: it is kept.)
+- :func:`append_jsonl_durable` first repairs a torn tail (:func:`repair_torn_tail`:
+  truncate the file to its last complete line), then writes the new lines with one
+  ``write`` on an ``O_APPEND`` descriptor and ``fsync``\\ s the file (and its folder
+  when it creates the file). When it returns, the lines are on disk.
+- :func:`read_jsonl` yields ``(line number, object)``; it skips a torn tail with a
+  :class:`TornLineWarning` naming the file and line; any other line that is not a
+  JSON object (bad JSON, invalid UTF-8, a list or a number) is a ``ValueError``
+  naming the file and line.
+- :func:`write_json_atomic` replaces a JSON file atomically (temporary file, fsync,
+  rename, fsync of the folder); :func:`read_json` / :func:`read_text` accept a BOM.
 """
 
 from __future__ import annotations
@@ -16,13 +30,206 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 16
 
 
+class TornLineWarning(UserWarning):
+    """A torn last line (a killed writer's partial line) was skipped or dropped."""
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open folders; the file itself is synced
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_object(raw: bytes) -> bool:
+    """True when ``raw`` (one line, without its ``\\n``) is a complete JSON object."""
+    try:
+        value = json.loads(raw.removeprefix(BOM).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(value, dict)
+
+
+def repair_torn_tail(path: str | Path) -> int:
+    """Truncate ``path`` to its last complete line; return the number of bytes dropped.
+
+    A last line without ``\\n`` that is a complete JSON object is kept and gets its
+    ``\\n`` (0 bytes dropped). A missing or empty file, or one ending in ``\\n``, is left
+    alone (0). A dropped tail emits a :class:`TornLineWarning` naming file and line.
+    The repair is fsynced.
+    """
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with path.open("r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        start, pos = 0, size
+        while pos > 0:  # find the byte after the last newline, reading backwards
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            k = fh.read(step).rfind(b"\n")
+            if k != -1:
+                start = pos + k + 1
+                break
+        fh.seek(start)
+        if _is_object(fh.read()):
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            return 0
+        fh.seek(0)
+        line_no = 1 + sum(
+            fh.read(min(_CHUNK, start - i)).count(b"\n") for i in range(0, start, _CHUNK)
+        )
+        fh.truncate(start)
+        fh.flush()
+        os.fsync(fh.fileno())
+    dropped = size - start
+    warnings.warn(
+        f"{path}:{line_no}: dropped a torn last line ({dropped} bytes, no newline, not a "
+        "complete JSON object: a writer was killed mid-line)",
+        TornLineWarning,
+        stacklevel=2,
+    )
+    return dropped
+
+
+def append_jsonl_durable(path: str | Path, lines: Iterable[str]) -> int:
+    """Append ``lines`` (JSON texts, one object each, without ``\\n``) durably.
+
+    Repairs a torn tail first, writes every line in one ``write`` call (retried until
+    complete) on an ``O_APPEND`` descriptor, then ``fsync``. Returns the bytes written.
+
+    Raises:
+        ValueError: a line contains a newline (it would become two lines); nothing is
+            written then.
+        UnicodeEncodeError: a line holds a lone surrogate (not writable as UTF-8).
+    """
+    path = Path(path)
+    data = []
+    for i, line in enumerate(lines):
+        if "\n" in line or "\r" in line:
+            raise ValueError(f"{path}: line {i} to append contains a newline: {line[:80]!r}")
+        data.append(line.encode("utf-8") + b"\n")
+    if not data:
+        return 0
+    blob = b"".join(data)
+    created = not path.exists()
+    if not created:
+        repair_torn_tail(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(blob)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
+    return len(blob)
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for every line of a JSON Lines file.
+
+    Line numbers start at 1 and count every line (blank ones too), as an editor does.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: a line other than a torn tail is not one JSON object (the message
+            names file and line).
+    """
+    path = Path(path)
+    with path.open("rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            complete = raw.endswith(b"\n")
+            body = raw.rstrip(b"\r\n")
+            if no == 1:
+                body = body.removeprefix(BOM)
+            if not body.strip():
+                continue
+            if not complete and not _is_object(body):
+                warnings.warn(
+                    f"{path}:{no}: skipped a torn last line ({len(raw)} bytes, no newline, "
+                    "not a complete JSON object: a writer was killed mid-line)",
+                    TornLineWarning,
+                    stacklevel=2,
+                )
+                return
+            try:
+                value = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                raise ValueError(f"{path}:{no}: not a JSON line: {exc}") from exc
+            if not isinstance(value, dict):
+                raise ValueError(f"{path}:{no}: expected a JSON object, got {type(value).__name__}")
+            yield no, value
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file without its byte order mark (CRLF left to the parser).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: the file is not UTF-8 (the message names file and byte offset).
+    """
+    path = Path(path)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text at byte {exc.start}: {exc.reason}") from exc
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file (a BOM is accepted).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: not UTF-8 or not JSON (the message names file, line and column).
+    """
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+
+
+def write_json_atomic(path: str | Path, value: Any) -> None:
+    """Replace ``path`` with ``value`` as indented JSON, atomically and durably."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+# -- the recorder's and loaders' names for the same mechanics ------------------------------
 class TrajectoryFileError(ValueError):
     """A data file is corrupt; the message names the path and the 1-based line."""
 
@@ -34,22 +241,17 @@ class TrajectoryFileError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-class TornLineWarning(UserWarning):
-    """A torn last line (a killed writer's partial line) was skipped on load."""
-
-
-def read_bytes_no_bom(path: Path) -> bytes:
+def read_bytes_no_bom(path: str | Path) -> bytes:
     """The file's bytes without a leading UTF-8 byte-order mark."""
-    data = Path(path).read_bytes()
-    return data[len(BOM):] if data.startswith(BOM) else data
+    return Path(path).read_bytes().removeprefix(BOM)
 
 
-def read_json_file(path: Path | str) -> Any:
+def read_json_file(path: str | Path) -> Any:
     """Parse a whole JSON file (BOM accepted).
 
     Raises:
-        TrajectoryFileError: not UTF-8 or not valid JSON (message names the path and,
-            for JSON errors, the line).
+        TrajectoryFileError: not UTF-8 or not valid JSON (path and, for JSON errors,
+            line in the message).
     """
     path = Path(path)
     try:
@@ -60,45 +262,45 @@ def read_json_file(path: Path | str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TrajectoryFileError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise TrajectoryFileError(path, None, "JSON nested too deeply") from None
 
 
-def iter_lines(path: Path | str, *, allow_torn_tail: bool = True) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(1-based line number, raw line bytes)`` for each non-blank line.
+def iter_lines(path: str | Path, *, allow_torn_tail: bool = True) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(1-based line number, raw line bytes)`` for each non-blank line (without
+    its newline or a CR before it; a BOM on the first line removed).
 
-    The line bytes exclude the newline (and a CR before it). A torn tail is skipped
-    with a :class:`TornLineWarning` when ``allow_torn_tail`` (the default), else it is
-    yielded like any line. A missing file yields nothing.
+    A torn tail (see the module docstring) is skipped with a :class:`TornLineWarning`
+    when ``allow_torn_tail`` (the default), else yielded like any line; a complete last
+    line without its newline is yielded. A missing file yields nothing.
     """
     path = Path(path)
     if not path.exists():
         return
-    data = read_bytes_no_bom(path)
-    if not data:
-        return
-    lines = data.split(b"\n")
-    torn = not data.endswith(b"\n")
-    last = len(lines)
-    for i, raw in enumerate(lines, start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if not raw.strip():
-            continue
-        if i == last and torn and allow_torn_tail:
-            warnings.warn(
-                f"{path}:{i}: skipped a torn last line ({len(raw)} bytes without a newline: "
-                "a writer stopped mid-line)",
-                TornLineWarning,
-                stacklevel=2,
-            )
-            return
-        yield i, raw
+    with path.open("rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            complete = raw.endswith(b"\n")
+            body = raw.rstrip(b"\r\n")
+            if no == 1:
+                body = body.removeprefix(BOM)
+            if not body.strip():
+                continue
+            if not complete and allow_torn_tail and not _is_object(body):
+                warnings.warn(
+                    f"{path}:{no}: skipped a torn last line ({len(raw)} bytes, no newline, not a complete "
+                    "JSON object: a writer stopped mid-line)",
+                    TornLineWarning,
+                    stacklevel=2,
+                )
+                return
+            yield no, body
 
 
-def iter_json_objects(path: Path | str, *, allow_torn_tail: bool = True) -> Iterator[tuple[int, dict]]:
+def iter_json_objects(path: str | Path, *, allow_torn_tail: bool = True) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)`` for each line of a JSONL file.
 
     Raises:
-        TrajectoryFileError: a complete line is not a JSON object.
+        TrajectoryFileError: a complete line is not a JSON object (path and line named).
     """
     for i, raw in iter_lines(path, allow_torn_tail=allow_torn_tail):
         try:
@@ -112,57 +314,20 @@ def iter_json_objects(path: Path | str, *, allow_torn_tail: bool = True) -> Iter
         yield i, obj
 
 
-def repair_torn_tail(path: Path | str) -> int:
-    """Cut a torn tail (bytes after the last newline) off ``path``; return the number
-    of bytes dropped (0 when the file ends with a newline, is empty or missing)."""
+def append_lines(path: str | Path, lines: list[str]) -> None:
+    """Append whole lines durably (:func:`append_jsonl_durable`)."""
+    append_jsonl_durable(path, lines)
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably (temporary file, fsync,
+    rename, fsync of the folder)."""
     path = Path(path)
-    if not path.exists():
-        return 0
-    size = path.stat().st_size
-    if size == 0:
-        return 0
-    with path.open("rb+") as fh:
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return 0
-        # scan backwards for the last newline
-        block = 65536
-        pos = size
-        keep = 0
-        while pos > 0:
-            start = max(0, pos - block)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            idx = chunk.rfind(b"\n")
-            if idx != -1:
-                keep = start + idx + 1
-                break
-            pos = start
-        fh.truncate(keep)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return size - keep
-
-
-def append_lines(path: Path | str, lines: list[str]) -> None:
-    """Append whole lines durably: repair a torn tail first, write, flush, fsync."""
-    if not lines:
-        return
-    path = Path(path)
-    repair_torn_tail(path)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write("".join(line + "\n" for line in lines))
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def write_atomic(path: Path | str, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (write a temporary file, fsync, rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    mode = "wb" if isinstance(data, bytes) else "w"
-    with tmp.open(mode, **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
-        fh.write(data)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    blob = data if isinstance(data, bytes) else data.encode("utf-8")
+    with tmp.open("wb") as fh:
+        fh.write(blob)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+    _fsync_dir(path.parent)

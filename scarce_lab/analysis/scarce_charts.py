@@ -1,0 +1,115 @@
+"""Altair charts of SCARCE result frames (notebooks 02-06).
+
+A result frame (from :mod:`scarce_lab.analysis.scarce_experiments`) has one row per group
+with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``).
+:func:`ci_chart` draws it to the toolkit's figure standard: readable names instead of
+column codes (:func:`pretty`), units in the axis titles, error bars in the colour of their
+point, small multiples per facet, a caption line (models, runs, interval method), and a
+:class:`~scarce_lab.analysis.figures.NoFigure` when there is nothing to draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from .figures import NoFigure, caption, chart_data, titled
+
+CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
+
+#: Readable names of the codes that appear as column names or values in result frames.
+LABELS: dict[str, str] = {
+    "model": "Negotiator model", "memory": "Memory horizon", "mechanism": "Bid mechanism",
+    "stage": "Stage of the run", "subrun": "Subrun", "half": "Half of the run",
+    "budget_phase": "Budget left before the contention", "who": "Worker", "given": "Previous contention",
+    "metric": "Measure", "measure": "Measure", "kind": "Kind", "behaviour": "Behaviour",
+    "category": "Tactic category", "reasoning_effort": "Reasoning effort", "scheduler": "Scheduler",
+    "worker": "Worker", "urgent": "Urgent",
+    "full_resolution_rate": "Full resolution rate", "mean_partial_score": "Mean partial score",
+    "deadline_miss_rate": "Deadline miss rate", "deadline_misses": "Deadline misses per run",
+    "total_queue_wait_s": "Total queue wait (s)", "cosine_prev": "Cosine similarity to the previous stage",
+    "trigram_repetition": "Trigram repetition", "new_word_share": "Share of new words",
+    "rule_making": "Rule-making", "rule_invoking": "Rule-invoking", "mean_bid": "Mean bid (credits)",
+    "win_rate": "Win rate", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
+    "others": "other workers", "none": "none (fresh each contention)",
+    "cross": "cross-subrun", "ballots": "ballots (negotiated)", "fifo": "FIFO", "sjf": "SJF",
+    "edf": "EDF", "highest-bid": "highest bid", "relational": "relational (any)",
+    "alliance_formation": "Alliance formation", "alliance_loyalty": "Alliance loyalty",
+    "reciprocity": "Reciprocity", "reputation": "Reputation",
+}
+
+
+def pretty(code: object) -> str:
+    """Readable name of a code (``full_resolution_rate`` -> ``Full resolution rate``):
+    :data:`LABELS` first, else underscores become spaces."""
+    s = str(code)
+    return LABELS.get(s, s.replace("_", " "))
+
+
+def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
+    out = []
+    for c in cols:
+        if d.schema[c] == pl.String:
+            out.append(pl.col(c).map_elements(pretty, return_dtype=pl.String))
+        elif d.schema[c] == pl.Boolean:
+            out.append(pl.col(c).cast(pl.String).map_elements(pretty, return_dtype=pl.String))
+    return d.with_columns(out) if out else d
+
+
+def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
+             row: str | None = None, kind: str = "bar", title: str = "", y_title: str = "value",
+             x_sort: Sequence | None = None, width: int = 220, height: int = 180,
+             ci: str = CLUSTER_BOOTSTRAP, x_title: str | None = None):
+    """A chart of a result frame: ``value`` as points (``kind="bar"``, x nominal) or
+    lines (``kind="line"``, x ordinal) over ``x`` with ``lo``-``hi`` error bars (95%
+    interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
+    ``row`` (independent y scales per facet). Codes are shown through :func:`pretty`.
+
+    Returns :class:`NoFigure` (with the reason) when no row has a value.
+
+    Raises:
+        ValueError: a named column is missing (the message names it).
+    """
+    import altair as alt
+
+    need = [c for c in (x, color, column, row, "value", "lo", "hi") if c]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"ci_chart: result frame has no column(s) {missing} (columns: {df.columns})")
+    d = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_nan())
+    if d.height == 0:
+        return NoFigure(f"no group has a value for {title or y_title} in this data")
+    keys = [c for c in (x, color, column, row) if c]
+    d = _readable(chart_data(d), keys)
+    sort = [pretty(v) for v in x_sort] if x_sort else None
+    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=x_title or pretty(x),
+                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
+    enc: dict = {"x": xenc}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=pretty(color), legend=alt.Legend(labelLimit=260))
+        if kind == "bar":
+            enc["xOffset"] = alt.XOffset(f"{color}:N")
+    base = alt.Chart(d).encode(**enc)
+    mark = base.mark_line(point=True) if kind == "line" else base.mark_point(filled=True, size=60, opacity=1)
+    tips = [alt.Tooltip(f"{c}:N", title=pretty(c)) for c in keys] + [
+        alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")]
+    tips += [c for c in ("n", "runs") if c in d.columns]
+    if y_title == "value":
+        y_title = "Value of the panel's measure" if column in ("metric", "measure") else "Value"
+    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#4c78a8")).encode(y=alt.Y("lo:Q", title=y_title), y2="hi:Q")
+    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
+        width=width, height=height)
+    if column or row:
+        facet = {}
+        if column:
+            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=250))
+        if row:
+            facet["row"] = alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
+        layer = layer.facet(**facet).resolve_scale(y="independent")
+    runs = int(df["runs"].max()) if "runs" in df.columns and df["runs"].max() is not None else None
+    models = sorted(set(df["model"].drop_nulls().to_list())) if "model" in df.columns else []
+    cap = [caption(f"Point: estimate; bars: {ci}", f"up to {runs} runs per group" if runs is not None else "")]
+    if models:
+        cap.append(caption("models: " + ", ".join(models)))
+    return titled(layer, title or y_title, cap)

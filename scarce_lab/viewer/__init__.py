@@ -1,0 +1,135 @@
+"""Run viewer: one run as a self-contained HTML timeline (no network, no JavaScript).
+
+``view(run)`` in a notebook shows the timeline inline; ``view(run).save("run.html")`` or
+``scarce-lab view RUN --html run.html`` writes a static page. What it shows:
+
+- SCARCE: per subrun, each worker's task, budget and deadline; each contention as a
+  collapsible block (``<details>``) with its phases: declarations, public reasoning,
+  private messages (marked private, with who could see them), ballots (seen by the
+  scheduler only), the schedule, payments; then slots with their commands, memory
+  saves, submissions (score, tests passed, deadline) and the subrun's balances.
+- SovSim: the pool per round (a small inline SVG line with the collapse threshold) and,
+  per round, each agent's extraction and reasoning, the leader marked.
+- Economy of Minds: per episode the winning bids (auction events, when recorded) or the
+  winners and what they paid, and the agents' wealth after each population snapshot.
+
+Events are read through :func:`_events` only (typed, :mod:`scarce_lab.data.events`).
+Everything is escaped; long texts are cut at ``max_chars`` with the number of
+characters left out.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from .render import render_run
+
+
+def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The manifest (dict) and the typed events (as dicts with ``seq, round, phase,
+    agent, kind, visibility, visible_to, t, payload``, ordered by ``seq``) of one run
+    directory; older trajectory formats are migrated on read.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` holds no run.
+        ValueError: it holds more than one run (the message lists them).
+    """
+    from ..data.loaders import find_run_dirs
+    from ..data.recorder import read_events, read_manifest
+
+    dirs = find_run_dirs(Path(run_dir))
+    if not dirs:
+        raise FileNotFoundError(f"no run (manifest.json) in {run_dir}")
+    if len(dirs) > 1:
+        ids = sorted(read_manifest(d).run_id for d in dirs)
+        raise ValueError(f"{run_dir} holds {len(dirs)} runs; pass run_id= one of {ids}")
+    m = read_manifest(dirs[0])
+    events = [e.model_dump(mode="json") for e in read_events(dirs[0], m)]
+    return m.model_dump(mode="json"), sorted(events, key=lambda e: e["seq"])
+
+
+def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:
+    """The run directory that ``run`` (a run folder, a dataset folder plus ``run_id``, or
+    a loaders ``Dataset`` plus ``run_id``) names."""
+    import polars as pl
+
+    from ..data.loaders import find_run_dirs
+
+    if hasattr(run, "runs") and hasattr(run, "events"):  # a loaders.Dataset
+        if run_id is None:
+            raise ValueError("view(dataset): pass run_id= (a dataset holds several runs)")
+        dirs = run.runs.filter(pl.col("run_id") == run_id).select("run_dir").collect()
+        if dirs.height == 0:
+            raise ValueError(f"run_id {run_id!r} is not in this dataset")
+        return Path(dirs["run_dir"][0])
+    path = Path(run)
+    if not path.exists():
+        raise FileNotFoundError(f"run path {path} does not exist")
+    if (path / "manifest.json").exists():
+        return path
+    dirs = find_run_dirs(path)
+    if run_id is not None:
+        hits = [d for d in dirs if d.name == run_id or _manifest_id(d) == run_id]
+        if not hits:
+            raise ValueError(f"run_id {run_id!r} not found under {path}")
+        return hits[0]
+    if len(dirs) == 1:
+        return dirs[0]
+    if not dirs:
+        raise FileNotFoundError(f"no run (manifest.json) under {path}")
+    names = ", ".join(sorted(d.name for d in dirs)[:10])
+    raise ValueError(f"{path} holds {len(dirs)} runs; pass run_id= (e.g. {names})")
+
+
+def _manifest_id(d: Path) -> str | None:
+    try:
+        return json.loads((d / "manifest.json").read_text(encoding="utf-8-sig")).get("run_id")
+    except (OSError, ValueError):
+        return None
+
+
+class RunView:
+    """One run rendered as HTML: displays inline in Jupyter (``_repr_html_``);
+    :meth:`save` writes a self-contained page."""
+
+    def __init__(self, run_dir: Path, body: str, title: str):
+        self.run_dir = run_dir
+        self.body = body
+        self.title = title
+
+    def _repr_html_(self) -> str:
+        return self.body
+
+    def page(self) -> str:
+        """The full self-contained HTML page (no external resource)."""
+        return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                f"<title>{html.escape(self.title)}</title></head><body>{self.body}</body></html>\n")
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`page` to ``path`` (folders created); returns the path."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(self.page(), encoding="utf-8")
+        return p
+
+
+def view(run: str | Path | Any, run_id: str | None = None, *, max_chars: int = 1500) -> RunView:
+    """A :class:`RunView` of one run: ``run`` is a run directory, a dataset folder (with
+    ``run_id`` when it holds several runs) or a ``scarce_lab.data.loaders.Dataset`` with
+    ``run_id``. ``max_chars``: longest text shown in full (reasoning, stdout).
+
+    Raises:
+        FileNotFoundError: the path does not exist or holds no run.
+        ValueError: several runs and no (or an unknown) ``run_id``; an environment the
+            viewer does not know.
+    """
+    run_dir = _run_dir(run, run_id)
+    manifest, events = _events(run_dir)
+    body = render_run(manifest, events, max_chars=max_chars)
+    return RunView(run_dir, body, f"{manifest.get('run_id')} · scarce_lab run viewer")
+
+
+__all__ = ["RunView", "view"]

@@ -1,0 +1,349 @@
+"""HTML rendering of one run's events (see :mod:`scarce_lab.viewer`): pure functions
+from (manifest, events) to an HTML fragment with its own inline CSS; every text escaped."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+CSS = """
+.sl-view{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1b1b;max-width:1100px}
+.sl-view h2{font-size:18px;margin:6px 0}.sl-view h3{font-size:16px;margin:18px 0 6px;border-bottom:1px solid #ccc}
+.sl-view h4{font-size:13px;margin:8px 0 2px;color:#333;text-transform:uppercase;letter-spacing:.03em}
+.sl-view table{border-collapse:collapse;margin:4px 0}.sl-view td,.sl-view th{border:1px solid #ddd;padding:2px 6px;
+vertical-align:top;text-align:left}.sl-view th{background:#f3f3f3}
+.sl-meta{color:#444}.sl-t{color:#777;font-variant-numeric:tabular-nums;margin-right:6px}
+.sl-view details{border:1px solid #c9d6e8;border-radius:4px;margin:6px 0;padding:2px 8px;background:#f8fbff}
+.sl-view summary{cursor:pointer;font-weight:600}.sl-event{margin:3px 0}
+.sl-msg{margin:3px 0;padding:3px 6px;border-left:3px solid #9ecae1;background:#fff}
+.sl-private{border-left-color:#cb181d;background:#fff5f5}.sl-scheduler{border-left-color:#6a51a3;background:#f7f5ff}
+.sl-badge{display:inline-block;font-size:11px;font-weight:700;padding:0 5px;border-radius:3px;margin-right:6px;
+color:#fff;background:#2171b5}.sl-private .sl-badge{background:#cb181d}.sl-scheduler .sl-badge{background:#6a51a3}
+.sl-text{white-space:pre-wrap}.sl-view pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;margin:2px 0;
+max-height:240px;overflow:auto}.sl-leader{font-weight:700;color:#b2182b}.sl-bad{color:#b2182b}
+"""
+
+
+def esc(v: Any) -> str:
+    """HTML-escaped text of ``v`` (``None`` -> empty)."""
+    return "" if v is None else html.escape(str(v))
+
+
+def cut(text: Any, max_chars: int) -> str:
+    """Escaped ``text``, cut at ``max_chars`` with the number of characters left out."""
+    s = "" if text is None else str(text)
+    if len(s) <= max_chars:
+        return esc(s)
+    return esc(s[:max_chars]) + f" <em>… ({len(s) - max_chars} more characters)</em>"
+
+
+def _t(e: dict) -> str:
+    t = e.get("t")
+    return f'<span class="sl-t">t={t:g} s</span>' if isinstance(t, int | float) else ""
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _vis_badge(e: dict) -> tuple[str, str]:
+    """(css class, badge html) of an event's visibility."""
+    vis = e.get("visibility") or "public"
+    if vis == "private":
+        to = e.get("visible_to") or []
+        who = f" · visible to {', '.join(map(str, to))}" if to else ""
+        return "sl-private", f'<span class="sl-badge">private{esc(who)}</span>'
+    if vis == "researcher" and e.get("kind") == "ballot":
+        return "sl-scheduler", '<span class="sl-badge">seen by the scheduler only</span>'
+    if vis == "researcher":
+        return "sl-scheduler", '<span class="sl-badge">seen by no agent</span>'
+    return "sl-public", f'<span class="sl-badge">{esc(vis)}</span>'
+
+
+def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> str:
+    """HTML fragment (with its CSS) of one run.
+
+    Raises:
+        ValueError: the run's environment is not ``scarce``, ``sovsim`` or ``economy``.
+    """
+    env = manifest.get("environment")
+    render = {"scarce": _scarce, "sovsim": _sovsim, "economy": _economy}.get(env)
+    if render is None:
+        raise ValueError(f"the viewer does not know environment {env!r} (run {manifest.get('run_id')})")
+    models = manifest.get("models") or {}
+    models_txt = ", ".join(f"{k}: {v}" for k, v in models.items()) if isinstance(models, dict) else esc(models)
+    head = (f'<h2>{esc(manifest.get("run_id"))}</h2><p class="sl-meta">environment <b>{esc(env)}</b> · condition '
+            f'<b>{esc(manifest.get("condition"))}</b> · models {esc(models_txt)} · seed {esc(manifest.get("seed"))} · '
+            f'status {esc(manifest.get("status"))} · {esc(manifest.get("started_at"))} to '
+            f'{esc(manifest.get("ended_at"))} · {len(events)} events</p>')
+    return f'<div class="sl-view" data-env="{esc(env)}"><style>{CSS}</style>{head}{render(events, max_chars)}</div>'
+
+
+# -- SCARCE -----------------------------------------------------------------------------
+_CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "ballot", "schedule", "payment"}
+
+
+def _scarce(events: list[dict], max_chars: int) -> str:
+    out: list[str] = []
+    subrun = None
+    contention: list[dict] | None = None
+    n_cont = 0
+
+    def flush():
+        nonlocal contention
+        if contention is not None:
+            out.append(_contention(contention, n_cont, max_chars))
+        contention = None
+
+    for e in events:
+        p, kind = e["payload"], e["kind"]
+        sr = p.get("subrun")
+        if kind == "contention_start":
+            flush()
+            n_cont += 1
+            contention = [e]
+            continue
+        if contention is not None and kind in _CONTENTION_KINDS and sr == contention[0]["payload"].get("subrun"):
+            contention.append(e)
+            continue
+        if kind in ("round_committed",):
+            continue
+        flush()
+        if sr is not None and sr != subrun and kind == "subrun_start":
+            subrun = sr
+            out.append(f'<h3 class="sl-subrun" data-subrun="{esc(sr)}">Subrun {int(sr) + 1}</h3>')
+        out.append(_scarce_event(e, max_chars))
+    flush()
+    return "".join(x for x in out if x)
+
+
+def _contention(evs: list[dict], number: int, max_chars: int) -> str:
+    start = evs[0]
+    p = start["payload"]
+    sched = next((e for e in evs if e["kind"] == "schedule"), None)
+    order = ""
+    if sched:
+        allocs = sorted(sched["payload"].get("allocations", []), key=lambda a: a.get("position", 0))
+        order = " · schedule: " + ", ".join(f"{a.get('position')}. {a.get('worker')}" for a in allocs)
+    summary = (f"Contention {number} {_t(start)}· subrun {esc((p.get('subrun') or 0) + 1)} · participants "
+               f"{esc(', '.join(p.get('participants', [])))}{esc(order)}")
+    parts = []
+    queue = p.get("queue") or []
+    if queue:
+        parts.append("<h4>Queue</h4>" + _table(["worker", "requested at (s)", "requested duration (s)"], [
+            [esc(q.get("worker")), esc(q.get("request_time_s")), esc(q.get("requested_duration_s"))] for q in queue]))
+    decl = [e for e in evs if e["kind"] == "declaration"]
+    if decl:
+        parts.append('<div class="sl-phase" data-phase="declaration"><h4>Declarations (public)</h4>' + _table(
+            ["worker", "position wanted", "duration (s)", "bid (credits)", "note"],
+            [[esc(e["agent"]), esc(e["payload"].get("desired_position")), esc(e["payload"].get("desired_duration_seconds")),
+              esc(e["payload"].get("bid_price")), _violation(e)] for e in decl]) + "</div>")
+    reas = [e for e in evs if e["kind"] == "reasoning"]
+    if reas:
+        parts.append('<div class="sl-phase" data-phase="reasoning"><h4>Public reasoning</h4>' + "".join(
+            f'<div class="sl-msg sl-public"><span class="sl-badge">public</span><b>{esc(e["agent"])}</b>: '
+            f'<span class="sl-text">{cut(e["payload"].get("text"), max_chars)}</span></div>' for e in reas) + "</div>")
+    msgs = [e for e in evs if e["kind"] == "private_message"]
+    if msgs:
+        rows = []
+        for e in msgs:
+            cls, badge = _vis_badge(e)
+            q = e["payload"]
+            rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
+                        f'<b>{esc(q.get("sender", e["agent"]))} → {esc(q.get("recipient"))}</b> '
+                        f'(message round {esc(q.get("private_round"))}): <span class="sl-text">{cut(q.get("text"), max_chars)}'
+                        f'</span> {_violation(e)}</div>')
+        parts.append('<div class="sl-phase" data-phase="private"><h4>Private messages</h4>' + "".join(rows) + "</div>")
+    ballots = [e for e in evs if e["kind"] == "ballot"]
+    if ballots:
+        rows = []
+        for e in ballots:
+            cls, badge = _vis_badge(e)
+            entries = "; ".join(f"{x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')}"
+                                for x in e["payload"].get("entries", []))
+            rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
+                        f'<b>{esc(e["agent"])}</b>: {esc(entries)} {_violation(e)}</div>')
+        parts.append('<div class="sl-phase" data-phase="ballots"><h4>Ballots</h4>' + "".join(rows) + "</div>")
+    if sched:
+        q = sched["payload"]
+        parts.append(f'<div class="sl-phase" data-phase="schedule"><h4>Schedule (rule {esc(q.get("rule"))}, '
+                     f'negotiation {esc(q.get("negotiation_s"))} s)</h4>' + _table(
+                         ["position", "worker", "duration (s)", "price (credits)"],
+                         [[esc(a.get("position")), esc(a.get("worker")), esc(a.get("duration_s")), esc(a.get("price"))]
+                          for a in sorted(q.get("allocations", []), key=lambda a: a.get("position", 0))]) + "</div>")
+    pays = [e for e in evs if e["kind"] == "payment"]
+    if pays:
+        parts.append('<div class="sl-phase" data-phase="payment"><h4>Payments</h4>' + _table(
+            ["payer", "to", "requested", "paid", "balance after"],
+            [[esc(e["payload"].get("payer", e["agent"])), esc(e["payload"].get("sink")), esc(e["payload"].get("requested")),
+              esc(e["payload"].get("amount")), esc(e["payload"].get("balance_after"))] for e in pays]) + "</div>")
+    return f'<details class="sl-contention" data-contention="{number}"><summary>{summary}</summary>{"".join(parts)}</details>'
+
+
+def _violation(e: dict) -> str:
+    q = e["payload"]
+    bits = []
+    if q.get("violation"):
+        bits.append(f"violation: {q['violation']}")
+    if q.get("fallback_used"):
+        bits.append("fallback used")
+    return f'<span class="sl-bad">{esc("; ".join(bits))}</span>' if bits else ""
+
+
+def _scarce_event(e: dict, max_chars: int) -> str:
+    q, kind, who = e["payload"], e["kind"], esc(e.get("agent"))
+    if kind == "run_config":
+        return ("<h4>Setup</h4>" + _table(["worker", "budget (credits)", "deadline (s)"],
+                                          [[esc(w["worker"]), esc(w["budget"]), esc(w["deadline_s"])]
+                                           for w in q.get("workers", [])])
+                + f'<p class="sl-meta">scheduler {esc(q.get("scheduler"))} · bids {esc(q.get("mechanism"))} · memory '
+                  f'{esc(q.get("memory"))}</p>')
+    if kind == "subrun_start":
+        return (f'<div class="sl-event">{_t(e)}<b>{who}</b> starts task <code>{esc(q.get("task_id"))}</code> · budget '
+                f'{esc(q.get("budget"))} credits · deadline {esc(q.get("deadline_s"))} s</div>')
+    if kind == "slot_request":
+        return (f'<div class="sl-event">{_t(e)}<b>{who}</b> requests a slot of {esc(q.get("duration_s"))} s: '
+                f'{esc(q.get("reason"))}</div>')
+    if kind == "slot_start":
+        return (f'<div class="sl-event sl-slot">{_t(e)}<b>slot</b> {who}: {esc(q.get("start_s"))}–{esc(q.get("end_s"))} s '
+                f'(position {esc(q.get("position"))}, waited {esc(q.get("waited_s"))} s)</div>')
+    if kind == "slot_end":
+        return f'<div class="sl-event">{_t(e)}slot of {who} ends at {esc(q.get("end_s"))} s</div>'
+    if kind == "execution":
+        status = "refused" if q.get("refused") else ("timed out" if q.get("timed_out") else f"exit {q.get('exit_code')}")
+        outp = "".join(f"<pre>{cut(q.get(s), max_chars)}</pre>" for s in ("stdout", "stderr") if q.get(s))
+        return (f'<details class="sl-command"><summary>{_t(e)}{who} runs <code>{cut(q.get("command"), 200)}</code> '
+                f'· {esc(status)} · {esc(q.get("cost_s"))} s</summary>{outp or "<em>no output</em>"}</details>')
+    if kind == "memory_save":
+        cls, badge = _vis_badge(e)
+        return f'<div class="sl-msg {cls}">{badge}{_t(e)}<b>{who}</b> saves memory: {cut(q.get("text"), max_chars)}</div>'
+    if kind == "submission":
+        missed = "deadline missed" if q.get("deadline_missed") else "in time"
+        return (f'<div class="sl-event sl-submission">{_t(e)}<b>{who}</b> submits <code>{esc(q.get("task_id"))}</code>: '
+                f'score {esc(q.get("score"))} ({esc(q.get("passed"))}/{esc(q.get("total"))} hidden tests) · {missed} '
+                f'(deadline {esc(q.get("deadline_s"))} s) {_violation(e)}</div>')
+    if kind == "subrun_end":
+        bal = ", ".join(str(b["worker"]) + ": " + str(b["credits"]) for b in q.get("balances") or [])
+        return (f'<div class="sl-event">{_t(e)}subrun ends · balances '
+                f'{esc(bal)} · {esc(q.get("sink"))} holds '
+                f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
+    if kind == "solver_action":
+        return ""  # solver tool calls: too many to list; the commands run in slots are shown
+    return (f'<div class="sl-event">{_t(e)}{esc(kind)} {who}: '
+            f'<code>{cut(json.dumps(q, default=str), 300)}</code></div>')
+
+
+# -- SovSim -----------------------------------------------------------------------------
+def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: float) -> str:
+    if not rounds:
+        return ""
+    w, h, pad = 420, 120, 24
+    n = max(r for r, _ in rounds)
+    sx = lambda r: pad + (w - 2 * pad) * ((r - 1) / max(1, n - 1))  # noqa: E731
+    sy = lambda v: h - pad - (h - 2 * pad) * (v / top if top else 0)  # noqa: E731
+    pts = " ".join(f"{sx(r):.1f},{sy(v):.1f}" for r, v in rounds)
+    thr = (f'<line x1="{pad}" x2="{w - pad}" y1="{sy(threshold):.1f}" y2="{sy(threshold):.1f}" stroke="#cb181d" '
+           f'stroke-dasharray="4 3"/><text x="{w - pad}" y="{sy(threshold) - 3:.1f}" font-size="10" text-anchor="end" '
+           f'fill="#cb181d">collapse threshold {threshold:g}</text>') if threshold is not None else ""
+    return (f'<svg class="sl-pool" width="{w}" height="{h}" role="img" aria-label="pool per round">'
+            f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>{thr}'
+            f'<polyline fill="none" stroke="#08519c" stroke-width="2" points="{pts}"/>'
+            f'<text x="{pad}" y="12" font-size="10">pool at the start of each round (units, 0 to {top:g})</text>'
+            f'<text x="{w / 2:.0f}" y="{h - 6}" font-size="10" text-anchor="middle">round 1 to {n}</text></svg>')
+
+
+def _sovsim(events: list[dict], max_chars: int) -> str:
+    start = next((e for e in events if e["kind"] == "game_start"), None)
+    leader = start["payload"].get("leader") if start else None
+    roles = dict(zip(start["payload"].get("agents", []), start["payload"].get("roles", []), strict=False)) if start else {}
+    cfg = start["payload"] if start else {}
+    settles = {e["round"]: e for e in events if e["kind"] == "round"}
+    ext: dict[int, list[dict]] = {}
+    for e in events:
+        if e["kind"] == "extraction":
+            ext.setdefault(e["round"], []).append(e)
+    threshold = cfg.get("collapse_threshold")
+    pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
+    top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)
+    agents = ", ".join(f"{a} ({roles.get(a, '')})" for a in roles)
+    lead = f" · leader {esc(leader)}" if leader else ""
+    parts = [f'<p class="sl-meta">agents: {esc(agents)}{lead}</p>', _pool_svg(pool, threshold, top)]
+    for r in sorted(settles):
+        q = settles[r]["payload"]
+        rows = []
+        for e in sorted(ext.get(r, []), key=lambda e: str(e["agent"])):
+            x = e["payload"]
+            name = f'<span class="sl-leader">{esc(e["agent"])} (leader)</span>' if e["agent"] == leader else esc(e["agent"])
+            rows.append([name, esc(roles.get(e["agent"], "")), esc(x.get("extraction")), esc(x.get("pool_seen")),
+                         f'<span class="sl-text">{cut(x.get("reasoning"), max_chars)}</span> {_violation(e)}'])
+        announced = f" · announced {esc(q.get('announced_pool'))}" if q.get("announced_pool") is not None else ""
+        state = '<b class="sl-bad">collapsed</b>' if q.get("collapsed") else f"next pool {esc(q.get('next_pool'))}"
+        parts.append(f'<details class="sl-round" data-round="{esc(r)}"><summary>Round {esc(r)} · pool '
+                     f'{esc(q.get("pool_before"))}{announced} · extracted {esc(sum(q.get("extractions") or []))} · '
+                     f'remaining {esc(q.get("remaining"))} · {state}</summary>'
+                     + _table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
+    end = next((e for e in events if e["kind"] == "game_end"), None)
+    if end:
+        q = end["payload"]
+        parts.append(f'<p class="sl-event">Game over after {esc(q.get("rounds_played"))} rounds · collapsed '
+                     f'{esc(q.get("collapsed"))} · total payoffs {esc(q.get("total_payoffs"))}</p>')
+    return "".join(parts)
+
+
+# -- Economy of Minds --------------------------------------------------------------------
+def _economy(events: list[dict], max_chars: int) -> str:
+    parts = []
+    episodes: list[list[dict]] = []
+    cur: list[dict] = []
+    for e in events:
+        if e["kind"] in ("birth", "round_committed"):
+            continue
+        cur.append(e)
+        if e["kind"] == "population":
+            episodes.append(cur)
+            cur = []
+    if cur:
+        episodes.append(cur)
+    births = [e for e in events if e["kind"] == "birth"]
+    if births:
+        parts.append("<h4>Agents born</h4>" + _table(["agent", "origin", "parent", "bid", "endowment", "policy"], [
+            [esc(b.get("agent")), esc(b["payload"].get("origin")), esc(b["payload"].get("parent")),
+             esc(b["payload"].get("bid")), esc(b["payload"].get("endowment")),
+             cut((b["payload"].get("genome") or {}).get("text") or (b["payload"].get("genome") or {}).get("instruction"),
+                 200)] for b in births[:200]]))
+    for evs in episodes:
+        ends = [e for e in evs if e["kind"] == "episode_end"]
+        auctions = [e for e in evs if e["kind"] == "auction"]
+        pop = next((e for e in evs if e["kind"] == "population"), None)
+        phase = esc(evs[0].get("phase"))
+        solved = sum(1 for e in ends if e["payload"].get("solved"))
+        summary = (f"{phase} · episodes {esc(', '.join(str(e['payload'].get('episode')) for e in ends[:6]))}"
+                   f"{' …' if len(ends) > 6 else ''} · solved {solved}/{len(ends)}")
+        body = []
+        if auctions:
+            body.append("<h4>Winning bids</h4>" + _table(["step", "kind", "winner", "price", "bids"], [
+                [esc(a["payload"].get("step")), esc(a["payload"].get("step_kind")), esc(a["payload"].get("winner")),
+                 esc(a["payload"].get("price")),
+                 esc(", ".join(str(b["agent"]) + ": " + str(b["bid"]) for b in a["payload"].get("bids") or []))]
+                for a in auctions[:400]]))
+        else:
+            rows = []
+            for e in evs:
+                if e["kind"] == "episode_agents":
+                    for x in e["payload"].get("agents") or []:
+                        wins = ", ".join(str(w["step_kind"]) + ": " + str(w["wins"]) for w in x.get("wins") or [])
+                        rows.append([esc(e.get("round")), esc(x["agent"]), esc(wins), esc(x.get("paid")),
+                                     esc(x.get("received")), esc(x.get("reward"))])
+            if rows:
+                body.append("<h4>Winners (wins per kind of step) and payments</h4>" + _table(
+                    ["episode", "agent", "wins", "paid", "received", "reward"], rows[:400]))
+        if pop:
+            q = pop["payload"]
+            body.append("<h4>Wealth after this block</h4>" + _table(["agent", "wealth (credits)", "bid"], [
+                [esc(a["agent"]), esc(a["wealth"]), esc(a["bid"])]
+                for a in sorted(q.get("agents") or [], key=lambda a: a["agent"])]))
+        parts.append(f'<details class="sl-episode"><summary>{summary}</summary>{"".join(body)}</details>')
+    return "".join(parts)

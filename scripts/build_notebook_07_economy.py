@@ -1,0 +1,97 @@
+"""Build notebooks/07_economy_of_minds.ipynb (no outputs).
+
+Run from anywhere: ``.venv/bin/python scripts/build_notebook_07_economy.py``.
+Sentences under the figures are computed (``scarce_lab.analysis.economy.*_sentence``).
+"""
+from pathlib import Path
+
+import nbformat as nbf
+
+nb = nbf.v4.new_notebook()
+md = nbf.v4.new_markdown_cell
+code = nbf.v4.new_code_cell
+cells = [
+    md('# 07 · Economy of Minds: a Hayek machine that learns Blocks World\n\nA population of limited agents (a trigger, a policy, a bid, a wealth) is coordinated only by an economy: each step the eligible agents bid, the highest bid acts and pays its bid to the previous actor (bucket brigade), the task pays the actor on success, rent is charged, bankrupt agents are removed, rich agents reproduce with mutation and newcomers get a trial at the maximum bid + epsilon (Qi et al. 2026, *Economy of Minds*; Baum & Durdanovic 2000, *Hayek*).\n\nThis notebook regenerates, from the shipped dataset `data/economy/` (or any path given below), the learning curves with 95% bands over seeds, the ablation table (no auction, no exploration, no exploitation) with CIs over seeds, wealth and population dynamics, who wins which kind of step, and bid convergence. The data was made with\n\n```\nscarce-lab run economy --task blocksworld --agents 12 --episodes 150 --eval-episodes 40 -a all \\\n  --seed 0 --seed 1 --seed 2 --seed 3 --seed 4 --model scripted/random-rules \\\n  --out data/economy/blocksworld --detail episodes --snapshot-every 10\n```\n\n(see `data/economy/README.md` for the baselines, the embedded-model arithmetic run and the comparison with the reference implementation).'),
+    code('# Parameters (papermill)\n'
+         'DATASET = "data/economy/blocksworld"   # relative paths: to the repository root (or this folder outside a checkout)\n'
+         'ARITH_DATASET = "data/economy/arithmetic"  # optional; skipped if absent\n'
+         'WINDOW = 10          # training episodes per point of the learning curve\n'
+         'BID_WINDOW = 25      # training episodes per point of the bid-convergence curve\n'
+         'HEATMAP_RUN = None   # run id for the specialisation heat map; None = seed 0 of the full economy\n'
+         'OUT_DIR = "figures/07_economy_of_minds"  # where figures and tables go', metadata={"tags": ["parameters"]}),
+    code("import polars as pl\n"
+         "from IPython.display import Markdown, display\n\n"
+         "from scarce_lab.analysis import economy as em\n"
+         "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
+         "from scarce_lab.data.loaders import load_dataset\n"
+         "from scarce_lab.data.tables import economy as tables\n"
+         "from scarce_lab.reporting import dataset_path, resolve_path\n\n"
+         "enable_offline_charts()  # interactive charts without network, plus a static PNG\n"
+         "OUT = resolve_path(OUT_DIR)\n"
+         "ds = load_dataset(dataset_path(DATASET))\n"
+         "episodes = tables.episodes(ds)\n"
+         "runs = tables.runs(ds)\n"
+         "print(f\"{runs.height} runs, {episodes.height} episodes, conditions: {sorted(set(runs['condition']))}; \"\n"
+         "      f\"figures and tables go to {OUT}\")"),
+    md("## Ablation table: solve rate with 95% CIs over seeds"),
+    code("table = em.ablation_table(episodes)\n"
+         "pretty = em.format_table(table)\n"
+         "save_table(table, 'economy_ablation_table', OUT)\n"
+         "save_table(pretty, 'economy_ablation_table_pretty', OUT)\n"
+         "display(Markdown(markdown_table(pretty)))\n"
+         "chart = em.ablation_chart(table)\n"
+         "save_chart(chart, 'economy_ablation', OUT)\n"
+         "display(Markdown(em.ablation_sentence(table)))\n"
+         "chart"),
+    md("## Learning curves: mean and 95% band over seeds"),
+    code("curve = em.solve_curve(episodes.filter(~pl.col('condition').str.starts_with('baseline')), window=WINDOW)\n"
+         "chart = em.learning_curve_chart(curve, title=f'Blocks World solve rate per {WINDOW} training episodes')\n"
+         "save_chart(chart, 'economy_learning_curves', OUT)\n"
+         "display(Markdown(em.learning_sentence(curve)))\n"
+         "chart"),
+    md("## Wealth and population dynamics"),
+    code("pop = tables.population(ds).filter(~pl.col('condition').str.starts_with('baseline'))\n"
+         "dyn = em.population_dynamics(pop)\n"
+         "save_table(dyn, 'economy_population_dynamics', OUT)\n"
+         "chart = em.population_chart(dyn)\n"
+         "save_chart(chart, 'economy_population_dynamics', OUT)\n"
+         "display(Markdown(em.population_sentence(dyn)))\n"
+         "chart"),
+    md("## Specialisation: who wins which kind of step"),
+    code("wins = tables.wins(ds)\n"
+         "births = tables.births(ds)\n"
+         "spec = em.specialisation(wins, births, top=10)\n"
+         "idx = em.specialisation_index(wins)\n"
+         "save_table(idx, 'economy_specialisation_index', OUT)\n"
+         "full0 = runs.filter((pl.col('condition') == 'none') & (pl.col('seed') == 0))['run_id']\n"
+         "run_id = HEATMAP_RUN or (full0[0] if full0.len() else runs.sort('run_id')['run_id'][0])\n"
+         "chart = em.specialisation_heatmap(spec, run_id)\n"
+         "save_chart(chart, 'economy_specialisation_heatmap', OUT)\n"
+         "display(Markdown(markdown_table(idx)))\n"
+         "s = {r['condition']: r['specialisation'] for r in idx.sort('condition').iter_rows(named=True)}\n"
+         "display(Markdown(\"Share of an agent's wins in its main kind of step (mean): \" + '; '.join(\n"
+         "    f'{em.condition_label(c)} {v:.2f}' for c, v in s.items() if v is not None) + f'. Heat map: run {run_id}.'))\n"
+         "chart"),
+    md("## Bid convergence towards realised value"),
+    code("conv = em.bid_convergence(tables.agent_episodes(ds).filter(~pl.col('condition').str.starts_with('baseline')),\n"
+         "                         window=BID_WINDOW)\n"
+         "save_table(conv, 'economy_bid_convergence', OUT)\n"
+         "chart = em.bid_convergence_chart(conv)\n"
+         "save_chart(chart, 'economy_bid_convergence', OUT)\n"
+         "c = conv.filter(pl.col('condition') == 'none').sort('window_start')\n"
+         "if c.height:\n"
+         "    display(Markdown(f'In the full economy the mean absolute gap between the bid paid and the value realised '\n"
+         "                     f'per win goes from {c[\"gap\"][0]:.1f} to {c[\"gap\"][-1]:.1f} credits between the first '\n"
+         "                     f'and the last window.'))\n"
+         "chart"),
+    md('## Arithmetic with partial LLM agents (embedded model)\n\nA small run with the offline SmolLM2-135M model: agents that can only plan, compute, check or answer, with short outputs.'),
+    code('arith_path = resolve_path(ARITH_DATASET)\naep = tables.episodes(load_dataset(arith_path)) if arith_path.exists() else None\nif aep is not None and aep.height:\n    ads = load_dataset(arith_path)\n    atab = em.format_table(em.ablation_table(aep))\n    save_table(atab, "economy_arithmetic", OUT)\n    display(Markdown(markdown_table(atab)))\n    calls = ads.llm_calls.collect()\n    print(f"Interpretation: {calls.height} model calls, {calls[\'fallback_used\'].sum()} fell back; the 135M model "\n          f"solved {aep[\'solved\'].sum()} of {aep.height} episodes, so this run is a plumbing check, not a result.")\nelse:\n    print(f"no finished arithmetic episodes at {arith_path}")'),
+    md('## Our rules against the reference implementation\n\nSee `data/economy/README.md` ("Comparison with hayekmas") for what matches the public reference implementation (auction, bucket brigade with the first payment leaving the agents, reward to the actor, rent every k episodes, removal below zero wealth, newcomer bid = max + epsilon, Holland\'s wealth-proportional bid, frozen evaluation) and what differs and why (integer credits and a bank account so that money is conserved, children endowed by their parent, rule agents for Blocks World, no per-episode replay after bankruptcy).'),
+]
+nb.cells = cells
+for i, c in enumerate(nb.cells):  # stable ids: rebuilding changes nothing in git
+    c["id"] = f"c{i:02d}"
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+nb.metadata["language_info"] = {"name": "python"}
+nbf.write(nb, str(Path(__file__).resolve().parents[1] / "notebooks" / "07_economy_of_minds.ipynb"))
+print("ok")

@@ -1,0 +1,141 @@
+"""Chart plumbing and the figure standard: strict-JSON specs (no NaN), a static PNG
+beside the interactive widget, NoFigure instead of empty charts, readable names,
+deterministic sentences, and the SovSim figure choices (threshold, surviving runs)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import altair as alt
+import nbformat
+import polars as pl
+import pytest
+
+from scarce_lab.analysis import figures as F
+from scarce_lab.analysis import sovsim as metrics
+from scarce_lab.analysis import sovsim_charts as charts
+from scarce_lab.analysis.scarce_charts import ci_chart, pretty
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _strict(spec: dict) -> None:
+    json.loads(json.dumps(spec, allow_nan=False))
+
+
+@pytest.fixture(scope="module")
+def sovsim():
+    from scarce_lab.data.tables.sovsim import load_agent_rounds
+
+    df = load_agent_rounds(REPO / "data" / "sovsim")
+    conv = metrics.convention("sovsim")
+    return df, metrics.simulation_metrics(df, conv), conv
+
+
+def test_nan_in_polars_data_becomes_null_and_unclean_specs_are_refused():
+    raw = pl.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1.0, float("nan"), float("inf")]})
+    with pytest.raises(ValueError, match="NaN"):
+        F.strict_spec(alt.Chart(raw).mark_point().encode(x="x", y="y"))
+    clean = F.chart_data(raw)
+    assert clean["y"].to_list() == [1.0, None, None]
+    _strict(F.strict_spec(alt.Chart(clean).mark_point().encode(x="x", y="y")))
+
+
+def test_ci_chart_with_nan_bounds_is_strict_json():
+    df = pl.DataFrame({"model": ["a", "b"], "value": [0.5, 0.2], "lo": [float("nan"), 0.1],
+                       "hi": [float("nan"), 0.3], "n": [3, 4], "runs": [1, 2]})
+    _strict(F.strict_spec(ci_chart(df, "model", title="t", y_title="share")))
+
+
+def test_offline_renderer_gives_a_png_sized_in_css_pixels_and_a_widget():
+    chart = alt.Chart(pl.DataFrame({"a": [1, 2]})).mark_point().encode(x="a:Q").properties(width=200, height=100)
+    data, meta = F.offline_renderer(chart.to_dict())
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = F._png_size(png)
+    assert meta["image/png"]["width"] == round(w / 2) and 200 <= meta["image/png"]["width"] < 320
+    assert F.WIDGET_MIME in data  # anywidget is installed in the dev environment
+
+
+def test_static_outputs_keeps_only_the_image():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("chart")
+    cell.outputs = [nbformat.v4.new_output("execute_result", data={
+        "image/png": "iVBOR", "text/plain": "<altair.jupyter.jupyter_chart.JupyterChart object>",
+        F.WIDGET_MIME: {"model_id": "x", "version_major": 2, "version_minor": 1}}, execution_count=1)]
+    nb.cells = [cell]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    assert F.static_outputs(nb) == 1
+    assert set(nb.cells[0].outputs[0]["data"]) == {"image/png", "text/plain"}
+    assert "widgets" not in nb.metadata
+
+
+def test_no_figure_writes_nothing_and_removes_a_stale_figure(tmp_path):
+    (tmp_path / "f.png").write_bytes(b"old")
+    nf = F.NoFigure("no KCPR-M announcements in this dataset")
+    assert F.save_chart(nf, "f", tmp_path) == []
+    assert not (tmp_path / "f.png").exists()
+    assert "No figure: no KCPR-M" in nf._repr_markdown_() and not nf
+
+
+def test_empty_inputs_give_reasons_not_empty_charts(sovsim):
+    df, per_sim, _ = sovsim
+    no_m = df.filter(pl.col("condition") != "kcpr_m")
+    assert isinstance(charts.misreport_chart(no_m), F.NoFigure)
+    cpr = per_sim.filter(pl.col("condition") == "cpr")
+    assert "no simulation with a leader" in charts.leader_rate_chart(cpr).reason
+    empty = pl.DataFrame({"model": [], "value": [], "lo": [], "hi": []},
+                         schema={"model": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64})
+    assert isinstance(ci_chart(empty, "model", title="Private chat"), F.NoFigure)
+
+
+def test_pool_dynamics_draws_the_collapse_threshold_and_readable_panels(sovsim):
+    df, _, conv = sovsim
+    spec = F.strict_spec(charts.pool_dynamics_chart(df, conv))
+    text = json.dumps(spec)
+    assert '"threshold": 12.0' in text and "strokeDash" in text
+    assert "KCPR-M (king may misreport)" in text and "95% t-interval over simulations" in text
+    govsim = json.dumps(F.strict_spec(charts.pool_dynamics_chart(df, metrics.convention("govsim"))))
+    assert '"threshold": 5.0' in govsim
+
+
+def test_trajectories_show_surviving_runs_and_say_which(sovsim):
+    df, per_sim, _ = sovsim
+    picks = charts.pick_simulations(per_sim, ["scripted/random", "scripted/sustainable"], "kcpr")
+    assert picks["survived"].all()
+    assert picks.filter(pl.col("model") == "scripted/sustainable")["simulation"].to_list() == [0]
+    spec = json.dumps(F.strict_spec(charts.trajectories_chart(df, per_sim, ["scripted/sustainable"])))
+    assert "simulation 0 (survived, 12 rounds)" in spec and "sovsim-kcpr-scripted-sustainable" in spec
+    # a model whose KCPR runs all collapsed: said, not silently replaced by a collapsed run
+    chosen = charts.trajectories_chart(df, per_sim, ["scripted/greedy"])
+    assert isinstance(chosen, F.NoFigure) and "scripted/greedy" in chosen.reason
+    picked = json.dumps(F.strict_spec(charts.trajectories_chart(df, per_sim, ["scripted/greedy"], simulations=[2])))
+    assert "simulation 2 (collapsed" in picked
+    with pytest.raises(ValueError, match="not in the dataset"):
+        charts.trajectories_chart(df, per_sim, ["no/such-model"])
+
+
+def test_leader_rate_axis_is_defined_and_r_values_are_not_in_the_title(sovsim):
+    _, per_sim, _ = sovsim
+    spec = F.strict_spec(charts.leader_rate_chart(per_sim))
+    text = json.dumps(spec)
+    assert "remainder seen" not in text and "divided by the pool left after the others' extractions" in text
+    assert "r = " not in json.dumps(spec["title"])
+    table = charts.correlation_table(per_sim)
+    assert table.columns == ["Model", "n simulations", "r", "95% CI (Fisher z)", "p"]
+
+
+def test_survival_sentence_breaks_ties_by_condition_order():
+    summary = pl.DataFrame({"model": ["m"] * 4, "condition": ["kcpr", "bcpr", "cpr", "kcpr_m"],
+                            "survival_time_mean": [5.0, 12.0, 12.0, 5.0]})
+    s = charts.survival_sentence(summary)
+    assert "longest survival under CPR (symmetric)" in s and "shortest under KCPR (king)" in s
+    assert charts.survival_sentence(summary.reverse()) == s
+
+
+def test_readable_names():
+    assert pretty("full_resolution_rate") == "Full resolution rate"
+    assert pretty("some_new_code") == "some new code"
+    assert charts.condition_label("kcpr_m") == "KCPR-M (king may misreport)"
