@@ -25,7 +25,9 @@ cells = [
          'TRAJ_CONDITION = "kcpr"      # condition of the trajectory figure (SovSim Figure 4: kcpr)\n'
          'TRAJ_SIMULATIONS = None      # simulation numbers, e.g. [0, 3]; None = first surviving one per model\n'
          'OUT_DIR = "figures/01_sovsim_power_conditions"  # where figures and tables are written\n'
-         'SHARED_DATA = "../shared/data"  # published layouts, if present', metadata={"tags": ["parameters"]}),
+         'SHARED_DATA = "../shared/data"  # published layouts, if present\n'
+         'SOVSIM_RELEASE = None        # the SovSim authors\' released agent_rationales/ folder (github.com/abhilekhborah/sovsim), if you have it\n'
+         'SEED = 0                     # seed of the cross-model bootstraps', metadata={"tags": ["parameters"]}),
     code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
          "from scarce_lab.analysis import sovsim as metrics\n"
@@ -38,7 +40,7 @@ cells = [
          "df = load_agent_rounds(dataset_path(DATASET))\n"
          "if MODELS:\n"
          "    df = df.filter(pl.col('model').is_in(MODELS))\n"
-         "conv = metrics.convention(PRESET, strict_survival=STRICT)\n"
+         "conv = metrics.resolve_convention(df, PRESET, strict_survival=STRICT)  # refuses data of another game\n"
          "per_sim = metrics.simulation_metrics(df, conv)\n"
          "summary = metrics.summarize(per_sim, conv=conv)\n"
          "print(f\"{dataset_path(DATASET)}: {df.height} agent-rounds, {per_sim.height} finished simulations, \"\n"
@@ -74,6 +76,33 @@ cells = [
          "display(chart)\n"
          "display(Markdown(markdown_table(corr, float_digits=2)))\n"
          "display(Markdown(charts.correlation_sentence(per_sim)))"),
+    md("## Cross-model results\n\n"
+       "What the paper reports across models: the mean over models of the relative drop from CPR "
+       "(survival rate and total gain; per model: (CPR - condition) / CPR with the CPR run of the same "
+       "settings), over-usage split by role (symmetric agents, subordinates, the leader) and the Pearson r "
+       "and R^2 between leader extraction rate and survival pooled over models, for two stated units "
+       "(model x condition cells, simulations). Models may differ only in their own settings (`llm.*`); "
+       "anything else that differs is refused rather than pooled. CIs: bootstrap over models (and "
+       "simulations within models for the drop), Fisher z for r. `scarce-lab table sovsim PATH --format "
+       "json` gives the same numbers under `cross_model`."),
+    code("from scarce_lab.analysis import sovsim_cross as cross\n\n"
+         "res = cross.cross_model_results(per_sim, seed=SEED)\n"
+         "save_table(res['relative_drop'], 'sovsim_cross_model_drop', OUT)\n"
+         "save_table(res['overuse_by_role'], 'sovsim_overuse_by_role', OUT)\n"
+         "save_table(res['overuse_by_role_per_model'], 'sovsim_overuse_by_role_per_model', OUT)\n"
+         "save_table(res['leader_rate_vs_survival'], 'sovsim_leader_rate_across_models', OUT)\n"
+         "display(Markdown(cross.format_cross(res)))"),
+    md("On the SovSim authors' released trajectories (six models, five simulations per condition) the "
+       "mean drop in survival rate from CPR to KCPR-M is 86.7% (the paper reports up to 87.3% over its "
+       "eleven models). Set `SOVSIM_RELEASE` to that folder to recompute it here."),
+    code("if SOVSIM_RELEASE:\n"
+         "    rel = load_agent_rounds(resolve_path(SOVSIM_RELEASE))\n"
+         "    report = cross.sovsim_report(rel, 'sovsim', seed=SEED)\n"
+         "    display(Markdown(metrics.format_table(report.summary) + '\\n' + cross.format_cross(report.cross)))\n"
+         "    km = report.cross['relative_drop'].filter((pl.col('metric') == 'survival_rate') & (pl.col('condition') == 'kcpr_m'))\n"
+         "    print(f\"mean drop in survival rate, CPR -> KCPR-M: {km['mean'][0]:.1%} over {km['n_models'][0]} models\")\n"
+         "else:\n"
+         "    print('SOVSIM_RELEASE not set: skipped')"),
     md("## KCPR-M: distribution of the king's misreports"),
     code("chart = charts.misreport_chart(df)\n"
          "save_chart(chart, 'sovsim_misreports', OUT)\n"
