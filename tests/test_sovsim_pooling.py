@@ -252,3 +252,19 @@ def test_sovsim_run_files_carry_their_settings(tmp_path):
     one_each = ps.filter(~((pl.col("model") == "a") & pl.col("condition").str.ends_with("0.7")))
     row = cross_model_drops(one_each).filter(pl.col("metric") == "survival_rate").row(0, named=True)
     assert (row["condition"], row["models"], row["mean"]) == ("kcpr", ["a", "b"], 0.0)
+
+
+@needs_govsim
+def test_notebook_face_applies_the_same_checks(tmp_path):
+    """``scarce_lab.table`` (the notebook face) reads GovSim's Hydra folders and refuses
+    the wrong preset like the CLI."""
+    import scarce_lab as sl
+
+    root = govsim_as_written(tmp_path)
+    t = sl.table(root, preset="govsim")
+    assert t.height == 8 and set(t["base_condition"]) == {"fish_baseline_concurrent",
+                                                         "fish_baseline_concurrent_universalization"}
+    with pytest.raises(PresetMismatchError):
+        sl.table(root)
+    with pytest.warns(SovSimDataWarning):
+        assert sl.table(root, force=True).height == 8
