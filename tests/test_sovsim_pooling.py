@@ -268,3 +268,23 @@ def test_notebook_face_applies_the_same_checks(tmp_path):
         sl.table(root)
     with pytest.warns(SovSimDataWarning):
         assert sl.table(root, force=True).height == 8
+
+
+def test_cross_model_mean_refuses_models_run_under_different_settings(tmp_path):
+    """Model A played only with neutral role labels, model B only with the default ones:
+    each model's Table 1 rows are pure, but a mean over models of "kcpr" would pool two
+    conditions; it is refused (naming role_labels) unless forced."""
+    for i in range(2):
+        for cond in ("cpr", "kcpr"):
+            asyncio.run(arun_game(GameSpec(cond, "scripted/greedy_leader", simulation=i, role_labels="neutral"),
+                                  tmp_path))
+            asyncio.run(arun_game(GameSpec(cond, "scripted/sustainable", simulation=i), tmp_path))
+    ps = simulation_metrics(load_agent_rounds(tmp_path))
+    strict = cross_model_drops(ps).filter(pl.col("metric") == "survival_rate")
+    assert sorted(zip(strict["condition"], strict["n_models"], strict=True)) == [
+        ("kcpr,role_labels=default", 1), ("kcpr,role_labels=neutral", 1)]
+    with pytest.raises(PoolingError, match="kcpr across models: role_labels"):
+        cross_model_drops(ps, by="base_condition")
+    with pytest.warns(SovSimDataWarning, match="role_labels"):
+        forced = cross_model_drops(ps, by="base_condition", force=True).filter(pl.col("metric") == "survival_rate")
+    assert forced["n_models"].to_list() == [2]

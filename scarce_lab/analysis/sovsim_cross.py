@@ -238,8 +238,7 @@ def leader_survival_across_models(
     """
     d = pool_groups(per_sim, by, keys=("model",), force=force, what="cross-model correlation")
     sims = d.filter(pl.col("leader_extraction_rate").is_not_null())
-    if by == "condition":
-        check_same_settings(sims, force=force, what="cross-model correlation")
+    check_same_settings(sims, force=force, what="cross-model correlation")
     cells = sims.group_by("model", "condition").agg(
         pl.col("leader_extraction_rate").mean(), pl.col("survived").cast(pl.Float64).mean().alias("survival_rate")
     ).sort("model", "condition")

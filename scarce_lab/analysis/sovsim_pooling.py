@@ -153,21 +153,26 @@ def cross_model_groups(d: pl.DataFrame, by: Grouping = "condition", *, force: bo
             group (e.g. two temperatures), or the group mixes layouts; unless ``force``
             (then a warning, and every (model, condition) is a unit of the mean).
     """
+    d = d.with_columns(_core=pl.col("settings").map_elements(_core, return_dtype=pl.String))
     if by == "base_condition":
         d = d.with_columns(cross_condition=pl.col("condition"))
     else:
-        core = d.with_row_index("_i").with_columns(settings=pl.col("settings").map_elements(_core, return_dtype=pl.String))
+        core = d.with_row_index("_i").with_columns(settings=pl.col("_core"))
         core = label_conditions(core, skip=("condition",)).sort("_i")
-        d = d.with_columns(cross_condition=core["condition"])
+        pooled = pl.col("condition").str.contains(" [pooled", literal=True)  # forced per model: keep its label
+        d = d.with_columns(cross_condition=pl.when(pooled).then(pl.col("condition")).otherwise(core["condition"]))
     lines = []
     multi = d.group_by("cross_condition", "model").agg(
         pl.col("condition").unique().sort(), pl.col("settings").unique()).filter(pl.col("condition").list.len() > 1)
     for r in multi.iter_rows(named=True):
         lines.append(f"model {r['model']} appears in {r['cross_condition']} as {', '.join(r['condition'])} "
                      f"({_describe(differing_settings(r['settings']))})")
-    layouts = d.group_by("cross_condition").agg(pl.col("source").unique()).filter(pl.col("source").list.len() > 1)
-    for r in layouts.iter_rows(named=True):
-        lines.append(f"{r['cross_condition']} mixes layouts {', '.join(map(str, r['source']))}")
+    mixed = d.group_by("cross_condition").agg(pl.struct("_core", "source").unique().alias("ids")).filter(
+        pl.col("ids").list.len() > 1)
+    for r in mixed.iter_rows(named=True):
+        diff = differing_settings([i["_core"] for i in r["ids"]], [i["source"] for i in r["ids"]])
+        lines.append(f"{r['cross_condition']} across models: {_describe(diff)}")
+    d = d.drop("_core")
     if lines:
         msg = f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines)
         if not force:
