@@ -35,7 +35,8 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 - ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
 - ``survival_drop``: relative survival-rate drop from the CPR run with the same other
   settings, ``(SR_cpr - SR_c) / SR_cpr``, per model; percentile bootstrap CI
-  resampling simulations within each condition. Undefined when SR_cpr = 0.
+  resampling simulations within each condition. Undefined when SR_cpr = 0 or no CPR
+  run has the same settings; not applicable in a dataset without CPR runs (GovSim).
 
 Every Table 1 cell has a status (:data:`STATUSES`): a value, "not applicable" (the
 metric does not exist in this condition), "no event" (it exists, but nothing happened
@@ -92,7 +93,8 @@ METRICS: tuple[tuple[str, str, str], ...] = (
 STATUSES = {
     "ok": "a value over the simulations that have one (its own n)",
     "not_applicable": "the metric does not exist in this condition (leader rate and defection onset "
-                      "without a leader, misreport outside KCPR-M, drop of the baseline itself)",
+                      "without a leader, misreport outside KCPR-M, drop of the baseline itself or in a "
+                      "dataset without baseline runs)",
     "no_event": "the metric exists but no simulation produced one (no subordinate ever defected; "
                 "the leader never saw a positive remainder): a result, not missing data",
     "undefined": "no value can be computed (drop from a zero baseline survival rate, or no baseline "
