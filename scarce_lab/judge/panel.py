@@ -336,12 +336,13 @@ async def judge_unit(
         **call_kwargs,
     )
     calls = list(out.calls)
-    if out.fallback_used:
-        transport = all(c.raw_response is None and c.error for c in calls)
-        status = "error" if transport else "unparseable"
+    if out.missing:  # no answer at all (transport): retried on the next run
+        status = "error"
+    elif out.fallback_used:
+        status = "unparseable"
     else:
         status = "repaired" if out.repaired else "ok"
-    items = out.decision.labels if not out.fallback_used else []
+    items = out.decision.labels if status in ("ok", "repaired") else []
     evidence = {it.label: it.evidence for it in items}
     j = Judgement(
         unit_id=unit.unit_id,
