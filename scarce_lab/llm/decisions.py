@@ -134,8 +134,11 @@ def _coerced_numbers(given: Any, result: Any, path: str = "") -> list[str]:
 def validate_decision(obj: Any, schema: type[T]) -> tuple[T | None, str | None]:
     """Validate a decoded JSON value against ``schema`` under the policy above.
 
-    Returns ``(decision, None)`` or ``(None, error)``; never raises for bad input (a
-    ``RecursionError`` on absurdly nested input becomes an error string too).
+    Returns ``(decision, None)`` or ``(None, error)``; never raises for bad input: a
+    ``RecursionError`` on absurdly nested input becomes an error string, and so does
+    an exception other than a validation error raised by one of the schema's own
+    validators (e.g. a ``TypeError`` on an unexpected type); that error names the
+    exception, so a validator bug shows in the records instead of crashing a game.
     """
     try:
         decision = schema.model_validate(obj, strict=True)
@@ -143,6 +146,8 @@ def validate_decision(obj: Any, schema: type[T]) -> tuple[T | None, str | None]:
         return None, format_validation_error(exc)
     except RecursionError:
         return None, "the JSON object is nested too deeply to validate"
+    except Exception as exc:  # noqa: BLE001 - a schema validator choked on the answer
+        return None, f"validator of {schema.__name__} raised {type(exc).__name__}: {exc}"[:500]
     try:
         coerced = _coerced_numbers(obj, decision.model_dump(mode="python"))
     except RecursionError:

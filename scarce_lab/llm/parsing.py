@@ -16,9 +16,9 @@ The rule (:func:`parse_answer`):
    later one that does.
 4. **One answer or ambiguous.** One valid candidate, or several equal ones, is the
    answer. Several *different* valid candidates: the last one wins only if it is
-   **final**, i.e. it stands on its own at the end: it starts a line (or directly
-   follows an opening fence such as ```` ```json ````) and only whitespace or a
-   closing fence follows it. Otherwise the result is an ``ambiguous`` error.
+   **final**, i.e. it stands on its own at the end: it starts a line or is the
+   content of the last fenced block (directly after an opening fence such as
+   ```` ```json ````), and only whitespace or a closing fence follows it. Otherwise the result is an ``ambiguous`` error.
 5. No valid candidate: an ``invalid`` error quoting the validation errors of the last
    candidate (the likeliest intended answer), or ``no_json`` when there is none.
 
@@ -54,7 +54,7 @@ _BLOCK = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>.*?</\1\s*>", re.IGNORECASE | re.
 _CLOSE = re.compile(rf"</(?:{_TAGS})\s*>", re.IGNORECASE)
 _LEADING_OPEN = re.compile(rf"^\s*<(?:{_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
 _AFTER_FINAL = re.compile(r"\s*(?:```\s*)?")
-_BEFORE_FINAL = re.compile(r"[ \t]*(?:```[\w+-]*[ \t]*)?")
+_BEFORE_FINAL = re.compile(r"(?:[^\n]*```[\w+-]*)?[ \t]*")
 _DECODER = json.JSONDecoder(strict=False)
 
 

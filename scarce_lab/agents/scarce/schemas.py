@@ -179,4 +179,6 @@ register_decision_family(
 register_decision_family(
     "scarce.solver_action", SolverAction, {"tool": "request_execution_slot", "duration_seconds": 30, "reason": "run"}
 )
-register_decision_family("scarce.solver_json_action", JsonAction, {"tool": "run_command", "command": "ls"})
+register_decision_family(
+    "scarce.solver_json_action", JsonAction, {"tool": "run_command", "command": "ls", "duration_seconds": 30}
+)
