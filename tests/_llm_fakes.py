@@ -72,3 +72,22 @@ class FakeLLM:
     def install(self, monkeypatch) -> FakeLLM:
         monkeypatch.setattr(load_litellm(), "acompletion", self)
         return self
+
+
+def decision_schemas() -> list[tuple[str, type, dict[str, Any]]]:
+    """Every registered decision schema family (its sample schema and a valid example),
+    plus the judge's answer schema: ``(name, schema, example)``, sorted by name."""
+    import importlib
+    import pkgutil
+
+    import scarce_lab.agents
+    from scarce_lab.judge.panel import answer_schema
+    from scarce_lab.judge.taxonomy import load_taxonomy
+    from scarce_lab.llm.decisions import decision_families
+
+    for m in pkgutil.walk_packages(scarce_lab.agents.__path__, "scarce_lab.agents."):
+        importlib.import_module(m.name)
+    out = [(name, fam.sample(), fam.example) for name, fam in sorted(decision_families().items())]
+    tax = load_taxonomy("scarce")
+    out.append(("judge.answer", answer_schema(tax), {"labels": [{"label": tax.ids[0], "evidence": "quote"}]}))
+    return out

@@ -7,15 +7,13 @@ schema families (plus the judge's answer schema), so a new family is covered."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 from typing import Any, Literal
 
 import pytest
+from _llm_fakes import decision_schemas
 from pydantic import BaseModel
 
-import scarce_lab.agents
 from scarce_lab.llm.decisions import (
     DecisionModel,
     DecisionPart,
@@ -26,27 +24,7 @@ from scarce_lab.llm.decisions import (
 )
 from scarce_lab.llm.parsing import parse_decision
 
-for _m in pkgutil.walk_packages(scarce_lab.agents.__path__, "scarce_lab.agents."):
-    importlib.import_module(_m.name)
-
-
-def _judge_schema():
-    from scarce_lab.judge.panel import answer_schema
-    from scarce_lab.judge.taxonomy import load_taxonomy
-
-    tax = load_taxonomy("scarce")
-    return answer_schema(tax), {"labels": [{"label": tax.ids[0], "evidence": "quote"}]}
-
-
-def all_schemas() -> list[tuple[str, type[BaseModel], dict[str, Any]]]:
-    """Every decision schema family (sample schema and a valid example)."""
-    out = [(name, fam.sample(), fam.example) for name, fam in sorted(decision_families().items())]
-    schema, example = _judge_schema()
-    out.append(("judge.answer", schema, example))
-    return out
-
-
-SCHEMAS = all_schemas()
+SCHEMAS = decision_schemas()
 IDS = [name for name, _, _ in SCHEMAS]
 
 
