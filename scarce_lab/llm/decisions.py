@@ -71,11 +71,11 @@ class DecisionPart(DecisionModel):
 
 def _integer_only(value: Any) -> Any:
     if isinstance(value, bool):
-        raise ValueError(f"a JSON boolean is not an integer (got {json.dumps(value)})")
+        raise ValueError("a JSON boolean is not an integer")
     if isinstance(value, float | Decimal):
-        raise ValueError(f"an integer is written without a fraction (got {value!r})")
+        raise ValueError("an integer is written without a fraction")
     if isinstance(value, str):
-        raise ValueError(f"a number must be a JSON number, not a string (got {value!r})")
+        raise ValueError("a number must be a JSON number, not a string")
     return value
 
 
@@ -99,7 +99,7 @@ def format_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         got = err.get("input")
         numeric = err["type"] in ("int_type", "int_parsing", "literal_error", "float_type")
         if numeric and isinstance(got, bool):
