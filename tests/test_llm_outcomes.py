@@ -269,4 +269,4 @@ def test_judge_transport_failure_is_an_error_judgement(monkeypatch):
     unit = Unit(unit_id="u1", run_id="r", round=1, agent="a", public_reasoning="I bid high.")
     FakeLLM(rate_limited()).install(monkeypatch)
     j, calls = asyncio.run(judge_unit(client(), tax, unit, JudgeSpec(name="j1", model="openai/x")))
-    assert j.status == "error" and j.labels == [] and calls[0].missing
+    assert not j.votes and j.labels == [] and calls[0].missing and calls[0].outcome == "transport_error"
