@@ -11,6 +11,7 @@ from _llm_fakes import FakeLLM, response
 
 from scarce_lab.agents.sovsim.schemas import extraction_schema
 from scarce_lab.llm import CallContext, LLMClient, LLMSettings, MissingDecisionError
+from scarce_lab.llm.client import load_litellm
 from scarce_lab.llm.context import (
     ContextWindowError,
     check_context,
@@ -28,16 +29,20 @@ def client() -> LLMClient:
     return LLMClient(LLMSettings(cache=False, max_retries=0))
 
 
+LIT = load_litellm()
+
+
 def test_known_windows():
-    assert context_window("openai/gpt-4o-mini") == 128000
-    assert context_window(SMALL) == 8192
-    assert context_window("openai/no-such-model") is None
+    assert context_window("openai/gpt-4o-mini", LIT) == 128000
+    assert context_window(SMALL, LIT) == 8192
+    assert context_window("openai/no-such-model", LIT) is None
+    assert context_window(SMALL) is None  # without litellm a hosted window is unknown
 
 
 def test_prompt_near_the_limit_is_refused_not_given_fewer_tokens(monkeypatch):
     fake = FakeLLM().install(monkeypatch)  # any call would fail the test
     msgs = [{"role": "user", "content": "word " * 4000}]
-    n = count_prompt_tokens(SMALL, msgs)
+    n = count_prompt_tokens(SMALL, msgs, LIT)
     assert 3900 < n < 4200
     out = client().decide(model=SMALL, messages=msgs, schema=S, fallback=FB, seed=1, context=CTX,
                           max_tokens=8192 - n + 1)
@@ -68,7 +73,7 @@ def test_unknown_window_is_not_checked(monkeypatch):
 
 def test_truncation_resend_stays_inside_the_window(monkeypatch):
     msgs = [{"role": "user", "content": "word " * 5000}]
-    n = count_prompt_tokens(SMALL, msgs)
+    n = count_prompt_tokens(SMALL, msgs, LIT)
     fake = FakeLLM(response("{", finish_reason="length"), response('{"reasoning": "r", "extraction": 3}')).install(monkeypatch)
     out = client().decide(model=SMALL, messages=msgs, schema=S, fallback=FB, seed=1, max_tokens=3000)
     assert out.valid and fake.requests[1]["max_tokens"] == 8192 - n  # < 2 x 3000
@@ -87,7 +92,7 @@ def test_agent_stops_with_the_context_error(monkeypatch):
 
 def test_check_context_raises_with_numbers():
     with pytest.raises(ContextWindowError) as exc:
-        check_context(SMALL, [{"role": "user", "content": "hi"}], 9000, agent="x", round=1)
+        check_context(SMALL, [{"role": "user", "content": "hi"}], 9000, agent="x", round=1, litellm=LIT)
     assert exc.value.context_tokens == 8192 and exc.value.max_tokens == 9000 and exc.value.prompt_tokens > 0
 
 

@@ -245,7 +245,7 @@ class LLMClient:
             second = (messages, base_tokens)
         elif decision is None and first_outcome == oc.TRUNCATED:
             tokens = min(base_tokens * TRUNCATION_RETRY_FACTOR, TRUNCATION_RETRY_CAP)
-            room = output_room(model, messages)
+            room = output_room(model, messages, load_litellm())
             if room is not None:
                 tokens = min(tokens, room)
             if tokens > base_tokens:
@@ -360,7 +360,8 @@ class LLMClient:
             record.cache_hit = True
             return _result(record, parts)
         try:
-            check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round)
+            check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round,
+                          litellm=load_litellm())
         except ContextWindowError as exc:
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))

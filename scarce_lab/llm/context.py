@@ -65,29 +65,31 @@ def _embedded_name(model: str) -> str:
     return model.split("/", 1)[1] if "/" in model else model
 
 
-def context_window(model: str) -> int | None:
-    """The model's context window in tokens, or ``None`` when unknown."""
+def context_window(model: str, litellm: Any = None) -> int | None:
+    """The model's context window in tokens, or ``None`` when unknown.
+
+    ``litellm``: the module as loaded by ``scarce_lab.llm.client.load_litellm`` (needed
+    for hosted models; this module does not import the client).
+    """
     if is_embedded(model):
         llm, _ = _embedded_formatter(_embedded_name(model))
         return int(llm.n_ctx())
-    return _hosted_window(model)
+    return None if litellm is None else _hosted_window(model, litellm)
 
 
 @functools.lru_cache(maxsize=256)
-def _hosted_window(model: str) -> int | None:
-    from .client import load_litellm
-
+def _hosted_window(model: str, litellm: Any) -> int | None:
     try:
-        info = load_litellm().get_model_info(model)
+        info = litellm.get_model_info(model)
     except Exception:  # noqa: BLE001 - litellm raises for models it has not mapped
         return None
     value = info.get("max_input_tokens") or info.get("max_tokens")
     return int(value) if value else None
 
 
-def count_prompt_tokens(model: str, messages: list[dict[str, Any]]) -> int | None:
+def count_prompt_tokens(model: str, messages: list[dict[str, Any]], litellm: Any = None) -> int | None:
     """Tokens of ``messages`` as the model will see them, or ``None`` if they cannot
-    be counted (logged once per model)."""
+    be counted (logged once per model; hosted models need ``litellm``)."""
     try:
         if is_embedded(model):
             llm, fmt = _embedded_formatter(_embedded_name(model))
@@ -95,9 +97,9 @@ def count_prompt_tokens(model: str, messages: list[dict[str, Any]]) -> int | Non
                 return None
             res = fmt(messages=messages)
             return len(llm.tokenize(res.prompt.encode("utf-8", "replace"), add_bos=not res.added_special, special=True))
-        from .client import load_litellm
-
-        return int(load_litellm().token_counter(model=model, messages=messages))
+        if litellm is None:
+            return None
+        return int(litellm.token_counter(model=model, messages=messages))
     except Exception as exc:  # noqa: BLE001 - counting is best effort; never a crash
         _warn_once(model, exc)
         return None
@@ -119,6 +121,7 @@ def check_context(
     *,
     agent: str | None = None,
     round: int | None = None,
+    litellm: Any = None,
 ) -> int | None:
     """Check that the prompt plus ``max_tokens`` fits; return the prompt's token count
     (``None`` when the window or the count is unknown: not checked).
@@ -127,10 +130,10 @@ def check_context(
         ContextWindowError: it does not fit; the message names model, agent, round,
             prompt tokens, ``max_tokens`` and the window.
     """
-    window = context_window(model)
+    window = context_window(model, litellm)
     if window is None:
         return None
-    n = count_prompt_tokens(model, messages)
+    n = count_prompt_tokens(model, messages, litellm)
     if n is None:
         return None
     if n + max_tokens > window:
@@ -145,10 +148,10 @@ def check_context(
     return n
 
 
-def output_room(model: str, messages: list[dict[str, Any]]) -> int | None:
+def output_room(model: str, messages: list[dict[str, Any]], litellm: Any = None) -> int | None:
     """Tokens left for the answer after the prompt, or ``None`` when unknown."""
-    window = context_window(model)
+    window = context_window(model, litellm)
     if window is None:
         return None
-    n = count_prompt_tokens(model, messages)
+    n = count_prompt_tokens(model, messages, litellm)
     return None if n is None else max(0, window - n)
