@@ -15,7 +15,8 @@ of Minds notes and answers; the judge's answer):
   there is the model's format error: it is recorded and repaired like any other.
 - **An integer is written without a fraction.** ``15.0`` (and ``1.5e1``) is rejected
   for an integer field in every schema, as is ``15.5``.
-- Extra keys follow each schema's own ``extra`` setting (not part of this policy).
+- Extra keys, and whether a JSON ``null`` for an optional text field reads as empty,
+  follow each schema's own settings (not part of this policy).
 
 Where it is implemented: :class:`DecisionModel` (``strict=True``) and
 :func:`int_choice` (an enumerated integer that refuses ``bool`` and ``float``, which
