@@ -85,8 +85,6 @@ CALL_COLUMNS = {
     "finish_reason": pl.String,
     "attempt": pl.Int64,
     "fallback_used": pl.Boolean,
-    "outcome": pl.String,
-    "finish_reason": pl.String,
     "decision_id": pl.String,
     "decision_source": pl.String,
     "missing": pl.Boolean,

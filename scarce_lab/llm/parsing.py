@@ -96,10 +96,18 @@ def strip_reasoning(text: str) -> str:
     return text
 
 
-def _balanced_end(text: str, i: int) -> int | None:
-    """End of the brace-balanced span starting at ``text[i] == "{"`` (JSON strings
-    respected), or ``None`` when it never closes. Iterative: any depth."""
-    depth, in_str, esc = 0, False, False
+#: Most failed decodes per answer: bounds the work on adversarial text (thousands of
+#: nested braces around something that does not decode); real answers fail a handful.
+MAX_DECODE_ATTEMPTS = 500
+
+
+def _span_ends(text: str, i: int) -> dict[int, int | None]:
+    """For every ``{`` of the brace region starting at ``text[i] == "{"``: the end of
+    its brace-balanced span (JSON strings respected), or ``None`` when it never closes.
+    One pass: it stops where the region closes (depth back to 0) or at the end."""
+    ends: dict[int, int | None] = {}
+    stack: list[int] = []
+    in_str = esc = False
     for j in range(i, len(text)):
         ch = text[j]
         if in_str:
@@ -112,33 +120,48 @@ def _balanced_end(text: str, i: int) -> int | None:
         elif ch == '"':
             in_str = True
         elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return None
+            stack.append(j)
+        elif ch == "}" and stack:
+            ends[stack.pop()] = j + 1
+            if not stack:
+                return ends
+    for j in stack:
+        ends[j] = None
+    return ends
 
 
 def json_objects(text: str) -> list[Candidate]:
     """The top-level JSON objects of ``text``, left to right (rule 2).
 
-    Never raises. Text that does not decode is skipped one brace at a time (so a
-    broken draft never hides a later object); an object nested deeper than the
-    interpreter's recursion limit is skipped whole (its inner parts are fragments,
-    not candidates); integers beyond Python's digit limit fail to decode.
+    Never raises, and takes linear time in the text plus at most
+    :data:`MAX_DECODE_ATTEMPTS` failed decodes (after those, the rest of the text is
+    not searched). A ``{`` whose braces never close is skipped
+    without decoding (it cannot start a complete object); text that does not decode is
+    skipped one brace at a time (so a broken draft never hides a later object); an
+    object nested deeper than the interpreter's recursion limit is skipped whole (its
+    inner parts are fragments, not candidates); integers beyond Python's digit limit
+    fail to decode.
     """
     out: list[Candidate] = []
+    ends: dict[int, int | None] = {}
+    attempts = 0
     i = text.find("{")
-    while i != -1:
+    while i != -1 and attempts < MAX_DECODE_ATTEMPTS:
+        if i not in ends:
+            ends.update(_span_ends(text, i))
+        span_end = ends[i]
+        if span_end is None:  # never closes: no complete object starts here
+            i = text.find("{", i + 1)
+            continue
         try:
             obj, end = _DECODER.raw_decode(text, i)
             obj = scrub_surrogates(obj)
         except RecursionError:
-            end = _balanced_end(text, i)
-            i = text.find("{", end if end is not None else i + 1)
+            attempts += 1
+            i = text.find("{", span_end)
             continue
         except ValueError:  # JSONDecodeError is a ValueError
+            attempts += 1
             i = text.find("{", i + 1)
             continue
         out.append(Candidate(i, end, obj))

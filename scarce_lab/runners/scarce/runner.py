@@ -37,7 +37,7 @@ from ...envs.slots import (
     ScarceWorld,
     assign_tasks,
 )
-from ...runtime import open_run, run_sync
+from ...runtime import open_run, record_calls_of, run_sync
 from .io import CommandRefused, ToolError, WorkerIO
 
 ENVIRONMENT = "scarce"
@@ -190,6 +190,7 @@ class ScarceRunner:
                 await self._subrun(plan[k], resumed=resumed and k == first)
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
+            record_calls_of(self.rec, exc)
             self.rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}"[:2000])
             raise
         finally:
@@ -330,9 +331,11 @@ class ScarceRunner:
     async def _phase(self, c: Contention, t: float, method: str):
         parts = c.participants
         decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(self.world.negotiation_view(c, w, t))
-                                      for w in parts))
-        for d in decs:
-            self._calls(d)
+                                      for w in parts), return_exceptions=True)
+        record_calls_of(self.rec, *decs)
+        failed = next((d for d in decs if isinstance(d, BaseException)), None)
+        if failed is not None:  # e.g. a missing decision: the run stops, resumable
+            raise failed
         cost = max((self.world.decision_cost(self.negotiators[w].scripted, d.latency_s)
                     for w, d in zip(parts, decs, strict=True)), default=0.0)
         return zip(parts, decs, strict=True), cost
