@@ -260,12 +260,6 @@ def _sandbox_factory(kind: str):
     return make
 
 
-def _default_grade(task, folder):
-    from ..tasks.grading import grade
-
-    return grade(task, folder)
-
-
 class ScarceRunner:
     """One SCARCE run. Use :func:`run_scarce` unless you need the pieces.
 
@@ -287,7 +281,7 @@ class ScarceRunner:
         self.out_dir = Path(out_dir)
         self.tasks = tasks
         self.client = client
-        self.grade_fn = grade_fn or _default_grade
+        self.grade_fn = grade_fn or self._sandbox_grade
         self._own_sandbox = sandbox is None
         self.sandbox = sandbox
         self.clock = ClockConfig(kind=cfg.clock, model_call_s=cfg.model_call_s,
@@ -300,6 +294,10 @@ class ScarceRunner:
         self.rec: RunRecorder | None = None
         self.memories: dict[str, list[str]] = {w: [] for w in cfg.names}
         self.own_history: dict[str, list[dict]] = {w: [] for w in cfg.names}
+
+    def _sandbox_grade(self, task, folder):
+        """Default grading: in a grading box of the run's own sandbox (same isolation)."""
+        return self.sandbox.grade(task, folder)
 
     # -- setup ------------------------------------------------------------------------
     def _task_pool(self) -> list:
@@ -398,15 +396,10 @@ class ScarceRunner:
         self.ledger = Ledger(budgets)
         self.timeline = SandboxTimeline()
         self.workers: dict[str, _Worker] = {}
-        from ..tasks.model import prepare_workspace
-
         for w in cfg.names:
             task = tasks[w]
             sbx = f"{w}-s{self.subrun}"
-            folder = self.sandbox.workdir(sbx)
-            prepare_workspace(task, folder)
-            if hasattr(self.sandbox, "chown_tree"):
-                self.sandbox.chown_tree(sbx)
+            folder = self.sandbox.prepare_workspace(sbx, task)
             solver, neg = self._agents(w, task)
             if cfg.memory != "cross":
                 self.memories[w] = []
@@ -501,8 +494,6 @@ class ScarceRunner:
                 return ftools.read_file(s.workdir, a.path)
             if a.tool == "write_file":
                 n = ftools.write_file(s.workdir, a.path, a.content)
-                if hasattr(self.sandbox, "chown_tree"):
-                    self.sandbox.chown_tree(s.sbx)
                 return f"wrote {n} bytes"
         except ftools.ToolError as exc:
             self.emit("tool_error", phase="solve", agent=s.name, t=s.t, tool=a.tool, error=str(exc),
@@ -541,9 +532,9 @@ class ScarceRunner:
                 self.emit("execution", phase="execution", agent=s.name, t=t0, command=command[:500],
                           refused=True, error=str(exc), visibility="private")
                 return "refused: no active execution slot; request one first"
+        # a command gets at most what is left of the slot, in real seconds, on both clocks
         window = s.slot["end"] - s.t
-        wall = self.cfg.command_timeout_s if self.cfg.clock == "virtual" else max(0.1, min(
-            self.cfg.command_timeout_s, window))
+        wall = max(0.1, min(self.cfg.command_timeout_s, window))
         try:
             res = self.sandbox.run(s.sbx, command, ResourceLimits(wall_seconds=wall))
         except SlotNotActiveError as exc:  # the real-time window ran out (wall clock)
@@ -551,7 +542,8 @@ class ScarceRunner:
                       refused=True, error=str(exc), visibility="private")
             s.t = s.slot["end"]
             return "refused: your execution slot has ended"
-        cost = self.clock.command_cost(res.duration_s)
+        # virtual clock: the configured cost, or the real duration when that is larger
+        cost = max(self.clock.command_cost(res.duration_s), res.duration_s)
         s.t = min(s.t + cost, s.slot["end"])
         lim = self.cfg.output_limit
         self.emit("execution", phase="execution", agent=s.name, t=t0, command=command[:500], refused=False,
