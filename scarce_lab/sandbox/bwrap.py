@@ -21,7 +21,10 @@ Execute-only copies of original programs are bound read-only over their paths.
 bwrap runs as root without a user namespace, so the uid drop needs setpriv (bwrap's
 ``--uid`` needs a user namespace, which would make the worker's files root's on the
 host). ``--die-with-parent`` kills the sandbox if the harness dies; the pid namespace
-dies with its first process, taking every process of the command with it.
+dies with its first process, taking every process of the command with it. The
+command itself is that first process (``--as-pid-1``): bwrap's own reaper process
+leaves a pids-cgroup charge that the kernel releases only seconds later, which made
+rapid commands (a grading's tests) fail to fork at the worker's process limit.
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ def bwrap_argv(spec: BwrapSpec, argv: list[str]) -> list[str]:
     static, bound = _static_root()
     size = str(spec.tmp_bytes)
     out = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
-           "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session",
+           "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session", "--as-pid-1",
            *static,
            "--ro-bind", os.path.join(spec.etc_dir, "passwd"), "/etc/passwd",
            "--ro-bind", os.path.join(spec.etc_dir, "group"), "/etc/group",

@@ -37,7 +37,8 @@ def _base() -> int:
 
 
 def live_uids() -> set[int]:
-    """Real, effective, saved and filesystem uids of every process on the machine."""
+    """Real, effective, saved and filesystem uids of every live process on the machine
+    (zombies, which run nothing and are only waiting to be reaped, are left out)."""
     out: set[int] = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -45,10 +46,12 @@ def live_uids() -> set[int]:
         try:
             with open(f"/proc/{entry}/status") as f:
                 for line in f:
+                    if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                        break
                     if line.startswith("Uid:"):
                         out.update(int(x) for x in line.split()[1:])
                         break
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             continue
     return out
 
