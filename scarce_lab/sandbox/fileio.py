@@ -95,7 +95,7 @@ def _oserror(rel: str, exc: OSError) -> ToolError:
         errno.EEXIST: "already exists",
         errno.EFBIG: "file too large",
     }.get(exc.errno, exc.strerror or str(exc))
-    return ToolError(f"path {rel!r}: {why}")
+    return ToolError(f"path: {rel!r} {why}")
 
 
 def split_path(rel: str) -> list[str]:
@@ -111,18 +111,18 @@ def split_path(rel: str) -> list[str]:
         raise ToolError(f"path: {rel!r} contains a NUL byte")
     raw = rel.encode("utf-8", "surrogateescape")
     if len(raw) > PATH_MAX:
-        raise ToolError(f"path {rel[:80]!r}...: is too long ({len(raw)} bytes, limit {PATH_MAX})")
+        raise ToolError(f"path: {rel[:80]!r}... is too long ({len(raw)} bytes, limit {PATH_MAX})")
     if rel.startswith("/"):
-        raise ToolError(f"path {rel!r} is outside your folder (absolute paths are not allowed)")
+        raise ToolError(f"path: {rel!r} is outside your folder (absolute paths are not allowed)")
     norm = posixpath.normpath(rel)
     if norm == ".":
-        raise ToolError(f"path {rel!r} names your folder itself, not a file")
+        raise ToolError(f"path: {rel!r} names your folder itself, not a file")
     parts = norm.split("/")
     if parts[0] == "..":
-        raise ToolError(f"path {rel!r} is outside your folder")
+        raise ToolError(f"path: {rel!r} is outside your folder")
     for p in parts:
         if len(p.encode("utf-8", "surrogateescape")) > NAME_MAX:
-            raise ToolError(f"path {rel[:80]!r}: a component is too long (limit {NAME_MAX} bytes)")
+            raise ToolError(f"path: {rel[:80]!r} has a component that is too long (limit {NAME_MAX} bytes)")
     return parts
 
 
@@ -178,7 +178,7 @@ def read_file(root: str | Path, rel: str, limit: int = 1 << 20) -> FileData:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise ToolError(f"path {rel!r}: is not a regular file")
+                raise ToolError(f"path: {rel!r} is not a regular file")
             chunks, got = [], 0
             while got < limit:
                 b = os.read(fd, min(1 << 20, limit - got))
@@ -219,7 +219,7 @@ def write_file(root: str | Path, rel: str, data: bytes, *, executable: bool = Fa
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise ToolError(f"path {rel!r}: is not a regular file")
+                raise ToolError(f"path: {rel!r} is not a regular file")
             os.fchown(fd, *owner)
             os.fchmod(fd, 0o755 if executable else 0o644)
             os.ftruncate(fd, 0)
@@ -256,7 +256,7 @@ def install_exec_only(root: str | Path, name: str, src: str | Path) -> None:
         except FileNotFoundError:
             pass
         except IsADirectoryError:
-            raise ToolError(f"path {name!r}: is a folder") from None
+            raise ToolError(f"path: {name!r} is a folder") from None
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o700, dir_fd=rootfd)
         try:
             os.fchown(fd, 0, 0)

@@ -74,6 +74,22 @@ def launcher(limits: ResourceLimits, procs_files: list[str] | None = None) -> li
             f"--fsize={int(limits.file_size_bytes)}", f"--nofile={int(limits.open_files)}", "--core=0", "--"]
 
 
+def _rlimits(limits: ResourceLimits) -> Callable[[], None]:
+    """``preexec_fn`` setting the same per-process rlimits as :func:`launcher`."""
+    import resource
+
+    cpu = max(1, int(limits.cpu_seconds + 0.999))
+    vals = ((resource.RLIMIT_CPU, (cpu, cpu + 1)),
+            (resource.RLIMIT_FSIZE, (int(limits.file_size_bytes),) * 2),
+            (resource.RLIMIT_NOFILE, (int(limits.open_files),) * 2), (resource.RLIMIT_CORE, (0, 0)))
+
+    def preexec() -> None:
+        for what, lim in vals:
+            resource.setrlimit(what, lim)
+
+    return preexec
+
+
 def _display(argv_shown: str | list[str]) -> str:
     return argv_shown if isinstance(argv_shown, str) else " ".join(argv_shown)
 
@@ -105,13 +121,19 @@ def execute(
     oom0 = cgroup.oom_kills() if cgroup is not None else 0
     t0 = time.perf_counter()
     try:
-        proc = subprocess.Popen(
-            [*launcher(limits, cgroup.procs_files() if cgroup else None), *argv], cwd=cwd, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
-            start_new_session=True,
-        )
+        if cgroup is not None:
+            proc = subprocess.Popen(
+                [*launcher(limits, cgroup.procs_files()), *argv], cwd=cwd, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
+                start_new_session=True,
+            )
+        else:  # unisolated: exec the program itself (a non-executable file is exit 126, as in a shell)
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                close_fds=True, start_new_session=True, preexec_fn=_rlimits(limits),
+            )
     except OSError as exc:
-        if cgroup is None and exc.filename is None:
+        if cgroup is None and str(exc.filename) != cwd:
             # the program itself cannot be executed (unisolated mode): the shell's codes
             return ExecResult(command=_display(shown), exit_code=127 if isinstance(exc, FileNotFoundError) else 126,
                               stdout="", stderr=f"{argv[0]}: cannot execute: {exc.strerror}\n",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 from .base import SandboxError
@@ -63,12 +64,17 @@ class UidLease:
     uid: int
     fd: int
 
-    def release(self) -> None:
-        """Give the uid back. Raises SandboxError if a process still runs under it."""
+    def release(self, timeout_s: float = 5.0) -> None:
+        """Give the uid back once no process runs under it (processes killed a moment
+        ago may still be exiting). Raises SandboxError, keeping the lease, if one still
+        lives after ``timeout_s``."""
         if self.fd < 0:
             return
-        if self.uid in live_uids():
-            raise SandboxError(f"uid {self.uid} still has live processes; not releasing it")
+        end = time.monotonic() + timeout_s
+        while self.uid in live_uids():
+            if time.monotonic() > end:
+                raise SandboxError(f"uid {self.uid} still has live processes after {timeout_s} s; not releasing it")
+            time.sleep(0.01)
         os.close(self.fd)
         self.fd = -1
 

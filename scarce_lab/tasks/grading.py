@@ -221,7 +221,7 @@ def _build_and_test(task, box, files, scored, trip, build_timeout_s, notes) -> d
     if b.timed_out:
         log = (log + f"\n[build timed out after {build_timeout_s} s]")[-BUILD_LOG_LIMIT:]
     elif b.exit_code == 0 and not build_ok:
-        log = (log + "\n[compile.sh did not produce a regular file ./executable]")[-BUILD_LOG_LIMIT:]
+        log = (log + "\n[compile.sh did not produce ./executable (a regular file)]")[-BUILD_LOG_LIMIT:]
     for rel, data in sorted(after.files.items()):
         if files.get(rel) == data:
             continue  # a submitted file, unchanged (already checked)

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from scarce_lab.sandbox import make_sandbox
 from scarce_lab.tasks import grade, load_task
 from scarce_lab.tasks.suite import list_task_ids
 
+from .conftest import needs
 from .earned import earned
 
 SOLUTIONS = Path(__file__).parent / "solutions"
@@ -25,17 +27,28 @@ def _files(task, lang: str) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in Path(d).iterdir() if p.is_file()}
 
 
+LANGS = ("python", "c", "shell")
+# every solution on the local backend; on docker one language per task, rotating
+# (all three languages and all ten tasks are covered there too, at a third of the time)
+CASES = [("local", t, lang) for t in TASKS for lang in LANGS] + \
+        [("docker", t, LANGS[i % 3]) for i, t in enumerate(TASKS)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("lang", ["python", "c", "shell"])
-@pytest.mark.parametrize("task_id", TASKS)
-def test_solution_scores_what_it_earns(make_sb, tmp_path, task_id, lang):
+@pytest.mark.parametrize("kind,task_id,lang", CASES)
+def test_solution_scores_what_it_earns(tmp_path, kind, task_id, lang):
+    needs(kind)
     task = load_task(task_id)
     files = _files(task, lang)
     want = earned(task, files)
     assert len(want) >= 0.8 * len(task.scored_tests()), f"{lang} solution of {task_id} earns only {len(want)}"
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    g = grade(task, tmp_path, sandbox=make_sb())
+    sb = make_sandbox(kind)
+    try:
+        g = grade(task, tmp_path, sandbox=sb)
+    finally:
+        sb.close()
     assert g.violation is None and g.build_ok, (g.violation, g.build_log)
     assert {o.id for o in g.per_test if o.passed} == want, [o for o in g.per_test if (o.id in want) != o.passed]
     assert g.score == pytest.approx(len(want) / len(task.scored_tests()))
