@@ -20,6 +20,7 @@ process's own cgroup so the machine's limits on us also bound the workers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from .base import SandboxError, TeardownError
 
-__all__ = ["Cgroup", "CgroupSupport", "detect"]
+__all__ = ["Cgroup", "CgroupSupport", "detect", "reap_stale", "remove_sandbox_groups"]
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
@@ -321,3 +322,40 @@ class Cgroup:
                 except OSError:
                     break
                 p = p.parent
+
+
+def remove_sandbox_groups(sandbox_id: str, prefix: str = "scarce_lab") -> bool:
+    """Kill (verified) and delete every worker group of one sandbox, then its folder.
+    True when the sandbox's folder is gone."""
+    sup = detect()
+    if sup.version == 0:
+        return False
+    gone = True
+    for d in {Path(x, prefix, sandbox_id) for x in sup.dirs.values()}:
+        if not d.is_dir():
+            continue
+        for child in [c for c in d.iterdir() if c.is_dir()]:
+            with contextlib.suppress(SandboxError):
+                Cgroup(sup, f"{prefix}/{sandbox_id}/{child.name}").remove(timeout_s=5.0)
+        try:
+            d.rmdir()
+        except OSError:
+            gone = False
+    return gone
+
+
+def reap_stale(prefix: str = "scarce_lab") -> int:
+    """Remove the groups of sandboxes whose process is gone (``<prefix>/<pid>-<n>/``):
+    their members are killed (verified) first. Returns how many sandboxes were reaped."""
+    sup = detect()
+    if sup.version == 0:
+        return 0
+    ids = set()
+    for d in sup.dirs.values():
+        base = Path(d, prefix)
+        if base.is_dir():
+            for sbx in base.iterdir():
+                pid = sbx.name.split("-", 1)[0]
+                if sbx.is_dir() and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                    ids.add(sbx.name)
+    return sum(remove_sandbox_groups(i, prefix) for i in sorted(ids))

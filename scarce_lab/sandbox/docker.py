@@ -40,6 +40,7 @@ from . import fileio
 from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
 from .cgroups import Cgroup
 from .hostroot import HostRoot
+from .launcher import HIDDEN_DIR
 from .local import WORKER_RE, _all_names, base_env
 from .uids import UidLease, lease_uid
 
@@ -174,11 +175,12 @@ class DockerSandbox(Sandbox):
             raise FileNotFoundError(f"task {task.id!r}: program_path {task.program_path} does not exist")
         names = _all_names(task)
         if names:
-            fileio.install_exec_only(w.folder, task.program, names[0])
             copy = self.host.exec_only_copy(names[0])
+            fileio.install_exec_only(w.folder, task.program, copy)
             with self._lock:
                 for p in self.original_paths(task):
                     w.exec_only[p] = copy
+                w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
         return w.folder
 
     def container_kwargs(self, worker: str) -> dict:

@@ -5,7 +5,8 @@ Layout of one sandbox root (mode 0700, owned by root, by default under
 
     <root>/owner.lock      flock held by the owning process (stale roots are reaped)
     <root>/etc/            generated passwd and group for the sandboxes
-    <root>/programs/       execute-only (0711, root) copies of original programs
+    <root>/programs/       execute-only (0711, root) launchers of original programs, and
+                           hidden/ (0711) with the originals under random names
     <root>/<worker>/       one tmpfs per worker: size and inode limits, mode 0700,
                            owned by the worker's uid (bound into its sandbox)
 
@@ -21,12 +22,15 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import secrets
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 from . import fileio
 from .base import SandboxError
+from .launcher import HIDDEN_DIR, launcher_problem, make_launcher
 
 __all__ = ["HostRoot", "default_base_dir", "reap_stale_roots"]
 
@@ -96,6 +100,14 @@ def reap_stale_roots(base: Path) -> int:
     return n
 
 
+def _unmount_all(path: Path, owned: bool) -> None:
+    with contextlib.suppress(OSError):
+        for mp in _mounts_under(path):
+            _umount(mp)
+    if owned:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 class HostRoot:
     """A sandbox's private host folder (see module docstring).
 
@@ -124,10 +136,14 @@ class HostRoot:
         self.programs = self.path / "programs"
         self.programs.mkdir(exist_ok=True)
         os.chmod(self.programs, 0o700)
+        self.hidden = self.programs / "hidden"
+        self.launcher_note = ""
         self._users: dict[str, int] = {}
         self._mounted: set[Path] = set()
         self._copies: dict[str, str] = {}
         self.write_users()
+        # a sandbox dropped without close() (or an interpreter exiting) unmounts anyway
+        self._finalizer = weakref.finalize(self, _unmount_all, self.path, self.owned)
 
     def write_users(self, users: dict[str, int] | None = None) -> None:
         """(Re)write ``etc/passwd`` and ``etc/group`` with root, nobody and the workers."""
@@ -181,13 +197,33 @@ class HostRoot:
             shutil.rmtree(d, ignore_errors=True)
 
     def exec_only_copy(self, src: str | Path) -> str:
-        """Host path of a root-owned 0711 copy of ``src`` (made once per real path)."""
+        """Host path of what a worker may run as the original ``src``: a static
+        launcher of a hidden execute-only copy (:mod:`.launcher`), or, where no
+        launcher can be built, a plain root-owned 0711 copy (``self.launcher_note``
+        says so). Made once per real path. Sandboxes bind :attr:`hidden` at
+        :data:`.launcher.HIDDEN_DIR`."""
         real = os.path.realpath(src)
         if real not in self._copies:
+            hidden = self.hidden
+            hidden.mkdir(exist_ok=True)
+            os.chmod(hidden, 0o711)  # traversable, not listable: the name is the secret
+            # a random folder name is the secret; the file keeps the program's name, so
+            # the running process's visible name (/proc/<pid>/comm) is the program's
+            token = secrets.token_hex(16)
+            (hidden / token).mkdir(mode=0o711)
+            os.chmod(hidden / token, 0o711)
+            base = os.path.basename(real)
+            shutil.copyfile(real, hidden / token / base)
+            os.chmod(hidden / token / base, 0o711)
             d = self.programs / str(len(self._copies))
             d.mkdir()
-            dst = d / os.path.basename(real)
-            shutil.copyfile(real, dst)
+            dst = d / base
+            data = make_launcher(f"{HIDDEN_DIR}/{token}/{base}")
+            if data is None:
+                self.launcher_note = f"original runs unwrapped (LD_PRELOAD applies): {launcher_problem()}"
+                shutil.copyfile(real, dst)
+            else:
+                dst.write_bytes(data)
             os.chown(dst, 0, 0)
             os.chmod(dst, 0o711)
             self._copies[real] = str(dst)
@@ -195,6 +231,7 @@ class HostRoot:
 
     def close(self) -> None:
         """Unmount what is left; delete the root when this object created it."""
+        self._finalizer.detach()
         for mp in _mounts_under(self.path):
             _umount(mp)
         self._mounted.clear()

@@ -35,20 +35,23 @@ raises :class:`SandboxError` with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
 import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fileio
 from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
 from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
-from .cgroups import Cgroup, detect
+from .cgroups import Cgroup, detect, reap_stale, remove_sandbox_groups
 from .hostroot import HostRoot
+from .launcher import HIDDEN_DIR
 from .process import execute
 from .uids import UidLease, lease_uid
 
@@ -200,6 +203,9 @@ class LocalSandbox(Sandbox):
         self.disk_bytes, self.inodes, self.tmp_bytes = disk_bytes, inodes, tmp_bytes
         hp = default_hidden_paths() if hidden_paths is None else hidden_paths
         self.hidden_paths = tuple(str(Path(p).resolve()) for p in hp)
+        if self.isolated:
+            with contextlib.suppress(OSError):
+                reap_stale()  # groups of sandboxes whose process died without close()
         self.host = HostRoot(root, tmpfs=self.isolated)
         self.root = self.host.path
         self._id = f"{os.getpid()}-{next(_ids)}"
@@ -207,6 +213,7 @@ class LocalSandbox(Sandbox):
         self._lock = threading.RLock()
         self._closed = False
         self._grades = itertools.count()
+        self._finalizer = weakref.finalize(self, remove_sandbox_groups, self._id) if self.isolated else None
 
     @property
     def network_isolated(self) -> bool:
@@ -263,12 +270,15 @@ class LocalSandbox(Sandbox):
         if task.program_path and not os.path.exists(task.program_path):
             raise FileNotFoundError(f"task {task.id!r}: program_path {task.program_path} does not exist")
         if paths:
-            fileio.install_exec_only(w.folder, task.program, paths[0])
             if self.isolated:
                 copy = self.host.exec_only_copy(paths[0])
+                fileio.install_exec_only(w.folder, task.program, copy)
                 with self._lock:
                     for p in _all_names(task):
                         w.exec_only[p] = copy
+                    w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
+            else:
+                fileio.install_exec_only(w.folder, task.program, paths[0])
         return w.folder
 
     # -- slots ------------------------------------------------------------------------
@@ -400,13 +410,8 @@ class LocalSandbox(Sandbox):
                 errors.append(str(exc))
         with self._lock:
             self._closed = True
-        if self.isolated:
-            for d in detect().dirs.values():
-                for p in (Path(d, "scarce_lab", self._id), Path(d, "scarce_lab")):
-                    try:
-                        p.rmdir()
-                    except OSError:
-                        pass
+        if self._finalizer is not None:
+            self._finalizer()  # the sandbox's own cgroup folder (its workers' are gone)
         self.host.close()
         if errors:
             raise SandboxError("; ".join(errors))

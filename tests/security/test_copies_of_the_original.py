@@ -22,6 +22,8 @@ READ_ATTEMPTS = [
     "/lib64/ld-linux-x86-64.so.2 ./rev < /dev/null > c5",
     "python3 -c \"open('c6','wb').write(open('/usr/bin/rev','rb').read())\"",
     "dd if=./rev of=c7",
+    # the hidden real path of the original is not listable
+    "ls /run/scarce/orig > c11",
     # a running original: its /proc/<pid>/exe, maps and mem (non-dumpable process)
     "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -x rev | head -1); echo pid=$p; "
     "cat /proc/$p/exe > c8; cat /proc/$p/maps > c9; head -c 100000 /proc/$p/mem > c10",
@@ -44,6 +46,43 @@ def test_original_runs_but_cannot_be_read(make_sb, rev):
               if k != "rev" and contains_original(v, rev)}
     assert not leaked, leaked
     assert "rev" not in sb.list_files("w0") or sb.read_file("w0", "rev", 10) is not None  # host may read
+
+
+PRELOAD = r'''
+#include <stdio.h>
+#include <string.h>
+__attribute__((constructor)) static void dump(void) {
+    FILE *m = fopen("/proc/self/maps", "r"), *o = fopen("dump.bin", "ab");
+    char line[512];
+    while (m && o && fgets(line, sizeof line, m)) {
+        unsigned long a, b; char perm[8], path[256] = {0};
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &a, &b, perm, path) >= 3 && perm[0] == 'r'
+            && (strstr(path, "rev") || strstr(path, "orig"))) fwrite((void *)a, 1, b - a, o);
+    }
+}
+'''
+
+
+def test_preloaded_code_cannot_dump_the_running_original(make_sb, rev):
+    """Code injected with LD_PRELOAD would run inside the original and could copy its
+    mapped pages: the worker's ./rev and /usr/bin/rev are a static launcher that drops
+    the loader's variables before running the hidden original. The same library does
+    dump an ordinary program (the check can fail)."""
+    sb = make_sb()
+    sb.prepare_workspace("w0", rev)
+    sb.open_slot("w0", 60)
+    sb.write_file("w0", "p.c", PRELOAD.encode())
+    r = sb.run("w0", "gcc -shared -fPIC -o p.so p.c && cp /usr/bin/tac ./rev-like && "
+                     "echo x | LD_PRELOAD=./p.so ./rev-like >/dev/null && ls -la dump.bin && rm dump.bin && "
+                     "echo ab | LD_PRELOAD=$PWD/p.so ./rev && echo ab | LD_PRELOAD=$PWD/p.so LD_LIBRARY_PATH=. rev; "
+                     "ls dump.bin")
+    assert "ba\nba\n" in r.stdout and "dump.bin" in r.stdout.split("\n")[0], r  # control dumped, then removed
+    assert "No such file" in r.stderr, r
+    from scarce_lab.sandbox import fileio
+
+    leaked = [k for k, v in fileio.collect(sb.workdir("w0"), skip_dot=False).files.items()
+              if k != "rev" and contains_original(v, rev)]
+    assert leaked == []
 
 
 def _xor(data: bytes) -> bytes:
