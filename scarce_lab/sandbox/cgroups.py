@@ -45,6 +45,7 @@ class CgroupSupport:
     version: int
     dirs: dict
     reason: str = ""
+    v2_root: str = ""  # v2: the hierarchy's mount point (fallback parent, see Cgroup.create)
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -104,7 +105,7 @@ def detect() -> CgroupSupport:
         except OSError:
             continue
         if set(V2_CONTROLLERS) <= have:
-            return CgroupSupport(2, {"unified": base})
+            return CgroupSupport(2, {"unified": base}, v2_root=mnt)
     missing = [c for c in V1_CONTROLLERS if c not in v1]
     return CgroupSupport(0, {}, f"no cgroup v2 with {V2_CONTROLLERS} and cgroup v1 lacks {missing}")
 
@@ -158,18 +159,31 @@ class Cgroup:
                 for d in self.dirs.values():
                     d.mkdir(parents=True, exist_ok=True)
             else:
-                base = Path(self.support.dirs["unified"])
-                cur = base
-                for part in Path(self.relpath).parts:
-                    ctl = cur / "cgroup.subtree_control"
-                    enabled = set(ctl.read_text().split())
-                    if not set(V2_CONTROLLERS) <= enabled:
-                        _write(ctl, " ".join(f"+{c}" for c in V2_CONTROLLERS))
-                    cur = cur / part
-                    cur.mkdir(exist_ok=True)
+                self._create_v2()
         except OSError as exc:
             raise SandboxError(f"cannot create cgroup {self.relpath!r}: {exc} (cgroup v{self.version})") from exc
         return self
+
+    def _create_v2(self) -> None:
+        """Enable memory/pids/cpu down the path. Below this process's own cgroup first;
+        the kernel refuses controllers in a cgroup that holds processes (not the root),
+        so the hierarchy's mount point is tried next. (Not exercised on the lab
+        machines, which have cgroup v1.)"""
+        errors = []
+        for base in dict.fromkeys([self.support.dirs["unified"], self.support.v2_root or self.support.dirs["unified"]]):
+            try:
+                cur = Path(base)
+                for part in Path(self.relpath).parts:
+                    ctl = cur / "cgroup.subtree_control"
+                    if not set(V2_CONTROLLERS) <= set(ctl.read_text().split()):
+                        _write(ctl, " ".join(f"+{c}" for c in V2_CONTROLLERS))
+                    cur = cur / part
+                    cur.mkdir(exist_ok=True)
+                self.dirs = {"unified": cur}
+                return
+            except OSError as exc:
+                errors.append(f"under {base}: {exc}")
+        raise OSError("; ".join(errors) + " (delegate a cgroup v2 subtree with memory, pids and cpu to this process)")
 
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a new process writes its pid to (to join)."""

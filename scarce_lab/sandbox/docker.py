@@ -80,6 +80,7 @@ class _DWorker:
     container: object | None = None
     cgroup: Cgroup | None = None
     keep: frozenset[int] = frozenset()
+    prlimit: bool = True
 
 
 class DockerSandbox(Sandbox):
@@ -221,6 +222,9 @@ class DockerSandbox(Sandbox):
         while len(cg.pids()) < 2 and time.monotonic() < end:  # init + sleep
             time.sleep(0.01)
         w.container, w.cgroup, w.keep = c, cg, frozenset(cg.pids())
+        probe = c.exec_run(["/bin/sh", "-c", "command -v prlimit"], user=f"{w.uid}:{w.uid}")
+        w.prlimit = probe.exit_code == 0  # images of others (ProgramBench) may lack util-linux
+        cg.kill_all(keep=w.keep)
         return c
 
     def _remove_container(self, w: _DWorker) -> None:
@@ -285,9 +289,13 @@ class DockerSandbox(Sandbox):
         cg.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes + len(w.keep))
         (w.io / "stdin").write_bytes(stdin)
         cpu = max(1, int(lim.cpu_seconds + 0.999))
-        wrapped = ["prlimit", f"--cpu={cpu}:{cpu + 1}", f"--fsize={int(lim.file_size_bytes)}",
-                   f"--nofile={int(lim.open_files)}", "--core=0", "--", "/bin/sh", "-c",
-                   f'exec "$@" < {IO_DIR}/stdin', "sh", *argv]
+        feed = ["/bin/sh", "-c", f'exec "$@" < {IO_DIR}/stdin', "sh", *argv]
+        if w.prlimit:
+            wrapped = ["prlimit", f"--cpu={cpu}:{cpu + 1}", f"--fsize={int(lim.file_size_bytes)}",
+                       f"--nofile={int(lim.open_files)}", "--core=0", "--", *feed]
+        else:  # the shell's ulimit (no file-size limit: block units differ between shells)
+            wrapped = ["/bin/sh", "-c", f"ulimit -t {cpu}; ulimit -n {int(lim.open_files)}; ulimit -c 0; "
+                       f'exec "$@" < {IO_DIR}/stdin', "sh", *argv]
         api = self.client.api
         cpu0, oom0 = cg.cpu_s(), cg.oom_kills()
         t0 = time.perf_counter()
