@@ -10,6 +10,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# System packages for the SCARCE sandboxes (issue 10): bubblewrap (the local backend),
+# docker.io (the docker backend's engine: started by scarce_lab when none answers) and
+# debootstrap (builds the docker task image offline from the Debian mirror). Installed
+# with apt when running as root and missing; otherwise say what is missing.
+SYS_PKGS=()
+command -v bwrap >/dev/null 2>&1 || SYS_PKGS+=(bubblewrap)
+command -v dockerd >/dev/null 2>&1 || SYS_PKGS+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || SYS_PKGS+=(debootstrap)
+{ command -v setpriv && command -v prlimit; } >/dev/null 2>&1 || SYS_PKGS+=(util-linux)
+if [ ${#SYS_PKGS[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[install] system packages for the sandboxes: ${SYS_PKGS[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${SYS_PKGS[@]}"
+  else
+    echo "[install] note: the SCARCE sandboxes need ${SYS_PKGS[*]} (install them as root with apt-get)" >&2
+  fi
+fi
+
 PYTHON=${PYTHON:-python3}
 LLAMA_VERSION=0.3.36
 WHEEL_DIR=${SCARCE_LAB_WHEEL_DIR:-$HOME/.cache/scarce_lab/wheels/portable}

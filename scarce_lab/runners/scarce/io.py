@@ -22,10 +22,6 @@ class CommandRefused(RuntimeError):
     """The sandbox refused a command: no open slot, or its real-time window ran out."""
 
 
-def _default_grade(task: Any, folder: Path) -> Any:
-    from ...tasks.grading import grade
-
-    return grade(task, folder)
 
 
 class WorkerIO:
@@ -43,8 +39,15 @@ class WorkerIO:
         self.sandbox = sandbox
         self.kind = kind
         self.own = sandbox is None
-        self.grade_fn = grade_fn or _default_grade
+        self.grade_fn = grade_fn or self._sandbox_grade
         self.folders: dict[str, Path] = {}
+
+    def _sandbox_grade(self, task: Any, folder: Path) -> Any:
+        """Default grading: build and tests in a grading box of the run's own sandbox
+        (same isolation; the original absent, the tripwire over its paths)."""
+        from ...tasks.grading import grade
+
+        return grade(task, folder, sandbox=self.sandbox)
 
     def start(self) -> None:
         """Make the sandbox if none was given."""
@@ -61,12 +64,9 @@ class WorkerIO:
     # -- work folders and file tools (free, no slot needed) ------------------------------
     def prepare(self, sbx: str, task: Any) -> Path:
         """Create ``sbx``'s work folder with the task's workspace; returns the folder."""
-        from ...tasks.model import prepare_workspace
+        from ...tasks.workspace import prepare_worker
 
-        folder = self.sandbox.workdir(sbx)
-        prepare_workspace(task, folder)
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
+        folder = prepare_worker(task, self.sandbox, sbx)
         self.folders[sbx] = folder
         return folder
 
@@ -80,36 +80,40 @@ class WorkerIO:
 
     def write_file(self, sbx: str, path: str, content: str) -> int:
         """Write a file in ``sbx``'s folder; returns bytes written. Raises :class:`ToolError`."""
-        n = ftools.write_file(self.folders[sbx], path, content)
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
-        return n
+        return ftools.write_file(self.folders[sbx], path, content)
 
     def snapshot(self, sbx: str) -> bytes:
-        """The whole work folder of ``sbx`` as a gzip tar (for the run's checkpoint);
-        links are stored as links, never followed."""
+        """The worker's files in ``sbx``'s folder as a gzip tar (for the run's
+        checkpoint; taken between commands, when none of the worker's processes lives).
+        Links are stored as links, never followed; execute-only files (the original
+        program, mode without read bits) are left out: :meth:`restore` installs the
+        original afresh, so its bytes never enter a checkpoint."""
         import io as _io
         import tarfile
+
+        def keep(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+            return None if member.isfile() and not member.mode & 0o444 else member
 
         buf = _io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            tar.add(self.folders[sbx], arcname=".", recursive=True)
+            tar.add(self.folders[sbx], arcname=".", recursive=True, filter=keep)
         return buf.getvalue()
 
     def restore(self, sbx: str, task: Any, data: bytes) -> None:
-        """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume). Extraction
-        uses tarfile's ``data`` filter: no absolute paths, no links out of the folder."""
+        """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume): the task's
+        workspace, then every regular file of the snapshot written as the worker's
+        (links in the snapshot are not recreated)."""
         import io as _io
-        import shutil
         import tarfile
 
-        folder = self.sandbox.workdir(sbx)
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True, exist_ok=True)
+        from ...tasks.workspace import prepare_worker
+
+        folder = prepare_worker(task, self.sandbox, sbx)  # docs, examples, the original
         with tarfile.open(fileobj=_io.BytesIO(data), mode="r:gz") as tar:
-            tar.extractall(folder, filter="data")
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
+            for member in tar.getmembers():  # as the worker's files, never following a link
+                if member.isfile():
+                    self.sandbox.write_file(sbx, member.name.removeprefix("./"), tar.extractfile(member).read(),
+                                            executable=bool(member.mode & 0o100))
         self.folders[sbx] = folder
 
     # -- slots and commands ------------------------------------------------------------
