@@ -82,9 +82,9 @@ def test_no_figure_writes_nothing_and_removes_a_stale_figure(tmp_path):
 
 def test_empty_inputs_give_reasons_not_empty_charts(sovsim):
     df, per_sim, _ = sovsim
-    no_m = df.filter(pl.col("condition") != "kcpr_m")
+    no_m = df.filter(pl.col("base_condition") != "kcpr_m")
     assert isinstance(charts.misreport_chart(no_m), F.NoFigure)
-    cpr = per_sim.filter(pl.col("condition") == "cpr")
+    cpr = per_sim.filter(pl.col("base_condition") == "cpr")
     assert "no simulation with a leader" in charts.leader_rate_chart(cpr).reason
     empty = pl.DataFrame({"model": [], "value": [], "lo": [], "hi": []},
                          schema={"model": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64})

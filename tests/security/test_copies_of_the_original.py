@@ -13,6 +13,7 @@ import pytest
 
 from scarce_lab.tasks import grade
 from scarce_lab.tasks.anticheat import contains_original
+from scarce_lab.tasks.workspace import prepare_worker
 
 READ_ATTEMPTS = [
     "cat ./rev > c1",
@@ -32,7 +33,7 @@ READ_ATTEMPTS = [
 
 def test_original_runs_but_cannot_be_read(make_sb, rev):
     sb = make_sb()
-    sb.prepare_workspace("w0", rev)
+    prepare_worker(rev, sb, "w0")
     sb.open_slot("w0", 120)
     r = sb.run("w0", "printf 'abc\\nxy\\n' | ./rev; printf 'q\\n' | rev; printf 'z1\\n' | /usr/bin/rev")
     assert (r.exit_code, r.stdout) == (0, "cba\nyx\nq\n1z\n"), r
@@ -69,7 +70,7 @@ def test_preloaded_code_cannot_dump_the_running_original(make_sb, rev):
     the loader's variables before running the hidden original. The same library does
     dump an ordinary program (the check can fail)."""
     sb = make_sb()
-    sb.prepare_workspace("w0", rev)
+    prepare_worker(rev, sb, "w0")
     sb.open_slot("w0", 60)
     sb.write_file("w0", "p.c", PRELOAD.encode())
     r = sb.run("w0", "gcc -shared -fPIC -o p.so p.c && cp /usr/bin/tac ./rev-like && "

@@ -82,39 +82,36 @@ class WorkerIO:
         """Write a file in ``sbx``'s folder; returns bytes written. Raises :class:`ToolError`."""
         return ftools.write_file(self.folders[sbx], path, content)
 
-    def snapshot(self, sbx: str) -> bytes:
-        """The worker's files in ``sbx``'s folder as a gzip tar (for the run's
-        checkpoint; taken between commands, when none of the worker's processes lives).
-        Links are stored as links, never followed; execute-only files (the original
-        program, mode without read bits) are left out: :meth:`restore` installs the
-        original afresh, so its bytes never enter a checkpoint."""
-        import io as _io
-        import tarfile
+    def snapshot(self, sbx: str) -> dict:
+        """The worker's own files in ``sbx``'s folder, for the run's checkpoint (taken
+        between commands, when none of the worker's processes lives): ``{"files": {path:
+        (bytes, executable)}, "skipped": [...]}``. Read link-safe and depth-bounded
+        (:func:`scarce_lab.sandbox.fileio.collect`); files not owned by the worker (the
+        execute-only original) are left out, so its bytes never enter a checkpoint."""
+        from ...sandbox import fileio
 
-        def keep(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
-            return None if member.isfile() and not member.mode & 0o444 else member
+        got = fileio.collect(self.folders[sbx], max_files=5000, max_file_bytes=16 << 20, skip_dot=False,
+                             owner_only=True)
+        skipped = [x for x in got.skipped if "not yours" not in x]
+        return {"files": {rel: (data, bool(got.meta[rel][1] & 0o100)) for rel, data in got.files.items()},
+                "skipped": skipped}
 
-        buf = _io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            tar.add(self.folders[sbx], arcname=".", recursive=True, filter=keep)
-        return buf.getvalue()
-
-    def restore(self, sbx: str, task: Any, data: bytes) -> None:
+    def restore(self, sbx: str, task: Any, snap: dict) -> None:
         """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume): the task's
-        workspace, then every regular file of the snapshot written as the worker's
-        (links in the snapshot are not recreated)."""
-        import io as _io
-        import tarfile
+        workspace, then every file of the snapshot written as the worker's.
 
+        Raises:
+            RuntimeError: the snapshot left files out (too deep, too large, too many):
+                the resumed run would not be the same run.
+        """
         from ...tasks.workspace import prepare_worker
 
-        folder = prepare_worker(task, self.sandbox, sbx)  # docs, examples, the original
-        with tarfile.open(fileobj=_io.BytesIO(data), mode="r:gz") as tar:
-            for member in tar.getmembers():  # as the worker's files, never following a link
-                if member.isfile():
-                    self.sandbox.write_file(sbx, member.name.removeprefix("./"), tar.extractfile(member).read(),
-                                            executable=bool(member.mode & 0o100))
-        self.folders[sbx] = folder
+        if snap["skipped"]:
+            raise RuntimeError(f"{sbx}: the checkpoint left out {len(snap['skipped'])} file(s) "
+                               f"({snap['skipped'][:3]}); the run cannot be resumed faithfully")
+        self.folders[sbx] = prepare_worker(task, self.sandbox, sbx)
+        for rel, (data, executable) in snap["files"].items():
+            self.sandbox.write_file(sbx, rel, data, executable=executable)
 
     # -- slots and commands ------------------------------------------------------------
     def open_slot(self, sbx: str, seconds: float) -> None:
