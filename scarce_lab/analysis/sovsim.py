@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from . import stats
@@ -116,10 +116,6 @@ METRICS: tuple[tuple[str, str, str], ...] = (
 _GROUP = ("model", "condition")
 
 
-def _gini(values: list[float]) -> float:
-    return float(stats.gini(values))
-
-
 def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
     """One row per simulation (``run_id``) with every per-simulation metric.
 
@@ -157,9 +153,8 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
     per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
-    equality = per_agent.group_by("run_id").agg(pl.col("agent_total")).with_columns(
-        equality=pl.col("agent_total").map_elements(lambda v: 1.0 - _gini(list(v)), return_dtype=pl.Float64)
-    )
+    stats.check_non_negative(per_agent, "agent_total", f"equality over {eq_col}")
+    equality = per_agent.group_by("run_id").agg((1.0 - stats.gini_expr("agent_total")).alias("equality"))
     sims = (
         x.group_by("run_id")
         .agg(
@@ -268,10 +263,13 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
     no row. Returns columns ``model, condition, baseline_rate, rate, drop, ci_low,
     ci_high`` (drop = (SR_base - SR) / SR_base; null when SR_base = 0). The CI is a
     percentile bootstrap (``n_boot`` resamples of simulations within each condition,
-    seeded); null when either condition has fewer than 2 simulations.
+    drawn with numpy from ``seed``, all at once: :func:`stats.bootstrap_means`;
+    resamples whose baseline rate is 0 are left out; the interval is the lower 2.5 %
+    and the upper 97.5 % order statistic); null when either condition has fewer than 2
+    simulations.
     """
     rows = []
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     if "base_condition" not in per_sim.columns:
         per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
     for model in sorted(per_sim["model"].unique().to_list()):
@@ -281,23 +279,22 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
             if cbase == baseline:
                 continue
             base_label = _baseline_label(cond, cbase, baseline)
-            base = m.filter(pl.col("condition") == base_label)["survived"].cast(pl.Float64).to_list()
-            if not base:
+            base = m.filter(pl.col("condition") == base_label)["survived"].cast(pl.Float64).to_numpy()
+            if not len(base):
                 continue
-            other = m.filter(pl.col("condition") == cond)["survived"].cast(pl.Float64).to_list()
-            b, o = sum(base) / len(base), sum(other) / len(other)
+            other = m.filter(pl.col("condition") == cond)["survived"].cast(pl.Float64).to_numpy()
+            b, o = float(base.mean()), float(other.mean())
             drop = (b - o) / b if b > 0 else None
-            boots = []
+            lo = hi = None
             # a bootstrap of a single simulation per condition says nothing: no interval
-            resample = drop is not None and min(len(base), len(other)) >= 2
-            for _ in range(n_boot if resample else 0):
-                bb = sum(rng.choices(base, k=len(base))) / len(base)
-                oo = sum(rng.choices(other, k=len(other))) / len(other)
-                if bb > 0:
-                    boots.append((bb - oo) / bb)
-            boots.sort()
-            lo = boots[int(0.025 * (len(boots) - 1))] if boots else None
-            hi = boots[int(math.ceil(0.975 * (len(boots) - 1)))] if boots else None
+            if drop is not None and min(len(base), len(other)) >= 2:
+                bb = stats.bootstrap_means(base, n_boot, rng)
+                oo = stats.bootstrap_means(other, n_boot, rng)
+                ok = bb > 0  # a resample whose baseline never survived has no drop
+                boots = (bb[ok] - oo[ok]) / bb[ok]
+                if len(boots):
+                    lo = float(np.quantile(boots, 0.025, method="lower"))
+                    hi = float(np.quantile(boots, 0.975, method="higher"))
             rows.append(
                 {"model": model, "condition": cond, "baseline_rate": b, "rate": o, "drop": drop, "ci_low": lo, "ci_high": hi}
             )
