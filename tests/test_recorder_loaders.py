@@ -97,3 +97,104 @@ def test_missing_dataset_and_bad_manifest(tmp_path):
     (tmp_path / "r9" / "manifest.json").write_text('{"run_id": "r9"}')
     with pytest.raises(TrajectoryFileError, match="invalid manifest"):
         load_dataset(tmp_path)
+
+
+# -- published SovSim layout: the polars reader against the record-by-record one -------
+SOVSIM_SAMPLE = __import__("pathlib").Path(__file__).parents[2] / "shared" / "data" / "sovsim_format_sample"
+
+
+def _record(sim: int, rnd: int, condition: str, rng) -> dict:
+    z = [int(v) for v in rng.integers(0, 30, size=4)]
+    pool = int(rng.integers(12, 121))
+    rec = {"simulation_id": sim, "round": rnd, "pool_before": pool, "extractions": z,
+           "final_pool": max(0, pool - sum(z)), "payoffs": [v / 3 for v in z], "collapsed": bool(rng.random() < 0.1),
+           "reasonings": [f"why {sim}/{rnd}/{i}" for i in range(4)]}
+    if condition == "kcpr_m":
+        rec["announced_pool"] = int(rng.integers(0, 200))
+    return rec
+
+
+def test_rationales_fast_reader_equals_the_record_reader(tmp_path):
+    """Every frame the polars reader builds equals the reference reader's, and every
+    file it cannot take (defects below) gives the reference reader's result or error."""
+    import numpy as np
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data.tables.published import sovsim_json as sj
+
+    rng = np.random.default_rng(0)
+    defects = {
+        "none": lambda r: None,
+        "number as text": lambda r: r.__setitem__("pool_before", "77"),
+        "missing field": lambda r: r.pop("final_pool"),
+        "null field": lambda r: r.__setitem__("collapsed", None),
+        "short payoffs": lambda r: r.__setitem__("payoffs", r["payoffs"][:3]),
+        "long payoffs": lambda r: r.__setitem__("payoffs", r["payoffs"] + [1.0]),
+        "float id": lambda r: r.__setitem__("simulation_id", 2.0),
+        "no reasonings": lambda r: r.pop("reasonings"),
+        "short reasonings": lambda r: r.__setitem__("reasonings", ["x"]),
+        "five agents": lambda r: (r.__setitem__("extractions", r["extractions"] + [1]),
+                                  r.__setitem__("payoffs", r["payoffs"] + [0.5])),
+        "bool collapse as int": lambda r: r.__setitem__("collapsed", 1),
+    }
+    used_fast = 0
+    for condition in ("cpr", "bcpr", "kcpr", "kcpr_m"):
+        for name, defect in defects.items():
+            recs = [_record(s, k, condition, rng) for s in range(3) for k in range(1, 5)]
+            defect(recs[int(rng.integers(0, len(recs)))])
+            path = tmp_path / name.replace(" ", "_") / "m" / condition / "rationales.json"
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps(recs))
+            try:
+                ref = sj._read_records(path, "m", condition)
+            except Exception as exc:  # the reference refuses: so must the reader, alike
+                with pytest.raises(type(exc)) as got:
+                    sj.read_rationales(path)
+                assert str(got.value) == str(exc)
+                continue
+            raw = sj._read_raw(path)
+            used_fast += raw is not None
+            assert_frame_equal(sj.read_rationales(path), ref)
+            many = sj.read_rationales_many([path]).sort("run_id", "round", "agent_index")
+            assert_frame_equal(many, ref.sort("run_id", "round", "agent_index"))
+    assert used_fast >= 12  # the fast reader did take the clean files and the tolerable defects
+
+
+def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data import cache
+    from scarce_lab.data.tables.sovsim import load_agent_rounds
+
+    if not SOVSIM_SAMPLE.exists():
+        pytest.skip(f"shared data absent: {SOVSIM_SAMPLE}")
+    monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    shutil.copytree(SOVSIM_SAMPLE, data)
+    plain = load_agent_rounds(data)
+    first = load_agent_rounds(data, cache=True)  # builds the cache
+    folder = cache.cache_dir("sovsim_agent_rounds", data)
+    assert (folder / cache.STAMP).exists()
+    assert sorted(p.parent.name for p in (folder / "table").rglob("*.parquet"))  # partitioned by model
+    assert_frame_equal(first, plain)
+    assert_frame_equal(load_agent_rounds(data, cache=True), plain)  # read back in the same order
+    lazy = load_agent_rounds(data, cache=True, lazy=True)
+    assert isinstance(lazy, pl.LazyFrame) and lazy.collect().height == plain.height
+    # a changed source file makes the cache stale: the new numbers are read, not the old
+    f = data / "example-model" / "cpr" / "rationales.json"
+    recs = json.loads(f.read_text())
+    recs[0]["extractions"][0] = 3
+    recs[0]["payoffs"][0] = 1.0 + recs[0]["final_pool"] / 4
+    f.write_text(json.dumps(recs))
+    st = f.stat()
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    fresh = load_agent_rounds(data, cache=True)
+    assert_frame_equal(fresh, load_agent_rounds(data))
+    assert fresh.filter(pl.col("condition") == "cpr").sort("run_id", "round", "agent_index")["extraction"][0] == 3
+    # a half-written cache (no stamp) is never read
+    (folder / cache.STAMP).unlink()
+    assert not cache.is_fresh(folder, "anything")
+    assert_frame_equal(load_agent_rounds(data, cache=True), fresh)

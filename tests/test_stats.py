@@ -197,3 +197,14 @@ def test_survival_drop_interval_matches_the_exact_bootstrap_distribution():
     assert out["ci_low"] < 0.5 < out["ci_high"]
     again = survival_drop(per_sim, n_boot=20_000, seed=0).row(0, named=True)
     assert (again["ci_low"], again["ci_high"]) == (out["ci_low"], out["ci_high"])
+
+
+def test_wilson_closed_form_equals_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in (1, 2, 7, 10, 33, 120, 5000):
+        for s in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            for level in (0.9, 0.95, 0.99):
+                lo, hi = proportion_confint(s, n, alpha=1 - level, method="wilson")
+                p, a, b = wilson_ci(s, n, level=level)
+                assert p == s / n and a == pytest.approx(lo, abs=1e-12) and b == pytest.approx(hi, abs=1e-12), (s, n)

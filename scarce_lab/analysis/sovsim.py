@@ -116,7 +116,11 @@ METRICS: tuple[tuple[str, str, str], ...] = (
 _GROUP = ("model", "condition")
 
 
-def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
+#: Agent-round columns the metrics read besides the required ones.
+_OPTIONAL_INPUTS = {"source", "simulation", "base_condition", "is_leader", "pool_seen", "remainder_seen", "announced_pool"}
+
+
+def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
     """One row per simulation (``run_id``) with every per-simulation metric.
 
     Columns: ``source, model, condition, run_id, simulation, rounds_played, collapsed,
@@ -133,6 +137,9 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     """
     conv = conv or Convention()
     need = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"}
+    if isinstance(df, pl.LazyFrame):  # read only the columns the metrics use (not the reasoning texts)
+        names = df.collect_schema().names()
+        df = df.select([c for c in names if c in need | _OPTIONAL_INPUTS]).collect()
     missing = need - set(df.columns)
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
@@ -480,7 +487,7 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
     return "\n".join(lines) + "\n"
 
 
-def sovsim_table(df: pl.DataFrame, preset: str = "sovsim", strict: bool = False) -> pl.DataFrame:
+def sovsim_table(df: pl.DataFrame | pl.LazyFrame, preset: str = "sovsim", strict: bool = False) -> pl.DataFrame:
     """Shortcut: agent-round table -> Table 1 frame with the named preset."""
     conv = convention(preset, strict_survival=strict)
     return summarize(simulation_metrics(df, conv), conv=conv)
