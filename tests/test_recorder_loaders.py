@@ -198,3 +198,111 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
     (folder / cache.STAMP).unlink()
     assert not cache.is_fresh(folder, "anything")
     assert_frame_equal(load_agent_rounds(data, cache=True), fresh)
+
+
+# -- our run folders: frames built once per dataset, equal to the per-event path --------
+def _reference_frames(path):
+    """The frames as the loader built them before issue 14: one model_dump dict per
+    event, one DataFrame per kind from those dicts."""
+    from collections import defaultdict
+
+    from scarce_lab.data.loaders import (
+        EVENT_COLUMNS,
+        KEY_COLUMNS,
+        _one_dir_per_run,
+        find_run_dirs,
+        payload_schema,
+        read_run_events,
+    )
+
+    events, payloads = [], defaultdict(list)
+    for rd, m in _one_dir_per_run(find_run_dirs(path)):
+        evs = read_run_events(rd, m, tolerant=m.status != "complete")
+        if m.status != "complete":
+            last = max((i for i, e in enumerate(evs) if e.kind == "round_committed"), default=-1)
+            evs = evs[: last + 1]
+        for ev in evs:
+            row = {"run_id": ev.run_id, "environment": m.environment, "seq": ev.seq, "round": ev.round,
+                   "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
+                   "visible_to": ev.visible_to, "t": ev.t}
+            events.append(row)
+            p = ev.payload.model_dump(exclude={"kind"})
+            p.update({k: row[k] for k in KEY_COLUMNS})
+            payloads[(m.environment, ev.kind)].append(p)
+    frames = {k: pl.DataFrame(rows, schema=payload_schema(*k), orient="row") for k, rows in payloads.items()}
+    return pl.DataFrame(events, schema=EVENT_COLUMNS, orient="row"), frames
+
+
+@pytest.mark.parametrize("folder", ["tests/golden", "data/sovsim", "data/scarce/scripted", "data/economy"])
+def test_dataset_frames_equal_the_per_event_reference(folder):
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    path = Path(__file__).resolve().parents[1] / folder
+    if not path.exists():
+        pytest.skip(f"{folder} not in this checkout")
+    ds = load_dataset(path)
+    ref_events, ref_payloads = _reference_frames(path)
+    assert_frame_equal(ds.events.collect(), ref_events)
+    assert set(ds._payloads) == set(ref_payloads)
+    for key, ref in ref_payloads.items():
+        assert_frame_equal(ds.payloads(key[1], key[0]).collect(), ref, check_exact=True)
+
+
+def test_non_finite_floats_keep_their_value(tmp_path):
+    """A hand-written NaN or Infinity (pydantic reads them) is not turned into null."""
+    rec = RunRecorder.create(tmp_path / "r1", manifest())
+    write_rounds(rec, [1])
+    rec.finish(RunStatus.complete)
+    path = tmp_path / "r1" / EVENTS
+    lines = path.read_text().splitlines()
+    obj = json.loads(lines[0])
+    obj["t"] = 1.5
+    lines[0] = json.dumps(obj).replace("1.5", "NaN")
+    path.write_text("\n".join(lines) + "\n")
+    ev = load_dataset(tmp_path).events.collect()
+    assert ev["t"].is_nan()[0] and ev["t"].null_count() == ev.height - 1
+
+
+def test_dataset_cache_partitioned_and_fresh_only(tmp_path, monkeypatch):
+    """load_dataset(cache=True) writes the dataset as Parquet partitioned by
+    environment and model, reads it back identically, and rebuilds it when a run
+    changes."""
+    import shutil
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data import cache
+
+    monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    shutil.copytree(Path(__file__).resolve().parent / "golden" / "v2", data)
+    plain = load_dataset(data)
+    cached = load_dataset(data, cache=True)
+    again = load_dataset(data, cache=True)
+    folder = cache.cache_dir("dataset", data) / "dataset"
+    parts = {p.relative_to(folder / "events").parts[:2] for p in (folder / "events").rglob("*.parquet")}
+    assert {e.split("-", 1)[1] for e, _ in parts} == set(plain.environments)  # one folder per environment ...
+    assert len(parts) >= len(plain.environments)  # ... and model
+    for ds in (cached, again):
+        assert ds.manifests == plain.manifests
+        for name in ("runs", "events", "llm_calls"):
+            assert_frame_equal(getattr(ds, name).collect(), getattr(plain, name).collect())
+        for env in plain.environments:
+            for kind in ("round_committed",):
+                assert_frame_equal(ds.payloads(kind, env).collect(), plain.payloads(kind, env).collect())
+        for (env, kind) in plain._payloads:
+            assert_frame_equal(ds.payloads(kind, env).collect(), plain.payloads(kind, env).collect())
+    # change one run: the cache is stale and the new content is what loads
+    run = sorted(p.parent for p in data.rglob("manifest.json"))[0]
+    events = run / EVENTS
+    events.write_text(events.read_text())  # same bytes, new modification time
+    import os
+
+    st = events.stat()
+    os.utime(events, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))
+    stamp_before = (cache.cache_dir("dataset", data) / cache.STAMP).read_text()
+    load_dataset(data, cache=True)
+    assert (cache.cache_dir("dataset", data) / cache.STAMP).read_text() != stamp_before

@@ -91,25 +91,25 @@ def _part_name(index: int, value) -> str:
     return f"{index:06d}-{safe[:60]}"
 
 
-def write_partitioned(df: pl.DataFrame, root: Path, by: tuple[str, ...]) -> None:
+def write_partitioned(df: pl.DataFrame, root: Path, by: tuple[str, ...], drop: tuple[str, ...] = ()) -> None:
     """Write ``df`` under ``root`` as ``<col>=<n>-<value>/.../data.parquet`` per
     distinct value of the ``by`` columns (``n`` numbers the partitions in the order of
     first appearance, so a scan of the sorted paths gives the rows back in their
     order; folder names are made file-safe, the values themselves stay in the rows). An
-    empty frame is written as one empty file, so its schema survives."""
+    empty frame is written as one empty file, so its schema survives. ``drop``: columns
+    left out of the files (keys that exist only to partition)."""
     root.mkdir(parents=True, exist_ok=True)
     by = tuple(c for c in by if c in df.columns)
     if df.height == 0 or not by:
-        df.write_parquet(root / "data.parquet")
+        df.drop([c for c in drop if c in df.columns]).write_parquet(root / "data.parquet")
         return
-    # group by the first column only per level, keeping row order within each part
     keys = df.select(by).unique(maintain_order=True).with_row_index("__part")
     tagged = df.join(keys, on=list(by), how="left", nulls_equal=True, maintain_order="left")
     for (index,), part in tagged.group_by("__part", maintain_order=True):
         row = keys.row(int(index), named=True)
         folder = root.joinpath(*(f"{c}={_part_name(int(index), row[c])}" for c in by))
         folder.mkdir(parents=True, exist_ok=True)
-        part.drop("__part").write_parquet(folder / "data.parquet")
+        part.drop("__part", *[c for c in drop if c in part.columns]).write_parquet(folder / "data.parquet")
 
 
 def scan_partitioned(root: Path) -> pl.LazyFrame:

@@ -20,6 +20,7 @@ episodes) in :mod:`scarce_lab.data.tables` are built from these frames.
 
 from __future__ import annotations
 
+import io
 import json
 import types
 import typing
@@ -157,7 +158,7 @@ class Dataset:
     events: pl.LazyFrame
     llm_calls: pl.LazyFrame
     manifests: tuple[RunManifest, ...] = ()
-    _payloads: dict[tuple[str, str], pl.DataFrame] = field(default_factory=dict, repr=False)
+    _payloads: dict[tuple[str, str], pl.DataFrame | pl.LazyFrame] = field(default_factory=dict, repr=False)
 
     @property
     def environments(self) -> list[str]:
@@ -271,31 +272,79 @@ def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, RunManifest]]:
     return sorted(kept, key=lambda g: str(g[0]))
 
 
+#: Byte strings that may stand for a non-finite float in a line (JSON has none; pydantic
+#: reads them, and would write them back as null): such events are built from their
+#: Python values instead of their JSON (see ``_Collector``).
+_NON_FINITE = (b"NaN", b"Infinity")
+
+
 class _Collector:
-    """Accumulates envelope rows and per-kind payload rows while reading."""
+    """Accumulates validated events and builds the frames once per dataset.
+
+    Each event is validated by its typed model (exact pydantic semantics, defaults
+    filled), then kept as the model's own JSON (envelope and payload separately); the
+    frames are parsed from that JSON by polars with the schema derived from the
+    payload models, in one pass per frame (not one Python dict per event). An event
+    whose line may hold a non-finite float keeps its Python values instead, and the
+    frames it belongs to are built from values (JSON would turn NaN into null).
+    """
 
     def __init__(self) -> None:
-        self.events: list[dict] = []
-        self.payloads: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        self.envs: list[str] = []
+        self.envelopes: list[str] = []
+        self.payloads: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.exact_events: dict[int, dict] = {}
+        self.exact_payloads: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
 
-    def add(self, environment: str, ev: EventEnvelope) -> None:
-        row = {
-            "run_id": ev.run_id, "environment": environment, "seq": ev.seq, "round": ev.round,
-            "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
-            "visible_to": ev.visible_to, "t": ev.t,
-        }
-        self.events.append(row)
-        p = ev.payload.model_dump(exclude={"kind"})
-        for k in KEY_COLUMNS:
-            p[k] = row[k]
-        self.payloads[(environment, ev.kind)].append(p)
+    def add(self, environment: str, ev: EventEnvelope, raw: bytes = b"") -> None:
+        key = (environment, ev.kind)
+        if b"NaN" in raw or b"Infinity" in raw:  # _NON_FINITE
+            self.exact_events[len(self.envelopes)] = ev.model_dump(mode="python", exclude={"payload"})
+            self.exact_payloads[key][len(self.payloads[key])] = ev.payload.model_dump(exclude={"kind"})
+        self.envs.append(environment)
+        self.envelopes.append(ev.model_dump_json(exclude={"payload"}))
+        self.payloads[key].append(ev.payload.model_dump_json(exclude={"kind"}))
 
-    def frames(self) -> dict[tuple[str, str], pl.DataFrame]:
+    @staticmethod
+    def _read(lines: list[str], schema: dict, exact: dict[int, dict]) -> pl.DataFrame:
+        if not schema:
+            return pl.DataFrame(height=len(lines))
+        if not lines:
+            return pl.DataFrame(schema=schema)
+        if exact:
+            rows = [exact.get(i) or json.loads(line) for i, line in enumerate(lines)]
+            for r in rows:
+                if "visibility" in r and isinstance(r["visibility"], Enum):
+                    r["visibility"] = r["visibility"].value
+            return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
+        return pl.read_ndjson(io.BytesIO("\n".join(lines).encode()), schema=schema)
+
+    def events_frame(self) -> pl.DataFrame:
+        schema = {k: v for k, v in EVENT_COLUMNS.items() if k != "environment"}
+        df = self._read(self.envelopes, schema, self.exact_events)
+        return df.with_columns(environment=pl.Series(self.envs, dtype=pl.String)).select(list(EVENT_COLUMNS))
+
+    def frames(self, events: pl.DataFrame) -> dict[tuple[str, str], pl.DataFrame]:
         out = {}
-        for (env, kind), rows in self.payloads.items():
-            schema = payload_schema(env, kind)
-            out[(env, kind)] = pl.DataFrame(rows, schema=schema, orient="row")
+        for (env, kind), lines in self.payloads.items():
+            model = payload_types(env)[kind]
+            body = self._read(lines, model_schema(model, exclude=("kind",)), self.exact_payloads.get((env, kind), {}))
+            keys = events.filter((pl.col("environment") == env) & (pl.col("kind") == kind)).select(KEY_COLUMNS)
+            out[(env, kind)] = pl.concat([keys, body], how="horizontal").select(list(payload_schema(env, kind)))
         return out
+
+
+def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[tuple[EventEnvelope, bytes]]:
+    """Every event of one run with its raw line (see :func:`read_run_events`)."""
+    from .events import event_model
+
+    version = _file_version(run_dir)
+    model = event_model(manifest.environment)
+    path = Path(run_dir) / EVENTS
+    return [
+        (validate_event_line(model, manifest.environment, raw, version, path, lineno), raw)
+        for lineno, raw in iter_lines(path, allow_torn_tail=tolerant)
+    ]
 
 
 def read_run_events(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[EventEnvelope]:
@@ -316,7 +365,7 @@ def read_run_events(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> 
     ]
 
 
-def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Dataset:
+def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bool | None = None) -> Dataset:
     """Load every run below ``path`` (see the module docstring for the frames).
 
     Args:
@@ -324,6 +373,11 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
             written by :func:`export_parquet`.
         include_incomplete: keep runs whose status is not ``complete``: their
             committed rounds are valid data (events after the last commit are left out).
+        cache: keep the dataset as partitioned Parquet (:func:`export_parquet`) in the
+            cache folder and load it from there while no file of any run changed
+            (:mod:`scarce_lab.data.cache`); ``None``: the ``SCARCE_LAB_CACHE``
+            environment variable decides (default off). A load from the cache repeats
+            no warning of the first load (e.g. skipped duplicate run directories).
 
     Several directories holding the same ``run_id`` (a re-run that moved an
     interrupted attempt aside to ``<run_id>.incomplete-<n>``) count once: the complete
@@ -343,6 +397,15 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
     run_dirs = find_run_dirs(Path(path))
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
+    from . import cache as _cache
+
+    if _cache.cache_enabled(cache):
+        folder = _cache.cache_dir("dataset", path)
+        stamp = _cache.fingerprint(_cache.layout_files({"runs": run_dirs}), {"include_incomplete": include_incomplete})
+        if not _cache.is_fresh(folder, stamp):
+            ds = load_dataset(path, include_incomplete=include_incomplete, cache=False)
+            _cache.store(folder, stamp, lambda tmp: export_parquet(ds, tmp / "dataset"))
+        return load_parquet(folder / "dataset")
     runs: list[dict] = []
     manifests: list[RunManifest] = []
     calls: list[dict] = []
@@ -357,39 +420,75 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
         runs.append(row)
         manifests.append(m)
         tolerant = m.status != RunStatus.complete
-        events = read_run_events(rd, m, tolerant=tolerant)
+        events = _read_run(rd, m, tolerant=tolerant)
         if tolerant:  # an unfinished run: only its committed rounds are data
-            last = max((i for i, e in enumerate(events) if e.kind == "round_committed"), default=-1)
+            last = max((i for i, (e, _) in enumerate(events) if e.kind == "round_committed"), default=-1)
             events = events[: last + 1]
-        for ev in events:
+        for ev, raw in events:
             if ev.run_id != m.run_id:
                 raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
                                           f"the manifest says {m.run_id!r}")
-            col.add(m.environment, ev)
+            col.add(m.environment, ev, raw)
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
+    events = col.events_frame()
     return Dataset(
         runs=_frame(runs, RUN_COLUMNS).lazy(),
-        events=pl.DataFrame(col.events, schema=EVENT_COLUMNS, orient="row").lazy(),
+        events=events.lazy(),
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
         manifests=tuple(manifests),
-        _payloads=col.frames(),
+        _payloads=col.frames(events),
     )
 
 
 # -- Parquet export ----------------------------------------------------------------------
 EXPORT_MARKER = "scarce_lab_dataset.json"
+#: Layout of :func:`export_parquet` folders: 1 = one file per frame; 2 = partitioned.
+EXPORT_LAYOUT = 2
+_ROW = "__row"
+
+
+def _model_label(models: dict[str, str]) -> str:
+    distinct = sorted(set(models.values()))
+    return distinct[0] if len(distinct) == 1 else "+".join(distinct)
+
+
+def _run_keys(ds: Dataset) -> pl.DataFrame:
+    """``run_id -> (environment, model)`` of every run (the partition keys)."""
+    return pl.DataFrame(
+        [{"run_id": m.run_id, "__environment": m.environment, "__model": _model_label(m.models)} for m in ds.manifests],
+        schema={"run_id": pl.String, "__environment": pl.String, "__model": pl.String},
+    )
+
+
+def _write_frame(df: pl.DataFrame | pl.LazyFrame, root: Path, keys: pl.DataFrame) -> None:
+    """One frame under ``root``, partitioned by its runs' environment and model, with
+    its row order kept in a hidden column (see :func:`_scan_frame`)."""
+    from .cache import write_partitioned
+
+    df = df.collect() if isinstance(df, pl.LazyFrame) else df
+    tagged = df.with_row_index(_ROW).join(keys, on="run_id", how="left", maintain_order="left")
+    write_partitioned(tagged, root, ("__environment", "__model"), drop=("__environment", "__model"))
+
+
+def _scan_frame(root: Path) -> pl.LazyFrame:
+    from .cache import scan_partitioned
+
+    return scan_partitioned(root).sort(_ROW).drop(_ROW)
 
 
 def export_parquet(ds: Dataset, out_dir: Path | str) -> Path:
     """Write ``ds`` as Parquet files that :func:`load_dataset` reads back identically.
 
-    Layout: ``runs.parquet``, ``events.parquet``, ``llm_calls.parquet``,
-    ``payloads/<environment>/<kind>.parquet`` and ``manifests.jsonl`` (the typed
-    manifests), plus a marker file naming the schema version.
+    Layout (format :data:`EXPORT_LAYOUT`): ``runs.parquet``, ``manifests.jsonl`` (the
+    typed manifests), ``events/``, ``llm_calls/`` and ``payloads/<environment>/<kind>/``,
+    each partitioned by the runs' environment and model
+    (``__environment=<n>-<env>/__model=<n>-<model>/data.parquet``, so a reader of one
+    model's runs opens only its files), plus a marker file naming the schema version
+    and layout. Folders written with layout 1 (one file per frame) still load.
 
     Raises:
         FileExistsError: ``out_dir`` exists and is not empty.
@@ -400,20 +499,22 @@ def export_parquet(ds: Dataset, out_dir: Path | str) -> Path:
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty; choose a new folder")
-    (out / "payloads").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = _run_keys(ds)
     ds.runs.collect().write_parquet(out / "runs.parquet")
-    ds.events.collect().write_parquet(out / "events.parquet")
-    ds.llm_calls.collect().write_parquet(out / "llm_calls.parquet")
+    _write_frame(ds.events, out / "events", keys)
+    _write_frame(ds.llm_calls, out / "llm_calls", keys)
     for (env, kind), df in ds._payloads.items():
-        (out / "payloads" / env).mkdir(parents=True, exist_ok=True)
-        df.write_parquet(out / "payloads" / env / f"{kind}.parquet")
+        _write_frame(df, out / "payloads" / env / kind, keys)
     write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
-    write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION}))
+    write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION,
+                                                  "layout": EXPORT_LAYOUT}))
     return out
 
 
 def load_parquet(path: Path | str) -> Dataset:
-    """Load a folder written by :func:`export_parquet` (frames are lazy scans).
+    """Load a folder written by :func:`export_parquet` (frames are lazy scans: a query
+    reads only the columns and partitions it needs).
 
     Raises:
         TrajectoryFileError: the marker or a manifest line is corrupt.
@@ -431,13 +532,25 @@ def load_parquet(path: Path | str) -> Dataset:
             manifests.append(RunManifest.model_validate_json(raw))
         except ValueError as exc:
             raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
+    if (path / "events.parquet").exists():  # layout 1: one file per frame
+        payloads: dict = {}
+        for f in sorted((path / "payloads").glob("*/*.parquet")):
+            payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
+        return Dataset(
+            runs=pl.scan_parquet(path / "runs.parquet"),
+            events=pl.scan_parquet(path / "events.parquet"),
+            llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
+            manifests=tuple(manifests),
+            _payloads=payloads,
+        )
     payloads = {}
-    for f in sorted((path / "payloads").glob("*/*.parquet")):
-        payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
+    for env_dir in sorted(p for p in (path / "payloads").glob("*") if p.is_dir()):
+        for kind_dir in sorted(p for p in env_dir.iterdir() if p.is_dir()):
+            payloads[(env_dir.name, kind_dir.name)] = _scan_frame(kind_dir)
     return Dataset(
         runs=pl.scan_parquet(path / "runs.parquet"),
-        events=pl.scan_parquet(path / "events.parquet"),
-        llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
+        events=_scan_frame(path / "events"),
+        llm_calls=_scan_frame(path / "llm_calls"),
         manifests=tuple(manifests),
         _payloads=payloads,
     )
