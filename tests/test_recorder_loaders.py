@@ -222,6 +222,9 @@ def _reference_frames(path):
             last = max((i for i, e in enumerate(evs) if e.kind == "round_committed"), default=-1)
             evs = evs[: last + 1]
         for ev in evs:
+            if ev.run_id != m.run_id:
+                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
+                                          f"the manifest says {m.run_id!r}")
             row = {"run_id": ev.run_id, "environment": m.environment, "seq": ev.seq, "round": ev.round,
                    "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
                    "visible_to": ev.visible_to, "t": ev.t}
@@ -306,3 +309,108 @@ def test_dataset_cache_partitioned_and_fresh_only(tmp_path, monkeypatch):
     stamp_before = (cache.cache_dir("dataset", data) / cache.STAMP).read_text()
     load_dataset(data, cache=True)
     assert (cache.cache_dir("dataset", data) / cache.STAMP).read_text() != stamp_before
+
+
+def _mutations():
+    """(name, function of one parsed line -> new line text or None when it does not apply)."""
+    import re
+
+    def payload_key(obj, pred):
+        return next((k for k, v in obj["payload"].items() if pred(v)), None)
+
+    def set_payload(obj, key, value):
+        if key is None:
+            return None
+        obj["payload"][key] = value
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    def dump(obj):
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    return [
+        ("spaces (valid, not canonical)", lambda o: json.dumps(o, ensure_ascii=False)),
+        ("unicode escapes (valid)", lambda o: json.dumps(o, separators=(",", ":"), ensure_ascii=True)
+         if any(ord(c) > 127 for c in json.dumps(o, ensure_ascii=False)) else None),
+        ("int where float", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, float) and v.is_integer()),
+                                                  int(next(v for v in o["payload"].values()
+                                                           if isinstance(v, float) and v.is_integer())))
+         if payload_key(o, lambda v: isinstance(v, float) and v.is_integer()) else None),
+        ("number where string", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, str)), 7)),
+        ("bool where int", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is int), True)),
+        ("float where int", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is int), 1.5)),
+        ("string where bool", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is bool), "true")),
+        ("null where required", lambda o: set_payload(o, payload_key(o, lambda v: type(v) in (int, str, bool)), None)),
+        ("extra payload field", lambda o: set_payload(o, "zz_extra", 1)),
+        ("missing payload field", lambda o: dump({**o, "payload": dict(list(o["payload"].items())[1:])})
+         if o["payload"] else None),
+        ("renamed payload field", lambda o: dump({**o, "payload": {(k + "x" if i == 0 else k): v
+                                                                   for i, (k, v) in enumerate(o["payload"].items())}})
+         if o["payload"] else None),
+        ("extra envelope field", lambda o: dump({**o, "zz": 1})),
+        ("negative seq", lambda o: dump({**o, "seq": -1})),
+        ("float seq", lambda o: dump({**o, "seq": float(o["seq"])})),
+        ("int t", lambda o: dump({**o, "t": 3})),
+        ("private without visible_to", lambda o: dump({**o, "visibility": "private", "visible_to": []})),
+        ("public with visible_to", lambda o: dump({**o, "visibility": "public", "visible_to": ["a0"]})),
+        ("unknown visibility", lambda o: dump({**o, "visibility": "secret"})),
+        ("other run id", lambda o: dump({**o, "run_id": o["run_id"] + "-x"})),
+        ("unknown kind", lambda o: dump({**o, "kind": "teleport"})),
+        ("payload kind repeated", lambda o: dump({**o, "payload": {**o["payload"], "kind": o["kind"]}})),
+        ("negative extraction", lambda o: set_payload(o, "extraction", -3) if "extraction" in o["payload"] else None),
+        ("null list element", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, list) and v),
+                                                    [None]) if payload_key(o, lambda v: isinstance(v, list) and v) else None),
+        ("nested record extra key", lambda o: set_payload(
+            o, payload_key(o, lambda v: isinstance(v, list) and v and isinstance(v[0], dict)),
+            [{**r, "zz": 1} for r in next(v for v in o["payload"].values() if isinstance(v, list) and v
+                                          and isinstance(v[0], dict))])
+         if payload_key(o, lambda v: isinstance(v, list) and v and isinstance(v[0], dict)) else None),
+        ("exponent float", lambda o: re.sub(r'"t":(\d+)\.0', r'"t":\1e0', dump(o)) if isinstance(o.get("t"), float)
+         else None),
+        ("NaN t", lambda o: dump(o).replace('"t":null', '"t":NaN') if o.get("t") is None else None),
+    ]
+
+
+@pytest.mark.parametrize("env", ["sovsim", "scarce", "economy"])
+def test_fast_reader_never_accepts_what_the_models_refuse(tmp_path, env):
+    """Each mutation of a golden line (and file-level oddities) loads exactly as the
+    per-line typed path loads it: the same frames, or the same path:line error."""
+    import random
+    import shutil
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    src = next((Path(__file__).resolve().parent / "golden" / "v2" / env).iterdir())
+    rng = random.Random(env)
+    lines = (src / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = []
+    for name, mutate in _mutations():
+        order = list(range(len(lines)))
+        rng.shuffle(order)
+        for i in order:  # the first line (in random order) the mutation applies to
+            new = mutate(json.loads(lines[i]))
+            if new is not None and new != lines[i]:
+                cases.append((name, "\n".join(lines[:i] + [new] + lines[i + 1:]) + "\n"))
+                break
+    text = "\n".join(lines) + "\n"
+    cases += [("CRLF", text.replace("\n", "\r\n")), ("blank line", text.replace("\n", "\n\n", 1)),
+              ("BOM", "\ufeff" + text), ("no final newline", text.rstrip("\n"))]
+    assert len(cases) >= 20
+    tried = 0
+    for name, content in cases:
+        d = tmp_path / name.replace(" ", "_") / src.name
+        shutil.copytree(src, d)
+        (d / "events.jsonl").write_bytes(content.encode("utf-8"))
+        try:
+            ref_events, ref_payloads = _reference_frames(d.parent)
+        except TrajectoryFileError as exc:
+            with pytest.raises(TrajectoryFileError) as got:
+                load_dataset(d.parent)
+            assert str(got.value) == str(exc), name
+            continue
+        tried += 1
+        ds = load_dataset(d.parent)
+        assert_frame_equal(ds.events.collect(), ref_events, check_exact=True)
+        for (e, kind), ref in ref_payloads.items():
+            assert_frame_equal(ds.payloads(kind, e).collect(), ref, check_exact=True)
+    assert tried >= 4  # the valid-but-not-canonical files were read, not refused

@@ -290,14 +290,16 @@ class _Collector:
     """
 
     def __init__(self) -> None:
+        self.order: list[tuple[int, int]] = []
         self.envs: list[str] = []
         self.envelopes: list[str] = []
         self.payloads: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.exact_events: dict[int, dict] = {}
         self.exact_payloads: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
 
-    def add(self, environment: str, ev: EventEnvelope, raw: bytes = b"") -> None:
+    def add(self, environment: str, ev: EventEnvelope, raw: bytes = b"", order: tuple[int, int] = (0, 0)) -> None:
         key = (environment, ev.kind)
+        self.order.append(order)
         if b"NaN" in raw or b"Infinity" in raw:  # _NON_FINITE
             self.exact_events[len(self.envelopes)] = ev.model_dump(mode="python", exclude={"payload"})
             self.exact_payloads[key][len(self.payloads[key])] = ev.payload.model_dump(exclude={"kind"})
@@ -322,15 +324,19 @@ class _Collector:
     def events_frame(self) -> pl.DataFrame:
         schema = {k: v for k, v in EVENT_COLUMNS.items() if k != "environment"}
         df = self._read(self.envelopes, schema, self.exact_events)
-        return df.with_columns(environment=pl.Series(self.envs, dtype=pl.String)).select(list(EVENT_COLUMNS))
+        run, pos = (list(x) for x in zip(*self.order, strict=True)) if self.order else ([], [])
+        return df.with_columns(environment=pl.Series(self.envs, dtype=pl.String), __run=pl.Series(run, dtype=pl.Int64),
+                               __pos=pl.Series(pos, dtype=pl.Int64)).select(*EVENT_COLUMNS, "__run", "__pos")
 
     def frames(self, events: pl.DataFrame) -> dict[tuple[str, str], pl.DataFrame]:
         out = {}
         for (env, kind), lines in self.payloads.items():
             model = payload_types(env)[kind]
             body = self._read(lines, model_schema(model, exclude=("kind",)), self.exact_payloads.get((env, kind), {}))
-            keys = events.filter((pl.col("environment") == env) & (pl.col("kind") == kind)).select(KEY_COLUMNS)
-            out[(env, kind)] = pl.concat([keys, body], how="horizontal").select(list(payload_schema(env, kind)))
+            keys = events.filter((pl.col("environment") == env) & (pl.col("kind") == kind)).select(
+                *KEY_COLUMNS, *(c for c in ("__run", "__pos") if c in events.columns))
+            out[(env, kind)] = pl.concat([keys, body], how="horizontal").select(
+                *payload_schema(env, kind), *(c for c in ("__run", "__pos") if c in events.columns))
         return out
 
 
@@ -408,8 +414,7 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
         return load_parquet(folder / "dataset")
     runs: list[dict] = []
     manifests: list[RunManifest] = []
-    calls: list[dict] = []
-    col = _Collector()
+    dirs: list[Path] = []
     for rd, m in _one_dir_per_run(run_dirs):
         if not include_incomplete and m.status != RunStatus.complete:
             continue
@@ -419,29 +424,79 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
         row["run_dir"] = str(rd)
         runs.append(row)
         manifests.append(m)
+        dirs.append(rd)
+    events, payloads = _read_events(dirs, manifests)
+    calls: list[dict] = []
+    for rd, m in zip(dirs, manifests, strict=True):
         tolerant = m.status != RunStatus.complete
-        events = _read_run(rd, m, tolerant=tolerant)
-        if tolerant:  # an unfinished run: only its committed rounds are data
-            last = max((i for i, (e, _) in enumerate(events) if e.kind == "round_committed"), default=-1)
-            events = events[: last + 1]
-        for ev, raw in events:
-            if ev.run_id != m.run_id:
-                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
-                                          f"the manifest says {m.run_id!r}")
-            col.add(m.environment, ev, raw)
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
-    events = col.events_frame()
     return Dataset(
         runs=_frame(runs, RUN_COLUMNS).lazy(),
         events=events.lazy(),
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
         manifests=tuple(manifests),
-        _payloads=col.frames(events),
+        _payloads=payloads,
     )
+
+
+def _read_events(dirs: list[Path], manifests: list[RunManifest]
+                 ) -> tuple[pl.DataFrame, dict[tuple[str, str], pl.DataFrame]]:
+    """The events frame and the payload frames of the runs, in run and line order.
+
+    Complete runs in the current format go through :mod:`.fastread` (polars, one pass
+    per environment); the others, and every run it leaves, line by line through the
+    typed models (:func:`_read_run`), which raise ``path:line`` errors.
+    """
+    from . import fastread
+
+    envelope = {k: v for k, v in EVENT_COLUMNS.items() if k != "environment"}
+    fast_events: list[pl.DataFrame] = []
+    fast_payloads: dict[tuple[str, str], list[pl.DataFrame]] = defaultdict(list)
+    slow: set[int] = set(range(len(dirs)))
+    by_env: dict[str, list[tuple[int, Path, str]]] = defaultdict(list)
+    for pos, (rd, m) in enumerate(zip(dirs, manifests, strict=True)):
+        if m.status == RunStatus.complete and _file_version(rd) == fastread.current_version():
+            by_env[m.environment].append((pos, rd, m.run_id))
+    for env, runs in by_env.items():
+        schemas = {k: model_schema(mdl, exclude=("kind",)) for k, mdl in fastread.fast_kinds(env).items()}
+        res = fastread.read_environment(env, runs, envelope, schemas)
+        if res is None:
+            continue
+        ev, pays, left = res
+        slow -= {pos for pos, _, _ in runs} - left
+        fast_events.append(ev.filter(~pl.col("__run").is_in(list(left))).with_columns(environment=pl.lit(env)))
+        for kind, df in pays.items():
+            fast_payloads[(env, kind)].append(df.filter(~pl.col("__run").is_in(list(left))))
+    col = _Collector()
+    for pos in sorted(slow):
+        rd, m = dirs[pos], manifests[pos]
+        tolerant = m.status != RunStatus.complete
+        evs = _read_run(rd, m, tolerant=tolerant)
+        if tolerant:  # an unfinished run: only its committed rounds are data
+            last = max((i for i, (e, _) in enumerate(evs) if e.kind == "round_committed"), default=-1)
+            evs = evs[: last + 1]
+        for i, (e, raw) in enumerate(evs):
+            if e.run_id != m.run_id:
+                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {e.seq} has run_id {e.run_id!r}, "
+                                          f"the manifest says {m.run_id!r}")
+            col.add(m.environment, e, raw, order=(pos, i))
+    slow_events = col.events_frame()
+    order = ["__run", "__pos"]
+    cols = [*EVENT_COLUMNS, *order]
+    events = pl.concat([*(e.select(cols) for e in fast_events), slow_events.select(cols)]).sort(order)
+    payloads = {}
+    slow_payloads = col.frames(slow_events)
+    for key in sorted(set(fast_payloads) | set(slow_payloads), key=lambda k: (k[0], k[1])):
+        schema = payload_schema(*key)
+        parts = [p.select(*schema, *order) for p in fast_payloads.get(key, [])]
+        if key in slow_payloads:
+            parts.append(slow_payloads[key].select(*schema, *order))
+        payloads[key] = pl.concat(parts).sort(order).drop(order)
+    return events.drop(order), payloads
 
 
 # -- Parquet export ----------------------------------------------------------------------
