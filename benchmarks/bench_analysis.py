@@ -92,6 +92,39 @@ def make_dataset(out: Path, agent_rounds: int, models: int) -> int:
     return total
 
 
+def make_runs(out: Path, agent_rounds: int, games: int) -> int:
+    """Our run-folder format: ``games`` scripted SovSim games played by the runner (4
+    conditions x 4 scripted policies), then copied under new run ids until the folder
+    holds about ``agent_rounds`` agent-rounds. Returns the agent-rounds written."""
+    sys.path.insert(0, str(ROOT))
+    from scarce_lab.runners.sovsim import plan_sweep, run_sweep
+
+    seed_dir = out.parent / f"{out.name}-seed"
+    policies = ["scripted/greedy", "scripted/sustainable", "scripted/conditional", "scripted/greedy_leader"]
+    if not seed_dir.exists():
+        run_sweep(plan_sweep(["all"], policies, simulations=max(1, games // 16)), seed_dir, progress=False)
+    originals = sorted(p.parent for p in seed_dir.glob("*/manifest.json"))
+    per_pass = 0
+    for rd in originals:
+        for line in (rd / "events.jsonl").read_text().splitlines():
+            if '"kind":"round"' in line:
+                per_pass += len(json.loads(line)["payload"]["agents"])
+    copies = max(1, round(agent_rounds / per_pass))
+    for c in range(copies):
+        for rd in originals:
+            new_id = f"{rd.name}-r{c}"
+            dest = out / new_id
+            dest.mkdir(parents=True, exist_ok=True)
+            for f in ("manifest.json", "events.jsonl", "llm_calls.jsonl"):
+                src = rd / f
+                if src.exists():
+                    text = src.read_text()
+                    (dest / f).write_text(text.replace(f'"{rd.name}"', f'"{new_id}"'))
+    (out / "BENCHMARK_DATA.md").write_text(
+        f"{len(originals)} scripted SovSim games copied {copies} times under new run ids; benchmark input, not data.\n")
+    return per_pass * copies
+
+
 def baseline_tree(rev: str) -> Path:
     """The package as it was at ``rev`` (``git archive``), in a temporary folder."""
     dest = Path(tempfile.mkdtemp(prefix="scarce_lab_baseline-"))
@@ -156,22 +189,48 @@ def main() -> None:
     ap.add_argument("--baseline-rev", default=BASELINE_REV)
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--notebooks", action="store_true", help="also time notebook 01 on the dataset")
+    ap.add_argument("--runs-agent-rounds", type=int, default=0,
+                    help="also benchmark our run-folder format with about this many agent-rounds (0: skip)")
+    ap.add_argument("--games", type=int, default=160, help="scripted games played to seed the run folders")
+    ap.add_argument("--skip-release", action="store_true", help="skip the release-layout dataset")
     args = ap.parse_args()
 
-    data = args.work / f"sovsim_{args.agent_rounds}"
-    if not (data / "BENCHMARK_DATA.md").exists():
-        shutil.rmtree(data, ignore_errors=True)
-        t = time.perf_counter()
-        n = make_dataset(data, args.agent_rounds, args.models)
-        print(f"dataset: {n:,} agent-rounds written to {data} in {time.perf_counter() - t:.1f} s")
-    size = sum(p.stat().st_size for p in data.rglob("rationales.json"))
-    print(f"dataset: {data} ({len(list(data.rglob('rationales.json')))} files, {size / 1e6:.0f} MB of JSON)")
+    base_src = None if args.no_baseline else baseline_tree(args.baseline_rev)
+    datasets = []
+    if not args.skip_release:
+        data = args.work / f"sovsim_{args.agent_rounds}"
+        if not (data / "BENCHMARK_DATA.md").exists():
+            shutil.rmtree(data, ignore_errors=True)
+            t = time.perf_counter()
+            n = make_dataset(data, args.agent_rounds, args.models)
+            print(f"dataset: {n:,} agent-rounds written to {data} in {time.perf_counter() - t:.1f} s")
+        size = sum(p.stat().st_size for p in data.rglob("rationales.json"))
+        print(f"dataset: {data} ({len(list(data.rglob('rationales.json')))} files, {size / 1e6:.0f} MB of JSON)")
+        datasets.append(("SovSim release layout (rationales.json)", data, {"json": 10.0, "parquet": 2.0}))
+    if args.runs_agent_rounds:
+        runs = args.work / f"runs_{args.runs_agent_rounds}"
+        if not (runs / "BENCHMARK_DATA.md").exists():
+            shutil.rmtree(runs, ignore_errors=True)
+            t = time.perf_counter()
+            n = make_runs(runs, args.runs_agent_rounds, args.games)
+            print(f"dataset: {n:,} agent-rounds in run folders written to {runs} in {time.perf_counter() - t:.1f} s")
+        n_runs = len(list(runs.glob("*/manifest.json")))
+        size = sum(p.stat().st_size for p in runs.rglob("events.jsonl"))
+        print(f"dataset: {runs} ({n_runs} run folders, {size / 1e6:.0f} MB of events.jsonl)")
+        datasets.append((f"our run folders ({n_runs} runs, events.jsonl)", runs, {}))
+    for title, data, goals in datasets:
+        bench_one(title, data, goals, args, base_src)
+    if base_src is not None:
+        shutil.rmtree(base_src, ignore_errors=True)
+
+
+def bench_one(title: str, data: Path, goals: dict[str, float], args, base_src: Path | None) -> None:
+    """Interleaved rounds of every variant on one dataset; prints the table."""
+    print(f"\n== {title}: {data}")
     shutil.rmtree(args.work / "cache", ignore_errors=True)
     first = run_child(ROOT, "parquet", data, args.work / "warm.parquet")  # writes the cache
     print(f"parquet cache written (first read, from JSON, + write: {first['read_s']:.2f} s)")
-
-    variants = ["json", "parquet"] if args.no_baseline else ["baseline", "json", "parquet"]
-    base_src = None if args.no_baseline else baseline_tree(args.baseline_rev)
+    variants = ["json", "parquet"] if base_src is None else ["baseline", "json", "parquet"]
     results: dict[str, list[dict]] = {v: [] for v in variants}
     nb: list[float] = []
     for rep in range(args.reps):
@@ -187,14 +246,13 @@ def main() -> None:
             print(f"  round {rep + 1} notebook 01: {nb[-1]:.1f} s", flush=True)
     rows = results[variants[-1]][0]["rows"]
     sims = results[variants[-1]][0]["sims"]
-    print(f"\nSovSim Table 1 from {rows:,} agent-rounds ({sims:,} simulations), {args.reps} interleaved rounds, "
-          f"{os.cpu_count()} CPUs (shared machine: load average {os.getloadavg()[0]:.1f}); median (min..max)")
+    print(f"\nSovSim Table 1 from {rows:,} agent-rounds ({sims:,} simulations), {title}; {args.reps} interleaved "
+          f"rounds, {os.cpu_count()} CPUs (shared machine: load average {os.getloadavg()[0]:.1f}); median (min..max)")
     print(f"{'variant':10s} {'read s':>22s} {'Table 1 s':>22s} {'total s':>22s} {'peak RSS MB':>22s}")
     for v in variants:
         rs = results[v]
         print(f"{v:10s} {spread([r['read_s'] for r in rs]):>22s} {spread([r['table_s'] for r in rs]):>22s} "
               f"{spread([r['wall_s'] for r in rs]):>22s} {spread([r['rss_mb'] for r in rs]):>22s}")
-    goals = {"json": 10.0, "parquet": 2.0}
     for v, goal in goals.items():
         med = statistics.median(r["wall_s"] for r in results[v])
         peak = max(r["rss_mb"] for r in results[v])
@@ -211,8 +269,6 @@ def main() -> None:
     if nb:
         print(f"notebook 01 on this dataset: {spread(nb)} s (goal under 30 s: "
               f"{'met' if statistics.median(nb) < 30 else 'NOT met'})")
-    if base_src is not None:
-        shutil.rmtree(base_src, ignore_errors=True)
 
 
 if __name__ == "__main__":

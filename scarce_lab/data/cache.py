@@ -69,7 +69,7 @@ def fingerprint(files: Iterable[Path | str], options: dict | None = None) -> str
     h = hashlib.sha256()
     h.update(json.dumps({"format": CACHE_FORMAT, "schema": SCHEMA_VERSION, "options": options or {}},
                         sort_keys=True, default=str).encode())
-    for f in sorted(str(Path(p).resolve()) for p in files):
+    for f in sorted(os.path.abspath(p) for p in files):
         st = os.stat(f)
         h.update(f"\n{f}\t{st.st_size}\t{st.st_mtime_ns}".encode())
     return h.hexdigest()
@@ -143,13 +143,17 @@ def layout_files(found: dict[str, list[Path]]) -> list[Path]:
     :func:`scarce_lab.data.tables.sovsim.detect_layouts`) may depend on: all files of
     each run directory, each ``rationales.json`` (its model and condition come from its
     path), and all files of each ``log_env.json`` run folder (its configuration)."""
-    out: set[Path] = set()
+    out: set[str] = set()
     for rd in found.get("runs", []):
-        out.update(p for p in Path(rd).rglob("*") if p.is_file())
-    out.update(Path(p) for p in found.get("sovsim_json", []))
+        out.update(_walk(rd))
+    out.update(str(p) for p in found.get("sovsim_json", []))
     for log in found.get("govsim_log", []):
-        out.update(p for p in Path(log).parent.rglob("*") if p.is_file())
-    return sorted(out)
+        out.update(_walk(Path(log).parent))
+    return sorted(Path(p) for p in out)
+
+
+def _walk(folder: Path | str) -> list[str]:
+    return [os.path.join(root, f) for root, _, files in os.walk(folder) for f in files]
 
 
 def cached_frame(

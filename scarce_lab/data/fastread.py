@@ -121,6 +121,10 @@ def fast_kinds(environment: str) -> dict[str, type[BaseModel]]:
     return {k: m for k, m in payload_types(environment).items() if _plain(m)}
 
 
+#: Bytes of events.jsonl parsed in one polars pass (bounds the memory of a pass).
+CHUNK_BYTES = 24 * 1024 * 1024
+
+
 def read_environment(
     environment: str,
     runs: list[tuple[int, Path, str]],
@@ -128,51 +132,90 @@ def read_environment(
     payload_schemas: dict[str, dict[str, pl.DataType]],
 ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame], set[int]] | None:
     """Read the ``events.jsonl`` of ``runs`` (``(run position, run dir, run_id)``,
-    complete runs in the current format) of one environment.
+    complete runs in the current format) of one environment, in passes of about
+    :data:`CHUNK_BYTES`.
 
     Returns ``(events, payloads by kind, run positions left for the per-line path)``:
     ``events`` has the envelope columns plus ``__run`` (run position) and ``__pos``
-    (order), each payload frame the envelope keys, its payload fields and the same two
-    order columns. ``None`` when polars cannot read the lines at all (the caller reads
-    every run line by line).
+    (order within the run), each payload frame the envelope keys, its payload fields and
+    the same two order columns. ``None`` when polars cannot read the lines at all (the
+    caller then reads every run line by line).
     """
-    from .events.base import EventEnvelope as envelope
+    slow: set[int] = set()
+    chunk: list[tuple[int, str, bytes]] = []
+    size = 0
+    events: list[pl.DataFrame] = []
+    payloads: dict[str, list[pl.DataFrame]] = {}
 
-    kinds = fast_kinds(environment)
-    blobs, counts, positions, slow = [], [], [], set()
-    for pos, run_dir, _ in runs:
-        data = (Path(run_dir) / "events.jsonl").read_bytes() if (Path(run_dir) / "events.jsonl").exists() else b""
+    def flush() -> bool:
+        nonlocal chunk, size
+        if not chunk:
+            return True
+        res = _read_chunk(environment, chunk, envelope_schema, payload_schemas)
+        chunk, size = [], 0
+        if res is None:
+            return False
+        ev, pays, left = res
+        events.append(ev)
+        for kind, df in pays.items():
+            payloads.setdefault(kind, []).append(df)
+        slow.update(left)
+        return True
+
+    for pos, run_dir, run_id in runs:
+        path = Path(run_dir) / "events.jsonl"
+        data = path.read_bytes() if path.exists() else b""
         if not data:
             continue
         if data.startswith(b"\xef\xbb\xbf") or not data.endswith(b"\n") or b"\r" in data or b"\n\n" in data \
                 or data.startswith(b"\n") or b"\x1f" in data:
             slow.add(pos)
             continue
-        blobs.append(data)
-        counts.append(data.count(b"\n"))
-        positions.append(pos)
+        chunk.append((pos, run_id, data))
+        size += len(data)
+        if size >= CHUNK_BYTES and not flush():
+            return None
+    if not flush():
+        return None
     empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
-    if not blobs:
-        return empty, {}, slow
+    keep = ~pl.col("__run").is_in(sorted(slow))
+    return (
+        pl.concat(events).filter(keep) if events else empty,
+        {kind: pl.concat(parts).filter(keep) for kind, parts in payloads.items()},
+        slow,
+    )
+
+
+def _read_chunk(
+    environment: str,
+    chunk: list[tuple[int, str, bytes]],
+    envelope_schema: dict[str, pl.DataType],
+    payload_schemas: dict[str, dict[str, pl.DataType]],
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame], set[int]] | None:
+    """One polars pass over the files of ``chunk`` (see :func:`read_environment`)."""
+    from .events.base import EventEnvelope as envelope
+
+    kinds = fast_kinds(environment)
+    counts = [data.count(b"\n") for _, _, data in chunk]
+    slow: set[int] = set()
     try:
-        lines = pl.read_csv(io.BytesIO(b"".join(blobs)), has_header=False, separator="\x1f", quote_char=None,
-                            schema={"line": pl.String}, comment_prefix=None)
+        lines = pl.read_csv(io.BytesIO(b"".join(data for _, _, data in chunk)), has_header=False, separator="\x1f",
+                            quote_char=None, schema={"line": pl.String}, comment_prefix=None)
         if lines.height != sum(counts):
             return None
-        run_ids = {pos: rid for pos, _, rid in runs}
         lines = lines.with_columns(
-            __run=pl.Series(np.repeat(np.asarray(positions, dtype=np.int64), counts)),
+            __run=pl.Series(np.repeat(np.asarray([p for p, _, _ in chunk], dtype=np.int64), counts)),
             __pos=pl.int_range(pl.len(), dtype=pl.Int64),
-            __expected=pl.Series(np.repeat(np.asarray([run_ids[p] for p in positions], dtype=object), counts),
+            __expected=pl.Series(np.repeat(np.asarray([r for _, r, _ in chunk], dtype=object), counts),
                                  dtype=pl.String),
         )
-        env = lines.with_columns(e=pl.col("line").str.json_decode(pl.Struct(envelope_schema))).unnest("e")
-        known = env.filter(pl.col("kind").is_in(list(kinds)))
-        slow |= set(env.filter(~pl.col("kind").is_in(list(kinds)) | pl.col("kind").is_null())["__run"].to_list())
+        kind_of = lines.select(pl.col("line").str.json_decode(pl.Struct({"kind": pl.String})).struct.field("kind"))
+        lines = lines.with_columns(kind=kind_of["kind"])
+        slow |= set(lines.filter(~pl.col("kind").is_in(list(kinds)) | pl.col("kind").is_null())["__run"].to_list())
         visibility = [v.value for v in Visibility]
-        events, payloads, parts = [], {}, []
+        parts = []
         for kind, model in kinds.items():
-            sub = known.filter(pl.col("kind") == kind)
+            sub = lines.filter(pl.col("kind") == kind)
             if sub.height == 0:
                 continue
             struct = pl.Struct({**envelope_schema, "payload": pl.Struct(payload_schemas[kind])})
@@ -188,15 +231,15 @@ def read_environment(
                 & _nulls_ok(pl.col("x").struct.field("payload"), model)
                 & _bounds(model)
             )
-            bad = checked.filter(~pl.col("ok").fill_null(False))["__run"].unique().to_list()
-            slow |= set(bad)
-            parts.append((kind, checked.drop("line", "__expected", "ok").unnest("x")))
-        for kind, part in parts:
-            keep = part.filter(~pl.col("__run").is_in(list(slow)))
-            events.append(keep.select(*envelope_schema, "__run", "__pos"))
-            payloads[kind] = keep.select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
-        events_df = pl.concat(events) if events else empty
-        return events_df, payloads, slow
+            slow |= set(checked.filter(~pl.col("ok").fill_null(False))["__run"].unique().to_list())
+            parts.append((kind, checked.select("__run", "__pos", "x").unnest("x")))
+        del lines
+        keep = ~pl.col("__run").is_in(sorted(slow))
+        events = [part.filter(keep).select(*envelope_schema, "__run", "__pos") for _, part in parts]
+        payloads = {kind: part.filter(keep).select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
+                    for kind, part in parts}
+        empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
+        return (pl.concat(events) if events else empty), payloads, slow
     except pl.exceptions.PolarsError:
         return None
 
