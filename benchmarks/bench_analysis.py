@@ -142,7 +142,9 @@ def run_child(src: Path, mode: str, data: Path, out: Path) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def run_notebook(data: Path, out: Path) -> float:
+def run_notebook(data: Path, out: Path) -> float | None:
+    """Wall seconds of ``scarce-lab report 01`` on ``data``; ``None`` (and the error
+    printed) when the notebook fails."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -151,7 +153,9 @@ def run_notebook(data: Path, out: Path) -> float:
                           "--output", str(out / "01.ipynb")], capture_output=True, text=True, env=env, cwd=str(ROOT))
     wall = time.perf_counter() - t
     if res.returncode != 0:
-        raise SystemExit(f"notebook 01 failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}")
+        err = [ln for ln in (res.stdout + res.stderr).splitlines() if "Error" in ln]
+        print(f"  notebook 01 FAILED after {wall:.1f} s: {(err[-1] if err else res.stderr[-300:]).strip()[:300]}")
+        return None
     return wall
 
 
@@ -242,8 +246,10 @@ def bench_one(title: str, data: Path, goals: dict[str, float], args, base_src: P
             print(f"  round {rep + 1} {v:8s} read {r['read_s']:6.2f} s  table {r['table_s']:6.2f} s  "
                   f"total {r['wall_s']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB", flush=True)
         if args.notebooks:
-            nb.append(run_notebook(data, args.work / "report"))
-            print(f"  round {rep + 1} notebook 01: {nb[-1]:.1f} s", flush=True)
+            t = run_notebook(data, args.work / "report")
+            if t is not None:
+                nb.append(t)
+                print(f"  round {rep + 1} notebook 01: {t:.1f} s", flush=True)
     rows = results[variants[-1]][0]["rows"]
     sims = results[variants[-1]][0]["sims"]
     print(f"\nSovSim Table 1 from {rows:,} agent-rounds ({sims:,} simulations), {title}; {args.reps} interleaved "
