@@ -209,8 +209,9 @@ def _read_chunk(
             __expected=pl.Series(np.repeat(np.asarray([r for _, r, _ in chunk], dtype=object), counts),
                                  dtype=pl.String),
         )
-        kind_of = lines.select(pl.col("line").str.json_decode(pl.Struct({"kind": pl.String})).struct.field("kind"))
-        lines = lines.with_columns(kind=kind_of["kind"])
+        # the envelope's kind, to pick the payload schema; a wrong pick cannot pass the
+        # checks below (the decoded kind must be the one picked, the bytes must match)
+        lines = lines.with_columns(kind=pl.col("line").str.extract(r'"kind":"([^"\\]*)"', 1))
         slow |= set(lines.filter(~pl.col("kind").is_in(list(kinds)) | pl.col("kind").is_null())["__run"].to_list())
         visibility = [v.value for v in Visibility]
         parts = []
@@ -222,6 +223,7 @@ def _read_chunk(
             parsed = sub.select("line", "__run", "__pos", "__expected", x=pl.col("line").str.json_decode(struct))
             checked = parsed.with_columns(
                 ok=(pl.col("x").struct.json_encode() == pl.col("line"))
+                & (pl.col("x").struct.field("kind") == kind)
                 & (pl.col("x").struct.field("seq") >= 0)
                 & pl.col("x").struct.field("visibility").is_in(visibility)
                 & ((pl.col("x").struct.field("visibility") == "private")

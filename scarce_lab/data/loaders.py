@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import types
 import typing
 import warnings
@@ -212,7 +213,9 @@ def find_run_dirs(path: Path) -> list[Path]:
         raise FileNotFoundError(f"dataset path does not exist: {path}")
     if (path / MANIFEST).exists():
         return [path]
-    return sorted(p.parent for p in path.rglob(MANIFEST))
+    # os.walk (symbolic links to folders not followed, as Path.rglob), sorted as Paths sort
+    found = [root for root, _, files in os.walk(path) if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST))]
+    return [Path(r) for r in sorted(found, key=lambda r: Path(r).parts)]
 
 
 def _json_text(value) -> str | None:
