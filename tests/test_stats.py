@@ -208,3 +208,21 @@ def test_wilson_closed_form_equals_statsmodels():
                 lo, hi = proportion_confint(s, n, alpha=1 - level, method="wilson")
                 p, a, b = wilson_ci(s, n, level=level)
                 assert p == s / n and a == pytest.approx(lo, abs=1e-12) and b == pytest.approx(hi, abs=1e-12), (s, n)
+
+
+def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals():
+    from scarce_lab.analysis.sovsim import simulation_metrics
+
+    rows = []
+    for run, payoffs in (("r1", [10.0, 10.0, 10.0, 30.0]), ("r2", [5.0, 5.0, 5.0, 5.0])):
+        for i, p in enumerate(payoffs):
+            rows.append({"source": "t", "run_id": run, "model": "m", "condition": "cpr", "simulation": 0, "round": 12,
+                         "agent": f"a{i}", "is_leader": False, "pool_before": 120.0, "pool_seen": 120.0,
+                         "remainder_seen": None, "announced_pool": None, "extraction": p, "payoff": p,
+                         "remaining": 60.0, "collapsed": False})
+    df = pl.DataFrame(rows)
+    sims = {r["run_id"]: r for r in simulation_metrics(df).iter_rows(named=True)}
+    assert sims["r1"]["equality"] == pytest.approx(1 - gini([10, 10, 10, 30]))  # 1 - 0.25
+    assert sims["r2"]["equality"] == 1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        simulation_metrics(df.with_columns(payoff=pl.when(pl.col("agent") == "a0").then(-50.0).otherwise("payoff")))

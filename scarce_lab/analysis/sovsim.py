@@ -137,16 +137,16 @@ def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None 
     """
     conv = conv or Convention()
     need = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"}
-    if isinstance(df, pl.LazyFrame):  # read only the columns the metrics use (not the reasoning texts)
-        names = df.collect_schema().names()
-        df = df.select([c for c in names if c in need | _OPTIONAL_INPUTS]).collect()
-    missing = need - set(df.columns)
+    lf = df.lazy()  # one lazy query: only the columns used are read, the groupings run in parallel
+    names = lf.collect_schema().names()
+    missing = need - set(names)
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
+    lf = lf.select([c for c in names if c in need | _OPTIONAL_INPUTS])
     d = conv.overuse_divisor
-    if "base_condition" not in df.columns:
-        df = df.with_columns(base_condition=pl.lit(None, dtype=pl.String))
-    x = df.with_columns(
+    if "base_condition" not in names:
+        lf = lf.with_columns(base_condition=pl.lit(None, dtype=pl.String))
+    x = lf.with_columns(
         base_condition=pl.coalesce("base_condition", "condition"),
         collapsed_round=pl.col("collapsed") | (pl.col("remaining") < conv.collapse_threshold),
         over=(pl.col("extraction") > pl.col("pool_before") / d),
@@ -160,8 +160,8 @@ def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None 
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
     per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
-    stats.check_non_negative(per_agent, "agent_total", f"equality over {eq_col}")
-    equality = per_agent.group_by("run_id").agg((1.0 - stats.gini_expr("agent_total")).alias("equality"))
+    equality = per_agent.group_by("run_id").agg(
+        (1.0 - stats.gini_expr("agent_total")).alias("equality"), pl.col("agent_total").min().alias("_min_total"))
     sims = (
         x.group_by("run_id")
         .agg(
@@ -179,7 +179,7 @@ def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None 
             pl.col("round").filter(pl.col("defect")).min().alias("defection_onset"),
             pl.col("misrep").mean().alias("misreport"),
         )
-        .join(equality.select("run_id", "equality"), on="run_id", how="left")
+        .join(equality.select("run_id", "equality", "_min_total"), on="run_id", how="left")
         .with_columns(
             survival_time=pl.col("rounds_played"),
             survived_lenient=pl.col("rounds_played") >= conv.rounds,
@@ -193,6 +193,10 @@ def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None 
         )
         .with_columns(survived=pl.col("survived_strict") if conv.strict_survival else pl.col("survived_lenient"))
     )
+    sims = sims.collect()
+    low = sims["_min_total"].min()
+    if low is not None and low < 0:  # Gini needs non-negative totals (stats.gini)
+        raise ValueError(f"equality over {eq_col}: gini needs non-negative 'agent_total', got min {low}")
     if drop_unfinished:
         sims = sims.filter(pl.col("finished"))
     cols = [
