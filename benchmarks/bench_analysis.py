@@ -150,7 +150,7 @@ def run_notebook(data: Path, out: Path) -> float | None:
     out.mkdir(parents=True, exist_ok=True)
     res = subprocess.run([sys.executable, "-m", "scarce_lab", "report", "01", "-p", f"DATASET={data}",
                           "-p", f"OUT_DIR={out / 'figures'}", "-p", f"SHARED_DATA={out / 'no_shared'}",
-                          "--output", str(out / "01.ipynb")], capture_output=True, text=True, env=env, cwd=str(ROOT))
+                          "-o", str(out / "01.ipynb")], capture_output=True, text=True, env=env, cwd=str(ROOT))
     wall = time.perf_counter() - t
     if res.returncode != 0:
         err = [ln for ln in (res.stdout + res.stderr).splitlines() if "Error" in ln]
