@@ -226,3 +226,22 @@ def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals()
     assert sims["r2"]["equality"] == 1.0
     with pytest.raises(ValueError, match="non-negative"):
         simulation_metrics(df.with_columns(payoff=pl.when(pl.col("agent") == "a0").then(-50.0).otherwise("payoff")))
+
+
+def test_pool_band_counts_collapsed_pools_as_zero():
+    from scarce_lab.analysis.sovsim import pool_band, pool_dynamics
+
+    rows = []
+    for run, pools, collapse_at in (("a", [120.0, 80.0, 60.0], None), ("b", [120.0, 20.0], 2), ("c", [120.0, 100.0, 90.0], None)):
+        for r, p in enumerate(pools, start=1):
+            rows.append({"model": "m", "condition": "cpr", "run_id": run, "round": r, "pool_before": p,
+                         "remaining": 0.0 if r == collapse_at else p / 2, "collapsed": r == collapse_at})
+    df = pl.DataFrame(rows)
+    dyn = pool_dynamics(df)
+    assert dyn.filter(pl.col("run_id") == "b").sort("round")["pool_before"].to_list() == [120.0, 20.0, 0.0]
+    band = {r["round"]: r for r in pool_band(df).iter_rows(named=True)}
+    assert band[1]["n"] == 3 and band[1]["mean"] == 120.0 and band[1]["ci_low"] == 120.0  # no spread: the mean
+    m, lo, hi = mean_ci([60.0, 0.0, 90.0])  # round 3: b's collapsed pool counts as 0
+    assert (band[3]["mean"], band[3]["ci_low"], band[3]["ci_high"]) == pytest.approx((m, lo, hi), abs=1e-9)
+    one = pool_band(df.filter(pl.col("run_id") == "a"))
+    assert one["ci_low"].null_count() == one.height and one["mean"].to_list() == [120.0, 80.0, 60.0]

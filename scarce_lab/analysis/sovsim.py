@@ -403,29 +403,44 @@ def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     if played.height == 0:
         return played.drop("collapsed")
     horizon = int(played["round"].max())
-    ends = played.filter(pl.col("collapsed")).select("model", "condition", "run_id", "round")
-    after = [
-        {"model": m, "condition": c, "run_id": run, "round": k, "pool_before": 0, "remaining": 0}
-        for m, c, run, last in ends.iter_rows()
-        for k in range(int(last) + 1, horizon + 1)
-    ]
+    after = (
+        played.filter(pl.col("collapsed"))
+        .select("model", "condition", "run_id", pl.int_ranges(pl.col("round") + 1, horizon + 1).alias("round"))
+        .explode("round")
+        .drop_nulls("round")
+        .with_columns(pool_before=pl.lit(0), remaining=pl.lit(0))
+    )
     out = played.drop("collapsed")
-    if after:
-        out = pl.concat([out, pl.DataFrame(after, schema=out.schema, orient="row")])
+    if after.height:
+        out = pl.concat([out, after.select([pl.col(c).cast(t) for c, t in out.schema.items()])])
     return out.sort("model", "condition", "run_id", "round")
 
 
 def pool_band(df: pl.DataFrame) -> pl.DataFrame:
     """Mean pool per (model, condition, round) with a 95% t-band over all simulations
-    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``."""
+    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``
+    (the :func:`stats.mean_ci` interval, computed for all groups at once)."""
+    from scipy import stats as sps
+
     dyn = pool_dynamics(df)
-    rows = []
-    for (model, cond, rnd), g in dyn.group_by("model", "condition", "round"):
-        m, lo, hi = _mean_ci(g["pool_before"].to_list())
-        rows.append({"model": model, "condition": cond, "round": rnd, "n": g.height, "mean": m, "ci_low": lo, "ci_high": hi})
+    v = pl.col("pool_before").cast(pl.Float64)
+    g = dyn.group_by("model", "condition", "round").agg(
+        pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
+    g = g.with_columns(
+        _k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
+    q = sps.t.ppf(0.975, np.maximum(g["_k"].to_numpy() - 1, 1))
+    half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
+    band = g.with_columns(_h=half).with_columns(
+        ci_low=pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+        .otherwise(pl.col("mean") - pl.col("_h")),
+        ci_high=pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+        .otherwise(pl.col("mean") + pl.col("_h")),
+    )
+    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
     schema = {"model": pl.String, "condition": pl.String, "round": pl.Int64, "n": pl.Int64,
               "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row").sort("model", "condition", "round")
+    return band.with_columns(finite).select([pl.col(c).cast(t) for c, t in schema.items()]).sort(
+        "model", "condition", "round")
 
 
 def misreports(df: pl.DataFrame) -> pl.DataFrame:
