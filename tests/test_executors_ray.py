@@ -102,8 +102,10 @@ def test_return_transfer_resumes_an_unfinished_run_elsewhere(ray_cluster, tmp_pa
 
     cols = ["run_id", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"]
     assert load_agent_rounds(out).select(cols).equals(load_agent_rounds(tmp_path / "local").select(cols))
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     again = executors.run_configs("sovsim", configs, out, transfer="return", progress=False)
-    assert [o.status for o in again] == ["skipped", "skipped"]  # decided by the driver, nothing sent
+    assert [o.status for o in again] == ["skipped", "skipped"]  # decided on the node by open_run
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before  # nothing rewritten
 
 
 def test_economy_seeds_on_ray_equal_local(ray_cluster, tmp_path):

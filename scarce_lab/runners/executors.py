@@ -16,8 +16,8 @@ Run folders reach the output folder in one of two ways (:func:`output_transfer`)
 - ``return``: the output folder is not visible on a node (found by a probe file): the
   task runs in a temporary folder on its node, starting from a copy of the run folder
   as the driver has it (so an unfinished run resumes there), and returns the finished
-  folder's files to the driver, which writes them under the output folder. Complete
-  runs are skipped by the driver before anything is sent.
+  folder's files to the driver, which writes them under the output folder (an
+  unchanged folder, e.g. a complete run that was skipped, is not rewritten).
 
 Connecting: ``address=None`` starts (or joins, in this process) a local Ray instance
 on 127.0.0.1 without the dashboard; ``"auto"`` joins the cluster this machine belongs
@@ -210,18 +210,6 @@ def _remote_body(environment: str, cfg: Any, out_dir: str, resume: bool, transfe
         return outcome, folder_files(Path(tmp) / cfg.run_id)
 
 
-def _complete_here(out_dir: Path, run_id: str) -> bool:
-    from ..data.recorder import MANIFEST, read_manifest
-
-    folder = Path(out_dir) / run_id
-    if not (folder / MANIFEST).exists():
-        return False
-    try:
-        return read_manifest(folder).status.value == "complete"
-    except ValueError:
-        return False
-
-
 def run_configs(
     environment: str,
     configs: Sequence[Any],
@@ -255,25 +243,24 @@ def run_configs(
     transfer = transfer or output_transfer(ray, out_dir)
     remote = ray.remote(num_cpus=num_cpus, max_retries=0)(_remote_body)
     outcomes: dict[int, RunOutcome] = {}
-    pending: dict[Any, int] = {}
+    pending: dict[Any, tuple[int, dict[str, bytes]]] = {}
     for i, cfg in enumerate(configs):
-        if transfer == "return" and _complete_here(out_dir, cfg.run_id):
-            outcomes[i] = RunOutcome(cfg.run_id, "skipped")
-            continue
+        # return mode: the task gets the folder as it is here, so that open_run decides
+        # on the node exactly as locally (skip a complete run only if its settings match)
         files = folder_files(out_dir / cfg.run_id) if transfer == "return" else {}
-        pending[remote.remote(environment, cfg, str(out_dir), resume, transfer, files)] = i
+        pending[remote.remote(environment, cfg, str(out_dir), resume, transfer, files)] = (i, files)
     from tqdm.auto import tqdm
 
     with tqdm(total=len(pending), desc=f"{environment} on ray ({transfer})", unit="run", disable=not progress) as bar:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             ref = done[0]
-            i = pending.pop(ref)
+            i, sent = pending.pop(ref)
             try:
                 outcome, files = ray.get(ref)
             except Exception as exc:  # the task itself died (worker lost, unpicklable)
                 outcome, files = RunOutcome(configs[i].run_id, "failed", _one_line(exc)), {}
-            if files:
+            if files and files != sent:  # an unchanged folder (skipped, refused) is not rewritten
                 write_files(out_dir / configs[i].run_id, files)
             outcomes[i] = outcome
             bar.update(1)
