@@ -420,27 +420,8 @@ def pool_band(df: pl.DataFrame) -> pl.DataFrame:
     """Mean pool per (model, condition, round) with a 95% t-band over all simulations
     (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``
     (the :func:`stats.mean_ci` interval, computed for all groups at once)."""
-    from scipy import stats as sps
-
-    dyn = pool_dynamics(df)
-    v = pl.col("pool_before").cast(pl.Float64)
-    g = dyn.group_by("model", "condition", "round").agg(
-        pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
-    g = g.with_columns(
-        _k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
-    q = sps.t.ppf(0.975, np.maximum(g["_k"].to_numpy() - 1, 1))
-    half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
-    band = g.with_columns(_h=half).with_columns(
-        ci_low=pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
-        .otherwise(pl.col("mean") - pl.col("_h")),
-        ci_high=pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
-        .otherwise(pl.col("mean") + pl.col("_h")),
-    )
-    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "ci_low", "ci_high")]
-    schema = {"model": pl.String, "condition": pl.String, "round": pl.Int64, "n": pl.Int64,
-              "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
-    return band.with_columns(finite).select([pl.col(c).cast(t) for c, t in schema.items()]).sort(
-        "model", "condition", "round")
+    band = stats.grouped_mean_ci(pool_dynamics(df), ["model", "condition", "round"], "pool_before")
+    return band.rename({"low": "ci_low", "high": "ci_high"}).sort("model", "condition", "round")
 
 
 def misreports(df: pl.DataFrame) -> pl.DataFrame:

@@ -43,6 +43,25 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
+def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: float = 0.95) -> pl.DataFrame:
+    """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
+    ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
+    gives ``nan``: no value, or one value for the interval; a group without spread gets
+    the mean as both ends). Null and ``nan`` values are left out of the mean."""
+    v = pl.col(value).cast(pl.Float64)
+    g = df.group_by(*by).agg(pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
+    g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
+    q = sps.t.ppf(0.5 + level / 2, np.maximum(g["_k"].to_numpy() - 1, 1))
+    half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
+    ends = {}
+    for name, sign in (("low", -1.0), ("high", 1.0)):
+        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+                      .otherwise(pl.col("mean") + sign * half))
+    out = g.with_columns(**ends)
+    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "low", "high")]
+    return out.with_columns(finite).select(*by, pl.col("n").cast(pl.Int64), "mean", "low", "high")
+
+
 def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
     """Proportion and Wilson score interval ``(p, low, high)`` (Wilson 1927).
 

@@ -1,5 +1,9 @@
 """Load a folder of run directories into typed polars frames.
 
+(``export_parquet`` and ``EXPORT_MARKER`` are defined in :mod:`scarce_lab.data.export`,
+``polars_dtype`` and ``model_schema`` in :mod:`scarce_lab.data.dtypes`; all are
+importable from here.)
+
 ``load_dataset(path)`` finds every ``manifest.json`` below ``path`` (a single run
 directory works too), validates every event against its environment's typed model
 (:mod:`scarce_lab.data.events`; older schema versions are migrated on the fly) and
@@ -23,20 +27,18 @@ from __future__ import annotations
 import io
 import json
 import os
-import types
-import typing
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 import polars as pl
-from pydantic import BaseModel
 
+from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
 from .events import payload_types
 from .events.base import EventEnvelope
+from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
 from .schema import RunManifest, RunStatus
@@ -93,49 +95,6 @@ CALL_COLUMNS = {
     "cost_usd": pl.Float64,
     "cache_hit": pl.Boolean,
 }
-
-
-# -- polars dtypes from the payload models ----------------------------------------------
-def polars_dtype(annotation: Any) -> pl.DataType:
-    """The polars dtype of a payload field's annotation (int -> Int64, float ->
-    Float64, str/Literal/Enum -> String, bool -> Boolean, ``X | None`` -> X, ``list[X]``
-    -> List, a pydantic model -> Struct).
-
-    Raises:
-        TypeError: an annotation the contract does not allow (e.g. a dict).
-    """
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(args) != 1:
-            raise TypeError(f"payload field type {annotation!r}: only 'X | None' unions are allowed")
-        return polars_dtype(args[0])
-    if origin is typing.Literal:
-        return pl.String
-    if origin is list:
-        (item,) = typing.get_args(annotation)
-        return pl.List(polars_dtype(item))
-    if isinstance(annotation, type):
-        if issubclass(annotation, bool):
-            return pl.Boolean
-        if issubclass(annotation, int):
-            return pl.Int64
-        if issubclass(annotation, float):
-            return pl.Float64
-        if issubclass(annotation, str | Enum):
-            return pl.String
-        if issubclass(annotation, BaseModel):
-            return pl.Struct(model_schema(annotation))
-    raise TypeError(f"payload field type {annotation!r} has no fixed polars type (dicts are not allowed)")
-
-
-def model_schema(model: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> dict[str, pl.DataType]:
-    """``field -> polars dtype`` for a pydantic model (see :func:`polars_dtype`)."""
-    return {
-        name: polars_dtype(f.annotation)
-        for name, f in model.model_fields.items()
-        if name not in exclude
-    }
 
 
 def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
@@ -502,113 +461,13 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     return events.drop(order), payloads
 
 
-# -- Parquet export ----------------------------------------------------------------------
-EXPORT_MARKER = "scarce_lab_dataset.json"
-#: Layout of :func:`export_parquet` folders: 1 = one file per frame; 2 = partitioned.
-EXPORT_LAYOUT = 2
-_ROW = "__row"
-
-
-def _model_label(models: dict[str, str]) -> str:
-    distinct = sorted(set(models.values()))
-    return distinct[0] if len(distinct) == 1 else "+".join(distinct)
-
-
-def _run_keys(ds: Dataset) -> pl.DataFrame:
-    """``run_id -> (environment, model)`` of every run (the partition keys)."""
-    return pl.DataFrame(
-        [{"run_id": m.run_id, "__environment": m.environment, "__model": _model_label(m.models)} for m in ds.manifests],
-        schema={"run_id": pl.String, "__environment": pl.String, "__model": pl.String},
-    )
-
-
-def _write_frame(df: pl.DataFrame | pl.LazyFrame, root: Path, keys: pl.DataFrame) -> None:
-    """One frame under ``root``, partitioned by its runs' environment and model, with
-    its row order kept in a hidden column (see :func:`_scan_frame`)."""
-    from .cache import write_partitioned
-
-    df = df.collect() if isinstance(df, pl.LazyFrame) else df
-    tagged = df.with_row_index(_ROW).join(keys, on="run_id", how="left", maintain_order="left")
-    write_partitioned(tagged, root, ("__environment", "__model"), drop=("__environment", "__model"))
-
-
-def _scan_frame(root: Path) -> pl.LazyFrame:
-    from .cache import scan_partitioned
-
-    return scan_partitioned(root).sort(_ROW).drop(_ROW)
-
-
-def export_parquet(ds: Dataset, out_dir: Path | str) -> Path:
-    """Write ``ds`` as Parquet files that :func:`load_dataset` reads back identically.
-
-    Layout (format :data:`EXPORT_LAYOUT`): ``runs.parquet``, ``manifests.jsonl`` (the
-    typed manifests), ``events/``, ``llm_calls/`` and ``payloads/<environment>/<kind>/``,
-    each partitioned by the runs' environment and model
-    (``__environment=<n>-<env>/__model=<n>-<model>/data.parquet``, so a reader of one
-    model's runs opens only its files), plus a marker file naming the schema version
-    and layout. Folders written with layout 1 (one file per frame) still load.
-
-    Raises:
-        FileExistsError: ``out_dir`` exists and is not empty.
-    """
-    from .jsonl import write_atomic
-    from .schema import SCHEMA_VERSION
-
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} exists and is not empty; choose a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    keys = _run_keys(ds)
-    ds.runs.collect().write_parquet(out / "runs.parquet")
-    _write_frame(ds.events, out / "events", keys)
-    _write_frame(ds.llm_calls, out / "llm_calls", keys)
-    for (env, kind), df in ds._payloads.items():
-        _write_frame(df, out / "payloads" / env / kind, keys)
-    write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
-    write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION,
-                                                  "layout": EXPORT_LAYOUT}))
-    return out
-
-
+# -- Parquet (scarce_lab.data.export) ------------------------------------------------------
 def load_parquet(path: Path | str) -> Dataset:
     """Load a folder written by :func:`export_parquet` (frames are lazy scans: a query
-    reads only the columns and partitions it needs).
+    reads only the columns and partitions it needs; see :mod:`scarce_lab.data.export`).
 
     Raises:
         TrajectoryFileError: the marker or a manifest line is corrupt.
         SchemaVersionError: written by a newer scarce_lab.
     """
-    from .events.migrations import check_version
-    from .jsonl import read_json_file
-
-    path = Path(path)
-    marker = read_json_file(path / EXPORT_MARKER)
-    check_version(marker.get("schema_version") if isinstance(marker, dict) else None, str(path / EXPORT_MARKER))
-    manifests = []
-    for lineno, raw in iter_lines(path / "manifests.jsonl", allow_torn_tail=False):
-        try:
-            manifests.append(RunManifest.model_validate_json(raw))
-        except ValueError as exc:
-            raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
-    if (path / "events.parquet").exists():  # layout 1: one file per frame
-        payloads: dict = {}
-        for f in sorted((path / "payloads").glob("*/*.parquet")):
-            payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
-        return Dataset(
-            runs=pl.scan_parquet(path / "runs.parquet"),
-            events=pl.scan_parquet(path / "events.parquet"),
-            llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
-            manifests=tuple(manifests),
-            _payloads=payloads,
-        )
-    payloads = {}
-    for env_dir in sorted(p for p in (path / "payloads").glob("*") if p.is_dir()):
-        for kind_dir in sorted(p for p in env_dir.iterdir() if p.is_dir()):
-            payloads[(env_dir.name, kind_dir.name)] = _scan_frame(kind_dir)
-    return Dataset(
-        runs=pl.scan_parquet(path / "runs.parquet"),
-        events=_scan_frame(path / "events"),
-        llm_calls=_scan_frame(path / "llm_calls"),
-        manifests=tuple(manifests),
-        _payloads=payloads,
-    )
+    return Dataset(**read_parquet_parts(path))
