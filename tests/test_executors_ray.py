@@ -161,3 +161,32 @@ def test_executor_errors_are_clear():
 
     r = CliRunner().invoke(app, ["run", "sovsim", "-m", "scripted/greedy", "--address", "auto"])
     assert r.exit_code != 0 and "--address is for --executor ray" in r.output
+
+
+def test_scarce_runs_on_ray_equal_local_up_to_measured_durations(ray_cluster, tmp_path):
+    """SCARCE runs (bubblewrap sandbox) on Ray: the same events as locally except the
+    measured wall time of each sandbox command (``duration_s``), which differs between
+    any two runs; the environment clock ``t`` is the same."""
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed: no local sandbox")
+    from scarce_lab.config.scarce import ScarceConfig
+    from scarce_lab.runners.scarce import run_scarce
+
+    configs = [ScarceConfig(workers=2, subruns=1, model="scripted/fifo", seed=s) for s in (0, 1)]
+    for c in configs:
+        run_scarce(c, tmp_path / "local")
+    outcomes = executors.run_configs("scarce", configs, tmp_path / "ray", progress=False)
+    assert [o.status for o in outcomes] == ["complete", "complete"]
+
+    def events(folder: Path) -> dict[str, list[dict]]:
+        out = {}
+        for run, raw in _events(folder).items():
+            rows = [json.loads(line) for line in raw.decode().splitlines()]
+            for r in rows:
+                r["payload"].pop("duration_s", None)
+            out[run] = rows
+        return out
+
+    assert events(tmp_path / "ray") == events(tmp_path / "local") and len(events(tmp_path / "local")) == 2
