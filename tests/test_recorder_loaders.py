@@ -414,3 +414,13 @@ def test_fast_reader_never_accepts_what_the_models_refuse(tmp_path, env):
         for (e, kind), ref in ref_payloads.items():
             assert_frame_equal(ds.payloads(kind, e).collect(), ref, check_exact=True)
     assert tried >= 4  # the valid-but-not-canonical files were read, not refused
+
+
+def test_find_run_dirs_order_is_path_order(tmp_path):
+    from scarce_lab.data.loaders import find_run_dirs
+
+    for rel in ("a/x", "a-b/y", "a.c/z", "a/x-1", "A/q", "a b/r", "deep/er/run"):
+        (tmp_path / rel).mkdir(parents=True)
+        (tmp_path / rel / "manifest.json").write_text("{}")
+    assert find_run_dirs(tmp_path) == sorted(p.parent for p in tmp_path.rglob("manifest.json"))
+    assert find_run_dirs(tmp_path / "a" / "x") == [tmp_path / "a" / "x"]

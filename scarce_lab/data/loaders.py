@@ -174,7 +174,7 @@ def find_run_dirs(path: Path) -> list[Path]:
         return [path]
     # os.walk (symbolic links to folders not followed, as Path.rglob), sorted as Paths sort
     found = [root for root, _, files in os.walk(path) if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST))]
-    return [Path(r) for r in sorted(found, key=lambda r: Path(r).parts)]
+    return [Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
 
 
 def _json_text(value) -> str | None:

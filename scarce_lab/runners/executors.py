@@ -20,7 +20,8 @@ Run folders reach the output folder in one of two ways (:func:`output_transfer`)
   unchanged folder, e.g. a complete run that was skipped, is not rewritten).
 
 Connecting: ``address=None`` starts (or joins, in this process) a local Ray instance
-on 127.0.0.1 without the dashboard; ``"auto"`` joins the cluster this machine belongs
+on 127.0.0.1 without the dashboard (unless ``RAY_ADDRESS`` names a cluster: Ray's own
+rule); ``"auto"`` joins the cluster this machine belongs
 to; ``"ray://host:10001"`` or ``"host:6379"`` a remote one. A local instance gets this
 checkout on its workers' ``PYTHONPATH``; on a real cluster scarce_lab must be installed
 on every node (README, "Beyond one machine: Ray").
@@ -85,7 +86,7 @@ def connect(address: str | None = None) -> Any:
     if ray.is_initialized():
         return ray
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True}
-    if address is None:
+    if address is None and not os.environ.get("RAY_ADDRESS"):  # a new local instance
         root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         kwargs |= {"_node_ip_address": "127.0.0.1", "runtime_env": {"env_vars": {"PYTHONPATH": path}}}
