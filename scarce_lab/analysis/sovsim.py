@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from . import stats
@@ -116,11 +116,11 @@ METRICS: tuple[tuple[str, str, str], ...] = (
 _GROUP = ("model", "condition")
 
 
-def _gini(values: list[float]) -> float:
-    return float(stats.gini(values))
+#: Agent-round columns the metrics read besides the required ones.
+_OPTIONAL_INPUTS = {"source", "simulation", "base_condition", "is_leader", "pool_seen", "remainder_seen", "announced_pool"}
 
 
-def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
+def simulation_metrics(df: pl.DataFrame | pl.LazyFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
     """One row per simulation (``run_id``) with every per-simulation metric.
 
     Columns: ``source, model, condition, run_id, simulation, rounds_played, collapsed,
@@ -137,13 +137,16 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     """
     conv = conv or Convention()
     need = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"}
-    missing = need - set(df.columns)
+    lf = df.lazy()  # one lazy query: only the columns used are read, the groupings run in parallel
+    names = lf.collect_schema().names()
+    missing = need - set(names)
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
+    lf = lf.select([c for c in names if c in need | _OPTIONAL_INPUTS])
     d = conv.overuse_divisor
-    if "base_condition" not in df.columns:
-        df = df.with_columns(base_condition=pl.lit(None, dtype=pl.String))
-    x = df.with_columns(
+    if "base_condition" not in names:
+        lf = lf.with_columns(base_condition=pl.lit(None, dtype=pl.String))
+    x = lf.with_columns(
         base_condition=pl.coalesce("base_condition", "condition"),
         collapsed_round=pl.col("collapsed") | (pl.col("remaining") < conv.collapse_threshold),
         over=(pl.col("extraction") > pl.col("pool_before") / d),
@@ -157,9 +160,8 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
     per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
-    equality = per_agent.group_by("run_id").agg(pl.col("agent_total")).with_columns(
-        equality=pl.col("agent_total").map_elements(lambda v: 1.0 - _gini(list(v)), return_dtype=pl.Float64)
-    )
+    equality = per_agent.group_by("run_id").agg(
+        (1.0 - stats.gini_expr("agent_total")).alias("equality"), pl.col("agent_total").min().alias("_min_total"))
     sims = (
         x.group_by("run_id")
         .agg(
@@ -177,7 +179,7 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
             pl.col("round").filter(pl.col("defect")).min().alias("defection_onset"),
             pl.col("misrep").mean().alias("misreport"),
         )
-        .join(equality.select("run_id", "equality"), on="run_id", how="left")
+        .join(equality.select("run_id", "equality", "_min_total"), on="run_id", how="left")
         .with_columns(
             survival_time=pl.col("rounds_played"),
             survived_lenient=pl.col("rounds_played") >= conv.rounds,
@@ -191,6 +193,10 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
         )
         .with_columns(survived=pl.col("survived_strict") if conv.strict_survival else pl.col("survived_lenient"))
     )
+    sims = sims.collect()
+    low = sims["_min_total"].min()
+    if low is not None and low < 0:  # Gini needs non-negative totals (stats.gini)
+        raise ValueError(f"equality over {eq_col}: gini needs non-negative 'agent_total', got min {low}")
     if drop_unfinished:
         sims = sims.filter(pl.col("finished"))
     cols = [
@@ -268,10 +274,13 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
     no row. Returns columns ``model, condition, baseline_rate, rate, drop, ci_low,
     ci_high`` (drop = (SR_base - SR) / SR_base; null when SR_base = 0). The CI is a
     percentile bootstrap (``n_boot`` resamples of simulations within each condition,
-    seeded); null when either condition has fewer than 2 simulations.
+    drawn with numpy from ``seed``, all at once: :func:`stats.bootstrap_means`;
+    resamples whose baseline rate is 0 are left out; the interval is the lower 2.5 %
+    and the upper 97.5 % order statistic); null when either condition has fewer than 2
+    simulations.
     """
     rows = []
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     if "base_condition" not in per_sim.columns:
         per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
     for model in sorted(per_sim["model"].unique().to_list()):
@@ -281,23 +290,22 @@ def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 20
             if cbase == baseline:
                 continue
             base_label = _baseline_label(cond, cbase, baseline)
-            base = m.filter(pl.col("condition") == base_label)["survived"].cast(pl.Float64).to_list()
-            if not base:
+            base = m.filter(pl.col("condition") == base_label)["survived"].cast(pl.Float64).to_numpy()
+            if not len(base):
                 continue
-            other = m.filter(pl.col("condition") == cond)["survived"].cast(pl.Float64).to_list()
-            b, o = sum(base) / len(base), sum(other) / len(other)
+            other = m.filter(pl.col("condition") == cond)["survived"].cast(pl.Float64).to_numpy()
+            b, o = float(base.mean()), float(other.mean())
             drop = (b - o) / b if b > 0 else None
-            boots = []
+            lo = hi = None
             # a bootstrap of a single simulation per condition says nothing: no interval
-            resample = drop is not None and min(len(base), len(other)) >= 2
-            for _ in range(n_boot if resample else 0):
-                bb = sum(rng.choices(base, k=len(base))) / len(base)
-                oo = sum(rng.choices(other, k=len(other))) / len(other)
-                if bb > 0:
-                    boots.append((bb - oo) / bb)
-            boots.sort()
-            lo = boots[int(0.025 * (len(boots) - 1))] if boots else None
-            hi = boots[int(math.ceil(0.975 * (len(boots) - 1)))] if boots else None
+            if drop is not None and min(len(base), len(other)) >= 2:
+                bb = stats.bootstrap_means(base, n_boot, rng)
+                oo = stats.bootstrap_means(other, n_boot, rng)
+                ok = bb > 0  # a resample whose baseline never survived has no drop
+                boots = (bb[ok] - oo[ok]) / bb[ok]
+                if len(boots):
+                    lo = float(np.quantile(boots, 0.025, method="lower"))
+                    hi = float(np.quantile(boots, 0.975, method="higher"))
             rows.append(
                 {"model": model, "condition": cond, "baseline_rate": b, "rate": o, "drop": drop, "ci_low": lo, "ci_high": hi}
             )
@@ -395,29 +403,25 @@ def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     if played.height == 0:
         return played.drop("collapsed")
     horizon = int(played["round"].max())
-    ends = played.filter(pl.col("collapsed")).select("model", "condition", "run_id", "round")
-    after = [
-        {"model": m, "condition": c, "run_id": run, "round": k, "pool_before": 0, "remaining": 0}
-        for m, c, run, last in ends.iter_rows()
-        for k in range(int(last) + 1, horizon + 1)
-    ]
+    after = (
+        played.filter(pl.col("collapsed"))
+        .select("model", "condition", "run_id", pl.int_ranges(pl.col("round") + 1, horizon + 1).alias("round"))
+        .explode("round")
+        .drop_nulls("round")
+        .with_columns(pool_before=pl.lit(0), remaining=pl.lit(0))
+    )
     out = played.drop("collapsed")
-    if after:
-        out = pl.concat([out, pl.DataFrame(after, schema=out.schema, orient="row")])
+    if after.height:
+        out = pl.concat([out, after.select([pl.col(c).cast(t) for c, t in out.schema.items()])])
     return out.sort("model", "condition", "run_id", "round")
 
 
 def pool_band(df: pl.DataFrame) -> pl.DataFrame:
     """Mean pool per (model, condition, round) with a 95% t-band over all simulations
-    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``."""
-    dyn = pool_dynamics(df)
-    rows = []
-    for (model, cond, rnd), g in dyn.group_by("model", "condition", "round"):
-        m, lo, hi = _mean_ci(g["pool_before"].to_list())
-        rows.append({"model": model, "condition": cond, "round": rnd, "n": g.height, "mean": m, "ci_low": lo, "ci_high": hi})
-    schema = {"model": pl.String, "condition": pl.String, "round": pl.Int64, "n": pl.Int64,
-              "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row").sort("model", "condition", "round")
+    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``
+    (the :func:`stats.mean_ci` interval, computed for all groups at once)."""
+    band = stats.grouped_mean_ci(pool_dynamics(df), ["model", "condition", "round"], "pool_before")
+    return band.rename({"low": "ci_low", "high": "ci_high"}).sort("model", "condition", "round")
 
 
 def misreports(df: pl.DataFrame) -> pl.DataFrame:
@@ -483,7 +487,7 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
     return "\n".join(lines) + "\n"
 
 
-def sovsim_table(df: pl.DataFrame, preset: str = "sovsim", strict: bool = False) -> pl.DataFrame:
+def sovsim_table(df: pl.DataFrame | pl.LazyFrame, preset: str = "sovsim", strict: bool = False) -> pl.DataFrame:
     """Shortcut: agent-round table -> Table 1 frame with the named preset."""
     conv = convention(preset, strict_survival=strict)
     return summarize(simulation_metrics(df, conv), conv=conv)

@@ -120,12 +120,17 @@ def detect_layouts(path: Path) -> dict[str, list[Path]]:
     }
 
 
-def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> pl.DataFrame:
+def load_agent_rounds(
+    path: Path | str, *, include_incomplete: bool = True, cache: bool | None = None, lazy: bool = False
+) -> pl.DataFrame | pl.LazyFrame:
     """The agent-round table for every supported file at or below ``path``.
 
     Layouts are detected from file names (``manifest.json`` run directories,
     ``rationales.json``, ``log_env.json``); several layouts below one folder are
-    concatenated.
+    concatenated. ``cache``: keep the table as Parquet and read it from there while
+    no source file changed (:mod:`scarce_lab.data.cache`; ``None``: ``SCARCE_LAB_CACHE``).
+    ``lazy``: return a LazyFrame (with the cache, a scan of its Parquet files, so a
+    table that needs a few columns reads only those).
 
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no supported file.
@@ -133,9 +138,20 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
     """
     from ..loaders import load_dataset
     from .published.govsim_log import read_govsim_logs
-    from .published.sovsim_json import read_rationales
+    from .published.sovsim_json import read_rationales_many
 
     found = detect_layouts(Path(path))
+    from .. import cache as _cache
+
+    if _cache.cache_enabled(cache):
+        scan = _cache.cached_frame(
+            "sovsim_agent_rounds", path, _cache.layout_files(found),
+            lambda: load_agent_rounds(path, include_incomplete=include_incomplete, cache=False),
+            partition_by=("source", "model"), options={"include_incomplete": include_incomplete},
+        )
+        return scan if lazy else scan.collect()
+    if lazy:
+        return load_agent_rounds(path, include_incomplete=include_incomplete, cache=False).lazy()
     frames: list[pl.DataFrame] = []
     if found["runs"]:
         root = Path(path) if Path(path).is_dir() else Path(path).parent
@@ -143,7 +159,7 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True) -> p
         if "sovsim" in ds.environments:
             frames.append(from_dataset(ds))
     if found["sovsim_json"]:
-        frames.append(pl.concat([read_rationales(p) for p in found["sovsim_json"]]))
+        frames.append(read_rationales_many(found["sovsim_json"]))
     if found["govsim_log"]:
         frames.append(read_govsim_logs(found["govsim_log"]))
     if not frames:
