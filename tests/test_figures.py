@@ -82,9 +82,9 @@ def test_no_figure_writes_nothing_and_removes_a_stale_figure(tmp_path):
 
 def test_empty_inputs_give_reasons_not_empty_charts(sovsim):
     df, per_sim, _ = sovsim
-    no_m = df.filter(pl.col("condition") != "kcpr_m")
+    no_m = df.filter(pl.col("base_condition") != "kcpr_m")
     assert isinstance(charts.misreport_chart(no_m), F.NoFigure)
-    cpr = per_sim.filter(pl.col("condition") == "cpr")
+    cpr = per_sim.filter(pl.col("base_condition") == "cpr")
     assert "no simulation with a leader" in charts.leader_rate_chart(cpr).reason
     empty = pl.DataFrame({"model": [], "value": [], "lo": [], "hi": []},
                          schema={"model": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64})
@@ -139,3 +139,21 @@ def test_readable_names():
     assert pretty("full_resolution_rate") == "Full resolution rate"
     assert pretty("some_new_code") == "some new code"
     assert charts.condition_label("kcpr_m") == "KCPR-M (king may misreport)"
+
+
+def test_large_datasets_draw_counted_charts_not_one_mark_per_row(sovsim):
+    """Found at scale (issue 14): altair refuses more than 5,000 rows, and a million
+    agent-rounds gave tens of thousands of misreports and simulations. Charts count in
+    polars instead: their data stays small whatever the dataset's size."""
+    df, per_sim, _ = sovsim
+    big = pl.concat([df.with_columns(run_id=pl.col("run_id") + f"-{i}") for i in range(40)])
+    chart = charts.misreport_chart(big)
+    assert not isinstance(chart, F.NoFigure)
+    rows = chart.to_dict()["datasets"]
+    assert rows and all(len(v) <= 200 for v in rows.values())
+    many = pl.concat([per_sim.with_columns(run_id=pl.col("run_id") + f"-{i}") for i in range(400)])
+    lead = many.filter(pl.col("leader_extraction_rate").is_not_null())
+    assert lead.height > charts.MAX_POINTS
+    dense = charts.leader_rate_chart(many)
+    assert all(len(v) <= 2000 for v in dense.to_dict()["datasets"].values())
+    assert "counts per cell" in str(dense.to_dict())

@@ -3,12 +3,6 @@ labels per label, one outcome per judgement, a missing rating never votes.
 
 The model is faked at ``litellm.acompletion`` (:class:`FakeLitellm`, shared with the
 fuzz suite), so the real client, parser and judge run; no network.
-
-Tests marked ``xfail(strict=True, reason="needs llmio ...")`` state the wanted
-behaviour that depends on the llmio helper's client changes (the parse rule "which JSON
-object is the answer" in ``llm/parsing.py``, and per-call outcomes / finish reasons /
-tool-call decisions in ``llm/client.py``); they flip to passing when that branch is
-merged (then remove the marks).
 """
 
 from __future__ import annotations
@@ -41,12 +35,6 @@ UNIT = Unit(
     round=1,
     agent="A1",
     public_reasoning="Trust me, I need only 30 s. You let me go first last time.",
-)
-NEEDS_PARSE_RULE = pytest.mark.xfail(
-    strict=True, reason="needs llmio parse rule (llm/parsing.py: which JSON object is the answer)"
-)
-NEEDS_CLIENT_OUTCOMES = pytest.mark.xfail(
-    strict=True, reason="needs llmio client outcomes (llm/client.py: finish_reason, refusal, tools)"
 )
 
 
@@ -224,7 +212,6 @@ def test_empty_answer_and_transport_error_are_recorded(fake_llm):
     assert not j.votes
 
 
-@NEEDS_PARSE_RULE
 def test_quoted_verdict_then_the_real_one_is_ambiguous(fake_llm):
     text = (
         'The agent wrote: {"labels": [{"label": "reciprocity", "evidence": "Trust me"}]}. In '
@@ -235,7 +222,6 @@ def test_quoted_verdict_then_the_real_one_is_ambiguous(fake_llm):
     assert j.status == "ambiguous" and not j.votes and j.labels == []
 
 
-@NEEDS_PARSE_RULE
 def test_think_block_draft_does_not_beat_the_answer(fake_llm):
     text = '<think>shape {"labels": []}</think>' + answer("anchoring")
     j = judge_reply(fake_llm, Reply(text))
@@ -250,25 +236,21 @@ def test_final_verdict_on_its_own_line_after_a_draft_is_the_answer(fake_llm):
     assert j.status == "ok" and j.labels == ["anchoring"]
 
 
-@NEEDS_CLIENT_OUTCOMES
 def test_answer_cut_off_at_max_tokens_is_truncated(fake_llm):
     j = judge_reply(fake_llm, Reply(answer("anchoring")[:30], finish_reason="length"))
     assert j.status == "truncated" and not j.votes
 
 
-@NEEDS_CLIENT_OUTCOMES
 def test_refusal_is_recorded_as_refusal(fake_llm):
     j = judge_reply(fake_llm, Reply("I can't help with that.", kind="refusal"))
     assert j.status == "refusal" and not j.votes and j.n_calls == 1
 
 
-@NEEDS_CLIENT_OUTCOMES
 def test_answer_given_as_a_tool_call_is_used(fake_llm):
     j = judge_reply(fake_llm, Reply(answer("anchoring"), kind="tool"))
     assert j.status == "ok" and j.labels == ["anchoring"]
 
 
-@NEEDS_CLIENT_OUTCOMES
 def test_empty_choices_list_is_an_outcome_not_a_crash(fake_llm):
     j = judge_reply(fake_llm, Reply(kind="no_choices"))
     assert j.status in JUDGE_STATUSES and not j.votes

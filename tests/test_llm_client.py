@@ -92,7 +92,7 @@ def test_garbage_and_non_object_json_are_violations():
     assert extract_json_object('text ```json\n{"a": 1}\n``` more') == {"a": 1}
 
 
-def test_transport_errors_are_retried_then_fall_back(monkeypatch):
+def test_transport_errors_are_retried_then_the_decision_is_missing(monkeypatch):
     litellm = load_litellm()
     calls = {"n": 0}
 
@@ -105,9 +105,10 @@ def test_transport_errors_are_retried_then_fall_back(monkeypatch):
         model="openai/gpt-4o-mini", messages=MSGS, schema=Extraction, fallback=FALLBACK, seed=1
     )
     assert calls["n"] == 3  # first try + 2 retries; no repair after a transport failure
-    assert out.fallback_used and out.decision == FALLBACK
+    assert out.missing and out.decision is None and not out.fallback_used  # never a made-up move
+    assert out.outcome == "transport_error" and out.source is None
     assert "RateLimitError" in out.violation
-    assert len(out.calls) == 1 and out.calls[0].error
+    assert len(out.calls) == 1 and out.calls[0].error and out.calls[0].missing
 
 
 def test_non_retryable_error_is_not_retried(monkeypatch):
@@ -122,7 +123,7 @@ def test_non_retryable_error_is_not_retried(monkeypatch):
     out = client(max_retries=3, cache=False).decide(
         model="openai/x", messages=MSGS, schema=Extraction, fallback=FALLBACK, seed=1
     )
-    assert calls["n"] == 1 and out.fallback_used
+    assert calls["n"] == 1 and out.missing and not out.fallback_used
 
 
 def test_cache_returns_the_same_answer_for_free(tmp_path):

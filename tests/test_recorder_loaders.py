@@ -97,3 +97,330 @@ def test_missing_dataset_and_bad_manifest(tmp_path):
     (tmp_path / "r9" / "manifest.json").write_text('{"run_id": "r9"}')
     with pytest.raises(TrajectoryFileError, match="invalid manifest"):
         load_dataset(tmp_path)
+
+
+# -- published SovSim layout: the polars reader against the record-by-record one -------
+SOVSIM_SAMPLE = __import__("pathlib").Path(__file__).parents[2] / "shared" / "data" / "sovsim_format_sample"
+
+
+def _record(sim: int, rnd: int, condition: str, rng) -> dict:
+    z = [int(v) for v in rng.integers(0, 30, size=4)]
+    pool = int(rng.integers(12, 121))
+    rec = {"simulation_id": sim, "round": rnd, "pool_before": pool, "extractions": z,
+           "final_pool": max(0, pool - sum(z)), "payoffs": [v / 3 for v in z], "collapsed": bool(rng.random() < 0.1),
+           "reasonings": [f"why {sim}/{rnd}/{i}" for i in range(4)]}
+    if condition == "kcpr_m":
+        rec["announced_pool"] = int(rng.integers(0, 200))
+    return rec
+
+
+def test_rationales_fast_reader_equals_the_record_reader(tmp_path):
+    """Every frame the polars reader builds equals the reference reader's, and every
+    file it cannot take (defects below) gives the reference reader's result or error."""
+    import numpy as np
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data.tables.published import sovsim_json as sj
+
+    rng = np.random.default_rng(0)
+    defects = {
+        "none": lambda r: None,
+        "number as text": lambda r: r.__setitem__("pool_before", "77"),
+        "missing field": lambda r: r.pop("final_pool"),
+        "null field": lambda r: r.__setitem__("collapsed", None),
+        "short payoffs": lambda r: r.__setitem__("payoffs", r["payoffs"][:3]),
+        "long payoffs": lambda r: r.__setitem__("payoffs", r["payoffs"] + [1.0]),
+        "float id": lambda r: r.__setitem__("simulation_id", 2.0),
+        "no reasonings": lambda r: r.pop("reasonings"),
+        "short reasonings": lambda r: r.__setitem__("reasonings", ["x"]),
+        "five agents": lambda r: (r.__setitem__("extractions", r["extractions"] + [1]),
+                                  r.__setitem__("payoffs", r["payoffs"] + [0.5])),
+        "bool collapse as int": lambda r: r.__setitem__("collapsed", 1),
+    }
+    used_fast = 0
+    for condition in ("cpr", "bcpr", "kcpr", "kcpr_m"):
+        for name, defect in defects.items():
+            recs = [_record(s, k, condition, rng) for s in range(3) for k in range(1, 5)]
+            defect(recs[int(rng.integers(0, len(recs)))])
+            path = tmp_path / name.replace(" ", "_") / "m" / condition / "rationales.json"
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps(recs))
+            try:
+                ref = sj._read_records(path, "m", condition)
+            except Exception as exc:  # the reference refuses: so must the reader, alike
+                with pytest.raises(type(exc)) as got:
+                    sj.read_rationales(path)
+                assert str(got.value) == str(exc)
+                continue
+            raw = sj._read_raw(path)
+            used_fast += raw is not None
+            assert_frame_equal(sj.read_rationales(path), ref)
+            many = sj.read_rationales_many([path]).sort("run_id", "round", "agent_index")
+            assert_frame_equal(many, ref.sort("run_id", "round", "agent_index"))
+    assert used_fast >= 12  # the fast reader did take the clean files and the tolerable defects
+
+
+def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data import cache
+    from scarce_lab.data.tables.sovsim import load_agent_rounds
+
+    if not SOVSIM_SAMPLE.exists():
+        pytest.skip(f"shared data absent: {SOVSIM_SAMPLE}")
+    monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    shutil.copytree(SOVSIM_SAMPLE, data)
+    plain = load_agent_rounds(data)
+    first = load_agent_rounds(data, cache=True)  # builds the cache
+    folder = cache.cache_dir("sovsim_agent_rounds", data)
+    assert (folder / cache.STAMP).exists()
+    assert sorted(p.parent.name for p in (folder / "table").rglob("*.parquet"))  # partitioned by model
+    assert_frame_equal(first, plain)
+    assert_frame_equal(load_agent_rounds(data, cache=True), plain)  # read back in the same order
+    lazy = load_agent_rounds(data, cache=True, lazy=True)
+    assert isinstance(lazy, pl.LazyFrame) and lazy.collect().height == plain.height
+    # a changed source file makes the cache stale: the new numbers are read, not the old
+    f = data / "example-model" / "cpr" / "rationales.json"
+    recs = json.loads(f.read_text())
+    recs[0]["extractions"][0] = 3
+    recs[0]["payoffs"][0] = 1.0 + recs[0]["final_pool"] / 4
+    f.write_text(json.dumps(recs))
+    st = f.stat()
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    fresh = load_agent_rounds(data, cache=True)
+    assert_frame_equal(fresh, load_agent_rounds(data))
+    assert fresh.filter(pl.col("condition") == "cpr").sort("run_id", "round", "agent_index")["extraction"][0] == 3
+    # a half-written cache (no stamp) is never read
+    (folder / cache.STAMP).unlink()
+    assert not cache.is_fresh(folder, "anything")
+    assert_frame_equal(load_agent_rounds(data, cache=True), fresh)
+
+
+# -- our run folders: frames built once per dataset, equal to the per-event path --------
+def _reference_frames(path):
+    """The frames as the loader built them before issue 14: one model_dump dict per
+    event, one DataFrame per kind from those dicts."""
+    from collections import defaultdict
+
+    from scarce_lab.data.loaders import (
+        EVENT_COLUMNS,
+        KEY_COLUMNS,
+        _one_dir_per_run,
+        find_run_dirs,
+        payload_schema,
+        read_run_events,
+    )
+
+    events, payloads = [], defaultdict(list)
+    for rd, m in _one_dir_per_run(find_run_dirs(path)):
+        evs = read_run_events(rd, m, tolerant=m.status != "complete")
+        if m.status != "complete":
+            last = max((i for i, e in enumerate(evs) if e.kind == "round_committed"), default=-1)
+            evs = evs[: last + 1]
+        for ev in evs:
+            if ev.run_id != m.run_id:
+                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
+                                          f"the manifest says {m.run_id!r}")
+            row = {"run_id": ev.run_id, "environment": m.environment, "seq": ev.seq, "round": ev.round,
+                   "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
+                   "visible_to": ev.visible_to, "t": ev.t}
+            events.append(row)
+            p = ev.payload.model_dump(exclude={"kind"})
+            p.update({k: row[k] for k in KEY_COLUMNS})
+            payloads[(m.environment, ev.kind)].append(p)
+    frames = {k: pl.DataFrame(rows, schema=payload_schema(*k), orient="row") for k, rows in payloads.items()}
+    return pl.DataFrame(events, schema=EVENT_COLUMNS, orient="row"), frames
+
+
+@pytest.mark.parametrize("folder", ["tests/golden", "data/sovsim", "data/scarce/scripted", "data/economy"])
+def test_dataset_frames_equal_the_per_event_reference(folder):
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    path = Path(__file__).resolve().parents[1] / folder
+    if not path.exists():
+        pytest.skip(f"{folder} not in this checkout")
+    ds = load_dataset(path)
+    ref_events, ref_payloads = _reference_frames(path)
+    assert_frame_equal(ds.events.collect(), ref_events)
+    assert set(ds._payloads) == set(ref_payloads)
+    for key, ref in ref_payloads.items():
+        assert_frame_equal(ds.payloads(key[1], key[0]).collect(), ref, check_exact=True)
+
+
+def test_non_finite_floats_keep_their_value(tmp_path):
+    """A hand-written NaN or Infinity (pydantic reads them) is not turned into null."""
+    rec = RunRecorder.create(tmp_path / "r1", manifest())
+    write_rounds(rec, [1])
+    rec.finish(RunStatus.complete)
+    path = tmp_path / "r1" / EVENTS
+    lines = path.read_text().splitlines()
+    obj = json.loads(lines[0])
+    obj["t"] = 1.5
+    lines[0] = json.dumps(obj).replace("1.5", "NaN")
+    path.write_text("\n".join(lines) + "\n")
+    ev = load_dataset(tmp_path).events.collect()
+    assert ev["t"].is_nan()[0] and ev["t"].null_count() == ev.height - 1
+
+
+def test_dataset_cache_partitioned_and_fresh_only(tmp_path, monkeypatch):
+    """load_dataset(cache=True) writes the dataset as Parquet partitioned by
+    environment and model, reads it back identically, and rebuilds it when a run
+    changes."""
+    import shutil
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    from scarce_lab.data import cache
+
+    monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    shutil.copytree(Path(__file__).resolve().parent / "golden" / "v2", data)
+    plain = load_dataset(data)
+    cached = load_dataset(data, cache=True)
+    again = load_dataset(data, cache=True)
+    folder = cache.cache_dir("dataset", data) / "dataset"
+    parts = {p.relative_to(folder / "events").parts[:2] for p in (folder / "events").rglob("*.parquet")}
+    assert {e.split("-", 1)[1] for e, _ in parts} == set(plain.environments)  # one folder per environment ...
+    assert len(parts) >= len(plain.environments)  # ... and model
+    for ds in (cached, again):
+        assert ds.manifests == plain.manifests
+        for name in ("runs", "events", "llm_calls"):
+            assert_frame_equal(getattr(ds, name).collect(), getattr(plain, name).collect())
+        for env in plain.environments:
+            for kind in ("round_committed",):
+                assert_frame_equal(ds.payloads(kind, env).collect(), plain.payloads(kind, env).collect())
+        for (env, kind) in plain._payloads:
+            assert_frame_equal(ds.payloads(kind, env).collect(), plain.payloads(kind, env).collect())
+    # change one run: the cache is stale and the new content is what loads
+    run = sorted(p.parent for p in data.rglob("manifest.json"))[0]
+    events = run / EVENTS
+    events.write_text(events.read_text())  # same bytes, new modification time
+    import os
+
+    st = events.stat()
+    os.utime(events, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))
+    stamp_before = (cache.cache_dir("dataset", data) / cache.STAMP).read_text()
+    load_dataset(data, cache=True)
+    assert (cache.cache_dir("dataset", data) / cache.STAMP).read_text() != stamp_before
+
+
+def _mutations():
+    """(name, function of one parsed line -> new line text or None when it does not apply)."""
+    import re
+
+    def payload_key(obj, pred):
+        return next((k for k, v in obj["payload"].items() if pred(v)), None)
+
+    def set_payload(obj, key, value):
+        if key is None:
+            return None
+        obj["payload"][key] = value
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    def dump(obj):
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    return [
+        ("spaces (valid, not canonical)", lambda o: json.dumps(o, ensure_ascii=False)),
+        ("unicode escapes (valid)", lambda o: json.dumps(o, separators=(",", ":"), ensure_ascii=True)
+         if any(ord(c) > 127 for c in json.dumps(o, ensure_ascii=False)) else None),
+        ("int where float", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, float) and v.is_integer()),
+                                                  int(next(v for v in o["payload"].values()
+                                                           if isinstance(v, float) and v.is_integer())))
+         if payload_key(o, lambda v: isinstance(v, float) and v.is_integer()) else None),
+        ("number where string", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, str)), 7)),
+        ("bool where int", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is int), True)),
+        ("float where int", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is int), 1.5)),
+        ("string where bool", lambda o: set_payload(o, payload_key(o, lambda v: type(v) is bool), "true")),
+        ("null where required", lambda o: set_payload(o, payload_key(o, lambda v: type(v) in (int, str, bool)), None)),
+        ("extra payload field", lambda o: set_payload(o, "zz_extra", 1)),
+        ("missing payload field", lambda o: dump({**o, "payload": dict(list(o["payload"].items())[1:])})
+         if o["payload"] else None),
+        ("renamed payload field", lambda o: dump({**o, "payload": {(k + "x" if i == 0 else k): v
+                                                                   for i, (k, v) in enumerate(o["payload"].items())}})
+         if o["payload"] else None),
+        ("extra envelope field", lambda o: dump({**o, "zz": 1})),
+        ("negative seq", lambda o: dump({**o, "seq": -1})),
+        ("float seq", lambda o: dump({**o, "seq": float(o["seq"])})),
+        ("int t", lambda o: dump({**o, "t": 3})),
+        ("private without visible_to", lambda o: dump({**o, "visibility": "private", "visible_to": []})),
+        ("public with visible_to", lambda o: dump({**o, "visibility": "public", "visible_to": ["a0"]})),
+        ("unknown visibility", lambda o: dump({**o, "visibility": "secret"})),
+        ("other run id", lambda o: dump({**o, "run_id": o["run_id"] + "-x"})),
+        ("unknown kind", lambda o: dump({**o, "kind": "teleport"})),
+        ("payload kind repeated", lambda o: dump({**o, "payload": {**o["payload"], "kind": o["kind"]}})),
+        ("negative extraction", lambda o: set_payload(o, "extraction", -3) if "extraction" in o["payload"] else None),
+        ("null list element", lambda o: set_payload(o, payload_key(o, lambda v: isinstance(v, list) and v),
+                                                    [None]) if payload_key(o, lambda v: isinstance(v, list) and v) else None),
+        ("nested record extra key", lambda o: set_payload(
+            o, payload_key(o, lambda v: isinstance(v, list) and v and isinstance(v[0], dict)),
+            [{**r, "zz": 1} for r in next(v for v in o["payload"].values() if isinstance(v, list) and v
+                                          and isinstance(v[0], dict))])
+         if payload_key(o, lambda v: isinstance(v, list) and v and isinstance(v[0], dict)) else None),
+        ("exponent float", lambda o: re.sub(r'"t":(\d+)\.0', r'"t":\1e0', dump(o)) if isinstance(o.get("t"), float)
+         else None),
+        ("NaN t", lambda o: dump(o).replace('"t":null', '"t":NaN') if o.get("t") is None else None),
+    ]
+
+
+@pytest.mark.parametrize("env", ["sovsim", "scarce", "economy"])
+def test_fast_reader_never_accepts_what_the_models_refuse(tmp_path, env):
+    """Each mutation of a golden line (and file-level oddities) loads exactly as the
+    per-line typed path loads it: the same frames, or the same path:line error."""
+    import random
+    import shutil
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    src = next((Path(__file__).resolve().parent / "golden" / "v2" / env).iterdir())
+    rng = random.Random(env)
+    lines = (src / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = []
+    for name, mutate in _mutations():
+        order = list(range(len(lines)))
+        rng.shuffle(order)
+        for i in order:  # the first line (in random order) the mutation applies to
+            new = mutate(json.loads(lines[i]))
+            if new is not None and new != lines[i]:
+                cases.append((name, "\n".join(lines[:i] + [new] + lines[i + 1:]) + "\n"))
+                break
+    text = "\n".join(lines) + "\n"
+    cases += [("CRLF", text.replace("\n", "\r\n")), ("blank line", text.replace("\n", "\n\n", 1)),
+              ("BOM", "\ufeff" + text), ("no final newline", text.rstrip("\n"))]
+    assert len(cases) >= 20
+    tried = 0
+    for name, content in cases:
+        d = tmp_path / name.replace(" ", "_") / src.name
+        shutil.copytree(src, d)
+        (d / "events.jsonl").write_bytes(content.encode("utf-8"))
+        try:
+            ref_events, ref_payloads = _reference_frames(d.parent)
+        except TrajectoryFileError as exc:
+            with pytest.raises(TrajectoryFileError) as got:
+                load_dataset(d.parent)
+            assert str(got.value) == str(exc), name
+            continue
+        tried += 1
+        ds = load_dataset(d.parent)
+        assert_frame_equal(ds.events.collect(), ref_events, check_exact=True)
+        for (e, kind), ref in ref_payloads.items():
+            assert_frame_equal(ds.payloads(kind, e).collect(), ref, check_exact=True)
+    assert tried >= 4  # the valid-but-not-canonical files were read, not refused
+
+
+def test_find_run_dirs_order_is_path_order(tmp_path):
+    from scarce_lab.data.loaders import find_run_dirs
+
+    for rel in ("a/x", "a-b/y", "a.c/z", "a/x-1", "A/q", "a b/r", "deep/er/run"):
+        (tmp_path / rel).mkdir(parents=True)
+        (tmp_path / rel / "manifest.json").write_text("{}")
+    assert find_run_dirs(tmp_path) == sorted(p.parent for p in tmp_path.rglob("manifest.json"))
+    assert find_run_dirs(tmp_path / "a" / "x") == [tmp_path / "a" / "x"]

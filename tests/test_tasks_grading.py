@@ -105,32 +105,28 @@ def test_agent_view_hides_tests():
     assert not any((tuple(e["args"]), e["stdin"]) in hidden for e in view["examples"])
 
 
-# ---------------------------------------------------------------- anti-cheat: static
-@pytest.mark.parametrize(
-    "files,rule",
-    [
-        ({"compile.sh": "printf '#!/bin/sh\\nexec rev \"$@\"\\n' > executable; chmod +x executable\n"},
-         "calls the original"),
-        ({"compile.sh": "cat > executable <<'EOF'\n#!/bin/sh\nrev\nEOF\nchmod +x executable\n"},
-         "calls the original"),
-        ({"compile.sh": "cp $(which rev) executable\n"}, "calls the original"),
-        ({"compile.sh": "cp /usr/bin/rev executable\n"}, "path"),
-        ({"compile.sh": "cp ./rev executable\n"}, "calls the original"),
-        ({"build.sh": "#!/bin/bash\ncat rev > executable\n", "compile.sh": "bash build.sh\n"},
-         "calls the original"),
-        ({"main.py": "import subprocess, sys\nsubprocess.run(['rev'] + sys.argv[1:])\n",
-          "compile.sh": PY_BUILD}, "spawns the original"),
-        ({"main.c": '#include <stdlib.h>\nint main(){return system("rev");}\n',
-          "compile.sh": "cc -o executable main.c\n"}, "spawns the original"),
-        ({"main.py": "import os\nos.execv('/bin/rev', ['rev'])\n", "compile.sh": PY_BUILD}, "path"),
-    ],
-)
-def test_static_anticheat_flags_wrappers(files, rule, tmp_path):
+# ---------------------------------------------------------------- anti-cheat
+WRAPPERS = [
+    {"compile.sh": "printf '#!/bin/sh\\nexec rev \"$@\"\\n' > executable; chmod +x executable\n"},
+    {"compile.sh": "cat > executable <<'EOF'\n#!/bin/sh\nrev\nEOF\nchmod +x executable\n"},
+    {"compile.sh": "cp $(which rev) executable\n"},
+    {"compile.sh": "cp /usr/bin/rev executable\n"},
+    {"main.py": "import subprocess, sys\nsubprocess.run(['rev'] + sys.argv[1:])\n",
+     "compile.sh": "printf '#!/bin/sh\\nexec python3 \"$(dirname \"$0\")/main.py\" \"$@\"\\n' > executable; "
+                   "chmod +x executable\n"},
+    {"main.c": '#include <stdlib.h>\nint main(){return system("rev");}\n', "compile.sh": "cc -o executable main.c\n"},
+]
+
+
+@needs_ns
+@pytest.mark.parametrize("files", WRAPPERS)
+def test_wrappers_of_the_original_score_0(files, tmp_path):
+    """Calling or copying the original during build or tests hits the tripwire (the
+    static text checks are gone: they flagged honest code)."""
     task = load_task("rev")
-    v = check_submission(task, {k: v.encode() for k, v in files.items()})
-    assert v is not None and rule in v
+    assert check_submission(task, {k: v.encode() for k, v in files.items()}) is None
     g = grade(task, write(tmp_path, files))
-    assert g.score == 0.0 and g.passed == 0 and g.violation == v
+    assert g.score == 0.0 and g.passed == 0 and g.violation and "reached for the original" in g.violation
 
 
 def test_static_anticheat_flags_copied_binary(tmp_path):
@@ -142,6 +138,11 @@ def test_static_anticheat_flags_copied_binary(tmp_path):
     assert v2 and "embeds the original" in v2
     # another ELF (a build artifact, e.g. the agent's own compiled binary) is not flagged
     assert check_submission(task, {"a.out": Path("/usr/bin/tac").read_bytes()}) is None
+    write(tmp_path, {"compile.sh": "cp bin/tool executable\n"})
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "tool").write_bytes(orig)
+    g = grade(task, tmp_path, isolation="path-shim")
+    assert g.score == 0.0 and "byte-identical" in (g.violation or "")
 
 
 def test_build_artifacts_in_workspace_are_not_graded(tmp_path):
@@ -150,48 +151,28 @@ def test_build_artifacts_in_workspace_are_not_graded(tmp_path):
     sub = shutil.copytree(task.reference_dir, tmp_path / "ws")
     (sub / "executable").write_bytes(Path("/usr/bin/tac").read_bytes())  # stale build output
     (sub / "x.o").write_bytes(b"\x7fELF junk")
-    g = grade(task, sub)
+    g = grade(task, sub, isolation="path-shim")
     assert g.violation is None and g.resolved
 
 
 def test_static_anticheat_no_false_positives_on_clean_sources():
-    """The references and legitimate mentions of the name are not flagged."""
+    """The references and every mention of the name or path are not flagged."""
     for tid in ALL:
         task = load_task(tid)
         assert check_submission(task, collect_submission(task, task.reference_dir)) is None
     task = load_task("rev")
     clean = {
-        "main.py": b"import sys\nrev = lambda s: s[::-1]\nsys.stderr.write(\"rev: bad\\nTry 'rev --help'\\n\")\n",
-        "compile.sh": b"# build rev clone\necho 'building rev clone'\ncp main.py executable\n",
+        "main.py": b"import sys\nrev = lambda s: s[::-1]\nsys.stderr.write(\"/usr/bin/rev: bad\\nTry 'rev --help'\\n\")\n",
+        "compile.sh": b"# build rev clone, unlike /usr/bin/rev\necho 'building rev clone'\ncp main.py executable\n",
+        "unused.sh": b"#!/bin/sh\nexec rev \"$@\"\n",
     }
     assert check_submission(task, clean) is None
 
 
-# ---------------------------------------------------------------- anti-cheat: dynamic
-OBFUSCATED = {
-    "shell-by-name": {"main.sh": '#!/bin/sh\nexec $(printf r)ev "$@"\n',
-                      "compile.sh": "cp main.sh executable; chmod +x executable\n"},
-    "python-subprocess": {"main.py": "#!/usr/bin/env python3\nimport subprocess, sys\n"
-                                     "sys.exit(subprocess.call(['r' + 'ev'] + sys.argv[1:]))\n",
-                          "compile.sh": PY_BUILD},
-    "copy-at-build-time": {"compile.sh": "p=$(command -v r''ev); cp \"$p\" executable\n"},
-}
-
-
-@needs_ns
-@pytest.mark.parametrize("kind", list(OBFUSCATED))
-def test_dynamic_anticheat_catches_obfuscated_calls(kind, tmp_path):
-    task = load_task("rev")
-    files = OBFUSCATED[kind]
-    assert check_submission(task, {k: v.encode() for k, v in files.items()}) is None  # evades static
-    g = grade(task, write(tmp_path, files))
-    assert g.violation and "reached for the original" in g.violation, (g.violation, g.build_log)
-    assert g.score == 0.0 and g.passed == 0 and g.isolation == "namespaces"
-
-
 def test_path_shim_fallback_catches_call_by_name(tmp_path):
     task = load_task("rev")
-    g = grade(task, write(tmp_path, OBFUSCATED["shell-by-name"]), isolation="path-shim")
+    files = {"main.sh": '#!/bin/sh\nexec $(printf r)ev "$@"\n', "compile.sh": "cp main.sh executable; chmod +x executable\n"}
+    g = grade(task, write(tmp_path, files), isolation="path-shim")
     assert g.isolation == "path-shim"
     assert g.violation and "reached for the original" in g.violation and g.score == 0.0
 
@@ -199,7 +180,7 @@ def test_path_shim_fallback_catches_call_by_name(tmp_path):
 def test_reference_passes_in_path_shim_mode():
     task = load_task("tac")
     g = grade(task, task.reference_dir, isolation="path-shim")
-    assert g.resolved and g.violation is None
+    assert g.resolved and g.violation is None and g.isolation == "path-shim"
 
 
 @needs_ns
@@ -207,13 +188,19 @@ def test_hidden_tests_unreadable_during_grading(tmp_path):
     from scarce_lab.tasks.suite import SUITE_DIR
 
     task = load_task("rev")
-    files = {"compile.sh": f"ls {SUITE_DIR} | wc -l; cat {SUITE_DIR}/rev/tests.json | head -c 30;"
+    files = {"compile.sh": f"ls {SUITE_DIR} 2>&1 | head -1; cat {SUITE_DIR}/rev/tests.json | head -c 30;"
                            f" echo END\n"}
     g = grade(task, write(tmp_path, files))
-    assert g.build_log.splitlines()[0] == "0"
+    assert "No such file or directory" in g.build_log.splitlines()[0]
     assert "expected_stdout" not in g.build_log
 
 
 def test_build_timeout(tmp_path):
-    g = grade(load_task("rev"), write(tmp_path, {"compile.sh": "sleep 30\n"}), build_timeout_s=0.5)
+    g = grade(load_task("rev"), write(tmp_path, {"compile.sh": "sleep 30\n"}), build_timeout_s=0.5,
+              isolation="auto" if CAPS.private_mounts else "path-shim")
     assert not g.build_ok and "timed out" in g.build_log and g.score == 0.0
+
+
+def test_grade_of_a_missing_folder_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a folder"):
+        grade(load_task("rev"), tmp_path / "missing")

@@ -19,6 +19,8 @@ import math
 
 import polars as pl
 
+from . import stats
+
 try:  # the shared statistics module (lead); local t-interval until it lands
     from .stats import gini as _gini_shared
     from .stats import mean_ci as _mean_ci_shared
@@ -157,8 +159,10 @@ def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
     """Per snapshot: population size and wealth Gini (per run), then mean and band over
     runs per (task, condition, round). Training snapshots only."""
     tr = population.filter(pl.col("phase") == "train")
+    # gini() above, for every snapshot at once: negative wealth counts as 0, none if all zero
+    wealth = pl.col("wealth").list.eval(pl.element().cast(pl.Float64).clip(lower_bound=0.0))
     per = tr.with_columns(
-        pl.col("wealth").map_elements(lambda w: gini(list(w)), return_dtype=pl.Float64).alias("gini"),
+        pl.when(wealth.list.sum() > 0).then(wealth.list.eval(stats.gini_expr("")).list.first()).alias("gini"),
         pl.col("wealth").list.sum().alias("agent_wealth"),
     )
     size = _summ(per, ["task", "condition", "round"], "size", "size")

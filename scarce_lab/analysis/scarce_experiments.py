@@ -47,7 +47,6 @@ import json
 import math
 from collections.abc import Collection, Sequence
 
-import numpy as np
 import polars as pl
 
 from . import stats
@@ -103,21 +102,14 @@ def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0) -> dict:
 def cluster_bootstrap_median(df: pl.DataFrame, value: str, *, level: float = 0.95, n_resamples: int = 2000,
                              seed: int = 0) -> dict:
     """Median of ``value`` over rows with a percentile bootstrap that resamples whole
-    runs (``run_id``) with replacement. Same return shape as :func:`cluster_ci`."""
+    runs (``run_id``) with replacement (:func:`stats.cluster_bootstrap_median`, all
+    resamples at once). Same return shape as :func:`cluster_ci`."""
     d = df.filter(pl.col(value).is_not_null())
     if d.height == 0:
         return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0}
-    groups = [g[value].cast(pl.Float64).to_numpy() for _, g in d.group_by("run_id", maintain_order=True)]
-    est = float(np.median(np.concatenate(groups)))
-    k = len(groups)
-    if k < 2:
-        return {"value": est, "lo": None, "hi": None, "n": d.height, "runs": 1}
-    rng = np.random.default_rng(seed)
-    boots = [float(np.median(np.concatenate([groups[i] for i in rng.integers(0, k, size=k)])))
-             for _ in range(n_resamples)]
-    a = (1 - level) / 2
-    return {"value": est, "lo": float(np.quantile(boots, a)), "hi": float(np.quantile(boots, 1 - a)),
-            "n": d.height, "runs": k}
+    est, lo, hi, k = stats.cluster_bootstrap_median(d[value].cast(pl.Float64).to_numpy(), d["run_id"].to_numpy(),
+                                                    level=level, n_resamples=n_resamples, seed=seed)
+    return {"value": est, "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height, "runs": k}
 
 
 def mean_over_runs(values: Sequence[float], bounds: tuple[float, float] | None = None) -> dict:

@@ -121,36 +121,48 @@ _SIM_COLUMNS = (
 )
 
 
-def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop_unfinished: bool = True) -> pl.DataFrame:
+#: Agent-round columns the metrics read besides the required ones.
+_OPTIONAL_INPUTS = {"source", "simulation", "base_condition", "settings", "is_leader", "pool_seen", "remainder_seen",
+                    "announced_pool"}
+
+
+def simulation_metrics(
+    df: pl.DataFrame | pl.LazyFrame, conv: Convention | None = None, *, drop_unfinished: bool = True
+) -> pl.DataFrame:
     """One row per simulation (``run_id``) with every per-simulation metric.
 
     Columns: :data:`_SIM_COLUMNS` (identity: ``source, model, condition, base_condition,
     settings, run_id, simulation``; flags ``has_leader``, ``has_announcement``,
-    ``defection_applicable``; the metrics of the module docstring).
+    ``defection_applicable``; the metrics of the module docstring). One lazy query:
+    only the columns used are read.
 
     Args:
         drop_unfinished: drop simulations that neither collapsed nor reached the last
             round (an interrupted run).
 
     Raises:
-        ValueError: a required column is missing.
+        ValueError: a required column is missing, or a negative per-agent total (the
+            Gini of the equality metric needs non-negative totals).
     """
     conv = conv or Convention()
     need = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"}
-    missing = need - set(df.columns)
+    lf = df.lazy()
+    names = lf.collect_schema().names()
+    missing = need - set(names)
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
+    lf = lf.select([c for c in names if c in need | _OPTIONAL_INPUTS])
     for col, dtype in (("base_condition", pl.String), ("settings", pl.String), ("source", pl.String),
                        ("simulation", pl.Int64), ("announced_pool", pl.Float64), ("remainder_seen", pl.Float64)):
-        if col not in df.columns:
-            df = df.with_columns(pl.lit(None, dtype=dtype).alias(col))
-    if "pool_seen" not in df.columns:
-        df = df.with_columns(pool_seen=pl.col("pool_before"))
-    if "is_leader" not in df.columns:
-        df = df.with_columns(is_leader=pl.lit(False))
+        if col not in names:
+            lf = lf.with_columns(pl.lit(None, dtype=dtype).alias(col))
+    if "pool_seen" not in names:
+        lf = lf.with_columns(pool_seen=pl.col("pool_before"))
+    if "is_leader" not in names:
+        lf = lf.with_columns(is_leader=pl.lit(False))
     d = conv.overuse_divisor
     ref = pl.col("pool_before") if conv.defection_pool == "true" else pl.coalesce("pool_seen", "pool_before")
-    x = df.with_columns(
+    x = lf.with_columns(
         base_condition=pl.coalesce("base_condition", "condition"),
         is_leader=pl.col("is_leader").fill_null(False),
     ).with_columns(
@@ -168,19 +180,9 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
         .otherwise(None),
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
-    # Gini of per-agent totals, vectorised: G = 2 sum(i x_(i)) / (n sum x) - (n + 1) / n
-    equality = (
-        x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("tot"))
-        .sort("run_id", "tot")
-        .with_columns(i=pl.int_range(1, pl.len() + 1).over("run_id"))
-        .group_by("run_id")
-        .agg(n=pl.len(), s=pl.col("tot").sum(), w=(pl.col("i") * pl.col("tot")).sum())
-        .with_columns(
-            equality=pl.when(pl.col("s") > 0)
-            .then(1.0 - (2.0 * pl.col("w") / (pl.col("n") * pl.col("s")) - (pl.col("n") + 1) / pl.col("n")))
-            .otherwise(1.0)
-        )
-    )
+    per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
+    equality = per_agent.group_by("run_id").agg(
+        (1.0 - stats.gini_expr("agent_total")).alias("equality"), pl.col("agent_total").min().alias("_min_total"))
     sims = (
         x.group_by("run_id")
         .agg(
@@ -198,7 +200,7 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
             pl.col("round").filter(pl.col("defect")).min().alias("defection_onset"),
             pl.col("misrep").mean().alias("misreport"),
         )
-        .join(equality.select("run_id", "equality"), on="run_id", how="left")
+        .join(equality.select("run_id", "equality", "_min_total"), on="run_id", how="left")
         .with_columns(
             survival_time=pl.col("rounds_played"),
             survived_lenient=pl.col("rounds_played") >= conv.rounds,
@@ -211,6 +213,10 @@ def simulation_metrics(df: pl.DataFrame, conv: Convention | None = None, *, drop
         .with_columns(survived_strict=pl.col("survived_lenient") & ~pl.col("collapsed"))
         .with_columns(survived=pl.col("survived_strict") if conv.strict_survival else pl.col("survived_lenient"))
     )
+    sims = sims.collect()
+    low = sims["_min_total"].min()
+    if low is not None and low < 0:  # Gini needs non-negative totals (stats.gini)
+        raise ValueError(f"equality over {eq_col}: gini needs non-negative 'agent_total', got min {low}")
     if drop_unfinished:
         sims = sims.filter(pl.col("finished"))
     return sims.select(_SIM_COLUMNS).with_columns(pl.col("defection_onset").cast(pl.Float64)).sort(
@@ -420,7 +426,7 @@ def table1_rows(summary: pl.DataFrame) -> list[dict]:
 
 
 def sovsim_table(
-    df: pl.DataFrame, preset: str = "sovsim", strict: bool = False, *, force: bool = False,
+    df: pl.DataFrame | pl.LazyFrame, preset: str = "sovsim", strict: bool = False, *, force: bool = False,
     by: Grouping = "condition",
 ) -> pl.DataFrame:
     """Agent-round table -> Table 1 frame: :func:`resolve_convention` (the preset

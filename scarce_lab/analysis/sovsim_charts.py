@@ -268,6 +268,8 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
     d = _labelled(chart_data(per_sim.filter(pl.col("leader_extraction_rate").is_not_null())))
     if d.height == 0:
         return NoFigure("no simulation with a leader (BCPR, KCPR or KCPR-M) in this dataset")
+    if d.height > MAX_POINTS:
+        return _leader_rate_density(d)
     conds = [condition_label(c) for c in _conditions(d)]
     chart = alt.Chart(d.select("model", "condition_label", "run_id", "simulation",
                                "leader_extraction_rate", "survival_time")).mark_point(
@@ -288,17 +290,57 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
         caption(f"n = {d.height} simulations", "Pearson r per model in the table below")])
 
 
+#: Most points a scatter draws; more become a density of counts (charts stay light
+#: for large datasets, and altair's row limit is never reached).
+MAX_POINTS = 3000
+
+
+def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
+    """:func:`leader_rate_chart` for many simulations: counts per cell (leader rate in
+    bins of 0.05 x survival time in rounds), one panel per model and condition."""
+    cells = (
+        d.with_columns(rate_lo=(pl.col("leader_extraction_rate").clip(0, 0.9999) * 20).floor() / 20)
+        .group_by("model", "condition_label", "rate_lo", "survival_time").agg(pl.len().alias("simulations"))
+        .with_columns(rate_hi=pl.col("rate_lo") + 0.05, t_lo=pl.col("survival_time") - 0.5,
+                      t_hi=pl.col("survival_time") + 0.5)
+    )
+    chart = alt.Chart(cells).mark_rect().encode(
+        x=alt.X("rate_lo:Q", scale=alt.Scale(domain=[0, 1]), title="Leader extraction rate"), x2="rate_hi:Q",
+        y=alt.Y("t_lo:Q", title="Survival time (rounds)"), y2="t_hi:Q",
+        color=alt.Color("simulations:Q", title="Simulations", scale=alt.Scale(scheme="blues")),
+        tooltip=["model", "condition_label", "survival_time", alt.Tooltip("rate_lo:Q", format=".2f"), "simulations"],
+    ).properties(width=180, height=130).facet(row=alt.Row("condition_label:N", title=None),
+                                              column=alt.Column("model:N", title=None))
+    return titled(chart, "Leader extraction rate vs survival time", [
+        caption(f"{d.height} simulations (more than {MAX_POINTS}): counts per cell of 0.05 x 1 round",
+                "Pearson r per model in the table below")])
+
+
+def _bins(values: pl.Series, n: int = 30) -> tuple[float, float]:
+    """(origin, width) of about ``n`` equal bins covering ``values`` (integer width)."""
+    lo, hi = float(values.min()), float(values.max())
+    width = max(1.0, float(int((hi - lo) / n) + 1))
+    return lo, width
+
+
 # -- KCPR-M misreports -------------------------------------------------------------------
 def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     """Histogram of the king's misreports in KCPR-M (announced minus true pool, units),
-    one panel per model (opaque bars, no overlap)."""
+    one panel per model (opaque bars, no overlap); the bins are counted in polars, so
+    the chart holds a few dozen rows whatever the dataset's size."""
     mis = chart_data(misreports(df))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
-    chart = alt.Chart(mis.select("model", "misreport")).mark_bar(color="#6a51a3").encode(
-        x=alt.X("misreport:Q", bin=alt.Bin(maxbins=30), title="Announced minus true pool (units)"),
-        y=alt.Y("count():Q", title="Rounds"),
-        tooltip=["model", alt.Tooltip("count():Q", title="rounds")],
+    origin, width = _bins(mis["misreport"])
+    counts = (
+        mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
+        .group_by("model", "lo").agg(pl.len().alias("rounds"))
+        .with_columns(hi=pl.col("lo") + width)
+    )
+    chart = alt.Chart(counts).mark_bar(color="#6a51a3").encode(
+        x=alt.X("lo:Q", title="Announced minus true pool (units)"), x2="hi:Q",
+        y=alt.Y("rounds:Q", title="Rounds"),
+        tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
     ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
     return titled(chart, "KCPR-M: the king's announced pool minus the true pool", [
         caption("One count per king-round; negative = understated",

@@ -68,8 +68,8 @@ def _f(v) -> float | None:
 def _model_boot_drops(base: np.ndarray, other: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """``n_boot`` bootstrap drops of one model (simulations resampled in each condition);
     nan where a resampled baseline mean is 0."""
-    bb = base[rng.integers(0, base.size, (n_boot, base.size))].mean(axis=1)
-    oo = other[rng.integers(0, other.size, (n_boot, other.size))].mean(axis=1)
+    bb = stats.bootstrap_means(base, n_boot, rng)
+    oo = stats.bootstrap_means(other, n_boot, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(bb != 0, (bb - oo) / bb, np.nan)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from . import stats
+
 CONDITION_ORDER = ("cpr", "bcpr", "kcpr", "kcpr_m")
 
 
@@ -46,8 +48,10 @@ def relative_drops(
     gets status ``undefined``. Returns ``model, condition, base_condition,
     baseline_condition, baseline_mean, mean, drop, ci_low, ci_high, n_baseline, n,
     status`` (``ok`` | ``undefined``: zero baseline or none). The CI is a percentile
-    bootstrap (``n_boot`` resamples of simulations within each condition; numpy,
-    seeded); null when either condition has fewer than 2 simulations.
+    bootstrap (``n_boot`` resamples of simulations within each condition, drawn at once
+    with :func:`stats.bootstrap_means` from ``seed``; resamples with a zero baseline mean
+    are left out; the lower 2.5% and upper 97.5% order statistics); null when either
+    condition has fewer than 2 simulations.
     """
     rng = np.random.default_rng(seed)
     if "base_condition" not in per_sim.columns:
@@ -73,13 +77,13 @@ def relative_drops(
                 if b != 0:
                     row["drop"], row["status"] = (b - row["mean"]) / b, "ok"
                     if min(base.size, other.size) >= 2:
-                        bb = base[rng.integers(0, base.size, (n_boot, base.size))].mean(axis=1)
-                        oo = other[rng.integers(0, other.size, (n_boot, other.size))].mean(axis=1)
-                        with np.errstate(divide="ignore", invalid="ignore"):
-                            boots = (bb - oo) / bb
-                        boots = boots[np.isfinite(boots)]
+                        bb = stats.bootstrap_means(base, n_boot, rng)
+                        oo = stats.bootstrap_means(other, n_boot, rng)
+                        ok = bb != 0  # a resample whose baseline mean is 0 has no drop
+                        boots = (bb[ok] - oo[ok]) / bb[ok]
                         if boots.size:
-                            row["ci_low"], row["ci_high"] = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
+                            row["ci_low"] = float(np.quantile(boots, 0.025, method="lower"))
+                            row["ci_high"] = float(np.quantile(boots, 0.975, method="higher"))
             rows.append(row)
     schema = {"model": pl.String, "condition": pl.String, "base_condition": pl.String,
               "baseline_condition": pl.String, "baseline_mean": pl.Float64, "mean": pl.Float64, "drop": pl.Float64,

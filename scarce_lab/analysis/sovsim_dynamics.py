@@ -11,11 +11,6 @@ import polars as pl
 from . import stats
 
 
-def _mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    m, lo, hi = stats.mean_ci(values, level=0.95)
-    return tuple(None if v != v else float(v) for v in (m, lo, hi))  # nan -> None
-
-
 def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     """Pool at the start of each round, per simulation: ``model, condition, run_id,
     round, pool_before, remaining`` (one row per simulation-round).
@@ -32,29 +27,25 @@ def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     if played.height == 0:
         return played.drop("collapsed")
     horizon = int(played["round"].max())
-    ends = played.filter(pl.col("collapsed")).select("model", "condition", "run_id", "round")
-    after = [
-        {"model": m, "condition": c, "run_id": run, "round": k, "pool_before": 0, "remaining": 0}
-        for m, c, run, last in ends.iter_rows()
-        for k in range(int(last) + 1, horizon + 1)
-    ]
+    after = (
+        played.filter(pl.col("collapsed"))
+        .select("model", "condition", "run_id", pl.int_ranges(pl.col("round") + 1, horizon + 1).alias("round"))
+        .explode("round")
+        .drop_nulls("round")
+        .with_columns(pool_before=pl.lit(0), remaining=pl.lit(0))
+    )
     out = played.drop("collapsed")
-    if after:
-        out = pl.concat([out, pl.DataFrame(after, schema=out.schema, orient="row")])
+    if after.height:
+        out = pl.concat([out, after.select([pl.col(c).cast(t) for c, t in out.schema.items()])])
     return out.sort("model", "condition", "run_id", "round")
 
 
 def pool_band(df: pl.DataFrame) -> pl.DataFrame:
     """Mean pool per (model, condition, round) with a 95% t-band over all simulations
-    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``."""
-    dyn = pool_dynamics(df)
-    rows = []
-    for (model, cond, rnd), g in dyn.group_by("model", "condition", "round"):
-        m, lo, hi = _mean_ci(g["pool_before"].to_list())
-        rows.append({"model": model, "condition": cond, "round": rnd, "n": g.height, "mean": m, "ci_low": lo, "ci_high": hi})
-    schema = {"model": pl.String, "condition": pl.String, "round": pl.Int64, "n": pl.Int64,
-              "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row").sort("model", "condition", "round")
+    (a collapsed pool counts as 0): ``model, condition, round, n, mean, ci_low, ci_high``
+    (the :func:`stats.mean_ci` interval, computed for all groups at once)."""
+    band = stats.grouped_mean_ci(pool_dynamics(df), ["model", "condition", "round"], "pool_before")
+    return band.rename({"low": "ci_low", "high": "ci_high"}).sort("model", "condition", "round")
 
 
 def misreports(df: pl.DataFrame) -> pl.DataFrame:

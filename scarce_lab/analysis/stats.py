@@ -43,8 +43,32 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
+def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: float = 0.95) -> pl.DataFrame:
+    """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
+    ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
+    gives ``nan``: no value, or one value for the interval; a group without spread gets
+    the mean as both ends). Null and ``nan`` values are left out of the mean."""
+    v = pl.col(value).cast(pl.Float64)
+    g = df.group_by(*by).agg(pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
+    g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
+    q = sps.t.ppf(0.5 + level / 2, np.maximum(g["_k"].to_numpy() - 1, 1))
+    half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
+    ends = {}
+    for name, sign in (("low", -1.0), ("high", 1.0)):
+        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+                      .otherwise(pl.col("mean") + sign * half))
+    out = g.with_columns(**ends)
+    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "low", "high")]
+    return out.with_columns(finite).select(*by, pl.col("n").cast(pl.Int64), "mean", "low", "high")
+
+
 def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
-    """Proportion and Wilson score interval ``(p, low, high)`` (statsmodels).
+    """Proportion and Wilson score interval ``(p, low, high)`` (Wilson 1927).
+
+    Closed form ``(p + z^2/2n -/+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with
+    ``z`` the normal quantile of ``0.5 + level/2``; the same numbers as statsmodels'
+    ``proportion_confint(method="wilson")`` (tested), without importing it (and pandas)
+    at analysis time.
 
     Raises:
         ValueError: ``successes`` outside ``0..n`` or negative ``n``.
@@ -53,35 +77,88 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
         raise ValueError(f"wilson_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
         return NAN, NAN, NAN
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(successes, n, alpha=1 - level, method="wilson")
-    return successes / n, float(lo), float(hi)
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return p, max(0.0, center - half), min(1.0, center + half)
 
 
 def bootstrap_ci(
     values,
-    stat: Callable[[np.ndarray], float] = np.mean,
+    stat: Callable[..., np.ndarray | float] = np.mean,
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Statistic and percentile bootstrap interval over independent values (scipy)."""
+    """Statistic and percentile bootstrap interval over independent values (scipy).
+
+    ``stat`` is called on whole batches of resamples (``stat(array, axis=-1)``, scipy's
+    ``vectorized=True``): numpy reductions such as ``np.mean`` and ``np.median`` work as
+    they are. Same seed, same interval.
+
+    Raises:
+        TypeError: ``stat`` does not take an ``axis`` argument.
+    """
     x = _clean(values)
     if len(x) == 0:
         return NAN, NAN, NAN
     est = float(stat(x))
     if len(x) < 2 or np.all(x == x[0]):
         return est, (NAN if len(x) < 2 else est), (NAN if len(x) < 2 else est)
+    try:
+        stat(x[None, :2], axis=-1)
+    except TypeError:
+        raise TypeError(
+            f"bootstrap_ci: stat {getattr(stat, '__name__', stat)!r} must accept axis= (vectorised); "
+            "wrap it, e.g. lambda a, axis=-1: np.percentile(a, 90, axis=axis)"
+        ) from None
     res = sps.bootstrap(
         (x,),
-        lambda s, axis=-1: np.apply_along_axis(stat, axis, s),
+        stat,
+        vectorized=True,
         confidence_level=level,
         n_resamples=n_resamples,
         method="percentile",
         rng=np.random.default_rng(seed),
     )
     return est, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_means(values, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``n_resamples`` resamples (with replacement, each the size of ``values``).
+
+    Drawn without a per-resample loop: a resample is a multinomial count of each
+    distinct value (exactly the distribution of drawing ``n`` values with replacement),
+    so 0/1 data (survived or not) costs one binomial draw per resample. ``nan`` values
+    are dropped first. Returns an array of shape ``(n_resamples,)``.
+
+    Raises:
+        ValueError: no value left, or ``n_resamples`` < 1.
+    """
+    x = _clean(values)
+    if len(x) == 0 or n_resamples < 1:
+        raise ValueError(f"bootstrap_means: {len(x)} values, n_resamples={n_resamples}; need >= 1 of each")
+    distinct, freq = np.unique(x, return_counts=True)
+    n = len(x)
+    if len(distinct) == 1:
+        return np.full(n_resamples, float(distinct[0]))
+    counts = rng.multinomial(n, freq / n, size=n_resamples)
+    return counts @ distinct / n
+
+
+def _cluster_draws(k: int, n_resamples: int, rng: np.random.Generator, max_cells: int = 4_000_000):
+    """Index matrices ``(rows, k)`` of clusters drawn with replacement, in chunks of at
+    most ``max_cells`` cells so memory stays bounded; the same stream as one
+    ``rng.integers(0, k, size=(n_resamples, k))`` call."""
+    step = max(1, max_cells // max(k, 1))
+    done = 0
+    while done < n_resamples:
+        rows = min(step, n_resamples - done)
+        yield rng.integers(0, k, size=(rows, k))
+        done += rows
 
 
 def cluster_bootstrap_ci(
@@ -124,10 +201,60 @@ def cluster_bootstrap_ci(
     if k < 2:
         return est, NAN, NAN
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, k, size=(n_resamples, k))
-    boots = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    boots = np.concatenate([num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _cluster_draws(k, n_resamples, rng)])
     alpha = (1 - level) / 2
     return est, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
+
+
+def cluster_bootstrap_median(
+    values, clusters, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> tuple[float, float, float, int]:
+    """Median of ``values`` (rows) with a percentile bootstrap that resamples whole
+    clusters (runs) with replacement: ``(median, low, high, clusters)``.
+
+    Each resample's median is the median of the concatenated rows of its drawn
+    clusters, computed for all resamples at once as a weighted median over the sorted
+    rows (weight = how often the row's cluster was drawn); ties and even totals follow
+    ``np.median`` (mean of the two middle values). Interval quantiles are linear
+    (``np.quantile``); ``nan`` with fewer than 2 clusters. Rows whose value is ``nan``
+    are dropped.
+
+    Raises:
+        ValueError: ``values`` and ``clusters`` differ in length.
+    """
+    v = np.asarray(values, dtype=float)
+    c = np.asarray(clusters)
+    if v.shape != c.shape:
+        raise ValueError(f"cluster_bootstrap_median: {v.shape[0]} values but {c.shape[0]} cluster labels")
+    keep = ~np.isnan(v)
+    v, c = v[keep], c[keep]
+    if len(v) == 0:
+        return NAN, NAN, NAN, 0
+    # cluster ids in order of first appearance (the order the old loop drew from)
+    _, first, inv = np.unique(c, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    cid = order[inv]
+    k = len(first)
+    est = float(np.median(v))
+    if k < 2:
+        return est, NAN, NAN, k
+    srt = np.argsort(v, kind="stable")
+    vs, cs = v[srt], cid[srt]
+    sizes = np.bincount(cid, minlength=k)
+    rng = np.random.default_rng(seed)
+    out = []
+    for idx in _cluster_draws(k, n_resamples, rng, max_cells=max(1, 4_000_000 // max(1, len(v) // k))):
+        draws = np.zeros((idx.shape[0], k), dtype=np.int64)
+        np.add.at(draws, (np.arange(idx.shape[0])[:, None], idx), 1)
+        total = draws @ sizes
+        cum = np.cumsum(draws[:, cs], axis=1)  # (rows, n): rows at or before each sorted value
+        lo_pos, hi_pos = (total - 1) // 2, total // 2
+        a = (cum <= lo_pos[:, None]).sum(axis=1)
+        b = (cum <= hi_pos[:, None]).sum(axis=1)
+        out.append((vs[a] + vs[b]) / 2)
+    boots = np.concatenate(out)
+    alpha = (1 - level) / 2
+    return est, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)), k
 
 
 def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
@@ -165,5 +292,33 @@ def gini(values) -> float:
     if total == 0:
         return 0.0
     n = len(x)
-    diff = np.abs(x[:, None] - x[None, :]).sum()
-    return float(diff / (2 * n * n * x.mean()))
+    ranks = 2 * np.arange(1, n + 1) - n - 1
+    return float((ranks * np.sort(x)).sum() / (n * total))
+
+
+def gini_expr(column: str) -> pl.Expr:
+    """:func:`gini` as a polars aggregation (``df.group_by(run).agg(gini_expr("wealth"))``
+    or on a list column via ``pl.col(c).list.eval``): the sorted form
+    ``sum_i (2 i - n - 1) x_(i) / (n sum x)``, identical to the mean-absolute-difference
+    form. Nulls and ``nan`` are dropped; all-zero gives 0; no value gives null. Negative
+    values are the caller's to refuse (see :func:`check_non_negative`)."""
+    x = pl.col(column).drop_nulls().drop_nans().cast(pl.Float64).sort()
+    n = x.len()
+    total = x.sum()
+    ranks = 2 * pl.int_range(1, n + 1, dtype=pl.Int64) - n - 1
+    return (
+        pl.when(n == 0).then(None)
+        .when(total == 0).then(0.0)
+        .otherwise((ranks * x).sum() / (n * total))
+    ).alias(column)
+
+
+def check_non_negative(df: pl.DataFrame, column: str, where: str) -> None:
+    """Raise ``ValueError`` naming ``where``, the column and the smallest value when a
+    value of ``column`` (a number or a list of numbers) is negative (Gini needs x >= 0)."""
+    col = pl.col(column)
+    if isinstance(df.schema[column], pl.List):
+        col = col.list.min()
+    low = df.select(col.min()).item()
+    if low is not None and low < 0:
+        raise ValueError(f"{where}: gini needs non-negative {column!r}, got min {low}")

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._executor import executor_parameters, pop_executor, run_on_ray
 from ._options import (
     _option,
     common_parameters,
@@ -42,6 +43,7 @@ def run_economy_cmd(**kwargs) -> None:
 
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
+    executor, address = pop_executor(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed", "ablation"), expand_values={
@@ -56,7 +58,17 @@ def run_economy_cmd(**kwargs) -> None:
     except OSError as exc:
         raise typer.BadParameter(f"--task {configs[0].task}: {exc}") from None
     run_dirs = []
-    for cfg in configs:
+    if executor == "ray":
+        outcomes = run_on_ray("economy", configs, out, resume=resume, address=address)
+        bad = [o for o in outcomes if o.status not in ("complete", "skipped")]
+        for o in bad:
+            typer.echo(f"error: {o.run_id}: {o.status}: {o.error}", err=True)
+        if bad:
+            raise typer.Exit(1)
+        run_dirs = [Path(out) / o.run_id for o in outcomes]
+        for d in run_dirs:
+            typer.echo(f"{d}")
+    for cfg in configs if executor == "local" else []:
         try:
             run_dirs.append(run_economy(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
@@ -74,6 +86,7 @@ def _run_params():
             Path, typer.Option("--out", "-o", help="dataset folder (one run directory per run)")]),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed episode")]),
+        *executor_parameters(),
         *common_parameters(),
     ]
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from . import judge_app
+from ._executor import ADDRESS_HELP, EXECUTOR_HELP, ExecutorChoice
 
 DEFAULT_JUDGES = "embedded/smollm2,embedded/smollm2,embedded/smollm2"
 
@@ -113,8 +114,13 @@ def label(
         ),
     ] = 600.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    executor: Annotated[ExecutorChoice, typer.Option("--executor", help=EXECUTOR_HELP)] = ExecutorChoice.local,
+    address: Annotated[str | None, typer.Option("--address", help=ADDRESS_HELP)] = None,
 ) -> None:
     """Label every agent-round of a SCARCE dataset with a judge panel; write tables to OUT.
+
+    With --executor ray the units of each run are judged in one Ray task (resumable:
+    pairs already in OUT are not sent); the arbitration and tables are then made here.
 
     OUT gets judgements.jsonl (one line per unit and judge), llm_calls.jsonl,
     panel.json, units.parquet, labels.parquet (arbitrated, one row per unit),
@@ -138,6 +144,20 @@ def label(
     if not units:
         raise typer.BadParameter(f"no units with text found in {path}", param_hint="PATH")
     out.mkdir(parents=True, exist_ok=True)
+    if address is not None and executor != ExecutorChoice.ray:
+        raise typer.BadParameter("--address is for --executor ray", param_hint="--address")
+    if executor == ExecutorChoice.ray:
+        from ..runners.executors import ExecutorError, judge_on_ray
+
+        settings = {"max_concurrency": concurrency, "cache_dir": cache_dir, "api_base": api_base,
+                    "temperature": temperature, "timeout_s": timeout}
+        try:
+            judge_on_ray(units, tax, specs, out, client_settings=settings, address=address, progress=progress,
+                         panel_kwargs={"min_votes": min_votes, "concurrency": concurrency})
+        except ExecutorError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--executor") from None
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
     try:
         res = label_units(
             units,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._executor import executor_parameters, pop_executor, run_on_ray
 from ._options import (
     _option,
     common_parameters,
@@ -48,13 +49,24 @@ def run_scarce_cmd(**kwargs) -> None:
 
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
+    executor, address = pop_executor(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed",))
     except ConfigError as exc:
         raise fail(exc) from None
     paths = []
-    for cfg in configs:
+    if executor == "ray":
+        outcomes = run_on_ray("scarce", configs, out, resume=resume, address=address)
+        bad = [o for o in outcomes if o.status not in ("complete", "skipped")]
+        for o in bad:
+            typer.echo(f"error: {o.run_id}: {o.status}: {o.error}", err=True)
+        if bad:
+            raise typer.Exit(1)
+        paths = [Path(out) / o.run_id for o in outcomes]
+        for p in paths:
+            typer.echo(f"run -> {p}")
+    for cfg in configs if executor == "local" else []:
         try:
             paths.append(run_scarce(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
@@ -78,6 +90,7 @@ def _run_params():
             Path, typer.Option("--out", "-o", help="dataset folder")]),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed contention")]),
+        *executor_parameters(),
         *common_parameters(),
     ]
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._executor import executor_parameters, pop_executor, run_on_ray
 from ._options import (
     _option,
     common_parameters,
@@ -50,6 +51,7 @@ def run_sovsim(**kwargs) -> None:
 
     cls, leaves = _leaves()
     out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
+    executor, address = pop_executor(kwargs)
     simulations = kwargs.pop("simulations")
     parsed = parse_kwargs(cls, leaves, kwargs)
     in_file = parsed.file is not None and "condition" in read_config_file(parsed.file)
@@ -61,7 +63,11 @@ def run_sovsim(**kwargs) -> None:
     except ConfigError as exc:
         raise fail(exc) from None
     _check_models({c.model for c in configs})
-    results = run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency, progress=progress)
+    if executor == "ray":
+        results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
+    else:
+        results = run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency,
+                            progress=progress)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -99,6 +105,7 @@ def _run_params():
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed round")]),
         inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=Annotated[
             bool, typer.Option("--progress/--no-progress")]),
+        *executor_parameters(),
         *common_parameters(),
     ]
 

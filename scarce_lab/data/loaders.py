@@ -1,5 +1,9 @@
 """Load a folder of run directories into typed polars frames.
 
+(``export_parquet`` and ``EXPORT_MARKER`` are defined in :mod:`scarce_lab.data.export`,
+``polars_dtype`` and ``model_schema`` in :mod:`scarce_lab.data.dtypes`; all are
+importable from here.)
+
 ``load_dataset(path)`` finds every ``manifest.json`` below ``path`` (a single run
 directory works too), validates every event against its environment's typed model
 (:mod:`scarce_lab.data.events`; older schema versions are migrated on the fly) and
@@ -20,21 +24,21 @@ episodes) in :mod:`scarce_lab.data.tables` are built from these frames.
 
 from __future__ import annotations
 
+import io
 import json
-import types
-import typing
+import os
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 import polars as pl
-from pydantic import BaseModel
 
+from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
 from .events import payload_types
 from .events.base import EventEnvelope
+from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
 from .schema import RunManifest, RunStatus
@@ -85,55 +89,15 @@ CALL_COLUMNS = {
     "finish_reason": pl.String,
     "attempt": pl.Int64,
     "fallback_used": pl.Boolean,
+    "decision_id": pl.String,
+    "decision_source": pl.String,
+    "missing": pl.Boolean,
     "prompt_tokens": pl.Int64,
     "completion_tokens": pl.Int64,
     "latency_s": pl.Float64,
     "cost_usd": pl.Float64,
     "cache_hit": pl.Boolean,
 }
-
-
-# -- polars dtypes from the payload models ----------------------------------------------
-def polars_dtype(annotation: Any) -> pl.DataType:
-    """The polars dtype of a payload field's annotation (int -> Int64, float ->
-    Float64, str/Literal/Enum -> String, bool -> Boolean, ``X | None`` -> X, ``list[X]``
-    -> List, a pydantic model -> Struct).
-
-    Raises:
-        TypeError: an annotation the contract does not allow (e.g. a dict).
-    """
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(args) != 1:
-            raise TypeError(f"payload field type {annotation!r}: only 'X | None' unions are allowed")
-        return polars_dtype(args[0])
-    if origin is typing.Literal:
-        return pl.String
-    if origin is list:
-        (item,) = typing.get_args(annotation)
-        return pl.List(polars_dtype(item))
-    if isinstance(annotation, type):
-        if issubclass(annotation, bool):
-            return pl.Boolean
-        if issubclass(annotation, int):
-            return pl.Int64
-        if issubclass(annotation, float):
-            return pl.Float64
-        if issubclass(annotation, str | Enum):
-            return pl.String
-        if issubclass(annotation, BaseModel):
-            return pl.Struct(model_schema(annotation))
-    raise TypeError(f"payload field type {annotation!r} has no fixed polars type (dicts are not allowed)")
-
-
-def model_schema(model: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> dict[str, pl.DataType]:
-    """``field -> polars dtype`` for a pydantic model (see :func:`polars_dtype`)."""
-    return {
-        name: polars_dtype(f.annotation)
-        for name, f in model.model_fields.items()
-        if name not in exclude
-    }
 
 
 def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
@@ -157,7 +121,7 @@ class Dataset:
     events: pl.LazyFrame
     llm_calls: pl.LazyFrame
     manifests: tuple[RunManifest, ...] = ()
-    _payloads: dict[tuple[str, str], pl.DataFrame] = field(default_factory=dict, repr=False)
+    _payloads: dict[tuple[str, str], pl.DataFrame | pl.LazyFrame] = field(default_factory=dict, repr=False)
 
     @property
     def environments(self) -> list[str]:
@@ -211,7 +175,9 @@ def find_run_dirs(path: Path) -> list[Path]:
         raise FileNotFoundError(f"dataset path does not exist: {path}")
     if (path / MANIFEST).exists():
         return [path]
-    return sorted(p.parent for p in path.rglob(MANIFEST))
+    # os.walk (symbolic links to folders not followed, as Path.rglob), sorted as Paths sort
+    found = [root for root, _, files in os.walk(path) if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST))]
+    return [Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
 
 
 def _json_text(value) -> str | None:
@@ -271,31 +237,85 @@ def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, RunManifest]]:
     return sorted(kept, key=lambda g: str(g[0]))
 
 
+#: Byte strings that may stand for a non-finite float in a line (JSON has none; pydantic
+#: reads them, and would write them back as null): such events are built from their
+#: Python values instead of their JSON (see ``_Collector``).
+_NON_FINITE = (b"NaN", b"Infinity")
+
+
 class _Collector:
-    """Accumulates envelope rows and per-kind payload rows while reading."""
+    """Accumulates validated events and builds the frames once per dataset.
+
+    Each event is validated by its typed model (exact pydantic semantics, defaults
+    filled), then kept as the model's own JSON (envelope and payload separately); the
+    frames are parsed from that JSON by polars with the schema derived from the
+    payload models, in one pass per frame (not one Python dict per event). An event
+    whose line may hold a non-finite float keeps its Python values instead, and the
+    frames it belongs to are built from values (JSON would turn NaN into null).
+    """
 
     def __init__(self) -> None:
-        self.events: list[dict] = []
-        self.payloads: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        self.order: list[tuple[int, int]] = []
+        self.envs: list[str] = []
+        self.envelopes: list[str] = []
+        self.payloads: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.exact_events: dict[int, dict] = {}
+        self.exact_payloads: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
 
-    def add(self, environment: str, ev: EventEnvelope) -> None:
-        row = {
-            "run_id": ev.run_id, "environment": environment, "seq": ev.seq, "round": ev.round,
-            "phase": ev.phase, "agent": ev.agent, "kind": ev.kind, "visibility": ev.visibility.value,
-            "visible_to": ev.visible_to, "t": ev.t,
-        }
-        self.events.append(row)
-        p = ev.payload.model_dump(exclude={"kind"})
-        for k in KEY_COLUMNS:
-            p[k] = row[k]
-        self.payloads[(environment, ev.kind)].append(p)
+    def add(self, environment: str, ev: EventEnvelope, raw: bytes = b"", order: tuple[int, int] = (0, 0)) -> None:
+        key = (environment, ev.kind)
+        self.order.append(order)
+        if b"NaN" in raw or b"Infinity" in raw:  # _NON_FINITE
+            self.exact_events[len(self.envelopes)] = ev.model_dump(mode="python", exclude={"payload"})
+            self.exact_payloads[key][len(self.payloads[key])] = ev.payload.model_dump(exclude={"kind"})
+        self.envs.append(environment)
+        self.envelopes.append(ev.model_dump_json(exclude={"payload"}))
+        self.payloads[key].append(ev.payload.model_dump_json(exclude={"kind"}))
 
-    def frames(self) -> dict[tuple[str, str], pl.DataFrame]:
+    @staticmethod
+    def _read(lines: list[str], schema: dict, exact: dict[int, dict]) -> pl.DataFrame:
+        if not schema:
+            return pl.DataFrame(height=len(lines))
+        if not lines:
+            return pl.DataFrame(schema=schema)
+        if exact:
+            rows = [exact.get(i) or json.loads(line) for i, line in enumerate(lines)]
+            for r in rows:
+                if "visibility" in r and isinstance(r["visibility"], Enum):
+                    r["visibility"] = r["visibility"].value
+            return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
+        return pl.read_ndjson(io.BytesIO("\n".join(lines).encode()), schema=schema)
+
+    def events_frame(self) -> pl.DataFrame:
+        schema = {k: v for k, v in EVENT_COLUMNS.items() if k != "environment"}
+        df = self._read(self.envelopes, schema, self.exact_events)
+        run, pos = (list(x) for x in zip(*self.order, strict=True)) if self.order else ([], [])
+        return df.with_columns(environment=pl.Series(self.envs, dtype=pl.String), __run=pl.Series(run, dtype=pl.Int64),
+                               __pos=pl.Series(pos, dtype=pl.Int64)).select(*EVENT_COLUMNS, "__run", "__pos")
+
+    def frames(self, events: pl.DataFrame) -> dict[tuple[str, str], pl.DataFrame]:
         out = {}
-        for (env, kind), rows in self.payloads.items():
-            schema = payload_schema(env, kind)
-            out[(env, kind)] = pl.DataFrame(rows, schema=schema, orient="row")
+        for (env, kind), lines in self.payloads.items():
+            model = payload_types(env)[kind]
+            body = self._read(lines, model_schema(model, exclude=("kind",)), self.exact_payloads.get((env, kind), {}))
+            keys = events.filter((pl.col("environment") == env) & (pl.col("kind") == kind)).select(
+                *KEY_COLUMNS, *(c for c in ("__run", "__pos") if c in events.columns))
+            out[(env, kind)] = pl.concat([keys, body], how="horizontal").select(
+                *payload_schema(env, kind), *(c for c in ("__run", "__pos") if c in events.columns))
         return out
+
+
+def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[tuple[EventEnvelope, bytes]]:
+    """Every event of one run with its raw line (see :func:`read_run_events`)."""
+    from .events import event_model
+
+    version = _file_version(run_dir)
+    model = event_model(manifest.environment)
+    path = Path(run_dir) / EVENTS
+    return [
+        (validate_event_line(model, manifest.environment, raw, version, path, lineno), raw)
+        for lineno, raw in iter_lines(path, allow_torn_tail=tolerant)
+    ]
 
 
 def read_run_events(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[EventEnvelope]:
@@ -316,7 +336,7 @@ def read_run_events(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> 
     ]
 
 
-def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Dataset:
+def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bool | None = None) -> Dataset:
     """Load every run below ``path`` (see the module docstring for the frames).
 
     Args:
@@ -324,6 +344,11 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
             written by :func:`export_parquet`.
         include_incomplete: keep runs whose status is not ``complete``: their
             committed rounds are valid data (events after the last commit are left out).
+        cache: keep the dataset as partitioned Parquet (:func:`export_parquet`) in the
+            cache folder and load it from there while no file of any run changed
+            (:mod:`scarce_lab.data.cache`); ``None``: the ``SCARCE_LAB_CACHE``
+            environment variable decides (default off). A load from the cache repeats
+            no warning of the first load (e.g. skipped duplicate run directories).
 
     Several directories holding the same ``run_id`` (a re-run that moved an
     interrupted attempt aside to ``<run_id>.incomplete-<n>``) count once: the complete
@@ -343,10 +368,18 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
     run_dirs = find_run_dirs(Path(path))
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
+    from . import cache as _cache
+
+    if _cache.cache_enabled(cache):
+        folder = _cache.cache_dir("dataset", path)
+        stamp = _cache.fingerprint(_cache.layout_files({"runs": run_dirs}), {"include_incomplete": include_incomplete})
+        if not _cache.is_fresh(folder, stamp):
+            ds = load_dataset(path, include_incomplete=include_incomplete, cache=False)
+            _cache.store(folder, stamp, lambda tmp: export_parquet(ds, tmp / "dataset"))
+        return load_parquet(folder / "dataset")
     runs: list[dict] = []
     manifests: list[RunManifest] = []
-    calls: list[dict] = []
-    col = _Collector()
+    dirs: list[Path] = []
     for rd, m in _one_dir_per_run(run_dirs):
         if not include_incomplete and m.status != RunStatus.complete:
             continue
@@ -356,16 +389,11 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
         row["run_dir"] = str(rd)
         runs.append(row)
         manifests.append(m)
+        dirs.append(rd)
+    events, payloads = _read_events(dirs, manifests)
+    calls: list[dict] = []
+    for rd, m in zip(dirs, manifests, strict=True):
         tolerant = m.status != RunStatus.complete
-        events = read_run_events(rd, m, tolerant=tolerant)
-        if tolerant:  # an unfinished run: only its committed rounds are data
-            last = max((i for i, e in enumerate(events) if e.kind == "round_committed"), default=-1)
-            events = events[: last + 1]
-        for ev in events:
-            if ev.run_id != m.run_id:
-                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {ev.seq} has run_id {ev.run_id!r}, "
-                                          f"the manifest says {m.run_id!r}")
-            col.add(m.environment, ev)
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
             for k in ("messages", "parsed"):
@@ -373,71 +401,76 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True) -> Datase
             calls.append(obj)
     return Dataset(
         runs=_frame(runs, RUN_COLUMNS).lazy(),
-        events=pl.DataFrame(col.events, schema=EVENT_COLUMNS, orient="row").lazy(),
+        events=events.lazy(),
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
         manifests=tuple(manifests),
-        _payloads=col.frames(),
+        _payloads=payloads,
     )
 
 
-# -- Parquet export ----------------------------------------------------------------------
-EXPORT_MARKER = "scarce_lab_dataset.json"
+def _read_events(dirs: list[Path], manifests: list[RunManifest]
+                 ) -> tuple[pl.DataFrame, dict[tuple[str, str], pl.DataFrame]]:
+    """The events frame and the payload frames of the runs, in run and line order.
 
-
-def export_parquet(ds: Dataset, out_dir: Path | str) -> Path:
-    """Write ``ds`` as Parquet files that :func:`load_dataset` reads back identically.
-
-    Layout: ``runs.parquet``, ``events.parquet``, ``llm_calls.parquet``,
-    ``payloads/<environment>/<kind>.parquet`` and ``manifests.jsonl`` (the typed
-    manifests), plus a marker file naming the schema version.
-
-    Raises:
-        FileExistsError: ``out_dir`` exists and is not empty.
+    Complete runs in the current format go through :mod:`.fastread` (polars, one pass
+    per environment); the others, and every run it leaves, line by line through the
+    typed models (:func:`_read_run`), which raise ``path:line`` errors.
     """
-    from .jsonl import write_atomic
-    from .schema import SCHEMA_VERSION
+    from . import fastread
 
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} exists and is not empty; choose a new folder")
-    (out / "payloads").mkdir(parents=True, exist_ok=True)
-    ds.runs.collect().write_parquet(out / "runs.parquet")
-    ds.events.collect().write_parquet(out / "events.parquet")
-    ds.llm_calls.collect().write_parquet(out / "llm_calls.parquet")
-    for (env, kind), df in ds._payloads.items():
-        (out / "payloads" / env).mkdir(parents=True, exist_ok=True)
-        df.write_parquet(out / "payloads" / env / f"{kind}.parquet")
-    write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
-    write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION}))
-    return out
+    envelope = {k: v for k, v in EVENT_COLUMNS.items() if k != "environment"}
+    fast_events: list[pl.DataFrame] = []
+    fast_payloads: dict[tuple[str, str], list[pl.DataFrame]] = defaultdict(list)
+    slow: set[int] = set(range(len(dirs)))
+    by_env: dict[str, list[tuple[int, Path, str]]] = defaultdict(list)
+    for pos, (rd, m) in enumerate(zip(dirs, manifests, strict=True)):
+        if m.status == RunStatus.complete and _file_version(rd) == fastread.current_version():
+            by_env[m.environment].append((pos, rd, m.run_id))
+    for env, runs in by_env.items():
+        schemas = {k: model_schema(mdl, exclude=("kind",)) for k, mdl in fastread.fast_kinds(env).items()}
+        res = fastread.read_environment(env, runs, envelope, schemas)
+        if res is None:
+            continue
+        ev, pays, left = res
+        slow -= {pos for pos, _, _ in runs} - left
+        fast_events.append(ev.filter(~pl.col("__run").is_in(list(left))).with_columns(environment=pl.lit(env)))
+        for kind, df in pays.items():
+            fast_payloads[(env, kind)].append(df.filter(~pl.col("__run").is_in(list(left))))
+    col = _Collector()
+    for pos in sorted(slow):
+        rd, m = dirs[pos], manifests[pos]
+        tolerant = m.status != RunStatus.complete
+        evs = _read_run(rd, m, tolerant=tolerant)
+        if tolerant:  # an unfinished run: only its committed rounds are data
+            last = max((i for i, (e, _) in enumerate(evs) if e.kind == "round_committed"), default=-1)
+            evs = evs[: last + 1]
+        for i, (e, raw) in enumerate(evs):
+            if e.run_id != m.run_id:
+                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {e.seq} has run_id {e.run_id!r}, "
+                                          f"the manifest says {m.run_id!r}")
+            col.add(m.environment, e, raw, order=(pos, i))
+    slow_events = col.events_frame()
+    order = ["__run", "__pos"]
+    cols = [*EVENT_COLUMNS, *order]
+    events = pl.concat([*(e.select(cols) for e in fast_events), slow_events.select(cols)]).sort(order)
+    payloads = {}
+    slow_payloads = col.frames(slow_events)
+    for key in sorted(set(fast_payloads) | set(slow_payloads), key=lambda k: (k[0], k[1])):
+        schema = payload_schema(*key)
+        parts = [p.select(*schema, *order) for p in fast_payloads.get(key, [])]
+        if key in slow_payloads:
+            parts.append(slow_payloads[key].select(*schema, *order))
+        payloads[key] = pl.concat(parts).sort(order).drop(order)
+    return events.drop(order), payloads
 
 
+# -- Parquet (scarce_lab.data.export) ------------------------------------------------------
 def load_parquet(path: Path | str) -> Dataset:
-    """Load a folder written by :func:`export_parquet` (frames are lazy scans).
+    """Load a folder written by :func:`export_parquet` (frames are lazy scans: a query
+    reads only the columns and partitions it needs; see :mod:`scarce_lab.data.export`).
 
     Raises:
         TrajectoryFileError: the marker or a manifest line is corrupt.
         SchemaVersionError: written by a newer scarce_lab.
     """
-    from .events.migrations import check_version
-    from .jsonl import read_json_file
-
-    path = Path(path)
-    marker = read_json_file(path / EXPORT_MARKER)
-    check_version(marker.get("schema_version") if isinstance(marker, dict) else None, str(path / EXPORT_MARKER))
-    manifests = []
-    for lineno, raw in iter_lines(path / "manifests.jsonl", allow_torn_tail=False):
-        try:
-            manifests.append(RunManifest.model_validate_json(raw))
-        except ValueError as exc:
-            raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
-    payloads = {}
-    for f in sorted((path / "payloads").glob("*/*.parquet")):
-        payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
-    return Dataset(
-        runs=pl.scan_parquet(path / "runs.parquet"),
-        events=pl.scan_parquet(path / "events.parquet"),
-        llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
-        manifests=tuple(manifests),
-        _payloads=payloads,
-    )
+    return Dataset(**read_parquet_parts(path))

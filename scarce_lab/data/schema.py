@@ -92,7 +92,15 @@ class LLMCallRecord(BaseModel):
 
     Units: ``latency_s`` seconds (0 for a cache hit; ``original_latency_s`` keeps the
     latency of the call that filled the cache), ``cost_usd`` US dollars where litellm
-    knows the price. ``attempt`` is 0 for the first try and 1 for the repair try.
+    knows the price. ``attempt`` is 0 for the first try and 1 for the second (a repair,
+    or a resend after a truncated or empty answer).
+
+    ``outcome`` is one of ``scarce_lab.llm.outcomes.OUTCOMES`` (``None`` in records
+    written before outcomes existed); ``finish_reason`` is the provider's;
+    ``decision_id`` is shared by the calls of one decision; ``decision_source`` is
+    ``text`` or ``tool_call`` on the call whose answer was used; ``missing`` marks the
+    last call of a decision that has no value (transport failure or context overflow:
+    no fallback was played).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -112,6 +120,11 @@ class LLMCallRecord(BaseModel):
     error: str | None = None
     attempt: int = 0
     fallback_used: bool = False
+    outcome: str | None = None
+    finish_reason: str | None = None
+    decision_id: str | None = None
+    decision_source: str | None = None
+    missing: bool = False
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_s: float = 0.0

@@ -9,15 +9,25 @@ from .client import (
     LLMClient,
     LLMSettings,
 )
+from .context import ContextWindowError
+from .decisions import DecisionModel, DecisionPart, int_choice, register_decision_family
 from .models import EMBEDDED_MODEL, is_embedded, scripted_policy
+from .outcomes import OUTCOMES, MissingDecisionError
 
 __all__ = [
     "CallContext",
     "CompletionResult",
+    "ContextWindowError",
+    "DecisionModel",
     "DecisionOutcome",
+    "DecisionPart",
     "EMBEDDED_MODEL",
     "LLMClient",
     "LLMSettings",
+    "MissingDecisionError",
+    "OUTCOMES",
+    "int_choice",
     "is_embedded",
+    "register_decision_family",
     "scripted_policy",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -22,12 +23,68 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "scarce_lab" / "llm"
 
 
+#: litellm arguments that do not change the answer (transport and bookkeeping); they
+#: are neither part of the cache key nor recorded.
+TRANSPORT_PARAMS = frozenset({
+    "timeout", "num_retries", "max_retries", "metadata", "litellm_logging_obj", "logger_fn",
+    "client", "stream_timeout", "caching", "cache", "mock_timeout", "litellm_call_id",
+})
+#: Argument and header names that hold credentials: never keyed, never recorded.
+_SECRET = re.compile(
+    r"(^|[_-])(api[_-]?key|key|secret|password|passwd|token|access[_-]?token|session[_-]?token|"
+    r"authorization|auth|cookie|credentials?|bearer)([_-]|$)|^aws_|^vertex_credentials$",
+    re.IGNORECASE,
+)
+#: Names that look like secrets by the pattern above but are ordinary parameters.
+_NOT_SECRET = frozenset({"max_tokens", "max_completion_tokens", "top_k", "logit_bias"})
+
+
+def is_secret_param(name: str) -> bool:
+    """True for a parameter or header name that may hold a credential."""
+    return name not in _NOT_SECRET and bool(_SECRET.search(name))
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data (pydantic models dumped, other objects as text)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if hasattr(value, "model_json_schema") and isinstance(value, type):
+        return {"pydantic_schema": value.__name__, "schema": value.model_json_schema()}
+    if hasattr(value, "model_dump"):
+        return _jsonable(value.model_dump(mode="json"))
+    return str(value)
+
+
+def answer_params(params: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Every request parameter that can change the answer, as JSON data: ``params``
+    (temperature, max_tokens, seed, response_format with its schema, tools,
+    tool_choice, reasoning_effort, api_base) plus each extra litellm argument
+    (``top_p``, ``stop``, ``logit_bias``, ``presence_penalty``, ``frequency_penalty``,
+    ``mock_response``...), except :data:`TRANSPORT_PARAMS` and credentials (API keys,
+    tokens, authorization headers). This is both the cache key's ``params`` and the
+    recorded ``params``.
+    """
+    out: dict[str, Any] = {}
+    for k, v in {**params, **extra}.items():
+        if k in TRANSPORT_PARAMS or is_secret_param(k) or v is None:
+            continue
+        if k in ("extra_headers", "headers") and isinstance(v, dict):
+            v = {h: x for h, x in v.items() if not is_secret_param(str(h))}
+            if not v:
+                continue
+        out[k] = str(v) if k == "mock_response" else _jsonable(v)
+    return out
+
+
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """SHA-256 hex digest of the canonical JSON of ``(model, messages, params)``.
 
-    ``params`` should hold everything that changes the answer (temperature, max_tokens,
-    seed, response_format, tools, reasoning_effort, api_base) and nothing that does not
-    (timeouts, API keys).
+    ``params`` holds everything that changes the answer and nothing that does not
+    (timeouts, API keys): build it with :func:`answer_params`.
     """
     blob = json.dumps(
         {"model": model, "messages": messages, "params": params},
@@ -39,7 +96,9 @@ def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]
 
 
 class ResponseCache:
-    """Key -> stored response dict (text, tool_calls, usage, latency_s, cost_usd).
+    """Key -> stored response dict (text, tool_calls, finish_reason, refusal,
+    n_choices, prompt/completion tokens, latency_s). Entries written before
+    ``finish_reason`` was stored read it as ``None``.
 
     Raises (on construction):
         ValueError: the cache file exists but is not a usable SQLite database.

@@ -6,15 +6,34 @@ pydantic model:
 1. the request carries the model's JSON schema as ``response_format`` (schema-
    constrained decoding where the backend supports it; ``litellm.drop_params`` drops it
    where it does not, and the prompt should describe the JSON anyway);
-2. the answer is parsed and validated; on failure **one repair attempt** follows (the
-   raw answer and the validation error are shown to the model);
-3. if the repair fails too, the caller's documented **fallback** decision applies.
+2. the answer gets an outcome (:mod:`scarce_lab.llm.outcomes`) and, when it is text
+   or a tool call, is parsed and validated (:mod:`scarce_lab.llm.parsing`, under the
+   coercion policy of :mod:`scarce_lab.llm.decisions`);
+3. at most **one second call** follows an unusable answer:
+
+   - ``invalid`` or ``ambiguous``: a **repair** (the raw answer and the validation
+     error are shown to the model), when ``settings.repair``;
+   - ``truncated`` (``finish_reason`` ``length``): the **original** prompt is resent
+     (never the partial text) with ``max_tokens`` times
+     :data:`TRUNCATION_RETRY_FACTOR`, capped at :data:`TRUNCATION_RETRY_CAP` and at the
+     room the context window leaves; no resend when that is not more than before;
+   - ``empty``: the original prompt is resent once;
+   - ``refusal``: nothing (a refusal is the model's answer; it is not repaired);
+
+4. if no usable answer came, the caller's documented **fallback** decision applies,
+   *unless* no call got an answer at all (every call ``transport_error`` or
+   ``context_overflow``): then the decision is **missing** (``decision is None``,
+   ``missing`` true) and agents raise :class:`~scarce_lab.llm.outcomes.MissingDecisionError`.
 
 Every attempt is returned as an :class:`~scarce_lab.data.schema.LLMCallRecord` (raw
-text, parsed decision or validation error, tokens, latency, cost, cache hit), so a
-malformed answer is data, never a crash. Transport errors (rate limits, server errors,
-timeouts, connection errors) are retried with exponential backoff; if they persist,
-the fallback applies and the error is recorded.
+text, outcome, ``finish_reason``, parsed decision or error, tokens, latency, cost,
+cache hit), so a malformed answer is data, never a crash. Transport errors (rate
+limits, server errors, timeouts, connection errors) are retried with backoff before a
+call is given up as ``transport_error``. Before a call is sent, the prompt's tokens are
+counted against the context window (:mod:`scarce_lab.llm.context`).
+
+The response cache key and the recorded ``params`` hold every parameter that can
+change the answer (:func:`scarce_lab.llm.cache.answer_params`).
 
 API keys are read by litellm from the environment and never recorded.
 """
@@ -23,24 +42,33 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import random
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..data.schema import LLMCallRecord, messages_hash, scrub_surrogates
-from .cache import ResponseCache, cache_key
+from ..data.schema import LLMCallRecord, messages_hash
+from . import outcomes as oc
+from .cache import ResponseCache, answer_params, cache_key
+from .context import ContextWindowError, check_context, output_room
 from .models import is_embedded, scripted_policy
-from .parsing import parse_decision
+from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
+from .parsing import parse_reply
 
 T = TypeVar("T", bound=BaseModel)
+
+#: A truncated answer is resent with ``max_tokens`` times this factor...
+TRUNCATION_RETRY_FACTOR = 2
+#: ...but never more than this many tokens (nor more than the context window leaves).
+TRUNCATION_RETRY_CAP = 4096
 
 _REPAIR_TEMPLATE = (Path(__file__).parent / "prompts" / "repair.txt").read_text()
 _LITELLM_LOCK = threading.Lock()
@@ -93,40 +121,18 @@ class CallContext:
     run_id: str | None = None
 
 
-@dataclass
-class DecisionOutcome(Generic[T]):
-    """Result of :meth:`LLMClient.adecide`.
-
-    ``decision`` is the validated answer, or the fallback when ``fallback_used``;
-    ``valid`` is true when a model answer (first or repaired) validated; ``violation``
-    holds the first validation or transport error, if any; ``calls`` has one record per
-    attempt.
-    """
-
-    decision: T
-    valid: bool
-    repaired: bool
-    fallback_used: bool
-    violation: str | None
-    calls: list[LLMCallRecord] = field(default_factory=list)
-
-
-@dataclass
-class CompletionResult:
-    """Result of :meth:`LLMClient.acomplete`: text, tool calls and the call record."""
-
-    text: str | None
-    tool_calls: list[dict[str, Any]] | None
-    record: LLMCallRecord
-    error: str | None = None
-
-
 def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """OpenAI-style ``response_format`` for a pydantic model."""
+    """OpenAI-style ``response_format`` for a pydantic model (a fresh dict each call;
+    the schema is generated once per class: pydantic takes ~1 ms per generation)."""
     return {
         "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+        "json_schema": {"name": schema.__name__, "schema": json.loads(_schema_json(schema)), "strict": False},
     }
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_json(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
 def _retryable(exc: Exception) -> bool:
@@ -184,17 +190,24 @@ class LLMClient:
         reasoning_effort: str | None = None,
         **litellm_kwargs: Any,
     ) -> DecisionOutcome[T]:
-        """Ask ``model`` for a decision validating against ``schema``.
+        """Ask ``model`` for a decision validating against ``schema`` (see the module
+        docstring for outcomes, the second call, fallback and missing decisions).
 
         Args:
             model: litellm model string or ``embedded/...``; ``scripted/...`` is refused.
             messages: OpenAI-style chat messages.
-            schema: pydantic model of the decision.
-            fallback: decision applied when no valid answer is obtained (the caller
-                documents which one).
-            seed: per-call seed (part of the cache key; passed to the backend).
+            schema: pydantic model of the decision (validated strictly, see
+                :mod:`scarce_lab.llm.decisions`).
+            fallback: decision applied when the model answered but no answer is
+                usable (the caller documents which one); never for a missing decision.
+            seed: per-call seed (part of the cache key; passed to the backend); the
+                second call uses ``seed + 1``.
             context: run/agent/round/purpose for the records.
-            **litellm_kwargs: passed through (``mock_response`` in tests, ``api_key``...).
+            max_tokens: output tokens of the first call (``settings.max_tokens`` if
+                ``None``).
+            **litellm_kwargs: passed through (``mock_response`` in tests, ``top_p``,
+                ``stop``, ``api_key``...); all but credentials and timeouts are part of
+                the cache key and recorded.
 
         Raises:
             ValueError: ``model`` is a ``scripted/`` policy name.
@@ -202,56 +215,70 @@ class LLMClient:
         if scripted_policy(model) is not None:
             raise ValueError(f"model {model!r} is a scripted policy; agents handle it without the client")
         ctx = context or CallContext()
-        response_format = json_schema_response_format(schema)
-        calls: list[LLMCallRecord] = []
-        res = await self.acomplete(
-            model,
-            messages,
-            seed=seed,
-            context=ctx,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            reasoning_effort=reasoning_effort,
-            response_format=response_format,
-            **litellm_kwargs,
-        )
-        decision, error = self._validate(res, schema)
-        calls.append(res.record)
-        first_error = error
-        repaired = False
-        if decision is None and self.settings.repair and res.error is None:
-            schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
-            repair_messages = [
-                *messages,
-                {"role": "assistant", "content": res.text or ""},
-                {"role": "user", "content": _REPAIR_TEMPLATE.format(error=error, schema=schema_text)},
-            ]
-            res2 = await self.acomplete(
-                model,
-                repair_messages,
-                seed=seed + 1,
-                context=ctx,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                reasoning_effort=reasoning_effort,
-                response_format=response_format,
-                attempt=1,
-                **litellm_kwargs,
+        base_tokens = max_tokens or self.settings.max_tokens
+        decision_id = uuid.uuid4().hex[:16]
+
+        async def call(msgs, call_seed, tokens, attempt):
+            return await self.acomplete(
+                model, msgs, seed=call_seed, context=ctx, max_tokens=tokens, temperature=temperature,
+                reasoning_effort=reasoning_effort, response_format=json_schema_response_format(schema),
+                attempt=attempt, decision_id=decision_id, **litellm_kwargs,
             )
-            decision, error = self._validate(res2, schema)
+
+        res = await call(messages, seed, base_tokens, 0)
+        decision, error = self._validate(res, schema)
+        calls = [res.record]
+        first_error = error
+        second = None
+        first_outcome = res.record.outcome
+        if decision is None and first_outcome in (oc.INVALID, oc.AMBIGUOUS) and self.settings.repair:
+            schema_text = _schema_json(schema)
+            second = (
+                [
+                    *messages,
+                    {"role": "assistant", "content": res.text or ""},
+                    {"role": "user", "content": _REPAIR_TEMPLATE.format(error=error, schema=schema_text)},
+                ],
+                base_tokens,
+            )
+        elif decision is None and first_outcome == oc.EMPTY:
+            second = (messages, base_tokens)
+        elif decision is None and first_outcome == oc.TRUNCATED:
+            tokens = min(base_tokens * TRUNCATION_RETRY_FACTOR, TRUNCATION_RETRY_CAP)
+            room = output_room(model, messages, load_litellm())
+            if room is not None:
+                tokens = min(tokens, room)
+            if tokens > base_tokens:
+                second = (messages, tokens)
+        if second is not None:
+            res2 = await call(second[0], seed + 1, second[1], 1)
+            decision, _ = self._validate(res2, schema)
             calls.append(res2.record)
-            repaired = decision is not None
-        fallback_used = decision is None
+        used = calls[-1] if decision is not None else None
+        answered = [c for c in calls if c.outcome not in oc.NO_ANSWER]
+        missing = decision is None and not answered
+        fallback_used = decision is None and not missing
         if fallback_used:
             decision = fallback
             calls[-1].fallback_used = True
+        if missing:
+            calls[-1].missing = True
+        if used is not None:
+            outcome, source = used.outcome, used.decision_source
+        elif answered:
+            outcome, source = answered[-1].outcome, "fallback"
+        else:
+            outcome, source = calls[-1].outcome, None
         return DecisionOutcome(
             decision=decision,
-            valid=not fallback_used,
-            repaired=repaired,
+            valid=used is not None,
+            repaired=used is not None and len(calls) > 1,
             fallback_used=fallback_used,
             violation=first_error,
             calls=calls,
+            outcome=outcome or oc.INVALID,
+            missing=missing,
+            source=source,
         )
 
     def decide(self, **kwargs: Any) -> DecisionOutcome:
@@ -272,12 +299,15 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: Any = None,
         attempt: int = 0,
+        decision_id: str | None = None,
         **litellm_kwargs: Any,
     ) -> CompletionResult:
         """One chat completion (cached, retried, bounded). Never raises for transport or
-        provider errors: they are returned in ``error`` and in the record.
+        provider errors, an empty ``choices`` list or a prompt too long: each becomes
+        the record's ``outcome`` (``error`` is set when no answer came back).
 
         Units: ``max_tokens`` tokens; latency in the record in seconds.
+        ``decision_id`` groups the calls of one decision (a new id if ``None``).
         """
         ctx = context or CallContext()
         s = self.settings
@@ -298,33 +328,43 @@ class LLMClient:
         api_base = litellm_kwargs.pop("api_base", None) or s.api_base
         if api_base:
             params["api_base"] = api_base
-        key_params = dict(params)
-        if "mock_response" in litellm_kwargs:
-            key_params["mock_response"] = str(litellm_kwargs["mock_response"])
+        key_params = answer_params(params, litellm_kwargs)
+        call_id = uuid.uuid4().hex[:16]
         record = LLMCallRecord(
             run_id=ctx.run_id,
-            call_id=uuid.uuid4().hex[:16],
+            call_id=call_id,
             round=ctx.round,
             agent=ctx.agent,
             purpose=ctx.purpose,
             model=model,
-            params={k: v for k, v in params.items() if k != "response_format"}
-            | ({"response_format": response_format.get("type")} if response_format else {}),
+            params=key_params,
             messages=messages,
             messages_hash=messages_hash(messages),
             attempt=attempt,
+            decision_id=decision_id or call_id,
         )
         key = cache_key(model, messages, key_params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
-            record.raw_response = cached.get("text")
-            record.tool_calls = cached.get("tool_calls")
+            parts = ResponseParts(
+                text=cached.get("text"),
+                tool_calls=cached.get("tool_calls"),
+                finish_reason=cached.get("finish_reason"),
+                refusal=cached.get("refusal"),
+                n_choices=cached.get("n_choices", 1),
+            )
             record.prompt_tokens = cached.get("prompt_tokens")
             record.completion_tokens = cached.get("completion_tokens")
             record.original_latency_s = cached.get("latency_s")
             record.cost_usd = 0.0
             record.cache_hit = True
-            return CompletionResult(record.raw_response, record.tool_calls, record)
+            return _result(record, parts)
+        try:
+            check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round,
+                          litellm=load_litellm())
+        except ContextWindowError as exc:
+            record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
+            return CompletionResult(None, None, record, error=str(exc))
 
         async with self._semaphore():
             t0 = time.perf_counter()
@@ -332,27 +372,29 @@ class LLMClient:
             record.latency_s = time.perf_counter() - t0
         if error is not None:
             record.error = error
+            record.outcome = oc.TRANSPORT_ERROR
             return CompletionResult(None, None, record, error=error)
-        text, tool_calls = _message_parts(response)
-        usage = getattr(response, "usage", None)
-        record.raw_response = text
-        record.tool_calls = tool_calls
-        record.prompt_tokens = getattr(usage, "prompt_tokens", None)
-        record.completion_tokens = getattr(usage, "completion_tokens", None)
+        parts = _message_parts(response)
+        usage = oc._get(response, "usage")
+        record.prompt_tokens = _int_or_none(oc._get(usage, "prompt_tokens"))
+        record.completion_tokens = _int_or_none(oc._get(usage, "completion_tokens"))
         record.cost_usd = _cost(response)
         if self.cache is not None:
             self.cache.put(
                 key,
                 model,
                 {
-                    "text": text,
-                    "tool_calls": tool_calls,
+                    "text": parts.text,
+                    "tool_calls": parts.tool_calls,
+                    "finish_reason": parts.finish_reason,
+                    "refusal": parts.refusal,
+                    "n_choices": parts.n_choices,
                     "prompt_tokens": record.prompt_tokens,
                     "completion_tokens": record.completion_tokens,
                     "latency_s": record.latency_s,
                 },
             )
-        return CompletionResult(text, tool_calls, record)
+        return _result(record, parts)
 
     # -- internals ----------------------------------------------------------------
     def _semaphore(self) -> asyncio.Semaphore:
@@ -399,33 +441,46 @@ class LLMClient:
 
     @staticmethod
     def _validate(res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
-        if res.error is not None:
-            res.record.error = res.error
-            return None, res.error
-        decision, error = parse_decision(res.text, schema)
-        if decision is not None:
-            res.record.parsed = decision.model_dump(mode="json")
-        else:
-            res.record.error = error
-        return decision, error
+        """Turn one call into ``(decision, None)`` or ``(None, error)`` and set its
+        record's ``outcome``, ``parsed``, ``error`` and ``decision_source``.
+
+        Only ``ok`` and ``tool_call`` answers are parsed
+        (:func:`~scarce_lab.llm.parsing.parse_reply`): a truncated, refused or empty
+        answer is never turned into a value.
+        """
+        rec = res.record
+        if rec.outcome not in oc.USABLE:
+            return None, rec.error or f"no usable answer ({rec.outcome})"
+        pr = parse_reply(res.text, res.tool_calls, schema)
+        if pr.decision is None:
+            rec.outcome = oc.AMBIGUOUS if pr.status == "ambiguous" else oc.INVALID
+            rec.error = pr.error
+            return None, pr.error
+        rec.parsed = pr.decision.model_dump(mode="json")
+        rec.outcome = oc.TOOL_CALL if pr.source == "tool_call" else oc.OK
+        rec.decision_source = pr.source
+        return pr.decision, None
 
 
-def _message_parts(response) -> tuple[str | None, list[dict[str, Any]] | None]:
-    msg = response.choices[0].message
-    text = scrub_surrogates(getattr(msg, "content", None))
-    tool_calls = None
-    raw_calls = getattr(msg, "tool_calls", None)
-    if raw_calls:
-        tool_calls = [
-            {
-                "id": getattr(tc, "id", None),
-                "name": tc.function.name,
-                "arguments": tc.function.arguments,
-            }
-            for tc in raw_calls
-        ]
-        tool_calls = scrub_surrogates(tool_calls)
-    return text, tool_calls
+def _message_parts(response: Any) -> ResponseParts:
+    """Text, tool calls, ``finish_reason``, refusal and number of choices of a
+    response of any shape (an empty ``choices`` list included; never raises)."""
+    return response_parts(response)
+
+
+def _result(record: LLMCallRecord, parts: ResponseParts) -> CompletionResult:
+    """Fill ``record`` from ``parts`` (raw text, tool calls, finish_reason, outcome)."""
+    record.raw_response = parts.text if parts.text is not None else parts.refusal
+    record.tool_calls = parts.tool_calls
+    record.finish_reason = parts.finish_reason
+    record.outcome, error = classify(parts)
+    if error is not None:
+        record.error = error
+    return CompletionResult(parts.text, parts.tool_calls, record)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _cost(response) -> float | None:

@@ -1,66 +1,299 @@
-"""Turn a model's raw text into a validated pydantic decision, or an error string."""
+"""Which JSON object in a model's text is its answer, validated into a decision.
+
+The rule (:func:`parse_answer`):
+
+1. **Reasoning blocks are not answers.** ``<think>...</think>``, ``<thinking>``,
+   ``<reasoning>`` and ``<reflection>`` blocks are removed (tags in any case, with
+   attributes); a closing tag with no opening one (the opening tag was in the chat
+   template) removes everything before it; an opening tag at the start that is never
+   closed removes the whole rest (the model ran out of tokens while thinking).
+2. **Candidates** are the top-level JSON objects of the remaining text, bare or in
+   fences, left to right (an object inside another object is part of it, not a
+   candidate; an object that does not decode is skipped).
+3. **Only valid candidates count.** Each candidate is validated against the schema
+   under the coercion policy of :mod:`scarce_lab.llm.decisions`; an object that does
+   not validate (a quoted example, a schema, an earlier invalid draft) never hides a
+   later one that does.
+4. **One answer or ambiguous.** One valid candidate, or several equal ones, is the
+   answer. Several *different* valid candidates: the last one wins only if it is
+   **final**, i.e. it stands on its own at the end: it starts a line or is the
+   content of the last fenced block (directly after an opening fence such as
+   ```` ```json ````), and only whitespace or a closing fence follows it. Otherwise the result is an ``ambiguous`` error.
+5. No valid candidate: an ``invalid`` error quoting the validation errors of the last
+   candidate (the likeliest intended answer), or ``no_json`` when there is none.
+
+So ``'{"extraction": 12}\\nToo greedy.\\n{"extraction": 9}'`` gives 9, ``'I could
+do {..6} or {..9}'`` is ambiguous, and a quoted verdict followed inline by another
+(``'... Verdict: {...}'``) is ambiguous.
+
+Lone UTF-16 surrogates in decoded strings (``"\\ud800"``) become U+FFFD, so a decision
+can always be written as UTF-8.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..data.schema import scrub_surrogates
+from .decisions import validate_decision
 
 T = TypeVar("T", bound=BaseModel)
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+ParseStatus = Literal["ok", "invalid", "ambiguous", "no_json"]
+
+#: Tags whose content is the model's reasoning, never its answer.
+REASONING_TAGS = ("think", "thinking", "reasoning", "reflection")
+
+_TAGS = "|".join(REASONING_TAGS)
+_BLOCK = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_CLOSE = re.compile(rf"</(?:{_TAGS})\s*>", re.IGNORECASE)
+_LEADING_OPEN = re.compile(rf"^\s*<(?:{_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
+_AFTER_FINAL = re.compile(r"\s*(?:```\s*)?")
+_BEFORE_FINAL = re.compile(r"(?:[^\n]*```[\w+-]*)?[ \t]*")
+_DECODER = json.JSONDecoder(strict=False)
 
 
-def extract_json_object(text: str) -> dict:
-    """Find the first JSON object in ``text`` (bare, or inside a ```json fence).
+@dataclass
+class Candidate:
+    """A top-level JSON object found in the text: ``text[start:end]``."""
 
-    Lone UTF-16 surrogates in decoded strings (``"\\ud800"``) become U+FFFD, so the
-    result can always be written as UTF-8.
+    start: int
+    end: int
+    obj: dict[str, Any]
 
-    Raises:
-        ValueError: no JSON object could be decoded (also for nesting too deep to
-            decode); the message quotes the start of the text.
+
+@dataclass
+class ParseResult:
+    """Outcome of :func:`parse_answer`.
+
+    ``status``: ``ok`` (``decision`` set), ``invalid`` (objects, none valid),
+    ``ambiguous`` (several different valid objects, none final), ``no_json``.
+    ``n_objects``/``n_valid`` count the candidates outside reasoning blocks.
     """
-    if text is None:
-        raise ValueError("empty response (None)")
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder(strict=False)
-    for cand in candidates:
-        start = cand.find("{")
-        while start != -1:
-            try:
-                obj, _ = decoder.raw_decode(cand, start)
-            except json.JSONDecodeError:
-                start = cand.find("{", start + 1)
-                continue
-            except RecursionError:  # nesting deeper than the interpreter's stack
-                break
-            if isinstance(obj, dict):
-                return scrub_surrogates(obj)
-            start = cand.find("{", start + 1)
-    snippet = text.strip().replace("\n", " ")[:80]
-    raise ValueError(f"no JSON object in the response (starts: {snippet!r})")
+
+    decision: Any
+    error: str | None
+    status: ParseStatus
+    n_objects: int = 0
+    n_valid: int = 0
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without reasoning blocks (rule 1 of the module docstring)."""
+    prev = None
+    while prev != text:  # nested blocks peel from the inside out
+        prev, text = text, _BLOCK.sub(" ", text)
+    closes = list(_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end():]
+    if _LEADING_OPEN.match(text):
+        return ""
+    return text
+
+
+#: Most failed decodes per answer: bounds the work on adversarial text (thousands of
+#: nested braces around something that does not decode); real answers fail a handful.
+MAX_DECODE_ATTEMPTS = 500
+
+
+def _span_ends(text: str, i: int) -> dict[int, int | None]:
+    """For every ``{`` of the brace region starting at ``text[i] == "{"``: the end of
+    its brace-balanced span (JSON strings respected), or ``None`` when it never closes.
+    One pass: it stops where the region closes (depth back to 0) or at the end."""
+    ends: dict[int, int | None] = {}
+    stack: list[int] = []
+    in_str = esc = False
+    for j in range(i, len(text)):
+        ch = text[j]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "{":
+            stack.append(j)
+        elif ch == "}" and stack:
+            ends[stack.pop()] = j + 1
+            if not stack:
+                return ends
+    for j in stack:
+        ends[j] = None
+    return ends
+
+
+def json_objects(text: str) -> list[Candidate]:
+    """The top-level JSON objects of ``text``, left to right (rule 2).
+
+    Never raises, and takes linear time in the text plus at most
+    :data:`MAX_DECODE_ATTEMPTS` failed decodes (after those, the rest of the text is
+    not searched). A ``{`` whose braces never close is skipped
+    without decoding (it cannot start a complete object); text that does not decode is
+    skipped one brace at a time (so a broken draft never hides a later object); an
+    object nested deeper than the interpreter's recursion limit is skipped whole (its
+    inner parts are fragments, not candidates); integers beyond Python's digit limit
+    fail to decode.
+    """
+    out: list[Candidate] = []
+    ends: dict[int, int | None] = {}
+    attempts = 0
+    i = text.find("{")
+    while i != -1 and attempts < MAX_DECODE_ATTEMPTS:
+        if i not in ends:
+            ends.update(_span_ends(text, i))
+        span_end = ends[i]
+        if span_end is None:  # never closes: no complete object starts here
+            i = text.find("{", i + 1)
+            continue
+        try:
+            obj, end = _DECODER.raw_decode(text, i)
+            obj = scrub_surrogates(obj)
+        except RecursionError:
+            attempts += 1
+            i = text.find("{", span_end)
+            continue
+        except ValueError:  # JSONDecodeError is a ValueError
+            attempts += 1
+            i = text.find("{", i + 1)
+            continue
+        out.append(Candidate(i, end, obj))
+        i = text.find("{", end)
+    return out
+
+
+def _is_final(text: str, c: Candidate) -> bool:
+    line_start = text.rfind("\n", 0, c.start) + 1
+    return bool(_BEFORE_FINAL.fullmatch(text, line_start, c.start)) and bool(
+        _AFTER_FINAL.fullmatch(text, c.end)
+    )
+
+
+def _snippet(text: str, n: int = 80) -> str:
+    return text.strip().replace("\n", " ")[:n]
+
+
+def _canonical(decision: BaseModel) -> str:
+    return json.dumps(decision.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+def parse_answer(text: str | None, schema: type[T]) -> ParseResult:
+    """Pick and validate the answer in ``text`` by the module docstring's rule.
+
+    Never raises for any text.
+    """
+    if text is None or not text.strip():
+        return ParseResult(None, "empty answer (no text)", "no_json")
+    body = strip_reasoning(text)
+    cands = json_objects(body)
+    if not cands:
+        where = "outside reasoning blocks " if body != text else ""
+        return ParseResult(None, f"no JSON object {where}in the response (starts: {_snippet(text)!r})", "no_json")
+    valid: list[tuple[Candidate, BaseModel]] = []
+    last_error = None
+    for c in cands:
+        decision, error = validate_decision(c.obj, schema)
+        if decision is None:
+            last_error = error
+        else:
+            valid.append((c, decision))
+    n, k = len(cands), len(valid)
+    if not valid:
+        where = f" (the last of {n} JSON objects; none is valid)" if n > 1 else ""
+        return ParseResult(None, f"{last_error}{where}", "invalid", n, 0)
+    distinct = {_canonical(d) for _, d in valid}
+    last_c, last_d = valid[-1]
+    if len(distinct) == 1 or _is_final(body, last_c):
+        return ParseResult(last_d, None, "ok", n, k)
+    shown = " vs ".join(_snippet(body[c.start:c.end], 60) for c, _ in valid[-2:])
+    return ParseResult(
+        None,
+        f"ambiguous: {len(distinct)} different valid JSON objects and the last one is not "
+        f"final (alone at the end, starting a line): {shown}",
+        "ambiguous",
+        n,
+        k,
+    )
 
 
 def parse_decision(text: str | None, schema: type[T]) -> tuple[T | None, str | None]:
-    """Parse ``text`` into ``schema``; return ``(decision, None)`` or ``(None, error)``.
+    """``(decision, None)`` or ``(None, error)`` for ``text`` (see :func:`parse_answer`).
 
-    The error string names the offending field and value (pydantic's message), so it can
-    be recorded as a protocol violation and shown to the model in the repair prompt.
+    The error string names the offending field and value (pydantic's message), or
+    starts with ``ambiguous:`` / ``no JSON object``, so it can be recorded and shown to
+    the model in the repair prompt.
     """
-    try:
-        obj = extract_json_object(text or "")
-    except ValueError as exc:
-        return None, str(exc)
-    try:
-        return schema.model_validate(obj), None
-    except ValidationError as exc:
-        parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-            parts.append(f"field {loc!r}: {err['msg']} (got {err.get('input')!r})")
-        return None, "; ".join(parts)
+    res = parse_answer(text, schema)
+    return res.decision, res.error
+
+
+def extract_json_object(text: str) -> dict:
+    """The first JSON object of ``text`` outside reasoning blocks, unvalidated.
+
+    For inspection only: it does **not** choose an answer (use :func:`parse_answer`).
+
+    Raises:
+        ValueError: no JSON object could be decoded; the message quotes the text's start.
+    """
+    if text is None:
+        raise ValueError("empty response (None)")
+    cands = json_objects(strip_reasoning(text))
+    if not cands:
+        raise ValueError(f"no JSON object in the response (starts: {_snippet(text)!r})")
+    return cands[0].obj
+
+
+@dataclass
+class ReplyParse:
+    """Outcome of :func:`parse_reply`: ``status`` as in :class:`ParseResult`;
+    ``source`` is ``text`` or ``tool_call`` when ``decision`` is set."""
+
+    decision: Any
+    error: str | None
+    status: ParseStatus
+    source: str | None = None
+
+
+def parse_reply(text: str | None, tool_calls: list[dict[str, Any]] | None, schema: type[T]) -> ReplyParse:
+    """The decision in a reply's text and/or tool calls.
+
+    The text is parsed by :func:`parse_answer`; each tool call's ``arguments`` (a JSON
+    string or an object) the same way. One distinct valid decision is the answer (its
+    source is ``text`` when the text gave it); different valid decisions from text and
+    tool calls are ``ambiguous``. Never raises.
+    """
+    found: list[tuple[str, BaseModel]] = []
+    errors: list[str] = []
+    status: ParseStatus = "no_json"
+    if text is not None and text.strip():
+        pr = parse_answer(text, schema)
+        status = pr.status
+        if pr.decision is not None:
+            found.append(("text", pr.decision))
+        else:
+            errors.append(pr.error or "no answer")
+    for tc in tool_calls or []:
+        args = tc.get("arguments")
+        if isinstance(args, dict):
+            args = json.dumps(args)
+        pr = parse_answer(args if isinstance(args, str) else None, schema)
+        if pr.decision is not None:
+            found.append(("tool_call", pr.decision))
+        else:
+            if pr.status in ("ambiguous", "invalid") and status != "ambiguous":
+                status = pr.status
+            errors.append(f"tool call {tc.get('name')!r}: {pr.error}")
+    distinct = {_canonical(d) for _, d in found}
+    if len(distinct) == 1:
+        source, decision = found[0]
+        return ReplyParse(decision, None, "ok", source)
+    if len(distinct) > 1:
+        return ReplyParse(None, f"ambiguous: {len(distinct)} different valid answers in the text and tool calls", "ambiguous")
+    return ReplyParse(None, "; ".join(errors) or "no answer", status)

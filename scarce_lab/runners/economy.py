@@ -31,7 +31,7 @@ from scarce_lab.envs.economy import Economy, run_episode
 from scarce_lab.envs.economy.arithmetic import make_problem
 from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance, size_for_episode
 from scarce_lab.envs.economy.qa import QAItem, QATask
-from scarce_lab.runtime import open_run
+from scarce_lab.runtime import open_run, record_calls_of
 
 __all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
@@ -215,6 +215,7 @@ def run_economy(
     try:
         _play(cfg, rec, policy, tasks, handle.state)
     except BaseException as exc:
+        record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
         raise
     rec.finish()

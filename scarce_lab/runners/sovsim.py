@@ -1,7 +1,10 @@
 """Run SovSim games with the recorder: one run directory per simulation.
 
 Events: see :mod:`scarce_lab.data.events.sovsim` (one typed payload per kind;
-``round`` is the game round). Every round ends with a commit that checkpoints the game;
+``round`` is the game round). A decision the model never answered (transport failure
+after retries, a prompt over the context window) raises ``MissingDecisionError``: the
+run stops as ``failed`` with its calls recorded, and ``resume=True`` continues it from
+the last committed round; no made-up move enters the game. Every round ends with a commit that checkpoints the game;
 ``resume=True`` continues an unfinished run from its last committed round
 (:func:`scarce_lab.runtime.open_run`). Seeds: the run seed derives from the sweep
 seed and the simulation index; each decision's seed from ``(run seed, round, agent,
@@ -25,13 +28,13 @@ from ..config.sovsim import SovSimConfig
 from ..data.events import sovsim as ev
 from ..data.schema import RunManifest, RunStatus, package_version
 from ..envs.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
-from ..runtime import RunMismatchError, derive_seed, open_run, run_sync
+from ..runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
 ENVIRONMENT = "sovsim"
 CONDITIONS = tuple(c.value for c in Condition)
 
 __all__ = [
-    "CONDITIONS", "GameResult", "GameSpec", "ModelUnreachableError", "SovSimConfig",
+    "CONDITIONS", "GameResult", "GameSpec", "SovSimConfig",
     "arun_game", "arun_sweep", "derive_seed", "plan_sweep", "run_sweep",
 ]
 
@@ -137,10 +140,6 @@ def _legalize(obs: Observation, d: Decided) -> tuple[int, Decided]:
     return fallback_value(obs), d
 
 
-class ModelUnreachableError(RuntimeError):
-    """Every model call of a round failed at the transport level (no answer at all)."""
-
-
 def _make_client(cfg: SovSimConfig) -> Any:
     from ..llm import LLMClient
 
@@ -203,6 +202,7 @@ async def arun_game(
                 on_round(cfg, game.history[-1].round)
         rec.finish(RunStatus.complete)
     except BaseException as exc:
+        record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error="".join(traceback.format_exception_only(exc)).strip())
         raise
     last = game.history[-1] if game.history else None
@@ -219,13 +219,8 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
           for a in acting),
         return_exceptions=True,
     )
-    first_error = None
-    for res in results:
-        calls = getattr(res, "calls", None)
-        if calls:
-            rec.record_calls(list(calls))
-        if isinstance(res, BaseException) and first_error is None:
-            first_error = res
+    record_calls_of(rec, *results)
+    first_error = next((r for r in results if isinstance(r, BaseException)), None)
     if first_error is not None:
         raise first_error
     return list(results)
@@ -234,7 +229,6 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
 async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[str, SovSimAgent]) -> None:
     r = game.round
     result: RoundRecord | None = None
-    round_calls: list[Any] = []
     while result is None:
         phase = game.phase
         obs = {a: game.observe(a) for a in game.acting_agents()}
@@ -243,12 +237,7 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
         for a, d in zip(obs, decisions, strict=True):
             value, d = _legalize(obs[a], d)
             actions[a] = value
-            round_calls.extend(d.calls)
             rec.emit(_decision_payload(obs[a], d, value), round=r, phase=phase.value, agent=a)
-        if round_calls and all(c.raw_response is None and c.error for c in round_calls):
-            # Not one answer this round: the model is unreachable (unknown provider,
-            # missing key, server down). Fallbacks would make a game that looks real.
-            raise ModelUnreachableError(f"every model call of round {r} failed; first error: {round_calls[0].error}")
         result = game.act(actions)
     rec.emit(_round_payload(game, result), round=r, phase="settle")
     if game.over:

@@ -3,23 +3,43 @@
 Public API::
 
     from scarce_lab.sandbox import make_sandbox, ResourceLimits, SlotNotActiveError
-    sb = make_sandbox("local")            # or "docker" (raises SandboxError if no engine)
-    sb = make_sandbox("auto")             # docker when an engine answers, else local
-    sb.open_slot("w0", 120); r = sb.run("w0", "ls"); sb.close_slot("w0"); sb.close()
+    sb = make_sandbox("local")            # bubblewrap (SandboxError with the reason if it cannot isolate)
+    sb = make_sandbox("docker")           # starts an engine / builds the task image if needed
+    sb = make_sandbox("auto")             # docker when an engine answers now, else local
+    prepare_worker(task, sb, "w0"); sb.open_slot("w0", 120); r = sb.run("w0", "ls")
+    sb.list_files("w0"); sb.read_file("w0", "x.c"); sb.write_file("w0", "x.c", b"...")
+    sb.close_slot("w0"); grade(task, sb.workdir("w0"), sandbox=sb); sb.close()
+    # prepare_worker and grade are scarce_lab.tasks': the sandbox knows no task
 
-See :mod:`.base` (interface), :mod:`.local` (default) and :mod:`.docker`.
+Modules: :mod:`.base` (interface), :mod:`.local` (bubblewrap backend) built from
+:mod:`.bwrap` (namespaces), :mod:`.cgroups` (totals, teardown), :mod:`.process`
+(one command, watchdog), :mod:`.uids`, :mod:`.hostroot` (folders), :mod:`.fileio`
+(link-safe host I/O); :mod:`.docker` with :mod:`.docker_image` (engine, offline
+image); ProgramBench grading is :mod:`scarce_lab.tasks.programbench_grade`.
 """
 
 from __future__ import annotations
 
-from .base import ExecResult, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from .base import (
+    ExecResult,
+    GradingBox,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    SlotNotActiveError,
+    TeardownError,
+)
+from .fileio import ToolError
 
 __all__ = [
     "ExecResult",
+    "GradingBox",
     "ResourceLimits",
     "Sandbox",
     "SandboxError",
     "SlotNotActiveError",
+    "TeardownError",
+    "ToolError",
     "make_sandbox",
 ]
 
@@ -36,7 +56,8 @@ def make_sandbox(kind: str = "local", **kwargs) -> Sandbox:
 
     Raises:
         ValueError: unknown ``kind``.
-        SandboxError: ``kind="docker"`` and no Docker engine answers.
+        SandboxError: the backend cannot run here (the message says why: not root,
+            bubblewrap missing, no engine and none can be started, image build failed).
     """
     if kind == "auto":
         from .docker import docker_available

@@ -1,8 +1,19 @@
-"""The sandbox interface shared by the local and docker backends.
+"""The sandbox interface shared by the local (bubblewrap) and docker backends.
 
 One sandbox per SCARCE run, shared by all workers. Each worker has its own work
-folder. Commands run only inside an *active slot* (granted by the scheduler); a
-command outside one is refused with :class:`SlotNotActiveError`.
+folder, its own unprivileged uid and its own resource totals. Commands run only
+inside an *active slot* (granted by the scheduler); a command outside one is refused
+with :class:`SlotNotActiveError`. Nothing of a worker outlives a command: when a
+command ends (normally, at its wall limit, at its CPU limit), every process the worker
+started is killed and the kill is verified (:class:`TeardownError` when it cannot be).
+
+File tools (:meth:`Sandbox.list_files`, :meth:`Sandbox.read_file`,
+:meth:`Sandbox.write_file`) work on the worker's folder from the host without ever
+following a link the worker controls (see :mod:`.fileio`); a bad path is a
+:class:`~.fileio.ToolError`, never an exception of another kind.
+
+Source of the rules: the SCARCE paper's sandbox (one shared execution sandbox, slots
+granted by contention) and this project's issue 10 (isolation boundary).
 """
 
 from __future__ import annotations
@@ -13,29 +24,74 @@ from pathlib import Path
 
 
 class SandboxError(RuntimeError):
-    """Base class of sandbox errors."""
+    """Base class of sandbox errors (setup failed, engine missing, bad state)."""
 
 
 class SlotNotActiveError(SandboxError):
     """A worker ran a command outside its granted execution slot."""
 
 
+class TeardownError(SandboxError):
+    """Processes of a worker could not be verified gone (names the worker and pids)."""
+
+
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Per-command limits. Units: seconds, bytes, count."""
+    """Limits of one command. Units: seconds, bytes, counts.
+
+    wall_seconds: real time of the command (the sandbox also caps it by what is left
+        of the slot and by ``max_wall_s``).
+    cpu_seconds: CPU seconds summed over *all* processes the command starts (cgroup
+        accounting; every process is killed when the sum reaches the limit).
+    memory_bytes: memory of all the worker's processes together (cgroup; no address
+        space limit, so a JVM's large reservations are fine).
+    file_size_bytes: largest file one process may write (RLIMIT_FSIZE).
+    max_processes: processes and threads of the worker at once (cgroup pids).
+    open_files: open file descriptors per process (RLIMIT_NOFILE).
+    network: must stay False: sandboxes have no network (kept for the interface).
+    """
 
     wall_seconds: float = 60.0
-    cpu_seconds: int = 60
+    cpu_seconds: float = 60.0
     memory_bytes: int = 1 << 30
     file_size_bytes: int = 64 << 20
     max_processes: int = 64
+    open_files: int = 1024
     network: bool = False
 
+    def __post_init__(self) -> None:
+        for name in ("wall_seconds", "cpu_seconds", "memory_bytes", "file_size_bytes",
+                     "max_processes", "open_files"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"ResourceLimits.{name} must be a number > 0, got {v!r}")
+        if self.network:
+            raise ValueError("ResourceLimits.network=True: sandboxes never have network access")
 
-@dataclass(frozen=True)
+    def capped(self, wall_s: float) -> ResourceLimits:
+        """These limits with ``wall_seconds`` lowered to at most ``wall_s``."""
+        return ResourceLimits(
+            wall_seconds=max(0.001, min(self.wall_seconds, wall_s)), cpu_seconds=self.cpu_seconds,
+            memory_bytes=self.memory_bytes, file_size_bytes=self.file_size_bytes,
+            max_processes=self.max_processes, open_files=self.open_files,
+        )
+
+
+@dataclass
 class ExecResult:
-    """Outcome of one command: exit code (``None`` if killed), outputs truncated to
-    ``output_limit`` characters, wall duration in seconds, and whether it timed out."""
+    """Outcome of one command.
+
+    exit_code: the command's exit status; ``None`` when killed at its wall limit;
+        ``128 + N`` when a process inside was killed by signal N (the shell's
+        convention); ``-9`` when the sandbox killed it for its CPU limit.
+    stdout, stderr: decoded output, each truncated to the sandbox's output limit.
+    duration_s: measured real (wall) seconds from start to verified teardown.
+    timed_out: killed at the wall limit. truncated: some output was dropped.
+    cpu_s: CPU seconds used by all the command's processes (``None`` where not measured).
+    killed_by: ``"timeout"``, ``"cpu"``, ``"memory"`` (an out-of-memory kill in the
+        worker's cgroup) or ``None``.
+    notes: backend details (isolation mode, image, slot seconds left...).
+    """
 
     command: str
     exit_code: int | None
@@ -44,46 +100,118 @@ class ExecResult:
     duration_s: float
     timed_out: bool = False
     truncated: bool = False
+    cpu_s: float | None = None
+    killed_by: str | None = None
     notes: dict = field(default_factory=dict)
 
 
+class GradingBox(ABC):
+    """A fresh, private folder and identity for building and testing one submission
+    (see :meth:`Sandbox.grading_box`). The original program is absent: the paths given
+    as masks hold a tripwire instead. Closing it kills everything and deletes the folder."""
+
+    folder: Path
+
+    @abstractmethod
+    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
+            output_limit: int = 20_000) -> ExecResult:
+        """Run ``argv`` in the box's folder under ``limits`` (verified teardown after)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill every process of the box (verified) and remove its folder."""
+
+    def __enter__(self) -> GradingBox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class Sandbox(ABC):
-    """Abstract sandbox: per-worker folders, slot gating, limits, kill on slot end."""
+    """Abstract sandbox: per-worker folders, slot gating, limits, teardown."""
+
+    network_isolated: bool = False
+    """True when commands run without network access."""
 
     @abstractmethod
     def workdir(self, worker: str) -> Path:
-        """Host path of ``worker``'s work folder (created on first use)."""
+        """Host path of ``worker``'s work folder (created on first use). Read and write it
+        only through the file tools, never with plain host I/O."""
 
     @abstractmethod
     def open_slot(self, worker: str, duration_s: float) -> None:
-        """Grant ``worker`` an execution window of ``duration_s`` seconds."""
+        """Grant ``worker`` an execution window of ``duration_s`` real seconds."""
 
     @abstractmethod
     def close_slot(self, worker: str) -> None:
-        """End ``worker``'s window and kill everything it still runs."""
+        """End ``worker``'s window and kill everything it still runs (verified)."""
 
     @abstractmethod
     def run(self, worker: str, command: str, limits: ResourceLimits | None = None) -> ExecResult:
-        """Run a shell command in ``worker``'s folder.
+        """Run a shell command in ``worker``'s folder. Backends also accept the keyword
+        arguments ``max_wall_s`` (a further cap on real seconds) and ``stdin``.
 
         Raises:
-            SlotNotActiveError: ``worker`` has no active slot.
+            SlotNotActiveError: ``worker`` has no active slot, or it has expired.
         """
 
     @abstractmethod
     def close(self) -> None:
-        """Release every resource (processes, containers)."""
-
-    # -- optional helpers (added for SCARCE; backends override them) -----------------
-    network_isolated: bool = False
-    """True when commands run without network access."""
+        """Release every resource (processes, containers, folders)."""
 
     def slot_remaining(self, worker: str) -> float | None:
         """Seconds left in ``worker``'s window, or ``None`` without an open slot."""
         return None
 
-    def chown_tree(self, worker: str) -> None:
-        """Hand the files the host wrote into ``worker``'s folder (e.g. the task's docs
-        and executable) to the worker's uid. Call after host-side writes; no-op where
-        workers share the host uid."""
-        return None
+    # -- file tools: never follow a worker-controlled link (see .fileio) -------------
+    def list_files(self, worker: str) -> list[str]:
+        """Relative paths of the regular files in ``worker``'s folder (sorted)."""
+        from . import fileio
+
+        return fileio.list_files(self.workdir(worker)).files
+
+    def read_file(self, worker: str, rel: str, limit: int = 1 << 20) -> bytes:
+        """First ``limit`` bytes of a regular file. Raises :class:`~.fileio.ToolError`."""
+        from . import fileio
+
+        return fileio.read_file(self.workdir(worker), rel, limit).data
+
+    def write_file(self, worker: str, rel: str, data: bytes, *, executable: bool = False) -> int:
+        """Write ``data`` (parents created), owned by the worker. Returns bytes written.
+        Raises :class:`~.fileio.ToolError`."""
+        from . import fileio
+
+        return fileio.write_file(self.workdir(worker), rel, data, executable=executable)
+
+    def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
+        """Give ``worker`` the program at host path ``source`` to run but not read:
+        ``./name`` in its folder and, where the backend can, over each of ``paths``
+        inside its sandbox (:meth:`program_paths`). An unisolated sandbox installs an
+        execute-only copy in the folder (as root) or a plain one."""
+        from . import fileio
+
+        fileio.install_exec_only(self.workdir(worker), name, source)
+
+    def program_paths(self, candidates: list[str]) -> list[str]:
+        """Where a program named by ``candidates`` (absolute paths) is reachable inside
+        this sandbox's boxes: here, the candidates that exist on this machine, by real
+        path, without repeats. Backends with their own file system override it."""
+        import os
+
+        seen: list[str] = []
+        for c in candidates:
+            if os.path.exists(c) and os.path.realpath(c) not in seen:
+                seen.append(os.path.realpath(c))
+        return seen
+
+    def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
+                    binds: dict[str, str] | None = None, path_override: str | None = None) -> GradingBox:
+        """A fresh grading box holding ``files`` (relative path -> bytes).
+
+        masks: sandbox path -> host file bound read-only over it (the tripwire over the
+            original program's paths). binds: sandbox path -> host path bound as is
+            (the tripwire's socket). path_override: ``PATH`` for commands (the path-shim
+            fallback of an unisolated sandbox).
+        """
+        raise SandboxError(f"{type(self).__name__} cannot grade (no grading_box)")

@@ -1,218 +1,392 @@
-"""Docker sandbox backend (docker SDK): one container per run, shared by all workers.
+"""Docker sandbox backend: containers from the offline-built task image.
 
 Public API::
 
-    docker_available(timeout_s=2.0) -> bool     # True when a Docker engine answers a ping
-    sb = DockerSandbox(image="python:3.11-slim", limits=ResourceLimits(), output_limit=20_000,
-                       cpus=2.0, memory_bytes=2 << 30, pids_limit=256, client=None)
-    sb.workdir("w0") -> Path     # host folder, bind-mounted at /work/w0 in the container
-    sb.open_slot / run / close_slot / close    # as the Sandbox ABC
-    sb.container_kwargs() -> dict              # the settings used to start the container
-    grade_programbench(task, submission_dir, client=None) -> GradeResult   # ProgramBench eval
+    docker_available(timeout_s=2.0) -> bool      # an engine answers now
+    sb = DockerSandbox(image=None, limits=ResourceLimits(), output_limit=20_000, cpus=1.0,
+                       client=None, root=None, disk_bytes=256 MiB, start_engine=True)
+    sb.workdir / prepare_workspace / open_slot / run / close_slot / grade / close
+    sb.container_kwargs(worker) -> dict          # the settings a worker's container gets
+    grade_programbench(task, submission_dir, client=None) -> GradeResult   # .programbench_grade
 
-The container: ``network_disabled=True``, CPU quota (``nano_cpus``), memory limit (no
-extra swap), ``pids_limit``, all capabilities dropped except those needed to create the
-worker folders, ``no-new-privileges``; its main process (``sleep infinity``) runs as
-``nobody``. Each worker gets ``/work/<worker>`` (a bind mount of a host temp folder),
-owned by its own uid (60001, 60002, ...; 0700), and its commands run as that uid with
-``timeout -s KILL`` for the wall limit and ``ulimit`` for CPU seconds, address space and
-file size. Closing a slot runs ``kill -9 -1`` as the worker's uid (kills every process
-of that uid). Output is truncated to ``output_limit`` characters.
+``image=None`` starts an engine if none answers and builds the task image if missing
+(:mod:`.docker_image`); SandboxError says why when neither can be done.
 
-Tests of this backend skip when no engine answers (:func:`docker_available`).
+Isolation: the sandbox of a run holds one container per worker *slot* (created at the
+worker's first command in a slot, removed when the slot closes) and one per grading:
+SysV IPC, ``/tmp``, ``/run`` and ``/dev/shm`` are then never shared between workers,
+and the container's cgroup holds the worker's totals. Each container: network
+disabled, read-only root, tmpfs ``/tmp`` ``/var/tmp`` ``/run``, memory (no extra
+swap), pids and CPU-rate limits, all capabilities dropped, ``no-new-privileges``, the
+worker's own uid (no account in the image: a bare uid), an init that reaps zombies;
+the worker's folder (a size-limited tmpfs on the host, shared with the local backend's
+layout, :mod:`.hostroot`) bound read-write at the same path; execute-only copies of
+the original bound over its paths. CPU seconds are summed over all the worker's
+processes from the container's cgroup on the host; at a command's end (normal, wall
+limit, CPU limit) every process but the container's init is killed, verified.
 """
 
 from __future__ import annotations
 
-import io
-import shutil
-import tarfile
-import tempfile
+import contextlib
+import itertools
+import os
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import ExecResult, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
-from .local import _WORKER_RE, WORKER_UID_BASE
+from . import fileio
+from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from .cgroups import Cgroup
+from .hostroot import HostRoot
+from .launcher import HIDDEN_DIR
+from .local import WORKER_RE, base_env
+from .uids import UidLease, lease_uid
 
-__all__ = ["DockerSandbox", "docker_available", "grade_programbench"]
+__all__ = ["DockerSandbox", "docker_available"]
 
-CONTAINER_WORK = "/work"
+IO_DIR = "/run/scarce/io"
+_ids = itertools.count()
 
 
 def docker_available(timeout_s: float = 2.0) -> bool:
-    """True when a Docker engine answers (``docker.from_env().ping()``), else False."""
+    """True when a Docker engine answers a ping now (nothing is started)."""
     try:
         import docker
 
-        client = docker.from_env(timeout=max(1, int(timeout_s)))
-        return bool(client.ping())
-    except Exception:  # no SDK, no socket, engine down, permission denied
+        return bool(docker.from_env(timeout=max(1, int(timeout_s))).ping())
+    except Exception:  # noqa: BLE001 - no SDK, no socket, engine down, permission denied
         return False
 
 
-def _client(client=None):
-    if client is not None:
-        return client
-    try:
-        import docker
-
-        c = docker.from_env()
-        c.ping()
-        return c
-    except Exception as e:
-        raise SandboxError(f"no Docker engine answers ({type(e).__name__}: {e})") from e
+@dataclass
+class _DWorker:
+    name: str
+    folder: Path
+    uid: int
+    lease: UidLease
+    io: Path
+    exec_only: dict[str, str] = field(default_factory=dict)
+    binds: dict[str, str] = field(default_factory=dict)
+    deadline: float | None = None
+    container: object | None = None
+    cgroup: Cgroup | None = None
+    keep: frozenset[int] = frozenset()
+    prlimit: bool = True
 
 
 class DockerSandbox(Sandbox):
-    """One container, per-worker folders and uids (see module docstring).
+    """Per-worker containers from the task image (see module docstring).
 
-    Raises SandboxError at construction when no engine answers or the image is missing.
+    Raises SandboxError at construction when no engine answers (and none can be
+    started), the image is missing (and cannot be built), or this process is not root
+    (the worker folders are size-limited tmpfs mounts owned by per-worker uids).
     """
 
     network_isolated = True
+    kind = "docker"
 
-    def __init__(
-        self,
-        image: str = "python:3.11-slim",
-        limits: ResourceLimits | None = None,
-        output_limit: int = 20_000,
-        cpus: float = 2.0,
-        memory_bytes: int = 2 << 30,
-        pids_limit: int = 256,
-        client=None,
-        root: str | Path | None = None,
-    ) -> None:
+    def __init__(self, image: str | None = None, limits: ResourceLimits | None = None,
+                 output_limit: int = 20_000, cpus: float = 1.0, client=None, root: str | Path | None = None,
+                 disk_bytes: int = 256 << 20, inodes: int = 20_000, tmp_bytes: int = 64 << 20,
+                 start_engine: bool = True) -> None:
+        from .docker_image import engine_client, ensure_image
+
         if cpus <= 0:
             raise ValueError(f"cpus must be > 0, got {cpus!r}")
-        self.image = image
+        if output_limit <= 0:
+            raise ValueError(f"output_limit must be > 0, got {output_limit!r}")
+        if os.geteuid() != 0:
+            raise SandboxError("the docker sandbox gives each worker a size-limited folder and its own uid, "
+                               f"which needs root (euid is {os.geteuid()})")
+        self.client = client or engine_client(start=start_engine)
+        if image is None:
+            self.image = ensure_image(self.client)
+        else:
+            self.image = image
+            try:
+                self.client.images.get(image)
+            except Exception as exc:  # noqa: BLE001
+                raise SandboxError(f"image {image!r} is not available to the engine: {exc}") from exc
         self.limits = limits or ResourceLimits()
         self.output_limit = output_limit
         self.cpus = cpus
-        self.memory_bytes = memory_bytes
-        self.pids_limit = pids_limit
-        self._owns_root = root is None
-        self.root = Path(root if root is not None else tempfile.mkdtemp(prefix="scarce-dsbx-"))
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.root.chmod(0o755)
-        self._uids: dict[str, int] = {}
-        self._slots: dict[str, float] = {}
-        self._lock = threading.Lock()
-        self.client = _client(client)
-        try:
-            self.container = self.client.containers.run(**self.container_kwargs())
-        except Exception as e:
-            raise SandboxError(f"could not start container from image {image!r}: {e}") from e
+        self.disk_bytes, self.inodes, self.tmp_bytes = disk_bytes, inodes, tmp_bytes
+        self.host = HostRoot(root, tmpfs=True)
+        self.root = self.host.path
+        (self.root / "io").mkdir(exist_ok=True)
+        self._id = f"{os.getpid()}-{next(_ids)}"
+        self._workers: dict[str, _DWorker] = {}
+        self._lock = threading.RLock()
+        self._grades = itertools.count()
+        self._closed = False
 
-    def container_kwargs(self) -> dict:
-        """Arguments for ``client.containers.run`` (network off, limits, non-root)."""
-        return {
-            "image": self.image,
-            "command": ["sleep", "infinity"],
-            "detach": True,
-            "auto_remove": False,
-            "network_disabled": True,
-            "nano_cpus": int(self.cpus * 1e9),
-            "mem_limit": self.memory_bytes,
-            "memswap_limit": self.memory_bytes,
-            "pids_limit": self.pids_limit,
-            "user": "65534:65534",
-            "cap_drop": ["ALL"],
-            "cap_add": ["CHOWN", "FOWNER", "DAC_OVERRIDE", "KILL", "SETUID", "SETGID"],
-            "security_opt": ["no-new-privileges"],
-            "volumes": {str(self.root): {"bind": CONTAINER_WORK, "mode": "rw"}},
-            "working_dir": CONTAINER_WORK,
-            "labels": {"scarce_lab": "sandbox"},
-        }
-
-    def _exec_root(self, cmd: list[str]) -> None:
-        r = self.container.exec_run(cmd, user="0")
-        if r.exit_code != 0:
-            raise SandboxError(f"container setup {cmd} failed: {r.output[:500]!r}")
+    # -- workers ----------------------------------------------------------------------
+    def _worker(self, worker: str) -> _DWorker:
+        if not isinstance(worker, str) or not WORKER_RE.match(worker):
+            raise ValueError(f"worker must match {WORKER_RE.pattern}, got {worker!r}")
+        with self._lock:
+            if self._closed:
+                raise SandboxError("sandbox is closed")
+            w = self._workers.get(worker)
+            if w is None:
+                lease = lease_uid()
+                try:
+                    folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes, inodes=self.inodes)
+                except BaseException:
+                    lease.release()
+                    raise
+                io = self.root / "io" / worker
+                io.mkdir(mode=0o755)
+                w = self._workers[worker] = _DWorker(worker, folder, lease.uid, lease, io)
+            return w
 
     def workdir(self, worker: str) -> Path:
-        if not _WORKER_RE.match(worker or ""):
-            raise ValueError(f"worker must match {_WORKER_RE.pattern}, got {worker!r}")
+        return self._worker(worker).folder
+
+    def uid_of(self, worker: str) -> int:
+        """The uid ``worker``'s commands run as."""
+        return self._worker(worker).uid
+
+    def program_paths(self, candidates: list[str]) -> list[str]:
+        """Inside the image every candidate path may hold the program: all are covered."""
+        return list(dict.fromkeys(candidates))
+
+    def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
+        """An execute-only copy of host ``source`` as ``./name`` in the worker's folder,
+        also bound over each of ``paths`` inside the worker's containers."""
+        w = self._worker(worker)
+        copy = self.host.exec_only_copy(source)
+        fileio.install_exec_only(w.folder, name, copy)
         with self._lock:
-            new = worker not in self._uids
-            if new:
-                self._uids[worker] = WORKER_UID_BASE + len(self._uids)
-            uid = self._uids[worker]
-        if new:
-            inner = f"{CONTAINER_WORK}/{worker}"
-            self._exec_root(["sh", "-c", f"mkdir -p {inner}/.tmp && chown -R {uid}:{uid} {inner} "
-                                         f"&& chmod 700 {inner}"])
-        return self.root / worker
+            for p in self.program_paths(paths):
+                w.exec_only[p] = copy
+            w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
 
-    def chown_tree(self, worker: str) -> None:
-        """Give ``worker``'s uid everything in its folder (after host-side writes)."""
-        uid = self._uids.get(worker)
-        if uid is not None:
-            self._exec_root(["chown", "-R", f"{uid}:{uid}", f"{CONTAINER_WORK}/{worker}"])
+    def container_kwargs(self, worker: str) -> dict:
+        """Arguments of ``client.containers.run`` for ``worker``'s container."""
+        import docker
 
+        w = self._worker(worker)
+        lim = self.limits
+        tmp = f"size={self.tmp_bytes},mode=1777,nosuid,nodev"
+        volumes = {str(w.folder): {"bind": str(w.folder), "mode": "rw"},
+                   str(w.io): {"bind": IO_DIR, "mode": "ro"}}
+        # one host file may cover several paths: mounts, not the volumes dict
+        mounts = [docker.types.Mount(dest, src, type="bind", read_only=True) for dest, src in w.exec_only.items()]
+        mounts += [docker.types.Mount(dest, src, type="bind", read_only=False) for dest, src in w.binds.items()]
+        return {
+            "image": self.image, "command": ["sleep", "infinity"], "detach": True, "init": True,
+            "user": f"{w.uid}:{w.uid}", "network_disabled": True, "read_only": True,
+            "tmpfs": {"/tmp": tmp, "/var/tmp": tmp, "/run": f"size={self.tmp_bytes},mode=755,nosuid,nodev"},
+            "mem_limit": lim.memory_bytes, "memswap_limit": lim.memory_bytes, "pids_limit": lim.max_processes,
+            "nano_cpus": int(self.cpus * 1e9), "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
+            "ipc_mode": "private", "hostname": "sandbox", "working_dir": str(w.folder),
+            "volumes": volumes, "mounts": mounts, "environment": base_env(w.folder),
+            "labels": {"scarce_lab.sandbox": self._id, "scarce_lab.worker": w.name},
+            "ulimits": [docker.types.Ulimit(name="core", soft=0, hard=0)],
+        }
+
+    def _container(self, w: _DWorker):
+        if w.container is not None:
+            return w.container
+        try:
+            c = self.client.containers.run(**self.container_kwargs(w.name))
+            c.reload()
+            pid = c.attrs["State"]["Pid"]
+        except Exception as exc:  # noqa: BLE001
+            raise SandboxError(f"could not start a container from {self.image!r} for {w.name!r}: {exc}") from exc
+        cg = Cgroup.of_pid(pid)
+        end = time.monotonic() + 5
+        while len(cg.pids()) < 2 and time.monotonic() < end:  # init + sleep
+            time.sleep(0.01)
+        w.container, w.cgroup, w.keep = c, cg, frozenset(cg.pids())
+        probe = c.exec_run(["/bin/sh", "-c", "command -v prlimit"], user=f"{w.uid}:{w.uid}")
+        w.prlimit = probe.exit_code == 0  # images of others (ProgramBench) may lack util-linux
+        cg.kill_all(keep=w.keep)
+        return c
+
+    def _remove_container(self, w: _DWorker) -> None:
+        c, w.container, w.cgroup = w.container, None, None
+        if c is None:
+            return
+        try:
+            c.remove(force=True)
+        except Exception as exc:  # noqa: BLE001
+            import docker
+
+            if not isinstance(exc, docker.errors.NotFound):
+                raise SandboxError(f"could not remove the container of {w.name!r}: {exc}") from exc
+
+    # -- slots ------------------------------------------------------------------------
     def open_slot(self, worker: str, duration_s: float) -> None:
-        if duration_s <= 0:
+        if not isinstance(duration_s, (int, float)) or duration_s <= 0:
             raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
-        self.workdir(worker)
+        w = self._worker(worker)
         with self._lock:
-            self._slots[worker] = time.monotonic() + float(duration_s)
+            w.deadline = time.monotonic() + float(duration_s)
 
     def slot_remaining(self, worker: str) -> float | None:
-        d = self._slots.get(worker)
-        return None if d is None else max(0.0, d - time.monotonic())
+        w = self._workers.get(worker)
+        return None if w is None or w.deadline is None else max(0.0, w.deadline - time.monotonic())
 
     def close_slot(self, worker: str) -> None:
+        """End the window: the worker's container is removed with all its processes."""
+        w = self._workers.get(worker)
+        if w is None:
+            return
         with self._lock:
-            self._slots.pop(worker, None)
-        uid = self._uids.get(worker)
-        if uid is not None:
-            try:
-                self.container.exec_run(["sh", "-c", "kill -9 -1"], user=f"{uid}:{uid}")
-            except Exception:
-                pass
+            w.deadline = None
+        self._remove_container(w)
 
-    def run(self, worker: str, command: str, limits: ResourceLimits | None = None) -> ExecResult:
-        deadline = self._slots.get(worker)
-        if deadline is None:
+    def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
+            max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
+        """As :meth:`LocalSandbox.run` (same limits, same teardown), in the container."""
+        w = self._worker(worker)
+        if w.deadline is None:
             raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-        remaining = deadline - time.monotonic()
+        remaining = w.deadline - time.monotonic()
         if remaining <= 0:
             raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-        lim = limits or self.limits
-        wall = max(0.1, min(lim.wall_seconds, remaining))
-        uid = self._uids[worker]
-        inner = f"{CONTAINER_WORK}/{worker}"
-        script = (f"ulimit -t {int(lim.cpu_seconds)}; ulimit -v {lim.memory_bytes // 1024}; "
-                  f"ulimit -f {lim.file_size_bytes // 512}; {command}")
-        env = {"HOME": inner, "TMPDIR": f"{inner}/.tmp", "LC_ALL": "C", "LANG": "C",
-               "PATH": "/usr/local/bin:/usr/bin:/bin"}
+        lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        res = self._exec(w, ["/bin/sh", "-c", command], lim, stdin=data, output_limit=self.output_limit,
+                         shown=command)
+        rem = self.slot_remaining(worker)
+        res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
+        return res
+
+    def _exec(self, w: _DWorker, argv: list[str], lim: ResourceLimits, *, stdin: bytes, output_limit: int,
+              shown: str | None = None) -> ExecResult:
+        shown = shown if shown is not None else " ".join(argv)
+        argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
+        if any("\x00" in a for a in argv):
+            return ExecResult(command=shown, exit_code=2, stdout="", stderr="command contains a NUL byte; not run\n",
+                              duration_s=0.0, notes={"isolation": "docker"})
+        self._container(w)
+        cg = w.cgroup
+        cg.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes + len(w.keep))
+        (w.io / "stdin").write_bytes(stdin)
+        cpu = max(1, int(lim.cpu_seconds + 0.999))
+        feed = ["/bin/sh", "-c", f'exec "$@" < {IO_DIR}/stdin', "sh", *argv]
+        if w.prlimit:
+            wrapped = ["prlimit", f"--cpu={cpu}:{cpu + 1}", f"--fsize={int(lim.file_size_bytes)}",
+                       f"--nofile={int(lim.open_files)}", "--core=0", "--", *feed]
+        else:  # the shell's ulimit (no file-size limit: block units differ between shells)
+            wrapped = ["/bin/sh", "-c", f"ulimit -t {cpu}; ulimit -n {int(lim.open_files)}; ulimit -c 0; "
+                       f'exec "$@" < {IO_DIR}/stdin', "sh", *argv]
+        api = self.client.api
+        cpu0, oom0 = cg.cpu_s(), cg.oom_kills()
         t0 = time.perf_counter()
-        r = self.container.exec_run(["timeout", "-s", "KILL", f"{wall:.3f}", "sh", "-c", script],
-                                    user=f"{uid}:{uid}", workdir=inner, environment=env, demux=True)
+        ex = api.exec_create(w.container.id, wrapped, user=f"{w.uid}:{w.uid}", workdir=str(w.folder),
+                             environment=base_env(w.folder))
+        outs: dict[int, list[bytes]] = {1: [], 2: []}
+        kept = {1: 0, 2: 0}
+        cut = [False]
+        done = threading.Event()
+
+        def reader():
+            try:
+                for out, err in api.exec_start(ex["Id"], stream=True, demux=True):
+                    for fd, chunk in ((1, out), (2, err)):
+                        if chunk:
+                            room = output_limit - kept[fd]
+                            if room > 0:
+                                outs[fd].append(chunk[:room])
+                                kept[fd] += min(room, len(chunk))
+                            if len(chunk) > max(room, 0):
+                                cut[0] = True
+            except Exception:  # noqa: BLE001 - the stream ends with the exec (or its kill)
+                pass
+            finally:
+                done.set()
+
+        th = threading.Thread(target=reader, daemon=True)
+        th.start()
+        killed_by = None
+        deadline = time.monotonic() + lim.wall_seconds
+        ticks = 0
+        while not done.wait(timeout=min(0.02, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                killed_by = "timeout"
+                break
+            if cg.cpu_s() - cpu0 >= lim.cpu_seconds:
+                killed_by = "cpu"
+                break
+            ticks += 1
+            if ticks % 5 == 0 and api.exec_inspect(ex["Id"]).get("Running") is False:
+                break  # the main process ended; background processes hold the stream: killed below
+        cg.kill_all(keep=w.keep)  # teardown: nothing but the container's init survives
+        done.wait(timeout=10)
         dur = time.perf_counter() - t0
-        out, err = r.output if isinstance(r.output, tuple) else (r.output, b"")
-        out, err = (out or b"").decode(errors="replace"), (err or b"").decode(errors="replace")
-        timed_out = r.exit_code == 137 and dur >= wall - 0.05
+        code = api.exec_inspect(ex["Id"]).get("ExitCode")
+        used = cg.cpu_s() - cpu0
+        if killed_by is None and cg.oom_kills() > oom0:
+            killed_by = "memory"
+        if killed_by is None and used >= lim.cpu_seconds and code != 0:
+            killed_by = "cpu"
+        stderr = b"".join(outs[2]).decode("utf-8", "replace")
+        if killed_by == "cpu":
+            stderr += f"\n[sandbox: killed at the CPU limit of {lim.cpu_seconds:g} s over all processes]\n"
+        elif killed_by == "memory":
+            stderr += "\n[sandbox: a process was killed at the memory limit]\n"
         return ExecResult(
-            command=command,
-            exit_code=None if timed_out else r.exit_code,
-            stdout=out[: self.output_limit],
-            stderr=err[: self.output_limit],
-            duration_s=dur,
-            timed_out=timed_out,
-            truncated=len(out) > self.output_limit or len(err) > self.output_limit,
-            notes={"isolation": "docker", "image": self.image},
+            command=shown, exit_code=None if killed_by == "timeout" else code,
+            stdout=b"".join(outs[1]).decode("utf-8", "replace"), stderr=stderr, duration_s=dur,
+            timed_out=killed_by == "timeout", truncated=cut[0], cpu_s=round(used, 4), killed_by=killed_by,
+            notes={"isolation": "docker", "image": self.image, "uid": w.uid},
         )
 
-    def close(self) -> None:
-        for w in list(self._slots):
-            self.close_slot(w)
+    # -- grading ----------------------------------------------------------------------
+    def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
+                    binds: dict[str, str] | None = None, path_override: str | None = None) -> GradingBox:
+        if path_override:
+            raise SandboxError("the docker sandbox does not use a PATH shim")
+        w = self._worker(f"grade-{next(self._grades)}")
+        with self._lock:
+            w.exec_only, w.binds = dict(masks or {}), dict(binds or {})
+        box = _DockerBox(self, w)
         try:
-            self.container.remove(force=True)
-        except Exception:
-            pass
-        if self._owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+            for rel, data in files.items():
+                fileio.write_file(w.folder, rel, data)
+        except BaseException:
+            box.close()
+            raise
+        return box
+
+    def _drop(self, name: str, *, keep: bool = False) -> None:
+        with self._lock:
+            w = self._workers.pop(name, None)
+        if w is None:
+            return
+        self._remove_container(w)
+        self.host.drop_folder(w.folder, keep=keep)
+        with contextlib.suppress(OSError):
+            (w.io / "stdin").unlink()
+            w.io.rmdir()
+        w.lease.release()
+
+    def close(self) -> None:
+        """Remove every container (verified by the engine), folders and uids."""
+        with self._lock:
+            if self._closed:
+                return
+            names = list(self._workers)
+        errors = []
+        for n in names:
+            try:
+                self._drop(n, keep=not self.host.owned)
+            except SandboxError as exc:
+                errors.append(str(exc))
+        with contextlib.suppress(Exception):
+            for c in self.client.containers.list(all=True, filters={"label": f"scarce_lab.sandbox={self._id}"}):
+                c.remove(force=True)
+        with self._lock:
+            self._closed = True
+        self.host.close()
+        if errors:
+            raise SandboxError("; ".join(errors))
 
     def __enter__(self) -> DockerSandbox:
         return self
@@ -221,84 +395,13 @@ class DockerSandbox(Sandbox):
         self.close()
 
 
-def _tar_dir(src: Path, files: dict[str, bytes] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        if files is not None:
-            for rel, data in files.items():
-                info = tarfile.TarInfo(rel)
-                info.size = len(data)
-                info.mode = 0o755
-                tar.addfile(info, io.BytesIO(data))
-        else:
-            tar.add(str(src), arcname=".")
-    return buf.getvalue()
+class _DockerBox(GradingBox):
+    def __init__(self, sb: DockerSandbox, w: _DWorker):
+        self.sb, self.w, self.folder = sb, w, w.folder
 
+    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
+            output_limit: int = 20_000) -> ExecResult:
+        return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
 
-def grade_programbench(task, submission_dir, client=None, *, timeout_s: int = 2400):
-    """Grade a submission for a ProgramBench task in the task's image.
-
-    Steps (ProgramBench's evaluation contract): start ``task.image`` with the network
-    disabled; put the submission files into ``/workspace``; ``./compile.sh``; then for
-    each non-ignored branch: wipe ``/workspace`` except ``executable``, copy
-    ``tests/<branch>/`` in, run ``eval/run.sh``, read ``eval/results.xml`` (JUnit).
-    Tests missing from the XML count as failed. Returns a
-    :class:`scarce_lab.tasks.grading.GradeResult` (score over non-ignored tests).
-    Raises SandboxError when no engine answers or the image is missing.
-    """
-    from ..tasks.anticheat import check_submission
-    from ..tasks.grading import GradeResult, TestOutcome, collect_submission
-    from ..tasks.programbench import parse_junit, programbench_info
-
-    info = programbench_info(task)
-    t0 = time.perf_counter()
-    files = collect_submission(task, submission_dir)
-    scored = task.scored_tests()
-    v = check_submission(task, files)
-    if v:
-        return GradeResult(task_id=task.id, total=len(scored), violation=v, isolation="docker")
-    c = _client(client)
-    try:
-        ctr = c.containers.run(task.image, command=["sleep", "infinity"], detach=True,
-                               network_disabled=True, working_dir="/workspace")
-    except Exception as e:
-        raise SandboxError(f"could not start image {task.image!r}: {e}") from e
-    try:
-        ctr.exec_run(["sh", "-c", "rm -rf /workspace/* /workspace/.[!.]*"])
-        ctr.put_archive("/workspace", _tar_dir(Path(submission_dir), files))
-        b = ctr.exec_run(["timeout", "-s", "KILL", "900", "sh", "-c",
-                          "chmod +x ./compile.sh && ./compile.sh && test -x ./executable "
-                          "&& cp ./executable /tmp/.scarce-exe"], workdir="/workspace")
-        log = (b.output or b"").decode(errors="replace")[-4000:]
-        if b.exit_code != 0:
-            return GradeResult(task_id=task.id, total=len(scored), build_log=log, isolation="docker",
-                               duration_s=time.perf_counter() - t0)
-        passed: dict[str, bool] = {}
-        for branch in info.branches:
-            if branch in info.ignored_branches:
-                continue
-            ctr.exec_run(["sh", "-c", "rm -rf /workspace/* /workspace/.[!.]* && "
-                                      "cp /tmp/.scarce-exe /workspace/executable"])
-            ctr.put_archive("/workspace", _tar_dir(info.task_dir / "tests" / branch))
-            ctr.exec_run(["timeout", "-s", "KILL", str(timeout_s), "sh", "-c",
-                          "chmod +x ./eval/run.sh && ./eval/run.sh"], workdir="/workspace")
-            r = ctr.exec_run(["cat", "/workspace/eval/results.xml"])
-            if r.exit_code == 0:
-                try:
-                    passed.update(parse_junit(r.output.decode(errors="replace"), branch))
-                except ValueError:
-                    pass
-        outcomes = [TestOutcome(id=t.id, passed=passed.get(t.id, False),
-                                reason="" if passed.get(t.id) else "failed or missing from JUnit XML")
-                    for t in scored]
-        n = sum(o.passed for o in outcomes)
-        score = n / len(scored) if scored else 0.0
-        return GradeResult(task_id=task.id, passed=n, total=len(scored), score=score,
-                           resolved=bool(scored) and n == len(scored), almost_resolved=score >= 0.95,
-                           build_ok=True, build_log=log, per_test=outcomes, isolation="docker",
-                           duration_s=time.perf_counter() - t0)
-    finally:
-        try:
-            ctr.remove(force=True)
-        except Exception:
-            pass
+    def close(self) -> None:
+        self.sb._drop(self.w.name)

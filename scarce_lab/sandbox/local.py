@@ -1,111 +1,78 @@
-"""Local sandbox backend: subprocesses in per-worker folders (the default backend).
+"""Local sandbox backend on bubblewrap (the default where no Docker engine is asked for).
 
 Public API::
 
     sb = LocalSandbox(root=None, limits=ResourceLimits(), output_limit=20_000,
-                      hidden_paths=None, isolation="auto")
-    sb.workdir("w0") -> Path            # created on first use, owned by the worker's uid
-    prepare_workspace(task, sb.workdir("w0")); sb.chown_tree("w0")   # host writes -> worker
-    sb.open_slot("w0", duration_s=120)  # grant a window (wall seconds from now)
-    sb.run("w0", "gcc -O2 x.c && ./a.out", limits=None) -> ExecResult
-    sb.close_slot("w0")                 # kills every process the worker still runs
-    sb.close()                          # closes all slots, removes the root if it owns it
-    sb.capabilities -> Capabilities(network_isolated, private_mounts, uid_separation, mode)
-    sb.network_isolated -> bool; sb.slot_remaining("w0") -> float | None
+                      hidden_paths=None, isolation="auto", disk_bytes=256 MiB,
+                      inodes=20_000, tmp_bytes=64 MiB)
+    sb.workdir("w0") -> Path        # host path; use the file tools, not host I/O
+    prepare_worker(task, sb, "w0")    # scarce_lab.tasks: docs, examples, execute-only ./<program>
+    sb.open_slot("w0", 120); sb.run("w0", "gcc x.c && ./a.out", limits, max_wall_s=20)
+    sb.list_files("w0"); sb.read_file("w0", "x.c"); sb.write_file("w0", "x.c", b"...")
+    sb.close_slot("w0"); grade(task, sb.workdir("w0"), sandbox=sb); sb.close()  # scarce_lab.tasks
+    sb.capabilities -> Capabilities; detect_capabilities() -> Capabilities
+    run_limited(command, cwd, limits, ...) -> ExecResult   # unisolated helper
 
-    run_limited(command, cwd, limits, *, env=None, stdin="", output_limit=20_000,
-                isolation=Isolation()) -> ExecResult    # low-level, also used by grading
-    detect_capabilities() -> Capabilities                # probed once per process
+What each worker gets (mode ``"bwrap"``, as root with bubblewrap installed):
 
-What it enforces (each command):
+* its own unprivileged uid (:mod:`.uids`), its own folder: a tmpfs of ``disk_bytes``
+  and ``inodes`` owned by that uid (:mod:`.hostroot`);
+* every command in new pid, ipc, net, uts and mount namespaces with a root built from
+  an allowlist, ``no_new_privs``, no capabilities (:mod:`.bwrap`);
+* totals over all its processes in its own cgroup: memory, processes, CPU seconds
+  (:mod:`.cgroups`, :mod:`.process`); per process: file size, open files, no core files;
+* when a command ends (exit, wall limit, CPU limit), when its slot closes and at
+  :meth:`close`, every process of the worker is killed and the kill verified;
+* the original program execute-only: a root-owned 0711 copy named after the program
+  in its folder and bound over the program's system paths (readable by nobody but
+  root, so no ``cat``, no ``ld.so``, and it runs non-dumpable: no ``/proc/<pid>/exe``).
 
-* wall-clock timeout: ``limits.wall_seconds``, capped by what remains of the slot; at
-  timeout the whole process group is killed (SIGKILL) and ``timed_out=True``;
-* ``setrlimit`` in the child: CPU seconds, address space (``memory_bytes``), file size,
-  number of processes (only with uid separation: the limit counts per uid), no core
-  files;
-* outputs truncated to ``output_limit`` characters each (the rest is drained and
-  dropped; ``truncated=True``);
-* environment reset: ``PATH=/usr/local/bin:/usr/bin:/bin``, ``HOME`` and ``TMPDIR`` in
-  the work folder, ``LC_ALL=C`` (the locale the shipped tasks were recorded in).
-
-Isolation, probed at start-up (:func:`detect_capabilities`; ``isolation="auto"`` takes
-the strongest mode that works, ``"none"`` forces the weakest):
-
-* ``mode="root"`` (running as root, as on the lab machines): each command gets a new
-  network namespace (only a downed loopback: no network), a new mount namespace with
-  fresh empty tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (no shared scratch
-  space between workers), empty read-only tmpfs over ``hidden_paths`` (by default the
-  shipped task suite and the source checkout, so hidden tests, reference solutions,
-  recorded runs and caches are unreadable), and
-  drops to a per-worker uid (from a block of 64 unused uids that is distinct per
-  sandbox, see :func:`allocate_uid_block`) that owns only its own 0700 work folder. Writes elsewhere (other workers' folders, the repo, /root)
-  fail with EACCES. At slot close every process of that uid is killed, also those that
-  left the process group.
-* ``mode="userns"`` (unprivileged, where user namespaces are allowed): network and
-  mount namespaces as above, but no uid separation (same uid for every worker).
-* ``mode="none"``: rlimits, cwd and environment only. ``capabilities`` says so and the
-  isolation tests skip with the reason.
-
-Slot gating: :meth:`LocalSandbox.run` raises :class:`SlotNotActiveError` when the worker
-has no open slot or its window (``duration_s`` wall seconds from ``open_slot``) has
-passed. Addition to the ABC: ``slot_remaining(worker) -> float | None``.
+``isolation="none"`` is an explicit weak mode for machines without root: plain
+subprocesses with rlimits in per-worker folders, no namespaces, no uid separation, no
+totals; ``capabilities`` says so. ``"auto"`` never falls back to it silently: it
+raises :class:`SandboxError` with the reason.
 """
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import functools
 import itertools
 import os
 import re
-import shutil
-import signal
-import subprocess
-import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import ExecResult, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from . import fileio
+from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
+from .cgroups import Cgroup, detect, reap_stale, remove_sandbox_groups
+from .hostroot import HostRoot
+from .launcher import HIDDEN_DIR
+from .process import execute
+from .uids import UidLease, lease_uid
 
 __all__ = [
-    "Capabilities",
-    "Isolation",
-    "LocalSandbox",
-    "default_hidden_paths",
-    "detect_capabilities",
-    "run_limited",
-    "DEFAULT_PATH",
-    "MASKED_SCRATCH",
+    "DEFAULT_PATH", "Capabilities", "LocalSandbox", "base_env", "default_hidden_paths",
+    "detect_capabilities", "run_limited",
 ]
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-UID_BLOCK = 64  # uids per sandbox (max workers per sandbox)
-MASKED_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
-WORKER_UID_BASE = 60001  # first worker uid inside a docker container
-_WORKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
-_MS_RDONLY = 1
-_MS_NOSUID = 2
-_MS_NODEV = 4
-_MS_BIND = 4096
-_MS_REC = 16384
-_MS_PRIVATE = 1 << 18
+WORKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_WORKER_RE = WORKER_RE  # kept for importers of the old name
+_ids = itertools.count()
 
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What isolation this machine allows (probed once).
+    """What isolation a LocalSandbox gives here.
 
-    network_isolated: commands run in an empty network namespace.
-    private_mounts: fresh /tmp etc. and hidden paths per command.
-    uid_separation: each worker runs as its own unprivileged uid.
-    mode: ``"root"``, ``"userns"`` or ``"none"``; ``reason`` explains a weaker mode.
+    mode: ``"bwrap"`` (everything in the module docstring) or ``"none"``.
+    network_isolated / private_mounts / uid_separation / totals: each guarantee.
+    reason: why the machine cannot give ``"bwrap"`` ('' when it can).
     """
 
     network_isolated: bool
@@ -113,523 +80,323 @@ class Capabilities:
     uid_separation: bool
     mode: str
     reason: str = ""
+    totals: bool = False
 
 
-@dataclass(frozen=True)
-class Isolation:
-    """How one command is isolated (see module docstring).
-
-    mode: ``"root"``, ``"userns"`` or ``"none"``.
-    uid: uid (and gid) to drop to, root mode only; ``None`` keeps the caller's.
-    keep_dirs: directories that must stay visible although they lie under a masked
-        scratch dir (the work folder); re-bound after masking.
-    hidden_paths: directories replaced by an empty read-only tmpfs (skipped when a
-        keep_dir lies inside one).
-    file_masks: ``(target, replacement)`` pairs: ``replacement`` is bind-mounted over
-        the file ``target`` (used by grading to put a tripwire over the original).
-    """
-
-    mode: str = "none"
-    uid: int | None = None
-    keep_dirs: tuple[str, ...] = ()
-    hidden_paths: tuple[str, ...] = ()
-    file_masks: tuple[tuple[str, str], ...] = ()
+@functools.cache
+def detect_capabilities() -> Capabilities:
+    """Probe once: bubblewrap + root + cgroups -> mode ``"bwrap"``, else ``"none"``
+    with the reason (a LocalSandbox in ``"auto"`` then refuses to start)."""
+    why = bwrap_problem()
+    if not why:
+        cg = detect()
+        if cg.version == 0:
+            why = f"no usable cgroups for per-worker totals: {cg.reason}"
+    if why:
+        return Capabilities(False, False, False, "none", why)
+    return Capabilities(True, True, True, "bwrap", "", totals=True)
 
 
-_uid_counter = itertools.count()
-_uid_lock = threading.Lock()
-
-
-def allocate_uid_block() -> int:
-    """First uid of a fresh block of ``UID_BLOCK`` unprivileged uids, distinct for every
-    sandbox (and grading) in this process and, via the pid, across live processes:
-    ``1_000_000 + (pid mod 2**19) * 4096 + (n mod 64) * 64``. Separate blocks keep
-    parallel runs from reading each other's folders or killing each other's processes."""
-    with _uid_lock:
-        n = next(_uid_counter) % 64
-    return 1_000_000 + (os.getpid() % (1 << 19)) * 4096 + n * UID_BLOCK
-
-
-# ---------------------------------------------------------------- child setup
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _chk(ret: int, what: str) -> None:
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None) -> None:
-    _chk(
-        _libc.mount(
-            src.encode() if src else None,
-            dst.encode(),
-            fstype.encode() if fstype else None,
-            flags,
-            data.encode() if data else None,
-        ),
-        f"mount {dst}",
-    )
-
-
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _enter_namespaces(iso: Isolation, net: bool) -> None:
-    """In the forked child: new namespaces, masks, then uid drop. Raises OSError."""
-    uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWNS | (_CLONE_NEWNET if net else 0)
-    if iso.mode == "userns":
-        flags |= _CLONE_NEWUSER
-    _chk(_libc.unshare(flags), "unshare")
-    if iso.mode == "userns":
-        with open("/proc/self/setgroups", "w") as f:
-            f.write("deny")
-        with open("/proc/self/uid_map", "w") as f:
-            f.write(f"{uid} {uid} 1")
-        with open("/proc/self/gid_map", "w") as f:
-            f.write(f"{gid} {gid} 1")
-    _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
-    # keep_dirs under a scratch dir: hold them by fd (opened in this namespace) so they
-    # can be re-bound after the scratch dir is covered by a fresh tmpfs.
-    held = []
-    for d in iso.keep_dirs:
-        if any(_under(d, s) for s in MASKED_SCRATCH):
-            held.append((d, os.open(d, os.O_PATH | os.O_DIRECTORY)))
-    for s in MASKED_SCRATCH:
-        if os.path.isdir(s):
-            _mount("tmpfs", s, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
-    for d, fd in held:
-        os.makedirs(d, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", d, None, _MS_BIND, None)
-        os.close(fd)
-    for h in iso.hidden_paths:
-        if os.path.isdir(h) and not any(_under(d, h) for d in iso.keep_dirs):
-            _mount("tmpfs", h, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "mode=755,size=4k")
-    for target, repl in iso.file_masks:
-        if os.path.exists(target):
-            _mount(repl, target, None, _MS_BIND, None)
-
-
-def _make_preexec(limits: ResourceLimits, iso: Isolation, cwd: str):
-    import resource
-
-    def preexec() -> None:
-        os.setsid()
-        if iso.mode in ("root", "userns"):
-            _enter_namespaces(iso, net=not limits.network)
-            os.chdir(cwd)  # re-resolve cwd inside the new mount namespace
-        cpu = max(1, int(limits.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if iso.mode == "root" and iso.uid is not None:
-            # RLIMIT_NPROC counts per real uid: meaningful only for a dedicated uid.
-            n = limits.max_processes
-            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
-            os.setgroups([])
-            os.setgid(iso.uid)
-            os.setuid(iso.uid)
-
-    return preexec
-
-
-# ---------------------------------------------------------------- running
-def _drain(stream, limit: int, out: list, flag: list) -> None:
-    """Read ``stream`` to EOF, keeping the first ``limit`` bytes (sets flag[0] if cut).
-
-    Reads whatever is available (``read1``), so output already written is kept even
-    when a process that escaped the group holds the pipe open past the wall limit."""
-    kept = 0
-    read = getattr(stream, "read1", stream.read)
-    try:
-        while True:
-            chunk = read(65536)
-            if not chunk:
-                break
-            if kept < limit:
-                take = chunk[: limit - kept]
-                out.append(take)
-                kept += len(take)
-                if len(take) < len(chunk):
-                    flag[0] = True
-            else:
-                flag[0] = True
-    except (OSError, ValueError):
-        pass
-    finally:
-        try:
-            stream.close()
-        except OSError:
-            pass
-
-
-def _feed(stream, data: bytes) -> None:
-    try:
-        if data:
-            stream.write(data)
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-    finally:
-        try:
-            stream.close()
-        except (BrokenPipeError, OSError):
-            pass
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def base_env(workdir: str | Path, extra: dict | None = None) -> dict[str, str]:
-    """The reset environment commands run with (see module docstring)."""
+def base_env(workdir: str | Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every command gets: ``PATH``, ``HOME`` (the folder), ``TMPDIR``
+    (its ``.tmp``), ``LC_ALL=C`` (the locale the shipped tasks were recorded in)."""
     wd = str(workdir)
-    env = {
-        "PATH": DEFAULT_PATH,
-        "HOME": wd,
-        "TMPDIR": os.path.join(wd, ".tmp"),
-        "LC_ALL": "C",
-        "LANG": "C",
-        "TERM": "dumb",
-    }
+    env = {"PATH": DEFAULT_PATH, "HOME": wd, "TMPDIR": os.path.join(wd, ".tmp"), "LC_ALL": "C",
+           "LANG": "C", "TERM": "dumb"}
     if extra:
         env.update(extra)
     return env
 
 
-def run_limited(
-    command: str | list[str],
-    cwd: str | Path,
-    limits: ResourceLimits,
-    *,
-    env: dict[str, str] | None = None,
-    stdin: str | bytes = "",
-    output_limit: int = 20_000,
-    isolation: Isolation | None = None,
-    on_spawn=None,
-) -> ExecResult:
-    """Run one command (shell string via ``/bin/sh -c``, or argv list) with limits.
-
-    Args:
-        command: shell command text or argv list.
-        cwd: working folder (must exist).
-        limits: wall/CPU seconds, memory/file-size bytes, process count, network.
-        env: full environment (default :func:`base_env` of ``cwd``).
-        stdin: data written to the command's stdin (then closed).
-        output_limit: max characters kept of stdout and of stderr each.
-        isolation: see :class:`Isolation` (default: none).
-        on_spawn: optional callback ``f(popen)`` (the sandbox uses it to track/kill).
-
-    Returns an :class:`ExecResult`; ``exit_code`` is ``None`` when killed at timeout,
-    negative ``-N`` when killed by signal N (e.g. CPU limit: SIGXCPU / SIGKILL).
-    Raises SandboxError if the child could not be set up (e.g. namespaces refused).
-    """
-    iso = isolation or Isolation()
-    cwd = str(cwd)
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    # Model-written commands may hold what exec cannot pass: a lone surrogate becomes
-    # '?', a NUL byte fails the command like a shell syntax error (exit 2).
-    argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-    if any("\x00" in a for a in argv):
-        return ExecResult(
-            command=command if isinstance(command, str) else " ".join(command),
-            exit_code=2, stdout="", stderr="command contains a NUL byte; not run\n", duration_s=0.0,
-            notes={"isolation": iso.mode},
-        )
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env if env is not None else base_env(cwd),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=_make_preexec(limits, iso, cwd),
-            close_fds=True,
-        )
-    except subprocess.SubprocessError as e:
-        raise SandboxError(f"could not start command in {cwd} (isolation {iso.mode}): {e}") from e
-    except OSError as e:
-        if e.filename is not None and str(e.filename) == cwd:
-            raise SandboxError(f"could not start command in {cwd}: {e}") from e
-        # The program itself cannot be executed (not a binary/script, no x bit, missing):
-        # that is the command's failure, reported as a shell would (126, or 127 if absent).
-        return ExecResult(
-            command=command if isinstance(command, str) else " ".join(command),
-            exit_code=127 if isinstance(e, FileNotFoundError) else 126,
-            stdout="",
-            stderr=f"{argv[0]}: cannot execute: {e.strerror}\n",
-            duration_s=time.perf_counter() - t0,
-            notes={"isolation": iso.mode},
-        )
-    if on_spawn is not None:
-        on_spawn(proc)
-    outs: list[bytes] = []
-    errs: list[bytes] = []
-    tflag, eflag = [False], [False]
-    threads = [
-        threading.Thread(target=_drain, args=(proc.stdout, output_limit, outs, tflag), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, output_limit, errs, eflag), daemon=True),
-        threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True),
-    ]
-    for th in threads:
-        th.start()
-    # Wait on the output readers (they end when the pipes close), not on Popen.wait's
-    # polling loop: this keeps the per-command overhead low.
-    timed_out = False
-    deadline = time.monotonic() + max(0.001, limits.wall_seconds)
-    for th in threads[:2]:
-        th.join(timeout=max(0.0, deadline - time.monotonic()))
-    try:
-        proc.wait(timeout=max(0.001, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _killpg(proc.pid)
-        proc.wait()
-    # Processes left in the group (e.g. background jobs) would keep pipes open.
-    _killpg(proc.pid)
-    grace = time.monotonic() + 2.0  # readers still blocked: a process outside the group holds a pipe
-    for th in threads:
-        th.join(timeout=max(0.0, grace - time.monotonic()))
-    dur = time.perf_counter() - t0
-    stdout = b"".join(outs).decode("utf-8", errors="replace")
-    stderr = b"".join(errs).decode("utf-8", errors="replace")
-    return ExecResult(
-        command=command if isinstance(command, str) else " ".join(command),
-        exit_code=None if timed_out else proc.returncode,
-        stdout=stdout[:output_limit],
-        stderr=stderr[:output_limit],
-        duration_s=dur,
-        timed_out=timed_out,
-        truncated=tflag[0] or eflag[0],
-        notes={"isolation": iso.mode},
-    )
-
-
-# ---------------------------------------------------------------- capabilities
-@functools.cache
-def detect_capabilities() -> Capabilities:
-    """Probe once which isolation mode works here (runs ``/bin/true`` under each)."""
-    lim = ResourceLimits(wall_seconds=10, cpu_seconds=5)
-    probe_dir = tempfile.mkdtemp(prefix="scarce-probe-")
-    try:
-        os.chmod(probe_dir, 0o755)
-        reasons = []
-        candidates = ["root"] if os.geteuid() == 0 else []
-        candidates.append("userns")
-        for mode in candidates:
-            iso = Isolation(mode=mode, uid=allocate_uid_block() if mode == "root" else None,
-                            keep_dirs=(probe_dir,))
-            try:
-                r = run_limited(["/bin/sh", "-c", "test -d /proc/self"], probe_dir, lim,
-                                isolation=iso)
-            except SandboxError as e:
-                reasons.append(f"{mode}: {e}")
-                continue
-            if r.exit_code == 0:
-                return Capabilities(True, True, mode == "root", mode,
-                                    "; ".join(reasons))
-            reasons.append(f"{mode}: probe exit {r.exit_code}: {r.stderr.strip()[:200]}")
-        return Capabilities(False, False, False, "none",
-                            "; ".join(reasons) or "namespaces unavailable")
-    finally:
-        shutil.rmtree(probe_dir, ignore_errors=True)
-
-
 def default_hidden_paths() -> tuple[str, ...]:
-    """Folders hidden from sandboxed commands by default: the shipped task suite
-    (hidden tests, reference solutions) and, in a source checkout, the whole
-    repository (run outputs with other workers' private budgets, LLM caches)."""
+    """Folders hidden inside sandboxes where they would be visible (e.g. when the
+    package is installed under ``/usr``): the shipped suite (hidden tests, reference
+    solutions) and, in a source checkout, the whole repository."""
     pkg = Path(__file__).resolve().parents[1]
     out = []
-    suite = pkg / "tasks" / "suite"
-    if suite.is_dir():
-        out.append(str(suite))
+    if (pkg / "tasks" / "suite").is_dir():
+        out.append(str(pkg / "tasks" / "suite"))
     if (pkg.parent / "pyproject.toml").is_file():
         out.append(str(pkg.parent))
     return tuple(out)
 
 
-# ---------------------------------------------------------------- the sandbox
+def _argv(command: str | list[str]) -> tuple[list[str], str | None]:
+    """argv for a shell command or argv list; a NUL byte is refused like a shell would."""
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
+    if any("\x00" in a for a in argv):
+        return argv, "command contains a NUL byte; not run\n"
+    return argv, None
+
+
+def run_limited(command: str | list[str], cwd: str | Path, limits: ResourceLimits, *,
+                env: dict[str, str] | None = None, stdin: str | bytes = "",
+                output_limit: int = 20_000) -> ExecResult:
+    """Run a command *without isolation* (rlimits, process group kill, output limit).
+    For tools and tests only: worker code goes through :class:`LocalSandbox`."""
+    argv, bad = _argv(command)
+    shown = command if isinstance(command, str) else " ".join(command)
+    if bad:
+        return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
+                          notes={"isolation": "none"})
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return execute(argv, shown=shown, cwd=str(cwd), env=env or base_env(cwd), limits=limits, stdin=data,
+                   output_limit=output_limit, notes={"isolation": "none"})
+
+
 @dataclass
-class _Slot:
-    deadline: float  # time.monotonic() value
-    procs: list = field(default_factory=list)
+class _Worker:
+    name: str
+    folder: Path
+    uid: int
+    lease: UidLease | None
+    cgroup: Cgroup | None
+    exec_only: dict[str, str] = field(default_factory=dict)
+    binds: dict[str, str] = field(default_factory=dict)
+    path_override: str | None = None
+    deadline: float | None = None
+    running: int = 0
 
 
 class LocalSandbox(Sandbox):
-    """Subprocess sandbox with per-worker folders (see module docstring).
+    """Bubblewrap sandbox with per-worker uids, folders and cgroups (module docstring).
 
     Args:
-        root: parent folder of the worker folders; default a fresh temp dir that
-            :meth:`close` removes. A given root is kept on close.
+        root: folder for the worker folders; default a private root-owned folder under
+            ``/run/scarce_lab/sandboxes`` removed at :meth:`close`. A given root is kept
+            (worker files copied back into it as plain files at close).
         limits: default per-command :class:`ResourceLimits`.
-        output_limit: characters kept of stdout and stderr each.
-        hidden_paths: directories made unreadable (empty) inside commands; default
-            :func:`default_hidden_paths` (task suite + source checkout). Runners should
-            add their output folder (``(*default_hidden_paths(), out_dir)``) so workers
-            cannot read the recorded trajectories. Only where ``private_mounts``; a
-            hidden path that contains the worker folder is skipped.
-        isolation: ``"auto"`` (strongest available) or ``"none"``.
+        output_limit: characters kept of stdout and of stderr each.
+        hidden_paths: folders covered inside sandboxes where a bound system folder
+            would show them (default :func:`default_hidden_paths`).
+        isolation: ``"auto"``/``"bwrap"`` (raises SandboxError with the reason when the
+            machine cannot) or ``"none"`` (explicitly unisolated).
+        disk_bytes, inodes: size and file count of each worker folder.
+        tmp_bytes: size of each command's ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``.
 
-    Thread-safe: ``close_slot`` from another thread kills a running command.
+    Thread-safe: :meth:`close_slot` from another thread kills a running command.
     """
 
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        limits: ResourceLimits | None = None,
-        output_limit: int = 20_000,
-        hidden_paths: tuple[str | Path, ...] | None = None,
-        isolation: str = "auto",
-    ) -> None:
-        if isolation not in ("auto", "none"):
-            raise ValueError(f"isolation must be 'auto' or 'none', got {isolation!r}")
+    def __init__(self, root: str | Path | None = None, limits: ResourceLimits | None = None,
+                 output_limit: int = 20_000, hidden_paths: tuple[str | Path, ...] | None = None,
+                 isolation: str = "auto", disk_bytes: int = 256 << 20, inodes: int = 20_000,
+                 tmp_bytes: int = 64 << 20) -> None:
+        if isolation not in ("auto", "bwrap", "none"):
+            raise ValueError(f"isolation must be 'auto', 'bwrap' or 'none', got {isolation!r}")
         if output_limit <= 0:
             raise ValueError(f"output_limit must be > 0, got {output_limit!r}")
-        self.capabilities = (
-            detect_capabilities()
-            if isolation == "auto"
-            else Capabilities(False, False, False, "none", "isolation='none' requested")
-        )
-        self._owns_root = root is None
-        self.root = Path(root if root is not None else tempfile.mkdtemp(prefix="scarce-sbx-"))
-        self.root.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o711)
+        for name, v in (("disk_bytes", disk_bytes), ("inodes", inodes), ("tmp_bytes", tmp_bytes)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if isolation == "none":
+            self.capabilities = Capabilities(False, False, False, "none", "isolation='none' requested")
+        else:
+            self.capabilities = detect_capabilities()
+            if self.capabilities.mode != "bwrap":
+                raise SandboxError(f"the local sandbox cannot isolate workers here: {self.capabilities.reason}. "
+                                   "Run as root with bubblewrap installed (scripts/install.sh), use "
+                                   "--sandbox docker, or pass isolation='none' to run without isolation.")
+        self.isolated = self.capabilities.mode == "bwrap"
         self.limits = limits or ResourceLimits()
         self.output_limit = output_limit
+        self.disk_bytes, self.inodes, self.tmp_bytes = disk_bytes, inodes, tmp_bytes
         hp = default_hidden_paths() if hidden_paths is None else hidden_paths
         self.hidden_paths = tuple(str(Path(p).resolve()) for p in hp)
-        self._uid_base = allocate_uid_block()
-        self._uids: dict[str, int] = {}
-        self._slots: dict[str, _Slot] = {}
-        self._lock = threading.Lock()
+        if self.isolated:
+            with contextlib.suppress(OSError):
+                reap_stale()  # groups of sandboxes whose process died without close()
+        self.host = HostRoot(root, tmpfs=self.isolated)
+        self.root = self.host.path
+        self._id = f"{os.getpid()}-{next(_ids)}"
+        self._workers: dict[str, _Worker] = {}
+        self._lock = threading.RLock()
         self._closed = False
+        self._grades = itertools.count()
+        self._finalizer = weakref.finalize(self, remove_sandbox_groups, self._id) if self.isolated else None
 
     @property
     def network_isolated(self) -> bool:
-        """True when commands have no network (empty network namespace)."""
+        """True when commands have no network (an empty network namespace)."""
         return self.capabilities.network_isolated
 
-    # -- folders
-    def uid_of(self, worker: str) -> int | None:
-        """The uid ``worker``'s commands run as (root mode), else ``None``."""
-        return self._uids.get(worker) if self.capabilities.uid_separation else None
+    # -- workers ----------------------------------------------------------------------
+    def _worker(self, worker: str) -> _Worker:
+        if not isinstance(worker, str) or not WORKER_RE.match(worker):
+            raise ValueError(f"worker must match {WORKER_RE.pattern}, got {worker!r}")
+        with self._lock:
+            if self._closed:
+                raise SandboxError("sandbox is closed")
+            w = self._workers.get(worker)
+            if w is not None:
+                return w
+            if self.isolated:
+                lease = lease_uid()
+                try:
+                    folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes,
+                                                   inodes=self.inodes)
+                    cg = Cgroup(detect(), f"scarce_lab/{self._id}/{worker}").create()
+                except BaseException:
+                    lease.release()
+                    raise
+                self.host.write_users({worker: lease.uid})
+                w = _Worker(worker, folder, lease.uid, lease, cg)
+            else:
+                folder = self.host.make_folder(worker, uid=os.geteuid(), size=self.disk_bytes, inodes=self.inodes)
+                w = _Worker(worker, folder, os.geteuid(), None, None)
+            self._workers[worker] = w
+            return w
 
     def workdir(self, worker: str) -> Path:
-        if not _WORKER_RE.match(worker or ""):
-            raise ValueError(f"worker must match {_WORKER_RE.pattern}, got {worker!r}")
-        d = self.root / worker
-        with self._lock:
-            if worker not in self._uids:
-                if len(self._uids) >= UID_BLOCK:
-                    raise SandboxError(f"at most {UID_BLOCK} workers per sandbox (worker {worker!r})")
-                self._uids[worker] = self._uid_base + len(self._uids)
-        if not d.exists():
-            d.mkdir(parents=True)
-            (d / ".tmp").mkdir()
-        if self.capabilities.uid_separation:
-            os.chmod(d, 0o700)
-            self.chown_tree(worker)
-        return d
+        return self._worker(worker).folder
 
-    def chown_tree(self, worker: str) -> None:
-        """Give ``worker``'s uid ownership of everything in its folder (call after the
-        host wrote files there, e.g. :func:`scarce_lab.tasks.prepare_workspace`)."""
-        uid = self._uids.get(worker)
-        if uid is None or not self.capabilities.uid_separation:
+    def uid_of(self, worker: str) -> int | None:
+        """The uid ``worker``'s commands run as (``None`` in mode ``"none"``)."""
+        return self._worker(worker).uid if self.isolated else None
+
+    def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
+        """An execute-only copy of ``source`` as ``./name`` in the worker's folder, also
+        bound over each of ``paths`` (and the launcher's hidden folder) in the worker's
+        sandboxes; unisolated, the file is installed in the folder only."""
+        w = self._worker(worker)
+        if not self.isolated:
+            fileio.install_exec_only(w.folder, name, source)
             return
-        d = self.root / worker
-        for p in [d, *d.rglob("*")]:
-            try:
-                os.lchown(p, uid, uid)
-            except FileNotFoundError:
-                pass
-
-    # -- slots
-    def open_slot(self, worker: str, duration_s: float) -> None:
-        if duration_s <= 0:
-            raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
-        if self._closed:
-            raise SandboxError("sandbox is closed")
-        self.workdir(worker)
+        copy = self.host.exec_only_copy(source)
+        fileio.install_exec_only(w.folder, name, copy)
         with self._lock:
-            self._slots[worker] = _Slot(deadline=time.monotonic() + float(duration_s))
+            for p in self.program_paths(paths):
+                w.exec_only[p] = copy
+            w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
+        return w.folder
+
+    # -- slots ------------------------------------------------------------------------
+    def open_slot(self, worker: str, duration_s: float) -> None:
+        if not isinstance(duration_s, (int, float)) or duration_s <= 0:
+            raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
+        w = self._worker(worker)
+        with self._lock:
+            w.deadline = time.monotonic() + float(duration_s)
 
     def slot_remaining(self, worker: str) -> float | None:
-        """Seconds left in ``worker``'s window, or ``None`` without an open slot."""
-        s = self._slots.get(worker)
-        return None if s is None else max(0.0, s.deadline - time.monotonic())
+        w = self._workers.get(worker)
+        if w is None or w.deadline is None:
+            return None
+        return max(0.0, w.deadline - time.monotonic())
 
     def close_slot(self, worker: str) -> None:
+        """End the window and kill everything of the worker (verified)."""
+        w = self._workers.get(worker)
+        if w is None:
+            return
         with self._lock:
-            slot = self._slots.pop(worker, None)
-        if slot is not None:
-            for p in slot.procs:
-                _killpg(p.pid)
-        uid = self.uid_of(worker)
-        if uid is not None:
-            _kill_uid(uid)
+            w.deadline = None
+        self._teardown(w)
 
-    def run(self, worker: str, command: str, limits: ResourceLimits | None = None) -> ExecResult:
-        slot = self._slots.get(worker)
-        if slot is None:
+    def _teardown(self, w: _Worker) -> None:
+        if w.cgroup is not None:
+            w.cgroup.kill_all()
+
+    def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
+            max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
+        """Run ``command`` (``/bin/sh -c``) in the worker's folder inside its slot.
+
+        The real time is at most ``min(limits.wall_seconds, slot remaining, max_wall_s)``;
+        ``duration_s`` of the result is the measured real time.
+
+        Raises:
+            SlotNotActiveError: no slot, or it has expired.
+            TeardownError: processes survived the kills (never silently ignored).
+        """
+        w = self._worker(worker)
+        if w.deadline is None:
             raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-        remaining = slot.deadline - time.monotonic()
+        remaining = w.deadline - time.monotonic()
         if remaining <= 0:
             raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-        lim = limits or self.limits
-        wall = min(lim.wall_seconds, remaining)
-        lim = ResourceLimits(
-            wall_seconds=wall,
-            cpu_seconds=lim.cpu_seconds,
-            memory_bytes=lim.memory_bytes,
-            file_size_bytes=lim.file_size_bytes,
-            max_processes=lim.max_processes,
-            network=lim.network,
-        )
-        wd = self.workdir(worker)
-        iso = Isolation(
-            mode=self.capabilities.mode,
-            uid=self.uid_of(worker),
-            keep_dirs=(str(wd.resolve()),),
-            hidden_paths=self.hidden_paths,
-        )
-
-        def track(p):
-            with self._lock:
-                s = self._slots.get(worker)
-                if s is None:  # slot closed while starting
-                    _killpg(p.pid)
-                else:
-                    s.procs.append(p)
-
-        res = run_limited(command, wd, lim, env=base_env(wd), output_limit=self.output_limit,
-                          isolation=iso, on_spawn=track)
-        res.notes["slot_remaining_s"] = round(max(0.0, slot.deadline - time.monotonic()), 3)
-        with self._lock:
-            s = self._slots.get(worker)
-            if s is not None:
-                s.procs = [p for p in s.procs if p.poll() is None]
+        lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
+        rem = self.slot_remaining(worker)
+        res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
         return res
 
+    def _exec(self, w: _Worker, command: str | list[str], lim: ResourceLimits, *, stdin: bytes,
+              output_limit: int) -> ExecResult:
+        argv, bad = _argv(command)
+        shown = command if isinstance(command, str) else " ".join(command)
+        iso = self.capabilities.mode
+        if bad:
+            return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
+                              notes={"isolation": iso})
+        env = base_env(w.folder, {"PATH": w.path_override} if w.path_override else None)
+        if not self.isolated:
+            return execute(argv, shown=shown, cwd=str(w.folder), env=env, limits=lim, stdin=stdin,
+                           output_limit=output_limit, notes={"isolation": iso})
+        spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=env,
+                         etc_dir=str(self.host.etc), exec_only=w.exec_only, binds=w.binds,
+                         hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes)
+        w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
+        with self._lock:
+            w.running += 1
+        try:
+            return execute(bwrap_argv(spec, argv), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
+                           limits=lim, stdin=stdin, output_limit=output_limit, cgroup=w.cgroup,
+                           notes={"isolation": iso, "uid": w.uid})
+        finally:
+            with self._lock:
+                w.running -= 1
+
+    # -- grading ----------------------------------------------------------------------
+    def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
+                    binds: dict[str, str] | None = None, path_override: str | None = None) -> GradingBox:
+        name = f"grade-{next(self._grades)}"
+        w = self._worker(name)
+        with self._lock:
+            w.exec_only = dict(masks or {})
+            w.binds = dict(binds or {})
+            w.path_override = path_override
+        box = _LocalBox(self, w)
+        try:
+            for rel, data in files.items():
+                fileio.write_file(w.folder, rel, data)
+        except BaseException:
+            box.close()
+            raise
+        return box
+
+    def _drop(self, name: str, *, keep: bool = False) -> None:
+        with self._lock:
+            w = self._workers.pop(name, None)
+        if w is None:
+            return
+        if w.cgroup is not None:
+            w.cgroup.remove()
+            w.cgroup.remove_parents(0)
+        self.host.drop_folder(w.folder, keep=keep)
+        if w.lease is not None:
+            w.lease.release()
+
     def close(self) -> None:
-        for w in list(self._slots):
-            self.close_slot(w)
-        if self.capabilities.uid_separation:
-            for uid in self._uids.values():
-                _kill_uid(uid)
-        self._closed = True
-        if self._owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        """Kill everything of every worker (verified), remove cgroups, folders and the
+        root (a given root keeps the workers' files), release the uids."""
+        with self._lock:
+            if self._closed:
+                return
+            names = list(self._workers)
+        errors = []
+        for name in names:
+            try:
+                self._drop(name, keep=not self.host.owned)
+            except SandboxError as exc:
+                errors.append(str(exc))
+        with self._lock:
+            self._closed = True
+        if self._finalizer is not None:
+            self._finalizer()  # the sandbox's own cgroup folder (its workers' are gone)
+        self.host.close()
+        if errors:
+            raise SandboxError("; ".join(errors))
 
     def __enter__(self) -> LocalSandbox:
         return self
@@ -638,20 +405,16 @@ class LocalSandbox(Sandbox):
         self.close()
 
 
-def _kill_uid(uid: int) -> int:
-    """SIGKILL every process whose real uid is ``uid`` (root mode). Returns the count."""
-    n = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as f:
-                for line in f:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            os.kill(int(entry), signal.SIGKILL)
-                            n += 1
-                        break
-        except (OSError, ValueError):
-            continue
-    return n
+class _LocalBox(GradingBox):
+    """A grading box: a dedicated worker of the sandbox with no slot gating."""
+
+    def __init__(self, sb: LocalSandbox, w: _Worker):
+        self.sb, self.w, self.folder = sb, w, w.folder
+        self.socket_dir = SOCKET_DIR
+
+    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
+            output_limit: int = 20_000) -> ExecResult:
+        return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
+
+    def close(self) -> None:
+        self.sb._drop(self.w.name)

@@ -1,75 +1,66 @@
-"""Anti-cheat for SCARCE task grading: a submission must not wrap, copy or call the
-original program (the shipped tasks come from programs installed on the machine).
+"""Anti-cheat for SCARCE grading: a submission must not wrap, copy or call the original
+program (the shipped tasks come from programs installed on the machine).
 
-Two layers; either one finding scores the submission 0 with a ``violation`` text.
+By construction first, checks second:
 
-1. Static (:func:`check_submission`, before building), on the submitted files:
-   * a file byte-identical to the original, or containing sampled 48-byte windows of
-     it (3 of 8: catches a copy with bytes appended or patched);
-   * (ELF files other than copies of the original are build artifacts: not flagged,
-     and :func:`scarce_lab.tasks.grading.grade` does not copy them to the build);
-   * the original's path as text (``/usr/bin/rev``, ``/bin/rev``, ``program_path``);
-   * in shell files (``*.sh``, ``Makefile``, files with an ``sh``/``bash`` shebang):
-     the program name at a command position (line start, after ``; & | ( ` $(``, or
-     after ``exec``/``command``/``env``/``xargs``/``which``/``timeout N``...), or as
-     a file operand of ``cp``/``mv``/``ln``/``cat``/``install``/``dd`` (copying the
-     workspace copy of the original);
-   * in other sources: the name as the first word of a string literal passed to a
-     process-spawning call (``system``, ``popen``, ``exec*``, ``posix_spawn*``,
-     ``subprocess.run/call/Popen/check_output``, ``shutil.which``...).
-2. Dynamic (:class:`Tripwire`, during build and tests):
-   * with namespaces (root or user namespaces): a tripwire shell script is
-     bind-mounted over every path of the original (``program_path``, its real path,
-     ``/usr/local/bin``, ``/usr/bin``, ``/bin``, ``/usr/sbin``, ``/sbin``). Any
-     ``exec``, ``subprocess`` or ``system`` call by name or by path, and any copy made
-     at build time (``cp $(which rev) executable``), runs the tripwire, which appends
-     to a log that the grader reads: a violation. The shipped suite folder (hidden
-     tests, reference solutions) is replaced by an empty tmpfs, /tmp etc. are fresh;
-     the build runs as a dedicated uid that cannot read the workers' 0700 folders (so
-     not the workspace copy of the original either). A built ELF ``./executable`` is
-     compared with the original as in the static check.
-   * without namespaces (fallback, ``isolation="path-shim"``): ``PATH`` holds only a
-     shim folder of symlinks to allowed tools (shells, compilers, python3, common
-     coreutils) plus the tripwire under the program's name. This catches calls by
-     name; calls by absolute path are then caught only by the static path check.
+* **Execute-only original.** In a worker's sandbox the original is a root-owned copy
+  with mode 0711 (in its folder and over the program's system paths): the worker can
+  run it, not read it (no ``cat``, no ``ld.so``, no ``/proc/<pid>/exe`` of the
+  non-dumpable process). Copies, encoded or not, cannot be made from inside.
+* **Original absent during grading.** Build and tests run in the same kind of sandbox
+  as the workers, in a fresh folder, as a fresh uid, and every path of the original
+  holds the :class:`Tripwire` instead: executing it by name, by path, through a copy
+  made at build time or from a shell, Python or C program reports to a socket the
+  grader listens on, and the submission scores 0 with a violation naming the call.
+  Only what is *executed* counts: the program's name or path in string literals,
+  comments or expected error text, a function of the same name, and files the build
+  never uses are not judged.
+* **Byte checks that are sure** (:func:`contains_original`): a file that is the
+  original byte for byte, or holds at least 5 of 8 sampled 48-byte windows of it
+  (a copy with bytes appended or patched), in the submitted files or among the files
+  the build produced, is a violation. An honest program shares no such windows.
 
-What it does not catch: a re-implementation of the program's behaviour that embeds
-expected outputs copied from the documentation (that is allowed: it is reverse
-engineering); obfuscated paths built at run time in the path-shim fallback (the
-namespace mode catches those); another installed program with the same behaviour
-(e.g. ``busybox rev``, ``perl -e 'print scalar reverse'``): behaviourally equivalent
-tools are not the original and are not flagged. In ``userns`` mode (unprivileged)
-the build runs under the grader's own uid, so a submission that reaches the host mount
-namespace through ``/proc/<grader pid>/root/...`` could still exec the original; the
-root mode (separate uid) closes that path.
+Residual gaps (stated, not hidden): a submission carrying the original's bytes in an
+encoded form that only its *tests* decode (not its build) into a file that is gone
+when the test ends is not detected by grading; it cannot arise from a sandbox where
+the original is execute-only. In the unisolated mode (``isolation="none"``) the
+tripwire is only a ``PATH`` shim (calls by name), as ``GradeResult.isolation`` says.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-import re
 import shutil
-from dataclasses import dataclass
+import socket
+import tempfile
+import threading
 from pathlib import Path
 
-from ..sandbox.local import DEFAULT_PATH
 from .model import Task
 
-__all__ = ["Tripwire", "check_submission", "original_paths"]
+__all__ = ["BIN_DIRS", "TRIPWIRE_SOCKET", "Tripwire", "check_submission", "contains_original",
+           "original_paths", "candidate_paths"]
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
+TRIPWIRE_SOCKET = "/run/scarce/tripwire.sock"
+WINDOWS, WINDOW_BYTES, WINDOWS_NEEDED = 8, 48, 5
 SHIM_TOOLS = (
     "sh", "bash", "dash", "cc", "gcc", "g++", "c++", "cpp", "as", "ld", "make", "python3",
     "perl", "cat", "cp", "mv", "rm", "mkdir", "chmod", "ls", "echo", "printf", "test", "[",
     "true", "false", "sed", "grep", "awk", "env", "head", "tail", "sort", "uniq", "touch",
-    "dirname", "basename", "ln", "install", "strip",
+    "dirname", "basename", "ln", "install", "strip", "java", "javac", "base64",
 )
-_SPAWN = (
-    r"(?:system|popen|_popen|exec[lv]p?e?|execvpe|posix_spawnp?|Popen|check_output|check_call|"
-    r"getoutput|getstatusoutput|run|call|spawn\w*|which|create_subprocess_exec|"
-    r"create_subprocess_shell|Command|exec)"
-)
+
+
+def candidate_paths(task: Task) -> list[str]:
+    """Every path under which the task's original may be reachable: ``program_path``
+    and the program's name in each of :data:`BIN_DIRS` (existing or not)."""
+    out = [f"{d}/{task.program}" for d in BIN_DIRS]
+    if task.program_path:
+        out.append(task.program_path)
+    return list(dict.fromkeys(out))
 
 
 def original_paths(task: Task) -> list[str]:
@@ -93,13 +84,13 @@ def _original_bytes(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
-def _windows(orig: bytes, n: int = 8, size: int = 48) -> list[bytes]:
+def _windows(orig: bytes, n: int = WINDOWS, size: int = WINDOW_BYTES) -> list[bytes]:
     """``n`` deterministic, non-trivial byte windows sampled across ``orig``."""
     out = []
     for k in range(n):
         off = len(orig) * (k + 1) // (n + 2)
         for shift in range(0, 4096, 64):  # skip padding / low-entropy regions
-            w = orig[off + shift : off + shift + size]
+            w = orig[off + shift: off + shift + size]
             if len(w) == size and len(set(w)) > 16:
                 out.append(w)
                 break
@@ -107,141 +98,151 @@ def _windows(orig: bytes, n: int = 8, size: int = 48) -> list[bytes]:
 
 
 def contains_original(data: bytes, task: Task) -> str | None:
-    """Violation text if ``data`` is (or embeds) the original program, else None."""
+    """Violation text if ``data`` is the original or embeds it (>= 5 of 8 sampled
+    48-byte windows), else None."""
     for p in original_paths(task):
         orig = _original_bytes(p)
         if data == orig:
             return f"byte-identical copy of the original {p}"
         wins = _windows(orig)
-        if wins and sum(w in data for w in wins) >= min(3, len(wins)):
-            return f"embeds the original {p} ({sum(w in data for w in wins)}/{len(wins)} sampled windows)"
+        hits = sum(w in data for w in wins)
+        if wins and hits >= min(WINDOWS_NEEDED, len(wins)):
+            return f"embeds the original {p} ({hits}/{len(wins)} sampled windows)"
     return None
 
 
-def _is_shell(name: str, text: str) -> bool:
-    base = name.rsplit("/", 1)[-1]
-    if base.endswith((".sh", ".bash", ".mk")) or base in ("Makefile", "makefile", "GNUmakefile"):
-        return True
-    first = text.split("\n", 1)[0]
-    return first.startswith("#!") and re.search(r"\b(?:ba|da|z|k)?sh\b", first) is not None
-
-
-def _strip_shell_comment(line: str) -> str:
-    s = line.lstrip()
-    return "" if s.startswith("#") else re.sub(r"\s#.*$", "", line)
-
-
 def check_submission(task: Task, files: dict[str, bytes]) -> str | None:
-    """Static anti-cheat on submitted ``files`` (relative path -> bytes).
+    """The static check that is sure: a submitted file that is or embeds the original.
 
-    Returns a violation text naming the file and the rule, or ``None`` if clean.
-    See the module docstring for the rules.
+    Returns a violation text naming the file, or ``None``. Calls of the original are
+    judged where they happen (the :class:`Tripwire`), never from the text of a file.
     """
-    prog = re.escape(task.program)
-    path_res = [re.compile(rf"(?<![\w.-])(?:/usr)?(?:/local)?/s?bin/{prog}(?![\w.-])")]
-    if task.program_path:
-        path_res.append(re.compile(rf"(?<![\w.-]){re.escape(task.program_path)}(?![\w.-])"))
-    shell_re = re.compile(
-        rf"(?:^|[;&|(`{{]|\$\(|\b(?:exec|command|env|xargs|nohup|nice|which|type|hash|builtin|"
-        rf"sudo|then|do|else|timeout\s+\S+)\s)\s*[\"']?{prog}[\"']?(?=$|[\s;&|)`<>])"
-    )
-    copy_re = re.compile(
-        rf"\b(?:cp|mv|ln|cat|install|dd|rsync)\b[^;&|\n]*?\s(?:if=)?[\"']?(?:\./)?{prog}[\"']?(?=$|[\s;&|)<>])"
-    )
-    spawn_re = re.compile(rf"\b{_SPAWN}\s*\(\s*[\[({{]?\s*(?:&\w+\[\]\s*=\s*)?[rbuf]?[\"']{prog}(?=[\"'\s])")
     for name, data in sorted(files.items()):
         hit = contains_original(data, task)
         if hit:
             return f"{name}: {hit}"
-        if data[:4] == b"\x7fELF":
-            continue  # a build artifact (not copied to the build folder)
-        text = data.decode("utf-8", errors="ignore")
-        for r in path_res:
-            m = r.search(text)
-            if m:
-                return f"{name}: refers to the original program's path {m.group(0)!r}"
-        if _is_shell(name, text):
-            # printf/echo payloads: treat escaped newlines as line breaks too
-            for i, line in enumerate(text.replace("\\n", "\n").splitlines(), 1):
-                code = _strip_shell_comment(line)
-                if shell_re.search(code) or copy_re.search(code):
-                    return f"{name}:{i}: calls the original program {task.program!r}: {line.strip()[:120]!r}"
-        m = spawn_re.search(text)
-        if m:
-            line_no = text.count("\n", 0, m.start()) + 1
-            return f"{name}:{line_no}: spawns the original program {task.program!r}: {m.group(0)[:120]!r}"
     return None
 
 
-_TRIPWIRE = """#!/bin/sh
-echo "$0 $*" >> {log} 2>/dev/null
-echo "scarce-lab: the original program is not available during grading" >&2
-exit 126
+_TRIPWIRE = """#!/usr/bin/python3 -I
+import os, socket, sys
+msg = ("%s %s" % (sys.argv[0], " ".join(sys.argv[1:])))[:400].encode("utf-8", "replace")
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect({sock!r})
+    s.sendall(msg)
+    s.close()
+except OSError:
+    with open({log!r}, "ab") as f:
+        f.write(msg + b"\\n")
+sys.stderr.write("scarce-lab: the original program is not available during grading\\n")
+sys.exit(126)
 """
 
 
-@dataclass
 class Tripwire:
-    """Grading-time guard files for one task (see module docstring).
+    """Grading-time guard for one task (see module docstring).
 
-    folder: root-owned 0755 folder holding ``tripwire`` (0755), ``attempts.log``
-    (0666: writable by the grading uid, not deletable) and ``shim/`` (fallback PATH).
+    Host folder (root-owned 0755): ``tripwire`` (0755 script bound over every path
+    of the original), ``tripwire.sock`` (a listening unix socket bound at
+    :data:`TRIPWIRE_SOCKET` in the box; each connection is one attempt, kept by the
+    grader's thread, so the submission cannot erase it) and, for the unisolated
+    mode, ``shim/`` (a ``PATH`` of allowed tools with the tripwire under the program's
+    name). Use as a context manager.
     """
 
-    folder: Path
-    task: Task
-    bash: str
-
-    @classmethod
-    def create(cls, folder: Path, task: Task, *, namespaces: bool) -> Tripwire:
-        folder.mkdir(parents=True)
-        folder.chmod(0o755)
-        log = folder / "attempts.log"
-        log.touch()
-        log.chmod(0o666)
-        script = folder / "tripwire"
-        script.write_text(_TRIPWIRE.format(log=log))
-        script.chmod(0o755)
-        shim = folder / "shim"
-        shim.mkdir()
-        shim.chmod(0o755)
-        bash = shutil.which("bash", path=DEFAULT_PATH) or "/bin/bash"
-        if not namespaces:
+    def __init__(self, task: Task, *, shim: bool = False):
+        self.task = task
+        self.folder = Path(tempfile.mkdtemp(prefix="scarce-trip-"))
+        os.chmod(self.folder, 0o755)
+        self.sock_path = self.folder / "tripwire.sock"
+        self.log = self.folder / "fallback.log"
+        self._hits: list[str] = []
+        self._lock = threading.Lock()
+        self.script = self.folder / "tripwire"
+        target = str(self.sock_path) if shim else TRIPWIRE_SOCKET
+        self.script.write_text(_TRIPWIRE.format(sock=target, log=str(self.log) if shim else "/dev/null"))
+        os.chmod(self.script, 0o755)
+        self._srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._srv.bind(str(self.sock_path))
+        os.chmod(self.sock_path, 0o777)
+        self._srv.listen(64)
+        self._stop = False
+        self._token = os.urandom(16).hex().encode()
+        self._synced = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        self.shim_dir: Path | None = None
+        if shim:
+            self.shim_dir = self.folder / "shim"
+            self.shim_dir.mkdir()
             for tool in SHIM_TOOLS:
-                if tool == task.program:
+                src = shutil.which(tool, path="/usr/local/bin:/usr/bin:/bin")
+                if src and tool != task.program:
+                    (self.shim_dir / tool).symlink_to(src)
+            (self.shim_dir / task.program).symlink_to(self.script)
+
+    def _serve(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self._srv.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2.0)
+                chunks = []
+                with contextlib.suppress(OSError):
+                    while len(chunks) < 8:
+                        b = conn.recv(512)
+                        if not b:
+                            break
+                        chunks.append(b)
+                msg = b"".join(chunks)
+                if msg == self._token:
+                    self._synced.set()
                     continue
-                src = shutil.which(tool, path=DEFAULT_PATH)
-                if src:
-                    (shim / tool).symlink_to(src)
-            (shim / task.program).symlink_to(script)
-        return cls(folder=folder, task=task, bash=bash)
+                with self._lock:
+                    self._hits.append(msg.decode("utf-8", "replace").strip() or "(no argv)")
 
-    @property
-    def shim_dir(self) -> Path:
-        return self.folder / "shim"
+    def _sync(self) -> None:
+        """Wait until every connection made so far has been read (a token of ours
+        goes through the same queue last)."""
+        self._synced.clear()
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+            c.connect(str(self.sock_path))
+            c.sendall(self._token)
+        if not self._synced.wait(timeout=10.0):
+            with self._lock:
+                self._hits.append("(the tripwire channel did not drain in 10 s: flooded by the submission)")
 
-    def file_masks(self) -> tuple[tuple[str, str], ...]:
-        """``(original path, tripwire)`` pairs to bind-mount."""
-        return tuple((p, str(self.folder / "tripwire")) for p in original_paths(self.task))
+    def masks(self, paths: list[str]) -> dict[str, str]:
+        """Sandbox path -> tripwire, for each path of the original."""
+        return {p: str(self.script) for p in paths}
 
-    def hidden_paths(self) -> tuple[str, ...]:
-        """Folders to hide during grading: the shipped suite (tests, references)."""
-        from .suite import SUITE_DIR
-
-        hp = [str(SUITE_DIR)] if SUITE_DIR.is_dir() else []
-        if self.task.reference_dir is not None:
-            hp.append(str(Path(self.task.reference_dir).resolve()))
-        return tuple(dict.fromkeys(hp))
-
-    def check_binary(self, data: bytes) -> str | None:
-        """Violation text if a built ELF ``./executable`` is the original."""
-        hit = contains_original(data, self.task)
-        return f"built ./executable: {hit}" if hit else None
+    def binds(self) -> dict[str, str]:
+        """Sandbox path -> host path of the socket."""
+        return {TRIPWIRE_SOCKET: str(self.sock_path)}
 
     def attempts(self) -> str:
-        """First lines of the tripwire log ('' if the original was never reached)."""
-        try:
-            lines = (self.folder / "attempts.log").read_text(errors="replace").splitlines()
-        except OSError:
-            return ""
-        return "; ".join(lines[:3]) + (f" (+{len(lines) - 3} more)" if len(lines) > 3 else "")
+        """The first recorded calls of the original ('' if it was never reached)."""
+        self._sync()
+        with self._lock:
+            hits = list(self._hits)
+        with contextlib.suppress(OSError):
+            hits += [x for x in self.log.read_text(errors="replace").splitlines() if x]
+        text = "; ".join(hits[:3])
+        return text + (f" (+{len(hits) - 3} more)" if len(hits) > 3 else "")
+
+    def close(self) -> None:
+        self._stop = True
+        with contextlib.suppress(OSError):
+            self._srv.shutdown(socket.SHUT_RDWR)
+        self._srv.close()
+        self._thread.join(timeout=2)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Tripwire:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

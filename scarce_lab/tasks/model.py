@@ -25,7 +25,6 @@ The hidden tests never go into an agent's workspace: only :meth:`Task.agent_view
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Literal
 
@@ -138,20 +137,29 @@ def prepare_workspace(task: Task, folder: str | Path, *, copy_executable: bool =
     exists on this machine, a copy of the original executable named ``task.program``
     (the agent may run it inside a slot). Never writes the hidden tests.
 
+    Writes never follow a link in ``folder`` (:mod:`scarce_lab.sandbox.fileio`). As
+    root the copy is execute-only (owned by root, mode 0711: it runs, it cannot be
+    read); otherwise it is a plain 0755 copy. Sandboxes have their own
+    ``prepare_workspace`` that also covers the program's system paths.
+
     Returns the folder path. Raises FileNotFoundError if ``copy_executable`` is true and
-    ``task.program_path`` is set but missing.
+    ``task.program_path`` is set but missing; ToolError for a link or folder in the way.
     """
+    import os
+
+    from ..sandbox import fileio
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "docs.txt").write_text(task.documentation, encoding="utf-8")
-    (folder / "examples.json").write_text(
-        json.dumps([e.model_dump() for e in task.examples], indent=1), encoding="utf-8"
-    )
+    fileio.write_file(folder, "docs.txt", task.documentation.encode("utf-8"))
+    fileio.write_file(folder, "examples.json",
+                      json.dumps([e.model_dump() for e in task.examples], indent=1).encode("utf-8"))
     if copy_executable and task.program_path:
         src = Path(task.program_path)
         if not src.exists():
             raise FileNotFoundError(f"task {task.id!r}: program_path {src} does not exist")
-        dst = folder / task.program
-        shutil.copy2(src, dst)
-        dst.chmod(0o755)
+        if os.geteuid() == 0:
+            fileio.install_exec_only(folder, task.program, src)
+        else:
+            fileio.write_file(folder, task.program, src.read_bytes(), executable=True)
     return folder

@@ -25,7 +25,7 @@ Public API::
 
 ProgramBench tests are test-suite names, not argument/stdin cases, so their
 ``TestCase`` has empty ``args``/``stdin`` and is graded by running the branch's
-``eval/run.sh`` in the image (:meth:`scarce_lab.sandbox.docker.DockerSandbox.grade_programbench`),
+``eval/run.sh`` in the image (:func:`scarce_lab.tasks.programbench_grade.grade_programbench`),
 not by :func:`scarce_lab.tasks.grading.grade`.
 """
 

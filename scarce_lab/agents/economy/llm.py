@@ -4,9 +4,14 @@ typed decision. Mutation rewrites the instruction with the LLM (templates/mutate
 and toggles one trigger step kind (EoM sec. 3.3: mutation by an LLM rewriting the
 parent's prompt).
 
-Fallbacks (documented, applied by the client after one repair): a note-only agent
-writes an empty note; an answering agent gives no answer (the episode continues); a
-failed rewrite keeps the parent's instruction.
+The decision schemas are in :mod:`.schemas`. Fallbacks (documented, applied when the
+model answered but no answer is usable after the client's second call): a note-only
+agent writes an empty note; an answering agent gives no answer (the episode
+continues); a rewrite that is empty, truncated or refused keeps the parent's
+instruction. A missing decision (no answer at all: transport failure after retries,
+or a prompt too long for the context window) is never replaced:
+:class:`~scarce_lab.llm.MissingDecisionError` is raised (with the call records, which
+are passed to ``record_calls`` first) and the run stops.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ import zlib
 from collections.abc import Callable
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from pydantic import BaseModel, ConfigDict, Field
 
 from scarce_lab.envs.economy.qa import Contribution, QAObs
+from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
 
 from .partial import (
     ANSWERING,
@@ -29,30 +34,9 @@ from .partial import (
     random_genome,
     step_kind,
 )
+from .schemas import AnswerDecision, NoteDecision
 
 _JINJA = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=False)
-
-
-def _no_description(schema: dict, _cls) -> None:
-    # small models copy a schema's description into their answer; keep it out
-    schema.pop("description", None)
-
-
-class NoteDecision(BaseModel):
-    """A note-only step (plan, compute, check)."""
-
-    model_config = ConfigDict(json_schema_extra=_no_description)
-
-    note: str = Field(max_length=120)
-
-
-class AnswerDecision(BaseModel):
-    """A step that may end the episode with a final answer (answer, full)."""
-
-    model_config = ConfigDict(json_schema_extra=_no_description)
-
-    note: str = Field(max_length=120)
-    answer: str = Field(max_length=16)
 
 
 def call_seed(*parts) -> int:
@@ -125,8 +109,12 @@ class LLMPartialPolicy:
             )
         )
         self.record_calls([res.record])
+        if res.record.outcome in NO_ANSWER:  # transport failure or context overflow
+            res.record.missing = True
+            raise MissingDecisionError.from_calls([res.record])
         text = (res.text or "").strip()
-        if res.error or not text:
+        if res.error or not text or res.record.outcome not in (None, "ok"):
+            res.record.fallback_used = True
             return child
         return PartialGenome(child.capability, text[:600], child.wake_on)
 
@@ -150,6 +138,8 @@ class LLMPartialPolicy:
             **self.kwargs,
         )
         self.record_calls(out.calls)
+        if out.missing:
+            raise MissingDecisionError.from_calls(out.calls)
         d = out.decision
         answer = getattr(d, "answer", None) or None
         return Contribution(genome.capability, d.note.strip()[:400], answer)

@@ -22,8 +22,10 @@ Scripted policies (``scripted/<policy>``; none sends a message unless stated):
   participant half of the time ("may I go first? I need N s", no private data);
   under revisable bids it revises its bid by a random -20..+20 (floored at 0).
 
-LLM negotiator fallbacks (documented, applied when the model's answer does not
-validate after one repair): declaration = truthful FIFO (request-time position,
+LLM negotiator fallbacks (documented, applied when the model answered but no answer
+is usable after the client's second call; never when the decision is missing, i.e.
+no call got an answer: then :class:`~scarce_lab.llm.MissingDecisionError` is raised
+and the run stops): declaration = truthful FIFO (request-time position,
 requested duration, bid 0); reasoning = empty; private message = none; revision =
 keep the current bid; ballot = FIFO ranking with declared durations and public bids.
 Valid answers are clamped (position to 1..n, duration to 1..cap, prices to
@@ -36,13 +38,19 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field, create_model
+from typing import Any
 
 from ...envs.slots import Ballot, BallotEntry, Declaration
+from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .prompts import render
+from .schemas import (  # noqa: F401 - the schemas are part of this module's API
+    ReasoningText,
+    Revision,
+    ballot_schema,
+    declaration_schema,
+    private_schema,
+)
 from .views import NegotiationView
 
 SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
@@ -218,41 +226,6 @@ class ScriptedNegotiator(Negotiator):
 
 
 # -- LLM negotiator ----------------------------------------------------------------
-def _lit(values: list) -> Any:
-    return Literal[tuple(values)]  # type: ignore[valid-type]
-
-
-def declaration_schema(n: int) -> type[BaseModel]:
-    return create_model(
-        "SlotDeclaration",
-        desired_position=(_lit(list(range(1, n + 1))), ...),
-        desired_duration_seconds=(int, ...),
-        bid_price=(int, ...),
-    )
-
-
-class ReasoningText(BaseModel):
-    """Phase 2 answer. ``max_tokens`` leaves room beyond ``max_length`` (digits are
-    one token each for the embedded model)."""
-
-    reasoning: str = Field(max_length=240)
-
-
-def private_schema(others: list[str]) -> type[BaseModel]:
-    return create_model("PrivateMessageChoice", to=(_lit([*others, "nobody"]), ...), text=(str, Field(max_length=200)))
-
-
-class Revision(BaseModel):
-    bid_price: int
-
-
-def ballot_schema(names: list[str]) -> type[BaseModel]:
-    entry = create_model(
-        "BallotLine", worker=(_lit(names), ...), duration_seconds=(int, ...), price=(int, ...)
-    )
-    return create_model("SlotBallot", entries=(list[entry], Field(min_length=len(names), max_length=len(names))))
-
-
 class LLMNegotiator(Negotiator):
     """Plays the four phases with a model through :class:`scarce_lab.llm.LLMClient`.
 
@@ -313,13 +286,15 @@ class LLMNegotiator(Negotiator):
             max_tokens=self.max_tokens or max_tokens,
             reasoning_effort=self.reasoning_effort,
         )
+        if out.missing:
+            raise MissingDecisionError.from_calls(out.calls)
         return out, messages, time.perf_counter() - t0
 
     @staticmethod
     def _decided(value, out, messages, latency, extra_violation=None):
         violation = "; ".join(v for v in (out.violation, extra_violation) if v) or None
         return Decided(value, calls=list(out.calls), violation=violation, valid=out.valid, repaired=out.repaired,
-                       fallback_used=out.fallback_used, prompt=messages, latency_s=latency)
+                       fallback_used=out.fallback_used, outcome=out.outcome, prompt=messages, latency_s=latency)
 
     async def declare(self, view):
         fb = fifo_declaration(view)

@@ -7,8 +7,11 @@ the granted window), ``save_persistent_memory(text)`` (free), ``submit()``.
 
 - :class:`LLMSolver`: native tool calling through litellm where
   ``litellm.supports_function_calling(model)`` is true, otherwise a schema-constrained
-  JSON action (:class:`JsonAction`; the embedded model). Fallback when the answer
-  is unusable after one repair: ``list_files`` (harmless; costs one step).
+  JSON action (:class:`JsonAction`; the embedded model). Fallback when the model
+  answered but the answer is unusable (after the client's second call for JSON
+  actions; at once for native tool calls): ``list_files`` (harmless; costs one
+  step). A missing decision (transport failure, context overflow) raises
+  :class:`~scarce_lab.llm.MissingDecisionError` instead.
 - :class:`ScriptedSolver` (``scripted/<policy>`` models): a fixed, honest routine
   that makes real progress: it lists its folder, reads the documentation (and
   ``examples.json`` 0-3 times, drawn from its seed, so requests arrive at different
@@ -29,63 +32,15 @@ import json
 import shlex
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
+from ...llm import outcomes as oc
+from ...llm.decisions import validate_decision
+from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .prompts import render, tool_specs
+from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
 from .views import SolverObservation
-
-Tool = Literal[
-    "list_files", "read_file", "write_file", "request_execution_slot",
-    "run_command", "save_persistent_memory", "submit",
-]
-TOOLS: tuple[str, ...] = Tool.__args__  # type: ignore[attr-defined]
-
-
-class SolverAction(BaseModel):
-    """One tool call. Only the fields the tool needs are read.
-
-    Units: ``duration_seconds`` seconds (clamped by the runner to 1..slot cap).
-    """
-
-    tool: Tool
-    path: str = ""
-    content: str = ""
-    command: str = ""
-    duration_seconds: int = 60
-    reason: str = ""
-    text: str = ""
-
-    def describe(self) -> str:
-        """Short text of the call for transcripts."""
-        if self.tool in ("read_file", "write_file"):
-            return f"{self.tool}({self.path!r})"
-        if self.tool == "run_command":
-            return f"run_command({self.command[:120]!r})"
-        if self.tool == "request_execution_slot":
-            return f"request_execution_slot({self.duration_seconds}, {self.reason[:80]!r})"
-        if self.tool == "save_persistent_memory":
-            return f"save_persistent_memory({self.text[:80]!r})"
-        return f"{self.tool}()"
-
-
-class JsonAction(BaseModel):
-    """The schema-constrained JSON action (models without native tool calling).
-
-    String limits keep the decoding grammar small (a 6,000-character limit made a
-    60 kB grammar for the embedded model) and leave room in ``max_tokens``; the
-    runner truncates nothing else. Converted to :class:`SolverAction`.
-    """
-
-    tool: Tool
-    path: str = Field("", max_length=80)
-    content: str = Field("", max_length=600)
-    command: str = Field("", max_length=160)
-    duration_seconds: int = 60
-    reason: str = Field("", max_length=120)
-    text: str = Field("", max_length=160)
 
 
 class Solver:
@@ -239,34 +194,53 @@ class LLMSolver(Solver):
         if self.native_tools:
             res = await self.client.acomplete(self.model, msgs, seed=seed, context=ctx, tools=tool_specs(),
                                               max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
-            action, violation = parse_tool_call(res.tool_calls, res.error)
+            rec = res.record
+            if rec.outcome in oc.NO_ANSWER:  # transport failure or context overflow
+                rec.missing = True
+                raise MissingDecisionError.from_calls([rec])
+            answered = rec.outcome in (None, *oc.USABLE)  # None: a client that sets no outcome
+            action, violation = parse_tool_call(res.tool_calls, None if answered else (rec.error or rec.outcome))
             if action is None:
-                res.record.fallback_used = True
-            return Decided(action or SolverAction(tool="list_files"), calls=[res.record], violation=violation,
-                           valid=action is not None, fallback_used=action is None, prompt=msgs,
+                rec.fallback_used = True
+                if answered:
+                    rec.outcome, rec.error = oc.INVALID, violation
+            else:
+                rec.outcome, rec.decision_source = oc.TOOL_CALL, "tool_call"
+                rec.parsed = action.model_dump(mode="json")
+            return Decided(action or SolverAction(tool="list_files"), calls=[rec], violation=violation,
+                           valid=action is not None, fallback_used=action is None, outcome=rec.outcome, prompt=msgs,
                            latency_s=time.perf_counter() - t0)
         out = await self.client.adecide(model=self.model, messages=msgs, schema=JsonAction,
                                         fallback=JsonAction(tool="list_files"), seed=seed, context=ctx,
                                         max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
+        if out.missing:
+            raise MissingDecisionError.from_calls(out.calls)
         return Decided(SolverAction(**out.decision.model_dump()), calls=list(out.calls), violation=out.violation,
-                       valid=out.valid, repaired=out.repaired, fallback_used=out.fallback_used, prompt=msgs,
-                       latency_s=time.perf_counter() - t0)
+                       valid=out.valid, repaired=out.repaired, fallback_used=out.fallback_used, outcome=out.outcome,
+                       prompt=msgs, latency_s=time.perf_counter() - t0)
 
 
 def parse_tool_call(tool_calls: list[dict[str, Any]] | None, error: str | None = None) -> tuple[SolverAction | None, str | None]:
-    """First tool call -> :class:`SolverAction`; ``(None, reason)`` when unusable."""
+    """First tool call -> :class:`SolverAction` (its name is ``tool``, its arguments
+    the other fields, validated under the decision coercion policy); ``(None, reason)``
+    when unusable. Never raises."""
     if error:
         return None, error
     if not tool_calls:
         return None, "no tool call in the answer"
     tc = tool_calls[0]
-    try:
-        args = tc.get("arguments") or {}
-        if isinstance(args, str):
+    args = tc.get("arguments") or {}
+    if isinstance(args, str):
+        try:
             args = json.loads(args or "{}")
-        return SolverAction(tool=tc["name"], **args), None
-    except Exception as exc:  # noqa: BLE001 - bad output is data
-        return None, f"bad tool call {tc.get('name')!r}: {exc}"[:500]
+        except (ValueError, RecursionError) as exc:
+            return None, f"bad tool call {tc.get('name')!r}: arguments are not JSON ({exc})"[:500]
+    if not isinstance(args, dict):
+        return None, f"bad tool call {tc.get('name')!r}: arguments are not a JSON object"[:500]
+    action, err = validate_decision({**args, "tool": tc.get("name")}, SolverAction)
+    if action is None:
+        return None, f"bad tool call {tc.get('name')!r}: {err}"[:500]
+    return action, None
 
 
 def supports_tools(model: str) -> bool:

@@ -1,10 +1,14 @@
 """SovSim agents: an LLM agent (prompt -> typed decision via the LLM client) and a
 scripted agent; :func:`make_agent` picks one from a model string.
 
-Fallback after an invalid answer (the client records the violation and tries one
-repair first): an extraction falls back to the **sustainable share** floor3(P/8) of
-the pool the agent sees, clamped to its cap; an announcement falls back to the
-**true pool** (an honest announcement).
+Fallback after an unusable answer (the client records the outcome and makes one
+second call first): an extraction falls back to the **sustainable share** floor3(P/8)
+of the pool the agent sees, clamped to its cap; an announcement falls back to the
+**true pool** (an honest announcement). A missing decision (no answer at all:
+transport failure after retries, or a prompt too long for the context window) is
+never replaced: :meth:`LLMAgent.adecide` raises
+:class:`~scarce_lab.llm.MissingDecisionError` carrying the call records, and the run
+stops (resumable).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import random
 from typing import Any, Protocol
 
 from ...envs.commons import Observation, Phase
+from ...llm.outcomes import MissingDecisionError
 from ..decided import Decided
 from .prompts import render_messages
 from .schemas import AnnouncementDecision, extraction_schema
@@ -52,9 +57,12 @@ class LLMAgent:
     """Asks ``model`` through an LLMClient for an extraction or announcement.
 
     ``litellm_kwargs`` pass through to litellm (e.g. ``mock_response`` in tests).
-    The schema is built per phase: ``extraction`` is a Literal of the multiples of 3
-    up to the agent's cap; ``announced_pool`` an int validated to 0..999. See the
-    module docstring for the fallback.
+    The schema is built per phase: ``extraction`` is one of the multiples of 3 up to
+    the agent's cap; ``announced_pool`` an int validated to 0..999. See the module
+    docstring for the fallback.
+
+    Raises (from :meth:`adecide`):
+        MissingDecisionError: no call got an answer (the records are attached).
     """
 
     def __init__(
@@ -97,6 +105,8 @@ class LLMAgent:
             temperature=self.temperature,
             **self.litellm_kwargs,
         )
+        if out.missing:
+            raise MissingDecisionError.from_calls(out.calls)
         return AgentDecision(
             value=int(getattr(out.decision, attr)),
             reasoning=out.decision.reasoning,
@@ -104,6 +114,7 @@ class LLMAgent:
             repaired=out.repaired,
             fallback_used=out.fallback_used,
             violation=out.violation,
+            outcome=out.outcome,
             calls=list(out.calls),
         )
 

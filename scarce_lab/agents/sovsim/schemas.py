@@ -1,17 +1,23 @@
 """Typed decisions of a SovSim agent (pydantic; the JSON schema the model must follow).
 
-Small integer ranges are ``Literal`` enums because the embedded model's grammar
-ignores ``minimum``/``maximum``/``multipleOf`` (see shared EMBEDDED_MODEL.md). The
-``reasoning`` field comes first so the number is generated after the model's short
-rationale; it is capped at :data:`REASONING_MAX_CHARS` characters.
+Small integer ranges are enumerated (:func:`~scarce_lab.llm.decisions.int_choice`)
+because the embedded model's grammar ignores ``minimum``/``maximum``/``multipleOf``
+(see shared EMBEDDED_MODEL.md). The ``reasoning`` field comes first so the number is
+generated after the model's short rationale; it is capped at
+:data:`REASONING_MAX_CHARS` characters.
+
+Both schemas derive from :class:`~scarce_lab.llm.decisions.DecisionModel`: strict
+JSON types (no booleans as numbers, no numeric strings, no ``15.0`` for 15), the one
+policy of every decision schema; extra keys are rejected.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import ConfigDict, Field, create_model
+
+from ...llm.decisions import DecisionModel, int_choice, register_decision_family
 
 #: Longest rationale accepted (characters). The client's max_tokens leaves room beyond it.
 REASONING_MAX_CHARS = 120
@@ -20,7 +26,7 @@ REASONING_MAX_CHARS = 120
 ANNOUNCE_MAX = 999
 
 
-class ExtractionDecision(BaseModel):
+class ExtractionDecision(DecisionModel):
     """Base class of the extraction schemas: ``extraction`` in pool units."""
 
     model_config = ConfigDict(extra="forbid")
@@ -29,7 +35,7 @@ class ExtractionDecision(BaseModel):
     extraction: int
 
 
-class AnnouncementDecision(BaseModel):
+class AnnouncementDecision(DecisionModel):
     """The king's public claim about the pool (kcpr_m), an integer 0..999.
 
     The bounds are validated here (the grammar cannot enforce them); an answer out of
@@ -44,7 +50,7 @@ class AnnouncementDecision(BaseModel):
 
 @lru_cache(maxsize=256)
 def extraction_schema(max_extraction: int, step: int = 3) -> type[ExtractionDecision]:
-    """Schema whose ``extraction`` is ``Literal[0, step, ..., max_extraction]``.
+    """Schema whose ``extraction`` is one of ``0, step, ..., max_extraction`` (pool units).
 
     Args:
         max_extraction: the agent's cap this phase (pool units, a multiple of ``step``).
@@ -58,5 +64,11 @@ def extraction_schema(max_extraction: int, step: int = 3) -> type[ExtractionDeci
     return create_model(  # type: ignore[call-overload]
         f"Extraction0to{max_extraction}",
         __base__=ExtractionDecision,
-        extraction=(Literal[values], Field(..., description=f"multiple of {step} from 0 to {max_extraction}")),
+        extraction=(int_choice(values), Field(..., description=f"multiple of {step} from 0 to {max_extraction}")),
     )
+
+
+register_decision_family(
+    "sovsim.extraction", ExtractionDecision, {"reasoning": "r", "extraction": 9}, lambda: extraction_schema(30)
+)
+register_decision_family("sovsim.announcement", AnnouncementDecision, {"reasoning": "r", "announced_pool": 120})

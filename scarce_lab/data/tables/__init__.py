@@ -47,9 +47,11 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     parsed = {s: json.loads(s) if s else {} for _, s in distinct}
     ours = [s for _, s in distinct if parsed[s]]  # published layouts carry no settings
     keys = sorted({k for s in ours for k in parsed[s]})
+    # a setting varies when the runs that have it hold different values (a run without
+    # it, e.g. a scripted model's sampling temperature, is not a different condition)
     varying = [
         k for k in keys
-        if k not in skip and len({settings_json({"v": parsed[s].get(k)}) for s in ours}) > 1
+        if k not in skip and len({settings_json({"v": parsed[s][k]}) for s in ours if k in parsed[s]}) > 1
     ]
     labels = {}
     for base, s in distinct:

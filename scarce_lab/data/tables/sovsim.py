@@ -152,7 +152,15 @@ def _rel(p: Path, root: Path) -> str:
         return p.as_posix()
 
 
-def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, force: bool = False) -> pl.DataFrame:
+#: Version of the readers' output: part of the cache fingerprint, so a table cached by
+#: an older reader (other run ids or condition settings) is rebuilt.
+READER_VERSION = 2
+
+
+def load_agent_rounds(
+    path: Path | str, *, include_incomplete: bool = True, force: bool = False, cache: bool | None = None,
+    lazy: bool = False,
+) -> pl.DataFrame | pl.LazyFrame:
     """The agent-round table for every supported file at or below ``path``.
 
     Layouts are detected from file names (:data:`LAYOUT_FILES`). A folder that mixes
@@ -161,23 +169,25 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, forc
     ``force`` they are concatenated after a :class:`ForcedDataWarning`; the rows keep
     their ``source``, and the tables never pool two sources.
 
+    ``cache``: keep the table as Parquet and read it from there while no source file
+    changed (:mod:`scarce_lab.data.cache`; ``None``: ``SCARCE_LAB_CACHE``); a forced load
+    is never cached (its warnings must be seen every time). ``lazy``: return a LazyFrame
+    (with the cache, a scan of its Parquet files, so a table that needs a few columns
+    reads only those).
+
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no supported file.
         MixedLayoutsError: several layouts below ``path`` and not ``force``.
         GovSimConfigError: a GovSim run without its configuration (unless ``force``).
         TrajectoryFileError / ValueError: a file is corrupt (message names the file).
     """
+    from .. import cache as _cache
     from ..loaders import load_dataset
     from .published.govsim_log import read_govsim_logs
-    from .published.sovsim_json import read_rationales
+    from .published.sovsim_json import read_rationales_many
     from .published.sovsim_runs import read_sim_file
 
     found = detect_layouts(Path(path))
-    if found["runs"]:
-        root = Path(path) if Path(path).is_dir() else Path(path).parent
-        ds = load_dataset(root, include_incomplete=include_incomplete)
-        if "sovsim" not in ds.environments:
-            found["runs"] = []
     present = {k: v for k, v in found.items() if v}
     if len(present) > 1:
         msg = f"{path} mixes trajectory layouts: " + "; ".join(
@@ -185,12 +195,25 @@ def load_agent_rounds(path: Path | str, *, include_incomplete: bool = True, forc
         if not force:
             raise MixedLayoutsError(msg + "; load them separately (or pass force=True / --force)")
         warnings.warn(ForcedDataWarning(f"FORCED: {msg}; concatenated, each row keeps its source"), stacklevel=2)
+    if _cache.cache_enabled(cache) and not force:
+        scan = _cache.cached_frame(
+            "sovsim_agent_rounds", path, [*_cache.layout_files(found), *found["sovsim_run"]],
+            lambda: load_agent_rounds(path, include_incomplete=include_incomplete, cache=False),
+            partition_by=("source", "model"),
+            options={"include_incomplete": include_incomplete, "reader": READER_VERSION},
+        )
+        return scan if lazy else scan.collect()
+    if lazy:
+        return load_agent_rounds(path, include_incomplete=include_incomplete, force=force, cache=False).lazy()
     frames: list[pl.DataFrame] = []
     if found["runs"]:
-        frames.append(from_dataset(ds))
+        root = Path(path) if Path(path).is_dir() else Path(path).parent
+        ds = load_dataset(root, include_incomplete=include_incomplete)
+        if "sovsim" in ds.environments:
+            frames.append(from_dataset(ds))
     base = Path(path) if Path(path).is_dir() else Path(path).parent.parent.parent
     if found["sovsim_json"]:
-        frames.append(pl.concat([read_rationales(p, run_prefix=_rel(p.parent, base)) for p in found["sovsim_json"]]))
+        frames.append(read_rationales_many(found["sovsim_json"], root=base))
     if found["sovsim_run"]:
         frames.append(pl.concat([read_sim_file(p, run_id="sovsim_run:" + _rel(p.with_suffix(""), base))
                                  for p in found["sovsim_run"]]))

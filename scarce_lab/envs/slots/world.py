@@ -289,13 +289,14 @@ class ScarceWorld:
 
     def command_done(self, name: str, measured_s: float) -> float:
         """Account a command that ran for ``measured_s`` real seconds; returns its cost
-        on the timeline (the clock never passes the slot end).
+        on the timeline: the clock's cost, or the real duration when that is larger (a
+        slow command cannot run longer than it is charged), never past the slot end.
 
         Raises:
             WorldError: no open slot.
         """
         s = self._expect(name, "command_done", Status.in_slot)
-        cost = self.rules.clock.command_cost(measured_s)
+        cost = max(self.rules.clock.command_cost(measured_s), max(0.0, measured_s))
         s.t = min(s.t + cost, s.slot.end)
         return cost
 

@@ -22,10 +22,6 @@ class CommandRefused(RuntimeError):
     """The sandbox refused a command: no open slot, or its real-time window ran out."""
 
 
-def _default_grade(task: Any, folder: Path) -> Any:
-    from ...tasks.grading import grade
-
-    return grade(task, folder)
 
 
 class WorkerIO:
@@ -43,8 +39,15 @@ class WorkerIO:
         self.sandbox = sandbox
         self.kind = kind
         self.own = sandbox is None
-        self.grade_fn = grade_fn or _default_grade
+        self.grade_fn = grade_fn or self._sandbox_grade
         self.folders: dict[str, Path] = {}
+
+    def _sandbox_grade(self, task: Any, folder: Path) -> Any:
+        """Default grading: build and tests in a grading box of the run's own sandbox
+        (same isolation; the original absent, the tripwire over its paths)."""
+        from ...tasks.grading import grade
+
+        return grade(task, folder, sandbox=self.sandbox)
 
     def start(self) -> None:
         """Make the sandbox if none was given."""
@@ -61,12 +64,9 @@ class WorkerIO:
     # -- work folders and file tools (free, no slot needed) ------------------------------
     def prepare(self, sbx: str, task: Any) -> Path:
         """Create ``sbx``'s work folder with the task's workspace; returns the folder."""
-        from ...tasks.model import prepare_workspace
+        from ...tasks.workspace import prepare_worker
 
-        folder = self.sandbox.workdir(sbx)
-        prepare_workspace(task, folder)
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
+        folder = prepare_worker(task, self.sandbox, sbx)
         self.folders[sbx] = folder
         return folder
 
@@ -80,37 +80,38 @@ class WorkerIO:
 
     def write_file(self, sbx: str, path: str, content: str) -> int:
         """Write a file in ``sbx``'s folder; returns bytes written. Raises :class:`ToolError`."""
-        n = ftools.write_file(self.folders[sbx], path, content)
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
-        return n
+        return ftools.write_file(self.folders[sbx], path, content)
 
-    def snapshot(self, sbx: str) -> bytes:
-        """The whole work folder of ``sbx`` as a gzip tar (for the run's checkpoint);
-        links are stored as links, never followed."""
-        import io as _io
-        import tarfile
+    def snapshot(self, sbx: str) -> dict:
+        """The worker's own files in ``sbx``'s folder, for the run's checkpoint (taken
+        between commands, when none of the worker's processes lives): ``{"files": {path:
+        (bytes, executable)}, "skipped": [...]}``. Read link-safe and depth-bounded
+        (:func:`scarce_lab.sandbox.fileio.collect`); files not owned by the worker (the
+        execute-only original) are left out, so its bytes never enter a checkpoint."""
+        from ...sandbox import fileio
 
-        buf = _io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            tar.add(self.folders[sbx], arcname=".", recursive=True)
-        return buf.getvalue()
+        got = fileio.collect(self.folders[sbx], max_files=5000, max_file_bytes=16 << 20, skip_dot=False,
+                             owner_only=True)
+        skipped = [x for x in got.skipped if "not yours" not in x]
+        return {"files": {rel: (data, bool(got.meta[rel][1] & 0o100)) for rel, data in got.files.items()},
+                "skipped": skipped}
 
-    def restore(self, sbx: str, task: Any, data: bytes) -> None:
-        """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume). Extraction
-        uses tarfile's ``data`` filter: no absolute paths, no links out of the folder."""
-        import io as _io
-        import shutil
-        import tarfile
+    def restore(self, sbx: str, task: Any, snap: dict) -> None:
+        """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume): the task's
+        workspace, then every file of the snapshot written as the worker's.
 
-        folder = self.sandbox.workdir(sbx)
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=_io.BytesIO(data), mode="r:gz") as tar:
-            tar.extractall(folder, filter="data")
-        if hasattr(self.sandbox, "chown_tree"):
-            self.sandbox.chown_tree(sbx)
-        self.folders[sbx] = folder
+        Raises:
+            RuntimeError: the snapshot left files out (too deep, too large, too many):
+                the resumed run would not be the same run.
+        """
+        from ...tasks.workspace import prepare_worker
+
+        if snap["skipped"]:
+            raise RuntimeError(f"{sbx}: the checkpoint left out {len(snap['skipped'])} file(s) "
+                               f"({snap['skipped'][:3]}); the run cannot be resumed faithfully")
+        self.folders[sbx] = prepare_worker(task, self.sandbox, sbx)
+        for rel, (data, executable) in snap["files"].items():
+            self.sandbox.write_file(sbx, rel, data, executable=executable)
 
     # -- slots and commands ------------------------------------------------------------
     def open_slot(self, sbx: str, seconds: float) -> None:

@@ -37,7 +37,7 @@ from ...envs.slots import (
     ScarceWorld,
     assign_tasks,
 )
-from ...runtime import open_run, run_sync
+from ...runtime import open_run, record_calls_of, run_sync
 from .io import CommandRefused, ToolError, WorkerIO
 
 ENVIRONMENT = "scarce"
@@ -123,14 +123,23 @@ class ScarceRunner:
 
     def _commit(self, k: int, t: float, *, subrun_done: bool) -> None:
         """Make everything durable and checkpoint the world, the agents (without their
-        model client) and the workers' folders."""
+        model client) and the workers' folders. Agents that cannot be pickled (a class
+        defined inside a function, say) leave the checkpoint without them: the run goes
+        on, and a resume says it cannot continue such a run."""
+        import pickle
+
         agents = [*self.solvers.values(), *self.negotiators.values()]
         clients = [(a, a.client) for a in agents if getattr(a, "client", None) is not None]
         for a, _ in clients:
             a.client = None
         try:
+            try:
+                pickled_agents = pickle.dumps((self.solvers, self.negotiators))
+                agents_error = None
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                pickled_agents, agents_error = None, f"{type(exc).__name__}: {exc}"
             state = {
-                "world": self.world, "solvers": self.solvers, "negotiators": self.negotiators,
+                "world": self.world, "agents": pickled_agents, "agents_error": agents_error,
                 "subrun_done": subrun_done,
                 "folders": {} if subrun_done else {w: self.io.snapshot(self._sbx(w)) for w in self.cfg.names},
             }
@@ -140,9 +149,18 @@ class ScarceRunner:
                 a.client = c
 
     def _restore(self, state: dict, tasks: dict[str, Any]) -> bool:
-        """Continue from a checkpoint; returns whether its subrun was finished."""
+        """Continue from a checkpoint; returns whether its subrun was finished.
+
+        Raises:
+            RuntimeError: the checkpoint holds no agents (they could not be pickled).
+        """
+        import pickle
+
+        if state.get("agents") is None:
+            raise RuntimeError(f"this run's agents could not be checkpointed ({state.get('agents_error')}); "
+                               "it cannot be resumed: delete its folder to restart it")
         self.world = state["world"]
-        self.solvers, self.negotiators = state["solvers"], state["negotiators"]
+        self.solvers, self.negotiators = pickle.loads(state["agents"])  # noqa: S301 - our own checkpoint
         for a in [*self.solvers.values(), *self.negotiators.values()]:
             if hasattr(a, "client") and a.client is None:  # detached by _commit
                 a.client = self._client()
@@ -190,6 +208,7 @@ class ScarceRunner:
                 await self._subrun(plan[k], resumed=resumed and k == first)
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
+            record_calls_of(self.rec, exc)
             self.rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}"[:2000])
             raise
         finally:
@@ -292,8 +311,8 @@ class ScarceRunner:
             self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=True,
                       error=self.io.refusal(sbx, command))
             return "refused: no active execution slot; request one first"
-        wall = cfg.command_timeout_s if cfg.clock == "virtual" else max(0.1, min(
-            cfg.command_timeout_s, world.slot_left_s(w)))
+        # a command gets at most what is left of its slot, in real seconds, on both clocks
+        wall = max(0.1, min(cfg.command_timeout_s, world.slot_left_s(w)))
         try:
             res = self.io.run(sbx, command, wall)
         except CommandRefused as exc:  # the real-time window ran out (wall clock)
@@ -330,9 +349,11 @@ class ScarceRunner:
     async def _phase(self, c: Contention, t: float, method: str):
         parts = c.participants
         decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(self.world.negotiation_view(c, w, t))
-                                      for w in parts))
-        for d in decs:
-            self._calls(d)
+                                      for w in parts), return_exceptions=True)
+        record_calls_of(self.rec, *decs)
+        failed = next((d for d in decs if isinstance(d, BaseException)), None)
+        if failed is not None:  # e.g. a missing decision: the run stops, resumable
+            raise failed
         cost = max((self.world.decision_cost(self.negotiators[w].scripted, d.latency_s)
                     for w, d in zip(parts, decs, strict=True)), default=0.0)
         return zip(parts, decs, strict=True), cost

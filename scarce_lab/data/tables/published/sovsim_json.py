@@ -7,18 +7,35 @@ of round records ordered by ``simulation_id`` then ``round`` (1-based), each wit
 the fourth citizen), ``final_pool`` (floored at 0), ``payoffs``, ``collapsed``,
 ``reasonings`` (4 strings); kcpr_m adds ``announced_pool``. The remainder the leader
 saw is derived as ``max(0, pool_before - sum of extractions 0..2)``.
+
+Reading: polars parses the file with an explicit schema and builds the rows in bulk
+(:func:`_read_fast`); a file it cannot take as it is (a number stored as text, a
+missing field, lists of unequal length, not a list) goes through the record-by-record
+reader (:func:`_read_records`), which accepts what it always accepted and names the
+file, record and field of anything it refuses. Both give the same frame.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
 
-from ..agent_rounds import SOVSIM_ROLES, agent_round_frame
+from ..agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame
 
 REQUIRED = ("simulation_id", "round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
+
+
+def _names(path: Path, model: str | None, condition: str | None) -> tuple[str, str]:
+    condition = condition or path.parent.name
+    model = model or path.parent.parent.name
+    if condition not in SOVSIM_ROLES:
+        raise ValueError(
+            f"{path}: condition folder must be one of {sorted(SOVSIM_ROLES)}, got {condition!r}"
+        )
+    return model, condition
 
 
 def read_rationales(
@@ -36,12 +53,147 @@ def read_rationales(
             JSON list, or a record lacks a field (message names file, record index, field).
     """
     path = Path(path)
-    condition = condition or path.parent.name
-    model = model or path.parent.parent.name
-    if condition not in SOVSIM_ROLES:
-        raise ValueError(
-            f"{path}: condition folder must be one of {sorted(SOVSIM_ROLES)}, got {condition!r}"
-        )
+    model, condition = _names(path, model, condition)
+    prefix = run_prefix or f"{model}/{condition}"
+    raw = _read_raw(path)
+    if raw is None:
+        return _read_records(path, model, condition, prefix)
+    return _rows(raw.lazy().with_columns(_model=pl.lit(model), _condition=pl.lit(condition),
+                                         _prefix=pl.lit(prefix))).sort(*SORT_KEYS)
+
+
+def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.parent.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return f"{model}/{condition}"
+
+
+def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None = None) -> pl.DataFrame:
+    """Every ``rationales.json`` of ``paths`` as one agent-round table (model and
+    condition from each file's folders), built in one polars pass over all files; a
+    file the fast reader cannot take goes through the record-by-record reader. Rows are
+    not sorted (the caller sorts once). With ``root``, run ids carry each file's folder
+    relative to it (``sovsim_json:<folder>/<simulation_id>``), so two trees holding the
+    same model never share a run id; else ``<model>/<condition>``.
+
+    Raises:
+        ValueError: as :func:`read_rationales`, naming the file.
+    """
+    raws, slow = [], []
+    root = None if root is None else Path(root)
+    for p in sorted(Path(x) for x in paths):
+        model, condition = _names(p, None, None)
+        prefix = _prefix(p, model, condition, root)
+        raw = _read_raw(p)
+        if raw is None:
+            slow.append(_read_records(p, model, condition, prefix))
+        else:
+            raws.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
+    frames = slow
+    if raws:
+        both = pl.concat(raws, how="vertical", rechunk=False)
+        raws.clear()
+        frames = [_rows(both.lazy()), *slow]
+    if not frames:
+        return agent_round_frame([])
+    return pl.concat(frames, how="vertical")
+
+
+#: The file's record schema as polars reads it (numbers as Float64: the reference reader
+#: takes every number with ``float()``; ids and rounds must be JSON integers).
+_SCHEMA = {
+    "simulation_id": pl.Int64,
+    "round": pl.Int64,
+    "pool_before": pl.Float64,
+    "extractions": pl.List(pl.Float64),
+    "final_pool": pl.Float64,
+    "payoffs": pl.List(pl.Float64),
+    "collapsed": pl.Boolean,
+    "reasonings": pl.List(pl.String),
+    "announced_pool": pl.Float64,
+}
+
+
+def _read_raw(path: Path) -> pl.DataFrame | None:
+    """The file's records as a polars frame, or ``None`` when the file needs the
+    record-by-record reader (anything polars would refuse, or the checks below: a
+    required field missing or null, lists of unequal length, no agents, no records)."""
+    try:
+        raw = pl.read_json(path, schema=_SCHEMA)
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        return None
+    if raw.height == 0:
+        return None
+    ok = raw.select(
+        required=pl.all_horizontal(pl.col(f).is_not_null().all() for f in REQUIRED),
+        same_length=(pl.col("extractions").list.len() == pl.col("payoffs").list.len()).all(),
+        agents=(pl.col("extractions").list.len() > 0).all(),
+        no_null_z=pl.col("extractions").list.eval(pl.element().is_null().any()).list.first().any().not_(),
+        no_null_payoff=pl.col("payoffs").list.eval(pl.element().is_null().any()).list.first().any().not_(),
+    ).row(0)
+    return raw if all(ok) else None
+
+
+def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
+    """Agent-round rows from record frames carrying ``_model`` and ``_condition``
+    (the same rules as :func:`_read_records`, as polars expressions)."""
+    sub = {c: r[0] for c, r in SOVSIM_ROLES.items()}
+    lead = {c: r[1] for c, r in SOVSIM_ROLES.items()}
+    cond = pl.col("_condition")
+    has_leader = cond != "cpr"
+    n = pl.col("extractions").list.len()
+    width, aligned = raw.select(n.max(), (pl.col("reasonings").list.len() == n).fill_null(False).all()).collect().row(0)
+    if aligned:  # one reasoning per agent in every record (the released files)
+        reasoning = pl.col("reasonings")
+    else:  # missing or short lists: None where the reference reader has None
+        reasoning = pl.concat_list(
+            pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
+            for i in range(width or 0)
+        ).list.head(n)
+    rows = raw.with_columns(
+        n_agents=n,
+        agent_index=pl.int_ranges(n),
+        remainder_seen=pl.when(has_leader).then(
+            (pl.col("pool_before") - pl.col("extractions").list.head(n - 1).list.sum()).clip(lower_bound=0.0)
+        ),
+        reasoning=reasoning,
+    ).drop("reasonings").explode("extractions", "payoffs", "agent_index", "reasoning")
+    leader = has_leader & (pl.col("agent_index") == pl.col("n_agents") - 1)
+    hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
+    out = rows.select(
+        source=pl.lit("sovsim_json"),
+        run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
+        model=pl.col("_model"),
+        condition=cond,
+        base_condition=cond,
+        settings=pl.lit(None, dtype=pl.String),
+        simulation=pl.col("simulation_id"),
+        round=pl.col("round"),
+        agent=pl.format("a{}", pl.col("agent_index")),
+        agent_index=pl.col("agent_index"),
+        role=pl.when(leader).then(cond.replace_strict(lead)).otherwise(cond.replace_strict(sub)),
+        is_leader=leader,
+        n_agents=pl.col("n_agents"),
+        pool_before=pl.col("pool_before"),
+        announced_pool=pl.col("announced_pool"),
+        pool_seen=pl.when(hidden).then(pl.col("announced_pool")).otherwise(pl.col("pool_before")),
+        remainder_seen=pl.when(leader).then(pl.col("remainder_seen")),
+        extraction=pl.col("extractions"),
+        payoff=pl.col("payoffs"),
+        remaining=pl.col("final_pool"),
+        collapsed=pl.col("collapsed"),
+        reasoning=pl.col("reasoning"),
+        valid=pl.lit(None, dtype=pl.Boolean),
+        fallback_used=pl.lit(None, dtype=pl.Boolean),
+    )
+    return out.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).collect()
+
+
+def _read_records(path: Path, model: str, condition: str, prefix: str) -> pl.DataFrame:
+    """The record-by-record reader (reference semantics; names file, record, field)."""
     records = json.loads(path.read_text())
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
@@ -65,7 +217,7 @@ def read_rationales(
             rows.append(
                 {
                     "source": "sovsim_json",
-                    "run_id": f"sovsim_json:{run_prefix or f'{model}/{condition}'}/{sim}",
+                    "run_id": f"sovsim_json:{prefix}/{sim}",
                     "model": model,
                     "condition": condition,
                     "base_condition": condition,

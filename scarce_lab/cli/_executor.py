@@ -1,0 +1,56 @@
+"""``--executor local|ray`` and ``--address`` for the run commands and ``judge label``
+(:mod:`scarce_lab.runners.executors`)."""
+
+from __future__ import annotations
+
+import inspect
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+
+class ExecutorChoice(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+EXECUTOR_HELP = ("where the runs execute: local (this process) or ray (one Ray task per run; "
+                 "a local Ray instance unless --address is given)")
+ADDRESS_HELP = ("Ray cluster to join with --executor ray: 'auto' (the cluster of this machine), "
+                "'ray://HOST:10001' or 'HOST:6379'; default: start a local instance")
+
+
+def executor_parameters() -> list[inspect.Parameter]:
+    """The two options, for generated run commands."""
+    return [
+        inspect.Parameter("executor", inspect.Parameter.KEYWORD_ONLY, default=ExecutorChoice.local, annotation=Annotated[
+            ExecutorChoice, typer.Option("--executor", help=EXECUTOR_HELP)]),
+        inspect.Parameter("address", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+            str | None, typer.Option("--address", help=ADDRESS_HELP)]),
+    ]
+
+
+def pop_executor(kwargs: dict) -> tuple[str, str | None]:
+    """Take ``executor`` and ``address`` out of a command's keyword arguments.
+
+    Raises:
+        typer.BadParameter: ``--address`` without ``--executor ray``.
+    """
+    executor = kwargs.pop("executor", ExecutorChoice.local)
+    executor = executor.value if isinstance(executor, StrEnum) else str(executor)
+    address = kwargs.pop("address", None)
+    if address is not None and executor != "ray":
+        raise typer.BadParameter("--address is for --executor ray", param_hint="--address")
+    return executor, address
+
+
+def run_on_ray(environment: str, configs, out, *, resume: bool, address: str | None, progress: bool = True):
+    """:func:`scarce_lab.runners.executors.run_configs`, with a clean CLI error when
+    Ray is missing or unreachable."""
+    from ..runners.executors import ExecutorError, run_configs
+
+    try:
+        return run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
+    except ExecutorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--executor") from None

@@ -1,0 +1,2 @@
+cp main.sh executable
+chmod +x executable

@@ -1,0 +1,1 @@
+cc -O2 -o executable main.c
