@@ -192,7 +192,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
     return out.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).collect()
 
 
-def _read_records(path: Path, model: str, condition: str, prefix: str) -> pl.DataFrame:
+def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
     """The record-by-record reader (reference semantics; names file, record, field)."""
     records = json.loads(path.read_text())
     if not isinstance(records, list):
@@ -217,7 +217,7 @@ def _read_records(path: Path, model: str, condition: str, prefix: str) -> pl.Dat
             rows.append(
                 {
                     "source": "sovsim_json",
-                    "run_id": f"sovsim_json:{prefix}/{sim}",
+                    "run_id": f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}",
                     "model": model,
                     "condition": condition,
                     "base_condition": condition,
