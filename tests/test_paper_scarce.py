@@ -264,3 +264,22 @@ def test_metrics_refuse_to_pool_runs_whose_settings_differ():
     with pytest.raises(PoolingError, match="workers"):
         summary(clash.with_columns(pl.lit(0).alias("declared_bid"), pl.lit(1).alias("desired_duration_s"),
                                    pl.lit(0).alias("private_sent")), st)
+
+
+def test_a_model_negotiators_client_settings_define_the_condition():
+    """Issue 12 section 1: "a condition is every setting that defines it". With a scripted
+    solver and a model negotiator, the negotiator's reasoning effort and sampling are
+    condition settings (they were dropped, so effort-low, effort-high and the reference run
+    of the embedded dataset shared one condition)."""
+    lo = ScarceConfig(negotiator_model="embedded/smollm2", llm={"reasoning_effort": "low"})
+    hi = ScarceConfig(negotiator_model="embedded/smollm2", llm={"reasoning_effort": "high"})
+    assert lo.condition_settings()["llm.reasoning_effort"] == "low" and lo.run_id != hi.run_id
+    assert not any(k.startswith("llm.") for k in ScarceConfig().condition_settings())  # all scripted
+    # manifests written before: the tables read the settings back from the config
+    from pathlib import Path
+
+    from scarce_lab.data.tables.scarce import contentions_table
+
+    ct = contentions_table(Path(__file__).resolve().parents[1] / "data" / "scarce" / "embedded")
+    effort = ct.filter(pl.col("condition").str.contains("reasoning_effort=(low|high)"))
+    assert effort["settings"].n_unique() == 2 == effort["condition"].n_unique()

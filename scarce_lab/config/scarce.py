@@ -219,6 +219,19 @@ class ScarceConfig(ExperimentConfig):
                                      f"(litellm lists {list(levels) or 'no effort levels'} for it)")
         return self
 
+    def condition_settings(self) -> dict:
+        """:meth:`ExperimentConfig.condition_settings`, keeping the model client's settings
+        (``llm.*``) whenever either agent is a model: the base class drops them for a
+        ``scripted/`` solver, but a model negotiator's sampling and reasoning effort shape
+        the run (runs that differ only in them are different conditions)."""
+        out = super().condition_settings()
+        if self.model.startswith("scripted/") and not self.negotiator.startswith("scripted/"):
+            from .base import flatten
+
+            flat = flatten(self.model_dump(mode="json"))
+            out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
+        return out
+
     @property
     def names(self) -> list[str]:
         return [f"w{i}" for i in range(self.workers)]
