@@ -283,3 +283,17 @@ def test_a_model_negotiators_client_settings_define_the_condition():
     ct = contentions_table(Path(__file__).resolve().parents[1] / "data" / "scarce" / "embedded")
     effort = ct.filter(pl.col("condition").str.contains("reasoning_effort=(low|high)"))
     assert effort["settings"].n_unique() == 2 == effort["condition"].n_unique()
+
+
+def test_datasets_loaded_together_get_labels_unique_per_settings():
+    """Issue 12 section 1: conditions are told apart by every setting. Two datasets that
+    each vary nothing (all richer-worker runs; all mixed-deadline runs) would both be
+    labelled by their base condition alone; loaded together they must not share a label."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "scarce" / "scripted"
+    T = X.load_scarce([data / "budget", data / "deadlines"])
+    pairs = T.contentions.select("condition", "settings").unique()
+    assert pairs["condition"].n_unique() == pairs["settings"].n_unique() == 2
+    out = X.budget_phase_bids(T.contentions, by=("model", "condition"))
+    assert out.height and out["condition"].str.contains("rich_worker_budget=1500").all()

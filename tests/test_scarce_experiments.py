@@ -366,3 +366,12 @@ def test_describe_extremes_single_run_groups():
     one_group = df.filter(pl.col("g") == "a")
     assert X.describe_extremes(one_group, ["g"], "x") == (
         "In this dataset, x is 0.20 for g=a (at most 1 run(s) per group; no interval from a single run).")
+
+
+def test_win_rates_all_rounds_and_contested():
+    ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", won=True, n_participants=1), C("r1", 1, "a", won=False),
+                                   C("r2", 0, "a", won=True), C("r2", 1, "a", won=True)])
+    out = X.win_rates(ct)
+    assert one(out, metric="win_rate")["value"] == pytest.approx(3 / 4)
+    assert one(out, metric="win_rate_contested")["value"] == pytest.approx(2 / 3)
+    assert one(out, metric="win_rate_contested")["n"] == 3

@@ -437,6 +437,25 @@ def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",
     return _grouped(d, by, lambda p: cluster_ci(p, "_chat", seed=seed))
 
 
+def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+    """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
+    which the worker is first in the queue) and ``win_rate_contested`` (over contested
+    rounds only); ``value``, ``lo``, ``hi`` (cluster bootstrap over runs), ``n``, ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
+    """
+    _need(contentions, ("run_id", "won", "n_participants", *by), "contentions")
+    check_no_pooling(contentions, by, what="win_rates")
+    d = contentions.with_columns(
+        pl.col("won").cast(pl.Float64).alias("win_rate"),
+        pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None)
+        .alias("win_rate_contested"))
+    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed)
+            for base, part in _groups(d, by) for m in ("win_rate", "win_rate_contested")]
+    return _ci_frame(rows, {b: contentions.schema[b] for b in by} | {"metric": pl.String})
+
+
 def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
     """Per group, over (worker, subrun) submissions: ``metric`` in
     ``full_resolution_rate`` (share with every hidden test passed), ``mean_partial_score``
@@ -794,7 +813,8 @@ class ScarceTables:
 
 def load_scarce(paths: str | Sequence) -> ScarceTables:
     """Load SCARCE datasets (run directories or folders of them; several are
-    concatenated, a run present twice is kept once) into :class:`ScarceTables`.
+    concatenated, a run present twice is kept once, and the condition labels are made
+    unique per settings over all of them) into :class:`ScarceTables`.
 
     Raises:
         FileNotFoundError: a path holds no run directory.
@@ -812,8 +832,14 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
         parts["s"].append(submissions_table(ds))
         parts["m"].append(messages_table(ds))
         parts["r"].append(run_settings(ds.runs))
-    cat = lambda k: pl.concat(parts[k]).unique(maintain_order=True)  # noqa: E731
-    return ScarceTables(cat("c"), cat("s"), cat("m"), cat("r").unique(subset=["run_id"], maintain_order=True))
+    from ..data.tables import label_conditions
+
+    # condition labels are unique per settings within one table: relabel the concatenation
+    # (each dataset alone may show no differing setting, so two could share a label)
+    def cat(k):
+        return label_conditions(pl.concat(parts[k]).unique(maintain_order=True), skip=("scheduler", "mechanism", "memory"))
+
+    return ScarceTables(cat("c"), cat("s"), cat("m"), pl.concat(parts["r"]).unique(subset=["run_id"], maintain_order=True))
 
 
 # -- charts ----------------------------------------------------------------------------
