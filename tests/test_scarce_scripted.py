@@ -119,17 +119,19 @@ def test_reciprocity_comes_from_the_visible_history_and_is_honoured_in_the_ballo
 
 def test_alliance_offer_accept_and_ballots_of_both_allies():
     neg = StrategicNegotiator("coalition", seed=1)
+    assert run(neg.message(view(declared(contention()), "w2"))).value is None  # met nobody: no offer
+    met = [past(0, ["w0", "w2"])]  # w2 met w0 (w0 was first)
     c = declared(contention())
-    to, offer = run(neg.message(view(c, "w2"))).value
-    assert offer.startswith("[ally]") and to in ("w0", "w1")
+    to, offer = run(neg.message(view(c, "w2", history=met))).value
+    assert offer.startswith("[ally]") and to == "w0"
     c.send("w2", to, offer)
     c.advance()
-    to2, ans = run(neg.message(view(c, to))).value
+    to2, ans = run(neg.message(view(c, to, history=met))).value
     assert to2 == "w2" and ans.startswith("[ally-yes]")
     c.send(to, "w2", ans)
     c.advance()
-    assert run(neg.ballot(view(c, "w2"))).value.ranking()[:2] == ["w2", to]
-    assert run(neg.ballot(view(c, to))).value.ranking()[:2] == ["w2", to]
+    assert run(neg.ballot(view(c, "w2", history=met))).value.ranking()[:2] == ["w2", to]
+    assert run(neg.ballot(view(c, to, history=met))).value.ranking()[:2] == ["w2", to]
     # loyalty: first and second together before -> the former second is offered first place
     hist = [past(0, ["w2", "w0", "w1"])]
     loyal = run(neg.message(view(declared(contention()), "w2", history=hist))).value

@@ -21,10 +21,12 @@ Negotiators (``scripted/<policy>``; :data:`STRATEGIC_NEGOTIATORS`), one feature 
   It offers to rank first a participant it owes ("you waited behind me in #k"), or asks
   one that owes it to return the favour; a reciprocal recipient answers in the next
   private round and keeps its word in its ballot.
-- ``coalition``: proposes an alliance to one participant ("rank me first and you
-  second; next time we swap"); a coalition recipient accepts unless it is urgent. Allies
-  rank each other first and second. Loyalty: if the history shows the two held the first
-  two places of an earlier contention, the one that was second is offered first place.
+- ``coalition``: proposes an alliance to a participant it has met, i.e. one that shares a
+  contention of the visible history with it, the most recent first ("rank me first and
+  you second; next time we swap"); with nothing in its history it proposes nothing. A
+  coalition recipient accepts unless it is urgent. Allies rank each other first and
+  second. Loyalty: if the history shows the two held the first two places of an earlier
+  contention, the one that was second is offered first place.
 - ``strategic``: all four.
 
 What every policy does besides: declares its request-time position (position 1 when
@@ -98,7 +100,7 @@ class StrategicNegotiator(Negotiator):
 
     Args:
         policy: one of :data:`STRATEGIC_NEGOTIATORS`.
-        seed: run seed (only the alliance partner choice is drawn).
+        seed: run seed (kept for the policies' interface; nothing is drawn).
 
     Raises:
         ValueError: unknown policy.
@@ -157,6 +159,18 @@ class StrategicNegotiator(Negotiator):
             if top.get(1) == view.worker and top.get(2) in others:
                 return top[2], row["contention"]
         return None
+
+    @staticmethod
+    def met(view: NegotiationView) -> list[str]:
+        """Current participants that shared a contention of the visible history with this
+        worker, the most recently met first (ties: name)."""
+        last: dict[str, int] = {}
+        for row in view.history:
+            names = {a["worker"] for a in row["allocations"]}
+            if view.worker in names:
+                for w in names & set(view.others):
+                    last[w] = row["contention"]
+        return sorted(last, key=lambda w: (-last[w], w))
 
     @staticmethod
     def _mine(view: NegotiationView) -> list[dict[str, Any]]:
@@ -237,8 +251,9 @@ class StrategicNegotiator(Negotiator):
             old = self.former_ally(view)
             if old is not None and not urgent:
                 return Decided((old[0], _LOYAL.format(k=old[1])))
-            rng = random.Random(f"{self.seed}:{view.contention['contention']}:ally:{view.worker}")
-            return Decided((rng.choice(sorted(view.others)), _ALLY))
+            met = self.met(view)
+            if met:
+                return Decided((met[0], _ALLY))
         return Decided(None)
 
     async def revise(self, view):
