@@ -14,12 +14,16 @@ code = nbf.v4.new_code_cell
 
 CAVEAT = (
     "**About the shipped data** (`data/scarce`, see its README): scripted negotiators (fixed policies "
-    "that write template sentences) and the embedded offline SmolLM2-135M model as negotiator (a "
-    "scripted solver does the programming), a few seeds per condition. A 135M-parameter model's "
-    "negotiation is not a frontier model's: read every embedded-model number as a demonstration of the "
-    "pipeline on real data, not as a finding about LLM agents. Judge labels come from a panel of three "
-    "copies of the same embedded model (different seeds and prompt variants). Point the parameters at "
-    "your own runs (`scarce-lab run scarce ...`, `scarce-lab judge label ...`) for real findings."
+    "with strategies: budgets spent down, urgency near deadlines, reciprocity and alliances through "
+    "private messages; their texts are templates) with a scripted solver whose progress is stochastic, "
+    "and the embedded offline SmolLM2-135M model as negotiator (an older oracle scripted solver does the "
+    "programming in those runs), a few seeds per condition. Scripted numbers show what the mechanism "
+    "does with those policies, nothing about language models; a 135M-parameter model's negotiation is "
+    "not a frontier model's. Judge labels come from a panel of three copies of the same embedded model "
+    "and cover the embedded runs only. Every table groups by model and condition (the condition label "
+    "names the settings that differ between the loaded runs): runs of different settings are never "
+    "pooled. Point the parameters at your own runs (`scarce-lab run scarce ...`, "
+    "`scarce-lab judge label ...`) for real findings."
 )
 
 PRELUDE = (
@@ -35,7 +39,9 @@ PRELUDE = (
     "show = lambda df: display(Markdown(markdown_table(df, float_digits=2)))\n"
     "T = X.load_scarce([dataset_path(p, 'DATASETS') for p in DATASETS])\n"
     "print(T, '; figures and tables go to', OUT)\n"
-    "print('negotiators:', sorted(T.settings['negotiator'].unique()))"
+    "print('negotiators:', sorted(T.settings['negotiator'].unique()))\n"
+    "# one key per (model, condition) for chart colours: conditions are never pooled\n"
+    "group = lambda df: df.with_columns((pl.col('model') + ' | ' + pl.col('condition')).alias('group'))"
 )
 
 LOAD_LABELS = (
@@ -83,57 +89,74 @@ def write(name: str, cells: list) -> None:
 
 # -- 02 ----------------------------------------------------------------------------------
 write("02_scarce_models_tactics.ipynb", [
-    md("# 02 · SCARCE: tactics, private chat, task outcomes and language drift per model\n\n"
-       "Per negotiator model: the share of negotiation rounds showing each of the 21 taxonomy "
-       "categories and the relational share (the SCARCE paper's Table 1), private-chat use in the "
-       "first subrun, task outcomes, and language drift over the stages of a run. All intervals are "
-       "95% percentile cluster bootstraps with runs as clusters (drift: t intervals over runs).\n\n"
-       + CAVEAT),
+    md("# 02 · SCARCE: tactics, win rate, private chat, task outcomes and language drift per model\n\n"
+       "Per negotiator model and condition: the share of negotiation rounds showing each of the 21 "
+       "taxonomy categories and the relational share (the SCARCE paper's Table 1, on the first subrun as "
+       "in the paper; relational = reciprocity, alliance formation, alliance loyalty, reputation), the win "
+       "rate (share of all rounds in which the worker is first in the queue; the contested rounds beside "
+       "it), private-chat use in the first subrun (Figure 14), task outcomes, and language drift over the "
+       "stages of a run. All intervals are 95% percentile cluster bootstraps with runs as clusters (drift: "
+       "t intervals over runs).\n\n" + CAVEAT),
     params('DATASETS = ["data/scarce/scripted/models", "data/scarce/embedded"]  # relative to the repo root\n'
            'LABELS = "data/scarce/labels/embedded/labels.parquet"  # judge panel output; None to skip\n'
            'TAXONOMY = "scarce"\n'
-           'BASE_ONLY = True   # only the reference condition (ballots, fixed bids, subrun memory, equal budgets)\n'
+           'BASE_ONLY = True   # only the reference condition (ballots, fixed bids, the paper\'s cross-subrun memory, equal budgets)\n'
+           'SUBRUN = 0         # Table 1 and Figure 14: the first subrun, as in the paper (None: all)\n'
            'N_STAGES = 3       # stages per run for language drift\n'
            'OUT_DIR = "figures"'),
     code(PRELUDE + "\n"
          "C, S, M = T.contentions, T.submissions, T.messages\n"
          "if BASE_ONLY:\n"
          "    C, S, M = X.base_condition(C), X.base_condition(S), X.base_condition(M)\n"
-         "print(f'{C[\"run_id\"].n_unique()} runs in the analysed condition')"),
-    md("## Tactic shares per model (Table 1)\n\nShare of labelled agent-rounds (one agent's public "
-       "reasoning and private messages in one contention) in which the judge panel accepted the "
+         "BY = ('model', 'condition')\n"
+         "print(f'{C[\"run_id\"].n_unique()} runs in the analysed condition(s):', sorted(C['condition'].unique()))"),
+    md("## Tactic shares per model (Table 1, first subrun)\n\nShare of labelled agent-rounds (one agent's "
+       "public reasoning and private messages in one contention) in which the judge panel accepted the "
        "category. Only runs with a label table are included (the shipped labels cover the embedded "
        "model; scripted negotiators write fixed template sentences and are not labelled)."),
     code(LOAD_LABELS),
     code("if rounds is not None and rounds.height:\n"
          "    r = X.base_condition(rounds) if BASE_ONLY else rounds\n"
-         "    shares = X.tactic_shares(r, tax.ids, RELATIONAL, by=('model',))\n"
+         "    shares = group(X.tactic_shares(r, tax.ids, RELATIONAL, by=BY, subrun=SUBRUN))\n"
          "    save_table(X.with_ci_text(shares), 'scarce_tactic_shares', OUT)\n"
-         "    chart = X.ci_chart(shares, 'category', color='model', x_sort=[*tax.ids, 'relational'],\n"
-         "                       y_title='share of rounds', title='Tactic shares per model', width=620)\n"
-         "    save_chart(chart, 'scarce_tactic_shares', OUT)\n"
-         "    show(X.with_ci_text(shares).select('model', 'category', 'estimate', 'n', 'runs'))\n"
-         "    say(X.describe_extremes(shares.filter(pl.col('category') != 'relational'), ['model', 'category'],\n"
-         "                            'the share of rounds showing a category'))\n"
-         "    say(X.describe_extremes(shares.filter(pl.col('category') == 'relational'), ['model'],\n"
-         "                            'the relational share (rounds with any relational label)'))\n"
-         "    display(chart)\n"
+         "    if shares.height:\n"
+         "        chart = X.ci_chart(shares, 'category', color='group', x_sort=[*tax.ids, 'relational'],\n"
+         "                           y_title='share of rounds', title='Tactic shares per model (first subrun)', width=620)\n"
+         "        save_chart(chart, 'scarce_tactic_shares', OUT)\n"
+         "        show(X.with_ci_text(shares).select(*BY, 'category', 'estimate', 'n', 'runs'))\n"
+         "        say(X.describe_extremes(shares.filter(pl.col('category') != 'relational'), [*BY, 'category'],\n"
+         "                                'the share of rounds showing a category'))\n"
+         "        say(X.describe_extremes(shares.filter(pl.col('category') == 'relational'), list(BY),\n"
+         "                                'the relational share (rounds with any relational label)'))\n"
+         "        display(chart)\n"
+         "    else:\n"
+         "        say('No labelled rounds of the analysed condition in the first subrun.')\n"
          "else:\n"
          "    say('No judge labels for these runs: run `scarce-lab judge label` to get tactic shares.')"),
-    md("## Private-chat use in the first subrun\n\nShare of contested participations (two or more "
-       "workers in the contention) in which the worker sent at least one private message."),
-    code(table("X.private_chat_use(C, by=('model',), subrun=0)", "scarce_private_chat_first_subrun",
-               "'model'") + "\n"
+    md("## Win rate per model\n\n`win_rate`: share of all the worker's rounds (contentions it took part "
+       "in) in which it was first in the queue, the paper's definition; `win_rate_contested`: the same "
+       "over contentions with two or more participants (chance is 1/n there)."),
+    code(table("group(X.win_rates(C, by=BY))", "scarce_win_rates", "*BY, 'metric'") + "\n"
+         "say(X.describe_extremes(res.filter(pl.col('metric') == 'win_rate'), ['model'], 'the win rate'))\n"
+         "chart = X.ci_chart(res, 'group', column='metric', y_title='share of rounds first in the queue',\n"
+         "                   title='Win rate per model', width=260)\n"
+         "save_chart(chart, 'scarce_win_rates', OUT)\n"
+         "chart"),
+    md("## Private-chat use in the first subrun (Figure 14)\n\nShare of contested participations (two or "
+       "more workers in the contention) in which the worker sent at least one private message."),
+    code(table("group(X.private_chat_use(C, by=BY, subrun=SUBRUN))", "scarce_private_chat_first_subrun",
+               "*BY") + "\n"
          "say(X.describe_extremes(res, ['model'], 'private-chat use in the first subrun'))\n"
-         "chart = X.ci_chart(res, 'model', y_title='share with a private message', title='Private chat, subrun 1')\n"
+         "chart = X.ci_chart(res, 'group', y_title='share with a private message', title='Private chat, subrun 1',\n"
+         "                   width=420)\n"
          "save_chart(chart, 'scarce_private_chat_first_subrun', OUT)\n"
          "chart"),
     md("## Task outcomes per model\n\nOver (worker, subrun) submissions: full resolution (every hidden "
        "test passed), mean partial score (passed / total; 0 for a missed deadline) and deadline misses."),
-    code(table("X.task_outcomes(S, by=('model',))", "scarce_task_outcomes", "'model', 'metric'") + "\n"
+    code(table("group(X.task_outcomes(S, by=BY))", "scarce_task_outcomes", "*BY, 'metric'") + "\n"
          "for m in ('full_resolution_rate', 'mean_partial_score', 'deadline_miss_rate'):\n"
          "    say(X.describe_extremes(res.filter(pl.col('metric') == m), ['model'], m.replace('_', ' ')))\n"
-         "chart = X.ci_chart(res, 'model', column='metric', title='Task outcomes per model', width=180)\n"
+         "chart = X.ci_chart(res, 'group', column='metric', title='Task outcomes per model', width=260)\n"
          "save_chart(chart, 'scarce_task_outcomes', OUT)\n"
          "chart"),
     md("## Language drift over stages\n\nEach run's contentions are cut into `N_STAGES` equal blocks; "
@@ -141,12 +164,12 @@ write("02_scarce_models_tactics.ipynb", [
        "bag-of-words vectors with the previous stage, trigram repetition, and the share of new words "
        "(`scarce_lab.judge.drift`). Mean over runs with a t interval (clipped to [0, 1]). Scripted negotiators repeat "
        "templates, so they show the floor of drift."),
-    code(table("X.language_drift(M, n_stages=N_STAGES, by=('model',))", "scarce_language_drift",
-               "'model', 'stage', 'measure'") + "\n"
+    code(table("group(X.language_drift(M, n_stages=N_STAGES, by=BY))", "scarce_language_drift",
+               "*BY, 'stage', 'measure'") + "\n"
          "for m in ('cosine_prev', 'new_word_share'):\n"
          "    last = res.filter((pl.col('measure') == m) & (pl.col('stage') == res['stage'].max()))\n"
          "    say(X.describe_extremes(last, ['model'], f'{m} in the last stage'))\n"
-         "chart = X.ci_chart(res, 'stage', color='model', column='measure', kind='line',\n"
+         "chart = X.ci_chart(res, 'stage', color='group', column='measure', kind='line',\n"
          "                   title='Language drift over stages', width=180, ci='95% t-interval over runs')\n"
          "save_chart(chart, 'scarce_language_drift', OUT)\n"
          "chart"),
@@ -155,31 +178,35 @@ write("02_scarce_models_tactics.ipynb", [
 # -- 03 ----------------------------------------------------------------------------------
 write("03_memory_horizon.ipynb", [
     md("# 03 · SCARCE: memory horizon and relational behaviour\n\n"
-       "Reciprocity, alliance formation, alliance loyalty and reputation shares under the three "
-       "memory horizons (the paper's Table 2; here `none` = each negotiation fresh, the paper's round "
-       "memory; `subrun`; `cross` = cross-subrun), and the relational share in the first vs second "
-       "half of a run (its decay). Shares of labelled agent-rounds; 95% cluster-bootstrap intervals "
-       "with runs as clusters.\n\nBehaviours are sets of taxonomy ids "
+       "The paper's baseline is **cross-subrun memory** (`cross`: public history, own negotiations and "
+       "saved notes carried across subruns); the memory-horizon experiment varies it to `subrun` (history "
+       "within a subrun only) and `none` (each negotiation fresh, the paper's round memory). Reciprocity, "
+       "alliance formation, alliance loyalty and reputation shares per horizon (the paper's Table 2), the "
+       "relational share in the first vs second half of a run (its decay), and, without labels, what the "
+       "scripted strategic negotiators do with what memory shows them (reciprocity needs the history: "
+       "private messages and requested durations per horizon). Shares of labelled agent-rounds; 95% "
+       "cluster-bootstrap intervals with runs as clusters.\n\nBehaviours are sets of taxonomy ids "
        "(`scarce_lab.analysis.scarce_experiments.MEMORY_BEHAVIOURS`): alliance formation = explicit "
        "or exclusive coalition, alliance loyalty = coalition loyalty, reputation = reputation "
        "maintenance.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/embedded"]\n'
+    params('DATASETS = ["data/scarce/embedded", "data/scarce/scripted/memory"]\n'
            'LABELS = "data/scarce/labels/embedded/labels.parquet"\n'
            'TAXONOMY = "scarce"\n'
            'OUT_DIR = "figures"'),
     code(PRELUDE),
     code(LOAD_LABELS + "\n"
+         "BY = ('model', 'condition', 'memory')  # one row per condition; memory shown beside it\n"
          "if rounds is not None:\n"
          "    rounds = X.base_condition(rounds, except_=('memory',))\n"
          "    print(rounds.group_by('memory').agg(pl.len().alias('rounds'), pl.col('run_id').n_unique().alias('runs')))"),
-    md("## Table 2: behaviour shares by memory horizon"),
+    md("## Table 2: behaviour shares by memory horizon (judge labels)"),
     code("if rounds is not None and rounds.height:\n"
-         "    res = X.behaviour_shares(rounds, by=('model', 'memory'))\n"
+         "    res = group(X.behaviour_shares(rounds, by=BY))\n"
          "    save_table(X.with_ci_text(res), 'scarce_memory_behaviours', OUT)\n"
-         "    show(X.with_ci_text(res).select('model', 'memory', 'behaviour', 'estimate', 'n', 'runs'))\n"
+         "    show(X.with_ci_text(res).select(*BY, 'behaviour', 'estimate', 'n', 'runs'))\n"
          "    for b in X.MEMORY_BEHAVIOURS:\n"
          "        say(X.describe_extremes(res.filter(pl.col('behaviour') == b), ['model', 'memory'], f'the {b.replace(\"_\", \" \")} share'))\n"
-         "    chart = X.ci_chart(res, 'memory', color='model', column='behaviour', x_sort=['none', 'subrun', 'cross'],\n"
+         "    chart = X.ci_chart(res, 'memory', color='group', column='behaviour', x_sort=['none', 'subrun', 'cross'],\n"
          "                       y_title='share of rounds', title='Behaviour by memory horizon', width=150)\n"
          "    save_chart(chart, 'scarce_memory_behaviours', OUT)\n"
          "    display(chart)\n"
@@ -187,14 +214,33 @@ write("03_memory_horizon.ipynb", [
          "    say('No judge labels for these runs.')"),
     md("## Relational behaviour: first vs second half of a run"),
     code("if rounds is not None and rounds.height:\n"
-         "    res = X.relational_by_half(rounds, RELATIONAL, by=('model', 'memory'))\n"
+         "    res = group(X.relational_by_half(rounds, RELATIONAL, by=BY))\n"
          "    save_table(X.with_ci_text(res), 'scarce_relational_by_half', OUT)\n"
-         "    show(X.with_ci_text(res).select('model', 'memory', 'half', 'estimate', 'n', 'runs'))\n"
+         "    show(X.with_ci_text(res).select(*BY, 'half', 'estimate', 'n', 'runs'))\n"
          "    say(X.describe_extremes(res, ['model', 'memory', 'half'], 'the relational share'))\n"
-         "    chart = X.ci_chart(res, 'half', color='memory', row='model', kind='line', y_title='relational share',\n"
-         "                       title='Relational share, first vs second half')\n"
+         "    chart = X.ci_chart(res, 'half', color='group', kind='line', y_title='relational share',\n"
+         "                       title='Relational share, first vs second half', width=320)\n"
          "    save_chart(chart, 'scarce_relational_by_half', OUT)\n"
          "    display(chart)"),
+    md("## Memory horizon with the scripted strategic negotiators (no labels)\n\n"
+       "The strategic policy offers to return a favour to a worker that waited behind it, or asks for one, "
+       "only when the history its memory horizon shows has one; its solver asks for longer slots after "
+       "failed attempts it remembers. Runs that differ only in `memory` are compared (any other difference "
+       "is refused). Private-chat use over all contested participations, and the requested slot duration "
+       "per subrun with its growth factor (last subrun / first)."),
+    code("SC = X.base_condition(T.contentions, except_=('memory',)).filter(pl.col('model') == 'scripted/strategic')\n"
+         + table("X.private_chat_use(SC, by=('model', 'memory'), subrun=None)", "scarce_memory_private_chat",
+                 "'model', 'memory'") + "\n"
+         "say(X.describe_extremes(res, ['memory'], 'private-chat use of the strategic negotiators'))\n"
+         "per, growth = X.requested_duration_by_subrun(SC, by=('model', 'memory'))\n"
+         "save_table(X.with_ci_text(per), 'scarce_memory_requested_duration', OUT)\n"
+         "save_table(X.with_ci_text(growth), 'scarce_memory_duration_growth', OUT)\n"
+         "show(X.with_ci_text(growth).select('model', 'memory', 'estimate', 'runs'))\n"
+         "say(X.describe_extremes(growth, ['memory'], 'the growth factor of requested durations'))\n"
+         "chart = X.ci_chart(per, 'subrun', color='memory', kind='line', y_title='requested slot (s)',\n"
+         "                   title='Requested slot duration per subrun, by memory horizon', width=320)\n"
+         "save_chart(chart, 'scarce_memory_requested_duration', OUT)\n"
+         "chart"),
     md("## Institutional behaviour\n\nFrom the panel's output (`institutions.parquet`, issue 4): a "
        "labelled behaviour is institutional when spontaneous (not asked for by the instructions) and "
        "persistent (it recurs in a later round for the same agent or pair)."),
@@ -214,48 +260,63 @@ write("03_memory_horizon.ipynb", [
 # -- 04 ----------------------------------------------------------------------------------
 write("04_budget_asymmetry_deadlines.ipynb", [
     md("# 04 · SCARCE: budget asymmetry and deadline pressure\n\n"
-       "The richer worker's mean bid and win rate by budget phase (share of its subrun budget left "
-       "before the contention: > 66%, 33-66%, < 33%) against the other workers (the paper's Tables 5 "
-       "and 7), and the bids of urgent vs non-urgent workers by stage under mixed 10-25 minute "
-       "deadlines (Table 4; urgent = deadline below the run's median). 95% cluster-bootstrap "
-       "intervals, runs as clusters.\n\n" + CAVEAT),
+       "The richer worker (the paper's asymmetry: 1,500 credits against 1,000) against the others: its "
+       "mean bid and win rate by budget phase (share of its subrun budget left before the contention: > "
+       "66%, 33-66%, < 33%; the paper's Tables 5 and 7) and its overall win rate over all phases (`all`, "
+       "Table 7); and the bids of urgent vs non-urgent workers by stage under mixed 10-25 minute "
+       "deadlines (Table 4; urgent = deadline below the run's median). Win rate = share of rounds first in "
+       "the queue (all rounds; contested rounds beside). 95% cluster-bootstrap intervals, runs as "
+       "clusters.\n\n" + CAVEAT),
     params('DATASETS = ["data/scarce/scripted/budget", "data/scarce/scripted/deadlines", "data/scarce/embedded"]\n'
            'N_STAGES = 3\n'
            'URGENT_BELOW_S = None   # seconds; None = below the run\'s median deadline\n'
            'OUT_DIR = "figures"'),
-    code(PRELUDE),
-    md("## Tables 5 and 7: the richer worker by budget phase"),
-    code(table("X.budget_phase_bids(T.contentions, by=('model',))", "scarce_budget_phases",
-               "'model', 'who', 'budget_phase', 'metric'") + "\n"
+    code(PRELUDE + "\nBY = ('model', 'condition')"),
+    md("## Tables 5 and 7: the richer worker by budget phase, and overall"),
+    code(table("group(X.budget_phase_bids(T.contentions, by=BY))", "scarce_budget_phases",
+               "*BY, 'who', 'budget_phase', 'metric'") + "\n"
          "phases = [p for p in ('>66%', '33-66%', '<33%') if p in set(res['budget_phase'])]\n"
          "say(f'Budget phases reached in the runs with a richer worker: {phases or \"none\"} (a phase is missing when no worker spent '\n"
          "    'that much of its subrun budget before a contention).')\n"
+         "overall = res.filter((pl.col('budget_phase') == 'all') & (pl.col('metric') == 'win_rate'))\n"
+         "say(X.describe_extremes(overall.filter(pl.col('who') == 'richer'), ['model'], \"the richer worker's overall win rate (Table 7)\"))\n"
          "for m in ('mean_bid', 'win_rate'):\n"
-         "    say(X.describe_extremes(res.filter(pl.col('metric') == m), ['model', 'who', 'budget_phase'], m.replace('_', ' ')))\n"
-         "chart = X.ci_chart(res.filter(pl.col('metric') == 'mean_bid'), 'budget_phase', color='who', column='model',\n"
-         "                   x_sort=['>66%', '33-66%', '<33%'], y_title='mean bid (credits)', title='Mean bid by budget phase', width=160)\n"
+         "    say(X.describe_extremes(res.filter((pl.col('metric') == m) & (pl.col('budget_phase') != 'all')),\n"
+         "                            ['model', 'who', 'budget_phase'], m.replace('_', ' ')))\n"
+         "chart = X.ci_chart(res.filter(pl.col('metric') == 'mean_bid'), 'budget_phase', color='who', column='group',\n"
+         "                   x_sort=['>66%', '33-66%', '<33%', 'all'], y_title='mean bid (credits)', title='Mean bid by budget phase', width=160)\n"
          "save_chart(chart, 'scarce_budget_phase_bids', OUT)\n"
          "display(chart)\n"
-         "chart = X.ci_chart(res.filter(pl.col('metric') == 'win_rate'), 'budget_phase', color='who', column='model',\n"
-         "                   x_sort=['>66%', '33-66%', '<33%'], y_title='win rate', title='Win rate by budget phase', width=160)\n"
+         "chart = X.ci_chart(res.filter(pl.col('metric') == 'win_rate'), 'budget_phase', color='who', column='group',\n"
+         "                   x_sort=['>66%', '33-66%', '<33%', 'all'], y_title='win rate', title='Win rate by budget phase', width=160)\n"
          "save_chart(chart, 'scarce_budget_phase_wins', OUT)\n"
          "chart"),
     md("## Table 4: urgent vs non-urgent bids by stage (mixed deadlines)"),
-    code(table("X.urgency_bids(T.contentions, n_stages=N_STAGES, by=('model',), urgent_below_s=URGENT_BELOW_S)",
-               "scarce_urgency_bids", "'model', 'stage', 'urgent'") + "\n"
+    code(table("group(X.urgency_bids(T.contentions, n_stages=N_STAGES, by=BY, urgent_below_s=URGENT_BELOW_S))",
+               "scarce_urgency_bids", "*BY, 'stage', 'urgent'") + "\n"
          "say(X.describe_extremes(res, ['model', 'stage', 'urgent'], 'the mean declared bid'))\n"
          "chart = X.ci_chart(res.with_columns(pl.when(pl.col('urgent')).then(pl.lit('urgent')).otherwise(pl.lit('not urgent')).alias('worker')),\n"
-         "                   'stage', color='worker', column='model', kind='line', y_title='mean bid (credits)',\n"
+         "                   'stage', color='worker', column='group', kind='line', y_title='mean bid (credits)',\n"
          "                   title='Bids by urgency and stage', width=160)\n"
          "save_chart(chart, 'scarce_urgency_bids', OUT)\n"
          "chart"),
+    md("## Deadline misses under mixed deadlines\n\nShare of (worker, subrun) submissions that missed the "
+       "deadline, urgent workers (deadline below the run's median) against the others."),
+    code("S4 = T.submissions.join(T.submissions.group_by('run_id').agg(pl.col('deadline_s').median().alias('_med'),\n"
+         "                                                             pl.col('deadline_s').n_unique().alias('_k')),\n"
+         "                         on='run_id').filter(pl.col('_k') > 1)\n"
+         "S4 = S4.with_columns((pl.col('deadline_s') < pl.col('_med')).alias('urgent'))\n"
+         + table("group(X.task_outcomes(S4, by=(*BY, 'urgent')))", "scarce_deadline_misses_by_urgency",
+                 "*BY, 'urgent', 'metric'") + "\n"
+         "say(X.describe_extremes(res.filter(pl.col('metric') == 'deadline_miss_rate'), ['model', 'urgent'], 'the deadline-miss rate'))"),
 ])
 
 # -- 05 ----------------------------------------------------------------------------------
 write("05_revisable_bids_reasoning.ipynb", [
     md("# 05 · SCARCE: revisable bids and reasoning effort\n\n"
-       "Rule-making and rule-invoking share by stage under fixed vs revisable bids (the paper's Table "
-       "10) and the tactic distribution under two reasoning efforts (Table 9).\n\n"
+       "Rule-making plus rule-invoking share by stage under fixed vs revisable bids (the paper's Table "
+       "10: the combined share, with the split beside it) and the tactic distribution under the two "
+       "highest reasoning efforts a model accepts (Table 9, e.g. `high` vs `xhigh` or `max`).\n\n"
        "Definitions (from the taxonomy's *rules and spontaneous norms* system; "
        "`scarce_experiments.RULE_MAKING` / `RULE_INVOKING`): a round is **rule-making** when the panel "
        "accepted a *process and governance norm* (iterative bargaining, negotiation neutrality rules, "
@@ -263,42 +324,53 @@ write("05_revisable_bids_reasoning.ipynb", [
        "a *time-urgency* or *classical scheduling norm* (earliest deadline first, sunk-cost urgency, "
        "first come first served, shortest job first, risk/variance first: appealing to an ordering "
        "criterion). 95% cluster-bootstrap intervals, runs as clusters.\n\n"
-       "Reasoning effort is passed through to litellm (`reasoning_effort`); the embedded model ignores "
-       "it, so with the shipped data the two efforts differ only where decoding differs (at temperature "
-       "0 the two runs can be identical): the table shows the pipeline, not an effect.\n\n" + CAVEAT),
+       "Reasoning effort is passed through to litellm (`llm.reasoning_effort`, checked against the "
+       "levels litellm lists for the model); the embedded model ignores it, and the shipped embedded runs "
+       "compare `low` and `high` only: the table shows the pipeline, not an effect.\n\n" + CAVEAT),
     params('DATASETS = ["data/scarce/embedded", "data/scarce/scripted/revisable", "data/scarce/scripted/models"]\n'
            'LABELS = "data/scarce/labels/embedded/labels.parquet"\n'
            'TAXONOMY = "scarce"\n'
+           'LABEL_MEMORY = "subrun"  # memory of the labelled reference runs (the shipped embedded runs predate the paper\'s cross default)\n'
            'N_STAGES = 3\n'
-           'EFFORTS = ["low", "high"]\n'
+           'EFFORTS = None  # e.g. ["high", "xhigh"]; None = the two strongest levels present in the runs\n'
            'OUT_DIR = "figures"'),
     code(PRELUDE),
     md("## Bid revision under the two mechanisms (all negotiators, no labels needed)\n\n"
-       "Share of participations whose final bid differs from the declared one."),
+       "Share of participations whose final bid differs from the declared one; runs compared differ only "
+       "in the mechanism."),
     code("res = X.bid_revision_share(X.base_condition(T.contentions, except_=('mechanism',)), by=('model', 'mechanism'))\n"
          "save_table(X.with_ci_text(res), 'scarce_bid_revision', OUT)\n"
          "show(X.with_ci_text(res).select('model', 'mechanism', 'estimate', 'n', 'runs'))\n"
-         "say(X.describe_extremes(res, ['model', 'mechanism'], 'the share of revised bids'))"),
+         "say(X.describe_extremes(res, ['model', 'mechanism'], 'the share of revised bids'))\n"
+         "paid = X.base_condition(T.contentions, except_=('mechanism',)).with_columns(pl.col('payment').cast(pl.Float64))\n"
+         "pay = paid.group_by('model', 'mechanism').agg(pl.col('payment').mean().alias('mean_payment'), pl.len().alias('n')).sort('model', 'mechanism')\n"
+         "show(pay)\n"
+         "say('Mean payment per participation (credits) under each mechanism, for the same negotiators and seeds.')"),
     code(LOAD_LABELS),
-    md("## Table 10: rule-making and rule-invoking by stage, fixed vs revisable"),
+    md("## Table 10: rule-making plus rule-invoking by stage, fixed vs revisable"),
     code("if rounds is not None and rounds.height:\n"
-         "    r = X.base_condition(rounds, except_=('mechanism',))\n"
-         "    res = X.rule_shares_by_stage(r, n_stages=N_STAGES, by=('model', 'mechanism'))\n"
+         "    r = X.base_condition(rounds, except_=('mechanism',), memory=LABEL_MEMORY)\n"
+         "    by = ('model', 'mechanism', 'condition')\n"
+         "    res = group(X.rule_shares_by_stage(r, n_stages=N_STAGES, by=by))\n"
          "    save_table(X.with_ci_text(res), 'scarce_rule_shares', OUT)\n"
-         "    show(X.with_ci_text(res).select('model', 'mechanism', 'stage', 'kind', 'estimate', 'n', 'runs'))\n"
-         "    for k in ('rule_making', 'rule_invoking'):\n"
+         "    show(X.with_ci_text(res).select(*by, 'stage', 'kind', 'estimate', 'n', 'runs'))\n"
+         "    for k in ('rules', 'rule_making', 'rule_invoking'):\n"
          "        say(X.describe_extremes(res.filter(pl.col('kind') == k), ['model', 'mechanism', 'stage'], f'the {k.replace(\"_\", \"-\")} share'))\n"
-         "    chart = X.ci_chart(res, 'stage', color='mechanism', column='kind', row='model', kind='line', y_title='share of rounds',\n"
+         "    chart = X.ci_chart(res, 'stage', color='group', column='kind', kind='line', y_title='share of rounds',\n"
          "                       title='Rules by stage and mechanism', width=180)\n"
          "    save_chart(chart, 'scarce_rule_shares', OUT)\n"
          "    display(chart)\n"
          "else:\n"
          "    say('No judge labels for these runs.')"),
-    md("## Table 9: tactic distribution under two reasoning efforts"),
+    md("## Table 9: tactic distribution under the two highest reasoning efforts"),
     code("if rounds is not None and rounds.height:\n"
-         "    r = X.base_condition(rounds, except_=('reasoning_effort',)).filter(pl.col('reasoning_effort').is_in(EFFORTS))\n"
+         "    from scarce_lab.config.scarce import strongest_efforts\n"
+         "    present = [e for e in rounds['reasoning_effort'].unique().to_list() if e != 'default']\n"
+         "    efforts = EFFORTS or list(strongest_efforts(present))\n"
+         "    say(f'Efforts compared: {efforts} (present in the runs: {sorted(present)}).')\n"
+         "    r = X.base_condition(rounds, except_=('reasoning_effort',), memory=LABEL_MEMORY).filter(pl.col('reasoning_effort').is_in(efforts))\n"
          "    dist = X.label_distribution(r, tax.ids, by=('model', 'reasoning_effort'))\n"
-         "    shares = X.tactic_shares(r, tax.ids, RELATIONAL, by=('model', 'reasoning_effort'))\n"
+         "    shares = X.tactic_shares(r, tax.ids, RELATIONAL, by=('model', 'reasoning_effort'), subrun=None)\n"
          "    save_table(dist, 'scarce_effort_distribution', OUT)\n"
          "    save_table(X.with_ci_text(shares), 'scarce_effort_tactic_shares', OUT)\n"
          "    show(X.with_ci_text(shares).select('model', 'reasoning_effort', 'category', 'estimate', 'n', 'runs'))\n"
@@ -314,53 +386,58 @@ write("05_revisable_bids_reasoning.ipynb", [
 write("06_auction_dynamics.ipynb", [
     md("# 06 · SCARCE: auction dynamics, and negotiation vs centralised schedulers\n\n"
        "Win continuity P(win next | won this one) against P(win next | lost this one), the median "
-       "winning bid per stage (bid drift), the requested slot duration per subrun (its growth factor), "
-       "and a comparison the paper leaves open: the negotiated schedule (ballots) against the FIFO, "
-       "SJF, EDF and highest-bid schedulers on collective outcomes (deadline misses, mean partial "
-       "score, total queue wait), on the same tasks, deadlines and seeds. Intervals: cluster bootstrap "
-       "over runs for shares and medians; t intervals over runs (and over paired seeds for the "
-       "differences) for per-run outcomes.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/scripted/models", "data/scarce/scripted/schedulers", "data/scarce/embedded"]\n'
-           'N_STAGES = 3\n'
-           'NEGOTIATOR = "scripted/random"   # negotiator model of the scheduler comparison runs\n'
+       "winning bid per stage over stages 1 to 4 (bid drift, the paper's Table 8), the requested slot "
+       "duration per subrun (its growth factor), and a comparison the paper leaves open: the negotiated "
+       "schedule (ballots) against the FIFO, SJF, EDF and highest-bid schedulers on collective outcomes "
+       "(deadline misses, mean partial score, total queue wait), on the same tasks, deadlines and seeds. "
+       "Intervals: cluster bootstrap over runs for shares and medians; t intervals over runs (and over "
+       "paired seeds for the differences) for per-run outcomes.\n\n" + CAVEAT),
+    params('DATASETS = ["data/scarce/scripted/models", "data/scarce/scripted/schedulers", "data/scarce/scripted/memory",\n'
+           '            "data/scarce/embedded"]\n'
+           'N_STAGES = 4   # bid drift: stages 1 to 4 (Table 8)\n'
+           'NEGOTIATOR = "scripted/strategic"   # negotiator model of the scheduler comparison runs\n'
            'OUT_DIR = "figures"'),
     code(PRELUDE + "\n"
-         "C = X.base_condition(T.contentions, except_=('memory',))  # negotiated runs, any memory horizon"),
+         "C = X.base_condition(T.contentions, except_=('memory',))  # negotiated runs, any memory horizon\n"
+         "BY = ('model', 'condition')"),
     md("## Win continuity"),
-    code(table("X.win_continuity(C, by=('model',))", "scarce_win_continuity", "'model', 'given'") + "\n"
-         "say(X.describe_extremes(res.filter(pl.col('given') == 'won'), ['model'], 'P(win next | won this one)'))\n"
-         "say(X.describe_extremes(res.filter(pl.col('given') == 'lost'), ['model'], 'P(win next | lost this one)'))\n"
-         "chart = X.ci_chart(res, 'model', color='given', y_title='P(win next)', title='Win continuity', width=320)\n"
+    code(table("group(X.win_continuity(C, by=BY))", "scarce_win_continuity", "*BY, 'given'") + "\n"
+         "say(X.describe_extremes(res.filter(pl.col('given') == 'won'), list(BY), 'P(win next | won this one)'))\n"
+         "say(X.describe_extremes(res.filter(pl.col('given') == 'lost'), list(BY), 'P(win next | lost this one)'))\n"
+         "chart = X.ci_chart(res, 'group', color='given', y_title='P(win next)', title='Win continuity', width=520)\n"
          "save_chart(chart, 'scarce_win_continuity', OUT)\n"
          "chart"),
-    md("## Bid drift: median winning bid per stage (contested contentions)"),
-    code(table("X.winning_bid_by_stage(C, n_stages=N_STAGES, by=('model',))", "scarce_winning_bid_by_stage",
-               "'model', 'stage'") + "\n"
+    md("## Bid drift: median winning bid per stage, stages 1 to 4 (contested contentions; Table 8)"),
+    code(table("group(X.winning_bid_by_stage(C, n_stages=N_STAGES, by=BY))", "scarce_winning_bid_by_stage",
+               "*BY, 'stage'") + "\n"
          "say(X.describe_extremes(res, ['model', 'stage'], 'the median winning bid (credits)'))\n"
-         "chart = X.ci_chart(res, 'stage', color='model', kind='line', y_title='median winning bid (credits)',\n"
+         "chart = X.ci_chart(res, 'stage', color='group', kind='line', y_title='median winning bid (credits)',\n"
          "                   title='Bid drift', width=320)\n"
          "save_chart(chart, 'scarce_bid_drift', OUT)\n"
          "chart"),
     md("## Requested slot duration per subrun and its growth factor\n\nTwo measures: the duration the "
        "solver requested (`requested_duration_s`, capped at the slot cap) and the one the negotiator "
        "declared (`desired_duration_s`). Growth factor = a run's mean in its last subrun / its mean in its "
-       "first subrun, averaged over runs with two or more subruns (t interval). The shipped solver is "
-       "scripted, so only the declared duration reflects the embedded model."),
+       "first subrun, averaged over runs with two or more subruns (t interval). The scripted skilled solver "
+       "asks for longer slots after failed attempts it remembers, so it grows under cross-subrun memory."),
     code("for col in ('requested_duration_s', 'desired_duration_s'):\n"
-         "    per, growth = X.requested_duration_by_subrun(C, by=('model',), col=col)\n"
+         "    per, growth = X.requested_duration_by_subrun(C, by=BY, col=col)\n"
+         "    per, growth = group(per), group(growth)\n"
          "    save_table(X.with_ci_text(per), f'scarce_{col}_per_subrun', OUT)\n"
          "    save_table(X.with_ci_text(growth), f'scarce_{col}_growth', OUT)\n"
-         "    show(X.with_ci_text(per).select('model', 'subrun', 'estimate', 'n', 'runs'))\n"
-         "    show(X.with_ci_text(growth).select('model', 'estimate', 'runs'))\n"
-         "    say(X.describe_extremes(growth, ['model'], f'the growth factor of {col}'))\n"
-         "    chart = X.ci_chart(per, 'subrun', color='model', kind='line', y_title=f'{col} (s)',\n"
+         "    show(X.with_ci_text(per).select(*BY, 'subrun', 'estimate', 'n', 'runs'))\n"
+         "    show(X.with_ci_text(growth).select(*BY, 'estimate', 'runs'))\n"
+         "    say(X.describe_extremes(growth, list(BY), f'the growth factor of {col}'))\n"
+         "    chart = X.ci_chart(per, 'subrun', color='group', kind='line', y_title=f'{col} (s)',\n"
          "                       title=f'{col} per subrun', width=320)\n"
          "    save_chart(chart, f'scarce_{col}_per_subrun', OUT)\n"
          "    display(chart)"),
     md("## Negotiated schedule vs centralised schedulers (same tasks and seeds)\n\n`diff` is the mean "
        "over paired seeds of (scheduler minus ballots); a negative difference in deadline misses or "
-       "queue wait, or a positive one in partial score, favours the centralised scheduler."),
-    code("runs = X.base_condition(T.settings, except_=('scheduler',)).filter(pl.col('negotiator') == NEGOTIATOR)\n"
+       "queue wait, or a positive one in partial score, favours the centralised scheduler. Only runs that "
+       "differ in the scheduler alone are compared."),
+    code("runs = X.base_condition(T.settings, except_=('scheduler',)).filter(\n"
+         "    (pl.col('negotiator') == NEGOTIATOR) & (pl.col('subruns') == 1))\n"
          "keep = runs['run_id'].to_list()\n"
          "out = X.collective_outcomes(T.contentions.filter(pl.col('run_id').is_in(keep)),\n"
          "                            T.submissions.filter(pl.col('run_id').is_in(keep)))\n"

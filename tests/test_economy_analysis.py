@@ -92,3 +92,20 @@ def test_bid_convergence_gap_hand_case():
     assert b["bid_per_win"] == pytest.approx(15 / 3)
     assert b["realised_per_win"] == pytest.approx(24 / 3)
     assert b["gap"] == pytest.approx((3 + 15) / 2)  # |10-4|/2 and |5-20|/1, averaged
+
+
+def test_economy_metrics_refuse_to_pool_models_or_settings():
+    """Issue 12 section 1: a table never pools runs of different conditions. The
+    Economy groups by (task, condition); a group mixing models or settings is refused."""
+    from scarce_lab.analysis.pooling import PoolingError
+
+    a = pl.DataFrame(_episodes("r1", 0, [0, 1], [1])).with_columns(pl.lit('{"agents":12}').alias("settings"))
+    b = pl.DataFrame(_episodes("r2", 1, [1, 1], [0])).with_columns(
+        pl.lit('{"agents":12}').alias("settings"), pl.lit("embedded/smollm2").alias("model"))
+    with pytest.raises(PoolingError, match="model: embedded/smollm2, scripted/x"):
+        ablation_table(pl.concat([a, b]).with_columns(pl.col("solved").cast(pl.Boolean)))
+    c = b.with_columns(pl.lit("scripted/x").alias("model"), pl.lit('{"agents":4}').alias("settings"))
+    with pytest.raises(PoolingError, match="agents: 12, 4"):
+        solve_curve(pl.concat([a, c]).with_columns(pl.col("solved").cast(pl.Boolean)))
+    same = pl.concat([a, a.with_columns(pl.lit("r3").alias("run_id"))]).with_columns(pl.col("solved").cast(pl.Boolean))
+    assert ablation_table(same)["n_runs"].to_list() == [2]

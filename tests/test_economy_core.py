@@ -125,7 +125,7 @@ def test_events_emitted_for_auction_payment_step_reward():
 
 
 def test_rent_bankruptcy_and_removal():
-    eco = eco_with([1, 1], initial_wealth=2, rent=3, rent_interval=1, explore_count=0)
+    eco = eco_with([1, 1], initial_wealth=2, rent=3, rent_interval=1, explore_count=0, replace_bankrupt=False)
     eco.ledger.transfer(BANK, "a1", 5, "reward")  # a1 = 7
     end = eco.end_episode(0, random.Random(0), mutate=lambda g, r: g, newcomer=lambda r: None)
     assert [t.amount for t in end.rent] == [3, 3]

@@ -47,14 +47,14 @@ def test_scarce_categories_are_complete_and_flagged():
     for c in t.categories:
         assert c.definition.strip() and c.example.strip(), c.id
         assert c.include and c.exclude, c.id
+    # the SCARCE paper's relational group: reciprocity, alliance formation, alliance
+    # loyalty, reputation (tests/test_paper_scarce.py states the definition)
     assert t.relational_ids == {
         "reciprocity",
-        "cross_issue_exchange",
-        "renegotiation",
         "explicit_coalition",
-        "coalition_loyalty",
         "exclusive_coalition",
-        "divide_and_conquer",
+        "coalition_loyalty",
+        "reputation_maintenance",
     }
     assert t.induced_ids == {"bid_priority"}
     assert {

@@ -28,7 +28,7 @@ def C(run, k, w, n, won, bid, dur, sent):
 def test_summary_by_hand():
     ct = _contentions([
         C("r1", 0, "a", 2, True, 10, 60, 1), C("r1", 0, "b", 2, False, 30, 120, 0),
-        C("r1", 1, "a", 1, True, 0, 30, 0),  # uncontested: excluded from win rate and chat use
+        C("r1", 1, "a", 1, True, 0, 30, 0),  # uncontested: in the win rate, not in the contested one
         C("r2", 2, "a", 2, False, 20, 60, 0), C("r2", 2, "b", 2, True, 40, 90, 2),
     ])
     st = _submissions([
@@ -39,7 +39,8 @@ def test_summary_by_hand():
     ])
     s = summary(ct, st).row(0, named=True)
     assert (s["runs"], s["contentions"], s["submissions"]) == (2, 3, 4)
-    assert s["win_rate"] == pytest.approx(2 / 4)  # 4 contested participations, 2 wins
+    assert s["win_rate"] == pytest.approx(3 / 5)  # first in the queue in 3 of 5 rounds
+    assert s["win_rate_contested"] == pytest.approx(2 / 4)  # 4 contested participations, 2 wins
     assert s["mean_bid"] == pytest.approx(100 / 5)
     assert s["mean_requested_duration_s"] == pytest.approx(360 / 5)
     assert s["private_chat_use"] == pytest.approx(2 / 4)
@@ -49,7 +50,8 @@ def test_summary_by_hand():
     assert s["mean_bid_lo"] <= s["mean_bid"] <= s["mean_bid_hi"]
     # with one run there is no interval
     one = summary(ct.filter(pl.col("run_id") == "r1"), st.filter(pl.col("run_id") == "r1")).row(0, named=True)
-    assert one["win_rate"] == pytest.approx(0.5) and one["win_rate_lo"] is None
+    assert one["win_rate"] == pytest.approx(2 / 3) and one["win_rate_lo"] is None
+    assert one["win_rate_contested"] == pytest.approx(0.5)
     txt = format_summary(summary(ct, st))
     assert txt["mean_bid"][0].startswith("20.00 [")
 

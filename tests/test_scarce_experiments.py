@@ -81,14 +81,15 @@ def test_labelled_rounds_drops_unanswered_and_joins():
 def test_tactic_shares_by_hand():
     r = X.labelled_rounds(_labels()).with_columns(pl.lit("m").alias("model"))
     out = X.tactic_shares(r, ["cheap_talk", "reciprocity", "explicit_coalition"],
-                          {"reciprocity", "explicit_coalition"}, by=("model",))
+                          {"reciprocity", "explicit_coalition"}, by=("model",), subrun=None)
     assert out["category"].to_list() == ["cheap_talk", "reciprocity", "explicit_coalition", "relational"]
     ct = one(out, category="cheap_talk")
     assert ct["value"] == pytest.approx(3 / 6) and ct["n"] == 6 and ct["runs"] == 2
     assert ct["lo"] <= ct["value"] <= ct["hi"]
     assert one(out, category="reciprocity")["value"] == pytest.approx(1 / 6)
     assert one(out, category="relational")["value"] == pytest.approx(2 / 6)  # r1:0:a and r1:1:b
-    single = X.tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",))
+    single = X.tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",),
+                             subrun=None)
     assert one(single, category="cheap_talk")["lo"] is None  # one run: no interval
 
 
@@ -200,11 +201,13 @@ def test_budget_phase_bids_richer_vs_others():
         C("r2", 0, "b", budget_initial=1000, declared_bid=7, won=False),
     ])
     out = X.budget_phase_bids(ct)
-    assert set(out["who"]) == {"richer", "others"} and set(out["budget_phase"]) == {">66%"}
-    assert one(out, who="richer", metric="mean_bid")["value"] == pytest.approx(200)
-    assert one(out, who="richer", metric="win_rate")["value"] == pytest.approx(0.5)
-    assert one(out, who="others", metric="mean_bid")["value"] == pytest.approx(30)
-    assert one(out, who="others", metric="win_rate")["runs"] == 1
+    assert set(out["who"]) == {"richer", "others"} and set(out["budget_phase"]) == {">66%", "all"}
+    assert one(out, who="richer", metric="mean_bid", budget_phase=">66%")["value"] == pytest.approx(200)
+    assert one(out, who="richer", metric="win_rate", budget_phase=">66%")["value"] == pytest.approx(0.5)
+    assert one(out, who="others", metric="mean_bid", budget_phase=">66%")["value"] == pytest.approx(30)
+    assert one(out, who="others", metric="win_rate", budget_phase=">66%")["runs"] == 1
+    # one phase only: the overall rows equal it
+    assert one(out, who="richer", metric="win_rate", budget_phase="all")["value"] == pytest.approx(0.5)
 
 
 def test_urgency_bids_median_split_and_threshold():
@@ -302,9 +305,10 @@ def test_base_condition_filter():
                        "mechanism": ["fixed"] * 3, "memory": ["subrun", "subrun", "none"],
                        "rich_worker_budget": [None, None, None], "mixed_deadlines": [False] * 3,
                        "reasoning_effort": ["default"] * 3}, schema_overrides={"rich_worker_budget": pl.Int64})
-    assert X.base_condition(df)["run_id"].to_list() == ["a"]
+    assert X.base_condition(df)["run_id"].to_list() == []  # the reference memory is the paper's cross
+    assert X.base_condition(df, memory="subrun")["run_id"].to_list() == ["a"]
     assert X.base_condition(df, except_=("memory",))["run_id"].to_list() == ["a", "c"]
-    assert X.base_condition(df, except_=("scheduler",))["run_id"].to_list() == ["a", "b"]
+    assert X.base_condition(df, except_=("scheduler",), memory="subrun")["run_id"].to_list() == ["a", "b"]
 
 
 def test_describe_extremes_sentences():
@@ -362,3 +366,12 @@ def test_describe_extremes_single_run_groups():
     one_group = df.filter(pl.col("g") == "a")
     assert X.describe_extremes(one_group, ["g"], "x") == (
         "In this dataset, x is 0.20 for g=a (at most 1 run(s) per group; no interval from a single run).")
+
+
+def test_win_rates_all_rounds_and_contested():
+    ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", won=True, n_participants=1), C("r1", 1, "a", won=False),
+                                   C("r2", 0, "a", won=True), C("r2", 1, "a", won=True)])
+    out = X.win_rates(ct)
+    assert one(out, metric="win_rate")["value"] == pytest.approx(3 / 4)
+    assert one(out, metric="win_rate_contested")["value"] == pytest.approx(2 / 3)
+    assert one(out, metric="win_rate_contested")["n"] == 3

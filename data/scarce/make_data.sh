@@ -1,40 +1,50 @@
 #!/usr/bin/env bash
 # Rebuild the SCARCE datasets under data/scarce (see README.md in this folder).
 # Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all]   (from the repo root)
+# SCARCE_LAB / PYTHON override the commands (default: the repository's .venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RUN=".venv/bin/scarce-lab run scarce"
-OUT=data/scarce
-SEEDS="--seed 0 --seed 1 --seed 2 --seed 3"
-# scripted negotiators AND scripted solver: 4 workers, 1 subrun, 3-minute deadline
-S="--workers 4 --subruns 1 --deadline-min 3"
+LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
+PY="${PYTHON:-.venv/bin/python}"
+RUN="$LAB run scarce"
+OUT=data/scarce/scripted
+SEEDS2="--seed 0 --seed 1"
+SEEDS3="--seed 0 --seed 1 --seed 2"
+# Every scripted run: 4 workers, the skilled scripted solver (stochastic progress, several
+# slots; skill 0.5), 15-minute deadline, 1000 credits, the paper's defaults otherwise
+# (cross-subrun memory, two private-message rounds, fixed bids); command output kept to 100 characters.
+S="--workers 4 --model scripted/skilled:0.5 --deadline-min 15 --output-limit 100"
 what="${1:-all}"
 
 if [[ $what == scripted || $what == all ]]; then
-  for pol in fifo sjf edf bid-first random; do            # 02, 06: per-policy behaviour under ballots
-    $RUN $S --model scripted/$pol $SEEDS --out $OUT/scripted/models
+  for pol in fifo sjf edf bid-first random spend-down urgency reciprocal coalition strategic; do  # 02, 06
+    $RUN $S --subruns 1 --negotiator-model scripted/$pol $SEEDS2 --out $OUT/models
   done
-  for sch in fifo sjf edf highest-bid; do                  # 06: centralised schedulers, same tasks+seeds
-    $RUN $S --model scripted/random --scheduler $sch $SEEDS --out $OUT/scripted/schedulers
+  for mem in none subrun cross; do                         # 03, 06: memory horizon (cross = the paper's)
+    $RUN $S --subruns 2 --negotiator-model scripted/strategic --memory $mem $SEEDS2 --out $OUT/memory
   done
-  for pol in edf bid-first random; do                      # 04: one richer worker (w0: 3000 credits)
-    $RUN $S --model scripted/$pol --rich-worker-budget 3000 $SEEDS --out $OUT/scripted/budget
+  for sch in fifo sjf edf highest-bid; do                  # 06: centralised schedulers; ballots = models/strategic
+    $RUN $S --subruns 1 --negotiator-model scripted/strategic --scheduler $sch $SEEDS2 --out $OUT/schedulers
   done
-  for pol in edf random; do                                # 04: mixed 10..25 min deadlines
-    $RUN --workers 4 --subruns 1 --model scripted/$pol --mixed-deadlines $SEEDS --out $OUT/scripted/deadlines
+  for pol in spend-down strategic bid-first; do            # 04: one richer worker (the paper's 1500 vs 1000)
+    $RUN $S --subruns 1 --negotiator-model scripted/$pol --rich-worker-budget 1500 $SEEDS3 --out $OUT/budget
   done
-  $RUN $S --model scripted/random --mechanism revisable $SEEDS --out $OUT/scripted/revisable  # 05
+  for pol in urgency strategic edf; do                     # 04: mixed 10..25-minute deadlines
+    $RUN $S --subruns 1 --negotiator-model scripted/$pol --mixed-deadlines $SEEDS3 --out $OUT/deadlines
+  done
+  for pol in spend-down strategic random; do               # 05: revisable bids (fixed counterparts: models)
+    $RUN $S --subruns 1 --negotiator-model scripted/$pol --mechanism revisable $SEEDS2 --out $OUT/revisable
+  done
 fi
 
-# embedded model as negotiator (the scripted solver does the programming): 2 workers, 1 subrun,
-# seed 0: reference, revisable bids, no memory, reasoning effort low/high, cross memory (2 subruns).
-# Made through the runner with a longer model-call timeout (see make_embedded.py for why);
-# each config there is written as the equivalent `scarce-lab run scarce` command.
+# Embedded model as negotiator, the old oracle scripted solver (scripted/fifo) programming:
+# runs made before the paper's defaults were adopted, so make_embedded.py pins their
+# settings (subrun memory, one private round). Issue 15 replaces them.
 if [[ $what == embedded || $what == all ]]; then
-  .venv/bin/python data/scarce/make_embedded.py
+  $PY data/scarce/make_embedded.py
 fi
 
 if [[ $what == labels || $what == all ]]; then             # judge panel: 3 x embedded (seeds/variants)
-  .venv/bin/scarce-lab judge label $OUT/embedded --taxonomy scarce \
-    --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out $OUT/labels/embedded --no-progress
+  $LAB judge label data/scarce/embedded --taxonomy scarce \
+    --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded --no-progress
 fi

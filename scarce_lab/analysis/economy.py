@@ -4,6 +4,12 @@
 Runs (seeds) are the independent unit: every CI is over per-run values (t-interval
 for means, 95 %). Episodes inside a run are never treated as independent.
 
+Never pooled: every metric groups by ``(task, condition)`` (``condition`` is the label
+unique per condition settings, :mod:`scarce_lab.data.tables`) and first checks, with
+:func:`scarce_lab.analysis.pooling.check_no_pooling`, that no group mixes runs whose
+settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.PoolingError`
+(naming the settings) rather than average them.
+
 - :func:`solve_curve`: training solve rate per window of episodes, mean and band over runs.
 - :func:`ablation_table`: per task and condition, solve rate over the first fifth and
   the last fifth of training and in frozen evaluation, with CIs over seeds.
@@ -26,6 +32,8 @@ try:  # the shared statistics module (lead); local t-interval until it lands
     from .stats import mean_ci as _mean_ci_shared
 except ImportError:  # pragma: no cover - depends on the checkout
     _gini_shared = _mean_ci_shared = None
+
+from .pooling import check_no_pooling  # noqa: E402  (after the optional stats import)
 
 GROUP = ("task", "condition")
 CI_METHOD = "mean over seeds, 95% t-interval clipped to [0, 1]"
@@ -74,7 +82,12 @@ def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFr
 def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
     """Training solve rate per window of ``window`` episodes: per run first, then mean
     and 95% band over runs. Columns: task, condition, window_start, solve_rate,
-    solve_rate_lo, solve_rate_hi, n_runs."""
+    solve_rate_lo, solve_rate_hi, n_runs.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(episodes, GROUP, what="solve_curve")
     tr = episodes.filter(pl.col("phase") == "train").with_columns(
         (pl.col("episode") // window * window).alias("window_start")
     )
@@ -113,7 +126,12 @@ _COND_ORDER = {"none": 0, "no-auction": 1, "no-exploration": 2, "no-exploitation
 def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
     """Rows per (task, condition): n_runs and the solve rate (mean, 95% CI over seeds;
     a t-interval on per-run rates, clipped to [0, 1]) over the first fifth and last
-    fifth of training, and in frozen evaluation."""
+    fifth of training, and in frozen evaluation.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(episodes, GROUP, what="ablation_table")
     pr = per_run_rates(episodes)
     rows = []
     for (task, cond), g in pr.group_by(["task", "condition"], maintain_order=True):
@@ -157,7 +175,12 @@ def format_table(table: pl.DataFrame) -> pl.DataFrame:
 
 def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
     """Per snapshot: population size and wealth Gini (per run), then mean and band over
-    runs per (task, condition, round). Training snapshots only."""
+    runs per (task, condition, round). Training snapshots only.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(population, GROUP, what="population_dynamics")
     tr = population.filter(pl.col("phase") == "train")
     # gini() above, for every snapshot at once: negative wealth counts as 0, none if all zero
     wealth = pl.col("wealth").list.eval(pl.element().cast(pl.Float64).clip(lower_bound=0.0))
@@ -200,7 +223,12 @@ def specialisation(wins: pl.DataFrame, births: pl.DataFrame | None = None, *, ph
 def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
     """Per run: win-weighted mean over agents of the share of an agent's wins in its
     most frequent step kind (1 = every agent wins one kind only). Then mean and CI over
-    runs per (task, condition)."""
+    runs per (task, condition).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(wins, GROUP, what="specialisation_index")
     w = wins.filter(pl.col("phase") == phase).group_by(["task", "condition", "run_id", "agent", "step_kind"]).agg(
         pl.col("wins").sum()
     )
@@ -221,7 +249,12 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
     """Per window of training rounds: mean bid paid per win, mean realised value per win
     (payment received from the next winner + reward) and mean absolute gap
     ``|paid - realised| / wins`` over agent-episodes; per run, then mean and band over
-    runs per (task, condition, window_start)."""
+    runs per (task, condition, window_start).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(agent_episodes, GROUP, what="bid_convergence")
     tr = agent_episodes.filter((pl.col("phase") == "train") & (pl.col("n_wins") > 0)).with_columns(
         (pl.col("round") // window * window).alias("window_start"),
         ((pl.col("paid") - pl.col("realised")).abs() / pl.col("n_wins")).alias("gap"),

@@ -3,14 +3,19 @@
 Input: the tidy tables of :mod:`scarce_lab.data.tables.scarce` (polars frames only;
 this module never imports environments or agents).
 
-:func:`summary` returns one row per (model, condition) with, for each metric, the
-mean and a 95 % percentile cluster-bootstrap interval (runs are the clusters, via
-:func:`scarce_lab.analysis.stats.cluster_bootstrap_ci`; contentions and subruns
-inside a run are not independent):
+:func:`summary` returns one row per (model, solver model, condition) with, for each
+metric, the mean and a 95 % percentile cluster-bootstrap interval (runs are the
+clusters, via :func:`scarce_lab.analysis.stats.cluster_bootstrap_ci`; contentions and
+subruns inside a run are not independent). ``model`` is the negotiator's model,
+``condition`` the label unique per condition settings; a group that would still mix
+settings (tables labelled separately and concatenated) raises
+:class:`~scarce_lab.analysis.pooling.PoolingError`.
 
-- ``win_rate``: share of *contested* participations (contentions with at least two
-  participants) that got position 1. Uncontested requests always "win" and are left
-  out; with ``n`` participants chance is ``1/n``.
+- ``win_rate``: the share of rounds in which the agent is first in the queue, over all
+  its participations (the SCARCE paper's definition: all rounds, not only contested
+  ones; an uncontested request is first by itself).
+- ``win_rate_contested``: the same over *contested* participations only (contentions
+  with at least two participants); with ``n`` participants chance is ``1/n``.
 - ``mean_bid``: declared bid (credits), all participations.
 - ``mean_requested_duration_s``: declared desired duration (seconds).
 - ``private_chat_use``: share of contested participations with at least one private
@@ -26,9 +31,10 @@ import math
 
 import polars as pl
 
-GROUP = ("model", "condition")
+GROUP = ("model", "solver_model", "condition")
 METRICS = (
     "win_rate",
+    "win_rate_contested",
     "mean_bid",
     "mean_requested_duration_s",
     "private_chat_use",
@@ -56,7 +62,8 @@ def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[st
     keys = ["run_id", *GROUP]
     contested = contentions.filter(pl.col("n_participants") >= 2)
     return {
-        "win_rate": contested.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
+        "win_rate": contentions.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
+        "win_rate_contested": contested.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
         "mean_bid": contentions.select(*keys, pl.col("declared_bid").cast(pl.Float64).alias("value")),
         "mean_requested_duration_s": contentions.select(
             *keys, pl.col("desired_duration_s").cast(pl.Float64).alias("value")
@@ -70,12 +77,16 @@ def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[st
 
 
 def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int = 0) -> pl.DataFrame:
-    """One row per (model, condition): ``runs``, ``contentions``, ``submissions`` and for
-    each metric in :data:`METRICS` the columns ``<metric>``, ``<metric>_lo``, ``<metric>_hi``.
+    """One row per (model, solver_model, condition): ``runs``, ``contentions``,
+    ``submissions`` and for each metric in :data:`METRICS` the columns ``<metric>``,
+    ``<metric>_lo``, ``<metric>_hi``.
 
     Raises:
         ValueError: a frame lacks a needed column.
+        PoolingError: a group mixes runs whose condition settings differ.
     """
+    from .pooling import check_no_pooling
+
     for name, df, cols in (
         ("contentions", contentions, ("run_id", *GROUP, "won", "declared_bid", "desired_duration_s",
                                       "private_sent", "n_participants")),
@@ -84,15 +95,18 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
         missing = [c for c in cols if c not in df.columns]
         if missing:
             raise ValueError(f"{name} frame lacks columns {missing}")
+        check_no_pooling(df, GROUP, what=f"summary ({name})")
     per_metric = metric_rows(contentions, submissions)
     groups = (
         pl.concat([contentions.select(*GROUP), submissions.select(*GROUP)]).unique().sort(list(GROUP)).rows()
     )
     out = []
-    for model, cond in groups:
-        sel = (pl.col("model") == model) & (pl.col("condition") == cond)
+    for model, solver, cond in groups:
+        sel = (pl.col("model").eq_missing(model) & pl.col("solver_model").eq_missing(solver)
+               & (pl.col("condition") == cond))
         row = {
             "model": model,
+            "solver_model": solver,
             "condition": cond,
             "runs": pl.concat([contentions.filter(sel).select("run_id"), submissions.filter(sel).select("run_id")])
             .n_unique(),
@@ -103,8 +117,8 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
             mean, lo, hi = _ci(per_metric[m].filter(sel), "value", seed=seed)
             row[m], row[f"{m}_lo"], row[f"{m}_hi"] = mean, lo, hi
         out.append(row)
-    schema = {"model": pl.String, "condition": pl.String, "runs": pl.Int64, "contentions": pl.Int64,
-              "submissions": pl.Int64}
+    schema = {"model": pl.String, "solver_model": pl.String, "condition": pl.String, "runs": pl.Int64,
+              "contentions": pl.Int64, "submissions": pl.Int64}
     for m in METRICS:
         schema |= {m: pl.Float64, f"{m}_lo": pl.Float64, f"{m}_hi": pl.Float64}
     return pl.DataFrame(out, schema=schema, orient="row")
@@ -117,7 +131,7 @@ def format_summary(df: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
             return "n/a"
         return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None else f"{m:.{digits}f}"
 
-    cols = [pl.col(c) for c in ("model", "condition", "runs", "contentions", "submissions")]
+    cols = [pl.col(c) for c in ("model", "solver_model", "condition", "runs", "contentions", "submissions")]
     rows = []
     for r in df.iter_rows(named=True):
         rows.append({m: cell(r[m], r[f"{m}_lo"], r[f"{m}_hi"]) for m in METRICS})

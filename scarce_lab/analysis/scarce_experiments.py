@@ -16,6 +16,15 @@ get a Student-t interval over runs (:func:`scarce_lab.analysis.stats.mean_ci`). 
 single run there is no interval (``lo``/``hi`` null). Every result frame carries
 ``n`` (rows behind the estimate) and ``runs`` (clusters).
 
+Never pooled: every metric first runs :func:`scarce_lab.analysis.pooling.check_no_pooling`
+on its ``by`` groups and raises :class:`~scarce_lab.analysis.pooling.PoolingError` when a
+group would mix runs whose condition settings (or solver model) differ in anything the
+``by`` columns do not name; group by ``condition`` (with ``model``) to keep conditions
+apart.
+
+Size: one module for the metrics of notebooks 02-06 (each a short function over the same
+tidy tables and helpers); the never-pool check and the charts live in their own modules.
+
 Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives them):
 
 - **stage**: within a run, its contentions in order are cut into ``n_stages`` equal
@@ -23,6 +32,12 @@ Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives
   first and second half of a run.
 - **contested**: a contention with at least two participants (only those can be won
   or lost against someone).
+- **win rate**: the share of rounds (participations) in which the worker is first in the
+  queue, over *all* its rounds (the paper's definition); the share over contested rounds
+  only is given beside it where useful.
+- **Table 1 and Figure 14** (tactic shares and private-chat use per model) are computed
+  on a single subrun, the first, as in the paper (``subrun=0``; ``None`` for all).
+- **Table 8** (bid drift): median winning bid by stage with 4 stages (stages 1 to 4).
 - **relational round**: an agent-round with at least one relational label (taxonomy
   flag ``relational``).
 - **rule-making / rule-invoking** (Table 10), from the taxonomy's "rules and
@@ -30,13 +45,19 @@ Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives
   label of its *process and governance norms* group (:data:`RULE_MAKING`:
   iterative bargaining, negotiation neutrality rules, issue reduction); *rule-invoking*
   = appealing to an ordering criterion to claim or concede a place, a label of its
-  *time-urgency* or *classical scheduling norms* groups (:data:`RULE_INVOKING`).
+  *time-urgency* or *classical scheduling norms* groups (:data:`RULE_INVOKING`). The
+  paper's Table 10 reports their combination (``kind="rules"``: a round with either);
+  the split is kept beside it.
 - **budget phase** (Tables 5, 7): share of the subrun budget left before the
   contention: ``> 2/3`` -> ``">66%"``, ``1/3 .. 2/3`` -> ``"33-66%"``, ``< 1/3`` ->
   ``"<33%"``; budget left = initial budget minus payments in earlier contentions of the
   same subrun (:func:`budget_left`).
 - **richer worker**: in each run, the worker whose initial budget is strictly larger
-  than every other worker's (none when budgets are equal).
+  than every other worker's (none when budgets are equal); the paper's asymmetry gives
+  it 1,500 credits against 1,000. Table 7 reports its overall win rate (all phases,
+  ``budget_phase="all"``) beside the rate per phase.
+- **reference condition** (:func:`base_condition`): negotiated ballots, fixed bids, the
+  paper's cross-subrun memory, equal budgets and deadlines, no reasoning effort.
 - **urgent worker** (Table 4): deadline strictly below the run's median deadline,
   or below ``urgent_below_s`` when given.
 """
@@ -50,6 +71,7 @@ from collections.abc import Collection, Sequence
 import polars as pl
 
 from . import stats
+from .pooling import PoolingError, check_no_pooling  # noqa: F401  (PoolingError: re-exported for notebooks)
 
 #: Taxonomy ids (scarce.yaml, "process and governance norms") counted as rule-making.
 RULE_MAKING: tuple[str, ...] = ("iterative_bargaining", "negotiation_neutrality", "issue_reduction")
@@ -188,15 +210,17 @@ def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=RUN_SETTINGS_SCHEMA, orient="row")
 
 
-def base_condition(df: pl.DataFrame, *, except_: Sequence[str] = ()) -> pl.DataFrame:
+def base_condition(df: pl.DataFrame, *, except_: Sequence[str] = (), memory: str = "cross") -> pl.DataFrame:
     """Rows of runs in the reference condition (negotiated ``ballots`` schedule,
-    ``fixed`` bids, ``subrun`` memory, equal budgets, equal deadlines, no reasoning
-    effort), optionally not constraining the settings named in ``except_`` (e.g.
-    ``("memory",)``). Needs the :func:`run_settings` columns."""
+    ``fixed`` bids, ``memory`` horizon (default ``cross``, the paper's baseline), equal
+    budgets, equal deadlines, no reasoning effort), optionally not constraining the
+    settings named in ``except_`` (e.g. ``("memory",)``). Needs the :func:`run_settings`
+    columns. Other settings (workers, deadlines, ...) are not constrained: the metrics
+    refuse to pool runs that differ in them (module docstring)."""
     _need(df, ("scheduler", "mechanism", "memory", "rich_worker_budget", "mixed_deadlines", "reasoning_effort"),
           "settings-joined")
     conds = {"scheduler": pl.col("scheduler") == "ballots", "mechanism": pl.col("mechanism") == "fixed",
-             "memory": pl.col("memory") == "subrun", "rich_worker_budget": pl.col("rich_worker_budget").is_null(),
+             "memory": pl.col("memory") == memory, "rich_worker_budget": pl.col("rich_worker_budget").is_null(),
              "mixed_deadlines": ~pl.col("mixed_deadlines"), "reasoning_effort": pl.col("reasoning_effort") == "default"}
     keep = pl.lit(True)
     for k, c in conds.items():
@@ -266,19 +290,29 @@ def _has_any(ids: Collection[str]) -> pl.Expr:
 
 
 def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: Collection[str],
-                  *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
-    """Share of labelled agent-rounds showing each category (the paper's Table 1).
+                  *, by: Sequence[str] = ("model",), subrun: int | None = 0, seed: int = 0) -> pl.DataFrame:
+    """Share of labelled agent-rounds showing each category (the paper's Table 1, on a
+    single subrun, the first, as in the paper).
 
     Args:
-        rounds: :func:`labelled_rounds` output (``run_id``, ``labels`` and ``by``).
+        rounds: :func:`labelled_rounds` output (``run_id``, ``labels``, ``subrun`` and ``by``).
         categories: taxonomy ids in display order (e.g. ``Taxonomy.ids``).
-        relational: ids flagged relational; adds the row ``category = "relational"``
-            (share of rounds with at least one relational label).
+        relational: ids flagged relational (the paper's group: reciprocity, alliance
+            formation, alliance loyalty, reputation); adds the row
+            ``category = "relational"`` (share of rounds with at least one of them).
+        subrun: only rounds of this subrun (0 = the first, the paper's Table 1); ``None``
+            for every subrun (e.g. Table 9).
     Returns:
         One row per (``by``..., ``category``): ``value`` (share in [0, 1]), ``lo``,
         ``hi`` (cluster bootstrap over runs), ``n`` (rounds), ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
     """
-    _need(rounds, ("run_id", "labels", *by), "rounds")
+    _need(rounds, ("run_id", "labels", *by, *(("subrun",) if subrun is not None else ())), "rounds")
+    if subrun is not None:
+        rounds = rounds.filter(pl.col("subrun") == subrun)
+    check_no_pooling(rounds, by, what="tactic_shares")
     cats = [*categories, "relational"]
     exprs = [_has_any([c]).cast(pl.Float64).alias(f"_c{i}") for i, c in enumerate(categories)]
     exprs.append(_has_any(relational).cast(pl.Float64).alias(f"_c{len(categories)}"))
@@ -295,6 +329,7 @@ def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] 
     Same output shape as :func:`tactic_shares` with ``behaviour`` for ``category``."""
     behaviours = behaviours or MEMORY_BEHAVIOURS
     _need(rounds, ("run_id", "labels", *by), "rounds")
+    check_no_pooling(rounds, by, what="behaviour_shares")
     names = list(behaviours)
     d = rounds.with_columns(_has_any(behaviours[b]).cast(pl.Float64).alias(f"_b{i}") for i, b in enumerate(names))
     rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", seed=seed)
@@ -310,6 +345,7 @@ def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by:
     contentions. Returns ``by``..., ``half`` (``"first"``/``"second"``), ``value``,
     ``lo``, ``hi``, ``n``, ``runs``."""
     _need(rounds, ("run_id", "contention", "labels", *by), "rounds")
+    check_no_pooling(rounds, by, what="relational_by_half")
     d = assign_stages(rounds, 2).with_columns(
         pl.when(pl.col("stage") == 1).then(pl.lit("first")).otherwise(pl.lit("second")).alias("half"),
         _has_any(relational).cast(pl.Float64).alias("_rel"),
@@ -321,15 +357,24 @@ def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by:
 def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("mechanism",),
                          making: Collection[str] = RULE_MAKING, invoking: Collection[str] = RULE_INVOKING,
                          seed: int = 0) -> pl.DataFrame:
-    """Rule-making and rule-invoking share of labelled agent-rounds by stage (Table 10;
-    definitions in the module docstring). Returns ``by``..., ``stage``, ``kind``
-    (``"rule_making"``/``"rule_invoking"``), ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    """Rule share of labelled agent-rounds by stage (Table 10; definitions in the module
+    docstring): ``kind="rules"`` is the paper's combined rule-making plus rule-invoking
+    share (a round with either), with the split beside it. Returns ``by``..., ``stage``,
+    ``kind`` (``"rules"``, ``"rule_making"``, ``"rule_invoking"``), ``value``, ``lo``,
+    ``hi``, ``n``, ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
+    """
     _need(rounds, ("run_id", "contention", "labels", *by), "rounds")
+    check_no_pooling(rounds, by, what="rule_shares_by_stage")
     d = assign_stages(rounds, n_stages).with_columns(
-        _has_any(making).cast(pl.Float64).alias("_make"), _has_any(invoking).cast(pl.Float64).alias("_inv"))
+        _has_any(making).cast(pl.Float64).alias("_make"), _has_any(invoking).cast(pl.Float64).alias("_inv"),
+        _has_any([*making, *invoking]).cast(pl.Float64).alias("_rules"))
     rows = []
     for key, part in d.sort([*by, "stage"]).group_by([*by, "stage"], maintain_order=True):
         base = dict(zip([*by, "stage"], key, strict=True))
+        rows.append(base | {"kind": "rules"} | cluster_ci(part, "_rules", seed=seed))
         rows.append(base | {"kind": "rule_making"} | cluster_ci(part, "_make", seed=seed))
         rows.append(base | {"kind": "rule_invoking"} | cluster_ci(part, "_inv", seed=seed))
     keys = {b: rounds.schema[b] for b in by} | {"stage": pl.Int64, "kind": pl.String}
@@ -342,6 +387,7 @@ def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model
     possible under ``revisable`` bids). Returns ``by``..., ``value``, ``lo``, ``hi``
     (cluster bootstrap), ``n``, ``runs``."""
     _need(contentions, ("run_id", "declared_bid", "final_bid", *by), "contentions")
+    check_no_pooling(contentions, by, what="bid_revision_share")
     d = contentions.filter(pl.col("declared_bid").is_not_null()).with_columns(
         (pl.col("final_bid") != pl.col("declared_bid")).cast(pl.Float64).alias("_rev"))
     return _grouped(d, by, lambda p: cluster_ci(p, "_rev", seed=seed))
@@ -354,6 +400,7 @@ def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: S
     ``count``, ``share`` (null when the group has no label at all). Descriptive, no CI:
     pair it with :func:`tactic_shares` for intervals."""
     _need(rounds, ("labels", *by), "rounds")
+    check_no_pooling(rounds, by, what="label_distribution")
     long = rounds.select(*by, "labels").explode("labels").drop_nulls("labels").rename({"labels": "category"})
     counts = long.group_by([*by, "category"]).agg(pl.len().cast(pl.Int64).alias("count"))
     groups = rounds.select(*by).unique()
@@ -370,14 +417,35 @@ def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: S
 def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), subrun: int | None = 0,
                      seed: int = 0) -> pl.DataFrame:
     """Share of contested participations in which the worker sent at least one private
-    message, in subrun ``subrun`` (0 = the first; None = all). Returns ``by``...,
+    message, in subrun ``subrun`` (0 = the first, as the paper's Figure 14; None = all).
+    Returns ``by``...,
     ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "subrun", "n_participants", "private_sent", *by), "contentions")
     d = contentions.filter(pl.col("n_participants") >= 2)
     if subrun is not None:
         d = d.filter(pl.col("subrun") == subrun)
+    check_no_pooling(d, by, what="private_chat_use")
     d = d.with_columns((pl.col("private_sent") > 0).cast(pl.Float64).alias("_chat"))
     return _grouped(d, by, lambda p: cluster_ci(p, "_chat", seed=seed))
+
+
+def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+    """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
+    which the worker is first in the queue) and ``win_rate_contested`` (over contested
+    rounds only); ``value``, ``lo``, ``hi`` (cluster bootstrap over runs), ``n``, ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
+    """
+    _need(contentions, ("run_id", "won", "n_participants", *by), "contentions")
+    check_no_pooling(contentions, by, what="win_rates")
+    d = contentions.with_columns(
+        pl.col("won").cast(pl.Float64).alias("win_rate"),
+        pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None)
+        .alias("win_rate_contested"))
+    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed)
+            for base, part in _groups(d, by) for m in ("win_rate", "win_rate_contested")]
+    return _ci_frame(rows, {b: contentions.schema[b] for b in by} | {"metric": pl.String})
 
 
 def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
@@ -386,6 +454,7 @@ def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), 
     (``score``: passed / total, 0 for a missed deadline under the runner's default) and
     ``deadline_miss_rate``; ``value``, ``lo``, ``hi`` (cluster bootstrap), ``n``, ``runs``."""
     _need(submissions, ("run_id", "resolved", "score", "deadline_missed", *by), "submissions")
+    check_no_pooling(submissions, by, what="task_outcomes")
     d = submissions.with_columns(
         pl.col("resolved").cast(pl.Float64).alias("full_resolution_rate"),
         pl.col("score").cast(pl.Float64).alias("mean_partial_score"),
@@ -420,6 +489,7 @@ def language_drift(messages: pl.DataFrame, *, n_stages: int = 3, by: Sequence[st
     to it): ``by``..., ``stage``, ``measure``, ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     from ..judge.drift import drift_table
 
+    check_no_pooling(messages, by, what="language_drift")
     st = stage_texts(messages, n_stages)
     per = drift_table(st, run_col="run_id", stage_col="stage", text_col="text")
     meta = messages.select("run_id", *by).unique(subset=["run_id"])
@@ -469,23 +539,35 @@ def richer_worker(contentions: pl.DataFrame) -> pl.DataFrame:
 
 def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
     """The richer worker's mean declared bid and win rate by budget phase against the
-    others (Tables 5 and 7), only in runs that have a richer worker.
+    others (Tables 5 and 7), only in runs that have a richer worker, with the overall
+    values over all phases (``budget_phase="all"``: Table 7's overall win rate of the
+    richer worker).
 
-    Returns ``by``..., ``who`` (``"richer"``/``"others"``), ``budget_phase``, ``metric``
-    (``mean_bid`` over all its participations, credits; ``win_rate`` over contested
-    participations), ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    Returns ``by``..., ``who`` (``"richer"``/``"others"``), ``budget_phase``
+    (:data:`BUDGET_PHASES` and ``"all"``), ``metric`` (``mean_bid`` over all its
+    participations, credits; ``win_rate``: share of its participations in which it was
+    first in the queue, all of them; ``win_rate_contested``: the same over contested
+    participations), ``value``, ``lo``, ``hi``, ``n``, ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
+    """
+    check_no_pooling(contentions, by, what="budget_phase_bids")
     d = budget_left(contentions).join(richer_worker(contentions), on="run_id", how="left")
     d = d.filter(pl.col("rich_worker").is_not_null()).with_columns(
         pl.when(pl.col("worker") == pl.col("rich_worker")).then(pl.lit("richer")).otherwise(pl.lit("others"))
         .alias("who"), pl.col("declared_bid").cast(pl.Float64).alias("_bid"),
-        pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None).alias("_win"))
+        pl.col("won").cast(pl.Float64).alias("_win"),
+        pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None).alias("_winc"))
     d = d.filter(pl.col("budget_phase").is_not_null())
+    d = pl.concat([d, d.with_columns(pl.lit("all").alias("budget_phase"))])
     rows = []
-    order = {"richer": 0, "others": 1} | {p: i for i, p in enumerate(BUDGET_PHASES)}
+    order = {"richer": 0, "others": 1} | {p: i for i, p in enumerate((*BUDGET_PHASES, "all"))}
     for key, part in d.group_by([*by, "who", "budget_phase"]):
         base = dict(zip([*by, "who", "budget_phase"], key, strict=True))
         rows.append(base | {"metric": "mean_bid"} | cluster_ci(part, "_bid", seed=seed))
         rows.append(base | {"metric": "win_rate"} | cluster_ci(part, "_win", seed=seed))
+        rows.append(base | {"metric": "win_rate_contested"} | cluster_ci(part, "_winc", seed=seed))
     keys = {b: contentions.schema[b] for b in by} | {"who": pl.String, "budget_phase": pl.String, "metric": pl.String}
     out = _ci_frame(rows, keys)
     return (out.with_columns(pl.col("who").replace_strict(order).alias("_w"),
@@ -500,6 +582,7 @@ def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[s
     median deadline (or below ``urgent_below_s`` seconds). Returns ``by``..., ``stage``,
     ``urgent`` (bool), ``value`` (credits), ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "contention", "worker", "deadline_s", "declared_bid", *by), "contentions")
+    check_no_pooling(contentions, by, what="urgency_bids")
     dl = contentions.group_by("run_id", "worker").agg(pl.col("deadline_s").first())
     spread = dl.group_by("run_id").agg(pl.col("deadline_s").n_unique().alias("_k"),
                                         pl.col("deadline_s").median().alias("_med"))
@@ -519,6 +602,7 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
     ``value`` (share of pairs whose next participation was won), ``lo``, ``hi`` (cluster
     bootstrap over runs), ``n`` (pairs), ``runs``."""
     _need(contentions, ("run_id", "subrun", "contention", "worker", "won", "n_participants", *by), "contentions")
+    check_no_pooling(contentions, by, what="win_continuity")
     d = (contentions.filter(pl.col("n_participants") >= 2).sort("run_id", "subrun", "worker", "contention")
          .with_columns(pl.col("won").shift(-1).over(["run_id", "subrun", "worker"]).alias("_next"))
          .filter(pl.col("_next").is_not_null())
@@ -528,12 +612,18 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
     return out
 
 
-def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",),
+def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Sequence[str] = ("model",),
                          contested_only: bool = True, bid: str = "final_bid", seed: int = 0) -> pl.DataFrame:
     """Median winning bid (credits; ``final_bid`` by default, the declared one under
-    fixed bids) per stage (bid drift), with a cluster bootstrap interval for the
-    median. Returns ``by``..., ``stage``, ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    fixed bids) per stage (bid drift; the paper's Table 8 uses stages 1 to 4, the
+    default), with a cluster bootstrap interval for the median. Returns ``by``...,
+    ``stage``, ``value``, ``lo``, ``hi``, ``n``, ``runs``.
+
+    Raises:
+        PoolingError: a ``by`` group mixes conditions.
+    """
     _need(contentions, ("run_id", "contention", "won", "n_participants", bid, *by), "contentions")
+    check_no_pooling(contentions, by, what="winning_bid_by_stage")
     d = assign_stages(contentions, n_stages).filter(pl.col("won"))
     if contested_only:
         d = d.filter(pl.col("n_participants") >= 2)
@@ -551,6 +641,7 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
     in its first subrun), t interval, ``n`` = ``runs`` = runs with two or more subruns
     with requests."""
     _need(contentions, ("run_id", "subrun", col, *by), "contentions")
+    check_no_pooling(contentions, by, what="requested_duration_by_subrun")
     per = _grouped(contentions, [*by, "subrun"], lambda p: cluster_ci(p, col, seed=seed))
     run_means = (contentions.filter(pl.col(col).is_not_null())
                  .group_by("run_id", "subrun").agg(pl.col(col).cast(pl.Float64).mean().alias("_m"))
@@ -572,6 +663,7 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
 # -- schedulers ------------------------------------------------------------------------
 OUTCOME_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
+    "settings": pl.String,
     "deadline_misses": pl.Int64,
     "deadline_miss_rate": pl.Float64,
     "mean_partial_score": pl.Float64,
@@ -581,13 +673,17 @@ OUTCOME_SCHEMA: dict[str, pl.DataType] = {
 
 
 def collective_outcomes(contentions: pl.DataFrame, submissions: pl.DataFrame) -> pl.DataFrame:
-    """One row per run (:data:`OUTCOME_SCHEMA`): deadline misses (count and share of
-    submissions), mean partial score over submissions, total queue wait (sum of
-    ``wait_s``, request to slot start, seconds, over slots that started) and the number
-    of booked slots that never started (the worker missed its deadline while queued)."""
+    """One row per run (:data:`OUTCOME_SCHEMA`): its condition ``settings`` (null when
+    the submissions frame has none), deadline misses (count and share of submissions),
+    mean partial score over submissions, total queue wait (sum of ``wait_s``, request to
+    slot start, seconds, over slots that started) and the number of booked slots that
+    never started (the worker missed its deadline while queued)."""
     _need(contentions, ("run_id", "wait_s"), "contentions")
     _need(submissions, ("run_id", "deadline_missed", "score"), "submissions")
+    if "settings" not in submissions.columns:
+        submissions = submissions.with_columns(pl.lit(None, dtype=pl.String).alias("settings"))
     s = submissions.group_by("run_id").agg(
+        pl.col("settings").first(),
         pl.col("deadline_missed").sum().cast(pl.Int64).alias("deadline_misses"),
         pl.col("deadline_missed").cast(pl.Float64).mean().alias("deadline_miss_rate"),
         pl.col("score").mean().alias("mean_partial_score"))
@@ -613,8 +709,14 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
         the metric's range),
         ``diff`` (mean of scheduler minus reference over paired seeds), ``diff_lo``,
         ``diff_hi``, ``pairs``.
+
+    Raises:
+        PoolingError: runs of one ``by`` group (or the reference runs and another
+            scheduler's) differ in a setting other than the scheduler.
     """
     _need(outcomes, ("run_id", "scheduler", *by, *pair_on), "outcomes")
+    check_no_pooling(outcomes, [b for b in by if b != "scheduler"], what="compare_schedulers",
+                     allow=("scheduler",))
     metrics = ("deadline_misses", "mean_partial_score", "total_queue_wait_s")
     ref = outcomes.filter(pl.col("scheduler") == reference)
     others = [b for b in by if b != "scheduler"]
@@ -706,7 +808,8 @@ class ScarceTables:
 
 def load_scarce(paths: str | Sequence) -> ScarceTables:
     """Load SCARCE datasets (run directories or folders of them; several are
-    concatenated, a run present twice is kept once) into :class:`ScarceTables`.
+    concatenated, a run present twice is kept once, and the condition labels are made
+    unique per settings over all of them) into :class:`ScarceTables`.
 
     Raises:
         FileNotFoundError: a path holds no run directory.
@@ -724,8 +827,14 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
         parts["s"].append(submissions_table(ds))
         parts["m"].append(messages_table(ds))
         parts["r"].append(run_settings(ds.runs))
-    cat = lambda k: pl.concat(parts[k]).unique(maintain_order=True)  # noqa: E731
-    return ScarceTables(cat("c"), cat("s"), cat("m"), cat("r").unique(subset=["run_id"], maintain_order=True))
+    from ..data.tables import label_conditions
+
+    # condition labels are unique per settings within one table: relabel the concatenation
+    # (each dataset alone may show no differing setting, so two could share a label)
+    def cat(k):
+        return label_conditions(pl.concat(parts[k]).unique(maintain_order=True), skip=("scheduler", "mechanism", "memory"))
+
+    return ScarceTables(cat("c"), cat("s"), cat("m"), pl.concat(parts["r"]).unique(subset=["run_id"], maintain_order=True))
 
 
 # -- charts ----------------------------------------------------------------------------

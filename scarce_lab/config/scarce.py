@@ -3,6 +3,19 @@
 :meth:`ScarceConfig.world_rules` derives the rules of the pure world
 (:class:`scarce_lab.envs.slots.WorldRules`); :attr:`ScarceConfig.run_id` names the run
 by its base condition, model, seed and a hash of its condition settings and models.
+
+Defaults follow the SCARCE paper's baseline: cross-subrun memory (``memory="cross"``;
+the memory-horizon experiment varies it to ``subrun`` and ``none``), two private-message
+rounds (a recipient may reply), 1,000 credits and a 25-minute deadline per subrun.
+The budget-asymmetry experiment gives one worker 500 extra credits
+(``rich_worker_budget=1500``, :data:`PAPER_RICH_WORKER_BUDGET`).
+
+Reasoning effort (Table 9 compares the highest levels a model accepts, e.g. ``high``
+vs ``xhigh`` or ``max``): ``llm.reasoning_effort`` takes every level litellm knows
+(:data:`REASONING_EFFORTS`) and is checked against the levels litellm lists for the
+model when it lists any (:func:`supported_reasoning_efforts`); litellm would otherwise
+drop an unsupported level silently (``drop_params``), and the run would be recorded
+under an effort it never used.
 """
 
 from __future__ import annotations
@@ -14,11 +27,71 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..agents.scarce import SCRIPTED_NEGOTIATORS
-from ..envs.slots import DEFAULT_BUDGET, ClockConfig, Mechanism, WorldRules
+from ..agents.scarce import SCRIPTED_NEGOTIATORS, parse_skill
+from ..envs.slots import (
+    DEFAULT_BUDGET,
+    DEFAULT_PRIVATE_ROUNDS,
+    PAPER_MEMORY,
+    ClockConfig,
+    Mechanism,
+    WorldRules,
+)
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
 from .base import ExperimentConfig
+
+#: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
+#: litellm 1.110.2), weakest first; ``none`` turns reasoning off where a model allows it.
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+#: The budget of the richer worker in the paper's budget-asymmetry experiment (credits):
+#: 500 more than the others' 1,000.
+PAPER_RICH_WORKER_BUDGET = 1500
+
+
+def supported_reasoning_efforts(model: str) -> tuple[str, ...] | None:
+    """The reasoning-effort levels litellm lists for ``model`` (weakest first), ``()``
+    for a model litellm knows to take none, ``None`` when litellm has no opinion
+    (unknown model, or a known one without effort metadata) or for ``scripted/`` and
+    ``embedded/`` models (which ignore the setting).
+
+    Reads litellm's model map through
+    ``litellm_core_utils.reasoning_effort_capability.resolve_supported_reasoning_efforts``
+    (litellm is pinned; if that internal moves, this answers ``None`` and nothing is
+    checked).
+    """
+    if model.startswith(("scripted/", "embedded/")):
+        return None
+    from ..llm.client import load_litellm
+
+    litellm = load_litellm()
+    try:
+        from litellm.litellm_core_utils.reasoning_effort_capability import (
+            resolve_supported_reasoning_efforts,
+        )
+
+        info = litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - unknown model or moved internal: no opinion
+        return None
+    levels = resolve_supported_reasoning_efforts(info, deployment_is_mapped=True)
+    if levels is None:
+        return None
+    return tuple(e for e in REASONING_EFFORTS if e in levels)
+
+
+def strongest_efforts(levels: tuple[str, ...] | list[str], k: int = 2) -> tuple[str, ...]:
+    """The ``k`` strongest of ``levels`` (weakest first), e.g. ``("high", "xhigh")`` for a
+    model that accepts up to ``xhigh``: the pair SCARCE's Table 9 compares. ``none`` is
+    never among them.
+
+    Raises:
+        ValueError: a level that is not one of :data:`REASONING_EFFORTS`.
+    """
+    bad = [e for e in levels if e not in REASONING_EFFORTS]
+    if bad:
+        raise ValueError(f"reasoning effort levels must be among {list(REASONING_EFFORTS)}, got {bad}")
+    ordered = [e for e in REASONING_EFFORTS if e in set(levels) and e != "none"]
+    return tuple(ordered[-k:]) if k > 0 else ()
 
 
 class ScarceLLM(LLMSettings):
@@ -27,8 +100,9 @@ class ScarceLLM(LLMSettings):
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
     max_tokens: int | None = Field(None, ge=1, description="answer tokens per decision (unset: per-phase defaults)")
-    reasoning_effort: Literal["low", "medium", "high"] | None = Field(
-        None, description="reasoning effort passed to models that take one (SCARCE Table 9)")
+    reasoning_effort: ReasoningEffort | None = Field(
+        None, description="reasoning effort passed to models that take one (SCARCE Table 9: the highest levels "
+                          "a model accepts, e.g. high vs xhigh or max; checked against litellm's list for the model)")
 
 
 class ScarceConfig(ExperimentConfig):
@@ -64,7 +138,8 @@ class ScarceConfig(ExperimentConfig):
     scheduler: Literal["ballots", "fifo", "sjf", "edf", "highest-bid"] = Field(
         "ballots", description="negotiated ballots, or a centralised baseline schedule")
     memory: Literal["none", "subrun", "cross"] = Field(
-        "subrun", description="what negotiators remember: nothing, this subrun, or across subruns")
+        PAPER_MEMORY, description="what negotiators remember: nothing, this subrun, or across subruns "
+                                  "(cross: the paper's baseline)")
     clock: Literal["virtual", "wall"] = Field("virtual", description="virtual (reproducible) or wall-clock time")
     model_call_s: float = Field(20.0, ge=0, description="virtual seconds a model decision costs")
     scripted_call_s: float = Field(2.0, ge=0, description="virtual seconds a scripted decision costs")
@@ -73,8 +148,10 @@ class ScarceConfig(ExperimentConfig):
     sandbox: Literal["local", "docker"] = Field("local", description="sandbox backend: local (bubblewrap) or docker")
     seed: int = Field(0, description="run seed")
     slot_cap_s: int = Field(300, ge=1, description="longest slot (seconds)")
-    private_rounds: int = Field(1, ge=0, le=10, description="rounds of private messages per contention")
-    rich_worker_budget: int | None = Field(None, ge=0, description="worker w0's budget (the richer worker; credits)")
+    private_rounds: int = Field(DEFAULT_PRIVATE_ROUNDS, ge=0, le=10,
+                                description="rounds of private messages per contention (2: a recipient may reply)")
+    rich_worker_budget: int | None = Field(
+        None, ge=0, description="worker w0's budget (the richer worker; credits; the paper: 1500 vs 1000)")
     mixed_deadlines: bool = Field(False, description="deadlines spread over 10..25 minutes instead of deadline_min")
     worker_budgets: dict[str, int] = Field(default_factory=dict, description="per-worker budgets (credits)")
     worker_deadlines_min: dict[str, float] = Field(default_factory=dict, description="per-worker deadlines (minutes)")
@@ -108,6 +185,13 @@ class ScarceConfig(ExperimentConfig):
                 policy = value.removeprefix("scripted/").partition(":")[0]
                 if not policy:
                     raise ValueError(f"{name} {value!r}: 'scripted/' needs a policy name, e.g. scripted/fifo")
+        if self.model.startswith("scripted/skilled"):
+            policy, _, arg = self.model.removeprefix("scripted/").partition(":")
+            if policy == "skilled":
+                try:
+                    parse_skill(arg or None)
+                except ValueError as exc:
+                    raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
         if neg.startswith("scripted/"):
             policy = neg.removeprefix("scripted/").partition(":")[0]
@@ -126,7 +210,27 @@ class ScarceConfig(ExperimentConfig):
             unknown = [w for w in values if w not in self.names]
             if unknown:
                 raise ValueError(f"{field}: unknown worker(s) {unknown} (have {self.names})")
+        effort = self.llm.reasoning_effort
+        if effort is not None:
+            for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):
+                levels = supported_reasoning_efforts(m) if m else None
+                if levels is not None and effort not in levels:
+                    raise ValueError(f"llm.reasoning_effort {effort!r} is not accepted by {field} {m!r} "
+                                     f"(litellm lists {list(levels) or 'no effort levels'} for it)")
         return self
+
+    def condition_settings(self) -> dict:
+        """:meth:`ExperimentConfig.condition_settings`, keeping the model client's settings
+        (``llm.*``) whenever either agent is a model: the base class drops them for a
+        ``scripted/`` solver, but a model negotiator's sampling and reasoning effort shape
+        the run (runs that differ only in them are different conditions)."""
+        out = super().condition_settings()
+        if self.model.startswith("scripted/") and not self.negotiator.startswith("scripted/"):
+            from .base import flatten
+
+            flat = flatten(self.model_dump(mode="json"))
+            out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
+        return out
 
     @property
     def names(self) -> list[str]:

@@ -6,7 +6,8 @@ seed is evaluated on the same instances). Every episode is committed (``round`` 
 episode index, training first, then evaluation; ``phase`` = ``train`` | ``eval``).
 
 Event kinds (payloads in credits; see also :mod:`scarce_lab.envs.economy.engine`):
-``birth`` (agent, origin, parent, bid, endowment, funder, genome), ``episode_start``
+``birth`` (agent, origin: founder | child | newcomer | replacement, parent, bid,
+endowment, funder, genome), ``episode_start``
 (episode, task; ``detail="steps"`` only), ``auction``, ``payment``, ``step``, ``reward``, ``episode_end``
 (solved, steps, reward, end; with ``detail="episodes"`` also task: n_blocks / item_id), ``rent`` (amount charged to each of ``agents``, total),
 ``episode_agents`` (per agent: wins by step kind, paid, received, reward), ``death`` (agent, cause,
@@ -347,7 +348,8 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None)
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
-    end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer)
+    end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
+                              repair=getattr(policy, "repair", None))
     if end.rent:
         rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                          total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")

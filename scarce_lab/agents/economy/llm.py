@@ -2,16 +2,21 @@
 and the notes so far are the user prompt (templates/act.j2); the answer is a short
 typed decision. Mutation rewrites the instruction with the LLM (templates/mutate.j2)
 and toggles one trigger step kind (EoM sec. 3.3: mutation by an LLM rewriting the
-parent's prompt).
+parent's prompt). A bankrupt agent's replacement (exploration, EoM: "ineffective agents
+go bankrupt and are replaced via exploration") gets the failed agent's instruction
+rewritten by the LLM, told that the agent went bankrupt (templates/repair.j2); its
+trigger is kept.
 
 The decision schemas are in :mod:`.schemas`. Fallbacks (documented, applied when the
 model answered but no answer is usable after the client's second call): a note-only
 agent writes an empty note; an answering agent gives no answer (the episode
 continues); a rewrite that is empty, truncated or refused keeps the parent's
-instruction. A missing decision (no answer at all: transport failure after retries,
-or a prompt too long for the context window) is never replaced:
-:class:`~scarce_lab.llm.MissingDecisionError` is raised (with the call records, which
-are passed to ``record_calls`` first) and the run stops.
+instruction (a child still differs by its trigger; a replacement then gets one trigger
+step kind toggled, so it never copies the failed agent unchanged). A missing decision
+(no answer at all: transport failure after retries, or a prompt too long for the
+context window) is never replaced: :class:`~scarce_lab.llm.MissingDecisionError` is
+raised (with the call records, which are passed to ``record_calls`` first) and the run
+stops.
 """
 
 from __future__ import annotations
@@ -52,9 +57,10 @@ def render_act(genome: PartialGenome, obs: QAObs) -> list[dict]:
     return [{"role": "system", "content": genome.instruction}, {"role": "user", "content": user.strip()}]
 
 
-def render_mutation(genome: PartialGenome) -> list[dict]:
-    """Chat messages asking the LLM to rewrite ``genome``'s instruction."""
-    text = _JINJA.get_template("mutate.j2").render(capability=genome.capability, instruction=genome.instruction)
+def render_mutation(genome: PartialGenome, template: str = "mutate.j2") -> list[dict]:
+    """Chat messages asking the LLM to rewrite ``genome``'s instruction (``mutate.j2`` for a
+    child of a rich agent, ``repair.j2`` for the replacement of a bankrupt one)."""
+    text = _JINJA.get_template(template).render(capability=genome.capability, instruction=genome.instruction)
     return [{"role": "user", "content": text.strip()}]
 
 
@@ -94,16 +100,16 @@ class LLMPartialPolicy:
     def newcomer(self, rng: random.Random) -> PartialGenome:
         return random_genome(rng)
 
-    def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+    def _rewrite(self, genome: PartialGenome, rng: random.Random, template: str, purpose: str) -> str | None:
+        """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
         from scarce_lab.llm import CallContext
 
-        child = mutate_trigger(genome, rng)
         res = _run(
             self.client.acomplete(
                 self.model,
-                render_mutation(genome),
-                seed=call_seed(self.seed, "mutate", self.episode, rng.random()),
-                context=CallContext(agent=None, round=self.episode, purpose="mutation"),
+                render_mutation(genome, template),
+                seed=call_seed(self.seed, purpose, self.episode, rng.random()),
+                context=CallContext(agent=None, round=self.episode, purpose=purpose),
                 max_tokens=self.max_tokens,
                 **self.kwargs,
             )
@@ -115,8 +121,22 @@ class LLMPartialPolicy:
         text = (res.text or "").strip()
         if res.error or not text or res.record.outcome not in (None, "ok"):
             res.record.fallback_used = True
-            return child
-        return PartialGenome(child.capability, text[:600], child.wake_on)
+            return None
+        return text[:600]
+
+    def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        """A rich agent's child: trigger toggled, instruction rewritten by the LLM."""
+        child = mutate_trigger(genome, rng)
+        text = self._rewrite(genome, rng, "mutate.j2", "mutation")
+        return child if text is None else PartialGenome(child.capability, text, child.wake_on)
+
+    def repair(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        """A bankrupt agent's replacement: its instruction rewritten by the LLM, told the
+        agent failed; trigger kept (toggled instead when the rewrite fails)."""
+        text = self._rewrite(genome, rng, "repair.j2", "repair")
+        if text is None:
+            return mutate_trigger(genome, rng)
+        return PartialGenome(genome.capability, text, genome.wake_on)
 
     def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
         return step_kind(obs) in genome.wake_on

@@ -148,6 +148,11 @@ class ScriptedPartialPolicy:
     def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
         return mutate_trigger(genome, rng)
 
+    def repair(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        """A bankrupt agent's replacement: its trigger modified (the scripted stand-in
+        has no prompt to rewrite)."""
+        return mutate_trigger(genome, rng)
+
     def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
         return step_kind(obs) in genome.wake_on
 

@@ -105,7 +105,8 @@ def expert_rules() -> list[BlocksRule]:
 
 class RulePolicy:
     """Agent layer for rule agents. Every agent kind offers the same methods to the
-    runner: ``founders(n, rng)``, ``newcomer(rng)``, ``mutate(genome, rng)`` (genomes),
+    runner: ``founders(n, rng)``, ``newcomer(rng)``, ``mutate(genome, rng)`` and
+    ``repair(genome, rng)`` (genomes of a child and of a bankrupt agent's replacement),
     ``trigger(genome, obs) -> bool``, ``act(genome, obs, agent=, episode=, step=)``
     (an action for the task) and ``genome_json(genome)`` (for birth events).
 
@@ -130,6 +131,10 @@ class RulePolicy:
         return random_rule(rng)
 
     def mutate(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
+        return mutate_rule(genome, rng)
+
+    def repair(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
+        """A bankrupt rule's replacement: the failed rule modified (:func:`mutate_rule`)."""
         return mutate_rule(genome, rng)
 
     def trigger(self, genome: BlocksRule, obs: BlocksObs) -> bool:

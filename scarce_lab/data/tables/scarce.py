@@ -125,6 +125,25 @@ _KINDS = ("subrun_start", "contention_start", "declaration", "reasoning", "priva
 _KEYS = ("run_id", "seq", "round", "phase", "agent", "t")
 
 
+#: Model-client settings that define a SCARCE condition when an agent is a model.
+_LLM_KEYS = ("temperature", "max_tokens", "reasoning_effort")
+
+
+def condition_settings(manifest) -> dict[str, Any]:
+    """The run's condition settings. Manifests written before the config kept the model
+    client's settings for a scripted solver with a model negotiator lack ``llm.*``
+    (so runs differing only in reasoning effort looked alike); for those they are read
+    back from the manifest's ``config`` (``llm`` block, or the version-1 top-level
+    ``reasoning_effort``), so such runs are never taken for one condition."""
+    out = dict(manifest.condition_settings)
+    neg = str(manifest.models.get("negotiator") or manifest.config.get("negotiator_model") or "")
+    if neg and not neg.startswith("scripted/") and not any(k.startswith("llm.") for k in out):
+        llm = manifest.config.get("llm") or {}
+        for k in _LLM_KEYS:
+            out[f"llm.{k}"] = llm.get(k, manifest.config.get(k))
+    return out
+
+
 def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
     """Run metadata (from the typed manifests) and each run's events of :data:`_KINDS`
     in ``seq`` order, payloads as typed values (from :meth:`Dataset.payloads`)."""
@@ -136,7 +155,7 @@ def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
         cfg = m.config
         base = f"{cfg.get('scheduler')}_{cfg.get('mechanism')}_mem-{cfg.get('memory')}"
         runs[m.run_id] = {"condition": m.condition, "base_condition": base,
-                          "settings": settings_json(m.condition_settings) if m.condition_settings else None,
+                          "settings": settings_json(condition_settings(m)) if m.condition_settings else None,
                           "cfg": cfg, "models": m.models}
     events: dict[str, list[dict]] = defaultdict(list)
     if not runs:

@@ -1,5 +1,6 @@
 """The Hayek economy: agents with trigger, policy, bid and wealth; auction; bucket
-brigade; rent; bankruptcy; reproduction of the rich; newcomers.
+brigade; rent; bankruptcy; reproduction of the rich; replacement of the bankrupt;
+newcomers.
 
 Rules and their sources (EoM = Qi et al. 2026, "Economy of Minds", arXiv:2606.02859,
 sec. 3; Hayek = Baum & Durdanovic 2000):
@@ -20,8 +21,18 @@ sec. 3; Hayek = Baum & Durdanovic 2000):
   ``reproduce_threshold`` creates a mutated child and endows it with
   ``child_endowment`` credits from its own wealth (Hayek: money is conserved, a
   child's capital comes from its parent). Ablation ``no-exploitation`` turns it off.
-- Newcomers (exploration): every ``explore_interval`` episodes ``explore_count``
-  fresh agents funded by the bank join. Ablation ``no-exploration`` turns it off.
+- Exploration by replacement (EoM: "agents that consistently contribute to successful
+  trajectories accumulate wealth and are mutated via exploitation, while ineffective
+  agents go bankrupt and are replaced via exploration", README and sec. 3.3): with
+  ``replace_bankrupt`` (default) every agent removed for bankruptcy is replaced by a new
+  agent made by modifying the failed agent's policy (``repair(genome, rng)``: for LLM
+  agents an LLM rewrites its prompt; for rules a mutation of the rule), born with origin
+  ``replacement``, the failed agent as ``parent``, its bid mutated like a child's, funded
+  by the bank with ``initial_wealth``.
+- Newcomers (exploration, in addition): every ``explore_interval`` episodes
+  ``explore_count`` fresh random agents funded by the bank join (``explore_count=0``
+  leaves replacement as the only exploration). Ablation ``no-exploration`` turns off both
+  replacement and newcomers.
 - Newcomer trial: a born agent (child or newcomer) is a *novice*; in an auction a
   novice bids the current maximum bid of the eligible veterans plus ``epsilon``, so it
   wins its first auction and gets a trial (EoM "fixed_with_eps": novice bid = max
@@ -30,12 +41,12 @@ sec. 3; Hayek = Baum & Durdanovic 2000):
   applies once). Its own bid is heritable: a child's bid is its parent's bid mutated by
   up to ``bid_mutation_pct`` percent (at least one credit); a newcomer's bid is drawn
   from ``[1, max veteran bid]`` (Hayek evolves bids with the agents).
-- Bid scheme (default ``holland``, as the hayekmas ``holland`` scheme): a veteran
-  whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
-  wealth when that exceeds its own bid, so agents that earned money outbid the rest
-  (Holland's classifier-system bid, proportional to strength). ``fixed`` keeps every
-  bid constant. With fixed bids our rule economy still learns, but the auction then
-  adds nothing over a random eligible winner (see data/economy/README.md).
+- Bid scheme (default ``fixed``, the paper's: "Each agent has a wake-up condition, fixed
+  bid, and wealth balance", EoM project page; sec. 3.1 ``b_a``): a veteran always bids
+  its own fixed bid ``b_a``. Option ``holland`` (the hayekmas ``holland`` scheme, an
+  option, not the paper's default): a veteran whose wealth reaches ``tycoon_wealth``
+  bids ``holland_alpha_pct`` percent of its wealth when that exceeds its own bid
+  (Holland's classifier-system bid, proportional to strength).
 - Frozen evaluation moves no money: callers simply do not call :meth:`pay`,
   :meth:`reward` or :meth:`end_episode` (see :mod:`.engine`).
 """
@@ -72,11 +83,14 @@ class EconomyConfig(BaseModel):
     reproduce_threshold: int = Field(100, ge=0, description="wealth at which an agent reproduces (credits)")
     child_endowment: int = Field(10, ge=0, description="credits a parent gives its child")
     explore_interval: int = Field(2, ge=1, description="episodes between newcomers")
-    explore_count: int = Field(1, ge=0, description="newcomers per exploration")
+    explore_count: int = Field(1, ge=0, description="fresh newcomers per exploration (in addition to replacements)")
     max_agents: int = Field(24, ge=1, description="population cap")
     bid_mutation_pct: int = Field(20, ge=0, description="a child's bid differs from its parent's by up to this percent")
     solvent_bids: bool = Field(False, description="an agent may not bid more than its wealth")
-    bid_scheme: Literal["fixed", "holland"] = Field("holland", description="fixed bids, or Holland's wealth-proportional bid")
+    bid_scheme: Literal["fixed", "holland"] = Field(
+        "fixed", description="fixed bids b_a (the paper's), or Holland's wealth-proportional bid (an option)")
+    replace_bankrupt: bool = Field(
+        True, description="exploration: replace each bankrupt agent by a repaired copy of its policy (the paper's)")
     holland_alpha_pct: int = Field(20, ge=0, description="holland scheme: percent of wealth bid")
     tycoon_wealth: int = Field(50, ge=0, description="holland scheme: wealth from which the proportional bid applies")
     ablation: Literal["none", "no-auction", "no-exploration", "no-exploitation"] = Field(
@@ -99,7 +113,7 @@ class AgentRecord:
     genome: Any
     bid: int
     born_episode: int
-    origin: str  # founder | child | newcomer
+    origin: str  # founder | child | newcomer | replacement
     parent: str | None = None
     novice: bool = False
 
@@ -197,15 +211,16 @@ class Economy:
     ) -> tuple[AgentRecord, Transfer]:
         """Add an agent and fund it.
 
-        ``bid`` is the agent's own bid (credits); children and newcomers start as
-        novices (see module docstring). Founders and newcomers are funded by the bank
-        with ``initial_wealth``; children by their parent with ``child_endowment``.
+        ``bid`` is the agent's own bid (credits); children, replacements and newcomers
+        start as novices (see module docstring). Founders, replacements and newcomers are
+        funded by the bank with ``initial_wealth``; children by their parent with
+        ``child_endowment``. A replacement's ``parent`` is the removed agent it repairs.
 
         Raises:
             ValueError: ``bid`` negative or ``origin`` unknown; ``parent`` missing for a child.
         """
-        if origin not in ("founder", "child", "newcomer"):
-            raise ValueError(f"origin must be founder|child|newcomer, got {origin!r}")
+        if origin not in ("founder", "child", "newcomer", "replacement"):
+            raise ValueError(f"origin must be founder|child|newcomer|replacement, got {origin!r}")
         if bid is None:
             bid = self.config.epsilon
         if not isinstance(bid, int) or bid < 0:
@@ -283,21 +298,34 @@ class Economy:
         rng: random.Random,
         mutate: Callable[[Any, random.Random], Any],
         newcomer: Callable[[random.Random], Any],
+        repair: Callable[[Any, random.Random], Any] | None = None,
     ) -> EpisodeEnd:
-        """Rent, bankruptcy, reproduction of the rich, newcomers (in that order).
+        """Rent, bankruptcy, replacement of the bankrupt, reproduction of the rich,
+        newcomers (in that order).
 
         ``episode`` is the 0-based training episode just finished; rent is due when
         ``(episode + 1) % rent_interval == 0``. ``mutate(genome, rng)`` returns a
-        child's genome; ``newcomer(rng)`` a fresh one.
+        child's genome; ``repair(genome, rng)`` a replacement's genome made from the
+        failed agent's (default: ``mutate``); ``newcomer(rng)`` a fresh one.
         """
         cfg = self.config
         out = EpisodeEnd()
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
             for a in self.living():
                 out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
+        failed: list[AgentRecord] = []
         for a in self.living():
             if self.wealth(a.agent_id) < 0:
+                failed.append(a)
                 out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy"))
+        if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
+            fix = repair or mutate
+            for dead in failed:
+                if len(self.agents) >= cfg.max_agents:
+                    break
+                rec, tr = self.add_agent(fix(dead.genome, rng), episode=episode, origin="replacement",
+                                         bid=self.mutate_bid(dead.bid, rng), parent=dead.agent_id)
+                out.births.append(_birth(rec, tr))
         if cfg.ablation != "no-exploitation":
             rich = sorted(
                 (a for a in self.living() if self.wealth(a.agent_id) >= cfg.reproduce_threshold),

@@ -13,6 +13,7 @@ from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
 from .clock import ClockConfig, SandboxTimeline, remaining_s
 from .observations import NegotiationView, SolverObservation
 from .protocol import (
+    DEFAULT_PRIVATE_ROUNDS,
     DEFAULT_SLOT_CAP_S,
     AuctionHistory,
     Ballot,
@@ -28,6 +29,9 @@ from .protocol import (
 )
 from .scheduler import SCHEDULERS, Allocation, Schedule, aggregate_ballots, baseline_schedule
 from .world import (
+    FREE_TOOLS,
+    MEMORY_HORIZONS,
+    PAPER_MEMORY,
     ActionRefused,
     Booking,
     EventKind,
@@ -46,10 +50,10 @@ from .world import (
 __all__ = [
     "DEFAULT_BUDGET", "SINK", "InsufficientFunds", "Ledger", "Payment",
     "ClockConfig", "SandboxTimeline", "remaining_s",
-    "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
+    "DEFAULT_PRIVATE_ROUNDS", "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
     "Mechanism", "MechanismConfig", "Phase", "PrivateMessage", "ProtocolError", "Request",
     "SCHEDULERS", "Allocation", "Schedule", "aggregate_ballots", "baseline_schedule",
     "NegotiationView", "SolverObservation",
-    "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
+    "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
     "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
 ]

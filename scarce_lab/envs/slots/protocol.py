@@ -7,9 +7,12 @@ pending slot request. Its participants (ordered by request time) play:
    ``{desired_position, desired_duration_seconds, bid_price}`` (sealed until all
    have declared, then public).
 2. ``reasoning``: each submits public text explaining its declaration.
-3. ``private``: up to ``private_rounds`` rounds of directed messages; a message is
-   seen only by its sender and recipient, who may reply in the next round. Skipped
-   when there is one participant or ``private_rounds == 0``.
+3. ``private``: up to ``private_rounds`` (R) rounds of directed messages; a message is
+   seen only by its sender and recipient, who may reply in the next round. The default
+   R = 2 lets a recipient answer (SCARCE: "a recipient may reply; at most R rounds",
+   issue 3 section 4). The phase ends early after a round in which nobody sent a
+   message (nothing is left to answer). Skipped when there is one participant or
+   ``private_rounds == 0``.
 4. ``revision`` (``revisable`` mechanism only): each may revise its bid price; the
    revised bids are public before ballots. Under ``fixed`` the declared price binds.
 5. ``ballots``: each submits a :class:`Ballot`: a complete ranking of participants,
@@ -36,6 +39,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_SLOT_CAP_S = 300
+#: Default rounds of private messages: a message, then the recipient's reply.
+DEFAULT_PRIVATE_ROUNDS = 2
 
 
 class ProtocolError(ValueError):
@@ -62,15 +67,16 @@ class MechanismConfig(BaseModel):
     """Rules of one contention.
 
     Units: ``slot_cap_s`` seconds (longest slot any worker can get, default 300);
-    text limits in characters. ``negotiate`` false means a centralised baseline:
-    only the declaration phase is played.
+    text limits in characters. ``private_rounds``: at most this many rounds of private
+    messages (default 2: a message and its reply). ``negotiate`` false means a
+    centralised baseline: only the declaration phase is played.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mechanism: Mechanism = Mechanism.fixed
     slot_cap_s: int = Field(DEFAULT_SLOT_CAP_S, ge=1)
-    private_rounds: int = Field(1, ge=0, le=10)
+    private_rounds: int = Field(DEFAULT_PRIVATE_ROUNDS, ge=0, le=10)
     reasoning_max_chars: int = Field(800, ge=1)
     message_max_chars: int = Field(500, ge=1)
     negotiate: bool = True
@@ -234,13 +240,18 @@ class Contention:
     def advance(self) -> Phase:
         """Close the current phase (or private round) and return the new phase.
 
+        A private round is followed by the next one while fewer than
+        ``private_rounds`` were played and the round just closed carried at least one
+        message (a silent round leaves nothing to answer, so the phase ends).
+
         Raises ProtocolError when a participant has not submitted the phase's
         required item (declarations, reasoning, ballots).
         """
         missing = self._missing()
         if missing:
             raise ProtocolError(f"phase {self.phase}: no submission from {missing}")
-        if self.phase == Phase.private and self.private_round < self.config.private_rounds:
+        if self.phase == Phase.private and self.private_round < self.config.private_rounds and any(
+                m.round == self.private_round for m in self.messages):
             self.private_round += 1
             return self.phase
         self.phase = self._next_phase(self.phase)

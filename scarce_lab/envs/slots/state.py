@@ -17,10 +17,15 @@ from typing import Any
 
 from .budgets import Ledger, Payment
 from .clock import ClockConfig
-from .protocol import Mechanism, MechanismConfig, Request
+from .protocol import DEFAULT_PRIVATE_ROUNDS, Mechanism, MechanismConfig, Request
 from .scheduler import SCHEDULERS, Allocation, Schedule
 
 MEMORY_HORIZONS = ("none", "subrun", "cross")
+#: The SCARCE paper's memory horizon: history and saved notes carried across subruns.
+PAPER_MEMORY = "cross"
+#: Solver tools whose step costs no deadline time (SCARCE: ``save_persistent_memory`` is
+#: "free, costs no deadline time", issue 3 section 3).
+FREE_TOOLS = frozenset({"save_persistent_memory"})
 
 
 class WorldError(RuntimeError):
@@ -160,8 +165,10 @@ class WorldRules:
         deadlines_s: worker -> deadline per subrun (seconds since it started, > 0).
         scheduler: ``ballots`` (four-phase negotiation) or a baseline of
             :data:`~.scheduler.SCHEDULERS`.
-        mechanism, slot_cap_s, private_rounds: contention rules (:class:`~.protocol.MechanismConfig`).
-        memory: ``none``, ``subrun`` or ``cross`` (module docstring).
+        mechanism, slot_cap_s, private_rounds: contention rules (:class:`~.protocol.MechanismConfig`;
+            ``private_rounds`` default 2: a message and the recipient's reply).
+        memory: ``none``, ``subrun`` or ``cross`` (the paper's baseline and the default;
+            :mod:`.world` docstring).
         clock: time costs.
         max_solver_steps: steps before an automatic submission.
         history_k: past contentions / own negotiations shown (0: none).
@@ -180,8 +187,8 @@ class WorldRules:
     scheduler: str = "ballots"
     mechanism: Mechanism = Mechanism.fixed
     slot_cap_s: int = 300
-    private_rounds: int = 1
-    memory: str = "subrun"
+    private_rounds: int = DEFAULT_PRIVATE_ROUNDS
+    memory: str = PAPER_MEMORY
     clock: ClockConfig = field(default_factory=ClockConfig)
     max_solver_steps: int = 60
     history_k: int = 5

@@ -38,9 +38,11 @@ runner acts on it):
 Rules worth knowing:
 
 * Time (:class:`~.clock.ClockConfig`): a decision costs ``call_cost`` (scripted or
-  model); a command ``command_cost`` and never runs past the slot end; a contention
-  phase costs the slowest participant's decision; slots occupy their allocated
-  seconds. Waiting in the queue counts against the deadline.
+  model), except a step whose tool is in :data:`~.state.FREE_TOOLS`
+  (``save_persistent_memory``: "free, costs no deadline time"), which costs 0 s; a
+  command ``command_cost`` and never runs past the slot end; a contention phase costs
+  the slowest participant's decision; slots occupy their allocated seconds. Waiting in
+  the queue counts against the deadline.
 * Payments are charged when the schedule is fixed (``min(price, budget)``,
   :meth:`~.budgets.Ledger.charge_capped`), also if the worker later misses its
   deadline while queued. Credits are conserved per subrun.
@@ -49,8 +51,10 @@ Rules worth knowing:
 * ``memory`` (what a negotiator sees; :meth:`ScarceWorld.negotiation_view`): ``none``
   only the current contention; ``subrun`` adds this subrun's public history (last
   ``history_k`` contentions), its own past negotiations (last ``history_k``) and its
-  saved notes; ``cross`` carries all of these, and the solver's saved notes, across
-  subruns. Solvers always see their notes of the current horizon.
+  saved notes; ``cross`` (the SCARCE paper's baseline, :data:`~.state.PAPER_MEMORY`,
+  and the default) carries all of these, and the solver's saved notes, across
+  subruns. Solvers always see their notes of the current horizon. The memory-horizon
+  experiment varies this setting around the paper's ``cross``.
 * ``clock="wall"``: measured durations on the same timeline (not bit-reproducible).
 
 Observations come only from here (:mod:`.observations`), built from one worker's
@@ -74,7 +78,9 @@ from .protocol import AuctionHistory, Contention, Request
 from .scheduler import aggregate_ballots, baseline_schedule
 from .state import (
     FINISHED,
+    FREE_TOOLS,
     MEMORY_HORIZONS,
+    PAPER_MEMORY,
     ActionRefused,
     Booking,
     EventKind,
@@ -90,8 +96,8 @@ from .state import (
 )
 
 __all__ = [
-    "FINISHED", "MEMORY_HORIZONS", "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld",
-    "Settlement", "Slot", "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
+    "FINISHED", "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish",
+    "NextEvent", "ScarceWorld", "Settlement", "Slot", "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
 ]
 
 
@@ -306,8 +312,12 @@ class ScarceWorld:
         s = self._expect(name, "slot_expired", Status.in_slot)
         s.t = s.slot.end
 
-    def decision_cost(self, scripted: bool, measured_s: float = 0.0) -> float:
-        """Seconds one decision takes on the timeline (:meth:`ClockConfig.call_cost`)."""
+    def decision_cost(self, scripted: bool, measured_s: float = 0.0, tool: str | None = None) -> float:
+        """Seconds one decision takes on the timeline (:meth:`ClockConfig.call_cost`);
+        0 for a solver step whose ``tool`` is in :data:`~.state.FREE_TOOLS`
+        (``save_persistent_memory`` costs no deadline time)."""
+        if tool in FREE_TOOLS:
+            return 0.0
         return self.rules.clock.call_cost(scripted=scripted, measured_s=measured_s)
 
     # -- contentions ------------------------------------------------------------------

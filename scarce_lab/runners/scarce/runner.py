@@ -267,8 +267,8 @@ class ScarceRunner:
         solver = self.solvers[w]
         d = await solver.step(self.world.solver_observation(w, self.io.list_files(self._sbx(w))))
         self._calls(d)
-        t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s))
         a: SolverAction = d.value
+        t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
         self.emit(ev.SolverAction, phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
                   tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **d.decision_fields())
         result = await self._execute(w, a)
