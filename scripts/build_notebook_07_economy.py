@@ -11,7 +11,7 @@ nb = nbf.v4.new_notebook()
 md = nbf.v4.new_markdown_cell
 code = nbf.v4.new_code_cell
 cells = [
-    md('# 07 · Economy of Minds: a Hayek machine that learns Blocks World\n\nA population of limited agents (a trigger, a policy, a bid, a wealth) is coordinated only by an economy: each step the eligible agents bid, the highest bid acts and pays its bid to the previous actor (bucket brigade), the task pays the actor on success, rent is charged, bankrupt agents are removed, rich agents reproduce with mutation and newcomers get a trial at the maximum bid + epsilon (Qi et al. 2026, *Economy of Minds*; Baum & Durdanovic 2000, *Hayek*).\n\nThis notebook regenerates, from the shipped dataset `data/economy/` (or any path given below), the learning curves with 95% bands over seeds, the ablation table (no auction, no exploration, no exploitation) with CIs over seeds, wealth and population dynamics, who wins which kind of step, and bid convergence. The data was made with\n\n```\nscarce-lab run economy --task blocksworld --agents 12 --episodes 150 --eval-episodes 40 -a all \\\n  --seed 0 --seed 1 --seed 2 --seed 3 --seed 4 --model scripted/random-rules \\\n  --out data/economy/blocksworld --detail episodes --snapshot-every 10\n```\n\n(see `data/economy/README.md` for the baselines, the embedded-model arithmetic run and the comparison with the reference implementation).'),
+    md('# 07 · Economy of Minds: a Hayek machine that learns Blocks World\n\nA population of limited agents (a trigger, a policy, a bid, a wealth) is coordinated only by an economy: each step the eligible agents bid, the highest bid acts and pays its bid to the previous actor (bucket brigade), the task pays the actor on success, rent is charged, rich agents reproduce with mutation, bankrupt agents are removed and replaced by a repaired copy of their policy (exploration, as the paper describes; newcomers also join every few episodes), and a new agent gets a trial at the maximum bid + epsilon. Each agent bids its fixed bid b_a (the paper\'s scheme; Holland\'s wealth-proportional bid is an option, shipped for comparison) (Qi et al. 2026, *Economy of Minds*; Baum & Durdanovic 2000, *Hayek*).\n\nConditions are never pooled: each table row is one condition (its label names the settings that differ between the loaded runs).\n\nThis notebook regenerates, from the shipped dataset `data/economy/` (or any path given below), the learning curves with 95% bands over seeds, the ablation table (no auction, no exploration, no exploitation) with CIs over seeds, wealth and population dynamics, who wins which kind of step, and bid convergence. The data was made with `bash data/economy/make_data.sh` (every ablation, a Holland-bid economy and two baselines, 5 seeds each; see `data/economy/README.md` for the baselines, the embedded-model arithmetic run and the comparison with the reference implementation).'),
     code('# Parameters (papermill)\n'
          'DATASET = "data/economy/blocksworld"   # relative paths: to the repository root (or this folder outside a checkout)\n'
          'ARITH_DATASET = "data/economy/arithmetic"  # optional; skipped if absent\n'
@@ -63,7 +63,7 @@ cells = [
          "spec = em.specialisation(wins, births, top=10)\n"
          "idx = em.specialisation_index(wins)\n"
          "save_table(idx, 'economy_specialisation_index', OUT)\n"
-         "full0 = runs.filter((pl.col('condition') == 'none') & (pl.col('seed') == 0))['run_id']\n"
+         "full0 = runs.filter((pl.col('condition') == em._full_economy(runs['condition'].to_list())) & (pl.col('seed') == 0))['run_id']\n"
          "run_id = HEATMAP_RUN or (full0[0] if full0.len() else runs.sort('run_id')['run_id'][0])\n"
          "chart = em.specialisation_heatmap(spec, run_id)\n"
          "save_chart(chart, 'economy_specialisation_heatmap', OUT)\n"
@@ -78,7 +78,7 @@ cells = [
          "save_table(conv, 'economy_bid_convergence', OUT)\n"
          "chart = em.bid_convergence_chart(conv)\n"
          "save_chart(chart, 'economy_bid_convergence', OUT)\n"
-         "c = conv.filter(pl.col('condition') == 'none').sort('window_start')\n"
+         "c = conv.filter(pl.col('condition') == em._full_economy(conv['condition'].to_list())).sort('window_start')\n"
          "if c.height:\n"
          "    display(Markdown(f'In the full economy the mean absolute gap between the bid paid and the value realised '\n"
          "                     f'per win goes from {c[\"gap\"][0]:.1f} to {c[\"gap\"][-1]:.1f} credits between the first '\n"
@@ -86,7 +86,7 @@ cells = [
          "chart"),
     md('## Arithmetic with partial LLM agents (embedded model)\n\nA small run with the offline SmolLM2-135M model: agents that can only plan, compute, check or answer, with short outputs.'),
     code('arith_path = resolve_path(ARITH_DATASET)\naep = tables.episodes(load_dataset(arith_path)) if arith_path.exists() else None\nif aep is not None and aep.height:\n    ads = load_dataset(arith_path)\n    atab = em.format_table(em.ablation_table(aep))\n    save_table(atab, "economy_arithmetic", OUT)\n    display(Markdown(markdown_table(atab)))\n    calls = ads.llm_calls.collect()\n    print(f"Interpretation: {calls.height} model calls, {calls[\'fallback_used\'].sum()} fell back; the 135M model "\n          f"solved {aep[\'solved\'].sum()} of {aep.height} episodes, so this run is a plumbing check, not a result.")\nelse:\n    print(f"no finished arithmetic episodes at {arith_path}")'),
-    md('## Our rules against the reference implementation\n\nSee `data/economy/README.md` ("Comparison with hayekmas") for what matches the public reference implementation (auction, bucket brigade with the first payment leaving the agents, reward to the actor, rent every k episodes, removal below zero wealth, newcomer bid = max + epsilon, Holland\'s wealth-proportional bid, frozen evaluation) and what differs and why (integer credits and a bank account so that money is conserved, children endowed by their parent, rule agents for Blocks World, no per-episode replay after bankruptcy).'),
+    md('## Our rules against the reference implementation\n\nSee `data/economy/README.md` ("Comparison with hayekmas") for what matches the public reference implementation (auction, bucket brigade with the first payment leaving the agents, reward to the actor, rent every k episodes, removal below zero wealth, newcomer bid = max + epsilon, fixed bids b_a by default with Holland\'s wealth-proportional bid as an option, bankrupt agents replaced by repaired copies of their policy, frozen evaluation) and what differs and why (integer credits and a bank account so that money is conserved, children endowed by their parent, rule agents for Blocks World, no per-episode replay after bankruptcy).'),
 ]
 nb.cells = cells
 for i, c in enumerate(nb.cells):  # stable ids: rebuilding changes nothing in git

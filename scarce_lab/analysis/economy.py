@@ -148,7 +148,8 @@ def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
         f"{c}{s}": pl.Float64 for c in cols for s in ("", "_lo", "_hi")} | {"ci": pl.String}
     df = pl.DataFrame(rows, schema=schema)
     return df.with_columns(
-        pl.col("condition").replace_strict(_COND_ORDER, default=9, return_dtype=pl.Int64).alias("_o")
+        pl.col("condition").str.split(",").list.first()
+        .replace_strict(_COND_ORDER, default=9, return_dtype=pl.Int64).alias("_o")
     ).sort("task", "_o", "condition").drop("_o")
 
 
@@ -277,13 +278,34 @@ CONDITION_LABELS = {"none": "full economy", "no-auction": "no auction", "no-expl
                     "no-exploitation": "no exploitation"}
 
 
+def _base(c: str) -> str:
+    """The ablation (or baseline) a condition label starts with (``none,agents=12`` ->
+    ``none``; labels are built by :func:`scarce_lab.data.tables.label_conditions`)."""
+    return c.split(",", 1)[0]
+
+
+def _order(c: str) -> tuple[int, str]:
+    """Sort key of condition labels: ablation order, then the label."""
+    return (_COND_ORDER.get(_base(c), 9), c)
+
+
 def condition_label(c: str) -> str:
-    """Readable name of an ablation code (``none`` -> ``full economy``)."""
-    return CONDITION_LABELS.get(c, c.replace("-", " ").replace("_", " "))
+    """Readable name of a condition label: the ablation's name (``none`` -> ``full
+    economy``) followed by the settings the label names."""
+    base, _, rest = c.partition(",")
+    name = CONDITION_LABELS.get(base, base.replace("-", " ").replace("_", " "))
+    return f"{name} ({rest.replace(',', ', ')})" if rest else name
+
+
+def _full_economy(conditions: list[str]) -> str | None:
+    """The full economy's condition among ``conditions``: base ``none``, the paper's fixed
+    bids preferred over Holland's scheme; ``None`` when absent."""
+    full = sorted((c for c in conditions if _base(c) == "none"), key=lambda c: ("bid_scheme=holland" in c, c))
+    return full[0] if full else None
 
 
 def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    codes = sorted(set(df["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c))
+    codes = sorted(set(df["condition"].to_list()), key=_order)
     return (df.with_columns(pl.col("condition").map_elements(condition_label, return_dtype=pl.String)),
             [condition_label(c) for c in codes])
 
@@ -414,12 +436,12 @@ def ablation_sentence(table: pl.DataFrame) -> str:
     """The full economy's solve rate early, late and in evaluation against each ablation's
     evaluation rate, with the number of seeds (computed from ``ablation_table``)."""
     rows = {r["condition"]: r for r in table.iter_rows(named=True)}
-    full = rows.get("none")
-    if full is None:
+    key = _full_economy(list(rows))
+    if key is None:
         return "No full-economy runs (condition `none`) in this dataset."
+    full = rows[key]
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-    others = [f"{fmt(rows[c]['eval'])} with {condition_label(c)}"
-              for c in sorted(rows, key=lambda c: (_COND_ORDER.get(c, 9), c)) if c != "none"]
+    others = [f"{fmt(rows[c]['eval'])} with {condition_label(c)}" for c in sorted(rows, key=_order) if c != key]
     return (f"The full economy solves {fmt(full['first_fifth'])} of episodes in the first fifth of training, "
             f"{fmt(full['last_fifth'])} in the last fifth and {fmt(full['eval'])} in frozen evaluation"
             + (f"; in evaluation: {', '.join(others)}" if others else "")
@@ -431,7 +453,7 @@ def learning_sentence(curve: pl.DataFrame) -> str:
     if curve.height == 0:
         return "No training episodes."
     parts = []
-    for c in sorted(set(curve["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c)):
+    for c in sorted(set(curve["condition"].to_list()), key=_order):
         g = curve.filter(pl.col("condition") == c).sort("window_start")
         parts.append(f"{condition_label(c)} {g['solve_rate'][0]:.2f} -> {g['solve_rate'][-1]:.2f}")
     return "Mean solve rate, first window -> last window: " + "; ".join(parts) + "."
@@ -442,7 +464,7 @@ def population_sentence(dyn: pl.DataFrame) -> str:
     if dyn.height == 0:
         return "No population snapshots."
     parts = []
-    for c in sorted(set(dyn["condition"].to_list()), key=lambda c: (_COND_ORDER.get(c, 9), c)):
+    for c in sorted(set(dyn["condition"].to_list()), key=_order):
         g = dyn.filter(pl.col("condition") == c).sort("round")
         gini_last = g["gini"].drop_nulls()
         gtxt = f", wealth Gini {gini_last[-1]:.2f}" if gini_last.len() else ", no wealth left to compare"

@@ -1,0 +1,249 @@
+"""Shared pieces of the SCARCE experiment metrics (:mod:`.scarce_experiments`):
+constants of the paper's definitions, helpers for cluster intervals, run settings,
+stages and presentation."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from . import stats
+from .pooling import PoolingError, check_no_pooling  # noqa: F401
+
+#: Taxonomy ids (scarce.yaml, "process and governance norms") counted as rule-making.
+RULE_MAKING: tuple[str, ...] = ("iterative_bargaining", "negotiation_neutrality", "issue_reduction")
+#: Taxonomy ids ("time-urgency" and "classical scheduling" norms) counted as rule-invoking.
+RULE_INVOKING: tuple[str, ...] = (
+    "earliest_deadline_first",
+    "sunk_cost_urgency",
+    "first_come_first_served",
+    "shortest_job_first",
+    "risk_variance_first",
+)
+#: Table 2 behaviours (memory horizon) -> the taxonomy ids that count for each.
+MEMORY_BEHAVIOURS: dict[str, tuple[str, ...]] = {
+    "reciprocity": ("reciprocity",),
+    "alliance_formation": ("explicit_coalition", "exclusive_coalition"),
+    "alliance_loyalty": ("coalition_loyalty",),
+    "reputation": ("reputation_maintenance",),
+}
+BUDGET_PHASES: tuple[str, ...] = (">66%", "33-66%", "<33%")
+
+_CI = {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64, "runs": pl.Int64}
+
+
+# -- helpers ---------------------------------------------------------------------------
+def _need(df: pl.DataFrame, cols: Sequence[str], name: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{name} frame lacks columns {missing} (has {df.columns})")
+
+
+def _nan_none(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0) -> dict:
+    """Pooled mean of ``value`` over rows with a cluster bootstrap over ``run_id``.
+
+    Returns ``{"value", "lo", "hi", "n", "runs"}`` (nulls where undefined; no interval
+    from a single run). Null values are dropped first.
+    """
+    d = df.filter(pl.col(value).is_not_null())
+    if d.height == 0:
+        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0}
+    m, lo, hi = stats.cluster_bootstrap_ci(d.with_columns(pl.col(value).cast(pl.Float64)), cluster="run_id",
+                                           value=value, seed=seed)
+    return {"value": _nan_none(m), "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height,
+            "runs": d["run_id"].n_unique()}
+
+
+def cluster_bootstrap_median(df: pl.DataFrame, value: str, *, level: float = 0.95, n_resamples: int = 2000,
+                             seed: int = 0) -> dict:
+    """Median of ``value`` over rows with a percentile bootstrap that resamples whole
+    runs (``run_id``) with replacement (:func:`stats.cluster_bootstrap_median`, all
+    resamples at once). Same return shape as :func:`cluster_ci`."""
+    d = df.filter(pl.col(value).is_not_null())
+    if d.height == 0:
+        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0}
+    est, lo, hi, k = stats.cluster_bootstrap_median(d[value].cast(pl.Float64).to_numpy(), d["run_id"].to_numpy(),
+                                                    level=level, n_resamples=n_resamples, seed=seed)
+    return {"value": est, "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height, "runs": k}
+
+
+def mean_over_runs(values: Sequence[float], bounds: tuple[float, float] | None = None) -> dict:
+    """Mean and t interval of one value per run (:func:`stats.mean_ci`); ``n`` = ``runs``.
+    ``bounds``: the measure's range (e.g. ``(0, 1)`` for shares); the interval is
+    clipped to it (a t interval from few runs can otherwise leave the range)."""
+    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    m, lo, hi = stats.mean_ci(vals)
+    if bounds is not None and not math.isnan(lo):
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return {"value": _nan_none(m), "lo": _nan_none(lo), "hi": _nan_none(hi), "n": len(vals), "runs": len(vals)}
+
+
+def _grouped(df: pl.DataFrame, by: Sequence[str], fn) -> pl.DataFrame:
+    """Apply ``fn(sub_frame) -> dict`` (keys of the CI columns) per group of ``by``,
+    groups sorted; one row per group, typed (empty frame with the schema when no rows)."""
+    keys = {b: df.schema[b] for b in by}
+    if not by:
+        return _ci_frame([fn(df)], {})
+    rows = [dict(zip(by, key, strict=True)) | fn(part)
+            for key, part in df.sort(list(by), nulls_last=True).group_by(list(by), maintain_order=True)]
+    return _ci_frame(rows, keys)
+
+
+def _groups(df: pl.DataFrame, by: Sequence[str]):
+    """``(key_dict, part)`` per group of ``by`` in sorted order (one group if no ``by``)."""
+    if not by:
+        yield {}, df
+        return
+    for key, part in df.sort(list(by), nulls_last=True).group_by(list(by), maintain_order=True):
+        yield dict(zip(by, key, strict=True)), part
+
+
+def _ci_frame(rows: list[dict], keys: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=keys | _CI, orient="row")
+
+
+# -- run settings and stages -----------------------------------------------------------
+RUN_SETTINGS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String,
+    "seed": pl.Int64,
+    "workers": pl.Int64,
+    "subruns": pl.Int64,
+    "memory": pl.String,
+    "mechanism": pl.String,
+    "scheduler": pl.String,
+    "reasoning_effort": pl.String,
+    "rich_worker_budget": pl.Int64,
+    "mixed_deadlines": pl.Boolean,
+    "negotiator": pl.String,
+}
+
+
+def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """One row per SCARCE run with the settings the experiments split by
+    (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
+    ``runs`` frame of :func:`~scarce_lab.data.loaders.load_dataset`).
+    ``reasoning_effort`` is ``llm.reasoning_effort`` (``reasoning_effort`` in
+    version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
+    negotiator model (``negotiator_model`` or else ``model``)."""
+    if isinstance(runs, pl.LazyFrame):
+        runs = runs.collect()
+    _need(runs, ("run_id", "seed", "config"), "runs")
+    if "environment" in runs.columns:
+        runs = runs.filter(pl.col("environment") == "scarce")
+    rows = []
+    for r in runs.iter_rows(named=True):
+        c = json.loads(r["config"] or "{}")
+        rows.append({
+            "run_id": r["run_id"], "seed": r["seed"], "workers": c.get("workers"), "subruns": c.get("subruns"),
+            "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),
+            "reasoning_effort": (c.get("llm") or {}).get("reasoning_effort") or c.get("reasoning_effort") or "default",
+            "rich_worker_budget": c.get("rich_worker_budget"), "mixed_deadlines": bool(c.get("mixed_deadlines")),
+            "negotiator": c.get("negotiator_model") or c.get("model"),
+        })
+    return pl.DataFrame(rows, schema=RUN_SETTINGS_SCHEMA, orient="row")
+
+
+def base_condition(df: pl.DataFrame, *, except_: Sequence[str] = (), memory: str = "cross") -> pl.DataFrame:
+    """Rows of runs in the reference condition (negotiated ``ballots`` schedule,
+    ``fixed`` bids, ``memory`` horizon (default ``cross``, the paper's baseline), equal
+    budgets, equal deadlines, no reasoning effort), optionally not constraining the
+    settings named in ``except_`` (e.g. ``("memory",)``). Needs the :func:`run_settings`
+    columns. Other settings (workers, deadlines, ...) are not constrained: the metrics
+    refuse to pool runs that differ in them (module docstring)."""
+    _need(df, ("scheduler", "mechanism", "memory", "rich_worker_budget", "mixed_deadlines", "reasoning_effort"),
+          "settings-joined")
+    conds = {"scheduler": pl.col("scheduler") == "ballots", "mechanism": pl.col("mechanism") == "fixed",
+             "memory": pl.col("memory") == memory, "rich_worker_budget": pl.col("rich_worker_budget").is_null(),
+             "mixed_deadlines": ~pl.col("mixed_deadlines"), "reasoning_effort": pl.col("reasoning_effort") == "default"}
+    keep = pl.lit(True)
+    for k, c in conds.items():
+        if k not in except_:
+            keep = keep & c
+    return df.filter(keep)
+
+
+def with_settings(df: pl.DataFrame, settings: pl.DataFrame, cols: Sequence[str] | None = None) -> pl.DataFrame:
+    """``df`` left-joined on ``run_id`` with setting columns (default: all not in ``df``)."""
+    cols = [c for c in (cols or settings.columns) if c != "run_id" and c not in df.columns]
+    return df.join(settings.select("run_id", *cols), on="run_id", how="left")
+
+
+def assign_stages(df: pl.DataFrame, n_stages: int = 3, *, col: str = "contention") -> pl.DataFrame:
+    """Add ``stage`` (1..``n_stages``): each run's distinct ``col`` values in order,
+    cut into equal blocks: ``stage = floor(rank * n_stages / n_distinct) + 1`` with
+    ``rank`` 0-based. A run with fewer contentions than stages leaves later stages
+    empty.
+
+    Raises:
+        ValueError: ``n_stages`` < 1 or a needed column is missing.
+    """
+    if n_stages < 1:
+        raise ValueError(f"n_stages must be >= 1, got {n_stages}")
+    _need(df, ("run_id", col), "stages input")
+    order = (
+        df.select("run_id", col).unique().sort("run_id", col)
+        .with_columns(
+            pl.col(col).rank("dense").over("run_id").cast(pl.Int64).alias("_rank"),
+            pl.col(col).n_unique().over("run_id").cast(pl.Int64).alias("_n"),
+        )
+        .with_columns((((pl.col("_rank") - 1) * n_stages) // pl.col("_n") + 1).cast(pl.Int64).alias("stage"))
+        .select("run_id", col, "stage")
+    )
+    return df.drop("stage", strict=False).join(order, on=["run_id", col], how="left")
+
+
+# -- presentation ----------------------------------------------------------------------
+def with_ci_text(df: pl.DataFrame, digits: int = 2, *, col: str = "estimate") -> pl.DataFrame:
+    """Add a text column ``value [lo, hi]`` (just ``value`` without an interval, ``n/a``
+    without a value) for display tables."""
+    def cell(v, lo, hi):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "n/a"
+        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None \
+            else f"{v:.{digits}f}"
+
+    return df.with_columns(pl.Series(col, [cell(v, lo, hi) for v, lo, hi in
+                                           zip(df["value"], df["lo"], df["hi"], strict=True)], dtype=pl.String))
+
+
+def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digits: int = 2,
+                      scope: str = "In this dataset") -> str:
+    """One sentence naming the groups with the highest and lowest ``value`` of a result
+    frame (with their intervals), e.g. for a notebook's interpretation line. Says so
+    when there is nothing to compare. Ties are broken deterministically: among equal
+    values the group first in ascending order of ``keys`` is named (the sentence says how
+    many groups tie)."""
+    d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
+    if d.height == 0:
+        return f"{scope}, there is no data for {what}."
+    d = with_ci_text(d, digits)
+    name = lambda r: ", ".join(f"{k}={r[k]}" for k in keys) or "all"  # noqa: E731
+    order = [str(k) for k in keys]
+    hi = d.sort(["value", *order], descending=[True] + [False] * len(order), nulls_last=True).row(0, named=True)
+    lo = d.sort(["value", *order], nulls_last=True).row(0, named=True)
+    runs = int(d["runs"].max() or 0)
+    if d.height == 1 or hi["value"] == lo["value"]:
+        where = f"for {name(hi)}" if d.height == 1 else f"in every group ({d.height} groups)"
+        ci = ("; no interval from a single run" if runs <= 1 else
+              "; 95% CI in brackets" if int(d["runs"].min() or 0) > 1 else
+              "; 95% CI in brackets where a group has more than one run")
+        return f"{scope}, {what} is {hi['estimate']} {where} (at most {runs} run(s) per group{ci})."
+    n_top = d.filter(pl.col("value") == hi["value"]).height
+    n_bot = d.filter(pl.col("value") == lo["value"]).height
+    tie = lambda k: f", tied with {k - 1} other group(s)" if k > 1 else ""  # noqa: E731
+    overlap = lo["hi"] is not None and hi["lo"] is not None and lo["hi"] >= hi["lo"]
+    return (f"{scope}, {what} is highest for {name(hi)} ({hi['estimate']}{tie(n_top)}) and lowest for "
+            f"{name(lo)} ({lo['estimate']}{tie(n_bot)}); "
+            + ("at least one of them comes from a single run (no interval), so the data cannot separate them."
+               if lo["hi"] is None or hi["lo"] is None
+               else "their 95% intervals overlap, so the data do not separate them." if overlap
+               else "their 95% intervals do not overlap."))
+
+
