@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import random
@@ -37,8 +38,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..data.schema import LLMCallRecord, messages_hash, scrub_surrogates
 from .cache import ResponseCache, cache_key
+from .hints import exception_headers, retry_hint_s
 from .models import is_embedded, scripted_policy
 from .parsing import parse_decision
+from .ratelimit import (
+    ConcurrencyLimit,
+    RateLimit,
+    RateLimiter,
+    RateLimitExceedsLimit,
+    estimate_tokens,
+    shared_limiter,
+)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -76,6 +86,14 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(4, ge=0, description="transport retries (rate limit, 5xx, timeout)")
     backoff_base_s: float = Field(1.0, ge=0, description="first backoff; doubles, with jitter")
     max_concurrency: int = Field(8, ge=1, description="concurrent calls per client and event loop")
+    rate_limits: dict[str, RateLimit] = Field(
+        default_factory=dict,
+        description="requests/tokens per minute by provider ('openai') or model string; "
+        "unset limits are learned from 429 answers (see scarce_lab.llm.ratelimit)",
+    )
+    max_retry_wait_s: float = Field(
+        300.0, gt=0, description="longest retry wait a provider may ask for; longer fails the call"
+    )
     api_base: str | None = None
     reasoning_effort: str | None = None
     cache: bool = True
@@ -130,6 +148,7 @@ def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _retryable(exc: Exception) -> bool:
+    """Transient transport errors: rate limit, 5xx, connection, timeout."""
     litellm = load_litellm()
     kinds = (
         litellm.RateLimitError,
@@ -139,6 +158,20 @@ def _retryable(exc: Exception) -> bool:
         litellm.Timeout,
     )
     return isinstance(exc, kinds) or isinstance(exc, asyncio.TimeoutError)
+
+
+def _rate_limited(exc: Exception) -> bool:
+    """A 429 from the provider (litellm's RateLimitError or any error with status 429)."""
+    return isinstance(exc, load_litellm().RateLimitError) or getattr(exc, "status_code", None) == 429
+
+
+@functools.lru_cache(maxsize=256)
+def _provider(model: str) -> str:
+    """litellm's provider of a model string (``openai/x`` -> ``openai``), for rate limits."""
+    try:
+        return load_litellm().get_llm_provider(model)[1]
+    except Exception:  # noqa: BLE001 - unknown to litellm: the prefix names it
+        return model.split("/", 1)[0] if "/" in model else model
 
 
 def run_sync(coro):
@@ -156,18 +189,29 @@ class LLMClient:
     """litellm wrapper: structured decisions, repair, fallback, retries, cache, accounting.
 
     One client can serve many concurrent games: calls are bounded by
-    ``settings.max_concurrency`` per event loop.
+    ``settings.max_concurrency`` (one bound for the client, whatever loop or thread the
+    calls come from) and paced by a :class:`~scarce_lab.llm.ratelimit.RateLimiter`
+    (``rate_limiter``, default the process-wide shared one, which takes
+    ``settings.rate_limits``).
     """
 
-    def __init__(self, settings: LLMSettings | None = None, cache: ResponseCache | None = None):
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        cache: ResponseCache | None = None,
+        rate_limiter: RateLimiter | None = None,
+    ):
         self.settings = settings or LLMSettings()
+        self.rate_limiter = rate_limiter if rate_limiter is not None else shared_limiter()
+        for name, spec in self.settings.rate_limits.items():
+            self.rate_limiter.configure(name, spec)
+        self._slots = ConcurrencyLimit(self.settings.max_concurrency)
         if cache is not None:
             self.cache = cache
         elif self.settings.cache:
             self.cache = ResponseCache(self.settings.cache_dir)
         else:
             self.cache = None
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
 
     # -- public API ----------------------------------------------------------------
     async def adecide(
@@ -326,7 +370,7 @@ class LLMClient:
             record.cache_hit = True
             return CompletionResult(record.raw_response, record.tool_calls, record)
 
-        async with self._semaphore():
+        async with self._slots:
             t0 = time.perf_counter()
             response, error = await self._call_with_retries(model, messages, params, litellm_kwargs)
             record.latency_s = time.perf_counter() - t0
@@ -355,46 +399,86 @@ class LLMClient:
         return CompletionResult(text, tool_calls, record)
 
     # -- internals ----------------------------------------------------------------
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._semaphores.get(id(loop))
-        if sem is None:
-            sem = asyncio.Semaphore(self.settings.max_concurrency)
-            self._semaphores[id(loop)] = sem
-        return sem
-
     async def _call_with_retries(self, model, messages, params, extra):
+        """One completion through litellm, with transport retries and rate limiting.
+
+        Hosted models: every attempt first waits for the rate limiter (one request and
+        its estimated tokens under the call's limit key); a 429 pauses that key for the
+        provider's hint and may teach the limiter the limit. A retryable error (rate
+        limit, 5xx, timeout, connection) is retried after the larger of the exponential
+        backoff (``backoff_base_s`` x 2^attempt x U[0.5, 1.5)) and the provider's hint
+        (``retry-after-ms``, ``Retry-After``, "try again in N s"; issue 11 kind 5); a
+        hint longer than ``max_retry_wait_s`` ends the call at once with the hint in the
+        error. The embedded model runs in-process: no rate limit, no retries.
+
+        Returns ``(response, None)`` or ``(None, "ErrorType: message")``.
+        """
         litellm = load_litellm()
         s = self.settings
+        embedded = is_embedded(model)
         kwargs = dict(params)
-        if is_embedded(model):
+        key = None
+        tokens = 0
+        if embedded:
             # litellm only forwards provider-specific params it knows; pass ours explicitly.
             kwargs = {"temperature": params["temperature"], "max_tokens": params["max_tokens"]}
             kwargs["extra_body"] = {
                 "seed": params["seed"],
                 "response_format": params.get("response_format"),
             }
+        else:
+            key = self.rate_limiter.key_for(model, _provider(model), params.get("api_base"))
+            tokens = estimate_tokens(messages, params["max_tokens"])
         last = None
         for attempt in range(s.max_retries + 1):
+            ticket = None
+            if key is not None:
+                try:
+                    ticket = await self.rate_limiter.acquire(key, tokens)
+                except RateLimitExceedsLimit as exc:
+                    return None, f"{type(exc).__name__}: {exc}"
             try:
                 call = litellm.acompletion(
                     model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra
                 )
                 # The embedded model runs in-process and may wait for the machine-wide
                 # lock; its generation is bounded by max_tokens, so no wall timeout.
-                if is_embedded(model):
+                if embedded:
                     response = await call
                 else:
                     response = await asyncio.wait_for(call, timeout=s.timeout_s + 5)
-                return response, None
             except Exception as exc:  # noqa: BLE001 - every provider error becomes data
                 last = exc
-                # The embedded model runs in-process: its errors are not transient.
-                if attempt < s.max_retries and not is_embedded(model) and _retryable(exc):
-                    delay = s.backoff_base_s * (2**attempt) * (0.5 + random.random())
-                    await asyncio.sleep(delay)
-                    continue
-                break
+                if embedded:
+                    break  # in-process: its errors are not transient
+                hint = retry_hint_s(exc)
+                too_long = hint is not None and hint > s.max_retry_wait_s
+                if ticket is not None and _rate_limited(exc):
+                    # a hint beyond max_retry_wait_s fails this call (below) and does
+                    # not pause the other calls: each of them reports it in turn
+                    self.rate_limiter.on_rate_limited(
+                        ticket,
+                        hint_s=None if too_long else hint,
+                        headers=exception_headers(exc),
+                        text=str(exc),
+                    )
+                if attempt >= s.max_retries or not _retryable(exc):
+                    break
+                if too_long:
+                    msg = f"{type(exc).__name__}: {exc}"[:1800]
+                    return None, (
+                        f"{msg} [not retried: the provider asks to wait {hint:g} s, more than "
+                        f"max_retry_wait_s={s.max_retry_wait_s:g}]"
+                    )
+                backoff = s.backoff_base_s * (2**attempt) * (0.5 + random.random())
+                await asyncio.sleep(max(backoff, hint or 0.0))
+                continue
+            if ticket is not None:
+                hidden = getattr(response, "_hidden_params", None) or {}
+                self.rate_limiter.on_headers(key, hidden.get("additional_headers"))
+                usage = getattr(response, "usage", None)
+                self.rate_limiter.settle(ticket, getattr(usage, "total_tokens", None))
+            return response, None
         return None, f"{type(last).__name__}: {last}"[:2000]
 
     @staticmethod
@@ -429,11 +513,17 @@ def _message_parts(response) -> tuple[str | None, list[dict[str, Any]] | None]:
 
 
 def _cost(response) -> float | None:
-    """US dollars for one response where litellm knows the price (it already computed
-    it during the call; recomputing costs ~1.5 ms)."""
+    """US dollars for one response where litellm knows the price, else ``None``.
+
+    litellm prices every response during the call and keeps the result in
+    ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
+    only recomputed when that key is missing. Recomputing for a model without a price
+    cost ~1 ms of CPU per call for nothing (issue 14, section 2).
+    """
     hidden = getattr(response, "_hidden_params", None) or {}
-    if hidden.get("response_cost") is not None:
-        return float(hidden["response_cost"])
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
     litellm = load_litellm()
     try:
         return float(litellm.completion_cost(completion_response=response))
