@@ -429,6 +429,9 @@ class LLMClient:
         else:
             key = self.rate_limiter.key_for(model, _provider(model), params.get("api_base"))
             tokens = estimate_tokens(messages, params["max_tokens"])
+            # the provider SDK's own retries (2 by default for OpenAI-style clients)
+            # would resend 429s behind the limiter's back: retries are ours
+            kwargs.setdefault("max_retries", 0)
         last = None
         for attempt in range(s.max_retries + 1):
             ticket = None

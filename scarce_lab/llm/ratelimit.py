@@ -136,6 +136,9 @@ class RateLimiter:
         learn: learn limits from 429 answers and rate-limit headers.
         window_s: window of the limits in seconds (60 for per-minute limits; tests
             use shorter windows).
+        margin_s: extra seconds a request stays counted after its window, for the
+            difference in transit time between requests (the provider counts arrivals,
+            the limiter counts departures).
         clock: monotonic clock in seconds (tests pass a fake one).
 
     Raises:
@@ -149,15 +152,20 @@ class RateLimiter:
         headroom: float = 0.9,
         learn: bool = True,
         window_s: float = 60.0,
+        margin_s: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
     ):
         if not 0 < headroom <= 1:
             raise ValueError(f"headroom must be in (0, 1], got {headroom!r}")
         if not window_s > 0:
             raise ValueError(f"window_s must be > 0, got {window_s!r}")
+        if margin_s < 0:
+            raise ValueError(f"margin_s must be >= 0, got {margin_s!r}")
         self.headroom = headroom
         self.learn = learn
         self.window_s = window_s
+        self.margin_s = margin_s
+        self._span = window_s + margin_s  # how long an admission counts
         self.clock = clock
         self._lock = threading.Lock()
         self._limits: dict[str, RateLimit] = {}
@@ -246,7 +254,7 @@ class RateLimiter:
                 at = max(at, st.requests[-1])  # in order: never overtake a waiting call
             cap = self._cap(st, st.rpm)
             if cap is not None and len(st.requests) >= cap:
-                at = max(at, st.requests[-cap] + self.window_s)
+                at = max(at, st.requests[-cap] + self._span)
             tcap = self._cap(st, st.tpm)
             if tcap is not None and tokens:
                 if tokens > tcap:
@@ -258,12 +266,12 @@ class RateLimiter:
                 # `at` is a full window past it; move `at` until the request fits
                 total = st.token_total
                 for t_entry, w in st.tokens:
-                    if t_entry <= at - self.window_s:
+                    if t_entry <= at - self._span:
                         total -= w  # already out of the window at `at`
                         continue
                     if total + tokens <= tcap:
                         break
-                    at = t_entry + self.window_s
+                    at = t_entry + self._span
                     total -= w
             entry = [at, tokens]
             st.requests.append(at)
@@ -298,15 +306,17 @@ class RateLimiter:
             return self._state(key).paused_until
 
     def release(self, ticket: Ticket) -> None:
-        """Give back a reservation that was never used (the call was cancelled)."""
+        """Give back a reservation that used none of the limit (the call was cancelled
+        or rejected with a 429). Idempotent."""
         with self._lock:
             st = self._state(ticket.key)
-            try:
-                st.tokens.remove(ticket._entry)
-                st.requests.remove(ticket.at)
-            except ValueError:
-                return  # already expired
-            st.token_total -= ticket._entry[1] if ticket._entry else 0
+            entry = ticket._entry
+            index = next((i for i, e in enumerate(st.tokens) if e is entry), None)
+            if index is None:
+                return  # already released or expired
+            del st.tokens[index]
+            st.requests.remove(ticket.at)
+            st.token_total -= entry[1]
 
     def settle(self, ticket: Ticket, used_tokens: int | None) -> None:
         """Replace a ticket's estimated tokens by the tokens the call really used."""
@@ -329,6 +339,7 @@ class RateLimiter:
         seconds and, when learning, take the limits from the headers (one mapping or a
         list) or the text, or else (after at least ``MIN_REQUESTS_TO_INFER`` requests in
         the window) shrink the request limit to 90% of the requests sent in it."""
+        self.release(ticket)  # a rejected request used none of the provider's limit
         with self._lock:
             st = self._state(ticket.key)
             now = self.clock()
@@ -375,7 +386,7 @@ class RateLimiter:
 
     # -- internals -------------------------------------------------------------------
     def _expire(self, st: _KeyState, now: float) -> None:
-        horizon = now - self.window_s
+        horizon = now - self._span
         while st.requests and st.requests[0] <= horizon:
             st.requests.popleft()
         while st.tokens and st.tokens[0][0] <= horizon:
