@@ -205,3 +205,14 @@ def test_an_unstated_limit_is_inferred_and_429s_stop(api_key):
     late = [t for t in stats["rate_limited_at"] if t > 2.5 * window]
     assert late == [], stats["rate_limited_at"]
     assert elapsed >= 3 * window - 0.05  # 40 calls at about the server's 10 per window
+
+
+def test_response_format_schema_is_built_once_and_copied_per_call():
+    from scarce_lab.agents.sovsim.schemas import extraction_schema
+    from scarce_lab.llm.client import json_schema_response_format
+
+    schema = extraction_schema(30, 3)
+    a, b = json_schema_response_format(schema), json_schema_response_format(schema)
+    assert a == b and a["json_schema"]["schema"] == schema.model_json_schema()
+    a["json_schema"]["schema"]["properties"].clear()  # a caller (or litellm) mutating it...
+    assert json_schema_response_format(schema) == b  # ...does not change the next one
