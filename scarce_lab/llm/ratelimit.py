@@ -1,4 +1,4 @@
-"""Shared per-provider rate limiting for model calls, and the provider's retry hints.
+"""Admission of model calls: a shared per-provider rate limiter and a concurrency bound.
 
 A sweep of many games sends its calls through one :class:`RateLimiter`, so together
 they stay just under the provider's limits instead of hammering it with requests that
@@ -13,13 +13,16 @@ come back as HTTP 429:
   min", or else the number of requests sent in the last window);
 - **sliding window**: in any window of ``window_s`` seconds (60 for per-minute
   limits) at most ``headroom x limit`` requests, and ``headroom x limit`` tokens, are
-  admitted. Calls are admitted in order (each reserves the earliest time at which it
-  fits), so waiting calls never overtake each other;
+  admitted (an admission counts ``margin_s`` longer, for differences in transit time;
+  a request refused with a 429 stops counting). Calls are admitted in order (each
+  reserves the earliest time at which it fits), so waiting calls never overtake;
 - **pauses**: a 429 with a hint (``Retry-After``, ``retry-after-ms``, "try again in
   N s") pauses every call of that key until the hint has passed;
-- **inferred limits** (a 429 that states no limit) shrink at most once per burst of
-  429s (a 429 for a request admitted before the last change does not count again) and
-  grow back by 10% per window without a 429; limits the provider states are kept.
+- **inferred limits** (a 429 that states no limit, after at least
+  ``MIN_REQUESTS_TO_INFER`` requests in the window): 90% of the requests the window
+  holds; they shrink at most once per burst of 429s (a 429 for a request admitted
+  before the last change does not count again) and grow back by 10% per window without
+  a 429; limits the provider states are kept as stated.
 
 Retry hints and announced limits are read by :mod:`scarce_lab.llm.hints`. Tokens of a
 request are estimated before the call (characters / 4 of the messages plus
@@ -38,6 +41,10 @@ reused across loops, and ``run_sync`` makes a fresh loop per call) and has no to
 weights per window; ``pyrate-limiter`` keeps a loop-bound async lock per thread, starts
 a leak thread per bucket, and cannot change a bucket's rates at run time, which the
 learned limits need.
+
+:class:`ConcurrencyLimit` bounds the calls in flight per client, from any loop or
+thread (``asyncio.Semaphore`` binds to one loop, so the client kept one per loop,
+forever: issue 11 kind 9).
 """
 
 from __future__ import annotations
