@@ -28,6 +28,12 @@ Figures:
    Our overhead is also split into time outside generation (wall) and CPU.
 
 The machine may be shared: every timing is interleaved and medians are reported.
+
+Found with it (issue 16): llama-cpp-python is built with OpenMP; with libgomp's default
+active waiting, a generation run on the main thread of a busy 2-core machine took 2 to
+6 times the CPU of the same generation in a worker thread (our provider runs it in
+one), so "direct" was the slow side. ``scarce_lab.llm.embedded`` now sets
+``OMP_WAIT_POLICY=PASSIVE`` before llama_cpp loads (both paths here get it).
 """
 
 from __future__ import annotations
