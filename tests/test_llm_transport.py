@@ -226,3 +226,18 @@ def test_response_format_schema_is_built_once_and_copied_per_call():
     assert a == b and a["json_schema"]["schema"] == schema.model_json_schema()
     a["json_schema"]["schema"]["properties"].clear()  # a caller (or litellm) mutating it...
     assert json_schema_response_format(schema) == b  # ...does not change the next one
+
+
+def test_mocked_answers_bypass_the_rate_limiter():
+    limiter = RateLimiter({"openai": RateLimit(rpm=1)}, window_s=60)
+    client = LLMClient(LLMSettings(cache=False), rate_limiter=limiter)
+
+    async def three():
+        return [
+            await client.acomplete("openai/x", MSGS, seed=i, mock_response="ok") for i in range(3)
+        ]
+
+    t0 = time.monotonic()
+    assert [r.text for r in asyncio.run(three())] == ["ok"] * 3
+    assert time.monotonic() - t0 < 30  # one request per minute would have made it wait
+    assert limiter._states == {}

@@ -188,6 +188,17 @@ def test_configured_limits_are_not_overridden_by_learning():
     assert lim.reserve("k").at == clock.t + 2.0  # the pause still applies
 
 
+def test_reset_forgets_learned_state_but_keeps_configured_limits():
+    clock = FakeClock()
+    lim = RateLimiter({"k": RateLimit(rpm=5)}, clock=clock)
+    t = lim.reserve("j")
+    lim.on_rate_limited(t, hint_s=30.0, text="requests per min (RPM): Limit 3")
+    lim.reserve("k")
+    lim.reset()
+    assert lim.reserve("j").at == clock.t and lim.limits("j").rpm is None
+    assert lim.limits("k").rpm == 5
+
+
 def test_bad_settings_are_refused_with_the_value():
     with pytest.raises(ValueError, match="headroom.*1.5"):
         RateLimiter(headroom=1.5)

@@ -197,6 +197,12 @@ class RateLimiter:
                     )
                     st.epoch += 1
 
+    def reset(self) -> None:
+        """Forget what was learned and admitted (limits in force, pauses, windows);
+        configured limits stay. Tests reset the shared limiter between tests."""
+        with self._lock:
+            self._states.clear()
+
     def key_for(self, model: str, provider: str, api_base: str | None = None) -> str:
         """The limit key of a call: the model string if it has limits of its own, else
         the provider; with ``|api_base`` appended when the call goes to one."""

@@ -118,8 +118,9 @@ async def call_with_retries(
             "response_format": params.get("response_format"),
         }
     else:
-        key = limiter.key_for(model, provider_of(model), params.get("api_base"))
-        tokens = estimate_tokens(messages, params["max_tokens"])
+        if "mock_response" not in extra:  # a mocked answer reaches no provider
+            key = limiter.key_for(model, provider_of(model), params.get("api_base"))
+            tokens = estimate_tokens(messages, params["max_tokens"])
         # the provider SDK's own retries (2 by default for OpenAI-style clients)
         # would resend 429s behind the limiter's back: retries are ours
         kwargs.setdefault("max_retries", 0)
