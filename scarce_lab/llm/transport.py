@@ -5,7 +5,6 @@
 - :func:`call_with_retries`: one completion with the shared rate limiter
   (:mod:`scarce_lab.llm.ratelimit`) and transport retries that wait at least the
   provider's hint (:mod:`scarce_lab.llm.hints`; issue 11 kind 5);
-- :func:`response_cost`: the price litellm computed during the call.
 
 The decision logic (validation, repair, fallback, records, cache) is in
 :mod:`scarce_lab.llm.client`.
@@ -175,22 +174,3 @@ async def call_with_retries(
             limiter.settle(ticket, getattr(usage, "total_tokens", None))
         return response, None
     return None, f"{type(last).__name__}: {last}"[:2000]
-
-
-def response_cost(response) -> float | None:
-    """US dollars for one response where litellm knows the price, else ``None``.
-
-    litellm prices every response during the call and keeps the result in
-    ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
-    only recomputed when that key is missing. Recomputing for a model without a price
-    cost ~1 ms of CPU per call for nothing (issue 14, section 2).
-    """
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:
-        cost = hidden["response_cost"]
-        return None if cost is None else float(cost)
-    litellm = load_litellm()
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # noqa: BLE001 - unknown price is not an error
-        return None
