@@ -199,7 +199,7 @@ def test_an_unstated_limit_is_inferred_and_429s_stop(api_key):
     learning off, pausing alone, 18 to 22 spread over every window.)"""
     window = 1.0
     with FakeOpenAIServer(0.02, rpm_limit=10, window_s=window, hint="header") as server:
-        limiter = RateLimiter(window_s=window)
+        limiter = RateLimiter(window_s=window, infer=True)
         client = LLMClient(
             LLMSettings(cache=False, max_concurrency=16, max_retries=8, backoff_base_s=0.05),
             rate_limiter=limiter,

@@ -144,9 +144,17 @@ def test_a_429_hint_pauses_every_call_of_the_key():
     assert lim.reserve("anthropic").at == clock.t  # other keys go on
 
 
-def test_a_few_429s_teach_nothing_but_a_burst_infers_a_limit_once():
+def test_without_infer_a_429_that_states_nothing_only_pauses():
     clock = FakeClock()
     lim = RateLimiter(clock=clock)
+    tickets = [lim.reserve("k") for _ in range(40)]
+    lim.on_rate_limited(tickets[-1], hint_s=None)
+    assert lim.limits("k").rpm is None and lim.stats("k")["source"] is None
+
+
+def test_a_few_429s_teach_nothing_but_a_burst_infers_a_limit_once():
+    clock = FakeClock()
+    lim = RateLimiter(clock=clock, infer=True)
     t = lim.reserve("k")
     lim.on_rate_limited(t, hint_s=None)
     assert lim.stats("k")["source"] is None and lim.limits("k").rpm is None

@@ -57,7 +57,8 @@ class LLMSettings(BaseModel):
     rate_limits: dict[str, RateLimit] = Field(
         default_factory=dict,
         description="requests/tokens per minute by provider ('openai') or model string; "
-        "unset limits are learned from 429 answers (see scarce_lab.llm.ratelimit)",
+        "unset ones are taken from what the provider states (rate-limit headers, 429 texts; "
+        "see scarce_lab.llm.ratelimit)",
     )
     max_retry_wait_s: float = Field(
         300.0, gt=0, description="longest retry wait a provider may ask for; longer fails the call"

@@ -10,7 +10,7 @@ come back as HTTP 429:
   settings (:class:`RateLimit`), from the provider's rate-limit headers
   (``x-ratelimit-limit-requests`` / ``-tokens``, ``anthropic-ratelimit-*-limit``), or
   are learned from 429 answers (their text, e.g. OpenAI's "Limit 30000 ... tokens per
-  min", or else the number of requests sent in the last window);
+  min", or else, opt-in, the number of requests sent in the last window);
 - **sliding window**: in any window of ``window_s`` seconds (60 for per-minute
   limits) at most ``headroom x limit`` requests, and ``headroom x limit`` tokens, are
   admitted (an admission counts ``margin_s`` longer, for differences in transit time;
@@ -18,7 +18,7 @@ come back as HTTP 429:
   reserves the earliest time at which it fits), so waiting calls never overtake;
 - **pauses**: a 429 with a hint (``Retry-After``, ``retry-after-ms``, "try again in
   N s") pauses every call of that key until the hint has passed;
-- **inferred limits** (a 429 that states no limit, after at least
+- **inferred limits** (opt-in, ``infer=True``: a 429 that states no limit, after at least
   ``MIN_REQUESTS_TO_INFER`` requests in the window): 90% of the requests the window
   holds; they shrink at most once per burst of 429s (a 429 for a request admitted
   before the last change does not count again) and grow back by 10% per window without
@@ -140,7 +140,10 @@ class RateLimiter:
         limits: limit key (provider or full model string) -> :class:`RateLimit`.
         headroom: fraction of each limit actually used (0 < headroom <= 1; default 0.9,
             so a sweep stays just under the provider's limit).
-        learn: learn limits from 429 answers and rate-limit headers.
+        learn: take the limits a provider states (rate-limit headers, 429 texts).
+        infer: also infer a request limit from a 429 that states none (off by default:
+            such a 429 is ambiguous, and a burst of them, e.g. injected by tests or
+            caused by other users of the key, would throttle every later call).
         window_s: window of the limits in seconds (60 for per-minute limits; tests
             use shorter windows).
         margin_s: extra seconds a request stays counted after its window, for the
@@ -158,6 +161,7 @@ class RateLimiter:
         *,
         headroom: float = 0.9,
         learn: bool = True,
+        infer: bool = False,
         window_s: float = 60.0,
         margin_s: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
@@ -170,6 +174,7 @@ class RateLimiter:
             raise ValueError(f"margin_s must be >= 0, got {margin_s!r}")
         self.headroom = headroom
         self.learn = learn
+        self.infer = infer
         self.window_s = window_s
         self.margin_s = margin_s
         self._span = window_s + margin_s  # how long an admission counts
@@ -372,7 +377,7 @@ class RateLimiter:
             else:
                 self._expire(st, now)
                 sent = sum(1 for t in st.requests if t <= now)
-                if sent < MIN_REQUESTS_TO_INFER:
+                if not self.infer or sent < MIN_REQUESTS_TO_INFER:
                     return  # too few requests to tell a limit: the pause alone applies
                 current = st.rpm if st.rpm is not None else sent
                 st.rpm, st.source = max(1, math.floor(min(current, sent) * 0.9)), "inferred"
