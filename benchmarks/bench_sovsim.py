@@ -1,15 +1,17 @@
 """SovSim benchmark: prints its figures (issue 2, section 10). Not a test: timings are noisy.
 
     .venv/bin/python benchmarks/bench_sovsim.py            # everything (~6 min on 2 cores)
-    .venv/bin/python benchmarks/bench_sovsim.py --quick    # skip the embedded game and conc. 1
+    .venv/bin/python benchmarks/bench_sovsim.py --quick    # skip the embedded game
 
 Figures:
 1. scripted games per second (env only, and with recording to disk);
 2. our overhead per decision (client + agent + recorder, against a 0 ms fake server);
 3. embedded model: seconds per decision and per game, tokens per decision (one CPR game);
 4. sweep throughput, 20 games over all conditions, against a local OpenAI-compatible
-   fake server answering after 200 ms, at concurrency 1, 8 and 32, as the ratio
-   ideal/actual where ideal = calls x latency / concurrency.
+   fake server answering after 200 ms, at concurrency 8, 32 and 128, as the ratio
+   ideal/actual where ideal = the larger of calls x latency / concurrency and the
+   longest chain of dependent calls in one game x latency (issue 14), and the client's
+   CPU milliseconds per call (targets: ratio >= 0.9 at 32, >= 0.8 at 128).
 """
 
 from __future__ import annotations
@@ -56,32 +58,80 @@ def scripted_games_per_second(n: int = 200) -> tuple[float, float]:
     return env_rate, rec_rate
 
 
-def fake_sweep(latency_s: float, concurrency: int, games: int = 20) -> dict:
+def longest_chain(run_dir: Path) -> int:
+    """Longest chain of dependent model calls in one game of the sweep under ``run_dir``.
+
+    Inside a game, the calls of one phase of a round (announce, extract, leader) run
+    together, and the phases and rounds follow each other; a repair call follows its
+    first attempt. So a game's chain is the sum, over its (round, phase) groups, of the
+    most calls any one agent made in that group. The phase of a call comes from the
+    decision event with the same run, round, agent and purpose.
+
+    Raises:
+        RuntimeError: a call has no matching decision event (the chain would be wrong).
+    """
+    import polars as pl
+
+    ds = load_dataset(run_dir)
+    calls = ds.llm_calls.select("run_id", "round", "agent", "purpose").collect()
+    events = (
+        ds.events.filter(pl.col("kind").is_in(["announcement", "extraction"]))
+        .select("run_id", "round", "agent", "phase", pl.col("kind").alias("purpose"))
+        .collect()
+    )
+    joined = calls.join(events, on=["run_id", "round", "agent", "purpose"], how="left")
+    if joined["phase"].null_count():
+        bad = joined.filter(pl.col("phase").is_null()).row(0, named=True)
+        raise RuntimeError(f"call without a decision event, cannot place it in a phase: {bad}")
+    per_group = joined.group_by("run_id", "round", "phase", "agent").len().group_by(
+        "run_id", "round", "phase"
+    ).agg(pl.col("len").max())
+    per_game = per_group.group_by("run_id").agg(pl.col("len").sum())
+    return int(per_game["len"].max())
+
+
+def fake_sweep(latency_s: float, concurrency: int, games: int = 20, model: str = "openai/fake-model") -> dict:
+    """One sweep of ``games`` SovSim games (all four conditions) against the fake server.
+
+    ``ideal_s`` is the larger of calls x latency / concurrency and the longest chain of
+    dependent calls in one game x latency (issue 14); ``cpu_ms_per_call`` is this
+    process's CPU time (all threads; the server runs in another process) over the sweep
+    divided by the number of calls.
+    """
     os.environ.setdefault("OPENAI_API_KEY", "sk-fake-local-server")  # the fake server ignores it
-    specs = plan_sweep(["all"], ["openai/fake-model"], max(1, games // 4), seed=7)
+    specs = plan_sweep(["all"], [model], max(1, games // 4), seed=7)
     with FakeOpenAIServer(latency_s=latency_s) as server, tempfile.TemporaryDirectory() as tmp:
         client = LLMClient(
             LLMSettings(api_base=server.url, cache=False, max_concurrency=concurrency, max_retries=0)
         )
+        c0 = time.process_time()
         t0 = time.perf_counter()
         results = run_sweep(specs, Path(tmp), client=client, concurrency=concurrency, progress=False)
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         frame = load_dataset(Path(tmp)).llm_calls.collect()
         calls = frame.height
         errors = int(frame["error"].is_not_null().sum())
         ok = sum(r.status == "complete" for r in results)
-        peak = server.stats()["peak_in_flight"]
-    ideal = calls * latency_s / concurrency
+        stats = server.stats()
+        chain = longest_chain(Path(tmp))
+    if stats["requests"] != calls:
+        raise RuntimeError(f"server saw {stats['requests']} requests but {calls} calls were recorded")
+    ideal = max(calls * latency_s / concurrency, chain * latency_s)
     return {
         "games": len(specs),
         "complete": ok,
         "calls": calls,
         "call_errors": errors,
+        "longest_chain_calls": chain,
         "wall_s": wall,
         "ideal_s": ideal,
         "ratio_ideal_over_actual": (ideal / wall) if latency_s > 0 else None,
-        "peak_in_flight": peak,
-        "overhead_ms_per_call": 1000 * (wall - calls * latency_s / concurrency) / max(calls, 1),
+        "peak_in_flight": stats["peak_in_flight"],
+        "cpu_ms_per_call": 1000 * cpu / max(calls, 1),
+        "call_latency_ms_median": 1000 * float(frame["latency_s"].median()),
+        "call_latency_ms_p90": 1000 * float(frame["latency_s"].quantile(0.9)),
+        "overhead_ms_per_call": 1000 * (wall - ideal) / max(calls, 1),
     }
 
 
@@ -114,15 +164,15 @@ def embedded_game() -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="skip the embedded game and concurrency 1")
+    ap.add_argument("--quick", action="store_true", help="skip the embedded game")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--concurrency", type=int, nargs="+", default=None,
-                    help="concurrency levels for the 200 ms sweep (default 1 8 32; --quick: 8 32)")
+                    help="concurrency levels for the 200 ms sweep (default 8 32 128)")
     ap.add_argument("--only-sweep", action="store_true", help="run only the 200 ms sweep")
     args = ap.parse_args()
     out: dict = {}
 
-    levels = args.concurrency or ([8, 32] if args.quick else [1, 8, 32])
+    levels = args.concurrency or [8, 32, 128]
     if args.only_sweep:
         args.quick = True
         return _sweeps(levels, out, args.json)
@@ -152,14 +202,18 @@ def main() -> None:
 
 
 def _sweeps(levels: list[int], out: dict, as_json: bool) -> None:
+    fake_sweep(0.0, 4, games=4)  # warm-up: imports and first-call set-up are not per-call costs
     out["sweep_200ms"] = {}
     for conc in levels:
         r = fake_sweep(0.2, conc)
         out["sweep_200ms"][conc] = r
         print(
-            f"sweep {r['games']} games, 200 ms server, concurrency {conc:>2}: {r['calls']} calls in "
-            f"{r['wall_s']:.1f} s ({r['call_errors']} errors); ideal {r['ideal_s']:.1f} s; ratio ideal/actual "
-            f"{r['ratio_ideal_over_actual']:.2f}; peak in flight {r['peak_in_flight']}"
+            f"sweep {r['games']} games, 200 ms server, concurrency {conc:>3}: {r['calls']} calls in "
+            f"{r['wall_s']:.2f} s ({r['call_errors']} errors); ideal {r['ideal_s']:.2f} s "
+            f"(longest chain {r['longest_chain_calls']} calls); ratio ideal/actual "
+            f"{r['ratio_ideal_over_actual']:.2f}; CPU {r['cpu_ms_per_call']:.1f} ms/call; "
+            f"call latency median {r['call_latency_ms_median']:.0f} ms, p90 {r['call_latency_ms_p90']:.0f} ms; "
+            f"peak in flight {r['peak_in_flight']}"
         )
     if as_json:
         print(json.dumps(out, indent=2, default=float))

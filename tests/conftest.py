@@ -19,6 +19,15 @@ def _isolated_llm_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_shared_rate_limiter():
+    """A 429 (real or mocked) in one test must not pause or throttle the next one."""
+    yield
+    from scarce_lab.llm.ratelimit import shared_limiter
+
+    shared_limiter().reset()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """``../shared/data`` beside the repository; skips when it is absent."""

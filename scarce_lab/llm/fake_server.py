@@ -9,14 +9,34 @@ the peak number in flight. Use it as ``openai/<anything>`` with
 
     with FakeOpenAIServer(latency_s=0.2) as server:
         client = LLMClient(LLMSettings(api_base=server.url, cache=False))
+
+**429 mode** (``rpm_limit``): at most ``rpm_limit`` requests are answered in any
+``window_s`` seconds (sliding window, like a provider's per-minute limit); the others
+get HTTP 429 at once, with the wait until a slot frees as a hint: ``Retry-After``
+(whole seconds, rounded up) and ``retry-after-ms`` headers (``hint="header"``), an
+OpenAI-style "Please try again in 1.234s." in the error text (``"text"``), both, or
+none. ``state_limit=True`` also names the limit in the text and announces it in
+``x-ratelimit-limit-requests`` headers. ``GET /stats`` counts the 429s and gives their
+times (``rate_limited_at``, seconds after the first request).
+
+The server runs in a child Python process started with ``python -m`` (so it never
+competes with the measured client for the GIL, and callers need no
+``if __name__ == "__main__"`` guard).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import collections
 import hashlib
 import json
+import math
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -53,29 +73,103 @@ def instance_for_schema(schema: dict[str, Any], key: int = 0, defs: dict | None 
 
 
 class FakeOpenAIServer:
-    """aiohttp server in a child process (so it never competes with the measured
-    client for the GIL). Context manager. ``requests`` and ``peak_in_flight`` are read
-    from the server's ``GET /stats``."""
+    """aiohttp server in a child process. Context manager; ``requests``,
+    ``peak_in_flight`` and ``rate_limited`` are read from the server's ``GET /stats``.
 
-    def __init__(self, latency_s: float = 0.2, host: str = "127.0.0.1", port: int = 0):
+    Args:
+        latency_s: seconds before each answer.
+        rpm_limit: answered requests allowed per ``window_s`` (None: no limit).
+        window_s: the limit's sliding window in seconds (providers use 60).
+        hint: where a 429 carries its wait: ``header``, ``text``, ``both`` or ``none``.
+        state_limit: name the limit in 429 texts and in ``x-ratelimit-limit-requests``.
+
+    Raises:
+        ValueError: unknown ``hint`` or a non-positive limit or window.
+    """
+
+    HINTS = ("header", "text", "both", "none")
+
+    def __init__(
+        self,
+        latency_s: float = 0.2,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        rpm_limit: int | None = None,
+        window_s: float = 60.0,
+        hint: str = "header",
+        state_limit: bool = False,
+    ):
+        if hint not in self.HINTS:
+            raise ValueError(f"hint must be one of {self.HINTS}, got {hint!r}")
+        if rpm_limit is not None and rpm_limit < 1:
+            raise ValueError(f"rpm_limit must be >= 1, got {rpm_limit!r}")
+        if window_s <= 0:
+            raise ValueError(f"window_s must be > 0, got {window_s!r}")
         self.latency_s = latency_s
         self.host = host
         self.port = port
+        self.rpm_limit = rpm_limit
+        self.window_s = window_s
+        self.hint = hint
+        self.state_limit = state_limit
         self.requests = 0
+        self.rate_limited = 0
         self.in_flight = 0
         self.peak_in_flight = 0
-        self._proc = None
+        self._accepted: collections.deque = collections.deque()
+        self._first: float | None = None
+        self._refused_at: list[float] = []
+        self._proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
         """Base URL for litellm's ``api_base`` (``http://127.0.0.1:<port>/v1``)."""
         return f"http://{self.host}:{self.port}/v1"
 
+    def _limit_headers(self) -> dict[str, str]:
+        if self.rpm_limit is None or not self.state_limit:
+            return {}
+        return {"x-ratelimit-limit-requests": str(self.rpm_limit)}
+
+    def _too_many(self, web):
+        """A 429 response when the window is full, else None (and the request counts)."""
+        if self.rpm_limit is None:
+            return None
+        now = time.monotonic()
+        if self._first is None:
+            self._first = now
+        while self._accepted and self._accepted[0] <= now - self.window_s:
+            self._accepted.popleft()
+        if len(self._accepted) < self.rpm_limit:
+            self._accepted.append(now)
+            return None
+        self.rate_limited += 1
+        self._refused_at.append(round(now - self._first, 3))
+        wait = max(0.001, self._accepted[0] + self.window_s - now)
+        message = "Rate limit reached for requests."
+        if self.state_limit:
+            message = (
+                "Rate limit reached for fake-model in organization org-fake on requests per min "
+                f"(RPM): Limit {self.rpm_limit}, Used {self.rpm_limit}, Requested 1."
+            )
+        if self.hint in ("text", "both"):
+            message += f" Please try again in {wait:.3f}s."
+        headers = self._limit_headers()
+        if self.hint in ("header", "both"):
+            headers["retry-after"] = str(math.ceil(wait))
+            headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+        body = {"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}}
+        return web.json_response(body, status=429, headers=headers)
+
     async def _handle(self, request):
         from aiohttp import web
 
         body = await request.json()
         self.requests += 1
+        limited = self._too_many(web)
+        if limited is not None:
+            return limited
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -96,16 +190,25 @@ class FakeOpenAIServer:
                     {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
                 ],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-            }
+            },
+            headers=self._limit_headers(),
         )
 
     async def _stats(self, request):
         from aiohttp import web
 
-        return web.json_response({"requests": self.requests, "peak_in_flight": self.peak_in_flight})
+        return web.json_response(
+            {
+                "requests": self.requests,
+                "peak_in_flight": self.peak_in_flight,
+                "rate_limited": self.rate_limited,
+                "rate_limited_at": self._refused_at,
+            }
+        )
 
     def serve_forever(self, ready=None) -> None:
-        """Serve in this process until killed (``ready`` receives the bound port)."""
+        """Serve in this process until killed; the bound port is printed as
+        ``PORT <n>`` on stdout (and put on ``ready``, a queue, when given)."""
         from aiohttp import web
 
         loop = asyncio.new_event_loop()
@@ -119,32 +222,62 @@ class FakeOpenAIServer:
         site = web.TCPSite(runner, self.host, self.port)
         loop.run_until_complete(site.start())
         port = site._server.sockets[0].getsockname()[1]
+        print(f"PORT {port}", flush=True)
         if ready is not None:
             ready.put(port)
         loop.run_forever()
 
     def start(self) -> FakeOpenAIServer:
-        """Start the child process and wait (up to 20 s) until it listens."""
-        import multiprocessing as mp
+        """Start the child process and wait (up to 20 s) until it listens.
 
-        ctx = mp.get_context("spawn")
-        ready = ctx.Queue()
-        self._proc = ctx.Process(target=self.serve_forever, args=(ready,), daemon=True)
-        self._proc.start()
-        self.port = ready.get(timeout=20)
+        Raises:
+            RuntimeError: the child exited or did not report its port in time.
+        """
+        args = [
+            sys.executable, "-m", "scarce_lab.llm.fake_server",
+            "--latency", repr(self.latency_s), "--host", self.host, "--port", str(self.port),
+            "--window", repr(self.window_s), "--hint", self.hint,
+        ]  # fmt: skip
+        if self.rpm_limit is not None:
+            args += ["--rpm-limit", str(self.rpm_limit)]
+        if self.state_limit:
+            args.append("--state-limit")
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding scarce_lab
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True)
+        deadline = time.monotonic() + 20
+        line = ""
+        while time.monotonic() < deadline:
+            line = self._proc.stdout.readline()  # type: ignore[union-attr]
+            if line.startswith("PORT ") or self._proc.poll() is not None:
+                break
+        if not line.startswith("PORT "):
+            self.stop()
+            raise RuntimeError(f"fake server did not start (last output {line!r})")
+        self.port = int(line.split()[1])
         return self
 
-    def stats(self) -> dict[str, int]:
-        """``{"requests": n, "peak_in_flight": k}`` from the running server."""
+    def stats(self) -> dict[str, Any]:
+        """``requests``, ``peak_in_flight``, ``rate_limited`` (429s) and
+        ``rate_limited_at`` (their times, seconds after the first request)."""
         import urllib.request
 
         with urllib.request.urlopen(f"http://{self.host}:{self.port}/stats", timeout=5) as r:
             return json.loads(r.read())
 
     def stop(self) -> None:
-        if getattr(self, "_proc", None) is not None:
-            self._proc.terminate()
-            self._proc.join(10)
+        """Terminate the child process (idempotent)."""
+        proc = self._proc
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+            if proc.stdout is not None:
+                proc.stdout.close()
             self._proc = None
 
     def __enter__(self) -> FakeOpenAIServer:
@@ -152,3 +285,24 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m scarce_lab.llm.fake_server``: serve until killed (prints ``PORT n``)."""
+    ap = argparse.ArgumentParser(description="local OpenAI-compatible fake chat server")
+    ap.add_argument("--latency", type=float, default=0.2, help="seconds before each answer")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--rpm-limit", type=int, default=None, help="answered requests per window")
+    ap.add_argument("--window", type=float, default=60.0, help="window of the limit, seconds")
+    ap.add_argument("--hint", choices=FakeOpenAIServer.HINTS, default="header")
+    ap.add_argument("--state-limit", action="store_true", help="name the limit in 429s")
+    a = ap.parse_args(argv)
+    FakeOpenAIServer(
+        a.latency, a.host, a.port,
+        rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit,
+    ).serve_forever()  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
