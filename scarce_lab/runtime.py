@@ -15,13 +15,12 @@ The resume rule (:func:`open_run`):
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._sync import run_sync
 from .data.recorder import (
     MANIFEST,
     Checkpoint,
@@ -42,17 +41,6 @@ def derive_seed(*parts: object) -> int:
     processes, platforms and Python versions (SHA-256 of the parts joined by ``:``)."""
     digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
-def run_sync(coro):
-    """Run a coroutine to completion from sync code, also inside a running event loop
-    (Jupyter): there it runs on a fresh loop in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 @dataclass

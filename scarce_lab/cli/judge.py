@@ -28,17 +28,10 @@ def _client(
     temperature: float,
     timeout_s: float,
 ):
-    from ..llm import LLMClient, LLMSettings
+    from ..llm import make_client
 
-    return LLMClient(
-        LLMSettings(
-            max_concurrency=concurrency,
-            cache_dir=cache_dir,
-            api_base=api_base,
-            temperature=temperature,
-            timeout_s=timeout_s,
-        )
-    )
+    return make_client(max_concurrency=concurrency, cache_dir=cache_dir, api_base=api_base,
+                       temperature=temperature, timeout_s=timeout_s)
 
 
 def _judges(judges: str, seed: int):

@@ -154,9 +154,9 @@ async def run_panel(
         dup = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
         raise ValueError(f"units: duplicate unit ids {dup}")
     if client is None:
-        from ..llm import LLMClient, LLMSettings
+        from ..llm import make_client
 
-        client = LLMClient(LLMSettings(max_concurrency=concurrency))
+        client = make_client(max_concurrency=concurrency)
     need = default_min_votes(len(judges)) if min_votes is None else min_votes
     note = panel_note(judges)
     store = JudgementStore(out_dir) if out_dir is not None else None

@@ -1,7 +1,14 @@
-"""Model access for every agent: one client over litellm, an on-disk response cache,
-and the embedded offline model (``embedded/smollm2``) registered as a litellm provider.
+"""Model access for every agent: the two-method :class:`LanguageModel` interface, one
+client over litellm (:class:`LLMClient`: cache, retries, rate limits, outcomes), a
+scripted :class:`~scarce_lab.llm.mock.MockModel`, the embedded offline model
+(``embedded/smollm2``) registered as a litellm provider, and the one registry of model
+names (:func:`resolve_model`). :func:`make_client` is the one place a client is built
+from settings.
 """
 
+from typing import Any
+
+from .base import CallBudget, CallBudgetExceeded, LanguageModel
 from .client import (
     CallContext,
     CompletionResult,
@@ -11,10 +18,28 @@ from .client import (
 )
 from .context import ContextWindowError
 from .decisions import DecisionModel, DecisionPart, int_choice, register_decision_family
-from .models import EMBEDDED_MODEL, is_embedded, scripted_policy
+from .models import EMBEDDED_MODEL, ModelRef, is_embedded, resolve_model, scripted_policy
 from .outcomes import OUTCOMES, MissingDecisionError
 
+
+def make_client(settings: LLMSettings | None = None, **overrides: Any) -> LLMClient:
+    """The model client for ``settings`` (an :class:`LLMSettings`, or an environment's
+    ``llm`` sub-model), with ``overrides`` applied; the one place clients are built.
+
+    Settings a client does not take (an environment's extra fields) are left out; an
+    unset ``max_tokens`` keeps the client's default (agents pass their own).
+
+    Raises:
+        pydantic.ValidationError: an override out of range.
+    """
+    values = {} if settings is None else settings.model_dump(exclude_none=True)
+    values.update(overrides)
+    return LLMClient(LLMSettings(**{k: v for k, v in values.items() if k in LLMSettings.model_fields}))
+
+
 __all__ = [
+    "CallBudget",
+    "CallBudgetExceeded",
     "CallContext",
     "CompletionResult",
     "ContextWindowError",
@@ -24,9 +49,13 @@ __all__ = [
     "EMBEDDED_MODEL",
     "LLMClient",
     "LLMSettings",
+    "LanguageModel",
+    "ModelRef",
     "MissingDecisionError",
     "OUTCOMES",
     "int_choice",
+    "make_client",
+    "resolve_model",
     "is_embedded",
     "register_decision_family",
     "scripted_policy",

@@ -40,8 +40,6 @@ API keys are read by litellm from the environment and never recorded.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import json
 import time
@@ -52,8 +50,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._sync import run_sync as run_sync  # re-exported: callers import it here
 from ..data.schema import LLMCallRecord, messages_hash
 from . import outcomes as oc
+from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
 from .context import ContextWindowError, check_context, output_room
 from .models import scripted_policy
@@ -122,18 +122,7 @@ def _schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
-def run_sync(coro):
-    """Run a coroutine to completion from sync code, also inside a running event loop
-    (Jupyter): then it runs on a fresh loop in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-class LLMClient:
+class LLMClient(LanguageModel):
     """litellm wrapper: structured decisions, repair, fallback, retries, cache, accounting.
 
     One client can serve many concurrent games: calls are bounded by
@@ -266,10 +255,6 @@ class LLMClient:
             missing=missing,
             source=source,
         )
-
-    def decide(self, **kwargs: Any) -> DecisionOutcome:
-        """Synchronous :meth:`adecide` (works inside Jupyter's running loop too)."""
-        return run_sync(self.adecide(**kwargs))
 
     async def acomplete(
         self,

@@ -8,7 +8,48 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 EMBEDDED_MODEL = "embedded/smollm2"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a model string names.
+
+    Attributes:
+        name: the string as given.
+        kind: ``scripted`` (a policy, no model), ``embedded`` (the offline model) or
+            ``litellm`` (anything litellm routes: hosted APIs, local servers).
+        policy, arg: for ``scripted/<policy>[:<arg>]``; ``None`` otherwise.
+    """
+
+    name: str
+    kind: Literal["scripted", "embedded", "litellm"]
+    policy: str | None = None
+    arg: str | None = None
+
+    @property
+    def needs_client(self) -> bool:
+        """True unless the name is a scripted policy."""
+        return self.kind != "scripted"
+
+
+def resolve_model(name: str) -> ModelRef:
+    """The one registry of model names (every environment's agents use it).
+
+    Raises:
+        ValueError: an empty name, surrounding spaces, or ``scripted/`` without a policy.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"model must be a model name (litellm, embedded/... or scripted/<policy>), got {name!r}")
+    if name != name.strip():
+        raise ValueError(f"model {name!r} has surrounding spaces")
+    sp = scripted_policy(name)
+    if sp is not None:
+        return ModelRef(name, "scripted", sp[0], sp[1])
+    return ModelRef(name, "embedded" if is_embedded(name) else "litellm")
 
 
 def is_embedded(model: str) -> bool:

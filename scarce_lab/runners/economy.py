@@ -99,9 +99,9 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.llm import LLMPartialPolicy
 
     if client is None:
-        from scarce_lab.llm import LLMClient
+        from scarce_lab.llm import make_client
 
-        client = LLMClient(cfg.llm)
+        client = make_client(cfg.llm)
     return LLMPartialPolicy(
         cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
         **(llm_kwargs or {}),

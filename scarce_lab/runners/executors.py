@@ -278,9 +278,9 @@ def _judge_body(units: list, taxonomy: Any, judges: list, client_settings: dict,
     """Label ``units`` (one run's) with the panel in a temporary folder on the node and
     return its ``judgements.jsonl`` and ``llm_calls.jsonl``."""
     from ..judge.panel import JUDGEMENTS_FILE, label_units
-    from ..llm import LLMClient, LLMSettings
+    from ..llm import make_client
 
-    client = LLMClient(LLMSettings(**client_settings))
+    client = make_client(**client_settings)
     with tempfile.TemporaryDirectory(prefix="scarce_lab-judge-") as tmp:
         label_units(units, taxonomy, judges, client=client, out_dir=Path(tmp), progress=False, **panel_kwargs)
         return {name: (Path(tmp) / name).read_bytes() for name in (JUDGEMENTS_FILE, "llm_calls.jsonl")

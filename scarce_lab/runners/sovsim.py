@@ -141,9 +141,9 @@ def _legalize(obs: Observation, d: Decided) -> tuple[int, Decided]:
 
 
 def _make_client(cfg: SovSimConfig) -> Any:
-    from ..llm import LLMClient
+    from ..llm import make_client
 
-    return LLMClient(cfg.llm)
+    return make_client(cfg.llm)
 
 
 # -- one game ------------------------------------------------------------------------
@@ -244,7 +244,8 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
         totals = game.total_payoffs()
         rec.emit(ev.GameEnd(rounds_played=len(game.history), collapsed=result.collapsed,
                             total_payoffs=[float(totals[a]) for a in game.agents]), round=r, phase="end")
-    rec.commit_round(r, state=game)
+    # fsync and the checkpoint's pickle off the event loop: other games keep calling models
+    await asyncio.to_thread(rec.commit_round, r, state=game)
 
 
 # -- sweeps --------------------------------------------------------------------------

@@ -28,12 +28,10 @@ SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
 
 def _policy(model: str) -> str | None:
-    if not model.startswith("scripted/"):
-        return None
-    p = model.removeprefix("scripted/").partition(":")[0]
-    if not p:
-        raise ValueError(f"model {model!r}: 'scripted/' needs a policy name, e.g. scripted/fifo")
-    return p
+    """The scripted policy a model string names (:func:`scarce_lab.llm.resolve_model`)."""
+    from ...llm.models import resolve_model
+
+    return resolve_model(model).policy
 
 
 def make_negotiator(model: str, *, client: Any = None, seed: int = 0, **kwargs: Any) -> Negotiator:

@@ -127,9 +127,11 @@ def make_agent(model: str, client: Any = None, role_labels: str = "default", llm
     Raises:
         ValueError: unknown scripted policy, or an LLM model without a client.
     """
-    if model.startswith("scripted/"):
-        policy, _, arg = model.removeprefix("scripted/").partition(":")
-        return ScriptedAgent(model, get_policy(policy, arg or None))
+    from ...llm.models import resolve_model
+
+    ref = resolve_model(model)
+    if ref.kind == "scripted":
+        return ScriptedAgent(model, get_policy(ref.policy, ref.arg))
     if client is None:
         raise ValueError(f"model {model!r} needs an LLMClient (only scripted/<policy> runs without one)")
     if llm is None:

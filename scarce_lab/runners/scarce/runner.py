@@ -86,10 +86,9 @@ class ScarceRunner:
 
     def _client(self):
         if self.client is None:
-            from ...llm import LLMClient, LLMSettings
+            from ...llm import make_client
 
-            settings = self.cfg.llm.model_dump(exclude_none=True)
-            self.client = LLMClient(LLMSettings(**{k: v for k, v in settings.items() if k in LLMSettings.model_fields}))
+            self.client = make_client(self.cfg.llm)
         return self.client
 
     def _agents(self, w: str, task: Any):
