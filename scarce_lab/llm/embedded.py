@@ -16,6 +16,7 @@ on (measured; see the project's EMBEDDED_MODEL notes):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import functools
 import importlib.util
@@ -136,7 +137,21 @@ def load_model(name: str = "smollm2"):
             verbose=False,
         )
         _LOADED[name] = llm
+        if len(_LOADED) == 1:
+            atexit.register(_close_all)
         return llm
+
+
+def _close_all() -> None:
+    """Free every loaded model while the interpreter is still whole (at exit, the
+    library's own finaliser would run after its C bindings are gone and print an error)."""
+    with _LOCK:
+        for llm in _LOADED.values():
+            try:
+                llm.close()
+            except Exception:  # noqa: BLE001 - best effort at exit
+                pass
+        _LOADED.clear()
 
 
 _CONTROL_FREE_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
