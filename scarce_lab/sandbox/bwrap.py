@@ -95,8 +95,10 @@ def _static_root() -> tuple[list[str], tuple[str, ...]]:
     return args, tuple(bound)
 
 
-def bwrap_argv(spec: BwrapSpec, argv: list[str]) -> list[str]:
-    """The full command line for ``argv`` under ``spec`` (see module docstring)."""
+def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None) -> list[str]:
+    """The full command line for ``argv`` under ``spec`` (see module docstring);
+    ``seccomp_fd`` holds the :mod:`.seccomp` filter the command runs under (the caller
+    passes it to the child and closes it)."""
     bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin") or "bwrap"
     setpriv = shutil.which("setpriv", path="/usr/bin:/bin") or "/usr/bin/setpriv"
     static, bound = _static_root()
@@ -136,6 +138,8 @@ def bwrap_argv(spec: BwrapSpec, argv: list[str]) -> list[str]:
     out += [*parents(spec.workdir), "--bind", spec.workdir, spec.workdir]
     for dest, src in sorted(spec.binds.items()):
         out += [*parents(dest), "--bind", src, dest]
+    if seccomp_fd is not None:
+        out += ["--seccomp", str(seccomp_fd)]
     out += ["--chdir", spec.cwd, "--clearenv"]
     for k, v in spec.env.items():
         out += ["--setenv", k, v]

@@ -53,6 +53,7 @@ from .cgroups import Cgroup, detect, reap_stale, remove_sandbox_groups
 from .hostroot import HostRoot
 from .launcher import HIDDEN_DIR
 from .process import execute
+from .seccomp import filter_fd
 from .uids import UidLease, lease_uid
 
 __all__ = [
@@ -339,11 +340,13 @@ class LocalSandbox(Sandbox):
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
         with self._lock:
             w.running += 1
+        fd = filter_fd()
         try:
-            return execute(bwrap_argv(spec, argv), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
+            return execute(bwrap_argv(spec, argv, seccomp_fd=fd), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
                            limits=lim, stdin=stdin, output_limit=output_limit, cgroup=w.cgroup,
-                           notes={"isolation": iso, "uid": w.uid})
+                           notes={"isolation": iso, "uid": w.uid}, pass_fds=(fd,))
         finally:
+            os.close(fd)
             with self._lock:
                 w.running -= 1
 

@@ -108,6 +108,7 @@ def execute(
     on_spawn: Callable[[subprocess.Popen], None] | None = None,
     teardown_timeout_s: float = 10.0,
     notes: dict | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ExecResult:
     """Run ``argv`` (see module docstring); ``shown`` is what the result reports as the
     command. Returns an :class:`~.base.ExecResult`.
@@ -125,7 +126,7 @@ def execute(
             proc = subprocess.Popen(
                 [*launcher(limits, cgroup.procs_files()), *argv], cwd=cwd, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
-                start_new_session=True,
+                start_new_session=True, pass_fds=pass_fds,
             )
         else:  # unisolated: exec the program itself (a non-executable file is exit 126, as in a shell)
             proc = subprocess.Popen(
