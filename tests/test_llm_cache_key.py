@@ -100,7 +100,9 @@ def test_credentials_and_transport_settings_are_neither_keyed_nor_recorded(tmp_p
     ("name", "secret"),
     [("api_key", True), ("azure_ad_token", True), ("aws_secret_access_key", True), ("x-api-key", True),
      ("Authorization", True), ("vertex_credentials", True), ("max_tokens", False), ("top_p", False),
-     ("logit_bias", False), ("api_base", False), ("max_completion_tokens", False), ("stop", False)],
+     ("logit_bias", False), ("api_base", False), ("max_completion_tokens", False), ("stop", False),
+     ("stop_token_ids", False), ("allowed_token_ids", False), ("client_secret", True), ("hf_token", True),
+     ("azure_ad_token_provider", True), ("Cookie", True), ("aws_access_key_id", True)],
 )
 def test_secret_names(name, secret):
     assert is_secret_param(name) is secret

@@ -208,3 +208,36 @@ def test_parsing_time_is_linear_on_adversarial_nesting():
         assert P.json_objects(text)[-1].obj == {"a": 2}  # successes do not count against the bound
     finally:
         P._DECODER = P_decoder
+
+
+# -- a tag inside a JSON string is text; a key given twice is no answer -------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"reasoning": "no </think> needed, I take 9", "extraction": 9}',
+        '{"reasoning": "I skip <think> blocks", "extraction": 9}',
+        '<think>draft {"reasoning": "</think>", "extraction": 30}</think>\n{"reasoning": "", "extraction": 9}',
+        '{"reasoning": "<reasoning>x</reasoning> then </thinking>", "extraction": 9}',
+    ],
+)
+def test_reasoning_tags_inside_json_strings_are_not_delimiters(text):
+    assert value(text) == 9
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"reasoning": "take 3, no wait", "extraction": 3, "extraction": 30}', "extraction"),
+        ('{"reasoning": "a", "reasoning": "b", "extraction": 3}', "reasoning"),
+        ('{"reasoning": "a", "extraction": 3, "meta": {"x": 1, "x": 2}}', "meta.x"),
+    ],
+)
+def test_a_key_given_twice_with_different_values_is_ambiguous(text, key):
+    res = parse_answer(text, S)
+    assert res.decision is None and res.status == "ambiguous"
+    assert repr(key) in res.error
+
+
+def test_a_key_repeated_with_one_value_is_harmless_and_a_later_answer_still_counts():
+    assert value('{"reasoning": "", "extraction": 9, "extraction": 9}') == 9
+    assert value('{"reasoning": "", "extraction": 3, "extraction": 30}\n{"reasoning": "", "extraction": 6}') == 6

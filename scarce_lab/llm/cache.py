@@ -29,10 +29,15 @@ TRANSPORT_PARAMS = frozenset({
     "timeout", "num_retries", "max_retries", "metadata", "litellm_logging_obj", "logger_fn",
     "client", "stream_timeout", "caching", "cache", "mock_timeout", "litellm_call_id",
 })
-#: Argument and header names that hold credentials: never keyed, never recorded.
+#: Argument and header names that hold credentials: never keyed, never recorded. A
+#: name is a credential when its last segment is a secret word (``api_key``,
+#: ``x-api-key``, ``azure_ad_token``, ``client_secret``), when any segment is an
+#: auth word (``Authorization``, ``cookie``), or for every ``aws_*`` argument. A
+#: secret word that is not last names something else: ``stop_token_ids`` and
+#: ``allowed_token_ids`` are sampling parameters that change the answer.
 _SECRET = re.compile(
-    r"(^|[_-])(api[_-]?key|key|secret|password|passwd|token|access[_-]?token|session[_-]?token|"
-    r"authorization|auth|cookie|credentials?|bearer)([_-]|$)|^aws_|^vertex_credentials$",
+    r"(^|[_-])(key|secret|password|passwd|token|credentials?|bearer)$"
+    r"|(^|[_-])(authorization|auth|cookie|password|secret)([_-]|$)|^aws_|token_provider$",
     re.IGNORECASE,
 )
 #: Names that look like secrets by the pattern above but are ordinary parameters.

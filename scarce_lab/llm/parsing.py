@@ -6,21 +6,25 @@ The rule (:func:`parse_answer`):
    ``<reasoning>`` and ``<reflection>`` blocks are removed (tags in any case, with
    attributes); a closing tag with no opening one (the opening tag was in the chat
    template) removes everything before it; an opening tag at the start that is never
-   closed removes the whole rest (the model ran out of tokens while thinking).
+   closed removes the whole rest (the model ran out of tokens while thinking). Tags
+   inside a JSON object's strings are text, not delimiters.
 2. **Candidates** are the top-level JSON objects of the remaining text, bare or in
    fences, left to right (an object inside another object is part of it, not a
    candidate; an object that does not decode is skipped).
 3. **Only valid candidates count.** Each candidate is validated against the schema
    under the coercion policy of :mod:`scarce_lab.llm.decisions`; an object that does
    not validate (a quoted example, a schema, an earlier invalid draft) never hides a
-   later one that does.
+   later one that does. An object that gives one key twice with different values
+   (``{"extraction": 3, "extraction": 30}``) is not valid either: which value is
+   meant cannot be known (JSON's last-key-wins would pick one silently).
 4. **One answer or ambiguous.** One valid candidate, or several equal ones, is the
    answer. Several *different* valid candidates: the last one wins only if it is
    **final**, i.e. it stands on its own at the end: it starts a line or is the
    content of the last fenced block (directly after an opening fence such as
    ```` ```json ````), and only whitespace or a closing fence follows it. Otherwise the result is an ``ambiguous`` error.
 5. No valid candidate: an ``invalid`` error quoting the validation errors of the last
-   candidate (the likeliest intended answer), or ``no_json`` when there is none.
+   candidate (the likeliest intended answer; ``ambiguous`` when that candidate repeats
+   a key), or ``no_json`` when there is none.
 
 So ``'{"extraction": 12}\\nToo greedy.\\n{"extraction": 9}'`` gives 9, ``'I could
 do {..6} or {..9}'`` is ambiguous, and a quoted verdict followed inline by another
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -55,7 +59,66 @@ _CLOSE = re.compile(rf"</(?:{_TAGS})\s*>", re.IGNORECASE)
 _LEADING_OPEN = re.compile(rf"^\s*<(?:{_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
 _AFTER_FINAL = re.compile(r"\s*(?:```\s*)?")
 _BEFORE_FINAL = re.compile(r"(?:[^\n]*```[\w+-]*)?[ \t]*")
-_DECODER = json.JSONDecoder(strict=False)
+
+
+class _Object(dict):
+    """A decoded JSON object that remembers its repeated keys (``repeated``: key ->
+    every value it was given, in order), which a plain ``dict`` silently drops."""
+
+    repeated: dict[str, list[Any]]
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = _Object()
+    repeated: dict[str, list[Any]] = {}
+    for k, v in pairs:
+        if k in obj:
+            repeated.setdefault(k, [obj[k]]).append(v)
+        obj[k] = v
+    if repeated:
+        obj.repeated = repeated
+        return obj
+    return dict(obj)
+
+
+def repeated_keys(obj: Any) -> dict[str, list[Any]]:
+    """Every key given more than once, with different values, in ``obj`` or in any
+    object nested in it (dotted path -> the values in order). Only objects decoded by
+    this module remember repeated keys; a key repeated with one value is harmless."""
+    out: dict[str, list[Any]] = {}
+
+    def walk(o: Any, path: str) -> None:
+        if isinstance(o, dict):
+            for k, vals in getattr(o, "repeated", {}).items():
+                if len({json.dumps(v, sort_keys=True) for v in vals}) > 1:
+                    out[f"{path}{k}"] = vals
+            for k, v in o.items():
+                walk(v, f"{path}{k}.")
+        elif isinstance(o, list):
+            for i, v in enumerate(o):
+                walk(v, f"{path}{i}.")
+
+    walk(obj, "")
+    return out
+
+
+def loads_answer(text: str) -> Any:
+    """``json.loads`` for a model's JSON (tool-call arguments): control characters in
+    strings allowed, repeated keys kept visible to :func:`repeated_keys`.
+
+    Raises:
+        ValueError: the text is not one JSON value.
+    """
+    return _DECODER.decode(text)
+
+
+def _repeated_error(rep: dict[str, list[Any]]) -> str:
+    key, vals = next(iter(rep.items()))
+    shown = ", ".join(json.dumps(v, ensure_ascii=False)[:40] for v in vals)
+    return f"ambiguous: key {key!r} given {len(vals)} times ({shown}); give each field once"
+
+
+_DECODER = json.JSONDecoder(strict=False, object_pairs_hook=_object_pairs)
 
 
 @dataclass
@@ -65,6 +128,8 @@ class Candidate:
     start: int
     end: int
     obj: dict[str, Any]
+    #: keys given more than once with different values (see :func:`repeated_keys`)
+    repeated: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,14 +149,26 @@ class ParseResult:
 
 
 def strip_reasoning(text: str) -> str:
-    """``text`` without reasoning blocks (rule 1 of the module docstring)."""
-    prev = None
-    while prev != text:  # nested blocks peel from the inside out
-        prev, text = text, _BLOCK.sub(" ", text)
-    closes = list(_CLOSE.finditer(text))
+    """``text`` without reasoning blocks (rule 1 of the module docstring).
+
+    Tags inside a JSON object of the text (``{"reasoning": "no </think> needed"}``)
+    are part of that object's strings, not reasoning delimiters: they are masked
+    before the tags are searched.
+    """
+    masked = text
+    for c in json_objects(text):
+        masked = masked[: c.start] + "\0" * (c.end - c.start) + masked[c.end:]
+
+    def cut(a: int, b: int, fill: str = "") -> None:
+        nonlocal text, masked
+        text, masked = text[:a] + fill + text[b:], masked[:a] + fill + masked[b:]
+
+    while m := _BLOCK.search(masked):  # nested blocks peel from the inside out
+        cut(m.start(), m.end(), " ")
+    closes = list(_CLOSE.finditer(masked))
     if closes:
-        text = text[closes[-1].end():]
-    if _LEADING_OPEN.match(text):
+        cut(0, closes[-1].end())
+    if _LEADING_OPEN.match(masked):
         return ""
     return text
 
@@ -155,6 +232,7 @@ def json_objects(text: str) -> list[Candidate]:
             continue
         try:
             obj, end = _DECODER.raw_decode(text, i)
+            repeated = repeated_keys(obj)
             obj = scrub_surrogates(obj)
         except RecursionError:
             attempts += 1
@@ -164,7 +242,7 @@ def json_objects(text: str) -> list[Candidate]:
             attempts += 1
             i = text.find("{", i + 1)
             continue
-        out.append(Candidate(i, end, obj))
+        out.append(Candidate(i, end, obj, repeated))
         i = text.find("{", end)
     return out
 
@@ -198,16 +276,20 @@ def parse_answer(text: str | None, schema: type[T]) -> ParseResult:
         return ParseResult(None, f"no JSON object {where}in the response (starts: {_snippet(text)!r})", "no_json")
     valid: list[tuple[Candidate, BaseModel]] = []
     last_error = None
+    last_repeated = False
     for c in cands:
-        decision, error = validate_decision(c.obj, schema)
+        if c.repeated:
+            decision, error = None, _repeated_error(c.repeated)
+        else:
+            decision, error = validate_decision(c.obj, schema)
         if decision is None:
-            last_error = error
+            last_error, last_repeated = error, bool(c.repeated)
         else:
             valid.append((c, decision))
     n, k = len(cands), len(valid)
     if not valid:
         where = f" (the last of {n} JSON objects; none is valid)" if n > 1 else ""
-        return ParseResult(None, f"{last_error}{where}", "invalid", n, 0)
+        return ParseResult(None, f"{last_error}{where}", "ambiguous" if last_repeated else "invalid", n, 0)
     distinct = {_canonical(d) for _, d in valid}
     last_c, last_d = valid[-1]
     if len(distinct) == 1 or _is_final(body, last_c):
