@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 
 class ConfigError(ValueError):
@@ -41,6 +41,20 @@ class ExperimentConfig(BaseModel):
     ENVIRONMENT: ClassVar[str] = ""
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
     LABEL_FIELD: ClassVar[str | None] = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _booleans_are_not_numbers(cls, data: Any, handler: Any) -> Any:
+        """Refuse a boolean given for a number anywhere in the config (pydantic's lax
+        mode would play ``rounds=true`` as 1 round): the policy of model decisions
+        (:mod:`scarce_lab.llm.decisions`) applied to settings."""
+        model = handler(data)
+        if isinstance(data, dict):
+            found = _boolean_as_number(data, model, "")
+            if found:
+                path, value = found
+                raise ValueError(f"{path}: {value!r} is a boolean, not a number")
+        return model
 
     # -- conditions ----------------------------------------------------------------
     def condition_settings(self) -> dict[str, Any]:
@@ -101,6 +115,24 @@ class ExperimentConfig(BaseModel):
             return {}
 
 
+def _boolean_as_number(raw: Any, built: Any, path: str) -> tuple[str, bool] | None:
+    """The first ``(dotted path, value)`` where ``raw`` holds a boolean and the
+    validated ``built`` a number; ``None`` when there is none."""
+    if isinstance(raw, bool):
+        return (path.rstrip("."), raw) if isinstance(built, int | float) and not isinstance(built, bool) else None
+    if isinstance(raw, dict):
+        for k, v in raw.items():
+            sub = getattr(built, k, None) if isinstance(built, BaseModel) else (
+                built.get(k) if isinstance(built, dict) else None)
+            if (found := _boolean_as_number(v, sub, f"{path}{k}.")) is not None:
+                return found
+    if isinstance(raw, list | tuple) and isinstance(built, list | tuple) and len(raw) == len(built):
+        for i, (v, b) in enumerate(zip(raw, built, strict=True)):
+            if (found := _boolean_as_number(v, b, f"{path}{i}.")) is not None:
+                return found
+    return None
+
+
 def _short(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
@@ -136,9 +168,61 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
+def load_yaml(text: str) -> Any:
+    """``text`` parsed as YAML with the YAML 1.2 core schema's scalars, not PyYAML's
+    YAML 1.1 ones: only ``true``/``false`` are booleans (``yes``, ``on``, ``y`` stay
+    text), integers are decimal as written (``0120`` is 120, not octal 80; ``0x10``
+    and ``1_000`` stay text, which a number field then refuses), and ``1e3`` is a
+    float.
+
+    Raises:
+        yaml.YAMLError: the text is not YAML.
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_core_schema_loader())  # noqa: S506 - a SafeLoader subclass
+
+
+_LOADER: Any = None
+
+
+def _core_schema_loader() -> Any:
+    global _LOADER
+    if _LOADER is None:
+        import re
+
+        import yaml
+
+        class CoreSchemaLoader(yaml.SafeLoader):
+            """SafeLoader with the YAML 1.2 core schema's bool, int and float."""
+
+        CoreSchemaLoader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers
+                    if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        core = [
+            ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+            ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+            ("tag:yaml.org,2002:float",
+             r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+             "-+.0123456789"),
+        ]
+        for tag, rx, first in core:
+            CoreSchemaLoader.add_implicit_resolver(tag, re.compile(rx), list(first))
+
+        def construct_int(loader: Any, node: Any) -> int:
+            return int(loader.construct_scalar(node))  # decimal, leading zeros allowed
+
+        CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+        _LOADER = CoreSchemaLoader
+    return _LOADER
+
+
 def parse_override(text: str) -> tuple[str, Any]:
-    """``"key=value"`` -> ``(key, value)``; the value is parsed as YAML (so ``3``,
-    ``0.7``, ``true``, ``[a, b]`` and ``{w0: 500}`` work) and kept as text otherwise.
+    """``"key=value"`` -> ``(key, value)``; the value is parsed by :func:`load_yaml`
+    (so ``3``, ``0.7``, ``true``, ``[a, b]`` and ``{w0: 500}`` work; ``0120`` is 120)
+    and kept as text otherwise.
 
     Raises:
         ConfigError: no ``=`` or an empty key.
@@ -149,7 +233,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ConfigError(f"-S {text!r}: expected key=value (e.g. -S llm.temperature=0.7)")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return key.strip(), value
@@ -170,7 +254,7 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
         raise ConfigError(f"config file not found: {path}")
     text = path.read_text(encoding="utf-8-sig")
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+        data = tomllib.loads(text) if path.suffix == ".toml" else load_yaml(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML/JSON'} ({exc})") from None
     if data is None:
@@ -217,9 +301,14 @@ def build_config(
 def describe_validation_error(exc: ValidationError, name: str, origin: dict[str, str] | None = None) -> str:
     """One line per error: ``field: message (got value) [from where]``."""
     lines = []
+    import re
+
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        src = (origin or {}).get(loc)
+        msg = err["msg"]
         got = f" (got {err['input']!r:.80})" if "input" in err and err["type"] != "missing" else ""
-        lines.append(f"{name}.{loc}: {err['msg']}{got}" + (f" [from {src}]" if src else ""))
+        if not err["loc"] and (m := re.fullmatch(r"Value error, ([\w.]+): (.*)", msg, re.DOTALL)):
+            loc, msg, got = m[1], m[2], ""  # a whole-config check that names its field
+        src = (origin or {}).get(loc)
+        lines.append(f"{name}.{loc}: {msg}{got}" + (f" [from {src}]" if src else ""))
     return "; ".join(lines)

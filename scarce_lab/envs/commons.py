@@ -93,6 +93,11 @@ class CommonsConfig(BaseModel):
     def _pool_fits(self) -> CommonsConfig:
         if self.initial_pool > self.capacity:
             raise ValueError(f"initial_pool ({self.initial_pool}) exceeds capacity ({self.capacity})")
+        if self.collapse_threshold > self.initial_pool:
+            raise ValueError(
+                f"collapse_threshold ({self.collapse_threshold}) exceeds initial_pool ({self.initial_pool}): "
+                "every game would collapse in round 1 whatever the agents do"
+            )
         return self
 
 
