@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from typing import Literal
 
 import polars as pl
@@ -126,6 +127,11 @@ _OPTIONAL_INPUTS = {"source", "simulation", "base_condition", "settings", "is_le
                     "announced_pool"}
 
 
+class UnfinishedRunsWarning(UserWarning):
+    """Simulations were left out of a table because they are unfinished (an
+    interrupted run); the message gives how many and which."""
+
+
 def simulation_metrics(
     df: pl.DataFrame | pl.LazyFrame, conv: Convention | None = None, *, drop_unfinished: bool = True
 ) -> pl.DataFrame:
@@ -138,7 +144,8 @@ def simulation_metrics(
 
     Args:
         drop_unfinished: drop simulations that neither collapsed nor reached the last
-            round (an interrupted run).
+            round (an interrupted run), with an :class:`UnfinishedRunsWarning` naming
+            them.
 
     Raises:
         ValueError: a required column is missing, or a negative per-agent total (the
@@ -218,6 +225,13 @@ def simulation_metrics(
     if low is not None and low < 0:  # Gini needs non-negative totals (stats.gini)
         raise ValueError(f"equality over {eq_col}: gini needs non-negative 'agent_total', got min {low}")
     if drop_unfinished:
+        left = sims.filter(~pl.col("finished"))
+        if left.height:
+            ids = left.sort("run_id")["run_id"].to_list()
+            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            warnings.warn(UnfinishedRunsWarning(
+                f"left out {len(ids)} unfinished simulation(s) of {sims.height} (neither collapsed nor reached "
+                f"round {conv.rounds}): {shown}"), stacklevel=2)
         sims = sims.filter(pl.col("finished"))
     return sims.select(_SIM_COLUMNS).with_columns(pl.col("defection_onset").cast(pl.Float64)).sort(
         "model", _condition_rank(), "condition", "simulation", "run_id"

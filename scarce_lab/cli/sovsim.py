@@ -152,14 +152,22 @@ def table_sovsim(
     import json
     import warnings
 
-    from ..analysis.sovsim import PoolingError, PresetMismatchError, format_table
+    from ..analysis.sovsim import (
+        PoolingError,
+        PresetMismatchError,
+        UnfinishedRunsWarning,
+        format_table,
+    )
     from ..analysis.sovsim_cross import format_cross, sovsim_report
+    from ..data.jsonl import TornLineWarning
     from ..data.recorder import TrajectoryFileError
     from ..data.tables.published import ForcedDataWarning
     from ..data.tables.sovsim import load_agent_rounds
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ForcedDataWarning)
+        warnings.simplefilter("always", UnfinishedRunsWarning)
+        warnings.simplefilter("always", TornLineWarning)
         try:
             df = load_agent_rounds(path, force=force)
         except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
@@ -168,9 +176,15 @@ def table_sovsim(
             report = sovsim_report(df, preset.value, strict=strict, force=force, by=by.value, seed=seed)
         except (PresetMismatchError, PoolingError) as exc:
             raise typer.BadParameter(str(exc), param_hint="PATH / --preset / --by") from None
+    seen = set()
     for w in caught:
+        if str(w.message) in seen:
+            continue
+        seen.add(str(w.message))
         if issubclass(w.category, ForcedDataWarning):
             typer.secho(f"WARNING: {w.message}", err=True, fg=typer.colors.RED, bold=True)
+        elif issubclass(w.category, UnfinishedRunsWarning | TornLineWarning):
+            typer.echo(f"warning: {w.message}", err=True)
     if fmt == TableFormat.json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
     elif fmt == TableFormat.csv:

@@ -78,7 +78,9 @@ def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:
     if version >= SCHEMA_VERSION and out_dir is None:
         return None
     m = read_manifest(run_dir)
-    events = read_run_events(run_dir, m, tolerant=m.status != "complete")
+    events = read_run_events(run_dir, m, tolerant=m.status != "complete")  # complete runs checked whole
+    if m.status == "complete":
+        m.n_events = len(events)
     cfg = v1_config(m, run_dir) if version < 2 else None
     if cfg is not None:
         m.config = cfg.model_dump(mode="json")

@@ -34,7 +34,7 @@ import polars as pl
 from .events.base import SCHEMA_VERSION
 
 #: Bump when the cache layout or a cached table's derivation changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 STAMP = "cache_stamp.json"
 #: Partition value for a null key (Parquet hive folders need a name).
 NULL_PART = "__null__"
@@ -91,31 +91,64 @@ def _part_name(index: int, value) -> str:
     return f"{index:06d}-{safe[:60]}"
 
 
-def write_partitioned(df: pl.DataFrame, root: Path, by: tuple[str, ...], drop: tuple[str, ...] = ()) -> None:
+def write_partitioned(df: pl.DataFrame, root: Path, by: tuple[str, ...], drop: tuple[str, ...] = ()
+                      ) -> dict[str, int]:
     """Write ``df`` under ``root`` as ``<col>=<n>-<value>/.../data.parquet`` per
     distinct value of the ``by`` columns (``n`` numbers the partitions in the order of
     first appearance, so a scan of the sorted paths gives the rows back in their
     order; folder names are made file-safe, the values themselves stay in the rows). An
     empty frame is written as one empty file, so its schema survives. ``drop``: columns
-    left out of the files (keys that exist only to partition)."""
+    left out of the files (keys that exist only to partition).
+
+    Returns every file written (path relative to ``root``, POSIX) -> its rows, for a
+    reader that must read exactly these files (:func:`scan_partitioned`)."""
     root.mkdir(parents=True, exist_ok=True)
     by = tuple(c for c in by if c in df.columns)
     if df.height == 0 or not by:
         df.drop([c for c in drop if c in df.columns]).write_parquet(root / "data.parquet")
-        return
+        return {"data.parquet": df.height}
     keys = df.select(by).unique(maintain_order=True).with_row_index("__part")
     tagged = df.join(keys, on=list(by), how="left", nulls_equal=True, maintain_order="left")
+    written: dict[str, int] = {}
     for (index,), part in tagged.group_by("__part", maintain_order=True):
         row = keys.row(int(index), named=True)
         folder = root.joinpath(*(f"{c}={_part_name(int(index), row[c])}" for c in by))
         folder.mkdir(parents=True, exist_ok=True)
         part.drop("__part", *[c for c in drop if c in part.columns]).write_parquet(folder / "data.parquet")
+        written[(folder / "data.parquet").relative_to(root).as_posix()] = part.height
+    return written
 
 
-def scan_partitioned(root: Path) -> pl.LazyFrame:
+def scan_partitioned(root: Path, files: dict[str, int] | None = None) -> pl.LazyFrame:
     """A lazy scan of a folder written by :func:`write_partitioned` (columns as written;
-    folder names are not turned into columns)."""
-    return pl.scan_parquet(Path(root) / "**" / "*.parquet", hive_partitioning=False)
+    folder names are not turned into columns).
+
+    ``files``: what :func:`write_partitioned` returned. With it, exactly those files
+    are read, after checking that the folder holds no other Parquet file (a copy left
+    by a sync client, a partial re-export) and that each file has the rows written
+    (from the file's footer, without reading the data).
+
+    Raises:
+        TrajectoryFileError: a Parquet file that was not written, a missing one, or one
+            whose row count differs (path and counts in the message).
+    """
+    root = Path(root)
+    if files is None:
+        return pl.scan_parquet(root / "**" / "*.parquet", hive_partitioning=False)
+    from .jsonl import TrajectoryFileError
+
+    present = {p.relative_to(root).as_posix() for p in root.rglob("*.parquet")}
+    for extra in sorted(present - set(files)):
+        raise TrajectoryFileError(root / extra, None, "this Parquet file was not written by the export "
+                                  "(a copy or a leftover?); its rows would be counted twice. Remove it.")
+    for rel, rows in sorted(files.items()):
+        path = root / rel
+        if rel not in present:
+            raise TrajectoryFileError(path, None, "missing: the export wrote this file")
+        got = pl.scan_parquet(path).select(pl.len()).collect().item()
+        if got != rows:
+            raise TrajectoryFileError(path, None, f"holds {got} rows; the export wrote {rows}")
+    return pl.scan_parquet([root / rel for rel in sorted(files)], hive_partitioning=False)
 
 
 def store(folder: Path, stamp: str, write: Callable[[Path], None]) -> None:

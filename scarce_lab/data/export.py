@@ -18,8 +18,9 @@ from .schema import RunManifest
 
 EXPORT_MARKER = "scarce_lab_dataset.json"
 
-#: Layout of :func:`export_parquet` folders: 1 = one file per frame; 2 = partitioned.
-EXPORT_LAYOUT = 2
+#: Layout of :func:`export_parquet` folders: 1 = one file per frame; 2 = partitioned;
+#: 3 = partitioned, with every file and its row count in the marker.
+EXPORT_LAYOUT = 3
 _ROW = "__row"
 
 
@@ -36,20 +37,21 @@ def _run_keys(ds) -> pl.DataFrame:
     )
 
 
-def _write_frame(df: pl.DataFrame | pl.LazyFrame, root: Path, keys: pl.DataFrame) -> None:
+def _write_frame(df: pl.DataFrame | pl.LazyFrame, root: Path, keys: pl.DataFrame) -> dict[str, int]:
     """One frame under ``root``, partitioned by its runs' environment and model, with
-    its row order kept in a hidden column (see :func:`_scan_frame`)."""
+    its row order kept in a hidden column (see :func:`_scan_frame`); returns the files
+    written (relative to ``root``) and their rows."""
     from .cache import write_partitioned
 
     df = df.collect() if isinstance(df, pl.LazyFrame) else df
     tagged = df.with_row_index(_ROW).join(keys, on="run_id", how="left", maintain_order="left")
-    write_partitioned(tagged, root, ("__environment", "__model"), drop=("__environment", "__model"))
+    return write_partitioned(tagged, root, ("__environment", "__model"), drop=("__environment", "__model"))
 
 
-def _scan_frame(root: Path) -> pl.LazyFrame:
+def _scan_frame(root: Path, files: dict[str, int] | None) -> pl.LazyFrame:
     from .cache import scan_partitioned
 
-    return scan_partitioned(root).sort(_ROW).drop(_ROW)
+    return scan_partitioned(root, files).sort(_ROW).drop(_ROW)
 
 
 def export_parquet(ds, out_dir: Path | str) -> Path:
@@ -59,8 +61,10 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
     typed manifests), ``events/``, ``llm_calls/`` and ``payloads/<environment>/<kind>/``,
     each partitioned by the runs' environment and model
     (``__environment=<n>-<env>/__model=<n>-<model>/data.parquet``, so a reader of one
-    model's runs opens only its files), plus a marker file naming the schema version
-    and layout. Folders written with layout 1 (one file per frame) still load.
+    model's runs opens only its files), plus a marker file naming the schema version,
+    the layout, and every Parquet file with its rows: the reader reads exactly those
+    and refuses a folder holding another (a copy would count its rows twice). Folders
+    written with layouts 1 (one file per frame) and 2 still load.
 
     Raises:
         FileExistsError: ``out_dir`` exists and is not empty.
@@ -73,14 +77,16 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
         raise FileExistsError(f"{out} exists and is not empty; choose a new folder")
     out.mkdir(parents=True, exist_ok=True)
     keys = _run_keys(ds)
-    ds.runs.collect().write_parquet(out / "runs.parquet")
-    _write_frame(ds.events, out / "events", keys)
-    _write_frame(ds.llm_calls, out / "llm_calls", keys)
+    runs = ds.runs.collect()
+    runs.write_parquet(out / "runs.parquet")
+    files: dict[str, dict[str, int]] = {"runs.parquet": {"": runs.height}}
+    files["events"] = _write_frame(ds.events, out / "events", keys)
+    files["llm_calls"] = _write_frame(ds.llm_calls, out / "llm_calls", keys)
     for (env, kind), df in ds._payloads.items():
-        _write_frame(df, out / "payloads" / env / kind, keys)
+        files[f"payloads/{env}/{kind}"] = _write_frame(df, out / "payloads" / env / kind, keys)
     write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
     write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION,
-                                                  "layout": EXPORT_LAYOUT}))
+                                                  "layout": EXPORT_LAYOUT, "files": files}))
     return out
 
 
@@ -116,14 +122,44 @@ def read_parquet_parts(path: Path | str) -> dict:
             manifests=tuple(manifests),
             _payloads=payloads,
         )
-    payloads = {}
-    for env_dir in sorted(p for p in (path / "payloads").glob("*") if p.is_dir()):
-        for kind_dir in sorted(p for p in env_dir.iterdir() if p.is_dir()):
-            payloads[(env_dir.name, kind_dir.name)] = _scan_frame(kind_dir)
+    files = marker.get("files") if marker.get("layout", 2) >= 3 else None
+    if marker.get("layout", 2) >= 3 and not isinstance(files, dict):
+        raise TrajectoryFileError(path / EXPORT_MARKER, None, f"layout {marker.get('layout')} needs its 'files' list")
+
+    def frame(rel: str) -> pl.LazyFrame:
+        if files is not None and rel not in files:
+            raise TrajectoryFileError(path / rel, None, "not a frame of this export (not in its marker)")
+        return _scan_frame(path / rel, files[rel] if files is not None else None)
+
+    if files is not None:
+        on_disk = {p.relative_to(path).as_posix() for p in path.glob("payloads/*/*") if p.is_dir()}
+        for extra in sorted(on_disk - set(files)):
+            raise TrajectoryFileError(path / extra, None, "a payload folder the export did not write")
+        kinds = sorted(tuple(k.split("/")[1:]) for k in files if k.startswith("payloads/"))
+        runs = frame_file(path, "runs.parquet", files["runs.parquet"][""])
+    else:
+        kinds = sorted((e.name, k.name) for e in (path / "payloads").glob("*") if e.is_dir()
+                       for k in e.iterdir() if k.is_dir())
+        runs = pl.scan_parquet(path / "runs.parquet")
     return dict(
-        runs=pl.scan_parquet(path / "runs.parquet"),
-        events=_scan_frame(path / "events"),
-        llm_calls=_scan_frame(path / "llm_calls"),
+        runs=runs,
+        events=frame("events"),
+        llm_calls=frame("llm_calls"),
         manifests=tuple(manifests),
-        _payloads=payloads,
+        _payloads={(env, kind): frame(f"payloads/{env}/{kind}") for env, kind in kinds},
     )
+
+
+def frame_file(root: Path, name: str, rows: int) -> pl.LazyFrame:
+    """A lazy scan of the single file ``root / name`` after checking its row count.
+
+    Raises:
+        TrajectoryFileError: the file is missing or holds another number of rows.
+    """
+    path = root / name
+    if not path.is_file():
+        raise TrajectoryFileError(path, None, "missing: the export wrote this file")
+    got = pl.scan_parquet(path).select(pl.len()).collect().item()
+    if got != rows:
+        raise TrajectoryFileError(path, None, f"holds {got} rows; the export wrote {rows}")
+    return pl.scan_parquet(path)

@@ -378,6 +378,7 @@ class RunRecorder:
             self._events.clear()
         self._flush()
         self.manifest.status = status
+        self.manifest.n_events = self._seq if status == RunStatus.complete else None
         self.manifest.error = error
         self.manifest.ended_at = utc_now()
         self._write_manifest()

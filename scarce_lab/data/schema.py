@@ -67,6 +67,10 @@ class RunManifest(BaseModel):
         seed: the run seed every random choice derives from.
         status: ``running`` until it ends ``complete`` or ``failed`` (a failed run
             resumes from its last committed round with ``--resume``).
+        n_events: the number of events in ``events.jsonl`` when the run completed
+            (written by the recorder; ``None`` while it runs and in runs recorded before
+            this field): a loader refuses a complete run whose file holds another
+            number (a cut or doubled copy).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -85,6 +89,7 @@ class RunManifest(BaseModel):
     status: RunStatus = RunStatus.running
     error: str | None = None
     notes: dict[str, Any] = Field(default_factory=dict)
+    n_events: int | None = Field(None, ge=0)
 
 
 class LLMCallRecord(BaseModel):

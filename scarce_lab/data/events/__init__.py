@@ -62,6 +62,17 @@ def payload_types(environment: str) -> dict[str, type[Payload]]:
     return out
 
 
+def final_counts(environment: str, config: dict) -> dict[str, int]:
+    """``kind -> count`` that a complete run of ``environment`` with ``config`` (its
+    manifest's config) holds, e.g. one ``game_end`` per SovSim game: the check on
+    complete runs recorded before manifests counted their events.
+
+    Raises:
+        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+    """
+    return _module(environment).final_counts(config)
+
+
 @cache
 def event_model(environment: str) -> type[EventEnvelope]:
     """The envelope whose ``payload`` is ``environment``'s tagged union.
@@ -92,6 +103,7 @@ __all__ = [
     "UnknownEnvironmentError",
     "Visibility",
     "event_model",
+    "final_counts",
     "payload_types",
     "round_meaning",
 ]

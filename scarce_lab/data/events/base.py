@@ -87,7 +87,9 @@ class EventEnvelope(BaseModel):
             environment has one (SCARCE); ``None`` elsewhere.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    #: strict JSON types, as for payloads: ``"seq": true`` or ``"round": "1"`` is an
+    #: error naming the line, not a silent 1 (an integer is accepted for ``t``)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     run_id: str
     seq: int = Field(ge=0)
@@ -95,7 +97,7 @@ class EventEnvelope(BaseModel):
     phase: str = ""
     agent: str | None = None
     kind: str
-    visibility: Visibility = Visibility.public
+    visibility: Visibility = Field(Visibility.public, strict=False)  # its value, from JSON text
     visible_to: list[str] = Field(default_factory=list)
     t: float | None = None
 

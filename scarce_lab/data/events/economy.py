@@ -277,3 +277,10 @@ PAYLOADS: tuple[type[Payload], ...] = (
     Birth, EpisodeStart, Auction, Payment, Step, Reward, EpisodeEnd, EpisodeAgents, Rent, Death, Population,
 )
 ROUND_MEANING = "episode index (training episodes first, then frozen evaluation)"
+
+
+def final_counts(config: dict) -> dict[str, int]:
+    """Kinds a complete run holds a known number of times, from its config: one
+    ``episode_end`` per training and evaluation episode."""
+    n = [config.get("episodes"), config.get("eval_episodes")]
+    return {"episode_end": n[0] + n[1]} if all(isinstance(x, int) for x in n) else {}

@@ -381,3 +381,9 @@ PAYLOADS: tuple[type[Payload], ...] = (
     Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
+
+
+def final_counts(config: dict) -> dict[str, int]:
+    """Kinds a complete run holds a known number of times, from its config: one
+    ``subrun_end`` per subrun (``config["subruns"]``)."""
+    return {"subrun_end": config["subruns"]} if isinstance(config.get("subruns"), int) else {}

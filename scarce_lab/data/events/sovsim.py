@@ -149,3 +149,9 @@ class GameEnd(Payload):
 
 PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
+
+
+def final_counts(config: dict) -> dict[str, int]:
+    """Kinds a complete run holds a known number of times, from its config: one
+    ``game_end`` (a game ends by collapse or after its last round)."""
+    return {"game_end": 1}
