@@ -55,11 +55,12 @@ from ..data.schema import LLMCallRecord, messages_hash
 from . import outcomes as oc
 from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
+from .concurrency import ConcurrencyLimit
 from .context import ContextWindowError, check_context, output_room
 from .models import scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .parsing import parse_reply
-from .ratelimit import ConcurrencyLimit, RateLimit, RateLimiter, shared_limiter
+from .ratelimit import RateLimit, RateLimiter, shared_limiter
 from .transport import call_with_retries
 from .transport import load_litellm as load_litellm  # re-exported: callers import it here
 

@@ -1,0 +1,81 @@
+"""Whether a run's event stream is whole: the rules a loader checks on every run.
+
+- ``seq`` counts 0, 1, 2... in file order (a repeated, reordered or removed line is
+  an error, never a round counted twice);
+- a run whose manifest says ``complete`` holds every event the recorder wrote
+  (:func:`check_complete_run`).
+
+:func:`scarce_lab.data.loaders.read_run_events` applies them line by line (with
+``path:line`` errors); :func:`incomplete_streams` applies them to a whole
+environment's fast-read frame at once and names the runs to re-read line by line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import polars as pl
+
+from .events import final_counts
+from .jsonl import TrajectoryFileError
+from .schema import RunManifest, RunStatus
+
+
+def check_complete_run(path: Path, manifest: RunManifest, n_events: int, last_kind: str | None,
+                       kind_counts: Mapping[str, int]) -> None:
+    """A run whose manifest says ``complete`` must hold its whole event stream: the
+    number of events the recorder wrote (``manifest.n_events``) and a last event that
+    commits a round (``round_committed``). A run recorded before manifests counted
+    their events must hold the events that end its game as many times as its config
+    says (:func:`scarce_lab.data.events.final_counts`: one SovSim ``game_end``, a
+    SCARCE ``subrun_end`` per subrun, an Economy ``episode_end`` per episode).
+
+    Raises:
+        TrajectoryFileError: naming ``path``, what the manifest says and what the file
+            holds (a cut copy, a disk full while syncing, a hand edit).
+    """
+    if manifest.status != RunStatus.complete:
+        return
+    if manifest.n_events is not None and n_events != manifest.n_events:
+        raise TrajectoryFileError(path, None, f"the run is complete with {manifest.n_events} events per its "
+                                  f"manifest, but the file holds {n_events}")
+    if manifest.n_events == 0:  # a run that recorded nothing, and says so
+        return
+    if last_kind != "round_committed":
+        raise TrajectoryFileError(path, None, "the run is complete per its manifest, but its events "
+                                  + (f"end with a {last_kind!r} event, not a committed round (the file was cut?)"
+                                     if last_kind else "file is empty"))
+    if manifest.n_events is not None:
+        return
+    for kind, n in final_counts(manifest.environment, manifest.config).items():
+        if kind_counts.get(kind, 0) != n:
+            raise TrajectoryFileError(path, None, f"the run is complete per its manifest, whose config means "
+                                      f"{n} {kind!r} event(s), but the file holds {kind_counts.get(kind, 0)} "
+                                      "(the file was cut?)")
+
+
+def incomplete_streams(events: pl.DataFrame, runs: list[tuple[int, Path, str]], manifests: list[RunManifest]
+                        ) -> set[int]:
+    """Positions of the fast-read runs whose stream breaks a rule of :func:`scarce_lab.data.loaders.read_run_events`
+    (``seq`` not 0, 1, 2...; a complete run cut short, see :func:`check_complete_run`;
+    no event at all): the per-line path re-reads them and raises the ``path:line``
+    error."""
+    stats = (events.sort("__pos").group_by("__run")
+             .agg(n=pl.len(), seq_ok=(pl.col("seq") == pl.int_range(pl.len())).all(), last=pl.col("kind").last(),
+                  kinds=pl.col("kind").value_counts()))
+    by_run = {r["__run"]: r for r in stats.iter_rows(named=True)}
+    bad = set()
+    for pos, _, _ in runs:
+        row = by_run.get(pos)
+        m = manifests[pos]
+        if row is None and m.n_events == 0:
+            continue
+        if row is None or not row["seq_ok"] or row["last"] != "round_committed" \
+                or (m.n_events is not None and row["n"] != m.n_events):
+            bad.add(pos)
+            continue
+        counts = {d["kind"]: d["count"] for d in row["kinds"]}
+        if m.n_events is None and any(counts.get(k, 0) != n for k, n in final_counts(m.environment, m.config).items()):
+            bad.add(pos)
+    return bad
