@@ -19,6 +19,7 @@ world, the agents and the workers' folders.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from ...envs.slots import (
     ActionRefused,
     Contention,
     EventKind,
+    LegalActions,
     Phase,
     ProtocolError,
     ScarceWorld,
@@ -71,6 +73,8 @@ class ScarceRunner:
         self.rec: RunRecorder | None = None
         self.solvers: dict[str, Any] = {}
         self.negotiators: dict[str, Any] = {}
+        #: worker -> (key of its last failing action, times in a row): the stuck rule
+        self.streaks: dict[str, tuple[str, int]] = {}
 
     # -- setup ------------------------------------------------------------------------
     def _task_pool(self) -> list:
@@ -131,7 +135,7 @@ class ScarceRunner:
         try:
             state = {
                 "world": self.world, "solvers": self.solvers, "negotiators": self.negotiators,
-                "subrun_done": subrun_done,
+                "subrun_done": subrun_done, "streaks": dict(self.streaks),
                 "folders": {} if subrun_done else {w: self.io.snapshot(self._sbx(w)) for w in self.cfg.names},
             }
             self.rec.commit_round(k, t=t, state=state)
@@ -143,6 +147,7 @@ class ScarceRunner:
         """Continue from a checkpoint; returns whether its subrun was finished."""
         self.world = state["world"]
         self.solvers, self.negotiators = state["solvers"], state["negotiators"]
+        self.streaks = dict(state.get("streaks", {}))
         for a in [*self.solvers.values(), *self.negotiators.values()]:
             if hasattr(a, "client") and a.client is None:  # detached by _commit
                 a.client = self._client()
@@ -201,6 +206,7 @@ class ScarceRunner:
         world = self.world
         if not resumed:
             world.start_subrun(tasks)
+            self.streaks = {}
             for w in self.cfg.names:
                 task = tasks[w]
                 self.io.prepare(self._sbx(w), task)
@@ -246,45 +252,91 @@ class ScarceRunner:
 
     # -- solver -----------------------------------------------------------------------
     async def _solver_step(self, w: str):
+        """One solver step: observe (with the legal actions), decide, check the action
+        against the mask, carry it out or refuse it, and end the subrun as ``stuck``
+        when a model solver repeats the same failing action ``stuck_repeats`` times."""
         solver = self.solvers[w]
-        d = await solver.step(self.world.solver_observation(w, self.io.list_files(self._sbx(w))))
+        files = self.io.list_files(self._sbx(w))
+        legal = self.world.legal_actions(w, files)
+        d = await solver.step(self.world.solver_observation(w, files))
         self._calls(d)
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s))
         a: SolverAction = d.value
+        illegal = legal.check(a.tool, path=a.path, command=a.command,
+                              duration_seconds=a.duration_seconds if a.tool == "request_execution_slot" else None)
+        fields = d.decision_fields()
+        if illegal is not None:
+            fields["violation"] = "; ".join(v for v in (d.violation, f"illegal action: {illegal}") if v)
         self.emit(ev.SolverAction, phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
-                  tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **d.decision_fields())
-        result = await self._execute(w, a)
+                  tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **fields)
+        if illegal is not None and not _clamped_duration(a, legal):
+            result, failed = await self._refuse(w, a, illegal, legal), True
+        else:
+            result, failed = await self._execute(w, a, legal)
+        if d.fallback_used:
+            result = f"your answer was not a usable action ({d.violation}); {a.describe()} ran instead: {result}"
+            failed = True
+        if self.world.worker(w).finished:  # submitted
+            return
         self.world.record_result(w, a.describe(), result)
+        if not solver.scripted and self._stuck(w, a, result if failed else None):
+            await self._finish(w, missed=False, at=self.world.worker(w).t, reason="stuck")
 
-    async def _execute(self, w: str, a: SolverAction) -> str:
+    def _stuck(self, w: str, a: SolverAction, failure: str | None) -> bool:
+        """Count a failing step (``failure``: the result shown) against ``w``'s streak of
+        the same failing action; True when the streak reaches ``cfg.stuck_repeats``."""
+        if failure is None:
+            self.streaks.pop(w, None)
+            return False
+        key = json.dumps([a.model_dump(mode="json"), failure], sort_keys=True)
+        prev, n = self.streaks.get(w, ("", 0))
+        n = n + 1 if prev == key else 1
+        self.streaks[w] = (key, n)
+        return n >= self.cfg.stuck_repeats
+
+    async def _refuse(self, w: str, a: SolverAction, reason: str, legal: LegalActions) -> str:
+        """An illegal action that still arrived: refused with its reason (recorded as a
+        ``tool_error``; a command outside a slot is still sent to the sandbox, which
+        must refuse it too: an ``execution`` event with ``refused``)."""
+        t = self.world.worker(w).t
+        if a.tool == "run_command" and not legal.in_slot:
+            self.emit(ev.Execution, phase="execution", agent=w, t=t, command=a.command[:500], refused=True,
+                      error=self.io.refusal(self._sbx(w), a.command))
+        else:
+            self.emit(ev.ToolError, phase="solve", agent=w, t=t, tool=a.tool, error=reason)
+        return f"refused: {reason}. {legal.describe()}"
+
+    async def _execute(self, w: str, a: SolverAction, legal: LegalActions) -> tuple[str, bool]:
+        """Carry out a legal action; returns (result shown to the solver, whether it failed)."""
         world, sbx = self.world, self._sbx(w)
         try:
             if a.tool == "list_files":
-                return ", ".join(self.io.list_files(sbx)) or "(empty)"
+                return ", ".join(self.io.list_files(sbx)) or "(empty)", False
             if a.tool == "read_file":
-                return self.io.read_file(sbx, a.path)
+                return self.io.read_file(sbx, a.path), False
             if a.tool == "write_file":
-                return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes"
+                return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes", False
         except ToolError as exc:
             self.emit(ev.ToolError, phase="solve", agent=w, t=world.worker(w).t, tool=a.tool, error=str(exc))
-            return f"error: {exc}"
+            return f"error: {exc}. {legal.describe()}", True
         t = world.worker(w).t
         if a.tool == "save_persistent_memory":
             self.emit(ev.MemorySave, phase="solve", agent=w, t=t, text=world.save_memory(w, a.text))
-            return "saved"
+            return "saved", False
         if a.tool == "submit":
             await self._finish(w, missed=False, at=t, reason="submit")
-            return "submitted"
+            return "submitted", False
         if a.tool == "request_execution_slot":
             try:
                 req = world.request_slot(w, a.duration_seconds, a.reason)
             except ActionRefused as exc:
                 self.emit(ev.ToolError, phase="solve", agent=w, t=t, tool=a.tool, error=str(exc))
-                return "refused: you already hold a slot"
+                return f"refused: you already hold a slot. {legal.describe()}", True
             self.emit(ev.SlotRequest, phase="request", agent=w, t=t, duration_s=req.duration_s,
                       asked_s=int(a.duration_seconds), reason=req.reason)
-            return f"requested {req.duration_s} s"
-        return self._run_command(w, a.command)
+            return f"requested {req.duration_s} s", False
+        result = self._run_command(w, a.command)
+        return result, result.startswith("refused:")
 
     def _run_command(self, w: str, command: str) -> str:
         world, sbx, cfg = self.world, self._sbx(w), self.cfg
@@ -292,7 +344,7 @@ class ScarceRunner:
         if not world.in_slot(w):
             self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=True,
                       error=self.io.refusal(sbx, command))
-            return "refused: no active execution slot; request one first"
+            return "refused: no active execution slot; call request_execution_slot first"
         wall = cfg.command_timeout_s if cfg.clock == "virtual" else max(0.1, min(
             cfg.command_timeout_s, world.slot_left_s(w)))
         try:
@@ -404,6 +456,12 @@ class ScarceRunner:
 def round_t(t: float) -> float:
     """Times in events: seconds rounded to milliseconds."""
     return round(t, 3)
+
+
+def _clamped_duration(a: SolverAction, legal: LegalActions) -> bool:
+    """A slot request whose only fault is its duration: the world clamps it to
+    ``1..slot cap`` (recorded: ``asked_s`` and the violation), it is not refused."""
+    return a.tool == "request_execution_slot" and legal.why_not(a.tool) is None
 
 
 def _action_args(a: SolverAction) -> dict[str, Any]:
