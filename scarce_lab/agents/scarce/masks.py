@@ -143,10 +143,11 @@ def tool_specs_for(legal: LegalActions, *, compact: bool = False) -> list[dict[s
 
 def parse_tool_call(tool_calls: list[dict[str, Any]] | None, error: str | None = None, *,
                     legal: LegalActions | None = None, compact: bool = False) -> tuple[SolverAction | None, str | None]:
-    """First native tool call -> :class:`SolverAction`, validated against the legal
-    tool's argument model of state ``legal`` (without ``legal``: against
-    :class:`SolverAction`, no mask). ``(None, reason)`` when unusable: no call, bad
-    JSON, an illegal tool (the reason and the legal tools), invalid arguments. Never raises."""
+    """First native tool call -> :class:`SolverAction`: its arguments validated
+    against :class:`SolverAction` (every known field strictly typed), then, with
+    ``legal``, the tool checked against the mask and its arguments against the legal
+    tool's model. ``(None, reason)`` when unusable: no call, bad JSON, an unknown or
+    illegal tool (the reason and the legal tools), invalid arguments. Never raises."""
     if error:
         return None, error
     if not tool_calls:
@@ -161,8 +162,9 @@ def parse_tool_call(tool_calls: list[dict[str, Any]] | None, error: str | None =
             return None, f"bad tool call {name!r}: arguments are not JSON ({exc})"[:500]
     if not isinstance(args, dict):
         return None, f"bad tool call {name!r}: arguments are not a JSON object"[:500]
-    if legal is None:
-        action, err = validate_decision({**args, "tool": name}, SolverAction)
+    # every known field strictly typed (also one the tool does not read), then the mask
+    action, err = validate_decision({**args, "tool": name}, SolverAction)
+    if legal is None or action is None:
         return (action, None) if action is not None else (None, f"bad tool call {name!r}: {err}"[:500])
     reason = legal.why_not(str(name))
     if reason is not None:

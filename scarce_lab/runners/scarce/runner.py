@@ -14,6 +14,12 @@ world, the agents and the workers' folders.
   concurrent real-time execution, and runs are then not bit-reproducible.
 * Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
   unfinished one continues from its last committed contention with ``resume=True``.
+* Solver steps (issue 15): an action outside the world's legal actions
+  (:meth:`~scarce_lab.envs.slots.ScarceWorld.legal_actions`) is refused with its reason
+  and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
+  step's ``violation``; an out-of-range slot duration is clamped instead. A model
+  solver that repeats the same failing action ``stuck_repeats`` times in a row ends its
+  subrun with a ``stuck`` submission.
 """
 
 from __future__ import annotations
@@ -295,9 +301,8 @@ class ScarceRunner:
         return n >= self.cfg.stuck_repeats
 
     async def _refuse(self, w: str, a: SolverAction, reason: str, legal: LegalActions) -> str:
-        """An illegal action that still arrived: refused with its reason (recorded as a
-        ``tool_error``; a command outside a slot is still sent to the sandbox, which
-        must refuse it too: an ``execution`` event with ``refused``)."""
+        """Refuse an illegal action (a command outside a slot also goes to the sandbox,
+        which must refuse it too); returns the text the solver is shown."""
         t = self.world.worker(w).t
         if a.tool == "run_command" and not legal.in_slot:
             self.emit(ev.Execution, phase="execution", agent=w, t=t, command=a.command[:500], refused=True,
@@ -459,23 +464,18 @@ def round_t(t: float) -> float:
 
 
 def _clamped_duration(a: SolverAction, legal: LegalActions) -> bool:
-    """A slot request whose only fault is its duration: the world clamps it to
-    ``1..slot cap`` (recorded: ``asked_s`` and the violation), it is not refused."""
+    """A legal slot request with an out-of-range duration: clamped by the world, not refused."""
     return a.tool == "request_execution_slot" and legal.why_not(a.tool) is None
 
 
+_ARGS = {"read_file": ("path",), "run_command": ("command",), "save_persistent_memory": ("text",),
+         "request_execution_slot": ("duration_seconds", "reason")}
+
+
 def _action_args(a: SolverAction) -> dict[str, Any]:
-    if a.tool in ("read_file",):
-        return {"path": a.path}
     if a.tool == "write_file":
         return {"path": a.path, "content": a.content[:4000], "bytes": len(a.content.encode())}
-    if a.tool == "run_command":
-        return {"command": a.command}
-    if a.tool == "request_execution_slot":
-        return {"duration_seconds": a.duration_seconds, "reason": a.reason}
-    if a.tool == "save_persistent_memory":
-        return {"text": a.text}
-    return {}
+    return {k: getattr(a, k) for k in _ARGS.get(a.tool, ())}
 
 
 def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwargs: Any) -> Path:
