@@ -223,3 +223,17 @@ def test_embedded_prompt_fits_its_budget_and_says_so(embedded_model):
     assert 0 < int(shown) < len(doc) and f"of {len(doc)} characters; read_file docs.txt shows more" in msgs[1]["content"]
     full = LLMSolver("openai/gpt-4o", None, native_tools=True).messages(_obs2(["docs.txt", "rev"], doc=doc))
     assert doc in full[1]["content"] and "(the first " not in full[1]["content"]
+
+
+def test_sampling_settings_define_the_condition_when_only_the_negotiator_is_a_model():
+    # a scripted solver with a model negotiator: the client's settings shape the negotiator,
+    # so runs that differ only in reasoning effort are different conditions (and run ids)
+    from scarce_lab.config.scarce import ScarceConfig, ScarceLLM
+
+    base = dict(model="scripted/fifo", negotiator_model="embedded/smollm2", workers=2, subruns=1)
+    ids = {e: ScarceConfig(llm=ScarceLLM(reasoning_effort=e), **base) for e in (None, "low", "high")}
+    assert len({c.run_id for c in ids.values()}) == 3
+    assert "reasoning_effort=high" in ids["high"].condition_label()
+    assert "stuck_repeats" not in ids["low"].condition_settings()  # a model-solver setting only
+    scripted = ScarceConfig(model="scripted/fifo", workers=2)  # no model anywhere: no client settings
+    assert not any(k.startswith("llm.") for k in scripted.condition_settings())

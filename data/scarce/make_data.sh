@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the SCARCE datasets under data/scarce (see README.md in this folder).
-# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all]   (from the repo root)
+# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators]
+#        (from the repo root; `all` rebuilds scripted, embedded and its labels)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=".venv/bin/scarce-lab run scarce"
@@ -26,15 +27,25 @@ if [[ $what == scripted || $what == all ]]; then
   $RUN $S --model scripted/random --mechanism revisable $SEEDS --out $OUT/scripted/revisable  # 05
 fi
 
-# embedded model as negotiator (the scripted solver does the programming): 2 workers, 1 subrun,
-# seed 0: reference, revisable bids, no memory, reasoning effort low/high, cross memory (2 subruns).
-# Made through the runner with a longer model-call timeout (see make_embedded.py for why);
-# each config there is written as the equivalent `scarce-lab run scarce` command.
+# embedded model as solver AND negotiator (issue 15): 2 workers, 1 subrun, tasks rev and tac, default
+# steps and deadline: the reference (seeds 0-4; the runs of benchmarks/bench_scarce.py --only-embedded),
+# revisable bids, no memory, cross memory (2 subruns), reasoning effort low/high, 3 workers (and one richer
+# worker). Each config in make_embedded.py is written as its `scarce-lab run scarce` command.
 if [[ $what == embedded || $what == all ]]; then
   .venv/bin/python data/scarce/make_embedded.py
+fi
+
+# embedded model as negotiator, the scripted fifo solver doing the programming (made 2026-11-30;
+# re-running writes new run ids, see the card)
+if [[ $what == embedded_negotiators ]]; then
+  .venv/bin/python data/scarce/make_embedded_negotiators.py
 fi
 
 if [[ $what == labels || $what == all ]]; then             # judge panel: 3 x embedded (seeds/variants)
   .venv/bin/scarce-lab judge label $OUT/embedded --taxonomy scarce \
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out $OUT/labels/embedded --no-progress
+fi
+if [[ $what == labels_negotiators ]]; then
+  .venv/bin/scarce-lab judge label $OUT/embedded_negotiators --taxonomy scarce \
+    --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out $OUT/labels/embedded_negotiators --no-progress
 fi

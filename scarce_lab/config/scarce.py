@@ -18,7 +18,7 @@ from ..agents.scarce import SCRIPTED_NEGOTIATORS
 from ..envs.slots import DEFAULT_BUDGET, ClockConfig, Mechanism, WorldRules
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
-from .base import ExperimentConfig
+from .base import ExperimentConfig, flatten
 
 
 class ScarceLLM(LLMSettings):
@@ -136,11 +136,18 @@ class ScarceConfig(ExperimentConfig):
 
     def condition_settings(self) -> dict:
         """The base class's condition settings, without :data:`MODEL_SOLVER_FIELDS`
-        when the solver is scripted (they do not shape its trajectory)."""
+        when the solver is scripted (they do not shape its trajectory), and with the
+        client's sampling settings (``llm.*``) whenever a model plays: the base class
+        drops them when ``model`` (the solver) is scripted, but a model negotiator
+        (``negotiator_model``) is shaped by them too (without this, runs that differ
+        only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
         if self.model.startswith("scripted/"):
             for k in self.MODEL_SOLVER_FIELDS:
                 out.pop(k, None)
+            if not self.negotiator.startswith("scripted/"):
+                flat = flatten(self.model_dump(mode="json"))
+                out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
         return out
 
     def condition_settings_defaults(self) -> dict:
