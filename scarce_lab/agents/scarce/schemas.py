@@ -257,11 +257,11 @@ class SolverAction(DecisionModel):
 
 
 class JsonAction(DecisionModel):
-    """The schema-constrained JSON action (models without native tool calling).
-
-    String limits keep the decoding grammar small (a 6,000-character limit made a
-    60 kB grammar for the embedded model) and leave room in ``max_tokens``; the
-    runner truncates nothing else. Converted to :class:`SolverAction`.
+    """The unmasked JSON action: every tool, any path and duration. The solver no
+    longer sends it (it sends the state's masked schema,
+    :func:`scarce_lab.agents.scarce.masks.solver_choice_schema`); kept for callers
+    that want an action without a state. String limits as in the compact mask.
+    Converted to :class:`SolverAction`.
     """
 
     tool: Tool
