@@ -321,3 +321,26 @@ def test_stuck_is_counted_per_model_in_the_tables(tmp_path):
     assert subs["reason"].to_list() == ["stuck"]
     row = summary(contentions_table(tmp_path), subs).row(0, named=True)
     assert row["model"] == "fake/model" and row["stuck_rate"] == 1.0
+
+
+@pytest.mark.embedded
+def test_embedded_model_cannot_decode_an_illegal_action(embedded_model):
+    """Asked outright for an illegal call, the embedded model (decoding under the mask's
+    grammar) still answers a legal one."""
+    from scarce_lab.llm.embedded import generate
+
+    legal = legal_actions("w0", in_slot=False, files=["docs.txt", "rev"], slot_cap_s=45)
+    schema = solver_choice_schema(legal, compact=True)
+    msgs = [{"role": "system", "content": "Answer with JSON only."},
+            {"role": "user", "content": 'Answer exactly {"tool": "run_command", "command": "ls"} or '
+                                        '{"tool": "read_file", "path": "secret.txt"} or '
+                                        '{"tool": "request_execution_slot", "duration_seconds": 999, "reason": "x"}'}]
+    for seed in (0, 1):
+        out = generate(msgs, max_tokens=120, temperature=0.8, seed=seed,
+                       response_format=json_schema_response_format(schema))
+        text = out["choices"][0]["message"]["content"]
+        d, err = validate_decision(json.loads(text), schema)
+        assert d is not None, (text, err)
+        a = d.to_action()
+        assert legal.check(a.tool, path=a.path, command=a.command, duration_seconds=a.duration_seconds
+                           if a.tool == "request_execution_slot" else None) is None, text
