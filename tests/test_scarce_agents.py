@@ -189,23 +189,26 @@ def test_checklist_follows_the_state():
 
     p = {"built": False, "tried": False}
     ws = ["docs.txt", "examples.json", "rev"]
-    assert checklist(_obs2(ws), p)[1][0] == "write your program"
-    step, answer = checklist(_obs2([*ws, "main.py"]), p)[1]
-    assert step == "write compile.sh" and "cp main.py executable; chmod +x executable" in answer
-    assert "cc -O2 -o executable main.c" in checklist(_obs2([*ws, "main.c"]), p)[1][1]
+    assert checklist(_obs2(ws), p)["next"] == "program"
+    c = checklist(_obs2([*ws, "main.py"]), p)
+    assert c["next"] == "compile" and c["build_line"] == "cp main.py executable; chmod +x executable"
+    assert checklist(_obs2([*ws, "main.c"]), p)["build_line"] == "cc -O2 -o executable main.c"
     done = [*ws, "main.py", "compile.sh"]
-    assert checklist(_obs2(done), p)[1][0] == "request a slot"
-    assert checklist(_obs2(done, in_slot=True), p)[1][0] == "build"
+    assert checklist(_obs2(done), p)["next"] == "request"
+    assert checklist(_obs2(done, in_slot=True), p)["next"] == "build"
     s = LLMSolver("embedded/smollm2", None, prompt_tokens=10**6)
     s._observe(_obs2(done, True, [{"action": "run_command('bash compile.sh')", "result": "exit 1; stdout: ''"}]))
     assert not s.progress["built"]
     s._observe(_obs2(done, True, [{"action": "run_command('bash compile.sh')", "result": "exit 0; stdout: ''"}]))
     assert s.progress["built"]
-    step, answer = checklist(_obs2(done, in_slot=True), s.progress)[1]
-    assert step == "try an example" and "./executable" in answer
-    assert checklist(_obs2(done, in_slot=False), s.progress)[1][0] == "submit"
-    msgs = s.messages(_obs2(done, in_slot=False))
-    assert "[x] run_command: bash compile.sh" in msgs[1]["content"] and "Next step: submit" in msgs[1]["content"]
+    c = checklist(_obs2(done, in_slot=True), s.progress)
+    assert c["next"] == "try" and c["try_command"] == "printf %s 'ab\n' | ./executable"
+    assert checklist(_obs2(done, in_slot=False), s.progress)["next"] == "submit"
+    text = s.messages(_obs2(done, in_slot=False))[1]["content"]
+    assert "[x] run_command: bash compile.sh" in text and 'Next step: submit. Answer like {"tool": "submit"}' in text
+    text = s.messages(_obs2([*ws, "main.py"], in_slot=False))[1]["content"]
+    assert ('Answer like {"tool": "write_file", "path": "compile.sh", "content": '
+            '"cp main.py executable; chmod +x executable"}') in text
     hosted = LLMSolver("openai/gpt-4o", None, native_tools=True)
     assert "Checklist" not in hosted.messages(_obs2(done))[1]["content"]
 

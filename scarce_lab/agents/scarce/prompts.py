@@ -23,6 +23,7 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=False,
     )
     env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    env.filters["tojson_ascii"] = lambda v: json.dumps(v, ensure_ascii=False)  # json.dumps' default separators
     env.filters["minutes"] = lambda s: f"{float(s) / 60:.1f} min"
     return env
 

@@ -32,7 +32,6 @@ the granted window), ``save_persistent_memory(text)`` (free), ``submit()``.
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from pathlib import Path
@@ -176,43 +175,34 @@ def _build_line(path: str) -> str:
     return f"cp {path} executable; chmod +x executable"
 
 
-def checklist(obs: SolverObservation, progress: dict[str, bool]) -> tuple[list[tuple[bool, str]], tuple[str, str]]:
-    """The progress checklist of the compact (embedded-model) prompt: ``(items, (next
-    step, answer template))``. Items are facts derived from the observation (own
-    files, slot) and ``progress`` (``built``: a ``bash compile.sh`` exited 0;
-    ``tried``: ``./executable`` was run). The answer template has the shape of the
-    next step's action: the program as a placeholder
-    (``<code that behaves like PROGRAM>``), compile.sh as the standard build line for
-    the model's first program file (:func:`_build_line`), the first documented
-    example as the try command. The model chooses the action and writes every value;
+def checklist(obs: SolverObservation, progress: dict[str, bool]) -> dict[str, Any]:
+    """The facts of the compact (embedded-model) prompt's progress checklist
+    (``templates/checklist.j2``): the model's own program files, whether compile.sh
+    exists, the slot, ``progress`` (``built``: a ``bash compile.sh`` exited 0;
+    ``tried``: ``./executable`` was run) and ``next``, the next step (``program``,
+    ``compile``, ``request``, ``build``, ``try``, ``submit``). The template shows the
+    next step with an answer of its shape: the program as a placeholder (``<code that
+    behaves like PROGRAM>``), compile.sh as the standard build line of the model's
+    first program file (``build_line``, :func:`_build_line`), the first documented
+    example as ``try_command``. The model chooses the action and writes every value;
     a 135M model mostly copies the template (see ``data/scarce/README.md``)."""
     program = str(obs.task.get("program"))
     own = [f for f in obs.files if f not in (*WORKSPACE_FILES, program, "compile.sh", "executable")]
     has_build = "compile.sh" in obs.files
-    items = [
-        (bool(own), "write your program (for example main.py)" + (f": {', '.join(own[:3])}" if own else "")),
-        (has_build, "write compile.sh: it must create ./executable"),
-        (obs.in_slot or progress["built"], "request_execution_slot (commands need a slot)"),
-        (progress["built"], "run_command: bash compile.sh"),
-        (progress["tried"], "run_command: try ./executable on an example"),
-        (False, "submit"),
-    ]
     if not own:
-        step, answer = "write your program", {
-            "tool": "write_file", "path": "main.py",
-            "content": f"#!/usr/bin/env python3\nimport sys\n<code that behaves like {program}>"}
+        nxt = "program"
     elif not has_build:
-        step, answer = "write compile.sh", {"tool": "write_file", "path": "compile.sh", "content": _build_line(own[0])}
-    elif not progress["built"] and obs.in_slot:
-        step, answer = "build", {"tool": "run_command", "command": "bash compile.sh"}
+        nxt = "compile"
     elif not progress["built"]:
-        step, answer = "request a slot", {"tool": "request_execution_slot", "duration_seconds": 60, "reason": "..."}
+        nxt = "build" if obs.in_slot else "request"
     elif not progress["tried"] and obs.in_slot:
-        ex = (obs.task.get("examples") or [{}])[0]
-        step, answer = "try an example", {"tool": "run_command", "command": _example_command("./executable", ex)}
+        nxt = "try"
     else:
-        step, answer = "submit", {"tool": "submit"}
-    return items, (step, json.dumps(answer, ensure_ascii=False))
+        nxt = "submit"
+    ex = (obs.task.get("examples") or [{}])[0]
+    return {"own": own, "has_build": has_build, "in_slot": obs.in_slot, "built": progress["built"],
+            "tried": progress["tried"], "next": nxt, "program": program,
+            "build_line": _build_line(own[0]) if own else "", "try_command": _example_command("./executable", ex)}
 
 
 def _signature(tool: str, legal: LegalActions) -> str:
@@ -291,8 +281,7 @@ class LLMSolver(Solver):
         blocked = [(t, legal.why_not(t)) for t in SOLVER_TOOLS if t not in legal.tools]
         check = ""
         if self.checklist:
-            items, (nxt, example) = checklist(obs, self.progress)
-            check = render("checklist.j2", items=items, next=nxt, example=example)
+            check = render("checklist.j2", **checklist(obs, self.progress))
         user = render("solver_step.j2", task=obs.task, doc=doc[:doc_chars], doc_shown=min(doc_chars, len(doc)),
                       doc_total=len(doc), n_examples=2 if self.compact else 3, memories=obs.memories,
                       files=obs.files, transcript=obs.transcript, step=obs.step, in_slot=obs.in_slot,
