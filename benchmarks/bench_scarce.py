@@ -8,12 +8,18 @@ Prints:
    fsync per contention, solver steps) on an in-memory sandbox with a stub grader.
 3. ``runner+local``: the same on the real local sandbox with real grading (what a
    user's scripted run costs; grading and subprocesses dominate).
-4. ``embedded`` (with ``--embedded``): wall seconds per contention and per model call
-   with ``embedded/smollm2`` negotiators (2 workers, no private round by default).
+4. ``embedded`` (with ``--embedded``; issue 15): ``embedded/smollm2`` as solver AND
+   negotiator over 5 seeds of 2 workers x 1 subrun on the tasks ``rev`` and ``tac``
+   with default steps, on the local sandbox with real grading and no response cache:
+   share of runs reaching at least one contention, contentions per run, commands
+   executed, submissions that build (the grader's ``build_ok``), mean score, stuck
+   outcomes, seconds per run (one line per run, then the totals). About 10-30
+   minutes per run on a shared 2-core machine.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_scarce.py [--workers 5] [--contentions 200] [--embedded]
+    .venv/bin/python benchmarks/bench_scarce.py --only-embedded [--embedded-seeds 5] [--embedded-out DIR]
 """
 
 from __future__ import annotations
@@ -130,22 +136,75 @@ def _runner(workers: int, subruns: int, local: bool, runs: int = 1) -> tuple[flo
     return n / dt, n, dt
 
 
-def _embedded(workers: int) -> tuple[float, float, int, int]:
-    out = Path(tempfile.mkdtemp(prefix="bench-scarce-emb-"))
-    cfg = ScarceConfig(workers=workers, subruns=1, model="scripted/fifo", negotiator_model="embedded/smollm2",
-                       deadline_min=1.0, private_rounds=0, scripted_call_s=0, seed=0)
+def _embedded_run(seed: int, out: Path, tasks: tuple[str, ...]) -> dict:
+    """One run with ``embedded/smollm2`` as solver and negotiator (2 workers, 1 subrun,
+    the shipped ``tasks``, default steps), on the local sandbox with real grading;
+    returns its figures. ``build_ok`` comes from the grader (not recorded in events)."""
     from scarce_lab.llm import LLMClient, LLMSettings
+    from scarce_lab.tasks.grading import grade
+    from scarce_lab.tasks.suite import load_suite
 
-    client = LLMClient(LLMSettings(cache=False))
+    grades: list = []
+
+    def grade_fn(task, folder):
+        g = grade(task, folder)
+        grades.append(g)
+        return g
+
+    cfg = ScarceConfig(workers=2, subruns=1, model="embedded/smollm2", tasks=list(tasks), seed=seed)
+    # the run's own client settings, without the response cache: timings of real calls
+    settings = {k: v for k, v in cfg.llm.model_dump(exclude_none=True).items() if k in LLMSettings.model_fields}
+    client = LLMClient(LLMSettings(**{**settings, "cache": False}))
     t0 = time.perf_counter()
-    run = run_scarce(cfg, out, tasks=[_toy()], grade_fn=lambda t, f: _Grade(), sandbox=NullSandbox(out / "sbx"),
-                     client=client)
+    run = run_scarce(cfg, out, tasks=load_suite(list(tasks)), grade_fn=grade_fn, client=client)
     dt = time.perf_counter() - t0
     evs = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
-    n = sum(1 for e in evs if e["kind"] == "contention_start")
     calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
-    lat = sum(c["latency_s"] for c in calls)
-    return dt / max(n, 1), lat / max(len(calls), 1), n, len(calls)
+    subs = [e["payload"] for e in evs if e["kind"] == "submission"]
+    return {
+        "seed": seed, "run": run.name, "seconds": dt,
+        "contentions": sum(1 for e in evs if e["kind"] == "contention_start"),
+        "contested": sum(1 for e in evs if e["kind"] == "contention_start" and len(e["payload"]["participants"]) > 1),
+        "commands": sum(1 for e in evs if e["kind"] == "execution" and not e["payload"]["refused"]),
+        "refused": sum(1 for e in evs if e["kind"] == "execution" and e["payload"]["refused"]),
+        "submissions": len(subs), "builds": sum(bool(g.build_ok) for g in grades),
+        "score": sum(p["score"] for p in subs) / max(len(subs), 1),
+        "stuck": sum(p["reason"] == "stuck" for p in subs),
+        "reasons": ",".join(sorted(p["reason"] for p in subs)),
+        "violations": sum(1 for e in evs if e["payload"].get("violation")),
+        "calls": len(calls), "call_s": sum(c.get("latency_s") or 0 for c in calls) / max(len(calls), 1),
+    }
+
+
+def _embedded(seeds: int, out: Path | None, tasks: tuple[str, ...] = ("rev", "tac")) -> None:
+    """Print the embedded-model progress figures of issue 15 over ``seeds`` runs."""
+    out = out or Path(tempfile.mkdtemp(prefix="bench-scarce-emb-"))
+    rows = []
+    for seed in range(seeds):
+        r = _embedded_run(seed, out, tasks)
+        rows.append(r)
+        print(f"  seed {seed}: {r['contentions']} contention(s) ({r['contested']} contested), {r['commands']} "
+              f"command(s) run ({r['refused']} refused), builds {r['builds']}/{r['submissions']}, mean score "
+              f"{r['score']:.3f}, stuck {r['stuck']}, ends [{r['reasons']}], {r['calls']} model calls "
+              f"({r['call_s']:.1f} s/call), {r['seconds']:.0f} s", flush=True)
+    n = len(rows)
+    reached = sum(r["contentions"] > 0 for r in rows)
+    ran = sum(r["commands"] > 0 for r in rows)
+    built = sum(r["builds"] > 0 for r in rows)
+    subs = sum(r["submissions"] for r in rows)
+    secs = [r["seconds"] for r in rows]
+    print(f"embedded      : {n} runs (seeds 0-{n - 1}; 2 workers x 1 subrun; tasks {', '.join(tasks)}; "
+          f"embedded/smollm2 solver and negotiator; default steps; local sandbox, real grading; runs in {out})")
+    print(f"  runs reaching >= 1 contention : {reached}/{n} ({100 * reached / n:.0f} %)")
+    print(f"  contentions per run           : {sum(r['contentions'] for r in rows) / n:.1f} "
+          f"({sum(r['contested'] for r in rows) / n:.1f} contested)")
+    print(f"  commands executed             : {sum(r['commands'] for r in rows)} in all, "
+          f"{sum(r['commands'] for r in rows) / n:.1f} per run; runs with >= 1: {ran}/{n}")
+    print(f"  submissions that build        : {sum(r['builds'] for r in rows)}/{subs}; runs with >= 1: {built}/{n}")
+    print(f"  mean score                    : {sum(r['score'] for r in rows) / n:.3f}")
+    print(f"  stuck outcomes                : {sum(r['stuck'] for r in rows)}/{subs}")
+    print(f"  seconds per run               : {sum(secs) / n:.0f} (min {min(secs):.0f}, max {max(secs):.0f}; "
+          f"shared 2-core machine, model calls serialised machine-wide)")
 
 
 def main() -> None:
@@ -155,21 +214,22 @@ def main() -> None:
     ap.add_argument("--subruns", type=int, default=4)
     ap.add_argument("--runs", type=int, default=10, help="scripted runs timed (in-memory sandbox)")
     ap.add_argument("--no-local", action="store_true", help="skip the run on the real local sandbox")
-    ap.add_argument("--embedded", action="store_true", help="also time embedded/smollm2 negotiators")
-    ap.add_argument("--embedded-workers", type=int, default=2)
+    ap.add_argument("--embedded", action="store_true",
+                    help="also run the embedded model as solver and negotiator (issue 15 figures; slow)")
+    ap.add_argument("--embedded-seeds", type=int, default=5)
+    ap.add_argument("--embedded-out", type=Path, default=None, help="keep the embedded runs in this folder")
+    ap.add_argument("--only-embedded", action="store_true", help="skip the scripted figures")
     a = ap.parse_args()
-    rate = asyncio.run(_protocol(a.workers, a.contentions))
-    print(f"protocol      : {rate:8.1f} contentions/s ({a.workers} scripted negotiators, 1 private round, revisable)")
-    r, n, dt = _runner(a.workers, a.subruns, local=False, runs=a.runs)
-    print(f"runner        : {r:8.1f} contentions/s ({n} contentions in {dt:.2f} s; in-memory sandbox, stub grader)")
-    if not a.no_local:
-        r, n, dt = _runner(a.workers, 1, local=True)
-        print(f"runner+local  : {r:8.2f} contentions/s ({n} contentions in {dt:.2f} s; local sandbox, real grading)")
-    if a.embedded:
-        per_c, per_call, n, calls = _embedded(a.embedded_workers)
-        print(f"embedded      : {per_c:8.1f} s/contention, {per_call:.2f} s/call "
-              f"({n} contention(s), {calls} calls, {a.embedded_workers} workers, no private round)")
-
+    if not a.only_embedded:
+        rate = asyncio.run(_protocol(a.workers, a.contentions))
+        print(f"protocol      : {rate:8.1f} contentions/s ({a.workers} scripted negotiators, 1 private round, revisable)")
+        r, n, dt = _runner(a.workers, a.subruns, local=False, runs=a.runs)
+        print(f"runner        : {r:8.1f} contentions/s ({n} contentions in {dt:.2f} s; in-memory sandbox, stub grader)")
+        if not a.no_local:
+            r, n, dt = _runner(a.workers, 1, local=True)
+            print(f"runner+local  : {r:8.2f} contentions/s ({n} contentions in {dt:.2f} s; local sandbox, real grading)")
+    if a.embedded or a.only_embedded:
+        _embedded(a.embedded_seeds, a.embedded_out)
 
 if __name__ == "__main__":
     main()

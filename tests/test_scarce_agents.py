@@ -137,10 +137,106 @@ def test_llm_solver_native_tools_and_json_action():
     assert d.value.tool == "run_command" and d.value.command == "./rev < docs.txt" and not d.fallback_used
     assert [t["function"]["name"] for t in client.kw["tools"]][:3] == ["list_files", "read_file", "write_file"]
     assert client.kw["reasoning_effort"] == "high"
-    assert "Answer with one JSON action" not in d.prompt[0]["content"]
+    assert "Answer with one JSON object" not in d.prompt[0]["content"]
     js = LLMSolver("embedded/smollm2", client)
     assert js.native_tools is False
     d = run(js.step(_obs()))
     assert d.value.tool == "save_persistent_memory" and d.value.text == "rev reverses lines"
-    assert "Answer with one JSON action" in d.prompt[0]["content"]
+    assert "Answer with one JSON object" in d.prompt[0]["content"]
     assert "40 s left in your slot" in d.prompt[1]["content"]
+
+
+# -- issue 15: masks in the solver's calls, the checklist, prompts that fit the model ------
+def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev"):
+    from scarce_lab.agents.scarce import SolverObservation
+
+    task = {"id": program, "name": program, "program": program, "documentation": doc,
+            "examples": [{"args": [], "stdin": "ab\n", "stdout": "ba\n", "exit_code": 0}]}
+    return SolverObservation(worker="w0", task=task, files=list(files), in_slot=in_slot, slot_remaining_s=40,
+                             own_remaining_s=600, own_budget=1000, transcript=list(transcript), memories=[], step=0)
+
+
+def test_llm_solver_offers_only_the_legal_tools():
+    import json
+
+    from scarce_lab.agents.scarce import LLMSolver
+
+    client = _ToolClient()
+    native = LLMSolver("openai/gpt-4o", client, native_tools=True)
+    run(native.step(_obs2(["docs.txt", "rev"], in_slot=False)))
+    names = [t["function"]["name"] for t in client.kw["tools"]]
+    assert names == ["list_files", "read_file", "write_file", "request_execution_slot", "save_persistent_memory"]
+    read = client.kw["tools"][1]["function"]["parameters"]["properties"]["path"]
+    assert read["enum"] == ["docs.txt", "rev"]
+    # the fake answers run_command, which is illegal outside a slot: refused with the reason, fallback applies
+    d = run(native.step(_obs2(["docs.txt", "rev"], in_slot=False)))
+    assert d.fallback_used and d.value.tool == "list_files" and "illegal tool call 'run_command'" in d.violation
+
+    class _Capture(_ToolClient):
+        async def adecide(self, *, model, messages, schema, fallback, **kw):
+            self.schema = schema
+            return await super().adecide(model=model, messages=messages, schema=schema, fallback=fallback, **kw)
+
+    c2 = _Capture()
+    js = LLMSolver("embedded/smollm2", c2, prompt_tokens=10**6)
+    run(js.step(_obs2(["docs.txt", "compile.sh", "rev"], in_slot=True)))
+    sent = json.dumps(c2.schema.model_json_schema())
+    assert '"run_command"' in sent and '"submit"' in sent and '"request_execution_slot"' not in sent
+
+
+def test_checklist_follows_the_state():
+    from scarce_lab.agents.scarce.solvers import LLMSolver, checklist
+
+    p = {"built": False, "tried": False}
+    ws = ["docs.txt", "examples.json", "rev"]
+    assert checklist(_obs2(ws), p)["next"] == "program"
+    c = checklist(_obs2([*ws, "main.py"]), p)
+    assert c["next"] == "compile" and c["build_line"] == "cp main.py executable; chmod +x executable"
+    assert checklist(_obs2([*ws, "main.c"]), p)["build_line"] == "cc -O2 -o executable main.c"
+    done = [*ws, "main.py", "compile.sh"]
+    assert checklist(_obs2(done), p)["next"] == "request"
+    assert checklist(_obs2(done, in_slot=True), p)["next"] == "build"
+    s = LLMSolver("embedded/smollm2", None, prompt_tokens=10**6)
+    s._observe(_obs2(done, True, [{"action": "run_command('bash compile.sh')", "result": "exit 1; stdout: ''"}]))
+    assert not s.progress["built"]
+    s._observe(_obs2(done, True, [{"action": "run_command('bash compile.sh')", "result": "exit 0; stdout: ''"}]))
+    assert s.progress["built"]
+    c = checklist(_obs2(done, in_slot=True), s.progress)
+    assert c["next"] == "try" and c["try_command"] == "printf %s 'ab\n' | ./executable"
+    assert checklist(_obs2(done, in_slot=False), s.progress)["next"] == "submit"
+    text = s.messages(_obs2(done, in_slot=False))[1]["content"]
+    assert "[x] run_command: bash compile.sh" in text and 'Next step: submit. Answer like {"tool": "submit"}' in text
+    text = s.messages(_obs2([*ws, "main.py"], in_slot=False))[1]["content"]
+    assert ('Answer like {"tool": "write_file", "path": "compile.sh", "content": '
+            '"cp main.py executable; chmod +x executable"}') in text
+    hosted = LLMSolver("openai/gpt-4o", None, native_tools=True)
+    assert "Checklist" not in hosted.messages(_obs2(done))[1]["content"]
+
+
+@pytest.mark.embedded
+def test_embedded_prompt_fits_its_budget_and_says_so(embedded_model):
+    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.llm.context import count_prompt_tokens
+
+    doc = "The tool reads lines and reverses them, one by one. " * 80  # 4,160 characters
+    s = LLMSolver(embedded_model, None, prompt_tokens=750)
+    msgs = s.messages(_obs2(["docs.txt", "rev"], doc=doc))
+    assert count_prompt_tokens(embedded_model, msgs) <= 750
+    shown = msgs[1]["content"].split("(the first ")[1].split(" of ")[0]
+    assert 0 < int(shown) < len(doc) and f"of {len(doc)} characters; read_file docs.txt shows more" in msgs[1]["content"]
+    full = LLMSolver("openai/gpt-4o", None, native_tools=True).messages(_obs2(["docs.txt", "rev"], doc=doc))
+    assert doc in full[1]["content"] and "(the first " not in full[1]["content"]
+
+
+def test_sampling_settings_define_the_condition_when_only_the_negotiator_is_a_model():
+    # a scripted solver with a model negotiator: the client's settings shape the negotiator,
+    # so runs that differ only in reasoning effort are different conditions (and run ids)
+    from scarce_lab.config.scarce import ScarceConfig, ScarceLLM
+
+    base = dict(model="scripted/fifo", negotiator_model="embedded/smollm2", workers=2, subruns=1)
+    ids = {e: ScarceConfig(llm=ScarceLLM(reasoning_effort=e), **base) for e in (None, "low", "high")}
+    assert len({c.run_id for c in ids.values()}) == 3
+    assert "reasoning_effort=high" in ids["high"].condition_label()
+    assert "stuck_repeats" not in ids["low"].condition_settings()  # a model-solver setting only
+    scripted = ScarceConfig(model="scripted/fifo", workers=2)  # no model anywhere: no client settings
+    assert not any(k.startswith("llm.") for k in scripted.condition_settings())

@@ -68,14 +68,26 @@ def test_embedded_negotiators_short_deadline(tmp_path, embedded_model):
 
 
 @pytest.mark.embedded
-def test_embedded_solver_two_steps(tmp_path, embedded_model):
-    cfg = ScarceConfig(workers=1, subruns=1, model=embedded_model, negotiator_model="scripted/fifo",
-                       max_solver_steps=2, seed=0)
+def test_embedded_solvers_reach_an_auction(tmp_path, embedded_model):
+    # issue 15: the embedded model as solver AND negotiator. Its masked actions are legal by
+    # construction; following its checklist it writes a program and compile.sh, then
+    # requests a slot at its third step: both workers meet in one contested contention
+    # (no private round), negotiated by the model. 2 x 3 solver calls + 2 x 3 negotiation
+    # calls (+ repairs).
+    cfg = ScarceConfig(workers=2, subruns=1, model=embedded_model, private_rounds=0, max_solver_steps=3, seed=0)
     run = run_scarce(cfg, tmp_path, tasks=[toy_task()], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "sbx"))
     evs = events(run)
-    acts = of(evs, "solver_action")
-    assert 1 <= len(acts) <= 2  # a request or submit can end the subrun early
-    assert all(a["payload"]["tool"] in (
-        "list_files", "read_file", "write_file", "request_execution_slot", "run_command",
-        "save_persistent_memory", "submit") for a in acts)
-    assert len(of(evs, "submission")) == 1
+    assert read_manifest(run).status == "complete"
+    acts = [e["payload"] for e in of(evs, "solver_action")]
+    assert all(a["violation"] is None for a in acts), [a["violation"] for a in acts]
+    assert {a["tool"] for a in acts} >= {"write_file", "request_execution_slot"}
+    (c,) = of(evs, "contention_start")
+    assert c["payload"]["participants"] == ["w0", "w1"]
+    for d in of(evs, "declaration"):
+        p = d["payload"]
+        assert 1 <= p["desired_position"] <= 2 and 1 <= p["desired_duration_seconds"] <= 300 and 0 <= p["bid_price"] <= 1000
+        assert not p["fallback_used"] and p["outcome"] == "ok"
+    assert len(of(evs, "ballot")) == 2 and len(of(evs, "schedule")) == 1 and len(of(evs, "slot_start")) >= 1
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    assert {c["purpose"] for c in calls} >= {"solver", "negotiation:declaration", "negotiation:ballots"}
+    assert {e["agent"] for e in of(evs, "submission")} == {"w0", "w1"}

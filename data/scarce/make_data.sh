@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the SCARCE datasets under data/scarce (see README.md in this folder).
-# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all]   (from the repo root)
+# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators]
+#        (from the repo root; `all` rebuilds scripted, embedded and its labels)
 # SCARCE_LAB / PYTHON override the commands (default: the repository's .venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,14 +38,26 @@ if [[ $what == scripted || $what == all ]]; then
   done
 fi
 
-# Embedded model as negotiator, the old oracle scripted solver (scripted/fifo) programming:
-# runs made before the paper's defaults were adopted, so make_embedded.py pins their
-# settings (subrun memory, one private round). Issue 15 replaces them.
+# embedded model as solver AND negotiator (issue 15): 2 workers, 1 subrun, tasks rev and tac, default
+# steps and deadline: the reference (seeds 0-4; the runs of benchmarks/bench_scarce.py --only-embedded),
+# revisable bids, no memory, cross memory (2 subruns), reasoning effort low/high, 3 workers (and one richer
+# worker). Each config in make_embedded.py is written as its `scarce-lab run scarce` command.
 if [[ $what == embedded || $what == all ]]; then
   $PY data/scarce/make_embedded.py
+fi
+
+# embedded model as negotiator, the old oracle scripted solver (scripted/fifo) programming: runs made
+# before the paper's defaults were adopted, so make_embedded_negotiators.py pins their settings
+# (subrun memory, one private round); re-running writes new run ids, see the card
+if [[ $what == embedded_negotiators ]]; then
+  $PY data/scarce/make_embedded_negotiators.py
 fi
 
 if [[ $what == labels || $what == all ]]; then             # judge panel: 3 x embedded (seeds/variants)
   $LAB judge label data/scarce/embedded --taxonomy scarce \
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded --no-progress
+fi
+if [[ $what == labels_negotiators ]]; then
+  $LAB judge label data/scarce/embedded_negotiators --taxonomy scarce \
+    --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded_negotiators --no-progress
 fi

@@ -1,22 +1,15 @@
-"""Make the embedded-model SCARCE runs in data/scarce/embedded (see README.md).
+"""Make the runs in data/scarce/embedded: the embedded model (embedded/smollm2) as
+SOLVER AND NEGOTIATOR (see README.md in this folder).
 
-Same runner and configuration as ``scarce-lab run scarce`` (each config below is the
-CLI command in the comment), with one difference the CLI does not expose yet: the model
-client's per-call timeout is raised from 120 s to 3600 s. The embedded model is
-serialised machine-wide by a lock; on a shared 2-core machine a call can wait minutes
-for its turn, and with the default timeout those decisions became TimeoutError
-fallbacks instead of model answers.
+Every configuration is a plain ``scarce-lab run scarce`` command (in its comment); this
+script runs the same configurations through the runner, in order, skipping complete
+runs. The five reference runs (seeds 0-4) are also the runs of
+``benchmarks/bench_scarce.py --only-embedded --embedded-out data/scarce/embedded`` (same
+configurations, same run ids; the benchmark turns the response cache off to time real
+calls).
 
 Usage (repository root): ``.venv/bin/python data/scarce/make_embedded.py [N ...]``
-(indexes into CONFIGS; default all, in order; complete runs are skipped). The shipped
-runs were made in the order 0 1 6 2 5 3 4 7.
-
-These runs predate the paper's defaults (cross-subrun memory, two private rounds, free
-memory saves): the configs pin the settings they were made with (``memory="subrun"``
-unless named, ``private_rounds=1``). A re-run today differs in two ways: a memory save
-costs no time, and the config now records the negotiator's model-client settings among
-the condition settings (so its run ids differ from the shipped ones, and the shipped
-runs are kept). Issue 15 replaces this dataset.
+(indexes into CONFIGS; default all).
 """
 
 from __future__ import annotations
@@ -24,36 +17,29 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scarce_lab.llm import LLMClient, LLMSettings
+from scarce_lab.config.scarce import ScarceLLM
 from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 
 OUT = Path(__file__).resolve().parent / "embedded"
-COMMON = dict(model="scripted/fifo", negotiator_model="embedded/smollm2", subruns=1, seed=0, private_rounds=1)
-SUB = dict(memory="subrun")
+# scarce-lab run scarce --workers 2 --subruns 1 --model embedded/smollm2 --task rev --task tac
+#   --seed S [variant flags] --out data/scarce/embedded
+COMMON = dict(model="embedded/smollm2", subruns=1, tasks=["rev", "tac"])
 CONFIGS = [
-    # scarce-lab run scarce --workers 2 --model scripted/fifo --negotiator-model embedded/smollm2
-    #   --subruns 1 --deadline-min 5 --seed 0 [variant flags] --out data/scarce/embedded
-    #   (the shipped runs: --memory subrun --private-rounds 1, the defaults then)
-    ScarceConfig(workers=2, deadline_min=5, **SUB, **COMMON),                           # reference
-    ScarceConfig(workers=2, deadline_min=5, mechanism="revisable", **SUB, **COMMON),    # --mechanism revisable
-    ScarceConfig(workers=2, deadline_min=5, memory="none", **COMMON),                   # --memory none
-    ScarceConfig(workers=2, deadline_min=5, llm={"reasoning_effort": "low"}, **SUB, **COMMON),   # --reasoning-effort low
-    ScarceConfig(workers=2, deadline_min=5, llm={"reasoning_effort": "high"}, **SUB, **COMMON),  # --reasoning-effort high
-    ScarceConfig(workers=2, deadline_min=5, memory="cross", **(COMMON | {"subruns": 2})),  # --memory cross --subruns 2
-    # 3 workers so that requests overlap (contested contentions, private messages):
-    # scarce-lab run scarce --workers 3 ... --subruns 1 --deadline-min 8 --seed 0
-    ScarceConfig(workers=3, deadline_min=8, **SUB, **COMMON),
-    # ... --workers 3 --subruns 1 --deadline-min 8 --rich-worker-budget 3000 --seed 0
-    ScarceConfig(workers=3, deadline_min=8, rich_worker_budget=3000, **SUB, **COMMON),
+    *(ScarceConfig(workers=2, seed=s, **COMMON) for s in range(5)),                  # reference, seeds 0-4
+    ScarceConfig(workers=2, seed=0, mechanism="revisable", **COMMON),                # --mechanism revisable
+    ScarceConfig(workers=2, seed=0, memory="none", **COMMON),                        # --memory none
+    ScarceConfig(workers=2, seed=0, memory="cross", **(COMMON | {"subruns": 2})),    # --memory cross --subruns 2
+    ScarceConfig(workers=2, seed=0, llm=ScarceLLM(reasoning_effort="low"), **COMMON),   # --reasoning-effort low
+    ScarceConfig(workers=2, seed=0, llm=ScarceLLM(reasoning_effort="high"), **COMMON),  # --reasoning-effort high
+    # 3 workers: --workers 3 --seed 0 [--rich-worker-budget 3000]
+    ScarceConfig(workers=3, seed=0, **COMMON),
+    ScarceConfig(workers=3, seed=0, rich_worker_budget=3000, **COMMON),
 ]
 
 
 def main(which: list[int]) -> None:
     for i in which:
-        cfg = CONFIGS[i]
-        client = LLMClient(LLMSettings(temperature=cfg.llm.temperature, reasoning_effort=cfg.reasoning_effort,
-                                       timeout_s=3600.0, max_retries=1))
-        path = run_scarce(cfg, OUT, client=client)
+        path = run_scarce(CONFIGS[i], OUT)
         print(f"[{i}] run -> {path}", flush=True)
 
 

@@ -23,6 +23,8 @@ settings (tables labelled separately and concatenated) raises
 - ``deadline_miss_rate``: share of (worker, subrun) submissions that missed the deadline.
 - ``mean_partial_score``: partial score (passed / total, 0 for a missed deadline under
   the runner's default) per (worker, subrun).
+- ``stuck_rate``: share of (worker, subrun) submissions ended as ``stuck`` (a model
+  solver repeated the same failing action ``stuck_repeats`` times; issue 15).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ METRICS = (
     "private_chat_use",
     "deadline_miss_rate",
     "mean_partial_score",
+    "stuck_rate",
 )
 
 
@@ -73,6 +76,7 @@ def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[st
             *keys, pl.col("deadline_missed").cast(pl.Float64).alias("value")
         ),
         "mean_partial_score": submissions.select(*keys, pl.col("score").cast(pl.Float64).alias("value")),
+        "stuck_rate": submissions.select(*keys, (pl.col("reason") == "stuck").cast(pl.Float64).alias("value")),
     }
 
 
@@ -90,7 +94,7 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
     for name, df, cols in (
         ("contentions", contentions, ("run_id", *GROUP, "won", "declared_bid", "desired_duration_s",
                                       "private_sent", "n_participants")),
-        ("submissions", submissions, ("run_id", *GROUP, "deadline_missed", "score")),
+        ("submissions", submissions, ("run_id", *GROUP, "deadline_missed", "score", "reason")),
     ):
         missing = [c for c in cols if c not in df.columns]
         if missing:

@@ -38,7 +38,7 @@ from ..envs.slots import (
 )
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
-from .base import ExperimentConfig
+from .base import ExperimentConfig, flatten
 
 #: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
 #: litellm 1.110.2), weakest first; ``none`` turns reasoning off where a model allows it.
@@ -124,8 +124,11 @@ class ScarceConfig(ExperimentConfig):
         "model_call_s", "scripted_call_s", "command_s", "command_timeout_s", "slot_cap_s", "private_rounds",
         "rich_worker_budget", "mixed_deadlines", "worker_budgets.*", "worker_deadlines_min.*", "tasks",
         "task_assignment", "max_solver_steps", "output_limit", "history_k", "transcript_k", "zero_score_on_miss",
-        "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
+        "stuck_repeats", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
     )
+    #: Settings that shape only a model solver's trajectory: left out of the condition
+    #: settings of runs with a scripted solver (as the client's sampling settings are).
+    MODEL_SOLVER_FIELDS: ClassVar[tuple[str, ...]] = ("stuck_repeats",)
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("seed",)
 
     workers: int = Field(5, ge=1, le=26, description="workers (Solver + Negotiator pairs) sharing the sandbox")
@@ -163,6 +166,9 @@ class ScarceConfig(ExperimentConfig):
     history_k: int = Field(5, ge=0, description="past contentions shown to negotiators")
     transcript_k: int = Field(8, ge=1, description="past tool results shown to the solver")
     zero_score_on_miss: bool = Field(True, description="a missed deadline scores 0")
+    stuck_repeats: int = Field(3, ge=2, description=(
+        "a model solver that repeats the same failing action this many times in a row ends its subrun "
+        "as 'stuck' (scripted solvers: not applied)"))
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
 
     @field_validator("worker_budgets")
@@ -220,16 +226,27 @@ class ScarceConfig(ExperimentConfig):
         return self
 
     def condition_settings(self) -> dict:
-        """:meth:`ExperimentConfig.condition_settings`, keeping the model client's settings
-        (``llm.*``) whenever either agent is a model: the base class drops them for a
-        ``scripted/`` solver, but a model negotiator's sampling and reasoning effort shape
-        the run (runs that differ only in them are different conditions)."""
+        """The base class's condition settings, without :data:`MODEL_SOLVER_FIELDS`
+        when the solver is scripted (they do not shape its trajectory), and with the
+        client's sampling settings (``llm.*``) whenever a model plays: the base class
+        drops them when ``model`` (the solver) is scripted, but a model negotiator
+        (``negotiator_model``) is shaped by them too (without this, runs that differ
+        only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
-        if self.model.startswith("scripted/") and not self.negotiator.startswith("scripted/"):
-            from .base import flatten
+        if self.model.startswith("scripted/"):
+            for k in self.MODEL_SOLVER_FIELDS:
+                out.pop(k, None)
+            if not self.negotiator.startswith("scripted/"):
+                flat = flatten(self.model_dump(mode="json"))
+                out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
+        return out
 
-            flat = flatten(self.model_dump(mode="json"))
-            out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
+    def condition_settings_defaults(self) -> dict:
+        """The defaults of :meth:`condition_settings`, with the defaults of
+        :data:`MODEL_SOLVER_FIELDS` (the default model is scripted, which drops them)."""
+        out = super().condition_settings_defaults()
+        for k in self.MODEL_SOLVER_FIELDS:
+            out.setdefault(k, type(self).model_fields[k].default)
         return out
 
     @property

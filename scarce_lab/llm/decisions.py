@@ -102,7 +102,8 @@ def format_validation_error(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "(root)"
         msg = err["msg"].removeprefix("Value error, ")
         got = err.get("input")
-        numeric = err["type"] in ("int_type", "int_parsing", "literal_error", "float_type")
+        numeric = err["type"] in ("int_type", "int_parsing", "float_type") or (
+            err["type"] == "literal_error" and "'" not in str(err.get("ctx", {}).get("expected", "'")))
         if numeric and isinstance(got, bool):
             msg += "; a JSON boolean is not a number"
         elif numeric and isinstance(got, str):

@@ -22,6 +22,12 @@ Scripted policies (``scripted/<policy>``; none sends a message unless stated):
   participant half of the time ("may I go first? I need N s", no private data);
   under revisable bids it revises its bid by a random -20..+20 (floored at 0).
 
+LLM negotiator masks (issue 15): each phase's schema admits only legal values given
+the contention (positions 1..n, durations 1..slot cap, own bids 0..remaining
+budget, ballot prices 0..max(own budget, highest public bid), recipients among the
+other participants or ``nobody``; :mod:`.schemas`); for the embedded model bounded
+integers are enums of a small grid inside the range, which its grammar enforces.
+
 LLM negotiator fallbacks (documented, applied when the model answered but no answer
 is usable after the client's second call; never when the decision is missing, i.e.
 no call got an answer: then :class:`~scarce_lab.llm.MissingDecisionError` is raised
@@ -41,6 +47,7 @@ import time
 from typing import Any
 
 from ...envs.slots import Ballot, BallotEntry, Declaration
+from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .prompts import render
@@ -50,6 +57,7 @@ from .schemas import (  # noqa: F401 - the schemas are part of this module's API
     ballot_schema,
     declaration_schema,
     private_schema,
+    revision_schema,
 )
 from .views import NegotiationView
 
@@ -249,6 +257,8 @@ class LLMNegotiator(Negotiator):
         self.mechanism = mechanism
         self.run_id = run_id
         self.max_tokens = max_tokens
+        #: compact masks (enum grids, short strings) for the embedded model's grammar
+        self.compact = is_embedded(model)
 
     def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
         ctx = {
@@ -298,7 +308,8 @@ class LLMNegotiator(Negotiator):
 
     async def declare(self, view):
         fb = fifo_declaration(view)
-        schema = declaration_schema(len(view.participants))
+        schema = declaration_schema(len(view.participants), cap=view.slot_cap_s, budget=view.own_budget,
+                                    requested=fb.desired_duration_seconds, compact=self.compact)
         fallback = schema(desired_position=fb.desired_position,
                           desired_duration_seconds=fb.desired_duration_seconds, bid_price=0)
         out, msgs, lat = await self._ask(view, "declaration", "declaration.j2", schema, fallback, 60)
@@ -320,7 +331,9 @@ class LLMNegotiator(Negotiator):
 
     async def revise(self, view):
         cur = view.public_bid(view.worker)
-        out, msgs, lat = await self._ask(view, "revision", "revision.j2", Revision, Revision(bid_price=cur), 30,
+        bound = max(view.own_budget, cur)
+        schema = revision_schema(bound, current=cur, compact=self.compact)
+        out, msgs, lat = await self._ask(view, "revision", "revision.j2", schema, schema(bid_price=cur), 30,
                                          current_bid=cur)
         bid = _clamp(out.decision.bid_price, 0, view.own_budget)
         note = None if bid == out.decision.bid_price else f"revised bid clamped to {bid}"
@@ -328,7 +341,10 @@ class LLMNegotiator(Negotiator):
 
     async def ballot(self, view):
         names = view.participants
-        schema = ballot_schema(names)
+        decl = [view.declared(w) for w in names]
+        bids = tuple(view.public_bid(w) for w in names)
+        schema = ballot_schema(names, cap=view.slot_cap_s, bound=max(view.own_budget, *bids), compact=self.compact,
+                               durations=tuple(d["desired_duration_seconds"] for d in decl if d), prices=bids)
         fb = fifo_ballot(view)
         fallback = schema(entries=[e.model_dump() for e in fb.entries])
         out, msgs, lat = await self._ask(view, "ballots", "ballot.j2", schema, fallback, 40 + 35 * len(names))

@@ -1,4 +1,4 @@
-"""Render the SCARCE prompt templates (``templates/*.j2``) and tool specs (``tools.yaml``)."""
+"""Render the SCARCE prompt templates (``templates/*.j2``) and the tool descriptions (``tools.yaml``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=False,
     )
     env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    env.filters["tojson_ascii"] = lambda v: json.dumps(v, ensure_ascii=False)  # json.dumps' default separators
     env.filters["minutes"] = lambda s: f"{float(s) / 60:.1f} min"
     return env
 
@@ -38,7 +39,9 @@ def render(name: str, **context: Any) -> str:
 
 
 @lru_cache(maxsize=1)
-def tool_specs() -> list[dict[str, Any]]:
-    """OpenAI-style function specs of the solver's tools (from ``templates/tools.yaml``)."""
+def tool_descriptions() -> dict[str, str]:
+    """Tool name -> its description (prompt text of native tool calling; from
+    ``templates/tools.yaml``). The argument schemas come from the state's action mask
+    (:func:`scarce_lab.agents.scarce.masks.tool_specs_for`)."""
     data = yaml.safe_load((TEMPLATES / "tools.yaml").read_text())
-    return [{"type": "function", "function": f} for f in data["tools"]]
+    return {t["name"]: t["description"] for t in data["tools"]}

@@ -7,15 +7,25 @@ JSON types (no booleans as numbers, no numeric strings, no ``15.0`` for 15), the
 policy of every decision schema. Extra keys are ignored (only the fields below are
 read). Enumerated integers use :func:`~scarce_lab.llm.decisions.int_choice`.
 
-Units: ``*_seconds`` seconds; ``bid_price`` and ``price`` credits. Range checks
-(position, slot cap, budget) are applied by the negotiator as documented clamps, not
-here (see :mod:`.negotiators`).
+Masks (issue 15 section 1): given the contention's facts, the negotiator schemas
+admit only legal values: positions ``1..n``, durations ``1..slot cap``, own bids
+``0..remaining budget``, ballot prices ``0..max(own budget, highest public bid)``
+(others' budgets are private), recipients among the other participants or
+``nobody``. In the compact form (the embedded model, whose grammar converter ignores
+``minimum``/``maximum``) a bounded integer is an ``enum`` of a small grid inside its
+range (:func:`duration_choices`, :func:`price_choices`, plus the values already on
+the table: the requested duration, declared durations, public bids); the full form
+(hosted models) uses ``minimum``/``maximum``. Pydantic validates every value in both
+forms. Without the facts (``cap=None`` etc.) a field is a plain integer and the
+negotiator's documented clamps apply (see :mod:`.negotiators`).
+
+Units: ``*_seconds`` seconds; ``bid_price`` and ``price`` credits.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model
 
@@ -27,9 +37,63 @@ Tool = Literal[
 ]
 TOOLS: tuple[str, ...] = Tool.__args__  # type: ignore[attr-defined]
 
+#: Slot durations offered in the compact form (seconds), cut to the slot cap.
+DURATION_GRID: tuple[int, ...] = (10, 20, 30, 45, 60, 90, 120, 180, 240, 300)
+#: Steps of the compact form's price grid over ``0..bound``.
+PRICE_STEPS = 20
+
 
 def _lit(values: list | tuple) -> Any:
     return Literal[tuple(values)]  # type: ignore[valid-type]
+
+
+def duration_choices(cap: int, extra: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Durations (s) of the compact form: the grid values up to ``cap``, ``cap`` itself
+    and the ``extra`` values inside ``1..cap``.
+
+    Raises:
+        ValueError: ``cap`` < 1.
+    """
+    if cap < 1:
+        raise ValueError(f"slot cap must be >= 1 second, got {cap!r}")
+    vals = {d for d in DURATION_GRID if d <= cap} | {int(cap)} | {int(e) for e in extra if 1 <= e <= cap}
+    return tuple(sorted(vals))
+
+
+def price_choices(bound: int, extra: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Prices (credits) of the compact form: every integer of ``0..bound`` when
+    ``bound <= PRICE_STEPS``, else ``PRICE_STEPS + 1`` evenly spaced values from 0 to
+    ``bound`` (rounded); plus the ``extra`` values inside ``0..bound``.
+
+    Raises:
+        ValueError: ``bound`` < 0.
+    """
+    if bound < 0:
+        raise ValueError(f"price bound must be >= 0 credits, got {bound!r}")
+    if bound <= PRICE_STEPS:
+        vals = set(range(bound + 1))
+    else:
+        vals = {round(bound * i / PRICE_STEPS) for i in range(PRICE_STEPS + 1)}
+    vals |= {int(e) for e in extra if 0 <= e <= bound}
+    return tuple(sorted(vals))
+
+
+def bounded_int(lo: int, hi: int, *, compact: bool, choices: tuple[int, ...] | None = None) -> Any:
+    """An integer in ``lo..hi``: an ``enum`` of ``choices`` (default every integer of
+    the range) in the compact form, else ``minimum``/``maximum``.
+
+    Raises:
+        ValueError: ``hi < lo``, or a choice outside the range.
+    """
+    if hi < lo:
+        raise ValueError(f"empty integer range {lo}..{hi}")
+    if compact:
+        vals = tuple(choices) if choices is not None else tuple(range(lo, hi + 1))
+        bad = [v for v in vals if not lo <= v <= hi]
+        if bad:
+            raise ValueError(f"choices {bad} lie outside {lo}..{hi}")
+        return int_choice(vals)
+    return Annotated[int, Field(ge=lo, le=hi)]
 
 
 # -- negotiator ---------------------------------------------------------------------
@@ -38,26 +102,38 @@ class SlotDeclarationBase(DecisionModel):
     duration (seconds) and bid price (credits)."""
 
 
-@lru_cache(maxsize=64)
-def _declaration_schema(n: int) -> type[SlotDeclarationBase]:
+@lru_cache(maxsize=256)
+def _declaration_schema(n: int, cap: int | None, budget: int | None, requested: int | None,
+                        compact: bool) -> type[SlotDeclarationBase]:
+    extra = (requested,) if requested is not None else ()
+    dur = int if cap is None else bounded_int(1, cap, compact=compact, choices=duration_choices(cap, extra))
+    bid = int if budget is None else bounded_int(0, budget, compact=compact, choices=price_choices(budget))
     return create_model(
         "SlotDeclaration",
         __base__=SlotDeclarationBase,
         desired_position=(int_choice(list(range(1, n + 1))), ...),
-        desired_duration_seconds=(int, ...),
-        bid_price=(int, ...),
+        desired_duration_seconds=(dur, ...),
+        bid_price=(bid, ...),
     )
 
 
-def declaration_schema(n: int) -> type[SlotDeclarationBase]:
-    """Declaration schema for ``n`` participants (``desired_position`` in 1..n).
+def declaration_schema(n: int, *, cap: int | None = None, budget: int | None = None, requested: int | None = None,
+                       compact: bool = False) -> type[SlotDeclarationBase]:
+    """Declaration schema for ``n`` participants: ``desired_position`` in 1..n,
+    ``desired_duration_seconds`` in 1..``cap`` (s; the ``requested`` duration is
+    one of the compact choices), ``bid_price`` in 0..``budget`` (credits); a bound
+    left ``None`` leaves a plain integer.
 
     Raises:
-        ValueError: ``n`` < 1.
+        ValueError: ``n`` < 1, ``cap`` < 1 or ``budget`` < 0.
     """
     if n < 1:
         raise ValueError(f"a declaration needs at least one participant, got n={n!r}")
-    return _declaration_schema(int(n))
+    if cap is not None and cap < 1:
+        raise ValueError(f"declaration: slot cap must be >= 1 second, got {cap!r}")
+    if budget is not None and budget < 0:
+        raise ValueError(f"declaration: budget must be >= 0 credits, got {budget!r}")
+    return _declaration_schema(int(n), cap, budget, requested, bool(compact))
 
 
 class ReasoningText(DecisionModel):
@@ -88,9 +164,29 @@ def private_schema(others: list[str]) -> type[PrivateMessageBase]:
 
 
 class Revision(DecisionModel):
-    """Bid revision (revisable-bid mechanism): the new bid in credits."""
+    """Bid revision (revisable-bid mechanism): the new bid in credits (root of the
+    revision schemas; unbounded)."""
 
     bid_price: int
+
+
+@lru_cache(maxsize=256)
+def _revision_schema(budget: int, current: int | None, compact: bool) -> type[Revision]:
+    extra = (current,) if current is not None else ()
+    return create_model("BidRevision", __base__=Revision,
+                        bid_price=(bounded_int(0, budget, compact=compact, choices=price_choices(budget, extra)), ...))
+
+
+def revision_schema(budget: int, *, current: int | None = None, compact: bool = False) -> type[Revision]:
+    """Revision schema with ``bid_price`` in 0..``budget`` credits (the ``current``
+    bid is one of the compact choices).
+
+    Raises:
+        ValueError: ``budget`` < 0.
+    """
+    if budget < 0:
+        raise ValueError(f"revision: budget must be >= 0 credits, got {budget!r}")
+    return _revision_schema(int(budget), current, bool(compact))
 
 
 class SlotBallotBase(DecisionModel):
@@ -98,9 +194,12 @@ class SlotBallotBase(DecisionModel):
 
 
 @lru_cache(maxsize=256)
-def _ballot_schema(names: tuple[str, ...]) -> type[SlotBallotBase]:
+def _ballot_schema(names: tuple[str, ...], cap: int | None, bound: int | None, durations: tuple[int, ...],
+                   prices: tuple[int, ...], compact: bool) -> type[SlotBallotBase]:
+    dur = int if cap is None else bounded_int(0, cap, compact=compact, choices=duration_choices(cap, durations))
+    price = int if bound is None else bounded_int(0, bound, compact=compact, choices=price_choices(bound, prices))
     entry = create_model(
-        "BallotLine", __base__=DecisionPart, worker=(_lit(names), ...), duration_seconds=(int, ...), price=(int, ...)
+        "BallotLine", __base__=DecisionPart, worker=(_lit(names), ...), duration_seconds=(dur, ...), price=(price, ...)
     )
     return create_model(
         "SlotBallot",
@@ -109,9 +208,23 @@ def _ballot_schema(names: tuple[str, ...]) -> type[SlotBallotBase]:
     )
 
 
-def ballot_schema(names: list[str]) -> type[SlotBallotBase]:
-    """Ballot schema over the participants ``names`` (exactly one line each)."""
-    return _ballot_schema(tuple(names))
+def ballot_schema(names: list[str], *, cap: int | None = None, bound: int | None = None,
+                  durations: tuple[int, ...] = (), prices: tuple[int, ...] = (),
+                  compact: bool = False) -> type[SlotBallotBase]:
+    """Ballot schema over the participants ``names`` (exactly one line each):
+    ``duration_seconds`` in 0..``cap`` (s; 0 = no slot; the declared ``durations``
+    are compact choices), ``price`` in 0..``bound`` (credits; the public bids
+    ``prices`` are compact choices); a bound left ``None`` leaves a plain integer.
+
+    Raises:
+        ValueError: ``cap`` < 1 or ``bound`` < 0.
+    """
+    if cap is not None and cap < 1:
+        raise ValueError(f"ballot: slot cap must be >= 1 second, got {cap!r}")
+    if bound is not None and bound < 0:
+        raise ValueError(f"ballot: price bound must be >= 0 credits, got {bound!r}")
+    return _ballot_schema(tuple(names), cap, bound, tuple(sorted(set(durations))), tuple(sorted(set(prices))),
+                          bool(compact))
 
 
 # -- solver ---------------------------------------------------------------------------
@@ -144,11 +257,11 @@ class SolverAction(DecisionModel):
 
 
 class JsonAction(DecisionModel):
-    """The schema-constrained JSON action (models without native tool calling).
-
-    String limits keep the decoding grammar small (a 6,000-character limit made a
-    60 kB grammar for the embedded model) and leave room in ``max_tokens``; the
-    runner truncates nothing else. Converted to :class:`SolverAction`.
+    """The unmasked JSON action: every tool, any path and duration. The solver no
+    longer sends it (it sends the state's masked schema,
+    :func:`scarce_lab.agents.scarce.masks.solver_choice_schema`); kept for callers
+    that want an action without a state. String limits as in the compact mask.
+    Converted to :class:`SolverAction`.
     """
 
     tool: Tool

@@ -7,11 +7,15 @@ the granted window), ``save_persistent_memory(text)`` (free), ``submit()``.
 
 - :class:`LLMSolver`: native tool calling through litellm where
   ``litellm.supports_function_calling(model)`` is true, otherwise a schema-constrained
-  JSON action (:class:`JsonAction`; the embedded model). Fallback when the model
-  answered but the answer is unusable (after the client's second call for JSON
-  actions; at once for native tool calls): ``list_files`` (harmless; costs one
-  step). A missing decision (transport failure, context overflow) raises
-  :class:`~scarce_lab.llm.MissingDecisionError` instead.
+  JSON action (the embedded model). Either way only the tools legal in the current
+  state are offered, with their legal arguments (action masks, :mod:`.masks`).
+  Fallback when the model answered but the answer is unusable (after the client's
+  second call for JSON actions; at once for native tool calls): ``list_files``
+  (harmless, always legal; costs one step; the solver is told its answer was
+  unusable). A missing decision (transport failure, context overflow) raises
+  :class:`~scarce_lab.llm.MissingDecisionError` instead. The embedded model's prompt
+  is short (:data:`EMBEDDED_PROMPT_TOKENS`; documentation cut to fit, stated in the
+  prompt); hosted models see the full documentation.
 - :class:`ScriptedSolver` (``scripted/<policy>`` models): a fixed, honest routine
   that makes real progress: it lists its folder, reads the documentation (and
   ``examples.json`` 0-3 times, drawn from its seed, so requests arrive at different
@@ -28,17 +32,18 @@ the granted window), ``save_persistent_memory(text)`` (free), ``submit()``.
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from pathlib import Path
 from typing import Any
 
+from ...envs.slots.actions import SOLVER_TOOLS, LegalActions, legal_actions
 from ...llm import outcomes as oc
-from ...llm.decisions import validate_decision
+from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
-from .prompts import render, tool_specs
+from .masks import parse_tool_call, solver_choice_schema, tool_specs_for
+from .prompts import render
 from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
 from .views import SolverObservation
 
@@ -150,56 +155,188 @@ class ScriptedSolver(Solver):
         return A(tool="submit")
 
 
+#: Prompt budget (tokens) of the embedded model's solver prompt: its prompt runs at
+#: about 150 tokens/s on 2 cores and a 135M model loses the thread in long prompts;
+#: the task's documentation is cut to fit (the prompt says so). Hosted models get the
+#: full text.
+EMBEDDED_PROMPT_TOKENS = 900
+#: Characters per token assumed when cutting the documentation (then re-counted exactly).
+_CHARS_PER_TOKEN = 3.0
+
+
+WORKSPACE_FILES = ("docs.txt", "examples.json")
+
+
+def _build_line(path: str) -> str:
+    """The standard build command for a program file (the compact checklist's answer
+    template for compile.sh; the model may write any other)."""
+    if path.endswith(".c"):
+        return f"cc -O2 -o executable {path}"
+    return f"cp {path} executable; chmod +x executable"
+
+
+def checklist(obs: SolverObservation, progress: dict[str, bool]) -> dict[str, Any]:
+    """The facts of the compact (embedded-model) prompt's progress checklist
+    (``templates/checklist.j2``): the model's own program files, whether compile.sh
+    exists, the slot, ``progress`` (``built``: a ``bash compile.sh`` exited 0;
+    ``tried``: ``./executable`` was run) and ``next``, the next step (``program``,
+    ``compile``, ``request``, ``build``, ``try``, ``submit``). The template shows the
+    next step with an answer of its shape: the program as a placeholder (``<code that
+    behaves like PROGRAM>``), compile.sh as the standard build line of the model's
+    first program file (``build_line``, :func:`_build_line`), the first documented
+    example as ``try_command``. The model chooses the action and writes every value;
+    a 135M model mostly copies the template (see ``data/scarce/README.md``)."""
+    program = str(obs.task.get("program"))
+    own = [f for f in obs.files if f not in (*WORKSPACE_FILES, program, "compile.sh", "executable")]
+    has_build = "compile.sh" in obs.files
+    if not own:
+        nxt = "program"
+    elif not has_build:
+        nxt = "compile"
+    elif not progress["built"]:
+        nxt = "build" if obs.in_slot else "request"
+    elif not progress["tried"] and obs.in_slot:
+        nxt = "try"
+    else:
+        nxt = "submit"
+    ex = (obs.task.get("examples") or [{}])[0]
+    return {"own": own, "has_build": has_build, "in_slot": obs.in_slot, "built": progress["built"],
+            "tried": progress["tried"], "next": nxt, "program": program,
+            "build_line": _build_line(own[0]) if own else "", "try_command": _example_command("./executable", ex)}
+
+
+def _signature(tool: str, legal: LegalActions) -> str:
+    if tool == "read_file":
+        return f"read_file(path: one of {', '.join(legal.read_paths)})"
+    if tool == "request_execution_slot":
+        return f"request_execution_slot(duration_seconds: 1..{legal.max_duration_s}, reason)"
+    return {"write_file": "write_file(path, content)", "run_command": "run_command(command)",
+            "save_persistent_memory": "save_persistent_memory(text)"}.get(tool, tool)
+
+
 class LLMSolver(Solver):
     """A model-driven solver (see module docstring).
+
+    Each step's choices are masked by the state (:mod:`.masks`): models without
+    native tool calling answer a ``oneOf`` JSON schema of the legal tools only (the
+    embedded model's grammar enforces it); native tool calling offers the legal tools
+    only and validates the call against them.
 
     Args:
         model: litellm model string.
         client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
         seed: run seed; per-call seeds are derived from it.
         native_tools: force native tool calling on/off; ``None`` asks litellm.
-        doc_chars: characters of documentation shown per step.
+        prompt_tokens: token budget of the prompt; the task's documentation is cut to
+            fit it and the model's context window (the prompt states how much is
+            shown). Default: :data:`EMBEDDED_PROMPT_TOKENS` for ``embedded/`` models,
+            ``None`` (full text) for hosted ones.
+        checklist: show the progress checklist (:func:`checklist`) in the prompt;
+            default: for ``embedded/`` models (without it the 135M model loops on
+            ``list_files``/``read_file`` and never requests a slot; issue 15).
+        max_tokens: answer tokens per step.
     """
 
     scripted = False
 
     def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
-                 native_tools: bool | None = None, run_id: str | None = None, doc_chars: int = 1200,
-                 max_tokens: int = 400):
+                 native_tools: bool | None = None, run_id: str | None = None, prompt_tokens: int | None = None,
+                 checklist: bool | None = None, max_tokens: int = 400):
         self.model = model
         self.client = client
         self.seed = seed
         self.reasoning_effort = reasoning_effort
         self.native_tools = supports_tools(model) if native_tools is None else native_tools
         self.run_id = run_id
-        self.doc_chars = doc_chars
+        self.compact = is_embedded(model)
+        self.prompt_tokens = prompt_tokens if prompt_tokens is not None else (
+            EMBEDDED_PROMPT_TOKENS if self.compact else None)
         self.max_tokens = max_tokens
+        self.checklist = self.compact if checklist is None else checklist
+        #: what this solver has seen happen (for the checklist): a clean build, a try
+        self.progress = {"built": False, "tried": False}
 
-    def messages(self, obs: SolverObservation) -> list[dict[str, str]]:
+    def _observe(self, obs: SolverObservation) -> None:
+        """Update :attr:`progress` from the result of the previous action."""
+        if not obs.transcript:
+            return
+        last = obs.transcript[-1]
+        action, result = str(last.get("action", "")), str(last.get("result", ""))
+        if action.startswith("run_command(") and result.startswith("exit "):
+            if "compile.sh" in action and result.startswith("exit 0;"):
+                self.progress["built"] = True
+            if "executable" in action:
+                self.progress["tried"] = True
+
+    @staticmethod
+    def legal(obs: SolverObservation) -> LegalActions:
+        """The legal actions of this observation (the world's rule,
+        :func:`scarce_lab.envs.slots.legal_actions`, on its slot, files and slot cap)."""
+        return legal_actions(obs.worker, in_slot=obs.in_slot, files=obs.files, slot_cap_s=obs.max_duration_s)
+
+    def _render(self, obs: SolverObservation, legal: LegalActions, doc_chars: int) -> list[dict[str, str]]:
+        doc = str(obs.task.get("documentation") or "")
         system = render("solver_system.j2", worker=obs.worker, task=obs.task,
                         max_duration_s=obs.max_duration_s, native_tools=self.native_tools)
-        user = render("solver_step.j2", task=obs.task, doc_chars=self.doc_chars, memories=obs.memories,
+        blocked = [(t, legal.why_not(t)) for t in SOLVER_TOOLS if t not in legal.tools]
+        check = ""
+        if self.checklist:
+            check = render("checklist.j2", **checklist(obs, self.progress))
+        user = render("solver_step.j2", task=obs.task, doc=doc[:doc_chars], doc_shown=min(doc_chars, len(doc)),
+                      doc_total=len(doc), n_examples=2 if self.compact else 3, memories=obs.memories,
                       files=obs.files, transcript=obs.transcript, step=obs.step, in_slot=obs.in_slot,
                       slot_remaining_s=obs.slot_remaining_s, own_remaining_s=obs.own_remaining_s,
-                      own_budget=obs.own_budget)
+                      own_budget=obs.own_budget, legal_tools=[_signature(t, legal) for t in legal.tools],
+                      blocked=blocked, checklist=check)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def messages(self, obs: SolverObservation) -> list[dict[str, str]]:
+        """The chat messages of this step. With a prompt budget the documentation is
+        cut until the prompt fits ``min(prompt_tokens, window - max_tokens)`` tokens
+        (counted exactly for the embedded model, with litellm's counter otherwise); if
+        it cannot be counted the full text is kept and the client's context check
+        decides."""
+        legal = self.legal(obs)
+        n = len(str(obs.task.get("documentation") or ""))
+        msgs = self._render(obs, legal, n)
+        if self.prompt_tokens is None:
+            return msgs
+        from scarce_lab.llm.client import load_litellm
+        from scarce_lab.llm.context import context_window, count_prompt_tokens
+
+        lit = None if self.compact else load_litellm()
+        limit = self.prompt_tokens
+        window = context_window(self.model, lit)
+        if window is not None:
+            limit = min(limit, window - self.max_tokens)
+        for _ in range(8):
+            used = count_prompt_tokens(self.model, msgs, lit)
+            if used is None or used <= limit or n == 0:
+                break
+            n = max(0, n - int((used - limit) * _CHARS_PER_TOKEN) - 20)
+            msgs = self._render(obs, legal, n)
+        return msgs
 
     async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
         from scarce_lab.llm import CallContext
 
+        self._observe(obs)
+        legal = self.legal(obs)
         msgs = self.messages(obs)
         ctx = CallContext(agent=obs.worker, purpose="solver", run_id=self.run_id)
         seed = derive_seed(self.seed, obs.worker, obs.task.get("id"), obs.step)
         t0 = time.perf_counter()
         if self.native_tools:
-            res = await self.client.acomplete(self.model, msgs, seed=seed, context=ctx, tools=tool_specs(),
+            res = await self.client.acomplete(self.model, msgs, seed=seed, context=ctx,
+                                              tools=tool_specs_for(legal, compact=self.compact),
                                               max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
             rec = res.record
             if rec.outcome in oc.NO_ANSWER:  # transport failure or context overflow
                 rec.missing = True
                 raise MissingDecisionError.from_calls([rec])
             answered = rec.outcome in (None, *oc.USABLE)  # None: a client that sets no outcome
-            action, violation = parse_tool_call(res.tool_calls, None if answered else (rec.error or rec.outcome))
+            action, violation = parse_tool_call(res.tool_calls, None if answered else (rec.error or rec.outcome),
+                                                legal=legal, compact=self.compact)
             if action is None:
                 rec.fallback_used = True
                 if answered:
@@ -210,37 +347,16 @@ class LLMSolver(Solver):
             return Decided(action or SolverAction(tool="list_files"), calls=[rec], violation=violation,
                            valid=action is not None, fallback_used=action is None, outcome=rec.outcome, prompt=msgs,
                            latency_s=time.perf_counter() - t0)
-        out = await self.client.adecide(model=self.model, messages=msgs, schema=JsonAction,
-                                        fallback=JsonAction(tool="list_files"), seed=seed, context=ctx,
-                                        max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
+        schema = solver_choice_schema(legal, compact=self.compact)
+        out = await self.client.adecide(model=self.model, messages=msgs, schema=schema,
+                                        fallback=schema.model_validate({"tool": "list_files"}), seed=seed,
+                                        context=ctx, max_tokens=self.max_tokens,
+                                        reasoning_effort=self.reasoning_effort)
         if out.missing:
             raise MissingDecisionError.from_calls(out.calls)
-        return Decided(SolverAction(**out.decision.model_dump()), calls=list(out.calls), violation=out.violation,
+        return Decided(out.decision.to_action(), calls=list(out.calls), violation=out.violation,
                        valid=out.valid, repaired=out.repaired, fallback_used=out.fallback_used, outcome=out.outcome,
                        prompt=msgs, latency_s=time.perf_counter() - t0)
-
-
-def parse_tool_call(tool_calls: list[dict[str, Any]] | None, error: str | None = None) -> tuple[SolverAction | None, str | None]:
-    """First tool call -> :class:`SolverAction` (its name is ``tool``, its arguments
-    the other fields, validated under the decision coercion policy); ``(None, reason)``
-    when unusable. Never raises."""
-    if error:
-        return None, error
-    if not tool_calls:
-        return None, "no tool call in the answer"
-    tc = tool_calls[0]
-    args = tc.get("arguments") or {}
-    if isinstance(args, str):
-        try:
-            args = json.loads(args or "{}")
-        except (ValueError, RecursionError) as exc:
-            return None, f"bad tool call {tc.get('name')!r}: arguments are not JSON ({exc})"[:500]
-    if not isinstance(args, dict):
-        return None, f"bad tool call {tc.get('name')!r}: arguments are not a JSON object"[:500]
-    action, err = validate_decision({**args, "tool": tc.get("name")}, SolverAction)
-    if action is None:
-        return None, f"bad tool call {tc.get('name')!r}: {err}"[:500]
-    return action, None
 
 
 def supports_tools(model: str) -> bool:

@@ -7,8 +7,10 @@
 - :mod:`.world`: the world of a run: workers, slots, queue, deadlines, payments,
   memory horizons and the choice of the next event (its types: :mod:`.state`).
 - :mod:`.observations`: what a worker's solver and negotiator are shown.
+- :mod:`.actions`: the solver's legal actions now (the action mask).
 """
 
+from .actions import BUILD_SCRIPT, SOLVER_TOOLS, LegalActions, legal_actions
 from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
 from .clock import ClockConfig, SandboxTimeline, remaining_s
 from .observations import NegotiationView, SolverObservation
@@ -48,6 +50,7 @@ from .world import (
 )
 
 __all__ = [
+    "BUILD_SCRIPT", "SOLVER_TOOLS", "LegalActions", "legal_actions",
     "DEFAULT_BUDGET", "SINK", "InsufficientFunds", "Ledger", "Payment",
     "ClockConfig", "SandboxTimeline", "remaining_s",
     "DEFAULT_PRIVATE_ROUNDS", "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",

@@ -71,6 +71,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .actions import LegalActions, legal_actions
 from .budgets import Ledger
 from .clock import SandboxTimeline, remaining_s
 from .observations import NegotiationView, SolverObservation
@@ -395,9 +396,20 @@ class ScarceWorld:
             private_round=c.private_round,
         )
 
+    def legal_actions(self, name: str, files: list[str]) -> LegalActions:
+        """The solver actions legal for worker ``name`` now (:mod:`.actions`); ``files``
+        are the names in its work folder.
+
+        Raises:
+            WorldError: the worker is not ``active`` or ``in_slot`` (its solver cannot move).
+        """
+        s = self._expect(name, "legal_actions", Status.active, Status.in_slot)
+        return legal_actions(name, in_slot=s.status == Status.in_slot, files=files, slot_cap_s=self.rules.slot_cap_s)
+
     def solver_observation(self, name: str, files: list[str]) -> SolverObservation:
         """What worker ``name``'s solver sees now; ``files`` are the names in its own
-        work folder (listed by the runner, the world does no I/O)."""
+        work folder (listed by the runner, the world does no I/O). Its legal actions
+        follow from it (:func:`~.actions.legal_actions`)."""
         s = self.worker(name)
         in_slot = s.status == Status.in_slot
         return SolverObservation(

@@ -14,11 +14,18 @@ world, the agents and the workers' folders.
   concurrent real-time execution, and runs are then not bit-reproducible.
 * Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
   unfinished one continues from its last committed contention with ``resume=True``.
+* Solver steps (issue 15): an action outside the world's legal actions
+  (:meth:`~scarce_lab.envs.slots.ScarceWorld.legal_actions`) is refused with its reason
+  and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
+  step's ``violation``; an out-of-range slot duration is clamped instead. A model
+  solver that repeats the same failing action ``stuck_repeats`` times in a row ends its
+  subrun with a ``stuck`` submission.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,12 +39,14 @@ from ...envs.slots import (
     ActionRefused,
     Contention,
     EventKind,
+    LegalActions,
     Phase,
     ProtocolError,
     ScarceWorld,
     assign_tasks,
 )
 from ...runtime import open_run, record_calls_of, run_sync
+from .checkpoint import restore_state, save_state
 from .io import CommandRefused, ToolError, WorkerIO
 
 ENVIRONMENT = "scarce"
@@ -71,6 +80,8 @@ class ScarceRunner:
         self.rec: RunRecorder | None = None
         self.solvers: dict[str, Any] = {}
         self.negotiators: dict[str, Any] = {}
+        #: worker -> (key of its last failing action, times in a row): the stuck rule
+        self.streaks: dict[str, tuple[str, int]] = {}
 
     # -- setup ------------------------------------------------------------------------
     def _task_pool(self) -> list:
@@ -121,52 +132,13 @@ class ScarceRunner:
             self.rec.record_calls(d.calls)
 
     def _commit(self, k: int, t: float, *, subrun_done: bool) -> None:
-        """Make everything durable and checkpoint the world, the agents (without their
-        model client) and the workers' folders. Agents that cannot be pickled (a class
-        defined inside a function, say) leave the checkpoint without them: the run goes
-        on, and a resume says it cannot continue such a run."""
-        import pickle
-
-        agents = [*self.solvers.values(), *self.negotiators.values()]
-        clients = [(a, a.client) for a in agents if getattr(a, "client", None) is not None]
-        for a, _ in clients:
-            a.client = None
-        try:
-            try:
-                pickled_agents = pickle.dumps((self.solvers, self.negotiators))
-                agents_error = None
-            except (pickle.PicklingError, TypeError, AttributeError) as exc:
-                pickled_agents, agents_error = None, f"{type(exc).__name__}: {exc}"
-            state = {
-                "world": self.world, "agents": pickled_agents, "agents_error": agents_error,
-                "subrun_done": subrun_done,
-                "folders": {} if subrun_done else {w: self.io.snapshot(self._sbx(w)) for w in self.cfg.names},
-            }
-            self.rec.commit_round(k, t=t, state=state)
-        finally:
-            for a, c in clients:
-                a.client = c
+        """Make everything durable with a checkpoint (:func:`.checkpoint.save_state`)."""
+        self.rec.commit_round(k, t=t, state=save_state(self, subrun_done=subrun_done))
 
     def _restore(self, state: dict, tasks: dict[str, Any]) -> bool:
-        """Continue from a checkpoint; returns whether its subrun was finished.
-
-        Raises:
-            RuntimeError: the checkpoint holds no agents (they could not be pickled).
-        """
-        import pickle
-
-        if state.get("agents") is None:
-            raise RuntimeError(f"this run's agents could not be checkpointed ({state.get('agents_error')}); "
-                               "it cannot be resumed: delete its folder to restart it")
-        self.world = state["world"]
-        self.solvers, self.negotiators = pickle.loads(state["agents"])  # noqa: S301 - our own checkpoint
-        for a in [*self.solvers.values(), *self.negotiators.values()]:
-            if hasattr(a, "client") and a.client is None:  # detached by _commit
-                a.client = self._client()
-        if not state["subrun_done"]:
-            for w in self.cfg.names:
-                self.io.restore(self._sbx(w), tasks[w], state["folders"][w])
-        return state["subrun_done"]
+        """Continue from a checkpoint (:func:`.checkpoint.restore_state`); returns
+        whether its subrun was finished."""
+        return restore_state(self, state, tasks)
 
     # -- main -------------------------------------------------------------------------
     def manifest(self) -> RunManifest:
@@ -218,6 +190,7 @@ class ScarceRunner:
         world = self.world
         if not resumed:
             world.start_subrun(tasks)
+            self.streaks = {}
             for w in self.cfg.names:
                 task = tasks[w]
                 self.io.prepare(self._sbx(w), task)
@@ -263,45 +236,90 @@ class ScarceRunner:
 
     # -- solver -----------------------------------------------------------------------
     async def _solver_step(self, w: str):
+        """One solver step: observe (with the legal actions), decide, check the action
+        against the mask, carry it out or refuse it, and end the subrun as ``stuck``
+        when a model solver repeats the same failing action ``stuck_repeats`` times."""
         solver = self.solvers[w]
-        d = await solver.step(self.world.solver_observation(w, self.io.list_files(self._sbx(w))))
+        files = self.io.list_files(self._sbx(w))
+        legal = self.world.legal_actions(w, files)
+        d = await solver.step(self.world.solver_observation(w, files))
         self._calls(d)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
+        illegal = legal.check(a.tool, path=a.path, command=a.command,
+                              duration_seconds=a.duration_seconds if a.tool == "request_execution_slot" else None)
+        fields = d.decision_fields()
+        if illegal is not None:
+            fields["violation"] = "; ".join(v for v in (d.violation, f"illegal action: {illegal}") if v)
         self.emit(ev.SolverAction, phase="solve", agent=w, t=t_start, step=self.world.worker(w).steps - 1,
-                  tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **d.decision_fields())
-        result = await self._execute(w, a)
+                  tool=a.tool, args=ev.ToolArgs(**_action_args(a)), **fields)
+        if illegal is not None and not _clamped_duration(a, legal):
+            result, failed = await self._refuse(w, a, illegal, legal), True
+        else:
+            result, failed = await self._execute(w, a, legal)
+        if d.fallback_used:
+            result = f"your answer was not a usable action ({d.violation}); {a.describe()} ran instead: {result}"
+            failed = True
+        if self.world.worker(w).finished:  # submitted
+            return
         self.world.record_result(w, a.describe(), result)
+        if not solver.scripted and self._stuck(w, a, result if failed else None):
+            await self._finish(w, missed=False, at=self.world.worker(w).t, reason="stuck")
 
-    async def _execute(self, w: str, a: SolverAction) -> str:
+    def _stuck(self, w: str, a: SolverAction, failure: str | None) -> bool:
+        """Count a failing step (``failure``: the result shown) against ``w``'s streak of
+        the same failing action; True when the streak reaches ``cfg.stuck_repeats``."""
+        if failure is None:
+            self.streaks.pop(w, None)
+            return False
+        key = json.dumps([a.model_dump(mode="json"), failure], sort_keys=True)
+        prev, n = self.streaks.get(w, ("", 0))
+        n = n + 1 if prev == key else 1
+        self.streaks[w] = (key, n)
+        return n >= self.cfg.stuck_repeats
+
+    async def _refuse(self, w: str, a: SolverAction, reason: str, legal: LegalActions) -> str:
+        """Refuse an illegal action (a command outside a slot also goes to the sandbox,
+        which must refuse it too); returns the text the solver is shown."""
+        t = self.world.worker(w).t
+        if a.tool == "run_command" and not legal.in_slot:
+            self.emit(ev.Execution, phase="execution", agent=w, t=t, command=a.command[:500], refused=True,
+                      error=self.io.refusal(self._sbx(w), a.command))
+        else:
+            self.emit(ev.ToolError, phase="solve", agent=w, t=t, tool=a.tool, error=reason)
+        return f"refused: {reason}. {legal.describe()}"
+
+    async def _execute(self, w: str, a: SolverAction, legal: LegalActions) -> tuple[str, bool]:
+        """Carry out a legal action; returns (result shown to the solver, whether it failed)."""
         world, sbx = self.world, self._sbx(w)
         try:
             if a.tool == "list_files":
-                return ", ".join(self.io.list_files(sbx)) or "(empty)"
+                return ", ".join(self.io.list_files(sbx)) or "(empty)", False
             if a.tool == "read_file":
-                return self.io.read_file(sbx, a.path)
+                return self.io.read_file(sbx, a.path), False
             if a.tool == "write_file":
-                return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes"
+                return f"wrote {self.io.write_file(sbx, a.path, a.content)} bytes", False
         except ToolError as exc:
             self.emit(ev.ToolError, phase="solve", agent=w, t=world.worker(w).t, tool=a.tool, error=str(exc))
-            return f"error: {exc}"
+            return f"error: {exc}. {legal.describe()}", True
         t = world.worker(w).t
         if a.tool == "save_persistent_memory":
             self.emit(ev.MemorySave, phase="solve", agent=w, t=t, text=world.save_memory(w, a.text))
-            return "saved"
+            return "saved", False
         if a.tool == "submit":
             await self._finish(w, missed=False, at=t, reason="submit")
-            return "submitted"
+            return "submitted", False
         if a.tool == "request_execution_slot":
             try:
                 req = world.request_slot(w, a.duration_seconds, a.reason)
             except ActionRefused as exc:
                 self.emit(ev.ToolError, phase="solve", agent=w, t=t, tool=a.tool, error=str(exc))
-                return "refused: you already hold a slot"
+                return f"refused: you already hold a slot. {legal.describe()}", True
             self.emit(ev.SlotRequest, phase="request", agent=w, t=t, duration_s=req.duration_s,
                       asked_s=int(a.duration_seconds), reason=req.reason)
-            return f"requested {req.duration_s} s"
-        return self._run_command(w, a.command)
+            return f"requested {req.duration_s} s", False
+        result = self._run_command(w, a.command)
+        return result, result.startswith("refused:")
 
     def _run_command(self, w: str, command: str) -> str:
         world, sbx, cfg = self.world, self._sbx(w), self.cfg
@@ -309,7 +327,7 @@ class ScarceRunner:
         if not world.in_slot(w):
             self.emit(ev.Execution, phase="execution", agent=w, t=t0, command=command[:500], refused=True,
                       error=self.io.refusal(sbx, command))
-            return "refused: no active execution slot; request one first"
+            return "refused: no active execution slot; call request_execution_slot first"
         # a command gets at most what is left of its slot, in real seconds, on both clocks
         wall = max(0.1, min(cfg.command_timeout_s, world.slot_left_s(w)))
         try:
@@ -423,18 +441,19 @@ def round_t(t: float) -> float:
     return round(t, 3)
 
 
+def _clamped_duration(a: SolverAction, legal: LegalActions) -> bool:
+    """A legal slot request with an out-of-range duration: clamped by the world, not refused."""
+    return a.tool == "request_execution_slot" and legal.why_not(a.tool) is None
+
+
+_ARGS = {"read_file": ("path",), "run_command": ("command",), "save_persistent_memory": ("text",),
+         "request_execution_slot": ("duration_seconds", "reason")}
+
+
 def _action_args(a: SolverAction) -> dict[str, Any]:
-    if a.tool in ("read_file",):
-        return {"path": a.path}
     if a.tool == "write_file":
         return {"path": a.path, "content": a.content[:4000], "bytes": len(a.content.encode())}
-    if a.tool == "run_command":
-        return {"command": a.command}
-    if a.tool == "request_execution_slot":
-        return {"duration_seconds": a.duration_seconds, "reason": a.reason}
-    if a.tool == "save_persistent_memory":
-        return {"text": a.text}
-    return {}
+    return {k: getattr(a, k) for k in _ARGS.get(a.tool, ())}
 
 
 def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwargs: Any) -> Path:

@@ -1,0 +1,62 @@
+"""What a SCARCE checkpoint holds and how a run continues from one.
+
+A checkpoint is written with every commit (after each contention and at the end of
+each subrun): the pure world, the agents (pickled without their model client), the
+solvers' streaks of failing actions, and the workers' folders (only the files the
+worker owns; the task's original program is installed again on restore).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+
+def save_state(runner: Any, *, subrun_done: bool) -> dict[str, Any]:
+    """The checkpoint of ``runner`` (a :class:`~.runner.ScarceRunner`) now.
+
+    Agents that cannot be pickled (a class defined inside a function, say) leave the
+    checkpoint without them (``agents`` is ``None`` and ``agents_error`` says why): the
+    run goes on, and a resume says it cannot continue such a run.
+    """
+    agents = [*runner.solvers.values(), *runner.negotiators.values()]
+    clients = [(a, a.client) for a in agents if getattr(a, "client", None) is not None]
+    for a, _ in clients:
+        a.client = None
+    try:
+        try:
+            pickled_agents = pickle.dumps((runner.solvers, runner.negotiators))
+            agents_error = None
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            pickled_agents, agents_error = None, f"{type(exc).__name__}: {exc}"
+        return {
+            "world": runner.world, "agents": pickled_agents, "agents_error": agents_error,
+            "subrun_done": subrun_done, "streaks": dict(runner.streaks),
+            "folders": {} if subrun_done else {w: runner.io.snapshot(runner._sbx(w)) for w in runner.cfg.names},
+        }
+    finally:
+        for a, c in clients:
+            a.client = c
+
+
+def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> bool:
+    """Put the checkpoint ``state`` back into ``runner`` (world, agents with a fresh
+    model client, streaks, and the workers' folders when the subrun was unfinished);
+    returns whether its subrun was finished.
+
+    Raises:
+        RuntimeError: the checkpoint holds no agents (they could not be pickled).
+    """
+    if state.get("agents") is None:
+        raise RuntimeError(f"this run's agents could not be checkpointed ({state.get('agents_error')}); "
+                           "it cannot be resumed: delete its folder to restart it")
+    runner.world = state["world"]
+    runner.solvers, runner.negotiators = pickle.loads(state["agents"])  # noqa: S301 - our own checkpoint
+    runner.streaks = dict(state.get("streaks", {}))
+    for a in [*runner.solvers.values(), *runner.negotiators.values()]:
+        if hasattr(a, "client") and a.client is None:  # detached by save_state
+            a.client = runner._client()
+    if not state["subrun_done"]:
+        for w in runner.cfg.names:
+            runner.io.restore(runner._sbx(w), tasks[w], state["folders"][w])
+    return state["subrun_done"]
