@@ -16,8 +16,11 @@ CAVEAT = (
     "**About the shipped data** (`data/scarce`, see its README): scripted negotiators (fixed policies "
     "with strategies: budgets spent down, urgency near deadlines, reciprocity and alliances through "
     "private messages; their texts are templates) with a scripted solver whose progress is stochastic, "
-    "and the embedded offline SmolLM2-135M model as negotiator (an older oracle scripted solver does the "
-    "programming in those runs), a few seeds per condition. Scripted numbers show what the mechanism "
+    "and the embedded offline SmolLM2-135M model as both solver and negotiator (`data/scarce/embedded`; "
+    "as a solver it copies its prompt's answer template, so its programs are placeholders and its scores "
+    "come from tests that expect a failure; the older runs with a scripted solver and embedded "
+    "negotiators are in `data/scarce/embedded_negotiators`), a few seeds per condition. Scripted numbers "
+    "show what the mechanism "
     "does with those policies, nothing about language models; a 135M-parameter model's negotiation is "
     "not a frontier model's. Judge labels come from a panel of three copies of the same embedded model "
     "and cover the embedded runs only. Every table groups by model and condition (the condition label "
@@ -330,7 +333,7 @@ write("05_revisable_bids_reasoning.ipynb", [
     params('DATASETS = ["data/scarce/embedded", "data/scarce/scripted/revisable", "data/scarce/scripted/models"]\n'
            'LABELS = "data/scarce/labels/embedded/labels.parquet"\n'
            'TAXONOMY = "scarce"\n'
-           'LABEL_MEMORY = "subrun"  # memory of the labelled reference runs (the shipped embedded runs predate the paper\'s cross default)\n'
+           'LABEL_MEMORY = "cross"  # memory of the labelled reference runs (the paper\'s cross-subrun default)\n'
            'N_STAGES = 3\n'
            'EFFORTS = None  # e.g. ["high", "xhigh"]; None = the two strongest levels present in the runs\n'
            'OUT_DIR = "figures"'),
@@ -338,12 +341,13 @@ write("05_revisable_bids_reasoning.ipynb", [
     md("## Bid revision under the two mechanisms (all negotiators, no labels needed)\n\n"
        "Share of participations whose final bid differs from the declared one; runs compared differ only "
        "in the mechanism."),
-    code("res = X.bid_revision_share(X.base_condition(T.contentions, except_=('mechanism',)), by=('model', 'mechanism'))\n"
+    code("BY = ('model', 'mechanism', 'condition')  # one row per condition (worker count, subruns... differ)\n"
+         "res = X.bid_revision_share(X.base_condition(T.contentions, except_=('mechanism',)), by=BY)\n"
          "save_table(X.with_ci_text(res), 'scarce_bid_revision', OUT)\n"
-         "show(X.with_ci_text(res).select('model', 'mechanism', 'estimate', 'n', 'runs'))\n"
-         "say(X.describe_extremes(res, ['model', 'mechanism'], 'the share of revised bids'))\n"
+         "show(X.with_ci_text(res).select(*BY, 'estimate', 'n', 'runs'))\n"
+         "say(X.describe_extremes(res, list(BY), 'the share of revised bids'))\n"
          "paid = X.base_condition(T.contentions, except_=('mechanism',)).with_columns(pl.col('payment').cast(pl.Float64))\n"
-         "pay = paid.group_by('model', 'mechanism').agg(pl.col('payment').mean().alias('mean_payment'), pl.len().alias('n')).sort('model', 'mechanism')\n"
+         "pay = paid.group_by(*BY).agg(pl.col('payment').mean().alias('mean_payment'), pl.len().alias('n'), pl.col('run_id').n_unique().alias('runs')).sort(*BY)\n"
          "show(pay)\n"
          "say('Mean payment per participation (credits) under each mechanism, for the same negotiators and seeds.')"),
     code(LOAD_LABELS),

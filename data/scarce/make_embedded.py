@@ -28,12 +28,12 @@ CONFIGS = [
     *(ScarceConfig(workers=2, seed=s, **COMMON) for s in range(5)),                  # reference, seeds 0-4
     ScarceConfig(workers=2, seed=0, mechanism="revisable", **COMMON),                # --mechanism revisable
     ScarceConfig(workers=2, seed=0, memory="none", **COMMON),                        # --memory none
-    ScarceConfig(workers=2, seed=0, memory="cross", **(COMMON | {"subruns": 2})),    # --memory cross --subruns 2
+    ScarceConfig(workers=2, seed=0, memory="cross", **(COMMON | {"subruns": 2})),    # --subruns 2 (cross memory, the default)
     ScarceConfig(workers=2, seed=0, llm=ScarceLLM(reasoning_effort="low"), **COMMON),   # --reasoning-effort low
     ScarceConfig(workers=2, seed=0, llm=ScarceLLM(reasoning_effort="high"), **COMMON),  # --reasoning-effort high
-    # 3 workers: --workers 3 --seed 0 [--rich-worker-budget 3000]
+    # 3 workers: --workers 3 --seed 0 [--rich-worker-budget 1500 (the paper's richer worker)]
     ScarceConfig(workers=3, seed=0, **COMMON),
-    ScarceConfig(workers=3, seed=0, rich_worker_budget=3000, **COMMON),
+    ScarceConfig(workers=3, seed=0, rich_worker_budget=1500, **COMMON),
 ]
 
 
