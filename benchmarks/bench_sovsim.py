@@ -11,7 +11,12 @@ Figures:
    fake server answering after 200 ms, at concurrency 8, 32 and 128, as the ratio
    ideal/actual where ideal = the larger of calls x latency / concurrency and the
    longest chain of dependent calls in one game x latency (issue 14), and the client's
-   CPU milliseconds per call (targets: ratio >= 0.9 at 32, >= 0.8 at 128).
+   CPU milliseconds per call (targets: ratio >= 0.9 at 32, >= 0.8 at 128), with one
+   client process and with the games spread over several (``--processes 1 2 3``;
+   :mod:`scarce_lab.runners.sweep_processes`);
+5. with ``--ceiling``: the same sweep against a 1 s server, where the client's CPU is
+   small next to the latency: the ratio the sweep's structure allows (the ideal is a
+   lower bound that dependent calls and uneven game lengths keep out of reach).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from scarce_lab.data.loaders import load_dataset  # noqa: E402
 from scarce_lab.llm import LLMClient, LLMSettings  # noqa: E402
 from scarce_lab.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from scarce_lab.runners.sovsim import plan_sweep, run_sweep  # noqa: E402
+from scarce_lab.runners.sweep_processes import run_sweep_processes  # noqa: E402
 
 
 def scripted_games_per_second(n: int = 200) -> tuple[float, float]:
@@ -90,13 +96,25 @@ def longest_chain(run_dir: Path) -> int:
     return int(per_game["len"].max())
 
 
-def fake_sweep(latency_s: float, concurrency: int, games: int = 20, model: str = "openai/fake-model") -> dict:
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's finished child processes."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def fake_sweep(
+    latency_s: float, concurrency: int, games: int = 20, model: str = "openai/fake-model", processes: int = 1
+) -> dict:
     """One sweep of ``games`` SovSim games (all four conditions) against the fake server.
 
     ``ideal_s`` is the larger of calls x latency / concurrency and the longest chain of
-    dependent calls in one game x latency (issue 14); ``cpu_ms_per_call`` is this
-    process's CPU time (all threads; the server runs in another process) over the sweep
-    divided by the number of calls.
+    dependent calls in one game x latency (issue 14); ``cpu_ms_per_call`` is the client's
+    CPU time (this process's, all threads, plus the sweep's child processes with
+    ``processes > 1``; the server runs in its own process and is not counted) over the
+    sweep divided by the number of calls. ``processes > 1`` runs the sweep with
+    :func:`scarce_lab.runners.sweep_processes.run_sweep_processes`.
     """
     os.environ.setdefault("OPENAI_API_KEY", "sk-fake-local-server")  # the fake server ignores it
     specs = plan_sweep(["all"], [model], max(1, games // 4), seed=7)
@@ -104,11 +122,15 @@ def fake_sweep(latency_s: float, concurrency: int, games: int = 20, model: str =
         client = LLMClient(
             LLMSettings(api_base=server.url, cache=False, max_concurrency=concurrency, max_retries=0)
         )
-        c0 = time.process_time()
+        c0 = time.process_time() + _children_cpu_s()
         t0 = time.perf_counter()
-        results = run_sweep(specs, Path(tmp), client=client, concurrency=concurrency, progress=False)
+        if processes > 1:
+            results = run_sweep_processes(specs, Path(tmp), processes=processes, concurrency=concurrency,
+                                          settings=client.settings, progress=False)
+        else:
+            results = run_sweep(specs, Path(tmp), client=client, concurrency=concurrency, progress=False)
         wall = time.perf_counter() - t0
-        cpu = time.process_time() - c0
+        cpu = time.process_time() + _children_cpu_s() - c0
         frame = load_dataset(Path(tmp)).llm_calls.collect()
         calls = frame.height
         errors = int(frame["error"].is_not_null().sum())
@@ -119,6 +141,7 @@ def fake_sweep(latency_s: float, concurrency: int, games: int = 20, model: str =
         raise RuntimeError(f"server saw {stats['requests']} requests but {calls} calls were recorded")
     ideal = max(calls * latency_s / concurrency, chain * latency_s)
     return {
+        "processes": processes,
         "games": len(specs),
         "complete": ok,
         "calls": calls,
@@ -168,6 +191,16 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--concurrency", type=int, nargs="+", default=None,
                     help="concurrency levels for the 200 ms sweep (default 8 32 128)")
+    ap.add_argument("--processes", type=int, nargs="+", default=[1, 2],
+                    help="client processes for the 200 ms sweep (default 1 2: one process, and "
+                         "run_sweep_processes with two)")
+    ap.add_argument("--games", type=int, default=20,
+                    help="games per 200 ms sweep (default 20, the issue's; more games amortise the "
+                         "child processes' start-up)")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also run the sweep against a 1 s server at concurrency 32 and 128: with the "
+                         "client's CPU small next to the latency, its ratio is the ceiling that the "
+                         "sweep's structure (dependent calls, uneven game lengths) allows")
     ap.add_argument("--only-sweep", action="store_true", help="run only the 200 ms sweep")
     args = ap.parse_args()
     out: dict = {}
@@ -175,7 +208,7 @@ def main() -> None:
     levels = args.concurrency or [8, 32, 128]
     if args.only_sweep:
         args.quick = True
-        return _sweeps(levels, out, args.json)
+        return _sweeps(levels, args.processes, args.games, out, args.json, args.ceiling)
     env_rate, rec_rate = scripted_games_per_second()
     out["scripted_games_per_s"] = {"env_only": env_rate, "with_recording": rec_rate}
     print(f"scripted games/s: env only {env_rate:.1f}, with recording {rec_rate:.1f}")
@@ -198,23 +231,33 @@ def main() -> None:
                 f"{emb['completion_tokens_per_call']:.0f}"
             )
 
-    _sweeps(levels, out, args.json)
+    _sweeps(levels, args.processes, args.games, out, args.json, args.ceiling)
 
 
-def _sweeps(levels: list[int], out: dict, as_json: bool) -> None:
+def _sweeps(levels: list[int], processes: list[int], games: int, out: dict, as_json: bool, ceiling: bool) -> None:
     fake_sweep(0.0, 4, games=4)  # warm-up: imports and first-call set-up are not per-call costs
     out["sweep_200ms"] = {}
     for conc in levels:
-        r = fake_sweep(0.2, conc)
-        out["sweep_200ms"][conc] = r
-        print(
-            f"sweep {r['games']} games, 200 ms server, concurrency {conc:>3}: {r['calls']} calls in "
-            f"{r['wall_s']:.2f} s ({r['call_errors']} errors); ideal {r['ideal_s']:.2f} s "
-            f"(longest chain {r['longest_chain_calls']} calls); ratio ideal/actual "
-            f"{r['ratio_ideal_over_actual']:.2f}; CPU {r['cpu_ms_per_call']:.1f} ms/call; "
-            f"call latency median {r['call_latency_ms_median']:.0f} ms, p90 {r['call_latency_ms_p90']:.0f} ms; "
-            f"peak in flight {r['peak_in_flight']}"
-        )
+        for procs in processes:
+            r = fake_sweep(0.2, conc, games=games, processes=procs)
+            out["sweep_200ms"][f"{conc}x{procs}"] = r
+            print(
+                f"sweep {r['games']} games, 200 ms server, concurrency {conc:>3}, {procs} process(es): "
+                f"{r['calls']} calls in {r['wall_s']:.2f} s ({r['call_errors']} errors); ideal "
+                f"{r['ideal_s']:.2f} s (longest chain {r['longest_chain_calls']} calls); ratio ideal/actual "
+                f"{r['ratio_ideal_over_actual']:.2f}; CPU {r['cpu_ms_per_call']:.1f} ms/call; call latency "
+                f"median {r['call_latency_ms_median']:.0f} ms, p90 {r['call_latency_ms_p90']:.0f} ms; "
+                f"peak in flight {r['peak_in_flight']}",
+                flush=True,
+            )
+    if ceiling:
+        out["sweep_1s_ceiling"] = {}
+        for conc in (32, 128):
+            r = fake_sweep(1.0, conc, games=games)
+            out["sweep_1s_ceiling"][conc] = r
+            print(f"ceiling (1 s server, concurrency {conc:>3}, 1 process): {r['calls']} calls in "
+                  f"{r['wall_s']:.2f} s; ideal {r['ideal_s']:.2f} s; ratio ideal/actual "
+                  f"{r['ratio_ideal_over_actual']:.2f}", flush=True)
     if as_json:
         print(json.dumps(out, indent=2, default=float))
 

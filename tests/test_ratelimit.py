@@ -293,6 +293,45 @@ def test_concurrency_limit_survives_cancelled_waiters():
     assert limit.in_use == 0
 
 
+def test_concurrency_limit_serves_lowest_priority_then_arrival():
+    """Issue 14 section 2: waiting calls of the games furthest behind (lowest round) go
+    first; equal priorities keep arrival order."""
+    limit = ConcurrencyLimit(1)
+    order = []
+
+    async def call(name, prio):
+        async with limit.slot(prio):
+            order.append(name)
+            await asyncio.sleep(0)
+
+    async def main():
+        async with limit:  # hold the slot while the others queue
+            tasks = [asyncio.ensure_future(call(n, p)) for n, p in
+                     [("r5a", 5), ("r1a", 1), ("r5b", 5), ("r0", 0), ("r1b", 1)]]
+            await asyncio.sleep(0.01)
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+    assert order == ["r0", "r1a", "r1b", "r5a", "r5b"]
+
+
+def test_concurrency_limit_free_slot_after_cancelled_waiters_is_taken_at_once():
+    limit = ConcurrencyLimit(1)
+
+    async def main():
+        async with limit:
+            waiter = asyncio.ensure_future(limit.acquire(3))
+            await asyncio.sleep(0.01)
+            waiter.cancel()
+            await asyncio.gather(waiter, return_exceptions=True)
+        # the cancelled waiter is still in the heap; a new caller must not queue behind it
+        await asyncio.wait_for(limit.acquire(), timeout=2)
+        limit.release()
+        return limit.in_use
+
+    assert asyncio.run(main()) == 0
+
+
 def test_client_keeps_no_state_per_event_loop():
     """Issue 11 kind 9: a client used from many loops (``decide`` makes one per call)
     must not keep them alive."""

@@ -53,6 +53,9 @@ def run_sovsim(**kwargs) -> None:
     out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
     executor, address = pop_executor(kwargs)
     simulations = kwargs.pop("simulations")
+    processes = kwargs.pop("processes")
+    if processes > 1 and executor != "local":
+        raise typer.BadParameter("--processes is for --executor local", param_hint="--processes")
     parsed = parse_kwargs(cls, leaves, kwargs)
     in_file = parsed.file is not None and "condition" in read_config_file(parsed.file)
     if "condition" not in parsed.sweep and not in_file:
@@ -65,6 +68,11 @@ def run_sovsim(**kwargs) -> None:
     _check_models({c.model for c in configs})
     if executor == "ray":
         results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
+    elif processes > 1:
+        from ..runners.sweep_processes import run_sweep_processes
+
+        results = run_sweep_processes(configs, out, processes=processes, resume=resume,
+                                      concurrency=configs[0].llm.max_concurrency, progress=progress)
     else:
         results = run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency,
                             progress=progress)
@@ -105,6 +113,11 @@ def _run_params():
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed round")]),
         inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=Annotated[
             bool, typer.Option("--progress/--no-progress")]),
+        inspect.Parameter("processes", inspect.Parameter.KEYWORD_ONLY, default=1, annotation=Annotated[
+            int, typer.Option("--processes", min=1, help=(
+                "client processes on this machine (games dealt round-robin; --concurrency and rate "
+                "limits are split between them): for sweeps whose model calls are fast enough that "
+                "one process's CPU is the limit"))]),
         *executor_parameters(),
         *common_parameters(),
     ]

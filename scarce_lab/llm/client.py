@@ -338,7 +338,8 @@ class LLMClient(LanguageModel):
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
 
-        async with self._slots:
+        # the calls of games furthest behind (lowest round) first (llm/concurrency.py)
+        async with self._slots.slot(ctx.round if ctx.round is not None else 0):
             t0 = time.perf_counter()
             response, error = await self._call_with_retries(model, messages, params, litellm_kwargs)
             record.latency_s = time.perf_counter() - t0

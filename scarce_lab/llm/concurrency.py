@@ -3,13 +3,20 @@
 ``asyncio.Semaphore`` binds to the first loop that waits on it, so a client used from
 several loops (``run_sync`` makes a fresh one per call) kept one semaphore per loop,
 forever (issue 11 kind 9). :class:`ConcurrencyLimit` keeps no per-loop state.
+
+Waiters are served by priority, then in arrival order: the model client passes a call's
+round, so when a sweep has more calls ready than slots, the games furthest behind go
+first (longest remaining chain first, the classic list-scheduling rule for a makespan;
+issue 14 section 2: with arrival order the last games' rounds ran alone at the end of a
+sweep while other slots were idle).
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import threading
-from collections import deque
 
 
 class ConcurrencyLimit:
@@ -18,8 +25,9 @@ class ConcurrencyLimit:
     ``asyncio.Semaphore`` binds to the first loop that waits on it, so a client used
     from several loops (``run_sync`` makes a fresh one per call) needed one semaphore
     per loop, kept forever. This one keeps no per-loop state: a waiter parks a future
-    on its own loop and a release hands the slot to the oldest waiter through
-    ``call_soon_threadsafe``. Used as ``async with limit: ...``.
+    on its own loop and a release hands the slot to the waiter with the lowest
+    priority value (the oldest among equals) through ``call_soon_threadsafe``. Used as
+    ``async with limit: ...`` (priority 0) or ``async with limit.slot(priority): ...``.
 
     Raises:
         ValueError: ``slots`` < 1.
@@ -31,7 +39,8 @@ class ConcurrencyLimit:
         self.slots = slots
         self._free = slots
         self._lock = threading.Lock()
-        self._waiters: deque = deque()  # (loop, future), oldest first
+        self._waiters: list = []  # heap of (priority, arrival, loop, future)
+        self._arrivals = itertools.count()
 
     @property
     def in_use(self) -> int:
@@ -39,35 +48,44 @@ class ConcurrencyLimit:
         with self._lock:
             return self.slots - self._free
 
-    async def __aenter__(self) -> ConcurrencyLimit:
+    def slot(self, priority: float = 0) -> _Slot:
+        """``async with limit.slot(priority): ...``: hold one slot; among waiters, the
+        lowest ``priority`` value is served first (arrival order among equals)."""
+        return _Slot(self, priority)
+
+    async def acquire(self, priority: float = 0) -> None:
+        """Wait for a slot (see :meth:`slot`); pair with :meth:`release`."""
         with self._lock:
-            if self._free > 0 and not self._waiters:
+            if self._free > 0:
+                # a free slot means no live waiter (release hands slots to live waiters
+                # first): what is left in the heap was cancelled
+                self._waiters.clear()
                 self._free -= 1
-                return self
+                return
             loop = asyncio.get_running_loop()
             fut = loop.create_future()
-            self._waiters.append((loop, fut))
+            heapq.heappush(self._waiters, (priority, next(self._arrivals), loop, fut))
         try:
             await fut
         except asyncio.CancelledError:
-            with self._lock:
-                try:
-                    self._waiters.remove((loop, fut))
-                except ValueError:
-                    pass
+            # a cancelled waiter stays in the heap; release() skips done futures
             if fut.done() and not fut.cancelled():
                 self.release()  # the slot arrived together with the cancellation
             raise
+
+    async def __aenter__(self) -> ConcurrencyLimit:
+        await self.acquire()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self.release()
 
     def release(self) -> None:
-        """Free one slot: hand it to the oldest live waiter, else return it."""
+        """Free one slot: hand it to the first live waiter (lowest priority value, then
+        oldest), else return it."""
         with self._lock:
             while self._waiters:
-                loop, fut = self._waiters.popleft()
+                _, _, loop, fut = heapq.heappop(self._waiters)
                 if loop.is_closed() or fut.done():
                     continue
                 try:
@@ -82,3 +100,19 @@ class ConcurrencyLimit:
             self.release()
         else:
             fut.set_result(None)
+
+
+class _Slot:
+    """``async with`` one slot of a :class:`ConcurrencyLimit` at a priority."""
+
+    __slots__ = ("_limit", "_priority")
+
+    def __init__(self, limit: ConcurrencyLimit, priority: float):
+        self._limit, self._priority = limit, priority
+
+    async def __aenter__(self) -> ConcurrencyLimit:
+        await self._limit.acquire(self._priority)
+        return self._limit
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._limit.release()

@@ -214,8 +214,9 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
     """Every acting agent's decision; the model calls of every decision are recorded,
     also when one of them raised (the first exception is re-raised after recording)."""
     acting = list(obs)
+    run_id, run_seed = rec.manifest.run_id, cfg.run_seed  # once per phase: run_id hashes the settings
     results = await asyncio.gather(
-        *(agents[a].adecide(obs[a], seed=derive_seed(cfg.run_seed, r, a, phase.value), run_id=cfg.run_id)
+        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value), run_id=run_id)
           for a in acting),
         return_exceptions=True,
     )
@@ -276,11 +277,11 @@ async def arun_sweep(
         client = _make_client(llm_cfg) if llm_cfg is not None else None
     gate = asyncio.Semaphore(max(1, 4 * concurrency))
     bar = tqdm(total=sum(c.game.rounds for c in configs), unit="round", desc="sovsim", disable=not progress)
-    done_rounds: dict[str, int] = {}
+    done_rounds: dict[int, int] = {}  # id(config) -> rounds shown (run_id hashes the settings)
 
     def _tick(cfg: SovSimConfig, r: int) -> None:
-        bar.update(r - done_rounds.get(cfg.run_id, 0))
-        done_rounds[cfg.run_id] = r
+        bar.update(r - done_rounds.get(id(cfg), 0))
+        done_rounds[id(cfg)] = r
         if on_round is not None:
             on_round(cfg, r)
 
@@ -292,8 +293,8 @@ async def arun_sweep(
                 res = GameResult(cfg.run_id, "error", error=str(exc))
             except Exception as exc:  # recorded in the run's manifest
                 res = GameResult(cfg.run_id, "failed", error=f"{type(exc).__name__}: {exc}")
-            bar.update(cfg.game.rounds - done_rounds.get(cfg.run_id, 0))
-            done_rounds[cfg.run_id] = cfg.game.rounds
+            bar.update(cfg.game.rounds - done_rounds.get(id(cfg), 0))
+            done_rounds[id(cfg)] = cfg.game.rounds
             return res
 
     try:

@@ -1,0 +1,247 @@
+"""A SovSim sweep spread over several local processes (issue 14, section 2).
+
+One Python process runs every model call of :func:`~scarce_lab.runners.sovsim.arun_sweep`
+on one event loop; against a fast provider its CPU (litellm builds, sends, parses and
+prices each call: several milliseconds) becomes the limit, and the games wait for the
+loop instead of the provider. :func:`run_sweep_processes` deals the games round-robin
+over ``processes`` child processes, each a plain
+:func:`~scarce_lab.runners.sovsim.run_sweep` with its own model client. The games, their
+seeds and their run folders are exactly those of a one-process sweep (same configs, same
+run ids, the one resume rule of :func:`scarce_lab.runtime.open_run`).
+
+Children are forked where the platform allows it (Linux), after the parent has imported
+litellm once (about 3.5 s of CPU that each child would otherwise pay again); elsewhere
+they start as ``python -m scarce_lab.runners.sweep_processes JOB`` (callers need no
+``if __name__ == "__main__"`` guard either way).
+
+Limits are split, not multiplied: the processes share ``concurrency`` (shares differ by
+at most one) and each gets ``1 / processes`` of every configured rate limit (requests and tokens
+per minute, :class:`~scarce_lab.llm.ratelimit.RateLimit`). A limit a process learns from a
+429 stays in that process (the others learn it from their own 429s).
+
+A child that dies (killed, out of memory, an exception outside a game) is reported: its
+games that had not finished get ``status="failed"`` with the child's exit status and the
+end of its error; their run folders stay resumable (``--resume``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+from typing import IO
+
+from ..config.sovsim import SovSimConfig
+from ..llm.client import LLMSettings
+from .sovsim import GameResult
+
+_RESULT = "result "
+_ERROR = "error "
+
+
+def split_settings(settings: LLMSettings, processes: int, concurrency: int, index: int = 0) -> LLMSettings:
+    """``settings`` for process ``index`` of ``processes``: its share of ``concurrency``
+    (shares differ by at most one and sum to ``concurrency``) and every rate limit (rpm,
+    tpm) divided by ``processes`` (rounded down, at least 1).
+
+    Raises:
+        ValueError: ``processes`` or ``concurrency`` below 1, ``processes`` above
+            ``concurrency``, or ``index`` outside 0..processes-1.
+    """
+    if processes < 1 or concurrency < processes or not 0 <= index < processes:
+        raise ValueError(f"processes={processes}, concurrency={concurrency}, index={index}: need "
+                         "1 <= processes <= concurrency and 0 <= index < processes")
+    limits = {
+        key: limit.model_copy(update={
+            "rpm": None if limit.rpm is None else max(1, limit.rpm // processes),
+            "tpm": None if limit.tpm is None else max(1, limit.tpm // processes),
+        })
+        for key, limit in settings.rate_limits.items()
+    }
+    share = concurrency // processes + (index < concurrency % processes)
+    return settings.model_copy(update={"max_concurrency": share, "rate_limits": limits})
+
+
+def run_sweep_processes(
+    configs: list[SovSimConfig],
+    out_dir: Path,
+    *,
+    processes: int,
+    concurrency: int = 8,
+    settings: LLMSettings | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    start: str | None = None,
+) -> list[GameResult]:
+    """Run a SovSim sweep in ``processes`` child processes; results in ``configs`` order.
+
+    Args:
+        configs: the games (each a :class:`SovSimConfig`).
+        out_dir: the dataset folder (one run folder per game, as one process writes it).
+        processes: child processes (>= 1; at most ``concurrency`` and one per game are
+            started); games are dealt round-robin.
+        concurrency: concurrent model calls over all processes.
+        settings: the model client's settings (default: the first model-driven config's
+            ``llm`` settings, as :func:`~scarce_lab.runners.sovsim.arun_sweep` uses),
+            split by :func:`split_settings`.
+        resume: continue unfinished runs (see :func:`scarce_lab.runtime.open_run`).
+        progress: a progress bar over finished games.
+        start: ``"fork"`` or ``"exec"`` (``python -m``); default fork where available.
+
+    Returns:
+        one :class:`GameResult` per config; a game whose child process died before
+        reporting it is ``failed`` with the child's exit status and error.
+
+    Raises:
+        ValueError: ``processes`` or ``concurrency`` below 1, or an unknown ``start``.
+    """
+    from tqdm import tqdm
+
+    from ..llm import make_client
+
+    model_driven = [c for c in configs if not c.model.startswith("scripted/")]
+    if settings is None:
+        settings = make_client(model_driven[0].llm).settings if model_driven else LLMSettings()
+    if processes < 1 or concurrency < 1:
+        raise ValueError(f"processes={processes} and concurrency={concurrency} must be at least 1")
+    processes = max(1, min(processes, concurrency, len(configs)))
+    if start is None:
+        start = "fork" if "fork" in multiprocessing.get_all_start_methods() else "exec"
+    if start not in ("fork", "exec"):
+        raise ValueError(f"start must be 'fork' or 'exec', got {start!r}")
+    if start == "fork" and model_driven:
+        from ..llm.transport import load_litellm
+
+        load_litellm()  # once here, inherited by every child
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shards = [s for s in (configs[i::processes] for i in range(processes)) if s]
+    found: dict[str, GameResult] = {}
+    lock = threading.Lock()
+    bar = tqdm(total=len(configs), unit="game", desc="sovsim", disable=not progress)
+    try:
+        with tempfile.TemporaryDirectory(prefix="scarce-lab-sweep-") as tmp:
+            children = []
+            for i, shard in enumerate(shards):
+                per = split_settings(settings, len(shards), concurrency, i)
+                job = {"out_dir": str(out_dir), "settings": per.model_dump(mode="json"), "resume": resume}
+                children.append(_start(start, shard, job, Path(tmp) / f"shard{i}.json"))
+            readers = [threading.Thread(target=_collect, args=(child, shard, found, lock, bar))
+                       for child, shard in zip(children, shards, strict=True)]
+            for r in readers:
+                r.start()
+            for r in readers:
+                r.join()
+    finally:
+        bar.close()
+    return [found[c.run_id] for c in configs]
+
+
+class _Child:
+    """A started child: its result lines, how to wait for it, its error output."""
+
+    def __init__(self, lines: IO[str], wait, errors):
+        self.lines, self.wait, self.errors = lines, wait, errors
+
+
+def _start(start: str, shard: list[SovSimConfig], job: dict, job_file: Path) -> _Child:
+    payload = {**job, "configs": [c.model_dump(mode="json") for c in shard]}
+    if start == "fork":
+        read_fd, write_fd = os.pipe()
+        proc = multiprocessing.get_context("fork").Process(
+            target=_forked_child, args=(payload, write_fd), daemon=True
+        )
+        proc.start()
+        os.close(write_fd)
+
+        def _wait() -> int:
+            proc.join()
+            return proc.exitcode
+
+        return _Child(os.fdopen(read_fd, encoding="utf-8", errors="replace"), _wait, lambda: "")
+    job_file.write_text(json.dumps(payload))
+    env = dict(os.environ)
+    # the child imports the scarce_lab this module belongs to, as the parent does
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarce_lab.runners.sweep_processes", str(job_file)],
+        stdout=subprocess.PIPE, stderr=stderr, env=env, text=True, errors="replace",
+    )
+
+    def _errors() -> str:
+        stderr.seek(0)
+        return " | ".join(stderr.read().strip().splitlines()[-5:])
+
+    return _Child(proc.stdout, proc.wait, _errors)
+
+
+def _collect(child: _Child, shard: list[SovSimConfig], found: dict, lock: threading.Lock, bar) -> None:
+    error = ""
+    with child.lines:
+        for line in child.lines:
+            if line.startswith(_RESULT):
+                res = GameResult(**json.loads(line[len(_RESULT):]))
+                with lock:
+                    found[res.run_id] = res
+                    bar.update(1)
+            elif line.startswith(_ERROR):
+                error = json.loads(line[len(_ERROR):])
+    code = child.wait()
+    error = error or child.errors() or "no error output"
+    with lock:
+        for cfg in shard:
+            if cfg.run_id not in found:
+                found[cfg.run_id] = GameResult(
+                    cfg.run_id, "failed",
+                    error=f"sweep process exited with status {code} before the game finished: {error[-1500:]}",
+                )
+
+
+def _run_shard(payload: dict, out: IO[str]) -> None:
+    """Run one shard's games, one result line per finished game on ``out``."""
+    import asyncio
+
+    from ..llm import make_client
+    from ..runtime import run_sync
+    from .sovsim import arun_sweep
+
+    configs = [SovSimConfig.model_validate(c) for c in payload["configs"]]
+    settings = LLMSettings.model_validate(payload["settings"])
+    client = make_client(settings) if any(not c.model.startswith("scripted/") for c in configs) else None
+    out_dir = Path(payload["out_dir"])
+
+    async def _all() -> None:
+        limit = asyncio.Semaphore(max(1, 4 * settings.max_concurrency))
+
+        async def _one(cfg: SovSimConfig) -> None:
+            async with limit:
+                (res,) = await arun_sweep([cfg], out_dir, client=client, resume=payload["resume"],
+                                          concurrency=settings.max_concurrency, progress=False)
+            out.write(_RESULT + json.dumps(res.__dict__) + "\n")
+            out.flush()
+
+        await asyncio.gather(*(_one(c) for c in configs))
+
+    run_sync(_all())  # in a thread of its own if the fork copied a running loop
+
+
+def _forked_child(payload: dict, write_fd: int) -> None:
+    with os.fdopen(write_fd, "w", encoding="utf-8") as out:
+        try:
+            _run_shard(payload, out)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, then exit 1
+            out.write(_ERROR + json.dumps(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}") + "\n")
+            out.flush()
+            raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    _run_shard(json.loads(Path(sys.argv[1]).read_text()), sys.stdout)
