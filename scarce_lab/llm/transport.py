@@ -41,8 +41,26 @@ def load_litellm():
             from .embedded import register_embedded_provider
 
             register_embedded_provider(litellm)
+            from .._sync import at_loop_end
+
+            at_loop_end(flush_litellm_logging)
             litellm._scarce_lab_ready = True
     return litellm
+
+
+async def flush_litellm_logging(timeout_s: float = 10.0) -> None:
+    """Let litellm's logging worker finish the success-logging tasks it queued on this
+    event loop (one per call). :func:`scarce_lab.runtime.run_sync` runs it before its
+    loop closes; otherwise each sync call left its task behind, to be carried (with a
+    warning) to the next loop, and they piled up. At most ``timeout_s`` seconds."""
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+    except ImportError:  # a litellm without the worker queues nothing on the loop
+        return
+    try:
+        await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout=timeout_s)
+    except TimeoutError:
+        pass  # left for the next loop, as litellm itself would
 
 
 def retryable(exc: Exception) -> bool:
