@@ -136,9 +136,9 @@ def convention(preset: str = "sovsim", **overrides) -> Convention:
         raise ValueError(f"unknown Convention field in {sorted(overrides)}: {exc}") from None
 
 
-def game_parameters(df: pl.DataFrame) -> pl.DataFrame:
+def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per run (``run_id``) with its game as its settings state it and as the
-    data show it.
+    data show it (a lazy agent-round table is aggregated lazily, then collected).
 
     Columns: ``run_id, source, family`` and, per field of :data:`GAME_FIELDS`, ``<field>``
     (from the run's settings; null where the layout carries none), plus
@@ -146,10 +146,11 @@ def game_parameters(df: pl.DataFrame) -> pl.DataFrame:
     start of round 1; null when round 1 is missing) and ``observed_last_round``.
     """
     need = {"run_id", "source", "round", "agent", "pool_before"}
-    missing = need - set(df.columns)
+    columns = df.collect_schema().names() if isinstance(df, pl.LazyFrame) else df.columns
+    missing = need - set(columns)
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
-    settings = pl.col("settings") if "settings" in df.columns else pl.lit(None, dtype=pl.String)
+    settings = pl.col("settings") if "settings" in columns else pl.lit(None, dtype=pl.String)
     runs = (
         df.with_columns(_settings=settings)
         .group_by("run_id")
@@ -162,6 +163,8 @@ def game_parameters(df: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("run_id")
     )
+    if isinstance(runs, pl.LazyFrame):
+        runs = runs.collect()
     rows = []
     for r in runs.iter_rows(named=True):
         parsed = json.loads(r["_settings"]) if r["_settings"] else {}
@@ -187,8 +190,10 @@ def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
-def resolve_convention(df: pl.DataFrame, preset: str = "sovsim", *, force: bool = False, **overrides) -> Convention:
-    """The preset fitted to the runs in ``df`` (the agent-round table).
+def resolve_convention(
+    df: pl.DataFrame | pl.LazyFrame, preset: str = "sovsim", *, force: bool = False, **overrides
+) -> Convention:
+    """The preset fitted to the runs in ``df`` (the agent-round table, eager or lazy).
 
     1. Family: every run's layout must belong to the preset's paper (GovSim logs ->
        ``govsim``; our runs and SovSim files -> ``sovsim``); rows of an unknown
@@ -208,9 +213,9 @@ def resolve_convention(df: pl.DataFrame, preset: str = "sovsim", *, force: bool 
         ValueError: unknown preset or override field.
     """
     base = convention(preset, **overrides)
-    if df.height == 0:
-        return base
     games = game_parameters(df)
+    if games.height == 0:
+        return base
     problems: list[str] = []
     fam = games.filter(pl.col("family").is_not_null() & (pl.col("family") != base.name))
     for (source, family), g in fam.group_by("source", "family", maintain_order=True):
