@@ -273,6 +273,9 @@ def execute_notebook(
         timeout=timeout_s,
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd or path.parent)}},
+        # the kernel process's own log (e.g. ipykernel's warning that its local TCP
+        # sockets are unencrypted) is not the notebook's output: errors only
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     try:
         client.execute(env=env)

@@ -157,3 +157,22 @@ def test_large_datasets_draw_counted_charts_not_one_mark_per_row(sovsim):
     dense = charts.leader_rate_chart(many)
     assert all(len(v) <= 2000 for v in dense.to_dict()["datasets"].values())
     assert "counts per cell" in str(dense.to_dict())
+
+
+def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_path, sovsim):
+    """The demo wrote polars Series printouts ("shape: (1,) Series: ...") for list
+    columns, and "–" for both "not applicable" and "no event" in the saved Table 1."""
+    df = pl.DataFrame({"models": [["a", "b"], []], "drops": [[0.5, None], None], "k": [1, 2]})
+    F.save_table(df, "nested", tmp_path)
+    md = (tmp_path / "nested.md").read_text()
+    assert '["a", "b"]' in md and "[0.5, null]" in md and "Series" not in md
+    back = pl.read_csv(tmp_path / "nested.csv")
+    assert json.loads(back["models"][0]) == ["a", "b"] and back["drops"][1] is None
+    _, per_sim, conv = sovsim
+    summary = metrics.summarize(per_sim, conv=conv)
+    shown = charts.table1_display(summary)
+    cpr = shown.filter(pl.col("Condition") == "cpr").row(0, named=True)
+    assert cpr["Leader extraction rate"] == "n/a"  # CPR has no leader: not applicable
+    markdown = metrics.format_table(summary)
+    for row in shown.iter_rows(named=True):  # the same cells as `scarce-lab table sovsim`
+        assert "| " + " | ".join(str(v) for v in row.values()) + " |" in markdown

@@ -66,6 +66,19 @@ def test_bootstrap_and_pearson():
     assert math.isnan(pearson_ci([1, 1, 1], [1, 2, 3])[0])
 
 
+def test_pearson_is_undefined_where_it_would_only_look_like_a_result():
+    """Two distinct points make r = -1 with p = 0 whatever the data (the demo's three
+    leader simulations: (0.16, 12), (1, 1), (1, 1)); with 3 points the Fisher z interval
+    (standard error 1 / sqrt(n - 3)) does not exist."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert all(math.isnan(v) for v in pearson_ci([0.16, 1.0, 1.0], [12, 1, 1]))
+        r, lo, hi, p = pearson_ci([1, 2, 3], [1, 3, 2])
+    assert r == pytest.approx(0.5) and 0 < p < 1 and math.isnan(lo) and math.isnan(hi)
+
+
 # -- vectorised resampling (issue 14 section 1) ---------------------------------------
 def _old_bootstrap_ci(values, stat, n_resamples=2000, seed=0):
     """The loop-based interval this module used before (scipy, apply_along_axis)."""

@@ -245,7 +245,7 @@ def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures") -> 
     out.mkdir(parents=True, exist_ok=True)
     csv, md = out / f"{name}.csv", out / f"{name}.md"
     flat = df.with_columns(
-        pl.col(c).map_elements(lambda v: str(v), return_dtype=pl.String)
+        pl.Series(c, [None if v is None else json.dumps(v, default=str) for v in df[c].to_list()], dtype=pl.String)
         for c, dt in df.schema.items()
         if dt.is_nested()
     )

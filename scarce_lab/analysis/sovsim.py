@@ -377,7 +377,10 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
 
 
 # -- formatting -----------------------------------------------------------------------
-def _cell(row: dict, key: str, digits: int) -> str:
+def table1_cell(row: dict, key: str, digits: int = 2) -> str:
+    """One Table 1 cell of a :func:`summarize` row for metric ``key``: ``mean [lo, hi]``,
+    ``(n=k)`` when fewer simulations than the row's n have a value, ``n/a`` (not
+    applicable), ``none (0/N)`` (no event) or ``undef.`` (undefined)."""
     status, mean, lo, hi, n = (row[f"{key}_{s}"] for s in ("status", "mean", "ci_low", "ci_high", "n"))
     if status == "not_applicable":
         return "n/a"
@@ -415,7 +418,7 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
     head = ["Model", "Condition", "n", *[label for _, label, _ in METRICS]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in summary.iter_rows(named=True):
-        cells = [row["model"], row["condition"], str(row["n"]), *(_cell(row, k, digits) for k, _, _ in METRICS)]
+        cells = [row["model"], row["condition"], str(row["n"]), *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",

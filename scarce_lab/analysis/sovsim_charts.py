@@ -24,6 +24,7 @@ from .sovsim import (
     leader_rate_vs_survival,
     misreports,
     pool_band,
+    table1_cell,
 )
 
 CONDITION_LABELS = {
@@ -62,18 +63,14 @@ def _models_text(models: list[str], limit: int = 6) -> str:
 
 
 def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
-    """Table 1 with one ``mean [ci_low, ci_high]`` text column per metric."""
-
-    def cell(m, lo, hi):
-        if m is None:
-            return "–"
-        return f"{m:.{digits}f}" + (f" [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None else "")
-
+    """Table 1 with one text column per metric, cells as
+    :func:`~scarce_lab.analysis.sovsim.format_table` writes them (``mean [ci_low,
+    ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``, ``undef.``)."""
     rows = []
     for r in summary.iter_rows(named=True):
         out = {"Model": r["model"], "Condition": r["condition"], "n": r["n"]}
         for key, label, _ in METRICS:
-            out[label] = cell(r[f"{key}_mean"], r[f"{key}_ci_low"], r[f"{key}_ci_high"])
+            out[label] = table1_cell(r, key, digits)
         rows.append(out)
     return pl.DataFrame(rows)
 
@@ -398,7 +395,7 @@ def correlation_sentence(per_sim: pl.DataFrame) -> str:
     parts = []
     for r in corr.sort("model").iter_rows(named=True):
         if r["r"] is None:
-            parts.append(f"{r['model']}: r undefined (fewer than 3 simulations or no variation; n = {r['n']})")
+            parts.append(f"{r['model']}: r undefined (fewer than 3 distinct points or no variation; n = {r['n']} simulations)")
             continue
         if r["ci_low"] is None or r["ci_high"] is None:
             sign = "without a CI"

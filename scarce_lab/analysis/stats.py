@@ -259,17 +259,24 @@ def cluster_bootstrap_median(
 
 def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
     """Pearson r with its Fisher-z confidence interval and two-sided p-value:
-    ``(r, low, high, p)``. Pairs with a ``nan`` are dropped; fewer than 3 pairs or a
-    constant input gives ``nan``s."""
+    ``(r, low, high, p)``. Pairs with a ``nan`` are dropped.
+
+    Undefined values are ``nan``, never a number that only looks like a result:
+    fewer than 3 pairs, a constant input or fewer than 3 distinct points give ``nan``
+    for all four (through two distinct points r is +-1 whatever the data); with 3
+    pairs the interval is ``nan`` (the Fisher z standard error 1/sqrt(n - 3) needs
+    n >= 4)."""
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
     if a.shape != b.shape:
         raise ValueError(f"pearson_ci: x has shape {a.shape}, y has shape {b.shape}")
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = a[ok], b[ok]
-    if len(a) < 3 or np.all(a == a[0]) or np.all(b == b[0]):
+    if len(a) < 3 or np.all(a == a[0]) or np.all(b == b[0]) or len(set(zip(a, b, strict=True))) < 3:
         return NAN, NAN, NAN, NAN
     res = sps.pearsonr(a, b)
+    if len(a) < 4:
+        return float(res.statistic), NAN, NAN, float(res.pvalue)
     ci = res.confidence_interval(confidence_level=level)
     return float(res.statistic), float(ci.low), float(ci.high), float(res.pvalue)
 

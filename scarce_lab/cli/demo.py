@@ -41,11 +41,33 @@ def demo(
     for r in failed:
         typer.echo(f"[demo]   {r.status}: {r.run_id}: {r.error}", err=True)
 
-    from ..analysis.sovsim import format_table, sovsim_table
+    from ..analysis.sovsim import (
+        CONDITION_ORDER,
+        format_table,
+        resolve_convention,
+        simulation_metrics,
+        summarize,
+    )
+    from ..data.loaders import load_dataset
     from ..data.tables.sovsim import load_agent_rounds
 
-    typer.echo("\n[demo] Table 1 for these runs (mean [95% CI] per model x condition):")
-    typer.echo(format_table(sovsim_table(load_agent_rounds(out)), "markdown", digits=2))
+    rounds = load_agent_rounds(out)
+    conv = resolve_convention(rounds)
+    per_sim = simulation_metrics(rounds, conv)
+    order = {c: i for i, c in enumerate(CONDITION_ORDER)}
+    for r in sorted(per_sim.iter_rows(named=True), key=lambda r: (order.get(r["base_condition"], 99),
+                                                                  r["condition"], r["simulation"])):
+        end = (f"ran all {r['rounds_played']} rounds" if r["survived"]
+               else f"collapsed in round {r['survival_time']}")
+        typer.echo(f"[demo]   {r['condition']} (simulation {r['simulation']}): {end}")
+    calls = load_dataset(out).llm_calls.collect()
+    if calls.height:
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(calls["outcome"].value_counts().rows()))
+        typer.echo(f"[demo] {calls.height} model calls ({outcomes}; {int(calls['cache_hit'].sum())} from the "
+                   f"response cache; {int(calls['fallback_used'].sum())} fell back to a default)")
+    typer.echo("\n[demo] Table 1 for these runs (mean [95% CI] per model x condition; one game per "
+               "condition gives intervals only for the survival rate: --simulations N for more):")
+    typer.echo(format_table(summarize(per_sim, conv=conv), "markdown", digits=2))
     if notebook:
         from ..reporting import execute_notebook
 

@@ -1,0 +1,20 @@
+"""`scarce-lab demo` (the README's main job) says how each game ended and how the model
+calls went before Table 1, and its table keeps "n/a" apart from "none (0/N)"."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from scarce_lab.cli import app
+
+
+def test_demo_reports_each_game_and_the_table(tmp_path):
+    res = CliRunner().invoke(app, ["demo", "-m", "scripted/greedy", "--no-notebook",
+                                   "--out", str(tmp_path / "runs"), "--figures", str(tmp_path / "figs")])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("[demo]   ")]
+    assert [ln.split()[1] for ln in lines] == ["cpr", "bcpr", "kcpr", "kcpr_m"]  # the paper's order
+    assert all("ran all 12 rounds" in ln or "collapsed in round" in ln for ln in lines)
+    assert "model calls" not in res.output  # scripted agents make none
+    cpr_row = next(ln for ln in res.output.splitlines() if ln.startswith("| scripted/greedy | cpr |"))
+    assert cpr_row.rstrip(" |").endswith("n/a")  # no leader in CPR: not applicable
