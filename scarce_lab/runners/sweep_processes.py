@@ -124,7 +124,7 @@ def run_sweep_processes(
     shards = [s for s in (configs[i::processes] for i in range(processes)) if s]
     found: dict[str, GameResult] = {}
     lock = threading.Lock()
-    bar = tqdm(total=len(configs), unit="game", desc="sovsim", disable=not progress)
+    bar = None
     try:
         with tempfile.TemporaryDirectory(prefix="scarce-lab-sweep-") as tmp:
             children = []
@@ -132,6 +132,8 @@ def run_sweep_processes(
                 per = split_settings(settings, len(shards), concurrency, i)
                 job = {"out_dir": str(out_dir), "settings": per.model_dump(mode="json"), "resume": resume}
                 children.append(_start(start, shard, job, Path(tmp) / f"shard{i}.json"))
+            # the bar (and its monitor thread) only after the forks
+            bar = tqdm(total=len(configs), unit="game", desc="sovsim", disable=not progress)
             readers = [threading.Thread(target=_collect, args=(child, shard, found, lock, bar))
                        for child, shard in zip(children, shards, strict=True)]
             for r in readers:
@@ -139,7 +141,8 @@ def run_sweep_processes(
             for r in readers:
                 r.join()
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
     return [found[c.run_id] for c in configs]
 
 
