@@ -428,3 +428,27 @@ def test_find_run_dirs_order_is_path_order(tmp_path):
         (tmp_path / rel / "manifest.json").write_text("{}")
     assert find_run_dirs(tmp_path) == sorted(p.parent for p in tmp_path.rglob("manifest.json"))
     assert find_run_dirs(tmp_path / "a" / "x") == [tmp_path / "a" / "x"]
+
+
+@pytest.mark.parametrize("env", ["sovsim", "scarce", "economy"])
+def test_manifest_with_bom_and_crlf_loads_the_same_run(tmp_path, env):
+    """Issue 11 kind 8: a UTF-8 BOM (or Windows line ends) in a run's manifest.json,
+    as an editor on another system writes it, is read, not refused."""
+    import shutil
+    from pathlib import Path
+
+    from polars.testing import assert_frame_equal
+
+    src = next((Path(__file__).resolve().parent / "golden" / "v2" / env).iterdir())
+    d = tmp_path / "bom" / src.name
+    shutil.copytree(src, d)
+    text = (src / "manifest.json").read_text(encoding="utf-8")
+    (d / "manifest.json").write_bytes(("\ufeff" + text.replace("\n", "\r\n")).encode("utf-8"))
+    got, ref = load_dataset(d.parent), load_dataset(src.parent)
+
+    def runs(ds):
+        frame = ds.runs.collect() if hasattr(ds.runs, "collect") else ds.runs
+        return frame.drop("run_dir")  # where the copy lives
+
+    assert_frame_equal(runs(got), runs(ref))
+    assert_frame_equal(got.events.collect(), ref.events.collect())
