@@ -68,3 +68,9 @@ def test_a_forked_child_that_raises_reports_the_error(tmp_path, monkeypatch):
     res = run_sweep_processes(configs, tmp_path, processes=2, concurrency=2, progress=False, start="fork")
     assert [r.status for r in res] == ["failed", "failed"]
     assert all("status 1" in r.error and "OSError: disk on fire" in r.error for r in res)
+
+
+def test_the_same_game_twice_is_refused(tmp_path):
+    configs = plan_sweep(["cpr"], ["scripted/sustainable"], 1, rounds=2)
+    with pytest.raises(ValueError, match="same game more than once"):
+        run_sweep_processes(configs * 2, tmp_path, processes=2, concurrency=2, progress=False)

@@ -99,12 +99,19 @@ def run_sweep_processes(
         reporting it is ``failed`` with the child's exit status and error.
 
     Raises:
-        ValueError: ``processes`` or ``concurrency`` below 1, or an unknown ``start``.
+        ValueError: ``processes`` or ``concurrency`` below 1, an unknown ``start``, or
+            the same game (run id) twice in ``configs``.
     """
     from tqdm import tqdm
 
     from ..llm import make_client
 
+    seen: dict[str, int] = {}
+    for c in configs:
+        seen[c.run_id] = seen.get(c.run_id, 0) + 1
+    twice = sorted(r for r, k in seen.items() if k > 1)
+    if twice:
+        raise ValueError(f"the sweep holds the same game more than once (one run folder each): {twice[:5]}")
     model_driven = [c for c in configs if not c.model.startswith("scripted/")]
     if settings is None:
         settings = make_client(model_driven[0].llm).settings if model_driven else LLMSettings()
