@@ -72,7 +72,7 @@ cells = [
          "display(Markdown(\"Share of an agent's wins in its main kind of step (mean): \" + '; '.join(\n"
          "    f'{em.condition_label(c)} {v:.2f}' for c, v in s.items() if v is not None) + f'. Heat map: run {run_id}.'))\n"
          "chart"),
-    md("## Bid convergence towards realised value"),
+    md("## Bids against the value realised per win"),
     code("conv = em.bid_convergence(tables.agent_episodes(ds).filter(~pl.col('condition').str.starts_with('baseline')),\n"
          "                         window=BID_WINDOW)\n"
          "save_table(conv, 'economy_bid_convergence', OUT)\n"

@@ -43,8 +43,9 @@ PRELUDE = (
     "T = X.load_scarce([dataset_path(p, 'DATASETS') for p in DATASETS])\n"
     "print(T, '; figures and tables go to', OUT)\n"
     "print('negotiators:', sorted(T.settings['negotiator'].unique()))\n"
-    "# one key per (model, condition) for chart colours: conditions are never pooled\n"
-    "group = lambda df: df.with_columns((pl.col('model') + ' | ' + pl.col('condition')).alias('group'))"
+    "# one short label per (model, condition) for chart colours: the model, then what differs\n"
+    "# between its conditions (conditions are never pooled; the tables show the full condition)\n"
+    "group = X.group_labels"
 )
 
 LOAD_LABELS = (
@@ -201,7 +202,7 @@ write("03_memory_horizon.ipynb", [
          "BY = ('model', 'condition', 'memory')  # one row per condition; memory shown beside it\n"
          "if rounds is not None:\n"
          "    rounds = X.base_condition(rounds, except_=('memory',))\n"
-         "    print(rounds.group_by('memory').agg(pl.len().alias('rounds'), pl.col('run_id').n_unique().alias('runs')))"),
+         "    show(rounds.group_by('memory').agg(pl.len().alias('rounds'), pl.col('run_id').n_unique().alias('runs')).sort('memory'))"),
     md("## Table 2: behaviour shares by memory horizon (judge labels)"),
     code("if rounds is not None and rounds.height:\n"
          "    res = group(X.behaviour_shares(rounds, by=BY))\n"
@@ -424,16 +425,17 @@ write("06_auction_dynamics.ipynb", [
        "declared (`desired_duration_s`). Growth factor = a run's mean in its last subrun / its mean in its "
        "first subrun, averaged over runs with two or more subruns (t interval). The scripted skilled solver "
        "asks for longer slots after failed attempts it remembers, so it grows under cross-subrun memory."),
-    code("for col in ('requested_duration_s', 'desired_duration_s'):\n"
+    code("DURATION = {'requested_duration_s': 'Requested slot duration', 'desired_duration_s': 'Declared (desired) slot duration'}\n"
+         "for col in ('requested_duration_s', 'desired_duration_s'):\n"
          "    per, growth = X.requested_duration_by_subrun(C, by=BY, col=col)\n"
          "    per, growth = group(per), group(growth)\n"
          "    save_table(X.with_ci_text(per), f'scarce_{col}_per_subrun', OUT)\n"
          "    save_table(X.with_ci_text(growth), f'scarce_{col}_growth', OUT)\n"
          "    show(X.with_ci_text(per).select(*BY, 'subrun', 'estimate', 'n', 'runs'))\n"
          "    show(X.with_ci_text(growth).select(*BY, 'estimate', 'runs'))\n"
-         "    say(X.describe_extremes(growth, list(BY), f'the growth factor of {col}'))\n"
-         "    chart = X.ci_chart(per, 'subrun', color='group', kind='line', y_title=f'{col} (s)',\n"
-         "                       title=f'{col} per subrun', width=320)\n"
+         "    say(X.describe_extremes(growth, list(BY), f'the growth factor of the {DURATION[col].lower()}'))\n"
+         "    chart = X.ci_chart(per, 'subrun', color='group', kind='line', y_title=f'{DURATION[col]} (s)',\n"
+         "                       title=f'{DURATION[col]} per subrun', width=320)\n"
          "    save_chart(chart, f'scarce_{col}_per_subrun', OUT)\n"
          "    display(chart)"),
     md("## Negotiated schedule vs centralised schedulers (same tasks and seeds)\n\n`diff` is the mean "

@@ -176,3 +176,11 @@ def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_
     markdown = metrics.format_table(summary)
     for row in shown.iter_rows(named=True):  # the same cells as `scarce-lab table sovsim`
         assert "| " + " | ".join(str(v) for v in row.values()) + " |" in markdown
+
+
+def test_misreport_histogram_bars_start_at_zero(sovsim):
+    """A ranged bar with x/x2 and only y is drawn as a floating square at the count."""
+    df, _, _ = sovsim
+    spec = charts.misreport_chart(df).to_dict()
+    enc = json.dumps(spec)
+    assert '"x2"' in enc and '"y2"' in enc

@@ -161,3 +161,26 @@ def test_copied_notebook_reports_into_its_folder_with_static_charts(tmp_path):
     assert len(pngs) >= 3
     assert not [d for d in datas if "application/vnd.jupyter.widget-view+json" in d]
     assert not [o for c in done["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def test_readme_lists_every_notebook_parameter_with_its_default():
+    """The README's parameter table drifted from the notebooks (missing SEED, SUBRUN,
+    LABEL_MEMORY; old defaults for 05 and 06): every parameter is named in its row, and a
+    default the README states is the notebook's."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from scarce_lab.reporting import notebook_parameters
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    for nb in sorted((root / "notebooks").glob("0*.ipynb")):
+        row = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{nb.stem}` | `")), None)
+        assert row is not None, f"README has no parameter row for {nb.stem}"
+        for p in notebook_parameters(nb):
+            assert f"`{p.name}" in row, f"{nb.stem}: README does not name {p.name}"
+            stated = re.search(rf"`{p.name} = ([^`]+)`", row)
+            if stated and p.name != "OUT_DIR":
+                assert ast.literal_eval(stated.group(1)) == ast.literal_eval(p.default), (
+                    f"{nb.stem}: README says {p.name} = {stated.group(1)}, the notebook {p.default}")

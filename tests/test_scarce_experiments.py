@@ -375,3 +375,32 @@ def test_win_rates_all_rounds_and_contested():
     assert one(out, metric="win_rate")["value"] == pytest.approx(3 / 4)
     assert one(out, metric="win_rate_contested")["value"] == pytest.approx(2 / 3)
     assert one(out, metric="win_rate_contested")["n"] == 3
+
+
+def test_group_labels_are_short_distinct_and_never_merge_conditions():
+    """Chart labels were 'model | <full condition>' cut by the renderer to the same
+    text for different conditions; now: the model, then what differs between its
+    conditions; one label per (model, condition), never one label for two."""
+    import polars as pl
+
+    from scarce_lab.analysis.scarce_base import _condition_tokens, group_labels
+
+    assert _condition_tokens('ballots_fixed_mem-cross,tasks=["rev","tac"],workers=2') == [
+        "ballots_fixed_mem-cross", 'tasks=["rev","tac"]', "workers=2"]
+    ref = 'ballots_fixed_mem-cross,rich_worker_budget=None,tasks=["rev","tac"],workers=2'
+    df = pl.DataFrame({
+        "model": ["emb", "emb", "emb", "emb", "scr", "scr", "one"],
+        "condition": [ref, ref.replace("workers=2", "workers=3"),
+                      ref.replace("fixed", "revisable"), ref, "a,x=None", "a,x=1500", "c,y=2"],
+        "v": range(7),
+    })
+    g = group_labels(df)
+    got = dict(zip(zip(g["model"], g["condition"], strict=True), g["group"], strict=True))
+    assert got[("emb", ref)] == "emb | ballots_fixed_mem-cross"
+    assert got[("emb", ref.replace("workers=2", "workers=3"))] == "emb | workers=3"
+    assert got[("emb", ref.replace("fixed", "revisable"))] == "emb | ballots_revisable_mem-cross"
+    assert got[("scr", "a,x=1500")] == "scr | x=1500" and got[("scr", "a,x=None")] == "scr | a"
+    assert got[("one", "c,y=2")] == "one"
+    assert g.height == df.height and g["v"].to_list() == list(range(7))
+    pairs = g.select("model", "condition").unique().height
+    assert g.select("model", "condition", "group").unique()["group"].n_unique() == pairs

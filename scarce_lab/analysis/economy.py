@@ -199,15 +199,17 @@ def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
 def specialisation(wins: pl.DataFrame, births: pl.DataFrame | None = None, *, phase: str = "train",
                    top: int = 12) -> pl.DataFrame:
     """Who wins which kind of step: per (run, agent, step_kind) wins and share of that
-    step kind's wins in the run, for the ``top`` agents by wins in each run. Adds
+    step kind's wins in the run, for the ``top`` agents by wins in each run (ties broken
+    by agent id). Adds
     ``label`` (agent id and genome description) when ``births`` is given."""
     w = wins.filter(pl.col("phase") == phase).group_by(["run_id", "agent", "step_kind"]).agg(
         pl.col("wins").sum()
     )
     kind_tot = w.group_by(["run_id", "step_kind"]).agg(pl.col("wins").sum().alias("kind_wins"))
     agent_tot = w.group_by(["run_id", "agent"]).agg(pl.col("wins").sum().alias("agent_wins"))
-    ranked = agent_tot.with_columns(
-        pl.col("agent_wins").rank("ordinal", descending=True).over("run_id").alias("rank")
+    # ties in wins broken by agent id (group_by's row order is not stable across runs)
+    ranked = agent_tot.sort("run_id", "agent_wins", "agent", descending=[False, True, False]).with_columns(
+        pl.int_range(pl.len()).over("run_id").add(1).alias("rank")
     ).filter(pl.col("rank") <= top)
     out = w.join(kind_tot, on=["run_id", "step_kind"]).join(ranked, on=["run_id", "agent"]).with_columns(
         (pl.col("wins") / pl.col("kind_wins")).alias("share_of_kind"),
@@ -427,7 +429,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
         strokeDash=alt.StrokeDash("quantity:N", title=None),
         tooltip=["condition", "window_start", "quantity", alt.Tooltip("credits:Q", format=".1f")],
     ).properties(width=180, height=180).facet(column=alt.Column("condition:N", title=None, sort=order))
-    return titled(chart, "Bids converge towards realised value", caption(
+    return titled(chart, "Bid paid and value realised per win over training", caption(
         "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
 
 

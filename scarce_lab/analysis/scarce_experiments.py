@@ -82,6 +82,7 @@ from .scarce_base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     cluster_bootstrap_median,
     cluster_ci,
     describe_extremes,
+    group_labels,
     mean_over_runs,
     run_settings,
     with_ci_text,

@@ -48,7 +48,8 @@ def _parameters_help() -> str:
             names = []
             for node in ast.parse(src).body:
                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                    names.append(f"{node.targets[0].id}={ast.get_source_segment(src, node.value)}")
+                    value = " ".join((ast.get_source_segment(src, node.value) or "").split())  # one line
+                    names.append(f"{node.targets[0].id}={value}")
         except (OSError, ValueError, StopIteration, SyntaxError, KeyError):
             names = ["(parameters unreadable)"]
         parts.append(f"{nb_path.stem}: " + ", ".join(names))
