@@ -109,3 +109,18 @@ def test_economy_metrics_refuse_to_pool_models_or_settings():
         solve_curve(pl.concat([a, c]).with_columns(pl.col("solved").cast(pl.Boolean)))
     same = pl.concat([a, a.with_columns(pl.lit("r3").alias("run_id"))]).with_columns(pl.col("solved").cast(pl.Boolean))
     assert ablation_table(same)["n_runs"].to_list() == [2]
+
+
+def test_chart_condition_names_keep_only_what_differs_and_stay_distinct():
+    """Panel titles were full labels cut by the renderer to the same text
+    ("full economy (agents=12, bid_sch..." twice)."""
+    import polars as pl
+
+    from scarce_lab.analysis.economy import _readable_conditions
+
+    conds = ["none,agents=12,bid_scheme=fixed,episodes=150", "none,agents=12,bid_scheme=holland,episodes=150",
+             "no-auction,agents=12,bid_scheme=fixed,episodes=150", "baseline-full,agents=5,bid_scheme=fixed,episodes=10"]
+    d, order = _readable_conditions(pl.DataFrame({"condition": conds}))
+    assert order == ["full economy", "full economy (bid_scheme=holland)", "no auction",
+                     "baseline full (agents=5, episodes=10)"]
+    assert d["condition"].to_list() == [order[0], order[1], order[2], order[3]]

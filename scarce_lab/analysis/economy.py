@@ -307,9 +307,24 @@ def _full_economy(conditions: list[str]) -> str | None:
 
 
 def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with readable condition names and their order. A name keeps only the
+    settings that differ from the most common value among the conditions in ``df``
+    (panel titles are short and distinct: ``full economy`` and ``full economy
+    (bid_scheme=holland)``, not two titles cut to the same text); should two names
+    coincide, the full labels are used."""
+    from collections import Counter
+
     codes = sorted(set(df["condition"].to_list()), key=_order)
-    return (df.with_columns(pl.col("condition").map_elements(condition_label, return_dtype=pl.String)),
-            [condition_label(c) for c in codes])
+    settings = {c: dict(kv.split("=", 1) for kv in c.split(",")[1:] if "=" in kv) for c in codes}
+    mode = {k: Counter(s.get(k) for s in settings.values()).most_common(1)[0][0]
+            for k in sorted({k for s in settings.values() for k in s})}
+    names = {c: condition_label(",".join([c.split(",")[0], *(f"{k}={v}" for k, v in settings[c].items()
+                                                            if v != mode[k])]))
+             for c in codes}
+    if len(set(names.values())) < len(names):
+        names = {c: condition_label(c) for c in codes}
+    return (df.with_columns(pl.col("condition").replace_strict(names, return_dtype=pl.String)),
+            [names[c] for c in codes])
 
 
 def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"):
