@@ -162,7 +162,7 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
         rows = []
         for e in ballots:
             cls, badge = _vis_badge(e)
-            entries = "; ".join(f"{x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')}"
+            entries = "; ".join(f"{x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')} credits"
                                 for x in e["payload"].get("entries", []))
             rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
                         f'<b>{esc(e["agent"])}</b>: {esc(entries)} {_violation(e)}</div>')
@@ -223,7 +223,7 @@ def _scarce_event(e: dict, max_chars: int) -> str:
     if kind == "submission":
         missed = "deadline missed" if q.get("deadline_missed") else "in time"
         return (f'<div class="sl-event sl-submission">{_t(e)}<b>{who}</b> submits <code>{esc(q.get("task_id"))}</code>: '
-                f'score {esc(q.get("score"))} ({esc(q.get("passed"))}/{esc(q.get("total"))} hidden tests) · {missed} '
+                f'score {esc(_num(q.get("score")))} ({esc(q.get("passed"))}/{esc(q.get("total"))} hidden tests) · {missed} '
                 f'(deadline {esc(q.get("deadline_s"))} s) {_violation(e)}</div>')
     if kind == "subrun_end":
         bal = ", ".join(str(b["worker"]) + ": " + str(b["credits"]) for b in q.get("balances") or [])
@@ -347,3 +347,8 @@ def _economy(events: list[dict], max_chars: int) -> str:
                 for a in sorted(q.get("agents") or [], key=lambda a: a["agent"])]))
         parts.append(f'<details class="sl-episode"><summary>{summary}</summary>{"".join(body)}</details>')
     return "".join(parts)
+
+
+def _num(v, digits: int = 3):
+    """A float shown with ``digits`` decimals (scores: 0.129, not 0.12903225806451613)."""
+    return f"{v:.{digits}f}" if isinstance(v, float) else v
