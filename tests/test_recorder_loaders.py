@@ -65,6 +65,7 @@ def test_resume_drops_the_unfinished_round_and_torn_line(tmp_path):
         fh.write('{"run_id": "r1", "seq": 5, "rou')
     with pytest.warns(TornLineWarning, match="events.jsonl:6"):  # what a reader sees meanwhile
         load_dataset(rd)
+    del rec  # the crashed writer is gone (a live one is never taken over)
     rec2, ck = RunRecorder.resume(rd)
     assert ck.state == {"after_round": 2} and ck.round == 2
     assert rec2.manifest.status == RunStatus.running
@@ -452,3 +453,49 @@ def test_manifest_with_bom_and_crlf_loads_the_same_run(tmp_path, env):
 
     assert_frame_equal(runs(got), runs(ref))
     assert_frame_equal(got.events.collect(), ref.events.collect())
+
+
+def test_one_writer_per_run_also_inside_one_process(tmp_path):
+    """A live recorder of this process is never taken over (two writers corrupted a
+    'complete' run: a notebook call still running in its thread while a re-run resumed
+    it); a writer that is gone (its thread ended, or it was dropped) is."""
+    import gc
+    import threading
+
+    from scarce_lab.data.recorder import RunInProgressError, run_in_progress
+
+    run = tmp_path / "r1"
+    started, release = threading.Event(), threading.Event()
+
+    def writer():
+        rec = RunRecorder.create(run, manifest())
+        write_rounds(rec, [1])
+        started.set()
+        release.wait(10)
+        write_rounds(rec, [2])
+        rec.finish()
+
+    th = threading.Thread(target=writer)
+    th.start()
+    started.wait(10)
+    assert run_in_progress(run)
+    with pytest.raises(RunInProgressError, match="this process"):
+        RunRecorder.resume(run)
+    release.set()
+    th.join(10)
+    assert load_dataset(tmp_path).events.collect()["seq"].to_list() == list(range(4))  # one writer's stream
+
+    # a writer that crashed (no finish) in a thread that has ended is taken over
+    crashed = tmp_path / "r2"
+    th = threading.Thread(target=lambda: write_rounds(RunRecorder.create(crashed, manifest("r2")), [1]))
+    th.start()
+    th.join(10)
+    rec, ck = RunRecorder.resume(crashed)
+    assert ck is not None and ck.round == 1
+    # ... and a live one in this very thread is not (the same run twice in one sweep)
+    with pytest.raises(RunInProgressError):
+        RunRecorder.resume(crashed)
+    del rec
+    gc.collect()
+    rec, _ = RunRecorder.resume(crashed)  # the dropped writer is gone
+    rec.finish()

@@ -22,6 +22,8 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,21 +75,47 @@ class Checkpoint:
     state: Any
 
 
-#: Writer locks this process holds: real path of the run directory -> lock file fd.
-_HELD: dict[str, int] = {}
+@dataclass
+class _Hold:
+    """A writer lock this process holds: its fd, the thread that took it and the
+    recorder writing under it (a weak reference, set once the recorder exists)."""
+
+    fd: int
+    thread: threading.Thread
+    owner: weakref.ref | None = None
+
+    def live(self) -> bool:
+        """A recorder is still writing: it exists, has not finished and its thread runs."""
+        rec = self.owner() if self.owner is not None else None
+        return rec is not None and rec._lock_fd is not None and self.thread.is_alive()
+
+
+#: Writer locks this process holds: real path of the run directory -> hold.
+_HELD: dict[str, _Hold] = {}
 
 
 def _lock(run_dir: Path) -> int | None:
     """Take the run directory's writer lock (an ``flock``, released by :meth:`finish`
     or when the process dies); ``None`` where the file system has no locks. A lock this
-    process already holds is taken over (a runner restarting its own crashed run).
+    process already holds is taken over only when its writer is gone (a runner
+    restarting its own crashed run: the recorder was dropped, or its thread ended, as
+    a notebook's interrupted call's does).
 
     Raises:
-        RunInProgressError: another process holds it.
+        RunInProgressError: another process holds it, or a live recorder of this
+            process writes the run (the same run twice in one sweep, or a second call
+            while an interrupted one still runs in its thread).
     """
     key = os.path.realpath(run_dir)
-    if key in _HELD:
-        return _HELD[key]
+    held = _HELD.get(key)
+    if held is not None:
+        if held.live():
+            raise RunInProgressError(
+                f"{run_dir} is being written by this process (thread {held.thread.name!r}): a run with the "
+                "same id is in progress; wait for it to end (an interrupted notebook call may still be running)"
+            )
+        held.thread, held.owner = threading.current_thread(), None
+        return held.fd
     try:
         fd = os.open(Path(run_dir) / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
     except OSError:
@@ -102,24 +130,49 @@ def _lock(run_dir: Path) -> int | None:
     except OSError:
         os.close(fd)
         return None
-    _HELD[key] = fd
+    _HELD[key] = _Hold(fd, threading.current_thread())
     return fd
+
+
+def _claim(fd: int | None, recorder: RunRecorder) -> None:
+    """Name ``recorder`` as the writer under lock ``fd``."""
+    for held in _HELD.values():
+        if held.fd == fd:
+            held.owner = weakref.ref(recorder)
 
 
 def _unlock(fd: int | None) -> None:
     if fd is None:
         return
     for key, held in list(_HELD.items()):
-        if held == fd:
+        if held.fd == fd:
             del _HELD[key]
             os.close(fd)
 
 
+def _forget_locks_after_fork() -> None:
+    """In a forked child: the parent's locks are the parent's (closing the child's copies
+    leaves the parent's ``flock`` in place; the child never writes those runs)."""
+    for held in _HELD.values():
+        try:
+            os.close(held.fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_after_fork)
+
+
 def run_in_progress(run_dir: Path) -> bool:
-    """True when another live process holds ``run_dir``'s writer lock (a runner must
-    then neither move, resume nor restart it)."""
+    """True when a live writer holds ``run_dir``'s writer lock: another process, or a
+    recorder of this process that is still writing (a runner must then neither move,
+    resume nor restart it)."""
     path = Path(run_dir) / LOCK
-    if os.path.realpath(run_dir) in _HELD or not path.exists():
+    held = _HELD.get(os.path.realpath(run_dir))
+    if held is not None:  # this process: in progress while its recorder writes
+        return held.live()
+    if not path.exists():
         return False
     try:
         fd = os.open(path, os.O_RDWR)
@@ -268,6 +321,7 @@ class RunRecorder:
         self.manifest = manifest
         self._model = event_model(manifest.environment)
         self._lock_fd = lock_fd
+        _claim(lock_fd, self)
         self._seq = next_seq
         self._events: list[EventEnvelope] = []
         self._calls: list[LLMCallRecord] = []
