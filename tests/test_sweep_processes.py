@@ -74,3 +74,46 @@ def test_the_same_game_twice_is_refused(tmp_path):
     configs = plan_sweep(["cpr"], ["scripted/sustainable"], 1, rounds=2)
     with pytest.raises(ValueError, match="same game more than once"):
         run_sweep_processes(configs * 2, tmp_path, processes=2, concurrency=2, progress=False)
+
+
+def test_children_stop_when_the_parent_dies(tmp_path):
+    """A parent killed by SIGKILL (the OOM killer, a closed terminal) left its forked
+    children playing and calling the model, then blocked forever on a full pipe while
+    holding run locks; now they die with it and the runs resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from scarce_lab.llm.fake_server import FakeOpenAIServer
+
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from scarce_lab.llm.client import LLMSettings\n"
+        "from scarce_lab.runners.sovsim import plan_sweep\n"
+        "from scarce_lab.runners.sweep_processes import run_sweep_processes\n"
+        "specs = plan_sweep(['all'], ['openai/fake'], 1, rounds=8)\n"
+        "run_sweep_processes(specs, Path(sys.argv[2]), processes=2, concurrency=4, progress=False,\n"
+        "                    settings=LLMSettings(api_base=sys.argv[1], cache=False, max_retries=0))\n"
+    )
+    with FakeOpenAIServer(latency_s=0.3) as server:
+        env = dict(os.environ, OPENAI_API_KEY="sk-fake", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        parent = subprocess.Popen([sys.executable, "-c", script, server.url, str(tmp_path / "runs")], env=env)
+        kids: list[int] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (len(kids) < 2 or server.stats()["requests"] < 4):
+            time.sleep(0.2)
+            kids = [int(k) for f in Path(f"/proc/{parent.pid}/task").glob("*/children")
+                    for k in f.read_text().split()]
+        assert len(kids) == 2, "the sweep did not start its two children"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        time.sleep(2)
+        alive = [k for k in kids if Path(f"/proc/{k}").exists()
+                 and Path(f"/proc/{k}/stat").read_text().split()[2] != "Z"]
+        assert alive == []
+        before = server.stats()["requests"]
+        time.sleep(1)
+        assert server.stats()["requests"] == before  # nobody calls the model any more

@@ -165,7 +165,7 @@ def _start(start: str, shard: list[SovSimConfig], job: dict, job_file: Path) -> 
     if start == "fork":
         read_fd, write_fd = os.pipe()
         proc = multiprocessing.get_context("fork").Process(
-            target=_forked_child, args=(payload, write_fd), daemon=True
+            target=_forked_child, args=(payload, write_fd, read_fd), daemon=True
         )
         proc.start()
         os.close(write_fd)
@@ -243,7 +243,26 @@ def _run_shard(payload: dict, out: IO[str]) -> None:
     run_sync(_all())  # in a thread of its own if the fork copied a running loop
 
 
-def _forked_child(payload: dict, write_fd: int) -> None:
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGTERM when its parent dies (``PR_SET_PDEATHSIG``), so
+    an orphaned child stops calling the model; its unfinished runs stay resumable."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the closed pipe below still stops it
+        return
+    if os.getppid() == 1:  # the parent died before the call
+        os._exit(1)
+
+
+def _forked_child(payload: dict, write_fd: int, read_fd: int) -> None:
+    # only the parent reads: with the read end closed here, a write after the parent's
+    # death fails (EPIPE) instead of filling the pipe and blocking forever
+    os.close(read_fd)
+    _die_with_parent()
     with os.fdopen(write_fd, "w", encoding="utf-8") as out:
         try:
             _run_shard(payload, out)
