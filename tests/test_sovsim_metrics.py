@@ -185,3 +185,27 @@ def test_json_format_rows(tmp_path):
         format_table(summarize(metrics(tmp_path)), "xml")
     with pytest.raises(ValueError, match="preset"):
         convention("nope")
+
+
+def test_repeated_agent_rounds_and_bad_extractions_are_refused(tmp_path):
+    """A repeated record (or a dataset loaded twice) doubled every total payoff, and a
+    NaN extraction moved efficiency and defection onset, without a word."""
+    import math
+
+    from scarce_lab.analysis.sovsim import AgentRoundError, simulation_metrics
+
+    play(tmp_path, "cpr", [Script(15)] * 4, sim=0)
+    df = load_agent_rounds(tmp_path)
+    simulation_metrics(df)  # the clean table is accepted
+    for bad, match in [
+        (pl.concat([df, df]), "more than once"),
+        (pl.concat([df, df.head(1)]), "round 1 agent"),
+        (df.with_columns(pl.when(pl.col("round") == 2).then(math.nan).otherwise(pl.col("extraction"))
+                         .cast(df.schema["extraction"]).alias("extraction")), "NaN"),
+        (df.with_columns(pl.when(pl.col("round") == 3).then(None).otherwise(pl.col("extraction"))
+                         .alias("extraction")), "missing"),
+    ]:
+        with pytest.raises(AgentRoundError, match=match):
+            simulation_metrics(bad)
+        with pytest.raises(AgentRoundError, match=match):
+            simulation_metrics(bad.lazy())

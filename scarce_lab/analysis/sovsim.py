@@ -70,10 +70,10 @@ from .sovsim_dynamics import misreports, pool_band, pool_dynamics
 from .sovsim_pooling import Grouping, PoolingError, pool_groups
 
 __all__ = [
-    "CONDITION_ORDER", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
+    "AgentRoundError", "CONDITION_ORDER", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
     "PresetMismatchError", "SovSimDataWarning", "convention", "format_table", "leader_rate_vs_survival",
     "misreports", "pool_band", "pool_dynamics", "relative_drops", "resolve_convention", "simulation_metrics",
-    "sovsim_table", "summarize", "survival_drop",
+    "sovsim_table", "summarize", "survival_drop", "table1_cell",
 ]
 
 #: (key, label, CI method) of every metric in Table 1, in order.
@@ -132,6 +132,33 @@ class UnfinishedRunsWarning(UserWarning):
     interrupted run); the message gives how many and which."""
 
 
+class AgentRoundError(ValueError):
+    """Agent-round rows that would be counted wrongly: one given twice, or an extraction
+    that is missing, NaN or infinite (the message names runs, rounds and agents)."""
+
+
+def _check_agent_rounds(lf: pl.LazyFrame) -> None:
+    """Refuse rows that would be counted wrongly (see :func:`simulation_metrics`)."""
+    # per run (few groups, little memory): rows against distinct (round, agent) pairs
+    runs = (lf.group_by("run_id").agg(pl.len().alias("rows"), pl.struct("round", "agent").n_unique().alias("pairs"))
+            .filter(pl.col("rows") > pl.col("pairs")).sort("run_id").head(3).collect())
+    if runs.height:
+        ids = runs["run_id"].to_list()
+        twice = (lf.filter(pl.col("run_id").is_in(ids)).group_by("run_id", "round", "agent")
+                 .agg(pl.len().alias("rows")).filter(pl.col("rows") > 1).sort("run_id", "round", "agent")
+                 .head(3).collect())
+        where = "; ".join(f"{r['run_id']} round {r['round']} agent {r['agent']} ({r['rows']} rows)"
+                          for r in twice.iter_rows(named=True))
+        raise AgentRoundError(f"agent-rounds given more than once (they would be counted twice): {where}; "
+                         "a repeated record in the run's file, or the same dataset loaded twice?")
+    bad = (lf.filter(pl.col("extraction").is_null() | ~pl.col("extraction").cast(pl.Float64).is_finite())
+           .select("run_id", "round", "agent", "extraction").sort("run_id", "round", "agent").head(3).collect())
+    if bad.height:
+        where = "; ".join(f"{r['run_id']} round {r['round']} agent {r['agent']}: {r['extraction']!r}"
+                          for r in bad.iter_rows(named=True))
+        raise AgentRoundError(f"extractions missing, NaN or infinite (no metric can use them): {where}")
+
+
 def simulation_metrics(
     df: pl.DataFrame | pl.LazyFrame, conv: Convention | None = None, *, drop_unfinished: bool = True
 ) -> pl.DataFrame:
@@ -148,6 +175,9 @@ def simulation_metrics(
             them.
 
     Raises:
+        AgentRoundError: an agent-round appears twice (the same ``run_id, round,
+            agent``: a repeated record, or a dataset loaded twice, would be counted
+            twice), or an extraction is missing, NaN or infinite.
         ValueError: a required column is missing, or a negative per-agent total (the
             Gini of the equality metric needs non-negative totals).
     """
@@ -159,6 +189,7 @@ def simulation_metrics(
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
     lf = lf.select([c for c in names if c in need | _OPTIONAL_INPUTS])
+    _check_agent_rounds(lf)
     for col, dtype in (("base_condition", pl.String), ("settings", pl.String), ("source", pl.String),
                        ("simulation", pl.Int64), ("announced_pool", pl.Float64), ("remainder_seen", pl.Float64)):
         if col not in names:

@@ -166,6 +166,7 @@ def table_sovsim(
     import warnings
 
     from ..analysis.sovsim import (
+        AgentRoundError,
         PoolingError,
         PresetMismatchError,
         UnfinishedRunsWarning,
@@ -189,6 +190,8 @@ def table_sovsim(
             report = sovsim_report(df, preset.value, strict=strict, force=force, by=by.value, seed=seed)
         except (PresetMismatchError, PoolingError) as exc:
             raise typer.BadParameter(str(exc), param_hint="PATH / --preset / --by") from None
+        except AgentRoundError as exc:
+            raise typer.BadParameter(str(exc), param_hint="PATH") from None
     seen = set()
     for w in caught:
         if str(w.message) in seen:
