@@ -18,3 +18,16 @@ def test_demo_reports_each_game_and_the_table(tmp_path):
     assert "model calls" not in res.output  # scripted agents make none
     cpr_row = next(ln for ln in res.output.splitlines() if ln.startswith("| scripted/greedy | cpr |"))
     assert cpr_row.rstrip(" |").endswith("n/a")  # no leader in CPR: not applicable
+
+
+def test_demo_reports_only_its_own_games(tmp_path):
+    """Another model's runs in the same folder were listed and tabulated as the demo's."""
+    runs = str(tmp_path / "runs")
+    first = CliRunner().invoke(app, ["demo", "-m", "scripted/greedy", "--no-notebook", "--out", runs])
+    assert first.exit_code == 0, first.output
+    res = CliRunner().invoke(app, ["demo", "-m", "scripted/sustainable", "--no-notebook", "--out", runs])
+    assert res.exit_code == 0, res.output
+    assert "4 other run(s)" in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("[demo]   ")]
+    assert len(lines) == 4 and all("ran all 12 rounds" in ln for ln in lines)  # sustainable survives
+    assert "| scripted/greedy |" not in res.output

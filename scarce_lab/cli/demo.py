@@ -41,6 +41,8 @@ def demo(
     for r in failed:
         typer.echo(f"[demo]   {r.status}: {r.run_id}: {r.error}", err=True)
 
+    import polars as pl
+
     from ..analysis.sovsim import (
         CONDITION_ORDER,
         format_table,
@@ -51,7 +53,12 @@ def demo(
     from ..data.loaders import load_dataset
     from ..data.tables.sovsim import load_agent_rounds
 
-    rounds = load_agent_rounds(out)
+    ids = [c.run_id for c in specs]  # this demo's games only, whatever else OUT holds
+    everything = load_agent_rounds(out)
+    rounds = everything.filter(pl.col("run_id").is_in(ids))
+    others = everything.filter(~pl.col("run_id").is_in(ids))["run_id"].n_unique()
+    if others:
+        typer.echo(f"[demo] ({others} other run(s) in {out} are left out of what follows)")
     conv = resolve_convention(rounds)
     per_sim = simulation_metrics(rounds, conv)
     order = {c: i for i, c in enumerate(CONDITION_ORDER)}
@@ -60,7 +67,7 @@ def demo(
         end = (f"ran all {r['rounds_played']} rounds" if r["survived"]
                else f"collapsed in round {r['survival_time']}")
         typer.echo(f"[demo]   {r['condition']} (simulation {r['simulation']}): {end}")
-    calls = load_dataset(out).llm_calls.collect()
+    calls = load_dataset(out).llm_calls.filter(pl.col("run_id").is_in(ids)).collect()
     if calls.height:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(calls["outcome"].value_counts().rows()))
         typer.echo(f"[demo] {calls.height} model calls ({outcomes}; {int(calls['cache_hit'].sum())} from the "
