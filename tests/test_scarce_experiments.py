@@ -404,3 +404,20 @@ def test_group_labels_are_short_distinct_and_never_merge_conditions():
     assert g.height == df.height and g["v"].to_list() == list(range(7))
     pairs = g.select("model", "condition").unique().height
     assert g.select("model", "condition", "group").unique()["group"].n_unique() == pairs
+
+
+def test_sentences_name_one_group_not_a_model_of_several_conditions():
+    """'win rate is highest for model=embedded/smollm2' was said of one of that model's
+    three conditions (2- and 3-worker runs)."""
+    import polars as pl
+
+    from scarce_lab.analysis.scarce_base import describe_extremes, group_labels
+
+    df = group_labels(pl.DataFrame({
+        "model": ["emb", "emb", "scr"], "condition": ["a,workers=2", "a,workers=3", "a,workers=4"],
+        "value": [0.5, 0.33, 0.25], "lo": [0.4, 0.2, 0.2], "hi": [0.6, 0.4, 0.3], "n": [4, 6, 8], "runs": [2, 2, 2],
+    }))
+    s = describe_extremes(df, ["model"], "the win rate")
+    assert "highest for group=emb | a (" in s and "lowest for group=scr" in s  # emb | workers=3 is the other
+    with pytest.raises(ValueError, match="name several rows"):
+        describe_extremes(df.drop("group", "condition"), ["model"], "the win rate")

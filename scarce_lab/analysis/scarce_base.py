@@ -213,17 +213,36 @@ def with_ci_text(df: pl.DataFrame, digits: int = 2, *, col: str = "estimate") ->
                                            zip(df["value"], df["lo"], df["hi"], strict=True)], dtype=pl.String))
 
 
+def _identifying_keys(d: pl.DataFrame, keys: list[str]) -> list[str]:
+    """``keys``, or the smallest extension of them that identifies one row of ``d``."""
+    if d.height <= 1 or (keys and d.select(keys).n_unique() == d.height):
+        return keys
+    rest = [k for k in keys if k not in ("model", "condition", "group")]
+    for cand in (["group", *rest], [*keys, "condition"], ["model", "condition", *rest]):
+        if all(c in d.columns for c in cand) and d.select(cand).n_unique() == d.height:
+            return list(dict.fromkeys(cand))
+    raise ValueError(f"describe_extremes: {keys} name several rows ({d.height} rows, "
+                     f"{d.select(keys).n_unique() if keys else 1} distinct); pass keys that identify one")
+
+
 def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digits: int = 2,
                       scope: str = "In this dataset") -> str:
     """One sentence naming the groups with the highest and lowest ``value`` of a result
     frame (with their intervals), e.g. for a notebook's interpretation line. Says so
     when there is nothing to compare. Ties are broken deterministically: among equal
     values the group first in ascending order of ``keys`` is named (the sentence says how
-    many groups tie)."""
+    many groups tie). When ``keys`` name several rows (a model with several
+    conditions), the sentence names the chart ``group`` (or adds the ``condition``).
+
+    Raises:
+        ValueError: no such extension identifies one row (the sentence would name a
+            model for a value of one of its conditions).
+    """
     d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     if d.height == 0:
         return f"{scope}, there is no data for {what}."
     d = with_ci_text(d, digits)
+    keys = _identifying_keys(d, list(keys))
     name = lambda r: ", ".join(f"{k}={r[k]}" for k in keys) or "all"  # noqa: E731
     order = [str(k) for k in keys]
     hi = d.sort(["value", *order], descending=[True] + [False] * len(order), nulls_last=True).row(0, named=True)
