@@ -39,11 +39,33 @@ async def _then_hooks(coro):
 
 def run_sync(coro):
     """Run ``coro`` to completion from sync code; inside a running event loop (Jupyter)
-    it runs on a fresh loop in a worker thread. Returns its result, raises its error."""
+    it runs on a fresh loop in a worker thread. Returns its result, raises its error.
+
+    An interrupt (KeyboardInterrupt: a notebook's stop button) while the worker thread
+    runs cancels the coroutine there and waits for it to unwind (runs record themselves
+    as interrupted and release their run folders) before it is raised: the work never
+    goes on in the background."""
     coro = _then_hooks(coro)
     try:
         asyncio.get_running_loop()
+        inside_loop = True
     except RuntimeError:
+        inside_loop = False
+    if not inside_loop:  # (outside the except: errors carry no "no running event loop" context)
         return asyncio.run(coro)
+    where: dict = {}
+
+    async def _tracked():
+        where["loop"], where["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        return await coro
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        future = pool.submit(asyncio.run, _tracked())
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            loop, task = where.get("loop"), where.get("task")
+            if loop is not None and task is not None:
+                loop.call_soon_threadsafe(task.cancel)
+            concurrent.futures.wait([future])
+            raise

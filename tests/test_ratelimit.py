@@ -315,6 +315,22 @@ def test_concurrency_limit_serves_lowest_priority_then_arrival():
     assert order == ["r0", "r1a", "r1b", "r5a", "r5b"]
 
 
+def test_concurrency_limit_refuses_priorities_it_cannot_order():
+    """None (pushed before its comparison failed) lost a slot for good; NaN broke the order."""
+    limit = ConcurrencyLimit(1)
+
+    async def main():
+        async with limit:
+            for bad in (None, float("nan"), "1", True):
+                with pytest.raises(ValueError, match="priority"):
+                    await limit.acquire(bad)
+        await asyncio.wait_for(limit.acquire(2), timeout=2)  # the slot was not lost
+        limit.release()
+        return limit.in_use
+
+    assert asyncio.run(main()) == 0
+
+
 def test_concurrency_limit_free_slot_after_cancelled_waiters_is_taken_at_once():
     limit = ConcurrencyLimit(1)
 

@@ -75,3 +75,35 @@ def test_litellm_logging_tasks_finish_inside_the_sync_call():
         assert run_sync(call()) == "answer"
     assert done == [True, True, True]
     assert GLOBAL_LOGGING_WORKER.pending_count == 0
+
+
+def test_an_interrupt_inside_a_running_loop_stops_the_work(hooks):
+    """In Jupyter (a running loop) run_sync works in a thread: the stop button raised
+    KeyboardInterrupt only once the work had finished, and a second press left it
+    running in the background (a re-run then found its run folder still being written)."""
+    import signal
+    import threading
+    import time
+
+    ticks: list[int] = []
+
+    async def long():
+        for i in range(100):
+            ticks.append(i)
+            await asyncio.sleep(0.02)
+
+    async def notebook_cell():  # runs inside a loop, as a notebook cell does
+        main = threading.main_thread().ident
+        threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_sync(long())
+        return time.monotonic() - t0, len(ticks)
+
+    loop = asyncio.new_event_loop()  # not asyncio.run: its SIGINT handler would cancel instead
+    try:
+        took, n = loop.run_until_complete(notebook_cell())
+    finally:
+        loop.close()
+    time.sleep(0.3)
+    assert took < 1.5 and n < 100 and len(ticks) == n  # stopped, and nothing runs on

@@ -39,7 +39,7 @@ def test_processes_play_the_same_games_as_one_process(tmp_path, start):
 
 
 def test_split_settings_divides_concurrency_and_rate_limits():
-    s = LLMSettings(rate_limits={"openai": RateLimit(rpm=100, tpm=None), "x": RateLimit(rpm=2, tpm=7)})
+    s = LLMSettings(rate_limits={"openai": RateLimit(rpm=100, tpm=None), "x": RateLimit(rpm=3, tpm=7)})
     per = split_settings(s, 3, 32)
     assert [split_settings(s, 3, 32, i).max_concurrency for i in range(3)] == [11, 11, 10]
     assert per.rate_limits["openai"].rpm == 33 and per.rate_limits["openai"].tpm is None
@@ -48,6 +48,8 @@ def test_split_settings_divides_concurrency_and_rate_limits():
     for bad in [(0, 8, 0), (4, 3, 0), (2, 8, 2)]:
         with pytest.raises(ValueError, match="processes="):
             split_settings(s, *bad)
+    with pytest.raises(ValueError, match="x.rpm=3 cannot be split over 4"):  # never rounded up past the limit
+        split_settings(s, 4, 8)
 
 
 def test_a_dead_child_fails_its_games_with_its_status(tmp_path, monkeypatch):

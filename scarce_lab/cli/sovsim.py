@@ -71,8 +71,11 @@ def run_sovsim(**kwargs) -> None:
     elif processes > 1:
         from ..runners.sweep_processes import run_sweep_processes
 
-        results = run_sweep_processes(configs, out, processes=processes, resume=resume,
-                                      concurrency=configs[0].llm.max_concurrency, progress=progress)
+        try:
+            results = run_sweep_processes(configs, out, processes=processes, resume=resume,
+                                          concurrency=configs[0].llm.max_concurrency, progress=progress)
+        except ValueError as exc:  # limits that cannot be split, the same game twice
+            raise typer.BadParameter(str(exc), param_hint="--processes") from None
     else:
         results = run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency,
                             progress=progress)

@@ -54,7 +54,13 @@ class ConcurrencyLimit:
         return _Slot(self, priority)
 
     async def acquire(self, priority: float = 0) -> None:
-        """Wait for a slot (see :meth:`slot`); pair with :meth:`release`."""
+        """Wait for a slot (see :meth:`slot`); pair with :meth:`release`.
+
+        Raises:
+            ValueError: ``priority`` is not a number, or NaN (it could not be ordered).
+        """
+        if isinstance(priority, bool) or not isinstance(priority, int | float) or priority != priority:
+            raise ValueError(f"priority must be a number (not NaN), got {priority!r}")
         with self._lock:
             if self._free > 0:
                 # a free slot means no live waiter (release hands slots to live waiters

@@ -48,19 +48,28 @@ _ERROR = "error "
 def split_settings(settings: LLMSettings, processes: int, concurrency: int, index: int = 0) -> LLMSettings:
     """``settings`` for process ``index`` of ``processes``: its share of ``concurrency``
     (shares differ by at most one and sum to ``concurrency``) and every rate limit (rpm,
-    tpm) divided by ``processes`` (rounded down, at least 1).
+    tpm) divided by ``processes`` (rounded down). A single request larger than a
+    process's share of tpm cannot be sent: use fewer processes for such limits.
 
     Raises:
         ValueError: ``processes`` or ``concurrency`` below 1, ``processes`` above
-            ``concurrency``, or ``index`` outside 0..processes-1.
+            ``concurrency``, ``index`` outside 0..processes-1, or a limit smaller than
+            ``processes`` (a share below 1 would have to be rounded up: more than the
+            limit in all).
     """
     if processes < 1 or concurrency < processes or not 0 <= index < processes:
         raise ValueError(f"processes={processes}, concurrency={concurrency}, index={index}: need "
                          "1 <= processes <= concurrency and 0 <= index < processes")
+    for key, limit in settings.rate_limits.items():
+        for kind in ("rpm", "tpm"):
+            value = getattr(limit, kind)
+            if value is not None and value < processes:
+                raise ValueError(f"rate limit {key}.{kind}={value} cannot be split over {processes} processes "
+                                 "(each would get less than 1); use fewer processes")
     limits = {
         key: limit.model_copy(update={
-            "rpm": None if limit.rpm is None else max(1, limit.rpm // processes),
-            "tpm": None if limit.tpm is None else max(1, limit.tpm // processes),
+            "rpm": None if limit.rpm is None else limit.rpm // processes,
+            "tpm": None if limit.tpm is None else limit.tpm // processes,
         })
         for key, limit in settings.rate_limits.items()
     }
