@@ -162,7 +162,7 @@ def test_large_datasets_draw_counted_charts_not_one_mark_per_row(sovsim):
 def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_path, sovsim):
     """The demo wrote polars Series printouts ("shape: (1,) Series: ...") for list
     columns, and "–" for both "not applicable" and "no event" in the saved Table 1."""
-    df = pl.DataFrame({"models": [["a", "b"], []], "drops": [[0.5, None], None], "k": [1, 2]})
+    df = pl.DataFrame({"models": [["a", "b"], []], "drops": [[0.5, float("nan")], None], "k": [1, 2]})
     F.save_table(df, "nested", tmp_path)
     md = (tmp_path / "nested.md").read_text()
     assert '["a", "b"]' in md and "[0.5, null]" in md and "Series" not in md

@@ -238,20 +238,33 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
 def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures") -> list[Path]:
     """Save ``df`` as ``<out_dir>/<name>.csv`` and ``.md``; return both paths.
 
-    Nested columns (lists, structs) are written as JSON text in the CSV.
+    Nested columns (lists, structs) are written as strict JSON text (NaN and infinities
+    as null) in both files.
     """
     _check_name(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv, md = out / f"{name}.csv", out / f"{name}.md"
     flat = df.with_columns(
-        pl.Series(c, [None if v is None else json.dumps(v, default=str) for v in df[c].to_list()], dtype=pl.String)
+        pl.Series(c, [None if v is None else json.dumps(_json_safe(v), default=str, allow_nan=False)
+                      for v in df[c].to_list()], dtype=pl.String)
         for c, dt in df.schema.items()
         if dt.is_nested()
     )
     flat.write_csv(csv)
     md.write_text(markdown_table(flat))
     return [csv, md]
+
+
+def _json_safe(v):
+    """``v`` with NaN and infinities as ``None`` (strict JSON has no NaN)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, list | tuple):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    return v
 
 
 def _check_name(name: str) -> None:
