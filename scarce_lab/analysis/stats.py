@@ -266,6 +266,8 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
     for all four (through two distinct points r is +-1 whatever the data); with 3
     pairs the interval is ``nan`` (the Fisher z standard error 1/sqrt(n - 3) needs
     n >= 4)."""
+    if not 0 < level < 1:
+        raise ValueError(f"pearson_ci: level must lie in (0, 1), got {level!r}")
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
     if a.shape != b.shape:

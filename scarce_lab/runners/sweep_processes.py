@@ -101,7 +101,8 @@ def run_sweep_processes(
             split by :func:`split_settings`.
         resume: continue unfinished runs (see :func:`scarce_lab.runtime.open_run`).
         progress: a progress bar over finished games.
-        start: ``"fork"`` or ``"exec"`` (``python -m``); default fork where available.
+        start: ``"fork"`` or ``"exec"`` (``python -m``); default fork on Linux, exec
+            elsewhere.
 
     Returns:
         one :class:`GameResult` per config; a game whose child process died before
@@ -128,7 +129,8 @@ def run_sweep_processes(
         raise ValueError(f"processes={processes} and concurrency={concurrency} must be at least 1")
     processes = max(1, min(processes, concurrency, len(configs)))
     if start is None:
-        start = "fork" if "fork" in multiprocessing.get_all_start_methods() else "exec"
+        # fork only on Linux: macOS lists it, but forking after ssl/litellm loaded can crash there
+        start = "fork" if sys.platform.startswith("linux") else "exec"
     if start not in ("fork", "exec"):
         raise ValueError(f"start must be 'fork' or 'exec', got {start!r}")
     if start == "fork" and model_driven:
