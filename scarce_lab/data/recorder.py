@@ -19,11 +19,7 @@ pickle, so only resume runs you produced yourself.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import pickle
-import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +34,14 @@ from .jsonl import (
     iter_lines,
     write_atomic,
 )
+from .runlock import (  # noqa: F401
+    LOCK,
+    RunInProgressError,
+    acquire_lock,
+    claim_lock,
+    release_lock,
+    run_in_progress,
+)
 from .schema import (
     LLMCallRecord,
     RunManifest,
@@ -50,7 +54,6 @@ from .schema import (
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 LLM_CALLS = "llm_calls.jsonl"
-LOCK = ".writer.lock"
 CHECKPOINT = ".checkpoint.pkl"
 
 __all__ = [
@@ -58,10 +61,6 @@ __all__ = [
     "Checkpoint", "RunInProgressError", "RunRecorder", "TrajectoryFileError",
     "read_manifest", "run_in_progress",
 ]
-
-
-class RunInProgressError(FileExistsError):
-    """Another live process is writing this run directory (it holds the writer lock)."""
 
 
 @dataclass
@@ -73,120 +72,6 @@ class Checkpoint:
     round: int | None
     package_version: str
     state: Any
-
-
-@dataclass
-class _Hold:
-    """A writer lock this process holds: its fd, the thread that took it and the
-    recorder writing under it (a weak reference, set once the recorder exists)."""
-
-    fd: int
-    thread: threading.Thread
-    owner: weakref.ref | None = None
-
-    def live(self) -> bool:
-        """A recorder is still writing: it exists, has not finished and its thread runs."""
-        rec = self.owner() if self.owner is not None else None
-        return rec is not None and rec._lock_fd is not None and self.thread.is_alive()
-
-
-#: Writer locks this process holds: real path of the run directory -> hold.
-_HELD: dict[str, _Hold] = {}
-
-
-def _lock(run_dir: Path) -> int | None:
-    """Take the run directory's writer lock (an ``flock``, released by :meth:`finish`
-    or when the process dies); ``None`` where the file system has no locks. A lock this
-    process already holds is taken over only when its writer is gone (a runner
-    restarting its own crashed run: the recorder was dropped, or its thread ended, as
-    a notebook's interrupted call's does).
-
-    Raises:
-        RunInProgressError: another process holds it, or a live recorder of this
-            process writes the run (the same run twice in one sweep, or a second call
-            while an interrupted one still runs in its thread).
-    """
-    key = os.path.realpath(run_dir)
-    held = _HELD.get(key)
-    if held is not None:
-        if held.live():
-            raise RunInProgressError(
-                f"{run_dir} is being written by this process (thread {held.thread.name!r}): a run with the "
-                "same id is in progress; wait for it to end (an interrupted notebook call may still be running)"
-            )
-        held.thread, held.owner = threading.current_thread(), None
-        return held.fd
-    try:
-        fd = os.open(Path(run_dir) / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise RunInProgressError(
-            f"{run_dir} is being written by another process (a run with the same id is in progress)"
-        ) from None
-    except OSError:
-        os.close(fd)
-        return None
-    _HELD[key] = _Hold(fd, threading.current_thread())
-    return fd
-
-
-def _claim(fd: int | None, recorder: RunRecorder) -> None:
-    """Name ``recorder`` as the writer under lock ``fd``."""
-    for held in _HELD.values():
-        if held.fd == fd:
-            held.owner = weakref.ref(recorder)
-
-
-def _unlock(fd: int | None) -> None:
-    if fd is None:
-        return
-    for key, held in list(_HELD.items()):
-        if held.fd == fd:
-            del _HELD[key]
-            os.close(fd)
-
-
-def _forget_locks_after_fork() -> None:
-    """In a forked child: the parent's locks are the parent's (closing the child's copies
-    leaves the parent's ``flock`` in place; the child never writes those runs)."""
-    for held in _HELD.values():
-        try:
-            os.close(held.fd)
-        except OSError:
-            pass
-    _HELD.clear()
-
-
-os.register_at_fork(after_in_child=_forget_locks_after_fork)
-
-
-def run_in_progress(run_dir: Path) -> bool:
-    """True when a live writer holds ``run_dir``'s writer lock: another process, or a
-    recorder of this process that is still writing (a runner must then neither move,
-    resume nor restart it)."""
-    path = Path(run_dir) / LOCK
-    held = _HELD.get(os.path.realpath(run_dir))
-    if held is not None:  # this process: in progress while its recorder writes
-        return held.live()
-    if not path.exists():
-        return False
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
 
 
 def _errors(exc: ValidationError) -> str:
@@ -321,7 +206,7 @@ class RunRecorder:
         self.manifest = manifest
         self._model = event_model(manifest.environment)
         self._lock_fd = lock_fd
-        _claim(lock_fd, self)
+        claim_lock(lock_fd, self)
         self._seq = next_seq
         self._events: list[EventEnvelope] = []
         self._calls: list[LLMCallRecord] = []
@@ -344,9 +229,9 @@ class RunRecorder:
         if (run_dir / MANIFEST).exists():
             raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
         run_dir.mkdir(parents=True, exist_ok=True)
-        fd = _lock(run_dir)
+        fd = acquire_lock(run_dir)
         if (run_dir / MANIFEST).exists():  # another process created it meanwhile
-            _unlock(fd)
+            release_lock(fd)
             raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
         rec = cls(run_dir, manifest, lock_fd=fd)
         for name in (EVENTS, LLM_CALLS):
@@ -376,11 +261,11 @@ class RunRecorder:
         """
         run_dir = Path(run_dir)
         manifest = read_manifest(run_dir)
-        fd = _lock(run_dir)
+        fd = acquire_lock(run_dir)
         try:
             return cls._reopen(run_dir, manifest, fd)
         except BaseException:
-            _unlock(fd)
+            release_lock(fd)
             raise
 
     @classmethod
@@ -440,7 +325,7 @@ class RunRecorder:
             (self.run_dir / CHECKPOINT).unlink(missing_ok=True)
         if self._lock_fd is not None:  # the lock file is not data: leave no trace in datasets
             (self.run_dir / LOCK).unlink(missing_ok=True)
-        _unlock(self._lock_fd)  # releases the writer lock
+        release_lock(self._lock_fd)  # releases the writer lock
         self._lock_fd = None
 
     # -- writing ------------------------------------------------------------------
