@@ -97,7 +97,9 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
         y_title = "Value (unit: see each panel's title)" if column in ("metric", "measure") else "Value"
-    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#4c78a8")).encode(y=alt.Y("lo:Q", title=y_title), y2="hi:Q")
+    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#4c78a8")).encode(
+        y=alt.Y("lo:Q", title=y_title), y2="hi:Q"
+    ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
     layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
         width=width, height=height)
     if column or row:
