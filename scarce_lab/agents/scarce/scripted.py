@@ -59,12 +59,19 @@ from __future__ import annotations
 
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 from .decided import Decided
 from .negotiators import Negotiator, _clamp, clamp_declaration, complete_ballot
-from .solvers import Solver, SolverAction, _example_command
+from .solvers import (
+    PLACEHOLDER_BUILD,
+    Solver,
+    SolverAction,
+    _example_command,
+    opening_action,
+    reference_files,
+    task_examples,
+)
 from .views import NegotiationView, SolverObservation
 
 #: policy -> the features it uses (see the module docstring).
@@ -344,11 +351,7 @@ class SkilledScriptedSolver(Solver):
         self._ref = self._reference_files()
 
     def _reference_files(self) -> list[tuple[str, str]]:
-        ref = getattr(self.task, "reference_dir", None)
-        if ref and Path(ref).is_dir():
-            return [(str(p.relative_to(ref)), p.read_text(errors="replace"))
-                    for p in sorted(Path(ref).rglob("*")) if p.is_file()]
-        return []
+        return reference_files(self.task)
 
     @property
     def solved(self) -> bool:
@@ -357,10 +360,10 @@ class SkilledScriptedSolver(Solver):
     def _candidate(self) -> list[tuple[str, str]]:
         if self.solved and self._ref:
             return self._ref
-        return [("compile.sh", "#!/bin/sh\nprintf '#!/bin/sh\\nexec cat\\n' > executable\nchmod +x executable\n")]
+        return [("compile.sh", PLACEHOLDER_BUILD)]
 
     def _examples(self) -> list[dict[str, Any]]:
-        return [e.model_dump() if hasattr(e, "model_dump") else dict(e) for e in self.task.examples]
+        return task_examples(self.task)
 
     def slot_request_s(self, obs: SolverObservation) -> int:
         """Seconds to ask for: ``build_s x (1 + 0.25 x visible failed-attempt notes)``,
@@ -387,22 +390,8 @@ class SkilledScriptedSolver(Solver):
                 return self.queue.pop(0)
             self.queue.clear()  # the slot ended mid-attempt: the attempt is lost
             self.stage = "work" if self.stage == "judge" else self.stage
-        if self.stage == "start":
-            self.stage = "docs"
-            if not obs.memories:
-                return A(tool="list_files")
-        if self.stage == "docs":
-            self.stage = "reading"
-            return A(tool="read_file", path="docs.txt")
-        if self.stage == "reading":
-            if self.extra_reads > 0:
-                self.extra_reads -= 1
-                return A(tool="read_file", path="examples.json")
-            self.stage = "explore_request"
-        if self.stage == "explore_request":
-            self.stage = "explore"
-            return A(tool="request_execution_slot", duration_seconds=self.explore_s,
-                     reason="run the original program on the documented examples")
+        if (first := opening_action(self, obs)) is not None:
+            return first
         if self.stage == "explore":
             self.stage = "work"
             if obs.in_slot:

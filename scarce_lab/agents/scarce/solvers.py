@@ -65,6 +65,50 @@ def _example_command(program: str, ex: dict[str, Any]) -> str:
     return f"{feed} | {program} {args}".rstrip()
 
 
+#: The build script a scripted solver writes before it has a program: copies ``cat``.
+PLACEHOLDER_BUILD = "#!/bin/sh\nprintf '#!/bin/sh\\nexec cat\\n' > executable\nchmod +x executable\n"
+
+
+def task_examples(task: Any) -> list[dict[str, Any]]:
+    """A task's documented examples as plain dicts (``args``, ``stdin``, ...)."""
+    return [e.model_dump() if hasattr(e, "model_dump") else dict(e) for e in task.examples]
+
+
+def reference_files(task: Any) -> list[tuple[str, str]]:
+    """``(relative path, text)`` of every file in the task's reference solution, sorted;
+    empty when the task has none."""
+    ref = getattr(task, "reference_dir", None)
+    if not (ref and Path(ref).is_dir()):
+        return []
+    return [(str(p.relative_to(ref)), p.read_text(errors="replace")) for p in sorted(Path(ref).rglob("*"))
+            if p.is_file()]
+
+
+def opening_action(solver: Any, obs: SolverObservation) -> SolverAction | None:
+    """The opening every scripted solver plays, stage by stage (``solver.stage``: start ->
+    docs -> reading -> explore_request -> explore): list the files (unless memories
+    carry over), read docs.txt, read examples.json ``solver.extra_reads`` times, then
+    request an exploration slot of ``solver.explore_s`` seconds. ``None`` once past it."""
+    A = SolverAction
+    if solver.stage == "start":
+        solver.stage = "docs"
+        if not obs.memories:
+            return A(tool="list_files")
+    if solver.stage == "docs":
+        solver.stage = "reading"
+        return A(tool="read_file", path="docs.txt")
+    if solver.stage == "reading":
+        if solver.extra_reads > 0:
+            solver.extra_reads -= 1
+            return A(tool="read_file", path="examples.json")
+        solver.stage = "explore_request"
+    if solver.stage == "explore_request":
+        solver.stage = "explore"
+        return A(tool="request_execution_slot", duration_seconds=solver.explore_s,
+                 reason="run the original program on the documented examples")
+    return None
+
+
 class ScriptedSolver(Solver):
     """The scripted routine in the module docstring.
 
@@ -89,18 +133,10 @@ class ScriptedSolver(Solver):
         self._files = self._reference_files()
 
     def _reference_files(self) -> list[tuple[str, str]]:
-        ref = getattr(self.task, "reference_dir", None)
-        if ref and Path(ref).is_dir():
-            files = []
-            for p in sorted(Path(ref).rglob("*")):
-                if p.is_file():
-                    files.append((str(p.relative_to(ref)), p.read_text(errors="replace")))
-            if files:
-                return files
-        return [("compile.sh", "#!/bin/sh\nprintf '#!/bin/sh\\nexec cat\\n' > executable\nchmod +x executable\n")]
+        return reference_files(self.task) or [("compile.sh", PLACEHOLDER_BUILD)]
 
     def _examples(self) -> list[dict[str, Any]]:
-        return [e.model_dump() if hasattr(e, "model_dump") else dict(e) for e in self.task.examples]
+        return task_examples(self.task)
 
     async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
         return Decided(self._next(obs))
@@ -108,22 +144,10 @@ class ScriptedSolver(Solver):
     def _next(self, obs: SolverObservation) -> SolverAction:  # noqa: C901 - a flat routine
         A = SolverAction
         prog = f"./{self.task.program}"
-        if self.stage == "start":
-            self.stage = "docs"
-            if not obs.memories:
-                return A(tool="list_files")
-        if self.stage == "docs":
-            self.stage = "reading"
-            return A(tool="read_file", path="docs.txt")
-        if self.stage == "reading":
-            if self.extra_reads > 0:
-                self.extra_reads -= 1
-                return A(tool="read_file", path="examples.json")
-            self.stage = "explore_request"
-        if self.stage == "explore_request":
-            self.stage, self.cursor = "explore", 0
-            return A(tool="request_execution_slot", duration_seconds=self.explore_s,
-                     reason="run the original program on the documented examples")
+        if (first := opening_action(self, obs)) is not None:
+            if first.tool == "request_execution_slot":
+                self.cursor = 0
+            return first
         if self.stage == "explore":
             exs = self._examples()[:3]
             if obs.in_slot and self.cursor < len(exs):
