@@ -127,6 +127,34 @@ class GradingBox(ABC):
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def filled(self, files: dict[str, bytes]) -> GradingBox:
+        """The box with ``files`` (relative path -> bytes) written into its folder
+        without following links; closed again if a write fails.
+
+        Raises:
+            fileio.ToolError: a path the folder refuses (the box is closed)."""
+        from . import fileio
+
+        try:
+            for rel, data in files.items():
+                fileio.write_file(self.folder, rel, data)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+
+def drop_all(drop, names: list[str], *, keep: bool) -> list[str]:
+    """Call ``drop(name, keep=keep)`` for every worker; the :class:`SandboxError`
+    messages of those that failed (the others are still dropped)."""
+    errors = []
+    for name in names:
+        try:
+            drop(name, keep=keep)
+        except SandboxError as exc:
+            errors.append(str(exc))
+    return errors
+
 
 class Sandbox(ABC):
     """Abstract sandbox: per-worker folders, slot gating, limits, teardown."""

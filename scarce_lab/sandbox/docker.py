@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fileio
-from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from .base import (
+    ExecResult,
+    GradingBox,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    SlotNotActiveError,
+    drop_all,
+)
 from .cgroups import Cgroup
 from .hostroot import HostRoot
 from .launcher import HIDDEN_DIR
@@ -346,14 +354,7 @@ class DockerSandbox(Sandbox):
         w = self._worker(f"grade-{next(self._grades)}")
         with self._lock:
             w.exec_only, w.binds = dict(masks or {}), dict(binds or {})
-        box = _DockerBox(self, w)
-        try:
-            for rel, data in files.items():
-                fileio.write_file(w.folder, rel, data)
-        except BaseException:
-            box.close()
-            raise
-        return box
+        return _DockerBox(self, w).filled(files)
 
     def _drop(self, name: str, *, keep: bool = False) -> None:
         with self._lock:
@@ -373,12 +374,7 @@ class DockerSandbox(Sandbox):
             if self._closed:
                 return
             names = list(self._workers)
-        errors = []
-        for n in names:
-            try:
-                self._drop(n, keep=not self.host.owned)
-            except SandboxError as exc:
-                errors.append(str(exc))
+        errors = drop_all(self._drop, names, keep=not self.host.owned)
         with contextlib.suppress(Exception):
             for c in self.client.containers.list(all=True, filters={"label": f"scarce_lab.sandbox={self._id}"}):
                 c.remove(force=True)

@@ -47,7 +47,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fileio
-from .base import ExecResult, GradingBox, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
+from .base import (
+    ExecResult,
+    GradingBox,
+    ResourceLimits,
+    Sandbox,
+    SandboxError,
+    SlotNotActiveError,
+    drop_all,
+)
 from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
 from .cgroups import Cgroup, detect, reap_stale, remove_sandbox_groups
 from .hostroot import HostRoot
@@ -359,14 +367,7 @@ class LocalSandbox(Sandbox):
             w.exec_only = dict(masks or {})
             w.binds = dict(binds or {})
             w.path_override = path_override
-        box = _LocalBox(self, w)
-        try:
-            for rel, data in files.items():
-                fileio.write_file(w.folder, rel, data)
-        except BaseException:
-            box.close()
-            raise
-        return box
+        return _LocalBox(self, w).filled(files)
 
     def _drop(self, name: str, *, keep: bool = False) -> None:
         with self._lock:
@@ -387,12 +388,7 @@ class LocalSandbox(Sandbox):
             if self._closed:
                 return
             names = list(self._workers)
-        errors = []
-        for name in names:
-            try:
-                self._drop(name, keep=not self.host.owned)
-            except SandboxError as exc:
-                errors.append(str(exc))
+        errors = drop_all(self._drop, names, keep=not self.host.owned)
         with self._lock:
             self._closed = True
         if self._finalizer is not None:
