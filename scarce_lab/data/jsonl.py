@@ -163,29 +163,16 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             names file and line).
     """
     path = Path(path)
-    with path.open("rb") as fh:
-        for no, raw in enumerate(fh, start=1):
-            complete = raw.endswith(b"\n")
-            body = raw.rstrip(b"\r\n")
-            if no == 1:
-                body = body.removeprefix(BOM)
-            if not body.strip():
-                continue
-            if not complete and not _is_object(body):
-                warnings.warn(
-                    f"{path}:{no}: skipped a torn last line ({len(raw)} bytes, no newline, "
-                    "not a complete JSON object: a writer was killed mid-line)",
-                    TornLineWarning,
-                    stacklevel=2,
-                )
-                return
-            try:
-                value = json.loads(body.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-                raise ValueError(f"{path}:{no}: not a JSON line: {exc}") from exc
-            if not isinstance(value, dict):
-                raise ValueError(f"{path}:{no}: expected a JSON object, got {type(value).__name__}")
-            yield no, value
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    for no, body in iter_lines(path):
+        try:
+            value = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"{path}:{no}: not a JSON line: {exc}") from exc
+        if not isinstance(value, dict):
+            raise ValueError(f"{path}:{no}: expected a JSON object, got {type(value).__name__}")
+        yield no, value
 
 
 def read_text(path: str | Path) -> str:
