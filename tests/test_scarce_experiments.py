@@ -383,9 +383,10 @@ def test_group_labels_are_short_distinct_and_never_merge_conditions():
     conditions; one label per (model, condition), never one label for two."""
     import polars as pl
 
-    from scarce_lab.analysis.scarce_base import _condition_tokens, group_labels
+    from scarce_lab.analysis.condition_labels import condition_parts
+    from scarce_lab.analysis.scarce_base import group_labels
 
-    assert _condition_tokens('ballots_fixed_mem-cross,tasks=["rev","tac"],workers=2') == [
+    assert condition_parts('ballots_fixed_mem-cross,tasks=["rev","tac"],workers=2') == [
         "ballots_fixed_mem-cross", 'tasks=["rev","tac"]', "workers=2"]
     ref = 'ballots_fixed_mem-cross,rich_worker_budget=None,tasks=["rev","tac"],workers=2'
     df = pl.DataFrame({

@@ -312,14 +312,11 @@ def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     (panel titles are short and distinct: ``full economy`` and ``full economy
     (bid_scheme=holland)``, not two titles cut to the same text); should two names
     coincide, the full labels are used."""
-    from collections import Counter
+    from .condition_labels import condition_parts, differing_parts
 
     codes = sorted(set(df["condition"].to_list()), key=_order)
-    settings = {c: dict(kv.split("=", 1) for kv in c.split(",")[1:] if "=" in kv) for c in codes}
-    mode = {k: Counter(s.get(k) for s in settings.values()).most_common(1)[0][0]
-            for k in sorted({k for s in settings.values() for k in s})}
-    names = {c: condition_label(",".join([c.split(",")[0], *(f"{k}={v}" for k, v in settings[c].items()
-                                                            if v != mode[k])]))
+    rest = differing_parts(codes)
+    names = {c: condition_label(",".join([condition_parts(c)[0], *(p for p in rest[c] if "=" in p)]))
              for c in codes}
     if len(set(names.values())) < len(names):
         names = {c: condition_label(c) for c in codes}

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from . import stats
+from .condition_labels import condition_parts, differing_parts
 from .pooling import PoolingError, check_no_pooling  # noqa: F401
 
 #: Taxonomy ids (scarce.yaml, "process and governance norms") counted as rule-making.
@@ -268,26 +269,6 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
 
 
 
-def _condition_tokens(condition: str) -> list[str]:
-    """A condition label's parts: the primary condition, then ``name=value`` settings,
-    split at the commas outside brackets and quotes (``tasks=["rev","tac"]`` is one)."""
-    parts, depth, quoted, cur = [], 0, False, []
-    for ch in condition:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in "[{(":
-            depth += 1
-        elif not quoted and ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0 and not quoted:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [p for p in parts if p]
-
-
 def group_labels(df: pl.DataFrame, *, model: str = "model", condition: str = "condition",
                  out: str = "group") -> pl.DataFrame:
     """``df`` with ``out``: a short chart label per (model, condition), distinct whenever
@@ -306,8 +287,6 @@ def group_labels(df: pl.DataFrame, *, model: str = "model", condition: str = "co
     Raises:
         ValueError: a column is missing.
     """
-    from collections import Counter
-
     _need(df, (model, condition), "group_labels input")
     pairs = df.select(model, condition).unique().sort(model, condition, nulls_last=True)
     labels: dict[tuple, str] = {}
@@ -316,27 +295,13 @@ def group_labels(df: pl.DataFrame, *, model: str = "model", condition: str = "co
         if len(conds) == 1:
             labels[(m, conds[0])] = str(m)
             continue
-        parts = {c: {_part_key(tok): tok for tok in _condition_tokens(c or "")} for c in conds}
-        keys = sorted({k for p in parts.values() for k in p})
-        mode = {}
-        for k in keys:
-            counts = Counter(p.get(k) for p in parts.values())
-            top = max(counts.values())
-            # ties: an unset value (``=None``) is the usual one, then sorted order
-            mode[k] = sorted((v for v, n in counts.items() if n == top),
-                             key=lambda v: (v is None, not (v or "").endswith("=None"), v or ""))[0]
+        rest = differing_parts(c or "" for c in conds)
         for c in conds:
-            rest = [parts[c][k] for k in keys if parts[c].get(k) != mode[k] and parts[c].get(k) is not None]
-            rest = rest or _condition_tokens(c or "")[:1]
-            labels[(m, c)] = f"{m} | {','.join(rest)}"
+            shown = rest[c or ""] or condition_parts(c or "")[:1]
+            labels[(m, c)] = f"{m} | {','.join(shown)}"
     if len(set(labels.values())) < len(labels):  # never merge two conditions under one label
         labels = {(m, c): f"{m} | {c}" for m, c in labels}
     keys_df = pl.DataFrame({"_m": [k[0] for k in labels], "_c": [k[1] for k in labels], out: list(labels.values())},
                            schema={"_m": df.schema[model], "_c": df.schema[condition], out: pl.String})
     return df.drop(out, strict=False).join(keys_df, left_on=[model, condition], right_on=["_m", "_c"],
                                            how="left", nulls_equal=True)
-
-
-def _part_key(token: str) -> str:
-    """``name`` of a ``name=value`` part; the primary condition (no ``=``) is ``""``."""
-    return token.split("=", 1)[0] if "=" in token else ""

@@ -1,0 +1,56 @@
+"""Short labels for conditions in charts: only the parts that tell them apart.
+
+A condition label (``scarce_lab.config.base``) is the primary condition, then
+``name=value`` settings: ``ballots_fixed_mem-cross,workers=2,...``. Charts cut long
+labels to the same text for different conditions, so they show, for a set of
+conditions, only the parts that differ from the most common value of that part
+(:func:`differing_parts`). Tables keep the full label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+
+def condition_parts(condition: str) -> list[str]:
+    """A condition label's parts: the primary condition, then ``name=value`` settings,
+    split at the commas outside brackets and quotes (``tasks=["rev","tac"]`` is one)."""
+    parts, depth, quoted, cur = [], 0, False, []
+    for ch in condition:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "[{(":
+            depth += 1
+        elif not quoted and ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0 and not quoted:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in parts if p]
+
+
+def part_key(part: str) -> str:
+    """``name`` of a ``name=value`` part; the primary condition (no ``=``) is ``""``."""
+    return part.split("=", 1)[0] if "=" in part else ""
+
+
+def differing_parts(conditions: Iterable[str]) -> dict[str, list[str]]:
+    """For each condition, its parts whose value differs from the most common value of
+    that part among ``conditions`` (ties: an unset ``=None`` value, then sorted order),
+    in the order of the part names (primary first). Two different conditions always get
+    different lists unless one of them is empty."""
+    conds = sorted(set(conditions))
+    parts = {c: {part_key(p): p for p in condition_parts(c)} for c in conds}
+    keys = sorted({k for ps in parts.values() for k in ps})
+    mode = {}
+    for k in keys:
+        counts = Counter(ps.get(k) for ps in parts.values())
+        top = max(counts.values())
+        mode[k] = sorted((v for v, n in counts.items() if n == top),
+                         key=lambda v: (v is None, not (v or "").endswith("=None"), v or ""))[0]
+    return {c: [parts[c][k] for k in keys if parts[c].get(k) is not None and parts[c][k] != mode[k]]
+            for c in conds}
