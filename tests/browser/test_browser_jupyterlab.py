@@ -39,25 +39,22 @@ def _free_port() -> int:
 
 def _copy_notebook(src: Path, dst: Path, out_dir: Path, **override) -> Path:
     """Copy notebook ``src`` into ``dst`` with its relative data paths made absolute
-    (against the checkout), ``OUT_DIR`` set to ``out_dir`` and ``override`` applied."""
-    nb = json.loads(src.read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
-    lines = "".join(cell["source"]).splitlines()
+    (against the checkout), ``OUT_DIR`` set to ``out_dir`` and ``override`` applied,
+    through the project's own parameter injection (``scarce-lab report``'s)."""
+    import nbformat
+
+    from scarce_lab.reporting import inject_parameters, notebook_parameters, read_notebook
 
     def absolute(v):
         if isinstance(v, str) and (v.startswith("data/") or v.startswith("../")):
             return str((REPO / v).resolve())
         return [absolute(x) for x in v] if isinstance(v, list) else v
 
-    for i, line in enumerate(lines):
-        name, sep, rest = line.partition(" = ")
-        if not sep or not name.isidentifier():
-            continue
-        value = override.get(name, ast.literal_eval(rest.split("  #")[0].strip()))
-        lines[i] = f"{name} = {str(out_dir) if name == 'OUT_DIR' else absolute(value)!r}"
-    cell["source"] = "\n".join(lines)
+    nb = read_notebook(src)
+    values = {p.name: absolute(ast.literal_eval(p.default)) for p in notebook_parameters(nb)}
+    values |= override | {"OUT_DIR": str(out_dir)}
     out = dst / src.name
-    out.write_text(json.dumps(nb))
+    nbformat.write(inject_parameters(nb, values), out)
     return out
 
 
