@@ -82,7 +82,7 @@ def test_almost_resolved_threshold(tmp_path):
     g = grade(task, sub)
     assert (g.passed, g.total) == (30, 31)
     assert g.score == pytest.approx(30 / 31) and g.almost_resolved and not g.resolved
-    assert [o.reason for o in g.per_test if not o.passed] == ["exit code 0 != 1"]
+    assert [o.reason for o in g.per_test if not o.passed] == ["exit code differs from the expected 1"]
 
 
 def test_workspace_files_and_original_copy_not_graded(tmp_path):

@@ -20,8 +20,12 @@ Execute-only copies of original programs are bound read-only over their paths.
 
 bwrap runs as root without a user namespace, so the uid drop needs setpriv (bwrap's
 ``--uid`` needs a user namespace, which would make the worker's files root's on the
-host). ``--die-with-parent`` kills the sandbox if the harness dies; the pid namespace
-dies with its first process, taking every process of the command with it. The
+host). ``--die-with-parent`` ends bwrap's own outer process with the harness, but it
+does *not* reach the command: the credential change of ``setpriv`` clears the
+parent-death signal, and the command is pid 1 of its namespace, which a parent-death
+SIGKILL cannot kill even when set again. What kills a worker's processes when the
+harness dies is the sandbox's :class:`.cgroups.Guardian` (a cgroup kill). The pid
+namespace dies with its first process, taking every process of the command with it. The
 command itself is that first process (``--as-pid-1``): bwrap's own reaper process
 leaves a pids-cgroup charge that the kernel releases only seconds later, which made
 rapid commands (a grading's tests) fail to fork at the worker's process limit.

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .base import SandboxError, TeardownError
 
-__all__ = ["Cgroup", "CgroupSupport", "detect", "reap_stale", "remove_sandbox_groups"]
+__all__ = ["Cgroup", "CgroupSupport", "Guardian", "detect", "reap_stale", "remove_sandbox_groups"]
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
@@ -373,3 +373,72 @@ def reap_stale(prefix: str = "scarce_lab") -> int:
                 if sbx.is_dir() and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
                     ids.add(sbx.name)
     return sum(remove_sandbox_groups(i, prefix) for i in sorted(ids))
+
+
+_GUARDIAN = r"""
+trap '' INT TERM HUP QUIT PIPE
+cat >/dev/null 2>&1
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  left=0
+  for d in "$@" $(cat "$LIST" 2>/dev/null); do
+    [ -d "$d" ] || continue
+    [ -e "$d/cgroup.kill" ] && echo 1 > "$d/cgroup.kill" 2>/dev/null
+    for f in $(find "$d" -name cgroup.procs 2>/dev/null); do
+      for p in $(cat "$f" 2>/dev/null); do kill -9 "$p" 2>/dev/null; left=1; done
+    done
+  done
+  [ "$left" = 0 ] && break
+  sleep 0.1
+done
+for d in "$@"; do find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null; done
+exit 0
+"""
+
+
+class Guardian:
+    """Kills every process of a sandbox when the harness dies, however it dies.
+
+    Why: ``bwrap --die-with-parent`` does not reach the worker's command. ``setpriv
+    --reuid`` clears the parent-death signal (a credential change does), and setting
+    it again does not help: the command is pid 1 of its pid namespace, which the
+    kernel does not let a parent-death SIGKILL kill. So a killed harness used to leave
+    the worker's shell and daemons running until a later sandbox reaped them.
+
+    How: a small ``/bin/sh`` process in its own session (so a Ctrl-C or a kill of the
+    harness's process group does not reach it; it ignores INT, TERM, HUP) blocks
+    reading a pipe whose only writer is the harness. When the harness exits, normally
+    or by SIGKILL, the kernel closes the pipe; the guardian then writes ``cgroup.kill``
+    (v2) and SIGKILLs every member (v1, and v2 without ``cgroup.kill``) of the
+    sandbox's groups (``<prefix>/<sandbox id>/`` in every hierarchy) and of the extra
+    group folders listed, one per line, in ``list_file`` (the docker backend's
+    containers), repeating until they are empty (at most 2 s), then exits.
+    :meth:`close` (the sandbox's own close) just closes the pipe the same way.
+
+    Args:
+        sandbox_id: the sandbox's cgroup folder name. list_file: optional host file of
+            further cgroup folders. prefix: as :func:`remove_sandbox_groups`.
+    """
+
+    def __init__(self, sandbox_id: str, *, list_file: str | Path | None = None, prefix: str = "scarce_lab"):
+        import subprocess
+
+        sup = detect()
+        dirs = [str(Path(x, prefix, sandbox_id)) for x in sup.dirs.values()] if sup.version else []
+        r, w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(["/bin/sh", "-c", _GUARDIAN, "scarce-guardian", *dirs], stdin=r,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True, close_fds=True,
+                                         env={"PATH": "/usr/bin:/bin", "LIST": str(list_file or "/dev/null")})
+        finally:
+            os.close(r)
+        self._w = w
+        os.set_inheritable(w, False)
+
+    def close(self, wait_s: float = 3.0) -> None:
+        """Close the pipe (the guardian kills what is left, if anything) and reap it."""
+        if self._w >= 0:
+            os.close(self._w)
+            self._w = -1
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=wait_s)

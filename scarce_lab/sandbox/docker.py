@@ -18,6 +18,8 @@ SysV IPC, ``/tmp``, ``/run`` and ``/dev/shm`` are then never shared between work
 and the container's cgroup holds the worker's totals. Each container: network
 disabled, read-only root, tmpfs ``/tmp`` ``/var/tmp`` ``/run``, memory (no extra
 swap), pids and CPU-rate limits, all capabilities dropped, ``no-new-privileges``, the
+project's seccomp profile (:func:`.seccomp.docker_profile`: no ``ptrace``, which Docker's
+default profile allows; the same rules as the local backend), the
 worker's own uid (no account in the image: a bare uid), an init that reaps zombies;
 the worker's folder (a size-limited tmpfs on the host, shared with the local backend's
 layout, :mod:`.hostroot`) bound read-write at the same path; execute-only copies of
@@ -50,6 +52,7 @@ from .cgroups import Cgroup
 from .hostroot import HostRoot
 from .launcher import HIDDEN_DIR
 from .local import WORKER_RE, base_env
+from .seccomp import docker_profile
 from .uids import UidLease, lease_uid
 
 __all__ = ["DockerSandbox", "docker_available"]
@@ -82,6 +85,7 @@ class _DWorker:
     cgroup: Cgroup | None = None
     keep: frozenset[int] = frozenset()
     prlimit: bool = True
+    reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
 
 
 class DockerSandbox(Sandbox):
@@ -189,7 +193,8 @@ class DockerSandbox(Sandbox):
             "user": f"{w.uid}:{w.uid}", "network_disabled": True, "read_only": True,
             "tmpfs": {"/tmp": tmp, "/var/tmp": tmp, "/run": f"size={self.tmp_bytes},mode=755,nosuid,nodev"},
             "mem_limit": lim.memory_bytes, "memswap_limit": lim.memory_bytes, "pids_limit": lim.max_processes,
-            "nano_cpus": int(self.cpus * 1e9), "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
+            "nano_cpus": int(self.cpus * 1e9), "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges", f"seccomp={docker_profile()}"],
             "ipc_mode": "private", "hostname": "sandbox", "working_dir": str(w.folder),
             "volumes": volumes, "mounts": mounts, "environment": base_env(w.folder),
             "labels": {"scarce_lab.sandbox": self._id, "scarce_lab.worker": w.name},
@@ -240,27 +245,43 @@ class DockerSandbox(Sandbox):
         return None if w is None or w.deadline is None else max(0.0, w.deadline - time.monotonic())
 
     def close_slot(self, worker: str) -> None:
-        """End the window: the worker's container is removed with all its processes."""
+        """End the window: the worker's container is removed with all its processes.
+        A :meth:`run` whose slot check passed before this call is killed (its container
+        removed again) until it has returned; one called after this returns is refused."""
         w = self._workers.get(worker)
         if w is None:
             return
         with self._lock:
             w.deadline = None
         self._remove_container(w)
+        end = time.monotonic() + 60.0
+        while w.reserved > 0 and time.monotonic() < end:
+            cg = w.cgroup
+            if cg is not None:
+                with contextlib.suppress(SandboxError):
+                    cg.kill_all(keep=w.keep, timeout_s=2.0)
+            time.sleep(0.01)
+        self._remove_container(w)
 
     def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
             max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
         """As :meth:`LocalSandbox.run` (same limits, same teardown), in the container."""
         w = self._worker(worker)
-        if w.deadline is None:
-            raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-        remaining = w.deadline - time.monotonic()
-        if remaining <= 0:
-            raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-        lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        res = self._exec(w, ["/bin/sh", "-c", command], lim, stdin=data, output_limit=self.output_limit,
-                         shown=command)
+        with self._lock:  # check and reserve in one step (close_slot waits for reservations)
+            if w.deadline is None:
+                raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
+            remaining = w.deadline - time.monotonic()
+            if remaining <= 0:
+                raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
+            w.reserved += 1
+        try:
+            lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            res = self._exec(w, ["/bin/sh", "-c", command], lim, stdin=data, output_limit=self.output_limit,
+                             shown=command)
+        finally:
+            with self._lock:
+                w.reserved -= 1
         rem = self.slot_remaining(worker)
         res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
         return res

@@ -21,7 +21,7 @@ Public API::
     read_file(root, rel, limit) -> FileData(data, size, uid, mode, mtime_ns)
     write_file(root, rel, data, executable=False) -> int
     install_exec_only(root, name, src) -> None        # root-owned 0711 copy
-    collect(root, max_files, max_file_bytes, ...) -> Collected   # for grading
+    collect(root, max_files, max_file_bytes, ...) -> gate.Gathered  # through .gate
     copy_tree(src_root, dest_root) -> int              # snapshot (no links followed)
 """
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "Collected", "FileData", "Listing", "ToolError", "collect", "copy_tree", "install_exec_only",
+    "FileData", "Listing", "ToolError", "collect", "copy_tree", "install_exec_only",
     "list_files", "read_file", "split_path", "write_file",
 ]
 
@@ -70,16 +70,6 @@ class Listing:
 
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Collected:
-    """Files gathered for grading: relative path -> bytes, with their metadata
-    (path -> (uid, mode, atime_ns, mtime_ns)) and what was left out (``skipped``)."""
-
-    files: dict[str, bytes] = field(default_factory=dict)
-    meta: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)
 
 
 def _oserror(rel: str, exc: OSError) -> ToolError:
@@ -239,7 +229,10 @@ def write_file(root: str | Path, rel: str, data: bytes, *, executable: bool = Fa
 def install_exec_only(root: str | Path, name: str, src: str | Path) -> None:
     """Put a root-owned, mode 0711 copy of the host file ``src`` at ``name`` in the
     folder: the worker can execute it but not read its bytes (an unreadable executable
-    also runs non-dumpable, so ``/proc/<pid>/exe`` and ptrace are refused). Whatever the
+    also runs non-dumpable, so ``/proc/<pid>/exe`` and ptrace *memory* reads are
+    refused; non-dumpable does not stop a tracer attached before the exec from using
+    registers, which is why the sandbox's seccomp filter refuses ``ptrace`` itself,
+    :mod:`.seccomp`). Whatever the
     worker left under that name is removed first (unlinked, never followed).
 
     Raises:
@@ -337,55 +330,23 @@ def list_files(root: str | Path, *, max_depth: int = 32, max_entries: int = 5000
 
 
 def collect(root: str | Path, *, max_files: int = 400, max_file_bytes: int = 8 << 20,
-            max_depth: int = 32, skip_dot: bool = True, owner_only: bool = False) -> Collected:
-    """Regular files under ``root`` for grading (dot-files/folders skipped when
-    ``skip_dot``); files over ``max_file_bytes`` and files beyond ``max_files`` are
-    left out and named in ``skipped``. ``owner_only`` keeps only files owned by the
-    folder's owner (drops the root-owned execute-only copy of the original).
+            max_depth: int = 32, skip_dot: bool = True, owner_only: bool = False,
+            total_bytes: int | None = None):
+    """Regular files under ``root``, read through the one gate (:func:`.gate.gather`)
+    with a budget of ``max_files`` files of at most ``max_file_bytes`` each and
+    ``total_bytes`` in all (default ``max_files * max_file_bytes`` capped at 256 MiB;
+    sparse files count at their nominal size). Returns a :class:`.gate.Gathered`.
+    The harness's own callers use :mod:`.gate`'s named budgets directly.
 
     Raises:
         ToolError: ``root`` is missing or not a folder.
     """
-    out = Collected()
-    rootfd = _open_root(root)
-    try:
-        owner = os.fstat(rootfd).st_uid
-        for rel, dfd, name, st in _scan(rootfd, max_depth=max_depth, max_entries=20 * max_files,
-                                        skip=(), skip_dot=skip_dot, notes=out.skipped):
-            if owner_only and st.st_uid != owner:
-                out.skipped.append(f"{rel}: not yours (owner uid {st.st_uid})")
-                continue
-            if st.st_size > max_file_bytes:
-                out.skipped.append(f"{rel}: {st.st_size} bytes is over {max_file_bytes}")
-                continue
-            if len(out.files) >= max_files:
-                out.skipped.append(f"{rel}: more than {max_files} files")
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dfd)
-            except OSError:
-                out.skipped.append(f"{rel}: vanished or replaced")
-                continue
-            try:
-                fst = os.fstat(fd)
-                if not stat.S_ISREG(fst.st_mode):
-                    continue
-                data = os.read(fd, max_file_bytes + 1)
-                while len(data) <= max_file_bytes:
-                    more = os.read(fd, max_file_bytes + 1 - len(data))
-                    if not more:
-                        break
-                    data += more
-            finally:
-                os.close(fd)
-            if len(data) > max_file_bytes:
-                out.skipped.append(f"{rel}: grew over {max_file_bytes} bytes")
-                continue
-            out.files[rel] = data
-            out.meta[rel] = (fst.st_uid, stat.S_IMODE(fst.st_mode), fst.st_atime_ns, fst.st_mtime_ns)
-    finally:
-        os.close(rootfd)
-    return out
+    from .gate import Budget, gather
+
+    total = total_bytes if total_bytes is not None else min(max_files * max_file_bytes, 256 << 20)
+    return gather(root, Budget(total_bytes=total, file_bytes=max_file_bytes, files=max_files, depth=max_depth,
+                               path_bytes=PATH_MAX),
+                  skip_dot=skip_dot, owner_only=owner_only)
 
 
 def copy_tree(src_root: str | Path, dest_root: str | Path, *, max_depth: int = 64) -> int:

@@ -4,7 +4,9 @@ Layout of one sandbox root (mode 0700, owned by root, by default under
 ``/run/scarce_lab/sandboxes/``: never under a run's output folder or a checkout)::
 
     <root>/owner.lock      flock held by the owning process (stale roots are reaped)
-    <root>/etc/            generated passwd and group for the sandboxes
+    <root>/etc/<worker>/   generated passwd and group of one worker's sandboxes: root,
+                           nobody and the worker itself (as ``worker``), never the other
+                           workers or grading boxes (who has submitted is strategic)
     <root>/programs/       execute-only (0711, root) launchers of original programs, and
                            hidden/ (0711) with the originals under random names
     <root>/<worker>/       one tmpfs per worker: size and inode limits, mode 0700,
@@ -146,19 +148,33 @@ class HostRoot:
         self._finalizer = weakref.finalize(self, _unmount_all, self.path, self.owned)
 
     def write_users(self, users: dict[str, int] | None = None) -> None:
-        """(Re)write ``etc/passwd`` and ``etc/group`` with root, nobody and the workers."""
-        if users:
-            self._users.update(users)
-        pw = ["root:x:0:0:root:/root:/bin/sh", "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin"]
-        gr = ["root:x:0:", "nogroup:x:65534:"]
-        for name, uid in sorted(self._users.items()):
-            pw.append(f"{name}:x:{uid}:{uid}:{name}:/nonexistent:/bin/sh")
-            gr.append(f"{name}:x:{uid}:")
-        for fname, lines in (("passwd", pw), ("group", gr)):
-            tmp = self.etc / f".{fname}.new"
-            tmp.write_text("\n".join(lines) + "\n")
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.etc / fname)
+        """Write ``etc/passwd`` and ``etc/group`` (root and nobody only) and, for each
+        worker of ``users`` (name -> uid), ``etc/<name>/passwd`` and ``group`` holding
+        root, nobody and that uid named ``worker``: a sandbox lists no other worker."""
+        base_pw = ["root:x:0:0:root:/root:/bin/sh", "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin"]
+        base_gr = ["root:x:0:", "nogroup:x:65534:"]
+        todo = [(self.etc, base_pw, base_gr)]
+        for name, uid in sorted((users or {}).items()):
+            self._users[name] = uid
+            d = self.etc / name
+            d.mkdir(mode=0o755, exist_ok=True)
+            todo.append((d, [*base_pw, f"worker:x:{uid}:{uid}:worker:/nonexistent:/bin/sh"],
+                         [*base_gr, f"worker:x:{uid}:"]))
+        for d, pw, gr in todo:
+            for fname, lines in (("passwd", pw), ("group", gr)):
+                tmp = d / f".{fname}.new"
+                tmp.write_text("\n".join(lines) + "\n")
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, d / fname)
+
+    def users_dir(self, name: str) -> Path:
+        """The folder of ``name``'s generated ``passwd``/``group`` (:meth:`write_users`)."""
+        return self.etc / name if name in self._users else self.etc
+
+    def drop_users(self, name: str) -> None:
+        """Forget ``name``'s generated files (the worker was dropped)."""
+        if self._users.pop(name, None) is not None:
+            shutil.rmtree(self.etc / name, ignore_errors=True)
 
     def make_folder(self, name: str, *, uid: int, size: int, inodes: int) -> Path:
         """A fresh folder ``<root>/<name>`` owned by ``uid`` (a tmpfs when enabled),

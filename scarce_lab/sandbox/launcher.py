@@ -3,7 +3,11 @@ worker's ``LD_PRELOAD`` (or other loader variables) and its real path stays unkn
 
 An unreadable (0711) executable cannot be read with ``cat``, ``ld.so`` or
 ``/proc/<pid>/exe``, and the kernel refuses ptrace memory access to it (it runs
-non-dumpable). But a dynamically linked program still loads whatever ``LD_PRELOAD``
+non-dumpable). Non-dumpable is *not* untraceable: a tracer attached before the exec
+(``PTRACE_TRACEME``) keeps register access through it, enough to make the process
+write its own memory out; the sandbox's seccomp filter (:mod:`.seccomp`) therefore
+refuses ``ptrace`` and ``process_vm_*`` to every worker process, on both backends.
+And a dynamically linked program still loads whatever ``LD_PRELOAD``
 names, and code loaded into the process can copy the program's own mapped pages.
 So the worker never gets to execute the original directly:
 

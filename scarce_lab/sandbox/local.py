@@ -25,7 +25,10 @@ What each worker gets (mode ``"bwrap"``, as root with bubblewrap installed):
   :meth:`close`, every process of the worker is killed and the kill verified;
 * the original program execute-only: a root-owned 0711 copy named after the program
   in its folder and bound over the program's system paths (readable by nobody but
-  root, so no ``cat``, no ``ld.so``, and it runs non-dumpable: no ``/proc/<pid>/exe``).
+  root, so no ``cat``, no ``ld.so``, and it runs non-dumpable: no ``/proc/<pid>/exe``);
+  untraceable because the seccomp filter refuses ``ptrace`` and ``process_vm_*``
+  (:mod:`.seccomp`; non-dumpable alone leaves register access to a tracer attached
+  before the exec).
 
 ``isolation="none"`` is an explicit weak mode for machines without root: plain
 subprocesses with rlimits in per-worker folders, no namespaces, no uid separation, no
@@ -57,7 +60,7 @@ from .base import (
     drop_all,
 )
 from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
-from .cgroups import Cgroup, detect, reap_stale, remove_sandbox_groups
+from .cgroups import Cgroup, Guardian, detect, reap_stale, remove_sandbox_groups
 from .hostroot import HostRoot
 from .launcher import HIDDEN_DIR
 from .process import execute
@@ -166,6 +169,7 @@ class _Worker:
     path_override: str | None = None
     deadline: float | None = None
     running: int = 0
+    reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
 
 
 class LocalSandbox(Sandbox):
@@ -223,6 +227,8 @@ class LocalSandbox(Sandbox):
         self._closed = False
         self._grades = itertools.count()
         self._finalizer = weakref.finalize(self, remove_sandbox_groups, self._id) if self.isolated else None
+        # nothing of a worker outlives the harness, even when it is killed (cgroups.Guardian)
+        self._guardian = Guardian(self._id) if self.isolated else None
 
     @property
     def network_isolated(self) -> bool:
@@ -294,13 +300,21 @@ class LocalSandbox(Sandbox):
         return max(0.0, w.deadline - time.monotonic())
 
     def close_slot(self, worker: str) -> None:
-        """End the window and kill everything of the worker (verified)."""
+        """End the window and kill everything of the worker (verified). A command whose
+        slot check passed before this call is killed as it starts (the kills repeat
+        until every :meth:`run` in flight has returned); one called after this returns
+        is refused (:class:`SlotNotActiveError`): the check and the reservation are one
+        step under the sandbox's lock."""
         w = self._workers.get(worker)
         if w is None:
             return
         with self._lock:
             w.deadline = None
         self._teardown(w)
+        end = time.monotonic() + 30.0
+        while w.reserved > 0 and time.monotonic() < end:
+            self._teardown(w)
+            time.sleep(0.005)
 
     def _teardown(self, w: _Worker) -> None:
         if w.cgroup is not None:
@@ -318,14 +332,20 @@ class LocalSandbox(Sandbox):
             TeardownError: processes survived the kills (never silently ignored).
         """
         w = self._worker(worker)
-        if w.deadline is None:
-            raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-        remaining = w.deadline - time.monotonic()
-        if remaining <= 0:
-            raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-        lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
+        with self._lock:  # check and reserve in one step (close_slot waits for reservations)
+            if w.deadline is None:
+                raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
+            remaining = w.deadline - time.monotonic()
+            if remaining <= 0:
+                raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
+            w.reserved += 1
+        try:
+            lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
+        finally:
+            with self._lock:
+                w.reserved -= 1
         rem = self.slot_remaining(worker)
         res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
         return res
@@ -343,7 +363,7 @@ class LocalSandbox(Sandbox):
             return execute(argv, shown=shown, cwd=str(w.folder), env=env, limits=lim, stdin=stdin,
                            output_limit=output_limit, notes={"isolation": iso})
         spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=env,
-                         etc_dir=str(self.host.etc), exec_only=w.exec_only, binds=w.binds,
+                         etc_dir=str(self.host.users_dir(w.name)), exec_only=w.exec_only, binds=w.binds,
                          hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes)
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
         with self._lock:
@@ -378,6 +398,7 @@ class LocalSandbox(Sandbox):
             w.cgroup.remove()
             w.cgroup.remove_parents(0)
         self.host.drop_folder(w.folder, keep=keep)
+        self.host.drop_users(w.name)
         if w.lease is not None:
             w.lease.release()
 
@@ -393,6 +414,8 @@ class LocalSandbox(Sandbox):
             self._closed = True
         if self._finalizer is not None:
             self._finalizer()  # the sandbox's own cgroup folder (its workers' are gone)
+        if self._guardian is not None:
+            self._guardian.close()
         self.host.close()
         if errors:
             raise SandboxError("; ".join(errors))

@@ -1,30 +1,59 @@
-"""The seccomp filter every bubblewrap command runs under (``bwrap --seccomp FD``).
+"""The seccomp rules every worker command runs under, for both backends.
 
-A small classic-BPF program, like the part of Docker's default profile that matters
-here (the docker backend gets that profile from the engine):
+One table (:data:`DENIED`, :data:`DENIED_NEWUSER`, :data:`ENOSYS`) is the only place the
+rules are written; :func:`filter_program` turns it into the classic-BPF program of the
+local backend (``bwrap --seccomp FD``) and :func:`docker_profile` into the JSON profile
+the docker backend passes as ``security_opt=["seccomp=..."]`` (Docker's own default
+profile allows ``ptrace`` since engine 19.03, so the engine's default is not enough).
 
-- ``add_key``, ``request_key``, ``keyctl``: refused (EPERM). Kernel keyrings are not
-  namespaced by bubblewrap: a key one worker makes world-readable would be a channel to
-  another worker, and would outlive the sandbox.
-- ``unshare`` and ``clone`` with ``CLONE_NEWUSER``: refused (EPERM); ``clone3``: ENOSYS
-  (its flags cannot be inspected; libc then falls back to ``clone``). A user namespace
-  would give the worker a full capability set of its own: the entry point of most
-  kernel privilege escalations.
-- a system call of another ABI (x32 on x86-64) or another architecture: refused.
-- everything else: allowed.
+Refused with ``EPERM`` (:data:`DENIED`), and why:
+
+- ``ptrace``, ``process_vm_readv``, ``process_vm_writev``: the original program runs
+  execute-only, and the kernel refuses *memory* access to a non-dumpable process; but
+  a tracer attached before the exec (``PTRACE_TRACEME`` in a child, then exec of the
+  launcher) stays attached through the exec, and register access alone is enough to
+  make the tracee write its own memory to a file (issue 20). Refusing ``ptrace`` itself
+  closes every tracing route: ``PTRACE_TRACEME``, ``PTRACE_ATTACH``/``SEIZE``
+  (``strace -p``, ``gdb -p``) and ``strace``/``gdb`` starting the program.
+  Cost: a worker cannot use ``gdb``/``strace`` on its own programs either.
+- ``kcmp``, ``pidfd_getfd``: compare or copy another process's file descriptors (ptrace
+  access checks only); no build or test needs them.
+- ``perf_event_open``, ``bpf``, ``userfaultfd``, ``io_uring_setup``/``_enter``/
+  ``_register``: kernel attack surface and timing side channels that Docker's default
+  profile also refuses; compilers, interpreters and JVMs run without them.
+- ``add_key``, ``request_key``, ``keyctl``: kernel keyrings are not namespaced: a key
+  one worker makes world-readable would be a channel to another, and outlive the slot.
+- ``open_by_handle_at``: opens files by handle around mount boundaries (the "shocker"
+  escape); needs ``CAP_DAC_READ_SEARCH``, which workers lack, refused anyway.
+
+``unshare`` and ``clone`` with ``CLONE_NEWUSER`` (:data:`DENIED_NEWUSER`): ``EPERM``; a user
+namespace would give the worker a full capability set of its own, the entry point of
+most kernel privilege escalations. ``clone3`` (:data:`ENOSYS`): ``ENOSYS`` (its flags
+sit behind a pointer seccomp cannot read; libc then falls back to ``clone``).
+``inotify_init``/``inotify_init1`` (:data:`ENOSYS`): ``/usr`` is the host's, shared by
+every sandbox, and inotify watches an inode, not a mount: a watch on ``/usr/bin`` saw
+which compilers, interpreters and programs another worker (or a grading box) opened.
+Tools that use inotify fall back to polling (``tail -f``) or are not needed to build.
+A system call of another ABI (x32 on x86-64) or another architecture: refused.
+Everything else: allowed.
 
 The program is built with :mod:`struct` from the kernel's documented constants
-(``linux/seccomp.h``, ``linux/filter.h``, ``linux/audit.h``); ``tests/security/``
-checks each rule from inside a sandbox.
+(``linux/seccomp.h``, ``linux/filter.h``, ``linux/audit.h``); syscall numbers from
+``asm/unistd_64.h`` (x86-64) and ``asm-generic/unistd.h`` (aarch64).
+``tests/security/test_tracing.py`` and ``test_kernel_surface.py`` check each rule
+from inside a sandbox of each backend.
 """
 
 from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import platform
 import struct
+
+__all__ = ["DENIED", "DENIED_NEWUSER", "ENOSYS", "docker_profile", "filter_fd", "filter_program"]
 
 # classic BPF (linux/filter.h)
 _LD_W_ABS = 0x20
@@ -40,12 +69,28 @@ _KILL_PROCESS = 0x80000000
 _NR, _ARCH, _ARG0 = 0, 4, 16
 CLONE_NEWUSER = 0x10000000
 
-#: machine -> (AUDIT_ARCH, syscall numbers)
+#: refused with EPERM (module docstring says why, one by one)
+DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "perf_event_open",
+          "bpf", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "add_key",
+          "request_key", "keyctl", "open_by_handle_at")
+#: refused with EPERM when their first argument has CLONE_NEWUSER
+DENIED_NEWUSER = ("unshare", "clone")
+#: answered ENOSYS (callers fall back: libc to ``clone``, ``tail -f`` to polling)
+ENOSYS = ("clone3", "inotify_init", "inotify_init1")
+
+#: machine -> (AUDIT_ARCH, syscall numbers, docker's architecture names)
 _ARCHES = {
-    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "clone": 56,
-                            "clone3": 435}),
-    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97, "clone": 220,
-                             "clone3": 435}),
+    "x86_64": (0xC000003E, {
+        "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438,
+        "perf_event_open": 298, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "add_key": 248, "request_key": 249, "keyctl": 250, "open_by_handle_at": 304,
+        "unshare": 272, "clone": 56, "clone3": 435, "inotify_init": 253, "inotify_init1": 294},
+        ("SCMP_ARCH_X86_64",)),
+    "aarch64": (0xC00000B7, {
+        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "pidfd_getfd": 438,
+        "perf_event_open": 241, "bpf": 280, "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "add_key": 217, "request_key": 218, "keyctl": 219, "open_by_handle_at": 265,
+        "unshare": 97, "clone": 220, "clone3": 435, "inotify_init1": 26}, ("SCMP_ARCH_AARCH64",)),
 }
 _X32_BIT = 0x40000000
 
@@ -64,9 +109,8 @@ def filter_program(machine: str | None = None) -> bytes:
     machine = machine or platform.machine()
     if machine not in _ARCHES:
         raise RuntimeError(f"no seccomp syscall table for {machine!r} (known: {sorted(_ARCHES)})")
-    audit_arch, nr = _ARCHES[machine]
+    audit_arch, nr, _ = _ARCHES[machine]
     eperm, enosys = _ERRNO | errno.EPERM, _ERRNO | errno.ENOSYS
-    denied = [nr["add_key"], nr["request_key"], nr["keyctl"]]
     prog: list[bytes] = []
     # 0-1: the architecture must be ours
     prog.append(_ins(_LD_W_ABS, 0, 0, _ARCH))
@@ -77,14 +121,18 @@ def filter_program(machine: str | None = None) -> bytes:
     if machine == "x86_64":
         prog.append(_ins(_JGE_K, 0, 1, _X32_BIT))
         prog.append(_ins(_RET_K, 0, 0, eperm))
-    for n in denied:
-        prog.append(_ins(_JEQ_K, 0, 1, n))
+    for name in DENIED:
+        prog.append(_ins(_JEQ_K, 0, 1, nr[name]))
         prog.append(_ins(_RET_K, 0, 0, eperm))
-    prog.append(_ins(_JEQ_K, 0, 1, nr["clone3"]))
-    prog.append(_ins(_RET_K, 0, 0, enosys))
+    for name in ENOSYS:
+        if name not in nr:  # e.g. aarch64 has no inotify_init (only inotify_init1)
+            continue
+        prog.append(_ins(_JEQ_K, 0, 1, nr[name]))
+        prog.append(_ins(_RET_K, 0, 0, enosys))
     # unshare(flags) and clone(flags, ...): refuse CLONE_NEWUSER
-    prog.append(_ins(_JEQ_K, 1, 0, nr["unshare"]))
-    prog.append(_ins(_JEQ_K, 0, 3, nr["clone"]))
+    a, b = (nr[n] for n in DENIED_NEWUSER)
+    prog.append(_ins(_JEQ_K, 1, 0, a))
+    prog.append(_ins(_JEQ_K, 0, 3, b))
     prog.append(_ins(_LD_W_ABS, 0, 0, _ARG0))
     prog.append(_ins(_JSET_K, 0, 1, CLONE_NEWUSER))
     prog.append(_ins(_RET_K, 0, 0, eperm))
@@ -95,8 +143,31 @@ def filter_program(machine: str | None = None) -> bytes:
 def filter_fd() -> int:
     """A fresh readable file descriptor holding :func:`filter_program` (for
     ``bwrap --seccomp FD``; bwrap reads it once). The caller closes it."""
-    fd = os.memfd_create("scarce_lab-seccomp", 0)
+    fd = os.memfd_create("scarce_lab-seccomp", os.MFD_CLOEXEC)
     data = filter_program()
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+@functools.cache
+def docker_profile(machine: str | None = None) -> str:
+    """The same rules as a Docker seccomp profile (JSON text for
+    ``security_opt=["seccomp=<text>"]``): default allow, :data:`DENIED` -> EPERM,
+    :data:`ENOSYS` -> ENOSYS, ``unshare``/``clone`` with ``CLONE_NEWUSER`` -> EPERM
+    (``SCMP_CMP_MASKED_EQ`` on argument 0). Format: moby ``profiles/seccomp``.
+
+    Raises:
+        RuntimeError: an architecture this module has no syscall table for.
+    """
+    machine = machine or platform.machine()
+    if machine not in _ARCHES:
+        raise RuntimeError(f"no seccomp syscall table for {machine!r} (known: {sorted(_ARCHES)})")
+    arches = list(_ARCHES[machine][2])
+    rules = [{"names": list(DENIED), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
+             {"names": list(ENOSYS), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS}]
+    for name in DENIED_NEWUSER:
+        rules.append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+                      "args": [{"index": 0, "value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER,
+                                "op": "SCMP_CMP_MASKED_EQ"}]})
+    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "architectures": arches, "syscalls": rules})

@@ -6,7 +6,10 @@ By construction first, checks second:
 * **Execute-only original.** In a worker's sandbox the original is a root-owned copy
   with mode 0711 (in its folder and over the program's system paths): the worker can
   run it, not read it (no ``cat``, no ``ld.so``, no ``/proc/<pid>/exe`` of the
-  non-dumpable process). Copies, encoded or not, cannot be made from inside.
+  non-dumpable process) and not trace it (the seccomp filter of both backends refuses
+  ``ptrace`` and ``process_vm_*``: non-dumpable alone still lets a tracer attached
+  before the exec rewrite registers and make the process dump itself). Copies,
+  encoded or not, cannot be made from inside.
 * **Original absent during grading.** Build and tests run in the same kind of sandbox
   as the workers, in a fresh folder, as a fresh uid, and every path of the original
   holds the :class:`Tripwire` instead: executing it by name, by path, through a copy
@@ -126,7 +129,7 @@ def check_submission(task: Task, files: dict[str, bytes]) -> str | None:
 
 _TRIPWIRE = """#!/usr/bin/python3 -I
 import os, socket, sys
-msg = ("%s %s" % (sys.argv[0], " ".join(sys.argv[1:])))[:400].encode("utf-8", "replace")
+msg = b"\\0".join(os.fsencode(a) for a in sys.argv)[:4096]
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect({sock!r})
@@ -202,7 +205,21 @@ class Tripwire:
                     self._synced.set()
                     continue
                 with self._lock:
-                    self._hits.append(msg.decode("utf-8", "replace").strip() or "(no argv)")
+                    self._hits.append(self._describe(msg))
+
+    def _describe(self, msg: bytes) -> str:
+        """A record of one call of the original that carries no worker-chosen bytes:
+        the name it was called by only when that is the program's own name or path,
+        the number of arguments and a hash of the argv (the arguments may hold hidden
+        test input that the submission passed on; the record goes into shared datasets)."""
+        import hashlib
+
+        parts = msg.split(b"\0")
+        argv0 = parts[0].decode("utf-8", "replace")
+        known = {self.task.program, f"./{self.task.program}", *candidate_paths(self.task)}
+        name = argv0 if argv0 in known else "another name"
+        digest = hashlib.sha256(msg).hexdigest()[:16]
+        return f"{name} with {len(parts) - 1} argument(s) (argv sha256 {digest})"
 
     def _sync(self) -> None:
         """Wait until every connection made so far has been read (a token of ours
@@ -229,7 +246,7 @@ class Tripwire:
         with self._lock:
             hits = list(self._hits)
         with contextlib.suppress(OSError):
-            hits += [x for x in self.log.read_text(errors="replace").splitlines() if x]
+            hits += [self._describe(x) for x in self.log.read_bytes().split(b"\n") if x]
         text = "; ".join(hits[:3])
         return text + (f" (+{len(hits) - 3} more)" if len(hits) > 3 else "")
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..sandbox import fileio
+from ..sandbox import fileio, gate
 from ..sandbox.base import ResourceLimits, Sandbox
 from .anticheat import (
     Tripwire,
@@ -104,14 +104,14 @@ class GradeResult(BaseModel):
     duration_s: float = 0.0
 
 
-def _collect(submission_dir: str | Path) -> fileio.Collected:
+def _collect(submission_dir: str | Path) -> gate.Gathered:
     root = Path(submission_dir)
     if not root.is_dir() or root.is_symlink():
         raise FileNotFoundError(f"submission_dir {root} is not a folder")
-    return fileio.collect(root, max_files=4 * MAX_FILES, max_file_bytes=MAX_FILE_BYTES, owner_only=True)
+    return gate.gather(root, gate.SUBMISSION, owner_only=True)
 
 
-def _filter(task: Task, got: fileio.Collected) -> dict[str, bytes]:
+def _filter(task: Task, got: gate.Gathered) -> dict[str, bytes]:
     out = {}
     for k, v in got.files.items():
         if k in WORKSPACE_FILES:
@@ -169,8 +169,12 @@ def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = N
     total = len(scored)
     got = _collect(submission_dir)
     files = _filter(task, got)
-    notes = "".join(f"[left out: {s}]\n" for s in got.skipped[:10])
+    notes = "".join(f"[left out: {s}]\n" for s in got.left_out[:10])
+    if got.left_out_count > 10:
+        notes += f"[left out: {got.left_out_count - 10} more]\n"
     violation = check_submission(task, files)
+    if got.over_budget and not violation:
+        violation = f"the submission folder is {got.over_budget}"
     if violation:
         return _result(task, total, violation=violation, isolation="static", build_log=notes,
                        duration_s=time.perf_counter() - t0)
@@ -191,8 +195,13 @@ def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = N
     try:
         with Tripwire(task, shim=shim) as trip:
             paths = sandbox_original_paths(sandbox, task)
-            with sandbox.grading_box(files, masks=trip.masks(paths), binds=trip.binds(),
-                                     path_override=str(trip.shim_dir) if shim else None) as box:
+            try:
+                box = sandbox.grading_box(files, masks=trip.masks(paths), binds=trip.binds(),
+                                          path_override=str(trip.shim_dir) if shim else None)
+            except fileio.ToolError as exc:  # a path the box refuses: the worker's failed build
+                return _result(task, total, build_log=notes + f"the submission could not be copied: {exc}",
+                               isolation="static", duration_s=time.perf_counter() - t0)
+            with box:
                 res = _build_and_test(task, box, files, scored, trip, build_timeout_s, notes)
         mode = "path-shim" if shim else getattr(sandbox, "kind", None) or getattr(
             getattr(sandbox, "capabilities", None), "mode", "sandbox")
@@ -213,7 +222,9 @@ def _build_and_test(task, box, files, scored, trip, build_timeout_s, notes) -> d
                           memory_bytes=2 << 30, file_size_bytes=64 << 20, max_processes=128)
     b = box.run(["bash", "compile.sh"], blim, output_limit=BUILD_LOG_LIMIT)
     log = notes + (b.stdout + ("\n" if b.stdout and b.stderr else "") + b.stderr)[:BUILD_LOG_LIMIT]
-    after = fileio.collect(box.folder, max_files=4 * MAX_FILES, max_file_bytes=64 << 20, skip_dot=False)
+    after = gate.gather(box.folder, gate.BUILD_OUTPUT, skip_dot=False)
+    if after.over_budget:  # what the build left cannot all be checked: not graded
+        return {"violation": f"the build's output is {after.over_budget}", "build_ok": False, "build_log": log}
     exe = after.files.get("executable")
     build_ok = b.exit_code == 0 and exe is not None
     if b.timed_out:
@@ -251,13 +262,16 @@ def _run_test(t, box) -> TestOutcome:
     if r.timed_out:
         reason = "timeout"
     elif r.exit_code != t.expected_exit_code:
-        reason = f"exit code {r.exit_code} != {t.expected_exit_code}"
+        reason = f"exit code differs from the expected {t.expected_exit_code}"
     elif r.stdout != t.expected_stdout:
         reason = "stdout differs"
     elif t.compare_stderr and r.stderr != (t.expected_stderr or ""):
         reason = "stderr differs"
     else:
         reason = ""
-    return TestOutcome(id=t.id, passed=not reason, exit_code=r.exit_code, timed_out=r.timed_out,
+    # the submission's own exit code is kept only when it is the expected one: a failing
+    # code is chosen by the submission and could carry a byte of the hidden stdin
+    return TestOutcome(id=t.id, passed=not reason, exit_code=r.exit_code if r.exit_code == t.expected_exit_code
+                       else None, timed_out=r.timed_out,
                        reason=reason, duration_s=r.duration_s)
 

@@ -44,6 +44,7 @@ from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .masks import parse_tool_call, solver_choice_schema, tool_specs_for
 from .prompts import render
+from .tools import listing_note, readable_names
 from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
 from .views import SolverObservation
 
@@ -211,7 +212,7 @@ def checklist(obs: SolverObservation, progress: dict[str, bool]) -> dict[str, An
     example as ``try_command``. The model chooses the action and writes every value;
     a 135M model mostly copies the template (see ``data/scarce/README.md``)."""
     program = str(obs.task.get("program"))
-    own = [f for f in obs.files if f not in (*WORKSPACE_FILES, program, "compile.sh", "executable")]
+    own = [f for f in readable_names(obs.files) if f not in (*WORKSPACE_FILES, program, "compile.sh", "executable")]
     has_build = "compile.sh" in obs.files
     if not own:
         nxt = "program"
@@ -296,7 +297,8 @@ class LLMSolver(Solver):
     def legal(obs: SolverObservation) -> LegalActions:
         """The legal actions of this observation (the world's rule,
         :func:`scarce_lab.envs.slots.legal_actions`, on its slot, files and slot cap)."""
-        return legal_actions(obs.worker, in_slot=obs.in_slot, files=obs.files, slot_cap_s=obs.max_duration_s)
+        return legal_actions(obs.worker, in_slot=obs.in_slot, files=readable_names(obs.files),
+                             slot_cap_s=obs.max_duration_s)
 
     def _render(self, obs: SolverObservation, legal: LegalActions, doc_chars: int) -> list[dict[str, str]]:
         doc = str(obs.task.get("documentation") or "")
@@ -308,7 +310,8 @@ class LLMSolver(Solver):
             check = render("checklist.j2", **checklist(obs, self.progress))
         user = render("solver_step.j2", task=obs.task, doc=doc[:doc_chars], doc_shown=min(doc_chars, len(doc)),
                       doc_total=len(doc), n_examples=2 if self.compact else 3, memories=obs.memories,
-                      files=obs.files, transcript=obs.transcript, step=obs.step, in_slot=obs.in_slot,
+                      files=[*readable_names(obs.files), *filter(None, [listing_note(obs.files)])],
+                      transcript=obs.transcript, step=obs.step, in_slot=obs.in_slot,
                       slot_remaining_s=obs.slot_remaining_s, own_remaining_s=obs.own_remaining_s,
                       own_budget=obs.own_budget, legal_tools=[_signature(t, legal) for t in legal.tools],
                       blocked=blocked, checklist=check)

@@ -12,26 +12,52 @@ result: one worker cannot end a run.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from ...sandbox import fileio
+from ...sandbox import fileio, gate
 from ...sandbox.fileio import ToolError
 
-__all__ = ["HIDDEN", "READ_LIMIT", "WRITE_LIMIT", "ToolError", "list_files", "read_file", "write_file"]
+__all__ = ["HIDDEN", "READ_LIMIT", "WRITE_LIMIT", "ToolError", "list_files", "listing", "listing_note", "read_file",
+           "readable_names", "write_file"]
 
 READ_LIMIT = 4000  # characters returned by read_file
 WRITE_LIMIT = 200_000  # bytes accepted by write_file
 HIDDEN = (".tmp",)
 
 
+def listing(root: Path) -> gate.Shown:
+    """The bounded listing of ``root`` a solver is shown (:func:`scarce_lab.sandbox.gate.listing`
+    with :data:`~scarce_lab.sandbox.gate.LISTING`): at most 50 names, sorted, each valid
+    UTF-8 without control characters and at most 200 bytes, ``.tmp`` skipped, links
+    neither listed nor followed; the rest counted (``Shown.tail()``: "and N more").
+    These names are also the only paths of ``read_file``'s schema enum, so a prompt
+    and a schema stay bounded whatever the worker writes."""
+    return gate.listing(root, skip=HIDDEN)
+
+
+_MORE = re.compile(r"^\(and [0-9,]+ more[^()]*\)$")
+
+
+def readable_names(files: list[str] | tuple[str, ...]) -> list[str]:
+    """The names of an observation's ``files`` that may become ``read_file``'s path
+    enum and prompt text: the runner's "(and N more)" note dropped, names that fail
+    :func:`scarce_lab.sandbox.gate.name_problem` dropped, at most
+    ``gate.LISTING.files`` kept. Applied by the solver whatever built the observation,
+    so its schema and prompt are bounded by construction."""
+    out = [f for f in files if isinstance(f, str) and not _MORE.match(f)
+           and gate.name_problem(f, gate.LISTING.path_bytes) is None]
+    return out[:gate.LISTING.files]
+
+
+def listing_note(files: list[str] | tuple[str, ...]) -> str:
+    """The runner's "(and N more)" note in ``files`` ('' when there is none)."""
+    return next((f for f in files if isinstance(f, str) and _MORE.match(f)), "")
+
+
 def list_files(root: Path) -> list[str]:
-    """Relative paths of regular files in ``root`` (sorted; ``.tmp`` skipped; at most
-    32 levels deep and 5000 entries; links are neither listed nor followed). A missing
-    or unusable folder gives ``[]``."""
-    try:
-        return fileio.list_files(root, skip=HIDDEN).files
-    except ToolError:
-        return []
+    """The names of :func:`listing` (a missing or unusable folder gives ``[]``)."""
+    return listing(root).names
 
 
 def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> str:

@@ -3,7 +3,8 @@
 A checkpoint is written with every commit (after each contention and at the end of
 each subrun): the pure world, the agents (pickled without their model client), the
 solvers' streaks of failing actions, and the workers' folders (only the files the
-worker owns; the task's original program is installed again on restore).
+worker owns, through the one gate, :mod:`scarce_lab.sandbox.gate`, so at most 16 MiB
+a worker whatever it writes; the task's original program is installed again on restore).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import pickle
 from typing import Any
 
 
-def save_state(runner: Any, *, subrun_done: bool) -> dict[str, Any]:
-    """The checkpoint of ``runner`` (a :class:`~.runner.ScarceRunner`) now.
+def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | None = None) -> dict[str, Any]:
+    """The checkpoint of ``runner`` (a :class:`~.runner.ScarceRunner`) now; ``folders``:
+    the workers' snapshots already taken (:meth:`~.io.WorkerIO.snapshot`, bounded by
+    :data:`scarce_lab.sandbox.gate.CHECKPOINT`), else taken here.
 
     Agents that cannot be pickled (a class defined inside a function, say) leave the
     checkpoint without them (``agents`` is ``None`` and ``agents_error`` says why): the
@@ -32,7 +35,8 @@ def save_state(runner: Any, *, subrun_done: bool) -> dict[str, Any]:
         return {
             "world": runner.world, "agents": pickled_agents, "agents_error": agents_error,
             "subrun_done": subrun_done, "streaks": dict(runner.streaks),
-            "folders": {} if subrun_done else {w: runner.io.snapshot(runner._sbx(w)) for w in runner.cfg.names},
+            "folders": {} if subrun_done else (folders if folders is not None else
+                                               {w: runner.io.snapshot(runner._sbx(w)) for w in runner.cfg.names}),
         }
     finally:
         for a, c in clients:

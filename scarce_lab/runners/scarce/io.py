@@ -71,8 +71,14 @@ class WorkerIO:
         return folder
 
     def list_files(self, sbx: str) -> list[str]:
-        """Relative paths of the files in ``sbx``'s folder (sorted)."""
+        """The names a solver may see of ``sbx``'s folder (sorted, at most 50; see
+        :meth:`listing`)."""
         return ftools.list_files(self.folders[sbx])
+
+    def listing(self, sbx: str) -> Any:
+        """The bounded listing of ``sbx``'s folder (:func:`scarce_lab.agents.scarce.tools.listing`):
+        ``names`` and ``tail()`` ("and N more")."""
+        return ftools.listing(self.folders[sbx])
 
     def read_file(self, sbx: str, path: str) -> str:
         """Text of a file in ``sbx``'s folder. Raises :class:`ToolError` (bad path)."""
@@ -85,33 +91,40 @@ class WorkerIO:
     def snapshot(self, sbx: str) -> dict:
         """The worker's own files in ``sbx``'s folder, for the run's checkpoint (taken
         between commands, when none of the worker's processes lives): ``{"files": {path:
-        (bytes, executable)}, "skipped": [...]}``. Read link-safe and depth-bounded
-        (:func:`scarce_lab.sandbox.fileio.collect`); files not owned by the worker (the
-        execute-only original) are left out, so its bytes never enter a checkpoint."""
-        from ...sandbox import fileio
+        (bytes, executable)}, "skipped": [notes], "removed": n}``.
 
-        got = fileio.collect(self.folders[sbx], max_files=5000, max_file_bytes=16 << 20, skip_dot=False,
-                             owner_only=True)
-        skipped = [x for x in got.skipped if "not yours" not in x]
+        Read through the one gate (:func:`scarce_lab.sandbox.gate.gather` with
+        :data:`~scarce_lab.sandbox.gate.CHECKPOINT`: 16 MiB, 8 MiB a file, 2000 files,
+        sparse files at their full size, UTF-8 names of sane length), so a checkpoint
+        stays small whatever the worker writes. Regular files it leaves out are removed
+        from the live folder too (``removed``; the runner tells the worker), so the
+        folder a resumed run restores is the folder the interrupted run went on with.
+        Files not owned by the worker (the execute-only original) are left out, so its
+        bytes never enter a checkpoint."""
+        from ...sandbox import gate
+
+        folder = self.folders[sbx]
+        got = gate.gather(folder, gate.CHECKPOINT, skip_dot=False, owner_only=True)
+        removed = gate.remove(folder, got.dropped) if got.dropped else 0
+        notes = list(got.left_out) + ([f"(+{got.left_out_count - len(got.left_out)} more)"]
+                                      if got.left_out_count > len(got.left_out) else [])
         return {"files": {rel: (data, bool(got.meta[rel][1] & 0o100)) for rel, data in got.files.items()},
-                "skipped": skipped}
+                "skipped": notes, "removed": removed}
 
     def restore(self, sbx: str, task: Any, snap: dict) -> None:
         """Recreate ``sbx``'s work folder from :meth:`snapshot` (resume): the task's
-        workspace, then every file of the snapshot written as the worker's.
-
-        Raises:
-            RuntimeError: the snapshot left files out (too deep, too large, too many):
-                the resumed run would not be the same run.
-        """
+        workspace, then every file of the snapshot written as the worker's. What the
+        checkpoint left out was removed from the live folder when it was taken (and
+        the worker told then), so nothing is missing; a path the folder refuses now is
+        skipped, never raised."""
         from ...tasks.workspace import prepare_worker
 
-        if snap["skipped"]:
-            raise RuntimeError(f"{sbx}: the checkpoint left out {len(snap['skipped'])} file(s) "
-                               f"({snap['skipped'][:3]}); the run cannot be resumed faithfully")
         self.folders[sbx] = prepare_worker(task, self.sandbox, sbx)
         for rel, (data, executable) in snap["files"].items():
-            self.sandbox.write_file(sbx, rel, data, executable=executable)
+            try:
+                self.sandbox.write_file(sbx, rel, data, executable=executable)
+            except ToolError:
+                continue  # a path that crossed the gate is writable; kept safe anyway
 
     # -- slots and commands ------------------------------------------------------------
     def open_slot(self, sbx: str, seconds: float) -> None:

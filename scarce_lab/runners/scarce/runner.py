@@ -132,8 +132,22 @@ class ScarceRunner:
             self.rec.record_calls(d.calls)
 
     def _commit(self, k: int, t: float, *, subrun_done: bool) -> None:
-        """Make everything durable with a checkpoint (:func:`.checkpoint.save_state`)."""
-        self.rec.commit_round(k, t=t, state=save_state(self, subrun_done=subrun_done))
+        """Make everything durable with a checkpoint (:func:`.checkpoint.save_state`).
+
+        Mid-subrun the workers' folders go in through the one gate
+        (:meth:`.io.WorkerIO.snapshot`); files it leaves out are removed from the live
+        folder and the worker's ``tool_error`` event (tool ``checkpoint``) says which,
+        so the checkpoint stays small and a resume restores the same folder."""
+        folders = None
+        if not subrun_done:
+            folders = {}
+            for w in self.cfg.names:
+                snap = folders[w] = self.io.snapshot(self._sbx(w))
+                if snap.get("removed"):
+                    self.emit(ev.ToolError, phase="solve", agent=w, t=t, event_round=k, tool="checkpoint",
+                              error=f"{snap['removed']} file(s) removed from your folder: over what the harness "
+                                    f"keeps of a folder ({'; '.join(snap['skipped'][:5])})"[:1000])
+        self.rec.commit_round(k, t=t, state=save_state(self, subrun_done=subrun_done, folders=folders))
 
     def _restore(self, state: dict, tasks: dict[str, Any]) -> bool:
         """Continue from a checkpoint (:func:`.checkpoint.restore_state`); returns
@@ -240,9 +254,11 @@ class ScarceRunner:
         against the mask, carry it out or refuse it, and end the subrun as ``stuck``
         when a model solver repeats the same failing action ``stuck_repeats`` times."""
         solver = self.solvers[w]
-        files = self.io.list_files(self._sbx(w))
+        shown = self.io.listing(self._sbx(w))  # bounded: at most 50 sane names (scarce_lab.sandbox.gate)
+        files = shown.names
         legal = self.world.legal_actions(w, files)
-        d = await solver.step(self.world.solver_observation(w, files))
+        seen = files + ([f"({shown.tail()})"] if shown.more else [])  # the prompt says "and N more"
+        d = await solver.step(self.world.solver_observation(w, seen))
         self._calls(d)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
@@ -294,7 +310,8 @@ class ScarceRunner:
         world, sbx = self.world, self._sbx(w)
         try:
             if a.tool == "list_files":
-                return ", ".join(self.io.list_files(sbx)) or "(empty)", False
+                shown = self.io.listing(sbx)
+                return ", ".join([*shown.names, *([shown.tail()] if shown.more else [])]) or "(empty)", False
             if a.tool == "read_file":
                 return self.io.read_file(sbx, a.path), False
             if a.tool == "write_file":

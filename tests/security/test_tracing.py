@@ -1,0 +1,115 @@
+"""The original program is untraceable (issue 20, part 1): every tracing route is
+refused by the seccomp filter of both backends (:mod:`scarce_lab.sandbox.seccomp`).
+
+The escape these close: a child calls ``PTRACE_TRACEME`` and executes the 0711
+launcher; the tracer stays attached through the exec of the launcher and of the hidden
+original, and register access (memory reads are refused, the process is non-dumpable)
+was enough to make the original write its own memory to a file. Each route has its own
+test: TRACEME then exec, ``strace`` starting the program, ``strace -p``/``gdb -p``
+attaching to it, ``process_vm_readv`` on it, and the fd-stealing neighbours
+(``kcmp``, ``pidfd_getfd``) plus ``perf_event_open``. Control: the program still runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scarce_lab.sandbox.base import ResourceLimits
+from scarce_lab.tasks.workspace import prepare_worker
+
+LIM = ResourceLimits(wall_seconds=60, cpu_seconds=60)
+
+TRACEME_C = r"""
+#include <stdio.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <errno.h>
+#include <string.h>
+int main(void) {
+    pid_t c = fork();
+    if (c == 0) {
+        if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) { printf("traceme refused: %s\n", strerror(errno)); fflush(stdout); _exit(3); }
+        execl("./rev", "rev", (char *)0);
+        _exit(4);
+    }
+    int st; waitpid(c, &st, 0);
+    if (WIFSTOPPED(st)) { printf("TRACED stop signal %d\n", WSTOPSIG(st)); kill(c, 9); }
+    else printf("child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+"""
+
+SYSCALL = ("python3 -c \"import ctypes, os, sys; c = ctypes.CDLL('libc.so.6', use_errno=True); "
+           "r = c.syscall({nr}, {args}); e = ctypes.get_errno(); "
+           "print('{name}', 'ALLOWED' if r >= 0 else os.strerror(e))\"")
+
+
+@pytest.fixture
+def traced(make_sb, rev):
+    sb = make_sb()
+    prepare_worker(rev, sb, "w0")
+    sb.open_slot("w0", 300)
+    return sb
+
+
+def test_traceme_then_exec_of_the_launcher_is_refused(traced):
+    traced.write_file("w0", "t.c", TRACEME_C.encode())
+    r = traced.run("w0", "cc -O1 -o t t.c && ./t", LIM)
+    assert "TRACED" not in r.stdout, r
+    assert "traceme refused: Operation not permitted" in r.stdout, r
+
+
+@pytest.mark.parametrize("how", ["strace_start", "strace_attach", "gdb_attach"])
+def test_debuggers_cannot_trace_the_original(traced, how):
+    cmd = {
+        "strace_start": "command -v strace >/dev/null || { echo NO_TOOL; exit; }; "
+                        "echo abc | strace -f -o trace.txt ./rev; echo rc=$?; wc -c < trace.txt 2>/dev/null",
+        "strace_attach": "command -v strace >/dev/null || { echo NO_TOOL; exit; }; "
+                         "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
+                         "timeout 5 strace -p $p -o trace.txt 2>&1; echo rc=$?; wc -c < trace.txt 2>/dev/null; wait",
+        "gdb_attach": "command -v gdb >/dev/null || { echo NO_TOOL; exit; }; "
+                      "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
+                      "timeout 20 gdb -batch -p $p -ex 'info registers rip' 2>&1 | tail -5; wait",
+    }[how]
+    r = traced.run("w0", cmd, LIM)
+    if "NO_TOOL" in r.stdout:
+        pytest.skip(f"{how}: the tool is not in this backend's image")
+    out = r.stdout + r.stderr
+    assert "Operation not permitted" in out or "ptrace" in out.lower(), r
+    assert "rip " not in out and "rip\t" not in out, f"gdb read a register: {r}"
+    if how == "strace_start":
+        assert "execve(" not in out, r
+
+
+def test_process_vm_readv_of_a_running_original_is_refused(traced):
+    # process_vm_readv(pid, local_iov, 1, remote_iov, 1, 0) on a live ./rev: EPERM
+    cmd = ("(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
+           "python3 -c \"import ctypes, os, sys; c = ctypes.CDLL('libc.so.6', use_errno=True); "
+           "buf = ctypes.create_string_buffer(16); "
+           "iov = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 16); "
+           "rem = (ctypes.c_void_p * 2)(0x400000, 16); "
+           "r = c.syscall(310, int(sys.argv[1]), iov, 1, rem, 1, 0); "
+           "print('vm_readv', 'READ' if r > 0 else os.strerror(ctypes.get_errno()))\" $p; wait")
+    r = traced.run("w0", cmd, LIM)
+    assert "vm_readv Operation not permitted" in r.stdout, r
+
+
+@pytest.mark.parametrize("name,nr,args", [
+    ("kcmp", 312, "os.getpid(), os.getpid(), 0, 0, 1"),
+    ("pidfd_getfd", 438, "0, 0, 0"),
+    ("perf_event_open", 298, "0, 0, -1, -1, 0"),
+    ("ptrace_traceme", 101, "0, 0, 0, 0"),
+])
+def test_neighbouring_syscalls_are_refused(traced, name, nr, args):
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("syscall numbers of this test are x86-64's")
+    r = traced.run("w0", SYSCALL.format(nr=nr, args=args, name=name), LIM)
+    assert f"{name} Operation not permitted" in r.stdout, r
+
+
+def test_control_the_original_still_runs(traced):
+    r = traced.run("w0", "echo abc | ./rev; echo xyz | rev", LIM)
+    assert r.stdout.split() == ["cba", "zyx"], r
