@@ -310,8 +310,10 @@ class ScarceRunner:
         world, sbx = self.world, self._sbx(w)
         try:
             if a.tool == "list_files":
-                shown = self.io.listing(sbx)
-                return ", ".join([*shown.names, *([shown.tail()] if shown.more else [])]) or "(empty)", False
+                shown = self.io.listing(sbx)  # the count first: the transcript keeps 300 characters
+                head = f"{len(shown.names)} of {len(shown.names) + shown.more:,} files shown ({shown.tail()}): " \
+                    if shown.more else ""
+                return head + (", ".join(shown.names) or "(empty)"), False
             if a.tool == "read_file":
                 return self.io.read_file(sbx, a.path), False
             if a.tool == "write_file":
