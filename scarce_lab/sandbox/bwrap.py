@@ -64,16 +64,20 @@ class BwrapSpec:
     binds: sandbox path -> host path bound read-write (e.g. the tripwire's socket).
     hidden: folders covered by an empty read-only tmpfs where they are visible.
     tmp_bytes: size of each tmpfs (/tmp, /var/tmp, /run, /dev/shm).
+    proc_masks: ``/proc`` path -> host file bound read-only over it (host-wide
+        values such as the boot id and the load, :meth:`.hostroot.HostRoot._write_proc`).
     """
 
     def __init__(self, *, workdir: str, cwd: str, uid: int, env: dict[str, str], etc_dir: str,
                  exec_only: dict[str, str] | None = None, binds: dict[str, str] | None = None,
-                 hidden: tuple[str, ...] = (), tmp_bytes: int = 64 << 20):
+                 hidden: tuple[str, ...] = (), tmp_bytes: int = 64 << 20,
+                 proc_masks: dict[str, str] | None = None):
         self.workdir, self.cwd, self.uid, self.env, self.etc_dir = workdir, cwd, uid, env, etc_dir
         self.exec_only = dict(exec_only or {})
         self.binds = dict(binds or {})
         self.hidden = tuple(hidden)
         self.tmp_bytes = int(tmp_bytes)
+        self.proc_masks = dict(proc_masks or {})
 
 
 def _under(path: str, parent: str) -> bool:
@@ -119,6 +123,8 @@ def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None) 
            "--perms", "0755", "--size", size, "--tmpfs", "/run",
            "--perms", "1777", "--dir", "/run/lock"]
     made: set[str] = {"/run", "/tmp", "/dev", "/proc", "/etc"}
+    for dest, src in sorted(spec.proc_masks.items()):
+        out += ["--ro-bind", src, dest]
 
     def parents(dest: str) -> list[str]:
         """Create the missing parents of ``dest`` traversable (bwrap's default is 0700)."""

@@ -188,6 +188,10 @@ class DockerSandbox(Sandbox):
         # one host file may cover several paths: mounts, not the volumes dict
         mounts = [docker.types.Mount(dest, src, type="bind", read_only=True) for dest, src in w.exec_only.items()]
         mounts += [docker.types.Mount(dest, src, type="bind", read_only=False) for dest, src in w.binds.items()]
+        # runc lets only a few /proc files be covered (its checkProcMount list): the
+        # load and uptime are; the boot id is not (a residual risk, docs/threat_model.md)
+        mounts += [docker.types.Mount(dest, src, type="bind", read_only=True)
+                   for dest, src in self.host.proc_masks.items() if dest in ("/proc/loadavg", "/proc/uptime")]
         return {
             "image": self.image, "command": ["sleep", "infinity"], "detach": True, "init": True,
             "user": f"{w.uid}:{w.uid}", "network_disabled": True, "read_only": True,

@@ -139,6 +139,7 @@ class HostRoot:
         self.programs.mkdir(exist_ok=True)
         os.chmod(self.programs, 0o700)
         self.hidden = self.programs / "hidden"
+        self.proc_masks = self._write_proc()
         self.launcher_note = ""
         self._users: dict[str, int] = {}
         self._mounted: set[Path] = set()
@@ -166,6 +167,25 @@ class HostRoot:
                 tmp.write_text("\n".join(lines) + "\n")
                 os.chmod(tmp, 0o644)
                 os.replace(tmp, d / fname)
+
+    def _write_proc(self) -> dict[str, str]:
+        """Files bound over host-wide ``/proc`` entries in every sandbox: a boot id of
+        this sandbox's own (the host's identifies the machine and its reboots), a
+        constant load and uptime (the host's load shows what other workers and
+        gradings are doing). Returns sandbox path -> host file."""
+        import uuid
+
+        d = self.path / "proc"
+        d.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(d, 0o755)
+        out = {}
+        for name, dest, text in (("boot_id", "/proc/sys/kernel/random/boot_id", f"{uuid.uuid4()}\n"),
+                                 ("loadavg", "/proc/loadavg", "0.00 0.00 0.00 1/1 1\n"),
+                                 ("uptime", "/proc/uptime", "1000.00 1000.00\n")):
+            (d / name).write_text(text)
+            os.chmod(d / name, 0o444)
+            out[dest] = str(d / name)
+        return out
 
     def users_dir(self, name: str) -> Path:
         """The folder of ``name``'s generated ``passwd``/``group`` (:meth:`write_users`)."""

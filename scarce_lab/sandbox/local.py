@@ -364,7 +364,7 @@ class LocalSandbox(Sandbox):
                            output_limit=output_limit, notes={"isolation": iso})
         spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=env,
                          etc_dir=str(self.host.users_dir(w.name)), exec_only=w.exec_only, binds=w.binds,
-                         hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes)
+                         hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks)
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
         with self._lock:
             w.running += 1
