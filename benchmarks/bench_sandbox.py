@@ -8,6 +8,11 @@ load from other processes on the machine affects every variant alike:
 * plain ``subprocess.run(["/bin/true"])`` (the baseline),
 * ``LocalSandbox.run("true")`` (bwrap namespaces + uid drop + cgroup + verified teardown),
 * ``DockerSandbox.run("true")`` (exec in the worker's container + verified teardown),
+* for the local backend, its two parts apart: ``bwrap only`` (the same bubblewrap
+  command line, seccomp filter included, started by a plain ``subprocess.run``: the
+  cost of bubblewrap, setpriv and the kernel's namespaces) and ``ours`` (the rest:
+  slot check, cgroup limits, the launcher that joins the cgroup and sets rlimits, the
+  watchdog, the verified cgroup teardown) = full run - bwrap only,
 
 as mean and median milliseconds and the overhead over the baseline. Per grade: the
 wall seconds to grade each task's reference solution on each backend (also
@@ -57,6 +62,32 @@ def _plain_grade(task) -> float:
     return time.perf_counter() - t0
 
 
+def _bwrap_only(sb):
+    """A callable running ``true`` with the exact bubblewrap command line the local
+    backend builds for worker ``w0`` (seccomp filter included), with nothing of ours
+    around it (no cgroup, launcher, watchdog or teardown)."""
+    import os
+
+    from scarce_lab.sandbox.bwrap import BwrapSpec, bwrap_argv
+    from scarce_lab.sandbox.local import base_env
+    from scarce_lab.sandbox.seccomp import filter_fd
+
+    w = sb._worker("w0")
+    spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=base_env(w.folder),
+                     etc_dir=str(sb.host.users_dir(w.name)), exec_only=w.exec_only, binds=w.binds,
+                     hidden=sb.hidden_paths, tmp_bytes=sb.tmp_bytes, proc_masks=sb.host.proc_masks)
+
+    def run():
+        fd = filter_fd()
+        try:
+            subprocess.run(bwrap_argv(spec, ["/bin/sh", "-c", "true"], seccomp_fd=fd), pass_fds=(fd,),
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finally:
+            os.close(fd)
+
+    return run
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", type=int, default=40, help="repetitions per variant")
@@ -76,6 +107,8 @@ def main(argv=None) -> int:
         sb.run("w0", "true")  # warm-up (the docker backend starts the worker's container here)
         sandboxes[kind] = sb
     variants = {"plain subprocess /bin/true": lambda: subprocess.run(["/bin/true"], check=True)}
+    if "local" in sandboxes:
+        variants["bwrap only (same argv)"] = _bwrap_only(sandboxes["local"])
     for sb in sandboxes.values():
         variants[f"{type(sb).__name__}.run('true')"] = lambda sb=sb: sb.run("w0", "true")
     times = {k: [] for k in variants}
@@ -89,6 +122,12 @@ def main(argv=None) -> int:
         p90 = sorted(xs)[int(0.9 * (len(xs) - 1))]
         print(f"{name:34s} {statistics.mean(xs):8.1f} {statistics.median(xs):8.1f} {p90:8.1f} "
               f"{statistics.mean(xs) - base:+9.1f}")
+    if "local" in sandboxes:
+        med = {k: statistics.median(v) for k, v in times.items()}
+        full, bw, plain = med["LocalSandbox.run('true')"], med["bwrap only (same argv)"], med["plain subprocess /bin/true"]
+        print(f"\nlocal backend, medians: plain {plain:.1f} ms; bubblewrap part {bw - plain:.1f} ms "
+              f"(bwrap only - plain); ours {full - bw:.1f} ms (full run - bwrap only); total overhead "
+              f"{full - plain:.1f} ms")
     if a.tasks != "none":
         from scarce_lab.tasks import grade, load_task
         from scarce_lab.tasks.suite import list_task_ids

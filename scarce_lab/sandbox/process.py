@@ -17,6 +17,7 @@ each kept, the rest read and dropped (``truncated``).
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import shlex
@@ -62,13 +63,26 @@ def _feed(stream, data: bytes) -> None:
         pass
 
 
+@functools.cache
+def _sh_is_dash() -> bool:
+    return os.path.basename(os.path.realpath("/bin/sh")) == "dash"
+
+
 def launcher(limits: ResourceLimits, procs_files: list[str] | None = None) -> list[str]:
     """argv prefix that joins the cgroup (writes its pid to each ``cgroup.procs``),
-    then sets the per-process rlimits with ``prlimit`` (units: seconds, bytes, count)
-    and executes the rest. A shell and ``prlimit`` instead of a Python ``preexec_fn``
-    keep ``fork`` cheap (vfork/posix_spawn) and the child free of Python code."""
+    then sets the per-process rlimits (units: seconds, bytes, count) and executes the
+    rest. A shell instead of a Python ``preexec_fn`` keeps ``fork`` cheap
+    (vfork/posix_spawn) and the child free of Python code. Where ``/bin/sh`` is dash
+    the shell's own ``ulimit`` sets the limits (one ``exec`` less per command than
+    ``prlimit``; dash counts ``-f`` in 512-byte blocks, so the file size limit is
+    rounded down to a multiple of 512 bytes); elsewhere ``prlimit`` does."""
     cpu = max(1, int(limits.cpu_seconds + 0.999))
     join = "".join(f"echo $$ > {shlex.quote(p)} || exit 125; " for p in procs_files or ())
+    if _sh_is_dash():
+        blocks = max(1, int(limits.file_size_bytes) // 512)
+        lim = (f"ulimit -S -t {cpu} && ulimit -H -t {cpu + 1} && ulimit -f {blocks} && "
+               f"ulimit -n {int(limits.open_files)} && ulimit -c 0 || exit 125; ")
+        return ["/bin/sh", "-c", join + lim + 'exec "$@"', "launch"]
     prlimit = shutil.which("prlimit", path="/usr/bin:/bin") or "prlimit"
     return ["/bin/sh", "-c", join + 'exec "$@"', "launch", prlimit, f"--cpu={cpu}:{cpu + 1}",
             f"--fsize={int(limits.file_size_bytes)}", f"--nofile={int(limits.open_files)}", "--core=0", "--"]
