@@ -83,7 +83,7 @@ def test_close_slot_never_races_run(make_sb, rev):
         box: dict = {}
         go = threading.Event()
 
-        def runner():
+        def runner(box=box, go=go):
             go.wait()
             try:
                 box["r"] = sb.run("w0", "sleep 3; echo still-running-after-close")

@@ -23,7 +23,6 @@ from scarce_lab.data.recorder import read_manifest
 from scarce_lab.llm import LLMClient, LLMSettings
 from scarce_lab.runners import scarce as R
 
-
 CRASH: list[bool] = []  # non-empty: ("raise",) crashes the harness (a resume empties it)
 
 

@@ -44,8 +44,8 @@ from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .masks import parse_tool_call, solver_choice_schema, tool_specs_for
 from .prompts import render
-from .tools import listing_note, readable_names
 from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
+from .tools import listing_note, readable_names
 from .views import SolverObservation
 
 
