@@ -21,7 +21,6 @@ Public API::
     read_file(root, rel, limit) -> FileData(data, size, uid, mode, mtime_ns)
     write_file(root, rel, data, executable=False) -> int
     install_exec_only(root, name, src) -> None        # root-owned 0711 copy
-    collect(root, max_files, max_file_bytes, ...) -> gate.Gathered  # through .gate
     copy_tree(src_root, dest_root) -> int              # snapshot (no links followed)
 """
 
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "FileData", "Listing", "ToolError", "collect", "copy_tree", "install_exec_only",
+    "FileData", "Listing", "ToolError", "copy_tree", "install_exec_only",
     "list_files", "read_file", "split_path", "write_file",
 ]
 
@@ -327,26 +326,6 @@ def list_files(root: str | Path, *, max_depth: int = 32, max_entries: int = 5000
         os.close(rootfd)
     out.files.sort()
     return out
-
-
-def collect(root: str | Path, *, max_files: int = 400, max_file_bytes: int = 8 << 20,
-            max_depth: int = 32, skip_dot: bool = True, owner_only: bool = False,
-            total_bytes: int | None = None):
-    """Regular files under ``root``, read through the one gate (:func:`.gate.gather`)
-    with a budget of ``max_files`` files of at most ``max_file_bytes`` each and
-    ``total_bytes`` in all (default ``max_files * max_file_bytes`` capped at 256 MiB;
-    sparse files count at their nominal size). Returns a :class:`.gate.Gathered`.
-    The harness's own callers use :mod:`.gate`'s named budgets directly.
-
-    Raises:
-        ToolError: ``root`` is missing or not a folder.
-    """
-    from .gate import Budget, gather
-
-    total = total_bytes if total_bytes is not None else min(max_files * max_file_bytes, 256 << 20)
-    return gather(root, Budget(total_bytes=total, file_bytes=max_file_bytes, files=max_files, depth=max_depth,
-                               path_bytes=PATH_MAX),
-                  skip_dot=skip_dot, owner_only=owner_only)
 
 
 def copy_tree(src_root: str | Path, dest_root: str | Path, *, max_depth: int = 64) -> int:

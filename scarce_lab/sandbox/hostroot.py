@@ -5,7 +5,7 @@ Layout of one sandbox root (mode 0700, owned by root, by default under
 
     <root>/owner.lock      flock held by the owning process (stale roots are reaped)
     <root>/etc/<worker>/   generated passwd and group of one worker's sandboxes: root,
-                           nobody and the worker itself (as ``worker``), never the other
+                           nobody and the worker itself, never the other
                            workers or grading boxes (who has submitted is strategic)
     <root>/programs/       execute-only (0711, root) launchers of original programs, and
                            hidden/ (0711) with the originals under random names
@@ -151,7 +151,8 @@ class HostRoot:
     def write_users(self, users: dict[str, int] | None = None) -> None:
         """Write ``etc/passwd`` and ``etc/group`` (root and nobody only) and, for each
         worker of ``users`` (name -> uid), ``etc/<name>/passwd`` and ``group`` holding
-        root, nobody and that uid named ``worker``: a sandbox lists no other worker."""
+        root, nobody and that worker (a grading box ``grade-N`` as ``grader``: its number
+        would count the gradings so far): a sandbox lists no other worker."""
         base_pw = ["root:x:0:0:root:/root:/bin/sh", "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin"]
         base_gr = ["root:x:0:", "nogroup:x:65534:"]
         todo = [(self.etc, base_pw, base_gr)]
@@ -159,8 +160,9 @@ class HostRoot:
             self._users[name] = uid
             d = self.etc / name
             d.mkdir(mode=0o755, exist_ok=True)
-            todo.append((d, [*base_pw, f"worker:x:{uid}:{uid}:worker:/nonexistent:/bin/sh"],
-                         [*base_gr, f"worker:x:{uid}:"]))
+            shown = "grader" if name.startswith("grade-") else name  # a box's number counts gradings
+            todo.append((d, [*base_pw, f"{shown}:x:{uid}:{uid}:{shown}:/nonexistent:/bin/sh"],
+                         [*base_gr, f"{shown}:x:{uid}:"]))
         for d, pw, gr in todo:
             for fname, lines in (("passwd", pw), ("group", gr)):
                 tmp = d / f".{fname}.new"

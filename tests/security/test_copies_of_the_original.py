@@ -40,9 +40,9 @@ def test_original_runs_but_cannot_be_read(make_sb, rev):
     for cmd in READ_ATTEMPTS:
         r = sb.run("w0", cmd)
         assert "Permission denied" in r.stderr or "Operation not permitted" in r.stderr, (cmd, r)
-    from scarce_lab.sandbox import fileio
+    from scarce_lab.sandbox import gate
 
-    got = fileio.collect(sb.workdir("w0"), skip_dot=False)
+    got = gate.gather(sb.workdir("w0"), gate.SUBMISSION, skip_dot=False)
     leaked = {k: contains_original(v, rev) for k, v in got.files.items()
               if k != "rev" and contains_original(v, rev)}
     assert not leaked, leaked
@@ -79,9 +79,9 @@ def test_preloaded_code_cannot_dump_the_running_original(make_sb, rev):
                      "ls dump.bin")
     assert "ba\nba\n" in r.stdout and "dump.bin" in r.stdout.split("\n")[0], r  # control dumped, then removed
     assert "No such file" in r.stderr, r
-    from scarce_lab.sandbox import fileio
+    from scarce_lab.sandbox import gate
 
-    leaked = [k for k, v in fileio.collect(sb.workdir("w0"), skip_dot=False).files.items()
+    leaked = [k for k, v in gate.gather(sb.workdir("w0"), gate.SUBMISSION, skip_dot=False).files.items()
               if k != "rev" and contains_original(v, rev)]
     assert leaked == []
 

@@ -139,7 +139,7 @@ def test_deep_and_wide_trees_never_raise(make_sb, rev):
 
 def test_vanishing_files_are_skipped(tmp_path):
     """A tree that changes while it is listed or collected (what a rm/mkdir loop does)."""
-    from scarce_lab.sandbox import fileio
+    from scarce_lab.sandbox import fileio, gate
 
     for i in range(200):
         (tmp_path / f"f{i}").write_text("x")
@@ -163,7 +163,7 @@ def test_vanishing_files_are_skipped(tmp_path):
     try:
         for _ in range(50):
             fileio.list_files(tmp_path)
-            fileio.collect(tmp_path)
+            gate.gather(tmp_path, gate.SUBMISSION)
     finally:
         stop.set()
         th.join()
