@@ -48,7 +48,7 @@ from .base import (
     SlotNotActiveError,
     drop_all,
 )
-from .cgroups import Cgroup
+from .cgroups import Cgroup, Guardian
 from .hostroot import HostRoot
 from .launcher import HIDDEN_DIR
 from .local import WORKER_RE, base_env
@@ -133,6 +133,11 @@ class DockerSandbox(Sandbox):
         self._lock = threading.RLock()
         self._grades = itertools.count()
         self._closed = False
+        # nothing of a worker outlives the harness: the guardian kills every container's
+        # cgroup listed here when this process dies, however it dies (cgroups.Guardian)
+        self._cg_list = self.root / "cgroups.list"
+        self._cg_list.touch(mode=0o600)
+        self._guardian = Guardian(f"docker-{self._id}", list_file=self._cg_list)
 
     # -- workers ----------------------------------------------------------------------
     def _worker(self, worker: str) -> _DWorker:
@@ -215,6 +220,8 @@ class DockerSandbox(Sandbox):
         except Exception as exc:  # noqa: BLE001
             raise SandboxError(f"could not start a container from {self.image!r} for {w.name!r}: {exc}") from exc
         cg = Cgroup.of_pid(pid)
+        with open(self._cg_list, "a") as f:
+            f.write("".join(f"{p}\n" for p in cg.dirs.values()))
         end = time.monotonic() + 5
         while len(cg.pids()) < 2 and time.monotonic() < end:  # init + sleep
             time.sleep(0.01)
@@ -405,6 +412,8 @@ class DockerSandbox(Sandbox):
                 c.remove(force=True)
         with self._lock:
             self._closed = True
+        self._cg_list.write_text("")  # the containers are gone; nothing for the guardian to kill
+        self._guardian.close()
         self.host.close()
         if errors:
             raise SandboxError("; ".join(errors))
