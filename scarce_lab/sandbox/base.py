@@ -121,6 +121,11 @@ class GradingBox(ABC):
     def close(self) -> None:
         """Kill every process of the box (verified) and remove its folder."""
 
+    def writable_filesystems(self) -> list[Path]:
+        """Host paths on each file system where the box's commands can write files
+        (the grader watches executions there); by default the box's folder only."""
+        return [self.folder]
+
     def __enter__(self) -> GradingBox:
         return self
 

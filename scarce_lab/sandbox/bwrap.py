@@ -66,18 +66,23 @@ class BwrapSpec:
     tmp_bytes: size of each tmpfs (/tmp, /var/tmp, /run, /dev/shm).
     proc_masks: ``/proc`` path -> host file bound read-only over it (host-wide
         values such as the boot id and the load, :meth:`.hostroot.HostRoot._write_proc`).
+    tmp_dir: a root-owned host folder holding ``tmp``, ``var_tmp``, ``shm`` and
+        ``lock`` (mode 1777), bound at ``/tmp``, ``/var/tmp``, ``/dev/shm`` and
+        ``/run/lock`` instead of bwrap's own tmpfs (grading boxes: the grader watches
+        that file system for executions, :class:`scarce_lab.tasks.anticheat.ExecGuard`).
     """
 
     def __init__(self, *, workdir: str, cwd: str, uid: int, env: dict[str, str], etc_dir: str,
                  exec_only: dict[str, str] | None = None, binds: dict[str, str] | None = None,
                  hidden: tuple[str, ...] = (), tmp_bytes: int = 64 << 20,
-                 proc_masks: dict[str, str] | None = None):
+                 proc_masks: dict[str, str] | None = None, tmp_dir: str | None = None):
         self.workdir, self.cwd, self.uid, self.env, self.etc_dir = workdir, cwd, uid, env, etc_dir
         self.exec_only = dict(exec_only or {})
         self.binds = dict(binds or {})
         self.hidden = tuple(hidden)
         self.tmp_bytes = int(tmp_bytes)
         self.proc_masks = dict(proc_masks or {})
+        self.tmp_dir = tmp_dir
 
 
 def _under(path: str, parent: str) -> bool:
@@ -116,12 +121,17 @@ def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None) 
            *static,
            "--ro-bind", os.path.join(spec.etc_dir, "passwd"), "/etc/passwd",
            "--ro-bind", os.path.join(spec.etc_dir, "group"), "/etc/group",
-           "--proc", "/proc", "--dev", "/dev",
-           "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-           "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-           "--perms", "1777", "--size", size, "--tmpfs", "/var/tmp",
-           "--perms", "0755", "--size", size, "--tmpfs", "/run",
-           "--perms", "1777", "--dir", "/run/lock"]
+           "--proc", "/proc", "--dev", "/dev"]
+    if spec.tmp_dir is None:
+        out += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+                "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+                "--perms", "1777", "--size", size, "--tmpfs", "/var/tmp",
+                "--perms", "0755", "--size", size, "--tmpfs", "/run",
+                "--perms", "1777", "--dir", "/run/lock"]
+    else:
+        t = spec.tmp_dir
+        out += ["--bind", f"{t}/shm", "/dev/shm", "--bind", f"{t}/tmp", "/tmp", "--bind", f"{t}/var_tmp", "/var/tmp",
+                "--perms", "0755", "--size", size, "--tmpfs", "/run", "--bind", f"{t}/lock", "/run/lock"]
     made: set[str] = {"/run", "/tmp", "/dev", "/proc", "/etc"}
     for dest, src in sorted(spec.proc_masks.items()):
         out += ["--ro-bind", src, dest]

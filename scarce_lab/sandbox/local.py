@@ -170,6 +170,7 @@ class _Worker:
     deadline: float | None = None
     running: int = 0
     reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
+    tmp_dir: Path | None = None  # grading boxes: /tmp, /var/tmp, /dev/shm, /run/lock from here
 
 
 class LocalSandbox(Sandbox):
@@ -364,11 +365,12 @@ class LocalSandbox(Sandbox):
                            output_limit=output_limit, notes={"isolation": iso})
         spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=env,
                          etc_dir=str(self.host.users_dir(w.name)), exec_only=w.exec_only, binds=w.binds,
-                         hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks)
+                         hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks,
+                         tmp_dir=None if w.tmp_dir is None else str(w.tmp_dir))
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
         with self._lock:
             w.running += 1
-        fd = filter_fd()
+        fd = filter_fd(grading=w.tmp_dir is not None)
         try:
             return execute(bwrap_argv(spec, argv, seccomp_fd=fd), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
                            limits=lim, stdin=stdin, output_limit=output_limit, cgroup=w.cgroup,
@@ -387,6 +389,17 @@ class LocalSandbox(Sandbox):
             w.exec_only = dict(masks or {})
             w.binds = dict(binds or {})
             w.path_override = path_override
+        if self.isolated:  # the box's temporary folders on a file system the grader can watch
+            try:
+                d = self.host.make_folder(f"{name}.tmp", uid=0, size=self.tmp_bytes, inodes=self.inodes)
+                for sub in ("tmp", "var_tmp", "shm", "lock"):
+                    (d / sub).mkdir()
+                    os.chmod(d / sub, 0o1777)
+                os.chmod(d, 0o755)
+                w.tmp_dir = d
+            except BaseException:
+                self._drop(name)
+                raise
         return _LocalBox(self, w).filled(files)
 
     def _drop(self, name: str, *, keep: bool = False) -> None:
@@ -398,6 +411,8 @@ class LocalSandbox(Sandbox):
             w.cgroup.remove()
             w.cgroup.remove_parents(0)
         self.host.drop_folder(w.folder, keep=keep)
+        if w.tmp_dir is not None:
+            self.host.drop_folder(w.tmp_dir)
         self.host.drop_users(w.name)
         if w.lease is not None:
             w.lease.release()
@@ -433,6 +448,11 @@ class _LocalBox(GradingBox):
     def __init__(self, sb: LocalSandbox, w: _Worker):
         self.sb, self.w, self.folder = sb, w, w.folder
         self.socket_dir = SOCKET_DIR
+
+    def writable_filesystems(self) -> list[Path]:
+        """The box's folder and its temporary folders' file system: every place a
+        command of the box can write a file (memfd is refused in grading boxes)."""
+        return [self.folder, *([self.w.tmp_dir] if self.w.tmp_dir is not None else [])]
 
     def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
             output_limit: int = 20_000) -> ExecResult:

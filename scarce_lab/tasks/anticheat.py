@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .model import Task
 
-__all__ = ["BIN_DIRS", "TRIPWIRE_SOCKET", "Tripwire", "check_submission", "contains_original",
+__all__ = ["BIN_DIRS", "TRIPWIRE_SOCKET", "ExecGuard", "Tripwire", "check_submission", "contains_original",
            "original_paths", "candidate_paths"]
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
@@ -259,6 +259,149 @@ class Tripwire:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Tripwire:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class ExecGuard:
+    """Defence in depth while the hidden tests run: every file opened for execution,
+    or opened at all, on the grading box's writable file systems is checked against
+    the original (:func:`contains_original`) *before* the kernel lets it proceed.
+
+    How: fanotify (``FAN_CLASS_CONTENT``) with ``FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM``
+    marks on each file system of ``GradingBox.writable_filesystems()`` (the box's
+    folder and, on the local backend, the tmpfs behind its ``/tmp``, ``/var/tmp``,
+    ``/dev/shm`` and ``/run/lock``; ``memfd_create`` is refused in grading boxes, so
+    an anonymous file cannot be executed either). A thread answers each permission
+    event: a regular file that is or embeds the original is refused (the program
+    gets EPERM) and recorded; a file over :data:`MAX_BYTES` is refused unread (it
+    cannot be checked within the harness's budget) and recorded; everything else is
+    allowed. Verdicts are cached by (inode, size, mtime, ctime). Records name no
+    worker-chosen bytes (a sha256 prefix of the file).
+
+    What it does not see (docs/threat_model.md): code the submission maps from a file
+    it opened *before* writing the original's bytes into it, and code it loads into
+    anonymous memory itself. Copies cannot be made in a sandbox in the first place
+    (execute-only, untraceable original); this is the second line.
+
+    Needs root and fanotify; otherwise :attr:`problem` says why and nothing is watched.
+    """
+
+    MAX_BYTES = 64 << 20
+    _FAN_CLOEXEC, _FAN_NONBLOCK, _FAN_CLASS_CONTENT = 0x01, 0x02, 0x04
+    _FAN_MARK_ADD, _FAN_MARK_FILESYSTEM = 0x01, 0x100
+    _FAN_OPEN_PERM, _FAN_OPEN_EXEC_PERM = 0x00010000, 0x00040000
+    _FAN_ALLOW, _FAN_DENY = 0x01, 0x02
+
+    def __init__(self, task: Task, filesystems: list[str | Path]):
+        import ctypes
+
+        self.task = task
+        self.problem = ""
+        self._hits: list[str] = []
+        self._cache: dict[tuple, str | None] = {}
+        self._stop = threading.Event()
+        self._fd = -1
+        self._thread: threading.Thread | None = None
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+        fd = libc.fanotify_init(self._FAN_CLASS_CONTENT | self._FAN_CLOEXEC | self._FAN_NONBLOCK,
+                                os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC)
+        if fd < 0:
+            self.problem = f"fanotify unavailable: {os.strerror(ctypes.get_errno())}"
+            return
+        for path in filesystems:
+            r = libc.fanotify_mark(fd, self._FAN_MARK_ADD | self._FAN_MARK_FILESYSTEM,
+                                   self._FAN_OPEN_PERM | self._FAN_OPEN_EXEC_PERM, -100, os.fsencode(str(path)))
+            if r != 0:
+                self.problem = f"fanotify mark on {path} failed: {os.strerror(ctypes.get_errno())}"
+                os.close(fd)
+                return
+        self._fd = fd
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _judge(self, efd: int) -> str | None:
+        """Why the file behind ``efd`` may not be opened (None: allowed)."""
+        import hashlib
+        import stat as st_
+
+        st = os.fstat(efd)
+        if not st_.S_ISREG(st.st_mode) or st.st_size == 0:
+            return None
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if key in self._cache:
+            return self._cache[key]
+        if st.st_size > self.MAX_BYTES:
+            why = f"a file of {st.st_size} bytes (over {self.MAX_BYTES}) was opened while the tests ran"
+        else:
+            chunks, got = [], 0
+            while got < st.st_size:
+                b = os.pread(efd, min(1 << 20, st.st_size - got), got)
+                if not b:
+                    break
+                chunks.append(b)
+                got += len(b)
+            data = b"".join(chunks)
+            hit = contains_original(data, self.task)
+            why = (f"a file opened while the tests ran {hit.split(' (')[0].replace('byte-identical copy', 'is a copy')}"
+                   f" (sha256 {hashlib.sha256(data).hexdigest()[:16]})") if hit else None
+        self._cache[key] = why
+        return why
+
+    def _serve(self) -> None:
+        import select
+        import struct
+
+        meta = struct.Struct("=IBBHQii")
+        while not self._stop.is_set():
+            r, _, _ = select.select([self._fd], [], [], 0.2)
+            if not r:
+                continue
+            try:
+                buf = os.read(self._fd, 64 * meta.size)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            i = 0
+            while i + meta.size <= len(buf):
+                ln, _ver, _r, _ml, _mask, efd, _pid = meta.unpack_from(buf, i)
+                i += max(ln, meta.size)
+                if efd < 0:
+                    continue
+                verdict = self._FAN_DENY
+                try:
+                    why = self._judge(efd)
+                    if why is None:
+                        verdict = self._FAN_ALLOW
+                    else:
+                        with contextlib.suppress(Exception):
+                            if len(self._hits) < 100 and why not in self._hits:
+                                self._hits.append(why)
+                except Exception as exc:  # noqa: BLE001 - fail closed, and say so
+                    self._hits.append(f"a file opened while the tests ran could not be checked ({type(exc).__name__})")
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.write(self._fd, struct.pack("=iI", efd, verdict))
+                    os.close(efd)
+
+    def hits(self) -> str:
+        """The first refused files ('' when none)."""
+        return "; ".join(self._hits[:3]) + (f" (+{len(self._hits) - 3} more)" if len(self._hits) > 3 else "")
+
+    def close(self) -> None:
+        """Stop watching (pending events are allowed by the kernel when the fd closes)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> ExecGuard:
         return self
 
     def __exit__(self, *exc) -> None:

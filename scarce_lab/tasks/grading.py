@@ -30,6 +30,10 @@ Procedure:
 4. Every scored test runs as ``./executable *args`` with its stdin, a wall limit of
    ``test.timeout_s`` and the sandbox's reset environment (``LC_ALL=C``). A call of
    the original anywhere in build or tests is a violation.
+   While the tests run, every file opened or executed on the box's writable file
+   systems is checked against the original before the kernel lets it proceed
+   (:class:`~.anticheat.ExecGuard`); one that is or embeds it is refused and is a
+   violation.
 
 Hidden tests never enter a sandbox: each test's arguments and stdin are passed to its
 command, expected outputs stay in the grader.
@@ -45,6 +49,7 @@ from pydantic import BaseModel, Field
 from ..sandbox import fileio, gate
 from ..sandbox.base import ResourceLimits, Sandbox
 from .anticheat import (
+    ExecGuard,
     Tripwire,
     candidate_paths,
     check_submission,
@@ -238,9 +243,16 @@ def _build_and_test(task, box, files, scored, trip, build_timeout_s, notes) -> d
         if hit:
             return {"violation": f"the build produced {rel}: {hit}", "build_ok": build_ok, "build_log": log}
     outcomes: list[TestOutcome] = []
+    guard_hit = ""
     if build_ok:
-        for t in scored:
-            outcomes.append(_run_test(t, box))
+        with ExecGuard(task, box.writable_filesystems()) as guard:
+            for t in scored:
+                outcomes.append(_run_test(t, box))
+            guard_hit = guard.hits()
+        if guard.problem:
+            log = (log + f"\n[grading: files run by the tests are not checked: {guard.problem}]")[-BUILD_LOG_LIMIT:]
+    if guard_hit:
+        return {"violation": guard_hit, "build_ok": build_ok, "build_log": log, "per_test": outcomes}
     hit = trip.attempts()
     if hit:
         return {"violation": f"reached for the original program {task.program!r}: {hit}", "build_ok": build_ok,
