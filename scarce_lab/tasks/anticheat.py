@@ -23,11 +23,16 @@ By construction first, checks second:
   (a copy with bytes appended or patched), in the submitted files or among the files
   the build produced, is a violation. An honest program shares no such windows.
 
-Residual gaps (stated, not hidden): a submission carrying the original's bytes in an
-encoded form that only its *tests* decode (not its build) into a file that is gone
-when the test ends is not detected by grading; it cannot arise from a sandbox where
-the original is execute-only. In the unisolated mode (``isolation="none"``) the
-tripwire is only a ``PATH`` shim (calls by name), as ``GradeResult.isolation`` says.
+* **Files the tests open or run** (:class:`ExecGuard`): while the hidden tests run,
+  every file opened or executed on the box's writable file systems is checked the
+  same way before the kernel lets it proceed; a copy is refused and is a violation.
+
+Residual gaps (stated, not hidden; docs/threat_model.md): code a submission maps
+from a file opened before the original's bytes were written into it, or loads into
+anonymous memory itself, is not seen by the grader; it cannot arise from a sandbox
+where the original is execute-only and untraceable. In the unisolated mode
+(``isolation="none"``) the tripwire is only a ``PATH`` shim (calls by name), as
+``GradeResult.isolation`` says.
 """
 
 from __future__ import annotations
