@@ -184,12 +184,13 @@ def gather(root: str | Path, budget: Budget, *, skip_dot: bool = True, owner_onl
                 out.note(f"{_safe(rel)}: over the read budget")
                 out.dropped.append(rel)
                 continue
-            data, fst = _read(dfd, name, min(budget.file_bytes, budget.total_bytes - out.bytes_charged))
+            limit = min(budget.file_bytes, budget.total_bytes - out.bytes_charged)
+            data, fst = _read(dfd, name, limit)
             if data is None:
                 out.note(f"{_safe(rel)}: vanished or replaced")
                 continue
             out.bytes_charged += max(st.st_size, len(data))
-            if len(data) > min(budget.file_bytes, budget.total_bytes):
+            if len(data) > limit:
                 out.note(f"{_safe(rel)}: grew while read")
                 out.dropped.append(rel)
                 continue

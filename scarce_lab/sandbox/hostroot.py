@@ -283,3 +283,4 @@ class HostRoot:
                 (self.path / "owner.lock").unlink()
             shutil.rmtree(self.etc, ignore_errors=True)
             shutil.rmtree(self.programs, ignore_errors=True)
+            shutil.rmtree(self.path / "proc", ignore_errors=True)
