@@ -203,7 +203,7 @@ class DockerSandbox(Sandbox):
             "tmpfs": {"/tmp": tmp, "/var/tmp": tmp, "/run": f"size={self.tmp_bytes},mode=755,nosuid,nodev"},
             "mem_limit": lim.memory_bytes, "memswap_limit": lim.memory_bytes, "pids_limit": lim.max_processes,
             "nano_cpus": int(self.cpus * 1e9), "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges", f"seccomp={docker_profile()}"],
+            "security_opt": ["no-new-privileges", f"seccomp={docker_profile(grading=w.name.startswith('grade-'))}"],
             "ipc_mode": "private", "hostname": "sandbox", "working_dir": str(w.folder),
             "volumes": volumes, "mounts": mounts, "environment": base_env(w.folder),
             "labels": {"scarce_lab.sandbox": self._id, "scarce_lab.worker": w.name},
@@ -432,6 +432,19 @@ class _DockerBox(GradingBox):
     def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
             output_limit: int = 20_000) -> ExecResult:
         return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
+
+    def writable_filesystems(self) -> list[Path]:
+        """The box's folder and, once its container runs, the container's own tmpfs
+        (``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``) reached through its init's
+        ``/proc/<pid>/root`` (memfd is refused by the grading profile)."""
+        out = [self.folder]
+        c = self.w.container
+        if c is not None:
+            with contextlib.suppress(Exception):
+                pid = c.attrs["State"]["Pid"]
+                out += [Path(f"/proc/{pid}/root{p}") for p in ("/tmp", "/var/tmp", "/run", "/dev/shm")
+                        if os.path.isdir(f"/proc/{pid}/root{p}")]
+        return out
 
     def close(self) -> None:
         self.sb._drop(self.w.name)

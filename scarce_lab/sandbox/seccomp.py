@@ -158,10 +158,10 @@ def filter_fd(grading: bool = False) -> int:
 
 
 @functools.cache
-def docker_profile(machine: str | None = None) -> str:
+def docker_profile(machine: str | None = None, grading: bool = False) -> str:
     """The same rules as a Docker seccomp profile (JSON text for
     ``security_opt=["seccomp=<text>"]``): default allow, :data:`DENIED` -> EPERM,
-    :data:`ENOSYS` -> ENOSYS, ``unshare``/``clone`` with ``CLONE_NEWUSER`` -> EPERM
+    :data:`ENOSYS` (and with ``grading`` :data:`GRADING_ENOSYS`) -> ENOSYS, ``unshare``/``clone`` with ``CLONE_NEWUSER`` -> EPERM
     (``SCMP_CMP_MASKED_EQ`` on argument 0). Format: moby ``profiles/seccomp``.
 
     Raises:
@@ -172,7 +172,8 @@ def docker_profile(machine: str | None = None) -> str:
         raise RuntimeError(f"no seccomp syscall table for {machine!r} (known: {sorted(_ARCHES)})")
     arches = list(_ARCHES[machine][2])
     rules = [{"names": list(DENIED), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
-             {"names": list(ENOSYS), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS}]
+             {"names": [*ENOSYS, *(GRADING_ENOSYS if grading else ())], "action": "SCMP_ACT_ERRNO",
+              "errnoRet": errno.ENOSYS}]
     for name in DENIED_NEWUSER:
         rules.append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
                       "args": [{"index": 0, "value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER,

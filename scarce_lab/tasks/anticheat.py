@@ -277,9 +277,9 @@ class ExecGuard:
 
     How: fanotify (``FAN_CLASS_CONTENT``) with ``FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM``
     marks on each file system of ``GradingBox.writable_filesystems()`` (the box's
-    folder and, on the local backend, the tmpfs behind its ``/tmp``, ``/var/tmp``,
-    ``/dev/shm`` and ``/run/lock``; ``memfd_create`` is refused in grading boxes, so
-    an anonymous file cannot be executed either). A thread answers each permission
+    folder and the tmpfs behind its ``/tmp``, ``/var/tmp``, ``/dev/shm`` and
+    ``/run/lock`` (local) or the container's own tmpfs (docker); ``memfd_create`` is
+    refused in grading boxes, so an anonymous file cannot be executed either). A thread answers each permission
     event: a regular file that is or embeds the original is refused (the program
     gets EPERM) and recorded; a file over :data:`MAX_BYTES` is refused unread (it
     cannot be checked within the harness's budget) and recorded; everything else is

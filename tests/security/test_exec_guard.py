@@ -31,14 +31,16 @@ DECODE = ("#!/usr/bin/env python3\nimport os, subprocess, sys\n"
 @pytest.mark.parametrize("where,how", [("'/tmp'", "exec"), ("'/dev/shm'", "exec"), ("'.'", "exec"),
                                        ("'/tmp'", "loader")])
 def test_original_decoded_only_during_the_tests_is_caught(backend, make_sb, rev, tmp_path, where, how):
-    if backend == "docker" and where != "'.'":
-        pytest.skip("docker grading boxes: only the box's folder is watched (docs/threat_model.md)")
     orig = open(shutil.which("rev"), "rb").read()
     argv = "[p, *sys.argv[1:]]" if how == "exec" else "['/lib64/ld-linux-x86-64.so.2', p, *sys.argv[1:]]"
     sub = write(tmp_path / "sub", {"blob.bin": bytes(b ^ 0x5A for b in orig),
                                    "main.py": DECODE.format(where=where, argv=argv),
                                    "compile.sh": "cp main.py executable; chmod +x executable\n"})
     g = grade(rev, sub, sandbox=make_sb())
+    if backend == "docker" and where != "'.'" and how == "exec":
+        # docker mounts a container's /tmp, /dev/shm and /run noexec: the copy cannot run there
+        assert g.passed < g.total // 2 and not g.resolved, g
+        return
     assert g.score == 0.0 and g.violation and "while the tests ran" in g.violation, g
     assert "helper" not in g.violation  # no worker-chosen names in the record
 
