@@ -17,6 +17,8 @@ Version history:
   SCARCE's private-message ``round`` became ``private_round`` (no payload field shares
   a name with an envelope field: Economy births and deaths carry the agent in the
   envelope only).
+- **3**: SCARCE ``tactic_intent`` events (researcher-only ground truth of the strategic
+  scripted negotiators). A new kind only: version-2 events are read unchanged.
 """
 
 from __future__ import annotations
@@ -68,10 +70,12 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
     out = dict(obj)
     payload = dict(out.get("payload") or {})
     out["payload"] = payload
-    if out.get("kind") == "round_committed":
-        out["visibility"], out["visible_to"] = "researcher", []
-        return out
-    _V1_TO_V2[environment](out, payload)
+    if version < 2:
+        if out.get("kind") == "round_committed":
+            out["visibility"], out["visible_to"] = "researcher", []
+            return out
+        _V1_TO_V2[environment](out, payload)
+    # 2 -> 3 added a kind (SCARCE tactic_intent): nothing of a version-2 event changes
     return out
 
 
