@@ -10,13 +10,19 @@ import json
 import polars as pl
 import pytest
 
-from scarce_lab.agents.scarce.scripted import _ALLY, _ASK_RETURN, _OFFER_RETURN, INTENDED_TACTICS, _tag
+from scarce_lab.agents.scarce.scripted import (
+    _ALLY,
+    _ASK_RETURN,
+    _OFFER_RETURN,
+    INTENDED_TACTICS,
+    _tag,
+)
 from scarce_lab.data.tables.scarce import messages_table
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_dataset
 from scarce_lab.judge.validation import validate_panel
-from tests.test_scarce_scripted import _skilled_run
 from tests.test_scarce_run import events, of
+from tests.test_scarce_scripted import _skilled_run
 
 TAX = load_taxonomy("scarce")
 
@@ -103,7 +109,11 @@ def test_datasets_without_ground_truth_are_refused_for_validation(tmp_path):
 
 
 def test_tactic_tables_run_on_the_scripted_ground_truth(strategic_run):
-    from scarce_lab.analysis.scarce_tactics import labelled_rounds, labels_from_intent, tactic_shares
+    from scarce_lab.analysis.scarce_tactics import (
+        labelled_rounds,
+        labels_from_intent,
+        tactic_shares,
+    )
     from scarce_lab.data.tables.scarce import contentions_table
 
     tmp, _ = strategic_run
