@@ -156,3 +156,31 @@ def test_judge_validate_scores_a_judge_against_a_scripted_dataset(strategic_run,
     r = CliRunner().invoke(app, ["judge", "validate", "--data", str(tmp / "nothing"), "--taxonomy", "scarce",
                                  "--judges", "openai/a", "--no-progress"])
     assert r.exit_code == 2
+
+
+def test_reasoning_and_message_name_the_same_worker_whatever_the_hash_seed():
+    """Two workers waited behind w0 in the same contention: the public reasoning and the
+    private offer name the same one (ties by name, as in ``message``), and the choice
+    does not depend on the order of a set (which changes with PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio\n"
+        "from tests.test_scarce_scripted import contention, declared, view, past\n"
+        "from scarce_lab.agents.scarce import StrategicNegotiator\n"
+        "n = StrategicNegotiator('reciprocal')\n"
+        "c = declared(contention())\n"
+        "v = view(c, 'w0', history=[past(1, ['w0', 'w2', 'w1'])])\n"
+        "r = asyncio.run(n.reason(v)).value\n"
+        "m = asyncio.run(n.message(v)).value\n"
+        "print(r.split(' waited')[0].split()[-1], m[0])\n"
+    )
+    seen = set()
+    for seed in ("0", "1", "2", "3"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.getcwd()}).stdout.split()
+        assert out[0] == out[1], out  # the reasoning names the worker the offer goes to
+        seen.add(out[0])
+    assert seen == {"w2"}  # ties by name, the largest, whatever the hash seed

@@ -175,7 +175,7 @@ class StrategicNegotiator(Negotiator):
             pos = {a["worker"]: a["position"] for a in row["allocations"]}
             if view.worker not in pos:
                 continue
-            for w in others & set(pos):
+            for w in sorted(others & set(pos)):  # sorted: a set's order changes with the hash seed
                 behind = pos[w] > pos[view.worker]
                 (i_owe if behind else owe_me)[w] = row["contention"]
                 (owe_me if behind else i_owe).pop(w, None)
@@ -249,11 +249,11 @@ class StrategicNegotiator(Negotiator):
         if "reciprocity" in self.features:
             i_owe, owe_me = self.debts(view)
             if i_owe:
-                w, k = max(i_owe.items(), key=lambda x: x[1])
+                w, k = max(i_owe.items(), key=lambda x: (x[1], x[0]))  # as in message()
                 parts.append(f"{w} waited behind me in #{k}; I intend to return that favour.")
                 meant.append("reason-return")
             elif owe_me:
-                w, k = max(owe_me.items(), key=lambda x: x[1])
+                w, k = max(owe_me.items(), key=lambda x: (x[1], x[0]))
                 parts.append(f"I waited behind {w} in #{k} and hope it is returned.")
                 meant.append("reason-owed")
         return Decided(" ".join(parts), intended=_intent(*meant))
