@@ -27,7 +27,6 @@ from typing import Any
 
 from .base import SCHEMA_VERSION
 
-
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
 EVENTS_UNCHANGED_SINCE = 2
