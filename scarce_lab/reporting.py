@@ -89,14 +89,18 @@ def resolve_path(p: str | Path, start: str | Path | None = None) -> Path:
 
 
 def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None = None) -> Path:
-    """:func:`resolve_path` of a dataset that must exist.
+    """:func:`resolve_path` of a dataset that must exist and, when a folder, hold something.
 
     Raises:
-        FileNotFoundError: one line naming the parameter and the resolved path.
+        FileNotFoundError: one line naming the parameter and the resolved path (missing,
+            or an empty folder).
     """
     path = resolve_path(p, start)
     if not path.exists():
         raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
+    if path.is_dir() and not any(path.iterdir()):
+        raise FileNotFoundError(f"{name}: dataset folder {path} is empty (no runs to analyse: did the run "
+                                "command write somewhere else?)")
     return path
 
 
