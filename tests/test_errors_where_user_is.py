@@ -27,8 +27,8 @@ runner = CliRunner()
 
 
 def _one_line(output: str) -> str:
-    lines = [ln for ln in output.splitlines() if ln.strip() and not set(ln.strip()) <= set("─╭╮╰╯│ ")]
-    return " ".join(ln.strip(" │") for ln in lines)
+    """The CLI's message with rich's box and line wrapping taken out."""
+    return " ".join(output.replace("│", " ").replace("╭", " ").replace("╰", " ").replace("─", "").split())
 
 
 # -- before anything runs ---------------------------------------------------------------------

@@ -191,8 +191,12 @@ def table_sovsim(
             report = sovsim_report(df, preset.value, strict=strict, force=force, by=by.value, seed=seed)
         except (PresetMismatchError, PoolingError) as exc:
             raise typer.BadParameter(str(exc), param_hint="PATH / --preset / --by") from None
-        except (AgentRoundError, EmptyTableError) as exc:
-            raise typer.BadParameter(f"{path}: {exc}", param_hint="PATH") from None
+        except AgentRoundError as exc:
+            raise typer.BadParameter(str(exc), param_hint="PATH") from None
+        except EmptyTableError as exc:  # raised after the warnings (e.g. FORCED) are shown
+            empty = exc
+        else:
+            empty = None
     seen = set()
     for w in caught:
         if str(w.message) in seen:
@@ -202,6 +206,8 @@ def table_sovsim(
             typer.secho(f"WARNING: {w.message}", err=True, fg=typer.colors.RED, bold=True)
         elif issubclass(w.category, UnfinishedRunsWarning | TornLineWarning):
             typer.echo(f"warning: {w.message}", err=True)
+    if empty is not None:
+        raise typer.BadParameter(f"{path}: {empty}", param_hint="PATH")
     if fmt == TableFormat.json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
     elif fmt == TableFormat.csv:
