@@ -95,6 +95,18 @@ def test_sl_run_raises_for_a_failed_run_with_the_manifest_reason(tmp_path):
     assert "missing decision" in str(err) and "round 1" in str(err)
 
 
+def test_cli_run_economy_failed_run_is_one_line_and_nonzero(tmp_path):
+    res = runner.invoke(app, ["run", "economy", "--task", "arithmetic", "--model", "nosuchprovider/foo", "--agents", "2",
+                              "--episodes", "1", "--eval-episodes", "0", "-S", "llm.max_retries=0", "--no-cache",
+                              "--out", str(tmp_path)])
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: run ") and "missing decision" in lines[0]
+    assert "Traceback" not in res.output
+    (manifest,) = tmp_path.glob("*/manifest.json")
+    assert json.loads(manifest.read_text())["status"] == "failed"
+
+
 def test_progress_bar_does_not_fill_a_failed_game(tmp_path, capsys):
     from scarce_lab.runners.sovsim import run_sweep
 
