@@ -196,3 +196,14 @@ def test_loaders_refuse_an_empty_folder(datasets):
         with pytest.raises((FileNotFoundError, ValueError)) as info:
             load(datasets["empty"])
         assert str(datasets["empty"]) in str(info.value), (load, info.value)
+
+
+@pytest.mark.slow
+def test_notebook_01_names_a_model_the_dataset_does_not_have(datasets, tmp_path):
+    """``-p "MODELS=['scripted/greedy']"`` on data without that model: the error names
+    it and the models there are (it gave a table of nothing)."""
+    params = _params("01", datasets["sovsim"], tmp_path / "figures") | {"MODELS": ["scripted/greedy"]}
+    with pytest.raises(Exception) as info:
+        execute_notebook(find_notebook("01"), params, tmp_path / "01.ipynb", timeout_s=600)
+    assert type(info.value).__name__ == "CellExecutionError"
+    assert "MODELS: ['scripted/greedy'] not in" in str(info.value) and "scripted/sustainable" in str(info.value)
