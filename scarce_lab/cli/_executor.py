@@ -1,5 +1,6 @@
 """``--executor local|ray`` and ``--address`` for the run commands and ``judge label``
-(:mod:`scarce_lab.runners.executors`)."""
+(:mod:`scarce_lab.runners.executors`), and :func:`run_failed`, the run commands' one-line
+error for a run that failed."""
 
 from __future__ import annotations
 
