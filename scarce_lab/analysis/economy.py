@@ -484,3 +484,77 @@ def population_sentence(dyn: pl.DataFrame) -> str:
         gtxt = f", wealth Gini {gini_last[-1]:.2f}" if gini_last.len() else ", no wealth left to compare"
         parts.append(f"{condition_label(c)}: {g['size'][-1]:.0f} agents{gtxt}")
     return "At the end of training (mean over seeds): " + "; ".join(parts) + "."
+
+
+_DYN_COLS = ("final_size", "mean_size", "children", "replacements", "newcomers", "deaths", "final_gini",
+             "train_solve", "eval_solve")
+
+
+def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.DataFrame,
+                   deaths: pl.DataFrame) -> pl.DataFrame:
+    """Population dynamics per (task, condition), to set economies side by side (e.g.
+    our default against the ``eom-reference`` preset): mean over runs, with a 95%
+    t-interval over runs (``*_lo``/``*_hi``; none from one run) of each per-run value:
+
+    - ``final_size``: agents alive at the last training snapshot; ``mean_size`` over
+      training snapshots;
+    - ``children``, ``replacements``, ``newcomers``, ``deaths``: births by origin (founders
+      left out) and removals per 10 training episodes;
+    - ``final_gini``: wealth Gini at the last training snapshot (negative wealth as 0);
+    - ``train_solve``, ``eval_solve``: solve rates in training and frozen evaluation.
+
+    Inputs are the tidy tables of :mod:`scarce_lab.data.tables.economy` (``episodes``,
+    ``population``, ``births``, ``deaths``).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(episodes, GROUP, what="dynamics_table")
+    rows = []
+    for (run_id,), g in episodes.group_by(["run_id"], maintain_order=True):
+        tr, ev = g.filter(pl.col("phase") == "train"), g.filter(pl.col("phase") == "eval")
+        n_tr = tr.height
+        pop = population.filter((pl.col("run_id") == run_id) & (pl.col("phase") == "train")).sort("round")
+        b = births.filter((pl.col("run_id") == run_id) & (pl.col("origin") != "founder"))
+        d = deaths.filter(pl.col("run_id") == run_id)
+        per10 = (lambda n: 10.0 * n / n_tr) if n_tr else (lambda n: None)
+        last_w = [max(0.0, float(w)) for w in pop["wealth"][-1]] if pop.height else []
+        rows.append({
+            "run_id": run_id, "task": g["task"][0], "condition": g["condition"][0],
+            "final_size": float(pop["size"][-1]) if pop.height else None,
+            "mean_size": float(pop["size"].mean()) if pop.height else None,
+            "children": per10(b.filter(pl.col("origin") == "child").height),
+            "replacements": per10(b.filter(pl.col("origin") == "replacement").height),
+            "newcomers": per10(b.filter(pl.col("origin") == "newcomer").height),
+            "deaths": per10(d.height),
+            "final_gini": gini(last_w) if last_w else None,
+            "train_solve": tr["solved"].cast(pl.Float64).mean() if n_tr else None,
+            "eval_solve": ev["solved"].cast(pl.Float64).mean() if ev.height else None,
+        })
+    per_run = pl.DataFrame(rows, schema={"run_id": pl.String, "task": pl.String, "condition": pl.String}
+                           | {c: pl.Float64 for c in _DYN_COLS}, orient="row")
+    out = []
+    for (task, cond), g in per_run.group_by(["task", "condition"], maintain_order=True):
+        row = {"task": task, "condition": cond, "n_runs": g.height}
+        for c in _DYN_COLS:
+            m, lo, hi = mean_ci([v for v in g[c].to_list() if v is not None])
+            row |= {c: m, f"{c}_lo": lo, f"{c}_hi": hi}
+        out.append(row)
+    schema = {"task": pl.String, "condition": pl.String, "n_runs": pl.Int64} | {
+        f"{c}{s}": pl.Float64 for c in _DYN_COLS for s in ("", "_lo", "_hi")}
+    return pl.DataFrame(out, schema=schema, orient="row").sort("task", "condition")
+
+
+def format_dynamics(table: pl.DataFrame) -> pl.DataFrame:
+    """:func:`dynamics_table` as ``mean [lo, hi]`` strings (``mean`` alone from one run)."""
+    def fmt(m, lo, hi):
+        if m is None:
+            return "-"
+        return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    return table.select(
+        "task", "condition", "n_runs",
+        *[pl.struct(c, f"{c}_lo", f"{c}_hi").map_elements(
+            lambda s, c=c: fmt(s[c], s[f"{c}_lo"], s[f"{c}_hi"]), return_dtype=pl.String).alias(c)
+          for c in _DYN_COLS],
+    )

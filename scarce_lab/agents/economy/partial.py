@@ -156,6 +156,25 @@ class ScriptedPartialPolicy:
     def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
         return step_kind(obs) in genome.wake_on
 
+    # -- the eom-reference preset (no model: the trigger stands in for the wake-up
+    # question, a trigger mutation for the prompt rewrites) -------------------------------
+    reference = False
+
+    def role_of(self, genome: PartialGenome) -> str:
+        return genome.capability
+
+    def tags_of(self, genome: PartialGenome) -> tuple[str, ...]:
+        return ("terminal",) if genome.capability in ANSWERING else ()
+
+    def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
+        return self.trigger(genome, obs)
+
+    def ref_mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        return mutate_trigger(genome, rng)
+
+    def ref_repair(self, genome: PartialGenome, failure: dict | None, rng: random.Random) -> PartialGenome:
+        return mutate_trigger(genome, rng)
+
     def act(self, genome: PartialGenome, obs: QAObs, *, agent: str, episode: int, step: int) -> Contribution:
         cap = genome.capability
         if cap == "plan":
