@@ -139,5 +139,7 @@ class ProgramEpisode:
             self.state.best_score = v.score
             self.state.program = self.program  # the best snapshot carries over
         self.state.verifications.append(v.to_json())
-        info = {"verification": v.to_json(), "score": v.score}
+        # the trajectory's record of the verification: the submission step's graded answer
+        shown = f"score={v.score!r}" if v.score is not None else f"score=none ({v.reason[:200]})"
+        info = {"verification": v.to_json(), "score": v.score, "answer": shown}
         return StepResult(0, True, v.score is not None and v.score >= 1.0, info)
