@@ -18,7 +18,8 @@ The verifier never runs on the host: :class:`SandboxVerifier` copies the workspa
 number in [0, 1] is no score (the reason says why), never a made-up one.
 
 Limits on what is loaded (a task directory is input, possibly hostile): at most
-``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links followed.
+``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links (an error), dot-files
+left out.
 """
 
 from __future__ import annotations
@@ -72,7 +73,16 @@ class TaskDir:
 
 
 def _files(root: Path, part: str) -> dict[str, bytes]:
+    """Regular files under ``root`` (dot-files left out); a link anywhere is an error."""
+    import os
+
     from scarce_lab.sandbox.fileio import ToolError, collect
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            if os.path.islink(os.path.join(dirpath, name)):
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                raise TaskDirError(f"{root}: {part}: {rel} is a link (a task directory holds regular files only)")
 
     try:
         got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES)
