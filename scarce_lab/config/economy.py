@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ..envs.economy.core import EconomyConfig
 from ..envs.economy.reference import PRESETS, ReferenceConfig
@@ -38,8 +38,14 @@ class EconomyRunConfig(ExperimentConfig):
         "task", "agents", "episodes", "eval_episodes", "ablation", "baseline", "economy.*",
         "founder_bid_min", "founder_bid_max", "min_blocks", "max_blocks", "n_colors", "reward_per_block",
         "max_steps_per_block", "schedule", "promote_after", "n_steps", "qa_reward", "qa_max_steps",
-        "llm.temperature", "llm.max_tokens", "preset", "reference.*", "verifier_timeout",
+        "llm.temperature", "llm.max_tokens",
     )
+    #: Settings recorded only where they apply (left out of the manifest otherwise, so a
+    #: default-preset run's manifest, run id and condition are what they were before the
+    #: presets existed): ``preset`` and ``reference.*`` under an eom-reference preset,
+    #: ``sandbox`` and ``verifier_timeout`` for task directories.
+    PRESET_FIELDS: ClassVar[tuple[str, ...]] = ("preset", "reference")
+    TASKDIR_FIELDS: ClassVar[tuple[str, ...]] = ("sandbox", "verifier_timeout")
     LABEL_FIELD: ClassVar[str] = "ablation"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("ablation", "seed")
 
@@ -136,6 +142,26 @@ class EconomyRunConfig(ExperimentConfig):
             if self.baseline != "none":
                 raise ValueError(f"preset {self.preset!r} runs the economy; baseline {self.baseline!r} has no reference rules")
         return self
+
+    @model_serializer(mode="wrap")
+    def _only_what_applies(self, handler):
+        data = handler(self)
+        if isinstance(data, dict):
+            drop = (self.PRESET_FIELDS if self.preset == "default" else ()) + (
+                self.TASKDIR_FIELDS if self.task_name != "dir" else ())
+            data = {k: v for k, v in data.items() if k not in drop}
+        return data
+
+    def condition_settings(self) -> dict[str, Any]:
+        """The base rule's settings plus, where they apply, ``preset``, ``reference.*``
+        and ``verifier_timeout`` (see :attr:`PRESET_FIELDS`)."""
+        from .base import flatten
+
+        out = super().condition_settings()
+        flat = flatten(self.model_dump(mode="json"))
+        out.update({k: v for k, v in flat.items()
+                    if k == "preset" or k.startswith("reference.") or k == "verifier_timeout"})
+        return out
 
     @property
     def task_name(self) -> str:

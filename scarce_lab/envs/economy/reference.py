@@ -64,6 +64,9 @@ Rules (reference function in brackets):
 - Ablations (ours; the reference has none): ``no-auction`` a random joining agent
   wins; ``no-exploitation`` no mutation births (p_a, periodic good births, top-up);
   ``no-exploration`` no repair births except role recovery.
+
+Size: one set of rules (settings, shipped presets, population, one episode) meant to be
+read side by side with ``mas.py``; split, the rule-to-function map would be scattered.
 """
 
 from __future__ import annotations
