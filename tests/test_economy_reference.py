@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import random
 
+import polars as pl
 import pytest
 
 from scarce_lab.config.economy import EconomyRunConfig
 from scarce_lab.envs.economy import BANK, StepResult
 from scarce_lab.envs.economy.reference import (
     PRESETS,
+    RefEpisodeEnd,
     ReferenceConfig,
     ReferenceEconomy,
-    RefEpisodeEnd,
     credits,
     failure_trace,
     play_reference_episode,
@@ -105,7 +106,7 @@ def test_task_bonus_and_step_reward_split_over_the_last_winners():
                novice_bid_epsilon=0)
     a = _add(eco)
     res, ev = _play(eco, _Task(end_at=2, score=1.0, solved=True))
-    assert res.step_rewards == 500 and res.path_rewards == 0
+    assert res.step_rewards == 500 and res.path_rewards == 0 and eco.wealth(a) == 500 + 500
     res, ev = _play(eco, _Task(end_at=1, score=0.0))
     assert res.step_rewards == -500  # centred: a wrong final answer costs its author
     eco2 = _eco(reward_scheme="path_reward_and_stepwise_reward", step_reward_split_chain=True,
@@ -181,11 +182,11 @@ def test_the_role_that_acted_last_does_not_join():
     whose role equals the environment's last role does not wake up (same role never acts
     twice in a row); otherwise the model is asked (``\\boxed{yes}``)."""
     eco = _eco(no_repeat_role=True, terminal_enabled=False)
-    a, b = _add(eco, "plan"), _add(eco, "compute")
+    _, b = _add(eco, "plan"), _add(eco, "compute")
     assert eco.joining(0, "plan", lambda x: True) == [b]
     res, _ = _play(eco, _Task(max_steps=4))
     roles = [eco.agents[x].role for _, x in res.path]
-    assert all(r1 != r2 for r1, r2 in zip(roles, roles[1:], strict=False))
+    assert len(roles) == 4 and all(r1 != r2 for r1, r2 in zip(roles, roles[1:], strict=False))
 
 
 def test_llm_wakeup_asks_for_boxed_yes():
@@ -307,7 +308,11 @@ def test_repair_prompt_gets_the_failed_trajectory_the_task_and_the_answer():
     mutation prompt (``GOOD_AGENT_BIRTH_PROMPT``) adds a general reasoning skill to the
     trainable part and shows the frozen part as immutable; researchworld
     ``birth_good_agent`` keeps the parent's frozen prompt."""
-    from scarce_lab.agents.economy.llm import LLMPartialPolicy, frozen_prompt, render_reference_rewrite
+    from scarce_lab.agents.economy.llm import (
+        LLMPartialPolicy,
+        frozen_prompt,
+        render_reference_rewrite,
+    )
     from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
     from scarce_lab.llm import LLMClient, LLMSettings
 
@@ -408,3 +413,32 @@ def test_cli_runs_the_research_preset_with_scripted_partial_agents(tmp_path):
     ev = _events(run)
     reasons = {e["payload"]["reason"] for e in ev if e["kind"] == "payment"}
     assert {"bucket_brigade", "path_reward", "step_reward"} <= reasons
+
+
+def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
+    from typer.testing import CliRunner
+
+    from scarce_lab.analysis.economy_compare import dynamics_table
+    from scarce_lab.cli import app
+    from scarce_lab.data.loaders import load_dataset
+    from scarce_lab.data.tables import economy as T
+
+    out = tmp_path / "ds"
+    for preset in ("default", "eom-reference:research"):
+        for seed in (0, 1):
+            run_economy(EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=5, episodes=8,
+                                         eval_episodes=2, seed=seed, preset=preset), out)
+    ds = load_dataset(out)
+    tab = dynamics_table(T.episodes(ds), T.population(ds), T.births(ds), T.deaths(ds))
+    assert tab.select("economy", "condition", "n_runs").rows() == [
+        ("default", "none", 2), ("eom-reference:research", "none", 2)]
+    b = T.births(ds).filter(pl.col("origin") != "founder")
+    runs = T.runs(ds).select("run_id", "settings")
+    for economy in ("default", "eom-reference:research"):
+        ids = [r for r, s in runs.rows() if (json.loads(s).get("preset") or "default") == economy]
+        per_run = [10.0 * b.filter((pl.col("run_id") == r) & (pl.col("origin") == "child")).height / 8 for r in ids]
+        row = tab.filter(pl.col("economy") == economy).row(0, named=True)
+        assert len(ids) == 2 and row["children"] == pytest.approx(sum(per_run) / 2)  # mean over runs
+    res = CliRunner().invoke(app, ["table", "economy", str(out), "--dynamics", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert [r["economy"] for r in json.loads(res.output)] == ["default", "eom-reference:research"]

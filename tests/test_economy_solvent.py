@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scarce_lab.envs.economy import BANK, Economy, EconomyConfig, LedgerError, StepResult, run_episode
+from scarce_lab.envs.economy import (
+    BANK,
+    Economy,
+    EconomyConfig,
+    LedgerError,
+    StepResult,
+    run_episode,
+)
 
 
 class _Recording(Economy):

@@ -57,7 +57,9 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
         pop = population.filter((pl.col("run_id") == run_id) & (pl.col("phase") == "train")).sort("round")
         b = births.filter((pl.col("run_id") == run_id) & (pl.col("origin") != "founder"))
         d = deaths.filter(pl.col("run_id") == run_id)
-        per10 = (lambda n: 10.0 * n / n_tr) if n_tr else (lambda n: None)
+        def per10(n: int, n_tr: int = n_tr) -> float | None:
+            return 10.0 * n / n_tr if n_tr else None
+
         last_w = [max(0.0, float(w)) for w in pop["wealth"][-1]] if pop.height else []
         rows.append({
             "run_id": run_id, "task": g["task"][0], "economy": g["economy"][0], "condition": g["condition"][0],

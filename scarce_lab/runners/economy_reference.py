@@ -25,7 +25,12 @@ from __future__ import annotations
 import random
 
 from scarce_lab.data.events import economy as ev
-from scarce_lab.envs.economy.reference import ReferenceEconomy, RefEpisodeEnd, failure_trace, play_reference_episode
+from scarce_lab.envs.economy.reference import (
+    RefEpisodeEnd,
+    ReferenceEconomy,
+    failure_trace,
+    play_reference_episode,
+)
 
 
 def _birth_event(rec, economy, policy, b: dict, rnd: int, genome_payload) -> None:
