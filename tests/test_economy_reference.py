@@ -349,9 +349,13 @@ def test_replay_after_bankruptcy_restores_survivors_up_to_max_trials(tmp_path):
                            reference={"initial_wealth": 150, "base_bid": 300, "max_trials_per_episode": 3,
                                       "path_reward_scale": 0.0, "terminal_output_bonus_scale": 0.0})
     ev = _events(run_economy(cfg, tmp_path))
-    starts = [e["round"] for e in ev if e["kind"] == "episode_start"]
-    assert max(starts.count(r) for r in set(starts)) > 1  # some episode was replayed
-    assert all(starts.count(r) <= 3 for r in set(starts))
+    restored = {e["round"] for e in ev if e["kind"] == "payment" and e["payload"]["reason"] == "replay_restore"}
+    for r in restored:  # a replayed episode: more steps recorded than the accepted trial took, none twice
+        steps = [e["payload"]["step"] for e in ev if e["kind"] == "step" and e["round"] == r]
+        end = next(e["payload"] for e in ev if e["kind"] == "episode_end" and e["round"] == r)
+        assert len(steps) > end["steps"] and len(set(steps)) == len(steps) and steps == sorted(steps)
+        assert len(steps) <= 3 * cfg.reference.max_steps_per_episode
+    assert [e["round"] for e in ev if e["kind"] == "episode_start"] == list(range(6))
     restores = [e for e in ev if e["kind"] == "payment" and e["payload"]["reason"] == "replay_restore"]
     deaths = [e for e in ev if e["kind"] == "death"]
     assert restores and deaths

@@ -9,8 +9,11 @@ Called by :func:`scarce_lab.runners.economy.run_economy` when ``cfg.preset`` is 
   bank is a cost), ``path_reward`` (one per action on the path, ``step`` = that
   action's step; signed likewise) and ``replay_restore`` (a survivor's wealth restored
   before a replay; ``step`` = -1).
-- one ``episode_start`` per trial: an episode replayed after a bankruptcy starts again
-  (same instance); ``death`` events of a trial come before its replay.
+- a replay (an episode played again after a bankruptcy, same instance) shows as the
+  trial's ``death`` events, the ``replay_restore`` payments, then the steps again, their
+  ``step`` numbers going on from the earlier trial's (one ``episode_start`` and one
+  ``episode_end`` per episode, whatever the trials; ``episode_end.steps`` counts the
+  accepted trial's steps).
 - ``episode_end.reward``: the net credits the reward rules paid in the accepted trial
   (path + step rewards; negative when the episode cost its agents).
 - ``population``: ``bid`` is the bid an agent last set (0 before its first training
@@ -87,7 +90,8 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
             snapshot = economy.balances()
             env, info = tasks.make(phase, e)
             if cfg.detail == "steps":
-                rec.emit(ev.EpisodeStart(episode=e, task=task_payload(info)), round=rnd, phase=phase)
+                if trial == 0:  # one per episode (the tables join it to the episode's end)
+                    rec.emit(ev.EpisodeStart(episode=e, task=task_payload(info)), round=rnd, phase=phase)
             else:
                 info = {k: v for k, v in info.items() if k in ("n_blocks", "item_id")}
 
@@ -106,7 +110,8 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
 
             rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}:{trial}")
             res = play_reference_episode(economy, env, wakes=wakes, act=act, training=training, rng=rng, emit=emit,
-                                         action_to_json=action_payload, action_text=_text, last_role=last_role)
+                                         action_to_json=action_payload, action_text=_text, last_role=last_role,
+                                         first_step=len(taken))
             if hasattr(env, "close"):
                 env.close()
             if not training:

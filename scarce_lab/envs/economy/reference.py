@@ -497,6 +497,7 @@ def play_reference_episode(
     action_to_json: Callable[[Any], Any] = lambda a: a,
     action_text: Callable[[Any], str] = str,
     last_role: list | None = None,
+    first_step: int = 0,
 ) -> RefEpisode:
     """One trial of one episode under the reference rules (see module docstring).
 
@@ -506,7 +507,8 @@ def play_reference_episode(
     ``payment`` (reasons ``bucket_brigade``, ``step_reward``, ``path_reward``) and
     ``step`` events with the engine's payloads. ``last_role`` (a one-item list) carries
     the role that acted last across calls (the researchworld rule reads the
-    environment's last role).
+    environment's last role). ``first_step`` numbers the emitted steps on from an earlier
+    trial of the same episode (a replay), so (episode, step) stays unique.
     """
     cfg = economy.config
     last_role = last_role if last_role is not None else [None]
@@ -525,20 +527,21 @@ def play_reference_episode(
             end = "no_eligible"
             break
         res = economy.auction(active, rng, training)
-        emit("auction", step, res.winner, {"bids": res.bids, "winner": res.winner, "price": res.price,
+        at = first_step + step
+        emit("auction", at, res.winner, {"bids": res.bids, "winner": res.winner, "price": res.price,
                                            "tie": res.tie, "random_winner": res.random_winner, "step_kind": kind})
         if training:
             tr = economy.pay(res.winner, previous, res.price)
-            emit("payment", step, res.winner, {"payer": tr.src, "payee": tr.dst, "amount": tr.amount,
+            emit("payment", at, res.winner, {"payer": tr.src, "payee": tr.dst, "amount": tr.amount,
                                                "reason": tr.reason})
         rec = economy.agents[res.winner]
         chain = (chain + [res.winner])[-cfg.step_reward_chain_window:]
         action = act(rec, obs)
         result = env.apply(action)
-        path.append((step, res.winner))
-        out.texts.append((step, res.winner, action_text(action)))
+        path.append((at, res.winner))
+        out.texts.append((at, res.winner, action_text(action)))
         last_role[0] = rec.role
-        emit("step", step, res.winner, {"action": action_to_json(action), "step_kind": kind, "reward": result.reward,
+        emit("step", at, res.winner, {"action": action_to_json(action), "step_kind": kind, "reward": result.reward,
                                         "done": result.done, "solved": result.solved,
                                         **({"info": result.info} if result.info else {})})
         if result.done:
@@ -549,7 +552,7 @@ def play_reference_episode(
                 bonus = cfg.task_bonus(cfg.missing_terminal_score if score is None else score)
                 for tr in economy.step_reward(res.winner, chain, bonus):
                     out.step_rewards += tr.amount if tr.dst != BANK else -tr.amount
-                    emit("payment", step, tr.dst if tr.dst != BANK else tr.src,
+                    emit("payment", at, tr.dst if tr.dst != BANK else tr.src,
                          {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason})
             end = "solved" if solved else "done"
             break
