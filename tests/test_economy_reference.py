@@ -446,3 +446,23 @@ def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
     res = CliRunner().invoke(app, ["table", "economy", str(out), "--dynamics", "--format", "json"])
     assert res.exit_code == 0, res.output
     assert [r["economy"] for r in json.loads(res.output)] == ["default", "eom-reference:research"]
+
+
+def test_llm_agents_run_under_the_preset(tmp_path):
+    """The whole LLM path under the research preset (wake-up questions, actions) with a
+    mocked model; the economy is checkpointed after each episode (it must hold no model
+    client: that failed before)."""
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text('{"question": "What is 3 + 4?", "answer": 7}\n{"question": "What is 2 + 5?", "answer": 7}\n')
+    cfg = EconomyRunConfig(task=f"jsonl:{path}", model="openai/gpt-4o-mini", preset="eom-reference:research",
+                           episodes=4, eval_episodes=1, seed=0)
+    kw = {"mock_response": '{"note": "add them \\\\boxed{yes}", "answer": "7"}'}
+    run = run_economy(cfg, tmp_path / "a", client=LLMClient(LLMSettings(cache=False)), llm_kwargs=kw)
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    purposes = {c["purpose"] for c in calls}
+    assert "wakeup" in purposes and any(p.startswith("act:") for p in purposes)
+    ends = [e["payload"] for e in _events(run) if e["kind"] == "episode_end"]
+    assert len(ends) == 5 and all(e["solved"] for e in ends)
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"

@@ -45,7 +45,10 @@ def _birth_event(rec, economy, policy, b: dict, rnd: int, genome_payload) -> Non
 
 def founders(cfg, rec, policy, genome_payload) -> ReferenceEconomy:
     """The founding population: ``cfg.agents`` novices with ``initial_wealth`` each."""
+    # plain functions (the economy is checkpointed with the run; a policy holds a client)
     economy = ReferenceEconomy(cfg.reference, role_of=policy.role_of, tags_of=policy.tags_of, ablation=cfg.ablation)
+    if hasattr(economy.role_of, "__self__") or hasattr(economy.tags_of, "__self__"):
+        raise TypeError("policy.role_of / tags_of must be plain functions (the economy is checkpointed)")
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         a, tr = economy.add_agent(genome, episode=0, origin="founder")

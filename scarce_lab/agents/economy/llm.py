@@ -35,6 +35,8 @@ from .partial import (
     TEMPLATES,
     PartialGenome,
     founder_genomes,
+    genome_role,
+    genome_tags,
     mutate_trigger,
     random_genome,
     step_kind,
@@ -191,11 +193,8 @@ class LLMPartialPolicy:
     # -- the eom-reference preset -------------------------------------------------------
     reference = False  # set by the runner under an eom-reference preset
 
-    def role_of(self, genome: PartialGenome) -> str:
-        return genome.capability
-
-    def tags_of(self, genome: PartialGenome) -> tuple[str, ...]:
-        return ("terminal",) if genome.capability in ANSWERING else ()
+    role_of = staticmethod(genome_role)
+    tags_of = staticmethod(genome_tags)
 
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         """The reference's joining: the model, shown the agent's prompt and the state,

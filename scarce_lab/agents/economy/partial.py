@@ -94,6 +94,16 @@ def mutate_trigger(genome: PartialGenome, rng: random.Random) -> PartialGenome:
     return PartialGenome(genome.capability, genome.instruction, tuple(s for s in STEP_KINDS if s in wake))
 
 
+def genome_role(genome: PartialGenome) -> str:
+    """A partial agent's role under the eom-reference preset: its capability."""
+    return genome.capability
+
+
+def genome_tags(genome: PartialGenome) -> tuple[str, ...]:
+    """Its tags: ``terminal`` for the agents that may give the final answer."""
+    return ("terminal",) if genome.capability in ANSWERING else ()
+
+
 # -- scripted stand-in ----------------------------------------------------------------
 _START = re.compile(r"has (\d+) ")
 _OPS = [
@@ -160,11 +170,8 @@ class ScriptedPartialPolicy:
     # question, a trigger mutation for the prompt rewrites) -------------------------------
     reference = False
 
-    def role_of(self, genome: PartialGenome) -> str:
-        return genome.capability
-
-    def tags_of(self, genome: PartialGenome) -> tuple[str, ...]:
-        return ("terminal",) if genome.capability in ANSWERING else ()
+    role_of = staticmethod(genome_role)
+    tags_of = staticmethod(genome_tags)
 
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         return self.trigger(genome, obs)
