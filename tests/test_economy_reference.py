@@ -389,6 +389,7 @@ def test_preset_values_are_the_shipped_configs_and_given_values_win():
     assert (c.reference.p_a, c.reference.periodical_good_p, c.reference.max_steps_per_episode) == (0.4, 0.6, 22)
     bare = EconomyRunConfig(task="arithmetic", preset="eom-reference")
     assert bare.reference == ReferenceConfig() and bare.reference.p_b == 1.0  # the dataclass defaults
+    assert not bare.reference.no_repeat_role and r.reference.no_repeat_role  # the research adapter's rule
     assert set(PRESETS) == {"eom-reference", "eom-reference:research", "eom-reference:cloudcast",
                             "eom-reference:arch_dse"}
     given = EconomyRunConfig(task="arithmetic", preset="eom-reference:research", reference={"rent": 7})
@@ -396,7 +397,7 @@ def test_preset_values_are_the_shipped_configs_and_given_values_win():
     assert "rent=7" in given.condition_label() and "base_bid" not in given.condition_label()
     for bad, match in (({"reference": {"rent": 1}}, "only with an eom-reference preset"),
                        ({"preset": "eom-reference", "economy": {"rent": 1}}, "economy"),
-                       ({"preset": "eom-reference"}, "needs agents with roles")):
+                       ({"preset": "eom-reference", "baseline": "full"}, "baseline")):
         with pytest.raises(ValueError, match=match):
             EconomyRunConfig(**bad)
 
@@ -466,3 +467,17 @@ def test_llm_agents_run_under_the_preset(tmp_path):
     ends = [e["payload"] for e in _events(run) if e["kind"] == "episode_end"]
     assert len(ends) == 5 and all(e["solved"] for e in ends)
     assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_rule_agents_run_blocksworld_under_the_preset(tmp_path):
+    """Blocks World under the bare preset: a rule's role is its move (every founding move
+    is kept, ``_ensure_necessary_roles_exist``), every rule is ``terminal``; the task
+    pays nothing itself, the path rewards pay (solved: score 1, else the centred cost)."""
+    cfg = EconomyRunConfig(task="blocksworld", preset="eom-reference", agents=8, episodes=6, eval_episodes=2,
+                           seed=1)
+    ev = _events(run_economy(cfg, tmp_path))
+    assert all(e["payload"]["reward"] == 0 for e in ev if e["kind"] == "step")
+    reasons = {e["payload"]["reason"] for e in ev if e["kind"] == "payment"}
+    assert "path_reward" in reasons and "step_reward" not in reasons  # path_reward_only
+    ends = [e["payload"] for e in ev if e["kind"] == "episode_end"]
+    assert len(ends) == 8 and all(p["payload"]["total"] == 0 for p in ev if p["kind"] == "population")

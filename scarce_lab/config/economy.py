@@ -137,8 +137,6 @@ class EconomyRunConfig(ExperimentConfig):
             if self.economy != EconomyConfig():
                 raise ValueError(f"preset {self.preset!r} runs the reference's rules; economy.* settings "
                                  f"({self.economy.model_dump(exclude_defaults=True)}) would be ignored: set reference.* instead")
-            if self.task_name == "blocksworld":
-                raise ValueError(f"preset {self.preset!r} needs agents with roles: use --task arithmetic, jsonl:PATH or dir:PATH")
             if self.baseline != "none":
                 raise ValueError(f"preset {self.preset!r} runs the economy; baseline {self.baseline!r} has no reference rules")
         return self

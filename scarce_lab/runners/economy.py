@@ -150,8 +150,8 @@ class _Tasks:
                     self.streak = 0
                 self.size = n
             target, stacks = make_instance(n, cfg.n_colors, rng)
-            env = BlocksWorld(
-                target, stacks, reward_per_block=cfg.reward_per_block,
+            env = BlocksWorld(  # under an eom-reference preset its reward rules pay, the task only grades
+                target, stacks, reward_per_block=cfg.reward_per_block if cfg.preset == "default" else 0,
                 max_steps=cfg.max_steps_per_block * (n + 1),
             )
             return env, {"n_blocks": n, "target": list(target), "stacks": [list(s) for s in stacks]}

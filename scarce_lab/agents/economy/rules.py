@@ -103,6 +103,16 @@ def expert_rules() -> list[BlocksRule]:
     ]
 
 
+def rule_role(genome: BlocksRule) -> str:
+    """A rule agent's role under the eom-reference preset: its move."""
+    return f"move {genome.move[0]}->{genome.move[1]}"
+
+
+def rule_tags(genome: BlocksRule) -> tuple[str, ...]:
+    """Every rule may make the final move: tagged ``terminal``."""
+    return ("terminal",)
+
+
 class RulePolicy:
     """Agent layer for rule agents. Every agent kind offers the same methods to the
     runner: ``founders(n, rng)``, ``newcomer(rng)``, ``mutate(genome, rng)`` and
@@ -145,3 +155,19 @@ class RulePolicy:
 
     def genome_json(self, genome: BlocksRule) -> dict:
         return genome.to_json() | {"text": genome.describe()}
+
+    # -- the eom-reference preset: a rule's role is its move (every founding move is kept
+    # present); any rule may make the final move (tagged terminal); the trigger stands in
+    # for the wake-up question and a rule mutation for the prompt rewrites -----------------
+    role_of = staticmethod(rule_role)
+    tags_of = staticmethod(rule_tags)
+    reference = False
+
+    def wakes(self, genome: BlocksRule, obs: BlocksObs, *, agent: str, step: int) -> bool:
+        return genome.fires(obs)
+
+    def ref_mutate(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
+        return mutate_rule(genome, rng)
+
+    def ref_repair(self, genome: BlocksRule, failure: dict | None, rng: random.Random) -> BlocksRule:
+        return mutate_rule(genome, rng)

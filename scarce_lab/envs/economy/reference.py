@@ -130,7 +130,7 @@ class ReferenceConfig(BaseModel):
     terminal_enabled: bool = Field(True, description="reference: terminal mode in the last steps")
     start_on_step_from_end: int = Field(1, ge=0, description="reference: terminal mode's number of last steps")
     terminal_tags: tuple[str, ...] = Field(("terminal",), description="reference: tags admitted in terminal mode")
-    no_repeat_role: bool = Field(True, description="reference (researchworld): the role that acted last does not join")
+    no_repeat_role: bool = Field(False, description="reference (researchworld): the role that acted last does not join")
 
     @model_validator(mode="after")
     def _probabilities(self) -> ReferenceConfig:
