@@ -47,6 +47,9 @@ sec. 3; Hayek = Baum & Durdanovic 2000):
   option, not the paper's default): a veteran whose wealth reaches ``tycoon_wealth``
   bids ``holland_alpha_pct`` percent of its wealth when that exceeds its own bid
   (Holland's classifier-system bid, proportional to strength).
+- Solvency (option ``solvent_bids``, off by default): no bid placed exceeds the
+  bidder's wealth, a novice's trial bid included (stated once, :meth:`Economy.placed_bids`;
+  :meth:`Economy.pay` refuses a payment above the payer's wealth).
 - Frozen evaluation moves no money: callers simply do not call :meth:`pay`,
   :meth:`reward` or :meth:`end_episode` (see :mod:`.engine`).
 """
