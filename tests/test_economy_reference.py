@@ -481,3 +481,13 @@ def test_rule_agents_run_blocksworld_under_the_preset(tmp_path):
     assert "path_reward" in reasons and "step_reward" not in reasons  # path_reward_only
     ends = [e["payload"] for e in ev if e["kind"] == "episode_end"]
     assert len(ends) == 8 and all(p["payload"]["total"] == 0 for p in ev if p["kind"] == "population")
+
+
+def test_a_birth_keeps_its_parents_role():
+    """hayekmas births are instances of the parent's class (researchworld
+    ``birth_good_agent``/``birth_bad_agent``: ``parent.__class__(...)``), so a role never
+    changes by birth; an agent layer whose mutation changes it is refused loudly."""
+    eco = _eco(birth_interval=1, num_births_per_interval=1, periodical_good_p=1.0)
+    _add(eco, "plan", wealth=900)
+    with pytest.raises(ValueError, match="must keep a genome's role"):
+        eco.end_episode(0, [], random.Random(0), lambda g, r: ("compute", ()), lambda g, f, r: g)

@@ -428,6 +428,8 @@ class _EpisodeSummary:
         if kind == "auction":
             w = self._a(payload["winner"])["wins"]
             w[payload["step_kind"]] = w.get(payload["step_kind"], 0) + 1
+        elif kind == "payment" and payload["reason"] == "replay_restore":
+            return  # the replay's rollback is not earned (eom-reference preset)
         elif kind == "payment" and payload["reason"] != "bucket_brigade":
             # a reward rule of the eom-reference preset: signed reward (to the bank = a cost)
             if payload["payee"] not in ("bank", "rent_sink"):

@@ -16,6 +16,9 @@ Called by :func:`scarce_lab.runners.economy.run_economy` when ``cfg.preset`` is 
   accepted trial's steps).
 - ``episode_end.reward``: the net credits the reward rules paid in the accepted trial
   (path + step rewards; negative when the episode cost its agents).
+- ``episode_agents``: sums over every trial of the episode; ``reward`` is the signed sum
+  of its step and path rewards (restores left out), ``paid``/``received`` the bucket
+  brigade's.
 - ``population``: ``bid`` is the bid an agent last set (0 before its first training
   auction), ``novice`` its status.
 

@@ -421,15 +421,26 @@ class ReferenceEconomy:
             if role in living_roles:
                 continue
             candidates = [r for r in removed if r.role == role]
-            if not candidates:
-                raise RuntimeError(f"founding role {role!r} is missing but no removed agent has it")
+            if not candidates:  # a birth changed its parent's role: the agent layer's bug
+                raise RuntimeError(f"founding role {role!r} is missing but no removed agent has it "
+                                   "(mutate/repair must keep a genome's role)")
             src = rng.choice(candidates)
-            self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out, cap=False)
+            self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out, cap=False,
+                        role=src.role)
             living_roles.add(role)
         return removed
 
     def _birth(self, genome: Any, episode: int, origin: str, parent: str | None, out: RefEpisodeEnd,
-               cap: bool = True) -> None:
+               cap: bool = True, role: str | None = None) -> None:
+        """Add a born agent (``role``: its parent's, which a birth keeps: the reference's
+        births are instances of the parent's class).
+
+        Raises:
+            ValueError: the new genome's role differs from ``role``.
+        """
+        if role is not None and self.role_of(genome) != role:
+            raise ValueError(f"a {origin} of a {role!r} agent has role {self.role_of(genome)!r}: "
+                             "mutate/repair must keep a genome's role")
         if cap and not self.can_add():
             return
         rec, tr = self.add_agent(genome, episode=episode, origin=origin, parent=parent)
@@ -459,9 +470,10 @@ class ReferenceEconomy:
             if draw < cfg.p_a:
                 parent = self.richest()
                 if parent is not None and exploit:
-                    self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out)
+                    self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
             elif draw < cfg.p_a + cfg.p_b and explore:
-                self._birth(repair(dead.genome, dead.failure, rng), episode, "replacement", dead.agent_id, out)
+                self._birth(repair(dead.genome, dead.failure, rng), episode, "replacement", dead.agent_id, out,
+                            role=dead.role)
         if cfg.birth_interval > 0 and n % cfg.birth_interval == 0:  # _periodic_births
             for _ in range(cfg.num_births_per_interval):
                 if not self.can_add():
@@ -469,11 +481,13 @@ class ReferenceEconomy:
                 if rng.random() < cfg.periodical_good_p:
                     parent = self.richest()
                     if parent is not None and exploit:
-                        self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out)
+                        self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out,
+                                    role=parent.role)
                 else:
                     src = self.poorest()
                     if src is not None and explore:
-                        self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out)
+                        self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out,
+                                    role=src.role)
         if cfg.min_num_agents > 0 and exploit:  # top-up by mutation of the richest
             for _ in self.founder_roles:
                 if len(self.agents) >= cfg.min_num_agents:
@@ -481,7 +495,7 @@ class ReferenceEconomy:
                 parent = self.richest()
                 if parent is None:
                     break
-                self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out)
+                self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
         return out
 
 
