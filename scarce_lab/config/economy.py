@@ -181,8 +181,9 @@ class EconomyRunConfig(ExperimentConfig):
         out = self.non_default_settings()
         if self.preset in PRESETS:
             p = PRESETS[self.preset]
+            own = ReferenceConfig(**p["reference"]).model_dump(mode="json")  # the preset's full values
             out = {k: v for k, v in out.items() if not (
-                (k.startswith("reference.") and p["reference"].get(k[10:], _MISSING) == v)
+                (k.startswith("reference.") and own.get(k[10:], _MISSING) == v)
                 or (k == "agents" and v == p["founders"]))}
         return out
 
