@@ -208,7 +208,9 @@ def test_llm_wakeup_asks_for_boxed_yes():
     pol = LLMPartialPolicy("openai/gpt-4o-mini", LLMClient(LLMSettings(cache=False)), seed=0,
                            record_calls=calls.extend, mock_response="Nothing to check yet. \\boxed{no}")
     assert pol.wakes(g, QAObs("q", (), 0), agent="a0", step=0) is False
-    assert calls[0].purpose == "wakeup"
+    assert calls[0].purpose == "wakeup" and not calls[0].fallback_used
+    pol.kwargs["mock_response"] = "I am a helpful assistant."  # neither yes nor no: no, as a fallback
+    assert pol.wakes(g, QAObs("q", (), 0), agent="a0", step=1) is False and calls[1].fallback_used
 
 
 # -- births and deaths --------------------------------------------------------------------

@@ -198,8 +198,9 @@ class LLMPartialPolicy:
 
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         """The reference's joining: the model, shown the agent's prompt and the state,
-        answers ``\\boxed{yes}`` or not. A reply without it (or an invalid one) is no;
-        a missing reply (transport failure) stops the run."""
+        answers ``\\boxed{yes}`` or not. A reply without it is no (one with neither
+        ``boxed{yes}`` nor ``boxed{no}`` is recorded as a fallback); a missing reply
+        (transport failure) stops the run."""
         from scarce_lab.llm import CallContext
 
         res = _run(self.client.acomplete(
@@ -210,7 +211,10 @@ class LLMPartialPolicy:
         if res.record.outcome in NO_ANSWER:
             res.record.missing = True
             raise MissingDecisionError.from_calls([res.record])
-        return wakeup_answer(res.text or "")
+        text = (res.text or "").lower()
+        if "boxed{yes}" not in text and "boxed{no}" not in text:
+            res.record.fallback_used = True  # no decision in the reply: counted as no (the reference's rule)
+        return wakeup_answer(text)
 
     def _reference_rewrite(self, genome, rng, failure, purpose) -> PartialGenome:
         text = self._rewrite(genome, rng, "", purpose, messages=render_reference_rewrite(genome, failure))
