@@ -399,7 +399,8 @@ def test_preset_values_are_the_shipped_configs_and_given_values_win():
     assert "rent=7" in given.condition_label() and "base_bid" not in given.condition_label()
     for bad, match in (({"reference": {"rent": 1}}, "only with an eom-reference preset"),
                        ({"preset": "eom-reference", "economy": {"rent": 1}}, "economy"),
-                       ({"preset": "eom-reference", "baseline": "full"}, "baseline")):
+                       ({"preset": "eom-reference", "baseline": "full"}, "baseline"),
+                       ({"task": "arithmetic", "sandbox": "docker"}, "task directories")):
         with pytest.raises(ValueError, match=match):
             EconomyRunConfig(**bad)
 

@@ -127,6 +127,9 @@ class EconomyRunConfig(ExperimentConfig):
             raise ValueError(f"min_blocks ({self.min_blocks}) must be <= max_blocks ({self.max_blocks})")
         if self.founder_bid_min > self.founder_bid_max:
             raise ValueError(f"founder_bid_min ({self.founder_bid_min}) must be <= founder_bid_max ({self.founder_bid_max})")
+        if self.task_name != "dir" and (self.sandbox, self.verifier_timeout) != ("local", 300.0):
+            raise ValueError(f"sandbox / verifier_timeout apply to task directories (--task dir:PATH) only; "
+                             f"got task {self.task!r} with sandbox={self.sandbox!r}, verifier_timeout={self.verifier_timeout}")
         if self.preset == "default":
             if self.reference != ReferenceConfig():
                 raise ValueError("reference.* settings apply only with an eom-reference preset (--preset); "
