@@ -56,10 +56,10 @@ class _Task:
         return StepResult(0, False, False)
 
 
-def _play(eco, task, *, wakes=lambda a, o: True, training=True, seed=0, last_role=None):
+def _play(eco, task, *, wakes=lambda a, o: True, training=True, seed=0):
     events = []
     res = play_reference_episode(eco, task, wakes=wakes, act=lambda a, o: f"{a.agent_id} acts", training=training,
-                                 rng=random.Random(seed), emit=lambda *e: events.append(e), last_role=last_role)
+                                 rng=random.Random(seed), emit=lambda *e: events.append(e))
     return res, events
 
 

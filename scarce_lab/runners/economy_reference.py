@@ -65,11 +65,9 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
     """Play every episode not yet committed (see module docstring); checkpoint each."""
     if state is None:
         economy = founders(cfg, rec, policy, genome_payload)
-        state = {"economy": economy, "tasks": tasks.state(), "eval_balances": None, "next_round": 0,
-                 "last_role": [None]}
+        state = {"economy": economy, "tasks": tasks.state(), "eval_balances": None, "next_round": 0}
     economy: ReferenceEconomy = state["economy"]
     tasks.load_state(state["tasks"])
-    last_role = state["last_role"]
     ref = cfg.reference
 
     def mutate(genome, rng):
@@ -116,7 +114,7 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
 
             rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}:{trial}")
             res = play_reference_episode(economy, env, wakes=wakes, act=act, training=training, rng=rng, emit=emit,
-                                         action_to_json=action_payload, action_text=_text, last_role=last_role,
+                                         action_to_json=action_payload, action_text=_text,
                                          first_step=len(taken))
             if hasattr(env, "close"):
                 env.close()

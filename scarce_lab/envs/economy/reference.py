@@ -510,7 +510,6 @@ def play_reference_episode(
     emit: Emit = _noop,
     action_to_json: Callable[[Any], Any] = lambda a: a,
     action_text: Callable[[Any], str] = str,
-    last_role: list | None = None,
     first_step: int = 0,
 ) -> RefEpisode:
     """One trial of one episode under the reference rules (see module docstring).
@@ -519,13 +518,13 @@ def play_reference_episode(
     score in ``info["score"]`` (None: no usable score; without the key 1.0 if solved,
     0.0 if not). Emits ``auction``,
     ``payment`` (reasons ``bucket_brigade``, ``step_reward``, ``path_reward``) and
-    ``step`` events with the engine's payloads. ``last_role`` (a one-item list) carries
-    the role that acted last across calls (the researchworld rule reads the
-    environment's last role). ``first_step`` numbers the emitted steps on from an earlier
+    ``step`` events with the engine's payloads. The role that acted last starts empty in
+    every trial (base/env.py ``get_last_role`` reads the episode's action history, which
+    ``initialize`` clears). ``first_step`` numbers the emitted steps on from an earlier
     trial of the same episode (a replay), so (episode, step) stays unique.
     """
     cfg = economy.config
-    last_role = last_role if last_role is not None else [None]
+    last_role: list[str | None] = [None]
     previous: str | None = None
     path: list[tuple[int, str]] = []
     chain: list[str] = []
