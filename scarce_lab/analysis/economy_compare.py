@@ -63,6 +63,7 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
         last_w = [max(0.0, float(w)) for w in pop["wealth"][-1]] if pop.height else []
         rows.append({
             "run_id": run_id, "task": g["task"][0], "economy": g["economy"][0], "condition": g["condition"][0],
+            "base_condition": g["base_condition"][0] if "base_condition" in g.columns else g["condition"][0],
             "final_size": float(pop["size"][-1]) if pop.height else None,
             "mean_size": float(pop["size"].mean()) if pop.height else None,
             "children": per10(b.filter(pl.col("origin") == "child").height),
@@ -74,11 +75,12 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
             "eval_solve": ev["solved"].cast(pl.Float64).mean() if ev.height else None,
         })
     per_run = pl.DataFrame(rows, schema={"run_id": pl.String, "task": pl.String, "economy": pl.String,
-                                         "condition": pl.String}
+                                         "condition": pl.String, "base_condition": pl.String}
                            | {c: pl.Float64 for c in _DYN_COLS}, orient="row")
     out = []
     for (task, economy, cond), g in per_run.group_by(list(DYN_GROUP), maintain_order=True):
-        row = {"task": task, "economy": economy, "condition": cond, "n_runs": g.height}
+        row = {"task": task, "economy": economy, "condition": cond, "base_condition": g["base_condition"][0],
+               "n_runs": g.height}
         for c in _DYN_COLS:
             m, lo, hi = mean_ci([v for v in g[c].to_list() if v is not None])
             top = 1.0 if c in _RATES else None  # every value is >= 0; rates and Gini <= 1
@@ -86,19 +88,24 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
             hi = None if hi is None else (hi if top is None else min(top, hi))
             row |= {c: m, f"{c}_lo": lo, f"{c}_hi": hi}
         out.append(row)
-    schema = {"task": pl.String, "economy": pl.String, "condition": pl.String, "n_runs": pl.Int64} | {
+    schema = {"task": pl.String, "economy": pl.String, "condition": pl.String, "base_condition": pl.String,
+              "n_runs": pl.Int64} | {
         f"{c}{s}": pl.Float64 for c in _DYN_COLS for s in ("", "_lo", "_hi")}
     return pl.DataFrame(out, schema=schema, orient="row").sort("task", "condition", "economy")
 
 
 def format_dynamics(table: pl.DataFrame) -> pl.DataFrame:
-    """:func:`dynamics_table` as ``mean [lo, hi]`` strings (``mean`` alone from one run)."""
+    """:func:`dynamics_table` as ``mean [lo, hi]`` strings (``mean`` alone from one run);
+    ``condition`` is the base condition (the ablation) where, with task and economy, it
+    names one row, else the full label."""
     def fmt(m, lo, hi):
         if m is None:
             return "-"
         return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
 
-    return table.select(
+    short = table.select("task", "economy", "base_condition").is_unique().all()
+    return table.with_columns(  # the short label (e.g. the ablation) where it names one row
+        pl.col("base_condition" if short else "condition").alias("condition")).select(
         "task", "economy", "condition", "n_runs",
         *[pl.struct(c, f"{c}_lo", f"{c}_hi").map_elements(
             lambda s, c=c: fmt(s[c], s[f"{c}_lo"], s[f"{c}_hi"]), return_dtype=pl.String).alias(c)

@@ -132,15 +132,22 @@ def table_economy_cmd(
         eps = eps.filter(~pl.col("run_id").is_in(unfinished["run_id"].to_list()))
         if eps.is_empty():
             raise typer.BadParameter(f"no complete economy runs below {path}")
-    if dynamics:
-        from ..analysis.economy_compare import dynamics_table, format_dynamics
-        from ..data.tables.economy import births, deaths, population
+    from ..analysis.pooling import PoolingError
 
-        table = dynamics_table(eps, population(ds), births(ds), deaths(ds))
-        shown = format_dynamics(table)
-    else:
-        table = ablation_table(eps)
-        shown = format_table(table)
+    try:
+        if dynamics:
+            from ..analysis.economy_compare import dynamics_table, format_dynamics
+            from ..data.tables.economy import births, deaths, population
+
+            table = dynamics_table(eps, population(ds), births(ds), deaths(ds))
+            shown = format_dynamics(table)
+        else:
+            table = ablation_table(eps)
+            shown = format_table(table)
+    except PoolingError as exc:
+        hint = "" if dynamics else (" (runs of the default economy and of an eom-reference preset: "
+                                    "--dynamics sets them side by side, or keep them in separate folders)")
+        raise typer.BadParameter(f"{exc}{hint}") from None
     if fmt == TableFormat.csv:
         typer.echo(table.write_csv(), nl=False)
     elif fmt == TableFormat.json:
