@@ -494,3 +494,23 @@ def test_a_birth_keeps_its_parents_role():
     _add(eco, "plan", wealth=900)
     with pytest.raises(ValueError, match="must keep a genome's role"):
         eco.end_episode(0, [], random.Random(0), lambda g, r: ("compute", ()), lambda g, f, r: g)
+
+
+def test_repair_calls_carry_the_task_and_answer_in_a_summary_run(tmp_path):
+    """mas.py ``_periodic_births`` -> ``birth_bad_agent`` of the poorest, with the task and
+    correct answer of its last failed episode (recorded by ``_record_recent_failures``);
+    also when the run records episode summaries only (``detail="episodes"``)."""
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text('{"question": "What is 3 + 4?", "answer": 7}\n{"question": "What is 2 + 5?", "answer": 7}\n')
+    cfg = EconomyRunConfig(task=f"jsonl:{path}", model="openai/gpt-4o-mini", preset="eom-reference:research",
+                           episodes=2, eval_episodes=0, seed=0, detail="episodes",
+                           reference={"birth_interval": 1, "num_births_per_interval": 1, "periodical_good_p": 0.0})
+    kw = {"mock_response": '{"note": "guess \\\\boxed{yes}", "answer": "8"}'}  # always wrong
+    run = run_economy(cfg, tmp_path / "a", client=LLMClient(LLMSettings(cache=False)), llm_kwargs=kw)
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    repairs = [c for c in calls if c["purpose"] == "repair"]
+    assert repairs
+    text = json.dumps(repairs[0])
+    assert "The correct answer: 7" in text and "What is" in text and ">>>" in text

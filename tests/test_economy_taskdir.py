@@ -137,3 +137,17 @@ def test_verifier_runs_in_docker_when_an_engine_answers(tmp_path):
     t = load_task_dir(TINY)
     r = SandboxVerifier(t, sandbox="docker", timeout_s=60)(t.program_text.replace("GUESS = 2", "GUESS = 7"))
     assert r.score == 1.0 and r.backend == "DockerSandbox"
+
+
+def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
+    from scarce_lab.tasks.taskdir import ProgramTask
+
+    task = ProgramTask(load_task_dir(TINY), verify=lambda p: Verification(1.0, "ok"), max_steps=4)
+    ep = task.episode(frozen=True)
+    ep.apply(ProgramEdit("compute", "edit", "GUESS = 7\n"))
+    ep.apply(ProgramEdit("answer", "submit", submit=True))
+    assert task.program.best_score is None and "GUESS = 2" in task.program.program
+    ep = task.episode()
+    ep.apply(ProgramEdit("compute", "edit", "GUESS = 7\n"))
+    ep.apply(ProgramEdit("answer", "submit", submit=True))
+    assert task.program.best_score == 1.0 and task.program.program == "GUESS = 7\n"

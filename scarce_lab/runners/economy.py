@@ -156,7 +156,7 @@ class _Tasks:
             )
             return env, {"n_blocks": n, "target": list(target), "stacks": [list(s) for s in stacks]}
         if self.program is not None:
-            return self.program.episode(), self.program.info()
+            return self.program.episode(frozen=phase == "eval"), self.program.info()
         if cfg.task_name == "arithmetic":
             item = make_problem(f"{cfg.seed}:{phase}:{episode}", cfg.n_steps).to_item(f"{phase}-{episode}")
         else:

@@ -93,6 +93,7 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
         for trial in range(trials):
             snapshot = economy.balances()
             env, info = tasks.make(phase, e)
+            context = {"task": str(info.get("question", "")), "answer": str(info.get("answer", ""))}
             if cfg.detail == "steps":
                 if trial == 0:  # one per episode (the tables join it to the episode's end)
                     rec.emit(ev.EpisodeStart(episode=e, task=task_payload(info)), round=rnd, phase=phase)
@@ -121,9 +122,8 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
             if not training:
                 break
             if res.score is None or res.score < 1.0:  # HayekMAS._record_recent_failures
-                task, answer = str(info.get("question", "")), str(info.get("answer", ""))
                 for a in economy.living():
-                    a.failure = {"trace": failure_trace(res.texts, a.agent_id), "task": task, "answer": answer}
+                    a.failure = {"trace": failure_trace(res.texts, a.agent_id), **context}
             removed = economy.remove_bankrupt(e, "bankruptcy", repair, evo, end)
             _flush(rec, economy, policy, end, emitted, rnd, genome_payload)
             if not removed:

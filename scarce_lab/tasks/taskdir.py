@@ -212,8 +212,12 @@ class ProgramTask:
         self.max_steps = max_steps
         self.program = ProgramState(task.program_text)
 
-    def episode(self) -> ProgramEpisode:
-        return ProgramEpisode(self.task.instruction, self.program, self.verify, max_steps=self.max_steps)
+    def episode(self, *, frozen: bool = False) -> ProgramEpisode:
+        """The next episode; ``frozen`` (evaluation): on a copy, so nothing carries over."""
+        import copy
+
+        state = copy.deepcopy(self.program) if frozen else self.program
+        return ProgramEpisode(self.task.instruction, state, self.verify, max_steps=self.max_steps)
 
     def info(self) -> dict:
         """The episode's task record: the task id (as ``item_id``) and the instruction."""
