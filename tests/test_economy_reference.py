@@ -514,3 +514,56 @@ def test_repair_calls_carry_the_task_and_answer_in_a_summary_run(tmp_path):
     assert repairs
     text = json.dumps(repairs[0])
     assert "The correct answer: 7" in text and "What is" in text and ">>>" in text
+
+
+@pytest.mark.parametrize("task", ["arithmetic", "dir"])
+def test_a_preset_run_killed_mid_run_resumes_to_the_same_trajectory(tmp_path, monkeypatch, task):
+    """An interrupted run resumes from its last committed episode (the reference economy,
+    its founding roles and, for a task directory, the carried program are checkpointed)."""
+    from pathlib import Path
+
+    from scarce_lab.runners import economy as R
+
+    if task == "dir":
+        from scarce_lab.sandbox.local import detect_capabilities
+
+        caps = detect_capabilities()
+        if caps.mode != "bwrap":
+            pytest.skip(f"bubblewrap sandbox unavailable: {caps.reason}")
+        task = f"dir:{Path(__file__).parent / 'taskdirs' / 'tiny-target'}"
+        cfg = EconomyRunConfig(task=task, preset="eom-reference:cloudcast", model="scripted/partial", episodes=5,
+                               eval_episodes=1, seed=2, reference={"max_steps_per_episode": 5})
+    else:
+        cfg = EconomyRunConfig(task=task, preset="eom-reference:research", model="scripted/partial", episodes=8,
+                               eval_episodes=2, seed=2, reference={"birth_interval": 1})
+    full = R.run_economy(cfg, tmp_path / "full")
+    real = R.make_policy
+    n = {"calls": 0}
+
+    class Killed(BaseException):
+        pass
+
+    def make_policy(*a, **k):
+        policy = real(*a, **k)
+        act = policy.act
+
+        def dying(*args, **kw):
+            n["calls"] += 1
+            if n["calls"] == 12:
+                raise Killed
+            return act(*args, **kw)
+
+        policy.act = dying
+        return policy
+
+    monkeypatch.setattr(R, "make_policy", make_policy)
+    with pytest.raises(Killed):
+        R.run_economy(cfg, tmp_path / "broken")
+    monkeypatch.setattr(R, "make_policy", real)
+    R.run_economy(cfg, tmp_path / "broken", resume=True)
+    broken = tmp_path / "broken" / full.name
+
+    def strip(run):
+        return [{k: v for k, v in e.items() if k not in ("t",)} for e in _events(run)]
+
+    assert strip(broken) == strip(full)

@@ -151,3 +151,23 @@ def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
     ep.apply(ProgramEdit("compute", "edit", "GUESS = 7\n"))
     ep.apply(ProgramEdit("answer", "submit", submit=True))
     assert task.program.best_score == 1.0 and task.program.program == "GUESS = 7\n"
+
+
+def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
+    from scarce_lab.agents.economy.program import LLMProgramPolicy, extract_program, program_founders
+    from scarce_lab.envs.economy.program import ProgramObs
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    assert extract_program("Here:\n```python\nGUESS = 7\n```\n") == "GUESS = 7\n"
+    assert extract_program("no code") is None
+    calls = []
+    pol = LLMProgramPolicy("openai/gpt-4o-mini", LLMClient(LLMSettings(cache=False)), seed=0,
+                           record_calls=calls.extend, mock_response="Try 7.\n```python\nGUESS = 7\n```")
+    compute = program_founders(2)[1]
+    obs = ProgramObs("Hit the target", "GUESS = 2\n", (), 0, None)
+    edit = pol.act(compute, obs, agent="a1", episode=0, step=0)
+    assert edit.program == "GUESS = 7\n" and not calls[-1].fallback_used
+    pol.kwargs["mock_response"] = "I would change the guess."
+    edit = pol.act(compute, obs, agent="a1", episode=0, step=1)
+    assert edit.program is None and calls[-1].fallback_used
+    assert pol.act(program_founders(4)[3], obs, agent="a3", episode=0, step=2).submit
