@@ -154,7 +154,11 @@ def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
 
 
 def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
-    from scarce_lab.agents.economy.program import LLMProgramPolicy, extract_program, program_founders
+    from scarce_lab.agents.economy.program import (
+        LLMProgramPolicy,
+        extract_program,
+        program_founders,
+    )
     from scarce_lab.envs.economy.program import ProgramObs
     from scarce_lab.llm import LLMClient, LLMSettings
 
