@@ -5,6 +5,7 @@ Money: 1000 credits per reference unit (``reference.CREDITS_PER_UNIT``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 
@@ -567,3 +568,17 @@ def test_a_preset_run_killed_mid_run_resumes_to_the_same_trajectory(tmp_path, mo
         return [{k: v for k, v in e.items() if k not in ("t",)} for e in _events(run)]
 
     assert strip(broken) == strip(full)
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
+def test_embedded_model_runs_the_research_preset(tmp_path):
+    """The research preset with the embedded model: every wake-up question is a recorded
+    call, the run completes whatever the model answers."""
+    cfg = EconomyRunConfig(task="arithmetic", model="embedded/smollm2", preset="eom-reference:research", agents=2,
+                           episodes=1, eval_episodes=0, seed=0, reference={"max_steps_per_episode": 2})
+    run = run_economy(cfg, tmp_path)
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    assert calls and {c["purpose"] for c in calls} <= {"wakeup", "act:plan", "act:compute", "mutation", "repair"}
+    assert sum(c["purpose"] == "wakeup" for c in calls) >= 1
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
