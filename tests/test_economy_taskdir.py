@@ -175,3 +175,46 @@ def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
     edit = pol.act(compute, obs, agent="a1", episode=0, step=1)
     assert edit.program is None and calls[-1].fallback_used
     assert pol.act(program_founders(4)[3], obs, agent="a3", episode=0, step=2).submit
+
+
+def test_the_verifier_image_is_passed_to_the_docker_sandbox(tmp_path, monkeypatch):
+    import scarce_lab.sandbox as sbx
+    from scarce_lab.sandbox import ExecResult
+
+    seen = {}
+
+    class Box:
+        folder = tmp_path
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def run(self, argv, limits):
+            seen["argv"] = argv
+            (tmp_path / "out").mkdir(exist_ok=True)
+            (tmp_path / "out" / "reward.json").write_text('{"score": 0.5}')
+            return ExecResult(" ".join(argv), 0, "", "", 0.1)
+
+    class Sb:
+        def grading_box(self, files):
+            seen["files"] = sorted(files)
+            return Box()
+
+        def close(self):
+            seen["closed"] = True
+
+    def fake(kind, **kw):
+        seen["kind"], seen["kw"] = kind, kw
+        return Sb()
+
+    monkeypatch.setattr(sbx, "make_sandbox", fake)
+    t = load_task_dir(TINY)
+    r = SandboxVerifier(t, sandbox="docker", image="verifier:with-networkx")("GUESS = 7\n")
+    assert r.score == 0.5 and seen["kind"] == "docker" and seen["kw"] == {"image": "verifier:with-networkx"}
+    assert seen["files"] == ["app/program.py", "tests/compute_reward.py"] and seen["closed"]
+    assert seen["argv"][:2] == ["python3", "tests/compute_reward.py"]
+    with pytest.raises(ValueError, match="needs --sandbox docker"):
+        EconomyRunConfig(task=f"dir:{TINY}", preset="eom-reference", sandbox_image="x")

@@ -45,7 +45,7 @@ class EconomyRunConfig(ExperimentConfig):
     #: presets existed): ``preset`` and ``reference.*`` under an eom-reference preset,
     #: ``sandbox`` and ``verifier_timeout`` for task directories.
     PRESET_FIELDS: ClassVar[tuple[str, ...]] = ("preset", "reference")
-    TASKDIR_FIELDS: ClassVar[tuple[str, ...]] = ("sandbox", "verifier_timeout")
+    TASKDIR_FIELDS: ClassVar[tuple[str, ...]] = ("sandbox", "verifier_timeout", "sandbox_image")
     LABEL_FIELD: ClassVar[str] = "ablation"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("ablation", "seed")
 
@@ -61,6 +61,9 @@ class EconomyRunConfig(ExperimentConfig):
     sandbox: Literal["local", "docker", "auto"] = Field(
         "local", description="dir: tasks: where the verifier runs (never on the host)")
     verifier_timeout: float = Field(300.0, gt=0, description="dir: tasks: wall seconds of one verifier run")
+    sandbox_image: str | None = Field(None, description=(
+        "dir: tasks with --sandbox docker: the image the verifier runs in (default: the sandbox's own), "
+        "e.g. one with the Python packages the task's verifier imports"))
     agents: int = Field(12, ge=1, description="founding population size")
     episodes: int = Field(300, ge=1, description="training episodes")
     eval_episodes: int = Field(40, ge=0, description="frozen evaluation episodes after training")
@@ -127,9 +130,12 @@ class EconomyRunConfig(ExperimentConfig):
             raise ValueError(f"min_blocks ({self.min_blocks}) must be <= max_blocks ({self.max_blocks})")
         if self.founder_bid_min > self.founder_bid_max:
             raise ValueError(f"founder_bid_min ({self.founder_bid_min}) must be <= founder_bid_max ({self.founder_bid_max})")
-        if self.task_name != "dir" and (self.sandbox, self.verifier_timeout) != ("local", 300.0):
-            raise ValueError(f"sandbox / verifier_timeout apply to task directories (--task dir:PATH) only; "
-                             f"got task {self.task!r} with sandbox={self.sandbox!r}, verifier_timeout={self.verifier_timeout}")
+        if self.task_name != "dir" and (self.sandbox, self.verifier_timeout, self.sandbox_image) != ("local", 300.0, None):
+            raise ValueError(f"sandbox / verifier_timeout / sandbox_image apply to task directories (--task dir:PATH) "
+                             f"only; got task {self.task!r} with sandbox={self.sandbox!r}, "
+                             f"verifier_timeout={self.verifier_timeout}, sandbox_image={self.sandbox_image!r}")
+        if self.sandbox_image is not None and self.sandbox != "docker":
+            raise ValueError(f"sandbox_image {self.sandbox_image!r} needs --sandbox docker (got {self.sandbox!r})")
         if self.preset == "default":
             if self.reference != ReferenceConfig():
                 raise ValueError("reference.* settings apply only with an eom-reference preset (--preset); "
@@ -154,14 +160,14 @@ class EconomyRunConfig(ExperimentConfig):
         return data
 
     def condition_settings(self) -> dict[str, Any]:
-        """The base rule's settings plus, where they apply, ``preset``, ``reference.*``
-        and ``verifier_timeout`` (see :attr:`PRESET_FIELDS`)."""
+        """The base rule's settings plus, where they apply, ``preset``, ``reference.*``,
+        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`)."""
         from .base import flatten
 
         out = super().condition_settings()
         flat = flatten(self.model_dump(mode="json"))
         out.update({k: v for k, v in flat.items()
-                    if k == "preset" or k.startswith("reference.") or k == "verifier_timeout"})
+                    if k in ("preset", "verifier_timeout", "sandbox_image") or k.startswith("reference.")})
         return out
 
     @property

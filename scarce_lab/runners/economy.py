@@ -128,7 +128,8 @@ class _Tasks:
             from scarce_lab.tasks.taskdir import ProgramTask, load_task_dir
 
             self.program = ProgramTask(load_task_dir(Path(cfg.task[4:])), sandbox=cfg.sandbox,
-                                       timeout_s=cfg.verifier_timeout, max_steps=cfg.reference.max_steps_per_episode)
+                                       timeout_s=cfg.verifier_timeout, max_steps=cfg.reference.max_steps_per_episode,
+                                       image=cfg.sandbox_image)
         if cfg.task_name == "jsonl":
             items = items if items is not None else load_qa_jsonl(Path(cfg.task[6:]))
             order = list(items)

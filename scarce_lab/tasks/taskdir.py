@@ -159,17 +159,19 @@ def parse_reward(data: bytes | None) -> tuple[float | None, str]:
 class SandboxVerifier:
     """Runs a task directory's verifier on a program inside the sandbox.
 
-    ``sandbox``: ``local`` (bubblewrap), ``docker`` or ``auto``. A fresh sandbox and
-    grading box per verification (nothing survives between runs).
+    ``sandbox``: ``local`` (bubblewrap), ``docker`` or ``auto``; ``image``: the docker
+    image (None: the sandbox's own). A fresh sandbox and grading box per verification
+    (nothing survives between runs).
 
     Raises (from :meth:`__call__`):
         scarce_lab.sandbox.SandboxError: the backend cannot isolate here (the run
             stops: a verifier never runs unsandboxed).
     """
 
-    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0):
+    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, image: str | None = None):
         self.task = task
         self.kind = sandbox
+        self.image = image
         self.timeout_s = task.timeout_s(timeout_s)
 
     def __call__(self, program: str) -> Verification:
@@ -182,7 +184,7 @@ class SandboxVerifier:
         limits = ResourceLimits(wall_seconds=self.timeout_s, cpu_seconds=self.timeout_s,
                                 memory_bytes=self.task.memory_bytes())
         t0 = time.monotonic()
-        sb = make_sandbox(self.kind)
+        sb = make_sandbox(self.kind, **({"image": self.image} if self.image else {}))
         backend = type(sb).__name__
         try:
             with sb.grading_box(files) as box:
@@ -206,9 +208,9 @@ class ProgramTask:
     the program carried over between episodes (checkpointed with :meth:`state`)."""
 
     def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, max_steps: int = 10,
-                 verify=None):
+                 verify=None, image: str | None = None):
         self.task = task
-        self.verify = verify or SandboxVerifier(task, sandbox=sandbox, timeout_s=timeout_s)
+        self.verify = verify or SandboxVerifier(task, sandbox=sandbox, timeout_s=timeout_s, image=image)
         self.max_steps = max_steps
         self.program = ProgramState(task.program_text)
 
