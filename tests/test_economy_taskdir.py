@@ -82,6 +82,8 @@ def test_program_episode_carries_the_best_program_and_reports_the_score():
     assert state.program == "GUESS = 5\n"  # a worse program does not replace the best one
     ep3 = ProgramEpisode("do it", state, lambda p: Verification(None, "crashed"), max_steps=5)
     assert ep3.apply(ProgramEdit("compute", "edit", "")).info == {"invalid": True}
+    assert ep3.apply(ProgramEdit("compute", "edit", "x = '\ud800'\n")).info == {"invalid": True}
+    assert ep3.apply(ProgramEdit("compute", "edit", "#" * 300_000)).info == {"invalid": True}
     assert ep3.apply(ProgramEdit("answer", "submit", submit=True)).info["score"] is None
 
 

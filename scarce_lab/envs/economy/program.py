@@ -124,8 +124,12 @@ class ProgramEpisode:
             raise TypeError(f"action must be a ProgramEdit, got {type(action).__name__}")
         invalid = False
         if action.program is not None:
-            if len(action.program.encode("utf-8", "replace")) > MAX_PROGRAM_BYTES or not action.program.strip():
-                invalid = True  # refused: empty or over the size bound; the program stays as it was
+            try:
+                size = len(action.program.encode("utf-8"))
+            except UnicodeEncodeError:  # e.g. lone surrogates from a model's reply
+                size = -1
+            if size < 0 or size > MAX_PROGRAM_BYTES or not action.program.strip():
+                invalid = True  # refused: not UTF-8, empty or over the size bound; the program stays as it was
             else:
                 self.program = action.program
         self.notes.append((action.capability, action.text[:400]))
