@@ -36,11 +36,12 @@ flattened configuration except :data:`NOT_CONDITION` (replicate seed, bookkeepin
 model identity and serving).
 
 Model (:func:`run_model`): the run's own ``llm.path``; a run whose agents use different
-models (``mix_llm``, or a list in ``llm.path``) is labelled ``mixed: 4x a + 1x b``. Under
-a group folder (``group_name`` set) the model is the folder name while every run of the
-folder has the same model; a folder whose runs differ labels each run
-``<folder> [<model>]`` (never pooled under the folder's name, and a warning says so).
-In a flat layout (``group_name: ''``) the model is the run's own.
+models (``mix_llm``, or a list in ``llm.path``) is labelled ``mixed: 4x a + 1x b``. In a
+flat layout (the run sits directly in the ``<scenario>_<code_version>`` folder of its
+``experiment.name``: GovSim's ``group_name: ''``) the model is the run's own. Under a
+group folder the model is the folder name while every run of the folder has the same
+model; a folder whose runs differ labels each run ``<folder> [<model>]`` (never pooled
+under the folder's name, and a warning says so).
 
 Nothing is left out silently (:class:`GovSimNotReadWarning`): run folders beside the
 runs that have no ``log_env.json``, logs without a harvest record and runs whose
@@ -222,7 +223,15 @@ class RunInfo:
     settings: str | None
     model: str | None
     scenario: str | None
-    group_name: str | None
+    layout_folder: str | None
+
+    def group(self, run_dir: Path) -> str | None:
+        """The group folder of ``run_dir`` (its parent), or None in a flat layout: the
+        parent is the ``<scenario>_<code_version>`` folder of ``experiment.name``
+        (GovSim's ``group_name: ''``). A folder someone else arranged (runs of a flat
+        layout moved into a folder per model) is a group folder."""
+        parent = Path(run_dir).parent.name
+        return None if self.layout_folder is not None and parent == self.layout_folder else parent
 
 
 def run_condition(run_dir: Path, *, force: bool = False) -> tuple[str, str | None, str | None]:
@@ -269,9 +278,10 @@ def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
             f"implements only {KNOWN_REGROWTH}; refused rather than scored by the wrong regrowth")
     flat = flatten(cfg)
     settings = {k: v for k, v in flat.items() if _is_condition_key(k) and k != "experiment.env.name"}
-    group = cfg.get("group_name")
-    return RunInfo(str(name), settings_json(settings), run_model(cfg), str(scenario),
-                   None if group is None else str(group))
+    layout = exp.get("name")
+    layout = (str(layout).split("/")[0].replace("${code_version}", str(cfg.get("code_version", "")))
+              if layout else None)
+    return RunInfo(str(name), settings_json(settings), run_model(cfg), str(scenario), layout)
 
 
 def _num(v, field: str, path: Path, k: int) -> float:
@@ -296,7 +306,7 @@ def read_govsim_log(
     path = Path(path)
     info = run_info(path.parent, force=force)
     if model is None:
-        model = path.parent.parent.name if info.group_name else info.model
+        model = info.group(path.parent) or info.model
     return _rows(path, info, model or "unknown", simulation)
 
 
@@ -374,11 +384,11 @@ def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.
         warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown'"), stacklevel=2)
         for p in paths:
             if p not in infos:
-                infos[p] = RunInfo("unknown", None, None, None, "?")
+                infos[p] = RunInfo("unknown", None, None, None, None)
     skipped: list[tuple[Path, str]] = list(unread_run_folders(paths))
     by_group: dict[Path, set[str]] = {}
     for p, info in infos.items():
-        if info.group_name and info.model is not None:
+        if info.group(p.parent) and info.model is not None:
             by_group.setdefault(p.parent.parent, set()).add(info.model)
     mixed_groups = {g: ms for g, ms in by_group.items() if len(ms) > 1}
     for g, ms in sorted(mixed_groups.items()):
@@ -389,8 +399,8 @@ def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.
     counters: dict[str, int] = {}
     for p in paths:
         info = infos[p]
-        if info.group_name:
-            group = p.parent.parent.name
+        group = info.group(p.parent)
+        if group:
             model = f"{group} [{info.model}]" if p.parent.parent in mixed_groups else group
         elif info.model is None:
             skipped.append((p.parent, "its configuration names no model (llm.path empty)"))
