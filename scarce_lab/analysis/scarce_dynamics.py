@@ -348,7 +348,7 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
             ``pair_on`` columns (e.g. :func:`with_settings`).
     Returns:
         ``by``..., ``metric``, ``value``, ``lo``, ``hi`` (t interval over runs, clipped to
-        the metric's range),
+        the metric's range: deadline misses to [0, the run's submissions]), ``se``,
         ``diff`` (mean of scheduler minus reference over paired seeds), ``diff_lo``,
         ``diff_hi``, ``pairs``.
 
@@ -375,11 +375,11 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
             diffs = (paired[m].cast(pl.Float64) - paired[f"_ref_{m}"].cast(pl.Float64)).to_list()
             dm, dlo, dhi = stats.mean_ci(diffs) if diffs else (math.nan,) * 3
             rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"],
-                                "runs": ci["runs"], "diff": _nan_none(dm), "diff_lo": _nan_none(dlo),
+                                "runs": ci["runs"], "se": ci["se"], "diff": _nan_none(dm), "diff_lo": _nan_none(dlo),
                                 "diff_hi": _nan_none(dhi), "pairs": len(diffs)})
     schema = {b: outcomes.schema[b] for b in by} | {
         "metric": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "runs": pl.Int64,
-        "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
+        "se": pl.Float64, "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 

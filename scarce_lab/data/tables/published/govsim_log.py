@@ -319,6 +319,8 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
     harvest = [(k, r) for k, r in enumerate(records) if isinstance(r, dict) and r.get("action") == "harvesting"]
     agents = sorted({str(r["agent_id"]) for _, r in harvest}, key=lambda a: (len(a), a))
     n = len(agents)
+    # unique across result folders: <scenario>_<code_version>/<model>/<run>
+    run_id = f"govsim:{info.layout_folder or run_dir.parent.parent.name}/{model}/{run_dir.name}"
     rows: list[dict] = []
     for k, r in harvest:
         rnd = int(_num(r["round"], "round", path, k)) + 1
@@ -329,7 +331,7 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
         ended = after > rules.ends_above if rules.ends_above is not None else after < rules.ends_below
         rows.append(
             {
-                "source": "govsim_log", "run_id": f"govsim:{model}/{run_dir.name}", "model": model,
+                "source": "govsim_log", "run_id": run_id, "model": model,
                 "condition": info.base_condition, "base_condition": info.base_condition, "settings": info.settings,
                 "simulation": simulation, "round": rnd, "agent": a, "agent_index": agents.index(a),
                 "role": rules.role, "is_leader": False, "n_agents": n, "pool_before": before,
