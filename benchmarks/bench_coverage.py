@@ -80,7 +80,9 @@ def _frame(num: np.ndarray, den: np.ndarray) -> pl.DataFrame:
 # -- one coverage function per method: (k, sims, resamples, rng) -> (coverage, given) ---
 def cov_cluster_bootstrap(k, sims, boot, rng):
     """Before: percentile cluster bootstrap of the pooled mean (vectorised copy of
-    ``stats.cluster_bootstrap_ci``: whole runs drawn with replacement)."""
+    ``stats.cluster_bootstrap_ci`` as the tables printed it, from 2 runs on: whole runs
+    drawn with replacement; the function now gives it only from
+    ``stats.MIN_RUNS_CLUSTER_BOOTSTRAP`` runs on)."""
     hit = 0
     for _ in range(sims):
         num, den = _cluster_data(k, rng)

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 
 from benchmarks import bench_coverage as B
+from scarce_lab.analysis import comparisons, stats
 from scarce_lab.analysis import scarce_experiments as X
-from scarce_lab.analysis import stats
 from scarce_lab.analysis.sovsim import leader_rate_vs_survival
 from scarce_lab.analysis.sovsim_charts import correlation_sentence, survival_sentence
 
@@ -107,12 +107,12 @@ def test_near_constant_input_refuses_a_correlation():
 
 def test_adjust_pvalues_holm_and_bh():
     p = [0.01, 0.04, 0.03, math.nan]
-    rej, adj = stats.adjust_pvalues(p, "holm")
+    rej, adj = comparisons.adjust_pvalues(p, "holm")
     assert adj[:3] == pytest.approx([0.03, 0.06, 0.06]) and math.isnan(adj[3]) and not rej[3]
-    _, bh = stats.adjust_pvalues(p, "fdr_bh")
+    _, bh = comparisons.adjust_pvalues(p, "fdr_bh")
     assert bh[:3] == pytest.approx([0.03, 0.04, 0.04])
     with pytest.raises(ValueError, match="method"):
-        stats.adjust_pvalues(p, "bonf")
+        comparisons.adjust_pvalues(p, "bonf")
     from statsmodels.stats.multitest import multipletests
 
     rng = np.random.default_rng(4)
@@ -120,7 +120,7 @@ def test_adjust_pvalues_holm_and_bh():
         q = rng.uniform(0, 0.2, m) ** 2
         q[rng.integers(0, m)] = q[0]  # ties
         for method in ("holm", "fdr_bh"):
-            rej, got = stats.adjust_pvalues(q, method)
+            rej, got = comparisons.adjust_pvalues(q, method)
             erej, exp, _, _ = multipletests(q, alpha=0.05, method=method)
             assert got == pytest.approx(exp, abs=1e-12) and (rej == erej).all()
 

@@ -19,8 +19,16 @@ import pytest
 import yaml
 
 from scarce_lab.analysis.sovsim import UnfinishedRunsWarning, simulation_metrics, sovsim_table
-from scarce_lab.analysis.sovsim_conventions import Convention, PresetMismatchError, resolve_convention
-from scarce_lab.data.tables.published.govsim_log import GovSimConfigError, GovSimNotReadWarning, run_model
+from scarce_lab.analysis.sovsim_conventions import (
+    Convention,
+    PresetMismatchError,
+    resolve_convention,
+)
+from scarce_lab.data.tables.published.govsim_log import (
+    GovSimConfigError,
+    GovSimNotReadWarning,
+    run_model,
+)
 from scarce_lab.data.tables.sovsim import load_agent_rounds
 
 ENVS = {"fishing": "fish_baseline_concurrent", "sheep": "sheep_baseline_concurrent",

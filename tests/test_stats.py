@@ -48,8 +48,9 @@ def test_gini_hand_cases():
 def test_cluster_bootstrap_keeps_runs_together():
     # run a: 10 rounds of 1.0; run b: 2 rounds of 0.0. Pooled mean = 10/12.
     df = pl.DataFrame({"run": ["a"] * 10 + ["b"] * 2, "v": [1.0] * 10 + [0.0] * 2})
-    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v")
+    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", min_clusters=2)
     assert est == pytest.approx(10 / 12)
+    assert math.isnan(cluster_bootstrap_ci(df, cluster="run", value="v")[1])  # 2 runs < MIN_RUNS_CLUSTER_BOOTSTRAP
     # resampling whole runs can only give 0, 10/12 or 1
     assert lo == pytest.approx(0.0) and hi == pytest.approx(1.0)
     one = cluster_bootstrap_ci(df.filter(pl.col("run") == "a"), cluster="run", value="v")
@@ -127,7 +128,7 @@ def test_cluster_bootstrap_ci_exact_two_cluster_distribution_and_chunking():
     # two runs of one round each, values 0 and 1: a resample mean is 0, 1/2 or 1 with
     # probabilities 1/4, 1/2, 1/4, so the 95 % percentile interval is (0, 1)
     df = pl.DataFrame({"run": ["a", "b"], "v": [0.0, 1.0]})
-    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", n_resamples=4000)
+    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", n_resamples=4000, min_clusters=2)
     assert (est, lo, hi) == (0.5, 0.0, 1.0)
     # the chunked draws are the same stream as one big draw
     rng = np.random.default_rng(11)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import comparisons, stats
 from .condition_labels import condition_parts, differing_parts
 from .pooling import PoolingError, check_no_pooling  # noqa: F401
 
@@ -263,8 +263,8 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
     Naming the highest and lowest of ``g`` groups compares every pair, so the claim is
     a family of ``g (g - 1) / 2`` comparisons: each pair of groups with a standard error
     (``se``, more than one run and some spread between runs) gets Welch's t-test over
-    run means (:func:`stats.welch_p`), the p-values are adjusted together
-    (``correction``: ``"holm"`` or ``"fdr_bh"``, :func:`stats.adjust_pvalues`), and the
+    run means (:func:`comparisons.welch_p`), the p-values are adjusted together
+    (``correction``: ``"holm"`` or ``"fdr_bh"``, :func:`comparisons.adjust_pvalues`), and the
     sentence says which correction, how many comparisons, how many differ at 5% and the
     highest-vs-lowest adjusted p. Overlapping or disjoint intervals are never presented
     as a test. A frame without ``se`` gets no test (the sentence says so). Mechanical
@@ -281,9 +281,9 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
         ValueError: no such extension identifies one row (the sentence would name a
             model for a value of one of its conditions); an unknown ``correction``.
     """
-    corr = stats.CORRECTIONS.get(correction)
+    corr = comparisons.CORRECTIONS.get(correction)
     if corr is None:
-        raise ValueError(f"describe_extremes: correction must be one of {sorted(stats.CORRECTIONS)}, "
+        raise ValueError(f"describe_extremes: correction must be one of {sorted(comparisons.CORRECTIONS)}, "
                          f"got {correction!r}")
     d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     if d.height == 0:
@@ -325,13 +325,13 @@ def _pairwise_sentence(d: pl.DataFrame, hi: dict, lo: dict, correction: str, cor
     for i in range(g):
         for j in range(i + 1, g):
             (m1, s1, n1), (m2, s2, n2) = rows[i], rows[j]
-            pv.append(stats.welch_p(m1, s1, int(n1 or 0), m2, s2, int(n2 or 0)))
+            pv.append(comparisons.welch_p(m1, s1, int(n1 or 0), m2, s2, int(n2 or 0)))
             pair_ids.append((i, j))
     tested = int(np.sum(~np.isnan(pv)))
     if tested == 0:
         return ("no pair of groups can be tested (a group from a single run, or whose runs all give the same "
                 "value, has no standard error), so the data cannot separate them.")
-    reject, adj = stats.adjust_pvalues(pv, correction)
+    reject, adj = comparisons.adjust_pvalues(pv, correction)
     hi_i, lo_i = int(hi["_i"]), int(lo["_i"])
     k = pair_ids.index((min(hi_i, lo_i), max(hi_i, lo_i)))
     extreme = ("the highest and lowest cannot be tested against each other"

@@ -53,6 +53,10 @@ in any simulation) or "undefined" (e.g. a drop from a zero baseline). CIs: t-int
 undercovers); all at 95% (coverage: ``benchmarks/bench_coverage.py``).
 Cross-model results (mean drop over models, over-usage by role, leader rate vs
 survival across models) are in :mod:`scarce_lab.analysis.sovsim_cross`.
+
+Size: Table 1 in one place: the per-simulation metrics under each convention, the
+summary with its intervals and statuses, and its formatting (the unit of each column
+follows the convention that computed it).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from typing import Literal
 
 import polars as pl
 
-from . import stats
+from . import comparisons, stats
 from .sovsim_conventions import (
     PRESETS,
     Convention,
@@ -420,7 +424,7 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
     null with fewer than 3 simulations or a variable constant up to float noise
     (:func:`stats.near_constant`). The groups are one family of tests: ``p_adj`` is
     ``p`` adjusted over the ``n_tests`` groups with an r (``correction``: ``"holm"``,
-    family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`stats.adjust_pvalues`); a
+    family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`comparisons.adjust_pvalues`); a
     claim that a group's r differs from 0 needs ``p_adj < 0.05``, not a CI that
     excludes 0 (the per-group CI is unadjusted). Across models:
     :mod:`scarce_lab.analysis.sovsim_cross`.
@@ -440,10 +444,10 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
         r, lo, hi, p = (_finite(v) for v in stats.pearson_ci(a, b))
         rows.append({**dict(zip(by, key, strict=True)), "n": len(a), "r": r, "r2": None if r is None else r * r,
                      "ci_low": lo, "ci_high": hi, "p": p})
-    _, adj = stats.adjust_pvalues([math.nan if r["p"] is None else r["p"] for r in rows], correction)
+    _, adj = comparisons.adjust_pvalues([math.nan if r["p"] is None else r["p"] for r in rows], correction)
     n_tests = sum(r["p"] is not None for r in rows)
     for r, q in zip(rows, adj, strict=True):
-        r |= {"p_adj": _finite(q), "n_tests": n_tests, "correction": stats.CORRECTIONS[correction]}
+        r |= {"p_adj": _finite(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
     schema = {c: pl.String for c in by} | {"n": pl.Int64, "r": pl.Float64, "r2": pl.Float64, "ci_low": pl.Float64,
                                            "ci_high": pl.Float64, "p": pl.Float64, "p_adj": pl.Float64,
                                            "n_tests": pl.Int64, "correction": pl.String}

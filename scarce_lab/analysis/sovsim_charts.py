@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import comparisons
 from .figures import NoFigure, caption, chart_data, titled
 from .sovsim import (
     CONDITION_ORDER,
@@ -376,7 +376,7 @@ def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict
                     continue
                 keys.append((model, a, b))
                 pv.append(float(sps.ttest_ind(x, y, equal_var=False).pvalue))
-    _, adj = stats.adjust_pvalues(pv, correction)
+    _, adj = comparisons.adjust_pvalues(pv, correction)
     return dict(zip(keys, (float(q) for q in adj), strict=True))
 
 
@@ -391,9 +391,9 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
     ``"fdr_bh"``), and the sentence gives the longest-vs-shortest adjusted p and how
     many of the comparisons differ at 5%; without it the sentence says that nothing was
     tested (a ranking of means is not a finding)."""
-    corr = stats.CORRECTIONS.get(correction)
+    corr = comparisons.CORRECTIONS.get(correction)
     if corr is None:
-        raise ValueError(f"survival_sentence: correction must be one of {sorted(stats.CORRECTIONS)}, got {correction!r}")
+        raise ValueError(f"survival_sentence: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
     tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
     parts = []
     for model in sorted(summary["model"].unique().to_list()):

@@ -4,6 +4,12 @@ Conventions (see DESIGN.md): runs are the independent unit. Means over runs use 
 t interval; proportions over independent trials use a Wilson interval; anything
 computed over rounds inside runs uses a cluster bootstrap with the run as the cluster.
 Every function returns plain floats; ``nan`` where the sample is too small to say.
+Where a method does not keep its 95% at small run counts, the function gives no
+interval below the count where it does (coverage of each: ``benchmarks/bench_coverage.py``).
+
+Size: every interval method the toolkit prints lives here (DESIGN.md: stats.py holds
+all CIs), each with the coverage figures that justify where it is given; splitting them
+would scatter that one rule. Multiple-comparison adjustment is in :mod:`.comparisons`.
 """
 
 from __future__ import annotations
@@ -195,13 +201,19 @@ def cluster_bootstrap_ci(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    min_clusters: int | None = None,
 ) -> tuple[float, float, float]:
     """Pooled mean of ``value`` with a cluster (run-level) percentile bootstrap interval.
+
+    Not what the tables print (they use :func:`cluster_mean_ci`): with few clusters
+    this interval is far too narrow (55%, 80%, 84% and 90% coverage with 2, 3, 5 and 10
+    runs, ``benchmarks/bench_coverage.py``), so it is given only from ``min_clusters``
+    clusters on (default :data:`MIN_RUNS_CLUSTER_BOOTSTRAP`).
 
     The estimate is the ratio of sums ``sum(w * value) / sum(w)`` over all rows (rows
     with null ``value`` are dropped). Resampling draws whole clusters with replacement,
     so rounds inside a run stay together (DESIGN.md: runs are the independent unit).
-    With a single cluster the interval is ``(nan, nan)``.
+    Below ``min_clusters`` clusters the interval is ``(nan, nan)``.
 
     Raises:
         KeyError: ``cluster``, ``value`` or ``weight`` is not a column of ``df``.
@@ -223,7 +235,7 @@ def cluster_bootstrap_ci(
     den = per["den"].to_numpy()
     est = float(num.sum() / den.sum())
     k = len(num)
-    if k < 2:
+    if k < max(2, MIN_RUNS_CLUSTER_BOOTSTRAP if min_clusters is None else min_clusters):
         return est, NAN, NAN
     rng = np.random.default_rng(seed)
     boots = np.concatenate([num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _cluster_draws(k, n_resamples, rng)])
@@ -231,6 +243,9 @@ def cluster_bootstrap_ci(
     return est, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
 
 
+#: Fewest clusters from which :func:`cluster_bootstrap_ci` gives an interval (94% with
+#: 30 runs, ``benchmarks/bench_coverage.py``).
+MIN_RUNS_CLUSTER_BOOTSTRAP = 30
 #: Fewest runs from which :func:`cluster_bootstrap_median` gives an interval: below it
 #: the percentile cluster bootstrap of a median covers well under its nominal 95%
 #: (``benchmarks/bench_coverage.py``: 47%, 72%, 84% and 90% with 2, 3, 5 and 10 runs;
@@ -500,60 +515,3 @@ def check_non_negative(df: pl.DataFrame, column: str, where: str) -> None:
     if low is not None and low < 0:
         raise ValueError(f"{where}: gini needs non-negative {column!r}, got min {low}")
 
-
-#: Multiple-comparison corrections a family of claims may carry, and their names in
-#: sentences (``statsmodels.stats.multitest.multipletests`` methods).
-CORRECTIONS = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
-
-
-def adjust_pvalues(pvalues, method: str = "holm", alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """Adjusted p-values of one family of comparisons and which are rejected at
-    ``alpha``: ``(reject, p_adjusted)``, arrays of the input's shape (``nan`` p-values
-    stay ``nan`` and are never rejected; the family is the non-``nan`` ones).
-
-    ``method``: ``"holm"`` (Holm 1979, family-wise error rate: the i-th smallest of m
-    p-values times ``m - i + 1``, made monotone, capped at 1) or ``"fdr_bh"``
-    (Benjamini-Hochberg 1995, false discovery rate: the i-th smallest times ``m / i``,
-    made monotone from the largest down, capped at 1). The same numbers as
-    ``statsmodels.stats.multitest.multipletests`` (tested); computed here because that
-    function runs a full ``gc.collect()`` on every call (0.15 s each in a notebook with
-    dozens of sentences).
-
-    Raises:
-        ValueError: an unknown ``method`` (the message lists :data:`CORRECTIONS`).
-    """
-    if method not in CORRECTIONS:
-        raise ValueError(f"adjust_pvalues: method must be one of {sorted(CORRECTIONS)}, got {method!r}")
-    p = np.asarray(pvalues, dtype=float)
-    adj = np.full(p.shape, NAN)
-    ok = ~np.isnan(p)
-    q = p[ok]
-    m = q.size
-    if m:
-        order = np.argsort(q, kind="stable")
-        ranked = q[order]
-        if method == "holm":
-            stepped = np.maximum.accumulate(ranked * (m - np.arange(m)))
-        else:
-            stepped = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
-        out = np.empty(m)
-        out[order] = np.minimum(stepped, 1.0)
-        adj[ok] = out
-    reject = np.zeros(p.shape, dtype=bool)
-    reject[ok] = adj[ok] <= alpha
-    return reject, adj
-
-
-def welch_p(mean1: float, se1: float, n1: int, mean2: float, se2: float, n2: int) -> float:
-    """Two-sided p-value of Welch's t-test for two means from their standard errors and
-    sample sizes (runs): ``t = (m1 - m2) / sqrt(se1^2 + se2^2)`` with Welch-Satterthwaite
-    degrees of freedom ``(se1^2 + se2^2)^2 / (se1^4 / (n1 - 1) + se2^4 / (n2 - 1))``
-    (scipy's ``ttest_ind_from_stats(equal_var=False)``). ``nan`` when a group has fewer
-    than 2 runs or both standard errors are 0 or missing."""
-    vals = (mean1, se1, mean2, se2)
-    if n1 < 2 or n2 < 2 or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
-        return NAN
-    if se1 == 0 and se2 == 0:
-        return NAN
-    res = sps.ttest_ind_from_stats(mean1, se1 * math.sqrt(n1), n1, mean2, se2 * math.sqrt(n2), n2, equal_var=False)
-    return float(res.pvalue)
