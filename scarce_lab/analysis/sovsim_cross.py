@@ -116,7 +116,7 @@ def cross_model_drops(
                 # t over the models' drops (each model counts once, like runs in the SCARCE tables)
                 mean, tlo, thi = stats.mean_ci(drops)
                 if not stats.near_constant(drops):
-                    lo, hi = _f(tlo), _f(thi)
+                    lo, hi = _f(tlo), min(1.0, thi)  # a drop of a non-negative mean is at most 1
             rows.append({"metric": metric, "condition": xcond, "base_condition": base, "baseline_condition": base_lab,
                          "mean": mean, "ci_low": lo, "ci_high": hi, "n_models": len(models), "models": models,
                          "drops": drops, "models_undefined": undefined})
