@@ -32,19 +32,18 @@ def _clean(values: Sequence[float] | np.ndarray | pl.Series) -> np.ndarray:
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval ``(mean, low, high)``.
 
-    ``nan`` values are dropped. With one value the interval is ``(nan, nan)``; with zero
-    variance it collapses to the mean.
+    ``nan`` values are dropped. With one value, or values constant up to float noise
+    (:func:`near_constant`), the interval is ``(nan, nan)``: a zero-width interval from
+    a few runs that happened to agree would claim a certainty the data do not have.
     """
     x = _clean(values)
     n = len(x)
     if n == 0:
         return NAN, NAN, NAN
     m = float(x.mean())
-    if n == 1:
+    if n == 1 or near_constant(x):
         return m, NAN, NAN
     se = float(x.std(ddof=1)) / math.sqrt(n)
-    if se == 0:
-        return m, m, m
     h = float(sps.t.ppf(0.5 + level / 2, df=n - 1)) * se
     return m, m - h, m + h
 
@@ -52,8 +51,7 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: float = 0.95) -> pl.DataFrame:
     """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
     ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
-    gives ``nan``: no value, or one value for the interval; a group without spread gets
-    the mean as both ends). Null and ``nan`` values are left out of the mean."""
+    gives ``nan``: no value, one value, or values without spread). Null and ``nan`` values are left out of the mean."""
     v = pl.col(value).cast(pl.Float64)
     g = df.group_by(*by).agg(pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
     g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
@@ -61,7 +59,7 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
     half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
     ends = {}
     for name, sign in (("low", -1.0), ("high", 1.0)):
-        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(None)
                       .otherwise(pl.col("mean") + sign * half))
     out = g.with_columns(**ends)
     finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "low", "high")]
@@ -255,14 +253,6 @@ MIN_RUNS_MEDIAN = 30
 #: interval: with 2, 3 and 5 its percentile bootstrap covered 48%, 70% and 90%, with 10
 #: 94% (``benchmarks/bench_coverage.py``, survival rates 0.8 -> 0.4).
 MIN_RUNS_DROP = 10
-
-
-def interval_note(method: str, runs: int, needed: int) -> str:
-    """The sentence a table prints instead of an interval that would not hold:
-    ``"no interval: <method> needs >= <needed> runs to keep its 95% (benchmarks/
-    bench_coverage.py); this group has <runs>"``."""
-    return (f"no interval: {method} needs >= {needed} runs to keep its 95% coverage "
-            f"(benchmarks/bench_coverage.py); this group has {runs}")
 
 
 def cluster_means(df: pl.DataFrame, *, cluster: str, value: str, weight: str | None = None) -> np.ndarray:
