@@ -194,3 +194,16 @@ def test_equality_when_nobody_harvested_follows_the_presets_source(tmp_path):
     sov = simulation_metrics(df, Convention(n_agents=5, initial_pool=100, equality_over="extraction"))
     assert sov["equality"][0] == 0.0  # SovSim's payoff_equality returns 0.0 on a zero sum
     assert not math.isnan(sov["efficiency"][0])
+
+
+def test_cli_prints_what_was_not_read(tmp_path):
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+
+    flat = tmp_path / "fishing_v7.0"
+    write_run(flat / "a-1", config(), harvest_log([[10] * 5] * 12))
+    write_run(flat / "interrupted-1", None, None)
+    res = CliRunner().invoke(app, ["table", "sovsim", str(flat), "--preset", "govsim"])
+    assert res.exit_code == 0, res.output
+    assert "warning: not read (1):" in res.output and "interrupted-1 (no log_env.json)" in res.output

@@ -390,7 +390,7 @@ def test_win_rate_of_one_policy_per_run_is_named_mechanical():
     assert out["by_construction"].to_list() == [True, True]
     assert one(out, metric="win_rate_contested")["value"] == pytest.approx(0.5)
     s = X.describe_extremes(out.filter(pl.col("metric") == "win_rate"), ["model"], "the win rate")
-    assert "by construction" in s and "not a finding" in s
+    assert "by construction" in s and "Not a finding; no comparison is made." in s
     part = ct.filter(pl.col("worker") == "a")  # a group that is not every contender
     assert X.win_rates(part)["by_construction"].to_list() == [False, False]
 

@@ -40,12 +40,6 @@ _CI = {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64, "
 SHARE = (0.0, 1.0)
 #: Range of a non-negative measure (credits, seconds, counts without a known cap).
 NON_NEGATIVE = (0.0, math.inf)
-#: What the footnotes say about the intervals of these tables.
-CI_METHOD = ("95% t intervals over run means (each run's mean counts once; runs are the independent "
-             "unit), clipped to the measure's range; none from one run or when every run gives the same "
-             "value")
-MEDIAN_CI_METHOD = (f"95% percentile cluster bootstrap over runs, printed from {stats.MIN_RUNS_MEDIAN} runs "
-                    "on (with fewer it undercovers: benchmarks/bench_coverage.py)")
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -298,6 +292,10 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
     mech = ""
     if "by_construction" in d.columns and d["by_construction"].fill_null(False).any():
         k = int(d["by_construction"].fill_null(False).sum())
+        if k == d.height:  # nothing to compare: every value is fixed by the contenders' number
+            return (f"{scope}, {what} ranges from {lo['estimate']} to {hi['estimate']} over {d.height} group(s), "
+                    "each fixed by construction: every contender of every contention is the same policy, so its "
+                    "value is contentions / participations (1 / contenders). Not a finding; no comparison is made.")
         mech = (f" {k} of the {d.height} group(s) have this value by construction (every contender is the same "
                 "policy, so it is 1/(contenders)): not a finding.")
     if d.height == 1 or hi["value"] == lo["value"]:
