@@ -7,7 +7,7 @@ this module never imports environments or agents).
 metric, the mean over runs of each run's mean and a 95 % t interval over the run means
 (:func:`scarce_lab.analysis.stats.cluster_mean_ci`; runs are the independent unit,
 contentions and subruns inside a run are not; a percentile cluster bootstrap covered
-55-89 % with 2-10 runs, ``benchmarks/bench_coverage.py``), clipped to the metric's
+58-90 % with 2-10 runs, ``benchmarks/bench_coverage.py``), clipped to the metric's
 range (:data:`BOUNDS`). ``model`` is the negotiator's model,
 ``condition`` the label unique per condition settings; a group that would still mix
 settings (tables labelled separately and concatenated) raises

@@ -56,7 +56,7 @@ def _nan_none(x: float | None) -> float | None:
 def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0, bounds: tuple[float, float] = NON_NEGATIVE) -> dict:
     """Mean over runs (``run_id``) of each run's mean of ``value``, with a t interval over
     the run means (:func:`stats.cluster_mean_ci`; the percentile cluster bootstrap it
-    replaces covered 55-89% with 2-10 runs, ``benchmarks/bench_coverage.py``).
+    replaces covered 58-90% with 2-10 runs, ``benchmarks/bench_coverage.py``).
 
     ``bounds``: the measure's range (:data:`SHARE` for a rate; default
     :data:`NON_NEGATIVE`); the interval is clipped to it. ``seed`` is accepted for

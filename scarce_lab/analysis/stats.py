@@ -204,7 +204,7 @@ def cluster_bootstrap_ci(
     """Pooled mean of ``value`` with a cluster (run-level) percentile bootstrap interval.
 
     Not what the tables print (they use :func:`cluster_mean_ci`): with few clusters
-    this interval is far too narrow (55%, 80%, 84% and 90% coverage with 2, 3, 5 and 10
+    this interval is far too narrow (58%, 80%, 84% and 90% coverage with 2, 3, 5 and 10
     runs, ``benchmarks/bench_coverage.py``), so it is given only from ``min_clusters``
     clusters on (default :data:`MIN_RUNS_CLUSTER_BOOTSTRAP`).
 
@@ -246,12 +246,12 @@ def cluster_bootstrap_ci(
 MIN_RUNS_CLUSTER_BOOTSTRAP = 30
 #: Fewest runs from which :func:`cluster_bootstrap_median` gives an interval: below it
 #: the percentile cluster bootstrap of a median covers well under its nominal 95%
-#: (``benchmarks/bench_coverage.py``: 47%, 72%, 84% and 90% with 2, 3, 5 and 10 runs;
-#: 94% with 30).
+#: (``benchmarks/bench_coverage.py``: 48%, 75%, 83% and 90% with 2, 3, 5 and 10 runs;
+#: 93% with 30).
 MIN_RUNS_MEDIAN = 30
 #: Fewest simulations per condition from which :func:`relative_drop_ci` gives an
-#: interval: with 2, 3 and 5 its percentile bootstrap covered 48%, 70% and 90%, with 10
-#: 94% (``benchmarks/bench_coverage.py``, survival rates 0.8 -> 0.4).
+#: interval: with 2, 3 and 5 its percentile bootstrap covered 47%, 74% and 89%, with 10
+#: 93-95% (``benchmarks/bench_coverage.py``, survival rates 0.8 -> 0.4).
 MIN_RUNS_DROP = 10
 
 
@@ -292,7 +292,7 @@ def cluster_mean_ci(
 
     This is the interval the SCARCE tables print (issue 22): every run counts once,
     whatever its number of rows, and the t interval over run means keeps its 95% from
-    2 runs on, where the percentile cluster bootstrap of the pooled mean covered 55-89%
+    2 runs on, where the percentile cluster bootstrap of the pooled mean covered 58-90%
     with 2-10 runs (``benchmarks/bench_coverage.py``). Each cluster's mean is
     ``sum(w * value) / sum(w)`` over its rows (``weight`` defaults to 1); rows with a
     null or ``nan`` value are dropped. ``bounds``: the measure's range (``(0, 1)`` for a

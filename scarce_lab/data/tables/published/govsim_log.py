@@ -263,7 +263,8 @@ def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
         msg = f"{run_dir}: {where}: the run's condition (environment name and settings) is unknown"
         if not force:
             raise GovSimConfigError(msg + " (pass force=True / --force to load it as condition 'unknown')")
-        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown'"), stacklevel=2)
+        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown' and scored by GovSim's "
+                                        "fishing rules (its scenario is unknown too)"), stacklevel=2)
         return RunInfo("unknown", None, None, None, None)
     exp = cfg.get("experiment") or {}
     scenario = exp.get("scenario")
@@ -383,7 +384,8 @@ def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.
                f"(environment name and settings) is unknown: {'; '.join(missing)}")
         if not force:
             raise GovSimConfigError(msg + " (pass force=True / --force to load them as condition 'unknown')")
-        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown'"), stacklevel=2)
+        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown' and scored by GovSim's "
+                                        "fishing rules (their scenario is unknown too)"), stacklevel=2)
         for p in paths:
             if p not in infos:
                 infos[p] = RunInfo("unknown", None, None, None, None)
@@ -403,7 +405,8 @@ def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.
         info = infos[p]
         group = info.group(p.parent)
         if group:
-            model = f"{group} [{info.model}]" if p.parent.parent in mixed_groups else group
+            model = (f"{group} [{info.model or 'no model named'}]" if p.parent.parent in mixed_groups
+                     else group)
         elif info.model is None:
             skipped.append((p.parent, "its configuration names no model (llm.path empty)"))
             continue
