@@ -36,8 +36,8 @@ Scenarios (the true value in brackets):
   ``agreement.MIN_UNITS_INTERVAL`` units on).
 
 Usage: ``python benchmarks/bench_coverage.py [--quick] [--sims 2000] [--seed 0]``.
-``--quick`` runs 300 datasets per cell with 400 resamples (about a minute on one core);
-the default 2000 datasets with 1000 resamples takes a few minutes. The Monte Carlo
+``--quick`` runs 300 datasets per cell with 400 resamples (about 10 s on one core);
+the default 2000 datasets with 1000 resamples takes about 3 minutes. The Monte Carlo
 error of a coverage near 0.95 is about ``sqrt(0.95 * 0.05 / sims)`` (0.5 points at 2000).
 """
 
