@@ -27,7 +27,10 @@ whose other settings differ is refused unless ``force``.
 - :func:`sovsim_report`: Table 1 and all of the above as one JSON-ready document (the
   output of ``scarce-lab table sovsim PATH --format json``; keys in its docstring).
 
-Bootstraps are vectorised with numpy and seeded (``seed``); 95% percentile intervals.
+Means over models are over the models under study (:func:`models_under_study`: scripted
+baselines are rows of their own). Intervals over models are t intervals (each model counts
+once); the remaining bootstraps (one model's drop, the correlation's over models) are
+vectorised with numpy and seeded (``seed``), 95% percentile intervals.
 """
 
 from __future__ import annotations
