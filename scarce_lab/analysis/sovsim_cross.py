@@ -196,7 +196,9 @@ def _pearson_with_model_boot(x: np.ndarray, y: np.ndarray, model: np.ndarray, n_
     out = {"n": int(x.size), "n_models": int(np.unique(model).size), "r": r, "r2": None if r is None else r * r,
            "ci_low": lo, "ci_high": hi, "p": p, "boot_ci_low": None, "boot_ci_high": None}
     models = np.unique(model)
-    if r is None or models.size < 3:
+    # a bootstrap that resamples whole models is a cluster bootstrap: with fewer than
+    # MIN_RUNS_CLUSTER_BOOTSTRAP clusters it undercovers (benchmarks/bench_coverage.py)
+    if r is None or models.size < max(3, stats.MIN_RUNS_CLUSTER_BOOTSTRAP):
         return out
     idx = [np.flatnonzero(model == m) for m in models]
     reps = []
@@ -221,7 +223,8 @@ def leader_survival_across_models(
     ``simulations`` (x = the simulation's leader extraction rate, y = its survival time
     in rounds). Columns ``unit, x, y, n, n_models, r, r2, ci_low, ci_high, p,
     boot_ci_low, boot_ci_high`` (the bootstrap resamples whole models with their
-    points; null with fewer than 3 models). Per-model values:
+    points; null with fewer than :data:`stats.MIN_RUNS_CLUSTER_BOOTSTRAP` models: a
+    cluster bootstrap over fewer clusters undercovers). Per-model values:
     :func:`~scarce_lab.analysis.sovsim.leader_rate_vs_survival`.
 
     Raises:
