@@ -60,8 +60,8 @@ PRELUDE = (
     "group = X.group_labels\n"
     "# what every saved table was computed under (written beside it: <name>.convention.json)\n"
     "CONVENTION = {'parameters': {k: globals()[k] for k in __PARAMETERS__}, 'unit': 'run; conditions never pooled',\n"
-    "              'intervals': '95% t over run means (each run counts once), clipped to the range; '
-                           'none from one run or identical runs; medians: cluster bootstrap from 30 runs'}"
+    "              'intervals': '95% t over run means (each run counts once), clipped to the range; none from one run '\n"
+    "                           'or identical runs; medians: cluster bootstrap from 30 runs'}"
 )
 
 LOAD_LABELS = (
