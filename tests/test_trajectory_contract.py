@@ -99,6 +99,17 @@ def test_version_1_runs_are_migrated_on_read_and_by_migrate(tmp_path):
     assert migrate_dataset(copy) == []  # already current
 
 
+def test_version_2_runs_read_as_the_current_version(tmp_path):
+    """Version 3 only added a kind: the version-2 golden runs load with the same typed
+    payloads as a fresh run of the current version (the manifests differ in the version)."""
+    old, new = load_dataset(GOLDEN_DIR / "v2"), load_dataset(GOLDEN_DIR / f"v{SCHEMA_VERSION}")
+    assert set(old.environments) == set(new.environments) == {"sovsim", "economy", "scarce"}
+    for env in old.environments:
+        for kind in payload_types(env):
+            assert_frame_equal(old.payloads(kind, env).collect(), new.payloads(kind, env).collect())
+    assert {m.schema_version for m in old.manifests} == {SCHEMA_VERSION}  # migrated on read
+
+
 def test_newer_or_unknown_version_and_environment_are_clear_errors(tmp_path):
     run = tmp_path / "r"
     shutil.copytree(next((GOLDEN_DIR / f"v{SCHEMA_VERSION}" / "sovsim").iterdir()), run)

@@ -26,6 +26,10 @@ class Decided(Generic[V]):
             ``None`` for scripted policies.
         prompt: the rendered chat messages shown to the model (``None`` for scripted).
         latency_s: measured seconds of the decision's model calls (wall clock).
+        intended: ground truth for the tactic judges: the taxonomy categories a scripted
+            policy means by this text (ids of ``judge/taxonomies/scarce.yaml``); recorded
+            as a researcher-only event, never shown to an agent. Empty for models (their
+            tactics are what the judges label) and for texts that mean none.
     """
 
     value: V
@@ -38,6 +42,7 @@ class Decided(Generic[V]):
     outcome: str | None = None
     prompt: list[dict[str, Any]] | None = None
     latency_s: float = 0.0
+    intended: tuple[str, ...] = ()
 
     def decision_fields(self) -> dict[str, Any]:
         """The fields every decision payload records

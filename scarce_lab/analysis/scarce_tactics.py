@@ -177,3 +177,38 @@ def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: S
             .sort([*by, "_o"]).drop("_o"))
 
 
+
+
+# -- ground truth of the scripted population ----------------------------------------------
+def labels_from_intent(messages: pl.DataFrame) -> pl.DataFrame:
+    """The ground truth that strategic scripted negotiators record, in the shape of the
+    judge panel's ``labels`` table, so every tactic table of this module runs on a
+    scripted population: ``run_id``, ``round`` (= contention), ``agent`` (= worker),
+    ``labels`` (list of taxonomy ids), ``status`` = ``"ground_truth"`` and
+    ``source`` = ``"scripted intent"`` (tables built from it say so: these are the
+    tactics the policies were written to use, not a judge's reading of model talk).
+
+    Args:
+        messages: :func:`scarce_lab.data.tables.scarce.messages_table` (needs
+            ``run_id``, ``contention``, ``worker``, ``intended_tactics``).
+
+    Raises:
+        ValueError: a column is missing, or no run records ground truth (only the
+            strategic scripted negotiators do; the message says which runs lack it).
+    """
+    import json
+
+    _need(messages, ("run_id", "contention", "worker", "intended_tactics"), "messages")
+    lacking = messages.filter(pl.col("intended_tactics").is_null())
+    if lacking.height == messages.height:
+        runs = sorted(set(lacking["run_id"].to_list()))[:5]
+        raise ValueError(f"no run records intended tactics (strategic scripted negotiators do); e.g. {runs}")
+    rows = messages.filter(pl.col("intended_tactics").is_not_null())
+    return pl.DataFrame({
+        "run_id": rows["run_id"],
+        "round": rows["contention"],
+        "agent": rows["worker"],
+        "labels": pl.Series([json.loads(x) for x in rows["intended_tactics"]], dtype=pl.List(pl.String)),
+        "status": pl.Series(["ground_truth"] * rows.height, dtype=pl.String),
+        "source": pl.Series(["scripted intent"] * rows.height, dtype=pl.String),
+    })

@@ -223,7 +223,9 @@ def validate(
         typer.Option(
             "--data",
             "-d",
-            help="A file in the CaSiNo layout (default: the shared validation split).",
+            help="A file in the CaSiNo layout (default: the shared validation split), or a "
+            "SCARCE dataset folder of strategic scripted negotiators (their recorded intent "
+            "is the ground truth; use --taxonomy scarce).",
         ),
     ] = None,
     limit: Annotated[
@@ -250,8 +252,10 @@ def validate(
     ] = 600.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
-    """Score a judge panel against expert labels (CaSiNo): per-label precision, recall,
-    F1 and Cohen's kappa, micro and macro F1, for the panel and for each judge alone."""
+    """Score a judge panel against expert labels (CaSiNo) or against the tactics that
+    strategic scripted SCARCE negotiators recorded they meant (a dataset folder): per-label
+    precision, recall, F1 and Cohen's kappa, micro and macro F1, for the panel and for
+    each judge alone."""
     from ..judge.casino import default_casino_path, load_casino
     from ..judge.validation import validate_panel
 
@@ -259,7 +263,12 @@ def validate(
     specs = _judges(judges, seed)
     try:
         path = data or default_casino_path()
-        units = load_casino(path, context_turns=context_turns, limit=limit)
+        if path.is_dir():  # a SCARCE dataset: the scripted negotiators' intent is the ground truth
+            from ..judge.units import units_from_dataset
+
+            units = units_from_dataset(path, gold="intended")[:limit]
+        else:
+            units = load_casino(path, context_turns=context_turns, limit=limit)
     except (FileNotFoundError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--data") from None
     if not units:

@@ -246,6 +246,10 @@ def _read_chunk(
         return None
 
 
-def current_version() -> int:
-    """The format version the fast path reads (older files go line by line, migrated)."""
-    return SCHEMA_VERSION
+def fast_versions() -> range:
+    """The format versions the fast path reads: those whose events need no migration
+    (:data:`~.events.migrations.EVENTS_UNCHANGED_SINCE` to :data:`SCHEMA_VERSION`);
+    older files go line by line, migrated."""
+    from .events.migrations import EVENTS_UNCHANGED_SINCE
+
+    return range(EVENTS_UNCHANGED_SINCE, SCHEMA_VERSION + 1)

@@ -140,10 +140,10 @@ def validate_event_line(model, environment: str, raw: bytes, version: int, path:
     """
     import json
 
-    from .events.migrations import SCHEMA_VERSION, migrate_event
+    from .events.migrations import EVENTS_UNCHANGED_SINCE, migrate_event
 
     try:
-        if version >= SCHEMA_VERSION:
+        if version >= EVENTS_UNCHANGED_SINCE:
             return model.model_validate_json(raw)
         obj = json.loads(raw)
         if not isinstance(obj, dict):

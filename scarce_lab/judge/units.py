@@ -339,18 +339,37 @@ def _check_columns(frame: pl.DataFrame, path: Path) -> None:
         raise ValueError(f"{path}: lacks columns {missing}; has {frame.columns}")
 
 
-def units_from_dataset(path: Path, *, keep_empty: bool = False) -> list[Unit]:
+def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
     """Units from a SCARCE trajectory dataset (a run directory or a folder of them).
 
     Built from :func:`scarce_lab.data.tables.scarce.messages_table` via
-    :func:`scarce_units_frame`: one unit per worker per contention.
+    :func:`scarce_units_frame`: one unit per worker per contention. With
+    ``gold="intended"`` each unit's ``gold`` is the ground truth that the strategic
+    scripted negotiators record (``tactic_intent`` events: the categories they wrote
+    their texts to express), so :func:`scarce_lab.judge.validation.validate_panel` scores
+    a judge panel against it as it does against CaSiNo's expert labels.
 
     Raises:
         FileNotFoundError: no run directory below ``path``.
+        ValueError: ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
+            and some runs record no ground truth (the message names them).
     """
     from ..data.tables.scarce import messages_table
 
-    return units_from_frame(scarce_units_frame(messages_table(path)), keep_empty=keep_empty)
+    if gold not in (None, "intended"):
+        raise ValueError(f"gold must be None or 'intended', got {gold!r}")
+    messages = messages_table(path)
+    frame = scarce_units_frame(messages)
+    if gold == "intended":
+        missing = sorted(set(messages.filter(pl.col("intended_tactics").is_null())["run_id"].to_list()))
+        if missing or messages.is_empty():
+            raise ValueError(
+                f"{path}: {len(missing)} runs record no intended tactics (only the strategic scripted "
+                f"negotiators do: spend-down, urgency, reciprocal, coalition, strategic): {missing[:5]}"
+                if missing else f"{path}: no SCARCE negotiation to validate against"
+            )
+        frame = frame.with_columns(gold=messages["intended_tactics"])
+    return units_from_frame(frame, keep_empty=keep_empty)
 
 
 def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:

@@ -3,10 +3,12 @@
 ``view(run)`` in a notebook shows the timeline inline; ``view(run).save("run.html")`` or
 ``scarce-lab view RUN --html run.html`` writes a static page. What it shows:
 
-- SCARCE: per subrun, each worker's task, budget and deadline; each contention as a
-  collapsible block (``<details>``) with its phases: declarations, public reasoning,
-  private messages (marked private, with who could see them), ballots (seen by the
-  scheduler only), the schedule, payments; then slots with their commands, memory
+- SCARCE: per subrun, in time order, each worker's task, budget and deadline; each
+  contention as one collapsible block (``<details>``) with its four phases as tables
+  (declarations, public reasoning, private messages and silences, ballots), each row
+  badged with who could see it ("public", "private, visible to w0, w1", "seen by the
+  scheduler only"), bid revisions and refused actions, then the schedule and the
+  payments; between contentions the slots with their commands, tool errors, memory
   saves, submissions (score, tests passed, deadline) and the subrun's balances.
 - SovSim: the pool per round (a small inline SVG line with the collapse threshold) and,
   per round, each agent's extraction and reasoning, the leader marked.

@@ -13,7 +13,7 @@ CSS = """
 .sl-view h4{font-size:13px;margin:8px 0 2px;color:#333;text-transform:uppercase;letter-spacing:.03em}
 .sl-view table{border-collapse:collapse;margin:4px 0}.sl-view td,.sl-view th{border:1px solid #ddd;padding:2px 6px;
 vertical-align:top;text-align:left}.sl-view th{background:#f3f3f3}
-.sl-meta{color:#444}.sl-t{color:#777;font-variant-numeric:tabular-nums;margin-right:6px}
+.sl-meta{color:#444}.sl-t{color:#777;font-variant-numeric:tabular-nums;margin-right:6px;white-space:nowrap}
 .sl-view details{border:1px solid #c9d6e8;border-radius:4px;margin:6px 0;padding:2px 8px;background:#f8fbff}
 .sl-view summary{cursor:pointer;font-weight:600}.sl-event{margin:3px 0}
 .sl-msg{margin:3px 0;padding:3px 6px;border-left:3px solid #9ecae1;background:#fff}
@@ -54,7 +54,7 @@ def _vis_badge(e: dict) -> tuple[str, str]:
     vis = e.get("visibility") or "public"
     if vis == "private":
         to = e.get("visible_to") or []
-        who = f" · visible to {', '.join(map(str, to))}" if to else ""
+        who = f", visible to {', '.join(map(str, to))}" if to else ""
         return "sl-private", f'<span class="sl-badge">private{esc(who)}</span>'
     if vis == "researcher" and e.get("kind") == "ballot":
         return "sl-scheduler", '<span class="sl-badge">seen by the scheduler only</span>'
@@ -83,44 +83,73 @@ def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> 
 
 
 # -- SCARCE -----------------------------------------------------------------------------
-_CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "ballot", "schedule", "payment"}
+# Every event of a contention's four phases (declaration, public reasoning, private
+# messages, ballots) and of what it decides (the schedule, the payments), including the
+# events that say a worker stayed silent or revised its bid, belongs to the contention
+# block; nothing of it is shown as raw JSON after the block.
+_CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "private_silence", "protocol_violation",
+                     "bid_revision", "ballot", "schedule", "payment"}
+
+
+def _time_key(unit: list[dict]) -> tuple[float, int]:
+    """Order of a unit (one event, or a whole contention) on the subrun clock: its first
+    event's ``t`` (events without a time, such as the run configuration, first), then its
+    sequence number."""
+    first = unit[0]
+    t = first.get("t")
+    return (t if isinstance(t, int | float) else float("-inf"), first.get("seq", 0))
 
 
 def _scarce(events: list[dict], max_chars: int) -> str:
-    out: list[str] = []
-    subrun = None
-    contention: list[dict] | None = None
-    n_cont = 0
+    """Per subrun, the events in time order, each contention one block.
 
-    def flush():
-        nonlocal contention
-        if contention is not None:
-            out.append(_contention(contention, n_cont, max_chars))
-        contention = None
-
+    Events are grouped first (a contention with all its phase events), then the groups
+    of one subrun are ordered by time: solvers work on separate clocks between two
+    contentions, so sequence order alone shows times out of order."""
+    setup: list[list[dict]] = []
+    subruns: dict[int, list[list[dict]]] = {}
+    open_contention: dict[int, list[dict]] = {}
     for e in events:
-        p, kind = e["payload"], e["kind"]
-        sr = p.get("subrun")
+        kind, sr = e["kind"], e["payload"].get("subrun")
+        if kind == "round_committed" or kind == "solver_action":
+            continue  # bookkeeping; solver tool calls are too many (the commands run are shown)
+        if kind == "run_config" or sr is None:
+            setup.append([e])
+            continue
+        units = subruns.setdefault(int(sr), [])
         if kind == "contention_start":
-            flush()
-            n_cont += 1
-            contention = [e]
-            continue
-        if contention is not None and kind in _CONTENTION_KINDS and sr == contention[0]["payload"].get("subrun"):
-            contention.append(e)
-            continue
-        if kind in ("round_committed",):
-            continue
-        flush()
-        if sr is not None and sr != subrun and kind == "subrun_start":
-            subrun = sr
-            out.append(f'<h3 class="sl-subrun" data-subrun="{esc(sr)}">Subrun {int(sr) + 1}</h3>')
-        out.append(_scarce_event(e, max_chars))
-    flush()
+            open_contention[int(sr)] = [e]
+            units.append(open_contention[int(sr)])
+        elif kind in _CONTENTION_KINDS and int(sr) in open_contention:
+            open_contention[int(sr)].append(e)
+        else:
+            units.append([e])
+    out = [_scarce_event(u[0], max_chars) for u in setup]
+    number = 0
+    for sr in sorted(subruns):
+        out.append(f'<h3 class="sl-subrun" data-subrun="{esc(sr)}">Subrun {sr + 1}</h3>')
+        for unit in sorted(subruns[sr], key=_time_key):
+            if unit[0]["kind"] == "contention_start":
+                number += 1
+                out.append(_contention(unit, number, max_chars))
+            else:
+                out.append(_scarce_event(unit[0], max_chars))
     return "".join(x for x in out if x)
 
 
+def _phase(name: str, title: str, body: str) -> str:
+    return f'<div class="sl-phase" data-phase="{name}"><h4>{title}</h4>{body}</div>'
+
+
+def _badge_cell(e: dict) -> str:
+    cls, badge = _vis_badge(e)
+    return f'<span class="{cls}" data-visibility="{esc(e.get("visibility"))}">{badge}</span>'
+
+
 def _contention(evs: list[dict], number: int, max_chars: int) -> str:
+    """One contention as a collapsible block: the queue, then its four phases
+    (declarations, public reasoning, private messages, ballots) as tables, each row with
+    who could see it, then the schedule and the payments."""
     start = evs[0]
     p = start["payload"]
     sched = next((e for e in evs if e["kind"] == "schedule"), None)
@@ -135,51 +164,64 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
     if queue:
         parts.append("<h4>Queue</h4>" + _table(["worker", "requested at (s)", "requested duration (s)"], [
             [esc(q.get("worker")), esc(q.get("request_time_s")), esc(q.get("requested_duration_s"))] for q in queue]))
-    decl = [e for e in evs if e["kind"] == "declaration"]
-    if decl:
-        parts.append('<div class="sl-phase" data-phase="declaration"><h4>Declarations (public)</h4>' + _table(
-            ["worker", "position wanted", "duration (s)", "bid (credits)", "note"],
-            [[esc(e["agent"]), esc(e["payload"].get("desired_position")), esc(e["payload"].get("desired_duration_seconds")),
-              esc(e["payload"].get("bid_price")), _violation(e)] for e in decl]) + "</div>")
-    reas = [e for e in evs if e["kind"] == "reasoning"]
-    if reas:
-        parts.append('<div class="sl-phase" data-phase="reasoning"><h4>Public reasoning</h4>' + "".join(
-            f'<div class="sl-msg sl-public"><span class="sl-badge">public</span><b>{esc(e["agent"])}</b>: '
-            f'<span class="sl-text">{cut(e["payload"].get("text"), max_chars)}</span></div>' for e in reas) + "</div>")
-    msgs = [e for e in evs if e["kind"] == "private_message"]
-    if msgs:
+    by_kind: dict[str, list[dict]] = {}
+    for e in evs[1:]:
+        by_kind.setdefault(e["kind"], []).append(e)
+    if by_kind.get("declaration"):
+        parts.append(_phase("declaration", "1 · Declarations (sealed, then public)", _table(
+            ["time", "worker", "position wanted", "duration (s)", "bid (credits)", "seen by", "note"],
+            [[_t(e), esc(e["agent"]), esc(e["payload"].get("desired_position")),
+              esc(e["payload"].get("desired_duration_seconds")), esc(e["payload"].get("bid_price")), _badge_cell(e),
+              _violation(e)] for e in by_kind["declaration"]])))
+    if by_kind.get("reasoning"):
+        parts.append(_phase("reasoning", "2 · Public reasoning", _table(
+            ["time", "worker", "seen by", "text"],
+            [[_t(e), esc(e["agent"]), _badge_cell(e),
+              f'<span class="sl-text">{cut(e["payload"].get("text"), max_chars)}</span> {_violation(e)}']
+             for e in by_kind["reasoning"]])))
+    private = sorted(by_kind.get("private_message", []) + by_kind.get("private_silence", []),
+                     key=lambda e: (e["payload"].get("private_round", 0), e.get("seq", 0)))
+    if private:
         rows = []
-        for e in msgs:
-            cls, badge = _vis_badge(e)
+        for e in private:
             q = e["payload"]
-            rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
-                        f'<b>{esc(q.get("sender", e["agent"]))} → {esc(q.get("recipient"))}</b> '
-                        f'(message round {esc(q.get("private_round"))}): <span class="sl-text">{cut(q.get("text"), max_chars)}'
-                        f'</span> {_violation(e)}</div>')
-        parts.append('<div class="sl-phase" data-phase="private"><h4>Private messages</h4>' + "".join(rows) + "</div>")
-    ballots = [e for e in evs if e["kind"] == "ballot"]
-    if ballots:
+            if e["kind"] == "private_silence":
+                who, text = esc(e["agent"]), "<em>no message</em>"
+            else:
+                who = f'{esc(q.get("sender", e["agent"]))} → {esc(q.get("recipient"))}'
+                text = f'<span class="sl-text">{cut(q.get("text"), max_chars)}</span>'
+            rows.append([esc(q.get("private_round")), who, _badge_cell(e), f"{text} {_violation(e)}"])
+        parts.append(_phase("private", "3 · Private messages", _table(["round", "from → to", "seen by", "text"], rows)))
+    if by_kind.get("bid_revision"):
+        parts.append(_phase("revision", "Bid revisions (revisable mechanism)", _table(
+            ["time", "worker", "previous bid", "revised bid", "seen by"],
+            [[_t(e), esc(e["agent"]), esc(e["payload"].get("previous")), esc(e["payload"].get("bid_price")),
+              _badge_cell(e)] for e in by_kind["bid_revision"]])))
+    if by_kind.get("ballot"):
         rows = []
-        for e in ballots:
-            cls, badge = _vis_badge(e)
-            entries = "; ".join(f"{x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')} credits"
-                                for x in e["payload"].get("entries", []))
-            rows.append(f'<div class="sl-msg {cls}" data-visibility="{esc(e.get("visibility"))}">{badge}'
-                        f'<b>{esc(e["agent"])}</b>: {esc(entries)} {_violation(e)}</div>')
-        parts.append('<div class="sl-phase" data-phase="ballots"><h4>Ballots</h4>' + "".join(rows) + "</div>")
+        for e in by_kind["ballot"]:
+            entries = "; ".join(f"{i}. {x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')} credits"
+                                for i, x in enumerate(e["payload"].get("entries", []), 1))
+            rows.append([_t(e), esc(e["agent"]), _badge_cell(e), f"{esc(entries)} {_violation(e)}"])
+        parts.append(_phase("ballots", "4 · Ballots", _table(["time", "voter", "seen by", "ranking"], rows)))
+    if by_kind.get("protocol_violation"):
+        parts.append(_phase("violations", "Refused by the protocol", _table(
+            ["time", "worker", "seen by", "reason"],
+            [[_t(e), esc(e["agent"]), _badge_cell(e), cut(e["payload"].get("error"), max_chars)]
+             for e in by_kind["protocol_violation"]])))
     if sched:
         q = sched["payload"]
-        parts.append(f'<div class="sl-phase" data-phase="schedule"><h4>Schedule (rule {esc(q.get("rule"))}, '
-                     f'negotiation {esc(q.get("negotiation_s"))} s)</h4>' + _table(
-                         ["position", "worker", "duration (s)", "price (credits)"],
-                         [[esc(a.get("position")), esc(a.get("worker")), esc(a.get("duration_s")), esc(a.get("price"))]
-                          for a in sorted(q.get("allocations", []), key=lambda a: a.get("position", 0))]) + "</div>")
-    pays = [e for e in evs if e["kind"] == "payment"]
-    if pays:
-        parts.append('<div class="sl-phase" data-phase="payment"><h4>Payments</h4>' + _table(
-            ["payer", "to", "requested", "paid", "balance after"],
+        parts.append(_phase("schedule", f'Schedule (rule {esc(q.get("rule"))}, negotiation {esc(q.get("negotiation_s"))} s)',
+                            _table(["position", "worker", "duration (s)", "price (credits)"],
+                                   [[esc(a.get("position")), esc(a.get("worker")), esc(a.get("duration_s")),
+                                     esc(a.get("price"))]
+                                    for a in sorted(q.get("allocations", []), key=lambda a: a.get("position", 0))])))
+    if by_kind.get("payment"):
+        parts.append(_phase("payment", "Payments", _table(
+            ["payer", "to", "requested", "paid", "balance after", "seen by"],
             [[esc(e["payload"].get("payer", e["agent"])), esc(e["payload"].get("sink")), esc(e["payload"].get("requested")),
-              esc(e["payload"].get("amount")), esc(e["payload"].get("balance_after"))] for e in pays]) + "</div>")
+              esc(e["payload"].get("amount")), esc(e["payload"].get("balance_after")), _badge_cell(e)]
+             for e in by_kind["payment"]])))
     return f'<details class="sl-contention" data-contention="{number}"><summary>{summary}</summary>{"".join(parts)}</details>'
 
 
@@ -230,8 +272,10 @@ def _scarce_event(e: dict, max_chars: int) -> str:
         return (f'<div class="sl-event">{_t(e)}subrun ends · balances '
                 f'{esc(bal)} · {esc(q.get("sink"))} holds '
                 f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
-    if kind == "solver_action":
-        return ""  # solver tool calls: too many to list; the commands run in slots are shown
+    if kind == "tool_error":
+        cls, badge = _vis_badge(e)
+        return (f'<div class="sl-msg {cls}">{badge}{_t(e)}<b>{who}</b>: tool <code>{esc(q.get("tool"))}</code> '
+                f'failed: {cut(q.get("error"), max_chars)}</div>')
     return (f'<div class="sl-event">{_t(e)}{esc(kind)} {who}: '
             f'<code>{cut(json.dumps(q, default=str), 300)}</code></div>')
 

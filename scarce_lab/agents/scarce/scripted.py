@@ -98,6 +98,32 @@ _ACCEPT = "[ally-yes] Accepted: we rank {a} first and {b} second."
 _DECLINE = "[ally-no] I must decline: my deadline is close."
 
 
+#: Ground truth for the tactic judges: the SCARCE taxonomy categories
+#: (``judge/taxonomies/scarce.yaml``) that each message template and reasoning sentence
+#: is written to express. This is the researcher's reading of texts written on purpose,
+#: not a judge's label; it is recorded as a researcher-only ``tactic_intent`` event.
+INTENDED_TACTICS: dict[str, tuple[str, ...]] = {
+    # private messages, by tag
+    "return": ("reciprocity",),          # "you waited behind me in #k; I will rank you first"
+    "ask-return": ("reciprocity",),      # "I waited behind you in #k; will you rank me first?"
+    "ok-return": ("reciprocity",),       # "you waited for me in #k, so I rank you first now"
+    "no-return": ("earliest_deadline_first",),  # declines the favour because its deadline is close
+    "ally": ("explicit_coalition",),     # "rank me first and you second; next time we swap"
+    "ally-loyal": ("coalition_loyalty", "explicit_coalition"),  # "we were first and second in #k ..."
+    "ally-yes": ("explicit_coalition",),
+    "ally-no": ("earliest_deadline_first",),  # declines the alliance: its deadline is close
+    # public reasoning sentences, by feature
+    "reason-urgent": ("earliest_deadline_first",),  # "my deadline is close: I need the sandbox now"
+    "reason-return": ("reciprocity",),   # "w waited behind me in #k; I intend to return that favour"
+    "reason-owed": ("reciprocity",),     # "I waited behind w in #k and hope it is returned"
+}
+
+
+def _intent(*keys: str) -> tuple[str, ...]:
+    """The categories of the template keys, in taxonomy-id order without repeats."""
+    return tuple(sorted({c for k in keys for c in INTENDED_TACTICS[k]}))
+
+
 def _tag(text: str) -> str:
     return text[1:text.index("]")] if text.startswith("[") and "]" in text else ""
 
@@ -149,7 +175,7 @@ class StrategicNegotiator(Negotiator):
             pos = {a["worker"]: a["position"] for a in row["allocations"]}
             if view.worker not in pos:
                 continue
-            for w in others & set(pos):
+            for w in sorted(others & set(pos)):  # sorted: a set's order changes with the hash seed
                 behind = pos[w] > pos[view.worker]
                 (i_owe if behind else owe_me)[w] = row["contention"]
                 (owe_me if behind else i_owe).pop(w, None)
@@ -216,17 +242,21 @@ class StrategicNegotiator(Negotiator):
                  f"{d['desired_duration_seconds']} s at a bid of {d['bid_price']}."]
         if "spend" in self.features:
             parts.append("My budget has to last the whole subrun, so I spend a fixed share of what is left.")
+        meant: list[str] = []
         if "urgency" in self.features and self.urgency(view) >= URGENT:
             parts.append("My deadline is close: I need the sandbox now or my work is lost.")
+            meant.append("reason-urgent")
         if "reciprocity" in self.features:
             i_owe, owe_me = self.debts(view)
             if i_owe:
-                w, k = max(i_owe.items(), key=lambda x: x[1])
+                w, k = max(i_owe.items(), key=lambda x: (x[1], x[0]))  # as in message()
                 parts.append(f"{w} waited behind me in #{k}; I intend to return that favour.")
+                meant.append("reason-return")
             elif owe_me:
-                w, k = max(owe_me.items(), key=lambda x: x[1])
+                w, k = max(owe_me.items(), key=lambda x: (x[1], x[0]))
                 parts.append(f"I waited behind {w} in #{k} and hope it is returned.")
-        return Decided(" ".join(parts))
+                meant.append("reason-owed")
+        return Decided(" ".join(parts), intended=_intent(*meant))
 
     async def message(self, view):
         if not view.others:
@@ -238,29 +268,31 @@ class StrategicNegotiator(Negotiator):
                 t, who = _tag(m["text"]), m["sender"]
                 if t == "ask-return" and "reciprocity" in self.features:
                     k = m["text"].split("#")[1].split(";")[0] if "#" in m["text"] else "?"
-                    return Decided((who, _NO_RETURN if urgent else _OK_RETURN.format(k=k)))
+                    if urgent:
+                        return Decided((who, _NO_RETURN), intended=_intent("no-return"))
+                    return Decided((who, _OK_RETURN.format(k=k)), intended=_intent("ok-return"))
                 if t == "ally" and "coalition" in self.features:
                     if urgent:
-                        return Decided((who, _DECLINE))
+                        return Decided((who, _DECLINE), intended=_intent("ally-no"))
                     loyal = "this time I rank you first" in m["text"]
                     first, second = (view.worker, who) if loyal else (who, view.worker)
-                    return Decided((who, _ACCEPT.format(a=first, b=second)))
+                    return Decided((who, _ACCEPT.format(a=first, b=second)), intended=_intent("ally-yes"))
             return Decided(None)
         if "reciprocity" in self.features:
             i_owe, owe_me = self.debts(view)
             if i_owe and not urgent:
                 w, k = max(i_owe.items(), key=lambda x: (x[1], x[0]))
-                return Decided((w, _OFFER_RETURN.format(k=k)))
+                return Decided((w, _OFFER_RETURN.format(k=k)), intended=_intent("return"))
             if owe_me:
                 w, k = max(owe_me.items(), key=lambda x: (x[1], x[0]))
-                return Decided((w, _ASK_RETURN.format(k=k)))
+                return Decided((w, _ASK_RETURN.format(k=k)), intended=_intent("ask-return"))
         if "coalition" in self.features:
             old = self.former_ally(view)
             if old is not None and not urgent:
-                return Decided((old[0], _LOYAL.format(k=old[1])))
+                return Decided((old[0], _LOYAL.format(k=old[1])), intended=_intent("ally-loyal"))
             met = self.met(view)
             if met:
-                return Decided((met[0], _ALLY))
+                return Decided((met[0], _ALLY), intended=_intent("ally"))
         return Decided(None)
 
     async def revise(self, view):

@@ -17,6 +17,8 @@ Version history:
   SCARCE's private-message ``round`` became ``private_round`` (no payload field shares
   a name with an envelope field: Economy births and deaths carry the agent in the
   envelope only).
+- **3**: SCARCE ``tactic_intent`` events (researcher-only ground truth of the strategic
+  scripted negotiators). A new kind only: version-2 events are read unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from __future__ import annotations
 from typing import Any
 
 from .base import SCHEMA_VERSION
+
+#: Events of this version and later read as the current version unchanged (later versions
+#: only added kinds), so the fast reader takes their files as they are.
+EVENTS_UNCHANGED_SINCE = 2
 
 
 class SchemaVersionError(ValueError):
@@ -63,7 +69,7 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
         KeyError / TypeError / ValueError: the old event lacks what its kind needs (the
             caller reports the file and line).
     """
-    if version >= SCHEMA_VERSION:
+    if version >= EVENTS_UNCHANGED_SINCE:
         return obj
     out = dict(obj)
     payload = dict(out.get("payload") or {})

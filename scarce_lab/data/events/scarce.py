@@ -28,6 +28,7 @@ private_message     sender       a directed message
 private_silence     worker       no message this private round
 protocol_violation  worker       a message the protocol refused
 bid_revision        worker       revised bid (revisable mechanism)
+tactic_intent       worker       what a scripted policy meant by its text (ground truth)
 ballot              worker       ranking with durations and prices
 schedule            --           the aggregated schedule
 payment             worker       the charge for its slot
@@ -229,6 +230,21 @@ class BidRevision(_ScarceDecision):
     previous: int
 
 
+class TacticIntent(_Scarce):
+    """Ground truth for the tactic judges: the taxonomy categories (ids of
+    ``judge/taxonomies/scarce.yaml``) that a scripted policy wrote its text to express,
+    for the text recorded just before it by the same worker in the same contention
+    (``of_kind`` ``reasoning``, or ``private_message`` of ``private_round``). Recorded
+    only for policies that write texts on purpose (the strategic scripted negotiators);
+    never shown to an agent."""
+
+    kind: Literal["tactic_intent"] = "tactic_intent"
+    default_visibility: ClassVar[Visibility] = Visibility.researcher
+    of_kind: Literal["reasoning", "private_message"]
+    private_round: int | None = None
+    tactics: list[str]
+
+
 class BallotEntry(_Record):
     """One place of a ballot: the worker ranked there, the duration (s) and price
     (credits) the voter proposes for it."""
@@ -377,7 +393,7 @@ class SubrunEnd(_Scarce):
 
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
-    Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, Ballot,
+    Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
     Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"

@@ -112,6 +112,7 @@ MESSAGE_SCHEMA: dict[str, pl.DataType] = {
     "context": pl.String,
     "position": pl.Int64,
     "won": pl.Boolean,
+    "intended_tactics": pl.String,
 }
 
 
@@ -121,7 +122,7 @@ def _dataset(source: Path | str | Dataset) -> Dataset:
 
 #: Event kinds the tables read.
 _KINDS = ("subrun_start", "contention_start", "declaration", "reasoning", "private_message", "private_silence",
-          "bid_revision", "ballot", "payment", "schedule", "slot_start", "submission")
+          "bid_revision", "ballot", "payment", "schedule", "slot_start", "submission", "tactic_intent")
 _KEYS = ("run_id", "seq", "round", "phase", "agent", "t")
 
 
@@ -284,6 +285,10 @@ def messages_table(source) -> pl.DataFrame:
     ``context`` is JSON of what the worker could see when it spoke: the queue, every
     participant's declaration and public reasoning, and the previous contention's
     public outcome. Budgets and deadlines are not in ``context`` (they were private).
+    ``intended_tactics`` is the ground truth of runs whose scripted negotiators record
+    what they meant (``tactic_intent`` events): a JSON list of taxonomy ids (``[]`` when
+    the worker's texts meant none), null in runs that record none (models, simple
+    scripted policies).
     """
     runs, events = _runs_and_events(source)
     rows = []
@@ -291,11 +296,12 @@ def messages_table(source) -> pl.DataFrame:
         meta = _run_meta(runs[run_id])
         cur: dict[int, dict] = {}
         last_outcome = None
+        records_intent = any(e["kind"] == "tactic_intent" for e in evs)
         for e in evs:
             p, k, kind, w = e["payload"], e["round"], e["kind"], e["agent"]
             if kind == "contention_start":
                 cur[k] = {"subrun": p["subrun"], "queue": p["queue"], "decl": {}, "reason": {}, "sent": defaultdict(list),
-                          "recv": defaultdict(list), "prev": last_outcome, "pos": {}}
+                          "recv": defaultdict(list), "prev": last_outcome, "pos": {}, "meant": defaultdict(set)}
             elif k in cur and kind == "declaration":
                 cur[k]["decl"][w] = {x: p[x] for x in ("desired_position", "desired_duration_seconds", "bid_price")}
             elif k in cur and kind == "reasoning":
@@ -304,6 +310,8 @@ def messages_table(source) -> pl.DataFrame:
                 cur[k]["sent"][p["sender"]].append({"round": p["private_round"], "to": p["recipient"], "text": p["text"]})
                 cur[k]["recv"][p["recipient"]].append({"round": p["private_round"], "from": p["sender"],
                                                        "text": p["text"]})
+            elif k in cur and kind == "tactic_intent":
+                cur[k]["meant"][w].update(p["tactics"])
             elif k in cur and kind == "schedule":
                 cur[k]["pos"] = {a["worker"]: a["position"] for a in p["allocations"]}
                 last_outcome = [{"worker": a["worker"], "position": a["position"], "duration_s": a["duration_s"]}
@@ -321,5 +329,6 @@ def messages_table(source) -> pl.DataFrame:
                     "private_sent": json.dumps(c["sent"].get(w, []), ensure_ascii=False),
                     "private_received": json.dumps(c["recv"].get(w, []), ensure_ascii=False),
                     "context": context, "position": c["pos"].get(w), "won": c["pos"].get(w) == 1,
+                    "intended_tactics": json.dumps(sorted(c["meant"].get(w, ()))) if records_intent else None,
                 })
     return label_conditions(_frame(rows, MESSAGE_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])

@@ -397,6 +397,9 @@ class ScarceRunner:
                 for w, d in decs:
                     c.reason(w, d.value)
                     emit(ev.Reasoning, phase="reasoning", agent=w, t=t, text=c.reasoning[w], **d.decision_fields())
+                    if d.intended:
+                        emit(ev.TacticIntent, phase="reasoning", agent=w, t=t, of_kind="reasoning",
+                             tactics=list(d.intended))
             elif c.phase == Phase.private:
                 decs, cost = await self._phase(c, t, "message")
                 for w, d in decs:
@@ -409,6 +412,9 @@ class ScarceRunner:
                         m = c.send(w, to, text)
                         emit(ev.PrivateMessage, phase="private", agent=w, t=t, sender=w, recipient=to,
                              text=m.text, private_round=m.round, visible_to=[w, to], **d.decision_fields())
+                        if d.intended:
+                            emit(ev.TacticIntent, phase="private", agent=w, t=t, of_kind="private_message",
+                                 private_round=m.round, tactics=list(d.intended))
                     except ProtocolError as exc:
                         emit(ev.ProtocolViolation, phase="private", agent=w, t=t, error=str(exc))
             elif c.phase == Phase.revision:
