@@ -28,7 +28,8 @@ cells = [
          'OUT_DIR: str = "figures/01_sovsim_power_conditions"  # where figures and tables are written\n'
          'SHARED_DATA: str = "../shared/data"  # published layouts, if present\n'
          'SOVSIM_RELEASE: str | None = None  # the SovSim authors\' released agent_rationales/ folder (github.com/abhilekhborah/sovsim), if you have it\n'
-         'SEED: int = 0                # seed of the cross-model bootstraps', metadata={"tags": ["parameters"]}),
+         'SEED: int = 0                # seed of the bootstraps\n'
+         'CROSS_MODELS: list[str] | None = None  # models of the cross-model means; None = every model except scripted/ baselines', metadata={"tags": ["parameters"]}),
     code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
          "from scarce_lab.analysis import sovsim as metrics\n"
@@ -55,14 +56,19 @@ cells = [
          "print(f\"{dataset_path(DATASET)}: {df.height} agent-rounds, {per_sim.height} finished simulations, \"\n"
          "      f\"models: {sorted(df['model'].unique())}; figures and tables go to {OUT}\")"),
     md("## Table 1: all metrics, mean [95% CI] per model and condition\n\n"
-       "t-intervals for means, Wilson for the survival rate, percentile bootstrap for the relative "
-       "survival drop from CPR. Survival is lenient (reached the last round) unless `STRICT`."),
-    code("T1_CI = 't (means), Wilson (survival rate), percentile bootstrap (relative survival drop from CPR); 95%'\n"
+       "t-intervals for means (clipped to each metric's range), Clopper-Pearson for the survival rate "
+       "(Wilson's dips to 86% coverage with 3 simulations), percentile bootstrap for the relative survival "
+       "drop from CPR, printed from 10 simulations per condition on (with 2-5 it covers 47-89%; "
+       "`benchmarks/bench_coverage.py` prints the coverage of every method). The total payoff column names "
+       "its unit (SovSim: sum over agents; GovSim: mean per agent). Survival is lenient (reached the last "
+       "round) unless `STRICT`. The sentence below tests every pair of conditions within each model (Welch "
+       "t over simulations) with Holm's correction over all of them and says how many comparisons."),
+    code("T1_CI = 't (means, clipped to each metric\'s range), Clopper-Pearson (survival rate), percentile bootstrap (relative survival drop from CPR, from 10 simulations per condition); 95%'\n"
          "table1 = charts.table1_display(summary)\n"
          "save_table(table1, 'sovsim_table1', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
          "save_table(summary, 'sovsim_table1_values', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
          "display(Markdown(metrics.format_table(summary)))"),
-    code("display(Markdown(charts.survival_sentence(summary)))"),
+    code("display(Markdown(charts.survival_sentence(summary, per_sim)))"),
     md("## Figure 3: pool dynamics per model and condition\n\n"
        "One panel per model and condition: the mean pool (line) with its 95% band over simulations, "
        "and the collapse threshold (dashed)."),
@@ -78,7 +84,11 @@ cells = [
          "                                  simulations=TRAJ_SIMULATIONS)\n"
          "save_chart(chart, 'sovsim_trajectories', OUT)\n"
          "chart"),
-    md("## Leader extraction rate vs survival time"),
+    md("## Leader extraction rate vs survival time\n\n"
+       "Pearson r per model with its Fisher-z 95% CI (per model, unadjusted) and p; the models are one "
+       "family of tests, so a model's r is called positive or negative only when its Holm-adjusted p is "
+       "below 0.05 (the table's last column; the sentence says over how many models). A leader rate that "
+       "is constant up to float noise gives no r."),
     code("chart = charts.leader_rate_chart(per_sim)\n"
          "save_chart(chart, 'sovsim_leader_rate_vs_survival', OUT)\n"
          "corr = charts.correlation_table(per_sim)\n"
@@ -91,28 +101,38 @@ cells = [
        "(survival rate and total gain; per model: (CPR - condition) / CPR with the CPR run of the same "
        "settings), over-usage split by role (symmetric agents, subordinates, the leader) and the Pearson r "
        "and R^2 between leader extraction rate and survival pooled over models, for two stated units "
-       "(model x condition cells, simulations). Models may differ only in their own settings (`llm.*`); "
-       "anything else that differs is refused rather than pooled. CIs: bootstrap over models (and "
-       "simulations within models for the drop), Fisher z for r. `scarce-lab table sovsim PATH --format "
+       "(model x condition cells, simulations). Means across models are over the models under study: "
+       "scripted baselines (`scripted/...`) are rows of their own in Table 1, never members of the mean, "
+       "unless `CROSS_MODELS` names them. Models may differ only in their own settings (`llm.*`); "
+       "anything else that differs is refused rather than pooled. CIs: t over the models' drops and "
+       "over-usage shares (each model counts once), Fisher z for r. `scarce-lab table sovsim PATH --format "
        "json` gives the same numbers under `cross_model`."),
     code("from scarce_lab.analysis import sovsim_cross as cross\n\n"
-         "res = cross.cross_model_results(per_sim, seed=SEED)\n"
-         "XCONV = CONVENTION | {'intervals': 'bootstrap over models (and simulations within models for the drop), '\n"
-         "                                   'Fisher z for r; 95%', 'bootstrap_seed': SEED}\n"
+         "res = cross.cross_model_results(per_sim, seed=SEED, models=CROSS_MODELS)\n"
+         "XCONV = CONVENTION | {'intervals': 't over the models (each model counts once), Fisher z for r; 95%',\n"
+         "                      'bootstrap_seed': SEED, 'cross_models': CROSS_MODELS or 'all but scripted/ baselines'}\n"
          "save_table(res['relative_drop'], 'sovsim_cross_model_drop', OUT, convention=XCONV)\n"
          "save_table(res['overuse_by_role'], 'sovsim_overuse_by_role', OUT, convention=XCONV)\n"
          "save_table(res['overuse_by_role_per_model'], 'sovsim_overuse_by_role_per_model', OUT, convention=XCONV)\n"
          "save_table(res['leader_rate_vs_survival'], 'sovsim_leader_rate_across_models', OUT, convention=XCONV)\n"
          "display(Markdown(cross.format_cross(res)))"),
-    md("On the SovSim authors' released trajectories (six models, five simulations per condition) the "
-       "mean drop in survival rate from CPR to KCPR-M is 86.7% (the paper reports up to 87.3% over its "
-       "eleven models). Set `SOVSIM_RELEASE` to that folder to recompute it here."),
+    md("**What the SovSim release can and cannot reproduce.** On the SovSim authors' released trajectories "
+       "(six models, five simulations per condition) the mean drop in survival rate from CPR to KCPR-M is "
+       "86.7% (the paper reports up to 87.3% over its eleven models): the drop reproduces. The paper's "
+       "headline correlation between leader extraction rate and survival (r = -0.86, R^2 = 0.75 across "
+       "its eleven models) does not: the release holds six of the eleven models, and neither stated unit "
+       "gives it (a check on the release found r = -0.58 per model x condition cell and -0.75 per "
+       "simulation). Both units are computed below, each named; neither is presented as the paper's "
+       "number. Set `SOVSIM_RELEASE` to that folder to recompute them here."),
     code("if SOVSIM_RELEASE:\n"
          "    rel = load_agent_rounds(resolve_path(SOVSIM_RELEASE))\n"
          "    report = cross.sovsim_report(rel, 'sovsim', seed=SEED)\n"
          "    display(Markdown(metrics.format_table(report.summary) + '\\n' + cross.format_cross(report.cross)))\n"
          "    km = report.cross['relative_drop'].filter((pl.col('metric') == 'survival_rate') & (pl.col('condition') == 'kcpr_m'))\n"
          "    print(f\"mean drop in survival rate, CPR -> KCPR-M: {km['mean'][0]:.1%} over {km['n_models'][0]} models\")\n"
+         "    for r in report.cross['leader_rate_vs_survival'].iter_rows(named=True):\n"
+         "        print(f\"leader rate vs survival, unit {r['unit']}: r = {r['r']}, R^2 = {r['r2']} over {r['n_models']} models \"\n"
+         "              '(the paper: r = -0.86, R^2 = 0.75 over eleven models)')\n"
          "else:\n"
          "    print('SOVSIM_RELEASE not set: skipped')"),
     md("## KCPR-M: distribution of the king's misreports"),
@@ -123,7 +143,11 @@ cells = [
     md("## The same table on published layouts (when `../shared/data` is present)\n\n"
        "SovSim's released `rationales.json` layout (here a hand-made format sample, not real "
        "behaviour) with the `sovsim` preset, and GovSim fishing logs with the `govsim` preset "
-       "(5 fishers, efficiency benchmark 600, over-usage above pool/2/5, collapse below 5)."),
+       "(5 fishers, efficiency benchmark 600, over-usage above pool/2/5, collapse below 5; total payoff as "
+       "the mean per agent, as GovSim's `plots.get_payoffs`; equality undefined when nobody harvested, as "
+       "GovSim's Gini divides by the zero sum). Other GovSim scenarios (pasture, pollution, the fork's "
+       "trash) are scored by their own rules, read from each run's configuration; an unknown scenario is "
+       "refused, and whatever a results folder holds that is not read is listed with the reason."),
     code("shared = resolve_path(SHARED_DATA)\n"
          "for name, preset in [('sovsim_format_sample', 'sovsim'), ('govsim_fishing_v7', 'govsim')]:\n"
          "    path = shared / name\n"

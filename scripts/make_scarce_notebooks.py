@@ -30,6 +30,17 @@ CAVEAT = (
     "`scarce-lab judge label ...`) for real findings."
 )
 
+CI_NOTE = (
+    "Each value is the mean over runs of each run's share or mean (runs are the independent unit: "
+    "every run counts once); intervals are 95% t intervals over the run means, clipped to the measure's "
+    "range, and none is printed from one run or when every run gives the same value (a percentile "
+    "cluster bootstrap covered 58-84% with 2-5 runs; `benchmarks/bench_coverage.py` prints the coverage of "
+    "every method). Medians get a cluster-bootstrap interval only from 30 runs on. A sentence that names "
+    "the highest and lowest group tests every pair of groups (Welch t over run means) with Holm's "
+    "correction and says how many comparisons; a win rate that is 1/(contenders) because every contender "
+    "is the same policy is named as such, not as a finding."
+)
+
 PRELUDE = (
     "import polars as pl\n"
     "from IPython.display import Markdown, display\n\n"
@@ -49,7 +60,8 @@ PRELUDE = (
     "group = X.group_labels\n"
     "# what every saved table was computed under (written beside it: <name>.convention.json)\n"
     "CONVENTION = {'parameters': {k: globals()[k] for k in __PARAMETERS__}, 'unit': 'run; conditions never pooled',\n"
-    "              'intervals': '95% percentile cluster bootstrap, runs as clusters'}"
+    "              'intervals': '95% t over run means (each run counts once), clipped to the range; none from one run '\n"
+    "                           'or identical runs; medians: cluster bootstrap from 30 runs'}"
 )
 
 LOAD_LABELS = (
@@ -112,8 +124,7 @@ write("02_scarce_models_tactics.ipynb", [
        "in the paper; relational = reciprocity, alliance formation, alliance loyalty, reputation), the win "
        "rate (share of all rounds in which the worker is first in the queue; the contested rounds beside "
        "it), private-chat use in the first subrun (Figure 14), task outcomes, and language drift over the "
-       "stages of a run. All intervals are 95% percentile cluster bootstraps with runs as clusters (drift: "
-       "t intervals over runs).\n\n" + CAVEAT),
+       "stages of a run. " + CI_NOTE + "\n\n" + CAVEAT),
     params('DATASETS: list[str] = ["data/scarce/scripted/models", "data/scarce/embedded"]  # relative to the repo root\n'
            'LABELS: str | None = "data/scarce/labels/embedded/labels.parquet"  # judge panel output; None to skip\n'
            'TAXONOMY: str = "scarce"\n'
@@ -201,8 +212,8 @@ write("03_memory_horizon.ipynb", [
        "alliance formation, alliance loyalty and reputation shares per horizon (the paper's Table 2), the "
        "relational share in the first vs second half of a run (its decay), and, without labels, what the "
        "scripted strategic negotiators do with what memory shows them (reciprocity needs the history: "
-       "private messages and requested durations per horizon). Shares of labelled agent-rounds; 95% "
-       "cluster-bootstrap intervals with runs as clusters.\n\nBehaviours are sets of taxonomy ids "
+       "private messages and requested durations per horizon). Shares of labelled agent-rounds. " + CI_NOTE
+       + "\n\nBehaviours are sets of taxonomy ids "
        "(`scarce_lab.analysis.scarce_experiments.MEMORY_BEHAVIOURS`): alliance formation = explicit "
        "or exclusive coalition, alliance loyalty = coalition loyalty, reputation = reputation "
        "maintenance.\n\n" + CAVEAT),
@@ -284,8 +295,7 @@ write("04_budget_asymmetry_deadlines.ipynb", [
        "66%, 33-66%, < 33%; the paper's Tables 5 and 7) and its overall win rate over all phases (`all`, "
        "Table 7); and the bids of urgent vs non-urgent workers by stage under mixed 10-25 minute "
        "deadlines (Table 4; urgent = deadline below the run's median). Win rate = share of rounds first in "
-       "the queue (all rounds; contested rounds beside). 95% cluster-bootstrap intervals, runs as "
-       "clusters.\n\n" + CAVEAT),
+       "the queue (all rounds; contested rounds beside). " + CI_NOTE + "\n\n" + CAVEAT),
     params('DATASETS: list[str] = ["data/scarce/scripted/budget", "data/scarce/scripted/deadlines", "data/scarce/embedded"]\n'
            'N_STAGES: int = 3\n'
            'URGENT_BELOW_S: float | None = None   # seconds; None = below the run\'s median deadline\n'
@@ -342,7 +352,7 @@ write("05_revisable_bids_reasoning.ipynb", [
        "issue reduction: proposing how the group should decide) and **rule-invoking** when it accepted "
        "a *time-urgency* or *classical scheduling norm* (earliest deadline first, sunk-cost urgency, "
        "first come first served, shortest job first, risk/variance first: appealing to an ordering "
-       "criterion). 95% cluster-bootstrap intervals, runs as clusters.\n\n"
+       "criterion). " + CI_NOTE + "\n\n"
        "Reasoning effort is passed through to litellm (`llm.reasoning_effort`, checked against the "
        "levels litellm lists for the model); the embedded model ignores it, and the shipped embedded runs "
        "compare `low` and `high` only: the table shows the pipeline, not an effect.\n\n" + CAVEAT),
@@ -410,8 +420,8 @@ write("06_auction_dynamics.ipynb", [
        "duration per subrun (its growth factor), and a comparison the paper leaves open: the negotiated "
        "schedule (ballots) against the FIFO, SJF, EDF and highest-bid schedulers on collective outcomes "
        "(deadline misses, mean partial score, total queue wait), on the same tasks, deadlines and seeds. "
-       "Intervals: cluster bootstrap over runs for shares and medians; t intervals over runs (and over "
-       "paired seeds for the differences) for per-run outcomes.\n\n" + CAVEAT),
+       "Per-run outcomes get t intervals over runs (and over paired seeds for the differences). " + CI_NOTE
+       + "\n\n" + CAVEAT),
     params('DATASETS: list[str] = ["data/scarce/scripted/models", "data/scarce/scripted/schedulers", "data/scarce/scripted/memory",\n'
            '            "data/scarce/embedded"]\n'
            'N_STAGES: int = 4   # bid drift: stages 1 to 4 (Table 8)\n'

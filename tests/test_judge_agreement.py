@@ -267,7 +267,7 @@ def test_macro_average_over_defined_labels_says_how_many():
         j: {u: (["a"] if col[i] else []) + ["c"] for i, u in enumerate(units)}
         for j, col in (("j1", truth), ("j2", truth), ("j3", noisy))
     }
-    t = label_agreement(answers, ["a", "b", "c"], units, n_boot=200, seed=1)
+    t = label_agreement(answers, ["a", "b", "c"], units, n_boot=200, seed=1, min_units=1)
     rows = {r["label"]: r for r in t.iter_rows(named=True)}
     assert rows["b"]["alpha_reason"] == SINGLE_CATEGORY and math.isnan(rows["b"]["alpha"])
     assert rows["c"]["fleiss_reason"] == SINGLE_CATEGORY
@@ -318,3 +318,23 @@ def test_score_summary_says_why_values_are_undefined():
     assert s["undefined"]["macro_f1"] == "no label with support or predictions"
     _, empty = score_against_gold([], [], ["a"])
     assert empty["undefined"]["micro_f1"] == NO_UNITS
+
+
+def test_no_bootstrap_interval_from_too_few_units():
+    """With fewer than MIN_UNITS_INTERVAL units the percentile bootstrap undercovers
+    (benchmarks/bench_coverage.py): the value is given, the interval is not, with why."""
+    from scarce_lab.judge.agreement import MIN_UNITS_INTERVAL
+
+    rng = np.random.default_rng(3)
+    for n, has_ci in ((12, False), (MIN_UNITS_INTERVAL, True)):
+        units = [f"u{i}" for i in range(n)]
+        truth = rng.integers(0, 2, n)
+        noisy = np.where(rng.random(n) < 0.2, 1 - truth, truth)
+        answers = {j: {u: (["a"] if col[i] else []) for i, u in enumerate(units)}
+                   for j, col in (("j1", truth), ("j2", truth), ("j3", noisy))}
+        row = label_agreement(answers, ["a"], units, n_boot=200, seed=1).row(0, named=True)
+        assert not math.isnan(row["alpha"])
+        assert (not math.isnan(row["alpha_lo"])) == has_ci
+        assert (row["alpha_reason"] is None) == has_ci
+        if not has_ci:
+            assert row["alpha_reason"].startswith(f"interval: fewer than {MIN_UNITS_INTERVAL} units (12)")

@@ -189,7 +189,8 @@ def test_leader_rate_vs_survival_across_models_states_its_unit(tmp_path):
     assert sims["r"] == pytest.approx(np.corrcoef(sim_x, sim_y)[0, 1])
     assert sims["r2"] == pytest.approx(sims["r"] ** 2) and sims["r"] < 0
     assert sims["ci_low"] <= sims["r"] <= sims["ci_high"]
-    assert sims["boot_ci_low"] is not None and sims["boot_ci_low"] <= sims["boot_ci_high"]
+    # 3 models: no bootstrap over models (a cluster bootstrap over so few clusters undercovers)
+    assert sims["boot_ci_low"] is None and sims["boot_ci_high"] is None
 
 
 def test_defection_onset_as_the_authors_define_it(tmp_path):

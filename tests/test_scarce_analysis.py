@@ -39,21 +39,22 @@ def test_summary_by_hand():
     ])
     s = summary(ct, st).row(0, named=True)
     assert (s["runs"], s["contentions"], s["submissions"]) == (2, 3, 4)
-    assert s["win_rate"] == pytest.approx(3 / 5)  # first in the queue in 3 of 5 rounds
-    assert s["win_rate_contested"] == pytest.approx(2 / 4)  # 4 contested participations, 2 wins
-    assert s["mean_bid"] == pytest.approx(100 / 5)
-    assert s["mean_requested_duration_s"] == pytest.approx(360 / 5)
+    # means over runs of each run's mean (r1: 3 participations, r2: 2)
+    assert s["win_rate"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert s["win_rate_contested"] == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert s["mean_bid"] == pytest.approx((40 / 3 + 60 / 2) / 2)
+    assert s["mean_requested_duration_s"] == pytest.approx((210 / 3 + 150 / 2) / 2)
     assert s["private_chat_use"] == pytest.approx(2 / 4)
     assert s["deadline_miss_rate"] == pytest.approx(1 / 4)
     assert s["mean_partial_score"] == pytest.approx(2.0 / 4)
-    # two runs -> a bootstrap interval around the estimate
+    # two runs -> a t interval over the run means around the estimate
     assert s["mean_bid_lo"] <= s["mean_bid"] <= s["mean_bid_hi"]
     # with one run there is no interval
     one = summary(ct.filter(pl.col("run_id") == "r1"), st.filter(pl.col("run_id") == "r1")).row(0, named=True)
     assert one["win_rate"] == pytest.approx(2 / 3) and one["win_rate_lo"] is None
     assert one["win_rate_contested"] == pytest.approx(0.5)
     txt = format_summary(summary(ct, st))
-    assert txt["mean_bid"][0].startswith("20.00 [")
+    assert txt["mean_bid"][0].startswith("21.67 [")
 
 
 def test_summary_missing_column():

@@ -83,11 +83,14 @@ def test_tactic_shares_by_hand():
     out = X.tactic_shares(r, ["cheap_talk", "reciprocity", "explicit_coalition"],
                           {"reciprocity", "explicit_coalition"}, by=("model",), subrun=None)
     assert out["category"].to_list() == ["cheap_talk", "reciprocity", "explicit_coalition", "relational"]
+    # mean over runs of each run's share (r1: 4 labelled rounds, r2: 2)
     ct = one(out, category="cheap_talk")
-    assert ct["value"] == pytest.approx(3 / 6) and ct["n"] == 6 and ct["runs"] == 2
-    assert ct["lo"] <= ct["value"] <= ct["hi"]
-    assert one(out, category="reciprocity")["value"] == pytest.approx(1 / 6)
-    assert one(out, category="relational")["value"] == pytest.approx(2 / 6)  # r1:0:a and r1:1:b
+    assert ct["value"] == pytest.approx((2 / 4 + 1 / 2) / 2) and ct["n"] == 6 and ct["runs"] == 2
+    assert ct["lo"] is None  # both runs give 0.5: no spread, no (zero-width) interval
+    rec = one(out, category="reciprocity")
+    assert rec["value"] == pytest.approx((1 / 4 + 0) / 2)
+    assert 0.0 == rec["lo"] < rec["value"] < rec["hi"] <= 1.0  # t interval over 2 run means, clipped to [0, 1]
+    assert one(out, category="relational")["value"] == pytest.approx((2 / 4 + 0) / 2)  # r1:0:a and r1:1:b
     single = X.tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",),
                              subrun=None)
     assert one(single, category="cheap_talk")["lo"] is None  # one run: no interval
@@ -97,14 +100,14 @@ def test_behaviour_shares_and_relational_halves():
     r = X.labelled_rounds(_labels()).with_columns(pl.lit("subrun").alias("memory"))
     b = X.behaviour_shares(r, by=("memory",))
     assert b["behaviour"].to_list() == list(X.MEMORY_BEHAVIOURS)
-    assert one(b, behaviour="reciprocity")["value"] == pytest.approx(1 / 6)
-    assert one(b, behaviour="alliance_formation")["value"] == pytest.approx(1 / 6)
+    assert one(b, behaviour="reciprocity")["value"] == pytest.approx((1 / 4 + 0) / 2)
+    assert one(b, behaviour="alliance_formation")["value"] == pytest.approx((1 / 4 + 0) / 2)
     assert one(b, behaviour="alliance_loyalty")["value"] == 0.0
     h = X.relational_by_half(r, {"reciprocity", "explicit_coalition"}, by=("memory",))
     # r1: contention 0 first half (a: relational, b: not), contention 1 second (b: relational)
     # r2: contention 5 first (not), 6 second (not)
-    assert one(h, half="first")["value"] == pytest.approx(1 / 3)
-    assert one(h, half="second")["value"] == pytest.approx(1 / 3)
+    assert one(h, half="first")["value"] == pytest.approx((1 / 2 + 0) / 2)
+    assert one(h, half="second")["value"] == pytest.approx((1 / 2 + 0) / 2)
 
 
 def test_rule_shares_by_stage():
@@ -139,7 +142,7 @@ def test_private_chat_use_first_subrun_contested_only():
     ])
     out = one(X.private_chat_use(ct))
     assert out["value"] == pytest.approx(1 / 4) and out["n"] == 4 and out["runs"] == 2
-    assert one(X.private_chat_use(ct, subrun=None))["value"] == pytest.approx(2 / 5)
+    assert one(X.private_chat_use(ct, subrun=None))["value"] == pytest.approx((2 / 3 + 0) / 2)
 
 
 def test_task_outcomes():
@@ -149,9 +152,10 @@ def test_task_outcomes():
         {"run_id": "r2", "model": "m", "resolved": False, "score": 0.5, "deadline_missed": False},
     ])
     out = X.task_outcomes(st)
-    assert one(out, metric="full_resolution_rate")["value"] == pytest.approx(1 / 3)
-    assert one(out, metric="mean_partial_score")["value"] == pytest.approx(0.5)
-    assert one(out, metric="deadline_miss_rate")["value"] == pytest.approx(1 / 3)
+    # means over runs of each run's share (r1: 2 submissions, r2: 1)
+    assert one(out, metric="full_resolution_rate")["value"] == pytest.approx((1 / 2 + 0) / 2)
+    assert one(out, metric="mean_partial_score")["value"] == pytest.approx((0.5 + 0.5) / 2)
+    assert one(out, metric="deadline_miss_rate")["value"] == pytest.approx((1 / 2 + 0) / 2)
 
 
 def test_language_drift_over_stages():
@@ -248,7 +252,7 @@ def test_winning_bid_by_stage_median():
     out = X.winning_bid_by_stage(ct, n_stages=2)
     s1 = one(out, stage=1)
     assert s1["value"] == 15 and s1["runs"] == 2  # r1 c0 (10), r2 c0 (20)
-    assert 10 <= s1["lo"] <= s1["hi"] <= 20
+    assert s1["lo"] is None  # a median's cluster bootstrap is printed from stats.MIN_RUNS_MEDIAN runs on
     assert one(out, stage=2)["value"] == 35  # r1 c1 (30), r2 c2 (40)
     assert X.cluster_bootstrap_median(pl.DataFrame({"run_id": ["x", "x"], "v": [1, 3]}), "v")["lo"] is None
 
@@ -261,7 +265,7 @@ def test_requested_duration_growth():
         C("r3", 0, "a", subrun=0, requested_duration_s=70),  # one subrun: no growth factor
     ])
     per, growth = X.requested_duration_by_subrun(ct)
-    assert one(per, subrun=0)["value"] == pytest.approx((60 + 100 + 50 + 70) / 4)
+    assert one(per, subrun=0)["value"] == pytest.approx((80 + 50 + 70) / 3)  # mean of the runs' means
     assert one(per, subrun=1)["value"] == pytest.approx((160 + 50) / 2)
     g = one(growth)
     assert g["value"] == pytest.approx((2.0 + 1.0) / 2) and g["runs"] == 2  # r1: 160/80, r2: 50/50
@@ -313,15 +317,24 @@ def test_base_condition_filter():
 
 def test_describe_extremes_sentences():
     df = pl.DataFrame({"g": ["a", "b", "c"], "value": [0.2, 0.8, 0.2], "lo": [0.1, 0.7, 0.1],
-                       "hi": [0.3, 0.9, 0.3], "runs": [3, 3, 3]})
+                       "hi": [0.3, 0.9, 0.3], "runs": [3, 3, 3], "se": [0.02, 0.02, 0.02]})
     s = X.describe_extremes(df, ["g"], "the share")
-    assert s == ("In this dataset, the share is highest for g=b (0.80 [0.70, 0.90]) and lowest for g=a "
-                 "(0.20 [0.10, 0.30], tied with 1 other group(s)); their 95% intervals do not overlap.")
-    wide = df.with_columns(pl.Series("lo", [0.0, 0.1, 0.0]))
-    assert X.describe_extremes(wide, ["g"], "the share").endswith("so the data do not separate them.")
+    assert s.startswith("In this dataset, the share is highest for g=b (0.80 [0.70, 0.90]) and lowest for g=a "
+                        "(0.20 [0.10, 0.30], tied with 1 other group(s)); Welch t-tests over run means for 3 of "
+                        "the 3 pairs of groups, Holm-adjusted (3 comparisons): 2 differ at the 5% level "
+                        "(highest vs lowest: adjusted p = ")
+    assert s.endswith(", a difference at the 5% level).")
+    wide = df.with_columns(pl.Series("se", [0.3, 0.3, 0.3]))
+    assert X.describe_extremes(wide, ["g"], "the share").endswith(", not a difference at the 5% level).")
+    bh = X.describe_extremes(df, ["g"], "the share", correction="fdr_bh")
+    assert "Benjamini-Hochberg-adjusted (3 comparisons)" in bh
+    with pytest.raises(ValueError, match="correction"):
+        X.describe_extremes(df, ["g"], "x", correction="bonferonni")
     same = df.with_columns(pl.lit(0.5).alias("value"))
     assert "in every group (3 groups)" in X.describe_extremes(same, ["g"], "x")
+    assert "cannot tell the groups apart" in X.describe_extremes(same, ["g"], "x")
     assert "no data" in X.describe_extremes(df.filter(pl.col("g") == "z"), ["g"], "x")
+    assert "no test was run" in X.describe_extremes(df.drop("se"), ["g"], "x")
 
 
 def test_load_scarce_on_shipped_scripted_data():
@@ -359,21 +372,35 @@ def test_mean_over_runs_t_interval_and_clipping():
 
 
 def test_describe_extremes_single_run_groups():
-    df = pl.DataFrame({"g": ["a", "b"], "value": [0.2, 0.8], "lo": [None, 0.7], "hi": [None, 0.9], "runs": [1, 3]},
-                      schema_overrides={"lo": pl.Float64, "hi": pl.Float64})
-    assert X.describe_extremes(df, ["g"], "x").endswith("comes from a single run (no interval), so the data "
-                                                        "cannot separate them.")
+    df = pl.DataFrame({"g": ["a", "b"], "value": [0.2, 0.8], "lo": [None, 0.7], "hi": [None, 0.9], "runs": [1, 3],
+                       "se": [None, 0.05]}, schema_overrides={"lo": pl.Float64, "hi": pl.Float64, "se": pl.Float64})
+    assert X.describe_extremes(df, ["g"], "x").endswith("no pair of groups can be tested (a group from a single run, "
+                                                        "or whose runs all give the same value, has no standard "
+                                                        "error), so the data cannot separate them.")
     one_group = df.filter(pl.col("g") == "a")
     assert X.describe_extremes(one_group, ["g"], "x") == (
         "In this dataset, x is 0.20 for g=a (at most 1 run(s) per group; no interval from a single run).")
+
+
+def test_win_rate_of_one_policy_per_run_is_named_mechanical():
+    """Every contender of these runs is the same model: the win rate is contentions /
+    participations by construction, and the sentence says so."""
+    ct = frame(CONTENTION_SCHEMA, [C(r, k, w, won=(w == "a")) for r in ("r1", "r2") for k in (0, 1) for w in "ab"])
+    out = X.win_rates(ct)
+    assert out["by_construction"].to_list() == [True, True]
+    assert one(out, metric="win_rate_contested")["value"] == pytest.approx(0.5)
+    s = X.describe_extremes(out.filter(pl.col("metric") == "win_rate"), ["model"], "the win rate")
+    assert "by construction" in s and "Not a finding; no comparison is made." in s
+    part = ct.filter(pl.col("worker") == "a")  # a group that is not every contender
+    assert X.win_rates(part)["by_construction"].to_list() == [False, False]
 
 
 def test_win_rates_all_rounds_and_contested():
     ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", won=True, n_participants=1), C("r1", 1, "a", won=False),
                                    C("r2", 0, "a", won=True), C("r2", 1, "a", won=True)])
     out = X.win_rates(ct)
-    assert one(out, metric="win_rate")["value"] == pytest.approx(3 / 4)
-    assert one(out, metric="win_rate_contested")["value"] == pytest.approx(2 / 3)
+    assert one(out, metric="win_rate")["value"] == pytest.approx((1 / 2 + 2 / 2) / 2)
+    assert one(out, metric="win_rate_contested")["value"] == pytest.approx((0 / 1 + 2 / 2) / 2)
     assert one(out, metric="win_rate_contested")["n"] == 3
 
 

@@ -112,15 +112,19 @@ def _govsim_run(root: Path, group: str, name: str, env: str | None, llm: str = "
     (run / "log_env.json").write_text(json.dumps(rows))
     if env is not None:
         (run / ".hydra").mkdir()
-        cfg = {"experiment": {"env": {"name": env, "max_num_rounds": 12, "num_agents": 5,
-                                      "initial_resource_in_pool": 100}}, "llm": {"path": llm}, "seed": 1}
+        cfg = {"experiment": {"scenario": "fishing",
+                              "env": {"name": env, "max_num_rounds": 12, "num_agents": 5,
+                                      "initial_resource_in_pool": 100,
+                                      "poupulation_change_after_round": "double_100_cap"}},
+               "group_name": group, "llm": {"path": llm}, "seed": 1}
         (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
     return run
 
 
 def test_govsim_run_without_configuration_is_an_error_unless_forced(tmp_path):
     _govsim_run(tmp_path, "M", "r1", None)
-    with pytest.raises(GovSimConfigError, match=r"r1: no \.hydra/config\.yaml"):
+    _govsim_run(tmp_path, "M", "r2", None)
+    with pytest.raises(GovSimConfigError, match=r"2 GovSim run\(s\) have no \.hydra/config\.yaml.*M/r1; .*M/r2"):
         load_agent_rounds(tmp_path)
     with pytest.warns(ForcedDataWarning, match="unknown"):
         df = load_agent_rounds(tmp_path, force=True)
@@ -129,11 +133,15 @@ def test_govsim_run_without_configuration_is_an_error_unless_forced(tmp_path):
     assert res.exit_code == 2 and "config.yaml" in res.output
 
 
-def test_govsim_group_folder_holding_two_models_is_refused(tmp_path):
+def test_govsim_group_folder_holding_two_models_labels_each_run(tmp_path):
+    """Never pooled under the folder's name: each run is labelled with its own model."""
+    from scarce_lab.data.tables.published.govsim_log import GovSimNotReadWarning
+
     _govsim_run(tmp_path, "M", "r1", "fish_baseline_concurrent", llm="org/a")
     _govsim_run(tmp_path, "M", "r2", "fish_baseline_concurrent", llm="org/b")
-    with pytest.raises(GovSimConfigError, match="different models"):
-        load_agent_rounds(tmp_path)
+    with pytest.warns(GovSimNotReadWarning, match="holds runs of different models"):
+        df = load_agent_rounds(tmp_path)
+    assert set(df["model"]) == {"M [org/a]", "M [org/b]"}
 
 
 def test_wrong_preset_is_an_error_unless_forced(tmp_path):

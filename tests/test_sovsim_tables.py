@@ -90,7 +90,9 @@ def test_govsim_values_stored_as_strings(tmp_path):
 
     (run / "log_env.json").write_text(json.dumps(rows))
     (run / ".hydra").mkdir()
-    (run / ".hydra" / "config.yaml").write_text("experiment:\n  env:\n    name: fish_baseline_concurrent\n")
+    (run / ".hydra" / "config.yaml").write_text(
+        "experiment:\n  scenario: fishing\n  env:\n    name: fish_baseline_concurrent\n"
+        "    poupulation_change_after_round: double_100_cap\ngroup_name: M\nllm:\n  path: org/m\n")
     df = load_agent_rounds(tmp_path)
     assert df.height == 5 and df["collapsed"].all()  # 3 < 5 tons
     assert df["extraction"].sum() == 97 and set(df["model"]) == {"M"}

@@ -25,7 +25,8 @@ def test_mean_ci_matches_hand_t_interval():
     assert lo == pytest.approx(2.5 - 3.182446 * 0.645497, abs=1e-5)
     assert hi == pytest.approx(2.5 + 3.182446 * 0.645497, abs=1e-5)
     assert mean_ci([5.0]) [0] == 5.0 and math.isnan(mean_ci([5.0])[1])
-    assert mean_ci([2, 2, 2]) == (2.0, 2.0, 2.0)
+    assert mean_ci([2, 2, 2])[0] == 2.0 and math.isnan(mean_ci([2, 2, 2])[1])  # no zero-width interval
+    assert math.isnan(mean_ci([0.1 * 3, 0.3, 0.30000000000000004])[1])  # constant up to float noise
 
 
 def test_wilson_ci_reference_value():
@@ -48,8 +49,9 @@ def test_gini_hand_cases():
 def test_cluster_bootstrap_keeps_runs_together():
     # run a: 10 rounds of 1.0; run b: 2 rounds of 0.0. Pooled mean = 10/12.
     df = pl.DataFrame({"run": ["a"] * 10 + ["b"] * 2, "v": [1.0] * 10 + [0.0] * 2})
-    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v")
+    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", min_clusters=2)
     assert est == pytest.approx(10 / 12)
+    assert math.isnan(cluster_bootstrap_ci(df, cluster="run", value="v")[1])  # 2 runs < MIN_RUNS_CLUSTER_BOOTSTRAP
     # resampling whole runs can only give 0, 10/12 or 1
     assert lo == pytest.approx(0.0) and hi == pytest.approx(1.0)
     one = cluster_bootstrap_ci(df.filter(pl.col("run") == "a"), cluster="run", value="v")
@@ -127,7 +129,7 @@ def test_cluster_bootstrap_ci_exact_two_cluster_distribution_and_chunking():
     # two runs of one round each, values 0 and 1: a resample mean is 0, 1/2 or 1 with
     # probabilities 1/4, 1/2, 1/4, so the 95 % percentile interval is (0, 1)
     df = pl.DataFrame({"run": ["a", "b"], "v": [0.0, 1.0]})
-    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", n_resamples=4000)
+    est, lo, hi = cluster_bootstrap_ci(df, cluster="run", value="v", n_resamples=4000, min_clusters=2)
     assert (est, lo, hi) == (0.5, 0.0, 1.0)
     # the chunked draws are the same stream as one big draw
     rng = np.random.default_rng(11)
@@ -155,7 +157,7 @@ def test_cluster_bootstrap_median_equals_the_loop_it_replaces():
     for seed in range(3):
         clusters = rng.integers(0, 9, size=60).astype(str)
         values = rng.integers(0, 12, size=60).astype(float)  # ties on purpose
-        est, lo, hi, k = cluster_bootstrap_median(values, clusters, seed=seed)
+        est, lo, hi, k = cluster_bootstrap_median(values, clusters, seed=seed, min_clusters=2)
         assert est == float(np.median(values)) and k == len(set(clusters))
         assert (lo, hi) == loop(values, clusters, seed)
     one = cluster_bootstrap_median([1.0, 3.0], ["x", "x"])
@@ -253,7 +255,7 @@ def test_pool_band_counts_collapsed_pools_as_zero():
     dyn = pool_dynamics(df)
     assert dyn.filter(pl.col("run_id") == "b").sort("round")["pool_before"].to_list() == [120.0, 20.0, 0.0]
     band = {r["round"]: r for r in pool_band(df).iter_rows(named=True)}
-    assert band[1]["n"] == 3 and band[1]["mean"] == 120.0 and band[1]["ci_low"] == 120.0  # no spread: the mean
+    assert band[1]["n"] == 3 and band[1]["mean"] == 120.0 and band[1]["ci_low"] is None  # no spread: no band
     m, lo, hi = mean_ci([60.0, 0.0, 90.0])  # round 3: b's collapsed pool counts as 0
     assert (band[3]["mean"], band[3]["ci_low"], band[3]["ci_high"]) == pytest.approx((m, lo, hi), abs=1e-9)
     one = pool_band(df.filter(pl.col("run_id") == "a"))

@@ -8,9 +8,10 @@ import json
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
-from . import stats
+from . import comparisons, stats
 from .condition_labels import condition_parts, differing_parts
 from .pooling import PoolingError, check_no_pooling  # noqa: F401
 
@@ -33,7 +34,12 @@ MEMORY_BEHAVIOURS: dict[str, tuple[str, ...]] = {
 }
 BUDGET_PHASES: tuple[str, ...] = (">66%", "33-66%", "<33%")
 
-_CI = {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64, "runs": pl.Int64}
+_CI = {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64, "runs": pl.Int64,
+       "se": pl.Float64}
+#: Range of a share (rates, fractions of rounds): intervals are clipped to it.
+SHARE = (0.0, 1.0)
+#: Range of a non-negative measure (credits, seconds, counts without a known cap).
+NON_NEGATIVE = (0.0, math.inf)
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -47,43 +53,59 @@ def _nan_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0) -> dict:
-    """Pooled mean of ``value`` over rows with a cluster bootstrap over ``run_id``.
+def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0, bounds: tuple[float, float] = NON_NEGATIVE) -> dict:
+    """Mean over runs (``run_id``) of each run's mean of ``value``, with a t interval over
+    the run means (:func:`stats.cluster_mean_ci`; the percentile cluster bootstrap it
+    replaces covered 58-90% with 2-10 runs, ``benchmarks/bench_coverage.py``).
 
-    Returns ``{"value", "lo", "hi", "n", "runs"}`` (nulls where undefined; no interval
-    from a single run). Null values are dropped first.
+    ``bounds``: the measure's range (:data:`SHARE` for a rate; default
+    :data:`NON_NEGATIVE`); the interval is clipped to it. ``seed`` is accepted for
+    callers of the bootstrap it replaces and unused. Returns ``{"value", "lo", "hi",
+    "n", "runs", "se"}`` (``se``: standard error of the mean over runs; nulls where
+    undefined: no interval from one run or from runs that all give the same value).
+    Null values are dropped first.
     """
     d = df.filter(pl.col(value).is_not_null())
     if d.height == 0:
-        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0}
-    m, lo, hi = stats.cluster_bootstrap_ci(d.with_columns(pl.col(value).cast(pl.Float64)), cluster="run_id",
-                                           value=value, seed=seed)
+        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0, "se": None}
+    d = d.with_columns(pl.col(value).cast(pl.Float64))
+    m, lo, hi = stats.cluster_mean_ci(d, cluster="run_id", value=value, bounds=bounds)
+    means = stats.cluster_means(d, cluster="run_id", value=value)
+    se = float(means.std(ddof=1)) / math.sqrt(len(means)) if len(means) > 1 and not math.isnan(lo) else None
     return {"value": _nan_none(m), "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height,
-            "runs": d["run_id"].n_unique()}
+            "runs": len(means), "se": se}
 
 
 def cluster_bootstrap_median(df: pl.DataFrame, value: str, *, level: float = 0.95, n_resamples: int = 2000,
                              seed: int = 0) -> dict:
     """Median of ``value`` over rows with a percentile bootstrap that resamples whole
     runs (``run_id``) with replacement (:func:`stats.cluster_bootstrap_median`, all
-    resamples at once). Same return shape as :func:`cluster_ci`."""
+    resamples at once), given from :data:`stats.MIN_RUNS_MEDIAN` runs on (with fewer
+    it undercovers). Same return shape as :func:`cluster_ci` (``se`` null: a median's
+    interval is not a t interval)."""
     d = df.filter(pl.col(value).is_not_null())
     if d.height == 0:
-        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0}
+        return {"value": None, "lo": None, "hi": None, "n": 0, "runs": 0, "se": None}
     est, lo, hi, k = stats.cluster_bootstrap_median(d[value].cast(pl.Float64).to_numpy(), d["run_id"].to_numpy(),
                                                     level=level, n_resamples=n_resamples, seed=seed)
-    return {"value": est, "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height, "runs": k}
+    return {"value": est, "lo": _nan_none(lo), "hi": _nan_none(hi), "n": d.height, "runs": k, "se": None}
 
 
 def mean_over_runs(values: Sequence[float], bounds: tuple[float, float] | None = None) -> dict:
     """Mean and t interval of one value per run (:func:`stats.mean_ci`); ``n`` = ``runs``.
-    ``bounds``: the measure's range (e.g. ``(0, 1)`` for shares); the interval is
-    clipped to it (a t interval from few runs can otherwise leave the range)."""
+    ``bounds``: the measure's range (e.g. ``(0, 1)`` for shares, ``(0, workers)`` for a
+    count per run); the interval is clipped to it (a t interval from few runs can
+    otherwise leave the range). Runs that all give the same value give no interval
+    (a zero-width interval would claim certainty); ``se`` as in :func:`cluster_ci`."""
     vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     m, lo, hi = stats.mean_ci(vals)
+    if len(vals) > 1 and stats.near_constant(vals):
+        lo = hi = math.nan
     if bounds is not None and not math.isnan(lo):
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
-    return {"value": _nan_none(m), "lo": _nan_none(lo), "hi": _nan_none(hi), "n": len(vals), "runs": len(vals)}
+    se = float(np.std(vals, ddof=1)) / math.sqrt(len(vals)) if len(vals) > 1 and not math.isnan(lo) else None
+    return {"value": _nan_none(m), "lo": _nan_none(lo), "hi": _nan_none(hi), "n": len(vals), "runs": len(vals),
+            "se": se}
 
 
 def _grouped(df: pl.DataFrame, by: Sequence[str], fn) -> pl.DataFrame:
@@ -227,46 +249,96 @@ def _identifying_keys(d: pl.DataFrame, keys: list[str]) -> list[str]:
 
 
 def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digits: int = 2,
-                      scope: str = "In this dataset") -> str:
+                      scope: str = "In this dataset", correction: str = "holm") -> str:
     """One sentence naming the groups with the highest and lowest ``value`` of a result
-    frame (with their intervals), e.g. for a notebook's interpretation line. Says so
-    when there is nothing to compare. Ties are broken deterministically: among equal
-    values the group first in ascending order of ``keys`` is named (the sentence says how
-    many groups tie). When ``keys`` name several rows (a model with several
-    conditions), the sentence names the chart ``group`` (or adds the ``condition``).
+    frame (with their intervals), and what the data say about their differences, for a
+    notebook's interpretation line.
+
+    Naming the highest and lowest of ``g`` groups compares every pair, so the claim is
+    a family of ``g (g - 1) / 2`` comparisons: each pair of groups with a standard error
+    (``se``, more than one run and some spread between runs) gets Welch's t-test over
+    run means (:func:`comparisons.welch_p`), the p-values are adjusted together
+    (``correction``: ``"holm"`` or ``"fdr_bh"``, :func:`comparisons.adjust_pvalues`), and the
+    sentence says which correction, how many comparisons, how many differ at 5% and the
+    highest-vs-lowest adjusted p. Overlapping or disjoint intervals are never presented
+    as a test. A frame without ``se`` gets no test (the sentence says so). Mechanical
+    results are not findings: every group equal says the comparison cannot tell them
+    apart; rows whose ``by_construction`` column is true (e.g. a win rate of 1/n
+    because every contender is the same policy) are named as such.
+
+    Ties are broken deterministically: among equal values the group first in ascending
+    order of ``keys`` is named (the sentence says how many groups tie). When ``keys``
+    name several rows (a model with several conditions), the sentence names the chart
+    ``group`` (or adds the ``condition``).
 
     Raises:
         ValueError: no such extension identifies one row (the sentence would name a
-            model for a value of one of its conditions).
+            model for a value of one of its conditions); an unknown ``correction``.
     """
+    corr = comparisons.CORRECTIONS.get(correction)
+    if corr is None:
+        raise ValueError(f"describe_extremes: correction must be one of {sorted(comparisons.CORRECTIONS)}, "
+                         f"got {correction!r}")
     d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     if d.height == 0:
         return f"{scope}, there is no data for {what}."
-    d = with_ci_text(d, digits)
+    d = with_ci_text(d, digits).with_row_index("_i")
     keys = _identifying_keys(d, list(keys))
     name = lambda r: ", ".join(f"{k}={r[k]}" for k in keys) or "all"  # noqa: E731
     order = [str(k) for k in keys]
     hi = d.sort(["value", *order], descending=[True] + [False] * len(order), nulls_last=True).row(0, named=True)
     lo = d.sort(["value", *order], nulls_last=True).row(0, named=True)
     runs = int(d["runs"].max() or 0)
+    mech = ""
+    if "by_construction" in d.columns and d["by_construction"].fill_null(False).any():
+        k = int(d["by_construction"].fill_null(False).sum())
+        if k == d.height:  # nothing to compare: every value is fixed by the contenders' number
+            return (f"{scope}, {what} ranges from {lo['estimate']} to {hi['estimate']} over {d.height} group(s), "
+                    "each fixed by construction: every contender of every contention is the same policy, so its "
+                    "value is contentions / participations (1 / contenders). Not a finding; no comparison is made.")
+        mech = (f" {k} of the {d.height} group(s) have this value by construction (every contender is the same "
+                "policy, so it is 1/(contenders)): not a finding.")
     if d.height == 1 or hi["value"] == lo["value"]:
         where = f"for {name(hi)}" if d.height == 1 else f"in every group ({d.height} groups)"
-        ci = ("; no interval from a single run" if runs <= 1 else
-              "; 95% CI in brackets" if int(d["runs"].min() or 0) > 1 else
-              "; 95% CI in brackets where a group has more than one run")
-        return f"{scope}, {what} is {hi['estimate']} {where} (at most {runs} run(s) per group{ci})."
+        ci = "; no interval from a single run" if runs <= 1 else "; 95% CI in brackets where there is one"
+        same = "" if d.height == 1 else " The comparison cannot tell the groups apart."
+        return f"{scope}, {what} is {hi['estimate']} {where} (at most {runs} run(s) per group{ci}).{same}{mech}"
     n_top = d.filter(pl.col("value") == hi["value"]).height
     n_bot = d.filter(pl.col("value") == lo["value"]).height
     tie = lambda k: f", tied with {k - 1} other group(s)" if k > 1 else ""  # noqa: E731
-    overlap = lo["hi"] is not None and hi["lo"] is not None and lo["hi"] >= hi["lo"]
-    return (f"{scope}, {what} is highest for {name(hi)} ({hi['estimate']}{tie(n_top)}) and lowest for "
-            f"{name(lo)} ({lo['estimate']}{tie(n_bot)}); "
-            + ("at least one of them comes from a single run (no interval), so the data cannot separate them."
-               if lo["hi"] is None or hi["lo"] is None
-               else "their 95% intervals overlap, so the data do not separate them." if overlap
-               else "their 95% intervals do not overlap."))
+    head = (f"{scope}, {what} is highest for {name(hi)} ({hi['estimate']}{tie(n_top)}) and lowest for "
+            f"{name(lo)} ({lo['estimate']}{tie(n_bot)}); ")
+    return head + _pairwise_sentence(d, hi, lo, correction, corr) + mech
 
 
+def _pairwise_sentence(d: pl.DataFrame, hi: dict, lo: dict, correction: str, corr: str) -> str:
+    """The multiple-comparison half of :func:`describe_extremes`."""
+    g = d.height
+    pairs = g * (g - 1) // 2
+    if "se" not in d.columns:
+        return (f"no test was run (the table has no standard errors), so naming them claims no difference "
+                f"among the {g} groups.")
+    rows = d.select("value", "se", "runs").rows()
+    pv, pair_ids = [], []
+    for i in range(g):
+        for j in range(i + 1, g):
+            (m1, s1, n1), (m2, s2, n2) = rows[i], rows[j]
+            pv.append(comparisons.welch_p(m1, s1, int(n1 or 0), m2, s2, int(n2 or 0)))
+            pair_ids.append((i, j))
+    tested = int(np.sum(~np.isnan(pv)))
+    if tested == 0:
+        return ("no pair of groups can be tested (a group from a single run, or whose runs all give the same "
+                "value, has no standard error), so the data cannot separate them.")
+    reject, adj = comparisons.adjust_pvalues(pv, correction)
+    hi_i, lo_i = int(hi["_i"]), int(lo["_i"])
+    k = pair_ids.index((min(hi_i, lo_i), max(hi_i, lo_i)))
+    extreme = ("the highest and lowest cannot be tested against each other"
+               if math.isnan(adj[k]) else
+               f"highest vs lowest: adjusted p = {adj[k]:.2g}"
+               + (", a difference at the 5% level" if reject[k] else ", not a difference at the 5% level"))
+    untested = f"; {pairs - tested} pair(s) untestable (single run or no spread)" if tested < pairs else ""
+    return (f"Welch t-tests over run means for {tested} of the {pairs} pairs of groups, {corr}-adjusted "
+            f"({tested} comparisons{untested}): {int(reject.sum())} differ at the 5% level ({extreme}).")
 
 
 def group_labels(df: pl.DataFrame, *, model: str = "model", condition: str = "condition",

@@ -14,6 +14,7 @@ from . import stats
 from .pooling import check_no_pooling
 from .scarce_base import (
     BUDGET_PHASES,
+    SHARE,
     _ci_frame,
     _grouped,
     _groups,
@@ -39,7 +40,16 @@ def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",
         d = d.filter(pl.col("subrun") == subrun)
     check_no_pooling(d, by, what="private_chat_use")
     d = d.with_columns((pl.col("private_sent") > 0).cast(pl.Float64).alias("_chat"))
-    return _grouped(d, by, lambda p: cluster_ci(p, "_chat", seed=seed))
+    return _grouped(d, by, lambda p: cluster_ci(p, "_chat", seed=seed, bounds=SHARE))
+
+
+def _all_contenders_in_group(part: pl.DataFrame) -> bool:
+    """True when, in every contention of ``part``, the group's rows are all its
+    participants (rows per (run, contention) == ``n_participants``)."""
+    if "contention" not in part.columns or part.height == 0:
+        return False
+    per = part.group_by("run_id", "contention").agg(pl.len().alias("_k"), pl.col("n_participants").max())
+    return bool((per["_k"] == per["n_participants"]).all())
 
 
 def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
@@ -56,9 +66,14 @@ def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed
         pl.col("won").cast(pl.Float64).alias("win_rate"),
         pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None)
         .alias("win_rate_contested"))
-    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed)
-            for base, part in _groups(d, by) for m in ("win_rate", "win_rate_contested")]
-    return _ci_frame(rows, {b: contentions.schema[b] for b in by} | {"metric": pl.String})
+    rows = []
+    for base, part in _groups(d, by):
+        same = _all_contenders_in_group(part)
+        for m in ("win_rate", "win_rate_contested"):
+            rows.append(base | {"metric": m} | cluster_ci(part, m, seed=seed, bounds=SHARE)
+                        | {"by_construction": bool(same)})
+    return _ci_frame(rows, {b: contentions.schema[b] for b in by} | {"metric": pl.String,
+                                                                     "by_construction": pl.Boolean})
 
 
 def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
@@ -74,7 +89,7 @@ def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), 
         pl.col("deadline_missed").cast(pl.Float64).alias("deadline_miss_rate"),
     )
     metrics = ("full_resolution_rate", "mean_partial_score", "deadline_miss_rate")
-    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed) for base, part in _groups(d, by) for m in metrics]
+    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed, bounds=SHARE) for base, part in _groups(d, by) for m in metrics]
     keys = {b: submissions.schema[b] for b in by} | {"metric": pl.String}
     return _ci_frame(rows, keys)
 
@@ -179,8 +194,8 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
     for key, part in d.group_by([*by, "who", "budget_phase"]):
         base = dict(zip([*by, "who", "budget_phase"], key, strict=True))
         rows.append(base | {"metric": "mean_bid"} | cluster_ci(part, "_bid", seed=seed))
-        rows.append(base | {"metric": "win_rate"} | cluster_ci(part, "_win", seed=seed))
-        rows.append(base | {"metric": "win_rate_contested"} | cluster_ci(part, "_winc", seed=seed))
+        rows.append(base | {"metric": "win_rate"} | cluster_ci(part, "_win", seed=seed, bounds=SHARE))
+        rows.append(base | {"metric": "win_rate_contested"} | cluster_ci(part, "_winc", seed=seed, bounds=SHARE))
     keys = {b: contentions.schema[b] for b in by} | {"who": pl.String, "budget_phase": pl.String, "metric": pl.String}
     out = _ci_frame(rows, keys)
     return (out.with_columns(pl.col("who").replace_strict(order).alias("_w"),
@@ -221,7 +236,7 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
          .filter(pl.col("_next").is_not_null())
          .with_columns(pl.when(pl.col("won")).then(pl.lit("won")).otherwise(pl.lit("lost")).alias("given"),
                        pl.col("_next").cast(pl.Float64).alias("_nw")))
-    out = _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", seed=seed))
+    out = _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", seed=seed, bounds=SHARE))
     return out
 
 
@@ -277,6 +292,7 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
 OUTCOME_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
     "settings": pl.String,
+    "submissions": pl.Int64,
     "deadline_misses": pl.Int64,
     "deadline_miss_rate": pl.Float64,
     "mean_partial_score": pl.Float64,
@@ -287,7 +303,8 @@ OUTCOME_SCHEMA: dict[str, pl.DataType] = {
 
 def collective_outcomes(contentions: pl.DataFrame, submissions: pl.DataFrame) -> pl.DataFrame:
     """One row per run (:data:`OUTCOME_SCHEMA`): its condition ``settings`` (null when
-    the submissions frame has none), deadline misses (count and share of submissions),
+    the submissions frame has none), its number of (worker, subrun) ``submissions`` (the
+    most deadlines it can miss), deadline misses (count and share of submissions),
     mean partial score over submissions, total queue wait (sum of ``wait_s``, request to
     slot start, seconds, over slots that started) and the number of booked slots that
     never started (the worker missed its deadline while queued)."""
@@ -297,6 +314,7 @@ def collective_outcomes(contentions: pl.DataFrame, submissions: pl.DataFrame) ->
         submissions = submissions.with_columns(pl.lit(None, dtype=pl.String).alias("settings"))
     s = submissions.group_by("run_id").agg(
         pl.col("settings").first(),
+        pl.len().cast(pl.Int64).alias("submissions"),
         pl.col("deadline_missed").sum().cast(pl.Int64).alias("deadline_misses"),
         pl.col("deadline_missed").cast(pl.Float64).mean().alias("deadline_miss_rate"),
         pl.col("score").mean().alias("mean_partial_score"))
@@ -306,6 +324,17 @@ def collective_outcomes(contentions: pl.DataFrame, submissions: pl.DataFrame) ->
     out = s.join(c, on="run_id", how="full", coalesce=True).with_columns(
         pl.col("total_queue_wait_s").fill_null(0.0), pl.col("unstarted_slots").fill_null(0))
     return out.select(list(OUTCOME_SCHEMA)).cast(OUTCOME_SCHEMA).sort("run_id")
+
+
+def _outcome_bounds(part: pl.DataFrame, metric: str) -> tuple[float, float]:
+    """Range of a per-run collective outcome: a score in [0, 1]; misses in [0, the most
+    submissions a run of the group has] (a count of 4 workers' deadlines never exceeds
+    4); a wait >= 0."""
+    if metric == "mean_partial_score":
+        return (0.0, 1.0)
+    if metric == "deadline_misses" and "submissions" in part.columns and part["submissions"].max() is not None:
+        return (0.0, float(part["submissions"].max()))
+    return (0.0, math.inf)
 
 
 def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("scheduler",),
@@ -319,7 +348,7 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
             ``pair_on`` columns (e.g. :func:`with_settings`).
     Returns:
         ``by``..., ``metric``, ``value``, ``lo``, ``hi`` (t interval over runs, clipped to
-        the metric's range),
+        the metric's range: deadline misses to [0, the run's submissions]), ``se``,
         ``diff`` (mean of scheduler minus reference over paired seeds), ``diff_lo``,
         ``diff_hi``, ``pairs``.
 
@@ -342,15 +371,15 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
         paired = part.join(r.select(*pair_on, *[pl.col(m).alias(f"_ref_{m}") for m in metrics]),
                            on=list(pair_on), how="inner")
         for m in metrics:
-            ci = mean_over_runs(part[m].to_list(), bounds=(0.0, 1.0 if m == "mean_partial_score" else math.inf))
+            ci = mean_over_runs(part[m].to_list(), bounds=_outcome_bounds(part, m))
             diffs = (paired[m].cast(pl.Float64) - paired[f"_ref_{m}"].cast(pl.Float64)).to_list()
             dm, dlo, dhi = stats.mean_ci(diffs) if diffs else (math.nan,) * 3
             rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"],
-                                "runs": ci["runs"], "diff": _nan_none(dm), "diff_lo": _nan_none(dlo),
+                                "runs": ci["runs"], "se": ci["se"], "diff": _nan_none(dm), "diff_lo": _nan_none(dlo),
                                 "diff_hi": _nan_none(dhi), "pairs": len(diffs)})
     schema = {b: outcomes.schema[b] for b in by} | {
         "metric": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "runs": pl.Int64,
-        "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
+        "se": pl.Float64, "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 

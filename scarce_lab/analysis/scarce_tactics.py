@@ -13,6 +13,7 @@ from .scarce_base import (
     MEMORY_BEHAVIOURS,
     RULE_INVOKING,
     RULE_MAKING,
+    SHARE,
     _ci_frame,
     _grouped,
     _groups,
@@ -80,7 +81,7 @@ def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: C
     exprs = [_has_any([c]).cast(pl.Float64).alias(f"_c{i}") for i, c in enumerate(categories)]
     exprs.append(_has_any(relational).cast(pl.Float64).alias(f"_c{len(categories)}"))
     d = rounds.with_columns(exprs)
-    rows = [base | {"category": c} | cluster_ci(part, f"_c{i}", seed=seed)
+    rows = [base | {"category": c} | cluster_ci(part, f"_c{i}", seed=seed, bounds=SHARE)
             for base, part in _groups(d, by) for i, c in enumerate(cats)]
     return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"category": pl.String})
 
@@ -95,7 +96,7 @@ def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] 
     check_no_pooling(rounds, by, what="behaviour_shares")
     names = list(behaviours)
     d = rounds.with_columns(_has_any(behaviours[b]).cast(pl.Float64).alias(f"_b{i}") for i, b in enumerate(names))
-    rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", seed=seed)
+    rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", seed=seed, bounds=SHARE)
             for base, part in _groups(d, by) for i, b in enumerate(names)]
     return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"behaviour": pl.String})
 
@@ -113,7 +114,7 @@ def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by:
         pl.when(pl.col("stage") == 1).then(pl.lit("first")).otherwise(pl.lit("second")).alias("half"),
         _has_any(relational).cast(pl.Float64).alias("_rel"),
     )
-    out = _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", seed=seed))
+    out = _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", seed=seed, bounds=SHARE))
     return out
 
 
@@ -137,9 +138,9 @@ def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequenc
     rows = []
     for key, part in d.sort([*by, "stage"]).group_by([*by, "stage"], maintain_order=True):
         base = dict(zip([*by, "stage"], key, strict=True))
-        rows.append(base | {"kind": "rules"} | cluster_ci(part, "_rules", seed=seed))
-        rows.append(base | {"kind": "rule_making"} | cluster_ci(part, "_make", seed=seed))
-        rows.append(base | {"kind": "rule_invoking"} | cluster_ci(part, "_inv", seed=seed))
+        rows.append(base | {"kind": "rules"} | cluster_ci(part, "_rules", seed=seed, bounds=SHARE))
+        rows.append(base | {"kind": "rule_making"} | cluster_ci(part, "_make", seed=seed, bounds=SHARE))
+        rows.append(base | {"kind": "rule_invoking"} | cluster_ci(part, "_inv", seed=seed, bounds=SHARE))
     keys = {b: rounds.schema[b] for b in by} | {"stage": pl.Int64, "kind": pl.String}
     return _ci_frame(rows, keys)
 
@@ -153,7 +154,7 @@ def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model
     check_no_pooling(contentions, by, what="bid_revision_share")
     d = contentions.filter(pl.col("declared_bid").is_not_null()).with_columns(
         (pl.col("final_bid") != pl.col("declared_bid")).cast(pl.Float64).alias("_rev"))
-    return _grouped(d, by, lambda p: cluster_ci(p, "_rev", seed=seed))
+    return _grouped(d, by, lambda p: cluster_ci(p, "_rev", seed=seed, bounds=SHARE))
 
 
 def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: Sequence[str] = ("reasoning_effort",)

@@ -18,10 +18,15 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
   game reached the last round (a collapse *in* the last round still counts);
   strict: the game reached the last round and never collapsed. Wilson CI.
 - ``total_payoff`` (the paper's total gain R): points summed over agents and rounds
-  (SovSim max 1440 = 12 x 120).
-- ``efficiency``: ``1 - max(0, B - sum z) / B``, B = T x P0 / g (720; GovSim 600).
-- ``equality``: ``1 - Gini`` of per-agent totals (payoff; GovSim: harvest).
-- ``overuse``: share of agent-rounds with ``z > P_t / (g n)`` (8 = 2 x 4; GovSim 10);
+  (SovSim max 1440 = 12 x 120); under the GovSim preset the mean per agent of its total
+  (GovSim's ``plots.get_payoffs``; ``Convention.total_payoff_per``). Table 1 names the
+  unit in the column (``total_payoff_unit``).
+- ``efficiency``: ``1 - max(0, B - sum z) / B``, B = T x P0 / g (720; GovSim 600); not
+  applicable where the scenario defines no benchmark (GovSim fork's trash).
+- ``equality``: ``1 - Gini`` of per-agent totals (payoff; GovSim: harvest); when nobody
+  harvested, the preset's source: SovSim 0.0, GovSim undefined (its Gini is 0/0).
+- ``overuse``: share of agent-rounds with ``z > P_t / (g n)`` (8 = 2 x 4; GovSim 10; the
+  trash scenario: ``z < 50 // n``, taking out too little);
   the denominator is n_agents x rounds played. ``overuse_leader`` /
   ``overuse_subordinates``: the same share among the leader's / the other agents'
   rounds (in CPR every citizen is a subordinate: the symmetric agents).
@@ -35,16 +40,23 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 - ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
 - ``survival_drop``: relative survival-rate drop from the CPR run with the same other
   settings, ``(SR_cpr - SR_c) / SR_cpr``, per model; percentile bootstrap CI
-  resampling simulations within each condition. Undefined when SR_cpr = 0 or no CPR
+  resampling simulations within each condition, from :data:`stats.MIN_RUNS_DROP`
+  simulations per condition on. Undefined when SR_cpr = 0 or no CPR
   run has the same settings; not applicable in a dataset without CPR runs (GovSim).
 
 Every Table 1 cell has a status (:data:`STATUSES`): a value, "not applicable" (the
 metric does not exist in this condition), "no event" (it exists, but nothing happened
 in any simulation) or "undefined" (e.g. a drop from a zero baseline). CIs: t-interval
-(``stats.mean_ci``) clipped to the metric's range (:data:`RANGES`), Wilson
-(``stats.wilson_ci``) for the survival rate, bootstrap for the drop; all at 95%.
+(``stats.mean_ci``) clipped to the metric's range (:data:`RANGES`), Clopper-Pearson
+(``stats.proportion_ci``) for the survival rate, percentile bootstrap for the drop
+(given from :data:`stats.MIN_RUNS_DROP` simulations per condition on: with fewer it
+undercovers); all at 95% (coverage: ``benchmarks/bench_coverage.py``).
 Cross-model results (mean drop over models, over-usage by role, leader rate vs
 survival across models) are in :mod:`scarce_lab.analysis.sovsim_cross`.
+
+Size: Table 1 in one place: the per-simulation metrics under each convention, the
+summary with its intervals and statuses, and its formatting (the unit of each column
+follows the convention that computed it).
 """
 
 from __future__ import annotations
@@ -56,7 +68,7 @@ from typing import Literal
 
 import polars as pl
 
-from . import stats
+from . import comparisons, stats
 from .sovsim_conventions import (
     PRESETS,
     Convention,
@@ -79,7 +91,7 @@ __all__ = [
 #: (key, label, CI method) of every metric in Table 1, in order.
 METRICS: tuple[tuple[str, str, str], ...] = (
     ("survival_time", "Survival time", "t"),
-    ("survival_rate", "Survival rate", "wilson"),
+    ("survival_rate", "Survival rate", "clopper-pearson"),
     ("total_payoff", "Total payoff", "t"),
     ("efficiency", "Efficiency", "t"),
     ("equality", "Equality", "t"),
@@ -211,8 +223,11 @@ def simulation_metrics(
         is_leader=pl.col("is_leader").fill_null(False),
     ).with_columns(
         run_has_leader=pl.col("is_leader").any().over("run_id"),
-        collapsed_round=pl.col("collapsed") | (pl.col("remaining") < conv.collapse_threshold),
-        over=(pl.col("extraction") > pl.col("pool_before") / d),
+        collapsed_round=pl.col("collapsed") | (
+            pl.col("remaining") > conv.collapse_threshold if conv.collapse_above
+            else pl.col("remaining") < conv.collapse_threshold),
+        over=(pl.col("extraction") < conv.unsustainable_below if conv.unsustainable_below is not None
+              else pl.col("extraction") > pl.col("pool_before") / d),
     ).with_columns(
         defect=(~pl.col("is_leader")) & (pl.col("extraction") > ref / d)
         & (pl.col("run_has_leader") | pl.lit(conv.defection_in_cpr)),
@@ -225,15 +240,20 @@ def simulation_metrics(
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
     per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
+    # nobody harvested (Gini 0/0): the preset's source decides (Convention.equality_when_no_harvest)
+    no_harvest = pl.lit(conv.equality_when_no_harvest, dtype=pl.Float64)
     equality = per_agent.group_by("run_id").agg(
-        (1.0 - stats.gini_expr("agent_total")).alias("equality"), pl.col("agent_total").min().alias("_min_total"))
+        pl.when(pl.col("agent_total").sum() == 0).then(no_harvest)
+        .otherwise(1.0 - stats.gini_expr("agent_total")).alias("equality"),
+        pl.col("agent_total").min().alias("_min_total"))
     sims = (
         x.group_by("run_id")
         .agg(
             *(pl.col(c).first() for c in ("source", "model", "condition", "base_condition", "settings", "simulation")),
             pl.col("round").max().alias("rounds_played"),
             pl.col("collapsed_round").any().alias("collapsed"),
-            pl.col("payoff").sum().alias("total_payoff"),
+            (pl.col("payoff").sum() / (pl.col("agent").n_unique() if conv.total_payoff_per == "agent" else 1))
+            .alias("total_payoff"),
             pl.col("extraction").sum().alias("total_extraction"),
             pl.col("over").mean().alias("overuse"),
             pl.col("over").filter(pl.col("is_leader")).mean().alias("overuse_leader"),
@@ -250,7 +270,7 @@ def simulation_metrics(
             survived_lenient=pl.col("rounds_played") >= conv.rounds,
             finished=pl.col("collapsed") | (pl.col("rounds_played") >= conv.rounds),
             defection_applicable=pl.col("has_leader") | pl.lit(conv.defection_in_cpr),
-            efficiency=1.0
+            efficiency=pl.lit(None, dtype=pl.Float64) if conv.efficiency_benchmark is None else 1.0
             - (conv.efficiency_benchmark - pl.col("total_extraction")).clip(lower_bound=0.0)
             / conv.efficiency_benchmark,
         )
@@ -307,10 +327,12 @@ def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | No
     return _finite(m), _finite(lo), _finite(hi)
 
 
-def _wilson(successes: int, n: int) -> tuple[float | None, float | None, float | None]:
+def _proportion(successes: int, n: int) -> tuple[float | None, float | None, float | None]:
+    """Rate and 95% Clopper-Pearson interval (:func:`stats.proportion_ci`: Wilson's dips
+    to 0.80-0.90 coverage near rates of 0.05-0.1, ``benchmarks/bench_coverage.py``)."""
     if n == 0:
         return None, None, None
-    _, lo, hi = stats.wilson_ci(successes, n)
+    _, lo, hi = stats.proportion_ci(successes, n)
     return successes / n, _finite(lo), _finite(hi)
 
 
@@ -354,6 +376,8 @@ def summarize(
     drops = relative_drops(per_sim, "survived", baseline=baseline, seed=seed)
     drop_map = {(r["model"], r["condition"]): r for r in drops.iter_rows(named=True)}
     has_baseline = bool((per_sim["base_condition"] == baseline).any())  # else the drop is not applicable
+    payoff_unit = "mean per agent" if conv is not None and conv.total_payoff_per == "agent" else "sum over agents"
+    no_efficiency = conv is not None and conv.efficiency_benchmark is None
     rows = []
     keys = per_sim.select("model", "condition", "base_condition").unique().rows()
     for model, cond, base in sorted(keys, key=lambda k: (k[0], condition_key(k[2]), k[1])):
@@ -362,7 +386,7 @@ def summarize(
                      "source": g["source"][0], "n": g.height}
         for key, _, _ in METRICS:
             if key == "survival_rate":
-                mean, lo, hi = _wilson(int(g["survived"].cast(pl.Int64).sum()), g.height)
+                mean, lo, hi = _proportion(int(g["survived"].cast(pl.Int64).sum()), g.height)
                 n, status = g.height, "ok"
             elif key == "survival_drop":
                 d = drop_map.get((model, cond))
@@ -378,25 +402,45 @@ def summarize(
                 a, b = ranges.get(key, (None, None))
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
                 n = len(vals)
-                status = _status(key, g, n)
+                status = "not_applicable" if key == "efficiency" and no_efficiency else _status(key, g, n)
             row.update({f"{key}_mean": mean, f"{key}_ci_low": lo, f"{key}_ci_high": hi, f"{key}_n": n,
                         f"{key}_status": status})
+        row["total_payoff_unit"] = payoff_unit
         rows.append(row)
     schema: dict = {"model": pl.String, "condition": pl.String, "base_condition": pl.String, "settings": pl.String,
                     "source": pl.String, "n": pl.Int64}
     for key, _, _ in METRICS:
         schema |= {f"{key}_mean": pl.Float64, f"{key}_ci_low": pl.Float64, f"{key}_ci_high": pl.Float64,
                    f"{key}_n": pl.Int64, f"{key}_status": pl.String}
+    schema["total_payoff_unit"] = pl.String
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model",)) -> pl.DataFrame:
+def metric_label(summary: pl.DataFrame, key: str, label: str) -> str:
+    """Table 1 column label of metric ``key``; the total payoff names its unit (sum over
+    agents, or mean per agent under the GovSim preset)."""
+    if key == "total_payoff" and "total_payoff_unit" in summary.columns and summary.height:
+        return f"{label} ({summary['total_payoff_unit'][0]})"
+    return label
+
+
+def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model",),
+                            correction: str = "holm") -> pl.DataFrame:
     """Pearson r (95% Fisher-z CI, p) and R^2 between leader extraction rate and
     survival time; the unit is the simulation.
 
     One row per group in ``by`` (default per model, pooling the leader conditions);
-    columns ``*by, n, r, r2, ci_low, ci_high, p``. r is null with fewer than 3
-    simulations or a constant variable. Across models: :mod:`scarce_lab.analysis.sovsim_cross`.
+    columns ``*by, n, r, r2, ci_low, ci_high, p, p_adj, n_tests, correction``. r is
+    null with fewer than 3 simulations or a variable constant up to float noise
+    (:func:`stats.near_constant`). The groups are one family of tests: ``p_adj`` is
+    ``p`` adjusted over the ``n_tests`` groups with an r (``correction``: ``"holm"``,
+    family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`comparisons.adjust_pvalues`); a
+    claim that a group's r differs from 0 needs ``p_adj < 0.05``, not a CI that
+    excludes 0 (the per-group CI is unadjusted). Across models:
+    :mod:`scarce_lab.analysis.sovsim_cross`.
+
+    Raises:
+        ValueError: an unknown ``correction``.
     """
     x = per_sim.filter(pl.col("leader_extraction_rate").is_not_null())
     rows = []
@@ -407,13 +451,16 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
             g = g.filter(pl.col(col) == val)
         a = g["leader_extraction_rate"].cast(pl.Float64).to_list()
         b = g["survival_time"].cast(pl.Float64).to_list()
-        r = lo = hi = p = None
-        if len(a) >= 3 and len(set(a)) > 1 and len(set(b)) > 1:
-            r, lo, hi, p = (_finite(v) for v in stats.pearson_ci(a, b))
+        r, lo, hi, p = (_finite(v) for v in stats.pearson_ci(a, b))
         rows.append({**dict(zip(by, key, strict=True)), "n": len(a), "r": r, "r2": None if r is None else r * r,
                      "ci_low": lo, "ci_high": hi, "p": p})
+    _, adj = comparisons.adjust_pvalues([math.nan if r["p"] is None else r["p"] for r in rows], correction)
+    n_tests = sum(r["p"] is not None for r in rows)
+    for r, q in zip(rows, adj, strict=True):
+        r |= {"p_adj": _finite(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
     schema = {c: pl.String for c in by} | {"n": pl.Int64, "r": pl.Float64, "r2": pl.Float64, "ci_low": pl.Float64,
-                                           "ci_high": pl.Float64, "p": pl.Float64}
+                                           "ci_high": pl.Float64, "p": pl.Float64, "p_adj": pl.Float64,
+                                           "n_tests": pl.Int64, "correction": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -456,15 +503,17 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
         return json.dumps(table1_rows(summary), indent=2)
     if fmt != "markdown":
         raise ValueError(f"format must be markdown, csv or json, got {fmt!r}")
-    head = ["Model", "Condition", "n", *[label for _, label, _ in METRICS]]
+    head = ["Model", "Condition", "n", *[metric_label(summary, key, label) for key, label, _ in METRICS]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in summary.iter_rows(named=True):
         cells = [row["model"], row["condition"], str(row["n"]), *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Mean [95% CI] over simulations. CIs: t-interval for means, Wilson for the survival rate, percentile "
-        "bootstrap for the survival drop vs CPR. (n=k): only k simulations have a value (defection onset: those "
+        "Mean [95% CI] over simulations. CIs: t-interval for means (clipped to the metric's range), "
+        "Clopper-Pearson for the survival rate, percentile bootstrap for the survival drop vs CPR (given from "
+        f"{stats.MIN_RUNS_DROP} simulations per condition on; with fewer it undercovers, see "
+        "benchmarks/bench_coverage.py). (n=k): only k simulations have a value (defection onset: those "
         "with a defection). n/a: not applicable (no leader, not KCPR-M, the baseline itself); none (0/N): "
         "applicable but no simulation had the event; undef.: no value can be computed (zero or missing baseline).",
     ]
@@ -479,6 +528,8 @@ def table1_rows(summary: pl.DataFrame) -> list[dict]:
         item["settings"] = json.loads(item["settings"]) if item["settings"] else None
         for key, _, method in METRICS:
             item[key] = {s: row[f"{key}_{s}"] for s in ("mean", "ci_low", "ci_high", "n", "status")} | {"ci": method}
+        if row.get("total_payoff_unit"):
+            item["total_payoff"]["unit"] = row["total_payoff_unit"]
         out.append(item)
     return out
 

@@ -14,14 +14,17 @@ KCPR-M (then alphabetically), as each sentence's docstring says.
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import polars as pl
 
+from . import comparisons
 from .figures import NoFigure, caption, chart_data, titled
 from .sovsim import (
     CONDITION_ORDER,
     METRICS,
     Convention,
     leader_rate_vs_survival,
+    metric_label,
     misreports,
     pool_band,
     table1_cell,
@@ -70,7 +73,7 @@ def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
     for r in summary.iter_rows(named=True):
         out = {"Model": r["model"], "Condition": r["condition"], "n": r["n"]}
         for key, label, _ in METRICS:
-            out[label] = table1_cell(r, key, digits)
+            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
         rows.append(out)
     return pl.DataFrame(rows)
 
@@ -247,7 +250,8 @@ def _r_text(r: dict) -> str:
 
 def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
     """Pearson r of leader extraction rate vs survival time per model, for display:
-    ``Model, n simulations, r, 95% CI (Fisher z), p``."""
+    ``Model, n simulations, r, 95% CI (Fisher z), p`` and the p-value adjusted over the
+    models (Holm; the column names the correction and the number of tests)."""
     corr = leader_rate_vs_survival(per_sim)
     return corr.select(
         pl.col("model").alias("Model"), pl.col("n").alias("n simulations"), pl.col("r").round(2).alias("r"),
@@ -255,6 +259,8 @@ def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
         .then(pl.format("[{}, {}]", pl.col("ci_low").round(2), pl.col("ci_high").round(2)))
         .otherwise(pl.lit("–")).alias("95% CI (Fisher z)"),
         pl.col("p").round(3).alias("p"),
+        pl.col("p_adj").round(3).alias(f"p adjusted ({corr['correction'][0] if corr.height else 'Holm'}, "
+                                       f"{int(corr['n_tests'][0]) if corr.height else 0} tests)"),
     )
 
 
@@ -349,10 +355,46 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
 
 
 # -- computed one-sentence readings ----------------------------------------------------
-def survival_sentence(summary: pl.DataFrame) -> str:
+def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict[tuple[str, str, str], float]:
+    """Adjusted p of Welch's t-test of ``value`` per simulation between every pair of
+    conditions of every model: one family (all models' pairs together), adjusted with
+    ``correction``. Keys ``(model, condition_a, condition_b)`` with a < b; pairs that
+    cannot be tested (a condition with fewer than 2 simulations, or both without
+    spread) are absent."""
+    from scipy import stats as sps
+
+    keys, pv = [], []
+    for model in sorted(per_sim["model"].unique().to_list()):
+        m = per_sim.filter(pl.col("model") == model)
+        vals = {c: m.filter(pl.col("condition") == c)[value].cast(pl.Float64).drop_nulls().to_numpy()
+                for c in sorted(m["condition"].unique().to_list())}
+        conds = sorted(vals)
+        for i, a in enumerate(conds):
+            for b in conds[i + 1:]:
+                x, y = vals[a], vals[b]
+                if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
+                    continue
+                keys.append((model, a, b))
+                pv.append(float(sps.ttest_ind(x, y, equal_var=False).pvalue))
+    _, adj = comparisons.adjust_pvalues(pv, correction)
+    return dict(zip(keys, (float(q) for q in adj), strict=True))
+
+
+def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None, correction: str = "holm") -> str:
     """Which condition survives longest/shortest on average, per model (computed).
     Models in alphabetical order; ties between conditions: the first in the order
-    CPR, BCPR, KCPR, KCPR-M is named."""
+    CPR, BCPR, KCPR, KCPR-M is named.
+
+    With ``per_sim`` (:func:`~scarce_lab.analysis.sovsim.simulation_metrics`), every
+    pair of conditions of every model is tested (Welch's t-test of survival time over
+    simulations), the family adjusted together (``correction``: ``"holm"`` or
+    ``"fdr_bh"``), and the sentence gives the longest-vs-shortest adjusted p and how
+    many of the comparisons differ at 5%; without it the sentence says that nothing was
+    tested (a ranking of means is not a finding)."""
+    corr = comparisons.CORRECTIONS.get(correction)
+    if corr is None:
+        raise ValueError(f"survival_sentence: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
+    tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
     parts = []
     for model in sorted(summary["model"].unique().to_list()):
         s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
@@ -362,15 +404,25 @@ def survival_sentence(summary: pl.DataFrame) -> str:
         best = max(rows, key=lambda r: r["survival_time_mean"])  # max/min keep the first of ties
         worst = min(rows, key=lambda r: r["survival_time_mean"])
         if best["survival_time_mean"] == worst["survival_time_mean"]:
-            parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown")
+            parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown "
+                         "(the comparison cannot tell the conditions apart)")
         else:
-            parts.append(
-                f"{model}: longest survival under {condition_label(best['condition'])} "
-                f"({best['survival_time_mean']:.1f} rounds), shortest under "
-                f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})"
-            )
-    return ("; ".join(parts) + " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order).") if parts \
-        else "No simulations to summarise."
+            text = (f"{model}: longest survival under {condition_label(best['condition'])} "
+                    f"({best['survival_time_mean']:.1f} rounds), shortest under "
+                    f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})")
+            if tests is not None:
+                q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
+                text += (", not testable (too few simulations or no spread)" if q is None else
+                         f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
+            parts.append(text)
+    if not parts:
+        return "No simulations to summarise."
+    tail = " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order)."
+    if tests is None:
+        return "; ".join(parts) + tail + " Descriptive only: no test was run."
+    k = sum(q < 0.05 for q in tests.values())
+    return ("; ".join(parts) + tail + f" Welch t-tests of survival time over simulations for {len(tests)} pairs of "
+            f"conditions within models, {corr}-adjusted together ({len(tests)} comparisons): {k} differ at the 5% level.")
 
 
 def pool_sentence(df: pl.DataFrame) -> str:
@@ -389,10 +441,13 @@ def pool_sentence(df: pl.DataFrame) -> str:
     )
 
 
-def correlation_sentence(per_sim: pl.DataFrame) -> str:
+def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str:
     """Pearson r between leader extraction rate and survival time, per model (computed;
-    models in alphabetical order)."""
-    corr = leader_rate_vs_survival(per_sim)
+    models in alphabetical order). The models are one family of tests: a model's r is
+    called positive or negative only when its p-value adjusted over the family
+    (``correction``: ``"holm"`` or ``"fdr_bh"``) is below 0.05, and the sentence says
+    which correction over how many tests."""
+    corr = leader_rate_vs_survival(per_sim, correction=correction)
     if corr.height == 0:
         return "No condition with a leader in this dataset."
     parts = []
@@ -400,16 +455,17 @@ def correlation_sentence(per_sim: pl.DataFrame) -> str:
         if r["r"] is None:
             parts.append(f"{r['model']}: r undefined (fewer than 3 distinct points or no variation; n = {r['n']} simulations)")
             continue
-        if r["ci_low"] is None or r["ci_high"] is None:
-            sign = "without a CI"
-        elif r["ci_high"] < 0:
-            sign = "negative (CI below 0)"
-        elif r["ci_low"] > 0:
-            sign = "positive (CI above 0)"
+        if r["p_adj"] is None:
+            sign = "not tested"
+        elif r["p_adj"] < 0.05:
+            sign = ("negative" if r["r"] < 0 else "positive") + f" (adjusted p = {r['p_adj']:.2g})"
         else:
-            sign = "CI includes 0"
+            sign = f"not different from 0 after adjustment (adjusted p = {r['p_adj']:.2g})"
         parts.append(f"{r['model']}: {_r_text(r)}, {sign}")
-    return "; ".join(parts) + "."
+    n = int(corr["n_tests"][0])
+    name = corr["correction"][0]
+    return ("; ".join(parts) + f". p-values {name}-adjusted over the {n} model(s) with an r ({n} comparisons); "
+            "the 95% CIs are per model, unadjusted.")
 
 
 def misreport_sentence(df: pl.DataFrame) -> str:

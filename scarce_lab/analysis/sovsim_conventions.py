@@ -60,6 +60,21 @@ class Convention:
         defection_in_cpr: count defection onset in CPR too (any citizen). The SovSim
             authors' code returns no onset for CPR ("only meaningful for asymmetric
             conditions"): the metric is then *not applicable* there.
+        scenario: the GovSim scenario the rules below come from (``experiment.scenario``
+            of the runs: ``fishing``, ``sheep``, ``pollution``, ``fishing_japanese``,
+            ``trash``; :data:`~scarce_lab.data.tables.published.govsim_log.SCENARIOS`),
+            None for SovSim games.
+        collapse_above: the run ends when *more* than ``collapse_threshold`` remains
+            (the trash scenario's house overflowing) instead of fewer.
+        unsustainable_below: an agent-round is over-usage (the unsustainable side) when
+            its extraction is *below* this fixed amount (trash: taking out less than
+            50 / n a month lets the house fill), instead of above ``P / (g n)``.
+        total_payoff_per: ``"simulation"`` (sum over agents, SovSim) or ``"agent"``
+            (mean per agent of its total, GovSim's ``plots.get_payoffs``). Table 1's
+            column says which.
+        equality_when_no_harvest: equality of a run in which nobody harvested (Gini
+            0/0): SovSim's ``payoff_equality`` returns 0.0; GovSim's ``plots.gini``
+            divides by the zero sum (NaN): None, the cell is undefined.
     """
 
     name: str = "sovsim"
@@ -67,7 +82,7 @@ class Convention:
     rounds: int = 12
     initial_pool: float = 120.0
     regeneration_factor: float = 2.0
-    efficiency_benchmark: float = 720.0
+    efficiency_benchmark: float | None = 720.0
     collapse_threshold: float = 12.0
     overuse_divisor: float = 8.0
     equality_over: Literal["payoff", "extraction"] = "payoff"
@@ -75,6 +90,11 @@ class Convention:
     max_total_payoff: float | None = 1440.0
     defection_pool: Literal["true", "seen"] = "true"
     defection_in_cpr: bool = False
+    scenario: str | None = None
+    collapse_above: bool = False
+    unsustainable_below: float | None = None
+    total_payoff_per: Literal["simulation", "agent"] = "simulation"
+    equality_when_no_harvest: float | None = 0.0
 
     def __post_init__(self) -> None:
         """Refuse a setting of the wrong kind: a string ``'false'`` is true in Python, so
@@ -109,6 +129,9 @@ PRESETS: dict[str, Convention] = {
         overuse_divisor=10.0,
         equality_over="extraction",
         max_total_payoff=None,
+        scenario="fishing",
+        total_payoff_per="agent",
+        equality_when_no_harvest=None,
     ),
 }
 
@@ -138,6 +161,9 @@ SETTINGS_GAME_KEYS: dict[str, dict[str, str]] = {
     },
 }
 
+#: Settings key of a GovSim run's scenario (its rules: ``govsim_log.SCENARIOS``).
+SCENARIO_KEY = "experiment.scenario"
+
 #: The paper family (preset name) of each layout.
 LAYOUT_FAMILY = {"scarce_lab": "sovsim", "sovsim_json": "sovsim", "sovsim_run": "sovsim", "govsim_log": "govsim"}
 
@@ -162,7 +188,8 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     data show it (a lazy agent-round table is aggregated lazily, then collected).
 
     Columns: ``run_id, source, family`` and, per field of :data:`GAME_FIELDS`, ``<field>``
-    (from the run's settings; null where the layout carries none), plus
+    (from the run's settings; null where the layout carries none), ``scenario`` (GovSim
+    runs: ``experiment.scenario``), plus
     ``observed_n_agents`` (agents per round), ``observed_initial_pool`` (pool at the
     start of round 1; null when round 1 is missing) and ``observed_last_round``.
     """
@@ -194,10 +221,12 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         found = {fld: parsed[k] for k, fld in keys.items() if parsed.get(k) is not None}
         for fld in GAME_FIELDS:
             row[fld] = float(found[fld]) if fld in found else None
+        row["scenario"] = parsed.get(SCENARIO_KEY) if r["source"] == "govsim_log" else None
         row |= {k: r[k] for k in ("observed_n_agents", "observed_initial_pool", "observed_last_round")}
         rows.append(row)
     schema = {"run_id": pl.String, "source": pl.String, "family": pl.String}
     schema |= {f: pl.Float64 for f in GAME_FIELDS}
+    schema |= {"scenario": pl.String}
     schema |= {"observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64, "observed_last_round": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
@@ -225,6 +254,9 @@ def resolve_convention(
        different values play different games and are refused (load them separately).
     3. Game from the data: agents per round, pool at the start of round 1 and the last
        round must agree with the (adopted) game.
+    4. GovSim scenario: every run must play the same ``experiment.scenario``; its rules
+       (collapse direction and threshold, the unsustainable side, whether efficiency
+       has a benchmark) come from ``govsim_log.scenario_convention``.
 
     ``overrides`` are applied to the preset first and are never replaced by the data.
 
@@ -280,20 +312,31 @@ def resolve_convention(
             f"{late.height} run(s) play past round {game.rounds} (up to round {late['observed_last_round'].max()}; "
             f"e.g. {_examples(late['run_id'].to_list())})"
         )
+    scenarios = sorted({v for v in games["scenario"].to_list() if v is not None})
+    if len(scenarios) > 1:
+        ex = "; ".join(f"{v} in {_examples(games.filter(pl.col('scenario') == v)['run_id'].to_list(), 2)}"
+                       for v in scenarios)
+        problems.append(f"runs play different GovSim scenarios (different rules): {ex}; load them separately")
     if problems:
         msg = f"the data do not fit preset {base.name!r}:\n  - " + "\n  - ".join(problems)
         if not force:
             raise PresetMismatchError(msg + "\n(pass force=True / --force to compute anyway)")
         warnings.warn(SovSimDataWarning(f"FORCED: {msg}\nthe preset's conventions are used unchanged"), stacklevel=2)
         return base
-    if not adopted:
-        return game
-    derived = {
-        "efficiency_benchmark": game.rounds * game.initial_pool / game.regeneration_factor,
-        "overuse_divisor": game.regeneration_factor * game.n_agents,
-        "max_total_payoff": None if base.max_total_payoff is None else game.rounds * game.initial_pool,
-    }
-    return replace(game, **{k: v for k, v in derived.items() if k not in overrides})
+    if adopted:
+        derived = {
+            "efficiency_benchmark": game.rounds * game.initial_pool / game.regeneration_factor,
+            "overuse_divisor": game.regeneration_factor * game.n_agents,
+            "max_total_payoff": None if base.max_total_payoff is None else game.rounds * game.initial_pool,
+        }
+        game = replace(game, **{k: v for k, v in derived.items() if k not in overrides})
+    if scenarios:
+        # each GovSim scenario by its own rules (the adapter refused any it does not know)
+        from ..data.tables.published.govsim_log import scenario_convention
+
+        rules = scenario_convention(scenarios[0], game.n_agents)
+        game = replace(game, **{k: v for k, v in rules.items() if k not in overrides})
+    return game
 
 
 def convention_dict(conv: Convention) -> dict:

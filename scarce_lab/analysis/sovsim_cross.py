@@ -12,13 +12,14 @@ whose other settings differ is refused unless ``force``.
   "up to an 87.3% degradation in survival rate relative to symmetric settings" over its
   eleven models; the released trajectories of six models give 86.7% for KCPR-M). Each
   model's drop compares its own CPR and condition runs (same settings); models whose CPR
-  mean is 0 have no drop and are listed, not counted. CI: two-stage percentile
-  bootstrap, resampling models and, within each, simulations of both conditions.
+  mean is 0 have no drop and are listed, not counted. CI: t interval over the models'
+  drops (each model counts once; a bootstrap over 2-6 models undercovers); with one
+  model, its percentile bootstrap over simulations (:func:`stats.relative_drop_ci`).
 - :func:`overuse_by_role`: over-usage split by role: the symmetric agents (every agent of
   a condition without a leader, i.e. CPR citizens), the subordinates and the leader of
   the asymmetric conditions (the paper's "8.9% for symmetric agents vs up to 100% for
   dominant agents"). Per model x condition x role: mean over simulations of the
-  per-simulation share, t CI; across models: mean (bootstrap CI over models), min, max.
+  per-simulation share, t CI; across models: mean (t CI over models), min, max.
 - :func:`leader_survival_across_models`: Pearson r and R^2 between leader extraction
   rate and survival across models, for two units stated in the output: model x
   condition cells (mean leader rate vs survival rate of the cell) and simulations
@@ -26,13 +27,15 @@ whose other settings differ is refused unless ``force``.
 - :func:`sovsim_report`: Table 1 and all of the above as one JSON-ready document (the
   output of ``scarce-lab table sovsim PATH --format json``; keys in its docstring).
 
-Bootstraps are vectorised with numpy and seeded (``seed``); 95% percentile intervals.
+Means over models are over the models under study (:func:`models_under_study`: scripted
+baselines are rows of their own). Intervals over models are t intervals (each model counts
+once); the remaining bootstraps (one model's drop, the correlation's over models) are
+vectorised with numpy and seeded (``seed``), 95% percentile intervals.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,15 +68,6 @@ def _f(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _model_boot_drops(base: np.ndarray, other: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_boot`` bootstrap drops of one model (simulations resampled in each condition);
-    nan where a resampled baseline mean is 0."""
-    bb = stats.bootstrap_means(base, n_boot, rng)
-    oo = stats.bootstrap_means(other, n_boot, rng)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(bb != 0, (bb - oo) / bb, np.nan)
-
-
 def cross_model_drops(
     per_sim: pl.DataFrame, *, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0,
     by: Grouping = "condition", force: bool = False,
@@ -98,7 +92,8 @@ def cross_model_drops(
     cross = d.filter(pl.col("base_condition") != baseline).select("cross_condition", "base_condition").unique().rows()
     for metric, col in DROP_METRICS.items():
         for xcond, base in sorted(cross, key=lambda p: (condition_key(p[1]), p[0])):
-            models, drops, boots, undefined, base_lab, min_sims = [], [], [], [], None, math.inf
+            models, drops, undefined, base_lab = [], [], [], None
+            b_one = o_one = np.array([])
             units = d.filter(pl.col("cross_condition") == xcond).select("model", "condition").unique().sort("model", "condition")
             several = units["model"].is_duplicated()
             for (model, cond), dup in zip(units.rows(), several, strict=True):
@@ -112,21 +107,19 @@ def cross_model_drops(
                     undefined.append(name)
                     continue
                 base_lab = base_lab or d.filter(pl.col("condition") == lab)["cross_condition"][0]
-                min_sims = min(min_sims, b.size, other.size)
                 models.append(name)
                 drops.append(float((b.mean() - other.mean()) / b.mean()))
-                boots.append(_model_boot_drops(b, other, n_boot, rng))
+                b_one, o_one = b, other
             mean = lo = hi = None
-            if drops:
-                mean = float(np.mean(drops))
-                dm = np.vstack(boots)  # (models, n_boot): within-model resamples
-                pick = rng.integers(0, len(drops), (n_boot, len(drops)))  # models resampled
-                with np.errstate(invalid="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # a replicate whose every drop is nan
-                    rep = np.nanmean(dm[pick, np.arange(n_boot)[:, None]], axis=1)
-                rep = rep[np.isfinite(rep)]
-                if rep.size and (len(drops) >= 2 or min_sims >= 2):
-                    lo, hi = (float(q) for q in np.quantile(rep, _Q))
+            if len(drops) == 1:
+                mean = drops[0]
+                _, blo, bhi = stats.relative_drop_ci(b_one, o_one, n_resamples=n_boot, rng=rng)
+                lo, hi = _f(blo), _f(bhi)
+            elif drops:
+                # t over the models' drops (each model counts once, like runs in the SCARCE tables)
+                mean, tlo, thi = stats.mean_ci(drops)
+                if not stats.near_constant(drops):
+                    lo, hi = _f(tlo), min(1.0, thi)  # a drop of a non-negative mean is at most 1
             rows.append({"metric": metric, "condition": xcond, "base_condition": base, "baseline_condition": base_lab,
                          "mean": mean, "ci_low": lo, "ci_high": hi, "n_models": len(models), "models": models,
                          "drops": drops, "models_undefined": undefined})
@@ -159,7 +152,8 @@ def overuse_by_role(
     and ``leader`` otherwise; mean over simulations of each simulation's share of that
     role's agent-rounds above ``P_t / (g n)``; t CI). ``across`` (per cross-model
     condition, i.e. without model settings): ``condition, role,
-    n_models, mean`` (mean over models), ``ci_low, ci_high`` (bootstrap over models),
+    n_models, mean`` (mean over models), ``ci_low, ci_high`` (t interval over the
+    models' means, clipped to [0, 1]; none from one model or models that all agree),
     ``min``, ``max``, ``max_model``.
 
     Raises:
@@ -182,14 +176,11 @@ def overuse_by_role(
     per_model = per_model.sort(
         pl.col("base_condition").map_elements(lambda c: condition_key(c)[0], return_dtype=pl.Int64), "cross_condition",
         pl.col("role").replace_strict(order, return_dtype=pl.Int64), "model")
-    rng = np.random.default_rng(seed)
     across = []
     for (cond, role), g in per_model.group_by("cross_condition", "role", maintain_order=True):
         v = g["mean"].to_numpy()
-        lo = hi = None
-        if v.size >= 2:
-            rep = v[rng.integers(0, v.size, (n_boot, v.size))].mean(axis=1)
-            lo, hi = (float(q) for q in np.quantile(rep, _Q))
+        _, lo, hi = stats.mean_ci(v)  # t over the models' means (a bootstrap over 2-6 models undercovers)
+        lo, hi = (None, None) if math.isnan(lo) or stats.near_constant(v) else (max(0.0, lo), min(1.0, hi))
         top = g.sort("mean", descending=True).row(0, named=True)
         across.append({"condition": cond, "role": role, "n_models": v.size, "mean": float(v.mean()), "ci_low": lo,
                        "ci_high": hi, "min": float(v.min()), "max": float(v.max()), "max_model": top["model"]})
@@ -205,7 +196,9 @@ def _pearson_with_model_boot(x: np.ndarray, y: np.ndarray, model: np.ndarray, n_
     out = {"n": int(x.size), "n_models": int(np.unique(model).size), "r": r, "r2": None if r is None else r * r,
            "ci_low": lo, "ci_high": hi, "p": p, "boot_ci_low": None, "boot_ci_high": None}
     models = np.unique(model)
-    if r is None or models.size < 3:
+    # a bootstrap that resamples whole models is a cluster bootstrap: with fewer than
+    # MIN_RUNS_CLUSTER_BOOTSTRAP clusters it undercovers (benchmarks/bench_coverage.py)
+    if r is None or models.size < max(3, stats.MIN_RUNS_CLUSTER_BOOTSTRAP):
         return out
     idx = [np.flatnonzero(model == m) for m in models]
     reps = []
@@ -230,7 +223,8 @@ def leader_survival_across_models(
     ``simulations`` (x = the simulation's leader extraction rate, y = its survival time
     in rounds). Columns ``unit, x, y, n, n_models, r, r2, ci_low, ci_high, p,
     boot_ci_low, boot_ci_high`` (the bootstrap resamples whole models with their
-    points; null with fewer than 3 models). Per-model values:
+    points; null with fewer than :data:`stats.MIN_RUNS_CLUSTER_BOOTSTRAP` models: a
+    cluster bootstrap over fewer clusters undercovers). Per-model values:
     :func:`~scarce_lab.analysis.sovsim.leader_rate_vs_survival`.
 
     Raises:
@@ -259,21 +253,61 @@ def leader_survival_across_models(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+#: Model names that mark a scripted baseline (a fixed policy, not a model under study).
+BASELINE_PREFIX = "scripted/"
+
+
+def models_under_study(per_sim: pl.DataFrame, models=None) -> tuple[list[str], list[str]]:
+    """``(models, baselines)``: the models a cross-model mean is over, and the scripted
+    baselines left out of it (rows of their own in Table 1, never members of the mean).
+
+    ``models``: the user's list; when given it is used as it is (a baseline the user
+    names is included). When None, every model of ``per_sim`` whose name does not start
+    with :data:`BASELINE_PREFIX`.
+
+    Raises:
+        ValueError: a named model is not in ``per_sim``.
+    """
+    present = sorted(set(per_sim["model"].to_list()))
+    if models is not None:
+        missing = sorted(set(models) - set(present))
+        if missing:
+            raise ValueError(f"cross-model results: models {missing} are not in the data (present: {present})")
+        return sorted(set(models)), []
+    return ([m for m in present if not m.startswith(BASELINE_PREFIX)],
+            [m for m in present if m.startswith(BASELINE_PREFIX)])
+
+
 def cross_model_results(
     per_sim: pl.DataFrame, *, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0,
-    by: Grouping = "condition", force: bool = False,
+    by: Grouping = "condition", force: bool = False, models=None,
 ) -> dict[str, pl.DataFrame]:
     """All cross-model results: ``relative_drop``, ``overuse_by_role`` (across models),
-    ``overuse_by_role_per_model``, ``leader_rate_vs_survival`` (across models) and
-    ``leader_rate_vs_survival_per_model`` (frames of the functions above)."""
+    ``overuse_by_role_per_model``, ``leader_rate_vs_survival`` (across models),
+    ``leader_rate_vs_survival_per_model`` (frames of the functions above) and
+    ``models`` (one row per model of the data: ``model``, ``in_mean`` (bool),
+    ``why``).
+
+    Means across models are over the models under study (:func:`models_under_study`):
+    scripted baselines are excluded unless ``models`` names them.
+    """
     kw = {"n_boot": n_boot, "seed": seed, "by": by, "force": force}
-    per_model, across = overuse_by_role(per_sim, **kw)
+    used, baselines = models_under_study(per_sim, models)
+    studied = per_sim.filter(pl.col("model").is_in(used))
+    per_model, across = overuse_by_role(studied, **kw)
+    present = sorted(set(per_sim["model"].to_list()))
+    why = {m: ("in the mean" if m in used else
+               "scripted baseline: a row of its own, not a model under study" if m in baselines else
+               "not named in models") for m in present}
     return {
-        "relative_drop": cross_model_drops(per_sim, baseline=baseline, **kw),
+        "relative_drop": cross_model_drops(studied, baseline=baseline, **kw),
         "overuse_by_role": across,
         "overuse_by_role_per_model": per_model,
-        "leader_rate_vs_survival": leader_survival_across_models(per_sim, **kw),
+        "leader_rate_vs_survival": leader_survival_across_models(studied, **kw),
         "leader_rate_vs_survival_per_model": leader_rate_vs_survival(per_sim),
+        "models": pl.DataFrame({"model": present, "in_mean": [m in used for m in present],
+                                "why": [why[m] for m in present]},
+                               schema={"model": pl.String, "in_mean": pl.Boolean, "why": pl.String}),
     }
 
 
@@ -305,10 +339,11 @@ class SovSimReport:
 
 def sovsim_report(
     df: pl.DataFrame, preset: str = "sovsim", *, strict: bool = False, force: bool = False,
-    by: Grouping = "condition", seed: int = 0, n_boot: int = 2000,
+    by: Grouping = "condition", seed: int = 0, n_boot: int = 2000, models=None,
 ) -> SovSimReport:
     """Fit the preset to ``df`` (the agent-round table), then compute Table 1 and every
-    cross-model result with the same grouping (``by``) and checks.
+    cross-model result with the same grouping (``by``) and checks (``models``: see
+    :func:`models_under_study`).
 
     Raises:
         PresetMismatchError, PoolingError: as :func:`~scarce_lab.analysis.sovsim.sovsim_table`.
@@ -316,7 +351,7 @@ def sovsim_report(
     conv = resolve_convention(df, preset, force=force, strict_survival=strict)
     per_sim = simulation_metrics(df, conv)
     summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
-    cross = cross_model_results(per_sim, n_boot=n_boot, seed=seed, by=by, force=force)
+    cross = cross_model_results(per_sim, n_boot=n_boot, seed=seed, by=by, force=force, models=models)
     return SovSimReport(conv, per_sim, summary, cross)
 
 
@@ -333,7 +368,15 @@ def _ci(lo: float | None, hi: float | None, pct: bool = True) -> str:
 
 def format_cross(cross: dict[str, pl.DataFrame]) -> str:
     """Markdown of :func:`cross_model_results`: three small tables with their units."""
-    out = ["### Cross-model: relative drop from CPR (mean over models)", "",
+    out = []
+    if "models" in cross:
+        mods = cross["models"]
+        used = mods.filter(pl.col("in_mean"))["model"].to_list()
+        left = mods.filter(~pl.col("in_mean"))
+        out += [f"Means across models are over {len(used)} model(s): {', '.join(used) or 'none'}."
+                + ("" if left.height == 0 else " Left out: " + "; ".join(
+                    f"{r['model']} ({r['why']})" for r in left.iter_rows(named=True)) + "."), ""]
+    out += ["### Cross-model: relative drop from CPR (mean over models)", "",
            "| Metric | Condition | Mean drop [95% CI] | Models | Per model | No drop (CPR mean 0 or absent) |",
            "|---|---|---|---|---|---|"]
     for r in cross["relative_drop"].iter_rows(named=True):
@@ -341,14 +384,15 @@ def format_cross(cross: dict[str, pl.DataFrame]) -> str:
         out.append(f"| {r['metric']} | {r['condition']} | {_pct(r['mean'])}{_ci(r['ci_low'], r['ci_high'])} | "
                    f"{r['n_models']} | {per} | {', '.join(r['models_undefined']) or '–'} |")
     out += ["", "Drop = (CPR mean - condition mean) / CPR mean per model, CPR run with the same settings; "
-            "CI: two-stage bootstrap (models, then simulations).", "",
+            "CI: t interval over the models' drops (one model: percentile bootstrap over simulations, given from "
+            f"{stats.MIN_RUNS_DROP} simulations per condition on).", "",
             "### Cross-model: over-usage by role", "",
             "| Condition | Role | Mean over models [95% CI] | Min | Max (model) | Models |", "|---|---|---|---|---|---|"]
     for r in cross["overuse_by_role"].iter_rows(named=True):
         out.append(f"| {r['condition']} | {r['role']} | {_pct(r['mean'])}{_ci(r['ci_low'], r['ci_high'])} | "
                    f"{_pct(r['min'])} | {_pct(r['max'])} ({r['max_model']}) | {r['n_models']} |")
     out += ["", "Share of a role's agent-rounds with z > P/(g n); symmetric = agents of a condition without a "
-            "leader. CI: bootstrap over models.", "",
+            "leader. CI: t interval over the models' means.", "",
             "### Cross-model: leader extraction rate vs survival", "",
             "| Unit | x | y | n (models) | r [Fisher 95% CI] | R^2 | p | r bootstrap CI over models |",
             "|---|---|---|---|---|---|---|---|"]

@@ -48,10 +48,10 @@ def relative_drops(
     gets status ``undefined``. Returns ``model, condition, base_condition,
     baseline_condition, baseline_mean, mean, drop, ci_low, ci_high, n_baseline, n,
     status`` (``ok`` | ``undefined``: zero baseline or none). The CI is a percentile
-    bootstrap (``n_boot`` resamples of simulations within each condition, drawn at once
-    with :func:`stats.bootstrap_means` from ``seed``; resamples with a zero baseline mean
-    are left out; the lower 2.5% and upper 97.5% order statistics); null when either
-    condition has fewer than 2 simulations.
+    bootstrap (:func:`stats.relative_drop_ci`: ``n_boot`` resamples of simulations
+    within each condition from ``seed``; resamples with a zero baseline mean are left
+    out); null when either condition has fewer than :data:`stats.MIN_RUNS_DROP`
+    simulations (with fewer the interval undercovers, ``benchmarks/bench_coverage.py``).
     """
     rng = np.random.default_rng(seed)
     if "base_condition" not in per_sim.columns:
@@ -76,14 +76,8 @@ def relative_drops(
                 row["baseline_mean"] = b
                 if b != 0:
                     row["drop"], row["status"] = (b - row["mean"]) / b, "ok"
-                    if min(base.size, other.size) >= 2:
-                        bb = stats.bootstrap_means(base, n_boot, rng)
-                        oo = stats.bootstrap_means(other, n_boot, rng)
-                        ok = bb != 0  # a resample whose baseline mean is 0 has no drop
-                        boots = (bb[ok] - oo[ok]) / bb[ok]
-                        if boots.size:
-                            row["ci_low"] = float(np.quantile(boots, 0.025, method="lower"))
-                            row["ci_high"] = float(np.quantile(boots, 0.975, method="higher"))
+                    _, lo, hi = stats.relative_drop_ci(base, other, n_resamples=n_boot, rng=rng)
+                    row["ci_low"], row["ci_high"] = (None if np.isnan(v) else v for v in (lo, hi))
             rows.append(row)
     schema = {"model": pl.String, "condition": pl.String, "base_condition": pl.String,
               "baseline_condition": pl.String, "baseline_mean": pl.Float64, "mean": pl.Float64, "drop": pl.Float64,

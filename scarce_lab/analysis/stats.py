@@ -4,6 +4,12 @@ Conventions (see DESIGN.md): runs are the independent unit. Means over runs use 
 t interval; proportions over independent trials use a Wilson interval; anything
 computed over rounds inside runs uses a cluster bootstrap with the run as the cluster.
 Every function returns plain floats; ``nan`` where the sample is too small to say.
+Where a method does not keep its 95% at small run counts, the function gives no
+interval below the count where it does (coverage of each: ``benchmarks/bench_coverage.py``).
+
+Size: every interval method the toolkit prints lives here (DESIGN.md: stats.py holds
+all CIs), each with the coverage figures that justify where it is given; splitting them
+would scatter that one rule. Multiple-comparison adjustment is in :mod:`.comparisons`.
 """
 
 from __future__ import annotations
@@ -26,19 +32,18 @@ def _clean(values: Sequence[float] | np.ndarray | pl.Series) -> np.ndarray:
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval ``(mean, low, high)``.
 
-    ``nan`` values are dropped. With one value the interval is ``(nan, nan)``; with zero
-    variance it collapses to the mean.
+    ``nan`` values are dropped. With one value, or values constant up to float noise
+    (:func:`near_constant`), the interval is ``(nan, nan)``: a zero-width interval from
+    a few runs that happened to agree would claim a certainty the data do not have.
     """
     x = _clean(values)
     n = len(x)
     if n == 0:
         return NAN, NAN, NAN
     m = float(x.mean())
-    if n == 1:
+    if n == 1 or near_constant(x):
         return m, NAN, NAN
     se = float(x.std(ddof=1)) / math.sqrt(n)
-    if se == 0:
-        return m, m, m
     h = float(sps.t.ppf(0.5 + level / 2, df=n - 1)) * se
     return m, m - h, m + h
 
@@ -46,8 +51,7 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: float = 0.95) -> pl.DataFrame:
     """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
     ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
-    gives ``nan``: no value, or one value for the interval; a group without spread gets
-    the mean as both ends). Null and ``nan`` values are left out of the mean."""
+    gives ``nan``: no value, one value, or values without spread). Null and ``nan`` values are left out of the mean."""
     v = pl.col(value).cast(pl.Float64)
     g = df.group_by(*by).agg(pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
     g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
@@ -55,11 +59,36 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
     half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
     ends = {}
     for name, sign in (("low", -1.0), ("high", 1.0)):
-        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(pl.col("mean"))
+        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(None)
                       .otherwise(pl.col("mean") + sign * half))
     out = g.with_columns(**ends)
     finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "low", "high")]
     return out.with_columns(finite).select(*by, pl.col("n").cast(pl.Int64), "mean", "low", "high")
+
+
+def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
+    """Proportion and Clopper-Pearson ("exact") interval ``(p, low, high)``: the
+    interval every proportion table prints (issue 22).
+
+    Its coverage is at least ``level`` for every true rate and every ``n`` (Clopper and
+    Pearson 1934), where Wilson's dips to 0.80-0.90 near rates of 0.05-0.1 with 5-30
+    trials (``benchmarks/bench_coverage.py``). Ends from the beta quantiles
+    ``B(a/2; s, n-s+1)`` and ``B(1-a/2; s+1, n-s)``, 0 and 1 at ``s = 0`` and ``s = n``;
+    the same numbers as statsmodels' ``proportion_confint(method="beta")``.
+
+    Raises:
+        ValueError: ``successes`` outside ``0..n``, negative ``n`` or ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"proportion_ci: level must lie in (0, 1), got {level!r}")
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"proportion_ci: successes={successes} must lie in 0..n (n={n})")
+    if n == 0:
+        return NAN, NAN, NAN
+    a = (1 - level) / 2
+    lo = 0.0 if successes == 0 else float(sps.beta.ppf(a, successes, n - successes + 1))
+    hi = 1.0 if successes == n else float(sps.beta.ppf(1 - a, successes + 1, n - successes))
+    return successes / n, lo, hi
 
 
 def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
@@ -170,13 +199,19 @@ def cluster_bootstrap_ci(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    min_clusters: int | None = None,
 ) -> tuple[float, float, float]:
     """Pooled mean of ``value`` with a cluster (run-level) percentile bootstrap interval.
+
+    Not what the tables print (they use :func:`cluster_mean_ci`): with few clusters
+    this interval is far too narrow (58%, 80%, 84% and 90% coverage with 2, 3, 5 and 10
+    runs, ``benchmarks/bench_coverage.py``), so it is given only from ``min_clusters``
+    clusters on (default :data:`MIN_RUNS_CLUSTER_BOOTSTRAP`).
 
     The estimate is the ratio of sums ``sum(w * value) / sum(w)`` over all rows (rows
     with null ``value`` are dropped). Resampling draws whole clusters with replacement,
     so rounds inside a run stay together (DESIGN.md: runs are the independent unit).
-    With a single cluster the interval is ``(nan, nan)``.
+    Below ``min_clusters`` clusters the interval is ``(nan, nan)``.
 
     Raises:
         KeyError: ``cluster``, ``value`` or ``weight`` is not a column of ``df``.
@@ -198,7 +233,7 @@ def cluster_bootstrap_ci(
     den = per["den"].to_numpy()
     est = float(num.sum() / den.sum())
     k = len(num)
-    if k < 2:
+    if k < max(2, MIN_RUNS_CLUSTER_BOOTSTRAP if min_clusters is None else min_clusters):
         return est, NAN, NAN
     rng = np.random.default_rng(seed)
     boots = np.concatenate([num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _cluster_draws(k, n_resamples, rng)])
@@ -206,8 +241,126 @@ def cluster_bootstrap_ci(
     return est, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
 
 
+#: Fewest clusters from which :func:`cluster_bootstrap_ci` gives an interval (94% with
+#: 30 runs, ``benchmarks/bench_coverage.py``).
+MIN_RUNS_CLUSTER_BOOTSTRAP = 30
+#: Fewest runs from which :func:`cluster_bootstrap_median` gives an interval: below it
+#: the percentile cluster bootstrap of a median covers well under its nominal 95%
+#: (``benchmarks/bench_coverage.py``: 48%, 75%, 83% and 90% with 2, 3, 5 and 10 runs;
+#: 93% with 30).
+MIN_RUNS_MEDIAN = 30
+#: Fewest simulations per condition from which :func:`relative_drop_ci` gives an
+#: interval: with 2, 3 and 5 its percentile bootstrap covered 47%, 74% and 89%, with 10
+#: 93-95% (``benchmarks/bench_coverage.py``, survival rates 0.8 -> 0.4).
+MIN_RUNS_DROP = 10
+
+
+def cluster_means(df: pl.DataFrame, *, cluster: str, value: str, weight: str | None = None) -> np.ndarray:
+    """Each cluster's (run's) mean of ``value``, ``sum(w * value) / sum(w)`` over its rows
+    with a non-null, non-``nan`` value (``weight`` defaults to 1): an array of shape
+    ``(clusters,)`` in order of the clusters' first rows (empty when no row is left).
+
+    Raises:
+        KeyError: a named column is not in ``df``.
+    """
+    for col in [cluster, value] + ([weight] if weight else []):
+        if col not in df.columns:
+            raise KeyError(f"cluster_means: column {col!r} not in frame {df.columns}")
+    v = pl.col(value).cast(pl.Float64)
+    d = df.filter(v.is_not_null() & v.is_not_nan())
+    if d.height == 0:
+        return np.array([], dtype=float)
+    if weight is None:
+        mean = v.mean()
+    else:
+        w = pl.col(weight).cast(pl.Float64)
+        mean = (v * w).sum() / w.sum()
+    return d.group_by(cluster, maintain_order=True).agg(mean.alias("m"))["m"].to_numpy()
+
+
+def cluster_mean_ci(
+    df: pl.DataFrame,
+    *,
+    cluster: str,
+    value: str,
+    weight: str | None = None,
+    level: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> tuple[float, float, float]:
+    """Mean over clusters (runs) of each cluster's mean of ``value``, with a Student-t
+    interval over the cluster means (``k - 1`` degrees of freedom): ``(mean, low, high)``.
+
+    This is the interval the SCARCE tables print (issue 22): every run counts once,
+    whatever its number of rows, and the t interval over run means keeps its 95% from
+    2 runs on, where the percentile cluster bootstrap of the pooled mean covered 58-90%
+    with 2-10 runs (``benchmarks/bench_coverage.py``). Each cluster's mean is
+    ``sum(w * value) / sum(w)`` over its rows (``weight`` defaults to 1); rows with a
+    null or ``nan`` value are dropped. ``bounds``: the measure's range (``(0, 1)`` for a
+    rate, ``(0, n_workers)`` for a count); the interval is clipped to it (the true value
+    lies in it, so clipping never loses coverage).
+
+    Undefined parts are ``nan``: no row gives ``(nan, nan, nan)``; one cluster, or
+    cluster means that are all equal (no spread to estimate an error from: a
+    zero-width interval would claim certainty), give ``(mean, nan, nan)``.
+
+    Raises:
+        KeyError: ``cluster``, ``value`` or ``weight`` is not a column of ``df``.
+        ValueError: ``level`` outside (0, 1) or ``bounds`` not ``(low <= high)``.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"cluster_mean_ci: level must lie in (0, 1), got {level!r}")
+    if bounds is not None and not bounds[0] <= bounds[1]:
+        raise ValueError(f"cluster_mean_ci: bounds {bounds!r} must be (low, high) with low <= high")
+    means = cluster_means(df, cluster=cluster, value=value, weight=weight)
+    if means.size == 0:
+        return NAN, NAN, NAN
+    m = float(means.mean())
+    k = len(means)
+    if k < 2 or np.ptp(means) <= 1e-12 * max(1.0, abs(m)):
+        return m, NAN, NAN
+    half = float(sps.t.ppf(0.5 + level / 2, df=k - 1)) * float(means.std(ddof=1)) / math.sqrt(k)
+    lo, hi = m - half, m + half
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return m, lo, hi
+
+
+def relative_drop_ci(
+    base, other, *, level: float = 0.95, n_resamples: int = 2000, rng: np.random.Generator | None = None,
+    min_runs: int = MIN_RUNS_DROP,
+) -> tuple[float, float, float]:
+    """Relative drop ``(mean(base) - mean(other)) / mean(base)`` with a percentile
+    bootstrap interval (simulations resampled within each condition with
+    :func:`bootstrap_means`; resamples with a zero baseline mean are left out; the
+    lower ``(1-level)/2`` and upper ``(1+level)/2`` order statistics):
+    ``(drop, low, high)``.
+
+    The interval is given only when both conditions have at least ``min_runs``
+    simulations (default :data:`MIN_RUNS_DROP`): with fewer, the percentile bootstrap of
+    a ratio undercovers (``benchmarks/bench_coverage.py``), so the ends are ``nan`` and
+    the caller says why (:func:`interval_note`). A zero baseline mean gives ``nan`` for
+    all three. ``nan`` values are dropped.
+    """
+    b, o = _clean(base), _clean(other)
+    if b.size == 0 or o.size == 0 or b.mean() == 0:
+        return NAN, NAN, NAN
+    drop = float((b.mean() - o.mean()) / b.mean())
+    if min(b.size, o.size) < max(2, min_runs):
+        return drop, NAN, NAN
+    rng = np.random.default_rng(0) if rng is None else rng
+    bb = bootstrap_means(b, n_resamples, rng)
+    oo = bootstrap_means(o, n_resamples, rng)
+    ok = bb != 0
+    if not ok.any():
+        return drop, NAN, NAN
+    boots = (bb[ok] - oo[ok]) / bb[ok]
+    a = (1 - level) / 2
+    return drop, float(np.quantile(boots, a, method="lower")), float(np.quantile(boots, 1 - a, method="higher"))
+
+
 def cluster_bootstrap_median(
-    values, clusters, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0
+    values, clusters, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+    min_clusters: int = MIN_RUNS_MEDIAN,
 ) -> tuple[float, float, float, int]:
     """Median of ``values`` (rows) with a percentile bootstrap that resamples whole
     clusters (runs) with replacement: ``(median, low, high, clusters)``.
@@ -216,7 +369,9 @@ def cluster_bootstrap_median(
     clusters, computed for all resamples at once as a weighted median over the sorted
     rows (weight = how often the row's cluster was drawn); ties and even totals follow
     ``np.median`` (mean of the two middle values). Interval quantiles are linear
-    (``np.quantile``); ``nan`` with fewer than 2 clusters. Rows whose value is ``nan``
+    (``np.quantile``); ``nan`` with fewer than ``min_clusters`` clusters (default
+    :data:`MIN_RUNS_MEDIAN`: with fewer the interval undercovers, see
+    ``benchmarks/bench_coverage.py``; never fewer than 2). Rows whose value is ``nan``
     are dropped.
 
     Raises:
@@ -236,7 +391,7 @@ def cluster_bootstrap_median(
     cid = order[inv]
     k = len(first)
     est = float(np.median(v))
-    if k < 2:
+    if k < max(2, min_clusters):
         return est, NAN, NAN, k
     srt = np.argsort(v, kind="stable")
     vs, cs = v[srt], cid[srt]
@@ -257,13 +412,31 @@ def cluster_bootstrap_median(
     return est, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)), k
 
 
+#: Relative spread below which :func:`near_constant` calls values constant: far above
+#: the rounding of float sums and means (about 1e-16 per operation), far below any
+#: difference a measurement of these games can hold.
+NEAR_CONSTANT_RTOL = 1e-9
+
+
+def near_constant(values, rtol: float = NEAR_CONSTANT_RTOL) -> bool:
+    """True when the non-``nan`` ``values`` are constant up to float noise: their range
+    is at most ``rtol`` times their largest magnitude (exactly equal values, zeros
+    included, are constant). Fewer than 2 values count as constant."""
+    x = _clean(values)
+    if len(x) < 2:
+        return True
+    return bool(np.ptp(x) <= rtol * float(np.abs(x).max()))
+
+
 def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
     """Pearson r with its Fisher-z confidence interval and two-sided p-value:
     ``(r, low, high, p)``. Pairs with a ``nan`` are dropped.
 
     Undefined values are ``nan``, never a number that only looks like a result:
-    fewer than 3 pairs, a constant input or fewer than 3 distinct points give ``nan``
-    for all four (through two distinct points r is +-1 whatever the data); with 3
+    fewer than 3 pairs, a constant input (constant up to float noise:
+    :func:`near_constant`; a mean over a different number of rounds of the same share
+    differs in the last bit and would otherwise correlate with the number of rounds)
+    or fewer than 3 distinct points give ``nan`` for all four (through two distinct points r is +-1 whatever the data); with 3
     pairs the interval is ``nan`` (the Fisher z standard error 1/sqrt(n - 3) needs
     n >= 4)."""
     if not 0 < level < 1:
@@ -274,7 +447,7 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
         raise ValueError(f"pearson_ci: x has shape {a.shape}, y has shape {b.shape}")
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = a[ok], b[ok]
-    if len(a) < 3 or np.all(a == a[0]) or np.all(b == b[0]) or len(set(zip(a, b, strict=True))) < 3:
+    if len(a) < 3 or near_constant(a) or near_constant(b) or len(set(zip(a, b, strict=True))) < 3:
         return NAN, NAN, NAN, NAN
     res = sps.pearsonr(a, b)
     if len(a) < 4:
@@ -331,3 +504,4 @@ def check_non_negative(df: pl.DataFrame, column: str, where: str) -> None:
     low = df.select(col.min()).item()
     if low is not None and low < 0:
         raise ValueError(f"{where}: gini needs non-negative {column!r}, got min {low}")
+

@@ -177,10 +177,12 @@ def table_sovsim(
     from ..data.jsonl import TornLineWarning
     from ..data.recorder import TrajectoryFileError
     from ..data.tables.published import ForcedDataWarning
+    from ..data.tables.published.govsim_log import GovSimNotReadWarning
     from ..data.tables.sovsim import load_agent_rounds
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ForcedDataWarning)
+        warnings.simplefilter("always", GovSimNotReadWarning)
         warnings.simplefilter("always", UnfinishedRunsWarning)
         warnings.simplefilter("always", TornLineWarning)
         try:
@@ -204,7 +206,7 @@ def table_sovsim(
         seen.add(str(w.message))
         if issubclass(w.category, ForcedDataWarning):
             typer.secho(f"WARNING: {w.message}", err=True, fg=typer.colors.RED, bold=True)
-        elif issubclass(w.category, UnfinishedRunsWarning | TornLineWarning):
+        elif issubclass(w.category, UnfinishedRunsWarning | TornLineWarning | GovSimNotReadWarning):
             typer.echo(f"warning: {w.message}", err=True)
     if empty is not None:
         raise typer.BadParameter(f"{path}: {empty}", param_hint="PATH")

@@ -262,6 +262,10 @@ AGREEMENT_SCHEMA = {
     "fleiss_reason": pl.String,
     "fleiss_labels_defined": pl.Int64,
 }
+#: Fewest units from which :func:`label_agreement` prints a bootstrap interval: with
+#: fewer, the percentile bootstrap over units covers well under its nominal level
+#: (``benchmarks/bench_coverage.py``). Below it the ends are NaN with the reason.
+MIN_UNITS_INTERVAL = 30
 POOLED = "(pooled)"
 MACRO = "(macro)"
 
@@ -274,6 +278,7 @@ def label_agreement(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: int = 0,
+    min_units: int | None = None,
 ) -> pl.DataFrame:
     """Per-label agreement between judges with bootstrap CIs over units.
 
@@ -294,7 +299,10 @@ def label_agreement(
 
     Point estimates come from the ``krippendorff`` and ``statsmodels`` packages; the
     bootstrap uses the same statistics in closed form for binary ratings (vectorised
-    over resamples; equal to the packages' values, see the tests).
+    over resamples; equal to the packages' values, see the tests). A row with fewer
+    than ``min_units`` units (default :data:`MIN_UNITS_INTERVAL`) gets no interval
+    (NaN ends, reason ``"interval: fewer than N units ..."``): its bootstrap would not
+    keep its coverage.
 
     Raises:
         ValueError: ``n_boot`` < 1 or ``level`` not in (0, 1).
@@ -313,6 +321,15 @@ def label_agreement(
         _agreement_row(POOLED, pooled, boot, n_boot=n_boot, level=level) | {"n_labels": len(labels)}
     )
     rows.append(_macro_row(rows[: len(labels)], boots, mats, n_boot=n_boot, level=level))
+    need = MIN_UNITS_INTERVAL if min_units is None else min_units
+    for row in rows:
+        if row["n_units"] < need:
+            why = (f"fewer than {need} units ({row['n_units']}): the bootstrap interval would not keep its "
+                   "coverage (benchmarks/bench_coverage.py)")
+            for stat in ("alpha", "fleiss"):
+                row[f"{stat}_lo"] = row[f"{stat}_hi"] = math.nan
+                if row[f"{stat}_reason"] is None:
+                    row[f"{stat}_reason"] = f"interval: {why}"
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, orient="row")
 
 

@@ -1,0 +1,313 @@
+"""Coverage of every interval method the toolkit prints, at 2, 3, 5, 10 and 30 runs
+(issue 22 section 1).
+
+Each method is simulated on datasets drawn like the data it is used on, with a known
+true value; coverage is the share of nominal-95% intervals that contain it. A method
+that gives no interval at a run count (too few runs for it to hold) prints ``--``
+there; the ``given`` figure says in what share of datasets an interval was printed
+(an undefined statistic, e.g. every rating identical, prints none).
+
+Scenarios (the true value in brackets):
+
+- ``cluster``: SCARCE per-contention rates. ``k`` runs, run rate ``mu_r ~ N(0.5, 0.1)``
+  clipped to [0.01, 0.99], 5..40 Bernoulli contentions per run [0.5]. Methods: the
+  percentile cluster bootstrap of the pooled mean (``stats.cluster_bootstrap_ci``, the
+  method before issue 22) and the t interval over run means (``stats.cluster_mean_ci``,
+  the method used now).
+- ``cluster median``: SCARCE stage medians of bids. ``k`` runs, run level
+  ``N(50, 10)``, 5..40 bids per run ``N(level, 15)`` [the population median, 50]:
+  ``stats.cluster_bootstrap_median`` (printed from ``stats.MIN_RUNS_MEDIAN`` runs on).
+- ``t``: SovSim per-simulation survival times: uniform on 1..12 [6.5], and with a mass
+  at the ceiling (60% survive all 12 rounds, the rest uniform on 1..11) [9.6]:
+  ``stats.mean_ci``. The second is a known weak spot of a t interval (a bounded, skewed
+  mean): it covers about 90% with 4-10 runs, and no interval is given when every run
+  survived.
+- ``proportion``: survival rate over ``k`` simulations, exact over the binomial for
+  every true rate in ``P_GRID``; the figure is the *worst* rate of the grid. Wilson
+  (before) and Clopper-Pearson (``stats.proportion_ci``, now).
+- ``relative drop``: SovSim drop of the survival rate from a baseline (rate 0.8) to a
+  condition (rate 0.4), ``k`` simulations each [0.5]: the percentile bootstrap
+  (``stats.relative_drop_ci``; printed from ``stats.MIN_RUNS_DROP`` on).
+- ``Fisher z``: Pearson r of bivariate normal pairs with rho = 0.5 (``stats.pearson_ci``;
+  needs 4 pairs).
+- ``agreement``: Krippendorff's alpha and Fleiss' kappa of 3 judges on ``k`` units
+  (prevalence 0.3, each judge right with probability 0.85) [the value on 400 000 units];
+  percentile bootstrap over units (``judge.agreement``; printed from
+  ``agreement.MIN_UNITS_INTERVAL`` units on).
+
+Usage: ``python benchmarks/bench_coverage.py [--quick] [--sims 2000] [--seed 0]``.
+``--quick`` runs 300 datasets per cell with 400 resamples (about 10 s on one core);
+the default 2000 datasets with 1000 resamples takes about 3 minutes. The Monte Carlo
+error of a coverage near 0.95 is about ``sqrt(0.95 * 0.05 / sims)`` (0.5 points at 2000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scarce_lab.analysis import stats  # noqa: E402
+from scarce_lab.judge import agreement  # noqa: E402
+
+RUNS = (2, 3, 5, 10, 30)
+P_GRID = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
+LEVEL = 0.95
+
+
+# -- data generators -----------------------------------------------------------------
+def _cluster_data(k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Per-run (successes, contentions) of one SCARCE-like dataset of ``k`` runs."""
+    mu = np.clip(rng.normal(0.5, 0.1, k), 0.01, 0.99)
+    n = rng.integers(5, 41, k)
+    return rng.binomial(n, mu).astype(float), n.astype(float)
+
+
+def _frame(num: np.ndarray, den: np.ndarray) -> pl.DataFrame:
+    runs = np.repeat(np.arange(len(num)), den.astype(int))
+    vals = np.concatenate([np.r_[np.ones(int(s)), np.zeros(int(n - s))] for s, n in zip(num, den, strict=True)])
+    return pl.DataFrame({"run_id": runs, "value": vals})
+
+
+# -- one coverage function per method: (k, sims, resamples, rng) -> (coverage, given) ---
+def cov_cluster_bootstrap(k, sims, boot, rng):
+    """Before: percentile cluster bootstrap of the pooled mean (vectorised copy of
+    ``stats.cluster_bootstrap_ci`` as the tables printed it, from 2 runs on: whole runs
+    drawn with replacement; the function now gives it only from
+    ``stats.MIN_RUNS_CLUSTER_BOOTSTRAP`` runs on)."""
+    hit = 0
+    for _ in range(sims):
+        num, den = _cluster_data(k, rng)
+        idx = rng.integers(0, k, (boot, k))
+        b = num[idx].sum(1) / den[idx].sum(1)
+        lo, hi = np.quantile(b, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+        hit += lo <= 0.5 <= hi
+    return hit / sims, 1.0
+
+
+def cov_cluster_t(k, sims, boot, rng):
+    """Now: ``stats.cluster_mean_ci`` (t over run means), called on every dataset."""
+    hit = given = 0
+    for _ in range(sims):
+        num, den = _cluster_data(k, rng)
+        _, lo, hi = stats.cluster_mean_ci(_frame(num, den), cluster="run_id", value="value", bounds=(0.0, 1.0))
+        if not math.isnan(lo):
+            given += 1
+            hit += lo <= 0.5 <= hi
+    return (hit / given if given else math.nan), given / sims
+
+
+def cov_cluster_median(k, sims, boot, rng, *, min_clusters=None):
+    """``stats.cluster_bootstrap_median`` as printed now (from ``stats.MIN_RUNS_MEDIAN``
+    runs on), or from ``min_clusters`` runs on."""
+    kw = {} if min_clusters is None else {"min_clusters": min_clusters}
+    hit = given = 0
+    for _ in range(sims):
+        level = rng.normal(50, 10, k)
+        n = rng.integers(5, 41, k)
+        vals = np.concatenate([rng.normal(lv, 15, m) for lv, m in zip(level, n, strict=True)])
+        runs = np.repeat(np.arange(k), n)
+        _, lo, hi, _ = stats.cluster_bootstrap_median(vals, runs, n_resamples=boot, seed=int(rng.integers(1 << 30)),
+                                                      **kw)
+        if not math.isnan(lo):
+            given += 1
+            hit += lo <= 50 <= hi
+    return (hit / given if given else math.nan), given / sims
+
+
+def cov_cluster_median_any(k, sims, boot, rng):
+    """Before: the same bootstrap printed from 2 runs on."""
+    return cov_cluster_median(k, sims, boot, rng, min_clusters=2)
+
+
+def cov_t(k, sims, boot, rng):
+    x = rng.integers(1, 13, (sims, k)).astype(float)
+    m = x.mean(1)
+    se = x.std(1, ddof=1) / math.sqrt(k)
+    h = sps.t.ppf((1 + LEVEL) / 2, k - 1) * se
+    ok = se > 0
+    # check the vectorised copy against the shipped function on the first dataset
+    ref = stats.mean_ci(x[0])
+    assert (not ok[0]) or abs(ref[1] - (m[0] - h[0])) < 1e-9, "mean_ci differs from the t formula"
+    hit = (m - h <= 6.5) & (6.5 <= m + h)
+    return float(hit[ok].mean()), float(ok.mean())
+
+
+def cov_t_ceiling(k, sims, boot, rng):
+    """``stats.mean_ci`` on survival times with a mass at the ceiling: 60% of
+    simulations survive all 12 rounds, the others end uniformly in rounds 1..11
+    [0.6 x 12 + 0.4 x 6 = 9.6]. Runs that all give the same value get no interval."""
+    x = np.where(rng.random((sims, k)) < 0.6, 12, rng.integers(1, 12, (sims, k))).astype(float)
+    m = x.mean(1)
+    se = x.std(1, ddof=1) / math.sqrt(k)
+    h = sps.t.ppf((1 + LEVEL) / 2, k - 1) * se
+    ok = se > 0
+    hit = (m - h <= 9.6) & (9.6 <= m + h)
+    return float(hit[ok].mean()), float(ok.mean())
+
+
+def _exact_proportion(k, ci) -> float:
+    """Worst coverage over ``P_GRID``: exact, summing the binomial pmf over outcomes."""
+    bounds = [ci(s, k) for s in range(k + 1)]
+    worst = 1.0
+    for p in P_GRID:
+        pmf = sps.binom.pmf(np.arange(k + 1), k, p)
+        worst = min(worst, float(sum(w for (_, lo, hi), w in zip(bounds, pmf, strict=True) if lo <= p <= hi)))
+    return worst
+
+
+def cov_wilson(k, sims, boot, rng):
+    return _exact_proportion(k, stats.wilson_ci), 1.0
+
+
+def cov_proportion(k, sims, boot, rng):
+    return _exact_proportion(k, stats.proportion_ci), 1.0
+
+
+def cov_drop(k, sims, boot, rng, *, min_runs=None):
+    hit = given = 0
+    for _ in range(sims):
+        base = rng.binomial(1, 0.8, k).astype(float)
+        other = rng.binomial(1, 0.4, k).astype(float)
+        kw = {} if min_runs is None else {"min_runs": min_runs}
+        _, lo, hi = stats.relative_drop_ci(base, other, n_resamples=boot, rng=rng, **kw)
+        if not math.isnan(lo):
+            given += 1
+            hit += lo <= 0.5 <= hi
+    return (hit / given if given else math.nan), given / sims
+
+
+def cov_drop_any(k, sims, boot, rng):
+    """Before: the same bootstrap printed from 2 simulations on."""
+    return cov_drop(k, sims, boot, rng, min_runs=2)
+
+
+def cov_fisher(k, sims, boot, rng):
+    cov = np.array([[1, 0.5], [0.5, 1]])
+    hit = given = 0
+    for _ in range(sims):
+        xy = rng.multivariate_normal([0, 0], cov, k)
+        _, lo, hi, _ = stats.pearson_ci(xy[:, 0], xy[:, 1])
+        if not math.isnan(lo):
+            given += 1
+            hit += lo <= 0.5 <= hi
+    return (hit / given if given else math.nan), given / sims
+
+
+def _ratings(n, rng):
+    truth = rng.random(n) < 0.3
+    right = rng.random((n, 3)) < 0.85
+    return np.where(right, truth[:, None], ~truth[:, None]).astype(float)
+
+
+_TRUE_AGREEMENT: dict[str, float] = {}
+
+
+def _true_agreement() -> dict[str, float]:
+    if not _TRUE_AGREEMENT:
+        m = _ratings(400_000, np.random.default_rng(12345))
+        ones, cnt = agreement._counts(m)
+        _TRUE_AGREEMENT["alpha"] = float(agreement._alpha_counts(ones, cnt))
+        _TRUE_AGREEMENT["fleiss"] = float(agreement._fleiss_counts(ones, cnt, 3))
+    return _TRUE_AGREEMENT
+
+
+def _cov_agreement(stat, min_units):
+    """Coverage of the percentile bootstrap over units that ``judge.agreement`` prints
+    (its own resampling, ``_boot_arrays``, and interval, ``_percentile``), given from
+    ``min_units`` units on (None: ``agreement.MIN_UNITS_INTERVAL``, what
+    ``label_agreement`` applies; checked once per call against ``label_agreement``)."""
+    def cov(k, sims, boot, rng):
+        need = agreement.MIN_UNITS_INTERVAL if min_units is None else min_units
+        if min_units is None:
+            m = _ratings(k, rng)
+            answers = {f"j{j}": {f"u{i}": (["x"] if m[i, j] else []) for i in range(k)} for j in range(3)}
+            row = agreement.label_agreement(answers, ["x"], [f"u{i}" for i in range(k)], n_boot=50).row(0, named=True)
+            assert (row[f"{stat}_lo"] is not None and not math.isnan(row[f"{stat}_lo"])) or k < need or \
+                math.isnan(row["alpha" if stat == "alpha" else "fleiss_kappa"]), "label_agreement differs"
+        if k < need:
+            return math.nan, 0.0
+        truth = _true_agreement()[stat]
+        hit = given = 0
+        for _ in range(sims):
+            ci = agreement._percentile(agreement._boot_arrays(_ratings(k, rng), n_boot=boot,
+                                                              seed=int(rng.integers(1 << 30)))[stat], boot, LEVEL)
+            if not math.isnan(ci.lo):
+                given += 1
+                hit += ci.lo <= truth <= ci.hi
+        return (hit / given if given else math.nan), given / sims
+    return cov
+
+
+METHODS = {
+    # name: (coverage function, scenario); "(before)": the method printed before issue 22
+    "cluster bootstrap (before)": (cov_cluster_bootstrap, "cluster"),
+    "t over run means (now)": (cov_cluster_t, "cluster"),
+    "median cluster bootstrap, from 2 (before)": (cov_cluster_median_any, "cluster median"),
+    "median cluster bootstrap (now)": (cov_cluster_median, "cluster median"),
+    "t over runs": (cov_t, "survival time"),
+    "t over runs (ceiling)": (cov_t_ceiling, "survival time, 60% at 12"),
+    "Wilson (before; worst p)": (cov_wilson, "proportion"),
+    "Clopper-Pearson (now; worst p)": (cov_proportion, "proportion"),
+    "relative drop, from 2 (before)": (cov_drop_any, "relative drop"),
+    "relative drop (now)": (cov_drop, "relative drop"),
+    "Fisher z": (cov_fisher, "Pearson r"),
+    "alpha bootstrap, from 1 unit (before)": (_cov_agreement("alpha", 1), "agreement"),
+    "alpha bootstrap (now)": (_cov_agreement("alpha", None), "agreement"),
+    "Fleiss bootstrap, from 1 unit (before)": (_cov_agreement("fleiss", 1), "agreement"),
+    "Fleiss bootstrap (now)": (_cov_agreement("fleiss", None), "agreement"),
+}
+
+
+def coverage_table(sims: int, boot: int, seed: int, methods=None, runs=RUNS) -> pl.DataFrame:
+    """One row per (method, runs): ``coverage`` (nan where no interval was given),
+    ``given`` (share of datasets with an interval), ``seconds``."""
+    rows = []
+    for name, (fn, scenario) in METHODS.items():
+        if methods is not None and name not in methods:
+            continue
+        for k in runs:
+            rng = np.random.default_rng([seed, k, sum(map(ord, name))])
+            t0 = time.perf_counter()
+            c, g = fn(k, sims, boot, rng)
+            rows.append({"method": name, "scenario": scenario, "runs": k, "coverage": c, "given": g,
+                         "seconds": time.perf_counter() - t0})
+    return pl.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="300 datasets per cell, 400 resamples")
+    ap.add_argument("--sims", type=int, default=2000)
+    ap.add_argument("--boot", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    sims, boot = (300, 400) if a.quick else (a.sims, a.boot)
+    t0 = time.perf_counter()
+    tab = coverage_table(sims, boot, a.seed)
+    print(f"nominal 95% intervals; {sims} datasets per cell, {boot} resamples; MC error ~"
+          f"{100 * math.sqrt(0.95 * 0.05 / sims):.1f} points")
+    wide = []
+    for name, _ in METHODS.items():
+        part = tab.filter(pl.col("method") == name)
+        row = {"method": name, "scenario": part["scenario"][0]}
+        for r in part.iter_rows(named=True):
+            row[f"k={r['runs']}"] = "--" if r["given"] == 0 else (
+                f"{r['coverage']:.3f}" + ("" if r["given"] > 0.995 else f" ({r['given']:.0%})"))
+        wide.append(row)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, tbl_width_chars=200):
+        print(pl.DataFrame(wide))
+    print("'--': no interval printed at that run count; '(x%)': share of datasets given an interval")
+    print(f"total {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
