@@ -154,6 +154,53 @@ def cov_t_ceiling(k, sims, boot, rng):
     return float(hit[ok].mean()), float(ok.mean())
 
 
+#: shapes of a bounded per-simulation measure: survival times on 1..12 (uniform, 60% and
+#: 85% at the last round, 70% at the first) and measures on [0, 1] (beta shapes).
+BOUNDED_SHAPES = {
+    "survival uniform": (1, 12, lambda rng, n: rng.integers(1, 13, n).astype(float), 6.5),
+    "survival 60% at 12": (1, 12, lambda rng, n: np.where(rng.random(n) < 0.6, 12, rng.integers(1, 12, n)), 9.6),
+    "survival 85% at 12": (1, 12, lambda rng, n: np.where(rng.random(n) < 0.85, 12, rng.integers(1, 12, n)),
+                           0.85 * 12 + 0.15 * 6),
+    "survival 70% at 1": (1, 12, lambda rng, n: np.where(rng.random(n) < 0.7, 1, rng.integers(2, 13, n)), 0.7 + 0.3 * 7),
+    "beta(0.3, 0.3)": (0, 1, lambda rng, n: rng.beta(0.3, 0.3, n), 0.5),
+    "beta(5, 0.5)": (0, 1, lambda rng, n: rng.beta(5, 0.5, n), 5 / 5.5),
+    "beta(20, 2)": (0, 1, lambda rng, n: rng.beta(20, 2, n), 20 / 22),
+}
+
+
+def cov_bounded(k, sims, boot, rng):
+    """``stats.bounded_mean_ci`` (the shipped function, on every dataset): the worst
+    coverage over :data:`BOUNDED_SHAPES`; ``given`` is the smallest share of datasets
+    with an interval."""
+    worst, given = 1.0, 1.0
+    for lo, hi, draw, truth in BOUNDED_SHAPES.values():
+        n_hit = n_given = 0
+        for _ in range(sims):
+            _, a, b = stats.bounded_mean_ci(np.asarray(draw(rng, k), dtype=float), lo, hi, level=LEVEL)
+            if not math.isnan(a):
+                n_given += 1
+                n_hit += a <= truth <= b
+        worst = min(worst, n_hit / n_given if n_given else math.nan)
+        given = min(given, n_given / sims)
+    return worst, given
+
+
+def cov_t_bounded_worst(k, sims, boot, rng):
+    """The t-interval alone (``stats.mean_ci``) on the same shapes: the worst coverage
+    among datasets that got an interval (before: printed for survival time)."""
+    worst, given = 1.0, 1.0
+    for _lo, _hi, draw, truth in BOUNDED_SHAPES.values():
+        x = np.stack([np.asarray(draw(rng, k), dtype=float) for _ in range(sims)])
+        m, sd = x.mean(1), x.std(1, ddof=1)
+        ok = sd > 0
+        h = sps.t.ppf((1 + LEVEL) / 2, k - 1) * sd / math.sqrt(k)
+        hit = (m - h <= truth) & (truth <= m + h)
+        if ok.any():
+            worst = min(worst, float(hit[ok].mean()))
+        given = min(given, float(ok.mean()))
+    return worst, given
+
+
 def _exact_proportion(k, ci) -> float:
     """Worst coverage over ``P_GRID``: exact, summing the binomial pmf over outcomes."""
     bounds = [ci(s, k) for s in range(k + 1)]
@@ -255,6 +302,8 @@ METHODS = {
     "median cluster bootstrap (now)": (cov_cluster_median, "cluster median"),
     "t over runs": (cov_t, "survival time"),
     "t over runs (ceiling)": (cov_t_ceiling, "survival time, 60% at 12"),
+    "t over runs, worst bounded shape (before)": (cov_t_bounded_worst, "bounded measure"),
+    "bounded: hull of t and score (now)": (cov_bounded, "bounded measure"),
     "Wilson (before; worst p)": (cov_wilson, "proportion"),
     "Clopper-Pearson (now; worst p)": (cov_proportion, "proportion"),
     "relative drop, from 2 (before)": (cov_drop_any, "relative drop"),

@@ -56,7 +56,10 @@ cells = [
          "print(f\"{dataset_path(DATASET)}: {df.height} agent-rounds, {per_sim.height} finished simulations, \"\n"
          "      f\"models: {sorted(df['model'].unique())}; figures and tables go to {OUT}\")"),
     md("## Table 1: all metrics, mean [95% CI] per model and condition\n\n"
-       "t-intervals for means (clipped to each metric's range), Clopper-Pearson for the survival rate "
+       "For bounded metrics (survival time, efficiency, equality, over-usage, leader rate, defection onset, "
+       "total payoff under its cap) the hull of the t-interval and a maximum-variance score interval (the "
+       "t-interval alone covers 89-93% when survival times pile up at the last round); other means "
+       "t-intervals clipped to their range; Clopper-Pearson for the survival rate "
        "(Wilson's dips to 86% coverage with 3 simulations), percentile bootstrap for the relative survival "
        "drop from CPR, printed from 10 simulations per condition on (with 2-5 it covers 47-89%; "
        "`benchmarks/bench_coverage.py` prints the coverage of every method). The total payoff column names "

@@ -86,10 +86,14 @@ def test_tactic_shares_by_hand():
     # mean over runs of each run's share (r1: 4 labelled rounds, r2: 2)
     ct = one(out, category="cheap_talk")
     assert ct["value"] == pytest.approx((2 / 4 + 1 / 2) / 2) and ct["n"] == 6 and ct["runs"] == 2
-    assert ct["lo"] is None  # both runs give 0.5: no spread, no (zero-width) interval
+    # both runs give 0.5: no spread for a t interval, and a share's interval does not need one:
+    # the maximum-variance score interval of a mean of 2 values in [0, 1] (Wilson's form at 1 of 2)
+    from scarce_lab.analysis.stats import wilson_ci
+
+    assert (ct["lo"], ct["hi"]) == pytest.approx(wilson_ci(1, 2)[1:])
     rec = one(out, category="reciprocity")
     assert rec["value"] == pytest.approx((1 / 4 + 0) / 2)
-    assert 0.0 == rec["lo"] < rec["value"] < rec["hi"] <= 1.0  # t interval over 2 run means, clipped to [0, 1]
+    assert 0.0 == rec["lo"] < rec["value"] < rec["hi"] <= 1.0  # hull of t and score over 2 run means, in [0, 1]
     assert one(out, category="relational")["value"] == pytest.approx((2 / 4 + 0) / 2)  # r1:0:a and r1:1:b
     single = X.tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",),
                              subrun=None)

@@ -94,13 +94,17 @@ def cluster_bootstrap_median(df: pl.DataFrame, value: str, *, level: float = 0.9
 def mean_over_runs(values: Sequence[float], bounds: tuple[float, float] | None = None) -> dict:
     """Mean and t interval of one value per run (:func:`stats.mean_ci`); ``n`` = ``runs``.
     ``bounds``: the measure's range (e.g. ``(0, 1)`` for shares, ``(0, workers)`` for a
-    count per run); the interval is clipped to it (a t interval from few runs can
-    otherwise leave the range). Runs that all give the same value give no interval
-    (a zero-width interval would claim certainty); ``se`` as in :func:`cluster_ci`."""
+    count per run): with both finite, :func:`stats.bounded_mean_ci` (an interval that
+    keeps 95% at few runs, also when every run gives the same value); otherwise the t
+    interval, none when runs all agree (a zero-width interval would claim certainty);
+    ``se`` as in :func:`cluster_ci`."""
     vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    m, lo, hi = stats.mean_ci(vals)
-    if len(vals) > 1 and stats.near_constant(vals):
-        lo = hi = math.nan
+    if bounds is not None and math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and vals:
+        m, lo, hi = stats.bounded_mean_ci(vals, bounds[0], bounds[1])  # holds at few runs (stats docs)
+    else:
+        m, lo, hi = stats.mean_ci(vals)
+        if len(vals) > 1 and stats.near_constant(vals):
+            lo = hi = math.nan
     if bounds is not None and not math.isnan(lo):
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     se = float(np.std(vals, ddof=1)) / math.sqrt(len(vals)) if len(vals) > 1 and not math.isnan(lo) else None

@@ -48,6 +48,56 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
+def bounded_mean_ci(values, lower: float, upper: float, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of a measure with known bounds and an interval that keeps its coverage at
+    few runs: ``(mean, low, high)``.
+
+    The interval is the hull of the Student-t interval (:func:`mean_ci`) and a score
+    interval that assumes the largest variance a variable in ``[lower, upper]`` with that
+    mean can have (``(mu - lower)(upper - mu)``: the Wilson form of :func:`wilson_ci` on
+    the rescaled mean), clipped to the bounds. The t interval alone undercovers on
+    bounded, skewed measures with mass at a bound (SovSim survival times that pile up at
+    the last round: 89-93% at 3-30 simulations); the hull covered at least 98.7% of
+    simulated datasets at 2-30 runs for every shape tried (uniform, 60-85% at the
+    ceiling, 70% at the floor, a narrow bell, five beta shapes), at the price of width
+    (``benchmarks/bench_coverage.py``, rows "bounded"). It is given for constant
+    samples too (the score part needs no spread), and never from one value.
+
+    Args:
+        values: one value per run (``nan`` dropped), each in ``[lower, upper]``.
+        lower, upper: the measure's bounds (``lower < upper``).
+
+    Raises:
+        ValueError: ``lower >= upper``, a value outside the bounds (naming it), or
+            ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"bounded_mean_ci: level must lie in (0, 1), got {level!r}")
+    if not lower < upper:
+        raise ValueError(f"bounded_mean_ci: lower={lower!r} must be below upper={upper!r}")
+    x = _clean(values)
+    eps = 1e-9 * (upper - lower)
+    if len(x) and (x.min() < lower - eps or x.max() > upper + eps):
+        bad = float(x[(x < lower - eps) | (x > upper + eps)][0])
+        raise ValueError(f"bounded_mean_ci: value {bad!r} outside [{lower}, {upper}]")
+    n = len(x)
+    if n == 0:
+        return NAN, NAN, NAN
+    m, tlo, thi = mean_ci(x, level)
+    if n == 1:
+        return m, NAN, NAN
+    y = min(1.0, max(0.0, (m - lower) / (upper - lower)))
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (y + z2 / (2 * n)) / denom
+    half = z * math.sqrt(y * (1 - y) / n + z2 / (4 * n * n)) / denom
+    slo, shi = lower + (upper - lower) * (center - half), lower + (upper - lower) * (center + half)
+    lo = slo if math.isnan(tlo) else min(tlo, slo)
+    hi = shi if math.isnan(thi) else max(thi, shi)
+    return m, max(lower, lo), min(upper, hi)
+
+
 def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: float = 0.95) -> pl.DataFrame:
     """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
     ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
@@ -296,8 +346,10 @@ def cluster_mean_ci(
     with 2-10 runs (``benchmarks/bench_coverage.py``). Each cluster's mean is
     ``sum(w * value) / sum(w)`` over its rows (``weight`` defaults to 1); rows with a
     null or ``nan`` value are dropped. ``bounds``: the measure's range (``(0, 1)`` for a
-    rate, ``(0, n_workers)`` for a count); the interval is clipped to it (the true value
-    lies in it, so clipping never loses coverage).
+    rate, ``(0, n_workers)`` for a count). With both bounds finite the interval is
+    :func:`bounded_mean_ci` over the run means (the t interval alone undercovers when
+    run means pile up at a bound, e.g. shares of 0 in most runs: 80-89% at 2-30 runs);
+    with an open bound, the t interval clipped to the range.
 
     Undefined parts are ``nan``: no row gives ``(nan, nan, nan)``; one cluster, or
     cluster means that are all equal (no spread to estimate an error from: a
@@ -314,6 +366,8 @@ def cluster_mean_ci(
     means = cluster_means(df, cluster=cluster, value=value, weight=weight)
     if means.size == 0:
         return NAN, NAN, NAN
+    if bounds is not None and math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]:
+        return bounded_mean_ci(means, bounds[0], bounds[1], level)  # both bounds known: holds at few runs
     m = float(means.mean())
     k = len(means)
     if k < 2 or np.ptp(means) <= 1e-12 * max(1.0, abs(m)):
