@@ -11,6 +11,7 @@ import typer
 
 from . import TableFormat, run_app, table_app
 from ._executor import executor_parameters, pop_executor, run_on_ray
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 from ._options import (
     _option,
     common_parameters,
@@ -44,12 +45,16 @@ def run_economy_cmd(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed", "ablation"), expand_values={
             "ablation": {"all": ["none", "no-auction", "no-exploration", "no-exploitation"]}})
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("economy", configs, dry_run, check):
+        return
     try:  # the task file and the model/policy, before anything is written
         _Tasks(configs[0], None)
         make_policy(configs[0])
@@ -69,6 +74,10 @@ def run_economy_cmd(**kwargs) -> None:
         for d in run_dirs:
             typer.echo(f"{d}")
     for cfg in configs if executor == "local" else []:
+        if sweep_spent(out, max_cost):
+            typer.echo(f"cost cap: the sweep's ${max_cost:g} is spent; {cfg.run_id} and later runs not started",
+                       err=True)
+            raise typer.Exit(1)
         try:
             run_dirs.append(run_economy(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
@@ -87,6 +96,7 @@ def _run_params():
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed episode")]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 

@@ -10,6 +10,7 @@ import typer
 
 from . import TableFormat, run_app, table_app
 from ._executor import executor_parameters, pop_executor, run_on_ray
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 from ._options import (
     _option,
     common_parameters,
@@ -50,11 +51,15 @@ def run_scarce_cmd(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed",))
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("scarce", configs, dry_run, check):
+        return
     paths = []
     if executor == "ray":
         outcomes = run_on_ray("scarce", configs, out, resume=resume, address=address)
@@ -67,10 +72,18 @@ def run_scarce_cmd(**kwargs) -> None:
         for p in paths:
             typer.echo(f"run -> {p}")
     for cfg in configs if executor == "local" else []:
+        if sweep_spent(out, max_cost):
+            typer.echo(f"cost cap: the sweep's ${max_cost:g} is spent; {cfg.run_id} and later runs not started",
+                       err=True)
+            raise typer.Exit(1)
         try:
             paths.append(run_scarce(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
             typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - a failed run: one line, as SovSim prints (issue 28)
+            typer.echo(f"failed: {cfg.run_id}: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ''}", err=True)
+            typer.echo(f"  (the run folder {Path(out) / cfg.run_id} keeps its calls; --resume continues it)", err=True)
             raise typer.Exit(1) from None
         typer.echo(f"run -> {paths[-1]}")
     from ..data.tables.scarce import submissions_table
@@ -91,6 +104,7 @@ def _run_params():
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed contention")]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 

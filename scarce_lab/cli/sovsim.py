@@ -11,6 +11,7 @@ import typer
 
 from . import TableFormat, run_app, table_app
 from ._executor import executor_parameters, pop_executor, run_on_ray
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 from ._options import (
     _option,
     common_parameters,
@@ -52,6 +53,7 @@ def run_sovsim(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     simulations = kwargs.pop("simulations")
     processes = kwargs.pop("processes")
     if processes > 1 and executor != "local":
@@ -66,6 +68,9 @@ def run_sovsim(**kwargs) -> None:
     except ConfigError as exc:
         raise fail(exc) from None
     _check_models({c.model for c in configs})
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("sovsim", configs, dry_run, check):
+        return
     if executor == "ray":
         results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
     elif processes > 1:
@@ -122,6 +127,7 @@ def _run_params():
                 "limits are split between them): for sweeps whose model calls are fast enough that "
                 "one process's CPU is the limit"))]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 
