@@ -29,7 +29,6 @@ from pydantic import BaseModel
 
 from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override, set_dotted
 
-
 #: Settings without a generated option: the per-run dollar cap is ``-S llm.max_cost_usd=``
 #: (``--max-cost-usd`` is the sweep's cap, :mod:`scarce_lab.cli._spend`), and the sweep's
 #: cap and ledger are set by that option.

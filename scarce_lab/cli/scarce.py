@@ -10,7 +10,6 @@ import typer
 
 from . import TableFormat, run_app, table_app
 from ._executor import executor_parameters, pop_executor, run_on_ray
-from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 from ._options import (
     _option,
     common_parameters,
@@ -20,6 +19,7 @@ from ._options import (
     parse_kwargs,
     with_signature,
 )
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 
 DEFAULT_OUT = Path("data/scarce")
 

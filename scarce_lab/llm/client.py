@@ -56,14 +56,20 @@ from . import outcomes as oc
 from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
 from .concurrency import ConcurrencyLimit
-from .costs import COST_CAP, ModelPrice, call_cost, ledger_at, price_of, worst_case_usd
 from .context import ContextWindowError, check_context, output_room
+from .costs import COST_CAP, ModelPrice, call_cost, ledger_at, price_of, worst_case_usd
 from .models import is_embedded, scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .params import WireCapture, planned_params, wire_params
 from .parsing import parse_reply
 from .ratelimit import RateLimit, RateLimiter, shared_limiter
-from .structured import MODE_MEMORY, REFUSED_PREFIX, StructuredOutput, prompt_instruction, request_for
+from .structured import (
+    MODE_MEMORY,
+    REFUSED_PREFIX,
+    StructuredOutput,
+    prompt_instruction,
+    request_for,
+)
 from .transport import call_with_retries
 from .transport import load_litellm as load_litellm  # re-exported: callers import it here
 
@@ -75,7 +81,7 @@ TRUNCATION_RETRY_FACTOR = 2
 TRUNCATION_RETRY_CAP = 4096
 
 #: Extra litellm arguments that litellm maps per provider like the client's own.
-_MAPPED_EXTRA = frozenset({"top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "n", "user",
+_MAPPED_EXTRA = frozenset({"top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "n",
                            "logprobs", "top_logprobs", "parallel_tool_calls"})
 
 _REPAIR_TEMPLATE = (Path(__file__).parent / "prompts" / "repair.txt").read_text()
@@ -337,8 +343,9 @@ class LLMClient(LanguageModel):
         (:mod:`scarce_lab.llm.params`: the request body litellm built where it built
         one, else its mapping of the call), plus ``api_base``; settings it dropped
         are in ``dropped_params``. The cache is keyed on the mapped parameters.
-        With ``tools``, ``tool_choice`` defaults to ``"required"`` (a text answer to a
-        tool request is the outcome ``text_for_tool``, never an action).
+        With ``tools``, ``tool_choice`` defaults to ``"required"`` (``"auto"`` at an
+        ``api_base``: llama.cpp's server refuses ``"required"``); a text answer to a
+        tool request is the outcome ``text_for_tool``, never a usable answer.
 
         Units: ``max_tokens`` tokens; latency in the record in seconds; cost in USD.
         ``decision_id`` groups the calls of one decision (a new id if ``None``);
@@ -356,10 +363,12 @@ class LLMClient(LanguageModel):
             params["reasoning_effort"] = effort
         if response_format is not None:
             params["response_format"] = response_format
+        api_base = litellm_kwargs.pop("api_base", None) or s.api_base
         if tools:
             params["tools"] = tools
-            params["tool_choice"] = "required" if tool_choice is None else tool_choice
-        api_base = litellm_kwargs.pop("api_base", None) or s.api_base
+            # "required" where the provider takes it; llama.cpp's server takes only "auto"
+            # or a named function (HTTP 500 with an empty message for "required")
+            params["tool_choice"] = tool_choice if tool_choice is not None else ("auto" if api_base else "required")
         embedded = is_embedded(model)
         if s.repeat_penalty is not None and (embedded or api_base):
             # a server's own default (llama.cpp: 1.1) would change the answers silently
@@ -543,7 +552,7 @@ def _result(record: LLMCallRecord, parts: ResponseParts, *, tools: bool = False)
     record.tool_calls = parts.tool_calls
     record.finish_reason = parts.finish_reason
     record.outcome, error = classify(parts)
-    if tools and record.outcome == oc.OK:
+    if tools and record.outcome in (oc.OK, oc.EMPTY) and not parts.tool_calls:
         record.outcome = oc.TEXT_FOR_TOOL
         error = "text answer to a request that required a tool call"
     if error is not None:

@@ -33,7 +33,7 @@ _NOT_PARAMS = frozenset({"messages", "model", "stream", "stream_options"})
 #: OpenAI-style arguments that litellm maps per provider (``get_optional_params``).
 MAPPED = (
     "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens", "presence_penalty",
-    "frequency_penalty", "logit_bias", "user", "response_format", "seed", "tools", "tool_choice",
+    "frequency_penalty", "logit_bias", "response_format", "seed", "tools", "tool_choice",
     "logprobs", "top_logprobs", "parallel_tool_calls", "reasoning_effort",
 )
 #: Renames litellm may apply: a requested key is not "dropped" when its new name is sent.
@@ -73,7 +73,6 @@ def planned_params(model: str, params: dict[str, Any]) -> tuple[dict[str, Any], 
     models litellm cannot route, ``sent`` is ``params`` and nothing is dropped.
     """
     from .models import is_embedded
-    from .transport import load_litellm
 
     plain = {k: v for k, v in params.items() if v is not None}
     routed = None if is_embedded(model) else _provider(model)

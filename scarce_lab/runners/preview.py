@@ -117,9 +117,8 @@ def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
         try:
             if environment == "sovsim":
-                from .sovsim import arun_game
-
                 from .._sync import run_sync
+                from .sovsim import arun_game
 
                 run_sync(arun_game(cfg, Path(tmp), client=client))
             elif environment == "scarce":

@@ -250,7 +250,9 @@ class LLMSolver(Solver):
         model: litellm model string.
         client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
         seed: run seed; per-call seeds are derived from it.
-        native_tools: force native tool calling on/off; ``None`` asks litellm.
+        native_tools: force native tool calling on/off; ``None``: on when litellm says the
+            model calls tools or the client's ``llm.structured_output`` is ``tools``
+            (a local server litellm does not know).
         prompt_tokens: token budget of the prompt; the task's documentation is cut to
             fit it and the model's context window (the prompt states how much is
             shown). Default: :data:`EMBEDDED_PROMPT_TOKENS` for ``embedded/`` models,
@@ -270,7 +272,10 @@ class LLMSolver(Solver):
         self.client = client
         self.seed = seed
         self.reasoning_effort = reasoning_effort
-        self.native_tools = supports_tools(model) if native_tools is None else native_tools
+        if native_tools is None:  # litellm knows the model calls tools, or the client is told to use tools
+            native_tools = supports_tools(model) or getattr(getattr(client, "settings", None),
+                                                            "structured_output", None) == "tools"
+        self.native_tools = native_tools
         self.run_id = run_id
         self.compact = is_embedded(model)
         self.prompt_tokens = prompt_tokens if prompt_tokens is not None else (
