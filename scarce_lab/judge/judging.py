@@ -12,10 +12,11 @@ are ratings; every other status is a **missing rating** and never votes:
   ``invalid_labels`` while its valid labels count.
 - ``invalid_label``: the answer validated but every label it gave is unknown (no valid
   label is left to count, and "no category" is not what the judge said).
-- ``unsupported_evidence``: every valid label's cited evidence is absent from the
+- ``unsupported_evidence``: every valid label cites evidence that is absent from the
   utterance (the unit's public reasoning and private messages; issue 28: a judge
-  quoted the prompt's placeholder). A label whose evidence is absent is rejected
-  (listed in ``rejected_labels``) also when others stand.
+  quoted the prompt's placeholder). A label whose cited evidence is absent is rejected
+  (listed in ``rejected_labels``) also when others stand; a label that cites nothing
+  is kept (``evidence_found`` is false for it).
 - ``invalid`` (not the schema: no ``labels``, ``{}``, bad JSON), ``ambiguous``
   (several different valid answers in the text and none final, e.g. a quoted verdict
   before the real one), ``truncated`` (cut off at ``max_tokens``), ``refusal``,
@@ -282,7 +283,8 @@ async def judge_unit(
     items = out.decision.valid_items() if valid else []
     invalid = out.decision.invalid_labels() if valid else []
     evidence = {it.label: it.evidence for it in items}
-    rejected = [lab for lab, q in evidence.items() if not evidence_in_utterance(q, unit)]
+    rejected = [lab for lab, q in evidence.items() if _WORD.search(q or "") and not evidence_in_utterance(q, unit)]
+    evidence = {lab: q for lab, q in evidence.items() if lab not in rejected}
     j = Judgement(
         unit_id=unit.unit_id,
         run_id=unit.run_id,
@@ -293,7 +295,7 @@ async def judge_unit(
         model=judge.model,
         status=("unsupported_evidence" if valid and items and len(rejected) == len(items)
                 else _status(out, outcomes, valid, len(items), len(invalid))),
-        labels=[lab for lab in evidence if lab not in rejected],
+        labels=list(evidence),
         invalid_labels=[lab[:MAX_INVALID_LABEL_CHARS] for lab in invalid],
         rejected_labels=rejected,
         evidence=evidence,

@@ -22,8 +22,9 @@ received (``bodies``).
 
 **Refusals of a form** (``refuse``): requests whose ``response_format`` type (or
 ``tools``) is listed get HTTP 500 naming it, as llama-cpp-python's server refuses
-``json_schema``. ``json_object`` requests are answered under their ``schema``; tool
-requests with a call of the first tool.
+``json_schema``. ``json_object`` requests are answered under their ``schema``, tool
+requests with a call of the first tool, requests without either under the schema a
+``prompt``-mode instruction states.
 
 The server runs in a child Python process started with ``python -m`` (so it never
 competes with the measured client for the GIL, and callers need no
@@ -75,6 +76,19 @@ def instance_for_schema(schema: dict[str, Any], key: int = 0, defs: dict | None 
         return float(schema.get("minimum", 0))
     if t == "boolean":
         return False
+    return None
+
+
+def _prompt_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema a ``prompt``-mode instruction states (scarce_lab.llm.structured), if any."""
+    marker = "follows this JSON schema: "
+    for m in reversed(body.get("messages") or []):
+        text = m.get("content") if isinstance(m.get("content"), str) else ""
+        if marker in text:
+            try:
+                return json.loads(text.split(marker, 1)[1])
+            except ValueError:
+                return None
     return None
 
 
@@ -192,7 +206,8 @@ class FakeOpenAIServer:
         finally:
             self.in_flight -= 1
         rf = body.get("response_format") or {}
-        schema = (rf.get("json_schema") or {}).get("schema") or rf.get("schema") or {"type": "object", "properties": {}}
+        schema = (rf.get("json_schema") or {}).get("schema") or rf.get("schema") or _prompt_schema(body) \
+            or {"type": "object", "properties": {}}
         digest = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()
         message: dict[str, Any] = {"role": "assistant", "content": None}
         finish = "stop"
