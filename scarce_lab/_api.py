@@ -109,10 +109,14 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     raise ValueError(f"unknown environment {env!r}")
 
 
-def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
+def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **options: Any) -> Any:
     """Run one configuration (a config object of :mod:`scarce_lab.config`) and return
     its run folders. ``options`` go to the environment's runner (``resume=True`` to
     continue an unfinished run, ``client=`` to share an LLM client).
+
+    ``dry_run=True`` runs nothing and returns the plan instead
+    (:class:`scarce_lab.runners.preview.Preview`: runs, model calls, prompt tokens of
+    the first step, cost range per model; ``print(format_preview(plan))`` shows it).
 
     Example::
 
@@ -126,6 +130,14 @@ def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
     from .config import EconomyRunConfig, ScarceConfig, SovSimConfig
 
     out = Path(out)
+    if dry_run:
+        from .runners.preview import preview
+
+        envs = {SovSimConfig: "sovsim", EconomyRunConfig: "economy", ScarceConfig: "scarce"}
+        if type(config) not in envs:
+            raise TypeError(f"sl.run needs a SovSimConfig, ScarceConfig or EconomyRunConfig, got "
+                            f"{type(config).__name__}")
+        return preview(envs[type(config)], [config])
     if isinstance(config, SovSimConfig):
         from .runners.sovsim import run_sweep
 

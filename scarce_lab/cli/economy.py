@@ -156,9 +156,13 @@ def _markdown(df) -> str:
 
 
 def _warn_call_errors(run_dirs) -> None:
-    """One stderr line when model calls failed (e.g. a misspelt model name)."""
+    """One stderr line when model calls failed (e.g. a misspelt model name); exit 1
+    when every call failed."""
     from ..data.loaders import call_errors
 
     n, bad, first = call_errors(run_dirs)
+    if n and bad == n:  # issue 28: a command whose every model call failed fails
+        typer.echo(f"error: all {n} model calls failed (first: {first})", err=True)
+        raise typer.Exit(code=1)
     if bad:
         typer.echo(f"warning: {bad} of {n} model calls failed and fell back (first: {first})", err=True)
