@@ -246,6 +246,15 @@ def _read_chunk(
         return None
 
 
+#: The oldest version whose events are read as they are (version 3 changed no event).
+FAST_MIN_VERSION = 2
+
+
 def current_version() -> int:
     """The format version the fast path reads (older files go line by line, migrated)."""
     return SCHEMA_VERSION
+
+
+def fast_readable(version: int) -> bool:
+    """True for the versions whose event lines the fast path reads unchanged."""
+    return FAST_MIN_VERSION <= version <= SCHEMA_VERSION

@@ -430,7 +430,7 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     slow: set[int] = set(range(len(dirs)))
     by_env: dict[str, list[tuple[int, Path, str]]] = defaultdict(list)
     for pos, (rd, m) in enumerate(zip(dirs, manifests, strict=True)):
-        if m.status == RunStatus.complete and _file_version(rd) == fastread.current_version():
+        if m.status == RunStatus.complete and fastread.fast_readable(_file_version(rd)):
             by_env[m.environment].append((pos, rd, m.run_id))
     for env, runs in by_env.items():
         schemas = {k: model_schema(mdl, exclude=("kind",)) for k, mdl in fastread.fast_kinds(env).items()}

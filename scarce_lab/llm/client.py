@@ -3,9 +3,9 @@
 ``LLMClient.adecide`` asks a model for a decision that must validate against a
 pydantic model:
 
-1. the request carries the model's JSON schema as ``response_format`` (schema-
-   constrained decoding where the backend supports it; ``litellm.drop_params`` drops it
-   where it does not, and the prompt should describe the JSON anyway);
+1. the request carries the model's JSON schema in the form ``llm.structured_output``
+   names (``json_schema``, ``json_object``, ``tools`` or ``prompt``; ``auto`` adapts
+   per server, :mod:`scarce_lab.llm.structured`), and each call records its form;
 2. the answer gets an outcome (:mod:`scarce_lab.llm.outcomes`) and, when it is text
    or a tool call, is parsed and validated (:mod:`scarce_lab.llm.parsing`, under the
    coercion policy of :mod:`scarce_lab.llm.decisions`);
@@ -32,10 +32,18 @@ limits, server errors, timeouts, connection errors) are retried with backoff bef
 call is given up as ``transport_error``. Before a call is sent, the prompt's tokens are
 counted against the context window (:mod:`scarce_lab.llm.context`).
 
-The response cache key and the recorded ``params`` hold every parameter that can
-change the answer (:func:`scarce_lab.llm.cache.answer_params`).
+The recorded ``params`` are what litellm sent after its own mapping, and the response
+cache key holds every mapped parameter that can change the answer
+(:mod:`scarce_lab.llm.params`, :func:`scarce_lab.llm.cache.answer_params`). Dollar caps
+(``llm.max_cost_usd``, ``llm.sweep_max_cost_usd``) are checked before each call
+(:mod:`scarce_lab.llm.costs`).
 
 API keys are read by litellm from the environment and never recorded.
+
+Size: one module holds the decision protocol (structured form, repair, resend,
+fallback, missing decision) and the single call path every agent goes through (mapping,
+cache, context check, dollar caps, transport, record); the rules they apply live in
+:mod:`.params`, :mod:`.structured`, :mod:`.costs`, :mod:`.outcomes` and :mod:`.parsing`.
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
 from .concurrency import ConcurrencyLimit
 from .context import ContextWindowError, check_context, output_room
-from .costs import COST_CAP, ModelPrice, call_cost, ledger_at, price_of, worst_case_usd
+from .costs import ModelPrice, call_cost, price_of, reserve_call, settle_call
 from .models import is_embedded, scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .params import WireCapture, planned_params, wire_params
@@ -422,7 +430,7 @@ class LLMClient(LanguageModel):
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
         price = price_of(model, api_base, s.prices)
-        reservation = self._reserve(model, messages, params["max_tokens"], price, ctx)
+        reservation = reserve_call(s, model, messages, params["max_tokens"], price, ctx.run_id)
         if isinstance(reservation, str):  # the cap refuses the call: nothing is sent
             record.outcome, record.error = oc.COST_CAP, reservation
             return CompletionResult(None, None, record, error=reservation)
@@ -441,7 +449,7 @@ class LLMClient(LanguageModel):
             record.params = answer_params({**wire_params(wire.body), **({"api_base": api_base} if api_base else {})},
                                           {})
         if error is not None:
-            self._settle(reservation, 0.0)
+            settle_call(reservation, 0.0)
             record.error = error
             record.outcome = oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else oc.TRANSPORT_ERROR
             return CompletionResult(None, None, record, error=error)
@@ -450,7 +458,7 @@ class LLMClient(LanguageModel):
         record.prompt_tokens = _int_or_none(oc._get(usage, "prompt_tokens"))
         record.completion_tokens = _int_or_none(oc._get(usage, "completion_tokens"))
         record.cost_usd = _cost(response, model, api_base, s.prices, record)
-        self._settle(reservation, record.cost_usd)
+        settle_call(reservation, record.cost_usd)
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -469,44 +477,6 @@ class LLMClient(LanguageModel):
             )
         return _result(record, parts, tools=bool(tools))
 
-    # -- dollar caps ----------------------------------------------------------------
-    def _caps(self, ctx: CallContext) -> dict[str, float]:
-        s = self.settings
-        caps = {}
-        if s.max_cost_usd is not None:
-            caps[f"run:{ctx.run_id}"] = s.max_cost_usd
-        if s.sweep_max_cost_usd is not None:
-            caps["sweep"] = s.sweep_max_cost_usd
-        return caps
-
-    def _reserve(self, model, messages, max_tokens, price, ctx) -> tuple[Any, str] | str | None:
-        """Reserve the call's worst case under its caps: ``None`` (no cap),
-        ``(ledger, reservation id)``, or the refusal text (``cost cap: ...``)."""
-        caps = self._caps(ctx)
-        if not caps:
-            return None
-        if price is None:
-            return (f"{COST_CAP}: model {model!r} has no known price and a cap is set; "
-                    f"give one in llm.prices")
-        from .context import count_prompt_tokens
-
-        counted = count_prompt_tokens(model, messages, None if is_embedded(model) else load_litellm())
-        if counted is None:
-            from .ratelimit import estimate_tokens
-
-            counted = estimate_tokens(messages, 0)
-        worst = worst_case_usd(price, counted, max_tokens)
-        ledger = ledger_at(self.settings.spend_ledger)
-        rid, why = ledger.reserve(caps, worst)
-        if rid is None:
-            return why
-        return ledger, rid
-
-    @staticmethod
-    def _settle(reservation, usd: float | None) -> None:
-        if isinstance(reservation, tuple):
-            ledger, rid = reservation
-            ledger.settle(rid, usd)
     # -- internals ----------------------------------------------------------------
     async def _call_with_retries(self, model, messages, params, extra):
         """One completion with rate limiting and transport retries: see

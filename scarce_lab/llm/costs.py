@@ -184,3 +184,40 @@ def ledger_at(path: Path | None) -> SpendLedger:
         if key not in _LEDGERS:
             _LEDGERS[key] = SpendLedger(Path(key) if key else None)
         return _LEDGERS[key]
+
+
+def reserve_call(settings: Any, model: str, messages: list[dict[str, Any]], max_tokens: int,
+                 price: tuple[float, float] | None, run_id: str | None) -> tuple[SpendLedger, str] | str | None:
+    """Reserve one call's worst case under the caps of ``settings``
+    (``max_cost_usd`` as scope ``run:<run_id>``, ``sweep_max_cost_usd`` as ``sweep``, in
+    the ledger at ``spend_ledger``): ``None`` when no cap is set, ``(ledger,
+    reservation id)`` when it fits, else the refusal text (``cost cap: ...``; a model
+    without a price under a cap is refused too). Prompt tokens are counted with the
+    model's tokenizer (litellm's counter; the embedded model's own), else estimated."""
+    caps = {}
+    if settings.max_cost_usd is not None:
+        caps[f"run:{run_id}"] = settings.max_cost_usd
+    if settings.sweep_max_cost_usd is not None:
+        caps["sweep"] = settings.sweep_max_cost_usd
+    if not caps:
+        return None
+    if price is None:
+        return f"{COST_CAP}: model {model!r} has no known price and a cap is set; give one in llm.prices"
+    from .context import count_prompt_tokens
+    from .models import is_embedded
+    from .ratelimit import estimate_tokens
+    from .transport import load_litellm
+
+    counted = count_prompt_tokens(model, messages, None if is_embedded(model) else load_litellm())
+    if counted is None:
+        counted = estimate_tokens(messages, 0)
+    ledger = ledger_at(settings.spend_ledger)
+    rid, why = ledger.reserve(caps, worst_case_usd(price, counted, max_tokens))
+    return why if rid is None else (ledger, rid)
+
+
+def settle_call(reservation: Any, usd: float | None) -> None:
+    """Replace a :func:`reserve_call` reservation by the call's actual cost."""
+    if isinstance(reservation, tuple):
+        ledger, rid = reservation
+        ledger.settle(rid, usd)

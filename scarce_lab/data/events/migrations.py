@@ -17,6 +17,14 @@ Version history:
   SCARCE's private-message ``round`` became ``private_round`` (no payload field shares
   a name with an envelope field: Economy births and deaths carry the agent in the
   envelope only).
+- **3** (issues 21 and 28): LLM call records gained ``dropped_params`` (settings asked
+  for that litellm did not send) and ``structured_output`` (the form the schema was sent
+  in); ``params`` hold what litellm sent after its mapping; new outcomes
+  ``request_refused``, ``cost_cap`` and ``text_for_tool``; the manifest's ``llm`` config
+  gained ``structured_output``, ``repeat_penalty``, ``allow_ignored_settings`` and the
+  dollar-cap settings, and ``notes.structured_output``. Events are unchanged: a
+  version-2 event is read as it is; version-2 call records read the new fields as
+  unknown (``None``).
 """
 
 from __future__ import annotations
@@ -63,7 +71,7 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
         KeyError / TypeError / ValueError: the old event lacks what its kind needs (the
             caller reports the file and line).
     """
-    if version >= SCHEMA_VERSION:
+    if version >= 2:  # 2 -> 3 changed no event
         return obj
     out = dict(obj)
     payload = dict(out.get("payload") or {})
