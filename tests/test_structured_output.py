@@ -78,3 +78,18 @@ def test_form_refusal_classification():
     assert not is_form_refusal(Err("rate limit on response_format", 429))
     assert capped_schema({"type": "string", "maxLength": 300}) == {"type": "string"}
     assert capped_schema({"type": "string", "maxLength": 30}) == {"type": "string", "maxLength": 30}
+
+
+def test_a_form_litellm_would_drop_is_not_sent_and_auto_moves_on():
+    # litellm drops response_format and tools for replicate models: auto does not send a
+    # request it knows would be unconstrained; it ends at prompt, and says so
+    c = LLMClient(LLMSettings(cache=False, max_retries=0))
+    out = c.decide(model="replicate/meta/llama-2-70b-chat", messages=M, schema=D, fallback=D(x=0), seed=1,
+                   mock_response='{"x": 4}')
+    modes = [(r.outcome, r.structured_output) for r in out.calls]
+    assert modes[-1] == ("ok", "prompt") and out.decision == D(x=4)
+    refused = [r for r in out.calls if r.outcome == "request_refused"]
+    assert refused and all("nothing was sent" in r.error for r in refused)
+    fixed = LLMClient(LLMSettings(cache=False, structured_output="json_schema")).decide(
+        model="replicate/meta/llama-2-70b-chat", messages=M, schema=D, fallback=D(x=0), seed=1, mock_response='{"x": 4}')
+    assert fixed.missing and fixed.calls[0].outcome == "request_refused"

@@ -405,6 +405,13 @@ class LLMClient(LanguageModel):
             attempt=attempt,
             decision_id=decision_id or call_id,
         )
+        form = {"json_schema": "response_format", "json_object": "response_format", "tools": "tools"}.get(
+            structured_output or "")
+        if form is not None and form in dropped:  # never unconstrained text without the record saying so
+            record.outcome = oc.REQUEST_REFUSED
+            record.error = (f"{REFUSED_PREFIX}: litellm does not send {form} to {model!r} (the provider takes "
+                            f"no {structured_output}); nothing was sent")
+            return CompletionResult(None, None, record, error=record.error)
         key = cache_key(model, messages, key_params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:

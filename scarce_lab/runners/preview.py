@@ -17,8 +17,11 @@ high end is twice the decisions):
 
 Tokens: the prompts the agents actually build for the first step, captured by
 running the first step with a client that records the request and sends nothing
-(:class:`_Capture`); each later call is assumed to be that size (SCARCE's solver
-prompt grows with the transcript: the estimate is a floor for it). Cost: low =
+(:class:`_Capture`), counted with litellm's counter for the model name (a local
+server's own tokenizer may count more: SmolLM2 behind llama.cpp's server counted 353
+where the preview said 283); each later call is assumed to be that size (prompts that
+carry history grow: SovSim's round-2 prompts were 395; SCARCE's solver prompt grows
+with the transcript), so the token figure is a floor. Cost: low =
 calls x prompt tokens at the input price; high = twice the calls x (prompt +
 ``max_tokens``) at the model's prices (:func:`scarce_lab.llm.costs.price_of`).
 """
@@ -172,6 +175,11 @@ def preview(environment: str, configs: list[Any]) -> Preview:
                 plan.purpose = req["purpose"]
             elif plan.max_tokens == 0:
                 plan.max_tokens = int(cfg.llm.max_tokens or 256)
+    probing = sorted({(m, c.llm.api_base) for c in configs for m in c.llm_models()
+                      if c.llm.structured_output == "auto" and c.llm.api_base and not m.startswith("embedded/")})
+    for m, base in probing:
+        out.notes.append(f"{m} at {base}: structured output 'auto' may add refused first requests (at most 3 "
+                         "forms, once per call in flight before the first refusal comes back; not charged)")
     if environment == "scarce":
         out.notes.append("SCARCE: negotiator calls are per contention (their number depends on the play); "
                          "the solver's prompt grows with its transcript, so its token figure is a floor")
