@@ -116,3 +116,17 @@ def test_the_cli_sweep_cap_stops_starting_runs(tmp_path):
         spent = SpendLedger(tmp_path / "out" / ".spend.sqlite").spent("sweep")
         assert spent <= 1.5
         assert len(srv.stats()["bodies"]) * 0.12 == pytest.approx(spent)
+
+
+def test_a_known_model_name_at_a_local_server_is_not_priced_as_that_model(tmp_path):
+    import asyncio
+
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    with FakeOpenAIServer(latency_s=0.0) as srv:
+        c = LLMClient(LLMSettings(api_base=srv.url, cache=False, max_retries=0))
+        res = asyncio.run(c.acomplete("openai/gpt-4o-mini", [{"role": "user", "content": "q"}], seed=1))
+        assert res.record.outcome == "ok" and res.record.cost_usd == 0.0  # a local endpoint is free
+        priced = LLMClient(LLMSettings(api_base=srv.url, cache=False, prices={"openai/gpt-4o-mini": PRICE}))
+        res = asyncio.run(priced.acomplete("openai/gpt-4o-mini", [{"role": "user", "content": "q"}], seed=1))
+        assert res.record.cost_usd == pytest.approx(0.12)  # 100 + 20 tokens at llm.prices

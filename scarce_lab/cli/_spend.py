@@ -63,7 +63,7 @@ def apply_sweep_cap(configs: list[Any], out: Path, cap: float | None) -> list[An
         if cap is None and cfg.llm.max_cost_usd is None:
             done.append(cfg)
             continue
-        update = {"spend_ledger": out / LEDGER}
+        update = {"spend_ledger": out.resolve() / LEDGER}  # absolute: Ray tasks and processes share it
         if cap is not None:
             update["sweep_max_cost_usd"] = cap
         try:
