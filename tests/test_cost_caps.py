@@ -106,16 +106,25 @@ def test_the_cli_sweep_cap_stops_starting_runs(tmp_path):
     from scarce_lab.cli import app
 
     with FakeOpenAIServer(latency_s=0.0) as srv:
-        args = ["run", "sovsim", "-m", "openai/priced", "--api-base", srv.url, "-c", "cpr", "-n", "3",
+        args = ["run", "sovsim", "-m", "openai/priced", "--api-base", srv.url, "-c", "cpr", "-n", "6", "-k", "1",
                 "--no-progress", "-o", str(tmp_path / "out"), "--max-cost-usd", "1.5", "-S", "game.rounds=2",
                 "-S", "llm.cache=false", "-S", 'llm.prices={"openai/priced": {"input_per_mtok": 1000, '
                 '"output_per_mtok": 1000}}']
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 1, r.output
         assert "cost cap" in r.output
+        # 4 games in flight (4 x --concurrency) spend the cap; the later ones never start
+        assert "not_started" in r.output and "run not started" in r.output
+        started = [p for p in (tmp_path / "out").iterdir() if (p / "manifest.json").exists()]
+        assert 1 <= len(started) < 6
         spent = SpendLedger(tmp_path / "out" / ".spend.sqlite").spent("sweep")
         assert spent <= 1.5
         assert len(srv.stats()["bodies"]) * 0.12 == pytest.approx(spent)
+        # resumed with a larger cap, every game runs to the end
+        args[args.index("1.5")] = "100"
+        r = CliRunner().invoke(app, [*args, "--resume"])
+        assert r.exit_code == 0, r.output
+        assert "complete 6" in r.output
 
 
 def test_a_known_model_name_at_a_local_server_is_not_priced_as_that_model(tmp_path):

@@ -79,7 +79,8 @@ def sweep_spent(out: Path, cap: float | None) -> bool:
         return False
     from ..llm.costs import ledger_at
 
-    return ledger_at(Path(out) / LEDGER).spent("sweep") >= cap
+    ledger = ledger_at(Path(out).resolve() / LEDGER)
+    return ledger.spent("sweep") >= cap or ledger.refused("sweep", cap)
 
 
 def preview_or_check(environment: str, configs: list[Any], dry_run: bool, check: bool) -> bool:

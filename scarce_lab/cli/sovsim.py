@@ -88,7 +88,7 @@ def run_sovsim(**kwargs) -> None:
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     typer.echo(f"{len(results)} games -> {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    bad = [r for r in results if r.status in ("failed", "error")]
+    bad = [r for r in results if r.status in ("failed", "error", "not_started")]
     for r in bad:
         typer.echo(f"  {r.status}: {r.run_id}: {r.error}", err=True)
     if bad:

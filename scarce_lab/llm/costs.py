@@ -123,6 +123,7 @@ class SpendLedger:
             if self.path is not None:
                 con.execute("PRAGMA journal_mode=WAL")
             con.execute("CREATE TABLE IF NOT EXISTS spend (scope TEXT, id TEXT, usd REAL, settled INTEGER, t REAL)")
+            con.execute("CREATE TABLE IF NOT EXISTS refused (scope TEXT, usd REAL, t REAL, cap REAL)")
 
     def _connect(self) -> sqlite3.Connection:
         if self._mem is not None:
@@ -135,6 +136,15 @@ class SpendLedger:
             con = self._connect()
             row = con.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?", (scope,)).fetchone()
             return float(row[0])
+
+    def refused(self, scope: str, cap: float) -> bool:
+        """True once a call was refused under ``scope`` with this ``cap`` or a larger
+        one (the cap is reached for calls of that size: a sweep starts no further run;
+        a resume with a larger cap starts again)."""
+        with self._lock:
+            con = self._connect()
+            row = con.execute("SELECT 1 FROM refused WHERE scope = ? AND cap >= ? LIMIT 1", (scope, cap - 1e-12))
+            return row.fetchone() is not None
 
     def reserve(self, caps: dict[str, float], usd: float) -> tuple[str | None, str | None]:
         """Reserve ``usd`` under every scope of ``caps`` (scope -> cap in USD) if it
@@ -150,6 +160,9 @@ class SpendLedger:
                                            (scope,)).fetchone()
                     if spent + usd > cap + 1e-12:
                         con.execute("ROLLBACK")
+                        con.execute("INSERT INTO refused VALUES (?, ?, ?, ?)", (scope, usd, time.time(), cap))
+                        if self._mem is not None:
+                            con.commit()
                         return None, (f"{COST_CAP}: {scope} has spent or reserved ${spent:.6f} of its "
                                       f"${cap:g} cap; this call could cost up to ${usd:.6f}")
                 for scope in caps:
@@ -221,3 +234,16 @@ def settle_call(reservation: Any, usd: float | None) -> None:
     if isinstance(reservation, tuple):
         ledger, rid = reservation
         ledger.settle(rid, usd)
+
+
+def sweep_cap_spent(settings: Any) -> str | None:
+    """Why no further run of the sweep should start (its ``sweep_max_cost_usd`` is
+    spent in the ledger at ``spend_ledger``), or ``None``."""
+    cap = getattr(settings, "sweep_max_cost_usd", None)
+    if cap is None:
+        return None
+    ledger = ledger_at(getattr(settings, "spend_ledger", None))
+    spent = ledger.spent("sweep")
+    if spent >= cap - 1e-12 or ledger.refused("sweep", cap):
+        return f"{COST_CAP}: the sweep's ${cap:g} cap is spent (${spent:.6f}, a call was refused); run not started"
+    return None
