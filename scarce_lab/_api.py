@@ -157,7 +157,7 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     return ablation_table(episodes(data))
 
 
-def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
+def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **options: Any) -> Any:
     """Run one configuration (a config object of :mod:`scarce_lab.config`) and return
     its run folders. ``options`` go to the environment's runner (``resume=True`` to
     continue an unfinished run, ``client=`` to share an LLM client). A relative ``out``
@@ -168,6 +168,10 @@ def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
     environment does not have, an unknown ``embedded/`` model or a provider key missing
     from the environment is refused. After the run, a run whose manifest does not say
     ``complete`` is raised as an error with the manifest's reason.
+
+    ``dry_run=True`` runs nothing and returns the plan instead
+    (:class:`scarce_lab.runners.preview.Preview`: runs, model calls, prompt tokens of
+    the first step, cost range per model; ``print(format_preview(plan))`` shows it).
 
     Example::
 
@@ -190,6 +194,11 @@ def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
     if not isinstance(config, SovSimConfig | EconomyRunConfig | ScarceConfig):
         raise TypeError(f"sl.run needs a SovSimConfig, ScarceConfig or EconomyRunConfig, got {type(config).__name__}")
     out = resolve_path(out)
+    if dry_run:  # the plan only: nothing is checked against keys, nothing runs
+        from .runners.preview import preview
+
+        envs = {SovSimConfig: "sovsim", EconomyRunConfig: "economy", ScarceConfig: "scarce"}
+        return preview(envs[type(config)], [config])
     check_configs([config])
     if isinstance(config, SovSimConfig):
         from .runners.sovsim import run_sweep

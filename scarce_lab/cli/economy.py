@@ -20,6 +20,7 @@ from ._options import (
     parse_kwargs,
     with_signature,
 )
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 
 _ALIASES = {"agents": ("-n",), "episodes": ("-e",), "ablation": ("-a",), "model": ("-m",), "seed": ("-s",)}
 
@@ -47,12 +48,16 @@ def run_economy_cmd(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed", "ablation"), expand_values={
             "ablation": {"all": ["none", "no-auction", "no-exploration", "no-exploitation"]}})
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("economy", configs, dry_run, check):
+        return
     from ..runners.preflight import ModelUnavailableError, check_configs
 
     try:  # the task file and the model/policy (and its key), before anything is written
@@ -76,6 +81,10 @@ def run_economy_cmd(**kwargs) -> None:
         for d in run_dirs:
             typer.echo(f"{d}")
     for cfg in configs if executor == "local" else []:
+        if sweep_spent(out, max_cost):
+            typer.echo(f"cost cap: the sweep's ${max_cost:g} is spent; {cfg.run_id} and later runs not started",
+                       err=True)
+            raise typer.Exit(1)
         try:
             run_dirs.append(run_economy(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
@@ -96,6 +105,7 @@ def _run_params():
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed episode")]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 
@@ -174,10 +184,14 @@ def _markdown(df) -> str:
 
 
 def _warn_call_errors(run_dirs) -> None:
-    """One stderr line when model calls failed (e.g. a misspelt model name)."""
+    """One stderr line when model calls failed (e.g. a misspelt model name); exit 1
+    when every call failed."""
     from ..data.loaders import call_errors
 
     n, bad, first = call_errors(run_dirs)
+    if n and bad == n:  # issue 28: a command whose every model call failed fails
+        typer.echo(f"error: all {n} model calls failed (first: {first})", err=True)
+        raise typer.Exit(code=1)
     if bad:
         typer.echo(f"warning: {bad} of {n} model calls failed and fell back (first: {first})", err=True)
 

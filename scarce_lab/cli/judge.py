@@ -164,6 +164,7 @@ def label(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    _fail_if_no_answer(res.judgements)
     unit_frame = units_to_frame(units)
     unit_frame.write_parquet(out / "units.parquet")
     res.labels.write_parquet(out / "labels.parquet")
@@ -288,11 +289,33 @@ def validate(
         concurrency=concurrency,
         progress=progress,
     )
+    _fail_if_no_answer(report.result.judgements)
     if fmt == FormatChoice.json:
         payload = report.to_json() | {"data": str(path)}
         typer.echo(json.dumps(payload, indent=2))
         return
     _print_report(report, path)
+
+
+def _fail_if_no_answer(judgements) -> None:
+    """Exit 1 with one line when no model call of the panel got an answer (issue 28:
+    a panel that never answered printed tables of zeros and exited 0).
+
+    Raises:
+        typer.Exit: every judgement is a no-answer status (transport error, context
+            overflow, refused request, cost cap).
+    """
+    from ..judge.judging import NO_ANSWER_STATUSES
+
+    if judgements.height == 0:
+        return
+    statuses = judgements["status"].to_list()
+    if all(st in NO_ANSWER_STATUSES for st in statuses):
+        counts = judgements["status"].value_counts().sort("status")
+        typer.echo("error: no judge call got an answer ("
+                   + ", ".join(f"{st} {n}" for st, n in counts.iter_rows()) + f" of {len(statuses)}); "
+                   "see llm_calls.jsonl for the errors", err=True)
+        raise typer.Exit(code=1)
 
 
 def _why(row: dict) -> str:

@@ -19,6 +19,7 @@ from ._options import (
     parse_kwargs,
     with_signature,
 )
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 
 DEFAULT_OUT = Path("data/scarce")
 
@@ -50,11 +51,15 @@ def run_scarce_cmd(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
     try:
         configs = expand(cls, parsed, order=("seed",))
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("scarce", configs, dry_run, check):
+        return
     from ..runners.preflight import ModelUnavailableError, check_configs
 
     try:
@@ -73,6 +78,10 @@ def run_scarce_cmd(**kwargs) -> None:
         for p in paths:
             typer.echo(f"run -> {p}")
     for cfg in configs if executor == "local" else []:
+        if sweep_spent(out, max_cost):
+            typer.echo(f"cost cap: the sweep's ${max_cost:g} is spent; {cfg.run_id} and later runs not started",
+                       err=True)
+            raise typer.Exit(1)
         try:
             paths.append(run_scarce(cfg, out, resume=resume))
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
@@ -99,6 +108,7 @@ def _run_params():
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed contention")]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 

@@ -20,6 +20,7 @@ from ._options import (
     parse_kwargs,
     with_signature,
 )
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters
 
 
 class PresetChoice(StrEnum):
@@ -52,6 +53,7 @@ def run_sovsim(**kwargs) -> None:
     cls, leaves = _leaves()
     out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
     executor, address = pop_executor(kwargs)
+    max_cost, dry_run, check = pop_spend(kwargs)
     simulations = kwargs.pop("simulations")
     processes = kwargs.pop("processes")
     if processes > 1 and executor != "local":
@@ -65,6 +67,9 @@ def run_sovsim(**kwargs) -> None:
                          expand_values={"condition": {"all": list(CONDITIONS)}})
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_sweep_cap(configs, out, max_cost)
+    if preview_or_check("sovsim", configs, dry_run, check):
+        return
     _check_models(configs)
     if executor == "ray":
         results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
@@ -83,7 +88,7 @@ def run_sovsim(**kwargs) -> None:
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     typer.echo(f"{len(results)} games -> {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    bad = [r for r in results if r.status in ("failed", "error")]
+    bad = [r for r in results if r.status in ("failed", "error", "not_started")]
     for r in bad:
         typer.echo(f"  {r.status}: {r.run_id}: {r.error}", err=True)
     if bad:
@@ -119,6 +124,7 @@ def _run_params():
                 "limits are split between them): for sweeps whose model calls are fast enough that "
                 "one process's CPU is the limit"))]),
         *executor_parameters(),
+        *spend_parameters(),
         *common_parameters(),
     ]
 

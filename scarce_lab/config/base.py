@@ -56,6 +56,71 @@ class ExperimentConfig(BaseModel):
                 raise ValueError(f"{path}: {value!r} is a boolean, not a number")
         return model
 
+    @model_validator(mode="after")
+    def _settings_reach_the_models(self) -> ExperimentConfig:
+        """Refuse, before anything runs (issue 21 section 1, issue 28 section 3):
+
+        - a condition setting (``llm.temperature``, ``llm.max_tokens``,
+          ``llm.reasoning_effort``) that litellm would not send to a model (e.g.
+          temperature for ``openai/o3-mini``), unless ``llm.allow_ignored_settings``
+          (the condition then records it as "not sent");
+        - a dollar cap (``llm.max_cost_usd``, ``llm.sweep_max_cost_usd``) on a model
+          whose price is unknown (:func:`scarce_lab.llm.costs.price_of`), unless
+          ``llm.prices`` gives one.
+        """
+        llm = getattr(self, "llm", None)
+        if llm is None:
+            return self
+        for model in self.llm_models():
+            ignored = self.ignored_settings(model)
+            if ignored and not getattr(llm, "allow_ignored_settings", False):
+                names = ", ".join(f"llm.{k}={v!r}" for k, v in ignored.items())
+                raise ValueError(
+                    f"llm: {names} would not be sent to model {model!r} (litellm drops it for that model), so runs "
+                    f"that differ in it would be the same condition; leave it at its default, or set "
+                    f"llm.allow_ignored_settings=true to run with it recorded as 'not sent'")
+            capped = getattr(llm, "max_cost_usd", None) or getattr(llm, "sweep_max_cost_usd", None)
+            if capped:
+                from ..llm.costs import price_of
+
+                if price_of(model, llm.api_base, llm.prices) is None:
+                    raise ValueError(
+                        f"llm.max_cost_usd: model {model!r} has no known price (litellm lists none"
+                        + (f", or it is served at {llm.api_base}" if llm.api_base else "")
+                        + "); give one in llm.prices (USD per million tokens: "
+                        f"-S 'llm.prices={{\"{model}\": {{\"input_per_mtok\": 1, \"output_per_mtok\": 2}}}}')")
+        return self
+
+    def llm_models(self) -> list[str]:
+        """The model strings that call the client (``scripted/`` ones left out)."""
+        m = getattr(self, "model", None)
+        return [m] if isinstance(m, str) and not m.startswith("scripted/") else []
+
+    def ignored_settings(self, model: str) -> dict[str, Any]:
+        """The condition settings ``llm.<name>`` litellm would not send to ``model``:
+        name -> requested value (:func:`scarce_lab.llm.params.ignored_settings`)."""
+        llm = getattr(self, "llm", None)
+        if llm is None or model.startswith(("scripted/", "embedded/")):
+            return {}
+        from ..llm.params import CONDITION_PARAMS, ignored_settings
+
+        wanted = {k[4:] for k in self.CONDITION_FIELDS if k.startswith("llm.")} & set(CONDITION_PARAMS)
+        return ignored_settings(model, {k: getattr(llm, k, None) for k in sorted(wanted)})
+
+    def _mark_not_sent(self, out: dict[str, Any]) -> dict[str, Any]:
+        """Condition settings with each ``llm.<name>`` no model receives recorded as
+        "not sent" (runs that differ only in it sent the same requests)."""
+        from ..llm.params import NOT_SENT
+
+        models = self.llm_models()
+        if not models:
+            return out
+        gone = set.intersection(*(set(self.ignored_settings(m)) for m in models))
+        for name in gone:
+            if f"llm.{name}" in out:
+                out[f"llm.{name}"] = NOT_SENT
+        return out
+
     # -- conditions ----------------------------------------------------------------
     def condition_settings(self) -> dict[str, Any]:
         """Every condition-defining setting as ``dotted.name -> JSON value`` (the model
@@ -83,7 +148,7 @@ class ExperimentConfig(BaseModel):
                 if path not in flat:
                     raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field {path!r}")
                 out[path] = flat[path]
-        return out
+        return self._mark_not_sent(out)
 
     def non_default_settings(self) -> dict[str, Any]:
         """The condition settings (except ``LABEL_FIELD``) that differ from the

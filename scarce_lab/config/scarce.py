@@ -239,7 +239,11 @@ class ScarceConfig(ExperimentConfig):
             if not self.negotiator.startswith("scripted/"):
                 flat = flatten(self.model_dump(mode="json"))
                 out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
-        return out
+        return self._mark_not_sent(out)
+
+    def llm_models(self) -> list[str]:
+        """The solvers' and the negotiators' models, where they call the client."""
+        return list(dict.fromkeys(m for m in (self.model, self.negotiator) if not m.startswith("scripted/")))
 
     def condition_settings_defaults(self) -> dict:
         """The defaults of :meth:`condition_settings`, with the defaults of

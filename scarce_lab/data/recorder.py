@@ -363,10 +363,22 @@ class RunRecorder:
         return ev
 
     def record_calls(self, calls: list[LLMCallRecord]) -> None:
-        """Buffer model-call records (stamped with this run's id)."""
+        """Write model-call records (stamped with this run's id) at once, durably: they
+        are an audit log of what was sent and spent, which a crash between commit
+        points must not lose (issue 28). The structured-output modes they used are
+        listed in the manifest's ``notes["structured_output"]`` (model -> modes) when
+        the run finishes."""
         for c in calls:
             c.run_id = self.manifest.run_id
+            mode = getattr(c, "structured_output", None)
+            if mode:
+                used = self.manifest.notes.setdefault("structured_output", {})
+                if mode not in used.setdefault(c.model, []):
+                    used[c.model] = sorted([*used[c.model], mode])
             self._calls.append(c)
+        if self._calls:
+            append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
+            self._calls.clear()
 
     def commit_round(self, round: int | None, t: float | None = None, state: Any = None) -> None:
         """Mark ``round`` complete and make everything buffered durable (fsync); then

@@ -100,6 +100,11 @@ class LLMCallRecord(BaseModel):
     knows the price. ``attempt`` is 0 for the first try and 1 for the second (a repair,
     or a resend after a truncated or empty answer).
 
+    ``params`` are the parameters litellm sent, after its own mapping (issue 21);
+    ``dropped_params`` the settings asked for that were not sent; ``structured_output``
+    the form the decision's schema was sent in (``json_schema``, ``json_object``,
+    ``tools``, ``prompt``; ``None`` for a plain completion).
+
     ``outcome`` is one of ``scarce_lab.llm.outcomes.OUTCOMES`` (``None`` in records
     written before outcomes existed); ``finish_reason`` is the provider's;
     ``decision_id`` is shared by the calls of one decision; ``decision_source`` is
@@ -117,6 +122,8 @@ class LLMCallRecord(BaseModel):
     purpose: str = ""
     model: str
     params: dict[str, Any] = Field(default_factory=dict)
+    dropped_params: dict[str, Any] | None = None
+    structured_output: str | None = None
     messages: list[dict[str, Any]]
     messages_hash: str
     raw_response: str | None = None

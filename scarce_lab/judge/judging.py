@@ -12,6 +12,11 @@ are ratings; every other status is a **missing rating** and never votes:
   ``invalid_labels`` while its valid labels count.
 - ``invalid_label``: the answer validated but every label it gave is unknown (no valid
   label is left to count, and "no category" is not what the judge said).
+- ``unsupported_evidence``: every valid label cites evidence that is absent from the
+  utterance (the unit's public reasoning and private messages; issue 28: a judge
+  quoted the prompt's placeholder). A label whose cited evidence is absent is rejected
+  (listed in ``rejected_labels``) also when others stand; a label that cites nothing
+  is kept (``evidence_found`` is false for it).
 - ``invalid`` (not the schema: no ``labels``, ``{}``, bad JSON), ``ambiguous``
   (several different valid answers in the text and none final, e.g. a quoted verdict
   before the real one), ``truncated`` (cut off at ``max_tokens``), ``refusal``,
@@ -62,11 +67,15 @@ JUDGE_STATUSES = (
     "refusal",
     "empty",
     "tool_call",
+    "unsupported_evidence",
+    "text_for_tool",
     "transport_error",
     "context_overflow",
+    "request_refused",
+    "cost_cap",
 )
 #: Statuses with no answer from the model at all (retried when a panel resumes).
-NO_ANSWER_STATUSES = frozenset({"transport_error", "context_overflow"})
+NO_ANSWER_STATUSES = frozenset({"transport_error", "context_overflow", "request_refused", "cost_cap"})
 #: Status names of judgements stored before the outcome split.
 LEGACY_STATUSES = {"unparseable": "invalid", "error": "transport_error"}
 #: Invalid labels are kept up to this many characters each (the raw answer is in the
@@ -120,6 +129,17 @@ def unit_seed(judge: JudgeSpec, unit_id: str) -> int:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+def evidence_in_utterance(evidence: str, unit: Unit) -> bool:
+    """True when the quote's words appear, in order, in what the agent said (public
+    reasoning and private messages; not the context around it); an empty quote is
+    never found."""
+    quote = " ".join(_WORD.findall(evidence.lower()))
+    if not quote:
+        return False
+    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages)])
+    return quote in " ".join(_WORD.findall(text.lower()))
+
+
 def evidence_found(evidence: str, unit: Unit) -> bool:
     """True when the quote's words appear, in order, in the unit's text (case and
     punctuation ignored); an empty quote is never found."""
@@ -154,6 +174,7 @@ class Judgement(BaseModel):
     status: str = Field(pattern=r"^[a-z][a-z_]*$")
     labels: list[str] = Field(default_factory=list)
     invalid_labels: list[str] = Field(default_factory=list)
+    rejected_labels: list[str] = Field(default_factory=list)
     evidence: dict[str, str] = Field(default_factory=dict)
     evidence_found: dict[str, bool] = Field(default_factory=dict)
     violation: str | None = None
@@ -262,6 +283,8 @@ async def judge_unit(
     items = out.decision.valid_items() if valid else []
     invalid = out.decision.invalid_labels() if valid else []
     evidence = {it.label: it.evidence for it in items}
+    rejected = [lab for lab, q in evidence.items() if _WORD.search(q or "") and not evidence_in_utterance(q, unit)]
+    evidence = {lab: q for lab, q in evidence.items() if lab not in rejected}
     j = Judgement(
         unit_id=unit.unit_id,
         run_id=unit.run_id,
@@ -270,9 +293,11 @@ async def judge_unit(
         judge=judge.name,
         judge_key=judge.key,
         model=judge.model,
-        status=_status(out, outcomes, valid, len(items), len(invalid)),
+        status=("unsupported_evidence" if valid and items and len(rejected) == len(items)
+                else _status(out, outcomes, valid, len(items), len(invalid))),
         labels=list(evidence),
         invalid_labels=[lab[:MAX_INVALID_LABEL_CHARS] for lab in invalid],
+        rejected_labels=rejected,
         evidence=evidence,
         evidence_found={lab: evidence_found(q, unit) for lab, q in evidence.items()},
         violation=out.violation,

@@ -3,9 +3,9 @@
 ``LLMClient.adecide`` asks a model for a decision that must validate against a
 pydantic model:
 
-1. the request carries the model's JSON schema as ``response_format`` (schema-
-   constrained decoding where the backend supports it; ``litellm.drop_params`` drops it
-   where it does not, and the prompt should describe the JSON anyway);
+1. the request carries the model's JSON schema in the form ``llm.structured_output``
+   names (``json_schema``, ``json_object``, ``tools`` or ``prompt``; ``auto`` adapts
+   per server, :mod:`scarce_lab.llm.structured`), and each call records its form;
 2. the answer gets an outcome (:mod:`scarce_lab.llm.outcomes`) and, when it is text
    or a tool call, is parsed and validated (:mod:`scarce_lab.llm.parsing`, under the
    coercion policy of :mod:`scarce_lab.llm.decisions`);
@@ -32,10 +32,18 @@ limits, server errors, timeouts, connection errors) are retried with backoff bef
 call is given up as ``transport_error``. Before a call is sent, the prompt's tokens are
 counted against the context window (:mod:`scarce_lab.llm.context`).
 
-The response cache key and the recorded ``params`` hold every parameter that can
-change the answer (:func:`scarce_lab.llm.cache.answer_params`).
+The recorded ``params`` are what litellm sent after its own mapping, and the response
+cache key holds every mapped parameter that can change the answer
+(:mod:`scarce_lab.llm.params`, :func:`scarce_lab.llm.cache.answer_params`). Dollar caps
+(``llm.max_cost_usd``, ``llm.sweep_max_cost_usd``) are checked before each call
+(:mod:`scarce_lab.llm.costs`).
 
 API keys are read by litellm from the environment and never recorded.
+
+Size: one module holds the decision protocol (structured form, repair, resend,
+fallback, missing decision) and the single call path every agent goes through (mapping,
+cache, context check, dollar caps, transport, record); the rules they apply live in
+:mod:`.params`, :mod:`.structured`, :mod:`.costs`, :mod:`.outcomes` and :mod:`.parsing`.
 """
 
 from __future__ import annotations
@@ -57,10 +65,19 @@ from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
 from .concurrency import ConcurrencyLimit
 from .context import ContextWindowError, check_context, output_room
-from .models import scripted_policy
+from .costs import ModelPrice, call_cost, price_of, reserve_call, settle_call
+from .models import is_embedded, scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
+from .params import WireCapture, planned_params, wire_params
 from .parsing import parse_reply
 from .ratelimit import RateLimit, RateLimiter, shared_limiter
+from .structured import (
+    MODE_MEMORY,
+    REFUSED_PREFIX,
+    StructuredOutput,
+    prompt_instruction,
+    request_for,
+)
 from .transport import call_with_retries
 from .transport import load_litellm as load_litellm  # re-exported: callers import it here
 
@@ -70,6 +87,10 @@ T = TypeVar("T", bound=BaseModel)
 TRUNCATION_RETRY_FACTOR = 2
 #: ...but never more than this many tokens (nor more than the context window leaves).
 TRUNCATION_RETRY_CAP = 4096
+
+#: Extra litellm arguments that litellm maps per provider like the client's own.
+_MAPPED_EXTRA = frozenset({"top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "n",
+                           "logprobs", "top_logprobs", "parallel_tool_calls"})
 
 _REPAIR_TEMPLATE = (Path(__file__).parent / "prompts" / "repair.txt").read_text()
 class LLMSettings(BaseModel):
@@ -97,6 +118,26 @@ class LLMSettings(BaseModel):
     cache: bool = True
     cache_dir: Path | None = None
     repair: bool = True
+    structured_output: StructuredOutput = Field(
+        "auto", description="how a decision's JSON schema is sent: auto (json_schema, then on a refusal that names "
+        "it the next form the server takes), json_schema, json_object (llama.cpp's server), tools, or prompt "
+        "(no constraint; answers validated strictly)")
+    repeat_penalty: float | None = Field(
+        1.0, gt=0, description="sent to the embedded model and to servers at an api_base (llama.cpp's server "
+        "applies 1.1 unless told); not sent to hosted APIs, which take none")
+    allow_ignored_settings: bool = Field(
+        False, description="run although the provider ignores a condition setting (e.g. temperature for "
+        "o3-mini): the condition then records it as 'not sent'")
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="dollar cap per run: a call whose worst case would pass it is not sent and the run "
+        "stops as a missing decision (resumable)")
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict, description="USD per million tokens by model string: {input_per_mtok, output_per_mtok}"
+        " (overrides litellm's list; needed for a capped model litellm does not price)")
+    sweep_max_cost_usd: float | None = Field(
+        None, gt=0, description="dollar cap of the whole sweep (set by --max-cost-usd), shared through spend_ledger")
+    spend_ledger: Path | None = Field(
+        None, description="SQLite file of the sweep's spending (shared by its processes and Ray tasks)")
 
 
 @dataclass(frozen=True)
@@ -152,6 +193,18 @@ class LLMClient(LanguageModel):
             self.cache = None
 
     # -- public API ----------------------------------------------------------------
+    def structured_mode(self, model: str, api_base: str | None = None) -> str:
+        """The form a decision's schema is sent in to ``model`` at ``api_base``
+        (``llm.structured_output``; under ``auto`` what :data:`MODE_MEMORY` learnt for
+        that server, ``json_schema`` at first; always ``json_schema`` for the
+        embedded model, whose provider turns it into a grammar)."""
+        if is_embedded(model):
+            return "json_schema"
+        mode = self.settings.structured_output
+        if mode != "auto":
+            return mode
+        return MODE_MEMORY.current(api_base or self.settings.api_base, model)
+
     async def adecide(
         self,
         *,
@@ -194,20 +247,34 @@ class LLMClient(LanguageModel):
         base_tokens = max_tokens or self.settings.max_tokens
         decision_id = uuid.uuid4().hex[:16]
 
+        api_base = litellm_kwargs.get("api_base") or self.settings.api_base
+        refused: list[Any] = []
+
         async def call(msgs, call_seed, tokens, attempt):
-            return await self.acomplete(
-                model, msgs, seed=call_seed, context=ctx, max_tokens=tokens, temperature=temperature,
-                reasoning_effort=reasoning_effort, response_format=json_schema_response_format(schema),
-                attempt=attempt, decision_id=decision_id, **litellm_kwargs,
-            )
+            # llm.structured_output (scarce_lab.llm.structured): auto moves an (api base,
+            # model) to the next form once a server refuses the current one by name
+            while True:
+                mode = self.structured_mode(model, api_base)
+                form = request_for(mode, schema.__name__, json.loads(_schema_json(schema)))
+                sent = [*msgs, prompt_instruction(_schema_json(schema))] if mode == "prompt" else msgs
+                res = await self.acomplete(
+                    model, sent, seed=call_seed, context=ctx, max_tokens=tokens, temperature=temperature,
+                    reasoning_effort=reasoning_effort, attempt=attempt, decision_id=decision_id,
+                    structured_output=mode, **form, **litellm_kwargs,
+                )
+                if (res.record.outcome != oc.REQUEST_REFUSED or self.settings.structured_output != "auto"
+                        or MODE_MEMORY.refused(api_base, model, mode) is None):
+                    return res
+                refused.append(res.record)
 
         res = await call(messages, seed, base_tokens, 0)
         decision, error = self._validate(res, schema)
-        calls = [res.record]
+        calls = [*refused, res.record]
+        refused.clear()
         first_error = error
         second = None
         first_outcome = res.record.outcome
-        if decision is None and first_outcome in (oc.INVALID, oc.AMBIGUOUS) and self.settings.repair:
+        if decision is None and first_outcome in (oc.INVALID, oc.AMBIGUOUS, oc.TEXT_FOR_TOOL) and self.settings.repair:
             schema_text = _schema_json(schema)
             second = (
                 [
@@ -229,7 +296,7 @@ class LLMClient(LanguageModel):
         if second is not None:
             res2 = await call(second[0], seed + 1, second[1], 1)
             decision, _ = self._validate(res2, schema)
-            calls.append(res2.record)
+            calls.extend([*refused, res2.record])
         used = calls[-1] if decision is not None else None
         answered = [c for c in calls if c.outcome not in oc.NO_ANSWER]
         missing = decision is None and not answered
@@ -272,14 +339,25 @@ class LLMClient(LanguageModel):
         tool_choice: Any = None,
         attempt: int = 0,
         decision_id: str | None = None,
+        structured_output: str | None = None,
         **litellm_kwargs: Any,
     ) -> CompletionResult:
-        """One chat completion (cached, retried, bounded). Never raises for transport or
-        provider errors, an empty ``choices`` list or a prompt too long: each becomes
-        the record's ``outcome`` (``error`` is set when no answer came back).
+        """One chat completion (cached, retried, bounded, capped). Never raises for
+        transport or provider errors, an empty ``choices`` list, a prompt too long or
+        a dollar cap: each becomes the record's ``outcome`` (``error`` is set when no
+        answer came back).
 
-        Units: ``max_tokens`` tokens; latency in the record in seconds.
-        ``decision_id`` groups the calls of one decision (a new id if ``None``).
+        The record's ``params`` are the parameters litellm sent after its own mapping
+        (:mod:`scarce_lab.llm.params`: the request body litellm built where it built
+        one, else its mapping of the call), plus ``api_base``; settings it dropped
+        are in ``dropped_params``. The cache is keyed on the mapped parameters.
+        With ``tools``, ``tool_choice`` defaults to ``"required"`` (``"auto"`` at an
+        ``api_base``: llama.cpp's server refuses ``"required"``); a text answer to a
+        tool request is the outcome ``text_for_tool``, never a usable answer.
+
+        Units: ``max_tokens`` tokens; latency in the record in seconds; cost in USD.
+        ``decision_id`` groups the calls of one decision (a new id if ``None``);
+        ``structured_output`` is the mode recorded for the call.
         """
         ctx = context or CallContext()
         s = self.settings
@@ -293,14 +371,24 @@ class LLMClient(LanguageModel):
             params["reasoning_effort"] = effort
         if response_format is not None:
             params["response_format"] = response_format
+        api_base = litellm_kwargs.pop("api_base", None) or s.api_base
         if tools:
             params["tools"] = tools
-            if tool_choice is not None:
-                params["tool_choice"] = tool_choice
-        api_base = litellm_kwargs.pop("api_base", None) or s.api_base
+            # "required" where the provider takes it; llama.cpp's server takes only "auto"
+            # or a named function (HTTP 500 with an empty message for "required")
+            params["tool_choice"] = tool_choice if tool_choice is not None else ("auto" if api_base else "required")
+        embedded = is_embedded(model)
+        if s.repeat_penalty is not None and (embedded or api_base):
+            # a server's own default (llama.cpp: 1.1) would change the answers silently
+            eb = dict(litellm_kwargs.pop("extra_body", None) or {})
+            eb.setdefault("repeat_penalty", s.repeat_penalty)
+            litellm_kwargs["extra_body"] = eb
+        mapped = {k: v for k, v in litellm_kwargs.items() if k in _MAPPED_EXTRA}
+        sent, dropped = planned_params(model, {**params, **mapped})
+        extra = {k: v for k, v in litellm_kwargs.items() if k not in _MAPPED_EXTRA}
         if api_base:
-            params["api_base"] = api_base
-        key_params = answer_params(params, litellm_kwargs)
+            sent["api_base"] = api_base
+        key_params = answer_params(sent, extra)
         call_id = uuid.uuid4().hex[:16]
         record = LLMCallRecord(
             run_id=ctx.run_id,
@@ -310,11 +398,20 @@ class LLMClient(LanguageModel):
             purpose=ctx.purpose,
             model=model,
             params=key_params,
+            dropped_params=answer_params(dropped, {}) or None,
+            structured_output=structured_output,
             messages=messages,
             messages_hash=messages_hash(messages),
             attempt=attempt,
             decision_id=decision_id or call_id,
         )
+        form = {"json_schema": "response_format", "json_object": "response_format", "tools": "tools"}.get(
+            structured_output or "")
+        if form is not None and form in dropped:  # never unconstrained text without the record saying so
+            record.outcome = oc.REQUEST_REFUSED
+            record.error = (f"{REFUSED_PREFIX}: litellm does not send {form} to {model!r} (the provider takes "
+                            f"no {structured_output}); nothing was sent")
+            return CompletionResult(None, None, record, error=record.error)
         key = cache_key(model, messages, key_params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
@@ -325,33 +422,50 @@ class LLMClient(LanguageModel):
                 refusal=cached.get("refusal"),
                 n_choices=cached.get("n_choices", 1),
             )
+            if cached.get("params") is not None:
+                record.params = cached["params"]
             record.prompt_tokens = cached.get("prompt_tokens")
             record.completion_tokens = cached.get("completion_tokens")
             record.original_latency_s = cached.get("latency_s")
             record.cost_usd = 0.0
             record.cache_hit = True
-            return _result(record, parts)
+            return _result(record, parts, tools=bool(tools))
         try:
             check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round,
                           litellm=load_litellm())
         except ContextWindowError as exc:
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
+        price = price_of(model, api_base, s.prices)
+        reservation = reserve_call(s, model, messages, params["max_tokens"], price, ctx.run_id)
+        if isinstance(reservation, str):  # the cap refuses the call: nothing is sent
+            record.outcome, record.error = oc.COST_CAP, reservation
+            return CompletionResult(None, None, record, error=reservation)
 
+        wire = WireCapture()
+        call_params = {k: v for k, v in params.items()}
+        if api_base:
+            call_params["api_base"] = api_base
         # the calls of games furthest behind (lowest round) first (llm/concurrency.py)
         async with self._slots.slot(ctx.round if ctx.round is not None else 0):
             t0 = time.perf_counter()
-            response, error = await self._call_with_retries(model, messages, params, litellm_kwargs)
+            response, error = await self._call_with_retries(
+                model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
             record.latency_s = time.perf_counter() - t0
+        if wire.body is not None:
+            record.params = answer_params({**wire_params(wire.body), **({"api_base": api_base} if api_base else {})},
+                                          {})
         if error is not None:
+            settle_call(reservation, 0.0)
             record.error = error
-            record.outcome = oc.TRANSPORT_ERROR
+            record.outcome = oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else oc.TRANSPORT_ERROR
             return CompletionResult(None, None, record, error=error)
         parts = _message_parts(response)
         usage = oc._get(response, "usage")
         record.prompt_tokens = _int_or_none(oc._get(usage, "prompt_tokens"))
         record.completion_tokens = _int_or_none(oc._get(usage, "completion_tokens"))
-        record.cost_usd = _cost(response)
+        record.cost_usd = _cost(response, model, api_base, s.prices, record)
+        settle_call(reservation, record.cost_usd)
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -365,9 +479,10 @@ class LLMClient(LanguageModel):
                     "prompt_tokens": record.prompt_tokens,
                     "completion_tokens": record.completion_tokens,
                     "latency_s": record.latency_s,
+                    "params": record.params,
                 },
             )
-        return _result(record, parts)
+        return _result(record, parts, tools=bool(tools))
 
     # -- internals ----------------------------------------------------------------
     async def _call_with_retries(self, model, messages, params, extra):
@@ -406,12 +521,17 @@ def _message_parts(response: Any) -> ResponseParts:
     return response_parts(response)
 
 
-def _result(record: LLMCallRecord, parts: ResponseParts) -> CompletionResult:
-    """Fill ``record`` from ``parts`` (raw text, tool calls, finish_reason, outcome)."""
+def _result(record: LLMCallRecord, parts: ResponseParts, *, tools: bool = False) -> CompletionResult:
+    """Fill ``record`` from ``parts`` (raw text, tool calls, finish_reason, outcome).
+    A text answer to a request that required a tool call (``tools``) is
+    ``text_for_tool``."""
     record.raw_response = parts.text if parts.text is not None else parts.refusal
     record.tool_calls = parts.tool_calls
     record.finish_reason = parts.finish_reason
     record.outcome, error = classify(parts)
+    if tools and record.outcome in (oc.OK, oc.EMPTY) and not parts.tool_calls:
+        record.outcome = oc.TEXT_FOR_TOOL
+        error = "text answer to a request that required a tool call"
     if error is not None:
         record.error = error
     return CompletionResult(parts.text, parts.tool_calls, record)
@@ -421,14 +541,22 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _cost(response) -> float | None:
-    """US dollars for one response where litellm knows the price, else ``None``.
+def _cost(response, model: str, api_base: str | None, prices: dict[str, Any], record: LLMCallRecord
+          ) -> float | None:
+    """US dollars for one response at the price of the model served
+    (:func:`scarce_lab.llm.costs.price_of`: ``llm.prices``, a free local endpoint,
+    else litellm's price of a model called at its provider), ``None`` when unknown.
 
-    litellm prices every response during the call and keeps the result in
+    A model called through an ``api_base`` is priced only from ``llm.prices`` or as
+    a local endpoint: litellm would price it by its name, which names no model
+    that server runs. Otherwise litellm prices every response during the call and keeps the result in
     ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
     only recomputed when that key is missing. Recomputing for a model without a price
     cost ~1 ms of CPU per call for nothing (issue 14, section 2).
     """
+    key = next((k for k in (model, model.split("/", 1)[-1]) if k in prices), None)
+    if key is not None or api_base or is_embedded(model):
+        return call_cost(price_of(model, api_base, prices), record.prompt_tokens, record.completion_tokens)
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         cost = hidden["response_cost"]

@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .structured import GRAMMAR_MAX_STRING_BOUND as GRAMMAR_MAX_STRING_BOUND
+from .structured import capped_schema
+
 #: llama-cpp-python is built with OpenMP (libgomp), whose default active wait policy
 #: keeps idle threads spinning between parallel regions. On a small shared machine a
 #: generation called from the main thread then burned 2 to 6 times the CPU: 40 tokens
@@ -159,19 +162,9 @@ _CONTROL_FREE_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-
 
 #: Strings longer than this get no length bound in the grammar: each bounded character
 #: is a nested optional rule, and very large grammars crashed llama.cpp's sampler
-#: (seen with maxLength 6000). Pydantic still enforces the bound on the answer.
-GRAMMAR_MAX_STRING_BOUND = 256
-
-
-def _relax_long_strings(node: Any) -> Any:
-    if isinstance(node, dict):
-        out = {k: _relax_long_strings(v) for k, v in node.items()}
-        if out.get("type") == "string" and out.get("maxLength", 0) > GRAMMAR_MAX_STRING_BOUND:
-            out.pop("maxLength")
-        return out
-    if isinstance(node, list):
-        return [_relax_long_strings(v) for v in node]
-    return node
+#: (seen with maxLength 6000). Pydantic still enforces the bound on the answer. The
+#: same rule caps schemas sent to servers (:mod:`scarce_lab.llm.structured`).
+_relax_long_strings = capped_schema
 
 
 def schema_grammar(schema: dict[str, Any]):
@@ -208,10 +201,13 @@ def generate(
     max_tokens: int = 256,
     seed: int | None = None,
     response_format: dict[str, Any] | None = None,
+    repeat_penalty: float | None = None,
 ) -> dict[str, Any]:
     """Run one chat completion on the embedded model (blocking, serialised by a lock).
 
-    Returns an OpenAI-style completion dict (``choices``, ``usage``).
+    ``repeat_penalty`` ``None`` keeps llama-cpp-python's default of
+    ``create_chat_completion`` (1.0 in 0.3.x). Returns an OpenAI-style completion
+    dict (``choices``, ``usage``).
     """
     llm = load_model(name)
     schema = _schema_from_response_format(response_format)
@@ -226,6 +222,8 @@ def generate(
         }
         if seed is not None:
             kwargs["seed"] = int(seed) % (2**31)
+        if repeat_penalty is not None:
+            kwargs["repeat_penalty"] = float(repeat_penalty)
         return llm.create_chat_completion(**kwargs)
 
 
@@ -249,6 +247,7 @@ def register_embedded_provider(litellm) -> None:
                 max_tokens=int(optional_params.get("max_tokens", 256) or 256),
                 seed=extra.get("seed", optional_params.get("seed")),
                 response_format=extra.get("response_format") or optional_params.get("response_format"),
+                repeat_penalty=extra.get("repeat_penalty"),
             )
             out["model"] = f"embedded/{model}"
             resp = ModelResponse(**out)

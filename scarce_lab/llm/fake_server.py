@@ -17,7 +17,14 @@ get HTTP 429 at once, with the wait until a slot frees as a hint: ``Retry-After`
 OpenAI-style "Please try again in 1.234s." in the error text (``"text"``), both, or
 none. ``state_limit=True`` also names the limit in the text and announces it in
 ``x-ratelimit-limit-requests`` headers. ``GET /stats`` counts the 429s and gives their
-times (``rate_limited_at``, seconds after the first request).
+times (``rate_limited_at``, seconds after the first request) and every request body
+received (``bodies``).
+
+**Refusals of a form** (``refuse``): requests whose ``response_format`` type (or
+``tools``) is listed get HTTP 500 naming it, as llama-cpp-python's server refuses
+``json_schema``. ``json_object`` requests are answered under their ``schema``, tool
+requests with a call of the first tool, requests without either under the schema a
+``prompt``-mode instruction states.
 
 The server runs in a child Python process started with ``python -m`` (so it never
 competes with the measured client for the GIL, and callers need no
@@ -72,6 +79,19 @@ def instance_for_schema(schema: dict[str, Any], key: int = 0, defs: dict | None 
     return None
 
 
+def _prompt_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema a ``prompt``-mode instruction states (scarce_lab.llm.structured), if any."""
+    marker = "follows this JSON schema: "
+    for m in reversed(body.get("messages") or []):
+        text = m.get("content") if isinstance(m.get("content"), str) else ""
+        if marker in text:
+            try:
+                return json.loads(text.split(marker, 1)[1])
+            except ValueError:
+                return None
+    return None
+
+
 class FakeOpenAIServer:
     """aiohttp server in a child process. Context manager; ``requests``,
     ``peak_in_flight`` and ``rate_limited`` are read from the server's ``GET /stats``.
@@ -99,6 +119,7 @@ class FakeOpenAIServer:
         window_s: float = 60.0,
         hint: str = "header",
         state_limit: bool = False,
+        refuse: tuple[str, ...] = (),
     ):
         if hint not in self.HINTS:
             raise ValueError(f"hint must be one of {self.HINTS}, got {hint!r}")
@@ -113,6 +134,8 @@ class FakeOpenAIServer:
         self.window_s = window_s
         self.hint = hint
         self.state_limit = state_limit
+        self.refuse = tuple(refuse)
+        self.bodies: list[dict[str, Any]] = []
         self.requests = 0
         self.rate_limited = 0
         self.in_flight = 0
@@ -167,9 +190,15 @@ class FakeOpenAIServer:
 
         body = await request.json()
         self.requests += 1
+        self.bodies.append(body)
         limited = self._too_many(web)
         if limited is not None:
             return limited
+        form = "tools" if body.get("tools") else (body.get("response_format") or {}).get("type")
+        if form in self.refuse:  # as llama-cpp-python's server refuses json_schema: HTTP 500
+            return web.json_response({"error": {"message": f"response_format type {form!r} is not supported "
+                                                           "by this server", "type": "internal_server_error"}},
+                                     status=500)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -177,9 +206,19 @@ class FakeOpenAIServer:
         finally:
             self.in_flight -= 1
         rf = body.get("response_format") or {}
-        schema = (rf.get("json_schema") or {}).get("schema") or {"type": "object", "properties": {}}
+        schema = (rf.get("json_schema") or {}).get("schema") or rf.get("schema") or _prompt_schema(body) \
+            or {"type": "object", "properties": {}}
         digest = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()
-        content = json.dumps(instance_for_schema(schema, key=digest[0]))
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
+        if body.get("tools"):
+            fn = body["tools"][0]["function"]
+            args = json.dumps(instance_for_schema(fn.get("parameters") or {}, key=digest[0]))
+            message["tool_calls"] = [{"id": f"call-{self.requests}", "type": "function",
+                                      "function": {"name": fn["name"], "arguments": args}}]
+            finish = "tool_calls"
+        else:
+            message["content"] = json.dumps(instance_for_schema(schema, key=digest[0]))
         return web.json_response(
             {
                 "id": f"fake-{self.requests}",
@@ -187,7 +226,7 @@ class FakeOpenAIServer:
                 "created": int(time.time()),
                 "model": body.get("model", "fake"),
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                    {"index": 0, "message": message, "finish_reason": finish}
                 ],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
             },
@@ -203,6 +242,7 @@ class FakeOpenAIServer:
                 "peak_in_flight": self.peak_in_flight,
                 "rate_limited": self.rate_limited,
                 "rate_limited_at": self._refused_at,
+                "bodies": self.bodies,
             }
         )
 
@@ -242,6 +282,8 @@ class FakeOpenAIServer:
             args += ["--rpm-limit", str(self.rpm_limit)]
         if self.state_limit:
             args.append("--state-limit")
+        for form in self.refuse:
+            args += ["--refuse", form]
         root = str(Path(__file__).resolve().parents[2])  # the folder holding scarce_lab
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -297,10 +339,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=float, default=60.0, help="window of the limit, seconds")
     ap.add_argument("--hint", choices=FakeOpenAIServer.HINTS, default="header")
     ap.add_argument("--state-limit", action="store_true", help="name the limit in 429s")
+    ap.add_argument("--refuse", action="append", default=[],
+                    help="refuse this form with HTTP 500 (json_schema, json_object, tools); repeatable")
     a = ap.parse_args(argv)
     FakeOpenAIServer(
         a.latency, a.host, a.port,
-        rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit,
+        rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit, refuse=tuple(a.refuse),
     ).serve_forever()  # fmt: skip
 
 

@@ -19,10 +19,16 @@ Outcomes (``LLMCallRecord.outcome``):
 - ``transport_error``: no answer after the transport retries (rate limit, server
   error, timeout, connection, authentication...);
 - ``context_overflow``: the prompt plus the requested output tokens do not fit the
-  model's context window, found before sending (see :mod:`scarce_lab.llm.context`).
+  model's context window, found before sending (see :mod:`scarce_lab.llm.context`);
+- ``request_refused``: the server refused the request's form (e.g. a
+  ``response_format`` it does not take; :mod:`scarce_lab.llm.structured`); not retried;
+- ``cost_cap``: not sent, its worst case would pass a dollar cap
+  (:mod:`scarce_lab.llm.costs`);
+- ``text_for_tool``: a text answer to a request that required a tool call (never
+  turned into an action).
 
-A decision whose calls all ended in ``transport_error`` or ``context_overflow`` is
-**missing**: the client returns no value, and agents raise
+A decision whose calls all ended in ``transport_error``, ``context_overflow``,
+``request_refused`` or ``cost_cap`` is **missing**: the client returns no value, and agents raise
 :class:`MissingDecisionError` so the run stops with a clear error and can be resumed.
 A fallback is applied only after the model answered (invalid, ambiguous, refused,
 truncated or empty answers).
@@ -46,13 +52,17 @@ REFUSAL = "refusal"
 EMPTY = "empty"
 TRANSPORT_ERROR = "transport_error"
 CONTEXT_OVERFLOW = "context_overflow"
+REQUEST_REFUSED = "request_refused"
+COST_CAP = "cost_cap"
+TEXT_FOR_TOOL = "text_for_tool"
 
 #: Every outcome a call record may carry.
-OUTCOMES = (OK, TOOL_CALL, INVALID, AMBIGUOUS, TRUNCATED, REFUSAL, EMPTY, TRANSPORT_ERROR, CONTEXT_OVERFLOW)
+OUTCOMES = (OK, TOOL_CALL, INVALID, AMBIGUOUS, TRUNCATED, REFUSAL, EMPTY, TEXT_FOR_TOOL, TRANSPORT_ERROR,
+            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP)
 #: Outcomes whose answer is used as the decision.
 USABLE = frozenset({OK, TOOL_CALL})
 #: Outcomes with no answer from the model at all (the decision is missing).
-NO_ANSWER = frozenset({TRANSPORT_ERROR, CONTEXT_OVERFLOW})
+NO_ANSWER = frozenset({TRANSPORT_ERROR, CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP})
 
 #: ``finish_reason`` values meaning "stopped at max_tokens".
 LENGTH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})

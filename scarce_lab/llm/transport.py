@@ -22,6 +22,7 @@ from typing import Any
 from .hints import exception_headers, retry_hint_s
 from .models import is_embedded
 from .ratelimit import RateLimiter, RateLimitExceedsLimit, estimate_tokens
+from .structured import REFUSED_PREFIX, is_form_refusal
 
 _LITELLM_LOCK = threading.Lock()
 
@@ -151,9 +152,11 @@ async def call_with_retries(
         # litellm only forwards provider-specific params it knows; pass ours explicitly.
         kwargs = {"temperature": params["temperature"], "max_tokens": params["max_tokens"]}
         kwargs["extra_body"] = {
+            **(extra.get("extra_body") or {}),
             "seed": params["seed"],
             "response_format": params.get("response_format"),
         }
+        extra = {k: v for k, v in extra.items() if k != "extra_body"}
     else:
         if "mock_response" not in extra:  # a mocked answer reaches no provider
             key = limiter.key_for(model, provider_of(model), params.get("api_base"))
@@ -194,6 +197,8 @@ async def call_with_retries(
                     headers=exception_headers(exc),
                     text=str(exc),
                 )
+            if is_form_refusal(exc):  # issue 28: a refused request form is permanent
+                return None, f"{REFUSED_PREFIX}: {type(exc).__name__}: {exc}"[:2000]
             if attempt >= s.max_retries or not retryable(exc):
                 break
             if too_long:

@@ -49,7 +49,8 @@ def GameSpec(condition: str, model: str, seed: int = 0, simulation: int = 0, rou
 
 @dataclass
 class GameResult:
-    """Outcome of :func:`arun_game`: ``status`` is complete, skipped, failed or error."""
+    """Outcome of :func:`arun_game`: ``status`` is complete, skipped, failed or error
+    (``not_started`` in a sweep whose dollar cap was spent before its turn)."""
 
     run_id: str
     status: str
@@ -289,6 +290,12 @@ async def arun_sweep(
 
     async def _one(cfg: SovSimConfig) -> GameResult:
         async with gate:
+            from ..llm.costs import sweep_cap_spent
+
+            if (why := sweep_cap_spent(cfg.llm)) is not None:  # issue 28: the sweep stops starting runs
+                bar.update(cfg.game.rounds - done_rounds.get(id(cfg), 0))
+                done_rounds[id(cfg)] = cfg.game.rounds
+                return GameResult(cfg.run_id, "not_started", error=why)
             try:
                 res = await arun_game(cfg, out_dir, client=client, resume=resume, on_round=_tick)
             except (FileExistsError, RunMismatchError) as exc:

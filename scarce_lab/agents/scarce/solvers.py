@@ -251,7 +251,9 @@ class LLMSolver(Solver):
         model: litellm model string.
         client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
         seed: run seed; per-call seeds are derived from it.
-        native_tools: force native tool calling on/off; ``None`` asks litellm.
+        native_tools: force native tool calling on/off; ``None``: on when litellm says the
+            model calls tools or the client's ``llm.structured_output`` is ``tools``
+            (a local server litellm does not know).
         prompt_tokens: token budget of the prompt; the task's documentation is cut to
             fit it and the model's context window (the prompt states how much is
             shown). Default: :data:`EMBEDDED_PROMPT_TOKENS` for ``embedded/`` models,
@@ -271,7 +273,10 @@ class LLMSolver(Solver):
         self.client = client
         self.seed = seed
         self.reasoning_effort = reasoning_effort
-        self.native_tools = supports_tools(model) if native_tools is None else native_tools
+        if native_tools is None:  # litellm knows the model calls tools, or the client is told to use tools
+            native_tools = supports_tools(model) or getattr(getattr(client, "settings", None),
+                                                            "structured_output", None) == "tools"
+        self.native_tools = native_tools
         self.run_id = run_id
         self.compact = is_embedded(model)
         self.prompt_tokens = prompt_tokens if prompt_tokens is not None else (
@@ -358,9 +363,19 @@ class LLMSolver(Solver):
                                               tools=tool_specs_for(legal, compact=self.compact),
                                               max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
             rec = res.record
+            calls = [rec]
+            if rec.outcome == oc.TEXT_FOR_TOOL:  # text is no action: ask once more for a tool call (issue 28)
+                again = [*msgs, {"role": "assistant", "content": res.text or ""},
+                         {"role": "user", "content": "That was text, not an action. Call one of the tools offered."}]
+                res = await self.client.acomplete(self.model, again, seed=seed + 1, context=ctx, attempt=1,
+                                                  decision_id=rec.decision_id,
+                                                  tools=tool_specs_for(legal, compact=self.compact),
+                                                  max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
+                rec = res.record
+                calls.append(rec)
             if rec.outcome in oc.NO_ANSWER:  # transport failure or context overflow
                 rec.missing = True
-                raise MissingDecisionError.from_calls([rec])
+                raise MissingDecisionError.from_calls(calls)
             answered = rec.outcome in (None, *oc.USABLE)  # None: a client that sets no outcome
             action, violation = parse_tool_call(res.tool_calls, None if answered else (rec.error or rec.outcome),
                                                 legal=legal, compact=self.compact)
@@ -371,8 +386,9 @@ class LLMSolver(Solver):
             else:
                 rec.outcome, rec.decision_source = oc.TOOL_CALL, "tool_call"
                 rec.parsed = action.model_dump(mode="json")
-            return Decided(action or SolverAction(tool="list_files"), calls=[rec], violation=violation,
-                           valid=action is not None, fallback_used=action is None, outcome=rec.outcome, prompt=msgs,
+            return Decided(action or SolverAction(tool="list_files"), calls=calls, violation=violation,
+                           valid=action is not None, repaired=action is not None and len(calls) > 1,
+                           fallback_used=action is None, outcome=rec.outcome, prompt=msgs,
                            latency_s=time.perf_counter() - t0)
         schema = solver_choice_schema(legal, compact=self.compact)
         out = await self.client.adecide(model=self.model, messages=msgs, schema=schema,

@@ -18,7 +18,14 @@ Version history:
   a name with an envelope field: Economy births and deaths carry the agent in the
   envelope only).
 - **3**: SCARCE ``tactic_intent`` events (researcher-only ground truth of the strategic
-  scripted negotiators). A new kind only: version-2 events are read unchanged.
+  scripted negotiators: a new kind); LLM call records gained ``dropped_params`` (settings asked
+  for that litellm did not send) and ``structured_output`` (the form the schema was sent
+  in); ``params`` hold what litellm sent after its mapping; new outcomes
+  ``request_refused``, ``cost_cap`` and ``text_for_tool``; the manifest's ``llm`` config
+  gained ``structured_output``, ``repeat_penalty``, ``allow_ignored_settings`` and the
+  dollar-cap settings, and ``notes.structured_output``. Events are unchanged: a
+  version-2 event is read as it is; version-2 call records read the new fields as
+  unknown (``None``).
 """
 
 from __future__ import annotations

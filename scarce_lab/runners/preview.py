@@ -1,0 +1,281 @@
+"""Know before you spend (issue 28, section 4): a run plan's model calls, tokens and
+cost range (:func:`preview`), and one tiny request per model and api base
+(:func:`check`).
+
+Calls per run (decisions; each may take a second call: a repair or a resend, so the
+high end is twice the decisions):
+
+- SovSim: the decisions of a full game, counted by playing the game's protocol
+  with zero extractions (agents x rounds, plus the leader's decisions where the
+  condition has them); a game that collapses early makes fewer;
+- SCARCE: at most ``max_solver_steps`` solver decisions per worker and subrun (for
+  a model solver), and per contention per worker: a declaration, public reasoning,
+  ``private_rounds`` messages, a revision (``mechanism=revisable``) and a ballot
+  (for a model negotiator); the number of contentions depends on the play, so the
+  negotiator's part is given per contention;
+- Economy of Minds (a model policy): agents x steps x episodes, as an upper bound.
+
+Tokens: the prompts the agents actually build for the first step, captured by
+running the first step with a client that records the request and sends nothing
+(:class:`_Capture`), counted with litellm's counter for the model name (a local
+server's own tokenizer may count more: SmolLM2 behind llama.cpp's server counted 353
+where the preview said 283); each later call is assumed to be that size (prompts that
+carry history grow: SovSim's round-2 prompts were 395; SCARCE's solver prompt grows
+with the transcript), so the token figure is a floor. Cost: low =
+calls x prompt tokens at the input price; high = twice the calls x (prompt +
+``max_tokens``) at the model's prices (:func:`scarce_lab.llm.costs.price_of`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class _PreviewStop(Exception):
+    """Raised by :class:`_Capture` at the first model call."""
+
+
+class _Capture:
+    """A model client that records the first request it gets and sends nothing."""
+
+    def __init__(self, settings: Any):
+        from ..llm import LLMSettings
+
+        self.settings = LLMSettings(**{k: v for k, v in settings.model_dump().items()
+                                       if k in LLMSettings.model_fields})
+        self.requests: list[dict[str, Any]] = []
+
+    def _take(self, model: str, messages: list[dict[str, Any]], max_tokens: int | None, purpose: str) -> None:
+        self.requests.append({"model": model, "messages": messages, "purpose": purpose,
+                              "max_tokens": max_tokens or self.settings.max_tokens})
+        raise _PreviewStop
+
+    async def acomplete(self, model, messages, *, seed, context=None, max_tokens=None, **kw):
+        self._take(model, messages, max_tokens, getattr(context, "purpose", ""))
+
+    async def adecide(self, *, model, messages, context=None, max_tokens=None, **kw):
+        self._take(model, messages, max_tokens, getattr(context, "purpose", ""))
+
+    def decide(self, **kw):
+        self._take(kw["model"], kw["messages"], kw.get("max_tokens"), getattr(kw.get("context"), "purpose", ""))
+
+    def complete(self, model, messages, *, seed, **kw):
+        self._take(model, messages, kw.get("max_tokens"), getattr(kw.get("context"), "purpose", ""))
+
+    def structured_mode(self, model, api_base=None):
+        return self.settings.structured_output
+
+
+@dataclass
+class ModelPlan:
+    """One model's share of a plan. Tokens per call; USD for the whole plan."""
+
+    model: str
+    api_base: str | None
+    calls_low: int = 0
+    calls_high: int = 0
+    per_contention: int = 0
+    prompt_tokens: int | None = None
+    max_tokens: int = 0
+    price: tuple[float, float] | None = None
+    purpose: str = ""
+
+    @property
+    def cost_range(self) -> tuple[float, float] | None:
+        if self.price is None or self.prompt_tokens is None:
+            return None
+        low = self.calls_low * self.prompt_tokens * self.price[0]
+        high = self.calls_high * (self.prompt_tokens * self.price[0] + self.max_tokens * self.price[1])
+        return low, high
+
+
+@dataclass
+class Preview:
+    """The plan of a sweep: runs, and per model the calls, tokens and cost range."""
+
+    environment: str
+    runs: list[str] = field(default_factory=list)
+    models: dict[str, ModelPlan] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _sovsim_decisions(cfg: Any) -> int:
+    from ..envs.commons import CommonsGame
+
+    game = CommonsGame(cfg.condition, cfg.game)
+    n = 0
+    while not game.over:
+        acting = game.acting_agents()
+        n += len(acting)
+        game.act(dict.fromkeys(acting, 0))
+    return n
+
+
+def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
+    """The first request an agent of ``cfg`` builds (nothing is sent), or ``None``."""
+    client = _Capture(cfg.llm)
+    with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
+        try:
+            if environment == "sovsim":
+                from .._sync import run_sync
+                from .sovsim import arun_game
+
+                run_sync(arun_game(cfg, Path(tmp), client=client))
+            elif environment == "scarce":
+                from .scarce import run_scarce
+
+                run_scarce(cfg, Path(tmp), client=client)
+            elif environment == "economy":
+                from .economy import run_economy
+
+                run_economy(cfg, Path(tmp), client=client)
+        except _PreviewStop:
+            pass
+        except Exception:  # noqa: BLE001 - the runner wrapped it, or the first step needs more than a prompt
+            pass
+    return client.requests[0] if client.requests else None
+
+
+def preview(environment: str, configs: list[Any]) -> Preview:
+    """The plan of running ``configs`` (see the module docstring); nothing is sent."""
+    from ..llm.costs import price_of
+
+    out = Preview(environment, runs=[c.run_id for c in configs])
+    first: dict[tuple[str, str | None], dict[str, Any] | None] = {}
+    for cfg in configs:
+        for model in cfg.llm_models():
+            key = (model, cfg.llm.api_base)
+            plan = out.models.setdefault(model, ModelPlan(model, cfg.llm.api_base,
+                                                          price=price_of(model, cfg.llm.api_base, cfg.llm.prices)))
+            if environment == "sovsim":
+                n = _sovsim_decisions(cfg)
+                plan.calls_low += n
+                plan.calls_high += 2 * n
+            elif environment == "scarce":
+                if model == cfg.model:
+                    n = cfg.workers * cfg.subruns * cfg.max_solver_steps
+                    plan.calls_low += 0
+                    plan.calls_high += 2 * n
+                if model == cfg.negotiator:
+                    per = 3 + cfg.private_rounds + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism))
+                                                    == "revisable" else 0)
+                    plan.per_contention += cfg.workers * per
+            elif environment == "economy":
+                n = cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1)
+                plan.calls_high += n
+            if key not in first:
+                first[key] = _first_request(environment, cfg)
+            req = first[key]
+            if req is not None and req["model"] == model and plan.prompt_tokens is None:
+                plan.prompt_tokens = _count(model, req["messages"])
+                plan.max_tokens = int(req["max_tokens"])
+                plan.purpose = req["purpose"]
+            elif plan.max_tokens == 0:
+                plan.max_tokens = int(cfg.llm.max_tokens or 256)
+    probing = sorted({(m, c.llm.api_base) for c in configs for m in c.llm_models()
+                      if c.llm.structured_output == "auto" and c.llm.api_base and not m.startswith("embedded/")})
+    for m, base in probing:
+        out.notes.append(f"{m} at {base}: structured output 'auto' may add refused first requests (at most 3 "
+                         "forms, once per call in flight before the first refusal comes back; not charged)")
+    if environment == "scarce":
+        out.notes.append("SCARCE: negotiator calls are per contention (their number depends on the play); "
+                         "the solver's prompt grows with its transcript, so its token figure is a floor")
+    return out
+
+
+def _count(model: str, messages: list[dict[str, Any]]) -> int | None:
+    from ..llm.client import load_litellm
+    from ..llm.context import count_prompt_tokens
+    from ..llm.models import is_embedded
+    from ..llm.ratelimit import estimate_tokens
+
+    n = count_prompt_tokens(model, messages, None if is_embedded(model) else load_litellm())
+    return n if n is not None else estimate_tokens(messages, 0)
+
+
+def format_preview(p: Preview) -> str:
+    """The plan as text (one line per model)."""
+    lines = [f"dry run: {len(p.runs)} {p.environment} run(s), nothing sent"]
+    lines += [f"  {r}" for r in p.runs[:20]] + ([f"  ... and {len(p.runs) - 20} more"] if len(p.runs) > 20 else [])
+    for m in p.models.values():
+        calls = f"{m.calls_low}-{m.calls_high} calls"
+        if m.per_contention:
+            calls += f" + {m.per_contention} negotiator calls per contention"
+        tok = "prompt tokens unknown" if m.prompt_tokens is None else (
+            f"{m.prompt_tokens} prompt tokens/call (first {m.purpose or 'step'} prompt) + up to {m.max_tokens} out")
+        cr = m.cost_range
+        if m.price is None:
+            cost = "price unknown (set llm.prices)"
+        elif cr is None:
+            cost = "cost unknown"
+        elif m.price == (0.0, 0.0):
+            cost = "$0 (free: local endpoint or embedded model)"
+        else:
+            cost = f"${cr[0]:.4f} - ${cr[1]:.4f}" + (" + negotiation" if m.per_contention else "")
+        where = f" at {m.api_base}" if m.api_base else ""
+        lines.append(f"{m.model}{where}: {calls}; {tok}; {cost}")
+    lines += [f"note: {n}" for n in p.notes]
+    return "\n".join(lines)
+
+
+@dataclass
+class CheckRow:
+    """What one tiny request found."""
+
+    model: str
+    api_base: str | None
+    key: str
+    ok: bool
+    mode: str | None
+    detail: str
+
+    def line(self) -> str:
+        where = self.api_base or "provider default endpoint"
+        status = "ok" if self.ok else "FAILED"
+        return (f"{status}: {self.model} at {where}; key: {self.key}; structured output: {self.mode or '-'}; "
+                f"{self.detail}")
+
+
+def check(configs: list[Any]) -> list[CheckRow]:
+    """One tiny decision per (model, api base) of ``configs`` through the real client
+    (no cache): which key variable litellm needs and whether it is set, whether the
+    endpoint answers, and the structured-output mode that worked (``auto`` walks the
+    modes as a run would)."""
+    from pydantic import BaseModel
+
+    from ..llm import CallContext, make_client
+    from ..llm.client import load_litellm
+
+    class Ping(BaseModel):
+        ok: bool
+
+    rows = []
+    seen = set()
+    for cfg in configs:
+        for model in cfg.llm_models():
+            key = (model, cfg.llm.api_base)
+            if key in seen:
+                continue
+            seen.add(key)
+            env = load_litellm().validate_environment(model=model, api_base=cfg.llm.api_base) \
+                if not model.startswith("embedded/") else {"keys_in_environment": True, "missing_keys": []}
+            missing = env.get("missing_keys") or []
+            keys = "none needed" if not missing and env.get("keys_in_environment") else (
+                f"missing {', '.join(missing)}" if missing else "set")
+            if cfg.llm.api_base and missing:
+                keys += " (a local server may need none)"
+            client = make_client(cfg.llm, cache=False, max_retries=0, max_cost_usd=None, sweep_max_cost_usd=None)
+            out = client.decide(model=model, messages=[{"role": "user", "content": 'Answer {"ok": true}.'}],
+                                schema=Ping, fallback=Ping(ok=False), seed=0, max_tokens=16,
+                                context=CallContext(purpose="check"))
+            last = out.calls[-1]
+            modes = [c.structured_output for c in out.calls if c.structured_output]
+            ok = not out.missing
+            detail = f"answer {last.outcome}" + ("" if ok else f": {(last.error or '')[:200]}")
+            if len(modes) > 1:
+                detail += f" (refused: {', '.join(modes[:-1])})"
+            rows.append(CheckRow(model, cfg.llm.api_base, keys, ok, modes[-1] if modes else None, detail))
+    return rows
