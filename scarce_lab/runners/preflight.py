@@ -80,9 +80,11 @@ def check_model(model: str, llm: Any = None, *, field: str = "model") -> None:
     # only credentials: a missing *_API_BASE has a default (ollama) or comes from llm.api_base
     missing = [k for k in env.get("missing_keys") or [] if k and any(w in k for w in ("KEY", "TOKEN", "SECRET"))]
     if missing and not env.get("keys_in_environment"):
+        hint = (f"; for a server of your own at {api_base} that checks no key, any value works, e.g. "
+                f"{missing[0]}=none") if api_base else ""
         raise ModelUnavailableError(
             f"{field} {model!r}: {' or '.join(missing)} is not set in the environment "
-            f"(litellm needs it for this provider; keys never go into configs)")
+            f"(litellm needs it for this provider; keys never go into configs){hint}")
 
 
 def _models(cfg: Any) -> list[tuple[str, str]]:
