@@ -66,7 +66,9 @@ cells = [
        "its unit (SovSim: sum over agents; GovSim: mean per agent). Survival is lenient (reached the last "
        "round) unless `STRICT`. The sentence below tests every pair of conditions within each model (Welch "
        "t over simulations) with Holm's correction over all of them and says how many comparisons."),
-    code("T1_CI = 't (means, clipped to each metric\'s range), Clopper-Pearson (survival rate), percentile bootstrap (relative survival drop from CPR, from 10 simulations per condition); 95%'\n"
+    code("T1_CI = ('bounded metrics: hull of t and a maximum-variance score interval; other means: t, clipped to the range; '\n"
+         "         'Clopper-Pearson (survival rate); percentile bootstrap (relative survival drop from CPR, from 10 '\n"
+         "         'simulations per condition); 95%')\n"
          "table1 = charts.table1_display(summary)\n"
          "save_table(table1, 'sovsim_table1', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
          "save_table(summary, 'sovsim_table1_values', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
