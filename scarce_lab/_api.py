@@ -31,6 +31,12 @@ class PublishedData:
 def load(path: str | Path) -> Any:
     """Load any supported trajectory data below ``path``.
 
+    A relative ``path`` is resolved by the one rule of notebook parameters
+    (:func:`scarce_lab.reporting.resolve_path`): from the project root (the nearest
+    folder at or above the working directory with ``pyproject.toml`` and
+    ``scarce_lab/``), else from the working directory; so ``sl.load("data/sovsim")``
+    reads the same folder from ``notebooks/`` as from the repository root.
+
     - our run folders or a Parquet export: a :class:`scarce_lab.data.loaders.Dataset`
       (typed frames: ``runs``, ``events``, ``payloads(kind)``, ``llm_calls``);
     - SovSim's released ``rationales.json`` tree or GovSim ``log_env.json`` runs: a
@@ -43,8 +49,9 @@ def load(path: str | Path) -> Any:
     """
     from .data.loaders import EXPORT_MARKER, load_dataset
     from .data.tables.sovsim import detect_layouts, load_agent_rounds
+    from .reporting import resolve_path
 
-    path = Path(path)
+    path = resolve_path(path)
     if (path / EXPORT_MARKER).exists():
         return load_dataset(path)
     found = detect_layouts(path)
@@ -63,32 +70,75 @@ def load(path: str | Path) -> Any:
     )
 
 
+#: The options :func:`table` takes per environment, with the values each accepts (a
+#: tuple of choices or a type); anything else is refused.
+TABLE_OPTIONS: dict[str, dict[str, Any]] = {
+    "sovsim": {"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition")},
+    "scarce": {},
+    "economy": {},
+}
+
+
+def _table_options(env: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against :data:`TABLE_OPTIONS` for ``env``.
+
+    Raises:
+        TypeError: an option the environment's table does not take (with the nearest
+            name and the list of those it takes).
+        ValueError: a value outside the option's choices or of another type (a string
+            ``'false'`` is not a boolean).
+    """
+    import difflib
+
+    allowed = TABLE_OPTIONS[env]
+    for k, v in options.items():
+        if k not in allowed:
+            near = difflib.get_close_matches(k, list(allowed), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(f"sl.table: unknown option {k!r} for a {env} table{hint}; "
+                            f"options: {', '.join(allowed) or 'none'}")
+        rule = allowed[k]
+        if isinstance(rule, tuple) and v not in rule:
+            raise ValueError(f"sl.table: {k}={v!r} is not one of {list(rule)}")
+        if isinstance(rule, type) and type(v) is not rule:
+            raise ValueError(f"sl.table: {k}={v!r} must be a {rule.__name__}, got {type(v).__name__}")
+    return options
+
+
 def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataFrame:
     """The paper table of a dataset (a path, a :class:`Dataset` or :class:`PublishedData`).
 
     - SovSim: Table 1 (every metric, mean and 95% CI per model x condition);
-      ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict``, ``by``
-      (``condition`` | ``base_condition``), ``force`` (see ``scarce-lab table sovsim``).
+      ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict`` (bool), ``by``
+      (``condition`` | ``base_condition``), ``force`` (bool) (see ``scarce-lab table sovsim``).
     - SCARCE: win rate, bids, durations, private-chat use, deadline misses, scores,
-      with run-clustered CIs.
+      with run-clustered CIs (no options).
     - Economy: solve rate in the first and last fifth of training and in frozen
-      evaluation, per task and condition.
+      evaluation, per task and condition (no options).
+
+    A relative path is resolved as :func:`load` does.
 
     Raises:
-        ValueError: ``environment`` omitted for a dataset of several environments, or
-            an unknown environment.
+        ValueError: ``environment`` omitted for a dataset of several environments, an
+            unknown environment, or an option value outside its choices/type.
+        TypeError: an option the table does not take (e.g. ``presett=``).
+        EmptyTableError: no finished simulation (SovSim).
     """
     if isinstance(data, str | Path):
         data = load(data)
     if isinstance(data, PublishedData):
         from .analysis.sovsim import sovsim_table
 
+        _table_options("sovsim", options)
         return sovsim_table(data.agent_rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
                             force=options.get("force", False), by=options.get("by", "condition"))
     envs = data.environments
     env = environment or (envs[0] if len(envs) == 1 else None)
     if env is None:
         raise ValueError(f"this dataset holds environments {envs}; pass environment=")
+    if env not in TABLE_OPTIONS:
+        raise ValueError(f"unknown environment {env!r}")
+    _table_options(env, options)
     if env == "sovsim":
         from .analysis.sovsim import sovsim_table
         from .data.tables.sovsim import from_dataset, label_conditions
@@ -101,18 +151,23 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
         from .data.tables.scarce import contentions_table, submissions_table
 
         return summary(contentions_table(data), submissions_table(data))
-    if env == "economy":
-        from .analysis.economy import ablation_table
-        from .data.tables.economy import episodes
+    from .analysis.economy import ablation_table
+    from .data.tables.economy import episodes
 
-        return ablation_table(episodes(data))
-    raise ValueError(f"unknown environment {env!r}")
+    return ablation_table(episodes(data))
 
 
 def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
     """Run one configuration (a config object of :mod:`scarce_lab.config`) and return
     its run folders. ``options`` go to the environment's runner (``resume=True`` to
-    continue an unfinished run, ``client=`` to share an LLM client).
+    continue an unfinished run, ``client=`` to share an LLM client). A relative ``out``
+    is resolved by :func:`scarce_lab.reporting.resolve_path` (the project root).
+
+    Before anything is written, every model of the config is checked
+    (:func:`scarce_lab.runners.preflight.check_configs`): a scripted policy the
+    environment does not have, an unknown ``embedded/`` model or a provider key missing
+    from the environment is refused. After the run, a run whose manifest does not say
+    ``complete`` is raised as an error with the manifest's reason.
 
     Example::
 
@@ -122,37 +177,60 @@ def run(config: Any, out: str | Path = "runs", **options: Any) -> list[Path]:
 
     Raises:
         TypeError: ``config`` is not an environment config.
+        ModelUnavailableError: a model that cannot be used (field, model, reason named).
+        RunFailedError: the run failed (``run_dir``, ``status`` and the manifest's
+            ``reason`` are attributes); the failed run folder stays for ``resume=True``.
+        FileExistsError, RunMismatchError: the folder holds an unfinished run (without
+            ``resume``) or a run of other settings.
     """
     from .config import EconomyRunConfig, ScarceConfig, SovSimConfig
+    from .reporting import resolve_path
+    from .runners.preflight import RunFailedError, check_configs, check_finished
 
-    out = Path(out)
+    if not isinstance(config, SovSimConfig | EconomyRunConfig | ScarceConfig):
+        raise TypeError(f"sl.run needs a SovSimConfig, ScarceConfig or EconomyRunConfig, got {type(config).__name__}")
+    out = resolve_path(out)
+    check_configs([config])
     if isinstance(config, SovSimConfig):
         from .runners.sovsim import run_sweep
+        from .runtime import RunMismatchError
 
         res = run_sweep([config], out, progress=options.pop("progress", False), **options)
-        return [out / r.run_id for r in res]
-    if isinstance(config, EconomyRunConfig):
+        for r in res:
+            if r.status == "error":  # it could not start: the folder holds another run
+                kind = RunMismatchError if str(r.error).startswith("RunMismatchError") else FileExistsError
+                raise kind(str(r.error).split(": ", 1)[-1])
+            if r.status == "failed":
+                check_finished([out / r.run_id])  # raises with the manifest's reason
+                raise RunFailedError(out / r.run_id, "failed", r.error)
+        dirs = [out / r.run_id for r in res]
+    elif isinstance(config, EconomyRunConfig):
         from .runners.economy import run_economy
 
-        return [run_economy(config, out, **options)]
-    if isinstance(config, ScarceConfig):
+        dirs = [run_economy(config, out, **options)]
+    else:
         from .runners.scarce import run_scarce
 
-        return [run_scarce(config, out, **options)]
-    raise TypeError(f"sl.run needs a SovSimConfig, ScarceConfig or EconomyRunConfig, got {type(config).__name__}")
+        dirs = [run_scarce(config, out, **options)]
+    check_finished(dirs)
+    return dirs
 
 
 def view(run_dir: str | Path, **options: Any) -> Any:
-    """One run as an interactive timeline in the notebook (see :mod:`scarce_lab.viewer`)."""
+    """One run as an interactive timeline in the notebook (see :mod:`scarce_lab.viewer`);
+    a relative ``run_dir`` is resolved as :func:`load` does."""
+    from .reporting import resolve_path
     from .viewer import view as _view
 
-    return _view(run_dir, **options)
+    return _view(resolve_path(run_dir), **options)
 
 
 def export(data: Any, out: str | Path) -> Path:
-    """Export a dataset (a path or a :class:`Dataset`) to Parquet; :func:`load` reads it back."""
+    """Export a dataset (a path or a :class:`Dataset`) to Parquet; :func:`load` reads it
+    back. Relative paths are resolved as :func:`load` does."""
     from .data.loaders import export_parquet, load_dataset
+    from .reporting import resolve_path
 
     if isinstance(data, str | Path):
-        data = load_dataset(data)
-    return export_parquet(data, out)
+        data = load_dataset(resolve_path(data))
+    return export_parquet(data, resolve_path(out))

@@ -12,6 +12,23 @@ those beside this package. The kernel imports that checkout's ``scarce_lab``.
 Parameters are checked before anything runs: a name the notebook does not declare is
 an error that lists the declared ones (names are case-sensitive), and a dataset path
 that does not exist is a one-line error naming it.
+
+Parameters are typed by the notebook's ``parameters`` cell (:func:`parameter_type`):
+the annotation when the cell gives one (``MODELS: list[str] | None = None``,
+``PRESET: Literal["sovsim", "govsim"] = "sovsim"``), else the default's type. Every
+value that enters a notebook (``scarce-lab report -p``, :func:`check_parameters`,
+:func:`inject_parameters`, :func:`execute_notebook`) is converted to that type by
+pydantic's lax rules or refused naming the parameter and the value
+(:func:`typed_parameters`): ``STRICT='false'`` becomes ``False`` (as ``'true'``,
+``'0'``, ``'1'``, ``'yes'``, ``'no'`` do), ``SEED='3'`` becomes ``3``, and a bare
+string where a list is declared (``MODELS='scripted/greedy'``) is refused with the
+list form to write.
+
+Relative paths (:func:`resolve_path`): one rule for notebook parameters and the Python
+face (``sl.load``, ``sl.table``, ``sl.view``, ``sl.export``, ``sl.run``'s ``out``): from
+the project root, the nearest folder at or above the working directory holding
+``pyproject.toml`` and ``scarce_lab/``, else from the working directory. Path arguments
+of the other CLI commands are the shell's (relative to the working directory).
 """
 
 from __future__ import annotations
@@ -22,7 +39,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -72,14 +89,18 @@ def resolve_path(p: str | Path, start: str | Path | None = None) -> Path:
 
 
 def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None = None) -> Path:
-    """:func:`resolve_path` of a dataset that must exist.
+    """:func:`resolve_path` of a dataset that must exist and, when a folder, hold something.
 
     Raises:
-        FileNotFoundError: one line naming the parameter and the resolved path.
+        FileNotFoundError: one line naming the parameter and the resolved path (missing,
+            or an empty folder).
     """
     path = resolve_path(p, start)
     if not path.exists():
         raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
+    if path.is_dir() and not any(path.iterdir()):
+        raise FileNotFoundError(f"{name}: dataset folder {path} is empty (no runs to analyse: did the run "
+                                "command write somewhere else?)")
     return path
 
 
@@ -132,6 +153,7 @@ class Parameter:
     name: str
     default: str  # the source text of its default value
     comment: str  # the comment at the end of its line, if any
+    annotation: str = ""  # the source text of its annotation (``NAME: str | None = ...``), if any
 
 
 def _parameters_cell(nb) -> Any | None:
@@ -165,31 +187,117 @@ def notebook_parameters(notebook) -> list[Parameter]:
             line = lines[node.lineno - 1]
             comment = line.split("#", 1)[1].strip() if "#" in line[node.value.end_col_offset:] else ""
             default = ast.get_source_segment(src, node.value) or ""
-            out += [Parameter(t.id, default, comment) for t in targets if isinstance(t, ast.Name)]
+            ann = ast.get_source_segment(src, node.annotation) or "" if isinstance(node, ast.AnnAssign) else ""
+            out += [Parameter(t.id, default, comment, ann) for t in targets if isinstance(t, ast.Name)]
     return out
 
 
-def check_parameters(notebook: str | Path, parameters: dict[str, Any],
-                     start: str | Path | None = None) -> dict[str, Any]:
-    """Validate ``parameters`` against the notebook's declared ones and return them with
-    dataset paths (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
+#: The names a parameter annotation may use (evaluated with nothing else in scope).
+_ANNOTATION_NAMES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "list": list,
+                                     "dict": dict, "None": None, "Literal": Literal, "Any": Any}
+
+
+def parameter_type(param: Parameter) -> Any:
+    """The type a notebook parameter takes: its annotation (built from ``str``, ``int``,
+    ``float``, ``bool``, ``list``, ``dict``, ``None``, ``Literal``, ``|``), else the
+    type of its literal default (``list[str]`` for a list of strings), else ``Any``
+    (a default of ``None`` or an expression without an annotation).
 
     Raises:
-        ParameterError: a name the notebook does not declare (the message lists the
-            declared names; names are case-sensitive), or a dataset path that does not
-            exist (the message names the parameter and the path).
+        ValueError: an annotation outside those names (the message names the parameter).
     """
-    declared = [p.name for p in notebook_parameters(notebook)]
-    unknown = [k for k in parameters if k not in declared]
+    if param.annotation:
+        try:
+            return eval(compile(param.annotation, "<annotation>", "eval"),  # noqa: S307 - names above only
+                        {"__builtins__": {}}, dict(_ANNOTATION_NAMES))
+        except Exception as exc:  # noqa: BLE001 - NameError, SyntaxError, TypeError
+            raise ValueError(f"parameter {param.name}: annotation {param.annotation!r} is not a type built from "
+                             f"{', '.join(_ANNOTATION_NAMES)} ({type(exc).__name__})") from None
+    try:
+        default = ast.literal_eval(param.default)
+    except (ValueError, SyntaxError):
+        return Any
+    if default is None:
+        return Any
+    if isinstance(default, list | tuple):
+        kinds = {type(x) for x in default}
+        return list[kinds.pop()] if len(kinds) == 1 else list
+    return type(default)
+
+
+def _type_text(param: Parameter, tp: Any) -> str:
+    if param.annotation:
+        return param.annotation
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
+
+def _plain(v: Any) -> Any:
+    """Paths as strings (a path parameter is declared ``str``), inside lists too."""
+    if isinstance(v, Path):
+        return str(v)
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    return v
+
+
+def typed_parameters(notebook, parameters: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` checked against the notebook's declared names and converted to
+    their declared types (:func:`parameter_type`, pydantic's lax conversion: ``'false'``
+    -> ``False``, ``'3'`` -> ``3``, ``1`` -> ``1.0``). ``notebook`` is a path or an
+    ``nbformat`` node.
+
+    Raises:
+        ParameterError: a name the notebook does not declare (the declared ones are
+            listed; names are case-sensitive), or a value that is not of the declared
+            type (the message names the notebook, the parameter, the value and the type).
+    """
+    from pydantic import TypeAdapter, ValidationError
+
+    nb = notebook if hasattr(notebook, "cells") else read_notebook(notebook)
+    where = Path(notebook).name if isinstance(notebook, str | Path) else "the notebook"
+    params = {p.name: p for p in notebook_parameters(nb)}
+    declared = list(params)
+    unknown = [k for k in parameters if k not in params]
     if unknown:
         hint = []
         for k in unknown:
             near = [d for d in declared if d.lower() == k.lower()]
             hint.append(f"{k!r}" + (f" (did you mean {near[0]!r}? names are case-sensitive)" if near else ""))
-        raise ParameterError(f"{Path(notebook).name} has no parameter {', '.join(hint)}; "
+        raise ParameterError(f"{where} has no parameter {', '.join(hint)}; "
                              f"its parameters: {', '.join(declared) or 'none'}")
-    out = dict(parameters)
+    out = {}
     for k, v in parameters.items():
+        tp = parameter_type(params[k])
+        value = _plain(v)
+        if tp is Any:
+            out[k] = value
+            continue
+        try:
+            out[k] = TypeAdapter(tp).validate_python(value)
+        except ValidationError as exc:
+            text = _type_text(params[k], tp)
+            first = exc.errors()[0].get("msg", str(exc)) if exc.errors() else str(exc)
+            hint = ""
+            if isinstance(value, str) and "list" in text:
+                hint = f"; a list is written {k}={[value]!r}"
+            raise ParameterError(f"{where}: parameter {k}={v!r} is not a {text} ({first}){hint}") from None
+    return out
+
+
+def check_parameters(notebook: str | Path, parameters: dict[str, Any],
+                     start: str | Path | None = None) -> dict[str, Any]:
+    """Validate ``parameters`` against the notebook's declared ones, convert them to
+    their declared types (:func:`typed_parameters`) and return them with dataset paths
+    (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
+
+    Raises:
+        ParameterError: a name the notebook does not declare (the message lists the
+            declared names; names are case-sensitive), a value not of the declared type
+            (parameter, value and type named), or a dataset path that does not exist
+            (the message names the parameter and the path).
+    """
+    out = typed_parameters(notebook, parameters)
+    for k, v in list(out.items()):
         if not DATASET_PARAM.match(k) or v is None:
             continue
         vals = [v] if isinstance(v, str | Path) else list(v)
@@ -219,9 +327,15 @@ def default_out_dir(notebook: str | Path, parameters: dict[str, Any],
 
 def inject_parameters(nb, parameters: dict[str, Any]):
     """Return ``nb`` with an ``injected-parameters`` cell after the ``parameters`` cell
-    (or first, if none is tagged). Values are written with ``repr``."""
+    (or first, if none is tagged). Values are converted to the parameters' declared
+    types first (:func:`typed_parameters`) and written with ``repr``.
+
+    Raises:
+        ParameterError: an undeclared name or a value not of the declared type.
+    """
     import nbformat
 
+    parameters = typed_parameters(nb, parameters)
     src = "# Parameters injected by scarce-lab\n" + "".join(
         f"{k} = {v!r}\n" for k, v in parameters.items()
     )

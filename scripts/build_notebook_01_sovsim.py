@@ -16,21 +16,23 @@ cells = [
        "over simulations, for the shipped dataset `data/sovsim` or any path given below: our run "
        "directories, SovSim's released `rationales.json` files or GovSim `log_env.json` runs.\n\n"
        "Make the data with `scarce-lab run sovsim --condition all --model embedded/smollm2 --simulations 5 --out data/sovsim`."),
-    code('# Parameters (papermill)\n'
-         'DATASET = "data/sovsim"      # relative paths: to the repository root (or to this folder outside a checkout)\n'
-         'MODELS = None                # e.g. ["embedded/smollm2", "scripted/sustainable"]; None = all\n'
-         'PRESET = "sovsim"            # metric conventions: sovsim | govsim\n'
-         'STRICT = False               # strict survival: no collapse at all\n'
-         'TRAJ_MODELS = None           # models of the trajectory figure; None = LLM models with a surviving run\n'
-         'TRAJ_CONDITION = "kcpr"      # condition of the trajectory figure (SovSim Figure 4: kcpr)\n'
-         'TRAJ_SIMULATIONS = None      # simulation numbers, e.g. [0, 3]; None = first surviving one per model\n'
-         'OUT_DIR = "figures/01_sovsim_power_conditions"  # where figures and tables are written\n'
-         'SHARED_DATA = "../shared/data"  # published layouts, if present\n'
-         'SOVSIM_RELEASE = None        # the SovSim authors\' released agent_rationales/ folder (github.com/abhilekhborah/sovsim), if you have it\n'
-         'SEED = 0                     # seed of the cross-model bootstraps', metadata={"tags": ["parameters"]}),
+    code('# Parameters (papermill; each value is converted to the type declared here, or refused)\n'
+         'from typing import Literal\n\n'
+         'DATASET: str = "data/sovsim"  # relative paths: to the repository root (or to this folder outside a checkout)\n'
+         'MODELS: list[str] | None = None  # e.g. ["embedded/smollm2", "scripted/sustainable"]; None = all\n'
+         'PRESET: Literal["sovsim", "govsim"] = "sovsim"  # metric conventions\n'
+         'STRICT: bool = False         # strict survival: no collapse at all\n'
+         'TRAJ_MODELS: list[str] | None = None  # models of the trajectory figure; None = LLM models with a surviving run\n'
+         'TRAJ_CONDITION: str = "kcpr"  # condition of the trajectory figure (SovSim Figure 4: kcpr)\n'
+         'TRAJ_SIMULATIONS: list[int] | None = None  # simulation numbers, e.g. [0, 3]; None = first surviving one per model\n'
+         'OUT_DIR: str = "figures/01_sovsim_power_conditions"  # where figures and tables are written\n'
+         'SHARED_DATA: str = "../shared/data"  # published layouts, if present\n'
+         'SOVSIM_RELEASE: str | None = None  # the SovSim authors\' released agent_rationales/ folder (github.com/abhilekhborah/sovsim), if you have it\n'
+         'SEED: int = 0                # seed of the cross-model bootstraps', metadata={"tags": ["parameters"]}),
     code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
          "from scarce_lab.analysis import sovsim as metrics\n"
+         "from scarce_lab.analysis.sovsim_conventions import convention_dict\n"
          "from scarce_lab.analysis import sovsim_charts as charts\n"
          "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
          "from scarce_lab.data.tables.sovsim import load_agent_rounds\n"
@@ -39,18 +41,26 @@ cells = [
          "OUT = resolve_path(OUT_DIR)\n"
          "df = load_agent_rounds(dataset_path(DATASET))\n"
          "if MODELS:\n"
+         "    absent = sorted(set(MODELS) - set(df['model'].unique()))\n"
+         "    if absent:  # a misspelt model would silently give a table of nothing\n"
+         "        raise ValueError(f\"MODELS: {absent} not in {DATASET}; its models: {sorted(df['model'].unique())}\")\n"
          "    df = df.filter(pl.col('model').is_in(MODELS))\n"
          "conv = metrics.resolve_convention(df, PRESET, strict_survival=STRICT)  # refuses data of another game\n"
          "per_sim = metrics.simulation_metrics(df, conv)\n"
-         "summary = metrics.summarize(per_sim, conv=conv)\n"
+         "summary = metrics.summarize(per_sim, conv=conv)  # no finished simulation: EmptyTableError\n"
+         "# what every saved table was computed under (written beside it: <name>.convention.json)\n"
+         "CONVENTION = convention_dict(conv) | {\n"
+         "    'survival': 'strict (no collapse at all)' if conv.strict_survival else 'lenient (reached the last round)',\n"
+         "    'dataset': str(dataset_path(DATASET)), 'models': MODELS or 'all'}\n"
          "print(f\"{dataset_path(DATASET)}: {df.height} agent-rounds, {per_sim.height} finished simulations, \"\n"
          "      f\"models: {sorted(df['model'].unique())}; figures and tables go to {OUT}\")"),
     md("## Table 1: all metrics, mean [95% CI] per model and condition\n\n"
        "t-intervals for means, Wilson for the survival rate, percentile bootstrap for the relative "
        "survival drop from CPR. Survival is lenient (reached the last round) unless `STRICT`."),
-    code("table1 = charts.table1_display(summary)\n"
-         "save_table(table1, 'sovsim_table1', OUT)\n"
-         "save_table(summary, 'sovsim_table1_values', OUT)\n"
+    code("T1_CI = 't (means), Wilson (survival rate), percentile bootstrap (relative survival drop from CPR); 95%'\n"
+         "table1 = charts.table1_display(summary)\n"
+         "save_table(table1, 'sovsim_table1', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
+         "save_table(summary, 'sovsim_table1_values', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
          "display(Markdown(metrics.format_table(summary)))"),
     code("display(Markdown(charts.survival_sentence(summary)))"),
     md("## Figure 3: pool dynamics per model and condition\n\n"
@@ -72,7 +82,7 @@ cells = [
     code("chart = charts.leader_rate_chart(per_sim)\n"
          "save_chart(chart, 'sovsim_leader_rate_vs_survival', OUT)\n"
          "corr = charts.correlation_table(per_sim)\n"
-         "save_table(corr, 'sovsim_leader_rate_correlation', OUT)\n"
+         "save_table(corr, 'sovsim_leader_rate_correlation', OUT,\n           convention=CONVENTION | {'statistic': 'Pearson r per model', 'intervals': 'Fisher z, 95%'})\n"
          "display(chart)\n"
          "display(Markdown(markdown_table(corr, float_digits=2)))\n"
          "display(Markdown(charts.correlation_sentence(per_sim)))"),
@@ -87,10 +97,12 @@ cells = [
        "json` gives the same numbers under `cross_model`."),
     code("from scarce_lab.analysis import sovsim_cross as cross\n\n"
          "res = cross.cross_model_results(per_sim, seed=SEED)\n"
-         "save_table(res['relative_drop'], 'sovsim_cross_model_drop', OUT)\n"
-         "save_table(res['overuse_by_role'], 'sovsim_overuse_by_role', OUT)\n"
-         "save_table(res['overuse_by_role_per_model'], 'sovsim_overuse_by_role_per_model', OUT)\n"
-         "save_table(res['leader_rate_vs_survival'], 'sovsim_leader_rate_across_models', OUT)\n"
+         "XCONV = CONVENTION | {'intervals': 'bootstrap over models (and simulations within models for the drop), '\n"
+         "                                   'Fisher z for r; 95%', 'bootstrap_seed': SEED}\n"
+         "save_table(res['relative_drop'], 'sovsim_cross_model_drop', OUT, convention=XCONV)\n"
+         "save_table(res['overuse_by_role'], 'sovsim_overuse_by_role', OUT, convention=XCONV)\n"
+         "save_table(res['overuse_by_role_per_model'], 'sovsim_overuse_by_role_per_model', OUT, convention=XCONV)\n"
+         "save_table(res['leader_rate_vs_survival'], 'sovsim_leader_rate_across_models', OUT, convention=XCONV)\n"
          "display(Markdown(cross.format_cross(res)))"),
     md("On the SovSim authors' released trajectories (six models, five simulations per condition) the "
        "mean drop in survival rate from CPR to KCPR-M is 86.7% (the paper reports up to 87.3% over its "

@@ -4,6 +4,7 @@ Run from the repository root: ``.venv/bin/python scripts/make_scarce_notebooks.p
 The metrics live in :mod:`scarce_lab.analysis.scarce_experiments`; cells stay thin.
 """
 
+import ast
 from pathlib import Path
 
 import nbformat as nbf
@@ -45,7 +46,10 @@ PRELUDE = (
     "print('negotiators:', sorted(T.settings['negotiator'].unique()))\n"
     "# one short label per (model, condition) for chart colours: the model, then what differs\n"
     "# between its conditions (conditions are never pooled; the tables show the full condition)\n"
-    "group = X.group_labels"
+    "group = X.group_labels\n"
+    "# what every saved table was computed under (written beside it: <name>.convention.json)\n"
+    "CONVENTION = {'parameters': {k: globals()[k] for k in __PARAMETERS__}, 'unit': 'run; conditions never pooled',\n"
+    "              'intervals': '95% percentile cluster bootstrap, runs as clusters'}"
 )
 
 LOAD_LABELS = (
@@ -64,25 +68,34 @@ LOAD_LABELS = (
 
 
 def params(text: str):
-    return code("# Parameters (papermill)\n" + text, metadata={"tags": ["parameters"]})
+    return code("# Parameters (papermill; each value is converted to the type declared here, or refused)\n" + text,
+                metadata={"tags": ["parameters"]})
 
 
 def table(df_expr: str, name: str, cols: str | None = None) -> str:
     """Cell code: save a result frame (values + CI text) and show it."""
     sel = f".select({cols}, 'estimate', 'n', 'runs')" if cols else ""
     return (f"res = {df_expr}\n"
-            f"save_table(X.with_ci_text(res), '{name}', OUT)\n"
+            f"save_table(X.with_ci_text(res), '{name}', OUT, convention=CONVENTION)\n"
             f"show(X.with_ci_text(res){sel})")
 
 
 def write(name: str, cells: list) -> None:
     nb = nbf.v4.new_notebook()
     stem = name.removesuffix(".ipynb")
+    names = None
     for i, c in enumerate(cells):
         c["id"] = f"c{i:02d}"  # stable ids: rebuilding changes nothing in git
         if "parameters" in c.metadata.get("tags", []):
-            c.source = c.source.replace('OUT_DIR = "figures"', f'OUT_DIR = "figures/{stem}"  # where figures and tables go')
+            c.source = c.source.replace('OUT_DIR: str = "figures"',
+                                        f'OUT_DIR: str = "figures/{stem}"  # where figures and tables go')
             assert f"figures/{stem}" in c.source, name
+            tree = ast.parse(c.source)
+            names = tuple(n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and n.target.id != "OUT_DIR")
+            assert all(isinstance(n, ast.AnnAssign) for n in tree.body), f"{name}: annotate every parameter"
+    for c in cells:
+        if "__PARAMETERS__" in c.source:
+            c.source = c.source.replace("__PARAMETERS__", repr(names))
     nb.cells = cells
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -101,13 +114,13 @@ write("02_scarce_models_tactics.ipynb", [
        "it), private-chat use in the first subrun (Figure 14), task outcomes, and language drift over the "
        "stages of a run. All intervals are 95% percentile cluster bootstraps with runs as clusters (drift: "
        "t intervals over runs).\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/scripted/models", "data/scarce/embedded"]  # relative to the repo root\n'
-           'LABELS = "data/scarce/labels/embedded/labels.parquet"  # judge panel output; None to skip\n'
-           'TAXONOMY = "scarce"\n'
-           'BASE_ONLY = True   # only the reference condition (ballots, fixed bids, the paper\'s cross-subrun memory, equal budgets)\n'
-           'SUBRUN = 0         # Table 1 and Figure 14: the first subrun, as in the paper (None: all)\n'
-           'N_STAGES = 3       # stages per run for language drift\n'
-           'OUT_DIR = "figures"'),
+    params('DATASETS: list[str] = ["data/scarce/scripted/models", "data/scarce/embedded"]  # relative to the repo root\n'
+           'LABELS: str | None = "data/scarce/labels/embedded/labels.parquet"  # judge panel output; None to skip\n'
+           'TAXONOMY: str = "scarce"\n'
+           'BASE_ONLY: bool = True   # only the reference condition (ballots, fixed bids, the paper\'s cross-subrun memory, equal budgets)\n'
+           'SUBRUN: int | None = 0  # Table 1 and Figure 14: the first subrun, as in the paper (None: all)\n'
+           'N_STAGES: int = 3       # stages per run for language drift\n'
+           'OUT_DIR: str = "figures"'),
     code(PRELUDE + "\n"
          "C, S, M = T.contentions, T.submissions, T.messages\n"
          "if BASE_ONLY:\n"
@@ -122,7 +135,7 @@ write("02_scarce_models_tactics.ipynb", [
     code("if rounds is not None and rounds.height:\n"
          "    r = X.base_condition(rounds) if BASE_ONLY else rounds\n"
          "    shares = group(X.tactic_shares(r, tax.ids, RELATIONAL, by=BY, subrun=SUBRUN))\n"
-         "    save_table(X.with_ci_text(shares), 'scarce_tactic_shares', OUT)\n"
+         "    save_table(X.with_ci_text(shares), 'scarce_tactic_shares', OUT, convention=CONVENTION | {'subrun': SUBRUN})\n"
          "    if shares.height:\n"
          "        chart = X.ci_chart(shares, 'category', color='group', x_sort=[*tax.ids, 'relational'],\n"
          "                           y_title='share of rounds', title='Tactic shares per model (first subrun)', width=620)\n"
@@ -193,10 +206,10 @@ write("03_memory_horizon.ipynb", [
        "(`scarce_lab.analysis.scarce_experiments.MEMORY_BEHAVIOURS`): alliance formation = explicit "
        "or exclusive coalition, alliance loyalty = coalition loyalty, reputation = reputation "
        "maintenance.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/embedded", "data/scarce/scripted/memory"]\n'
-           'LABELS = "data/scarce/labels/embedded/labels.parquet"\n'
-           'TAXONOMY = "scarce"\n'
-           'OUT_DIR = "figures"'),
+    params('DATASETS: list[str] = ["data/scarce/embedded", "data/scarce/scripted/memory"]\n'
+           'LABELS: str | None = "data/scarce/labels/embedded/labels.parquet"  # None to skip\n'
+           'TAXONOMY: str = "scarce"\n'
+           'OUT_DIR: str = "figures"'),
     code(PRELUDE),
     code(LOAD_LABELS + "\n"
          "BY = ('model', 'condition', 'memory')  # one row per condition; memory shown beside it\n"
@@ -206,7 +219,7 @@ write("03_memory_horizon.ipynb", [
     md("## Table 2: behaviour shares by memory horizon (judge labels)"),
     code("if rounds is not None and rounds.height:\n"
          "    res = group(X.behaviour_shares(rounds, by=BY))\n"
-         "    save_table(X.with_ci_text(res), 'scarce_memory_behaviours', OUT)\n"
+         "    save_table(X.with_ci_text(res), 'scarce_memory_behaviours', OUT, convention=CONVENTION)\n"
          "    show(X.with_ci_text(res).select(*BY, 'behaviour', 'estimate', 'n', 'runs'))\n"
          "    for b in X.MEMORY_BEHAVIOURS:\n"
          "        say(X.describe_extremes(res.filter(pl.col('behaviour') == b), ['model', 'memory'], f'the {b.replace(\"_\", \" \")} share'))\n"
@@ -219,7 +232,7 @@ write("03_memory_horizon.ipynb", [
     md("## Relational behaviour: first vs second half of a run"),
     code("if rounds is not None and rounds.height:\n"
          "    res = group(X.relational_by_half(rounds, RELATIONAL, by=BY))\n"
-         "    save_table(X.with_ci_text(res), 'scarce_relational_by_half', OUT)\n"
+         "    save_table(X.with_ci_text(res), 'scarce_relational_by_half', OUT, convention=CONVENTION)\n"
          "    show(X.with_ci_text(res).select(*BY, 'half', 'estimate', 'n', 'runs'))\n"
          "    say(X.describe_extremes(res, ['model', 'memory', 'half'], 'the relational share'))\n"
          "    chart = X.ci_chart(res, 'half', color='group', kind='line', y_title='relational share',\n"
@@ -237,8 +250,8 @@ write("03_memory_horizon.ipynb", [
                  "'model', 'memory'") + "\n"
          "say(X.describe_extremes(res, ['memory'], 'private-chat use of the strategic negotiators'))\n"
          "per, growth = X.requested_duration_by_subrun(SC, by=('model', 'memory'))\n"
-         "save_table(X.with_ci_text(per), 'scarce_memory_requested_duration', OUT)\n"
-         "save_table(X.with_ci_text(growth), 'scarce_memory_duration_growth', OUT)\n"
+         "save_table(X.with_ci_text(per), 'scarce_memory_requested_duration', OUT, convention=CONVENTION)\n"
+         "save_table(X.with_ci_text(growth), 'scarce_memory_duration_growth', OUT, convention=CONVENTION | {'intervals': '95% t-interval over runs'})\n"
          "show(X.with_ci_text(growth).select('model', 'memory', 'estimate', 'runs'))\n"
          "say(X.describe_extremes(growth, ['memory'], 'the growth factor of requested durations'))\n"
          "chart = X.ci_chart(per, 'subrun', color='memory', kind='line', y_title='requested slot (s)',\n"
@@ -256,7 +269,7 @@ write("03_memory_horizon.ipynb", [
          "    inst = inst.filter(pl.col('memory').is_not_null())\n"
          "    # one row per condition (never pooled): memory beside it\n"
          "    summ = institutional_summary(inst, by=('model', 'condition', 'memory', 'relational'))\n"
-         "    save_table(summ, 'scarce_memory_institutions', OUT)\n"
+         "    save_table(summ, 'scarce_memory_institutions', OUT, convention=CONVENTION)\n"
          "    show(summ)\n"
          "    tot = summ['institutional'].sum()\n"
          "    say(f'In this dataset, {tot} of {summ[\"behaviours\"].sum()} labelled (run, agent or pair, label) '\n"
@@ -273,10 +286,10 @@ write("04_budget_asymmetry_deadlines.ipynb", [
        "deadlines (Table 4; urgent = deadline below the run's median). Win rate = share of rounds first in "
        "the queue (all rounds; contested rounds beside). 95% cluster-bootstrap intervals, runs as "
        "clusters.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/scripted/budget", "data/scarce/scripted/deadlines", "data/scarce/embedded"]\n'
-           'N_STAGES = 3\n'
-           'URGENT_BELOW_S = None   # seconds; None = below the run\'s median deadline\n'
-           'OUT_DIR = "figures"'),
+    params('DATASETS: list[str] = ["data/scarce/scripted/budget", "data/scarce/scripted/deadlines", "data/scarce/embedded"]\n'
+           'N_STAGES: int = 3\n'
+           'URGENT_BELOW_S: float | None = None   # seconds; None = below the run\'s median deadline\n'
+           'OUT_DIR: str = "figures"'),
     code(PRELUDE + "\nBY = ('model', 'condition')"),
     md("## Tables 5 and 7: the richer worker by budget phase, and overall"),
     code(table("group(X.budget_phase_bids(T.contentions, by=BY))", "scarce_budget_phases",
@@ -333,20 +346,20 @@ write("05_revisable_bids_reasoning.ipynb", [
        "Reasoning effort is passed through to litellm (`llm.reasoning_effort`, checked against the "
        "levels litellm lists for the model); the embedded model ignores it, and the shipped embedded runs "
        "compare `low` and `high` only: the table shows the pipeline, not an effect.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/embedded", "data/scarce/scripted/revisable", "data/scarce/scripted/models"]\n'
-           'LABELS = "data/scarce/labels/embedded/labels.parquet"\n'
-           'TAXONOMY = "scarce"\n'
-           'LABEL_MEMORY = "cross"  # memory of the labelled reference runs (the paper\'s cross-subrun default)\n'
-           'N_STAGES = 3\n'
-           'EFFORTS = None  # e.g. ["high", "xhigh"]; None = the two strongest levels present in the runs\n'
-           'OUT_DIR = "figures"'),
+    params('DATASETS: list[str] = ["data/scarce/embedded", "data/scarce/scripted/revisable", "data/scarce/scripted/models"]\n'
+           'LABELS: str | None = "data/scarce/labels/embedded/labels.parquet"  # None to skip\n'
+           'TAXONOMY: str = "scarce"\n'
+           'LABEL_MEMORY: str = "cross"  # memory of the labelled reference runs (the paper\'s cross-subrun default)\n'
+           'N_STAGES: int = 3\n'
+           'EFFORTS: list[str] | None = None  # e.g. ["high", "xhigh"]; None = the two strongest levels present in the runs\n'
+           'OUT_DIR: str = "figures"'),
     code(PRELUDE),
     md("## Bid revision under the two mechanisms (all negotiators, no labels needed)\n\n"
        "Share of participations whose final bid differs from the declared one; runs compared differ only "
        "in the mechanism."),
     code("BY = ('model', 'mechanism', 'condition')  # one row per condition (worker count, subruns... differ)\n"
          "res = X.bid_revision_share(X.base_condition(T.contentions, except_=('mechanism',)), by=BY)\n"
-         "save_table(X.with_ci_text(res), 'scarce_bid_revision', OUT)\n"
+         "save_table(X.with_ci_text(res), 'scarce_bid_revision', OUT, convention=CONVENTION)\n"
          "show(X.with_ci_text(res).select(*BY, 'estimate', 'n', 'runs'))\n"
          "say(X.describe_extremes(res, list(BY), 'the share of revised bids'))\n"
          "paid = X.base_condition(T.contentions, except_=('mechanism',)).with_columns(pl.col('payment').cast(pl.Float64))\n"
@@ -359,7 +372,7 @@ write("05_revisable_bids_reasoning.ipynb", [
          "    r = X.base_condition(rounds, except_=('mechanism',), memory=LABEL_MEMORY)\n"
          "    by = ('model', 'mechanism', 'condition')\n"
          "    res = group(X.rule_shares_by_stage(r, n_stages=N_STAGES, by=by))\n"
-         "    save_table(X.with_ci_text(res), 'scarce_rule_shares', OUT)\n"
+         "    save_table(X.with_ci_text(res), 'scarce_rule_shares', OUT, convention=CONVENTION)\n"
          "    show(X.with_ci_text(res).select(*by, 'stage', 'kind', 'estimate', 'n', 'runs'))\n"
          "    for k in ('rules', 'rule_making', 'rule_invoking'):\n"
          "        say(X.describe_extremes(res.filter(pl.col('kind') == k), ['model', 'mechanism', 'stage'], f'the {k.replace(\"_\", \"-\")} share'))\n"
@@ -378,8 +391,8 @@ write("05_revisable_bids_reasoning.ipynb", [
          "    r = X.base_condition(rounds, except_=('reasoning_effort',), memory=LABEL_MEMORY).filter(pl.col('reasoning_effort').is_in(efforts))\n"
          "    dist = X.label_distribution(r, tax.ids, by=('model', 'reasoning_effort'))\n"
          "    shares = X.tactic_shares(r, tax.ids, RELATIONAL, by=('model', 'reasoning_effort'), subrun=None)\n"
-         "    save_table(dist, 'scarce_effort_distribution', OUT)\n"
-         "    save_table(X.with_ci_text(shares), 'scarce_effort_tactic_shares', OUT)\n"
+         "    save_table(dist, 'scarce_effort_distribution', OUT, convention=CONVENTION | {'efforts': efforts})\n"
+         "    save_table(X.with_ci_text(shares), 'scarce_effort_tactic_shares', OUT, convention=CONVENTION | {'efforts': efforts, 'subrun': 'all'})\n"
          "    show(X.with_ci_text(shares).select('model', 'reasoning_effort', 'category', 'estimate', 'n', 'runs'))\n"
          "    say(X.describe_extremes(shares.filter(pl.col('category') == 'relational'), ['model', 'reasoning_effort'],\n"
          "                            'the relational share'))\n"
@@ -399,11 +412,11 @@ write("06_auction_dynamics.ipynb", [
        "(deadline misses, mean partial score, total queue wait), on the same tasks, deadlines and seeds. "
        "Intervals: cluster bootstrap over runs for shares and medians; t intervals over runs (and over "
        "paired seeds for the differences) for per-run outcomes.\n\n" + CAVEAT),
-    params('DATASETS = ["data/scarce/scripted/models", "data/scarce/scripted/schedulers", "data/scarce/scripted/memory",\n'
+    params('DATASETS: list[str] = ["data/scarce/scripted/models", "data/scarce/scripted/schedulers", "data/scarce/scripted/memory",\n'
            '            "data/scarce/embedded"]\n'
-           'N_STAGES = 4   # bid drift: stages 1 to 4 (Table 8)\n'
-           'NEGOTIATOR = "scripted/strategic"   # negotiator model of the scheduler comparison runs\n'
-           'OUT_DIR = "figures"'),
+           'N_STAGES: int = 4   # bid drift: stages 1 to 4 (Table 8)\n'
+           'NEGOTIATOR: str = "scripted/strategic"   # negotiator model of the scheduler comparison runs\n'
+           'OUT_DIR: str = "figures"'),
     code(PRELUDE + "\n"
          "C = X.base_condition(T.contentions, except_=('memory',))  # negotiated runs, any memory horizon\n"
          "BY = ('model', 'condition')"),
@@ -431,8 +444,8 @@ write("06_auction_dynamics.ipynb", [
          "for col in ('requested_duration_s', 'desired_duration_s'):\n"
          "    per, growth = X.requested_duration_by_subrun(C, by=BY, col=col)\n"
          "    per, growth = group(per), group(growth)\n"
-         "    save_table(X.with_ci_text(per), f'scarce_{col}_per_subrun', OUT)\n"
-         "    save_table(X.with_ci_text(growth), f'scarce_{col}_growth', OUT)\n"
+         "    save_table(X.with_ci_text(per), f'scarce_{col}_per_subrun', OUT, convention=CONVENTION)\n"
+         "    save_table(X.with_ci_text(growth), f'scarce_{col}_growth', OUT, convention=CONVENTION | {'intervals': '95% t-interval over runs'})\n"
          "    show(X.with_ci_text(per).select(*BY, 'subrun', 'estimate', 'n', 'runs'))\n"
          "    show(X.with_ci_text(growth).select(*BY, 'estimate', 'runs'))\n"
          "    say(X.describe_extremes(growth, list(BY), f'the growth factor of the {DURATION[col].lower()}'))\n"
@@ -450,9 +463,9 @@ write("06_auction_dynamics.ipynb", [
          "out = X.collective_outcomes(T.contentions.filter(pl.col('run_id').is_in(keep)),\n"
          "                            T.submissions.filter(pl.col('run_id').is_in(keep)))\n"
          "out = X.with_settings(out, T.settings, ['scheduler', 'seed'])\n"
-         "save_table(out, 'scarce_scheduler_outcomes_per_run', OUT)\n"
+         "save_table(out, 'scarce_scheduler_outcomes_per_run', OUT, convention=CONVENTION | {'intervals': 'none (one row per run)'})\n"
          "cmp = X.compare_schedulers(out, by=('scheduler',), reference='ballots')\n"
-         "save_table(X.with_ci_text(cmp), 'scarce_scheduler_comparison', OUT)\n"
+         "save_table(X.with_ci_text(cmp), 'scarce_scheduler_comparison', OUT, convention=CONVENTION | {'intervals': '95% t-interval over runs, clipped to the metric range; differences paired on seeds'})\n"
          "show(X.with_ci_text(cmp).select('scheduler', 'metric', 'estimate', 'runs', 'diff', 'diff_lo', 'diff_hi', 'pairs'))\n"
          "for m in ('deadline_misses', 'mean_partial_score', 'total_queue_wait_s'):\n"
          "    say(X.describe_extremes(cmp.filter(pl.col('metric') == m), ['scheduler'], m.replace('_', ' ') + ' per run'))\n"

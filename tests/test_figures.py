@@ -163,7 +163,7 @@ def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_
     """The demo wrote polars Series printouts ("shape: (1,) Series: ...") for list
     columns, and "–" for both "not applicable" and "no event" in the saved Table 1."""
     df = pl.DataFrame({"models": [["a", "b"], []], "drops": [[0.5, float("nan")], None], "k": [1, 2]})
-    F.save_table(df, "nested", tmp_path)
+    F.save_table(df, "nested", tmp_path, convention={"note": "test table"})
     md = (tmp_path / "nested.md").read_text()
     assert '["a", "b"]' in md and "[0.5, null]" in md and "Series" not in md
     back = pl.read_csv(tmp_path / "nested.csv")

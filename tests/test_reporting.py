@@ -39,7 +39,7 @@ def test_injected_cell_follows_the_parameters_cell():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# title"),
-        nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("x = 1\nname = 'z'", metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell("print(x)"),
     ]
     inject_parameters(nb, {"x": 5, "name": "a/b"})

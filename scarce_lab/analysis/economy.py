@@ -71,12 +71,19 @@ def gini(values: list[float]) -> float | None:
 
 
 def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFrame:
+    """Mean and interval (:func:`mean_ci`) of ``value`` per ``by`` group. The schema is
+    explicit: the group keys keep their dtypes and the mean and bounds are Float64 even
+    when every bound is missing (one run per group gives no interval: a column of
+    nulls, which polars would otherwise type as Null, on which ``clip`` and most
+    operations fail), and no group gives an empty frame with the same columns."""
     rows = []
     for key, g in df.group_by(by, maintain_order=True):
         m, lo, hi = mean_ci(g[value].to_list())
         rows.append({**dict(zip(by, key, strict=True)), f"{prefix}": m, f"{prefix}_lo": lo,
                      f"{prefix}_hi": hi, "n_runs": g.height})
-    return pl.DataFrame(rows)
+    schema = {k: df.schema[k] for k in by} | {prefix: pl.Float64, f"{prefix}_lo": pl.Float64,
+                                              f"{prefix}_hi": pl.Float64, "n_runs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
 def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
@@ -376,13 +383,18 @@ def ablation_chart(table: pl.DataFrame):
 
 def population_chart(dyn: pl.DataFrame):
     """Living agents and wealth Gini over training (mean over seeds), one colour per
-    condition. Returns ``NoFigure`` without rows."""
+    condition. Above :data:`~scarce_lab.analysis.figures.MAX_LINE_POINTS` snapshots per
+    condition the lines show means over windows of ``k`` episodes (the caption says
+    ``k``; :func:`~scarce_lab.analysis.figures.window_means`). Returns ``NoFigure``
+    without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from .figures import NoFigure, caption, chart_data, titled, window_means
 
     if dyn.height == 0:
         return NoFigure("no population snapshots")
+    keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
+    dyn, k = window_means(dyn.select(keep), "round", ["task", "condition"], ["size", "gini"])
     d, order = _readable_conditions(chart_data(dyn))
     color = alt.Color("condition:N", title="Condition", sort=order)
     base = alt.Chart(d).encode(x=alt.X("round:Q", title="Training episode"), color=color)
@@ -394,7 +406,8 @@ def population_chart(dyn: pl.DataFrame):
                                 ).properties(width=320, height=200)
     n = int(d["n_runs"].max()) if "n_runs" in d.columns and d["n_runs"].max() is not None else None
     return titled(alt.hconcat(size, g), "Population and wealth inequality",
-                  caption("Mean over seeds (no interval)", f"n = up to {n} seeds" if n else ""))
+                  caption("Mean over seeds (no interval)", f"n = up to {n} seeds" if n else "",
+                          f"each point the mean over a window of {k} episodes" if k > 1 else ""))
 
 
 def specialisation_heatmap(spec: pl.DataFrame, run_id: str):

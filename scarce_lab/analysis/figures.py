@@ -9,9 +9,21 @@ vl-convert: a frontend without the widget (nbviewer, a code host, an untrusted n
 in JupyterLab, an executed report) shows the image. :func:`static_outputs` removes the
 widget part from an executed notebook so that only the image remains there.
 
-On disk: :func:`save_chart` writes PNG + SVG; :func:`save_table` CSV + Markdown.
-A chart function with nothing to draw returns a :class:`NoFigure` that says why; it
-displays as that sentence and :func:`save_chart` writes no file for it.
+On disk: :func:`save_chart` writes PNG + SVG; :func:`save_table` CSV + Markdown and a
+``<name>.convention.json`` sidecar: every saved table states the convention it was
+computed under (survival definition, preset, interval method, window...), in the
+sidecar and as a footnote of the Markdown file. A chart function with nothing to draw
+returns a :class:`NoFigure` that says why; it displays as that sentence and
+:func:`save_chart` writes no file for it.
+
+Chart sizes: every chart of the package leaves its builder through :func:`titled`,
+which switches altair to this module's data transformer (:func:`use_chart_limits`):
+altair's own refuses more than 5,000 rows (``MaxRowsError``), which an Economy run of
+1,300 episodes in four ablations already exceeds. Ours embeds up to
+:data:`MAX_CHART_ROWS` rows and refuses more with :class:`ChartTooLargeError` saying
+what to do; builders whose data grows with the length of a run aggregate before
+charting (SovSim's density views, the Economy population chart's episode windows:
+:func:`window_means`).
 """
 
 from __future__ import annotations
@@ -28,6 +40,67 @@ import polars as pl
 
 RENDERER = "scarce_lab"
 CI_T = "95% t-intervals over simulations"
+#: Most data rows one chart embeds (each data set of a layered/concatenated chart);
+#: above it :class:`ChartTooLargeError`. 20,000 rows of a few columns is a few MB of
+#: spec, which vl-convert renders and a browser draws without trouble.
+MAX_CHART_ROWS = 20_000
+#: Points per line that a chart over a run's episodes draws at most (see :func:`window_means`).
+MAX_LINE_POINTS = 500
+
+
+class ChartTooLargeError(ValueError):
+    """A chart's data set has more rows than :data:`MAX_CHART_ROWS`; aggregate first."""
+
+
+def _limited_transformer(data, max_rows: int = MAX_CHART_ROWS):
+    """altair data transformer: altair's default with ``max_rows`` and an error that says
+    what to do."""
+    import altair as alt
+
+    try:
+        return alt.default_data_transformer(data, max_rows=max_rows)
+    except alt.MaxRowsError:
+        n = getattr(data, "height", None) or getattr(data, "shape", [None])[0]
+        raise ChartTooLargeError(
+            f"a chart's data has {n if n is not None else 'more than ' + str(max_rows)} rows, more than "
+            f"{max_rows}: aggregate before charting (e.g. scarce_lab.analysis.figures.window_means)") from None
+
+
+def use_chart_limits() -> None:
+    """Make :func:`_limited_transformer` altair's data transformer (idempotent). Called
+    by :func:`titled` (every chart of the package) and :func:`enable_offline_charts`."""
+    import altair as alt
+
+    if RENDERER not in alt.data_transformers.names():
+        alt.data_transformers.register(RENDERER, _limited_transformer)
+    if alt.data_transformers.active != RENDERER:
+        alt.data_transformers.enable(RENDERER)
+
+
+def window_means(df: pl.DataFrame, x: str, by: list[str], values: list[str],
+                 max_points: int = MAX_LINE_POINTS) -> tuple[pl.DataFrame, int]:
+    """``df`` with at most ``max_points`` values of ``x`` per ``by`` group: when there
+    are more, ``x`` is cut into windows of ``k`` consecutive values (``x // k * k``, the
+    window start) and each of ``values`` is averaged within the window (nulls skipped).
+    Returns the frame and ``k`` (1 when nothing was aggregated), for the caption.
+
+    Raises:
+        ValueError: ``max_points`` below 1.
+    """
+    if max_points < 1:
+        raise ValueError(f"max_points must be at least 1, got {max_points}")
+    if df.is_empty():
+        return df, 1
+    per_group = df.group_by(by).agg(pl.col(x).n_unique().alias("_n"))["_n"].max()
+    span = int(df[x].max()) - int(df[x].min()) + 1
+    if per_group is None or per_group <= max_points:
+        return df, 1
+    k = max(2, math.ceil(span / max_points))
+    out = (df.with_columns((pl.col(x) // k * k).alias(x))
+           .group_by([*by, x]).agg([pl.col(v).mean() for v in values]
+                                   + [pl.col(c).max() for c in df.columns if c not in {*by, x, *values}])
+           .sort([*by, x]))
+    return out.select(df.columns), k
 
 
 class NoFigure:
@@ -94,6 +167,7 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None):
     gives one line per item)."""
     import altair as alt
 
+    use_chart_limits()
     params = {"text": title, "anchor": "start", "fontSize": 14}
     if caption_line:
         params |= {"subtitle": caption_line, "subtitleColor": "#444", "subtitleFontSize": 11}
@@ -170,6 +244,7 @@ def enable_offline_charts() -> None:
     if RENDERER not in alt.renderers.names():
         alt.renderers.register(RENDERER, offline_renderer)
     alt.renderers.enable(RENDERER)
+    use_chart_limits()
 
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -210,6 +285,7 @@ def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float =
         for ext in ("png", "svg"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
         return []
+    use_chart_limits()
     spec = strict_spec(chart)
     out.mkdir(parents=True, exist_ok=True)
     png, svg = out / f"{name}.png", out / f"{name}.svg"
@@ -235,16 +311,52 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures") -> list[Path]:
-    """Save ``df`` as ``<out_dir>/<name>.csv`` and ``.md``; return both paths.
+def convention_dict(convention: Any) -> dict[str, Any]:
+    """A table's convention as a plain JSON-able dict: a mapping as given, a dataclass
+    (e.g. :class:`scarce_lab.analysis.sovsim_conventions.Convention`) by its fields.
+
+    Raises:
+        TypeError: anything else (a table's convention is named settings, not prose).
+        ValueError: an empty convention.
+    """
+    import dataclasses
+
+    if dataclasses.is_dataclass(convention) and not isinstance(convention, type):
+        out = dataclasses.asdict(convention)
+    elif isinstance(convention, dict):
+        out = dict(convention)
+    else:
+        raise TypeError(f"a table's convention must be a dict or a dataclass, got {type(convention).__name__}")
+    if not out:
+        raise ValueError("a table's convention is empty: state what it was computed under")
+    return {str(k): _json_safe(v if isinstance(v, str | int | float | bool | list | dict | type(None)) else str(v))
+            for k, v in out.items()}
+
+
+def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
+               convention: Any) -> list[Path]:
+    """Save ``df`` as ``<out_dir>/<name>.csv`` and ``.md`` and its ``convention`` as
+    ``<name>.convention.json``; return the three paths.
+
+    ``convention`` (required): what the numbers were computed under, as a dict or a
+    dataclass (:func:`convention_dict`): e.g. SovSim's :class:`Convention` (survival
+    definition strict/lenient, preset, thresholds) plus the interval method. The
+    sidecar holds ``{"table": name, "rows": n, "columns": [...], "convention": {...}}``
+    and the Markdown file ends with a footnote listing it, so a table read without its
+    notebook still says which definitions it used.
 
     Nested columns (lists, structs) are written as strict JSON text (NaN and infinities
-    as null) in both files.
+    as null) in both table files.
+
+    Raises:
+        TypeError, ValueError: a convention that is not a non-empty dict or dataclass;
+            a bad ``name``.
     """
     _check_name(name)
+    conv = convention_dict(convention)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    csv, md = out / f"{name}.csv", out / f"{name}.md"
+    csv, md, meta = out / f"{name}.csv", out / f"{name}.md", out / f"{name}.convention.json"
     flat = df.with_columns(
         pl.Series(c, [None if v is None else json.dumps(_json_safe(v), default=str, allow_nan=False)
                       for v in df[c].to_list()], dtype=pl.String)
@@ -252,8 +364,11 @@ def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures") -> 
         if dt.is_nested()
     )
     flat.write_csv(csv)
-    md.write_text(markdown_table(flat))
-    return [csv, md]
+    note = "; ".join(f"{k} = {json.dumps(v, default=str)}" for k, v in conv.items())
+    md.write_text(markdown_table(flat) + f"\nComputed under: {note}.\n")
+    meta.write_text(json.dumps({"table": name, "rows": df.height, "columns": df.columns, "convention": conv},
+                               indent=2, allow_nan=False, default=str) + "\n")
+    return [csv, md, meta]
 
 
 def _json_safe(v):

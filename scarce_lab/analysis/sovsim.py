@@ -132,6 +132,12 @@ class UnfinishedRunsWarning(UserWarning):
     interrupted run); the message gives how many and which."""
 
 
+class EmptyTableError(ValueError):
+    """A table was asked of data that holds no finished simulation (e.g. a folder of
+    failed runs, or a model filter that matches nothing): a table of nothing is an
+    error, not an empty table."""
+
+
 class AgentRoundError(ValueError):
     """Agent-round rows that would be counted wrongly: one given twice, or an extraction
     that is missing, NaN or infinite (the message names runs, rounds and agents)."""
@@ -334,7 +340,11 @@ def summarize(
 
     Raises:
         PoolingError: a (model, condition) group would mix settings and ``force`` is false.
+        EmptyTableError: ``per_sim`` has no row (no finished simulation).
     """
+    if per_sim.is_empty():
+        raise EmptyTableError("no finished simulation to tabulate: every run failed, was interrupted before "
+                              "its game ended, or was filtered out (a table of nothing is refused)")
     ranges = dict(RANGES)
     if conv is not None:
         ranges["survival_time"] = (1.0, float(conv.rounds))

@@ -76,6 +76,26 @@ class Convention:
     defection_pool: Literal["true", "seen"] = "true"
     defection_in_cpr: bool = False
 
+    def __post_init__(self) -> None:
+        """Refuse a setting of the wrong kind: a string ``'false'`` is true in Python, so
+        ``strict_survival='false'`` would silently give the strict table.
+
+        Raises:
+            TypeError: a boolean field that is not a bool, or a number field that is not
+                a number (the message names the field and the value).
+            ValueError: ``equality_over`` or ``defection_pool`` outside its choices.
+        """
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("bool", bool) and type(v) is not bool:
+                raise TypeError(f"Convention.{f.name} must be True or False, got {v!r} ({type(v).__name__})")
+            if f.type in ("int", "float", "float | None") and v is not None and (
+                    isinstance(v, bool) or not isinstance(v, int | float)):
+                raise TypeError(f"Convention.{f.name} must be a number, got {v!r} ({type(v).__name__})")
+        for name, choices in (("equality_over", ("payoff", "extraction")), ("defection_pool", ("true", "seen"))):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"Convention.{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
+
 
 PRESETS: dict[str, Convention] = {
     "sovsim": Convention(),
@@ -127,13 +147,14 @@ def convention(preset: str = "sovsim", **overrides) -> Convention:
 
     Raises:
         ValueError: unknown preset or unknown field.
+        TypeError: a value of the wrong kind (e.g. ``strict_survival='false'``).
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    try:
-        return replace(PRESETS[preset], **overrides)
-    except TypeError as exc:
-        raise ValueError(f"unknown Convention field in {sorted(overrides)}: {exc}") from None
+    unknown = sorted(set(overrides) - {f.name for f in fields(Convention)})
+    if unknown:
+        raise ValueError(f"unknown Convention field(s) {unknown}")
+    return replace(PRESETS[preset], **overrides)
 
 
 def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:

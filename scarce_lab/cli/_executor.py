@@ -1,10 +1,12 @@
 """``--executor local|ray`` and ``--address`` for the run commands and ``judge label``
-(:mod:`scarce_lab.runners.executors`)."""
+(:mod:`scarce_lab.runners.executors`), and :func:`run_failed`, the run commands' one-line
+error for a run that failed."""
 
 from __future__ import annotations
 
 import inspect
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -54,3 +56,18 @@ def run_on_ray(environment: str, configs, out, *, resume: bool, address: str | N
         return run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
     except ExecutorError as exc:
         raise typer.BadParameter(str(exc), param_hint="--executor") from None
+
+
+def run_failed(run_dir: Path, exc: BaseException) -> None:
+    """One line naming the failed run and its reason (the manifest's error when it has
+    one), then exit status 1."""
+    from ..runners.preflight import RunFailedError, check_finished
+
+    try:
+        check_finished([run_dir])
+        reason = f"{type(exc).__name__}: {exc}"
+    except RunFailedError as failed:
+        reason = failed.reason or f"{type(exc).__name__}: {exc}"
+    line = " ".join(str(reason).split())[:500]
+    typer.echo(f"error: run {run_dir} failed: {line}", err=True)
+    raise typer.Exit(1) from None

@@ -61,6 +61,9 @@ def demo(
         typer.echo(f"[demo] ({others} other run(s) in {out} are left out of what follows)")
     conv = resolve_convention(rounds)
     per_sim = simulation_metrics(rounds, conv)
+    if per_sim.is_empty():  # every game failed: no table, one line, exit 1
+        typer.echo(f"error: none of the {len(results)} games finished (see the lines above); no table", err=True)
+        raise typer.Exit(code=1)
     order = {c: i for i, c in enumerate(CONDITION_ORDER)}
     for r in sorted(per_sim.iter_rows(named=True), key=lambda r: (order.get(r["base_condition"], 99),
                                                                   r["condition"], r["simulation"])):

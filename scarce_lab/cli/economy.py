@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
-from ._executor import executor_parameters, pop_executor, run_on_ray
+from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
 from ._options import (
     _option,
     common_parameters,
@@ -27,7 +27,10 @@ _ALIASES = {"agents": ("-n",), "episodes": ("-e",), "ablation": ("-a",), "model"
 def _leaves():
     from ..config.economy import EconomyRunConfig
 
-    return EconomyRunConfig, config_leaves(EconomyRunConfig, aliases=_ALIASES, extra_choices={"ablation": ("all",)})
+    # economy.ablation is set from the run's `ablation` (the config refuses it inside
+    # `economy`), so it is no option of its own: `--ablation` / `-a` is the one way.
+    return EconomyRunConfig, config_leaves(EconomyRunConfig, aliases=_ALIASES, exclude=("economy.ablation",),
+                                           extra_choices={"ablation": ("all",)})
 
 
 def run_economy_cmd(**kwargs) -> None:
@@ -38,7 +41,7 @@ def run_economy_cmd(**kwargs) -> None:
     """
     from ..config.base import ConfigError
     from ..data.recorder import RunInProgressError
-    from ..runners.economy import _Tasks, make_policy, run_economy
+    from ..runners.economy import _Tasks, run_economy
     from ..runtime import RunMismatchError
 
     cls, leaves = _leaves()
@@ -50,9 +53,13 @@ def run_economy_cmd(**kwargs) -> None:
             "ablation": {"all": ["none", "no-auction", "no-exploration", "no-exploitation"]}})
     except ConfigError as exc:
         raise fail(exc) from None
-    try:  # the task file and the model/policy, before anything is written
+    from ..runners.preflight import ModelUnavailableError, check_configs
+
+    try:  # the task file and the model/policy (and its key), before anything is written
         _Tasks(configs[0], None)
-        make_policy(configs[0])
+        check_configs(configs)
+    except ModelUnavailableError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model") from None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     except OSError as exc:
@@ -74,6 +81,8 @@ def run_economy_cmd(**kwargs) -> None:
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - the run failed: recorded in its manifest
+            run_failed(Path(out) / cfg.run_id, exc)
         typer.echo(f"{run_dirs[-1]}")
     _warn_call_errors(run_dirs)
 
@@ -152,3 +161,4 @@ def _warn_call_errors(run_dirs) -> None:
     n, bad, first = call_errors(run_dirs)
     if bad:
         typer.echo(f"warning: {bad} of {n} model calls failed and fell back (first: {first})", err=True)
+

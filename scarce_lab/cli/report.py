@@ -19,7 +19,9 @@ from . import app
 
 def parse_parameter(text: str) -> tuple[str, object]:
     """``key=value`` -> ``(key, value)``; the value is a Python literal when it parses as
-    one (``3``, ``[1, 2]``, ``'x'``, ``None``), else the raw string.
+    one (``3``, ``[1, 2]``, ``'x'``, ``None``), else the raw string. The notebook's
+    declared type then converts or refuses it
+    (:func:`scarce_lab.reporting.check_parameters`: ``false`` -> ``False``).
 
     Raises:
         typer.BadParameter: no ``=`` or a key that is not a Python name.
@@ -37,6 +39,8 @@ def parse_parameter(text: str) -> tuple[str, object]:
 def _parameters_help() -> str:
     """Each notebook's parameters with their defaults, for ``--help`` (read from the
     notebooks beside this package; cheap: JSON and one cell each)."""
+    from rich.markup import escape
+
     from ..reporting import NOTEBOOKS
 
     parts = []
@@ -47,13 +51,17 @@ def _parameters_help() -> str:
             src = "".join(cell["source"])
             names = []
             for node in ast.parse(src).body:
-                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+                if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(target, ast.Name) and node.value:
                     value = " ".join((ast.get_source_segment(src, node.value) or "").split())  # one line
-                    names.append(f"{node.targets[0].id}={value}")
+                    ann = (": " + " ".join((ast.get_source_segment(src, node.annotation) or "").split())
+                           if isinstance(node, ast.AnnAssign) else "")
+                    names.append(f"{target.id}{ann}={value}")
         except (OSError, ValueError, StopIteration, SyntaxError, KeyError):
             names = ["(parameters unreadable)"]
-        parts.append(f"{nb_path.stem}: " + ", ".join(names))
-    return "\n\n".join(["Notebooks and their parameters (NAME=default):", *parts])
+        parts.append(f"{nb_path.stem}: " + ", ".join(escape(n) for n in names))  # list[str] is no markup
+    return "\n\n".join(["Notebooks and their parameters (NAME: type=default; values are converted to the type "
+                        "or refused):", *parts])
 
 
 @app.command("report", epilog=_parameters_help())

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
-from ._executor import executor_parameters, pop_executor, run_on_ray
+from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
 from ._options import (
     _option,
     common_parameters,
@@ -55,6 +55,12 @@ def run_scarce_cmd(**kwargs) -> None:
         configs = expand(cls, parsed, order=("seed",))
     except ConfigError as exc:
         raise fail(exc) from None
+    from ..runners.preflight import ModelUnavailableError, check_configs
+
+    try:
+        check_configs(configs)
+    except ModelUnavailableError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model / --negotiator-model") from None
     paths = []
     if executor == "ray":
         outcomes = run_on_ray("scarce", configs, out, resume=resume, address=address)
@@ -72,6 +78,8 @@ def run_scarce_cmd(**kwargs) -> None:
         except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - the run failed: recorded in its manifest
+            run_failed(Path(out) / cfg.run_id, exc)
         typer.echo(f"run -> {paths[-1]}")
     from ..data.tables.scarce import submissions_table
 

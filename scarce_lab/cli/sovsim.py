@@ -65,7 +65,7 @@ def run_sovsim(**kwargs) -> None:
                          expand_values={"condition": {"all": list(CONDITIONS)}})
     except ConfigError as exc:
         raise fail(exc) from None
-    _check_models({c.model for c in configs})
+    _check_models(configs)
     if executor == "ray":
         results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
     elif processes > 1:
@@ -90,18 +90,15 @@ def run_sovsim(**kwargs) -> None:
         raise typer.Exit(code=1)
 
 
-def _check_models(models: set[str]) -> None:
-    """Every model name is usable before any run directory is created."""
-    from ..agents.sovsim import make_agent
+def _check_models(configs) -> None:
+    """Every model is usable (policy, embedded name, API key) before any run directory
+    is created (:func:`scarce_lab.runners.preflight.check_configs`)."""
+    from ..runners.preflight import ModelUnavailableError, check_configs
 
-    for m in sorted(models):
-        if m.strip() != m:
-            raise typer.BadParameter(f"model {m!r} has surrounding spaces", param_hint="--model")
-        if m.startswith("scripted/"):
-            try:
-                make_agent(m)
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc), param_hint="--model") from None
+    try:
+        check_configs(configs)
+    except ModelUnavailableError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model") from None
 
 
 def _run_params():
@@ -170,6 +167,7 @@ def table_sovsim(
 
     from ..analysis.sovsim import (
         AgentRoundError,
+        EmptyTableError,
         PoolingError,
         PresetMismatchError,
         UnfinishedRunsWarning,
@@ -195,6 +193,10 @@ def table_sovsim(
             raise typer.BadParameter(str(exc), param_hint="PATH / --preset / --by") from None
         except AgentRoundError as exc:
             raise typer.BadParameter(str(exc), param_hint="PATH") from None
+        except EmptyTableError as exc:  # raised after the warnings (e.g. FORCED) are shown
+            empty = exc
+        else:
+            empty = None
     seen = set()
     for w in caught:
         if str(w.message) in seen:
@@ -204,6 +206,8 @@ def table_sovsim(
             typer.secho(f"WARNING: {w.message}", err=True, fg=typer.colors.RED, bold=True)
         elif issubclass(w.category, UnfinishedRunsWarning | TornLineWarning):
             typer.echo(f"warning: {w.message}", err=True)
+    if empty is not None:
+        raise typer.BadParameter(f"{path}: {empty}", param_hint="PATH")
     if fmt == TableFormat.json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
     elif fmt == TableFormat.csv:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..data.jsonl import iter_json_objects, write_atomic
+from ..data.jsonl import iter_json_objects, write_atomic, write_jsonl_atomic
 from ..data.loaders import find_run_dirs, read_run_events
 from ..data.recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest
 from ..data.schema import SCHEMA_VERSION, RunManifest
@@ -91,7 +91,7 @@ def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:
         target.mkdir(parents=True, exist_ok=True)
         if (run_dir / LLM_CALLS).exists():
             shutil.copy2(run_dir / LLM_CALLS, target / LLM_CALLS)
-    write_atomic(target / EVENTS, "".join(e.dump_line() + "\n" for e in events))
+    write_jsonl_atomic(target / EVENTS, [e.dump_line() for e in events])
     write_atomic(target / MANIFEST, m.model_dump_json(indent=2) + "\n")
     return target
 

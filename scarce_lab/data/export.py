@@ -69,7 +69,7 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
     Raises:
         FileExistsError: ``out_dir`` exists and is not empty.
     """
-    from .jsonl import write_atomic
+    from .jsonl import write_atomic, write_jsonl_atomic
     from .schema import SCHEMA_VERSION
 
     out = Path(out_dir)
@@ -84,7 +84,7 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
     files["llm_calls"] = _write_frame(ds.llm_calls, out / "llm_calls", keys)
     for (env, kind), df in ds._payloads.items():
         files[f"payloads/{env}/{kind}"] = _write_frame(df, out / "payloads" / env / kind, keys)
-    write_atomic(out / "manifests.jsonl", "".join(m.model_dump_json() + "\n" for m in ds.manifests))
+    write_jsonl_atomic(out / "manifests.jsonl", [m.model_dump_json() for m in ds.manifests])
     write_atomic(out / EXPORT_MARKER, json.dumps({"format": "scarce_lab-parquet", "schema_version": SCHEMA_VERSION,
                                                   "layout": EXPORT_LAYOUT, "files": files}))
     return out

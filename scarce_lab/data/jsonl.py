@@ -21,6 +21,13 @@ Rules:
   :class:`TornLineWarning` naming the file and line; any other line that is not a
   JSON object (bad JSON, invalid UTF-8, a list or a number) is a ``ValueError``
   naming the file and line.
+- Every line a writer puts in a JSON Lines file goes through :func:`jsonl_line`: a
+  newline inside it is refused, and the characters that other readers take for line
+  breaks although JSON allows them raw inside strings (U+2028 LINE SEPARATOR, U+2029
+  PARAGRAPH SEPARATOR, U+0085 NEXT LINE; Python's ``str.splitlines`` and several JSONL
+  tools split on them) are written as ``\\u`` escapes, which every JSON reader decodes
+  to the same string. :func:`append_jsonl_durable` (appends) and
+  :func:`write_jsonl_atomic` (whole files) are the only JSONL writers.
 - :func:`write_json_atomic` replaces a JSON file atomically (temporary file, fsync,
   rename, fsync of the folder); :func:`read_json` / :func:`read_text` accept a BOM.
 """
@@ -115,8 +122,44 @@ def repair_torn_tail(path: str | Path) -> int:
     return dropped
 
 
-def append_jsonl_durable(path: str | Path, lines: Iterable[str]) -> int:
-    """Append ``lines`` (JSON texts, one object each, without ``\\n``) durably.
+# Unicode line breaks that JSON allows raw inside strings (RFC 8259 sec. 7 only requires
+# escaping U+0000-U+001F, which json.dumps and pydantic already do): written escaped.
+_UNICODE_BREAKS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"), (b"\xc2\x85", b"\\u0085"))
+
+
+def jsonl_line(line: str | bytes, path: str | Path = "", index: int = 0) -> bytes:
+    """One JSONL line (a JSON text, without its ``\\n``) as the bytes to write, with its
+    ``\\n``: U+2028, U+2029 and U+0085 written as ``\\u`` escapes (a raw one is only
+    allowed inside a JSON string, where the escape decodes to the same character), so
+    that readers splitting on Unicode line breaks (``str.splitlines``) see one record.
+
+    Raises:
+        ValueError: the line contains ``\\n`` or ``\\r`` (it would become two lines); the
+            message names ``path`` and the line's ``index``.
+        UnicodeEncodeError: a line holds a lone surrogate (not writable as UTF-8).
+    """
+    raw = line if isinstance(line, bytes) else line.encode("utf-8")
+    if b"\n" in raw or b"\r" in raw:
+        raise ValueError(f"{path}: line {index} to write contains a newline: {raw[:80]!r}")
+    for char, escaped in _UNICODE_BREAKS:
+        if char in raw:
+            raw = raw.replace(char, escaped)
+    return raw + b"\n"
+
+
+def write_jsonl_atomic(path: str | Path, lines: Iterable[str | bytes]) -> None:
+    """Replace ``path`` with ``lines`` (JSON texts, one object each, without ``\\n``),
+    atomically and durably, each written by :func:`jsonl_line`.
+
+    Raises:
+        ValueError: a line contains a newline; nothing is written then.
+    """
+    write_atomic(path, b"".join(jsonl_line(line, path, i) for i, line in enumerate(lines)))
+
+
+def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
+    """Append ``lines`` (JSON texts, one object each, without ``\\n``) durably, each
+    written by :func:`jsonl_line` (Unicode line breaks escaped).
 
     Repairs a torn tail first, writes every line in one ``write`` call (retried until
     complete) on an ``O_APPEND`` descriptor, then ``fsync``. Returns the bytes written.
@@ -127,11 +170,7 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str]) -> int:
         UnicodeEncodeError: a line holds a lone surrogate (not writable as UTF-8).
     """
     path = Path(path)
-    data = []
-    for i, line in enumerate(lines):
-        if "\n" in line or "\r" in line:
-            raise ValueError(f"{path}: line {i} to append contains a newline: {line[:80]!r}")
-        data.append(line.encode("utf-8") + b"\n")
+    data = [jsonl_line(line, path, i) for i, line in enumerate(lines)]
     if not data:
         return 0
     blob = b"".join(data)

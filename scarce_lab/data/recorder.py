@@ -33,6 +33,7 @@ from .jsonl import (
     append_lines,
     iter_lines,
     write_atomic,
+    write_jsonl_atomic,
 )
 from .runlock import (  # noqa: F401
     LOCK,
@@ -294,10 +295,10 @@ class RunRecorder:
             if last_seq != ck.seq:
                 raise TrajectoryFileError(path, None, f"the checkpoint is at event {ck.seq} but the file "
                                           f"ends at event {last_seq}; the run cannot be resumed")
-        write_atomic(path, b"".join(line + b"\n" for line in keep))
+        write_jsonl_atomic(path, keep)
         calls = run_dir / LLM_CALLS
         if calls.exists():  # drop a torn tail, keep every complete record
-            write_atomic(calls, b"".join(line + b"\n" for _, line in iter_lines(calls)))
+            write_jsonl_atomic(calls, [line for _, line in iter_lines(calls)])
         manifest.status = RunStatus.running
         manifest.ended_at = None
         manifest.error = None

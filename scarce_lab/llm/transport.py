@@ -63,8 +63,28 @@ async def flush_litellm_logging(timeout_s: float = 10.0) -> None:
         pass  # left for the next loop, as litellm itself would
 
 
+#: Phrases of a missing-credential error that litellm wraps in a retryable class
+#: (litellm 1.x maps the OpenAI SDK's "Missing credentials ... set the OPENAI_API_KEY"
+#: to InternalServerError, which was retried for 26-28 s).
+_CREDENTIAL_PHRASES = ("missing credentials", "missing api key", "api_key client option must be set",
+                       "no api key provided", "api key not found")
+
+
+def credential_error(exc: Exception) -> bool:
+    """A missing or rejected credential: litellm's AuthenticationError, or an error whose
+    message says a credential is missing (whatever class litellm gave it). Never
+    transient: no retry."""
+    if isinstance(exc, load_litellm().AuthenticationError):
+        return True
+    text = str(exc).lower()
+    return any(p in text for p in _CREDENTIAL_PHRASES)
+
+
 def retryable(exc: Exception) -> bool:
-    """Transient transport errors: rate limit, 5xx, connection, timeout."""
+    """Transient transport errors: rate limit, 5xx, connection, timeout; never a missing
+    or rejected credential (:func:`credential_error`)."""
+    if credential_error(exc):
+        return False
     litellm = load_litellm()
     kinds = (
         litellm.RateLimitError,

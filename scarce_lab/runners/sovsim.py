@@ -266,7 +266,8 @@ async def arun_sweep(
     bounded by the client's own ``max_concurrency`` (a client is built from the first
     model-driven config's ``llm`` settings when none is given). A game that raises is
     reported with ``status="failed"`` (or ``"error"`` if it could not start) and the
-    sweep goes on.
+    sweep goes on. The progress bar counts the rounds played: a failed game's unplayed
+    rounds are never filled in (the bar ends below 100% and says how many failed).
     """
     from tqdm import tqdm
 
@@ -278,6 +279,7 @@ async def arun_sweep(
     gate = asyncio.Semaphore(max(1, 4 * concurrency))
     bar = tqdm(total=sum(c.game.rounds for c in configs), unit="round", desc="sovsim", disable=not progress)
     done_rounds: dict[int, int] = {}  # id(config) -> rounds shown (run_id hashes the settings)
+    failed: list[str] = []
 
     def _tick(cfg: SovSimConfig, r: int) -> None:
         bar.update(r - done_rounds.get(id(cfg), 0))
@@ -290,11 +292,15 @@ async def arun_sweep(
             try:
                 res = await arun_game(cfg, out_dir, client=client, resume=resume, on_round=_tick)
             except (FileExistsError, RunMismatchError) as exc:
-                res = GameResult(cfg.run_id, "error", error=str(exc))
+                res = GameResult(cfg.run_id, "error", error=f"{type(exc).__name__}: {exc}")
             except Exception as exc:  # recorded in the run's manifest
                 res = GameResult(cfg.run_id, "failed", error=f"{type(exc).__name__}: {exc}")
-            bar.update(cfg.game.rounds - done_rounds.get(id(cfg), 0))
-            done_rounds[id(cfg)] = cfg.game.rounds
+            if res.status in ("complete", "skipped"):  # a game that ended (a collapse ends it early)
+                bar.update(cfg.game.rounds - done_rounds.get(id(cfg), 0))
+                done_rounds[id(cfg)] = cfg.game.rounds
+            else:  # its unplayed rounds stay unfilled: the bar never reaches 100% for a failed game
+                failed.append(res.run_id)
+                bar.set_postfix_str(f"{len(failed)} failed", refresh=True)
             return res
 
     try:

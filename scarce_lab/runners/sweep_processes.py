@@ -100,7 +100,8 @@ def run_sweep_processes(
             ``llm`` settings, as :func:`~scarce_lab.runners.sovsim.arun_sweep` uses),
             split by :func:`split_settings`.
         resume: continue unfinished runs (see :func:`scarce_lab.runtime.open_run`).
-        progress: a progress bar over finished games.
+        progress: a progress bar over finished games (a failed game is counted beside it,
+            never as done).
         start: ``"fork"`` or ``"exec"`` (``python -m``); default fork on Linux, exec
             elsewhere.
 
@@ -212,7 +213,11 @@ def _collect(child: _Child, shard: list[SovSimConfig], found: dict, lock: thread
                 res = GameResult(**json.loads(line[len(_RESULT):]))
                 with lock:
                     found[res.run_id] = res
-                    bar.update(1)
+                    if res.status in ("complete", "skipped"):  # a failed game is not progress
+                        bar.update(1)
+                    else:
+                        n_failed = sum(r.status not in ("complete", "skipped") for r in found.values())
+                        bar.set_postfix_str(f"{n_failed} failed", refresh=True)
             elif line.startswith(_ERROR):
                 error = json.loads(line[len(_ERROR):])
     code = child.wait()
