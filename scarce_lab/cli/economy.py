@@ -107,9 +107,13 @@ run_app.command("economy")(with_signature(run_economy_cmd, _run_params()))
 def table_economy_cmd(
     path: Path = typer.Argument(..., help="Dataset folder or run directory."),  # noqa: B008
     fmt: TableFormat = typer.Option(TableFormat.markdown, "--format", "-f"),  # noqa: B008
+    dynamics: bool = typer.Option(False, "--dynamics", help=(
+        "population dynamics instead (size, births by origin and deaths per 10 episodes, "
+        "wealth Gini, solve rates): e.g. the default economy against an eom-reference preset")),
 ) -> None:
     """Solve rate per task and condition: first fifth and last fifth of training, and
-    frozen evaluation (mean over seeds, 95% t-interval)."""
+    frozen evaluation (mean over seeds, 95% t-interval); with --dynamics, population
+    dynamics per task and condition."""
     import polars as pl
 
     from ..analysis.economy import ablation_table, format_table
@@ -137,13 +141,28 @@ def table_economy_cmd(
         eps = eps.filter(~pl.col("run_id").is_in(unfinished["run_id"].to_list()))
         if eps.is_empty():
             raise typer.BadParameter(f"no complete economy runs below {path}")
-    table = ablation_table(eps)
+    from ..analysis.pooling import PoolingError
+
+    try:
+        if dynamics:
+            from ..analysis.economy_compare import dynamics_table, format_dynamics
+            from ..data.tables.economy import births, deaths, population
+
+            table = dynamics_table(eps, population(ds), births(ds), deaths(ds))
+            shown = format_dynamics(table)
+        else:
+            table = ablation_table(eps)
+            shown = format_table(table)
+    except PoolingError as exc:
+        hint = "" if dynamics else (" (runs of the default economy and of an eom-reference preset: "
+                                    "--dynamics sets them side by side, or keep them in separate folders)")
+        raise typer.BadParameter(f"{exc}{hint}") from None
     if fmt == TableFormat.csv:
         typer.echo(table.write_csv(), nl=False)
     elif fmt == TableFormat.json:
         typer.echo(json.dumps(table.to_dicts(), indent=2))
     else:
-        typer.echo(_markdown(format_table(table)))
+        typer.echo(_markdown(shown))
 
 
 def _markdown(df) -> str:

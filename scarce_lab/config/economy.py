@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ..envs.economy.core import EconomyConfig
+from ..envs.economy.reference import PRESETS, ReferenceConfig
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
 from .base import ExperimentConfig
 
+_MISSING = object()
 BASELINES = ("none", "full", "round-robin")
+#: ``default`` (our economy, the paper's text) or the authors' engine (see
+#: :mod:`scarce_lab.envs.economy.reference`): bare, or with a shipped config's values.
+ECONOMY_PRESETS = ("default", *PRESETS)
 
 
 class EconomyLLM(LLMSettings):
@@ -35,10 +40,30 @@ class EconomyRunConfig(ExperimentConfig):
         "max_steps_per_block", "schedule", "promote_after", "n_steps", "qa_reward", "qa_max_steps",
         "llm.temperature", "llm.max_tokens",
     )
+    #: Settings recorded only where they apply (left out of the manifest otherwise, so a
+    #: default-preset run's manifest, run id and condition are what they were before the
+    #: presets existed): ``preset`` and ``reference.*`` under an eom-reference preset,
+    #: ``sandbox`` and ``verifier_timeout`` for task directories.
+    PRESET_FIELDS: ClassVar[tuple[str, ...]] = ("preset", "reference")
+    TASKDIR_FIELDS: ClassVar[tuple[str, ...]] = ("sandbox", "verifier_timeout", "sandbox_image")
     LABEL_FIELD: ClassVar[str] = "ablation"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("ablation", "seed")
 
-    task: str = Field("blocksworld", description="blocksworld, arithmetic or jsonl:PATH (question/answer pairs)")
+    task: str = Field("blocksworld", description=(
+        "blocksworld, arithmetic, jsonl:PATH (question/answer pairs) or dir:PATH (a task directory: "
+        "instruction.md, environment/, tests/compute_reward.py, task.toml)"))
+    preset: Literal[ECONOMY_PRESETS] = Field(  # type: ignore[valid-type]
+        "default", description=(
+            "default (our economy) or the authors' engine: eom-reference, eom-reference:research, "
+            "eom-reference:cloudcast, eom-reference:arch_dse (their shipped configs' values)"))
+    reference: ReferenceConfig = Field(default_factory=ReferenceConfig, description=(
+        "the eom-reference preset's rules (credits: 1000 per reference unit); set by --preset"))
+    sandbox: Literal["local", "docker", "auto"] = Field(
+        "local", description="dir: tasks: where the verifier runs (never on the host)")
+    verifier_timeout: float = Field(300.0, gt=0, description="dir: tasks: wall seconds of one verifier run")
+    sandbox_image: str | None = Field(None, description=(
+        "dir: tasks with --sandbox docker: the image the verifier runs in (default: the sandbox's own), "
+        "e.g. one with the Python packages the task's verifier imports"))
     agents: int = Field(12, ge=1, description="founding population size")
     episodes: int = Field(300, ge=1, description="training episodes")
     eval_episodes: int = Field(40, ge=0, description="frozen evaluation episodes after training")
@@ -70,9 +95,27 @@ class EconomyRunConfig(ExperimentConfig):
     @field_validator("task")
     @classmethod
     def _task(cls, v: str) -> str:
-        if v in ("blocksworld", "arithmetic") or (v.startswith("jsonl:") and len(v) > 6):
+        if v in ("blocksworld", "arithmetic") or (v.startswith(("jsonl:", "dir:")) and len(v.split(":", 1)[1]) > 0):
             return v
-        raise ValueError(f"task must be blocksworld, arithmetic or jsonl:PATH, got {v!r}")
+        raise ValueError(f"task must be blocksworld, arithmetic, jsonl:PATH or dir:PATH, got {v!r}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: Any) -> Any:
+        """A preset's values under the ones given (given values win): ``reference.*``
+        and the founders' number (``agents``) of the shipped config."""
+        if not isinstance(data, dict) or data.get("preset") not in PRESETS:
+            return data
+        p = PRESETS[data["preset"]]
+        data = dict(data)
+        given = data.get("reference", {})
+        if isinstance(given, ReferenceConfig):
+            given = given.model_dump(exclude_unset=True)
+        if isinstance(given, dict):
+            data["reference"] = {**p["reference"], **given}
+        if p["founders"] and "agents" not in data:
+            data["agents"] = p["founders"]
+        return data
 
     @field_validator("economy", mode="before")
     @classmethod
@@ -87,12 +130,50 @@ class EconomyRunConfig(ExperimentConfig):
             raise ValueError(f"min_blocks ({self.min_blocks}) must be <= max_blocks ({self.max_blocks})")
         if self.founder_bid_min > self.founder_bid_max:
             raise ValueError(f"founder_bid_min ({self.founder_bid_min}) must be <= founder_bid_max ({self.founder_bid_max})")
+        if self.task_name != "dir" and (self.sandbox, self.verifier_timeout, self.sandbox_image) != ("local", 300.0, None):
+            raise ValueError(f"sandbox / verifier_timeout / sandbox_image apply to task directories (--task dir:PATH) "
+                             f"only; got task {self.task!r} with sandbox={self.sandbox!r}, "
+                             f"verifier_timeout={self.verifier_timeout}, sandbox_image={self.sandbox_image!r}")
+        if self.sandbox_image is not None and self.sandbox != "docker":
+            raise ValueError(f"sandbox_image {self.sandbox_image!r} needs --sandbox docker (got {self.sandbox!r})")
+        if self.preset == "default":
+            if self.reference != ReferenceConfig():
+                raise ValueError("reference.* settings apply only with an eom-reference preset (--preset); "
+                                 f"got preset {self.preset!r} with reference {self.reference.model_dump(exclude_defaults=True)}")
+            if self.task_name == "dir":
+                raise ValueError(f"task {self.task!r}: task directories run under an eom-reference preset (--preset)")
+        else:
+            if self.economy != EconomyConfig():
+                raise ValueError(f"preset {self.preset!r} runs the reference's rules; economy.* settings "
+                                 f"({self.economy.model_dump(exclude_defaults=True)}) would be ignored: set reference.* instead")
+            if self.baseline != "none":
+                raise ValueError(f"preset {self.preset!r} runs the economy; baseline {self.baseline!r} has no reference rules")
         return self
+
+    @model_serializer(mode="wrap")
+    def _only_what_applies(self, handler):
+        data = handler(self)
+        if isinstance(data, dict):
+            drop = (self.PRESET_FIELDS if self.preset == "default" else ()) + (
+                self.TASKDIR_FIELDS if self.task_name != "dir" else ())
+            data = {k: v for k, v in data.items() if k not in drop}
+        return data
+
+    def condition_settings(self) -> dict[str, Any]:
+        """The base rule's settings plus, where they apply, ``preset``, ``reference.*``,
+        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`)."""
+        from .base import flatten
+
+        out = super().condition_settings()
+        flat = flatten(self.model_dump(mode="json"))
+        out.update({k: v for k, v in flat.items()
+                    if k in ("preset", "verifier_timeout", "sandbox_image") or k.startswith("reference.")})
+        return out
 
     @property
     def task_name(self) -> str:
-        """``blocksworld``, ``arithmetic`` or ``jsonl``."""
-        return "jsonl" if self.task.startswith("jsonl:") else self.task
+        """``blocksworld``, ``arithmetic``, ``jsonl`` or ``dir``."""
+        return self.task.split(":", 1)[0]
 
     @property
     def condition(self) -> str:
@@ -101,8 +182,19 @@ class EconomyRunConfig(ExperimentConfig):
 
     def condition_label(self) -> str:
         """:attr:`condition`, then the other settings that differ from the defaults."""
-        extra = [f"{k.split('.')[-1]}={v}" for k, v in self.non_default_settings().items() if k != "baseline"]
+        extra = [f"{k.split('.')[-1]}={v}" for k, v in self._beyond_preset().items() if k != "baseline"]
         return ",".join([self.condition, *extra])
+
+    def _beyond_preset(self) -> dict[str, Any]:
+        """Non-default settings less those the preset itself sets (for the label)."""
+        out = self.non_default_settings()
+        if self.preset in PRESETS:
+            p = PRESETS[self.preset]
+            own = ReferenceConfig(**p["reference"]).model_dump(mode="json")  # the preset's full values
+            out = {k: v for k, v in out.items() if not (
+                (k.startswith("reference.") and own.get(k[10:], _MISSING) == v)
+                or (k == "agents" and v == p["founders"]))}
+        return out
 
     def economy_config(self) -> EconomyConfig:
         """The economy's parameters with this run's ablation."""

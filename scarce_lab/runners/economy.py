@@ -92,20 +92,27 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
             )
         name = "expert" if cfg.baseline == "full" else sp[0]
         return RulePolicy(name)
+    if cfg.task_name == "dir":
+        from scarce_lab.agents.economy.program import make_program_policy
+
+        return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
     if sp is not None:
         from scarce_lab.agents.economy.partial import ScriptedPartialPolicy
 
-        return ScriptedPartialPolicy("full" if cfg.baseline == "full" else sp[0])
-    from scarce_lab.agents.economy.llm import LLMPartialPolicy
+        policy = ScriptedPartialPolicy("full" if cfg.baseline == "full" else sp[0])
+    else:
+        from scarce_lab.agents.economy.llm import LLMPartialPolicy
 
-    if client is None:
-        from scarce_lab.llm import make_client
+        if client is None:
+            from scarce_lab.llm import make_client
 
-        client = make_client(cfg.llm)
-    return LLMPartialPolicy(
-        cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
-        **(llm_kwargs or {}),
-    )
+            client = make_client(cfg.llm)
+        policy = LLMPartialPolicy(
+            cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
+            **(llm_kwargs or {}),
+        )
+    policy.reference = cfg.preset != "default"
+    return policy
 
 
 class _Tasks:
@@ -116,6 +123,13 @@ class _Tasks:
         self.size: int | None = None
         self.streak = 0
         self.train_items = self.eval_items = None
+        self.program = None
+        if cfg.task_name == "dir":
+            from scarce_lab.tasks.taskdir import ProgramTask, load_task_dir
+
+            self.program = ProgramTask(load_task_dir(Path(cfg.task[4:])), sandbox=cfg.sandbox,
+                                       timeout_s=cfg.verifier_timeout, max_steps=cfg.reference.max_steps_per_episode,
+                                       image=cfg.sandbox_image)
         if cfg.task_name == "jsonl":
             items = items if items is not None else load_qa_jsonl(Path(cfg.task[6:]))
             order = list(items)
@@ -137,26 +151,36 @@ class _Tasks:
                     self.streak = 0
                 self.size = n
             target, stacks = make_instance(n, cfg.n_colors, rng)
-            env = BlocksWorld(
-                target, stacks, reward_per_block=cfg.reward_per_block,
+            env = BlocksWorld(  # under an eom-reference preset its reward rules pay, the task only grades
+                target, stacks, reward_per_block=cfg.reward_per_block if cfg.preset == "default" else 0,
                 max_steps=cfg.max_steps_per_block * (n + 1),
             )
             return env, {"n_blocks": n, "target": list(target), "stacks": [list(s) for s in stacks]}
+        if self.program is not None:
+            return self.program.episode(frozen=phase == "eval"), self.program.info()
         if cfg.task_name == "arithmetic":
             item = make_problem(f"{cfg.seed}:{phase}:{episode}", cfg.n_steps).to_item(f"{phase}-{episode}")
         else:
             pool = self.train_items if phase == "train" else self.eval_items
             item = pool[episode % len(pool)]
-        env = QATask(item, reward=cfg.qa_reward, max_steps=cfg.qa_max_steps)
+        if cfg.preset != "default":  # the reference's reward rules pay; the task only grades
+            env = QATask(item, reward=0, max_steps=cfg.reference.max_steps_per_episode)
+        else:
+            env = QATask(item, reward=cfg.qa_reward, max_steps=cfg.qa_max_steps)
         return env, {"item_id": item.item_id, "question": item.question, "answer": item.answer}
 
     def state(self) -> dict:
-        """The curriculum's state (for the checkpoint)."""
-        return {"size": self.size, "streak": self.streak}
+        """The curriculum's state (for the checkpoint; a task directory's program too)."""
+        out = {"size": self.size, "streak": self.streak}
+        if self.program is not None:
+            out["program"] = self.program.state()
+        return out
 
     def load_state(self, state: dict) -> None:
         """Restore :meth:`state`."""
         self.size, self.streak = state["size"], state["streak"]
+        if self.program is not None and "program" in state:
+            self.program.load_state(state["program"])
 
     def record(self, solved: bool) -> None:
         self.streak = self.streak + 1 if solved else 0
@@ -282,6 +306,13 @@ def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
 
 def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
+    if cfg.preset != "default":
+        from . import economy_reference
+
+        return economy_reference.play(
+            cfg, rec, policy, tasks, state, schedule=_schedule(cfg), genome_payload=genome_payload,
+            engine_payload=_engine_payload, task_payload=_task_payload, action_payload=_action_payload,
+            summary_cls=_EpisodeSummary)
     if state is None:
         economy = _founders(cfg, rec, policy)
         state = {"economy": economy, "tasks": tasks.state(), "order": [a.agent_id for a in economy.living()],
@@ -398,6 +429,14 @@ class _EpisodeSummary:
         if kind == "auction":
             w = self._a(payload["winner"])["wins"]
             w[payload["step_kind"]] = w.get(payload["step_kind"], 0) + 1
+        elif kind == "payment" and payload["reason"] == "replay_restore":
+            return  # the replay's rollback is not earned (eom-reference preset)
+        elif kind == "payment" and payload["reason"] != "bucket_brigade":
+            # a reward rule of the eom-reference preset: signed reward (to the bank = a cost)
+            if payload["payee"] not in ("bank", "rent_sink"):
+                self._a(payload["payee"])["reward"] += payload["amount"]
+            else:
+                self._a(payload["payer"])["reward"] -= payload["amount"]
         elif kind == "payment":
             self._a(payload["payer"])["paid"] += payload["amount"]
             if payload["payee"] in self.agents:

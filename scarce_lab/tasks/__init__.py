@@ -7,8 +7,9 @@ Public API::
                                   load_suite, load_task, list_task_ids,
                                   grade, GradeResult, TestOutcome, check_submission,
                                   load_programbench_task)
+    from scarce_lab.tasks.taskdir import load_task_dir, SandboxVerifier   # Economy task directories
 
-See :mod:`.model`, :mod:`.suite`, :mod:`.grading`, :mod:`.programbench`.
+See :mod:`.model`, :mod:`.suite`, :mod:`.grading`, :mod:`.programbench`, :mod:`.taskdir`.
 """
 
 from .grading import GradeResult, TestOutcome, check_submission, collect_submission, grade

@@ -35,6 +35,8 @@ from .partial import (
     TEMPLATES,
     PartialGenome,
     founder_genomes,
+    genome_role,
+    genome_tags,
     mutate_trigger,
     random_genome,
     step_kind,
@@ -49,12 +51,58 @@ def call_seed(*parts) -> int:
     return zlib.crc32(":".join(map(str, parts)).encode()) & 0x7FFFFFFF
 
 
-def render_act(genome: PartialGenome, obs: QAObs) -> list[dict]:
-    """Chat messages for one step of ``genome`` on ``obs``."""
+def render_act(genome: PartialGenome, obs: QAObs, *, reference: bool = False) -> list[dict]:
+    """Chat messages for one step of ``genome`` on ``obs`` (``reference``: the system
+    prompt is the frozen part then the trainable instruction, as the reference's
+    ``BaseAgent.get_system_prompt``)."""
     user = _JINJA.get_template("act.j2").render(
         question=obs.question, notes=list(obs.notes), answers=genome.capability in ANSWERING
     )
-    return [{"role": "system", "content": genome.instruction}, {"role": "user", "content": user.strip()}]
+    system = reference_system_prompt(genome) if reference else genome.instruction
+    return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}]
+
+
+def frozen_prompt(genome: PartialGenome) -> str:
+    """The frozen part of a reference-preset agent's prompt (its role; never mutated)."""
+    return _JINJA.get_template("ref_frozen.j2").render(capability=genome.capability).strip()
+
+
+def reference_system_prompt(genome: PartialGenome) -> str:
+    """Frozen part + blank line + trainable part (the genome's instruction)."""
+    return frozen_prompt(genome) + "\n\n" + genome.instruction
+
+
+def render_state(obs: QAObs) -> str:
+    """The shared state shown to a waking agent: the problem and the notes so far."""
+    notes = "\n".join(f"- [{c}] {t}" for c, t in obs.notes) or "(no notes yet)"
+    return f"Problem: {obs.question}\nNotes:\n{notes}"
+
+
+def render_wakeup(genome: PartialGenome, obs: QAObs) -> list[dict]:
+    """The reference's wake-up question (templates/ref_wakeup.j2): answer ``\\boxed{yes}``
+    or ``\\boxed{no}``."""
+    text = _JINJA.get_template("ref_wakeup.j2").render(system=reference_system_prompt(genome), state=render_state(obs))
+    return [{"role": "user", "content": text.strip()}]
+
+
+def render_reference_rewrite(genome: PartialGenome, failure: dict | None = None) -> list[dict]:
+    """The reference preset's mutation (``failure`` None: add a general reasoning skill,
+    templates/ref_mutate.j2) or repair prompt (templates/ref_repair.j2: the failed
+    trajectory, the task and its correct answer). Both show the frozen part and rewrite
+    only the trainable part."""
+    if failure is None:
+        text = _JINJA.get_template("ref_mutate.j2").render(frozen=frozen_prompt(genome), trainable=genome.instruction)
+    else:
+        text = _JINJA.get_template("ref_repair.j2").render(
+            frozen=frozen_prompt(genome), trainable=genome.instruction, task=failure.get("task", ""),
+            answer=failure.get("answer", ""), trace=failure.get("trace", ""))
+    return [{"role": "user", "content": text.strip()}]
+
+
+def wakeup_answer(text: str) -> bool:
+    """``\\boxed{yes}`` anywhere in the lower-cased reply (the reference's test, researchworld
+    ``match_wakeup_condition``); anything else is no."""
+    return "boxed{yes}" in (text or "").lower()
 
 
 def render_mutation(genome: PartialGenome, template: str = "mutate.j2") -> list[dict]:
@@ -100,14 +148,15 @@ class LLMPartialPolicy:
     def newcomer(self, rng: random.Random) -> PartialGenome:
         return random_genome(rng)
 
-    def _rewrite(self, genome: PartialGenome, rng: random.Random, template: str, purpose: str) -> str | None:
+    def _rewrite(self, genome: PartialGenome, rng: random.Random, template: str, purpose: str,
+                 messages: list[dict] | None = None) -> str | None:
         """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
         from scarce_lab.llm import CallContext
 
         res = _run(
             self.client.acomplete(
                 self.model,
-                render_mutation(genome, template),
+                messages or render_mutation(genome, template),
                 seed=call_seed(self.seed, purpose, self.episode, rng.random()),
                 context=CallContext(agent=None, round=self.episode, purpose=purpose),
                 max_tokens=self.max_tokens,
@@ -141,6 +190,48 @@ class LLMPartialPolicy:
     def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
         return step_kind(obs) in genome.wake_on
 
+    # -- the eom-reference preset -------------------------------------------------------
+    reference = False  # set by the runner under an eom-reference preset
+
+    role_of = staticmethod(genome_role)
+    tags_of = staticmethod(genome_tags)
+
+    def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
+        """The reference's joining: the model, shown the agent's prompt and the state,
+        answers ``\\boxed{yes}`` or not. A reply without it is no (one with neither
+        ``boxed{yes}`` nor ``boxed{no}`` is recorded as a fallback); a missing reply
+        (transport failure) stops the run."""
+        from scarce_lab.llm import CallContext
+
+        res = _run(self.client.acomplete(
+            self.model, render_wakeup(genome, obs), seed=call_seed(self.seed, "wake", self.episode, step, agent),
+            context=CallContext(agent=agent, round=self.episode, purpose="wakeup"),
+            max_tokens=self.max_tokens, **self.kwargs))
+        self.record_calls([res.record])
+        if res.record.outcome in NO_ANSWER:
+            res.record.missing = True
+            raise MissingDecisionError.from_calls([res.record])
+        text = (res.text or "").lower()
+        if "boxed{yes}" not in text and "boxed{no}" not in text:
+            res.record.fallback_used = True  # no decision in the reply: counted as no (the reference's rule)
+        return wakeup_answer(text)
+
+    def _reference_rewrite(self, genome, rng, failure, purpose) -> PartialGenome:
+        text = self._rewrite(genome, rng, "", purpose, messages=render_reference_rewrite(genome, failure))
+        if text is None or len(text) < 10:  # the reference keeps the parent's text below 10 characters
+            return genome
+        return PartialGenome(genome.capability, text, genome.wake_on)
+
+    def ref_mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        """Mutation of the richest: the trainable part gains a general reasoning skill;
+        the frozen part (the role) is kept."""
+        return self._reference_rewrite(genome, rng, None, "mutation")
+
+    def ref_repair(self, genome: PartialGenome, failure: dict | None, rng: random.Random) -> PartialGenome:
+        """Repair: the trainable part rewritten from the failed trajectory, the task and
+        its correct answer (without a recorded failure: the mutation prompt)."""
+        return self._reference_rewrite(genome, rng, failure, "repair" if failure else "mutation")
+
     def act(self, genome: PartialGenome, obs: QAObs, *, agent: str, episode: int, step: int) -> Contribution:
         from scarce_lab.llm import CallContext
 
@@ -149,7 +240,7 @@ class LLMPartialPolicy:
         fallback = AnswerDecision(note="", answer="") if answering else NoteDecision(note="")
         out = self.client.decide(
             model=self.model,
-            messages=render_act(genome, obs),
+            messages=render_act(genome, obs, reference=self.reference),
             schema=schema,
             fallback=fallback,
             seed=call_seed(self.seed, episode, step, agent),

@@ -94,6 +94,16 @@ def mutate_trigger(genome: PartialGenome, rng: random.Random) -> PartialGenome:
     return PartialGenome(genome.capability, genome.instruction, tuple(s for s in STEP_KINDS if s in wake))
 
 
+def genome_role(genome: PartialGenome) -> str:
+    """A partial agent's role under the eom-reference preset: its capability."""
+    return genome.capability
+
+
+def genome_tags(genome: PartialGenome) -> tuple[str, ...]:
+    """Its tags: ``terminal`` for the agents that may give the final answer."""
+    return ("terminal",) if genome.capability in ANSWERING else ()
+
+
 # -- scripted stand-in ----------------------------------------------------------------
 _START = re.compile(r"has (\d+) ")
 _OPS = [
@@ -155,6 +165,22 @@ class ScriptedPartialPolicy:
 
     def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
         return step_kind(obs) in genome.wake_on
+
+    # -- the eom-reference preset (no model: the trigger stands in for the wake-up
+    # question, a trigger mutation for the prompt rewrites) -------------------------------
+    reference = False
+
+    role_of = staticmethod(genome_role)
+    tags_of = staticmethod(genome_tags)
+
+    def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
+        return self.trigger(genome, obs)
+
+    def ref_mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
+        return mutate_trigger(genome, rng)
+
+    def ref_repair(self, genome: PartialGenome, failure: dict | None, rng: random.Random) -> PartialGenome:
+        return mutate_trigger(genome, rng)
 
     def act(self, genome: PartialGenome, obs: QAObs, *, agent: str, episode: int, step: int) -> Contribution:
         cap = genome.capability

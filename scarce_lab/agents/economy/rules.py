@@ -72,10 +72,12 @@ def random_rule(rng: random.Random) -> BlocksRule:
     return BlocksRule(lits, rng.choice(MOVES))
 
 
-def mutate_rule(rule: BlocksRule, rng: random.Random) -> BlocksRule:
-    """Scripted mutation: change the move, flip a literal, replace one, or add/drop one."""
+def mutate_rule(rule: BlocksRule, rng: random.Random, *, keep_move: bool = False) -> BlocksRule:
+    """Scripted mutation: change the move, flip a literal, replace one, or add/drop one
+    (``keep_move``: never the move, so the rule keeps its role under the eom-reference
+    preset, as the reference's births keep the parent's class)."""
     lits = list(rule.literals)
-    op = rng.choice(("move", "flip", "replace", "grow_or_shrink"))
+    op = rng.choice(("flip", "replace", "grow_or_shrink") if keep_move else ("move", "flip", "replace", "grow_or_shrink"))
     move = rule.move
     if op == "move":
         move = rng.choice([m for m in MOVES if m != rule.move])
@@ -101,6 +103,16 @@ def expert_rules() -> list[BlocksRule]:
         BlocksRule((("need_in2", True), ("need_top2", False)), (2, 3)),
         BlocksRule((("need_in3", True), ("need_top3", False)), (3, 2)),
     ]
+
+
+def rule_role(genome: BlocksRule) -> str:
+    """A rule agent's role under the eom-reference preset: its move."""
+    return f"move {genome.move[0]}->{genome.move[1]}"
+
+
+def rule_tags(genome: BlocksRule) -> tuple[str, ...]:
+    """Every rule may make the final move: tagged ``terminal``."""
+    return ("terminal",)
 
 
 class RulePolicy:
@@ -145,3 +157,20 @@ class RulePolicy:
 
     def genome_json(self, genome: BlocksRule) -> dict:
         return genome.to_json() | {"text": genome.describe()}
+
+    # -- the eom-reference preset: a rule's role is its move (every founding move is kept
+    # present); any rule may make the final move (tagged terminal); the trigger stands in
+    # for the wake-up question and a rule mutation that keeps the move (the role) for the
+    # prompt rewrites ------------------------------------------------------------------------
+    role_of = staticmethod(rule_role)
+    tags_of = staticmethod(rule_tags)
+    reference = False
+
+    def wakes(self, genome: BlocksRule, obs: BlocksObs, *, agent: str, step: int) -> bool:
+        return genome.fires(obs)
+
+    def ref_mutate(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
+        return mutate_rule(genome, rng, keep_move=True)
+
+    def ref_repair(self, genome: BlocksRule, failure: dict | None, rng: random.Random) -> BlocksRule:
+        return mutate_rule(genome, rng, keep_move=True)

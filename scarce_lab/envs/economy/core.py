@@ -47,6 +47,9 @@ sec. 3; Hayek = Baum & Durdanovic 2000):
   option, not the paper's default): a veteran whose wealth reaches ``tycoon_wealth``
   bids ``holland_alpha_pct`` percent of its wealth when that exceeds its own bid
   (Holland's classifier-system bid, proportional to strength).
+- Solvency (option ``solvent_bids``, off by default): no bid placed exceeds the
+  bidder's wealth, a novice's trial bid included (stated once, :meth:`Economy.placed_bids`;
+  :meth:`Economy.pay` refuses a payment above the payer's wealth).
 - Frozen evaluation moves no money: callers simply do not call :meth:`pay`,
   :meth:`reward` or :meth:`end_episode` (see :mod:`.engine`).
 """
@@ -60,7 +63,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .ledger import BANK, RENT_SINK, Ledger, Transfer
+from .ledger import BANK, RENT_SINK, Ledger, LedgerError, Transfer
 
 Ablation = Literal["none", "no-auction", "no-exploration", "no-exploitation"]
 ABLATIONS: tuple[str, ...] = ("none", "no-auction", "no-exploration", "no-exploitation")
@@ -186,13 +189,36 @@ class Economy:
         return rec.bid
 
     def can_bid(self, agent_id: str) -> bool:
-        """Whether ``agent_id`` may join an auction: always, or with ``solvent_bids``
-        only while its wealth covers its own bid (Hayek: an agent cannot bid money it
-        does not have)."""
+        """Whether ``agent_id`` may join an auction on its own bid: always, or with
+        ``solvent_bids`` only while its wealth covers that bid. The auction applies the
+        rule to the bid actually placed (a novice's trial bid included): see
+        :meth:`placed_bids`."""
+        return not self.config.solvent_bids or self.wealth(agent_id) >= self.veteran_bid(agent_id)
+
+    def placed_bids(self, eligible: list[str], trial: bool = True) -> dict[str, int]:
+        """The bids placed in an auction among ``eligible`` (credits), in the order of
+        ``eligible``.
+
+        Without ``solvent_bids`` every eligible agent bids :meth:`effective_bid`. With
+        ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
+        Durdanovic 2000: an agent cannot spend money it does not have) this is the one
+        place the rule is applied: a veteran whose wealth is below its bid stays out;
+        a novice's trial bid is the maximum bid of the *solvent* eligible veterans plus
+        ``epsilon``, and a novice whose wealth is below that stays out. The winner then
+        pays at most its wealth (:meth:`pay` checks it).
+        """
         if not self.config.solvent_bids:
-            return True
-        rec = self.agents[agent_id]
-        return self.wealth(agent_id) >= rec.bid
+            return {a: self.effective_bid(a, eligible, trial) for a in eligible}
+        vets = {a: self.veteran_bid(a) for a in eligible if not (trial and self.agents[a].novice)}
+        vets = {a: b for a, b in vets.items() if self.wealth(a) >= b}
+        trial_bid = max(vets.values(), default=0) + self.config.epsilon
+        out: dict[str, int] = {}
+        for a in eligible:
+            if a in vets:
+                out[a] = vets[a]
+            elif trial and self.agents[a].novice and self.wealth(a) >= trial_bid:
+                out[a] = trial_bid
+        return out
 
     def mutate_bid(self, bid: int, rng: random.Random) -> int:
         """A child's bid: ``bid`` moved by up to ``bid_mutation_pct`` percent (>= 1 credit
@@ -261,15 +287,19 @@ class Economy:
         ``no-auction``: a uniformly random eligible agent wins.
 
         Raises:
-            ValueError: ``eligible`` empty or naming an agent that is not alive.
+            ValueError: ``eligible`` empty, naming an agent that is not alive, or (with
+                ``solvent_bids``) holding no agent that can cover its bid.
         """
         if not eligible:
             raise ValueError("eligible must name at least one living agent")
         for a in eligible:
             if a not in self.agents:
                 raise ValueError(f"eligible names an agent that is not alive: {a!r}")
-        bids = {a: self.effective_bid(a, eligible, trial) for a in eligible}
+        bids = self.placed_bids(eligible, trial)
+        if not bids:
+            raise ValueError(f"no agent among {eligible!r} can cover its bid (solvent_bids)")
         if self.config.ablation == "no-auction":
+            eligible = list(bids)
             winner = rng.choice(sorted(eligible, key=_id_key))
             return AuctionResult(winner, bids, bids[winner], False, True)
         top = max(bids.values())
@@ -282,7 +312,13 @@ class Economy:
         (the bank if None) and, if a novice, becomes a veteran.
 
         A winner that follows itself pays itself (no net change).
+
+        Raises:
+            LedgerError: with ``solvent_bids``, ``price`` exceeds the winner's wealth
+                (the auction never lets that happen: see :meth:`placed_bids`).
         """
+        if self.config.solvent_bids and price > self.wealth(winner):
+            raise LedgerError(f"solvent_bids: {winner} would pay {price} credits with wealth {self.wealth(winner)}")
         dst = previous if previous is not None and previous in self.agents else BANK
         self.agents[winner].novice = False
         return self.ledger.transfer(winner, dst, price, "bucket_brigade")

@@ -89,7 +89,8 @@ def run_episode(
     for step in range(env.max_steps):
         obs = env.observe()
         kind = env.step_kind(obs)
-        eligible = [a.agent_id for a in economy.living() if economy.can_bid(a.agent_id) and trigger(a, obs)]
+        triggered = [a.agent_id for a in economy.living() if trigger(a, obs)]
+        eligible = list(economy.placed_bids(triggered, trial=training))
         if not eligible:
             end = "no_eligible"
             break

@@ -1,0 +1,5 @@
+GUESS = 2
+
+
+def value():
+    return GUESS
