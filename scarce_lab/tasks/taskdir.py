@@ -141,10 +141,9 @@ def _read_bounded(path: Path, limit: int, where: str) -> bytes:
 def _files(root: Path, part: str) -> dict[str, bytes]:
     """Regular files under ``root`` (dot-files left out); a link anywhere is an error."""
     import os
+    import stat
 
     from scarce_lab.sandbox.fileio import ToolError, collect
-
-    import stat
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
