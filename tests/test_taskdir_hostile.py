@@ -103,3 +103,49 @@ def test_reward_json_that_is_ambiguous_or_hostile_is_no_score(data, why):
     score, reason = parse_reward(data)
     assert score is None and why in reason
     assert parse_reward(b'{"score": 0.25, "reason": "ok"}') == (0.25, "ok")
+
+
+# -- the verifier inside the sandbox ------------------------------------------------------
+def _bwrap():
+    from scarce_lab.sandbox.local import detect_capabilities
+
+    caps = detect_capabilities()
+    return pytest.mark.skipif(caps.mode != "bwrap", reason=f"bubblewrap sandbox unavailable: {caps.reason}")
+
+
+_HUGE_REWARD = ("import atexit\n"
+                "def _w():\n"
+                "    open('out/reward.json', 'w').write('{\"score\": 1.0}' + ' ' * (2 << 20))\n"
+                "atexit.register(_w)\n"
+                "def value():\n"
+                "    return 7\n")
+
+
+@_bwrap()
+def test_a_reward_json_over_the_limit_is_no_score_not_a_parsed_prefix():
+    """Before: only the first MiB was read and parsed; a valid object followed by padding
+    scored 1.0 (and any other oversized file was reported as broken JSON)."""
+    from scarce_lab.tasks.taskdir import MAX_REWARD_BYTES, SandboxVerifier
+
+    v = SandboxVerifier(load_task_dir(TINY), sandbox="local", timeout_s=20)
+    r = v(_HUGE_REWARD)
+    assert r.score is None and f"over {MAX_REWARD_BYTES}" in r.reason
+    assert v("def value():\n    return 7\n").score == 1.0
+
+
+_SETS_ITS_OWN_SCORE = ("import json\n"
+                       "_dumps = json.dumps\n"
+                       "json.dumps = lambda o, *a, **k: _dumps({**o, 'score': 1.0} if isinstance(o, dict) else o, *a, **k)\n"
+                       "def value():\n"
+                       "    return 3\n")
+
+
+@_bwrap()
+@pytest.mark.xfail(strict=True, reason="known, not fixed: the task format's verifier imports the evolved program into "
+                   "its own interpreter, so the program can rewrite the verifier's reward (here 0.43 -> 1.0); no "
+                   "gate outside that process can tell; see the review report")
+def test_a_program_cannot_set_its_own_score():
+    from scarce_lab.tasks.taskdir import SandboxVerifier
+
+    r = SandboxVerifier(load_task_dir(TINY), sandbox="local", timeout_s=20)(_SETS_ITS_OWN_SCORE)
+    assert r.score == pytest.approx(1 - 4 / 7)

@@ -77,6 +77,8 @@ class TaskDir:
 #: the instruction goes into every prompt.
 MAX_TOML_BYTES = 64 << 10
 MAX_INSTRUCTION_BYTES = 1 << 20
+#: The largest reward.json read back from a verifier (bytes); a larger one is no score.
+MAX_REWARD_BYTES = 1 << 20
 #: The smallest ``memory_mb`` a verifier gets (below it ``python3`` cannot start, and
 #: every score would be a missing one).
 MIN_MEMORY_MB = 64
@@ -271,13 +273,19 @@ class SandboxVerifier:
         try:
             with sb.grading_box(files) as box:
                 r = box.run(["python3", VERIFIER, "--app-dir", "app", "--output-dir", "out"], limits)
+                too_big = None
                 try:
-                    data = read_file(box.folder, "out/reward.json", limit=1 << 20).data
+                    got = read_file(box.folder, "out/reward.json", limit=MAX_REWARD_BYTES)
+                    data = got.data
+                    if got.size > MAX_REWARD_BYTES:
+                        too_big = got.size
                 except ToolError:
                     data = None
         finally:
             sb.close()
         score, reason = parse_reward(data)
+        if too_big is not None:  # read only in part: never parse a prefix as the reward
+            score, reason = None, f"reward.json is {too_big} bytes, over {MAX_REWARD_BYTES}"
         if r.timed_out:
             score, reason = None, f"verifier timed out after {self.timeout_s:g} s"
         elif data is None:
