@@ -93,6 +93,29 @@ def test_a_fifo_in_the_task_is_an_error_not_dropped(tmp_path, part):
         load_task_dir(d)
 
 
+def test_deeply_nested_or_countless_folders_are_an_error_not_a_recursion_error(tmp_path):
+    """Before: the link check walked environment/ with ``os.walk`` (recursive): 1,500
+    nested folders raised ``RecursionError``; empty folders were not counted at all."""
+    from scarce_lab.tasks.taskdir import MAX_DEPTH, MAX_FILES
+
+    d = _copy(tmp_path)
+    here = os.getcwd()
+    try:
+        os.chdir(d / "environment")
+        for _ in range(1500):                           # relative steps: no path is over PATH_MAX
+            os.mkdir("d")
+            os.chdir("d")
+    finally:
+        os.chdir(here)
+    with pytest.raises(TaskDirError, match=f"deeper than {MAX_DEPTH} folders"):
+        load_task_dir(d)
+    w = _copy(tmp_path / "wide")
+    for i in range(20 * MAX_FILES + 1):
+        (w / "environment" / f"d{i}").mkdir()
+    with pytest.raises(TaskDirError, match="more than .* files and folders"):
+        load_task_dir(w)
+
+
 @pytest.mark.parametrize(("data", "why"), [
     (b'{"score": 0.5, "score": 1.0}', "appears twice"),    # which one counts is up to the reader
     (b"[" * 100_000, "not JSON"),

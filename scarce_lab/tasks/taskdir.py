@@ -36,6 +36,7 @@ from scarce_lab.envs.economy.program import ProgramEpisode, ProgramState, Verifi
 
 MAX_FILES = 400
 MAX_FILE_BYTES = 8 << 20
+MAX_DEPTH = 32
 VERIFIER = "tests/compute_reward.py"
 
 
@@ -141,25 +142,38 @@ def _read_bounded(path: Path, limit: int, where: str) -> bytes:
 
 
 def _files(root: Path, part: str) -> dict[str, bytes]:
-    """Regular files under ``root`` (dot-files left out); a link anywhere is an error."""
+    """Regular files under ``root`` (dot-files left out); a link, FIFO, socket or device
+    anywhere, folders deeper than ``MAX_DEPTH`` or more than ``20 * MAX_FILES`` entries
+    are an error."""
     import os
     import stat
 
     from scarce_lab.sandbox.fileio import ToolError, collect
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root)
-            if os.path.islink(full):
-                raise TaskDirError(f"{root}: {part}: {rel} is a link (a task directory holds regular files only)")
-            mode = os.lstat(full).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise TaskDirError(f"{root}: {part}: {rel} is not a regular file (a FIFO, socket or device; "
-                                   "a task directory holds regular files only)")
+    # one bounded, iterative pass (os.walk recursed: 1,500 nested folders raised
+    # RecursionError); the same depth bound as collect's, and at most 20 entries per file
+    stack, seen = [(str(root), 0)], 0
+    while stack:
+        folder, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TaskDirError(f"{root}: {part}: {os.path.relpath(folder, root)} is deeper than {MAX_DEPTH} folders")
+        with os.scandir(folder) as it:
+            for entry in it:
+                seen += 1
+                if seen > 20 * MAX_FILES:
+                    raise TaskDirError(f"{root}: {part}: more than {20 * MAX_FILES} files and folders")
+                rel = os.path.relpath(entry.path, root)
+                if entry.is_symlink():
+                    raise TaskDirError(f"{root}: {part}: {rel} is a link (a task directory holds regular files only)")
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    stack.append((entry.path, depth + 1))
+                elif not stat.S_ISREG(mode):
+                    raise TaskDirError(f"{root}: {part}: {rel} is not a regular file (a FIFO, socket or device; "
+                                       "a task directory holds regular files only)")
 
     try:
-        got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES)
+        got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES, max_depth=MAX_DEPTH)
     except ToolError as exc:
         raise TaskDirError(f"{root}: {part}: {exc}") from None
     if got.skipped:
