@@ -107,8 +107,21 @@ def test_deeply_nested_or_countless_folders_are_an_error_not_a_recursion_error(t
             os.chdir("d")
     finally:
         os.chdir(here)
-    with pytest.raises(TaskDirError, match=f"deeper than {MAX_DEPTH} folders"):
-        load_task_dir(d)
+    try:
+        with pytest.raises(TaskDirError, match=f"deeper than {MAX_DEPTH} folders"):
+            load_task_dir(d)
+    finally:  # remove the chain here: shutil.rmtree (pytest's clean-up) recurses per level
+        os.chdir(d / "environment")
+        try:
+            depth = 0
+            while os.path.isdir("d"):
+                os.chdir("d")
+                depth += 1
+            for _ in range(depth):
+                os.chdir("..")
+                os.rmdir("d")
+        finally:
+            os.chdir(here)
     w = _copy(tmp_path / "wide")
     for i in range(20 * MAX_FILES + 1):
         (w / "environment" / f"d{i}").mkdir()
