@@ -93,8 +93,11 @@ def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None 
 
     Raises:
         FileNotFoundError: one line naming the parameter and the resolved path (missing,
-            or an empty folder).
+            or an empty folder), or an empty path (``-p DATASET=`` resolved to the
+            checkout itself and analysed whatever runs lie below it).
     """
+    if not str(p).strip():
+        raise FileNotFoundError(f"{name}: an empty path {str(p)!r} is not a dataset")
     path = resolve_path(p, start)
     if not path.exists():
         raise FileNotFoundError(f"{name}: dataset path {path} does not exist")

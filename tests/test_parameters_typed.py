@@ -203,3 +203,13 @@ def test_an_object_for_an_untyped_parameter_is_refused() -> None:
         ns: dict[str, Any] = {}
         exec(nb.cells[1].source, {}, ns)  # noqa: S102 - the cell we just wrote
         assert ns["OPT"] == value
+
+
+@pytest.mark.parametrize("value", ["", "  ", ["data/sovsim", ""]])
+def test_an_empty_dataset_path_is_refused(value: Any) -> None:
+    """Before: ``-p DATASET=`` resolved to the checkout's root, which exists, and the
+    notebook analysed whatever runs lay below it."""
+    name = "DATASETS" if isinstance(value, list) else "DATASET"
+    nb = NB01 if name == "DATASET" else find_notebook("02")
+    with pytest.raises(ParameterError, match=rf"{name}: an empty path"):
+        check_parameters(nb, {name: value})
