@@ -12,6 +12,7 @@ result: one worker cannot end a run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ...sandbox import fileio
@@ -27,11 +28,27 @@ HIDDEN = (".tmp",)
 def list_files(root: Path) -> list[str]:
     """Relative paths of regular files in ``root`` (sorted; ``.tmp`` skipped; at most
     32 levels deep and 5000 entries; links are neither listed nor followed). A missing
-    or unusable folder gives ``[]``."""
+    or unusable folder gives ``[]``.
+
+    A name that is not UTF-8 (a worker's command made ``b'out\\xff.txt'``; Python lists
+    it as ``'out\\udcff.txt'``, which cannot be encoded, so the action schema, the prompt
+    and the record all failed and the run stopped) is listed with its bytes escaped
+    (``'out\\\\xff.txt'``): every name an agent sees is valid UTF-8 text.
+    """
     try:
-        return fileio.list_files(root, skip=HIDDEN).files
+        files = fileio.list_files(root, skip=HIDDEN).files
     except ToolError:
         return []
+    return sorted({_shown(f) for f in files})
+
+
+def _shown(name: str) -> str:
+    """``name`` as valid UTF-8 text: undecodable bytes written as ``\\xNN``."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> str:
