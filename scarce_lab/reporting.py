@@ -93,8 +93,11 @@ def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None 
 
     Raises:
         FileNotFoundError: one line naming the parameter and the resolved path (missing,
-            or an empty folder).
+            or an empty folder), or an empty path (``-p DATASET=`` resolved to the
+            checkout itself and analysed whatever runs lie below it).
     """
+    if not str(p).strip():
+        raise FileNotFoundError(f"{name}: an empty path {str(p)!r} is not a dataset")
     path = resolve_path(p, start)
     if not path.exists():
         raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
@@ -271,17 +274,69 @@ def typed_parameters(notebook, parameters: dict[str, Any]) -> dict[str, Any]:
         value = _plain(v)
         if tp is Any:
             out[k] = value
-            continue
-        try:
-            out[k] = TypeAdapter(tp).validate_python(value)
-        except ValidationError as exc:
-            text = _type_text(params[k], tp)
-            first = exc.errors()[0].get("msg", str(exc)) if exc.errors() else str(exc)
-            hint = ""
-            if isinstance(value, str) and "list" in text:
-                hint = f"; a list is written {k}={[value]!r}"
-            raise ParameterError(f"{where}: parameter {k}={v!r} is not a {text} ({first}){hint}") from None
+        else:
+            try:
+                out[k] = TypeAdapter(tp).validate_python(value)
+            except ValidationError as exc:
+                text = _type_text(params[k], tp)
+                first = exc.errors()[0].get("msg", str(exc)) if exc.errors() else str(exc)
+                hint = ""
+                if isinstance(value, str) and "list" in text:
+                    hint = f"; a list is written {k}={[value]!r}"
+                raise ParameterError(f"{where}: parameter {k}={v!r} is not a {text} ({first}){hint}") from None
+            if _bool_became_number(value, out[k]):
+                raise ParameterError(f"{where}: parameter {k}={v!r} is not a {_type_text(params[k], tp)} "
+                                     f"(a bool is not a number here; write the number)")
+        _check_literal(where, k, v, out[k])
     return out
+
+
+def _bool_became_number(given: Any, typed: Any) -> bool:
+    """Whether pydantic's lax conversion turned a ``True``/``False`` into ``1``/``0``
+    somewhere in ``given`` (``-p N_STAGES=True`` must not mean 1)."""
+    if isinstance(given, bool):
+        return not isinstance(typed, bool)
+    if isinstance(given, list | tuple) and isinstance(typed, list | tuple) and len(given) == len(typed):
+        return any(_bool_became_number(a, b) for a, b in zip(given, typed, strict=True))
+    if isinstance(given, dict) and isinstance(typed, dict):
+        return any(_bool_became_number(given[x], typed[x]) for x in given if x in typed)
+    return False
+
+
+def _check_literal(where: str, name: str, given: Any, value: Any) -> None:
+    """The injected cell writes ``NAME = repr(value)``: ``value`` must be a plain Python
+    literal (str, int, finite float, bool, None, and lists/tuples/dicts/sets of them)
+    whose ``repr`` reads back as the same value. ``nan``/``inf`` (``-p X=1e309`` is
+    ``inf``) and objects would otherwise become a ``NameError`` or a different value
+    inside the notebook.
+
+    Raises:
+        ParameterError: naming the parameter and the value.
+    """
+    import math
+
+    def bad(x: Any) -> str | None:
+        if isinstance(x, float) and not math.isfinite(x):
+            return f"{x!r} is not a finite number"
+        if isinstance(x, list | tuple | set | frozenset):
+            return next((r for r in map(bad, x) if r), None)
+        if isinstance(x, dict):
+            return next((r for r in map(bad, [*x.keys(), *x.values()]) if r), None)
+        if x is None or isinstance(x, str | int | float | bytes):
+            return None
+        return f"a {type(x).__name__} is not a plain literal (str, number, bool, None, list, dict)"
+
+    reason = bad(value)
+    if reason is None:
+        try:
+            same = ast.literal_eval(repr(value)) == value
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            same = False
+        reason = None if same else "its repr does not read back as the same value"
+    if reason:
+        shown = repr(given)
+        shown = shown if len(shown) <= 200 else shown[:200] + "..."
+        raise ParameterError(f"{where}: parameter {name}={shown}: {reason}")
 
 
 def check_parameters(notebook: str | Path, parameters: dict[str, Any],

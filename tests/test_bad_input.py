@@ -395,8 +395,10 @@ def test_sovsim_table_on_corrupt_or_foreign_data_is_a_clear_error(tmp_path):
     assert res.exit_code == 2 and "no SovSim data" in res.output
 
 
-def test_sovsim_run_with_an_unreachable_model_fails_instead_of_faking_a_game(tmp_path):
-    res = _sovsim_cli(["run", "sovsim", "-m", "nosuchprovider/foo", "-c", "cpr", "-n", "1", "--rounds", "3",
+def test_sovsim_run_with_an_unreachable_model_fails_instead_of_faking_a_game(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")  # routable, keyed, but nothing listens on port 9
+    res = _sovsim_cli(["run", "sovsim", "-m", "openai/unreachable", "-c", "cpr", "-n", "1", "--rounds", "3",
+                       "-S", "llm.api_base=http://127.0.0.1:9/v1", "-S", "llm.max_retries=0",
                        "-o", str(tmp_path / "r"), "--no-progress"])
     assert res.exit_code == 1
     (manifest,) = (tmp_path / "r").glob("*/manifest.json")

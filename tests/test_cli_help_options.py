@@ -81,7 +81,7 @@ def test_the_walk_covers_every_command():
 SAMPLES = {
     "negotiator_model": "scripted/fifo", "api_base": "http://127.0.0.1:9/v1", "tasks": "rev",
     "reasoning_effort": "high", "stop": "END", "task": "blocksworld", "cache_dir": "/tmp/scarce-lab-help-cache",
-    "rich_worker_budget": "1500", "max_tokens": "300", "worker_budgets": None,
+    "rich_worker_budget": "1500", "max_tokens": "300", "worker_budgets": None, "sandbox_image": "python:3.11-slim",
 }
 
 
@@ -195,6 +195,13 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
     for opt in _listed(path, cmd):
         if opt.name in leaves:
             for args, expected in _value_texts(opt, leaves[opt.name], cls):
+                if leaves[opt.name].path.startswith("reference."):  # reference.* needs its preset
+                    args = ["--preset", "eom-reference", *args]
+                if path[1] == "economy" and leaves[opt.name].path in ("sandbox", "verifier_timeout", "sandbox_image"):
+                    tiny = Path(__file__).parent / "taskdirs" / "tiny-target"  # these apply to task directories
+                    args = ["--preset", "eom-reference", "--task", f"dir:{tiny}", "--model", "scripted/partial", *args]
+                    if leaves[opt.name].path == "sandbox_image":  # an image is for the docker sandbox
+                        args = [*args, "--sandbox", "docker"]
                 recorded.clear()
                 res = _invoke(path, args, tmp_path)
                 assert res.exit_code == 0, f"{' '.join(path)} {' '.join(args)} refused: {res.output[-800:]}"

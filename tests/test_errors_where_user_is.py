@@ -59,6 +59,35 @@ def test_a_missing_key_fails_at_once_naming_the_variable(tmp_path, monkeypatch):
     assert not (tmp_path / "cli").exists()
 
 
+@pytest.mark.parametrize("value", ["", "   ", "\t\n"])
+def test_a_key_set_but_empty_is_a_missing_key(value, tmp_path, monkeypatch):
+    """Adversarial review: ``OPENAI_API_KEY=`` (an empty export in a .env file) passed
+    the preflight, because litellm only checks that the variable exists; every call
+    then failed authentication."""
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    with pytest.raises(ModelUnavailableError, match="OPENAI_API_KEY is set but empty"):
+        sl.run(SovSimConfig(condition="cpr", model="openai/gpt-4o-mini"), out=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()
+    import os
+
+    assert os.environ["OPENAI_API_KEY"] == value  # the check leaves the environment as it was
+
+
+@pytest.mark.parametrize("model,match", [
+    ("nosuchprovider/foo", r"cannot route it to a provider"),
+    ("Scripted/greedy", r"case-sensitive: did you mean 'scripted/greedy'"),
+    ("OpenAI/gpt-4o-mini", r"case-sensitive: did you mean 'openai/gpt-4o-mini'"),
+    ("Embedded/smollm2", r"did you mean 'embedded/smollm2'"),
+])
+def test_a_name_litellm_cannot_route_is_refused_before_the_run(model, match, tmp_path):
+    """Adversarial review: these passed the preflight (litellm's ``validate_environment``
+    finds no key to miss for an unknown provider) and the run then failed at its first
+    decision with a transport error."""
+    with pytest.raises(ModelUnavailableError, match=match):
+        sl.run(SovSimConfig(condition="cpr", model=model), out=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_local_servers_need_no_key(tmp_path, monkeypatch):
     from scarce_lab.runners.preflight import check_model
 
@@ -82,7 +111,16 @@ def test_credential_errors_are_not_retried():
 
 
 # -- a failed run ------------------------------------------------------------------------------
-FAILING = dict(condition="cpr", model="nosuchprovider/foo", game={"rounds": 3}, llm={"max_retries": 0, "cache": False})
+# a routable model whose server refuses connections (port 9, discard): every call fails
+# at once. (``nosuchprovider/foo`` is refused before the run by the preflight now.)
+UNREACHABLE = "http://127.0.0.1:9/v1"
+FAILING = dict(condition="cpr", model="openai/unreachable", game={"rounds": 3},
+               llm={"max_retries": 0, "cache": False, "api_base": UNREACHABLE})
+
+
+@pytest.fixture(autouse=True)
+def _fake_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
 
 
 def test_sl_run_raises_for_a_failed_run_with_the_manifest_reason(tmp_path):
@@ -96,8 +134,9 @@ def test_sl_run_raises_for_a_failed_run_with_the_manifest_reason(tmp_path):
 
 
 def test_cli_run_economy_failed_run_is_one_line_and_nonzero(tmp_path):
-    res = runner.invoke(app, ["run", "economy", "--task", "arithmetic", "--model", "nosuchprovider/foo", "--agents", "2",
+    res = runner.invoke(app, ["run", "economy", "--task", "arithmetic", "--model", "openai/unreachable", "--agents", "2",
                               "--episodes", "1", "--eval-episodes", "0", "-S", "llm.max_retries=0", "--no-cache",
+                              "-S", f"llm.api_base={UNREACHABLE}",
                               "--out", str(tmp_path)])
     assert res.exit_code == 1
     lines = [ln for ln in res.output.splitlines() if ln.strip()]

@@ -151,3 +151,65 @@ def test_convention_refuses_a_string_for_a_boolean():
     with pytest.raises(ValueError, match="unknown Convention field"):
         convention("sovsim", strictness=True)
 
+
+
+# --- adversarial review (rev1): values whose injected ``repr`` is not the value -----
+
+def _nb(src: str):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src, metadata={"tags": ["parameters"]})]
+    return nb
+
+
+_CELL = 'X = 0.5\nN = 3\nOPT = None\nXS: list[float] = [0.5]\nD = {"a": 1}\n'
+
+
+@pytest.mark.parametrize(("name", "raw"), [
+    ("X", "nan"), ("X", "inf"), ("X", "1e309"), ("X", "-inf"),   # float('1e309') is inf
+    ("OPT", "1e309"),                                            # no annotation, default None
+    ("XS", "[1.0, 1e309]"), ("D", "{'a': 1e999}"),               # nested
+])
+def test_non_finite_floats_are_refused_not_injected_as_a_name_error(name: str, raw: str) -> None:
+    """Before: ``-p X=nan`` typed as ``nan`` and the injected cell ``X = nan`` raised
+    ``NameError`` inside the executed notebook (``X = inf`` likewise)."""
+    key, value = parse_parameter(f"{name}={raw}")
+    with pytest.raises(ParameterError, match=rf"parameter {name}=.*not a finite number"):
+        typed_parameters(_nb(_CELL), {key: value})
+    with pytest.raises(ParameterError):
+        inject_parameters(_nb(_CELL), {key: value})
+
+
+@pytest.mark.parametrize(("name", "value"), [("N", True), ("X", False), ("XS", [True, 0.5])])
+def test_a_bool_is_not_taken_as_a_number(name: str, value: Any) -> None:
+    """Before: ``-p N=True`` became ``N = 1`` (pydantic's lax mode turns bools into
+    numbers)."""
+    with pytest.raises(ParameterError, match=rf"parameter {name}=.*a bool is not a number"):
+        typed_parameters(_nb(_CELL), {name: value})
+
+
+def test_an_object_for_an_untyped_parameter_is_refused() -> None:
+    """A parameter with default ``None`` and no annotation (a cell edited by hand) takes
+    any literal, but not an object whose ``repr`` is not Python source."""
+    class Thing:
+        pass
+
+    with pytest.raises(ParameterError, match=r"parameter OPT=.*not a plain literal"):
+        typed_parameters(_nb(_CELL), {"OPT": Thing()})
+    # literals of every kind round-trip into the injected cell
+    for value in (None, -5, "é \u2028 ../x y", [[1, "a"], {"k": None}], "x" * 100_000):
+        nb = inject_parameters(_nb(_CELL), {"OPT": value})
+        ns: dict[str, Any] = {}
+        exec(nb.cells[1].source, {}, ns)  # noqa: S102 - the cell we just wrote
+        assert ns["OPT"] == value
+
+
+@pytest.mark.parametrize("value", ["", "  ", ["data/sovsim", ""]])
+def test_an_empty_dataset_path_is_refused(value: Any) -> None:
+    """Before: ``-p DATASET=`` resolved to the checkout's root, which exists, and the
+    notebook analysed whatever runs lay below it."""
+    name = "DATASETS" if isinstance(value, list) else "DATASET"
+    nb = NB01 if name == "DATASET" else find_notebook("02")
+    with pytest.raises(ParameterError, match=rf"{name}: an empty path"):
+        check_parameters(nb, {name: value})

@@ -6,7 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from ..envs.economy.core import EconomyConfig
+from ..envs.economy.core import MAX_CREDITS, EconomyConfig
 from ..envs.economy.reference import PRESETS, ReferenceConfig
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
@@ -60,7 +60,7 @@ class EconomyRunConfig(ExperimentConfig):
         "the eom-reference preset's rules (credits: 1000 per reference unit); set by --preset"))
     sandbox: Literal["local", "docker", "auto"] = Field(
         "local", description="dir: tasks: where the verifier runs (never on the host)")
-    verifier_timeout: float = Field(300.0, gt=0, description="dir: tasks: wall seconds of one verifier run")
+    verifier_timeout: float = Field(300.0, gt=0, allow_inf_nan=False, description="dir: tasks: wall seconds of one verifier run")
     sandbox_image: str | None = Field(None, description=(
         "dir: tasks with --sandbox docker: the image the verifier runs in (default: the sandbox's own), "
         "e.g. one with the Python packages the task's verifier imports"))
@@ -75,17 +75,17 @@ class EconomyRunConfig(ExperimentConfig):
                        description="scripted/<name> (rule or scripted agents) or a litellm model such as embedded/smollm2")
     seed: int = Field(0, description="run seed")
     economy: EconomyConfig = Field(default_factory=EconomyConfig, description="economic parameters (credits)")
-    founder_bid_min: int = Field(1, ge=0, description="founders' bids are drawn from [min, max] credits")
-    founder_bid_max: int = Field(10, ge=0, description="founders' bids are drawn from [min, max] credits")
+    founder_bid_min: int = Field(1, ge=0, le=MAX_CREDITS, description="founders' bids are drawn from [min, max] credits")
+    founder_bid_max: int = Field(10, ge=0, le=MAX_CREDITS, description="founders' bids are drawn from [min, max] credits")
     min_blocks: int = Field(2, ge=1, description="Blocks World: fewest blocks")
     max_blocks: int = Field(5, ge=1, description="Blocks World: most blocks")
     n_colors: int = Field(3, ge=1, description="Blocks World: block colours")
-    reward_per_block: int = Field(10, ge=0, description="Blocks World: reward per block when solved (credits)")
+    reward_per_block: int = Field(10, ge=0, le=MAX_CREDITS, description="Blocks World: reward per block when solved (credits)")
     max_steps_per_block: int = Field(4, ge=1, description="Blocks World: step budget per block")
     schedule: Literal["uniform", "curriculum"] = Field("uniform", description="Blocks World sizes: uniform or curriculum")
     promote_after: int = Field(3, ge=1, description="curriculum: solved episodes in a row before the next size")
     n_steps: int = Field(3, ge=1, le=6, description="operations per arithmetic problem")
-    qa_reward: int = Field(100, ge=0, description="reward for a correct answer (credits)")
+    qa_reward: int = Field(100, ge=0, le=MAX_CREDITS, description="reward for a correct answer (credits)")
     qa_max_steps: int = Field(6, ge=1, description="steps per question-answer episode")
     detail: Literal["steps", "episodes"] = Field(
         "steps", description="steps: every auction/payment/step event; episodes: per-episode summaries only")

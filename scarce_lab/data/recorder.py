@@ -401,7 +401,21 @@ class RunRecorder:
             self._events.clear()
 
     def _write_manifest(self) -> None:
-        write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+        write_atomic(self.run_dir / MANIFEST, _dump_manifest(self.manifest))
+
+
+def _dump_manifest(manifest: RunManifest) -> str:
+    """The manifest as indented JSON; strings that cannot be written as UTF-8 (a lone
+    surrogate in an error message quoting a non-UTF-8 file name or a model's answer, or
+    in a config value) are written with U+FFFD in their place, so that :meth:`finish`
+    always closes the run (before: ``PydanticSerializationError`` and a manifest left
+    ``running``)."""
+    import json
+
+    try:
+        return manifest.model_dump_json(indent=2) + "\n"
+    except ValueError:  # PydanticSerializationError: surrogates not allowed
+        return json.dumps(scrub_surrogates(manifest.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
 
 
 def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):

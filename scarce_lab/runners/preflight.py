@@ -8,9 +8,13 @@ call :func:`check_configs` before any run folder is created, and ``sl.run`` call
 - a scripted policy the environment does not have (``scripted/greeedy``) is refused
   with the environment's own list of policies;
 - an ``embedded/<name>`` that is not shipped is refused with the names that are;
-- a litellm model whose provider needs a key that is not in the environment is refused
-  with the variable's name (``OPENAI_API_KEY``), as litellm's
-  ``validate_environment`` reports it, instead of failing each call after retries;
+- a litellm model whose provider needs a key that is not in the environment (or is set
+  to an empty or blank value) is refused with the variable's name (``OPENAI_API_KEY``),
+  as litellm's ``validate_environment`` reports it, instead of failing each call after
+  retries;
+- a model name litellm cannot route to a provider (``get_llm_provider`` raises:
+  ``nosuchprovider/x``, or ``Scripted/greedy`` and ``OpenAI/gpt-4o``, since names are
+  case-sensitive) is refused, with the lower-case spelling as a hint;
 - a run whose manifest says anything other than ``complete`` is a
   :class:`RunFailedError` carrying the manifest's ``error``.
 """
@@ -68,22 +72,43 @@ def check_model(model: str, llm: Any = None, *, field: str = "model") -> None:
             raise ModelUnavailableError(f"{field} {model!r}: no embedded model {name!r}; "
                                         f"available: {', '.join('embedded/' + m for m in MODELS)}")
         return
+    import os
+
     from ..llm.transport import load_litellm
 
     litellm = load_litellm()
     api_base = getattr(llm, "api_base", None)
     try:
+        # a name litellm cannot route (``nosuchprovider/x``, ``Scripted/greedy``,
+        # ``OpenAI/gpt-4o``: provider names are lower-case) would fail every call
+        litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception as exc:  # noqa: BLE001 - litellm raises BadRequestError and others
+        low = model.split("/", 1)[0].lower()
+        hint = (f"; model names are case-sensitive: did you mean {low + '/' + model.split('/', 1)[1]!r}?"
+                if "/" in model and low != model.split("/", 1)[0] else "")
+        raise ModelUnavailableError(f"{field} {model!r}: litellm cannot route it to a provider{hint} "
+                                    f"({str(exc).splitlines()[0][:160]})") from None
+    # a credential set to an empty or blank value counts as missing: litellm only checks
+    # that the variable exists, and every call would then fail authentication
+    blank = {k: v for k, v in os.environ.items()
+             if not v.strip() and any(w in k for w in ("KEY", "TOKEN", "SECRET"))}
+    for k in blank:
+        del os.environ[k]
+    try:
         env = litellm.validate_environment(model=model, api_base=api_base)
     except Exception as exc:  # noqa: BLE001 - litellm could not route the name at all
         raise ModelUnavailableError(f"{field} {model!r}: litellm cannot use it ({type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0][:200]})") from None
+    finally:
+        os.environ.update(blank)
     # only credentials: a missing *_API_BASE has a default (ollama) or comes from llm.api_base
     missing = [k for k in env.get("missing_keys") or [] if k and any(w in k for w in ("KEY", "TOKEN", "SECRET"))]
     if missing and not env.get("keys_in_environment"):
+        how = " or ".join(f"{k} is set but empty" if k in blank else f"{k} is not set" for k in missing)
         hint = (f"; for a server of your own at {api_base} that checks no key, any value works, e.g. "
                 f"{missing[0]}=none") if api_base else ""
         raise ModelUnavailableError(
-            f"{field} {model!r}: {' or '.join(missing)} is not set in the environment "
+            f"{field} {model!r}: {how} in the environment "
             f"(litellm needs it for this provider; keys never go into configs){hint}")
 
 

@@ -18,8 +18,9 @@ The verifier never runs on the host: :class:`SandboxVerifier` copies the workspa
 number in [0, 1] is no score (the reason says why), never a made-up one.
 
 Limits on what is loaded (a task directory is input, possibly hostile): at most
-``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links (an error), dot-files
-left out.
+``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links, FIFOs or devices (an
+error), dot-files left out; task.toml at most ``MAX_TOML_BYTES`` and checked where this
+loader reads it (:func:`check_task_toml`), instruction.md at most ``MAX_INSTRUCTION_BYTES``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from scarce_lab.envs.economy.program import ProgramEpisode, ProgramState, Verifi
 
 MAX_FILES = 400
 MAX_FILE_BYTES = 8 << 20
+MAX_DEPTH = 32
 VERIFIER = "tests/compute_reward.py"
 
 
@@ -60,32 +62,118 @@ class TaskDir:
         return self.workspace[self.program].decode("utf-8")
 
     def timeout_s(self, cap: float) -> float:
-        """The verifier's wall limit: task.toml's ``[verifier] timeout_sec``, at most ``cap``."""
-        t = self.toml.get("verifier", {}).get("timeout_sec", cap)
-        return min(float(t), cap) if isinstance(t, int | float) and not isinstance(t, bool) and t > 0 else cap
+        """The verifier's wall limit: task.toml's ``[verifier] timeout_sec`` (checked by
+        :func:`check_task_toml`), at most ``cap``; ``cap`` when the task names none."""
+        t = self.toml.get("verifier", {}).get("timeout_sec")
+        return cap if t is None else min(float(t), cap)
 
     def memory_bytes(self, cap: int = 4 << 30) -> int:
-        """task.toml's ``[environment] memory_mb`` in bytes, at most ``cap``."""
+        """task.toml's ``[environment] memory_mb`` in bytes, at most ``cap``; 1 GiB when
+        the task names none."""
         m = self.toml.get("environment", {}).get("memory_mb")
-        if isinstance(m, int) and not isinstance(m, bool) and m > 0:
-            return min(m << 20, cap)
-        return 1 << 30
+        return 1 << 30 if m is None else min(int(m) << 20, cap)
+
+
+#: Bounds on task.toml and instruction.md (bytes): both are read whole into memory and
+#: the instruction goes into every prompt.
+MAX_TOML_BYTES = 64 << 10
+MAX_INSTRUCTION_BYTES = 1 << 20
+#: The largest reward.json read back from a verifier (bytes); a larger one is no score.
+MAX_REWARD_BYTES = 1 << 20
+#: The smallest ``memory_mb`` a verifier gets (below it ``python3`` cannot start, and
+#: every score would be a missing one).
+MIN_MEMORY_MB = 64
+
+
+def check_task_toml(toml: dict, where: str) -> None:
+    """Check the parts of task.toml this loader uses; every other key is left alone
+    (the format's ``[metadata]``, ``[agent]``, ... are not read).
+
+    - ``[verifier]``, ``[environment]``, ``[scarce_lab]``: tables when present;
+    - ``[verifier] timeout_sec``: a finite number > 0 (seconds);
+    - ``[environment] memory_mb``: a whole number >= ``MIN_MEMORY_MB`` (4096.0 counts);
+    - ``[scarce_lab] program``: a string (checked against environment/ by the loader).
+
+    Raises:
+        TaskDirError: naming the key and the value (never a silent default in its place).
+    """
+    for table in ("verifier", "environment", "scarce_lab"):
+        if table in toml and not isinstance(toml[table], dict):
+            raise TaskDirError(f"{where}: task.toml {table} = {toml[table]!r} must be a table ([{table}])")
+    t = toml.get("verifier", {}).get("timeout_sec")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)
+                          or not math.isfinite(t) or t <= 0):
+        raise TaskDirError(f"{where}: task.toml [verifier] timeout_sec = {t!r} is not a number of seconds > 0")
+    m = toml.get("environment", {}).get("memory_mb")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int | float) or not math.isfinite(m)
+                          or m != int(m) or m < MIN_MEMORY_MB):
+        raise TaskDirError(f"{where}: task.toml [environment] memory_mb = {m!r} is not a whole number "
+                           f">= {MIN_MEMORY_MB}")
+
+
+def _read_bounded(path: Path, limit: int, where: str) -> bytes:
+    """A regular file's bytes (no link, FIFO or device followed or opened blocking), at
+    most ``limit``.
+
+    Raises:
+        TaskDirError: not a regular file, or larger than ``limit``.
+    """
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise TaskDirError(f"{where}: {path.name} missing or a link ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TaskDirError(f"{where}: {path.name} is not a regular file")
+        data = b""
+        while len(data) <= limit:
+            more = os.read(fd, limit + 1 - len(data))
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise TaskDirError(f"{where}: {path.name} is larger than {limit} bytes")
+    return data
 
 
 def _files(root: Path, part: str) -> dict[str, bytes]:
-    """Regular files under ``root`` (dot-files left out); a link anywhere is an error."""
+    """Regular files under ``root`` (dot-files left out); a link, FIFO, socket or device
+    anywhere, folders deeper than ``MAX_DEPTH`` or more than ``20 * MAX_FILES`` entries
+    are an error."""
     import os
+    import stat
 
     from scarce_lab.sandbox.fileio import ToolError, collect
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            if os.path.islink(os.path.join(dirpath, name)):
-                rel = os.path.relpath(os.path.join(dirpath, name), root)
-                raise TaskDirError(f"{root}: {part}: {rel} is a link (a task directory holds regular files only)")
+    # one bounded, iterative pass (os.walk recursed: 1,500 nested folders raised
+    # RecursionError); the same depth bound as collect's, and at most 20 entries per file
+    stack, seen = [(str(root), 0)], 0
+    while stack:
+        folder, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TaskDirError(f"{root}: {part}: {os.path.relpath(folder, root)} is deeper than {MAX_DEPTH} folders")
+        with os.scandir(folder) as it:
+            for entry in it:
+                seen += 1
+                if seen > 20 * MAX_FILES:
+                    raise TaskDirError(f"{root}: {part}: more than {20 * MAX_FILES} files and folders")
+                rel = os.path.relpath(entry.path, root)
+                if entry.is_symlink():
+                    raise TaskDirError(f"{root}: {part}: {rel} is a link (a task directory holds regular files only)")
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    stack.append((entry.path, depth + 1))
+                elif not stat.S_ISREG(mode):
+                    raise TaskDirError(f"{root}: {part}: {rel} is not a regular file (a FIFO, socket or device; "
+                                       "a task directory holds regular files only)")
 
     try:
-        got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES)
+        got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES, max_depth=MAX_DEPTH)
     except ToolError as exc:
         raise TaskDirError(f"{root}: {part}: {exc}") from None
     if got.skipped:
@@ -112,10 +200,14 @@ def load_task_dir(path: Path | str) -> TaskDir:
         if not (root / part).is_dir() or (root / part).is_symlink():
             raise TaskDirError(f"{root}: {part}/ missing or a link")
     try:
-        toml = tomllib.loads((root / "task.toml").read_text(encoding="utf-8"))
-        instruction = (root / "instruction.md").read_text(encoding="utf-8")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise TaskDirError(f"{root}: task.toml / instruction.md: {exc}") from None
+        toml = tomllib.loads(_read_bounded(root / "task.toml", MAX_TOML_BYTES, str(root)).decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise TaskDirError(f"{root}: task.toml: {type(exc).__name__}: {str(exc)[:200]}") from None
+    try:
+        instruction = _read_bounded(root / "instruction.md", MAX_INSTRUCTION_BYTES, str(root)).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskDirError(f"{root}: instruction.md: {exc}") from None
+    check_task_toml(toml, str(root))
     workspace = _files(root / "environment", "environment/")
     tests = _files(root / "tests", "tests/")
     if VERIFIER.split("/", 1)[1] not in tests:
@@ -143,10 +235,16 @@ def parse_reward(data: bytes | None) -> tuple[float | None, str]:
     if it is a finite number in [0, 1], else None with the reason."""
     if data is None:
         return None, "no reward.json"
+    def one_value_per_key(pairs: list) -> dict:
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"a key appears twice ({sorted({k for k in keys if keys.count(k) > 1})})")
+        return dict(pairs)
+
     try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"reward.json is not JSON ({exc})"
+        obj = json.loads(data.decode("utf-8"), object_pairs_hook=one_value_per_key)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return None, f"reward.json is not JSON with one value per key ({exc})"
     if not isinstance(obj, dict):
         return None, f"reward.json holds {type(obj).__name__}, not an object"
     s = obj.get("score")
@@ -189,13 +287,19 @@ class SandboxVerifier:
         try:
             with sb.grading_box(files) as box:
                 r = box.run(["python3", VERIFIER, "--app-dir", "app", "--output-dir", "out"], limits)
+                too_big = None
                 try:
-                    data = read_file(box.folder, "out/reward.json", limit=1 << 20).data
+                    got = read_file(box.folder, "out/reward.json", limit=MAX_REWARD_BYTES)
+                    data = got.data
+                    if got.size > MAX_REWARD_BYTES:
+                        too_big = got.size
                 except ToolError:
                     data = None
         finally:
             sb.close()
         score, reason = parse_reward(data)
+        if too_big is not None:  # read only in part: never parse a prefix as the reward
+            score, reason = None, f"reward.json is {too_big} bytes, over {MAX_REWARD_BYTES}"
         if r.timed_out:
             score, reason = None, f"verifier timed out after {self.timeout_s:g} s"
         elif data is None:

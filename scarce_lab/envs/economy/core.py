@@ -69,6 +69,13 @@ Ablation = Literal["none", "no-auction", "no-exploration", "no-exploitation"]
 ABLATIONS: tuple[str, ...] = ("none", "no-auction", "no-exploration", "no-exploitation")
 
 
+#: The most credits one setting may hold. Money is recorded as 64-bit integers (the
+#: datasets' polars ``Int64``, at most about 9.2e18): a run with ``initial_wealth=10**30``
+#: completed and then could not be loaded. 10**12 credits leaves six orders of magnitude
+#: for sums over a long run's episodes and agents.
+MAX_CREDITS = 10**12
+
+
 class EconomyConfig(BaseModel):
     """Economic parameters (EoM sec. 3; see the module docstring for each rule); all
     money in integer credits. JSON booleans are not credits.
@@ -79,12 +86,12 @@ class EconomyConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    initial_wealth: int = Field(40, ge=0, description="credits a founder or newcomer starts with (from the bank)")
-    epsilon: int = Field(1, ge=0, description="a novice bids the max veteran bid plus this (credits)")
-    rent: int = Field(5, ge=0, description="rent each agent pays every rent_interval episodes (credits)")
+    initial_wealth: int = Field(40, ge=0, le=MAX_CREDITS, description="credits a founder or newcomer starts with (from the bank)")
+    epsilon: int = Field(1, ge=0, le=MAX_CREDITS, description="a novice bids the max veteran bid plus this (credits)")
+    rent: int = Field(5, ge=0, le=MAX_CREDITS, description="rent each agent pays every rent_interval episodes (credits)")
     rent_interval: int = Field(5, ge=1, description="episodes between rents")
-    reproduce_threshold: int = Field(100, ge=0, description="wealth at which an agent reproduces (credits)")
-    child_endowment: int = Field(10, ge=0, description="credits a parent gives its child")
+    reproduce_threshold: int = Field(100, ge=0, le=MAX_CREDITS, description="wealth at which an agent reproduces (credits)")
+    child_endowment: int = Field(10, ge=0, le=MAX_CREDITS, description="credits a parent gives its child")
     explore_interval: int = Field(2, ge=1, description="episodes between newcomers")
     explore_count: int = Field(1, ge=0, description="fresh newcomers per exploration (in addition to replacements)")
     max_agents: int = Field(24, ge=1, description="population cap")
@@ -95,7 +102,7 @@ class EconomyConfig(BaseModel):
     replace_bankrupt: bool = Field(
         True, description="exploration: replace each bankrupt agent by a repaired copy of its policy (the paper's)")
     holland_alpha_pct: int = Field(20, ge=0, description="holland scheme: percent of wealth bid")
-    tycoon_wealth: int = Field(50, ge=0, description="holland scheme: wealth from which the proportional bid applies")
+    tycoon_wealth: int = Field(50, ge=0, le=MAX_CREDITS, description="holland scheme: wealth from which the proportional bid applies")
     ablation: Literal["none", "no-auction", "no-exploration", "no-exploitation"] = Field(
         "none", description="ablation (EoM sec. 5): none, no-auction, no-exploration or no-exploitation")
 

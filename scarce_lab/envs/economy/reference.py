@@ -78,11 +78,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .core import AuctionResult, _id_key
+from .core import MAX_CREDITS, AuctionResult, _id_key
 from .engine import Emit, _noop
 from .ledger import BANK, RENT_SINK, Ledger, Transfer
 
 CREDITS_PER_UNIT = 1000
+#: The largest reward scale (absolute): a scale of 1e300 made 300-digit payments that no
+#: dataset can hold (see ``MAX_CREDITS``).
+MAX_SCALE = 1e6
 
 
 def credits(units: float) -> int:
@@ -97,10 +100,14 @@ class ReferenceConfig(BaseModel):
     dataclass defaults; the presets of :data:`PRESETS` are its shipped configs.
 
     Raises:
-        pydantic.ValidationError: a field out of range, ``p_a + p_b > 1``.
+        pydantic.ValidationError: a field out of range (money at most ``MAX_CREDITS``,
+            scales at most ``MAX_SCALE`` in absolute value), ``p_a + p_b > 1``,
+            ``min_num_agents > max_num_agents`` (a cap set), a float that
+            is NaN or infinite (a scale of ``nan`` or ``inf`` ended the run mid-episode
+            when a payment was rounded to credits).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     max_steps_per_episode: int = Field(10, ge=1, description="reference: steps per episode")
     max_trials_per_episode: int = Field(4, ge=1, description="reference: replays of an episode after a bankruptcy, in all")
@@ -109,16 +116,16 @@ class ReferenceConfig(BaseModel):
     min_num_agents: int = Field(0, ge=0, description="reference: population top-up floor (0: none)")
     max_num_agents: int = Field(0, ge=0, description="reference: population cap (0: none)")
     bid_scheme: Literal["fixed", "fixed_with_eps"] = Field("fixed", description="reference: fixed or fixed_with_eps")
-    base_bid: int = Field(100, ge=0, description="reference: base bid (credits; 1000 per reference unit)")
-    novice_bid_epsilon: int = Field(10, ge=0, description="reference: novice premium (credits)")
-    initial_wealth: int = Field(500, ge=0, description="reference: wealth of every new agent, new money (credits)")
-    rent: int = Field(0, ge=0, description="reference: rent (credits)")
+    base_bid: int = Field(100, ge=0, le=MAX_CREDITS, description="reference: base bid (credits; 1000 per reference unit)")
+    novice_bid_epsilon: int = Field(10, ge=0, le=MAX_CREDITS, description="reference: novice premium (credits)")
+    initial_wealth: int = Field(500, ge=0, le=MAX_CREDITS, description="reference: wealth of every new agent, new money (credits)")
+    rent: int = Field(0, ge=0, le=MAX_CREDITS, description="reference: rent (credits)")
     rent_interval: int = Field(5, ge=1, description="reference: episodes between rents")
     reward_scheme: Literal["path_reward_only", "path_reward_and_stepwise_reward"] = Field(
         "path_reward_only", description="reference: path rewards only, or path and step rewards")
-    path_reward_scale: float = Field(1.0, description="reference: path reward scale")
-    terminal_output_bonus_scale: float = Field(0.5, description="reference: task bonus scale of a final answer")
-    env_reward_scale: float = Field(1.0, description="reference: scale of the reward signal")
+    path_reward_scale: float = Field(1.0, ge=-MAX_SCALE, le=MAX_SCALE, description="reference: path reward scale")
+    terminal_output_bonus_scale: float = Field(0.5, ge=-MAX_SCALE, le=MAX_SCALE, description="reference: task bonus scale of a final answer")
+    env_reward_scale: float = Field(1.0, ge=-MAX_SCALE, le=MAX_SCALE, description="reference: scale of the reward signal")
     missing_terminal_score: float = Field(0.0, ge=0.0, le=1.0, description="reference: score of an episode without one")
     center_env_reward: bool = Field(True, description="reference: signal 2s-1 (centred) instead of s")
     path_reward_per_unique_author: bool = Field(False, description="reference: path reward once per author")
@@ -136,6 +143,9 @@ class ReferenceConfig(BaseModel):
     def _probabilities(self) -> ReferenceConfig:
         if self.p_a + self.p_b > 1.0:
             raise ValueError(f"p_a + p_b must be <= 1, got {self.p_a} + {self.p_b}")
+        if self.max_num_agents and self.min_num_agents > self.max_num_agents:
+            raise ValueError(f"min_num_agents ({self.min_num_agents}) must not exceed max_num_agents "
+                             f"({self.max_num_agents}): the cap would keep the floor from ever being reached")
         return self
 
     def signal(self, score: float) -> float:

@@ -1,0 +1,61 @@
+"""Records under hostile text (adversarial review of issue 21): a run always closes.
+
+Before: a failed run whose error message quoted a non-UTF-8 file name (Python's
+``surrogateescape`` gives ``'out\\udcff.txt'``) or held a lone surrogate from a model's
+answer made :meth:`RunRecorder.finish` raise ``PydanticSerializationError``; the
+manifest stayed ``running`` and the run could not be told from a live one. The same at
+``create`` for a config value with a lone surrogate. One gate: the manifest writer.
+"""
+
+from __future__ import annotations
+
+from scarce_lab.data.loaders import load_dataset
+from scarce_lab.data.recorder import RunRecorder, read_manifest
+from scarce_lab.data.schema import RunManifest, RunStatus
+
+
+def _manifest(**kw) -> RunManifest:
+    return RunManifest(run_id="r1", environment="sovsim", condition="cpr", seed=1, package_version="0.1.0",
+                       models={"a0": "scripted/greedy"}, **kw)
+
+
+def test_a_failed_run_with_a_surrogate_in_its_error_is_closed(tmp_path):
+    rec = RunRecorder.create(tmp_path / "r1", _manifest(config={"rounds": 1}))
+    rec.finish(RunStatus.failed, error="SchemaError: error extracting str 'out\udcff.txt'")
+    m = read_manifest(tmp_path / "r1")
+    assert m.status == RunStatus.failed
+    assert m.error == "SchemaError: error extracting str 'out\ufffd.txt'"
+    assert load_dataset(tmp_path, include_incomplete=True).runs.collect()["status"].to_list() == ["failed"]
+
+
+def test_a_config_value_with_a_surrogate_is_written(tmp_path):
+    rec = RunRecorder.create(tmp_path / "r1", _manifest(config={"task": "a\ud800b"}, notes={"n": "\udcff"}))
+    rec.finish()
+    m = read_manifest(tmp_path / "r1")
+    assert (m.config["task"], m.notes["n"], m.status) == ("a\ufffdb", "\ufffd", RunStatus.complete)
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_to_the_agents(tmp_path):
+    """Case records/c02: a worker's command made ``b'out\\xff.txt'``; Python lists it as
+    ``'out\\udcff.txt'``, which the action schema (an enum of file names), the prompt and
+    the record cannot encode: the solver's step became a missing decision and the run
+    stopped. The agents' listing (one gate: ``agents.scarce.tools.list_files``) shows
+    the bytes escaped; the schemas build and every name is valid UTF-8."""
+    import json
+    import os
+
+    from scarce_lab.agents.scarce.masks import solver_choice_schema, tool_specs_for
+    from scarce_lab.agents.scarce.tools import list_files
+    from scarce_lab.envs.slots.actions import legal_actions
+
+    (tmp_path / "compile.sh").write_text("true\n")
+    with open(os.path.join(os.fsencode(tmp_path), b"out\xff.txt"), "wb") as fh:
+        fh.write(b"x")
+    files = list_files(tmp_path)
+    assert files == ["compile.sh", "out\\xff.txt"]
+    for f in files:
+        f.encode("utf-8")
+    legal = legal_actions("w0", in_slot=False, files=files, slot_cap_s=120)
+    schema = solver_choice_schema(legal, compact=True)
+    assert "out\\\\xff.txt" in json.dumps(schema.model_json_schema())
+    assert tool_specs_for(legal, compact=False)
