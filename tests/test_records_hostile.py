@@ -35,27 +35,27 @@ def test_a_config_value_with_a_surrogate_is_written(tmp_path):
     assert (m.config["task"], m.notes["n"], m.status) == ("a\ufffdb", "\ufffd", RunStatus.complete)
 
 
-def test_a_file_name_that_is_not_utf8_is_shown_escaped_to_the_agents(tmp_path):
+def test_a_file_name_that_is_not_utf8_is_counted_not_offered_to_the_agents(tmp_path):
     """Case records/c02: a worker's command made ``b'out\\xff.txt'``; Python lists it as
     ``'out\\udcff.txt'``, which the action schema (an enum of file names), the prompt and
     the record cannot encode: the solver's step became a missing decision and the run
-    stopped. The agents' listing (one gate: ``agents.scarce.tools.list_files``) shows
-    the bytes escaped; the schemas build and every name is valid UTF-8."""
-    import json
+    stopped. The agents' listing goes through the read gate
+    (``agents.scarce.tools.listing`` -> ``sandbox.gate.listing``): such a name is never
+    offered as a path, it is counted in the listing's note, and the schemas build."""
     import os
 
     from scarce_lab.agents.scarce.masks import solver_choice_schema, tool_specs_for
-    from scarce_lab.agents.scarce.tools import list_files
+    from scarce_lab.agents.scarce.tools import list_files, listing
     from scarce_lab.envs.slots.actions import legal_actions
 
     (tmp_path / "compile.sh").write_text("true\n")
     with open(os.path.join(os.fsencode(tmp_path), b"out\xff.txt"), "wb") as fh:
         fh.write(b"x")
     files = list_files(tmp_path)
-    assert files == ["compile.sh", "out\\xff.txt"]
-    for f in files:
-        f.encode("utf-8")
+    assert files == ["compile.sh"]
+    shown = listing(tmp_path)
+    assert shown.bad_names == 1 and "not UTF-8" in shown.tail()
     legal = legal_actions("w0", in_slot=False, files=files, slot_cap_s=120)
     schema = solver_choice_schema(legal, compact=True)
-    assert "out\\\\xff.txt" in json.dumps(schema.model_json_schema())
+    schema.model_json_schema()
     assert tool_specs_for(legal, compact=False)
