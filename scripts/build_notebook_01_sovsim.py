@@ -63,7 +63,7 @@ cells = [
        "its unit (SovSim: sum over agents; GovSim: mean per agent). Survival is lenient (reached the last "
        "round) unless `STRICT`. The sentence below tests every pair of conditions within each model (Welch "
        "t over simulations) with Holm's correction over all of them and says how many comparisons."),
-    code("T1_CI = 't (means, clipped to each metric\'s range), Clopper-Pearson (survival rate), percentile bootstrap (relative survival drop from CPR, from 10 simulations per condition); 95%'\n"
+    code("T1_CI = 't (means, clipped to the range of each metric), Clopper-Pearson (survival rate), percentile bootstrap (relative survival drop from CPR, from 10 simulations per condition); 95%'\n"
          "table1 = charts.table1_display(summary)\n"
          "save_table(table1, 'sovsim_table1', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"
          "save_table(summary, 'sovsim_table1_values', OUT, convention=CONVENTION | {'intervals': T1_CI})\n"

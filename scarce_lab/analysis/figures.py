@@ -71,10 +71,27 @@ def use_chart_limits() -> None:
     by :func:`titled` (every chart of the package) and :func:`enable_offline_charts`."""
     import altair as alt
 
+    use_theme()
     if RENDERER not in alt.data_transformers.names():
         alt.data_transformers.register(RENDERER, _limited_transformer)
     if alt.data_transformers.active != RENDERER:
         alt.data_transformers.enable(RENDERER)
+
+
+def use_theme() -> None:
+    """Make the package's altair theme active (idempotent): :data:`PALETTE` for nominal
+    colours (a colour-blind-safe palette; one meaning per colour comes from colouring one
+    field per notebook section), 11 px labels. Called by :func:`use_chart_limits`."""
+    import altair as alt
+
+    if RENDERER not in alt.theme.names():
+        @alt.theme.register(RENDERER, enable=False)
+        def _theme():
+            return {"config": {"range": {"category": PALETTE},
+                               "axis": {"labelFontSize": 11, "titleFontSize": 12},
+                               "legend": {"labelFontSize": 11, "titleFontSize": 12}}}
+    if alt.theme.active != RENDERER:
+        alt.theme.enable(RENDERER)
 
 
 def window_means(df: pl.DataFrame, x: str, by: list[str], values: list[str],
@@ -162,16 +179,200 @@ def caption(*parts: str) -> str:
     return "; ".join(p for p in parts if p) + "."
 
 
-def titled(chart, title: str, caption_line: str | list[str] | None = None):
+def titled(chart, title: str, caption_line: str | list[str] | None = None, *, check: bool = True):
     """``chart`` with a left-aligned title and a caption under it (as subtitle; a list
-    gives one line per item)."""
+    gives one line per item), checked against the figure rules (:func:`check_chart`).
+
+    Every chart of the package leaves its builder through here, so the rules hold for all
+    of them: the colour-blind-safe palette (:data:`PALETTE`, as the active altair theme),
+    at most :data:`MAX_COLOURS` colour groups, no two legend entries that read alike, a
+    width that fits the notebook output area (:data:`OUTPUT_WIDTH`), and a chart with
+    nothing to show becomes a :class:`NoFigure` (its sentence) instead of an empty plot.
+
+    Returns:
+        The titled chart, or a :class:`NoFigure` when the chart has no data row or every
+        plotted quantity is zero.
+
+    Raises:
+        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two colour values
+            whose legend entries read alike, or a chart wider than :data:`OUTPUT_WIDTH`
+            (the message names the chart, the values and what to do instead).
+    """
     import altair as alt
 
     use_chart_limits()
     params = {"text": title, "anchor": "start", "fontSize": 14}
     if caption_line:
         params |= {"subtitle": caption_line, "subtitleColor": "#444", "subtitleFontSize": 11}
-    return chart.properties(title=alt.TitleParams(**params))
+    out = chart.properties(title=alt.TitleParams(**params))
+    if check:
+        empty = check_chart(out)
+        if empty:
+            return NoFigure(f"{title}: {empty}")
+    return out
+
+
+# -- figure rules (issue 25) ---------------------------------------------------------------
+#: Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal
+#: Design"; Wong 2011, Nature Methods 8:441), in their order, black last.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+#: Most colour groups in one chart: beyond, groups are faceted or highlighted (issue 25:
+#: hues past ~8 are not told apart, and the palette has 8).
+MAX_COLOURS = len(PALETTE)
+#: Widest chart (CSS px, title and legend included) that fits JupyterLab's output area in a
+#: 1,400 px window with the left sidebar open (about 1,400 - 300 sidebar - 140 gutters and prompt).
+OUTPUT_WIDTH = 940
+#: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
+CHAR_PX = 6.5
+
+
+class ChartRuleError(ValueError):
+    """A chart breaks a figure rule of :func:`check_chart` (the message says which and what
+    to do instead)."""
+
+
+def _walk(spec, fn) -> None:
+    if isinstance(spec, dict):
+        fn(spec)
+        for v in spec.values():
+            _walk(v, fn)
+    elif isinstance(spec, list):
+        for v in spec:
+            _walk(v, fn)
+
+
+def _rows(spec: dict) -> list[dict]:
+    rows: list[dict] = []
+    for data in (spec.get("datasets") or {}).values():
+        rows += [r for r in data if isinstance(r, dict)]
+    _walk({k: v for k, v in spec.items() if k != "datasets"},
+          lambda d: rows.extend(r for r in (d.get("data") or {}).get("values", []) if isinstance(r, dict))
+          if isinstance(d.get("data"), dict) else None)
+    return rows
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def chart_problems(spec: dict) -> tuple[list[str], str | None]:
+    """The figure rules a Vega-Lite ``spec`` breaks, as messages, and why it is empty
+    (``None`` when it has something to show). See :func:`check_chart`."""
+    problems: list[str] = []
+    rows = _rows(spec)
+    colour_fields: dict[str, int | None] = {}
+    quantities: set[str] = set()
+
+    def visit(d: dict) -> None:
+        enc = d.get("encoding")
+        if not isinstance(enc, dict):
+            return
+        col = enc.get("color")
+        if isinstance(col, dict) and col.get("field") and col.get("type") in ("nominal", "ordinal"):
+            legend = col.get("legend")
+            limit = legend.get("labelLimit") if isinstance(legend, dict) else None
+            if legend is not None or col["field"] not in colour_fields:
+                colour_fields[col["field"]] = limit if legend is not None else 160
+        for ch in ("y", "x", "theta", "size"):
+            e = enc.get(ch)
+            if isinstance(e, dict) and e.get("type") == "quantitative" and e.get("field") and not e.get("aggregate"):
+                quantities.add(e["field"])
+
+    _walk(spec, visit)
+    title = spec.get("title")
+    name = (title.get("text") if isinstance(title, dict) else title) or "(untitled)"
+    for field, limit in colour_fields.items():
+        values = sorted({str(r[field]) for r in rows if r.get(field) is not None})
+        if len(values) > MAX_COLOURS:
+            problems.append(f"chart {name!r} colours {len(values)} groups of {field!r} (at most {MAX_COLOURS}: "
+                            "facet by it, or highlight a few and grey the rest)")
+        seen: dict[str, str] = {}
+        cut = int(limit / CHAR_PX) if limit else None
+        for v in values:
+            key = _norm(v)[:cut] if cut else _norm(v)
+            if key in seen:
+                problems.append(f"chart {name!r}: legend entries {seen[key]!r} and {v!r} read alike"
+                                + (f" (labels cut at {limit} px)" if cut and _norm(v) != _norm(seen[key]) else "")
+                                + ": label the groups by what differs between them")
+            seen.setdefault(key, v)
+    width = estimate_width(spec, rows)
+    if width > OUTPUT_WIDTH:
+        problems.append(f"chart {name!r} is about {width} px wide, wider than the notebook output area "
+                        f"({OUTPUT_WIDTH} px): wrap its facets (columns=...) or narrow its panels")
+    empty = None
+    if not rows and not any("data" in str(k) for k in spec):
+        empty = "there is no data to draw"
+    elif rows and quantities:
+        vals = [r.get(q) for r in rows for q in quantities if q in r]
+        nums = [v for v in vals if isinstance(v, int | float) and not isinstance(v, bool)]
+        if vals and all(v == 0 for v in nums) and len(nums) == len([v for v in vals if v is not None]):
+            empty = "every plotted value is zero"
+    return problems, empty
+
+
+def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
+    """Estimated width (CSS px) of a Vega-Lite ``spec`` as drawn: panel width times the
+    facet columns (wrapped facets: ``columns``) or the sum of a horizontal concatenation,
+    plus an axis gutter and a right-hand legend (longest label). A ``"container"`` width
+    counts as 0 (it takes the output area's width)."""
+    rows = _rows(spec) if rows is None else rows
+
+    def width_of(s: dict) -> int:
+        if "hconcat" in s:
+            return sum(width_of(x) for x in s["hconcat"]) + 10 * (len(s["hconcat"]) - 1)
+        if "vconcat" in s:
+            return max((width_of(x) for x in s["vconcat"]), default=0)
+        if "concat" in s:
+            n = s.get("columns") or len(s["concat"])
+            return max((width_of(x) for x in s["concat"]), default=0) * min(n, len(s["concat"]))
+        if "facet" in s and "spec" in s:
+            inner = width_of(s["spec"]) + 20
+            f = s["facet"]
+            field = f.get("field") if "field" in f else (f.get("column") or {}).get("field")
+            n = len({r.get(field) for r in rows}) if field else 1
+            if s.get("columns"):
+                n = min(n, s["columns"])
+            return inner * max(n, 1)
+        if "layer" in s:
+            w = s.get("width")
+            return w if isinstance(w, int) else max((width_of(x) for x in s["layer"]), default=0)
+        w = s.get("width")
+        if isinstance(w, int):
+            return w
+        if isinstance(w, dict) and "step" in w:
+            x = (s.get("encoding") or {}).get("x") or {}
+            return int(w["step"]) * len({r.get(x.get("field")) for r in rows})
+        return 0 if w == "container" else 300
+
+    legend = 0
+    labels: list[str] = []
+
+    def visit(d: dict) -> None:
+        col = (d.get("encoding") or {}).get("color") if isinstance(d.get("encoding"), dict) else None
+        if isinstance(col, dict) and col.get("field") and col.get("legend", {}) is not None:
+            lg = col.get("legend") or {}
+            if lg.get("orient", "right") in ("right", "left"):
+                labels.extend(str(r.get(col["field"])) for r in rows if r.get(col["field"]) is not None)
+
+    _walk(spec, visit)
+    if labels:
+        legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50
+    return int(width_of(spec)) + 60 + legend
+
+
+def check_chart(chart) -> str | None:
+    """Check an altair chart against the figure rules; return why it is empty (``None``
+    when it has something to show).
+
+    Raises:
+        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two legend entries
+            that read alike (equal after case and space folding, or after the legend's
+            label cut), or an estimated width over :data:`OUTPUT_WIDTH`.
+    """
+    problems, empty = chart_problems(chart.to_dict())
+    if problems:
+        raise ChartRuleError("; ".join(problems))
+    return empty
 
 
 # -- notebook rendering ---------------------------------------------------------------

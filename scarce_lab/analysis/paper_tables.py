@@ -1,0 +1,141 @@
+"""SCARCE result frames in the paper's table layouts (issue 25, section 1).
+
+The analysis functions (:mod:`scarce_lab.analysis.scarce_experiments`) return long
+frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,
+``hi``, ``se``, ``n``, ``runs``. A paper table is wide: e.g. the SCARCE paper's Table 1
+has tactic categories as rows (grouped relational / non-relational) and models as
+columns; Table 8 has stages 1-4 as columns. :func:`wide_table` pivots a long frame into
+that layout, with ``value [lo, hi]`` cells (:func:`scarce_base.with_ci_text`), and
+refuses to put two rows of the long frame into one cell (conditions are never pooled).
+
+Column and row labels name only what differs between the groups shown
+(:func:`scarce_base.group_labels`, :mod:`condition_labels`); the full condition of each
+label is in :func:`settings_table`, which notebooks show folded (:func:`folded`), one
+click away. :func:`latex_table` is the LaTeX export used by
+:func:`scarce_lab.analysis.figures.save_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from .scarce_base import with_ci_text
+
+
+def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
+               column_order: Sequence | None = None, index_order: dict[str, Sequence] | None = None,
+               digits: int = 2, runs_row: bool = True) -> pl.DataFrame:
+    """``res`` (long, with ``value``/``lo``/``hi``/``runs``) as a wide table: one row per
+    value of ``index``, one column per value of ``columns`` (as text, in
+    ``column_order`` when given, else sorted), cells ``value [lo, hi]`` (``value`` alone
+    without an interval, empty where the long frame has no row). ``index_order`` fixes
+    the row order of an index column (values not listed go last, sorted). With
+    ``runs_row`` a last row gives the runs behind each column (``a-b`` when rows of a
+    column rest on different numbers of runs).
+
+    Raises:
+        ValueError: a column is missing; or two rows of ``res`` fall in one cell (the
+            message names the cell: the index is missing a setting that differs, and
+            showing one value of the two would pool or drop a condition).
+    """
+    need = [*index, columns, "value", "lo", "hi", "runs"]
+    if missing := [c for c in need if c not in res.columns]:
+        raise ValueError(f"wide_table: the result frame lacks columns {missing}")
+    dup = res.group_by([*index, columns]).len().filter(pl.col("len") > 1)
+    if dup.height:
+        raise ValueError(f"wide_table: {dup.height} cell(s) hold several rows, e.g. {dup.row(0, named=True)}: "
+                         f"add the setting that differs to the index {list(index)} (conditions are never pooled)")
+    d = with_ci_text(res, digits).with_columns(pl.col(columns).cast(pl.String).alias("_col"))
+    present = d["_col"].unique().to_list()
+    order = [str(c) for c in column_order if str(c) in present] if column_order is not None else []
+    order += sorted(c for c in present if c not in order)
+    wide = d.pivot(on="_col", index=list(index), values="estimate", aggregate_function=None)
+    for c in order:
+        if c not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.String).alias(c))
+    wide = wide.select(*index, *order).with_columns(pl.col(order).fill_null(""))
+    sort_keys = []
+    for col in index:
+        rank = {v: i for i, v in enumerate((index_order or {}).get(col, []))}
+        sort_keys.append(pl.col(col).map_elements(lambda v, r=rank: r.get(v, len(r)), return_dtype=pl.Int64))
+        sort_keys.append(pl.col(col).cast(pl.String))
+    wide = wide.with_columns([k.alias(f"_k{i}") for i, k in enumerate(sort_keys)]) \
+               .sort([f"_k{i}" for i in range(len(sort_keys))], nulls_last=True) \
+               .drop([f"_k{i}" for i in range(len(sort_keys))])
+    wide = wide.with_columns(pl.col(c).cast(pl.String) for c in index)
+    if runs_row:
+        runs = {c: _span(d.filter(pl.col("_col") == c)["runs"].to_list()) for c in order}
+        foot = {c: None for c in index} | runs
+        foot[index[-1]] = "runs"
+        wide = pl.concat([wide, pl.DataFrame([foot], schema=wide.schema)])
+    return wide
+
+
+def _span(values: list) -> str:
+    vals = sorted({int(v) for v in values if v is not None})
+    if not vals:
+        return ""
+    return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+
+
+def relational_kind(category: str, relational: set[str] | Sequence[str]) -> str:
+    """The paper's Table 1 grouping of a taxonomy category: ``relational``,
+    ``non-relational``, or ``any relational`` for the ``relational`` summary row."""
+    if category == "relational":
+        return "any relational"
+    return "relational" if category in set(relational) else "non-relational"
+
+
+def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] = ("model", "condition")) -> pl.DataFrame:
+    """One row per short label (``label``) with the full settings behind it (``cols``),
+    sorted by label: the key to a table or chart whose labels name only what differs.
+
+    Raises:
+        ValueError: a column is missing, or one label stands for two settings.
+    """
+    if missing := [c for c in (label, *cols) if c not in res.columns]:
+        raise ValueError(f"settings_table: missing columns {missing}")
+    out = res.select(label, *cols).unique().sort(label, nulls_last=True)
+    if out[label].n_unique() != out.height:
+        raise ValueError(f"settings_table: a {label!r} label stands for several settings; labels must be distinct")
+    return out
+
+
+def folded(summary: str, markdown: str) -> str:
+    """``markdown`` inside an HTML ``<details>`` element (JupyterLab, GitHub and
+    nbviewer render it folded, with ``summary`` to click)."""
+    return f"<details><summary>{summary}</summary>\n\n{markdown}\n</details>\n"
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = None) -> str:
+    """A ``booktabs`` LaTeX ``tabular`` of ``df`` (text left-aligned, numbers right;
+    floats rounded to ``float_digits``, NaN and null empty), inside a ``table``
+    environment with ``caption`` when given."""
+    def fmt(v) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{float_digits}f}"
+        return latex_escape(str(v))
+
+    align = "".join("r" if dt.is_numeric() else "l" for dt in df.schema.values())
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(latex_escape(c) for c in df.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(fmt(v) for v in row) + r" \\" for row in df.iter_rows()]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    body = "\n".join(lines)
+    if caption:
+        body = "\\begin{table}\n\\centering\n" + body + f"\n\\caption{{{latex_escape(caption)}}}\n\\end{{table}}"
+    return body + "\n"
