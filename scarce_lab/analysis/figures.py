@@ -87,7 +87,7 @@ def use_theme() -> None:
     if RENDERER not in alt.theme.names():
         @alt.theme.register(RENDERER, enable=False)
         def _theme():
-            return {"config": {"range": {"category": PALETTE},
+            return {"config": {"range": {"category": PALETTE}, "mark": {"color": PALETTE[0]},
                                "axis": {"labelFontSize": 11, "titleFontSize": 12},
                                "legend": {"labelFontSize": 11, "titleFontSize": 12}}}
     if alt.theme.active != RENDERER:
@@ -224,6 +224,13 @@ MAX_COLOURS = len(PALETTE)
 OUTPUT_WIDTH = 940
 #: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
 CHAR_PX = 6.5
+
+
+def wrap_columns(panel_width: int, n_panels: int, legend_width: int = 0) -> int:
+    """How many panels of ``panel_width`` px fit side by side in :data:`OUTPUT_WIDTH`
+    (with axis gutters and a right-hand legend of ``legend_width``): at least 1, at most
+    ``n_panels``. For ``facet(..., columns=wrap_columns(...))``."""
+    return max(1, min(n_panels, (OUTPUT_WIDTH - 80 - legend_width) // (panel_width + 70)))
 
 
 class ChartRuleError(ValueError):
@@ -470,29 +477,95 @@ def static_outputs(nb) -> int:
 
 
 # -- files ------------------------------------------------------------------------------
-def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float = 2.0) -> list[Path]:
-    """Save an altair chart as ``<out_dir>/<name>.png`` and ``.svg``; return both paths.
+#: Paper figure widths (points = CSS px at 72 dpi): a two-column paper's single column
+#: (3.5 in, e.g. ACM/IEEE) and its full text width (7.16 in). ``None``: the chart's own size.
+SIZE_PRESETS: dict[str | None, int | None] = {None: None, "one_column": 252, "two_column": 516}
+#: Smallest scale a preset may shrink a chart to: below it the 11 px labels fall under
+#: ~6 pt and the figure needs fewer panels, not a smaller font.
+MIN_PAPER_SCALE = 0.55
+FORMATS = ("png", "svg", "pdf")
 
-    A :class:`NoFigure` writes nothing, removes an older ``<name>.png``/``.svg`` in
-    ``out_dir`` (so a figure of earlier data cannot pass for this data's) and returns [].
+
+def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float = 2.0, *,
+               formats: tuple[str, ...] = ("png", "svg"), size: str | None = None,
+               title: bool = True) -> list[Path]:
+    """Save an altair chart as ``<out_dir>/<name>.<fmt>`` for each of ``formats``
+    (``png``, ``svg``, ``pdf``; vl-convert, no browser); return the paths.
+
+    Paper export: ``size="one_column"`` or ``"two_column"`` (:data:`SIZE_PRESETS`)
+    scales the figure to that width (PNG at 300 dpi); ``title=False`` drops the title and
+    subtitle from the files (the caption goes in the paper) and writes them to
+    ``<name>.caption.txt`` instead.
+
+    A :class:`NoFigure` writes nothing, removes older files of that name in ``out_dir`` (so
+    a figure of earlier data cannot pass for this data's) and returns [].
 
     Raises:
-        ValueError: ``name`` is empty or contains a path separator, or the chart's data
-            holds NaN (see :func:`strict_spec`).
+        ValueError: ``name`` is empty or contains a path separator, an unknown format or
+            size, or the chart's data holds NaN (see :func:`strict_spec`).
+        ChartRuleError: the preset would shrink the chart below :data:`MIN_PAPER_SCALE`.
     """
+    import vl_convert as vlc
+
     _check_name(name)
+    if bad := [f for f in formats if f not in FORMATS]:
+        raise ValueError(f"save_chart: formats must be among {FORMATS}, got {bad}")
+    if size not in SIZE_PRESETS:
+        raise ValueError(f"save_chart: size must be one of {sorted(k for k in SIZE_PRESETS if k)} or None, got {size!r}")
     out = Path(out_dir)
     if isinstance(chart, NoFigure):
-        for ext in ("png", "svg"):
+        for ext in (*FORMATS, "caption.txt"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
         return []
     use_chart_limits()
     spec = strict_spec(chart)
     out.mkdir(parents=True, exist_ok=True)
-    png, svg = out / f"{name}.png", out / f"{name}.svg"
-    png.write_bytes(static_png(spec, scale)[0])
-    chart.save(str(svg), format="svg")
-    return [png, svg]
+    paths = []
+    if not title and "title" in spec:
+        t = spec.pop("title")
+        text = t.get("text", "") if isinstance(t, dict) else str(t)
+        sub = t.get("subtitle", []) if isinstance(t, dict) else []
+        lines = [text, *([sub] if isinstance(sub, str) else sub)]
+        cap = out / f"{name}.caption.txt"
+        cap.write_text("\n".join(x for x in lines if x) + "\n")
+        paths.append(cap)
+    fig_scale = 1.0
+    if SIZE_PRESETS[size]:
+        _, w, _ = static_png(spec, 1.0)
+        fig_scale = SIZE_PRESETS[size] / w
+        if fig_scale < MIN_PAPER_SCALE:
+            raise ChartRuleError(f"chart {name!r} is {w} px wide: {size} ({SIZE_PRESETS[size]} pt) would shrink it to "
+                                 f"{fig_scale:.2f}, its labels under 6 pt; draw fewer panels or wrap them")
+    for fmt in formats:
+        path = out / f"{name}.{fmt}"
+        if fmt == "png":
+            dpi_scale = (300 / 72) * fig_scale if size else scale
+            path.write_bytes(static_png(spec, dpi_scale)[0])
+        elif fmt == "svg":
+            path.write_text(_scaled_svg(vlc.vegalite_to_svg(spec, vl_version=_vl_version()), fig_scale))
+        else:
+            path.write_bytes(vlc.vegalite_to_pdf(spec, scale=fig_scale, vl_version=_vl_version()))
+        paths.append(path)
+    return paths
+
+
+def _scaled_svg(svg: str, scale: float) -> str:
+    """``svg`` (vl-convert's, with a ``viewBox``) drawn at ``scale`` times its size: the
+    root element's ``width``/``height`` change, the drawing scales with them."""
+    import re
+
+    if scale == 1.0:
+        return svg
+    head, rest = svg.split(">", 1)
+    head = re.sub(r'\b(width|height)="([0-9.]+)"', lambda m: f'{m[1]}="{float(m[2]) * scale:.1f}"', head)
+    return head + ">" + rest
+
+
+def _vl_version() -> str:
+    """The Vega-Lite version altair writes (``"6.1"`` from ``v6.1.0``), for vl-convert."""
+    import altair as alt
+
+    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 
 
 def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
@@ -510,6 +583,37 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
     for row in df.iter_rows():
         lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
     return "\n".join(lines) + "\n"
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = None) -> str:
+    """A ``booktabs`` LaTeX ``tabular`` of ``df`` (text left-aligned, numbers right;
+    floats rounded to ``float_digits``, NaN and null empty), inside a ``table``
+    environment with ``caption`` when given (needs ``\\usepackage{booktabs}``)."""
+    def fmt(v) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{float_digits}f}"
+        return latex_escape(str(v))
+
+    align = "".join("r" if dt.is_numeric() else "l" for dt in df.schema.values())
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(latex_escape(c) for c in df.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(fmt(v) for v in row) + r" \\" for row in df.iter_rows()]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    body = "\n".join(lines)
+    if caption:
+        body = "\\begin{table}\n\\centering\n" + body + f"\n\\caption{{{latex_escape(caption)}}}\n\\end{{table}}"
+    return body + "\n"
 
 
 def convention_dict(convention: Any) -> dict[str, Any]:
@@ -536,8 +640,9 @@ def convention_dict(convention: Any) -> dict[str, Any]:
 
 def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
                convention: Any) -> list[Path]:
-    """Save ``df`` as ``<out_dir>/<name>.csv`` and ``.md`` and its ``convention`` as
-    ``<name>.convention.json``; return the three paths.
+    """Save ``df`` as ``<out_dir>/<name>.csv``, ``.md`` and ``.tex`` (:func:`latex_table`,
+    the convention as its caption) and its ``convention`` as ``<name>.convention.json``;
+    return the four paths (csv, md, convention, tex).
 
     ``convention`` (required): what the numbers were computed under, as a dict or a
     dataclass (:func:`convention_dict`): e.g. SovSim's :class:`Convention` (survival
@@ -569,7 +674,9 @@ def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
     md.write_text(markdown_table(flat) + f"\nComputed under: {note}.\n")
     meta.write_text(json.dumps({"table": name, "rows": df.height, "columns": df.columns, "convention": conv},
                                indent=2, allow_nan=False, default=str) + "\n")
-    return [csv, md, meta]
+    tex = out / f"{name}.tex"
+    tex.write_text(latex_table(flat, caption=f"{name}. Computed under: {note}."))
+    return [csv, md, meta, tex]
 
 
 def _json_safe(v):

@@ -11,13 +11,12 @@ refuses to put two rows of the long frame into one cell (conditions are never po
 Column and row labels name only what differs between the groups shown
 (:func:`scarce_base.group_labels`, :mod:`condition_labels`); the full condition of each
 label is in :func:`settings_table`, which notebooks show folded (:func:`folded`), one
-click away. :func:`latex_table` is the LaTeX export used by
+click away. :func:`scarce_lab.analysis.figures.latex_table` is the LaTeX export of
 :func:`scarce_lab.analysis.figures.save_table`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import polars as pl
@@ -110,32 +109,13 @@ def folded(summary: str, markdown: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{markdown}\n</details>\n"
 
 
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped."""
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-
-
-def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = None) -> str:
-    """A ``booktabs`` LaTeX ``tabular`` of ``df`` (text left-aligned, numbers right;
-    floats rounded to ``float_digits``, NaN and null empty), inside a ``table``
-    environment with ``caption`` when given."""
-    def fmt(v) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return ""
-        if isinstance(v, float):
-            return f"{v:.{float_digits}f}"
-        return latex_escape(str(v))
-
-    align = "".join("r" if dt.is_numeric() else "l" for dt in df.schema.values())
-    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
-             " & ".join(latex_escape(c) for c in df.columns) + r" \\", r"\midrule"]
-    lines += [" & ".join(fmt(v) for v in row) + r" \\" for row in df.iter_rows()]
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    body = "\n".join(lines)
-    if caption:
-        body = "\\begin{table}\n\\centering\n" + body + f"\n\\caption{{{latex_escape(caption)}}}\n\\end{{table}}"
-    return body + "\n"
+def blank_repeats(df: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
+    """``df`` for display with a value of ``cols`` blanked where it repeats the row above
+    (with every column before it): the paper's grouped rows (``relational`` once, then its
+    categories). Saved tables keep every value."""
+    out = {c: df[c].to_list() for c in df.columns}
+    for i in range(df.height - 1, 0, -1):
+        for j, c in enumerate(cols):
+            if all(out[k][i] == df[k][i - 1] for k in cols[: j + 1]) and df[c][i] is not None:
+                out[c][i] = ""
+    return pl.DataFrame(out, schema={c: (pl.String if c in cols else t) for c, t in df.schema.items()})
