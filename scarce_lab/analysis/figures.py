@@ -268,7 +268,7 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
     problems: list[str] = []
     rows = _rows(spec)
     colour_fields: dict[str, int | None] = {}
-    quantities: set[str] = set()
+    quantities: dict[str, set[str]] = {"y": set(), "x": set()}
 
     def visit(d: dict) -> None:
         enc = d.get("encoding")
@@ -280,10 +280,10 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
             limit = legend.get("labelLimit") if isinstance(legend, dict) else None
             if legend is not None or col["field"] not in colour_fields:
                 colour_fields[col["field"]] = limit if legend is not None else 160
-        for ch in ("y", "x", "theta", "size"):
+        for ch in ("y", "x"):
             e = enc.get(ch)
             if isinstance(e, dict) and e.get("type") == "quantitative" and e.get("field") and not e.get("aggregate"):
-                quantities.add(e["field"])
+                quantities[ch].add(e["field"])
 
     _walk(spec, visit)
     title = spec.get("title")
@@ -309,10 +309,9 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
     empty = None
     if not rows and not any("data" in str(k) for k in spec):
         empty = "there is no data to draw"
-    elif rows and quantities:
-        vals = [r.get(q) for r in rows for q in quantities if q in r]
-        nums = [v for v in vals if isinstance(v, int | float) and not isinstance(v, bool)]
-        if vals and all(v == 0 for v in nums) and len(nums) == len([v for v in vals if v is not None]):
+    elif rows and (fields := quantities["y"] or quantities["x"]):  # the value axis: y, else x
+        vals = [r.get(q) for r in rows for q in fields if r.get(q) is not None]
+        if vals and all(isinstance(v, int | float) and not isinstance(v, bool) and v == 0 for v in vals):
             empty = "every plotted value is zero"
     return problems, empty
 
