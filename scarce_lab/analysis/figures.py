@@ -578,7 +578,7 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
             return "nan" if math.isnan(v) else f"{v:.{float_digits}f}"
         return str(v).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines = ["| " + " | ".join(fmt(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.iter_rows():
         lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
     return "\n".join(lines) + "\n"

@@ -119,3 +119,47 @@ def blank_repeats(df: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
             if all(out[k][i] == df[k][i - 1] for k in cols[: j + 1]) and df[c][i] is not None:
                 out[c][i] = ""
     return pl.DataFrame(out, schema={c: (pl.String if c in cols else t) for c, t in df.schema.items()})
+
+
+def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", condition: str = "condition",
+                   out: str = "setting") -> pl.DataFrame:
+    """``res`` with ``out``: a short row label for a wide table whose columns are the
+    values of ``column`` (memory horizon, mechanism...): the model, then what its
+    condition says apart from ``column`` and that differs between the model's rows
+    (:func:`condition_labels.differing_parts`). Conditions that differ only in ``column``
+    share a label (they are the columns of one row); any other difference keeps rows
+    apart. The primary condition (``ballots_fixed_mem-cross``) loses the token holding
+    the row's ``column`` value; a ``column=value`` part is dropped.
+
+    Raises:
+        ValueError: a column is missing.
+    """
+    from .condition_labels import condition_parts, differing_parts, part_key
+
+    if missing := [c for c in (model, condition, column) if c not in res.columns]:
+        raise ValueError(f"setting_labels: missing columns {missing}")
+
+    def rest(cond: str | None, value) -> str:
+        parts = condition_parts(cond or "")
+        v = str(value)
+        kept = []
+        for p in parts:
+            if part_key(p) == "":
+                p = "_".join(t for t in p.split("_") if v not in t.split("-") and t != v)
+            elif part_key(p) == column:
+                continue
+            kept.append(p)
+        return ",".join(kept)
+
+    keys = [rest(c, v) for c, v in zip(res[condition].to_list(), res[column].to_list(), strict=True)]
+    d = res.with_columns(pl.Series("_rest", keys, dtype=pl.String))
+    labels: dict[tuple, str] = {}
+    for (m,), g in d.select(model, "_rest").unique().group_by(model, maintain_order=True):
+        conds = sorted(g["_rest"].to_list())
+        diff = differing_parts(conds) if len(conds) > 1 else {conds[0]: []}
+        for c in conds:
+            labels[(m, c)] = str(m) if len(conds) == 1 else f"{m} | {','.join(diff[c]) or 'reference'}"
+    if len(set(labels.values())) < len(labels):
+        labels = {(m, c): f"{m} | {c}" for m, c in labels}
+    return d.with_columns(pl.Series(out, [labels[(m, c)] for m, c in zip(d[model].to_list(), d["_rest"].to_list(),
+                                                                          strict=True)], dtype=pl.String)).drop("_rest")
