@@ -351,7 +351,7 @@ write("03_memory_horizon.ipynb", [
          "    # one row per condition (never pooled): memory beside it\n"
          "    summ = institutional_summary(inst, by=('model', 'condition', 'memory', 'relational'))\n"
          "    save_table(summ, 'scarce_memory_institutions', OUT, convention=CONVENTION)\n"
-         "    show(summ)\n"
+         "    fold('Institutional behaviours per condition', summ)\n"
          "    tot = summ['institutional'].sum()\n"
          "    say(f'In this dataset, {tot} of {summ[\"behaviours\"].sum()} labelled (run, agent or pair, label) '\n"
          "        'behaviours are institutional (spontaneous and persistent).')"),
@@ -410,8 +410,8 @@ write("04_budget_asymmetry_deadlines.ipynb", [
          "                                                             pl.col('deadline_s').n_unique().alias('_k')),\n"
          "                         on='run_id').filter(pl.col('_k') > 1)\n"
          "S4 = S4.with_columns((pl.col('deadline_s') < pl.col('_med')).alias('urgent'))\n"
-         + table("group(X.task_outcomes(S4, by=(*BY, 'urgent')))", "scarce_deadline_misses_by_urgency",
-                 "*BY, 'urgent', 'metric'") + "\n"
+         + "res = group(X.task_outcomes(S4, by=(*BY, 'urgent')))\n"
+         "paper_table(res, 'scarce_deadline_misses_by_urgency', ['group', 'urgent'], 'metric')\n"
          "say(X.describe_extremes(res.filter(pl.col('metric') == 'deadline_miss_rate'), ['model', 'urgent'], 'the deadline-miss rate'))"),
 ])
 
@@ -535,11 +535,10 @@ write("06_auction_dynamics.ipynb", [
          "for col in ('requested_duration_s', 'desired_duration_s'):\n"
          "    per, growth = X.requested_duration_by_subrun(C, by=BY, col=col)\n"
          "    per, growth = group(per), group(growth)\n"
-         "    save_table(X.with_ci_text(per), f'scarce_{col}_per_subrun', OUT, convention=CONVENTION)\n"
+         "    paper_table(per, f'scarce_{col}_per_subrun', ['group'], 'subrun')\n"
          "    save_table(X.with_ci_text(growth), f'scarce_{col}_growth', OUT, convention=CONVENTION | {'intervals': '95% t-interval over runs'})\n"
-         "    show(X.with_ci_text(per).select(*BY, 'subrun', 'estimate', 'n', 'runs'))\n"
-         "    show(X.with_ci_text(growth).select(*BY, 'estimate', 'runs'))\n"
-         "    say(X.describe_extremes(growth, list(BY), f'the growth factor of the {DURATION[col].lower()}'))\n"
+         "    fold(f'Growth factor of the {DURATION[col].lower()} (last subrun / first)', X.with_ci_text(growth).select('group', 'estimate', 'runs'))\n"
+         "    say(X.describe_extremes(growth, ['group'], f'the growth factor of the {DURATION[col].lower()}'))\n"
          "    chart = X.ci_chart(per, 'subrun', color='group', kind='line', y_title=f'{DURATION[col]} (s)',\n"
          "                       title=f'{DURATION[col]} per subrun', width=320)\n"
          "    save_chart(chart, f'scarce_{col}_per_subrun', OUT)\n"
