@@ -8,7 +8,12 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis import scarce_experiments as X
-from scarce_lab.analysis.paper_tables import blank_repeats, setting_labels, settings_table, wide_table
+from scarce_lab.analysis.paper_tables import (
+    blank_repeats,
+    setting_labels,
+    settings_table,
+    wide_table,
+)
 
 
 def _res(rows):
