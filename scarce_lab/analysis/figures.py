@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import struct
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +204,10 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
     use_chart_limits()
     params = {"text": title, "anchor": "start", "fontSize": 14}
     if caption_line:
-        params |= {"subtitle": caption_line, "subtitleColor": "#444", "subtitleFontSize": 11}
+        # long caption lines wrap: a subtitle sets the chart's width as much as its panels do
+        lines = [caption_line] if isinstance(caption_line, str) else list(caption_line)
+        wrapped = [w for line in lines for w in (textwrap.wrap(line, CAPTION_CHARS) or [""])]
+        params |= {"subtitle": wrapped, "subtitleColor": "#444", "subtitleFontSize": 11}
     out = chart.properties(title=alt.TitleParams(**params))
     if check:
         empty = check_chart(out)
@@ -222,6 +226,8 @@ MAX_COLOURS = len(PALETTE)
 #: Widest chart (CSS px, title and legend included) that fits JupyterLab's output area in a
 #: 1,400 px window with the left sidebar open (about 1,400 - 300 sidebar - 140 gutters and prompt).
 OUTPUT_WIDTH = 940
+#: Longest caption line (characters) before it wraps: ~120 x 6 px fits OUTPUT_WIDTH.
+CAPTION_CHARS = 120
 #: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
 CHAR_PX = 6.5
 
@@ -363,7 +369,10 @@ def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
     _walk(spec, visit)
     if labels:
         legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50
-    return int(width_of(spec)) + 60 + legend
+    title = spec.get("title") if isinstance(spec.get("title"), dict) else {"text": spec.get("title") or ""}
+    sub = title.get("subtitle") or []
+    text = max([len(str(title.get("text") or "")) * 8, *(len(x) * 6 for x in ([sub] if isinstance(sub, str) else sub))])
+    return max(int(width_of(spec)) + 60 + legend, text)
 
 
 def check_chart(chart) -> str | None:

@@ -17,6 +17,8 @@ import polars as pl
 from .figures import MAX_COLOURS, NoFigure, caption, chart_data, titled, wrap_columns
 
 CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
+#: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
+T_OVER_RUNS = "95% t interval over run means"
 
 #: Readable names of the codes that appear as column names or values in result frames.
 LABELS: dict[str, str] = {
@@ -60,7 +62,7 @@ def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
 def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
              row: str | None = None, kind: str = "bar", title: str = "", y_title: str = "value",
              x_sort: Sequence | None = None, width: int = 220, height: int = 180,
-             ci: str = CLUSTER_BOOTSTRAP, x_title: str | None = None):
+             ci: str = T_OVER_RUNS, x_title: str | None = None):
     """A chart of a result frame: ``value`` as points (``kind="bar"``, x nominal) or
     lines (``kind="line"``, x ordinal) over ``x`` with ``lo``-``hi`` error bars (95%
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
