@@ -375,9 +375,8 @@ def ablation_chart(table: pl.DataFrame):
         y=alt.Y("rate:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])),
         tooltip=["condition", "period", alt.Tooltip("rate:Q", format=".2f"), "n_runs"])
     bars = base.mark_rule(strokeWidth=2).encode(y="lo:Q", y2="hi:Q")
-    chart = (bars + pts).properties(width=120, height=200).facet(
-        facet=alt.Facet("condition:N", title=None, sort=order),
-        columns=wrap_columns(120, df["condition"].n_unique(), legend_width=130))
+    chart = (bars + pts).properties(width=120, height=200).facet(facet=alt.Facet("condition:N", title=None, sort=order),
+                                                                  columns=wrap_columns(120, len(order), legend_width=130))
     return titled(chart, "Solve rate by ablation", caption(
         f"Point: mean over seeds; bar: {_T_SEEDS}", f"n = {int(df['n_runs'].max())} seeds per condition"))
 
@@ -397,8 +396,7 @@ def population_chart(dyn: pl.DataFrame):
     keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
     dyn, k = window_means(dyn.select(keep), "round", ["task", "condition"], ["size", "gini"])
     d, order = _readable_conditions(chart_data(dyn))
-    color = alt.Color("condition:N", title="Condition", sort=order,
-                      legend=alt.Legend(orient="bottom", direction="vertical", columns=2, labelLimit=0))
+    color = alt.Color("condition:N", title="Condition", sort=order, legend=alt.Legend(orient="bottom", columns=2, labelLimit=0))
     base = alt.Chart(d).encode(x=alt.X("round:Q", title="Training episode"), color=color)
     size = base.mark_line().encode(y=alt.Y("size:Q", title="Living agents"),
                                    tooltip=["condition", "round", alt.Tooltip("size:Q", format=".1f")]

@@ -24,6 +24,14 @@ altair's own refuses more than 5,000 rows (``MaxRowsError``), which an Economy r
 what to do; builders whose data grows with the length of a run aggregate before
 charting (SovSim's density views, the Economy population chart's episode windows:
 :func:`window_means`).
+
+Figure rules (issue 25, :func:`check_chart`, applied by :func:`titled`): the Okabe-Ito palette,
+at most 8 colour groups, no two legend entries alike, a width within the notebook output area,
+and a :class:`NoFigure` sentence for a chart with nothing to show; paper export in
+:func:`save_chart` (PDF/SVG/PNG, column-width presets, titles off).
+
+Size: about 700 lines because this is the one gate every chart and table of the package goes
+through (limits, rules, rendering, saving); splitting the rules from ``titled`` would make two.
 """
 
 from __future__ import annotations
