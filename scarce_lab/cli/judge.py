@@ -316,7 +316,7 @@ def _round_robin(units: list, limit: int | None) -> list:
     queues = []
     for r in sorted(by_run):
         q = by_run[r]
-        idx = sorted({int(j * len(q) / k) for j in range(min(k, len(q)))})
+        idx = range(len(q)) if k >= len(q) else sorted({int(j * len(q) / k) for j in range(k)})
         queues.append([q[j] for j in idx])
     out: list = []
     i = 0
