@@ -185,3 +185,77 @@ def test_misreport_histogram_bars_start_at_zero(sovsim):
     spec = charts.misreport_chart(df).to_dict()
     enc = json.dumps(spec)
     assert '"x2"' in enc and '"y2"' in enc
+
+
+# -- figure rules (issue 25): every chart goes through figures.titled ----------------------
+def _points(groups: list[str], values: list[float] | None = None) -> alt.Chart:
+    df = pl.DataFrame({"g": groups, "x": list(range(len(groups))),
+                       "y": values if values is not None else [1.0 + i for i in range(len(groups))]})
+    return alt.Chart(df).mark_point().encode(x="x:Q", y="y:Q", color="g:N").properties(width=300)
+
+
+def test_more_than_eight_colour_groups_are_refused():
+    F.titled(_points([f"g{i}" for i in range(8)]), "eight")  # at the limit: fine
+    with pytest.raises(F.ChartRuleError, match="9 groups"):
+        F.titled(_points([f"g{i}" for i in range(9)]), "nine")
+
+
+def test_legend_entries_that_read_alike_are_refused():
+    with pytest.raises(F.ChartRuleError, match="read alike"):
+        F.titled(_points(["embedded/smollm2", "Embedded/smollm2 "]), "dupes")
+    long = "embedded/smollm2 | " + "x" * 60
+    cut = alt.Chart(pl.DataFrame({"g": [long + "a", long + "b"], "x": [0, 1], "y": [1.0, 2.0]})).mark_point().encode(
+        x="x:Q", y="y:Q", color=alt.Color("g:N", legend=alt.Legend(labelLimit=120)))
+    with pytest.raises(F.ChartRuleError, match="cut at 120 px"):
+        F.titled(cut, "cut labels")
+
+
+def test_charts_wider_than_the_output_area_are_refused_and_ci_chart_wraps():
+    wide = _points(["a", "b"]).properties(width=F.OUTPUT_WIDTH)
+    with pytest.raises(F.ChartRuleError, match="wider than the notebook output area"):
+        F.titled(wide, "too wide")
+    res = pl.DataFrame({"metric": [f"m{i}" for i in range(7)], "x": ["a"] * 7, "value": [0.5] * 7,
+                        "lo": [0.4] * 7, "hi": [0.6] * 7, "runs": [3] * 7})
+    chart = ci_chart(res, "x", column="metric", width=260)  # 7 panels of 260 px: wrapped
+    spec = chart.to_dict()
+    assert spec["columns"] < 7 and F.estimate_width(spec) <= F.OUTPUT_WIDTH
+
+
+def test_ci_chart_with_many_groups_facets_instead_of_colouring():
+    n = 12
+    res = pl.DataFrame({"group": [f"g{i}" for i in range(n)], "stage": [1] * n, "value": [0.5] * n,
+                        "lo": [None] * n, "hi": [None] * n, "runs": [1] * n},
+                       schema_overrides={"lo": pl.Float64, "hi": pl.Float64})
+    spec = ci_chart(res, "stage", color="group", kind="line").to_dict()
+    assert "color" not in json.dumps(spec["spec"]) or F.chart_problems(spec)[0] == []
+    assert spec["facet"]["field"] == "group"
+
+
+def test_charts_with_nothing_to_show_become_a_sentence(tmp_path):
+    zero = F.titled(_points(["a", "b"], [0.0, 0.0]), "All zeros")
+    assert isinstance(zero, F.NoFigure) and "every plotted value is zero" in repr(zero)
+    assert F.save_chart(zero, "z", tmp_path) == [] and not list(tmp_path.iterdir())
+
+
+def test_palette_is_okabe_ito_and_paper_export_has_sizes_and_no_title(tmp_path):
+    chart = F.titled(_points(["a", "b"]), "Does y rise?", "n = 2; no interval")
+    assert chart.to_dict()["config"]["range"]["category"] == F.PALETTE
+    paths = F.save_chart(chart, "fig", tmp_path, formats=("pdf", "svg", "png"), size="one_column", title=False)
+    names = sorted(p.name for p in paths)
+    assert names == ["fig.caption.txt", "fig.pdf", "fig.png", "fig.svg"]
+    assert (tmp_path / "fig.caption.txt").read_text().startswith("Does y rise?\nn = 2")
+    svg = (tmp_path / "fig.svg").read_text()
+    assert "Does y rise?" not in svg
+    width = float(svg.split('width="', 1)[1].split('"', 1)[0])
+    assert abs(width - F.SIZE_PRESETS["one_column"]) < 1.5
+    png_w, _ = F._png_size((tmp_path / "fig.png").read_bytes())
+    assert abs(png_w - F.SIZE_PRESETS["one_column"] * 300 / 72) < 6
+    with pytest.raises(ValueError, match="size must be"):
+        F.save_chart(chart, "fig", tmp_path, size="a4")
+
+
+def test_save_table_writes_latex(tmp_path):
+    paths = F.save_table(pl.DataFrame({"tactic_id": ["a&b"], "share": [0.5]}), "t1", tmp_path,
+                         convention={"note": "x_y"})
+    tex = [p for p in paths if p.suffix == ".tex"][0].read_text()
+    assert "\\begin{tabular}{lr}" in tex and "a\\&b & 0.500" in tex and "tactic\\_id" in tex

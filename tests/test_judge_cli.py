@@ -197,3 +197,17 @@ def test_validate_rejects_mismatched_taxonomy(tmp_path, fake_client):
         env={"COLUMNS": "300"},
     )
     assert r.exit_code == 2 and "not ids of taxonomy 'scarce'" in r.output
+
+
+def test_validate_limit_on_a_scarce_dataset_spreads_over_runs_and_contentions():
+    """issue 25: `--limit N` on scripted ground truth takes evenly spaced units of every run, not the
+    first run's first contentions."""
+    from types import SimpleNamespace
+
+    from scarce_lab.cli.judge import _round_robin
+
+    units = [SimpleNamespace(run_id=r, unit_id=f"{r}:{i}") for r in ("b", "a") for i in range(9)]
+    picked = [u.unit_id for u in _round_robin(units, 6)]
+    assert picked == ["a:0", "b:0", "a:3", "b:3", "a:6", "b:6"]
+    assert _round_robin(units, None) == units
+    assert len(_round_robin(units, 100)) == 18

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuild the SCARCE datasets under data/scarce (see README.md in this folder).
-# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators]
+# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators|ground_truth]
 #        (from the repo root; `all` rebuilds scripted, embedded and its labels)
 # SCARCE_LAB / PYTHON override the commands (default: the repository's .venv).
 set -euo pipefail
@@ -60,4 +60,24 @@ fi
 if [[ $what == labels_negotiators ]]; then
   $LAB judge label data/scarce/embedded_negotiators --taxonomy scarce \
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded_negotiators --no-progress
+fi
+
+# judge panel against the scripted ground truth (issue 25): the four strategic scripted runs of seed 0 in
+# scripted/models that record intended tactics (urgency, reciprocal, coalition, strategic), copied to a temporary
+# folder (validate reads a folder of ground-truth runs only); a bounded sample of 12 units spread over the runs
+# (--limit takes ceil(12/4) evenly spaced units per run). ~36 calls of the embedded model, ~20 min on 2 busy cores.
+if [[ $what == ground_truth ]]; then
+  tmp=$(mktemp -d)
+  for r in 6e4fd5b8 afef7b7a bab90be2 bcdc65d3; do
+    cp -r $OUT/models/scarce_ballots_fixed_mem-cross_scripted-skilled-0.5_s0_$r "$tmp/"
+  done
+  $LAB judge validate --data "$tmp" --taxonomy scarce --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 \
+    --limit 12 --out data/scarce/labels/ground_truth --format json --no-progress --concurrency 2 \
+    > data/scarce/labels/ground_truth/validation.json
+  rm -rf "$tmp"
+  # the same panel on the first 6 CaSiNo utterances of the shared validation split, for the comparison beside it
+  $LAB judge validate --taxonomy casino --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --limit 6 \
+    --out data/scarce/labels/casino_validation --format json --no-progress --concurrency 2 \
+    > data/scarce/labels/casino_validation/validation.json
+  rm -f data/scarce/labels/ground_truth/llm_calls.jsonl data/scarce/labels/casino_validation/llm_calls.jsonl
 fi

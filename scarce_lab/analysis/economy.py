@@ -357,7 +357,7 @@ def ablation_chart(table: pl.DataFrame):
     training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     rows = []
     for r in table.iter_rows(named=True):
@@ -375,8 +375,8 @@ def ablation_chart(table: pl.DataFrame):
         y=alt.Y("rate:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])),
         tooltip=["condition", "period", alt.Tooltip("rate:Q", format=".2f"), "n_runs"])
     bars = base.mark_rule(strokeWidth=2).encode(y="lo:Q", y2="hi:Q")
-    chart = (bars + pts).properties(width=120, height=200).facet(
-        column=alt.Column("condition:N", title=None, sort=order))
+    chart = (bars + pts).properties(width=120, height=200).facet(facet=alt.Facet("condition:N", title=None, sort=order),
+                                                                  columns=wrap_columns(120, len(order), legend_width=130))
     return titled(chart, "Solve rate by ablation", caption(
         f"Point: mean over seeds; bar: {_T_SEEDS}", f"n = {int(df['n_runs'].max())} seeds per condition"))
 
@@ -396,14 +396,14 @@ def population_chart(dyn: pl.DataFrame):
     keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
     dyn, k = window_means(dyn.select(keep), "round", ["task", "condition"], ["size", "gini"])
     d, order = _readable_conditions(chart_data(dyn))
-    color = alt.Color("condition:N", title="Condition", sort=order)
+    color = alt.Color("condition:N", title="Condition", sort=order, legend=alt.Legend(orient="bottom", columns=2, labelLimit=0))
     base = alt.Chart(d).encode(x=alt.X("round:Q", title="Training episode"), color=color)
     size = base.mark_line().encode(y=alt.Y("size:Q", title="Living agents"),
                                    tooltip=["condition", "round", alt.Tooltip("size:Q", format=".1f")]
-                                   ).properties(width=320, height=200)
+                                   ).properties(width=300, height=200)
     g = base.mark_line().encode(y=alt.Y("gini:Q", title="Wealth Gini (0 = equal)", scale=alt.Scale(domain=[0, 1])),
                                 tooltip=["condition", "round", alt.Tooltip("gini:Q", format=".2f")]
-                                ).properties(width=320, height=200)
+                                ).properties(width=300, height=200)
     n = int(d["n_runs"].max()) if "n_runs" in d.columns and d["n_runs"].max() is not None else None
     return titled(alt.hconcat(size, g), "Population and wealth inequality",
                   caption("Mean over seeds (no interval)", f"n = up to {n} seeds" if n else "",
@@ -438,7 +438,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
     Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")
@@ -453,7 +453,8 @@ def bid_convergence_chart(conv: pl.DataFrame):
         color=alt.Color("quantity:N", title=None),
         strokeDash=alt.StrokeDash("quantity:N", title=None),
         tooltip=["condition", "window_start", "quantity", alt.Tooltip("credits:Q", format=".1f")],
-    ).properties(width=180, height=180).facet(column=alt.Column("condition:N", title=None, sort=order))
+    ).properties(width=180, height=180).facet(facet=alt.Facet("condition:N", title=None, sort=order),
+                                              columns=wrap_columns(180, d["condition"].n_unique(), legend_width=160))
     return titled(chart, "Bid paid and value realised per win over training", caption(
         "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
 

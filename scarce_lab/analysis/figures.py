@@ -24,6 +24,14 @@ altair's own refuses more than 5,000 rows (``MaxRowsError``), which an Economy r
 what to do; builders whose data grows with the length of a run aggregate before
 charting (SovSim's density views, the Economy population chart's episode windows:
 :func:`window_means`).
+
+Figure rules (issue 25, :func:`check_chart`, applied by :func:`titled`): the Okabe-Ito palette,
+at most 8 colour groups, no two legend entries alike, a width within the notebook output area,
+and a :class:`NoFigure` sentence for a chart with nothing to show; paper export in
+:func:`save_chart` (PDF/SVG/PNG, column-width presets, titles off).
+
+Size: about 700 lines because this is the one gate every chart and table of the package goes
+through (limits, rules, rendering, saving); splitting the rules from ``titled`` would make two.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import hashlib
 import json
 import math
 import struct
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +80,27 @@ def use_chart_limits() -> None:
     by :func:`titled` (every chart of the package) and :func:`enable_offline_charts`."""
     import altair as alt
 
+    use_theme()
     if RENDERER not in alt.data_transformers.names():
         alt.data_transformers.register(RENDERER, _limited_transformer)
     if alt.data_transformers.active != RENDERER:
         alt.data_transformers.enable(RENDERER)
+
+
+def use_theme() -> None:
+    """Make the package's altair theme active (idempotent): :data:`PALETTE` for nominal
+    colours (a colour-blind-safe palette; one meaning per colour comes from colouring one
+    field per notebook section), 11 px labels. Called by :func:`use_chart_limits`."""
+    import altair as alt
+
+    if RENDERER not in alt.theme.names():
+        @alt.theme.register(RENDERER, enable=False)
+        def _theme():
+            return {"config": {"range": {"category": PALETTE}, "mark": {"color": PALETTE[0]},
+                               "axis": {"labelFontSize": 11, "titleFontSize": 12},
+                               "legend": {"labelFontSize": 11, "titleFontSize": 12}}}
+    if alt.theme.active != RENDERER:
+        alt.theme.enable(RENDERER)
 
 
 def window_means(df: pl.DataFrame, x: str, by: list[str], values: list[str],
@@ -162,16 +188,214 @@ def caption(*parts: str) -> str:
     return "; ".join(p for p in parts if p) + "."
 
 
-def titled(chart, title: str, caption_line: str | list[str] | None = None):
+def titled(chart, title: str, caption_line: str | list[str] | None = None, *, check: bool = True):
     """``chart`` with a left-aligned title and a caption under it (as subtitle; a list
-    gives one line per item)."""
+    gives one line per item), checked against the figure rules (:func:`check_chart`).
+
+    Every chart of the package leaves its builder through here, so the rules hold for all
+    of them: the colour-blind-safe palette (:data:`PALETTE`, as the active altair theme),
+    at most :data:`MAX_COLOURS` colour groups, no two legend entries that read alike, a
+    width that fits the notebook output area (:data:`OUTPUT_WIDTH`), and a chart with
+    nothing to show becomes a :class:`NoFigure` (its sentence) instead of an empty plot.
+
+    Returns:
+        The titled chart, or a :class:`NoFigure` when the chart has no data row or every
+        plotted quantity is zero.
+
+    Raises:
+        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two colour values
+            whose legend entries read alike, or a chart wider than :data:`OUTPUT_WIDTH`
+            (the message names the chart, the values and what to do instead).
+    """
     import altair as alt
 
     use_chart_limits()
     params = {"text": title, "anchor": "start", "fontSize": 14}
     if caption_line:
-        params |= {"subtitle": caption_line, "subtitleColor": "#444", "subtitleFontSize": 11}
-    return chart.properties(title=alt.TitleParams(**params))
+        # long caption lines wrap: a subtitle sets the chart's width as much as its panels do
+        lines = [caption_line] if isinstance(caption_line, str) else list(caption_line)
+        wrapped = [w for line in lines for w in (textwrap.wrap(line, CAPTION_CHARS) or [""])]
+        params |= {"subtitle": wrapped, "subtitleColor": "#444", "subtitleFontSize": 11}
+    out = chart.properties(title=alt.TitleParams(**params))
+    if check:
+        empty = check_chart(out)
+        if empty:
+            return NoFigure(f"{title}: {empty}")
+    return out
+
+
+# -- figure rules (issue 25) ---------------------------------------------------------------
+#: Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal
+#: Design"; Wong 2011, Nature Methods 8:441), in their order, black last.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+#: Most colour groups in one chart: beyond, groups are faceted or highlighted (issue 25:
+#: hues past ~8 are not told apart, and the palette has 8).
+MAX_COLOURS = len(PALETTE)
+#: Widest chart (CSS px, title and legend included) that fits JupyterLab's output area in a
+#: 1,400 px window with the left sidebar open (about 1,400 - 300 sidebar - 140 gutters and prompt).
+OUTPUT_WIDTH = 940
+#: Longest caption line (characters) before it wraps: ~120 x 6 px fits OUTPUT_WIDTH.
+CAPTION_CHARS = 120
+#: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
+CHAR_PX = 6.5
+
+
+def wrap_columns(panel_width: int, n_panels: int, legend_width: int = 0) -> int:
+    """How many panels of ``panel_width`` px fit side by side in :data:`OUTPUT_WIDTH`
+    (with axis gutters and a right-hand legend of ``legend_width``): at least 1, at most
+    ``n_panels``. For ``facet(..., columns=wrap_columns(...))``."""
+    return max(1, min(n_panels, (OUTPUT_WIDTH - 80 - legend_width) // (panel_width + 70)))
+
+
+class ChartRuleError(ValueError):
+    """A chart breaks a figure rule of :func:`check_chart` (the message says which and what
+    to do instead)."""
+
+
+def _walk(spec, fn) -> None:
+    if isinstance(spec, dict):
+        fn(spec)
+        for v in spec.values():
+            _walk(v, fn)
+    elif isinstance(spec, list):
+        for v in spec:
+            _walk(v, fn)
+
+
+def _rows(spec: dict) -> list[dict]:
+    rows: list[dict] = []
+    for data in (spec.get("datasets") or {}).values():
+        rows += [r for r in data if isinstance(r, dict)]
+    _walk({k: v for k, v in spec.items() if k != "datasets"},
+          lambda d: rows.extend(r for r in (d.get("data") or {}).get("values", []) if isinstance(r, dict))
+          if isinstance(d.get("data"), dict) else None)
+    return rows
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def chart_problems(spec: dict) -> tuple[list[str], str | None]:
+    """The figure rules a Vega-Lite ``spec`` breaks, as messages, and why it is empty
+    (``None`` when it has something to show). See :func:`check_chart`."""
+    problems: list[str] = []
+    rows = _rows(spec)
+    colour_fields: dict[str, int | None] = {}
+    quantities: dict[str, set[str]] = {"y": set(), "x": set()}
+
+    def visit(d: dict) -> None:
+        enc = d.get("encoding")
+        if not isinstance(enc, dict):
+            return
+        col = enc.get("color")
+        if isinstance(col, dict) and col.get("field") and col.get("type") in ("nominal", "ordinal"):
+            legend = col.get("legend")
+            limit = legend.get("labelLimit") if isinstance(legend, dict) else None
+            if legend is not None or col["field"] not in colour_fields:
+                colour_fields[col["field"]] = limit if legend is not None else 160
+        for ch in ("y", "x"):
+            e = enc.get(ch)
+            if isinstance(e, dict) and e.get("type") == "quantitative" and e.get("field") and not e.get("aggregate"):
+                quantities[ch].add(e["field"])
+
+    _walk(spec, visit)
+    title = spec.get("title")
+    name = (title.get("text") if isinstance(title, dict) else title) or "(untitled)"
+    for field, limit in colour_fields.items():
+        values = sorted({str(r[field]) for r in rows if r.get(field) is not None})
+        if len(values) > MAX_COLOURS:
+            problems.append(f"chart {name!r} colours {len(values)} groups of {field!r} (at most {MAX_COLOURS}: "
+                            "facet by it, or highlight a few and grey the rest)")
+        seen: dict[str, str] = {}
+        cut = int(limit / CHAR_PX) if limit else None
+        for v in values:
+            key = _norm(v)[:cut] if cut else _norm(v)
+            if key in seen:
+                problems.append(f"chart {name!r}: legend entries {seen[key]!r} and {v!r} read alike"
+                                + (f" (labels cut at {limit} px)" if cut and _norm(v) != _norm(seen[key]) else "")
+                                + ": label the groups by what differs between them")
+            seen.setdefault(key, v)
+    width = estimate_width(spec, rows)
+    if width > OUTPUT_WIDTH:
+        problems.append(f"chart {name!r} is about {width} px wide, wider than the notebook output area "
+                        f"({OUTPUT_WIDTH} px): wrap its facets (columns=...) or narrow its panels")
+    empty = None
+    if not rows and not any("data" in str(k) for k in spec):
+        empty = "there is no data to draw"
+    elif rows and (fields := quantities["y"] or quantities["x"]):  # the value axis: y, else x
+        vals = [r.get(q) for r in rows for q in fields if r.get(q) is not None]
+        if vals and all(isinstance(v, int | float) and not isinstance(v, bool) and v == 0 for v in vals):
+            empty = "every plotted value is zero"
+    return problems, empty
+
+
+def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
+    """Estimated width (CSS px) of a Vega-Lite ``spec`` as drawn: panel width times the
+    facet columns (wrapped facets: ``columns``) or the sum of a horizontal concatenation,
+    plus an axis gutter and a right-hand legend (longest label). A ``"container"`` width
+    counts as 0 (it takes the output area's width)."""
+    rows = _rows(spec) if rows is None else rows
+
+    def width_of(s: dict) -> int:
+        if "hconcat" in s:
+            return sum(width_of(x) for x in s["hconcat"]) + 10 * (len(s["hconcat"]) - 1)
+        if "vconcat" in s:
+            return max((width_of(x) for x in s["vconcat"]), default=0)
+        if "concat" in s:
+            n = s.get("columns") or len(s["concat"])
+            return max((width_of(x) for x in s["concat"]), default=0) * min(n, len(s["concat"]))
+        if "facet" in s and "spec" in s:
+            inner = width_of(s["spec"]) + 20
+            f = s["facet"]
+            field = f.get("field") if "field" in f else (f.get("column") or {}).get("field")
+            n = len({r.get(field) for r in rows}) if field else 1
+            if s.get("columns"):
+                n = min(n, s["columns"])
+            return inner * max(n, 1)
+        if "layer" in s:
+            w = s.get("width")
+            return w if isinstance(w, int) else max((width_of(x) for x in s["layer"]), default=0)
+        w = s.get("width")
+        if isinstance(w, int):
+            return w
+        if isinstance(w, dict) and "step" in w:
+            x = (s.get("encoding") or {}).get("x") or {}
+            return int(w["step"]) * len({r.get(x.get("field")) for r in rows})
+        return 0 if w == "container" else 300
+
+    legend = 0
+    labels: list[str] = []
+
+    def visit(d: dict) -> None:
+        col = (d.get("encoding") or {}).get("color") if isinstance(d.get("encoding"), dict) else None
+        if isinstance(col, dict) and col.get("field") and col.get("legend", {}) is not None:
+            lg = col.get("legend") or {}
+            if lg.get("orient", "right") in ("right", "left"):
+                labels.extend(str(r.get(col["field"])) for r in rows if r.get(col["field"]) is not None)
+
+    _walk(spec, visit)
+    if labels:
+        legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50
+    title = spec.get("title") if isinstance(spec.get("title"), dict) else {"text": spec.get("title") or ""}
+    sub = title.get("subtitle") or []
+    text = max([len(str(title.get("text") or "")) * 8, *(len(x) * 6 for x in ([sub] if isinstance(sub, str) else sub))])
+    return max(int(width_of(spec)) + 60 + legend, text)
+
+
+def check_chart(chart) -> str | None:
+    """Check an altair chart against the figure rules; return why it is empty (``None``
+    when it has something to show).
+
+    Raises:
+        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two legend entries
+            that read alike (equal after case and space folding, or after the legend's
+            label cut), or an estimated width over :data:`OUTPUT_WIDTH`.
+    """
+    problems, empty = chart_problems(chart.to_dict())
+    if problems:
+        raise ChartRuleError("; ".join(problems))
+    return empty
 
 
 # -- notebook rendering ---------------------------------------------------------------
@@ -269,29 +493,95 @@ def static_outputs(nb) -> int:
 
 
 # -- files ------------------------------------------------------------------------------
-def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float = 2.0) -> list[Path]:
-    """Save an altair chart as ``<out_dir>/<name>.png`` and ``.svg``; return both paths.
+#: Paper figure widths (points = CSS px at 72 dpi): a two-column paper's single column
+#: (3.5 in, e.g. ACM/IEEE) and its full text width (7.16 in). ``None``: the chart's own size.
+SIZE_PRESETS: dict[str | None, int | None] = {None: None, "one_column": 252, "two_column": 516}
+#: Smallest scale a preset may shrink a chart to: below it the 11 px labels fall under
+#: ~6 pt and the figure needs fewer panels, not a smaller font.
+MIN_PAPER_SCALE = 0.55
+FORMATS = ("png", "svg", "pdf")
 
-    A :class:`NoFigure` writes nothing, removes an older ``<name>.png``/``.svg`` in
-    ``out_dir`` (so a figure of earlier data cannot pass for this data's) and returns [].
+
+def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float = 2.0, *,
+               formats: tuple[str, ...] = ("png", "svg"), size: str | None = None,
+               title: bool = True) -> list[Path]:
+    """Save an altair chart as ``<out_dir>/<name>.<fmt>`` for each of ``formats``
+    (``png``, ``svg``, ``pdf``; vl-convert, no browser); return the paths.
+
+    Paper export: ``size="one_column"`` or ``"two_column"`` (:data:`SIZE_PRESETS`)
+    scales the figure to that width (PNG at 300 dpi); ``title=False`` drops the title and
+    subtitle from the files (the caption goes in the paper) and writes them to
+    ``<name>.caption.txt`` instead.
+
+    A :class:`NoFigure` writes nothing, removes older files of that name in ``out_dir`` (so
+    a figure of earlier data cannot pass for this data's) and returns [].
 
     Raises:
-        ValueError: ``name`` is empty or contains a path separator, or the chart's data
-            holds NaN (see :func:`strict_spec`).
+        ValueError: ``name`` is empty or contains a path separator, an unknown format or
+            size, or the chart's data holds NaN (see :func:`strict_spec`).
+        ChartRuleError: the preset would shrink the chart below :data:`MIN_PAPER_SCALE`.
     """
+    import vl_convert as vlc
+
     _check_name(name)
+    if bad := [f for f in formats if f not in FORMATS]:
+        raise ValueError(f"save_chart: formats must be among {FORMATS}, got {bad}")
+    if size not in SIZE_PRESETS:
+        raise ValueError(f"save_chart: size must be one of {sorted(k for k in SIZE_PRESETS if k)} or None, got {size!r}")
     out = Path(out_dir)
     if isinstance(chart, NoFigure):
-        for ext in ("png", "svg"):
+        for ext in (*FORMATS, "caption.txt"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
         return []
     use_chart_limits()
     spec = strict_spec(chart)
     out.mkdir(parents=True, exist_ok=True)
-    png, svg = out / f"{name}.png", out / f"{name}.svg"
-    png.write_bytes(static_png(spec, scale)[0])
-    chart.save(str(svg), format="svg")
-    return [png, svg]
+    paths = []
+    if not title and "title" in spec:
+        t = spec.pop("title")
+        text = t.get("text", "") if isinstance(t, dict) else str(t)
+        sub = t.get("subtitle", []) if isinstance(t, dict) else []
+        lines = [text, *([sub] if isinstance(sub, str) else sub)]
+        cap = out / f"{name}.caption.txt"
+        cap.write_text("\n".join(x for x in lines if x) + "\n")
+        paths.append(cap)
+    fig_scale = 1.0
+    if SIZE_PRESETS[size]:
+        _, w, _ = static_png(spec, 1.0)
+        fig_scale = SIZE_PRESETS[size] / w
+        if fig_scale < MIN_PAPER_SCALE:
+            raise ChartRuleError(f"chart {name!r} is {w} px wide: {size} ({SIZE_PRESETS[size]} pt) would shrink it to "
+                                 f"{fig_scale:.2f}, its labels under 6 pt; draw fewer panels or wrap them")
+    for fmt in formats:
+        path = out / f"{name}.{fmt}"
+        if fmt == "png":
+            dpi_scale = (300 / 72) * fig_scale if size else scale
+            path.write_bytes(static_png(spec, dpi_scale)[0])
+        elif fmt == "svg":
+            path.write_text(_scaled_svg(vlc.vegalite_to_svg(spec, vl_version=_vl_version()), fig_scale))
+        else:
+            path.write_bytes(vlc.vegalite_to_pdf(spec, scale=fig_scale, vl_version=_vl_version()))
+        paths.append(path)
+    return paths
+
+
+def _scaled_svg(svg: str, scale: float) -> str:
+    """``svg`` (vl-convert's, with a ``viewBox``) drawn at ``scale`` times its size: the
+    root element's ``width``/``height`` change, the drawing scales with them."""
+    import re
+
+    if scale == 1.0:
+        return svg
+    head, rest = svg.split(">", 1)
+    head = re.sub(r'\b(width|height)="([0-9.]+)"', lambda m: f'{m[1]}="{float(m[2]) * scale:.1f}"', head)
+    return head + ">" + rest
+
+
+def _vl_version() -> str:
+    """The Vega-Lite version altair writes (``"6.1"`` from ``v6.1.0``), for vl-convert."""
+    import altair as alt
+
+    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 
 
 def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
@@ -305,10 +595,41 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
             return "nan" if math.isnan(v) else f"{v:.{float_digits}f}"
         return str(v).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines = ["| " + " | ".join(fmt(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.iter_rows():
         lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
     return "\n".join(lines) + "\n"
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = None) -> str:
+    """A ``booktabs`` LaTeX ``tabular`` of ``df`` (text left-aligned, numbers right;
+    floats rounded to ``float_digits``, NaN and null empty), inside a ``table``
+    environment with ``caption`` when given (needs ``\\usepackage{booktabs}``)."""
+    def fmt(v) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{float_digits}f}"
+        return latex_escape(str(v))
+
+    align = "".join("r" if dt.is_numeric() else "l" for dt in df.schema.values())
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(latex_escape(c) for c in df.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(fmt(v) for v in row) + r" \\" for row in df.iter_rows()]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    body = "\n".join(lines)
+    if caption:
+        body = "\\begin{table}\n\\centering\n" + body + f"\n\\caption{{{latex_escape(caption)}}}\n\\end{{table}}"
+    return body + "\n"
 
 
 def convention_dict(convention: Any) -> dict[str, Any]:
@@ -335,8 +656,9 @@ def convention_dict(convention: Any) -> dict[str, Any]:
 
 def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
                convention: Any) -> list[Path]:
-    """Save ``df`` as ``<out_dir>/<name>.csv`` and ``.md`` and its ``convention`` as
-    ``<name>.convention.json``; return the three paths.
+    """Save ``df`` as ``<out_dir>/<name>.csv``, ``.md`` and ``.tex`` (:func:`latex_table`,
+    the convention as its caption) and its ``convention`` as ``<name>.convention.json``;
+    return the four paths (csv, md, convention, tex).
 
     ``convention`` (required): what the numbers were computed under, as a dict or a
     dataclass (:func:`convention_dict`): e.g. SovSim's :class:`Convention` (survival
@@ -368,7 +690,9 @@ def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
     md.write_text(markdown_table(flat) + f"\nComputed under: {note}.\n")
     meta.write_text(json.dumps({"table": name, "rows": df.height, "columns": df.columns, "convention": conv},
                                indent=2, allow_nan=False, default=str) + "\n")
-    return [csv, md, meta]
+    tex = out / f"{name}.tex"
+    tex.write_text(latex_table(flat, caption=f"{name}. Computed under: {note}."))
+    return [csv, md, meta, tex]
 
 
 def _json_safe(v):

@@ -315,6 +315,64 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
     return head + _pairwise_sentence(d, hi, lo, correction, corr) + mech
 
 
+def describe_change(df: pl.DataFrame, along: str, order: Sequence, keys: Sequence[str], question: str, *,
+                    digits: int = 2, correction: str = "holm") -> str:
+    """The answer to a table's question about a change along ``along`` (budget phase,
+    stage...): for each group of ``keys``, its estimates in ``order`` (``a -> b -> c``),
+    and whether the last value present differs from the first (Welch's t-test over run
+    means, :func:`comparisons.welch_p`; unpaired, so conservative when the same runs give
+    both values), the p-values of all groups adjusted together (``correction``). Opens
+    with ``question``. Groups whose every row is ``by_construction`` are named as such
+    and not tested (the "mechanical result" rule of :func:`describe_extremes`).
+
+    Raises:
+        ValueError: a column is missing, or an unknown ``correction``.
+    """
+    corr = comparisons.CORRECTIONS.get(correction)
+    if corr is None:
+        raise ValueError(f"describe_change: correction must be one of {sorted(comparisons.CORRECTIONS)}, "
+                         f"got {correction!r}")
+    _need(df, (*keys, along, "value", "se", "runs"), "describe_change input")
+    d = with_ci_text(df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()), digits)
+    rank = {v: i for i, v in enumerate(order)}
+    d = d.filter(pl.col(along).is_in(list(order)))
+    if d.height == 0:
+        return f"{question} No group has a value at {', '.join(map(str, order))}."
+    parts, pv, idx = [], [], []
+    for key, part in d.group_by(list(keys), maintain_order=True):
+        rows = sorted(part.iter_rows(named=True), key=lambda r: rank[r[along]])
+        name = ", ".join(str(k) for k in key)
+        path = " -> ".join(f"{r['estimate']}" for r in rows)
+        where = " -> ".join(str(r[along]) for r in rows)
+        if len(rows) < 2:
+            parts.append(f"{name}: only {where} ({rows[0]['estimate']}), no change to test")
+            continue
+        if "by_construction" in part.columns and part["by_construction"].fill_null(False).all():
+            parts.append(f"{name}: {path} ({where}), fixed by construction (every contender the same policy): "
+                         "not a finding")
+            continue
+        first, last = rows[0], rows[-1]
+        diff = last["value"] - first["value"]
+        verb = "rises" if diff > 0 else "falls" if diff < 0 else "does not change"
+        p = comparisons.welch_p(last["value"], last["se"], int(last["runs"] or 0),
+                                first["value"], first["se"], int(first["runs"] or 0))
+        parts.append(f"{name}: {path} ({where}), {verb}" + (f" by {abs(diff):.{digits}f}" if diff else ""))
+        pv.append(p)
+        idx.append(len(parts) - 1)
+    tested = int(np.sum(~np.isnan(pv))) if pv else 0
+    if tested:
+        reject, adj = comparisons.adjust_pvalues(pv, correction)
+        for j, i in enumerate(idx):
+            parts[i] += ("; untestable (a single run or no spread)" if math.isnan(adj[j]) else
+                         f"; adjusted p = {adj[j]:.2g}" + (", a change at the 5% level" if reject[j] else ", not a change at the 5% level"))
+        test = (f" First vs last value per group: Welch t over run means, {corr}-adjusted over {tested} comparison(s); "
+                f"{int(reject.sum())} change(s) at the 5% level.")
+    else:
+        test = (" No group's change can be tested (single runs or runs that all give the same value), so the data "
+                "cannot say whether anything changes." if pv else "")
+    return f"{question} " + "; ".join(parts) + "." + test
+
+
 def _pairwise_sentence(d: pl.DataFrame, hi: dict, lo: dict, correction: str, corr: str) -> str:
     """The multiple-comparison half of :func:`describe_extremes`."""
     g = d.height

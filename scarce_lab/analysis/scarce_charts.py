@@ -14,9 +14,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import NoFigure, caption, chart_data, titled
+from .figures import MAX_COLOURS, NoFigure, caption, chart_data, titled, wrap_columns
 
 CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
+#: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
+T_OVER_RUNS = "95% t interval over run means"
 
 #: Readable names of the codes that appear as column names or values in result frames.
 LABELS: dict[str, str] = {
@@ -60,7 +62,7 @@ def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
 def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
              row: str | None = None, kind: str = "bar", title: str = "", y_title: str = "value",
              x_sort: Sequence | None = None, width: int = 220, height: int = 180,
-             ci: str = CLUSTER_BOOTSTRAP, x_title: str | None = None):
+             ci: str = T_OVER_RUNS, x_title: str | None = None):
     """A chart of a result frame: ``value`` as points (``kind="bar"``, x nominal) or
     lines (``kind="line"``, x ordinal) over ``x`` with ``lo``-``hi`` error bars (95%
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
@@ -80,6 +82,16 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     d = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_nan())
     if d.height == 0:
         return NoFigure(f"no group has a value for {title or y_title} in this data")
+    if color and d[color].n_unique() > MAX_COLOURS:
+        # beyond MAX_COLOURS hues are not told apart: the groups become panels (wrapped)
+        # and an existing panel variable, when it has few values, becomes the colour
+        if column is None:
+            color, column = None, color
+        elif row is None and d[column].n_unique() <= MAX_COLOURS:
+            color, column = column, color
+        else:
+            raise ValueError(f"ci_chart: {d[color].n_unique()} groups of {color!r} and panels by {column!r}: "
+                             f"filter the frame to at most {MAX_COLOURS} groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
     sort = [pretty(v) for v in x_sort] if x_sort else None
@@ -87,7 +99,9 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                  axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
     enc: dict = {"x": xenc}
     if color:
-        enc["color"] = alt.Color(f"{color}:N", title=pretty(color), legend=alt.Legend(labelLimit=260))
+        enc["color"] = alt.Color(f"{color}:N", title=pretty(color),
+                                 legend=alt.Legend(labelLimit=0, orient="bottom", direction="vertical",
+                                                   columns=2 if d[color].n_unique() > 3 else 1))
         if kind == "bar":
             enc["xOffset"] = alt.XOffset(f"{color}:N")
     base = alt.Chart(d).encode(**enc)
@@ -97,12 +111,17 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
         y_title = "Value (unit: see each panel's title)" if column in ("metric", "measure") else "Value"
-    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#4c78a8")).encode(
+    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#0072B2")).encode(
         y=alt.Y("lo:Q", title=y_title), y2="hi:Q"
     ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
     layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
         width=width, height=height)
-    if column or row:
+    if column and not row:
+        # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
+        per_line = wrap_columns(width, d[column].n_unique())
+        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelLimit=width + 40)),
+                            columns=per_line).resolve_scale(y="independent")
+    elif column or row:
         facet = {}
         if column:
             facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=250))

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from . import comparisons
-from .figures import NoFigure, caption, chart_data, titled
+from .figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
 from .sovsim import (
     CONDITION_ORDER,
     METRICS,
@@ -281,12 +281,13 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
                 title="Leader extraction rate"),
         y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
         color=alt.Color("condition_label:N", title="Condition", sort=conds,
-                        scale=alt.Scale(domain=conds, range=["#1b9e77", "#d95f02", "#7570b3", "#e7298a"][: len(conds)])),
+                        scale=alt.Scale(domain=conds, range=PALETTE[: len(conds)])),
         shape=alt.Shape("condition_label:N", title="Condition", sort=conds,
                         scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
         tooltip=["model", "condition_label", "simulation", "run_id",
                  alt.Tooltip("leader_extraction_rate:Q", format=".2f"), "survival_time"],
-    ).properties(width=210, height=150).facet(facet=alt.Facet("model:N", title=None), columns=3)
+    ).properties(width=210, height=150).facet(facet=alt.Facet("model:N", title=None),
+                                              columns=wrap_columns(210, d["model"].n_unique(), legend_width=150))
     return titled(chart, "Leader extraction rate vs survival time", [
         caption("One point per simulation (identical simulations overlap); leader extraction rate = mean over the "
                 "leader's rounds of its extraction divided by the pool left after the others' extractions"),
@@ -305,15 +306,16 @@ def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
         d.with_columns(rate_lo=(pl.col("leader_extraction_rate").clip(0, 0.9999) * 20).floor() / 20)
         .group_by("model", "condition_label", "rate_lo", "survival_time").agg(pl.len().alias("simulations"))
         .with_columns(rate_hi=pl.col("rate_lo") + 0.05, t_lo=pl.col("survival_time") - 0.5,
-                      t_hi=pl.col("survival_time") + 0.5)
+                      t_hi=pl.col("survival_time") + 0.5,
+                      panel=pl.col("model") + " · " + pl.col("condition_label"))
     )
     chart = alt.Chart(cells).mark_rect().encode(
         x=alt.X("rate_lo:Q", scale=alt.Scale(domain=[0, 1]), title="Leader extraction rate"), x2="rate_hi:Q",
         y=alt.Y("t_lo:Q", title="Survival time (rounds)"), y2="t_hi:Q",
         color=alt.Color("simulations:Q", title="Simulations", scale=alt.Scale(scheme="blues")),
         tooltip=["model", "condition_label", "survival_time", alt.Tooltip("rate_lo:Q", format=".2f"), "simulations"],
-    ).properties(width=180, height=130).facet(row=alt.Row("condition_label:N", title=None),
-                                              column=alt.Column("model:N", title=None))
+    ).properties(width=180, height=130).facet(facet=alt.Facet("panel:N", title=None),
+                                              columns=wrap_columns(180, cells["panel"].n_unique(), legend_width=80))
     return titled(chart, "Leader extraction rate vs survival time", [
         caption(f"{d.height} simulations (more than {MAX_POINTS}): counts per cell of 0.05 x 1 round",
                 "Pearson r per model in the table below")])

@@ -230,7 +230,13 @@ def validate(
         ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N annotated utterances.")
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="Only N annotated utterances: CaSiNo's first N; of a SCARCE dataset, N taken "
+            "in turn from each run (contention order within a run), so every run is represented.",
+        ),
     ] = None,
     judges: Annotated[
         str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
@@ -267,7 +273,7 @@ def validate(
         if path.is_dir():  # a SCARCE dataset: the scripted negotiators' intent is the ground truth
             from ..judge.units import units_from_dataset
 
-            units = units_from_dataset(path, gold="intended")[:limit]
+            units = _round_robin(units_from_dataset(path, gold="intended"), limit)
         else:
             units = load_casino(path, context_turns=context_turns, limit=limit)
     except (FileNotFoundError, ValueError) as exc:
@@ -316,6 +322,31 @@ def _fail_if_no_answer(judgements) -> None:
                    + ", ".join(f"{st} {n}" for st, n in counts.iter_rows()) + f" of {len(statuses)}); "
                    "see llm_calls.jsonl for the errors", err=True)
         raise typer.Exit(code=1)
+
+
+def _round_robin(units: list, limit: int | None) -> list:
+    """``limit`` of ``units`` spread over runs and over each run's length: each run (in
+    ``run_id`` order) gives ``ceil(limit / runs)`` units at evenly spaced positions of its
+    own order (contentions early and late), taken in turn from each run until ``limit``;
+    all units when ``limit`` is ``None``. A bounded validation sample thus covers every
+    run and every phase of a run, not the first run's first contentions."""
+    if limit is None:
+        return units
+    by_run: dict[str, list] = {}
+    for u in units:
+        by_run.setdefault(u.run_id, []).append(u)
+    k = math.ceil(limit / len(by_run)) if by_run else 0
+    queues = []
+    for r in sorted(by_run):
+        q = by_run[r]
+        idx = range(len(q)) if k >= len(q) else sorted({int(j * len(q) / k) for j in range(k)})
+        queues.append([q[j] for j in idx])
+    out: list = []
+    i = 0
+    while len(out) < limit and any(i < len(q) for q in queues):
+        out += [q[i] for q in queues if i < len(q)][: limit - len(out)]
+        i += 1
+    return out
 
 
 def _why(row: dict) -> str:

@@ -128,6 +128,7 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
     t_run = time.monotonic() - t1
 
     n_charts = page.locator(".jp-OutputArea-output .vega-embed").count()
+    _check_every_chart(page, nb, tmp_path)
     outputs_text = page.locator(".jp-OutputArea-output").all_inner_texts()
     errors = [t for t in outputs_text if any(e in t for e in ERROR_TEXT)]
     shot = tmp_path / f"jupyterlab_{nb.stem}.png"
@@ -140,6 +141,48 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
     assert not errors, f"error text in outputs: {[e[:300] for e in errors]}"
     assert not page.blocked, f"the page asked for the network: {page.blocked[:5]}"
     return t_open, t_run, n_charts
+
+
+#: Every chart, drawn in JupyterLab (issue 25): no two legend entries alike, nothing wider than the
+#: output area, no chart without marks. Returns per chart: legend labels, widths, drawn marks.
+CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => {
+    const svg = e.querySelector('svg.marks, canvas.marks');
+    const area = e.closest('.jp-OutputArea-output');
+    const labels = [...e.querySelectorAll('.role-legend-label text')].map(t => t.textContent.trim());
+    const marks = e.querySelectorAll('.mark-symbol path, .mark-line path, .mark-rect path, .mark-area path, '
+        + '.mark-rule line, .mark-tick path, .mark-bar path').length;
+    const title = (e.querySelector('.role-title-text') || {}).textContent || '';
+    return {title, labels, width: svg ? svg.getBoundingClientRect().width : 0,
+            area: area ? area.clientWidth : 0, marks};
+})"""
+
+
+def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
+    """Every chart of the open notebook: no duplicate legend labels, not wider than its output
+    area (1,400 px window, left sidebar open), some marks drawn; a screenshot of each
+    (``$SCARCE_LAB_SCREENSHOTS`` or ``tmp_path``)."""
+    shots = Path(os.environ.get("SCARCE_LAB_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    facts = page.evaluate(CHART_FACTS)
+    sidebar = page.evaluate("() => { const s = document.querySelector('#jp-left-stack'); "
+                            "return s ? s.getBoundingClientRect().width : 0; }")
+    assert sidebar > 0, "the left sidebar is closed: the width check needs it open (the narrow case)"
+    for i, loc in enumerate(page.locator(".jp-OutputArea-output .vega-embed").all()):
+        loc.scroll_into_view_if_needed()
+        loc.screenshot(path=str(shots / f"{nb.stem}_chart{i + 1:02d}.png"))
+    problems = []
+    for i, f in enumerate(facts, 1):
+        dup = sorted({x for x in f["labels"] if f["labels"].count(x) > 1})
+        if dup:
+            problems.append(f"chart {i} ({f['title']}): duplicate legend labels {dup}")
+        if f["width"] > f["area"] + 1:
+            problems.append(f"chart {i} ({f['title']}): {f['width']:.0f} px wide in a {f['area']} px output area")
+        if f["marks"] == 0:
+            problems.append(f"chart {i} ({f['title']}): no marks drawn")
+    print(f"\n[browser] {nb.stem}: {len(facts)} charts checked; widths "
+          f"{[round(f['width']) for f in facts]} in output areas of {sorted({f['area'] for f in facts})} px; "
+          f"sidebar {sidebar:.0f} px; screenshots in {shots}")
+    assert not problems, problems
 
 
 @pytest.mark.slow

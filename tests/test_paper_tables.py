@@ -1,0 +1,68 @@
+"""Paper-shaped SCARCE tables (issue 25): wide layouts that never pool conditions, short
+labels with the full settings one click away, LaTeX export, and sentences that answer a
+table's question about a change (Table 5, Table 8)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from scarce_lab.analysis import scarce_experiments as X
+from scarce_lab.analysis.paper_tables import (
+    blank_repeats,
+    setting_labels,
+    settings_table,
+    wide_table,
+)
+
+
+def _res(rows):
+    return pl.DataFrame(rows, schema={"model": pl.String, "condition": pl.String, "stage": pl.Int64,
+                                      "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
+                                      "se": pl.Float64, "n": pl.Int64, "runs": pl.Int64}, orient="row")
+
+
+def test_wide_table_is_the_paper_layout_and_refuses_to_pool():
+    res = _res([("a", "c1", 1, 0.5, 0.4, 0.6, 0.05, 10, 3), ("a", "c1", 2, 0.7, None, None, None, 10, 1),
+                ("b", "c1", 1, 0.1, 0.0, 0.2, 0.05, 10, 3)])
+    w = wide_table(res, ["model"], "stage")
+    assert w.columns == ["model", "1", "2"]
+    assert w.row(0) == ("a", "0.50 [0.40, 0.60]", "0.70")
+    assert w.row(1) == ("b", "0.10 [0.00, 0.20]", "")  # no row: empty cell, not 0
+    assert w.row(2) == ("runs", "3", "1")
+    pooled = pl.concat([res, _res([("a", "c2", 1, 0.9, None, None, None, 5, 1)])])
+    with pytest.raises(ValueError, match="never pooled"):
+        wide_table(pooled, ["model"], "stage")  # two conditions of model a in one cell
+
+
+def test_labels_name_what_differs_and_the_full_condition_stays_available():
+    res = _res([("m", "ballots_fixed_mem-cross,workers=2", 1, 0.1, None, None, None, 1, 1),
+                ("m", "ballots_fixed_mem-none,workers=2", 1, 0.2, None, None, None, 1, 1),
+                ("m", "ballots_fixed_mem-cross,workers=3", 1, 0.3, None, None, None, 1, 1)])
+    res = res.with_columns(memory=pl.Series(["cross", "none", "cross"]))
+    lab = setting_labels(res, "memory")
+    assert lab["setting"].to_list() == ["m | reference", "m | reference", "m | workers=3"]
+    w = wide_table(lab, ["setting"], "memory")  # memory horizons as columns, one row per other setting
+    assert w.height == 3 and w.row(0)[1:] == ("0.10", "0.20")
+    grouped = X.group_labels(res)
+    key = settings_table(grouped)
+    assert key.height == 3 and all(len(g) < len(c) for g, c in zip(key["group"], key["condition"], strict=True))
+
+
+def test_blank_repeats_only_for_display():
+    df = pl.DataFrame({"kind": ["relational", "relational", "other"], "category": ["a", "b", "c"]})
+    assert blank_repeats(df, ["kind"])["kind"].to_list() == ["relational", "", "other"]
+
+
+def test_describe_change_answers_the_question_with_holm_and_mechanical_rules():
+    rows = [("m1", "c", s, v, v - 0.05, v + 0.05, 0.02, 20, 5) for s, v in ((1, 0.9), (2, 0.6), (3, 0.2))]
+    rows += [("m2", "c", s, 0.5, 0.4, 0.6, 0.05, 20, 5) for s in (1, 3)]
+    res = X.group_labels(_res(rows))
+    text = X.describe_change(res, "stage", [1, 2, 3], ["group"], "Does it fall?")
+    assert text.startswith("Does it fall? m1: 0.90")
+    assert "falls by 0.70" in text and "does not change" in text
+    assert "Holm-adjusted over 2 comparison(s); 1 change(s) at the 5% level" in text
+    mech = res.filter(pl.col("model") == "m1").with_columns(by_construction=pl.lit(True))
+    assert "not a finding" in X.describe_change(mech, "stage", [1, 2, 3], ["group"], "Q?")
+    single = res.with_columns(se=pl.lit(None, pl.Float64), runs=pl.lit(1))
+    assert "cannot say whether anything changes" in X.describe_change(single, "stage", [1, 2, 3], ["group"], "Q?")
