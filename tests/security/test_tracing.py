@@ -7,10 +7,14 @@ original, and register access (memory reads are refused, the process is non-dump
 was enough to make the original write its own memory to a file. Each route has its own
 test: TRACEME then exec, ``strace`` starting the program, ``strace -p``/``gdb -p``
 attaching to it, ``process_vm_readv`` on it, and the fd-stealing neighbours
-(``kcmp``, ``pidfd_getfd``) plus ``perf_event_open``. Control: the program still runs.
+(``kcmp``, ``pidfd_getfd``) plus ``perf_event_open``, and seccomp user notification
+(a worker's own filter with a listener: it saw and faked every system call of the
+original, rev2 review). Control: the program still runs.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +117,17 @@ def test_neighbouring_syscalls_are_refused(traced, name, nr, args):
 def test_control_the_original_still_runs(traced):
     r = traced.run("w0", "echo abc | ./rev; echo xyz | rev", LIM)
     assert r.stdout.split() == ["cba", "zyx"], r
+
+
+def test_seccomp_user_notification_on_the_original_is_refused(traced):
+    """A filter with ``SECCOMP_FILTER_FLAG_NEW_LISTENER``, installed by the worker before
+    it executes the launcher, stays on the original: before the fix its supervisor was
+    notified of ``rev``'s ``write`` and answered it (nothing reached stdout). Now the
+    listener is refused, the program's output arrives, and a filter without a listener
+    still installs (control)."""
+    traced.write_file("w0", "n.c", (Path(__file__).parent / "seccomp_notify.c").read_bytes())
+    r = traced.run("w0", "cc -O1 -o n n.c && printf 'abc\\ndef\\n' | ./n ./rev", LIM)
+    assert "NOTIFIED" not in r.stderr, r
+    assert "NEW_LISTENER refused: Operation not permitted" in r.stderr, r
+    assert "plain filter installed" in r.stderr, r
+    assert r.stdout == "cba\nfed\n", r
