@@ -131,3 +131,38 @@ def test_seccomp_user_notification_on_the_original_is_refused(traced):
     assert "NEW_LISTENER refused: Operation not permitted" in r.stderr, r
     assert "plain filter installed" in r.stderr, r
     assert r.stdout == "cba\nfed\n", r
+
+
+EVIL_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((constructor)) static void dump(void) {
+  FILE *m = fopen("/proc/self/maps", "r"); char line[512]; unsigned long total = 0;
+  FILE *o = fopen("dump.bin", "w");
+  while (m && fgets(line, sizeof line, m)) {
+    unsigned long a, b; char perm[8], path[400] = "";
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &b, perm, path) >= 3 && strstr(path, "/run/scarce/orig/")) {
+      fwrite((void *)a, 1, b - a, o); total += b - a; }
+  }
+  fclose(o); fprintf(stderr, "EVIL dumped %lu bytes\n", total); exit(0);
+}
+"""
+
+
+def test_the_original_cannot_name_its_hidden_path(traced):
+    """The original printing its own ``/proc/self/maps`` (``./rev /proc/self/maps``) named
+    its hidden path; executed directly from there, without the launcher, it loaded the
+    worker's ``LD_PRELOAD`` library, which copied every mapped byte of it (rev2 review:
+    20,480 bytes of rev, both backends). The launcher now confines the original's reads
+    away from ``/proc`` (Landlock) before the exec. Control: it still reads the worker's
+    files and the system's."""
+    traced.write_file("w0", "evil.c", EVIL_C.encode())
+    r = traced.run("w0", "./rev /proc/self/maps; ./rev /dev/fd/0 < docs.txt | head -c 0; ln -s /proc/self/maps m; "
+                         "./rev m; P=$(./rev /proc/self/maps 2>/dev/null | rev | awk '{print $6}' | grep orig | head -1); "
+                         "cc -shared -fPIC -o evil.so evil.c && [ -n \"$P\" ] && LD_PRELOAD=$PWD/evil.so $P; "
+                         "test -e dump.bin && echo DUMPED", LIM)
+    assert "/run/scarce/orig" not in r.stdout and "DUMPED" not in r.stdout and "EVIL" not in r.stderr, r
+    assert r.stderr.count("cannot open") >= 2 and "Permission denied" in r.stderr, r
+    r = traced.run("w0", "printf 'ab\\n' > t.txt; ./rev t.txt; ./rev /etc/debian_version | head -c 0; echo rc=$?", LIM)
+    assert r.stdout.startswith("ba\n") and "rc=0" in r.stdout, r
