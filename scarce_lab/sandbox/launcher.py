@@ -19,7 +19,13 @@ So the worker never gets to execute the original directly:
   launcher (also 0711, so also non-dumpable and unreadable; static, so ``LD_PRELOAD``
   does not apply to it) that removes the loader's variables (``LD_*``, ``GCONV_PATH``,
   ``LOCPATH``, ``GLIBC_TUNABLES``...) and executes the hidden original with the same
-  arguments (``argv[0]`` kept, so messages name the program as before).
+  arguments (``argv[0]`` kept, so messages name the program as before);
+* before that exec the launcher confines itself, and so the original, with Landlock
+  (read files and folders anywhere but under ``/proc``): the original printing its own
+  ``/proc/self/maps`` (``./rev /proc/self/maps``) named the hidden path, and executed
+  from there without the launcher it loaded the worker's ``LD_PRELOAD`` library, which
+  copied every mapped byte of it (rev2 review of issue 20, both backends). Where the
+  kernel has no Landlock the confinement is skipped (stated in ``docs/threat_model.md``).
 
 The launcher is compiled once per machine (``gcc -static``, about a second) with a
 placeholder path that is patched per copy. Where it cannot be built (no compiler or
