@@ -47,8 +47,8 @@ MAX_ARGV_BYTES = 1 << 20
 def command_problem(argv: list[str]) -> str | None:
     """Why ``argv`` (already UTF-8 clean) cannot be started, as a shell would say it,
     or ``None``. The one check both backends make before a worker's command reaches
-    ``execve``: a NUL byte, one argument of ``MAX_ARG_BYTES`` or more, or more than
-    ``MAX_ARGV_BYTES`` in all. Without it the kernel's ``E2BIG`` surfaced as a
+    ``execve``: a NUL byte, one argument over ``MAX_ARG_BYTES`` with its NUL (the
+    kernel's own test), or more than ``MAX_ARGV_BYTES`` in all. Without it the kernel's ``E2BIG`` surfaced as a
     :class:`SandboxError` and a worker's 200 KB command ended the whole run.
     """
     if any("\x00" in a for a in argv):
