@@ -25,7 +25,9 @@ So the worker never gets to execute the original directly:
   ``/proc/self/maps`` (``./rev /proc/self/maps``) named the hidden path, and executed
   from there without the launcher it loaded the worker's ``LD_PRELOAD`` library, which
   copied every mapped byte of it (rev2 review of issue 20, both backends). Where the
-  kernel has no Landlock the confinement is skipped (stated in ``docs/threat_model.md``).
+  kernel has no Landlock the confinement is skipped (stated in ``docs/threat_model.md``);
+  where Landlock is there but refuses (a worker that stacked the kernel's 16 layers
+  itself), the original is not run (exit 126).
 
 The launcher is compiled once per machine (``gcc -static``, about a second) with a
 placeholder path that is patched per copy. Where it cannot be built (no compiler or
@@ -73,10 +75,10 @@ static const char *unsafe[] = {"LD_", "GCONV_PATH=", "GETCONF_DIR=", "HOSTALIASE
 #define LL_READ_DIR (1ULL << 3)
 struct ll_ruleset { uint64_t handled_access_fs; };
 struct ll_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
-static void no_proc(void) {
+static int no_proc(void) {
     struct ll_ruleset ra = {LL_READ_FILE | LL_READ_DIR};
     int rs = syscall(444, &ra, sizeof ra, 0);
-    if (rs < 0) return;  /* no Landlock here: stated in docs/threat_model.md */
+    if (rs < 0) return 0;  /* no Landlock here: stated in docs/threat_model.md */
     DIR *d = opendir("/");
     struct dirent *e;
     while (d && (e = readdir(d))) {
@@ -94,8 +96,10 @@ static void no_proc(void) {
     }
     if (d) closedir(d);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    syscall(446, rs, 0);
+    /* Landlock is here but refuses (e.g. the worker stacked its 16 layers): not run */
+    int bad = syscall(446, rs, 0) != 0;
     close(rs);
+    return bad;
 }
 int main(int argc, char **argv) {
     static char *env[8192];
@@ -108,7 +112,10 @@ int main(int argc, char **argv) {
         if (!drop) env[n++] = *e;
     }
     env[n] = 0;
-    no_proc();
+    if (no_proc()) {
+        fputs("launcher: cannot confine the program (Landlock refused); not run\n", stderr);
+        return 126;
+    }
     execve(target, argv, env);
     perror(argv[0]);
     return 126;

@@ -166,3 +166,14 @@ def test_the_original_cannot_name_its_hidden_path(traced):
     assert r.stderr.count("cannot open") >= 2 and "Permission denied" in r.stderr, r
     r = traced.run("w0", "printf 'ab\\n' > t.txt; ./rev t.txt; ./rev /etc/debian_version | head -c 0; echo rc=$?", LIM)
     assert r.stdout.startswith("ba\n") and "rc=0" in r.stdout, r
+
+
+def test_exhausted_landlock_layers_do_not_run_the_original_unconfined(traced):
+    """The worker stacks the kernel's 16 Landlock layers itself, then runs the launcher:
+    its own confinement then fails, and the original must not run without it (before:
+    it ran and printed its hidden path)."""
+    traced.write_file("w0", "l.c", (Path(__file__).parent / "landlock_layers.c").read_bytes())
+    r = traced.run("w0", "cc -O1 -o l l.c && ./l ./rev /proc/self/maps; echo rc=$?", LIM)
+    assert "layers=16" in r.stderr, r
+    assert "/run/scarce/orig" not in r.stdout and "rc=126" in r.stdout, r
+    assert "cannot confine the program" in r.stderr, r
