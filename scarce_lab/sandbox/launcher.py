@@ -27,7 +27,7 @@ So the worker never gets to execute the original directly:
   copied every mapped byte of it (rev2 review of issue 20, both backends). Where the
   kernel has no Landlock the confinement is skipped (stated in ``docs/threat_model.md``);
   where Landlock is there but refuses (a worker that stacked the kernel's 16 layers
-  itself), the original is not run (exit 126).
+  itself, or left no file descriptor free), the original is not run (exit 126).
 
 The launcher is compiled once per machine (``gcc -static``, about a second) with a
 placeholder path that is patched per copy. Where it cannot be built (no compiler or
@@ -77,8 +77,10 @@ struct ll_ruleset { uint64_t handled_access_fs; };
 struct ll_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
 static int no_proc(void) {
     struct ll_ruleset ra = {LL_READ_FILE | LL_READ_DIR};
+    /* LANDLOCK_CREATE_RULESET_VERSION: no Landlock here (stated in docs/threat_model.md) */
+    if (syscall(444, 0, 0, 1UL) < 1) return 0;
     int rs = syscall(444, &ra, sizeof ra, 0);
-    if (rs < 0) return 0;  /* no Landlock here: stated in docs/threat_model.md */
+    if (rs < 0) return 1;  /* there, but refused (e.g. no file descriptor left): not run */
     DIR *d = opendir("/");
     struct dirent *e;
     while (d && (e = readdir(d))) {

@@ -177,3 +177,8 @@ def test_exhausted_landlock_layers_do_not_run_the_original_unconfined(traced):
     assert "layers=16" in r.stderr, r
     assert "/run/scarce/orig" not in r.stdout and "rc=126" in r.stdout, r
     assert "cannot confine the program" in r.stderr, r
+    # no file descriptor left for the launcher's ruleset: refused too, not run unconfined
+    r = traced.run("w0", "python3 -c \"import resource, os; resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3)); "
+                         "os.execv('./rev', ['rev', '/proc/self/maps'])\"; echo rc=$?", LIM)
+    assert "/run/scarce/orig" not in r.stdout and "rc=126" in r.stdout, r
+    assert "cannot confine the program" in r.stderr, r
