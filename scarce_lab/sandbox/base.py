@@ -35,6 +35,33 @@ class TeardownError(SandboxError):
     """Processes of a worker could not be verified gone (names the worker and pids)."""
 
 
+#: longest single argument ``execve`` takes (``MAX_ARG_STRLEN``, 32 pages of 4 KiB,
+#: ``linux/binfmts.h``), terminating NUL included: a shell command is one argument
+MAX_ARG_BYTES = 32 * 4096
+#: most bytes of all arguments together that a command may have (well under the
+#: kernel's ``ARG_MAX`` of a quarter of an 8 MiB stack, with room for the wrappers'
+#: own arguments and the environment)
+MAX_ARGV_BYTES = 1 << 20
+
+
+def command_problem(argv: list[str]) -> str | None:
+    """Why ``argv`` (already UTF-8 clean) cannot be started, as a shell would say it,
+    or ``None``. The one check both backends make before a worker's command reaches
+    ``execve``: a NUL byte, one argument over ``MAX_ARG_BYTES`` with its NUL (the
+    kernel's own test), or more than ``MAX_ARGV_BYTES`` in all. Without it the kernel's ``E2BIG`` surfaced as a
+    :class:`SandboxError` and a worker's 200 KB command ended the whole run.
+    """
+    if any("\x00" in a for a in argv):
+        return "command contains a NUL byte; not run\n"
+    sizes = [len(a.encode("utf-8")) + 1 for a in argv]
+    if max(sizes, default=0) > MAX_ARG_BYTES:
+        return (f"command too long: an argument of {max(sizes) - 1} bytes (the kernel's limit is "
+                f"{MAX_ARG_BYTES - 1}); not run (put long text in a file)\n")
+    if sum(sizes) > MAX_ARGV_BYTES:
+        return f"command too long: {sum(sizes)} bytes of arguments (limit {MAX_ARGV_BYTES}); not run\n"
+    return None
+
+
 @dataclass(frozen=True)
 class ResourceLimits:
     """Limits of one command. Units: seconds, bytes, counts.

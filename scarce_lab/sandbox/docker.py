@@ -46,6 +46,7 @@ from .base import (
     Sandbox,
     SandboxError,
     SlotNotActiveError,
+    command_problem,
     drop_all,
 )
 from .cgroups import Cgroup, Guardian
@@ -301,9 +302,10 @@ class DockerSandbox(Sandbox):
               shown: str | None = None) -> ExecResult:
         shown = shown if shown is not None else " ".join(argv)
         argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-        if any("\x00" in a for a in argv):
-            return ExecResult(command=shown, exit_code=2, stdout="", stderr="command contains a NUL byte; not run\n",
-                              duration_s=0.0, notes={"isolation": "docker"})
+        bad = command_problem(argv)
+        if bad:
+            return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
+                              notes={"isolation": "docker"})
         self._container(w)
         cg = w.cgroup
         cg.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes + len(w.keep))

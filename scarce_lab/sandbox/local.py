@@ -57,6 +57,7 @@ from .base import (
     Sandbox,
     SandboxError,
     SlotNotActiveError,
+    command_problem,
     drop_all,
 )
 from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
@@ -134,12 +135,11 @@ def default_hidden_paths() -> tuple[str, ...]:
 
 
 def _argv(command: str | list[str]) -> tuple[list[str], str | None]:
-    """argv for a shell command or argv list; a NUL byte is refused like a shell would."""
+    """argv for a shell command or argv list, and why it cannot start (a NUL byte, too
+    long: :func:`.base.command_problem`) or None."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-    if any("\x00" in a for a in argv):
-        return argv, "command contains a NUL byte; not run\n"
-    return argv, None
+    return argv, command_problem(argv)
 
 
 def run_limited(command: str | list[str], cwd: str | Path, limits: ResourceLimits, *,

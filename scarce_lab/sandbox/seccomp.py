@@ -13,7 +13,7 @@ Refused with ``EPERM`` (:data:`DENIED`), and why:
   a tracer attached before the exec (``PTRACE_TRACEME`` in a child, then exec of the
   launcher) stays attached through the exec, and register access alone is enough to
   make the tracee write its own memory to a file (issue 20). Refusing ``ptrace`` itself
-  closes every tracing route: ``PTRACE_TRACEME``, ``PTRACE_ATTACH``/``SEIZE``
+  closes every ptrace route (seccomp user notification, the other tracer: below): ``PTRACE_TRACEME``, ``PTRACE_ATTACH``/``SEIZE``
   (``strace -p``, ``gdb -p``) and ``strace``/``gdb`` starting the program.
   Cost: a worker cannot use ``gdb``/``strace`` on its own programs either.
 - ``kcmp``, ``pidfd_getfd``: compare or copy another process's file descriptors (ptrace
@@ -25,6 +25,16 @@ Refused with ``EPERM`` (:data:`DENIED`), and why:
   one worker makes world-readable would be a channel to another, and outlive the slot.
 - ``open_by_handle_at``: opens files by handle around mount boundaries (the "shocker"
   escape); needs ``CAP_DAC_READ_SEARCH``, which workers lack, refused anyway.
+
+``seccomp`` with ``SECCOMP_FILTER_FLAG_NEW_LISTENER`` in its flags (:data:`DENIED_LISTENER`):
+``EPERM``. A worker's own filter with a listener (seccomp user notification) stays on
+the launcher and the original through their execs and is a tracer by another route:
+its supervisor saw every system call of the original with its arguments, could fake
+any result (issue 20 review: ``rev``'s ``write`` answered "done" with nothing written)
+and, with ``SECCOMP_IOCTL_NOTIF_ADDFD``, could answer the loader's ``openat`` of
+``libc.so.6`` with a file of its own, the ``LD_PRELOAD`` the launcher removes. Filters
+without a listener stay allowed (their ``SECCOMP_RET_TRAP`` handlers do not survive
+an exec, ``SECCOMP_RET_TRACE`` needs ``ptrace``).
 
 ``unshare`` and ``clone`` with ``CLONE_NEWUSER`` (:data:`DENIED_NEWUSER`): ``EPERM``; a user
 namespace would give the worker a full capability set of its own, the entry point of
@@ -53,7 +63,7 @@ import os
 import platform
 import struct
 
-__all__ = ["DENIED", "DENIED_NEWUSER", "ENOSYS", "GRADING_ENOSYS", "docker_profile", "filter_fd",
+__all__ = ["DENIED", "DENIED_LISTENER", "DENIED_NEWUSER", "ENOSYS", "GRADING_ENOSYS", "docker_profile", "filter_fd",
            "filter_program"]
 
 # classic BPF (linux/filter.h)
@@ -67,8 +77,9 @@ _ALLOW = 0x7FFF0000
 _ERRNO = 0x00050000
 _KILL_PROCESS = 0x80000000
 # seccomp_data offsets
-_NR, _ARCH, _ARG0 = 0, 4, 16
+_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # arguments: low 32 bits (little-endian machines)
 CLONE_NEWUSER = 0x10000000
+SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3  # linux/seccomp.h
 
 #: refused with EPERM (module docstring says why, one by one)
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "perf_event_open",
@@ -76,6 +87,8 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getf
           "request_key", "keyctl", "open_by_handle_at")
 #: refused with EPERM when their first argument has CLONE_NEWUSER
 DENIED_NEWUSER = ("unshare", "clone")
+#: refused with EPERM when their second argument (flags) has SECCOMP_FILTER_FLAG_NEW_LISTENER
+DENIED_LISTENER = ("seccomp",)
 #: answered ENOSYS (callers fall back: libc to ``clone``, ``tail -f`` to polling)
 ENOSYS = ("clone3", "inotify_init", "inotify_init1")
 #: also answered ENOSYS in grading boxes: an anonymous file could be executed without
@@ -89,13 +102,13 @@ _ARCHES = {
         "perf_event_open": 298, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "add_key": 248, "request_key": 249, "keyctl": 250, "open_by_handle_at": 304,
         "unshare": 272, "clone": 56, "clone3": 435, "inotify_init": 253, "inotify_init1": 294,
-        "memfd_create": 319},
+        "memfd_create": 319, "seccomp": 317},
         ("SCMP_ARCH_X86_64",)),
     "aarch64": (0xC00000B7, {
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "pidfd_getfd": 438,
         "perf_event_open": 241, "bpf": 280, "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426,
         "io_uring_register": 427, "add_key": 217, "request_key": 218, "keyctl": 219, "open_by_handle_at": 265,
-        "unshare": 97, "clone": 220, "clone3": 435, "inotify_init1": 26, "memfd_create": 279},
+        "unshare": 97, "clone": 220, "clone3": 435, "inotify_init1": 26, "memfd_create": 279, "seccomp": 277},
         ("SCMP_ARCH_AARCH64",)),
 }
 _X32_BIT = 0x40000000
@@ -136,6 +149,12 @@ def filter_program(machine: str | None = None, grading: bool = False) -> bytes:
             continue
         prog.append(_ins(_JEQ_K, 0, 1, nr[name]))
         prog.append(_ins(_RET_K, 0, 0, enosys))
+    # seccomp(op, flags, args): refuse a filter with a user-notification listener
+    prog.append(_ins(_JEQ_K, 0, 4, nr[DENIED_LISTENER[0]]))
+    prog.append(_ins(_LD_W_ABS, 0, 0, _ARG1))
+    prog.append(_ins(_JSET_K, 0, 1, SECCOMP_FILTER_FLAG_NEW_LISTENER))
+    prog.append(_ins(_RET_K, 0, 0, eperm))
+    prog.append(_ins(_RET_K, 0, 0, _ALLOW))
     # unshare(flags) and clone(flags, ...): refuse CLONE_NEWUSER
     a, b = (nr[n] for n in DENIED_NEWUSER)
     prog.append(_ins(_JEQ_K, 1, 0, a))
@@ -161,7 +180,8 @@ def filter_fd(grading: bool = False) -> int:
 def docker_profile(machine: str | None = None, grading: bool = False) -> str:
     """The same rules as a Docker seccomp profile (JSON text for
     ``security_opt=["seccomp=<text>"]``): default allow, :data:`DENIED` -> EPERM,
-    :data:`ENOSYS` (and with ``grading`` :data:`GRADING_ENOSYS`) -> ENOSYS, ``unshare``/``clone`` with ``CLONE_NEWUSER`` -> EPERM
+    :data:`ENOSYS` (and with ``grading`` :data:`GRADING_ENOSYS`) -> ENOSYS, ``seccomp`` with a
+    listener flag and ``unshare``/``clone`` with ``CLONE_NEWUSER`` -> EPERM
     (``SCMP_CMP_MASKED_EQ`` on argument 0). Format: moby ``profiles/seccomp``.
 
     Raises:
@@ -174,6 +194,9 @@ def docker_profile(machine: str | None = None, grading: bool = False) -> str:
     rules = [{"names": list(DENIED), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
              {"names": [*ENOSYS, *(GRADING_ENOSYS if grading else ())], "action": "SCMP_ACT_ERRNO",
               "errnoRet": errno.ENOSYS}]
+    rules.append({"names": list(DENIED_LISTENER), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+                  "args": [{"index": 1, "value": SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                            "valueTwo": SECCOMP_FILTER_FLAG_NEW_LISTENER, "op": "SCMP_CMP_MASKED_EQ"}]})
     for name in DENIED_NEWUSER:
         rules.append({"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
                       "args": [{"index": 0, "value": CLONE_NEWUSER, "valueTwo": CLONE_NEWUSER,

@@ -7,10 +7,14 @@ original, and register access (memory reads are refused, the process is non-dump
 was enough to make the original write its own memory to a file. Each route has its own
 test: TRACEME then exec, ``strace`` starting the program, ``strace -p``/``gdb -p``
 attaching to it, ``process_vm_readv`` on it, and the fd-stealing neighbours
-(``kcmp``, ``pidfd_getfd``) plus ``perf_event_open``. Control: the program still runs.
+(``kcmp``, ``pidfd_getfd``) plus ``perf_event_open``, and seccomp user notification
+(a worker's own filter with a listener: it saw and faked every system call of the
+original, rev2 review). Control: the program still runs.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +117,68 @@ def test_neighbouring_syscalls_are_refused(traced, name, nr, args):
 def test_control_the_original_still_runs(traced):
     r = traced.run("w0", "echo abc | ./rev; echo xyz | rev", LIM)
     assert r.stdout.split() == ["cba", "zyx"], r
+
+
+def test_seccomp_user_notification_on_the_original_is_refused(traced):
+    """A filter with ``SECCOMP_FILTER_FLAG_NEW_LISTENER``, installed by the worker before
+    it executes the launcher, stays on the original: before the fix its supervisor was
+    notified of ``rev``'s ``write`` and answered it (nothing reached stdout). Now the
+    listener is refused, the program's output arrives, and a filter without a listener
+    still installs (control)."""
+    traced.write_file("w0", "n.c", (Path(__file__).parent / "seccomp_notify.c").read_bytes())
+    r = traced.run("w0", "cc -O1 -o n n.c && printf 'abc\\ndef\\n' | ./n ./rev", LIM)
+    assert "NOTIFIED" not in r.stderr, r
+    assert "NEW_LISTENER refused: Operation not permitted" in r.stderr, r
+    assert "plain filter installed" in r.stderr, r
+    assert r.stdout == "cba\nfed\n", r
+
+
+EVIL_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((constructor)) static void dump(void) {
+  FILE *m = fopen("/proc/self/maps", "r"); char line[512]; unsigned long total = 0;
+  FILE *o = fopen("dump.bin", "w");
+  while (m && fgets(line, sizeof line, m)) {
+    unsigned long a, b; char perm[8], path[400] = "";
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &a, &b, perm, path) >= 3 && strstr(path, "/run/scarce/orig/")) {
+      fwrite((void *)a, 1, b - a, o); total += b - a; }
+  }
+  fclose(o); fprintf(stderr, "EVIL dumped %lu bytes\n", total); exit(0);
+}
+"""
+
+
+def test_the_original_cannot_name_its_hidden_path(traced):
+    """The original printing its own ``/proc/self/maps`` (``./rev /proc/self/maps``) named
+    its hidden path; executed directly from there, without the launcher, it loaded the
+    worker's ``LD_PRELOAD`` library, which copied every mapped byte of it (rev2 review:
+    20,480 bytes of rev, both backends). The launcher now confines the original's reads
+    away from ``/proc`` (Landlock) before the exec. Control: it still reads the worker's
+    files and the system's."""
+    traced.write_file("w0", "evil.c", EVIL_C.encode())
+    r = traced.run("w0", "./rev /proc/self/maps; ./rev /dev/fd/0 < docs.txt | head -c 0; ln -s /proc/self/maps m; "
+                         "./rev m; P=$(./rev /proc/self/maps 2>/dev/null | rev | awk '{print $6}' | grep orig | head -1); "
+                         "cc -shared -fPIC -o evil.so evil.c && [ -n \"$P\" ] && LD_PRELOAD=$PWD/evil.so $P; "
+                         "test -e dump.bin && echo DUMPED", LIM)
+    assert "/run/scarce/orig" not in r.stdout and "DUMPED" not in r.stdout and "EVIL" not in r.stderr, r
+    assert r.stderr.count("cannot open") >= 2 and "Permission denied" in r.stderr, r
+    r = traced.run("w0", "printf 'ab\\n' > t.txt; ./rev t.txt; ./rev /etc/debian_version | head -c 0; echo rc=$?", LIM)
+    assert r.stdout.startswith("ba\n") and "rc=0" in r.stdout, r
+
+
+def test_exhausted_landlock_layers_do_not_run_the_original_unconfined(traced):
+    """The worker stacks the kernel's 16 Landlock layers itself, then runs the launcher:
+    its own confinement then fails, and the original must not run without it (before:
+    it ran and printed its hidden path)."""
+    traced.write_file("w0", "l.c", (Path(__file__).parent / "landlock_layers.c").read_bytes())
+    r = traced.run("w0", "cc -O1 -o l l.c && ./l ./rev /proc/self/maps; echo rc=$?", LIM)
+    assert "layers=16" in r.stderr, r
+    assert "/run/scarce/orig" not in r.stdout and "rc=126" in r.stdout, r
+    assert "cannot confine the program" in r.stderr, r
+    # no file descriptor left for the launcher's ruleset: refused too, not run unconfined
+    r = traced.run("w0", "python3 -c \"import resource, os; resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3)); "
+                         "os.execv('./rev', ['rev', '/proc/self/maps'])\"; echo rc=$?", LIM)
+    assert "/run/scarce/orig" not in r.stdout and "rc=126" in r.stdout, r
+    assert "cannot confine the program" in r.stderr, r
