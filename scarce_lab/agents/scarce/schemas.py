@@ -233,15 +233,22 @@ class SolverAction(DecisionModel):
     native tool call's arguments (``tool`` is the call's name).
 
     Units: ``duration_seconds`` seconds (clamped by the runner to 1..slot cap).
+
+    Bounds: every solver, a model's answer or a policy written in code, returns this
+    type, so what it may carry into the harness and the record is bounded here: a path
+    of at most 4,096 characters (PATH_MAX), content of at most 200,000 characters (the
+    write limit), a command of at most 131,071 (the kernel's limit on one argument),
+    reason 10,000, text 100,000, a duration within a 32-bit integer. A value outside
+    is a ``ValidationError`` naming the field (a model's answer: recorded as invalid).
     """
 
     tool: Tool
-    path: str = ""
-    content: str = ""
-    command: str = ""
-    duration_seconds: int = 60
-    reason: str = ""
-    text: str = ""
+    path: str = Field("", max_length=4096)
+    content: str = Field("", max_length=200_000)
+    command: str = Field("", max_length=131_071)
+    duration_seconds: int = Field(60, ge=-(2**31), le=2**31 - 1)
+    reason: str = Field("", max_length=10_000)
+    text: str = Field("", max_length=100_000)
 
     def describe(self) -> str:
         """Short text of the call for transcripts."""

@@ -109,7 +109,7 @@ class SubrunStart(_Scarce):
 class ToolArgs(_Record):
     """Arguments of a solver tool call (only the tool's own fields are set).
 
-    ``content`` is cut to 4,000 characters; ``bytes`` is the full content's size.
+    Texts are cut to 4,000 characters; ``bytes`` is the full content's size.
     """
 
     path: str | None = None

@@ -476,9 +476,11 @@ _ARGS = {"read_file": ("path",), "run_command": ("command",), "save_persistent_m
 
 
 def _action_args(a: SolverAction) -> dict[str, Any]:
+    """The recorded arguments of a tool call: texts cut to 4,000 characters (the full
+    content's size in ``bytes``), so one call never writes a huge event line."""
     if a.tool == "write_file":
-        return {"path": a.path, "content": a.content[:4000], "bytes": len(a.content.encode())}
-    return {k: getattr(a, k) for k in _ARGS.get(a.tool, ())}
+        return {"path": a.path[:4000], "content": a.content[:4000], "bytes": len(a.content.encode())}
+    return {k: (v[:4000] if isinstance(v := getattr(a, k), str) else v) for k in _ARGS.get(a.tool, ())}
 
 
 def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwargs: Any) -> Path:
