@@ -18,9 +18,13 @@ granted by contention) and this project's issue 10 (isolation boundary).
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class SandboxError(RuntimeError):
@@ -186,6 +190,31 @@ def drop_all(drop, names: list[str], *, keep: bool) -> list[str]:
         except SandboxError as exc:
             errors.append(str(exc))
     return errors
+
+
+@contextmanager
+def slot_reservation(lock: Any, w: Any, worker: str) -> Iterator[float]:
+    """Check ``worker``'s slot and reserve it in one step under ``lock`` (``w`` has
+    ``deadline``, a ``time.monotonic()`` value or ``None``, and a ``reserved`` count):
+    yields the slot's remaining real seconds; the reservation ends when the block does.
+    ``close_slot`` waits until no reservation is left, so no command starts after it
+    returns (both backends run commands through this).
+
+    Raises:
+        SlotNotActiveError: no slot, or it has expired.
+    """
+    with lock:
+        if w.deadline is None:
+            raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
+        remaining = w.deadline - time.monotonic()
+        if remaining <= 0:
+            raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
+        w.reserved += 1
+    try:
+        yield remaining
+    finally:
+        with lock:
+            w.reserved -= 1
 
 
 class Sandbox(ABC):

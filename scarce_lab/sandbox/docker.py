@@ -45,9 +45,9 @@ from .base import (
     ResourceLimits,
     Sandbox,
     SandboxError,
-    SlotNotActiveError,
     command_problem,
     drop_all,
+    slot_reservation,
 )
 from .cgroups import Cgroup, Guardian
 from .hostroot import HostRoot
@@ -279,21 +279,11 @@ class DockerSandbox(Sandbox):
             max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
         """As :meth:`LocalSandbox.run` (same limits, same teardown), in the container."""
         w = self._worker(worker)
-        with self._lock:  # check and reserve in one step (close_slot waits for reservations)
-            if w.deadline is None:
-                raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-            remaining = w.deadline - time.monotonic()
-            if remaining <= 0:
-                raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-            w.reserved += 1
-        try:
+        with slot_reservation(self._lock, w, worker) as remaining:  # close_slot waits for it
             lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
             data = stdin.encode() if isinstance(stdin, str) else stdin
             res = self._exec(w, ["/bin/sh", "-c", command], lim, stdin=data, output_limit=self.output_limit,
                              shown=command)
-        finally:
-            with self._lock:
-                w.reserved -= 1
         rem = self.slot_remaining(worker)
         res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
         return res

@@ -56,9 +56,9 @@ from .base import (
     ResourceLimits,
     Sandbox,
     SandboxError,
-    SlotNotActiveError,
     command_problem,
     drop_all,
+    slot_reservation,
 )
 from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
 from .cgroups import Cgroup, Guardian, detect, reap_stale, remove_sandbox_groups
@@ -333,20 +333,10 @@ class LocalSandbox(Sandbox):
             TeardownError: processes survived the kills (never silently ignored).
         """
         w = self._worker(worker)
-        with self._lock:  # check and reserve in one step (close_slot waits for reservations)
-            if w.deadline is None:
-                raise SlotNotActiveError(f"worker {worker!r} has no active execution slot")
-            remaining = w.deadline - time.monotonic()
-            if remaining <= 0:
-                raise SlotNotActiveError(f"worker {worker!r}: its execution slot has expired")
-            w.reserved += 1
-        try:
+        with slot_reservation(self._lock, w, worker) as remaining:  # close_slot waits for it
             lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
             data = stdin.encode() if isinstance(stdin, str) else stdin
             res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
-        finally:
-            with self._lock:
-                w.reserved -= 1
         rem = self.slot_remaining(worker)
         res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
         return res
