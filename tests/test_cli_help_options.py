@@ -218,8 +218,18 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
             "--out": [], "--resume": ["--resume"], "--no-progress": ["--no-progress"], "--progress": ["--progress"],
             "--simulations": ["--simulations", "2"], "--processes": ["--processes", "1"],
             "--executor": ["--executor", "local"], "--address": ["--executor", "ray", "--address", "auto"],
-            "--set": ["-S", "seed=3"],
+            "--set": ["-S", "seed=3"], "--max-cost-usd": ["--max-cost-usd", "5"],
         }
+        if opt.opts[0] in ("--dry-run", "--check"):  # they run nothing: a plan, or one tiny request per model
+            recorded.clear()
+            a = [opt.opts[0], "--model", "scripted/greedy" if path[1] == "sovsim" else "scripted/random"]
+            if path[1] == "economy":
+                a = [opt.opts[0]]
+            res = _invoke(path, a, tmp_path)
+            assert res.exit_code == 0, f"{' '.join(path)} {' '.join(a)} refused: {res.output[-800:]}"
+            assert not recorded, f"{' '.join(path)} {opt.opts[0]}: a run started"
+            checked += 1
+            continue
         if opt.opts[0] == "--config":
             cfg = tmp_path / "c.yaml"
             cfg.write_text("seed: 4\n")

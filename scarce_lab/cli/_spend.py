@@ -66,8 +66,13 @@ def apply_sweep_cap(configs: list[Any], out: Path, cap: float | None) -> list[An
         update = {"spend_ledger": out.resolve() / LEDGER}  # absolute: Ray tasks and processes share it
         if cap is not None:
             update["sweep_max_cost_usd"] = cap
-        try:
-            done.append(type(cfg).model_validate({**cfg.model_dump(), "llm": {**cfg.llm.model_dump(), **update}}))
+        try:  # the llm block revalidated, then the config's own check of what reaches the models
+            # (a dump and re-validation of the whole config fails on derived fields: the
+            # economy's ablation lives in two places once validated)
+            llm = type(cfg.llm).model_validate({**cfg.llm.model_dump(), **update})
+            new = cfg.model_copy(update={"llm": llm})
+            new._settings_reach_the_models()
+            done.append(new)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--max-cost-usd") from None
     return done

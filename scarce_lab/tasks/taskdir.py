@@ -148,7 +148,8 @@ def _files(root: Path, part: str) -> dict[str, bytes]:
     import os
     import stat
 
-    from scarce_lab.sandbox.fileio import ToolError, collect
+    from scarce_lab.sandbox import gate
+    from scarce_lab.sandbox.fileio import ToolError
 
     # one bounded, iterative pass (os.walk recursed: 1,500 nested folders raised
     # RecursionError); the same depth bound as collect's, and at most 20 entries per file
@@ -172,12 +173,15 @@ def _files(root: Path, part: str) -> dict[str, bytes]:
                     raise TaskDirError(f"{root}: {part}: {rel} is not a regular file (a FIFO, socket or device; "
                                        "a task directory holds regular files only)")
 
-    try:
-        got = collect(root, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES, max_depth=MAX_DEPTH)
+    budget = gate.Budget(total_bytes=MAX_FILES * MAX_FILE_BYTES, file_bytes=MAX_FILE_BYTES, files=MAX_FILES,
+                         entries=20 * MAX_FILES, depth=MAX_DEPTH)
+    try:  # the one reader of folders (sandbox.gate): every file read whole or named as left out
+        got = gate.gather(root, budget)
     except ToolError as exc:
         raise TaskDirError(f"{root}: {part}: {exc}") from None
-    if got.skipped:
-        raise TaskDirError(f"{root}: {part}: files left out: {'; '.join(got.skipped[:5])}")
+    if got.left_out_count or got.over_budget:
+        why = "; ".join(got.left_out[:5]) or got.over_budget
+        raise TaskDirError(f"{root}: {part}: files left out: {why}")
     return dict(got.files)
 
 
