@@ -85,3 +85,15 @@ def test_a_condition_setting_the_provider_ignores_is_refused_or_recorded_as_not_
     # a model that takes temperature keeps it as a condition
     c = SovSimConfig(model="openai/gpt-4o-mini", llm={"temperature": 0.2})
     assert c.condition_settings()["llm.temperature"] == 0.2
+
+
+def test_settings_left_at_their_defaults_are_recorded_not_sent_not_refused():
+    """``--model openai/o3-mini`` with the default temperature runs (the user asked for
+    nothing the model ignores); the condition records the temperature as not sent, the
+    same as a run that set it and allowed it."""
+    d = SovSimConfig(model="openai/o3-mini")
+    assert d.condition_settings()["llm.temperature"] == NOT_SENT
+    e = SovSimConfig(model="openai/o3-mini", llm={"temperature": 0.9, "allow_ignored_settings": True})
+    assert d.run_id == e.run_id
+    with pytest.raises(ValueError, match="would not be sent"):  # set explicitly, even to the default value
+        SovSimConfig(model="openai/o3-mini", llm={"temperature": d.llm.temperature})

@@ -29,6 +29,7 @@ def test_container_settings():
     sb = DockerSandbox.__new__(DockerSandbox)  # no engine needed to inspect the settings
     sb.image, sb.cpus, sb.limits, sb.tmp_bytes, sb._id = "img", 1.5, ResourceLimits(), 1 << 20, "x"
     sb._lock, sb._closed = __import__("threading").RLock(), False
+    sb.host = __import__("types").SimpleNamespace(proc_masks={})  # the masked /proc files (none here)
     w = _DWorker("w0", Path("/run/x/w0"), 1000007, None, Path("/run/x/io/w0"),
                  exec_only={"/usr/bin/rev": "/run/x/programs/0/rev"})
     sb._workers = {"w0": w}
@@ -37,6 +38,8 @@ def test_container_settings():
     assert kw["nano_cpus"] == 1_500_000_000 and kw["mem_limit"] == 1 << 30 == kw["memswap_limit"]
     assert kw["pids_limit"] == 64 and kw["cap_drop"] == ["ALL"] and "cap_add" not in kw
     assert kw["user"] == "1000007:1000007" and "no-new-privileges" in kw["security_opt"]
+    profile = next(o for o in kw["security_opt"] if o.startswith("seccomp="))  # ours, not Docker's default
+    assert '"ptrace"' in profile and "SCMP_ACT_ERRNO" in profile
     assert kw["volumes"]["/run/x/w0"] == {"bind": "/run/x/w0", "mode": "rw"}
     assert [(m["Target"], m["Source"], m["ReadOnly"]) for m in kw["mounts"]] == \
         [("/usr/bin/rev", "/run/x/programs/0/rev", True)]

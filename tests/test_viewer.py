@@ -92,7 +92,7 @@ def test_a_real_scarce_run_shows_each_contention_as_its_phases_in_time_order(run
     blocks = re.findall(r'<details class="sl-contention".*?</details>', html, flags=re.S)
     assert len(blocks) == n_contentions > 0
     assert "<code>{" not in html  # the raw-JSON fallback is for unknown kinds only
-    order = ["declaration", "reasoning", "private", "revision", "ballots", "schedule", "payment"]
+    order = ["declaration", "reasoning", "private", "revision", "ballots", "intent", "schedule", "payment"]
     kinds = {e["kind"] for e in raw}
     for block in blocks:
         phases = re.findall(r'data-phase="([a-z]+)"', block)

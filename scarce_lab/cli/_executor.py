@@ -69,6 +69,6 @@ def run_failed(run_dir: Path, exc: BaseException) -> None:
     except RunFailedError as failed:
         reason = failed.reason or f"{type(exc).__name__}: {exc}"
     line = " ".join(str(reason).split())[:500]
-    typer.echo(f"error: run {run_dir} failed: {line}", err=True)
-    typer.echo("  (the run folder keeps its events and model calls; --resume continues it)", err=True)
+    typer.echo(f"error: run {run_dir} failed: {line} (its folder keeps the events and model calls; "
+               "--resume continues it)", err=True)
     raise typer.Exit(1) from None

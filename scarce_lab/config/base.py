@@ -60,10 +60,11 @@ class ExperimentConfig(BaseModel):
     def _settings_reach_the_models(self) -> ExperimentConfig:
         """Refuse, before anything runs (issue 21 section 1, issue 28 section 3):
 
-        - a condition setting (``llm.temperature``, ``llm.max_tokens``,
+        - a condition setting the user set (``llm.temperature``, ``llm.max_tokens``,
           ``llm.reasoning_effort``) that litellm would not send to a model (e.g.
-          temperature for ``openai/o3-mini``), unless ``llm.allow_ignored_settings``
-          (the condition then records it as "not sent");
+          temperature for ``openai/o3-mini``), unless ``llm.allow_ignored_settings``;
+          either way, and for settings left at their defaults, the condition records it
+          as "not sent" (so ``--model openai/gpt-5`` runs with its defaults);
         - a dollar cap (``llm.max_cost_usd``, ``llm.sweep_max_cost_usd``) on a model
           whose price is unknown (:func:`scarce_lab.llm.costs.price_of`), unless
           ``llm.prices`` gives one.
@@ -71,8 +72,9 @@ class ExperimentConfig(BaseModel):
         llm = getattr(self, "llm", None)
         if llm is None:
             return self
+        asked = getattr(llm, "model_fields_set", set())  # what the user set; defaults are recorded "not sent"
         for model in self.llm_models():
-            ignored = self.ignored_settings(model)
+            ignored = {k: v for k, v in self.ignored_settings(model).items() if k in asked}
             if ignored and not getattr(llm, "allow_ignored_settings", False):
                 names = ", ".join(f"llm.{k}={v!r}" for k, v in ignored.items())
                 raise ValueError(

@@ -88,7 +88,7 @@ def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> 
 # events that say a worker stayed silent or revised its bid, belongs to the contention
 # block; nothing of it is shown as raw JSON after the block.
 _CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "private_silence", "protocol_violation",
-                     "bid_revision", "ballot", "schedule", "payment"}
+                     "bid_revision", "ballot", "schedule", "payment", "tactic_intent"}
 
 
 def _time_key(unit: list[dict]) -> tuple[float, int]:
@@ -204,6 +204,12 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
                                 for i, x in enumerate(e["payload"].get("entries", []), 1))
             rows.append([_t(e), esc(e["agent"]), _badge_cell(e), f"{esc(entries)} {_violation(e)}"])
         parts.append(_phase("ballots", "4 · Ballots", _table(["time", "voter", "seen by", "ranking"], rows)))
+    if by_kind.get("tactic_intent"):
+        parts.append(_phase("intent", "Intended tactics (the scripted policy's ground truth)", _table(
+            ["worker", "of", "tactics", "seen by"],
+            [[esc(e["agent"]), esc(e["payload"].get("of_kind")) + (
+                f' (round {esc(e["payload"]["private_round"])})' if e["payload"].get("private_round") else ""),
+              esc(", ".join(e["payload"].get("tactics") or [])), _badge_cell(e)] for e in by_kind["tactic_intent"]])))
     if by_kind.get("protocol_violation"):
         parts.append(_phase("violations", "Refused by the protocol", _table(
             ["time", "worker", "seen by", "reason"],

@@ -9,6 +9,10 @@ Events (typed: :mod:`scarce_lab.data.events.scarce`) are committed after every
 contention and at the end of every subrun, each commit with a checkpoint of the
 world, the agents and the workers' folders.
 
+Size: one run's loop in one place (the contention's phases with their events, the
+solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are in
+:mod:`.checkpoint` and :mod:`.io`.
+
 * ``clock="wall"`` uses measured decision and command durations on the same
   discrete-event timeline (slots still occupy their allocated seconds); it is not a
   concurrent real-time execution, and runs are then not bit-reproducible.
