@@ -235,20 +235,20 @@ class SolverAction(DecisionModel):
     Units: ``duration_seconds`` seconds (clamped by the runner to 1..slot cap).
 
     Bounds: every solver, a model's answer or a policy written in code, returns this
-    type, so what it may carry into the harness and the record is bounded here: a path
-    of at most 4,096 characters (PATH_MAX), content of at most 200,000 characters (the
-    write limit), a command of at most 131,071 (the kernel's limit on one argument),
-    reason 10,000, text 100,000, a duration within a 32-bit integer. A value outside
-    is a ``ValidationError`` naming the field (a model's answer: recorded as invalid).
+    type. Texts are bounded where they cross: the tools and the sandbox refuse what is
+    too long (a tool error or a refused command shown to the solver; the run goes on)
+    and the record cuts them (``runners.scarce.runner._action_args``); the duration is
+    bounded here to a 32-bit integer (a 10**30-second request made the run's dataset
+    unloadable): a value outside is a ``ValidationError`` naming the field.
     """
 
     tool: Tool
-    path: str = Field("", max_length=4096)
-    content: str = Field("", max_length=200_000)
-    command: str = Field("", max_length=131_071)
+    path: str = ""
+    content: str = ""
+    command: str = ""
     duration_seconds: int = Field(60, ge=-(2**31), le=2**31 - 1)
-    reason: str = Field("", max_length=10_000)
-    text: str = Field("", max_length=100_000)
+    reason: str = ""
+    text: str = ""
 
     def describe(self) -> str:
         """Short text of the call for transcripts."""
