@@ -367,15 +367,11 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None)
         rec.emit(ev.EpisodeAgents(agents=summary.records()), round=rnd, phase=phase)
         if training:
             _evolve(cfg, economy, policy, rec, rnd, e)
-        count = cfg.episodes if phase == "train" else cfg.eval_episodes
-        if e % cfg.snapshot_every == 0 or e == count - 1:
-            _snapshot(economy, rec, rnd, phase)
-        last = i == len(schedule) - 1 or schedule[i + 1][0] != phase
-        if phase == "eval" and last and economy.ledger.balances() != state["eval_balances"]:
-            raise RuntimeError("frozen evaluation changed wealth")
-        state["tasks"] = tasks.state()
-        state["next_round"] = rnd + 1
-        rec.commit_round(rnd, state=state)
+        from .economy_reference import (
+            close_episode,  # the end of an episode is the same for both engines
+        )
+
+        close_episode(cfg, economy, rec, tasks, state, schedule, i, e, rnd, phase, snapshot=_snapshot)
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
@@ -477,3 +473,4 @@ def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
             end = "solved" if solved else "done"
             break
     return EpisodeResult(solved, len(winners), total, winners, end)
+

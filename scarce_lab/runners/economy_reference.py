@@ -144,15 +144,7 @@ def play(cfg, rec, policy, tasks, state, *, schedule, genome_payload, engine_pay
                 rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                                  total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
             _flush(rec, economy, policy, end, emitted, rnd, genome_payload)
-        count = cfg.episodes if phase == "train" else cfg.eval_episodes
-        if e % cfg.snapshot_every == 0 or e == count - 1:
-            _snapshot(economy, rec, rnd, phase)
-        last = i == len(schedule) - 1 or schedule[i + 1][0] != phase
-        if phase == "eval" and last and economy.ledger.balances() != state["eval_balances"]:
-            raise RuntimeError("frozen evaluation changed wealth")
-        state["tasks"] = tasks.state()
-        state["next_round"] = rnd + 1
-        rec.commit_round(rnd, state=state)
+        close_episode(cfg, economy, rec, tasks, state, schedule, i, e, rnd, phase, snapshot=_snapshot)
 
 
 def _text(action) -> str:
@@ -179,3 +171,25 @@ def _snapshot(economy: ReferenceEconomy, rec, rnd: int, phase: str) -> None:
                 for a in economy.living()],
         bank=bal["bank"], rent_sink=bal["rent_sink"], total=economy.ledger.total(),
     ), round=rnd, phase=phase)
+
+
+def close_episode(cfg, economy, rec, tasks, state: dict, schedule: list, i: int, e: int, rnd: int,
+                   phase: str, snapshot) -> None:
+    """The end of every episode, for both engines (``snapshot(economy, rec, rnd, phase)``:
+    the engine's population snapshot): a population snapshot every
+    ``snapshot_every`` episodes and at the last of a phase, the check that a frozen
+    evaluation left every balance as it was, then the commit (with the checkpoint
+    ``state``) that makes the episode durable.
+
+    Raises:
+        RuntimeError: the frozen evaluation changed wealth.
+    """
+    count = cfg.episodes if phase == "train" else cfg.eval_episodes
+    if e % cfg.snapshot_every == 0 or e == count - 1:
+        snapshot(economy, rec, rnd, phase)
+    last = i == len(schedule) - 1 or schedule[i + 1][0] != phase
+    if phase == "eval" and last and economy.ledger.balances() != state["eval_balances"]:
+        raise RuntimeError("frozen evaluation changed wealth")
+    state["tasks"] = tasks.state()
+    state["next_round"] = rnd + 1
+    rec.commit_round(rnd, state=state)
