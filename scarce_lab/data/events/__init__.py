@@ -1,10 +1,12 @@
 """The trajectory contract: one typed event model per environment.
 
 Every event of a run is an :class:`~.base.EventEnvelope` whose ``payload`` is the
-tagged union of its environment's payload models (tag: ``kind``):
-
-- :mod:`.sovsim` (SovSim commons), :mod:`.scarce` (SCARCE slot auctions),
-  :mod:`.economy` (Economy of Minds), plus :class:`~.base.RoundCommitted` everywhere.
+tagged union of its environment's payload models (tag: ``kind``). Environments
+register their payload models here (:func:`~.registry.register_payloads`); the three
+shipped ones do so from their payload modules in this package (:mod:`.sovsim`,
+:mod:`.scarce`, :mod:`.economy`, each imported below without being named), any other
+through :func:`scarce_lab.environments.register`. :class:`~.base.RoundCommitted`
+belongs to every environment.
 
 Use :func:`event_model` to validate a line, :func:`payload_types` to list the kinds.
 The format's version is :data:`SCHEMA_VERSION`; older files are migrated on read by
@@ -13,12 +15,14 @@ The format's version is :data:`SCHEMA_VERSION`; older files are migrated on read
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from functools import cache
+from types import MappingProxyType
 from typing import Annotated, Union
 
 from pydantic import Field, create_model
 
-from . import economy, scarce, sovsim
 from .base import (
     SCHEMA_VERSION,
     DecisionFields,
@@ -27,39 +31,38 @@ from .base import (
     RoundCommitted,
     Visibility,
 )
+from .registry import (
+    _REGISTERED,
+    PayloadRegistration,
+    UnknownEnvironmentError,
+    register_payloads,
+    registered,
+    registration,
+    unregister_payloads,
+)
 
-#: Environment name -> the module declaring its payloads (``PAYLOADS``, ``ROUND_MEANING``).
-ENVIRONMENTS = {"sovsim": sovsim, "scarce": scarce, "economy": economy}
+#: Environment name -> its :class:`~.registry.PayloadRegistration` (a live read-only
+#: view of the registry: an environment registered later appears here).
+ENVIRONMENTS = MappingProxyType(_REGISTERED)
+
+# The payload modules of this package register themselves on import.
+for _m in pkgutil.iter_modules(__path__):
+    if _m.name not in ("base", "registry", "migrations"):
+        importlib.import_module(f"{__name__}.{_m.name}")
 
 
-class UnknownEnvironmentError(ValueError):
-    """A manifest names an environment this version does not know."""
-
-
-def _module(environment: str):
-    try:
-        return ENVIRONMENTS[environment]
-    except KeyError:
-        raise UnknownEnvironmentError(
-            f"unknown environment {environment!r} (known: {sorted(ENVIRONMENTS)})"
-        ) from None
-
-
-@cache
 def payload_types(environment: str) -> dict[str, type[Payload]]:
     """``kind -> payload model`` for ``environment`` (``round_committed`` included).
 
     Raises:
-        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+        UnknownEnvironmentError: no environment of that name is registered.
     """
-    models = (*_module(environment).PAYLOADS, RoundCommitted)
-    out: dict[str, type[Payload]] = {}
-    for m in models:
-        kind = m.model_fields["kind"].default
-        if kind in out:
-            raise TypeError(f"{environment}: two payload models use kind {kind!r}")
-        out[kind] = m
-    return out
+    return _kinds(registration(environment))
+
+
+@cache
+def _kinds(reg: PayloadRegistration) -> dict[str, type[Payload]]:
+    return reg.kinds()
 
 
 def final_counts(environment: str, config: dict) -> dict[str, int]:
@@ -68,12 +71,11 @@ def final_counts(environment: str, config: dict) -> dict[str, int]:
     complete runs recorded before manifests counted their events.
 
     Raises:
-        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+        UnknownEnvironmentError: no environment of that name is registered.
     """
-    return _module(environment).final_counts(config)
+    return registration(environment).final_counts(config)
 
 
-@cache
 def event_model(environment: str) -> type[EventEnvelope]:
     """The envelope whose ``payload`` is ``environment``'s tagged union.
 
@@ -81,16 +83,21 @@ def event_model(environment: str) -> type[EventEnvelope]:
     SovSim ``events.jsonl``.
 
     Raises:
-        UnknownEnvironmentError: not one of :data:`ENVIRONMENTS`.
+        UnknownEnvironmentError: no environment of that name is registered.
     """
-    union = Annotated[Union[tuple(payload_types(environment).values())], Field(discriminator="kind")]  # noqa: UP007
-    name = "".join(p.capitalize() for p in environment.split("_")) + "Event"
+    return _event_model(registration(environment))
+
+
+@cache
+def _event_model(reg: PayloadRegistration) -> type[EventEnvelope]:
+    union = Annotated[Union[tuple(_kinds(reg).values())], Field(discriminator="kind")]  # noqa: UP007
+    name = "".join(p.capitalize() for p in reg.environment.split("_")) + "Event"
     return create_model(name, __base__=EventEnvelope, __module__=__name__, payload=(union, ...))
 
 
 def round_meaning(environment: str) -> str:
     """What ``Event.round`` counts in ``environment`` (one sentence)."""
-    return _module(environment).ROUND_MEANING
+    return registration(environment).round_meaning
 
 
 __all__ = [
@@ -99,11 +106,16 @@ __all__ = [
     "DecisionFields",
     "EventEnvelope",
     "Payload",
+    "PayloadRegistration",
     "RoundCommitted",
     "UnknownEnvironmentError",
     "Visibility",
     "event_model",
     "final_counts",
     "payload_types",
+    "register_payloads",
+    "registered",
+    "registration",
     "round_meaning",
+    "unregister_payloads",
 ]

@@ -284,3 +284,13 @@ def final_counts(config: dict) -> dict[str, int]:
     ``episode_end`` per training and evaluation episode."""
     n = [config.get("episodes"), config.get("eval_episodes")]
     return {"episode_end": n[0] + n[1]} if all(isinstance(x, int) for x in n) else {}
+
+
+def _register() -> None:
+    from .migrations import _economy_v1
+    from .registry import register_payloads
+
+    register_payloads("economy", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_economy_v1)
+
+
+_register()

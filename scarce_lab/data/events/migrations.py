@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import SCHEMA_VERSION
+from .registry import registration
 
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
@@ -84,7 +85,10 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
     if out.get("kind") == "round_committed":
         out["visibility"], out["visible_to"] = "researcher", []
         return out
-    _V1_TO_V2[environment](out, payload)
+    migrate_v1 = registration(environment).migrate_v1
+    if migrate_v1 is None:
+        raise ValueError(f"environment {environment!r} has no version-1 events to migrate (it registered no migrate_v1)")
+    migrate_v1(out, payload)
     return out
 
 
@@ -170,5 +174,3 @@ def _scarce_v1(out: dict, p: dict) -> None:
     elif kind in ("private_message", "private_silence"):
         p["private_round"] = p.pop("round")
 
-
-_V1_TO_V2 = {"sovsim": _sovsim_v1, "economy": _economy_v1, "scarce": _scarce_v1}

@@ -403,3 +403,13 @@ def final_counts(config: dict) -> dict[str, int]:
     """Kinds a complete run holds a known number of times, from its config: one
     ``subrun_end`` per subrun (``config["subruns"]``)."""
     return {"subrun_end": config["subruns"]} if isinstance(config.get("subruns"), int) else {}
+
+
+def _register() -> None:
+    from .migrations import _scarce_v1
+    from .registry import register_payloads
+
+    register_payloads("scarce", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_scarce_v1)
+
+
+_register()

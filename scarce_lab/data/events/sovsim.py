@@ -155,3 +155,13 @@ def final_counts(config: dict) -> dict[str, int]:
     """Kinds a complete run holds a known number of times, from its config: one
     ``game_end`` (a game ends by collapse or after its last round)."""
     return {"game_end": 1}
+
+
+def _register() -> None:
+    from .migrations import _sovsim_v1
+    from .registry import register_payloads
+
+    register_payloads("sovsim", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_sovsim_v1)
+
+
+_register()

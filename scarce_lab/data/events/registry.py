@@ -1,0 +1,154 @@
+"""Payload registration: the one place the trajectory format learns an environment.
+
+An environment's event kinds (its payload models), what its ``round`` counts, the
+counts a complete run holds and its version-1 migration are registered here by the
+environment (:func:`register_payloads`); readers and writers look them up by the
+manifest's ``environment`` (:func:`registration`). The format names no environment:
+the three shipped ones register from their own payload modules (:mod:`.sovsim`,
+:mod:`.scarce`, :mod:`.economy`, imported by :mod:`scarce_lab.data.events`), any other
+through :func:`scarce_lab.environments.register` (a package of its own declares it
+under the entry-point group :data:`ENTRY_POINT_GROUP`, loaded on the first lookup
+that misses).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Payload, RoundCommitted
+
+#: Entry-point group under which a package declares an environment (its spec or the
+#: module that registers it); :mod:`scarce_lab.environments` loads the same group.
+ENTRY_POINT_GROUP = "scarce_lab.environments"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class UnknownEnvironmentError(ValueError):
+    """A manifest names an environment this version does not know."""
+
+
+def _no_counts(config: dict) -> dict[str, int]:
+    return {}
+
+
+@dataclass(frozen=True)
+class PayloadRegistration:
+    """What the trajectory format knows of one environment.
+
+    Attributes:
+        environment: the name manifests carry (lower case, ``[a-z][a-z0-9_]*``).
+        payloads: the environment's payload models (each with a ``kind`` literal default);
+            :class:`~.base.RoundCommitted` is added by the format.
+        round_meaning: what ``Event.round`` counts (one sentence).
+        final_counts: ``manifest config -> {kind: count}`` a complete run holds (the
+            check on complete runs recorded before manifests counted their events).
+        migrate_v1: rewrites a version-1 event dict's ``(event, payload)`` in place as
+            version 2; ``None`` for an environment born after version 1.
+    """
+
+    environment: str
+    payloads: tuple[type[Payload], ...]
+    round_meaning: str
+    final_counts: Callable[[dict], dict[str, int]] = _no_counts
+    migrate_v1: Callable[[dict, dict], None] | None = None
+
+    def kinds(self) -> dict[str, type[Payload]]:
+        """``kind -> payload model`` (``round_committed`` included)."""
+        out: dict[str, type[Payload]] = {}
+        for m in (*self.payloads, RoundCommitted):
+            out[m.model_fields["kind"].default] = m
+        return out
+
+
+_REGISTERED: dict[str, PayloadRegistration] = {}
+_discovered = False
+
+
+def register_payloads(
+    environment: str,
+    payloads: tuple[type[Payload], ...],
+    *,
+    round_meaning: str,
+    final_counts: Callable[[dict], dict[str, int]] | None = None,
+    migrate_v1: Callable[[dict, dict], None] | None = None,
+) -> PayloadRegistration:
+    """Register ``environment``'s payload models (idempotent for the same objects).
+
+    Raises:
+        ValueError: a name that is not ``[a-z][a-z0-9_]*``, no payload model, an empty
+            ``round_meaning``, or ``environment`` already registered with other payloads
+            (the name and both registrations' kinds are named).
+        TypeError: a payload that is not a :class:`~.base.Payload` subclass with a
+            string ``kind`` default, or two models with one kind (``round_committed``
+            is the format's own).
+    """
+    if not isinstance(environment, str) or not _NAME.match(environment):
+        raise ValueError(f"environment name {environment!r} must match [a-z][a-z0-9_]*")
+    payloads = tuple(payloads)
+    if not payloads:
+        raise ValueError(f"{environment}: no payload model registered (payloads is empty)")
+    if not isinstance(round_meaning, str) or not round_meaning.strip():
+        raise ValueError(f"{environment}: round_meaning must say what Event.round counts, got {round_meaning!r}")
+    seen: dict[str, str] = {"round_committed": "RoundCommitted (the format's own)"}
+    for m in payloads:
+        if not (isinstance(m, type) and issubclass(m, Payload)):
+            raise TypeError(f"{environment}: payload {m!r} is not a scarce_lab.data.events.Payload subclass")
+        kind = m.model_fields["kind"].default if "kind" in m.model_fields else None
+        if not isinstance(kind, str) or not kind:
+            raise TypeError(f"{environment}: payload {m.__name__} has no string `kind` default")
+        if kind in seen:
+            raise TypeError(f"{environment}: payload models {seen[kind]} and {m.__name__} both use kind {kind!r}")
+        seen[kind] = m.__name__
+    reg = PayloadRegistration(environment, payloads, round_meaning, final_counts or _no_counts, migrate_v1)
+    old = _REGISTERED.get(environment)
+    if old is not None and old != reg:
+        raise ValueError(f"environment {environment!r} is already registered with other payloads "
+                         f"({sorted(old.kinds())} vs {sorted(reg.kinds())}); unregister it first")
+    _REGISTERED[environment] = reg
+    return reg
+
+
+def unregister_payloads(environment: str) -> None:
+    """Forget ``environment`` (tests that register a toy environment clean up with it)."""
+    _REGISTERED.pop(environment, None)
+
+
+def _discover() -> None:
+    """Load the packages that declare environments under :data:`ENTRY_POINT_GROUP`
+    (once); loading one registers it (through :func:`scarce_lab.environments.register`)."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        loaded: Any = ep.load()
+        if hasattr(loaded, "name") and hasattr(loaded, "payloads") and loaded.name not in _REGISTERED:
+            register_payloads(loaded.name, loaded.payloads, round_meaning=loaded.round_meaning,
+                              final_counts=loaded.final_counts, migrate_v1=loaded.migrate_v1)
+
+
+def registration(environment: str) -> PayloadRegistration:
+    """The registration of ``environment``.
+
+    Raises:
+        UnknownEnvironmentError: no environment of that name is registered, also after
+            loading the entry points (the known names are listed).
+    """
+    reg = _REGISTERED.get(environment)
+    if reg is None:
+        _discover()
+        reg = _REGISTERED.get(environment)
+    if reg is None:
+        raise UnknownEnvironmentError(f"unknown environment {environment!r} (known: {sorted(_REGISTERED)})")
+    return reg
+
+
+def registered() -> list[str]:
+    """The names of the environments whose payloads are registered, sorted."""
+    _discover()
+    return sorted(_REGISTERED)
