@@ -70,17 +70,9 @@ def load(path: str | Path) -> Any:
     )
 
 
-#: The options :func:`table` takes per environment, with the values each accepts (a
-#: tuple of choices or a type); anything else is refused.
-TABLE_OPTIONS: dict[str, dict[str, Any]] = {
-    "sovsim": {"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition")},
-    "scarce": {},
-    "economy": {},
-}
-
-
-def _table_options(env: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` checked against :data:`TABLE_OPTIONS` for ``env``.
+def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against the environment's ``table_options``
+    (:class:`scarce_lab.environments.EnvironmentSpec`: a tuple of choices or a type each).
 
     Raises:
         TypeError: an option the environment's table does not take (with the nearest
@@ -90,12 +82,12 @@ def _table_options(env: str, options: dict[str, Any]) -> dict[str, Any]:
     """
     import difflib
 
-    allowed = TABLE_OPTIONS[env]
+    allowed = spec.table_options
     for k, v in options.items():
         if k not in allowed:
             near = difflib.get_close_matches(k, list(allowed), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"sl.table: unknown option {k!r} for a {env} table{hint}; "
+            raise TypeError(f"sl.table: unknown option {k!r} for a {spec.name} table{hint}; "
                             f"options: {', '.join(allowed) or 'none'}")
         rule = allowed[k]
         if isinstance(rule, tuple) and v not in rule:
@@ -118,43 +110,27 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
 
     A relative path is resolved as :func:`load` does.
 
+    Every environment's paper table comes from its registered spec
+    (:func:`scarce_lab.environments.get`, ``paper_table`` and ``table_options``).
+
     Raises:
         ValueError: ``environment`` omitted for a dataset of several environments, an
             unknown environment, or an option value outside its choices/type.
         TypeError: an option the table does not take (e.g. ``presett=``).
         EmptyTableError: no finished simulation (SovSim).
     """
+    from . import environments
+
     if isinstance(data, str | Path):
         data = load(data)
-    if isinstance(data, PublishedData):
-        from .analysis.sovsim import sovsim_table
-
-        _table_options("sovsim", options)
-        return sovsim_table(data.agent_rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
-                            force=options.get("force", False), by=options.get("by", "condition"))
     envs = data.environments
     env = environment or (envs[0] if len(envs) == 1 else None)
     if env is None:
         raise ValueError(f"this dataset holds environments {envs}; pass environment=")
-    if env not in TABLE_OPTIONS:
-        raise ValueError(f"unknown environment {env!r}")
-    _table_options(env, options)
-    if env == "sovsim":
-        from .analysis.sovsim import sovsim_table
-        from .data.tables.sovsim import from_dataset, label_conditions
-
-        rounds = label_conditions(from_dataset(data), skip=("condition",))
-        return sovsim_table(rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
-                            force=options.get("force", False), by=options.get("by", "condition"))
-    if env == "scarce":
-        from .analysis.scarce import summary
-        from .data.tables.scarce import contentions_table, submissions_table
-
-        return summary(contentions_table(data), submissions_table(data))
-    from .analysis.economy import ablation_table
-    from .data.tables.economy import episodes
-
-    return ablation_table(episodes(data))
+    spec = environments.get(env)  # UnknownEnvironmentError is a ValueError
+    if isinstance(data, PublishedData) and env not in envs:
+        raise ValueError(f"published {data.layout} data holds environments {envs}, not {env!r}")
+    return spec.paper_table(data, **_table_options(spec, options))
 
 
 def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **options: Any) -> Any:
@@ -179,48 +155,29 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **optio
         from scarce_lab.config import SovSimConfig
         sl.run(SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/demo")
 
+    The environment is the registered one whose config class ``config`` is
+    (:func:`scarce_lab.environments.for_config`); its spec's ``run`` plays it.
+
     Raises:
-        TypeError: ``config`` is not an environment config.
+        TypeError: ``config`` is not a registered environment's config.
         ModelUnavailableError: a model that cannot be used (field, model, reason named).
         RunFailedError: the run failed (``run_dir``, ``status`` and the manifest's
             ``reason`` are attributes); the failed run folder stays for ``resume=True``.
         FileExistsError, RunMismatchError: the folder holds an unfinished run (without
             ``resume``) or a run of other settings.
     """
-    from .config import EconomyRunConfig, ScarceConfig, SovSimConfig
+    from . import environments
     from .reporting import resolve_path
-    from .runners.preflight import RunFailedError, check_configs, check_finished
+    from .runners.preflight import check_configs, check_finished
 
-    if not isinstance(config, SovSimConfig | EconomyRunConfig | ScarceConfig):
-        raise TypeError(f"sl.run needs a SovSimConfig, ScarceConfig or EconomyRunConfig, got {type(config).__name__}")
+    spec = environments.for_config(config)  # TypeError: not a registered environment's config
     out = resolve_path(out)
     if dry_run:  # the plan only: nothing is checked against keys, nothing runs
         from .runners.preview import preview
 
-        envs = {SovSimConfig: "sovsim", EconomyRunConfig: "economy", ScarceConfig: "scarce"}
-        return preview(envs[type(config)], [config])
+        return preview(spec.name, [config])
     check_configs([config])
-    if isinstance(config, SovSimConfig):
-        from .runners.sovsim import run_sweep
-        from .runtime import RunMismatchError
-
-        res = run_sweep([config], out, progress=options.pop("progress", False), **options)
-        for r in res:
-            if r.status == "error":  # it could not start: the folder holds another run
-                kind = RunMismatchError if str(r.error).startswith("RunMismatchError") else FileExistsError
-                raise kind(str(r.error).split(": ", 1)[-1])
-            if r.status == "failed":
-                check_finished([out / r.run_id])  # raises with the manifest's reason
-                raise RunFailedError(out / r.run_id, "failed", r.error)
-        dirs = [out / r.run_id for r in res]
-    elif isinstance(config, EconomyRunConfig):
-        from .runners.economy import run_economy
-
-        dirs = [run_economy(config, out, **options)]
-    else:
-        from .runners.scarce import run_scarce
-
-        dirs = [run_scarce(config, out, **options)]
+    dirs = spec.run(config, out, **options)
     check_finished(dirs)
     return dirs
 

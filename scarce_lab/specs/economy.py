@@ -1,0 +1,83 @@
+"""Economy of Minds (a Hayek machine) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..config.economy import EconomyRunConfig
+from ..data.events import economy as events
+from ..data.events.migrations import _economy_v1
+from ..environments import EnvironmentSpec, register
+
+
+def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
+    """One Economy run, training then frozen evaluation
+    (:func:`scarce_lab.runners.economy.run_economy`); returns its run folder."""
+    from ..runners.economy import run_economy
+
+    return [run_economy(config, out, **options)]
+
+
+def _table(name: str):
+    def build(ds: Any) -> Any:
+        from ..data.tables import economy as tables
+
+        return getattr(tables, name)(ds)
+
+    build.__name__ = name
+    build.__doc__ = f"The Economy tidy table :func:`scarce_lab.data.tables.economy.{name}`."
+    return build
+
+
+def paper_table(data: Any) -> Any:
+    """Solve rate in the first and last fifth of training and in frozen evaluation, per
+    task and condition (:func:`scarce_lab.analysis.economy.ablation_table`)."""
+    from ..analysis.economy import ablation_table
+    from ..data.tables.economy import episodes
+
+    return ablation_table(episodes(data))
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.testing.economy_trace`)."""
+    from ..testing import economy_trace
+
+    return economy_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one run (agents born, then one block per episode group)."""
+    from ..viewer.render import _economy
+
+    return _economy(events_, max_chars)
+
+
+def config_v1(m: Any, params: dict) -> EconomyRunConfig:
+    """The current config of a version-1 run. 0.1.0 fact: the Economy client sampled at
+    temperature 0, overridden by the run's call records (``params``) if any."""
+    cfg = m.config
+    values = {k: v for k, v in cfg.items() if k in EconomyRunConfig.model_fields and k != "llm"}
+    values["llm"] = {"temperature": params.get("temperature", 0.0)}
+    if "max_tokens" in params:
+        values["llm"]["max_tokens"] = params["max_tokens"]
+    return EconomyRunConfig(**values)
+
+
+SPEC = register(EnvironmentSpec(
+    name="economy",
+    title="Economy of Minds",
+    config=EconomyRunConfig,
+    run=run,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_economy_v1,
+    config_v1=config_v1,
+    tables={name: _table(name) for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
+                                            "births", "deaths")},
+    paper_table=paper_table,
+    harness=harness,
+    render=render,
+    cli="scarce_lab.cli.economy",
+))

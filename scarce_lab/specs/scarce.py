@@ -1,0 +1,83 @@
+"""SCARCE (slot auctions for one shared sandbox) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..config.scarce import ScarceConfig
+from ..data.events import scarce as events
+from ..data.events.migrations import _scarce_v1
+from ..environments import EnvironmentSpec, register
+
+
+def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
+    """One SCARCE run (:func:`scarce_lab.runners.scarce.run_scarce`; ``options``:
+    ``resume``, ``client``, ``tasks``, ``sandbox``, ...); returns its run folder."""
+    from ..runners.scarce import run_scarce
+
+    return [run_scarce(config, out, **options)]
+
+
+def _table(name: str):
+    def build(ds: Any) -> Any:
+        from ..data.tables import scarce as tables
+
+        return getattr(tables, name)(ds)
+
+    build.__name__ = name
+    build.__doc__ = f"The SCARCE tidy table :func:`scarce_lab.data.tables.scarce.{name}`."
+    return build
+
+
+def paper_table(data: Any) -> Any:
+    """Win rate, bids, durations, private-chat use, deadline misses and scores with
+    run-clustered CIs (:func:`scarce_lab.analysis.scarce.summary`)."""
+    from ..analysis.scarce import summary
+    from ..data.tables.scarce import contentions_table, submissions_table
+
+    return summary(contentions_table(data), submissions_table(data))
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.testing.scarce_trace`)."""
+    from ..testing import scarce_trace
+
+    return scarce_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one run (per subrun, each contention as its phases)."""
+    from ..viewer.render import _scarce
+
+    return _scarce(events_, max_chars)
+
+
+def config_v1(m: Any, params: dict) -> ScarceConfig:
+    """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
+    ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
+    (conditions are derived)."""
+    cfg = m.config
+    values = {k: v for k, v in cfg.items() if k in ScarceConfig.model_fields and k != "llm"}
+    values["llm"] = {"temperature": cfg.get("temperature", 0.0), "max_tokens": cfg.get("max_tokens"),
+                     "reasoning_effort": cfg.get("reasoning_effort")}
+    return ScarceConfig(**values)
+
+
+SPEC = register(EnvironmentSpec(
+    name="scarce",
+    title="SCARCE",
+    config=ScarceConfig,
+    run=run,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_scarce_v1,
+    config_v1=config_v1,
+    tables={"contentions": _table("contentions_table"), "submissions": _table("submissions_table"),
+            "messages": _table("messages_table")},
+    paper_table=paper_table,
+    harness=harness,
+    render=render,
+    cli="scarce_lab.cli.scarce",
+))

@@ -1,0 +1,120 @@
+"""SovSim (a commons under a boss or a king) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..config.sovsim import SovSimConfig
+from ..data.events import sovsim as events
+from ..data.events.migrations import _sovsim_v1
+from ..environments import EnvironmentSpec, register
+
+
+def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
+    """Play one game (``options``: ``resume``, ``client``, ``progress``, ... of
+    :func:`scarce_lab.runners.sovsim.run_sweep`); returns its run folder.
+
+    Raises:
+        FileExistsError, RunMismatchError: the folder holds an unfinished run (without
+            ``resume``) or a run of other settings.
+        RunFailedError: the game raised (the manifest's reason is named).
+    """
+    from ..runners.preflight import RunFailedError, check_finished
+    from ..runners.sovsim import run_sweep
+    from ..runtime import RunMismatchError
+
+    res = run_sweep([config], out, progress=options.pop("progress", False), **options)
+    for r in res:
+        if r.status == "error":  # it could not start: the folder holds another run
+            kind = RunMismatchError if str(r.error).startswith("RunMismatchError") else FileExistsError
+            raise kind(str(r.error).split(": ", 1)[-1])
+        if r.status == "failed":
+            check_finished([out / r.run_id])  # raises with the manifest's reason
+            raise RunFailedError(out / r.run_id, "failed", r.error)
+    return [out / r.run_id for r in res]
+
+
+def run_task(cfg: SovSimConfig, out_dir: Path, resume: bool) -> Any:
+    """One game for an executor: a :class:`scarce_lab.runners.executors.RunOutcome`
+    (``skipped`` for a complete run, with rounds played and collapse as detail)."""
+    from ..runners.executors import RunOutcome
+    from ..runners.sovsim import arun_game
+    from ..runtime import RunMismatchError, run_sync
+
+    try:
+        res = run_sync(arun_game(cfg, out_dir, resume=resume))
+    except (FileExistsError, RunMismatchError) as exc:
+        return RunOutcome(cfg.run_id, "error", str(exc))
+    except Exception as exc:  # recorded in the run's manifest
+        return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
+    return RunOutcome(res.run_id, res.status, res.error,
+                      {"rounds_played": res.rounds_played, "collapsed": res.collapsed})
+
+
+def agent_rounds(ds: Any) -> Any:
+    """One row per agent and round (:func:`scarce_lab.data.tables.sovsim.from_dataset`)."""
+    from ..data.tables.sovsim import from_dataset
+
+    return from_dataset(ds)
+
+
+def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
+                by: str = "condition") -> Any:
+    """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset or of
+    a published layout (:class:`scarce_lab._api.PublishedData`, its ``agent_rounds``)."""
+    from ..analysis.sovsim import sovsim_table
+
+    if hasattr(data, "agent_rounds"):
+        rounds = data.agent_rounds
+    else:
+        from ..data.tables.sovsim import from_dataset, label_conditions
+
+        rounds = label_conditions(from_dataset(data), skip=("condition",))
+    return sovsim_table(rounds, preset=preset, strict=strict, force=force, by=by)
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.testing.sovsim_trace`)."""
+    from ..testing import sovsim_trace
+
+    return sovsim_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one game (pool chart, one block per round)."""
+    from ..viewer.render import _sovsim
+
+    return _sovsim(events_, max_chars)
+
+
+def config_v1(m: Any, params: dict) -> SovSimConfig:
+    """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
+    answer tokens; the run's call records (``params``) override both settings."""
+    cfg = m.config
+    models = sorted(set(m.models.values()))
+    llm = {"temperature": params.get("temperature", (cfg.get("llm") or {}).get("temperature", 0.7)),
+           "max_tokens": params.get("max_tokens", 110)}
+    return SovSimConfig(condition=m.condition, model=models[0] if len(models) == 1 else "+".join(models),
+                        simulation=cfg.get("simulation", 0), seed=cfg.get("sweep_seed", 0),
+                        role_labels=cfg.get("role_labels", "default"), game=cfg.get("game") or {}, llm=llm)
+
+
+SPEC = register(EnvironmentSpec(
+    name="sovsim",
+    title="SovSim",
+    config=SovSimConfig,
+    run=run,
+    run_task=run_task,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_sovsim_v1,
+    config_v1=config_v1,
+    tables={"agent_rounds": agent_rounds},
+    paper_table=paper_table,
+    table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition")},
+    harness=harness,
+    render=render,
+    cli="scarce_lab.cli.sovsim",
+))
