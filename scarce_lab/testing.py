@@ -15,7 +15,10 @@ model, no sandbox, no files):
 Use::
 
     from scarce_lab.testing import HARNESSES, check_environment
-    check_environment(HARNESSES["scarce"]())        # raises AssertionError on a breach
+    check_environment(HARNESSES["scarce"])          # raises AssertionError on a breach
+
+A new environment's spec names its play (``EnvironmentSpec.harness``);
+:data:`HARNESSES` lists every registered environment's.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,12 +296,32 @@ def economy_trace(seed: int) -> Trace:
     return trace
 
 
-#: Environment name -> a function ``seed -> Trace``.
-HARNESSES: dict[str, Callable[[int], Trace]] = {
-    "sovsim": sovsim_trace,
-    "scarce": scarce_trace,
-    "economy": economy_trace,
-}
+class _Harnesses(Mapping[str, Callable[[int], Trace]]):
+    """Environment name -> its conformance play ``seed -> Trace``: a live view of the
+    registry (:func:`scarce_lab.environments.get`, each spec's ``harness``), so an
+    environment registered later is checked too."""
+
+    def __getitem__(self, name: str) -> Callable[[int], Trace]:
+        from .environments import UnknownEnvironmentError, get
+
+        try:
+            return get(name).harness
+        except UnknownEnvironmentError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        from .environments import names
+
+        return iter(names())
+
+    def __len__(self) -> int:
+        from .environments import names
+
+        return len(names())
+
+
+#: Environment name -> a function ``seed -> Trace`` (every registered environment).
+HARNESSES: Mapping[str, Callable[[int], Trace]] = _Harnesses()
 
 
 # -- the checks ---------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table),
 ``judge`` (label negotiation rounds, validate judges), ``demo`` (the README's main
 job). Each environment's commands live in their own module and register on these
-groups; heavy imports (litellm, model) happen inside the commands, not at start-up.
+groups (an environment's module is named by its registered spec,
+:mod:`scarce_lab.environments`); heavy imports (litellm, model) happen inside the
+commands, not at start-up.
 """
 
 from __future__ import annotations
@@ -37,15 +39,15 @@ app.add_typer(judge_app, name="judge")
 
 
 def _register() -> None:
-    # Importing the modules registers their commands on the groups above.
+    # Importing the modules registers their commands on the groups above: each
+    # registered environment's (its spec's ``cli``), then the shared ones.
     import importlib
 
-    for name in ("sovsim", "scarce", "economy", "judge", "demo", "report", "data", "view"):
-        try:
-            importlib.import_module(f"scarce_lab.cli.{name}")
-        except ModuleNotFoundError as exc:  # a module not written yet
-            if exc.name != f"scarce_lab.cli.{name}":
-                raise
+    from ..environments import specs
+
+    modules = [s.cli for s in specs() if s.cli]
+    for module in [*modules, *(f"scarce_lab.cli.{n}" for n in ("judge", "demo", "report", "data", "view"))]:
+        importlib.import_module(module)
 
 
 _register()

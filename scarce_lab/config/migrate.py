@@ -5,7 +5,7 @@ Events are migrated by :mod:`scarce_lab.data.events.migrations`; the manifest's
 ``condition_settings`` and ``condition`` derived from it, so migrated runs group with
 new runs of the same settings. Settings the old manifest did not record are read from
 the run's own LLM call records where they exist (sampling temperature and answer
-tokens), else the 0.1.0 defaults apply (named in :func:`v1_config`).
+tokens), else the 0.1.0 defaults apply (named in each environment's ``config_v1``).
 """
 
 from __future__ import annotations
@@ -29,39 +29,18 @@ def _call_params(run_dir: Path) -> dict[str, Any]:
 
 
 def v1_config(m: RunManifest, run_dir: Path) -> ExperimentConfig | None:
-    """The current config of a version-1 run (``None`` for an unknown environment).
+    """The current config of a version-1 run: its environment's ``config_v1``
+    (:class:`scarce_lab.environments.EnvironmentSpec`) given the manifest and the
+    settings of the run's first recorded LLM call (which override the 0.1.0 defaults
+    each spec names); ``None`` for an environment that registered no ``config_v1``.
 
-    0.1.0 facts used: SovSim agents asked for 110 answer tokens; the Economy client
-    sampled at temperature 0; both are overridden by the run's call records if any.
-    SCARCE's ``temperature``, ``max_tokens`` and ``reasoning_effort`` moved into
-    ``llm``; its hand-typed ``condition`` is dropped (conditions are derived).
+    Raises:
+        UnknownEnvironmentError: the manifest's environment is not registered.
     """
-    cfg, params = m.config, _call_params(run_dir)
-    if m.environment == "sovsim":
-        from .sovsim import SovSimConfig
+    from ..environments import get
 
-        models = sorted(set(m.models.values()))
-        llm = {"temperature": params.get("temperature", (cfg.get("llm") or {}).get("temperature", 0.7)),
-               "max_tokens": params.get("max_tokens", 110)}
-        return SovSimConfig(condition=m.condition, model=models[0] if len(models) == 1 else "+".join(models),
-                            simulation=cfg.get("simulation", 0), seed=cfg.get("sweep_seed", 0),
-                            role_labels=cfg.get("role_labels", "default"), game=cfg.get("game") or {}, llm=llm)
-    if m.environment == "economy":
-        from .economy import EconomyRunConfig
-
-        values = {k: v for k, v in cfg.items() if k in EconomyRunConfig.model_fields and k != "llm"}
-        values["llm"] = {"temperature": params.get("temperature", 0.0)}
-        if "max_tokens" in params:
-            values["llm"]["max_tokens"] = params["max_tokens"]
-        return EconomyRunConfig(**values)
-    if m.environment == "scarce":
-        from .scarce import ScarceConfig
-
-        values = {k: v for k, v in cfg.items() if k in ScarceConfig.model_fields and k != "llm"}
-        values["llm"] = {"temperature": cfg.get("temperature", 0.0), "max_tokens": cfg.get("max_tokens"),
-                         "reasoning_effort": cfg.get("reasoning_effort")}
-        return ScarceConfig(**values)
-    return None
+    spec = get(m.environment)
+    return None if spec.config_v1 is None else spec.config_v1(m, _call_params(run_dir))
 
 
 def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:

@@ -146,45 +146,15 @@ def write_files(folder: Path, files: dict[str, bytes]) -> None:
 
 
 # -- the tasks (module level: Ray ships them by reference) ---------------------------------
-def _sovsim_run(cfg: Any, out_dir: Path, resume: bool) -> RunOutcome:
-    from ..runtime import RunMismatchError, run_sync
-    from .sovsim import arun_game
+def _path_run(run: Callable[..., list[Path]], cfg: Any, out_dir: Path, resume: bool) -> RunOutcome:
+    """One run through an environment's ``run`` (:class:`scarce_lab.environments.EnvironmentSpec`),
+    its outcome read from the manifest: refused to start -> ``error``, raised -> ``failed``."""
+    from ..data.recorder import RunInProgressError, read_manifest
+    from ..runtime import RunMismatchError
 
     try:
-        res = run_sync(arun_game(cfg, out_dir, resume=resume))
-    except (FileExistsError, RunMismatchError) as exc:
-        return RunOutcome(cfg.run_id, "error", str(exc))
-    except Exception as exc:  # recorded in the run's manifest
-        return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
-    return RunOutcome(res.run_id, res.status, res.error,
-                      {"rounds_played": res.rounds_played, "collapsed": res.collapsed})
-
-
-def _scarce_run(cfg: Any, out_dir: Path, resume: bool) -> RunOutcome:
-    from ..data.recorder import RunInProgressError
-    from ..runtime import RunMismatchError
-    from .scarce import run_scarce
-
-    return _path_run(cfg, lambda: run_scarce(cfg, out_dir, resume=resume),
-                     (RunInProgressError, FileExistsError, RunMismatchError))
-
-
-def _economy_run(cfg: Any, out_dir: Path, resume: bool) -> RunOutcome:
-    from ..data.recorder import RunInProgressError
-    from ..runtime import RunMismatchError
-    from .economy import run_economy
-
-    return _path_run(cfg, lambda: run_economy(cfg, out_dir, resume=resume),
-                     (RunInProgressError, FileExistsError, RunMismatchError))
-
-
-def _path_run(cfg: Any, call: Callable[[], Path], refused: tuple[type[BaseException], ...]) -> RunOutcome:
-    from ..data.recorder import read_manifest
-
-    run_dir = None
-    try:
-        run_dir = call()
-    except refused as exc:
+        run_dir = run(cfg, out_dir, resume=resume)[-1]
+    except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
         return RunOutcome(cfg.run_id, "error", str(exc))
     except Exception as exc:
         return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
@@ -192,16 +162,26 @@ def _path_run(cfg: Any, call: Callable[[], Path], refused: tuple[type[BaseExcept
     return RunOutcome(cfg.run_id, "complete" if status == "complete" else status)
 
 
-RUN_TASKS: dict[str, Callable[[Any, Path, bool], RunOutcome]] = {
-    "sovsim": _sovsim_run, "scarce": _scarce_run, "economy": _economy_run,
-}
+def run_task(environment: str) -> Callable[[Any, Path, bool], RunOutcome]:
+    """``task(cfg, out_dir, resume) -> RunOutcome`` of ``environment``: its spec's
+    ``run_task``, else its ``run`` with the outcome read from the manifest.
+
+    Raises:
+        UnknownEnvironmentError: not a registered environment (the names are listed).
+    """
+    from functools import partial
+
+    from ..environments import get
+
+    spec = get(environment)
+    return spec.run_task or partial(_path_run, spec.run)
 
 
-def _remote_body(environment: str, cfg: Any, out_dir: str, resume: bool, transfer: Transfer,
-                 files: dict[str, bytes]) -> tuple[RunOutcome, dict[str, bytes]]:
+def _remote_body(task: Callable[[Any, Path, bool], RunOutcome], cfg: Any, out_dir: str, resume: bool,
+                 transfer: Transfer, files: dict[str, bytes]) -> tuple[RunOutcome, dict[str, bytes]]:
     """One run on a node: in the shared folder, or in a temporary one seeded with
-    ``files`` whose result is returned."""
-    task = RUN_TASKS[environment]
+    ``files`` whose result is returned. ``task`` travels by reference (the node imports
+    the environment's module), so the node needs no registry lookup."""
     if transfer == "shared":
         return task(cfg, Path(out_dir), resume), {}
     with tempfile.TemporaryDirectory(prefix="scarce_lab-ray-") as tmp:
@@ -222,18 +202,19 @@ def run_configs(
     num_cpus: float = 1.0,
     progress: bool = True,
 ) -> list[RunOutcome]:
-    """Run every config of ``environment`` (``sovsim``, ``scarce``, ``economy``) as one
-    Ray task each and return their outcomes in ``configs`` order.
+    """Run every config of ``environment`` (a registered one,
+    :func:`scarce_lab.environments.names`) as one Ray task each and return their
+    outcomes in ``configs`` order.
 
     ``transfer`` defaults to what :func:`output_transfer` finds. ``num_cpus``: CPUs Ray
     reserves per task (fractions let several API-bound games share a CPU).
 
     Raises:
         ExecutorError: Ray missing or unreachable.
-        ValueError: unknown environment, or two configs with one run id.
+        ValueError: unknown environment (UnknownEnvironmentError), or two configs with
+            one run id.
     """
-    if environment not in RUN_TASKS:
-        raise ValueError(f"environment must be one of {sorted(RUN_TASKS)}, got {environment!r}")
+    task = run_task(environment)
     ids = [c.run_id for c in configs]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{environment}: several configs share a run id: "
@@ -249,7 +230,7 @@ def run_configs(
         # return mode: the task gets the folder as it is here, so that open_run decides
         # on the node exactly as locally (skip a complete run only if its settings match)
         files = folder_files(out_dir / cfg.run_id) if transfer == "return" else {}
-        pending[remote.remote(environment, cfg, str(out_dir), resume, transfer, files)] = (i, files)
+        pending[remote.remote(task, cfg, str(out_dir), resume, transfer, files)] = (i, files)
     from tqdm.auto import tqdm
 
     with tqdm(total=len(pending), desc=f"{environment} on ray ({transfer})", unit="run", disable=not progress) as bar:

@@ -66,13 +66,19 @@ def _vis_badge(e: dict) -> tuple[str, str]:
 def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> str:
     """HTML fragment (with its CSS) of one run.
 
+    The body comes from the environment's registered renderer
+    (:class:`scarce_lab.environments.EnvironmentSpec` ``render``); the head is shared.
+
     Raises:
-        ValueError: the run's environment is not ``scarce``, ``sovsim`` or ``economy``.
+        ValueError: the run's environment is not registered (the names are listed).
     """
+    from ..environments import UnknownEnvironmentError, get
+
     env = manifest.get("environment")
-    render = {"scarce": _scarce, "sovsim": _sovsim, "economy": _economy}.get(env)
-    if render is None:
-        raise ValueError(f"the viewer does not know environment {env!r} (run {manifest.get('run_id')})")
+    try:
+        render = get(env).render
+    except UnknownEnvironmentError as exc:
+        raise ValueError(f"the viewer does not know environment {env!r} (run {manifest.get('run_id')}): {exc}") from None
     models = manifest.get("models") or {}
     models_txt = ", ".join(f"{k}: {v}" for k, v in models.items()) if isinstance(models, dict) else esc(models)
     head = (f'<h2>{esc(manifest.get("run_id"))}</h2><p class="sl-meta">environment <b>{esc(env)}</b> · condition '
