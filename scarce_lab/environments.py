@@ -179,8 +179,9 @@ def register(spec: EnvironmentSpec) -> EnvironmentSpec:
 
     Raises:
         TypeError: ``spec`` is not an :class:`EnvironmentSpec`.
-        ValueError: another spec has this name, or another spec has this config class
-            (both named), or the payloads conflict with ones registered under the name.
+        ValueError: another spec has this name, or another spec's config class is this
+            one's, a subclass or a base of it (both named), or the payloads conflict with
+            ones registered under the name.
     """
     if not isinstance(spec, EnvironmentSpec):
         raise TypeError(f"register needs an EnvironmentSpec, got {type(spec).__name__}")
@@ -190,9 +191,10 @@ def register(spec: EnvironmentSpec) -> EnvironmentSpec:
     if old is not None:
         raise ValueError(f"environment {spec.name!r} is already registered (config {old.config.__name__}); "
                          "names are unique: unregister it first or choose another name")
-    for other in _SPECS.values():
-        if other.config is spec.config:
-            raise ValueError(f"environments {other.name!r} and {spec.name!r} both use config {spec.config.__name__}")
+    for other in _SPECS.values():  # for_config must find one spec per config object
+        if issubclass(spec.config, other.config) or issubclass(other.config, spec.config):
+            raise ValueError(f"environments {other.name!r} and {spec.name!r} use configs {other.config.__name__} and "
+                             f"{spec.config.__name__}, one an instance of the other: a config would name both")
     register_payloads(spec.name, spec.payloads, round_meaning=spec.round_meaning, final_counts=spec.final_counts,
                       migrate_v1=spec.migrate_v1)
     _SPECS[spec.name] = spec

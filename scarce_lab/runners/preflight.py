@@ -133,11 +133,12 @@ def check_configs(configs: Iterable[Any]) -> None:
     seen: set[tuple] = set()
     for cfg in configs:
         for field, model in _models(cfg):
-            key = (type(cfg).__name__, field, model, getattr(cfg.llm, "api_base", None), getattr(cfg, "task", None))
+            llm = getattr(cfg, "llm", None)  # an environment without a model client has none
+            key = (type(cfg).__name__, field, model, getattr(llm, "api_base", None), getattr(cfg, "task", None))
             if key in seen:
                 continue
             seen.add(key)
-            check_model(model, cfg.llm, field=field)
+            check_model(model, llm, field=field)
             try:
                 if isinstance(cfg, SovSimConfig) and model.startswith("scripted/"):
                     from ..agents.sovsim import make_agent

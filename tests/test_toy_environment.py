@@ -1,0 +1,131 @@
+"""A fourth environment is one package and one registration.
+
+The counter game of ``tests/toy_env`` is registered from the tests only
+(:func:`scarce_lab.environments.register`) and then goes through every shared layer
+unchanged: ``sl.run`` and the executor task run it, the recorder writes it,
+``sl.load`` and the Parquet export read it back, its tidy table and paper table are
+built, the viewer renders it, ``scarce-lab migrate`` leaves it alone, and the
+conformance suite (privacy canaries, determinism) passes on it and catches a planted
+leak in it. The registry refuses duplicate names, a config class used twice and a
+spec with a missing or wrong field, naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+import scarce_lab as sl
+from scarce_lab import environments
+from scarce_lab.testing import HARNESSES, Observation, check_environment, check_privacy
+from tests.toy_env.spec import SPEC, ToyConfig
+
+
+@pytest.fixture
+def toy():
+    environments.register(SPEC)
+    yield SPEC
+    environments.unregister("toy")
+
+
+def test_the_toy_runs_records_loads_tables_and_views(toy, tmp_path):
+    assert "toy" in environments.names() and environments.get("toy") is toy
+    assert environments.for_config(ToyConfig()) is toy
+    dirs = sl.run(ToyConfig(rounds=3, seed=1), out=tmp_path / "runs")
+    assert [d.name for d in dirs] == ["toy-r3-s1"]
+    manifest = json.loads((dirs[0] / "manifest.json").read_text())
+    assert manifest["environment"] == "toy" and manifest["status"] == "complete"
+
+    ds = sl.load(tmp_path / "runs")
+    assert ds.environments == ["toy"]
+    moves = toy.tables["moves"](ds)
+    assert moves.height == 6 and sorted(set(moves["agent"])) == ["a0", "a1"]
+    assert moves["round"].to_list() == [1, 1, 2, 2, 3, 3]
+    # the counter after a round is the sum of the increments so far
+    per_round = moves.group_by("round").agg(moves_sum=__import__("polars").col("increment").sum()).sort("round")
+    assert moves.filter(agent="a0")["counter_after"].to_list() == per_round["moves_sum"].cum_sum().to_list()
+    # the events are private to their agent, as the payload model declares
+    events = ds.events.collect().filter(kind="move")
+    assert set(events["visibility"]) == {"private"}
+
+    table = sl.table(tmp_path / "runs")
+    assert table["runs"].to_list() == [1] and table["final_mean"].to_list() == [moves["counter_after"].max()]
+    with pytest.raises(TypeError, match="unknown option 'bi' for a toy table"):
+        sl.table(ds, bi="run_id")
+    assert sl.table(ds, by="run_id")["run_id"].to_list() == ["toy-r3-s1"]
+
+    out = sl.export(tmp_path / "runs", tmp_path / "export")
+    assert toy.tables["moves"](sl.load(out)).equals(moves)
+
+    page = sl.view(dirs[0])._repr_html_()
+    assert 'data-env="toy"' in page and "Round 3:" in page and "a1 +" in page
+
+    from scarce_lab.config.migrate import migrate_dataset
+
+    assert migrate_dataset(tmp_path / "runs") == []  # current version: nothing rewritten
+
+
+def test_the_toy_runs_through_the_executor_task_and_resumes(toy, tmp_path):
+    from scarce_lab.runners.executors import run_task
+
+    cfg = ToyConfig(rounds=2, seed=3)
+    task = run_task("toy")
+    assert task(cfg, tmp_path, False).status == "complete"
+    again = task(cfg, tmp_path, False)  # complete: open_run skips it
+    assert again.status == "complete" and (tmp_path / cfg.run_id / "events.jsonl").exists()
+    other = ToyConfig(rounds=2, seed=4)
+    (tmp_path / other.run_id).mkdir()
+    (tmp_path / other.run_id / "manifest.json").write_text(
+        (tmp_path / cfg.run_id / "manifest.json").read_text())  # a folder holding another run
+    assert task(other, tmp_path, False).status == "error"
+
+
+def test_the_toy_passes_conformance_and_the_suite_catches_a_leak_in_it(toy):
+    assert "toy" in HARNESSES and HARNESSES["toy"] is toy.harness
+    check_environment(HARNESSES["toy"])
+
+    def leaky(seed):
+        t = toy.harness(seed)
+        o = t.observations[3]
+        t.observations[3] = Observation(o.agent, o.text + " 9001 9002", ("the other's target",), o.own)
+        return t
+
+    with pytest.raises(AssertionError, match="sees the other's target"):
+        check_privacy(leaky)
+
+
+def test_after_unregistering_the_toy_is_unknown_everywhere(tmp_path):
+    environments.register(SPEC)
+    sl.run(ToyConfig(rounds=1), out=tmp_path)
+    environments.unregister("toy")
+    assert "toy" not in environments.names() and "toy" not in HARNESSES
+    with pytest.raises(environments.UnknownEnvironmentError, match="unknown environment 'toy'"):
+        sl.load(tmp_path)
+    with pytest.raises(TypeError, match="ToyConfig is not the config of a registered environment"):
+        sl.run(ToyConfig(rounds=1), out=tmp_path)
+
+
+def test_the_registry_refuses_duplicates_and_incomplete_specs(toy):
+    with pytest.raises(ValueError, match="environment 'toy' is already registered"):
+        environments.register(dataclasses.replace(SPEC, title="another toy"))
+    class Toy2Config(ToyConfig):
+        ENVIRONMENT = "toy2"
+
+    with pytest.raises(ValueError, match="'toy' and 'toy2' use configs ToyConfig and Toy2Config, one an instance"):
+        environments.register(dataclasses.replace(SPEC, name="toy2", config=Toy2Config))
+    fields = {f.name: getattr(SPEC, f.name) for f in dataclasses.fields(SPEC)}
+    with pytest.raises(TypeError, match="render"):
+        environments.EnvironmentSpec(**{k: v for k, v in fields.items() if k != "render"})
+    with pytest.raises(TypeError, match="field 'harness' must be callable"):
+        dataclasses.replace(SPEC, harness=None)
+    with pytest.raises(ValueError, match="field 'payloads' must be a non-empty tuple"):
+        dataclasses.replace(SPEC, payloads=())
+    with pytest.raises(ValueError, match="declares ENVIRONMENT='toy'"):
+        dataclasses.replace(SPEC, name="counter")
+    with pytest.raises(ValueError, match="must match"):
+        dataclasses.replace(SPEC, name="Toy Game")
+    with pytest.raises(TypeError, match="register needs an EnvironmentSpec"):
+        environments.register({"name": "toy3"})
+    assert environments.get("toy") is toy  # the refusals left the registry as it was
