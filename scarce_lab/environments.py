@@ -108,6 +108,10 @@ class EnvironmentSpec:
             call settings.
         cli: the module whose import registers the environment's ``run`` / ``table``
             commands on :mod:`scarce_lab.cli`'s groups.
+        plan_calls: ``plan_calls(config, model) -> (low, high, per_contention)``, the
+            model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
+            a dry run of an environment without it and with a model client is refused).
+        plan_note: a sentence the dry run adds to every plan of this environment.
         title: how a person names it (``SovSim``), for messages.
 
     Raises (on construction):
@@ -131,6 +135,8 @@ class EnvironmentSpec:
     migrate_v1: Callable[[dict, dict], None] | None = None
     config_v1: Callable[[Any, dict], Any] | None = None
     cli: str | None = None
+    plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
+    plan_note: str = ""
     title: str = ""
 
     def __post_init__(self) -> None:
@@ -145,7 +151,7 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:

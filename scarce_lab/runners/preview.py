@@ -3,7 +3,8 @@ cost range (:func:`preview`), and one tiny request per model and api base
 (:func:`check`).
 
 Calls per run (decisions; each may take a second call: a repair or a resend, so the
-high end is twice the decisions):
+high end is twice the decisions), as each environment's spec counts them
+(:class:`scarce_lab.environments.EnvironmentSpec` ``plan_calls``):
 
 - SovSim: the decisions of a full game, counted by playing the game's protocol
   with zero extractions (agents x rounds, plus the leader's decisions where the
@@ -102,36 +103,14 @@ class Preview:
     notes: list[str] = field(default_factory=list)
 
 
-def _sovsim_decisions(cfg: Any) -> int:
-    from ..envs.commons import CommonsGame
-
-    game = CommonsGame(cfg.condition, cfg.game)
-    n = 0
-    while not game.over:
-        acting = game.acting_agents()
-        n += len(acting)
-        game.act(dict.fromkeys(acting, 0))
-    return n
-
-
 def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     """The first request an agent of ``cfg`` builds (nothing is sent), or ``None``."""
+    from ..environments import get
+
     client = _Capture(cfg.llm)
     with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
         try:
-            if environment == "sovsim":
-                from .._sync import run_sync
-                from .sovsim import arun_game
-
-                run_sync(arun_game(cfg, Path(tmp), client=client))
-            elif environment == "scarce":
-                from .scarce import run_scarce
-
-                run_scarce(cfg, Path(tmp), client=client)
-            elif environment == "economy":
-                from .economy import run_economy
-
-                run_economy(cfg, Path(tmp), client=client)
+            get(environment).run(cfg, Path(tmp), client=client)
         except _PreviewStop:
             pass
         except Exception:  # noqa: BLE001 - the runner wrapped it, or the first step needs more than a prompt
@@ -141,8 +120,13 @@ def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
 
 def preview(environment: str, configs: list[Any]) -> Preview:
     """The plan of running ``configs`` (see the module docstring); nothing is sent."""
+    from ..environments import get
     from ..llm.costs import price_of
 
+    spec = get(environment)
+    if spec.plan_calls is None and any(c.llm_models() for c in configs):
+        raise ValueError(f"environment {environment!r} gives no estimate of its model calls "
+                         "(EnvironmentSpec.plan_calls): a dry run cannot plan them")
     out = Preview(environment, runs=[c.run_id for c in configs])
     first: dict[tuple[str, str | None], dict[str, Any] | None] = {}
     for cfg in configs:
@@ -150,22 +134,10 @@ def preview(environment: str, configs: list[Any]) -> Preview:
             key = (model, cfg.llm.api_base)
             plan = out.models.setdefault(model, ModelPlan(model, cfg.llm.api_base,
                                                           price=price_of(model, cfg.llm.api_base, cfg.llm.prices)))
-            if environment == "sovsim":
-                n = _sovsim_decisions(cfg)
-                plan.calls_low += n
-                plan.calls_high += 2 * n
-            elif environment == "scarce":
-                if model == cfg.model:
-                    n = cfg.workers * cfg.subruns * cfg.max_solver_steps
-                    plan.calls_low += 0
-                    plan.calls_high += 2 * n
-                if model == cfg.negotiator:
-                    per = 3 + cfg.private_rounds + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism))
-                                                    == "revisable" else 0)
-                    plan.per_contention += cfg.workers * per
-            elif environment == "economy":
-                n = cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1)
-                plan.calls_high += n
+            low, high, per_contention = spec.plan_calls(cfg, model)
+            plan.calls_low += low
+            plan.calls_high += high
+            plan.per_contention += per_contention
             if key not in first:
                 first[key] = _first_request(environment, cfg)
             req = first[key]
@@ -180,9 +152,8 @@ def preview(environment: str, configs: list[Any]) -> Preview:
     for m, base in probing:
         out.notes.append(f"{m} at {base}: structured output 'auto' may add refused first requests (at most 3 "
                          "forms, once per call in flight before the first refusal comes back; not charged)")
-    if environment == "scarce":
-        out.notes.append("SCARCE: negotiator calls are per contention (their number depends on the play); "
-                         "the solver's prompt grows with its transcript, so its token figure is a floor")
+    if spec.plan_note:
+        out.notes.append(spec.plan_note)
     return out
 
 

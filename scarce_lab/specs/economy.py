@@ -53,6 +53,12 @@ def render(events_: list[dict], max_chars: int) -> str:
     return _economy(events_, max_chars)
 
 
+def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
+    """``(0, high, 0)``: agents x steps x episodes (training and evaluation), an upper
+    bound on a model policy's calls."""
+    return 0, cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1), 0
+
+
 def config_v1(m: Any, params: dict) -> EconomyRunConfig:
     """The current config of a version-1 run. 0.1.0 fact: the Economy client sampled at
     temperature 0, overridden by the run's call records (``params``) if any."""
@@ -80,4 +86,5 @@ SPEC = register(EnvironmentSpec(
     harness=harness,
     render=render,
     cli="scarce_lab.cli.economy",
+    plan_calls=plan_calls,
 ))

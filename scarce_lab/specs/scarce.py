@@ -53,6 +53,20 @@ def render(events_: list[dict], max_chars: int) -> str:
     return _scarce(events_, max_chars)
 
 
+def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
+    """``(0, high, per_contention)``: at most ``max_solver_steps`` solver decisions per
+    worker and subrun (a model solver; each may take a second call), and per contention
+    per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
+    (``mechanism=revisable``) and a ballot (a model negotiator)."""
+    high = per = 0
+    if model == cfg.model:
+        high = 2 * cfg.workers * cfg.subruns * cfg.max_solver_steps
+    if model == cfg.negotiator:
+        per = cfg.workers * (3 + cfg.private_rounds
+                             + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
+    return 0, high, per
+
+
 def config_v1(m: Any, params: dict) -> ScarceConfig:
     """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
     ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
@@ -80,4 +94,7 @@ SPEC = register(EnvironmentSpec(
     harness=harness,
     render=render,
     cli="scarce_lab.cli.scarce",
+    plan_calls=plan_calls,
+    plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
+               "the solver's prompt grows with its transcript, so its token figure is a floor"),
 ))

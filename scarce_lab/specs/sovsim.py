@@ -88,6 +88,21 @@ def render(events_: list[dict], max_chars: int) -> str:
     return _sovsim(events_, max_chars)
 
 
+def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
+    """``(low, high, 0)`` calls of one game: its decisions, counted by playing the
+    protocol with zero extractions (agents x rounds, plus the leader's decisions where
+    the condition has them); each may take a second call (a repair or a resend)."""
+    from ..envs.commons import CommonsGame
+
+    game = CommonsGame(cfg.condition, cfg.game)
+    n = 0
+    while not game.over:
+        acting = game.acting_agents()
+        n += len(acting)
+        game.act(dict.fromkeys(acting, 0))
+    return n, 2 * n, 0
+
+
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -117,4 +132,5 @@ SPEC = register(EnvironmentSpec(
     harness=harness,
     render=render,
     cli="scarce_lab.cli.sovsim",
+    plan_calls=plan_calls,
 ))
