@@ -82,6 +82,14 @@ def test_the_toy_runs_through_the_executor_task_and_resumes(toy, tmp_path):
     assert task(other, tmp_path, False).status == "error"
 
 
+def test_a_dry_run_of_the_toy_plans_only_what_its_spec_can_count(toy, tmp_path):
+    plan = sl.run(ToyConfig(), out=tmp_path, dry_run=True)
+    assert plan.environment == "toy" and plan.runs == ["toy-r4-s0"] and plan.models == {}
+    assert not any(tmp_path.iterdir())  # nothing ran
+    with pytest.raises(ValueError, match="'toy' gives no estimate of its model calls"):
+        sl.run(ToyConfig(model="openai/gpt-4o-mini"), out=tmp_path, dry_run=True)
+
+
 def test_the_toy_passes_conformance_and_the_suite_catches_a_leak_in_it(toy):
     assert "toy" in HARNESSES and HARNESSES["toy"] is toy.harness
     check_environment(HARNESSES["toy"])
