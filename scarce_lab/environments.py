@@ -112,6 +112,9 @@ class EnvironmentSpec:
             model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
             a dry run of an environment without it and with a model client is refused).
         plan_note: a sentence the dry run adds to every plan of this environment.
+        check_policy: ``check_policy(config, model)`` raises ``ValueError`` (naming the
+            policies it has) for a policy the environment cannot play, before any run
+            folder is made (:func:`scarce_lab.runners.preflight.check_configs`).
         title: how a person names it (``SovSim``), for messages.
 
     Raises (on construction):
@@ -137,6 +140,7 @@ class EnvironmentSpec:
     cli: str | None = None
     plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
     plan_note: str = ""
+    check_policy: Callable[[Any, str], None] | None = None
     title: str = ""
 
     def __post_init__(self) -> None:
@@ -151,7 +155,7 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import polars as pl
 import pytest
 
 import scarce_lab as sl
@@ -44,7 +45,7 @@ def test_the_toy_runs_records_loads_tables_and_views(toy, tmp_path):
     assert moves.height == 6 and sorted(set(moves["agent"])) == ["a0", "a1"]
     assert moves["round"].to_list() == [1, 1, 2, 2, 3, 3]
     # the counter after a round is the sum of the increments so far
-    per_round = moves.group_by("round").agg(moves_sum=__import__("polars").col("increment").sum()).sort("round")
+    per_round = moves.group_by("round").agg(moves_sum=pl.col("increment").sum()).sort("round")
     assert moves.filter(agent="a0")["counter_after"].to_list() == per_round["moves_sum"].cum_sum().to_list()
     # the events are private to their agent, as the payload model declares
     events = ds.events.collect().filter(kind="move")

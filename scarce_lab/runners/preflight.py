@@ -6,7 +6,8 @@ call :func:`check_configs` before any run folder is created, and ``sl.run`` call
 :func:`check_finished` on the folders it returns:
 
 - a scripted policy the environment does not have (``scripted/greeedy``) is refused
-  with the environment's own list of policies;
+  with the environment's own list of policies (its spec's ``check_policy``,
+  :class:`scarce_lab.environments.EnvironmentSpec`);
 - an ``embedded/<name>`` that is not shipped is refused with the names that are;
 - a litellm model whose provider needs a key that is not in the environment (or is set
   to an empty or blank value) is refused with the variable's name (``OPENAI_API_KEY``),
@@ -128,10 +129,11 @@ def check_configs(configs: Iterable[Any]) -> None:
     Raises:
         ModelUnavailableError: the first model that is not (field, model and reason named).
     """
-    from ..config import EconomyRunConfig, SovSimConfig
+    from ..environments import for_config
 
     seen: set[tuple] = set()
     for cfg in configs:
+        check_policy = for_config(cfg).check_policy
         for field, model in _models(cfg):
             llm = getattr(cfg, "llm", None)  # an environment without a model client has none
             key = (type(cfg).__name__, field, model, getattr(llm, "api_base", None), getattr(cfg, "task", None))
@@ -140,15 +142,8 @@ def check_configs(configs: Iterable[Any]) -> None:
             seen.add(key)
             check_model(model, llm, field=field)
             try:
-                if isinstance(cfg, SovSimConfig) and model.startswith("scripted/"):
-                    from ..agents.sovsim import make_agent
-
-                    make_agent(model)
-                elif isinstance(cfg, EconomyRunConfig) and (model.startswith("scripted/")
-                                                             or cfg.task_name == "blocksworld"):
-                    from .economy import make_policy
-
-                    make_policy(cfg)
+                if check_policy is not None:
+                    check_policy(cfg, model)
             except ValueError as exc:
                 raise ModelUnavailableError(f"{field}: {exc}") from None
 

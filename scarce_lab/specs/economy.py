@@ -59,6 +59,15 @@ def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
     return 0, cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1), 0
 
 
+def check_policy(cfg: EconomyRunConfig, model: str) -> None:
+    """A ``scripted/`` policy the task does not have (or any policy Blocks World cannot
+    play) raises ``ValueError`` naming those it has."""
+    if model.startswith("scripted/") or cfg.task_name == "blocksworld":
+        from ..runners.economy import make_policy
+
+        make_policy(cfg)
+
+
 def config_v1(m: Any, params: dict) -> EconomyRunConfig:
     """The current config of a version-1 run. 0.1.0 fact: the Economy client sampled at
     temperature 0, overridden by the run's call records (``params``) if any."""
@@ -87,4 +96,5 @@ SPEC = register(EnvironmentSpec(
     render=render,
     cli="scarce_lab.cli.economy",
     plan_calls=plan_calls,
+    check_policy=check_policy,
 ))

@@ -103,6 +103,14 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
     return n, 2 * n, 0
 
 
+def check_policy(cfg: SovSimConfig, model: str) -> None:
+    """A ``scripted/`` policy SovSim does not have raises ``ValueError`` (naming those it has)."""
+    if model.startswith("scripted/"):
+        from ..agents.sovsim import make_agent
+
+        make_agent(model)
+
+
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -133,4 +141,5 @@ SPEC = register(EnvironmentSpec(
     render=render,
     cli="scarce_lab.cli.sovsim",
     plan_calls=plan_calls,
+    check_policy=check_policy,
 ))

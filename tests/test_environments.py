@@ -1,0 +1,54 @@
+"""The environment registry: the three shipped environments are registered specs, and
+the shared layers dispatch through it instead of naming environments."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from scarce_lab import environments
+from scarce_lab.data.events import ENVIRONMENTS, payload_types
+from scarce_lab.testing import HARNESSES
+
+ROOT = Path(__file__).resolve().parents[1] / "scarce_lab"
+SHIPPED = ("economy", "scarce", "sovsim")
+#: The shared modules that once held hand-kept tables of the environments.
+SHARED = ("_api.py", "runners/executors.py", "runners/preview.py", "runners/preflight.py",
+          "data/events/__init__.py", "data/events/migrations.py", "data/events/registry.py", "testing.py",
+          "viewer/render.py", "config/migrate.py", "cli/__init__.py", "environments.py")
+#: String constants naming an environment that a shared module may keep, and why.
+ALLOWED = {("_api.py", "sovsim"): "PublishedData.environments: the published layouts are SovSim's"}
+
+
+def test_the_shipped_environments_are_registered_specs():
+    assert environments.names() == list(SHIPPED)
+    for spec in environments.specs():
+        assert spec.config.ENVIRONMENT == spec.name
+        assert environments.for_config(spec.config.model_construct()) is spec
+        assert set(payload_types(spec.name)) == {p.model_fields["kind"].default for p in spec.payloads} | {
+            "round_committed"}
+        assert spec.tables and spec.cli == f"scarce_lab.cli.{spec.name}"
+        assert spec.migrate_v1 is not None and spec.config_v1 is not None and spec.plan_calls is not None
+    assert sorted(HARNESSES) == list(SHIPPED) and sorted(ENVIRONMENTS) == list(SHIPPED)
+
+
+def _names_in_code(path: Path) -> list[tuple[int, str]]:
+    """String constants equal to a shipped environment's name, docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and n.value in SHIPPED and id(n) not in docs]
+
+
+def test_the_shared_layers_name_no_environment():
+    found = [f"{rel}:{line} {name!r}" for rel in SHARED for line, name in _names_in_code(ROOT / rel)
+             if (rel, name) not in ALLOWED]
+    assert not found, "shared modules name an environment (go through scarce_lab.environments): " + ", ".join(found)
+
+
+def test_the_check_finds_a_hand_kept_table(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""Docstring naming "sovsim" is fine."""\nRUN = {"sovsim": 1, "economy": 2}\n')
+    assert _names_in_code(bad) == [(2, "sovsim"), (2, "economy")]
