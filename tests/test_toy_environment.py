@@ -138,3 +138,51 @@ def test_the_registry_refuses_duplicates_and_incomplete_specs(toy):
     with pytest.raises(TypeError, match="register needs an EnvironmentSpec"):
         environments.register({"name": "toy3"})
     assert environments.get("toy") is toy  # the refusals left the registry as it was
+
+
+def test_a_package_declares_the_toy_by_entry_point(monkeypatch, tmp_path):
+    """A third party's package registers through the ``scarce_lab.environments``
+    entry-point group: the registry and the trajectory format both find it, the format
+    on the first lookup that misses (a loader reading a toy run in a fresh process)."""
+    from importlib import metadata
+
+    from scarce_lab.data.events import registry
+
+    class EntryPoint:
+        name, value = "toy", "tests.toy_env.spec:SPEC"
+
+        def load(self):
+            return SPEC
+
+    def entry_points(group):
+        return [EntryPoint()] if group == environments.ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    monkeypatch.setattr(registry, "_discovered", False)
+    try:
+        assert registry.registration("toy").payloads == SPEC.payloads  # the data layer alone finds it
+        monkeypatch.setattr(environments, "_loaded", False)
+        assert environments.get("toy") is SPEC
+        sl.run(ToyConfig(rounds=1), out=tmp_path)
+        assert sl.load(tmp_path).environments == ["toy"]
+    finally:
+        environments.unregister("toy")
+        registry.unregister_payloads("toy")
+
+
+def test_an_entry_point_that_is_not_a_spec_is_refused(monkeypatch):
+    from importlib import metadata
+
+    class EntryPoint:
+        name, value = "bad", "somewhere:THING"
+
+        def load(self):
+            return 42
+
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [EntryPoint()])
+    monkeypatch.setattr(environments, "_loaded", False)
+    try:
+        with pytest.raises(TypeError, match="entry point bad = somewhere:THING .* loads int"):
+            environments.load()
+    finally:
+        monkeypatch.setattr(environments, "_loaded", True)
