@@ -83,6 +83,24 @@ def test_the_toy_runs_through_the_executor_task_and_resumes(toy, tmp_path):
     assert task(other, tmp_path, False).status == "error"
 
 
+def test_the_toy_task_travels_to_a_node_by_reference_and_returns_its_folder(toy, tmp_path):
+    """What a Ray node does with the task (:func:`scarce_lab.runners.executors._remote_body`
+    in ``return`` mode), without Ray: the task pickles by reference and the finished
+    run folder's files come back."""
+    import pickle
+
+    from scarce_lab.runners.executors import _path_run, _remote_body, run_task
+
+    assert pickle.loads(pickle.dumps(run_task("sovsim"))) is environments.get("sovsim").run_task
+    task = pickle.loads(pickle.dumps(run_task("toy")))  # no run_task of its own: run, read the manifest
+    assert task.func is _path_run and task.args == (toy.run,)
+    cfg = ToyConfig(rounds=2, seed=5)
+    outcome, files = _remote_body(task, cfg, str(tmp_path / "driver"), False, "return", {})
+    assert outcome.status == "complete" and {"manifest.json", "events.jsonl"} <= set(files)
+    assert not (tmp_path / "driver").exists()  # the node wrote in its own temporary folder
+    assert json.loads(files["manifest.json"])["environment"] == "toy"
+
+
 def test_a_dry_run_of_the_toy_plans_only_what_its_spec_can_count(toy, tmp_path):
     plan = sl.run(ToyConfig(), out=tmp_path, dry_run=True)
     assert plan.environment == "toy" and plan.runs == ["toy-r4-s0"] and plan.models == {}
