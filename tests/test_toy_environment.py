@@ -101,6 +101,32 @@ def test_the_toy_task_travels_to_a_node_by_reference_and_returns_its_folder(toy,
     assert json.loads(files["manifest.json"])["environment"] == "toy"
 
 
+def test_the_cli_gets_run_and_table_commands_for_the_toy(toy, tmp_path):
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+    from scarce_lab.cli.environment import add_all, remove_commands
+
+    add_all()
+    try:
+        cli = CliRunner()
+        res = cli.invoke(app, ["run", "toy", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+        assert res.exit_code == 0 and "--rounds" in res.output and "--resume" in res.output
+        res = cli.invoke(app, ["run", "toy", "--rounds", "2", "--seed", "7", "-o", str(tmp_path)])
+        assert res.exit_code == 0, res.output
+        assert res.output.strip() == str(tmp_path / "toy-r2-s7")
+        res = cli.invoke(app, ["run", "toy", "--rounds", "0", "-o", str(tmp_path)])
+        assert res.exit_code == 2 and "rounds" in res.output  # the config refuses it, naming the field
+        res = cli.invoke(app, ["table", "toy", str(tmp_path), "-f", "csv", "-O", "by=run_id"])
+        assert res.exit_code == 0, res.output
+        assert res.output.splitlines()[0] == "run_id,runs,final_mean" and "toy-r2-s7,1," in res.output
+        res = cli.invoke(app, ["table", "toy", str(tmp_path), "-O", "bi=run_id"])
+        assert res.exit_code == 2 and "unknown option 'bi'" in res.output
+    finally:
+        remove_commands("toy")
+    assert "toy" not in cli.invoke(app, ["run", "--help"]).output
+
+
 def test_a_dry_run_of_the_toy_plans_only_what_its_spec_can_count(toy, tmp_path):
     plan = sl.run(ToyConfig(), out=tmp_path, dry_run=True)
     assert plan.environment == "toy" and plan.runs == ["toy-r4-s0"] and plan.models == {}

@@ -48,6 +48,9 @@ def _register() -> None:
     modules = [s.cli for s in specs() if s.cli]
     for module in [*modules, *(f"scarce_lab.cli.{n}" for n in ("judge", "demo", "report", "data", "view"))]:
         importlib.import_module(module)
+    from .environment import add_all
+
+    add_all()  # generic commands for an environment without a CLI module of its own
 
 
 _register()
@@ -55,6 +58,9 @@ _register()
 
 def main() -> None:
     """Entry point of the ``scarce-lab`` console script."""
+    from .environment import add_all
+
+    add_all()  # an environment registered since the import (an entry point loaded late)
     app()
 
 
