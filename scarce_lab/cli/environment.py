@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from . import TableFormat, run_app, table_app
-from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
 from ._options import _option as option_of
+from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
 
 #: Environments whose generic commands are on the groups already.
 _ADDED: set[str] = set()
