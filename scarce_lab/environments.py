@@ -18,6 +18,16 @@ Where specs come from (:func:`load`, run before any lookup):
   that registers it;
 - code (a test, a notebook): ``register(spec)``.
 
+Adding an environment (``tests/toy_env`` is a complete one, a two-agent counter game):
+a config model (:class:`scarce_lab.config.base.ExperimentConfig` with ``ENVIRONMENT``),
+payload models (:class:`scarce_lab.data.events.Payload`), a ``run`` that records
+through :func:`scarce_lab.runtime.open_run`, a tidy table, a paper table, a
+conformance play returning :class:`scarce_lab.testing.Trace` and a renderer, gathered
+in one :class:`EnvironmentSpec` and registered. ``sl.run``, ``sl.load``, ``sl.table``,
+``sl.view``, the executors, the dry run, ``scarce-lab run NAME`` / ``table NAME``
+(:mod:`scarce_lab.cli.environment`, unless the spec names its own CLI module) and the
+conformance suite then take it with no other edit.
+
 The pattern is PettingZoo's environment registry and Inspect AI's ``@task`` registry:
 one entry per environment, looked up by name.
 
