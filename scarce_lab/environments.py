@@ -190,6 +190,7 @@ class EnvironmentSpec:
 
 _SPECS: dict[str, EnvironmentSpec] = {}
 _loaded = False
+_loading = False
 
 
 def register(spec: EnvironmentSpec) -> EnvironmentSpec:
@@ -235,22 +236,29 @@ def load() -> None:
         TypeError: an entry point that loads neither an :class:`EnvironmentSpec` nor a
             module (its name and value are named).
     """
-    global _loaded
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    pkg = importlib.import_module(BUILTIN_PACKAGE)
-    for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{BUILTIN_PACKAGE}.{m.name}")
-    from importlib.metadata import entry_points
+    if _loading:
+        raise RuntimeError("scarce_lab.environments.load() re-entered: a spec module looked the registry up while "
+                           "it was being imported (register, do not look up, on import)")
+    _loading = True
+    try:
+        pkg = importlib.import_module(BUILTIN_PACKAGE)
+        for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            importlib.import_module(f"{BUILTIN_PACKAGE}.{m.name}")
+        from importlib.metadata import entry_points
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        obj = ep.load()
-        if isinstance(obj, EnvironmentSpec):
-            register(obj)
-        elif not inspect.ismodule(obj):
-            raise TypeError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}) loads {type(obj).__name__}, "
-                            "not an EnvironmentSpec or a module that registers one")
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            obj = ep.load()
+            if isinstance(obj, EnvironmentSpec):
+                register(obj)
+            elif not inspect.ismodule(obj):
+                raise TypeError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}) loads "
+                                f"{type(obj).__name__}, not an EnvironmentSpec or a module that registers one")
+        _loaded = True  # only a load that finished: a failed one is retried (and fails again, loudly)
+    finally:
+        _loading = False
 
 
 def get(name: str) -> EnvironmentSpec:

@@ -122,7 +122,6 @@ def _discover() -> None:
     global _discovered
     if _discovered:
         return
-    _discovered = True
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -130,6 +129,7 @@ def _discover() -> None:
         if hasattr(loaded, "name") and hasattr(loaded, "payloads") and loaded.name not in _REGISTERED:
             register_payloads(loaded.name, loaded.payloads, round_meaning=loaded.round_meaning,
                               final_counts=loaded.final_counts, migrate_v1=loaded.migrate_v1)
+    _discovered = True  # only when every entry point loaded: a failure is raised again next time
 
 
 def registration(environment: str) -> PayloadRegistration:
