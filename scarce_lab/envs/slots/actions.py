@@ -113,6 +113,15 @@ class LegalActions:
             return f"duration_seconds {duration_seconds} is outside 1..{self.max_duration_s}"
         return None
 
+    def narrowed(self, paths: list[str] | tuple[str, ...]) -> LegalActions:
+        """These legal actions with ``read_file`` (and ``submit``) limited to the
+        ``read_paths`` that are also in ``paths``: a subset of a legal set is legal, so
+        an agent may offer its model fewer names (e.g. a bounded listing) without
+        restating the rule."""
+        keep = set(paths)
+        return legal_actions(self.worker, in_slot=self.in_slot, slot_cap_s=self.max_duration_s,
+                             files=[p for p in self.read_paths if p in keep])
+
     def describe(self) -> str:
         """One line naming the legal tools (shown with every refusal)."""
         return "legal now: " + ", ".join(self.tools)

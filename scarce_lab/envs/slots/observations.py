@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .actions import LegalActions, legal_actions
+
 
 @dataclass
 class NegotiationView:
@@ -100,6 +102,11 @@ class SolverObservation:
         memories: saved memories visible under the memory horizon.
         step: solver step number in this subrun (0-based).
         max_duration_s: the slot cap (seconds).
+        legal: the solver actions legal now (the action mask; :mod:`.actions`), put
+            here by :meth:`~.world.ScarceWorld.solver_observation` from the real
+            listing; the runner checks the chosen action against this same object.
+            An observation built by hand gets the rule's value for its own
+            ``files``, ``in_slot`` and ``max_duration_s``.
     """
 
     worker: str
@@ -113,3 +120,9 @@ class SolverObservation:
     memories: list[str]
     step: int
     max_duration_s: int = 300
+    legal: LegalActions = None  # type: ignore[assignment] - set in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.legal is None:
+            self.legal = legal_actions(self.worker, in_slot=self.in_slot, files=self.files,
+                                       slot_cap_s=self.max_duration_s)

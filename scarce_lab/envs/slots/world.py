@@ -406,16 +406,21 @@ class ScarceWorld:
         s = self._expect(name, "legal_actions", Status.active, Status.in_slot)
         return legal_actions(name, in_slot=s.status == Status.in_slot, files=files, slot_cap_s=self.rules.slot_cap_s)
 
-    def solver_observation(self, name: str, files: list[str]) -> SolverObservation:
-        """What worker ``name``'s solver sees now; ``files`` are the names in its own
-        work folder (listed by the runner, the world does no I/O). Its legal actions
-        follow from it (:func:`~.actions.legal_actions`)."""
+    def solver_observation(self, name: str, files: list[str], *, shown: list[str] | None = None) -> SolverObservation:
+        """What worker ``name``'s solver sees now, with its legal actions
+        (:meth:`legal_actions` on ``files``, the names in its own work folder, listed
+        by the runner: the world does no I/O). ``shown`` is the listing as the solver
+        is shown it (e.g. with an "(and N more)" note; default ``files``).
+
+        Raises:
+            WorldError: the worker is not ``active`` or ``in_slot`` (its solver cannot move).
+        """
         s = self.worker(name)
         in_slot = s.status == Status.in_slot
         return SolverObservation(
-            worker=name, task=s.task.agent_view(), files=list(files), in_slot=in_slot,
+            worker=name, task=s.task.agent_view(), files=list(files if shown is None else shown), in_slot=in_slot,
             slot_remaining_s=max(0.0, s.slot.end - s.t) if in_slot else 0.0,
             own_remaining_s=remaining_s(s.t, s.deadline_s), own_budget=self.ledger.balance(name),
             transcript=s.transcript[-self.rules.transcript_k:], memories=list(s.memories), step=s.steps,
-            max_duration_s=self.rules.slot_cap_s,
+            max_duration_s=self.rules.slot_cap_s, legal=self.legal_actions(name, files),
         )

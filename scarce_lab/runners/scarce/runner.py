@@ -260,9 +260,10 @@ class ScarceRunner:
         solver = self.solvers[w]
         shown = self.io.listing(self._sbx(w))  # bounded: at most 50 sane names (scarce_lab.sandbox.gate)
         files = shown.names
-        legal = self.world.legal_actions(w, files)
         seen = files + ([f"({shown.tail()})"] if shown.more else [])  # the prompt says "and N more"
-        d = await solver.step(self.world.solver_observation(w, seen))
+        obs = self.world.solver_observation(w, files, shown=seen)
+        legal = obs.legal  # what the solver was offered is what the runner checks
+        d = await solver.step(obs)
         self._calls(d)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
