@@ -62,7 +62,7 @@ import random
 from typing import Any
 
 from .decided import Decided
-from .negotiators import Negotiator, _clamp, clamp_declaration, complete_ballot
+from .negotiators import Negotiator, clamp_declaration, complete_ballot
 from .solvers import (
     PLACEHOLDER_BUILD,
     Solver,
@@ -161,7 +161,7 @@ class StrategicNegotiator(Negotiator):
         """Declared bid in credits (module docstring); never above the balance."""
         share = SPEND_SHARE if "spend" in self.features else BASE_SHARE
         factor = 1.0 + 2.0 * self.urgency(view) if "urgency" in self.features else 1.0
-        return _clamp(math.ceil(view.own_budget * share * factor), 0, view.own_budget)
+        return view.legal.clamp_bid(math.ceil(view.own_budget * share * factor))[0]
 
     @staticmethod
     def debts(view: NegotiationView) -> tuple[dict[str, int], dict[str, int]]:
@@ -301,9 +301,9 @@ class StrategicNegotiator(Negotiator):
         if not others:
             return Decided(mine)
         if "urgency" in self.features and self.urgency(view) >= URGENT and others[0] >= mine:
-            return Decided(_clamp(others[0] + 1, 0, view.own_budget))
+            return Decided(view.legal.clamp_bid(others[0] + 1)[0])
         if "spend" in self.features and mine > others[0] + 1:
-            return Decided(_clamp(others[0] + 1, 0, view.own_budget))
+            return Decided(view.legal.clamp_bid(others[0] + 1)[0])
         return Decided(mine)
 
     async def ballot(self, view):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import LegalActions, legal_actions
+from .actions import LegalActions, LegalNegotiation, legal_actions, legal_negotiation
 
 
 @dataclass
@@ -41,6 +41,9 @@ class NegotiationView:
         memories: texts this worker saved with ``save_persistent_memory`` (horizon-dependent).
         task_summary: one line about the worker's own task and progress.
         private_round: current private-message round (1-based) in the private phase.
+        legal: what this worker may submit in this contention (positions, durations,
+            bids, ballot prices, recipients; :class:`~.actions.LegalNegotiation`),
+            derived by the environment from the contention and its own budget.
     """
 
     worker: str
@@ -53,6 +56,12 @@ class NegotiationView:
     memories: list[str] = field(default_factory=list)
     task_summary: str = ""
     private_round: int = 0
+    legal: LegalNegotiation = None  # type: ignore[assignment] - set in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.legal is None:
+            self.legal = legal_negotiation(self.worker, participants=self.participants,
+                                           slot_cap_s=self.slot_cap_s, own_budget=self.own_budget)
 
     @property
     def participants(self) -> list[str]:

@@ -71,7 +71,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .actions import LegalActions, legal_actions
+from .actions import LegalActions, legal_actions, legal_negotiation
 from .budgets import Ledger
 from .clock import SandboxTimeline, remaining_s
 from .observations import NegotiationView, SolverObservation
@@ -379,7 +379,8 @@ class ScarceWorld:
         """What worker ``name``'s negotiator sees at ``t`` seconds in contention ``c``:
         the contention's public view plus its own private messages, public history and
         its own past negotiations and notes under the memory horizon, its own budget,
-        deadline and remaining time. Nothing of another worker's private state."""
+        deadline and remaining time, and what it may submit (its legal negotiation,
+        :class:`~.actions.LegalNegotiation`). Nothing of another worker's private state."""
         s, r = self.worker(name), self.rules
         if r.memory == "none":
             hist, own, notes = [], [], []
@@ -394,6 +395,8 @@ class ScarceWorld:
             own_deadline_s=s.deadline_s, own_remaining_s=remaining_s(t, s.deadline_s), own_history=own,
             memories=notes, task_summary=f"{s.task.name} (program {s.task.program}); {s.steps} steps so far",
             private_round=c.private_round,
+            legal=legal_negotiation(name, participants=c.participants, slot_cap_s=c.config.slot_cap_s,
+                                    own_budget=self.ledger.balance(name)),
         )
 
     def legal_actions(self, name: str, files: list[str]) -> LegalActions:
