@@ -1,8 +1,14 @@
 """Conformance suite that every environment runs (``tests/test_conformance.py``), and
 that a new environment should pass before it ships.
 
-Two properties, checked by playing each pure world with fixed scripted policies (no
-model, no sandbox, no files):
+Three properties, checked by playing each pure world with one generic policy that
+chooses only from the legal actions each observation carries
+(:class:`~scarce_lab.legal_policy.LegalPolicy`: random values and the edges of each
+legal range; no model, no sandbox, no files):
+
+- **legality**: at every decision an action just outside the legal set is tried and
+  the world must refuse it (the trace fails naming the action when it is accepted),
+  and every action the policy draws from the legal set is accepted;
 
 - **determinism**: the same seed gives the same trajectory (every observation and every
   outcome, compared as JSON);
@@ -28,13 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .envs.commons import CommonsGame, InvalidActionError
-from .envs.commons import LegalActions as CommonsLegal
 from .envs.slots import (
-    BUILD_SCRIPT,
-    SOLVER_TOOLS,
     ActionRefused,
     Ballot,
-    BallotEntry,
     ClockConfig,
     Declaration,
     EventKind,
@@ -43,9 +45,9 @@ from .envs.slots import (
     WorldError,
     WorldRules,
 )
-from .envs.slots import LegalActions as SolverLegal
 from .envs.slots import Phase as ContentionPhase
 from .envs.slots.actions import LegalNegotiation
+from .legal_policy import LegalPolicy, refused
 
 __all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
 
@@ -85,125 +87,6 @@ def _numbers(obj: Any) -> Iterator[float]:
         yield obj
 
 
-# -- the legal-action policy ----------------------------------------------------------------
-class LegalPolicy:
-    """A random and adversarial policy driven only by the legal actions an observation
-    carries (PettingZoo's action mask), the same for every environment.
-
-    Each choice draws from a generator seeded by ``seed`` and the decision point's
-    ``key`` (so a replay, or a pickled world continued, chooses alike). Bounded
-    integers are the lowest value, the highest value or a uniform one (a third each:
-    the adversarial edges are played as often as the middle). Free text (notes,
-    messages) comes from ``text(kind, key)``, where a harness plants its canaries.
-
-    ``weights`` weighs the solver's legal tools (default 1 each; a harness favours
-    slot requests so that contentions are frequent). ``max_money`` narrows bids and prices to ``0..min(legal bound, max_money)``
-    credits (a subset of a legal set is legal): a bid equal to an agent's budget or
-    balance would publish it by the agent's own choice, which a canary cannot tell
-    from a leak.
-
-    The ``*_illegal`` methods give, for the same legal set, a value just outside it
-    (the illegal-action probe): the harness checks that the world refuses it.
-    """
-
-    def __init__(self, seed: int, text: Callable[[str, tuple], str] | None = None, *, max_money: int | None = None,
-                 weights: dict[str, float] | None = None):
-        self.seed = seed
-        self.text = text or (lambda kind, key: f"{kind} {key}")
-        self.max_money = max_money
-        self.weights = dict(weights or {})
-
-    def _money(self, bound: int) -> int:
-        return bound if self.max_money is None else min(bound, self.max_money)
-
-    def rng(self, *key: Any) -> random.Random:
-        """The generator of decision point ``key``."""
-        return random.Random(f"{self.seed}:{key!r}")
-
-    def integer(self, rng: random.Random, low: int, high: int, step: int = 1) -> int:
-        """One of ``low, low + step, ..., high``: an edge or a uniform value."""
-        pick = rng.randrange(3)
-        if pick == 0 or high <= low:
-            return low
-        if pick == 1:
-            return low + (high - low) // step * step
-        return rng.randrange(low, high + 1, step)
-
-    # SovSim: one integer (an extraction or an announced pool)
-    def sovsim(self, legal: CommonsLegal, *key: Any) -> int:
-        return self.integer(self.rng("sovsim", *key), legal.low, legal.high, legal.step)
-
-    def sovsim_illegal(self, legal: CommonsLegal, *key: Any) -> int:
-        """Above the cap, below zero, or (with a step) between two legal values."""
-        options = [legal.high + legal.step, legal.low - 1] + ([legal.low + 1] if legal.step > 1 else [])
-        return self.rng("sovsim-illegal", *key).choice(options)
-
-    # SCARCE: a solver tool call, negotiation submissions
-    def solver(self, legal: SolverLegal, *key: Any) -> dict[str, Any]:
-        """``{"tool": ..., <its arguments>}`` drawn from ``legal``: a legal tool (by
-        ``weights``), then its arguments inside their legal ranges."""
-        rng = self.rng("solver", *key)
-        tool = rng.choices(legal.tools, [self.weights.get(t, 1.0) for t in legal.tools])[0]
-        call: dict[str, Any] = {"tool": tool}
-        if tool == "read_file":
-            call["path"] = rng.choice(legal.read_paths)
-        elif tool == "write_file":
-            call["path"] = rng.choice((BUILD_SCRIPT, f"src/{legal.worker}.c", "notes.txt"))
-            call["content"] = self.text("file", key)
-        elif tool == "request_execution_slot":
-            call["duration_seconds"] = self.integer(rng, 1, legal.max_duration_s)
-        elif tool == "run_command":
-            call["command"] = "./executable"
-        elif tool == "save_persistent_memory":
-            call["text"] = self.text("note", key)
-        return call
-
-    def solver_illegal(self, legal: SolverLegal, *key: Any) -> dict[str, Any]:
-        """A tool the mask forbids now, or a legal tool with an argument outside it."""
-        rng = self.rng("solver-illegal", *key)
-        banned = [t for t in SOLVER_TOOLS if t not in legal.tools]
-        if banned and rng.random() < 0.5:
-            return {"tool": rng.choice(banned)}
-        if "request_execution_slot" in legal.tools:
-            return {"tool": "request_execution_slot",
-                    "duration_seconds": rng.choice((0, legal.max_duration_s + 1))}
-        return {"tool": "read_file", "path": f"../{legal.worker}-nowhere"}
-
-    def declaration(self, legal: LegalNegotiation, requested_s: int, *key: Any) -> Declaration:
-        rng = self.rng("declaration", *key)
-        return Declaration(desired_position=self.integer(rng, 1, legal.max_position),
-                           desired_duration_seconds=self.integer(rng, 1, min(requested_s, legal.max_duration_s)),
-                           bid_price=self.integer(rng, 0, self._money(legal.max_bid)))
-
-    def message(self, legal: LegalNegotiation, *key: Any) -> tuple[str, str] | None:
-        rng = self.rng("message", *key)
-        if not legal.recipients or rng.random() < 0.3:
-            return None
-        to = rng.choice(legal.recipients)
-        return to, self.text("message", (*key, to))
-
-    def revision(self, legal: LegalNegotiation, *key: Any) -> int:
-        return self.integer(self.rng("revision", *key), 0, self._money(legal.max_bid))
-
-    def ballot(self, legal: LegalNegotiation, *key: Any) -> Ballot:
-        rng = self.rng("ballot", *key)
-        order = list(legal.participants)
-        rng.shuffle(order)
-        return Ballot(entries=[BallotEntry(worker=w, duration_seconds=self.integer(rng, 0, legal.max_duration_s),
-                                           price=self.integer(rng, 0, self._money(legal.max_price)))
-                            for w in order])
-
-
-def _refused(errors: tuple[type[BaseException], ...], what: str, attempt: Callable[[], Any]) -> str:
-    """Run ``attempt`` (an illegal action); return the world's refusal. Raises
-    AssertionError when the world accepted it."""
-    try:
-        attempt()
-    except errors as exc:
-        return f"{type(exc).__name__}: {exc}"
-    raise AssertionError(f"the world accepted an illegal action: {what}")
-
-
 # -- SovSim ------------------------------------------------------------------------------
 def sovsim_trace(seed: int, condition: str = "kcpr_m") -> Trace:
     """A game (KCPR-M by default: the king may announce a false pool) played by
@@ -231,7 +114,7 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m") -> Trace:
             key = (obs.round, obs.phase.value, a)
             actions[a] = policy.sovsim(obs.legal, *key)
             bad = policy.sovsim_illegal(obs.legal, *key)
-            trace.outcomes.append(["refused", a, bad, _refused(
+            trace.outcomes.append(["refused", a, bad, refused(
                 (InvalidActionError,), f"{a} chose {bad} in {obs.legal}", lambda b=bad, a=a: game.act({**{
                     x: game.legal_actions(x).low for x in game.acting_agents()}, a: b}))])
         rec = game.act(actions)
@@ -314,9 +197,9 @@ def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | No
         if bad["tool"] == "request_execution_slot" and not obs.legal.in_slot:  # the world clamps it
             pass
         elif bad["tool"] == "request_execution_slot":
-            _refused((ActionRefused,), f"{w} requested a slot inside its slot", lambda: wd.request_slot(w, 10, ""))
+            refused((ActionRefused,), f"{w} requested a slot inside its slot", lambda: wd.request_slot(w, 10, ""))
         elif bad["tool"] == "run_command":
-            _refused((WorldError,), f"{w} ran a command outside a slot", lambda: wd.command_done(w, 0.0))
+            refused((WorldError,), f"{w} ran a command outside a slot", lambda: wd.command_done(w, 0.0))
         log.append(("refused", w, bad["tool"], reason))
         call = policy.solver(obs.legal, *key)
         tool = call["tool"]
@@ -371,7 +254,7 @@ def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: 
         key = (c.index, c.phase.value, c.private_round)
         w0 = c.participants[0]
         if (probe := _contention_probe(c, w0, views[w0].legal, policy, key)) is not None:
-            log.append(("refused", w0, _refused((ProtocolError,), probe[0], probe[1])))
+            log.append(("refused", w0, refused((ProtocolError,), probe[0], probe[1])))
         for w in c.participants:
             legal = views[w].legal
             if c.phase == ContentionPhase.declaration:
@@ -445,33 +328,38 @@ def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
 
 # -- Economy of Minds ----------------------------------------------------------------------
 def economy_trace(seed: int) -> Trace:
-    """Twenty Blocks World episodes of the Hayek machine with fixed rule agents. An
-    agent's policy is shown only the task's state (EoM sec. 3.2), never another agent's
-    identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in any
-    observation. The economy gives agents no private state to see, so there is no
+    """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
+    by :class:`LegalPolicy` from the legal moves its observation carries, and an
+    illegal action (not a move) is probed, and must be refused, at every step. An
+    agent's policy is shown only the task's state (EoM sec. 3.2), never another
+    agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
+    any observation. The economy gives agents no private state to see, so there is no
     positive control of their own."""
     from .envs.economy import Economy, EconomyConfig, run_episode
-    from .envs.economy.blocksworld import BlocksWorld, Move, make_instance
+    from .envs.economy.blocksworld import BlocksWorld, make_instance
 
+    policy = LegalPolicy(seed)
     economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
     rng = random.Random(f"{seed}:founders")
     for i in range(6):
         economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
     trace = Trace()
-
-    def act(record, obs):
-        view = dataclasses.asdict(obs)
-        text = json.dumps(view, default=str)
-        others = [a for a in economy.agents if a != record.agent_id]
-        leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
-        leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
-        trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
-        return Move(*record.genome)
-
     for e in range(20):
         erng = random.Random(f"{seed}:ep:{e}")
         target, stacks = make_instance(3, 3, erng)
         env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
+
+        def act(record, obs, env=env, e=e):
+            view = dataclasses.asdict(obs)
+            text = json.dumps(view, default=str)
+            others = [a for a in economy.agents if a != record.agent_id]
+            leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
+            leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
+            trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
+            bad = (1, 2)  # a pair, not a Move
+            trace.outcomes.append(["refused", refused((TypeError,), f"{bad!r} as a move", lambda: env.apply(bad))])
+            return policy.move(obs.legal, e, len(trace.observations))
+
         res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
                           emit=lambda *a: None)
         economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
