@@ -166,3 +166,22 @@ def test_legal_policy_draws_only_legal_values_and_probes_outside():
         bad = policy.solver_illegal(obs.legal, i)
         assert obs.legal.check(bad["tool"], path=bad.get("path", ""), command=bad.get("command", ""),
                                duration_seconds=bad.get("duration_seconds")) is not None
+
+
+def test_sovsim_announcement_schema_and_fallback_follow_the_configured_legal_set():
+    """A config with a smaller announcement range: the model's schema and the fallback
+    are the observation's legal set, not the paper's 0..999 (no second copy of the rule)."""
+    from pydantic import ValidationError
+
+    from scarce_lab.agents.sovsim.agent import fallback_value
+    from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, announcement_schema
+    from scarce_lab.envs.commons import CommonsConfig
+
+    game = CommonsGame("kcpr_m", CommonsConfig(announce_max=100))
+    obs = game.observe(game.leader)
+    schema = announcement_schema(obs.legal.high)
+    assert schema(reasoning="r", announced_pool=100).announced_pool == 100
+    with pytest.raises(ValidationError):
+        schema(reasoning="r", announced_pool=101)
+    assert announcement_schema(999) is AnnouncementDecision
+    assert fallback_value(obs) == 100 and obs.legal.why_not(fallback_value(obs)) is None  # true pool 120, capped
