@@ -185,3 +185,64 @@ def test_sovsim_announcement_schema_and_fallback_follow_the_configured_legal_set
         schema(reasoning="r", announced_pool=101)
     assert announcement_schema(999) is AnnouncementDecision
     assert fallback_value(obs) == 100 and obs.legal.why_not(fallback_value(obs)) is None  # true pool 120, capped
+
+
+class _Unruly:
+    """A negotiator (worker ``w1`` only) whose declarations, revisions and ballots the
+    contention refuses: a position past the queue, a negative bid, a one-line ballot."""
+
+    def __init__(self, inner, who: str):
+        self._inner, self._who = inner, who
+        self.scripted, self.model = inner.scripted, inner.model
+
+    def __getattr__(self, method):
+        return getattr(self._inner, method)
+
+    async def declare(self, view):
+        d = await self._inner.declare(view)
+        if self._who == "w1":
+            d.value = d.value.model_copy(update={"desired_position": 99})
+        return d
+
+    async def revise(self, view):
+        d = await self._inner.revise(view)
+        if self._who == "w1":
+            d.value = -7
+        return d
+
+    async def ballot(self, view):
+        d = await self._inner.ballot(view)
+        if self._who == "w1":
+            d.value = d.value.model_copy(update={"entries": d.value.entries[:1]})
+        return d
+
+
+def test_scarce_runner_repairs_refused_negotiation_values_through_the_legal_set(tmp_path):
+    """The contention refuses the values; the runner repairs them into the view's legal
+    set, records refusal and repair as the decision's violation, and the run goes on."""
+    import json
+
+    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
+    from scarce_lab.runtime import run_sync
+    from tests.test_scarce_run import FakeSandbox, fake_grade, toy_task
+
+    cfg = ScarceConfig(workers=3, subruns=1, model="scripted/random", mechanism="revisable", private_rounds=1, seed=2)
+    runner = ScarceRunner(cfg, tmp_path, tasks=[toy_task(0)], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "s"))
+    orig = runner._agents
+
+    def agents(w, task):
+        s, n = orig(w, task)
+        return s, _Unruly(n, w)
+
+    runner._agents = agents
+    run_dir = run_sync(runner.arun())
+    evs = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+    mine = {e["kind"]: e["payload"] for e in evs if e.get("agent") == "w1" and e["kind"] in (
+        "declaration", "bid_revision", "ballot")}
+    assert set(mine) == {"declaration", "bid_revision", "ballot"}, [e["kind"] for e in evs]
+    assert mine["declaration"]["desired_position"] <= 3
+    assert "refused by the contention: desired_position must be in 1.." in mine["declaration"]["violation"]
+    assert "declaration clamped from (99," in mine["declaration"]["violation"]
+    assert mine["bid_revision"]["bid_price"] == 0 and "revised bid clamped to 0" in mine["bid_revision"]["violation"]
+    assert len(mine["ballot"]["entries"]) >= 2 and "ballot repaired: missing" in mine["ballot"]["violation"]
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "complete"
