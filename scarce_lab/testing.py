@@ -194,9 +194,8 @@ def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | No
         reason = obs.legal.check(bad["tool"], path=bad.get("path", ""), command=bad.get("command", ""),
                                  duration_seconds=bad.get("duration_seconds"))
         assert reason is not None, f"the legal actions of {w} accept an illegal call {bad}"
-        if bad["tool"] == "request_execution_slot" and not obs.legal.in_slot:  # the world clamps it
-            pass
-        elif bad["tool"] == "request_execution_slot":
+        # where the world holds the rule it must refuse too (an out-of-range duration it clamps)
+        if bad["tool"] == "request_execution_slot" and obs.legal.in_slot:
             refused((ActionRefused,), f"{w} requested a slot inside its slot", lambda: wd.request_slot(w, 10, ""))
         elif bad["tool"] == "run_command":
             refused((WorldError,), f"{w} ran a command outside a slot", lambda: wd.command_done(w, 0.0))

@@ -15,12 +15,18 @@ from scarce_lab.testing import (
     check_environment,
     check_privacy,
     scarce_trace,
+    sovsim_trace,
 )
 
 
 @pytest.mark.parametrize("env", sorted(HARNESSES))
 def test_environment_conforms(env):
     check_environment(HARNESSES[env])
+
+
+@pytest.mark.parametrize("condition", ["cpr", "bcpr", "kcpr", "kcpr_m"])
+def test_sovsim_conforms_under_every_power_condition(condition):
+    check_environment(lambda seed: sovsim_trace(seed, condition=condition))
 
 
 @pytest.mark.parametrize("memory", ["none", "subrun", "cross"])
