@@ -401,7 +401,7 @@ class SkilledScriptedSolver(Solver):
         """Seconds to ask for: ``build_s x (1 + 0.25 x visible failed-attempt notes)``,
         capped at the slot cap."""
         failed = sum(FAILED_NOTE in m for m in obs.memories)
-        return int(min(obs.max_duration_s, round(self.build_s * (1 + 0.25 * failed))))
+        return int(min(obs.legal.max_duration_s, round(self.build_s * (1 + 0.25 * failed))))
 
     def _attempt(self) -> list[SolverAction]:
         """One attempt's actions: write the candidate, build, run two examples."""
@@ -418,7 +418,7 @@ class SkilledScriptedSolver(Solver):
         A = SolverAction
         if self.queue:
             a = self.queue[0]
-            if a.tool != "run_command" or obs.in_slot:
+            if obs.legal.why_not(a.tool) is None:  # still legal (a command needs the slot)
                 return self.queue.pop(0)
             self.queue.clear()  # the slot ended mid-attempt: the attempt is lost
             self.stage = "work" if self.stage == "judge" else self.stage
