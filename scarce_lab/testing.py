@@ -1,8 +1,14 @@
 """Conformance suite that every environment runs (``tests/test_conformance.py``), and
 that a new environment should pass before it ships.
 
-Two properties, checked by playing each pure world with fixed scripted policies (no
-model, no sandbox, no files):
+Three properties, checked by playing each pure world with one generic policy that
+chooses only from the legal actions each observation carries
+(:class:`~scarce_lab.legal_policy.LegalPolicy`: random values and the edges of each
+legal range; no model, no sandbox, no files):
+
+- **legality**: at every decision an action just outside the legal set is tried and
+  the world must refuse it (the trace fails naming the action when it is accepted),
+  and every action the policy draws from the legal set is accepted;
 
 - **determinism**: the same seed gives the same trajectory (every observation and every
   outcome, compared as JSON);
@@ -30,20 +36,23 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .envs.commons import CommonsGame, Phase
+from .envs.commons import CommonsGame, InvalidActionError
 from .envs.slots import (
+    ActionRefused,
     Ballot,
-    BallotEntry,
     ClockConfig,
     Declaration,
     EventKind,
+    ProtocolError,
     ScarceWorld,
-    Status,
+    WorldError,
     WorldRules,
 )
 from .envs.slots import Phase as ContentionPhase
+from .envs.slots.actions import LegalNegotiation
+from .legal_policy import LegalPolicy, refused
 
-__all__ = ["HARNESSES", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
+__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
 
 
 @dataclass(frozen=True)
@@ -82,32 +91,35 @@ def _numbers(obj: Any) -> Iterator[float]:
 
 
 # -- SovSim ------------------------------------------------------------------------------
-def sovsim_trace(seed: int) -> Trace:
-    """A KCPR-M game: the king announces a false pool every round; subordinates must
-    never see the true pool before the round is settled (SovSim sec. 3.4)."""
-    rng = random.Random(seed)
-    game = CommonsGame("kcpr_m")
+def sovsim_trace(seed: int, condition: str = "kcpr_m") -> Trace:
+    """A game (KCPR-M by default: the king may announce a false pool) played by
+    :class:`LegalPolicy` from each observation's legal actions, with an illegal value
+    probed (and refused) at every decision. Subordinates must never see the true pool
+    before the round is settled (SovSim sec. 3.4)."""
+    policy = LegalPolicy(seed)
+    game = CommonsGame(condition)
     trace = Trace()
     while not game.over:
-        acting = game.acting_agents()
         actions = {}
-        for a in acting:
+        for a in game.acting_agents():
             obs = game.observe(a)
             view = dataclasses.asdict(obs)
             view.pop("config")
-            text = json.dumps(view, default=str)
             true_now = game.pool
             leaks = []
-            if not obs.is_leader:
+            if not obs.is_leader and condition == "kcpr_m":
                 if obs.pool is not None:
                     leaks.append(f"true pool {true_now} of round {obs.round}")
                 if any(r["round"] >= obs.round for r in view["history"]):
                     leaks.append("an unsettled round in the history")
-            trace.observations.append(Observation(a, text, tuple(leaks), own=(obs.pool == true_now) if obs.is_leader else None))
-            if obs.phase == Phase.announce:
-                actions[a] = min(obs.max_extraction, true_now + 37)  # a lie: a canary value
-            else:
-                actions[a] = rng.randrange(0, obs.max_extraction + 1, obs.step)
+            own = (obs.pool == true_now) if obs.is_leader and condition == "kcpr_m" else None
+            trace.observations.append(Observation(a, json.dumps(view, default=str), tuple(leaks), own))
+            key = (obs.round, obs.phase.value, a)
+            actions[a] = policy.sovsim(obs.legal, *key)
+            bad = policy.sovsim_illegal(obs.legal, *key)
+            trace.outcomes.append(["refused", a, bad, refused(
+                (InvalidActionError,), f"{a} chose {bad} in {obs.legal}", lambda b=bad, a=a: game.act({**{
+                    x: game.legal_actions(x).low for x in game.acting_agents()}, a: b}))])
         rec = game.act(actions)
         if rec is not None:
             trace.outcomes.append([rec.round, list(rec.extractions), rec.remaining])
@@ -117,15 +129,22 @@ def sovsim_trace(seed: int) -> Trace:
 # -- SCARCE ------------------------------------------------------------------------------
 SCARCE_WORKERS = ("w0", "w1", "w2")
 #: Canaries: budgets and deadlines no other quantity of the game takes.
-SCARCE_BUDGETS = {"w0": 1111, "w1": 2222, "w2": 3333}
+SCARCE_BUDGETS = {"w0": 11111, "w1": 22222, "w2": 33333}
 SCARCE_DEADLINES = {"w0": 691.5, "w1": 767.25, "w2": 839.75}  # distinct fractions
+#: Bids and prices of the harness stay below 100 credits: no 3-4 digit canary is hit by chance.
+SCARCE_MAX_MONEY = 99
+#: Solver tool weights of the harness: slot requests and commands often, so that three
+#: workers meet in contentions and hold slots.
+SCARCE_WEIGHTS = {"request_execution_slot": 6.0, "run_command": 3.0}
 
 
 def scarce_rules(memory: str = "subrun", **kw: Any) -> WorldRules:
-    """Rules of the conformance SCARCE world (three workers, canary budgets/deadlines)."""
+    """Rules of the conformance SCARCE world (three workers, canary budgets/deadlines;
+    a 60 s slot cap so that random slot lengths leave room for many contentions)."""
     kw.setdefault("scheduler", "ballots")
     kw.setdefault("private_rounds", 2)
     kw.setdefault("mechanism", "revisable")
+    kw.setdefault("slot_cap_s", 60)
     kw.setdefault("clock", ClockConfig(scripted_call_s=2.0, command_s=5.0))
     return WorldRules(workers=SCARCE_WORKERS, budgets=dict(SCARCE_BUDGETS), deadlines_s=dict(SCARCE_DEADLINES),
                       subruns=3, history_k=2, memory=memory, **kw)
@@ -142,36 +161,63 @@ class _Task:
         return {"id": self.id, "name": self.name, "program": self.program, "documentation": self.documentation}
 
 
-def scarce_step(wd: ScarceWorld, log: list, seen: list) -> bool:
-    """Handle one world event the way the runner would, with a fixed scripted policy;
-    ``seen`` gets ``(worker, observation dict, everyone's balance then)``. Returns False
-    at the end of the subrun."""
+def _scarce_text(wd: ScarceWorld) -> Callable[[str, tuple], str]:
+    """Free text of the SCARCE harness: canary notes and private messages."""
+    def text(kind: str, key: tuple) -> str:
+        if kind == "note":
+            return f"note of {key[0]} in subrun {wd.subrun}"
+        if kind == "message":  # key: (contention, phase, private round, sender, recipient)
+            return f"SECRET-{key[3]}-{key[4]}-{key[0]}-{key[2]}"
+        return f"content by {key[0]}"
+    return text
+
+
+def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | None = None) -> bool:
+    """Handle one world event the way the runner would, every choice made by
+    ``policy`` (default: :class:`LegalPolicy` of the world's seed) from the legal
+    actions the observation carries, and an illegal action probed at every solver
+    step and every negotiation phase; ``seen`` gets ``(worker, observation dict,
+    everyone's balance then)``. Returns False at the end of the subrun."""
+    policy = policy or LegalPolicy(wd.rules.seed, _scarce_text(wd), max_money=SCARCE_MAX_MONEY,
+                                   weights=SCARCE_WEIGHTS)
+    files = wd.__dict__.setdefault("_conformance_files", {})  # the harness's stand-in work folders
     ev = wd.next_event()
     log.append((ev.kind.value, ev.worker, ev.t, ev.participants, ev.missed))
     if ev.kind == EventKind.subrun_end:
         return False
     if ev.kind == EventKind.solver_step:
         w = ev.worker
-        obs = wd.solver_observation(w, [f"{w}-private-file.c", "docs.txt"])
-        seen.append((w, dataclasses.asdict(obs), dict(wd.ledger.balances)))
+        folder = files.setdefault((wd.subrun, w), [f"{w}-private-file.c", "docs.txt"])
+        obs = wd.solver_observation(w, sorted(folder))
+        seen.append((w, {k: v for k, v in dataclasses.asdict(obs).items() if k != "legal"},
+                     dict(wd.ledger.balances)))
         s = wd.worker(w)
-        wd.begin_step(w, wd.decision_cost(True))
-        last = s.transcript[-1]["action"] if s.transcript else ""
-        if s.status == Status.in_slot:
+        key = (w, wd.subrun, s.steps)
+        bad = policy.solver_illegal(obs.legal, *key)
+        reason = obs.legal.check(bad["tool"], path=bad.get("path", ""), command=bad.get("command", ""),
+                                 duration_seconds=bad.get("duration_seconds"))
+        assert reason is not None, f"the legal actions of {w} accept an illegal call {bad}"
+        # where the world holds the rule it must refuse too (an out-of-range duration it clamps)
+        if bad["tool"] == "request_execution_slot" and obs.legal.in_slot:
+            refused((ActionRefused,), f"{w} requested a slot inside its slot", lambda: wd.request_slot(w, 10, ""))
+        elif bad["tool"] == "run_command":
+            refused((WorldError,), f"{w} ran a command outside a slot", lambda: wd.command_done(w, 0.0))
+        log.append(("refused", w, bad["tool"], reason))
+        call = policy.solver(obs.legal, *key)
+        tool = call["tool"]
+        wd.begin_step(w, wd.decision_cost(True, tool=tool))
+        if tool == "request_execution_slot":
+            wd.request_slot(w, call["duration_seconds"], "conformance")
+        elif tool == "run_command":
             wd.command_done(w, 0.0)
-            wd.record_result(w, "cmd", "ok")
-        elif s.contentions == 0 and s.steps <= 1:  # all three meet in the first contention
-            wd.record_result(w, "read", "docs")
-        elif s.contentions == 0:
-            dur = 15 + 10 * int(w[1:])
-            wd.request_slot(w, dur, f"need {dur} s")
-        elif last != "save" and s.contentions < 2:
-            wd.save_memory(w, f"note of {w} in subrun {wd.subrun}")
-            wd.record_result(w, "save", "saved")
-        elif s.contentions < 2:
-            wd.request_slot(w, 10, "build")
-        else:
+        elif tool == "save_persistent_memory":
+            wd.save_memory(w, call["text"])
+        elif tool == "write_file" and call["path"] not in folder:
+            folder.append(call["path"])
+        elif tool == "submit":
             wd.finish(w, missed=False, at=s.t, reason="submit")
+            return True
+        wd.record_result(w, tool, "ok")
     elif ev.kind == EventKind.slot_open:
         wd.open_slot(ev.worker)
     elif ev.kind == EventKind.slot_close:
@@ -182,31 +228,48 @@ def scarce_step(wd: ScarceWorld, log: list, seen: list) -> bool:
         for m in ev.missed:
             wd.finish(m, missed=True, at=wd.worker(m).deadline_s)
         if ev.participants:
-            _scarce_contention(wd, ev, log, seen)
+            _scarce_contention(wd, ev, log, seen, policy)
     return True
 
 
-def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list) -> None:
+def _contention_probe(c: Any, w: str, legal: LegalNegotiation, policy: LegalPolicy,
+                      key: tuple) -> tuple[str, Callable[[], Any]] | None:
+    """An illegal submission of ``w`` in the current phase (what, how), if the phase has one."""
+    if c.phase == ContentionPhase.declaration:
+        bad = Declaration(desired_position=legal.max_position + 1, desired_duration_seconds=1, bid_price=0)
+        return "a position past the queue", lambda: c.declare(w, bad)
+    if c.phase == ContentionPhase.private:
+        return "a message to oneself", lambda: c.send(w, w, "to me")
+    if c.phase == ContentionPhase.ballots:
+        short = Ballot(entries=policy.ballot(legal, *key, w).entries[:-1])
+        return "a ballot missing a participant", lambda: c.ballot(w, short)
+    return None
+
+
+def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: LegalPolicy) -> None:
     c, t = wd.open_contention(ev.participants), ev.t
-    n = len(c.participants)
     while c.phase != ContentionPhase.closed:
+        views = {w: wd.negotiation_view(c, w, t) for w in c.participants}
+        for w, v in views.items():
+            seen.append((w, {k: x for k, x in dataclasses.asdict(v).items() if k != "legal"},
+                         dict(wd.ledger.balances)))
+        key = (c.index, c.phase.value, c.private_round)
+        w0 = c.participants[0]
+        if (probe := _contention_probe(c, w0, views[w0].legal, policy, key)) is not None:
+            log.append(("refused", w0, refused((ProtocolError,), probe[0], probe[1])))
         for w in c.participants:
-            seen.append((w, dataclasses.asdict(wd.negotiation_view(c, w, t)), dict(wd.ledger.balances)))
-        for j, w in enumerate(c.participants):
+            legal = views[w].legal
             if c.phase == ContentionPhase.declaration:
-                c.declare(w, Declaration(desired_position=j + 1, bid_price=7 + j,
-                                         desired_duration_seconds=c.requests[w].duration_s))
+                c.declare(w, policy.declaration(legal, c.requests[w].duration_s, *key, w))
             elif c.phase == ContentionPhase.reasoning:
                 c.reason(w, f"{w} reasons")
             elif c.phase == ContentionPhase.private:
-                to = c.participants[(j + 1) % n]
-                c.send(w, to, f"SECRET-{w}-{to}-{c.index}-{c.private_round}")
+                if (m := policy.message(legal, *key, w)) is not None:
+                    c.send(w, *m)
             elif c.phase == ContentionPhase.revision:
-                c.revise(w, c.current_bid(w) + 1)
+                c.revise(w, policy.revision(legal, *key, w))
             else:
-                order = sorted(c.participants, key=lambda x: -c.current_bid(x))
-                c.ballot(w, Ballot(entries=[BallotEntry(worker=x, duration_seconds=c.requests[x].duration_s,
-                                                        price=c.current_bid(x)) for x in order]))
+                c.ballot(w, policy.ballot(legal, *key, w))
         t += wd.decision_cost(True)
         c.advance()
     st = wd.settle(c, t)
@@ -243,7 +306,9 @@ def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list)
 
 def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
     """Three subruns of the SCARCE world with canary budgets, deadlines, files, notes
-    and private messages."""
+    and private messages, played by :class:`LegalPolicy`. A canary that was never
+    planted would prove nothing, so the trace fails when no private message was sent
+    or no note saved."""
     wd = ScarceWorld(scarce_rules(memory, seed=seed))
     log: list = []
     seen: list = []
@@ -251,43 +316,52 @@ def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
     secrets = [(f"SECRET-{a}-{b}-{k}-{r}", {a, b}) for k in range(wd.k) for a in SCARCE_WORKERS
                for b in SCARCE_WORKERS for r in (1, 2)]
     trace = Trace(outcomes=log)
+    texts = []
     for me, view, balances in seen:
         text = json.dumps(view, default=str)
+        texts.append(text)
         own = view.get("own_budget") == balances[me] and (
             str(SCARCE_DEADLINES[me]) in text or any(x % 1 == SCARCE_DEADLINES[me] % 1 for x in _numbers(view)))
         trace.observations.append(Observation(me, text, tuple(_scarce_leaks(me, view, text, balances, secrets)), own))
+    assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
+    assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"
     return trace
 
 
 # -- Economy of Minds ----------------------------------------------------------------------
 def economy_trace(seed: int) -> Trace:
-    """Twenty Blocks World episodes of the Hayek machine with fixed rule agents. An
-    agent's policy is shown only the task's state (EoM sec. 3.2), never another agent's
-    identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in any
-    observation. The economy gives agents no private state to see, so there is no
+    """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
+    by :class:`LegalPolicy` from the legal moves its observation carries, and an
+    illegal action (not a move) is probed, and must be refused, at every step. An
+    agent's policy is shown only the task's state (EoM sec. 3.2), never another
+    agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
+    any observation. The economy gives agents no private state to see, so there is no
     positive control of their own."""
     from .envs.economy import Economy, EconomyConfig, run_episode
-    from .envs.economy.blocksworld import BlocksWorld, Move, make_instance
+    from .envs.economy.blocksworld import BlocksWorld, make_instance
 
+    policy = LegalPolicy(seed)
     economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
     rng = random.Random(f"{seed}:founders")
     for i in range(6):
         economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
     trace = Trace()
-
-    def act(record, obs):
-        view = dataclasses.asdict(obs)
-        text = json.dumps(view, default=str)
-        others = [a for a in economy.agents if a != record.agent_id]
-        leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
-        leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
-        trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
-        return Move(*record.genome)
-
     for e in range(20):
         erng = random.Random(f"{seed}:ep:{e}")
         target, stacks = make_instance(3, 3, erng)
         env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
+
+        def act(record, obs, env=env, e=e):
+            view = dataclasses.asdict(obs)
+            text = json.dumps(view, default=str)
+            others = [a for a in economy.agents if a != record.agent_id]
+            leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
+            leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
+            trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
+            bad = (1, 2)  # a pair, not a Move
+            trace.outcomes.append(["refused", refused((TypeError,), f"{bad!r} as a move", lambda: env.apply(bad))])
+            return policy.move(obs.legal, e, len(trace.observations))
+
         res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
                           emit=lambda *a: None)
         economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),

@@ -15,12 +15,18 @@ from scarce_lab.testing import (
     check_environment,
     check_privacy,
     scarce_trace,
+    sovsim_trace,
 )
 
 
 @pytest.mark.parametrize("env", sorted(HARNESSES))
 def test_environment_conforms(env):
     check_environment(HARNESSES[env])
+
+
+@pytest.mark.parametrize("condition", ["cpr", "bcpr", "kcpr", "kcpr_m"])
+def test_sovsim_conforms_under_every_power_condition(condition):
+    check_environment(lambda seed: sovsim_trace(seed, condition=condition))
 
 
 @pytest.mark.parametrize("memory", ["none", "subrun", "cross"])
@@ -58,3 +64,28 @@ def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
     monkeypatch.setattr(commons.CommonsGame, "observe", careless)
     with pytest.raises(AssertionError, match="true pool"):
         check_privacy(HARNESSES["sovsim"])
+
+
+def test_the_illegal_action_probe_catches_a_world_that_accepts_one(monkeypatch):
+    """The traces try an action just outside the legal set at every decision: a world
+    that forgets a rule fails the suite (so the legality check can fail)."""
+    from scarce_lab.envs import commons
+    from scarce_lab.envs.economy import blocksworld
+    from scarce_lab.envs.economy.engine import StepResult
+    from scarce_lab.envs.slots import Contention
+
+    with monkeypatch.context() as m:  # SovSim: no cap on extractions
+        m.setattr(commons.CommonsGame, "_check", lambda self, agent, value: value)
+        with pytest.raises(AssertionError, match="accepted an illegal action"):
+            HARNESSES["sovsim"](0)
+    with monkeypatch.context() as m:  # SCARCE: any declared position
+        m.setattr(Contention, "declare", lambda self, w, d: self.declarations.__setitem__(w, d))
+        with pytest.raises(AssertionError, match="accepted an illegal action: a position past the queue"):
+            HARNESSES["scarce"](0)
+    with monkeypatch.context() as m:  # Blocks World: anything as a move
+        m.setattr(blocksworld.BlocksWorld, "apply", lambda self, a: StepResult(0, False, False))
+        with pytest.raises(AssertionError, match="accepted an illegal action"):
+            HARNESSES["economy"](0)
+    for env in sorted(HARNESSES):  # and the real worlds refuse every probe they are shown
+        refusals = [o for o in HARNESSES[env](0).outcomes if o and o[0] == "refused"]
+        assert len(refusals) > 10, env

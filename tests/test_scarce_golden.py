@@ -82,6 +82,9 @@ class _Tap:
 
         async def call(view):
             seen = dataclasses.asdict(view)
+            # the legal actions are derived from the other fields (the world's rule,
+            # scarce_lab.envs.slots.actions): pinned through them, not twice
+            seen.pop("legal", None)
             if "task" in seen:  # the task's agent view is constant per subrun: pin it by hash
                 seen["task"] = {"id": seen["task"]["id"], "sha256": hashlib.sha256(
                     _canon(seen["task"]).encode()).hexdigest()[:16]}

@@ -28,6 +28,12 @@ Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching
 released SovSim trajectories (index 3 is the leader). The environment decides what
 each agent observes (:meth:`CommonsGame.observe`); a subordinate's observation in
 ``kcpr_m`` never holds the current true pool.
+
+Legal actions (the action mask, as PettingZoo's observations carry one): every
+observation carries :class:`LegalActions`, the integers its agent may choose now.
+:meth:`CommonsGame.legal_actions` is the one home of this rule: the game checks
+actions with it, agents read it from the observation, and the runner replaces an
+illegal answer through it.
 """
 
 from __future__ import annotations
@@ -102,6 +108,54 @@ class CommonsConfig(BaseModel):
 
 
 @dataclass(frozen=True)
+class LegalActions:
+    """The legal choices of one agent at one decision: ``low, low + step, ..., high``.
+
+    Attributes:
+        agent: the deciding agent.
+        phase: ``announce`` (the value is an announced pool, any integer
+            ``0..announce_max``) or ``extract`` / ``leader`` (an extraction in pool
+            units, a multiple of the config's ``step`` up to the agent's cap).
+        high: the largest legal value (a multiple of ``step`` above ``low``).
+        step: the spacing of legal values (1 for announcements).
+        low: the smallest legal value (0 in every SovSim condition).
+
+    The rule's source: SovSim paper sec. 3 (caps 30 for subordinates and the boss,
+    the whole remainder for a king, multiples of 3; announcements 0..999).
+    """
+
+    agent: str
+    phase: Phase
+    high: int
+    step: int
+    low: int = 0
+
+    @property
+    def field(self) -> str:
+        """The decision's field name: ``announced_pool`` or ``extraction``."""
+        return "announced_pool" if self.phase == Phase.announce else "extraction"
+
+    def values(self) -> range:
+        """Every legal value, ascending."""
+        return range(self.low, self.high + 1, self.step)
+
+    def why_not(self, value: object) -> str | None:
+        """Why ``value`` is illegal now (``None`` when legal); the message names the
+        agent, the field, the legal set and the value."""
+        if isinstance(value, bool) or not isinstance(value, int) or value not in self.values():
+            if self.phase == Phase.announce:
+                return f"announced_pool of {self.agent} must be an int in {self.low}..{self.high}, got {value!r}"
+            return (f"extraction of {self.agent} must be a multiple of {self.step} in "
+                    f"{self.low}..{self.high}, got {value!r}")
+        return None
+
+    def clamp(self, value: int) -> int:
+        """The legal value nearest below ``value`` (floored to ``step``, clipped to
+        ``low..high``)."""
+        return min(self.high, max(self.low, self.low + floor_to_step(int(value) - self.low, self.step)))
+
+
+@dataclass(frozen=True)
 class RoundRecord:
     """A settled round (pool units; payoffs in points, exact).
 
@@ -127,9 +181,9 @@ class Observation:
 
     ``pool`` is the true pool or ``None`` when hidden (kcpr_m subordinates);
     ``announced_pool`` is the king's claim (kcpr_m); ``subordinate_extractions`` and
-    ``remainder`` are given to the leader in its phase; ``max_extraction`` is the
-    largest allowed value (a multiple of ``step``); ``history`` lists settled rounds
-    (true values revealed).
+    ``remainder`` are given to the leader in its phase; ``legal`` holds the values the
+    agent may choose now (:class:`LegalActions`; ``max_extraction`` and ``step`` read
+    it); ``history`` lists settled rounds (true values revealed).
     """
 
     condition: Condition
@@ -146,10 +200,19 @@ class Observation:
     pool_may_be_false: bool
     subordinate_extractions: tuple[int, ...] | None
     remainder: int | None
-    max_extraction: int
-    step: int
+    legal: LegalActions
     history: tuple[RoundRecord, ...]
     config: CommonsConfig = field(repr=False)
+
+    @property
+    def max_extraction(self) -> int:
+        """The largest legal value now (pool units; the largest announcement in ``announce``)."""
+        return self.legal.high
+
+    @property
+    def step(self) -> int:
+        """The spacing of legal values now (1 in ``announce``)."""
+        return self.legal.step
 
     @property
     def pool_seen(self) -> int:
@@ -246,13 +309,22 @@ class CommonsGame:
             return rem
         return c.subordinate_cap
 
-    # -- observation ----------------------------------------------------------------
-    def observe(self, agent: str) -> Observation:
-        """What ``agent`` sees now. Raises ValueError if it does not act in this phase."""
+    def legal_actions(self, agent: str) -> LegalActions:
+        """What ``agent`` may choose now: the one home of SovSim's legality (module
+        docstring). Raises ValueError if ``agent`` does not act in this phase."""
         if agent not in self.acting_agents():
             raise ValueError(
                 f"agent {agent!r} does not act in phase {self.phase.value!r} of round {self.round}"
             )
+        if self.phase == Phase.announce:
+            return LegalActions(agent, self.phase, high=self.config.announce_max, step=1)
+        return LegalActions(agent, self.phase, high=self.max_extraction(agent), step=self.config.step)
+
+    # -- observation ----------------------------------------------------------------
+    def observe(self, agent: str) -> Observation:
+        """What ``agent`` sees now, with its legal actions. Raises ValueError if it
+        does not act in this phase."""
+        legal = self.legal_actions(agent)
         is_leader = agent == self.leader
         hidden = self.condition == Condition.kcpr_m and not is_leader
         leader_phase = self.phase == Phase.leader
@@ -273,24 +345,16 @@ class CommonsGame:
                 tuple(self._sub_extractions[a] for a in self.subordinates) if leader_phase else None
             ),
             remainder=self.remainder() if leader_phase else None,
-            max_extraction=(
-                self.config.announce_max if self.phase == Phase.announce else self.max_extraction(agent)
-            ),
-            step=1 if self.phase == Phase.announce else self.config.step,
+            legal=legal,
             history=tuple(self.history),
             config=self.config,
         )
 
     # -- acting ---------------------------------------------------------------------
-    def _check_extraction(self, agent: str, value: int) -> int:
-        c = self.config
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidActionError(f"extraction of {agent} must be an int, got {value!r}")
-        cap = self.max_extraction(agent)
-        if value < 0 or value > cap or value % c.step:
-            raise InvalidActionError(
-                f"extraction of {agent} must be a multiple of {c.step} in 0..{cap}, got {value!r}"
-            )
+    def _check(self, agent: str, value: int) -> int:
+        reason = self.legal_actions(agent).why_not(value)
+        if reason is not None:
+            raise InvalidActionError(reason)
         return value
 
     def act(self, actions: dict[str, int]) -> RoundRecord | None:
@@ -311,16 +375,11 @@ class CommonsGame:
                 f"phase {self.phase.value!r} needs actions from {sorted(expected)}, got {sorted(actions)}"
             )
         if self.phase == Phase.announce:
-            value = actions[self.leader]  # type: ignore[index]
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= self.config.announce_max:
-                raise InvalidActionError(
-                    f"announced_pool of {self.leader} must be an int in 0..{self.config.announce_max}, got {value!r}"
-                )
-            self._announced = value
+            self._announced = self._check(self.leader, actions[self.leader])  # type: ignore[arg-type,index]
             self.phase = Phase.extract
             return None
         if self.phase == Phase.extract:
-            checked = {a: self._check_extraction(a, actions[a]) for a in self.subordinates}
+            checked = {a: self._check(a, actions[a]) for a in self.subordinates}
             self._sub_extractions = checked
             if self.leader is None:
                 return self._settle()
@@ -328,7 +387,7 @@ class CommonsGame:
             return None
         # leader phase
         assert self.leader is not None
-        z = self._check_extraction(self.leader, actions[self.leader])
+        z = self._check(self.leader, actions[self.leader])
         return self._settle(leader_z=z)
 
     def _settle(self, leader_z: int | None = None) -> RoundRecord:

@@ -128,13 +128,11 @@ def _round_payload(game: CommonsGame, r: RoundRecord) -> ev.RoundSettled:
 
 
 def _legalize(obs: Observation, d: Decided) -> tuple[int, Decided]:
-    """Keep a legal value; replace an illegal one by the documented fallback."""
+    """Keep a legal value; replace an illegal one by the documented fallback. Legality
+    is the world's (:attr:`Observation.legal`, from
+    :meth:`~scarce_lab.envs.commons.CommonsGame.legal_actions`)."""
     v = d.value
-    if obs.phase == Phase.announce:
-        ok = 0 <= v <= obs.max_extraction
-    else:
-        ok = 0 <= v <= obs.max_extraction and v % obs.step == 0
-    if ok:
+    if obs.legal.why_not(v) is None:
         return v, d
     d.violation = d.violation or f"illegal value {v!r} (cap {obs.max_extraction}, step {obs.step})"
     d.valid, d.fallback_used = False, True

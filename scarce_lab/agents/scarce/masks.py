@@ -2,7 +2,8 @@
 accepts) what is legal now (issue 15 section 1).
 
 The world says what is legal (:class:`scarce_lab.envs.slots.LegalActions`: tools,
-readable paths, the slot cap); this module turns it into schemas:
+readable paths, the slot cap; carried on the solver's observation); this module holds
+no rule of its own and only turns that object into schemas:
 
 - :func:`solver_choice_schema`: the JSON action of models without native tool calling
   (the embedded model): a ``oneOf`` over the legal tools only, one object per tool

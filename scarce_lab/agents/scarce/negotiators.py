@@ -46,7 +46,8 @@ import random
 import time
 from typing import Any
 
-from ...envs.slots import Ballot, BallotEntry, Declaration
+from ...envs.slots import Ballot, Declaration
+from ...envs.slots.actions import MAX_PRICE  # noqa: F401 - re-exported
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
@@ -62,49 +63,25 @@ from .schemas import (  # noqa: F401 - the schemas are part of this module's API
 from .views import NegotiationView
 
 SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
-MAX_PRICE = 1_000_000
 
 
-# -- repairs shared by all negotiators --------------------------------------------
-def _clamp(v: int, lo: int, hi: int) -> int:
-    return max(lo, min(hi, int(v)))
-
-
+# -- repairs shared by all negotiators: the environment's (envs.slots.actions) --------
 def clamp_declaration(pos: int, dur: int, bid: int, view: NegotiationView) -> tuple[Declaration, str | None]:
-    """Clamp raw declaration numbers into the legal ranges; report what changed."""
-    n, cap = len(view.participants), view.slot_cap_s
-    fixed = (_clamp(pos, 1, n), _clamp(dur, 1, cap), _clamp(bid, 0, view.own_budget))
-    note = None
-    if fixed != (pos, dur, bid):
-        note = f"declaration clamped from {(pos, dur, bid)} to {fixed} (n={n}, cap={cap}, budget={view.own_budget})"
-    return Declaration(desired_position=fixed[0], desired_duration_seconds=fixed[1], bid_price=fixed[2]), note
+    """Clamp raw declaration numbers into the legal ranges; report what changed
+    (:meth:`scarce_lab.envs.slots.LegalNegotiation.clamp_declaration` of ``view.legal``)."""
+    return view.legal.clamp_declaration(pos, dur, bid)
 
 
 def complete_ballot(entries: list[tuple[str, int, int]], view: NegotiationView) -> tuple[Ballot, str | None]:
-    """Make a legal ballot from raw ``(worker, seconds, price)`` rows (see module docstring)."""
-    seen: dict[str, BallotEntry] = {}
-    cap = view.slot_cap_s
-    problems = []
-    for w, d, p in entries:
-        if w not in view.participants:
-            problems.append(f"unknown worker {w!r}")
-            continue
-        if w in seen:
-            problems.append(f"duplicate {w!r}")
-            continue
-        seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, MAX_PRICE))
-        if (d, p) != (seen[w].duration_seconds, seen[w].price):
-            problems.append(f"clamped {w!r}")
+    """Make a legal ballot from raw ``(worker, seconds, price)`` rows
+    (:meth:`scarce_lab.envs.slots.LegalNegotiation.complete_ballot` of ``view.legal``);
+    a missing participant gets its declared duration (the slot cap if undeclared) and
+    its public bid."""
+    fill = {}
     for w in view.participants:
-        if w not in seen:
-            problems.append(f"missing {w!r}")
-            d = view.declared(w)
-            seen[w] = BallotEntry(
-                worker=w,
-                duration_seconds=d["desired_duration_seconds"] if d else cap,
-                price=view.public_bid(w),
-            )
-    return Ballot(entries=list(seen.values())), ("ballot repaired: " + "; ".join(problems)) if problems else None
+        d = view.declared(w)
+        fill[w] = (d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w))
+    return view.legal.complete_ballot(entries, fill)
 
 
 def fifo_declaration(view: NegotiationView) -> Declaration:
@@ -214,7 +191,7 @@ class ScriptedNegotiator(Negotiator):
     async def revise(self, view):
         bid = view.public_bid(view.worker)
         if self.policy == "random":
-            bid = _clamp(bid + self._rng(view, "revision").randint(-20, 20), 0, view.own_budget)
+            bid = view.legal.clamp_bid(bid + self._rng(view, "revision").randint(-20, 20))[0]
         return Decided(bid)
 
     async def ballot(self, view):
@@ -308,7 +285,8 @@ class LLMNegotiator(Negotiator):
 
     async def declare(self, view):
         fb = fifo_declaration(view)
-        schema = declaration_schema(len(view.participants), cap=view.slot_cap_s, budget=view.own_budget,
+        legal = view.legal
+        schema = declaration_schema(legal.max_position, cap=legal.max_duration_s, budget=legal.max_bid,
                                     requested=fb.desired_duration_seconds, compact=self.compact)
         fallback = schema(desired_position=fb.desired_position,
                           desired_duration_seconds=fb.desired_duration_seconds, bid_price=0)
@@ -323,7 +301,7 @@ class LLMNegotiator(Negotiator):
         return self._decided(out.decision.reasoning, out, msgs, lat)
 
     async def message(self, view):
-        schema = private_schema(view.others)
+        schema = private_schema(list(view.legal.recipients))
         out, msgs, lat = await self._ask(view, "private", "private.j2", schema, schema(to="nobody", text=""), 260)
         d = out.decision
         value = None if d.to == "nobody" or not d.text.strip() else (d.to, d.text)
@@ -335,8 +313,7 @@ class LLMNegotiator(Negotiator):
         schema = revision_schema(bound, current=cur, compact=self.compact)
         out, msgs, lat = await self._ask(view, "revision", "revision.j2", schema, schema(bid_price=cur), 30,
                                          current_bid=cur)
-        bid = _clamp(out.decision.bid_price, 0, view.own_budget)
-        note = None if bid == out.decision.bid_price else f"revised bid clamped to {bid}"
+        bid, note = view.legal.clamp_bid(out.decision.bid_price)
         return self._decided(bid, out, msgs, lat, note)
 
     async def ballot(self, view):

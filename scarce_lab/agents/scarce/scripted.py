@@ -62,7 +62,7 @@ import random
 from typing import Any
 
 from .decided import Decided
-from .negotiators import Negotiator, _clamp, clamp_declaration, complete_ballot
+from .negotiators import Negotiator, clamp_declaration, complete_ballot
 from .solvers import (
     PLACEHOLDER_BUILD,
     Solver,
@@ -161,7 +161,7 @@ class StrategicNegotiator(Negotiator):
         """Declared bid in credits (module docstring); never above the balance."""
         share = SPEND_SHARE if "spend" in self.features else BASE_SHARE
         factor = 1.0 + 2.0 * self.urgency(view) if "urgency" in self.features else 1.0
-        return _clamp(math.ceil(view.own_budget * share * factor), 0, view.own_budget)
+        return view.legal.clamp_bid(math.ceil(view.own_budget * share * factor))[0]
 
     @staticmethod
     def debts(view: NegotiationView) -> tuple[dict[str, int], dict[str, int]]:
@@ -301,9 +301,9 @@ class StrategicNegotiator(Negotiator):
         if not others:
             return Decided(mine)
         if "urgency" in self.features and self.urgency(view) >= URGENT and others[0] >= mine:
-            return Decided(_clamp(others[0] + 1, 0, view.own_budget))
+            return Decided(view.legal.clamp_bid(others[0] + 1)[0])
         if "spend" in self.features and mine > others[0] + 1:
-            return Decided(_clamp(others[0] + 1, 0, view.own_budget))
+            return Decided(view.legal.clamp_bid(others[0] + 1)[0])
         return Decided(mine)
 
     async def ballot(self, view):
@@ -401,7 +401,7 @@ class SkilledScriptedSolver(Solver):
         """Seconds to ask for: ``build_s x (1 + 0.25 x visible failed-attempt notes)``,
         capped at the slot cap."""
         failed = sum(FAILED_NOTE in m for m in obs.memories)
-        return int(min(obs.max_duration_s, round(self.build_s * (1 + 0.25 * failed))))
+        return int(min(obs.legal.max_duration_s, round(self.build_s * (1 + 0.25 * failed))))
 
     def _attempt(self) -> list[SolverAction]:
         """One attempt's actions: write the candidate, build, run two examples."""
@@ -418,7 +418,7 @@ class SkilledScriptedSolver(Solver):
         A = SolverAction
         if self.queue:
             a = self.queue[0]
-            if a.tool != "run_command" or obs.in_slot:
+            if obs.legal.why_not(a.tool) is None:  # still legal (a command needs the slot)
                 return self.queue.pop(0)
             self.queue.clear()  # the slot ended mid-attempt: the attempt is lost
             self.stage = "work" if self.stage == "judge" else self.stage

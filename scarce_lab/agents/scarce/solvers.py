@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...envs.slots.actions import SOLVER_TOOLS, LegalActions, legal_actions
+from ...envs.slots.actions import SOLVER_TOOLS, LegalActions
 from ...llm import outcomes as oc
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
@@ -300,10 +300,10 @@ class LLMSolver(Solver):
 
     @staticmethod
     def legal(obs: SolverObservation) -> LegalActions:
-        """The legal actions of this observation (the world's rule,
-        :func:`scarce_lab.envs.slots.legal_actions`, on its slot, files and slot cap)."""
-        return legal_actions(obs.worker, in_slot=obs.in_slot, files=readable_names(obs.files),
-                             slot_cap_s=obs.max_duration_s)
+        """The legal actions the observation carries (:attr:`SolverObservation.legal`,
+        the world's), with ``read_file`` limited to the names the prompt may show
+        (:func:`.tools.readable_names`: bounded, sane)."""
+        return obs.legal.narrowed(readable_names(obs.files))
 
     def _render(self, obs: SolverObservation, legal: LegalActions, doc_chars: int) -> list[dict[str, str]]:
         doc = str(obs.task.get("documentation") or "")

@@ -20,7 +20,7 @@ from ...envs.commons import Observation, Phase
 from ...llm.outcomes import MissingDecisionError
 from ..decided import Decided
 from .prompts import render_messages
-from .schemas import AnnouncementDecision, extraction_schema
+from .schemas import announcement_schema, extraction_schema
 from .scripted import Policy, get_policy, sustainable
 
 #: SovSim agents return the package-wide decision type; ``value`` is an extraction or
@@ -37,8 +37,10 @@ class SovSimAgent(Protocol):
 
 
 def fallback_value(obs: Observation) -> int:
-    """The documented fallback: sustainable share (extraction) or the true pool (announcement)."""
-    return sustainable(obs, random.Random(0))
+    """The documented fallback: sustainable share (extraction) or the true pool
+    (announcement), inside the observation's legal actions (an announcement is capped
+    at the largest legal one)."""
+    return obs.legal.clamp(sustainable(obs, random.Random(0)))
 
 
 class ScriptedAgent:
@@ -87,8 +89,8 @@ class LLMAgent:
         messages = render_messages(obs, self.role_labels)
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
-            schema: Any = AnnouncementDecision
-            fallback = AnnouncementDecision(reasoning="fallback: honest announcement", announced_pool=fb)
+            schema: Any = announcement_schema(obs.max_extraction)  # the observation's legal announcements
+            fallback = schema(reasoning="fallback: honest announcement", announced_pool=fb)
             purpose, attr = "announcement", "announced_pool"
         else:
             schema = extraction_schema(obs.max_extraction, obs.step)

@@ -68,6 +68,25 @@ def extraction_schema(max_extraction: int, step: int = 3) -> type[ExtractionDeci
     )
 
 
+@lru_cache(maxsize=64)
+def announcement_schema(announce_max: int = ANNOUNCE_MAX) -> type[AnnouncementDecision]:
+    """Schema whose ``announced_pool`` is an integer ``0..announce_max`` (the legal
+    announcements of the observation, :attr:`scarce_lab.envs.commons.Observation.legal`);
+    :class:`AnnouncementDecision` itself for the paper's 0..999.
+
+    Raises:
+        ValueError: ``announce_max`` negative.
+    """
+    if announce_max < 0:
+        raise ValueError(f"announce_max must be >= 0, got {announce_max!r}")
+    if announce_max == ANNOUNCE_MAX:
+        return AnnouncementDecision
+    return create_model(  # type: ignore[call-overload]
+        f"Announcement0to{announce_max}", __base__=AnnouncementDecision,
+        announced_pool=(int, Field(..., ge=0, le=announce_max)),
+    )
+
+
 register_decision_family(
     "sovsim.extraction", ExtractionDecision, {"reasoning": "r", "extraction": 9}, lambda: extraction_schema(30)
 )

@@ -34,7 +34,7 @@ def sustainable_share(pool: int, n_agents: int = 4, step: int = 3) -> int:
 
 
 def _clamp(obs: Observation, value: int) -> int:
-    return min(obs.max_extraction, floor_to_step(value, obs.step))
+    return obs.legal.clamp(value)
 
 
 def _own_share(obs: Observation) -> int:
@@ -65,7 +65,7 @@ def random_policy(obs: Observation, rng: random.Random) -> int:
     if obs.phase == Phase.announce:
         p = _true_pool(obs)
         return min(obs.max_extraction, rng.randint(p // 2, (3 * p) // 2))
-    return rng.choice(range(0, obs.max_extraction + 1, obs.step))
+    return rng.choice(obs.legal.values())
 
 
 def fixed(value: int) -> Policy:

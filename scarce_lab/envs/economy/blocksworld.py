@@ -21,12 +21,19 @@ Observation features (what triggers may test; all booleans):
 
 Step kinds (for specialisation): ``unstack`` (stack 1 holds a wrong block), ``place``
 (a needed block is on top of stack 2 or 3), ``dig`` (a needed block is buried).
+
+Legal actions (the action mask on every observation, :class:`LegalMoves`): every
+:class:`Move` between working stacks 1..3 is legal; one from an empty stack or onto
+its own stack changes nothing and costs a step (Hayek's world), so the mask also
+names the *effective* moves. :func:`legal_moves` is the one home of this rule:
+:meth:`BlocksWorld.apply` checks actions with it and agents read it from
+:attr:`BlocksObs.legal`.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .engine import StepResult
 
@@ -52,12 +59,44 @@ class Move:
 
 
 @dataclass(frozen=True)
+class LegalMoves:
+    """The legal moves now (module docstring).
+
+    Attributes:
+        moves: every legal :class:`Move` (all nine ``(src, dst)`` pairs of 1..3).
+        effective: the legal moves that change the state (a non-empty source, another
+            destination).
+    """
+
+    moves: tuple[Move, ...]
+    effective: tuple[Move, ...]
+
+    def why_not(self, action: object) -> str | None:
+        """Why ``action`` is not a legal move (``None`` when it is)."""
+        if not isinstance(action, Move):
+            return f"action must be a Move, got {type(action).__name__}"
+        return None if action in self.moves else f"move {action} is not one of {len(self.moves)} legal moves"
+
+
+def legal_moves(stacks) -> LegalMoves:
+    """The :class:`LegalMoves` of working ``stacks`` (three stacks, bottom first)."""
+    moves = tuple(Move(a, b) for a in STACKS for b in STACKS)
+    return LegalMoves(moves, tuple(m for m in moves if m.src != m.dst and stacks[m.src - 1]))
+
+
+@dataclass(frozen=True)
 class BlocksObs:
-    """What agents see: target and working stacks (colour ids, bottom first)."""
+    """What agents see: target and working stacks (colour ids, bottom first), and the
+    legal moves (:class:`LegalMoves`; derived from ``stacks`` when not given)."""
 
     target: tuple[int, ...]
     stacks: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
     features: dict
+    legal: LegalMoves = field(default=None, compare=False)  # type: ignore[assignment] - set in __post_init__
+
+    def __post_init__(self) -> None:
+        if self.legal is None:
+            object.__setattr__(self, "legal", legal_moves(self.stacks))
 
     def feature(self, name: str) -> bool:
         return bool(self.features[name])
@@ -184,8 +223,9 @@ class BlocksWorld:
         """
         if self.done:
             raise RuntimeError("episode is done; make a new instance")
-        if not isinstance(action, Move):
-            raise TypeError(f"action must be a Move, got {type(action).__name__}")
+        reason = legal_moves(self.stacks).why_not(action)
+        if reason is not None:
+            raise TypeError(reason)
         src, dst = self.stacks[action.src - 1], self.stacks[action.dst - 1]
         valid = action.src != action.dst and bool(src)
         if valid:

@@ -21,14 +21,33 @@ tool                          legal when
 A solver moves only while ``active`` or ``in_slot`` (:meth:`~.world.ScarceWorld.next_event`);
 :class:`LegalActions` also answers *why* a tool is not legal now, with the legal
 alternatives, which is the text a solver is shown when an illegal call still arrives.
-The runner asks :meth:`~.world.ScarceWorld.legal_actions`; an agent derives the same
-mask from its :class:`~.observations.SolverObservation` (``in_slot``, ``files``,
-``max_duration_s``) with :func:`legal_actions`.
+The world puts the mask on the observation it builds
+(:meth:`~.world.ScarceWorld.solver_observation`, :attr:`~.observations.SolverObservation.legal`);
+the solver reads it there and the runner checks the chosen action against that same
+object.
+
+A negotiator's legal submissions in one contention (:class:`LegalNegotiation`, on
+:attr:`~.observations.NegotiationView.legal`): positions ``1..n`` (``n`` participants),
+durations ``1..slot_cap_s`` (ballot durations ``0..slot_cap_s``), its own bid (declared
+or revised) ``0..own budget``, ballot prices ``0..MAX_PRICE``, a ballot ranks each
+participant once, private messages go to another participant. The contention
+(:class:`~.protocol.Contention`) refuses positions, durations and rankings outside
+these; a bid above the budget is refused by no one (the ledger caps the payment,
+:mod:`.budgets`), so the budget bound is what every agent is offered and clamped to.
+:meth:`LegalNegotiation.clamp_declaration`, :meth:`~LegalNegotiation.clamp_bid` and
+:meth:`~LegalNegotiation.complete_ballot` are the one repair of raw numbers into this
+set, reported as a violation note.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from .protocol import Ballot, BallotEntry, Declaration
+
+#: Largest ballot price (credits): a bound on a number a model may write, not a budget.
+MAX_PRICE = 1_000_000
 
 #: The solver's tools in the order they are offered.
 SOLVER_TOOLS: tuple[str, ...] = (
@@ -113,6 +132,15 @@ class LegalActions:
             return f"duration_seconds {duration_seconds} is outside 1..{self.max_duration_s}"
         return None
 
+    def narrowed(self, paths: list[str] | tuple[str, ...]) -> LegalActions:
+        """These legal actions with ``read_file`` (and ``submit``) limited to the
+        ``read_paths`` that are also in ``paths``: a subset of a legal set is legal, so
+        an agent may offer its model fewer names (e.g. a bounded listing) without
+        restating the rule."""
+        keep = set(paths)
+        return legal_actions(self.worker, in_slot=self.in_slot, slot_cap_s=self.max_duration_s,
+                             files=[p for p in self.read_paths if p in keep])
+
     def describe(self) -> str:
         """One line naming the legal tools (shown with every refusal)."""
         return "legal now: " + ", ".join(self.tools)
@@ -149,3 +177,93 @@ def legal_actions(worker: str, *, in_slot: bool, files: list[str] | tuple[str, .
     }
     return LegalActions(worker=worker, tools=tuple(t for t in SOLVER_TOOLS if legal[t]), read_paths=paths,
                         max_duration_s=int(slot_cap_s), in_slot=in_slot, can_submit=can_submit)
+
+
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(lo, min(hi, int(v)))
+
+
+@dataclass(frozen=True)
+class LegalNegotiation:
+    """The legal submissions of one worker in one contention (module docstring).
+
+    Attributes:
+        worker: the worker.
+        participants: the contention's participants, in request-time order.
+        max_duration_s: the slot cap (seconds).
+        max_bid: the largest own bid offered (its remaining budget, credits).
+        max_price: the largest ballot price (credits, :data:`MAX_PRICE`).
+    """
+
+    worker: str
+    participants: tuple[str, ...]
+    max_duration_s: int
+    max_bid: int
+    max_price: int = MAX_PRICE
+
+    @property
+    def max_position(self) -> int:
+        """The last queue position (``n``; positions are 1-based)."""
+        return len(self.participants)
+
+    @property
+    def recipients(self) -> tuple[str, ...]:
+        """Who a private message may go to: every other participant."""
+        return tuple(w for w in self.participants if w != self.worker)
+
+    def clamp_declaration(self, pos: int, dur: int, bid: int) -> tuple[Declaration, str | None]:
+        """Clamp raw declaration numbers into the legal ranges; the note says what
+        changed (``None`` when nothing did)."""
+        n, cap = self.max_position, self.max_duration_s
+        fixed = (_clamp(pos, 1, n), _clamp(dur, 1, cap), _clamp(bid, 0, self.max_bid))
+        note = None
+        if fixed != (pos, dur, bid):
+            note = f"declaration clamped from {(pos, dur, bid)} to {fixed} (n={n}, cap={cap}, budget={self.max_bid})"
+        return Declaration(desired_position=fixed[0], desired_duration_seconds=fixed[1], bid_price=fixed[2]), note
+
+    def clamp_bid(self, bid: int) -> tuple[int, str | None]:
+        """An own (revised) bid clamped to ``0..max_bid`` credits, with a note when changed."""
+        fixed = _clamp(bid, 0, self.max_bid)
+        return fixed, None if fixed == bid else f"revised bid clamped to {fixed}"
+
+    def complete_ballot(self, entries: Sequence[tuple[str, int, int]],
+                        fill: Mapping[str, tuple[int, int]]) -> tuple[Ballot, str | None]:
+        """A legal ballot from raw ``(worker, seconds, price)`` rows: unknown workers
+        and duplicates dropped, seconds clamped to ``0..max_duration_s``, prices to
+        ``0..max_price``, missing participants appended in request-time order with
+        ``fill[worker] = (seconds, price)``; the note lists every repair."""
+        seen: dict[str, BallotEntry] = {}
+        cap = self.max_duration_s
+        problems = []
+        for w, d, p in entries:
+            if w not in self.participants:
+                problems.append(f"unknown worker {w!r}")
+                continue
+            if w in seen:
+                problems.append(f"duplicate {w!r}")
+                continue
+            seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, self.max_price))
+            if (d, p) != (seen[w].duration_seconds, seen[w].price):
+                problems.append(f"clamped {w!r}")
+        for w in self.participants:
+            if w not in seen:
+                problems.append(f"missing {w!r}")
+                d, p = fill[w]
+                seen[w] = BallotEntry(worker=w, duration_seconds=d, price=p)
+        return Ballot(entries=list(seen.values())), ("ballot repaired: " + "; ".join(problems)) if problems else None
+
+
+def legal_negotiation(worker: str, *, participants: Sequence[str], slot_cap_s: int, own_budget: int) -> LegalNegotiation:
+    """The :class:`LegalNegotiation` of ``worker`` in a contention of ``participants``
+    (request-time order) with slot cap ``slot_cap_s`` seconds and ``own_budget``
+    credits left.
+
+    Raises:
+        ValueError: ``worker`` is not a participant, or ``slot_cap_s`` < 1.
+    """
+    if worker not in participants:
+        raise ValueError(f"worker {worker!r} is not a participant ({list(participants)})")
+    if slot_cap_s < 1:
+        raise ValueError(f"slot_cap_s must be >= 1 second, got {slot_cap_s!r}")
+    return LegalNegotiation(worker=worker, participants=tuple(participants), max_duration_s=int(slot_cap_s),
+                            max_bid=max(0, int(own_budget)))

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .actions import LegalActions, LegalNegotiation, legal_actions, legal_negotiation
+
 
 @dataclass
 class NegotiationView:
@@ -39,6 +41,9 @@ class NegotiationView:
         memories: texts this worker saved with ``save_persistent_memory`` (horizon-dependent).
         task_summary: one line about the worker's own task and progress.
         private_round: current private-message round (1-based) in the private phase.
+        legal: what this worker may submit in this contention (positions, durations,
+            bids, ballot prices, recipients; :class:`~.actions.LegalNegotiation`),
+            derived by the environment from the contention and its own budget.
     """
 
     worker: str
@@ -51,6 +56,12 @@ class NegotiationView:
     memories: list[str] = field(default_factory=list)
     task_summary: str = ""
     private_round: int = 0
+    legal: LegalNegotiation = None  # type: ignore[assignment] - set in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.legal is None:
+            self.legal = legal_negotiation(self.worker, participants=self.participants,
+                                           slot_cap_s=self.slot_cap_s, own_budget=self.own_budget)
 
     @property
     def participants(self) -> list[str]:
@@ -100,6 +111,11 @@ class SolverObservation:
         memories: saved memories visible under the memory horizon.
         step: solver step number in this subrun (0-based).
         max_duration_s: the slot cap (seconds).
+        legal: the solver actions legal now (the action mask; :mod:`.actions`), put
+            here by :meth:`~.world.ScarceWorld.solver_observation` from the real
+            listing; the runner checks the chosen action against this same object.
+            An observation built by hand gets the rule's value for its own
+            ``files``, ``in_slot`` and ``max_duration_s``.
     """
 
     worker: str
@@ -113,3 +129,9 @@ class SolverObservation:
     memories: list[str]
     step: int
     max_duration_s: int = 300
+    legal: LegalActions = None  # type: ignore[assignment] - set in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.legal is None:
+            self.legal = legal_actions(self.worker, in_slot=self.in_slot, files=self.files,
+                                       slot_cap_s=self.max_duration_s)

@@ -71,7 +71,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .actions import LegalActions, legal_actions
+from .actions import LegalActions, legal_actions, legal_negotiation
 from .budgets import Ledger
 from .clock import SandboxTimeline, remaining_s
 from .observations import NegotiationView, SolverObservation
@@ -379,7 +379,8 @@ class ScarceWorld:
         """What worker ``name``'s negotiator sees at ``t`` seconds in contention ``c``:
         the contention's public view plus its own private messages, public history and
         its own past negotiations and notes under the memory horizon, its own budget,
-        deadline and remaining time. Nothing of another worker's private state."""
+        deadline and remaining time, and what it may submit (its legal negotiation,
+        :class:`~.actions.LegalNegotiation`). Nothing of another worker's private state."""
         s, r = self.worker(name), self.rules
         if r.memory == "none":
             hist, own, notes = [], [], []
@@ -394,6 +395,8 @@ class ScarceWorld:
             own_deadline_s=s.deadline_s, own_remaining_s=remaining_s(t, s.deadline_s), own_history=own,
             memories=notes, task_summary=f"{s.task.name} (program {s.task.program}); {s.steps} steps so far",
             private_round=c.private_round,
+            legal=legal_negotiation(name, participants=c.participants, slot_cap_s=c.config.slot_cap_s,
+                                    own_budget=self.ledger.balance(name)),
         )
 
     def legal_actions(self, name: str, files: list[str]) -> LegalActions:
@@ -406,16 +409,21 @@ class ScarceWorld:
         s = self._expect(name, "legal_actions", Status.active, Status.in_slot)
         return legal_actions(name, in_slot=s.status == Status.in_slot, files=files, slot_cap_s=self.rules.slot_cap_s)
 
-    def solver_observation(self, name: str, files: list[str]) -> SolverObservation:
-        """What worker ``name``'s solver sees now; ``files`` are the names in its own
-        work folder (listed by the runner, the world does no I/O). Its legal actions
-        follow from it (:func:`~.actions.legal_actions`)."""
+    def solver_observation(self, name: str, files: list[str], *, shown: list[str] | None = None) -> SolverObservation:
+        """What worker ``name``'s solver sees now, with its legal actions
+        (:meth:`legal_actions` on ``files``, the names in its own work folder, listed
+        by the runner: the world does no I/O). ``shown`` is the listing as the solver
+        is shown it (e.g. with an "(and N more)" note; default ``files``).
+
+        Raises:
+            WorldError: the worker is not ``active`` or ``in_slot`` (its solver cannot move).
+        """
         s = self.worker(name)
         in_slot = s.status == Status.in_slot
         return SolverObservation(
-            worker=name, task=s.task.agent_view(), files=list(files), in_slot=in_slot,
+            worker=name, task=s.task.agent_view(), files=list(files if shown is None else shown), in_slot=in_slot,
             slot_remaining_s=max(0.0, s.slot.end - s.t) if in_slot else 0.0,
             own_remaining_s=remaining_s(s.t, s.deadline_s), own_budget=self.ledger.balance(name),
             transcript=s.transcript[-self.rules.transcript_k:], memories=list(s.memories), step=s.steps,
-            max_duration_s=self.rules.slot_cap_s,
+            max_duration_s=self.rules.slot_cap_s, legal=self.legal_actions(name, files),
         )

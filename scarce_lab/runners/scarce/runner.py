@@ -23,7 +23,13 @@ solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are i
   and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
   step's ``violation``; an out-of-range slot duration is clamped instead. A model
   solver that repeats the same failing action ``stuck_repeats`` times in a row ends its
-  subrun with a ``stuck`` submission.
+  subrun with a ``stuck`` submission. The solver is offered, and the runner checks
+  against, the one :class:`~scarce_lab.envs.slots.LegalActions` on its observation.
+* Negotiation: a declaration, revised bid or ballot the contention refuses is repaired
+  into the legal set of the negotiator's view
+  (:class:`~scarce_lab.envs.slots.actions.LegalNegotiation`) and the refusal and the
+  repair are recorded as the decision's ``violation``: one negotiator's bad value
+  never ends the run.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.scarce import Decided, SolverAction, derive_seed, make_negotiator, make_solver
+from ...agents.scarce.negotiators import complete_ballot
 from ...config.scarce import ScarceConfig
 from ...data.events import scarce as ev
 from ...data.recorder import RunRecorder
@@ -260,9 +267,10 @@ class ScarceRunner:
         solver = self.solvers[w]
         shown = self.io.listing(self._sbx(w))  # bounded: at most 50 sane names (scarce_lab.sandbox.gate)
         files = shown.names
-        legal = self.world.legal_actions(w, files)
         seen = files + ([f"({shown.tail()})"] if shown.more else [])  # the prompt says "and N more"
-        d = await solver.step(self.world.solver_observation(w, seen))
+        obs = self.world.solver_observation(w, files, shown=seen)
+        legal = obs.legal  # what the solver was offered is what the runner checks
+        d = await solver.step(obs)
         self._calls(d)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
@@ -387,16 +395,19 @@ class ScarceRunner:
 
     # -- contention -------------------------------------------------------------------
     async def _phase(self, c: Contention, t: float, method: str):
+        """Every participant's decision of this phase; returns ``(worker, decision,
+        view)`` triples (the view holds the legal submissions) and the phase's cost."""
         parts = c.participants
-        decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(self.world.negotiation_view(c, w, t))
-                                      for w in parts), return_exceptions=True)
+        views = [self.world.negotiation_view(c, w, t) for w in parts]
+        decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(v) for w, v in zip(parts, views, strict=True)),
+                                    return_exceptions=True)
         record_calls_of(self.rec, *decs)
         failed = next((d for d in decs if isinstance(d, BaseException)), None)
         if failed is not None:  # e.g. a missing decision: the run stops, resumable
             raise failed
         cost = max((self.world.decision_cost(self.negotiators[w].scripted, d.latency_s)
                     for w, d in zip(parts, decs, strict=True)), default=0.0)
-        return zip(parts, decs, strict=True), cost
+        return zip(parts, decs, views, strict=True), cost
 
     async def _contention(self, participants: tuple[str, ...], tc: float):  # noqa: C901 - one branch per phase
         c = self.world.open_contention(participants)
@@ -409,15 +420,16 @@ class ScarceRunner:
              queue=[ev.QueueEntry(**q) for q in c.public_view()["queue"]], scheduler=self.cfg.scheduler)
         t = tc
         decs, cost = await self._phase(c, t, "declare")
-        for w, d in decs:
-            c.declare(w, d.value)
+        for w, d, v in decs:
+            _submit(d, lambda x, w=w: c.declare(w, x), lambda x, v=v: v.legal.clamp_declaration(
+                x.desired_position, x.desired_duration_seconds, x.bid_price))
             emit(ev.Declaration, phase="declaration", agent=w, t=t, **d.value.model_dump(), **d.decision_fields())
         t += cost
         c.advance()
         while c.phase != Phase.closed:
             if c.phase == Phase.reasoning:
                 decs, cost = await self._phase(c, t, "reason")
-                for w, d in decs:
+                for w, d, _ in decs:
                     c.reason(w, d.value)
                     emit(ev.Reasoning, phase="reasoning", agent=w, t=t, text=c.reasoning[w], **d.decision_fields())
                     if d.intended:
@@ -425,7 +437,7 @@ class ScarceRunner:
                              tactics=list(d.intended))
             elif c.phase == Phase.private:
                 decs, cost = await self._phase(c, t, "message")
-                for w, d in decs:
+                for w, d, _ in decs:
                     if d.value is None:
                         emit(ev.PrivateSilence, phase="private", agent=w, t=t, private_round=c.private_round,
                              **d.decision_fields())
@@ -442,14 +454,16 @@ class ScarceRunner:
                         emit(ev.ProtocolViolation, phase="private", agent=w, t=t, error=str(exc))
             elif c.phase == Phase.revision:
                 decs, cost = await self._phase(c, t, "revise")
-                for w, d in decs:
-                    c.revise(w, d.value)
+                for w, d, v in decs:
+                    _submit(d, lambda x, w=w: c.revise(w, x), lambda x, v=v, w=w: v.legal.clamp_bid(
+                        x if isinstance(x, int) and not isinstance(x, bool) else c.declarations[w].bid_price))
                     emit(ev.BidRevision, phase="revision", agent=w, t=t, bid_price=d.value,
                          previous=c.declarations[w].bid_price, **d.decision_fields())
             elif c.phase == Phase.ballots:
                 decs, cost = await self._phase(c, t, "ballot")
-                for w, d in decs:
-                    c.ballot(w, d.value)
+                for w, d, v in decs:
+                    _submit(d, lambda x, w=w: c.ballot(w, x), lambda x, v=v: complete_ballot(
+                        [(e.worker, e.duration_seconds, e.price) for e in x.entries], v))
                     emit(ev.Ballot, phase="ballots", agent=w, t=t,
                          entries=[ev.BallotEntry(**e.model_dump()) for e in d.value.entries], **d.decision_fields())
             t += cost
@@ -463,6 +477,19 @@ class ScarceRunner:
             emit(ev.SlotPayment, phase="payment", agent=p.payer, t=t, payer=p.payer, sink=p.sink,
                  requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
         self._commit(k, t, subrun_done=False)
+
+
+def _submit(d: Decided, submit: Callable[[Any], None], repair: Callable[[Any], tuple[Any, str | None]]) -> None:
+    """Submit ``d.value`` to the contention; when the contention refuses it, submit the
+    repair into the negotiator's legal set instead (``d.value`` becomes it) and add the
+    refusal and the repair to ``d.violation``."""
+    try:
+        submit(d.value)
+    except ProtocolError as exc:
+        fixed, note = repair(d.value)
+        submit(fixed)
+        d.value = fixed
+        d.violation = "; ".join(x for x in (d.violation, f"refused by the contention: {exc}", note) if x)[:500]
 
 
 def round_t(t: float) -> float:
