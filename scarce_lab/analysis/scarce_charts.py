@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import MAX_COLOURS, NoFigure, caption, chart_data, titled, wrap_columns
+from .figures import CHAR_PX, MAX_COLOURS, NoFigure, caption, chart_data, colour_book, titled, wrap_columns
 
 CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
 #: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
@@ -49,14 +49,34 @@ def pretty(code: object) -> str:
     return LABELS.get(s, s.replace("_", " "))
 
 
+def pretty_value(code: object) -> str:
+    """Readable name of a value in a chart (a legend entry, a tick label): as :func:`pretty`,
+    but a value whose name would only be capitalised stays as it is (``urgent`` beside
+    ``not urgent``, not ``Urgent``)."""
+    s = str(code)
+    p = pretty(s)
+    return s if p.casefold() == s.replace("_", " ").casefold() else p
+
+
 def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
     out = []
     for c in cols:
         if d.schema[c] == pl.String:
-            out.append(pl.col(c).map_elements(pretty, return_dtype=pl.String))
+            out.append(pl.col(c).map_elements(pretty_value, return_dtype=pl.String))
         elif d.schema[c] == pl.Boolean:
-            out.append(pl.col(c).cast(pl.String).map_elements(pretty, return_dtype=pl.String))
+            out.append(pl.col(c).cast(pl.String).map_elements(pretty_value, return_dtype=pl.String))
     return d.with_columns(out) if out else d
+
+
+def wrap_title(text: str, width_px: int) -> str | list[str]:
+    """An axis title that fits a panel of ``width_px``: the text, or its lines (Vega-Lite
+    draws a list as lines) when it is wider than the panel, so that titles of panels side by
+    side do not run into each other."""
+    import textwrap
+
+    chars = max(8, int(width_px / CHAR_PX))
+    lines = textwrap.wrap(text, chars)
+    return text if len(lines) <= 1 else lines
 
 
 def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
@@ -82,7 +102,10 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     d = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_nan())
     if d.height == 0:
         return NoFigure(f"no group has a value for {title or y_title} in this data")
-    if color and d[color].n_unique() > MAX_COLOURS:
+    book = colour_book()
+    if color and (d[color].n_unique() > MAX_COLOURS
+                  or not book.fits(_readable(d.select(color), [color])[color].unique().to_list())):
+        # (the notebook's colour book has no colour left for these groups: one meaning per colour)
         # beyond MAX_COLOURS hues are not told apart: the groups become panels (wrapped)
         # and an existing panel variable, when it has few values, becomes the colour
         if column is None:
@@ -94,8 +117,11 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                              f"filter the frame to at most {MAX_COLOURS} groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
-    sort = [pretty(v) for v in x_sort] if x_sort else None
-    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=x_title or pretty(x),
+    sort = [pretty_value(v) for v in x_sort] if x_sort else None
+    xtitle = x_title or pretty(x)
+    if column or row:  # panels side by side: each panel's axis title within its width
+        xtitle = wrap_title(xtitle, width)
+    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=xtitle,
                  axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
     enc: dict = {"x": xenc}
     if color:
@@ -119,12 +145,12 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     if column and not row:
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
         per_line = wrap_columns(width, d[column].n_unique())
-        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelLimit=width + 40)),
+        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelLimit=width)),
                             columns=per_line).resolve_scale(y="independent")
     elif column or row:
         facet = {}
         if column:
-            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=250))
+            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=width))
         if row:
             facet["row"] = alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
         layer = layer.facet(**facet).resolve_scale(y="independent")
