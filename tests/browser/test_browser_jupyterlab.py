@@ -152,9 +152,54 @@ CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .veg
     const marks = e.querySelectorAll('.mark-symbol path, .mark-line path, .mark-rect path, .mark-area path, '
         + '.mark-rule line, .mark-tick path, .mark-bar path').length;
     const title = (e.querySelector('.role-title-text') || {}).textContent || '';
-    return {title, labels, width: svg ? svg.getBoundingClientRect().width : 0,
+    // legend entries as drawn: label -> fill of its symbol (one meaning per colour, issue 25)
+    const legend = [...e.querySelectorAll('.role-legend')].flatMap(lg => {
+        const syms = [...lg.querySelectorAll('.role-legend-symbol path')];
+        const labs = [...lg.querySelectorAll('.role-legend-label text')];
+        return syms.map((p, k) => {
+            const fill = p.getAttribute('fill') || '';
+            const paint = (fill && fill !== 'none' && fill !== 'transparent') ? fill : (p.getAttribute('stroke') || '');
+            return [labs[k] ? labs[k].textContent.trim() : `#${k}`, paint];
+        });
+    });
+    // titles, panel headers and axis titles: their boxes must not overlap
+    const texts = [...e.querySelectorAll('.role-title text, .role-axis-title text, '
+        + '[class*="role-column-header"] text, [class*="role-row-header"] text, [class*="role-facet-header"] text, '
+        + '.role-header-label text, [class*="header-label"] text, [class*="role-header"] text')];
+    const boxes = [...new Set(texts)].filter(t => t.textContent.trim()).map(t => {
+        const r = t.getBoundingClientRect();
+        return {text: t.textContent.trim(), l: r.left, r: r.right, t: r.top, b: r.bottom};
+    });
+    return {title, labels, legend, boxes, width: svg ? svg.getBoundingClientRect().width : 0,
             area: area ? area.clientWidth : 0, marks};
 })"""
+
+
+def _overlaps(boxes: list[dict], slack: float = 1.0) -> list[tuple[str, str]]:
+    """Pairs of text boxes (titles, panel headers, axis titles) that overlap by more than
+    ``slack`` px in both directions."""
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > slack and min(a["b"], b["b"]) - max(a["t"], b["t"]) > slack:
+                out.append((a["text"], b["text"]))
+    return out
+
+
+def _colour_problems(facts: list[dict]) -> list[str]:
+    """One meaning per colour within a notebook, from the legends as drawn: a colour that
+    labels two different legend entries, or an entry drawn in two colours."""
+    by_colour: dict[str, dict[str, int]] = {}
+    by_label: dict[str, dict[str, int]] = {}
+    for i, f in enumerate(facts, 1):
+        for label, colour in f["legend"]:
+            if not colour or label.startswith("#"):
+                continue
+            by_colour.setdefault(colour.lower(), {}).setdefault(label, i)
+            by_label.setdefault(label, {}).setdefault(colour.lower(), i)
+    out = [f"colour {c} stands for {sorted(t)} (charts {sorted(set(t.values()))})" for c, t in by_colour.items() if len(t) > 1]
+    out += [f"{x!r} is drawn in {sorted(c)} (charts {sorted(set(c.values()))})" for x, c in by_label.items() if len(c) > 1]
+    return out
 
 
 def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
@@ -179,6 +224,11 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
             problems.append(f"chart {i} ({f['title']}): {f['width']:.0f} px wide in a {f['area']} px output area")
         if f["marks"] == 0:
             problems.append(f"chart {i} ({f['title']}): no marks drawn")
+        if clash := _overlaps(f["boxes"]):
+            problems.append(f"chart {i} ({f['title']}): overlapping titles {clash[:4]}")
+    problems += _colour_problems(facts)
+    print(f"\n[browser] {nb.stem}: legend colours "
+          f"{[dict(f['legend']) for f in facts]}; title boxes checked {[len(f['boxes']) for f in facts]}")
     print(f"\n[browser] {nb.stem}: {len(facts)} charts checked; widths "
           f"{[round(f['width']) for f in facts]} in output areas of {sorted({f['area'] for f in facts})} px; "
           f"sidebar {sidebar:.0f} px; screenshots in {shots}")
