@@ -217,12 +217,12 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
         wrapped = [w for line in lines for w in (textwrap.wrap(line, CAPTION_CHARS) or [""])]
         params |= {"subtitle": wrapped, "subtitleColor": "#444", "subtitleFontSize": 11}
     out = chart.properties(title=alt.TitleParams(**params))
-    if _BOOK.active:
-        apply_colour_book(out)
     if check:
         empty = check_chart(out)
         if empty:
             return NoFigure(f"{title}: {empty}")
+    if _BOOK.active:  # after the check: a chart that is not drawn takes no colour
+        apply_colour_book(out)
     return out
 
 
@@ -246,14 +246,17 @@ CHAR_PX = 6.5
 #: more than eight different things, one chart at most eight): grey and three of Paul Tol's
 #: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002).
 BOOK_EXTRA = ["#999999", "#882255", "#332288", "#999933"]
+#: The order a colour book hands colours out: :data:`PALETTE` without its yellow (weak on white
+#: for points and thin lines), :data:`BOOK_EXTRA`, the yellow last.
+BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
 
 
 class ColourBook:
     """One meaning per colour within a notebook (issue 25): the colour of each thing a chart
     colours (a legend entry: ``richer worker``, ``scripted/urgency``, ``after a win``), handed
     out the first time a chart draws it and kept for every later chart of the notebook, and
-    never handed to another thing. Colours come from :data:`PALETTE`, then
-    :data:`BOOK_EXTRA`. Inactive (altair's own colours) until :func:`start_colour_book`;
+    never handed to another thing. Colours come in :data:`BOOK_ORDER`. Inactive (altair's own
+    colours) until :func:`start_colour_book`;
     :func:`enable_offline_charts`, called by every notebook's setup cell, starts a fresh one."""
 
     def __init__(self) -> None:
@@ -263,7 +266,7 @@ class ColourBook:
     @property
     def free(self) -> list[str]:
         used = set(self.colours.values())
-        return [c for c in [*PALETTE, *BOOK_EXTRA] if c not in used]
+        return [c for c in BOOK_ORDER if c not in used]
 
     def fits(self, things) -> bool:
         """Whether ``things`` (values, compared as text) all have or can get a colour."""

@@ -33,7 +33,7 @@ LABELS: dict[str, str] = {
     "total_queue_wait_s": "Total queue wait (s)", "cosine_prev": "Cosine similarity to the previous stage",
     "trigram_repetition": "Trigram repetition", "new_word_share": "Share of new words",
     "rule_making": "Rule-making", "rule_invoking": "Rule-invoking", "mean_bid": "Mean bid (credits)",
-    "win_rate": "Win rate", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
+    "win_rate": "Win rate", "win_rate_contested": "Win rate in contested rounds", "group": "Model | setting", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
     "others": "other workers", "none": "none (fresh each contention)",
     "cross": "cross-subrun", "ballots": "ballots (negotiated)", "fifo": "FIFO", "sjf": "SJF",
     "edf": "EDF", "highest-bid": "highest bid", "relational": "relational (any)",
@@ -51,11 +51,11 @@ def pretty(code: object) -> str:
 
 def pretty_value(code: object) -> str:
     """Readable name of a value in a chart (a legend entry, a tick label): as :func:`pretty`,
-    but a value whose name would only be capitalised stays as it is (``urgent`` beside
-    ``not urgent``, not ``Urgent``)."""
+    but a plain word whose name would only be capitalised stays as it is (``urgent`` beside
+    ``not urgent``, not ``Urgent``); codes (``win_rate``) get their names."""
     s = str(code)
     p = pretty(s)
-    return s if p.casefold() == s.replace("_", " ").casefold() else p
+    return s if "_" not in s and p.casefold() == s.casefold() else p
 
 
 def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:

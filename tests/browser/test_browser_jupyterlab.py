@@ -212,9 +212,17 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
     sidebar = page.evaluate("() => { const s = document.querySelector('#jp-left-stack'); "
                             "return s ? s.getBoundingClientRect().width : 0; }")
     assert sidebar > 0, "the left sidebar is closed: the width check needs it open (the narrow case)"
+    view = page.viewport_size
     for i, loc in enumerate(page.locator(".jp-OutputArea-output .vega-embed").all()):
         loc.scroll_into_view_if_needed()
+        box = loc.bounding_box() or {"height": 0}
+        tall = box["height"] > view["height"] - 250  # a chart taller than the notebook panel: a taller window
+        if tall:
+            page.set_viewport_size({"width": view["width"], "height": int(box["height"]) + 400})
+            loc.scroll_into_view_if_needed()
         loc.screenshot(path=str(shots / f"{nb.stem}_chart{i + 1:02d}.png"))
+        if tall:
+            page.set_viewport_size(view)
     problems = []
     for i, f in enumerate(facts, 1):
         dup = sorted({x for x in f["labels"] if f["labels"].count(x) > 1})
