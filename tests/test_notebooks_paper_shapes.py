@@ -172,7 +172,8 @@ def check_04(out: Path, text: str, hosted: bool) -> None:
     assert set(t.columns[3:]) <= {">66%", "33-66%", "<33%", "all"} and "all" in t.columns
     body = _body(t, ["group", "metric", "who"])
     assert set(body["who"]) == {"richer", "others"}
-    assert set(body["metric"]) <= {"win_rate", "mean_bid"}
+    assert {"win_rate", "mean_bid"} <= set(body["metric"]) <= {"win_rate", "win_rate_contested", "mean_bid"}
+    assert any(g.startswith(HOSTED if hosted else EMBEDDED) for g in body["group"].drop_nulls()), set(body["group"])
     u = _csv(out, "scarce_table4_urgency_bids")
     assert u.columns[:2] == ["group", "worker"] and set(u.columns[2:]) <= {"1", "2", "3"} and len(u.columns) > 2
     assert set(_body(u, ["group", "worker"])["worker"]) == {"urgent", "not urgent"}
@@ -223,3 +224,19 @@ def test_notebook_paper_tables_and_one_meaning_per_colour(nb, data, hosted_root,
     if data == "hosted":
         assert HOSTED in text, "the hosted model is named nowhere in the outputs"
     CHECKS[nb](out, text, data == "hosted")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb", ["01", "07"])
+def test_sovsim_and_economy_notebooks_one_meaning_per_colour(nb, tmp_path):
+    """Notebooks 01 and 07 (their own shipped data, no shared data): every chart goes through
+    the same colour book, and no colour stands for two things."""
+    path = next((REPO / "notebooks").glob(f"{nb}_*.ipynb"))
+    params = {k: (str(REPO / v) if isinstance(v, str) and v.startswith("data/") else v)
+              for k, v in _defaults(path).items()}
+    params["OUT_DIR"] = str(tmp_path / "figures")
+    if "SHARED_DATA" in params:
+        params["SHARED_DATA"] = str(tmp_path / "no_shared_data")
+    specs, _ = run_notebook(path, params, tmp_path)
+    assert specs
+    assert not (conflicts := colour_conflicts(specs)), f"notebook {nb}: {conflicts}"

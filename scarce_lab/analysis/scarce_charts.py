@@ -10,6 +10,7 @@ point, small multiples per facet, a caption line (models, runs, interval method)
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import polars as pl
@@ -42,6 +43,10 @@ LABELS: dict[str, str] = {
 }
 
 
+#: Vega expression drawing a panel title's lines (ci_chart wraps the text with newlines).
+PANEL_LINES = "split(datum.value, '\\n')"
+
+
 def pretty(code: object) -> str:
     """Readable name of a code (``full_resolution_rate`` -> ``Full resolution rate``):
     :data:`LABELS` first, else underscores become spaces."""
@@ -72,7 +77,6 @@ def wrap_title(text: str, width_px: int) -> str | list[str]:
     """An axis title that fits a panel of ``width_px``: the text, or its lines (Vega-Lite
     draws a list as lines) when it is wider than the panel, so that titles of panels side by
     side do not run into each other."""
-    import textwrap
 
     chars = max(8, int(width_px / CHAR_PX))
     lines = textwrap.wrap(text, chars)
@@ -117,6 +121,11 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                              f"filter the frame to at most {MAX_COLOURS} groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
+    if column and d.schema[column] == pl.String:
+        # panel titles on lines within the panel's width (drawn by PANEL_LINES), never cut: two
+        # labels cut at the same place would read alike
+        d = d.with_columns(pl.col(column).map_elements(lambda v: "\n".join(textwrap.wrap(v, max(8, int(width / CHAR_PX)))
+                                                                            or [v]), return_dtype=pl.String))
     sort = [pretty_value(v) for v in x_sort] if x_sort else None
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
@@ -145,12 +154,12 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     if column and not row:
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
         per_line = wrap_columns(width, d[column].n_unique())
-        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelLimit=width)),
+        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
                             columns=per_line).resolve_scale(y="independent")
     elif column or row:
         facet = {}
         if column:
-            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=width))
+            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0))
         if row:
             facet["row"] = alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
         layer = layer.facet(**facet).resolve_scale(y="independent")
