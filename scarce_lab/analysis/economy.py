@@ -448,7 +448,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
     ).with_columns(pl.col("quantity").replace_strict(
         {"bid_per_win": "bid paid per win", "realised_per_win": "value realised per win"}))
     chart = alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("window_start:Q", title="Training episode (window start)"),
+        x=alt.X("window_start:Q", title=["Training episode", "(window start)"]),  # panels side by side
         y=alt.Y("credits:Q", title="Credits per win"),
         color=alt.Color("quantity:N", title=None),
         strokeDash=alt.StrokeDash("quantity:N", title=None),

@@ -245,7 +245,7 @@ CHAR_PX = 6.5
 #: Colours a notebook's colour book hands out after :data:`PALETTE`'s eight (a notebook colours
 #: more than eight different things, one chart at most eight): grey and three of Paul Tol's
 #: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002).
-BOOK_EXTRA = ["#999999", "#882255", "#332288", "#999933"]
+BOOK_EXTRA = ["#999999", "#882255", "#44AA99", "#332288"]
 #: The order a colour book hands colours out: :data:`PALETTE` without its yellow (weak on white
 #: for points and thin lines), :data:`BOOK_EXTRA`, the yellow last.
 BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
@@ -370,6 +370,17 @@ def apply_colour_book(chart, book: ColourBook | None = None) -> None:
             if field in scales:
                 enc._kwds["color"] = col.copy(deep=False)
                 enc._kwds["color"]._kwds["scale"] = scales[field]
+                # a second channel on the field (strokeDash, shape) gets the same values, so
+                # that Vega-Lite still draws one legend for both
+                for ch in ("strokeDash", "shape", "size", "opacity", "strokeWidth"):
+                    other = enc._kwds.get(ch)
+                    if other is not None and hasattr(other, "_kwds") and hasattr(other, "to_dict") \
+                            and other.to_dict().get("field") == field:
+                        old = other._kwds.get("scale")
+                        scale = old.copy(deep=False) if hasattr(old, "_kwds") else alt.Scale()
+                        scale._kwds["domain"] = list(scales[field]._kwds["domain"])
+                        enc._kwds[ch] = other.copy(deep=False)
+                        enc._kwds[ch]._kwds["scale"] = scale
         for k in ("layer", "spec", "hconcat", "vconcat", "concat"):
             if k in kw:
                 visit(kw[k])

@@ -145,7 +145,7 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
 
 #: Every chart, drawn in JupyterLab (issue 25): no two legend entries alike, nothing wider than the
 #: output area, no chart without marks. Returns per chart: legend labels, widths, drawn marks.
-CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => {
+CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-output .vega-embed')].map(e => {
     const svg = e.querySelector('svg.marks, canvas.marks');
     const area = e.closest('.jp-OutputArea-output');
     const labels = [...e.querySelectorAll('.role-legend-label text')].map(t => t.textContent.trim());
@@ -175,13 +175,14 @@ CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .veg
 })"""
 
 
-def _overlaps(boxes: list[dict], slack: float = 1.0) -> list[tuple[str, str]]:
-    """Pairs of text boxes (titles, panel headers, axis titles) that overlap by more than
-    ``slack`` px in both directions."""
+def _overlaps(boxes: list[dict], gap: float = 3.0) -> list[tuple[str, str]]:
+    """Pairs of text boxes (titles, panel headers, axis titles) on the same line (overlapping
+    by more than 1 px vertically) that overlap or run into each other (less than ``gap`` px
+    apart horizontally: "(window start)Training episode" reads as one title)."""
     out = []
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
-            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > slack and min(a["b"], b["b"]) - max(a["t"], b["t"]) > slack:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > -gap and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 1:
                 out.append((a["text"], b["text"]))
     return out
 
