@@ -15,7 +15,16 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import CHAR_PX, MAX_COLOURS, NoFigure, caption, chart_data, colour_book, titled, wrap_columns
+from .figures import (
+    CHAR_PX,
+    MAX_COLOURS,
+    NoFigure,
+    caption,
+    chart_data,
+    colour_book,
+    titled,
+    wrap_columns,
+)
 
 CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
 #: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
@@ -77,7 +86,6 @@ def wrap_title(text: str, width_px: int) -> str | list[str]:
     """An axis title that fits a panel of ``width_px``: the text, or its lines (Vega-Lite
     draws a list as lines) when it is wider than the panel, so that titles of panels side by
     side do not run into each other."""
-
     chars = max(8, int(width_px / CHAR_PX))
     lines = textwrap.wrap(text, chars)
     return text if len(lines) <= 1 else lines
@@ -107,18 +115,23 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     if d.height == 0:
         return NoFigure(f"no group has a value for {title or y_title} in this data")
     book = colour_book()
-    if color and (d[color].n_unique() > MAX_COLOURS
-                  or not book.fits(_readable(d.select(color), [color])[color].unique().to_list())):
-        # (the notebook's colour book has no colour left for these groups: one meaning per colour)
-        # beyond MAX_COLOURS hues are not told apart: the groups become panels (wrapped)
-        # and an existing panel variable, when it has few values, becomes the colour
+
+    def colourable(c: str) -> bool:
+        # at most MAX_COLOURS hues in a chart, and colours the notebook's book can still give
+        # without one colour standing for two things
+        return d[c].n_unique() <= MAX_COLOURS and book.fits(_readable(d.select(c), [c])[c].unique().to_list())
+
+    if color and not colourable(color):
+        # the groups become panels (wrapped), and an existing panel variable, when it can be
+        # coloured, becomes the colour
         if column is None:
             color, column = None, color
-        elif row is None and d[column].n_unique() <= MAX_COLOURS:
+        elif row is None and colourable(column):
             color, column = column, color
         else:
-            raise ValueError(f"ci_chart: {d[color].n_unique()} groups of {color!r} and panels by {column!r}: "
-                             f"filter the frame to at most {MAX_COLOURS} groups")
+            raise ValueError(f"ci_chart: {d[color].n_unique()} groups of {color!r} and panels by {column!r}, "
+                             f"more than {MAX_COLOURS} colours or more than the notebook's colour book has left: "
+                             f"filter the frame to fewer groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
     if column and d.schema[column] == pl.String:
