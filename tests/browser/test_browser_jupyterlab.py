@@ -235,6 +235,8 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
             problems.append(f"chart {i} ({f['title']}): no marks drawn")
         if clash := _overlaps(f["boxes"]):
             problems.append(f"chart {i} ({f['title']}): overlapping titles {clash[:4]}")
+        if cut := [x for x in [*f["labels"], *(b["text"] for b in f["boxes"])] if x.endswith("\u2026")]:
+            problems.append(f"chart {i} ({f['title']}): legend entries or titles cut: {cut[:4]}")
     problems += _colour_problems(facts)
     print(f"\n[browser] {nb.stem}: legend colours "
           f"{[dict(f['legend']) for f in facts]}; title boxes checked {[len(f['boxes']) for f in facts]}")
