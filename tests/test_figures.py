@@ -323,3 +323,12 @@ def test_facet_axis_titles_wrap_to_the_panel_and_values_keep_their_case():
     spec = ci_chart(res, "budget_phase", color="who", column="group", width=160).to_dict()
     title = spec["spec"]["layer"][0]["encoding"]["x"]["title"]
     assert isinstance(title, list) and max(len(x) for x in title) * F.CHAR_PX <= 160
+
+
+def test_ci_chart_x_axis_is_in_order_when_a_group_lacks_a_stage():
+    """Notebook 06's bid drift drew stages 1, 3, 2, 4: a group without stage 2 came first and
+    the x scale followed the data's order (``sort: null``)."""
+    res = pl.DataFrame({"group": ["a", "a", "b", "b", "b"], "stage": [1, 3, 1, 2, 3], "value": [1.0] * 5,
+                        "lo": [0.5] * 5, "hi": [2.0] * 5, "runs": [2] * 5})
+    spec = ci_chart(res, "stage", column="group", kind="line").to_dict()
+    assert "sort" not in spec["spec"]["layer"][0]["encoding"]["x"]  # Vega-Lite's default: ascending

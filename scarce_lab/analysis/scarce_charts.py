@@ -139,7 +139,9 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
         # labels cut at the same place would read alike
         d = d.with_columns(pl.col(column).map_elements(lambda v: "\n".join(textwrap.wrap(v, max(8, int(width / CHAR_PX)))
                                                                             or [v]), return_dtype=pl.String))
-    sort = [pretty_value(v) for v in x_sort] if x_sort else None
+    # no x_sort: Vega-Lite's ascending order (``sort=None`` would be null, the data's order:
+    # stages 1, 3, 2, 4 when a group lacks stage 2)
+    sort = [pretty_value(v) for v in x_sort] if x_sort else alt.Undefined
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
         xtitle = wrap_title(xtitle, width)
