@@ -346,7 +346,7 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
     # vega-lite draws a square at the count)
     chart = alt.Chart(counts).mark_bar(color="#6a51a3").encode(
-        x=alt.X("lo:Q", title="Announced minus true pool (units)"), x2="hi:Q",
+        x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
         y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
         tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
     ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
