@@ -69,6 +69,9 @@ def jupyter_lab(tmp_path):
     settings = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)  # render every cell (no windowing), so that every chart can be counted
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    news = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the charts' screenshots
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
