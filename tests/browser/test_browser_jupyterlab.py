@@ -169,7 +169,7 @@ CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-o
     const texts = [...e.querySelectorAll('.role-title text, .role-axis-title text, '
         + '[class*="role-column-header"] text, [class*="role-row-header"] text, [class*="role-facet-header"] text, '
         + '.role-header-label text, [class*="header-label"] text, [class*="role-header"] text')];
-    const boxes = [...new Set(texts)].filter(t => t.textContent.trim()).map(t => {
+    const boxes = [...new Set(texts)].filter(t => t.textContent.trim() && !t.closest('.role-axis-label')).map(t => {
         const r = t.getBoundingClientRect();
         return {text: t.textContent.trim(), l: r.left, r: r.right, t: r.top, b: r.bottom};
     });
