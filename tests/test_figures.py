@@ -259,3 +259,76 @@ def test_save_table_writes_latex(tmp_path):
                          convention={"note": "x_y"})
     tex = [p for p in paths if p.suffix == ".tex"][0].read_text()
     assert "\\begin{tabular}{lr}" in tex and "a\\&b & 0.500" in tex and "tactic\\_id" in tex
+
+
+@pytest.fixture
+def book():
+    b = F.start_colour_book()
+    yield b
+    F.stop_colour_book()
+
+
+def _who(field: str, values: list[str]) -> pl.DataFrame:
+    n = len(values)
+    return pl.DataFrame({"phase": ["a"] * n, field: values, "group": ["m"] * n, "model": ["m"] * n,
+                         "value": [1.0 + i for i in range(n)], "lo": [0.5] * n, "hi": [9.0] * n, "runs": [3] * n})
+
+
+def test_one_meaning_per_colour_within_a_notebook(book):
+    """Notebook 04's flip (the richer worker orange, then the urgent worker in that orange):
+    without a book two charts colour two different things alike; with the notebook's book
+    every thing keeps its colour and no colour stands for two things."""
+    roles = _who("who", ["richer", "others"])
+    urgency = _who("worker", ["urgent", "not urgent"])
+    c1 = ci_chart(roles, "phase", color="who", column="group", title="roles")
+    c2 = ci_chart(urgency, "phase", color="worker", column="group", title="urgency")
+    c1b = ci_chart(roles, "phase", color="who", title="roles again")
+    specs = [c.to_dict() for c in (c1, c2, c1b)]
+    assert F.colour_conflicts(specs) == []
+    assert book.colours == {"other workers": F.PALETTE[0], "richer worker": F.PALETTE[1],
+                            "not urgent": F.PALETTE[2], "urgent": F.PALETTE[3]}
+    meanings = F.colour_meanings(specs[2])
+    assert meanings[F.PALETTE[1].lower()] == {"richer worker": "who"}
+    F.stop_colour_book()  # altair's own colours: sorted values along the palette, chart by chart
+    plain = [ci_chart(roles, "phase", color="who", title="r").to_dict(),
+             ci_chart(urgency, "phase", color="worker", title="u").to_dict()]
+    problems = F.colour_conflicts(plain)
+    assert len(problems) == 2 and all("stands for 2 things" in p for p in problems), problems
+    # a thing in two colours is found too
+    moved = json.loads(json.dumps(plain[0]))
+    moved["layer"][0]["encoding"]["color"]["scale"] = {"domain": ["richer worker"], "range": ["#000000"]}
+    assert any("drawn in 2 colours" in p for p in F.colour_conflicts([plain[0], moved]))
+
+
+def test_a_full_colour_book_facets_instead_of_reusing_a_colour(book):
+    first = ci_chart(_who("who", [f"model {i}" for i in range(8)]), "phase", color="who", title="8")
+    assert len(book.colours) == 8 and "facet" not in first.to_dict()
+    later = ci_chart(_who("memory", ["none", "subrun", "cross", "x1", "x2"]), "phase", color="memory", title="5")
+    spec = later.to_dict()
+    assert spec["facet"]["field"] == "memory"  # 4 colours left, 5 new things: panels, not shared colours
+    assert F.colour_conflicts([first.to_dict(), spec]) == []
+    for extra in F.BOOK_EXTRA:
+        book.colour(extra + "-thing")
+    with pytest.raises(F.ChartRuleError, match="would share a colour"):
+        book.colour("one too many")
+
+
+def test_facet_axis_titles_wrap_to_the_panel_and_values_keep_their_case():
+    from scarce_lab.analysis.scarce_charts import pretty_value, wrap_title
+
+    assert wrap_title("Budget left before the contention", 160) == ["Budget left before the", "contention"]
+    assert wrap_title("Stage", 160) == "Stage"
+    assert pretty_value("urgent") == "urgent" and pretty_value("richer") == "richer worker"
+    res = _who("who", ["richer", "others"]).rename({"phase": "budget_phase"})
+    spec = ci_chart(res, "budget_phase", color="who", column="group", width=160).to_dict()
+    title = spec["spec"]["layer"][0]["encoding"]["x"]["title"]
+    assert isinstance(title, list) and max(len(x) for x in title) * F.CHAR_PX <= 160
+
+
+def test_ci_chart_x_axis_is_in_order_when_a_group_lacks_a_stage():
+    """Notebook 06's bid drift drew stages 1, 3, 2, 4: a group without stage 2 came first and
+    the x scale followed the data's order (``sort: null``)."""
+    res = pl.DataFrame({"group": ["a", "a", "b", "b", "b"], "stage": [1, 3, 1, 2, 3], "value": [1.0] * 5,
+                        "lo": [0.5] * 5, "hi": [2.0] * 5, "runs": [2] * 5})
+    spec = ci_chart(res, "stage", column="group", kind="line").to_dict()
+    assert "sort" not in spec["spec"]["layer"][0]["encoding"]["x"]  # Vega-Lite's default: ascending

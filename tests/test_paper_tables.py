@@ -66,3 +66,22 @@ def test_describe_change_answers_the_question_with_holm_and_mechanical_rules():
     assert "not a finding" in X.describe_change(mech, "stage", [1, 2, 3], ["group"], "Q?")
     single = res.with_columns(se=pl.lit(None, pl.Float64), runs=pl.lit(1))
     assert "cannot say whether anything changes" in X.describe_change(single, "stage", [1, 2, 3], ["group"], "Q?")
+
+
+def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):
+    from scarce_lab.analysis.figures import save_table
+    from scarce_lab.analysis.paper_tables import NoTable, nothing_to_show
+
+    zeros = _res([("m", "c", s, 0.0, 0.0, 0.0, 0.0, 10, 3) for s in (1, 2)])
+    for stem in ("t2", "t2_long"):  # an earlier run's table of other data
+        save_table(pl.DataFrame({"a": [1]}), stem, tmp_path, convention={"x": 1})
+    empty = nothing_to_show(zeros, "t2", tmp_path)
+    assert isinstance(empty, NoTable) and "every value is zero" in str(empty) and str(empty).startswith("*No table: t2")
+    assert not list(tmp_path.iterdir())
+    nan = zeros.with_columns(value=pl.lit(float("nan")))
+    assert "no group has a value" in nothing_to_show(nan, "t").reason
+    assert "no row" in nothing_to_show(zeros.head(0), "t").reason
+    one = zeros.with_columns(value=pl.Series([0.0, 0.25]))
+    assert nothing_to_show(one, "t") is None
+    with pytest.raises(ValueError, match="no 'value' column"):
+        nothing_to_show(zeros.drop("value"), "t")

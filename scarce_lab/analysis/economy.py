@@ -341,7 +341,7 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     if curve.height == 0:
         return NoFigure("no training episodes")
     d, order = _readable_conditions(chart_data(curve))
-    base = alt.Chart(d).encode(x=alt.X("window_start:Q", title="Training episode (window start)"))
+    base = alt.Chart(d).encode(x=alt.X("window_start:Q", title=["Training episode", "(window start)"]))
     band = base.mark_area(color="#9ecae1", opacity=0.7).encode(
         y=alt.Y("solve_rate_lo:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])), y2="solve_rate_hi:Q")
     line = base.mark_line(color="#08519c").encode(
@@ -448,7 +448,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
     ).with_columns(pl.col("quantity").replace_strict(
         {"bid_per_win": "bid paid per win", "realised_per_win": "value realised per win"}))
     chart = alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("window_start:Q", title="Training episode (window start)"),
+        x=alt.X("window_start:Q", title=["Training episode", "(window start)"]),  # panels side by side
         y=alt.Y("credits:Q", title="Credits per win"),
         color=alt.Color("quantity:N", title=None),
         strokeDash=alt.StrokeDash("quantity:N", title=None),

@@ -221,6 +221,8 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
         empty = check_chart(out)
         if empty:
             return NoFigure(f"{title}: {empty}")
+    if _BOOK.active:  # after the check: a chart that is not drawn takes no colour
+        apply_colour_book(out)
     return out
 
 
@@ -238,6 +240,203 @@ OUTPUT_WIDTH = 940
 CAPTION_CHARS = 120
 #: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
 CHAR_PX = 6.5
+
+
+#: Colours a notebook's colour book hands out after :data:`PALETTE`'s eight (a notebook colours
+#: more than eight different things, one chart at most eight): grey and three of Paul Tol's
+#: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002).
+BOOK_EXTRA = ["#999999", "#882255", "#44AA99", "#332288"]
+#: The order a colour book hands colours out: :data:`PALETTE` without its yellow (weak on white
+#: for points and thin lines), :data:`BOOK_EXTRA`, the yellow last.
+BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
+
+
+class ColourBook:
+    """One meaning per colour within a notebook (issue 25): the colour of each thing a chart
+    colours (a legend entry: ``richer worker``, ``scripted/urgency``, ``after a win``), handed
+    out the first time a chart draws it and kept for every later chart of the notebook, and
+    never handed to another thing. Colours come in :data:`BOOK_ORDER`. Inactive (altair's own
+    colours) until :func:`start_colour_book`;
+    :func:`enable_offline_charts`, called by every notebook's setup cell, starts a fresh one."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.colours: dict[str, str] = {}
+
+    @property
+    def free(self) -> list[str]:
+        used = set(self.colours.values())
+        return [c for c in BOOK_ORDER if c not in used]
+
+    def fits(self, things) -> bool:
+        """Whether ``things`` (values, compared as text) all have or can get a colour."""
+        new = {str(t) for t in things} - set(self.colours)
+        return not self.active or len(new) <= len(self.free)
+
+    def colour(self, thing) -> str:
+        """The colour of ``thing`` (as text), handing out the next free one if it has none.
+
+        Raises:
+            ChartRuleError: every colour is taken (the message names the thing and the
+                colours' meanings).
+        """
+        key = str(thing)
+        if key not in self.colours:
+            free = self.free
+            if not free:
+                raise ChartRuleError(
+                    f"this notebook already colours {len(self.colours)} different things "
+                    f"({sorted(self.colours)}); {key!r} would share a colour with one of them: facet by it, "
+                    "or start a new colour book (scarce_lab.analysis.figures.start_colour_book)")
+            self.colours[key] = free[0]
+        return self.colours[key]
+
+
+_BOOK = ColourBook()
+
+
+def start_colour_book() -> ColourBook:
+    """Start a fresh :class:`ColourBook` for the charts built from now on (one notebook) and
+    return it."""
+    _BOOK.colours.clear()
+    _BOOK.active = True
+    return _BOOK
+
+
+def stop_colour_book() -> None:
+    """Back to altair's own colours (each chart: its sorted values along :data:`PALETTE`)."""
+    _BOOK.colours.clear()
+    _BOOK.active = False
+
+
+def colour_book() -> ColourBook:
+    """The current :class:`ColourBook` (inactive unless :func:`start_colour_book` ran)."""
+    return _BOOK
+
+
+def _colour_domains(spec: dict, rows: list[dict]) -> dict[str, list]:
+    """Per nominal/ordinal colour field without an explicit colour range: the values the
+    chart draws, in legend order (the encoding's ``sort`` list, else ascending as Vega-Lite
+    sorts them)."""
+    out: dict[str, list] = {}
+
+    def visit(d: dict) -> None:
+        col = (d.get("encoding") or {}).get("color") if isinstance(d.get("encoding"), dict) else None
+        if not (isinstance(col, dict) and col.get("field") and col.get("type") in ("nominal", "ordinal")):
+            return
+        scale = col.get("scale") or {}
+        if scale.get("range") is not None or scale.get("scheme") is not None:
+            return
+        values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
+        order = col.get("sort") if isinstance(col.get("sort"), list) else []
+        dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
+        out.setdefault(col["field"], [])
+        out[col["field"]] += [v for v in dom if v not in out[col["field"]]]
+
+    _walk(spec, visit)
+    return out
+
+
+def apply_colour_book(chart, book: ColourBook | None = None) -> None:
+    """Give every nominal colour encoding of ``chart`` (an altair chart, changed in place,
+    layers, facets and concatenations included) an explicit scale: its values and their
+    colours from ``book`` (default: the current one). Called by :func:`titled` while a book is
+    active.
+
+    Raises:
+        ChartRuleError: the book has no colour left for a new value.
+    """
+    import altair as alt
+
+    book = book or _BOOK
+    spec = chart.to_dict()
+    domains = _colour_domains(spec, _rows(spec))
+    if not domains:
+        return
+    scales = {f: alt.Scale(domain=dom, range=[book.colour(v) for v in dom]) for f, dom in domains.items()}
+
+    def visit(obj) -> None:
+        if isinstance(obj, list):
+            for x in obj:
+                visit(x)
+            return
+        kw = getattr(obj, "_kwds", None)
+        if not isinstance(kw, dict):
+            return
+        enc = kw.get("encoding")
+        col = getattr(enc, "_kwds", {}).get("color") if enc is not None else None
+        if col is not None and hasattr(col, "_kwds"):
+            field = col.to_dict().get("field") if hasattr(col, "to_dict") else None
+            if field in scales:
+                enc._kwds["color"] = col.copy(deep=False)
+                enc._kwds["color"]._kwds["scale"] = scales[field]
+                # a second channel on the field (strokeDash, shape) gets the same values, so
+                # that Vega-Lite still draws one legend for both
+                for ch in ("strokeDash", "shape", "size", "opacity", "strokeWidth"):
+                    other = enc._kwds.get(ch)
+                    if other is not None and hasattr(other, "_kwds") and hasattr(other, "to_dict") \
+                            and other.to_dict().get("field") == field:
+                        old = other._kwds.get("scale")
+                        scale = old.copy(deep=False) if hasattr(old, "_kwds") else alt.Scale()
+                        scale._kwds["domain"] = list(scales[field]._kwds["domain"])
+                        enc._kwds[ch] = other.copy(deep=False)
+                        enc._kwds[ch]._kwds["scale"] = scale
+        for k in ("layer", "spec", "hconcat", "vconcat", "concat"):
+            if k in kw:
+                visit(kw[k])
+
+    visit(chart)
+
+
+def colour_meanings(spec: dict) -> dict[str, dict[str, str]]:
+    """What each colour of a Vega-Lite ``spec`` stands for: ``{colour: {thing: field}}``,
+    one entry per value of each nominal/ordinal colour encoding (explicit ``scale.domain``/
+    ``range`` when given, else Vega-Lite's default: the sorted values along :data:`PALETTE`,
+    the package theme's range). For :func:`colour_conflicts`."""
+    rows = _rows(spec)
+    out: dict[str, dict[str, str]] = {}
+
+    def visit(d: dict) -> None:
+        col = (d.get("encoding") or {}).get("color") if isinstance(d.get("encoding"), dict) else None
+        if not (isinstance(col, dict) and col.get("field") and col.get("type") in ("nominal", "ordinal")):
+            return
+        scale = col.get("scale") or {}
+        if isinstance(scale.get("domain"), list) and isinstance(scale.get("range"), list):
+            pairs = zip(scale["domain"], scale["range"], strict=False)
+        elif scale.get("scheme") is not None:
+            return
+        else:
+            values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
+            order = col.get("sort") if isinstance(col.get("sort"), list) else []
+            dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
+            pairs = zip(dom, [*PALETTE] * (len(dom) // len(PALETTE) + 1), strict=False)
+        for value, colour in pairs:
+            out.setdefault(str(colour).lower(), {})[str(value)] = col["field"]
+
+    _walk(spec, visit)
+    return out
+
+
+def colour_conflicts(specs) -> list[str]:
+    """Where the charts ``specs`` (Vega-Lite dicts, e.g. every chart of one notebook, as
+    ``(name, spec)`` pairs or bare specs) break "one meaning per colour": a colour that stands
+    for two things, or a thing drawn in two colours. Returns one message per conflict."""
+    by_colour: dict[str, dict[str, str]] = {}
+    by_thing: dict[str, dict[str, str]] = {}
+    for i, item in enumerate(specs, 1):
+        name, spec = item if isinstance(item, tuple) else (None, item)
+        if name is None:
+            t = spec.get("title")
+            name = f"chart {i} ({(t.get('text') if isinstance(t, dict) else t) or 'untitled'})"
+        for colour, things in colour_meanings(spec).items():
+            for thing in things:
+                by_colour.setdefault(colour, {}).setdefault(thing, name)
+                by_thing.setdefault(thing, {}).setdefault(colour, name)
+    out = [f"colour {c} stands for {len(t)} things: " + "; ".join(f"{k!r} in {v}" for k, v in t.items())
+           for c, t in by_colour.items() if len(t) > 1]
+    out += [f"{thing!r} is drawn in {len(c)} colours: " + "; ".join(f"{k} in {v}" for k, v in c.items())
+            for thing, c in by_thing.items() if len(c) > 1]
+    return out
 
 
 def wrap_columns(panel_width: int, n_panels: int, legend_width: int = 0) -> int:
@@ -469,6 +668,7 @@ def enable_offline_charts() -> None:
         alt.renderers.register(RENDERER, offline_renderer)
     alt.renderers.enable(RENDERER)
     use_chart_limits()
+    start_colour_book()  # a notebook's setup cell: one meaning per colour from here on
 
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"

@@ -163,3 +163,61 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
         labels = {(m, c): f"{m} | {c}" for m, c in labels}
     return d.with_columns(pl.Series(out, [labels[(m, c)] for m, c in zip(d[model].to_list(), d["_rest"].to_list(),
                                                                           strict=True)], dtype=pl.String)).drop("_rest")
+
+
+class NoTable:
+    """What stands in for a table with nothing to show (issue 25: "a table or chart with
+    nothing to show becomes a sentence that says so"): the reason, displayed as the sentence
+    ``No table: <reason>`` (the table counterpart of :class:`~scarce_lab.analysis.figures.NoFigure`)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"No table: {self.reason}"
+
+    def __str__(self) -> str:
+        return f"*No table: {self.reason}*"
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: File suffixes :func:`figures.save_table` writes, removed for a table with nothing to show.
+TABLE_FILES = (".csv", ".md", ".tex", ".convention.json")
+
+
+def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = "value") -> NoTable | None:
+    """A :class:`NoTable` when the result frame ``res`` has nothing to show: no row, or every
+    ``value`` null, NaN or zero (e.g. tactic shares of a model that never wrote a tactic: a
+    table of zeros reads as a finding); ``None`` when it has something. With ``out_dir``,
+    the files an earlier run saved under ``name`` and ``name + "_long"`` are removed (so a
+    table of other data cannot pass for this data's).
+
+    Raises:
+        ValueError: ``res`` has no ``value`` column.
+    """
+    if value not in res.columns:
+        raise ValueError(f"nothing_to_show: the result frame has no {value!r} column (columns: {res.columns})")
+    v = res[value]
+    if v.dtype.is_float():
+        v = v.fill_nan(None)
+    v = v.drop_nulls()
+    if res.height == 0:
+        why = f"{name}: the data has no row for it"
+    elif v.len() == 0:
+        why = f"{name}: no group has a value in this data"
+    elif v.dtype.is_numeric() and bool((v == 0).all()):
+        why = f"{name}: every value is zero in this data ({res.height} rows, {v.len()} with a value)"
+    else:
+        return None
+    if out_dir is not None:
+        from pathlib import Path
+
+        for stem in (name, name + "_long"):
+            for ext in TABLE_FILES:
+                (Path(out_dir) / f"{stem}{ext}").unlink(missing_ok=True)
+    return NoTable(why)

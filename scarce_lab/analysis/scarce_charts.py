@@ -10,11 +10,21 @@ point, small multiples per facet, a caption line (models, runs, interval method)
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import MAX_COLOURS, NoFigure, caption, chart_data, titled, wrap_columns
+from .figures import (
+    CHAR_PX,
+    MAX_COLOURS,
+    NoFigure,
+    caption,
+    chart_data,
+    colour_book,
+    titled,
+    wrap_columns,
+)
 
 CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
 #: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
@@ -33,13 +43,17 @@ LABELS: dict[str, str] = {
     "total_queue_wait_s": "Total queue wait (s)", "cosine_prev": "Cosine similarity to the previous stage",
     "trigram_repetition": "Trigram repetition", "new_word_share": "Share of new words",
     "rule_making": "Rule-making", "rule_invoking": "Rule-invoking", "mean_bid": "Mean bid (credits)",
-    "win_rate": "Win rate", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
+    "win_rate": "Win rate", "win_rate_contested": "Win rate in contested rounds", "group": "Model | setting", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
     "others": "other workers", "none": "none (fresh each contention)",
     "cross": "cross-subrun", "ballots": "ballots (negotiated)", "fifo": "FIFO", "sjf": "SJF",
     "edf": "EDF", "highest-bid": "highest bid", "relational": "relational (any)",
     "alliance_formation": "Alliance formation", "alliance_loyalty": "Alliance loyalty",
     "reciprocity": "Reciprocity", "reputation": "Reputation",
 }
+
+
+#: Vega expression drawing a panel title's lines (ci_chart wraps the text with newlines).
+PANEL_LINES = "split(datum.value, '\\n')"
 
 
 def pretty(code: object) -> str:
@@ -49,14 +63,32 @@ def pretty(code: object) -> str:
     return LABELS.get(s, s.replace("_", " "))
 
 
+def pretty_value(code: object) -> str:
+    """Readable name of a value in a chart (a legend entry, a tick label): as :func:`pretty`,
+    but a plain word whose name would only be capitalised stays as it is (``urgent`` beside
+    ``not urgent``, not ``Urgent``); codes (``win_rate``) get their names."""
+    s = str(code)
+    p = pretty(s)
+    return s if "_" not in s and p.casefold() == s.casefold() else p
+
+
 def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
     out = []
     for c in cols:
         if d.schema[c] == pl.String:
-            out.append(pl.col(c).map_elements(pretty, return_dtype=pl.String))
+            out.append(pl.col(c).map_elements(pretty_value, return_dtype=pl.String))
         elif d.schema[c] == pl.Boolean:
-            out.append(pl.col(c).cast(pl.String).map_elements(pretty, return_dtype=pl.String))
+            out.append(pl.col(c).cast(pl.String).map_elements(pretty_value, return_dtype=pl.String))
     return d.with_columns(out) if out else d
+
+
+def wrap_title(text: str, width_px: int) -> str | list[str]:
+    """An axis title that fits a panel of ``width_px``: the text, or its lines (Vega-Lite
+    draws a list as lines) when it is wider than the panel, so that titles of panels side by
+    side do not run into each other."""
+    chars = max(8, int(width_px / CHAR_PX))
+    lines = textwrap.wrap(text, chars)
+    return text if len(lines) <= 1 else lines
 
 
 def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
@@ -82,20 +114,38 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     d = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_nan())
     if d.height == 0:
         return NoFigure(f"no group has a value for {title or y_title} in this data")
-    if color and d[color].n_unique() > MAX_COLOURS:
-        # beyond MAX_COLOURS hues are not told apart: the groups become panels (wrapped)
-        # and an existing panel variable, when it has few values, becomes the colour
+    book = colour_book()
+
+    def colourable(c: str) -> bool:
+        # at most MAX_COLOURS hues in a chart, and colours the notebook's book can still give
+        # without one colour standing for two things
+        return d[c].n_unique() <= MAX_COLOURS and book.fits(_readable(d.select(c), [c])[c].unique().to_list())
+
+    if color and not colourable(color):
+        # the groups become panels (wrapped), and an existing panel variable, when it can be
+        # coloured, becomes the colour
         if column is None:
             color, column = None, color
-        elif row is None and d[column].n_unique() <= MAX_COLOURS:
+        elif row is None and colourable(column):
             color, column = column, color
         else:
-            raise ValueError(f"ci_chart: {d[color].n_unique()} groups of {color!r} and panels by {column!r}: "
-                             f"filter the frame to at most {MAX_COLOURS} groups")
+            raise ValueError(f"ci_chart: {d[color].n_unique()} groups of {color!r} and panels by {column!r}, "
+                             f"more than {MAX_COLOURS} colours or more than the notebook's colour book has left: "
+                             f"filter the frame to fewer groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
-    sort = [pretty(v) for v in x_sort] if x_sort else None
-    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=x_title or pretty(x),
+    if column and d.schema[column] == pl.String:
+        # panel titles on lines within the panel's width (drawn by PANEL_LINES), never cut: two
+        # labels cut at the same place would read alike
+        d = d.with_columns(pl.col(column).map_elements(lambda v: "\n".join(textwrap.wrap(v, max(8, int(width / CHAR_PX)))
+                                                                            or [v]), return_dtype=pl.String))
+    # no x_sort: Vega-Lite's ascending order (``sort=None`` would be null, the data's order:
+    # stages 1, 3, 2, 4 when a group lacks stage 2)
+    sort = [pretty_value(v) for v in x_sort] if x_sort else alt.Undefined
+    xtitle = x_title or pretty(x)
+    if column or row:  # panels side by side: each panel's axis title within its width
+        xtitle = wrap_title(xtitle, width)
+    xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=xtitle,
                  axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
     enc: dict = {"x": xenc}
     if color:
@@ -119,12 +169,12 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     if column and not row:
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
         per_line = wrap_columns(width, d[column].n_unique())
-        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelLimit=width + 40)),
+        layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
                             columns=per_line).resolve_scale(y="independent")
     elif column or row:
         facet = {}
         if column:
-            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelLimit=250))
+            facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0))
         if row:
             facet["row"] = alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
         layer = layer.facet(**facet).resolve_scale(y="independent")

@@ -280,9 +280,9 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
         x=alt.X("leader_extraction_rate:Q", scale=alt.Scale(domain=[0, 1]),
                 title="Leader extraction rate"),
         y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
-        color=alt.Color("condition_label:N", title="Condition", sort=conds,
+        color=alt.Color("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
                         scale=alt.Scale(domain=conds, range=PALETTE[: len(conds)])),
-        shape=alt.Shape("condition_label:N", title="Condition", sort=conds,
+        shape=alt.Shape("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
                         scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
         tooltip=["model", "condition_label", "simulation", "run_id",
                  alt.Tooltip("leader_extraction_rate:Q", format=".2f"), "survival_time"],
@@ -346,7 +346,7 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
     # vega-lite draws a square at the count)
     chart = alt.Chart(counts).mark_bar(color="#6a51a3").encode(
-        x=alt.X("lo:Q", title="Announced minus true pool (units)"), x2="hi:Q",
+        x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
         y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
         tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
     ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)

@@ -69,6 +69,9 @@ def jupyter_lab(tmp_path):
     settings = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)  # render every cell (no windowing), so that every chart can be counted
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    news = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the charts' screenshots
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
@@ -145,16 +148,62 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
 
 #: Every chart, drawn in JupyterLab (issue 25): no two legend entries alike, nothing wider than the
 #: output area, no chart without marks. Returns per chart: legend labels, widths, drawn marks.
-CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => {
+CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-output .vega-embed')].map(e => {
     const svg = e.querySelector('svg.marks, canvas.marks');
     const area = e.closest('.jp-OutputArea-output');
     const labels = [...e.querySelectorAll('.role-legend-label text')].map(t => t.textContent.trim());
     const marks = e.querySelectorAll('.mark-symbol path, .mark-line path, .mark-rect path, .mark-area path, '
         + '.mark-rule line, .mark-tick path, .mark-bar path').length;
     const title = (e.querySelector('.role-title-text') || {}).textContent || '';
-    return {title, labels, width: svg ? svg.getBoundingClientRect().width : 0,
+    // legend entries as drawn: label -> fill of its symbol (one meaning per colour, issue 25)
+    const legend = [...e.querySelectorAll('.role-legend')].flatMap(lg => {
+        const syms = [...lg.querySelectorAll('.role-legend-symbol path')];
+        const labs = [...lg.querySelectorAll('.role-legend-label text')];
+        return syms.map((p, k) => {
+            const fill = p.getAttribute('fill') || '';
+            const paint = (fill && fill !== 'none' && fill !== 'transparent') ? fill : (p.getAttribute('stroke') || '');
+            return [labs[k] ? labs[k].textContent.trim() : `#${k}`, paint];
+        });
+    });
+    // titles, panel headers and axis titles: their boxes must not overlap
+    const texts = [...e.querySelectorAll('.role-title text, .role-axis-title text, '
+        + '[class*="role-column-header"] text, [class*="role-row-header"] text, [class*="role-facet-header"] text, '
+        + '.role-header-label text, [class*="header-label"] text, [class*="role-header"] text')];
+    const boxes = [...new Set(texts)].filter(t => t.textContent.trim() && !t.closest('.role-axis-label')).map(t => {
+        const r = t.getBoundingClientRect();
+        return {text: t.textContent.trim(), l: r.left, r: r.right, t: r.top, b: r.bottom};
+    });
+    return {title, labels, legend, boxes, width: svg ? svg.getBoundingClientRect().width : 0,
             area: area ? area.clientWidth : 0, marks};
 })"""
+
+
+def _overlaps(boxes: list[dict], gap: float = 3.0) -> list[tuple[str, str]]:
+    """Pairs of text boxes (titles, panel headers, axis titles) on the same line (overlapping
+    by more than 1 px vertically) that overlap or run into each other (less than ``gap`` px
+    apart horizontally: "(window start)Training episode" reads as one title)."""
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > -gap and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 1:
+                out.append((a["text"], b["text"]))
+    return out
+
+
+def _colour_problems(facts: list[dict]) -> list[str]:
+    """One meaning per colour within a notebook, from the legends as drawn: a colour that
+    labels two different legend entries, or an entry drawn in two colours."""
+    by_colour: dict[str, dict[str, int]] = {}
+    by_label: dict[str, dict[str, int]] = {}
+    for i, f in enumerate(facts, 1):
+        for label, colour in f["legend"]:
+            if not colour or label.startswith("#"):
+                continue
+            by_colour.setdefault(colour.lower(), {}).setdefault(label, i)
+            by_label.setdefault(label, {}).setdefault(colour.lower(), i)
+    out = [f"colour {c} stands for {sorted(t)} (charts {sorted(set(t.values()))})" for c, t in by_colour.items() if len(t) > 1]
+    out += [f"{x!r} is drawn in {sorted(c)} (charts {sorted(set(c.values()))})" for x, c in by_label.items() if len(c) > 1]
+    return out
 
 
 def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
@@ -167,9 +216,17 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
     sidebar = page.evaluate("() => { const s = document.querySelector('#jp-left-stack'); "
                             "return s ? s.getBoundingClientRect().width : 0; }")
     assert sidebar > 0, "the left sidebar is closed: the width check needs it open (the narrow case)"
+    view = page.viewport_size
     for i, loc in enumerate(page.locator(".jp-OutputArea-output .vega-embed").all()):
         loc.scroll_into_view_if_needed()
+        box = loc.bounding_box() or {"height": 0}
+        tall = box["height"] > view["height"] - 250  # a chart taller than the notebook panel: a taller window
+        if tall:
+            page.set_viewport_size({"width": view["width"], "height": int(box["height"]) + 400})
+            loc.scroll_into_view_if_needed()
         loc.screenshot(path=str(shots / f"{nb.stem}_chart{i + 1:02d}.png"))
+        if tall:
+            page.set_viewport_size(view)
     problems = []
     for i, f in enumerate(facts, 1):
         dup = sorted({x for x in f["labels"] if f["labels"].count(x) > 1})
@@ -179,6 +236,13 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
             problems.append(f"chart {i} ({f['title']}): {f['width']:.0f} px wide in a {f['area']} px output area")
         if f["marks"] == 0:
             problems.append(f"chart {i} ({f['title']}): no marks drawn")
+        if clash := _overlaps(f["boxes"]):
+            problems.append(f"chart {i} ({f['title']}): overlapping titles {clash[:4]}")
+        if cut := [x for x in [*f["labels"], *(b["text"] for b in f["boxes"])] if x.endswith("\u2026")]:
+            problems.append(f"chart {i} ({f['title']}): legend entries or titles cut: {cut[:4]}")
+    problems += _colour_problems(facts)
+    print(f"\n[browser] {nb.stem}: legend colours "
+          f"{[dict(f['legend']) for f in facts]}; title boxes checked {[len(f['boxes']) for f in facts]}")
     print(f"\n[browser] {nb.stem}: {len(facts)} charts checked; widths "
           f"{[round(f['width']) for f in facts]} in output areas of {sorted({f['area'] for f in facts})} px; "
           f"sidebar {sidebar:.0f} px; screenshots in {shots}")
