@@ -127,7 +127,7 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     if isinstance(data, str | Path):
         data = load(data)
     if isinstance(data, PublishedData):
-        from .analysis.sovsim import sovsim_table
+        from .analysis.sovsim.metrics import sovsim_table
 
         _table_options("sovsim", options)
         return sovsim_table(data.agent_rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
@@ -140,18 +140,18 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
         raise ValueError(f"unknown environment {env!r}")
     _table_options(env, options)
     if env == "sovsim":
-        from .analysis.sovsim import sovsim_table
+        from .analysis.sovsim.metrics import sovsim_table
         from .data.tables.sovsim import from_dataset, label_conditions
 
         rounds = label_conditions(from_dataset(data), skip=("condition",))
         return sovsim_table(rounds, preset=options.get("preset", "sovsim"), strict=options.get("strict", False),
                             force=options.get("force", False), by=options.get("by", "condition"))
     if env == "scarce":
-        from .analysis.scarce import summary
+        from .analysis.scarce.metrics import summary
         from .data.tables.scarce import contentions_table, submissions_table
 
         return summary(contentions_table(data), submissions_table(data))
-    from .analysis.economy import ablation_table
+    from .analysis.economy.metrics import ablation_table
     from .data.tables.economy import episodes
 
     return ablation_table(episodes(data))

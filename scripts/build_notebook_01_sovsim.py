@@ -32,9 +32,9 @@ cells = [
          'CROSS_MODELS: list[str] | None = None  # models of the cross-model means; None = every model except scripted/ baselines', metadata={"tags": ["parameters"]}),
     code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
-         "from scarce_lab.analysis import sovsim as metrics\n"
-         "from scarce_lab.analysis.sovsim_conventions import convention_dict\n"
-         "from scarce_lab.analysis import sovsim_charts as charts\n"
+         "from scarce_lab.analysis.sovsim import metrics\n"
+         "from scarce_lab.analysis.sovsim.conventions import convention_dict\n"
+         "from scarce_lab.analysis.sovsim import charts\n"
          "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
          "from scarce_lab.data.tables.sovsim import load_agent_rounds\n"
          "from scarce_lab.reporting import dataset_path, resolve_path\n\n"
@@ -112,7 +112,7 @@ cells = [
        "anything else that differs is refused rather than pooled. CIs: t over the models' drops and "
        "over-usage shares (each model counts once), Fisher z for r. `scarce-lab table sovsim PATH --format "
        "json` gives the same numbers under `cross_model`."),
-    code("from scarce_lab.analysis import sovsim_cross as cross\n\n"
+    code("from scarce_lab.analysis.sovsim import cross\n\n"
          "res = cross.cross_model_results(per_sim, seed=SEED, models=CROSS_MODELS)\n"
          "XCONV = CONVENTION | {'intervals': 't over the models (each model counts once), Fisher z for r; 95%',\n"
          "                      'bootstrap_seed': SEED, 'cross_models': CROSS_MODELS or 'all but scripted/ baselines'}\n"

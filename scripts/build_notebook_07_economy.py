@@ -1,7 +1,7 @@
 """Build notebooks/07_economy_of_minds.ipynb (no outputs).
 
 Run from anywhere: ``.venv/bin/python scripts/build_notebook_07_economy.py``.
-Sentences under the figures are computed (``scarce_lab.analysis.economy.*_sentence``).
+Sentences under the figures are computed (``scarce_lab.analysis.economy.metrics.*_sentence``).
 """
 from pathlib import Path
 
@@ -21,7 +21,7 @@ cells = [
          'OUT_DIR: str = "figures/07_economy_of_minds"  # where figures and tables go', metadata={"tags": ["parameters"]}),
     code("import polars as pl\n"
          "from IPython.display import Markdown, display\n\n"
-         "from scarce_lab.analysis import economy as em\n"
+         "from scarce_lab.analysis.economy import metrics as em\n"
          "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
          "from scarce_lab.data.loaders import load_dataset\n"
          "from scarce_lab.data.tables import economy as tables\n"

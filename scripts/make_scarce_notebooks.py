@@ -1,7 +1,7 @@
 """Build notebooks/02..06 (SCARCE experiments) without outputs.
 
 Run from the repository root: ``.venv/bin/python scripts/make_scarce_notebooks.py``.
-The metrics live in :mod:`scarce_lab.analysis.scarce_experiments`; cells stay thin.
+The metrics live in :mod:`scarce_lab.analysis.scarce.experiments`; cells stay thin.
 """
 
 import ast
@@ -44,7 +44,7 @@ CI_NOTE = (
 PRELUDE = (
     "import polars as pl\n"
     "from IPython.display import Markdown, display\n\n"
-    "from scarce_lab.analysis import scarce_experiments as X\n"
+    "from scarce_lab.analysis.scarce import experiments as X\n"
     "from scarce_lab.analysis.figures import enable_offline_charts, markdown_table, save_chart, save_table\n"
     "from scarce_lab.reporting import dataset_path, resolve_path\n\n"
     "enable_offline_charts()  # interactive charts without network, plus a static PNG\n"
@@ -62,7 +62,7 @@ PRELUDE = (
     "CONVENTION = {'parameters': {k: globals()[k] for k in __PARAMETERS__}, 'unit': 'run; conditions never pooled',\n"
     "              'intervals': '95% t over run means (each run counts once), clipped to the range; none from one run '\n"
     "                           'or identical runs; medians: cluster bootstrap from 30 runs'}\n"
-    "from scarce_lab.analysis.paper_tables import blank_repeats, folded, relational_kind, setting_labels, settings_table, wide_table\n\n"
+    "from scarce_lab.analysis.scarce.paper_tables import blank_repeats, folded, relational_kind, setting_labels, settings_table, wide_table\n\n"
     "def paper_table(res, name, index, columns, *, convention=None, key='group', **kw):\n"
     "    \"\"\"Show a result in the paper's layout (wide; labels name what differs) and save it (CSV, Markdown,\n"
     "    LaTeX) with its long form (<name>_long); the full conditions behind the labels are one click away.\"\"\"\n"
@@ -284,7 +284,7 @@ write("03_memory_horizon.ipynb", [
        "scripted strategic negotiators do with what memory shows them (reciprocity needs the history: "
        "private messages and requested durations per horizon). Shares of labelled agent-rounds. " + CI_NOTE
        + "\n\nBehaviours are sets of taxonomy ids "
-       "(`scarce_lab.analysis.scarce_experiments.MEMORY_BEHAVIOURS`): alliance formation = explicit "
+       "(`scarce_lab.analysis.scarce.experiments.MEMORY_BEHAVIOURS`): alliance formation = explicit "
        "or exclusive coalition, alliance loyalty = coalition loyalty, reputation = reputation "
        "maintenance.\n\n" + CAVEAT),
     params('DATASETS: list[str] = ["data/scarce/embedded", "data/scarce/scripted/memory"]\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.analysis.economy import (
+from scarce_lab.analysis.economy.metrics import (
     ablation_table,
     bid_convergence,
     format_table,
@@ -116,7 +116,7 @@ def test_chart_condition_names_keep_only_what_differs_and_stay_distinct():
     ("full economy (agents=12, bid_sch..." twice)."""
     import polars as pl
 
-    from scarce_lab.analysis.economy import _readable_conditions
+    from scarce_lab.analysis.economy.metrics import _readable_conditions
 
     conds = ["none,agents=12,bid_scheme=fixed,episodes=150", "none,agents=12,bid_scheme=holland,episodes=150",
              "no-auction,agents=12,bid_scheme=fixed,episodes=150", "baseline-full,agents=5,bid_scheme=fixed,episodes=10"]

@@ -14,9 +14,8 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis import figures as F
-from scarce_lab.analysis import sovsim as metrics
-from scarce_lab.analysis import sovsim_charts as charts
-from scarce_lab.analysis.scarce_charts import ci_chart, pretty
+from scarce_lab.analysis.scarce.charts import ci_chart, pretty
+from scarce_lab.analysis.sovsim import charts, metrics
 
 REPO = Path(__file__).resolve().parents[1]
 

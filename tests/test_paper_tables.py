@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.analysis import scarce_experiments as X
-from scarce_lab.analysis.paper_tables import (
+from scarce_lab.analysis.scarce import experiments as X
+from scarce_lab.analysis.scarce.paper_tables import (
     blank_repeats,
     setting_labels,
     settings_table,

@@ -25,15 +25,15 @@ import math
 
 import polars as pl
 
-from . import stats
+from .. import stats
 
 try:  # the shared statistics module (lead); local t-interval until it lands
-    from .stats import gini as _gini_shared
-    from .stats import mean_ci as _mean_ci_shared
+    from ..stats import gini as _gini_shared
+    from ..stats import mean_ci as _mean_ci_shared
 except ImportError:  # pragma: no cover - depends on the checkout
     _gini_shared = _mean_ci_shared = None
 
-from .pooling import check_no_pooling  # noqa: E402  (after the optional stats import)
+from ..pooling import check_no_pooling  # noqa: E402  (after the optional stats import)
 
 GROUP = ("task", "condition")
 CI_METHOD = "mean over seeds, 95% t-interval clipped to [0, 1]"
@@ -319,7 +319,7 @@ def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     (panel titles are short and distinct: ``full economy`` and ``full economy
     (bid_scheme=holland)``, not two titles cut to the same text); should two names
     coincide, the full labels are used."""
-    from .condition_labels import condition_parts, differing_parts
+    from ..labels import condition_parts, differing_parts
 
     codes = sorted(set(df["condition"].to_list()), key=_order)
     rest = differing_parts(codes)
@@ -336,7 +336,7 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from ..figures import NoFigure, caption, chart_data, titled
 
     if curve.height == 0:
         return NoFigure("no training episodes")
@@ -357,7 +357,7 @@ def ablation_chart(table: pl.DataFrame):
     training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
+    from ..figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     rows = []
     for r in table.iter_rows(named=True):
@@ -389,7 +389,7 @@ def population_chart(dyn: pl.DataFrame):
     without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, window_means
+    from ..figures import NoFigure, caption, chart_data, titled, window_means
 
     if dyn.height == 0:
         return NoFigure("no population snapshots")
@@ -416,7 +416,7 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     Returns ``NoFigure`` when the run has no wins."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from ..figures import NoFigure, caption, chart_data, titled
 
     df = chart_data(spec.filter(pl.col("run_id") == run_id))
     if df.height == 0:
@@ -438,7 +438,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
     Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
+    from ..figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .economy import gini, mean_ci
-from .pooling import check_no_pooling
+from ..pooling import check_no_pooling
+from .metrics import gini, mean_ci
 
 #: Groups: the economy (``default`` or the run's eom-reference preset, from its settings:
 #: a run recorded without a ``preset`` setting ran the default economy) within a task and

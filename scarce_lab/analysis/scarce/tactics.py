@@ -8,8 +8,8 @@ from collections.abc import Collection, Sequence
 
 import polars as pl
 
-from .pooling import check_no_pooling
-from .scarce_base import (
+from ..pooling import check_no_pooling
+from .base import (
     MEMORY_BEHAVIOURS,
     RULE_INVOKING,
     RULE_MAKING,
