@@ -19,6 +19,7 @@ import polars as pl
 
 from .. import comparisons
 from ..figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
+from ..labels import condition_label as _condition_label
 from .metrics import (
     CONDITION_ORDER,
     METRICS,
@@ -41,8 +42,8 @@ T_BAND = "95% t-interval over simulations"
 
 def condition_label(c: str) -> str:
     """Readable name of a condition code (``kcpr_m`` -> ``KCPR-M (king may misreport)``);
-    unknown codes are returned unchanged."""
-    return CONDITION_LABELS.get(c, c)
+    unknown codes are returned unchanged (:func:`scarce_lab.analysis.labels.condition_label`)."""
+    return _condition_label(c, CONDITION_LABELS)
 
 
 def _conditions(df: pl.DataFrame) -> list[str]:

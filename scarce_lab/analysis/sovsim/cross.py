@@ -47,7 +47,6 @@ from .drops import baseline_label, condition_key
 from .metrics import (
     Convention,
     leader_rate_vs_survival,
-    mean_ci,
     resolve_convention,
     simulation_metrics,
     summarize,
@@ -166,7 +165,7 @@ def overuse_by_role(
     rows = []
     for (model, cond, xcond, base, role), g in long.group_by("model", "condition", "cross_condition", "base_condition",
                                                               "role"):
-        m, lo, hi = mean_ci(g["overuse"].to_list())
+        m, lo, hi = stats.mean_ci_cells(g["overuse"].to_list())
         rows.append({"model": model, "condition": cond, "cross_condition": xcond, "base_condition": base, "role": role,
                      "n": g.height,
                      "mean": m, "ci_low": None if lo is None else max(0.0, lo), "ci_high": None if hi is None else min(1.0, hi)})

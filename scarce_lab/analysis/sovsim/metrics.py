@@ -320,16 +320,6 @@ def _clip(v: float | None, lo: float | None, hi: float | None) -> float | None:
     return v
 
 
-def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and 95% t-interval of finite values; ``(None, None, None)`` when empty,
-    no interval with one value."""
-    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    if not vals:
-        return None, None, None
-    m, lo, hi = stats.mean_ci(vals, level=0.95)
-    return _finite(m), _finite(lo), _finite(hi)
-
-
 def _proportion(successes: int, n: int) -> tuple[float | None, float | None, float | None]:
     """Rate and 95% Clopper-Pearson interval (:func:`stats.proportion_ci`: Wilson's dips
     to 0.80-0.90 coverage near rates of 0.05-0.1, ``benchmarks/bench_coverage.py``)."""
@@ -405,7 +395,7 @@ def summarize(
                 if a is not None and b is not None and vals:  # bounded: an interval that holds at 3-10 runs
                     mean, lo, hi = (_finite(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
                 else:
-                    mean, lo, hi = mean_ci(vals)
+                    mean, lo, hi = stats.mean_ci_cells(vals)
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
                 n = len(vals)
                 status = "not_applicable" if key == "efficiency" and no_efficiency else _status(key, g, n)

@@ -32,17 +32,13 @@ from typing import Literal
 import polars as pl
 
 from ...data.tables import label_conditions, settings_json
+from ..pooling import PoolingError
 from .conventions import SovSimDataWarning
 
 Grouping = Literal["condition", "base_condition"]
 
 #: Identity of a run's condition: these columns together define it.
 IDENTITY = ("base_condition", "settings", "source")
-
-
-class PoolingError(ValueError):
-    """A table was asked to pool runs whose condition-defining settings differ (the
-    message names the group, the settings and their values)."""
 
 
 def _settings_of(s: str | None) -> dict:
