@@ -74,6 +74,8 @@ EVENT_COLUMNS = {
     "t": pl.Float64,
 }
 #: Envelope columns repeated in every payload frame (to join back to events and runs).
+#: Published trajectory layouts :meth:`Dataset.published` holds (commons games).
+PUBLISHED_LAYOUTS = ("sovsim_json", "sovsim_run", "govsim_log")
 KEY_COLUMNS = ("run_id", "seq", "round", "phase", "agent", "t")
 CALL_COLUMNS = {
     "run_id": pl.String,
@@ -112,11 +114,19 @@ def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
 # -- the dataset -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Dataset:
-    """A trajectory dataset: generic frames plus typed payload frames (all lazy).
+    """A trajectory dataset: generic frames plus typed payload frames (all lazy); the one
+    type ``sl.load`` returns for every layout.
 
     Attributes:
-        runs, events, llm_calls: see the module docstring.
+        runs, events, llm_calls: see the module docstring (empty, with their columns,
+            for a published layout: those carry no run records).
         manifests: the typed manifest of every run, in ``runs`` order.
+        layout: ``runs`` (our run folders), ``parquet`` (an export), or the published
+            layout read (``sovsim_json``, ``sovsim_run``, ``govsim_log``).
+        agent_rounds: a published layout's agent-round table
+            (:data:`scarce_lab.data.tables.sovsim.AGENT_ROUND_SCHEMA`); ``None`` for our
+            runs, whose table is built from the events
+            (:func:`scarce_lab.data.tables.sovsim.from_dataset`).
     """
 
     runs: pl.LazyFrame
@@ -124,10 +134,28 @@ class Dataset:
     llm_calls: pl.LazyFrame
     manifests: tuple[RunManifest, ...] = ()
     _payloads: dict[tuple[str, str], pl.DataFrame | pl.LazyFrame] = field(default_factory=dict, repr=False)
+    layout: str = "runs"
+    agent_rounds: pl.DataFrame | None = field(default=None, repr=False)
+
+    @classmethod
+    def published(cls, layout: str, agent_rounds: pl.DataFrame) -> Dataset:
+        """A dataset of a published commons layout (``layout``: ``sovsim_json``,
+        ``sovsim_run`` or ``govsim_log``): its agent-round table, no run records.
+
+        Raises:
+            ValueError: an unknown ``layout``.
+        """
+        if layout not in PUBLISHED_LAYOUTS:
+            raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
+        return cls(runs=_frame([], RUN_COLUMNS).lazy(), events=_frame([], EVENT_COLUMNS).lazy(),
+                   llm_calls=_frame([], CALL_COLUMNS).lazy(), layout=layout, agent_rounds=agent_rounds)
 
     @property
     def environments(self) -> list[str]:
-        """The environments present, sorted."""
+        """The environments present, sorted (a published layout: ``["sovsim"]``, the
+        commons game they record)."""
+        if self.agent_rounds is not None and not self.manifests:
+            return ["sovsim"]
         return sorted({m.environment for m in self.manifests})
 
     def manifest(self, run_id: str) -> RunManifest:
@@ -480,4 +508,4 @@ def load_parquet(path: Path | str) -> Dataset:
         TrajectoryFileError: the marker or a manifest line is corrupt.
         SchemaVersionError: written by a newer scarce_lab.
     """
-    return Dataset(**read_parquet_parts(path))
+    return Dataset(**read_parquet_parts(path), layout="parquet")
