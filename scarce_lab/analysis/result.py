@@ -51,6 +51,7 @@ class Result:
             frame (:func:`~scarce_lab.analysis.figures.save_table` refuses none).
         text: the table as displayed (Markdown); default: the frame rounded to 2 digits.
         table_name: the stem the frame is saved under (default: ``name``).
+        show_frame: display the table (``False``: a long frame that is saved, not shown).
         extra: other frames saved beside it, ``{name: frame}`` (e.g. the unformatted
             values of a formatted table), with the same convention.
     """
@@ -62,6 +63,7 @@ class Result:
     convention: Any = None
     text: str | None = None
     table_name: str | None = None
+    show_frame: bool = True
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -109,7 +111,7 @@ class Result:
     def _ipython_display_(self) -> None:
         from IPython.display import Markdown, display
 
-        if self.frame is not None or self.text:
+        if self.show_frame and (self.frame is not None or self.text):
             display(Markdown(self.markdown()))
         if self.reading:
             display(Markdown(self.reading))

@@ -123,10 +123,18 @@ def table(data: Any, *, preset: str = "sovsim", strict: bool = False, by: Groupi
     per_sim = simulation_metrics(df, conv)
     summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
     cv = convention_dict(conv) | {
-        "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)",
-        "intervals": TABLE1_INTERVALS} | (convention_extra or {})
+        "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)"}
+    return table1(summary, per_sim, cv | (convention_extra or {}))
+
+
+def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Result:
+    """Table 1 of a computed ``summary`` (:func:`summarize`) as a
+    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the display
+    table (:func:`table1_display`), the values (``sovsim_table1_values``), the survival
+    sentence over ``per_sim`` and ``convention`` plus :data:`TABLE1_INTERVALS`."""
     return Result("sovsim_table1", frame=table1_display(summary), reading=survival_sentence(summary, per_sim),
-                  convention=cv, text=format_table(summary), extra={"sovsim_table1_values": summary})
+                  convention=convention | {"intervals": TABLE1_INTERVALS}, text=format_table(summary),
+                  extra={"sovsim_table1_values": summary})
 
 
 __all__ = [
@@ -135,5 +143,5 @@ __all__ = [
     "convention", "convention_dict", "correlation_sentence", "correlation_table", "cross_model_results",
     "format_cross", "format_table", "leader_rate_chart", "misreport_chart", "misreport_sentence",
     "pool_dynamics_chart", "pool_sentence", "resolve_convention", "simulation_metrics", "sovsim_report",
-    "sovsim_table", "summarize", "survival_sentence", "table", "table1_display", "trajectories_chart",
+    "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
