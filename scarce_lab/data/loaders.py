@@ -73,9 +73,8 @@ EVENT_COLUMNS = {
     "visible_to": pl.List(pl.String),
     "t": pl.Float64,
 }
+PUBLISHED_LAYOUTS = ("sovsim_json", "sovsim_run", "govsim_log")  # read by Dataset.published
 #: Envelope columns repeated in every payload frame (to join back to events and runs).
-#: Published trajectory layouts :meth:`Dataset.published` holds (commons games).
-PUBLISHED_LAYOUTS = ("sovsim_json", "sovsim_run", "govsim_log")
 KEY_COLUMNS = ("run_id", "seq", "round", "phase", "agent", "t")
 CALL_COLUMNS = {
     "run_id": pl.String,
@@ -114,19 +113,14 @@ def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
 # -- the dataset -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Dataset:
-    """A trajectory dataset: generic frames plus typed payload frames (all lazy); the one
+    """A trajectory dataset (generic frames plus typed payload frames, all lazy): the one
     type ``sl.load`` returns for every layout.
 
     Attributes:
-        runs, events, llm_calls: see the module docstring (empty, with their columns,
-            for a published layout: those carry no run records).
+        runs, events, llm_calls: see the module docstring (empty for a published layout).
         manifests: the typed manifest of every run, in ``runs`` order.
-        layout: ``runs`` (our run folders), ``parquet`` (an export), or the published
-            layout read (``sovsim_json``, ``sovsim_run``, ``govsim_log``).
-        agent_rounds: a published layout's agent-round table
-            (:data:`scarce_lab.data.tables.sovsim.AGENT_ROUND_SCHEMA`); ``None`` for our
-            runs, whose table is built from the events
-            (:func:`scarce_lab.data.tables.sovsim.from_dataset`).
+        layout: ``runs``, ``parquet`` (an export) or a :data:`PUBLISHED_LAYOUTS` name.
+        agent_rounds: a published layout's agent-round table (``None`` for our runs).
     """
 
     runs: pl.LazyFrame
@@ -139,21 +133,16 @@ class Dataset:
 
     @classmethod
     def published(cls, layout: str, agent_rounds: pl.DataFrame) -> Dataset:
-        """A dataset of a published commons layout (``layout``: ``sovsim_json``,
-        ``sovsim_run`` or ``govsim_log``): its agent-round table, no run records.
-
-        Raises:
-            ValueError: an unknown ``layout``.
-        """
+        """A published commons layout's dataset: its agent-round table, no run records.
+        Raises ValueError for a ``layout`` not in :data:`PUBLISHED_LAYOUTS`."""
         if layout not in PUBLISHED_LAYOUTS:
             raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
-        return cls(runs=_frame([], RUN_COLUMNS).lazy(), events=_frame([], EVENT_COLUMNS).lazy(),
-                   llm_calls=_frame([], CALL_COLUMNS).lazy(), layout=layout, agent_rounds=agent_rounds)
+        empty = (_frame([], RUN_COLUMNS).lazy(), _frame([], EVENT_COLUMNS).lazy(), _frame([], CALL_COLUMNS).lazy())
+        return cls(*empty, layout=layout, agent_rounds=agent_rounds)
 
     @property
     def environments(self) -> list[str]:
-        """The environments present, sorted (a published layout: ``["sovsim"]``, the
-        commons game they record)."""
+        """The environments present, sorted (a published commons layout: ``["sovsim"]``)."""
         if self.agent_rounds is not None and not self.manifests:
             return ["sovsim"]
         return sorted({m.environment for m in self.manifests})
