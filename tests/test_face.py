@@ -87,3 +87,16 @@ def test_economy_face_table_is_the_ablation_table(tmp_path):
     assert {p.name for p in tmp_path.glob("*.csv")} == {"economy_ablation_table.csv", "economy_ablation_table_pretty.csv"}
     with pytest.raises(ValueError, match="no Economy of Minds run"):
         sl.economy.load(REPO / "data" / "sovsim")
+
+
+def test_scarce_paper_result_shows_and_saves_the_paper_layout(tmp_path):
+    res = pl.DataFrame([("a", "c1", 1, 0.5, 0.4, 0.6, 0.05, 10, 3), ("b", "c1", 1, 0.1, 0.0, 0.2, 0.05, 10, 3)],
+                       schema={"model": pl.String, "condition": pl.String, "stage": pl.Int64, "value": pl.Float64,
+                               "lo": pl.Float64, "hi": pl.Float64, "se": pl.Float64, "n": pl.Int64,
+                               "runs": pl.Int64}, orient="row")
+    r = sl.scarce.paper_result(res, "x_table", ["model"], "stage", convention={"unit": "run"}, key="model")
+    assert r.frame.equals(sl.scarce.wide_table(res, ["model"], "stage"))
+    assert "0.50 [0.40, 0.60]" in r.markdown() and "Full conditions behind the labels" in r.markdown()
+    r.save(tmp_path)
+    assert {p.name for p in tmp_path.glob("*.csv")} == {"x_table.csv", "x_table_long.csv"}
+    assert pl.read_csv(tmp_path / "x_table_long.csv").height == 2

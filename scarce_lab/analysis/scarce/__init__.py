@@ -68,6 +68,30 @@ from .paper_tables import (
 SUMMARY_INTERVALS = "95% CIs clustered by run (runs are the independent unit); conditions never pooled"
 
 
+def paper_result(res: Any, name: str, index: Sequence[str], columns: str, *, convention: dict[str, Any],
+                 key: str = "group", reading: str = "", chart: Any = None, **wide: Any) -> Result:
+    """A result frame (one row per group, ``value``/``lo``/``hi``) in the paper's layout
+    as a :class:`~scarce_lab.analysis.result.Result` named ``name``: ``frame`` the wide
+    table (:func:`wide_table` of ``index`` x ``columns``; ``wide`` goes to it), saved
+    with the long form (``<name>_long``, :func:`with_ci_text`); displayed with repeated
+    index cells blanked and, folded below, the full conditions behind the short labels
+    of ``key`` (``group``: :func:`settings_table`), then ``reading`` and ``chart``.
+
+    Raises:
+        ValueError: as :func:`wide_table` (e.g. two rows for one cell).
+    """
+    from ..figures import markdown_table
+
+    w = wide_table(res, index, columns, **wide)
+    text = markdown_table(blank_repeats(w, list(index)[:-1]), float_digits=2)
+    if key in res.columns:
+        tab = (settings_table(res, key) if key == "group"
+               else res.select(key, columns, "condition").unique().sort(key, columns))
+        text += "\n\n" + folded("Full conditions behind the labels", markdown_table(tab))
+    return Result(name, frame=w, text=text, reading=reading, chart=chart, convention=convention,
+                  extra={f"{name}_long": with_ci_text(res)})
+
+
 def load(paths: str | Sequence[str], **options: Any) -> ScarceTables:
     """The SCARCE tables (contentions, submissions, messages, run settings) of the runs
     below ``paths`` (:func:`~scarce_lab.analysis.scarce.experiments.load_scarce`)."""
@@ -93,7 +117,7 @@ __all__ = [
     "Result", "ScarceTables", "base_condition", "behaviour_shares", "bid_revision_share", "blank_repeats",
     "budget_phase_bids", "ci_chart", "collective_outcomes", "compare_schedulers", "describe_change",
     "describe_extremes", "folded", "format_summary", "group_labels", "label_distribution", "labelled_rounds",
-    "labels_from_intent", "language_drift", "load", "load_scarce", "pretty", "private_chat_use",
+    "labels_from_intent", "language_drift", "load", "load_scarce", "paper_result", "pretty", "private_chat_use",
     "relational_by_half", "relational_kind", "requested_duration_by_subrun", "rule_shares_by_stage", "run_settings",
     "setting_labels", "settings_table", "summary", "table", "tactic_shares", "task_outcomes", "urgency_bids",
     "wide_table", "win_continuity", "win_rates", "winning_bid_by_stage", "with_ci_text", "with_settings",
