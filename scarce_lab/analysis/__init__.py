@@ -1,2 +1,16 @@
 """Metrics and statistics on polars frames. Never imports environments or agents:
-it reads datasets only, so it works on other people's runs too."""
+it reads datasets only, so it works on other people's runs too.
+
+Layout: one core and one package per environment.
+
+- core: :mod:`.stats` (every interval method, with the coverage that justifies it;
+  undefined values are :class:`scarce_lab.undefined.Undefined`, a NaN with its reason),
+  :mod:`.pooling` (the never-pool check and the one :class:`~.pooling.PoolingError`),
+  :mod:`.figures` (charts and table writers), :mod:`.labels` (condition labels),
+  :mod:`.comparisons` (multiple-comparison families), :mod:`.llm_outcomes` (what
+  became of the model's decisions, any environment), :mod:`.result` (a finding that
+  shows and saves itself);
+- :mod:`.sovsim`, :mod:`.scarce`, :mod:`.economy`: each environment's metrics, charts
+  and sentences; each package's ``__init__`` is its public face (``sl.sovsim``,
+  ``sl.scarce``, ``sl.economy``), the names a notebook uses.
+"""

@@ -1,4 +1,4 @@
-"""Shared pieces of the SCARCE experiment metrics (:mod:`.scarce_experiments`):
+"""Shared pieces of the SCARCE experiment metrics (:mod:`.experiments`):
 constants of the paper's definitions, helpers for cluster intervals, run settings,
 stages and presentation."""
 

@@ -1,6 +1,6 @@
 """SCARCE metrics of communication, outcomes, budgets, deadlines and auction dynamics
 (Tables 3-8, Figures 14-16, the scheduler comparison). Definitions:
-:mod:`.scarce_experiments`."""
+:mod:`.experiments`."""
 
 from __future__ import annotations
 

@@ -22,10 +22,10 @@ group would mix runs whose condition settings (or solver model) differ in anythi
 ``by`` columns do not name; group by ``condition`` (with ``model``) to keep conditions
 apart.
 
-The metrics live in :mod:`.scarce_tactics` (from judge labels) and
-:mod:`.scarce_dynamics` (communication, outcomes, budgets, auction dynamics), their
-shared helpers in :mod:`.scarce_base`; this module names them all (notebooks use
-``X = scarce_experiments``) and loads datasets.
+The metrics live in :mod:`.tactics` (from judge labels) and
+:mod:`.dynamics` (communication, outcomes, budgets, auction dynamics), their
+shared helpers in :mod:`.base`; this module names them all and loads datasets
+(notebooks reach them through the package's face, ``sl.scarce``).
 
 Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives them):
 
