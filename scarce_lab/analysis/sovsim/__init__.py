@@ -15,7 +15,7 @@ A notebook needs only ``import scarce_lab as sl`` and the names exported here::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -93,7 +93,7 @@ def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
     return df
 
 
-def table(data: Any, *, preset: str = "sovsim", strict: bool = False, by: Grouping = "condition",
+def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: bool = False, by: Grouping = "condition",
           force: bool = False, models: list[str] | None = None, seed: int = 0,
           convention_extra: dict[str, Any] | None = None) -> Result:
     """SovSim Table 1 (every metric, mean and 95% CI per model x condition) as a
