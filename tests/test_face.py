@@ -100,3 +100,10 @@ def test_scarce_paper_result_shows_and_saves_the_paper_layout(tmp_path):
     r.save(tmp_path)
     assert {p.name for p in tmp_path.glob("*.csv")} == {"x_table.csv", "x_table_long.csv"}
     assert pl.read_csv(tmp_path / "x_table_long.csv").height == 2
+
+
+def test_a_published_dataset_is_not_exported_as_an_empty_one(tmp_path):
+    ds = Dataset.published("sovsim_json", pl.DataFrame({"run_id": ["r"]}))
+    with pytest.raises(ValueError, match="published layout"):
+        sl.export(ds, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
