@@ -64,3 +64,13 @@ def test_judge_stats_share_the_convention():
     lo, hi = Interval(float("nan"), float("nan"), FEWER_THAN_2_RATERS)
     assert reason_of(lo) == reason_of(hi) == FEWER_THAN_2_RATERS
     assert Stat(0.5).value == 0.5 and Stat(0.5).defined
+
+
+def test_old_module_names_still_import_with_a_deprecation_warning():
+    import scarce_lab.analysis as analysis
+    from scarce_lab.analysis.scarce import experiments
+
+    with pytest.warns(DeprecationWarning, match="scarce_lab.analysis.scarce.experiments"):
+        assert analysis.scarce_experiments is experiments
+    with pytest.raises(AttributeError):
+        analysis.no_such_module  # noqa: B018
