@@ -49,7 +49,7 @@ CHILD = r"""
 import json, resource, sys, time, os
 mode, data, out = sys.argv[1], sys.argv[2], sys.argv[3]
 import polars as pl
-from scarce_lab.analysis.sovsim import sovsim_table
+from scarce_lab.analysis.sovsim.metrics import sovsim_table
 from scarce_lab.data.tables.sovsim import load_agent_rounds
 t0 = time.perf_counter()
 if mode == "parquet":  # a lazy scan of the cache: Table 1 reads only the columns it needs

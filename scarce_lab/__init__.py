@@ -11,8 +11,18 @@ confidence intervals. In a notebook::
     sl.run(sl.config.SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/x")
     sl.export(ds, "exports/sovsim")       # Parquet, read back by sl.load
 
+One face per environment, with explicit keyword signatures (Shift+Tab in JupyterLab
+shows ``preset``, ``strict``, ``by``, ``force``)::
+
+    t1 = sl.sovsim.table(ds, preset="sovsim", strict=False, by="condition")
+    t1.save("figures/01")                 # a Result: frame, chart, reading; saves itself
+    T = sl.scarce.load(["data/scarce/scripted/models"]); sl.scarce.win_rates(T.contentions, by=["model"])
+    sl.economy.table(sl.economy.episodes(sl.economy.load("data/economy/blocksworld")))
+
 ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
-table writers. Everything else is importable from its module.
+table writers; ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
+``sl.dataset_path`` resolve notebook paths from the project root. Everything else is
+importable from its module.
 """
 
 from __future__ import annotations
@@ -26,10 +36,16 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
-__all__ = ["__version__", "config", "export", "figures", "load", "run", "table", "view"]
+__all__ = ["Dataset", "Result", "__version__", "config", "dataset_path", "economy", "export", "figures", "load",
+           "path", "run", "say", "scarce", "show", "sovsim", "table", "view"]
 
 _FUNCTIONS = {"load", "table", "run", "view", "export"}
-_MODULES = {"config": ".config", "figures": ".analysis.figures"}
+_MODULES = {"config": ".config", "figures": ".analysis.figures", "sovsim": ".analysis.sovsim",
+            "scarce": ".analysis.scarce", "economy": ".analysis.economy"}
+#: Other names of the face: name -> (module, attribute).
+_ATTRIBUTES = {"Result": (".analysis.result", "Result"), "say": (".analysis.result", "say"),
+               "show": (".analysis.result", "show"), "Dataset": (".data.loaders", "Dataset"),
+               "path": (".reporting", "resolve_path"), "dataset_path": (".reporting", "dataset_path")}
 
 
 def __getattr__(name: str) -> Any:
@@ -38,6 +54,9 @@ def __getattr__(name: str) -> Any:
         return getattr(import_module("._api", __name__), name)
     if name in _MODULES:
         return import_module(_MODULES[name], __name__)
+    if name in _ATTRIBUTES:
+        module, attr = _ATTRIBUTES[name]
+        return getattr(import_module(module, __name__), attr)
     raise AttributeError(f"module 'scarce_lab' has no attribute {name!r}")
 
 

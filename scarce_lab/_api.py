@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-
-@dataclass(frozen=True)
-class PublishedData:
-    """A published trajectory layout read into our tidy table.
-
-    Attributes:
-        layout: ``sovsim_json`` (SovSim release) or ``govsim_log`` (GovSim runs).
-        agent_rounds: one row per agent and round
-            (:data:`scarce_lab.data.tables.sovsim.AGENT_ROUND_SCHEMA`).
-    """
-
-    layout: str
-    agent_rounds: pl.DataFrame
-
-    @property
-    def environments(self) -> list[str]:
-        """Published layouts are commons games: ``["sovsim"]``."""
-        return ["sovsim"]
+if TYPE_CHECKING:
+    from .data.loaders import Dataset
 
 
-def load(path: str | Path) -> Any:
+def load(path: str | Path) -> Dataset:
     """Load any supported trajectory data below ``path``.
 
     A relative ``path`` is resolved by the one rule of notebook parameters
@@ -37,17 +20,20 @@ def load(path: str | Path) -> Any:
     ``scarce_lab/``), else from the working directory; so ``sl.load("data/sovsim")``
     reads the same folder from ``notebooks/`` as from the repository root.
 
-    - our run folders or a Parquet export: a :class:`scarce_lab.data.loaders.Dataset`
-      (typed frames: ``runs``, ``events``, ``payloads(kind)``, ``llm_calls``);
-    - SovSim's released ``rationales.json`` tree or GovSim ``log_env.json`` runs: a
-      :class:`PublishedData` holding the agent-round table.
+    One type for every layout, a :class:`scarce_lab.data.loaders.Dataset`:
+
+    - our run folders or a Parquet export: typed frames (``runs``, ``events``,
+      ``payloads(kind)``, ``llm_calls``); ``layout`` ``runs`` or ``parquet``;
+    - SovSim's released ``rationales.json`` tree or GovSim ``log_env.json`` runs: the
+      agent-round table in ``agent_rounds``, ``layout`` naming the published layout
+      (:meth:`~scarce_lab.data.loaders.Dataset.published`).
 
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no supported file.
         ValueError: a folder mixes our runs with a published layout (load them separately).
         TrajectoryFileError: a corrupt file (its path and line are named).
     """
-    from .data.loaders import EXPORT_MARKER, load_dataset
+    from .data.loaders import EXPORT_MARKER, Dataset, load_dataset
     from .data.tables.sovsim import detect_layouts, load_agent_rounds
     from .reporting import resolve_path
 
@@ -63,7 +49,7 @@ def load(path: str | Path) -> Any:
     if len(published) > 1:
         raise ValueError(f"{path} mixes published layouts {published}; load them separately")
     if published:
-        return PublishedData(published[0], load_agent_rounds(path))
+        return Dataset.published(published[0], load_agent_rounds(path))
     raise FileNotFoundError(
         f"no trajectory data below {path}: expected run folders (manifest.json), a Parquet export, "
         "rationales.json or log_env.json files"
@@ -98,7 +84,7 @@ def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataFrame:
-    """The paper table of a dataset (a path, a :class:`Dataset` or :class:`PublishedData`).
+    """The paper table of a dataset (a path or a :class:`~scarce_lab.data.loaders.Dataset`).
 
     - SovSim: Table 1 (every metric, mean and 95% CI per model x condition);
       ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict`` (bool), ``by``
@@ -128,7 +114,7 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     if env is None:
         raise ValueError(f"this dataset holds environments {envs}; pass environment=")
     spec = environments.get(env)  # UnknownEnvironmentError is a ValueError
-    if isinstance(data, PublishedData) and env not in envs:
+    if data.agent_rounds is not None and env not in envs:  # a published layout
         raise ValueError(f"published {data.layout} data holds environments {envs}, not {env!r}")
     return spec.paper_table(data, **_table_options(spec, options))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.analysis.sovsim import UnfinishedRunsWarning
+from scarce_lab.analysis.sovsim.metrics import UnfinishedRunsWarning
 from scarce_lab.data.jsonl import TrajectoryFileError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sovsim"

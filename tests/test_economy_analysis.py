@@ -5,17 +5,17 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.analysis.economy import (
+from scarce_lab.analysis.economy.metrics import (
     ablation_table,
     bid_convergence,
     format_table,
-    gini,
-    mean_ci,
     per_run_rates,
     solve_curve,
     specialisation,
     specialisation_index,
+    wealth_gini,
 )
+from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
 
 def _episodes(run_id, seed, train, ev, condition="none"):
@@ -55,10 +55,10 @@ def test_solve_curve_windows_per_run_then_over_runs():
 
 
 def test_gini_hand_cases():
-    assert gini([5, 5, 5, 5]) == pytest.approx(0.0)
-    assert gini([0, 0, 0, 10]) == pytest.approx(0.75)
-    assert gini([1, 3]) == pytest.approx(0.25)
-    assert gini([-4, 0]) is None
+    assert wealth_gini([5, 5, 5, 5]) == pytest.approx(0.0)
+    assert wealth_gini([0, 0, 0, 10]) == pytest.approx(0.75)
+    assert wealth_gini([1, 3]) == pytest.approx(0.25)
+    assert wealth_gini([-4, 0]) is None
 
 
 def _wins():
@@ -116,7 +116,7 @@ def test_chart_condition_names_keep_only_what_differs_and_stay_distinct():
     ("full economy (agents=12, bid_sch..." twice)."""
     import polars as pl
 
-    from scarce_lab.analysis.economy import _readable_conditions
+    from scarce_lab.analysis.economy.metrics import _readable_conditions
 
     conds = ["none,agents=12,bid_scheme=fixed,episodes=150", "none,agents=12,bid_scheme=holland,episodes=150",
              "no-auction,agents=12,bid_scheme=fixed,episodes=150", "baseline-full,agents=5,bid_scheme=fixed,episodes=10"]

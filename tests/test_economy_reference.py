@@ -427,7 +427,7 @@ def test_cli_runs_the_research_preset_with_scripted_partial_agents(tmp_path):
 def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
     from typer.testing import CliRunner
 
-    from scarce_lab.analysis.economy_compare import dynamics_table
+    from scarce_lab.analysis.economy.compare import dynamics_table
     from scarce_lab.cli import app
     from scarce_lab.data.loaders import load_dataset
     from scarce_lab.data.tables import economy as T

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.analysis.economy import ablation_table, per_run_rates
+from scarce_lab.analysis.economy.metrics import ablation_table, per_run_rates
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.tables import economy as T
 from scarce_lab.runners.economy import EconomyRunConfig, load_qa_jsonl, run_economy

@@ -14,9 +14,8 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis import figures as F
-from scarce_lab.analysis import sovsim as metrics
-from scarce_lab.analysis import sovsim_charts as charts
-from scarce_lab.analysis.scarce_charts import ci_chart, pretty
+from scarce_lab.analysis.scarce.charts import ci_chart, pretty
+from scarce_lab.analysis.sovsim import charts, metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -314,7 +313,7 @@ def test_a_full_colour_book_facets_instead_of_reusing_a_colour(book):
 
 
 def test_facet_axis_titles_wrap_to_the_panel_and_values_keep_their_case():
-    from scarce_lab.analysis.scarce_charts import pretty_value, wrap_title
+    from scarce_lab.analysis.scarce.charts import pretty_value, wrap_title
 
     assert wrap_title("Budget left before the contention", 160) == ["Budget left before the", "contention"]
     assert wrap_title("Stage", 160) == "Stage"

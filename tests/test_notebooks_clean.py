@@ -1,6 +1,6 @@
 """Notebooks stay clean in git: no outputs, no execution counts, no volatile metadata,
-kernelspec ``python3``. (The builders in ``scripts/`` write them this way; a notebook
-saved from JupyterLab with outputs fails here: clear its outputs or rebuild it.)"""
+kernelspec ``python3``. (Each ``.ipynb`` is its own source, edited in JupyterLab; a
+notebook saved with outputs fails here: clear its outputs before committing.)"""
 
 from __future__ import annotations
 

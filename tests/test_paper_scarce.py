@@ -14,9 +14,9 @@ import json
 import polars as pl
 import pytest
 
-from scarce_lab.analysis import scarce_experiments as X
 from scarce_lab.analysis.pooling import PoolingError, check_no_pooling
-from scarce_lab.analysis.scarce import summary
+from scarce_lab.analysis.scarce import experiments as X
+from scarce_lab.analysis.scarce.metrics import summary
 from scarce_lab.config.scarce import (
     PAPER_RICH_WORKER_BUDGET,
     REASONING_EFFORTS,

@@ -18,11 +18,16 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.sovsim import convention, format_table, simulation_metrics, summarize
-from scarce_lab.analysis.sovsim_cross import (
+from scarce_lab.analysis.sovsim.cross import (
     cross_model_drops,
     leader_survival_across_models,
     overuse_by_role,
+)
+from scarce_lab.analysis.sovsim.metrics import (
+    convention,
+    format_table,
+    simulation_metrics,
+    summarize,
 )
 from scarce_lab.cli import app
 from scarce_lab.data.tables.sovsim import load_agent_rounds

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.scarce import format_summary, summary
+from scarce_lab.analysis.scarce.metrics import format_summary, summary
 from scarce_lab.data.tables.scarce import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
 
 

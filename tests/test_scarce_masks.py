@@ -313,7 +313,7 @@ def test_stuck_needs_the_same_failure_in_a_row_and_a_model_solver(tmp_path):
 
 
 def test_stuck_is_counted_per_model_in_the_tables(tmp_path):
-    from scarce_lab.analysis.scarce import summary
+    from scarce_lab.analysis.scarce.metrics import summary
     from scarce_lab.data.tables.scarce import contentions_table, submissions_table
 
     _run(tmp_path, [{"tool": "submit"}], stuck_repeats=2, model="fake/model")

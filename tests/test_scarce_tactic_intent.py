@@ -109,7 +109,7 @@ def test_datasets_without_ground_truth_are_refused_for_validation(tmp_path):
 
 
 def test_tactic_tables_run_on_the_scripted_ground_truth(strategic_run):
-    from scarce_lab.analysis.scarce_tactics import (
+    from scarce_lab.analysis.scarce.tactics import (
         labelled_rounds,
         labels_from_intent,
         tactic_shares,

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from scarce_lab.agents.sovsim import AgentDecision
-from scarce_lab.analysis.sovsim import (
+from scarce_lab.analysis.sovsim.metrics import (
     convention,
     format_table,
     leader_rate_vs_survival,
@@ -192,7 +192,7 @@ def test_repeated_agent_rounds_and_bad_extractions_are_refused(tmp_path):
     NaN extraction moved efficiency and defection onset, without a word."""
     import math
 
-    from scarce_lab.analysis.sovsim import AgentRoundError, simulation_metrics
+    from scarce_lab.analysis.sovsim.metrics import AgentRoundError, simulation_metrics
 
     play(tmp_path, "cpr", [Script(15)] * 4, sim=0)
     df = load_agent_rounds(tmp_path)

@@ -15,7 +15,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.sovsim import (
+from scarce_lab.analysis.sovsim.cross import cross_model_drops
+from scarce_lab.analysis.sovsim.metrics import (
     PoolingError,
     PresetMismatchError,
     SovSimDataWarning,
@@ -23,7 +24,6 @@ from scarce_lab.analysis.sovsim import (
     simulation_metrics,
     sovsim_table,
 )
-from scarce_lab.analysis.sovsim_cross import cross_model_drops
 from scarce_lab.cli import app
 from scarce_lab.data.tables.published import ForcedDataWarning
 from scarce_lab.data.tables.published.govsim_log import GovSimConfigError

@@ -834,7 +834,7 @@ def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = N
 
 def convention_dict(convention: Any) -> dict[str, Any]:
     """A table's convention as a plain JSON-able dict: a mapping as given, a dataclass
-    (e.g. :class:`scarce_lab.analysis.sovsim_conventions.Convention`) by its fields.
+    (e.g. :class:`scarce_lab.analysis.sovsim.conventions.Convention`) by its fields.
 
     Raises:
         TypeError: anything else (a table's convention is named settings, not prose).
@@ -852,6 +852,10 @@ def convention_dict(convention: Any) -> dict[str, Any]:
         raise ValueError("a table's convention is empty: state what it was computed under")
     return {str(k): _json_safe(v if isinstance(v, str | int | float | bool | list | dict | type(None)) else str(v))
             for k, v in out.items()}
+
+
+#: File suffixes :func:`save_table` writes (a table with nothing to show removes them).
+TABLE_FILES = (".csv", ".md", ".tex", ".convention.json")
 
 
 def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,

@@ -43,7 +43,11 @@ IDENTITY_COLUMNS: tuple[str, ...] = ("model", "solver_model")
 
 
 class PoolingError(ValueError):
-    """A metric was asked to put runs of different conditions into one group."""
+    """A metric or table was asked to put runs of different conditions into one group
+    (the message names the group, the settings and their values). The one class every
+    environment's never-pool check raises (:func:`check_no_pooling` here, and the SovSim
+    tables' :func:`scarce_lab.analysis.sovsim.pooling.pool_groups`), so one ``except``
+    catches them all."""
 
 
 def _parse(s: str | None) -> dict[str, Any]:

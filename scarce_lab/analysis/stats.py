@@ -3,7 +3,9 @@
 Conventions (see DESIGN.md): runs are the independent unit. Means over runs use a
 t interval; proportions over independent trials use a Wilson interval; anything
 computed over rounds inside runs uses a cluster bootstrap with the run as the cluster.
-Every function returns plain floats; ``nan`` where the sample is too small to say.
+Every function returns floats; where the sample is too small to say, the value is
+:class:`~scarce_lab.undefined.Undefined` (a ``nan`` that carries the reason: the one
+"undefined, because ..." convention, shared with :mod:`scarce_lab.judge.stat`).
 Where a method does not keep its 95% at small run counts, the function gives no
 interval below the count where it does (coverage of each: ``benchmarks/bench_coverage.py``).
 
@@ -21,7 +23,15 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
+from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
+
 NAN = float("nan")
+
+
+def _none(reason: str, k: int) -> tuple[Undefined, ...]:
+    """``k`` undefined values, each with ``reason`` (:class:`scarce_lab.undefined.Undefined`)."""
+    u = Undefined(reason)
+    return (u,) * k
 
 
 def _clean(values: Sequence[float] | np.ndarray | pl.Series) -> np.ndarray:
@@ -39,13 +49,23 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     x = _clean(values)
     n = len(x)
     if n == 0:
-        return NAN, NAN, NAN
+        return _none(NO_VALUES, 3)
     m = float(x.mean())
     if n == 1 or near_constant(x):
-        return m, NAN, NAN
+        return (m, *_none(ONE_VALUE if n == 1 else NO_SPREAD, 2))
     se = float(x.std(ddof=1)) / math.sqrt(n)
     h = float(sps.t.ppf(0.5 + level / 2, df=n - 1)) * se
     return m, m - h, m + h
+
+
+def mean_ci_cells(values, level: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """:func:`mean_ci` as frame cells: ``(mean, low, high)`` with ``None`` (null) where
+    it is undefined (no value; one value or no spread: no interval). ``None``, ``nan``
+    and infinite values are left out. The one place a table turns an
+    :class:`~scarce_lab.undefined.Undefined` interval into nulls (SovSim and Economy
+    tables)."""
+    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return tuple(or_none(v) for v in mean_ci(vals, level=level))  # type: ignore[return-value]
 
 
 def bounded_mean_ci(values, lower: float, upper: float, level: float = 0.95) -> tuple[float, float, float]:
@@ -82,10 +102,10 @@ def bounded_mean_ci(values, lower: float, upper: float, level: float = 0.95) -> 
         raise ValueError(f"bounded_mean_ci: value {bad!r} outside [{lower}, {upper}]")
     n = len(x)
     if n == 0:
-        return NAN, NAN, NAN
+        return _none(NO_VALUES, 3)
     m, tlo, thi = mean_ci(x, level)
     if n == 1:
-        return m, NAN, NAN
+        return (m, *_none(ONE_VALUE, 2))
     y = min(1.0, max(0.0, (m - lower) / (upper - lower)))
     z = float(sps.norm.ppf(0.5 + level / 2))
     z2 = z * z
@@ -134,7 +154,7 @@ def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, f
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"proportion_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
-        return NAN, NAN, NAN
+        return _none("no trials (n=0)", 3)
     a = (1 - level) / 2
     lo = 0.0 if successes == 0 else float(sps.beta.ppf(a, successes, n - successes + 1))
     hi = 1.0 if successes == n else float(sps.beta.ppf(1 - a, successes + 1, n - successes))
@@ -155,7 +175,7 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"wilson_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
-        return NAN, NAN, NAN
+        return _none("no trials (n=0)", 3)
     z = float(sps.norm.ppf(0.5 + level / 2))
     p = successes / n
     z2 = z * z
@@ -183,10 +203,12 @@ def bootstrap_ci(
     """
     x = _clean(values)
     if len(x) == 0:
-        return NAN, NAN, NAN
+        return _none(NO_VALUES, 3)
     est = float(stat(x))
-    if len(x) < 2 or np.all(x == x[0]):
-        return est, (NAN if len(x) < 2 else est), (NAN if len(x) < 2 else est)
+    if len(x) < 2:
+        return (est, *_none(ONE_VALUE, 2))
+    if np.all(x == x[0]):
+        return est, est, est
     try:
         stat(x[None, :2], axis=-1)
     except TypeError:
@@ -271,7 +293,7 @@ def cluster_bootstrap_ci(
             raise KeyError(f"cluster_bootstrap_ci: column {col!r} not in frame {df.columns}")
     d = df.filter(pl.col(value).is_not_null() & pl.col(value).is_not_nan())
     if d.height == 0:
-        return NAN, NAN, NAN
+        return _none(NO_VALUES, 3)
     if weight is None:
         d = d.with_columns(pl.lit(1.0).alias("__w"))
         weight = "__w"
@@ -283,8 +305,9 @@ def cluster_bootstrap_ci(
     den = per["den"].to_numpy()
     est = float(num.sum() / den.sum())
     k = len(num)
-    if k < max(2, MIN_RUNS_CLUSTER_BOOTSTRAP if min_clusters is None else min_clusters):
-        return est, NAN, NAN
+    need = max(2, MIN_RUNS_CLUSTER_BOOTSTRAP if min_clusters is None else min_clusters)
+    if k < need:
+        return (est, *_none(f"{k} run(s): the cluster bootstrap needs {need}", 2))
     rng = np.random.default_rng(seed)
     boots = np.concatenate([num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _cluster_draws(k, n_resamples, rng)])
     alpha = (1 - level) / 2
@@ -365,13 +388,13 @@ def cluster_mean_ci(
         raise ValueError(f"cluster_mean_ci: bounds {bounds!r} must be (low, high) with low <= high")
     means = cluster_means(df, cluster=cluster, value=value, weight=weight)
     if means.size == 0:
-        return NAN, NAN, NAN
+        return _none(NO_VALUES, 3)
     if bounds is not None and math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]:
         return bounded_mean_ci(means, bounds[0], bounds[1], level)  # both bounds known: holds at few runs
     m = float(means.mean())
     k = len(means)
     if k < 2 or np.ptp(means) <= 1e-12 * max(1.0, abs(m)):
-        return m, NAN, NAN
+        return (m, *_none(ONE_VALUE if k < 2 else NO_SPREAD, 2))
     half = float(sps.t.ppf(0.5 + level / 2, df=k - 1)) * float(means.std(ddof=1)) / math.sqrt(k)
     lo, hi = m - half, m + half
     if bounds is not None:
@@ -396,17 +419,19 @@ def relative_drop_ci(
     all three. ``nan`` values are dropped.
     """
     b, o = _clean(base), _clean(other)
-    if b.size == 0 or o.size == 0 or b.mean() == 0:
-        return NAN, NAN, NAN
+    if b.size == 0 or o.size == 0:
+        return _none(NO_VALUES, 3)
+    if b.mean() == 0:
+        return _none("baseline mean is 0: no relative drop", 3)
     drop = float((b.mean() - o.mean()) / b.mean())
     if min(b.size, o.size) < max(2, min_runs):
-        return drop, NAN, NAN
+        return (drop, *_none(f"fewer than {max(2, min_runs)} runs per condition: no bootstrap interval", 2))
     rng = np.random.default_rng(0) if rng is None else rng
     bb = bootstrap_means(b, n_resamples, rng)
     oo = bootstrap_means(o, n_resamples, rng)
     ok = bb != 0
     if not ok.any():
-        return drop, NAN, NAN
+        return (drop, *_none("every resampled baseline mean is 0", 2))
     boots = (bb[ok] - oo[ok]) / bb[ok]
     a = (1 - level) / 2
     return drop, float(np.quantile(boots, a, method="lower")), float(np.quantile(boots, 1 - a, method="higher"))
@@ -438,7 +463,7 @@ def cluster_bootstrap_median(
     keep = ~np.isnan(v)
     v, c = v[keep], c[keep]
     if len(v) == 0:
-        return NAN, NAN, NAN, 0
+        return (*_none(NO_VALUES, 3), 0)
     # cluster ids in order of first appearance (the order the old loop drew from)
     _, first, inv = np.unique(c, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))
@@ -446,7 +471,7 @@ def cluster_bootstrap_median(
     k = len(first)
     est = float(np.median(v))
     if k < max(2, min_clusters):
-        return est, NAN, NAN, k
+        return (est, *_none(f"{k} run(s): the cluster bootstrap needs {max(2, min_clusters)}", 2), k)
     srt = np.argsort(v, kind="stable")
     vs, cs = v[srt], cid[srt]
     sizes = np.bincount(cid, minlength=k)
@@ -502,10 +527,10 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = a[ok], b[ok]
     if len(a) < 3 or near_constant(a) or near_constant(b) or len(set(zip(a, b, strict=True))) < 3:
-        return NAN, NAN, NAN, NAN
+        return _none("fewer than 3 distinct pairs, or a variable without spread", 4)
     res = sps.pearsonr(a, b)
     if len(a) < 4:
-        return float(res.statistic), NAN, NAN, float(res.pvalue)
+        return (float(res.statistic), *_none("3 pairs: no Fisher interval", 2), float(res.pvalue))
     ci = res.confidence_interval(confidence_level=level)
     return float(res.statistic), float(ci.low), float(ci.high), float(res.pvalue)
 
@@ -521,7 +546,7 @@ def gini(values) -> float:
     """
     x = _clean(values)
     if len(x) == 0:
-        return NAN
+        return Undefined(NO_VALUES)
     if (x < 0).any():
         raise ValueError(f"gini: values must be non-negative, got min {x.min()}")
     total = x.sum()

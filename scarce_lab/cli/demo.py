@@ -43,7 +43,7 @@ def demo(
 
     import polars as pl
 
-    from ..analysis.sovsim import (
+    from ..analysis.sovsim.metrics import (
         CONDITION_ORDER,
         format_table,
         resolve_convention,

@@ -126,7 +126,7 @@ def table_economy_cmd(
     dynamics per task and condition."""
     import polars as pl
 
-    from ..analysis.economy import ablation_table, format_table
+    from ..analysis.economy.metrics import ablation_table, format_table
     from ..data.loaders import load_dataset
     from ..data.recorder import TrajectoryFileError
     from ..data.tables.economy import episodes
@@ -155,7 +155,7 @@ def table_economy_cmd(
 
     try:
         if dynamics:
-            from ..analysis.economy_compare import dynamics_table, format_dynamics
+            from ..analysis.economy.compare import dynamics_table, format_dynamics
             from ..data.tables.economy import births, deaths, population
 
             table = dynamics_table(eps, population(ds), births(ds), deaths(ds))

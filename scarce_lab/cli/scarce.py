@@ -126,7 +126,7 @@ def table_scarce(
     deadline-miss rate, mean partial score, with 95 % cluster-bootstrap CIs (runs as clusters)."""
     import polars as pl
 
-    from ..analysis.scarce import format_summary, summary
+    from ..analysis.scarce.metrics import format_summary, summary
     from ..data.loaders import load_dataset
     from ..data.recorder import TrajectoryFileError
     from ..data.tables.scarce import contentions_table, submissions_table

@@ -171,7 +171,8 @@ def table_sovsim(
     import json
     import warnings
 
-    from ..analysis.sovsim import (
+    from ..analysis.sovsim.cross import format_cross, sovsim_report
+    from ..analysis.sovsim.metrics import (
         AgentRoundError,
         EmptyTableError,
         PoolingError,
@@ -179,7 +180,6 @@ def table_sovsim(
         UnfinishedRunsWarning,
         format_table,
     )
-    from ..analysis.sovsim_cross import format_cross, sovsim_report
     from ..data.jsonl import TornLineWarning
     from ..data.recorder import TrajectoryFileError
     from ..data.tables.published import ForcedDataWarning

@@ -73,6 +73,7 @@ EVENT_COLUMNS = {
     "visible_to": pl.List(pl.String),
     "t": pl.Float64,
 }
+PUBLISHED_LAYOUTS = ("sovsim_json", "sovsim_run", "govsim_log")  # read by Dataset.published
 #: Envelope columns repeated in every payload frame (to join back to events and runs).
 KEY_COLUMNS = ("run_id", "seq", "round", "phase", "agent", "t")
 CALL_COLUMNS = {
@@ -112,11 +113,14 @@ def payload_schema(environment: str, kind: str) -> dict[str, pl.DataType]:
 # -- the dataset -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Dataset:
-    """A trajectory dataset: generic frames plus typed payload frames (all lazy).
+    """A trajectory dataset (generic frames plus typed payload frames, all lazy): the one
+    type ``sl.load`` returns for every layout.
 
     Attributes:
-        runs, events, llm_calls: see the module docstring.
+        runs, events, llm_calls: see the module docstring (empty for a published layout).
         manifests: the typed manifest of every run, in ``runs`` order.
+        layout: ``runs``, ``parquet`` (an export) or a :data:`PUBLISHED_LAYOUTS` name.
+        agent_rounds: a published layout's agent-round table (``None`` for our runs).
     """
 
     runs: pl.LazyFrame
@@ -124,10 +128,23 @@ class Dataset:
     llm_calls: pl.LazyFrame
     manifests: tuple[RunManifest, ...] = ()
     _payloads: dict[tuple[str, str], pl.DataFrame | pl.LazyFrame] = field(default_factory=dict, repr=False)
+    layout: str = "runs"
+    agent_rounds: pl.DataFrame | None = field(default=None, repr=False)
+
+    @classmethod
+    def published(cls, layout: str, agent_rounds: pl.DataFrame) -> Dataset:
+        """A published commons layout's dataset: its agent-round table, no run records.
+        Raises ValueError for a ``layout`` not in :data:`PUBLISHED_LAYOUTS`."""
+        if layout not in PUBLISHED_LAYOUTS:
+            raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
+        empty = (_frame([], RUN_COLUMNS).lazy(), _frame([], EVENT_COLUMNS).lazy(), _frame([], CALL_COLUMNS).lazy())
+        return cls(*empty, layout=layout, agent_rounds=agent_rounds)
 
     @property
     def environments(self) -> list[str]:
-        """The environments present, sorted."""
+        """The environments present, sorted (a published commons layout: ``["sovsim"]``)."""
+        if self.agent_rounds is not None and not self.manifests:
+            return ["sovsim"]
         return sorted({m.environment for m in self.manifests})
 
     def manifest(self, run_id: str) -> RunManifest:
@@ -480,4 +497,4 @@ def load_parquet(path: Path | str) -> Dataset:
         TrajectoryFileError: the marker or a manifest line is corrupt.
         SchemaVersionError: written by a newer scarce_lab.
     """
-    return Dataset(**read_parquet_parts(path))
+    return Dataset(**read_parquet_parts(path), layout="parquet")

@@ -2,12 +2,18 @@
 
 Agreement and validation statistics are NaN when undefined (nothing to agree on, too
 few raters...); :class:`Stat` and :class:`Interval` carry the reason next to the NaN so
-that tables and reports can say why.
+that tables and reports can say why. The convention is the package's one
+"undefined, because ...": an undefined ``value`` (and ``lo``/``hi``) is a
+:class:`scarce_lab.undefined.Undefined`, the NaN with its reason that the analysis core
+(:mod:`scarce_lab.analysis.stats`) returns too.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from ..undefined import Undefined
 
 # Why a statistic is undefined (``Stat.reason``; also the ``*_reason`` table columns).
 NO_UNITS = "no units"
@@ -34,8 +40,12 @@ class Stat:
     reason: str | None = None
     n_units: int = 0
 
+    def __post_init__(self) -> None:
+        if self.reason is not None and math.isnan(self.value):
+            object.__setattr__(self, "value", Undefined(self.reason))
+
     def __float__(self) -> float:
-        return self.value
+        return float(self.value)
 
     @property
     def defined(self) -> bool:
@@ -53,6 +63,12 @@ class Interval:
     lo: float
     hi: float
     reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.reason is not None:
+            for end in ("lo", "hi"):
+                if math.isnan(getattr(self, end)):
+                    object.__setattr__(self, end, Undefined(self.reason))
 
     def __iter__(self):
         yield self.lo

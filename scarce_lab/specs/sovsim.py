@@ -62,10 +62,10 @@ def agent_rounds(ds: Any) -> Any:
 def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
                 by: str = "condition") -> Any:
     """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset or of
-    a published layout (:class:`scarce_lab._api.PublishedData`, its ``agent_rounds``)."""
+    a published layout (:meth:`scarce_lab.data.loaders.Dataset.published`, its ``agent_rounds``)."""
     from ..analysis.sovsim import sovsim_table
 
-    if hasattr(data, "agent_rounds"):
+    if getattr(data, "agent_rounds", None) is not None:
         rounds = data.agent_rounds
     else:
         from ..data.tables.sovsim import from_dataset, label_conditions

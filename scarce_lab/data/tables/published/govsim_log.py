@@ -103,7 +103,7 @@ KNOWN_REGROWTH = ("double_100_cap",)
 
 
 def scenario_convention(scenario: str, n_agents: int) -> dict:
-    """Convention fields (:class:`~scarce_lab.analysis.sovsim_conventions.Convention`)
+    """Convention fields (:class:`~scarce_lab.analysis.sovsim.conventions.Convention`)
     that score ``scenario`` by its own rules.
 
     Raises:

@@ -22,10 +22,10 @@ group would mix runs whose condition settings (or solver model) differ in anythi
 ``by`` columns do not name; group by ``condition`` (with ``model``) to keep conditions
 apart.
 
-The metrics live in :mod:`.scarce_tactics` (from judge labels) and
-:mod:`.scarce_dynamics` (communication, outcomes, budgets, auction dynamics), their
-shared helpers in :mod:`.scarce_base`; this module names them all (notebooks use
-``X = scarce_experiments``) and loads datasets.
+The metrics live in :mod:`.tactics` (from judge labels) and
+:mod:`.dynamics` (communication, outcomes, budgets, auction dynamics), their
+shared helpers in :mod:`.base`; this module names them all and loads datasets
+(notebooks reach them through the package's face, ``sl.scarce``).
 
 Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives them):
 
@@ -70,8 +70,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .pooling import PoolingError, check_no_pooling  # noqa: F401  (re-exported for notebooks)
-from .scarce_base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
+from ..pooling import PoolingError, check_no_pooling  # noqa: F401  (re-exported for notebooks)
+from .base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     BUDGET_PHASES,
     MEMORY_BEHAVIOURS,
     RULE_INVOKING,
@@ -89,7 +89,7 @@ from .scarce_base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     with_ci_text,
     with_settings,
 )
-from .scarce_dynamics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
+from .dynamics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     OUTCOME_SCHEMA,
     budget_left,
     budget_phase_bids,
@@ -106,7 +106,7 @@ from .scarce_dynamics import (  # noqa: F401  (re-exported: notebooks use X.<nam
     win_rates,
     winning_bid_by_stage,
 )
-from .scarce_tactics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
+from .tactics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     behaviour_shares,
     bid_revision_share,
     label_distribution,
@@ -145,8 +145,8 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
     """
     from pathlib import Path
 
-    from ..data.loaders import load_dataset
-    from ..data.tables.scarce import contentions_table, messages_table, submissions_table
+    from ...data.loaders import load_dataset
+    from ...data.tables.scarce import contentions_table, messages_table, submissions_table
 
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     parts: dict[str, list[pl.DataFrame]] = {"c": [], "s": [], "m": [], "r": []}
@@ -156,7 +156,7 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
         parts["s"].append(submissions_table(ds))
         parts["m"].append(messages_table(ds))
         parts["r"].append(run_settings(ds.runs))
-    from ..data.tables import label_conditions
+    from ...data.tables import label_conditions
 
     # condition labels are unique per settings within one table: relabel the concatenation
     # (each dataset alone may show no differing setting, so two could share a label)
@@ -167,5 +167,5 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
 
 
 # -- charts ----------------------------------------------------------------------------
-from .scarce_charts import ci_chart  # noqa: E402,F401  (kept here: notebooks call X.ci_chart)
+from .charts import ci_chart  # noqa: E402,F401  (kept here: notebooks call X.ci_chart)
 

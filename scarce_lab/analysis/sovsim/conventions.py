@@ -32,7 +32,7 @@ from typing import Literal
 
 import polars as pl
 
-from ..data.tables.published import ForcedDataWarning
+from ...data.tables.published import ForcedDataWarning
 
 
 class PresetMismatchError(ValueError):
@@ -332,7 +332,7 @@ def resolve_convention(
         game = replace(game, **{k: v for k, v in derived.items() if k not in overrides})
     if scenarios:
         # each GovSim scenario by its own rules (the adapter refused any it does not know)
-        from ..data.tables.published.govsim_log import scenario_convention
+        from ...data.tables.published.govsim_log import scenario_convention
 
         rules = scenario_convention(scenarios[0], game.n_agents)
         game = replace(game, **{k: v for k, v in rules.items() if k not in overrides})

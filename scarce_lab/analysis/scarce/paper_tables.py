@@ -1,6 +1,6 @@
 """SCARCE result frames in the paper's table layouts (issue 25, section 1).
 
-The analysis functions (:mod:`scarce_lab.analysis.scarce_experiments`) return long
+The analysis functions (:mod:`scarce_lab.analysis.scarce.experiments`) return long
 frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,
 ``hi``, ``se``, ``n``, ``runs``. A paper table is wide: e.g. the SCARCE paper's Table 1
 has tactic categories as rows (grouped relational / non-relational) and models as
@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .scarce_base import with_ci_text
+from .base import with_ci_text
+from ..figures import TABLE_FILES
 
 
 def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
@@ -134,7 +135,7 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
     Raises:
         ValueError: a column is missing.
     """
-    from .condition_labels import condition_parts, differing_parts, part_key
+    from ..labels import condition_parts, differing_parts, part_key
 
     if missing := [c for c in (model, condition, column) if c not in res.columns]:
         raise ValueError(f"setting_labels: missing columns {missing}")
@@ -186,8 +187,6 @@ class NoTable:
         return False
 
 
-#: File suffixes :func:`figures.save_table` writes, removed for a table with nothing to show.
-TABLE_FILES = (".csv", ".md", ".tex", ".convention.json")
 
 
 def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = "value") -> NoTable | None:

@@ -1,6 +1,6 @@
 """Altair charts and one-sentence readings for the SovSim notebook (paper figures 3-4).
 
-Every function takes polars frames from :mod:`scarce_lab.analysis.sovsim` (the
+Every function takes polars frames from :mod:`scarce_lab.analysis.sovsim.metrics` (the
 agent-round table, or per-simulation metrics) and returns an ``altair`` chart, a
 :class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
 or a sentence. Charts follow one standard: readable condition and model names, units on
@@ -17,9 +17,10 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import comparisons
-from .figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
-from .sovsim import (
+from .. import comparisons
+from ..figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
+from ..labels import condition_label as _condition_label
+from .metrics import (
     CONDITION_ORDER,
     METRICS,
     Convention,
@@ -41,8 +42,8 @@ T_BAND = "95% t-interval over simulations"
 
 def condition_label(c: str) -> str:
     """Readable name of a condition code (``kcpr_m`` -> ``KCPR-M (king may misreport)``);
-    unknown codes are returned unchanged."""
-    return CONDITION_LABELS.get(c, c)
+    unknown codes are returned unchanged (:func:`scarce_lab.analysis.labels.condition_label`)."""
+    return _condition_label(c, CONDITION_LABELS)
 
 
 def _conditions(df: pl.DataFrame) -> list[str]:
@@ -67,7 +68,7 @@ def _models_text(models: list[str], limit: int = 6) -> str:
 
 def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
     """Table 1 with one text column per metric, cells as
-    :func:`~scarce_lab.analysis.sovsim.format_table` writes them (``mean [ci_low,
+    :func:`~scarce_lab.analysis.sovsim.metrics.format_table` writes them (``mean [ci_low,
     ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``, ``undef.``)."""
     rows = []
     for r in summary.iter_rows(named=True):
@@ -84,7 +85,7 @@ def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt
     t-band over simulations, one panel per model (rows) and condition (columns), and the
     collapse threshold as a dashed red line (``conv.collapse_threshold``, default the
     SovSim preset's 12 units). A collapsed pool counts as 0 in the rounds after its
-    collapse (:func:`scarce_lab.analysis.sovsim.pool_dynamics`); the band is clipped to
+    collapse (:func:`scarce_lab.analysis.sovsim.metrics.pool_dynamics`); the band is clipped to
     [0, largest pool in the data]."""
     if df.height == 0:
         return NoFigure("the dataset has no agent-rounds")
@@ -387,7 +388,7 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
     Models in alphabetical order; ties between conditions: the first in the order
     CPR, BCPR, KCPR, KCPR-M is named.
 
-    With ``per_sim`` (:func:`~scarce_lab.analysis.sovsim.simulation_metrics`), every
+    With ``per_sim`` (:func:`~scarce_lab.analysis.sovsim.metrics.simulation_metrics`), every
     pair of conditions of every model is tested (Welch's t-test of survival time over
     simulations), the family adjusted together (``correction``: ``"holm"`` or
     ``"fdr_bh"``), and the sentence gives the longest-vs-shortest adjusted p and how

@@ -1,7 +1,7 @@
 """Never pool different conditions: the check every SovSim table runs before grouping.
 
 A condition is every setting that defines it (DESIGN.md). In the per-simulation frame
-of :func:`scarce_lab.analysis.sovsim.simulation_metrics` a run's condition is
+of :func:`scarce_lab.analysis.sovsim.metrics.simulation_metrics` a run's condition is
 ``base_condition`` (cpr / bcpr / kcpr / kcpr_m, or GovSim's environment name) plus
 ``settings`` (canonical JSON of every condition-defining setting; null for layouts that
 carry none, such as SovSim's released ``rationales.json``) and ``source`` (the layout:
@@ -19,7 +19,7 @@ own comparisons keep them fixed; every other setting must agree
 condition) or ``"base_condition"`` (the power condition only: pool every setting). It
 refuses with :class:`PoolingError` when a group would hold runs whose settings differ,
 naming the settings and their values; with ``force=True`` it warns loudly instead
-(:class:`~scarce_lab.analysis.sovsim_conventions.SovSimDataWarning`) and labels the
+(:class:`~scarce_lab.analysis.sovsim.conventions.SovSimDataWarning`) and labels the
 pooled groups ``<base> [pooled: <settings>]`` so the output still says what was mixed.
 """
 
@@ -31,18 +31,14 @@ from typing import Literal
 
 import polars as pl
 
-from ..data.tables import label_conditions, settings_json
-from .sovsim_conventions import SovSimDataWarning
+from ...data.tables import label_conditions, settings_json
+from ..pooling import PoolingError
+from .conventions import SovSimDataWarning
 
 Grouping = Literal["condition", "base_condition"]
 
 #: Identity of a run's condition: these columns together define it.
 IDENTITY = ("base_condition", "settings", "source")
-
-
-class PoolingError(ValueError):
-    """A table was asked to pool runs whose condition-defining settings differ (the
-    message names the group, the settings and their values)."""
 
 
 def _settings_of(s: str | None) -> dict:

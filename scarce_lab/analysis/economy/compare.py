@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from .economy import gini, mean_ci
-from .pooling import check_no_pooling
+from ..pooling import check_no_pooling
+from ..stats import mean_ci_cells as mean_ci
+from .metrics import wealth_gini
 
 #: Groups: the economy (``default`` or the run's eom-reference preset, from its settings:
 #: a run recorded without a ``preset`` setting ran the default economy) within a task and
@@ -70,7 +71,7 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
             "replacements": per10(b.filter(pl.col("origin") == "replacement").height),
             "newcomers": per10(b.filter(pl.col("origin") == "newcomer").height),
             "deaths": per10(d.height),
-            "final_gini": gini(last_w) if last_w else None,
+            "final_gini": wealth_gini(last_w),
             "train_solve": tr["solved"].cast(pl.Float64).mean() if n_tr else None,
             "eval_solve": ev["solved"].cast(pl.Float64).mean() if ev.height else None,
         })

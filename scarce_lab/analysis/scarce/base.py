@@ -1,4 +1,4 @@
-"""Shared pieces of the SCARCE experiment metrics (:mod:`.scarce_experiments`):
+"""Shared pieces of the SCARCE experiment metrics (:mod:`.experiments`):
 constants of the paper's definitions, helpers for cluster intervals, run settings,
 stages and presentation."""
 
@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from . import comparisons, stats
-from .condition_labels import condition_parts, differing_parts
-from .pooling import PoolingError, check_no_pooling  # noqa: F401
+from .. import comparisons, stats
+from ..labels import condition_parts, differing_parts
+from ..pooling import PoolingError, check_no_pooling  # noqa: F401
 
 #: Taxonomy ids (scarce.yaml, "process and governance norms") counted as rule-making.
 RULE_MAKING: tuple[str, ...] = ("iterative_bargaining", "negotiation_neutrality", "issue_reduction")

@@ -1,6 +1,6 @@
 """Altair charts of SCARCE result frames (notebooks 02-06).
 
-A result frame (from :mod:`scarce_lab.analysis.scarce_experiments`) has one row per group
+A result frame (from :mod:`scarce_lab.analysis.scarce.experiments`) has one row per group
 with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``).
 :func:`ci_chart` draws it to the toolkit's figure standard: readable names instead of
 column codes (:func:`pretty`), units in the axis titles, error bars in the colour of their
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import (
+from ..figures import (
     CHAR_PX,
     MAX_COLOURS,
     NoFigure,

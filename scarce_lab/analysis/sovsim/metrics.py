@@ -7,8 +7,8 @@ extraction, payoff, remaining, collapsed``). Runs are the independent unit: ever
 metric is computed per simulation (:func:`simulation_metrics`), then averaged per
 (model, condition) with a 95% CI over simulations (:func:`summarize`). A condition is
 every setting that defines it: :func:`summarize` refuses to pool runs whose settings
-differ (:mod:`scarce_lab.analysis.sovsim_pooling`), and :func:`sovsim_table` first fits
-the preset to the data (:func:`~scarce_lab.analysis.sovsim_conventions.resolve_convention`).
+differ (:mod:`scarce_lab.analysis.sovsim.pooling`), and :func:`sovsim_table` first fits
+the preset to the data (:func:`~scarce_lab.analysis.sovsim.conventions.resolve_convention`).
 
 Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 ``simulation/metrics.py`` computes them; conventions in :class:`Convention`):
@@ -55,7 +55,7 @@ the t-interval (``stats.mean_ci``) clipped to the metric's range; Clopper-Pearso
 (given from :data:`stats.MIN_RUNS_DROP` simulations per condition on: with fewer it
 undercovers); all at 95% (coverage: ``benchmarks/bench_coverage.py``).
 Cross-model results (mean drop over models, over-usage by role, leader rate vs
-survival across models) are in :mod:`scarce_lab.analysis.sovsim_cross`.
+survival across models) are in :mod:`scarce_lab.analysis.sovsim.cross`.
 
 Size: Table 1 in one place: the per-simulation metrics under each convention, the
 summary with its intervals and statuses, and its formatting (the unit of each column
@@ -71,8 +71,8 @@ from typing import Literal
 
 import polars as pl
 
-from . import comparisons, stats
-from .sovsim_conventions import (
+from .. import comparisons, stats
+from .conventions import (
     PRESETS,
     Convention,
     PresetMismatchError,
@@ -80,9 +80,9 @@ from .sovsim_conventions import (
     convention,
     resolve_convention,
 )
-from .sovsim_drops import CONDITION_ORDER, condition_key, relative_drops, survival_drop
-from .sovsim_dynamics import misreports, pool_band, pool_dynamics
-from .sovsim_pooling import Grouping, PoolingError, pool_groups
+from .drops import CONDITION_ORDER, condition_key, relative_drops, survival_drop
+from .dynamics import misreports, pool_band, pool_dynamics
+from .pooling import Grouping, PoolingError, pool_groups
 
 __all__ = [
     "AgentRoundError", "CONDITION_ORDER", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
@@ -320,16 +320,6 @@ def _clip(v: float | None, lo: float | None, hi: float | None) -> float | None:
     return v
 
 
-def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and 95% t-interval of finite values; ``(None, None, None)`` when empty,
-    no interval with one value."""
-    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    if not vals:
-        return None, None, None
-    m, lo, hi = stats.mean_ci(vals, level=0.95)
-    return _finite(m), _finite(lo), _finite(hi)
-
-
 def _proportion(successes: int, n: int) -> tuple[float | None, float | None, float | None]:
     """Rate and 95% Clopper-Pearson interval (:func:`stats.proportion_ci`: Wilson's dips
     to 0.80-0.90 coverage near rates of 0.05-0.1, ``benchmarks/bench_coverage.py``)."""
@@ -361,7 +351,7 @@ def summarize(
 
     ``by``: ``"condition"`` (every condition-defining setting) or ``"base_condition"``
     (pool the settings of each power condition): see
-    :func:`~scarce_lab.analysis.sovsim_pooling.pool_groups`.
+    :func:`~scarce_lab.analysis.sovsim.pooling.pool_groups`.
 
     Raises:
         PoolingError: a (model, condition) group would mix settings and ``force`` is false.
@@ -405,7 +395,7 @@ def summarize(
                 if a is not None and b is not None and vals:  # bounded: an interval that holds at 3-10 runs
                     mean, lo, hi = (_finite(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
                 else:
-                    mean, lo, hi = mean_ci(vals)
+                    mean, lo, hi = stats.mean_ci_cells(vals)
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
                 n = len(vals)
                 status = "not_applicable" if key == "efficiency" and no_efficiency else _status(key, g, n)
@@ -443,7 +433,7 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
     family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`comparisons.adjust_pvalues`); a
     claim that a group's r differs from 0 needs ``p_adj < 0.05``, not a CI that
     excludes 0 (the per-group CI is unadjusted). Across models:
-    :mod:`scarce_lab.analysis.sovsim_cross`.
+    :mod:`scarce_lab.analysis.sovsim.cross`.
 
     Raises:
         ValueError: an unknown ``correction``.

@@ -1,9 +1,9 @@
 """SovSim cross-model results: what the paper reports across models, beside Table 1.
 
-Input: the per-simulation frame of :func:`scarce_lab.analysis.sovsim.simulation_metrics`.
+Input: the per-simulation frame of :func:`scarce_lab.analysis.sovsim.metrics.simulation_metrics`.
 Every function first checks, like Table 1, that it pools only runs of one condition
-(:func:`~scarce_lab.analysis.sovsim_pooling.pool_groups` per model, then
-:func:`~scarce_lab.analysis.sovsim_pooling.cross_model_groups` across models): models
+(:func:`~scarce_lab.analysis.sovsim.pooling.pool_groups` per model, then
+:func:`~scarce_lab.analysis.sovsim.pooling.cross_model_groups` across models): models
 may differ only in their model settings (``llm.*``); a cross-model result over runs
 whose other settings differ is refused unless ``force``.
 
@@ -41,19 +41,18 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from . import stats
-from .sovsim import (
+from .. import stats
+from .conventions import convention_dict
+from .drops import baseline_label, condition_key
+from .metrics import (
     Convention,
     leader_rate_vs_survival,
-    mean_ci,
     resolve_convention,
     simulation_metrics,
     summarize,
     table1_rows,
 )
-from .sovsim_conventions import convention_dict
-from .sovsim_drops import baseline_label, condition_key
-from .sovsim_pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
+from .pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
 
 #: Per-simulation column of each metric whose relative drop is reported, and its name.
 DROP_METRICS = {"survival_rate": "survived", "total_gain": "total_payoff"}
@@ -166,7 +165,7 @@ def overuse_by_role(
     rows = []
     for (model, cond, xcond, base, role), g in long.group_by("model", "condition", "cross_condition", "base_condition",
                                                               "role"):
-        m, lo, hi = mean_ci(g["overuse"].to_list())
+        m, lo, hi = stats.mean_ci_cells(g["overuse"].to_list())
         rows.append({"model": model, "condition": cond, "cross_condition": xcond, "base_condition": base, "role": role,
                      "n": g.height,
                      "mean": m, "ci_low": None if lo is None else max(0.0, lo), "ci_high": None if hi is None else min(1.0, hi)})
@@ -225,7 +224,7 @@ def leader_survival_across_models(
     boot_ci_low, boot_ci_high`` (the bootstrap resamples whole models with their
     points; null with fewer than :data:`stats.MIN_RUNS_CLUSTER_BOOTSTRAP` models: a
     cluster bootstrap over fewer clusters undercovers). Per-model values:
-    :func:`~scarce_lab.analysis.sovsim.leader_rate_vs_survival`.
+    :func:`~scarce_lab.analysis.sovsim.metrics.leader_rate_vs_survival`.
 
     Raises:
         PoolingError: as :func:`cross_model_drops`.
@@ -322,8 +321,8 @@ class SovSimReport:
 
     def to_dict(self) -> dict:
         """JSON-ready document. Keys: ``convention`` (the fields used, after
-        :func:`~scarce_lab.analysis.sovsim_conventions.resolve_convention`), ``table1``
-        (rows of :func:`~scarce_lab.analysis.sovsim.table1_rows`), ``cross_model``:
+        :func:`~scarce_lab.analysis.sovsim.conventions.resolve_convention`), ``table1``
+        (rows of :func:`~scarce_lab.analysis.sovsim.metrics.table1_rows`), ``cross_model``:
         ``relative_drop`` (rows of :func:`cross_model_drops`; the paper's mean drop in
         survival rate to KCPR-M is the row with ``metric == "survival_rate"`` and
         ``condition == "kcpr_m"``, field ``mean``), ``overuse_by_role``,
@@ -346,7 +345,7 @@ def sovsim_report(
     :func:`models_under_study`).
 
     Raises:
-        PresetMismatchError, PoolingError: as :func:`~scarce_lab.analysis.sovsim.sovsim_table`.
+        PresetMismatchError, PoolingError: as :func:`~scarce_lab.analysis.sovsim.metrics.sovsim_table`.
     """
     conv = resolve_convention(df, preset, force=force, strict_survival=strict)
     per_sim = simulation_metrics(df, conv)

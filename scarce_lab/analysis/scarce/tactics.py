@@ -1,6 +1,6 @@
 """SCARCE metrics from the judge panel's labels: tactic shares (Table 1), memory
 behaviours (Table 2), relational decay, rule-making and rule-invoking by stage
-(Table 10), reasoning effort (Table 9). Definitions: :mod:`.scarce_experiments`."""
+(Table 10), reasoning effort (Table 9). Definitions: :mod:`.experiments`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Collection, Sequence
 
 import polars as pl
 
-from .pooling import check_no_pooling
-from .scarce_base import (
+from ..pooling import check_no_pooling
+from .base import (
     MEMORY_BEHAVIOURS,
     RULE_INVOKING,
     RULE_MAKING,

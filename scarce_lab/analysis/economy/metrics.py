@@ -21,53 +21,23 @@ settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.Pooling
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 
-from . import stats
-
-try:  # the shared statistics module (lead); local t-interval until it lands
-    from .stats import gini as _gini_shared
-    from .stats import mean_ci as _mean_ci_shared
-except ImportError:  # pragma: no cover - depends on the checkout
-    _gini_shared = _mean_ci_shared = None
-
-from .pooling import check_no_pooling  # noqa: E402  (after the optional stats import)
+from .. import stats
+from ..labels import condition_label as _condition_label
+from ..pooling import check_no_pooling
+from ..stats import mean_ci_cells as mean_ci
 
 GROUP = ("task", "condition")
 CI_METHOD = "mean over seeds, 95% t-interval clipped to [0, 1]"
 
 
-def mean_ci(values: list[float], level: float = 0.95) -> tuple[float | None, float | None, float | None]:
-    """(mean, lo, hi) t-interval; (mean, None, None) for a single value; Nones if empty."""
-    vals = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not vals:
-        return None, None, None
-    if len(vals) == 1:
-        return vals[0], None, None
-    if _mean_ci_shared is not None:
-        m, lo, hi = _mean_ci_shared(vals, level=level)
-        return float(m), float(lo), float(hi)
-    from scipy import stats as st
-
-    m = sum(vals) / len(vals)
-    sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
-    half = st.t.ppf(0.5 + level / 2, len(vals) - 1) * sd / math.sqrt(len(vals))
-    return m, m - half, m + half
-
-
-def gini(values: list[float]) -> float | None:
-    """Gini coefficient of non-negative wealths (negative wealths count as 0); None if
-    empty or all zero."""
-    vals = sorted(max(0.0, float(v)) for v in values)
-    if not vals or sum(vals) == 0:
-        return None
-    if _gini_shared is not None:
-        return float(_gini_shared(vals))
-    n = len(vals)
-    cum = sum((i + 1) * v for i, v in enumerate(vals))
-    return (2 * cum) / (n * sum(vals)) - (n + 1) / n
+def wealth_gini(wealths: list[float]) -> float | None:
+    """Gini (:func:`scarce_lab.analysis.stats.gini`) of an economy's wealths, negative
+    wealth counted as 0; ``None`` when there is no wealth (no agent, or all zero:
+    nothing to compare), as :func:`population_dynamics` per snapshot."""
+    vals = [max(0.0, float(v)) for v in wealths]
+    return float(stats.gini(vals)) if sum(vals) > 0 else None
 
 
 def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFrame:
@@ -300,10 +270,9 @@ def _order(c: str) -> tuple[int, str]:
 
 def condition_label(c: str) -> str:
     """Readable name of a condition label: the ablation's name (``none`` -> ``full
-    economy``) followed by the settings the label names."""
-    base, _, rest = c.partition(",")
-    name = CONDITION_LABELS.get(base, base.replace("-", " ").replace("_", " "))
-    return f"{name} ({rest.replace(',', ', ')})" if rest else name
+    economy``) followed by the settings the label names
+    (:func:`scarce_lab.analysis.labels.condition_label`)."""
+    return _condition_label(c, CONDITION_LABELS, with_settings=True)
 
 
 def _full_economy(conditions: list[str]) -> str | None:
@@ -319,7 +288,7 @@ def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     (panel titles are short and distinct: ``full economy`` and ``full economy
     (bid_scheme=holland)``, not two titles cut to the same text); should two names
     coincide, the full labels are used."""
-    from .condition_labels import condition_parts, differing_parts
+    from ..labels import condition_parts, differing_parts
 
     codes = sorted(set(df["condition"].to_list()), key=_order)
     rest = differing_parts(codes)
@@ -336,7 +305,7 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from ..figures import NoFigure, caption, chart_data, titled
 
     if curve.height == 0:
         return NoFigure("no training episodes")
@@ -357,7 +326,7 @@ def ablation_chart(table: pl.DataFrame):
     training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
+    from ..figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     rows = []
     for r in table.iter_rows(named=True):
@@ -389,7 +358,7 @@ def population_chart(dyn: pl.DataFrame):
     without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, window_means
+    from ..figures import NoFigure, caption, chart_data, titled, window_means
 
     if dyn.height == 0:
         return NoFigure("no population snapshots")
@@ -416,7 +385,7 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     Returns ``NoFigure`` when the run has no wins."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled
+    from ..figures import NoFigure, caption, chart_data, titled
 
     df = chart_data(spec.filter(pl.col("run_id") == run_id))
     if df.height == 0:
@@ -438,7 +407,7 @@ def bid_convergence_chart(conv: pl.DataFrame):
     Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from .figures import NoFigure, caption, chart_data, titled, wrap_columns
+    from ..figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import stats
+from .. import stats
 
 
 def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:

@@ -62,7 +62,7 @@ def _ci(df: pl.DataFrame, value: str, *, seed: int = 0,
     df = df.filter(pl.col(value).is_not_null())
     if df.height == 0:
         return None, None, None
-    from . import stats
+    from .. import stats
 
     mean, lo, hi = stats.cluster_mean_ci(df, cluster="run_id", value=value, bounds=bounds)
     return tuple(None if v is None or math.isnan(v) else float(v) for v in (mean, lo, hi))  # type: ignore[return-value]
@@ -97,7 +97,7 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
         ValueError: a frame lacks a needed column.
         PoolingError: a group mixes runs whose condition settings differ.
     """
-    from .pooling import check_no_pooling
+    from ..pooling import check_no_pooling
 
     for name, df, cols in (
         ("contentions", contentions, ("run_id", *GROUP, "won", "declared_bid", "desired_duration_s",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from . import stats
+from .. import stats
 
 CONDITION_ORDER = ("cpr", "bcpr", "kcpr", "kcpr_m")
 

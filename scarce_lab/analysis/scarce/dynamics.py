@@ -1,6 +1,6 @@
 """SCARCE metrics of communication, outcomes, budgets, deadlines and auction dynamics
 (Tables 3-8, Figures 14-16, the scheduler comparison). Definitions:
-:mod:`.scarce_experiments`."""
+:mod:`.experiments`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from . import stats
-from .pooling import check_no_pooling
-from .scarce_base import (
+from .. import stats
+from ..pooling import check_no_pooling
+from .base import (
     BUDGET_PHASES,
     SHARE,
     _ci_frame,
@@ -115,7 +115,7 @@ def language_drift(messages: pl.DataFrame, *, n_stages: int = 3, by: Sequence[st
     and ``new_word_share``; this returns their mean over runs with a t interval (one
     value per run and stage; all three measures lie in [0, 1] and the interval is clipped
     to it): ``by``..., ``stage``, ``measure``, ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
-    from ..judge.drift import drift_table
+    from ...judge.drift import drift_table
 
     check_no_pooling(messages, by, what="language_drift")
     st = stage_texts(messages, n_stages)

@@ -10,7 +10,7 @@ conditions, only the parts that differ from the most common value of that part
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 def condition_parts(condition: str) -> list[str]:
@@ -54,3 +54,21 @@ def differing_parts(conditions: Iterable[str]) -> dict[str, list[str]]:
                          key=lambda v: (v is None, not (v or "").endswith("=None"), v or ""))[0]
     return {c: [parts[c][k] for k in keys if parts[c].get(k) is not None and parts[c][k] != mode[k]]
             for c in conds}
+
+
+def condition_label(code: str, names: Mapping[str, str], *, with_settings: bool = False) -> str:
+    """Readable name of a condition label from an environment's ``names`` table (e.g.
+    ``kcpr_m`` -> ``KCPR-M (king may misreport)``).
+
+    With ``with_settings=False`` the whole ``code`` is looked up and an unknown code is
+    returned unchanged (SovSim's charts, whose condition column holds base conditions).
+    With ``with_settings=True`` the primary condition is looked up (unknown: its
+    ``-``/``_`` read as spaces) and the label's ``name=value`` settings follow in
+    brackets: ``none,bid_scheme=holland`` -> ``full economy (bid_scheme=holland)``
+    (Economy of Minds' panels).
+    """
+    if not with_settings:
+        return names.get(code, code)
+    base, _, rest = code.partition(",")
+    name = names.get(base, base.replace("-", " ").replace("_", " "))
+    return f"{name} ({rest.replace(',', ', ')})" if rest else name

@@ -1,0 +1,84 @@
+"""Economy of Minds analysis: the public face (``sl.economy``) over :mod:`.metrics`
+(solve rates, ablation table, population, bids, specialisation; charts and sentences)
+and :mod:`.compare` (population dynamics side by side).
+
+A notebook needs only ``import scarce_lab as sl``::
+
+    ds = sl.economy.load("data/economy/blocksworld")
+    sl.economy.table(sl.economy.episodes(ds)).save(OUT)   # the ablation table as a Result
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ...data.tables.economy import agent_episodes, births, episodes, population, runs, wins
+from ..result import Result
+from .compare import dynamics_table, format_dynamics
+from .metrics import (
+    CI_METHOD,
+    CONDITION_LABELS,
+    ablation_chart,
+    ablation_sentence,
+    ablation_table,
+    bid_convergence,
+    bid_convergence_chart,
+    condition_label,
+    format_table,
+    learning_curve_chart,
+    learning_sentence,
+    per_run_rates,
+    population_chart,
+    population_dynamics,
+    population_sentence,
+    solve_curve,
+    specialisation,
+    specialisation_heatmap,
+    specialisation_index,
+    wealth_gini,
+)
+from .metrics import _full_economy as full_economy
+
+
+def load(data: Any) -> Any:
+    """The :class:`~scarce_lab.data.loaders.Dataset` of ``data`` (a path to our run
+    folders or a Parquet export, or a loaded dataset), checked to hold Economy of Minds
+    runs; its tables: :func:`episodes`, :func:`runs`, :func:`population`, :func:`wins`,
+    :func:`births`, :func:`agent_episodes`.
+
+    Raises:
+        ValueError: the dataset holds no Economy of Minds run (the message names what it holds).
+    """
+    from ...data.loaders import load_dataset
+
+    ds = load_dataset(data) if isinstance(data, str | Path) else data
+    if "economy" not in ds.environments:
+        raise ValueError(f"sl.economy.load: no Economy of Minds run in this dataset (environments: {ds.environments})")
+    return ds
+
+
+def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = None) -> Result:
+    """The ablation table (solve rate in the first and last fifth of training and in
+    frozen evaluation, mean over seeds with a 95% t-interval, per task and condition) as a
+    :class:`~scarce_lab.analysis.result.Result`, with the ablation chart and sentence.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    t = ablation_table(episodes)
+    return Result("economy_ablation", frame=format_table(t), table_name="economy_ablation_table_pretty",
+                  chart=ablation_chart(t), reading=ablation_sentence(t), extra={"economy_ablation_table": t},
+                  convention={"intervals": CI_METHOD, "fifths": "first and last fifth of training episodes"}
+                  | (convention_extra or {}))
+
+
+__all__ = [
+    "CI_METHOD", "CONDITION_LABELS", "Result", "agent_episodes", "births", "episodes", "population", "runs", "wins", "ablation_chart", "ablation_sentence",
+    "ablation_table", "bid_convergence", "bid_convergence_chart", "condition_label", "dynamics_table",
+    "format_dynamics", "format_table", "full_economy", "learning_curve_chart", "learning_sentence", "load",
+    "per_run_rates", "population_chart", "population_dynamics", "population_sentence", "solve_curve",
+    "specialisation", "specialisation_heatmap", "specialisation_index", "table", "wealth_gini",
+]

@@ -1,0 +1,142 @@
+"""A finding that shows and saves itself: a frame, a chart, a reading, one object.
+
+Every result cell of a notebook used to repeat compute -> save the table -> show it ->
+say the reading -> chart -> save the chart -> display it. A :class:`Result` holds the
+pieces, displays them in that order (table, reading, chart) when it is the cell's last
+value, and ``.save(out)`` writes the table and the chart with the project's writers
+(:func:`scarce_lab.analysis.figures.save_table`: CSV, Markdown, LaTeX and the
+convention sidecar; :func:`~scarce_lab.analysis.figures.save_chart`: PNG and SVG), so a
+finding is one line::
+
+    sl.sovsim.table(ds, preset="sovsim").save(OUT)
+
+Also :func:`say` and :func:`show`, the two display helpers the notebooks share.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+
+def say(text: str) -> None:
+    """Display ``text`` as Markdown (a reading sentence) in the notebook."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
+def show(df: pl.DataFrame, float_digits: int = 2) -> None:
+    """Display ``df`` as a Markdown table (floats rounded to ``float_digits``)."""
+    from .figures import markdown_table
+
+    say(markdown_table(df, float_digits=float_digits))
+
+
+@dataclass(frozen=True)
+class Result:
+    """One finding: ``frame`` (the table), ``chart`` (an altair chart, a
+    :class:`~scarce_lab.analysis.figures.NoFigure` saying why there is none, or
+    ``None``), ``reading`` (the sentence that says what it shows, Markdown) and the
+    ``convention`` its numbers were computed under (written beside the saved table).
+
+    Attributes:
+        name: file stem of the saved table and chart (no path separator).
+        frame: the table as saved (CSV/Markdown/LaTeX).
+        chart, reading, convention: see above; ``convention`` is required to save a
+            frame (:func:`~scarce_lab.analysis.figures.save_table` refuses none).
+        text: the table as displayed (Markdown); default: the frame rounded to 2 digits.
+        table_name: the stem the frame is saved under (default: ``name``).
+        show_frame: display the table (``False``: a long frame that is saved, not shown).
+        extra: other frames saved beside it, ``{name: frame}`` (e.g. the unformatted
+            values of a formatted table), with the same convention.
+        stale: table stems whose older files ``save`` removes (a table with nothing to
+            show this time: a table of other data must not pass for this data's).
+    """
+
+    name: str
+    frame: pl.DataFrame | None = None
+    chart: Any = None
+    reading: str = ""
+    convention: Any = None
+    text: str | None = None
+    table_name: str | None = None
+    show_frame: bool = True
+    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+    stale: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name or "\\" in self.name:
+            raise ValueError(f"Result: name must be a file stem without a path separator, got {self.name!r}")
+        if self.frame is not None and not isinstance(self.frame, pl.DataFrame):
+            raise TypeError(f"Result {self.name!r}: frame must be a polars DataFrame, got {type(self.frame).__name__}")
+
+    def with_(self, **changes: Any) -> Result:
+        """A copy with ``changes`` (e.g. ``reading=``, ``chart=``)."""
+        return replace(self, **changes)
+
+    def markdown(self) -> str:
+        """The table as displayed (``text``, else the frame as a Markdown table)."""
+        if self.text is not None:
+            return self.text
+        if self.frame is None:
+            return ""
+        from .figures import markdown_table
+
+        return markdown_table(self.frame, float_digits=2)
+
+    def save(self, out: str | Path) -> Result:
+        """Write the frame (and :attr:`extra`) with
+        :func:`~scarce_lab.analysis.figures.save_table` and the chart with
+        :func:`~scarce_lab.analysis.figures.save_chart` under ``out``, named
+        :attr:`name`; a ``NoFigure`` writes no file and removes an older figure of that
+        name. Returns ``self``, so ``res.save(OUT)`` as a cell's last line displays it.
+
+        Raises:
+            ValueError: a frame to save without a ``convention`` (every saved table
+                states what it was computed under).
+        """
+        from .figures import TABLE_FILES, save_chart, save_table
+
+        for stem in self.stale:
+            for ext in TABLE_FILES:
+                (Path(out) / f"{stem}{ext}").unlink(missing_ok=True)
+        frames = ({self.table_name or self.name: self.frame} if self.frame is not None else {}) | self.extra
+        if frames and self.convention is None:
+            raise ValueError(f"Result {self.name!r}: no convention to save beside the table; pass convention=")
+        for stem, df in frames.items():
+            save_table(df, stem, out, convention=self.convention)
+        if self.chart is not None:
+            save_chart(self.chart, self.name, out)
+        return self
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import Markdown, display
+
+        if self.show_frame and (self.frame is not None or self.text):
+            display(Markdown(self.markdown()))
+        if self.reading:
+            display(Markdown(self.reading))
+        if self.chart is not None:
+            display(self.chart)
+
+    def _repr_html_(self) -> str:
+        """HTML of the table and the reading (outside IPython's display hooks; the
+        chart is shown by :meth:`_ipython_display_`)."""
+        parts = []
+        if self.frame is not None:
+            parts.append(self.frame._repr_html_())
+        if self.reading:
+            parts.append(f"<p>{html.escape(self.reading)}</p>")
+        if self.chart is not None and not self.chart:
+            parts.append(f"<p><em>No figure: {html.escape(str(getattr(self.chart, 'reason', '')))}</em></p>")
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        shape = "no frame" if self.frame is None else f"{self.frame.height} rows x {self.frame.width} columns"
+        chart = "no chart" if self.chart is None else ("chart" if self.chart else repr(self.chart))
+        return f"Result({self.name!r}: {shape}, {chart}; {self.reading[:80]!r})"
