@@ -56,8 +56,8 @@ from .experiments import (
 )
 from .metrics import format_summary, summary
 from .paper_tables import (
-    blank_repeats,
     NoTable,
+    blank_repeats,
     folded,
     nothing_to_show,
     relational_kind,

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .base import with_ci_text
 from ..figures import TABLE_FILES
+from .base import with_ci_text
 
 
 def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
