@@ -1,13 +1,13 @@
 """Confidence intervals and small statistics shared by every metric module.
 
-Conventions (see DESIGN.md): runs are the independent unit. Means over runs use a
+Conventions (see docs/design.md): runs are the independent unit. Means over runs use a
 t interval; proportions over independent trials use a Wilson interval; anything
 computed over rounds inside runs uses a cluster bootstrap with the run as the cluster.
 Every function returns plain floats; ``nan`` where the sample is too small to say.
 Where a method does not keep its 95% at small run counts, the function gives no
 interval below the count where it does (coverage of each: ``benchmarks/bench_coverage.py``).
 
-Size: every interval method the toolkit prints lives here (DESIGN.md: stats.py holds
+Size: every interval method the toolkit prints lives here (docs/design.md: stats.py holds
 all CIs), each with the coverage figures that justify where it is given; splitting them
 would scatter that one rule. Multiple-comparison adjustment is in :mod:`.comparisons`.
 """
@@ -260,7 +260,7 @@ def cluster_bootstrap_ci(
 
     The estimate is the ratio of sums ``sum(w * value) / sum(w)`` over all rows (rows
     with null ``value`` are dropped). Resampling draws whole clusters with replacement,
-    so rounds inside a run stay together (DESIGN.md: runs are the independent unit).
+    so rounds inside a run stay together (docs/design.md: runs are the independent unit).
     Below ``min_clusters`` clusters the interval is ``(nan, nan)``.
 
     Raises:

