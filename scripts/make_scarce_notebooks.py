@@ -339,7 +339,7 @@ write("03_memory_horizon.ipynb", [
          "                   title='Do remembered failures lengthen requested slots? Duration per subrun by memory', width=320)\n"
          "save_chart(chart, 'scarce_memory_requested_duration', OUT)\n"
          "chart"),
-    md("## Institutional behaviour\n\nFrom the panel's output (`institutions.parquet`, issue 4): a "
+    md("## Institutional behaviour\n\nFrom the panel's output (`institutions.parquet`): a "
        "labelled behaviour is institutional when spontaneous (not asked for by the instructions) and "
        "persistent (it recurs in a later round for the same agent or pair)."),
     code("inst_path = lab_path.parent / 'institutions.parquet' if lab_path is not None else None\n"

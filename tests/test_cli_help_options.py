@@ -1,4 +1,4 @@
-"""Every option that a command's ``--help`` lists is accepted (issue 21, part 5).
+"""Every option that a command's ``--help`` lists is accepted.
 
 ``scarce-lab run economy --help`` listed ``--economy-ablation`` (generated from
 ``EconomyConfig.ablation``), which the config always refused. This walks the whole

@@ -1,4 +1,4 @@
-"""Issue 28 section 3: dollar caps that hold, with a priced model on the fake server."""
+"""Dollar caps that hold, with a priced model on the fake server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 22: intervals that keep their 95%, claims that survive many comparisons.
+"""Intervals that keep their 95%, claims that survive many comparisons.
 
 The coverage tests run the functions of ``benchmarks/bench_coverage.py`` with fewer
 simulated datasets (seeded). Tolerance: a method must cover at least

@@ -1,4 +1,4 @@
-"""Fuzz suite of issue 11: generated model answers through every decision schema via
+"""Fuzz suite: generated model answers through every decision schema via
 the LLM client, with a fast fake ``litellm.acompletion`` (no network).
 
 At least 10,000 model answers in total (each test asserts its share; the shares sum

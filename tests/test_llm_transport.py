@@ -1,6 +1,6 @@
-"""Transport of LLMClient: retries wait at least the provider's hint (issue 11 kind 5),
-and the shared rate limiter keeps a sweep under a provider's limit (issue 14 section
-2), checked against the local fake server's 429 mode."""
+"""Transport of LLMClient: retries wait at least the provider's hint,
+and the shared rate limiter keeps a sweep under a provider's limit,
+checked against the local fake server's 429 mode."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every notebook on every kind of dataset the README's commands make (issue 21, part 3).
+"""Every notebook on every kind of dataset the README's commands make.
 
 Datasets, made here with the README's own commands (scripted models, so they take
 seconds) or taken from the shipped data:

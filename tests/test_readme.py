@@ -123,8 +123,11 @@ def test_relative_links_resolve(page):
 
 
 def _sources() -> list[Path]:
-    return [p for d in ("scarce_lab", "tests", "benchmarks", "scripts")
-            for p in sorted((REPO / d).rglob("*.py"))]
+    """The code whose docstrings and comments a reader sees: the package, tests,
+    benchmarks, scripts and the notebooks."""
+    found = [p for d in ("scarce_lab", "tests", "benchmarks") for p in sorted((REPO / d).rglob("*.py"))]
+    return found + sorted(p for p in (REPO / "scripts").rglob("*") if p.is_file()) \
+        + sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 #: a docs/ page cited by a docstring or comment
@@ -142,7 +145,7 @@ def test_design_notes_that_code_cites_are_in_the_repository():
     assert not bad, "cited notes that are not in the repository:\n" + "\n".join(bad)
 
 
-#: "issue 14", "issues 3 and 4", "Issue #7", "(#12)": a tracker a reader of the code cannot open
+#: the word issue(s) followed by a number, "#NN" or "(#NN)": a tracker a reader of the code cannot open
 _ISSUE_NUMBER = re.compile(r"\bissues? ?#?[0-9]+|\(#[0-9]+\)", re.I)
 
 

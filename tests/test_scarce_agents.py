@@ -147,7 +147,7 @@ def test_llm_solver_native_tools_and_json_action():
     assert "40 s left in your slot" in d.prompt[1]["content"]
 
 
-# -- issue 15: masks in the solver's calls, the checklist, prompts that fit the model ------
+# -- masks in the solver's calls, the checklist, prompts that fit the model ------
 def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev"):
     from scarce_lab.agents.scarce import SolverObservation
 

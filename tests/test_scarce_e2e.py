@@ -69,7 +69,7 @@ def test_embedded_negotiators_short_deadline(tmp_path, embedded_model):
 
 @pytest.mark.embedded
 def test_embedded_solvers_reach_an_auction(tmp_path, embedded_model):
-    # issue 15: the embedded model as solver AND negotiator. Its masked actions are legal by
+    # the embedded model as solver AND negotiator. Its masked actions are legal by
     # construction; following its checklist it writes a program and compile.sh, then
     # requests a slot at its third step: both workers meet in one contested contention
     # (no private round), negotiated by the model. 2 x 3 solver calls + 2 x 3 negotiation

@@ -1,4 +1,4 @@
-"""A SovSim sweep spread over several processes (issue 14 section 2) plays exactly the
+"""A SovSim sweep spread over several processes plays exactly the
 games of a one-process sweep, splits the limits, and reports a dead child's games."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Task scoring (issue 3, sections 1 and 7): a reference solution scores 100 %, an
+"""Task scoring: a reference solution scores 100 %, an
 empty one 0 %, partial scores are passed/total, and submissions that wrap, copy or
 call the original program score 0 with a recorded violation."""
 

@@ -1,4 +1,4 @@
-"""SCARCE result frames in the paper's table layouts (issue 25, section 1).
+"""SCARCE result frames in the paper's table layouts.
 
 The analysis functions (:mod:`scarce_lab.analysis.scarce_experiments`) return long
 frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,

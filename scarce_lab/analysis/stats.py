@@ -118,7 +118,7 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
 
 def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
     """Proportion and Clopper-Pearson ("exact") interval ``(p, low, high)``: the
-    interval every proportion table prints (issue 22).
+    interval every proportion table prints.
 
     Its coverage is at least ``level`` for every true rate and every ``n`` (Clopper and
     Pearson 1934), where Wilson's dips to 0.80-0.90 near rates of 0.05-0.1 with 5-30
@@ -340,7 +340,7 @@ def cluster_mean_ci(
     """Mean over clusters (runs) of each cluster's mean of ``value``, with a Student-t
     interval over the cluster means (``k - 1`` degrees of freedom): ``(mean, low, high)``.
 
-    This is the interval the SCARCE tables print (issue 22): every run counts once,
+    This is the interval the SCARCE tables print: every run counts once,
     whatever its number of rows, and the t interval over run means keeps its 95% from
     2 runs on, where the percentile cluster bootstrap of the pooled mean covered 58-90%
     with 2-10 runs (``benchmarks/bench_coverage.py``). Each cluster's mean is

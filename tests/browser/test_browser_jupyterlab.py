@@ -143,7 +143,7 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
     return t_open, t_run, n_charts
 
 
-#: Every chart, drawn in JupyterLab (issue 25): no two legend entries alike, nothing wider than the
+#: Every chart, drawn in JupyterLab: no two legend entries alike, nothing wider than the
 #: output area, no chart without marks. Returns per chart: legend labels, widths, drawn marks.
 CHART_FACTS = """() => [...document.querySelectorAll('.jp-OutputArea-output .vega-embed')].map(e => {
     const svg = e.querySelector('svg.marks, canvas.marks');

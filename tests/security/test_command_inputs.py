@@ -1,4 +1,4 @@
-"""Commands a worker sends that the kernel refuses to start (rev2 review of issue 20).
+"""Commands a worker sends that the kernel refuses to start.
 
 A shell command reaches ``execve`` as one argument; over ``MAX_ARG_STRLEN`` (128 KiB)
 the kernel answers ``E2BIG``, which surfaced as a ``SandboxError`` from ``run`` and, through

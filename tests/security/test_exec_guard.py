@@ -1,11 +1,11 @@
-"""Defence in depth during grading (issue 20, part 1): every file the submission
+"""Defence in depth during grading: every file the submission
 opens or executes on the box's writable file systems while the hidden tests run is
 checked against the original (:class:`scarce_lab.tasks.anticheat.ExecGuard`), not only
 files submitted or produced by the build. The submission here carries the original
 xor-encoded (no sampled window matches: the static and build checks pass) and decodes
 it only inside each test, into ``/tmp``, ``/dev/shm`` or its folder, runs it (directly
 or through the dynamic loader, which opens rather than executes it) and deletes it.
-Before issue 20 this scored 1.0 with no violation. The copy itself could not have been
+Before the exec guard this scored 1.0 with no violation. The copy itself could not have been
 made in a sandbox (execute-only, untraceable original): the test builds it on the host.
 Control: an honest submission that writes and runs a helper in /tmp still scores 1.0."""
 

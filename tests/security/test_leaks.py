@@ -1,4 +1,4 @@
-"""What leaks, and into where (issue 20, part 5): hidden test input into the run's
+"""What leaks, and into where: hidden test input into the run's
 record (the tripwire's violation text, per-test exit codes), rivals' existence through
 ``/etc/passwd``, the host's boot id and load through ``/proc``, other workers' activity
 through inotify on the shared ``/usr`` (refused by the seccomp filter).

@@ -1,4 +1,4 @@
-"""One worker can never end the run (issue 20, part 3), and checkpoints stay small
+"""One worker can never end the run, and checkpoints stay small
 whatever a worker writes (part 2). Through a whole ``run_scarce`` with worker ``w0``'s
 solver replaced by a scripted attacker that uses only the agent tools; the other
 worker is the honest scripted solver and must finish and be recorded.
