@@ -49,6 +49,7 @@ def test_ci_chart_with_nan_bounds_is_strict_json():
     _strict(F.strict_spec(ci_chart(df, "model", title="t", y_title="share")))
 
 
+@pytest.mark.slow
 def test_offline_renderer_gives_a_png_sized_in_css_pixels_and_a_widget():
     chart = alt.Chart(pl.DataFrame({"a": [1, 2]})).mark_point().encode(x="a:Q").properties(width=200, height=100)
     data, meta = F.offline_renderer(chart.to_dict())

@@ -230,6 +230,7 @@ def report(name: str, seen: Counter, n: int, t0: float) -> None:
 
 
 # -- the tests -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_answer_schema_never_raises():
     seen: Counter = Counter()
     t0 = time.perf_counter()
@@ -256,6 +257,7 @@ def test_answer_schema_never_raises():
     report("answer schema", seen, N_SCHEMA, t0)
 
 
+@pytest.mark.slow
 def test_clean_answers_give_the_expected_judgement(harness):
     seen: Counter = Counter()
     t0 = time.perf_counter()
@@ -282,6 +284,7 @@ def test_clean_answers_give_the_expected_judgement(harness):
     report("judge_unit, clean answers", seen, N_JUDGE // 2, t0)
 
 
+@pytest.mark.slow
 def test_any_reply_gives_a_recorded_judgement(harness):
     seen: Counter = Counter()
     t0 = time.perf_counter()

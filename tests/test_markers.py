@@ -15,6 +15,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 # hides llama-cpp-python and the model package, as on a partial install
@@ -87,6 +89,7 @@ def _outcomes(tmp_path: Path, *args: str, hide: bool = False) -> dict[str, tuple
     return out
 
 
+@pytest.mark.slow
 def test_unmarked_use_of_the_embedded_model_fails_and_docker_cases_are_marked(tmp_path):
     got = _outcomes(tmp_path, "-m", "not docker")
     for name in ("test_unmarked_loads_the_model", "test_unmarked_counts_tokens_with_the_embedded_tokenizer",

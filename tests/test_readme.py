@@ -95,6 +95,7 @@ def test_readme_embedded_model_blocks_run(checkout):
     assert manifest["status"] == "complete" and manifest["models"]
 
 
+@pytest.mark.slow
 def test_readme_shell_tour_runs(checkout):
     env = {**os.environ, "PYTHONPATH": str(REPO),
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}

@@ -11,6 +11,7 @@ from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from tests.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
 
+@pytest.mark.slow
 def test_scripted_run_on_local_sandbox_with_real_grading(tmp_path):
     from scarce_lab.tasks.suite import list_task_ids, load_suite
 

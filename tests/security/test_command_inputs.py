@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from scarce_lab.agents.scarce.decided import Decided
 from scarce_lab.agents.scarce.solvers import Solver
 from scarce_lab.agents.scarce.solvers import SolverAction as A
@@ -69,6 +71,7 @@ class _Script(Solver):
         return Decided(A(tool="submit"))
 
 
+@pytest.mark.slow
 def test_long_command_through_the_agent_tool_leaves_the_run_whole(monkeypatch, tmp_path):
     """``run_command`` with a 200 KB command inside a real ``run_scarce`` (local): the
     worker is shown the refusal, its next command runs, the run completes and the

@@ -30,6 +30,7 @@ DECODE = ("#!/usr/bin/env python3\nimport os, subprocess, sys\n"
 
 @pytest.mark.parametrize("where,how", [("'/tmp'", "exec"), ("'/dev/shm'", "exec"), ("'.'", "exec"),
                                        ("'/tmp'", "loader")])
+@pytest.mark.slow
 def test_original_decoded_only_during_the_tests_is_caught(backend, make_sb, rev, tmp_path, where, how):
     orig = open(shutil.which("rev"), "rb").read()
     argv = "[p, *sys.argv[1:]]" if how == "exec" else "['/lib64/ld-linux-x86-64.so.2', p, *sys.argv[1:]]"
@@ -45,6 +46,7 @@ def test_original_decoded_only_during_the_tests_is_caught(backend, make_sb, rev,
     assert "helper" not in g.violation  # no worker-chosen names in the record
 
 
+@pytest.mark.slow
 def test_control_honest_helper_in_tmp_still_scores(make_sb, rev, tmp_path):
     rev_py = ("#!/usr/bin/env python3\nimport os, subprocess, sys\n"
               "h = '/tmp/h-%d.py' % os.getpid()\n"

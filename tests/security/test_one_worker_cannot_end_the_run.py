@@ -69,6 +69,7 @@ def _events(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "events.jsonl").read_bytes().split(b"\n") if x.strip()]
 
 
+@pytest.mark.slow
 def test_sparse_bomb_many_files_and_bad_names_leave_the_run_whole(monkeypatch, make_sb, tmp_path):
     """200 sparse 16 MiB files (3.2 GiB nominal), 3000 small files, a 17 MiB file,
     a file name that is not UTF-8 and one with a newline, then a crash of the harness
