@@ -131,8 +131,8 @@ def _embedded_only_where_marked(request, monkeypatch):
 
         return refused
 
-    for module, name in EMBEDDED_GATES:
-        monkeypatch.setattr(importlib.import_module(module), name, gate(f"{module}.{name}"))
+    for module, name in EMBEDDED_GATES:  # a renamed one fails tests/test_markers.py, not every test
+        monkeypatch.setattr(importlib.import_module(module), name, gate(f"{module}.{name}"), raising=False)
     yield
     if reached:
         pytest.fail(f"{node.nodeid} uses the embedded model ({', '.join(sorted(set(reached)))}) "
