@@ -63,7 +63,7 @@ def test_every_block_is_run_or_says_why_not():
     langs = {la for la, code in found if code.splitlines()[0] not in NOT_RUN}
     assert langs <= {"python", "bash"}, f"blocks of a language this test does not run: {langs - {'python', 'bash'}}"
     assert _to_run("python", False) and _to_run("bash", False)
-    # the two set-up commands come first, as CI and the issue of the front door expect
+    # the two set-up commands come first, unchanged (.ci/run runs the second one's pytest)
     assert found[0][1].splitlines() == ["bash scripts/install.sh && .venv/bin/scarce-lab demo",
                                         "bash scripts/install.sh && .venv/bin/python -m pytest"]
 
