@@ -150,9 +150,26 @@ def test_design_notes_that_code_cites_are_in_the_repository():
 _ISSUE_NUMBER = re.compile(r"\bissues? ?#?[0-9]+|\(#[0-9]+\)", re.I)
 
 
+#: (file, text) -> why the citation stays for now
+KEPT = {
+    ("scarce_lab/data/schema.py", "after its own mapping (issue" + " 21);"):
+        "LLMCallRecord's docstring is the description in the pinned trajectory schema "
+        "(tests/golden/schema_vN.json): it changes with the next schema version",
+}
+
+
 def test_no_docstring_or_comment_cites_a_tracker_issue_number():
-    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()[:120]}"
-             for p in _sources() for n, line in enumerate(p.read_text().splitlines(), 1)
-             if _ISSUE_NUMBER.search(line)]
+    found, kept = [], set()
+    for p in _sources():
+        rel = str(p.relative_to(REPO))
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            if not _ISSUE_NUMBER.search(line):
+                continue
+            key = next((k for k in KEPT if k[0] == rel and k[1] in line), None)
+            if key:
+                kept.add(key)
+            else:
+                found.append(f"{rel}:{n}: {line.strip()[:120]}")
+    assert kept == set(KEPT), f"KEPT names citations that are gone: {set(KEPT) - kept}"
     assert not found, ("state the rule (or link the docs/ page) instead of an issue number:\n"
                        + "\n".join(found))
