@@ -11,7 +11,7 @@ Markers (declared in ``pyproject.toml``) are applied and enforced here, in one p
 - ``notebook`` and ``slow``: every notebook run by nbmake; ``browser``: every test under
   ``tests/browser``; ``docker``: every case parametrized with the ``docker`` backend.
 
-The fast lane (about three minutes) deselects the slow and the optional-dependency tests:
+The fast lane (docs/testing.md) deselects the slow and the optional-dependency tests:
 ``pytest -m "not slow and not embedded and not server and not docker and not browser"``
 (``scripts/test-fast``).
 """
