@@ -1,5 +1,5 @@
 """SovSim Table 1 at scale: a million agent-rounds, from JSON and from Parquet, next to
-the naive baseline it replaces (issue 14 section 1).
+the naive baseline it replaces.
 
 The dataset is the SovSim release *format sample* (``../shared/data/sovsim_format_sample``:
 two conditions, made-up numbers following the game's rules) replicated until it holds
@@ -13,7 +13,7 @@ from other users of a shared machine hits all of them alike; the figures are the
 median and the spread (min..max) over ``--reps`` rounds. Wall time counts reading the
 files and computing Table 1 (imports excluded); memory is the process's peak RSS.
 
-- ``baseline``: the code before issue 14 (``--baseline-rev``, extracted with
+- ``baseline``: the code before the vectorised statistics and fast readers (``--baseline-rev``, extracted with
   ``git archive`` into a temporary folder): one Python dict per agent-round per file,
   Gini through ``map_elements``, the survival-drop bootstrap in a Python loop of
   ``random.choices``.
@@ -43,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "data" / "sovsim_format_sample"
-BASELINE_REV = "9b70195"  # main before issue 14 (vectorised statistics, fast readers)
+BASELINE_REV = "9b70195"  # main before the vectorised statistics and fast readers
 
 CHILD = r"""
 import json, resource, sys, time, os

@@ -1,5 +1,4 @@
-"""Coverage of every interval method the toolkit prints, at 2, 3, 5, 10 and 30 runs
-(issue 22 section 1).
+"""Coverage of every interval method the toolkit prints, at 2, 3, 5, 10 and 30 runs.
 
 Each method is simulated on datasets drawn like the data it is used on, with a known
 true value; coverage is the share of nominal-95% intervals that contain it. A method
@@ -12,7 +11,7 @@ Scenarios (the true value in brackets):
 - ``cluster``: SCARCE per-contention rates. ``k`` runs, run rate ``mu_r ~ N(0.5, 0.1)``
   clipped to [0.01, 0.99], 5..40 Bernoulli contentions per run [0.5]. Methods: the
   percentile cluster bootstrap of the pooled mean (``stats.cluster_bootstrap_ci``, the
-  method before issue 22) and the t interval over run means (``stats.cluster_mean_ci``,
+  method the tables printed before the cluster intervals) and the t interval over run means (``stats.cluster_mean_ci``,
   the method used now).
 - ``cluster median``: SCARCE stage medians of bids. ``k`` runs, run level
   ``N(50, 10)``, 5..40 bids per run ``N(level, 15)`` [the population median, 50]:
@@ -295,7 +294,7 @@ def _cov_agreement(stat, min_units):
 
 
 METHODS = {
-    # name: (coverage function, scenario); "(before)": the method printed before issue 22
+    # name: (coverage function, scenario); "(before)": the method printed before the cluster intervals
     "cluster bootstrap (before)": (cov_cluster_bootstrap, "cluster"),
     "t over run means (now)": (cov_cluster_t, "cluster"),
     "median cluster bootstrap, from 2 (before)": (cov_cluster_median_any, "cluster median"),

@@ -1,4 +1,4 @@
-"""Embedded model: one decision through scarce_lab next to llama.cpp itself (issue 16).
+"""Embedded model: one decision through scarce_lab next to llama.cpp itself.
 
 Prints its figures; not a test (timings are noisy on a shared machine).
 
@@ -29,7 +29,7 @@ Figures:
 
 The machine may be shared: every timing is interleaved and medians are reported.
 
-Found with it (issue 16): llama-cpp-python is built with OpenMP; with libgomp's default
+Found with it: llama-cpp-python is built with OpenMP; with libgomp's default
 active waiting, a generation run on the main thread of a busy 2-core machine took 2 to
 6 times the CPU of the same generation in a worker thread (our provider runs it in
 one), so "direct" was the slow side. ``scarce_lab.llm.embedded`` now sets

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sandbox overhead per command and per grade, for both backends next to a plain
-subprocess (issue 10; target: the local backend under 50 ms per command).
+subprocess (target: the local backend under 50 ms per command).
 
 Per command: ``true`` run N times, interleaved round-robin (A B C A B C ...) so that
 load from other processes on the machine affects every variant alike:

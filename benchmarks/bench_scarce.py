@@ -1,4 +1,4 @@
-"""SCARCE benchmark (issue 3 section 8): contention rounds per second and model seconds.
+"""SCARCE benchmark: contention rounds per second and model seconds.
 
 Prints:
 
@@ -8,7 +8,7 @@ Prints:
    fsync per contention, solver steps) on an in-memory sandbox with a stub grader.
 3. ``runner+local``: the same on the real local sandbox with real grading (what a
    user's scripted run costs; grading and subprocesses dominate).
-4. ``embedded`` (with ``--embedded``; issue 15): ``embedded/smollm2`` as solver AND
+4. ``embedded`` (with ``--embedded``): ``embedded/smollm2`` as solver AND
    negotiator over 5 seeds of 2 workers x 1 subrun on the tasks ``rev`` and ``tac``
    with default steps, on the local sandbox with real grading and no response cache:
    share of runs reaching at least one contention, contentions per run, commands
@@ -177,7 +177,7 @@ def _embedded_run(seed: int, out: Path, tasks: tuple[str, ...]) -> dict:
 
 
 def _embedded(seeds: int, out: Path | None, tasks: tuple[str, ...] = ("rev", "tac")) -> None:
-    """Print the embedded-model progress figures of issue 15 over ``seeds`` runs."""
+    """Print the embedded-model progress figures over ``seeds`` runs."""
     out = out or Path(tempfile.mkdtemp(prefix="bench-scarce-emb-"))
     rows = []
     for seed in range(seeds):
@@ -215,7 +215,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10, help="scripted runs timed (in-memory sandbox)")
     ap.add_argument("--no-local", action="store_true", help="skip the run on the real local sandbox")
     ap.add_argument("--embedded", action="store_true",
-                    help="also run the embedded model as solver and negotiator (issue 15 figures; slow)")
+                    help="also run the embedded model as solver and negotiator (its progress figures; slow)")
     ap.add_argument("--embedded-seeds", type=int, default=5)
     ap.add_argument("--embedded-out", type=Path, default=None, help="keep the embedded runs in this folder")
     ap.add_argument("--only-embedded", action="store_true", help="skip the scripted figures")

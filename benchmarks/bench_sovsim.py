@@ -1,4 +1,4 @@
-"""SovSim benchmark: prints its figures (issue 2, section 10). Not a test: timings are noisy.
+"""SovSim benchmark: prints its figures. Not a test: timings are noisy.
 
     .venv/bin/python benchmarks/bench_sovsim.py            # everything (~6 min on 2 cores)
     .venv/bin/python benchmarks/bench_sovsim.py --quick    # skip the embedded game
@@ -10,7 +10,7 @@ Figures:
 4. sweep throughput, 20 games over all conditions, against a local OpenAI-compatible
    fake server answering after 200 ms, at concurrency 8, 32 and 128, as the ratio
    ideal/actual where ideal = the larger of calls x latency / concurrency and the
-   longest chain of dependent calls in one game x latency (issue 14), and the client's
+   longest chain of dependent calls in one game x latency, and the client's
    CPU milliseconds per call (targets: ratio >= 0.9 at 32, >= 0.8 at 128), with one
    client process and with the games spread over several (``--processes 1 2 3``;
    :mod:`scarce_lab.runners.sweep_processes`);
@@ -110,7 +110,7 @@ def fake_sweep(
     """One sweep of ``games`` SovSim games (all four conditions) against the fake server.
 
     ``ideal_s`` is the larger of calls x latency / concurrency and the longest chain of
-    dependent calls in one game x latency (issue 14); ``cpu_ms_per_call`` is the client's
+    dependent calls in one game x latency; ``cpu_ms_per_call`` is the client's
     CPU time (this process's, all threads, plus the sweep's child processes with
     ``processes > 1``; the server runs in its own process and is not counted) over the
     sweep divided by the number of calls. ``processes > 1`` runs the sweep with

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages for the SCARCE sandboxes (issue 10): bubblewrap (the local backend),
+# System packages for the SCARCE sandboxes (docs/sandbox.md): bubblewrap (the local backend),
 # docker.io (the docker backend's engine: started by scarce_lab when none answers) and
 # debootstrap (builds the docker task image offline from the Debian mirror). Installed
 # with apt when running as root and missing; otherwise say what is missing.

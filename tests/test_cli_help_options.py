@@ -1,4 +1,4 @@
-"""Every option that a command's ``--help`` lists is accepted (issue 21, part 5).
+"""Every option that a command's ``--help`` lists is accepted.
 
 ``scarce-lab run economy --help`` listed ``--economy-ablation`` (generated from
 ``EconomyConfig.ablation``), which the config always refused. This walks the whole
@@ -183,6 +183,7 @@ def _invoke(path, args, tmp_path):
 
 
 @pytest.mark.parametrize("path", sorted(RUN_COMMANDS), ids=lambda p: " ".join(p))
+@pytest.mark.slow
 def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
     cmd = dict((p, c) for p, c in COMMANDS)[path]
     leaves = _leaves(path)

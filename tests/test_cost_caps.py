@@ -1,4 +1,4 @@
-"""Issue 28 section 3: dollar caps that hold, with a priced model on the fake server."""
+"""Dollar caps that hold, with a priced model on the fake server."""
 
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ def _reserve_many(path, n, out):
     out.put(got)
 
 
+@pytest.mark.slow
 def test_the_sweep_ledger_holds_across_processes(tmp_path):
     path = tmp_path / "ledger.sqlite"
     SpendLedger(path)
@@ -100,6 +101,7 @@ def test_the_sweep_ledger_holds_across_processes(tmp_path):
     assert SpendLedger(path).spent("sweep") == pytest.approx(5.0)
 
 
+@pytest.mark.slow
 def test_the_cli_sweep_cap_stops_starting_runs(tmp_path):
     from typer.testing import CliRunner
 

@@ -1,4 +1,4 @@
-"""Issue 22: intervals that keep their 95%, claims that survive many comparisons.
+"""Intervals that keep their 95%, claims that survive many comparisons.
 
 The coverage tests run the functions of ``benchmarks/bench_coverage.py`` with fewer
 simulated datasets (seeded). Tolerance: a method must cover at least
@@ -34,6 +34,7 @@ def _floor(sims: int) -> float:
     ("Fisher z", (5, 10), 300),
     ("alpha bootstrap (now)", (5, 30), 150),
 ])
+@pytest.mark.slow
 def test_chosen_methods_keep_their_coverage(method, runs, sims):
     tab = B.coverage_table(sims, 300, seed=22, methods=[method], runs=runs)
     for r in tab.iter_rows(named=True):
@@ -105,6 +106,7 @@ def test_near_constant_input_refuses_a_correlation():
     assert not math.isnan(stats.pearson_ci([0.1, 0.2, 0.4, 0.3], [1, 2, 4, 2])[0])
 
 
+@pytest.mark.slow
 def test_adjust_pvalues_holm_and_bh():
     p = [0.01, 0.04, 0.03, math.nan]
     rej, adj = comparisons.adjust_pvalues(p, "holm")
@@ -133,6 +135,7 @@ def _noise_per_sim(rng, models=20, sims=30):
                          for m in range(models) for s in range(sims)])
 
 
+@pytest.mark.slow
 def test_per_model_correlation_claims_are_controlled_on_pure_noise():
     """Case c09: 20 null models x 30 simulations, 50 datasets. Unadjusted, about 64%
     of datasets report at least one model's r as non-zero; Holm keeps the family-wise

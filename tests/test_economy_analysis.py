@@ -95,7 +95,7 @@ def test_bid_convergence_gap_hand_case():
 
 
 def test_economy_metrics_refuse_to_pool_models_or_settings():
-    """Issue 12 section 1: a table never pools runs of different conditions. The
+    """A table never pools runs of different conditions. The
     Economy groups by (task, condition); a group mixing models or settings is refused."""
     from scarce_lab.analysis.pooling import PoolingError
 

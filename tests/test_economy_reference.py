@@ -453,6 +453,7 @@ def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
     assert [r["economy"] for r in json.loads(res.output)] == ["default", "eom-reference:research"]
 
 
+@pytest.mark.slow
 def test_llm_agents_run_under_the_preset(tmp_path):
     """The whole LLM path under the research preset (wake-up questions, actions) with a
     mocked model; the economy is checkpointed after each episode (it must hold no model

@@ -1,4 +1,4 @@
-"""The eom-reference preset under extreme settings (adversarial review of issue 23).
+"""The eom-reference preset under extreme settings.
 
 Before: ``reference.path_reward_scale=nan`` (or ``inf``) ended the run mid-episode with
 ``ValueError: cannot convert float NaN to integer``; ``initial_wealth=10**30`` (either

@@ -20,6 +20,7 @@ def _events(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_training_improves_on_first_episodes_with_rule_agents(tmp_path):
     """The classic Hayek result: a random rule population learns Blocks World."""
     for seed in range(4):
@@ -83,6 +84,7 @@ def test_recorded_money_replays_exactly_and_eval_is_frozen(tmp_path):
     assert manifest["status"] == "complete" and manifest["environment"] == "economy"
 
 
+@pytest.mark.slow
 def test_same_seed_same_trajectory(tmp_path):
     cfg = EconomyRunConfig(episodes=40, eval_episodes=5, seed=9)
     a = run_economy(cfg, tmp_path / "a")

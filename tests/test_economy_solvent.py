@@ -1,4 +1,4 @@
-"""``solvent_bids``: an agent may not bid more than its wealth (issue 21 sec. 5).
+"""``solvent_bids``: an agent may not bid more than its wealth.
 
 The rule is stated once (:meth:`Economy.placed_bids`); these property tests drive random
 economies (random wealth, bids, novices, configs) through auctions and whole episodes
@@ -102,7 +102,7 @@ def test_no_bucket_brigade_payment_exceeds_the_payers_wealth(agents, epsilon, st
 
 
 def test_a_novice_that_cannot_cover_its_trial_bid_stays_out():
-    """The case of issue 21: a novice with 10 credits facing a veteran bid of 10 would bid
+    """The case found in review: a novice with 10 credits facing a veteran bid of 10 would bid
     11 and go to -1; with solvent_bids it does not bid."""
     eco = _economy(Economy, [(50, 10, False), (10, 5, True)], epsilon=1)
     assert eco.placed_bids(["a0", "a1"]) == {"a0": 10}

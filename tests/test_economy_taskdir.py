@@ -130,6 +130,7 @@ def test_a_task_directory_runs_end_to_end_and_its_score_is_paid_and_recorded(tmp
     assert all(p["payload"]["total"] == 0 for p in ev if p["kind"] == "population")
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(shutil.which("docker") is None, reason="no docker client on this machine")
 def test_verifier_runs_in_docker_when_an_engine_answers(tmp_path):
     from scarce_lab.sandbox.docker import docker_available

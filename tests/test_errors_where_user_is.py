@@ -1,4 +1,4 @@
-"""Errors where the user is (issue 21, part 4).
+"""Errors where the user is.
 
 ``sl.run`` returned normally for a misspelled policy, an unknown embedded model, a
 missing API key and a failed run (the error only inside ``manifest.json``); the

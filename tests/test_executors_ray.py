@@ -1,4 +1,4 @@
-"""Sweeps on a Ray cluster (issue 14 section 3): a local Ray instance started here on
+"""Sweeps on a Ray cluster: a local Ray instance started here on
 127.0.0.1 (no dashboard, several workers). Runs on Ray must give the same trajectories
 as local runs with the same seeds, skip complete runs on resume, continue unfinished
 ones, and work whether or not the nodes see the output folder."""

@@ -48,6 +48,7 @@ def test_ci_chart_with_nan_bounds_is_strict_json():
     _strict(F.strict_spec(ci_chart(df, "model", title="t", y_title="share")))
 
 
+@pytest.mark.slow
 def test_offline_renderer_gives_a_png_sized_in_css_pixels_and_a_widget():
     chart = alt.Chart(pl.DataFrame({"a": [1, 2]})).mark_point().encode(x="a:Q").properties(width=200, height=100)
     data, meta = F.offline_renderer(chart.to_dict())
@@ -142,7 +143,7 @@ def test_readable_names():
 
 
 def test_large_datasets_draw_counted_charts_not_one_mark_per_row(sovsim):
-    """Found at scale (issue 14): altair refuses more than 5,000 rows, and a million
+    """Found at scale: altair refuses more than 5,000 rows, and a million
     agent-rounds gave tens of thousands of misreports and simulations. Charts count in
     polars instead: their data stays small whatever the dataset's size."""
     df, per_sim, _ = sovsim
@@ -186,7 +187,7 @@ def test_misreport_histogram_bars_start_at_zero(sovsim):
     assert '"x2"' in enc and '"y2"' in enc
 
 
-# -- figure rules (issue 25): every chart goes through figures.titled ----------------------
+# -- figure rules: every chart goes through figures.titled ----------------------
 def _points(groups: list[str], values: list[float] | None = None) -> alt.Chart:
     df = pl.DataFrame({"g": groups, "x": list(range(len(groups))),
                        "y": values if values is not None else [1.0 + i for i in range(len(groups))]})

@@ -1,4 +1,4 @@
-"""Fuzz suite of issue 11: generated model answers through every decision schema via
+"""Fuzz suite: generated model answers through every decision schema via
 the LLM client, with a fast fake ``litellm.acompletion`` (no network).
 
 At least 10,000 model answers in total (each test asserts its share; the shares sum
@@ -272,6 +272,7 @@ def mutated(draw, i: int) -> str | None:
 
 
 # -- tests -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_fuzz_random_text(env):
     """Random text, random JSON and nested/huge objects, 5 answers per example."""
     before = served("random_text")
@@ -318,6 +319,7 @@ def adversarial(draw, i: int):
     return "\n".join([*parts, answer]), expected, err
 
 
+@pytest.mark.slow
 def test_fuzz_adversarial_text_final_answer_wins(env):
     """Think-block drafts, invalid objects and prose before the final answer."""
     before = served("adversarial")
@@ -337,6 +339,7 @@ def test_fuzz_adversarial_text_final_answer_wins(env):
     assert DECISIONS["adversarial"] >= 2000 and served("adversarial") - before >= 2000
 
 
+@pytest.mark.slow
 def test_fuzz_values_and_type_mutations(env):
     """Valid answers of every schema are taken as they are; the same answers with one
     integer as a boolean, numeric string or fraction are never accepted."""
@@ -429,6 +432,7 @@ def _expect_first(first, out) -> None:
             assert o == "truncated" and out.calls[0].parsed is None
 
 
+@pytest.mark.slow
 def test_fuzz_response_shapes(env):
     """Truncations, refusals, empty choices, blank content, tool calls, transport
     errors and odd response objects, 4 decisions per example."""
@@ -447,6 +451,7 @@ def test_fuzz_response_shapes(env):
     assert DECISIONS["shapes"] >= 3000 and served("shapes") - before >= 3000
 
 
+@pytest.mark.slow
 def test_fuzz_cache_replays_the_same_outcomes(tmp_path_factory):
     """Through the response cache: a rerun gives the same outcomes and decision."""
     lit = load_litellm()

@@ -1,4 +1,4 @@
-"""Fuzz the judge's answers (issue 11, "Also"; kinds 4 and 1 for the judge).
+"""Fuzz the judge's answers.
 
 Thousands of generated model replies (random text incl. lone surrogates, JSON
 fragments, nested, deep and huge objects, think blocks, two verdicts, unknown and
@@ -230,6 +230,7 @@ def report(name: str, seen: Counter, n: int, t0: float) -> None:
 
 
 # -- the tests -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_answer_schema_never_raises():
     seen: Counter = Counter()
     t0 = time.perf_counter()
@@ -256,6 +257,7 @@ def test_answer_schema_never_raises():
     report("answer schema", seen, N_SCHEMA, t0)
 
 
+@pytest.mark.slow
 def test_clean_answers_give_the_expected_judgement(harness):
     seen: Counter = Counter()
     t0 = time.perf_counter()
@@ -270,7 +272,7 @@ def test_clean_answers_give_the_expected_judgement(harness):
             assert j.status == "invalid" and j.call_outcomes == ["invalid", "invalid"]
         else:
             status, labels, invalid = want
-            # labels whose cited evidence is absent from the utterance are rejected (issue 28)
+            # labels whose cited evidence is absent from the utterance are rejected
             kept = [x for x in labels if x not in j.rejected_labels]
             assert set(j.rejected_labels) <= set(labels) and j.labels == kept
             assert j.status == ("unsupported_evidence" if labels and not kept and status == "ok" else status)
@@ -282,6 +284,7 @@ def test_clean_answers_give_the_expected_judgement(harness):
     report("judge_unit, clean answers", seen, N_JUDGE // 2, t0)
 
 
+@pytest.mark.slow
 def test_any_reply_gives_a_recorded_judgement(harness):
     seen: Counter = Counter()
     t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""GovSim results read by their own rules (issue 22 section 3).
+"""GovSim results read by their own rules.
 
 Small samples laid out as GovSim's ``simulation/main.py`` writes them
 (``results/<scenario>_<code_version>/<group_name>/<run>/`` with ``.hydra/config.yaml``

@@ -1,4 +1,4 @@
-"""JSONL lines never hold a raw Unicode line break (issue 21, part 5).
+"""JSONL lines never hold a raw Unicode line break.
 
 U+2028, U+2029 (and U+0085) are valid raw inside JSON strings, but readers that split
 lines on Unicode line breaks (Python's ``str.splitlines``, several JSONL tools) see torn

@@ -1,4 +1,4 @@
-"""Judge answers (issue 11, kind 4): ``labels`` required, label normalisation, invalid
+"""Judge answers: ``labels`` required, label normalisation, invalid
 labels per label, one outcome per judgement, a missing rating never votes.
 
 The model is faked at ``litellm.acompletion`` (:class:`FakeLitellm`, shared with the

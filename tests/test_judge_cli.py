@@ -200,7 +200,7 @@ def test_validate_rejects_mismatched_taxonomy(tmp_path, fake_client):
 
 
 def test_validate_limit_on_a_scarce_dataset_spreads_over_runs_and_contentions():
-    """issue 25: `--limit N` on scripted ground truth takes evenly spaced units of every run, not the
+    """`--limit N` on scripted ground truth takes evenly spaced units of every run, not the
     first run's first contentions."""
     from types import SimpleNamespace
 

@@ -1,4 +1,4 @@
-"""The judge's store writes like the run recorders (issue 9 section 1; issue 11 kind 8):
+"""The judge's store writes like the run recorders:
 fsynced appends, a torn last line repaired before the next append and skipped on load
 with a warning naming file and line, other corrupt lines errors naming file and line,
 BOM and CRLF accepted, ``panel.json`` replaced atomically."""

@@ -1,4 +1,4 @@
-"""Kind 6 of issue 11: every parameter sent to litellm that can change the answer is
+"""Every parameter sent to litellm that can change the answer is
 part of the response-cache key and of the recorded params; credentials never are."""
 
 from __future__ import annotations

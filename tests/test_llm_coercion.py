@@ -1,4 +1,4 @@
-"""Kind 2 of issue 11: one type-coercion policy for every decision schema.
+"""One type-coercion policy for every decision schema.
 
 Strict JSON types: booleans are never numbers, numeric strings ("15") are rejected
 everywhere, "$12" / "12 tons" are never normalised, an integer is written without a

@@ -1,4 +1,4 @@
-"""Kind 7 of issue 11: prompt tokens are counted before the call; a prompt that does
+"""Prompt tokens are counted before the call; a prompt that does
 not fit (with its requested output tokens) is a clear ``context_overflow`` error naming
 agent, round, prompt tokens and window, never a silent fallback or fewer tokens."""
 

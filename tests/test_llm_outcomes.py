@@ -1,4 +1,4 @@
-"""Kinds 3 and 5 (what a failed transport becomes) of issue 11: every call has an
+"""What a failed transport becomes: every call has an
 outcome and the provider's finish_reason; empty choices, refusals, tool calls, blank
 and truncated answers each get their own handling; a transport failure is a missing
 decision that agents raise, never a fallback."""
@@ -273,7 +273,7 @@ def test_judge_transport_failure_is_an_error_judgement(monkeypatch):
 
 
 def test_a_text_answer_to_a_tool_request_is_its_own_outcome_and_asked_again(monkeypatch):
-    # issue 28: 6/6 plain-text answers silently became list_files. A text answer is
+    # 6/6 plain-text answers silently became list_files. A text answer is
     # ``text_for_tool``; the solver asks once more, and uses the tool call that comes.
     from scarce_lab.agents.scarce import LLMSolver
 

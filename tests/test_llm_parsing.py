@@ -1,4 +1,4 @@
-"""Kind 1 of issue 11: which JSON object in a model's text is the answer.
+"""Which JSON object in a model's text is the answer.
 
 Reasoning blocks are stripped; among the top-level objects the valid ones count; one
 distinct valid candidate is the answer; several different ones are ambiguous unless

@@ -1,4 +1,4 @@
-"""Issue 21 section 1: the record, the cache key and the condition hold what litellm
+"""The record, the cache key and the condition hold what litellm
 sent after its own mapping, checked against the request a local HTTP server received."""
 
 from __future__ import annotations

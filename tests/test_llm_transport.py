@@ -1,6 +1,6 @@
-"""Transport of LLMClient: retries wait at least the provider's hint (issue 11 kind 5),
-and the shared rate limiter keeps a sweep under a provider's limit (issue 14 section
-2), checked against the local fake server's 429 mode."""
+"""Transport of LLMClient: retries wait at least the provider's hint,
+and the shared rate limiter keeps a sweep under a provider's limit,
+checked against the local fake server's 429 mode."""
 
 from __future__ import annotations
 
@@ -108,6 +108,7 @@ def test_a_429_hint_pauses_the_other_calls_of_the_provider(scripted_transport):
     assert st["rate_limited"] == 1 and st["paused_until"] > time.monotonic()
 
 
+@pytest.mark.embedded  # the embedded model's tokenizer counts the prompt
 def test_embedded_errors_are_not_retried(scripted_transport):
     replies, sleeps = scripted_transport
     replies[:] = [RuntimeError("llama failed"), _ok()]

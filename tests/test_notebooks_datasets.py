@@ -1,4 +1,4 @@
-"""Every notebook on every kind of dataset the README's commands make (issue 21, part 3).
+"""Every notebook on every kind of dataset the README's commands make.
 
 Datasets, made here with the README's own commands (scripted models, so they take
 seconds) or taken from the shipped data:
@@ -101,6 +101,7 @@ def test_notebook_runs_on_a_one_run_dataset(nb, datasets, tmp_path):
         assert side["convention"]["survival"].startswith("lenient")
 
 
+@pytest.mark.slow
 def test_economy_analysis_on_the_one_seed_ablation(datasets):
     """The README's one-seed ``-a all``: intervals are missing (typed Float64, not Null)
     and every call of notebook 07 works (the report failed in solve_curve's clip)."""
@@ -125,6 +126,7 @@ def test_economy_analysis_on_the_one_seed_ablation(datasets):
     assert table["n_runs"].to_list() == [1, 1, 1, 1] and table["first_fifth_lo"].null_count() == 4
 
 
+@pytest.mark.slow
 def test_economy_long_run_population_chart(datasets, tmp_path):
     """Four ablations x 1,300 training episodes = 5,200 population rows (altair's limit
     is 5,000): the chart aggregates into episode windows and saves."""

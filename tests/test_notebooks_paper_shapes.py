@@ -1,4 +1,4 @@
-"""Notebooks 02-06 on the shipped data and on a hosted-model-shaped dataset (issue 25).
+"""Notebooks 02-06 on the shipped data and on a hosted-model-shaped dataset.
 
 The hosted-model-shaped dataset mixes the shipped scripted-negotiator runs with the shipped
 embedded-model runs rewritten as a hosted API model records them: the model string

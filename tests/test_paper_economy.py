@@ -1,5 +1,5 @@
-"""The Economy of Minds paper's definitions where this toolkit departed from them
-(issue 12 section 4): the fixed bid b_a, and exploration that replaces bankrupt agents
+"""The Economy of Minds paper's definitions where this toolkit departed from them:
+the fixed bid b_a, and exploration that replaces bankrupt agents
 by modified copies of the failed agent's policy.
 
 Paper: Qi et al. 2026, "Economy of Minds: Emerging Multi-Agent Intelligence with
@@ -72,7 +72,7 @@ def test_bankrupt_agents_are_replaced_by_modified_copies_of_their_policy():
 
 
 def test_an_llm_replacement_gets_the_failed_agents_prompt_rewritten():
-    """Issue 12 section 4: "Exploration replaces bankrupt agents with new ones made by
+    """The specification: "Exploration replaces bankrupt agents with new ones made by
     modifying the failed agent's policy (for LLM agents: rewriting its prompt)"."""
     from scarce_lab.llm import LLMClient, LLMSettings
 

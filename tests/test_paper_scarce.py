@@ -1,10 +1,10 @@
 """The SCARCE paper's definitions, one test for each place where this toolkit departed
-from them (issue 12, sections 1 and 3).
+from them.
 
 The paper's own text was not within reach when these were written (it is in none of
 the stored corpora this project can search). Each docstring therefore quotes the
-paper's rule as the project's record states it: issue 3, the specification written
-from the paper, and issue 12 section 3, the list of departures checked against it.
+paper's rule as the project's record states it: the specification written from the
+paper, and the list of departures checked against it.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def _through_reasoning(c: Contention) -> None:
 
 # -- the rules ---------------------------------------------------------------------------
 def test_private_messages_let_the_recipient_reply_within_r_rounds():
-    """Paper (issue 3 section 4): "Optional private messages: directed, seen only by sender
-    and recipient; a recipient may reply; at most R rounds (configurable)." Issue 12:
+    """Paper: "Optional private messages: directed, seen only by sender
+    and recipient; a recipient may reply; at most R rounds (configurable)." Departures:
     "the default lets a recipient answer (today R=1, so no reply is possible)"."""
     assert MechanismConfig().private_rounds == 2
     assert WorldRules(workers=("a",), budgets={"a": 1}, deadlines_s={"a": 60}).private_rounds == 2
@@ -94,7 +94,7 @@ def test_private_messages_let_the_recipient_reply_within_r_rounds():
 
 
 def test_save_persistent_memory_costs_no_deadline_time(tmp_path):
-    """Paper (issue 3 section 3): "save_persistent_memory(text) (free, costs no deadline
+    """Paper: "save_persistent_memory(text) (free, costs no deadline
     time)"."""
     w = ScarceWorld(WorldRules(workers=("a",), budgets={"a": 10}, deadlines_s={"a": 100},
                                clock=ClockConfig(model_call_s=20, scripted_call_s=2)))
@@ -115,9 +115,9 @@ def test_save_persistent_memory_costs_no_deadline_time(tmp_path):
 
 
 def test_memory_horizon_default_is_the_papers_cross_subrun_memory():
-    """Paper (issue 12 section 3): "the paper's cross-subrun memory is what the
+    """Paper: "the paper's cross-subrun memory is what the
     memory-horizon experiment varies (keep none, subrun, cross, and say which is the
-    paper's baseline)"; issue 3 section 5: "cross-subrun (history and saved memories
+    paper's baseline)"; the specification: "cross-subrun (history and saved memories
     carried over)"."""
     assert MEMORY_HORIZONS == ("none", "subrun", "cross")
     assert PAPER_MEMORY == "cross" == ScarceConfig().memory
@@ -126,7 +126,7 @@ def test_memory_horizon_default_is_the_papers_cross_subrun_memory():
 
 
 def test_budget_asymmetry_gives_one_worker_500_extra_credits():
-    """Paper (issue 12 section 3): "the budget-asymmetry experiment gives one worker 500
+    """Paper: "the budget-asymmetry experiment gives one worker 500
     extra credits (1,500 vs 1,000) as in the paper"."""
     assert PAPER_RICH_WORKER_BUDGET == 1500
     cfg = ScarceConfig(workers=4, rich_worker_budget=PAPER_RICH_WORKER_BUDGET)
@@ -134,7 +134,7 @@ def test_budget_asymmetry_gives_one_worker_500_extra_credits():
 
 
 def test_table_9_takes_the_highest_effort_levels_litellm_accepts_for_a_model():
-    """Paper (issue 12 section 3): "Table 9 compares the highest reasoning-effort levels
+    """Paper: "Table 9 compares the highest reasoning-effort levels
     litellm accepts for a model (for example high vs xhigh or max), not low vs high"."""
     assert {"xhigh", "max"} <= set(REASONING_EFFORTS)
     assert ScarceConfig(llm={"reasoning_effort": "max"}).llm.reasoning_effort == "max"
@@ -154,7 +154,7 @@ def test_table_9_takes_the_highest_effort_levels_litellm_accepts_for_a_model():
 
 # -- the metrics -----------------------------------------------------------------------
 def test_win_rate_is_the_share_of_all_rounds_first_in_the_queue():
-    """Paper (issue 12 section 3): "Win rate is the share of rounds an agent is first in
+    """Paper: "Win rate is the share of rounds an agent is first in
     the queue (all rounds, not only contested ones; report the contested variant beside
     it if useful)"."""
     ct = frame(CONTENTION_SCHEMA, [
@@ -172,7 +172,7 @@ def test_win_rate_is_the_share_of_all_rounds_first_in_the_queue():
 
 
 def test_table_1_and_figure_14_are_computed_on_the_first_subrun():
-    """Paper (issue 12 section 3): "Table 1 and Figure 14 are computed on a single subrun
+    """Paper: "Table 1 and Figure 14 are computed on a single subrun
     (the first) as in the paper"."""
     rounds = pl.DataFrame({"run_id": ["r"] * 4, "contention": [0, 1, 2, 3], "worker": ["a"] * 4,
                            "subrun": [0, 0, 1, 1], "model": ["m"] * 4,
@@ -186,7 +186,7 @@ def test_table_1_and_figure_14_are_computed_on_the_first_subrun():
 
 
 def test_table_10_reports_the_combined_rule_share_by_stage():
-    """Paper (issue 12 section 3): "Table 10 reports the combined rule-making plus
+    """Paper: "Table 10 reports the combined rule-making plus
     rule-invoking share by stage (keep the split beside it)"."""
     make, inv = X.RULE_MAKING[0], X.RULE_INVOKING[0]
     rounds = pl.DataFrame({"run_id": ["r"] * 4, "contention": [0, 0, 0, 0], "worker": list("abcd"),
@@ -198,7 +198,7 @@ def test_table_10_reports_the_combined_rule_share_by_stage():
 
 
 def test_table_8_bid_drift_has_stages_1_to_4():
-    """Paper (issue 12 section 3): "Table 8's bid drift uses stages 1 to 4"."""
+    """Paper: "Table 8's bid drift uses stages 1 to 4"."""
     ct = frame(CONTENTION_SCHEMA, [C("r", k, "a", won=True, final_bid=10 * k) for k in range(8)])
     out = X.winning_bid_by_stage(ct)
     assert out["stage"].to_list() == [1, 2, 3, 4]
@@ -206,7 +206,7 @@ def test_table_8_bid_drift_has_stages_1_to_4():
 
 
 def test_table_7_reports_the_richer_workers_overall_win_rate():
-    """Paper (issue 12 section 3): "Table 7's overall win rate of the richer worker is
+    """Paper: "Table 7's overall win rate of the richer worker is
     reported" (beside the rate per budget phase)."""
     ct = frame(CONTENTION_SCHEMA, [
         C("r", 0, "w0", budget_initial=1500, payment=1200, declared_bid=1200, won=True),
@@ -224,7 +224,7 @@ def test_table_7_reports_the_richer_workers_overall_win_rate():
 
 
 def test_relational_group_is_the_papers_four_tactics():
-    """Paper (issue 12 section 3): "The relational group of tactics matches the paper's
+    """Paper: "The relational group of tactics matches the paper's
     (reciprocity, alliance formation, alliance loyalty, reputation)"."""
     tax = load_taxonomy("scarce")
     assert tax.relational_ids == {"reciprocity", "explicit_coalition", "exclusive_coalition",
@@ -233,9 +233,9 @@ def test_relational_group_is_the_papers_four_tactics():
     assert {i for ids in X.MEMORY_BEHAVIOURS.values() for i in ids} == tax.relational_ids
 
 
-# -- never pool (issue 12 section 1) ------------------------------------------------------
+# -- never pool ------------------------------------------------------
 def test_metrics_refuse_to_pool_runs_whose_settings_differ():
-    """Issue 12 section 1: "a table groups by all of them, shows the differing settings in
+    """Never pool: "a table groups by all of them, shows the differing settings in
     the condition label, and refuses (or warns loudly, with the settings that differ) when
     asked to pool runs whose settings differ"."""
     s4 = json.dumps({"workers": 4, "memory": "cross"}, sort_keys=True, separators=(",", ":"))
@@ -267,7 +267,7 @@ def test_metrics_refuse_to_pool_runs_whose_settings_differ():
 
 
 def test_a_model_negotiators_client_settings_define_the_condition():
-    """Issue 12 section 1: "a condition is every setting that defines it". With a scripted
+    """Never pool: "a condition is every setting that defines it". With a scripted
     solver and a model negotiator, the negotiator's reasoning effort and sampling are
     condition settings (they were dropped, so effort-low, effort-high and the reference run
     of the embedded dataset shared one condition)."""
@@ -286,7 +286,7 @@ def test_a_model_negotiators_client_settings_define_the_condition():
 
 
 def test_datasets_loaded_together_get_labels_unique_per_settings():
-    """Issue 12 section 1: conditions are told apart by every setting. Two datasets that
+    """Conditions are told apart by every setting. Two datasets that
     each vary nothing (all richer-worker runs; all mixed-deadline runs) would both be
     labelled by their base condition alone; loaded together they must not share a label."""
     from pathlib import Path

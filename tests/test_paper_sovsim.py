@@ -4,7 +4,7 @@ them, each stated in the test's docstring with the source of the sentence.
 
 Sources quoted: the paper's abstract; the authors' repository (abhilekhborah/sovsim:
 README "Game Mechanics" and "Metrics" tables, ``simulation/metrics.py`` comments); and
-issue 12, which quotes the paper's cross-model figures. Data are hand-made release-shaped
+the project's specification, which quotes the paper's cross-model figures. Data are hand-made release-shaped
 trees (``agent_rationales/<model>/<condition>/rationales.json``) whose expected values
 are computed here from the records, independently of the code under test.
 """
@@ -98,7 +98,7 @@ def six_models() -> dict:
 def test_mean_relative_drop_over_models_from_table_json(tmp_path):
     """Cross-model drop. Paper abstract: "introducing asymmetric power leads to severe
     breakdowns in cooperation and sustainability, with up to an 87.3% degradation in
-    survival rate relative to symmetric settings"; issue 12: "the mean over models of the
+    survival rate relative to symmetric settings"; the specification: "the mean over models of the
     relative drop in survival rate and in total gain from CPR to each asymmetric condition
     (the release gives 86.7% for survival)". On release-shaped data with the release's
     per-model survival counts, ``table sovsim --format json`` gives 86.7% at
@@ -140,7 +140,7 @@ def test_drop_from_a_zero_cpr_survival_rate_is_undefined_not_zero(tmp_path):
 
 def test_overuse_split_by_role(tmp_path):
     """Over-usage by role. Authors' README: "Per-Capita Over-Usage: Fraction of
-    agent-rounds exceeding per-capita sustainable share"; issue 12 quoting the paper:
+    agent-rounds exceeding per-capita sustainable share"; the specification quoting the paper:
     "8.9% for symmetric agents vs up to 100% for dominant agents". Symmetric agents are
     the citizens of CPR; dominant agents are the boss or king (the leader)."""
     one_over = [(18, 15, 15, 12)] + [(15, 15, 15, 15)] * 11  # 1 of 48 agent-rounds above 120/8 = 15
@@ -161,7 +161,7 @@ def test_overuse_split_by_role(tmp_path):
 def test_leader_rate_vs_survival_across_models_states_its_unit(tmp_path):
     """Pearson r and R^2 between leader extraction rate and survival across models.
     Authors' README: "Leader Extraction Rate: Fraction of available pool taken by dominant
-    agent per round"; issue 12: "Pearson r and R^2 between leader extraction rate and
+    agent per round"; the specification: "Pearson r and R^2 between leader extraction rate and
     survival across models (state which unit: model x condition cells or simulations)".
     Both units are reported; expected values are computed here from the records."""
     bcpr_sim = [(15, 15, 15, 30), (15, 15, 15, 30), (15, 15, 15, 0)]  # pools 120, 90, 30: collapse in round 3
@@ -220,7 +220,7 @@ def test_defection_onset_as_the_authors_define_it(tmp_path):
 
 def test_per_metric_n_and_not_applicable_vs_no_event_in_every_format(tmp_path):
     """Table 1: "Per-metric n is shown in Table 1 where it is smaller than the number of
-    simulations, and 'not applicable' differs from 'no event'" (issue 12). Leader rate
+    simulations, and 'not applicable' differs from 'no event'". Leader rate
     and misreport do not exist in CPR (not applicable); a KCPR game where no peasant
     defects has no onset (no event: a result); one of three games with a defection gives
     the onset over n = 1."""

@@ -1,4 +1,4 @@
-"""Paper-shaped SCARCE tables (issue 25): wide layouts that never pool conditions, short
+"""Paper-shaped SCARCE tables: wide layouts that never pool conditions, short
 labels with the full settings one click away, LaTeX export, and sentences that answer a
 table's question about a change (Table 5, Table 8)."""
 

@@ -1,4 +1,4 @@
-"""Notebook parameters mean what they say (issue 21, part 2).
+"""Notebook parameters mean what they say.
 
 ``scarce-lab report 01 -p STRICT=false`` injected the string ``'false'`` (true in
 Python) and published the strict-survival table; ``-p MODELS=scripted/greedy`` was
@@ -134,7 +134,7 @@ def test_save_table_needs_a_convention_and_writes_it_beside_the_table(tmp_path):
     with pytest.raises(ValueError, match="empty"):
         F.save_table(df, "t", tmp_path, convention={})
     paths = F.save_table(df, "t", tmp_path, convention=convention("sovsim", strict_survival=True))
-    assert [p.name for p in paths] == ["t.csv", "t.md", "t.convention.json", "t.tex"]  # LaTeX too (issue 25)
+    assert [p.name for p in paths] == ["t.csv", "t.md", "t.convention.json", "t.tex"]  # LaTeX too
     side = json.loads((tmp_path / "t.convention.json").read_text())
     assert side["convention"]["strict_survival"] is True and side["rows"] == 1 and side["columns"] == ["a"]
     assert "strict_survival = true" in (tmp_path / "t.md").read_text()

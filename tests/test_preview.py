@@ -1,4 +1,4 @@
-"""Issue 28 section 4: know before you spend (--dry-run, sl.run(dry_run=True), --check)."""
+"""Know before you spend (--dry-run, sl.run(dry_run=True), --check)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The shared rate limiter, the retry hints it reads, and the loop-agnostic
-concurrency bound (issue 14 section 2, issue 11 kinds 5 and 9)."""
+concurrency bound."""
 
 from __future__ import annotations
 
@@ -294,7 +294,7 @@ def test_concurrency_limit_survives_cancelled_waiters():
 
 
 def test_concurrency_limit_serves_lowest_priority_then_arrival():
-    """Issue 14 section 2: waiting calls of the games furthest behind (lowest round) go
+    """Waiting calls of the games furthest behind (lowest round) go
     first; equal priorities keep arrival order."""
     limit = ConcurrencyLimit(1)
     order = []
@@ -349,7 +349,7 @@ def test_concurrency_limit_free_slot_after_cancelled_waiters_is_taken_at_once():
 
 
 def test_client_keeps_no_state_per_event_loop():
-    """Issue 11 kind 9: a client used from many loops (``decide`` makes one per call)
+    """A client used from many loops (``decide`` makes one per call)
     must not keep them alive."""
     from scarce_lab.llm import LLMClient, LLMSettings
 

@@ -1,4 +1,4 @@
-"""Issue 28 section 1: a real OpenAI-compatible server in the tests.
+"""A real OpenAI-compatible server in the tests.
 
 llama-cpp-python's own server (``python -m llama_cpp.server``, the ``server`` extra)
 runs on 127.0.0.1 over the embedded model's GGUF with the ``chatml-function-calling``

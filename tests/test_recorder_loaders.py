@@ -184,8 +184,8 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
     assert_frame_equal(load_agent_rounds(data, cache=True), plain)  # read back in the same order
     lazy = load_agent_rounds(data, cache=True, lazy=True)
     assert isinstance(lazy, pl.LazyFrame) and lazy.collect().height == plain.height
-    # Table 1 runs on the lazy frame (issue 14: tables run on the lazy scan) and agrees
-    from scarce_lab.analysis.sovsim.metrics import sovsim_table
+    # Table 1 runs on the lazy frame (tables run on the lazy scan) and agrees
+    from scarce_lab.analysis.sovsim import sovsim_table
 
     assert_frame_equal(sovsim_table(lazy), sovsim_table(plain))
     # a changed source file makes the cache stale: the new numbers are read, not the old
@@ -207,7 +207,7 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
 
 # -- our run folders: frames built once per dataset, equal to the per-event path --------
 def _reference_frames(path):
-    """The frames as the loader built them before issue 14: one model_dump dict per
+    """The frames as the loader built them before the one-pass polars readers: one model_dump dict per
     event, one DataFrame per kind from those dicts."""
     from collections import defaultdict
 
@@ -433,7 +433,7 @@ def test_find_run_dirs_order_is_path_order(tmp_path):
 
 @pytest.mark.parametrize("env", ["sovsim", "scarce", "economy"])
 def test_manifest_with_bom_and_crlf_loads_the_same_run(tmp_path, env):
-    """Issue 11 kind 8: a UTF-8 BOM (or Windows line ends) in a run's manifest.json,
+    """A UTF-8 BOM (or Windows line ends) in a run's manifest.json,
     as an editor on another system writes it, is read, not refused."""
     import shutil
     from pathlib import Path

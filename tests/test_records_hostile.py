@@ -1,4 +1,4 @@
-"""Records under hostile text (adversarial review of issue 21): a run always closes.
+"""Records under hostile text: a run always closes.
 
 Before: a failed run whose error message quoted a non-UTF-8 file name (Python's
 ``surrogateescape`` gives ``'out\\udcff.txt'``) or held a lone surrogate from a model's

@@ -128,6 +128,7 @@ def _obs():
                              own_remaining_s=600, own_budget=1000, transcript=[], memories=[], step=3)
 
 
+@pytest.mark.embedded  # the embedded model's tokenizer sizes the prompt
 def test_llm_solver_native_tools_and_json_action():
     from scarce_lab.agents.scarce import LLMSolver
 
@@ -146,7 +147,7 @@ def test_llm_solver_native_tools_and_json_action():
     assert "40 s left in your slot" in d.prompt[1]["content"]
 
 
-# -- issue 15: masks in the solver's calls, the checklist, prompts that fit the model ------
+# -- masks in the solver's calls, the checklist, prompts that fit the model ------
 def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev"):
     from scarce_lab.agents.scarce import SolverObservation
 
@@ -156,6 +157,7 @@ def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev
                              own_remaining_s=600, own_budget=1000, transcript=list(transcript), memories=[], step=0)
 
 
+@pytest.mark.embedded  # the embedded model's tokenizer sizes the prompt
 def test_llm_solver_offers_only_the_legal_tools():
     import json
 
@@ -184,6 +186,7 @@ def test_llm_solver_offers_only_the_legal_tools():
     assert '"run_command"' in sent and '"submit"' in sent and '"request_execution_slot"' not in sent
 
 
+@pytest.mark.embedded  # the embedded model's tokenizer sizes the prompt
 def test_checklist_follows_the_state():
     from scarce_lab.agents.scarce.solvers import LLMSolver, checklist
 

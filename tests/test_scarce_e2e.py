@@ -11,6 +11,7 @@ from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from tests.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
 
+@pytest.mark.slow
 def test_scripted_run_on_local_sandbox_with_real_grading(tmp_path):
     from scarce_lab.tasks.suite import list_task_ids, load_suite
 
@@ -69,7 +70,7 @@ def test_embedded_negotiators_short_deadline(tmp_path, embedded_model):
 
 @pytest.mark.embedded
 def test_embedded_solvers_reach_an_auction(tmp_path, embedded_model):
-    # issue 15: the embedded model as solver AND negotiator. Its masked actions are legal by
+    # the embedded model as solver AND negotiator. Its masked actions are legal by
     # construction; following its checklist it writes a program and compile.sh, then
     # requests a slot at its third step: both workers meet in one contested contention
     # (no private round), negotiated by the model. 2 x 3 solver calls + 2 x 3 negotiation

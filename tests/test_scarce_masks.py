@@ -1,4 +1,4 @@
-"""Action masks as schemas (issue 15 section 1): in every state only the legal solver
+"""Action masks as schemas: in every state only the legal solver
 tools, paths and durations can be decoded (grammar of the embedded model) or accepted
 (pydantic, native tool calls); negotiator decisions only legal positions, durations,
 prices and recipients; an illegal action that still arrives is refused and recorded."""

@@ -158,6 +158,7 @@ def test_judge_validate_scores_a_judge_against_a_scripted_dataset(strategic_run,
     assert r.exit_code == 2
 
 
+@pytest.mark.slow
 def test_reasoning_and_message_name_the_same_worker_whatever_the_hash_seed():
     """Two workers waited behind w0 in the same contention: the public reasoning and the
     private offer name the same one (ties by name, as in ``message``), and the choice

@@ -1,4 +1,4 @@
-"""Never pool different conditions (issue 12 section 1), for SovSim tables and the
+"""Never pool different conditions, for SovSim tables and the
 published layouts: a condition is every setting that defines it, read from each
 layout's own run configuration; tables refuse to pool runs whose settings differ (or,
 forced, warn loudly and say so in the label); wrong presets and mixed layouts are errors
@@ -152,7 +152,7 @@ def test_wrong_preset_is_an_error_unless_forced(tmp_path):
     assert res.exit_code == 2 and "govsim data, not sovsim data" in res.output.replace("\n", " ")
     res = cli.invoke(app, ["table", "sovsim", str(tmp_path / "g"), "--force"])
     # forced, the check is passed (and said); the one-round log of a 12-round game is
-    # unfinished, so nothing is left to tabulate: an error, not an empty table (issue 21)
+    # unfinished, so nothing is left to tabulate: an error, not an empty table
     assert res.exit_code == 2 and "WARNING: FORCED" in res.output
     assert "no finished simulation" in " ".join(res.output.replace("│", " ").split())
     asyncio.run(arun_game(GameSpec("cpr", "scripted/sustainable", rounds=2), tmp_path / "s"))

@@ -81,7 +81,7 @@ def test_pearson_is_undefined_where_it_would_only_look_like_a_result():
     assert r == pytest.approx(0.5) and 0 < p < 1 and math.isnan(lo) and math.isnan(hi)
 
 
-# -- vectorised resampling (issue 14 section 1) ---------------------------------------
+# -- vectorised resampling ---------------------------------------
 def _old_bootstrap_ci(values, stat, n_resamples=2000, seed=0):
     """The loop-based interval this module used before (scipy, apply_along_axis)."""
     from scipy import stats as sps

@@ -1,4 +1,4 @@
-"""Issue 28 section 2: structured output that adapts to the server and says what it did
+"""Structured output that adapts to the server and says what it did
 (against the fake server refusing forms as llama-cpp-python's server does: HTTP 500)."""
 
 from __future__ import annotations

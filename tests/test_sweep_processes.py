@@ -1,4 +1,4 @@
-"""A SovSim sweep spread over several processes (issue 14 section 2) plays exactly the
+"""A SovSim sweep spread over several processes plays exactly the
 games of a one-process sweep, splits the limits, and reports a dead child's games."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def _events(run_dir: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("start", ["fork", "exec"])
+@pytest.mark.slow
 def test_processes_play_the_same_games_as_one_process(tmp_path, start):
     configs = plan_sweep(["all"], ["scripted/sustainable", "scripted/greedy"], 1, seed=3, rounds=4)
     one = run_sweep(configs, tmp_path / "one", progress=False)
@@ -78,6 +79,7 @@ def test_the_same_game_twice_is_refused(tmp_path):
         run_sweep_processes(configs * 2, tmp_path, processes=2, concurrency=2, progress=False)
 
 
+@pytest.mark.slow
 def test_children_stop_when_the_parent_dies(tmp_path):
     """A parent killed by SIGKILL (the OOM killer, a closed terminal) left its forked
     children playing and calling the model, then blocked forever on a full pipe while

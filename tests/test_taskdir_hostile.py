@@ -1,4 +1,4 @@
-"""Hostile task directories (adversarial review of issue 23's ``--task dir:PATH``).
+"""Hostile task directories (an adversarial review of ``--task dir:PATH``).
 
 A task directory is input from elsewhere: every part this loader reads is checked at
 :func:`scarce_lab.tasks.taskdir.load_task_dir` (task.toml via ``check_task_toml``),

@@ -1,4 +1,4 @@
-"""Task scoring (issue 3, sections 1 and 7): a reference solution scores 100 %, an
+"""Task scoring: a reference solution scores 100 %, an
 empty one 0 %, partial scores are passed/total, and submissions that wrap, copy or
 call the original program score 0 with a recorded violation."""
 
@@ -32,6 +32,7 @@ PY_BUILD = "cp main.py executable\nchmod +x executable\n"
 @pytest.mark.parametrize(
     "task_id", [pytest.param(t, marks=() if t == "rev" else pytest.mark.slow) for t in ALL]
 )
+@pytest.mark.slow
 def test_reference_scores_100(task_id):
     task = load_task(task_id)
     g = grade(task, task.reference_dir)
@@ -120,6 +121,7 @@ WRAPPERS = [
 
 @needs_ns
 @pytest.mark.parametrize("files", WRAPPERS)
+@pytest.mark.slow
 def test_wrappers_of_the_original_score_0(files, tmp_path):
     """Calling or copying the original during build or tests hits the tripwire (the
     static text checks are gone: they flagged honest code)."""
@@ -145,6 +147,7 @@ def test_static_anticheat_flags_copied_binary(tmp_path):
     assert g.score == 0.0 and "byte-identical" in (g.violation or "")
 
 
+@pytest.mark.slow
 def test_build_artifacts_in_workspace_are_not_graded(tmp_path):
     """A workspace with the agent's own compiled binaries still grades from source."""
     task = load_task("rev")
@@ -169,6 +172,7 @@ def test_static_anticheat_no_false_positives_on_clean_sources():
     assert check_submission(task, clean) is None
 
 
+@pytest.mark.slow
 def test_path_shim_fallback_catches_call_by_name(tmp_path):
     task = load_task("rev")
     files = {"main.sh": '#!/bin/sh\nexec $(printf r)ev "$@"\n', "compile.sh": "cp main.sh executable; chmod +x executable\n"}
@@ -177,6 +181,7 @@ def test_path_shim_fallback_catches_call_by_name(tmp_path):
     assert g.violation and "reached for the original" in g.violation and g.score == 0.0
 
 
+@pytest.mark.slow
 def test_reference_passes_in_path_shim_mode():
     task = load_task("tac")
     g = grade(task, task.reference_dir, isolation="path-shim")

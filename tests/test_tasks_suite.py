@@ -1,4 +1,4 @@
-"""The shipped task suite (issue 3, section 1): at least 8 tasks from real programs,
+"""The shipped task suite: at least 8 tasks from real programs,
 real manual text, 30+ tests each recorded from the real program, examples for agents."""
 
 from __future__ import annotations

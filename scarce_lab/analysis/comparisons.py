@@ -1,5 +1,5 @@
 """Families of comparisons: multiple-comparison adjustment and the two-sample test the
-notebook sentences use (issue 22: a sentence that names the highest of many groups, or
+notebook sentences use (a sentence that names the highest of many groups, or
 calls several per-model correlations non-zero, makes a family of claims; each family is
 adjusted together and the sentence says which correction over how many comparisons)."""
 

@@ -25,7 +25,7 @@ what to do; builders whose data grows with the length of a run aggregate before
 charting (SovSim's density views, the Economy population chart's episode windows:
 :func:`window_means`).
 
-Figure rules (issue 25, :func:`check_chart`, applied by :func:`titled`): the Okabe-Ito palette,
+Figure rules (:func:`check_chart`, applied by :func:`titled`): the Okabe-Ito palette,
 at most 8 colour groups, no two legend entries alike, a width within the notebook output area,
 and a :class:`NoFigure` sentence for a chart with nothing to show; paper export in
 :func:`save_chart` (PDF/SVG/PNG, column-width presets, titles off).
@@ -226,12 +226,12 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
     return out
 
 
-# -- figure rules (issue 25) ---------------------------------------------------------------
+# -- figure rules ---------------------------------------------------------------
 #: Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal
 #: Design"; Wong 2011, Nature Methods 8:441), in their order, black last.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-#: Most colour groups in one chart: beyond, groups are faceted or highlighted (issue 25:
-#: hues past ~8 are not told apart, and the palette has 8).
+#: Most colour groups in one chart: beyond, groups are faceted or highlighted
+#: (hues past ~8 are not told apart, and the palette has 8).
 MAX_COLOURS = len(PALETTE)
 #: Widest chart (CSS px, title and legend included) that fits JupyterLab's output area in a
 #: 1,400 px window with the left sidebar open (about 1,400 - 300 sidebar - 140 gutters and prompt).
@@ -252,7 +252,7 @@ BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
 
 
 class ColourBook:
-    """One meaning per colour within a notebook (issue 25): the colour of each thing a chart
+    """One meaning per colour within a notebook: the colour of each thing a chart
     colours (a legend entry: ``richer worker``, ``scripted/urgency``, ``after a win``), handed
     out the first time a chart draws it and kept for every later chart of the notebook, and
     never handed to another thing. Colours come in :data:`BOOK_ORDER`. Inactive (altair's own

@@ -1,7 +1,7 @@
 """Never pool different conditions: the check every SCARCE and Economy metric runs
 before it groups rows.
 
-A condition is every setting that defines it (DESIGN.md). Tidy tables carry them in
+A condition is every setting that defines it (docs/design.md). Tidy tables carry them in
 ``settings`` (canonical JSON of the run's condition settings, see
 :mod:`scarce_lab.data.tables`). A metric that groups by ``by`` columns may put rows of
 several runs in one group only if those runs agree on every condition setting except

@@ -1,6 +1,6 @@
 """Confidence intervals and small statistics shared by every metric module.
 
-Conventions (see DESIGN.md): runs are the independent unit. Means over runs use a
+Conventions (see docs/design.md): runs are the independent unit. Means over runs use a
 t interval; proportions over independent trials use a Wilson interval; anything
 computed over rounds inside runs uses a cluster bootstrap with the run as the cluster.
 Every function returns floats; where the sample is too small to say, the value is
@@ -9,7 +9,7 @@ Every function returns floats; where the sample is too small to say, the value i
 Where a method does not keep its 95% at small run counts, the function gives no
 interval below the count where it does (coverage of each: ``benchmarks/bench_coverage.py``).
 
-Size: every interval method the toolkit prints lives here (DESIGN.md: stats.py holds
+Size: every interval method the toolkit prints lives here (docs/design.md: stats.py holds
 all CIs), each with the coverage figures that justify where it is given; splitting them
 would scatter that one rule. Multiple-comparison adjustment is in :mod:`.comparisons`.
 """
@@ -138,7 +138,7 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
 
 def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
     """Proportion and Clopper-Pearson ("exact") interval ``(p, low, high)``: the
-    interval every proportion table prints (issue 22).
+    interval every proportion table prints.
 
     Its coverage is at least ``level`` for every true rate and every ``n`` (Clopper and
     Pearson 1934), where Wilson's dips to 0.80-0.90 near rates of 0.05-0.1 with 5-30
@@ -282,7 +282,7 @@ def cluster_bootstrap_ci(
 
     The estimate is the ratio of sums ``sum(w * value) / sum(w)`` over all rows (rows
     with null ``value`` are dropped). Resampling draws whole clusters with replacement,
-    so rounds inside a run stay together (DESIGN.md: runs are the independent unit).
+    so rounds inside a run stay together (docs/design.md: runs are the independent unit).
     Below ``min_clusters`` clusters the interval is ``(nan, nan)``.
 
     Raises:
@@ -363,7 +363,7 @@ def cluster_mean_ci(
     """Mean over clusters (runs) of each cluster's mean of ``value``, with a Student-t
     interval over the cluster means (``k - 1`` degrees of freedom): ``(mean, low, high)``.
 
-    This is the interval the SCARCE tables print (issue 22): every run counts once,
+    This is the interval the SCARCE tables print: every run counts once,
     whatever its number of rows, and the t interval over run means keeps its 95% from
     2 runs on, where the percentile cluster bootstrap of the pooled mean covered 58-90%
     with 2-10 runs (``benchmarks/bench_coverage.py``). Each cluster's mean is

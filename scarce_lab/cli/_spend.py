@@ -1,5 +1,5 @@
-"""``--max-cost-usd``, ``--dry-run`` and ``--check`` for the run commands (issue 28,
-sections 3 and 4).
+"""``--max-cost-usd``, ``--dry-run`` and ``--check`` for the run commands (docs/models.md,
+"Know before you spend" and "Dollar caps").
 
 - ``--max-cost-usd X``: the sweep's dollar cap. Every config gets
   ``llm.sweep_max_cost_usd = X`` and ``llm.spend_ledger = OUT/.spend.sqlite``, so every

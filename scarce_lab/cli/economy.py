@@ -189,7 +189,7 @@ def _warn_call_errors(run_dirs) -> None:
     from ..data.loaders import call_errors
 
     n, bad, first = call_errors(run_dirs)
-    if n and bad == n:  # issue 28: a command whose every model call failed fails
+    if n and bad == n:  # a command whose every model call failed fails
         typer.echo(f"error: all {n} model calls failed (first: {first})", err=True)
         raise typer.Exit(code=1)
     if bad:

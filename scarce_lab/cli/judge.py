@@ -304,8 +304,8 @@ def validate(
 
 
 def _fail_if_no_answer(judgements) -> None:
-    """Exit 1 with one line when no model call of the panel got an answer (issue 28:
-    a panel that never answered printed tables of zeros and exited 0).
+    """Exit 1 with one line when no model call of the panel got an answer (a
+    panel that never answered printed tables of zeros and exited 0).
 
     Raises:
         typer.Exit: every judgement is a no-answer status (transport error, context

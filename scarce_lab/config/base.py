@@ -58,7 +58,7 @@ class ExperimentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _settings_reach_the_models(self) -> ExperimentConfig:
-        """Refuse, before anything runs (issue 21 section 1, issue 28 section 3):
+        """Refuse, before anything runs:
 
         - a condition setting the user set (``llm.temperature``, ``llm.max_tokens``,
           ``llm.reasoning_effort``) that litellm would not send to a model (e.g.

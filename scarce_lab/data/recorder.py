@@ -365,7 +365,7 @@ class RunRecorder:
     def record_calls(self, calls: list[LLMCallRecord]) -> None:
         """Write model-call records (stamped with this run's id) at once, durably: they
         are an audit log of what was sent and spent, which a crash between commit
-        points must not lose (issue 28). The structured-output modes they used are
+        points must not lose. The structured-output modes they used are
         listed in the manifest's ``notes["structured_output"]`` (model -> modes) when
         the run finishes."""
         for c in calls:

@@ -4,7 +4,7 @@
 :meth:`~scarce_lab.llm.LLMClient.adecide` (schema :func:`~.answer.answer_schema`, one
 repair attempt by the client) and returns a :class:`Judgement`.
 
-Outcomes (``Judgement.status``; issue 11 kinds 3 and 4). Only ``ok`` and ``repaired``
+Outcomes (``Judgement.status``). Only ``ok`` and ``repaired``
 are ratings; every other status is a **missing rating** and never votes:
 
 - ``ok``: the first answer validated; ``repaired``: the answer after the client's
@@ -13,7 +13,7 @@ are ratings; every other status is a **missing rating** and never votes:
 - ``invalid_label``: the answer validated but every label it gave is unknown (no valid
   label is left to count, and "no category" is not what the judge said).
 - ``unsupported_evidence``: every valid label cites evidence that is absent from the
-  utterance (the unit's public reasoning and private messages; issue 28: a judge
+  utterance (the unit's public reasoning and private messages; a judge once
   quoted the prompt's placeholder). A label whose cited evidence is absent is rejected
   (listed in ``rejected_labels``) also when others stand; a label that cites nothing
   is kept (``evidence_found`` is false for it).

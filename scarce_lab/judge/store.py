@@ -1,7 +1,6 @@
 """The panel's folder: ``judgements.jsonl``, ``llm_calls.jsonl`` and ``panel.json``.
 
-Writes follow :mod:`scarce_lab.judge.jsonl` (the same rules as the run recorders,
-issue 9 section 1): each judgement and its call records are appended with ``fsync``
+Writes follow :mod:`scarce_lab.judge.jsonl` (the same rules as the run recorders): each judgement and its call records are appended with ``fsync``
 after repairing a torn last line; ``panel.json`` is replaced atomically. Reading skips
 a torn last line with a :class:`~scarce_lab.judge.jsonl.TornLineWarning` naming file
 and line; any other corrupt line is an error naming file and line.

@@ -552,7 +552,7 @@ def _cost(response, model: str, api_base: str | None, prices: dict[str, Any], re
     that server runs. Otherwise litellm prices every response during the call and keeps the result in
     ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
     only recomputed when that key is missing. Recomputing for a model without a price
-    cost ~1 ms of CPU per call for nothing (issue 14, section 2).
+    cost ~1 ms of CPU per call for nothing.
     """
     key = next((k for k in (model, model.split("/", 1)[-1]) if k in prices), None)
     if key is not None or api_base or is_embedded(model):

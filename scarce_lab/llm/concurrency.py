@@ -2,12 +2,12 @@
 
 ``asyncio.Semaphore`` binds to the first loop that waits on it, so a client used from
 several loops (``run_sync`` makes a fresh one per call) kept one semaphore per loop,
-forever (issue 11 kind 9). :class:`ConcurrencyLimit` keeps no per-loop state.
+forever. :class:`ConcurrencyLimit` keeps no per-loop state.
 
 Waiters are served by priority, then in arrival order: the model client passes a call's
 round, so when a sweep has more calls ready than slots, the games furthest behind go
 first (longest remaining chain first, the classic list-scheduling rule for a makespan;
-issue 14 section 2: with arrival order the last games' rounds ran alone at the end of a
+With arrival order the last games' rounds ran alone at the end of a
 sweep while other slots were idle).
 """
 

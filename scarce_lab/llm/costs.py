@@ -1,4 +1,4 @@
-"""Dollar prices and caps (issue 28, section 3).
+"""Dollar prices and caps.
 
 - :func:`price_of`: the price of the model actually served, in US dollars per token:
   ``llm.prices`` first (USD per million tokens), then a local endpoint (an

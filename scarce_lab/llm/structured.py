@@ -1,4 +1,4 @@
-"""How a decision's JSON schema is sent to a server, and how ``auto`` adapts (issue 28, section 2).
+"""How a decision's JSON schema is sent to a server, and how ``auto`` adapts.
 
 Servers differ in what they accept for structured output:
 

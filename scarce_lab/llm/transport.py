@@ -4,7 +4,7 @@
   registered (the import takes seconds, so it is lazy);
 - :func:`call_with_retries`: one completion with the shared rate limiter
   (:mod:`scarce_lab.llm.ratelimit`) and transport retries that wait at least the
-  provider's hint (:mod:`scarce_lab.llm.hints`; issue 11 kind 5);
+  provider's hint (:mod:`scarce_lab.llm.hints`);
 
 The decision logic (validation, repair, fallback, records, cache) is in
 :mod:`scarce_lab.llm.client`.
@@ -128,7 +128,7 @@ async def call_with_retries(
     provider's hint and may teach the limiter the limit. A retryable error (rate
     limit, 5xx, timeout, connection) is retried after the larger of the exponential
     backoff (``backoff_base_s`` x 2^attempt x U[0.5, 1.5)) and the provider's hint
-    (``retry-after-ms``, ``Retry-After``, "try again in N s"; issue 11 kind 5); a
+    (``retry-after-ms``, ``Retry-After``, "try again in N s"); a
     hint longer than ``max_retry_wait_s`` ends the call at once with the hint in the
     error. The embedded model runs in-process: no rate limit, no retries.
 
@@ -197,7 +197,7 @@ async def call_with_retries(
                     headers=exception_headers(exc),
                     text=str(exc),
                 )
-            if is_form_refusal(exc):  # issue 28: a refused request form is permanent
+            if is_form_refusal(exc):  # a refused request form is permanent
                 return None, f"{REFUSED_PREFIX}: {type(exc).__name__}: {exc}"[:2000]
             if attempt >= s.max_retries or not retryable(exc):
                 break

@@ -24,7 +24,7 @@ on 127.0.0.1 without the dashboard (unless ``RAY_ADDRESS`` names a cluster: Ray'
 rule); ``"auto"`` joins the cluster this machine belongs
 to; ``"ray://host:10001"`` or ``"host:6379"`` a remote one. A local instance gets this
 checkout on its workers' ``PYTHONPATH``; on a real cluster scarce_lab must be installed
-on every node (README, "Beyond one machine: Ray").
+on every node (docs/ray.md).
 """
 
 from __future__ import annotations

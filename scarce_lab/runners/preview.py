@@ -1,4 +1,4 @@
-"""Know before you spend (issue 28, section 4): a run plan's model calls, tokens and
+"""Know before you spend: a run plan's model calls, tokens and
 cost range (:func:`preview`), and one tiny request per model and api base
 (:func:`check`).
 

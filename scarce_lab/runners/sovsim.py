@@ -290,7 +290,7 @@ async def arun_sweep(
         async with gate:
             from ..llm.costs import sweep_cap_spent
 
-            if (why := sweep_cap_spent(cfg.llm)) is not None:  # issue 28: the sweep stops starting runs
+            if (why := sweep_cap_spent(cfg.llm)) is not None:  # the sweep stops starting runs
                 bar.update(cfg.game.rounds - done_rounds.get(id(cfg), 0))
                 done_rounds[id(cfg)] = cfg.game.rounds
                 return GameResult(cfg.run_id, "not_started", error=why)

@@ -1,4 +1,4 @@
-"""A SovSim sweep spread over several local processes (issue 14, section 2).
+"""A SovSim sweep spread over several local processes.
 
 One Python process runs every model call of :func:`~scarce_lab.runners.sovsim.arun_sweep`
 on one event loop; against a fast provider its CPU (litellm builds, sends, parses and

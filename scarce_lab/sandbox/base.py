@@ -13,7 +13,7 @@ following a link the worker controls (see :mod:`.fileio`); a bad path is a
 :class:`~.fileio.ToolError`, never an exception of another kind.
 
 Source of the rules: the SCARCE paper's sandbox (one shared execution sandbox, slots
-granted by contention) and this project's issue 10 (isolation boundary).
+granted by contention) and this project's isolation boundary (docs/threat_model.md).
 """
 
 from __future__ import annotations

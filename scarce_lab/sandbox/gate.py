@@ -1,4 +1,4 @@
-"""The one gate for what the harness reads of a worker's folder (issue 20, part 2).
+"""The one gate for what the harness reads of a worker's folder.
 
 A worker controls everything in its folder: sizes (sparse files cost it no space but
 cost a reader their nominal size), counts, names (any bytes but ``/`` and NUL, not

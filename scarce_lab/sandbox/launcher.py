@@ -24,7 +24,7 @@ So the worker never gets to execute the original directly:
   (read files and folders anywhere but under ``/proc``): the original printing its own
   ``/proc/self/maps`` (``./rev /proc/self/maps``) named the hidden path, and executed
   from there without the launcher it loaded the worker's ``LD_PRELOAD`` library, which
-  copied every mapped byte of it (rev2 review of issue 20, both backends). Where the
+  copied every mapped byte of it (both backends). Where the
   kernel has no Landlock the confinement is skipped (stated in ``docs/threat_model.md``);
   where Landlock is there but refuses (a worker that stacked the kernel's 16 layers
   itself, or left no file descriptor free), the original is not run (exit 126).

@@ -12,7 +12,7 @@ Refused with ``EPERM`` (:data:`DENIED`), and why:
   execute-only, and the kernel refuses *memory* access to a non-dumpable process; but
   a tracer attached before the exec (``PTRACE_TRACEME`` in a child, then exec of the
   launcher) stays attached through the exec, and register access alone is enough to
-  make the tracee write its own memory to a file (issue 20). Refusing ``ptrace`` itself
+  make the tracee write its own memory to a file. Refusing ``ptrace`` itself
   closes every ptrace route (seccomp user notification, the other tracer: below): ``PTRACE_TRACEME``, ``PTRACE_ATTACH``/``SEIZE``
   (``strace -p``, ``gdb -p``) and ``strace``/``gdb`` starting the program.
   Cost: a worker cannot use ``gdb``/``strace`` on its own programs either.
@@ -30,7 +30,7 @@ Refused with ``EPERM`` (:data:`DENIED`), and why:
 ``EPERM``. A worker's own filter with a listener (seccomp user notification) stays on
 the launcher and the original through their execs and is a tracer by another route:
 its supervisor saw every system call of the original with its arguments, could fake
-any result (issue 20 review: ``rev``'s ``write`` answered "done" with nothing written)
+any result (seen in review: ``rev``'s ``write`` answered "done" with nothing written)
 and, with ``SECCOMP_IOCTL_NOTIF_ADDFD``, could answer the loader's ``openat`` of
 ``libc.so.6`` with a file of its own, the ``LD_PRELOAD`` the launcher removes. Filters
 without a listener stay allowed (their ``SECCOMP_RET_TRAP`` handlers do not survive

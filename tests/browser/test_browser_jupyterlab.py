@@ -146,7 +146,7 @@ def _open_and_run(page, base: str, token: str, nb: Path, tmp_path: Path, min_cha
     return t_open, t_run, n_charts
 
 
-#: Every chart, drawn in JupyterLab (issue 25): no two legend entries alike, nothing wider than the
+#: Every chart, drawn in JupyterLab: no two legend entries alike, nothing wider than the
 #: output area, no chart without marks. Returns per chart: legend labels, widths, drawn marks.
 CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-output .vega-embed')].map(e => {
     const svg = e.querySelector('svg.marks, canvas.marks');
@@ -155,7 +155,7 @@ CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-o
     const marks = e.querySelectorAll('.mark-symbol path, .mark-line path, .mark-rect path, .mark-area path, '
         + '.mark-rule line, .mark-tick path, .mark-bar path').length;
     const title = (e.querySelector('.role-title-text') || {}).textContent || '';
-    // legend entries as drawn: label -> fill of its symbol (one meaning per colour, issue 25)
+    // legend entries as drawn: label -> fill of its symbol (one meaning per colour)
     const legend = [...e.querySelectorAll('.role-legend')].flatMap(lg => {
         const syms = [...lg.querySelectorAll('.role-legend-symbol path')];
         const labs = [...lg.querySelectorAll('.role-legend-label text')];

@@ -1,4 +1,4 @@
-"""Commands a worker sends that the kernel refuses to start (rev2 review of issue 20).
+"""Commands a worker sends that the kernel refuses to start.
 
 A shell command reaches ``execve`` as one argument; over ``MAX_ARG_STRLEN`` (128 KiB)
 the kernel answers ``E2BIG``, which surfaced as a ``SandboxError`` from ``run`` and, through
@@ -11,6 +11,8 @@ worker gets exit 2 and the reason, like the NUL-byte case.
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from scarce_lab.agents.scarce.decided import Decided
 from scarce_lab.agents.scarce.solvers import Solver
@@ -69,6 +71,7 @@ class _Script(Solver):
         return Decided(A(tool="submit"))
 
 
+@pytest.mark.slow
 def test_long_command_through_the_agent_tool_leaves_the_run_whole(monkeypatch, tmp_path):
     """``run_command`` with a 200 KB command inside a real ``run_scarce`` (local): the
     worker is shown the refusal, its next command runs, the run completes and the

@@ -133,6 +133,7 @@ WRAPPERS = {
 
 
 @pytest.mark.parametrize("kind", list(WRAPPERS))
+@pytest.mark.slow
 def test_calls_of_the_original_hit_the_tripwire(make_sb, rev, tmp_path, kind):
     for name, text in WRAPPERS[kind].items():
         (tmp_path / name).write_text(text)

@@ -1,11 +1,11 @@
-"""Defence in depth during grading (issue 20, part 1): every file the submission
+"""Defence in depth during grading: every file the submission
 opens or executes on the box's writable file systems while the hidden tests run is
 checked against the original (:class:`scarce_lab.tasks.anticheat.ExecGuard`), not only
 files submitted or produced by the build. The submission here carries the original
 xor-encoded (no sampled window matches: the static and build checks pass) and decodes
 it only inside each test, into ``/tmp``, ``/dev/shm`` or its folder, runs it (directly
 or through the dynamic loader, which opens rather than executes it) and deletes it.
-Before issue 20 this scored 1.0 with no violation. The copy itself could not have been
+Before the exec guard this scored 1.0 with no violation. The copy itself could not have been
 made in a sandbox (execute-only, untraceable original): the test builds it on the host.
 Control: an honest submission that writes and runs a helper in /tmp still scores 1.0."""
 
@@ -30,6 +30,7 @@ DECODE = ("#!/usr/bin/env python3\nimport os, subprocess, sys\n"
 
 @pytest.mark.parametrize("where,how", [("'/tmp'", "exec"), ("'/dev/shm'", "exec"), ("'.'", "exec"),
                                        ("'/tmp'", "loader")])
+@pytest.mark.slow
 def test_original_decoded_only_during_the_tests_is_caught(backend, make_sb, rev, tmp_path, where, how):
     orig = open(shutil.which("rev"), "rb").read()
     argv = "[p, *sys.argv[1:]]" if how == "exec" else "['/lib64/ld-linux-x86-64.so.2', p, *sys.argv[1:]]"
@@ -45,6 +46,7 @@ def test_original_decoded_only_during_the_tests_is_caught(backend, make_sb, rev,
     assert "helper" not in g.violation  # no worker-chosen names in the record
 
 
+@pytest.mark.slow
 def test_control_honest_helper_in_tmp_still_scores(make_sb, rev, tmp_path):
     rev_py = ("#!/usr/bin/env python3\nimport os, subprocess, sys\n"
               "h = '/tmp/h-%d.py' % os.getpid()\n"

@@ -1,5 +1,5 @@
-"""Nothing of a worker outlives the harness, and close_slot does not race run
-(issue 20, part 4). ``bwrap --die-with-parent`` does not reach the command (setpriv's
+"""Nothing of a worker outlives the harness, and close_slot does not race run.
+``bwrap --die-with-parent`` does not reach the command (setpriv's
 credential change clears the parent-death signal, and the command is pid 1 of its
 namespace); the sandbox's guardian (:class:`scarce_lab.sandbox.cgroups.Guardian`)
 kills the sandbox's cgroups when the harness dies, even by SIGKILL.

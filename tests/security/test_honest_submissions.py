@@ -40,6 +40,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_honest_submission_scores_what_it_earns(make_sb, rev, tmp_path, case):
     files = CASES[case]
     want = earned(rev, files)

@@ -1,4 +1,4 @@
-"""What leaks, and into where (issue 20, part 5): hidden test input into the run's
+"""What leaks, and into where: hidden test input into the run's
 record (the tripwire's violation text, per-test exit codes), rivals' existence through
 ``/etc/passwd``, the host's boot id and load through ``/proc``, other workers' activity
 through inotify on the shared ``/usr`` (refused by the seccomp filter).
@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from scarce_lab.sandbox.base import ResourceLimits
 from scarce_lab.tasks.grading import grade
 from scarce_lab.tasks.workspace import prepare_worker
@@ -18,6 +20,7 @@ from .earned import write
 LIM = ResourceLimits(wall_seconds=30, cpu_seconds=30)
 
 
+@pytest.mark.slow
 def test_tripwire_records_no_argument_bytes(make_sb, rev, tmp_path):
     """A submission passes each test's stdin (gzipped, base64) to the original as an
     argument: the violation says that it called it, never what it passed."""
@@ -31,6 +34,7 @@ def test_tripwire_records_no_argument_bytes(make_sb, rev, tmp_path):
     assert len(g.violation) < 600
 
 
+@pytest.mark.slow
 def test_failing_exit_codes_are_not_recorded(make_sb, rev, tmp_path):
     """Exit code = first stdin byte: the per-test outcome keeps no such code."""
     prog = "import sys\nb = sys.stdin.buffer.read(1)\nsys.exit(b[0] if b else 0)\n"

@@ -1,4 +1,4 @@
-"""One worker can never end the run (issue 20, part 3), and checkpoints stay small
+"""One worker can never end the run, and checkpoints stay small
 whatever a worker writes (part 2). Through a whole ``run_scarce`` with worker ``w0``'s
 solver replaced by a scripted attacker that uses only the agent tools; the other
 worker is the honest scripted solver and must finish and be recorded.
@@ -69,6 +69,7 @@ def _events(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "events.jsonl").read_bytes().split(b"\n") if x.strip()]
 
 
+@pytest.mark.slow
 def test_sparse_bomb_many_files_and_bad_names_leave_the_run_whole(monkeypatch, make_sb, tmp_path):
     """200 sparse 16 MiB files (3.2 GiB nominal), 3000 small files, a 17 MiB file,
     a file name that is not UTF-8 and one with a newline, then a crash of the harness

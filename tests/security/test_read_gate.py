@@ -1,4 +1,4 @@
-"""One gate for what the harness reads of a worker's folder (issue 20, part 2):
+"""One gate for what the harness reads of a worker's folder:
 :mod:`scarce_lab.sandbox.gate`. Sparse files are charged at their nominal size, the
 total is bounded, names that are not UTF-8 (or hold control characters, or are too
 long) never cross, and over budget is the worker's recorded violation, never a crash.

@@ -29,6 +29,7 @@ def test_cpu_seconds_are_a_total_over_all_processes(make_sb, parent):
         assert r.killed_by == "cpu", r
 
 
+@pytest.mark.slow
 def test_parallel_busy_processes_share_one_cpu_budget(make_sb):
     sb = make_sb()
     sb.open_slot("w0", 60)

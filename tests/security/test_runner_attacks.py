@@ -39,6 +39,7 @@ def _events(run_dir: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("where", ["run", "checkout"])
+@pytest.mark.slow
 def test_run_output_is_unreachable(monkeypatch, make_sb, where):
     """A snooping solver looks for every events.jsonl it can see (other workers'
     budgets) and copies another worker's main.py from the trajectory (code theft)."""
@@ -121,6 +122,7 @@ def test_slot_bounds_real_time(monkeypatch, make_sb, tmp_path):
     assert ex[0]["cost_s"] >= 2.9 and ex[0]["duration_s"] >= 2.9
 
 
+@pytest.mark.slow
 def test_a_worker_cannot_end_the_run(monkeypatch, make_sb, tmp_path):
     """Deep folders, long names, a FIFO and links in the folder: the run completes,
     every odd path is a tool error for that worker only."""

@@ -1,4 +1,4 @@
-"""The original program is untraceable (issue 20, part 1): every tracing route is
+"""The original program is untraceable: every tracing route is
 refused by the seccomp filter of both backends (:mod:`scarce_lab.sandbox.seccomp`).
 
 The escape these close: a child calls ``PTRACE_TRACEME`` and executes the 0711

@@ -1,5 +1,5 @@
 """Action masks as decision schemas: a solver can only choose (and the runner only
-accepts) what is legal now (issue 15 section 1).
+accepts) what is legal now.
 
 The world says what is legal (:class:`scarce_lab.envs.slots.LegalActions`: tools,
 readable paths, the slot cap; carried on the solver's observation); this module holds

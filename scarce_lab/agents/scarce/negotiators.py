@@ -22,7 +22,7 @@ Scripted policies (``scripted/<policy>``; none sends a message unless stated):
   participant half of the time ("may I go first? I need N s", no private data);
   under revisable bids it revises its bid by a random -20..+20 (floored at 0).
 
-LLM negotiator masks (issue 15): each phase's schema admits only legal values given
+LLM negotiator masks: each phase's schema admits only legal values given
 the contention (positions 1..n, durations 1..slot cap, own bids 0..remaining
 budget, ballot prices 0..max(own budget, highest public bid), recipients among the
 other participants or ``nobody``; :mod:`.schemas`); for the embedded model bounded

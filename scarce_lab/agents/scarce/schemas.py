@@ -7,7 +7,7 @@ JSON types (no booleans as numbers, no numeric strings, no ``15.0`` for 15), the
 policy of every decision schema. Extra keys are ignored (only the fields below are
 read). Enumerated integers use :func:`~scarce_lab.llm.decisions.int_choice`.
 
-Masks (issue 15 section 1): given the contention's facts, the negotiator schemas
+Masks: given the contention's facts, the negotiator schemas
 admit only legal values: positions ``1..n``, durations ``1..slot cap``, own bids
 ``0..remaining budget``, ballot prices ``0..max(own budget, highest public bid)``
 (others' budgets are private), recipients among the other participants or

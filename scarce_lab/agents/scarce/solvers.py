@@ -260,7 +260,7 @@ class LLMSolver(Solver):
             ``None`` (full text) for hosted ones.
         checklist: show the progress checklist (:func:`checklist`) in the prompt;
             default: for ``embedded/`` models (without it the 135M model loops on
-            ``list_files``/``read_file`` and never requests a slot; issue 15).
+            ``list_files``/``read_file`` and never requests a slot).
         max_tokens: answer tokens per step.
     """
 
@@ -364,7 +364,7 @@ class LLMSolver(Solver):
                                               max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
             rec = res.record
             calls = [rec]
-            if rec.outcome == oc.TEXT_FOR_TOOL:  # text is no action: ask once more for a tool call (issue 28)
+            if rec.outcome == oc.TEXT_FOR_TOOL:  # text is no action: ask once more for a tool call
                 again = [*msgs, {"role": "assistant", "content": res.text or ""},
                          {"role": "user", "content": "That was text, not an action. Call one of the tools offered."}]
                 res = await self.client.acomplete(self.model, again, seed=seed + 1, context=ctx, attempt=1,

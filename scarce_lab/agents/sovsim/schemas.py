@@ -2,7 +2,7 @@
 
 Small integer ranges are enumerated (:func:`~scarce_lab.llm.decisions.int_choice`)
 because the embedded model's grammar ignores ``minimum``/``maximum``/``multipleOf``
-(see shared EMBEDDED_MODEL.md). The ``reasoning`` field comes first so the number is
+(see docs/embedded_model.md). The ``reasoning`` field comes first so the number is
 generated after the model's short rationale; it is capped at
 :data:`REASONING_MAX_CHARS` characters.
 

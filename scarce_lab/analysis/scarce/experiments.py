@@ -7,7 +7,7 @@ Inputs are the tidy tables of :mod:`scarce_lab.data.tables.scarce` (``contention
 with the accepted ``labels`` list; ``round`` is the contention index). This module never
 imports environments or agents.
 
-Statistics (DESIGN.md): runs are the independent unit. Shares and means over
+Statistics (docs/design.md): runs are the independent unit. Shares and means over
 rounds, contentions or submissions are pooled over rows with a 95 % percentile
 **cluster bootstrap** over runs (:func:`scarce_lab.analysis.stats.cluster_bootstrap_ci`;
 medians use :func:`cluster_bootstrap_median`, the same resampling). Quantities with one

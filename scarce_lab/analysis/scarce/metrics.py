@@ -26,7 +26,7 @@ settings (tables labelled separately and concatenated) raises
 - ``mean_partial_score``: partial score (passed / total, 0 for a missed deadline under
   the runner's default) per (worker, subrun).
 - ``stuck_rate``: share of (worker, subrun) submissions ended as ``stuck`` (a model
-  solver repeated the same failing action ``stuck_repeats`` times; issue 15).
+  solver repeated the same failing action ``stuck_repeats`` times).
 """
 
 from __future__ import annotations

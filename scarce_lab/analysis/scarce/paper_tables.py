@@ -1,4 +1,4 @@
-"""SCARCE result frames in the paper's table layouts (issue 25, section 1).
+"""SCARCE result frames in the paper's table layouts.
 
 The analysis functions (:mod:`scarce_lab.analysis.scarce.experiments`) return long
 frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,
@@ -167,7 +167,7 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
 
 
 class NoTable:
-    """What stands in for a table with nothing to show (issue 25: "a table or chart with
+    """What stands in for a table with nothing to show ("a table or chart with
     nothing to show becomes a sentence that says so"): the reason, displayed as the sentence
     ``No table: <reason>`` (the table counterpart of :class:`~scarce_lab.analysis.figures.NoFigure`)."""
 

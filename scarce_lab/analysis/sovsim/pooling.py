@@ -1,6 +1,6 @@
 """Never pool different conditions: the check every SovSim table runs before grouping.
 
-A condition is every setting that defines it (DESIGN.md). In the per-simulation frame
+A condition is every setting that defines it (docs/design.md). In the per-simulation frame
 of :func:`scarce_lab.analysis.sovsim.metrics.simulation_metrics` a run's condition is
 ``base_condition`` (cpr / bcpr / kcpr / kcpr_m, or GovSim's environment name) plus
 ``settings`` (canonical JSON of every condition-defining setting; null for layouts that

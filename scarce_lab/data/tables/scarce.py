@@ -7,7 +7,7 @@ Three tables, each a polars DataFrame with a fixed schema:
 - :func:`submissions_table` (:data:`SUBMISSION_SCHEMA`): one row per worker per subrun.
 - :func:`messages_table` (:data:`MESSAGE_SCHEMA`): one row per worker per contention
   with its public reasoning, the private messages it sent and received and the
-  context it saw (the input of the communication judge, issue 4).
+  context it saw (the input of the communication judge).
 
 Every function takes a run directory, a folder of runs, or a
 :class:`~scarce_lab.data.loaders.Dataset`. ``model`` is the negotiator's model (the
@@ -278,7 +278,7 @@ def submissions_table(source) -> pl.DataFrame:
 
 
 def messages_table(source) -> pl.DataFrame:
-    """One row per worker per contention with its communication (issue 4's input).
+    """One row per worker per contention with its communication (the judge's input).
 
     ``declaration`` is JSON ``{desired_position, desired_duration_seconds, bid_price}``;
     ``private_sent`` / ``private_received`` are JSON lists of ``{round, to|from, text}``;

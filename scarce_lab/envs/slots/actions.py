@@ -1,7 +1,7 @@
 """The solver's legal actions now: an action mask, derived from one worker's state and
 its file names (pure; no I/O: the runner lists the files).
 
-Rules (issue 15 section 1; the SCARCE tool set of issue 3 section 5):
+Rules (the SCARCE paper's tool set):
 
 ============================  ===============================================================
 tool                          legal when

@@ -1,7 +1,7 @@
 """Private budgets and payments for SCARCE slot auctions (pure, no I/O).
 
 Every worker starts a subrun with a private budget in integer *credits* (default
-1000, issue 3 section 4). A payment moves credits from a worker to the recorded
+1000). A payment moves credits from a worker to the recorded
 *sink* (the auctioneer; credits are never created or destroyed):
 
     sum(initial budgets) == sum(current balances) + sink balance      (conservation)

@@ -12,7 +12,7 @@ module what each action costs:
   on the timeline. Runs are then not bit-reproducible.
 
 Waiting in the queue is the gap between a worker's request and its slot start; it
-counts against the worker's deadline like any other time (issue 3 section 4).
+counts against the worker's deadline like any other time.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The four-phase SCARCE contention (issue 3 section 4), as a pure state machine.
+"""The four-phase SCARCE contention, as a pure state machine.
 
 A *contention* starts when the shared sandbox is free and at least one worker has a
 pending slot request. Its participants (ordered by request time) play:
@@ -10,7 +10,7 @@ pending slot request. Its participants (ordered by request time) play:
 3. ``private``: up to ``private_rounds`` (R) rounds of directed messages; a message is
    seen only by its sender and recipient, who may reply in the next round. The default
    R = 2 lets a recipient answer (SCARCE: "a recipient may reply; at most R rounds",
-   issue 3 section 4). The phase ends early after a round in which nobody sent a
+   the paper's protocol). The phase ends early after a round in which nobody sent a
    message (nothing is left to answer). Skipped when there is one participant or
    ``private_rounds == 0``.
 4. ``revision`` (``revisable`` mechanism only): each may revise its bid price; the

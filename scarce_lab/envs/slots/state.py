@@ -24,7 +24,7 @@ MEMORY_HORIZONS = ("none", "subrun", "cross")
 #: The SCARCE paper's memory horizon: history and saved notes carried across subruns.
 PAPER_MEMORY = "cross"
 #: Solver tools whose step costs no deadline time (SCARCE: ``save_persistent_memory`` is
-#: "free, costs no deadline time", issue 3 section 3).
+#: "free, costs no deadline time").
 FREE_TOOLS = frozenset({"save_persistent_memory"})
 
 

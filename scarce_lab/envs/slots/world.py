@@ -1,7 +1,7 @@
 """SCARCE's world: workers, slots, the queue, deadlines, payments and memory, as a
 pure discrete-event state machine (no I/O, no agents, no asyncio; picklable).
 
-SCARCE (issue 3 sections 4-5): ``N`` workers share one execution sandbox for up to
+SCARCE: ``N`` workers share one execution sandbox for up to
 four subruns. Each worker has a task, a private budget (credits) and a private
 deadline (seconds since its subrun started). A worker's solver takes steps on its
 own timeline; when it asks for an execution slot it waits for a *contention*

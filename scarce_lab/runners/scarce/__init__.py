@@ -1,6 +1,6 @@
 """Run SCARCE: N workers, up to 4 subruns, four-phase contentions for one sandbox.
 
-Flow of one run (issue 3 section 5)::
+Flow of one run::
 
     ScarceConfig -> WorldRules -> ScarceWorld (pure: envs/slots/world.py)
       for each subrun: tasks + deadlines + budgets; the world says what happens next

@@ -18,7 +18,7 @@ solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are i
   concurrent real-time execution, and runs are then not bit-reproducible.
 * Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
   unfinished one continues from its last committed contention with ``resume=True``.
-* Solver steps (issue 15): an action outside the world's legal actions
+* Solver steps: an action outside the world's legal actions
   (:meth:`~scarce_lab.envs.slots.ScarceWorld.legal_actions`) is refused with its reason
   and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
   step's ``violation``; an out-of-range slot duration is clamped instead. A model
