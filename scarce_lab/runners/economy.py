@@ -227,7 +227,16 @@ def run_economy(
         RunInProgressError: another live process is writing the same run.
         RuntimeError: frozen evaluation moved money (a bug; never expected).
     """
+    from scarce_lab.llm.scope import run_scope
+
     run_id = run_id or cfg.run_id
+    with run_scope(run_id=run_id):  # every model call names the run (llm/scope.py)
+        return _run_economy(cfg, out_dir, client=client, llm_kwargs=llm_kwargs, items=items, run_id=run_id,
+                            resume=resume)
+
+
+def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: dict | None,
+                 items: list[QAItem] | None, run_id: str, resume: bool) -> Path:
     tasks = _Tasks(cfg, items)
     recorder: list = []
     policy = make_policy(cfg, client=client, record_calls=lambda calls: recorder[0].record_calls(calls),

@@ -177,6 +177,15 @@ async def arun_game(
         RunMismatchError: the run directory holds a run with other settings.
         Exception: whatever the agents raised (the run is marked ``failed`` first).
     """
+    from ..llm.scope import run_scope
+
+    with run_scope(run_id=cfg.run_id):  # every model call of the game names the run (llm/scope.py)
+        return await _play_game(cfg, out_dir, client=client, resume=resume, on_round=on_round, agents=agents)
+
+
+async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
+                     on_round: Callable[[SovSimConfig, int], None] | None,
+                     agents: dict[str, SovSimAgent] | None) -> GameResult:
     fresh = CommonsGame(cfg.condition, cfg.game)
     handle = open_run(Path(out_dir) / cfg.run_id, manifest_for(cfg, fresh), resume=resume)
     if handle.skipped:
@@ -215,10 +224,9 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
     """Every acting agent's decision; the model calls of every decision are recorded,
     also when one of them raised (the first exception is re-raised after recording)."""
     acting = list(obs)
-    run_id, run_seed = rec.manifest.run_id, cfg.run_seed  # once per phase: run_id hashes the settings
+    run_seed = cfg.run_seed  # the run id reaches the calls through the run scope (llm/scope.py)
     results = await asyncio.gather(
-        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value), run_id=run_id)
-          for a in acting),
+        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value)) for a in acting),
         return_exceptions=True,
     )
     record_calls_of(rec, *results)

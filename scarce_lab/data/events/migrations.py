@@ -26,17 +26,24 @@ Version history:
   dollar-cap settings, and ``notes.structured_output``. Events are unchanged: a
   version-2 event is read as it is; version-2 call records read the new fields as
   unknown (``None``).
+- **4**: every decision payload (:class:`~.base.DecisionFields`: SovSim extraction and
+  announcement; SCARCE declaration, reasoning, private message or silence, bid
+  revision, ballot, solver action) gained ``call_ids``, the ids of the model calls
+  behind it; call records' ``call_id`` became deterministic (run, agent, round,
+  purpose, seed, prompt). An older decision event gets an **empty** list: its calls
+  are not guessed (they can still be found through agent, round and purpose).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from .base import SCHEMA_VERSION
+from .base import SCHEMA_VERSION, DecisionFields
 
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
-EVENTS_UNCHANGED_SINCE = 2
+EVENTS_UNCHANGED_SINCE = 4
 
 
 class SchemaVersionError(ValueError):
@@ -84,8 +91,24 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
     if out.get("kind") == "round_committed":
         out["visibility"], out["visible_to"] = "researcher", []
         return out
-    _V1_TO_V2[environment](out, payload)
+    if version < 2:
+        _V1_TO_V2[environment](out, payload)
+    _v3_to_v4(environment, out, payload)
     return out
+
+
+# -- version 3 -> 4 ---------------------------------------------------------------------
+def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
+    """Decision payloads get an empty ``call_ids`` (the calls are not guessed)."""
+    if out.get("kind") in _decision_kinds(environment):
+        p.setdefault("call_ids", [])
+
+
+@functools.cache
+def _decision_kinds(environment: str) -> frozenset[str]:
+    from . import payload_types
+
+    return frozenset(k for k, m in payload_types(environment).items() if issubclass(m, DecisionFields))
 
 
 # -- version 1 -> 2 ---------------------------------------------------------------------

@@ -170,6 +170,12 @@ class ScarceRunner:
 
     async def arun(self, *, resume: bool = False) -> Path:
         """Play the run (or continue it with ``resume``); returns its folder."""
+        from ...llm.scope import run_scope
+
+        with run_scope(run_id=self.cfg.run_id):  # every model call names the run (llm/scope.py)
+            return await self._arun(resume=resume)
+
+    async def _arun(self, *, resume: bool) -> Path:
         cfg = self.cfg
         handle = open_run(self.out_dir / cfg.run_id, self.manifest(), resume=resume)
         if handle.skipped:

@@ -1,0 +1,146 @@
+"""Decision events carry the ids of their model calls (schema 4): one lookup from a
+decision to what the model saw and said; ids are deterministic (resume, cache); the
+run context travels in a contextvar; older files get empty id lists."""
+
+import asyncio
+import json
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from scarce_lab.agents.sovsim import LLMAgent
+from scarce_lab.data.events.base import SCHEMA_VERSION
+from scarce_lab.data.loaders import load_dataset
+from scarce_lab.data.tables.calls import decision_calls
+from scarce_lab.data.tables.sovsim import from_dataset
+from scarce_lab.llm.mock import MockModel
+from scarce_lab.llm.scope import current_scope, run_scope
+from scarce_lab.runners.sovsim import SovSimConfig, arun_game
+
+GOLDEN = Path(__file__).parent / "golden"
+MODEL = "openai/gpt-4o-mini"
+
+
+def _answers(agent: str):
+    """a2 over-extracts (24 > pool/8 = 15) in round 7 only; everyone else takes 3."""
+    def answer(messages):
+        rnd = int(re.search(r"Round (\d+) of", messages[-1]["content"]).group(1))
+        take = 24 if (agent == "a2" and rnd == 7) else 3
+        return json.dumps({"reasoning": f"{agent} round {rnd}", "extraction": take})
+    return answer
+
+
+def _agents():
+    return {a: LLMAgent(MODEL, MockModel(_answers(a))) for a in ("a0", "a1", "a2", "a3")}
+
+
+def _cfg():
+    return SovSimConfig(condition="cpr", model=MODEL, game={"rounds": 8}, seed=5)
+
+
+def test_over_extraction_in_round_7_is_one_lookup(tmp_path):
+    cfg = _cfg()
+    res = asyncio.run(arun_game(cfg, tmp_path, agents=_agents()))
+    assert (res.status, res.rounds_played) == ("complete", 8)
+    ds = load_dataset(tmp_path)
+    rows = from_dataset(ds)
+    over = rows.filter(pl.col("extraction") > pl.col("pool_before") / (2 * pl.col("n_agents")))
+    assert over.select("agent", "round").rows() == [("a2", 7)]  # the recorded over-extraction
+    agent, rnd = over.row(0, named=True)["agent"], over.row(0, named=True)["round"]
+
+    found = decision_calls(ds, "extraction", agent=agent, round=rnd)
+    assert found.height == 1
+    row = found.row(0, named=True)
+    assert row["extraction"] == 24 and row["n_calls"] == 1 and row["call_found"]
+    assert row["call_outcome"] == "ok" and row["call_model"] == MODEL
+    assert json.loads(row["call_raw_response"]) == {"reasoning": "a2 round 7", "extraction": 24}
+    prompt = json.loads(row["call_messages"])
+    assert "Round 7 of 8." in prompt[-1]["content"]  # what the model saw
+    # every model decision names its calls, and every named call exists
+    every = decision_calls(ds, "extraction")
+    assert every.height == 32 and every["call_found"].all() and every["call_id"].n_unique() == 32
+    calls = ds.llm_calls.collect()
+    assert calls.height == 32 and (calls["run_id"] == cfg.run_id).all()  # run id from the run scope
+
+
+def test_call_ids_are_the_same_after_a_resume(tmp_path):
+    cfg = _cfg()
+    asyncio.run(arun_game(cfg, tmp_path / "full", agents=_agents()))
+
+    class Killed(Exception):
+        pass
+
+    def kill(_cfg, r):
+        if r == 3:
+            raise Killed
+
+    with pytest.raises(Killed):
+        asyncio.run(arun_game(cfg, tmp_path / "broken", agents=_agents(), on_round=kill))
+    asyncio.run(arun_game(cfg, tmp_path / "broken", agents=_agents(), resume=True))
+
+    def ids(root):
+        lines = (root / cfg.run_id / "events.jsonl").read_text().splitlines()
+        return [(e["round"], e["agent"], e["payload"]["call_ids"]) for e in map(json.loads, lines)
+                if e["kind"] == "extraction"]
+
+    full, resumed = ids(tmp_path / "full"), ids(tmp_path / "broken")
+    assert full == resumed and all(len(c) == 1 for _, _, c in full)
+
+
+def test_cached_answer_keeps_the_call_id(tmp_path):
+    from scarce_lab.llm import CallContext, LLMSettings
+    from scarce_lab.llm.cache import ResponseCache
+
+    class Schema(__import__("pydantic").BaseModel):
+        extraction: int
+
+    msgs = [{"role": "user", "content": "how many?"}]
+    got = []
+    for _ in range(2):
+        lm = MockModel(['{"extraction": 3}'], LLMSettings(cache=True, max_retries=0))
+        lm.cache = ResponseCache(tmp_path / "cache")
+        with run_scope(run_id="r1", round=2):
+            out = lm.decide(model=MODEL, messages=msgs, schema=Schema, fallback=Schema(extraction=0), seed=1,
+                            context=CallContext(agent="a0", purpose="extraction"))
+        got.append(out.calls[0])
+    assert [c.cache_hit for c in got] == [False, True]
+    assert got[0].call_id == got[1].call_id and got[0].run_id == "r1" and got[0].round == 2
+
+
+def test_run_scope_fills_the_context_and_counts_identical_calls():
+    from scarce_lab.llm.scope import call_id_for
+
+    assert current_scope().run_id is None
+    with run_scope(run_id="r"):
+        with run_scope(round=3, agent="a1") as inner:
+            assert (inner.run_id, inner.round, inner.agent) == ("r", 3, "a1")
+            key = dict(run_id="r", agent="a1", round=3, purpose="p", seed=1, messages_hash="h", attempt=0)
+            first, second = call_id_for(**key), call_id_for(**key)
+        assert second == f"{first}-1"  # an identical call in the same run gets its own id
+        assert call_id_for(**{**key, "seed": 2}) != first
+    with run_scope(run_id="r"):  # a new run (a resumed process) counts from scratch
+        assert call_id_for(**key) == first
+    with pytest.raises(TypeError, match="unknown field"):
+        with run_scope(runid="x"):
+            pass
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_older_decision_events_migrate_with_empty_call_ids(tmp_path, version):
+    src = GOLDEN / f"v{version}" / "sovsim"
+    shutil.copytree(src, tmp_path / "sovsim")
+    ds = load_dataset(tmp_path / "sovsim", cache=False)
+    ext = ds.payloads("extraction").collect()
+    assert ext.height > 0 and ext["call_ids"].list.len().eq(0).all()
+    found = decision_calls(ds, "extraction")
+    assert found.height == ext.height and (found["n_calls"] == 0).all() and not found["call_found"].any()
+    assert SCHEMA_VERSION == 4
+
+
+def test_a_non_decision_kind_is_refused(tmp_path):
+    shutil.copytree(GOLDEN / f"v{SCHEMA_VERSION}" / "sovsim", tmp_path / "sovsim")
+    with pytest.raises(KeyError, match="not a decision"):
+        decision_calls(load_dataset(tmp_path / "sovsim", cache=False), "round")
