@@ -126,7 +126,7 @@ class ClientModel(Model):
         if self.ref.kind == "scripted":
             raise ValueError(f"model {name!r} is a scripted policy; use ScriptedModel (model_for picks it)")
         if client is None:
-            raise ValueError(f"model {name!r} needs a model client (only scripted/<policy> runs without one)")
+            raise ValueError(f"model {name!r} needs an LLMClient (a model client; only scripted/<policy> runs without one)")
         self.client = client
         self.generation = generation or Generation()
         self.litellm_kwargs = litellm_kwargs
