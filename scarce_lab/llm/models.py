@@ -59,6 +59,13 @@ def needs_client(model: str) -> bool:
     return not is_scripted(model)
 
 
+def via_provider(model: str) -> bool:
+    """True when litellm routes ``model`` to a provider (hosted API or local server):
+    neither a scripted policy nor the embedded model, which take every setting and
+    cost nothing."""
+    return not is_scripted(model) and not is_embedded(model)
+
+
 def is_embedded(model: str) -> bool:
     """True for ``embedded/...`` model strings."""
     return model.startswith("embedded/")

@@ -129,6 +129,7 @@ def check_configs(configs: Iterable[Any]) -> None:
         ModelUnavailableError: the first model that is not (field, model and reason named).
     """
     from ..config import EconomyRunConfig, SovSimConfig
+    from ..llm.models import is_scripted
 
     seen: set[tuple] = set()
     for cfg in configs:
@@ -139,11 +140,11 @@ def check_configs(configs: Iterable[Any]) -> None:
             seen.add(key)
             check_model(model, cfg.llm, field=field)
             try:
-                if isinstance(cfg, SovSimConfig) and model.startswith("scripted/"):
+                if isinstance(cfg, SovSimConfig) and is_scripted(model):
                     from ..agents.sovsim import make_agent
 
                     make_agent(model)
-                elif isinstance(cfg, EconomyRunConfig) and (model.startswith("scripted/")
+                elif isinstance(cfg, EconomyRunConfig) and (is_scripted(model)
                                                              or cfg.task_name == "blocksworld"):
                     from .economy import make_policy
 

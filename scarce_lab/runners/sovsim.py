@@ -28,6 +28,7 @@ from ..config.sovsim import SovSimConfig
 from ..data.events import sovsim as ev
 from ..data.schema import RunManifest, RunStatus, package_version
 from ..envs.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
+from ..llm.models import needs_client
 from ..runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
 ENVIRONMENT = "sovsim"
@@ -202,7 +203,7 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             ), round=0, phase="setup")
             rec.commit_round(0, state=game)
         if agents is None:
-            if client is None and not cfg.model.startswith("scripted/"):
+            if client is None and needs_client(cfg.model):
                 client = _make_client(cfg)
             shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm)
             agents = dict.fromkeys(game.agents, shared)
@@ -283,7 +284,7 @@ async def arun_sweep(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if client is None:
-        llm_cfg = next((c for c in configs if not c.model.startswith("scripted/")), None)
+        llm_cfg = next((c for c in configs if needs_client(c.model)), None)
         client = _make_client(llm_cfg) if llm_cfg is not None else None
     gate = asyncio.Semaphore(max(1, 4 * concurrency))
     bar = tqdm(total=sum(c.game.rounds for c in configs), unit="round", desc="sovsim", disable=not progress)

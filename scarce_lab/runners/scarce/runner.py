@@ -38,7 +38,7 @@ from ...agents.scarce import Decided, SolverAction, derive_seed, make_negotiator
 from ...config.scarce import ScarceConfig
 from ...data.events import scarce as ev
 from ...data.recorder import RunRecorder
-from ...data.schema import RunManifest, RunStatus, package_version
+from ...data.schema import RunManifest, RunStatus, is_scripted, package_version
 from ...envs.slots import (
     ActionRefused,
     Contention,
@@ -108,8 +108,7 @@ class ScarceRunner:
 
     def _agents(self, w: str, task: Any):
         cfg, run_id = self.cfg, self.rec.manifest.run_id
-        scripted_s = cfg.model.startswith("scripted/")
-        scripted_n = cfg.negotiator.startswith("scripted/")
+        scripted_s, scripted_n = is_scripted(cfg.model), is_scripted(cfg.negotiator)
         extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort, "run_id": run_id}
         solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
                              seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
