@@ -66,6 +66,23 @@ def test_over_extraction_in_round_7_is_one_lookup(tmp_path):
     assert calls.height == 32 and (calls["run_id"] == cfg.run_id).all()  # run id from the run scope
 
 
+def test_viewer_shows_the_calls_of_a_decision(tmp_path):
+    from scarce_lab.viewer import view
+
+    cfg = _cfg()
+    asyncio.run(arun_game(cfg, tmp_path, agents=_agents()))
+    ds = load_dataset(tmp_path)
+    row = decision_calls(ds, "extraction", agent="a2", round=7).row(0, named=True)
+    page = view(tmp_path / cfg.run_id).page()
+    block = page.split('data-round="7"')[1].split('data-round="8"')[0]
+    assert f'data-call-id="{row["call_id"]}"' in block  # the table's id, in round 7's block
+    assert "Round 7 of 8." in block and "a2 round 7" in block  # the prompt and the answer
+    assert page.count('class="sl-calls"') == 32  # one row per model decision
+    scripted = tmp_path / "scripted"
+    asyncio.run(arun_game(SovSimConfig(condition="cpr", model="scripted/greedy", game={"rounds": 2}), scripted))
+    assert "sl-calls" not in view(next(scripted.iterdir())).page()  # a policy has no calls
+
+
 def test_call_ids_are_the_same_after_a_resume(tmp_path):
     cfg = _cfg()
     asyncio.run(arun_game(cfg, tmp_path / "full", agents=_agents()))
