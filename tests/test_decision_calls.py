@@ -161,3 +161,23 @@ def test_a_non_decision_kind_is_refused(tmp_path):
     shutil.copytree(GOLDEN / f"v{SCHEMA_VERSION}" / "sovsim", tmp_path / "sovsim")
     with pytest.raises(KeyError, match="not a decision"):
         decision_calls(load_dataset(tmp_path / "sovsim", cache=False), "round")
+
+
+def test_economy_steps_name_the_act_calls(tmp_path):
+    from scarce_lab.llm import LLMClient, LLMSettings
+    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text('{"question": "What is 3 + 4?", "answer": 7}\n{"question": "What is 2 + 5?", "answer": 7}\n')
+    run_dir = run_economy(
+        EconomyRunConfig(task=f"jsonl:{path}", model=MODEL, agents=4, episodes=2, eval_episodes=1, seed=0,
+                         economy={"explore_interval": 1}),
+        tmp_path / "runs", client=LLMClient(LLMSettings(cache=False)),
+        llm_kwargs={"mock_response": '{"note": "3 + 4 = 7", "answer": "7"}'})
+    ds = load_dataset(run_dir)
+    steps = decision_calls(ds, "step")
+    acts = ds.llm_calls.filter(pl.col("purpose").str.starts_with("act:")).collect()
+    assert steps.height > 0 and steps["call_found"].all() and (steps["n_calls"] == 1).all()
+    assert sorted(steps["call_id"].to_list()) == sorted(acts["call_id"].to_list())  # each act call, once
+    assert (steps["call_purpose"].str.starts_with("act:")).all() and (steps["agent"] == steps["call_id"].map_elements(
+        lambda c: acts.filter(pl.col("call_id") == c)["agent"][0], return_dtype=pl.String)).all()

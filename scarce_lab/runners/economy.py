@@ -239,15 +239,20 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
                  items: list[QAItem] | None, run_id: str, resume: bool) -> Path:
     tasks = _Tasks(cfg, items)
     recorder: list = []
-    policy = make_policy(cfg, client=client, record_calls=lambda calls: recorder[0].record_calls(calls),
-                         llm_kwargs=llm_kwargs)
+    tap = _CallTap()
+
+    def record_calls(calls: list) -> None:
+        recorder[0].record_calls(calls)
+        tap.add(calls)
+
+    policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
     handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
     if handle.skipped:
         return handle.run_dir
     rec = handle.recorder
     recorder.append(rec)
     try:
-        _play(cfg, rec, policy, tasks, handle.state)
+        _play(cfg, rec, policy, tasks, handle.state, tap=tap)
     except BaseException as exc:
         record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
@@ -287,12 +292,41 @@ def _task_payload(info: dict) -> ev.TaskInstance:
     return ev.TaskInstance(**{k: (str(v) if k in ("item_id", "question", "answer") else v) for k, v in info.items()})
 
 
-def _engine_payload(kind: str, step: int, p: dict):
-    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload."""
+class _CallTap:
+    """The model calls recorded since the last engine event, so that the event they
+    produced names them (``call_ids``): an auction takes the wake-up calls before it, a
+    step the winner's ``act:`` calls. Calls no event takes (mutations, repairs) age out
+    (at most :attr:`KEEP` are held; they stay in ``llm_calls.jsonl``)."""
+
+    KEEP = 256
+
+    def __init__(self) -> None:
+        from collections import deque
+
+        self.pending: deque = deque(maxlen=self.KEEP)
+
+    def add(self, calls: list) -> None:
+        self.pending.extend(calls)
+
+    def take(self, kind: str) -> list[str]:
+        if kind == "auction":
+            ids = [c.call_id for c in self.pending if c.purpose == "wakeup"]
+        elif kind == "step":
+            ids = [c.call_id for c in self.pending if c.purpose.startswith("act:")]
+        else:
+            return []
+        self.pending.clear()
+        return ids
+
+
+def _engine_payload(kind: str, step: int, p: dict, tap: _CallTap | None = None):
+    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload;
+    ``tap`` names the model calls behind an auction or a step."""
+    call_ids = tap.take(kind) if tap is not None else []
     if kind == "auction":
         return ev.Auction(step=step, bids=[ev.Bid(agent=a, bid=b) for a, b in p["bids"].items()], winner=p["winner"],
                           price=p["price"], tie=p["tie"], random_winner=p["random_winner"], step_kind=p["step_kind"],
-                          round_robin=p.get("round_robin", False))
+                          round_robin=p.get("round_robin", False), call_ids=call_ids)
     if kind == "payment":
         return ev.Payment(step=step, payer=p["payer"], payee=p["payee"], amount=p["amount"], reason=p["reason"])
     if kind == "step":
@@ -300,7 +334,7 @@ def _engine_payload(kind: str, step: int, p: dict):
         answer = info.get("answer")
         return ev.Step(step=step, action=p["action"], step_kind=p["step_kind"], reward=p["reward"], done=p["done"],
                        solved=p["solved"], invalid=bool(info.get("invalid", False)),
-                       final_answer=None if answer is None else str(answer))
+                       final_answer=None if answer is None else str(answer), call_ids=call_ids)
     if kind == "reward":
         return ev.Reward(step=step, amount=p["amount"])
     raise ValueError(f"unknown engine event kind {kind!r}")
@@ -313,14 +347,18 @@ def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
     ]
 
 
-def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None) -> None:
+def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
+          tap: _CallTap | None = None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
+    import functools
+
+    engine_payload = functools.partial(_engine_payload, tap=tap)
     if cfg.preset != "default":
         from . import economy_reference
 
         return economy_reference.play(
             cfg, rec, policy, tasks, state, schedule=_schedule(cfg), genome_payload=genome_payload,
-            engine_payload=_engine_payload, task_payload=_task_payload, action_payload=_action_payload,
+            engine_payload=engine_payload, task_payload=_task_payload, action_payload=_action_payload,
             summary_cls=_EpisodeSummary)
     if state is None:
         economy = _founders(cfg, rec, policy)
@@ -353,7 +391,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None)
         def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
             _sum.add(kind, agent, payload)
             if cfg.detail == "steps":
-                rec.emit(_engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
+                rec.emit(engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
 
         taken: list[str] = []
 

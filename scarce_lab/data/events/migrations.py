@@ -28,8 +28,8 @@ Version history:
   unknown (``None``).
 - **4**: every decision payload (:class:`~.base.DecisionFields`: SovSim extraction and
   announcement; SCARCE declaration, reasoning, private message or silence, bid
-  revision, ballot, solver action) gained ``call_ids``, the ids of the model calls
-  behind it; call records' ``call_id`` became deterministic (run, agent, round,
+  revision, ballot, solver action; and Economy's ``auction`` and ``step``) gained
+  ``call_ids``, the ids of the model calls behind it; call records' ``call_id`` became deterministic (run, agent, round,
   purpose, seed, prompt). An older decision event gets an **empty** list: its calls
   are not guessed (they can still be found through agent, round and purpose).
 """
@@ -108,7 +108,8 @@ def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
 def _decision_kinds(environment: str) -> frozenset[str]:
     from . import payload_types
 
-    return frozenset(k for k, m in payload_types(environment).items() if issubclass(m, DecisionFields))
+    return frozenset(k for k, m in payload_types(environment).items()
+                     if issubclass(m, DecisionFields) or "call_ids" in m.model_fields)
 
 
 # -- version 1 -> 2 ---------------------------------------------------------------------
