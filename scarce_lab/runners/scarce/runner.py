@@ -107,13 +107,13 @@ class ScarceRunner:
         return self.client
 
     def _agents(self, w: str, task: Any):
-        cfg, run_id = self.cfg, self.rec.manifest.run_id
+        cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
         scripted_s, scripted_n = is_scripted(cfg.model), is_scripted(cfg.negotiator)
-        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort, "run_id": run_id}
+        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort}
         solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
                              seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
         kw = {} if scripted_n else {"reasoning_effort": cfg.reasoning_effort, "mechanism": str(cfg.mechanism),
-                                    "run_id": run_id, "max_tokens": cfg.llm.max_tokens}
+                                    "max_tokens": cfg.llm.max_tokens}
         neg = make_negotiator(cfg.negotiator, client=None if scripted_n else self._client(), seed=cfg.seed, **kw)
         return solver, neg
 
