@@ -181,3 +181,31 @@ def test_economy_steps_name_the_act_calls(tmp_path):
     assert sorted(steps["call_id"].to_list()) == sorted(acts["call_id"].to_list())  # each act call, once
     assert (steps["call_purpose"].str.starts_with("act:")).all() and (steps["agent"] == steps["call_id"].map_elements(
         lambda c: acts.filter(pl.col("call_id") == c)["agent"][0], return_dtype=pl.String)).all()
+
+
+def test_model_for_gives_scripted_and_client_models_one_interface():
+    import pydantic
+
+    from scarce_lab.llm import DecisionRequest, Generation, model_for
+
+    class Pick(pydantic.BaseModel):
+        extraction: int
+
+    policies = {"three": lambda obs, rng: Pick(extraction=3)}
+    scripted = model_for("scripted/three", policies=lambda name, arg: policies[name])
+    lm = model_for(MODEL, client=MockModel(['{"extraction": 6}']), generation=Generation(temperature=0.0))
+    req = DecisionRequest(schema=Pick, fallback=Pick(extraction=0), seed=1, observation=None,
+                          messages=lambda: [{"role": "user", "content": "how many?"}], purpose="extraction")
+    with run_scope(run_id="r", round=1, agent="a0"):
+        s_out, m_out = asyncio.run(scripted.adecide(req)), asyncio.run(lm.adecide(req))
+    assert scripted.scripted and not lm.scripted
+    assert (s_out.decision.extraction, s_out.valid, s_out.calls) == (3, True, [])
+    assert m_out.decision.extraction == 6 and len(m_out.calls) == 1
+    rec = m_out.calls[0]
+    assert (rec.run_id, rec.round, rec.agent, rec.params["temperature"]) == ("r", 1, "a0", 0.0)
+    with pytest.raises(TypeError, match="scripted policy"):
+        asyncio.run(scripted.acomplete([], seed=0))
+    with pytest.raises(ValueError, match="no scripted policies"):
+        model_for("scripted/three")
+    with pytest.raises(ValueError, match="LLMClient"):
+        model_for(MODEL)
