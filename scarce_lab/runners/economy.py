@@ -34,6 +34,8 @@ from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance, size
 from scarce_lab.envs.economy.qa import QAItem, QATask
 from scarce_lab.runtime import open_run, record_calls_of
 
+from .calltap import CallTap
+
 __all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
 
@@ -239,7 +241,7 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
                  items: list[QAItem] | None, run_id: str, resume: bool) -> Path:
     tasks = _Tasks(cfg, items)
     recorder: list = []
-    tap = _CallTap()
+    tap = CallTap()
 
     def record_calls(calls: list) -> None:
         recorder[0].record_calls(calls)
@@ -292,34 +294,7 @@ def _task_payload(info: dict) -> ev.TaskInstance:
     return ev.TaskInstance(**{k: (str(v) if k in ("item_id", "question", "answer") else v) for k, v in info.items()})
 
 
-class _CallTap:
-    """The model calls recorded since the last engine event, so that the event they
-    produced names them (``call_ids``): an auction takes the wake-up calls before it, a
-    step the winner's ``act:`` calls. Calls no event takes (mutations, repairs) age out
-    (at most :attr:`KEEP` are held; they stay in ``llm_calls.jsonl``)."""
-
-    KEEP = 256
-
-    def __init__(self) -> None:
-        from collections import deque
-
-        self.pending: deque = deque(maxlen=self.KEEP)
-
-    def add(self, calls: list) -> None:
-        self.pending.extend(calls)
-
-    def take(self, kind: str) -> list[str]:
-        if kind == "auction":
-            ids = [c.call_id for c in self.pending if c.purpose == "wakeup"]
-        elif kind == "step":
-            ids = [c.call_id for c in self.pending if c.purpose.startswith("act:")]
-        else:
-            return []
-        self.pending.clear()
-        return ids
-
-
-def _engine_payload(kind: str, step: int, p: dict, tap: _CallTap | None = None):
+def _engine_payload(kind: str, step: int, p: dict, tap: CallTap | None = None):
     """An engine event (``emit(kind, step, agent, payload)``) as its typed payload;
     ``tap`` names the model calls behind an auction or a step."""
     call_ids = tap.take(kind) if tap is not None else []
@@ -348,7 +323,7 @@ def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
 
 
 def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
-          tap: _CallTap | None = None) -> None:
+          tap: CallTap | None = None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
     import functools
 
