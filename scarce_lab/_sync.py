@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -60,7 +61,8 @@ def run_sync(coro):
         return await coro
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(asyncio.run, _tracked())
+        # the caller's context variables (the run scope of scarce_lab.llm.scope) go along
+        future = pool.submit(contextvars.copy_context().run, asyncio.run, _tracked())
         try:
             return future.result()
         except KeyboardInterrupt:

@@ -120,6 +120,14 @@ def test_sovsim_kcpr_completes_against_the_plain_server_with_auto(server, tmp_pa
     assert all(c["params"]["repeat_penalty"] == 1.0 and c["params"]["temperature"] == 0.7 for c in answered)
     assert all(c["cost_usd"] == 0.0 for c in answered)
     assert sum(c["outcome"] == "ok" for c in answered) >= 1
+    # each decision names its calls (the refused json_schema call, then the json_object one)
+    from scarce_lab.data.loaders import load_dataset
+    from scarce_lab.data.tables.calls import decision_calls
+
+    ds = load_dataset(out)
+    named = [decision_calls(ds, k) for k in ("announcement", "extraction")]
+    ids = [i for d in named for i in d["call_id"].to_list()]
+    assert all(d["call_found"].all() for d in named) and sorted(ids) == sorted(c["call_id"] for c in calls)
 
 
 def test_scarce_with_the_server_as_negotiator_and_as_solver(server, tmp_path):

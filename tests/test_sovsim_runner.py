@@ -85,8 +85,9 @@ def test_games_run_concurrently(tmp_path):
 
         async def adecide(self, obs, seed, run_id=None):
             from scarce_lab.agents.sovsim import AgentDecision
+            from scarce_lab.llm.scope import current_scope
 
-            order.append((run_id, obs.round))
+            order.append((current_scope().run_id, obs.round))  # the run context travels in a contextvar
             await asyncio.sleep(0.001)
             return AgentDecision(value=15)
 

@@ -53,4 +53,5 @@ class Decided(Generic[V]):
             "fallback_used": self.fallback_used,
             "violation": self.violation,
             "outcome": self.outcome,
+            "call_ids": [c.call_id for c in self.calls],
         }

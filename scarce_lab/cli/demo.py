@@ -28,13 +28,14 @@ def demo(
     """Play SovSim's four conditions on MODEL (default: embedded, offline), then render the
     paper's table and figures from those runs. Re-running resumes and reuses the cache."""
     from ..llm import make_client
+    from ..llm.models import is_scripted
     from ..runners.sovsim import plan_sweep, run_sweep
 
     t0 = time.perf_counter()
     typer.echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
     # temperature 0: the embedded model is deterministic, so a second demo reproduces the first
     specs = plan_sweep(["all"], [model], simulations, seed=seed, llm={"temperature": 0.0})
-    client = None if model.startswith("scripted/") else make_client(specs[0].llm, max_concurrency=4, timeout_s=600)
+    client = None if is_scripted(model) else make_client(specs[0].llm, max_concurrency=4, timeout_s=600)
     results = run_sweep(specs, out, client=client, resume=True, concurrency=4, progress=True)
     failed = [r for r in results if r.status not in ("complete", "skipped")]
     typer.echo(f"[demo] {len(results)} games recorded under {out} in {time.perf_counter() - t0:.0f} s")

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from ..data.schema import is_scripted
+
 
 class ConfigError(ValueError):
     """A config could not be built; the message names the field, the value and where it
@@ -96,13 +98,15 @@ class ExperimentConfig(BaseModel):
     def llm_models(self) -> list[str]:
         """The model strings that call the client (``scripted/`` ones left out)."""
         m = getattr(self, "model", None)
-        return [m] if isinstance(m, str) and not m.startswith("scripted/") else []
+        return [m] if isinstance(m, str) and not is_scripted(m) else []
 
     def ignored_settings(self, model: str) -> dict[str, Any]:
         """The condition settings ``llm.<name>`` litellm would not send to ``model``:
         name -> requested value (:func:`scarce_lab.llm.params.ignored_settings`)."""
         llm = getattr(self, "llm", None)
-        if llm is None or model.startswith(("scripted/", "embedded/")):
+        from ..llm.models import is_embedded
+
+        if llm is None or is_scripted(model) or is_embedded(model):
             return {}
         from ..llm.params import CONDITION_PARAMS, ignored_settings
 
@@ -133,7 +137,7 @@ class ExperimentConfig(BaseModel):
             KeyError: a ``CONDITION_FIELDS`` entry names no field (a bug in the config).
         """
         flat = flatten(self.model_dump(mode="json"))
-        if str(getattr(self, "model", "")).startswith("scripted/"):
+        if is_scripted(getattr(self, "model", None)):
             # sampling settings do not shape a scripted policy's trajectory
             flat = {k: v for k, v in flat.items() if not k.startswith("llm.")}
         out: dict[str, Any] = {}

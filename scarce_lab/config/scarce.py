@@ -37,7 +37,7 @@ from ..envs.slots import (
     WorldRules,
 )
 from ..llm.client import LLMSettings
-from ..llm.models import model_slug
+from ..llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .base import ExperimentConfig, flatten
 
 #: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
@@ -60,7 +60,7 @@ def supported_reasoning_efforts(model: str) -> tuple[str, ...] | None:
     (litellm is pinned; if that internal moves, this answers ``None`` and nothing is
     checked).
     """
-    if model.startswith(("scripted/", "embedded/")):
+    if not via_provider(model):
         return None
     from ..llm.client import load_litellm
 
@@ -187,20 +187,20 @@ class ScarceConfig(ExperimentConfig):
         for name, value in (("model", self.model), ("negotiator_model", self.negotiator_model)):
             if value is not None and not value.strip():
                 raise ValueError(f"{name} must be a model name (litellm, embedded/... or scripted/<policy>), got {value!r}")
-            if value is not None and value.startswith("scripted/"):
-                policy = value.removeprefix("scripted/").partition(":")[0]
-                if not policy:
-                    raise ValueError(f"{name} {value!r}: 'scripted/' needs a policy name, e.g. scripted/fifo")
-        if self.model.startswith("scripted/skilled"):
-            policy, _, arg = self.model.removeprefix("scripted/").partition(":")
-            if policy == "skilled":
+            if value is not None and is_scripted(value):
                 try:
-                    parse_skill(arg or None)
-                except ValueError as exc:
-                    raise ValueError(f"model {self.model!r}: {exc}") from None
+                    scripted_policy(value)
+                except ValueError:
+                    raise ValueError(f"{name} {value!r}: 'scripted/' needs a policy name, e.g. scripted/fifo") from None
+        policy, arg = scripted_policy(self.model) or (None, None)
+        if policy == "skilled":
+            try:
+                parse_skill(arg)
+            except ValueError as exc:
+                raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
-        if neg.startswith("scripted/"):
-            policy = neg.removeprefix("scripted/").partition(":")[0]
+        if is_scripted(neg):
+            policy = scripted_policy(neg)[0]
             if policy not in SCRIPTED_NEGOTIATORS:
                 field = "negotiator_model" if self.negotiator_model else "model"
                 raise ValueError(f"{field} {neg!r}: scripted negotiator policy must be one of "
@@ -233,17 +233,17 @@ class ScarceConfig(ExperimentConfig):
         (``negotiator_model``) is shaped by them too (without this, runs that differ
         only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
-        if self.model.startswith("scripted/"):
+        if is_scripted(self.model):
             for k in self.MODEL_SOLVER_FIELDS:
                 out.pop(k, None)
-            if not self.negotiator.startswith("scripted/"):
+            if not is_scripted(self.negotiator):
                 flat = flatten(self.model_dump(mode="json"))
                 out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
         return self._mark_not_sent(out)
 
     def llm_models(self) -> list[str]:
         """The solvers' and the negotiators' models, where they call the client."""
-        return list(dict.fromkeys(m for m in (self.model, self.negotiator) if not m.startswith("scripted/")))
+        return list(dict.fromkeys(m for m in (self.model, self.negotiator) if not is_scripted(m)))
 
     def condition_settings_defaults(self) -> dict:
         """The defaults of :meth:`condition_settings`, with the defaults of

@@ -146,6 +146,18 @@ class LLMCallRecord(BaseModel):
     timestamp: datetime = Field(default_factory=utc_now)
 
 
+#: Prefix of a scripted policy's model string (``scripted/<policy>[:<arg>]``).
+SCRIPTED_PREFIX = "scripted/"
+
+
+def is_scripted(model: str | None) -> bool:
+    """True when ``model`` (a manifest's or a config's model string) names a scripted
+    policy, which never calls a model. The one test of the convention: the model
+    registry (:func:`scarce_lab.llm.models.resolve_model`), configs, runners and
+    tables all ask here (this module is the bottom layer, readable by analysis too)."""
+    return isinstance(model, str) and model.startswith(SCRIPTED_PREFIX)
+
+
 def messages_hash(messages: list[dict[str, Any]]) -> str:
     """SHA-256 (hex, first 16 chars) of the canonical JSON of a message list."""
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=False, default=str)

@@ -70,12 +70,12 @@ def make_judges(
         ValueError: no models, an empty model string, or a ``scripted/`` policy (judges
             are language models).
     """
-    from ..llm.models import is_embedded
+    from ..llm.models import is_embedded, is_scripted
 
     models = [m.strip() for m in models]
     if not models or any(not m for m in models):
         raise ValueError(f"judges: need non-empty model strings, got {list(models)!r}")
-    if bad := [m for m in models if m.startswith("scripted/")]:
+    if bad := [m for m in models if is_scripted(m)]:
         raise ValueError(f"judges: {bad} are scripted policies; a judge must be a language model")
     seen: dict[str, int] = {}
     judges = []

@@ -3,7 +3,10 @@ client over litellm (:class:`LLMClient`: cache, retries, rate limits, outcomes),
 scripted :class:`~scarce_lab.llm.mock.MockModel`, the embedded offline model
 (``embedded/smollm2``) registered as a litellm provider, and the one registry of model
 names (:func:`resolve_model`). :func:`make_client` is the one place a client is built
-from settings.
+from settings; :func:`model_for` the one place a model string becomes a typed
+:class:`Model` (a client bound to the string and its :class:`Generation` settings, or a
+scripted policy behind the same interface). The run, round and agent of every call
+travel in a context variable (:func:`run_scope`, :mod:`scarce_lab.llm.scope`).
 """
 
 from typing import Any
@@ -18,8 +21,18 @@ from .client import (
 )
 from .context import ContextWindowError
 from .decisions import DecisionModel, DecisionPart, int_choice, register_decision_family
-from .models import EMBEDDED_MODEL, ModelRef, is_embedded, resolve_model, scripted_policy
+from .model import ClientModel, DecisionRequest, Generation, Model, ScriptedModel, model_for
+from .models import (
+    EMBEDDED_MODEL,
+    ModelRef,
+    is_embedded,
+    is_scripted,
+    needs_client,
+    resolve_model,
+    scripted_policy,
+)
 from .outcomes import OUTCOMES, MissingDecisionError
+from .scope import RunScope, current_scope, run_scope
 
 
 def make_client(settings: LLMSettings | None = None, **overrides: Any) -> LLMClient:
@@ -41,6 +54,17 @@ __all__ = [
     "CallBudget",
     "CallBudgetExceeded",
     "CallContext",
+    "ClientModel",
+    "DecisionRequest",
+    "Generation",
+    "Model",
+    "RunScope",
+    "ScriptedModel",
+    "current_scope",
+    "is_scripted",
+    "model_for",
+    "needs_client",
+    "run_scope",
     "CompletionResult",
     "ContextWindowError",
     "DecisionModel",

@@ -51,8 +51,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -71,6 +70,7 @@ from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify
 from .params import WireCapture, planned_params, wire_params
 from .parsing import parse_reply
 from .ratelimit import RateLimit, RateLimiter, shared_limiter
+from .scope import call_id_for, current_scope
 from .structured import (
     MODE_MEMORY,
     REFUSED_PREFIX,
@@ -142,12 +142,27 @@ class LLMSettings(BaseModel):
 
 @dataclass(frozen=True)
 class CallContext:
-    """Where a call belongs in a run (copied into its LLMCallRecord)."""
+    """Where a call belongs in a run (copied into its LLMCallRecord). Fields left
+    ``None`` are taken from the bound :func:`~scarce_lab.llm.scope.run_scope` (see
+    :func:`effective_context`), so agents need not pass the run id."""
 
     agent: str | None = None
     round: int | None = None
     purpose: str = ""
     run_id: str | None = None
+
+
+def effective_context(context: CallContext | None) -> CallContext:
+    """``context`` with its unset ``run_id``, ``agent`` and ``round`` filled from the
+    current :class:`~scarce_lab.llm.scope.RunScope` (explicit values win)."""
+    ctx = context or CallContext()
+    scope = current_scope()
+    return replace(
+        ctx,
+        run_id=ctx.run_id if ctx.run_id is not None else scope.run_id,
+        agent=ctx.agent if ctx.agent is not None else scope.agent,
+        round=ctx.round if ctx.round is not None else scope.round,
+    )
 
 
 def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
@@ -243,9 +258,9 @@ class LLMClient(LanguageModel):
         """
         if scripted_policy(model) is not None:
             raise ValueError(f"model {model!r} is a scripted policy; agents handle it without the client")
-        ctx = context or CallContext()
+        ctx = effective_context(context)
         base_tokens = max_tokens or self.settings.max_tokens
-        decision_id = uuid.uuid4().hex[:16]
+        ids: dict[str, str] = {}  # the decision's id: its first call's id (deterministic, llm/scope.py)
 
         api_base = litellm_kwargs.get("api_base") or self.settings.api_base
         refused: list[Any] = []
@@ -259,9 +274,10 @@ class LLMClient(LanguageModel):
                 sent = [*msgs, prompt_instruction(_schema_json(schema))] if mode == "prompt" else msgs
                 res = await self.acomplete(
                     model, sent, seed=call_seed, context=ctx, max_tokens=tokens, temperature=temperature,
-                    reasoning_effort=reasoning_effort, attempt=attempt, decision_id=decision_id,
+                    reasoning_effort=reasoning_effort, attempt=attempt, decision_id=ids.get("decision"),
                     structured_output=mode, **form, **litellm_kwargs,
                 )
+                ids.setdefault("decision", res.record.call_id)
                 if (res.record.outcome != oc.REQUEST_REFUSED or self.settings.structured_output != "auto"
                         or MODE_MEMORY.refused(api_base, model, mode) is None):
                     return res
@@ -356,10 +372,14 @@ class LLMClient(LanguageModel):
         tool request is the outcome ``text_for_tool``, never a usable answer.
 
         Units: ``max_tokens`` tokens; latency in the record in seconds; cost in USD.
-        ``decision_id`` groups the calls of one decision (a new id if ``None``);
-        ``structured_output`` is the mode recorded for the call.
+        ``decision_id`` groups the calls of one decision (the call's own id if
+        ``None``); ``structured_output`` is the mode recorded for the call. The call's
+        ``call_id`` is deterministic (:func:`scarce_lab.llm.scope.call_id_for`: run,
+        agent, round, purpose, seed, prompt, attempt), so a resumed run and a cached
+        answer carry the id the first run gave; run, agent and round not in
+        ``context`` come from the bound run scope.
         """
-        ctx = context or CallContext()
+        ctx = effective_context(context)
         s = self.settings
         params: dict[str, Any] = {
             "temperature": s.temperature if temperature is None else temperature,
@@ -389,7 +409,9 @@ class LLMClient(LanguageModel):
         if api_base:
             sent["api_base"] = api_base
         key_params = answer_params(sent, extra)
-        call_id = uuid.uuid4().hex[:16]
+        mhash = messages_hash(messages)
+        call_id = call_id_for(run_id=ctx.run_id, agent=ctx.agent, round=ctx.round, purpose=ctx.purpose, seed=seed,
+                              messages_hash=mhash, attempt=attempt)
         record = LLMCallRecord(
             run_id=ctx.run_id,
             call_id=call_id,
@@ -401,7 +423,7 @@ class LLMClient(LanguageModel):
             dropped_params=answer_params(dropped, {}) or None,
             structured_output=structured_output,
             messages=messages,
-            messages_hash=messages_hash(messages),
+            messages_hash=mhash,
             attempt=attempt,
             decision_id=decision_id or call_id,
         )

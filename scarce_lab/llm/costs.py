@@ -30,6 +30,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .models import via_provider
+
 
 class ModelPrice(BaseModel):
     """A model's price in US dollars per million tokens."""
@@ -68,7 +70,7 @@ def price_of(model: str, api_base: str | None, prices: dict[str, Any] | None = N
     """``(USD per prompt token, USD per completion token)`` of the model served, or
     ``None`` when unknown (see the module docstring for the order of sources).
     ``prices`` maps model strings to :class:`ModelPrice` (or dicts of its fields)."""
-    if model.startswith(("embedded/", "scripted/")):
+    if not via_provider(model):
         return 0.0, 0.0
     for key in (model, model.split("/", 1)[-1]):
         if prices and key in prices:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..data.schema import SCRIPTED_PREFIX, is_scripted
+
 EMBEDDED_MODEL = "embedded/smollm2"
 
 
@@ -52,6 +54,18 @@ def resolve_model(name: str) -> ModelRef:
     return ModelRef(name, "embedded" if is_embedded(name) else "litellm")
 
 
+def needs_client(model: str) -> bool:
+    """True unless ``model`` is a scripted policy (it then needs a model client)."""
+    return not is_scripted(model)
+
+
+def via_provider(model: str) -> bool:
+    """True when litellm routes ``model`` to a provider (hosted API or local server):
+    neither a scripted policy nor the embedded model, which take every setting and
+    cost nothing."""
+    return not is_scripted(model) and not is_embedded(model)
+
+
 def is_embedded(model: str) -> bool:
     """True for ``embedded/...`` model strings."""
     return model.startswith("embedded/")
@@ -63,9 +77,9 @@ def scripted_policy(model: str) -> tuple[str, str | None] | None:
     Raises:
         ValueError: ``model`` is ``scripted/`` with an empty policy name.
     """
-    if not model.startswith("scripted/"):
+    if not is_scripted(model):
         return None
-    rest = model.removeprefix("scripted/")
+    rest = model.removeprefix(SCRIPTED_PREFIX)
     policy, _, arg = rest.partition(":")
     if not policy:
         raise ValueError(f"model {model!r}: 'scripted/' needs a policy name, e.g. scripted/greedy")

@@ -28,6 +28,8 @@ import functools
 import json
 from typing import Any
 
+from .models import via_provider
+
 #: Request-body keys that are not parameters (the prompt, the model, streaming).
 _NOT_PARAMS = frozenset({"messages", "model", "stream", "stream_options"})
 #: OpenAI-style arguments that litellm maps per provider (``get_optional_params``).
@@ -156,7 +158,7 @@ def ignored_settings(model: str, settings: dict[str, Any]) -> dict[str, Any]:
     not send to ``model``: name -> requested value. Empty for ``embedded/`` and
     ``scripted/`` models (every setting reaches them) and for models litellm cannot route.
     """
-    if model.startswith(("scripted/", "embedded/")):
+    if not via_provider(model):
         return {}
     return dict(_ignored(model, json.dumps({k: v for k, v in settings.items() if v is not None}, sort_keys=True)))
 

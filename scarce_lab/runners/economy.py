@@ -34,6 +34,8 @@ from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance, size
 from scarce_lab.envs.economy.qa import QAItem, QATask
 from scarce_lab.runtime import open_run, record_calls_of
 
+from .calltap import CallTap
+
 __all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
 
@@ -227,18 +229,32 @@ def run_economy(
         RunInProgressError: another live process is writing the same run.
         RuntimeError: frozen evaluation moved money (a bug; never expected).
     """
+    from scarce_lab.llm.scope import run_scope
+
     run_id = run_id or cfg.run_id
+    with run_scope(run_id=run_id):  # every model call names the run (llm/scope.py)
+        return _run_economy(cfg, out_dir, client=client, llm_kwargs=llm_kwargs, items=items, run_id=run_id,
+                            resume=resume)
+
+
+def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: dict | None,
+                 items: list[QAItem] | None, run_id: str, resume: bool) -> Path:
     tasks = _Tasks(cfg, items)
     recorder: list = []
-    policy = make_policy(cfg, client=client, record_calls=lambda calls: recorder[0].record_calls(calls),
-                         llm_kwargs=llm_kwargs)
+    tap = CallTap()
+
+    def record_calls(calls: list) -> None:
+        recorder[0].record_calls(calls)
+        tap.add(calls)
+
+    policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
     handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
     if handle.skipped:
         return handle.run_dir
     rec = handle.recorder
     recorder.append(rec)
     try:
-        _play(cfg, rec, policy, tasks, handle.state)
+        _play(cfg, rec, policy, tasks, handle.state, tap=tap)
     except BaseException as exc:
         record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
@@ -278,12 +294,14 @@ def _task_payload(info: dict) -> ev.TaskInstance:
     return ev.TaskInstance(**{k: (str(v) if k in ("item_id", "question", "answer") else v) for k, v in info.items()})
 
 
-def _engine_payload(kind: str, step: int, p: dict):
-    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload."""
+def _engine_payload(kind: str, step: int, p: dict, tap: CallTap | None = None):
+    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload;
+    ``tap`` names the model calls behind an auction or a step."""
+    call_ids = tap.take(kind) if tap is not None else []
     if kind == "auction":
         return ev.Auction(step=step, bids=[ev.Bid(agent=a, bid=b) for a, b in p["bids"].items()], winner=p["winner"],
                           price=p["price"], tie=p["tie"], random_winner=p["random_winner"], step_kind=p["step_kind"],
-                          round_robin=p.get("round_robin", False))
+                          round_robin=p.get("round_robin", False), call_ids=call_ids)
     if kind == "payment":
         return ev.Payment(step=step, payer=p["payer"], payee=p["payee"], amount=p["amount"], reason=p["reason"])
     if kind == "step":
@@ -291,7 +309,7 @@ def _engine_payload(kind: str, step: int, p: dict):
         answer = info.get("answer")
         return ev.Step(step=step, action=p["action"], step_kind=p["step_kind"], reward=p["reward"], done=p["done"],
                        solved=p["solved"], invalid=bool(info.get("invalid", False)),
-                       final_answer=None if answer is None else str(answer))
+                       final_answer=None if answer is None else str(answer), call_ids=call_ids)
     if kind == "reward":
         return ev.Reward(step=step, amount=p["amount"])
     raise ValueError(f"unknown engine event kind {kind!r}")
@@ -304,14 +322,18 @@ def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
     ]
 
 
-def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None) -> None:
+def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
+          tap: CallTap | None = None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
+    import functools
+
+    engine_payload = functools.partial(_engine_payload, tap=tap)
     if cfg.preset != "default":
         from . import economy_reference
 
         return economy_reference.play(
             cfg, rec, policy, tasks, state, schedule=_schedule(cfg), genome_payload=genome_payload,
-            engine_payload=_engine_payload, task_payload=_task_payload, action_payload=_action_payload,
+            engine_payload=engine_payload, task_payload=_task_payload, action_payload=_action_payload,
             summary_cls=_EpisodeSummary)
     if state is None:
         economy = _founders(cfg, rec, policy)
@@ -344,7 +366,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None)
         def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
             _sum.add(kind, agent, payload)
             if cfg.detail == "steps":
-                rec.emit(_engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
+                rec.emit(engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
 
         taken: list[str] = []
 

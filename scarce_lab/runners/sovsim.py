@@ -28,6 +28,7 @@ from ..config.sovsim import SovSimConfig
 from ..data.events import sovsim as ev
 from ..data.schema import RunManifest, RunStatus, package_version
 from ..envs.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
+from ..llm.models import needs_client
 from ..runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
 ENVIRONMENT = "sovsim"
@@ -175,6 +176,15 @@ async def arun_game(
         RunMismatchError: the run directory holds a run with other settings.
         Exception: whatever the agents raised (the run is marked ``failed`` first).
     """
+    from ..llm.scope import run_scope
+
+    with run_scope(run_id=cfg.run_id):  # every model call of the game names the run (llm/scope.py)
+        return await _play_game(cfg, out_dir, client=client, resume=resume, on_round=on_round, agents=agents)
+
+
+async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
+                     on_round: Callable[[SovSimConfig, int], None] | None,
+                     agents: dict[str, SovSimAgent] | None) -> GameResult:
     fresh = CommonsGame(cfg.condition, cfg.game)
     handle = open_run(Path(out_dir) / cfg.run_id, manifest_for(cfg, fresh), resume=resume)
     if handle.skipped:
@@ -191,7 +201,7 @@ async def arun_game(
             ), round=0, phase="setup")
             rec.commit_round(0, state=game)
         if agents is None:
-            if client is None and not cfg.model.startswith("scripted/"):
+            if client is None and needs_client(cfg.model):
                 client = _make_client(cfg)
             shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm)
             agents = dict.fromkeys(game.agents, shared)
@@ -213,10 +223,9 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
     """Every acting agent's decision; the model calls of every decision are recorded,
     also when one of them raised (the first exception is re-raised after recording)."""
     acting = list(obs)
-    run_id, run_seed = rec.manifest.run_id, cfg.run_seed  # once per phase: run_id hashes the settings
+    run_seed = cfg.run_seed  # the run id reaches the calls through the run scope (llm/scope.py)
     results = await asyncio.gather(
-        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value), run_id=run_id)
-          for a in acting),
+        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value)) for a in acting),
         return_exceptions=True,
     )
     record_calls_of(rec, *results)
@@ -273,7 +282,7 @@ async def arun_sweep(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if client is None:
-        llm_cfg = next((c for c in configs if not c.model.startswith("scripted/")), None)
+        llm_cfg = next((c for c in configs if needs_client(c.model)), None)
         client = _make_client(llm_cfg) if llm_cfg is not None else None
     gate = asyncio.Semaphore(max(1, 4 * concurrency))
     bar = tqdm(total=sum(c.game.rounds for c in configs), unit="round", desc="sovsim", disable=not progress)

@@ -8,6 +8,7 @@ from typing import Any
 from ..config.economy import EconomyRunConfig
 from ..data.events import economy as events
 from ..data.events.migrations import _economy_v1
+from ..data.schema import is_scripted
 from ..environments import EnvironmentSpec, register
 
 
@@ -62,7 +63,7 @@ def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
 def check_policy(cfg: EconomyRunConfig, model: str) -> None:
     """A ``scripted/`` policy the task does not have (or any policy Blocks World cannot
     play) raises ``ValueError`` naming those it has."""
-    if model.startswith("scripted/") or cfg.task_name == "blocksworld":
+    if is_scripted(model) or cfg.task_name == "blocksworld":
         from ..runners.economy import make_policy
 
         make_policy(cfg)

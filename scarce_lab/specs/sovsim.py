@@ -8,6 +8,7 @@ from typing import Any
 from ..config.sovsim import SovSimConfig
 from ..data.events import sovsim as events
 from ..data.events.migrations import _sovsim_v1
+from ..data.schema import is_scripted
 from ..environments import EnvironmentSpec, register
 
 
@@ -105,7 +106,7 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
 
 def check_policy(cfg: SovSimConfig, model: str) -> None:
     """A ``scripted/`` policy SovSim does not have raises ``ValueError`` (naming those it has)."""
-    if model.startswith("scripted/"):
+    if is_scripted(model):
         from ..agents.sovsim import make_agent
 
         make_agent(model)

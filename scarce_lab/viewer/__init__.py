@@ -12,6 +12,11 @@
   saves, submissions (score, tests passed, deadline) and the subrun's balances.
 - SovSim: the pool per round (a small inline SVG line with the collapse threshold) and,
   per round, each agent's extraction and reasoning, the leader marked.
+- Every decision of a model (SovSim extraction, SCARCE declaration, reasoning, message,
+  ballot) has a "model calls" row (``<details class="sl-calls">``): for each call behind
+  it (the event's ``call_ids``) its id (``data-call-id``, the ``call_id`` of
+  ``llm_calls`` and of :func:`scarce_lab.data.tables.calls.decision_calls`), outcome,
+  the prompt it was shown and the raw answer.
 - Economy of Minds: per episode the winning bids (auction events, when recorded) or the
   winners and what they paid, and the agents' wealth after each population snapshot.
 
@@ -50,7 +55,34 @@ def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise ValueError(f"{run_dir} holds {len(dirs)} runs; pass run_id= one of {ids}")
     m = read_manifest(dirs[0])
     events = [e.model_dump(mode="json") for e in read_events(dirs[0], m)]
+    calls = _calls_by_id(dirs[0])
+    for e in events:  # a decision's model calls (schema 4: payload call_ids) travel with it
+        ids = (e.get("payload") or {}).get("call_ids") or []
+        if ids:
+            e["calls"] = [calls.get(c, {"call_id": c, "outcome": "(no record of this call)"}) for c in ids]
     return m.model_dump(mode="json"), sorted(events, key=lambda e: e["seq"])
+
+
+def _calls_by_id(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The run's model-call records (``llm_calls.jsonl``) by ``call_id``, each checked
+    against :class:`~scarce_lab.data.schema.LLMCallRecord` (a torn last line is skipped,
+    as by the loaders).
+
+    Raises:
+        TrajectoryFileError / pydantic.ValidationError: a line that is not a call record.
+    """
+    from ..data.jsonl import iter_json_objects
+    from ..data.recorder import LLM_CALLS
+    from ..data.schema import LLMCallRecord
+
+    path = Path(run_dir) / LLM_CALLS
+    if not path.exists():
+        return {}
+    out = {}
+    for _, obj in iter_json_objects(path):
+        rec = LLMCallRecord.model_validate(obj).model_dump(mode="json")
+        out[rec["call_id"]] = rec
+    return out
 
 
 def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:

@@ -178,12 +178,12 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
             ["time", "worker", "position wanted", "duration (s)", "bid (credits)", "seen by", "note"],
             [[_t(e), esc(e["agent"]), esc(e["payload"].get("desired_position")),
               esc(e["payload"].get("desired_duration_seconds")), esc(e["payload"].get("bid_price")), _badge_cell(e),
-              _violation(e)] for e in by_kind["declaration"]])))
+              _violation(e, max_chars)] for e in by_kind["declaration"]])))
     if by_kind.get("reasoning"):
         parts.append(_phase("reasoning", "2 · Public reasoning", _table(
             ["time", "worker", "seen by", "text"],
             [[_t(e), esc(e["agent"]), _badge_cell(e),
-              f'<span class="sl-text">{cut(e["payload"].get("text"), max_chars)}</span> {_violation(e)}']
+              f'<span class="sl-text">{cut(e["payload"].get("text"), max_chars)}</span> {_violation(e, max_chars)}']
              for e in by_kind["reasoning"]])))
     private = sorted(by_kind.get("private_message", []) + by_kind.get("private_silence", []),
                      key=lambda e: (e["payload"].get("private_round", 0), e.get("seq", 0)))
@@ -196,7 +196,7 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
             else:
                 who = f'{esc(q.get("sender", e["agent"]))} → {esc(q.get("recipient"))}'
                 text = f'<span class="sl-text">{cut(q.get("text"), max_chars)}</span>'
-            rows.append([esc(q.get("private_round")), who, _badge_cell(e), f"{text} {_violation(e)}"])
+            rows.append([esc(q.get("private_round")), who, _badge_cell(e), f"{text} {_violation(e, max_chars)}"])
         parts.append(_phase("private", "3 · Private messages", _table(["round", "from → to", "seen by", "text"], rows)))
     if by_kind.get("bid_revision"):
         parts.append(_phase("revision", "Bid revisions (revisable mechanism)", _table(
@@ -208,7 +208,7 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
         for e in by_kind["ballot"]:
             entries = "; ".join(f"{i}. {x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')} credits"
                                 for i, x in enumerate(e["payload"].get("entries", []), 1))
-            rows.append([_t(e), esc(e["agent"]), _badge_cell(e), f"{esc(entries)} {_violation(e)}"])
+            rows.append([_t(e), esc(e["agent"]), _badge_cell(e), f"{esc(entries)} {_violation(e, max_chars)}"])
         parts.append(_phase("ballots", "4 · Ballots", _table(["time", "voter", "seen by", "ranking"], rows)))
     if by_kind.get("tactic_intent"):
         parts.append(_phase("intent", "Intended tactics (the scripted policy's ground truth)", _table(
@@ -237,14 +237,41 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
     return f'<details class="sl-contention" data-contention="{number}"><summary>{summary}</summary>{"".join(parts)}</details>'
 
 
-def _violation(e: dict) -> str:
+def _violation(e: dict, max_chars: int = 1500) -> str:
+    """The decision's violation and fallback marks, then its model calls (:func:`_calls`)."""
     q = e["payload"]
     bits = []
     if q.get("violation"):
         bits.append(f"violation: {q['violation']}")
     if q.get("fallback_used"):
         bits.append("fallback used")
-    return f'<span class="sl-bad">{esc("; ".join(bits))}</span>' if bits else ""
+    marks = f'<span class="sl-bad">{esc("; ".join(bits))}</span>' if bits else ""
+    return marks + _calls(e, max_chars)
+
+
+def _calls(e: dict, max_chars: int) -> str:
+    """What the model saw and said for this decision: one collapsible row per call
+    (``e["calls"]``, the records of the payload's ``call_ids``, set by the viewer's
+    reader); empty for scripted decisions and files older than schema 4."""
+    calls = e.get("calls") or []
+    if not calls:
+        return ""
+    items = []
+    for c in calls:
+        cid = str(c.get("call_id"))
+        msgs = c.get("messages") or []
+        prompt = "\n\n".join(f"[{m.get('role')}] {m.get('content')}" for m in msgs if isinstance(m, dict))
+        answer = c.get("raw_response")
+        if answer is None and c.get("tool_calls"):
+            answer = json.dumps(c["tool_calls"], default=str)
+        items.append(f'<div class="sl-call" data-call-id="{esc(cid)}">call <code>{esc(cid)}</code>'
+                     f' · {esc(c.get("model", ""))} · outcome <b>{esc(c.get("outcome"))}</b> · attempt '
+                     f'{esc(c.get("attempt", ""))}{" · cached" if c.get("cache_hit") else ""}'
+                     f'<pre class="sl-prompt">{cut(prompt, max_chars)}</pre>'
+                     f'<pre class="sl-answer">{cut(answer, max_chars)}</pre></div>')
+    n = len(calls)
+    return (f'<details class="sl-calls"><summary>model call{"s" if n > 1 else ""} ({n}): what the model saw and '
+            f'said</summary>{"".join(items)}</details>')
 
 
 def _scarce_event(e: dict, max_chars: int) -> str:
@@ -334,7 +361,7 @@ def _sovsim(events: list[dict], max_chars: int) -> str:
             x = e["payload"]
             name = f'<span class="sl-leader">{esc(e["agent"])} (leader)</span>' if e["agent"] == leader else esc(e["agent"])
             rows.append([name, esc(roles.get(e["agent"], "")), esc(x.get("extraction")), esc(x.get("pool_seen")),
-                         f'<span class="sl-text">{cut(x.get("reasoning"), max_chars)}</span> {_violation(e)}'])
+                         f'<span class="sl-text">{cut(x.get("reasoning"), max_chars)}</span> {_violation(e, max_chars)}'])
         announced = f" · announced {esc(q.get('announced_pool'))}" if q.get("announced_pool") is not None else ""
         state = '<b class="sl-bad">collapsed</b>' if q.get("collapsed") else f"next pool {esc(q.get('next_pool'))}"
         parts.append(f'<details class="sl-round" data-round="{esc(r)}"><summary>Round {esc(r)} · pool '

@@ -220,7 +220,8 @@ class LLMNegotiator(Negotiator):
         seed: the run seed (per-call seeds are derived from it).
         reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
         mechanism: ``fixed`` or ``revisable`` (shown in the system prompt).
-        run_id: copied into the call records.
+        run_id: copied into the call records (default: the bound run scope's,
+            :mod:`scarce_lab.llm.scope`; kept for callers outside a runner).
     """
 
     scripted = False

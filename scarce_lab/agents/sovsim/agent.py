@@ -43,50 +43,28 @@ def fallback_value(obs: Observation) -> int:
     return obs.legal.clamp(sustainable(obs, random.Random(0)))
 
 
-class ScriptedAgent:
-    """A scripted policy; ``seed`` drives its random choices."""
-
-    def __init__(self, model: str, policy: Policy):
-        self.model = model
-        self.policy = policy
-
-    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
-        value = self.policy(obs, random.Random(seed))
-        return AgentDecision(value=value, reasoning=f"scripted policy {self.model}")
-
-
-class LLMAgent:
-    """Asks ``model`` through an LLMClient for an extraction or announcement.
-
-    ``litellm_kwargs`` pass through to litellm (e.g. ``mock_response`` in tests).
-    The schema is built per phase: ``extraction`` is one of the multiples of 3 up to
-    the agent's cap; ``announced_pool`` an int validated to 0..999. See the module
-    docstring for the fallback.
+class ModelAgent:
+    """A SovSim agent over a :class:`~scarce_lab.llm.model.Model`: it builds the
+    decision request (prompt rendered only when a model reads it, observation for a
+    scripted policy, schema and the documented fallback per phase) and turns the
+    outcome into a :class:`Decided`; model and scripted agents differ only in their
+    :class:`~scarce_lab.llm.model.Model`.
 
     Raises (from :meth:`adecide`):
         MissingDecisionError: no call got an answer (the records are attached).
     """
 
-    def __init__(
-        self,
-        model: str,
-        client: Any,
-        role_labels: str = "default",
-        max_tokens: int = 110,
-        temperature: float | None = None,
-        litellm_kwargs: dict[str, Any] | None = None,
-    ):
-        self.model = model
-        self.litellm_kwargs = dict(litellm_kwargs or {})
-        self.client = client
+    def __init__(self, lm: Any, role_labels: str = "default"):
+        self.lm = lm
+        self.model = lm.name
         self.role_labels = role_labels
-        self.max_tokens = max_tokens
-        self.temperature = temperature
 
     async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
-        from ...llm import CallContext
+        """``run_id`` is accepted for older callers and is not needed: the run comes
+        from the bound run scope (:mod:`scarce_lab.llm.scope`)."""
+        from ...llm.model import DecisionRequest
+        from ...llm.scope import current_scope, run_scope
 
-        messages = render_messages(obs, self.role_labels)
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
             schema: Any = announcement_schema(obs.max_extraction)  # the observation's legal announcements
@@ -96,17 +74,18 @@ class LLMAgent:
             schema = extraction_schema(obs.max_extraction, obs.step)
             fallback = schema(reasoning="fallback: sustainable share", extraction=fb)
             purpose, attr = "extraction", "extraction"
-        out = await self.client.adecide(
-            model=self.model,
-            messages=messages,
-            schema=schema,
-            fallback=fallback,
-            seed=seed,
-            context=CallContext(agent=obs.agent, round=obs.round, purpose=purpose, run_id=run_id),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            **self.litellm_kwargs,
+        request = DecisionRequest(
+            schema=schema, fallback=fallback, seed=seed, observation=obs,
+            messages=lambda: render_messages(obs, self.role_labels),
+            purpose=purpose, agent=obs.agent, round=obs.round,
         )
+        if run_id is not None and run_id != current_scope().run_id:  # an older caller names the run
+            with run_scope(run_id=run_id):
+                out = await self.lm.adecide(request)
+        else:
+            out = await self.lm.adecide(request)
+        if self.lm.scripted:
+            return AgentDecision(value=out.decision, reasoning=f"scripted policy {self.model}")
         if out.missing:
             raise MissingDecisionError.from_calls(out.calls)
         return AgentDecision(
@@ -121,6 +100,44 @@ class LLMAgent:
         )
 
 
+class ScriptedAgent(ModelAgent):
+    """A scripted policy; ``seed`` drives its random choices."""
+
+    def __init__(self, model: str, policy: Policy):
+        from ...llm.model import ScriptedModel
+
+        super().__init__(ScriptedModel(model, policy))
+        self.policy = policy
+
+
+class LLMAgent(ModelAgent):
+    """Asks ``model`` through a model client for an extraction or announcement.
+
+    ``litellm_kwargs`` pass through to litellm (e.g. ``mock_response`` in tests).
+    The schema is built per phase: ``extraction`` is one of the multiples of 3 up to
+    the agent's cap; ``announced_pool`` an int validated to 0..999. See the module
+    docstring for the fallback.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        client: Any,
+        role_labels: str = "default",
+        max_tokens: int = 110,
+        temperature: float | None = None,
+        litellm_kwargs: dict[str, Any] | None = None,
+    ):
+        from ...llm.model import ClientModel, Generation
+
+        self.litellm_kwargs = dict(litellm_kwargs or {})
+        self.client = client
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        super().__init__(ClientModel(model, client, Generation(temperature=temperature, max_tokens=max_tokens),
+                                     **self.litellm_kwargs), role_labels)
+
+
 def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None) -> SovSimAgent:
     """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`
     whose sampling settings (``temperature``, ``max_tokens``) come from ``llm`` (an
@@ -129,13 +146,11 @@ def make_agent(model: str, client: Any = None, role_labels: str = "default", llm
     Raises:
         ValueError: unknown scripted policy, or an LLM model without a client.
     """
-    from ...llm.models import resolve_model
+    from ...llm.model import model_for
 
-    ref = resolve_model(model)
-    if ref.kind == "scripted":
-        return ScriptedAgent(model, get_policy(ref.policy, ref.arg))
-    if client is None:
-        raise ValueError(f"model {model!r} needs an LLMClient (only scripted/<policy> runs without one)")
+    lm = model_for(model, client=client, policies=get_policy)  # the one place a model string is resolved
+    if lm.scripted:
+        return ScriptedAgent(model, lm.policy)
     if llm is None:
         return LLMAgent(model, client, role_labels=role_labels)
     return LLMAgent(model, client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature)

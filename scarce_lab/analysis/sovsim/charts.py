@@ -17,6 +17,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
+from ...data.schema import is_scripted
 from .. import comparisons
 from ..figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
 from ..labels import condition_label as _condition_label
@@ -163,7 +164,7 @@ def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
     """
     surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
     with_survivor = sorted(set(surv["model"].to_list()))
-    llm = sorted(m for m in set(df["model"].to_list()) if not m.startswith("scripted/"))
+    llm = sorted(m for m in set(df["model"].to_list()) if not is_scripted(m))
     chosen = [m for m in llm if m in with_survivor] or with_survivor[:1]
     return chosen, [m for m in llm if m not in with_survivor]
 

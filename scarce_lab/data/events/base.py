@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 #: Version of the on-disk trajectory format (manifest, events, llm calls). Bump it with
 #: every change of any event model, and add a migration in ``migrations.py``; the golden
 #: schema test (``tests/test_trajectory_contract.py``) fails until both are done.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Visibility(StrEnum):
@@ -147,6 +147,10 @@ class DecisionFields(Payload):
         outcome: the outcome of the decision's last model call (``ok``, ``invalid``,
             ``truncated``, ``refusal``, ``empty``, ``tool_call``, ...); ``None`` for
             scripted policies.
+        call_ids: the ``call_id`` of each model call behind the decision, in order
+            (first call, then a repair or resend), as in ``llm_calls.jsonl``; empty for
+            scripted policies and for files written before schema version 4 (never
+            guessed). :func:`scarce_lab.data.tables.calls.decision_calls` joins them.
     """
 
     valid: bool = True
@@ -154,3 +158,4 @@ class DecisionFields(Payload):
     fallback_used: bool = False
     violation: str | None = None
     outcome: str | None = None
+    call_ids: list[str] = Field(default_factory=list)

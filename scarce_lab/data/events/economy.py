@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .base import Payload
 
@@ -115,6 +115,9 @@ class Auction(Payload):
             random (ablation ``no-auction`` or a tie-break).
         step_kind: the task's kind of step (e.g. ``start``, ``after_plan``).
         round_robin: the round-robin baseline chose the agent (no money moves).
+        call_ids: the model calls that decided who bid (the reference preset's
+            wake-up questions, ``purpose`` ``wakeup``), as in ``llm_calls.jsonl``;
+            empty where no model decided (bids themselves are the agents' rules).
     """
 
     kind: Literal["auction"] = "auction"
@@ -126,6 +129,7 @@ class Auction(Payload):
     random_winner: bool
     step_kind: str
     round_robin: bool = False
+    call_ids: list[str] = Field(default_factory=list)
 
 
 class Payment(Payload):
@@ -160,6 +164,8 @@ class Step(Payload):
         done, solved: the episode ended / ended solved.
         invalid: the action was not legal (Blocks World: an empty source stack).
         final_answer: the answer the task graded (question-answer tasks, last step).
+        call_ids: the model calls behind the action (the winner's ``act:...`` call and
+            its repair), as in ``llm_calls.jsonl``; empty for rules and scripted agents.
     """
 
     kind: Literal["step"] = "step"
@@ -171,6 +177,7 @@ class Step(Payload):
     solved: bool
     invalid: bool = False
     final_answer: str | None = None
+    call_ids: list[str] = Field(default_factory=list)
 
 
 class Reward(Payload):

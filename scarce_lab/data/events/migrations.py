@@ -26,18 +26,25 @@ Version history:
   dollar-cap settings, and ``notes.structured_output``. Events are unchanged: a
   version-2 event is read as it is; version-2 call records read the new fields as
   unknown (``None``).
+- **4**: every decision payload (:class:`~.base.DecisionFields`: SovSim extraction and
+  announcement; SCARCE declaration, reasoning, private message or silence, bid
+  revision, ballot, solver action; and Economy's ``auction`` and ``step``) gained
+  ``call_ids``, the ids of the model calls behind it; call records' ``call_id`` became deterministic (run, agent, round,
+  purpose, seed, prompt). An older decision event gets an **empty** list: its calls
+  are not guessed (they can still be found through agent, round and purpose).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from .base import SCHEMA_VERSION
+from .base import SCHEMA_VERSION, DecisionFields
 from .registry import registration
 
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
-EVENTS_UNCHANGED_SINCE = 2
+EVENTS_UNCHANGED_SINCE = 4
 
 
 class SchemaVersionError(ValueError):
@@ -85,11 +92,28 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
     if out.get("kind") == "round_committed":
         out["visibility"], out["visible_to"] = "researcher", []
         return out
-    migrate_v1 = registration(environment).migrate_v1
-    if migrate_v1 is None:
-        raise ValueError(f"environment {environment!r} has no version-1 events to migrate (it registered no migrate_v1)")
-    migrate_v1(out, payload)
+    if version < 2:
+        migrate_v1 = registration(environment).migrate_v1
+        if migrate_v1 is None:
+            raise ValueError(f"environment {environment!r} has no version-1 events to migrate (it registered no migrate_v1)")
+        migrate_v1(out, payload)
+    _v3_to_v4(environment, out, payload)
     return out
+
+
+# -- version 3 -> 4 ---------------------------------------------------------------------
+def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
+    """Decision payloads get an empty ``call_ids`` (the calls are not guessed)."""
+    if out.get("kind") in _decision_kinds(environment):
+        p.setdefault("call_ids", [])
+
+
+@functools.cache
+def _decision_kinds(environment: str) -> frozenset[str]:
+    from . import payload_types
+
+    return frozenset(k for k, m in payload_types(environment).items()
+                     if issubclass(m, DecisionFields) or "call_ids" in m.model_fields)
 
 
 # -- version 1 -> 2 ---------------------------------------------------------------------

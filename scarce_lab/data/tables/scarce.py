@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from ..loaders import Dataset, load_dataset
+from ..schema import is_scripted
 from . import label_conditions, settings_json
 
 #: Settings already in SCARCE's base condition (``<scheduler>_<mechanism>_mem-<memory>``).
@@ -138,7 +139,7 @@ def condition_settings(manifest) -> dict[str, Any]:
     ``reasoning_effort``), so such runs are never taken for one condition."""
     out = dict(manifest.condition_settings)
     neg = str(manifest.models.get("negotiator") or manifest.config.get("negotiator_model") or "")
-    if neg and not neg.startswith("scripted/") and not any(k.startswith("llm.") for k in out):
+    if neg and not is_scripted(neg) and not any(k.startswith("llm.") for k in out):
         llm = manifest.config.get("llm") or {}
         for k in _LLM_KEYS:
             out[f"llm.{k}"] = llm.get(k, manifest.config.get(k))

@@ -45,7 +45,7 @@ from ...agents.scarce.negotiators import complete_ballot
 from ...config.scarce import ScarceConfig
 from ...data.events import scarce as ev
 from ...data.recorder import RunRecorder
-from ...data.schema import RunManifest, RunStatus, package_version
+from ...data.schema import RunManifest, RunStatus, is_scripted, package_version
 from ...envs.slots import (
     ActionRefused,
     Contention,
@@ -114,14 +114,13 @@ class ScarceRunner:
         return self.client
 
     def _agents(self, w: str, task: Any):
-        cfg, run_id = self.cfg, self.rec.manifest.run_id
-        scripted_s = cfg.model.startswith("scripted/")
-        scripted_n = cfg.negotiator.startswith("scripted/")
-        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort, "run_id": run_id}
+        cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
+        scripted_s, scripted_n = is_scripted(cfg.model), is_scripted(cfg.negotiator)
+        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort}
         solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
                              seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
         kw = {} if scripted_n else {"reasoning_effort": cfg.reasoning_effort, "mechanism": str(cfg.mechanism),
-                                    "run_id": run_id, "max_tokens": cfg.llm.max_tokens}
+                                    "max_tokens": cfg.llm.max_tokens}
         neg = make_negotiator(cfg.negotiator, client=None if scripted_n else self._client(), seed=cfg.seed, **kw)
         return solver, neg
 
@@ -177,6 +176,12 @@ class ScarceRunner:
 
     async def arun(self, *, resume: bool = False) -> Path:
         """Play the run (or continue it with ``resume``); returns its folder."""
+        from ...llm.scope import run_scope
+
+        with run_scope(run_id=self.cfg.run_id):  # every model call names the run (llm/scope.py)
+            return await self._arun(resume=resume)
+
+    async def _arun(self, *, resume: bool) -> Path:
         cfg = self.cfg
         handle = open_run(self.out_dir / cfg.run_id, self.manifest(), resume=resume)
         if handle.skipped:
