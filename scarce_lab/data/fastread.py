@@ -80,9 +80,10 @@ def _plain_type(ann) -> bool:
     return False
 
 
-def _nulls_ok(expr: pl.Expr, ann) -> pl.Expr:
+def _nulls_ok(expr: pl.Expr, ann, only: typing.Any = None) -> pl.Expr:
     """True where ``expr`` has no null that ``ann`` forbids (a null non-optional field,
-    list element or nested record field; pydantic refuses each)."""
+    list element or nested record field; pydantic refuses each); ``only``: the names of
+    a record's fields to check (those the file's version has), default all."""
     origin = typing.get_origin(ann)
     optional = False
     if origin in (typing.Union, types.UnionType):
@@ -96,7 +97,7 @@ def _nulls_ok(expr: pl.Expr, ann) -> pl.Expr:
         inner = expr.list.eval(_nulls_ok(pl.element(), item)).list.all().fill_null(True)
     elif isinstance(ann, type) and issubclass(ann, BaseModel):
         for name, f in ann.model_fields.items():
-            if name != "kind":
+            if name != "kind" and (only is None or name in only):
                 inner = inner & _nulls_ok(expr.struct.field(name), f.annotation)
         inner = expr.is_null() | inner
     return inner if optional else expr.is_not_null() & inner
@@ -230,7 +231,7 @@ def _read_chunk(
                    == (pl.col("x").struct.field("visible_to").list.len() > 0))
                 & (pl.col("x").struct.field("run_id") == pl.col("__expected"))
                 & _nulls_ok(pl.col("x"), envelope)
-                & _nulls_ok(pl.col("x").struct.field("payload"), model)
+                & _nulls_ok(pl.col("x").struct.field("payload"), model, only=payload_schemas[kind])
                 & _bounds(model)
             )
             slow |= set(checked.filter(~pl.col("ok").fill_null(False))["__run"].unique().to_list())
@@ -248,8 +249,9 @@ def _read_chunk(
 
 def fast_versions() -> range:
     """The format versions the fast path reads: those whose events need no migration
-    (:data:`~.events.migrations.EVENTS_UNCHANGED_SINCE` to :data:`SCHEMA_VERSION`);
-    older files go line by line, migrated."""
-    from .events.migrations import EVENTS_UNCHANGED_SINCE
+    beyond payload fields added later with a fixed default
+    (:data:`~.events.migrations.EVENTS_FILLABLE_SINCE` to :data:`SCHEMA_VERSION`;
+    :func:`~.events.migrations.added_fields`); older files go line by line, migrated."""
+    from .events.migrations import EVENTS_FILLABLE_SINCE
 
-    return range(EVENTS_UNCHANGED_SINCE, SCHEMA_VERSION + 1)
+    return range(EVENTS_FILLABLE_SINCE, SCHEMA_VERSION + 1)

@@ -38,6 +38,7 @@ import polars as pl
 from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
 from .events import payload_types
 from .events.base import EventEnvelope
+from .events.migrations import added_fields
 from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
@@ -445,12 +446,15 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     fast_events: list[pl.DataFrame] = []
     fast_payloads: dict[tuple[str, str], list[pl.DataFrame]] = defaultdict(list)
     slow: set[int] = set(range(len(dirs)))
-    by_env: dict[str, list[tuple[int, Path, str]]] = defaultdict(list)
+    by_env: dict[tuple[str, int], list[tuple[int, Path, str]]] = defaultdict(list)
     for pos, (rd, m) in enumerate(zip(dirs, manifests, strict=True)):
-        if m.status == RunStatus.complete and _file_version(rd) in fastread.fast_versions():
-            by_env[m.environment].append((pos, rd, m.run_id))
-    for env, runs in by_env.items():
-        schemas = {k: model_schema(mdl, exclude=("kind",)) for k, mdl in fastread.fast_kinds(env).items()}
+        if m.status == RunStatus.complete and (v := _file_version(rd)) in fastread.fast_versions():
+            by_env[(m.environment, v)].append((pos, rd, m.run_id))
+    for (env, version), runs in by_env.items():
+        # a file of an older version lacks the payload fields added since: it is read
+        # without them (byte for byte) and their fixed default is filled in
+        added = {k: added_fields(env, k, version) for k in fastread.fast_kinds(env)}
+        schemas = {k: model_schema(mdl, exclude=("kind", *added[k])) for k, mdl in fastread.fast_kinds(env).items()}
         res = fastread.read_environment(env, runs, envelope, schemas)
         if res is None:
             continue
@@ -459,6 +463,8 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
         slow -= {pos for pos, _, _ in runs} - left
         fast_events.append(ev.filter(~pl.col("__run").is_in(list(left))).with_columns(environment=pl.lit(env)))
         for kind, df in pays.items():
+            full = model_schema(fastread.fast_kinds(env)[kind], exclude=("kind",))
+            df = df.with_columns(pl.lit(v, dtype=full[f]).alias(f) for f, v in added[kind].items())
             fast_payloads[(env, kind)].append(df.filter(~pl.col("__run").is_in(list(left))))
     col = _Collector()
     for pos in sorted(slow):

@@ -46,6 +46,25 @@ from .registry import registration
 #: only added kinds), so the fast reader takes their files as they are.
 EVENTS_UNCHANGED_SINCE = 4
 
+#: Events of this version and later differ from the current version only by payload
+#: fields that later versions added with a fixed default (:func:`added_fields`), so the
+#: fast reader reads them without those fields and fills the default in.
+EVENTS_FILLABLE_SINCE = 2
+
+
+def added_fields(environment: str, kind: str, version: int) -> dict[str, Any]:
+    """The payload fields a ``kind`` event of ``version`` lacks and their defaults:
+    ``{"call_ids": []}`` for a decision before version 4 (its calls are not guessed),
+    else ``{}``. Only for ``version >= EVENTS_FILLABLE_SINCE``.
+
+    Raises:
+        ValueError: ``version`` older than :data:`EVENTS_FILLABLE_SINCE` (needs
+            :func:`migrate_event`).
+    """
+    if version < EVENTS_FILLABLE_SINCE:
+        raise ValueError(f"version {version} events need migrate_event, not added fields")
+    return {"call_ids": []} if version < 4 and kind in _decision_kinds(environment) else {}
+
 
 class SchemaVersionError(ValueError):
     """A file's ``schema_version`` is newer than this package or not a version at all."""
