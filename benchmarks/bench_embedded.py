@@ -66,7 +66,7 @@ def sovsim_prompts() -> list[tuple[str, list[dict[str, Any]], type]]:
     from scarce_lab.agents.sovsim.prompts import render_messages
     from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, extraction_schema
     from scarce_lab.agents.sovsim.scripted import get_policy
-    from scarce_lab.envs.commons import CommonsGame, Phase
+    from scarce_lab.envs.sovsim import CommonsGame, Phase
 
     policy = get_policy("sustainable", None)
     wanted = [

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from scarce_lab.agents.scarce import NegotiationView, ScriptedNegotiator
-from scarce_lab.envs.slots import (
+from scarce_lab.envs.scarce import (
     Contention,
     Ledger,
     Mechanism,

@@ -41,7 +41,7 @@ from scarce_lab.runners.sweep_processes import run_sweep_processes  # noqa: E402
 
 def scripted_games_per_second(n: int = 200) -> tuple[float, float]:
     from scarce_lab.agents.sovsim import make_agent
-    from scarce_lab.envs.commons import CommonsGame
+    from scarce_lab.envs.sovsim import CommonsGame
 
     specs = plan_sweep(["all"], ["scripted/random"], n // 4, seed=1)
     # env only: the random scripted policy straight on the game

@@ -12,11 +12,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .envs.commons import LegalActions as CommonsLegal
 from .envs.economy.blocksworld import LegalMoves, Move
-from .envs.slots import BUILD_SCRIPT, SOLVER_TOOLS, Ballot, BallotEntry, Declaration
-from .envs.slots import LegalActions as SolverLegal
-from .envs.slots.actions import LegalNegotiation
+from .envs.scarce import BUILD_SCRIPT, SOLVER_TOOLS, Ballot, BallotEntry, Declaration
+from .envs.scarce import LegalActions as SolverLegal
+from .envs.scarce.actions import LegalNegotiation
+from .envs.sovsim import LegalActions as CommonsLegal
 
 __all__ = ["LegalPolicy", "refused"]
 

@@ -36,8 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .envs.commons import CommonsGame, InvalidActionError
-from .envs.slots import (
+from .envs.scarce import (
     ActionRefused,
     Ballot,
     ClockConfig,
@@ -48,8 +47,9 @@ from .envs.slots import (
     WorldError,
     WorldRules,
 )
-from .envs.slots import Phase as ContentionPhase
-from .envs.slots.actions import LegalNegotiation
+from .envs.scarce import Phase as ContentionPhase
+from .envs.scarce.actions import LegalNegotiation
+from .envs.sovsim import CommonsGame, InvalidActionError
 from .legal_policy import LegalPolicy, refused
 
 __all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]

@@ -52,7 +52,7 @@ def test_the_suite_catches_a_leak_and_an_untested_canary():
 
 
 def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
-    from scarce_lab.envs import commons
+    from scarce_lab.envs import sovsim as commons
 
     real = commons.CommonsGame.observe
 
@@ -69,10 +69,10 @@ def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
 def test_the_illegal_action_probe_catches_a_world_that_accepts_one(monkeypatch):
     """The traces try an action just outside the legal set at every decision: a world
     that forgets a rule fails the suite (so the legality check can fail)."""
-    from scarce_lab.envs import commons
+    from scarce_lab.envs import sovsim as commons
     from scarce_lab.envs.economy import blocksworld
     from scarce_lab.envs.economy.engine import StepResult
-    from scarce_lab.envs.slots import Contention
+    from scarce_lab.envs.scarce import Contention
 
     with monkeypatch.context() as m:  # SovSim: no cap on extractions
         m.setattr(commons.CommonsGame, "_check", lambda self, agent, value: value)

@@ -1,6 +1,6 @@
 """Each observation carries its legal actions (the action mask), computed in one place
 per environment: SovSim's :meth:`CommonsGame.legal_actions`, SCARCE's
-:func:`~scarce_lab.envs.slots.legal_actions` / :func:`~scarce_lab.envs.slots.actions.legal_negotiation`,
+:func:`~scarce_lab.envs.scarce.legal_actions` / :func:`~scarce_lab.envs.scarce.actions.legal_negotiation`,
 Blocks World's :func:`~scarce_lab.envs.economy.blocksworld.legal_moves`. The world,
 the agents and the runner all read that one object."""
 
@@ -14,10 +14,10 @@ from scarce_lab.agents.decided import Decided
 from scarce_lab.agents.scarce.negotiators import clamp_declaration, complete_ballot
 from scarce_lab.agents.scarce.solvers import LLMSolver
 from scarce_lab.agents.sovsim.scripted import POLICIES
-from scarce_lab.envs.commons import CommonsGame, InvalidActionError, Phase
 from scarce_lab.envs.economy.blocksworld import BlocksWorld, Move, legal_moves
-from scarce_lab.envs.slots import ScarceWorld
-from scarce_lab.envs.slots.actions import MAX_PRICE
+from scarce_lab.envs.scarce import ScarceWorld
+from scarce_lab.envs.scarce.actions import MAX_PRICE
+from scarce_lab.envs.sovsim import CommonsGame, InvalidActionError, Phase
 from scarce_lab.legal_policy import LegalPolicy
 from scarce_lab.runners.sovsim import _legalize
 from scarce_lab.tasks.model import Task
@@ -175,7 +175,7 @@ def test_sovsim_announcement_schema_and_fallback_follow_the_configured_legal_set
 
     from scarce_lab.agents.sovsim.agent import fallback_value
     from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, announcement_schema
-    from scarce_lab.envs.commons import CommonsConfig
+    from scarce_lab.envs.sovsim import CommonsConfig
 
     game = CommonsGame("kcpr_m", CommonsConfig(announce_max=100))
     obs = game.observe(game.leader)

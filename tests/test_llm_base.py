@@ -10,7 +10,7 @@ import pytest
 
 from scarce_lab.agents.sovsim import make_agent
 from scarce_lab.agents.sovsim.schemas import extraction_schema
-from scarce_lab.envs.commons import CommonsGame
+from scarce_lab.envs.sovsim import CommonsGame
 from scarce_lab.llm import (
     CallBudget,
     CallBudgetExceeded,

@@ -81,7 +81,7 @@ def test_truncation_resend_stays_inside_the_window(monkeypatch):
 
 def test_agent_stops_with_the_context_error(monkeypatch):
     from scarce_lab.agents.sovsim import LLMAgent
-    from scarce_lab.envs.commons import CommonsGame
+    from scarce_lab.envs.sovsim import CommonsGame
 
     FakeLLM().install(monkeypatch)
     agent = LLMAgent("openai/gpt-4o-mini", client(), max_tokens=128000)

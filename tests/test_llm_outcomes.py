@@ -177,7 +177,7 @@ def test_invalid_answer_then_failed_repair_transport_falls_back(monkeypatch):
 
 
 def _obs():
-    from scarce_lab.envs.commons import CommonsGame
+    from scarce_lab.envs.sovsim import CommonsGame
 
     return CommonsGame("cpr").observe("a0")
 
@@ -193,7 +193,7 @@ def test_sovsim_agent_raises_missing_decision(monkeypatch):
 
 def _view():
     from scarce_lab.agents.scarce import NegotiationView
-    from scarce_lab.envs.slots import Contention, MechanismConfig, Request
+    from scarce_lab.envs.scarce import Contention, MechanismConfig, Request
 
     reqs = [Request(worker="a", time_s=1, duration_s=120), Request(worker="b", time_s=2, duration_s=30)]
     c = Contention(0, reqs, MechanismConfig())

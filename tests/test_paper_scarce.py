@@ -25,7 +25,7 @@ from scarce_lab.config.scarce import (
     supported_reasoning_efforts,
 )
 from scarce_lab.data.tables.scarce import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
-from scarce_lab.envs.slots import (
+from scarce_lab.envs.scarce import (
     MEMORY_HORIZONS,
     PAPER_MEMORY,
     ClockConfig,
@@ -58,7 +58,7 @@ def one(df, **where):
 
 
 def _through_reasoning(c: Contention) -> None:
-    from scarce_lab.envs.slots import Declaration
+    from scarce_lab.envs.scarce import Declaration
 
     for w in c.participants:
         c.declare(w, Declaration(desired_position=1, desired_duration_seconds=30, bid_price=0))

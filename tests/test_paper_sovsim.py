@@ -31,7 +31,7 @@ from scarce_lab.analysis.sovsim.metrics import (
 )
 from scarce_lab.cli import app
 from scarce_lab.data.tables.sovsim import load_agent_rounds
-from scarce_lab.envs.commons import CommonsConfig, CommonsGame, settle
+from scarce_lab.envs.sovsim import CommonsConfig, CommonsGame, settle
 
 SURVIVE = [(15, 15, 15, 15)] * 12  # pool stays 120: remaining 60 -> 120
 KING_TAKES_ALL = [(15, 15, 15, 75)]  # remaining 0: collapse in round 1

@@ -151,11 +151,7 @@ _ISSUE_NUMBER = re.compile(r"\bissues? ?#?[0-9]+|\(#[0-9]+\)", re.I)
 
 
 #: (file, text) -> why the citation stays for now
-KEPT = {
-    ("scarce_lab/data/schema.py", "after its own mapping (issue" + " 21);"):
-        "LLMCallRecord's docstring is the description in the pinned trajectory schema "
-        "(tests/golden/schema_vN.json): it changes with the next schema version",
-}
+KEPT: dict[tuple[str, str], str] = {}
 
 
 def test_no_docstring_or_comment_cites_a_tracker_issue_number():

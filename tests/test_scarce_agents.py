@@ -13,7 +13,7 @@ from scarce_lab.agents.scarce import (
 from scarce_lab.agents.scarce import tools as ft
 from scarce_lab.agents.scarce.negotiators import clamp_declaration, complete_ballot
 from scarce_lab.agents.scarce.solvers import parse_tool_call
-from scarce_lab.envs.slots import Contention, Declaration, MechanismConfig, Request
+from scarce_lab.envs.scarce import Contention, Declaration, MechanismConfig, Request
 
 
 def _view(worker="b", budget=500, remaining=900.0, declare=True):

@@ -1,7 +1,7 @@
 """SCARCE trajectories pinned byte for byte (except timestamps) across refactors.
 
 The golden files under ``tests/golden_scarce_refactor/`` were first written by the
-runner as it was BEFORE its world rules moved into :mod:`scarce_lab.envs.slots.world`
+runner as it was BEFORE its world rules moved into :mod:`scarce_lab.envs.scarce.world`
 (commit 8098de0, ``scarce_lab/runners/scarce.py`` at 742 lines), then rewritten in
 trajectory format 2 after checking that every old event, migrated by
 :func:`scarce_lab.data.events.migrations.migrate_event`, equals the new runner's event
@@ -83,7 +83,7 @@ class _Tap:
         async def call(view):
             seen = dataclasses.asdict(view)
             # the legal actions are derived from the other fields (the world's rule,
-            # scarce_lab.envs.slots.actions): pinned through them, not twice
+            # scarce_lab.envs.scarce.actions): pinned through them, not twice
             seen.pop("legal", None)
             if "task" in seen:  # the task's agent view is constant per subrun: pin it by hash
                 seen["task"] = {"id": seen["task"]["id"], "sha256": hashlib.sha256(

@@ -25,7 +25,7 @@ from scarce_lab.agents.scarce.schemas import (
     private_schema,
     revision_schema,
 )
-from scarce_lab.envs.slots import SOLVER_TOOLS, legal_actions
+from scarce_lab.envs.scarce import SOLVER_TOOLS, legal_actions
 from scarce_lab.llm.client import json_schema_response_format
 from scarce_lab.llm.decisions import validate_decision
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scarce_lab.envs.slots import (
+from scarce_lab.envs.scarce import (
     Ballot,
     BallotEntry,
     ClockConfig,

@@ -19,7 +19,13 @@ from scarce_lab.agents.scarce import (
 )
 from scarce_lab.agents.scarce.scripted import ATTEMPT_S, FAILED_NOTE, SPEND_SHARE, parse_skill
 from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.envs.slots import Contention, Declaration, MechanismConfig, NegotiationView, Request
+from scarce_lab.envs.scarce import (
+    Contention,
+    Declaration,
+    MechanismConfig,
+    NegotiationView,
+    Request,
+)
 from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from tests.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 

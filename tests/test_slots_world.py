@@ -1,4 +1,4 @@
-"""SCARCE's pure world (envs/slots/world.py) without a sandbox, a grader or a run folder:
+"""SCARCE's pure world (envs/scarce/world.py) without a sandbox, a grader or a run folder:
 deadlines, payments, slot booking, step limits, memory horizons, the next-event order
 and its tie-breaks, observations' privacy, determinism and pickling."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.envs.slots import (
+from scarce_lab.envs.scarce import (
     ActionRefused,
     Ballot,
     BallotEntry,
@@ -481,17 +481,17 @@ def test_next_event_changes_nothing():
 
 # -- purity -------------------------------------------------------------------------------
 def test_world_modules_do_no_io():
-    """envs/slots imports nothing that does I/O or knows agents, runners or storage."""
+    """envs/scarce imports nothing that does I/O or knows agents, runners or storage."""
     allowed = {"__future__", "collections", "dataclasses", "enum", "typing", "math", "random", "statistics",
                "pydantic"}
-    root = Path(__file__).resolve().parents[1] / "scarce_lab" / "envs" / "slots"
+    root = Path(__file__).resolve().parents[1] / "scarce_lab" / "envs" / "scarce"
     for f in sorted(root.glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Import):
                 mods = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:  # relative: must stay inside envs/slots
-                    assert node.level == 1, f"{f.name}: relative import {node.module} leaves envs/slots"
+                if node.level:  # relative: must stay inside envs/scarce
+                    assert node.level == 1, f"{f.name}: relative import {node.module} leaves envs/scarce"
                     continue
                 mods = [node.module]
             else:

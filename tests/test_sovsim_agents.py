@@ -16,7 +16,7 @@ from scarce_lab.agents.sovsim import (
     render_messages,
     sustainable_share,
 )
-from scarce_lab.envs.commons import CommonsGame
+from scarce_lab.envs.sovsim import CommonsGame
 
 
 def obs_for(cond="cpr", agent="a0", before=None):

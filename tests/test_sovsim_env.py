@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from scarce_lab.agents.sovsim import render_messages
-from scarce_lab.envs.commons import (
+from scarce_lab.envs.sovsim import (
     CommonsConfig,
     CommonsGame,
     InvalidActionError,

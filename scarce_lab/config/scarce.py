@@ -1,7 +1,7 @@
 """SCARCE's one config: every setting that defines a run (one pydantic model).
 
 :meth:`ScarceConfig.world_rules` derives the rules of the pure world
-(:class:`scarce_lab.envs.slots.WorldRules`); :attr:`ScarceConfig.run_id` names the run
+(:class:`scarce_lab.envs.scarce.WorldRules`); :attr:`ScarceConfig.run_id` names the run
 by its base condition, model, seed and a hash of its condition settings and models.
 
 Defaults follow the SCARCE paper's baseline: cross-subrun memory (``memory="cross"``;
@@ -28,7 +28,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..agents.scarce import SCRIPTED_NEGOTIATORS, parse_skill
-from ..envs.slots import (
+from ..envs.scarce import (
     DEFAULT_BUDGET,
     DEFAULT_PRIVATE_ROUNDS,
     PAPER_MEMORY,

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..envs.commons import CommonsConfig, Condition
+from ..envs.sovsim import CommonsConfig, Condition
 from ..llm.client import LLMSettings
 from ..llm.models import EMBEDDED_MODEL, model_slug
 from .base import ExperimentConfig

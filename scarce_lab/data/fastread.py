@@ -33,6 +33,7 @@ import types
 import typing
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -80,7 +81,7 @@ def _plain_type(ann) -> bool:
     return False
 
 
-def _nulls_ok(expr: pl.Expr, ann, only: typing.Any = None) -> pl.Expr:
+def _nulls_ok(expr: pl.Expr, ann, only: Any = None) -> pl.Expr:
     """True where ``expr`` has no null that ``ann`` forbids (a null non-optional field,
     list element or nested record field; pydantic refuses each); ``only``: the names of
     a record's fields to check (those the file's version has), default all."""
@@ -245,6 +246,28 @@ def _read_chunk(
         return (pl.concat(events) if events else empty), payloads, slow
     except pl.exceptions.PolarsError:
         return None
+
+
+def version_schemas(environment: str, version: int, model_schema: Any) -> dict[str, dict[str, pl.DataType]]:
+    """The polars payload schema of each fast kind as a ``version`` file writes it: without
+    the fields added since (:func:`~.events.migrations.added_fields`), so that such a file
+    is still read byte for byte; ``model_schema`` is :func:`scarce_lab.data.loaders.model_schema`."""
+    from .events.migrations import added_fields
+
+    return {k: model_schema(m, exclude=("kind", *added_fields(environment, k, version)))
+            for k, m in fast_kinds(environment).items()}
+
+
+def fill_added(df: pl.DataFrame, environment: str, kind: str, version: int, model_schema: Any) -> pl.DataFrame:
+    """``df`` (payload rows of ``kind`` read from a ``version`` file) with each field added
+    since that version set to its fixed default (e.g. decision ``call_ids``: ``[]``)."""
+    from .events.migrations import added_fields
+
+    added = added_fields(environment, kind, version)
+    if not added:
+        return df
+    full = model_schema(fast_kinds(environment)[kind], exclude=("kind",))
+    return df.with_columns(pl.lit(v, dtype=full[f]).alias(f) for f, v in added.items())
 
 
 def fast_versions() -> range:

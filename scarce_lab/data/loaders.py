@@ -38,7 +38,6 @@ import polars as pl
 from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
 from .events import payload_types
 from .events.base import EventEnvelope
-from .events.migrations import added_fields
 from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
@@ -138,8 +137,8 @@ class Dataset:
         Raises ValueError for a ``layout`` not in :data:`PUBLISHED_LAYOUTS`."""
         if layout not in PUBLISHED_LAYOUTS:
             raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
-        empty = (_frame([], RUN_COLUMNS).lazy(), _frame([], EVENT_COLUMNS).lazy(), _frame([], CALL_COLUMNS).lazy())
-        return cls(*empty, layout=layout, agent_rounds=agent_rounds)
+        return cls(*(_frame([], c).lazy() for c in (RUN_COLUMNS, EVENT_COLUMNS, CALL_COLUMNS)), layout=layout,
+                   agent_rounds=agent_rounds)
 
     @property
     def environments(self) -> list[str]:
@@ -451,10 +450,7 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
         if m.status == RunStatus.complete and (v := _file_version(rd)) in fastread.fast_versions():
             by_env[(m.environment, v)].append((pos, rd, m.run_id))
     for (env, version), runs in by_env.items():
-        # a file of an older version lacks the payload fields added since: it is read
-        # without them (byte for byte) and their fixed default is filled in
-        added = {k: added_fields(env, k, version) for k in fastread.fast_kinds(env)}
-        schemas = {k: model_schema(mdl, exclude=("kind", *added[k])) for k, mdl in fastread.fast_kinds(env).items()}
+        schemas = fastread.version_schemas(env, version, model_schema)
         res = fastread.read_environment(env, runs, envelope, schemas)
         if res is None:
             continue
@@ -463,8 +459,7 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
         slow -= {pos for pos, _, _ in runs} - left
         fast_events.append(ev.filter(~pl.col("__run").is_in(list(left))).with_columns(environment=pl.lit(env)))
         for kind, df in pays.items():
-            full = model_schema(fastread.fast_kinds(env)[kind], exclude=("kind",))
-            df = df.with_columns(pl.lit(v, dtype=full[f]).alias(f) for f, v in added[kind].items())
+            df = fastread.fill_added(df, env, kind, version, model_schema)
             fast_payloads[(env, kind)].append(df.filter(~pl.col("__run").is_in(list(left))))
     col = _Collector()
     for pos in sorted(slow):

@@ -100,7 +100,7 @@ class LLMCallRecord(BaseModel):
     knows the price. ``attempt`` is 0 for the first try and 1 for the second (a repair,
     or a resend after a truncated or empty answer).
 
-    ``params`` are the parameters litellm sent, after its own mapping (issue 21);
+    ``params`` are the parameters litellm sent, after its own mapping;
     ``dropped_params`` the settings asked for that were not sent; ``structured_output``
     the form the decision's schema was sent in (``json_schema``, ``json_object``,
     ``tools``, ``prompt``; ``None`` for a plain completion).

@@ -27,7 +27,7 @@ from ..agents.sovsim.agent import fallback_value
 from ..config.sovsim import SovSimConfig
 from ..data.events import sovsim as ev
 from ..data.schema import RunManifest, RunStatus, package_version
-from ..envs.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
+from ..envs.sovsim import CommonsGame, Condition, Observation, Phase, RoundRecord
 from ..llm.models import needs_client
 from ..runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
@@ -131,7 +131,7 @@ def _round_payload(game: CommonsGame, r: RoundRecord) -> ev.RoundSettled:
 def _legalize(obs: Observation, d: Decided) -> tuple[int, Decided]:
     """Keep a legal value; replace an illegal one by the documented fallback. Legality
     is the world's (:attr:`Observation.legal`, from
-    :meth:`~scarce_lab.envs.commons.CommonsGame.legal_actions`)."""
+    :meth:`~scarce_lab.envs.sovsim.CommonsGame.legal_actions`)."""
     v = d.value
     if obs.legal.why_not(v) is None:
         return v, d

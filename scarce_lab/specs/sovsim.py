@@ -93,7 +93,7 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
     """``(low, high, 0)`` calls of one game: its decisions, counted by playing the
     protocol with zero extractions (agents x rounds, plus the leader's decisions where
     the condition has them); each may take a second call (a repair or a resend)."""
-    from ..envs.commons import CommonsGame
+    from ..envs.sovsim import CommonsGame
 
     game = CommonsGame(cfg.condition, cfg.game)
     n = 0

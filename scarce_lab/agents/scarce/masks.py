@@ -1,7 +1,7 @@
 """Action masks as decision schemas: a solver can only choose (and the runner only
 accepts) what is legal now.
 
-The world says what is legal (:class:`scarce_lab.envs.slots.LegalActions`: tools,
+The world says what is legal (:class:`scarce_lab.envs.scarce.LegalActions`: tools,
 readable paths, the slot cap; carried on the solver's observation); this module holds
 no rule of its own and only turns that object into schemas:
 
@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, RootModel, create_model
 
-from ...envs.slots.actions import WRITE_PATH_PATTERN, LegalActions, legal_actions
+from ...envs.scarce.actions import WRITE_PATH_PATTERN, LegalActions, legal_actions
 from ...llm.decisions import DecisionPart, register_decision_family, validate_decision
 from ...llm.parsing import loads_answer, repeated_keys
 from .prompts import tool_descriptions

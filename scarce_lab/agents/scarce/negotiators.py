@@ -46,8 +46,8 @@ import random
 import time
 from typing import Any
 
-from ...envs.slots import Ballot, Declaration
-from ...envs.slots.actions import MAX_PRICE  # noqa: F401 - re-exported
+from ...envs.scarce import Ballot, Declaration
+from ...envs.scarce.actions import MAX_PRICE  # noqa: F401 - re-exported
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
@@ -65,16 +65,16 @@ from .views import NegotiationView
 SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
 
 
-# -- repairs shared by all negotiators: the environment's (envs.slots.actions) --------
+# -- repairs shared by all negotiators: the environment's (envs.scarce.actions) --------
 def clamp_declaration(pos: int, dur: int, bid: int, view: NegotiationView) -> tuple[Declaration, str | None]:
     """Clamp raw declaration numbers into the legal ranges; report what changed
-    (:meth:`scarce_lab.envs.slots.LegalNegotiation.clamp_declaration` of ``view.legal``)."""
+    (:meth:`scarce_lab.envs.scarce.LegalNegotiation.clamp_declaration` of ``view.legal``)."""
     return view.legal.clamp_declaration(pos, dur, bid)
 
 
 def complete_ballot(entries: list[tuple[str, int, int]], view: NegotiationView) -> tuple[Ballot, str | None]:
     """Make a legal ballot from raw ``(worker, seconds, price)`` rows
-    (:meth:`scarce_lab.envs.slots.LegalNegotiation.complete_ballot` of ``view.legal``);
+    (:meth:`scarce_lab.envs.scarce.LegalNegotiation.complete_ballot` of ``view.legal``);
     a missing participant gets its declared duration (the slot cap if undeclared) and
     its public bid."""
     fill = {}

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...envs.slots.actions import SOLVER_TOOLS, LegalActions
+from ...envs.scarce.actions import SOLVER_TOOLS, LegalActions
 from ...llm import outcomes as oc
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError

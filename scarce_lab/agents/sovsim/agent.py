@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from ...envs.commons import Observation, Phase
+from ...envs.sovsim import Observation, Phase
 from ...llm.outcomes import MissingDecisionError
 from ..decided import Decided
 from .prompts import render_messages

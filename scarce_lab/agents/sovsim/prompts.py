@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from ...envs.commons import Observation, Phase, RoundRecord
+from ...envs.sovsim import Observation, Phase, RoundRecord
 
 PROMPTS = Path(__file__).parent / "prompts"
 RECENT_ROUNDS = 3

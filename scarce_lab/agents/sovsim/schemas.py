@@ -71,7 +71,7 @@ def extraction_schema(max_extraction: int, step: int = 3) -> type[ExtractionDeci
 @lru_cache(maxsize=64)
 def announcement_schema(announce_max: int = ANNOUNCE_MAX) -> type[AnnouncementDecision]:
     """Schema whose ``announced_pool`` is an integer ``0..announce_max`` (the legal
-    announcements of the observation, :attr:`scarce_lab.envs.commons.Observation.legal`);
+    announcements of the observation, :attr:`scarce_lab.envs.sovsim.Observation.legal`);
     :class:`AnnouncementDecision` itself for the paper's 0..999.
 
     Raises:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from ...envs.commons import Observation, Phase, floor_to_step
+from ...envs.sovsim import Observation, Phase, floor_to_step
 
 Policy = Callable[[Observation, random.Random], int]
 

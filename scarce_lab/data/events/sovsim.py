@@ -41,7 +41,7 @@ class GameStart(Payload):
         simulation: the simulation index within its sweep (0-based).
         n_agents, rounds, initial_pool, capacity, step, subordinate_cap,
             collapse_threshold, regeneration_factor, announce_max: the game's
-            parameters (pool units; see ``scarce_lab.envs.commons.CommonsConfig``).
+            parameters (pool units; see ``scarce_lab.envs.sovsim.CommonsConfig``).
     """
 
     kind: Literal["game_start"] = "game_start"

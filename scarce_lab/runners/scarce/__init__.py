@@ -2,7 +2,7 @@
 
 Flow of one run::
 
-    ScarceConfig -> WorldRules -> ScarceWorld (pure: envs/slots/world.py)
+    ScarceConfig -> WorldRules -> ScarceWorld (pure: envs/scarce/world.py)
       for each subrun: tasks + deadlines + budgets; the world says what happens next
         - a worker's solver takes a step (a model call or scripted step costs
           ClockConfig.call_cost; a command costs ClockConfig.command_cost)
@@ -20,7 +20,7 @@ Flow of one run::
 Modules: :mod:`scarce_lab.config.scarce` (the settings), :mod:`.runner` (agents, I/O
 and recording around the world), :mod:`.io` (sandbox, file tools and grading, in one
 adapter).
-The rules are documented in :mod:`scarce_lab.envs.slots.world`.
+The rules are documented in :mod:`scarce_lab.envs.scarce.world`.
 """
 
 from ...config.scarce import ScarceConfig, run_id_for

@@ -2,7 +2,7 @@
 work folders, the solver's file tools, sandbox slots and commands, grading.
 
 The runner names a worker's sandbox ``<worker>-s<subrun>`` and calls only these
-methods; the pure world (:mod:`scarce_lab.envs.slots.world`) never sees any of it.
+methods; the pure world (:mod:`scarce_lab.envs.scarce.world`) never sees any of it.
 A change of the sandbox interface is a change of this module only.
 """
 

@@ -1,7 +1,7 @@
 """Run SCARCE: agents, sandbox calls, grading and recording around the pure world.
 
 The rules (who moves next, contentions, slots, deadlines, payments, memory, time)
-live in :class:`scarce_lab.envs.slots.ScarceWorld`. The runner asks it what happens
+live in :class:`scarce_lab.envs.scarce.ScarceWorld`. The runner asks it what happens
 next, performs the I/O (agents' decisions, :class:`~.io.WorkerIO` for the sandbox,
 file tools and grading) and feeds the results back; every event goes through
 :meth:`ScarceRunner.emit` (kinds and payloads: :mod:`scarce_lab.data.tables.scarce`).
@@ -19,15 +19,15 @@ solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are i
 * Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
   unfinished one continues from its last committed contention with ``resume=True``.
 * Solver steps: an action outside the world's legal actions
-  (:meth:`~scarce_lab.envs.slots.ScarceWorld.legal_actions`) is refused with its reason
+  (:meth:`~scarce_lab.envs.scarce.ScarceWorld.legal_actions`) is refused with its reason
   and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
   step's ``violation``; an out-of-range slot duration is clamped instead. A model
   solver that repeats the same failing action ``stuck_repeats`` times in a row ends its
   subrun with a ``stuck`` submission. The solver is offered, and the runner checks
-  against, the one :class:`~scarce_lab.envs.slots.LegalActions` on its observation.
+  against, the one :class:`~scarce_lab.envs.scarce.LegalActions` on its observation.
 * Negotiation: a declaration, revised bid or ballot the contention refuses is repaired
   into the legal set of the negotiator's view
-  (:class:`~scarce_lab.envs.slots.actions.LegalNegotiation`) and the refusal and the
+  (:class:`~scarce_lab.envs.scarce.actions.LegalNegotiation`) and the refusal and the
   repair are recorded as the decision's ``violation``: one negotiator's bad value
   never ends the run.
 """
@@ -46,7 +46,7 @@ from ...config.scarce import ScarceConfig
 from ...data.events import scarce as ev
 from ...data.recorder import RunRecorder
 from ...data.schema import RunManifest, RunStatus, is_scripted, package_version
-from ...envs.slots import (
+from ...envs.scarce import (
     ActionRefused,
     Contention,
     EventKind,

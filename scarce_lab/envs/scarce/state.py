@@ -4,7 +4,7 @@ Worker status (:class:`Status`), booked slots (:class:`Slot`), per-worker state
 (:class:`WorkerState`), the next event (:class:`NextEvent`), the results of moves
 (:class:`Finish`, :class:`Settlement`, :class:`Booking`), the rules
 (:class:`WorldRules`) and the seeded task plan (:func:`assign_tasks`). The world that
-moves them is :class:`scarce_lab.envs.slots.world.ScarceWorld`.
+moves them is :class:`scarce_lab.envs.scarce.world.ScarceWorld`.
 """
 
 from __future__ import annotations

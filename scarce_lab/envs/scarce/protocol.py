@@ -18,7 +18,7 @@ pending slot request. Its participants (ordered by request time) play:
 5. ``ballots``: each submits a :class:`Ballot`: a complete ranking of participants,
    an allocated duration (seconds) and a payment price (credits) for each.
 
-Then :func:`scarce_lab.envs.slots.scheduler.aggregate_ballots` turns the ballots
+Then :func:`scarce_lab.envs.scarce.scheduler.aggregate_ballots` turns the ballots
 into a schedule. Centralised baselines (FIFO, SJF, EDF, highest bid) stop after the
 declaration phase.
 

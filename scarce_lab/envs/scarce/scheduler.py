@@ -16,7 +16,7 @@ because the SCARCE paper leaves aggregation to the implementation):
   ``bid_price`` (the declared price binds); under ``revisable`` bids the lower
   median of the ballots' prices for it, capped at its final (possibly revised)
   bid, so nobody is charged more than it offered. The ledger then caps the
-  payment at the budget (:meth:`scarce_lab.envs.slots.budgets.Ledger.charge_capped`).
+  payment at the budget (:meth:`scarce_lab.envs.scarce.budgets.Ledger.charge_capped`).
 
 Baselines (no negotiation; only declarations are used; duration =
 ``min(desired, cap)``):

@@ -10,7 +10,7 @@ worker's state only (:meth:`ScarceWorld.negotiation_view`,
 deadline, files or private messages it was not party to
 (``tests/test_slots_world.py`` checks it).
 
-They live in the environment, as :class:`scarce_lab.envs.commons.Observation` does
+They live in the environment, as :class:`scarce_lab.envs.sovsim.Observation` does
 for SovSim; :mod:`scarce_lab.agents.scarce.views` re-exports them.
 
 Units: credits for budgets and prices, seconds for times.
@@ -31,7 +31,7 @@ class NegotiationView:
     Attributes:
         worker: the viewing worker.
         contention: public + own-private contention state
-            (:meth:`scarce_lab.envs.slots.Contention.private_view`).
+            (:meth:`scarce_lab.envs.scarce.Contention.private_view`).
         history: public outcomes of past contentions shown under the memory horizon
             (allocations and winning bids; never payments, which could reveal budgets).
         own_budget: this worker's remaining budget (credits).
