@@ -133,8 +133,7 @@ class Dataset:
 
     @classmethod
     def published(cls, layout: str, agent_rounds: pl.DataFrame) -> Dataset:
-        """A published commons layout's dataset: its agent-round table, no run records.
-        Raises ValueError for a ``layout`` not in :data:`PUBLISHED_LAYOUTS`."""
+        """A published commons layout (its agent-round table, no run records); ValueError: not a PUBLISHED_LAYOUTS name."""
         if layout not in PUBLISHED_LAYOUTS:
             raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
         return cls(*(_frame([], c).lazy() for c in (RUN_COLUMNS, EVENT_COLUMNS, CALL_COLUMNS)), layout=layout,
