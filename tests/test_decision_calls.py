@@ -140,6 +140,11 @@ def test_run_scope_fills_the_context_and_counts_identical_calls():
         assert call_id_for(**{**key, "seed": 2}) != first
     with run_scope(run_id="r"):  # a new run (a resumed process) counts from scratch
         assert call_id_for(**key) == first
+        # two models (a mixed population) or other sent parameters: other calls, other ids
+        assert call_id_for(**key, model="openai/gpt-4o") != call_id_for(**key, model="embedded/smollm2")
+        assert call_id_for(**key, params={"temperature": 0.7}) != call_id_for(**key, params={"temperature": 0.0})
+    # outside any run two identical calls are still two calls (their decisions must not merge)
+    assert call_id_for(**key) != call_id_for(**key)
     with pytest.raises(TypeError, match="unknown field"):
         with run_scope(runid="x"):
             pass
