@@ -49,9 +49,9 @@ def harness(seed: int) -> Any:
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one run (agents born, then one block per episode group)."""
-    from ..viewer.render import _economy
+    from ..viewer.economy import render as body
 
-    return _economy(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:

@@ -48,9 +48,9 @@ def harness(seed: int) -> Any:
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one run (per subrun, each contention as its phases)."""
-    from ..viewer.render import _scarce
+    from ..viewer.scarce import render as body
 
-    return _scarce(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:

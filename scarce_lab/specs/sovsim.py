@@ -84,9 +84,9 @@ def harness(seed: int) -> Any:
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one game (pool chart, one block per round)."""
-    from ..viewer.render import _sovsim
+    from ..viewer.sovsim import render as body
 
-    return _sovsim(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
