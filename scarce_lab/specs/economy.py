@@ -41,8 +41,8 @@ def paper_table(data: Any) -> Any:
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.economy_trace`)."""
-    from ..testing import economy_trace
+    """The conformance play (:func:`scarce_lab.testing.economy.economy_trace`)."""
+    from ..testing.economy import economy_trace
 
     return economy_trace(seed)
 

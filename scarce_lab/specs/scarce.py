@@ -40,8 +40,8 @@ def paper_table(data: Any) -> Any:
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.scarce_trace`)."""
-    from ..testing import scarce_trace
+    """The conformance play (:func:`scarce_lab.testing.scarce.scarce_trace`)."""
+    from ..testing.scarce import scarce_trace
 
     return scarce_trace(seed)
 

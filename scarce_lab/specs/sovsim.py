@@ -76,8 +76,8 @@ def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, forc
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.sovsim_trace`)."""
-    from ..testing import sovsim_trace
+    """The conformance play (:func:`scarce_lab.testing.sovsim.sovsim_trace`)."""
+    from ..testing.sovsim import sovsim_trace
 
     return sovsim_trace(seed)
 
