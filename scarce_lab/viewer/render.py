@@ -57,17 +57,17 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def visibility_badge(e: dict) -> tuple[str, str]:
-    """(css class, badge html) of an event's visibility (who could see it)."""
+def visibility_badge(e: dict, researcher: str = "seen by no agent") -> tuple[str, str]:
+    """(css class, badge html) of an event's visibility (who could see it);
+    ``researcher``: the badge's words for an event no agent sees (an environment's
+    renderer names who does, e.g. SCARCE's scheduler for ballots)."""
     vis = e.get("visibility") or "public"
     if vis == "private":
         to = e.get("visible_to") or []
         who = f", visible to {', '.join(map(str, to))}" if to else ""
         return "sl-private", f'<span class="sl-badge">private{esc(who)}</span>'
-    if vis == "researcher" and e.get("kind") == "ballot":
-        return "sl-scheduler", '<span class="sl-badge">seen by the scheduler only</span>'
     if vis == "researcher":
-        return "sl-scheduler", '<span class="sl-badge">seen by no agent</span>'
+        return "sl-scheduler", f'<span class="sl-badge">{esc(researcher)}</span>'
     return "sl-public", f'<span class="sl-badge">{esc(vis)}</span>'
 
 
@@ -106,9 +106,10 @@ def time_key(unit: list[dict]) -> tuple[float, int]:
     return (t if isinstance(t, int | float) else float("-inf"), first.get("seq", 0))
 
 
-def badge_cell(e: dict) -> str:
-    """A table cell with the event's visibility badge (``data-visibility`` set)."""
-    cls, badge = visibility_badge(e)
+def badge_cell(e: dict, researcher: str = "seen by no agent") -> str:
+    """A table cell with the event's visibility badge (``data-visibility`` set;
+    ``researcher`` as in :func:`visibility_badge`)."""
+    cls, badge = visibility_badge(e, researcher)
     return f'<span class="{cls}" data-visibility="{esc(e.get("visibility"))}">{badge}</span>'
 
 

@@ -23,6 +23,8 @@ from .render import (
 # block; nothing of it is shown as raw JSON after the block.
 _CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "private_silence", "protocol_violation",
                      "bid_revision", "ballot", "schedule", "payment", "tactic_intent"}
+#: Who sees a ballot (visibility ``researcher``): the scheduler, no worker.
+_BALLOT_READER = "seen by the scheduler only"
 
 
 def render(events: list[dict], max_chars: int) -> str:
@@ -122,7 +124,8 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
         for e in by_kind["ballot"]:
             entries = "; ".join(f"{i}. {x.get('worker')}: {x.get('duration_seconds')} s at {x.get('price')} credits"
                                 for i, x in enumerate(e["payload"].get("entries", []), 1))
-            rows.append([time_tag(e), esc(e["agent"]), badge_cell(e), f"{esc(entries)} {decision_notes(e, max_chars)}"])
+            rows.append([time_tag(e), esc(e["agent"]), badge_cell(e, _BALLOT_READER),
+                         f"{esc(entries)} {decision_notes(e, max_chars)}"])
         parts.append(_phase("ballots", "4 · Ballots", table(["time", "voter", "seen by", "ranking"], rows)))
     if by_kind.get("tactic_intent"):
         parts.append(_phase("intent", "Intended tactics (the scripted policy's ground truth)", table(
