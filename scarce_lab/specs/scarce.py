@@ -54,7 +54,7 @@ def render(events_: list[dict], max_chars: int) -> str:
 
 
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
-    """``(0, high, per_contention)``: at most ``max_solver_steps`` solver decisions per
+    """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
     worker and subrun (a model solver; each may take a second call), and per contention
     per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
     (``mechanism=revisable``) and a ballot (a model negotiator)."""
@@ -95,6 +95,7 @@ SPEC = register(EnvironmentSpec(
     render=render,
     cli="scarce_lab.cli.scarce",
     plan_calls=plan_calls,
+    plan_unit="negotiator calls per contention",
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
 ))
