@@ -98,9 +98,9 @@ def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> 
 
 # -- shared by the environments' renderers ----------------------------------------------
 def time_key(unit: list[dict]) -> tuple[float, int]:
-    """Order of a unit (one event, or a whole contention) on the subrun clock: its first
-    event's ``t`` (events without a time, such as the run configuration, first), then its
-    sequence number."""
+    """Order of a unit (one event, or a group shown as one block, e.g. a SCARCE
+    contention) on the run's clock: its first event's ``t`` (events without a time, such
+    as the run configuration, first), then its sequence number."""
     first = unit[0]
     t = first.get("t")
     return (t if isinstance(t, int | float) else float("-inf"), first.get("seq", 0))
