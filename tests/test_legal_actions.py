@@ -21,7 +21,7 @@ from scarce_lab.envs.sovsim import CommonsGame, InvalidActionError, Phase
 from scarce_lab.legal_policy import LegalPolicy
 from scarce_lab.runners.sovsim import _legalize
 from scarce_lab.tasks.model import Task
-from scarce_lab.testing import scarce_rules
+from scarce_lab.testing.scarce import scarce_rules
 
 
 # -- SovSim ---------------------------------------------------------------------------------

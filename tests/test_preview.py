@@ -76,3 +76,35 @@ def test_sl_run_dry_run(tmp_path):
                dry_run=True)
     assert p.environment == "sovsim" and p.models == {} and len(p.runs) == 1
     assert not any(tmp_path.iterdir())
+
+
+def test_calls_per_unit_of_play_are_named_by_the_spec(monkeypatch, tmp_path):
+    """The third number of ``plan_calls`` (calls whose count depends on the play) is
+    printed with the spec's ``plan_unit``; a spec that gives one without naming it is
+    refused instead of printed as someone else's unit."""
+    import dataclasses
+
+    from scarce_lab import environments
+    from scarce_lab.runners.preview import ModelPlan, Preview
+
+    p = Preview("scarce", runs=["r1"], models={"m": ModelPlan("m", None, 0, 10, per_unit=6,
+                                                              unit="negotiator calls per contention")})
+    assert "m: 0-10 calls + 6 negotiator calls per contention;" in format_preview(p)
+    assert environments.get("scarce").plan_unit == "negotiator calls per contention"
+    unnamed = dataclasses.replace(environments.get("sovsim"), plan_calls=lambda cfg, model: (1, 2, 3))
+    monkeypatch.setattr(environments, "get", lambda name: unnamed)
+    cfg = SovSimConfig(condition="cpr", model="openai/priced", game={"rounds": 2}, llm={"prices": PRICES})
+    with pytest.raises(ValueError, match="names no unit"):
+        preview("sovsim", [cfg])
+
+
+def test_cli_dry_run_of_scarce_plans_the_negotiators_per_contention(tmp_path):
+    """SCARCE leaves ``llm.max_tokens`` unset (per-phase defaults): the dry run builds
+    its capture client as the runner's client is built, and plans the negotiator."""
+    r = CliRunner().invoke(app, ["run", "scarce", "-m", "scripted/honest", "--negotiator-model", "openai/gpt-4o-mini",
+                                 "--dry-run", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert "dry run: 1 scarce run(s), nothing sent" in r.output
+    assert "openai/gpt-4o-mini: 0-0 calls + 25 negotiator calls per contention;" in r.output
+    assert "(first negotiation:declaration prompt)" in r.output
+    assert not (tmp_path / "out").exists()

@@ -26,7 +26,7 @@ from scarce_lab.envs.scarce import (
     assign_tasks,
 )
 from scarce_lab.tasks.model import Task
-from scarce_lab.testing import SCARCE_BUDGETS, SCARCE_DEADLINES, scarce_rules, scarce_step
+from scarce_lab.testing.scarce import SCARCE_BUDGETS, SCARCE_DEADLINES, scarce_rules, scarce_step
 
 W3 = ("w0", "w1", "w2")
 
@@ -321,7 +321,7 @@ def test_task_assignment_is_seeded():
         assign_tasks([], W3, 1, "shared", seed=1)
 
 
-# -- a scripted driver: the runner's loop without I/O (shared with scarce_lab.testing) ----
+# -- a scripted driver: the runner's loop without I/O (shared with scarce_lab.testing.scarce) ----
 BUDGETS, DEADLINES = SCARCE_BUDGETS, SCARCE_DEADLINES
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from scarce_lab.llm.client import LLMSettings
 from scarce_lab.llm.ratelimit import RateLimit
-from scarce_lab.runners import sweep_processes
+from scarce_lab.runners import sovsim_processes
 from scarce_lab.runners.sovsim import plan_sweep, run_sweep
-from scarce_lab.runners.sweep_processes import run_sweep_processes, split_settings
+from scarce_lab.runners.sovsim_processes import run_sweep_processes, split_settings
 
 
 def _events(run_dir: Path) -> list[dict]:
@@ -55,7 +55,7 @@ def test_split_settings_divides_concurrency_and_rate_limits():
 
 def test_a_dead_child_fails_its_games_with_its_status(tmp_path, monkeypatch):
     configs = plan_sweep(["cpr"], ["scripted/sustainable"], 2, rounds=2)
-    monkeypatch.setattr(sweep_processes.sys, "executable", "/bin/false")
+    monkeypatch.setattr(sovsim_processes.sys, "executable", "/bin/false")
     res = run_sweep_processes(configs, tmp_path, processes=2, concurrency=2, progress=False, start="exec")
     assert [r.status for r in res] == ["failed", "failed"]
     assert all("exited with status 1" in r.error for r in res)
@@ -67,7 +67,7 @@ def test_a_forked_child_that_raises_reports_the_error(tmp_path, monkeypatch):
     def boom(payload, out):
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(sweep_processes, "_run_shard", boom)  # the fork inherits it
+    monkeypatch.setattr(sovsim_processes, "_run_shard", boom)  # the fork inherits it
     res = run_sweep_processes(configs, tmp_path, processes=2, concurrency=2, progress=False, start="fork")
     assert [r.status for r in res] == ["failed", "failed"]
     assert all("status 1" in r.error and "OSError: disk on fire" in r.error for r in res)
@@ -97,7 +97,7 @@ def test_children_stop_when_the_parent_dies(tmp_path):
         "from pathlib import Path\n"
         "from scarce_lab.llm.client import LLMSettings\n"
         "from scarce_lab.runners.sovsim import plan_sweep\n"
-        "from scarce_lab.runners.sweep_processes import run_sweep_processes\n"
+        "from scarce_lab.runners.sovsim_processes import run_sweep_processes\n"
         "specs = plan_sweep(['all'], ['openai/fake'], 1, rounds=8)\n"
         "run_sweep_processes(specs, Path(sys.argv[2]), processes=2, concurrency=4, progress=False,\n"
         "                    settings=LLMSettings(api_base=sys.argv[1], cache=False, max_retries=0))\n"

@@ -11,7 +11,7 @@ run ids, the one resume rule of :func:`scarce_lab.runtime.open_run`).
 
 Children are forked where the platform allows it (Linux), after the parent has imported
 litellm once (about 3.5 s of CPU that each child would otherwise pay again); elsewhere
-they start as ``python -m scarce_lab.runners.sweep_processes JOB`` (callers need no
+they start as ``python -m scarce_lab.runners.sovsim_processes JOB`` (callers need no
 ``if __name__ == "__main__"`` guard either way).
 
 Limits are split, not multiplied: the processes share ``concurrency`` (shares differ by
@@ -195,7 +195,7 @@ def _start(start: str, shard: list[SovSimConfig], job: dict, job_file: Path) -> 
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scarce_lab.runners.sweep_processes", str(job_file)],
+        [sys.executable, "-m", "scarce_lab.runners.sovsim_processes", str(job_file)],
         stdout=subprocess.PIPE, stderr=stderr, env=env, text=True, errors="replace",
     )
 

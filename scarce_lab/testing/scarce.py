@@ -1,42 +1,16 @@
-"""Conformance suite that every environment runs (``tests/test_conformance.py``), and
-that a new environment should pass before it ships.
-
-Three properties, checked by playing each pure world with one generic policy that
-chooses only from the legal actions each observation carries
-(:class:`~scarce_lab.legal_policy.LegalPolicy`: random values and the edges of each
-legal range; no model, no sandbox, no files):
-
-- **legality**: at every decision an action just outside the legal set is tried and
-  the world must refuse it (the trace fails naming the action when it is accepted),
-  and every action the policy draws from the legal set is accepted;
-
-- **determinism**: the same seed gives the same trajectory (every observation and every
-  outcome, compared as JSON);
-- **privacy**: no observation of one agent holds another agent's private fields. Each
-  harness plants distinctive *canaries* in the private state (budgets, deadlines,
-  private messages, a king's true pool) and reports, per observation, which other
-  agents' canaries it contains; the suite fails on any. Positive controls check that
-  every agent does see its own private state, so a check that cannot fail fails.
-
-Use::
-
-    from scarce_lab.testing import HARNESSES, check_environment
-    check_environment(HARNESSES["scarce"])          # raises AssertionError on a breach
-
-A new environment's spec names its play (``EnvironmentSpec.harness``);
-:data:`HARNESSES` lists every registered environment's.
-"""
+"""The SCARCE conformance play (:func:`scarce_trace`, the spec's ``harness``), with its
+canary rules and the runner-like driver (:func:`scarce_step`) that tests of the world reuse;
+the checks are in :mod:`.core`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import random
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from .envs.scarce import (
+from ..envs.scarce import (
     ActionRefused,
     Ballot,
     ClockConfig,
@@ -47,36 +21,20 @@ from .envs.scarce import (
     WorldError,
     WorldRules,
 )
-from .envs.scarce import Phase as ContentionPhase
-from .envs.scarce.actions import LegalNegotiation
-from .envs.sovsim import CommonsGame, InvalidActionError
-from .legal_policy import LegalPolicy, refused
+from ..envs.scarce import Phase as ContentionPhase
+from ..envs.scarce.actions import LegalNegotiation
+from ..legal_policy import LegalPolicy, refused
+from .core import Observation, Trace
 
-__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What ``agent`` was shown (as JSON text), with the canaries of other agents found
-    in it (``leaks``) and whether its own private state was visible (``own``; ``None``
-    when the agent has no private state in this observation)."""
-
-    agent: str
-    text: str
-    leaks: tuple[str, ...] = ()
-    own: bool | None = None
-
-
-@dataclass
-class Trace:
-    """One played game: every observation in order and a log of outcomes."""
-
-    observations: list[Observation] = field(default_factory=list)
-    outcomes: list[Any] = field(default_factory=list)
-
-    def fingerprint(self) -> str:
-        """JSON of everything that must be equal for equal seeds."""
-        return json.dumps([[o.agent, o.text] for o in self.observations] + [self.outcomes], default=str)
+SCARCE_WORKERS = ("w0", "w1", "w2")
+#: Canaries: budgets and deadlines no other quantity of the game takes.
+SCARCE_BUDGETS = {"w0": 11111, "w1": 22222, "w2": 33333}
+SCARCE_DEADLINES = {"w0": 691.5, "w1": 767.25, "w2": 839.75}  # distinct fractions
+#: Bids and prices of the harness stay below 100 credits: no 3-4 digit canary is hit by chance.
+SCARCE_MAX_MONEY = 99
+#: Solver tool weights of the harness: slot requests and commands often, so that three
+#: workers meet in contentions and hold slots.
+SCARCE_WEIGHTS = {"request_execution_slot": 6.0, "run_command": 3.0}
 
 
 def _numbers(obj: Any) -> Iterator[float]:
@@ -88,54 +46,6 @@ def _numbers(obj: Any) -> Iterator[float]:
             yield from _numbers(v)
     elif isinstance(obj, int | float) and not isinstance(obj, bool):
         yield obj
-
-
-# -- SovSim ------------------------------------------------------------------------------
-def sovsim_trace(seed: int, condition: str = "kcpr_m") -> Trace:
-    """A game (KCPR-M by default: the king may announce a false pool) played by
-    :class:`LegalPolicy` from each observation's legal actions, with an illegal value
-    probed (and refused) at every decision. Subordinates must never see the true pool
-    before the round is settled (SovSim sec. 3.4)."""
-    policy = LegalPolicy(seed)
-    game = CommonsGame(condition)
-    trace = Trace()
-    while not game.over:
-        actions = {}
-        for a in game.acting_agents():
-            obs = game.observe(a)
-            view = dataclasses.asdict(obs)
-            view.pop("config")
-            true_now = game.pool
-            leaks = []
-            if not obs.is_leader and condition == "kcpr_m":
-                if obs.pool is not None:
-                    leaks.append(f"true pool {true_now} of round {obs.round}")
-                if any(r["round"] >= obs.round for r in view["history"]):
-                    leaks.append("an unsettled round in the history")
-            own = (obs.pool == true_now) if obs.is_leader and condition == "kcpr_m" else None
-            trace.observations.append(Observation(a, json.dumps(view, default=str), tuple(leaks), own))
-            key = (obs.round, obs.phase.value, a)
-            actions[a] = policy.sovsim(obs.legal, *key)
-            bad = policy.sovsim_illegal(obs.legal, *key)
-            trace.outcomes.append(["refused", a, bad, refused(
-                (InvalidActionError,), f"{a} chose {bad} in {obs.legal}", lambda b=bad, a=a: game.act({**{
-                    x: game.legal_actions(x).low for x in game.acting_agents()}, a: b}))])
-        rec = game.act(actions)
-        if rec is not None:
-            trace.outcomes.append([rec.round, list(rec.extractions), rec.remaining])
-    return trace
-
-
-# -- SCARCE ------------------------------------------------------------------------------
-SCARCE_WORKERS = ("w0", "w1", "w2")
-#: Canaries: budgets and deadlines no other quantity of the game takes.
-SCARCE_BUDGETS = {"w0": 11111, "w1": 22222, "w2": 33333}
-SCARCE_DEADLINES = {"w0": 691.5, "w1": 767.25, "w2": 839.75}  # distinct fractions
-#: Bids and prices of the harness stay below 100 credits: no 3-4 digit canary is hit by chance.
-SCARCE_MAX_MONEY = 99
-#: Solver tool weights of the harness: slot requests and commands often, so that three
-#: workers meet in contentions and hold slots.
-SCARCE_WEIGHTS = {"request_execution_slot": 6.0, "run_command": 3.0}
 
 
 def scarce_rules(memory: str = "subrun", **kw: Any) -> WorldRules:
@@ -326,108 +236,3 @@ def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
     assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
     assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"
     return trace
-
-
-# -- Economy of Minds ----------------------------------------------------------------------
-def economy_trace(seed: int) -> Trace:
-    """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
-    by :class:`LegalPolicy` from the legal moves its observation carries, and an
-    illegal action (not a move) is probed, and must be refused, at every step. An
-    agent's policy is shown only the task's state (EoM sec. 3.2), never another
-    agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
-    any observation. The economy gives agents no private state to see, so there is no
-    positive control of their own."""
-    from .envs.economy import Economy, EconomyConfig, run_episode
-    from .envs.economy.blocksworld import BlocksWorld, make_instance
-
-    policy = LegalPolicy(seed)
-    economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
-    rng = random.Random(f"{seed}:founders")
-    for i in range(6):
-        economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
-    trace = Trace()
-    for e in range(20):
-        erng = random.Random(f"{seed}:ep:{e}")
-        target, stacks = make_instance(3, 3, erng)
-        env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
-
-        def act(record, obs, env=env, e=e):
-            view = dataclasses.asdict(obs)
-            text = json.dumps(view, default=str)
-            others = [a for a in economy.agents if a != record.agent_id]
-            leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
-            leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
-            trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
-            bad = (1, 2)  # a pair, not a Move
-            trace.outcomes.append(["refused", refused((TypeError,), f"{bad!r} as a move", lambda: env.apply(bad))])
-            return policy.move(obs.legal, e, len(trace.observations))
-
-        res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
-                          emit=lambda *a: None)
-        economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
-                            lambda r: (1 + r.randrange(3), 1 + r.randrange(3)))
-        trace.outcomes.append([e, res.solved, res.steps, res.winners, economy.ledger.balances()])
-    return trace
-
-
-class _Harnesses(Mapping[str, Callable[[int], Trace]]):
-    """Environment name -> its conformance play ``seed -> Trace``: a live view of the
-    registry (:func:`scarce_lab.environments.get`, each spec's ``harness``), so an
-    environment registered later is checked too."""
-
-    def __getitem__(self, name: str) -> Callable[[int], Trace]:
-        from .environments import UnknownEnvironmentError, get
-
-        try:
-            return get(name).harness
-        except UnknownEnvironmentError:
-            raise KeyError(name) from None
-
-    def __iter__(self) -> Iterator[str]:
-        from .environments import names
-
-        return iter(names())
-
-    def __len__(self) -> int:
-        from .environments import names
-
-        return len(names())
-
-
-#: Environment name -> a function ``seed -> Trace`` (every registered environment).
-HARNESSES: Mapping[str, Callable[[int], Trace]] = _Harnesses()
-
-
-# -- the checks ---------------------------------------------------------------------------
-def check_determinism(play: Callable[[int], Trace], seeds: tuple[int, ...] = (0, 1)) -> None:
-    """The same seed gives the same trajectory.
-
-    Raises:
-        AssertionError: two plays of one seed differ (the first differing seed named).
-    """
-    for s in seeds:
-        a, b = play(s), play(s)
-        assert a.fingerprint() == b.fingerprint(), f"seed {s}: two plays differ"
-        assert a.observations, f"seed {s}: the harness showed no observation (a check that cannot fail)"
-
-
-def check_privacy(play: Callable[[int], Trace], seed: int = 0) -> None:
-    """No observation of one agent holds another agent's private fields.
-
-    Raises:
-        AssertionError: the first leak (agent, what leaked), or an agent with private
-            state never saw it (the canaries would then prove nothing).
-    """
-    trace = play(seed)
-    assert trace.observations, "the harness showed no observation"
-    for o in trace.observations:
-        assert not o.leaks, f"{o.agent} sees {', '.join(o.leaks)}"
-    holders = {o.agent for o in trace.observations if o.own is not None}
-    seen_own = {o.agent for o in trace.observations if o.own}
-    assert seen_own == holders, f"agents {sorted(holders - seen_own)} never saw their own private state"
-
-
-def check_environment(play: Callable[[int], Trace]) -> None:
-    """Run every conformance check on ``play`` (see the module docstring)."""
-    check_determinism(play)
-    check_privacy(play)
