@@ -21,8 +21,8 @@ from scarce_lab.data.tables.scarce import messages_table
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_dataset
 from scarce_lab.judge.validation import validate_panel
-from tests.runners.test_scarce_run import events, of
 from tests.agents.test_scarce_scripted import _skilled_run
+from tests.runners.test_scarce_run import events, of
 
 TAX = load_taxonomy("scarce")
 
