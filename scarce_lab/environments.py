@@ -54,6 +54,7 @@ from typing import Any
 from .data.events.registry import (
     ENTRY_POINT_GROUP,
     UnknownEnvironmentError,
+    load_entry_point,
     register_payloads,
     unregister_payloads,
 )
@@ -235,6 +236,7 @@ def load() -> None:
     Raises:
         TypeError: an entry point that loads neither an :class:`EnvironmentSpec` nor a
             module (its name and value are named).
+        ImportError: an entry point that fails to load (named, with its error).
     """
     global _loaded, _loading
     if _loaded:
@@ -250,7 +252,7 @@ def load() -> None:
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            obj = ep.load()
+            obj = load_entry_point(ep)
             if isinstance(obj, EnvironmentSpec):
                 register(obj)
             elif not inspect.ismodule(obj):

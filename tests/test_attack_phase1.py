@@ -3,6 +3,10 @@ test here failed before its fix."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -25,3 +29,48 @@ def test_legal_actions_high_must_be_a_legal_value():
         LegalActions("a0", Phase.extract, high=30, step=0)
     legal = LegalActions("a0", Phase.extract, high=30, step=3)
     assert legal.why_not(legal.high) is None and legal.why_not(legal.low) is None
+
+
+# -- the environment registry: a broken plug-in, a dataset naming an unknown one ----
+GOLDEN_SOVSIM = Path(__file__).parent / "golden" / "v4" / "sovsim" / "sovsim-kcpr_m-scripted-random-cd50f729-s7-0"
+
+
+class _BrokenEntryPoint:
+    name, value, group, dist = "broken", "broken_env.spec:SPEC", "scarce_lab.environments", None
+
+    def load(self):
+        raise ModuleNotFoundError("No module named 'broken_env'")
+
+
+@pytest.mark.parametrize("where", ["environments", "payloads"])
+def test_a_broken_entry_point_is_named(monkeypatch, where):
+    """ep.load()'s own ModuleNotFoundError said neither which plug-in nor which group."""
+    import importlib.metadata
+
+    from scarce_lab import environments
+    from scarce_lab.data.events import registry
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None: [_BrokenEntryPoint()])
+    monkeypatch.setattr(environments, "_loaded", False)
+    monkeypatch.setattr(registry, "_discovered", False)
+    call = environments.names if where == "environments" else (lambda: registry.registration("chess"))
+    with pytest.raises(ImportError, match=r"entry point broken = broken_env\.spec:SPEC \(scarce_lab\.environments\)"
+                                          r".*failed to load: ModuleNotFoundError"):
+        call()
+
+
+def test_a_dataset_with_an_unknown_environment_names_the_file(tmp_path):
+    """A folder mixing a SovSim run and a run of an unregistered environment was refused
+    naming the environment but not which of the files named it."""
+    from scarce_lab.data.events import UnknownEnvironmentError
+    from scarce_lab.data.loaders import load_dataset
+
+    shutil.copytree(GOLDEN_SOVSIM, tmp_path / "known")
+    shutil.copytree(GOLDEN_SOVSIM, tmp_path / "other")
+    m = json.loads((tmp_path / "other" / "manifest.json").read_text())
+    (tmp_path / "other" / "manifest.json").write_text(json.dumps({**m, "environment": "nonesuch", "run_id": "other"}))
+    with pytest.raises(UnknownEnvironmentError, match=rf"{tmp_path / 'other' / 'manifest.json'}: unknown environment "
+                                                      r"'nonesuch'"):
+        load_dataset(tmp_path)
+    shutil.rmtree(tmp_path / "other")
+    assert load_dataset(tmp_path).runs.collect().height == 1

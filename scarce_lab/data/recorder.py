@@ -92,8 +92,11 @@ def read_manifest(run_dir: Path) -> RunManifest:
         FileNotFoundError: no manifest in ``run_dir``.
         TrajectoryFileError: the manifest is not valid JSON or not a RunManifest.
         SchemaVersionError: its ``schema_version`` is newer than this package or unknown.
+        UnknownEnvironmentError: its ``environment`` is not registered (the message
+            names the manifest file, the environment and the registered ones).
     """
     from .events.migrations import check_version, migrate_manifest
+    from .events.registry import UnknownEnvironmentError, registration
     from .jsonl import read_json_file
 
     path = Path(run_dir) / MANIFEST
@@ -105,9 +108,14 @@ def read_manifest(run_dir: Path) -> RunManifest:
     version = check_version(obj.get("schema_version", 1), str(path))
     obj = migrate_manifest(obj, version)
     try:
-        return RunManifest.model_validate(obj)
+        manifest = RunManifest.model_validate(obj)
     except ValidationError as exc:
         raise TrajectoryFileError(path, None, "invalid manifest: " + _errors(exc)) from exc
+    try:
+        registration(manifest.environment)
+    except UnknownEnvironmentError as exc:
+        raise UnknownEnvironmentError(f"{path}: {exc}") from None
+    return manifest
 
 
 def read_events(run_dir: Path, manifest: RunManifest | None = None, *, allow_torn_tail: bool = True,
