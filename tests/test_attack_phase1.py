@@ -74,3 +74,49 @@ def test_a_dataset_with_an_unknown_environment_names_the_file(tmp_path):
         load_dataset(tmp_path)
     shutil.rmtree(tmp_path / "other")
     assert load_dataset(tmp_path).runs.collect().height == 1
+
+
+# -- Result.save: every stem it writes or removes is a plain file name ---------------
+def _frame():
+    import polars as pl
+
+    return pl.DataFrame({"a": [1]})
+
+
+def test_result_stale_stem_cannot_reach_outside_out(tmp_path):
+    """stale=("../victim",) deleted tmp/victim.csv, outside the output folder."""
+    from scarce_lab.analysis.result import Result
+
+    out = tmp_path / "figures"
+    victim = tmp_path / "victim.csv"
+    victim.write_text("keep")
+    with pytest.raises(ValueError, match=r"Result stale: .*'\.\./victim'"):
+        Result("ok", frame=_frame(), convention={"x": 1}, stale=("../victim",)).save(out)
+    assert victim.read_text() == "keep"
+    with pytest.raises(TypeError, match="stale must be a tuple"):
+        Result("ok", frame=_frame(), convention={"x": 1}, stale="old")  # would remove o, l, d
+    with pytest.raises(ValueError, match=r"Result table_name: .*'sub/t'"):
+        Result("ok", frame=_frame(), convention={"x": 1}, table_name="sub/t")
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "a\nb", "tab\there", "a" * 240])
+def test_odd_result_names_are_refused_before_any_file(tmp_path, name):
+    """'..' and '.' saved hidden files '...csv'/'..csv'; a newline went into file names; a
+    stem of 240 characters wrote its .csv, .md and .tex, then failed on .convention.json."""
+    from scarce_lab.analysis.figures import save_table
+    from scarce_lab.analysis.result import Result
+
+    with pytest.raises(ValueError, match="plain file stem"):
+        Result(name, frame=_frame(), convention={"x": 1})
+    with pytest.raises(ValueError, match="plain file stem"):
+        save_table(_frame(), name, tmp_path, convention={"x": 1})
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["x.y", "é名", "a" * 239, "table 5 (urgency)"])
+def test_plain_result_names_still_save(tmp_path, name):
+    from scarce_lab.analysis.result import Result
+
+    Result(name, frame=_frame(), convention={"x": 1}).save(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{name}{s}" for s in (".csv", ".md", ".tex", ".convention.json"))
