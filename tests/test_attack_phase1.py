@@ -120,3 +120,35 @@ def test_plain_result_names_still_save(tmp_path, name):
     Result(name, frame=_frame(), convention={"x": 1}).save(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"{name}{s}" for s in (".csv", ".md", ".tex", ".convention.json"))
+
+
+# -- statistics: an infinite value, a count that is not whole ----------------------
+@pytest.mark.parametrize("values", [[1.0, 2.0, float("inf")], [float("-inf"), 1.0, 2.0], [1e308, 1e308]])
+def test_mean_ci_of_infinite_values_is_undefined_saying_why(values):
+    """[1, 2, inf] gave (inf, Undefined('values without spread')): a mean printed as a
+    number and a reason that is false (inf - inf is nan, read as "no spread")."""
+    from scarce_lab.analysis.stats import bootstrap_ci, mean_ci
+    from scarce_lab.undefined import Undefined
+
+    for stat in (mean_ci(values), bootstrap_ci(values)):
+        assert all(isinstance(v, Undefined) for v in stat), stat
+        assert "infinite" in stat[0].reason or "overflows" in stat[0].reason
+
+
+def test_gini_and_relative_drop_of_infinite_values_are_undefined():
+    from scarce_lab.analysis.stats import gini, relative_drop_ci
+    from scarce_lab.undefined import reason_of
+
+    assert "infinite" in reason_of(gini([float("inf"), 1.0]))  # was a bare nan ("not stated")
+    assert all("infinite" in reason_of(v) for v in relative_drop_ci([1.0, float("inf")], [1.0, 2.0]))
+
+
+@pytest.mark.parametrize("successes,n", [(1.5, 3), (2, 3.5), (float("nan"), 3), (True, 2)])
+def test_proportion_intervals_refuse_counts_that_are_not_whole(successes, n):
+    """proportion_ci(1.5, 3) and wilson_ci(nan, 3) returned intervals ((nan, 0.0, 1.0))."""
+    from scarce_lab.analysis.stats import proportion_ci, wilson_ci
+
+    for f in (proportion_ci, wilson_ci):
+        with pytest.raises(ValueError, match="must be a whole count"):
+            f(successes, n)
+    assert proportion_ci(2.0, 4) == proportion_ci(2, 4)  # a float that is a count is one
