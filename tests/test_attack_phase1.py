@@ -152,3 +152,29 @@ def test_proportion_intervals_refuse_counts_that_are_not_whole(successes, n):
         with pytest.raises(ValueError, match="must be a whole count"):
             f(successes, n)
     assert proportion_ci(2.0, 4) == proportion_ci(2, 4)  # a float that is a count is one
+
+
+# -- schema v4 call ids in files of older versions ----------------------------------
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_call_ids_in_a_pre_v4_file_are_refused_naming_file_and_line(tmp_path, version):
+    """A v2/v3 file with a hand-added call_ids was read with those ids (the loader's
+    docstring promises pre-v4 decisions have none: "migrated, never guessed"), while
+    any other field those versions lacked is refused. Also: a migration's ValueError
+    escaped without the file and line (only KeyError/TypeError were wrapped)."""
+    from scarce_lab.data.jsonl import TrajectoryFileError
+    from scarce_lab.data.loaders import load_dataset
+
+    src = Path(__file__).parent / "golden" / version / "sovsim" / GOLDEN_SOVSIM.name
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    events = run / "events.jsonl"
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    first = next(i for i, o in enumerate(lines) if o["kind"] == "extraction")
+    lines[first]["payload"]["call_ids"] = ["forged"]
+    events.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    with pytest.raises(TrajectoryFileError, match=rf"{events}:{first + 1}: .*call_ids.*before 4"):
+        load_dataset(run)
+    del lines[first]["payload"]["call_ids"]
+    events.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    ext = load_dataset(run).payloads("extraction").collect()
+    assert ext["call_ids"].to_list() == [[]] * ext.height

@@ -149,6 +149,7 @@ def validate_event_line(model, environment: str, raw: bytes, version: int, path:
     import json
 
     from .events.migrations import EVENTS_UNCHANGED_SINCE, migrate_event
+    from .events.registry import UnknownEnvironmentError
 
     try:
         if version >= EVENTS_UNCHANGED_SINCE:
@@ -163,7 +164,9 @@ def validate_event_line(model, environment: str, raw: bytes, version: int, path:
         raise TrajectoryFileError(path, lineno, f"invalid event: {_errors(exc)}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TrajectoryFileError(path, lineno, f"not valid JSON ({exc})") from None
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (TrajectoryFileError, UnknownEnvironmentError):
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a migration's refusal (migrate_event)
         raise TrajectoryFileError(path, lineno, f"cannot migrate this version-{version} event ({exc!r})") from None
 
 

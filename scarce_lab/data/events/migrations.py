@@ -122,9 +122,18 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
 
 # -- version 3 -> 4 ---------------------------------------------------------------------
 def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
-    """Decision payloads get an empty ``call_ids`` (the calls are not guessed)."""
+    """Decision payloads get an empty ``call_ids`` (the calls are not guessed).
+
+    Raises:
+        ValueError: the payload already has ``call_ids``: a field version 4 added, so
+            a file of an older version holding it was edited or written by something
+            else (refused like any field its version did not have, rather than trusted).
+    """
     if out.get("kind") in _decision_kinds(environment):
-        p.setdefault("call_ids", [])
+        if "call_ids" in p:
+            raise ValueError(f"field 'payload.call_ids' ({p['call_ids']!r}) is in a {out.get('kind')} event of a "
+                             "schema version before 4, which had no such field")
+        p["call_ids"] = []
 
 
 @functools.cache
