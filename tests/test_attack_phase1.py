@@ -178,3 +178,34 @@ def test_call_ids_in_a_pre_v4_file_are_refused_naming_file_and_line(tmp_path, ve
     events.write_text("".join(json.dumps(o) + "\n" for o in lines))
     ext = load_dataset(run).payloads("extraction").collect()
     assert ext["call_ids"].to_list() == [[]] * ext.height
+
+
+# -- decision_calls: one call id held by two records (a round replayed on resume) ----
+def test_decision_calls_keeps_one_row_per_call_when_a_replayed_round_repeats_an_id(tmp_path):
+    """A run that fails mid-round keeps that round's call records (an audit log); the
+    resume replays the round and, ids being deterministic, records the same call id
+    again. decision_calls joined both records: two rows with call_index 0 for a
+    decision with n_calls 1, one of them the answer of the attempt that was thrown away."""
+    import asyncio
+
+    from scarce_lab.data.loaders import load_dataset
+    from scarce_lab.data.tables.calls import decision_calls
+    from scarce_lab.runners.sovsim import arun_game
+    from tests.test_decision_calls import _agents, _cfg
+
+    cfg = _cfg()
+    asyncio.run(arun_game(cfg, tmp_path, agents=_agents()))
+    calls = tmp_path / cfg.run_id / "llm_calls.jsonl"
+    lines = calls.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    i = next(i for i, c in enumerate(records) if '"a2 round 7"' in (c.get("raw_response") or ""))
+    thrown_away = {**records[i], "raw_response": json.dumps({"reasoning": "lost attempt", "extraction": 0})}
+    calls.write_text("\n".join([*lines[:i], json.dumps(thrown_away), *lines[i:]]) + "\n")
+
+    ds = load_dataset(tmp_path)
+    found = decision_calls(ds, "extraction", agent="a2", round=7)
+    assert found.height == 1, found.select("call_index", "call_raw_response")
+    row = found.row(0, named=True)
+    assert json.loads(row["call_raw_response"])["reasoning"] == "a2 round 7"  # the record the decision came from
+    assert row["call_records"] == 2  # and it says the id was recorded twice
+    assert decision_calls(ds, "extraction", agent="a1", round=7)["call_records"].to_list() == [1]
