@@ -241,3 +241,24 @@ def test_colour_conflicts_sees_one_group_spelt_two_ways():
             x="x", y="y", color=alt.Color("g:N", scale=alt.Scale(domain=[label], range=[colour]))).to_dict()
 
     assert colour_conflicts([chart("Richer worker", "#0072B2"), chart("richer worker", "#E69F00")])
+
+
+# -- SCARCE repairs: numbers that are no numbers -------------------------------------
+def test_scarce_repairs_never_raise_and_report_every_change():
+    """The one repair of raw numbers (clamp_declaration / clamp_bid / complete_ballot)
+    raised on NaN ('cannot convert float NaN to integer') and inf (OverflowError), read
+    '2' as 2, and took True as 1 with no note (True == 1)."""
+    from scarce_lab.envs.scarce.actions import legal_negotiation
+
+    legal = legal_negotiation("w1", participants=("w1", "w2", "w3"), slot_cap_s=60, own_budget=100)
+    decl, note = legal.clamp_declaration(float("nan"), float("inf"), "5")
+    assert (decl.desired_position, decl.desired_duration_seconds, decl.bid_price) == (1, 60, 0) and note
+    decl, note = legal.clamp_declaration(True, 30.0, 5)
+    assert (decl.desired_position, decl.desired_duration_seconds, decl.bid_price) == (1, 30, 5)
+    assert note == "declaration clamped from (True, 30.0, 5) to (1, 30, 5) (n=3, cap=60, budget=100)"
+    assert legal.clamp_bid(True) == (0, "revised bid clamped to 0")
+    assert legal.clamp_bid(float("nan"))[0] == 0 and legal.clamp_bid(float("-inf"))[0] == 0
+    assert legal.clamp_bid(99.9) == (99, "revised bid clamped to 99") and legal.clamp_bid(7) == (7, None)
+    ballot, note = legal.complete_ballot([("w1", float("nan"), 2.0), ("w2", 10, 10)], {"w3": (0, 0)})
+    assert [(e.duration_seconds, e.price) for e in ballot.entries] == [(0, 2), (10, 10), (0, 0)]
+    assert note == "ballot repaired: clamped 'w1'; missing 'w3'"
