@@ -262,3 +262,23 @@ def test_scarce_repairs_never_raise_and_report_every_change():
     ballot, note = legal.complete_ballot([("w1", float("nan"), 2.0), ("w2", 10, 10)], {"w3": (0, 0)})
     assert [(e.duration_seconds, e.price) for e in ballot.entries] == [(0, 2), (10, 10), (0, 0)]
     assert note == "ballot repaired: clamped 'w1'; missing 'w3'"
+
+
+# -- Economy: a move of a bool or a float ------------------------------------------
+@pytest.mark.parametrize("src,dst", [(True, 2), (1, 2.0), (1, "2"), (0, 2)])
+def test_a_move_is_two_stack_integers(src, dst):
+    """Move(True, 2.0) passed (True == 1, 2.0 == 2), was legal by LegalMoves.why_not
+    and recorded as {"src": true, "dst": 2.0}."""
+    from scarce_lab.envs.economy.blocksworld import Move
+
+    with pytest.raises(ValueError, match=r"must be one of \(1, 2, 3\) \(an integer\)"):
+        Move(src, dst)
+
+
+def test_a_numpy_integer_move_is_a_plain_int():
+    import numpy as np
+
+    from scarce_lab.envs.economy.blocksworld import Move
+
+    m = Move(np.int64(1), np.int32(3))
+    assert m.to_json() == {"src": 1, "dst": 3} and type(m.src) is int
