@@ -155,7 +155,7 @@ class EnvironmentSpec:
     title: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(f"EnvironmentSpec.name {self.name!r} must match [a-z][a-z0-9_]*")
         where = f"EnvironmentSpec {self.name!r}"
         if not inspect.isclass(self.config) or "run_id" not in dir(self.config):

@@ -282,3 +282,23 @@ def test_a_numpy_integer_move_is_a_plain_int():
 
     m = Move(np.int64(1), np.int32(3))
     assert m.to_json() == {"src": 1, "dst": 3} and type(m.src) is int
+
+
+# -- environment names: a trailing newline -----------------------------------------
+@pytest.mark.parametrize("name", ["toy\n", "Toy", "toy-env", "tøy", ""])
+def test_environment_names_are_matched_whole(name):
+    """'toy\\n' passed both name checks (re.match with '$' matches before a final
+    newline), so a manifest could carry an environment name with a newline in it."""
+    import dataclasses
+
+    from scarce_lab.data.events.registry import register_payloads
+    from tests.toy_env.spec import SPEC
+
+    with pytest.raises(ValueError, match="must match"):
+        register_payloads(name, SPEC.payloads, round_meaning="a round")
+
+    class NoDeclaredName(SPEC.config):
+        ENVIRONMENT = None
+
+    with pytest.raises(ValueError, match="must match"):
+        dataclasses.replace(SPEC, name=name, config=NoDeclaredName)

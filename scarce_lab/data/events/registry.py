@@ -85,7 +85,7 @@ def register_payloads(
             string ``kind`` default, or two models with one kind (``round_committed``
             is the format's own).
     """
-    if not isinstance(environment, str) or not _NAME.match(environment):
+    if not isinstance(environment, str) or not _NAME.fullmatch(environment):
         raise ValueError(f"environment name {environment!r} must match [a-z][a-z0-9_]*")
     payloads = tuple(payloads)
     if not payloads:
