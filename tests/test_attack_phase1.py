@@ -302,3 +302,23 @@ def test_environment_names_are_matched_whole(name):
 
     with pytest.raises(ValueError, match="must match"):
         dataclasses.replace(SPEC, name=name, config=NoDeclaredName)
+
+
+# -- SCARCE solver mask: arguments of the wrong type --------------------------------
+@pytest.mark.parametrize("tool,args,why", [
+    ("request_execution_slot", {"duration_seconds": True}, "whole number"),
+    ("request_execution_slot", {"duration_seconds": 30.5}, "whole number"),
+    ("request_execution_slot", {"duration_seconds": "30"}, "whole number"),
+    ("write_file", {"path": 5}, "path must be text"),
+    ("write_file", {"path": ["a"]}, "path must be text"),
+    ("list_files", {"command": None}, "command must be text"),
+])
+def test_solver_check_gives_a_reason_for_arguments_of_the_wrong_type(tool, args, why):
+    """check() passed True and 30.5 seconds and path 5 as legal, and raised TypeError
+    ('30') or AttributeError (path ['a'], command None) instead of giving a reason."""
+    from scarce_lab.envs.scarce.actions import legal_actions
+
+    legal = legal_actions("w1", in_slot=False, files=["a.c"], slot_cap_s=60)
+    reason = legal.check(tool, **args)
+    assert reason is not None and why in reason
+    assert legal.check("request_execution_slot", duration_seconds=30) is None

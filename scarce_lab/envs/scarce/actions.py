@@ -110,13 +110,20 @@ class LegalActions:
         return f"{tool} is not allowed now"  # pragma: no cover - every tool is covered above
 
     def check(self, tool: str, *, path: str = "", command: str = "", duration_seconds: int | None = None) -> str | None:
-        """Why this call is illegal now (tool and its arguments), or ``None``.
+        """Why this call is illegal now (tool and its arguments), or ``None``; never
+        raises (an argument of the wrong type, ``True`` or ``30.5`` seconds, a path that
+        is not text, is a reason like any other).
 
         Units: ``duration_seconds`` seconds.
         """
         reason = self.why_not(tool)
         if reason is not None:
             return reason
+        for name, v in (("path", path), ("command", command)):
+            if not isinstance(v, str):
+                return f"{name} must be text, got {type(v).__name__} {v!r}"[:200]
+        if duration_seconds is not None and (isinstance(duration_seconds, bool) or not isinstance(duration_seconds, int)):
+            return f"duration_seconds must be a whole number of seconds, got {duration_seconds!r}"[:200]
         if tool == "read_file" and path not in self.read_paths:
             return f"read_file path {path!r} is not one of your files {list(self.read_paths)}"
         if tool == "write_file" and not writable_path(path or ""):
