@@ -322,3 +322,14 @@ def test_solver_check_gives_a_reason_for_arguments_of_the_wrong_type(tool, args,
     reason = legal.check(tool, **args)
     assert reason is not None and why in reason
     assert legal.check("request_execution_slot", duration_seconds=30) is None
+
+
+# -- sl.load: an empty path --------------------------------------------------------
+@pytest.mark.parametrize("path", ["", "  "])
+def test_sl_load_of_an_empty_path_is_refused(path):
+    """sl.load("") (a notebook parameter left empty) resolved to the project root and
+    loaded every run below it: the golden files of four schema versions, as one Dataset."""
+    import scarce_lab as sl
+
+    with pytest.raises(FileNotFoundError, match="empty path"):
+        sl.load(path)
