@@ -333,3 +333,31 @@ def test_sl_load_of_an_empty_path_is_refused(path):
 
     with pytest.raises(FileNotFoundError, match="empty path"):
         sl.load(path)
+
+
+# -- unregister, then register another environment under the same name ---------------
+def test_decision_kinds_follow_a_re_registered_environment():
+    """migrations._decision_kinds was cached by name: after unregister + register of other
+    payloads under one name, a version-3 decision of the new kind got no call_ids
+    filled (added_fields said {}), so its file no longer read like its version."""
+    from typing import Literal
+
+    from scarce_lab.data.events.base import DecisionFields
+    from scarce_lab.data.events.migrations import added_fields
+    from scarce_lab.data.events.registry import register_payloads, unregister_payloads
+
+    class Act(DecisionFields):
+        kind: Literal["act"] = "act"
+
+    class Move(DecisionFields):
+        kind: Literal["move"] = "move"
+
+    try:
+        register_payloads("attack_env", (Act,), round_meaning="a round")
+        assert added_fields("attack_env", "act", 3) == {"call_ids": []}
+        unregister_payloads("attack_env")
+        register_payloads("attack_env", (Move,), round_meaning="a round")
+        assert added_fields("attack_env", "move", 3) == {"call_ids": []}
+        assert added_fields("attack_env", "act", 3) == {}
+    finally:
+        unregister_payloads("attack_env")

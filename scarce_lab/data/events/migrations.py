@@ -40,7 +40,7 @@ import functools
 from typing import Any
 
 from .base import SCHEMA_VERSION, DecisionFields
-from .registry import registration
+from .registry import PayloadRegistration, registration
 
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
@@ -136,11 +136,16 @@ def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
         p["call_ids"] = []
 
 
-@functools.cache
 def _decision_kinds(environment: str) -> frozenset[str]:
-    from . import payload_types
+    # keyed by the registration, not the name: an environment unregistered and
+    # registered again with other payloads (a test's toy, a notebook) must not keep
+    # the old kinds
+    return _decision_kinds_of(registration(environment))
 
-    return frozenset(k for k, m in payload_types(environment).items()
+
+@functools.cache
+def _decision_kinds_of(reg: PayloadRegistration) -> frozenset[str]:
+    return frozenset(k for k, m in reg.kinds().items()
                      if issubclass(m, DecisionFields) or "call_ids" in m.model_fields)
 
 
