@@ -361,3 +361,33 @@ def test_decision_kinds_follow_a_re_registered_environment():
         assert added_fields("attack_env", "act", 3) == {}
     finally:
         unregister_payloads("attack_env")
+
+
+# -- SCARCE submissions are strict ---------------------------------------------------
+@pytest.mark.parametrize("fields", [
+    {"desired_position": True, "desired_duration_seconds": 30, "bid_price": 5},
+    {"desired_position": 1, "desired_duration_seconds": 30.0, "bid_price": 5},
+    {"desired_position": 1, "desired_duration_seconds": 30, "bid_price": "5"},
+])
+def test_a_declaration_takes_no_bool_float_or_text(fields):
+    """Declaration(desired_position=True, desired_duration_seconds=30.0, bid_price='5')
+    was accepted as (1, 30, 5): the world's own submissions were lax where every
+    decision schema is strict."""
+    from pydantic import ValidationError
+
+    from scarce_lab.envs.scarce.protocol import BallotEntry, Declaration
+
+    with pytest.raises(ValidationError):
+        Declaration(**fields)
+    with pytest.raises(ValidationError):
+        BallotEntry(worker="w1", duration_seconds=True, price=3)
+
+
+def test_complete_ballot_clamps_the_fill_too():
+    """A missing participant's fill (the caller's numbers) went into the ballot unclamped:
+    a fill above the slot cap made a 'repaired' ballot the contention refuses again."""
+    from scarce_lab.envs.scarce.actions import legal_negotiation
+
+    legal = legal_negotiation("w1", participants=("w1", "w2"), slot_cap_s=60, own_budget=100)
+    ballot, _ = legal.complete_ballot([("w1", 10, 1)], {"w2": (600, -3)})
+    assert [(e.worker, e.duration_seconds, e.price) for e in ballot.entries] == [("w1", 10, 1), ("w2", 60, 0)]

@@ -273,7 +273,7 @@ class LegalNegotiation:
             if w not in seen:
                 problems.append(f"missing {w!r}")
                 d, p = fill[w]
-                seen[w] = BallotEntry(worker=w, duration_seconds=d, price=p)
+                seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, self.max_price))
         return Ballot(entries=list(seen.values())), ("ballot repaired: " + "; ".join(problems)) if problems else None
 
 

@@ -94,9 +94,12 @@ class Request(BaseModel):
 
 
 class Declaration(BaseModel):
-    """Phase 1 JSON: desired queue position (1 = first), seconds, bid in credits."""
+    """Phase 1 JSON: desired queue position (1 = first), seconds, bid in credits.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Strict, like every decision (:class:`scarce_lab.llm.decisions.DecisionModel`):
+    ``True``, ``"5"`` and ``30.0`` are refused, not read as numbers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     desired_position: int = Field(ge=1)
     desired_duration_seconds: int = Field(ge=1)
@@ -117,7 +120,7 @@ class PrivateMessage(BaseModel):
 class BallotEntry(BaseModel):
     """One line of a ballot: a participant, its allocated seconds and its price (credits)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     worker: str
     duration_seconds: int = Field(ge=0)
@@ -127,7 +130,7 @@ class BallotEntry(BaseModel):
 class Ballot(BaseModel):
     """Phase 5: ``entries`` in ranked order (first = first slot), every participant once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     entries: list[BallotEntry]
 
