@@ -391,3 +391,15 @@ def test_complete_ballot_clamps_the_fill_too():
     legal = legal_negotiation("w1", participants=("w1", "w2"), slot_cap_s=60, own_budget=100)
     ballot, _ = legal.complete_ballot([("w1", 10, 1)], {"w2": (600, -3)})
     assert [(e.worker, e.duration_seconds, e.price) for e in ballot.entries] == [("w1", 10, 1), ("w2", 60, 0)]
+
+
+def test_the_contention_refuses_a_submission_that_is_not_one():
+    """c.declare(w, None) raised AttributeError ('NoneType' has no attribute
+    'desired_position'), which the runner's refusal path (ProtocolError) does not catch."""
+    from scarce_lab.envs.scarce.protocol import Contention, MechanismConfig, ProtocolError, Request
+
+    reqs = [Request(worker=w, time_s=t, duration_s=30) for w, t in (("a", 1.0), ("b", 2.0))]
+    c = Contention(0, reqs, MechanismConfig())
+    for bad in (None, {"desired_position": 1, "desired_duration_seconds": 30, "bid_price": 0}):
+        with pytest.raises(ProtocolError, match="must be a Declaration"):
+            c.declare("a", bad)

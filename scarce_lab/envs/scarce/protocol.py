@@ -177,6 +177,8 @@ class Contention:
         """Phase 1. Raises ProtocolError (wrong phase, unknown worker, position > n,
         duration > slot cap, second declaration)."""
         self._expect(Phase.declaration, worker)
+        if not isinstance(decl, Declaration):
+            raise ProtocolError(f"declaration of {worker!r} must be a Declaration, got {type(decl).__name__}")
         n = len(self.participants)
         if decl.desired_position > n:
             raise ProtocolError(f"desired_position must be in 1..{n}, got {decl.desired_position}")
@@ -225,6 +227,8 @@ class Contention:
         """Phase 5. Raises ProtocolError unless the ranking is a permutation of the
         participants and each duration is <= the slot cap."""
         self._expect(Phase.ballots, worker)
+        if not isinstance(ballot, Ballot):
+            raise ProtocolError(f"ballot of {worker!r} must be a Ballot, got {type(ballot).__name__}")
         ranking = ballot.ranking()
         if sorted(ranking) != sorted(self.participants):
             raise ProtocolError(
