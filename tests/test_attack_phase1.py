@@ -32,7 +32,9 @@ def test_legal_actions_high_must_be_a_legal_value():
 
 
 # -- the environment registry: a broken plug-in, a dataset naming an unknown one ----
-GOLDEN_SOVSIM = Path(__file__).parent / "golden" / "v4" / "sovsim" / "sovsim-kcpr_m-scripted-random-cd50f729-s7-0"
+# tests/golden, wherever this file is moved under tests/
+GOLDEN = next(p / "golden" for p in Path(__file__).resolve().parents if (p / "golden" / "v4").is_dir())
+GOLDEN_SOVSIM = GOLDEN / "v4" / "sovsim" / "sovsim-kcpr_m-scripted-random-cd50f729-s7-0"
 
 
 class _BrokenEntryPoint:
@@ -164,7 +166,7 @@ def test_call_ids_in_a_pre_v4_file_are_refused_naming_file_and_line(tmp_path, ve
     from scarce_lab.data.jsonl import TrajectoryFileError
     from scarce_lab.data.loaders import load_dataset
 
-    src = Path(__file__).parent / "golden" / version / "sovsim" / GOLDEN_SOVSIM.name
+    src = GOLDEN / version / "sovsim" / GOLDEN_SOVSIM.name
     run = tmp_path / "run"
     shutil.copytree(src, run)
     events = run / "events.jsonl"
@@ -187,14 +189,24 @@ def test_decision_calls_keeps_one_row_per_call_when_a_replayed_round_repeats_an_
     again. decision_calls joined both records: two rows with call_index 0 for a
     decision with n_calls 1, one of them the answer of the attempt that was thrown away."""
     import asyncio
+    import re
 
+    from scarce_lab.agents.sovsim import LLMAgent
     from scarce_lab.data.loaders import load_dataset
     from scarce_lab.data.tables.calls import decision_calls
-    from scarce_lab.runners.sovsim import arun_game
-    from tests.test_decision_calls import _agents, _cfg
+    from scarce_lab.llm.mock import MockModel
+    from scarce_lab.runners.sovsim import SovSimConfig, arun_game
 
-    cfg = _cfg()
-    asyncio.run(arun_game(cfg, tmp_path, agents=_agents()))
+    def answers(agent):
+        def answer(messages):
+            rnd = int(re.search(r"Round (\d+) of", messages[-1]["content"]).group(1))
+            return json.dumps({"reasoning": f"{agent} round {rnd}", "extraction": 3})
+        return answer
+
+    model = "openai/gpt-4o-mini"
+    cfg = SovSimConfig(condition="cpr", model=model, game={"rounds": 8}, seed=5)
+    agents = {a: LLMAgent(model, MockModel(answers(a))) for a in ("a0", "a1", "a2", "a3")}
+    asyncio.run(arun_game(cfg, tmp_path, agents=agents))
     calls = tmp_path / cfg.run_id / "llm_calls.jsonl"
     lines = calls.read_text().splitlines()
     records = [json.loads(line) for line in lines]
