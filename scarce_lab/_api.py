@@ -29,15 +29,16 @@ def load(path: str | Path) -> Dataset:
       (:meth:`~scarce_lab.data.loaders.Dataset.published`).
 
     Raises:
-        FileNotFoundError: ``path`` does not exist or holds no supported file.
+        FileNotFoundError: ``path`` is empty (``""`` would read every run below the
+            project root), does not exist or holds no supported file.
         ValueError: a folder mixes our runs with a published layout (load them separately).
         TrajectoryFileError: a corrupt file (its path and line are named).
     """
     from .data.loaders import EXPORT_MARKER, Dataset, load_dataset
     from .data.tables.sovsim import detect_layouts, load_agent_rounds
-    from .reporting import resolve_path
+    from .reporting import dataset_path
 
-    path = resolve_path(path)
+    path = dataset_path(path, "sl.load")  # an empty path ('' from an unset parameter) is no dataset
     if (path / EXPORT_MARKER).exists():
         return load_dataset(path)
     found = detect_layouts(path)

@@ -54,6 +54,7 @@ from typing import Any
 from .data.events.registry import (
     ENTRY_POINT_GROUP,
     UnknownEnvironmentError,
+    load_entry_point,
     register_payloads,
     unregister_payloads,
 )
@@ -160,7 +161,7 @@ class EnvironmentSpec:
     title: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(f"EnvironmentSpec.name {self.name!r} must match [a-z][a-z0-9_]*")
         where = f"EnvironmentSpec {self.name!r}"
         if not inspect.isclass(self.config) or "run_id" not in dir(self.config):
@@ -244,6 +245,7 @@ def load() -> None:
     Raises:
         TypeError: an entry point that loads neither an :class:`EnvironmentSpec` nor a
             module (its name and value are named).
+        ImportError: an entry point that fails to load (named, with its error).
     """
     global _loaded, _loading
     if _loaded:
@@ -259,7 +261,7 @@ def load() -> None:
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            obj = ep.load()
+            obj = load_entry_point(ep)
             if isinstance(obj, EnvironmentSpec):
                 register(obj)
             elif not inspect.ismodule(obj):

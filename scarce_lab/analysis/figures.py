@@ -910,6 +910,18 @@ def _json_safe(v):
     return v
 
 
+#: The longest suffix a figure or table file gets (``<name>.convention.json``); a stem
+#: must leave room for it in a file name of 255 bytes (the common file-system limit).
+_LONGEST_SUFFIX = max(len(x) for x in (*TABLE_FILES, ".caption.txt", *(f".{f}" for f in FORMATS)))
+
+
 def _check_name(name: str) -> None:
-    if not name or "/" in name or "\\" in name:
-        raise ValueError(f"figure/table name must be a plain file stem, got {name!r}")
+    """Refuse a stem that is not one plain, visible file name in ``out_dir``: empty, a path
+    separator, a leading dot (``..``, ``.x``: a hidden file, or one that reads as a path),
+    a control character, or too long for every file of it to be written (a table half
+    saved would sit beside an older half of other data)."""
+    if (not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith(".")
+            or any(ord(c) < 32 or ord(c) == 127 for c in name)
+            or len(name.encode("utf-8")) + _LONGEST_SUFFIX > 255):
+        raise ValueError(f"figure/table name must be a plain file stem (no path separator, no leading dot, no "
+                         f"control character, at most {255 - _LONGEST_SUFFIX} bytes), got {name!r}")

@@ -45,7 +45,9 @@ class Result:
     ``convention`` its numbers were computed under (written beside the saved table).
 
     Attributes:
-        name: file stem of the saved table and chart (no path separator).
+        name: file stem of the saved table and chart (a plain file name:
+            as `save_table` checks it; so are ``table_name``,
+            the ``extra`` names and the ``stale`` stems, checked on construction).
         frame: the table as saved (CSV/Markdown/LaTeX).
         chart, reading, convention: see above; ``convention`` is required to save a
             frame (:func:`~scarce_lab.analysis.figures.save_table` refuses none).
@@ -70,8 +72,18 @@ class Result:
     stale: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.name or "/" in self.name or "\\" in self.name:
-            raise ValueError(f"Result: name must be a file stem without a path separator, got {self.name!r}")
+        from .figures import _check_name as check_name
+
+        if isinstance(self.stale, str) or not isinstance(self.extra, dict):
+            raise TypeError(f"Result {self.name!r}: stale must be a tuple of stems and extra a dict of frames, "
+                            f"got stale={self.stale!r}, extra of type {type(self.extra).__name__}")
+        for what, stem in (("name", self.name), ("table_name", self.table_name),
+                           *(("extra", k) for k in self.extra), *(("stale", k) for k in self.stale)):
+            if stem is not None:  # every stem save() writes or removes, checked before any file is touched
+                try:
+                    check_name(stem)
+                except ValueError as exc:
+                    raise ValueError(f"Result {what}: {exc}") from None
         if self.frame is not None and not isinstance(self.frame, pl.DataFrame):
             raise TypeError(f"Result {self.name!r}: frame must be a polars DataFrame, got {type(self.frame).__name__}")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -39,6 +40,23 @@ def _clean(values: Sequence[float] | np.ndarray | pl.Series) -> np.ndarray:
     return arr[~np.isnan(arr)]
 
 
+def _infinite(x: np.ndarray) -> str | None:
+    """The reason a statistic of ``x`` (``nan`` already dropped) is undefined because it
+    holds an infinite value, else ``None``: a mean over ``inf`` is no number, and
+    ``inf - inf`` would report "no spread"."""
+    bad = x[~np.isfinite(x)]
+    return None if not bad.size else f"an infinite value ({float(bad[0])}) among the values: no statistic"
+
+
+def _count(value: Any, name: str, where: str) -> int:
+    """``value`` as a count: an integer (a float that is one is taken). Raises ValueError
+    naming ``where``, ``name`` and the value otherwise (``1.5`` trials, ``nan``, ``True``)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | float | np.floating) or \
+            not math.isfinite(value) or float(value) != int(value):
+        raise ValueError(f"{where}: {name} must be a whole count, got {value!r}")
+    return int(value)
+
+
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval ``(mean, low, high)``.
 
@@ -50,7 +68,11 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     n = len(x)
     if n == 0:
         return _none(NO_VALUES, 3)
+    if why := _infinite(x):
+        return _none(why, 3)
     m = float(x.mean())
+    if not math.isfinite(m):
+        return _none(f"the mean of values up to {float(np.abs(x).max())} overflows a float", 3)
     if n == 1 or near_constant(x):
         return (m, *_none(ONE_VALUE if n == 1 else NO_SPREAD, 2))
     se = float(x.std(ddof=1)) / math.sqrt(n)
@@ -151,6 +173,7 @@ def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, f
     """
     if not 0 < level < 1:
         raise ValueError(f"proportion_ci: level must lie in (0, 1), got {level!r}")
+    successes, n = _count(successes, "successes", "proportion_ci"), _count(n, "n", "proportion_ci")
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"proportion_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
@@ -172,6 +195,7 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
     Raises:
         ValueError: ``successes`` outside ``0..n`` or negative ``n``.
     """
+    successes, n = _count(successes, "successes", "wilson_ci"), _count(n, "n", "wilson_ci")
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"wilson_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
@@ -204,7 +228,11 @@ def bootstrap_ci(
     x = _clean(values)
     if len(x) == 0:
         return _none(NO_VALUES, 3)
+    if why := _infinite(x):
+        return _none(why, 3)
     est = float(stat(x))
+    if not math.isfinite(est):
+        return _none(f"the statistic of values up to {float(np.abs(x).max())} overflows a float", 3)
     if len(x) < 2:
         return (est, *_none(ONE_VALUE, 2))
     if np.all(x == x[0]):
@@ -421,6 +449,8 @@ def relative_drop_ci(
     b, o = _clean(base), _clean(other)
     if b.size == 0 or o.size == 0:
         return _none(NO_VALUES, 3)
+    if why := _infinite(b) or _infinite(o):
+        return _none(why, 3)
     if b.mean() == 0:
         return _none("baseline mean is 0: no relative drop", 3)
     drop = float((b.mean() - o.mean()) / b.mean())
@@ -547,6 +577,8 @@ def gini(values) -> float:
     x = _clean(values)
     if len(x) == 0:
         return Undefined(NO_VALUES)
+    if why := _infinite(x):
+        return Undefined(why)
     if (x < 0).any():
         raise ValueError(f"gini: values must be non-negative, got min {x.min()}")
     total = x.sum()

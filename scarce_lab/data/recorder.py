@@ -92,8 +92,11 @@ def read_manifest(run_dir: Path) -> RunManifest:
         FileNotFoundError: no manifest in ``run_dir``.
         TrajectoryFileError: the manifest is not valid JSON or not a RunManifest.
         SchemaVersionError: its ``schema_version`` is newer than this package or unknown.
+        UnknownEnvironmentError: its ``environment`` is not registered (the message
+            names the manifest file, the environment and the registered ones).
     """
     from .events.migrations import check_version, migrate_manifest
+    from .events.registry import UnknownEnvironmentError, registration
     from .jsonl import read_json_file
 
     path = Path(run_dir) / MANIFEST
@@ -105,9 +108,14 @@ def read_manifest(run_dir: Path) -> RunManifest:
     version = check_version(obj.get("schema_version", 1), str(path))
     obj = migrate_manifest(obj, version)
     try:
-        return RunManifest.model_validate(obj)
+        manifest = RunManifest.model_validate(obj)
     except ValidationError as exc:
         raise TrajectoryFileError(path, None, "invalid manifest: " + _errors(exc)) from exc
+    try:
+        registration(manifest.environment)
+    except UnknownEnvironmentError as exc:
+        raise UnknownEnvironmentError(f"{path}: {exc}") from None
+    return manifest
 
 
 def read_events(run_dir: Path, manifest: RunManifest | None = None, *, allow_torn_tail: bool = True,
@@ -141,6 +149,7 @@ def validate_event_line(model, environment: str, raw: bytes, version: int, path:
     import json
 
     from .events.migrations import EVENTS_UNCHANGED_SINCE, migrate_event
+    from .events.registry import UnknownEnvironmentError
 
     try:
         if version >= EVENTS_UNCHANGED_SINCE:
@@ -155,7 +164,9 @@ def validate_event_line(model, environment: str, raw: bytes, version: int, path:
         raise TrajectoryFileError(path, lineno, f"invalid event: {_errors(exc)}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TrajectoryFileError(path, lineno, f"not valid JSON ({exc})") from None
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (TrajectoryFileError, UnknownEnvironmentError):
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a migration's refusal (migrate_event)
         raise TrajectoryFileError(path, lineno, f"cannot migrate this version-{version} event ({exc!r})") from None
 
 

@@ -99,6 +99,9 @@ class CommonsConfig(BaseModel):
     def _pool_fits(self) -> CommonsConfig:
         if self.initial_pool > self.capacity:
             raise ValueError(f"initial_pool ({self.initial_pool}) exceeds capacity ({self.capacity})")
+        if self.subordinate_cap % self.step:
+            raise ValueError(f"subordinate_cap ({self.subordinate_cap}) is not a multiple of step ({self.step}): "
+                             "the cap itself would be an illegal extraction")
         if self.collapse_threshold > self.initial_pool:
             raise ValueError(
                 f"collapse_threshold ({self.collapse_threshold}) exceeds initial_pool ({self.initial_pool}): "
@@ -129,6 +132,11 @@ class LegalActions:
     high: int
     step: int
     low: int = 0
+
+    def __post_init__(self) -> None:
+        if self.step < 1 or self.high < self.low or (self.high - self.low) % self.step:
+            raise ValueError(f"LegalActions of {self.agent}: high {self.high} must be low {self.low} plus a "
+                             f"multiple of step {self.step} (step >= 1): the largest legal value must be legal")
 
     @property
     def field(self) -> str:

@@ -40,7 +40,7 @@ import functools
 from typing import Any
 
 from .base import SCHEMA_VERSION, DecisionFields
-from .registry import registration
+from .registry import PayloadRegistration, registration
 
 #: Events of this version and later read as the current version unchanged (later versions
 #: only added kinds), so the fast reader takes their files as they are.
@@ -122,16 +122,30 @@ def migrate_event(environment: str, obj: dict[str, Any], version: int) -> dict[s
 
 # -- version 3 -> 4 ---------------------------------------------------------------------
 def _v3_to_v4(environment: str, out: dict, p: dict) -> None:
-    """Decision payloads get an empty ``call_ids`` (the calls are not guessed)."""
+    """Decision payloads get an empty ``call_ids`` (the calls are not guessed).
+
+    Raises:
+        ValueError: the payload already has ``call_ids``: a field version 4 added, so
+            a file of an older version holding it was edited or written by something
+            else (refused like any field its version did not have, rather than trusted).
+    """
     if out.get("kind") in _decision_kinds(environment):
-        p.setdefault("call_ids", [])
+        if "call_ids" in p:
+            raise ValueError(f"field 'payload.call_ids' ({p['call_ids']!r}) is in a {out.get('kind')} event of a "
+                             "schema version before 4, which had no such field")
+        p["call_ids"] = []
+
+
+def _decision_kinds(environment: str) -> frozenset[str]:
+    # keyed by the registration, not the name: an environment unregistered and
+    # registered again with other payloads (a test's toy, a notebook) must not keep
+    # the old kinds
+    return _decision_kinds_of(registration(environment))
 
 
 @functools.cache
-def _decision_kinds(environment: str) -> frozenset[str]:
-    from . import payload_types
-
-    return frozenset(k for k, m in payload_types(environment).items()
+def _decision_kinds_of(reg: PayloadRegistration) -> frozenset[str]:
+    return frozenset(k for k, m in reg.kinds().items()
                      if issubclass(m, DecisionFields) or "call_ids" in m.model_fields)
 
 

@@ -85,7 +85,7 @@ def register_payloads(
             string ``kind`` default, or two models with one kind (``round_committed``
             is the format's own).
     """
-    if not isinstance(environment, str) or not _NAME.match(environment):
+    if not isinstance(environment, str) or not _NAME.fullmatch(environment):
         raise ValueError(f"environment name {environment!r} must match [a-z][a-z0-9_]*")
     payloads = tuple(payloads)
     if not payloads:
@@ -116,6 +116,23 @@ def unregister_payloads(environment: str) -> None:
     _REGISTERED.pop(environment, None)
 
 
+def load_entry_point(ep: Any) -> Any:
+    """What entry point ``ep`` (of :data:`ENTRY_POINT_GROUP`) loads.
+
+    Raises:
+        ImportError: loading it raised (a missing module, an error in the package);
+            the message names the entry point, its value, its distribution and the
+            error, so a broken plug-in is found by name.
+    """
+    try:
+        return ep.load()
+    except Exception as exc:
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        raise ImportError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}"
+                          f"{', package ' + dist if dist else ''}) failed to load: "
+                          f"{type(exc).__name__}: {exc}") from exc
+
+
 def _discover() -> None:
     """Load the packages that declare environments under :data:`ENTRY_POINT_GROUP`
     (once); loading one registers it (through :func:`scarce_lab.environments.register`)."""
@@ -125,7 +142,7 @@ def _discover() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        loaded: Any = ep.load()
+        loaded: Any = load_entry_point(ep)
         if hasattr(loaded, "name") and hasattr(loaded, "payloads") and loaded.name not in _REGISTERED:
             register_payloads(loaded.name, loaded.payloads, round_meaning=loaded.round_meaning,
                               final_counts=loaded.final_counts, migrate_v1=loaded.migrate_v1)

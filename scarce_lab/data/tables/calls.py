@@ -12,7 +12,9 @@ model see and say when it over-extracted in round 7" is one call::
 Rows of a scripted policy, and of files written before version 4 (their ``call_ids``
 are empty: migrated, never guessed), have null call columns and ``n_calls`` 0; a
 call id with no record in ``llm_calls.jsonl`` (a run whose call file was lost) is
-kept with ``call_found`` false rather than dropped.
+kept with ``call_found`` false rather than dropped. An id recorded twice (a round
+that failed and was replayed on resume) gives one row, the last record, with
+``call_records`` 2.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def decision_calls(ds, kind: str, *, environment: str | None = None, run_id: str
         The decision's envelope keys and payload columns (``kind``, ``outcome``,
         ``valid``, ``fallback_used``... as recorded on the event), ``n_calls`` (number
         of ids on the event), ``call_index`` (0-based position among them, null when
-        none), ``call_found`` (the id has a record), and the call's :data:`CALL_FIELDS`
+        none), ``call_found`` (the id has a record), ``call_records`` (how many records
+        hold the id: more than 1 when a round replayed on resume recorded it again;
+        the row shows the last, the one the kept decision came from; null when not
+        found), and the call's :data:`CALL_FIELDS`
         prefixed ``call_`` (``call_messages``: the prompt as JSON text;
         ``call_raw_response``: the model's answer; ``call_outcome``: that call's
         outcome).
@@ -64,9 +69,13 @@ def decision_calls(ds, kind: str, *, environment: str | None = None, run_id: str
     dec = (dec.with_columns(kind=pl.lit(kind), n_calls=pl.col("call_ids").list.len(),
                             call_index=pl.int_ranges(pl.col("call_ids").list.len()))
            .explode("call_ids", "call_index", empty_as_null=True).rename({"call_ids": "call_id"}))
+    # One record per (run, call id): a round replayed on resume records its calls again
+    # under the same deterministic ids; the last record is the one the kept decision
+    # came from, and call_records says how many there were.
     calls = ds.llm_calls.select(
         pl.col("run_id"), *(pl.col(c).alias(f"call_{c}") for c in CALL_FIELDS),
-    ).with_columns(call_found=pl.lit(True))
+    ).with_columns(call_found=pl.lit(True), call_records=pl.len().over("run_id", "call_call_id").cast(pl.UInt32)
+                   ).unique(subset=["run_id", "call_call_id"], keep="last", maintain_order=True)
     out = dec.rename({"call_id": "call_call_id"}).join(
         calls, on=["run_id", "call_call_id"], how="left", nulls_equal=False)
     out = out.with_columns(call_found=pl.col("call_found").fill_null(False) & pl.col("call_call_id").is_not_null())

@@ -32,6 +32,7 @@ names the *effective* moves. :func:`legal_moves` is the one home of this rule:
 
 from __future__ import annotations
 
+import numbers
 import random
 from dataclasses import dataclass, field
 
@@ -51,8 +52,11 @@ class Move:
     def __post_init__(self) -> None:
         for name in ("src", "dst"):
             v = getattr(self, name)
-            if v not in STACKS:
-                raise ValueError(f"{name} must be one of {STACKS}, got {v!r}")
+            # True == 1 and 2.0 == 2: without the type check Move(True, 2.0) was legal and
+            # recorded as {"src": true, "dst": 2.0}
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v not in STACKS:
+                raise ValueError(f"{name} must be one of {STACKS} (an integer), got {v!r}")
+            object.__setattr__(self, name, int(v))
 
     def to_json(self) -> dict:
         return {"src": self.src, "dst": self.dst}

@@ -41,6 +41,7 @@ set, reported as a violation note.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -109,13 +110,20 @@ class LegalActions:
         return f"{tool} is not allowed now"  # pragma: no cover - every tool is covered above
 
     def check(self, tool: str, *, path: str = "", command: str = "", duration_seconds: int | None = None) -> str | None:
-        """Why this call is illegal now (tool and its arguments), or ``None``.
+        """Why this call is illegal now (tool and its arguments), or ``None``; never
+        raises (an argument of the wrong type, ``True`` or ``30.5`` seconds, a path that
+        is not text, is a reason like any other).
 
         Units: ``duration_seconds`` seconds.
         """
         reason = self.why_not(tool)
         if reason is not None:
             return reason
+        for name, v in (("path", path), ("command", command)):
+            if not isinstance(v, str):
+                return f"{name} must be text, got {type(v).__name__} {v!r}"[:200]
+        if duration_seconds is not None and (isinstance(duration_seconds, bool) or not isinstance(duration_seconds, int)):
+            return f"duration_seconds must be a whole number of seconds, got {duration_seconds!r}"[:200]
         if tool == "read_file" and path not in self.read_paths:
             return f"read_file path {path!r} is not one of your files {list(self.read_paths)}"
         if tool == "write_file" and not writable_path(path or ""):
@@ -179,8 +187,22 @@ def legal_actions(worker: str, *, in_slot: bool, files: list[str] | tuple[str, .
                         max_duration_s=int(slot_cap_s), in_slot=in_slot, can_submit=can_submit)
 
 
-def _clamp(v: int, lo: int, hi: int) -> int:
-    return max(lo, min(hi, int(v)))
+def _clamp(v: object, lo: int, hi: int) -> int:
+    """``v`` into ``lo..hi``: an int clipped, a float floored then clipped (``+-inf`` to
+    an end); anything that is no number (NaN, ``None``, text, a bool) becomes ``lo``,
+    the most modest legal value: a repair never raises, and never reads a number out
+    of text or ``True``."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+        return lo
+    if isinstance(v, float):
+        return lo if v < lo else hi if v > hi else max(lo, min(hi, math.floor(v)))
+    return max(lo, min(hi, v))
+
+
+def _same(raw: tuple, fixed: tuple) -> bool:
+    """Whether the repair changed nothing: equal values and each an int (``True`` or
+    ``30.0`` read as a number is a change the note must report)."""
+    return all(type(a) is int and a == b for a, b in zip(raw, fixed, strict=True))
 
 
 @dataclass(frozen=True)
@@ -213,18 +235,20 @@ class LegalNegotiation:
 
     def clamp_declaration(self, pos: int, dur: int, bid: int) -> tuple[Declaration, str | None]:
         """Clamp raw declaration numbers into the legal ranges; the note says what
-        changed (``None`` when nothing did)."""
+        changed (``None`` when nothing did). Floats are floored, ``+-inf`` clipped, and
+        what is no number (NaN, ``None``, text, a bool) becomes the lowest legal value;
+        never raises."""
         n, cap = self.max_position, self.max_duration_s
         fixed = (_clamp(pos, 1, n), _clamp(dur, 1, cap), _clamp(bid, 0, self.max_bid))
         note = None
-        if fixed != (pos, dur, bid):
+        if not _same((pos, dur, bid), fixed):
             note = f"declaration clamped from {(pos, dur, bid)} to {fixed} (n={n}, cap={cap}, budget={self.max_bid})"
         return Declaration(desired_position=fixed[0], desired_duration_seconds=fixed[1], bid_price=fixed[2]), note
 
     def clamp_bid(self, bid: int) -> tuple[int, str | None]:
         """An own (revised) bid clamped to ``0..max_bid`` credits, with a note when changed."""
         fixed = _clamp(bid, 0, self.max_bid)
-        return fixed, None if fixed == bid else f"revised bid clamped to {fixed}"
+        return fixed, None if _same((bid,), (fixed,)) else f"revised bid clamped to {fixed}"
 
     def complete_ballot(self, entries: Sequence[tuple[str, int, int]],
                         fill: Mapping[str, tuple[int, int]]) -> tuple[Ballot, str | None]:
@@ -243,13 +267,13 @@ class LegalNegotiation:
                 problems.append(f"duplicate {w!r}")
                 continue
             seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, self.max_price))
-            if (d, p) != (seen[w].duration_seconds, seen[w].price):
+            if not _same((d, p), (seen[w].duration_seconds, seen[w].price)):
                 problems.append(f"clamped {w!r}")
         for w in self.participants:
             if w not in seen:
                 problems.append(f"missing {w!r}")
                 d, p = fill[w]
-                seen[w] = BallotEntry(worker=w, duration_seconds=d, price=p)
+                seen[w] = BallotEntry(worker=w, duration_seconds=_clamp(d, 0, cap), price=_clamp(p, 0, self.max_price))
         return Ballot(entries=list(seen.values())), ("ballot repaired: " + "; ".join(problems)) if problems else None
 
 

@@ -94,9 +94,12 @@ class Request(BaseModel):
 
 
 class Declaration(BaseModel):
-    """Phase 1 JSON: desired queue position (1 = first), seconds, bid in credits."""
+    """Phase 1 JSON: desired queue position (1 = first), seconds, bid in credits.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Strict, like every decision (:class:`scarce_lab.llm.decisions.DecisionModel`):
+    ``True``, ``"5"`` and ``30.0`` are refused, not read as numbers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     desired_position: int = Field(ge=1)
     desired_duration_seconds: int = Field(ge=1)
@@ -117,7 +120,7 @@ class PrivateMessage(BaseModel):
 class BallotEntry(BaseModel):
     """One line of a ballot: a participant, its allocated seconds and its price (credits)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     worker: str
     duration_seconds: int = Field(ge=0)
@@ -127,7 +130,7 @@ class BallotEntry(BaseModel):
 class Ballot(BaseModel):
     """Phase 5: ``entries`` in ranked order (first = first slot), every participant once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     entries: list[BallotEntry]
 
@@ -174,6 +177,8 @@ class Contention:
         """Phase 1. Raises ProtocolError (wrong phase, unknown worker, position > n,
         duration > slot cap, second declaration)."""
         self._expect(Phase.declaration, worker)
+        if not isinstance(decl, Declaration):
+            raise ProtocolError(f"declaration of {worker!r} must be a Declaration, got {type(decl).__name__}")
         n = len(self.participants)
         if decl.desired_position > n:
             raise ProtocolError(f"desired_position must be in 1..{n}, got {decl.desired_position}")
@@ -222,6 +227,8 @@ class Contention:
         """Phase 5. Raises ProtocolError unless the ranking is a permutation of the
         participants and each duration is <= the slot cap."""
         self._expect(Phase.ballots, worker)
+        if not isinstance(ballot, Ballot):
+            raise ProtocolError(f"ballot of {worker!r} must be a Ballot, got {type(ballot).__name__}")
         ranking = ballot.ranking()
         if sorted(ranking) != sorted(self.participants):
             raise ProtocolError(
