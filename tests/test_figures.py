@@ -307,7 +307,9 @@ def test_a_full_colour_book_facets_instead_of_reusing_a_colour(book):
     spec = later.to_dict()
     assert spec["facet"]["field"] == "memory"  # 4 colours left, 5 new things: panels, not shared colours
     assert F.colour_conflicts([first.to_dict(), spec]) == []
-    for extra in F.BOOK_EXTRA:
+    # the panels' one series takes the book's next colour (never a group's)
+    assert book.colours[F.ONE_SERIES] == F.BOOK_ORDER[8]
+    for extra in list(book.free):
         book.colour(extra + "-thing")
     with pytest.raises(F.ChartRuleError, match="would share a colour"):
         book.colour("one too many")
@@ -332,3 +334,44 @@ def test_ci_chart_x_axis_is_in_order_when_a_group_lacks_a_stage():
                         "lo": [0.5] * 5, "hi": [2.0] * 5, "runs": [2] * 5})
     spec = ci_chart(res, "stage", column="group", kind="line").to_dict()
     assert "sort" not in spec["spec"]["layer"][0]["encoding"]["x"]  # Vega-Lite's default: ascending
+
+
+def _rule(colour: str, **mark) -> dict:
+    import altair as alt
+
+    return alt.Chart(pl.DataFrame({"y": [1.0]})).mark_rule(color=colour, **mark).encode(y="y:Q").to_dict()
+
+
+def test_fixed_value_colours_take_part_in_one_meaning_per_colour(book):
+    """A rule, reference line or highlight drawn at a fixed colour is read too (mark colour,
+    ``value`` encodings, ``condition`` values): notebook 01's collapse threshold in the red of
+    the leader's strip stood for two things; near-identical colours count as one."""
+    import altair as alt
+
+    d = pl.DataFrame({"x": [1, 2], "leader": [True, False]})
+    strip = alt.Chart(d).mark_line().encode(
+        x="x:Q", color=alt.condition("datum.leader", alt.value("#b2182b"), alt.value("#2166ac"))).to_dict()
+    meanings = F.colour_meanings(strip)
+    assert meanings["#b2182b"] == {"where datum.leader": "condition"}
+    assert meanings["#2166ac"] == {"where not (datum.leader)": "condition"}
+    # the same red as a threshold, and a red that only looks the same (Delta E < NEAR_DELTA_E)
+    for red in ("#b2182b", "#cb181d"):
+        problems = F.colour_conflicts([strip, _rule(red)])
+        assert problems and ("stands for 2 things" in problems[0] or "look alike" in problems[0]), problems
+    assert F.delta_e("#b2182b", "#cb181d") < F.NEAR_DELTA_E < F.delta_e(F.PALETTE[1], F.PALETTE[6])
+    # the reference grey is the book's "reference" meaning, and no group gets it
+    ref = _rule(F.REFERENCE)
+    assert F.colour_meanings(ref) == {F.REFERENCE.lower(): {"reference": "fixed"}}
+    assert F.colour_conflicts([strip, ref]) == []
+    assert F.REFERENCE not in F.BOOK_ORDER
+    # a described fixed mark is its description; a colour value on an encoding is read
+    assert F.colour_meanings(_rule("#123456", description="threshold")) == {"#123456": {"threshold": "fixed"}}
+    val = alt.Chart(d).mark_point().encode(x="x:Q", color=alt.value("#0072B2")).to_dict()
+    assert F.colour_meanings(val) == {"#0072b2": {"a fixed colour": "fixed"}}
+    # a group's colour reused at a fixed value is a conflict
+    groups = ci_chart(_who("who", ["a", "b"]), "phase", color="who", title="g").to_dict()
+    assert any("stands for 2 things" in p for p in F.colour_conflicts([groups, val]))
+    # a chart's one series takes its own colour from the book, never a group's
+    one = ci_chart(_who("who", ["a"]).drop("who"), "phase", title="one").to_dict()
+    assert F.colour_conflicts([groups, one]) == []
+    assert F.colour_meanings(one)[book.colours[F.ONE_SERIES].lower()] == {F.ONE_SERIES: "fixed"}

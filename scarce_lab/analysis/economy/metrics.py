@@ -305,15 +305,16 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from ..figures import NoFigure, caption, chart_data, titled
+    from ..figures import ONE_SERIES, NoFigure, caption, chart_data, series_colour, titled
 
     if curve.height == 0:
         return NoFigure("no training episodes")
     d, order = _readable_conditions(chart_data(curve))
     base = alt.Chart(d).encode(x=alt.X("window_start:Q", title=["Training episode", "(window start)"]))
-    band = base.mark_area(color="#9ecae1", opacity=0.7).encode(
+    one = series_colour()  # the notebook's one-series colour, never a group's
+    band = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
         y=alt.Y("solve_rate_lo:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])), y2="solve_rate_hi:Q")
-    line = base.mark_line(color="#08519c").encode(
+    line = base.mark_line(color=one, description=ONE_SERIES).encode(
         y="solve_rate:Q", tooltip=["condition", "window_start", alt.Tooltip("solve_rate:Q", format=".2f"), "n_runs"])
     chart = (band + line).properties(width=200, height=150).facet(
         facet=alt.Facet("condition:N", title=None, sort=order), columns=4)

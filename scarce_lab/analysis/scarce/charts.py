@@ -18,10 +18,12 @@ import polars as pl
 from ..figures import (
     CHAR_PX,
     MAX_COLOURS,
+    ONE_SERIES,
     NoFigure,
     caption,
     chart_data,
     colour_book,
+    series_colour,
     titled,
     wrap_columns,
 )
@@ -161,7 +163,11 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
         y_title = "Value (unit: see each panel's title)" if column in ("metric", "measure") else "Value"
-    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#0072B2")).encode(
+    if not color:  # one series: the notebook's colour for it, never a group's
+        one = series_colour()
+        mark = (base.mark_line(point=alt.OverlayMarkDef(color=one), color=one, description=ONE_SERIES) if kind == "line"
+                else base.mark_point(filled=True, size=60, opacity=1, color=one, description=ONE_SERIES))
+    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks={"description": ONE_SERIES}, rule={"description": ONE_SERIES}, color=one)).encode(
         y=alt.Y("lo:Q", title=y_title), y2="hi:Q"
     ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
     layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
