@@ -375,3 +375,57 @@ def test_fixed_value_colours_take_part_in_one_meaning_per_colour(book):
     one = ci_chart(_who("who", ["a"]).drop("who"), "phase", title="one").to_dict()
     assert F.colour_conflicts([groups, one]) == []
     assert F.colour_meanings(one)[book.colours[F.ONE_SERIES].lower()] == {F.ONE_SERIES: "fixed"}
+
+
+def test_cut_tick_labels_are_refused_and_group_labels_break_at_the_setting():
+    """Notebook 02's win-rate axis cut "embedded/smollm2 | ballots fi...": a tick label longer
+    than its axis's label limit is a chart problem; ci_chart draws "model | setting" on two
+    lines (each within the limit) and keeps the full condition in the tooltip."""
+    import altair as alt
+
+    d = pl.DataFrame({"g": ["embedded/smollm2 | ballots_fixed_mem-cross,deadline_min=25,workers=3", "b"],
+                      "v": [1.0, 2.0]})
+    cut = alt.Chart(d).mark_point().encode(x="g:N", y="v:Q").properties(title="t").to_dict()
+    problems, _ = F.chart_problems(cut)
+    assert any("would be cut" in p and "'g'" in p for p in problems), problems
+    unlimited = alt.Chart(d).mark_point().encode(x=alt.X("g:N", axis=alt.Axis(labelLimit=0)), y="v:Q").to_dict()
+    assert not any("would be cut" in p for p in F.chart_problems(unlimited)[0])
+    groups = ["embedded/smollm2 | ballots_fixed_mem-cross", "embedded/smollm2 | workers=3", "scripted/fifo"]
+    res = _who("group", groups).with_columns(condition=pl.lit("ballots_fixed_mem-cross,deadline_min=25"))
+    spec = ci_chart(res, "group", title="win rate").to_dict()
+    assert not any("would be cut" in p for p in F.chart_problems(spec)[0])
+    x = spec["layer"][0]["encoding"]["x"]
+    assert x["axis"]["labelExpr"] == "split(datum.label, ' | ')"
+    tips = [t.get("title") for t in spec["layer"][1]["encoding"]["tooltip"] if isinstance(t, dict)]
+    assert "full condition" in tips
+    # the same labels on one line would be cut at a 180 px limit
+    flat = alt.Chart(pl.DataFrame({"g": [g + ",rich_worker_budget=1500" for g in groups], "v": [1.0] * 3})).mark_point().encode(
+        x="g:N", y="v:Q").to_dict()
+    assert any("would be cut" in p for p in F.chart_problems(flat)[0])
+
+
+def test_many_groups_wrap_into_narrower_panels_within_the_height_limit():
+    """Notebook 06's 17 groups drew 9 rows of two panels (~2,600 px): the panels narrow so
+    that the rows fit MAX_CHART_HEIGHT, and the chart still fits the output width."""
+    from scarce_lab.analysis.scarce import charts as C
+
+    groups = [f"scripted/model-{i:02d}" for i in range(17)]
+    rows = [{"subrun": s, "group": g, "model": g, "value": 1.0 + s, "lo": 0.5, "hi": 3.0, "runs": 3}
+            for g in groups for s in (1, 2)]
+    spec = ci_chart(pl.DataFrame(rows), "subrun", color="group", kind="line", title="17", width=320).to_dict()
+    assert spec["facet"]["field"] == "group"
+    per_line = spec["columns"]
+    n_rows = -(-17 // per_line)
+    height = spec["spec"]["height"]
+    assert n_rows * (height + C.PANEL_EXTRA_HEIGHT) <= C.MAX_CHART_HEIGHT, (per_line, height)
+    assert F.estimate_width(spec) <= F.OUTPUT_WIDTH
+
+
+def test_coloured_lines_differ_in_dash_and_shape_so_equal_lines_stay_visible():
+    """Notebook 03's "none" line lay under "subrun" (equal values): each group's line also
+    has its own dash pattern and point shape, on the colour's field (one legend)."""
+    res = _who("memory", ["none", "subrun"]).with_columns(pl.Series("half", ["first", "second"]))
+    spec = ci_chart(res, "half", color="memory", kind="line", title="m").to_dict()
+    enc = spec["layer"][0]["encoding"]
+    assert enc["strokeDash"]["field"] == enc["shape"]["field"] == enc["color"]["field"] == "memory"
+    assert enc["strokeDash"]["title"] == enc["color"]["title"]

@@ -40,6 +40,7 @@ import base64
 import hashlib
 import json
 import math
+import re
 import struct
 import textwrap
 from pathlib import Path
@@ -240,6 +241,9 @@ OUTPUT_WIDTH = 940
 CAPTION_CHARS = 120
 #: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
 CHAR_PX = 6.5
+#: Approximate width of a character of the 10 px axis tick labels (px): a label line longer
+#: than the axis ``labelLimit`` is cut with "..." (checked by :func:`chart_problems`).
+TICK_CHAR_PX = 6.0
 
 
 #: Colours a notebook's colour book hands out after :data:`PALETTE`'s eight (a notebook colours
@@ -598,6 +602,7 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
     rows = _rows(spec)
     colour_fields: dict[str, int | None] = {}
     quantities: dict[str, set[str]] = {"y": set(), "x": set()}
+    tick_fields: list[tuple[str, int, str | None]] = []  # (field, label limit px, line separator)
 
     def visit(d: dict) -> None:
         enc = d.get("encoding")
@@ -613,6 +618,15 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
             e = enc.get(ch)
             if isinstance(e, dict) and e.get("type") == "quantitative" and e.get("field") and not e.get("aggregate"):
                 quantities[ch].add(e["field"])
+            if isinstance(e, dict) and e.get("type") in ("nominal", "ordinal") and e.get("field") \
+                    and e.get("axis", {}) is not None:
+                axis = e.get("axis") or {}
+                limit = axis.get("labelLimit", 180)
+                expr = axis.get("labelExpr")
+                split = re.fullmatch(r"split\(datum\.(?:label|value), '(.+)'\)", expr or "")
+                if limit and (expr is None or split):  # another label expression: not estimated
+                    sep = split.group(1).encode().decode("unicode_escape") if split else None
+                    tick_fields.append((e["field"], limit, sep))
 
     _walk(spec, visit)
     title = spec.get("title")
@@ -631,6 +645,13 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
                                 + (f" (labels cut at {limit} px)" if cut and _norm(v) != _norm(seen[key]) else "")
                                 + ": label the groups by what differs between them")
             seen.setdefault(key, v)
+    for field, limit, sep in tick_fields:
+        long = sorted({str(r[field]) for r in rows if r.get(field) is not None
+                       and any(len(line) * TICK_CHAR_PX > limit for line in (str(r[field]).split(sep) if sep else [str(r[field])]))})
+        if long:
+            problems.append(f"chart {name!r}: tick labels of {field!r} longer than the axis's {limit} px label limit "
+                            f"would be cut with '...': {long[:3]} (label the groups by what differs between them, "
+                            "put the rest in the tooltip, or raise labelLimit)")
     width = estimate_width(spec, rows)
     if width > OUTPUT_WIDTH:
         problems.append(f"chart {name!r} is about {width} px wide, wider than the notebook output area "
@@ -705,7 +726,10 @@ def check_chart(chart) -> str | None:
     Raises:
         ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two legend entries
             that read alike (equal after case and space folding, or after the legend's
-            label cut), or an estimated width over :data:`OUTPUT_WIDTH`.
+            label cut), tick labels longer than their axis's ``labelLimit`` (cut with "...";
+            estimated at :data:`TICK_CHAR_PX` per character, per line of a
+            ``split(datum.label, sep)`` label expression), or an estimated width over
+            :data:`OUTPUT_WIDTH`.
     """
     problems, empty = chart_problems(chart.to_dict())
     if problems:

@@ -56,6 +56,15 @@ LABELS: dict[str, str] = {
 
 #: Vega expression drawing a panel title's lines (ci_chart wraps the text with newlines).
 PANEL_LINES = "split(datum.value, '\\n')"
+#: Tick labels of a group axis: ``model | setting`` on two lines.
+TICK_LINES = "split(datum.label, ' | ')"
+#: Longest tick label line (px) before Vega-Lite cuts it with "..." (its default is 180).
+TICK_LABEL_LIMIT = 240
+#: Tallest chart (px): beyond, panels wrap into more, narrower columns (down to MIN_PANEL_WIDTH).
+MAX_CHART_HEIGHT = 1200
+MIN_PANEL_WIDTH = 130
+#: Height a wrapped panel adds besides its plot: header lines, x labels and axis title (px).
+PANEL_EXTRA_HEIGHT = 110
 
 
 def pretty(code: object) -> str:
@@ -147,18 +156,27 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
         xtitle = wrap_title(xtitle, width)
+    # "model | setting" labels on two lines (model, then what differs), each within the
+    # label limit: a cut label ("ballots fi...") would hide what differs between the groups
     xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=xtitle,
-                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
+                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=TICK_LABEL_LIMIT,
+                               labelExpr=TICK_LINES))
     enc: dict = {"x": xenc}
     if color:
         enc["color"] = alt.Color(f"{color}:N", title=pretty(color),
                                  legend=alt.Legend(labelLimit=0, orient="bottom", direction="vertical",
                                                    columns=2 if d[color].n_unique() > 3 else 1))
+        if kind == "line":
+            # lines with equal values (notebook 03's "none" and "subrun") stay visible: each
+            # group also has its own dash and point shape (one legend: same field and title)
+            enc["strokeDash"] = alt.StrokeDash(f"{color}:N", title=pretty(color))
+            enc["shape"] = alt.Shape(f"{color}:N", title=pretty(color))
         if kind == "bar":
             enc["xOffset"] = alt.XOffset(f"{color}:N")
     base = alt.Chart(d).encode(**enc)
     mark = base.mark_line(point=True) if kind == "line" else base.mark_point(filled=True, size=60, opacity=1)
     tips = [alt.Tooltip(f"{c}:N", title=pretty(c)) for c in keys] + [
+        alt.Tooltip(f"{c}:N", title=f"full {c}") for c in ("condition",) if c in d.columns and c not in keys] + [
         alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")]
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
@@ -173,8 +191,17 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
         width=width, height=height)
     if column and not row:
-        # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
-        per_line = wrap_columns(width, d[column].n_unique())
+        # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH);
+        # many panels (notebook 06's 17 groups) get narrower, down to MIN_PANEL_WIDTH, so that
+        # the chart stays within MAX_CHART_HEIGHT
+        n_panels = d[column].n_unique()
+        per_line = wrap_columns(width, n_panels)
+        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT and width > MIN_PANEL_WIDTH:
+            width = max(MIN_PANEL_WIDTH, width - 20)
+            per_line = wrap_columns(width, n_panels)
+        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT:
+            height = max(80, MAX_CHART_HEIGHT // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
+        layer = layer.properties(width=width, height=height)
         layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
                             columns=per_line).resolve_scale(y="independent")
     elif column or row:

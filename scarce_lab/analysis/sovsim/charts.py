@@ -19,7 +19,16 @@ import polars as pl
 
 from ...data.schema import is_scripted
 from .. import comparisons
-from ..figures import ONE_SERIES, PALETTE, REFERENCE, NoFigure, caption, chart_data, series_colour, titled, wrap_columns
+from ..figures import (
+    ONE_SERIES,
+    REFERENCE,
+    NoFigure,
+    caption,
+    chart_data,
+    series_colour,
+    titled,
+    wrap_columns,
+)
 from ..labels import condition_label as _condition_label
 from .metrics import (
     CONDITION_ORDER,
@@ -286,7 +295,7 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
                 title="Leader extraction rate"),
         y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
         color=alt.Color("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
-                        scale=alt.Scale(domain=conds, range=PALETTE[: len(conds)])),
+                        scale=alt.Scale(domain=conds)),  # colours: the notebook's colour book
         shape=alt.Shape("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
                         scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
         tooltip=["model", "condition_label", "simulation", "run_id",
