@@ -394,7 +394,9 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     label = "label" if "label" in df.columns else "agent"
     chart = alt.Chart(df).mark_rect().encode(
         x=alt.X("step_kind:N", title="Kind of step"),
-        y=alt.Y(f"{label}:N", title="Agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending")),
+        # whole rules (never cut with "..."): two cut rules can read alike
+        y=alt.Y(f"{label}:N", title="Agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending"),
+                axis=alt.Axis(labelLimit=0)),
         color=alt.Color("share_of_agent:Q", title="Share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
         tooltip=["agent", "step_kind", "wins", alt.Tooltip("share_of_agent:Q", format=".2f"),
                  alt.Tooltip("share_of_kind:Q", format=".2f")],
