@@ -111,6 +111,13 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
     ``row`` (independent y scales per facet). Codes are shown through :func:`pretty`.
 
+    Readability rules: ``model | setting`` tick labels on two lines (:data:`TICK_LINES`)
+    with the full ``condition`` in the tooltip; coloured lines also differ in dash and point
+    shape (equal lines stay visible); wrapped panels narrow (down to :data:`MIN_PANEL_WIDTH`)
+    and then lower so that the chart stays within :data:`MAX_CHART_HEIGHT`; an uncoloured
+    series takes the notebook colour book's :data:`~scarce_lab.analysis.figures.ONE_SERIES`
+    colour, never a group's.
+
     Returns :class:`NoFigure` (with the reason) when no row has a value.
 
     Raises:
@@ -145,6 +152,16 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                              f"filter the frame to fewer groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
+    if column and not row:
+        # wrapped panels (below): many panels (notebook 06's 17 groups) get narrower, down to
+        # MIN_PANEL_WIDTH, then lower, so that the chart stays within MAX_CHART_HEIGHT
+        n_panels = d[column].n_unique()
+        per_line = wrap_columns(width, n_panels)
+        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT and width > MIN_PANEL_WIDTH:
+            width = max(MIN_PANEL_WIDTH, width - 20)
+            per_line = wrap_columns(width, n_panels)
+        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT:
+            height = max(80, MAX_CHART_HEIGHT // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
     if column and d.schema[column] == pl.String:
         # panel titles on lines within the panel's width (drawn by PANEL_LINES), never cut: two
         # labels cut at the same place would read alike
@@ -194,14 +211,7 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH);
         # many panels (notebook 06's 17 groups) get narrower, down to MIN_PANEL_WIDTH, so that
         # the chart stays within MAX_CHART_HEIGHT
-        n_panels = d[column].n_unique()
-        per_line = wrap_columns(width, n_panels)
-        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT and width > MIN_PANEL_WIDTH:
-            width = max(MIN_PANEL_WIDTH, width - 20)
-            per_line = wrap_columns(width, n_panels)
-        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT:
-            height = max(80, MAX_CHART_HEIGHT // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
-        layer = layer.properties(width=width, height=height)
+        per_line = wrap_columns(width, d[column].n_unique())
         layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
                             columns=per_line).resolve_scale(y="independent")
     elif column or row:
