@@ -429,3 +429,15 @@ def test_coloured_lines_differ_in_dash_and_shape_so_equal_lines_stay_visible():
     enc = spec["layer"][0]["encoding"]
     assert enc["strokeDash"]["field"] == enc["shape"]["field"] == enc["color"]["field"] == "memory"
     assert enc["strokeDash"]["title"] == enc["color"]["title"]
+
+
+def test_no_two_book_colours_look_alike():
+    """Every colour a book hands out, the reference grey included, is at least NEAR_DELTA_E
+    from every other (notebook 07: Okabe-Ito's green and Tol's teal, 19 apart, read as one)."""
+    import itertools
+
+    colours = [*F.BOOK_ORDER, F.REFERENCE]
+    close = [(a, b, round(F.delta_e(a, b))) for a, b in itertools.combinations(colours, 2)
+             if F.delta_e(a, b) < F.NEAR_DELTA_E]
+    assert close == []
+    assert F.delta_e("#009E73", "#44AA99") < F.NEAR_DELTA_E  # the pair that was replaced

@@ -248,8 +248,10 @@ TICK_CHAR_PX = 6.0
 
 #: Colours a notebook's colour book hands out after :data:`PALETTE`'s eight (a notebook colours
 #: more than eight different things, one chart at most eight): grey and three of Paul Tol's
-#: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002).
-BOOK_EXTRA = ["#999999", "#882255", "#44AA99", "#332288"]
+#: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002), chosen
+#: at least :data:`NEAR_DELTA_E` from every other book colour and :data:`REFERENCE` (Tol's
+#: teal #44AA99 is 19 from Okabe-Ito's green: it read as the same colour).
+BOOK_EXTRA = ["#999999", "#882255", "#999933", "#332288"]
 #: The order a colour book hands colours out: :data:`PALETTE` without its yellow (weak on white
 #: for points and thin lines), :data:`BOOK_EXTRA`, the yellow last.
 BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
