@@ -56,15 +56,17 @@ LABELS: dict[str, str] = {
 
 #: Vega expression drawing a panel title's lines (ci_chart wraps the text with newlines).
 PANEL_LINES = "split(datum.value, '\\n')"
-#: Tick labels of a group axis: ``model | setting`` on two lines.
-TICK_LINES = "split(datum.label, ' | ')"
-#: Longest tick label line (px) before Vega-Lite cuts it with "..." (its default is 180).
-TICK_LABEL_LIMIT = 240
+#: Longest tick label (px) before Vega-Lite cuts it with "..." (its default is 180, which cut
+#: "embedded/smollm2 | ballots fi..."): ~50 characters, a model and what differs; a longer
+#: label is refused by the figure rules (figures.chart_problems), never drawn cut.
+TICK_LABEL_LIMIT = 300
 #: Tallest chart (px): beyond, panels wrap into more, narrower columns (down to MIN_PANEL_WIDTH).
 MAX_CHART_HEIGHT = 1200
 MIN_PANEL_WIDTH = 130
-#: Height a wrapped panel adds besides its plot: header lines, x labels and axis title (px).
-PANEL_EXTRA_HEIGHT = 110
+#: Height a wrapped panel row adds besides its plot (header lines, x labels, axis title), and
+#: the chart's title and caption lines (px), as drawn in JupyterLab.
+PANEL_EXTRA_HEIGHT = 130
+TITLE_HEIGHT = 100
 
 
 def pretty(code: object) -> str:
@@ -111,7 +113,7 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
     ``row`` (independent y scales per facet). Codes are shown through :func:`pretty`.
 
-    Readability rules: ``model | setting`` tick labels on two lines (:data:`TICK_LINES`)
+    Readability rules: ``model | setting`` tick labels whole (up to :data:`TICK_LABEL_LIMIT`)
     with the full ``condition`` in the tooltip; coloured lines also differ in dash and point
     shape (equal lines stay visible); wrapped panels narrow (down to :data:`MIN_PANEL_WIDTH`)
     and then lower so that the chart stays within :data:`MAX_CHART_HEIGHT`; an uncoloured
@@ -157,11 +159,12 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
         # MIN_PANEL_WIDTH, then lower, so that the chart stays within MAX_CHART_HEIGHT
         n_panels = d[column].n_unique()
         per_line = wrap_columns(width, n_panels)
-        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT and width > MIN_PANEL_WIDTH:
+        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) + TITLE_HEIGHT > MAX_CHART_HEIGHT \
+                and width > MIN_PANEL_WIDTH:
             width = max(MIN_PANEL_WIDTH, width - 20)
             per_line = wrap_columns(width, n_panels)
-        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) > MAX_CHART_HEIGHT:
-            height = max(80, MAX_CHART_HEIGHT // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
+        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) + TITLE_HEIGHT > MAX_CHART_HEIGHT:
+            height = max(80, (MAX_CHART_HEIGHT - TITLE_HEIGHT) // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
     if column and d.schema[column] == pl.String:
         # panel titles on lines within the panel's width (drawn by PANEL_LINES), never cut: two
         # labels cut at the same place would read alike
@@ -173,11 +176,10 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
         xtitle = wrap_title(xtitle, width)
-    # "model | setting" labels on two lines (model, then what differs), each within the
-    # label limit: a cut label ("ballots fi...") would hide what differs between the groups
+    # "model | setting" labels whole: a cut label ("ballots fi...") would hide what differs
+    # between the groups (two-line rotated labels ran into their neighbours)
     xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=xtitle,
-                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=TICK_LABEL_LIMIT,
-                               labelExpr=TICK_LINES))
+                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=TICK_LABEL_LIMIT))
     enc: dict = {"x": xenc}
     if color:
         enc["color"] = alt.Color(f"{color}:N", title=pretty(color),
