@@ -434,6 +434,13 @@ def test_coloured_lines_differ_in_dash_and_shape_so_equal_lines_stay_visible():
     enc = spec["layer"][0]["encoding"]
     assert enc["strokeDash"]["field"] == enc["shape"]["field"] == enc["color"]["field"] == "memory"
     assert enc["strokeDash"]["title"] == enc["color"]["title"]
+    # equal lines are also said in the caption; different ones are not
+    same = _who("memory", ["none", "subrun", "cross"]).with_columns(
+        pl.Series("half", ["first"] * 3), pl.Series("value", [1.0, 1.0, 2.0]))
+    sub = ci_chart(same, "half", color="memory", kind="line", title="m").to_dict()["title"]["subtitle"]
+    assert any(line.startswith("none (fresh each contention) and subrun coincide") for line in sub), sub
+    assert not any("coincide" in line for line in ci_chart(res, "half", color="memory", kind="line",
+                                                             title="m").to_dict()["title"]["subtitle"])
 
 
 def test_no_two_book_colours_look_alike():

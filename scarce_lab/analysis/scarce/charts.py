@@ -228,4 +228,22 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     cap = [caption(f"Point: estimate; bars: {ci}", f"up to {runs} runs per group" if runs is not None else "")]
     if models:
         cap.append(caption("models: " + ", ".join(models)))
+    if color and kind == "line" and (same := coinciding_groups(d, x, color, [c for c in (column, row) if c])):
+        # a line drawn exactly over another (notebook 03's "none" under "subrun") is said
+        cap.append(caption("; ".join(" and ".join(g) + " coincide (equal values; dashes and point shapes tell them apart)"
+                                     for g in same)))
     return titled(layer, title or y_title, cap)
+
+
+def coinciding_groups(d: pl.DataFrame, x: str, color: str, panels: Sequence[str] = ()) -> list[list[str]]:
+    """Groups of ``color`` values whose lines coincide: in every panel (``panels`` columns)
+    the same ``x`` points with the same ``value``, ``lo`` and ``hi`` (rounded to 1e-9).
+    Returns each set of two or more coinciding values (sorted, as text), sorted."""
+    def key(g: pl.DataFrame) -> tuple:
+        cols = [*panels, x, "value", "lo", "hi"]
+        return tuple(sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in r)
+                            for r in g.select(cols).iter_rows()))
+    lines: dict[tuple, list[str]] = {}
+    for (value,), g in d.group_by(color):
+        lines.setdefault(key(g), []).append(str(value))
+    return sorted(sorted(v) for v in lines.values() if len(v) > 1)
