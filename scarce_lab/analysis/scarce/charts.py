@@ -200,14 +200,16 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
         y_title = "Value (unit: see each panel's title)" if column in ("metric", "measure") else "Value"
+    # panels: the y title on lines within the panel's height (a longer one sets the row's height)
+    ytitle = wrap_title(y_title, height) if (column or row) else y_title
     if not color:  # one series: the notebook's colour for it, never a group's
         one = series_colour()
         mark = (base.mark_line(point=alt.OverlayMarkDef(color=one), color=one, description=ONE_SERIES) if kind == "line"
                 else base.mark_point(filled=True, size=60, opacity=1, color=one, description=ONE_SERIES))
     err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks={"description": ONE_SERIES}, rule={"description": ONE_SERIES}, color=one)).encode(
-        y=alt.Y("lo:Q", title=y_title), y2="hi:Q"
+        y=alt.Y("lo:Q", title=ytitle), y2="hi:Q"
     ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
-    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
+    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=ytitle), tooltip=tips)).properties(
         width=width, height=height)
     if column and not row:
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH);
