@@ -394,15 +394,16 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     label = "label" if "label" in df.columns else "agent"
     chart = alt.Chart(df).mark_rect().encode(
         x=alt.X("step_kind:N", title="Kind of step"),
-        # whole rules (never cut with "..."): two cut rules can read alike
-        y=alt.Y(f"{label}:N", title="Agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending"),
+        # whole rules (never cut with "..."): two cut rules can read alike; the axis title sat
+        # over the long labels, so the caption names the rows instead
+        y=alt.Y(f"{label}:N", title=None, sort=alt.EncodingSortField("agent_wins", order="descending"),
                 axis=alt.Axis(labelLimit=0)),
         color=alt.Color("share_of_agent:Q", title="Share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
         tooltip=["agent", "step_kind", "wins", alt.Tooltip("share_of_agent:Q", format=".2f"),
                  alt.Tooltip("share_of_kind:Q", format=".2f")],
     ).properties(width=220, height=20 * max(1, df["agent"].n_unique()))
     return titled(chart, "Who wins which kind of step", caption(
-        f"Run {run_id}", f"top {df['agent'].n_unique()} agents by wins; each row sums to 1"))
+        f"Run {run_id}", f"rows: the top {df['agent'].n_unique()} agents by wins (their rules); each row sums to 1"))
 
 
 def bid_convergence_chart(conv: pl.DataFrame):
