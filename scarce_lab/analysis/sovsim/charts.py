@@ -215,7 +215,7 @@ def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str
                        condition: str = "kcpr", simulations: list[int] | None = None,
                        per_model: int = 1) -> alt.VConcatChart | NoFigure:
     """SovSim Figure 4: each agent's extraction per round (one strip per agent, the
-    leader's first and in red, so no line hides another) under the pool at the start of each round, for the simulations of
+    leader's first, thicker and in its own colour from the notebook's colour book, so no line hides another) under the pool at the start of each round, for the simulations of
     :func:`pick_simulations` (default: each model's first surviving ``condition``
     simulation); one row per model, each panel titled with its simulation, run id and
     survival time. ``models`` default: :func:`busiest_model`."""
