@@ -53,7 +53,7 @@ def test_cut_tick_labels_are_seen_as_drawn_and_labels_within_the_limit_are_whole
     """Vega cuts a tick label longer than its axis's labelLimit with an ellipsis (notebook
     02's "embedded/smollm2 | ballots fi..."); the browser check reads the drawn text, and the
     same labels within ci_chart's limit (300 px) are drawn whole."""
-    labels = ["embedded/smollm2 | ballots_fixed_mem-cross,deadline_min=25", "scripted/fifo"]
+    labels = ["embedded/smollm2 | ballots_fixed_mem-cross", "scripted/fifo"]  # 42 characters: ~250 px
     d = pl.DataFrame({"g": labels, "y": [1.0, 2.0]})
     cut = _facts(page, alt.Chart(d).mark_point().encode(x=alt.X("g:N", axis=alt.Axis(labelAngle=-40)), y="y:Q"))
     assert any(t.endswith("\u2026") for t in cut["ticks"]), cut["ticks"]
