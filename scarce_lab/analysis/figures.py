@@ -40,6 +40,7 @@ import base64
 import hashlib
 import json
 import math
+import re
 import struct
 import textwrap
 from pathlib import Path
@@ -240,15 +241,34 @@ OUTPUT_WIDTH = 940
 CAPTION_CHARS = 120
 #: Approximate width of a character of the chart's 11 px sans-serif labels (px), for estimates.
 CHAR_PX = 6.5
+#: Approximate width of a character of the 10 px axis tick labels (px): a label line longer
+#: than the axis ``labelLimit`` is cut with "..." (checked by :func:`chart_problems`).
+TICK_CHAR_PX = 6.0
 
 
 #: Colours a notebook's colour book hands out after :data:`PALETTE`'s eight (a notebook colours
 #: more than eight different things, one chart at most eight): grey and three of Paul Tol's
-#: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002).
-BOOK_EXTRA = ["#999999", "#882255", "#44AA99", "#332288"]
+#: colour-blind-safe "muted" colours (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002), chosen
+#: at least :data:`NEAR_DELTA_E` from every other book colour and :data:`REFERENCE` (Tol's
+#: teal #44AA99 is 19 from Okabe-Ito's green: it read as the same colour).
+BOOK_EXTRA = ["#999999", "#882255", "#999933", "#332288"]
 #: The order a colour book hands colours out: :data:`PALETTE` without its yellow (weak on white
 #: for points and thin lines), :data:`BOOK_EXTRA`, the yellow last.
 BOOK_ORDER = [c for c in PALETTE if c != "#F0E442"] + BOOK_EXTRA + ["#F0E442"]
+#: The colour of reference marks drawn at a fixed value (a collapse threshold, a chance level,
+#: a zero line): a neutral dark grey that no :class:`ColourBook` hands to a group, so that a
+#: reference line never reads as one of the things a notebook colours.
+REFERENCE = "#4D4D4D"
+#: Fixed colours with a meaning of their own in every notebook (``{colour: meaning}``):
+#: marks drawn in them need no legend entry and stand for that meaning in
+#: :func:`colour_meanings`.
+FIXED_MEANINGS = {REFERENCE.lower(): "reference"}
+#: The meaning (mark ``description``) of a chart's only series drawn without a colour field.
+ONE_SERIES = "one series"
+#: Two different colours closer than this CIELAB distance (Delta E 1976) read as one colour
+#: (a just-noticeable difference is ~2.3; Okabe-Ito's closest pair, orange and yellow, is ~40
+#: apart): :func:`colour_conflicts` treats them as one when they stand for different things.
+NEAR_DELTA_E = 20.0
 
 
 class ColourBook:
@@ -293,6 +313,13 @@ class ColourBook:
 
 
 _BOOK = ColourBook()
+
+
+def series_colour() -> str:
+    """The colour of a chart's only series (no colour field): the active colour book's colour
+    for :data:`ONE_SERIES` (so that it never stands for a group elsewhere in the notebook),
+    else :data:`PALETTE`'s first. Draw such marks with ``description=ONE_SERIES``."""
+    return _BOOK.colour(ONE_SERIES) if _BOOK.active else PALETTE[0]
 
 
 def start_colour_book() -> ColourBook:
@@ -388,39 +415,126 @@ def apply_colour_book(chart, book: ColourBook | None = None) -> None:
     visit(chart)
 
 
+#: Colour channels of an encoding and colour properties of a mark definition.
+_COLOUR_CHANNELS = ("color", "fill", "stroke")
+
+
+def _fixed_thing(value: str, mark: dict | None, what: str) -> str:
+    """The meaning of a colour drawn at a fixed value: the mark's ``description`` when set,
+    else the colour's :data:`FIXED_MEANINGS` entry, else ``what`` (how it is drawn)."""
+    if isinstance(mark, dict):
+        # an error bar's description sits on its parts
+        for m in (mark, mark.get("rule"), mark.get("ticks")):
+            if isinstance(m, dict) and m.get("description"):
+                return str(m["description"])
+    return FIXED_MEANINGS.get(str(value).lower(), what)
+
+
 def colour_meanings(spec: dict) -> dict[str, dict[str, str]]:
-    """What each colour of a Vega-Lite ``spec`` stands for: ``{colour: {thing: field}}``,
-    one entry per value of each nominal/ordinal colour encoding (explicit ``scale.domain``/
-    ``range`` when given, else Vega-Lite's default: the sorted values along :data:`PALETTE`,
-    the package theme's range). For :func:`colour_conflicts`."""
+    """What each colour of a Vega-Lite ``spec`` stands for: ``{colour: {thing: field}}``.
+
+    - a nominal/ordinal colour encoding (``color``/``fill``/``stroke`` with a ``field``): one
+      entry per value (explicit ``scale.domain``/``range`` when given, else Vega-Lite's
+      default: the sorted values along :data:`PALETTE`, the package theme's range), the
+      field as its source;
+    - a colour drawn at a fixed value: the mark's ``color``/``fill``/``stroke`` (and those of
+      its ``point``/``line`` overlays), an encoding's ``value``, and each ``condition``'s
+      ``value``. Its thing is the mark's ``description`` when set, else its
+      :data:`FIXED_MEANINGS` name (``reference``), else for a condition ``where <test>``
+      (the else value: ``where not (<test>)``), else ``a fixed colour`` (one series drawn in
+      one colour); the source reads ``fixed``/``condition``.
+
+    For :func:`colour_conflicts`. Colours are lower-case hex as written in the spec.
+    """
     rows = _rows(spec)
     out: dict[str, dict[str, str]] = {}
 
-    def visit(d: dict) -> None:
-        col = (d.get("encoding") or {}).get("color") if isinstance(d.get("encoding"), dict) else None
-        if not (isinstance(col, dict) and col.get("field") and col.get("type") in ("nominal", "ordinal")):
-            return
-        scale = col.get("scale") or {}
-        if isinstance(scale.get("domain"), list) and isinstance(scale.get("range"), list):
-            pairs = zip(scale["domain"], scale["range"], strict=False)
-        elif scale.get("scheme") is not None:
-            return
-        else:
-            values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
-            order = col.get("sort") if isinstance(col.get("sort"), list) else []
-            dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
-            pairs = zip(dom, [*PALETTE] * (len(dom) // len(PALETTE) + 1), strict=False)
-        for value, colour in pairs:
-            out.setdefault(str(colour).lower(), {})[str(value)] = col["field"]
+    def add(colour, thing: str, source: str) -> None:
+        if isinstance(colour, str) and colour.startswith("#"):
+            out.setdefault(colour.lower(), {})[thing] = source
 
-    _walk(spec, visit)
+    def visit(d: dict) -> None:
+        mark = d.get("mark") if isinstance(d.get("mark"), dict) else None
+        if mark:
+            for k in _COLOUR_CHANNELS:
+                add(mark.get(k), _fixed_thing(mark.get(k), mark, "a fixed colour"), "fixed")
+            for overlay in ("point", "line"):
+                o = mark.get(overlay)
+                if isinstance(o, dict):
+                    for k in _COLOUR_CHANNELS:
+                        add(o.get(k), _fixed_thing(o.get(k), mark, "a fixed colour"), "fixed")
+        enc = d.get("encoding") if isinstance(d.get("encoding"), dict) else {}
+        for ch in _COLOUR_CHANNELS:
+            col = enc.get(ch)
+            if not isinstance(col, dict):
+                continue
+            conds = col.get("condition")
+            conds = conds if isinstance(conds, list) else [conds] if isinstance(conds, dict) else []
+            tests = []
+            for c in conds:
+                test = c.get("test") or c.get("param") or "a selection"
+                tests.append(str(test))
+                if "value" in c:
+                    add(c["value"], _fixed_thing(c["value"], mark, f"where {test}"), "condition")
+            if "value" in col:
+                otherwise = f"where not ({' or '.join(tests)})" if tests else "a fixed colour"
+                add(col["value"], _fixed_thing(col["value"], mark, otherwise), "condition" if tests else "fixed")
+            if not (col.get("field") and col.get("type") in ("nominal", "ordinal")):
+                continue
+            scale = col.get("scale") or {}
+            if isinstance(scale.get("domain"), list) and isinstance(scale.get("range"), list):
+                pairs = zip(scale["domain"], scale["range"], strict=False)
+            elif scale.get("scheme") is not None:
+                continue
+            else:
+                values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
+                order = col.get("sort") if isinstance(col.get("sort"), list) else []
+                dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
+                pairs = zip(dom, [*PALETTE] * (len(dom) // len(PALETTE) + 1), strict=False)
+            for value, colour in pairs:
+                out.setdefault(str(colour).lower(), {})[str(value)] = col["field"]
+
+    _walk({k: v for k, v in spec.items() if k != "config"}, visit)  # the theme's defaults draw nothing
     return out
+
+
+def _lab(colour: str) -> tuple[float, float, float] | None:
+    """CIELAB (D65) of a ``#rgb``/``#rrggbb`` colour; ``None`` for anything else."""
+    h = colour.lstrip("#")
+    if len(h) == 3:
+        h = "".join(c * 2 for c in h)
+    if len(h) != 6 or any(c not in "0123456789abcdefABCDEF" for c in h):
+        return None
+
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(int(h[i:i + 2], 16) / 255) for i in (0, 2, 4))
+    xyz = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b, \
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+
+    fx, fy, fz = (f(t) for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE 1976 colour difference of two hex colours (Euclidean distance in CIELAB);
+    ``inf`` when either is not a hex colour."""
+    la, lb = _lab(a), _lab(b)
+    if la is None or lb is None:
+        return float("inf")
+    return sum((x - y) ** 2 for x, y in zip(la, lb, strict=True)) ** 0.5
 
 
 def colour_conflicts(specs) -> list[str]:
     """Where the charts ``specs`` (Vega-Lite dicts, e.g. every chart of one notebook, as
     ``(name, spec)`` pairs or bare specs) break "one meaning per colour": a colour that stands
-    for two things, or a thing drawn in two colours. Returns one message per conflict."""
+    for two things, two colours closer than :data:`NEAR_DELTA_E` (they read as one) that stand
+    for different things, or a thing drawn in two colours. Colours at fixed values count
+    (:func:`colour_meanings`). Returns one message per conflict."""
     by_colour: dict[str, dict[str, str]] = {}
     by_thing: dict[str, dict[str, str]] = {}
     for i, item in enumerate(specs, 1):
@@ -429,11 +543,19 @@ def colour_conflicts(specs) -> list[str]:
             t = spec.get("title")
             name = f"chart {i} ({(t.get('text') if isinstance(t, dict) else t) or 'untitled'})"
         for colour, things in colour_meanings(spec).items():
-            for thing in things:
+            for thing, source in things.items():
                 by_colour.setdefault(colour, {}).setdefault(thing, name)
-                by_thing.setdefault(thing, {}).setdefault(colour, name)
+                if source not in ("fixed", "condition") or not (thing.startswith("where ") or thing == "a fixed colour"):
+                    by_thing.setdefault(thing, {}).setdefault(colour, name)
     out = [f"colour {c} stands for {len(t)} things: " + "; ".join(f"{k!r} in {v}" for k, v in t.items())
            for c, t in by_colour.items() if len(t) > 1]
+    colours = sorted(by_colour)
+    for i, a in enumerate(colours):
+        for b in colours[i + 1:]:
+            if (d := delta_e(a, b)) < NEAR_DELTA_E and set(by_colour[a]) != set(by_colour[b]):
+                out.append(f"colours {a} and {b} look alike (Delta E {d:.0f} < {NEAR_DELTA_E:g}) but stand for "
+                           f"different things: " + "; ".join(f"{k!r} in {v}" for k, v in by_colour[a].items())
+                           + " / " + "; ".join(f"{k!r} in {v}" for k, v in by_colour[b].items()))
     out += [f"{thing!r} is drawn in {len(c)} colours: " + "; ".join(f"{k} in {v}" for k, v in c.items())
             for thing, c in by_thing.items() if len(c) > 1]
     return out
@@ -482,6 +604,7 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
     rows = _rows(spec)
     colour_fields: dict[str, int | None] = {}
     quantities: dict[str, set[str]] = {"y": set(), "x": set()}
+    tick_fields: list[tuple[str, int, str | None]] = []  # (field, label limit px, line separator)
 
     def visit(d: dict) -> None:
         enc = d.get("encoding")
@@ -497,6 +620,15 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
             e = enc.get(ch)
             if isinstance(e, dict) and e.get("type") == "quantitative" and e.get("field") and not e.get("aggregate"):
                 quantities[ch].add(e["field"])
+            if isinstance(e, dict) and e.get("type") in ("nominal", "ordinal") and e.get("field") \
+                    and e.get("axis", {}) is not None:
+                axis = e.get("axis") or {}
+                limit = axis.get("labelLimit", 180)
+                expr = axis.get("labelExpr")
+                split = re.fullmatch(r"split\(datum\.(?:label|value), '(.+)'\)", expr or "")
+                if limit and (expr is None or split):  # another label expression: not estimated
+                    sep = split.group(1).encode().decode("unicode_escape") if split else None
+                    tick_fields.append((e["field"], limit, sep))
 
     _walk(spec, visit)
     title = spec.get("title")
@@ -515,6 +647,13 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
                                 + (f" (labels cut at {limit} px)" if cut and _norm(v) != _norm(seen[key]) else "")
                                 + ": label the groups by what differs between them")
             seen.setdefault(key, v)
+    for field, limit, sep in tick_fields:
+        long = sorted({str(r[field]) for r in rows if r.get(field) is not None
+                       and any(len(line) * TICK_CHAR_PX > limit for line in (str(r[field]).split(sep) if sep else [str(r[field])]))})
+        if long:
+            problems.append(f"chart {name!r}: tick labels of {field!r} longer than the axis's {limit} px label limit "
+                            f"would be cut with '...': {long[:3]} (label the groups by what differs between them, "
+                            "put the rest in the tooltip, or raise labelLimit)")
     width = estimate_width(spec, rows)
     if width > OUTPUT_WIDTH:
         problems.append(f"chart {name!r} is about {width} px wide, wider than the notebook output area "
@@ -589,7 +728,10 @@ def check_chart(chart) -> str | None:
     Raises:
         ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two legend entries
             that read alike (equal after case and space folding, or after the legend's
-            label cut), or an estimated width over :data:`OUTPUT_WIDTH`.
+            label cut), tick labels longer than their axis's ``labelLimit`` (cut with "...";
+            estimated at :data:`TICK_CHAR_PX` per character, per line of a
+            ``split(datum.label, sep)`` label expression), or an estimated width over
+            :data:`OUTPUT_WIDTH`.
     """
     problems, empty = chart_problems(chart.to_dict())
     if problems:

@@ -307,7 +307,9 @@ def test_a_full_colour_book_facets_instead_of_reusing_a_colour(book):
     spec = later.to_dict()
     assert spec["facet"]["field"] == "memory"  # 4 colours left, 5 new things: panels, not shared colours
     assert F.colour_conflicts([first.to_dict(), spec]) == []
-    for extra in F.BOOK_EXTRA:
+    # the panels' one series takes the book's next colour (never a group's)
+    assert book.colours[F.ONE_SERIES] == F.BOOK_ORDER[8]
+    for extra in list(book.free):
         book.colour(extra + "-thing")
     with pytest.raises(F.ChartRuleError, match="would share a colour"):
         book.colour("one too many")
@@ -332,3 +334,122 @@ def test_ci_chart_x_axis_is_in_order_when_a_group_lacks_a_stage():
                         "lo": [0.5] * 5, "hi": [2.0] * 5, "runs": [2] * 5})
     spec = ci_chart(res, "stage", column="group", kind="line").to_dict()
     assert "sort" not in spec["spec"]["layer"][0]["encoding"]["x"]  # Vega-Lite's default: ascending
+
+
+def _rule(colour: str, **mark) -> dict:
+    import altair as alt
+
+    return alt.Chart(pl.DataFrame({"y": [1.0]})).mark_rule(color=colour, **mark).encode(y="y:Q").to_dict()
+
+
+def test_fixed_value_colours_take_part_in_one_meaning_per_colour(book):
+    """A rule, reference line or highlight drawn at a fixed colour is read too (mark colour,
+    ``value`` encodings, ``condition`` values): notebook 01's collapse threshold in the red of
+    the leader's strip stood for two things; near-identical colours count as one."""
+    import altair as alt
+
+    d = pl.DataFrame({"x": [1, 2], "leader": [True, False]})
+    strip = alt.Chart(d).mark_line().encode(
+        x="x:Q", color=alt.condition("datum.leader", alt.value("#b2182b"), alt.value("#2166ac"))).to_dict()
+    meanings = F.colour_meanings(strip)
+    assert meanings["#b2182b"] == {"where datum.leader": "condition"}
+    assert meanings["#2166ac"] == {"where not (datum.leader)": "condition"}
+    # the same red as a threshold, and a red that only looks the same (Delta E < NEAR_DELTA_E)
+    for red in ("#b2182b", "#cb181d"):
+        problems = F.colour_conflicts([strip, _rule(red)])
+        assert problems and ("stands for 2 things" in problems[0] or "look alike" in problems[0]), problems
+    assert F.delta_e("#b2182b", "#cb181d") < F.NEAR_DELTA_E < F.delta_e(F.PALETTE[1], F.PALETTE[6])
+    # the reference grey is the book's "reference" meaning, and no group gets it
+    ref = _rule(F.REFERENCE)
+    assert F.colour_meanings(ref) == {F.REFERENCE.lower(): {"reference": "fixed"}}
+    assert F.colour_conflicts([strip, ref]) == []
+    assert F.REFERENCE not in F.BOOK_ORDER
+    # a described fixed mark is its description; a colour value on an encoding is read
+    assert F.colour_meanings(_rule("#123456", description="threshold")) == {"#123456": {"threshold": "fixed"}}
+    val = alt.Chart(d).mark_point().encode(x="x:Q", color=alt.value("#0072B2")).to_dict()
+    assert F.colour_meanings(val) == {"#0072b2": {"a fixed colour": "fixed"}}
+    # a group's colour reused at a fixed value is a conflict
+    groups = ci_chart(_who("who", ["a", "b"]), "phase", color="who", title="g").to_dict()
+    assert any("stands for 2 things" in p for p in F.colour_conflicts([groups, val]))
+    # a chart's one series takes its own colour from the book, never a group's
+    one = ci_chart(_who("who", ["a"]).drop("who"), "phase", title="one").to_dict()
+    assert F.colour_conflicts([groups, one]) == []
+    assert F.colour_meanings(one)[book.colours[F.ONE_SERIES].lower()] == {F.ONE_SERIES: "fixed"}
+
+
+def test_cut_tick_labels_are_refused_and_group_labels_break_at_the_setting():
+    """Notebook 02's win-rate axis cut "embedded/smollm2 | ballots fi...": a tick label longer
+    than its axis's label limit is a chart problem (also per line of a split label expression);
+    ci_chart draws "model | setting" whole and keeps the full condition in the tooltip."""
+    import altair as alt
+
+    d = pl.DataFrame({"g": ["embedded/smollm2 | ballots_fixed_mem-cross,deadline_min=25,workers=3", "b"],
+                      "v": [1.0, 2.0]})
+    cut = alt.Chart(d).mark_point().encode(x="g:N", y="v:Q").properties(title="t").to_dict()
+    problems, _ = F.chart_problems(cut)
+    assert any("would be cut" in p and "'g'" in p for p in problems), problems
+    unlimited = alt.Chart(d).mark_point().encode(x=alt.X("g:N", axis=alt.Axis(labelLimit=0)), y="v:Q").to_dict()
+    assert not any("would be cut" in p for p in F.chart_problems(unlimited)[0])
+    groups = ["embedded/smollm2 | ballots_fixed_mem-cross", "embedded/smollm2 | workers=3", "scripted/fifo"]
+    res = _who("group", groups).with_columns(condition=pl.lit("ballots_fixed_mem-cross,deadline_min=25"))
+    spec = ci_chart(res, "group", title="win rate").to_dict()
+    assert not any("would be cut" in p for p in F.chart_problems(spec)[0])
+    x = spec["layer"][0]["encoding"]["x"]
+    assert x["axis"]["labelLimit"] == 300 and "labelExpr" not in x["axis"]
+    two_lines = alt.Chart(d).mark_point().encode(
+        x=alt.X("g:N", axis=alt.Axis(labelExpr="split(datum.label, ' | ')")), y="v:Q").to_dict()
+    assert any("would be cut" in p for p in F.chart_problems(two_lines)[0])  # a 50-character line at 180 px
+    two_lines["encoding"]["x"]["axis"]["labelLimit"] = 400
+    assert not any("would be cut" in p for p in F.chart_problems(two_lines)[0])
+    tips = [t.get("title") for t in spec["layer"][1]["encoding"]["tooltip"] if isinstance(t, dict)]
+    assert "full condition" in tips
+    # the same labels on one line would be cut at a 180 px limit
+    flat = alt.Chart(pl.DataFrame({"g": [g + ",rich_worker_budget=1500" for g in groups], "v": [1.0] * 3})).mark_point().encode(
+        x="g:N", y="v:Q").to_dict()
+    assert any("would be cut" in p for p in F.chart_problems(flat)[0])
+
+
+def test_many_groups_wrap_into_narrower_panels_within_the_height_limit():
+    """Notebook 06's 17 groups drew 9 rows of two panels (~2,600 px): the panels narrow so
+    that the rows fit MAX_CHART_HEIGHT, and the chart still fits the output width."""
+    from scarce_lab.analysis.scarce import charts as C
+
+    groups = [f"scripted/model-{i:02d}" for i in range(17)]
+    rows = [{"subrun": s, "group": g, "model": g, "value": 1.0 + s, "lo": 0.5, "hi": 3.0, "runs": 3}
+            for g in groups for s in (1, 2)]
+    spec = ci_chart(pl.DataFrame(rows), "subrun", color="group", kind="line", title="17", width=320).to_dict()
+    assert spec["facet"]["field"] == "group"
+    per_line = spec["columns"]
+    n_rows = -(-17 // per_line)
+    height = spec["spec"]["height"]
+    assert n_rows * (height + C.PANEL_EXTRA_HEIGHT) + C.TITLE_HEIGHT <= C.MAX_CHART_HEIGHT, (per_line, height)
+    assert F.estimate_width(spec) <= F.OUTPUT_WIDTH
+
+
+def test_coloured_lines_differ_in_dash_and_shape_so_equal_lines_stay_visible():
+    """Notebook 03's "none" line lay under "subrun" (equal values): each group's line also
+    has its own dash pattern and point shape, on the colour's field (one legend)."""
+    res = _who("memory", ["none", "subrun"]).with_columns(pl.Series("half", ["first", "second"]))
+    spec = ci_chart(res, "half", color="memory", kind="line", title="m").to_dict()
+    enc = spec["layer"][0]["encoding"]
+    assert enc["strokeDash"]["field"] == enc["shape"]["field"] == enc["color"]["field"] == "memory"
+    assert enc["strokeDash"]["title"] == enc["color"]["title"]
+    # equal lines are also said in the caption; different ones are not
+    same = _who("memory", ["none", "subrun", "cross"]).with_columns(
+        pl.Series("half", ["first"] * 3), pl.Series("value", [1.0, 1.0, 2.0]))
+    sub = ci_chart(same, "half", color="memory", kind="line", title="m").to_dict()["title"]["subtitle"]
+    assert any(line.startswith("none (fresh each contention) and subrun coincide") for line in sub), sub
+    assert not any("coincide" in line for line in ci_chart(res, "half", color="memory", kind="line",
+                                                             title="m").to_dict()["title"]["subtitle"])
+
+
+def test_no_two_book_colours_look_alike():
+    """Every colour a book hands out, the reference grey included, is at least NEAR_DELTA_E
+    from every other (notebook 07: Okabe-Ito's green and Tol's teal, 19 apart, read as one)."""
+    import itertools
+
+    colours = [*F.BOOK_ORDER, F.REFERENCE]
+    close = [(a, b, round(F.delta_e(a, b))) for a, b in itertools.combinations(colours, 2)
+             if F.delta_e(a, b) < F.NEAR_DELTA_E]
+    assert close == []
+    assert F.delta_e("#009E73", "#44AA99") < F.NEAR_DELTA_E  # the pair that was replaced

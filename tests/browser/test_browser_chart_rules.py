@@ -46,3 +46,18 @@ def test_legend_colours_are_read_as_drawn(page):
     assert dict(a["legend"]).keys() == {"richer worker", "other workers"}
     problems = _colour_problems([a, b])  # altair's default: sorted values along one palette
     assert len(problems) == 2 and all("stands for" in p for p in problems), problems
+
+
+@pytest.mark.slow
+def test_cut_tick_labels_are_seen_as_drawn_and_labels_within_the_limit_are_whole(page):
+    """Vega cuts a tick label longer than its axis's labelLimit with an ellipsis (notebook
+    02's "embedded/smollm2 | ballots fi..."); the browser check reads the drawn text, and the
+    same labels within ci_chart's limit (300 px) are drawn whole."""
+    labels = ["embedded/smollm2 | ballots_fixed_mem-cross", "scripted/fifo"]  # 42 characters: ~250 px
+    d = pl.DataFrame({"g": labels, "y": [1.0, 2.0]})
+    cut = _facts(page, alt.Chart(d).mark_point().encode(x=alt.X("g:N", axis=alt.Axis(labelAngle=-40)), y="y:Q"))
+    assert any(t.endswith("\u2026") for t in cut["ticks"]), cut["ticks"]
+    whole = _facts(page, alt.Chart(d).mark_point().encode(
+        x=alt.X("g:N", axis=alt.Axis(labelAngle=-40, labelLimit=300)), y="y:Q"))
+    assert whole["ticks"] and not any(t.endswith("\u2026") for t in whole["ticks"]), whole["ticks"]
+    assert labels[0] in whole["ticks"], whole["ticks"]

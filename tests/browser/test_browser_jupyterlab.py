@@ -173,8 +173,10 @@ CHART_FACTS = """(sel) => [...document.querySelectorAll(sel || '.jp-OutputArea-o
         const r = t.getBoundingClientRect();
         return {text: t.textContent.trim(), l: r.left, r: r.right, t: r.top, b: r.bottom};
     });
-    return {title, labels, legend, boxes, width: svg ? svg.getBoundingClientRect().width : 0,
-            area: area ? area.clientWidth : 0, marks};
+    // tick labels as drawn: Vega cuts one longer than its axis's labelLimit with an ellipsis
+    const ticks = [...e.querySelectorAll('.role-axis-label text')].map(t => t.textContent.trim());
+    return {title, labels, legend, boxes, ticks, width: svg ? svg.getBoundingClientRect().width : 0,
+            height: svg ? svg.getBoundingClientRect().height : 0, area: area ? area.clientWidth : 0, marks};
 })"""
 
 
@@ -206,9 +208,14 @@ def _colour_problems(facts: list[dict]) -> list[str]:
     return out
 
 
+#: Tallest chart as drawn (CSS px): a taller one is read by scrolling past most of it.
+MAX_HEIGHT = 1250
+
+
 def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
     """Every chart of the open notebook: no duplicate legend labels, not wider than its output
-    area (1,400 px window, left sidebar open), some marks drawn; a screenshot of each
+    area (1,400 px window, left sidebar open), at most :data:`MAX_HEIGHT` tall, no tick label,
+    legend entry or title cut with an ellipsis, some marks drawn; a screenshot of each
     (``$SCARCE_LAB_SCREENSHOTS`` or ``tmp_path``)."""
     shots = Path(os.environ.get("SCARCE_LAB_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
@@ -240,11 +247,15 @@ def _check_every_chart(page, nb: Path, tmp_path: Path) -> None:
             problems.append(f"chart {i} ({f['title']}): overlapping titles {clash[:4]}")
         if cut := [x for x in [*f["labels"], *(b["text"] for b in f["boxes"])] if x.endswith("\u2026")]:
             problems.append(f"chart {i} ({f['title']}): legend entries or titles cut: {cut[:4]}")
+        if cut := [x for x in f["ticks"] if x.endswith("\u2026")]:
+            problems.append(f"chart {i} ({f['title']}): tick labels cut: {cut[:4]}")
+        if f["height"] > MAX_HEIGHT:
+            problems.append(f"chart {i} ({f['title']}): {f['height']:.0f} px tall (at most {MAX_HEIGHT})")
     problems += _colour_problems(facts)
     print(f"\n[browser] {nb.stem}: legend colours "
           f"{[dict(f['legend']) for f in facts]}; title boxes checked {[len(f['boxes']) for f in facts]}")
     print(f"\n[browser] {nb.stem}: {len(facts)} charts checked; widths "
-          f"{[round(f['width']) for f in facts]} in output areas of {sorted({f['area'] for f in facts})} px; "
+          f"{[round(f['width']) for f in facts]}, heights {[round(f['height']) for f in facts]} in output areas of {sorted({f['area'] for f in facts})} px; "
           f"sidebar {sidebar:.0f} px; screenshots in {shots}")
     assert not problems, problems
 

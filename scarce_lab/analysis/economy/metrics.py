@@ -305,15 +305,16 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from ..figures import NoFigure, caption, chart_data, titled
+    from ..figures import ONE_SERIES, NoFigure, caption, chart_data, series_colour, titled
 
     if curve.height == 0:
         return NoFigure("no training episodes")
     d, order = _readable_conditions(chart_data(curve))
     base = alt.Chart(d).encode(x=alt.X("window_start:Q", title=["Training episode", "(window start)"]))
-    band = base.mark_area(color="#9ecae1", opacity=0.7).encode(
+    one = series_colour()  # the notebook's one-series colour, never a group's
+    band = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
         y=alt.Y("solve_rate_lo:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])), y2="solve_rate_hi:Q")
-    line = base.mark_line(color="#08519c").encode(
+    line = base.mark_line(color=one, description=ONE_SERIES).encode(
         y="solve_rate:Q", tooltip=["condition", "window_start", alt.Tooltip("solve_rate:Q", format=".2f"), "n_runs"])
     chart = (band + line).properties(width=200, height=150).facet(
         facet=alt.Facet("condition:N", title=None, sort=order), columns=4)
@@ -393,13 +394,16 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     label = "label" if "label" in df.columns else "agent"
     chart = alt.Chart(df).mark_rect().encode(
         x=alt.X("step_kind:N", title="Kind of step"),
-        y=alt.Y(f"{label}:N", title="Agent (rule)", sort=alt.EncodingSortField("agent_wins", order="descending")),
+        # whole rules (never cut with "..."): two cut rules can read alike; the axis title sat
+        # over the long labels, so the caption names the rows instead
+        y=alt.Y(f"{label}:N", title=None, sort=alt.EncodingSortField("agent_wins", order="descending"),
+                axis=alt.Axis(labelLimit=0)),
         color=alt.Color("share_of_agent:Q", title="Share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
         tooltip=["agent", "step_kind", "wins", alt.Tooltip("share_of_agent:Q", format=".2f"),
                  alt.Tooltip("share_of_kind:Q", format=".2f")],
     ).properties(width=220, height=20 * max(1, df["agent"].n_unique()))
     return titled(chart, "Who wins which kind of step", caption(
-        f"Run {run_id}", f"top {df['agent'].n_unique()} agents by wins; each row sums to 1"))
+        f"Run {run_id}", f"rows: the top {df['agent'].n_unique()} agents by wins (their rules); each row sums to 1"))
 
 
 def bid_convergence_chart(conv: pl.DataFrame):

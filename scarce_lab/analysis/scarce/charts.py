@@ -18,10 +18,12 @@ import polars as pl
 from ..figures import (
     CHAR_PX,
     MAX_COLOURS,
+    ONE_SERIES,
     NoFigure,
     caption,
     chart_data,
     colour_book,
+    series_colour,
     titled,
     wrap_columns,
 )
@@ -54,6 +56,17 @@ LABELS: dict[str, str] = {
 
 #: Vega expression drawing a panel title's lines (ci_chart wraps the text with newlines).
 PANEL_LINES = "split(datum.value, '\\n')"
+#: Longest tick label (px) before Vega-Lite cuts it with "..." (its default is 180, which cut
+#: "embedded/smollm2 | ballots fi..."): ~50 characters, a model and what differs; a longer
+#: label is refused by the figure rules (figures.chart_problems), never drawn cut.
+TICK_LABEL_LIMIT = 300
+#: Tallest chart (px): beyond, panels wrap into more, narrower columns (down to MIN_PANEL_WIDTH).
+MAX_CHART_HEIGHT = 1200
+MIN_PANEL_WIDTH = 130
+#: Height a wrapped panel row adds besides its plot (header lines, x labels, axis title), and
+#: the chart's title and caption lines (px), as drawn in JupyterLab.
+PANEL_EXTRA_HEIGHT = 130
+TITLE_HEIGHT = 100
 
 
 def pretty(code: object) -> str:
@@ -100,6 +113,13 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
     ``row`` (independent y scales per facet). Codes are shown through :func:`pretty`.
 
+    Readability rules: ``model | setting`` tick labels whole (up to :data:`TICK_LABEL_LIMIT`)
+    with the full ``condition`` in the tooltip; coloured lines also differ in dash and point
+    shape (equal lines stay visible); wrapped panels narrow (down to :data:`MIN_PANEL_WIDTH`)
+    and then lower so that the chart stays within :data:`MAX_CHART_HEIGHT`; an uncoloured
+    series takes the notebook colour book's :data:`~scarce_lab.analysis.figures.ONE_SERIES`
+    colour, never a group's.
+
     Returns :class:`NoFigure` (with the reason) when no row has a value.
 
     Raises:
@@ -134,6 +154,17 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                              f"filter the frame to fewer groups")
     keys = [c for c in (x, color, column, row) if c]
     d = _readable(chart_data(d), keys)
+    if column and not row:
+        # wrapped panels (below): many panels (notebook 06's 17 groups) get narrower, down to
+        # MIN_PANEL_WIDTH, then lower, so that the chart stays within MAX_CHART_HEIGHT
+        n_panels = d[column].n_unique()
+        per_line = wrap_columns(width, n_panels)
+        while -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) + TITLE_HEIGHT > MAX_CHART_HEIGHT \
+                and width > MIN_PANEL_WIDTH:
+            width = max(MIN_PANEL_WIDTH, width - 20)
+            per_line = wrap_columns(width, n_panels)
+        if -(-n_panels // per_line) * (height + PANEL_EXTRA_HEIGHT) + TITLE_HEIGHT > MAX_CHART_HEIGHT:
+            height = max(80, (MAX_CHART_HEIGHT - TITLE_HEIGHT) // -(-n_panels // per_line) - PANEL_EXTRA_HEIGHT)
     if column and d.schema[column] == pl.String:
         # panel titles on lines within the panel's width (drawn by PANEL_LINES), never cut: two
         # labels cut at the same place would read alike
@@ -145,29 +176,45 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
         xtitle = wrap_title(xtitle, width)
+    # "model | setting" labels whole: a cut label ("ballots fi...") would hide what differs
+    # between the groups (two-line rotated labels ran into their neighbours)
     xenc = alt.X(f"{x}:{'O' if kind == 'line' else 'N'}", sort=sort, title=xtitle,
-                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=180))
+                 axis=alt.Axis(labelAngle=-40 if kind != "line" else 0, labelLimit=TICK_LABEL_LIMIT))
     enc: dict = {"x": xenc}
     if color:
         enc["color"] = alt.Color(f"{color}:N", title=pretty(color),
                                  legend=alt.Legend(labelLimit=0, orient="bottom", direction="vertical",
                                                    columns=2 if d[color].n_unique() > 3 else 1))
+        if kind == "line":
+            # lines with equal values (notebook 03's "none" and "subrun") stay visible: each
+            # group also has its own dash and point shape (one legend: same field and title)
+            enc["strokeDash"] = alt.StrokeDash(f"{color}:N", title=pretty(color))
+            enc["shape"] = alt.Shape(f"{color}:N", title=pretty(color))
         if kind == "bar":
             enc["xOffset"] = alt.XOffset(f"{color}:N")
     base = alt.Chart(d).encode(**enc)
     mark = base.mark_line(point=True) if kind == "line" else base.mark_point(filled=True, size=60, opacity=1)
     tips = [alt.Tooltip(f"{c}:N", title=pretty(c)) for c in keys] + [
+        alt.Tooltip(f"{c}:N", title=f"full {c}") for c in ("condition",) if c in d.columns and c not in keys] + [
         alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")]
     tips += [c for c in ("n", "runs") if c in d.columns]
     if y_title == "value":
         y_title = "Value (unit: see each panel's title)" if column in ("metric", "measure") else "Value"
-    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks=True, color="#0072B2")).encode(
-        y=alt.Y("lo:Q", title=y_title), y2="hi:Q"
+    # panels: the y title on lines within the panel's height (a longer one sets the row's height)
+    ytitle = wrap_title(y_title, height) if (column or row) else y_title
+    if not color:  # one series: the notebook's colour for it, never a group's
+        one = series_colour()
+        mark = (base.mark_line(point=alt.OverlayMarkDef(color=one), color=one, description=ONE_SERIES) if kind == "line"
+                else base.mark_point(filled=True, size=60, opacity=1, color=one, description=ONE_SERIES))
+    err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks={"description": ONE_SERIES}, rule={"description": ONE_SERIES}, color=one)).encode(
+        y=alt.Y("lo:Q", title=ytitle), y2="hi:Q"
     ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
-    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=y_title), tooltip=tips)).properties(
+    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=ytitle), tooltip=tips)).properties(
         width=width, height=height)
     if column and not row:
-        # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH)
+        # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH);
+        # many panels (notebook 06's 17 groups) get narrower, down to MIN_PANEL_WIDTH, so that
+        # the chart stays within MAX_CHART_HEIGHT
         per_line = wrap_columns(width, d[column].n_unique())
         layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
                             columns=per_line).resolve_scale(y="independent")
@@ -183,4 +230,22 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     cap = [caption(f"Point: estimate; bars: {ci}", f"up to {runs} runs per group" if runs is not None else "")]
     if models:
         cap.append(caption("models: " + ", ".join(models)))
+    if color and kind == "line" and (same := coinciding_groups(d, x, color, [c for c in (column, row) if c])):
+        # a line drawn exactly over another (notebook 03's "none" under "subrun") is said
+        cap.append(caption("; ".join(" and ".join(g) + " coincide (equal values; dashes and point shapes tell them apart)"
+                                     for g in same)))
     return titled(layer, title or y_title, cap)
+
+
+def coinciding_groups(d: pl.DataFrame, x: str, color: str, panels: Sequence[str] = ()) -> list[list[str]]:
+    """Groups of ``color`` values whose lines coincide: in every panel (``panels`` columns)
+    the same ``x`` points with the same ``value``, ``lo`` and ``hi`` (rounded to 1e-9).
+    Returns each set of two or more coinciding values (sorted, as text), sorted."""
+    def key(g: pl.DataFrame) -> tuple:
+        cols = [*panels, x, "value", "lo", "hi"]
+        return tuple(sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in r)
+                            for r in g.select(cols).iter_rows()))
+    lines: dict[tuple, list[str]] = {}
+    for (value,), g in d.group_by(color):
+        lines.setdefault(key(g), []).append(str(value))
+    return sorted(sorted(v) for v in lines.values() if len(v) > 1)

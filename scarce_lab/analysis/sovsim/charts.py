@@ -19,7 +19,16 @@ import polars as pl
 
 from ...data.schema import is_scripted
 from .. import comparisons
-from ..figures import PALETTE, NoFigure, caption, chart_data, titled, wrap_columns
+from ..figures import (
+    ONE_SERIES,
+    REFERENCE,
+    NoFigure,
+    caption,
+    chart_data,
+    series_colour,
+    titled,
+    wrap_columns,
+)
 from ..labels import condition_label as _condition_label
 from .metrics import (
     CONDITION_ORDER,
@@ -84,7 +93,7 @@ def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
 def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt.FacetChart | NoFigure:
     """SovSim Figure 3: mean pool at the start of each round (line) with its 95%
     t-band over simulations, one panel per model (rows) and condition (columns), and the
-    collapse threshold as a dashed red line (``conv.collapse_threshold``, default the
+    collapse threshold as a dashed line in the reference grey (``figures.REFERENCE``; ``conv.collapse_threshold``, default the
     SovSim preset's 12 units). A collapsed pool counts as 0 in the rounds after its
     collapse (:func:`scarce_lab.analysis.sovsim.metrics.pool_dynamics`); the band is clipped to
     [0, largest pool in the data]."""
@@ -101,13 +110,14 @@ def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt
               axis=alt.Axis(values=list(range(1, rounds + 1, 2 if rounds > 12 else 1)), format="d"))
     y_scale = alt.Scale(domain=[0, max(top, threshold) * 1.05])
     base = alt.Chart(band).encode(x=x)
-    area = base.mark_area(color="#9ecae1", opacity=0.6).encode(
+    one = series_colour()  # the mean and its band: the notebook's one-series colour, never a group's
+    area = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
         y=alt.Y("ci_low:Q", title="Pool (units)", scale=y_scale), y2="ci_high:Q")
-    line = base.mark_line(color="#08519c", point=alt.OverlayMarkDef(color="#08519c", size=18)).encode(
+    line = base.mark_line(color=one, point=alt.OverlayMarkDef(color=one, size=18), description=ONE_SERIES).encode(
         y="mean:Q", tooltip=["model", "condition_label", "round", "n",
                              alt.Tooltip("mean:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
                              alt.Tooltip("ci_high:Q", format=".1f")])
-    rule = alt.Chart(band).mark_rule(color="#cb181d", strokeDash=[4, 3]).encode(y="threshold:Q")
+    rule = alt.Chart(band).mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(y="threshold:Q")
     n_lo, n_hi = int(band["n"].min()), int(band["n"].max())
     n_text = f"n = {n_lo} simulations per panel" if n_lo == n_hi else f"n = {n_lo} to {n_hi} simulations per panel"
     chart = (area + rule + line).properties(width=150, height=95).facet(
@@ -116,7 +126,7 @@ def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt
         row=alt.Row("model:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
     )
     return titled(chart, "Pool at the start of each round", [
-        caption(f"Line: mean; band: {T_BAND}; dashed red: collapse threshold ({threshold:g} units)",
+        caption(f"Line: mean; band: {T_BAND}; dashed grey: collapse threshold ({threshold:g} units)",
                 "a collapsed pool counts as 0 afterwards"),
         caption(n_text, _models_text(band["model"].unique().to_list()))])
 
@@ -174,13 +184,14 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
     pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
     pool_chart = alt.Chart(chart_data(pool)).mark_area(
-        line={"color": "#525252"}, color="#d9d9d9").encode(
+        line={"color": "#969696"}, color="#d9d9d9").encode(
         x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("pool_before:Q", title="Pool (units)", axis=alt.Axis(tickCount=3)),
         tooltip=["round", alt.Tooltip("pool_before:Q", title="pool (units)")],
     ).properties(width=260, height=70, title=alt.TitleParams(title, anchor="start", fontSize=12))
     d = chart_data(d.with_columns(
         label=pl.when(pl.col("is_leader")).then(pl.col("agent") + " (leader)").otherwise(pl.col("agent")),
+        who=pl.when(pl.col("is_leader")).then(pl.lit("leader")).otherwise(pl.lit("other agents")),
     ))
     labels = sorted(d["label"].unique().to_list(), key=lambda s: (not s.endswith("(leader)"), s))
     tips = ["round", "agent", "role", alt.Tooltip("extraction:Q", title="extraction (units)")]
@@ -189,7 +200,8 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
         x=x,
         y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, max(top, 1.0)]),
                 axis=alt.Axis(tickCount=2)),
-        color=alt.condition("datum.is_leader", alt.value("#b2182b"), alt.value("#2166ac")),
+        # leader / other agents by field: the notebook's colour book gives each its own colour
+        color=alt.Color("who:N", sort=["leader", "other agents"], legend=None),
         strokeWidth=alt.condition("datum.is_leader", alt.value(2.5), alt.value(1.5)),
         tooltip=tips,
     ).properties(width=260, height=38).facet(
@@ -203,7 +215,7 @@ def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str
                        condition: str = "kcpr", simulations: list[int] | None = None,
                        per_model: int = 1) -> alt.VConcatChart | NoFigure:
     """SovSim Figure 4: each agent's extraction per round (one strip per agent, the
-    leader's first and in red, so no line hides another) under the pool at the start of each round, for the simulations of
+    leader's first, thicker and in its own colour from the notebook's colour book, so no line hides another) under the pool at the start of each round, for the simulations of
     :func:`pick_simulations` (default: each model's first surviving ``condition``
     simulation); one row per model, each panel titled with its simulation, run id and
     survival time. ``models`` default: :func:`busiest_model`."""
@@ -236,7 +248,7 @@ def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str
     chart = alt.vconcat(*rows).resolve_scale(color="independent")
     return titled(chart, f"Agent extraction and pool in {condition_label(condition)}", [
         caption("Grey: pool at the start of the round (units); below, one strip per agent: its extraction (units)"
-                + (", leader in red" if bool(df.filter(pl.col("run_id").is_in(picks["run_id"].to_list()))["is_leader"].any())
+                + (", leader's strip in its own colour, drawn thicker" if bool(df.filter(pl.col("run_id").is_in(picks["run_id"].to_list()))["is_leader"].any())
                    else "")),
         caption(f"simulations: {'as chosen' if simulations is not None else 'the first surviving one per model'}",
                 note)])
@@ -283,7 +295,7 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
                 title="Leader extraction rate"),
         y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
         color=alt.Color("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
-                        scale=alt.Scale(domain=conds, range=PALETTE[: len(conds)])),
+                        scale=alt.Scale(domain=conds)),  # colours: the notebook's colour book
         shape=alt.Shape("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
                         scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
         tooltip=["model", "condition_label", "simulation", "run_id",
@@ -347,7 +359,7 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     )
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
     # vega-lite draws a square at the count)
-    chart = alt.Chart(counts).mark_bar(color="#6a51a3").encode(
+    chart = alt.Chart(counts).mark_bar(color=series_colour(), description=ONE_SERIES).encode(
         x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
         y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
         tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
