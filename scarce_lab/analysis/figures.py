@@ -271,6 +271,13 @@ ONE_SERIES = "one series"
 NEAR_DELTA_E = 20.0
 
 
+def reads_as(text) -> str:
+    """The key under which two labels read alike (case and every space ignored:
+    ``'Scripted/ urgency '`` and ``'scripted/urgency'``): one colour in the book, one thing in
+    :func:`colour_conflicts`, a duplicate legend entry in :func:`chart_problems`."""
+    return "".join(str(text).split()).casefold()
+
+
 class ColourBook:
     """One meaning per colour within a notebook: the colour of each thing a chart
     colours (a legend entry: ``richer worker``, ``scripted/urgency``, ``after a win``), handed
@@ -281,7 +288,8 @@ class ColourBook:
 
     def __init__(self) -> None:
         self.active = False
-        self.colours: dict[str, str] = {}
+        self.colours: dict[str, str] = {}  # thing as first spelt -> colour
+        self._spelt: dict[str, str] = {}   # reads_as(thing) -> thing as first spelt
 
     @property
     def free(self) -> list[str]:
@@ -290,7 +298,7 @@ class ColourBook:
 
     def fits(self, things) -> bool:
         """Whether ``things`` (values, compared as text) all have or can get a colour."""
-        new = {str(t) for t in things} - set(self.colours)
+        new = {reads_as(t) for t in things} - {reads_as(t) for t in self.colours}
         return not self.active or len(new) <= len(self.free)
 
     def colour(self, thing) -> str:
@@ -300,7 +308,7 @@ class ColourBook:
             ChartRuleError: every colour is taken (the message names the thing and the
                 colours' meanings).
         """
-        key = str(thing)
+        key = self._spelt.setdefault(reads_as(thing), str(thing))  # things that read alike: one colour
         if key not in self.colours:
             free = self.free
             if not free:
@@ -543,9 +551,10 @@ def colour_conflicts(specs) -> list[str]:
             t = spec.get("title")
             name = f"chart {i} ({(t.get('text') if isinstance(t, dict) else t) or 'untitled'})"
         for colour, things in colour_meanings(spec).items():
-            for thing, source in things.items():
+            for label, source in things.items():
+                thing = reads_as(label)  # one group spelt two ways is one thing
                 by_colour.setdefault(colour, {}).setdefault(thing, name)
-                if source not in ("fixed", "condition") or not (thing.startswith("where ") or thing == "a fixed colour"):
+                if source not in ("fixed", "condition") or not (label.startswith("where ") or label == "a fixed colour"):
                     by_thing.setdefault(thing, {}).setdefault(colour, name)
     out = [f"colour {c} stands for {len(t)} things: " + "; ".join(f"{k!r} in {v}" for k, v in t.items())
            for c, t in by_colour.items() if len(t) > 1]
@@ -594,7 +603,7 @@ def _rows(spec: dict) -> list[dict]:
 
 
 def _norm(text: str) -> str:
-    return " ".join(str(text).split()).casefold()
+    return reads_as(text)
 
 
 def chart_problems(spec: dict) -> tuple[list[str], str | None]:

@@ -232,16 +232,10 @@ def book():
     figures.stop_colour_book()
 
 
-@pytest.mark.xfail(strict=True, reason="ColourBook keys things by exact text: 'Scripted/urgency', "
-                   "'scripted/urgency ' and 'scripted/ urgency' get three colours in one notebook (figures.py is "
-                   "i25b's this phase; fix: key by figures._norm, as chart_problems compares legend entries)")
 def test_colour_book_gives_things_that_read_alike_one_colour(book):
     assert book.colour("Scripted/urgency") == book.colour("scripted/urgency ") == book.colour("scripted/  Urgency")
 
 
-@pytest.mark.xfail(strict=True, reason="colour_conflicts compares things by exact text, so one group spelt "
-                   "'Richer worker' in one chart and 'richer worker' in another, in two colours, is no conflict "
-                   "(figures.py is i25b's this phase)")
 def test_colour_conflicts_sees_one_group_spelt_two_ways():
     import altair as alt
     import polars as pl
