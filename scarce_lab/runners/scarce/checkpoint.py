@@ -69,11 +69,13 @@ def _client_holders(runner: Any) -> list[Any]:
     """What holds a model client among the runner's agents: each agent's model
     (``agent.lm``, a :class:`~scarce_lab.llm.model.ClientModel`; a scripted model holds
     none), or the agent itself for an agent without a model."""
+    from ...llm.model import ClientModel, Model
+
     holders = []
     for a in [*runner.solvers.values(), *runner.negotiators.values()]:
-        lm = getattr(a, "lm", None)
-        if lm is None:
+        lm = a.__dict__.get("lm") if hasattr(a, "__dict__") else None  # not a wrapper's forwarded attribute
+        if not isinstance(lm, Model):
             holders.append(a)
-        elif not lm.scripted:
+        elif isinstance(lm, ClientModel):
             holders.append(lm)
     return holders
