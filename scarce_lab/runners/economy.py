@@ -77,43 +77,69 @@ def load_qa_jsonl(path: Path) -> list[QAItem]:
 
 
 def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
-    """The agent layer for ``cfg.model`` and ``cfg.task``.
+    """The agent layer for ``cfg.model`` and ``cfg.task``: the model string is resolved
+    once (:func:`~scarce_lab.llm.model.model_for`) against the task's scripted
+    registry; a scripted stand-in is its own agent layer, a model drives the LLM
+    policy of the task (over ``client``, else one made from ``cfg.llm`` only then).
+    ``llm_kwargs``: the policy's ``max_tokens`` (and ``program_tokens``) plus litellm
+    kwargs for every call (``mock_response`` in tests).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
     """
-    from scarce_lab.llm.models import scripted_policy
+    from scarce_lab.llm import make_client
+    from scarce_lab.llm.model import model_for
 
-    sp = scripted_policy(cfg.model)
-    if cfg.task_name == "blocksworld":
-        from scarce_lab.agents.economy.rules import RulePolicy
-
-        if sp is None:
-            raise ValueError(
-                f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules"
-            )
-        name = "expert" if cfg.baseline == "full" else sp[0]
-        return RulePolicy(name)
     if cfg.task_name == "dir":
         from scarce_lab.agents.economy.program import make_program_policy
 
         return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    if sp is not None:
-        from scarce_lab.agents.economy.partial import ScriptedPartialPolicy
+    from scarce_lab.agents.economy.program import split_llm_kwargs
 
-        policy = ScriptedPartialPolicy("full" if cfg.baseline == "full" else sp[0])
+    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
+    if cfg.task_name == "blocksworld":
+        def no_client():  # called only for a model name: rule agents take no model
+            raise ValueError(f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules")
+
+        return model_for(cfg.model, make_client=no_client, policies=_rule_policies(cfg)).policy
+    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+                   policies=_partial_policies(cfg), **litellm_kwargs)
+    if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
+        policy = lm.policy
     else:
         from scarce_lab.agents.economy.llm import LLMPartialPolicy
 
-        if client is None:
-            from scarce_lab.llm import make_client
-
-            client = make_client(cfg.llm)
-        policy = LLMPartialPolicy(
-            cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
-            **(llm_kwargs or {}),
-        )
+        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
+                                  **settings)
     policy.reference = cfg.preset != "default"
+    return policy
+
+
+def _rule_policies(cfg: EconomyRunConfig):
+    """Blocks World's scripted registry: ``random-rules`` | ``expert`` (the ``full``
+    baseline plays ``expert`` whatever the name, as before). Raises ``ValueError`` for
+    other names and for an argument."""
+    from scarce_lab.agents.economy.rules import RulePolicy
+
+    def policy(name: str, arg: str | None):
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        return RulePolicy("expert" if cfg.baseline == "full" else name)
+
+    return policy
+
+
+def _partial_policies(cfg: EconomyRunConfig):
+    """The question-answer tasks' scripted registry: ``partial`` | ``full`` (the ``full``
+    baseline plays ``full`` whatever the name, as before). Raises ``ValueError`` for
+    other names and for an argument."""
+    from scarce_lab.agents.economy.partial import ScriptedPartialPolicy
+
+    def policy(name: str, arg: str | None):
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        return ScriptedPartialPolicy("full" if cfg.baseline == "full" else name)
+
     return policy
 
 
