@@ -30,7 +30,14 @@ from .negotiators import (
     ScriptedNegotiatorPolicy,
 )
 from .scripted import STRATEGIC_NEGOTIATORS, SkilledScriptedSolver, StrategicNegotiator, parse_skill
-from .solvers import LLMSolver, ModelSolver, ScriptedSolver, ScriptedSolverPolicy, Solver, SolverAction
+from .solvers import (
+    LLMSolver,
+    ModelSolver,
+    ScriptedSolver,
+    ScriptedSolverPolicy,
+    Solver,
+    SolverAction,
+)
 from .views import NegotiationView, SolverObservation
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
