@@ -94,16 +94,18 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
         from scarce_lab.agents.economy.program import make_program_policy
 
         return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
+    from scarce_lab.agents.economy.partial import partial_policies
     from scarce_lab.agents.economy.program import split_llm_kwargs
+    from scarce_lab.agents.economy.rules import rule_policies
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
             raise ValueError(f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules")
 
-        return model_for(cfg.model, make_client=no_client, policies=_rule_policies(cfg)).policy
+        return model_for(cfg.model, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
     lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
-                   policies=_partial_policies(cfg), **litellm_kwargs)
+                   policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
         policy = lm.policy
     else:
@@ -112,34 +114,6 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
         policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
                                   **settings)
     policy.reference = cfg.preset != "default"
-    return policy
-
-
-def _rule_policies(cfg: EconomyRunConfig):
-    """Blocks World's scripted registry: ``random-rules`` | ``expert`` (the ``full``
-    baseline plays ``expert`` whatever the name, as before). Raises ``ValueError`` for
-    other names and for an argument."""
-    from scarce_lab.agents.economy.rules import RulePolicy
-
-    def policy(name: str, arg: str | None):
-        if arg is not None:
-            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
-        return RulePolicy("expert" if cfg.baseline == "full" else name)
-
-    return policy
-
-
-def _partial_policies(cfg: EconomyRunConfig):
-    """The question-answer tasks' scripted registry: ``partial`` | ``full`` (the ``full``
-    baseline plays ``full`` whatever the name, as before). Raises ``ValueError`` for
-    other names and for an argument."""
-    from scarce_lab.agents.economy.partial import ScriptedPartialPolicy
-
-    def policy(name: str, arg: str | None):
-        if arg is not None:
-            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
-        return ScriptedPartialPolicy("full" if cfg.baseline == "full" else name)
-
     return policy
 
 
