@@ -118,9 +118,14 @@ class EnvironmentSpec:
             call settings.
         cli: the module whose import registers the environment's ``run`` / ``table``
             commands on :mod:`scarce_lab.cli`'s groups.
-        plan_calls: ``plan_calls(config, model) -> (low, high, per_contention)``, the
+        plan_calls: ``plan_calls(config, model) -> (low, high, per_unit)``, the
             model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
-            a dry run of an environment without it and with a model client is refused).
+            a dry run of an environment without it and with a model client is refused);
+            ``per_unit``: calls per unit of play whose number depends on the play
+            (SCARCE: the negotiators' calls per contention), named by ``plan_unit``.
+        plan_unit: what ``per_unit`` counts, in the dry run's words (SCARCE:
+            ``"negotiator calls per contention"``); a plan with a ``per_unit`` and no
+            ``plan_unit`` is refused.
         plan_note: a sentence the dry run adds to every plan of this environment.
         check_policy: ``check_policy(config, model)`` raises ``ValueError`` (naming the
             policies it has) for a policy the environment cannot play, before any run
@@ -150,6 +155,7 @@ class EnvironmentSpec:
     cli: str | None = None
     plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
     plan_note: str = ""
+    plan_unit: str = ""
     check_policy: Callable[[Any, str], None] | None = None
     title: str = ""
 
@@ -182,6 +188,9 @@ class EnvironmentSpec:
                 raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")
         if self.cli is not None and not isinstance(self.cli, str):
             raise TypeError(f"{where}: field 'cli' must be a module name or None, got {self.cli!r}")
+        for f in ("plan_note", "plan_unit"):
+            if not isinstance(getattr(self, f), str):
+                raise TypeError(f"{where}: field {f!r} must be a string, got {getattr(self, f)!r}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
         if not self.title:

@@ -26,7 +26,7 @@ def _economy(out: Path) -> None:
 def _scarce(out: Path) -> None:
     from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
     from scarce_lab.runtime import run_sync
-    from tests.test_scarce_run import FakeSandbox, fake_grade, toy_task
+    from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     cfg = ScarceConfig(workers=2, subruns=1, model="scripted/random", mechanism="revisable", seed=1)
     run_sync(ScarceRunner(cfg, out / "scarce", tasks=[toy_task(0)], grade_fn=fake_grade,

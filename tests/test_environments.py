@@ -14,11 +14,18 @@ ROOT = Path(__file__).resolve().parents[1] / "scarce_lab"
 SHIPPED = ("economy", "scarce", "sovsim")
 #: The shared modules that once held hand-kept tables of the environments.
 SHARED = ("_api.py", "runners/executors.py", "runners/preview.py", "runners/preflight.py",
-          "data/events/__init__.py", "data/events/migrations.py", "data/events/registry.py", "testing.py",
-          "viewer/render.py", "config/migrate.py", "cli/__init__.py", "cli/environment.py", "environments.py",
-          "data/loaders.py")
+          "data/events/__init__.py", "data/events/migrations.py", "data/events/registry.py",
+          "testing/__init__.py", "testing/core.py", "viewer/__init__.py", "viewer/render.py", "config/migrate.py",
+          "cli/__init__.py", "cli/environment.py", "environments.py", "data/loaders.py",
+          # shared machinery that never held such a table: kept free of one
+          "reporting.py", "runtime.py", "cli/_executor.py", "cli/_options.py", "cli/_spend.py", "cli/data.py",
+          "cli/report.py", "cli/view.py", "runners/calltap.py", "data/recorder.py", "data/schema.py",
+          "data/export.py", "data/cache.py", "data/tables/__init__.py", "data/tables/calls.py",
+          "analysis/stats.py", "analysis/pooling.py", "analysis/labels.py", "analysis/result.py")
 #: String constants naming an environment that a shared module may keep, and why.
 ALLOWED = {("data/loaders.py", "sovsim"): "Dataset.environments: the published layouts are SovSim's"}
+#: Imports of one environment's own modules that a shared module may keep, and why.
+ALLOWED_IMPORTS = {("_api.py", "data.tables.sovsim"): "sl.load detects and reads SovSim's published layouts"}
 
 
 def test_the_shipped_environments_are_registered_specs():
@@ -53,3 +60,37 @@ def test_the_check_finds_a_hand_kept_table(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text('"""Docstring naming "sovsim" is fine."""\nRUN = {"sovsim": 1, "economy": 2}\n')
     assert _names_in_code(bad) == [(2, "sovsim"), (2, "economy")]
+
+
+def _env_imports(path: Path) -> list[tuple[int, str]]:
+    """Imported modules (relative ones without their dots) of which a part is a shipped
+    environment's name (``from .envs.scarce import ...``, ``from ..viewer import sovsim``)."""
+    found = []
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(n, ast.ImportFrom):
+            mods = [n.module or ""] + [f"{n.module}.{a.name}" if n.module else a.name for a in n.names]
+        elif isinstance(n, ast.Import):
+            mods = [a.name for a in n.names]
+        else:
+            continue
+        hit = next((m for m in mods if set(m.split(".")) & set(SHIPPED)), None)
+        if hit is not None:
+            found.append((n.lineno, hit))
+    return found
+
+
+def test_the_shared_layers_import_no_environment_module():
+    """The per-environment code (renderers, conformance plays, tables, runners) lives in
+    modules of its own that the specs point at; a shared module reaches it only through
+    the registry."""
+    found = [f"{rel}:{line} {mod}" for rel in SHARED for line, mod in _env_imports(ROOT / rel)
+             if (rel, mod) not in ALLOWED_IMPORTS]
+    assert not found, "shared modules import an environment's module (go through scarce_lab.environments): " + (
+        ", ".join(found))
+
+
+def test_the_import_check_finds_an_environment_module(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from .envs.scarce import ScarceWorld\nfrom ..viewer import sovsim\nimport json\n"
+                   "from .render import esc\n")
+    assert _env_imports(bad) == [(1, "envs.scarce"), (2, "viewer.sovsim")]

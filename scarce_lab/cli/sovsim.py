@@ -74,7 +74,7 @@ def run_sovsim(**kwargs) -> None:
     if executor == "ray":
         results = run_on_ray("sovsim", configs, out, resume=resume, address=address, progress=progress)
     elif processes > 1:
-        from ..runners.sweep_processes import run_sweep_processes
+        from ..runners.sovsim_processes import run_sweep_processes
 
         try:
             results = run_sweep_processes(configs, out, processes=processes, resume=resume,

@@ -411,7 +411,7 @@ class LLMClient(LanguageModel):
         key_params = answer_params(sent, extra)
         mhash = messages_hash(messages)
         call_id = call_id_for(run_id=ctx.run_id, agent=ctx.agent, round=ctx.round, purpose=ctx.purpose, seed=seed,
-                              messages_hash=mhash, attempt=attempt)
+                              messages_hash=mhash, attempt=attempt, model=model, params=key_params)
         record = LLMCallRecord(
             run_id=ctx.run_id,
             call_id=call_id,

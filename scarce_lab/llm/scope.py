@@ -51,6 +51,8 @@ class RunScope:
 
 _SCOPE: ContextVar[RunScope | None] = ContextVar("scarce_lab_run_scope", default=None)
 _GLOBAL = RunScope()
+#: issued call counts of calls made outside any run scope (see :func:`call_id_for`)
+_OUTSIDE_RUNS: dict[str, int] = {}
 
 
 def current_scope() -> RunScope:
@@ -81,19 +83,23 @@ def run_scope(**fields: Any) -> Iterator[RunScope]:
 
 
 def call_id_for(*, run_id: str | None, agent: str | None, round: int | None, purpose: str, seed: int,
-                messages_hash: str, attempt: int, scope: RunScope | None = None) -> str:
+                messages_hash: str, attempt: int, model: str = "", params: Any = None,
+                scope: RunScope | None = None) -> str:
     """The deterministic id of a call (16 hex characters; ``-N`` appended for the
     N-th identical call of the same run scope, N >= 1).
 
     The key is everything that defines the call: run, agent, round, purpose, seed,
-    prompt hash and attempt (0 first call, 1 second call of a decision).
+    prompt hash, attempt (0 first call, 1 second call of a decision), model and the
+    parameters sent (so two models asked the same question in one run, a mixed
+    population, never share an id). Outside a run scope the ``-N`` count is the
+    process's: two identical calls there are two calls (their ``decision_id`` must
+    not merge two decisions), so such ids are unique but not reproducible.
     """
-    key = json.dumps([run_id, agent, round, purpose, seed, messages_hash, attempt], separators=(",", ":"))
+    key = json.dumps([run_id, agent, round, purpose, seed, messages_hash, attempt, model, params],
+                     separators=(",", ":"), sort_keys=True, default=str)
     base = hashlib.sha256(key.encode()).hexdigest()[:16]
     scope = scope or current_scope()
-    if scope is _GLOBAL:  # outside a run: an identical call is the same request
-        return base
-    issued = scope.issued
+    issued = _OUTSIDE_RUNS if scope is _GLOBAL else scope.issued
     n = issued.get(base, 0)
     issued[base] = n + 1
     return base if n == 0 else f"{base}-{n}"

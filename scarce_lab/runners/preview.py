@@ -45,7 +45,8 @@ class _Capture:
     def __init__(self, settings: Any):
         from ..llm import LLMSettings
 
-        self.settings = LLMSettings(**{k: v for k, v in settings.model_dump().items()
+        # as make_client builds them: an unset value (SCARCE's max_tokens) takes the default
+        self.settings = LLMSettings(**{k: v for k, v in settings.model_dump(exclude_none=True).items()
                                        if k in LLMSettings.model_fields})
         self.requests: list[dict[str, Any]] = []
 
@@ -72,13 +73,15 @@ class _Capture:
 
 @dataclass
 class ModelPlan:
-    """One model's share of a plan. Tokens per call; USD for the whole plan."""
+    """One model's share of a plan. Tokens per call; USD for the whole plan;
+    ``per_unit`` calls per ``unit`` of play besides (``EnvironmentSpec.plan_unit``)."""
 
     model: str
     api_base: str | None
     calls_low: int = 0
     calls_high: int = 0
-    per_contention: int = 0
+    per_unit: int = 0
+    unit: str = ""
     prompt_tokens: int | None = None
     max_tokens: int = 0
     price: tuple[float, float] | None = None
@@ -134,10 +137,14 @@ def preview(environment: str, configs: list[Any]) -> Preview:
             key = (model, cfg.llm.api_base)
             plan = out.models.setdefault(model, ModelPlan(model, cfg.llm.api_base,
                                                           price=price_of(model, cfg.llm.api_base, cfg.llm.prices)))
-            low, high, per_contention = spec.plan_calls(cfg, model)
+            low, high, per_unit = spec.plan_calls(cfg, model)
+            if per_unit and not spec.plan_unit:
+                raise ValueError(f"environment {environment!r} plans {per_unit} calls per unit of play for {model} "
+                                 "but names no unit (EnvironmentSpec.plan_unit)")
             plan.calls_low += low
             plan.calls_high += high
-            plan.per_contention += per_contention
+            plan.per_unit += per_unit
+            plan.unit = spec.plan_unit
             if key not in first:
                 first[key] = _first_request(environment, cfg)
             req = first[key]
@@ -173,8 +180,8 @@ def format_preview(p: Preview) -> str:
     lines += [f"  {r}" for r in p.runs[:20]] + ([f"  ... and {len(p.runs) - 20} more"] if len(p.runs) > 20 else [])
     for m in p.models.values():
         calls = f"{m.calls_low}-{m.calls_high} calls"
-        if m.per_contention:
-            calls += f" + {m.per_contention} negotiator calls per contention"
+        if m.per_unit:
+            calls += f" + {m.per_unit} {m.unit}"
         tok = "prompt tokens unknown" if m.prompt_tokens is None else (
             f"{m.prompt_tokens} prompt tokens/call (first {m.purpose or 'step'} prompt) + up to {m.max_tokens} out")
         cr = m.cost_range
@@ -185,7 +192,7 @@ def format_preview(p: Preview) -> str:
         elif m.price == (0.0, 0.0):
             cost = "$0 (free: local endpoint or embedded model)"
         else:
-            cost = f"${cr[0]:.4f} - ${cr[1]:.4f}" + (" + negotiation" if m.per_contention else "")
+            cost = f"${cr[0]:.4f} - ${cr[1]:.4f}" + (f" + the {m.unit}" if m.per_unit else "")
         where = f" at {m.api_base}" if m.api_base else ""
         lines.append(f"{m.model}{where}: {calls}; {tok}; {cost}")
     lines += [f"note: {n}" for n in p.notes]

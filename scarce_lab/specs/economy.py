@@ -41,17 +41,17 @@ def paper_table(data: Any) -> Any:
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.economy_trace`)."""
-    from ..testing import economy_trace
+    """The conformance play (:func:`scarce_lab.testing.economy.economy_trace`)."""
+    from ..testing.economy import economy_trace
 
     return economy_trace(seed)
 
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one run (agents born, then one block per episode group)."""
-    from ..viewer.render import _economy
+    from ..viewer.economy import render as body
 
-    return _economy(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:

@@ -40,21 +40,21 @@ def paper_table(data: Any) -> Any:
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.scarce_trace`)."""
-    from ..testing import scarce_trace
+    """The conformance play (:func:`scarce_lab.testing.scarce.scarce_trace`)."""
+    from ..testing.scarce import scarce_trace
 
     return scarce_trace(seed)
 
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one run (per subrun, each contention as its phases)."""
-    from ..viewer.render import _scarce
+    from ..viewer.scarce import render as body
 
-    return _scarce(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
-    """``(0, high, per_contention)``: at most ``max_solver_steps`` solver decisions per
+    """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
     worker and subrun (a model solver; each may take a second call), and per contention
     per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
     (``mechanism=revisable``) and a ballot (a model negotiator)."""
@@ -95,6 +95,7 @@ SPEC = register(EnvironmentSpec(
     render=render,
     cli="scarce_lab.cli.scarce",
     plan_calls=plan_calls,
+    plan_unit="negotiator calls per contention",
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
 ))

@@ -76,17 +76,17 @@ def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, forc
 
 
 def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.testing.sovsim_trace`)."""
-    from ..testing import sovsim_trace
+    """The conformance play (:func:`scarce_lab.testing.sovsim.sovsim_trace`)."""
+    from ..testing.sovsim import sovsim_trace
 
     return sovsim_trace(seed)
 
 
 def render(events_: list[dict], max_chars: int) -> str:
     """The viewer's body of one game (pool chart, one block per round)."""
-    from ..viewer.render import _sovsim
+    from ..viewer.sovsim import render as body
 
-    return _sovsim(events_, max_chars)
+    return body(events_, max_chars)
 
 
 def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:

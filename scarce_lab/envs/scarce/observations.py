@@ -8,7 +8,7 @@ slot, budget, deadline and transcript. Both are built for one worker from that
 worker's state only (:meth:`ScarceWorld.negotiation_view`,
 :meth:`ScarceWorld.solver_observation`), so neither holds another worker's budget,
 deadline, files or private messages it was not party to
-(``tests/test_slots_world.py`` checks it).
+(``tests/envs/test_scarce_world.py`` checks it).
 
 They live in the environment, as :class:`scarce_lab.envs.sovsim.Observation` does
 for SovSim; :mod:`scarce_lab.agents.scarce.views` re-exports them.

@@ -58,7 +58,7 @@ Rules worth knowing:
 * ``clock="wall"``: measured durations on the same timeline (not bit-reproducible).
 
 Observations come only from here (:mod:`.observations`), built from one worker's
-state; see ``tests/test_slots_world.py`` for the privacy check.
+state; see ``tests/envs/test_scarce_world.py`` for the privacy check.
 
 Errors: acting on a worker in the wrong state raises :class:`WorldError` naming the
 worker, its status and the action; :class:`ActionRefused` is a refused agent action

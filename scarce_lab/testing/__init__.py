@@ -1,0 +1,68 @@
+"""Conformance suite that every environment runs (``tests/test_conformance.py``), and
+that a new environment should pass before it ships.
+
+Three properties, checked by playing each pure world with one generic policy that
+chooses only from the legal actions each observation carries
+(:class:`~scarce_lab.legal_policy.LegalPolicy`: random values and the edges of each
+legal range; no model, no sandbox, no files):
+
+- **legality**: at every decision an action just outside the legal set is tried and
+  the world must refuse it (the trace fails naming the action when it is accepted),
+  and every action the policy draws from the legal set is accepted;
+
+- **determinism**: the same seed gives the same trajectory (every observation and every
+  outcome, compared as JSON);
+- **privacy**: no observation of one agent holds another agent's private fields. Each
+  harness plants distinctive *canaries* in the private state (budgets, deadlines,
+  private messages, a king's true pool) and reports, per observation, which other
+  agents' canaries it contains; the suite fails on any. Positive controls check that
+  every agent does see its own private state, so a check that cannot fail fails.
+
+Use::
+
+    from scarce_lab.testing import HARNESSES, check_environment
+    check_environment(HARNESSES["scarce"])          # raises AssertionError on a breach
+
+A new environment's spec names its play (``EnvironmentSpec.harness``);
+:data:`HARNESSES` lists every registered environment's.
+
+Layout: :mod:`.core` holds the shared machinery (:class:`Observation`, :class:`Trace`,
+:data:`HARNESSES`, the checks); each shipped environment's play is in its own module
+(``scarce_lab.testing.sovsim``, ``.scarce``, ``.economy``: ``sovsim_trace``,
+``scarce_trace`` with ``scarce_rules``/``scarce_step``, ``economy_trace``). A name of
+those modules is also found here (``from scarce_lab.testing import scarce_trace``), looked
+up lazily in the package's modules, so imports written before the split keep working.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from .core import (
+    HARNESSES,
+    LegalPolicy,
+    Observation,
+    Trace,
+    check_determinism,
+    check_environment,
+    check_privacy,
+)
+
+__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of one of the package's modules (e.g. ``scarce_trace``), found by
+    importing them in name order (PEP 562).
+
+    Raises:
+        AttributeError: no module of the package has ``name`` (or it is private).
+    """
+    if not name.startswith("_"):
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            if hasattr(module, name):
+                return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

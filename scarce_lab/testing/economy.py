@@ -1,0 +1,52 @@
+"""The Economy of Minds conformance play (:func:`economy_trace`, the spec's ``harness``);
+the checks are in :mod:`.core`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+from ..legal_policy import LegalPolicy, refused
+from .core import Observation, Trace
+
+
+def economy_trace(seed: int) -> Trace:
+    """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
+    by :class:`LegalPolicy` from the legal moves its observation carries, and an
+    illegal action (not a move) is probed, and must be refused, at every step. An
+    agent's policy is shown only the task's state (EoM sec. 3.2), never another
+    agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
+    any observation. The economy gives agents no private state to see, so there is no
+    positive control of their own."""
+    from ..envs.economy import Economy, EconomyConfig, run_episode
+    from ..envs.economy.blocksworld import BlocksWorld, make_instance
+
+    policy = LegalPolicy(seed)
+    economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
+    rng = random.Random(f"{seed}:founders")
+    for i in range(6):
+        economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
+    trace = Trace()
+    for e in range(20):
+        erng = random.Random(f"{seed}:ep:{e}")
+        target, stacks = make_instance(3, 3, erng)
+        env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
+
+        def act(record, obs, env=env, e=e):
+            view = dataclasses.asdict(obs)
+            text = json.dumps(view, default=str)
+            others = [a for a in economy.agents if a != record.agent_id]
+            leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
+            leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
+            trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
+            bad = (1, 2)  # a pair, not a Move
+            trace.outcomes.append(["refused", refused((TypeError,), f"{bad!r} as a move", lambda: env.apply(bad))])
+            return policy.move(obs.legal, e, len(trace.observations))
+
+        res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
+                          emit=lambda *a: None)
+        economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
+                            lambda r: (1 + r.randrange(3), 1 + r.randrange(3)))
+        trace.outcomes.append([e, res.solved, res.steps, res.winners, economy.ledger.balances()])
+    return trace

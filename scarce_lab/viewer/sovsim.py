@@ -1,0 +1,66 @@
+"""The viewer's body of a SovSim game (:func:`render`, the spec's ``render``): the pool per
+round as an inline SVG line, then one block per round. Shared helpers: :mod:`.render`."""
+
+from __future__ import annotations
+
+from .render import cut, decision_notes, esc, table
+
+
+def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: float) -> str:
+    """An inline SVG line of the pool at the start of each ``(round, pool)``, with the
+    collapse threshold dashed."""
+    if not rounds:
+        return ""
+    w, h, pad = 420, 120, 24
+    n = max(r for r, _ in rounds)
+    sx = lambda r: pad + (w - 2 * pad) * ((r - 1) / max(1, n - 1))  # noqa: E731
+    sy = lambda v: h - pad - (h - 2 * pad) * (v / top if top else 0)  # noqa: E731
+    pts = " ".join(f"{sx(r):.1f},{sy(v):.1f}" for r, v in rounds)
+    thr = (f'<line x1="{pad}" x2="{w - pad}" y1="{sy(threshold):.1f}" y2="{sy(threshold):.1f}" stroke="#cb181d" '
+           f'stroke-dasharray="4 3"/><text x="{w - pad}" y="{sy(threshold) - 3:.1f}" font-size="10" text-anchor="end" '
+           f'fill="#cb181d">collapse threshold {threshold:g}</text>') if threshold is not None else ""
+    return (f'<svg class="sl-pool" width="{w}" height="{h}" role="img" aria-label="pool per round">'
+            f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>{thr}'
+            f'<polyline fill="none" stroke="#08519c" stroke-width="2" points="{pts}"/>'
+            f'<text x="{pad}" y="12" font-size="10">pool at the start of each round (units, 0 to {top:g})</text>'
+            f'<text x="{w / 2:.0f}" y="{h - 6}" font-size="10" text-anchor="middle">round 1 to {n}</text></svg>')
+
+
+def render(events: list[dict], max_chars: int) -> str:
+    """The game's agents and leader, the pool chart, one collapsible block per round (each
+    agent's extraction, the pool it saw, its reasoning and model calls), then the end."""
+    start = next((e for e in events if e["kind"] == "game_start"), None)
+    leader = start["payload"].get("leader") if start else None
+    roles = dict(zip(start["payload"].get("agents", []), start["payload"].get("roles", []), strict=False)) if start else {}
+    cfg = start["payload"] if start else {}
+    settles = {e["round"]: e for e in events if e["kind"] == "round"}
+    ext: dict[int, list[dict]] = {}
+    for e in events:
+        if e["kind"] == "extraction":
+            ext.setdefault(e["round"], []).append(e)
+    threshold = cfg.get("collapse_threshold")
+    pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
+    top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)
+    agents = ", ".join(f"{a} ({roles.get(a, '')})" for a in roles)
+    lead = f" · leader {esc(leader)}" if leader else ""
+    parts = [f'<p class="sl-meta">agents: {esc(agents)}{lead}</p>', _pool_svg(pool, threshold, top)]
+    for r in sorted(settles):
+        q = settles[r]["payload"]
+        rows = []
+        for e in sorted(ext.get(r, []), key=lambda e: str(e["agent"])):
+            x = e["payload"]
+            name = f'<span class="sl-leader">{esc(e["agent"])} (leader)</span>' if e["agent"] == leader else esc(e["agent"])
+            rows.append([name, esc(roles.get(e["agent"], "")), esc(x.get("extraction")), esc(x.get("pool_seen")),
+                         f'<span class="sl-text">{cut(x.get("reasoning"), max_chars)}</span> {decision_notes(e, max_chars)}'])
+        announced = f" · announced {esc(q.get('announced_pool'))}" if q.get("announced_pool") is not None else ""
+        state = '<b class="sl-bad">collapsed</b>' if q.get("collapsed") else f"next pool {esc(q.get('next_pool'))}"
+        parts.append(f'<details class="sl-round" data-round="{esc(r)}"><summary>Round {esc(r)} · pool '
+                     f'{esc(q.get("pool_before"))}{announced} · extracted {esc(sum(q.get("extractions") or []))} · '
+                     f'remaining {esc(q.get("remaining"))} · {state}</summary>'
+                     + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
+    end = next((e for e in events if e["kind"] == "game_end"), None)
+    if end:
+        q = end["payload"]
+        parts.append(f'<p class="sl-event">Game over after {esc(q.get("rounds_played"))} rounds · collapsed '
+                     f'{esc(q.get("collapsed"))} · total payoffs {esc(q.get("total_payoffs"))}</p>')
+    return "".join(parts)
