@@ -221,7 +221,7 @@ def test_scarce_solver_calls_name_the_round_and_agent_of_their_step(tmp_path):
     (the next contention's index, bound per step in the run scope) and its worker; the
     event's ``call_ids`` are those calls. Rounds after the first contention are > 0."""
     from scarce_lab.runners.scarce import ScarceConfig, run_scarce
-    from tests.test_scarce_run import FakeSandbox, fake_grade, toy_task
+    from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     # always asks for a slot (illegal while it holds one: the fallback then lists files)
     answer = json.dumps({"tool": "request_execution_slot", "duration_seconds": 10, "reason": "try it"})
