@@ -200,11 +200,13 @@ class ScarceConfig(ExperimentConfig):
                 raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
         if is_scripted(neg):
-            policy = scripted_policy(neg)[0]
+            policy, arg = scripted_policy(neg)
+            field = "negotiator_model" if self.negotiator_model else "model"
             if policy not in SCRIPTED_NEGOTIATORS:
-                field = "negotiator_model" if self.negotiator_model else "model"
                 raise ValueError(f"{field} {neg!r}: scripted negotiator policy must be one of "
                                  f"{list(SCRIPTED_NEGOTIATORS)}, got {policy!r}")
+            if arg is not None:  # as the agents' registry (agents.scarce.negotiator_policies)
+                raise ValueError(f"{field} {neg!r}: scripted negotiator policies take no argument, got {arg!r}")
         if self.tasks is not None:
             from ..tasks.suite import list_task_ids
 

@@ -21,6 +21,7 @@ The run, round and agent of the calls come from the bound run scope
 
 from __future__ import annotations
 
+import inspect
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -125,8 +126,8 @@ class ClientModel(Model):
         self.name, self.ref = name, resolve_model(name)
         if self.ref.kind == "scripted":
             raise ValueError(f"model {name!r} is a scripted policy; use ScriptedModel (model_for picks it)")
-        if client is None:
-            raise ValueError(f"model {name!r} needs an LLMClient (a model client; only scripted/<policy> runs without one)")
+        #: the model client (``None`` only for an agent built to render prompts: a call
+        #: then raises, naming the model; :func:`model_for` never gives one without)
         self.client = client
         self.generation = generation or Generation()
         self.litellm_kwargs = litellm_kwargs
@@ -136,9 +137,15 @@ class ClientModel(Model):
 
         return CallContext(agent=agent, round=round, purpose=purpose)
 
+    def _bound(self) -> Any:
+        if self.client is None:
+            raise ValueError(f"model {self.name!r} needs an LLM client (none was given; only scripted/<policy> "
+                             "runs without one)")
+        return self.client
+
     async def adecide(self, request: DecisionRequest[T]) -> DecisionOutcome[T]:
         g = self.generation
-        return await self.client.adecide(
+        return await self._bound().adecide(
             model=self.name, messages=request.prompt(), schema=request.schema, fallback=request.fallback,
             seed=request.seed, context=self._context(request.purpose, request.agent, request.round),
             max_tokens=request.max_tokens or g.max_tokens, temperature=g.temperature,
@@ -149,14 +156,15 @@ class ClientModel(Model):
                         agent: str | None = None, round: int | None = None, **kwargs: Any) -> CompletionResult:
         g = self.generation
         kwargs.setdefault("max_tokens", g.max_tokens)
-        return await self.client.acomplete(
+        return await self._bound().acomplete(
             self.name, messages, seed=seed, context=self._context(purpose, agent, round),
             temperature=g.temperature, reasoning_effort=g.reasoning_effort, **{**self.litellm_kwargs, **kwargs})
 
 
 class ScriptedModel(Model):
     """A scripted policy behind the model interface: ``policy(observation, rng)``
-    gives the decision (``rng``: ``random.Random(request.seed)``)."""
+    gives the decision (``rng``: ``random.Random(request.seed)``), or an awaitable of it
+    (a policy that is itself asynchronous, e.g. a SCARCE negotiator's phase)."""
 
     def __init__(self, name: str, policy: Callable[[Any, random.Random], Any]):
         self.name, self.ref = name, resolve_model(name)
@@ -166,6 +174,8 @@ class ScriptedModel(Model):
 
     async def adecide(self, request: DecisionRequest[T]) -> DecisionOutcome[T]:
         value = self.policy(request.observation, random.Random(request.seed))
+        if inspect.isawaitable(value):
+            value = await value
         return DecisionOutcome(decision=value, valid=True, repaired=False, fallback_used=False, violation=None,
                                calls=[], outcome=None, source="scripted")  # type: ignore[arg-type]
 
@@ -176,10 +186,12 @@ class ScriptedModel(Model):
 
 def model_for(name: str, *, client: Any = None, generation: Generation | None = None,
               policies: Callable[[str, str | None], Callable[[Any, random.Random], Any]] | None = None,
-              **litellm_kwargs: Any) -> Model:
+              make_client: Callable[[], Any] | None = None, **litellm_kwargs: Any) -> Model:
     """The :class:`Model` a model string names: a :class:`ScriptedModel` for
     ``scripted/<policy>[:<arg>]`` (``policies(policy, arg)`` gives its function: the
-    environment's registry), else a :class:`ClientModel` over ``client``.
+    environment's registry), else a :class:`ClientModel` over ``client`` (when it is
+    ``None``, over ``make_client()``: called only for a name that needs a client, so a
+    scripted run never builds one).
 
     Raises:
         ValueError: a bad name (:func:`resolve_model`), a scripted name without
@@ -191,4 +203,8 @@ def model_for(name: str, *, client: Any = None, generation: Generation | None = 
         if policies is None:
             raise ValueError(f"model {name!r} is a scripted policy, and no scripted policies were given")
         return ScriptedModel(name, policies(ref.policy, ref.arg))
+    if client is None and make_client is not None:
+        client = make_client()
+    if client is None:
+        raise ValueError(f"model {name!r} needs an LLM client (an LLMClient or another model client; only scripted/<policy> runs without one)")
     return ClientModel(name, client, generation, **litellm_kwargs)

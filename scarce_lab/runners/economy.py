@@ -77,42 +77,42 @@ def load_qa_jsonl(path: Path) -> list[QAItem]:
 
 
 def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
-    """The agent layer for ``cfg.model`` and ``cfg.task``.
+    """The agent layer for ``cfg.model`` and ``cfg.task``: the model string is resolved
+    once (:func:`~scarce_lab.llm.model.model_for`) against the task's scripted
+    registry; a scripted stand-in is its own agent layer, a model drives the LLM
+    policy of the task (over ``client``, else one made from ``cfg.llm`` only then).
+    ``llm_kwargs``: the policy's ``max_tokens`` (and ``program_tokens``) plus litellm
+    kwargs for every call (``mock_response`` in tests).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
     """
-    from scarce_lab.llm.models import scripted_policy
+    from scarce_lab.llm import make_client
+    from scarce_lab.llm.model import model_for
 
-    sp = scripted_policy(cfg.model)
-    if cfg.task_name == "blocksworld":
-        from scarce_lab.agents.economy.rules import RulePolicy
-
-        if sp is None:
-            raise ValueError(
-                f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules"
-            )
-        name = "expert" if cfg.baseline == "full" else sp[0]
-        return RulePolicy(name)
     if cfg.task_name == "dir":
         from scarce_lab.agents.economy.program import make_program_policy
 
         return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    if sp is not None:
-        from scarce_lab.agents.economy.partial import ScriptedPartialPolicy
+    from scarce_lab.agents.economy.partial import partial_policies
+    from scarce_lab.agents.economy.program import split_llm_kwargs
+    from scarce_lab.agents.economy.rules import rule_policies
 
-        policy = ScriptedPartialPolicy("full" if cfg.baseline == "full" else sp[0])
+    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
+    if cfg.task_name == "blocksworld":
+        def no_client():  # called only for a model name: rule agents take no model
+            raise ValueError(f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules")
+
+        return model_for(cfg.model, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
+    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+                   policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
+    if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
+        policy = lm.policy
     else:
         from scarce_lab.agents.economy.llm import LLMPartialPolicy
 
-        if client is None:
-            from scarce_lab.llm import make_client
-
-            client = make_client(cfg.llm)
-        policy = LLMPartialPolicy(
-            cfg.model, client, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
-            **(llm_kwargs or {}),
-        )
+        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
+                                  **settings)
     policy.reference = cfg.preset != "default"
     return policy
 

@@ -201,9 +201,8 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             ), round=0, phase="setup")
             rec.commit_round(0, state=game)
         if agents is None:
-            if client is None and needs_client(cfg.model):
-                client = _make_client(cfg)
-            shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm)
+            shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm,
+                                make_client=lambda: _make_client(cfg))  # made only for a model
             agents = dict.fromkeys(game.agents, shared)
         while not game.over:
             await _play_round(game, cfg, rec, agents)

@@ -97,6 +97,35 @@ def test_factories():
         make_solver("scripted/", task=None)
 
 
+def test_one_negotiator_decides_through_its_model_scripted_or_not():
+    """The factory resolves the string once: a scripted policy behind a ScriptedModel
+    (the client maker is never called) decides as the policy itself does; a model gets
+    a client model, whose client is made then, once; an argument no policy takes is refused."""
+    from scarce_lab.llm.model import ClientModel, ScriptedModel
+
+    made = []
+
+    def make_client():
+        made.append(1)
+        return object()
+
+    v = _view(declare=False)
+    neg = make_negotiator("scripted/sjf", make_client=make_client)
+    assert isinstance(neg.lm, ScriptedModel) and neg.scripted and made == []
+    assert run(neg.declare(v)).value == run(ScriptedNegotiator("sjf").declare(v)).value
+    llm = make_negotiator("openai/gpt-4o", make_client=make_client, reasoning_effort="low")
+    assert isinstance(llm.lm, ClientModel) and not llm.scripted and made == [1]
+    assert llm.reasoning_effort == "low" and llm.lm.generation.reasoning_effort == "low"
+    with pytest.raises(ValueError, match="no argument"):
+        make_negotiator("scripted/fifo:3")
+    from scarce_lab.runners.scarce import ScarceConfig
+
+    with pytest.raises(ValueError, match="negotiator policies take no argument"):  # refused before the run too
+        ScarceConfig(model="scripted/skilled:0.3", negotiator_model="scripted/fifo:3")
+    s = make_solver("scripted/routine", task=None, make_client=make_client)
+    assert s.scripted and made == [1]
+
+
 class _ToolClient:
     """Fake client: native tool calls for acomplete, a JSON action for adecide."""
 

@@ -65,7 +65,8 @@ def past(k, order):
 def test_policies_are_known_to_the_factory_and_config():
     for p in ("spend-down", "urgency", "reciprocal", "coalition", "strategic"):
         assert p in SCRIPTED_NEGOTIATORS
-        assert isinstance(make_negotiator(f"scripted/{p}"), StrategicNegotiator)
+        neg = make_negotiator(f"scripted/{p}")  # one negotiator class, deciding through its Model
+        assert neg.scripted and isinstance(neg.lm.policy, StrategicNegotiator) and neg.lm.policy.policy == p
         ScarceConfig(model=f"scripted/{p}")
     with pytest.raises(ValueError, match="strategic negotiator policy"):
         StrategicNegotiator("greedy")
@@ -158,7 +159,9 @@ def test_parse_skill_and_factory():
         with pytest.raises(ValueError, match="skill"):
             parse_skill(bad)
     s = make_solver("scripted/skilled:0.3", toy_task(), seed=4)
-    assert isinstance(s, SkilledScriptedSolver) and s.skill == 0.3 and s.model == "scripted/skilled:0.3"
+    assert s.scripted and s.model == "scripted/skilled:0.3"
+    assert isinstance(s.lm.policy, SkilledScriptedSolver) and s.lm.policy.skill == 0.3
+    assert s.lm.policy.model == "scripted/skilled:0.3"
     with pytest.raises(ValueError, match="skill must be in"):
         ScarceConfig(model="scripted/skilled:0", negotiator_model="scripted/fifo")
     with pytest.raises(ValueError, match="scripted negotiator policy"):

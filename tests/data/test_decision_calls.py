@@ -214,3 +214,28 @@ def test_model_for_gives_scripted_and_client_models_one_interface():
         model_for("scripted/three")
     with pytest.raises(ValueError, match="LLMClient"):
         model_for(MODEL)
+
+
+def test_scarce_solver_calls_name_the_round_and_agent_of_their_step(tmp_path):
+    """A model solver's calls carry the round its ``solver_action`` event is recorded in
+    (the next contention's index, bound per step in the run scope) and its worker; the
+    event's ``call_ids`` are those calls. Rounds after the first contention are > 0."""
+    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
+
+    # always asks for a slot (illegal while it holds one: the fallback then lists files)
+    answer = json.dumps({"tool": "request_execution_slot", "duration_seconds": 10, "reason": "try it"})
+    cfg = ScarceConfig(workers=2, subruns=1, model="openai/x", negotiator_model="scripted/fifo", seed=3)
+    run = run_scarce(cfg, tmp_path, tasks=[toy_task()], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "sbx"),
+                     client=MockModel([answer]))
+    evs = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    calls = {c["call_id"]: c for c in map(json.loads, (run / "llm_calls.jsonl").read_text().splitlines())}
+    steps = [e for e in evs if e["kind"] == "solver_action"]
+    assert len(steps) >= 4 and "request_execution_slot" in {e["payload"]["tool"] for e in steps}
+    for e in steps:
+        ids = e["payload"]["call_ids"]
+        assert ids and all(i in calls for i in ids)
+        for i in ids:
+            assert (calls[i]["round"], calls[i]["agent"], calls[i]["purpose"]) == (e["round"], e["agent"], "solver")
+    assert any(e["round"] > 0 for e in steps)  # a step after the first contention names its round
+    assert all(c["run_id"] == run.name for c in calls.values())

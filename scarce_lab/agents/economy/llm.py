@@ -113,19 +113,29 @@ def render_mutation(genome: PartialGenome, template: str = "mutate.j2") -> list[
 
 
 class LLMPartialPolicy:
-    """Partial agents driven by one shared frozen model through the LLM client.
+    """Partial agents driven by one shared frozen model, a
+    :class:`~scarce_lab.llm.model.Model` (``model``: one from
+    :func:`~scarce_lab.llm.model.model_for`, or a model string bound here to ``client``
+    as a :class:`~scarce_lab.llm.model.ClientModel`). Every decision and rewrite goes
+    through its ``adecide``/``acomplete``; run, round (episode) and agent reach the
+    records through the request and the run scope.
 
     ``record_calls(list[LLMCallRecord])`` receives every call record (the runner passes
-    the recorder's). ``litellm_kwargs`` go to every call (``mock_response`` in tests).
-    ``baseline='full'`` makes every founder a full agent.
+    the recorder's). ``litellm_kwargs`` go to every call (``mock_response`` in tests;
+    only with a model string: a resolved model carries its own). ``baseline='full'``
+    makes every founder a full agent.
+
+    Raises:
+        ValueError: ``model`` is a scripted policy (the scripted stand-ins are their own
+            policies, :class:`~.partial.ScriptedPartialPolicy`).
     """
 
     kind = "partial"
 
     def __init__(
         self,
-        model: str,
-        client,
+        model,
+        client=None,
         *,
         seed: int,
         record_calls: Callable[[list], None] = lambda calls: None,
@@ -133,14 +143,34 @@ class LLMPartialPolicy:
         max_tokens: int = 96,
         **litellm_kwargs,
     ):
-        self.model = model
-        self.client = client
+        from scarce_lab.llm.model import ClientModel, Model
+
+        if isinstance(model, Model):
+            if model.scripted:
+                raise ValueError(f"model {model.name!r} is a scripted policy, not a model for LLM partial agents")
+            if litellm_kwargs:
+                raise ValueError(f"model {model.name!r} is already bound: pass litellm kwargs to model_for, "
+                                 f"not here ({sorted(litellm_kwargs)})")
+            self.lm = model
+        else:
+            self.lm = ClientModel(model, client, **litellm_kwargs)
+        self.model = self.lm.name
         self.seed = seed
         self.record_calls = record_calls
         self.full = full
         self.max_tokens = max_tokens
-        self.kwargs = litellm_kwargs
         self.episode = 0
+
+    @property
+    def client(self):
+        """The model client behind :attr:`lm`."""
+        return self.lm.client
+
+    @property
+    def kwargs(self) -> dict:
+        """The litellm kwargs sent with every call (the model's own dict: a change
+        applies to the next call)."""
+        return self.lm.litellm_kwargs
 
     def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
         return founder_genomes(n, ("full",)) if self.full else founder_genomes(n)
@@ -151,16 +181,12 @@ class LLMPartialPolicy:
     def _rewrite(self, genome: PartialGenome, rng: random.Random, template: str, purpose: str,
                  messages: list[dict] | None = None) -> str | None:
         """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
-        from scarce_lab.llm import CallContext
-
         res = _run(
-            self.client.acomplete(
-                self.model,
+            self.lm.acomplete(
                 messages or render_mutation(genome, template),
                 seed=call_seed(self.seed, purpose, self.episode, rng.random()),
-                context=CallContext(agent=None, round=self.episode, purpose=purpose),
+                purpose=purpose, agent=None, round=self.episode,
                 max_tokens=self.max_tokens,
-                **self.kwargs,
             )
         )
         self.record_calls([res.record])
@@ -201,12 +227,9 @@ class LLMPartialPolicy:
         answers ``\\boxed{yes}`` or not. A reply without it is no (one with neither
         ``boxed{yes}`` nor ``boxed{no}`` is recorded as a fallback); a missing reply
         (transport failure) stops the run."""
-        from scarce_lab.llm import CallContext
-
-        res = _run(self.client.acomplete(
-            self.model, render_wakeup(genome, obs), seed=call_seed(self.seed, "wake", self.episode, step, agent),
-            context=CallContext(agent=agent, round=self.episode, purpose="wakeup"),
-            max_tokens=self.max_tokens, **self.kwargs))
+        res = _run(self.lm.acomplete(
+            render_wakeup(genome, obs), seed=call_seed(self.seed, "wake", self.episode, step, agent),
+            purpose="wakeup", agent=agent, round=self.episode, max_tokens=self.max_tokens))
         self.record_calls([res.record])
         if res.record.outcome in NO_ANSWER:
             res.record.missing = True
@@ -233,21 +256,21 @@ class LLMPartialPolicy:
         return self._reference_rewrite(genome, rng, failure, "repair" if failure else "mutation")
 
     def act(self, genome: PartialGenome, obs: QAObs, *, agent: str, episode: int, step: int) -> Contribution:
-        from scarce_lab.llm import CallContext
+        from scarce_lab.llm.model import DecisionRequest
 
         answering = genome.capability in ANSWERING
         schema = AnswerDecision if answering else NoteDecision
         fallback = AnswerDecision(note="", answer="") if answering else NoteDecision(note="")
-        out = self.client.decide(
-            model=self.model,
-            messages=render_act(genome, obs, reference=self.reference),
+        out = _run(self.lm.adecide(DecisionRequest(
             schema=schema,
             fallback=fallback,
             seed=call_seed(self.seed, episode, step, agent),
-            context=CallContext(agent=agent, round=episode, purpose=f"act:{genome.capability}"),
+            messages=render_act(genome, obs, reference=self.reference),
+            purpose=f"act:{genome.capability}",
+            agent=agent,
+            round=episode,
             max_tokens=self.max_tokens,
-            **self.kwargs,
-        )
+        )))
         self.record_calls(out.calls)
         if out.missing:
             raise MissingDecisionError.from_calls(out.calls)

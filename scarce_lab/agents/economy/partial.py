@@ -198,3 +198,21 @@ class ScriptedPartialPolicy:
 
     def genome_json(self, genome: PartialGenome) -> dict:
         return genome.to_json()
+
+
+def partial_policies(*, full: bool = False):
+    """The question-answer tasks' scripted registry for
+    :func:`~scarce_lab.llm.model.model_for`: ``(name, arg) -> ScriptedPartialPolicy``
+    for ``partial`` | ``full`` (``full``: the ``full`` baseline, which plays ``full``
+    whatever the name).
+
+    Raises (from the registry):
+        ValueError: another name, or an argument (none takes one).
+    """
+
+    def policy(name: str, arg: str | None) -> ScriptedPartialPolicy:
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        return ScriptedPartialPolicy("full" if full else name)
+
+    return policy

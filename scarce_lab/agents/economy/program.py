@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 
 from scarce_lab.envs.economy.program import ProgramEdit, ProgramObs
 from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
@@ -100,11 +101,8 @@ class LLMProgramPolicy(LLMPartialPolicy):
         return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
 
     def _ask(self, messages, *, agent, episode, step, purpose, max_tokens):
-        from scarce_lab.llm import CallContext
-
-        res = _run(self.client.acomplete(
-            self.model, messages, seed=call_seed(self.seed, episode, step, agent),
-            context=CallContext(agent=agent, round=episode, purpose=purpose), max_tokens=max_tokens, **self.kwargs))
+        res = _run(self.lm.acomplete(messages, seed=call_seed(self.seed, episode, step, agent), purpose=purpose,
+                                     agent=agent, round=episode, max_tokens=max_tokens))
         self.record_calls([res.record])
         if res.record.outcome in NO_ANSWER:
             res.record.missing = True
@@ -132,19 +130,48 @@ class LLMProgramPolicy(LLMPartialPolicy):
         return ProgramEdit(cap, text.strip()[:400])
 
 
-def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
-    """The agent layer of a task-directory run (``scripted/partial`` or a model)."""
-    from scarce_lab.llm.models import scripted_policy
+def program_policies(cfg) -> Callable[[str, str | None], ScriptedProgramPolicy]:
+    """The scripted registry of task-directory runs (for
+    :func:`~scarce_lab.llm.model.model_for`): ``partial`` -> :class:`ScriptedProgramPolicy`
+    seeded with ``cfg.seed``.
 
-    sp = scripted_policy(cfg.model)
-    if sp is not None:
-        if sp[0] != "partial":
+    Raises (from the registry):
+        ValueError: any other policy name, or an argument.
+    """
+
+    def policy(name: str, arg: str | None) -> ScriptedProgramPolicy:
+        if name != "partial" or arg is not None:
             raise ValueError(f"model {cfg.model!r}: task directories run scripted/partial or an LLM")
-        policy = ScriptedProgramPolicy(cfg.seed)
-        policy.reference = True
-        return policy
-    if client is None:
-        from scarce_lab.llm import make_client
+        p = ScriptedProgramPolicy(cfg.seed)
+        p.reference = True
+        return p
 
-        client = make_client(cfg.llm)
-    return LLMProgramPolicy(cfg.model, client, seed=cfg.seed, record_calls=record_calls, **(llm_kwargs or {}))
+    return policy
+
+
+def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
+    """The agent layer of a task-directory run: the model string resolved once
+    (:func:`~scarce_lab.llm.model.model_for`): ``scripted/partial`` -> the scripted
+    stand-in (:func:`program_policies`), a model -> :class:`LLMProgramPolicy` over it
+    (``client``, else one made from ``cfg.llm``). ``llm_kwargs``: the policy's settings
+    (``max_tokens``, ``program_tokens``) and litellm kwargs for every call.
+
+    Raises:
+        ValueError: a scripted policy other than ``partial``.
+    """
+    from scarce_lab.llm import make_client
+    from scarce_lab.llm.model import model_for
+
+    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens", "program_tokens"))
+    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+                   policies=program_policies(cfg), **litellm_kwargs)
+    if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
+        return lm.policy
+    return LLMProgramPolicy(lm, seed=cfg.seed, record_calls=record_calls, **settings)
+
+
+def split_llm_kwargs(llm_kwargs: dict | None, settings: tuple[str, ...]) -> tuple[dict, dict]:
+    """``(policy settings, litellm kwargs)`` of a runner's ``llm_kwargs``: the keys in
+    ``settings`` configure the policy, the rest go to every model call."""
+    kw = dict(llm_kwargs or {})
+    return {k: kw.pop(k) for k in settings if k in kw}, kw

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ...envs.scarce import Ballot, Declaration
@@ -129,7 +130,34 @@ class Negotiator:
         raise NotImplementedError
 
 
-class ScriptedNegotiator(Negotiator):
+# -- scripted policies behind the model interface ------------------------------------
+#: phase name (as in the call records' ``negotiation:<phase>`` purposes) -> method
+PHASE_METHODS = {"declaration": "declare", "reasoning": "reason", "private": "message", "revision": "revise",
+                 "ballots": "ballot"}
+
+
+@dataclass(frozen=True)
+class NegotiationTurn:
+    """What a scripted negotiator policy decides from (the request's observation):
+    the phase (a key of :data:`PHASE_METHODS`) and the worker's view."""
+
+    phase: str
+    view: NegotiationView
+
+
+class ScriptedNegotiatorPolicy(Negotiator):
+    """Base of the scripted negotiators: the five decisions are the policy, and the
+    policy is also callable as a :class:`~scarce_lab.llm.model.ScriptedModel` policy
+    ``(turn, rng) -> awaitable Decided`` (randomness comes from the policy's own seed,
+    not from ``rng``), so :class:`ModelNegotiator` decides through it like through a model."""
+
+    scripted = True
+
+    def __call__(self, turn: NegotiationTurn, rng: random.Random) -> Any:
+        return getattr(self, PHASE_METHODS[turn.phase])(turn.view)
+
+
+class ScriptedNegotiator(ScriptedNegotiatorPolicy):
     """A scripted policy (see module docstring); randomness from ``seed``.
 
     Raises:
@@ -210,33 +238,55 @@ class ScriptedNegotiator(Negotiator):
         return Decided(ranked_ballot(view, order))
 
 
-# -- LLM negotiator ----------------------------------------------------------------
-class LLMNegotiator(Negotiator):
-    """Plays the four phases with a model through :class:`scarce_lab.llm.LLMClient`.
+# -- the negotiator over a Model ---------------------------------------------------
+class ModelNegotiator(Negotiator):
+    """The negotiator of a run: plays the four phases through a
+    :class:`~scarce_lab.llm.model.Model` (``lm``, from
+    :func:`~scarce_lab.llm.model.model_for`). A model gets the phase's prompt, masked
+    schema and documented fallback (module docstring) and its answer is clamped and
+    completed; a scripted policy (:class:`ScriptedNegotiatorPolicy` behind a
+    :class:`~scarce_lab.llm.model.ScriptedModel`) gets the :class:`NegotiationTurn`
+    and its :class:`~.decided.Decided` is the decision.
 
     Args:
-        model: litellm model string (e.g. ``embedded/smollm2``).
-        client: an ``LLMClient`` (anything with ``adecide(...)`` of that signature).
+        lm: the model (``lm.name`` is the model string of the records).
         seed: the run seed (per-call seeds are derived from it).
-        reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
         mechanism: ``fixed`` or ``revisable`` (shown in the system prompt).
         run_id: copied into the call records (default: the bound run scope's,
             :mod:`scarce_lab.llm.scope`; kept for callers outside a runner).
+        max_tokens: answer tokens of every phase (``None``: each phase's own).
+
+    Raises (from the phases):
+        MissingDecisionError: no call got an answer (the records are attached).
     """
 
-    scripted = False
-
-    def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
-                 mechanism: str = "fixed", run_id: str | None = None, max_tokens: int | None = None):
-        self.model = model
-        self.client = client
+    def __init__(self, lm: Any, seed: int = 0, *, mechanism: str = "fixed", run_id: str | None = None,
+                 max_tokens: int | None = None):
+        self.lm = lm
+        self.model = lm.name
         self.seed = seed
-        self.reasoning_effort = reasoning_effort
         self.mechanism = mechanism
         self.run_id = run_id
         self.max_tokens = max_tokens
         #: compact masks (enum grids, short strings) for the embedded model's grammar
-        self.compact = is_embedded(model)
+        self.compact = is_embedded(self.model)
+
+    @property
+    def scripted(self) -> bool:  # type: ignore[override]
+        """Whether a scripted policy decides (no model calls; the virtual clock's
+        scripted cost applies)."""
+        return self.lm.scripted
+
+    @property
+    def client(self) -> Any:
+        """The model client (``None`` for a scripted policy)."""
+        return getattr(self.lm, "client", None)
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        """The bound generation's reasoning effort (``None`` for a scripted policy)."""
+        g = getattr(self.lm, "generation", None)
+        return None if g is None else g.reasoning_effort
 
     def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
         ctx = {
@@ -258,22 +308,35 @@ class LLMNegotiator(Negotiator):
                         slot_cap_s=view.slot_cap_s)
         return [{"role": "system", "content": system}, {"role": "user", "content": render(template, **ctx)}]
 
+    async def _request(self, request: Any) -> Any:
+        from ...llm.scope import current_scope, run_scope
+
+        if self.run_id is not None and self.run_id != current_scope().run_id:  # a caller outside a runner
+            with run_scope(run_id=self.run_id):
+                return await self.lm.adecide(request)
+        return await self.lm.adecide(request)
+
+    def _seed(self, view: NegotiationView, phase: str) -> int:
+        return derive_seed(self.seed, view.contention["contention"], phase, view.private_round, view.worker)
+
+    async def _policy(self, view: NegotiationView, phase: str) -> Decided:
+        """A scripted policy's decision of ``phase`` (its own :class:`Decided`)."""
+        from ...llm.model import DecisionRequest
+
+        out = await self._request(DecisionRequest(
+            schema=Decided, fallback=None, seed=self._seed(view, phase), observation=NegotiationTurn(phase, view),
+            purpose=f"negotiation:{phase}", agent=view.worker, round=view.contention["contention"]))
+        return out.decision
+
     async def _ask(self, view, phase: str, template: str, schema, fallback, max_tokens: int, **extra):
-        from scarce_lab.llm import CallContext
+        from ...llm.model import DecisionRequest
 
         messages = self._messages(view, template, **extra)
         t0 = time.perf_counter()
-        out = await self.client.adecide(
-            model=self.model,
-            messages=messages,
-            schema=schema,
-            fallback=fallback,
-            seed=derive_seed(self.seed, view.contention["contention"], phase, view.private_round, view.worker),
-            context=CallContext(agent=view.worker, round=view.contention["contention"],
-                                purpose=f"negotiation:{phase}", run_id=self.run_id),
-            max_tokens=self.max_tokens or max_tokens,
-            reasoning_effort=self.reasoning_effort,
-        )
+        out = await self._request(DecisionRequest(
+            schema=schema, fallback=fallback, seed=self._seed(view, phase), messages=messages,
+            purpose=f"negotiation:{phase}", agent=view.worker, round=view.contention["contention"],
+            max_tokens=self.max_tokens or max_tokens))
         if out.missing:
             raise MissingDecisionError.from_calls(out.calls)
         return out, messages, time.perf_counter() - t0
@@ -285,6 +348,8 @@ class LLMNegotiator(Negotiator):
                        fallback_used=out.fallback_used, outcome=out.outcome, prompt=messages, latency_s=latency)
 
     async def declare(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "declaration")
         fb = fifo_declaration(view)
         legal = view.legal
         schema = declaration_schema(legal.max_position, cap=legal.max_duration_s, budget=legal.max_bid,
@@ -297,11 +362,15 @@ class LLMNegotiator(Negotiator):
         return self._decided(value, out, msgs, lat, note)
 
     async def reason(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "reasoning")
         out, msgs, lat = await self._ask(view, "reasoning", "reasoning.j2", ReasoningText,
                                          ReasoningText(reasoning=""), 280)
         return self._decided(out.decision.reasoning, out, msgs, lat)
 
     async def message(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "private")
         schema = private_schema(list(view.legal.recipients))
         out, msgs, lat = await self._ask(view, "private", "private.j2", schema, schema(to="nobody", text=""), 260)
         d = out.decision
@@ -309,6 +378,8 @@ class LLMNegotiator(Negotiator):
         return self._decided(value, out, msgs, lat)
 
     async def revise(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "revision")
         cur = view.public_bid(view.worker)
         bound = max(view.own_budget, cur)
         schema = revision_schema(bound, current=cur, compact=self.compact)
@@ -318,6 +389,8 @@ class LLMNegotiator(Negotiator):
         return self._decided(bid, out, msgs, lat, note)
 
     async def ballot(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "ballots")
         names = view.participants
         decl = [view.declared(w) for w in names]
         bids = tuple(view.public_bid(w) for w in names)
@@ -329,3 +402,22 @@ class LLMNegotiator(Negotiator):
         rows = [(e.worker, e.duration_seconds, e.price) for e in out.decision.entries]
         value, note = complete_ballot(rows, view)
         return self._decided(value, out, msgs, lat, note)
+
+
+class LLMNegotiator(ModelNegotiator):
+    """A :class:`ModelNegotiator` over ``model`` through ``client`` (a
+    :class:`~scarce_lab.llm.model.ClientModel`).
+
+    Args:
+        model: litellm model string (e.g. ``embedded/smollm2``).
+        client: an ``LLMClient`` (anything with ``adecide(...)`` of that signature).
+        seed, mechanism, run_id, max_tokens: as :class:`ModelNegotiator`.
+        reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
+    """
+
+    def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
+                 mechanism: str = "fixed", run_id: str | None = None, max_tokens: int | None = None):
+        from ...llm.model import ClientModel, Generation
+
+        super().__init__(ClientModel(model, client, Generation(reasoning_effort=reasoning_effort)), seed,
+                         mechanism=mechanism, run_id=run_id, max_tokens=max_tokens)

@@ -62,10 +62,10 @@ import random
 from typing import Any
 
 from .decided import Decided
-from .negotiators import Negotiator, clamp_declaration, complete_ballot
+from .negotiators import ScriptedNegotiatorPolicy, clamp_declaration, complete_ballot
 from .solvers import (
     PLACEHOLDER_BUILD,
-    Solver,
+    ScriptedSolverPolicy,
     SolverAction,
     _example_command,
     opening_action,
@@ -128,7 +128,7 @@ def _tag(text: str) -> str:
     return text[1:text.index("]")] if text.startswith("[") and "]" in text else ""
 
 
-class StrategicNegotiator(Negotiator):
+class StrategicNegotiator(ScriptedNegotiatorPolicy):
     """A scripted negotiator with the features of ``policy`` (module docstring).
 
     Args:
@@ -347,7 +347,7 @@ def parse_skill(arg: str | None) -> float:
     return skill
 
 
-class SkilledScriptedSolver(Solver):
+class SkilledScriptedSolver(ScriptedSolverPolicy):
     """The stochastic scripted solver of the module docstring.
 
     Args:

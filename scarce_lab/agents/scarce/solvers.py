@@ -110,7 +110,19 @@ def opening_action(solver: Any, obs: SolverObservation) -> SolverAction | None:
     return None
 
 
-class ScriptedSolver(Solver):
+class ScriptedSolverPolicy(Solver):
+    """Base of the scripted solvers: :meth:`step` is the policy, and the policy is also
+    callable as a :class:`~scarce_lab.llm.model.ScriptedModel` policy
+    ``(observation, rng) -> awaitable Decided`` (randomness from the solver's own seed,
+    not from ``rng``), so :class:`ModelSolver` decides through it like through a model."""
+
+    scripted = True
+
+    def __call__(self, obs: SolverObservation, rng: Any) -> Any:
+        return self.step(obs)
+
+
+class ScriptedSolver(ScriptedSolverPolicy):
     """The scripted routine in the module docstring.
 
     Args:
@@ -239,17 +251,21 @@ def _signature(tool: str, legal: LegalActions) -> str:
             "save_persistent_memory": "save_persistent_memory(text)"}.get(tool, tool)
 
 
-class LLMSolver(Solver):
-    """A model-driven solver (see module docstring).
+class ModelSolver(Solver):
+    """The solver of a run, deciding through a :class:`~scarce_lab.llm.model.Model`
+    (``lm``, from :func:`~scarce_lab.llm.model.model_for`; see the module docstring).
+    A scripted policy (:class:`ScriptedSolverPolicy` behind a
+    :class:`~scarce_lab.llm.model.ScriptedModel`) gets the observation and its
+    :class:`~.decided.Decided` is the step; a model gets the step's prompt.
 
-    Each step's choices are masked by the state (:mod:`.masks`): models without
+    Each model step's choices are masked by the state (:mod:`.masks`): models without
     native tool calling answer a ``oneOf`` JSON schema of the legal tools only (the
     embedded model's grammar enforces it); native tool calling offers the legal tools
     only and validates the call against them.
 
     Args:
-        model: litellm model string.
-        client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
+        lm: the model (``lm.name`` is the model string of the records; its
+            generation's ``reasoning_effort`` is sent).
         seed: run seed; per-call seeds are derived from it.
         native_tools: force native tool calling on/off; ``None``: on when litellm says the
             model calls tools or the client's ``llm.structured_output`` is ``tools``
@@ -262,29 +278,46 @@ class LLMSolver(Solver):
             default: for ``embedded/`` models (without it the 135M model loops on
             ``list_files``/``read_file`` and never requests a slot).
         max_tokens: answer tokens per step.
+        run_id: copied into the call records (default: the bound run scope's).
+
+    Raises (from :meth:`step`):
+        MissingDecisionError: no call got an answer (the records are attached).
     """
 
-    scripted = False
-
-    def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
-                 native_tools: bool | None = None, run_id: str | None = None, prompt_tokens: int | None = None,
-                 checklist: bool | None = None, max_tokens: int = 400):
-        self.model = model
-        self.client = client
+    def __init__(self, lm: Any, seed: int = 0, *, native_tools: bool | None = None, run_id: str | None = None,
+                 prompt_tokens: int | None = None, checklist: bool | None = None, max_tokens: int = 400):
+        self.lm = lm
+        self.model = lm.name
         self.seed = seed
-        self.reasoning_effort = reasoning_effort
-        if native_tools is None:  # litellm knows the model calls tools, or the client is told to use tools
-            native_tools = supports_tools(model) or getattr(getattr(client, "settings", None),
-                                                            "structured_output", None) == "tools"
-        self.native_tools = native_tools
+        if native_tools is None and not lm.scripted:  # litellm knows the model calls tools, or the client is told to
+            native_tools = supports_tools(self.model) or getattr(getattr(self.client, "settings", None),
+                                                                 "structured_output", None) == "tools"
+        self.native_tools = bool(native_tools)
         self.run_id = run_id
-        self.compact = is_embedded(model)
+        self.compact = is_embedded(self.model)
         self.prompt_tokens = prompt_tokens if prompt_tokens is not None else (
             EMBEDDED_PROMPT_TOKENS if self.compact else None)
         self.max_tokens = max_tokens
         self.checklist = self.compact if checklist is None else checklist
         #: what this solver has seen happen (for the checklist): a clean build, a try
         self.progress = {"built": False, "tried": False}
+
+    @property
+    def scripted(self) -> bool:  # type: ignore[override]
+        """Whether a scripted policy decides (no model calls; the virtual clock's
+        scripted cost applies, and the stuck rule does not)."""
+        return self.lm.scripted
+
+    @property
+    def client(self) -> Any:
+        """The model client (``None`` for a scripted policy)."""
+        return getattr(self.lm, "client", None)
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        """The bound generation's reasoning effort (``None`` for a scripted policy)."""
+        g = getattr(self.lm, "generation", None)
+        return None if g is None else g.reasoning_effort
 
     def _observe(self, obs: SolverObservation) -> None:
         """Update :attr:`progress` from the result of the previous action."""
@@ -350,27 +383,38 @@ class LLMSolver(Solver):
         return msgs
 
     async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
-        from scarce_lab.llm import CallContext
+        from ...llm.scope import current_scope, run_scope
 
+        if self.run_id is not None and self.run_id != current_scope().run_id:  # a caller outside a runner
+            with run_scope(run_id=self.run_id):
+                return await self._step(obs)
+        return await self._step(obs)
+
+    async def _step(self, obs: SolverObservation) -> Decided[SolverAction]:
+        from ...llm.model import DecisionRequest
+
+        seed = derive_seed(self.seed, obs.worker, obs.task.get("id"), obs.step)
+        if self.lm.scripted:  # the policy decides from the observation; its Decided is the step
+            out = await self.lm.adecide(DecisionRequest(schema=Decided, fallback=None, seed=seed, observation=obs,
+                                                        purpose="solver", agent=obs.worker))
+            return out.decision
         self._observe(obs)
         legal = self.legal(obs)
         msgs = self.messages(obs)
-        ctx = CallContext(agent=obs.worker, purpose="solver", run_id=self.run_id)
-        seed = derive_seed(self.seed, obs.worker, obs.task.get("id"), obs.step)
         t0 = time.perf_counter()
         if self.native_tools:
-            res = await self.client.acomplete(self.model, msgs, seed=seed, context=ctx,
-                                              tools=tool_specs_for(legal, compact=self.compact),
-                                              max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
+            res = await self.lm.acomplete(msgs, seed=seed, purpose="solver", agent=obs.worker,
+                                          tools=tool_specs_for(legal, compact=self.compact),
+                                          max_tokens=self.max_tokens)
             rec = res.record
             calls = [rec]
             if rec.outcome == oc.TEXT_FOR_TOOL:  # text is no action: ask once more for a tool call
                 again = [*msgs, {"role": "assistant", "content": res.text or ""},
                          {"role": "user", "content": "That was text, not an action. Call one of the tools offered."}]
-                res = await self.client.acomplete(self.model, again, seed=seed + 1, context=ctx, attempt=1,
-                                                  decision_id=rec.decision_id,
-                                                  tools=tool_specs_for(legal, compact=self.compact),
-                                                  max_tokens=self.max_tokens, reasoning_effort=self.reasoning_effort)
+                res = await self.lm.acomplete(again, seed=seed + 1, purpose="solver", agent=obs.worker, attempt=1,
+                                              decision_id=rec.decision_id,
+                                              tools=tool_specs_for(legal, compact=self.compact),
+                                              max_tokens=self.max_tokens)
                 rec = res.record
                 calls.append(rec)
             if rec.outcome in oc.NO_ANSWER:  # transport failure or context overflow
@@ -391,15 +435,37 @@ class LLMSolver(Solver):
                            fallback_used=action is None, outcome=rec.outcome, prompt=msgs,
                            latency_s=time.perf_counter() - t0)
         schema = solver_choice_schema(legal, compact=self.compact)
-        out = await self.client.adecide(model=self.model, messages=msgs, schema=schema,
-                                        fallback=schema.model_validate({"tool": "list_files"}), seed=seed,
-                                        context=ctx, max_tokens=self.max_tokens,
-                                        reasoning_effort=self.reasoning_effort)
+        out = await self.lm.adecide(DecisionRequest(
+            schema=schema, fallback=schema.model_validate({"tool": "list_files"}), seed=seed, messages=msgs,
+            purpose="solver", agent=obs.worker, max_tokens=self.max_tokens))
         if out.missing:
             raise MissingDecisionError.from_calls(out.calls)
         return Decided(out.decision.to_action(), calls=list(out.calls), violation=out.violation,
                        valid=out.valid, repaired=out.repaired, fallback_used=out.fallback_used, outcome=out.outcome,
                        prompt=msgs, latency_s=time.perf_counter() - t0)
+
+
+class LLMSolver(ModelSolver):
+    """A :class:`ModelSolver` over ``model`` through ``client`` (a
+    :class:`~scarce_lab.llm.model.ClientModel`; ``client`` may be ``None`` for a solver
+    that only renders prompts, :meth:`messages`).
+
+    Args:
+        model: litellm model string.
+        client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
+        reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
+        seed, native_tools, run_id, prompt_tokens, checklist, max_tokens: as
+            :class:`ModelSolver`.
+    """
+
+    def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
+                 native_tools: bool | None = None, run_id: str | None = None, prompt_tokens: int | None = None,
+                 checklist: bool | None = None, max_tokens: int = 400):
+        from ...llm.model import ClientModel, Generation
+
+        super().__init__(ClientModel(model, client, Generation(reasoning_effort=reasoning_effort)), seed,
+                         native_tools=native_tools, run_id=run_id, prompt_tokens=prompt_tokens,
+                         checklist=checklist, max_tokens=max_tokens)
 
 
 def supports_tools(model: str) -> bool:

@@ -138,19 +138,22 @@ class LLMAgent(ModelAgent):
                                      **self.litellm_kwargs), role_labels)
 
 
-def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None) -> SovSimAgent:
+def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None, *,
+               make_client: Any = None) -> SovSimAgent:
     """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`
     whose sampling settings (``temperature``, ``max_tokens``) come from ``llm`` (an
-    ``LLMSettings``; default: the agent's own defaults).
+    ``LLMSettings``; default: the agent's own defaults). The client is ``client``, else
+    ``make_client()``, called only for a model that needs one.
 
     Raises:
         ValueError: unknown scripted policy, or an LLM model without a client.
     """
     from ...llm.model import model_for
 
-    lm = model_for(model, client=client, policies=get_policy)  # the one place a model string is resolved
+    # the one place a model string is resolved
+    lm = model_for(model, client=client, make_client=make_client, policies=get_policy)
     if lm.scripted:
         return ScriptedAgent(model, lm.policy)
     if llm is None:
-        return LLMAgent(model, client, role_labels=role_labels)
-    return LLMAgent(model, client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature)
+        return LLMAgent(model, lm.client, role_labels=role_labels)
+    return LLMAgent(model, lm.client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature)

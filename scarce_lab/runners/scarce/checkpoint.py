@@ -1,7 +1,7 @@
 """What a SCARCE checkpoint holds and how a run continues from one.
 
 A checkpoint is written with every commit (after each contention and at the end of
-each subrun): the pure world, the agents (pickled without their model client), the
+each subrun): the pure world, the agents (pickled without their models' client), the
 solvers' streaks of failing actions, and the workers' folders (only the files the
 worker owns, through the one gate, :mod:`scarce_lab.sandbox.gate`, so at most 16 MiB
 a worker whatever it writes; the task's original program is installed again on restore).
@@ -22,8 +22,7 @@ def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | Non
     checkpoint without them (``agents`` is ``None`` and ``agents_error`` says why): the
     run goes on, and a resume says it cannot continue such a run.
     """
-    agents = [*runner.solvers.values(), *runner.negotiators.values()]
-    clients = [(a, a.client) for a in agents if getattr(a, "client", None) is not None]
+    clients = [(h, h.client) for h in _client_holders(runner) if getattr(h, "client", None) is not None]
     for a, _ in clients:
         a.client = None
     try:
@@ -57,10 +56,26 @@ def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> 
     runner.world = state["world"]
     runner.solvers, runner.negotiators = pickle.loads(state["agents"])  # noqa: S301 - our own checkpoint
     runner.streaks = dict(state.get("streaks", {}))
-    for a in [*runner.solvers.values(), *runner.negotiators.values()]:
-        if hasattr(a, "client") and a.client is None:  # detached by save_state
-            a.client = runner._client()
+    for h in _client_holders(runner):
+        if hasattr(h, "client") and h.client is None:  # detached by save_state
+            h.client = runner._client()
     if not state["subrun_done"]:
         for w in runner.cfg.names:
             runner.io.restore(runner._sbx(w), tasks[w], state["folders"][w])
     return state["subrun_done"]
+
+
+def _client_holders(runner: Any) -> list[Any]:
+    """What holds a model client among the runner's agents: each agent's model
+    (``agent.lm``, a :class:`~scarce_lab.llm.model.ClientModel`; a scripted model holds
+    none), or the agent itself for an agent without a model."""
+    from ...llm.model import ClientModel, Model
+
+    holders = []
+    for a in [*runner.solvers.values(), *runner.negotiators.values()]:
+        lm = a.__dict__.get("lm") if hasattr(a, "__dict__") else None  # not a wrapper's forwarded attribute
+        if not isinstance(lm, Model):
+            holders.append(a)
+        elif isinstance(lm, ClientModel):
+            holders.append(lm)
+    return holders

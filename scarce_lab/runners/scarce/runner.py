@@ -45,7 +45,7 @@ from ...agents.scarce.negotiators import complete_ballot
 from ...config.scarce import ScarceConfig
 from ...data.events import scarce as ev
 from ...data.recorder import RunRecorder
-from ...data.schema import RunManifest, RunStatus, is_scripted, package_version
+from ...data.schema import RunManifest, RunStatus, package_version
 from ...envs.scarce import (
     ActionRefused,
     Contention,
@@ -114,14 +114,17 @@ class ScarceRunner:
         return self.client
 
     def _agents(self, w: str, task: Any):
+        """The worker's solver and negotiator: each model string is resolved once
+        (:func:`~scarce_lab.llm.model.model_for`, in the factories); the client is made
+        only for a model that needs one. A scripted solver's seed is the worker's and
+        subrun's (:func:`derive_seed`); a model's call seeds derive from the run seed."""
         cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
-        scripted_s, scripted_n = is_scripted(cfg.model), is_scripted(cfg.negotiator)
-        extra = {} if scripted_s else {"reasoning_effort": cfg.reasoning_effort}
-        solver = make_solver(cfg.model, task, client=None if scripted_s else self._client(),
-                             seed=derive_seed(cfg.seed, w, self.world.subrun) if scripted_s else cfg.seed, **extra)
-        kw = {} if scripted_n else {"reasoning_effort": cfg.reasoning_effort, "mechanism": str(cfg.mechanism),
-                                    "max_tokens": cfg.llm.max_tokens}
-        neg = make_negotiator(cfg.negotiator, client=None if scripted_n else self._client(), seed=cfg.seed, **kw)
+        solver = make_solver(cfg.model, task, make_client=self._client, seed=cfg.seed,
+                             scripted_seed=derive_seed(cfg.seed, w, self.world.subrun),
+                             reasoning_effort=cfg.reasoning_effort)
+        neg = make_negotiator(cfg.negotiator, make_client=self._client, seed=cfg.seed,
+                              reasoning_effort=cfg.reasoning_effort, mechanism=str(cfg.mechanism),
+                              max_tokens=cfg.llm.max_tokens)
         return solver, neg
 
     def _sbx(self, w: str) -> str:
@@ -275,7 +278,12 @@ class ScarceRunner:
         seen = files + ([f"({shown.tail()})"] if shown.more else [])  # the prompt says "and N more"
         obs = self.world.solver_observation(w, files, shown=seen)
         legal = obs.legal  # what the solver was offered is what the runner checks
-        d = await solver.step(obs)
+        from ...llm.scope import run_scope
+
+        # the step's calls belong to the round its decision event is recorded in (the
+        # next contention's index) and to this subrun (llm/scope.py)
+        with run_scope(round=self.world.k, subrun=self.world.subrun, agent=w):
+            d = await solver.step(obs)
         self._calls(d)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
@@ -402,10 +410,13 @@ class ScarceRunner:
     async def _phase(self, c: Contention, t: float, method: str):
         """Every participant's decision of this phase; returns ``(worker, decision,
         view)`` triples (the view holds the legal submissions) and the phase's cost."""
+        from ...llm.scope import run_scope
+
         parts = c.participants
         views = [self.world.negotiation_view(c, w, t) for w in parts]
-        decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(v) for w, v in zip(parts, views, strict=True)),
-                                    return_exceptions=True)
+        with run_scope(round=c.index, subrun=self.world.subrun):  # the tasks copy the scope (llm/scope.py)
+            decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(v)
+                                          for w, v in zip(parts, views, strict=True)), return_exceptions=True)
         record_calls_of(self.rec, *decs)
         failed = next((d for d in decs if isinstance(d, BaseException)), None)
         if failed is not None:  # e.g. a missing decision: the run stops, resumable
