@@ -33,7 +33,7 @@ from .outcomes import CompletionResult, DecisionOutcome
 
 T = TypeVar("T")
 
-__all__ = ["ClientModel", "DecisionRequest", "Generation", "Model", "ScriptedModel", "model_for"]
+__all__ = ["ClientModel", "DecisionRequest", "Generation", "Model", "ModelHolder", "ScriptedModel", "model_for"]
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,31 @@ class ScriptedModel(Model):
     async def acomplete(self, messages: list[dict[str, Any]], *, seed: int, purpose: str = "",
                         **kwargs: Any) -> CompletionResult:
         raise TypeError(f"{self.name!r} is a scripted policy: it decides from observations and writes no text")
+
+
+class ModelHolder:
+    """What an agent that decides through a :class:`Model` (its ``lm``) tells its runner:
+    whether a scripted policy decides, the model client and the reasoning effort (both
+    ``None`` for a scripted policy). Mixed into the SCARCE negotiator and solver."""
+
+    lm: Model
+
+    @property
+    def scripted(self) -> bool:
+        """Whether a scripted policy decides (no model calls; the virtual clock's scripted
+        cost applies)."""
+        return self.lm.scripted
+
+    @property
+    def client(self) -> Any:
+        """The model client (``None`` for a scripted policy)."""
+        return getattr(self.lm, "client", None)
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        """The bound generation's reasoning effort (``None`` for a scripted policy)."""
+        g = getattr(self.lm, "generation", None)
+        return None if g is None else g.reasoning_effort
 
 
 def model_for(name: str, *, client: Any = None, generation: Generation | None = None,

@@ -49,6 +49,7 @@ from typing import Any
 
 from ...envs.scarce import Ballot, Declaration
 from ...envs.scarce.actions import MAX_PRICE  # noqa: F401 - re-exported
+from ...llm.model import ModelHolder
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
@@ -239,7 +240,7 @@ class ScriptedNegotiator(ScriptedNegotiatorPolicy):
 
 
 # -- the negotiator over a Model ---------------------------------------------------
-class ModelNegotiator(Negotiator):
+class ModelNegotiator(ModelHolder, Negotiator):
     """The negotiator of a run: plays the four phases through a
     :class:`~scarce_lab.llm.model.Model` (``lm``, from
     :func:`~scarce_lab.llm.model.model_for`). A model gets the phase's prompt, masked
@@ -270,23 +271,6 @@ class ModelNegotiator(Negotiator):
         self.max_tokens = max_tokens
         #: compact masks (enum grids, short strings) for the embedded model's grammar
         self.compact = is_embedded(self.model)
-
-    @property
-    def scripted(self) -> bool:  # type: ignore[override]
-        """Whether a scripted policy decides (no model calls; the virtual clock's
-        scripted cost applies)."""
-        return self.lm.scripted
-
-    @property
-    def client(self) -> Any:
-        """The model client (``None`` for a scripted policy)."""
-        return getattr(self.lm, "client", None)
-
-    @property
-    def reasoning_effort(self) -> str | None:
-        """The bound generation's reasoning effort (``None`` for a scripted policy)."""
-        g = getattr(self.lm, "generation", None)
-        return None if g is None else g.reasoning_effort
 
     def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
         ctx = {

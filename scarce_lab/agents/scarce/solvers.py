@@ -39,6 +39,7 @@ from typing import Any
 
 from ...envs.scarce.actions import SOLVER_TOOLS, LegalActions
 from ...llm import outcomes as oc
+from ...llm.model import ModelHolder
 from ...llm.models import is_embedded
 from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
@@ -251,7 +252,7 @@ def _signature(tool: str, legal: LegalActions) -> str:
             "save_persistent_memory": "save_persistent_memory(text)"}.get(tool, tool)
 
 
-class ModelSolver(Solver):
+class ModelSolver(ModelHolder, Solver):
     """The solver of a run, deciding through a :class:`~scarce_lab.llm.model.Model`
     (``lm``, from :func:`~scarce_lab.llm.model.model_for`; see the module docstring).
     A scripted policy (:class:`ScriptedSolverPolicy` behind a
@@ -301,23 +302,6 @@ class ModelSolver(Solver):
         self.checklist = self.compact if checklist is None else checklist
         #: what this solver has seen happen (for the checklist): a clean build, a try
         self.progress = {"built": False, "tried": False}
-
-    @property
-    def scripted(self) -> bool:  # type: ignore[override]
-        """Whether a scripted policy decides (no model calls; the virtual clock's
-        scripted cost applies, and the stuck rule does not)."""
-        return self.lm.scripted
-
-    @property
-    def client(self) -> Any:
-        """The model client (``None`` for a scripted policy)."""
-        return getattr(self.lm, "client", None)
-
-    @property
-    def reasoning_effort(self) -> str | None:
-        """The bound generation's reasoning effort (``None`` for a scripted policy)."""
-        g = getattr(self.lm, "generation", None)
-        return None if g is None else g.reasoning_effort
 
     def _observe(self, obs: SolverObservation) -> None:
         """Update :attr:`progress` from the result of the previous action."""
