@@ -69,12 +69,27 @@ __all__ = [
     "UnknownEnvironmentError",
     "for_config",
     "get",
+    "lazy_table",
     "load",
     "names",
     "register",
     "specs",
     "unregister",
 ]
+
+
+def lazy_table(module: str, name: str, title: str) -> Callable[[Any], Any]:
+    """A tidy-table builder for :attr:`EnvironmentSpec.tables`: ``build(ds)`` imports
+    ``module`` (e.g. ``scarce_lab.data.tables.scarce``) only when called (a spec is
+    imported with every lookup, its tables' modules are not) and returns
+    ``module.name(ds)``; ``title`` names the environment in its docstring."""
+
+    def build(ds: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(ds)
+
+    build.__name__ = name
+    build.__doc__ = f"The {title} tidy table :func:`{module}.{name}`."
+    return build
 
 
 def _no_counts(config: dict) -> dict[str, int]:

@@ -9,7 +9,7 @@ from ..config.economy import EconomyRunConfig
 from ..data.events import economy as events
 from ..data.events.migrations import _economy_v1
 from ..data.schema import is_scripted
-from ..environments import EnvironmentSpec, register
+from ..environments import EnvironmentSpec, lazy_table, register
 
 
 def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
@@ -18,17 +18,6 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
     from ..runners.economy import run_economy
 
     return [run_economy(config, out, **options)]
-
-
-def _table(name: str):
-    def build(ds: Any) -> Any:
-        from ..data.tables import economy as tables
-
-        return getattr(tables, name)(ds)
-
-    build.__name__ = name
-    build.__doc__ = f"The Economy tidy table :func:`scarce_lab.data.tables.economy.{name}`."
-    return build
 
 
 def paper_table(data: Any) -> Any:
@@ -90,8 +79,9 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=_economy_v1,
     config_v1=config_v1,
-    tables={name: _table(name) for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
-                                            "births", "deaths")},
+    tables={name: lazy_table("scarce_lab.data.tables.economy", name, "Economy")
+            for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
+                         "births", "deaths")},
     paper_table=paper_table,
     harness=harness,
     render=render,

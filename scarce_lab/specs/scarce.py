@@ -8,7 +8,7 @@ from typing import Any
 from ..config.scarce import ScarceConfig
 from ..data.events import scarce as events
 from ..data.events.migrations import _scarce_v1
-from ..environments import EnvironmentSpec, register
+from ..environments import EnvironmentSpec, lazy_table, register
 
 
 def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
@@ -17,17 +17,6 @@ def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     from ..runners.scarce import run_scarce
 
     return [run_scarce(config, out, **options)]
-
-
-def _table(name: str):
-    def build(ds: Any) -> Any:
-        from ..data.tables import scarce as tables
-
-        return getattr(tables, name)(ds)
-
-    build.__name__ = name
-    build.__doc__ = f"The SCARCE tidy table :func:`scarce_lab.data.tables.scarce.{name}`."
-    return build
 
 
 def paper_table(data: Any) -> Any:
@@ -88,8 +77,8 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=_scarce_v1,
     config_v1=config_v1,
-    tables={"contentions": _table("contentions_table"), "submissions": _table("submissions_table"),
-            "messages": _table("messages_table")},
+    tables={kind: lazy_table("scarce_lab.data.tables.scarce", f"{kind}_table", "SCARCE")
+            for kind in ("contentions", "submissions", "messages")},
     paper_table=paper_table,
     harness=harness,
     render=render,
