@@ -40,3 +40,4 @@ def __getattr__(name: str) -> _Any:
                       DeprecationWarning, stacklevel=2)
         return _import_module(_MOVED[name], __name__)
     raise AttributeError(f"module 'scarce_lab.analysis' has no attribute {name!r}")
+

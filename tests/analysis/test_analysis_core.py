@@ -74,3 +74,20 @@ def test_old_module_names_still_import_with_a_deprecation_warning():
         assert analysis.scarce_experiments is experiments
     with pytest.raises(AttributeError):
         analysis.no_such_module  # noqa: B018
+
+
+def test_old_single_module_names_still_import_from_each_package():
+    """``from scarce_lab.analysis.sovsim import leader_rate_vs_survival`` worked when sovsim was
+    one module; the package keeps every name of that module (now .metrics) importable."""
+    import pytest
+
+    from scarce_lab.analysis import economy, scarce, sovsim
+    from scarce_lab.analysis.sovsim import leader_rate_vs_survival
+    from scarce_lab.analysis.sovsim.metrics import leader_rate_vs_survival as direct
+
+    assert leader_rate_vs_survival is direct
+    for pkg in (sovsim, scarce, economy):
+        public = [n for n in dir(pkg.metrics) if not n.startswith("_")]
+        assert all(getattr(pkg, n) is getattr(pkg.metrics, n) for n in public), pkg.__name__
+        with pytest.raises(AttributeError, match="no attribute 'no_such_metric'"):
+            pkg.no_such_metric  # noqa: B018

@@ -82,3 +82,15 @@ __all__ = [
     "per_run_rates", "population_chart", "population_dynamics", "population_sentence", "solve_curve",
     "specialisation", "specialisation_heatmap", "specialisation_index", "table", "wealth_gini",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names of the old single-module ``scarce_lab.analysis.economy`` that the face does not
+    export (``from scarce_lab.analysis.economy import <metric>`` kept working when the module
+    became this package): looked up in :mod:`.metrics`."""
+    from . import metrics
+
+    try:
+        return getattr(metrics, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -127,3 +127,15 @@ __all__ = [
     "setting_labels", "settings_table", "summary", "table", "tactic_shares", "task_outcomes", "urgency_bids",
     "NoTable", "nothing_to_show", "wide_table", "win_continuity", "win_rates", "winning_bid_by_stage", "with_ci_text", "with_settings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names of the old single-module ``scarce_lab.analysis.scarce`` that the face does not
+    export (``from scarce_lab.analysis.scarce import <metric>`` kept working when the module
+    became this package): looked up in :mod:`.metrics`."""
+    from . import metrics
+
+    try:
+        return getattr(metrics, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -145,3 +145,15 @@ __all__ = [
     "pool_dynamics_chart", "pool_sentence", "resolve_convention", "simulation_metrics", "sovsim_report",
     "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names of the old single-module ``scarce_lab.analysis.sovsim`` that the face does not
+    export (``from scarce_lab.analysis.sovsim import <metric>`` kept working when the module
+    became this package): looked up in :mod:`.metrics`."""
+    from . import metrics
+
+    try:
+        return getattr(metrics, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
