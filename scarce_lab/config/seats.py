@@ -1,0 +1,187 @@
+"""Seats: a model, and per-seat settings, for each agent of a run (one spelling for
+every environment).
+
+A config's ``seats`` maps a *seat key* to a model string or to a mapping of per-seat
+settings::
+
+    seats: {king: openai/gpt-4o, "*": embedded/smollm2}
+    seats: {w0: {model: openai/gpt-4o, memory: none}, "*": scripted/fifo}
+    -S seats.king=openai/gpt-4o -S 'seats.*=embedded/smollm2'
+
+A seat key is an agent id (``a3``, ``w0``), a role or alias the environment gives
+some seats (``king``, ``leader``, ``newcomer``), optionally with a part after a dot
+for environments whose agents are several models (SCARCE: ``w0.solver``,
+``*.negotiator``), or ``*`` (every seat). The most specific key that sets a field
+wins, field by field: agent id, then alias, then ``*``, then the config's own
+``model`` / ``llm`` settings (so a bare ``--model`` still means every seat).
+
+The resolved composition is a condition setting: an environment records it per
+agent in the run's manifest, hashes it into the run id and labels it readably
+(:func:`composition_label`, e.g. ``king=gpt-4o, others=smollm2``); two compositions
+are never pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: The key that matches every seat.
+ANY_SEAT = "*"
+
+
+class SeatSettings(BaseModel):
+    """What one seat (or a group of seats) runs with; ``None`` means "from a less
+    specific key" (finally the config's ``model`` and ``llm`` settings).
+
+    Fields: ``model`` (a litellm model, ``embedded/...`` or ``scripted/<policy>``),
+    ``temperature`` (0..2), ``max_tokens`` (>= 1), ``reasoning_effort`` (a level the
+    environment's config accepts), ``memory`` (an environment's memory horizon, e.g.
+    SCARCE's ``cross|subrun|none``; refused by environments without one).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(None, min_length=1, description="the seat's model")
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="the seat's sampling temperature")
+    max_tokens: int | None = Field(None, ge=1, description="the seat's answer tokens per decision")
+    reasoning_effort: str | None = Field(None, min_length=1, description="the seat's reasoning effort")
+    memory: str | None = Field(None, min_length=1, description="the seat's memory horizon (where the environment has one)")
+
+    @field_validator("model")
+    @classmethod
+    def _model_text(cls, v: str | None) -> str | None:
+        if v is not None and (v != v.strip() or any(c in v for c in "\n\r\t,=")):
+            raise ValueError(f"model {v!r} has whitespace, ',' or '=' (seat labels and run ids use them)")
+        return v
+
+
+def parse_seats(raw: Any) -> dict[str, SeatSettings]:
+    """``seats`` as given (``None``, or a mapping of key -> model string or mapping)
+    -> ``{key: SeatSettings}``.
+
+    Raises:
+        ValueError: not a mapping, a key that is empty/has whitespace or ``=``/``,``,
+            or a value that is neither a model string nor a settings mapping (the
+            message names the key and value).
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"seats must be a mapping of seat -> model or settings, got {raw!r}")
+    out: dict[str, SeatSettings] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str) or not key or key != key.strip() or any(c in key for c in " \n\r\t,="):
+            raise ValueError(f"seats: seat key {key!r} must be an agent id, a role, or '*' (no spaces, ',' or '=')")
+        if isinstance(value, SeatSettings):
+            out[key] = value
+        elif isinstance(value, str):
+            out[key] = SeatSettings(model=value)
+        elif isinstance(value, Mapping):
+            out[key] = SeatSettings.model_validate(dict(value))
+        else:
+            raise ValueError(f"seats.{key}: {value!r} is neither a model string nor a mapping of seat settings")
+    return out
+
+
+def check_seat_keys(
+    seats: Mapping[str, SeatSettings], valid: Iterable[str], *, parts: Iterable[str] = (), where: str = "seats",
+) -> None:
+    """Refuse a seat key this run has no seat for (a typo would silently leave the
+    seat on the default model).
+
+    Args:
+        seats: parsed seats.
+        valid: the agent ids and aliases of this run (``*`` is always valid).
+        parts: the allowed part names after a dot (SCARCE: ``solver``, ``negotiator``);
+            empty: no dotted keys.
+
+    Raises:
+        ValueError: a key that matches no seat, naming it and the valid keys.
+    """
+    valid = set(valid) | {ANY_SEAT}
+    parts = set(parts)
+    for key in seats:
+        base, _, part = key.partition(".")
+        if base not in valid or (part and part not in parts) or (key.endswith(".") and not part):
+            allowed = sorted(valid) + ([f"<seat>.{p}" for p in sorted(parts)] if parts else [])
+            raise ValueError(f"{where}: no seat {key!r} in this run; seats are {allowed}")
+
+
+def resolve_seat(
+    seats: Mapping[str, SeatSettings], agent: str, aliases: Iterable[str] = (), part: str | None = None,
+    default: SeatSettings | None = None,
+) -> SeatSettings:
+    """The settings of one seat: each field from the most specific key that sets it.
+
+    Order (most specific first): ``agent.part``, ``agent``, each alias's ``alias.part``
+    then ``alias`` (in the order given), ``*.part``, ``*``, then ``default``.
+    """
+    keys: list[str] = []
+    for base in (agent, *aliases, ANY_SEAT):
+        if part:
+            keys.append(f"{base}.{part}")
+        keys.append(base)
+    chosen: dict[str, Any] = {}
+    for key in keys:
+        s = seats.get(key)
+        if s is None:
+            continue
+        for name, value in s.model_dump(exclude_none=True).items():
+            chosen.setdefault(name, value)
+    if default is not None:
+        for name, value in default.model_dump(exclude_none=True).items():
+            chosen.setdefault(name, value)
+    return SeatSettings(**chosen)
+
+
+def short_model(model: str | None) -> str:
+    """A model's name for labels: the part after the provider, e.g. ``gpt-4o`` for
+    ``openai/gpt-4o``, ``smollm2`` for ``embedded/smollm2``; scripted policies keep
+    their ``scripted/`` prefix's policy (``greedy`` for ``scripted/greedy``)."""
+    if not model:
+        return "?"
+    return model.rsplit("/", 1)[-1]
+
+
+def _describe(s: SeatSettings) -> str:
+    extra = [f"{k}={v}" for k, v in s.model_dump(exclude_none=True).items() if k != "model"]
+    return short_model(s.model) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def composition_label(resolved: Mapping[str, SeatSettings], names: Mapping[str, str] | None = None) -> str:
+    """A readable label of a composition: seats that run the same settings are grouped;
+    a strictly largest group reads ``others`` when there are other groups (with a tie
+    for largest every group is named by its seats), one group reads ``all``.
+
+    Args:
+        resolved: agent id -> resolved settings, in seat order.
+        names: agent id -> how to name it in the label (a role such as ``king``);
+            default the agent id.
+
+    Examples: ``all=smollm2``; ``king=gpt-4o, others=smollm2``;
+    ``w0=gpt-4o (memory=none), others=fifo``.
+    """
+    names = dict(names or {})
+    groups: dict[str, list[str]] = {}
+    for agent, s in resolved.items():
+        groups.setdefault(_describe(s), []).append(agent)
+    if not groups:
+        return ""
+    if len(groups) == 1:
+        return f"all={next(iter(groups))}"
+    order = list(groups)
+    largest = max(order, key=lambda d: (len(groups[d]), -order.index(d)))
+    if sum(len(v) == len(groups[largest]) for v in groups.values()) > 1:
+        largest = None  # no majority: name every seat
+    parts = []
+    for desc in order:
+        if desc == largest:
+            continue
+        who = "+".join(names.get(a, a) for a in groups[desc])
+        parts.append(f"{who}={desc}")
+    if largest is not None:
+        parts.append(f"others={largest}")
+    return ", ".join(parts)
