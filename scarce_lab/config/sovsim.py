@@ -220,6 +220,12 @@ class SovSimConfig(ExperimentConfig):
             out[a] = d
         return out
 
+    def is_mixed(self) -> bool:
+        """Whether the seats run different models or settings (a mixed population); a
+        ``seats`` that gives every seat the same is the game of ``model`` + ``llm`` set
+        to it, with the same condition settings and run id."""
+        return len({json.dumps(v, sort_keys=True) for v in self.seat_condition().values()}) > 1 if self.seats else False
+
     def composition(self) -> str:
         """The readable composition label (:func:`~scarce_lab.config.seats.composition_label`):
         seats named by role for the leader and ``newcomer`` for the newcomer; a seat's
@@ -244,13 +250,26 @@ class SovSimConfig(ExperimentConfig):
 
     def condition_settings(self) -> dict[str, Any]:
         """:meth:`ExperimentConfig.condition_settings`, plus (only when set, so other
-        games keep theirs) ``composition`` (the readable label), ``seats`` (agent id ->
-        :meth:`seat_condition`) and ``newcomer.*`` (the join's round, mode, replaced
-        agent and leader position)."""
+        games keep theirs) ``composition`` (the readable label) and ``seats`` (agent id ->
+        :meth:`seat_condition`) for a mixed population (:meth:`is_mixed`; seats that are
+        all alike set ``llm.*`` instead, as ``model`` + ``llm`` would), and ``newcomer.*``
+        (the join's round, mode, replaced agent and leader position)."""
         out = super().condition_settings()
         if self.seats:
-            out["composition"] = self.composition()
-            out["seats"] = self.seat_condition()
+            per_seat = self.seat_condition()
+            uniform = {json.dumps(v, sort_keys=True) for v in per_seat.values()}
+            if len(uniform) > 1:
+                out["composition"] = self.composition()
+                out["seats"] = per_seat
+            else:  # every seat alike: the same condition as `model` + `llm` set to it
+                one = next(iter(per_seat.values()))
+                llm_keys = [k for k in self.CONDITION_FIELDS if k.startswith("llm.")]
+                for k in llm_keys:
+                    out.pop(k, None)
+                if not self._scripted(one["model"]):
+                    out.update({k: one.get(k[4:]) for k in llm_keys})
+                order = list(dict.fromkeys([*super().condition_settings(), *out]))
+                out = {k: out[k] for k in order if k in out}
         if self.newcomer is not None:
             out.update({f"newcomer.{k}": v for k, v in self.newcomer.model_dump(mode="json").items()})
         return out

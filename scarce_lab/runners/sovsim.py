@@ -157,6 +157,13 @@ def _make_client(cfg: SovSimConfig) -> Any:
     return make_client(cfg.llm)
 
 
+def _game_model(cfg: SovSimConfig) -> str:
+    """``GameStart.model``: the model of every seat, or ``mixed`` (the manifest's
+    ``models`` names each agent's)."""
+    models = set(cfg.seat_models().values())
+    return next(iter(models)) if len(models) == 1 else "mixed"
+
+
 def make_agents(cfg: SovSimConfig, client: Any = None) -> dict[str, SovSimAgent]:
     """One agent per seat (every agent of :meth:`SovSimConfig.agent_ids`, the newcomer
     included), each bound to its resolved seat (:meth:`SovSimConfig.resolved_seats`):
@@ -235,7 +242,7 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             c = cfg.game
             rec.emit(ev.GameStart(
                 agents=list(game.agents), roles=[game.roles[a] for a in game.agents], leader=game.leader,
-                condition=cfg.condition.value, role_labels=cfg.role_labels, model=cfg.model,
+                condition=cfg.condition.value, role_labels=cfg.role_labels, model=_game_model(cfg),
                 simulation=cfg.simulation, **c.model_dump(),
             ), round=0, phase="setup")
             rec.commit_round(0, state=game)

@@ -44,7 +44,8 @@ class GameStart(Payload):
         leader: the leader's id, ``None`` in ``cpr``.
         condition: ``cpr``, ``bcpr``, ``kcpr`` or ``kcpr_m``.
         role_labels: ``default`` (the paper's role names in prompts) or ``neutral``.
-        model: the model string that drove every agent.
+        model: the model string that drove every agent (``mixed`` when the seats run
+            different models: the manifest's ``models`` names each agent's).
         simulation: the simulation index within its sweep (0-based).
         n_agents, rounds, initial_pool, capacity, step, subordinate_cap,
             collapse_threshold, regeneration_factor, announce_max: the game's
