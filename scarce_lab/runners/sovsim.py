@@ -211,8 +211,8 @@ async def arun_game(
             round (see :func:`scarce_lab.runtime.open_run`).
         on_round: called after each committed round with ``(cfg, round)`` (progress;
             an exception raised here fails the run, which tests use to simulate a kill).
-        agents: override the agents (agent id -> agent); default one per agent id
-            from ``cfg.model``.
+        agents: override the agents (agent id -> agent, the newcomer's included);
+            default :func:`make_agents` (one per seat, from ``cfg.seats`` and ``cfg.model``).
 
     Returns:
         :class:`GameResult`; ``status="skipped"`` if the run was already complete.
