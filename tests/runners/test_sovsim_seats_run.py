@@ -194,3 +194,17 @@ def test_no_agent_can_see_another_seats_model_in_the_events(tmp_path):
     assert checked >= 8
     # the positive control: the king's own private decision does name its policy
     assert any("scripted/greedy_leader" in json.dumps(e) for e in ev if e.get("visible_to") == ["a3"])
+
+
+def test_a_sweeps_client_lends_no_reasoning_effort_to_another_config(tmp_path, monkeypatch):
+    """The sweep's client is built from its first model-driven config: a later config
+    without a reasoning effort must send none (not the first config's)."""
+    fake = FakeLLM(*[lambda kw: response('{"reasoning": "r", "extraction": 3}')] * 20).install(monkeypatch)
+    first = SovSimConfig(condition="kcpr", model="openai/o3-mini", llm={"reasoning_effort": "high", "cache": False},
+                         game={"rounds": 1})
+    second = SovSimConfig(condition="kcpr", model="openai/o3-mini", llm={"cache": False}, game={"rounds": 1},
+                          simulation=1)
+    res = run_sweep([first, second], tmp_path, progress=False, concurrency=1)
+    assert [r.status for r in res] == ["complete", "complete"]
+    efforts = sorted(str(kw.get("reasoning_effort")) for kw in fake.requests)
+    assert efforts == ["None"] * 4 + ["high"] * 4
