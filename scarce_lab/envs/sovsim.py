@@ -24,6 +24,12 @@ Conditions (turn order and information per round):
   it may be false); the king then extracts as in ``kcpr``. Once a round is settled its
   true pool is revealed in every agent's history next to the announcement.
 
+Talk (``talk`` setting, :mod:`scarce_lab.envs.sovsim_talk`): with talk on, each round has
+a discussion phase after the announcement (kcpr_m) and before the extractions; the
+leader speaks last and sees the others' messages first. Extraction observations carry
+the messages the agent may see (``Observation.talk``). With talk off (the default) the
+game is the paper's, unchanged.
+
 Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
 released SovSim trajectories (index 3 is the leader). The environment decides what
 each agent observes (:meth:`CommonsGame.observe`); a subordinate's observation in
@@ -44,6 +50,8 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .sovsim_talk import Discussion, TalkMessage, TalkObservation, TalkRules, Utterance
+
 
 class Condition(StrEnum):
     """The four SovSim power conditions."""
@@ -55,9 +63,11 @@ class Condition(StrEnum):
 
 
 class Phase(StrEnum):
-    """Protocol phase of a round, in order: announce (kcpr_m only), extract, leader."""
+    """Protocol phase of a round, in order: announce (kcpr_m only), talk (with talk
+    on), extract, leader."""
 
     announce = "announce"
+    talk = "talk"
     extract = "extract"
     leader = "leader"
     done = "done"
@@ -191,7 +201,10 @@ class Observation:
     ``announced_pool`` is the king's claim (kcpr_m); ``subordinate_extractions`` and
     ``remainder`` are given to the leader in its phase; ``legal`` holds the values the
     agent may choose now (:class:`LegalActions`; ``max_extraction`` and ``step`` read
-    it); ``history`` lists settled rounds (true values revealed).
+    it); ``history`` lists settled rounds (true values revealed); ``talk`` holds
+    every discussion message the agent may see so far (public ones and private ones
+    it sent or received; empty with talk off); ``talk_rules`` the discussion's rules
+    (``None`` with talk off).
     """
 
     condition: Condition
@@ -211,6 +224,8 @@ class Observation:
     legal: LegalActions
     history: tuple[RoundRecord, ...]
     config: CommonsConfig = field(repr=False)
+    talk: tuple[TalkMessage, ...] = ()
+    talk_rules: TalkRules | None = None
 
     @property
     def max_extraction(self) -> int:
@@ -262,7 +277,14 @@ class CommonsGame:
     :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
     """
 
-    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None):
+    #: the discussion's rules (``None``: no talk); class defaults keep checkpoints of
+    #: games pickled before talk existed loadable
+    talk_rules: TalkRules | None = None
+    transcript: tuple[TalkMessage, ...] = ()
+    _discussion: Discussion | None = None
+
+    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None,
+                 talk: TalkRules | None = None):
         try:
             self.condition = Condition(condition)
         except ValueError:
@@ -283,6 +305,8 @@ class CommonsGame:
         self.over = False
         self._announced: int | None = None
         self._sub_extractions: dict[str, int] = {}
+        if talk is not None and talk.on:
+            self.talk_rules = talk
         self.phase = self._first_phase()
 
     # -- structure ------------------------------------------------------------------
@@ -292,7 +316,15 @@ class CommonsGame:
         return tuple(a for a in self.agents if a != self.leader)
 
     def _first_phase(self) -> Phase:
-        return Phase.announce if self.condition == Condition.kcpr_m else Phase.extract
+        return Phase.announce if self.condition == Condition.kcpr_m else self._after_announce()
+
+    def _after_announce(self) -> Phase:
+        """The discussion when talk is on (it opens here), else the extractions."""
+        if self.talk_rules is None:
+            return Phase.extract
+        self._discussion = Discussion(self.round, (*self.subordinates, *((self.leader,) if self.leader else ())),
+                                      self.talk_rules)
+        return Phase.talk
 
     def acting_agents(self) -> tuple[str, ...]:
         """Agents who must act in the current phase (empty when the game is over)."""
@@ -300,6 +332,9 @@ class CommonsGame:
             return ()
         if self.phase == Phase.extract:
             return self.subordinates
+        if self.phase == Phase.talk:
+            assert self._discussion is not None
+            return (self._discussion.speaker,)
         assert self.leader is not None
         return (self.leader,)
 
@@ -324,6 +359,9 @@ class CommonsGame:
             raise ValueError(
                 f"agent {agent!r} does not act in phase {self.phase.value!r} of round {self.round}"
             )
+        if self.phase == Phase.talk:
+            raise ValueError(f"round {self.round} is in its talk phase: {agent} speaks (observe_talk, speak), "
+                             "it chooses no number")
         if self.phase == Phase.announce:
             return LegalActions(agent, self.phase, high=self.config.announce_max, step=1)
         return LegalActions(agent, self.phase, high=self.max_extraction(agent), step=self.config.step)
@@ -356,7 +394,53 @@ class CommonsGame:
             legal=legal,
             history=tuple(self.history),
             config=self.config,
+            talk=self.talk_seen_by(agent),
+            talk_rules=self.talk_rules,
         )
+
+    # -- talk (scarce_lab.envs.sovsim_talk) -------------------------------------------
+    def talk_seen_by(self, agent: str) -> tuple[TalkMessage, ...]:
+        """Every posted message ``agent`` may see, in order of posting (empty with talk off)."""
+        return tuple(m for m in self.transcript if m.seen_by(agent))
+
+    def observe_talk(self, agent: str) -> TalkObservation:
+        """What the speaker ``agent`` sees in its talk turn.
+
+        Raises:
+            ValueError: not the talk phase, or ``agent`` is not the speaker now.
+        """
+        if self.phase != Phase.talk or agent not in self.acting_agents():
+            raise ValueError(f"agent {agent!r} does not talk in phase {self.phase.value!r} of round {self.round}")
+        d, rules = self._discussion, self.talk_rules
+        assert d is not None and rules is not None
+        is_leader = agent == self.leader
+        hidden = self.condition == Condition.kcpr_m and not is_leader
+        return TalkObservation(
+            condition=self.condition, round=self.round, rounds_total=self.config.rounds, turn=d.turn,
+            turns_total=rules.turns, agent=agent, agent_index=self.agents.index(agent), role=self.roles[agent],
+            is_leader=is_leader, agents=self.agents, pool=None if hidden else self.pool,
+            announced_pool=self._announced, pool_may_be_false=hidden, mode=rules.mode, max_chars=rules.max_chars,
+            recipients=tuple(a for a in self.agents if a != agent) if rules.private_allowed else (),
+            messages=self.talk_seen_by(agent), history=tuple(self.history), config=self.config,
+        )
+
+    def speak(self, agent: str, utterance: Utterance) -> TalkMessage | None:
+        """Post the speaker's message (``None`` for silence); the extractions start after
+        the last turn.
+
+        Raises:
+            InvalidTalkError: the message breaks the rules or ``agent`` is not the speaker.
+            RuntimeError: not the talk phase.
+        """
+        if self.phase != Phase.talk or self._discussion is None:
+            raise RuntimeError(f"round {self.round} is in phase {self.phase.value!r}, not talk")
+        msg = self._discussion.speak(agent, utterance, self.agents)
+        if msg is not None:
+            self.transcript = (*self.transcript, msg)
+        if self._discussion.done:
+            self._discussion = None
+            self.phase = Phase.extract
+        return msg
 
     # -- acting ---------------------------------------------------------------------
     def _check(self, agent: str, value: int) -> int:
@@ -382,9 +466,11 @@ class CommonsGame:
             raise InvalidActionError(
                 f"phase {self.phase.value!r} needs actions from {sorted(expected)}, got {sorted(actions)}"
             )
+        if self.phase == Phase.talk:
+            raise RuntimeError(f"round {self.round} is in its talk phase: use speak(agent, utterance)")
         if self.phase == Phase.announce:
             self._announced = self._check(self.leader, actions[self.leader])  # type: ignore[arg-type,index]
-            self.phase = Phase.extract
+            self.phase = self._after_announce()
             return None
         if self.phase == Phase.extract:
             checked = {a: self._check(a, actions[a]) for a in self.subordinates}
