@@ -24,11 +24,8 @@ Conditions (turn order and information per round):
   it may be false); the king then extracts as in ``kcpr``. Once a round is settled its
   true pool is revealed in every agent's history next to the announcement.
 
-Talk (``talk`` setting, :mod:`scarce_lab.envs.sovsim_talk`): with talk on, each round has
-a discussion phase after the announcement (kcpr_m) and before the extractions; the
-leader speaks last and sees the others' messages first. Extraction observations carry
-the messages the agent may see (``Observation.talk``). With talk off (the default) the
-game is the paper's, unchanged.
+Talk (:mod:`scarce_lab.envs.sovsim_talk`, off by default: the paper's game): a
+discussion phase after the announcement and before the extractions (leader last).
 
 Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
 released SovSim trajectories (index 3 is the leader). The environment decides what
@@ -277,8 +274,7 @@ class CommonsGame:
     :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
     """
 
-    #: the discussion's rules (``None``: no talk); class defaults keep checkpoints of
-    #: games pickled before talk existed loadable
+    #: talk (``None``: none); class defaults load checkpoints pickled before talk existed
     talk_rules: TalkRules | None = None
     transcript: tuple[TalkMessage, ...] = ()
     _discussion: Discussion | None = None
@@ -318,8 +314,7 @@ class CommonsGame:
     def _first_phase(self) -> Phase:
         return Phase.announce if self.condition == Condition.kcpr_m else self._after_announce()
 
-    def _after_announce(self) -> Phase:
-        """The discussion when talk is on (it opens here), else the extractions."""
+    def _after_announce(self) -> Phase:  # the discussion opens here when talk is on
         if self.talk_rules is None:
             return Phase.extract
         self._discussion = Discussion(self.round, (*self.subordinates, *((self.leader,) if self.leader else ())),
@@ -400,38 +395,22 @@ class CommonsGame:
 
     # -- talk (scarce_lab.envs.sovsim_talk) -------------------------------------------
     def talk_seen_by(self, agent: str) -> tuple[TalkMessage, ...]:
-        """Every posted message ``agent`` may see, in order of posting (empty with talk off)."""
+        """Every posted message ``agent`` may see, in order (empty with talk off)."""
         return tuple(m for m in self.transcript if m.seen_by(agent))
 
     def observe_talk(self, agent: str) -> TalkObservation:
-        """What the speaker ``agent`` sees in its talk turn.
-
-        Raises:
-            ValueError: not the talk phase, or ``agent`` is not the speaker now.
-        """
+        """What the speaker ``agent`` sees in its turn. Raises ValueError if it is not
+        the speaker now."""
         if self.phase != Phase.talk or agent not in self.acting_agents():
             raise ValueError(f"agent {agent!r} does not talk in phase {self.phase.value!r} of round {self.round}")
-        d, rules = self._discussion, self.talk_rules
-        assert d is not None and rules is not None
-        is_leader = agent == self.leader
-        hidden = self.condition == Condition.kcpr_m and not is_leader
-        return TalkObservation(
-            condition=self.condition, round=self.round, rounds_total=self.config.rounds, turn=d.turn,
-            turns_total=rules.turns, agent=agent, agent_index=self.agents.index(agent), role=self.roles[agent],
-            is_leader=is_leader, agents=self.agents, pool=None if hidden else self.pool,
-            announced_pool=self._announced, pool_may_be_false=hidden, mode=rules.mode, max_chars=rules.max_chars,
-            recipients=tuple(a for a in self.agents if a != agent) if rules.private_allowed else (),
-            messages=self.talk_seen_by(agent), history=tuple(self.history), config=self.config,
-        )
+        assert self._discussion is not None
+        hidden = self.condition == Condition.kcpr_m and agent != self.leader
+        return self._discussion.observe(agent, self, pool=None if hidden else self.pool, announced=self._announced)
 
     def speak(self, agent: str, utterance: Utterance) -> TalkMessage | None:
-        """Post the speaker's message (``None`` for silence); the extractions start after
-        the last turn.
-
-        Raises:
-            InvalidTalkError: the message breaks the rules or ``agent`` is not the speaker.
-            RuntimeError: not the talk phase.
-        """
+        """Post the speaker's message (``None`` for silence; the extractions start after
+        the last turn). Raises InvalidTalkError (a broken rule, not the speaker) or
+        RuntimeError (not the talk phase)."""
         if self.phase != Phase.talk or self._discussion is None:
             raise RuntimeError(f"round {self.round} is in phase {self.phase.value!r}, not talk")
         msg = self._discussion.speak(agent, utterance, self.agents)

@@ -221,6 +221,20 @@ class Discussion:
             raise RuntimeError(f"the discussion of round {self.round} is over")
         return self.order[self._i % len(self.order)]
 
+    def observe(self, agent: str, game: Any, *, pool: int | None, announced: int | None) -> TalkObservation:
+        """What ``agent`` sees in its turn; ``game`` is the
+        :class:`~scarce_lab.envs.sovsim.CommonsGame` (its agents, roles, history and
+        transcript), ``pool`` the pool this agent may see (``None`` when hidden)."""
+        return TalkObservation(
+            condition=game.condition, round=self.round, rounds_total=game.config.rounds, turn=self.turn,
+            turns_total=self.rules.turns, agent=agent, agent_index=game.agents.index(agent),
+            role=game.roles[agent], is_leader=agent == game.leader, agents=game.agents, pool=pool,
+            announced_pool=announced, pool_may_be_false=pool is None, mode=self.rules.mode,
+            max_chars=self.rules.max_chars,
+            recipients=tuple(a for a in game.agents if a != agent) if self.rules.private_allowed else (),
+            messages=game.talk_seen_by(agent), history=tuple(game.history), config=game.config,
+        )
+
     def speak(self, agent: str, utterance: Utterance, agents: tuple[str, ...]) -> TalkMessage | None:
         """Post ``agent``'s utterance; returns the message (``None`` for silence).
 
