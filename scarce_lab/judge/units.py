@@ -293,8 +293,9 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     """Units from a file or a trajectory dataset.
 
     ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
-    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
-    directories (:func:`units_from_dataset`). Files are read with explicit types, never
+    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of run directories:
+    SCARCE (:func:`units_from_dataset`) or SovSim talk
+    (:func:`scarce_lab.judge.commons.commons_units`). Files are read with explicit types, never
     inferred from a sample (:func:`unit_from_row`): a key that first appears late is
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
@@ -310,6 +311,10 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     if not path.exists():
         raise FileNotFoundError(f"no such file or dataset: {path}")
     if path.is_dir():
+        if dataset_environment(path) == "sovsim":  # commons talk (judge/commons.py)
+            from .commons import commons_units
+
+            return commons_units(path, keep_empty=keep_empty)
         return units_from_dataset(path, keep_empty=keep_empty)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -337,6 +342,22 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
 def _check_columns(frame: pl.DataFrame, path: Path) -> None:
     if missing := [c for c in FRAME_COLUMNS if c not in frame.columns]:
         raise ValueError(f"{path}: lacks columns {missing}; has {frame.columns}")
+
+
+def dataset_environment(path: Path) -> str | None:
+    """The environment of the runs below ``path`` (from their manifests); ``None``
+    when there is no run.
+
+    Raises:
+        ValueError: the runs belong to several environments (their units differ).
+    """
+    from ..data.loaders import find_run_dirs
+    from ..data.recorder import read_manifest
+
+    envs = sorted({read_manifest(d).environment for d in find_run_dirs(Path(path))})
+    if len(envs) > 1:
+        raise ValueError(f"{path}: runs of several environments {envs}; judge one environment at a time")
+    return envs[0] if envs else None
 
 
 def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:

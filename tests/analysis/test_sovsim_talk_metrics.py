@@ -50,11 +50,12 @@ def test_quota_proposers_by_role(ds):
         ("bcpr", "boss"), ("bcpr", "worker"), ("cpr", "citizen")}
     assert (keeper["share"] == 1).all() and (keeper["source"] == "tag").all()
     assert (q.filter(pl.col("model") == "scripted/promise_defector")["n_quota"] == 0).all()
-    # judge labels instead of tags: a label on one message of one run
+    # judge labels instead of tags (the panel's labels.parquet: one row per unit)
     first = ds.payloads("talk").collect().row(0, named=True)
-    labels = pl.DataFrame({"run_id": [first["run_id"]], "seq": [first["seq"]], "categories": [["quota_proposal"]]})
+    unit = f"{first['run_id']}:{first['round']}:{first['agent']}"
+    labels = pl.DataFrame({"unit_id": [unit], "labels": [["quota_proposal", "promise"]]})
     judged = sl.sovsim.quota_proposers(ds, labels=labels)
-    assert judged["n_turns"].sum() == 1 and judged["n_quota"].sum() == 1 and (judged["source"] == "judge").all()
+    assert judged["n_speaking"].sum() == 1 and judged["n_quota"].sum() == 1 and (judged["source"] == "judge").all()
 
 
 def test_outcomes_by_talk_keep_talk_conditions_apart(ds):

@@ -74,8 +74,8 @@ def _talk_frame(data: Any) -> pl.DataFrame:
         return data
     if hasattr(data, "payloads"):
         try:
-            return data.payloads("talk").collect()
-        except KeyError:  # a dataset without talk events
+            return data.payloads("talk", "sovsim").collect()
+        except KeyError:  # a dataset of a version without talk events
             return pl.DataFrame(schema={"run_id": pl.String, "round": pl.Int64, "agent": pl.String,
                                         "turn": pl.Int64, "text": pl.String, "visibility": pl.String})
     raise TypeError(f"talk data must be a Dataset or a talk-event frame, got {type(data).__name__}")
@@ -177,36 +177,41 @@ _PK_SCHEMA = {"model": pl.String, "base_condition": pl.String, "talk": pl.String
 
 def quota_proposers(data: Any, labels: pl.DataFrame | None = None) -> pl.DataFrame:
     """Who proposes quotas, by role: per (model, base condition, talk, role) the share of
-    talk turns with a message that proposes a quota.
+    speaking agent-rounds (an agent's messages in one round's discussion, the commons
+    judge's unit) that propose a quota.
 
     Args:
         data: a Dataset with talk events.
-        labels: commons-judge labels, one row per message with ``run_id, seq`` (the
-            talk event's) and ``categories`` (list of category ids); a message counts
-            when it holds ``quota_proposal``. Default: scripted ``[quota ...]`` tags.
+        labels: the commons-judge panel's arbitrated labels (``labels.parquet``: one row
+            per unit with ``unit_id`` = ``"<run_id>:<round>:<agent>"`` and ``labels``, a
+            list of category ids); an agent-round counts when it holds
+            ``quota_proposal``. Agent-rounds the panel did not label are left out.
+            Default: scripted ``[quota ...]`` tags in the text.
 
     Returns:
-        ``model, base_condition, talk, role, source (tag | judge), n_turns (talk turns
-        with a message), n_quota, share, cp_low, cp_high`` (Clopper-Pearson over
-        messages).
+        ``model, base_condition, talk, role, source (tag | judge), n_speaking, n_quota,
+        share, cp_low, cp_high`` (Clopper-Pearson over agent-rounds).
     """
     t = _talk_frame(data).filter(pl.col("text") != "")
-    ar = _agent_rounds(data).select("run_id", "round", "agent", "model", "base_condition", "talk", "role").unique()
-    t = t.join(ar, on=["run_id", "round", "agent"], how="inner")
-    if labels is None:
-        t = t.with_columns(pl.col("text").str.contains(TAGS["quota"].pattern).alias("quota"))
-        source = "tag"
-    else:
-        lab = labels.select("run_id", "seq", pl.col("categories").list.contains("quota_proposal").alias("quota"))
-        t = t.join(lab, on=["run_id", "seq"], how="inner")
-        source = "judge"
+    spoke = t.group_by("run_id", "round", "agent").agg(
+        pl.col("text").str.contains(TAGS["quota"].pattern).any().alias("quota"))
+    ar = _agent_rounds(data).select("run_id", "round", "agent", "model", "base_condition", "talk", "role")
+    spoke = spoke.join(ar, on=["run_id", "round", "agent"], how="inner")
+    source = "tag"
     out = []
-    for key, g in t.group_by([*_GROUP, "role"], maintain_order=True):
+    if labels is not None:
+        source = "judge"
+        lab = labels.select(
+            pl.col("unit_id"), pl.col("labels").list.contains("quota_proposal").alias("judged"))
+        spoke = spoke.with_columns(
+            pl.format("{}:{}:{}", "run_id", "round", "agent").alias("unit_id")
+        ).join(lab, on="unit_id", how="inner").drop("quota").rename({"judged": "quota"})
+    for key, g in spoke.group_by([*_GROUP, "role"], maintain_order=True):
         k, n = int(g["quota"].sum()), g.height
         share, lo, hi = proportion_ci(k, n)
         out.append(dict(zip((*_GROUP, "role"), key, strict=True)) | {
-            "source": source, "n_turns": n, "n_quota": k, "share": share, "cp_low": lo, "cp_high": hi})
-    schema = {**{c: pl.String for c in (*_GROUP, "role", "source")}, "n_turns": pl.Int64, "n_quota": pl.Int64,
+            "source": source, "n_speaking": n, "n_quota": k, "share": share, "cp_low": lo, "cp_high": hi})
+    schema = {**{c: pl.String for c in (*_GROUP, "role", "source")}, "n_speaking": pl.Int64, "n_quota": pl.Int64,
               "share": pl.Float64, "cp_low": pl.Float64, "cp_high": pl.Float64}
     return pl.DataFrame(out, schema=schema).sort(*_GROUP, "role")
 
