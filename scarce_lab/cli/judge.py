@@ -137,10 +137,11 @@ def label(
     with bootstrap CIs), institutions.parquet and drift.csv.
     """
     from ..judge.agreement import label_agreement
+    from ..judge.commons import units_for as units_from_path
     from ..judge.drift import drift_table, units_text_frame
     from ..judge.institutions import institutional_summary, institutions
     from ..judge.panel import label_units
-    from ..judge.units import units_from_path, units_to_frame
+    from ..judge.units import units_to_frame
 
     tax = _taxonomy(taxonomy or _default_taxonomy(path))
     specs = _judges(judges, seed)

@@ -8,7 +8,8 @@ pool as the agent saw it and the messages it had seen before speaking (public on
 and private ones it sent or received: only what the agent could see, by the events'
 ``visible_to``). Silences are no unit. The same panel, arbitration, agreement
 statistics and storage as SCARCE's label them (:func:`scarce_lab.judge.panel.run_panel`),
-with the taxonomy ``commons`` (:data:`TAXONOMY_FOR`).
+with the taxonomy ``commons`` (:data:`TAXONOMY_FOR`); :func:`units_for` picks the units
+of a dataset by its environment (``scarce-lab judge label`` uses it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from .units import PrivateMessage, Unit, make_unit_id
+from .units import PrivateMessage, Unit, dataset_environment, make_unit_id, units_from_path
 
 #: The taxonomy each environment's talk is labelled with by default.
 TAXONOMY_FOR: dict[str, str] = {"scarce": "scarce", "sovsim": "commons"}
@@ -34,6 +35,20 @@ def taxonomy_for(environment: str) -> str:
         return TAXONOMY_FOR[environment]
     except KeyError:
         raise ValueError(f"no judge taxonomy for environment {environment!r}; known: {sorted(TAXONOMY_FOR)}") from None
+
+
+def units_for(path: Path, *, keep_empty: bool = False) -> list[Unit]:
+    """The judge units of ``path``, chosen by its environment: a folder of SovSim runs
+    gives :func:`commons_units`, any other folder or a units file
+    :func:`~scarce_lab.judge.units.units_from_path` (SCARCE).
+
+    Raises:
+        FileNotFoundError / ValueError: as the chosen builder.
+    """
+    path = Path(path)
+    if path.is_dir() and dataset_environment(path) == "sovsim":
+        return commons_units(path, keep_empty=keep_empty)
+    return units_from_path(path, keep_empty=keep_empty)
 
 
 def commons_units(data: Any, *, keep_empty: bool = False) -> list[Unit]:

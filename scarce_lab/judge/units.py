@@ -293,9 +293,9 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     """Units from a file or a trajectory dataset.
 
     ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
-    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of run directories:
-    SCARCE (:func:`units_from_dataset`) or SovSim talk
-    (:func:`scarce_lab.judge.commons.commons_units`). Files are read with explicit types, never
+    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
+    directories (:func:`units_from_dataset`; a folder of any environment:
+    :func:`scarce_lab.judge.commons.units_for`). Files are read with explicit types, never
     inferred from a sample (:func:`unit_from_row`): a key that first appears late is
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
@@ -311,10 +311,6 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     if not path.exists():
         raise FileNotFoundError(f"no such file or dataset: {path}")
     if path.is_dir():
-        if dataset_environment(path) == "sovsim":  # commons talk (judge/commons.py)
-            from .commons import commons_units
-
-            return commons_units(path, keep_empty=keep_empty)
         return units_from_dataset(path, keep_empty=keep_empty)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -372,11 +368,15 @@ def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None
 
     Raises:
         FileNotFoundError: no run directory below ``path``.
-        ValueError: ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
+        ValueError: runs of another environment; ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
             and some runs record no ground truth (the message names them).
     """
     from ..data.tables.scarce import messages_table
 
+    env = dataset_environment(path)
+    if env not in (None, "scarce"):
+        raise ValueError(f"{path}: a {env} dataset, not SCARCE; its talk units come from "
+                         "scarce_lab.judge.commons.units_for")
     if gold not in (None, "intended"):
         raise ValueError(f"gold must be None or 'intended', got {gold!r}")
     messages = messages_table(path)

@@ -9,7 +9,7 @@ import pytest
 
 from scarce_lab.config import SovSimConfig
 from scarce_lab.judge.agreement import label_agreement
-from scarce_lab.judge.commons import commons_units, taxonomy_for
+from scarce_lab.judge.commons import commons_units, taxonomy_for, units_for
 from scarce_lab.judge.panel import label_units, make_judges
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_path
@@ -37,8 +37,10 @@ def test_the_commons_taxonomy():
 
 
 def test_units_are_talking_agent_rounds_with_only_what_the_speaker_saw(talk_data):
-    units = units_from_path(talk_data)  # a SovSim folder gives commons units
+    units = units_for(talk_data)  # a SovSim folder gives commons units
     assert units == commons_units(talk_data)
+    with pytest.raises(ValueError, match="a sovsim dataset, not SCARCE"):
+        units_from_path(talk_data)
     # promise defectors: 1 round (collapse) x 4 speakers; quota keepers: 2 rounds x 4
     assert len(units) == 4 + 8
     by_id = {u.unit_id: u for u in units}
