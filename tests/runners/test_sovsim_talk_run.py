@@ -149,3 +149,18 @@ def test_a_talk_game_resumes_to_the_same_trajectory_and_is_deterministic(tmp_pat
     ref = strip(_events(full / cfg.run_id))
     assert sum(e["kind"] == "talk" for e in ref) == 4 * 2 * 4
     assert strip(_events(again / cfg.run_id)) == ref and strip(_events(broken / cfg.run_id)) == ref
+
+
+def test_an_agent_that_cannot_talk_fails_the_run_by_name(tmp_path):
+    from scarce_lab.runners.sovsim import arun_game
+    from scarce_lab.runtime import run_sync
+
+    class Mute:
+        model = "test/mute"
+
+        async def adecide(self, obs, seed, run_id=None):
+            return Decided(value=0)
+
+    cfg = SovSimConfig(condition="cpr", model="scripted/greedy", talk="public", game={"rounds": 1})
+    with pytest.raises(TypeError, match="a0 \\(test/mute\\) has no atalk"):
+        run_sync(arun_game(cfg, tmp_path, agents=dict.fromkeys(("a0", "a1", "a2", "a3"), Mute())))
