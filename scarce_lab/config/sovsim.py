@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ..envs.sovsim import ROLES, CommonsConfig, Condition, NewcomerRule
+from ..envs.sovsim_talk import TalkMode, TalkRules
 from ..llm.client import LLMSettings
 from ..llm.models import EMBEDDED_MODEL, model_slug
 from .base import ExperimentConfig
@@ -30,7 +31,8 @@ class SovSimConfig(ExperimentConfig):
     and the sampling settings. The run seed derives from ``seed`` and ``simulation``.
 
     Condition-defining settings: ``condition``, ``role_labels``, every ``game`` field,
-    ``llm.temperature``, ``llm.max_tokens``, ``llm.reasoning_effort``; with ``seats``
+    ``talk``, ``talk_turns``, ``talk_max_chars``, ``llm.temperature``,
+    ``llm.max_tokens``, ``llm.reasoning_effort``; with ``seats``
     the composition (``composition``, ``seats``: each agent's model and sampling
     settings), with ``newcomer`` its settings (``newcomer.*``). The model is recorded
     per agent and is a separate axis of every table.
@@ -48,6 +50,7 @@ class SovSimConfig(ExperimentConfig):
     ENVIRONMENT: ClassVar[str] = "sovsim"
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = (
         "condition", "role_labels", "game.*", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
+        "talk", "talk_turns", "talk_max_chars",
     )
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")
@@ -289,6 +292,32 @@ class SovSimConfig(ExperimentConfig):
             extra.append(f"newcomer={nc.mode}{':' + nc.replaces if nc.replaces else ''}@{nc.round}"
                          + (":leader" if nc.leader == "newcomer" else ""))
         return ",".join(head + extra)
+    talk: TalkMode = Field(
+        TalkMode.none,
+        description="discussion before each round's extractions: none (the paper's game), public, or "
+                    "public+private (messages may name recipients); the leader speaks last",
+    )
+    talk_turns: int = Field(1, ge=1, description="talk turns per agent and round (with talk on)")
+    talk_max_chars: int = Field(200, ge=1, description="longest talk message, characters (with talk on)")
+
+    @model_validator(mode="after")
+    def _talk_settings_need_talk(self) -> SovSimConfig:
+        """Refuse ``talk_turns``/``talk_max_chars`` set away from their defaults with
+        ``talk=none``: they would split conditions that play the same game."""
+        if self.talk != TalkMode.none and self.newcomer is not None:
+            raise ValueError(f"talk={self.talk.value!r} with newcomer={self.newcomer.model_dump(mode='json')}: a "
+                             "discussion in a game whose membership changes is not built yet (the talk turns and "
+                             "prompts assume the seats of round 1); run talk or a newcomer, not both")
+        if self.talk == TalkMode.none:
+            for name in ("talk_turns", "talk_max_chars"):
+                if getattr(self, name) != type(self).model_fields[name].default:
+                    raise ValueError(f"{name}={getattr(self, name)!r} needs talk=public or talk=public+private "
+                                     "(with talk=none there is no discussion)")
+        return self
+
+    def talk_rules(self) -> TalkRules:
+        """The discussion's rules for :class:`~scarce_lab.envs.sovsim.CommonsGame`."""
+        return TalkRules(self.talk, self.talk_turns, self.talk_max_chars)
 
     @property
     def run_id(self) -> str:

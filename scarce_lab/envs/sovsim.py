@@ -24,6 +24,9 @@ Conditions (turn order and information per round):
   it may be false); the king then extracts as in ``kcpr``. Once a round is settled its
   true pool is revealed in every agent's history next to the announcement.
 
+Talk (:mod:`scarce_lab.envs.sovsim_talk`, off by default: the paper's game): a
+discussion phase after the announcement and before the extractions (leader last).
+
 Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
 released SovSim trajectories (index 3 is the leader). The environment decides what
 each agent observes (:meth:`CommonsGame.observe`); a subordinate's observation in
@@ -69,6 +72,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .sovsim_talk import Discussion, TalkMessage, TalkObservation, TalkRules, Utterance
+
 
 class Condition(StrEnum):
     """The four SovSim power conditions."""
@@ -80,9 +85,11 @@ class Condition(StrEnum):
 
 
 class Phase(StrEnum):
-    """Protocol phase of a round, in order: announce (kcpr_m only), extract, leader."""
+    """Protocol phase of a round, in order: announce (kcpr_m only), talk (with talk
+    on), extract, leader."""
 
     announce = "announce"
+    talk = "talk"
     extract = "extract"
     leader = "leader"
     done = "done"
@@ -301,7 +308,10 @@ class Observation:
     it); ``history`` lists settled rounds (true values revealed) since the agent joined;
     ``roles`` gives each present agent's role (by ``agents``); ``changes`` lists the
     joins and leaves so far (:class:`MembershipChange`, public); ``config`` holds the
-    rules of this round (``n_agents`` = the agents present).
+    rules of this round (``n_agents`` = the agents present); ``talk`` holds
+    every discussion message the agent may see so far (public ones and private ones
+    it sent or received; empty with talk off); ``talk_rules`` the discussion's rules
+    (``None`` with talk off).
     """
 
     condition: Condition
@@ -323,6 +333,8 @@ class Observation:
     config: CommonsConfig = field(repr=False)
     roles: tuple[str, ...] = ()
     changes: tuple[MembershipChange, ...] = ()
+    talk: tuple[TalkMessage, ...] = ()
+    talk_rules: TalkRules | None = None
 
     @property
     def max_extraction(self) -> int:
@@ -380,8 +392,13 @@ class CommonsGame:
     :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
     """
 
+    #: talk (``None``: none); class defaults load checkpoints pickled before talk existed
+    talk_rules: TalkRules | None = None
+    transcript: tuple[TalkMessage, ...] = ()
+    _discussion: Discussion | None = None
+
     def __init__(self, condition: Condition | str, config: CommonsConfig | None = None,
-                 newcomer: NewcomerRule | None = None):
+                 newcomer: NewcomerRule | None = None, talk: TalkRules | None = None):
         try:
             self.condition = Condition(condition)
         except ValueError:
@@ -413,6 +430,8 @@ class CommonsGame:
         self.over = False
         self._announced: int | None = None
         self._sub_extractions: dict[str, int] = {}
+        if talk is not None and talk.on:
+            self.talk_rules = talk
         self.phase = self._first_phase()
 
     # -- structure ------------------------------------------------------------------
@@ -422,7 +441,14 @@ class CommonsGame:
         return tuple(a for a in self.agents if a != self.leader)
 
     def _first_phase(self) -> Phase:
-        return Phase.announce if self.condition == Condition.kcpr_m else Phase.extract
+        return Phase.announce if self.condition == Condition.kcpr_m else self._after_announce()
+
+    def _after_announce(self) -> Phase:  # the discussion opens here when talk is on
+        if self.talk_rules is None:
+            return Phase.extract
+        self._discussion = Discussion(self.round, (*self.subordinates, *((self.leader,) if self.leader else ())),
+                                      self.talk_rules)
+        return Phase.talk
 
     def acting_agents(self) -> tuple[str, ...]:
         """Agents who must act in the current phase (empty when the game is over)."""
@@ -430,6 +456,9 @@ class CommonsGame:
             return ()
         if self.phase == Phase.extract:
             return self.subordinates
+        if self.phase == Phase.talk:
+            assert self._discussion is not None
+            return (self._discussion.speaker,)
         assert self.leader is not None
         return (self.leader,)
 
@@ -454,6 +483,9 @@ class CommonsGame:
             raise ValueError(
                 f"agent {agent!r} does not act in phase {self.phase.value!r} of round {self.round}"
             )
+        if self.phase == Phase.talk:
+            raise ValueError(f"round {self.round} is in its talk phase: {agent} speaks (observe_talk, speak), "
+                             "it chooses no number")
         if self.phase == Phase.announce:
             return LegalActions(agent, self.phase, high=self.config.announce_max, step=1)
         return LegalActions(agent, self.phase, high=self.max_extraction(agent), step=self.config.step)
@@ -488,7 +520,39 @@ class CommonsGame:
             config=self.config,
             roles=tuple(self.roles[a] for a in self.agents),
             changes=tuple(self.changes),
+            talk=self.talk_seen_by(agent),
+            talk_rules=self.talk_rules,
         )
+
+    # -- talk (scarce_lab.envs.sovsim_talk) -------------------------------------------
+    def talk_seen_by(self, agent: str) -> tuple[TalkMessage, ...]:
+        """Every posted message ``agent`` may see, in order (empty with talk off); a
+        newcomer sees none from rounds before it joined (as it sees no earlier round)."""
+        since = self.joined.get(agent, 1)
+        return tuple(m for m in self.transcript if m.seen_by(agent) and m.round >= since)
+
+    def observe_talk(self, agent: str) -> TalkObservation:
+        """What the speaker ``agent`` sees in its turn. Raises ValueError if it is not
+        the speaker now."""
+        if self.phase != Phase.talk or agent not in self.acting_agents():
+            raise ValueError(f"agent {agent!r} does not talk in phase {self.phase.value!r} of round {self.round}")
+        assert self._discussion is not None
+        hidden = self.condition == Condition.kcpr_m and agent != self.leader
+        return self._discussion.observe(agent, self, pool=None if hidden else self.pool, announced=self._announced)
+
+    def speak(self, agent: str, utterance: Utterance) -> TalkMessage | None:
+        """Post the speaker's message (``None`` for silence; the extractions start after
+        the last turn). Raises InvalidTalkError (a broken rule, not the speaker) or
+        RuntimeError (not the talk phase)."""
+        if self.phase != Phase.talk or self._discussion is None:
+            raise RuntimeError(f"round {self.round} is in phase {self.phase.value!r}, not talk")
+        msg = self._discussion.speak(agent, utterance, self.agents)
+        if msg is not None:
+            self.transcript = (*self.transcript, msg)
+        if self._discussion.done:
+            self._discussion = None
+            self.phase = Phase.extract
+        return msg
 
     # -- acting ---------------------------------------------------------------------
     def _check(self, agent: str, value: int) -> int:
@@ -514,9 +578,11 @@ class CommonsGame:
             raise InvalidActionError(
                 f"phase {self.phase.value!r} needs actions from {sorted(expected)}, got {sorted(actions)}"
             )
+        if self.phase == Phase.talk:
+            raise RuntimeError(f"round {self.round} is in its talk phase: use speak(agent, utterance)")
         if self.phase == Phase.announce:
             self._announced = self._check(self.leader, actions[self.leader])  # type: ignore[arg-type,index]
-            self.phase = Phase.extract
+            self.phase = self._after_announce()
             return None
         if self.phase == Phase.extract:
             checked = {a: self._check(a, actions[a]) for a in self.subordinates}

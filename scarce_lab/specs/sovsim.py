@@ -93,17 +93,21 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
     """``(low, high, 0)`` calls of ``model`` in one game: the decisions of the seats
     that run it (every seat without ``seats``), counted by playing the protocol with
     zero extractions (agents x rounds, plus the leader's decisions where the condition
-    has them; a newcomer from its round); each may take a second call (a repair or a
-    resend)."""
-    from ..envs.sovsim import CommonsGame
+    has them; a newcomer from its round; every talk turn with talk on); each may take
+    a second call (a repair or a resend)."""
+    from ..envs.sovsim import CommonsGame, Phase
+    from ..envs.sovsim_talk import Utterance
 
-    game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer)
+    game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer, talk=cfg.talk_rules())
     seat_model = cfg.seat_models()
     n = 0
     while not game.over:
         acting = game.acting_agents()
         n += sum(seat_model.get(a, cfg.model) == model for a in acting)
-        game.act(dict.fromkeys(acting, 0))
+        if game.phase == Phase.talk:
+            game.speak(acting[0], Utterance())
+        else:
+            game.act(dict.fromkeys(acting, 0))
     return n, 2 * n, 0
 
 

@@ -32,6 +32,11 @@ Version history:
   ``call_ids``, the ids of the model calls behind it; call records' ``call_id`` became deterministic (run, agent, round,
   purpose, seed, prompt). An older decision event gets an **empty** list: its calls
   are not guessed (they can still be found through agent, round and purpose).
+- **5**: SovSim ``talk`` events (a discussion turn: a message or a silence, public or
+  private with ``visible_to``; a new kind); the SovSim config gained ``talk``,
+  ``talk_turns`` and ``talk_max_chars`` (an older manifest's config lacks them: its
+  game had no talk, ``talk=none``). Events are unchanged: a version-4 event is read as
+  it is.
 """
 
 from __future__ import annotations
