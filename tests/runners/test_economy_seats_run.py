@@ -27,9 +27,9 @@ def _payloads(d: Path) -> list:
 
 
 def test_seats_that_all_name_the_default_play_the_run_without_seats(tmp_path):
-    base = EconomyRunConfig(agents=4, episodes=6, eval_episodes=1, seed=3, economy={"explore_interval": 1})
-    plain = R.run_economy(base, tmp_path / "a")
-    seated = R.run_economy(EconomyRunConfig(**base.model_dump(), seats={"*": "scripted/random-rules"}), tmp_path / "b")
+    kw = {"agents": 4, "episodes": 6, "eval_episodes": 1, "seed": 3, "economy": {"explore_interval": 1}}
+    plain = R.run_economy(EconomyRunConfig(**kw), tmp_path / "a")
+    seated = R.run_economy(EconomyRunConfig(**kw, seats={"*": "scripted/random-rules"}), tmp_path / "b")
     assert plain.name != seated.name  # seats are a condition setting: another run id
     assert _payloads(plain) == _payloads(seated)
 
