@@ -119,6 +119,9 @@ def _models(cfg: Any) -> list[tuple[str, str]]:
     neg = getattr(cfg, "negotiator_model", None)
     if neg:
         out.append(("negotiator_model", neg))
+    seat_models = getattr(cfg, "seat_models", None)  # a config with per-seat models (Economy seats)
+    if callable(seat_models):
+        out += [(f"seats.{seat}", m) for seat, m in seat_models().items()]
     return out
 
 

@@ -117,3 +117,38 @@ def test_llm_kwargs_max_tokens_with_seats_is_refused(tmp_path):
                            seats={"a0": "openai/gpt-4o-mini"})
     with pytest.raises(ValueError, match="per seat"):
         R.run_economy(cfg, tmp_path, client=MockModel(["{}"]), llm_kwargs={"max_tokens": 20})
+
+
+def test_cli_runs_seats_and_a_newcomer_and_names_a_typo(tmp_path):
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+
+    out = tmp_path / "ds"
+    res = CliRunner().invoke(app, ["run", "economy", "-n", "4", "--episodes", "6", "--eval-episodes", "1",
+                                   "-S", "seats.a0=scripted/expert", "-S", "newcomer.episode=2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (run_dir,) = list(out.iterdir())
+    m = read_manifest(run_dir)
+    assert m.models["a0"] == "scripted/expert" and m.condition_settings["newcomer.episode"] == 2
+    res = CliRunner().invoke(app, ["run", "economy", "-n", "4", "--episodes", "6", "-S", "seats.a4=scripted/expert",
+                                   "--out", str(out)])
+    assert res.exit_code != 0 and "'a4'" in res.output
+
+
+def test_sl_run_checks_every_seat_and_the_dry_run_plans_each_seat_model(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.runners.preflight import ModelUnavailableError
+
+    with pytest.raises(ModelUnavailableError, match="seats.a0"):
+        sl.run(EconomyRunConfig(agents=4, episodes=4, seats={"a0": "scripted/partial"}), out=tmp_path)
+    with pytest.raises(ModelUnavailableError, match="seats.a1 'embedded/nosuch'"):
+        sl.run(EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=4,
+                                seats={"a1": "embedded/nosuch"}), out=tmp_path)
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+    cfg = EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=6, eval_episodes=2,
+                           qa_max_steps=3, seats={"a0": "openai/gpt-4o-mini"})
+    plan = sl.run(cfg, out=tmp_path, dry_run=True)
+    assert set(plan.models) == {"openai/gpt-4o-mini"}
+    assert plan.models["openai/gpt-4o-mini"].calls_high == (6 + 2) * 3 + 6 * cfg.economy.max_agents
+    assert not list(tmp_path.iterdir())
