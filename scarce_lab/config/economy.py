@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..envs.economy.core import MAX_CREDITS, EconomyConfig
 from ..envs.economy.qa import CAPABILITIES

@@ -97,7 +97,7 @@ def test_resume_across_the_join(tmp_path, monkeypatch):
     state = {"joined": False}
 
     def join_then_die(*a, **k):
-        out = real(*a, **k)
+        real(*a, **k)
         state["joined"] = True
         raise KeyboardInterrupt  # killed right after the join, before the episode commits
 
