@@ -91,9 +91,7 @@ def test_resume_across_the_join(tmp_path, monkeypatch):
     cfg = EconomyRunConfig(agents=4, episodes=10, eval_episodes=2, seed=5, seats={"a0": "scripted/expert"},
                            newcomer={"episode": 4})
     full = R.run_economy(cfg, tmp_path / "full")
-    from scarce_lab.runners import economy_seats as S
-
-    real = S.join_newcomer
+    real = R.join_newcomer
     state = {"joined": False}
 
     def join_then_die(*a, **k):
@@ -101,11 +99,11 @@ def test_resume_across_the_join(tmp_path, monkeypatch):
         state["joined"] = True
         raise KeyboardInterrupt  # killed right after the join, before the episode commits
 
-    monkeypatch.setattr(S, "join_newcomer", join_then_die)
+    monkeypatch.setattr(R, "join_newcomer", join_then_die)
     with pytest.raises(KeyboardInterrupt):
         R.run_economy(cfg, tmp_path / "broken")
     assert state["joined"]
-    monkeypatch.setattr(S, "join_newcomer", real)
+    monkeypatch.setattr(R, "join_newcomer", real)
     d = R.run_economy(cfg, tmp_path / "broken", resume=True)
     assert read_manifest(d).status == "complete"
     assert normalized(d)["events.jsonl"] == normalized(full)["events.jsonl"]
