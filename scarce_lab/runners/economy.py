@@ -17,6 +17,12 @@ rent_sink, total: the ledger sum, always 0).
 Seeds: founders ``{seed}:founders``; instance of training episode e ``{seed}:train:e``;
 evaluation instance i ``{seed}:eval:i``; auction tie-breaks ``{seed}:auction:phase:e``;
 evolution ``{seed}:evo:e``.
+
+Seats and the newcomer (per-seat agent layers, who runs what, the join) are in
+:mod:`.economy_seats`.
+
+Size: one run's flow read top to bottom (policy, task instances, founders, the episode
+loop, evolution, the records of each step); the seats' logic lives in its own module.
 """
 
 from __future__ import annotations
@@ -35,6 +41,15 @@ from scarce_lab.envs.economy.qa import QAItem, QATask
 from scarce_lab.runtime import open_run, record_calls_of
 
 from .calltap import CallTap
+from .economy_seats import (
+    SeatedPolicy,
+    join_newcomer,
+    layer_of,
+    make_seated_policy,
+    seat_generation,
+    seat_manifest,
+    seated_founders,
+)
 
 __all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
@@ -76,13 +91,18 @@ def load_qa_jsonl(path: Path) -> list[QAItem]:
     return items
 
 
-def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
+def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None,
+                seat=None):
     """The agent layer for ``cfg.model`` and ``cfg.task``: the model string is resolved
     once (:func:`~scarce_lab.llm.model.model_for`) against the task's scripted
     registry; a scripted stand-in is its own agent layer, a model drives the LLM
     policy of the task (over ``client``, else one made from ``cfg.llm`` only then).
     ``llm_kwargs``: the policy's ``max_tokens`` (and ``program_tokens``) plus litellm
     kwargs for every call (``mock_response`` in tests).
+
+    ``seat`` (resolved :class:`~scarce_lab.config.seats.SeatSettings`): one seat's layer:
+    its model, its temperature / reasoning effort sent with every call, its
+    ``max_tokens`` as the policy's answer tokens (:mod:`.economy_seats`).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
@@ -99,12 +119,13 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.rules import rule_policies
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
+    name, generation = seat_generation(cfg, seat, settings)
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
-            raise ValueError(f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules")
+            raise ValueError(f"model {name!r}: Blocks World runs rule agents; use --model scripted/random-rules")
 
-        return model_for(cfg.model, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
-    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+        return model_for(name, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
+    lm = model_for(name, client=client, make_client=lambda: make_client(cfg.llm), generation=generation,
                    policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
         policy = lm.policy
@@ -194,12 +215,14 @@ def run_id_for(cfg: EconomyRunConfig) -> str:
 
 
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
-    """The run manifest (condition derived from the config)."""
+    """The run manifest (condition derived from the config; every seat's model and
+    settings with seats: :func:`.economy_seats.seat_manifest`)."""
+    models, notes = seat_manifest(cfg)
     return RunManifest(
         run_id=run_id, environment="economy", condition=cfg.condition_label(),
         condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"),
-        models={"agents": cfg.model}, seed=cfg.seed, package_version=package_version(),
-        notes={"economy": cfg.economy_config().model_dump()},
+        models={"agents": cfg.model, **models}, seed=cfg.seed, package_version=package_version(),
+        notes={"economy": cfg.economy_config().model_dump(), **notes},
     )
 
 
@@ -248,6 +271,9 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
         tap.add(calls)
 
     policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
+    if cfg.seats is not None or cfg.newcomer is not None:  # one agent layer per seat
+        policy = make_seated_policy(cfg, policy, make_policy, client=client, record_calls=record_calls,
+                                    llm_kwargs=llm_kwargs)
     handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
     if handle.skipped:
         return handle.run_dir
@@ -265,6 +291,8 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
 
 def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
+    if isinstance(policy, SeatedPolicy):
+        return seated_founders(cfg, economy, rec, policy, genome_payload)
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
@@ -343,9 +371,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     tasks.load_state(state["tasks"])
     baseline = cfg.baseline != "none"
     order = state["order"]
+    of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
 
     def trigger(a, obs):
-        return policy.trigger(a.genome, obs)
+        return of(a).trigger(a.genome, obs)
 
     schedule = _schedule(cfg)
     for i, (phase, e, rnd) in enumerate(schedule):
@@ -354,8 +383,11 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         if phase == "eval" and state["eval_balances"] is None:
             state["eval_balances"] = economy.ledger.balances()
         training = phase == "train" and not baseline
-        if hasattr(policy, "episode"):
-            policy.episode = rnd
+        for p in layers:
+            if hasattr(p, "episode"):
+                p.episode = rnd
+        if cfg.newcomer is not None and phase == "train" and e == cfg.newcomer.episode and not state.get("joined"):
+            state["joined"] = join_newcomer(cfg, economy, rec, seated, genome_payload, rnd)
         env, info = tasks.make(phase, e)
         if cfg.detail == "steps":
             rec.emit(ev.EpisodeStart(episode=e, task=_task_payload(info)), round=rnd, phase=phase)
@@ -371,7 +403,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         taken: list[str] = []
 
         def act_counted(a, obs, _rnd=rnd, _taken=taken):
-            out = policy.act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
+            out = of(a).act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
             _taken.append(a.agent_id)
             return out
 
@@ -397,8 +429,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
+    of, _, seated = layer_of(policy)  # offspring inherit their parent's seat; exploration newcomers run '*'
+    policy = policy if seated is None else seated.of(None)
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
-                              repair=getattr(policy, "repair", None))
+                              repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
     if end.rent:
         rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                          total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
@@ -409,8 +443,8 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
     for b in end.births:
         b = dict(b)
         agent = b.pop("agent")
-        genome = economy.agents[agent].genome
-        rec.emit(ev.Birth(**b, genome=genome_payload(policy.genome_json(genome))), round=rnd, phase="train",
+        a = economy.agents[agent]
+        rec.emit(ev.Birth(**b, genome=genome_payload(of(a).genome_json(a.genome))), round=rnd, phase="train",
                  agent=agent)
 
 
