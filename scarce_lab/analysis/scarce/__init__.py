@@ -55,6 +55,7 @@ from .experiments import (
     with_settings,
 )
 from .metrics import format_summary, summary
+from .tenure import PERIODS, TENURE_INTERVALS, TENURE_METRICS, TENURES, tenure_metrics, with_tenure
 from .paper_tables import (
     NoTable,
     blank_repeats,
@@ -126,6 +127,7 @@ __all__ = [
     "relational_by_half", "relational_kind", "requested_duration_by_subrun", "rule_shares_by_stage", "run_settings",
     "setting_labels", "settings_table", "summary", "table", "tactic_shares", "task_outcomes", "urgency_bids",
     "NoTable", "nothing_to_show", "wide_table", "win_continuity", "win_rates", "winning_bid_by_stage", "with_ci_text", "with_settings",
+    "PERIODS", "TENURES", "TENURE_INTERVALS", "TENURE_METRICS", "tenure_metrics", "with_tenure",
 ]
 
 
