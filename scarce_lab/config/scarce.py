@@ -233,7 +233,7 @@ class ScarceConfig(ExperimentConfig):
             except ValueError as exc:
                 raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
-        if is_scripted(neg):
+        if is_scripted(neg) and not self.seats:  # with seats: each worker's negotiator (check_seats)
             policy, arg = scripted_policy(neg)
             field = "negotiator_model" if self.negotiator_model else "model"
             if policy not in SCRIPTED_NEGOTIATORS:
