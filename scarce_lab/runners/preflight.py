@@ -119,6 +119,9 @@ def _models(cfg: Any) -> list[tuple[str, str]]:
     neg = getattr(cfg, "negotiator_model", None)
     if neg:
         out.append(("negotiator_model", neg))
+    for key, seat in (getattr(cfg, "seats", None) or {}).items():  # config.seats: a model per seat
+        if getattr(seat, "model", None):
+            out.append((f"seats.{key}", seat.model))
     return out
 
 

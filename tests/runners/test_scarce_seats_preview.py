@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
@@ -36,3 +37,15 @@ def test_cli_refuses_a_seat_with_no_worker(tmp_path):
     r = CliRunner().invoke(app, ["run", "scarce", "--workers", "2", "-S", "seats.w4=scripted/fifo",
                                  "--dry-run", "-o", str(tmp_path / "out")])
     assert r.exit_code != 0 and "w4" in r.output
+
+
+def test_preflight_checks_every_seat_model(monkeypatch):
+    from scarce_lab.runners.preflight import ModelUnavailableError, check_configs
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cfg = ScarceConfig(workers=2, model="scripted/fifo", seats={"w1.negotiator": "openai/gpt-4o-mini"})
+    with pytest.raises(ModelUnavailableError, match=r"seats.w1.negotiator"):
+        check_configs([cfg])
+    check_configs([ScarceConfig(workers=2, model="scripted/fifo", seats={"w1": "embedded/smollm2"})])
+    with pytest.raises(ModelUnavailableError, match=r"seats.w1"):
+        check_configs([ScarceConfig(workers=2, model="scripted/fifo", seats={"w1": "embedded/nope"})])
