@@ -160,3 +160,16 @@ def test_resume_across_a_join(tmp_path):
         return [{k: v for k, v in e.items() if k != "timestamp"} for e in events(p)]
 
     assert strip(run_dir) == strip(full)
+
+
+def test_sl_run_plays_a_mixed_population_with_a_newcomer(tmp_path):
+    import scarce_lab as sl
+
+    cfg = ScarceConfig(workers=3, subruns=2, model="scripted/random", seed=4, joins={"w2": 1},
+                       seats={"newcomer": "scripted/fifo", "*.negotiator": "scripted/strategic"})
+    (run_dir,) = sl.run(cfg, out=tmp_path, tasks=[toy_task(0)], grade_fn=fake_grade,
+                        sandbox=FakeSandbox(tmp_path / "sbx"))
+    m = read_manifest(run_dir)
+    assert m.status == "complete" and m.models["w2.solver"] == "scripted/fifo"
+    assert m.models["w0.solver"] == "scripted/random" and m.models["w0.negotiator"] == "scripted/strategic"
+    assert [e["agent"] for e in of(events(run_dir), "agent_joined")] == ["w2"]
