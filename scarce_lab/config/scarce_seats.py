@@ -112,12 +112,22 @@ def _aliases(cfg: Any, worker: str) -> tuple[str, ...]:
 
 
 def _sent(s: SeatSettings) -> SeatSettings:
-    """A part's settings as sent: nothing but the model for a scripted policy."""
-    from ..llm.models import is_scripted
+    """A part's settings as sent: nothing but the model for a scripted policy; for a
+    provider's model, without the settings litellm drops for it
+    (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them unless
+    ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
+    from ..llm.models import is_scripted, via_provider
 
     if s.model is not None and is_scripted(s.model):
         return SeatSettings(model=s.model)
-    return s.model_copy(update={"memory": None})
+    out = s.model_copy(update={"memory": None})
+    if s.model is not None and via_provider(s.model):
+        from ..llm.params import ignored_settings
+
+        dropped = ignored_settings(s.model, {f: getattr(s, f) for f in GENERATION_FIELDS})
+        if dropped:
+            out = out.model_copy(update=dict.fromkeys(dropped))
+    return out
 
 
 def seat_plan(cfg: Any) -> dict[str, WorkerSeat]:
@@ -184,13 +194,14 @@ def check_seats(cfg: Any) -> None:
                     except ValueError as exc:
                         raise ValueError(f"{where}: model {m!r}: {exc}") from None
                 continue
-            effort = s.reasoning_effort
+            effort = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part)).reasoning_effort
             if effort is not None:
                 levels = supported_reasoning_efforts(m)
                 if levels is not None and effort not in levels:
                     raise ValueError(f"{where}: reasoning_effort {effort!r} is not accepted by {m!r} "
                                      f"(litellm lists {list(levels) or 'no effort levels'} for it)")
-            seat_set = {f: getattr(s, f) for f in GENERATION_FIELDS
+            raw = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part))  # as asked
+            seat_set = {f: getattr(raw, f) for f in GENERATION_FIELDS
                         if any(getattr(seats[k], f) is not None for k in _keys_of(seats, w, cfg, part))}
             dropped = ignored_settings(m, seat_set) if seat_set else {}
             if dropped and not cfg.llm.allow_ignored_settings:

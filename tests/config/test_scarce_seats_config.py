@@ -136,3 +136,12 @@ def test_a_seat_model_and_its_settings_combine_in_either_order():
         cfg = build_config(ScarceConfig, overrides=["workers=2", *order])
         seat = cfg.seat_plan()["w0"]
         assert (seat.solver.model, seat.memory) == ("scripted/random", "none"), order
+
+
+def test_a_seat_setting_litellm_drops_is_refused_or_recorded_as_not_sent():
+    seats = {"w0": {"model": "openai/o3-mini", "temperature": 0.7}}
+    with pytest.raises(ValueError, match="would not be sent to 'openai/o3-mini'"):
+        ScarceConfig(workers=2, model="scripted/fifo", seats=seats)
+    cfg = ScarceConfig(workers=2, model="scripted/fifo", seats=seats, llm={"allow_ignored_settings": True})
+    assert cfg.seat_plan()["w0"].solver.temperature is None  # never recorded as sent
+    assert "temperature" not in cfg.condition_settings()["seats"]["w0"]["solver"]
