@@ -55,7 +55,6 @@ from .experiments import (
     with_settings,
 )
 from .metrics import format_summary, summary
-from .tenure import PERIODS, TENURE_INTERVALS, TENURE_METRICS, TENURES, tenure_metrics, with_tenure
 from .paper_tables import (
     NoTable,
     blank_repeats,
@@ -66,6 +65,7 @@ from .paper_tables import (
     settings_table,
     wide_table,
 )
+from .tenure import PERIODS, TENURE_INTERVALS, TENURE_METRICS, TENURES, tenure_metrics, with_tenure
 
 #: The interval method of :func:`table`, as its saved convention states it.
 SUMMARY_INTERVALS = "95% CIs clustered by run (runs are the independent unit); conditions never pooled"
