@@ -255,7 +255,7 @@ class ScarceConfig(ExperimentConfig):
         from .scarce_seats import check_membership, check_seats
 
         check_membership(self)
-        check_seats(self)
+        check_seats(self, supported_reasoning_efforts)
         effort = self.llm.reasoning_effort
         if effort is not None and not self.seats:  # with seats: checked per seat model (check_seats)
             for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):

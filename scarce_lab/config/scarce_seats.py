@@ -27,7 +27,7 @@ from its first subrun as every worker's do (they apply afresh each subrun).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,7 +143,7 @@ def seat_plan(cfg: Any) -> dict[str, WorkerSeat]:
     return out
 
 
-def check_seats(cfg: Any) -> None:
+def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | None]) -> None:
     """Refuse, before anything runs, a seat that would not play as written.
 
     Raises:
@@ -151,7 +151,8 @@ def check_seats(cfg: Any) -> None:
             key that sets ``memory``, a memory horizon that is not ``none|subrun|cross``,
             a scripted policy that is not one (negotiators: one of
             ``SCRIPTED_NEGOTIATORS``), a reasoning effort the seat's model does not
-            accept (:func:`~scarce_lab.config.scarce.supported_reasoning_efforts`), a
+            accept (``supported_efforts``: the config's
+            :func:`~scarce_lab.config.scarce.supported_reasoning_efforts`), a
             generation setting litellm would drop for the seat's model, or a key whose
             generation settings reach only scripted seats (nothing would be sent).
     """
@@ -159,7 +160,6 @@ def check_seats(cfg: Any) -> None:
     from ..envs.scarce import MEMORY_HORIZONS
     from ..llm.models import is_scripted, scripted_policy
     from ..llm.params import ignored_settings
-    from .scarce import supported_reasoning_efforts
 
     seats = cfg.seats
     if not seats:
@@ -196,7 +196,7 @@ def check_seats(cfg: Any) -> None:
                 continue
             effort = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part)).reasoning_effort
             if effort is not None:
-                levels = supported_reasoning_efforts(m)
+                levels = supported_efforts(m)
                 if levels is not None and effort not in levels:
                     raise ValueError(f"{where}: reasoning_effort {effort!r} is not accepted by {m!r} "
                                      f"(litellm lists {list(levels) or 'no effort levels'} for it)")
