@@ -298,12 +298,17 @@ class ScarceConfig(ExperimentConfig):
             models = [self.model, self.negotiator]
         return list(dict.fromkeys(m for m in models if not is_scripted(m)))
 
+    def resolved_seats(self) -> dict[str, SeatSettings]:
+        """``<worker>.<part>`` -> that part's settings as sent (:meth:`seat_plan`); ``{}``
+        without seats (the dry run reads each seat's ``max_tokens`` from it)."""
+        if not self.seats:
+            return {}
+        return {f"{w}.{p}": getattr(s, p) for w, s in self.seat_plan().items() for p in ("solver", "negotiator")}
+
     def seat_models(self) -> dict[str, str]:
         """``<worker>.<part>`` -> model string of every seat (the preflight checks each,
         :func:`scarce_lab.runners.preflight.check_configs`); ``{}`` without seats."""
-        if not self.seats:
-            return {}
-        return {f"{w}.{p}": getattr(s, p).model for w, s in self.seat_plan().items() for p in ("solver", "negotiator")}
+        return {k: s.model for k, s in self.resolved_seats().items()}
 
     def seat_plan(self):
         """Worker -> :class:`~.scarce_seats.WorkerSeat`: each worker's solver and
