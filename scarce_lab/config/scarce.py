@@ -39,6 +39,7 @@ from ..envs.scarce import (
 from ..llm.client import LLMSettings
 from ..llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .base import ExperimentConfig, flatten
+from .seats import SeatSettings
 
 #: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
 #: litellm 1.110.2), weakest first; ``none`` turns reasoning off where a model allows it.
@@ -170,6 +171,25 @@ class ScarceConfig(ExperimentConfig):
         "a model solver that repeats the same failing action this many times in a row ends its subrun "
         "as 'stuck' (scripted solvers: not applied)"))
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
+    # seats, joins and leaves are written to the config (manifest) only when set
+    # (exclude_if), so runs without them keep their manifests and run ids
+    seats: dict[str, SeatSettings] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
+        "per-worker models and settings: keys w0.., newcomer, '*', each optionally .solver/.negotiator; "
+        "values a model or {model, temperature, max_tokens, reasoning_effort, memory} (config/scarce_seats.py)"))
+    joins: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
+        "workers that join at a subrun (0-based, as events count subruns): {w5: 1} plays from the second subrun"))
+    leaves: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
+        "workers that leave after a subrun (0-based): {w1: 0} plays only the first subrun"))
+
+    @field_validator("seats", mode="before")
+    @classmethod
+    def _seats_spelling(cls, v):
+        """The one seat spelling (:func:`~scarce_lab.config.seats.parse_seats`), nested
+        parts read as part keys (:func:`~.scarce_seats.normalize_seats`)."""
+        from .scarce_seats import normalize_seats
+        from .seats import parse_seats
+
+        return parse_seats(normalize_seats(v))
 
     @field_validator("worker_budgets")
     @classmethod
@@ -199,7 +219,7 @@ class ScarceConfig(ExperimentConfig):
             except ValueError as exc:
                 raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
-        if is_scripted(neg):
+        if is_scripted(neg) and not self.seats:  # with seats: each worker's negotiator (check_seats)
             policy, arg = scripted_policy(neg)
             field = "negotiator_model" if self.negotiator_model else "model"
             if policy not in SCRIPTED_NEGOTIATORS:
@@ -218,8 +238,12 @@ class ScarceConfig(ExperimentConfig):
             unknown = [w for w in values if w not in self.names]
             if unknown:
                 raise ValueError(f"{field}: unknown worker(s) {unknown} (have {self.names})")
+        from .scarce_seats import check_membership, check_seats
+
+        check_membership(self)
+        check_seats(self, supported_reasoning_efforts)
         effort = self.llm.reasoning_effort
-        if effort is not None:
+        if effort is not None and not self.seats:  # with seats: checked per seat model (check_seats)
             for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):
                 levels = supported_reasoning_efforts(m) if m else None
                 if levels is not None and effort not in levels:
@@ -236,16 +260,61 @@ class ScarceConfig(ExperimentConfig):
         only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
         if is_scripted(self.model):
-            for k in self.MODEL_SOLVER_FIELDS:
-                out.pop(k, None)
-            if not is_scripted(self.negotiator):
+            if not self.seats or all(is_scripted(s.solver.model) for s in self.seat_plan().values()):
+                for k in self.MODEL_SOLVER_FIELDS:
+                    out.pop(k, None)
+            if self.llm_models():  # a model negotiator, or a model seat
                 flat = flatten(self.model_dump(mode="json"))
                 out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
-        return self._mark_not_sent(out)
+        out = self._mark_not_sent(out)
+        if self.seats:  # the composition (only when given: runs without seats keep their ids)
+            out["seats"] = {w: s.record() for w, s in self.seat_plan().items()}
+        for k in ("joins", "leaves"):
+            if getattr(self, k):
+                out[k] = dict(sorted(getattr(self, k).items()))
+        return out
 
     def llm_models(self) -> list[str]:
-        """The solvers' and the negotiators' models, where they call the client."""
-        return list(dict.fromkeys(m for m in (self.model, self.negotiator) if not is_scripted(m)))
+        """The solvers' and the negotiators' models, where they call the client (every
+        seat's, with ``seats``)."""
+        if self.seats:
+            plan = self.seat_plan().values()
+            models = [m for s in plan for m in (s.solver.model, s.negotiator.model)]
+        else:
+            models = [self.model, self.negotiator]
+        return list(dict.fromkeys(m for m in models if not is_scripted(m)))
+
+    def resolved_seats(self) -> dict[str, SeatSettings]:
+        """``<worker>.<part>`` -> that part's settings as sent (:meth:`seat_plan`); ``{}``
+        without seats (the dry run reads each seat's ``max_tokens`` from it)."""
+        if not self.seats:
+            return {}
+        return {f"{w}.{p}": getattr(s, p) for w, s in self.seat_plan().items() for p in ("solver", "negotiator")}
+
+    def seat_models(self) -> dict[str, str]:
+        """``<worker>.<part>`` -> model string of every seat (the preflight checks each,
+        :func:`scarce_lab.runners.preflight.check_configs`); ``{}`` without seats."""
+        return {k: s.model for k, s in self.resolved_seats().items()}
+
+    def seat_plan(self):
+        """Worker -> :class:`~.scarce_seats.WorkerSeat`: each worker's solver and
+        negotiator model and settings as sent, and its memory horizon (without
+        ``seats``: today's ``model``, ``negotiator_model``, ``llm`` and ``memory``)."""
+        from .scarce_seats import seat_plan
+
+        return seat_plan(self)
+
+    def composition_label(self) -> str:
+        """A readable label of the seats (``w0=gpt-4o, others=fifo``); ``""`` without seats."""
+        from .scarce_seats import composition
+
+        return composition(self) if self.seats else ""
+
+    def present(self, subrun: int) -> list[str]:
+        """The workers that play ``subrun`` (0-based; ``joins``/``leaves``)."""
+        from .scarce_seats import present_workers
+
+        return present_workers(self.names, self.joins, self.leaves, subrun)
 
     def condition_settings_defaults(self) -> dict:
         """The defaults of :meth:`condition_settings`, with the defaults of
@@ -278,7 +347,12 @@ class ScarceConfig(ExperimentConfig):
         """:attr:`base_condition`, then every other condition setting that differs from
         its default (``name=value``)."""
         extra = [f"{k.split('.')[-1] if k.startswith('llm.') else k}={v}" for k, v in self.non_default_settings().items()
-                 if k not in ("scheduler", "mechanism", "memory")]
+                 if k not in ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")]
+        if self.seats:
+            extra.append(f"seats=[{self.composition_label()}]")
+        for k in ("joins", "leaves"):
+            if getattr(self, k):
+                extra.append(f"{k}=[{' '.join(f'{w}@{n}' for w, n in sorted(getattr(self, k).items()))}]")
         return ",".join([self.base_condition, *extra])
 
     @property
@@ -288,7 +362,11 @@ class ScarceConfig(ExperimentConfig):
         blob = json.dumps({"settings": self.condition_settings(), "model": self.model,
                            "negotiator": self.negotiator}, sort_keys=True)
         h = hashlib.sha256(blob.encode()).hexdigest()[:8]
-        return f"scarce_{self.base_condition}_{model_slug(self.model)}_s{self.seed}_{h}"
+        slug = model_slug(self.model)
+        if self.seats:  # the solvers' model when they share one, else "mixed" (the seats are in the hash)
+            solvers = {s.solver.model for s in self.seat_plan().values()}
+            slug = model_slug(solvers.pop()) if len(solvers) == 1 else "mixed"
+        return f"scarce_{self.base_condition}_{slug}_s{self.seed}_{h}"
 
     def budgets_for(self) -> dict[str, int]:
         b = dict.fromkeys(self.names, self.budget)
@@ -328,7 +406,21 @@ class ScarceConfig(ExperimentConfig):
             private_rounds=self.private_rounds, memory=self.memory, clock=self.clock_config(),
             max_solver_steps=self.max_solver_steps, history_k=self.history_k, transcript_k=self.transcript_k,
             zero_score_on_miss=self.zero_score_on_miss, seed=self.seed,
+            **self._membership_rules(),
         )
+
+    def _membership_rules(self) -> dict:
+        """The world's per-worker memory horizons and joins/leaves (empty: today's world)."""
+        out: dict = {}
+        if self.seats:
+            mem = {w: s.memory for w, s in self.seat_plan().items()}
+            if any(m != self.memory for m in mem.values()):
+                out["worker_memory"] = mem
+        if self.joins:
+            out["joins"] = dict(self.joins)
+        if self.leaves:
+            out["leaves"] = dict(self.leaves)
+        return out
 
 
 def run_id_for(cfg: ScarceConfig) -> str:
