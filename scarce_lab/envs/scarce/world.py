@@ -414,6 +414,22 @@ class ScarceWorld:
             private_round=c.private_round, legal=legal,
         )
 
+    def vote_view(self, name: str, breach: Any) -> Any:
+        """What voter ``name`` sees when asked to fine ``breach``
+        (:class:`~.institutions.VoteView`): the public breach, the public institutions
+        and its own balance; nothing of another worker's private state.
+
+        Raises:
+            WorldError: no institutions are on.
+        """
+        if self.institutions is None:
+            raise WorldError("vote_view: no institution is on")
+        from .institutions import VoteView
+
+        pub = {k: v for k, v in self.institutions.public(breach.contention).items() if k != "promises"}
+        return VoteView(worker=name, breach=breach.public(), own_budget=self.ledger.balance(name),
+                        contention={"contention": breach.contention, "institutions": pub})
+
     def next_booking(self, end_s: float) -> str | None:
         """The worker whose booked slot starts at ``end_s`` seconds (queued), if any:
         the one an overrun of a slot ending there harms (:mod:`.institutions.sanctions`)."""

@@ -35,7 +35,7 @@ from .sanctions import BREACH_KINDS, Breach, Promise, check_promise, judge_overr
 
 __all__ = [
     "BREACH_KINDS", "DEFAULT_FINE", "Breach", "InstitutionRules", "Institutions", "LegalInstitutions", "Offer",
-    "Promise", "Record", "Reputation", "Sanction", "check_offer", "check_promise", "judge_overrun", "judge_promise",
+    "Promise", "Record", "Reputation", "Sanction", "VoteView", "check_offer", "check_promise", "judge_overrun", "judge_promise",
     "levy", "passes", "settle", "sign",
 ]
 
@@ -233,3 +233,18 @@ class Institutions:
                                   ref=f"c{breach.contention}:{breach.kind}") if ok else (0, []))
         self.reputation.paid(breach.worker, amount)
         return Sanction(breach, ok, amount, votes, tuple(transfers))
+
+
+@dataclass
+class VoteView:
+    """What a voter sees when asked to fine a breach (``sanctions="vote"``): the
+    breach as announced to everyone (:meth:`.sanctions.Breach.public`), the public
+    institutions (reputation when on) and its own balance. ``contention`` carries the
+    breach's contention index (``{"contention": k, "institutions": {...}}``) so that
+    a negotiator's per-decision seed is derived as for any other view."""
+
+    worker: str
+    breach: dict[str, Any]
+    contention: dict[str, Any]
+    own_budget: int
+    private_round: int = 0

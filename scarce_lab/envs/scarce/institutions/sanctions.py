@@ -22,6 +22,10 @@ at positions ``r+1 .. p`` of its own ballot (those it displaced by ranking itsel
 above its promise); of an overrun, the worker whose slot starts at the overrun slot's
 end on the sandbox timeline (the next booking), if any: none otherwise.
 
+**Announcement**: a breach is public (the mechanism announces it, with its harmed
+workers: by design this reveals the breaker's own rank on its ballot and whom it
+placed below itself within its promise; nothing else of any ballot).
+
 **Fine**: ``min(fine, balance)`` credits (nobody pays more than it has). To the bank
 (the auctioneer's sink) or, with ``fine_to="harmed"``, ``amount // h`` to each of the
 ``h`` harmed workers in order with the remainder ``amount % h`` to the bank; with no
@@ -88,9 +92,11 @@ class Breach:
     overrun_s: float | None = None
 
     def public(self) -> dict:
-        """What every worker is told of the breach (a broken promise reveals the
-        breaker's own rank on its ballot, by design; nothing else of any ballot)."""
-        return {"kind": self.kind, "worker": self.worker, "contention": self.contention, "detail": self.detail}
+        """What every worker is told of the breach. By design a broken promise
+        reveals the breaker's own rank on its ballot and the workers it placed below
+        itself within its promise (``harmed``); nothing else of any ballot."""
+        return {"kind": self.kind, "worker": self.worker, "contention": self.contention, "detail": self.detail,
+                "harmed": list(self.harmed)}
 
 
 def judge_promise(p: Promise, ballot: Ballot, participants: Sequence[str]) -> Breach | None:
