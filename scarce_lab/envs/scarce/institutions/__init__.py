@@ -224,9 +224,9 @@ class Institutions:
             ValueError: ``votes`` missing under ``vote`` (the runner must ask).
         """
         mode = self.rules.sanctions
-        self.reputation.broke(breach.worker)
         if mode == "vote" and votes is None:
             raise ValueError(f"sanction: sanctions='vote' needs the votes of {list(breach.voters)}")
+        self.reputation.broke(breach.worker)
         votes = {v: bool(votes[v]) for v in breach.voters if v in votes} if mode == "vote" else {}
         ok = mode == "mechanism" or (mode == "vote" and passes(votes, breach.voters))
         amount, transfers = (levy(ledger, breach, self.rules.fine, self.rules.fine_to,
