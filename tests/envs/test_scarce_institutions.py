@@ -125,7 +125,8 @@ def test_reputation_formula():
     assert Record().score == 0.5
     assert Record(kept=3).score == round(4 / 5, 3)
     assert Record(broken=2).score == 0.25
-    assert Record(kept=1, broken=1, fined=1).score == round(2.5 / 4, 3)
+    assert Record(kept=1, broken=1, fined=1).score == round(2.25 / 4, 3)
+    assert Record(broken=1, fined=1).score < 0.5  # a fined breach is still a breach
 
 
 def test_contract_escrow_paid_or_refunded_and_void():

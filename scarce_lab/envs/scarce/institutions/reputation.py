@@ -11,10 +11,10 @@ memory, not the worker's, so it is shown under every memory horizon):
 
 Score (a number in ``[0, 1]``; 0.5 with no record)::
 
-    score = (kept + 1 + 0.5 * fined) / (kept + broken + 2)
+    score = (kept + 1 + 0.25 * fined) / (kept + broken + 2)
 
 the Laplace-smoothed share of kept commitments, where a breach that was fined (the
-worker paid for it, with any amount > 0) counts half as kept. Rounded to 3 decimals.
+worker paid for it, with any amount > 0) counts a quarter as kept (so a fined breaker still scores below 0.5). Rounded to 3 decimals.
 Public by design: every field here is derived from public events (promises are
 public once unsealed, breaches and fines are announced).
 """
@@ -35,8 +35,8 @@ class Record:
 
     @property
     def score(self) -> float:
-        """``(kept + 1 + 0.5 fined) / (kept + broken + 2)`` (module docstring)."""
-        return round((self.kept + 1 + 0.5 * self.fined) / (self.kept + self.broken + 2), 3)
+        """``(kept + 1 + 0.25 fined) / (kept + broken + 2)`` (module docstring)."""
+        return round((self.kept + 1 + 0.25 * self.fined) / (self.kept + self.broken + 2), 3)
 
     def public(self) -> dict:
         return {"score": self.score, "kept": self.kept, "broken": self.broken, "fined": self.fined,
