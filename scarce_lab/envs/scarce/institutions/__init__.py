@@ -31,7 +31,16 @@ from ..protocol import Ballot, ProtocolError
 from .contracts import Offer, check_offer, settle, sign
 from .reputation import Record, Reputation
 from .rules import DEFAULT_FINE, InstitutionRules
-from .sanctions import BREACH_KINDS, Breach, Promise, check_promise, judge_overrun, judge_promise, levy, passes
+from .sanctions import (
+    BREACH_KINDS,
+    Breach,
+    Promise,
+    check_promise,
+    judge_overrun,
+    judge_promise,
+    levy,
+    passes,
+)
 
 __all__ = [
     "BREACH_KINDS", "DEFAULT_FINE", "Breach", "InstitutionRules", "Institutions", "LegalInstitutions", "Offer",
