@@ -8,7 +8,8 @@
 :class:`~scarce_lab.llm.model.ScriptedModel` (no client needed), anything else -> a
 client model.
 Scripted negotiators: the basic policies of :mod:`.negotiators` and the strategic ones
-of :mod:`.scripted` (:data:`SCRIPTED_NEGOTIATORS` lists both); scripted solvers:
+of :mod:`.scripted` and the institutional ones of :mod:`.institutional`
+(:data:`SCRIPTED_NEGOTIATORS` lists them all); scripted solvers:
 ``scripted/skilled[:<skill>]`` (:class:`~.scripted.SkilledScriptedSolver`, stochastic
 progress over several slots) or any other ``scripted/<name>`` (the oracle routine of
 :class:`~.solvers.ScriptedSolver`).
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .decided import Decided, derive_seed
+from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
 from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
     LLMNegotiator,
@@ -41,7 +43,7 @@ from .solvers import (
 from .views import NegotiationView, SolverObservation
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
-SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS)
+SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
 #: Scripted solver policies with their own class (any other scripted name: the routine).
 SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
@@ -59,6 +61,8 @@ def negotiator_policies(seed: int = 0) -> Callable[[str, str | None], ScriptedNe
             raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
         if name in STRATEGIC_NEGOTIATORS:
             return StrategicNegotiator(name, seed=seed)
+        if name in INSTITUTION_NEGOTIATORS:
+            return InstitutionalNegotiator(name, seed=seed)
         return ScriptedNegotiator(name, seed=seed)  # raises for an unknown policy
 
     return policy
@@ -130,7 +134,7 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 __all__ = [
     "Decided", "derive_seed", "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
-    "SkilledScriptedSolver", "StrategicNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
+    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
     "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
     "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
     "ScriptedSolverPolicy", "negotiator_policies", "solver_policies",

@@ -40,6 +40,22 @@ subrun_end          --           ledger check
 agent_joined        worker       a newcomer plays from this subrun on (``joins``)
 agent_left          worker       a worker played its last subrun (``leaves``)
 ==================  ===========  ====================================================
+
+Institutions (only when a module is on; :mod:`scarce_lab.envs.scarce.institutions`):
+
+=====================  ===========  ==========  =========================================
+kind                   agent        visibility  what
+=====================  ===========  ==========  =========================================
+reputation             --           public      every worker's score at a contention start
+promise                worker       public      a ballot promise (rank itself p or later)
+promise_judged         worker       public      kept or broken, against its own ballot
+breach                 worker       public      a broken commitment (promise or overrun)
+fine_vote              voter        public      a vote to fine (or not) a breach
+sanction               worker       public      fined or not, the amount and transfers
+contract_offer         payer        private     an offer (payer and payee see it)
+contract_answer        payee        private     accepted or declined; signed (escrowed)
+contract_settlement    payer        private     paid to the payee or refunded
+=====================  ===========  ==========  =========================================
 """
 
 from __future__ import annotations
@@ -49,6 +65,9 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .base import DecisionFields, Payload, Visibility
+from .scarce_institutions import (
+    INSTITUTION_PAYLOADS,  # the institutions' kinds (scarce_institutions.py)
+)
 
 
 class _Record(BaseModel):
@@ -417,6 +436,7 @@ PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
     Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
     Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, AgentJoined, AgentLeft,
+    *INSTITUTION_PAYLOADS,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
 

@@ -37,13 +37,21 @@ these; a bid above the budget is refused by no one (the ledger caps the payment,
 :meth:`LegalNegotiation.clamp_declaration`, :meth:`~LegalNegotiation.clamp_bid` and
 :meth:`~LegalNegotiation.complete_ballot` are the one repair of raw numbers into this
 set, reported as a violation note.
+
+With an institution on (:mod:`.institutions`), :attr:`LegalNegotiation.institutions`
+holds a :class:`~.institutions.LegalInstitutions`: the legal ballot-promise ranks
+(``2..n``), whether it may vote on fines, the contract payees and the largest contract
+amount; its ``clamp_promise`` and ``check_offer`` are the repair and the refusal of
+those submissions. With every institution off it is ``None`` (nothing more is offered).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .protocol import Ballot, BallotEntry, Declaration
 
@@ -222,6 +230,13 @@ class LegalNegotiation:
     max_duration_s: int
     max_bid: int
     max_price: int = MAX_PRICE
+    #: what it may submit to the institutions (:class:`~.institutions.LegalInstitutions`);
+    #: ``None`` when every institution is off
+    institutions: Any = None
+
+    def with_institutions(self, legal: Any) -> LegalNegotiation:
+        """This legal set with the institutions' legal submissions added."""
+        return dataclasses.replace(self, institutions=legal)
 
     @property
     def max_position(self) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .budgets import Ledger, Payment
 from .clock import ClockConfig
+from .institutions.rules import InstitutionRules
 from .protocol import DEFAULT_PRIVATE_ROUNDS, Mechanism, MechanismConfig, Request
 from .scheduler import SCHEDULERS, Allocation, Schedule
 
@@ -179,6 +180,8 @@ class WorldRules:
             (per-worker seats; empty: every worker has ``memory``).
         joins: worker -> the subrun (0-based) it joins at; absent before it.
         leaves: worker -> the last subrun (0-based) it plays; absent after it.
+        institutions: sanctions, reputation and contracts (:mod:`.institutions`);
+            ``None`` or all off: none (the default).
 
     Raises:
         ValueError: a field out of range, naming the field and the value.
@@ -202,6 +205,7 @@ class WorldRules:
     worker_memory: Mapping[str, str] = field(default_factory=dict)
     joins: Mapping[str, int] = field(default_factory=dict)
     leaves: Mapping[str, int] = field(default_factory=dict)
+    institutions: InstitutionRules | None = None
 
     def __post_init__(self) -> None:
         names = tuple(self.workers)
