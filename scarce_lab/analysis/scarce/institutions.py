@@ -9,7 +9,8 @@ Pure functions on polars frames (no environment, agent or runner import):
   module is off, e.g. ``sanctions=vote,fine=100,fine_to=bank,reputation``), the
   scheduler, and ``arm`` = ``<scheduler>`` for a centralised baseline or
   ``ballots|<institutions>`` for a negotiated run: the unit of comparison.
-- :func:`institution_behaviour`: per run, from the institution events: promise-keeping
+- :func:`institution_frames` + :func:`institution_run_rates` +
+  :func:`institution_behaviour`: per run, from the institution events: promise-keeping
   rate (kept / judged promises), breaches per contention, share of breaches fined,
   share of contract offers signed, share of signed contracts whose condition held.
   Summarised per ``arm`` with a t interval over runs (:func:`~.base.mean_over_runs`,
@@ -83,6 +84,18 @@ def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
                      "contracts": bool(ins["contracts"]),
                      "arm": f"ballots|{label}" if sched == "ballots" else (sched if label == "none" else f"{sched}|{label}")})
     return pl.DataFrame(rows, schema=INSTITUTION_SETTINGS_SCHEMA, orient="row")
+
+
+#: The event kinds :func:`institution_run_rates` reads.
+INSTITUTION_KINDS = ("contention_start", "promise_judged", "breach", "sanction", "contract_offer", "contract_answer",
+                     "contract_settlement")
+
+
+def institution_frames(dataset) -> dict[str, pl.DataFrame]:
+    """``kind -> payload frame`` of :data:`INSTITUTION_KINDS` from a loaded dataset
+    (``sl.load(...)``; anything with ``payloads(kind, environment)`` returning a
+    LazyFrame); a kind with no event is an empty frame with its columns."""
+    return {k: dataset.payloads(k, "scarce").collect() for k in INSTITUTION_KINDS}
 
 
 BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share", "held_share")
