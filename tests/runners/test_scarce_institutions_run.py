@@ -232,3 +232,13 @@ def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path
     run_sync(runner(tmp_path / "broken", tmp_path / "sbx_b").arun(resume=True))
     assert read_manifest(run_dir).status == "complete"
     assert strip(run_dir) == strip(full)
+
+
+def test_the_dry_run_plans_the_institutions_questions():
+    from scarce_lab.specs.scarce import plan_calls
+
+    base = dict(workers=5, model="scripted/fifo", negotiator_model="openai/gpt-4o-mini")
+    off = plan_calls(ScarceConfig(**base), "openai/gpt-4o-mini")[2]
+    on = plan_calls(ScarceConfig(**base, institutions=dict(sanctions="vote", contracts=True)), "openai/gpt-4o-mini")[2]
+    rep = plan_calls(ScarceConfig(**base, institutions=dict(reputation=True)), "openai/gpt-4o-mini")[2]
+    assert off == 25 and on == 25 + 5 * (1 + 2 + 4) and rep == 25 + 5
