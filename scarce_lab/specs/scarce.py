@@ -47,15 +47,22 @@ def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     worker and subrun it plays (for each worker whose solver is ``model``, by its seat;
     each may take a second call), and per contention per worker whose negotiator is
     ``model`` a declaration, public reasoning, ``private_rounds`` messages, a revision
-    (``mechanism=revisable``) and a ballot (an upper bound: a contention holds only
-    the workers that asked for a slot, and only those present in its subrun)."""
+    (``mechanism=revisable``) and a ballot; with institutions on
+    (:mod:`scarce_lab.envs.scarce.institutions`) also a promise, a contract offer and
+    an answer, and under ``sanctions=vote`` a vote on each other present worker's
+    breach (an upper bound: a contention holds only the workers that asked for a slot,
+    and only those present in its subrun)."""
     plan = cfg.seat_plan()
     subruns_played = {w: len([k for k in range(cfg.subruns) if w in cfg.present(k)]) for w in plan}
     high = 2 * cfg.max_solver_steps * sum(subruns_played[w] for w, s in plan.items() if s.solver.model == model)
     negotiators = [w for w, s in plan.items() if s.negotiator.model == model]
     most = max((sum(w in negotiators for w in cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    present = max((len(cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    ins = cfg.institutions
     per = most * (3 + cfg.private_rounds
-                  + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
+                  + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0)
+                  + (1 if ins.promises else 0) + (2 if ins.contracts else 0)
+                  + (present - 1 if ins.sanctions == "vote" else 0))
     return 0, high, per
 
 

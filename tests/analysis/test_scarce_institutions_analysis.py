@@ -15,6 +15,7 @@ from scarce_lab.analysis.scarce.institutions import (
     INSTITUTION_SETTINGS_SCHEMA,
     collective_by_arm,
     institution_behaviour,
+    institution_frames,
     institution_run_rates,
     institution_settings,
     institutions_label,
@@ -60,7 +61,8 @@ def test_labels_and_settings(data):
 def test_behaviour_rates_per_arm(data):
     ds = load_dataset(data)
     s = institution_settings(ds.runs)
-    frames = {k: ds.payloads(k, "scarce").collect() for k in KINDS}
+    frames = institution_frames(ds)
+    assert set(frames) == set(KINDS)
     rates = institution_run_rates(frames, s)
     off = rates.join(s, on="run_id").filter(pl.col("arm") == "ballots|none")
     for m in ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share"):

@@ -117,7 +117,7 @@ def test_sanction_by_mode_and_reputation(mode):
         assert s.passed == (mode == "mechanism") and s.fined == (50 if mode == "mechanism" else 0)
     rec = ins.reputation.records["w0"]
     assert rec.broken == (2 if mode == "vote" else 1)
-    assert rec.fines_paid == (50 if mode != "off" else 0)
+    assert rec.fined == (1 if mode != "off" else 0)
     assert led.conserved()
 
 
@@ -246,3 +246,16 @@ def test_views_show_reputation_to_all_and_contracts_only_to_parties():
     vv = world.vote_view("w2", breach("w0", harmed=("w1",)))
     assert vv.own_budget == 100 and "reputation" in vv.contention["institutions"]
     assert not hasattr(vv, "own_deadline_s")
+
+
+def test_a_world_checkpointed_before_institutions_existed_still_resumes():
+    import pickle
+
+    world = _world()
+    _contention(world)
+    del world.__dict__["institutions"]
+    for k in ("escrow_balance", "transfers"):
+        world.ledger.__dict__.pop(k, None)
+    back = pickle.loads(pickle.dumps(world))
+    assert back.institutions is None and back.ledger.escrow_balance == 0 and back.ledger.transfers == []
+    assert back.ledger.conserved()

@@ -156,6 +156,10 @@ def from_json_schema(node: dict, defs: dict) -> st.SearchStrategy:
         return st.text(min_size=node.get("minLength", 0), max_size=min(node.get("maxLength", 40), 40))
     if t == "integer":
         return st.integers(node.get("minimum", -(10**6)), node.get("maximum", 10**6))
+    if t == "boolean":
+        return st.booleans()
+    if t == "null":
+        return st.none()
     if t == "array":
         lo = node.get("minItems", 0)
         return st.lists(from_json_schema(node["items"], defs), min_size=lo, max_size=node.get("maxItems", lo + 3))

@@ -39,16 +39,21 @@ def test_scripted_institutions_conserve_money_and_record_visibility(tmp_path):
         assert sum(b["credits"] for b in p["balances"]) + p["sink_balance"] == sum(budgets.values())
     breaches, sanctions = of(evs, "breach"), of(evs, "sanction")
     assert breaches and len(breaches) == len(sanctions)  # the promise-breakers defect and are fined
-    assert all(s["payload"]["passed"] and s["payload"]["fined"] > 0 for s in sanctions)
-    for s, b in zip(sanctions, breaches, strict=True):
-        tr = s["payload"]["transfers"]
-        assert sum(t["amount"] for t in tr) == s["payload"]["fined"]
+    assert all(s["payload"]["passed"] and s["payload"]["fine"] == 60 for s in sanctions)
+    payments = of(evs, "fine_payment")
+    assert len(payments) == len(sanctions)
+    for f, b in zip(payments, breaches, strict=True):
+        tr = f["payload"]["transfers"]
+        assert 0 < f["payload"]["amount"] <= 60 and sum(t["amount"] for t in tr) == f["payload"]["amount"]
         assert {t["payee"] for t in tr} <= {*b["payload"]["harmed"], "auctioneer"}
+        # the levied amount (capped at a private balance) is private to the breaker and the workers paid
+        assert f["visibility"] == "private"
+        assert set(f["visible_to"]) == {f["agent"], *(t["payee"] for t in tr if t["payee"] != "auctioneer")}
     judged = of(evs, "promise_judged")
     assert {j["payload"]["kept"] for j in judged} == {True, False}  # the sanctioner keeps its promise
     for kind in ("reputation", "promise", "promise_judged", "breach", "sanction"):
         assert of(evs, kind) and all(e["visibility"] == "public" for e in of(evs, kind)), kind
-    for kind in ("contract_offer", "contract_answer", "contract_settlement"):
+    for kind in ("contract_offer", "contract_answer", "contract_settlement"):  # private to the two parties
         rows = of(evs, kind)
         assert rows, kind
         for e in rows:
@@ -56,7 +61,8 @@ def test_scripted_institutions_conserve_money_and_record_visibility(tmp_path):
             assert sorted(e["visible_to"]) == sorted([e["payload"]["payer"], e["payload"]["payee"]])
     # reputation falls for the defectors and stays >= 0.5 for those who keep promises
     last = {r["worker"]: r for r in of(evs, "reputation")[-1]["payload"]["workers"]}
-    assert last["w0"]["score"] < 0.5 and last["w0"]["broken"] > 0 and last["w0"]["fines_paid"] > 0
+    assert last["w0"]["score"] < 0.5 and last["w0"]["broken"] > 0 and last["w0"]["fined"] > 0
+    assert "fines_paid" not in last["w0"]  # credits levied are capped at a private balance: not public
     assert last["w1"]["score"] >= 0.5
 
 
@@ -70,7 +76,7 @@ def test_vote_mode_fines_only_on_a_strict_majority(tmp_path):
                 and v["payload"]["contention"] == p["contention"]]
         yes = sum(v["payload"]["fine"] for v in mine)
         assert yes == p["votes_yes"]
-        assert p["passed"] == (2 * yes > yes + p["votes_no"]) and (p["fined"] > 0) == p["passed"]
+        assert p["passed"] == (2 * yes > yes + p["votes_no"])
     assert {s["payload"]["passed"] for s in sanctions} == {True, False}  # both outcomes occur
 
 
@@ -191,3 +197,54 @@ def test_cli_and_sl_run_with_scripted_institutions(tmp_path):
     runs = paths if isinstance(paths, list) else [paths]
     kinds = {json.loads(x)["kind"] for p in runs for x in (p / "events.jsonl").read_text().splitlines()}
     assert "contract_offer" in kinds
+
+
+def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path):
+    """Reputation, promises and escrow are world state: they come back from the
+    checkpoint, and the resumed run equals an uninterrupted one."""
+    from scarce_lab.data.recorder import read_manifest
+    from scarce_lab.llm.client import run_sync
+    from scarce_lab.runners.scarce import ScarceRunner
+
+    class Killed(RuntimeError):
+        pass
+
+    cfg = ScarceConfig(workers=4, subruns=2, model="scripted/fifo", negotiator_model="scripted/institution-mix",
+                       seed=3, institutions=ALL_ON)
+
+    def runner(out, sbx, die_at=None):
+        r = ScarceRunner(cfg, out, tasks=[toy_task(0), toy_task(1)], grade_fn=fake_grade, sandbox=FakeSandbox(sbx))
+        if die_at is not None:
+            orig = r._contention
+
+            async def contention(participants, tc):
+                if r.world.k == die_at:
+                    raise Killed(f"killed before contention {die_at}")
+                return await orig(participants, tc)
+
+            r._contention = contention
+        return r
+
+    def strip(run):
+        return [{k: v for k, v in json.loads(x).items() if k != "timestamp"}
+                for x in (run / "events.jsonl").read_text().splitlines()]
+
+    full = run_sync(runner(tmp_path / "full", tmp_path / "sbx_f").arun())
+    n = max(e["round"] for e in strip(full) if e["kind"] == "contention_start") + 1
+    assert n >= 4 and any(e["kind"] == "sanction" for e in strip(full))
+    with pytest.raises(Killed):
+        run_sync(runner(tmp_path / "broken", tmp_path / "sbx_a", die_at=n // 2 + 1).arun())
+    run_dir = tmp_path / "broken" / full.name
+    run_sync(runner(tmp_path / "broken", tmp_path / "sbx_b").arun(resume=True))
+    assert read_manifest(run_dir).status == "complete"
+    assert strip(run_dir) == strip(full)
+
+
+def test_the_dry_run_plans_the_institutions_questions():
+    from scarce_lab.specs.scarce import plan_calls
+
+    base = dict(workers=5, model="scripted/fifo", negotiator_model="openai/gpt-4o-mini")
+    off = plan_calls(ScarceConfig(**base), "openai/gpt-4o-mini")[2]
+    on = plan_calls(ScarceConfig(**base, institutions=dict(sanctions="vote", contracts=True)), "openai/gpt-4o-mini")[2]
+    rep = plan_calls(ScarceConfig(**base, institutions=dict(reputation=True)), "openai/gpt-4o-mini")[2]
+    assert off == 25 and on == 25 + 5 * (1 + 2 + 4) and rep == 25 + 5

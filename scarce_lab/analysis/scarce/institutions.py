@@ -9,7 +9,8 @@ Pure functions on polars frames (no environment, agent or runner import):
   module is off, e.g. ``sanctions=vote,fine=100,fine_to=bank,reputation``), the
   scheduler, and ``arm`` = ``<scheduler>`` for a centralised baseline or
   ``ballots|<institutions>`` for a negotiated run: the unit of comparison.
-- :func:`institution_behaviour`: per run, from the institution events: promise-keeping
+- :func:`institution_frames` + :func:`institution_run_rates` +
+  :func:`institution_behaviour`: per run, from the institution events: promise-keeping
   rate (kept / judged promises), breaches per contention, share of breaches fined,
   share of contract offers signed, share of signed contracts whose condition held.
   Summarised per ``arm`` with a t interval over runs (:func:`~.base.mean_over_runs`,
@@ -85,6 +86,18 @@ def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=INSTITUTION_SETTINGS_SCHEMA, orient="row")
 
 
+#: The event kinds :func:`institution_run_rates` reads.
+INSTITUTION_KINDS = ("contention_start", "promise_judged", "breach", "sanction", "contract_offer", "contract_answer",
+                     "contract_settlement")
+
+
+def institution_frames(dataset) -> dict[str, pl.DataFrame]:
+    """``kind -> payload frame`` of :data:`INSTITUTION_KINDS` from a loaded dataset
+    (``sl.load(...)``; anything with ``payloads(kind, environment)`` returning a
+    LazyFrame); a kind with no event is an empty frame with its columns."""
+    return {k: dataset.payloads(k, "scarce").collect() for k in INSTITUTION_KINDS}
+
+
 BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share", "held_share")
 
 
@@ -124,7 +137,7 @@ def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataF
             "run_id": rid,
             "promise_keeping": share(int(judged["kept"].sum()) if judged.height else 0, judged.height, judged_on),
             "breaches_per_contention": share(breach.height, cont.height, judged_on),
-            "fined_share": share(int((sanc["fined"] > 0).sum()) if sanc.height else 0, sanc.height,
+            "fined_share": share(int(sanc["passed"].sum()) if sanc.height else 0, sanc.height,
                                  sanctions != "off"),
             "signed_share": share(int(answers["signed"].sum()) if answers.height else 0, offers.height, bool(contracts)),
             "held_share": share(int(settled["held"].sum()) if settled.height else 0, settled.height, bool(contracts)),
