@@ -29,7 +29,8 @@ class SovSimConfig(ExperimentConfig):
     and the sampling settings. The run seed derives from ``seed`` and ``simulation``.
 
     Condition-defining settings: ``condition``, ``role_labels``, every ``game`` field,
-    ``llm.temperature``, ``llm.max_tokens``, ``llm.reasoning_effort``. The model is
+    ``llm.temperature``, ``llm.max_tokens``, ``llm.reasoning_effort``, and
+    ``interviews`` when on. The model is
     recorded per run and is a separate axis of every table.
     """
 
@@ -40,6 +41,7 @@ class SovSimConfig(ExperimentConfig):
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")
     REPLICATE_FIELD: ClassVar[str] = "simulation"
+    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("interviews",)
 
     condition: Condition = Field(
         Condition.cpr, description="power condition: cpr (symmetric), bcpr (boss), kcpr (king), kcpr_m (king who may misreport the pool)"
@@ -55,6 +57,10 @@ class SovSimConfig(ExperimentConfig):
     )
     game: CommonsConfig = Field(default_factory=CommonsConfig, description="game parameters (pool units)")
     llm: SovSimLLM = Field(default_factory=SovSimLLM, description="model client settings")
+    interviews: bool = Field(
+        False, description="after the game, ask each LLM agent, from its own memory only, to explain its play "
+                           "and its view of the others (a researcher-only interview event); a condition setting "
+                           "when on")
 
     @property
     def run_id(self) -> str:

@@ -32,6 +32,9 @@ Version history:
   ``call_ids``, the ids of the model calls behind it; call records' ``call_id`` became deterministic (run, agent, round,
   purpose, seed, prompt). An older decision event gets an **empty** list: its calls
   are not guessed (they can still be found through agent, round and purpose).
+- **5**: a new kind ``interview`` (SovSim and SCARCE: an agent's retrospective
+  interview, researcher-only, recorded only when the ``interviews`` setting is on).
+  Nothing else changed: a version-4 file reads as it is.
 """
 
 from __future__ import annotations

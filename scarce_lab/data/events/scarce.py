@@ -37,6 +37,7 @@ execution           worker       a command run in the sandbox (or refused)
 slot_end            worker       its slot closes
 submission          worker       graded submission
 subrun_end          --           ledger check
+interview           worker       retrospective interview (opt-in; researcher-only)
 ==================  ===========  ====================================================
 """
 
@@ -47,6 +48,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .base import DecisionFields, Payload, Visibility
+from .interview import InterviewFields
 
 
 class _Record(BaseModel):
@@ -391,10 +393,19 @@ class SubrunEnd(_Scarce):
     balances: list[Balance]
 
 
+class Interview(InterviewFields):
+    """A worker's retrospective interview at the end of a subrun (``interviews:
+    true``; fields: :class:`~.interview.InterviewFields`), asked of its negotiator;
+    researcher-only, after the ``subrun_end`` event."""
+
+    kind: Literal["interview"] = "interview"
+    subrun: int
+
+
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
     Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
-    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd,
+    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, Interview,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
 

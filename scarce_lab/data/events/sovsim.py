@@ -15,6 +15,7 @@ extraction      each agent                 extract |     private (the agent)
                                            leader
 round           --                         settle        public
 game_end        --                         end           public
+interview       each LLM agent (opt-in)    interview     researcher
 ==============  =========================  ============  ==========================
 """
 
@@ -25,6 +26,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from .base import DecisionFields, Payload, Visibility
+from .interview import InterviewFields
 
 
 class GameStart(Payload):
@@ -147,7 +149,15 @@ class GameEnd(Payload):
     total_payoffs: list[float]
 
 
-PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd)
+class Interview(InterviewFields):
+    """An agent's retrospective interview after the game (``interviews: true``;
+    fields: :class:`~.interview.InterviewFields`); researcher-only. ``round`` is the
+    last round played."""
+
+    kind: Literal["interview"] = "interview"
+
+
+PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd, Interview)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
 
 
