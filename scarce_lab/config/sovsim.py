@@ -6,9 +6,10 @@ import hashlib
 import json
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..envs.sovsim import CommonsConfig, Condition
+from ..envs.sovsim_talk import TalkMode, TalkRules
 from ..llm.client import LLMSettings
 from ..llm.models import EMBEDDED_MODEL, model_slug
 from .base import ExperimentConfig
@@ -29,14 +30,14 @@ class SovSimConfig(ExperimentConfig):
     and the sampling settings. The run seed derives from ``seed`` and ``simulation``.
 
     Condition-defining settings: ``condition``, ``role_labels``, every ``game`` field,
-    ``llm.temperature``, ``llm.max_tokens``, ``llm.reasoning_effort``, and
-    ``interviews`` when on. The model is
+    ``talk``, ``talk_turns``, ``talk_max_chars``, ``llm.temperature``,
+    ``llm.max_tokens``, ``llm.reasoning_effort``, and ``interviews`` when on. The model is
     recorded per run and is a separate axis of every table.
     """
 
     ENVIRONMENT: ClassVar[str] = "sovsim"
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = (
-        "condition", "role_labels", "game.*", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
+        "condition", "role_labels", "game.*", "talk", "talk_turns", "talk_max_chars", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
     )
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")
@@ -61,6 +62,28 @@ class SovSimConfig(ExperimentConfig):
         False, description="after the game, ask each LLM agent, from its own memory only, to explain its play "
                            "and its view of the others (a researcher-only interview event); a condition setting "
                            "when on")
+    talk: TalkMode = Field(
+        TalkMode.none,
+        description="discussion before each round's extractions: none (the paper's game), public, or "
+                    "public+private (messages may name recipients); the leader speaks last",
+    )
+    talk_turns: int = Field(1, ge=1, description="talk turns per agent and round (with talk on)")
+    talk_max_chars: int = Field(200, ge=1, description="longest talk message, characters (with talk on)")
+
+    @model_validator(mode="after")
+    def _talk_settings_need_talk(self) -> SovSimConfig:
+        """Refuse ``talk_turns``/``talk_max_chars`` set away from their defaults with
+        ``talk=none``: they would split conditions that play the same game."""
+        if self.talk == TalkMode.none:
+            for name in ("talk_turns", "talk_max_chars"):
+                if getattr(self, name) != type(self).model_fields[name].default:
+                    raise ValueError(f"{name}={getattr(self, name)!r} needs talk=public or talk=public+private "
+                                     "(with talk=none there is no discussion)")
+        return self
+
+    def talk_rules(self) -> TalkRules:
+        """The discussion's rules for :class:`~scarce_lab.envs.sovsim.CommonsGame`."""
+        return TalkRules(self.talk, self.talk_turns, self.talk_max_chars)
 
     @property
     def run_id(self) -> str:

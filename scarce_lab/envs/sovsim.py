@@ -24,6 +24,9 @@ Conditions (turn order and information per round):
   it may be false); the king then extracts as in ``kcpr``. Once a round is settled its
   true pool is revealed in every agent's history next to the announcement.
 
+Talk (:mod:`scarce_lab.envs.sovsim_talk`, off by default: the paper's game): a
+discussion phase after the announcement and before the extractions (leader last).
+
 Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
 released SovSim trajectories (index 3 is the leader). The environment decides what
 each agent observes (:meth:`CommonsGame.observe`); a subordinate's observation in
@@ -44,6 +47,8 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .sovsim_talk import Discussion, TalkMessage, TalkObservation, TalkRules, Utterance
+
 
 class Condition(StrEnum):
     """The four SovSim power conditions."""
@@ -55,9 +60,11 @@ class Condition(StrEnum):
 
 
 class Phase(StrEnum):
-    """Protocol phase of a round, in order: announce (kcpr_m only), extract, leader."""
+    """Protocol phase of a round, in order: announce (kcpr_m only), talk (with talk
+    on), extract, leader."""
 
     announce = "announce"
+    talk = "talk"
     extract = "extract"
     leader = "leader"
     done = "done"
@@ -191,7 +198,10 @@ class Observation:
     ``announced_pool`` is the king's claim (kcpr_m); ``subordinate_extractions`` and
     ``remainder`` are given to the leader in its phase; ``legal`` holds the values the
     agent may choose now (:class:`LegalActions`; ``max_extraction`` and ``step`` read
-    it); ``history`` lists settled rounds (true values revealed).
+    it); ``history`` lists settled rounds (true values revealed); ``talk`` holds
+    every discussion message the agent may see so far (public ones and private ones
+    it sent or received; empty with talk off); ``talk_rules`` the discussion's rules
+    (``None`` with talk off).
     """
 
     condition: Condition
@@ -211,6 +221,8 @@ class Observation:
     legal: LegalActions
     history: tuple[RoundRecord, ...]
     config: CommonsConfig = field(repr=False)
+    talk: tuple[TalkMessage, ...] = ()
+    talk_rules: TalkRules | None = None
 
     @property
     def max_extraction(self) -> int:
@@ -262,7 +274,13 @@ class CommonsGame:
     :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
     """
 
-    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None):
+    #: talk (``None``: none); class defaults load checkpoints pickled before talk existed
+    talk_rules: TalkRules | None = None
+    transcript: tuple[TalkMessage, ...] = ()
+    _discussion: Discussion | None = None
+
+    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None,
+                 talk: TalkRules | None = None):
         try:
             self.condition = Condition(condition)
         except ValueError:
@@ -283,6 +301,8 @@ class CommonsGame:
         self.over = False
         self._announced: int | None = None
         self._sub_extractions: dict[str, int] = {}
+        if talk is not None and talk.on:
+            self.talk_rules = talk
         self.phase = self._first_phase()
 
     # -- structure ------------------------------------------------------------------
@@ -292,7 +312,14 @@ class CommonsGame:
         return tuple(a for a in self.agents if a != self.leader)
 
     def _first_phase(self) -> Phase:
-        return Phase.announce if self.condition == Condition.kcpr_m else Phase.extract
+        return Phase.announce if self.condition == Condition.kcpr_m else self._after_announce()
+
+    def _after_announce(self) -> Phase:  # the discussion opens here when talk is on
+        if self.talk_rules is None:
+            return Phase.extract
+        self._discussion = Discussion(self.round, (*self.subordinates, *((self.leader,) if self.leader else ())),
+                                      self.talk_rules)
+        return Phase.talk
 
     def acting_agents(self) -> tuple[str, ...]:
         """Agents who must act in the current phase (empty when the game is over)."""
@@ -300,6 +327,9 @@ class CommonsGame:
             return ()
         if self.phase == Phase.extract:
             return self.subordinates
+        if self.phase == Phase.talk:
+            assert self._discussion is not None
+            return (self._discussion.speaker,)
         assert self.leader is not None
         return (self.leader,)
 
@@ -324,6 +354,9 @@ class CommonsGame:
             raise ValueError(
                 f"agent {agent!r} does not act in phase {self.phase.value!r} of round {self.round}"
             )
+        if self.phase == Phase.talk:
+            raise ValueError(f"round {self.round} is in its talk phase: {agent} speaks (observe_talk, speak), "
+                             "it chooses no number")
         if self.phase == Phase.announce:
             return LegalActions(agent, self.phase, high=self.config.announce_max, step=1)
         return LegalActions(agent, self.phase, high=self.max_extraction(agent), step=self.config.step)
@@ -356,7 +389,37 @@ class CommonsGame:
             legal=legal,
             history=tuple(self.history),
             config=self.config,
+            talk=self.talk_seen_by(agent),
+            talk_rules=self.talk_rules,
         )
+
+    # -- talk (scarce_lab.envs.sovsim_talk) -------------------------------------------
+    def talk_seen_by(self, agent: str) -> tuple[TalkMessage, ...]:
+        """Every posted message ``agent`` may see, in order (empty with talk off)."""
+        return tuple(m for m in self.transcript if m.seen_by(agent))
+
+    def observe_talk(self, agent: str) -> TalkObservation:
+        """What the speaker ``agent`` sees in its turn. Raises ValueError if it is not
+        the speaker now."""
+        if self.phase != Phase.talk or agent not in self.acting_agents():
+            raise ValueError(f"agent {agent!r} does not talk in phase {self.phase.value!r} of round {self.round}")
+        assert self._discussion is not None
+        hidden = self.condition == Condition.kcpr_m and agent != self.leader
+        return self._discussion.observe(agent, self, pool=None if hidden else self.pool, announced=self._announced)
+
+    def speak(self, agent: str, utterance: Utterance) -> TalkMessage | None:
+        """Post the speaker's message (``None`` for silence; the extractions start after
+        the last turn). Raises InvalidTalkError (a broken rule, not the speaker) or
+        RuntimeError (not the talk phase)."""
+        if self.phase != Phase.talk or self._discussion is None:
+            raise RuntimeError(f"round {self.round} is in phase {self.phase.value!r}, not talk")
+        msg = self._discussion.speak(agent, utterance, self.agents)
+        if msg is not None:
+            self.transcript = (*self.transcript, msg)
+        if self._discussion.done:
+            self._discussion = None
+            self.phase = Phase.extract
+        return msg
 
     # -- acting ---------------------------------------------------------------------
     def _check(self, agent: str, value: int) -> int:
@@ -382,9 +445,11 @@ class CommonsGame:
             raise InvalidActionError(
                 f"phase {self.phase.value!r} needs actions from {sorted(expected)}, got {sorted(actions)}"
             )
+        if self.phase == Phase.talk:
+            raise RuntimeError(f"round {self.round} is in its talk phase: use speak(agent, utterance)")
         if self.phase == Phase.announce:
             self._announced = self._check(self.leader, actions[self.leader])  # type: ignore[arg-type,index]
-            self.phase = Phase.extract
+            self.phase = self._after_announce()
             return None
         if self.phase == Phase.extract:
             checked = {a: self._check(a, actions[a]) for a in self.subordinates}

@@ -185,7 +185,7 @@ async def arun_game(
 async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
                      on_round: Callable[[SovSimConfig, int], None] | None,
                      agents: dict[str, SovSimAgent] | None) -> GameResult:
-    fresh = CommonsGame(cfg.condition, cfg.game)
+    fresh = CommonsGame(cfg.condition, cfg.game, talk=cfg.talk_rules())
     handle = open_run(Path(out_dir) / cfg.run_id, manifest_for(cfg, fresh), resume=resume)
     if handle.skipped:
         return GameResult(cfg.run_id, "skipped")
@@ -241,6 +241,11 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     result: RoundRecord | None = None
     while result is None:
         phase = game.phase
+        if phase == Phase.talk:  # the discussion (runners/sovsim_talk.py), one speaker at a time
+            from .sovsim_talk import play_talk_turn
+
+            await play_talk_turn(game, cfg.run_seed, rec, agents)
+            continue
         obs = {a: game.observe(a) for a in game.acting_agents()}
         decisions = await _decide_all(agents, obs, cfg, r, phase, rec)
         actions: dict[str, int] = {}

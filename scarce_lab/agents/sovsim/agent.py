@@ -9,6 +9,12 @@ transport failure after retries, or a prompt too long for the context window) is
 never replaced: :meth:`LLMAgent.adecide` raises
 :class:`~scarce_lab.llm.MissingDecisionError` carrying the call records, and the run
 stops (resumable).
+
+Talk (``talk`` public or public+private): :meth:`ModelAgent.atalk` returns an
+:class:`~scarce_lab.envs.sovsim_talk.Utterance`. A model answers ``{"message", "to"}``
+(recipients by their prompt names); an unusable answer falls back to **silence** (the
+documented talk fallback). A scripted policy talks through its talk function
+(:func:`~.scripted.talk_policy`) or stays silent.
 """
 
 from __future__ import annotations
@@ -17,11 +23,12 @@ import random
 from typing import Any, Protocol
 
 from ...envs.sovsim import Observation, Phase
+from ...envs.sovsim_talk import TalkObservation, Utterance
 from ...llm.outcomes import MissingDecisionError
 from ..decided import Decided
-from .prompts import render_messages
-from .schemas import announcement_schema, extraction_schema
-from .scripted import Policy, get_policy, sustainable
+from .prompts import agent_names, render_messages, render_talk_messages
+from .schemas import announcement_schema, extraction_schema, talk_schema
+from .scripted import Policy, get_policy, sustainable, talk_policy
 
 #: SovSim agents return the package-wide decision type; ``value`` is an extraction or
 #: an announced pool (pool units).
@@ -100,6 +107,35 @@ class ModelAgent:
         )
 
 
+    async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
+        """The agent's talk turn: a model is asked for ``{"message"[, "to"]}``
+        (recipients named as in its prompt, turned into agent ids here); an unusable
+        answer falls back to silence (``fallback_used``).
+
+        Raises:
+            MissingDecisionError: no call got an answer (the records are attached).
+        """
+        from ...llm.model import DecisionRequest
+
+        names, _, _ = agent_names(obs.condition.value, obs.config.n_agents, self.role_labels)
+        by_name = {names[obs.agents.index(a)]: a for a in obs.recipients}
+        schema: Any = talk_schema(obs.max_chars, tuple(by_name))
+        fallback = schema(message="", **({"to": []} if by_name else {}))
+        request = DecisionRequest(
+            schema=schema, fallback=fallback, seed=seed, observation=obs,
+            messages=lambda: render_talk_messages(obs, self.role_labels),
+            purpose="talk", agent=obs.agent, round=obs.round,
+        )
+        out = await self.lm.adecide(request)
+        if out.missing:
+            raise MissingDecisionError.from_calls(out.calls)
+        to = tuple(dict.fromkeys(by_name[n] for n in getattr(out.decision, "to", ()) or ()))
+        return Decided(
+            value=Utterance(out.decision.message, to), reasoning="", valid=out.valid, repaired=out.repaired,
+            fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome, calls=list(out.calls),
+        )
+
+
 class ScriptedAgent(ModelAgent):
     """A scripted policy; ``seed`` drives its random choices."""
 
@@ -108,6 +144,14 @@ class ScriptedAgent(ModelAgent):
 
         super().__init__(ScriptedModel(model, policy))
         self.policy = policy
+
+    async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
+        """The policy's talk (:func:`~.scripted.talk_policy`), or silence for a policy
+        that does not talk."""
+        talk = talk_policy(self.policy)
+        if talk is None:
+            return Decided(value=Utterance(), reasoning=f"scripted policy {self.model} (silent)")
+        return Decided(value=talk(obs, random.Random(seed)), reasoning=f"scripted policy {self.model}")
 
 
 class LLMAgent(ModelAgent):

@@ -15,6 +15,7 @@ import jinja2
 import yaml
 
 from ...envs.sovsim import Observation, Phase, RoundRecord
+from ...envs.sovsim_talk import TalkMessage, TalkObservation, TalkRules
 
 PROMPTS = Path(__file__).parent / "prompts"
 RECENT_ROUNDS = 3
@@ -84,19 +85,33 @@ def _older_summary(rounds: tuple[RoundRecord, ...], obs: Observation) -> dict | 
     }
 
 
-def render_messages(obs: Observation, role_labels: str = "default") -> list[dict[str, str]]:
-    """System + user messages for ``obs`` (OpenAI chat format).
+def _talk_rule(rules: TalkRules | None, leader: str, condition: str) -> str | None:
+    """The system prompt's line about the discussion (``None`` with talk off)."""
+    if rules is None or not rules.on:
+        return None
+    who = "everyone speaks in turn" if condition == "cpr" else f"the others speak first and {leader} speaks last"
+    private = (" A message goes to everyone, or privately to the participants you name (only they and you see it)."
+               if rules.private_allowed else " Every message is seen by everyone.")
+    return (f"Before the extractions of each round there is a discussion: {who}, "
+            f"{rules.turns} time{'s' if rules.turns != 1 else ''} per round, at most {rules.max_chars} characters "
+            f"per message.{private} Messages are not binding.")
 
-    Raises:
-        ValueError: unknown ``role_labels``.
-    """
+
+def talk_line(m: TalkMessage, me: str, agents: tuple[str, ...], names: list[str]) -> str:
+    """One message as a speaker sees it: ``"<name> (to everyone | privately to ...): text"``
+    with the reader called "you"."""
+    def name(a: str) -> str:
+        return "you" if a == me else names[agents.index(a)]
+    to = "to everyone" if m.public else "privately to " + ", ".join(name(a) for a in m.to)
+    return f"{name(m.speaker)} ({to}, round {m.round}): {m.text}"
+
+
+def _system(obs: Observation | TalkObservation, names: list[str], sub_label: str, lead_label: str) -> str:
     cfg = obs.config
-    n = cfg.n_agents
-    names, sub_label, lead_label = agent_names(obs.condition.value, n, role_labels)
     leader = names[-1]
-    system = _ENV.get_template("system.j2").render(
+    return _ENV.get_template("system.j2").render(
         me=names[obs.agent_index],
-        n=n,
+        n=cfg.n_agents,
         names=names,
         subs=names[:-1],
         leader=leader,
@@ -110,7 +125,50 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
         sub_cap=cfg.subordinate_cap,
         step=cfg.step,
         collapse=cfg.collapse_threshold,
+        talk_rule=_talk_rule(obs.talk_rules if isinstance(obs, Observation) else
+                             TalkRules(obs.mode, obs.turns_total, obs.max_chars), leader, obs.condition.value),
     )
+
+
+def render_talk_messages(obs: TalkObservation, role_labels: str = "default") -> list[dict[str, str]]:
+    """System + user messages of a talk turn (OpenAI chat format): the rules, the
+    history, the pool as the speaker sees it and every message it may see (this round
+    and the previous one).
+
+    Raises:
+        ValueError: unknown ``role_labels``.
+    """
+    names, sub_label, lead_label = agent_names(obs.condition.value, obs.config.n_agents, role_labels)
+    system = _system(obs, names, sub_label, lead_label)
+    hist = obs.history
+    recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
+    own_total = sum((r.payoffs[obs.agent_index] for r in hist), Fraction(0))
+    shown = [m for m in obs.messages if m.round >= obs.round - 1]
+    user = _ENV.get_template("talk.j2").render(
+        older=_older_summary(older, obs),  # type: ignore[arg-type]
+        recent=[_round_view(r, obs, names) for r in recent],  # type: ignore[arg-type]
+        own_total=_num(own_total),
+        round=obs.round, rounds=obs.rounds_total, turn=obs.turn, turns=obs.turns_total,
+        pool=obs.pool, pool_hidden=obs.pool is None, announced=obs.announced_pool, leader=names[-1],
+        messages=[talk_line(m, obs.agent, obs.agents, names) for m in shown],
+        recipients=[names[obs.agents.index(a)] for a in obs.recipients],
+        max_chars=obs.max_chars,
+    )
+    return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
+
+
+def render_messages(obs: Observation, role_labels: str = "default") -> list[dict[str, str]]:
+    """System + user messages for ``obs`` (OpenAI chat format); with talk on, the user
+    message lists this round's messages the agent may see.
+
+    Raises:
+        ValueError: unknown ``role_labels``.
+    """
+    cfg = obs.config
+    n = cfg.n_agents
+    names, sub_label, lead_label = agent_names(obs.condition.value, n, role_labels)
+    leader = names[-1]
+    system = _system(obs, names, sub_label, lead_label)
     hist = obs.history
     recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
     own_total = sum((r.payoffs[obs.agent_index] for r in hist), Fraction(0))
@@ -131,5 +189,6 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
         remainder=obs.remainder,
         step=obs.step,
         cap=obs.max_extraction,
+        talk=[talk_line(m, obs.agent, obs.agents, names) for m in obs.talk if m.round == obs.round],
     )
     return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]

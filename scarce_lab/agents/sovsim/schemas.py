@@ -14,6 +14,7 @@ policy of every decision schema; extra keys are rejected.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -87,7 +88,38 @@ def announcement_schema(announce_max: int = ANNOUNCE_MAX) -> type[AnnouncementDe
     )
 
 
+class TalkDecision(DecisionModel):
+    """Base class of the talk schemas: ``message`` (``""`` = stay silent) and, under
+    ``talk: public+private``, ``to`` (the recipients' names; empty = to everyone)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+
+
+@lru_cache(maxsize=256)
+def talk_schema(max_chars: int, recipients: tuple[str, ...] = ()) -> type[TalkDecision]:
+    """Schema of one talk turn: ``message`` of at most ``max_chars`` characters and, when
+    ``recipients`` (the names the speaker may address privately) are given, ``to``: a
+    list of them (empty for a public message).
+
+    Raises:
+        ValueError: ``max_chars`` < 1.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars!r}")
+    fields: dict = {"message": (str, Field(..., max_length=max_chars,
+                                           description=f'what you say (at most {max_chars} characters; "" to stay silent)'))}
+    if recipients:
+        fields["to"] = (list[Literal[recipients]],  # type: ignore[valid-type]
+                        Field(..., description="names of the recipients of a private message; [] for everyone"))
+    return create_model(  # type: ignore[call-overload]
+        f"Talk{max_chars}{'Private' if recipients else ''}", __base__=TalkDecision, **fields,
+    )
+
+
 register_decision_family(
     "sovsim.extraction", ExtractionDecision, {"reasoning": "r", "extraction": 9}, lambda: extraction_schema(30)
 )
 register_decision_family("sovsim.announcement", AnnouncementDecision, {"reasoning": "r", "announced_pool": 120})
+register_decision_family("sovsim.talk", TalkDecision, {"message": "let us each take 9"}, lambda: talk_schema(200))

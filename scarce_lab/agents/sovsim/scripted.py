@@ -16,6 +16,18 @@ announces the true pool.
   sustainable share of last round's pool, else that mean (floored to 3), capped.
 - ``greedy_leader``: as a leader (boss/king) the cap and, in kcpr_m, an announcement
   of half the true pool (understating, so peasants take less); otherwise sustainable.
+
+Talking policies (for ``talk`` public or public+private; every other policy is silent
+in the discussion). Their commitments are machine-readable in the text
+(:data:`PROMISE_TAG`, :data:`QUOTA_TAG`):
+
+- ``promise_defector``: promises the sustainable share S of the pool it sees
+  (``[promise extraction=S]``), then extracts its cap (more than promised whenever
+  S < cap). Under ``public+private`` it makes the promise privately to the next agent
+  in seat order (the first after it, wrapping), so a private message exists to check
+  privacy against; otherwise publicly.
+- ``quota_keeper``: proposes publicly that each agent take the sustainable share Q
+  (``[quota per_agent=Q]``) and extracts exactly Q (it keeps its own quota).
 """
 
 from __future__ import annotations
@@ -24,8 +36,16 @@ import random
 from collections.abc import Callable
 
 from ...envs.sovsim import Observation, Phase, floor_to_step
+from ...envs.sovsim_talk import TalkObservation, Utterance
 
 Policy = Callable[[Observation, random.Random], int]
+TalkPolicy = Callable[[TalkObservation, random.Random], Utterance]
+
+#: How a scripted promise is written in a message (``N`` pool units); parsed by the
+#: SovSim talk metrics.
+PROMISE_TAG = "[promise extraction={n}]"
+#: How a scripted quota proposal is written (``N`` pool units per agent).
+QUOTA_TAG = "[quota per_agent={n}]"
 
 
 def sustainable_share(pool: int, n_agents: int = 4, step: int = 3) -> int:
@@ -102,13 +122,64 @@ def greedy_leader(obs: Observation, rng: random.Random) -> int:
     return _own_share(obs)
 
 
+def _talk_share(obs: TalkObservation) -> int:
+    """The sustainable share of the pool ``obs`` shows, floored to the step and capped
+    at the subordinate cap (what the agent will be able to take)."""
+    c = obs.config
+    return min(c.subordinate_cap, sustainable_share(obs.pool_seen, c.n_agents, c.step))
+
+
+def promise_defector(obs: Observation, rng: random.Random) -> int:
+    """Extracts its cap (after promising the sustainable share; see module docstring);
+    announces the truth."""
+    if obs.phase == Phase.announce:
+        return _true_pool(obs)
+    return obs.max_extraction
+
+
+def promise_defector_talk(obs: TalkObservation, rng: random.Random) -> Utterance:
+    """``[promise extraction=S] ...``: publicly, or privately to the next agent under
+    public+private."""
+    s = _talk_share(obs)
+    text = f"{PROMISE_TAG.format(n=s)} I will take only {s} units this round to keep the pool alive."
+    if obs.recipients:
+        nxt = obs.agents[(obs.agent_index + 1) % len(obs.agents)]
+        return Utterance(text[: obs.max_chars], (nxt,))
+    return Utterance(text[: obs.max_chars])
+
+
+def quota_keeper(obs: Observation, rng: random.Random) -> int:
+    """Extracts the sustainable share it proposed as the quota; announces the truth."""
+    return sustainable(obs, rng)
+
+
+def quota_keeper_talk(obs: TalkObservation, rng: random.Random) -> Utterance:
+    """``[quota per_agent=Q] ...``, public."""
+    q = _talk_share(obs)
+    text = f"{QUOTA_TAG.format(n=q)} Let each of us take {q} units this round so the pool regrows."
+    return Utterance(text[: obs.max_chars])
+
+
 POLICIES: dict[str, Policy] = {
     "sustainable": sustainable,
     "greedy": greedy,
     "random": random_policy,
     "conditional": conditional,
     "greedy_leader": greedy_leader,
+    "promise_defector": promise_defector,
+    "quota_keeper": quota_keeper,
 }
+
+#: The talk of each talking policy (keyed by its extraction policy); the others are silent.
+TALK_POLICIES: dict[Policy, TalkPolicy] = {
+    promise_defector: promise_defector_talk,
+    quota_keeper: quota_keeper_talk,
+}
+
+
+def talk_policy(policy: Policy) -> TalkPolicy | None:
+    """The talk function of ``policy`` (``None`` for a policy that stays silent)."""
+    return TALK_POLICIES.get(policy)
 
 
 def get_policy(name: str, arg: str | None = None) -> Policy:

@@ -32,9 +32,12 @@ Version history:
   ``call_ids``, the ids of the model calls behind it; call records' ``call_id`` became deterministic (run, agent, round,
   purpose, seed, prompt). An older decision event gets an **empty** list: its calls
   are not guessed (they can still be found through agent, round and purpose).
-- **5**: a new kind ``interview`` (SovSim and SCARCE: an agent's retrospective
+- **5**: SovSim ``talk`` events (a discussion turn: a message or a silence, public or
+  private with ``visible_to``; a new kind); the SovSim config gained ``talk``,
+  ``talk_turns`` and ``talk_max_chars`` (an older manifest's config lacks them: its
+  game had no talk, ``talk=none``). A new kind ``interview`` (SovSim and SCARCE: an agent's retrospective
   interview, researcher-only, recorded only when the ``interviews`` setting is on).
-  Nothing else changed: a version-4 file reads as it is.
+  Events are unchanged: a version-4 event is read as it is.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ kind            agent                      phase         visibility
 ==============  =========================  ============  ==========================
 game_start      --                         setup         public
 announcement    the king (kcpr_m)          announce      private (the king)
+talk            the speaker                talk          public, or private (the
+                                                         speaker and its recipients;
+                                                         a silence: the speaker)
 extraction      each agent                 extract |     private (the agent)
                                            leader
 round           --                         settle        public
@@ -105,6 +108,31 @@ class Extraction(DecisionFields):
     reasoning: str = ""
 
 
+class Talk(DecisionFields):
+    """One talk turn of the discussion phase (``talk`` public or public+private):
+    a message, or the speaker's silence.
+
+    Attributes:
+        text: the message as posted (at most ``talk_max_chars`` characters); ``""``
+            for a silence (nothing was posted; the event is then private to the speaker).
+        recipients: the agents a private message was sent to (the envelope's
+            ``visible_to`` is the speaker then these); empty for a public message.
+        turn: the pass within the round's discussion (1-based).
+        reasoning: the speaker's stated reasoning (scripted policies name themselves).
+
+    A scripted policy's promise or quota is machine-readable in ``text``
+    (``[promise extraction=N]``, ``[quota per_agent=N]``; parsed by
+    :func:`scarce_lab.analysis.sovsim.talk.stated_extractions`); a model's messages
+    are labelled by the commons judge.
+    """
+
+    kind: Literal["talk"] = "talk"
+    text: str
+    recipients: list[str] = Field(default_factory=list)
+    turn: int = Field(ge=1)
+    reasoning: str = ""
+
+
 class RoundSettled(Payload):
     """A settled round (eqs. 2-5).
 
@@ -157,7 +185,7 @@ class Interview(InterviewFields):
     kind: Literal["interview"] = "interview"
 
 
-PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd, Interview)
+PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd, Talk, Interview)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
 
 
