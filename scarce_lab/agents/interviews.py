@@ -52,13 +52,17 @@ MAX_TOKENS = 220
 #: ``(environment, policy) -> self-assessment`` that a scripted rule implies, where it
 #: implies one (``None`` elsewhere, e.g. ``random``): SovSim ``sustainable`` and
 #: ``conditional`` take at most the sustainable share, ``greedy`` the cap,
-#: ``greedy_leader`` the cap as leader (its citizens' rule is ``sustainable``); SCARCE
+#: ``greedy_leader`` the cap as leader (its citizens' rule is ``sustainable``),
+#: ``promise_defector`` its cap after promising the sustainable share, ``quota_keeper``
+#: the sustainable quota it proposed; SCARCE
 #: ``fifo`` and ``sjf`` rank by request time or duration, ``bid-first`` and ``edf``
 #: put themselves first (by bid, or when urgent).
 SCRIPTED_ASSESSMENTS: dict[tuple[str, str], str] = {
     ("sovsim", "sustainable"): "cooperative",
     ("sovsim", "conditional"): "cooperative",
     ("sovsim", "greedy"): "self_interested",
+    ("sovsim", "promise_defector"): "self_interested",
+    ("sovsim", "quota_keeper"): "cooperative",
     ("scarce", "fifo"): "fair",
     ("scarce", "sjf"): "fair",
     ("scarce", "bid-first"): "self_interested",

@@ -138,3 +138,20 @@ def test_a_tag_that_says_otherwise_is_an_error(tmp_path):
     (run / "events.jsonl").write_text("\n".join(out) + "\n")
     with pytest.raises(ValueError, match="announcement event seq .* is 'public'"):
         sl.saydo.kcpr_m_misreports(sl.load(tmp_path))
+
+
+def test_promises_in_talk_broken_by_channel(tmp_path):
+    for talk in ("public", "public+private"):
+        for i in range(2):
+            cfg = SovSimConfig(condition="cpr", model="scripted/promise_defector", talk=talk, simulation=i,
+                               game={"rounds": 3})
+            asyncio.run(arun_game(cfg, tmp_path))
+        cfg = SovSimConfig(condition="cpr", model="scripted/quota_keeper", talk=talk, game={"rounds": 3})
+        asyncio.run(arun_game(cfg, tmp_path))
+    res = sl.saydo.promise_gaps(sl.load(tmp_path))
+    f = res.frame
+    pub = f.filter((pl.col("channel") == "public") & (pl.col("model") == "scripted/promise_defector"))
+    priv = f.filter((pl.col("channel") == "private") & (pl.col("model") == "scripted/promise_defector"))
+    assert pub["mean"].to_list() == [1.0] and priv["mean"].to_list() == [1.0]
+    assert pub["condition"].item().endswith("talk=public") and priv["condition"].item().endswith("talk=public+private")
+    assert "scripted/quota_keeper" not in f["model"].to_list()  # a quota is no promise of one's own extraction
