@@ -11,6 +11,7 @@ from .render import (
     cut,
     decision_notes,
     esc,
+    interview_block,
     table,
     time_key,
     time_tag,
@@ -191,6 +192,8 @@ def _scarce_event(e: dict, max_chars: int) -> str:
         return (f'<div class="sl-event">{time_tag(e)}subrun ends · balances '
                 f'{esc(bal)} · {esc(q.get("sink"))} holds '
                 f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
+    if kind == "interview":
+        return interview_block(e, max_chars)
     if kind == "tool_error":
         cls, badge = visibility_badge(e)
         return (f'<div class="sl-msg {cls}">{badge}{time_tag(e)}<b>{who}</b>: tool <code>{esc(q.get("tool"))}</code> '

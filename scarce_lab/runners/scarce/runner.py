@@ -283,6 +283,7 @@ class ScarceRunner:
         if any(e.kind == "interview" for e in events):
             return
         events = [e for e in events if e.kind not in SOLVER_KINDS]
+        t_end = next((e.t for e in reversed(events) if e.kind == "subrun_end"), None)
 
         async def one(w: str) -> tuple[dict, list]:
             neg = self.negotiators[w]
@@ -299,7 +300,7 @@ class ScarceRunner:
         for w, (fields, calls) in zip(self.cfg.names, answers, strict=True):
             if calls:
                 self.rec.record_calls(calls)
-            self.rec.emit(ev.Interview(subrun=subrun, **fields), round=k, phase="interview", agent=w)
+            self.rec.emit(ev.Interview(subrun=subrun, **fields), round=k, phase="interview", agent=w, t=t_end)
         state = save_state(self, subrun_done=True)
         self.rec.commit_round(k, state=state)
 
