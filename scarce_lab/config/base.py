@@ -53,7 +53,12 @@ class ExperimentConfig(BaseModel):
     def _omit_optional_at_default(self, handler: Any) -> Any:
         """Leave each :attr:`OPTIONAL_CONDITION_FIELDS` field out of a dump while it
         holds its default (see the class docstring)."""
-        data = handler(self)
+        return self._omit_optional(handler(self))
+
+    def _omit_optional(self, data: Any) -> Any:
+        """``data`` (a dump) without the :attr:`OPTIONAL_CONDITION_FIELDS` at their
+        default; a subclass with its own ``model_serializer`` (which replaces this
+        class's) calls it."""
         if isinstance(data, dict):
             for name in self.OPTIONAL_CONDITION_FIELDS:
                 if name in data and getattr(self, name) == type(self).model_fields[name].default:

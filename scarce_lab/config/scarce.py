@@ -25,7 +25,7 @@ import json
 import random
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ..agents.scarce import SCRIPTED_NEGOTIATORS, parse_skill
 from ..envs.scarce import (
@@ -33,6 +33,7 @@ from ..envs.scarce import (
     DEFAULT_PRIVATE_ROUNDS,
     PAPER_MEMORY,
     ClockConfig,
+    InstitutionRules,
     Mechanism,
     WorldRules,
 )
@@ -175,6 +176,19 @@ class ScarceConfig(ExperimentConfig):
         "a model solver that repeats the same failing action this many times in a row ends its subrun "
         "as 'stuck' (scripted solvers: not applied)"))
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
+    institutions: InstitutionRules = Field(
+        default_factory=InstitutionRules, description=(
+            "sanctions (off|mechanism|vote, fine, fine_to bank|harmed), public reputation and contracts "
+            "in the auction (scarce_lab.envs.scarce.institutions); all off by default"))
+
+    @model_serializer(mode="wrap")
+    def _institutions_when_on(self, handler):
+        """``institutions`` is written only when a module is on: a run with all of them
+        off records exactly the config (and run id) it had before they existed."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.institutions.on:
+            data.pop("institutions", None)
+        return self._omit_optional(data)  # and the base class's optional settings (interviews)
 
     @field_validator("worker_budgets")
     @classmethod
@@ -240,6 +254,9 @@ class ScarceConfig(ExperimentConfig):
         (``negotiator_model``) is shaped by them too (without this, runs that differ
         only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
+        if self.institutions.on:  # every institution setting defines the condition once one is on
+            flat = flatten(self.model_dump(mode="json"))
+            out.update({k: v for k, v in flat.items() if k.startswith("institutions.")})
         if is_scripted(self.model):
             for k in self.MODEL_SOLVER_FIELDS:
                 out.pop(k, None)
@@ -256,6 +273,7 @@ class ScarceConfig(ExperimentConfig):
         """The defaults of :meth:`condition_settings`, with the defaults of
         :data:`MODEL_SOLVER_FIELDS` (the default model is scripted, which drops them)."""
         out = super().condition_settings_defaults()
+        out.update({f"institutions.{k}": v for k, v in InstitutionRules().model_dump(mode="json").items()})
         for k in self.MODEL_SOLVER_FIELDS:
             out.setdefault(k, type(self).model_fields[k].default)
         return out
@@ -333,6 +351,7 @@ class ScarceConfig(ExperimentConfig):
             private_rounds=self.private_rounds, memory=self.memory, clock=self.clock_config(),
             max_solver_steps=self.max_solver_steps, history_k=self.history_k, transcript_k=self.transcript_k,
             zero_score_on_miss=self.zero_score_on_miss, seed=self.seed,
+            institutions=self.institutions if self.institutions.on else None,
         )
 
 

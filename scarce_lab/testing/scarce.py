@@ -131,7 +131,10 @@ def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | No
     elif ev.kind == EventKind.slot_open:
         wd.open_slot(ev.worker)
     elif ev.kind == EventKind.slot_close:
-        wd.close_slot(ev.worker)
+        slot = wd.close_slot(ev.worker)
+        if wd.institutions is not None and (b := wd.institutions.judge_overrun(
+                ev.worker, slot.contention, wd.worker(ev.worker).t, slot.end, wd.next_booking(slot.end))):
+            _institutions_sanction(wd, b, log, seen)
     elif ev.kind in (EventKind.deadline_miss, EventKind.step_limit):
         wd.finish(ev.worker, missed=ev.kind == EventKind.deadline_miss, at=ev.t)
     else:
@@ -156,9 +159,60 @@ def _contention_probe(c: Any, w: str, legal: LegalNegotiation, policy: LegalPoli
     return None
 
 
+def _institutions_step(wd: ScarceWorld, c: Any, t: float, log: list) -> None:
+    """The institutions' submissions of a contention, as the runner asks them
+    (:mod:`scarce_lab.runners.scarce.institutions`): after the declarations each
+    participant promises its latest legal rank; before the ballots each offers the next
+    participant a contract of ``3 + contention`` credits (it goes first) and every
+    offer is accepted. An illegal promise is probed and must be refused."""
+    ins = wd.institutions
+    if c.phase == ContentionPhase.reasoning and not ins.promises and ins.rules.promises and len(c.participants) > 1:
+        w0 = c.participants[0]
+        log.append(("refused", w0, refused((ProtocolError,), "a promise to rank itself first",
+                                           lambda: ins.promise(c.index, w0, 1))))
+        for w in c.participants:
+            ranks = wd.negotiation_view(c, w, t).legal.institutions.promise_ranks
+            ins.promise(c.index, w, ranks[-1])
+    if c.phase == ContentionPhase.ballots and ins.rules.contracts and not ins.offers and len(c.participants) > 1:
+        parts = c.participants
+        for i, w in enumerate(parts):
+            legal = wd.negotiation_view(c, w, t).legal.institutions
+            amount = min(3 + c.index, legal.max_contract)
+            if amount >= 1:
+                ins.offer(c.index, w, parts[(i + 1) % len(parts)], amount, w, wd.ledger.balance(w))
+        for o in list(ins.offers):
+            ins.sign(wd.ledger, o, True)
+
+
+def _institutions_settle(wd: ScarceWorld, c: Any, order: list[str], log: list, seen: list) -> None:
+    """Judge promises, settle contracts, sanction breaches (voters shown a
+    :class:`~scarce_lab.envs.scarce.institutions.VoteView`, all vote to fine)."""
+    ins = wd.institutions
+    settled = ins.settle_contracts(wd.ledger, order)
+    log.append(("contracts", [(o.payer, o.payee, o.amount, held) for o, held, _ in settled]))
+    for _, b in ins.judge_ballots(c.index, c.ballots):
+        if b is not None:
+            _institutions_sanction(wd, b, log, seen)
+    assert wd.ledger.conserved(), f"contention {c.index}: money not conserved under {ins.rules}"
+
+
+def _institutions_sanction(wd: ScarceWorld, b: Any, log: list, seen: list) -> None:
+    ins, votes = wd.institutions, None
+    if ins.rules.sanctions == "vote":
+        votes = {}
+        for v in b.voters:
+            vv = wd.vote_view(v, b)
+            seen.append((v, dataclasses.asdict(vv), dict(wd.ledger.balances)))
+            votes[v] = True
+    s = ins.sanction(wd.ledger, b, votes)
+    log.append(("sanction", b.kind, b.worker, b.harmed, s.passed, s.fined))
+
+
 def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: LegalPolicy) -> None:
     c, t = wd.open_contention(ev.participants), ev.t
     while c.phase != ContentionPhase.closed:
+        if wd.institutions is not None:
+            _institutions_step(wd, c, t, log)
         views = {w: wd.negotiation_view(c, w, t) for w in c.participants}
         for w, v in views.items():
             seen.append((w, {k: x for k, x in dataclasses.asdict(v).items() if k != "legal"},
@@ -184,6 +238,8 @@ def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: 
         c.advance()
     st = wd.settle(c, t)
     log.append(("settled", st.index, [(b.allocation.worker, b.slot.start, b.payment.amount) for b in st.bookings]))
+    if wd.institutions is not None:
+        _institutions_settle(wd, c, st.schedule.order(), log, seen)
 
 
 def scarce_play(wd: ScarceWorld, subruns: int, log: list, seen: list) -> None:
@@ -195,8 +251,20 @@ def scarce_play(wd: ScarceWorld, subruns: int, log: list, seen: list) -> None:
             pass
 
 
+def _without_institutions(view: dict) -> dict:
+    """The view without its public institutions (reputation scores such as 0.5 or
+    0.75 are public by design and would match the deadlines' fractions)."""
+    c = view.get("contention")
+    if isinstance(c, dict) and "institutions" in c:
+        view = {**view, "contention": {k: v for k, v in c.items() if k != "institutions"}}
+    return view
+
+
 def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list) -> list[str]:
     leaks = []
+    contracts = (view.get("contention") or {}).get("your_contracts", [])
+    leaks += [f"contract {k['payer']}->{k['payee']}" for k in contracts if me not in (k["payer"], k["payee"])]
+    view = _without_institutions(view)
     for other in SCARCE_WORKERS:
         if other == me:
             continue
@@ -214,12 +282,16 @@ def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list)
     return leaks
 
 
-def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
+def scarce_trace(seed: int, memory: str = "subrun", institutions: Any = None) -> Trace:
     """Three subruns of the SCARCE world with canary budgets, deadlines, files, notes
     and private messages, played by :class:`LegalPolicy`. A canary that was never
     planted would prove nothing, so the trace fails when no private message was sent
-    or no note saved."""
-    wd = ScarceWorld(scarce_rules(memory, seed=seed))
+    or no note saved. ``institutions`` (an
+    :class:`~scarce_lab.envs.scarce.InstitutionRules`): the auction's institutions,
+    exercised by :func:`_institutions_step` (promises, contracts, sanctions, votes);
+    contracts must then reach only their parties' views, and the public reputation is
+    public by design."""
+    wd = ScarceWorld(scarce_rules(memory, seed=seed, institutions=institutions))
     log: list = []
     seen: list = []
     scarce_play(wd, 3, log, seen)
@@ -232,6 +304,8 @@ def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
         texts.append(text)
         own = view.get("own_budget") == balances[me] and (
             str(SCARCE_DEADLINES[me]) in text or any(x % 1 == SCARCE_DEADLINES[me] % 1 for x in _numbers(view)))
+        if "breach" in view:  # a voter's view holds its balance, never a deadline
+            own = None
         trace.observations.append(Observation(me, text, tuple(_scarce_leaks(me, view, text, balances, secrets)), own))
     assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
     assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"

@@ -29,7 +29,14 @@ from .negotiators import (
     ScriptedNegotiator,
     ScriptedNegotiatorPolicy,
 )
-from .scripted import STRATEGIC_NEGOTIATORS, SkilledScriptedSolver, StrategicNegotiator, parse_skill
+from .scripted import (
+    INSTITUTION_NEGOTIATORS,
+    STRATEGIC_NEGOTIATORS,
+    InstitutionalNegotiator,
+    SkilledScriptedSolver,
+    StrategicNegotiator,
+    parse_skill,
+)
 from .solvers import (
     LLMSolver,
     ModelSolver,
@@ -41,7 +48,7 @@ from .solvers import (
 from .views import NegotiationView, SolverObservation
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
-SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS)
+SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
 #: Scripted solver policies with their own class (any other scripted name: the routine).
 SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
@@ -59,6 +66,8 @@ def negotiator_policies(seed: int = 0) -> Callable[[str, str | None], ScriptedNe
             raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
         if name in STRATEGIC_NEGOTIATORS:
             return StrategicNegotiator(name, seed=seed)
+        if name in INSTITUTION_NEGOTIATORS:
+            return InstitutionalNegotiator(name, seed=seed)
         return ScriptedNegotiator(name, seed=seed)  # raises for an unknown policy
 
     return policy
@@ -126,7 +135,7 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 __all__ = [
     "Decided", "derive_seed", "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
-    "SkilledScriptedSolver", "StrategicNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
+    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
     "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
     "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
     "ScriptedSolverPolicy", "negotiator_policies", "solver_policies",

@@ -55,11 +55,15 @@ from ...llm.outcomes import MissingDecisionError
 from .decided import Decided, derive_seed
 from .prompts import render
 from .schemas import (  # noqa: F401 - the schemas are part of this module's API
+    ContractAnswer,
+    FineVote,
     ReasoningText,
     Revision,
     ballot_schema,
+    contract_offer_schema,
     declaration_schema,
     private_schema,
+    promise_schema,
     revision_schema,
 )
 from .views import NegotiationView
@@ -130,20 +134,42 @@ class Negotiator:
     async def ballot(self, view: NegotiationView) -> Decided[Ballot]:
         raise NotImplementedError
 
+    # -- institutions (asked only when a module is on; scarce_lab.envs.scarce.institutions)
+    async def promise(self, view: NegotiationView) -> Decided[int | None]:
+        """A ballot promise: rank itself ``p`` or later on its own ballot (``p`` in
+        ``view.legal.institutions.promise_ranks``), or ``None``. Default: none."""
+        return Decided(None)
+
+    async def offer_contract(self, view: NegotiationView) -> Decided[tuple[str, int, str] | None]:
+        """A contract offer ``(payee, amount, first)`` or ``None``. Default: none."""
+        return Decided(None)
+
+    async def answer_contract(self, view: NegotiationView, offer: dict) -> Decided[bool]:
+        """Accept (``True``) or decline a contract ``offer`` (its public dict). Default: decline."""
+        return Decided(False)
+
+    async def vote_fine(self, view: Any, breach: dict) -> Decided[bool]:
+        """Vote to fine a ``breach`` (``view`` a :class:`~scarce_lab.envs.scarce.institutions.VoteView`).
+        Default: no."""
+        return Decided(False)
+
 
 # -- scripted policies behind the model interface ------------------------------------
 #: phase name (as in the call records' ``negotiation:<phase>`` purposes) -> method
 PHASE_METHODS = {"declaration": "declare", "reasoning": "reason", "private": "message", "revision": "revise",
-                 "ballots": "ballot"}
+                 "ballots": "ballot", "promise": "promise", "contract_offer": "offer_contract",
+                 "contract_answer": "answer_contract", "fine_vote": "vote_fine"}
 
 
 @dataclass(frozen=True)
 class NegotiationTurn:
     """What a scripted negotiator policy decides from (the request's observation):
-    the phase (a key of :data:`PHASE_METHODS`) and the worker's view."""
+    the phase (a key of :data:`PHASE_METHODS`), the worker's view and, for an
+    institution's question, what it is about (a contract offer or a breach)."""
 
     phase: str
-    view: NegotiationView
+    view: Any
+    item: Any = None
 
 
 class ScriptedNegotiatorPolicy(Negotiator):
@@ -155,7 +181,8 @@ class ScriptedNegotiatorPolicy(Negotiator):
     scripted = True
 
     def __call__(self, turn: NegotiationTurn, rng: random.Random) -> Any:
-        return getattr(self, PHASE_METHODS[turn.phase])(turn.view)
+        method = getattr(self, PHASE_METHODS[turn.phase])
+        return method(turn.view) if turn.item is None else method(turn.view, turn.item)
 
 
 class ScriptedNegotiator(ScriptedNegotiatorPolicy):
@@ -303,19 +330,21 @@ class ModelNegotiator(ModelHolder, Negotiator):
     def _seed(self, view: NegotiationView, phase: str) -> int:
         return derive_seed(self.seed, view.contention["contention"], phase, view.private_round, view.worker)
 
-    async def _policy(self, view: NegotiationView, phase: str) -> Decided:
+    async def _policy(self, view: NegotiationView, phase: str, item: Any = None) -> Decided:
         """A scripted policy's decision of ``phase`` (its own :class:`Decided`)."""
         from ...llm.model import DecisionRequest
 
         out = await self._request(DecisionRequest(
-            schema=Decided, fallback=None, seed=self._seed(view, phase), observation=NegotiationTurn(phase, view),
+            schema=Decided, fallback=None, seed=self._seed(view, phase),
+            observation=NegotiationTurn(phase, view, item),
             purpose=f"negotiation:{phase}", agent=view.worker, round=view.contention["contention"]))
         return out.decision
 
-    async def _ask(self, view, phase: str, template: str, schema, fallback, max_tokens: int, **extra):
+    async def _ask(self, view, phase: str, template: str, schema, fallback, max_tokens: int, *,
+                   messages: list | None = None, **extra):
         from ...llm.model import DecisionRequest
 
-        messages = self._messages(view, template, **extra)
+        messages = messages or self._messages(view, template, **extra)
         t0 = time.perf_counter()
         out = await self._request(DecisionRequest(
             schema=schema, fallback=fallback, seed=self._seed(view, phase), messages=messages,
@@ -386,6 +415,49 @@ class ModelNegotiator(ModelHolder, Negotiator):
         rows = [(e.worker, e.duration_seconds, e.price) for e in out.decision.entries]
         value, note = complete_ballot(rows, view)
         return self._decided(value, out, msgs, lat, note)
+
+
+    # -- institutions (only asked when a module is on) -------------------------------
+    async def promise(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "promise")
+        ranks = view.legal.institutions.promise_ranks
+        schema = promise_schema(ranks)
+        out, msgs, lat = await self._ask(view, "promise", "promise.j2", schema, schema(min_own_rank=0), 30,
+                                         ranks=list(ranks))
+        rank = out.decision.min_own_rank
+        value, note = view.legal.institutions.clamp_promise(None if rank == 0 else rank)
+        return self._decided(value, out, msgs, lat, note)
+
+    async def offer_contract(self, view):
+        if self.lm.scripted:
+            return await self._policy(view, "contract_offer")
+        li = view.legal.institutions
+        schema = contract_offer_schema(view.worker, li.contract_payees, li.max_contract, compact=self.compact)
+        fallback = schema(payee="nobody", amount=1, first=view.worker)
+        out, msgs, lat = await self._ask(view, "contract_offer", "contract_offer.j2", schema, fallback, 60,
+                                         max_contract=li.max_contract)
+        d = out.decision
+        value = None if d.payee == "nobody" else (d.payee, d.amount, d.first)
+        return self._decided(value, out, msgs, lat)
+
+    async def answer_contract(self, view, offer):
+        if self.lm.scripted:
+            return await self._policy(view, "contract_answer", offer)
+        out, msgs, lat = await self._ask(view, "contract_answer", "contract_answer.j2", ContractAnswer,
+                                         ContractAnswer(accept=False), 20, offer=offer)
+        return self._decided(bool(out.decision.accept), out, msgs, lat)
+
+    async def vote_fine(self, view, breach):
+        if self.lm.scripted:
+            return await self._policy(view, "fine_vote", breach)
+        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism, slot_cap_s=0)
+        user = render("fine_vote.j2", worker=view.worker, breach=breach, own_budget=view.own_budget,
+                      institutions=view.contention.get("institutions", {}))
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        out, msgs, lat = await self._ask(view, "fine_vote", "fine_vote.j2", FineVote, FineVote(fine=False), 20,
+                                         messages=messages)
+        return self._decided(bool(out.decision.fine), out, msgs, lat)
 
 
 class LLMNegotiator(ModelNegotiator):

@@ -189,6 +189,59 @@ def revision_schema(budget: int, *, current: int | None = None, compact: bool = 
     return _revision_schema(int(budget), current, bool(compact))
 
 
+# -- institutions (scarce_lab.envs.scarce.institutions; offered only when a module is on)
+class PromiseBase(DecisionModel):
+    """Root of the promise schemas: ``min_own_rank`` 0 (no promise) or a legal rank."""
+
+
+@lru_cache(maxsize=256)
+def _promise_schema(ranks: tuple[int, ...]) -> type[PromiseBase]:
+    return create_model("BallotPromise", __base__=PromiseBase, min_own_rank=(int_choice([0, *ranks]), ...))
+
+
+def promise_schema(ranks: tuple[int, ...] | list[int]) -> type[PromiseBase]:
+    """Promise schema: ``min_own_rank`` is 0 (no promise) or one of ``ranks`` (2..n)."""
+    return _promise_schema(tuple(int(r) for r in ranks))
+
+
+class ContractOfferBase(DecisionModel):
+    """Root of the contract-offer schemas: a payee (or ``nobody``), an amount in
+    credits, and who must come first (the proposer or the payee)."""
+
+
+@lru_cache(maxsize=256)
+def _contract_offer_schema(worker: str, payees: tuple[str, ...], max_amount: int,
+                           compact: bool) -> type[ContractOfferBase]:
+    hi = max(1, max_amount)
+    return create_model(
+        "ContractOffer", __base__=ContractOfferBase,
+        payee=(_lit([*payees, "nobody"]), ...),
+        amount=(bounded_int(1, hi, compact=compact, choices=tuple(sorted({max(1, c) for c in price_choices(hi)}))),
+                ...),
+        first=(_lit([worker, *payees]), ...),
+    )
+
+
+def contract_offer_schema(worker: str, payees: tuple[str, ...] | list[str], max_amount: int, *,
+                          compact: bool = False) -> type[ContractOfferBase]:
+    """Contract-offer schema: ``payee`` one of ``payees`` or ``nobody``, ``amount`` in
+    ``1..max_amount`` credits, ``first`` the proposer or a payee (the runner checks
+    it names one of the two parties)."""
+    return _contract_offer_schema(worker, tuple(payees), int(max_amount), bool(compact))
+
+
+class ContractAnswer(DecisionModel):
+    """Accept (``true``) or decline a contract offer."""
+
+    accept: bool
+
+
+class FineVote(DecisionModel):
+    """Vote to fine (``true``) or not a broken commitment."""
+
+    fine: bool
+
+
 class SlotBallotBase(DecisionModel):
     """Root of the ballot schemas (phase 4): one line per participant."""
 
@@ -302,3 +355,10 @@ register_decision_family(
 register_decision_family(
     "scarce.solver_json_action", JsonAction, {"tool": "run_command", "command": "ls", "duration_seconds": 30}
 )
+register_decision_family("scarce.promise", PromiseBase, {"min_own_rank": 2}, lambda: promise_schema((2, 3)))
+register_decision_family(
+    "scarce.contract_offer", ContractOfferBase, {"payee": "w1", "amount": 10, "first": "w0"},
+    lambda: contract_offer_schema("w0", ["w1", "w2"], 100),
+)
+register_decision_family("scarce.contract_answer", ContractAnswer, {"accept": True})
+register_decision_family("scarce.fine_vote", FineVote, {"fine": True})

@@ -39,6 +39,22 @@ submission          worker       graded submission
 subrun_end          --           ledger check
 interview           worker       retrospective interview (opt-in; researcher-only)
 ==================  ===========  ====================================================
+
+Institutions (only when a module is on; :mod:`scarce_lab.envs.scarce.institutions`):
+
+=====================  ===========  ==========  =========================================
+kind                   agent        visibility  what
+=====================  ===========  ==========  =========================================
+reputation             --           public      every worker's score at a contention start
+promise                worker       public      a ballot promise (rank itself p or later)
+promise_judged         worker       public      kept or broken, against its own ballot
+breach                 worker       public      a broken commitment (promise or overrun)
+fine_vote              voter        public      a vote to fine (or not) a breach
+sanction               worker       public      fined or not, the amount and transfers
+contract_offer         payer        private     an offer (payer and payee see it)
+contract_answer        payee        private     accepted or declined; signed (escrowed)
+contract_settlement    payer        private     paid to the payee or refunded
+=====================  ===========  ==========  =========================================
 """
 
 from __future__ import annotations
@@ -393,6 +409,129 @@ class SubrunEnd(_Scarce):
     balances: list[Balance]
 
 
+class ReputationEntry(_Record):
+    """One worker's public reputation (:mod:`scarce_lab.envs.scarce.institutions.reputation`)."""
+
+    worker: str
+    score: float
+    kept: int
+    broken: int
+    fined: int
+    fines_paid: int
+
+
+class Reputation(_Scarce):
+    """The public reputation table as shown at a contention's declaration phase."""
+
+    kind: Literal["reputation"] = "reputation"
+    workers: list[ReputationEntry]
+
+
+class Promise(_ScarceDecision):
+    """A ballot promise: the worker will rank itself ``min_own_rank`` or later on its
+    own ballot (public once declarations are unsealed)."""
+
+    kind: Literal["promise"] = "promise"
+    contention: int
+    min_own_rank: int
+
+
+class PromiseJudged(_Scarce):
+    """A promise against the worker's own ballot: ``kept``, its promised and own rank."""
+
+    kind: Literal["promise_judged"] = "promise_judged"
+    contention: int
+    kept: bool
+    min_own_rank: int
+    own_rank: int
+
+
+class Breach(_Scarce):
+    """A broken commitment (``breach_kind``: ``promise`` or ``overrun``), who it
+    harmed and who may vote on a fine."""
+
+    kind: Literal["breach"] = "breach"
+    breach_kind: str
+    contention: int
+    detail: str
+    harmed: list[str]
+    voters: list[str]
+    overrun_s: float | None = None
+
+
+class FineVote(_ScarceDecision):
+    """One voter's vote on fining ``offender``'s breach (``sanctions="vote"``)."""
+
+    kind: Literal["fine_vote"] = "fine_vote"
+    contention: int
+    offender: str
+    breach_kind: str
+    fine: bool
+
+
+class TransferEntry(_Record):
+    """One ledger transfer (credits) of an institution."""
+
+    payer: str
+    payee: str
+    amount: int
+    purpose: str
+
+
+class Sanction(_Scarce):
+    """The outcome of a breach: ``passed`` (fined by the mechanism or the vote),
+    ``fined`` credits levied, yes/no votes (vote mode), the transfers."""
+
+    kind: Literal["sanction"] = "sanction"
+    contention: int
+    breach_kind: str
+    mode: str
+    passed: bool
+    fined: int
+    votes_yes: int
+    votes_no: int
+    transfers: list[TransferEntry]
+
+
+class ContractOffer(_ScarceDecision):
+    """``payer`` offers ``payee`` ``amount`` credits if ``first`` is placed before ``second``."""
+
+    kind: Literal["contract_offer"] = "contract_offer"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    contention: int
+    payer: str
+    payee: str
+    amount: int
+    first: str
+    second: str
+
+
+class ContractAnswer(_ScarceDecision):
+    """The payee's answer; ``signed``: accepted and escrowed (false when void)."""
+
+    kind: Literal["contract_answer"] = "contract_answer"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    contention: int
+    payer: str
+    payee: str
+    amount: int
+    accepted: bool
+    signed: bool
+
+
+class ContractSettlement(_Scarce):
+    """A signed contract settled on the schedule: ``held`` (paid to the payee) or refunded."""
+
+    kind: Literal["contract_settlement"] = "contract_settlement"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    contention: int
+    payer: str
+    payee: str
+    amount: int
+    held: bool
+    paid_to: str
+
+
 class Interview(InterviewFields):
     """A worker's retrospective interview at the end of a subrun (``interviews:
     true``; fields: :class:`~.interview.InterviewFields`), asked of its negotiator;
@@ -402,10 +541,15 @@ class Interview(InterviewFields):
     subrun: int
 
 
+#: The institutions' payload kinds (recorded only when a module is on).
+INSTITUTION_PAYLOADS: tuple[type[Payload], ...] = (
+    Reputation, Promise, PromiseJudged, Breach, FineVote, Sanction, ContractOffer, ContractAnswer, ContractSettlement,
+)
+
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
     Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
-    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, Interview,
+    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, *INSTITUTION_PAYLOADS, Interview,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
 

@@ -8,11 +8,13 @@
   memory horizons and the choice of the next event (its types: :mod:`.state`).
 - :mod:`.observations`: what a worker's solver and negotiator are shown.
 - :mod:`.actions`: the solver's legal actions now (the action mask).
+- :mod:`.institutions`: optional sanctions, public reputation and contracts.
 """
 
 from .actions import BUILD_SCRIPT, SOLVER_TOOLS, LegalActions, legal_actions
 from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
 from .clock import ClockConfig, SandboxTimeline, remaining_s
+from .institutions import InstitutionRules, Institutions
 from .observations import NegotiationView, SolverObservation
 from .protocol import (
     DEFAULT_PRIVATE_ROUNDS,
@@ -56,7 +58,7 @@ __all__ = [
     "DEFAULT_PRIVATE_ROUNDS", "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
     "Mechanism", "MechanismConfig", "Phase", "PrivateMessage", "ProtocolError", "Request",
     "SCHEDULERS", "Allocation", "Schedule", "aggregate_ballots", "baseline_schedule",
-    "NegotiationView", "SolverObservation",
+    "NegotiationView", "SolverObservation", "InstitutionRules", "Institutions",
     "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
     "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
 ]

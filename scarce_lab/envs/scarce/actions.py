@@ -41,9 +41,11 @@ set, reported as a violation note.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .protocol import Ballot, BallotEntry, Declaration
 
@@ -222,6 +224,13 @@ class LegalNegotiation:
     max_duration_s: int
     max_bid: int
     max_price: int = MAX_PRICE
+    #: what it may submit to the institutions (:class:`~.institutions.LegalInstitutions`);
+    #: ``None`` when every institution is off
+    institutions: Any = None
+
+    def with_institutions(self, legal: Any) -> LegalNegotiation:
+        """This legal set with the institutions' legal submissions added."""
+        return dataclasses.replace(self, institutions=legal)
 
     @property
     def max_position(self) -> int:

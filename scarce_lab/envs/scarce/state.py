@@ -17,6 +17,7 @@ from typing import Any
 
 from .budgets import Ledger, Payment
 from .clock import ClockConfig
+from .institutions.rules import InstitutionRules
 from .protocol import DEFAULT_PRIVATE_ROUNDS, Mechanism, MechanismConfig, Request
 from .scheduler import SCHEDULERS, Allocation, Schedule
 
@@ -175,6 +176,8 @@ class WorldRules:
         transcript_k: recent solver (action, result) lines shown.
         zero_score_on_miss: a deadline miss scores 0.
         seed: seeds the ballot rule's last-resort tie-break.
+        institutions: sanctions, reputation and contracts (:mod:`.institutions`);
+            ``None`` or all off: none (the default).
 
     Raises:
         ValueError: a field out of range, naming the field and the value.
@@ -195,6 +198,7 @@ class WorldRules:
     transcript_k: int = 8
     zero_score_on_miss: bool = True
     seed: int = 0
+    institutions: InstitutionRules | None = None
 
     def __post_init__(self) -> None:
         names = tuple(self.workers)

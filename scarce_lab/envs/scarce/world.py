@@ -74,6 +74,7 @@ from typing import Any
 from .actions import LegalActions, legal_actions, legal_negotiation
 from .budgets import Ledger
 from .clock import SandboxTimeline, remaining_s
+from .institutions import Institutions
 from .observations import NegotiationView, SolverObservation
 from .protocol import AuctionHistory, Contention, Request
 from .scheduler import aggregate_ballots, baseline_schedule
@@ -121,6 +122,9 @@ class ScarceWorld:
         self.ledger = Ledger(dict(rules.budgets))
         self.timeline = SandboxTimeline()
         self.workers: dict[str, WorkerState] = {}
+        #: sanctions, reputation, contracts (:mod:`.institutions`); None when all are off
+        ins = rules.institutions
+        self.institutions: Institutions | None = Institutions(ins, rules.workers) if ins is not None and ins.on else None
 
     # -- subruns ----------------------------------------------------------------------
     def start_subrun(self, tasks: Mapping[str, Any]) -> None:
@@ -329,7 +333,10 @@ class ScarceWorld:
             WorldError: a participant has no pending request.
         """
         reqs = [self._expect(w, "contention", Status.requested).request for w in participants]
-        return Contention(self.k, reqs, self.mechanism)
+        c = Contention(self.k, reqs, self.mechanism)
+        if self.institutions is not None:
+            self.institutions.open(c.index, c.participants)
+        return c
 
     def settle(self, c: Contention, t: float) -> Settlement:
         """Fix the schedule of a closed contention at ``t`` seconds, book the slots back
@@ -390,14 +397,44 @@ class ScarceWorld:
             hist = rows[-r.history_k:] if r.history_k else []
             own = s.own_history[-r.history_k:]
             notes = list(s.memories)
+        contention = c.private_view(name)
+        legal = legal_negotiation(name, participants=c.participants, slot_cap_s=c.config.slot_cap_s,
+                                  own_budget=self.ledger.balance(name))
+        if self.institutions is not None:  # only when a module is on: otherwise the view is as before
+            contention["institutions"] = self.institutions.public(c.index) if c.phase != "declaration" else {
+                k: v for k, v in self.institutions.public(c.index).items() if k != "promises"}
+            if self.rules.institutions.contracts:
+                contention["your_contracts"] = self.institutions.private(name)
+            legal = legal.with_institutions(self.institutions.legal(
+                name, c.participants, self.ledger.balance(name), negotiated=c.config.negotiate))
         return NegotiationView(
-            worker=name, contention=c.private_view(name), history=hist, own_budget=self.ledger.balance(name),
+            worker=name, contention=contention, history=hist, own_budget=self.ledger.balance(name),
             own_deadline_s=s.deadline_s, own_remaining_s=remaining_s(t, s.deadline_s), own_history=own,
             memories=notes, task_summary=f"{s.task.name} (program {s.task.program}); {s.steps} steps so far",
-            private_round=c.private_round,
-            legal=legal_negotiation(name, participants=c.participants, slot_cap_s=c.config.slot_cap_s,
-                                    own_budget=self.ledger.balance(name)),
+            private_round=c.private_round, legal=legal,
         )
+
+    def vote_view(self, name: str, breach: Any) -> Any:
+        """What voter ``name`` sees when asked to fine ``breach``
+        (:class:`~.institutions.VoteView`): the public breach, the public institutions
+        and its own balance; nothing of another worker's private state.
+
+        Raises:
+            WorldError: no institutions are on.
+        """
+        if self.institutions is None:
+            raise WorldError("vote_view: no institution is on")
+        from .institutions import VoteView
+
+        pub = {k: v for k, v in self.institutions.public(breach.contention).items() if k != "promises"}
+        return VoteView(worker=name, breach=breach.public(), own_budget=self.ledger.balance(name),
+                        contention={"contention": breach.contention, "institutions": pub})
+
+    def next_booking(self, end_s: float) -> str | None:
+        """The worker whose booked slot starts at ``end_s`` seconds (queued), if any:
+        the one an overrun of a slot ending there harms (:mod:`.institutions.sanctions`)."""
+        return next((w for w, s in self.workers.items()
+                     if s.status == Status.queued and s.slot is not None and s.slot.start == end_s), None)
 
     def legal_actions(self, name: str, files: list[str]) -> LegalActions:
         """The solver actions legal for worker ``name`` now (:mod:`.actions`); ``files``

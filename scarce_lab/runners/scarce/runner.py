@@ -57,6 +57,7 @@ from ...envs.scarce import (
     assign_tasks,
 )
 from ...runtime import open_run, record_calls_of, run_sync
+from . import institutions as inst
 from .checkpoint import restore_state, save_state
 from .io import CommandRefused, ToolError, WorkerIO
 
@@ -246,6 +247,8 @@ class ScarceRunner:
                 self.io.close_slot(self._sbx(w))
                 self.emit(ev.SlotEnd, phase="execution", agent=w, t=nxt.t, end_s=float(slot.end),
                           contention=slot.contention)
+                if world.institutions is not None:  # a published slot's overrun (sanctions, reputation)
+                    await inst.slot_closed(self, w, slot, nxt.t)
             elif nxt.kind == EventKind.deadline_miss:
                 await self._finish(w, missed=True, at=nxt.t)
             elif nxt.kind == EventKind.step_limit:
@@ -482,14 +485,21 @@ class ScarceRunner:
         emit(ev.ContentionStart, phase="contention", t=tc, participants=list(c.participants),
              queue=[ev.QueueEntry(**q) for q in c.public_view()["queue"]], scheduler=self.cfg.scheduler)
         t = tc
+        institutions = self.world.institutions is not None  # sanctions, reputation, contracts (all off: None)
+        if institutions:
+            inst.contention_start(self, c, t)
         decs, cost = await self._phase(c, t, "declare")
         for w, d, v in decs:
             _submit(d, lambda x, w=w: c.declare(w, x), lambda x, v=v: v.legal.clamp_declaration(
                 x.desired_position, x.desired_duration_seconds, x.bid_price))
             emit(ev.Declaration, phase="declaration", agent=w, t=t, **d.value.model_dump(), **d.decision_fields())
         t += cost
+        if institutions:
+            t += await inst.promises(self, c, t)
         c.advance()
         while c.phase != Phase.closed:
+            if institutions and c.phase == Phase.ballots:
+                t += await inst.contracts(self, c, t)
             if c.phase == Phase.reasoning:
                 decs, cost = await self._phase(c, t, "reason")
                 for w, d, _ in decs:
@@ -539,6 +549,8 @@ class ScarceRunner:
             p = b.payment
             emit(ev.SlotPayment, phase="payment", agent=p.payer, t=t, payer=p.payer, sink=p.sink,
                  requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
+        if institutions:
+            await inst.after_settle(self, c, st.schedule.order(), t)
         self._commit(k, t, subrun_done=False)
 
 
