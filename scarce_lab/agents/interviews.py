@@ -56,7 +56,10 @@ MAX_TOKENS = 220
 #: ``promise_defector`` its cap after promising the sustainable share, ``quota_keeper``
 #: the sustainable quota it proposed; SCARCE
 #: ``fifo`` and ``sjf`` rank by request time or duration, ``bid-first`` and ``edf``
-#: put themselves first (by bid, or when urgent).
+#: put themselves first (by bid, or when urgent), ``promise-breaker`` ranks itself first
+#: after promising otherwise, ``sanctioner`` keeps its promise, ``contractor`` pays for
+#: the place it takes. ``institution-mix`` plays one of the last three per worker (its
+#: answer names the mix, with no single assessment).
 SCRIPTED_ASSESSMENTS: dict[tuple[str, str], str] = {
     ("sovsim", "sustainable"): "cooperative",
     ("sovsim", "conditional"): "cooperative",
@@ -68,6 +71,9 @@ SCRIPTED_ASSESSMENTS: dict[tuple[str, str], str] = {
     ("scarce", "bid-first"): "self_interested",
     ("scarce", "highest-bid"): "self_interested",
     ("scarce", "edf"): "self_interested",
+    ("scarce", "promise-breaker"): "self_interested",
+    ("scarce", "sanctioner"): "fair",
+    ("scarce", "contractor"): "fair",
 }
 
 
@@ -149,13 +155,27 @@ SCARCE_RULES = {
     "bid-first": "declare position 1 and bid a fifth of my budget; rank by public bid.",
     "highest-bid": "declare position 1 and bid a fifth of my budget; rank by public bid.",
     "random": "random position, duration and bid; a random ballot; sometimes ask another to let me go first.",
+    "promise-breaker": "promise to rank myself last, then rank myself first; vote against every fine; no contract.",
+    "sanctioner": "promise max(2, my request-time position) and keep it; vote to fine every breach by another "
+                  "worker; accept every contract offer.",
+    "contractor": "offer the worker just ahead of me a payment to let me go first; honour my signed contracts in "
+                  "my ballot; make no promise; vote to fine breaches that harmed me.",
 }
 
 
-def scarce_rule(model: str) -> str | None:
-    """The rule text of a SCARCE scripted negotiator ``scripted/<policy>`` (``None``
-    for one without a written rule)."""
-    return SCARCE_RULES.get(model.split("/", 1)[-1].split(":", 1)[0])
+def scarce_rule(model: str, worker: str | None = None) -> tuple[str | None, str | None]:
+    """``(rule text, policy the assessment follows)`` of a SCARCE scripted negotiator
+    ``scripted/<policy>`` (``(None, None)`` for one without a written rule);
+    ``institution-mix`` is resolved to the role ``worker`` plays in it
+    (:data:`scarce_lab.agents.scarce.scripted.INSTITUTION_ROLES`, by the number in its name)."""
+    name = model.split("/", 1)[-1].split(":", 1)[0]
+    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
+        from .scarce.scripted import INSTITUTION_ROLES
+
+        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
+        return f"(institution-mix, playing {role}) {SCARCE_RULES[role]}", role
+    rule = SCARCE_RULES.get(name)
+    return rule, (name if rule else None)
 
 
 def scripted_answer(environment: str, model: str, rule: str | Callable[..., Any] | None,

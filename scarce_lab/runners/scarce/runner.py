@@ -292,7 +292,8 @@ class ScarceRunner:
             neg = self.negotiators[w]
             mem = memory_of(w, events)
             if neg.scripted:
-                return {**scripted_answer("scarce", neg.model, scarce_rule(neg.model)), "memory_events": len(mem)}, []
+                rule, policy = scarce_rule(neg.model, w)
+                return {**scripted_answer("scarce", neg.model, rule, role_policy=policy), "memory_events": len(mem)}, []
             msgs = interview_messages("scarce", mem, me=w, agent_id=w, subrun=subrun)
             with run_scope(round=k, subrun=subrun, agent=w):
                 fields, calls = await amodel_answer(neg.lm, msgs, seed=derive_seed(self.cfg.seed, subrun, w, "interview"),
