@@ -52,6 +52,20 @@ def _taxonomy(name: str):
         raise typer.BadParameter(str(exc), param_hint="--taxonomy") from None
 
 
+def _default_taxonomy(path: Path) -> str:
+    """The taxonomy of the dataset's environment (``scarce`` for a units file)."""
+    from ..judge.commons import taxonomy_for
+    from ..judge.units import dataset_environment
+
+    if not Path(path).is_dir():
+        return "scarce"
+    try:
+        env = dataset_environment(path)
+        return taxonomy_for(env) if env else "scarce"
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="PATH") from None
+
+
 def _fmt(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -73,8 +87,9 @@ def label(
         ),
     ],
     taxonomy: Annotated[
-        str, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file.")
-    ] = "scarce",
+        str | None, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file (default: by the "
+                                 "dataset's environment: scarce for SCARCE, commons for SovSim talk).")
+    ] = None,
     judges: Annotated[
         str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
     ] = DEFAULT_JUDGES,
@@ -110,7 +125,8 @@ def label(
     executor: Annotated[ExecutorChoice, typer.Option("--executor", help=EXECUTOR_HELP)] = ExecutorChoice.local,
     address: Annotated[str | None, typer.Option("--address", help=ADDRESS_HELP)] = None,
 ) -> None:
-    """Label every agent-round of a SCARCE dataset with a judge panel; write tables to OUT.
+    """Label every agent-round of a SCARCE dataset (or every talking agent-round of a SovSim
+    dataset) with a judge panel; write tables to OUT.
 
     With --executor ray the units of each run are judged in one Ray task (resumable:
     pairs already in OUT are not sent); the arbitration and tables are then made here.
@@ -121,12 +137,13 @@ def label(
     with bootstrap CIs), institutions.parquet and drift.csv.
     """
     from ..judge.agreement import label_agreement
+    from ..judge.commons import units_for as units_from_path
     from ..judge.drift import drift_table, units_text_frame
     from ..judge.institutions import institutional_summary, institutions
     from ..judge.panel import label_units
-    from ..judge.units import units_from_path, units_to_frame
+    from ..judge.units import units_to_frame
 
-    tax = _taxonomy(taxonomy)
+    tax = _taxonomy(taxonomy or _default_taxonomy(path))
     specs = _judges(judges, seed)
     try:
         units = units_from_path(path)

@@ -294,7 +294,8 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
 
     ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
     :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
-    directories (:func:`units_from_dataset`). Files are read with explicit types, never
+    directories (:func:`units_from_dataset`; a folder of any environment:
+    :func:`scarce_lab.judge.commons.units_for`). Files are read with explicit types, never
     inferred from a sample (:func:`unit_from_row`): a key that first appears late is
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
@@ -339,6 +340,22 @@ def _check_columns(frame: pl.DataFrame, path: Path) -> None:
         raise ValueError(f"{path}: lacks columns {missing}; has {frame.columns}")
 
 
+def dataset_environment(path: Path) -> str | None:
+    """The environment of the runs below ``path`` (from their manifests); ``None``
+    when there is no run.
+
+    Raises:
+        ValueError: the runs belong to several environments (their units differ).
+    """
+    from ..data.loaders import find_run_dirs
+    from ..data.recorder import read_manifest
+
+    envs = sorted({read_manifest(d).environment for d in find_run_dirs(Path(path))})
+    if len(envs) > 1:
+        raise ValueError(f"{path}: runs of several environments {envs}; judge one environment at a time")
+    return envs[0] if envs else None
+
+
 def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
     """Units from a SCARCE trajectory dataset (a run directory or a folder of them).
 
@@ -351,11 +368,15 @@ def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None
 
     Raises:
         FileNotFoundError: no run directory below ``path``.
-        ValueError: ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
+        ValueError: runs of another environment; ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
             and some runs record no ground truth (the message names them).
     """
     from ..data.tables.scarce import messages_table
 
+    env = dataset_environment(path)
+    if env not in (None, "scarce"):
+        raise ValueError(f"{path}: a {env} dataset, not SCARCE; its talk units come from "
+                         "scarce_lab.judge.commons.units_for")
     if gold not in (None, "intended"):
         raise ValueError(f"gold must be None or 'intended', got {gold!r}")
     messages = messages_table(path)

@@ -92,15 +92,20 @@ def render(events_: list[dict], max_chars: int) -> str:
 def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
     """``(low, high, 0)`` calls of one game: its decisions, counted by playing the
     protocol with zero extractions (agents x rounds, plus the leader's decisions where
-    the condition has them); each may take a second call (a repair or a resend)."""
-    from ..envs.sovsim import CommonsGame
+    the condition has them, plus every talk turn with talk on); each may take a second
+    call (a repair or a resend)."""
+    from ..envs.sovsim import CommonsGame, Phase
+    from ..envs.sovsim_talk import Utterance
 
-    game = CommonsGame(cfg.condition, cfg.game)
+    game = CommonsGame(cfg.condition, cfg.game, talk=cfg.talk_rules())
     n = 0
     while not game.over:
         acting = game.acting_agents()
         n += len(acting)
-        game.act(dict.fromkeys(acting, 0))
+        if game.phase == Phase.talk:
+            game.speak(acting[0], Utterance())
+        else:
+            game.act(dict.fromkeys(acting, 0))
     return n, 2 * n, 0
 
 

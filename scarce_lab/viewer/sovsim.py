@@ -1,9 +1,10 @@
 """The viewer's body of a SovSim game (:func:`render`, the spec's ``render``): the pool per
-round as an inline SVG line, then one block per round. Shared helpers: :mod:`.render`."""
+round as an inline SVG line, then one block per round (its discussion first, when the game
+had talk: each message with who could see it). Shared helpers: :mod:`.render`."""
 
 from __future__ import annotations
 
-from .render import cut, decision_notes, esc, interview_block, table
+from .render import badge_cell, cut, decision_notes, esc, interview_block, table
 
 
 def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: float) -> str:
@@ -26,6 +27,23 @@ def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: flo
             f'<text x="{w / 2:.0f}" y="{h - 6}" font-size="10" text-anchor="middle">round 1 to {n}</text></svg>')
 
 
+def _talk(talk: list[dict], max_chars: int) -> str:
+    """The round's discussion as a table: turn, speaker, to whom, who could see it (the
+    event's visibility badge: public, or private with its visible_to), the text."""
+    if not talk:
+        return ""
+    rows = []
+    for e in talk:
+        q = e["payload"]
+        to = ", ".join(q.get("recipients") or []) or ("everyone" if q.get("text") else "-")
+        text = (f'<span class="sl-text">{cut(q.get("text"), max_chars)}</span>' if q.get("text")
+                else "<em>silent</em>")
+        rows.append([esc(q.get("turn")), esc(e["agent"]), esc(to), badge_cell(e),
+                     f"{text} {decision_notes(e, max_chars)}"])
+    return ('<div class="sl-talk" data-phase="talk"><p>Discussion</p>'
+            + table(["turn", "speaker", "to", "seen by", "message"], rows) + "</div>")
+
+
 def render(events: list[dict], max_chars: int) -> str:
     """The game's agents and leader, the pool chart, one collapsible block per round (each
     agent's extraction, the pool it saw, its reasoning and model calls), then the end."""
@@ -35,9 +53,12 @@ def render(events: list[dict], max_chars: int) -> str:
     cfg = start["payload"] if start else {}
     settles = {e["round"]: e for e in events if e["kind"] == "round"}
     ext: dict[int, list[dict]] = {}
+    talk: dict[int, list[dict]] = {}
     for e in events:
         if e["kind"] == "extraction":
             ext.setdefault(e["round"], []).append(e)
+        elif e["kind"] == "talk":
+            talk.setdefault(e["round"], []).append(e)
     threshold = cfg.get("collapse_threshold")
     pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
     top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)
@@ -57,7 +78,7 @@ def render(events: list[dict], max_chars: int) -> str:
         parts.append(f'<details class="sl-round" data-round="{esc(r)}"><summary>Round {esc(r)} · pool '
                      f'{esc(q.get("pool_before"))}{announced} · extracted {esc(sum(q.get("extractions") or []))} · '
                      f'remaining {esc(q.get("remaining"))} · {state}</summary>'
-                     + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
+                     + _talk(sorted(talk.get(r, []), key=lambda e: e.get("seq", 0)), max_chars) + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
     end = next((e for e in events if e["kind"] == "game_end"), None)
     if end:
         q = end["payload"]

@@ -3,7 +3,9 @@
 - :mod:`.metrics`: per-simulation metrics and Table 1 (``summarize``, ``sovsim_table``);
 - :mod:`.conventions`: metric presets (``sovsim``, ``govsim``) and the check that data
   fit them; :mod:`.pooling`: the never-pool check; :mod:`.drops`, :mod:`.dynamics`;
-- :mod:`.cross`: results across models; :mod:`.charts`: charts and reading sentences.
+- :mod:`.cross`: results across models; :mod:`.charts`: charts and reading sentences;
+- :mod:`.talk`: talk in the commons (promise-keeping, quota proposers by role,
+  survival and equality by talk condition).
 
 A notebook needs only ``import scarce_lab as sl`` and the names exported here::
 
@@ -53,6 +55,13 @@ from .metrics import (
     summarize,
 )
 from .pooling import Grouping, PoolingError
+from .talk import (
+    outcomes_by_talk,
+    promise_keeping,
+    promise_rows,
+    quota_proposers,
+    stated_extractions,
+)
 
 #: The interval methods of Table 1, as its saved convention states them.
 TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score interval; other means: t, clipped to "
@@ -142,7 +151,8 @@ __all__ = [
     "PoolingError", "PresetMismatchError", "Result", "UnfinishedRunsWarning", "agent_rounds", "condition_label",
     "convention", "convention_dict", "correlation_sentence", "correlation_table", "cross_model_results",
     "format_cross", "format_table", "leader_rate_chart", "misreport_chart", "misreport_sentence",
-    "pool_dynamics_chart", "pool_sentence", "resolve_convention", "simulation_metrics", "sovsim_report",
+    "outcomes_by_talk", "pool_dynamics_chart", "pool_sentence", "promise_keeping", "promise_rows", "quota_proposers",
+    "stated_extractions", "resolve_convention", "simulation_metrics", "sovsim_report",
     "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
 

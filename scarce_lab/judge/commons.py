@@ -1,0 +1,102 @@
+"""Commons talk as judge units (SovSim ``talk`` events), and the taxonomy each
+environment's talk is labelled with.
+
+A unit is one agent's messages in one round's discussion (``run_id, round, agent``):
+``private_messages`` holds each message it posted (``to`` = the recipients' ids joined
+by ``", "`` for a private message, ``None`` for a public one); ``context`` the round's
+pool as the agent saw it and the messages it had seen before speaking (public ones
+and private ones it sent or received: only what the agent could see, by the events'
+``visible_to``). Silences are no unit. The same panel, arbitration, agreement
+statistics and storage as SCARCE's label them (:func:`scarce_lab.judge.panel.run_panel`),
+with the taxonomy ``commons`` (:data:`TAXONOMY_FOR`); :func:`units_for` picks the units
+of a dataset by its environment (``scarce-lab judge label`` uses it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .units import PrivateMessage, Unit, dataset_environment, make_unit_id, units_from_path
+
+#: The taxonomy each environment's talk is labelled with by default.
+TAXONOMY_FOR: dict[str, str] = {"scarce": "scarce", "sovsim": "commons"}
+
+
+def taxonomy_for(environment: str) -> str:
+    """The shipped taxonomy name for ``environment``'s talk.
+
+    Raises:
+        ValueError: an environment without a talk taxonomy (names the known ones).
+    """
+    try:
+        return TAXONOMY_FOR[environment]
+    except KeyError:
+        raise ValueError(f"no judge taxonomy for environment {environment!r}; known: {sorted(TAXONOMY_FOR)}") from None
+
+
+def units_for(path: Path, *, keep_empty: bool = False) -> list[Unit]:
+    """The judge units of ``path``, chosen by its environment: a folder of SovSim runs
+    gives :func:`commons_units`, any other folder or a units file
+    :func:`~scarce_lab.judge.units.units_from_path` (SCARCE).
+
+    Raises:
+        FileNotFoundError / ValueError: as the chosen builder.
+    """
+    path = Path(path)
+    if path.is_dir() and dataset_environment(path) == "sovsim":
+        return commons_units(path, keep_empty=keep_empty)
+    return units_from_path(path, keep_empty=keep_empty)
+
+
+def commons_units(data: Any, *, keep_empty: bool = False) -> list[Unit]:
+    """Units from the ``talk`` events of SovSim runs (see the module docstring).
+
+    Args:
+        data: a dataset folder (read with :func:`scarce_lab.data.loaders.load_dataset`)
+            or a loaded :class:`~scarce_lab.data.loaders.Dataset`.
+        keep_empty: keep agent-rounds whose every turn was a silence (no text).
+
+    Raises:
+        ValueError: the data hold no SovSim talk events (a run with ``talk=none``).
+    """
+    if isinstance(data, str | Path):
+        from ..data.loaders import load_dataset
+
+        data = load_dataset(Path(data))
+    try:
+        talk = data.payloads("talk", "sovsim").collect()
+    except KeyError:
+        talk = pl.DataFrame()
+    if talk.is_empty():
+        raise ValueError("no SovSim talk events in the data (runs with talk=none have none)")
+    rounds = data.payloads("round", "sovsim").collect().select("run_id", "round", "pool_before", "announced_pool")
+    talk = talk.sort("run_id", "seq")
+    units: list[Unit] = []
+    for (run_id, rnd, agent), g in talk.group_by("run_id", "round", "agent", maintain_order=True):
+        said = [r for r in g.iter_rows(named=True) if r["text"]]
+        if not said and not keep_empty:
+            continue
+        first_seq = g["seq"].min()
+        seen = talk.filter((pl.col("run_id") == run_id) & (pl.col("round") == rnd) & (pl.col("seq") < first_seq)
+                           & (pl.col("text") != ""))
+        lines = []
+        for r in seen.iter_rows(named=True):
+            if not r["recipients"]:
+                lines.append(f"{r['agent']} (to everyone): {r['text']}")
+            elif agent == r["agent"] or agent in r["recipients"]:  # the event's visible_to
+                lines.append(f"{r['agent']} (privately to {', '.join(r['recipients'])}): {r['text']}")
+        pool = rounds.filter((pl.col("run_id") == run_id) & (pl.col("round") == rnd))
+        head = f"Round {rnd}."
+        if pool.height:
+            p = pool.row(0, named=True)
+            head += f" Pool at the start: {p['pool_before']} units" + (
+                f" (announced: {p['announced_pool']})." if p["announced_pool"] is not None else ".")
+        context = "\n".join([head, *(["Messages seen before speaking:", *lines] if lines else [])])
+        units.append(Unit(
+            unit_id=make_unit_id(run_id, rnd, agent), run_id=run_id, round=rnd, agent=agent, context=context,
+            private_messages=[PrivateMessage(to=", ".join(r["recipients"]) or None, text=r["text"]) for r in said],
+        ))
+    return units

@@ -1,0 +1,84 @@
+"""Talk metrics on scripted SovSim runs: promise-keeping (a stated extraction against the
+actual one), quota proposers by role, survival and equality by talk condition, never
+pooled across condition settings."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import scarce_lab as sl
+from scarce_lab.analysis.sovsim import PoolingError
+from scarce_lab.analysis.sovsim.talk import talk_setting
+from scarce_lab.config import SovSimConfig
+from scarce_lab.runners.sovsim import run_sweep
+
+
+@pytest.fixture(scope="module")
+def ds(tmp_path_factory):
+    out = tmp_path_factory.mktemp("talk")
+    cfgs = [SovSimConfig(condition=c, model=m, talk="public", simulation=i, game={"rounds": 4})
+            for m in ("scripted/promise_defector", "scripted/quota_keeper") for c in ("cpr", "bcpr") for i in (0, 1)]
+    cfgs.append(SovSimConfig(condition="cpr", model="scripted/quota_keeper", game={"rounds": 4}))  # talk none
+    run_sweep(cfgs, out, progress=False)
+    return sl.load(out)
+
+
+def test_stated_extractions_parse_the_scripted_tags():
+    talk = pl.DataFrame({"run_id": ["r"] * 3, "round": [1, 1, 2], "agent": ["a0", "a1", "a0"], "turn": [1, 1, 1],
+                         "text": ["[promise extraction=15] I will take 15", "[quota per_agent=9] each 9", "hello 12"]})
+    st = sl.sovsim.stated_extractions(talk)
+    assert st.select("agent", "kind", "stated").rows() == [("a0", "promise", 15), ("a1", "quota", 9)]
+
+
+def test_promise_keeping_separates_the_defector_from_the_keeper(ds):
+    pk = sl.sovsim.promise_keeping(ds)
+    assert set(pk["talk"]) == {"public"}  # the talk=none run states nothing
+    d = pk.filter(pl.col("model") == "scripted/promise_defector")
+    # round 1 of each of 2 runs: every agent promises 15 (= 120 // 8) and takes 30: the pool collapses at once
+    assert d["n"].to_list() == [8, 8] and d["kept"].to_list() == [0, 0] and d["mean_excess"].to_list() == [15, 15]
+    assert (d["rate"] == 0).all() and (d["cp_high"] < 0.61).all()
+    k = pk.filter(pl.col("model") == "scripted/quota_keeper")
+    assert (k["rate"] == 1).all() and (k["n"] == 2 * 4 * 4).all() and (k["mean_excess"] == 0).all()
+    assert (k["cp_low"] > 0.89).all() and (k["n_runs"] == 2).all()
+
+
+def test_quota_proposers_by_role(ds):
+    q = sl.sovsim.quota_proposers(ds)
+    keeper = q.filter(pl.col("model") == "scripted/quota_keeper")
+    assert set(zip(keeper["base_condition"], keeper["role"], strict=True)) == {
+        ("bcpr", "boss"), ("bcpr", "worker"), ("cpr", "citizen")}
+    assert (keeper["share"] == 1).all() and (keeper["source"] == "tag").all()
+    assert (q.filter(pl.col("model") == "scripted/promise_defector")["n_quota"] == 0).all()
+    # judge labels instead of tags (the panel's labels.parquet: one row per unit)
+    first = ds.payloads("talk").collect().row(0, named=True)
+    unit = f"{first['run_id']}:{first['round']}:{first['agent']}"
+    labels = pl.DataFrame({"unit_id": [unit], "labels": [["quota_proposal", "promise"]]})
+    judged = sl.sovsim.quota_proposers(ds, labels=labels)
+    assert judged["n_speaking"].sum() == 1 and judged["n_quota"].sum() == 1 and (judged["source"] == "judge").all()
+
+
+def test_outcomes_by_talk_keep_talk_conditions_apart(ds):
+    o = sl.sovsim.outcomes_by_talk(ds)
+    keeper_cpr = o.filter((pl.col("model") == "scripted/quota_keeper") & (pl.col("base_condition") == "cpr"))
+    assert keeper_cpr["talk"].to_list() == ["none", "public"] and keeper_cpr["n_runs"].to_list() == [1, 2]
+    assert (keeper_cpr["survival_rate"] == 1).all() and (keeper_cpr["equality"] == 1).all()
+    defect = o.filter(pl.col("model") == "scripted/promise_defector")
+    assert (defect["survival_time"] == 1).all() and (defect["survival_rate"] == 0).all()
+
+
+def test_runs_with_other_talk_settings_are_never_pooled(tmp_path):
+    cfgs = [SovSimConfig(condition="cpr", model="scripted/quota_keeper", talk="public", talk_turns=t, game={"rounds": 2})
+            for t in (1, 2)]
+    run_sweep(cfgs, tmp_path, progress=False)
+    with pytest.raises(PoolingError, match="talk_turns"):
+        sl.sovsim.promise_keeping(sl.load(tmp_path))
+    with pytest.raises(PoolingError, match="talk_turns"):
+        sl.sovsim.outcomes_by_talk(sl.load(tmp_path))
+
+
+def test_talk_setting_reads_the_recorded_setting():
+    assert talk_setting('{"condition": "cpr", "talk": "public+private"}') == "public+private"
+    assert talk_setting('{"condition": "cpr"}') == "none"  # recorded before talk existed
+    with pytest.raises(ValueError, match="not JSON"):
+        talk_setting("{oops")
