@@ -184,3 +184,26 @@ def test_scripted_agents_get_a_labelled_rule_not_a_model_answer(tmp_path):
     assert iv["a3"]["self_assessment"] == "self_interested" and iv["a0"]["self_assessment"] == "cooperative"
     with pytest.raises(AssertionError, match="no model's interview answer"):
         check_interviews_unseen(run)  # a scripted rule is no canary: the check says it has nothing to check
+
+
+def test_cli_and_sl_run_take_the_setting(tmp_path):
+    from typer.testing import CliRunner
+
+    import scarce_lab as sl
+    from scarce_lab.cli import app
+
+    r = CliRunner().invoke(app, ["run", "sovsim", "-m", "scripted/sustainable", "-c", "kcpr_m", "--rounds", "2",
+                                 "--interviews", "-n", "1", "--no-progress", "-o", str(tmp_path / "cli")])
+    assert r.exit_code == 0, r.output
+    (run,) = [p for p in (tmp_path / "cli").iterdir() if p.is_dir()]
+    assert len(of(events(run), "interview")) == 4
+    assert json.loads((run / "manifest.json").read_text())["condition_settings"]["interviews"] is True
+    paths = sl.run(ScarceConfig(model="scripted/fifo", negotiator_model="scripted/institution-mix", workers=3,
+                                subruns=1, interviews=True), out=tmp_path / "slrun")
+    runs = paths if isinstance(paths, list) else [paths]
+    iv = [e for p in runs for e in of(events(p), "interview")]
+    assert sorted(e["agent"] for e in iv) == ["w0", "w1", "w2"]
+    roles = {e["agent"]: e["payload"]["explanation"] for e in iv}
+    assert "playing promise-breaker" in roles["w0"] and "playing sanctioner" in roles["w1"]
+    assert {e["agent"]: e["payload"]["self_assessment"] for e in iv} == {
+        "w0": "self_interested", "w1": "fair", "w2": "fair"}
