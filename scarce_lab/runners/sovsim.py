@@ -269,7 +269,7 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     its own memory (:mod:`scarce_lab.agents.interviews`), recorded as researcher-only
     ``interview`` events and committed under the last round; a resumed run that has
     them already asks nobody again."""
-    from ..agents.interviews import amodel_answer, interview_messages, memory_of, scripted_answer
+    from ..agents.interviews import QUESTIONS, amodel_answer, interview_messages, memory_of, scripted_answer
     from ..agents.sovsim.prompts import agent_names
     from ..data.recorder import read_events
     from ..llm.scope import run_scope
@@ -285,6 +285,10 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
         agent = agents[a]
         lm = getattr(agent, "lm", None)
         mem = memory_of(a, events)
+        if lm is None and getattr(agent, "policy", None) is None:  # an agent of the caller's with no model
+            return {"answered_by": "model", "model": agent.model, "questions": QUESTIONS, "valid": False,
+                    "missing": True, "violation": "this agent has no Model to ask (a custom agent): no interview",
+                    "memory_events": len(mem)}, []
         if lm is None or lm.scripted:
             policy = getattr(agent, "policy", None)
             pname = agent.model.split("/", 1)[-1].split(":", 1)[0]
