@@ -269,7 +269,13 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     its own memory (:mod:`scarce_lab.agents.interviews`), recorded as researcher-only
     ``interview`` events and committed under the last round; a resumed run that has
     them already asks nobody again."""
-    from ..agents.interviews import QUESTIONS, amodel_answer, interview_messages, memory_of, scripted_answer
+    from ..agents.interviews import (
+        QUESTIONS,
+        amodel_answer,
+        interview_messages,
+        memory_of,
+        scripted_answer,
+    )
     from ..agents.sovsim.prompts import agent_names
     from ..data.recorder import read_events
     from ..llm.scope import run_scope
