@@ -37,7 +37,8 @@ class SovSimConfig(ExperimentConfig):
 
     ENVIRONMENT: ClassVar[str] = "sovsim"
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = (
-        "condition", "role_labels", "game.*", "talk", "talk_turns", "talk_max_chars", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
+        "condition", "role_labels", "game.*", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
+        "talk", "talk_turns", "talk_max_chars",
     )
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")

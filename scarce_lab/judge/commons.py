@@ -21,6 +21,16 @@ import polars as pl
 
 from .units import PrivateMessage, Unit, dataset_environment, make_unit_id, units_from_path
 
+#: What the scripted talkers' messages are written to express, by the tag they carry
+#: (``scarce_lab.agents.sovsim.scripted``: ``promise_defector`` writes "[promise
+#: extraction=N] I will take only N units this round to keep the pool alive.",
+#: ``quota_keeper`` "[quota per_agent=N] Let each of us take N units this round so the
+#: pool regrows."): the ground truth of ``gold="intended"``.
+INTENDED: dict[str, tuple[str, ...]] = {
+    r"\[promise extraction=\d+\]": ("promise", "sustainability_appeal"),
+    r"\[quota per_agent=\d+\]": ("quota_proposal", "sustainability_appeal"),
+}
+
 #: The taxonomy each environment's talk is labelled with by default.
 TAXONOMY_FOR: dict[str, str] = {"scarce": "scarce", "sovsim": "commons"}
 
@@ -51,17 +61,38 @@ def units_for(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     return units_from_path(path, keep_empty=keep_empty)
 
 
-def commons_units(data: Any, *, keep_empty: bool = False) -> list[Unit]:
+def _intended(texts: list[str], unit_id: str) -> list[str]:
+    import re
+
+    out: list[str] = []
+    for text in texts:
+        hits = [cats for pat, cats in INTENDED.items() if re.search(pat, text)]
+        if not hits:
+            raise ValueError(f"unit {unit_id}: message {text[:60]!r} carries no scripted tag, so it has no "
+                             "intended categories (gold='intended' is for scripted talkers only)")
+        for cats in hits:
+            out.extend(c for c in cats if c not in out)
+    return out
+
+
+def commons_units(data: Any, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
     """Units from the ``talk`` events of SovSim runs (see the module docstring).
 
     Args:
         data: a dataset folder (read with :func:`scarce_lab.data.loaders.load_dataset`)
             or a loaded :class:`~scarce_lab.data.loaders.Dataset`.
         keep_empty: keep agent-rounds whose every turn was a silence (no text).
+        gold: ``"intended"`` sets each unit's ``gold`` to what the scripted talkers'
+            texts are written to express (:data:`INTENDED`), so
+            :func:`scarce_lab.judge.validation.validate_panel` scores a panel on them.
 
     Raises:
-        ValueError: the data hold no SovSim talk events (a run with ``talk=none``).
+        ValueError: the data hold no SovSim talk events (a run with ``talk=none``);
+            ``gold`` not ``None``/``"intended"``; with ``gold="intended"``, a message
+            without a scripted tag (a model's: its categories are unknown).
     """
+    if gold not in (None, "intended"):
+        raise ValueError(f"gold must be None or 'intended', got {gold!r}")
     if isinstance(data, str | Path):
         from ..data.loaders import load_dataset
 
@@ -98,5 +129,6 @@ def commons_units(data: Any, *, keep_empty: bool = False) -> list[Unit]:
         units.append(Unit(
             unit_id=make_unit_id(run_id, rnd, agent), run_id=run_id, round=rnd, agent=agent, context=context,
             private_messages=[PrivateMessage(to=", ".join(r["recipients"]) or None, text=r["text"]) for r in said],
+            gold=_intended([r["text"] for r in said], make_unit_id(run_id, rnd, agent)) if gold else None,
         ))
     return units

@@ -38,13 +38,19 @@ async def play_talk_turn(game: CommonsGame, run_seed: int, rec: Any, agents: dic
     """One talk turn: the current speaker talks (or stays silent); the event is emitted.
 
     Raises:
+        TypeError: the speaker's agent has no ``atalk`` (a custom agent made for games
+            without talk).
         Exception: whatever the agent raised (its model calls are recorded first).
     """
     (speaker,) = game.acting_agents()
+    agent = agents[speaker]
+    if not callable(getattr(agent, "atalk", None)):
+        raise TypeError(f"agent {speaker} ({getattr(agent, 'model', type(agent).__name__)}) has no atalk(obs, seed): "
+                        f"it cannot take part in talk={game.talk_rules.mode.value if game.talk_rules else None!r}")
     obs = game.observe_talk(speaker)
     r, turn = obs.round, obs.turn
     try:
-        d = await agents[speaker].atalk(obs, seed=derive_seed(run_seed, r, speaker, f"talk{turn}"))
+        d = await agent.atalk(obs, seed=derive_seed(run_seed, r, speaker, f"talk{turn}"))
     except BaseException as exc:
         record_calls_of(rec, exc)
         raise

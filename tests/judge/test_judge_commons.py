@@ -85,3 +85,23 @@ def test_cli_picks_the_taxonomy_by_environment(talk_data, tmp_path):
 
     assert _default_taxonomy(talk_data) == "commons"
     assert _default_taxonomy(tmp_path / "units.jsonl") == "scarce"
+
+
+def test_scripted_talk_gives_gold_labels_to_validate_a_panel(talk_data, tmp_path):
+    from scarce_lab.agents.sovsim.scripted import PROMISE_TAG, QUOTA_TAG
+    from scarce_lab.judge.validation import validate_panel
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    assert PROMISE_TAG.format(n=3) == "[promise extraction=3]" and QUOTA_TAG.format(n=3) == "[quota per_agent=3]"
+    units = commons_units(talk_data, gold="intended")
+    golds = {tuple(u.gold) for u in units}
+    assert golds == {("promise", "sustainability_appeal"), ("quota_proposal", "sustainability_appeal")}
+    judges = make_judges(["openai/mock-a"])
+    mock = {"j1": {"mock_response": json.dumps({"labels": [{"label": "promise", "evidence": "I will take only"}]})}}
+    rep = validate_panel(units[:4], TAX, judges, client=LLMClient(LLMSettings(cache=False, max_retries=0)),
+                         out_dir=tmp_path / "v", progress=False, call_kwargs=mock)
+    panel = rep.per_label["panel"]
+    row = panel.filter(panel["label"] == "promise").row(0, named=True)
+    assert row["precision"] == 1.0
+    with pytest.raises(ValueError, match="gold must be"):
+        commons_units(talk_data, gold="expert")

@@ -126,3 +126,41 @@ def test_a_private_message_reaches_no_prompt_outside_visible_to(tmp_path):
     assert "CANARY" not in seen["a2"] and "CANARY" not in seen["a3"]
     whisper = [e for e in _events(run) if e["kind"] == "talk" and e["agent"] == "a0"]
     assert whisper and all(e["visibility"] == "private" and e["visible_to"] == ["a0", "a1"] for e in whisper)
+
+
+def test_a_talk_game_resumes_to_the_same_trajectory_and_is_deterministic(tmp_path):
+    from scarce_lab.runners.sovsim import arun_game
+    from scarce_lab.runtime import run_sync
+
+    cfg = SovSimConfig(condition="kcpr_m", model="scripted/quota_keeper", talk="public+private", talk_turns=2,
+                       game={"rounds": 4})
+    full, again, broken = tmp_path / "full", tmp_path / "again", tmp_path / "broken"
+    run_sync(arun_game(cfg, full))
+    run_sync(arun_game(cfg, again))
+
+    def kill(s, r):
+        if r == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(arun_game(cfg, broken, on_round=kill))
+    assert run_sync(arun_game(cfg, broken, resume=True)).status == "complete"
+    strip = lambda evs: [{k: v for k, v in e.items() if k != "t"} for e in evs]  # noqa: E731
+    ref = strip(_events(full / cfg.run_id))
+    assert sum(e["kind"] == "talk" for e in ref) == 4 * 2 * 4
+    assert strip(_events(again / cfg.run_id)) == ref and strip(_events(broken / cfg.run_id)) == ref
+
+
+def test_an_agent_that_cannot_talk_fails_the_run_by_name(tmp_path):
+    from scarce_lab.runners.sovsim import arun_game
+    from scarce_lab.runtime import run_sync
+
+    class Mute:
+        model = "test/mute"
+
+        async def adecide(self, obs, seed, run_id=None):
+            return Decided(value=0)
+
+    cfg = SovSimConfig(condition="cpr", model="scripted/greedy", talk="public", game={"rounds": 1})
+    with pytest.raises(TypeError, match="a0 \\(test/mute\\) has no atalk"):
+        run_sync(arun_game(cfg, tmp_path, agents=dict.fromkeys(("a0", "a1", "a2", "a3"), Mute())))

@@ -1,9 +1,15 @@
 """SovSim agents: LLM agent (templates in ``prompts/``), scripted baselines, schemas."""
 
 from .agent import AgentDecision, LLMAgent, ScriptedAgent, SovSimAgent, fallback_value, make_agent
-from .prompts import LABEL_SETS, agent_names, render_messages
-from .schemas import AnnouncementDecision, ExtractionDecision, extraction_schema
-from .scripted import POLICIES, get_policy, sustainable_share
+from .prompts import LABEL_SETS, agent_names, render_messages, render_talk_messages
+from .schemas import (
+    AnnouncementDecision,
+    ExtractionDecision,
+    TalkDecision,
+    extraction_schema,
+    talk_schema,
+)
+from .scripted import POLICIES, TALK_POLICIES, get_policy, sustainable_share, talk_policy
 
 __all__ = [
     "AgentDecision",
@@ -12,7 +18,9 @@ __all__ = [
     "LABEL_SETS",
     "LLMAgent",
     "POLICIES",
+    "TALK_POLICIES",
     "ScriptedAgent",
+    "TalkDecision",
     "SovSimAgent",
     "agent_names",
     "extraction_schema",
@@ -20,5 +28,8 @@ __all__ = [
     "get_policy",
     "make_agent",
     "render_messages",
+    "render_talk_messages",
     "sustainable_share",
+    "talk_policy",
+    "talk_schema",
 ]

@@ -106,7 +106,6 @@ class ModelAgent:
             calls=list(out.calls),
         )
 
-
     async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
         """The agent's talk turn: a model is asked for ``{"message"[, "to"]}``
         (recipients named as in its prompt, turned into agent ids here); an unusable
