@@ -24,6 +24,11 @@ from .render import (
 # block; nothing of it is shown as raw JSON after the block.
 _CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "private_silence", "protocol_violation",
                      "bid_revision", "ballot", "schedule", "payment", "tactic_intent"}
+#: The institutions' kinds (sanctions, reputation, contracts) shown in a contention's
+#: block; a breach, vote or sanction of a slot overrun happens between contentions and
+#: is shown where it happens.
+_INSTITUTION_KINDS = ("reputation", "promise", "contract_offer", "contract_answer", "contract_settlement",
+                      "promise_judged", "breach", "fine_vote", "sanction")
 #: Who sees a ballot (visibility ``researcher``): the scheduler, no worker.
 _BALLOT_READER = "seen by the scheduler only"
 
@@ -48,7 +53,8 @@ def render(events: list[dict], max_chars: int) -> str:
         if kind == "contention_start":
             open_contention[int(sr)] = [e]
             units.append(open_contention[int(sr)])
-        elif kind in _CONTENTION_KINDS and int(sr) in open_contention:
+        elif (kind in _CONTENTION_KINDS or (kind in _INSTITUTION_KINDS and e["payload"].get("breach_kind") != "overrun")) \
+                and int(sr) in open_contention:
             open_contention[int(sr)].append(e)
         else:
             units.append([e])
@@ -139,6 +145,12 @@ def _contention(evs: list[dict], number: int, max_chars: int) -> str:
             ["time", "worker", "seen by", "reason"],
             [[time_tag(e), esc(e["agent"]), badge_cell(e), cut(e["payload"].get("error"), max_chars)]
              for e in by_kind["protocol_violation"]])))
+    inst = [e for e in evs[1:] if e["kind"] in _INSTITUTION_KINDS]
+    if inst:
+        parts.append(_phase("institutions", "Institutions (sanctions, reputation, contracts)", table(
+            ["time", "kind", "worker", "seen by", "what"],
+            [[time_tag(e), esc(e["kind"].replace("_", " ")), esc(e.get("agent") or ""), badge_cell(e),
+              f"{esc(_institution_text(e))} {decision_notes(e, max_chars)}"] for e in inst])))
     if sched:
         q = sched["payload"]
         parts.append(_phase("schedule", f'Schedule (rule {esc(q.get("rule"))}, negotiation {esc(q.get("negotiation_s"))} s)',
@@ -194,6 +206,10 @@ def _scarce_event(e: dict, max_chars: int) -> str:
                 f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
     if kind == "interview":
         return interview_block(e, max_chars)
+    if kind in _INSTITUTION_KINDS:
+        cls, badge = visibility_badge(e)
+        return (f'<div class="sl-msg {cls}">{badge}{time_tag(e)}<b>{esc(kind.replace("_", " "))}</b> {who}: '
+                f'{esc(_institution_text(e))} {decision_notes(e)}</div>')
     if kind == "tool_error":
         cls, badge = visibility_badge(e)
         return (f'<div class="sl-msg {cls}">{badge}{time_tag(e)}<b>{who}</b>: tool <code>{esc(q.get("tool"))}</code> '
@@ -201,6 +217,35 @@ def _scarce_event(e: dict, max_chars: int) -> str:
     return (f'<div class="sl-event">{time_tag(e)}{esc(kind)} {who}: '
             f'<code>{cut(json.dumps(q, default=str), 300)}</code></div>')
 
+
+
+def _institution_text(e: dict) -> str:
+    """One line saying what an institution event records (plain text; escaped by the caller)."""
+    q, kind = e["payload"], e["kind"]
+    if kind == "reputation":
+        return "; ".join(f"{r['worker']} {r['score']} (kept {r['kept']}, broken {r['broken']}, fines "
+                         f"{r['fines_paid']})" for r in q.get("workers") or [])
+    if kind == "promise":
+        return f"promises to rank itself {q.get('min_own_rank')} or later on its ballot"
+    if kind == "promise_judged":
+        return f"{'kept' if q.get('kept') else 'BROKE'} its promise ({q.get('min_own_rank')}; ranked itself {q.get('own_rank')})"
+    if kind == "breach":
+        return f"{q.get('breach_kind')}: {q.get('detail')}; harmed {', '.join(q.get('harmed') or []) or 'nobody'}"
+    if kind == "fine_vote":
+        return f"votes {'to fine' if q.get('fine') else 'not to fine'} {q.get('offender')}"
+    if kind == "sanction":
+        paid = ", ".join(f"{t['amount']} to {t['payee']}" for t in q.get("transfers") or [])
+        votes = f" (votes {q.get('votes_yes')} yes / {q.get('votes_no')} no)" if q.get("mode") == "vote" else ""
+        return (f"fined {q.get('fined')} credits{': ' + paid if paid else ''}{votes}" if q.get("passed")
+                else f"not fined{votes}")
+    if kind == "contract_offer":
+        return f"{q.get('payer')} offers {q.get('payee')} {q.get('amount')} credits if {q.get('first')} before {q.get('second')}"
+    if kind == "contract_answer":
+        return f"{q.get('payee')} {'accepts' if q.get('accepted') else 'declines'}" + (
+            " (signed: escrowed)" if q.get("signed") else (" (void)" if q.get("accepted") else ""))
+    if kind == "contract_settlement":
+        return f"{q.get('amount')} credits {'paid to' if q.get('held') else 'refunded to'} {q.get('paid_to')}"
+    return ""
 
 
 def _num(v, digits: int = 3):

@@ -8,7 +8,8 @@
 :class:`~scarce_lab.llm.model.ScriptedModel` (no client needed), anything else -> a
 client model.
 Scripted negotiators: the basic policies of :mod:`.negotiators` and the strategic ones
-of :mod:`.scripted` (:data:`SCRIPTED_NEGOTIATORS` lists both); scripted solvers:
+of :mod:`.scripted` and the institutional ones of :mod:`.institutional`
+(:data:`SCRIPTED_NEGOTIATORS` lists them all); scripted solvers:
 ``scripted/skilled[:<skill>]`` (:class:`~.scripted.SkilledScriptedSolver`, stochastic
 progress over several slots) or any other ``scripted/<name>`` (the oracle routine of
 :class:`~.solvers.ScriptedSolver`).
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .decided import Decided, derive_seed
+from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
 from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
     LLMNegotiator,
@@ -29,14 +31,7 @@ from .negotiators import (
     ScriptedNegotiator,
     ScriptedNegotiatorPolicy,
 )
-from .scripted import (
-    INSTITUTION_NEGOTIATORS,
-    STRATEGIC_NEGOTIATORS,
-    InstitutionalNegotiator,
-    SkilledScriptedSolver,
-    StrategicNegotiator,
-    parse_skill,
-)
+from .scripted import STRATEGIC_NEGOTIATORS, SkilledScriptedSolver, StrategicNegotiator, parse_skill
 from .solvers import (
     LLMSolver,
     ModelSolver,

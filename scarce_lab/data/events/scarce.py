@@ -65,6 +65,42 @@ from pydantic import BaseModel, ConfigDict
 
 from .base import DecisionFields, Payload, Visibility
 from .interview import InterviewFields
+from .scarce_institutions import (
+    INSTITUTION_PAYLOADS,  # the institutions' kinds, appended to PAYLOADS
+)
+from .scarce_institutions import (  # importable from here like every SCARCE kind
+    Breach as Breach,
+)
+from .scarce_institutions import (
+    ContractAnswer as ContractAnswer,
+)
+from .scarce_institutions import (
+    ContractOffer as ContractOffer,
+)
+from .scarce_institutions import (
+    ContractSettlement as ContractSettlement,
+)
+from .scarce_institutions import (
+    FineVote as FineVote,
+)
+from .scarce_institutions import (
+    Promise as Promise,
+)
+from .scarce_institutions import (
+    PromiseJudged as PromiseJudged,
+)
+from .scarce_institutions import (
+    Reputation as Reputation,
+)
+from .scarce_institutions import (
+    ReputationEntry as ReputationEntry,
+)
+from .scarce_institutions import (
+    Sanction as Sanction,
+)
+from .scarce_institutions import (
+    TransferEntry as TransferEntry,
+)
 
 
 class _Record(BaseModel):
@@ -409,129 +445,6 @@ class SubrunEnd(_Scarce):
     balances: list[Balance]
 
 
-class ReputationEntry(_Record):
-    """One worker's public reputation (:mod:`scarce_lab.envs.scarce.institutions.reputation`)."""
-
-    worker: str
-    score: float
-    kept: int
-    broken: int
-    fined: int
-    fines_paid: int
-
-
-class Reputation(_Scarce):
-    """The public reputation table as shown at a contention's declaration phase."""
-
-    kind: Literal["reputation"] = "reputation"
-    workers: list[ReputationEntry]
-
-
-class Promise(_ScarceDecision):
-    """A ballot promise: the worker will rank itself ``min_own_rank`` or later on its
-    own ballot (public once declarations are unsealed)."""
-
-    kind: Literal["promise"] = "promise"
-    contention: int
-    min_own_rank: int
-
-
-class PromiseJudged(_Scarce):
-    """A promise against the worker's own ballot: ``kept``, its promised and own rank."""
-
-    kind: Literal["promise_judged"] = "promise_judged"
-    contention: int
-    kept: bool
-    min_own_rank: int
-    own_rank: int
-
-
-class Breach(_Scarce):
-    """A broken commitment (``breach_kind``: ``promise`` or ``overrun``), who it
-    harmed and who may vote on a fine."""
-
-    kind: Literal["breach"] = "breach"
-    breach_kind: str
-    contention: int
-    detail: str
-    harmed: list[str]
-    voters: list[str]
-    overrun_s: float | None = None
-
-
-class FineVote(_ScarceDecision):
-    """One voter's vote on fining ``offender``'s breach (``sanctions="vote"``)."""
-
-    kind: Literal["fine_vote"] = "fine_vote"
-    contention: int
-    offender: str
-    breach_kind: str
-    fine: bool
-
-
-class TransferEntry(_Record):
-    """One ledger transfer (credits) of an institution."""
-
-    payer: str
-    payee: str
-    amount: int
-    purpose: str
-
-
-class Sanction(_Scarce):
-    """The outcome of a breach: ``passed`` (fined by the mechanism or the vote),
-    ``fined`` credits levied, yes/no votes (vote mode), the transfers."""
-
-    kind: Literal["sanction"] = "sanction"
-    contention: int
-    breach_kind: str
-    mode: str
-    passed: bool
-    fined: int
-    votes_yes: int
-    votes_no: int
-    transfers: list[TransferEntry]
-
-
-class ContractOffer(_ScarceDecision):
-    """``payer`` offers ``payee`` ``amount`` credits if ``first`` is placed before ``second``."""
-
-    kind: Literal["contract_offer"] = "contract_offer"
-    default_visibility: ClassVar[Visibility] = Visibility.private
-    contention: int
-    payer: str
-    payee: str
-    amount: int
-    first: str
-    second: str
-
-
-class ContractAnswer(_ScarceDecision):
-    """The payee's answer; ``signed``: accepted and escrowed (false when void)."""
-
-    kind: Literal["contract_answer"] = "contract_answer"
-    default_visibility: ClassVar[Visibility] = Visibility.private
-    contention: int
-    payer: str
-    payee: str
-    amount: int
-    accepted: bool
-    signed: bool
-
-
-class ContractSettlement(_Scarce):
-    """A signed contract settled on the schedule: ``held`` (paid to the payee) or refunded."""
-
-    kind: Literal["contract_settlement"] = "contract_settlement"
-    default_visibility: ClassVar[Visibility] = Visibility.private
-    contention: int
-    payer: str
-    payee: str
-    amount: int
-    held: bool
-    paid_to: str
-
-
 class Interview(InterviewFields):
     """A worker's retrospective interview at the end of a subrun (``interviews:
     true``; fields: :class:`~.interview.InterviewFields`), asked of its negotiator;
@@ -540,11 +453,6 @@ class Interview(InterviewFields):
     kind: Literal["interview"] = "interview"
     subrun: int
 
-
-#: The institutions' payload kinds (recorded only when a module is on).
-INSTITUTION_PAYLOADS: tuple[type[Payload], ...] = (
-    Reputation, Promise, PromiseJudged, Breach, FineVote, Sanction, ContractOffer, ContractAnswer, ContractSettlement,
-)
 
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
