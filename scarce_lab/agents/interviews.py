@@ -167,10 +167,10 @@ def scarce_rule(model: str, worker: str | None = None) -> tuple[str | None, str 
     """``(rule text, policy the assessment follows)`` of a SCARCE scripted negotiator
     ``scripted/<policy>`` (``(None, None)`` for one without a written rule);
     ``institution-mix`` is resolved to the role ``worker`` plays in it
-    (:data:`scarce_lab.agents.scarce.scripted.INSTITUTION_ROLES`, by the number in its name)."""
+    (:data:`scarce_lab.agents.scarce.institutional.INSTITUTION_ROLES`, by the number in its name)."""
     name = model.split("/", 1)[-1].split(":", 1)[0]
     if name == "institution-mix" and worker is not None and worker[1:].isdigit():
-        from .scarce.scripted import INSTITUTION_ROLES
+        from .scarce.institutional import INSTITUTION_ROLES
 
         role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
         return f"(institution-mix, playing {role}) {SCARCE_RULES[role]}", role
