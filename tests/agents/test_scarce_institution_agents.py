@@ -10,8 +10,17 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.agents.scarce import INSTITUTION_NEGOTIATORS, SCRIPTED_NEGOTIATORS, InstitutionalNegotiator
-from scarce_lab.agents.scarce.schemas import ContractAnswer, FineVote, contract_offer_schema, promise_schema
+from scarce_lab.agents.scarce import (
+    INSTITUTION_NEGOTIATORS,
+    SCRIPTED_NEGOTIATORS,
+    InstitutionalNegotiator,
+)
+from scarce_lab.agents.scarce.schemas import (
+    ContractAnswer,
+    FineVote,
+    contract_offer_schema,
+    promise_schema,
+)
 from scarce_lab.envs.scarce import InstitutionRules, ScarceWorld, WorldRules
 from scarce_lab.llm.decisions import validate_decision
 

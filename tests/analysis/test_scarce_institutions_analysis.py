@@ -15,6 +15,7 @@ from scarce_lab.analysis.scarce.institutions import (
     INSTITUTION_SETTINGS_SCHEMA,
     collective_by_arm,
     institution_behaviour,
+    institution_frames,
     institution_run_rates,
     institution_settings,
     institutions_label,
@@ -60,10 +61,12 @@ def test_labels_and_settings(data):
 def test_behaviour_rates_per_arm(data):
     ds = load_dataset(data)
     s = institution_settings(ds.runs)
-    frames = {k: ds.payloads(k, "scarce").collect() for k in KINDS}
-    rates = institution_run_rates(frames, s["run_id"].to_list())
+    frames = institution_frames(ds)
+    assert set(frames) == set(KINDS)
+    rates = institution_run_rates(frames, s)
     off = rates.join(s, on="run_id").filter(pl.col("arm") == "ballots|none")
-    assert off["promise_keeping"].null_count() == off.height  # no promise there: no rate, not 0
+    for m in ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share"):
+        assert off[m].null_count() == off.height, m  # module off: no rate, not 0
     on = rates.join(s, on="run_id").filter(pl.col("arm").str.contains("mechanism"))
     assert on["promise_keeping"].drop_nulls().len() == 2
     assert all(0 < v < 1 for v in on["promise_keeping"])  # breakers and keepers both play

@@ -246,3 +246,16 @@ def test_views_show_reputation_to_all_and_contracts_only_to_parties():
     vv = world.vote_view("w2", breach("w0", harmed=("w1",)))
     assert vv.own_budget == 100 and "reputation" in vv.contention["institutions"]
     assert not hasattr(vv, "own_deadline_s")
+
+
+def test_a_world_checkpointed_before_institutions_existed_still_resumes():
+    import pickle
+
+    world = _world()
+    _contention(world)
+    del world.__dict__["institutions"]
+    for k in ("escrow_balance", "transfers"):
+        world.ledger.__dict__.pop(k, None)
+    back = pickle.loads(pickle.dumps(world))
+    assert back.institutions is None and back.ledger.escrow_balance == 0 and back.ledger.transfers == []
+    assert back.ledger.conserved()

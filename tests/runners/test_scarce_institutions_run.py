@@ -191,3 +191,44 @@ def test_cli_and_sl_run_with_scripted_institutions(tmp_path):
     runs = paths if isinstance(paths, list) else [paths]
     kinds = {json.loads(x)["kind"] for p in runs for x in (p / "events.jsonl").read_text().splitlines()}
     assert "contract_offer" in kinds
+
+
+def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path):
+    """Reputation, promises and escrow are world state: they come back from the
+    checkpoint, and the resumed run equals an uninterrupted one."""
+    from scarce_lab.data.recorder import read_manifest
+    from scarce_lab.llm.client import run_sync
+    from scarce_lab.runners.scarce import ScarceRunner
+
+    class Killed(RuntimeError):
+        pass
+
+    cfg = ScarceConfig(workers=4, subruns=2, model="scripted/fifo", negotiator_model="scripted/institution-mix",
+                       seed=3, institutions=ALL_ON)
+
+    def runner(out, sbx, die_at=None):
+        r = ScarceRunner(cfg, out, tasks=[toy_task(0), toy_task(1)], grade_fn=fake_grade, sandbox=FakeSandbox(sbx))
+        if die_at is not None:
+            orig = r._contention
+
+            async def contention(participants, tc):
+                if r.world.k == die_at:
+                    raise Killed(f"killed before contention {die_at}")
+                return await orig(participants, tc)
+
+            r._contention = contention
+        return r
+
+    def strip(run):
+        return [{k: v for k, v in json.loads(x).items() if k != "timestamp"}
+                for x in (run / "events.jsonl").read_text().splitlines()]
+
+    full = run_sync(runner(tmp_path / "full", tmp_path / "sbx_f").arun())
+    n = max(e["round"] for e in strip(full) if e["kind"] == "contention_start") + 1
+    assert n >= 4 and any(e["kind"] == "sanction" for e in strip(full))
+    with pytest.raises(Killed):
+        run_sync(runner(tmp_path / "broken", tmp_path / "sbx_a", die_at=n // 2 + 1).arun())
+    run_dir = tmp_path / "broken" / full.name
+    run_sync(runner(tmp_path / "broken", tmp_path / "sbx_b").arun(resume=True))
+    assert read_manifest(run_dir).status == "complete"
+    assert strip(run_dir) == strip(full)

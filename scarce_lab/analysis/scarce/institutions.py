@@ -9,7 +9,8 @@ Pure functions on polars frames (no environment, agent or runner import):
   module is off, e.g. ``sanctions=vote,fine=100,fine_to=bank,reputation``), the
   scheduler, and ``arm`` = ``<scheduler>`` for a centralised baseline or
   ``ballots|<institutions>`` for a negotiated run: the unit of comparison.
-- :func:`institution_behaviour`: per run, from the institution events: promise-keeping
+- :func:`institution_frames` + :func:`institution_run_rates` +
+  :func:`institution_behaviour`: per run, from the institution events: promise-keeping
   rate (kept / judged promises), breaches per contention, share of breaches fined,
   share of contract offers signed, share of signed contracts whose condition held.
   Summarised per ``arm`` with a t interval over runs (:func:`~.base.mean_over_runs`,
@@ -85,25 +86,43 @@ def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=INSTITUTION_SETTINGS_SCHEMA, orient="row")
 
 
+#: The event kinds :func:`institution_run_rates` reads.
+INSTITUTION_KINDS = ("contention_start", "promise_judged", "breach", "sanction", "contract_offer", "contract_answer",
+                     "contract_settlement")
+
+
+def institution_frames(dataset) -> dict[str, pl.DataFrame]:
+    """``kind -> payload frame`` of :data:`INSTITUTION_KINDS` from a loaded dataset
+    (``sl.load(...)``; anything with ``payloads(kind, environment)`` returning a
+    LazyFrame); a kind with no event is an empty frame with its columns."""
+    return {k: dataset.payloads(k, "scarce").collect() for k in INSTITUTION_KINDS}
+
+
 BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share", "held_share")
 
 
-def institution_run_rates(frames: Mapping[str, pl.DataFrame], runs: Sequence[str]) -> pl.DataFrame:
-    """Per run: the institutional rates of :data:`BEHAVIOUR_METRICS` (null where the
-    run has nothing to rate).
+def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataFrame) -> pl.DataFrame:
+    """Per run: the institutional rates of :data:`BEHAVIOUR_METRICS`, null where the
+    run has nothing to rate: no promise judged, no breach, no offer or signed contract,
+    and always where the module that records it was off (a run without sanctions or
+    reputation judges no commitment: its breach rate is unknown, not 0).
 
     Args:
         frames: kind -> payload frame (``run_id`` plus the payload columns) for
             ``contention_start``, ``promise_judged``, ``breach``, ``sanction``,
             ``contract_offer``, ``contract_answer``, ``contract_settlement`` (e.g.
             ``{k: ds.payloads(k, "scarce").collect() for k in ...}``).
-        runs: every run id to report (runs without events get nulls, contentions 0).
+        settings: :func:`institution_settings` of the runs to report.
     """
+    _need(settings, ("run_id", "sanctions", "reputation", "contracts"), "settings")
     def f(kind):
         return frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
 
     rows = []
-    for rid in runs:
+    for rid, sanctions, reputation, contracts in settings.select(
+            "run_id", "sanctions", "reputation", "contracts").iter_rows():
+        judged_on = sanctions != "off" or bool(reputation)
+
         def of(kind, rid=rid):
             d = f(kind)
             return d.filter(pl.col("run_id") == rid) if d.height else d
@@ -111,16 +130,17 @@ def institution_run_rates(frames: Mapping[str, pl.DataFrame], runs: Sequence[str
         cont, judged, breach, sanc = of("contention_start"), of("promise_judged"), of("breach"), of("sanction")
         offers, answers, settled = of("contract_offer"), of("contract_answer"), of("contract_settlement")
 
-        def share(num, den):
-            return None if den == 0 else num / den
+        def share(num, den, on=True):
+            return None if den == 0 or not on else num / den
 
         rows.append({
             "run_id": rid,
-            "promise_keeping": share(int(judged["kept"].sum()) if judged.height else 0, judged.height),
-            "breaches_per_contention": share(breach.height, cont.height),
-            "fined_share": share(int((sanc["fined"] > 0).sum()) if sanc.height else 0, sanc.height),
-            "signed_share": share(int(answers["signed"].sum()) if answers.height else 0, offers.height),
-            "held_share": share(int(settled["held"].sum()) if settled.height else 0, settled.height),
+            "promise_keeping": share(int(judged["kept"].sum()) if judged.height else 0, judged.height, judged_on),
+            "breaches_per_contention": share(breach.height, cont.height, judged_on),
+            "fined_share": share(int((sanc["fined"] > 0).sum()) if sanc.height else 0, sanc.height,
+                                 sanctions != "off"),
+            "signed_share": share(int(answers["signed"].sum()) if answers.height else 0, offers.height, bool(contracts)),
+            "held_share": share(int(settled["held"].sum()) if settled.height else 0, settled.height, bool(contracts)),
         })
     return pl.DataFrame(rows, schema={"run_id": pl.String, **dict.fromkeys(BEHAVIOUR_METRICS, pl.Float64)},
                         orient="row")

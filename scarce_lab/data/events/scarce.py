@@ -66,40 +66,7 @@ from pydantic import BaseModel, ConfigDict
 from .base import DecisionFields, Payload, Visibility
 from .interview import InterviewFields
 from .scarce_institutions import (
-    INSTITUTION_PAYLOADS,  # the institutions' kinds, appended to PAYLOADS
-)
-from .scarce_institutions import (  # importable from here like every SCARCE kind
-    Breach as Breach,
-)
-from .scarce_institutions import (
-    ContractAnswer as ContractAnswer,
-)
-from .scarce_institutions import (
-    ContractOffer as ContractOffer,
-)
-from .scarce_institutions import (
-    ContractSettlement as ContractSettlement,
-)
-from .scarce_institutions import (
-    FineVote as FineVote,
-)
-from .scarce_institutions import (
-    Promise as Promise,
-)
-from .scarce_institutions import (
-    PromiseJudged as PromiseJudged,
-)
-from .scarce_institutions import (
-    Reputation as Reputation,
-)
-from .scarce_institutions import (
-    ReputationEntry as ReputationEntry,
-)
-from .scarce_institutions import (
-    Sanction as Sanction,
-)
-from .scarce_institutions import (
-    TransferEntry as TransferEntry,
+    INSTITUTION_PAYLOADS,  # the institutions' kinds (scarce_institutions.py)
 )
 
 

@@ -37,6 +37,12 @@ these; a bid above the budget is refused by no one (the ledger caps the payment,
 :meth:`LegalNegotiation.clamp_declaration`, :meth:`~LegalNegotiation.clamp_bid` and
 :meth:`~LegalNegotiation.complete_ballot` are the one repair of raw numbers into this
 set, reported as a violation note.
+
+With an institution on (:mod:`.institutions`), :attr:`LegalNegotiation.institutions`
+holds a :class:`~.institutions.LegalInstitutions`: the legal ballot-promise ranks
+(``2..n``), whether it may vote on fines, the contract payees and the largest contract
+amount; its ``clamp_promise`` and ``check_offer`` are the repair and the refusal of
+those submissions. With every institution off it is ``None`` (nothing more is offered).
 """
 
 from __future__ import annotations

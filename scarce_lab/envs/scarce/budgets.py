@@ -97,6 +97,13 @@ class Ledger:
         self.budgets = dict(self.budgets)
         self.balances = dict(self.budgets)
 
+    def __setstate__(self, state: dict) -> None:
+        """A ledger pickled before transfers existed (a checkpoint of an older run)
+        gets an empty escrow and no transfers."""
+        state.setdefault("escrow_balance", 0)
+        state.setdefault("transfers", [])
+        self.__dict__.update(state)
+
     def balance(self, worker: str) -> int:
         """Current balance of ``worker`` in credits.
 

@@ -108,8 +108,12 @@ class ScarceWorld:
 
     State (all picklable): ``subrun`` (-1 before the first), ``k`` (index of the next
     contention, run-wide; events between contentions carry it), ``history`` (public
-    outcomes), ``ledger`` and ``timeline`` (per subrun), ``workers`` (per subrun).
+    outcomes), ``ledger`` and ``timeline`` (per subrun), ``workers`` (per subrun),
+    ``institutions`` (:mod:`.institutions`; ``None`` when every module is off, also in a
+    world pickled before they existed).
     """
+
+    institutions: Institutions | None = None
 
     def __init__(self, rules: WorldRules):
         self.rules = rules

@@ -22,6 +22,7 @@ import asyncio
 from typing import Any
 
 from ...data.events import scarce as ev
+from ...data.events import scarce_institutions as iev
 from ...envs.scarce import Contention, ProtocolError
 from ...envs.scarce.institutions import Breach
 from ...runtime import record_calls_of
@@ -48,8 +49,8 @@ def contention_start(runner, c: Contention, t: float) -> None:
     """Record the public reputation table shown in this contention (reputation on)."""
     ins = runner.world.institutions
     if ins.rules.reputation:
-        runner.emit(ev.Reputation, phase="declaration", t=t, event_round=c.index,
-                    workers=[ev.ReputationEntry(worker=w, **r) for w, r in ins.reputation.table().items()])
+        runner.emit(iev.Reputation, phase="declaration", t=t, event_round=c.index,
+                    workers=[iev.ReputationEntry(worker=w, **r) for w, r in ins.reputation.table().items()])
 
 
 async def promises(runner, c: Contention, t: float) -> float:
@@ -71,7 +72,7 @@ async def promises(runner, c: Contention, t: float) -> float:
         except ProtocolError as exc:
             runner.emit(ev.ProtocolViolation, phase="declaration", agent=w, t=t, event_round=c.index, error=str(exc))
             continue
-        runner.emit(ev.Promise, phase="declaration", agent=w, t=t, event_round=c.index, contention=c.index,
+        runner.emit(iev.Promise, phase="declaration", agent=w, t=t, event_round=c.index, contention=c.index,
                     min_own_rank=p.min_own_rank, **d.decision_fields())
     return cost
 
@@ -102,7 +103,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
         except ProtocolError as exc:
             runner.emit(ev.ProtocolViolation, phase="contracts", agent=w, t=t, event_round=k, error=str(exc)[:500])
             continue
-        runner.emit(ev.ContractOffer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
+        runner.emit(iev.ContractOffer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
                     contention=k, payer=o.payer, payee=o.payee, amount=o.amount, first=o.first, second=o.second,
                     **d.decision_fields())
     if not ins.offers:
@@ -114,7 +115,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
     for o, (w, d) in zip(offers, answers, strict=True):
         accepted = d.value is True
         signed = ins.sign(world.ledger, o, accepted) is not None
-        runner.emit(ev.ContractAnswer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
+        runner.emit(iev.ContractAnswer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
                     contention=k, payer=o.payer, payee=o.payee, amount=o.amount, accepted=accepted, signed=signed,
                     **d.decision_fields())
     return cost + cost2
@@ -126,14 +127,14 @@ async def after_settle(runner, c: Contention, order: list[str], t: float) -> Non
     world, ins = runner.world, runner.world.institutions
     k = c.index
     for o, held, tr in ins.settle_contracts(world.ledger, order):
-        runner.emit(ev.ContractSettlement, phase="contracts", agent=o.payer, t=t, event_round=k,
+        runner.emit(iev.ContractSettlement, phase="contracts", agent=o.payer, t=t, event_round=k,
                     visible_to=[o.payer, o.payee], contention=k, payer=o.payer, payee=o.payee, amount=o.amount,
                     held=held, paid_to=tr.payee)
     if not c.ballots:
         return
     for p, breach in ins.judge_ballots(k, c.ballots):
         own = c.ballots[p.worker].ranking().index(p.worker) + 1
-        runner.emit(ev.PromiseJudged, phase="sanctions", agent=p.worker, t=t, event_round=k, contention=k,
+        runner.emit(iev.PromiseJudged, phase="sanctions", agent=p.worker, t=t, event_round=k, contention=k,
                     kept=breach is None, min_own_rank=p.min_own_rank, own_rank=own)
         if breach is not None:
             await sanction(runner, breach, t, k)
@@ -151,7 +152,7 @@ async def slot_closed(runner, w: str, slot: Any, t: float) -> None:
 async def sanction(runner, breach: Breach, t: float, k: int) -> None:
     """Announce ``breach`` (public), ask the voters under ``vote``, levy the fine."""
     world, ins = runner.world, runner.world.institutions
-    runner.emit(ev.Breach, phase="sanctions", agent=breach.worker, t=t, event_round=k, breach_kind=breach.kind,
+    runner.emit(iev.Breach, phase="sanctions", agent=breach.worker, t=t, event_round=k, breach_kind=breach.kind,
                 contention=breach.contention, detail=breach.detail, harmed=list(breach.harmed),
                 voters=list(breach.voters), overrun_s=breach.overrun_s)
     votes = None
@@ -163,12 +164,12 @@ async def sanction(runner, breach: Breach, t: float, k: int) -> None:
         votes = {}
         for v, d in decs:
             votes[v] = d.value is True
-            runner.emit(ev.FineVote, phase="sanctions", agent=v, t=t, event_round=k, contention=breach.contention,
+            runner.emit(iev.FineVote, phase="sanctions", agent=v, t=t, event_round=k, contention=breach.contention,
                         offender=breach.worker, breach_kind=breach.kind, fine=votes[v], **d.decision_fields())
     s = ins.sanction(world.ledger, breach, votes)
     yes = sum(1 for x in s.votes.values() if x)
-    runner.emit(ev.Sanction, phase="sanctions", agent=breach.worker, t=t, event_round=k, contention=breach.contention,
+    runner.emit(iev.Sanction, phase="sanctions", agent=breach.worker, t=t, event_round=k, contention=breach.contention,
                 breach_kind=breach.kind, mode=mode, passed=s.passed, fined=s.fined, votes_yes=yes,
                 votes_no=len(breach.voters) - yes if mode == "vote" else 0,
-                transfers=[ev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
+                transfers=[iev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
                            for x in s.transfers])
