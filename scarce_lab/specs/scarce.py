@@ -46,13 +46,18 @@ def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
     worker and subrun (a model solver; each may take a second call), and per contention
     per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
-    (``mechanism=revisable``) and a ballot (a model negotiator)."""
+    (``mechanism=revisable``) and a ballot (a model negotiator); with institutions on
+    (:mod:`scarce_lab.envs.scarce.institutions`) also a promise, a contract offer and
+    an answer, and under ``sanctions=vote`` a vote on each other worker's breach."""
     high = per = 0
     if model == cfg.model:
         high = 2 * cfg.workers * cfg.subruns * cfg.max_solver_steps
     if model == cfg.negotiator:
         per = cfg.workers * (3 + cfg.private_rounds
                              + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
+        ins = cfg.institutions
+        per += cfg.workers * ((1 if ins.promises else 0) + (2 if ins.contracts else 0)
+                              + (cfg.workers - 1 if ins.sanctions == "vote" else 0))
     return 0, high, per
 
 

@@ -28,7 +28,7 @@ _CONTENTION_KINDS = {"declaration", "reasoning", "private_message", "private_sil
 #: block; a breach, vote or sanction of a slot overrun happens between contentions and
 #: is shown where it happens.
 _INSTITUTION_KINDS = ("reputation", "promise", "contract_offer", "contract_answer", "contract_settlement",
-                      "promise_judged", "breach", "fine_vote", "sanction")
+                      "promise_judged", "breach", "fine_vote", "sanction", "fine_payment")
 #: Who sees a ballot (visibility ``researcher``): the scheduler, no worker.
 _BALLOT_READER = "seen by the scheduler only"
 
@@ -224,7 +224,7 @@ def _institution_text(e: dict) -> str:
     q, kind = e["payload"], e["kind"]
     if kind == "reputation":
         return "; ".join(f"{r['worker']} {r['score']} (kept {r['kept']}, broken {r['broken']}, fines "
-                         f"{r['fines_paid']})" for r in q.get("workers") or [])
+                         f"{r['fined']})" for r in q.get("workers") or [])
     if kind == "promise":
         return f"promises to rank itself {q.get('min_own_rank')} or later on its ballot"
     if kind == "promise_judged":
@@ -234,10 +234,11 @@ def _institution_text(e: dict) -> str:
     if kind == "fine_vote":
         return f"votes {'to fine' if q.get('fine') else 'not to fine'} {q.get('offender')}"
     if kind == "sanction":
-        paid = ", ".join(f"{t['amount']} to {t['payee']}" for t in q.get("transfers") or [])
         votes = f" (votes {q.get('votes_yes')} yes / {q.get('votes_no')} no)" if q.get("mode") == "vote" else ""
-        return (f"fined {q.get('fined')} credits{': ' + paid if paid else ''}{votes}" if q.get("passed")
-                else f"not fined{votes}")
+        return f"fined (nominal {q.get('fine')} credits){votes}" if q.get("passed") else f"not fined{votes}"
+    if kind == "fine_payment":
+        paid = ", ".join(f"{t['amount']} to {t['payee']}" for t in q.get("transfers") or [])
+        return f"levied {q.get('amount')} credits{': ' + paid if paid else ''}"
     if kind == "contract_offer":
         return f"{q.get('payer')} offers {q.get('payee')} {q.get('amount')} credits if {q.get('first')} before {q.get('second')}"
     if kind == "contract_answer":

@@ -117,7 +117,7 @@ def test_sanction_by_mode_and_reputation(mode):
         assert s.passed == (mode == "mechanism") and s.fined == (50 if mode == "mechanism" else 0)
     rec = ins.reputation.records["w0"]
     assert rec.broken == (2 if mode == "vote" else 1)
-    assert rec.fines_paid == (50 if mode != "off" else 0)
+    assert rec.fined == (1 if mode != "off" else 0)
     assert led.conserved()
 
 

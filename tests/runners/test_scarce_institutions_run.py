@@ -39,16 +39,21 @@ def test_scripted_institutions_conserve_money_and_record_visibility(tmp_path):
         assert sum(b["credits"] for b in p["balances"]) + p["sink_balance"] == sum(budgets.values())
     breaches, sanctions = of(evs, "breach"), of(evs, "sanction")
     assert breaches and len(breaches) == len(sanctions)  # the promise-breakers defect and are fined
-    assert all(s["payload"]["passed"] and s["payload"]["fined"] > 0 for s in sanctions)
-    for s, b in zip(sanctions, breaches, strict=True):
-        tr = s["payload"]["transfers"]
-        assert sum(t["amount"] for t in tr) == s["payload"]["fined"]
+    assert all(s["payload"]["passed"] and s["payload"]["fine"] == 60 for s in sanctions)
+    payments = of(evs, "fine_payment")
+    assert len(payments) == len(sanctions)
+    for f, b in zip(payments, breaches, strict=True):
+        tr = f["payload"]["transfers"]
+        assert 0 < f["payload"]["amount"] <= 60 and sum(t["amount"] for t in tr) == f["payload"]["amount"]
         assert {t["payee"] for t in tr} <= {*b["payload"]["harmed"], "auctioneer"}
+        # the levied amount (capped at a private balance) is private to the breaker and the workers paid
+        assert f["visibility"] == "private"
+        assert set(f["visible_to"]) == {f["agent"], *(t["payee"] for t in tr if t["payee"] != "auctioneer")}
     judged = of(evs, "promise_judged")
     assert {j["payload"]["kept"] for j in judged} == {True, False}  # the sanctioner keeps its promise
     for kind in ("reputation", "promise", "promise_judged", "breach", "sanction"):
         assert of(evs, kind) and all(e["visibility"] == "public" for e in of(evs, kind)), kind
-    for kind in ("contract_offer", "contract_answer", "contract_settlement"):
+    for kind in ("contract_offer", "contract_answer", "contract_settlement"):  # private to the two parties
         rows = of(evs, kind)
         assert rows, kind
         for e in rows:
@@ -56,7 +61,8 @@ def test_scripted_institutions_conserve_money_and_record_visibility(tmp_path):
             assert sorted(e["visible_to"]) == sorted([e["payload"]["payer"], e["payload"]["payee"]])
     # reputation falls for the defectors and stays >= 0.5 for those who keep promises
     last = {r["worker"]: r for r in of(evs, "reputation")[-1]["payload"]["workers"]}
-    assert last["w0"]["score"] < 0.5 and last["w0"]["broken"] > 0 and last["w0"]["fines_paid"] > 0
+    assert last["w0"]["score"] < 0.5 and last["w0"]["broken"] > 0 and last["w0"]["fined"] > 0
+    assert "fines_paid" not in last["w0"]  # credits levied are capped at a private balance: not public
     assert last["w1"]["score"] >= 0.5
 
 
@@ -70,7 +76,7 @@ def test_vote_mode_fines_only_on_a_strict_majority(tmp_path):
                 and v["payload"]["contention"] == p["contention"]]
         yes = sum(v["payload"]["fine"] for v in mine)
         assert yes == p["votes_yes"]
-        assert p["passed"] == (2 * yes > yes + p["votes_no"]) and (p["fined"] > 0) == p["passed"]
+        assert p["passed"] == (2 * yes > yes + p["votes_no"])
     assert {s["payload"]["passed"] for s in sanctions} == {True, False}  # both outcomes occur
 
 
@@ -124,11 +130,17 @@ class InstitutionsClient:
 
 
 def test_model_negotiator_gets_the_institution_questions_and_no_private_contract(tmp_path):
+    budgets = {"w0": 1111, "w1": 2222, "w2": 3333}  # canaries no other number of the game takes
     _, evs, run = _run(tmp_path, negotiator_model="fake/model", client=InstitutionsClient(), workers=3, subruns=1,
-                       private_rounds=0, institutions=dict(sanctions="vote", reputation=True, contracts=True))
+                       private_rounds=0, worker_budgets=budgets,
+                       institutions=dict(sanctions="vote", reputation=True, contracts=True))
     calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    for c in calls:  # another worker's budget reaches no prompt, institution questions included
+        text = "\n".join(m["content"] for m in c["messages"])
+        assert not [w for w, b in budgets.items() if w != c["agent"] and str(b) in text], (c["agent"], c["purpose"])
     purposes = {c["purpose"] for c in calls}
-    assert {"negotiation:promise", "negotiation:contract_offer", "negotiation:contract_answer"} <= purposes
+    assert {"negotiation:promise", "negotiation:contract_offer", "negotiation:contract_answer",
+            "negotiation:fine_vote"} <= purposes
     offers = of(evs, "contract_offer")
     assert offers and all(o["payload"]["amount"] == 7 for o in offers)
     assert of(evs, "promise") and all(e["payload"]["call_ids"] for e in of(evs, "promise"))
@@ -232,3 +244,13 @@ def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path
     run_sync(runner(tmp_path / "broken", tmp_path / "sbx_b").arun(resume=True))
     assert read_manifest(run_dir).status == "complete"
     assert strip(run_dir) == strip(full)
+
+
+def test_the_dry_run_plans_the_institutions_questions():
+    from scarce_lab.specs.scarce import plan_calls
+
+    base = dict(workers=5, model="scripted/fifo", negotiator_model="openai/gpt-4o-mini")
+    off = plan_calls(ScarceConfig(**base), "openai/gpt-4o-mini")[2]
+    on = plan_calls(ScarceConfig(**base, institutions=dict(sanctions="vote", contracts=True)), "openai/gpt-4o-mini")[2]
+    rep = plan_calls(ScarceConfig(**base, institutions=dict(reputation=True)), "openai/gpt-4o-mini")[2]
+    assert off == 25 and on == 25 + 5 * (1 + 2 + 4) and rep == 25 + 5

@@ -137,7 +137,7 @@ def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataF
             "run_id": rid,
             "promise_keeping": share(int(judged["kept"].sum()) if judged.height else 0, judged.height, judged_on),
             "breaches_per_contention": share(breach.height, cont.height, judged_on),
-            "fined_share": share(int((sanc["fined"] > 0).sum()) if sanc.height else 0, sanc.height,
+            "fined_share": share(int(sanc["passed"].sum()) if sanc.height else 0, sanc.height,
                                  sanctions != "off"),
             "signed_share": share(int(answers["signed"].sum()) if answers.height else 0, offers.height, bool(contracts)),
             "held_share": share(int(settled["held"].sum()) if settled.height else 0, settled.height, bool(contracts)),

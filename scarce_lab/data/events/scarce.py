@@ -50,7 +50,8 @@ promise                worker       public      a ballot promise (rank itself p 
 promise_judged         worker       public      kept or broken, against its own ballot
 breach                 worker       public      a broken commitment (promise or overrun)
 fine_vote              voter        public      a vote to fine (or not) a breach
-sanction               worker       public      fined or not, the amount and transfers
+sanction               worker       public      fined or not (the nominal fine), the votes
+fine_payment           worker       private     what was levied and where it went
 contract_offer         payer        private     an offer (payer and payee see it)
 contract_answer        payee        private     accepted or declined; signed (escrowed)
 contract_settlement    payer        private     paid to the payee or refunded

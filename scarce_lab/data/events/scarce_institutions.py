@@ -34,7 +34,6 @@ class ReputationEntry(_Record):
     kept: int
     broken: int
     fined: int
-    fines_paid: int
 
 
 class Reputation(_Scarce):
@@ -96,17 +95,29 @@ class TransferEntry(_Record):
 
 
 class Sanction(_Scarce):
-    """The outcome of a breach: ``passed`` (fined by the mechanism or the vote),
-    ``fined`` credits levied, yes/no votes (vote mode), the transfers."""
+    """The public outcome of a breach: ``passed`` (fined by the mechanism or the vote),
+    the nominal ``fine`` (credits; what was levied is in :class:`FinePayment`), yes/no votes."""
 
     kind: Literal["sanction"] = "sanction"
     contention: int
     breach_kind: str
     mode: str
     passed: bool
-    fined: int
+    fine: int
     votes_yes: int
     votes_no: int
+
+
+class FinePayment(_Scarce):
+    """What a passed fine levied (``amount`` credits, capped at the breaker's balance) and
+    where it went; private to the breaker and the workers paid (the amount would reveal
+    a capped balance)."""
+
+    kind: Literal["fine_payment"] = "fine_payment"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    contention: int
+    breach_kind: str
+    amount: int
     transfers: list[TransferEntry]
 
 
@@ -151,5 +162,6 @@ class ContractSettlement(_Scarce):
 
 #: The institutions' payload kinds (recorded only when a module is on).
 INSTITUTION_PAYLOADS: tuple[type[Payload], ...] = (
-    Reputation, Promise, PromiseJudged, Breach, FineVote, Sanction, ContractOffer, ContractAnswer, ContractSettlement,
+    Reputation, Promise, PromiseJudged, Breach, FineVote, Sanction, FinePayment, ContractOffer, ContractAnswer,
+    ContractSettlement,
 )

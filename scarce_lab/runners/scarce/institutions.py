@@ -169,7 +169,12 @@ async def sanction(runner, breach: Breach, t: float, k: int) -> None:
     s = ins.sanction(world.ledger, breach, votes)
     yes = sum(1 for x in s.votes.values() if x)
     runner.emit(iev.Sanction, phase="sanctions", agent=breach.worker, t=t, event_round=k, contention=breach.contention,
-                breach_kind=breach.kind, mode=mode, passed=s.passed, fined=s.fined, votes_yes=yes,
-                votes_no=len(breach.voters) - yes if mode == "vote" else 0,
-                transfers=[iev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
-                           for x in s.transfers])
+                breach_kind=breach.kind, mode=mode, passed=s.passed, fine=ins.rules.fine, votes_yes=yes,
+                votes_no=len(breach.voters) - yes if mode == "vote" else 0)
+    if s.passed:  # the levied amount is private: capped at the balance, it would reveal it
+        paid = [x.payee for x in s.transfers if x.payee in world.ledger.balances]
+        runner.emit(iev.FinePayment, phase="sanctions", agent=breach.worker, t=t, event_round=k,
+                    visible_to=list(dict.fromkeys([breach.worker, *paid])), contention=breach.contention,
+                    breach_kind=breach.kind, amount=s.fined,
+                    transfers=[iev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
+                               for x in s.transfers])

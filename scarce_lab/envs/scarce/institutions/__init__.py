@@ -3,7 +3,7 @@ condition setting (:class:`InstitutionRules`), all off by default.
 
 - :mod:`.sanctions`: commitments the mechanism can check (a ballot promise, the
   published slot), their breaches, who is harmed, fines by the mechanism or by vote.
-- :mod:`.reputation`: a public score per worker (kept promises, fines paid).
+- :mod:`.reputation`: a public score per worker (kept promises, broken ones, fines).
 - :mod:`.contracts`: escrowed side payments enforced on an order of the queue.
 
 :class:`Institutions` holds the run's institutional state (promises and offers of the
@@ -17,8 +17,11 @@ after the schedule, :meth:`Institutions.judge_overrun` at a slot's close, and
 :meth:`Institutions.sanction` for each breach (with the votes under ``vote``).
 
 Visibility of what it produces (the runner records it so): promises, breaches,
-votes cast, fines and reputation are public; contract offers, signatures and
-settlements are private to their two parties.
+votes cast, whether a fine passed (with its nominal amount) and reputation are public;
+the credits a fine actually levied (capped at the breaker's balance, so they would
+reveal it) are private to the breaker and the workers paid; contract offers,
+signatures and settlements are private to their two parties (a void signature tells
+the payee the payer could not cover the amount: by design, it is party to it).
 """
 
 from __future__ import annotations
@@ -240,7 +243,8 @@ class Institutions:
         ok = mode == "mechanism" or (mode == "vote" and passes(votes, breach.voters))
         amount, transfers = (levy(ledger, breach, self.rules.fine, self.rules.fine_to,
                                   ref=f"c{breach.contention}:{breach.kind}") if ok else (0, []))
-        self.reputation.paid(breach.worker, amount)
+        if ok:
+            self.reputation.sanctioned(breach.worker)
         return Sanction(breach, ok, amount, votes, tuple(transfers))
 
 
@@ -257,3 +261,4 @@ class VoteView:
     contention: dict[str, Any]
     own_budget: int
     private_round: int = 0
+    slot_cap_s: int = 300

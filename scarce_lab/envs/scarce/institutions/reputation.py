@@ -7,14 +7,16 @@ memory, not the worker's, so it is shown under every memory horizon):
 
 - ``kept``: ballot promises it kept (:mod:`.sanctions`);
 - ``broken``: commitments it broke (broken promises and slot overruns);
-- ``fines_paid``: credits it paid in fines; ``fined``: breaches it was fined for.
+- ``fined``: breaches it was sanctioned for (the fine passed). Counts only: the credits
+  actually levied are capped at the breaker's balance, so publishing them would reveal
+  that private balance (as a capped slot payment would; :class:`~..protocol.AuctionHistory`).
 
 Score (a number in ``[0, 1]``; 0.5 with no record)::
 
     score = (kept + 1 + 0.25 * fined) / (kept + broken + 2)
 
 the Laplace-smoothed share of kept commitments, where a breach that was fined (the
-worker paid for it, with any amount > 0) counts a quarter as kept (so a fined breaker still scores below 0.5). Rounded to 3 decimals.
+fine passed) counts a quarter as kept (so a fined breaker still scores below 0.5). Rounded to 3 decimals.
 Public by design: every field here is derived from public events (promises are
 public once unsealed, breaches and fines are announced).
 """
@@ -26,12 +28,11 @@ from dataclasses import dataclass
 
 @dataclass
 class Record:
-    """One worker's reputation record (counts; credits for ``fines_paid``)."""
+    """One worker's reputation record (counts)."""
 
     kept: int = 0
     broken: int = 0
     fined: int = 0
-    fines_paid: int = 0
 
     @property
     def score(self) -> float:
@@ -39,8 +40,7 @@ class Record:
         return round((self.kept + 1 + 0.25 * self.fined) / (self.kept + self.broken + 2), 3)
 
     def public(self) -> dict:
-        return {"score": self.score, "kept": self.kept, "broken": self.broken, "fined": self.fined,
-                "fines_paid": self.fines_paid}
+        return {"score": self.score, "kept": self.kept, "broken": self.broken, "fined": self.fined}
 
 
 class Reputation:
@@ -55,12 +55,10 @@ class Reputation:
     def broke(self, worker: str) -> None:
         self.records[worker].broken += 1
 
-    def paid(self, worker: str, amount: int) -> None:
-        """A fine of ``amount`` credits was levied (counted as fined when > 0)."""
-        if amount > 0:
-            self.records[worker].fined += 1
-            self.records[worker].fines_paid += int(amount)
+    def sanctioned(self, worker: str) -> None:
+        """A fine on ``worker`` passed (whatever its balance let it pay)."""
+        self.records[worker].fined += 1
 
     def table(self) -> dict[str, dict]:
-        """``worker -> {score, kept, broken, fined, fines_paid}`` for every worker."""
+        """``worker -> {score, kept, broken, fined}`` for every worker."""
         return {w: r.public() for w, r in self.records.items()}

@@ -32,6 +32,11 @@ placed below itself within its promise; nothing else of any ballot).
 harmed worker all of it goes to the bank. Every transfer goes through
 :meth:`~..budgets.Ledger.transfer`, so money is conserved.
 
+**What is public**: the breach, the votes and whether the fine passed with its
+nominal amount; the credits actually levied (capped at the balance, so they would
+reveal it) and their transfers are private to the breaker and the receiving workers
+(who, being paid, learn what reached them, by design).
+
 **Who decides**: ``sanctions="mechanism"`` fines every breach; ``sanctions="vote"``
 asks the *voters* (the other participants of the breach's contention) to vote, and
 fines when strictly more than half of the voters vote to fine (no voters: no fine).
