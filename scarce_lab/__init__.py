@@ -37,11 +37,11 @@ except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
 __all__ = ["Dataset", "Result", "__version__", "config", "dataset_path", "economy", "export", "figures", "load",
-           "path", "run", "say", "scarce", "show", "sovsim", "table", "view"]
+           "path", "run", "say", "saydo", "scarce", "show", "sovsim", "table", "view"]
 
 _FUNCTIONS = {"load", "table", "run", "view", "export"}
 _MODULES = {"config": ".config", "figures": ".analysis.figures", "sovsim": ".analysis.sovsim",
-            "scarce": ".analysis.scarce", "economy": ".analysis.economy"}
+            "scarce": ".analysis.scarce", "economy": ".analysis.economy", "saydo": ".analysis.saydo"}
 #: Other names of the face: name -> (module, attribute).
 _ATTRIBUTES = {"Result": (".analysis.result", "Result"), "say": (".analysis.result", "say"),
                "show": (".analysis.result", "show"), "Dataset": (".data.loaders", "Dataset"),

@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, model_validator
 
 from ..data.schema import is_scripted
 
@@ -36,6 +36,10 @@ class ExperimentConfig(BaseModel):
         CONDITION_FIELDS: dotted field paths that define a condition (a path ending in
             ``.*`` takes every field of a sub-model).
         LABEL_FIELD: the field whose value starts the condition label.
+        OPTIONAL_CONDITION_FIELDS: top-level fields added after runs were recorded
+            without them: condition-defining only when set away from their default,
+            and left out of dumps (manifests) at their default, so a run with the
+            setting off is recorded byte for byte as before the setting existed.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
@@ -43,6 +47,23 @@ class ExperimentConfig(BaseModel):
     ENVIRONMENT: ClassVar[str] = ""
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
     LABEL_FIELD: ClassVar[str | None] = None
+    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_optional_at_default(self, handler: Any) -> Any:
+        """Leave each :attr:`OPTIONAL_CONDITION_FIELDS` field out of a dump while it
+        holds its default (see the class docstring)."""
+        return self._omit_optional(handler(self))
+
+    def _omit_optional(self, data: Any) -> Any:
+        """``data`` (a dump) without the :attr:`OPTIONAL_CONDITION_FIELDS` at their
+        default; a subclass with its own ``model_serializer`` (which replaces this
+        class's) calls it."""
+        if isinstance(data, dict):
+            for name in self.OPTIONAL_CONDITION_FIELDS:
+                if name in data and getattr(self, name) == type(self).model_fields[name].default:
+                    del data[name]
+        return data
 
     @model_validator(mode="wrap")
     @classmethod
@@ -154,6 +175,9 @@ class ExperimentConfig(BaseModel):
                 if path not in flat:
                     raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field {path!r}")
                 out[path] = flat[path]
+        for name in self.OPTIONAL_CONDITION_FIELDS:  # only when set away from the default
+            if name in flat:
+                out[name] = flat[name]
         return self._mark_not_sent(out)
 
     def non_default_settings(self) -> dict[str, Any]:

@@ -132,6 +132,7 @@ class ScarceConfig(ExperimentConfig):
     #: settings of runs with a scripted solver (as the client's sampling settings are).
     MODEL_SOLVER_FIELDS: ClassVar[tuple[str, ...]] = ("stuck_repeats",)
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("seed",)
+    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("interviews",)
 
     workers: int = Field(5, ge=1, le=26, description="workers (Solver + Negotiator pairs) sharing the sandbox")
     model: str = Field("scripted/fifo", description="the solvers' model (the coding agents): litellm, embedded/... or scripted/<policy>")
@@ -145,6 +146,10 @@ class ScarceConfig(ExperimentConfig):
     memory: Literal["none", "subrun", "cross"] = Field(
         PAPER_MEMORY, description="what negotiators remember: nothing, this subrun, or across subruns "
                                   "(cross: the paper's baseline)")
+    interviews: bool = Field(
+        False, description="at the end of each subrun, ask each LLM negotiator, from its own memory only, to "
+                           "explain its play and its view of the others (a researcher-only interview event); a "
+                           "condition setting when on")
     clock: Literal["virtual", "wall"] = Field("virtual", description="virtual (reproducible) or wall-clock time")
     model_call_s: float = Field(20.0, ge=0, description="virtual seconds a model decision costs")
     scripted_call_s: float = Field(2.0, ge=0, description="virtual seconds a scripted decision costs")
@@ -203,7 +208,7 @@ class ScarceConfig(ExperimentConfig):
         data = handler(self)
         if isinstance(data, dict) and not self.institutions.on:
             data.pop("institutions", None)
-        return data
+        return self._omit_optional(data)  # and the base class's optional settings (interviews)
 
     @field_validator("worker_budgets")
     @classmethod

@@ -31,8 +31,10 @@ class SovSimConfig(ExperimentConfig):
     and the sampling settings. The run seed derives from ``seed`` and ``simulation``.
 
     Condition-defining settings: ``condition``, ``role_labels``, every ``game`` field,
-    ``talk``, ``talk_turns``, ``talk_max_chars``, ``llm.temperature``,
-    ``llm.max_tokens``, ``llm.reasoning_effort``; with ``seats``
+    ``llm.temperature``, ``llm.max_tokens``, ``llm.reasoning_effort``; ``talk``,
+    ``talk_turns``, ``talk_max_chars`` and ``interviews`` when set away from their
+    defaults (then also written to the manifest; off, a run is recorded as before they
+    existed); with ``seats``
     the composition (``composition``, ``seats``: each agent's model and sampling
     settings), with ``newcomer`` its settings (``newcomer.*``). The model is recorded
     per agent and is a separate axis of every table.
@@ -50,11 +52,11 @@ class SovSimConfig(ExperimentConfig):
     ENVIRONMENT: ClassVar[str] = "sovsim"
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = (
         "condition", "role_labels", "game.*", "llm.temperature", "llm.max_tokens", "llm.reasoning_effort",
-        "talk", "talk_turns", "talk_max_chars",
     )
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")
     REPLICATE_FIELD: ClassVar[str] = "simulation"
+    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("talk", "talk_turns", "talk_max_chars", "interviews")
 
     condition: Condition = Field(
         Condition.cpr, description="power condition: cpr (symmetric), bcpr (boss), kcpr (king), kcpr_m (king who may misreport the pool)"
@@ -100,7 +102,7 @@ class SovSimConfig(ExperimentConfig):
             out["seats"] = {k: v.model_dump(exclude_none=True) for k, v in self.seats.items()}
         if self.newcomer is None:
             out.pop("newcomer", None)
-        return out
+        return self._omit_optional(out)  # talk and interviews at their defaults too
 
     @model_validator(mode="after")
     def _seats_fit_the_game(self) -> SovSimConfig:
@@ -292,6 +294,10 @@ class SovSimConfig(ExperimentConfig):
             extra.append(f"newcomer={nc.mode}{':' + nc.replaces if nc.replaces else ''}@{nc.round}"
                          + (":leader" if nc.leader == "newcomer" else ""))
         return ",".join(head + extra)
+    interviews: bool = Field(
+        False, description="after the game, ask each LLM agent, from its own memory only, to explain its play "
+                           "and its view of the others (a researcher-only interview event); a condition setting "
+                           "when on")
     talk: TalkMode = Field(
         TalkMode.none,
         description="discussion before each round's extractions: none (the paper's game), public, or "

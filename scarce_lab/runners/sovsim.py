@@ -256,6 +256,8 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             await _play_round(game, cfg, rec, agents)
             if on_round is not None:
                 on_round(cfg, game.history[-1].round)
+        if cfg.interviews:
+            await _interviews(game, cfg, rec, agents, handle.run_dir)
         rec.finish(RunStatus.complete)
     except BaseException as exc:
         record_calls_of(rec, exc)
@@ -321,6 +323,60 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
                             total_payoffs=[float(totals[a]) for a in (game.all_agents() if game.changes
                                                                       else game.agents)]), round=r, phase="end")
     # fsync and the checkpoint's pickle off the event loop: other games keep calling models
+    await asyncio.to_thread(rec.commit_round, r, state=game)
+
+
+async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[str, SovSimAgent],
+                      run_dir: Path) -> None:
+    """Each agent's retrospective interview after the game (``cfg.interviews``), from
+    its own memory (:mod:`scarce_lab.agents.interviews`), recorded as researcher-only
+    ``interview`` events and committed under the last round; a resumed run that has
+    them already asks nobody again."""
+    from ..agents.interviews import (
+        QUESTIONS,
+        amodel_answer,
+        interview_messages,
+        memory_of,
+        scripted_answer,
+    )
+    from ..agents.sovsim.prompts import agent_names
+    from ..data.recorder import read_events
+    from ..llm.scope import run_scope
+
+    events = read_events(run_dir)
+    if any(e.kind == "interview" for e in events):
+        return
+    r = game.history[-1].round if game.history else 0
+    names_list, _, lead_label = agent_names(cfg.condition.value, len(game.agents), cfg.role_labels)
+    names = dict(zip(game.agents, names_list, strict=True))
+
+    async def one(a: str) -> tuple[dict, list]:
+        agent = agents[a]
+        lm = getattr(agent, "lm", None)
+        mem = memory_of(a, events)
+        if lm is None and getattr(agent, "policy", None) is None:  # an agent of the caller's with no model
+            return {"answered_by": "model", "model": agent.model, "questions": QUESTIONS, "valid": False,
+                    "missing": True, "violation": "this agent has no Model to ask (a custom agent): no interview",
+                    "memory_events": len(mem)}, []
+        if lm is None or lm.scripted:
+            policy = getattr(agent, "policy", None)
+            pname = agent.model.split("/", 1)[-1].split(":", 1)[0]
+            role = ("greedy" if a == game.leader else "sustainable") if pname == "greedy_leader" else None
+            return {**scripted_answer("sovsim", agent.model, policy, role_policy=role), "memory_events": len(mem)}, []
+        msgs = interview_messages("sovsim", mem, me=names[a], names=names, agent_id=a, n=len(game.agents),
+                                  players=", ".join(names_list), leader=names.get(game.leader or ""),
+                                  leader_label=lead_label, is_leader=a == game.leader,
+                                  announced=cfg.condition.value == "kcpr_m")
+        with run_scope(round=r, agent=a):
+            fields, calls = await amodel_answer(lm, msgs, seed=derive_seed(cfg.run_seed, r, a, "interview"),
+                                                agent=a, round=r)
+        return {**fields, "memory_events": len(mem)}, calls
+
+    answers = await asyncio.gather(*(one(a) for a in game.agents))
+    for a, (fields, calls) in zip(game.agents, answers, strict=True):
+        if calls:
+            rec.record_calls(calls)
+        rec.emit(ev.Interview(**fields), round=r, phase="interview", agent=a)
     await asyncio.to_thread(rec.commit_round, r, state=game)
 
 

@@ -113,6 +113,36 @@ def badge_cell(e: dict, researcher: str = "seen by no agent") -> str:
     return f'<span class="{cls}" data-visibility="{esc(e.get("visibility"))}">{badge}</span>'
 
 
+#: the badge words of an interview (researcher-only: no agent saw it, then or later)
+INTERVIEW_SEEN_BY = "researcher only: seen by no agent, never shown to any agent later"
+
+
+def interview_block(e: dict, max_chars: int = 1500) -> str:
+    """One retrospective interview (``interview`` events, SovSim and SCARCE): its
+    visibility badge, who answered (a model, or a scripted policy's rule: labelled so,
+    never shown as a model's words), the self-assessment, the explanation and the view
+    of the others, how many events its memory held, and its model calls; an answer
+    that is missing or unusable says so (nothing is shown as said)."""
+    q = e["payload"]
+    cls, badge = visibility_badge(e, INTERVIEW_SEEN_BY)
+    if q.get("answered_by") == "scripted":
+        who = f'scripted policy <code>{esc(q.get("model"))}</code> (its rule, written by scarce_lab; not a model)'
+    else:
+        who = f'model <code>{esc(q.get("model"))}</code>'
+    if q.get("missing"):
+        body = '<span class="sl-bad">no answer (missing: no call got one); nothing is shown as said</span>'
+    elif q.get("fallback_used") or not q.get("valid", True):
+        body = '<span class="sl-bad">no usable answer (fallback: nothing is shown as said)</span>'
+    else:
+        body = (f'self-assessment <b>{esc(q.get("self_assessment") or "none")}</b>'
+                f'<br>explanation: <span class="sl-text">{cut(q.get("explanation"), max_chars)}</span>'
+                f'<br>view of the others: <span class="sl-text">{cut(q.get("view_of_others"), max_chars)}</span>')
+    return (f'<div class="sl-msg sl-interview {cls}" data-kind="interview" data-visibility="{esc(e.get("visibility"))}">'
+            f'{badge}<b>interview of {esc(e.get("agent"))}</b> · answered by {who} · from its own memory '
+            f'({esc(q.get("memory_events"))} events it could see) · {esc(q.get("questions"))}<br>{body}'
+            f'{decision_notes(e, max_chars) if not q.get("missing") else model_calls(e, max_chars)}</div>')
+
+
 def decision_notes(e: dict, max_chars: int = 1500) -> str:
     """The decision's violation and fallback marks, then its model calls (:func:`model_calls`)."""
     q = e["payload"]

@@ -11,6 +11,7 @@ from .render import (
     cut,
     decision_notes,
     esc,
+    interview_block,
     table,
     time_key,
     time_tag,
@@ -207,6 +208,8 @@ def _scarce_event(e: dict, max_chars: int) -> str:
         what = "joins the run (a newcomer: no memory of earlier subruns)" if kind == "agent_joined" \
             else "leaves the run after this subrun"
         return f'<div class="sl-event">{time_tag(e)}<b>{who}</b> {what}</div>'
+    if kind == "interview":
+        return interview_block(e, max_chars)
     if kind in _INSTITUTION_KINDS:
         cls, badge = visibility_badge(e)
         return (f'<div class="sl-msg {cls}">{badge}{time_tag(e)}<b>{esc(kind.replace("_", " "))}</b> {who}: '

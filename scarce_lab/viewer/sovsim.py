@@ -4,7 +4,7 @@ had talk: each message with who could see it). Shared helpers: :mod:`.render`.""
 
 from __future__ import annotations
 
-from .render import badge_cell, cut, decision_notes, esc, table
+from .render import badge_cell, cut, decision_notes, esc, interview_block, table
 
 
 def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: float) -> str:
@@ -103,4 +103,7 @@ def render(events: list[dict], max_chars: int) -> str:
         q = end["payload"]
         parts.append(f'<p class="sl-event">Game over after {esc(q.get("rounds_played"))} rounds · collapsed '
                      f'{esc(q.get("collapsed"))} · total payoffs {esc(q.get("total_payoffs"))}</p>')
+    interviews = [interview_block(e, max_chars) for e in events if e["kind"] == "interview"]
+    if interviews:
+        parts.append('<h3 class="sl-interviews">Retrospective interviews (researcher only)</h3>' + "".join(interviews))
     return "".join(parts)

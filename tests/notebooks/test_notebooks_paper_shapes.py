@@ -226,9 +226,9 @@ def test_notebook_paper_tables_and_one_meaning_per_colour(nb, data, hosted_root,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("nb", ["01", "07"])
+@pytest.mark.parametrize("nb", ["01", "07", "09"])
 def test_sovsim_and_economy_notebooks_one_meaning_per_colour(nb, tmp_path):
-    """Notebooks 01 and 07 (their own shipped data, no shared data): every chart goes through
+    """Notebooks 01, 07 and 09 (their own shipped data, no shared data): every chart goes through
     the same colour book, and no colour stands for two things."""
     path = next((REPO / "notebooks").glob(f"{nb}_*.ipynb"))
     params = {k: (str(REPO / v) if isinstance(v, str) and v.startswith("data/") else v)

@@ -130,11 +130,17 @@ class InstitutionsClient:
 
 
 def test_model_negotiator_gets_the_institution_questions_and_no_private_contract(tmp_path):
+    budgets = {"w0": 1111, "w1": 2222, "w2": 3333}  # canaries no other number of the game takes
     _, evs, run = _run(tmp_path, negotiator_model="fake/model", client=InstitutionsClient(), workers=3, subruns=1,
-                       private_rounds=0, institutions=dict(sanctions="vote", reputation=True, contracts=True))
+                       private_rounds=0, worker_budgets=budgets,
+                       institutions=dict(sanctions="vote", reputation=True, contracts=True))
     calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    for c in calls:  # another worker's budget reaches no prompt, institution questions included
+        text = "\n".join(m["content"] for m in c["messages"])
+        assert not [w for w, b in budgets.items() if w != c["agent"] and str(b) in text], (c["agent"], c["purpose"])
     purposes = {c["purpose"] for c in calls}
-    assert {"negotiation:promise", "negotiation:contract_offer", "negotiation:contract_answer"} <= purposes
+    assert {"negotiation:promise", "negotiation:contract_offer", "negotiation:contract_answer",
+            "negotiation:fine_vote"} <= purposes
     offers = of(evs, "contract_offer")
     assert offers and all(o["payload"]["amount"] == 7 for o in offers)
     assert of(evs, "promise") and all(e["payload"]["call_ids"] for e in of(evs, "promise"))

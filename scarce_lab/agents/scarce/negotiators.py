@@ -451,7 +451,8 @@ class ModelNegotiator(ModelHolder, Negotiator):
     async def vote_fine(self, view, breach):
         if self.lm.scripted:
             return await self._policy(view, "fine_vote", breach)
-        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism, slot_cap_s=0)
+        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
+                        slot_cap_s=view.slot_cap_s)
         user = render("fine_vote.j2", worker=view.worker, breach=breach, own_budget=view.own_budget,
                       institutions=view.contention.get("institutions", {}))
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]

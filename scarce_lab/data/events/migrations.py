@@ -35,8 +35,9 @@ Version history:
 - **5**: SovSim ``talk`` events (a discussion turn: a message or a silence, public or
   private with ``visible_to``; a new kind); the SovSim config gained ``talk``,
   ``talk_turns`` and ``talk_max_chars`` (an older manifest's config lacks them: its
-  game had no talk, ``talk=none``). Events are unchanged: a version-4 event is read as
-  it is.
+  game had no talk, ``talk=none``). A new kind ``interview`` (SovSim and SCARCE: an agent's retrospective
+  interview, researcher-only, recorded only when the ``interviews`` setting is on).
+  Events are unchanged: a version-4 event is read as it is.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ submission          worker       graded submission
 subrun_end          --           ledger check
 agent_joined        worker       a newcomer plays from this subrun on (``joins``)
 agent_left          worker       a worker played its last subrun (``leaves``)
+interview           worker       retrospective interview (opt-in; researcher-only)
 ==================  ===========  ====================================================
 
 Institutions (only when a module is on; :mod:`scarce_lab.envs.scarce.institutions`):
@@ -66,6 +67,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .base import DecisionFields, Payload, Visibility
+from .interview import InterviewFields
 from .scarce_institutions import (
     INSTITUTION_PAYLOADS,  # the institutions' kinds (scarce_institutions.py)
 )
@@ -431,13 +433,20 @@ class AgentLeft(_Scarce):
     kind: Literal["agent_left"] = "agent_left"
     default_visibility: ClassVar[Visibility] = Visibility.public
     role: Literal["worker"] = "worker"
+class Interview(InterviewFields):
+    """A worker's retrospective interview at the end of a subrun (``interviews:
+    true``; fields: :class:`~.interview.InterviewFields`), asked of its negotiator;
+    researcher-only, after the ``subrun_end`` event."""
+
+    kind: Literal["interview"] = "interview"
+    subrun: int
 
 
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
     Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
     Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, AgentJoined, AgentLeft,
-    *INSTITUTION_PAYLOADS,
+    *INSTITUTION_PAYLOADS, Interview,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
 

@@ -20,6 +20,7 @@ round           --                         settle        public
 agent_joined    the newcomer               join          public
 agent_left      the agent who left         join          public
 game_end        --                         end           public
+interview       each LLM agent (opt-in)    interview     researcher
 ==============  =========================  ============  ==========================
 
 With a newcomer (``config.newcomer``) ``agent_joined`` (and, when it replaces an
@@ -35,6 +36,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from .base import DecisionFields, Payload, Visibility
+from .interview import InterviewFields
 
 
 class GameStart(Payload):
@@ -211,8 +213,16 @@ class GameEnd(Payload):
     total_payoffs: list[float]
 
 
+class Interview(InterviewFields):
+    """An agent's retrospective interview after the game (``interviews: true``;
+    fields: :class:`~.interview.InterviewFields`); researcher-only. ``round`` is the
+    last round played."""
+
+    kind: Literal["interview"] = "interview"
+
+
 PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd,
-                                       AgentJoined, AgentLeft, Talk)
+                                       AgentJoined, AgentLeft, Talk, Interview)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
 
 

@@ -442,7 +442,8 @@ class ScarceWorld:
 
         pub = {k: v for k, v in self.institutions.public(breach.contention).items() if k != "promises"}
         return VoteView(worker=name, breach=breach.public(), own_budget=self.ledger.balance(name),
-                        contention={"contention": breach.contention, "institutions": pub})
+                        contention={"contention": breach.contention, "institutions": pub},
+                        slot_cap_s=self.rules.slot_cap_s)
 
     def next_booking(self, end_s: float) -> str | None:
         """The worker whose booked slot starts at ``end_s`` seconds (queued), if any:

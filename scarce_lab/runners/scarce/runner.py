@@ -62,6 +62,8 @@ from .checkpoint import restore_state, save_state
 from .io import CommandRefused, ToolError, WorkerIO
 
 ENVIRONMENT = "scarce"
+#: the solver's own steps, left out of its negotiator's interview memory
+SOLVER_KINDS = frozenset({"solver_action", "tool_error", "execution", "memory_save"})
 #: Real seconds a sandbox slot stays open under the virtual clock (the timeline decides).
 REAL_WINDOW_S = 3600.0
 
@@ -218,6 +220,8 @@ class ScarceRunner:
             if handle.state is not None:
                 done = self._restore(handle.state, plan[self.world.subrun])
                 first, resumed = self.world.subrun + (1 if done else 0), not done
+                if done and cfg.interviews:  # stopped between a subrun's end and its interviews
+                    await self._interviews(self.world.k, self.world.subrun)
             else:
                 r = self.world.rules
                 self.rec.emit(ev.RunConfig(
@@ -287,6 +291,50 @@ class ScarceRunner:
                   sink_balance=led.sink_balance,
                   balances=[ev.Balance(worker=w, credits=c) for w, c in led.balances.items()])
         self._commit(world.k, nxt.t, subrun_done=True)
+        if self.cfg.interviews:
+            await self._interviews(world.k, world.subrun)
+
+    async def _interviews(self, k: int, subrun: int) -> None:
+        """Each worker's retrospective interview at the end of ``subrun``
+        (``cfg.interviews``), asked of its negotiator from its own memory of the subrun
+        (:mod:`scarce_lab.agents.interviews`; the solver's tool steps left out),
+        recorded as researcher-only ``interview`` events and committed; a resumed run
+        that has them already asks nobody again."""
+        from ...agents.interviews import (
+            amodel_answer,
+            interview_messages,
+            memory_of,
+            scarce_rule,
+            scripted_answer,
+        )
+        from ...data.recorder import read_events
+        from ...llm.scope import run_scope
+
+        events = [e for e in read_events(self.rec.run_dir) if getattr(e.payload, "subrun", None) == subrun]
+        if any(e.kind == "interview" for e in events):
+            return
+        events = [e for e in events if e.kind not in SOLVER_KINDS]
+        t_end = next((e.t for e in reversed(events) if e.kind == "subrun_end"), None)
+
+        async def one(w: str) -> tuple[dict, list]:
+            neg = self.negotiators[w]
+            mem = memory_of(w, events)
+            if neg.scripted:
+                rule, policy = scarce_rule(neg.model, w)
+                return {**scripted_answer("scarce", neg.model, rule, role_policy=policy), "memory_events": len(mem)}, []
+            msgs = interview_messages("scarce", mem, me=w, agent_id=w, subrun=subrun)
+            with run_scope(round=k, subrun=subrun, agent=w):
+                fields, calls = await amodel_answer(neg.lm, msgs, seed=derive_seed(self.cfg.seed, subrun, w, "interview"),
+                                                    agent=w, round=k)
+            return {**fields, "memory_events": len(mem)}, calls
+
+        answers = await asyncio.gather(*(one(w) for w in self.cfg.names))
+        for w, (fields, calls) in zip(self.cfg.names, answers, strict=True):
+            if calls:
+                self.rec.record_calls(calls)
+            self.rec.emit(ev.Interview(subrun=subrun, **fields), round=k, phase="interview", agent=w, t=t_end)
+        state = save_state(self, subrun_done=True)
+        self.rec.commit_round(k, state=state)
 
     def _open_slot(self, w: str):
         slot = self.world.open_slot(w)

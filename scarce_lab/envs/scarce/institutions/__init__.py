@@ -261,3 +261,4 @@ class VoteView:
     contention: dict[str, Any]
     own_budget: int
     private_round: int = 0
+    slot_cap_s: int = 300

@@ -1,0 +1,218 @@
+"""Retrospective interviews: after play, an agent explains its play and its view of
+the others, from its own memory only.
+
+- **Memory** (:func:`memory_of`): the events of the run the agent could see while it
+  played (:meth:`~scarce_lab.data.events.EventEnvelope.visible_for`: public events and
+  private ones addressed to it, its own decisions included), never a researcher-only
+  event (another agent's ballot, hidden state, an earlier interview) nor another
+  agent's private message. Only the last :data:`MEMORY_EVENTS` are shown (the
+  embedded model reads 4,096 tokens); the answer records how many it held.
+- **Questions**: the templates ``interview_templates/<environment>.j2`` (version
+  :data:`QUESTIONS`), answered as :class:`InterviewAnswer` (explanation, view of the
+  others, a self-assessment among
+  :data:`~scarce_lab.data.events.interview.SELF_ASSESSMENTS`).
+- **Models** answer through their :class:`~scarce_lab.llm.model.Model` (so the calls
+  are recorded with call ids like every other call, purpose ``interview``). An
+  unusable answer records ``fallback_used`` with no text and no assessment (a fallback
+  is never an answer); no answer at all records ``missing`` and the run goes on.
+- **Scripted policies** get no model: their answer is labelled ``answered_by:
+  scripted`` and is their rule (the policy's docstring, written by scarce_lab) and, where
+  the rule has one, the assessment it implies (:data:`SCRIPTED_ASSESSMENTS`); never
+  presented as a model's words.
+
+The answer is recorded as a researcher-only ``interview`` event by the runner; no agent
+is shown it, then or later (``tests/agents/test_interviews.py`` plants a canary).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import jinja2
+from pydantic import ConfigDict, Field
+
+from ..data.events import DecisionFields, EventEnvelope
+from ..data.events.interview import SELF_ASSESSMENTS
+from ..llm.decisions import DecisionModel, register_decision_family
+
+TEMPLATES = Path(__file__).parent / "interview_templates"
+#: the version of the questions (the templates' name in the records)
+QUESTIONS = "interview_v1"
+#: events of its memory an agent is shown at most (the most recent ones)
+MEMORY_EVENTS = 40
+#: characters of one memory line at most
+LINE_CHARS = 240
+#: answer tokens of an interview
+MAX_TOKENS = 220
+
+#: ``(environment, policy) -> self-assessment`` that a scripted rule implies, where it
+#: implies one (``None`` elsewhere, e.g. ``random``): SovSim ``sustainable`` and
+#: ``conditional`` take at most the sustainable share, ``greedy`` the cap,
+#: ``greedy_leader`` the cap as leader (its citizens' rule is ``sustainable``),
+#: ``promise_defector`` its cap after promising the sustainable share, ``quota_keeper``
+#: the sustainable quota it proposed; SCARCE
+#: ``fifo`` and ``sjf`` rank by request time or duration, ``bid-first`` and ``edf``
+#: put themselves first (by bid, or when urgent), ``promise-breaker`` ranks itself first
+#: after promising otherwise, ``sanctioner`` keeps its promise, ``contractor`` pays for
+#: the place it takes. ``institution-mix`` plays one of the last three per worker (its
+#: answer names the mix, with no single assessment).
+SCRIPTED_ASSESSMENTS: dict[tuple[str, str], str] = {
+    ("sovsim", "sustainable"): "cooperative",
+    ("sovsim", "conditional"): "cooperative",
+    ("sovsim", "greedy"): "self_interested",
+    ("sovsim", "promise_defector"): "self_interested",
+    ("sovsim", "quota_keeper"): "cooperative",
+    ("scarce", "fifo"): "fair",
+    ("scarce", "sjf"): "fair",
+    ("scarce", "bid-first"): "self_interested",
+    ("scarce", "highest-bid"): "self_interested",
+    ("scarce", "edf"): "self_interested",
+    ("scarce", "promise-breaker"): "self_interested",
+    ("scarce", "sanctioner"): "fair",
+    ("scarce", "contractor"): "fair",
+}
+
+
+class InterviewAnswer(DecisionModel):
+    """A model's interview answer (strict JSON types, closed)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    explanation: str = Field(max_length=600)
+    view_of_others: str = Field(max_length=600)
+    self_assessment: Literal["cooperative", "fair", "self_interested"]
+
+
+register_decision_family("interview", InterviewAnswer,
+                         {"explanation": "I took a fair share.", "view_of_others": "They did too.",
+                          "self_assessment": "fair"})
+assert tuple(InterviewAnswer.model_fields["self_assessment"].annotation.__args__) == SELF_ASSESSMENTS
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+
+
+_DECISION_KEYS = set(DecisionFields.model_fields) | {"kind", "subrun"}
+
+
+def memory_of(agent: str, events: Iterable[EventEnvelope]) -> list[EventEnvelope]:
+    """The events ``agent`` could see while it played, in order (see the module
+    docstring): public ones, private ones whose ``visible_to`` names it, and its own
+    decisions (its ballot is researcher-only as an input of the mechanism, but it cast
+    it). Never an interview (its own earlier ones included) nor a commit marker."""
+    return [e for e in events if e.kind not in ("round_committed", "interview")
+            and (e.visible_for(agent) or (e.agent == agent and isinstance(e.payload, DecisionFields)))]
+
+
+def memory_line(e: EventEnvelope, names: dict[str, str] | None = None, me: str | None = None) -> str:
+    """One event as a line of the agent's memory (its payload as compact JSON, the
+    decision bookkeeping left out; agent ids renamed by ``names``; the agent itself is
+    "you"). At most :data:`LINE_CHARS` characters."""
+    names = names or {}
+
+    def who(a: str | None) -> str:
+        return "you" if a is not None and a == me else names.get(a or "", a or "the game")
+
+    body = {k: v for k, v in e.payload.model_dump(mode="json").items() if k not in _DECISION_KEYS}
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    for a, n in names.items():
+        text = text.replace(f'"{a}"', f'"{n}"')
+    head = f"round {e.round} {e.kind}" + (f" by {who(e.agent)}" if e.agent else "")
+    line = f"{head}: {text}"
+    return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..."
+
+
+def interview_messages(environment: str, memory: list[EventEnvelope], *, me: str,
+                       names: dict[str, str] | None = None, **context: Any) -> list[dict[str, str]]:
+    """The interview prompt (one user message) of ``environment``'s template with the
+    last :data:`MEMORY_EVENTS` events of ``memory``.
+
+    Raises:
+        jinja2.TemplateNotFound: no template for ``environment``.
+    """
+    shown = memory[-MEMORY_EVENTS:]
+    lines = [memory_line(e, names, context.get("agent_id")) for e in shown]
+    text = _env().get_template(f"{environment}.j2").render(me=me, memory=lines, shown=len(shown),
+                                                           total=len(memory), **context)
+    return [{"role": "user", "content": text.strip()}]
+
+
+#: the rules of SCARCE's scripted negotiators (from
+#: :mod:`scarce_lab.agents.scarce.negotiators`), as their interview answers state them
+SCARCE_RULES = {
+    "fifo": "declare my request-time position, my requested duration and a bid of 0; rank by request time.",
+    "sjf": "declare the position of my requested duration among the queue's (shortest first), bid 0; rank by "
+           "declared duration.",
+    "edf": "declare position 1 when less than 10 minutes remain, else my request-time position; bid more when "
+           "urgent; rank by declared position.",
+    "bid-first": "declare position 1 and bid a fifth of my budget; rank by public bid.",
+    "highest-bid": "declare position 1 and bid a fifth of my budget; rank by public bid.",
+    "random": "random position, duration and bid; a random ballot; sometimes ask another to let me go first.",
+    "promise-breaker": "promise to rank myself last, then rank myself first; vote against every fine; no contract.",
+    "sanctioner": "promise max(2, my request-time position) and keep it; vote to fine every breach by another "
+                  "worker; accept every contract offer.",
+    "contractor": "offer the worker just ahead of me a payment to let me go first; honour my signed contracts in "
+                  "my ballot; make no promise; vote to fine breaches that harmed me.",
+}
+
+
+def scarce_rule(model: str, worker: str | None = None) -> tuple[str | None, str | None]:
+    """``(rule text, policy the assessment follows)`` of a SCARCE scripted negotiator
+    ``scripted/<policy>`` (``(None, None)`` for one without a written rule);
+    ``institution-mix`` is resolved to the role ``worker`` plays in it
+    (:data:`scarce_lab.agents.scarce.institutional.INSTITUTION_ROLES`, by the number in its name)."""
+    name = model.split("/", 1)[-1].split(":", 1)[0]
+    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
+        from .scarce.institutional import INSTITUTION_ROLES
+
+        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
+        return f"(institution-mix, playing {role}) {SCARCE_RULES[role]}", role
+    rule = SCARCE_RULES.get(name)
+    return rule, (name if rule else None)
+
+
+def scripted_answer(environment: str, model: str, rule: str | Callable[..., Any] | None,
+                    *, role_policy: str | None = None) -> dict[str, Any]:
+    """The labelled answer of a scripted policy: its rule (a text, or a policy function
+    whose docstring states it) and the assessment the rule implies
+    (:data:`SCRIPTED_ASSESSMENTS`, ``None`` where it implies none). ``role_policy``
+    overrides the policy name used for the assessment (a ``greedy_leader``'s citizens
+    play ``sustainable``)."""
+    name = model.split("/", 1)[1].split(":", 1)[0] if "/" in model else model
+    text = rule if isinstance(rule, str) or rule is None else getattr(rule, "__doc__", None)
+    doc = " ".join((text or "").split())
+    rule = f"scripted policy {model}, not a model: its rule is: {doc}" if doc else \
+        f"scripted policy {model}, not a model (no rule text)"
+    return {"answered_by": "scripted", "model": model, "questions": QUESTIONS, "explanation": rule[:600],
+            "view_of_others": "(a scripted policy holds no view of the others)",
+            "self_assessment": SCRIPTED_ASSESSMENTS.get((environment, role_policy or name)),
+            "valid": True, "outcome": None}
+
+
+async def amodel_answer(lm: Any, messages: list[dict[str, str]], *, seed: int, agent: str,
+                        round: int | None) -> tuple[dict[str, Any], list[Any]]:
+    """Ask ``lm`` (a :class:`~scarce_lab.llm.model.Model` of a model, not a policy) the
+    interview; returns the payload fields and the call records (to record).
+    Never raises for an unusable or missing answer: those are recorded as such."""
+    from ..llm.model import DecisionRequest
+
+    fallback = InterviewAnswer(explanation="", view_of_others="", self_assessment="fair")  # never recorded as an answer
+    out = await lm.adecide(DecisionRequest(schema=InterviewAnswer, fallback=fallback, seed=seed, messages=messages,
+                                           purpose="interview", agent=agent, round=round, max_tokens=MAX_TOKENS))
+    fields: dict[str, Any] = {"answered_by": "model", "model": lm.name, "questions": QUESTIONS,
+                              "valid": bool(out.valid), "repaired": bool(out.repaired),
+                              "fallback_used": bool(out.fallback_used), "violation": out.violation,
+                              "outcome": out.outcome, "call_ids": [c.call_id for c in out.calls]}
+    if getattr(out, "missing", False):
+        fields.update(missing=True, valid=False, fallback_used=False)
+    elif out.valid and not out.fallback_used:
+        d = out.decision
+        fields.update(explanation=d.explanation, view_of_others=d.view_of_others, self_assessment=d.self_assessment)
+    return fields, list(out.calls)
