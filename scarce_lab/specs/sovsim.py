@@ -112,6 +112,18 @@ def check_policy(cfg: SovSimConfig, model: str) -> None:
         make_agent(model)
 
 
+def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
+    """The game's seats ``a0 .. a{n-1}`` in order; the leader (the last agent, in every
+    condition but ``cpr``) is also named by its role (``boss``, ``king``) and ``leader``."""
+    from ..envs.sovsim import ROLES, Condition
+
+    agents = [f"a{i}" for i in range(cfg.game.n_agents)]
+    out: dict[str, tuple[str, ...]] = dict.fromkeys(agents, ())
+    if cfg.condition != Condition.cpr:
+        out[agents[-1]] = (ROLES[cfg.condition][1], "leader")
+    return out
+
+
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -143,4 +155,5 @@ SPEC = register(EnvironmentSpec(
     cli="scarce_lab.cli.sovsim",
     plan_calls=plan_calls,
     check_policy=check_policy,
+    seat_keys=seat_keys,
 ))
