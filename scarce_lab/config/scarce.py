@@ -25,7 +25,7 @@ import json
 import random
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ..agents.scarce import SCRIPTED_NEGOTIATORS, parse_skill
 from ..envs.scarce import (
@@ -39,6 +39,7 @@ from ..envs.scarce import (
 from ..llm.client import LLMSettings
 from ..llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .base import ExperimentConfig, flatten
+from .seats import SeatSettings
 
 #: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
 #: litellm 1.110.2), weakest first; ``none`` turns reasoning off where a model allows it.
@@ -170,6 +171,39 @@ class ScarceConfig(ExperimentConfig):
         "a model solver that repeats the same failing action this many times in a row ends its subrun "
         "as 'stuck' (scripted solvers: not applied)"))
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
+    seats: dict[str, SeatSettings] = Field(default_factory=dict, description=(
+        "per-worker models and settings: keys w0.., newcomer, '*', each optionally .solver/.negotiator; "
+        "values a model or {model, temperature, max_tokens, reasoning_effort, memory} (config/scarce_seats.py)"))
+    joins: dict[str, int] = Field(default_factory=dict, description=(
+        "workers that join at a subrun (0-based, as events count subruns): {w5: 1} plays from the second subrun"))
+    leaves: dict[str, int] = Field(default_factory=dict, description=(
+        "workers that leave after a subrun (0-based): {w1: 0} plays only the first subrun"))
+
+    #: Settings written to the config (manifest) only when set, so runs without them
+    #: keep their manifests and run ids.
+    OMIT_WHEN_EMPTY: ClassVar[tuple[str, ...]] = ("seats", "joins", "leaves")
+
+    @field_validator("seats", mode="before")
+    @classmethod
+    def _seats_spelling(cls, v):
+        """The one seat spelling (:func:`~scarce_lab.config.seats.parse_seats`), nested
+        parts read as part keys (:func:`~.scarce_seats.normalize_seats`)."""
+        from .scarce_seats import normalize_seats
+        from .seats import parse_seats
+
+        return parse_seats(normalize_seats(v))
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler):
+        data = handler(self)
+        if isinstance(data, dict):
+            for k in self.OMIT_WHEN_EMPTY:
+                if k in data and not data[k]:
+                    del data[k]
+            if data.get("seats"):
+                data["seats"] = {k: {f: v for f, v in s.items() if v is not None} if isinstance(s, dict) else s
+                                 for k, s in data["seats"].items()}
+        return data
 
     @field_validator("worker_budgets")
     @classmethod
@@ -218,8 +252,12 @@ class ScarceConfig(ExperimentConfig):
             unknown = [w for w in values if w not in self.names]
             if unknown:
                 raise ValueError(f"{field}: unknown worker(s) {unknown} (have {self.names})")
+        from .scarce_seats import check_membership, check_seats
+
+        check_membership(self)
+        check_seats(self)
         effort = self.llm.reasoning_effort
-        if effort is not None:
+        if effort is not None and not self.seats:  # with seats: checked per seat model (check_seats)
             for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):
                 levels = supported_reasoning_efforts(m) if m else None
                 if levels is not None and effort not in levels:
@@ -236,16 +274,49 @@ class ScarceConfig(ExperimentConfig):
         only in reasoning effort had one run id and the second was skipped as done)."""
         out = super().condition_settings()
         if is_scripted(self.model):
-            for k in self.MODEL_SOLVER_FIELDS:
-                out.pop(k, None)
-            if not is_scripted(self.negotiator):
+            if not self.seats or all(is_scripted(s.solver.model) for s in self.seat_plan().values()):
+                for k in self.MODEL_SOLVER_FIELDS:
+                    out.pop(k, None)
+            if self.llm_models():  # a model negotiator, or a model seat
                 flat = flatten(self.model_dump(mode="json"))
                 out.update({k: flat[k] for k in self.CONDITION_FIELDS if k.startswith("llm.")})
-        return self._mark_not_sent(out)
+        out = self._mark_not_sent(out)
+        if self.seats:  # the composition (only when given: runs without seats keep their ids)
+            out["seats"] = {w: s.record() for w, s in self.seat_plan().items()}
+        for k in ("joins", "leaves"):
+            if getattr(self, k):
+                out[k] = dict(sorted(getattr(self, k).items()))
+        return out
 
     def llm_models(self) -> list[str]:
-        """The solvers' and the negotiators' models, where they call the client."""
-        return list(dict.fromkeys(m for m in (self.model, self.negotiator) if not is_scripted(m)))
+        """The solvers' and the negotiators' models, where they call the client (every
+        seat's, with ``seats``)."""
+        if self.seats:
+            plan = self.seat_plan().values()
+            models = [m for s in plan for m in (s.solver.model, s.negotiator.model)]
+        else:
+            models = [self.model, self.negotiator]
+        return list(dict.fromkeys(m for m in models if not is_scripted(m)))
+
+    def seat_plan(self):
+        """Worker -> :class:`~.scarce_seats.WorkerSeat`: each worker's solver and
+        negotiator model and settings as sent, and its memory horizon (without
+        ``seats``: today's ``model``, ``negotiator_model``, ``llm`` and ``memory``)."""
+        from .scarce_seats import seat_plan
+
+        return seat_plan(self)
+
+    def composition_label(self) -> str:
+        """A readable label of the seats (``w0=gpt-4o, others=fifo``); ``""`` without seats."""
+        from .scarce_seats import composition
+
+        return composition(self) if self.seats else ""
+
+    def present(self, subrun: int) -> list[str]:
+        """The workers that play ``subrun`` (0-based; ``joins``/``leaves``)."""
+        from .scarce_seats import present_workers
+
+        return present_workers(self.names, self.joins, self.leaves, subrun)
 
     def condition_settings_defaults(self) -> dict:
         """The defaults of :meth:`condition_settings`, with the defaults of
@@ -278,7 +349,12 @@ class ScarceConfig(ExperimentConfig):
         """:attr:`base_condition`, then every other condition setting that differs from
         its default (``name=value``)."""
         extra = [f"{k.split('.')[-1] if k.startswith('llm.') else k}={v}" for k, v in self.non_default_settings().items()
-                 if k not in ("scheduler", "mechanism", "memory")]
+                 if k not in ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")]
+        if self.seats:
+            extra.append(f"seats=[{self.composition_label()}]")
+        for k in ("joins", "leaves"):
+            if getattr(self, k):
+                extra.append(f"{k}=[{' '.join(f'{w}@{n}' for w, n in sorted(getattr(self, k).items()))}]")
         return ",".join([self.base_condition, *extra])
 
     @property
@@ -288,7 +364,11 @@ class ScarceConfig(ExperimentConfig):
         blob = json.dumps({"settings": self.condition_settings(), "model": self.model,
                            "negotiator": self.negotiator}, sort_keys=True)
         h = hashlib.sha256(blob.encode()).hexdigest()[:8]
-        return f"scarce_{self.base_condition}_{model_slug(self.model)}_s{self.seed}_{h}"
+        slug = model_slug(self.model)
+        if self.seats:  # the solvers' model when they share one, else "mixed" (the seats are in the hash)
+            solvers = {s.solver.model for s in self.seat_plan().values()}
+            slug = model_slug(solvers.pop()) if len(solvers) == 1 else "mixed"
+        return f"scarce_{self.base_condition}_{slug}_s{self.seed}_{h}"
 
     def budgets_for(self) -> dict[str, int]:
         b = dict.fromkeys(self.names, self.budget)
@@ -328,7 +408,21 @@ class ScarceConfig(ExperimentConfig):
             private_rounds=self.private_rounds, memory=self.memory, clock=self.clock_config(),
             max_solver_steps=self.max_solver_steps, history_k=self.history_k, transcript_k=self.transcript_k,
             zero_score_on_miss=self.zero_score_on_miss, seed=self.seed,
+            **self._membership_rules(),
         )
+
+    def _membership_rules(self) -> dict:
+        """The world's per-worker memory horizons and joins/leaves (empty: today's world)."""
+        out: dict = {}
+        if self.seats:
+            mem = {w: s.memory for w, s in self.seat_plan().items()}
+            if any(m != self.memory for m in mem.values()):
+                out["worker_memory"] = mem
+        if self.joins:
+            out["joins"] = dict(self.joins)
+        if self.leaves:
+            out["leaves"] = dict(self.leaves)
+        return out
 
 
 def run_id_for(cfg: ScarceConfig) -> str:

@@ -83,12 +83,13 @@ def solver_policies(task: Any, seed: int = 0) -> Callable[[str, str | None], Scr
 
 
 def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_client: Callable[[], Any] | None = None,
-                    reasoning_effort: str | None = None, **kwargs: Any) -> ModelNegotiator:
+                    reasoning_effort: str | None = None, temperature: float | None = None,
+                    **kwargs: Any) -> ModelNegotiator:
     """The :class:`ModelNegotiator` of ``model``: a model string (resolved once by
     :func:`~scarce_lab.llm.model.model_for`: ``scripted/<policy>`` -> the scripted policy
     of :func:`negotiator_policies`, other models -> a client model over ``client`` or
-    ``make_client()``, with ``reasoning_effort``) or a
-    :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
+    ``make_client()``, with ``reasoning_effort`` and ``temperature`` (``None``: the
+    client's)) or a :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
     :class:`ModelNegotiator` (``mechanism``, ``max_tokens``, ``run_id``).
 
     Raises:
@@ -97,19 +98,21 @@ def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_clien
     from ...llm.model import Generation, Model, model_for
 
     lm = model if isinstance(model, Model) else model_for(
-        model, client=client, make_client=make_client, generation=Generation(reasoning_effort=reasoning_effort),
+        model, client=client, make_client=make_client,
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
         policies=negotiator_policies(seed))
     return ModelNegotiator(lm, seed, **kwargs)
 
 
 def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scripted_seed: int | None = None,
                 make_client: Callable[[], Any] | None = None, reasoning_effort: str | None = None,
-                **kwargs: Any) -> ModelSolver:
+                temperature: float | None = None, **kwargs: Any) -> ModelSolver:
     """The :class:`ModelSolver` of ``model`` on ``task``: a model string (resolved once
     by :func:`~scarce_lab.llm.model.model_for`: ``scripted/<name>`` -> the scripted
     policy of :func:`solver_policies`, seeded with ``scripted_seed``, default ``seed``;
     other models -> a client model over ``client`` or ``make_client()``, with
-    ``reasoning_effort``, whose call seeds derive from ``seed``) or a
+    ``reasoning_effort`` and ``temperature`` (``None``: the client's), whose call seeds
+    derive from ``seed``) or a
     :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
     :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``, ``run_id``).
 
@@ -119,7 +122,8 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
     from ...llm.model import Generation, Model, model_for
 
     lm = model if isinstance(model, Model) else model_for(
-        model, client=client, make_client=make_client, generation=Generation(reasoning_effort=reasoning_effort),
+        model, client=client, make_client=make_client,
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
         policies=solver_policies(task, seed if scripted_seed is None else scripted_seed))
     return ModelSolver(lm, seed, **kwargs)
 

@@ -37,6 +37,8 @@ execution           worker       a command run in the sandbox (or refused)
 slot_end            worker       its slot closes
 submission          worker       graded submission
 subrun_end          --           ledger check
+agent_joined        worker       a newcomer plays from this subrun on (``joins``)
+agent_left          worker       a worker played its last subrun (``leaves``)
 ==================  ===========  ====================================================
 """
 
@@ -391,10 +393,30 @@ class SubrunEnd(_Scarce):
     balances: list[Balance]
 
 
+class AgentJoined(_Scarce):
+    """A worker joins the run: it plays from ``subrun`` (0-based) on, with no memory of
+    the subruns before. Names the seat, never its model (public)."""
+
+    kind: Literal["agent_joined"] = "agent_joined"
+    default_visibility: ClassVar[Visibility] = Visibility.public
+    agent: str
+    role: Literal["worker"] = "worker"
+
+
+class AgentLeft(_Scarce):
+    """A worker leaves the run: ``subrun`` (0-based) was its last. Names the seat,
+    never its model (public)."""
+
+    kind: Literal["agent_left"] = "agent_left"
+    default_visibility: ClassVar[Visibility] = Visibility.public
+    agent: str
+    role: Literal["worker"] = "worker"
+
+
 PAYLOADS: tuple[type[Payload], ...] = (
     RunConfig, SubrunStart, SolverAction, ToolError, MemorySave, SlotRequest, ContentionStart,
     Declaration, Reasoning, PrivateMessage, PrivateSilence, ProtocolViolation, BidRevision, TacticIntent, Ballot,
-    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd,
+    Schedule, SlotPayment, SlotStart, Execution, SlotEnd, Submission, SubrunEnd, AgentJoined, AgentLeft,
 )
 ROUND_MEANING = "contention index, run-wide, 0-based"
 

@@ -175,6 +175,10 @@ class WorldRules:
         transcript_k: recent solver (action, result) lines shown.
         zero_score_on_miss: a deadline miss scores 0.
         seed: seeds the ballot rule's last-resort tie-break.
+        worker_memory: worker -> its own memory horizon, overriding ``memory``
+            (per-worker seats; empty: every worker has ``memory``).
+        joins: worker -> the subrun (0-based) it joins at; absent before it.
+        leaves: worker -> the last subrun (0-based) it plays; absent after it.
 
     Raises:
         ValueError: a field out of range, naming the field and the value.
@@ -195,6 +199,9 @@ class WorldRules:
     transcript_k: int = 8
     zero_score_on_miss: bool = True
     seed: int = 0
+    worker_memory: Mapping[str, str] = field(default_factory=dict)
+    joins: Mapping[str, int] = field(default_factory=dict)
+    leaves: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = tuple(self.workers)
@@ -215,9 +222,31 @@ class WorldRules:
             v = getattr(self, fname)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{fname} must be an integer >= {lo}, got {v!r}")
+        for fname in ("worker_memory", "joins", "leaves"):
+            unknown = sorted(set(getattr(self, fname)) - set(names))
+            if unknown:
+                raise ValueError(f"{fname}: unknown worker(s) {unknown} (have {list(names)})")
+        for w, m in self.worker_memory.items():
+            if m not in MEMORY_HORIZONS:
+                raise ValueError(f"worker_memory[{w!r}] must be one of {list(MEMORY_HORIZONS)}, got {m!r}")
+        for fname in ("joins", "leaves"):
+            for w, k in getattr(self, fname).items():
+                if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < self.subruns:
+                    raise ValueError(f"{fname}[{w!r}] must be a subrun in 0..{self.subruns - 1}, got {k!r}")
+        for k in range(self.subruns):
+            if not self.present(k):
+                raise ValueError(f"joins/leaves leave subrun {k} without a worker")
         Ledger(dict(self.budgets))  # validates the budgets
         self.mechanism_config()  # validates slot_cap_s, private_rounds, mechanism
         object.__setattr__(self, "workers", names)
+
+    def memory_of(self, worker: str) -> str:
+        """``worker``'s memory horizon (its own, else the run's ``memory``)."""
+        return self.worker_memory.get(worker, self.memory)
+
+    def present(self, subrun: int) -> tuple[str, ...]:
+        """The workers that play ``subrun`` (0-based), in worker order."""
+        return tuple(w for w in self.workers if self.joins.get(w, 0) <= subrun <= self.leaves.get(w, subrun))
 
     def mechanism_config(self) -> MechanismConfig:
         """The contention rules; centralised baselines play the declaration only."""

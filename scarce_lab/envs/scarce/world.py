@@ -55,6 +55,11 @@ Rules worth knowing:
   and the default) carries all of these, and the solver's saved notes, across
   subruns. Solvers always see their notes of the current horizon. The memory-horizon
   experiment varies this setting around the paper's ``cross``.
+* Per-worker memory (``rules.worker_memory``) overrides ``memory`` for one worker;
+  joins and leaves (``rules.joins`` / ``rules.leaves``, 0-based subruns) change who
+  plays a subrun (:meth:`WorldRules.present`): absent workers have no state, no
+  budget, no task, take part in no contention and receive no message. A newcomer's
+  public history starts at the subrun it joined.
 * ``clock="wall"``: measured durations on the same timeline (not bit-reproducible).
 
 Observations come only from here (:mod:`.observations`), built from one worker's
@@ -125,25 +130,29 @@ class ScarceWorld:
     # -- subruns ----------------------------------------------------------------------
     def start_subrun(self, tasks: Mapping[str, Any]) -> None:
         """Begin the next subrun: fresh budgets, deadlines, an idle sandbox; memories
-        reset unless ``memory == "cross"``.
+        reset unless the worker's horizon is ``cross``. Only the workers present in
+        this subrun play (``rules.joins`` / ``rules.leaves``): a newcomer's budget and
+        deadline apply from its first subrun, as every worker's do.
 
         Raises:
             WorldError: all subruns played, or the current one is not over.
-            ValueError: ``tasks`` does not give one task per worker.
+            ValueError: ``tasks`` does not give one task per worker (every worker of
+                the run, or exactly those present).
         """
         if self.subrun + 1 >= self.rules.subruns:
             raise WorldError(f"all {self.rules.subruns} subruns have been played")
         live = [w for w, s in self.workers.items() if not s.finished]
         if live:
             raise WorldError(f"subrun {self.subrun} is not over: {live} still live")
-        if set(tasks) != set(self.rules.workers):
-            raise ValueError(f"tasks must give one task per worker {list(self.rules.workers)}, got {sorted(tasks)}")
+        present = self.rules.present(self.subrun + 1)
+        if set(tasks) != set(self.rules.workers) and set(tasks) != set(present):
+            raise ValueError(f"tasks must give one task per worker {list(present)}, got {sorted(tasks)}")
         self.subrun += 1
-        self.ledger = Ledger(dict(self.rules.budgets))
+        self.ledger = Ledger({w: self.rules.budgets[w] for w in present})
         self.timeline = SandboxTimeline()
         self.workers = {}
-        for w in self.rules.workers:
-            if self.rules.memory != "cross":
+        for w in present:
+            if self.rules.memory_of(w) != "cross":
                 self.memories[w] = []
                 self.own_history[w] = []
             self.workers[w] = WorkerState(w, tasks[w], float(self.rules.deadlines_s[w]),
@@ -382,11 +391,12 @@ class ScarceWorld:
         deadline and remaining time, and what it may submit (its legal negotiation,
         :class:`~.actions.LegalNegotiation`). Nothing of another worker's private state."""
         s, r = self.worker(name), self.rules
-        if r.memory == "none":
+        memory = r.memory_of(name)
+        if memory == "none":
             hist, own, notes = [], [], []
-        else:
-            rows = self.history.rows if r.memory == "cross" else [
-                x for x in self.history.rows if x.get("subrun") == self.subrun]
+        else:  # a newcomer sees no public history from before it joined, even under cross
+            first = self.subrun if memory == "subrun" else r.joins.get(name, 0)
+            rows = [x for x in self.history.rows if x.get("subrun", 0) >= first] if first else self.history.rows
             hist = rows[-r.history_k:] if r.history_k else []
             own = s.own_history[-r.history_k:]
             notes = list(s.memories)

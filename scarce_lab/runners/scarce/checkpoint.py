@@ -35,7 +35,7 @@ def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | Non
             "world": runner.world, "agents": pickled_agents, "agents_error": agents_error,
             "subrun_done": subrun_done, "streaks": dict(runner.streaks),
             "folders": {} if subrun_done else (folders if folders is not None else
-                                               {w: runner.io.snapshot(runner._sbx(w)) for w in runner.cfg.names}),
+                                               {w: runner.io.snapshot(runner._sbx(w)) for w in runner.world.workers}),
         }
     finally:
         for a, c in clients:
@@ -60,7 +60,7 @@ def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> 
         if hasattr(h, "client") and h.client is None:  # detached by save_state
             h.client = runner._client()
     if not state["subrun_done"]:
-        for w in runner.cfg.names:
+        for w in runner.world.workers:  # the workers of the checkpoint's subrun (joins/leaves)
             runner.io.restore(runner._sbx(w), tasks[w], state["folders"][w])
     return state["subrun_done"]
 

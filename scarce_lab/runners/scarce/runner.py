@@ -88,6 +88,8 @@ class ScarceRunner:
         self.client = client
         self.io = WorkerIO(sandbox, kind=cfg.sandbox, grade_fn=grade_fn)
         self.world = ScarceWorld(cfg.world_rules())
+        #: worker -> its seat (models and settings as sent; config.scarce_seats)
+        self._seats = cfg.seat_plan()
         self.rec: RunRecorder | None = None
         self.solvers: dict[str, Any] = {}
         self.negotiators: dict[str, Any] = {}
@@ -114,17 +116,23 @@ class ScarceRunner:
         return self.client
 
     def _agents(self, w: str, task: Any):
-        """The worker's solver and negotiator: each model string is resolved once
+        """The worker's solver and negotiator, from its seat
+        (:meth:`~scarce_lab.config.scarce.ScarceConfig.seat_plan`: per-worker model and
+        generation settings, by default the config's ``model``, ``negotiator_model`` and
+        ``llm``): each model string is resolved once
         (:func:`~scarce_lab.llm.model.model_for`, in the factories); the client is made
         only for a model that needs one. A scripted solver's seed is the worker's and
         subrun's (:func:`derive_seed`); a model's call seeds derive from the run seed."""
         cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
-        solver = make_solver(cfg.model, task, make_client=self._client, seed=cfg.seed,
+        seat = self._seats[w]
+        sol, neg_s = seat.solver, seat.negotiator
+        solver = make_solver(sol.model, task, make_client=self._client, seed=cfg.seed,
                              scripted_seed=derive_seed(cfg.seed, w, self.world.subrun),
-                             reasoning_effort=cfg.reasoning_effort)
-        neg = make_negotiator(cfg.negotiator, make_client=self._client, seed=cfg.seed,
-                              reasoning_effort=cfg.reasoning_effort, mechanism=str(cfg.mechanism),
-                              max_tokens=cfg.llm.max_tokens)
+                             reasoning_effort=sol.reasoning_effort, temperature=sol.temperature,
+                             **({"max_tokens": sol.max_tokens} if sol.max_tokens is not None else {}))
+        neg = make_negotiator(neg_s.model, make_client=self._client, seed=cfg.seed,
+                              reasoning_effort=neg_s.reasoning_effort, temperature=neg_s.temperature,
+                              mechanism=str(cfg.mechanism), max_tokens=neg_s.max_tokens)
         return solver, neg
 
     def _sbx(self, w: str) -> str:
@@ -154,7 +162,7 @@ class ScarceRunner:
         folders = None
         if not subrun_done:
             folders = {}
-            for w in self.cfg.names:
+            for w in self.world.workers:  # the workers of this subrun (joins/leaves)
                 snap = folders[w] = self.io.snapshot(self._sbx(w))
                 if snap.get("removed"):
                     self.emit(ev.ToolError, phase="solve", agent=w, t=t, event_round=k, tool="checkpoint",
@@ -171,10 +179,22 @@ class ScarceRunner:
     def manifest(self) -> RunManifest:
         """The run's manifest (condition derived from the config)."""
         cfg = self.cfg
+        models = {"solver": cfg.model, "negotiator": cfg.negotiator}
+        notes = {}
+        if cfg.seats:  # per worker and part; "solver"/"negotiator" name a model only when every worker shares it
+            for w, seat in self._seats.items():
+                models[f"{w}.solver"], models[f"{w}.negotiator"] = seat.solver.model, seat.negotiator.model
+            for part in ("solver", "negotiator"):
+                used = {models[f"{w}.{part}"] for w in self._seats}
+                models[part] = used.pop() if len(used) == 1 else "mixed"
+            notes["seats"] = {w: seat.record() for w, seat in self._seats.items()}
+            notes["composition"] = cfg.composition_label()
+        if cfg.joins or cfg.leaves:
+            notes["membership"] = {"joins": dict(cfg.joins), "leaves": dict(cfg.leaves)}
         return RunManifest(
             run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
             condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"), seed=cfg.seed,
-            models={"solver": cfg.model, "negotiator": cfg.negotiator}, package_version=package_version(),
+            models=models, package_version=package_version(), **({"notes": notes} if notes else {}),
         )
 
     async def arun(self, *, resume: bool = False) -> Path:
@@ -224,7 +244,11 @@ class ScarceRunner:
         if not resumed:
             world.start_subrun(tasks)
             self.streaks = {}
-            for w in self.cfg.names:
+            for w in world.workers:  # the workers present in this subrun (joins/leaves)
+                if world.subrun > 0 and self.cfg.joins.get(w) == world.subrun:
+                    self.rec.emit(ev.AgentJoined(subrun=world.subrun, agent=w), round=world.k, phase="setup",
+                                  agent=w, t=0.0)
+            for w in world.workers:
                 task = tasks[w]
                 self.io.prepare(self._sbx(w), task)
                 self.solvers[w], self.negotiators[w] = self._agents(w, task)
@@ -251,6 +275,10 @@ class ScarceRunner:
                     await self._finish(m, missed=True, at=world.worker(m).deadline_s)
                 if nxt.participants:
                     await self._contention(nxt.participants, nxt.t)
+        for w in world.workers:
+            if self.cfg.leaves.get(w) == world.subrun:
+                self.rec.emit(ev.AgentLeft(subrun=world.subrun, agent=w), round=world.k, phase="setup", agent=w,
+                              t=round_t(nxt.t))
         led = world.ledger
         self.emit(ev.SubrunEnd, phase="setup", t=nxt.t, conserved=led.conserved(), sink=led.sink,
                   sink_balance=led.sink_balance,
