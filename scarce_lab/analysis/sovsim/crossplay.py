@@ -1,0 +1,64 @@
+"""SovSim cross-play inputs: one row per (game, agent) with the agent's model (from
+the run's manifest), its role and its payoff over the game, for
+:mod:`scarce_lab.analysis.crossplay`.
+
+Payoff: the agent's total gain, the sum of its per-round payoffs (paper eq. 4: z/3 +
+remaining/4 per settled round; units of the pool). The condition column ``condition``
+is the power condition with every other condition-defining setting except the
+composition (``composition``, ``seats``): the composition is the cross-play cell, and
+runs whose other settings differ are refused (never pooled).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ..crossplay import CompositionError
+from ..pooling import PoolingError
+
+#: Condition settings that are the composition (the cell), not the condition.
+COMPOSITION_KEYS = ("composition", "seats")
+
+
+def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run's condition settings minus the composition keys (any environment)."""
+    return {k: v for k, v in settings.items() if k.split(".", 1)[0] not in COMPOSITION_KEYS}
+
+
+def per_agent(ds: Any) -> pl.DataFrame:
+    """``run_id, condition, simulation, agent, role, model, payoff`` for every agent of
+    every SovSim game in ``ds`` (a :class:`~scarce_lab.data.loaders.Dataset`).
+
+    Raises:
+        CompositionError: a run whose manifest names no model for one of its agents.
+        PoolingError: two runs of one power condition whose other settings differ.
+    """
+    import json
+
+    from ...data.tables.sovsim import from_dataset
+
+    rounds = from_dataset(ds)
+    meta, key_of = [], {}
+    for m in ds.manifests:
+        if m.environment != "sovsim":
+            continue
+        cond = condition_without_composition(m.condition_settings or {})
+        base = str(cond.get("condition", m.condition))
+        key = json.dumps(cond, sort_keys=True, default=str)
+        if key_of.setdefault(base, key) != key:
+            raise PoolingError(f"SovSim runs of condition {base!r} differ in other settings (e.g. run {m.run_id}): "
+                               "load them separately; a cross-play cell never pools settings")
+        meta += [{"run_id": m.run_id, "agent": a, "model": model, "condition": base}
+                 for a, model in (m.models or {}).items()]
+    models = pl.DataFrame(meta, schema={"run_id": pl.String, "agent": pl.String, "model": pl.String,
+                                        "condition": pl.String})
+    totals = (rounds.group_by("run_id", "agent", "simulation")
+              .agg(pl.col("payoff").sum().cast(pl.Float64), pl.col("role").sort_by("round").first()))
+    out = totals.join(models, on=["run_id", "agent"], how="left")
+    lost = out.filter(pl.col("model").is_null())
+    if lost.height:
+        r = lost.row(0, named=True)
+        raise CompositionError(f"run {r['run_id']}: the manifest names no model for agent {r['agent']}")
+    return out.select("run_id", "condition", "simulation", "agent", "role", "model", "payoff").sort("run_id", "agent")
