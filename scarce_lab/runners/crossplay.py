@@ -309,6 +309,7 @@ def format_plan(plan: CrossPlayPlan, preview: Any | None = None) -> str:
             if m.per_unit:
                 calls += f" + {m.per_unit} {m.unit}"
             lines.append(f"  model calls, {m.model}: {calls}")
+    if preview is not None and preview.models:
         lines.append("  cached calls are reused: a seat with the same model and seed sends the same first prompts "
                      "in every composition (response cache keyed on model, messages and parameters with the seed)")
     return "\n".join(lines)
