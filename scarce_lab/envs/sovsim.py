@@ -34,6 +34,26 @@ observation carries :class:`LegalActions`, the integers its agent may choose now
 :meth:`CommonsGame.legal_actions` is the one home of this rule: the game checks
 actions with it, agents read it from the observation, and the runner replaces an
 illegal answer through it.
+
+Newcomer (GovSim's perturbation; :class:`NewcomerRule`, off by default, so a game
+without one is the paper's game exactly): at the start of round ``k`` an outsider
+``a{n}`` joins, either as an extra agent (``mode="extra"``: the game has ``n + 1``
+agents from round ``k``) or replacing an incumbent (``mode="replace"``: the replaced
+agent leaves and plays no further round; the game keeps ``n`` agents). Which ``n``
+applies each round: the number of agents *present in that round*, so eq. 3's share
+``remaining / n`` divides the remaining pool among the agents who stand to lose it
+(``n`` before round ``k``, ``n + 1`` from round ``k`` in ``extra`` mode): the payoffs
+of a round sum to ``sum z / 3 + remaining``, as in the paper. The collapse threshold,
+the caps and the regeneration stay the configured pool units (they are properties of
+the resource, not of the group), so an extra agent makes the pool's sustainable share
+``P / (2 (n + 1))``. The leader: by default (``leader="incumbent"``) the incumbent leader
+keeps the leader's position (a newcomer replacing the leader takes the leader's seat);
+``leader="newcomer"`` makes the newcomer the leader and the incumbent leader a
+subordinate (not in ``cpr``, which has no leader). The leader is always the last agent
+of :attr:`CommonsGame.agents` and of each :class:`RoundRecord`. What the newcomer
+sees: the rules, the current pool and the rounds since it joined; no round before its
+join (GovSim's newcomer starts with an empty memory). Every agent's observation lists
+the joins and leaves so far (:attr:`Observation.changes`: public).
 """
 
 from __future__ import annotations
@@ -41,6 +61,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -110,6 +131,82 @@ class CommonsConfig(BaseModel):
         return self
 
 
+class NewcomerRule(BaseModel):
+    """An outsider who joins at the start of round ``round`` (module docstring).
+
+    Attributes:
+        round: the first round the newcomer plays (2..rounds; round 1 would be an
+            ordinary seat).
+        mode: ``extra`` (one more agent from that round) or ``replace`` (the newcomer
+            takes the seat of ``replaces``, who leaves).
+        replaces: the agent id who leaves (``replace`` only; ``a0 .. a{n-1}``).
+        leader: who holds the leader's position after the join: ``incumbent`` (the
+            default; the newcomer inherits it only by replacing the leader) or
+            ``newcomer``.
+
+    Raises:
+        pydantic.ValidationError: ``replaces`` missing in ``replace`` mode or given in
+            ``extra`` mode (names the field and value).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    round: int = Field(ge=2, description="the first round the newcomer plays")
+    mode: Literal["extra", "replace"] = Field("extra", description="extra agent, or replacing `replaces`")
+    replaces: str | None = Field(None, description="the agent who leaves (replace mode)")
+    leader: Literal["incumbent", "newcomer"] = Field(
+        "incumbent", description="who holds the leader's position after the join")
+
+    @model_validator(mode="after")
+    def _replaces_fits_mode(self) -> NewcomerRule:
+        if self.mode == "replace" and self.replaces is None:
+            raise ValueError("newcomer.replaces: replace mode needs the agent who leaves (e.g. replaces: a0)")
+        if self.mode == "extra" and self.replaces is not None:
+            raise ValueError(f"newcomer.replaces: {self.replaces!r} given in extra mode (nobody leaves); "
+                             "use mode: replace")
+        return self
+
+    def check_game(self, condition: Condition | str, config: CommonsConfig) -> None:
+        """Refuse a rule this game cannot play.
+
+        Raises:
+            ValueError: ``round`` after the last round, ``replaces`` not an agent of the
+                game, or ``leader="newcomer"`` in ``cpr`` (names the field and value).
+        """
+        if self.round > config.rounds:
+            raise ValueError(f"newcomer.round: {self.round} is after the game's last round ({config.rounds}); "
+                             "the newcomer would never play")
+        agents = [f"a{i}" for i in range(config.n_agents)]
+        if self.replaces is not None and self.replaces not in agents:
+            raise ValueError(f"newcomer.replaces: no agent {self.replaces!r} in this game; agents are {agents}")
+        if self.leader == "newcomer" and Condition(condition) == Condition.cpr:
+            raise ValueError("newcomer.leader: 'newcomer' in cpr, which has no leader")
+
+    def newcomer_id(self, config: CommonsConfig) -> str:
+        """The newcomer's agent id: ``a{n}`` (``n`` the configured agents)."""
+        return f"a{config.n_agents}"
+
+
+@dataclass(frozen=True)
+class MembershipChange:
+    """A join or a leave (public: every agent's observation lists them).
+
+    Attributes:
+        kind: ``joined`` or ``left``.
+        agent: who joined or left.
+        round: the first round played (joined) or the first round missed (left).
+        role: the agent's role from that round (joined) or its last role (left).
+        other: the agent replaced (joined) or the one who replaced it (left); ``None``
+            for an extra agent.
+    """
+
+    kind: Literal["joined", "left"]
+    agent: str
+    round: int
+    role: str
+    other: str | None = None
+
+
 @dataclass(frozen=True)
 class LegalActions:
     """The legal choices of one agent at one decision: ``low, low + step, ..., high``.
@@ -169,7 +266,8 @@ class RoundRecord:
 
     ``extractions``/``payoffs`` are indexed by agent position (leader last);
     ``announced_pool`` is ``None`` outside ``kcpr_m``; ``remainder_seen`` is what the
-    leader saw (``None`` in ``cpr``); ``next_pool`` is 0 after a collapse.
+    leader saw (``None`` in ``cpr``); ``next_pool`` is 0 after a collapse; ``agents``
+    are the agents of the round in the order of the tuples (leader last).
     """
 
     round: int
@@ -181,6 +279,11 @@ class RoundRecord:
     payoffs: tuple[Fraction, ...]
     collapsed: bool
     next_pool: int
+    agents: tuple[str, ...] = ()
+
+    def index_of(self, agent: str) -> int | None:
+        """``agent``'s position in this round's tuples (``None``: not in the round)."""
+        return self.agents.index(agent) if agent in self.agents else None
 
 
 @dataclass(frozen=True)
@@ -191,7 +294,10 @@ class Observation:
     ``announced_pool`` is the king's claim (kcpr_m); ``subordinate_extractions`` and
     ``remainder`` are given to the leader in its phase; ``legal`` holds the values the
     agent may choose now (:class:`LegalActions`; ``max_extraction`` and ``step`` read
-    it); ``history`` lists settled rounds (true values revealed).
+    it); ``history`` lists settled rounds (true values revealed) since the agent joined;
+    ``roles`` gives each present agent's role (by ``agents``); ``changes`` lists the
+    joins and leaves so far (:class:`MembershipChange`, public); ``config`` holds the
+    rules of this round (``n_agents`` = the agents present).
     """
 
     condition: Condition
@@ -211,6 +317,8 @@ class Observation:
     legal: LegalActions
     history: tuple[RoundRecord, ...]
     config: CommonsConfig = field(repr=False)
+    roles: tuple[str, ...] = ()
+    changes: tuple[MembershipChange, ...] = ()
 
     @property
     def max_extraction(self) -> int:
@@ -242,9 +350,15 @@ def settle(
     """Apply eqs. 2-5 to one round.
 
     Returns ``(remaining, payoffs, collapsed, next_pool)``: remaining pool units,
-    exact payoffs per agent (z/3 + remaining/n), whether the pool collapsed
-    (remaining < collapse threshold) and the next round's pool (0 after collapse).
+    exact payoffs per agent (z/3 + remaining/n, n = ``len(extractions)``: the agents
+    of the round), whether the pool collapsed (remaining < collapse threshold) and the
+    next round's pool (0 after collapse).
+
+    Raises:
+        ValueError: ``len(extractions)`` differs from ``config.n_agents``.
     """
+    if len(extractions) != config.n_agents:
+        raise ValueError(f"settle: {len(extractions)} extractions for a round of {config.n_agents} agents")
     remaining = max(0, pool - sum(extractions))
     share = Fraction(remaining, config.n_agents)
     payoffs = tuple(Fraction(z, 3) + share for z in extractions)
@@ -262,7 +376,8 @@ class CommonsGame:
     :meth:`act` returns the :class:`RoundRecord` when the action settled a round.
     """
 
-    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None):
+    def __init__(self, condition: Condition | str, config: CommonsConfig | None = None,
+                 newcomer: NewcomerRule | None = None):
         try:
             self.condition = Condition(condition)
         except ValueError:
@@ -270,6 +385,16 @@ class CommonsGame:
                 f"condition must be one of {[c.value for c in Condition]}, got {condition!r}"
             ) from None
         self.config = config or CommonsConfig()
+        #: the configured rules (``config`` holds the current round's: ``n_agents`` changes
+        #: when an extra agent joins)
+        self.initial_config = self.config
+        if newcomer is not None:
+            newcomer.check_game(self.condition, self.config)
+        self.newcomer = newcomer
+        #: joins and leaves so far (public)
+        self.changes: list[MembershipChange] = []
+        #: agent -> the first round it played
+        self.joined: dict[str, int] = {}
         n = self.config.n_agents
         self.agents: tuple[str, ...] = tuple(f"a{i}" for i in range(n))
         self.leader: str | None = None if self.condition == Condition.cpr else self.agents[-1]
@@ -277,6 +402,7 @@ class CommonsGame:
         self.roles: dict[str, str] = {
             a: (lead_role if a == self.leader else sub_role) for a in self.agents
         }
+        self.joined = dict.fromkeys(self.agents, 1)
         self.round = 1
         self.pool = self.config.initial_pool
         self.history: list[RoundRecord] = []
@@ -354,8 +480,10 @@ class CommonsGame:
             ),
             remainder=self.remainder() if leader_phase else None,
             legal=legal,
-            history=tuple(self.history),
+            history=tuple(r for r in self.history if r.round >= self.joined.get(agent, 1)),
             config=self.config,
+            roles=tuple(self.roles[a] for a in self.agents),
+            changes=tuple(self.changes),
         )
 
     # -- acting ---------------------------------------------------------------------
@@ -413,6 +541,7 @@ class CommonsGame:
             payoffs=payoffs,
             collapsed=collapsed,
             next_pool=next_pool,
+            agents=self.agents,
         )
         self.history.append(rec)
         self._announced = None
@@ -423,13 +552,60 @@ class CommonsGame:
         else:
             self.round += 1
             self.pool = next_pool
+            if self.newcomer is not None and self.round == self.newcomer.round:
+                self._join()
             self.phase = self._first_phase()
         return rec
 
+    def _join(self) -> None:
+        """Apply the newcomer rule at the start of its round (module docstring)."""
+        rule = self.newcomer
+        assert rule is not None
+        new = rule.newcomer_id(self.initial_config)
+        sub_role, lead_role = ROLES[self.condition]
+        subs = list(self.subordinates)
+        leader = self.leader
+        left: str | None = None
+        if rule.mode == "replace":
+            left = rule.replaces
+            if left == leader:
+                leader = new
+            else:
+                subs[subs.index(left)] = new  # type: ignore[arg-type]
+        else:
+            subs.append(new)
+        if rule.leader == "newcomer" and leader != new:
+            assert leader is not None  # check_game refuses it in cpr
+            subs[subs.index(new)] = leader  # the incumbent leader takes the newcomer's seat
+            leader = new
+        old_roles = dict(self.roles)
+        self.agents = (*subs, leader) if leader is not None else tuple(subs)
+        self.leader = leader
+        self.roles = {a: (lead_role if a == leader else sub_role) for a in self.agents}
+        self.joined[new] = self.round
+        self.config = self.config.model_copy(update={"n_agents": len(self.agents)})
+        self.changes.append(MembershipChange("joined", new, self.round, self.roles[new], left))
+        if left is not None:
+            self.changes.append(MembershipChange("left", left, self.round, old_roles[left], new))
+
     # -- summaries ------------------------------------------------------------------
+    def all_agents(self) -> tuple[str, ...]:
+        """Every agent who played or plays, in the order they first appear (the
+        starting agents, then the newcomer)."""
+        seen = dict.fromkeys(a for r in self.history for a in r.agents)
+        seen.update(dict.fromkeys(self.agents))
+        return tuple(sorted(seen, key=lambda a: int(a[1:])))
+
     def total_payoffs(self) -> dict[str, Fraction]:
-        """Exact payoff per agent summed over settled rounds (points)."""
-        return {
-            a: sum((r.payoffs[i] for r in self.history), Fraction(0))
-            for i, a in enumerate(self.agents)
-        }
+        """Exact payoff per agent summed over settled rounds (points); with a newcomer,
+        over the rounds each agent played (every agent who played is a key)."""
+        if not self.changes:
+            return {
+                a: sum((r.payoffs[i] for r in self.history), Fraction(0))
+                for i, a in enumerate(self.agents)
+            }
+        out = dict.fromkeys(self.all_agents(), Fraction(0))
+        for r in self.history:
+            for a, p in zip(r.agents, r.payoffs, strict=True):
+                out[a] += p
+        return out

@@ -97,17 +97,28 @@ def plan_sweep(
 
 
 def manifest_for(cfg: SovSimConfig, game: CommonsGame) -> RunManifest:
-    """The run manifest of one game (condition derived from the config)."""
+    """The run manifest of one game (condition derived from the config): ``models`` is
+    each agent's resolved model (the newcomer's included); with ``seats`` the notes add
+    ``seats`` (agent -> resolved seat settings, as sent) and ``composition_label``;
+    with a newcomer ``newcomer`` (its id, round, mode, replaced agent, leader)."""
+    notes: dict[str, Any] = {"roles": game.roles, "leader": game.leader}
+    if cfg.newcomer is not None or cfg.seats:
+        notes["roles"] = {**game.roles, **{a: r for a, r in cfg.seat_roles().items() if a not in game.roles}}
+    if cfg.seats:
+        notes["seats"] = {a: s.model_dump(exclude_none=True) for a, s in cfg.resolved_seats().items()}
+        notes["composition_label"] = cfg.composition()
+    if cfg.newcomer is not None:
+        notes["newcomer"] = {"agent": cfg.agent_ids()[-1], **cfg.newcomer.model_dump(mode="json")}
     return RunManifest(
         run_id=cfg.run_id,
         environment=ENVIRONMENT,
         condition=cfg.condition_label(),
         condition_settings=cfg.condition_settings(),
         config=cfg.model_dump(mode="json"),
-        models={a: cfg.model for a in game.agents},
+        models=cfg.seat_models() if (cfg.seats or cfg.newcomer) else {a: cfg.model for a in game.agents},
         seed=cfg.run_seed,
         package_version=package_version(),
-        notes={"roles": game.roles, "leader": game.leader},
+        notes=notes,
     )
 
 
@@ -121,7 +132,7 @@ def _decision_payload(obs: Observation, d: Decided, value: int) -> ev.Announceme
 
 def _round_payload(game: CommonsGame, r: RoundRecord) -> ev.RoundSettled:
     return ev.RoundSettled(
-        agents=list(game.agents), pool_before=r.pool_before, announced_pool=r.announced_pool,
+        agents=list(r.agents or game.agents), pool_before=r.pool_before, announced_pool=r.announced_pool,
         extractions=list(r.extractions), remainder_seen=r.remainder_seen, remaining=r.remaining,
         payoffs=[float(p) for p in r.payoffs], payoffs_exact=[str(p) for p in r.payoffs],
         collapsed=r.collapsed, next_pool=r.next_pool,
@@ -144,6 +155,41 @@ def _make_client(cfg: SovSimConfig) -> Any:
     from ..llm import make_client
 
     return make_client(cfg.llm)
+
+
+def _game_model(cfg: SovSimConfig) -> str:
+    """``GameStart.model``: the model of every seat, or ``mixed`` (the manifest's
+    ``models`` names each agent's)."""
+    models = set(cfg.seat_models().values())
+    return next(iter(models)) if len(models) == 1 else "mixed"
+
+
+def make_agents(cfg: SovSimConfig, client: Any = None) -> dict[str, SovSimAgent]:
+    """One agent per seat (every agent of :meth:`SovSimConfig.agent_ids`, the newcomer
+    included), each bound to its resolved seat (:meth:`SovSimConfig.resolved_seats`):
+    its model, and the temperature, max tokens and reasoning effort its calls send.
+    Seats with equal settings share one agent; the model client is ``client``, else
+    one built from ``cfg.llm`` when the first model-driven seat needs it (a run whose
+    seats are all scripted builds none)."""
+    made: list[Any] = [client]
+
+    def lazy_client() -> Any:
+        if made[0] is None:
+            made[0] = _make_client(cfg)
+        return made[0]
+
+    if not cfg.seats:  # one model for every seat: one agent (as before seats existed)
+        shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm, make_client=lazy_client)
+        return dict.fromkeys(cfg.agent_ids(), shared)
+    by_settings: dict[str, SovSimAgent] = {}
+    out: dict[str, SovSimAgent] = {}
+    for a, seat in cfg.resolved_seats().items():
+        key = seat.model_dump_json()
+        if key not in by_settings:
+            by_settings[key] = make_agent(seat.model or cfg.model, client, role_labels=cfg.role_labels, llm=seat,
+                                          make_client=lazy_client)
+        out[a] = by_settings[key]
+    return out
 
 
 # -- one game ------------------------------------------------------------------------
@@ -185,7 +231,7 @@ async def arun_game(
 async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
                      on_round: Callable[[SovSimConfig, int], None] | None,
                      agents: dict[str, SovSimAgent] | None) -> GameResult:
-    fresh = CommonsGame(cfg.condition, cfg.game)
+    fresh = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer)
     handle = open_run(Path(out_dir) / cfg.run_id, manifest_for(cfg, fresh), resume=resume)
     if handle.skipped:
         return GameResult(cfg.run_id, "skipped")
@@ -196,14 +242,12 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             c = cfg.game
             rec.emit(ev.GameStart(
                 agents=list(game.agents), roles=[game.roles[a] for a in game.agents], leader=game.leader,
-                condition=cfg.condition.value, role_labels=cfg.role_labels, model=cfg.model,
+                condition=cfg.condition.value, role_labels=cfg.role_labels, model=_game_model(cfg),
                 simulation=cfg.simulation, **c.model_dump(),
             ), round=0, phase="setup")
             rec.commit_round(0, state=game)
         if agents is None:
-            shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm,
-                                make_client=lambda: _make_client(cfg))  # made only for a model
-            agents = dict.fromkeys(game.agents, shared)
+            agents = make_agents(cfg, client)  # a client is made only for a model-driven seat
         while not game.over:
             await _play_round(game, cfg, rec, agents)
             if on_round is not None:
@@ -234,8 +278,22 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
     return list(results)
 
 
+def _emit_membership(game: CommonsGame, rec) -> None:
+    """The joins and leaves that take effect in the current round (the world applied
+    them when the previous round settled), recorded as the round's first events: a
+    resumed run restarts the round from its checkpoint and records them again, once."""
+    for c in game.changes:
+        if c.round != game.round:
+            continue
+        if c.kind == "joined":
+            rec.emit(ev.AgentJoined(role=c.role, replaces=c.other), round=c.round, phase="join", agent=c.agent)
+        else:
+            rec.emit(ev.AgentLeft(role=c.role, replaced_by=c.other), round=c.round, phase="join", agent=c.agent)
+
+
 async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[str, SovSimAgent]) -> None:
     r = game.round
+    _emit_membership(game, rec)
     result: RoundRecord | None = None
     while result is None:
         phase = game.phase
@@ -251,7 +309,8 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     if game.over:
         totals = game.total_payoffs()
         rec.emit(ev.GameEnd(rounds_played=len(game.history), collapsed=result.collapsed,
-                            total_payoffs=[float(totals[a]) for a in game.agents]), round=r, phase="end")
+                            total_payoffs=[float(totals[a]) for a in (game.all_agents() if game.changes
+                                                                      else game.agents)]), round=r, phase="end")
     # fsync and the checkpoint's pickle off the event loop: other games keep calling models
     await asyncio.to_thread(rec.commit_round, r, state=game)
 
@@ -281,7 +340,7 @@ async def arun_sweep(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if client is None:
-        llm_cfg = next((c for c in configs if needs_client(c.model)), None)
+        llm_cfg = next((c for c in configs if any(needs_client(m) for m in c.seat_models().values())), None)
         client = _make_client(llm_cfg) if llm_cfg is not None else None
     gate = asyncio.Semaphore(max(1, 4 * concurrency))
     bar = tqdm(total=sum(c.game.rounds for c in configs), unit="round", desc="sovsim", disable=not progress)

@@ -71,7 +71,7 @@ def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, forc
     else:
         from ..data.tables.sovsim import from_dataset, label_conditions
 
-        rounds = label_conditions(from_dataset(data), skip=("condition",))
+        rounds = label_conditions(from_dataset(data), skip=("condition", "seats"))
     return sovsim_table(rounds, preset=preset, strict=strict, force=force, by=by)
 
 

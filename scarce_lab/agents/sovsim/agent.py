@@ -127,6 +127,7 @@ class LLMAgent(ModelAgent):
         max_tokens: int = 110,
         temperature: float | None = None,
         litellm_kwargs: dict[str, Any] | None = None,
+        reasoning_effort: str | None = None,
     ):
         from ...llm.model import ClientModel, Generation
 
@@ -134,15 +135,19 @@ class LLMAgent(ModelAgent):
         self.client = client
         self.max_tokens = max_tokens
         self.temperature = temperature
-        super().__init__(ClientModel(model, client, Generation(temperature=temperature, max_tokens=max_tokens),
+        self.reasoning_effort = reasoning_effort
+        super().__init__(ClientModel(model, client, Generation(temperature=temperature, max_tokens=max_tokens,
+                                                               reasoning_effort=reasoning_effort),
                                      **self.litellm_kwargs), role_labels)
 
 
 def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None, *,
                make_client: Any = None) -> SovSimAgent:
     """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`
-    whose sampling settings (``temperature``, ``max_tokens``) come from ``llm`` (an
-    ``LLMSettings``; default: the agent's own defaults). The client is ``client``, else
+    whose sampling settings (``temperature``, ``max_tokens``, ``reasoning_effort``) come
+    from ``llm`` (an ``LLMSettings`` or a seat's
+    :class:`~scarce_lab.config.seats.SeatSettings`; default: the agent's own defaults):
+    they are what its calls send. The client is ``client``, else
     ``make_client()``, called only for a model that needs one.
 
     Raises:
@@ -156,4 +161,5 @@ def make_agent(model: str, client: Any = None, role_labels: str = "default", llm
         return ScriptedAgent(model, lm.policy)
     if llm is None:
         return LLMAgent(model, lm.client, role_labels=role_labels)
-    return LLMAgent(model, lm.client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature)
+    return LLMAgent(model, lm.client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature,
+                    reasoning_effort=getattr(llm, "reasoning_effort", None))

@@ -3,6 +3,12 @@
 The prompt shows the last :data:`RECENT_ROUNDS` settled rounds in full and one
 summary line for older rounds. It shows exactly what the observation holds: a
 kcpr_m subordinate's observation has no current true pool, so its prompt has none.
+
+Names: agent ``a<i>`` is ``"<label> <letter i>"`` (``a0`` -> A), its label its role's;
+in a game without a newcomer these are the paper's names by position (leader last).
+After a join the prompt states who joined and left (the observation's public
+``changes``), and a newcomer's history starts at its join (the world gives it no
+earlier round).
 """
 
 from __future__ import annotations
@@ -56,14 +62,45 @@ def _num(x: Fraction | float | int) -> str:
     return f"{v:g}"
 
 
-def _round_view(r: RoundRecord, obs: Observation, names: list[str]) -> dict:
+def _letter(agent: str) -> str:
+    return chr(ord("A") + int(agent[1:]))
+
+
+def _names_by_agent(obs: Observation, role_labels: str) -> dict[str, str]:
+    """Agent id -> prompt name, for every agent present now or in a round the agent saw."""
+    _, sub, lead = agent_names(obs.condition.value, 2, role_labels)
+    seen = dict.fromkeys(a for r in obs.history for a in (r.agents or ()))
+    seen.update(dict.fromkeys(obs.agents))
+    roles = dict(zip(obs.agents, obs.roles, strict=False)) if obs.roles else {}
+    leader_roles = {"boss", "king"}
+    out = {}
+    for a in seen:
+        is_lead = roles.get(a) in leader_roles if roles else False
+        out[a] = f"{lead if (is_lead and obs.condition.value != 'cpr') else sub} {_letter(a)}"
+    for c in obs.changes:  # an agent who left keeps its last role's name
+        if c.kind == "left" and c.agent in out:
+            out[c.agent] = f"{lead if c.role in leader_roles else sub} {_letter(c.agent)}"
+    return out
+
+
+def _own(r: RoundRecord, obs: Observation) -> int:
+    """The agent's position in a settled round (its position now when the record has no agents)."""
+    i = r.index_of(obs.agent) if r.agents else None
+    return obs.agent_index if i is None else i
+
+
+def _round_view(r: RoundRecord, obs: Observation, names: list[str] | dict[str, str]) -> dict:
+    if isinstance(names, dict):
+        extractions = ", ".join(f"{names[a]} {z}" for a, z in zip(r.agents, r.extractions, strict=True))
+    else:
+        extractions = ", ".join(f"{names[i]} {z}" for i, z in enumerate(r.extractions))
     return {
         "round": r.round,
         "pool": r.pool_before,
         "announced": r.announced_pool,
-        "extractions": ", ".join(f"{names[i]} {z}" for i, z in enumerate(r.extractions)),
+        "extractions": extractions,
         "remaining": r.remaining,
-        "own_payoff": _num(r.payoffs[obs.agent_index]),
+        "own_payoff": _num(r.payoffs[_own(r, obs)]),
         "collapsed": r.collapsed,
     }
 
@@ -79,8 +116,8 @@ def _older_summary(rounds: tuple[RoundRecord, ...], obs: Observation) -> dict | 
         "mean_pool": _num(sum(r.pool_before for r in rounds) / k),
         "mean_announced": _num(sum(announced) / len(announced)) if announced else None,
         "mean_total": _num(sum(sum(r.extractions) for r in rounds) / k),
-        "own_total": sum(r.extractions[obs.agent_index] for r in rounds),
-        "own_payoff": _num(sum(r.payoffs[obs.agent_index] for r in rounds)),
+        "own_total": sum(r.extractions[_own(r, obs)] for r in rounds),
+        "own_payoff": _num(sum(r.payoffs[_own(r, obs)] for r in rounds)),
     }
 
 
@@ -93,6 +130,10 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
     cfg = obs.config
     n = cfg.n_agents
     names, sub_label, lead_label = agent_names(obs.condition.value, n, role_labels)
+    by_agent: dict[str, str] | None = None
+    if obs.changes:  # a newcomer joined: names by agent id (module docstring)
+        by_agent = _names_by_agent(obs, role_labels)
+        names = [by_agent[a] for a in obs.agents]
     leader = names[-1]
     system = _ENV.get_template("system.j2").render(
         me=names[obs.agent_index],
@@ -113,11 +154,11 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
     )
     hist = obs.history
     recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
-    own_total = sum((r.payoffs[obs.agent_index] for r in hist), Fraction(0))
+    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0))
     sub_ex = obs.subordinate_extractions or ()
     user = _ENV.get_template("user.j2").render(
         older=_older_summary(older, obs),
-        recent=[_round_view(r, obs, names) for r in recent],
+        recent=[_round_view(r, obs, by_agent or names) for r in recent],
         own_total=_num(own_total),
         round=obs.round,
         rounds=obs.rounds_total,
@@ -132,4 +173,20 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
         step=obs.step,
         cap=obs.max_extraction,
     )
-    return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
+    user = user.strip()
+    if by_agent is not None:
+        user = _membership_lines(obs, by_agent) + "\n" + user
+    return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user}]
+
+
+def _membership_lines(obs: Observation, names: dict[str, str]) -> str:
+    """The public joins and leaves, one sentence each (a newcomer is told it is new)."""
+    lines = []
+    for c in obs.changes:
+        who = "You" if c.agent == obs.agent else names.get(c.agent, c.agent)
+        if c.kind == "joined":
+            tail = f", replacing {names.get(c.other, c.other)}" if c.other else ""
+            lines.append(f"{who} joined the group in round {c.round}{tail}.")
+        else:
+            lines.append(f"{who} left the group before round {c.round}.")
+    return "\n".join(lines)

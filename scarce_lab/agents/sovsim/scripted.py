@@ -86,9 +86,10 @@ def conditional(obs: Observation, rng: random.Random) -> int:
     if not obs.history:
         return _own_share(obs)
     last = obs.history[-1]
-    others = [z for i, z in enumerate(last.extractions) if i != obs.agent_index]
+    me = last.index_of(obs.agent) if last.agents else obs.agent_index  # positions move when a newcomer joins
+    others = [z for i, z in enumerate(last.extractions) if i != me]
     mean_others = sum(others) / len(others)
-    if mean_others <= sustainable_share(last.pool_before, obs.config.n_agents, obs.step):
+    if mean_others <= sustainable_share(last.pool_before, len(last.extractions), obs.step):
         return _own_share(obs)
     return _clamp(obs, int(mean_others))
 

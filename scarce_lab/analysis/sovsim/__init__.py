@@ -3,7 +3,8 @@
 - :mod:`.metrics`: per-simulation metrics and Table 1 (``summarize``, ``sovsim_table``);
 - :mod:`.conventions`: metric presets (``sovsim``, ``govsim``) and the check that data
   fit them; :mod:`.pooling`: the never-pool check; :mod:`.drops`, :mod:`.dynamics`;
-- :mod:`.cross`: results across models; :mod:`.charts`: charts and reading sentences.
+- :mod:`.cross`: results across models; :mod:`.charts`: charts and reading sentences;
+- :mod:`.tenure`: metrics before/after a newcomer joins, incumbents vs newcomer.
 
 A notebook needs only ``import scarce_lab as sl`` and the names exported here::
 
@@ -53,6 +54,7 @@ from .metrics import (
     summarize,
 )
 from .pooling import Grouping, PoolingError
+from .tenure import TENURE_INTERVALS, join_rounds, tenure_metrics
 
 #: The interval methods of Table 1, as its saved convention states them.
 TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score interval; other means: t, clipped to "
@@ -81,7 +83,7 @@ def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
     elif getattr(data, "agent_rounds", None) is not None:
         df = data.agent_rounds
     elif hasattr(data, "payloads"):
-        df = label_conditions(from_dataset(data), skip=("condition",))
+        df = label_conditions(from_dataset(data), skip=("condition", "seats"))
     else:
         raise TypeError(f"sl.sovsim: data must be a path, a Dataset or an agent-round frame, got {type(data).__name__}")
     if models:
@@ -138,7 +140,7 @@ def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict
 
 
 __all__ = [
-    "CONDITION_LABELS", "PRESETS", "TABLE1_INTERVALS", "AgentRoundError", "Convention", "EmptyTableError",
+    "CONDITION_LABELS", "PRESETS", "TABLE1_INTERVALS", "TENURE_INTERVALS", "join_rounds", "tenure_metrics", "AgentRoundError", "Convention", "EmptyTableError",
     "PoolingError", "PresetMismatchError", "Result", "UnfinishedRunsWarning", "agent_rounds", "condition_label",
     "convention", "convention_dict", "correlation_sentence", "correlation_table", "cross_model_results",
     "format_cross", "format_table", "leader_rate_chart", "misreport_chart", "misreport_sentence",

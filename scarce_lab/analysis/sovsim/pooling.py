@@ -154,7 +154,7 @@ def cross_model_groups(d: pl.DataFrame, by: Grouping = "condition", *, force: bo
         d = d.with_columns(cross_condition=pl.col("condition"))
     else:
         core = d.with_row_index("_i").with_columns(settings=pl.col("_core"))
-        core = label_conditions(core, skip=("condition",)).sort("_i")
+        core = label_conditions(core, skip=("condition", "seats")).sort("_i")
         pooled = pl.col("condition").str.contains(" [pooled", literal=True)  # forced per model: keep its label
         d = d.with_columns(cross_condition=pl.when(pooled).then(pl.col("condition")).otherwise(core["condition"]))
     lines = []

@@ -14,8 +14,15 @@ announcement    the king (kcpr_m)          announce      private (the king)
 extraction      each agent                 extract |     private (the agent)
                                            leader
 round           --                         settle        public
+agent_joined    the newcomer               join          public
+agent_left      the agent who left         join          public
 game_end        --                         end           public
 ==============  =========================  ============  ==========================
+
+With a newcomer (``config.newcomer``) ``agent_joined`` (and, when it replaces an
+agent, ``agent_left``) open the round it joins in; from then on ``round`` lists the
+agents of their round (leader last), and ``game_end.total_payoffs`` is by every
+agent who played (``GameStart.agents``, then the newcomer).
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ class GameStart(Payload):
         leader: the leader's id, ``None`` in ``cpr``.
         condition: ``cpr``, ``bcpr``, ``kcpr`` or ``kcpr_m``.
         role_labels: ``default`` (the paper's role names in prompts) or ``neutral``.
-        model: the model string that drove every agent.
+        model: the model string that drove every agent (``mixed`` when the seats run
+            different models: the manifest's ``models`` names each agent's).
         simulation: the simulation index within its sweep (0-based).
         n_agents, rounds, initial_pool, capacity, step, subordinate_cap,
             collapse_threshold, regeneration_factor, announce_max: the game's
@@ -132,6 +140,34 @@ class RoundSettled(Payload):
     next_pool: int
 
 
+class AgentJoined(Payload):
+    """An agent joined the game (the newcomer; public). The event's ``agent`` is the
+    newcomer (``a{n}``), its ``round`` the first round it plays.
+
+    Attributes:
+        role: its role from that round (``peasant``, ``king``...).
+        replaces: the agent it replaced (``None``: an extra agent).
+    """
+
+    kind: Literal["agent_joined"] = "agent_joined"
+    role: str
+    replaces: str | None = None
+
+
+class AgentLeft(Payload):
+    """An agent left the game (replaced by the newcomer; public). The event's ``agent``
+    is who left, its ``round`` the first round it no longer plays.
+
+    Attributes:
+        role: its last role.
+        replaced_by: the newcomer who took its seat.
+    """
+
+    kind: Literal["agent_left"] = "agent_left"
+    role: str
+    replaced_by: str | None = None
+
+
 class GameEnd(Payload):
     """End of the game.
 
@@ -147,7 +183,8 @@ class GameEnd(Payload):
     total_payoffs: list[float]
 
 
-PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd)
+PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd,
+                                       AgentJoined, AgentLeft)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
 
 

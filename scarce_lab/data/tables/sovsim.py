@@ -40,6 +40,10 @@ from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_rou
 from .published import ForcedDataWarning
 
 
+_SUB_ROLE = {c: r[0] for c, r in SOVSIM_ROLES.items()}
+_LEADER_ROLE = {c: r[1] for c, r in SOVSIM_ROLES.items()}
+
+
 def _model_label(models: dict[str, str]) -> str:
     distinct = sorted(set(models.values()))
     return distinct[0] if len(distinct) == 1 else "+".join(distinct)
@@ -93,9 +97,14 @@ def from_dataset(ds) -> pl.DataFrame:
         .join(decisions, on=["run_id", "round", "agent"], how="left")
         .with_columns(
             source=pl.lit("scarce_lab"),
-            is_leader=pl.col("agent") == pl.col("leader").fill_null(""),
+            # the leader is the last agent of its round (events docstring): with a newcomer the
+            # leader's seat can change hands, so it is read per round, not from the manifest
+            is_leader=(pl.col("agent_index") == pl.col("n_agents") - 1) & pl.col("leader").is_not_null(),
             pool_seen=pl.coalesce("pool_seen", "pool_before"),
         )
+        .with_columns(role=pl.when(pl.col("is_leader"))
+                      .then(pl.col("base_condition").replace_strict(_LEADER_ROLE, default=pl.col("role")))
+                      .otherwise(pl.col("base_condition").replace_strict(_SUB_ROLE, default=pl.col("role"))))
         .with_columns(remainder_seen=pl.when(pl.col("is_leader")).then(pl.col("remainder_seen")))
     )
     return df.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).sort(*SORT_KEYS)
@@ -224,4 +233,4 @@ def load_agent_rounds(
             f"no SovSim data below {path}: expected run directories (manifest.json), "
             "rationales.json, <condition>/sim_XX.json or log_env.json files"
         )
-    return label_conditions(pl.concat(frames), skip=("condition",)).sort(*SORT_KEYS)
+    return label_conditions(pl.concat(frames), skip=("condition", "seats")).sort(*SORT_KEYS)
