@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from ..envs.economy.core import MAX_CREDITS, EconomyConfig
+from ..envs.economy.qa import CAPABILITIES
 from ..envs.economy.reference import PRESETS, ReferenceConfig
 from ..llm.client import LLMSettings
 from ..llm.models import model_slug
 from .base import ExperimentConfig
+from .seats import SeatSettings, check_seat_keys, composition_label, parse_seats, resolve_seat
 
 _MISSING = object()
 BASELINES = ("none", "full", "round-robin")
@@ -23,6 +25,41 @@ class EconomyLLM(LLMSettings):
     """Client settings with the Economy's defaults (greedy decoding)."""
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
+
+
+#: The seat key of the agent that joins mid-run (``newcomer``), an alias every
+#: environment gives its joining seat.
+NEWCOMER_SEAT = "newcomer"
+#: The answer tokens an LLM partial agent asks for when neither a seat nor the caller's
+#: ``llm_kwargs`` set them (:class:`scarce_lab.agents.economy.llm.LLMPartialPolicy`).
+POLICY_MAX_TOKENS = 96
+
+
+class EconomyNewcomer(BaseModel):
+    """One agent with its own seat (seat key ``newcomer``) that joins the economy at the
+    start of training episode ``episode`` (after episode ``episode - 1`` closed: rent,
+    bankruptcies, births).
+
+    Rule (ours, built on the economy's own newcomer rule, :mod:`scarce_lab.envs.economy.core`
+    "Newcomers"): like an exploration newcomer it is funded by the bank (``wealth``
+    credits; default ``economy.initial_wealth``, the paper's funding of every new agent),
+    starts as a novice (its first training auction it bids the highest veteran bid plus
+    ``epsilon``), and its own bid is ``bid`` or, by default, drawn from
+    ``[1, highest veteran bid]`` with the seed ``{seed}:newcomer``; its genome is a fresh
+    one from its seat's policy (``newcomer(rng)``, same seed). Our departures: it joins at
+    a fixed episode chosen by the experimenter (not every ``explore_interval``), also
+    under the ``no-exploration`` ablation and above ``economy.max_agents`` (it is the
+    experiment's intervention, not the economy's exploration). Its offspring inherit its
+    seat.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    episode: int = Field(..., ge=1, description="the training episode at whose start it joins (1 .. episodes-1)")
+    wealth: int | None = Field(None, ge=0, le=MAX_CREDITS, description="its endowment from the bank (credits; "
+                               "default economy.initial_wealth)")
+    bid: int | None = Field(None, ge=1, le=MAX_CREDITS, description="its own bid (credits; default drawn from "
+                            "[1, highest veteran bid])")
 
 
 class EconomyRunConfig(ExperimentConfig):
@@ -91,6 +128,18 @@ class EconomyRunConfig(ExperimentConfig):
         "steps", description="steps: every auction/payment/step event; episodes: per-episode summaries only")
     snapshot_every: int = Field(1, ge=1, description="population snapshot every k episodes")
     llm: EconomyLLM = Field(default_factory=EconomyLLM, description="model client settings")
+    seats: dict[str, SeatSettings] | None = Field(None, description=(
+        "per-seat model and settings (config.seats): keys are founding agent ids (a0, a1, ...), founder "
+        "roles (question-answer tasks: plan, compute, check, answer; full), 'newcomer' and '*'; "
+        "e.g. -S seats.a0=openai/gpt-4o -S 'seats.*=scripted/partial'; offspring inherit their parent's seat"))
+    newcomer: EconomyNewcomer | None = Field(None, description=(
+        "an agent with its own seat joins at the start of training episode k: -S newcomer.episode=5 "
+        "[-S newcomer.wealth=40] [-S newcomer.bid=3]"))
+
+    @field_validator("seats", mode="before")
+    @classmethod
+    def _parse_seats(cls, v: Any) -> Any:
+        return parse_seats(v) or None if v is not None else None
 
     @field_validator("task")
     @classmethod
@@ -148,14 +197,118 @@ class EconomyRunConfig(ExperimentConfig):
                                  f"({self.economy.model_dump(exclude_defaults=True)}) would be ignored: set reference.* instead")
             if self.baseline != "none":
                 raise ValueError(f"preset {self.preset!r} runs the economy; baseline {self.baseline!r} has no reference rules")
+        self._check_seats()
         return self
+
+    # -- seats and the newcomer ------------------------------------------------------
+    def founder_ids(self) -> list[str]:
+        """The founding agents' ids, ``a0 .. a{agents-1}`` (the economy numbers agents
+        in order of birth, :meth:`scarce_lab.envs.economy.core.Economy.add_agent`)."""
+        return [f"a{i}" for i in range(self.agents)]
+
+    def founder_role(self, i: int) -> str | None:
+        """The role of founder ``i`` as the Economy names it: on question-answer tasks its
+        capability (founders cycle through plan, compute, check, answer; ``full`` under
+        the full baseline: :func:`scarce_lab.agents.economy.partial.founder_genomes`);
+        ``None`` on Blocks World (rule agents have no role)."""
+        if self.task_name not in ("arithmetic", "jsonl"):
+            return None
+        return "full" if self.baseline == "full" else CAPABILITIES[i % len(CAPABILITIES)]
+
+    def seat_keys(self) -> list[str]:
+        """The seat keys this run has: founder ids, founder roles, ``newcomer`` when one
+        joins (``*`` is always valid)."""
+        roles = [r for r in (self.founder_role(i) for i in range(self.agents)) if r is not None]
+        return [*self.founder_ids(), *dict.fromkeys(roles), *([NEWCOMER_SEAT] if self.newcomer else [])]
+
+    def seat_default(self, max_tokens: int = POLICY_MAX_TOKENS) -> SeatSettings:
+        """What a seat runs with where no key sets a field: ``model``, and for a model the
+        client's ``llm.temperature`` / ``llm.reasoning_effort`` and the policy's answer
+        tokens (``max_tokens``: what an LLM partial agent sends, see
+        :data:`POLICY_MAX_TOKENS`)."""
+        return SeatSettings(model=self.model, temperature=self.llm.temperature, max_tokens=max_tokens,
+                            reasoning_effort=self.llm.reasoning_effort)
+
+    def resolved_seats(self, max_tokens: int = POLICY_MAX_TOKENS) -> dict[str, SeatSettings]:
+        """Seat -> the settings it runs with (:func:`scarce_lab.config.seats.resolve_seat`,
+        default :meth:`seat_default`): every founder id, then ``newcomer`` when one joins,
+        then ``*`` (the seat of agents of no founder's lineage: the economy's exploration
+        newcomers). A scripted seat keeps only its model (sampling settings do not reach a
+        policy). Without ``seats`` every seat is the default."""
+        seats = self.seats or {}
+        default = self.seat_default(max_tokens)
+        out: dict[str, SeatSettings] = {}
+        for i, agent in enumerate(self.founder_ids()):
+            role = self.founder_role(i)
+            out[agent] = _bare(resolve_seat(seats, agent, () if role is None else (role,), default=default))
+        if self.newcomer is not None:
+            out[NEWCOMER_SEAT] = _bare(resolve_seat(seats, NEWCOMER_SEAT, default=default))
+        out["*"] = _bare(resolve_seat({k: v for k, v in seats.items() if k == "*"}, "*", default=default))
+        return out
+
+    def composition(self) -> str:
+        """The readable composition of the founders and the newcomer, e.g.
+        ``a0=gpt-4o, others=partial`` (:func:`scarce_lab.config.seats.composition_label`;
+        a seat's settings are named where they differ from :meth:`seat_default`)."""
+        default = self.seat_default().model_dump(exclude_none=True)
+        seats = {k: SeatSettings(model=v.model, **{f: x for f, x in v.model_dump(exclude_none=True).items()
+                                                  if f != "model" and default.get(f) != x})
+                 for k, v in self.resolved_seats().items() if k != "*"}
+        return composition_label(seats)
+
+    def _check_seats(self) -> None:
+        if self.newcomer is not None:
+            if not self.newcomer.episode < self.episodes:
+                raise ValueError(f"newcomer.episode: {self.newcomer.episode} must be a training episode after the "
+                                 f"first (1 .. {self.episodes - 1}): frozen evaluation moves no money")
+            if self.baseline != "none":
+                raise ValueError(f"newcomer: baseline {self.baseline!r} has no economy to join (no auction, no wealth)")
+        if self.seats is None and self.newcomer is None:
+            return
+        if self.preset != "default" or self.task_name == "dir":
+            raise ValueError(f"seats / newcomer: not available under preset {self.preset!r} with task {self.task!r} "
+                             "(the default economy on blocksworld, arithmetic or jsonl: tasks runs them)")
+        if self.seats:
+            check_seat_keys(self.seats, self.seat_keys())
+            from ..llm.models import resolve_model
+            from ..llm.params import ignored_settings
+
+            for key, s in self.seats.items():
+                if s.memory is not None:
+                    raise ValueError(f"seats.{key}.memory: {s.memory!r}: the Economy of Minds has no memory "
+                                     "horizon (an agent's prompt is its genome and the task's notes)")
+                try:
+                    ref = resolve_model(s.model) if s.model else None
+                except ValueError as exc:
+                    raise ValueError(f"seats.{key}.model: {exc}") from None
+                extra = s.model_dump(exclude_none=True, exclude={"model"})
+                if ref is not None and ref.kind == "scripted" and extra:
+                    raise ValueError(f"seats.{key}: {extra} would not reach the scripted policy {s.model!r}")
+            for i, agent in enumerate([*self.founder_ids(), *([NEWCOMER_SEAT] if self.newcomer else [])]):
+                role = self.founder_role(i) if agent != NEWCOMER_SEAT else None
+                own = resolve_seat(self.seats, agent, () if role is None else (role,))
+                model = own.model or self.model
+                asked = {k: getattr(own, k) for k in ("temperature", "max_tokens", "reasoning_effort")}
+                gone = ignored_settings(model, asked)
+                if gone and not self.llm.allow_ignored_settings:
+                    raise ValueError(f"seats: {gone} would not be sent to {model!r} (seat {agent}): litellm drops it "
+                                     "for that model; leave it unset, or set llm.allow_ignored_settings=true")
+
+    def llm_models(self) -> list[str]:
+        """Every seat's model that calls the client (``scripted/`` ones left out), the
+        config's ``model`` first."""
+        from ..data.schema import is_scripted
+
+        models = [self.model] + ([s.model for s in self.resolved_seats().values()] if self.seats else [])
+        return [m for m in dict.fromkeys(models) if m and not is_scripted(m)]
 
     @model_serializer(mode="wrap")
     def _only_what_applies(self, handler):
         data = handler(self)
         if isinstance(data, dict):
             drop = (self.PRESET_FIELDS if self.preset == "default" else ()) + (
-                self.TASKDIR_FIELDS if self.task_name != "dir" else ())
+                self.TASKDIR_FIELDS if self.task_name != "dir" else ()) + tuple(
+                k for k in ("seats", "newcomer") if getattr(self, k) is None)
             data = {k: v for k, v in data.items() if k not in drop}
         return data
 
@@ -168,6 +321,23 @@ class EconomyRunConfig(ExperimentConfig):
         flat = flatten(self.model_dump(mode="json"))
         out.update({k: v for k, v in flat.items()
                     if k in ("preset", "verifier_timeout", "sandbox_image") or k.startswith("reference.")})
+        out.update(self.seat_settings())
+        return out
+
+    def seat_settings(self) -> dict[str, Any]:
+        """The composition as condition settings, only when ``seats`` or a ``newcomer``
+        is given (so a run without them keeps its settings, run id and trajectory):
+        ``seats.<seat>.<field>`` for every founder, ``newcomer`` and ``*`` seat as
+        resolved (:meth:`resolved_seats`; ``max_tokens`` as the policy sends it), plus
+        ``newcomer.<field>``."""
+        if self.seats is None and self.newcomer is None:
+            return {}
+        out: dict[str, Any] = {}
+        for seat, s in self.resolved_seats().items():
+            for name, value in s.model_dump(exclude_none=True).items():
+                out[f"seats.{seat}.{name}"] = value
+        if self.newcomer is not None:
+            out.update({f"newcomer.{k}": v for k, v in self.newcomer.model_dump().items() if v is not None})
         return out
 
     @property
@@ -182,7 +352,14 @@ class EconomyRunConfig(ExperimentConfig):
 
     def condition_label(self) -> str:
         """:attr:`condition`, then the other settings that differ from the defaults."""
-        extra = [f"{k.split('.')[-1]}={v}" for k, v in self._beyond_preset().items() if k != "baseline"]
+        beyond = self._beyond_preset()
+        extra = [f"{k.split('.')[-1]}={v}" for k, v in beyond.items()
+                 if k != "baseline" and not k.startswith(("seats.", "newcomer."))]
+        if self.seats is not None or self.newcomer is not None:
+            extra.append(f"seats[{self.composition()}]")
+        if self.newcomer is not None:
+            extra.append("newcomer[" + " ".join(f"{k}={v}" for k, v in self.newcomer.model_dump().items()
+                                                if v is not None) + "]")
         return ",".join([self.condition, *extra])
 
     def _beyond_preset(self) -> dict[str, Any]:
@@ -210,3 +387,12 @@ class EconomyRunConfig(ExperimentConfig):
         changed = {k: v for k, v in self.non_default_settings().items() if k not in ("baseline", "task")}
         extra = "-" + hashlib.sha256(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8] if changed else ""
         return f"eco-{self.task_name}-{self.condition}-{model_slug(self.model)}{extra}-s{self.seed}"
+
+
+def _bare(s: SeatSettings) -> SeatSettings:
+    """A scripted seat without sampling settings (they never reach a policy)."""
+    from ..llm.models import resolve_model
+
+    if s.model and resolve_model(s.model).kind == "scripted":
+        return SeatSettings(model=s.model)
+    return s

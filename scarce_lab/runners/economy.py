@@ -76,13 +76,19 @@ def load_qa_jsonl(path: Path) -> list[QAItem]:
     return items
 
 
-def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
+def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls: None, llm_kwargs=None,
+                seat=None):
     """The agent layer for ``cfg.model`` and ``cfg.task``: the model string is resolved
     once (:func:`~scarce_lab.llm.model.model_for`) against the task's scripted
     registry; a scripted stand-in is its own agent layer, a model drives the LLM
     policy of the task (over ``client``, else one made from ``cfg.llm`` only then).
     ``llm_kwargs``: the policy's ``max_tokens`` (and ``program_tokens``) plus litellm
     kwargs for every call (``mock_response`` in tests).
+
+    ``seat`` (a resolved :class:`~scarce_lab.config.seats.SeatSettings`): the agent layer
+    of one seat instead: its ``model``, and its ``temperature`` / ``reasoning_effort``
+    bound to the model (sent with every call) and ``max_tokens`` as the policy's answer
+    tokens (:mod:`scarce_lab.runners.economy_seats`).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
@@ -99,12 +105,20 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.rules import rule_policies
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
+    name, generation = cfg.model, None
+    if seat is not None:
+        from scarce_lab.llm.model import Generation
+
+        name = seat.model or cfg.model
+        generation = Generation(temperature=seat.temperature, reasoning_effort=seat.reasoning_effort)
+        if seat.max_tokens is not None:
+            settings["max_tokens"] = seat.max_tokens
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
-            raise ValueError(f"model {cfg.model!r}: Blocks World runs rule agents; use --model scripted/random-rules")
+            raise ValueError(f"model {name!r}: Blocks World runs rule agents; use --model scripted/random-rules")
 
-        return model_for(cfg.model, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
-    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+        return model_for(name, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
+    lm = model_for(name, client=client, make_client=lambda: make_client(cfg.llm), generation=generation,
                    policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
         policy = lm.policy
@@ -194,12 +208,22 @@ def run_id_for(cfg: EconomyRunConfig) -> str:
 
 
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
-    """The run manifest (condition derived from the config)."""
+    """The run manifest (condition derived from the config). With seats or a newcomer,
+    ``models`` also maps every seat to its model and ``notes['seats']`` holds the
+    composition and each seat's settings as sent
+    (:func:`scarce_lab.runners.economy_seats.seat_manifest`)."""
+    models: dict[str, str] = {"agents": cfg.model}
+    notes: dict = {"economy": cfg.economy_config().model_dump()}
+    if cfg.seats is not None or cfg.newcomer is not None:
+        from .economy_seats import seat_manifest
+
+        seat_models, notes["seats"] = seat_manifest(cfg)
+        models.update(seat_models)
     return RunManifest(
         run_id=run_id, environment="economy", condition=cfg.condition_label(),
         condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"),
-        models={"agents": cfg.model}, seed=cfg.seed, package_version=package_version(),
-        notes={"economy": cfg.economy_config().model_dump()},
+        models=models, seed=cfg.seed, package_version=package_version(),
+        notes=notes,
     )
 
 
@@ -248,6 +272,10 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
         tap.add(calls)
 
     policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
+    if cfg.seats is not None or cfg.newcomer is not None:
+        from .economy_seats import make_seated_policy
+
+        policy = make_seated_policy(cfg, policy, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
     handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
     if handle.skipped:
         return handle.run_dir
@@ -265,6 +293,11 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
 
 def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
+    from .economy_seats import SeatedPolicy, seated_founders
+
+    if isinstance(policy, SeatedPolicy):
+        seated_founders(cfg, economy, rec, policy, genome_payload)
+        return economy
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
@@ -343,9 +376,15 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     tasks.load_state(state["tasks"])
     baseline = cfg.baseline != "none"
     order = state["order"]
+    from .economy_seats import SeatedPolicy
+
+    seated = policy if isinstance(policy, SeatedPolicy) else None
+
+    def of(a):  # the agent layer of agent record ``a`` (its seat's, in a run with seats)
+        return policy if seated is None else seated.of(a.seat)
 
     def trigger(a, obs):
-        return policy.trigger(a.genome, obs)
+        return of(a).trigger(a.genome, obs)
 
     schedule = _schedule(cfg)
     for i, (phase, e, rnd) in enumerate(schedule):
@@ -354,8 +393,13 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         if phase == "eval" and state["eval_balances"] is None:
             state["eval_balances"] = economy.ledger.balances()
         training = phase == "train" and not baseline
-        if hasattr(policy, "episode"):
-            policy.episode = rnd
+        for p in ([policy] if seated is None else seated.distinct()):
+            if hasattr(p, "episode"):
+                p.episode = rnd
+        if cfg.newcomer is not None and phase == "train" and e == cfg.newcomer.episode and not state.get("joined"):
+            from .economy_seats import join_newcomer
+
+            state["joined"] = join_newcomer(cfg, economy, rec, seated, genome_payload, rnd)
         env, info = tasks.make(phase, e)
         if cfg.detail == "steps":
             rec.emit(ev.EpisodeStart(episode=e, task=_task_payload(info)), round=rnd, phase=phase)
@@ -371,7 +415,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         taken: list[str] = []
 
         def act_counted(a, obs, _rnd=rnd, _taken=taken):
-            out = policy.act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
+            out = of(a).act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
             _taken.append(a.agent_id)
             return out
 
@@ -397,8 +441,14 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
+    from .economy_seats import SeatedPolicy
+
+    seated = policy if isinstance(policy, SeatedPolicy) else None
+    if seated is not None:  # offspring inherit their parent's seat; exploration newcomers run '*'
+        policy = seated.of(None)
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
-                              repair=getattr(policy, "repair", None))
+                              repair=getattr(policy, "repair", None),
+                              ops_for=None if seated is None else seated.ops_for)
     if end.rent:
         rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                          total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
@@ -409,8 +459,9 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
     for b in end.births:
         b = dict(b)
         agent = b.pop("agent")
-        genome = economy.agents[agent].genome
-        rec.emit(ev.Birth(**b, genome=genome_payload(policy.genome_json(genome))), round=rnd, phase="train",
+        a = economy.agents[agent]
+        writer = policy if seated is None else seated.of(a.seat)
+        rec.emit(ev.Birth(**b, genome=genome_payload(writer.genome_json(a.genome))), round=rnd, phase="train",
                  agent=agent)
 
 

@@ -81,7 +81,7 @@ SPEC = register(EnvironmentSpec(
     config_v1=config_v1,
     tables={name: lazy_table("scarce_lab.data.tables.economy", name, "Economy")
             for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
-                         "births", "deaths")},
+                         "births", "deaths", "agent_wealth", "joins")},
     paper_table=paper_table,
     harness=harness,
     render=render,

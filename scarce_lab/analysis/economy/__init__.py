@@ -15,9 +15,20 @@ from typing import Any
 
 import polars as pl
 
-from ...data.tables.economy import agent_episodes, births, episodes, population, runs, wins
+from ...data.tables.economy import (
+    agent_episodes,
+    agent_wealth,
+    births,
+    deaths,
+    episodes,
+    joins,
+    population,
+    runs,
+    wins,
+)
 from ..result import Result
 from .compare import dynamics_table, format_dynamics
+from .tenure import tenure_per_run, tenure_table, tenure_wealth_curve
 from .metrics import (
     CI_METHOD,
     CONDITION_LABELS,
@@ -75,8 +86,32 @@ def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = N
                   | (convention_extra or {}))
 
 
+def tenure(ds: Any) -> Result:
+    """The newcomer against the incumbent founders after it joined (wealth, wins per
+    episode, survival; per task and condition over runs, never pooled across
+    conditions: :mod:`.tenure`) as a :class:`~scarce_lab.analysis.result.Result` whose
+    extras hold the per-run rows and the wealth curve after the join.
+
+    Raises:
+        ValueError: the dataset has no run with a newcomer.
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    from .tenure import CI_METHOD as TENURE_CI
+
+    j = joins(ds)
+    if j.is_empty():
+        raise ValueError("sl.economy.tenure: no run in this dataset has a newcomer (newcomer.episode)")
+    per_run = tenure_per_run(j, births(ds), deaths(ds), agent_wealth(ds), agent_episodes(ds))
+    t = tenure_table(per_run)
+    return Result("economy_tenure", frame=t, table_name="economy_tenure_table",
+                  extra={"economy_tenure_per_run": per_run,
+                         "economy_tenure_wealth": tenure_wealth_curve(j, births(ds), agent_wealth(ds))},
+                  convention={"intervals": TENURE_CI, "newcomer": "the agent that joined (its offspring not counted)",
+                              "incumbents": "founders not removed before the join"})
+
+
 __all__ = [
-    "CI_METHOD", "CONDITION_LABELS", "Result", "agent_episodes", "births", "episodes", "population", "runs", "wins", "ablation_chart", "ablation_sentence",
+    "CI_METHOD", "agent_wealth", "deaths", "joins", "tenure", "tenure_per_run", "tenure_table", "tenure_wealth_curve", "CONDITION_LABELS", "Result", "agent_episodes", "births", "episodes", "population", "runs", "wins", "ablation_chart", "ablation_sentence",
     "ablation_table", "bid_convergence", "bid_convergence_chart", "condition_label", "dynamics_table",
     "format_dynamics", "format_table", "full_economy", "learning_curve_chart", "learning_sentence", "load",
     "per_run_rates", "population_chart", "population_dynamics", "population_sentence", "solve_curve",

@@ -9,7 +9,7 @@ auctions and wealth are common knowledge in the Hayek machine.
 
 Kinds: ``birth``, ``episode_start`` (detail ``steps`` only), ``auction``, ``payment``,
 ``step``, ``reward``, ``episode_end``, ``episode_agents``, ``rent``, ``death``,
-``population``.
+``population``, ``agent_joined`` (runs with a newcomer only).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class Birth(Payload):
     event's ``agent`` is the new agent.
 
     Attributes:
-        origin: ``founder``, ``child``, ``newcomer`` or ``replacement``.
+        origin: ``founder``, ``child``, ``newcomer``, ``replacement`` or ``joined`` (a
+            run's newcomer, see ``agent_joined``).
         parent: the parent's id (children and replacements), else ``None``.
         bid: its bid b_a (credits; the fixed bid of the paper's scheme).
         endowment: credits it starts with. funder: who paid the endowment (``bank``
@@ -256,6 +257,18 @@ class Death(Payload):
     age: int
 
 
+class AgentJoined(Payload):
+    """The event's ``agent`` joins the economy at the start of training episode
+    ``episode`` with its own ``seat`` (the run's ``newcomer``: see
+    :class:`scarce_lab.config.economy.EconomyNewcomer`); its ``birth`` event (origin
+    ``joined``) follows with its bid, endowment and genome. The seat's model is in the
+    manifest (``models``), never in an agent's prompt."""
+
+    kind: Literal["agent_joined"] = "agent_joined"
+    episode: int
+    seat: str
+
+
 class AgentWealth(_Record):
     """One living agent in a population snapshot: wealth and bid in credits, and
     whether it is a novice (bids max + epsilon until its first win)."""
@@ -282,6 +295,7 @@ EpisodeAgents.model_rebuild()
 
 PAYLOADS: tuple[type[Payload], ...] = (
     Birth, EpisodeStart, Auction, Payment, Step, Reward, EpisodeEnd, EpisodeAgents, Rent, Death, Population,
+    AgentJoined,
 )
 ROUND_MEANING = "episode index (training episodes first, then frozen evaluation)"
 

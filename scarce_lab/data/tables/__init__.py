@@ -35,6 +35,21 @@ def _short(v: Any) -> str:
     return str(v)
 
 
+#: Setting prefixes whose absence from a run is itself a condition (a run without seats,
+#: or without a newcomer, is another composition than one with them).
+PRESENCE_MATTERS: tuple[str, ...] = ("seats.", "newcomer.")
+
+
+def _name(key: str) -> str:
+    """A setting's name in a label: the last part, or for seat and newcomer settings
+    the part after ``seats.`` (``a0.model``) / the whole key (``newcomer.episode``)."""
+    if key.startswith("seats."):
+        return key[len("seats."):]
+    if key.startswith("newcomer."):
+        return key
+    return key.split(".")[-1]
+
+
 def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.DataFrame:
     """Set ``condition`` from ``base_condition`` and ``settings`` (see the module
     docstring). Rows whose ``settings`` is null or ``"{}"`` (published layouts without
@@ -48,14 +63,17 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     ours = [s for _, s in distinct if parsed[s]]  # published layouts carry no settings
     keys = sorted({k for s in ours for k in parsed[s]})
     # a setting varies when the runs that have it hold different values (a run without
-    # it, e.g. a scripted model's sampling temperature, is not a different condition)
+    # it, e.g. a scripted model's sampling temperature, is not a different condition);
+    # a seat or newcomer setting also varies when some runs lack it (a run without seats
+    # or without a newcomer is another composition)
     varying = [
         k for k in keys
-        if k not in skip and len({settings_json({"v": parsed[s][k]}) for s in ours if k in parsed[s]}) > 1
+        if k not in skip and (len({settings_json({"v": parsed[s][k]}) for s in ours if k in parsed[s]}) > 1
+                              or (k.startswith(PRESENCE_MATTERS) and any(k not in parsed[s] for s in ours)))
     ]
     labels = {}
     for base, s in distinct:
-        extra = [f"{k.split('.')[-1]}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
+        extra = [f"{_name(k)}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
     mapping = pl.DataFrame(
         [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],

@@ -13,6 +13,8 @@ All money columns are integer credits. ``round`` is the run-wide episode index
 - :func:`wins`: one row per agent, episode and step kind (wins).
 - :func:`steps`: one row per step (only for runs recorded with ``detail="steps"``).
 - :func:`births`, :func:`deaths`: one row per birth / removal.
+- :func:`agent_wealth`: one row per agent and population snapshot (wealth, bid, novice).
+- :func:`joins`: one row per agent that joined mid-run (a run's newcomer).
 """
 
 from __future__ import annotations
@@ -151,4 +153,25 @@ def births(ds: Dataset) -> pl.DataFrame:
 def deaths(ds: Dataset) -> pl.DataFrame:
     """One row per removal: agent, cause (bankruptcy), wealth at removal, age (episodes)."""
     df = _p(ds, "death").select("run_id", "round", "agent", "cause", "wealth", "age")
+    return _with_runs(ds, df)
+
+
+def agent_wealth(ds: Dataset) -> pl.DataFrame:
+    """One row per living agent and population snapshot: phase, round (the episode the
+    snapshot closes), agent, wealth, bid (credits), novice."""
+    df = (
+        _p(ds, "population").select("run_id", "phase", "round", "agents")
+        .explode("agents").drop_nulls("agents").unnest("agents")
+        .select("run_id", "phase", "round", "agent", "wealth", "bid", "novice")
+    )
+    return _with_runs(ds, df).sort("run_id", "round", "agent")
+
+
+def joins(ds: Dataset) -> pl.DataFrame:
+    """One row per agent that joined mid-run (``agent_joined``): agent, episode (the
+    training episode at whose start it joined), seat, episodes (its run's training
+    episodes, from the manifest)."""
+    train = pl.DataFrame([{"run_id": m.run_id, "episodes": m.config.get("episodes")} for m in ds.manifests
+                          if m.environment == "economy"], schema={"run_id": pl.String, "episodes": pl.Int64})
+    df = _p(ds, "agent_joined").select("run_id", "agent", "episode", "seat").join(train, on="run_id", how="left")
     return _with_runs(ds, df)

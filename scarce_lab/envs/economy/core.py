@@ -50,6 +50,13 @@ sec. 3; Hayek = Baum & Durdanovic 2000):
 - Solvency (option ``solvent_bids``, off by default): no bid placed exceeds the
   bidder's wealth, a novice's trial bid included (stated once, :meth:`Economy.placed_bids`;
   :meth:`Economy.pay` refuses a payment above the payer's wealth).
+- Seats (a run that gives agents different models or settings, ``seats``): every agent
+  carries the seat it runs as (:attr:`AgentRecord.seat`, ``None`` in a run without
+  seats). Offspring inherit their parent's seat: a child its parent's, a replacement the
+  seat of the bankrupt agent it repairs (Hayek reproduction: a child is a mutated copy of
+  its parent, so it runs what its parent runs); exploration newcomers, of no lineage,
+  have none (the run's ``*`` seat). An agent that *joins* (origin ``joined``, the
+  experimenter's newcomer) comes with its own seat and is funded by the bank.
 - Frozen evaluation moves no money: callers simply do not call :meth:`pay`,
   :meth:`reward` or :meth:`end_episode` (see :mod:`.engine`).
 """
@@ -123,9 +130,11 @@ class AgentRecord:
     genome: Any
     bid: int
     born_episode: int
-    origin: str  # founder | child | newcomer | replacement
+    origin: str  # founder | child | newcomer | replacement | joined
     parent: str | None = None
     novice: bool = False
+    #: the seat it runs as (inherited by its offspring); ``None``: no seat (the run's default)
+    seat: str | None = None
 
 
 @dataclass(frozen=True)
@@ -241,33 +250,41 @@ class Economy:
         origin: str = "founder",
         bid: int | None = None,
         parent: str | None = None,
+        seat: str | None = None,
+        endowment: int | None = None,
     ) -> tuple[AgentRecord, Transfer]:
         """Add an agent and fund it.
 
-        ``bid`` is the agent's own bid (credits); children, replacements and newcomers
-        start as novices (see module docstring). Founders, replacements and newcomers are
-        funded by the bank with ``initial_wealth``; children by their parent with
+        ``bid`` is the agent's own bid (credits); children, replacements, newcomers and
+        joined agents start as novices (see module docstring). Founders, replacements,
+        newcomers and joined agents are funded by the bank with ``initial_wealth`` (a
+        joined agent: ``endowment`` if given); children by their parent with
         ``child_endowment``. A replacement's ``parent`` is the removed agent it repairs.
+        ``seat``: the seat it runs as (see module docstring).
 
         Raises:
-            ValueError: ``bid`` negative or ``origin`` unknown; ``parent`` missing for a child.
+            ValueError: ``bid`` negative or ``origin`` unknown; ``parent`` missing for a
+                child; ``endowment`` for another origin than ``joined``, or negative.
         """
-        if origin not in ("founder", "child", "newcomer", "replacement"):
-            raise ValueError(f"origin must be founder|child|newcomer|replacement, got {origin!r}")
+        if origin not in ("founder", "child", "newcomer", "replacement", "joined"):
+            raise ValueError(f"origin must be founder|child|newcomer|replacement|joined, got {origin!r}")
+        if endowment is not None and (origin != "joined" or not isinstance(endowment, int) or endowment < 0):
+            raise ValueError(f"endowment {endowment!r}: only a joined agent's, an int >= 0 credits")
         if bid is None:
             bid = self.config.epsilon
         if not isinstance(bid, int) or bid < 0:
             raise ValueError(f"bid must be an int >= 0 credits, got {bid!r}")
         agent_id = f"a{self._next_id}"
         self._next_id += 1
-        rec = AgentRecord(agent_id, genome, bid, episode, origin, parent, novice=origin != "founder")
+        rec = AgentRecord(agent_id, genome, bid, episode, origin, parent, novice=origin != "founder", seat=seat)
         self.ledger.open(agent_id)
         if origin == "child":
             if parent not in self.agents:
                 raise ValueError(f"parent must be a living agent, got {parent!r}")
             tr = self.ledger.transfer(parent, agent_id, self.config.child_endowment, "endowment")
         else:
-            tr = self.ledger.transfer(BANK, agent_id, self.config.initial_wealth, "initial_wealth")
+            amount = self.config.initial_wealth if endowment is None else endowment
+            tr = self.ledger.transfer(BANK, agent_id, amount, "initial_wealth")
         self.agents[agent_id] = rec
         return rec, tr
 
@@ -342,6 +359,7 @@ class Economy:
         mutate: Callable[[Any, random.Random], Any],
         newcomer: Callable[[random.Random], Any],
         repair: Callable[[Any, random.Random], Any] | None = None,
+        ops_for: Callable[[str | None], tuple[Callable, Callable | None]] | None = None,
     ) -> EpisodeEnd:
         """Rent, bankruptcy, replacement of the bankrupt, reproduction of the rich,
         newcomers (in that order).
@@ -350,8 +368,18 @@ class Economy:
         ``(episode + 1) % rent_interval == 0``. ``mutate(genome, rng)`` returns a
         child's genome; ``repair(genome, rng)`` a replacement's genome made from the
         failed agent's (default: ``mutate``); ``newcomer(rng)`` a fresh one.
+        ``ops_for(seat) -> (mutate, repair)``: in a run with seats, the mutation and
+        repair of the parent's seat (its model rewrites the prompt); offspring inherit the
+        parent's seat (module docstring).
         """
         cfg = self.config
+
+        def ops(parent: AgentRecord) -> tuple[Callable, Callable]:
+            if ops_for is None:
+                return mutate, repair or mutate
+            m, r = ops_for(parent.seat)
+            return m, r or m
+
         out = EpisodeEnd()
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
             for a in self.living():
@@ -362,12 +390,11 @@ class Economy:
                 failed.append(a)
                 out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy"))
         if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
-            fix = repair or mutate
             for dead in failed:
                 if len(self.agents) >= cfg.max_agents:
                     break
-                rec, tr = self.add_agent(fix(dead.genome, rng), episode=episode, origin="replacement",
-                                         bid=self.mutate_bid(dead.bid, rng), parent=dead.agent_id)
+                rec, tr = self.add_agent(ops(dead)[1](dead.genome, rng), episode=episode, origin="replacement",
+                                         bid=self.mutate_bid(dead.bid, rng), parent=dead.agent_id, seat=dead.seat)
                 out.births.append(_birth(rec, tr))
         if cfg.ablation != "no-exploitation":
             rich = sorted(
@@ -378,11 +405,12 @@ class Economy:
                 if len(self.agents) >= cfg.max_agents:
                     break
                 child, tr = self.add_agent(
-                    mutate(parent.genome, rng),
+                    ops(parent)[0](parent.genome, rng),
                     episode=episode,
                     origin="child",
                     parent=parent.agent_id,
                     bid=self.mutate_bid(parent.bid, rng),
+                    seat=parent.seat,
                 )
                 out.births.append(_birth(child, tr))
         if cfg.ablation != "no-exploration" and (episode + 1) % cfg.explore_interval == 0:
