@@ -113,14 +113,24 @@ def check_policy(cfg: SovSimConfig, model: str) -> None:
 
 
 def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
-    """The game's seats ``a0 .. a{n-1}`` in order; the leader (the last agent, in every
-    condition but ``cpr``) is also named by its role (``boss``, ``king``) and ``leader``."""
+    """The game's seats in order (``a0 .. a{n-1}``, then a newcomer's ``a{n}``), each
+    with the keys that also name it (:meth:`SovSimConfig.seat_keys`): ``newcomer`` for
+    the newcomer, the leader's role (``boss``, ``king``) and ``leader`` for the leader
+    (the last agent outside ``cpr``), the subordinates' role (``peasant``...) for the
+    others."""
     from ..envs.sovsim import ROLES, Condition
 
-    agents = [f"a{i}" for i in range(cfg.game.n_agents)]
-    out: dict[str, tuple[str, ...]] = dict.fromkeys(agents, ())
-    if cfg.condition != Condition.cpr:
-        out[agents[-1]] = (ROLES[cfg.condition][1], "leader")
+    ids = cfg.agent_ids()
+    roles = cfg.seat_roles()
+    lead = ROLES[cfg.condition][1]
+    out: dict[str, tuple[str, ...]] = {}
+    for a in ids:
+        aliases = ["newcomer"] if cfg.newcomer is not None and a == ids[-1] else []
+        if cfg.condition != Condition.cpr and roles[a] == lead:
+            aliases += [lead, "leader"]
+        else:
+            aliases.append(roles[a])
+        out[a] = tuple(aliases)
     return out
 
 

@@ -102,8 +102,25 @@ def test_a_policy_the_seat_cannot_play_is_refused_before_running():
         plan_crossplay(_bases(), pop)
 
 
-def test_an_environment_without_seats_is_refused():
+def test_economy_founders_are_seats():
     from scarce_lab.config import EconomyRunConfig
 
-    with pytest.raises(CrossPlayError, match="economy.*seat"):
-        plan_crossplay([EconomyRunConfig()], PopulationSettings.parse("scripted/random-rules"))
+    pop = PopulationSettings.parse("scripted/random-rules", "scripted/random-rules", 1)
+    plan = plan_crossplay([EconomyRunConfig(agents=3, episodes=2, eval_episodes=0)], pop)
+    (comp, cfg), = plan.runs
+    assert comp.focal_seats == ("a0",)
+    assert {k: s.model for k, s in cfg.seats.items()} == {"*": "scripted/random-rules", "a0": "scripted/random-rules"}
+
+
+def test_sovsim_king_over_background_workers():
+    from scarce_lab.config import SovSimConfig
+
+    pop = PopulationSettings.parse("scripted/greedy,scripted/sustainable", "embedded/smollm2", "king")
+    plan = plan_crossplay([SovSimConfig(condition="kcpr", simulation=i) for i in range(2)], pop)
+    assert len(plan.runs) == 4 and len({c.run_id for c in plan.configs}) == 4
+    for comp, cfg in plan.runs:
+        assert comp.focal_seats == ("a3",)
+        assert cfg.seat_models() == {"a0": "embedded/smollm2", "a1": "embedded/smollm2", "a2": "embedded/smollm2",
+                                     "a3": comp.focal}
+    with pytest.raises(CrossPlayError, match="no seat 'king'"):
+        plan_crossplay([SovSimConfig(condition="cpr")], pop)
