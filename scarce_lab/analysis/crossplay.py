@@ -43,8 +43,8 @@ CI_METHOD = "95% Student-t interval over runs (stats.mean_ci); the run is the un
 MIN_RUNS_INTERVAL = 2
 
 __all__ = [
-    "CI_METHOD", "MIN_RUNS_INTERVAL", "CompositionError", "choice_vs_uniform", "focal_payoff_matrix", "focal_runs",
-    "invader_advantage", "payoff_matrix_chart",
+    "CI_METHOD", "MIN_RUNS_INTERVAL", "CompositionError", "advantage_result", "choice_vs_uniform", "choices_result",
+    "focal_payoff_matrix", "focal_runs", "invader_advantage", "matrix_result", "payoff_matrix_chart",
 ]
 
 
@@ -233,3 +233,121 @@ def payoff_matrix_chart(matrix: pl.DataFrame, *, title: str, value_label: str, f
     n = int(df["n_runs"].min()), int(df["n_runs"].max())
     return titled(chart, title, caption(f"runs per cell {n[0]}-{n[1]}", "bars: " + CI_METHOD,
                                         "no bar: fewer than 2 runs or no spread"))
+
+
+def _short(model: str) -> str:
+    return str(model).rsplit("/", 1)[-1]
+
+
+def _cell_text(r: dict, digits: int = 2) -> str:
+    if r["mean"] is None:
+        return "-"
+    if r["ci_low"] is None:
+        return f"{r['mean']:.{digits}f} (n={r['n_runs']}, no interval)"
+    return f"{r['mean']:.{digits}f} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}] (n={r['n_runs']})"
+
+
+def _wide(cells: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Focal model (rows) x background model (columns), each cell ``mean [low, high] (n)``."""
+    rows = [{**{c: r[c] for c in by}, "focal": _short(r["focal_model"]), "background": _short(r["background_model"]),
+             "cell": _cell_text(r)} for r in cells.iter_rows(named=True)]
+    if not rows:
+        return pl.DataFrame()
+    df = pl.DataFrame(rows)
+    return df.pivot(on="background", index=[*by, "focal"], values="cell", aggregate_function="first").fill_null("-")
+
+
+def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, name: str = "crossplay_focal_payoff",
+                  convention: dict | None = None):
+    """The focal payoff matrix as a :class:`~scarce_lab.analysis.result.Result`: the
+    long frame (saved), a wide table (shown: focal rows x background columns), a
+    chart and a reading that states the interval method. ``payoff`` names the payoff
+    and its unit (e.g. ``"total gain (pool units)"``)."""
+    from .result import Result
+
+    cells = focal_payoff_matrix(runs, by=by)
+    conv = {"unit": "run; compositions never pooled", "intervals": CI_METHOD,
+            "interval_from": f"{MIN_RUNS_INTERVAL} runs with spread", "payoff": payoff, **(convention or {})}
+    best = cells.filter(pl.col("mean").is_not_null()).sort("mean", descending=True)
+    reading = (f"Mean focal payoff ({payoff}) per focal x background composition over "
+               f"{runs.height} runs; {CI_METHOD}, printed from {MIN_RUNS_INTERVAL} runs with spread "
+               "(the coverage benchmark measured 0.93-0.95 for per-run means at 3-30 runs).")
+    if best.height:
+        b = best.row(0, named=True)
+        reading += (f" Highest: focal {_short(b['focal_model'])} over background {_short(b['background_model'])}, "
+                    f"{_cell_text(b)}.")
+    from .figures import markdown_table
+
+    wide = _wide(cells, by)
+    return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
+                  chart=payoff_matrix_chart(cells, title="Focal payoff by focal and background model",
+                                            value_label=f"focal payoff: {payoff}",
+                                            facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
+                  convention=conv)
+
+
+def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
+                     name: str = "crossplay_invader_advantage", convention: dict | None = None):
+    """The invader's advantage (:func:`invader_advantage`) as a Result: focal payoff
+    minus the residents' in the same run, paired per run, mean and interval per
+    composition (self-play left out)."""
+    from .result import Result
+
+    cells = invader_advantage(runs, by=by)
+    conv = {"unit": "run; compositions never pooled", "intervals": CI_METHOD + " of paired per-run differences",
+            "interval_from": f"{MIN_RUNS_INTERVAL} runs with spread", "payoff": payoff, **(convention or {})}
+    sig = cells.filter(pl.col("ci_low").is_not_null() & ((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)))
+    reading = (f"Invader advantage: the focal seat's payoff minus the residents' mean payoff in the same run "
+               f"({payoff}), averaged over runs; {CI_METHOD} on the paired differences. "
+               f"{sig.height} of {cells.height} compositions have an interval that excludes 0.")
+    from .figures import markdown_table
+
+    wide = _wide(cells, by)
+    return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
+                  chart=payoff_matrix_chart(cells, title="Invader advantage: focal minus residents, paired per run",
+                                            value_label=f"advantage: {payoff}",
+                                            facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
+                  convention=conv)
+
+
+def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: dict | None = None):
+    """:func:`choice_vs_uniform` as a Result: per chooser model and chosen model, the
+    observed and uniform-expected counts and the excess share with its interval over
+    runs; ``what`` names the choice (e.g. ``"first place on ballots, among the others"``)."""
+    from .result import Result
+
+    table = choice_vs_uniform(choices)
+    conv = {"unit": "run (per-run excess shares); choices inside a run are not independent",
+            "intervals": CI_METHOD + " of per-run excess shares", "baseline": "uniform choice among the rivals",
+            "choice": what, **(convention or {})}
+    if table.is_empty():
+        reading = f"No {what} with a choice (at least two rivals) in these runs."
+        return Result(name, frame=table, reading=reading, convention=conv)
+    top = table.sort("excess_share", descending=True).row(0, named=True)
+    reading = (f"{what[0].upper() + what[1:]}, by the chooser's and the chosen worker's model, against uniform choice "
+               f"among the rivals: largest excess {top['excess_share']:+.2f} ({_short(top['chooser_model'])} -> "
+               f"{_short(top['chosen_model'])}: {top['observed']} of {top['choices']} vs {top['expected']:.1f} "
+               "expected). A positive excess toward one's own model with a negative one toward another is the "
+               "pattern of an exclusive alliance; the interval is over runs.")
+    return Result(name, frame=table, reading=reading, chart=_choices_chart(table, what), convention=conv)
+
+
+def _choices_chart(table: pl.DataFrame, what: str):
+    import altair as alt
+
+    from .figures import REFERENCE, caption, titled
+
+    df = table.with_columns(pl.col("chooser_model").map_elements(_short, return_dtype=pl.String).alias("chooser"),
+                            pl.col("chosen_model").map_elements(_short, return_dtype=pl.String).alias("chosen"))
+    base = alt.Chart(df.to_pandas())
+    y = alt.Y("chooser:N", title="chooser's model")
+    colour = alt.Color("chosen:N", title="chosen worker's model")
+    pts = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("excess_share:Q", title="excess share over uniform choice"), y=y, color=colour, yOffset="chosen:N",
+        tooltip=["chooser_model", "chosen_model", "choices", "observed", alt.Tooltip("expected:Q", format=".1f"),
+                 "ci_note"])
+    bars = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, yOffset="chosen:N")
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(x="x:Q")
+    chart = (zero + bars + pts).properties(width=360, height=alt.Step(14))
+    return titled(chart, f"Who chooses whom: {what}", caption("0: uniform choice among the rivals",
+                                                              "bars: " + CI_METHOD + " of per-run excess shares"))

@@ -14,7 +14,8 @@ Alliances: a ballot's *first place among the others* (the highest-ranked worker 
 than the voter), in contentions with at least 3 participants (with 2 the voter has no
 choice); a private message's recipient among the contention's other participants.
 Uniform choice: each other participant with chance 1/(n-1), so the expected count of a
-model is the share of that model among the voter's (sender's) rivals.
+model is the share of that model among the voter's (sender's) rivals. A choice whose
+rivals all play one model says nothing about models and is left out.
 """
 
 from __future__ import annotations
@@ -78,10 +79,14 @@ def _contests(ds: Any) -> pl.DataFrame:
 
 
 def _choice_rows(run_id: str, chooser: str, picked: str, options: list[str], model_of: dict) -> list[dict]:
+    """The rows of one choice; none when its rivals all play one model (the choice then
+    says nothing about models)."""
     n = len(options)
     by_model: dict[str, int] = {}
     for o in options:
         by_model[model_of[o]] = by_model.get(model_of[o], 0) + 1
+    if len(by_model) < 2:
+        return []
     return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / n,
              "picked": int(model_of[picked] == mm)} for mm, k in by_model.items()]
 
@@ -130,3 +135,46 @@ def message_choices(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
 def _frame(rows: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"run_id": pl.String, "chooser_model": pl.String, "chosen_model": pl.String,
                                       "expected": pl.Float64, "picked": pl.Int64})
+
+
+#: What a SCARCE focal payoff is.
+PAYOFF = "mean task score per subrun (0..1)"
+
+
+def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> pl.DataFrame:
+    """One row per run of ``data`` (a path or a Dataset): focal and background models
+    (of each worker's ``part``), focal and residents' mean score, their difference
+    (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``)."""
+    from ..crossplay import focal_runs
+    from ..sovsim.crossplay import _dataset
+
+    return focal_runs(per_agent(_dataset(data), part), focal, by=["condition"])
+
+
+def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The focal payoff matrix of :func:`crossplay_runs` as a Result."""
+    from ..crossplay import matrix_result
+
+    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_focal_payoff",
+                         convention=convention)
+
+
+def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The invader's advantage of :func:`crossplay_runs` as a Result."""
+    from ..crossplay import advantage_result
+
+    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_invader_advantage",
+                            convention=convention)
+
+
+def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
+    """Exclusive alliances, by model: (ballot first places among the others, private
+    message recipients), each a Result against uniform choice among the rivals."""
+    from ..crossplay import choices_result
+    from ..sovsim.crossplay import _dataset
+
+    ds = _dataset(data)
+    return (choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
+                           name="scarce_crossplay_ballot_first", convention=convention),
+            choices_result(message_choices(ds, part), what="private message recipients",
+                           name="scarce_crossplay_messages", convention=convention))

@@ -62,3 +62,43 @@ def per_agent(ds: Any) -> pl.DataFrame:
         r = lost.row(0, named=True)
         raise CompositionError(f"run {r['run_id']}: the manifest names no model for agent {r['agent']}")
     return out.select("run_id", "condition", "simulation", "agent", "role", "model", "payoff").sort("run_id", "agent")
+
+
+#: What a SovSim focal payoff is.
+PAYOFF = "total gain over the game (pool units)"
+
+
+def _dataset(data: Any) -> Any:
+    from pathlib import Path
+
+    if isinstance(data, str | Path):
+        from ...data.loaders import load_dataset
+
+        return load_dataset(data)
+    return data
+
+
+def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
+    """One row per game of ``data`` (a path or a Dataset): focal and background models,
+    focal and residents' total gain, their difference
+    (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
+    ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
+    from ..crossplay import focal_runs
+
+    return focal_runs(per_agent(_dataset(data)), focal, by=["condition"])
+
+
+def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The focal payoff matrix of :func:`crossplay_runs` as a Result (per power condition)."""
+    from ..crossplay import matrix_result
+
+    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_focal_payoff",
+                         convention=convention)
+
+
+def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The invader's advantage of :func:`crossplay_runs` as a Result (per power condition)."""
+    from ..crossplay import advantage_result
+
+    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_invader_advantage",
+                            convention=convention)
