@@ -10,7 +10,9 @@ Inputs are tidy frames:
 
 - ``per_agent``: one row per (run, agent): ``run_id``, ``agent``, ``model`` (the
   agent's model as its run's manifest records it), ``payoff`` (the environment's
-  per-agent payoff of the whole run), optional ``role``, and the condition columns
+  per-agent payoff of the whole run), optional ``role``, optional ``seat_settings``
+  (the seat's other condition settings as text: a model that plays with two settings
+  is refused, never pooled in one cell), and the condition columns
   named by ``by`` (every condition-defining setting except the composition: the
   composition is the cell).
 - ``choices`` (:func:`choice_vs_uniform`): one row per choice (a ballot's first
@@ -95,6 +97,8 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
     missing = sorted(need - set(per_agent.columns))
     if missing:
         raise ValueError(f"focal_runs: per-agent frame lacks column(s) {missing} (has {per_agent.columns})")
+    if "seat_settings" in per_agent.columns:
+        _one_setting_per_model(per_agent)
     is_focal = pl.col("agent").is_in(keys)
     if "role" in per_agent.columns:
         is_focal = is_focal | pl.col("role").is_in(keys)
@@ -116,6 +120,19 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
         row["advantage"] = row["focal_payoff"] - row["resident_payoff"]
         rows.append(row)
     return pl.DataFrame(rows).sort("run_id")
+
+
+def _one_setting_per_model(per_agent: pl.DataFrame) -> None:
+    """Refuse a model that plays with two different seat settings in the data (its
+    cells would pool them: a cell is named by the model)."""
+    from .pooling import PoolingError
+
+    seen = per_agent.group_by("model").agg(pl.col("seat_settings").unique().sort(), pl.col("run_id").first())
+    for r in seen.iter_rows(named=True):
+        if len(r["seat_settings"]) > 1:
+            raise PoolingError(f"model {r['model']!r} plays with different seat settings in these runs "
+                               f"({r['seat_settings'][:2]}): load the runs of each setting separately; "
+                               "a cross-play cell never pools settings")
 
 
 def focal_payoff_matrix(runs: pl.DataFrame, *, by: Sequence[str] = ()) -> pl.DataFrame:

@@ -165,6 +165,17 @@ class CrossPlayPlan:
         """The configs to run, in plan order (``sl.run`` each, or a run command)."""
         return [cfg for _, cfg in self.runs]
 
+    def preview(self) -> Any:
+        """The dry run's plan of :attr:`configs` (runs, model calls per model, prompt
+        tokens, cost range; :func:`scarce_lab.runners.preview.preview`); nothing is sent."""
+        from .preview import preview
+
+        return preview(self.environment, self.configs)
+
+    def describe(self, calls: bool = True) -> str:
+        """The grid as text, with the model calls per model when ``calls``."""
+        return format_plan(self, self.preview() if calls else None)
+
     def __str__(self) -> str:
         return format_plan(self)
 

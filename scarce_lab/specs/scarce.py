@@ -46,13 +46,19 @@ def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
     worker and subrun (a model solver; each may take a second call), and per contention
     per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
-    (``mechanism=revisable``) and a ballot (a model negotiator)."""
-    high = per = 0
-    if model == cfg.model:
-        high = 2 * cfg.workers * cfg.subruns * cfg.max_solver_steps
-    if model == cfg.negotiator:
-        per = cfg.workers * (3 + cfg.private_rounds
-                             + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
+    (``mechanism=revisable``) and a ballot (a model negotiator). With ``seats`` only the
+    workers whose solver (negotiator) plays ``model`` count (every worker of the seat
+    plan, for every subrun: an upper bound where a worker joins or leaves)."""
+    if cfg.seats:
+        plan = cfg.seat_plan().values()
+        solvers = sum(1 for s in plan if s.solver.model == model)
+        negotiators = sum(1 for s in plan if s.negotiator.model == model)
+    else:
+        solvers = cfg.workers if model == cfg.model else 0
+        negotiators = cfg.workers if model == cfg.negotiator else 0
+    high = 2 * solvers * cfg.subruns * cfg.max_solver_steps
+    per = negotiators * (3 + cfg.private_rounds
+                         + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
     return 0, high, per
 
 

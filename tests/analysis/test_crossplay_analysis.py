@@ -91,3 +91,14 @@ def test_choices_against_uniform_count_observed_and_expected():
     assert (aa["choices"], aa["observed"], aa["expected"], aa["excess_share"]) == (2, 2, 1.0, 0.5)
     assert (ab["observed"], ab["excess_share"]) == (0, -0.5)
     assert aa["ci_low"] is None and "spread" in aa["ci_note"]  # both runs gave +0.5
+
+
+def test_a_model_with_two_seat_settings_is_refused_not_pooled():
+    from scarce_lab.analysis.pooling import PoolingError
+
+    df = DATA.with_columns(seat_settings=pl.when((pl.col("run_id") == "r2") & (pl.col("model") == "llm"))
+                           .then(pl.lit('{"temperature": 0.2}')).otherwise(pl.lit('{"temperature": 0.7}')))
+    with pytest.raises(PoolingError, match="'llm' plays with different seat settings"):
+        cx.focal_runs(df, "king")
+    same = DATA.with_columns(seat_settings=pl.lit("{}"))
+    assert cx.focal_runs(same, "king").height == 5

@@ -34,8 +34,11 @@ DEFAULT_PART = "negotiator"
 
 
 def worker_models(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
-    """``run_id, condition, agent, model`` for every worker that played (from the
-    manifests; the workers are those of the run's ``submission`` events).
+    """``run_id, condition, agent, model, seat_settings`` for every worker that played
+    (from the manifests; the workers are those of the run's ``submission`` events);
+    ``seat_settings``: the rest of the worker's seat (the other part's model and
+    settings, memory) as text, which must be one per model
+    (:func:`scarce_lab.analysis.crossplay.focal_runs` refuses otherwise).
 
     Raises:
         ValueError: ``part`` is not ``solver`` or ``negotiator``.
@@ -58,13 +61,21 @@ def worker_models(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
         if key_of.setdefault(base, key) != key:
             raise PoolingError(f"SCARCE runs of condition {base!r} differ in other settings (e.g. run {m.run_id}): "
                                "load them separately; a cross-play cell never pools settings")
+        seats = (m.condition_settings or {}).get("seats") or {}
+        other = "solver" if part == "negotiator" else "negotiator"
         for w in sorted(workers.get(m.run_id, [])):
             model = (m.models or {}).get(f"{w}.{part}") or (m.models or {}).get(part)
             if not model or model == "mixed":
                 raise CompositionError(f"run {m.run_id}: the manifest names no {part} model for worker {w}")
-            rows.append({"run_id": m.run_id, "condition": base, "agent": w, "model": model})
+            if w in seats:  # the seat's record without the model that names it
+                own = {k: v for k, v in seats[w].items() if k != part}
+                own[part] = {k: v for k, v in (seats[w].get(part) or {}).items() if k != "model"}
+            else:  # no seats: the run's settings of the worker
+                own = {other: {"model": (m.models or {}).get(other)}, part: {}, "memory": m.condition_settings.get("memory")}
+            rows.append({"run_id": m.run_id, "condition": base, "agent": w, "model": model,
+                         "seat_settings": json.dumps(own, sort_keys=True, default=str)})
     return pl.DataFrame(rows, schema={"run_id": pl.String, "condition": pl.String, "agent": pl.String,
-                                      "model": pl.String})
+                                      "model": pl.String, "seat_settings": pl.String})
 
 
 def per_agent(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:

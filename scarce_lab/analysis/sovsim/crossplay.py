@@ -5,8 +5,11 @@ the run's manifest), its role and its payoff over the game, for
 Payoff: the agent's total gain, the sum of its per-round payoffs (paper eq. 4: z/3 +
 remaining/4 per settled round; units of the pool). The condition column ``condition``
 is the power condition with every other condition-defining setting except the
-composition (``composition``, ``seats``): the composition is the cross-play cell, and
-runs whose other settings differ are refused (never pooled).
+composition (``composition``, ``seats``) and the sampling settings (``llm.*``): the
+composition is the cross-play cell, and runs whose other settings differ are refused
+(never pooled). The sampling settings are each agent's: ``seat_settings`` (its seat's
+record, else the run's ``llm.*`` for a model; none for a scripted policy), and a model
+that plays with two settings is refused by :func:`scarce_lab.analysis.crossplay.focal_runs`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def per_agent(ds: Any) -> pl.DataFrame:
-    """``run_id, condition, simulation, agent, role, model, payoff`` for every agent of
+    """``run_id, condition, simulation, agent, role, model, seat_settings, payoff`` for every agent of
     every SovSim game in ``ds`` (a :class:`~scarce_lab.data.loaders.Dataset`).
 
     Raises:
@@ -44,16 +47,22 @@ def per_agent(ds: Any) -> pl.DataFrame:
     for m in ds.manifests:
         if m.environment != "sovsim":
             continue
-        cond = condition_without_composition(m.condition_settings or {})
+        settings = m.condition_settings or {}
+        cond = {k: v for k, v in condition_without_composition(settings).items() if not k.startswith("llm.")}
         base = str(cond.get("condition", m.condition))
         key = json.dumps(cond, sort_keys=True, default=str)
         if key_of.setdefault(base, key) != key:
             raise PoolingError(f"SovSim runs of condition {base!r} differ in other settings (e.g. run {m.run_id}): "
                                "load them separately; a cross-play cell never pools settings")
-        meta += [{"run_id": m.run_id, "agent": a, "model": model, "condition": base}
-                 for a, model in (m.models or {}).items()]
+        seats = settings.get("seats") or {}
+        run_llm = {k.split(".", 1)[1]: v for k, v in settings.items() if k.startswith("llm.") and v is not None}
+        for a, model in (m.models or {}).items():
+            own = {k: v for k, v in (seats.get(a) or run_llm if not model.startswith("scripted/") else {}).items()
+                   if k != "model"}
+            meta.append({"run_id": m.run_id, "agent": a, "model": model, "condition": base,
+                         "seat_settings": json.dumps(own, sort_keys=True, default=str)})
     models = pl.DataFrame(meta, schema={"run_id": pl.String, "agent": pl.String, "model": pl.String,
-                                        "condition": pl.String})
+                                        "condition": pl.String, "seat_settings": pl.String})
     totals = (rounds.group_by("run_id", "agent", "simulation")
               .agg(pl.col("payoff").sum().cast(pl.Float64), pl.col("role").sort_by("round").first()))
     out = totals.join(models, on=["run_id", "agent"], how="left")
@@ -61,7 +70,8 @@ def per_agent(ds: Any) -> pl.DataFrame:
     if lost.height:
         r = lost.row(0, named=True)
         raise CompositionError(f"run {r['run_id']}: the manifest names no model for agent {r['agent']}")
-    return out.select("run_id", "condition", "simulation", "agent", "role", "model", "payoff").sort("run_id", "agent")
+    return out.select("run_id", "condition", "simulation", "agent", "role", "model", "seat_settings",
+                      "payoff").sort("run_id", "agent")
 
 
 #: What a SovSim focal payoff is.
