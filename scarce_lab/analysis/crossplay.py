@@ -10,7 +10,8 @@ Inputs are tidy frames:
 
 - ``per_agent``: one row per (run, agent): ``run_id``, ``agent``, ``model`` (the
   agent's model as its run's manifest records it), ``payoff`` (the environment's
-  per-agent payoff of the whole run), optional ``role``, optional ``seat_settings``
+  per-agent payoff of the whole run), optional ``role`` and ``aliases`` (a list of
+  other names of the seat, e.g. ``leader``), optional ``seat_settings``
   (the seat's other condition settings as text: a model that plays with two settings
   is refused, never pooled in one cell), and the condition columns
   named by ``by`` (every condition-defining setting except the composition: the
@@ -77,8 +78,9 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
 
     Args:
         per_agent: see the module docstring.
-        focal: the focal seats: agent ids (``a3``, ``w0``) or roles (``king``), or
-            ``"a0,a1"``; an agent is focal when its id or role is listed.
+        focal: the focal seats: agent ids (``a3``, ``w0``), roles (``king``) or
+            aliases (``leader``), or ``"a0,a1"``; an agent is focal when its id, role
+            or an alias is listed.
         by: condition columns kept (constant within a run).
 
     Returns:
@@ -102,6 +104,8 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
     is_focal = pl.col("agent").is_in(keys)
     if "role" in per_agent.columns:
         is_focal = is_focal | pl.col("role").is_in(keys)
+    if "aliases" in per_agent.columns:
+        is_focal = is_focal | pl.col("aliases").list.eval(pl.element().is_in(keys)).list.any()
     df = per_agent.with_columns(is_focal.alias("_focal"))
     rows = []
     for (run_id,), g in df.group_by(["run_id"], maintain_order=True):
@@ -316,7 +320,8 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
     sig = cells.filter(pl.col("ci_low").is_not_null() & ((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)))
     reading = (f"Invader advantage: the focal seat's payoff minus the residents' mean payoff in the same run "
                f"({payoff}), averaged over runs; {CI_METHOD} on the paired differences. "
-               f"{sig.height} of {cells.height} compositions have an interval that excludes 0.")
+               f"{cells.filter(pl.col('ci_low').is_not_null()).height} of {cells.height} compositions have an "
+               f"interval (the others: one run, or no spread between runs); {sig.height} exclude 0.")
     from .figures import markdown_table
 
     wide = _wide(cells, by)

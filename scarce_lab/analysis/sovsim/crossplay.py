@@ -31,7 +31,8 @@ def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def per_agent(ds: Any) -> pl.DataFrame:
-    """``run_id, condition, simulation, agent, role, model, seat_settings, payoff`` for every agent of
+    """``run_id, condition, simulation, agent, role, aliases (["leader"] for the leader in
+    its first round), model, seat_settings, payoff`` for every agent of
     every SovSim game in ``ds`` (a :class:`~scarce_lab.data.loaders.Dataset`).
 
     Raises:
@@ -64,13 +65,16 @@ def per_agent(ds: Any) -> pl.DataFrame:
     models = pl.DataFrame(meta, schema={"run_id": pl.String, "agent": pl.String, "model": pl.String,
                                         "condition": pl.String, "seat_settings": pl.String})
     totals = (rounds.group_by("run_id", "agent", "simulation")
-              .agg(pl.col("payoff").sum().cast(pl.Float64), pl.col("role").sort_by("round").first()))
+              .agg(pl.col("payoff").sum().cast(pl.Float64), pl.col("role").sort_by("round").first(),
+                   pl.col("is_leader").sort_by("round").first()))
+    totals = totals.with_columns(aliases=pl.when(pl.col("is_leader")).then(pl.lit(["leader"]))
+                                 .otherwise(pl.lit([], dtype=pl.List(pl.String))))
     out = totals.join(models, on=["run_id", "agent"], how="left")
     lost = out.filter(pl.col("model").is_null())
     if lost.height:
         r = lost.row(0, named=True)
         raise CompositionError(f"run {r['run_id']}: the manifest names no model for agent {r['agent']}")
-    return out.select("run_id", "condition", "simulation", "agent", "role", "model", "seat_settings",
+    return out.select("run_id", "condition", "simulation", "agent", "role", "aliases", "model", "seat_settings",
                       "payoff").sort("run_id", "agent")
 
 
