@@ -27,7 +27,7 @@ import polars as pl
 
 from ..crossplay import CompositionError
 from ..pooling import PoolingError
-from ..sovsim.crossplay import condition_without_composition
+from ..sovsim.crossplay import complete_runs, condition_without_composition
 
 #: The part whose model names a worker by default.
 DEFAULT_PART = "negotiator"
@@ -35,7 +35,8 @@ DEFAULT_PART = "negotiator"
 
 def worker_models(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
     """``run_id, condition, agent, model, seat_settings`` for every worker that played
-    (from the manifests; the workers are those of the run's ``submission`` events);
+    of a complete run (from the manifests; the workers are those of the run's
+    ``submission`` events; runs that are not complete are left out with a warning);
     ``seat_settings``: the rest of the worker's seat (the other part's model and
     settings, memory) as text, which must be one per model
     (:func:`scarce_lab.analysis.crossplay.focal_runs` refuses otherwise).
@@ -52,9 +53,7 @@ def worker_models(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
     for r in subs.iter_rows(named=True):
         workers.setdefault(r["run_id"], []).append(r["agent"])
     rows, key_of = [], {}
-    for m in ds.manifests:
-        if m.environment != "scarce":
-            continue
+    for m in complete_runs(ds, "scarce"):
         cond = condition_without_composition(m.condition_settings or {})
         base = m.condition_settings.get("base_condition") or str(m.condition).split(",")[0]
         key = json.dumps(cond, sort_keys=True, default=str)

@@ -30,10 +30,27 @@ def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in settings.items() if k.split(".", 1)[0] not in COMPOSITION_KEYS}
 
 
+def complete_runs(ds: Any, environment: str) -> list[Any]:
+    """The manifests of ``ds``'s complete runs of ``environment``; the others (running,
+    failed, interrupted: a payoff over part of a run is not the run's) are left out
+    with a warning that counts them."""
+    import warnings
+
+    runs = [m for m in ds.manifests if m.environment == environment]
+    done = [m for m in runs if m.status == "complete"]
+    if len(done) < len(runs):
+        left = sorted(m.run_id for m in runs if m.status != "complete")
+        warnings.warn(f"cross-play: {len(left)} of {len(runs)} {environment} runs are not complete and are left "
+                      f"out (e.g. {left[0]})", UserWarning, stacklevel=3)
+    return done
+
+
 def per_agent(ds: Any) -> pl.DataFrame:
     """``run_id, condition, simulation, agent, role, aliases (["leader"] for the leader in
     its first round), model, seat_settings, payoff`` for every agent of
     every SovSim game in ``ds`` (a :class:`~scarce_lab.data.loaders.Dataset`).
+
+    Only complete runs count (:func:`complete_runs`).
 
     Raises:
         CompositionError: a run whose manifest names no model for one of its agents.
@@ -45,9 +62,9 @@ def per_agent(ds: Any) -> pl.DataFrame:
 
     rounds = from_dataset(ds)
     meta, key_of = [], {}
-    for m in ds.manifests:
-        if m.environment != "sovsim":
-            continue
+    manifests = complete_runs(ds, "sovsim")
+    rounds = rounds.filter(pl.col("run_id").is_in([m.run_id for m in manifests]))
+    for m in manifests:
         settings = m.condition_settings or {}
         cond = {k: v for k, v in condition_without_composition(settings).items() if not k.startswith("llm.")}
         base = str(cond.get("condition", m.condition))
