@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -46,9 +47,34 @@ CI_METHOD = "95% Student-t interval over runs (stats.mean_ci); the run is the un
 MIN_RUNS_INTERVAL = 2
 
 __all__ = [
-    "CI_METHOD", "MIN_RUNS_INTERVAL", "CompositionError", "advantage_result", "choice_vs_uniform", "choices_result",
+    "CI_METHOD", "COMPOSITION_KEYS", "MIN_RUNS_INTERVAL", "CompositionError", "complete_runs",
+    "condition_without_composition", "advantage_result", "choice_vs_uniform", "choices_result",
     "focal_payoff_matrix", "focal_runs", "invader_advantage", "matrix_result", "payoff_matrix_chart",
 ]
+
+
+#: Condition settings that are the composition (the cell), not the condition.
+COMPOSITION_KEYS = ("composition", "seats")
+
+
+def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run's condition settings minus the composition keys (any environment)."""
+    return {k: v for k, v in settings.items() if k.split(".", 1)[0] not in COMPOSITION_KEYS}
+
+
+def complete_runs(ds: Any, environment: str) -> list[Any]:
+    """The manifests of ``ds``'s complete runs of ``environment``; the others (running,
+    failed, interrupted: a payoff over part of a run is not the run's) are left out
+    with a warning that counts them."""
+    import warnings
+
+    runs = [m for m in ds.manifests if m.environment == environment]
+    done = [m for m in runs if m.status == "complete"]
+    if len(done) < len(runs):
+        left = sorted(m.run_id for m in runs if m.status != "complete")
+        warnings.warn(f"cross-play: {len(left)} of {len(runs)} {environment} runs are not complete and are left "
+                      f"out (e.g. {left[0]})", UserWarning, stacklevel=3)
+    return done
 
 
 class CompositionError(ValueError):
@@ -69,6 +95,17 @@ def _ci_row(values: list[float]) -> dict:
             else f"{n} runs: no interval ({why})"
         return {"mean": m, "ci_low": None, "ci_high": None, "n_runs": n, "ci_note": note}
     return {"mean": m, "ci_low": lo, "ci_high": hi, "n_runs": n, "ci_note": ""}
+
+
+def dataset(data: Any) -> Any:
+    """``data`` as a Dataset: a path is loaded (:func:`scarce_lab.data.loaders.load_dataset`)."""
+    from pathlib import Path
+
+    if isinstance(data, str | Path):
+        from ..data.loaders import load_dataset
+
+        return load_dataset(data)
+    return data
 
 
 def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Sequence[str] = ()) -> pl.DataFrame:

@@ -25,9 +25,8 @@ from typing import Any
 
 import polars as pl
 
-from ..crossplay import CompositionError
+from ..crossplay import CompositionError, complete_runs, condition_without_composition
 from ..pooling import PoolingError
-from ..sovsim.crossplay import complete_runs, condition_without_composition
 
 #: The part whose model names a worker by default.
 DEFAULT_PART = "negotiator"
@@ -155,10 +154,9 @@ def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT
     """One row per run of ``data`` (a path or a Dataset): focal and background models
     (of each worker's ``part``), focal and residents' mean score, their difference
     (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``)."""
-    from ..crossplay import focal_runs
-    from ..sovsim.crossplay import _dataset
+    from ..crossplay import dataset, focal_runs
 
-    return focal_runs(per_agent(_dataset(data), part), focal, by=["condition"])
+    return focal_runs(per_agent(dataset(data), part), focal, by=["condition"])
 
 
 def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
@@ -180,10 +178,9 @@ def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any
 def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
     """Exclusive alliances, by model: (ballot first places among the others, private
     message recipients), each a Result against uniform choice among the rivals."""
-    from ..crossplay import choices_result
-    from ..sovsim.crossplay import _dataset
+    from ..crossplay import choices_result, dataset
 
-    ds = _dataset(data)
+    ds = dataset(data)
     return (choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
                            name="scarce_crossplay_ballot_first", convention=convention),
             choices_result(message_choices(ds, part), what="private message recipients",

@@ -18,31 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from ..crossplay import CompositionError
+from ..crossplay import CompositionError, complete_runs, condition_without_composition
 from ..pooling import PoolingError
-
-#: Condition settings that are the composition (the cell), not the condition.
-COMPOSITION_KEYS = ("composition", "seats")
-
-
-def condition_without_composition(settings: dict[str, Any]) -> dict[str, Any]:
-    """A run's condition settings minus the composition keys (any environment)."""
-    return {k: v for k, v in settings.items() if k.split(".", 1)[0] not in COMPOSITION_KEYS}
-
-
-def complete_runs(ds: Any, environment: str) -> list[Any]:
-    """The manifests of ``ds``'s complete runs of ``environment``; the others (running,
-    failed, interrupted: a payoff over part of a run is not the run's) are left out
-    with a warning that counts them."""
-    import warnings
-
-    runs = [m for m in ds.manifests if m.environment == environment]
-    done = [m for m in runs if m.status == "complete"]
-    if len(done) < len(runs):
-        left = sorted(m.run_id for m in runs if m.status != "complete")
-        warnings.warn(f"cross-play: {len(left)} of {len(runs)} {environment} runs are not complete and are left "
-                      f"out (e.g. {left[0]})", UserWarning, stacklevel=3)
-    return done
 
 
 def per_agent(ds: Any) -> pl.DataFrame:
@@ -99,24 +76,14 @@ def per_agent(ds: Any) -> pl.DataFrame:
 PAYOFF = "total gain over the game (pool units)"
 
 
-def _dataset(data: Any) -> Any:
-    from pathlib import Path
-
-    if isinstance(data, str | Path):
-        from ...data.loaders import load_dataset
-
-        return load_dataset(data)
-    return data
-
-
 def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
     """One row per game of ``data`` (a path or a Dataset): focal and background models,
     focal and residents' total gain, their difference
     (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
     ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
-    from ..crossplay import focal_runs
+    from ..crossplay import dataset, focal_runs
 
-    return focal_runs(per_agent(_dataset(data)), focal, by=["condition"])
+    return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
 
 
 def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
