@@ -6,8 +6,10 @@ Every leaf field of the config (recursing into sub-models such as ``game``, ``ll
 sub-models share a leaf name), with the field's description and default as help.
 Literals and enums become choices, booleans ``--x/--no-x`` flags. Sweep fields become
 repeatable options (one run per value, cartesian product); dict fields are set with
-``-S key=value``. Every run command also takes ``--config FILE`` (YAML, JSON or TOML)
-and ``-S key=value`` (dotted keys, e.g. ``-S llm.temperature=0``).
+``-S key=value``. Every run command also takes ``--config FILE`` (YAML, JSON or TOML),
+``-S key=value`` (dotted keys, e.g. ``-S llm.temperature=0``) and ``--seat KEY=MODEL``
+(repeatable; the same as ``-S seats.KEY=MODEL``: a model per seat, see
+:mod:`scarce_lab.config.seats`).
 
 Options left out keep the value from ``--config`` or the field's default; precedence:
 default < file < option < ``-S``.
@@ -32,7 +34,9 @@ from ..config.base import ConfigError, ExperimentConfig, build_config, parse_ove
 #: Settings without a generated option: the per-run dollar cap is ``-S llm.max_cost_usd=``
 #: (``--max-cost-usd`` is the sweep's cap, :mod:`scarce_lab.cli._spend`), and the sweep's
 #: cap and ledger are set by that option.
-NOT_OPTIONS = frozenset({"llm.max_cost_usd", "llm.sweep_max_cost_usd", "llm.spend_ledger"})
+NOT_OPTIONS = frozenset({"llm.max_cost_usd", "llm.sweep_max_cost_usd", "llm.spend_ledger",
+                         # a newcomer is one setting: -S newcomer.round=3 -S newcomer.mode=extra
+                         "newcomer.round", "newcomer.mode", "newcomer.replaces", "newcomer.leader"})
 
 
 @dataclass(frozen=True)
@@ -147,14 +151,34 @@ def _option(leaf: Leaf) -> inspect.Parameter:
 
 
 def common_parameters() -> list[inspect.Parameter]:
-    """``--config FILE`` and ``-S key=value``, shared by every run command."""
+    """``--config FILE``, ``-S key=value`` and ``--seat KEY=MODEL``, shared by every run
+    command."""
     return [
         inspect.Parameter("config_file", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
             Path | None, typer.Option("--config", help="YAML, JSON or TOML file of settings (options override it)")]),
         inspect.Parameter("set_values", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
             list[str] | None, typer.Option("--set", "-S", help="override a setting: key=value, dotted keys "
                                            "(e.g. -S llm.temperature=0 -S worker_budgets.w0=1500); repeatable")]),
+        inspect.Parameter("seat_values", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+            list[str] | None, typer.Option("--seat", help="a seat's model: KEY=MODEL, the same as -S seats.KEY=MODEL "
+                                           "(KEY: an agent id, a role, newcomer or '*'; e.g. --seat king=openai/gpt-4o "
+                                           "--seat '*=embedded/smollm2'); repeatable")]),
     ]
+
+
+def seat_overrides(seats: list[str] | None) -> list[str]:
+    """``--seat KEY=MODEL`` values as ``-S seats.KEY=MODEL`` overrides.
+
+    Raises:
+        ConfigError: a value without ``=``, or with an empty key or model (names it).
+    """
+    out = []
+    for text in seats or []:
+        key, sep, model = text.partition("=")
+        if not sep or not key.strip() or not model.strip():
+            raise ConfigError(f"--seat {text!r}: expected KEY=MODEL (e.g. --seat king=openai/gpt-4o)")
+        out.append(f"seats.{key.strip()}={model.strip()}")
+    return out
 
 
 def with_signature(func, params: list[inspect.Parameter]):
@@ -193,7 +217,11 @@ def parse_kwargs(cls: type[ExperimentConfig], leaves: list[Leaf], kwargs: dict[s
             sweep[leaf.path] = list(dict.fromkeys(v))  # keep order, drop repeats
         else:
             values[leaf.path] = list(v) if leaf.multiple else v
-    return Parsed(values, sweep, kwargs.pop("config_file", None), list(kwargs.pop("set_values", None) or []))
+    try:
+        seats = seat_overrides(kwargs.pop("seat_values", None))  # before -S: an -S seats.KEY wins
+    except ConfigError as exc:
+        raise fail(exc, "--seat") from None
+    return Parsed(values, sweep, kwargs.pop("config_file", None), seats + list(kwargs.pop("set_values", None) or []))
 
 
 def expand(cls: type[ExperimentConfig], parsed: Parsed, *, order: tuple[str, ...],
@@ -240,5 +268,5 @@ def fail(exc: Exception, hint: str | None = None) -> typer.BadParameter:
 
 __all__ = [
     "ConfigError", "Leaf", "Parsed", "common_parameters", "config_leaves", "expand", "fail", "parse_kwargs",
-    "set_dotted", "with_signature",
+    "seat_overrides", "set_dotted", "with_signature",
 ]

@@ -121,6 +121,16 @@ def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     return client.requests[0] if client.requests else None
 
 
+def _seat_max_tokens(cfg: Any, model: str) -> int | None:
+    """The largest per-seat answer budget of the seats of ``cfg`` that run ``model``
+    (``None``: the config has no seats)."""
+    resolved = getattr(cfg, "resolved_seats", None)
+    if not callable(resolved):
+        return None
+    tokens = [s.max_tokens for s in resolved().values() if s.model == model and s.max_tokens]
+    return max(tokens) if tokens else None
+
+
 def preview(environment: str, configs: list[Any]) -> Preview:
     """The plan of running ``configs`` (see the module docstring); nothing is sent."""
     from ..environments import get
@@ -132,6 +142,7 @@ def preview(environment: str, configs: list[Any]) -> Preview:
                          "(EnvironmentSpec.plan_calls): a dry run cannot plan them")
     out = Preview(environment, runs=[c.run_id for c in configs])
     first: dict[tuple[str, str | None], dict[str, Any] | None] = {}
+    seats_of: dict[str, int] = {}  # mixed seats (config.seats): composition -> runs
     for cfg in configs:
         for model in cfg.llm_models():
             key = (model, cfg.llm.api_base)
@@ -153,7 +164,12 @@ def preview(environment: str, configs: list[Any]) -> Preview:
                 plan.max_tokens = int(req["max_tokens"])
                 plan.purpose = req["purpose"]
             elif plan.max_tokens == 0:
-                plan.max_tokens = int(cfg.llm.max_tokens or 256)
+                plan.max_tokens = int(_seat_max_tokens(cfg, model) or cfg.llm.max_tokens or 256)
+        composition = getattr(cfg, "composition", None)
+        if callable(composition) and getattr(cfg, "is_mixed", lambda: False)():
+            seats_of[composition()] = seats_of.get(composition(), 0) + 1
+    for label, n in seats_of.items():
+        out.notes.append(f"seats {label}: {n} run{'s' if n != 1 else ''}")
     probing = sorted({(m, c.llm.api_base) for c in configs for m in c.llm_models()
                       if c.llm.structured_output == "auto" and c.llm.api_base and not m.startswith("embedded/")})
     for m, base in probing:

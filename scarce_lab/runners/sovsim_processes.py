@@ -124,7 +124,7 @@ def run_sweep_processes(
     twice = sorted(r for r, k in seen.items() if k > 1)
     if twice:
         raise ValueError(f"the sweep holds the same game more than once (one run folder each): {twice[:5]}")
-    model_driven = [c for c in configs if needs_client(c.model)]
+    model_driven = [c for c in configs if any(needs_client(m) for m in c.seat_models().values())]
     if settings is None:
         settings = make_client(model_driven[0].llm).settings if model_driven else LLMSettings()
     if processes < 1 or concurrency < 1:
@@ -242,7 +242,7 @@ def _run_shard(payload: dict, out: IO[str]) -> None:
 
     configs = [SovSimConfig.model_validate(c) for c in payload["configs"]]
     settings = LLMSettings.model_validate(payload["settings"])
-    client = make_client(settings) if any(needs_client(c.model) for c in configs) else None
+    client = make_client(settings) if any(needs_client(m) for c in configs for m in c.seat_models().values()) else None
     out_dir = Path(payload["out_dir"])
 
     async def _all() -> None:

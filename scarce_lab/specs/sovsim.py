@@ -90,19 +90,19 @@ def render(events_: list[dict], max_chars: int) -> str:
 
 
 def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
-    """``(low, high, 0)`` calls of one game for ``model``: the decisions of the seats
-    that play it (every seat without ``seats``), counted by playing the protocol with
+    """``(low, high, 0)`` calls of ``model`` in one game: the decisions of the seats
+    that run it (every seat without ``seats``), counted by playing the protocol with
     zero extractions (agents x rounds, plus the leader's decisions where the condition
-    has them, a newcomer's from its round); each may take a second call (a repair or
-    a resend)."""
+    has them; a newcomer from its round); each may take a second call (a repair or a
+    resend)."""
     from ..envs.sovsim import CommonsGame
 
     game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer)
-    plays = cfg.seat_models()
+    seat_model = cfg.seat_models()
     n = 0
     while not game.over:
         acting = game.acting_agents()
-        n += sum(1 for a in acting if plays.get(a, cfg.model) == model)
+        n += sum(seat_model.get(a, cfg.model) == model for a in acting)
         game.act(dict.fromkeys(acting, 0))
     return n, 2 * n, 0
 

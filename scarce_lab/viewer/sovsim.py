@@ -26,6 +26,15 @@ def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: flo
             f'<text x="{w / 2:.0f}" y="{h - 6}" font-size="10" text-anchor="middle">round 1 to {n}</text></svg>')
 
 
+def _membership(e: dict) -> str:
+    """One line for a join or a leave (public events of a game with a newcomer)."""
+    q = e["payload"]
+    if e["kind"] == "agent_joined":
+        tail = f", replacing {esc(q['replaces'])}" if q.get("replaces") else " (an extra agent)"
+        return f'<p class="sl-event">{esc(e["agent"])} joined as {esc(q.get("role"))}{tail}</p>'
+    return f'<p class="sl-event">{esc(e["agent"])} left (replaced by {esc(q.get("replaced_by"))})</p>'
+
+
 def render(events: list[dict], max_chars: int) -> str:
     """The game's agents and leader, the pool chart, one collapsible block per round (each
     agent's extraction, the pool it saw, its reasoning and model calls), then the end."""
@@ -38,6 +47,12 @@ def render(events: list[dict], max_chars: int) -> str:
     for e in events:
         if e["kind"] == "extraction":
             ext.setdefault(e["round"], []).append(e)
+    joins: dict[int, list[dict]] = {}  # a newcomer's agent_joined / agent_left, by the round they open
+    for e in events:
+        if e["kind"] in ("agent_joined", "agent_left"):
+            joins.setdefault(e["round"], []).append(e)
+            if e["kind"] == "agent_joined":
+                roles.setdefault(e["agent"], e["payload"].get("role", ""))
     threshold = cfg.get("collapse_threshold")
     pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
     top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)
@@ -46,6 +61,8 @@ def render(events: list[dict], max_chars: int) -> str:
     parts = [f'<p class="sl-meta">agents: {esc(agents)}{lead}</p>', _pool_svg(pool, threshold, top)]
     for r in sorted(settles):
         q = settles[r]["payload"]
+        if leader is not None and q.get("agents"):
+            leader = q["agents"][-1]  # the leader is the last agent of its round (a newcomer may take the seat)
         rows = []
         for e in sorted(ext.get(r, []), key=lambda e: str(e["agent"])):
             x = e["payload"]
@@ -57,6 +74,7 @@ def render(events: list[dict], max_chars: int) -> str:
         parts.append(f'<details class="sl-round" data-round="{esc(r)}"><summary>Round {esc(r)} · pool '
                      f'{esc(q.get("pool_before"))}{announced} · extracted {esc(sum(q.get("extractions") or []))} · '
                      f'remaining {esc(q.get("remaining"))} · {state}</summary>'
+                     + "".join(_membership(e) for e in joins.get(r, []))
                      + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
     end = next((e for e in events if e["kind"] == "game_end"), None)
     if end:

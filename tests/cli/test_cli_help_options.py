@@ -231,6 +231,17 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
             assert not recorded, f"{' '.join(path)} {opt.opts[0]}: a run started"
             checked += 1
             continue
+        if opt.opts[0] == "--seat":  # -S seats.KEY=MODEL for configs that have seats (config.seats)
+            recorded.clear()
+            default = cls.model_fields["model"].default if "model" in cls.model_fields else "scripted/random"
+            res = _invoke(path, ["--seat", f"*={default}"], tmp_path)
+            if "seats" in cls.model_fields:
+                assert res.exit_code == 0, f"{' '.join(path)} --seat refused: {res.output[-800:]}"
+                assert recorded and "*" in recorded[-1].seats
+            else:  # a config without seats names the field
+                assert res.exit_code != 0 and "seats" in res.output, res.output[-800:]
+            checked += 1
+            continue
         if opt.opts[0] == "--config":
             cfg = tmp_path / "c.yaml"
             cfg.write_text("seed: 4\n")

@@ -71,6 +71,7 @@ def _names_by_agent(obs: Observation, role_labels: str) -> dict[str, str]:
     _, sub, lead = agent_names(obs.condition.value, 2, role_labels)
     seen = dict.fromkeys(a for r in obs.history for a in (r.agents or ()))
     seen.update(dict.fromkeys(obs.agents))
+    seen.update(dict.fromkeys(c.agent for c in obs.changes))
     roles = dict(zip(obs.agents, obs.roles, strict=False)) if obs.roles else {}
     leader_roles = {"boss", "king"}
     out = {}

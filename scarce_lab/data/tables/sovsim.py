@@ -39,7 +39,6 @@ from . import label_conditions, settings_json
 from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame
 from .published import ForcedDataWarning
 
-
 _SUB_ROLE = {c: r[0] for c, r in SOVSIM_ROLES.items()}
 _LEADER_ROLE = {c: r[1] for c, r in SOVSIM_ROLES.items()}
 
