@@ -230,13 +230,25 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
     """``data["a"]["b"] = value`` for ``key = "a.b"`` (creating dicts on the way)."""
     parts = key.split(".")
     cur = data
-    for p in parts[:-1]:
+    for i, p in enumerate(parts[:-1]):
         nxt = cur.get(p)
         if not isinstance(nxt, dict):
-            nxt = {}
+            # a seat given as a model string, then a setting of it (-S seats.w0=m -S seats.w0.memory=none)
+            nxt = {"model": nxt} if _seat_path(parts[:i + 1]) and isinstance(nxt, str) else {}
             cur[p] = nxt
         cur = nxt
+    if _seat_path(parts) and isinstance(value, str) and isinstance(cur.get(parts[-1]), dict):
+        cur[parts[-1]]["model"] = value  # the seat's model, its other settings kept
+        return
     cur[parts[-1]] = value
+
+
+def _seat_path(parts: list[str]) -> bool:
+    """``seats.<key>`` or ``seats.<key>.<part>`` (:mod:`.seats`): where a model string and
+    a mapping of settings are two spellings of one seat."""
+    from .seats import SeatSettings
+
+    return len(parts) in (2, 3) and parts[0] == "seats" and (len(parts) == 2 or parts[2] not in SeatSettings.model_fields)
 
 
 def load_yaml(text: str) -> Any:

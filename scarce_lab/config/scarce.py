@@ -233,7 +233,7 @@ class ScarceConfig(ExperimentConfig):
             except ValueError as exc:
                 raise ValueError(f"model {self.model!r}: {exc}") from None
         neg = self.negotiator
-        if is_scripted(neg):
+        if is_scripted(neg) and not self.seats:  # with seats: each worker's negotiator (check_seats)
             policy, arg = scripted_policy(neg)
             field = "negotiator_model" if self.negotiator_model else "model"
             if policy not in SCRIPTED_NEGOTIATORS:
@@ -255,7 +255,7 @@ class ScarceConfig(ExperimentConfig):
         from .scarce_seats import check_membership, check_seats
 
         check_membership(self)
-        check_seats(self)
+        check_seats(self, supported_reasoning_efforts)
         effort = self.llm.reasoning_effort
         if effort is not None and not self.seats:  # with seats: checked per seat model (check_seats)
             for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):

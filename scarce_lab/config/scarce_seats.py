@@ -27,7 +27,7 @@ from its first subrun as every worker's do (they apply afresh each subrun).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,12 +112,22 @@ def _aliases(cfg: Any, worker: str) -> tuple[str, ...]:
 
 
 def _sent(s: SeatSettings) -> SeatSettings:
-    """A part's settings as sent: nothing but the model for a scripted policy."""
-    from ..llm.models import is_scripted
+    """A part's settings as sent: nothing but the model for a scripted policy; for a
+    provider's model, without the settings litellm drops for it
+    (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them unless
+    ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
+    from ..llm.models import is_scripted, via_provider
 
     if s.model is not None and is_scripted(s.model):
         return SeatSettings(model=s.model)
-    return s.model_copy(update={"memory": None})
+    out = s.model_copy(update={"memory": None})
+    if s.model is not None and via_provider(s.model):
+        from ..llm.params import ignored_settings
+
+        dropped = ignored_settings(s.model, {f: getattr(s, f) for f in GENERATION_FIELDS})
+        if dropped:
+            out = out.model_copy(update=dict.fromkeys(dropped))
+    return out
 
 
 def seat_plan(cfg: Any) -> dict[str, WorkerSeat]:
@@ -133,7 +143,7 @@ def seat_plan(cfg: Any) -> dict[str, WorkerSeat]:
     return out
 
 
-def check_seats(cfg: Any) -> None:
+def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | None]) -> None:
     """Refuse, before anything runs, a seat that would not play as written.
 
     Raises:
@@ -141,7 +151,8 @@ def check_seats(cfg: Any) -> None:
             key that sets ``memory``, a memory horizon that is not ``none|subrun|cross``,
             a scripted policy that is not one (negotiators: one of
             ``SCRIPTED_NEGOTIATORS``), a reasoning effort the seat's model does not
-            accept (:func:`~scarce_lab.config.scarce.supported_reasoning_efforts`), a
+            accept (``supported_efforts``: the config's
+            :func:`~scarce_lab.config.scarce.supported_reasoning_efforts`), a
             generation setting litellm would drop for the seat's model, or a key whose
             generation settings reach only scripted seats (nothing would be sent).
     """
@@ -149,7 +160,6 @@ def check_seats(cfg: Any) -> None:
     from ..envs.scarce import MEMORY_HORIZONS
     from ..llm.models import is_scripted, scripted_policy
     from ..llm.params import ignored_settings
-    from .scarce import supported_reasoning_efforts
 
     seats = cfg.seats
     if not seats:
@@ -184,13 +194,14 @@ def check_seats(cfg: Any) -> None:
                     except ValueError as exc:
                         raise ValueError(f"{where}: model {m!r}: {exc}") from None
                 continue
-            effort = s.reasoning_effort
+            effort = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part)).reasoning_effort
             if effort is not None:
-                levels = supported_reasoning_efforts(m)
+                levels = supported_efforts(m)
                 if levels is not None and effort not in levels:
                     raise ValueError(f"{where}: reasoning_effort {effort!r} is not accepted by {m!r} "
                                      f"(litellm lists {list(levels) or 'no effort levels'} for it)")
-            seat_set = {f: getattr(s, f) for f in GENERATION_FIELDS
+            raw = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part))  # as asked
+            seat_set = {f: getattr(raw, f) for f in GENERATION_FIELDS
                         if any(getattr(seats[k], f) is not None for k in _keys_of(seats, w, cfg, part))}
             dropped = ignored_settings(m, seat_set) if seat_set else {}
             if dropped and not cfg.llm.allow_ignored_settings:

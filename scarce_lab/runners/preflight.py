@@ -119,13 +119,17 @@ def _models(cfg: Any) -> list[tuple[str, str]]:
     neg = getattr(cfg, "negotiator_model", None)
     if neg:
         out.append(("negotiator_model", neg))
+    known = {m for _, m in out}
     seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats)
     if callable(seats):
-        known = {m for _, m in out}
         for agent, model in seats().items():
             if model not in known:
                 out.append((f"seats.{agent}", model))
                 known.add(model)
+    for key, seat in (getattr(cfg, "seats", None) or {}).items():  # config.seats: a model per seat key
+        if getattr(seat, "model", None) and seat.model not in known:
+            out.append((f"seats.{key}", seat.model))
+            known.add(seat.model)
     return out
 
 

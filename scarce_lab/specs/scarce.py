@@ -44,21 +44,18 @@ def render(events_: list[dict], max_chars: int) -> str:
 
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
-    worker and subrun (a model solver; each may take a second call), and per contention
-    per worker a declaration, public reasoning, ``private_rounds`` messages, a revision
-    (``mechanism=revisable``) and a ballot (a model negotiator). With ``seats`` only the
-    workers whose solver (negotiator) plays ``model`` count (every worker of the seat
-    plan, for every subrun: an upper bound where a worker joins or leaves)."""
-    if cfg.seats:
-        plan = cfg.seat_plan().values()
-        solvers = sum(1 for s in plan if s.solver.model == model)
-        negotiators = sum(1 for s in plan if s.negotiator.model == model)
-    else:
-        solvers = cfg.workers if model == cfg.model else 0
-        negotiators = cfg.workers if model == cfg.negotiator else 0
-    high = 2 * solvers * cfg.subruns * cfg.max_solver_steps
-    per = negotiators * (3 + cfg.private_rounds
-                         + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
+    worker and subrun it plays (for each worker whose solver is ``model``, by its seat;
+    each may take a second call), and per contention per worker whose negotiator is
+    ``model`` a declaration, public reasoning, ``private_rounds`` messages, a revision
+    (``mechanism=revisable``) and a ballot (an upper bound: a contention holds only
+    the workers that asked for a slot, and only those present in its subrun)."""
+    plan = cfg.seat_plan()
+    subruns_played = {w: len([k for k in range(cfg.subruns) if w in cfg.present(k)]) for w in plan}
+    high = 2 * cfg.max_solver_steps * sum(subruns_played[w] for w, s in plan.items() if s.solver.model == model)
+    negotiators = [w for w, s in plan.items() if s.negotiator.model == model]
+    most = max((sum(w in negotiators for w in cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    per = most * (3 + cfg.private_rounds
+                  + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0))
     return 0, high, per
 
 

@@ -195,14 +195,17 @@ def scarce_play(wd: ScarceWorld, subruns: int, log: list, seen: list) -> None:
             pass
 
 
-def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list) -> list[str]:
+def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list, joined: int = 0) -> list[str]:
     leaks = []
+    before = sorted({r.get("subrun") for r in view.get("history") or [] if r.get("subrun", 0) < joined})
+    if before:  # a newcomer remembers nothing of the subruns before it joined
+        leaks.append(f"public history of subrun(s) {before}, before {me} joined at {joined}")
     for other in SCARCE_WORKERS:
         if other == me:
             continue
         checks = {
             f"{other}'s budget": str(SCARCE_BUDGETS[other]) in text,
-            f"{other}'s balance": str(balances[other]) in text,
+            f"{other}'s balance": other in balances and str(balances[other]) in text,
             f"{other}'s deadline": str(SCARCE_DEADLINES[other]) in text,
             f"{other}'s files": f"{other}-private-file" in text,
             f"{other}'s notes": f"note of {other}" in text,
@@ -214,12 +217,15 @@ def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list)
     return leaks
 
 
-def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
+def scarce_trace(seed: int, memory: str = "subrun", **rules: Any) -> Trace:
     """Three subruns of the SCARCE world with canary budgets, deadlines, files, notes
     and private messages, played by :class:`LegalPolicy`. A canary that was never
     planted would prove nothing, so the trace fails when no private message was sent
-    or no note saved."""
-    wd = ScarceWorld(scarce_rules(memory, seed=seed))
+    or no note saved. ``rules`` go to :func:`scarce_rules` (e.g. ``worker_memory``,
+    ``joins``, ``leaves``: :func:`scarce_mixed_trace`); a newcomer's view that shows
+    public history from before it joined counts as a leak."""
+    wd = ScarceWorld(scarce_rules(memory, seed=seed, **rules))
+    joins = dict(wd.rules.joins)
     log: list = []
     seen: list = []
     scarce_play(wd, 3, log, seen)
@@ -232,7 +238,28 @@ def scarce_trace(seed: int, memory: str = "subrun") -> Trace:
         texts.append(text)
         own = view.get("own_budget") == balances[me] and (
             str(SCARCE_DEADLINES[me]) in text or any(x % 1 == SCARCE_DEADLINES[me] % 1 for x in _numbers(view)))
-        trace.observations.append(Observation(me, text, tuple(_scarce_leaks(me, view, text, balances, secrets)), own))
+        trace.observations.append(Observation(me, text, tuple(_scarce_leaks(me, view, text, balances, secrets,
+                                                                             joins.get(me, 0))), own))
     assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
     assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"
     return trace
+
+
+#: The mixed play's seats as the world sees them: w0 remembers across subruns, w1
+#: nothing, w2 (a newcomer from subrun 1) the run's ``subrun`` horizon -- under ``cross``
+#: for w2 too in :func:`scarce_newcomer_cross_trace`.
+MIXED_RULES: dict[str, Any] = {"worker_memory": {"w0": "cross", "w1": "none"}, "joins": {"w2": 1}}
+
+
+def scarce_mixed_trace(seed: int) -> Trace:
+    """:func:`scarce_trace` with per-worker memory horizons and a newcomer
+    (:data:`MIXED_RULES`): the determinism and privacy checks of :mod:`.core` hold for
+    it as for the uniform play."""
+    return scarce_trace(seed, "subrun", **MIXED_RULES)
+
+
+def scarce_newcomer_cross_trace(seed: int) -> Trace:
+    """A newcomer (w2, from subrun 1) and a leaver (w0, after subrun 1) under the
+    paper's ``cross`` memory: the newcomer must still see no history from before it
+    joined."""
+    return scarce_trace(seed, "cross", joins={"w2": 1}, leaves={"w0": 1})

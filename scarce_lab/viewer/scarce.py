@@ -191,6 +191,10 @@ def _scarce_event(e: dict, max_chars: int) -> str:
         return (f'<div class="sl-event">{time_tag(e)}subrun ends · balances '
                 f'{esc(bal)} · {esc(q.get("sink"))} holds '
                 f'{esc(q.get("sink_balance"))} · money conserved: {esc(q.get("conserved"))}</div>')
+    if kind in ("agent_joined", "agent_left"):
+        what = "joins the run (a newcomer: no memory of earlier subruns)" if kind == "agent_joined" \
+            else "leaves the run after this subrun"
+        return f'<div class="sl-event">{time_tag(e)}<b>{who}</b> {what}</div>'
     if kind == "tool_error":
         cls, badge = visibility_badge(e)
         return (f'<div class="sl-msg {cls}">{badge}{time_tag(e)}<b>{who}</b>: tool <code>{esc(q.get("tool"))}</code> '

@@ -66,6 +66,7 @@ from .paper_tables import (
     settings_table,
     wide_table,
 )
+from .tenure import PERIODS, TENURE_INTERVALS, TENURE_METRICS, TENURES, tenure_metrics, with_tenure
 
 #: The interval method of :func:`table`, as its saved convention states it.
 SUMMARY_INTERVALS = "95% CIs clustered by run (runs are the independent unit); conditions never pooled"
@@ -128,6 +129,7 @@ __all__ = [
     "relational_by_half", "relational_kind", "requested_duration_by_subrun", "rule_shares_by_stage", "run_settings",
     "setting_labels", "settings_table", "summary", "table", "tactic_shares", "task_outcomes", "urgency_bids",
     "NoTable", "nothing_to_show", "wide_table", "win_continuity", "win_rates", "winning_bid_by_stage", "with_ci_text", "with_settings",
+    "PERIODS", "TENURES", "TENURE_INTERVALS", "TENURE_METRICS", "tenure_metrics", "with_tenure",
 ]
 
 

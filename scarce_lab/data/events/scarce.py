@@ -394,22 +394,22 @@ class SubrunEnd(_Scarce):
 
 
 class AgentJoined(_Scarce):
-    """A worker joins the run: it plays from ``subrun`` (0-based) on, with no memory of
-    the subruns before. Names the seat, never its model (public)."""
+    """A worker joins the run: the event's ``agent`` plays from ``subrun`` (0-based) on,
+    with no memory of the subruns before. Names the seat and its ``role``, never its
+    model (public). SovSim's ``agent_joined`` has the same shape with its own time
+    (the event's ``round``)."""
 
     kind: Literal["agent_joined"] = "agent_joined"
     default_visibility: ClassVar[Visibility] = Visibility.public
-    agent: str
     role: Literal["worker"] = "worker"
 
 
 class AgentLeft(_Scarce):
-    """A worker leaves the run: ``subrun`` (0-based) was its last. Names the seat,
-    never its model (public)."""
+    """A worker leaves the run: for the event's ``agent``, ``subrun`` (0-based) was its
+    last. Names the seat and its ``role``, never its model (public)."""
 
     kind: Literal["agent_left"] = "agent_left"
     default_visibility: ClassVar[Visibility] = Visibility.public
-    agent: str
     role: Literal["worker"] = "worker"
 
 

@@ -32,7 +32,9 @@ from ..schema import is_scripted
 from . import label_conditions, settings_json
 
 #: Settings already in SCARCE's base condition (``<scheduler>_<mechanism>_mem-<memory>``).
-_BASE_KEYS = ("scheduler", "mechanism", "memory")
+#: Settings the ``base_condition`` label already names (with seats and joins/leaves:
+#: :func:`_membership_label`), never repeated by :func:`label_conditions`.
+_BASE_KEYS = ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")
 
 CONTENTION_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String,
@@ -155,7 +157,7 @@ def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
         if m.environment != "scarce":
             continue
         cfg = m.config
-        base = f"{cfg.get('scheduler')}_{cfg.get('mechanism')}_mem-{cfg.get('memory')}"
+        base = f"{cfg.get('scheduler')}_{cfg.get('mechanism')}_mem-{cfg.get('memory')}" + _membership_label(m)
         runs[m.run_id] = {"condition": m.condition, "base_condition": base,
                           "settings": settings_json(condition_settings(m)) if m.condition_settings else None,
                           "cfg": cfg, "models": m.models}
@@ -172,7 +174,36 @@ def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
     return runs, events
 
 
-def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
+def _membership_label(manifest) -> str:
+    """The readable part of a run's condition that names its seats and joins/leaves
+    (``,seats=[w0=gpt-4o, others=fifo],joins=[w3@1]``; ``""`` without them): part of
+    ``base_condition``, so two compositions never share a label (their settings differ
+    in ``seats`` too, so they are never pooled)."""
+    cfg, notes = manifest.config, manifest.notes or {}
+    out = ""
+    if cfg.get("seats"):
+        out += f",seats=[{notes.get('composition') or json.dumps(cfg['seats'], sort_keys=True)}]"
+    for k in ("joins", "leaves"):
+        if cfg.get(k):
+            out += f",{k}=[{' '.join(f'{w}@{n}' for w, n in sorted(cfg[k].items()))}]"
+    return out
+
+
+def _seat_models(rows: list[dict], runs: dict[str, dict]) -> list[dict]:
+    """Each row's ``model`` / ``solver_model`` from its worker's seat where the run
+    gives one (manifest ``models``: ``w0.negotiator``, ``w0.solver``), so a mixed run's
+    rows name each worker's own models."""
+    for r in rows:
+        models = runs[r["run_id"]]["models"]
+        w = r.get("worker")
+        if w is not None and f"{w}.negotiator" in models:
+            r["model"], r["solver_model"] = models[f"{w}.negotiator"], models[f"{w}.solver"]
+    return rows
+
+
+def _frame(rows: list[dict], schema: dict, runs: dict[str, dict] | None = None) -> pl.DataFrame:
+    if runs is not None:
+        rows = _seat_models(rows, runs)
     return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
 
 
@@ -250,7 +281,7 @@ def contentions_table(source) -> pl.DataFrame:
                 row["budget_initial"] = budget0.get((row["subrun"], w))
                 row["deadline_s"] = deadline.get((row["subrun"], w))
                 rows.append(row)
-    return label_conditions(_frame(rows, CONTENTION_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
+    return label_conditions(_frame(rows, CONTENTION_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
 
 
 def submissions_table(source) -> pl.DataFrame:
@@ -275,7 +306,7 @@ def submissions_table(source) -> pl.DataFrame:
                 "t_finish_s": e["t"], "deadline_s": p["deadline_s"],
                 "budget_initial": budget0.get((p["subrun"], e["agent"])), "budget_left": p.get("budget_left"),
             })
-    return label_conditions(_frame(rows, SUBMISSION_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "subrun", "worker"])
+    return label_conditions(_frame(rows, SUBMISSION_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "subrun", "worker"])
 
 
 def messages_table(source) -> pl.DataFrame:
@@ -332,4 +363,4 @@ def messages_table(source) -> pl.DataFrame:
                     "context": context, "position": c["pos"].get(w), "won": c["pos"].get(w) == 1,
                     "intended_tactics": json.dumps(sorted(c["meant"].get(w, ()))) if records_intent else None,
                 })
-    return label_conditions(_frame(rows, MESSAGE_SCHEMA), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
+    return label_conditions(_frame(rows, MESSAGE_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
