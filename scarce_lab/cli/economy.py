@@ -31,7 +31,10 @@ def _leaves():
 
     # economy.ablation is set from the run's `ablation` (the config refuses it inside
     # `economy`), so it is no option of its own: `--ablation` / `-a` is the one way.
-    return EconomyRunConfig, config_leaves(EconomyRunConfig, aliases=_ALIASES, exclude=("economy.ablation",),
+    # seats and the newcomer are set with -S (seats.<seat>=MODEL, newcomer.episode=K)
+    return EconomyRunConfig, config_leaves(EconomyRunConfig, aliases=_ALIASES,
+                                           exclude=("economy.ablation", "newcomer.episode", "newcomer.wealth",
+                                                    "newcomer.bid"),
                                            extra_choices={"ablation": ("all",)})
 
 

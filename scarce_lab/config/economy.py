@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..envs.economy.core import MAX_CREDITS, EconomyConfig
 from ..envs.economy.qa import CAPABILITIES
@@ -293,6 +300,13 @@ class EconomyRunConfig(ExperimentConfig):
                 if gone and not self.llm.allow_ignored_settings:
                     raise ValueError(f"seats: {gone} would not be sent to {model!r} (seat {agent}): litellm drops it "
                                      "for that model; leave it unset, or set llm.allow_ignored_settings=true")
+
+    def seat_models(self) -> dict[str, str]:
+        """Seat -> model for every seat of a run with seats (founder ids, ``newcomer``,
+        ``*``); empty without seats (the config's ``model`` is every seat)."""
+        if self.seats is None:
+            return {}
+        return {seat: s.model or self.model for seat, s in self.resolved_seats().items()}
 
     def llm_models(self) -> list[str]:
         """Every seat's model that calls the client (``scripted/`` ones left out), the

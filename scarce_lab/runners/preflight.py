@@ -120,7 +120,7 @@ def _models(cfg: Any) -> list[tuple[str, str]]:
     if neg:
         out.append(("negotiator_model", neg))
     known = {m for _, m in out}
-    seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats)
+    seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats: SovSim, Economy)
     if callable(seats):
         for agent, model in seats().items():
             if model not in known:

@@ -45,17 +45,29 @@ def render(events_: list[dict], max_chars: int) -> str:
 
 def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, 0)``: agents x steps x episodes (training and evaluation), an upper
-    bound on a model policy's calls."""
-    return 0, cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1), 0
+    bound on a model policy's calls.
+
+    With seats, per seat model: 0 when no seat runs ``model``; else one act per step of
+    every episode (its lineage may win every step: steps x episodes) plus one prompt
+    rewrite per birth in training (at most ``economy.max_agents`` births per episode), a
+    bound for that model alone."""
+    if cfg.seats is None:
+        return 0, cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1), 0
+    if model not in cfg.seat_models().values():
+        return 0, 0, 0
+    steps = (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1)
+    return 0, steps + cfg.episodes * cfg.economy.max_agents, 0
 
 
 def check_policy(cfg: EconomyRunConfig, model: str) -> None:
     """A ``scripted/`` policy the task does not have (or any policy Blocks World cannot
-    play) raises ``ValueError`` naming those it has."""
+    play) raises ``ValueError`` naming those it has; ``model`` is checked as a seat of
+    ``cfg`` (the config's own ``model`` or a seat's)."""
     if is_scripted(model) or cfg.task_name == "blocksworld":
+        from ..config.seats import SeatSettings
         from ..runners.economy import make_policy
 
-        make_policy(cfg)
+        make_policy(cfg, seat=None if model == cfg.model else SeatSettings(model=model))
 
 
 def config_v1(m: Any, params: dict) -> EconomyRunConfig:

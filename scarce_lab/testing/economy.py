@@ -50,3 +50,43 @@ def economy_trace(seed: int) -> Trace:
                             lambda r: (1 + r.randrange(3), 1 + r.randrange(3)))
         trace.outcomes.append([e, res.solved, res.steps, res.winners, economy.ledger.balances()])
     return trace
+
+
+def economy_seats_trace(seed: int) -> Trace:
+    """A run with mixed seats and a newcomer, played by the real runner: the compute
+    founder (and its offspring) on one model, the answer founder and the newcomer
+    (joining at episode 2) on another, every other seat a scripted policy; both models answer from a script
+    (:class:`~scarce_lab.llm.mock.MockModel`: no network). Every prompt sent is an
+    observation of the agent it was sent for (a prompt rewrite, which names no agent, is
+    ``rewrite``); a leak is any seat's model string, or the canary bids (every founder
+    bids 7001, the newcomer 7002), in a prompt: an agent's prompt is its own genome and
+    the task's notes (EoM sec. 3.2). Outcomes: every event's kind, agent and payload."""
+    import tempfile
+    from pathlib import Path
+
+    from ..config.economy import EconomyRunConfig
+    from ..llm.mock import MockModel
+    from ..runners.economy import run_economy
+
+    cfg = EconomyRunConfig(
+        task="arithmetic", model="scripted/partial", agents=4, episodes=5, eval_episodes=1, seed=seed,
+        founder_bid_min=7001, founder_bid_max=7001, economy={"explore_interval": 1, "reproduce_threshold": 45},
+        seats={"compute": {"model": "openai/gpt-4o-mini", "temperature": 0.3}, "answer": "hosted_vllm/seat-canary",
+               "newcomer": "hosted_vllm/seat-canary"},
+        newcomer={"episode": 2, "bid": 7002})
+    client = MockModel(['{"note": "result = 7", "answer": "7"}'])
+    models = sorted(set(cfg.seat_models().values()))
+    canaries = [*models, *(m.rsplit("/", 1)[-1] for m in models), "7001", "7002"]
+    trace = Trace()
+    with tempfile.TemporaryDirectory(prefix="scarce_lab_conformance_") as tmp:
+        run_dir = run_economy(cfg, Path(tmp), client=client)
+        for line in (run_dir / "llm_calls.jsonl").read_text(encoding="utf-8").splitlines():
+            call = json.loads(line)
+            text = json.dumps(call["messages"])
+            leaks = tuple(c for c in canaries if c in text)
+            trace.observations.append(Observation(call.get("agent") or "rewrite", text, leaks))
+        for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines():
+            e = json.loads(line)
+            if e["kind"] != "round_committed":
+                trace.outcomes.append([e["kind"], e.get("agent"), e["payload"]])
+    return trace

@@ -44,7 +44,7 @@ def test_bare_model_means_every_seat():
     ({"newcomer": "scripted/partial"}, "no seat 'newcomer'"),  # no newcomer in this run
     ({"a0": {"model": "scripted/partial", "temperature": 0.3}}, "would not reach the scripted policy"),
     ({"a0": {"memory": "none"}}, "no memory horizon"),
-    ({"a0": "openai/gpt 4o"}, "whitespace"),
+    ({"a0": "openai/gpt-4o,x"}, "whitespace"),
 ])
 def test_bad_seats_fail_naming_the_key(seats, message):
     with pytest.raises(ValueError, match=message):

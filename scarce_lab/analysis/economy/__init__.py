@@ -28,7 +28,6 @@ from ...data.tables.economy import (
 )
 from ..result import Result
 from .compare import dynamics_table, format_dynamics
-from .tenure import tenure_per_run, tenure_table, tenure_wealth_curve
 from .metrics import (
     CI_METHOD,
     CONDITION_LABELS,
@@ -52,6 +51,7 @@ from .metrics import (
     wealth_gini,
 )
 from .metrics import _full_economy as full_economy
+from .tenure import tenure_per_run, tenure_table, tenure_wealth_curve
 
 
 def load(data: Any) -> Any:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from ...undefined import or_none
 from ..pooling import check_no_pooling
 from ..stats import bounded_mean_ci, mean_ci_cells, proportion_ci
-from ...undefined import or_none
 
 GROUP = ["task", "condition"]
 TENURES = ("newcomer", "incumbent")
