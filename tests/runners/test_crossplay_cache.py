@@ -41,3 +41,28 @@ def test_second_composition_hits_the_cache_for_the_shared_first_round(tmp_path):
         assert (twin["messages_hash"], twin["params"], twin["raw_response"]) == (
             h["messages_hash"], h["params"], h["raw_response"])
     assert sent == len(a) + len(b) - len(hits)  # hits never reached the server
+
+
+def test_a_request_answered_while_another_waited_for_a_slot_is_a_cache_hit(tmp_path):
+    """Games of a sweep ask at once: with one slot, the second of two identical requests
+    finds the first's answer when its turn comes, and is not sent."""
+    import asyncio
+
+    from scarce_lab.llm import LLMClient, LLMSettings
+
+    msgs = [{"role": "user", "content": "same prefix"}]
+    with FakeOpenAIServer(latency_s=0.2) as srv:
+        client = LLMClient(LLMSettings(api_base=srv.url, cache_dir=tmp_path, max_concurrency=1, max_retries=0))
+
+        async def both():
+            return await asyncio.gather(client.acomplete("openai/fake", msgs, seed=5),
+                                        client.acomplete("openai/fake", msgs, seed=5),
+                                        client.acomplete("openai/fake", msgs, seed=6))
+
+        a, b, c = asyncio.run(both())
+        sent = srv.stats()["requests"]
+    assert sent == 2  # seed 5 once, seed 6 once
+    assert sorted([a.record.cache_hit, b.record.cache_hit]) == [False, True]
+    assert a.text == b.text and not c.record.cache_hit
+    hit = a if a.record.cache_hit else b
+    assert hit.record.cost_usd == 0.0 and hit.record.outcome == "ok"
