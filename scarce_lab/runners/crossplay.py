@@ -321,6 +321,7 @@ def format_plan(plan: CrossPlayPlan, preview: Any | None = None) -> str:
                 calls += f" + {m.per_unit} {m.unit}"
             lines.append(f"  model calls, {m.model}: {calls}")
     if preview is not None and preview.models:
-        lines.append("  cached calls are reused: a seat with the same model and seed sends the same first prompts "
-                     "in every composition (response cache keyed on model, messages and parameters with the seed)")
+        lines.append("  repeated prefixes are answered from the response cache (keyed on model, messages and parameters "
+                     "with the seed): a seat that plays the same model with the same seed asks the same questions in "
+                     "every composition until it sees another seat's move; the counts above include those calls")
     return "\n".join(lines)
