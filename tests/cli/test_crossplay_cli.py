@@ -87,3 +87,27 @@ def test_sl_crossplay_plans_configs_for_sl_run(tmp_path, monkeypatch):
     sl.run(plan.configs[0], out=tmp_path)
     (m,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/manifest.json")]
     assert m["models"]["a3"] == "scripted/greedy"
+
+
+def test_the_generic_run_command_of_a_registered_environment_takes_the_grid(tmp_path):
+    """A fourth environment's generated ``run`` command has the options; one whose spec
+    names no seats, or whose config holds none, is refused before anything runs."""
+    import dataclasses
+
+    from scarce_lab import environments
+    from scarce_lab.cli.environment import add_all, remove_commands
+    from tests.toy_env.spec import SPEC
+
+    for spec, match in ((SPEC, "'toy' names no seats"),
+                        (dataclasses.replace(SPEC, seat_keys=lambda c: {"a0": (), "a1": ()}),
+                         "ToyConfig has no 'seats' setting")):
+        environments.register(spec)
+        add_all()
+        try:
+            assert "--population" in _run("toy", "--help").output
+            res = _run("toy", "--population", "scripted/counter", "-o", str(tmp_path))
+            assert res.exit_code == 2 and match in " ".join(res.output.split()), res.output
+        finally:
+            remove_commands("toy")
+            environments.unregister("toy")
+    assert not list(tmp_path.iterdir())
