@@ -24,10 +24,10 @@ if [[ $what == embedded || $what == all ]]; then
   E="-c kcpr -n 1 --seed 0 -S game.rounds=6 --concurrency 1 --timeout 3600 --no-progress --out data/crossplay/sovsim/embedded"
   $LAB run sovsim --population embedded/smollm2 --background scripted/greedy,scripted/sustainable --focal-seats king $E
   $LAB run sovsim --population scripted/greedy,scripted/sustainable --background embedded/smollm2 --focal-seats king $E
-  # SCARCE, 3 workers, one private round: an embedded negotiator at w0 over strategic negotiators
+  # SCARCE, 3 workers, one private round: an embedded negotiator at w0 over strategic / fifo negotiators
   export SCARCE_LAB_CACHE_DIR="${TMPDIR:-/tmp}/crossplay_cache_scarce"
   $LAB run scarce --workers 3 --model scripted/skilled:0.5 --negotiator-model scripted/fifo --deadline-min 15 \
       --output-limit 100 --subruns 1 --private-rounds 1 --population embedded/smollm2 \
-      --background scripted/strategic --seat-part negotiator --focal-seats 1 --seed 0 \
+      --background scripted/strategic,scripted/fifo --seat-part negotiator --focal-seats 1 --seed 0 \
       --out data/crossplay/scarce/embedded
 fi
