@@ -43,7 +43,7 @@ def _leaves():
 
 
 def run_sovsim(**kwargs) -> None:
-    """Play SovSim games (all agents driven by one model) and record them under OUT.
+    """Play SovSim games (one model for every agent, or one per seat with --seat) and record them under OUT.
 
     One game per model x condition x simulation; by default all four conditions on the
     embedded model. Every setting of the SovSim config is an option (or -S key=value).

@@ -152,9 +152,13 @@ def _legalize(obs: Observation, d: Decided) -> tuple[int, Decided]:
 
 
 def _make_client(cfg: SovSimConfig) -> Any:
+    """The model client of a game or a sweep, without a reasoning effort of its own:
+    every agent sends its seat's (:func:`make_agents`), so a sweep's client, built from
+    its first model-driven config, never lends that config's effort to another's seats
+    that set none."""
     from ..llm import make_client
 
-    return make_client(cfg.llm)
+    return make_client(cfg.llm.model_copy(update={"reasoning_effort": None}))
 
 
 def _game_model(cfg: SovSimConfig) -> str:
@@ -211,8 +215,8 @@ async def arun_game(
             round (see :func:`scarce_lab.runtime.open_run`).
         on_round: called after each committed round with ``(cfg, round)`` (progress;
             an exception raised here fails the run, which tests use to simulate a kill).
-        agents: override the agents (agent id -> agent); default one per agent id
-            from ``cfg.model``.
+        agents: override the agents (agent id -> agent, the newcomer's included);
+            default :func:`make_agents` (one per seat, from ``cfg.seats`` and ``cfg.model``).
 
     Returns:
         :class:`GameResult`; ``status="skipped"`` if the run was already complete.

@@ -127,6 +127,7 @@ def run_sweep_processes(
     model_driven = [c for c in configs if any(needs_client(m) for m in c.seat_models().values())]
     if settings is None:
         settings = make_client(model_driven[0].llm).settings if model_driven else LLMSettings()
+        settings = settings.model_copy(update={"reasoning_effort": None})  # each agent sends its seat's
     if processes < 1 or concurrency < 1:
         raise ValueError(f"processes={processes} and concurrency={concurrency} must be at least 1")
     processes = max(1, min(processes, concurrency, len(configs)))

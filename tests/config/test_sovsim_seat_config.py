@@ -92,3 +92,10 @@ def test_dash_s_and_files_spell_seats_the_same(tmp_path):
     assert build_config(SovSimConfig, file=f) == by_s
     with pytest.raises(ConfigError, match="kign"):
         build_config(SovSimConfig, overrides=["condition=kcpr", "seats.kign=openai/gpt-4o"])
+
+
+def test_the_dollar_cap_covers_every_seat_model():
+    SovSimConfig(condition="kcpr", model="openai/gpt-4o-mini", llm={"max_cost_usd": 1})  # priced: accepted
+    with pytest.raises(ValueError, match="openai/no-such-model-x"):
+        SovSimConfig(condition="kcpr", model="openai/gpt-4o-mini", llm={"max_cost_usd": 1},
+                     seats={"king": "openai/no-such-model-x"})

@@ -173,3 +173,38 @@ def test_sl_run_takes_seats_and_a_newcomer_and_preflight_checks_every_seat(tmp_p
         sl.run(SovSimConfig(condition="kcpr", model="scripted/sustainable", seats={"king": "scripted/nosuch"}),
                out=tmp_path / "bad")
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+
+
+def test_no_agent_can_see_another_seats_model_in_the_events(tmp_path):
+    """What an agent may see of a run (public events and its own private ones) never
+    names another seat's model; the manifest and call records are the researcher's."""
+    cfg = SovSimConfig(condition="kcpr_m", model="scripted/sustainable", seats={"king": "scripted/greedy_leader",
+                       "newcomer": "scripted/fixed:6"}, newcomer={"round": 2}, game={"rounds": 3})
+    run_sweep([cfg], tmp_path, progress=False)
+    ev = events(tmp_path / cfg.run_id)
+    models = cfg.seat_models()
+    checked = 0
+    for agent, own in models.items():
+        seen = [e for e in ev if e["visibility"] == "public" or agent in (e.get("visible_to") or [])]
+        text = json.dumps(seen)
+        for other, m in models.items():
+            if m != own:
+                assert m not in text, f"{agent} can see {other}'s model {m}"
+                checked += 1
+    assert checked >= 8
+    # the positive control: the king's own private decision does name its policy
+    assert any("scripted/greedy_leader" in json.dumps(e) for e in ev if e.get("visible_to") == ["a3"])
+
+
+def test_a_sweeps_client_lends_no_reasoning_effort_to_another_config(tmp_path, monkeypatch):
+    """The sweep's client is built from its first model-driven config: a later config
+    without a reasoning effort must send none (not the first config's)."""
+    fake = FakeLLM(*[lambda kw: response('{"reasoning": "r", "extraction": 3}')] * 20).install(monkeypatch)
+    first = SovSimConfig(condition="kcpr", model="openai/o3-mini", llm={"reasoning_effort": "high", "cache": False},
+                         game={"rounds": 1})
+    second = SovSimConfig(condition="kcpr", model="openai/o3-mini", llm={"cache": False}, game={"rounds": 1},
+                          simulation=1)
+    res = run_sweep([first, second], tmp_path, progress=False, concurrency=1)
+    assert [r.status for r in res] == ["complete", "complete"]
+    efforts = sorted(str(kw.get("reasoning_effort")) for kw in fake.requests)
+    assert efforts == ["None"] * 4 + ["high"] * 4
