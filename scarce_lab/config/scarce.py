@@ -25,7 +25,7 @@ import json
 import random
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator, model_serializer, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..agents.scarce import SCRIPTED_NEGOTIATORS, parse_skill
 from ..envs.scarce import (
@@ -171,17 +171,15 @@ class ScarceConfig(ExperimentConfig):
         "a model solver that repeats the same failing action this many times in a row ends its subrun "
         "as 'stuck' (scripted solvers: not applied)"))
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
-    seats: dict[str, SeatSettings] = Field(default_factory=dict, description=(
+    # seats, joins and leaves are written to the config (manifest) only when set
+    # (exclude_if), so runs without them keep their manifests and run ids
+    seats: dict[str, SeatSettings] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
         "per-worker models and settings: keys w0.., newcomer, '*', each optionally .solver/.negotiator; "
         "values a model or {model, temperature, max_tokens, reasoning_effort, memory} (config/scarce_seats.py)"))
-    joins: dict[str, int] = Field(default_factory=dict, description=(
+    joins: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
         "workers that join at a subrun (0-based, as events count subruns): {w5: 1} plays from the second subrun"))
-    leaves: dict[str, int] = Field(default_factory=dict, description=(
+    leaves: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
         "workers that leave after a subrun (0-based): {w1: 0} plays only the first subrun"))
-
-    #: Settings written to the config (manifest) only when set, so runs without them
-    #: keep their manifests and run ids.
-    OMIT_WHEN_EMPTY: ClassVar[tuple[str, ...]] = ("seats", "joins", "leaves")
 
     @field_validator("seats", mode="before")
     @classmethod
@@ -192,18 +190,6 @@ class ScarceConfig(ExperimentConfig):
         from .seats import parse_seats
 
         return parse_seats(normalize_seats(v))
-
-    @model_serializer(mode="wrap")
-    def _omit_empty(self, handler):
-        data = handler(self)
-        if isinstance(data, dict):
-            for k in self.OMIT_WHEN_EMPTY:
-                if k in data and not data[k]:
-                    del data[k]
-            if data.get("seats"):
-                data["seats"] = {k: {f: v for f, v in s.items() if v is not None} if isinstance(s, dict) else s
-                                 for k, s in data["seats"].items()}
-        return data
 
     @field_validator("worker_budgets")
     @classmethod
@@ -297,6 +283,18 @@ class ScarceConfig(ExperimentConfig):
         else:
             models = [self.model, self.negotiator]
         return list(dict.fromkeys(m for m in models if not is_scripted(m)))
+
+    def resolved_seats(self) -> dict[str, SeatSettings]:
+        """``<worker>.<part>`` -> that part's settings as sent (:meth:`seat_plan`); ``{}``
+        without seats (the dry run reads each seat's ``max_tokens`` from it)."""
+        if not self.seats:
+            return {}
+        return {f"{w}.{p}": getattr(s, p) for w, s in self.seat_plan().items() for p in ("solver", "negotiator")}
+
+    def seat_models(self) -> dict[str, str]:
+        """``<worker>.<part>`` -> model string of every seat (the preflight checks each,
+        :func:`scarce_lab.runners.preflight.check_configs`); ``{}`` without seats."""
+        return {k: s.model for k, s in self.resolved_seats().items()}
 
     def seat_plan(self):
         """Worker -> :class:`~.scarce_seats.WorkerSeat`: each worker's solver and

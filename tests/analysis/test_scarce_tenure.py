@@ -73,6 +73,7 @@ def test_two_compositions_are_never_pooled(joined, tmp_path):
     _runs(tmp_path, seeds=[0], joins={"w2": 1}, seats={"w0": "scripted/fifo"})
     both = sl.scarce.load([joined, tmp_path])
     assert both.submissions["condition"].n_unique() == 2  # labelled apart
+    assert sorted(set(both.settings["negotiator"])) == ["mixed", "scripted/random"]  # the seat run's negotiators differ
     fifo = both.submissions.filter(pl.col("model") == "scripted/fifo")
     assert set(fifo["worker"]) == {"w0"}  # each row names its worker's own model
     with pytest.raises(PoolingError, match="seats"):

@@ -173,3 +173,20 @@ def test_sl_run_plays_a_mixed_population_with_a_newcomer(tmp_path):
     assert m.status == "complete" and m.models["w2.solver"] == "scripted/fifo"
     assert m.models["w0.solver"] == "scripted/random" and m.models["w0.negotiator"] == "scripted/strategic"
     assert [e["agent"] for e in of(events(run_dir), "agent_joined")] == ["w2"]
+
+
+def test_one_worker_remembers_across_subruns_the_other_nothing(tmp_path):
+    cfg = ScarceConfig(workers=2, subruns=2, model="scripted/fifo", negotiator_model="fake/model", private_rounds=0,
+                       seed=2, seats={"w0": {"memory": "cross"}, "w1": {"memory": "none"}})
+    r = run(cfg, tmp_path, client=FakeClient())
+    calls = [json.loads(x) for x in (r / "llm_calls.jsonl").read_text().splitlines()]
+    first_of_subrun1 = min(e["round"] for e in of(events(r), "contention_start") if e["payload"]["subrun"] == 1)
+
+    def prompts(agent):
+        return ["\n".join(m["content"] for m in c["messages"]) for c in calls
+                if c["agent"] == agent and c["round"] == first_of_subrun1]
+
+    assert prompts("w0") and prompts("w1")
+    assert all("Past contentions" in p for p in prompts("w0"))  # cross: subrun 0's contentions shown
+    assert not any("Past contentions" in p for p in prompts("w1"))  # none
+    assert read_manifest(r).notes["seats"]["w1"]["memory"] == "none"

@@ -152,13 +152,24 @@ RUN_SETTINGS_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+def _run_negotiator(row: dict, cfg: dict) -> str | None:
+    """The run's negotiator model: ``negotiator_model`` or else ``model``; with seats
+    (``config.seats``), the manifest's ``models["negotiator"]`` (one model every worker's
+    negotiator shares, or ``mixed``)."""
+    if cfg.get("seats"):
+        models = json.loads(row.get("models") or "{}") if isinstance(row.get("models"), str) else (row.get("models") or {})
+        return models.get("negotiator") or "mixed"
+    return cfg.get("negotiator_model") or cfg.get("model")
+
+
 def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per SCARCE run with the settings the experiments split by
     (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
     ``runs`` frame of :func:`~scarce_lab.data.loaders.load_dataset`).
     ``reasoning_effort`` is ``llm.reasoning_effort`` (``reasoning_effort`` in
     version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
-    negotiator model (``negotiator_model`` or else ``model``)."""
+    negotiator model (``negotiator_model`` or else ``model``; ``mixed`` for a run whose
+    seats give workers different negotiators)."""
     if isinstance(runs, pl.LazyFrame):
         runs = runs.collect()
     _need(runs, ("run_id", "seed", "config"), "runs")
@@ -172,7 +183,7 @@ def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
             "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),
             "reasoning_effort": (c.get("llm") or {}).get("reasoning_effort") or c.get("reasoning_effort") or "default",
             "rich_worker_budget": c.get("rich_worker_budget"), "mixed_deadlines": bool(c.get("mixed_deadlines")),
-            "negotiator": c.get("negotiator_model") or c.get("model"),
+            "negotiator": _run_negotiator(r, c),
         })
     return pl.DataFrame(rows, schema=RUN_SETTINGS_SCHEMA, orient="row")
 
