@@ -17,6 +17,12 @@ rent_sink, total: the ledger sum, always 0).
 Seeds: founders ``{seed}:founders``; instance of training episode e ``{seed}:train:e``;
 evaluation instance i ``{seed}:eval:i``; auction tie-breaks ``{seed}:auction:phase:e``;
 evolution ``{seed}:evo:e``.
+
+Seats and the newcomer (per-seat agent layers, who runs what, the join) are in
+:mod:`.economy_seats`.
+
+Size: one run's flow read top to bottom (policy, task instances, founders, the episode
+loop, evolution, the records of each step); the seats' logic lives in its own module.
 """
 
 from __future__ import annotations
@@ -35,6 +41,15 @@ from scarce_lab.envs.economy.qa import QAItem, QATask
 from scarce_lab.runtime import open_run, record_calls_of
 
 from .calltap import CallTap
+from .economy_seats import (
+    SeatedPolicy,
+    join_newcomer,
+    layer_of,
+    make_seated_policy,
+    seat_generation,
+    seat_manifest,
+    seated_founders,
+)
 
 __all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
@@ -85,10 +100,9 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     ``llm_kwargs``: the policy's ``max_tokens`` (and ``program_tokens``) plus litellm
     kwargs for every call (``mock_response`` in tests).
 
-    ``seat`` (a resolved :class:`~scarce_lab.config.seats.SeatSettings`): the agent layer
-    of one seat instead: its ``model``, and its ``temperature`` / ``reasoning_effort``
-    bound to the model (sent with every call) and ``max_tokens`` as the policy's answer
-    tokens (:mod:`scarce_lab.runners.economy_seats`).
+    ``seat`` (resolved :class:`~scarce_lab.config.seats.SeatSettings`): one seat's layer:
+    its model, its temperature / reasoning effort sent with every call, its
+    ``max_tokens`` as the policy's answer tokens (:mod:`.economy_seats`).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
@@ -105,14 +119,7 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.rules import rule_policies
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
-    name, generation = cfg.model, None
-    if seat is not None:
-        from scarce_lab.llm.model import Generation
-
-        name = seat.model or cfg.model
-        generation = Generation(temperature=seat.temperature, reasoning_effort=seat.reasoning_effort)
-        if seat.max_tokens is not None:
-            settings["max_tokens"] = seat.max_tokens
+    name, generation = seat_generation(cfg, seat, settings)
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
             raise ValueError(f"model {name!r}: Blocks World runs rule agents; use --model scripted/random-rules")
@@ -208,22 +215,14 @@ def run_id_for(cfg: EconomyRunConfig) -> str:
 
 
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
-    """The run manifest (condition derived from the config). With seats or a newcomer,
-    ``models`` also maps every seat to its model and ``notes['seats']`` holds the
-    composition and each seat's settings as sent
-    (:func:`scarce_lab.runners.economy_seats.seat_manifest`)."""
-    models: dict[str, str] = {"agents": cfg.model}
-    notes: dict = {"economy": cfg.economy_config().model_dump()}
-    if cfg.seats is not None or cfg.newcomer is not None:
-        from .economy_seats import seat_manifest
-
-        seat_models, notes["seats"] = seat_manifest(cfg)
-        models.update(seat_models)
+    """The run manifest (condition derived from the config; every seat's model and
+    settings with seats: :func:`.economy_seats.seat_manifest`)."""
+    models, notes = seat_manifest(cfg)
     return RunManifest(
         run_id=run_id, environment="economy", condition=cfg.condition_label(),
         condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"),
-        models=models, seed=cfg.seed, package_version=package_version(),
-        notes=notes,
+        models={"agents": cfg.model, **models}, seed=cfg.seed, package_version=package_version(),
+        notes={"economy": cfg.economy_config().model_dump(), **notes},
     )
 
 
@@ -272,10 +271,9 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
         tap.add(calls)
 
     policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    if cfg.seats is not None or cfg.newcomer is not None:
-        from .economy_seats import make_seated_policy
-
-        policy = make_seated_policy(cfg, policy, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
+    if cfg.seats is not None or cfg.newcomer is not None:  # one agent layer per seat
+        policy = make_seated_policy(cfg, policy, make_policy, client=client, record_calls=record_calls,
+                                    llm_kwargs=llm_kwargs)
     handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
     if handle.skipped:
         return handle.run_dir
@@ -293,11 +291,8 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
 
 def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
-    from .economy_seats import SeatedPolicy, seated_founders
-
     if isinstance(policy, SeatedPolicy):
-        seated_founders(cfg, economy, rec, policy, genome_payload)
-        return economy
+        return seated_founders(cfg, economy, rec, policy, genome_payload)
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
@@ -376,12 +371,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     tasks.load_state(state["tasks"])
     baseline = cfg.baseline != "none"
     order = state["order"]
-    from .economy_seats import SeatedPolicy
-
-    seated = policy if isinstance(policy, SeatedPolicy) else None
-
-    def of(a):  # the agent layer of agent record ``a`` (its seat's, in a run with seats)
-        return policy if seated is None else seated.of(a.seat)
+    of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
 
     def trigger(a, obs):
         return of(a).trigger(a.genome, obs)
@@ -393,12 +383,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         if phase == "eval" and state["eval_balances"] is None:
             state["eval_balances"] = economy.ledger.balances()
         training = phase == "train" and not baseline
-        for p in ([policy] if seated is None else seated.distinct()):
+        for p in layers:
             if hasattr(p, "episode"):
                 p.episode = rnd
         if cfg.newcomer is not None and phase == "train" and e == cfg.newcomer.episode and not state.get("joined"):
-            from .economy_seats import join_newcomer
-
             state["joined"] = join_newcomer(cfg, economy, rec, seated, genome_payload, rnd)
         env, info = tasks.make(phase, e)
         if cfg.detail == "steps":
@@ -441,14 +429,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
-    from .economy_seats import SeatedPolicy
-
-    seated = policy if isinstance(policy, SeatedPolicy) else None
-    if seated is not None:  # offspring inherit their parent's seat; exploration newcomers run '*'
-        policy = seated.of(None)
+    of, _, seated = layer_of(policy)  # offspring inherit their parent's seat; exploration newcomers run '*'
+    policy = policy if seated is None else seated.of(None)
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
-                              repair=getattr(policy, "repair", None),
-                              ops_for=None if seated is None else seated.ops_for)
+                              repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
     if end.rent:
         rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
                          total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
@@ -460,8 +444,7 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
         b = dict(b)
         agent = b.pop("agent")
         a = economy.agents[agent]
-        writer = policy if seated is None else seated.of(a.seat)
-        rec.emit(ev.Birth(**b, genome=genome_payload(writer.genome_json(a.genome))), round=rnd, phase="train",
+        rec.emit(ev.Birth(**b, genome=genome_payload(of(a).genome_json(a.genome))), round=rnd, phase="train",
                  agent=agent)
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from scarce_lab.config.economy import NEWCOMER_SEAT, POLICY_MAX_TOKENS, EconomyRunConfig
 from scarce_lab.config.seats import SeatSettings
 from scarce_lab.data.events import economy as ev
+from scarce_lab.envs.economy.qa import CAPABILITIES
 
 #: The seat of agents of no founder's lineage (exploration newcomers).
 ANY_SEAT = "*"
@@ -82,11 +83,34 @@ def seat_max_tokens(llm_kwargs: dict | None) -> int:
     return int((llm_kwargs or {}).get("max_tokens", POLICY_MAX_TOKENS))
 
 
-def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, *, client=None, record_calls=lambda calls: None,
-                       llm_kwargs: dict | None = None) -> SeatedPolicy:
+def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
+    """``(of, layers, seated)`` of a runner's agent layer: ``of(record)`` is the layer that
+    decides for an agent record (its seat's in a run with seats), ``layers`` each layer
+    once, ``seated`` the :class:`SeatedPolicy` or ``None`` (a run without seats)."""
+    if isinstance(policy, SeatedPolicy):
+        return (lambda a: policy.of(a.seat)), policy.distinct(), policy
+    return (lambda a: policy), [policy], None
+
+
+def seat_generation(cfg: EconomyRunConfig, seat: SeatSettings | None, settings: dict) -> tuple[str, Any]:
+    """``(model name, Generation or None)`` for the agent layer of ``seat`` (``None``: the
+    config's model, generation left to the client, as in a run without seats); sets the
+    seat's ``max_tokens`` into the policy ``settings``."""
+    if seat is None:
+        return cfg.model, None
+    from scarce_lab.llm.model import Generation
+
+    if seat.max_tokens is not None:
+        settings["max_tokens"] = seat.max_tokens
+    return seat.model or cfg.model, Generation(temperature=seat.temperature, reasoning_effort=seat.reasoning_effort)
+
+
+def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, *, client=None,
+                       record_calls=lambda calls: None, llm_kwargs: dict | None = None) -> SeatedPolicy:
     """The :class:`SeatedPolicy` of ``cfg`` (a run with seats or a newcomer): a seat whose
     settings are the config's default uses ``default_policy``; any other gets its own
-    (one per distinct settings), over one shared client.
+    (one per distinct settings, from ``make_policy(cfg, ..., seat=settings)``: the
+    runner's :func:`~scarce_lab.runners.economy.make_policy`), over one shared client.
 
     Raises:
         ValueError: ``llm_kwargs`` sets ``max_tokens`` other than the seats' recorded
@@ -94,8 +118,6 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, *, client=Non
             model cannot play the task (from :func:`~scarce_lab.runners.economy.make_policy`).
     """
     from scarce_lab.llm import make_client
-
-    from .economy import make_policy
 
     if seat_max_tokens(llm_kwargs) != POLICY_MAX_TOKENS:
         raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs)} with seats: set the answer tokens "
@@ -133,9 +155,9 @@ def _bare_default(cfg: EconomyRunConfig, default: SeatSettings) -> SeatSettings:
     return _bare(default)
 
 
-def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, genome_payload) -> None:
-    """Add the founders of a run with seats (see the module docstring) and record their
-    births.
+def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, genome_payload):
+    """Add the founders of a run with seats (see the module docstring) to ``economy``,
+    record their births, and return ``economy``.
 
     Raises:
         RuntimeError: a founder's role is not the one its seat key was checked against
@@ -160,6 +182,7 @@ def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, g
             raise RuntimeError(f"founder {i} got id {a.agent_id!r}, not {agent!r}")
         rec.emit(ev.Birth(origin="founder", parent=None, bid=bid, endowment=tr.amount, funder=tr.src, episode=0,
                           genome=genome_payload(p.genome_json(genome))), round=0, phase="train", agent=agent)
+    return economy
 
 
 def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, genome_payload, rnd: int) -> str:
@@ -167,12 +190,19 @@ def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, gen
     (:class:`~scarce_lab.config.economy.EconomyNewcomer`): bank-funded with
     ``newcomer.wealth`` (default ``economy.initial_wealth``), a novice, its bid
     ``newcomer.bid`` or drawn from ``[1, highest veteran bid]``, its genome its seat's
-    ``newcomer(rng)`` (seed ``{seed}:newcomer``). Records ``agent_joined`` then its
+    ``newcomer(rng)`` (seed ``{seed}:newcomer``), or with ``newcomer.role`` its seat's
+    founder genome of that capability. Records ``agent_joined`` then its
     ``birth`` (origin ``joined``). Returns its agent id."""
     nc = cfg.newcomer
     rng = random.Random(f"{cfg.seed}:newcomer")
     policy = seated.of(NEWCOMER_SEAT)
-    genome = policy.newcomer(rng)
+    if nc.role is None:
+        genome = policy.newcomer(rng)
+    else:  # the founders' genome of that capability (founders cycle through the capabilities)
+        genome = next((g for g in policy.founders(len(CAPABILITIES), rng)
+                       if getattr(g, "capability", None) == nc.role), None)
+        if genome is None:
+            raise RuntimeError(f"newcomer.role {nc.role!r}: its seat's policy has no founder of that role")
     bid = nc.bid if nc.bid is not None else rng.randint(1, max(1, economy.max_bid()))
     a, tr = economy.add_agent(genome, episode=rnd, origin="joined", bid=bid, seat=NEWCOMER_SEAT,
                               endowment=nc.wealth)
@@ -183,9 +213,12 @@ def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, gen
 
 
 def seat_manifest(cfg: EconomyRunConfig) -> tuple[dict[str, str], dict[str, Any]]:
-    """``(models, notes)`` of a run with seats for its manifest: ``models`` maps each
-    seat (founder ids, ``newcomer``, ``*``) to its model; ``notes['seats']`` holds the
-    composition label and every seat's settings as sent."""
+    """``(models, notes)`` for the manifest: with seats or a newcomer, ``models`` maps each
+    seat (founder ids, ``newcomer``, ``*``) to its model and ``notes['seats']`` holds the
+    composition label and every seat's settings as sent; ``({}, {})`` otherwise (the
+    manifest of a run without them is unchanged)."""
+    if cfg.seats is None and cfg.newcomer is None:
+        return {}, {}
     settings = cfg.resolved_seats()
     models = {seat: s.model or cfg.model for seat, s in settings.items()}
     notes = {"composition": cfg.composition(),
@@ -193,4 +226,4 @@ def seat_manifest(cfg: EconomyRunConfig) -> tuple[dict[str, str], dict[str, Any]
              "inheritance": "offspring run their parent's seat; exploration newcomers run '*'"}
     if cfg.newcomer is not None:
         notes["newcomer"] = cfg.newcomer.model_dump()
-    return models, notes
+    return models, {"seats": notes}

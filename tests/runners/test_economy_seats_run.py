@@ -91,9 +91,7 @@ def test_resume_across_the_join(tmp_path, monkeypatch):
     cfg = EconomyRunConfig(agents=4, episodes=10, eval_episodes=2, seed=5, seats={"a0": "scripted/expert"},
                            newcomer={"episode": 4})
     full = R.run_economy(cfg, tmp_path / "full")
-    from scarce_lab.runners import economy_seats as S
-
-    real = S.join_newcomer
+    real = R.join_newcomer
     state = {"joined": False}
 
     def join_then_die(*a, **k):
@@ -101,11 +99,11 @@ def test_resume_across_the_join(tmp_path, monkeypatch):
         state["joined"] = True
         raise KeyboardInterrupt  # killed right after the join, before the episode commits
 
-    monkeypatch.setattr(S, "join_newcomer", join_then_die)
+    monkeypatch.setattr(R, "join_newcomer", join_then_die)
     with pytest.raises(KeyboardInterrupt):
         R.run_economy(cfg, tmp_path / "broken")
     assert state["joined"]
-    monkeypatch.setattr(S, "join_newcomer", real)
+    monkeypatch.setattr(R, "join_newcomer", real)
     d = R.run_economy(cfg, tmp_path / "broken", resume=True)
     assert read_manifest(d).status == "complete"
     assert normalized(d)["events.jsonl"] == normalized(full)["events.jsonl"]
@@ -152,3 +150,15 @@ def test_sl_run_checks_every_seat_and_the_dry_run_plans_each_seat_model(tmp_path
     assert set(plan.models) == {"openai/gpt-4o-mini"}
     assert plan.models["openai/gpt-4o-mini"].calls_high == (6 + 2) * 3 + 6 * cfg.economy.max_agents
     assert not list(tmp_path.iterdir())
+
+
+def test_newcomer_with_a_role_gets_that_capabilitys_founder_genome(tmp_path):
+    cfg = EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=4, eval_episodes=0,
+                           newcomer={"episode": 2, "role": "answer"})
+    d = R.run_economy(cfg, tmp_path)
+    joined = next(e["agent"] for e in _events(d) if e["kind"] == "agent_joined")
+    birth = next(e for e in _events(d) if e["kind"] == "birth" and e["agent"] == joined)
+    founder = next(e for e in _events(d) if e["kind"] == "birth" and e["agent"] == "a3")  # the answer founder
+    assert birth["payload"]["genome"] == founder["payload"]["genome"]
+    with pytest.raises(ValueError, match="newcomer.role"):
+        EconomyRunConfig(episodes=4, newcomer={"episode": 2, "role": "answer"})  # Blocks World: no roles
