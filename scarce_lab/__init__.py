@@ -10,6 +10,7 @@ confidence intervals. In a notebook::
     sl.view("data/scarce/.../run_dir")    # one run as a timeline
     sl.run(sl.config.SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/x")
     sl.export(ds, "exports/sovsim")       # Parquet, read back by sl.load
+    plan = sl.crossplay(cfg, ["scripted/greedy", "embedded/smollm2"], focal_seats="king")  # a cross-play grid
 
 One face per environment, with explicit keyword signatures (Shift+Tab in JupyterLab
 shows ``preset``, ``strict``, ``by``, ``force``)::
@@ -36,10 +37,10 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
-__all__ = ["Dataset", "Result", "__version__", "config", "dataset_path", "economy", "export", "figures", "load",
+__all__ = ["Dataset", "Result", "__version__", "config", "crossplay", "dataset_path", "economy", "export", "figures", "load",
            "path", "run", "say", "saydo", "scarce", "show", "sovsim", "table", "view"]
 
-_FUNCTIONS = {"load", "table", "run", "view", "export"}
+_FUNCTIONS = {"load", "table", "run", "view", "export", "crossplay"}
 _MODULES = {"config": ".config", "figures": ".analysis.figures", "sovsim": ".analysis.sovsim",
             "scarce": ".analysis.scarce", "economy": ".analysis.economy", "saydo": ".analysis.saydo"}
 #: Other names of the face: name -> (module, attribute).

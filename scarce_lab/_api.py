@@ -169,6 +169,41 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **optio
     return dirs
 
 
+def crossplay(config: Any, population: str | list[str], *, background: str | list[str] | None = None,
+              focal_seats: int | str | list[str] = 1, part: str | None = None) -> Any:
+    """Plan a cross-play grid (Melting Pot's focal/background protocol): every member
+    of ``population`` in the focal seats against every ``background`` member (default:
+    the population) in the others, over the base ``config`` (one config, or a list:
+    seeds/simulations). Nothing runs.
+
+    Returns a :class:`scarce_lab.runners.crossplay.CrossPlayPlan`: ``print(plan)`` shows
+    the compositions and runs, ``print(plan.describe())`` adds the model calls per
+    model, ``plan.configs`` are the runs::
+
+        base = [sl.config.SovSimConfig(condition="kcpr", simulation=i) for i in range(3)]
+        plan = sl.crossplay(base, ["scripted/greedy", "embedded/smollm2"], focal_seats="king")
+        for cfg in plan.configs:
+            sl.run(cfg, out="runs/crossplay")
+
+    Args:
+        focal_seats: a count (the first N seats in seat order) or seat keys (agent ids
+            or roles, e.g. ``"king"``, ``["a0", "a1"]``).
+        part: the part of each seat the population plays (SCARCE: ``"negotiator"``).
+
+    Raises:
+        scarce_lab.runners.crossplay.CrossPlayError: a setting that cannot be planned
+            (named), e.g. a seat this environment has not, a policy a seat cannot play.
+        TypeError: ``config`` is not a registered environment's config.
+    """
+    from . import environments
+    from .runners.crossplay import PopulationSettings, plan_crossplay
+
+    configs = list(config) if isinstance(config, list | tuple) else [config]
+    spec = environments.for_config(configs[0])
+    settings = PopulationSettings.parse(population, background, focal_seats, part)
+    return plan_crossplay(configs, settings, environment=spec.name)
+
+
 def view(run_dir: str | Path, **options: Any) -> Any:
     """One run as an interactive timeline in the notebook (see :mod:`scarce_lab.viewer`);
     a relative ``run_dir`` is resolved as :func:`load` does."""

@@ -147,6 +147,13 @@ class EnvironmentSpec:
             policies it has) for a policy the environment cannot play, before any run
             folder is made (:func:`scarce_lab.runners.preflight.check_configs`).
         title: how a person names it (``SovSim``), for messages.
+        seat_keys: ``seat_keys(config) -> {agent id: (alias, ...)}``, the run's seats in
+            seat order with the roles that name them (SovSim: ``a3 -> ("king", "leader")``
+            in ``kcpr``), the keys a ``seats`` map takes
+            (:mod:`scarce_lab.config.seats`); the cross-play planner
+            (:mod:`scarce_lab.runners.crossplay`) refuses an environment without it.
+        seat_parts: the part names after a dot in a seat key, for environments whose
+            agents are several models (SCARCE: ``("solver", "negotiator")``).
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, or a
@@ -174,6 +181,8 @@ class EnvironmentSpec:
     plan_unit: str = ""
     check_policy: Callable[[Any, str], None] | None = None
     title: str = ""
+    seat_keys: Callable[[Any], Mapping[str, tuple[str, ...]]] | None = None
+    seat_parts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -187,7 +196,7 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -202,6 +211,8 @@ class EnvironmentSpec:
         for k, rule in dict(self.table_options).items():
             if not (isinstance(rule, type) or (isinstance(rule, tuple) and rule)):
                 raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")
+        if not isinstance(self.seat_parts, tuple) or not all(isinstance(p, str) and p for p in self.seat_parts):
+            raise TypeError(f"{where}: field 'seat_parts' must be a tuple of part names, got {self.seat_parts!r}")
         if self.cli is not None and not isinstance(self.cli, str):
             raise TypeError(f"{where}: field 'cli' must be a module name or None, got {self.cli!r}")
         for f in ("plan_note", "plan_unit"):

@@ -196,6 +196,8 @@ class Parsed:
     sweep: dict[str, list[Any]]
     file: Path | None
     overrides: list[str]
+    #: top-level keys of ``file`` that are not run settings (``population``)
+    file_ignore: tuple[str, ...] = ()
 
 
 def parse_kwargs(cls: type[ExperimentConfig], leaves: list[Leaf], kwargs: dict[str, Any]) -> Parsed:
@@ -254,7 +256,8 @@ def expand(cls: type[ExperimentConfig], parsed: Parsed, *, order: tuple[str, ...
         values = dict(parsed.values)
         for (field, _), v in zip(axes, combo, strict=True):
             values[field] = v
-        configs.append(build_config(cls, file=parsed.file, values=values, overrides=parsed.overrides))
+        configs.append(build_config(cls, file=parsed.file, values=values, overrides=parsed.overrides,
+                                    file_ignore=parsed.file_ignore))
     return configs
 
 

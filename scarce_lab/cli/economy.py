@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
 from ._options import (
     _option,
@@ -52,12 +53,15 @@ def run_economy_cmd(**kwargs) -> None:
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
     max_cost, dry_run, check = pop_spend(kwargs)
+    xp = pop_crossplay(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
+    population = crossplay_settings(xp, parsed)
     try:
         configs = expand(cls, parsed, order=("seed", "ablation"), expand_values={
             "ablation": {"all": ["none", "no-auction", "no-exploration", "no-exploitation"]}})
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_crossplay("economy", configs, population, dry_run=dry_run)
     configs = apply_sweep_cap(configs, out, max_cost)
     if preview_or_check("economy", configs, dry_run, check):
         return
@@ -109,6 +113,7 @@ def _run_params():
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed episode")]),
         *executor_parameters(),
         *spend_parameters(),
+        *crossplay_parameters(),
         *common_parameters(),
     ]
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._options import _option as option_of
 from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
 
@@ -62,8 +63,11 @@ def add_commands(spec: Any) -> None:
         from ._executor import run_failed
 
         out, resume = kwargs.pop("out"), kwargs.pop("resume")
+        xp = pop_crossplay(kwargs)
         try:
-            configs = expand(cls, parse_kwargs(cls, leaves, kwargs), order=())
+            parsed = parse_kwargs(cls, leaves, kwargs)
+            population = crossplay_settings(xp, parsed)
+            configs = apply_crossplay(spec.name, expand(cls, parsed, order=()), population)
             check_configs(configs)
         except ModelUnavailableError as exc:
             raise typer.BadParameter(str(exc), param_hint="--model") from None
@@ -87,6 +91,7 @@ def add_commands(spec: Any) -> None:
                           annotation=Annotated[Path, typer.Option("--out", "-o", help="dataset folder")]),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help="continue an unfinished run from its last committed round")]),
+        *crossplay_parameters(),
         *common_parameters(),
     ]
     run_app.command(spec.name)(with_signature(run_cmd, params))

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
 from ._options import (
     _option,
@@ -52,11 +53,14 @@ def run_scarce_cmd(**kwargs) -> None:
     out, resume = kwargs.pop("out"), kwargs.pop("resume")
     executor, address = pop_executor(kwargs)
     max_cost, dry_run, check = pop_spend(kwargs)
+    xp = pop_crossplay(kwargs)
     parsed = parse_kwargs(cls, leaves, kwargs)
+    population = crossplay_settings(xp, parsed)
     try:
         configs = expand(cls, parsed, order=("seed",))
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_crossplay("scarce", configs, population, dry_run=dry_run)
     configs = apply_sweep_cap(configs, out, max_cost)
     if preview_or_check("scarce", configs, dry_run, check):
         return
@@ -109,6 +113,7 @@ def _run_params():
             bool, typer.Option("--resume", help="continue unfinished runs from their last committed contention")]),
         *executor_parameters(),
         *spend_parameters(),
+        *crossplay_parameters(),
         *common_parameters(),
     ]
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import TableFormat, run_app, table_app
+from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._executor import executor_parameters, pop_executor, run_on_ray
 from ._options import (
     _option,
@@ -54,11 +55,13 @@ def run_sovsim(**kwargs) -> None:
     out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
     executor, address = pop_executor(kwargs)
     max_cost, dry_run, check = pop_spend(kwargs)
+    xp = pop_crossplay(kwargs)
     simulations = kwargs.pop("simulations")
     processes = kwargs.pop("processes")
     if processes > 1 and executor != "local":
         raise typer.BadParameter("--processes is for --executor local", param_hint="--processes")
     parsed = parse_kwargs(cls, leaves, kwargs)
+    population = crossplay_settings(xp, parsed)
     in_file = parsed.file is not None and "condition" in read_config_file(parsed.file)
     if "condition" not in parsed.sweep and not in_file:
         parsed.sweep["condition"] = ["all"]
@@ -67,6 +70,7 @@ def run_sovsim(**kwargs) -> None:
                          expand_values={"condition": {"all": list(CONDITIONS)}})
     except ConfigError as exc:
         raise fail(exc) from None
+    configs = apply_crossplay("sovsim", configs, population, dry_run=dry_run)
     configs = apply_sweep_cap(configs, out, max_cost)
     if preview_or_check("sovsim", configs, dry_run, check):
         return
@@ -125,6 +129,7 @@ def _run_params():
                 "one process's CPU is the limit"))]),
         *executor_parameters(),
         *spend_parameters(),
+        *crossplay_parameters(),
         *common_parameters(),
     ]
 

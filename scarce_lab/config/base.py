@@ -377,10 +377,12 @@ def build_config(
     file: Path | str | None = None,
     values: dict[str, Any] | None = None,
     overrides: list[str] | tuple[str, ...] = (),
+    file_ignore: tuple[str, ...] = (),
 ) -> ExperimentConfig:
     """Build ``cls`` from (lowest to highest precedence) its defaults, a config file,
     ``values`` (dotted keys allowed, e.g. from CLI options) and ``-S key=value``
-    overrides.
+    overrides. ``file_ignore``: top-level keys of the file that are not settings of
+    one run (a run command's ``population:`` block, read by the cross-play planner).
 
     Raises:
         ConfigError: a bad file, an unknown field, or a value that does not validate
@@ -389,7 +391,8 @@ def build_config(
     data: dict[str, Any] = {}
     origin: dict[str, str] = {}
     if file is not None:
-        for k, v in flatten(read_config_file(file)).items():
+        raw = {k: v for k, v in read_config_file(file).items() if k not in file_ignore}
+        for k, v in flatten(raw).items():
             set_dotted(data, k, v)
             origin[k] = str(file)
     for k, v in (values or {}).items():

@@ -53,7 +53,8 @@ class EconomyNewcomer(BaseModel):
     starts as a novice (its first training auction it bids the highest veteran bid plus
     ``epsilon``), and its own bid is ``bid`` or, by default, drawn from
     ``[1, highest veteran bid]`` with the seed ``{seed}:newcomer``; its genome is a fresh
-    one from its seat's policy (``newcomer(rng)``, same seed). Our departures: it joins at
+    one from its seat's policy (``newcomer(rng)``, same seed), or with ``role`` (question-answer
+    tasks) the founders' genome of that capability from its seat's policy. Our departures: it joins at
     a fixed episode chosen by the experimenter (not every ``explore_interval``), also
     under the ``no-exploration`` ablation and above ``economy.max_agents`` (it is the
     experiment's intervention, not the economy's exploration). Its offspring inherit its
@@ -67,6 +68,8 @@ class EconomyNewcomer(BaseModel):
                                "default economy.initial_wealth)")
     bid: int | None = Field(None, ge=1, le=MAX_CREDITS, description="its own bid (credits; default drawn from "
                             "[1, highest veteran bid])")
+    role: str | None = Field(None, description="question-answer tasks: its capability (plan, compute, check, "
+                             "answer) with the founders' prompt and trigger for it; default a fresh random agent")
 
 
 class EconomyRunConfig(ExperimentConfig):
@@ -270,6 +273,9 @@ class EconomyRunConfig(ExperimentConfig):
                                  f"first (1 .. {self.episodes - 1}): frozen evaluation moves no money")
             if self.baseline != "none":
                 raise ValueError(f"newcomer: baseline {self.baseline!r} has no economy to join (no auction, no wealth)")
+            if self.newcomer.role is not None and (self.founder_role(0) is None or self.newcomer.role not in CAPABILITIES):
+                raise ValueError(f"newcomer.role: {self.newcomer.role!r}: a role is one of {list(CAPABILITIES)} on "
+                                 f"question-answer tasks (task {self.task!r})")
         if self.seats is None and self.newcomer is None:
             return
         if self.preset != "default" or self.task_name == "dir":

@@ -437,21 +437,7 @@ class LLMClient(LanguageModel):
         key = cache_key(model, messages, key_params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
-            parts = ResponseParts(
-                text=cached.get("text"),
-                tool_calls=cached.get("tool_calls"),
-                finish_reason=cached.get("finish_reason"),
-                refusal=cached.get("refusal"),
-                n_choices=cached.get("n_choices", 1),
-            )
-            if cached.get("params") is not None:
-                record.params = cached["params"]
-            record.prompt_tokens = cached.get("prompt_tokens")
-            record.completion_tokens = cached.get("completion_tokens")
-            record.original_latency_s = cached.get("latency_s")
-            record.cost_usd = 0.0
-            record.cache_hit = True
-            return _result(record, parts, tools=bool(tools))
+            return _from_cache(record, cached, tools=bool(tools))
         try:
             check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round,
                           litellm=load_litellm())
@@ -470,10 +456,17 @@ class LLMClient(LanguageModel):
             call_params["api_base"] = api_base
         # the calls of games furthest behind (lowest round) first (llm/concurrency.py)
         async with self._slots.slot(ctx.round if ctx.round is not None else 0):
-            t0 = time.perf_counter()
-            response, error = await self._call_with_retries(
-                model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
-            record.latency_s = time.perf_counter() - t0
+            # the same request may have been answered while this one waited for a slot
+            # (another game of the sweep asked it first: a cross-play grid's shared prefixes)
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is None:
+                t0 = time.perf_counter()
+                response, error = await self._call_with_retries(
+                    model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
+                record.latency_s = time.perf_counter() - t0
+        if cached is not None:
+            settle_call(reservation, 0.0)
+            return _from_cache(record, cached, tools=bool(tools))
         if wire.body is not None:
             record.params = answer_params({**wire_params(wire.body), **({"api_base": api_base} if api_base else {})},
                                           {})
@@ -541,6 +534,26 @@ def _message_parts(response: Any) -> ResponseParts:
     """Text, tool calls, ``finish_reason``, refusal and number of choices of a
     response of any shape (an empty ``choices`` list included; never raises)."""
     return response_parts(response)
+
+
+def _from_cache(record: Any, cached: dict[str, Any], *, tools: bool) -> CompletionResult:
+    """A stored answer as this call's result: recorded as a cache hit, at no cost, with
+    the parameters, tokens and latency stored with it."""
+    parts = ResponseParts(
+        text=cached.get("text"),
+        tool_calls=cached.get("tool_calls"),
+        finish_reason=cached.get("finish_reason"),
+        refusal=cached.get("refusal"),
+        n_choices=cached.get("n_choices", 1),
+    )
+    if cached.get("params") is not None:
+        record.params = cached["params"]
+    record.prompt_tokens = cached.get("prompt_tokens")
+    record.completion_tokens = cached.get("completion_tokens")
+    record.original_latency_s = cached.get("latency_s")
+    record.cost_usd = 0.0
+    record.cache_hit = True
+    return _result(record, parts, tools=tools)
 
 
 def _result(record: LLMCallRecord, parts: ResponseParts, *, tools: bool = False) -> CompletionResult:

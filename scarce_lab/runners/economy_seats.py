@@ -33,6 +33,7 @@ from typing import Any
 from scarce_lab.config.economy import NEWCOMER_SEAT, POLICY_MAX_TOKENS, EconomyRunConfig
 from scarce_lab.config.seats import SeatSettings
 from scarce_lab.data.events import economy as ev
+from scarce_lab.envs.economy.qa import CAPABILITIES
 
 #: The seat of agents of no founder's lineage (exploration newcomers).
 ANY_SEAT = "*"
@@ -189,12 +190,19 @@ def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, gen
     (:class:`~scarce_lab.config.economy.EconomyNewcomer`): bank-funded with
     ``newcomer.wealth`` (default ``economy.initial_wealth``), a novice, its bid
     ``newcomer.bid`` or drawn from ``[1, highest veteran bid]``, its genome its seat's
-    ``newcomer(rng)`` (seed ``{seed}:newcomer``). Records ``agent_joined`` then its
+    ``newcomer(rng)`` (seed ``{seed}:newcomer``), or with ``newcomer.role`` its seat's
+    founder genome of that capability. Records ``agent_joined`` then its
     ``birth`` (origin ``joined``). Returns its agent id."""
     nc = cfg.newcomer
     rng = random.Random(f"{cfg.seed}:newcomer")
     policy = seated.of(NEWCOMER_SEAT)
-    genome = policy.newcomer(rng)
+    if nc.role is None:
+        genome = policy.newcomer(rng)
+    else:  # the founders' genome of that capability (founders cycle through the capabilities)
+        genome = next((g for g in policy.founders(len(CAPABILITIES), rng)
+                       if getattr(g, "capability", None) == nc.role), None)
+        if genome is None:
+            raise RuntimeError(f"newcomer.role {nc.role!r}: its seat's policy has no founder of that role")
     bid = nc.bid if nc.bid is not None else rng.randint(1, max(1, economy.max_bid()))
     a, tr = economy.add_agent(genome, episode=rnd, origin="joined", bid=bid, seat=NEWCOMER_SEAT,
                               endowment=nc.wealth)

@@ -119,9 +119,9 @@ def _models(cfg: Any) -> list[tuple[str, str]]:
     neg = getattr(cfg, "negotiator_model", None)
     if neg:
         out.append(("negotiator_model", neg))
-    seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats)
+    known = {m for _, m in out}
+    seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats: SovSim, Economy)
     if callable(seats):
-        known = {m for _, m in out}
         for agent, model in seats().items():
             if model not in known:
                 out.append((f"seats.{agent}", model))

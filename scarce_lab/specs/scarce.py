@@ -66,6 +66,12 @@ def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     return 0, high, per
 
 
+def seat_keys(cfg: ScarceConfig) -> dict[str, tuple[str, ...]]:
+    """The run's workers ``w0 .. w{n-1}`` in order (no aliases); each is two models,
+    the parts ``solver`` and ``negotiator`` (``w0.negotiator``)."""
+    return dict.fromkeys(cfg.names, ())
+
+
 def config_v1(m: Any, params: dict) -> ScarceConfig:
     """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
     ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
@@ -97,4 +103,6 @@ SPEC = register(EnvironmentSpec(
     plan_unit="negotiator calls per contention",
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
+    seat_keys=seat_keys,
+    seat_parts=("solver", "negotiator"),
 ))

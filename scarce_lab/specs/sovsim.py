@@ -119,6 +119,28 @@ def check_policy(cfg: SovSimConfig, model: str) -> None:
         make_agent(model)
 
 
+def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
+    """The game's seats in order (``a0 .. a{n-1}``, then a newcomer's ``a{n}``), each
+    with the keys that also name it (:meth:`SovSimConfig.seat_keys`): ``newcomer`` for
+    the newcomer, the leader's role (``boss``, ``king``) and ``leader`` for the leader
+    (the last agent outside ``cpr``), the subordinates' role (``peasant``...) for the
+    others."""
+    from ..envs.sovsim import ROLES, Condition
+
+    ids = cfg.agent_ids()
+    roles = cfg.seat_roles()
+    lead = ROLES[cfg.condition][1]
+    out: dict[str, tuple[str, ...]] = {}
+    for a in ids:
+        aliases = ["newcomer"] if cfg.newcomer is not None and a == ids[-1] else []
+        if cfg.condition != Condition.cpr and roles[a] == lead:
+            aliases += [lead, "leader"]
+        else:
+            aliases.append(roles[a])
+        out[a] = tuple(aliases)
+    return out
+
+
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -150,4 +172,5 @@ SPEC = register(EnvironmentSpec(
     cli="scarce_lab.cli.sovsim",
     plan_calls=plan_calls,
     check_policy=check_policy,
+    seat_keys=seat_keys,
 ))

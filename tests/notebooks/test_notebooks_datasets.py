@@ -71,12 +71,14 @@ NOTEBOOKS = {
     "05": ("DATASETS", "scarce", {"LABELS": None}),
     "06": ("DATASETS", "scarce", {}),
     "07": ("DATASET", "economy", {"ARITH_DATASET": None}),
+    "08": ("SOVSIM_DATASET", "sovsim", {"SOVSIM_EMBEDDED_DATASET": None, "SCARCE_DATASET": None,
+                                        "SCARCE_EMBEDDED_DATASET": None}),
 }
 
 
 def _params(nb: str, data: Path, out: Path) -> dict:
     name, _, extra = NOTEBOOKS[nb]
-    value = str(data) if name == "DATASET" else [str(data)]
+    value = [str(data)] if name == "DATASETS" else str(data)
     return check_parameters(find_notebook(nb), {name: value, **extra, "OUT_DIR": str(out)})
 
 

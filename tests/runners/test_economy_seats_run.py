@@ -150,3 +150,15 @@ def test_sl_run_checks_every_seat_and_the_dry_run_plans_each_seat_model(tmp_path
     assert set(plan.models) == {"openai/gpt-4o-mini"}
     assert plan.models["openai/gpt-4o-mini"].calls_high == (6 + 2) * 3 + 6 * cfg.economy.max_agents
     assert not list(tmp_path.iterdir())
+
+
+def test_newcomer_with_a_role_gets_that_capabilitys_founder_genome(tmp_path):
+    cfg = EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=4, eval_episodes=0,
+                           newcomer={"episode": 2, "role": "answer"})
+    d = R.run_economy(cfg, tmp_path)
+    joined = next(e["agent"] for e in _events(d) if e["kind"] == "agent_joined")
+    birth = next(e for e in _events(d) if e["kind"] == "birth" and e["agent"] == joined)
+    founder = next(e for e in _events(d) if e["kind"] == "birth" and e["agent"] == "a3")  # the answer founder
+    assert birth["payload"]["genome"] == founder["payload"]["genome"]
+    with pytest.raises(ValueError, match="newcomer.role"):
+        EconomyRunConfig(episodes=4, newcomer={"episode": 2, "role": "answer"})  # Blocks World: no roles

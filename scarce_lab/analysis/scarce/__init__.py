@@ -19,6 +19,7 @@ from typing import Any
 
 from ..result import Result
 from .charts import ci_chart, pretty
+from .crossplay import alliances, crossplay_runs, focal_payoff_matrix, invader_advantage
 from .experiments import (
     BUDGET_PHASES,
     MEMORY_BEHAVIOURS,
@@ -119,6 +120,7 @@ def table(data: ScarceTables, *, seed: int = 0, convention_extra: dict[str, Any]
 
 
 __all__ = [
+    "alliances", "crossplay_runs", "focal_payoff_matrix", "invader_advantage",
     "BUDGET_PHASES", "MEMORY_BEHAVIOURS", "RULE_INVOKING", "RULE_MAKING", "SUMMARY_INTERVALS", "PoolingError",
     "Result", "ScarceTables", "base_condition", "behaviour_shares", "bid_revision_share", "blank_repeats",
     "budget_phase_bids", "ci_chart", "collective_outcomes", "compare_schedulers", "describe_change",

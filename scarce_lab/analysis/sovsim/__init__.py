@@ -46,6 +46,7 @@ from .conventions import (
     resolve_convention,
 )
 from .cross import cross_model_results, format_cross, sovsim_report
+from .crossplay import crossplay_runs, focal_payoff_matrix, invader_advantage
 from .metrics import (
     AgentRoundError,
     EmptyTableError,
@@ -149,6 +150,7 @@ def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict
 
 
 __all__ = [
+    "crossplay_runs", "focal_payoff_matrix", "invader_advantage",
     "CONDITION_LABELS", "PRESETS", "TABLE1_INTERVALS", "TENURE_INTERVALS", "join_rounds", "tenure_metrics", "AgentRoundError", "Convention", "EmptyTableError",
     "PoolingError", "PresetMismatchError", "Result", "UnfinishedRunsWarning", "agent_rounds", "condition_label",
     "convention", "convention_dict", "correlation_sentence", "correlation_table", "cross_model_results",

@@ -1,0 +1,104 @@
+"""Cross-play analysis: focal runs, the payoff matrix and the invader's advantage
+with t intervals over runs, choices against uniform; refusals of runs that are not
+focal/background compositions."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from scarce_lab.analysis import crossplay as cx
+from scarce_lab.analysis.stats import mean_ci
+
+
+def _agents(rows):
+    return pl.DataFrame(rows, schema={"run_id": pl.String, "condition": pl.String, "agent": pl.String,
+                                      "role": pl.String, "model": pl.String, "payoff": pl.Float64}, orient="row")
+
+
+def _game(run, king, workers, pays, cond="kcpr"):
+    """One 4-agent game: a0..a2 workers, a3 king; ``pays`` per agent."""
+    return [(run, cond, f"a{i}", "king" if i == 3 else "peasant", king if i == 3 else workers, pays[i])
+            for i in range(4)]
+
+
+DATA = _agents([
+    *_game("r1", "greedy", "llm", [10, 12, 14, 60]),
+    *_game("r2", "greedy", "llm", [8, 8, 8, 50]),
+    *_game("r3", "greedy", "llm", [9, 9, 9, 40]),
+    *_game("r4", "llm", "greedy", [30, 30, 30, 20]),
+    *_game("r5", "llm", "llm", [20, 20, 20, 25]),
+])
+
+
+def test_focal_runs_pair_focal_and_residents_per_run():
+    runs = cx.focal_runs(DATA, "king", by=["condition"])
+    r1 = runs.row(0, named=True)
+    assert (r1["focal_model"], r1["background_model"], r1["focal_agents"]) == ("greedy", "llm", "a3")
+    assert r1["focal_payoff"] == 60 and r1["resident_payoff"] == 12 and r1["advantage"] == 48
+    assert cx.focal_runs(DATA, ["a3"]).equals(cx.focal_runs(DATA, "king"))  # by id or by role
+
+
+def test_matrix_uses_mean_ci_over_runs_and_says_why_a_cell_has_no_interval():
+    m = cx.focal_payoff_matrix(cx.focal_runs(DATA, "king", by=["condition"]), by=["condition"])
+    cell = m.filter((pl.col("focal_model") == "greedy") & (pl.col("background_model") == "llm")).row(0, named=True)
+    mean, lo, hi = mean_ci([60, 50, 40])
+    assert cell["n_runs"] == 3 and cell["mean"] == pytest.approx(mean)
+    assert (cell["ci_low"], cell["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert cell["ci"] == cx.CI_METHOD and cell["ci_note"] == ""
+    one = m.filter(pl.col("focal_model") == "llm").to_dicts()
+    assert len(one) == 2 and all(c["n_runs"] == 1 and c["ci_low"] is None and "no interval" in c["ci_note"]
+                                 for c in one)
+
+
+def test_invader_advantage_is_the_paired_difference_and_leaves_self_play_out():
+    adv = cx.invader_advantage(cx.focal_runs(DATA, "king"))
+    assert set(zip(adv["focal_model"], adv["background_model"], strict=True)) == {("greedy", "llm"), ("llm", "greedy")}
+    g = adv.filter(pl.col("focal_model") == "greedy").row(0, named=True)
+    mean, lo, hi = mean_ci([60 - 12, 50 - 8, 40 - 9])
+    assert (g["mean"], g["ci_low"], g["ci_high"]) == (pytest.approx(mean), pytest.approx(lo), pytest.approx(hi))
+    with_self = cx.invader_advantage(cx.focal_runs(DATA, "king"), include_self_play=True)
+    assert with_self.height == 3
+
+
+def test_no_spread_gives_no_interval_with_the_reason():
+    same = _agents([*_game("s1", "g", "l", [1, 1, 1, 5]), *_game("s2", "g", "l", [1, 1, 1, 5])])
+    cell = cx.focal_payoff_matrix(cx.focal_runs(same, "king")).row(0, named=True)
+    assert cell["ci_low"] is None and "spread" in cell["ci_note"]
+
+
+def test_a_run_that_is_not_a_focal_background_composition_is_refused():
+    mixed = _agents([("m1", "kcpr", "a0", "peasant", "x", 1.0), ("m1", "kcpr", "a1", "peasant", "y", 1.0),
+                     ("m1", "kcpr", "a3", "king", "z", 1.0)])
+    with pytest.raises(cx.CompositionError, match="m1: not a focal/background composition"):
+        cx.focal_runs(mixed, "king")
+    with pytest.raises(cx.CompositionError, match="no agent is focal seat"):
+        cx.focal_runs(DATA, "boss")
+    with pytest.raises(ValueError, match="lacks column"):
+        cx.focal_runs(DATA.drop("payoff"), "king")
+
+
+def test_choices_against_uniform_count_observed_and_expected():
+    # two ballots of an 'a' voter whose two rivals are one 'a' and one 'b': uniform expects 1 pick of each
+    rows = []
+    for run, picked in (("r1", "a"), ("r2", "a")):
+        for mm in ("a", "b"):
+            rows.append({"run_id": run, "chooser_model": "a", "chosen_model": mm, "expected": 0.5,
+                         "picked": int(picked == mm)})
+    out = cx.choice_vs_uniform(pl.DataFrame(rows))
+    aa = out.filter(pl.col("chosen_model") == "a").row(0, named=True)
+    ab = out.filter(pl.col("chosen_model") == "b").row(0, named=True)
+    assert (aa["choices"], aa["observed"], aa["expected"], aa["excess_share"]) == (2, 2, 1.0, 0.5)
+    assert (ab["observed"], ab["excess_share"]) == (0, -0.5)
+    assert aa["ci_low"] is None and "spread" in aa["ci_note"]  # both runs gave +0.5
+
+
+def test_a_model_with_two_seat_settings_is_refused_not_pooled():
+    from scarce_lab.analysis.pooling import PoolingError
+
+    df = DATA.with_columns(seat_settings=pl.when((pl.col("run_id") == "r2") & (pl.col("model") == "llm"))
+                           .then(pl.lit('{"temperature": 0.2}')).otherwise(pl.lit('{"temperature": 0.7}')))
+    with pytest.raises(PoolingError, match="'llm' plays with different seat settings"):
+        cx.focal_runs(df, "king")
+    same = DATA.with_columns(seat_settings=pl.lit("{}"))
+    assert cx.focal_runs(same, "king").height == 5
