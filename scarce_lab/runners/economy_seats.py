@@ -76,10 +76,10 @@ class SeatedPolicy:
         return p.mutate, getattr(p, "repair", None)
 
 
-def seat_max_tokens(llm_kwargs: dict | None) -> int:
-    """The answer tokens a seat without ``max_tokens`` sends: the caller's
-    ``llm_kwargs['max_tokens']``, else :data:`POLICY_MAX_TOKENS`."""
-    return int((llm_kwargs or {}).get("max_tokens", POLICY_MAX_TOKENS))
+def seat_max_tokens(llm_kwargs: dict | None, default: int = POLICY_MAX_TOKENS) -> int:
+    """The answer tokens the caller's ``llm_kwargs`` ask for, else ``default`` (the
+    config's ``llm.max_tokens``: what a seat without ``max_tokens`` sends)."""
+    return int((llm_kwargs or {}).get("max_tokens", default))
 
 
 def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
@@ -118,8 +118,8 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, 
     """
     from scarce_lab.llm import make_client
 
-    if seat_max_tokens(llm_kwargs) != POLICY_MAX_TOKENS:
-        raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs)} with seats: set the answer tokens "
+    if seat_max_tokens(llm_kwargs, cfg.llm.max_tokens) != cfg.llm.max_tokens:
+        raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs, cfg.llm.max_tokens)} with seats: set the answer tokens "
                          "per seat (seats.<seat>.max_tokens), so the manifest records what is sent")
     settings = cfg.resolved_seats()
     default = cfg.seat_default()

@@ -163,6 +163,10 @@ def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, ll
     from scarce_lab.llm.model import model_for
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens", "program_tokens"))
+    asked = settings.setdefault("max_tokens", cfg.llm.max_tokens)
+    if asked != cfg.llm.max_tokens:  # the manifest records llm.max_tokens: it must be what is sent
+        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: "
+                         "set llm.max_tokens, so the manifest records what is sent")
     lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
                    policies=program_policies(cfg), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
