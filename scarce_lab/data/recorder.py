@@ -378,7 +378,8 @@ class RunRecorder:
         are an audit log of what was sent and spent, which a crash between commit
         points must not lose. The structured-output modes they used are
         listed in the manifest's ``notes["structured_output"]`` (model -> modes) when
-        the run finishes."""
+        the run finishes. Each call must send the condition settings that govern it
+        (:func:`.sent.check_sent`; raises :class:`.sent.SentSettingError`)."""
         for c in calls:
             c.run_id = self.manifest.run_id
             mode = getattr(c, "structured_output", None)
@@ -388,8 +389,13 @@ class RunRecorder:
                     used[c.model] = sorted([*used[c.model], mode])
             self._calls.append(c)
         if self._calls:
+            written = list(self._calls)
             append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
+            from .sent import check_sent
+
+            # the calls are written first (an audit log), then a setting recorded but not sent stops the run
+            check_sent(self.manifest.condition_settings, written)
 
     def commit_round(self, round: int | None, t: float | None = None, state: Any = None) -> None:
         """Mark ``round`` complete and make everything buffered durable (fsync); then
@@ -405,8 +411,13 @@ class RunRecorder:
     # -- internals ----------------------------------------------------------------
     def _flush(self) -> None:
         if self._calls:
+            written = list(self._calls)
             append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
+            from .sent import check_sent
+
+            # the calls are written first (an audit log), then a setting recorded but not sent stops the run
+            check_sent(self.manifest.condition_settings, written)
         if self._events:
             append_lines(self.run_dir / EVENTS, [_dump(e) for e in self._events])
             self._events.clear()

@@ -92,12 +92,13 @@ def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
 
 
 def seat_generation(cfg: EconomyRunConfig, seat: SeatSettings | None, settings: dict) -> tuple[str, Any]:
-    """``(model name, Generation or None)`` for the agent layer of ``seat`` (``None``: the
-    config's model, generation left to the client, as in a run without seats); sets the
+    """``(model name, Generation)`` for the agent layer of ``seat`` (``None``: the
+    config's model with ``llm.temperature`` / ``llm.reasoning_effort``, as recorded); sets the
     seat's ``max_tokens`` into the policy ``settings``."""
-    if seat is None:
-        return cfg.model, None
     from scarce_lab.llm.model import Generation
+
+    if seat is None:  # the recorded llm.* sent explicitly (a caller's client may hold other defaults)
+        return cfg.model, Generation(temperature=cfg.llm.temperature, reasoning_effort=cfg.llm.reasoning_effort)
 
     if seat.max_tokens is not None:
         settings["max_tokens"] = seat.max_tokens

@@ -1,0 +1,105 @@
+"""A recorded condition setting is the sent one: the record gate
+(:func:`scarce_lab.data.sent.check_sent`, called by ``RunRecorder.record_calls``)
+compares every call with the settings that govern it, in all three environments."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from scarce_lab.config.economy import EconomyRunConfig
+from scarce_lab.config.scarce import ScarceConfig
+from scarce_lab.config.sovsim import SovSimConfig
+from scarce_lab.data.sent import SentSettingError, check_sent, sent_mismatches
+from scarce_lab.llm.mock import MockModel
+from scarce_lab.runners import economy as R
+
+
+def _call(agent, purpose, attempt=0, **params):
+    return SimpleNamespace(agent=agent, purpose=purpose, attempt=attempt, params=params, call_id="c1")
+
+
+def test_a_recorded_max_tokens_no_call_sent_is_named():
+    settings = {"llm.temperature": 0.0, "llm.max_tokens": 256, "llm.reasoning_effort": None}
+    assert sent_mismatches(settings, _call("a0", "act:plan", temperature=0.0, max_tokens=256)) == []
+    bad = sent_mismatches(settings, _call("a0", "act:plan", temperature=0.0, max_tokens=96))
+    assert bad == ["llm.max_tokens=256 is recorded but the call sent 96"]
+    with pytest.raises(SentSettingError, match="llm.max_tokens=256"):
+        check_sent(settings, [_call("a0", "act:plan", temperature=0.0, max_tokens=96)])
+    # a truncated answer's resend asks for more tokens (the client's documented rule)
+    assert sent_mismatches(settings, _call("a0", "act:plan", attempt=1, temperature=0.0, max_tokens=512)) == []
+    # a rename counts as sent; "not sent" must be absent
+    assert sent_mismatches(settings, _call("a0", "x", temperature=0.0, max_completion_tokens=256)) == []
+    gone = {"llm.temperature": "not sent"}
+    assert sent_mismatches(gone, _call("a0", "x", temperature=0.0)) != []
+    assert sent_mismatches(gone, _call("a0", "x", max_tokens=5)) == []
+
+
+def test_scarce_seats_govern_solver_and_negotiator_calls_by_part():
+    cfg = ScarceConfig(model="openai/gpt-4o-mini", workers=2, llm={"max_tokens": 300, "temperature": 0.2},
+                       seats={"w0.negotiator": {"max_tokens": 50}})
+    settings = json.loads(json.dumps(cfg.condition_settings()))
+    # the solver now sends llm.max_tokens (it sent 400 whatever was recorded)
+    assert settings["seats"]["w1"]["solver"]["max_tokens"] == 300
+    assert cfg.seat_plan()["w1"].solver.max_tokens == 300
+    ok = _call("w0", "solver", temperature=0.2, max_tokens=300)
+    assert sent_mismatches(settings, ok) == []
+    assert sent_mismatches(settings, _call("w0", "solver", temperature=0.2, max_tokens=400)) != []
+    assert sent_mismatches(settings, _call("w0", "negotiation:ballots", temperature=0.2, max_tokens=50)) == []
+    assert sent_mismatches(settings, _call("w0", "negotiation:ballots", temperature=0.2, max_tokens=300)) != []
+
+
+def test_scarce_llm_max_tokens_reaches_the_solver_and_unset_keeps_the_run_id():
+    cfg = ScarceConfig(model="openai/gpt-4o-mini", llm={"max_tokens": 123})
+    assert {s.solver.max_tokens for s in cfg.seat_plan().values()} == {123}
+    assert {s.negotiator.max_tokens for s in cfg.seat_plan().values()} == {123}
+    unset = ScarceConfig(model="openai/gpt-4o-mini")
+    assert {s.solver.max_tokens for s in unset.seat_plan().values()} == {None}  # the solver's own 400
+
+
+def test_sovsim_mixed_seats_govern_each_agent():
+    cfg = SovSimConfig(model="openai/gpt-4o-mini", seats={"a0": {"temperature": 0.1}})
+    settings = json.loads(json.dumps(cfg.condition_settings()))
+    t0 = settings["seats"]["a0"]["temperature"]
+    t1 = settings["seats"]["a1"]["temperature"]
+    assert sent_mismatches(settings, _call("a0", "extraction", temperature=t0, max_tokens=cfg.llm.max_tokens)) == []
+    assert t0 != t1
+    assert sent_mismatches(settings, _call("a1", "extraction", temperature=t0, max_tokens=cfg.llm.max_tokens)) != []
+
+
+def _economy(**kw):
+    return EconomyRunConfig(task="arithmetic", model="openai/gpt-4o-mini", agents=3, episodes=2, eval_episodes=1,
+                            seed=0, **kw)
+
+
+def test_economy_sends_the_recorded_max_tokens_and_the_gate_passes(tmp_path):
+    client = MockModel(['{"note": "result = 7", "answer": "7"}'])
+    cfg = _economy(llm={"max_tokens": 77, "temperature": 0.3})
+    d = R.run_economy(cfg, tmp_path, client=client)
+    calls = [json.loads(x) for x in (d / "llm_calls.jsonl").read_text().splitlines()]
+    manifest = json.loads((d / "manifest.json").read_text())
+    assert calls and manifest["condition_settings"]["llm.max_tokens"] == 77
+    assert {c["params"]["max_tokens"] for c in calls if c["attempt"] == 0} == {77}
+    # the client's own settings (temperature 0.0) no longer stand in for the recorded 0.3
+    assert {c["params"]["temperature"] for c in calls} == {0.3}
+
+
+def test_economy_llm_kwargs_max_tokens_other_than_recorded_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="llm.max_tokens"):
+        R.run_economy(_economy(), tmp_path, client=MockModel(["{}"]), llm_kwargs={"max_tokens": 20})
+
+
+def test_the_record_gate_stops_a_run_whose_calls_depart_from_the_record(tmp_path, monkeypatch):
+    from scarce_lab.agents.economy import llm as policy_mod
+
+    real = policy_mod.LLMPartialPolicy.__init__
+
+    def wrong(self, *a, **kw):  # the fault this gate exists for: a policy ignoring the setting
+        kw["max_tokens"] = 96
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(policy_mod.LLMPartialPolicy, "__init__", wrong)
+    with pytest.raises(SentSettingError, match="llm.max_tokens=77"):
+        R.run_economy(_economy(llm={"max_tokens": 77}), tmp_path, client=MockModel(['{"answer": "7"}']))
