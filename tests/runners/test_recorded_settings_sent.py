@@ -103,3 +103,23 @@ def test_the_record_gate_stops_a_run_whose_calls_depart_from_the_record(tmp_path
     monkeypatch.setattr(policy_mod.LLMPartialPolicy, "__init__", wrong)
     with pytest.raises(SentSettingError, match="llm.max_tokens=77"):
         R.run_economy(_economy(llm={"max_tokens": 77}), tmp_path, client=MockModel(['{"answer": "7"}']))
+
+
+@pytest.mark.parametrize("solver", ["openai/gpt-4o-mini", "scripted/fifo"])
+def test_scarce_model_solver_and_negotiator_send_the_recorded_max_tokens(tmp_path, solver):
+    from scarce_lab.runners.scarce import run_scarce
+    from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
+
+    cfg = ScarceConfig(workers=3, subruns=1, model=solver, negotiator_model="openai/gpt-4o-mini",
+                       llm={"max_tokens": 123, "temperature": 0.2}, private_rounds=1, seed=5,
+                       **({"max_solver_steps": 2} if solver.startswith("openai/") else {}))
+    run = run_scarce(cfg, tmp_path, tasks=[toy_task()], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "sbx"),
+                     client=MockModel(["{}"]))
+    calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
+    purposes = {c["purpose"].split(":")[0] for c in calls}
+    # a model solver's steps (its fallback never asks for the sandbox); a scripted one contends: negotiations
+    assert ("solver" if solver.startswith("openai/") else "negotiation") in purposes
+    firsts = [c for c in calls if c["attempt"] == 0]
+    # the solvers sent 400 per step whatever llm.max_tokens recorded; now every decision sends it
+    assert {c["params"].get("max_tokens", c["params"].get("max_completion_tokens")) for c in firsts} == {123}
+    assert {c["params"]["temperature"] for c in calls} == {0.2}
