@@ -10,6 +10,10 @@ parameter in every call of the agents it governs):
   agent's calls; SCARCE's ``seats`` (worker -> ``{solver, negotiator, memory}``) governs
   the worker's ``solver`` calls by its solver part and its ``negotiation...`` calls by
   its negotiator part;
+- the Economy's per-seat settings (``seats.<seat>.<name>``) govern the calls of the
+  agents running that seat, when the runner tells the gate each agent's seat
+  (``seat_of``: agent id -> seat key, ``None`` for an agent it does not know, whose
+  calls are then not compared);
 - else ``llm.<name>`` governs every call of the run.
 
 A setting recorded ``None`` means the part's own per-decision default (e.g. SCARCE's
@@ -22,6 +26,7 @@ is compared on a decision's first call only (a truncated answer's resend asks fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: request parameters a condition setting can name (:data:`scarce_lab.llm.params.CONDITION_PARAMS`)
@@ -37,12 +42,16 @@ class SentSettingError(ValueError):
     """A call sent another value than the condition setting recorded for it."""
 
 
-def governing(settings: dict[str, Any], agent: str | None, purpose: str) -> tuple[str, dict[str, Any]] | None:
+def governing(settings: dict[str, Any], agent: str | None, purpose: str,
+              seat_of: Callable[[str], str | None] | None = None) -> tuple[str, dict[str, Any]] | None:
     """``(where, name -> recorded value)`` of the settings that govern a call of
     ``agent`` for ``purpose``; ``None`` when the record holds none this module can map
     (see the module docstring)."""
     if any(k.startswith("seats.") for k in settings):
-        return None
+        seat = seat_of(agent or "") if seat_of is not None else None
+        if seat is None:
+            return None
+        return f"seats.{seat}", {p: settings.get(f"seats.{seat}.{p}") for p in PARAMS}
     seats = settings.get("seats")
     if isinstance(seats, dict):
         seat = seats.get(agent or "")
@@ -60,11 +69,12 @@ def governing(settings: dict[str, Any], agent: str | None, purpose: str) -> tupl
     return "llm", {p: settings.get(f"llm.{p}") for p in PARAMS}
 
 
-def sent_mismatches(settings: dict[str, Any], call: Any) -> list[str]:
+def sent_mismatches(settings: dict[str, Any], call: Any,
+                    seat_of: Callable[[str], str | None] | None = None) -> list[str]:
     """Each way ``call`` (an :class:`~scarce_lab.data.schema.LLMCallRecord`) departs
     from the condition settings that govern it, as readable lines (empty: it sent
     what is recorded)."""
-    found = governing(settings, getattr(call, "agent", None), getattr(call, "purpose", "") or "")
+    found = governing(settings, getattr(call, "agent", None), getattr(call, "purpose", "") or "", seat_of)
     if found is None:
         return []
     where, wanted = found
@@ -84,7 +94,8 @@ def sent_mismatches(settings: dict[str, Any], call: Any) -> list[str]:
     return out
 
 
-def check_sent(settings: dict[str, Any], calls: list[Any]) -> None:
+def check_sent(settings: dict[str, Any], calls: list[Any],
+               seat_of: Callable[[str], str | None] | None = None) -> None:
     """Raise when a call sent other settings than the record says.
 
     Raises:
@@ -92,7 +103,7 @@ def check_sent(settings: dict[str, Any], calls: list[Any]) -> None:
             setting and the sent value.
     """
     for c in calls:
-        bad = sent_mismatches(settings, c)
+        bad = sent_mismatches(settings, c, seat_of)
         if bad:
             raise SentSettingError(
                 f"call {getattr(c, 'call_id', '?')} (agent {getattr(c, 'agent', None)!r}, purpose "

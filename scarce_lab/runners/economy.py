@@ -388,6 +388,8 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     baseline = cfg.baseline != "none"
     order = state["order"]
     of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
+    if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
+        rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
     def trigger(a, obs):
         return of(a).trigger(a.genome, obs)

@@ -123,3 +123,28 @@ def test_scarce_model_solver_and_negotiator_send_the_recorded_max_tokens(tmp_pat
     # the solvers sent 400 per step whatever llm.max_tokens recorded; now every decision sends it
     assert {c["params"].get("max_tokens", c["params"].get("max_completion_tokens")) for c in firsts} == {123}
     assert {c["params"]["temperature"] for c in calls} == {0.2}
+
+
+def test_economy_seats_are_compared_per_agent_seat(tmp_path, monkeypatch):
+    cfg = EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=3, eval_episodes=1, seed=0,
+                           seats={"compute": {"model": "openai/gpt-4o-mini", "temperature": 0.7, "max_tokens": 50}})
+    d = R.run_economy(cfg, tmp_path / "ok", client=MockModel(['{"note": "result = 7", "answer": "7"}']))
+    assert (d / "llm_calls.jsonl").read_text().strip(), "no call: nothing was compared"
+    settings = {"seats.a1.temperature": 0.7, "seats.a1.max_tokens": 50, "seats.*.model": "scripted/partial"}
+    seat_of = {"a1": "a1"}.get
+    assert sent_mismatches(settings, _call("a1", "act:compute", temperature=0.7, max_tokens=50), seat_of) == []
+    assert sent_mismatches(settings, _call("a1", "act:compute", temperature=0.7, max_tokens=96), seat_of) != []
+    assert sent_mismatches(settings, _call("zz", "act:compute", max_tokens=1), seat_of) == []  # unknown agent
+
+    from scarce_lab.runners import economy_seats
+
+    real = economy_seats.seat_generation
+
+    def drops_the_seat_tokens(cfg, seat, settings):  # the fault: a seat's max_tokens not sent
+        out = real(cfg, seat, settings)
+        settings.pop("max_tokens", None)
+        return out
+
+    monkeypatch.setattr(R, "seat_generation", drops_the_seat_tokens)
+    with pytest.raises(SentSettingError, match=r"seats\.a1\.max_tokens=50"):
+        R.run_economy(cfg, tmp_path / "bad", client=MockModel(['{"note": "result = 7", "answer": "7"}']))
