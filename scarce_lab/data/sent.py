@@ -20,7 +20,8 @@ A setting recorded ``None`` means the part's own per-decision default (e.g. SCAR
 per-phase answer tokens) and is not compared; one recorded ``"not sent"``
 (:data:`scarce_lab.llm.params.NOT_SENT`) must be absent from the call. ``max_tokens``
 is compared on a decision's first call only (a truncated answer's resend asks for more,
-:mod:`scarce_lab.llm.client`). Runs with the Economy's per-seat settings
+:mod:`scarce_lab.llm.client`). A record without any ``params`` (a test double's; the
+model client always records what it sent) is not compared. Runs with the Economy's per-seat settings
 (``seats.<seat>.<name>``) are not compared here: the call records do not name the seat.
 """
 
@@ -74,11 +75,14 @@ def sent_mismatches(settings: dict[str, Any], call: Any,
     """Each way ``call`` (an :class:`~scarce_lab.data.schema.LLMCallRecord`) departs
     from the condition settings that govern it, as readable lines (empty: it sent
     what is recorded)."""
+    params = getattr(call, "params", None) or {}
+    if not params:  # a test double that records no parameters (the model client always records them)
+        return []
     found = governing(settings, getattr(call, "agent", None), getattr(call, "purpose", "") or "", seat_of)
     if found is None:
         return []
     where, wanted = found
-    params = getattr(call, "params", None) or {}
+    dropped = getattr(call, "dropped_params", None) or {}
     out = []
     for name, value in wanted.items():
         if value is None or (name == "max_tokens" and getattr(call, "attempt", 0)):
@@ -88,9 +92,12 @@ def sent_mismatches(settings: dict[str, Any], call: Any,
             if keys:
                 out.append(f"{where}.{name} is recorded {NOT_SENT!r} but the call sent {keys[0]}={params[keys[0]]!r}")
             continue
-        sent = params[keys[0]] if keys else None
-        if sent != value:
-            out.append(f"{where}.{name}={value!r} is recorded but the call sent {sent!r}")
+        if keys:
+            if params[keys[0]] != value:
+                out.append(f"{where}.{name}={value!r} is recorded but the call sent {params[keys[0]]!r}")
+        elif any(k in dropped for k in _ALIASES.get(name, (name,))):
+            out.append(f"{where}.{name}={value!r} is recorded but litellm dropped it (not sent)")
+        # else: sent under a provider's own name (e.g. ``thinking`` for an effort): not comparable here
     return out
 
 

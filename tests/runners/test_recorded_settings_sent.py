@@ -32,6 +32,9 @@ def test_a_recorded_max_tokens_no_call_sent_is_named():
     assert sent_mismatches(settings, _call("a0", "act:plan", attempt=1, temperature=0.0, max_tokens=512)) == []
     # a rename counts as sent; "not sent" must be absent
     assert sent_mismatches(settings, _call("a0", "x", temperature=0.0, max_completion_tokens=256)) == []
+    dropped = _call("a0", "x", max_tokens=256)
+    dropped.dropped_params = {"temperature": 0.0}
+    assert sent_mismatches(settings, dropped) == ["llm.temperature=0.0 is recorded but litellm dropped it (not sent)"]
     gone = {"llm.temperature": "not sent"}
     assert sent_mismatches(gone, _call("a0", "x", temperature=0.0)) != []
     assert sent_mismatches(gone, _call("a0", "x", max_tokens=5)) == []
