@@ -334,7 +334,9 @@ class EconomyRunConfig(ExperimentConfig):
 
     def condition_settings(self) -> dict[str, Any]:
         """The base rule's settings plus, where they apply, ``preset``, ``reference.*``,
-        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`)."""
+        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`), and for a
+        model on a task directory ``purpose_max_tokens`` (a program call, ``act:compute``,
+        sends its own answer tokens, not ``llm.max_tokens``)."""
         from .base import flatten
 
         out = super().condition_settings()
@@ -342,6 +344,10 @@ class EconomyRunConfig(ExperimentConfig):
         out.update({k: v for k, v in flat.items()
                     if k in ("preset", "verifier_timeout", "sandbox_image") or k.startswith("reference.")})
         out.update(self.seat_settings())
+        if self.task_name == "dir" and self.llm_models():  # a program call's own answer tokens, as sent
+            from ..agents.economy.program import PROGRAM_TOKENS
+
+            out["purpose_max_tokens"] = {"act:compute": PROGRAM_TOKENS}
         return out
 
     def seat_settings(self) -> dict[str, Any]:

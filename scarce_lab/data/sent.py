@@ -14,7 +14,9 @@ parameter in every call of the agents it governs):
   agents running that seat, when the runner tells the gate each agent's seat
   (``seat_of``: agent id -> seat key, ``None`` for an agent it does not know, whose
   calls are then not compared);
-- else ``llm.<name>`` governs every call of the run.
+- else ``llm.<name>`` governs every call of the run;
+- ``purpose_max_tokens`` (purpose -> tokens) governs ``max_tokens`` of the calls of
+  that purpose (the Economy's program calls on a task directory).
 
 A setting recorded ``None`` means the part's own per-decision default (e.g. SCARCE's
 per-phase answer tokens) and is not compared; one recorded ``"not sent"``
@@ -82,6 +84,9 @@ def sent_mismatches(settings: dict[str, Any], call: Any,
     if found is None:
         return []
     where, wanted = found
+    own = (settings.get("purpose_max_tokens") or {}).get(getattr(call, "purpose", "") or "")
+    if own is not None:  # a purpose recorded with its own answer tokens
+        where, wanted = where, {**wanted, "max_tokens": own}
     dropped = getattr(call, "dropped_params", None) or {}
     out = []
     for name, value in wanted.items():

@@ -151,3 +151,14 @@ def test_economy_seats_are_compared_per_agent_seat(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "seat_generation", drops_the_seat_tokens)
     with pytest.raises(SentSettingError, match=r"seats\.a1\.max_tokens=50"):
         R.run_economy(cfg, tmp_path / "bad", client=MockModel(['{"note": "result = 7", "answer": "7"}']))
+
+
+def test_a_purpose_recorded_with_its_own_answer_tokens_is_compared_with_them():
+    settings = {"llm.temperature": 0.0, "llm.max_tokens": 256, "purpose_max_tokens": {"act:compute": 2048}}
+    assert sent_mismatches(settings, _call("a0", "act:compute", temperature=0.0, max_tokens=2048)) == []
+    assert sent_mismatches(settings, _call("a0", "act:plan", temperature=0.0, max_tokens=256)) == []
+    assert sent_mismatches(settings, _call("a0", "act:compute", temperature=0.0, max_tokens=256)) != []
+    from tests.tasks.test_economy_taskdir import TINY
+
+    cfg = EconomyRunConfig(task=f"dir:{TINY}", model="openai/gpt-4o-mini", preset="eom-reference")
+    assert cfg.condition_settings()["purpose_max_tokens"] == {"act:compute": 2048}
