@@ -28,8 +28,16 @@ BASELINES = ("none", "full", "round-robin")
 ECONOMY_PRESETS = ("default", *PRESETS)
 
 
+#: The answer tokens :class:`scarce_lab.agents.economy.llm.LLMPartialPolicy` asks for when
+#: built without ``max_tokens``; a run always passes ``llm.max_tokens`` (or a seat's).
+POLICY_MAX_TOKENS = 96
+
+
 class EconomyLLM(LLMSettings):
-    """Client settings with the Economy's defaults (greedy decoding)."""
+    """Client settings with the Economy's defaults: greedy decoding; ``max_tokens``
+    (the client's default, 256) is the answer tokens every agent's decision sends (the
+    runner passes it to the policy, so the recorded ``llm.max_tokens`` is what each
+    call sends; it stays 256 so shipped runs keep their run ids)."""
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
 
@@ -37,9 +45,6 @@ class EconomyLLM(LLMSettings):
 #: The seat key of the agent that joins mid-run (``newcomer``), an alias every
 #: environment gives its joining seat.
 NEWCOMER_SEAT = "newcomer"
-#: The answer tokens an LLM partial agent asks for when neither a seat nor the caller's
-#: ``llm_kwargs`` set them (:class:`scarce_lab.agents.economy.llm.LLMPartialPolicy`).
-POLICY_MAX_TOKENS = 96
 
 
 class EconomyNewcomer(BaseModel):
@@ -231,15 +236,16 @@ class EconomyRunConfig(ExperimentConfig):
         roles = [r for r in (self.founder_role(i) for i in range(self.agents)) if r is not None]
         return [*self.founder_ids(), *dict.fromkeys(roles), *([NEWCOMER_SEAT] if self.newcomer else [])]
 
-    def seat_default(self, max_tokens: int = POLICY_MAX_TOKENS) -> SeatSettings:
+    def seat_default(self, max_tokens: int | None = None) -> SeatSettings:
         """What a seat runs with where no key sets a field: ``model``, and for a model the
         client's ``llm.temperature`` / ``llm.reasoning_effort`` and the policy's answer
-        tokens (``max_tokens``: what an LLM partial agent sends, see
-        :data:`POLICY_MAX_TOKENS`)."""
-        return SeatSettings(model=self.model, temperature=self.llm.temperature, max_tokens=max_tokens,
+        tokens (``max_tokens``: what an LLM partial agent sends, ``llm.max_tokens``
+        unless given)."""
+        return SeatSettings(model=self.model, temperature=self.llm.temperature,
+                            max_tokens=self.llm.max_tokens if max_tokens is None else max_tokens,
                             reasoning_effort=self.llm.reasoning_effort)
 
-    def resolved_seats(self, max_tokens: int = POLICY_MAX_TOKENS) -> dict[str, SeatSettings]:
+    def resolved_seats(self, max_tokens: int | None = None) -> dict[str, SeatSettings]:
         """Seat -> the settings it runs with (:func:`scarce_lab.config.seats.resolve_seat`,
         default :meth:`seat_default`): every founder id, then ``newcomer`` when one joins,
         then ``*`` (the seat of agents of no founder's lineage: the economy's exploration
@@ -334,7 +340,9 @@ class EconomyRunConfig(ExperimentConfig):
 
     def condition_settings(self) -> dict[str, Any]:
         """The base rule's settings plus, where they apply, ``preset``, ``reference.*``,
-        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`)."""
+        ``verifier_timeout`` and ``sandbox_image`` (see :attr:`PRESET_FIELDS`), and for a
+        model on a task directory ``purpose_max_tokens`` (a program call, ``act:compute``,
+        sends its own answer tokens, not ``llm.max_tokens``)."""
         from .base import flatten
 
         out = super().condition_settings()
@@ -342,6 +350,10 @@ class EconomyRunConfig(ExperimentConfig):
         out.update({k: v for k, v in flat.items()
                     if k in ("preset", "verifier_timeout", "sandbox_image") or k.startswith("reference.")})
         out.update(self.seat_settings())
+        if self.task_name == "dir" and self.llm_models():  # a program call's own answer tokens, as sent
+            from ..agents.economy.program import PROGRAM_TOKENS
+
+            out["purpose_max_tokens"] = {"act:compute": PROGRAM_TOKENS}
         return out
 
     def seat_settings(self) -> dict[str, Any]:

@@ -97,11 +97,15 @@ def strongest_efforts(levels: tuple[str, ...] | list[str], k: int = 2) -> tuple[
 
 
 class ScarceLLM(LLMSettings):
-    """Client settings with SCARCE's defaults: greedy decoding; ``max_tokens`` unset
-    means each decision's own budget (the negotiator's per-phase defaults)."""
+    """Client settings with SCARCE's defaults: greedy decoding; ``max_tokens`` set is
+    sent by every solver step and negotiation phase (:func:`.scarce_seats.seat_plan`),
+    unset means each decision's own budget (400 tokens per solver step, the
+    negotiator's per-phase defaults)."""
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
-    max_tokens: int | None = Field(None, ge=1, description="answer tokens per decision (unset: per-phase defaults)")
+    max_tokens: int | None = Field(None, ge=1, description="answer tokens of every decision, solver steps and negotiation "
+                                      "phases alike (unset: each part's own: 400 per solver step, the negotiator's "
+                                      "per-phase defaults)")
     reasoning_effort: ReasoningEffort | None = Field(
         None, description="reasoning effort passed to models that take one (SCARCE Table 9: the highest levels "
                           "a model accepts, e.g. high vs xhigh or max; checked against litellm's list for the model)")

@@ -13,8 +13,10 @@ A dotted ``-S`` key or a config file's nested mapping (``seats: {w0: {solver: m}
 reads as the part key ``w0.solver`` (:func:`normalize_seats`). Each field comes from
 the most specific key that sets it (:func:`~scarce_lab.config.seats.resolve_seat`), then
 from today's settings: ``model`` (solvers), ``negotiator_model`` (negotiators),
-``llm.temperature``, ``llm.reasoning_effort``, ``llm.max_tokens`` (negotiators; a
-solver's default is its per-step budget) and ``memory``. ``memory`` is a worker's,
+``llm.temperature``, ``llm.reasoning_effort``, ``llm.max_tokens`` (solvers and
+negotiators alike: the recorded ``llm.max_tokens`` is what every decision sends; unset,
+each part's own budget: 400 tokens per solver step, the negotiator's per-phase
+defaults) and ``memory``. ``memory`` is a worker's,
 not a part's: a part key may not set it.
 
 Membership: ``joins: {w5: 2}`` (``w5`` plays from subrun 2 on) and ``leaves:
@@ -103,7 +105,7 @@ def _part_default(cfg: Any, part: str) -> SeatSettings:
     llm = cfg.llm
     return SeatSettings(
         model=cfg.model if part == "solver" else cfg.negotiator, temperature=llm.temperature,
-        max_tokens=None if part == "solver" else llm.max_tokens, reasoning_effort=llm.reasoning_effort,
+        max_tokens=llm.max_tokens, reasoning_effort=llm.reasoning_effort,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
+from ..agents.sovsim.agent import SOVSIM_MAX_TOKENS, SOVSIM_TEMPERATURE
 from ..envs.sovsim import ROLES, CommonsConfig, Condition, NewcomerRule
 from ..envs.sovsim_talk import TalkMode, TalkRules
 from ..llm.client import LLMSettings
@@ -21,8 +22,8 @@ class SovSimLLM(LLMSettings):
     replicates (each decision's seed drives the sampling; at 0 identical prompts give
     identical games), and 110 tokens, which fit the reasoning and extraction answer."""
 
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="sampling temperature")
-    max_tokens: int = Field(110, ge=1, description="answer tokens per decision")
+    temperature: float = Field(SOVSIM_TEMPERATURE, ge=0.0, le=2.0, description="sampling temperature")
+    max_tokens: int = Field(SOVSIM_MAX_TOKENS, ge=1, description="answer tokens per decision")
 
 
 class SovSimConfig(ExperimentConfig):

@@ -220,6 +220,9 @@ class RunRecorder:
         self._lock_fd = lock_fd
         claim_lock(lock_fd, self)
         self._seq = next_seq
+        #: agent id -> the seat key its calls are governed by (set by a runner whose seats are
+        #: recorded per seat, not per agent: the Economy's; ``None``: none, see :mod:`.sent`)
+        self.seat_of: Any = None
         self._events: list[EventEnvelope] = []
         self._calls: list[LLMCallRecord] = []
 
@@ -378,7 +381,9 @@ class RunRecorder:
         are an audit log of what was sent and spent, which a crash between commit
         points must not lose. The structured-output modes they used are
         listed in the manifest's ``notes["structured_output"]`` (model -> modes) when
-        the run finishes."""
+        the run finishes. Each call must send the condition settings that govern it
+        (:func:`.sent.check_sent`, with the runner's ``seat_of`` (agent id -> seat key)
+        when seats are recorded per seat; raises :class:`.sent.SentSettingError`)."""
         for c in calls:
             c.run_id = self.manifest.run_id
             mode = getattr(c, "structured_output", None)
@@ -388,8 +393,13 @@ class RunRecorder:
                     used[c.model] = sorted([*used[c.model], mode])
             self._calls.append(c)
         if self._calls:
+            written = list(self._calls)
             append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
+            from .sent import check_sent
+
+            # the calls are written first (an audit log), then a setting recorded but not sent stops the run
+            check_sent(self.manifest.condition_settings, written, self.seat_of)
 
     def commit_round(self, round: int | None, t: float | None = None, state: Any = None) -> None:
         """Mark ``round`` complete and make everything buffered durable (fsync); then

@@ -119,6 +119,7 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     from scarce_lab.agents.economy.rules import rule_policies
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
+    settings["max_tokens"] = policy_max_tokens(cfg, settings)
     name, generation = seat_generation(cfg, seat, settings)
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
@@ -207,6 +208,21 @@ class _Tasks:
 
     def record(self, solved: bool) -> None:
         self.streak = self.streak + 1 if solved else 0
+
+
+def policy_max_tokens(cfg: EconomyRunConfig, settings: dict) -> int:
+    """The answer tokens the policy sends: ``cfg.llm.max_tokens`` (recorded in the
+    condition settings), so a recorded value is always the sent one.
+
+    Raises:
+        ValueError: the caller's ``llm_kwargs`` ask for other answer tokens than
+            ``llm.max_tokens`` (the manifest would record a setting that was not sent).
+    """
+    asked = settings.get("max_tokens", cfg.llm.max_tokens)
+    if asked != cfg.llm.max_tokens:
+        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: set "
+                         "llm.max_tokens (or seats.<seat>.max_tokens per seat), so the manifest records what is sent")
+    return cfg.llm.max_tokens
 
 
 def run_id_for(cfg: EconomyRunConfig) -> str:
@@ -372,6 +388,8 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     baseline = cfg.baseline != "none"
     order = state["order"]
     of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
+    if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
+        rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
     def trigger(a, obs):
         return of(a).trigger(a.genome, obs)

@@ -77,10 +77,10 @@ class SeatedPolicy:
         return p.mutate, getattr(p, "repair", None)
 
 
-def seat_max_tokens(llm_kwargs: dict | None) -> int:
-    """The answer tokens a seat without ``max_tokens`` sends: the caller's
-    ``llm_kwargs['max_tokens']``, else :data:`POLICY_MAX_TOKENS`."""
-    return int((llm_kwargs or {}).get("max_tokens", POLICY_MAX_TOKENS))
+def seat_max_tokens(llm_kwargs: dict | None, default: int = POLICY_MAX_TOKENS) -> int:
+    """The answer tokens the caller's ``llm_kwargs`` ask for, else ``default`` (the
+    config's ``llm.max_tokens``: what a seat without ``max_tokens`` sends)."""
+    return int((llm_kwargs or {}).get("max_tokens", default))
 
 
 def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
@@ -93,12 +93,13 @@ def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
 
 
 def seat_generation(cfg: EconomyRunConfig, seat: SeatSettings | None, settings: dict) -> tuple[str, Any]:
-    """``(model name, Generation or None)`` for the agent layer of ``seat`` (``None``: the
-    config's model, generation left to the client, as in a run without seats); sets the
+    """``(model name, Generation)`` for the agent layer of ``seat`` (``None``: the
+    config's model with ``llm.temperature`` / ``llm.reasoning_effort``, as recorded); sets the
     seat's ``max_tokens`` into the policy ``settings``."""
-    if seat is None:
-        return cfg.model, None
     from scarce_lab.llm.model import Generation
+
+    if seat is None:  # the recorded llm.* sent explicitly (a caller's client may hold other defaults)
+        return cfg.model, Generation(temperature=cfg.llm.temperature, reasoning_effort=cfg.llm.reasoning_effort)
 
     if seat.max_tokens is not None:
         settings["max_tokens"] = seat.max_tokens
@@ -119,8 +120,8 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, 
     """
     from scarce_lab.llm import make_client
 
-    if seat_max_tokens(llm_kwargs) != POLICY_MAX_TOKENS:
-        raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs)} with seats: set the answer tokens "
+    if seat_max_tokens(llm_kwargs, cfg.llm.max_tokens) != cfg.llm.max_tokens:
+        raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs, cfg.llm.max_tokens)} with seats: set the answer tokens "
                          "per seat (seats.<seat>.max_tokens), so the manifest records what is sent")
     settings = cfg.resolved_seats()
     default = cfg.seat_default()

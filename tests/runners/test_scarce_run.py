@@ -196,7 +196,10 @@ class FakeClient:
         rec = LLMCallRecord(call_id=f"{context.agent}-{seed}", agent=context.agent, round=context.round,
                             purpose=context.purpose, model=model, messages=messages,
                             messages_hash=messages_hash(messages), raw_response=d.model_dump_json(),
-                            parsed=d.model_dump())
+                            parsed=d.model_dump(),
+                            # what it was asked to send, as a client records it (the record gate compares)
+                            params={k: kw[k] for k in ("temperature", "max_tokens", "reasoning_effort")
+                                    if kw.get(k) is not None})
         return DecisionOutcome(decision=d, valid=True, repaired=False, fallback_used=False, violation=None,
                                calls=[rec])
 

@@ -85,10 +85,15 @@ class ScriptedProgramPolicy(ScriptedPartialPolicy):
                            else f"best score so far: {obs.best_score}")
 
 
+#: The answer tokens of a program (``act:compute``) call; recorded in a task-directory
+#: run's condition settings as ``purpose_max_tokens`` (the record gate compares it).
+PROGRAM_TOKENS = 2048
+
+
 class LLMProgramPolicy(LLMPartialPolicy):
     """Program agents driven by a model (see module docstring)."""
 
-    def __init__(self, *args, program_tokens: int = 2048, **kwargs):
+    def __init__(self, *args, program_tokens: int = PROGRAM_TOKENS, **kwargs):
         super().__init__(*args, **kwargs)
         self.program_tokens = program_tokens
         self.reference = True
@@ -163,6 +168,13 @@ def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, ll
     from scarce_lab.llm.model import model_for
 
     settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens", "program_tokens"))
+    asked = settings.setdefault("max_tokens", cfg.llm.max_tokens)
+    if asked != cfg.llm.max_tokens:  # the manifest records llm.max_tokens: it must be what is sent
+        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: "
+                         "set llm.max_tokens, so the manifest records what is sent")
+    if settings.get("program_tokens", PROGRAM_TOKENS) != PROGRAM_TOKENS:
+        raise ValueError(f"llm_kwargs program_tokens={settings['program_tokens']!r}: the manifest records "
+                         f"{PROGRAM_TOKENS} (purpose_max_tokens act:compute); a program call sends that")
     lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
                    policies=program_policies(cfg), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)

@@ -153,11 +153,19 @@ class ScriptedAgent(ModelAgent):
         return Decided(value=talk(obs, random.Random(seed)), reasoning=f"scripted policy {self.model}")
 
 
+#: What an :class:`LLMAgent` built without settings sends: SovSim's recorded defaults
+#: (``llm.temperature``, ``llm.max_tokens`` of :class:`scarce_lab.config.sovsim.SovSimLLM`),
+#: so a game given ready-made agents sends what its manifest records.
+SOVSIM_TEMPERATURE = 0.7
+SOVSIM_MAX_TOKENS = 110
+
+
 class LLMAgent(ModelAgent):
     """Asks ``model`` through a model client for an extraction or announcement.
 
     ``litellm_kwargs`` pass through to litellm (e.g. ``mock_response`` in tests).
-    The schema is built per phase: ``extraction`` is one of the multiples of 3 up to
+    Unset, ``temperature`` and ``max_tokens`` are SovSim's recorded defaults
+    (:data:`SOVSIM_TEMPERATURE`, :data:`SOVSIM_MAX_TOKENS`). The schema is built per phase: ``extraction`` is one of the multiples of 3 up to
     the agent's cap; ``announced_pool`` an int validated to 0..999. See the module
     docstring for the fallback.
     """
@@ -167,8 +175,8 @@ class LLMAgent(ModelAgent):
         model: str,
         client: Any,
         role_labels: str = "default",
-        max_tokens: int = 110,
-        temperature: float | None = None,
+        max_tokens: int = SOVSIM_MAX_TOKENS,
+        temperature: float | None = SOVSIM_TEMPERATURE,
         litellm_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
     ):
