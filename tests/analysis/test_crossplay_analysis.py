@@ -102,3 +102,37 @@ def test_a_model_with_two_seat_settings_is_refused_not_pooled():
         cx.focal_runs(df, "king")
     same = DATA.with_columns(seat_settings=pl.lit("{}"))
     assert cx.focal_runs(same, "king").height == 5
+
+
+def _scores(pays_by_run):
+    """SCARCE-like runs: a3 is the focal seat; every payoff is a score in 0..1."""
+    return _agents([row for run, (k, w, pays) in pays_by_run.items() for row in _game(run, k, w, pays)])
+
+
+def test_a_bounded_payoff_gets_the_bounded_interval_inside_its_bounds():
+    from scarce_lab.analysis.stats import bounded_mean_ci
+
+    runs = cx.focal_runs(_scores({"r1": ("f", "b", [0.0, 0.0, 0.0, 1.0]), "r2": ("f", "b", [1.0, 1.0, 1.0, 0.2])}), "king")
+    t = cx.focal_payoff_matrix(runs).row(0, named=True)
+    assert t["ci_low"] < 0 or t["ci_high"] > 1  # the t interval of (1.0, 0.2) leaves 0..1: why bounds are needed
+    cell = cx.focal_payoff_matrix(runs, bounds=(0.0, 1.0)).row(0, named=True)
+    mean, lo, hi = bounded_mean_ci([1.0, 0.2], 0.0, 1.0)
+    assert (cell["mean"], cell["ci_low"], cell["ci_high"]) == (pytest.approx(mean), pytest.approx(lo), pytest.approx(hi))
+    assert 0.0 <= cell["ci_low"] < cell["ci_high"] <= 1.0 and cell["ci"] == cx.BOUNDED_CI_METHOD
+    adv = cx.invader_advantage(runs, bounds=(0.0, 1.0)).row(0, named=True)  # differences 1.0 and -0.8 lie in -1..1
+    assert (adv["mean"], adv["ci_low"], adv["ci_high"]) == tuple(pytest.approx(v) for v in bounded_mean_ci([1.0, -0.8], -1, 1))
+    with pytest.raises(ValueError, match="outside"):  # a payoff outside its stated bounds fails loudly
+        cx.focal_payoff_matrix(cx.focal_runs(_scores({"r1": ("f", "b", [0, 0, 0, 1.5])}), "king"), bounds=(0.0, 1.0))
+
+
+def test_charts_state_the_method_and_give_one_focal_model_room_for_its_title():
+    runs = cx.focal_runs(_scores({"r1": ("f", "b", [0.0, 0.0, 0.0, 1.0]), "r2": ("f", "b", [1.0, 1.0, 1.0, 0.2])}), "king")
+    res = cx.matrix_result(runs, payoff="score (0..1)", bounds=(0.0, 1.0))
+    spec = res.chart.to_dict()
+
+    def subtitle(sp):  # the caption, wrapped into lines by figures.caption
+        return " ".join(sp["title"]["subtitle"])
+
+    assert cx.BOUNDED_CI_METHOD in subtitle(spec) and cx.BOUNDED_CI_METHOD in res.reading
+    assert spec["height"] >= cx.MIN_PANEL_PX  # one focal model x one background: not a 14 px strip
+    assert cx.CI_METHOD in subtitle(cx.matrix_result(runs, payoff="score").chart.to_dict())
