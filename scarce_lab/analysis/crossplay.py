@@ -344,10 +344,12 @@ def _short(model: str) -> str:
 
 
 def _cell_text(r: dict, digits: int = 2) -> str:
+    """``mean [low, high] (n=k)``; without an interval it says why (one run, or runs that agree)."""
     if r["mean"] is None:
         return "-"
     if r["ci_low"] is None:
-        return f"{r['mean']:.{digits}f} (n={r['n_runs']}, no interval)"
+        why = "no interval" if r["n_runs"] < MIN_RUNS_INTERVAL else "all runs agree: no interval"
+        return f"{r['mean']:.{digits}f} (n={r['n_runs']}, {why})"
     return f"{r['mean']:.{digits}f} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}] (n={r['n_runs']})"
 
 
@@ -358,7 +360,9 @@ def _wide(cells: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     if not rows:
         return pl.DataFrame()
     df = pl.DataFrame(rows)
-    return df.pivot(on="background", index=[*by, "focal"], values="cell", aggregate_function="first").fill_null("-")
+    wide = df.pivot(on="background", index=[*by, "focal"], values="cell", aggregate_function="first").fill_null("-")
+    cols = sorted(c for c in wide.columns if c not in (*by, "focal"))  # the same column order in every table
+    return wide.select(*by, "focal", *cols).rename({c: f"background {c}" for c in cols})
 
 
 def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, name: str = "crossplay_focal_payoff",
@@ -435,12 +439,20 @@ def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: d
         reading = f"No {what} with a choice (at least two rivals) in these runs."
         return Result(name, frame=table, reading=reading, convention=conv)
     top = table.sort("excess_share", descending=True).row(0, named=True)
+    shown = pl.DataFrame([{"chooser's model": _short(r["chooser_model"]), "chosen worker's model": _short(r["chosen_model"]),
+                           "choices": r["choices"], "observed": r["observed"], "expected (uniform)": f"{r['expected']:.1f}",
+                           "excess share [95% CI] (runs)": _cell_text({"mean": r["excess_share"], "ci_low": r["ci_low"],
+                                                                       "ci_high": r["ci_high"], "n_runs": r["runs"]})}
+                          for r in table.iter_rows(named=True)])
     reading = (f"{what[0].upper() + what[1:]}, by the chooser's and the chosen worker's model, against uniform choice "
                f"among the rivals: largest excess {top['excess_share']:+.2f} ({_short(top['chooser_model'])} -> "
                f"{_short(top['chosen_model'])}: {top['observed']} of {top['choices']} vs {top['expected']:.1f} "
                "expected). A positive excess toward one's own model with a negative one toward another is the "
-               "pattern of an exclusive alliance; the interval is over runs.")
-    return Result(name, frame=table, reading=reading, chart=_choices_chart(table, what), convention=conv)
+               f"pattern of an exclusive alliance. Intervals: {CI_METHOD}, of per-run excess shares.")
+    from .figures import markdown_table
+
+    return Result(name, frame=table, text=markdown_table(shown), reading=reading, chart=_choices_chart(table, what),
+                  convention=conv)
 
 
 def _choices_chart(table: pl.DataFrame, what: str):

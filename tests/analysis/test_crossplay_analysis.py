@@ -136,3 +136,16 @@ def test_charts_state_the_method_and_give_one_focal_model_room_for_its_title():
     assert cx.BOUNDED_CI_METHOD in subtitle(spec) and cx.BOUNDED_CI_METHOD in res.reading
     assert spec["height"] >= cx.MIN_PANEL_PX  # one focal model x one background: not a 14 px strip
     assert cx.CI_METHOD in subtitle(cx.matrix_result(runs, payoff="score").chart.to_dict())
+
+
+def test_tables_say_why_a_cell_has_no_interval_and_label_their_columns():
+    same = _agents([*_game("s1", "g", "l", [1, 1, 1, 5]), *_game("s2", "g", "l", [1, 1, 1, 5]),
+                    *_game("s3", "l", "g", [1, 1, 1, 3])])
+    text = cx.matrix_result(cx.focal_runs(same, "king"), payoff="gain").text
+    assert "| focal | background g | background l |" in text  # sorted, named columns
+    assert "5.00 (n=2, all runs agree: no interval)" in text and "3.00 (n=1, no interval)" in text
+    rows = [{"run_id": r, "chooser_model": "x/a", "chosen_model": f"x/{m}", "expected": 0.5, "picked": int(m == "a")}
+            for r in ("r1", "r2") for m in ("a", "b")]
+    shown = cx.choices_result(pl.DataFrame(rows), what="first places", name="t").text
+    assert "| chooser's model | chosen worker's model |" in shown and "| a | b | 2 | 0 | 1.0 |" in shown
+    assert "nan" not in shown and cx.CI_METHOD not in shown  # the method is in the reading, not on every row
