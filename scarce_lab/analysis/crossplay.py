@@ -420,9 +420,18 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
     wide = _wide(cells, by)
     return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
                   chart=payoff_matrix_chart(cells, title="Invader advantage: focal minus residents, paired per run",
-                                            value_label=f"advantage: {payoff}",
+                                            value_label=_difference_label(payoff, bounds),
                                             facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
                   convention=conv)
+
+
+def _difference_label(payoff: str, bounds: tuple[float, float] | None) -> str:
+    """The advantage axis: a difference of ``payoff``; a bounded payoff's range ``(0..1)``
+    becomes the difference's ``(-1..1)`` (a score axis saying 0..1 under negative values misleads)."""
+    if bounds is None:
+        return f"advantage: {payoff}"
+    name = payoff.split(" (")[0]
+    return f"advantage: focal minus residents, {name} ({bounds[0] - bounds[1]:g}..{bounds[1] - bounds[0]:g})"
 
 
 def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: dict | None = None):

@@ -136,6 +136,8 @@ def test_charts_state_the_method_and_give_one_focal_model_room_for_its_title():
     assert cx.BOUNDED_CI_METHOD in subtitle(spec) and cx.BOUNDED_CI_METHOD in res.reading
     assert spec["height"] >= cx.MIN_PANEL_PX  # one focal model x one background: not a 14 px strip
     assert cx.CI_METHOD in subtitle(cx.matrix_result(runs, payoff="score").chart.to_dict())
+    adv = cx.advantage_result(runs, payoff="mean score (0..1)", bounds=(0.0, 1.0)).chart.to_dict()
+    assert "mean score (-1..1)" in str(adv) and "(0..1)" not in str(adv)  # a difference of scores spans -1..1
 
 
 def test_tables_say_why_a_cell_has_no_interval_and_label_their_columns():
