@@ -27,7 +27,11 @@ and their paired difference. Means get a Student-t interval over runs
 (``benchmarks/bench_coverage.py``, rows "t over runs") measured 0.93-0.95 at 3-30
 runs for per-run means and 0.92-0.93 at 3-10 runs for a mean with a mass at a bound;
 below 2 runs, or when every run gave the same value, a cell has no interval and says
-why (``ci_note``).
+why (``ci_note``). A payoff with known bounds (a SCARCE task score in 0..1) passes
+``bounds``: its cells then get :func:`scarce_lab.analysis.stats.bounded_mean_ci`
+(:data:`BOUNDED_CI_METHOD`: the t/score hull clipped to the bounds, so an interval never
+claims a score below 0 or above 1; the benchmark's rows "bounded": at least 98.7% at
+2-30 runs), and a paired difference of such payoffs the bounds ``(low - high, high - low)``.
 """
 
 from __future__ import annotations
@@ -39,15 +43,18 @@ from typing import Any
 import polars as pl
 
 from ..undefined import reason_of
-from .stats import mean_ci
+from .stats import bounded_mean_ci, mean_ci
 
 #: How every interval of this module is computed (stated in each table's ``ci`` column).
 CI_METHOD = "95% Student-t interval over runs (stats.mean_ci); the run is the unit"
+#: The method of a payoff with known bounds (``bounds=``): the interval stays inside them.
+BOUNDED_CI_METHOD = ("95% bounded interval over runs (stats.bounded_mean_ci: t/score hull clipped to "
+                     "the bounds); the run is the unit")
 #: Runs from which a cell prints an interval (with fewer: none, and ``ci_note`` says why).
 MIN_RUNS_INTERVAL = 2
 
 __all__ = [
-    "CI_METHOD", "COMPOSITION_KEYS", "MIN_RUNS_INTERVAL", "CompositionError", "complete_runs",
+    "BOUNDED_CI_METHOD", "CI_METHOD", "COMPOSITION_KEYS", "MIN_RUNS_INTERVAL", "CompositionError", "complete_runs",
     "condition_without_composition", "advantage_result", "choice_vs_uniform", "choices_result",
     "focal_payoff_matrix", "focal_runs", "invader_advantage", "matrix_result", "payoff_matrix_chart",
 ]
@@ -82,16 +89,18 @@ class CompositionError(ValueError):
     (the run and the models are named)."""
 
 
-def _ci_row(values: list[float]) -> dict:
-    """``mean, ci_low, ci_high, n_runs, ci_note`` of per-run ``values``."""
+def _ci_row(values: list[float], bounds: tuple[float, float] | None = None) -> dict:
+    """``mean, ci_low, ci_high, n_runs, ci_note`` of per-run ``values``; with ``bounds``
+    the interval is :func:`~scarce_lab.analysis.stats.bounded_mean_ci`'s (a value outside
+    the bounds raises ``ValueError`` naming it)."""
     vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     n = len(vals)
     if n == 0:
         return {"mean": None, "ci_low": None, "ci_high": None, "n_runs": 0, "ci_note": "no runs"}
-    m, lo, hi = mean_ci(vals)
+    m, lo, hi = mean_ci(vals) if bounds is None else bounded_mean_ci(vals, *bounds)
     if n < MIN_RUNS_INTERVAL or math.isnan(lo):
         why = reason_of(lo) or "no interval"
-        note = f"{n} run: no interval (a t interval needs {MIN_RUNS_INTERVAL} runs)" if n < MIN_RUNS_INTERVAL \
+        note = f"{n} run: no interval (an interval needs {MIN_RUNS_INTERVAL} runs)" if n < MIN_RUNS_INTERVAL \
             else f"{n} runs: no interval ({why})"
         return {"mean": m, "ci_low": None, "ci_high": None, "n_runs": n, "ci_note": note}
     return {"mean": m, "ci_low": lo, "ci_high": hi, "n_runs": n, "ci_note": ""}
@@ -176,26 +185,32 @@ def _one_setting_per_model(per_agent: pl.DataFrame) -> None:
                                "a cross-play cell never pools settings")
 
 
-def focal_payoff_matrix(runs: pl.DataFrame, *, by: Sequence[str] = ()) -> pl.DataFrame:
+def focal_payoff_matrix(runs: pl.DataFrame, *, by: Sequence[str] = (),
+                        bounds: tuple[float, float] | None = None) -> pl.DataFrame:
     """The focal payoff matrix: per condition (``by``), focal model x background
-    model: the mean focal payoff over runs with its interval (:data:`CI_METHOD`).
+    model: the mean focal payoff over runs with its interval (:data:`CI_METHOD`, or
+    :data:`BOUNDED_CI_METHOD` when the payoff has ``bounds``).
 
     Args:
         runs: :func:`focal_runs`' frame.
+        bounds: ``(low, high)`` of the payoff when it has known bounds (e.g. a score in 0..1).
 
     Returns:
         Columns ``*by, focal_model, background_model, n_runs, mean, ci_low, ci_high,
         ci, ci_note`` (``ci_low``/``ci_high`` null with ``ci_note`` saying why).
     """
-    return _cells(runs, "focal_payoff", by)
+    return _cells(runs, "focal_payoff", by, bounds)
 
 
-def invader_advantage(runs: pl.DataFrame, *, by: Sequence[str] = (), include_self_play: bool = False) -> pl.DataFrame:
+def invader_advantage(runs: pl.DataFrame, *, by: Sequence[str] = (), include_self_play: bool = False,
+                      bounds: tuple[float, float] | None = None) -> pl.DataFrame:
     """One invader among residents: per condition, focal model x background model,
     the mean over runs of (focal payoff - the residents' payoff in the same run), with
     its interval (:data:`CI_METHOD`, on the paired per-run differences). Self-play
     cells (focal model = background model) are left out unless
     ``include_self_play`` (there the difference is a seat effect, not an invasion).
+    ``bounds``: the payoff's ``(low, high)``; the difference then lies in
+    ``(low - high, high - low)`` and gets :data:`BOUNDED_CI_METHOD`.
 
     Returns:
         Columns ``*by, focal_model, background_model, n_runs, mean, ci_low, ci_high,
@@ -203,10 +218,12 @@ def invader_advantage(runs: pl.DataFrame, *, by: Sequence[str] = (), include_sel
     """
     if not include_self_play:
         runs = runs.filter(pl.col("focal_model") != pl.col("background_model"))
-    return _cells(runs, "advantage", by)
+    diff = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    return _cells(runs, "advantage", by, diff)
 
 
-def _cells(runs: pl.DataFrame, value: str, by: Sequence[str]) -> pl.DataFrame:
+def _cells(runs: pl.DataFrame, value: str, by: Sequence[str],
+           bounds: tuple[float, float] | None = None) -> pl.DataFrame:
     keys = [*by, "focal_model", "background_model"]
     schema = {**{c: runs.schema[c] for c in by if c in runs.columns}, "focal_model": pl.String,
               "background_model": pl.String, "n_runs": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64,
@@ -215,7 +232,8 @@ def _cells(runs: pl.DataFrame, value: str, by: Sequence[str]) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     rows = []
     for key, g in runs.group_by(keys, maintain_order=True):
-        rows.append({**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list()), "ci": CI_METHOD})
+        rows.append({**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list(), bounds),
+                     "ci": CI_METHOD if bounds is None else BOUNDED_CI_METHOD})
     return pl.DataFrame(rows, schema=schema).sort(keys)
 
 
@@ -258,10 +276,35 @@ def choice_vs_uniform(choices: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema).sort(["chooser_model", "chosen_model"])
 
 
+#: Height of one (focal model, background model) line of a cross-play chart (px), and
+#: the least height of a panel (so its y title, "focal model", fits beside one line).
+ROW_PX, MIN_PANEL_PX = 16, 90
+
+
+def _panel_height(df: pl.DataFrame, y: str, offset: str, facet: str | None) -> int:
+    """Pixels of one panel: a line per (y, offset) pair of the fullest panel, at least
+    :data:`MIN_PANEL_PX` (alt.Step with yOffset gave a 28 px panel for one focal model,
+    whose y title then ran over the chart title)."""
+    groups = [facet] if facet else []
+    per = df.group_by(groups).agg(pl.col(y).n_unique().alias("y"), pl.col(offset).n_unique().alias("o")) \
+        if groups else pl.DataFrame({"y": [df[y].n_unique()], "o": [df[offset].n_unique()]})
+    lines = int((per["y"] * per["o"]).max() or 1)
+    return max(MIN_PANEL_PX, ROW_PX * lines)
+
+
+def _method(frame: pl.DataFrame) -> str:
+    """The interval method the frame's ``ci`` column states (one), or :data:`CI_METHOD`."""
+    methods = sorted(set(frame["ci"].drop_nulls())) if "ci" in frame.columns else []
+    if len(methods) > 1:
+        raise ValueError(f"cross-play frame mixes interval methods {methods}")
+    return methods[0] if methods else CI_METHOD
+
+
 def payoff_matrix_chart(matrix: pl.DataFrame, *, title: str, value_label: str, facet: str | None = None):
     """Points with interval bars: the mean per focal model (y), coloured by the
     background model, faceted by ``facet`` when given; a cell without an interval is
-    drawn as a point only (its ``ci_note`` is in the tooltip).
+    drawn as a point only (its ``ci_note`` is in the tooltip). The caption states the
+    interval method of the frame's ``ci`` column.
 
     Returns:
         A titled altair chart, or a :class:`~scarce_lab.analysis.figures.NoFigure`.
@@ -280,16 +323,19 @@ def payoff_matrix_chart(matrix: pl.DataFrame, *, title: str, value_label: str, f
                          pl.col("background_model").replace_strict(short).alias("background"))
     base = alt.Chart(df.to_pandas())
     y = alt.Y("focal:N", title="focal model")
-    colour = alt.Color("background:N", title="background")
-    tips = ["focal_model", "background_model", "n_runs", alt.Tooltip("mean:Q", format=".2f"), "ci_note"]
-    points = base.mark_point(filled=True, size=60).encode(x=alt.X("mean:Q", title=value_label), y=y,
-                                                          color=colour, yOffset="background:N", tooltip=tips)
+    colour = alt.Color("background:N", title="background model")
+    tips = ["focal_model", "background_model", "n_runs", alt.Tooltip("mean:Q", format=".2f"),
+            alt.Tooltip("ci_low:Q", format=".2f"), alt.Tooltip("ci_high:Q", format=".2f"), "ci_note"]
+    x = alt.X("mean:Q", title=value_label, scale=alt.Scale(padding=8))  # a point at a bound is drawn whole
+    points = base.mark_point(filled=True, size=60).encode(x=x, y=y, color=colour, yOffset="background:N",
+                                                          tooltip=tips)
     bars = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, yOffset="background:N")
-    chart = (bars + points).properties(width=360, height=alt.Step(14))
+    chart = (bars + points).properties(width=360, height=_panel_height(df, "focal", "background", facet))
     if facet:
-        chart = chart.facet(row=alt.Row(f"{facet}:N", title=None))
+        chart = chart.facet(row=alt.Row(f"{facet}:N", title=facet,
+                                        header=alt.Header(labelFontSize=12, titleFontSize=11)))
     n = int(df["n_runs"].min()), int(df["n_runs"].max())
-    return titled(chart, title, caption(f"runs per cell {n[0]}-{n[1]}", "bars: " + CI_METHOD,
+    return titled(chart, title, caption(f"runs per cell {n[0]}-{n[1]}", "bars: " + _method(df),
                                         "no bar: fewer than 2 runs or no spread"))
 
 
@@ -298,10 +344,12 @@ def _short(model: str) -> str:
 
 
 def _cell_text(r: dict, digits: int = 2) -> str:
+    """``mean [low, high] (n=k)``; without an interval it says why (one run, or runs that agree)."""
     if r["mean"] is None:
         return "-"
     if r["ci_low"] is None:
-        return f"{r['mean']:.{digits}f} (n={r['n_runs']}, no interval)"
+        why = "no interval" if r["n_runs"] < MIN_RUNS_INTERVAL else "all runs agree: no interval"
+        return f"{r['mean']:.{digits}f} (n={r['n_runs']}, {why})"
     return f"{r['mean']:.{digits}f} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}] (n={r['n_runs']})"
 
 
@@ -312,24 +360,30 @@ def _wide(cells: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     if not rows:
         return pl.DataFrame()
     df = pl.DataFrame(rows)
-    return df.pivot(on="background", index=[*by, "focal"], values="cell", aggregate_function="first").fill_null("-")
+    wide = df.pivot(on="background", index=[*by, "focal"], values="cell", aggregate_function="first").fill_null("-")
+    cols = sorted(c for c in wide.columns if c not in (*by, "focal"))  # the same column order in every table
+    return wide.select(*by, "focal", *cols).rename({c: f"background {c}" for c in cols})
 
 
 def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, name: str = "crossplay_focal_payoff",
-                  convention: dict | None = None):
+                  convention: dict | None = None, bounds: tuple[float, float] | None = None):
     """The focal payoff matrix as a :class:`~scarce_lab.analysis.result.Result`: the
     long frame (saved), a wide table (shown: focal rows x background columns), a
     chart and a reading that states the interval method. ``payoff`` names the payoff
-    and its unit (e.g. ``"total gain (pool units)"``)."""
+    and its unit (e.g. ``"total gain (pool units)"``); ``bounds``: its known ``(low, high)``
+    (the interval is then :data:`BOUNDED_CI_METHOD`)."""
     from .result import Result
 
-    cells = focal_payoff_matrix(runs, by=by)
-    conv = {"unit": "run; compositions never pooled", "intervals": CI_METHOD,
+    cells = focal_payoff_matrix(runs, by=by, bounds=bounds)
+    method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
+    conv = {"unit": "run; compositions never pooled", "intervals": method,
             "interval_from": f"{MIN_RUNS_INTERVAL} runs with spread", "payoff": payoff, **(convention or {})}
     best = cells.filter(pl.col("mean").is_not_null()).sort("mean", descending=True)
     reading = (f"Mean focal payoff ({payoff}) per focal x background composition over "
-               f"{runs.height} runs; {CI_METHOD}, printed from {MIN_RUNS_INTERVAL} runs with spread "
-               "(the coverage benchmark measured 0.93-0.95 for per-run means at 3-30 runs).")
+               f"{runs.height} runs; {method}, printed from {MIN_RUNS_INTERVAL} runs"
+               + (" with spread (the coverage benchmark measured 0.93-0.95 for per-run means at 3-30 runs)."
+                  if bounds is None else f" (bounds {bounds[0]:g}..{bounds[1]:g}; the coverage benchmark measured "
+                  "at least 98.7% at 2-30 runs)."))
     if best.height:
         b = best.row(0, named=True)
         reading += (f" Highest: focal {_short(b['focal_model'])} over background {_short(b['background_model'])}, "
@@ -345,18 +399,20 @@ def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, na
 
 
 def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
-                     name: str = "crossplay_invader_advantage", convention: dict | None = None):
+                     name: str = "crossplay_invader_advantage", convention: dict | None = None,
+                     bounds: tuple[float, float] | None = None):
     """The invader's advantage (:func:`invader_advantage`) as a Result: focal payoff
     minus the residents' in the same run, paired per run, mean and interval per
-    composition (self-play left out)."""
+    composition (self-play left out); ``bounds``: the payoff's known ``(low, high)``."""
     from .result import Result
 
-    cells = invader_advantage(runs, by=by)
-    conv = {"unit": "run; compositions never pooled", "intervals": CI_METHOD + " of paired per-run differences",
+    cells = invader_advantage(runs, by=by, bounds=bounds)
+    method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
+    conv = {"unit": "run; compositions never pooled", "intervals": method + " of paired per-run differences",
             "interval_from": f"{MIN_RUNS_INTERVAL} runs with spread", "payoff": payoff, **(convention or {})}
     sig = cells.filter(pl.col("ci_low").is_not_null() & ((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)))
     reading = (f"Invader advantage: the focal seat's payoff minus the residents' mean payoff in the same run "
-               f"({payoff}), averaged over runs; {CI_METHOD} on the paired differences. "
+               f"({payoff}), averaged over runs; {method} on the paired differences. "
                f"{cells.filter(pl.col('ci_low').is_not_null()).height} of {cells.height} compositions have an "
                f"interval (the others: one run, or no spread between runs); {sig.height} exclude 0.")
     from .figures import markdown_table
@@ -364,9 +420,18 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
     wide = _wide(cells, by)
     return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
                   chart=payoff_matrix_chart(cells, title="Invader advantage: focal minus residents, paired per run",
-                                            value_label=f"advantage: {payoff}",
+                                            value_label=_difference_label(payoff, bounds),
                                             facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
                   convention=conv)
+
+
+def _difference_label(payoff: str, bounds: tuple[float, float] | None) -> str:
+    """The advantage axis: a difference of ``payoff``; a bounded payoff's range ``(0..1)``
+    becomes the difference's ``(-1..1)`` (a score axis saying 0..1 under negative values misleads)."""
+    if bounds is None:
+        return f"advantage: {payoff}"
+    name = payoff.split(" (")[0]
+    return f"advantage: focal minus residents, {name} ({bounds[0] - bounds[1]:g}..{bounds[1] - bounds[0]:g})"
 
 
 def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: dict | None = None):
@@ -383,12 +448,20 @@ def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: d
         reading = f"No {what} with a choice (at least two rivals) in these runs."
         return Result(name, frame=table, reading=reading, convention=conv)
     top = table.sort("excess_share", descending=True).row(0, named=True)
+    shown = pl.DataFrame([{"chooser's model": _short(r["chooser_model"]), "chosen worker's model": _short(r["chosen_model"]),
+                           "choices": r["choices"], "observed": r["observed"], "expected (uniform)": f"{r['expected']:.1f}",
+                           "excess share [95% CI] (runs)": _cell_text({"mean": r["excess_share"], "ci_low": r["ci_low"],
+                                                                       "ci_high": r["ci_high"], "n_runs": r["runs"]})}
+                          for r in table.iter_rows(named=True)])
     reading = (f"{what[0].upper() + what[1:]}, by the chooser's and the chosen worker's model, against uniform choice "
                f"among the rivals: largest excess {top['excess_share']:+.2f} ({_short(top['chooser_model'])} -> "
                f"{_short(top['chosen_model'])}: {top['observed']} of {top['choices']} vs {top['expected']:.1f} "
                "expected). A positive excess toward one's own model with a negative one toward another is the "
-               "pattern of an exclusive alliance; the interval is over runs.")
-    return Result(name, frame=table, reading=reading, chart=_choices_chart(table, what), convention=conv)
+               f"pattern of an exclusive alliance. Intervals: {CI_METHOD}, of per-run excess shares.")
+    from .figures import markdown_table
+
+    return Result(name, frame=table, text=markdown_table(shown), reading=reading, chart=_choices_chart(table, what),
+                  convention=conv)
 
 
 def _choices_chart(table: pl.DataFrame, what: str):
@@ -402,11 +475,14 @@ def _choices_chart(table: pl.DataFrame, what: str):
     y = alt.Y("chooser:N", title="chooser's model")
     colour = alt.Color("chosen:N", title="chosen worker's model")
     pts = base.mark_point(filled=True, size=60).encode(
-        x=alt.X("excess_share:Q", title="excess share over uniform choice"), y=y, color=colour, yOffset="chosen:N",
+        x=alt.X("excess_share:Q", title="excess share over uniform choice (share of choices)",
+                scale=alt.Scale(padding=8)), y=y, color=colour, yOffset="chosen:N",
         tooltip=["chooser_model", "chosen_model", "choices", "observed", alt.Tooltip("expected:Q", format=".1f"),
                  "ci_note"])
     bars = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, yOffset="chosen:N")
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(x="x:Q")
-    chart = (zero + bars + pts).properties(width=360, height=alt.Step(14))
-    return titled(chart, f"Who chooses whom: {what}", caption("0: uniform choice among the rivals",
-                                                              "bars: " + CI_METHOD + " of per-run excess shares"))
+    chart = (zero + bars + pts).properties(width=360, height=_panel_height(df, "chooser", "chosen", None))
+    n = int(df["runs"].min()), int(df["runs"].max())
+    return titled(chart, f"Who chooses whom: {what}", caption(
+        "0: uniform choice among the rivals", f"runs per cell {n[0]}-{n[1]}",
+        "bars: " + CI_METHOD + " of per-run excess shares", "no bar: fewer than 2 runs or no spread"))

@@ -165,8 +165,12 @@ def rates_chart(frame: pl.DataFrame, *, title: str, y_title: str = "share (95% C
         return NoFigure(f"no {title} in this data")
     d = frame.rename({"mean": "value", "ci_low": "lo", "ci_high": "hi"})
     d = d.with_columns(setting=pl.col("condition").replace_strict(_what_differs(d["condition"].unique().to_list())))
+    if "channel" in d.columns:  # promise gaps: the channel is what the chart compares, so the axis names it
+        d = d.with_columns(setting=pl.col("setting") + pl.lit(" · ") + pl.col("channel") + pl.lit(" channel"))
+    # the agents' model in every environment (the SCARCE charts' "model" legend says negotiator)
+    d = d.rename({"model": "agent_model"})
     column = "measure" if "measure" in d.columns and d["measure"].n_unique() > 1 else None
-    return ci_chart(d, "setting", color="model", column=column, title=title, y_title=y_title, kind="bar",
+    return ci_chart(d, "setting", color="agent_model", column=column, title=title, y_title=y_title, kind="bar",
                     ci="mean over runs, bounded t/score hull (stats.cluster_mean_ci)",
                     x_title="setting (what differs between the conditions; the full condition in the tooltip)")
 

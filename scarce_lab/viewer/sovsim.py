@@ -9,7 +9,8 @@ from .render import badge_cell, cut, decision_notes, esc, interview_block, table
 
 def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: float) -> str:
     """An inline SVG line of the pool at the start of each ``(round, pool)``, with the
-    collapse threshold dashed."""
+    collapse threshold dashed, and a dot per round (a game that collapsed in round 1 has
+    one point, which a line alone does not draw); each dot's title gives its value."""
     if not rounds:
         return ""
     w, h, pad = 420, 120, 24
@@ -17,12 +18,14 @@ def _pool_svg(rounds: list[tuple[int, float]], threshold: float | None, top: flo
     sx = lambda r: pad + (w - 2 * pad) * ((r - 1) / max(1, n - 1))  # noqa: E731
     sy = lambda v: h - pad - (h - 2 * pad) * (v / top if top else 0)  # noqa: E731
     pts = " ".join(f"{sx(r):.1f},{sy(v):.1f}" for r, v in rounds)
+    dots = "".join(f'<circle class="sl-pool-point" cx="{sx(r):.1f}" cy="{sy(v):.1f}" r="3" fill="#08519c">'
+                   f"<title>round {r}: pool {v:g}</title></circle>" for r, v in rounds)
     thr = (f'<line x1="{pad}" x2="{w - pad}" y1="{sy(threshold):.1f}" y2="{sy(threshold):.1f}" stroke="#cb181d" '
            f'stroke-dasharray="4 3"/><text x="{w - pad}" y="{sy(threshold) - 3:.1f}" font-size="10" text-anchor="end" '
            f'fill="#cb181d">collapse threshold {threshold:g}</text>') if threshold is not None else ""
     return (f'<svg class="sl-pool" width="{w}" height="{h}" role="img" aria-label="pool per round">'
             f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>{thr}'
-            f'<polyline fill="none" stroke="#08519c" stroke-width="2" points="{pts}"/>'
+            f'<polyline fill="none" stroke="#08519c" stroke-width="2" points="{pts}"/>{dots}'
             f'<text x="{pad}" y="12" font-size="10">pool at the start of each round (units, 0 to {top:g})</text>'
             f'<text x="{w / 2:.0f}" y="{h - 6}" font-size="10" text-anchor="middle">round 1 to {n}</text></svg>')
 

@@ -102,3 +102,52 @@ def test_a_model_with_two_seat_settings_is_refused_not_pooled():
         cx.focal_runs(df, "king")
     same = DATA.with_columns(seat_settings=pl.lit("{}"))
     assert cx.focal_runs(same, "king").height == 5
+
+
+def _scores(pays_by_run):
+    """SCARCE-like runs: a3 is the focal seat; every payoff is a score in 0..1."""
+    return _agents([row for run, (k, w, pays) in pays_by_run.items() for row in _game(run, k, w, pays)])
+
+
+def test_a_bounded_payoff_gets_the_bounded_interval_inside_its_bounds():
+    from scarce_lab.analysis.stats import bounded_mean_ci
+
+    runs = cx.focal_runs(_scores({"r1": ("f", "b", [0.0, 0.0, 0.0, 1.0]), "r2": ("f", "b", [1.0, 1.0, 1.0, 0.2])}), "king")
+    t = cx.focal_payoff_matrix(runs).row(0, named=True)
+    assert t["ci_low"] < 0 or t["ci_high"] > 1  # the t interval of (1.0, 0.2) leaves 0..1: why bounds are needed
+    cell = cx.focal_payoff_matrix(runs, bounds=(0.0, 1.0)).row(0, named=True)
+    mean, lo, hi = bounded_mean_ci([1.0, 0.2], 0.0, 1.0)
+    assert (cell["mean"], cell["ci_low"], cell["ci_high"]) == (pytest.approx(mean), pytest.approx(lo), pytest.approx(hi))
+    assert 0.0 <= cell["ci_low"] < cell["ci_high"] <= 1.0 and cell["ci"] == cx.BOUNDED_CI_METHOD
+    adv = cx.invader_advantage(runs, bounds=(0.0, 1.0)).row(0, named=True)  # differences 1.0 and -0.8 lie in -1..1
+    assert (adv["mean"], adv["ci_low"], adv["ci_high"]) == tuple(pytest.approx(v) for v in bounded_mean_ci([1.0, -0.8], -1, 1))
+    with pytest.raises(ValueError, match="outside"):  # a payoff outside its stated bounds fails loudly
+        cx.focal_payoff_matrix(cx.focal_runs(_scores({"r1": ("f", "b", [0, 0, 0, 1.5])}), "king"), bounds=(0.0, 1.0))
+
+
+def test_charts_state_the_method_and_give_one_focal_model_room_for_its_title():
+    runs = cx.focal_runs(_scores({"r1": ("f", "b", [0.0, 0.0, 0.0, 1.0]), "r2": ("f", "b", [1.0, 1.0, 1.0, 0.2])}), "king")
+    res = cx.matrix_result(runs, payoff="score (0..1)", bounds=(0.0, 1.0))
+    spec = res.chart.to_dict()
+
+    def subtitle(sp):  # the caption, wrapped into lines by figures.caption
+        return " ".join(sp["title"]["subtitle"])
+
+    assert cx.BOUNDED_CI_METHOD in subtitle(spec) and cx.BOUNDED_CI_METHOD in res.reading
+    assert spec["height"] >= cx.MIN_PANEL_PX  # one focal model x one background: not a 14 px strip
+    assert cx.CI_METHOD in subtitle(cx.matrix_result(runs, payoff="score").chart.to_dict())
+    adv = cx.advantage_result(runs, payoff="mean score (0..1)", bounds=(0.0, 1.0)).chart.to_dict()
+    assert "mean score (-1..1)" in str(adv) and "(0..1)" not in str(adv)  # a difference of scores spans -1..1
+
+
+def test_tables_say_why_a_cell_has_no_interval_and_label_their_columns():
+    same = _agents([*_game("s1", "g", "l", [1, 1, 1, 5]), *_game("s2", "g", "l", [1, 1, 1, 5]),
+                    *_game("s3", "l", "g", [1, 1, 1, 3])])
+    text = cx.matrix_result(cx.focal_runs(same, "king"), payoff="gain").text
+    assert "| focal | background g | background l |" in text  # sorted, named columns
+    assert "5.00 (n=2, all runs agree: no interval)" in text and "3.00 (n=1, no interval)" in text
+    rows = [{"run_id": r, "chooser_model": "x/a", "chosen_model": f"x/{m}", "expected": 0.5, "picked": int(m == "a")}
+            for r in ("r1", "r2") for m in ("a", "b")]
+    shown = cx.choices_result(pl.DataFrame(rows), what="first places", name="t").text
+    assert "| chooser's model | chosen worker's model |" in shown and "| a | b | 2 | 0 | 1.0 |" in shown
+    assert "nan" not in shown and cx.CI_METHOD not in shown  # the method is in the reading, not on every row

@@ -155,3 +155,14 @@ def test_promises_in_talk_broken_by_channel(tmp_path):
     assert pub["mean"].to_list() == [1.0] and priv["mean"].to_list() == [1.0]
     assert pub["condition"].item().endswith("talk=public") and priv["condition"].item().endswith("talk=public+private")
     assert "scripted/quota_keeper" not in f["model"].to_list()  # a quota is no promise of one's own extraction
+
+
+def test_rates_chart_names_the_channel_and_the_agents_model():
+    frame = pl.DataFrame({"model": ["scripted/promise_defector"] * 2, "measure": ["broken_rate"] * 2,
+                          "condition": ["cpr,talk=public", "cpr,talk=public+private"],
+                          "channel": ["public", "private"], "mean": [1.0, 0.5], "ci_low": [0.4, 0.1],
+                          "ci_high": [1.0, 0.9]})
+    spec = sl.saydo.rates_chart(frame, title="promises broken, by channel").to_dict()
+    text = str(spec)
+    assert "talk=public \u00b7 public channel" in text and "talk=public+private \u00b7 private channel" in text
+    assert "Agent's model" in text and "Negotiator model" not in text  # SovSim kings are no negotiators

@@ -30,3 +30,11 @@ def test_public_talk_is_marked_public(tmp_path):
     run_sweep([cfg], tmp_path, progress=False)
     html = view(tmp_path / cfg.run_id)._repr_html_()
     assert html.count('data-visibility="public"') >= 4 and "<td>everyone</td>" in html
+
+
+def test_pool_chart_draws_a_point_per_round_even_for_a_one_round_game():
+    from scarce_lab.viewer.sovsim import _pool_svg
+
+    one = _pool_svg([(1, 120.0)], threshold=12, top=120)  # collapsed in round 1: a polyline of one point draws nothing
+    assert one.count('class="sl-pool-point"') == 1 and "<title>round 1: pool 120</title>" in one
+    assert _pool_svg([(1, 120.0), (2, 60.0), (3, 30.0)], threshold=12, top=120).count("sl-pool-point") == 3

@@ -34,7 +34,7 @@ T_OVER_RUNS = "95% t interval over run means"
 
 #: Readable names of the codes that appear as column names or values in result frames.
 LABELS: dict[str, str] = {
-    "model": "Negotiator model", "memory": "Memory horizon", "mechanism": "Bid mechanism",
+    "model": "Negotiator model", "agent_model": "Agent's model", "memory": "Memory horizon", "mechanism": "Bid mechanism",
     "stage": "Stage of the run", "subrun": "Subrun", "half": "Half of the run",
     "budget_phase": "Budget left before the contention", "who": "Worker", "given": "Previous contention",
     "metric": "Measure", "measure": "Measure", "kind": "Kind", "behaviour": "Behaviour",

@@ -148,6 +148,8 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
 
 #: What a SCARCE focal payoff is.
 PAYOFF = "mean task score per subrun (0..1)"
+#: A task score lies in 0..1 (a missed deadline scores 0): the intervals stay inside.
+SCORE_BOUNDS = (0.0, 1.0)
 
 
 def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> pl.DataFrame:
@@ -164,7 +166,7 @@ def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> A
     from ..crossplay import matrix_result
 
     return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_focal_payoff",
-                         convention=convention)
+                         convention=convention, bounds=SCORE_BOUNDS)
 
 
 def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
@@ -172,7 +174,7 @@ def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any
     from ..crossplay import advantage_result
 
     return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_invader_advantage",
-                            convention=convention)
+                            convention=convention, bounds=SCORE_BOUNDS)
 
 
 def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
