@@ -160,8 +160,9 @@ def institution_table(dataset: Any) -> Result:
     (:data:`INSTITUTION_INTERVALS`). A rate a run has nothing to rate for (its module
     off, no promise judged, no offer) is left out of that run, never counted as 0;
     ``runs`` says how many runs gave a value. Also: ``extra["institution_counts"]``, the
-    event counts per arm (promises judged, kept, breaches, sanctions, fines passed,
-    contract offers, signed, settled).
+    event counts per arm (promises judged, kept, breaches, sanction events: one per
+    breach, mode ``off`` when sanctions are off; fines passed, contract offers, signed,
+    settled as held).
 
     Raises:
         PoolingError: an arm mixes conditions.
@@ -191,7 +192,7 @@ def _institution_counts(frames: dict, settings: Any) -> Any:
     out = settings.select("run_id", "arm")
     for kind, name, col in (("contention_start", "contentions", None), ("promise_judged", "promises_judged", None),
                             ("promise_judged", "promises_kept", "kept"), ("breach", "breaches", None),
-                            ("sanction", "sanction_ballots", None), ("sanction", "fines_passed", "passed"),
+                            ("sanction", "sanction_events", None), ("sanction", "fines_passed", "passed"),
                             ("contract_offer", "contract_offers", None), ("contract_answer", "contracts_signed", "signed"),
                             ("contract_settlement", "contracts_held", "held")):
         out = out.join(per_run(kind, name, col), on="run_id", how="left")
