@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rebuild the talk-and-institutions datasets under data/talk_institutions (see README.md).
 # Usage: bash data/talk_institutions/make_data.sh [scripted|embedded|all]   (from the repo root)
-# SCARCE_LAB overrides the command (default: the repository's .venv).
+# SCARCE_LAB overrides the command (default: the repository's .venv), e.g.
+# SCARCE_LAB="env PYTHONPATH=$PWD /path/to/python -m scarce_lab".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
@@ -20,11 +21,16 @@ if [[ $what == scripted || $what == all ]]; then
   for pol in greedy_leader sustainable; do
     $LAB run sovsim -m scripted/$pol -c kcpr_m --interviews -n 3 --no-progress -o $OUT/sovsim/scripted_kcpr_m
   done
-  # SCARCE institutions: the promise-breaker / sanctioner / contractor mix, 3 workers, one
-  # subrun, each module on its own and all off (the ablation), and the FIFO scheduler as the
-  # centralised baseline; interviews on.
-  S="--workers 3 --subruns 1 --model scripted/fifo --negotiator-model scripted/institution-mix --interviews"
-  for seed in 0 1 2; do
+  # SCARCE institutions, with deadlines that bind: 4 workers, one subrun, a 10-minute
+  # deadline (4 minutes: nearly every worker missed under every arm, scores near 0; 10: half
+  # to three quarters missed, so arms can differ), `scripted/skilled` solvers (an attempt finds the missing insight with
+  # probability 0.5; 1-3 insights needed per task) and the `scripted/institution-mix`
+  # negotiators (w0 and w3 promise-breakers, w1 sanctioner, w2 contractor). Each module on
+  # its own and all off (the ablation), and the centralised FIFO scheduler as the baseline;
+  # interviews on. 4 seeds per arm: the tables' intervals over runs need 2 runs
+  # (`stats.cluster_mean_ci`, `bounded_mean_ci`), and 4 keep the folder near 5 MB (a run is ~160 kB).
+  S="--workers 4 --subruns 1 --deadline-min 10 --model scripted/skilled --negotiator-model scripted/institution-mix --interviews"
+  for seed in 0 1 2 3; do
     $LAB run scarce $S --seed $seed -o $OUT/scarce/scripted
     $LAB run scarce $S --seed $seed -S institutions.sanctions=mechanism -o $OUT/scarce/scripted
     $LAB run scarce $S --seed $seed -S institutions.sanctions=vote -S institutions.fine_to=harmed -o $OUT/scarce/scripted

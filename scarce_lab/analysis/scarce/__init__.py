@@ -55,6 +55,17 @@ from .experiments import (
     with_ci_text,
     with_settings,
 )
+from .institutions import (
+    BEHAVIOUR_METRICS,
+    COLLECTIVE_METRICS,
+    collective_by_arm,
+    institution_behaviour,
+    institution_frames,
+    institution_run_rates,
+    institution_settings,
+    institutions_label,
+    relational_share,
+)
 from .metrics import format_summary, summary
 from .paper_tables import (
     NoTable,
@@ -130,7 +141,101 @@ __all__ = [
     "setting_labels", "settings_table", "summary", "table", "tactic_shares", "task_outcomes", "urgency_bids",
     "NoTable", "nothing_to_show", "wide_table", "win_continuity", "win_rates", "winning_bid_by_stage", "with_ci_text", "with_settings",
     "PERIODS", "TENURES", "TENURE_INTERVALS", "TENURE_METRICS", "tenure_metrics", "with_tenure",
+    "BEHAVIOUR_METRICS", "COLLECTIVE_METRICS", "INSTITUTION_INTERVALS", "collective_by_arm", "collective_table",
+    "institution_behaviour", "institution_frames", "institution_run_rates", "institution_settings",
+    "institution_table", "institutions_label", "relational_share",
 ]
+
+
+#: The interval methods of :func:`institution_table` and :func:`collective_table`.
+INSTITUTION_INTERVALS = ("mean over runs; shares and scores: the bounded t/score hull (stats.bounded_mean_ci, "
+                         "bounds [0, 1]); breaches per contention and waits: t over runs; differences: t over the "
+                         "per-seed paired differences; no interval from one run or one pair")
+
+
+def institution_table(dataset: Any) -> Result:
+    """Institutional behaviour per arm (:func:`~.institutions.institution_settings`: the
+    scheduler and the institutions that are on) of the SCARCE runs of ``dataset``
+    (``sl.load(...)``): promise keeping, breaches per contention, share of breaches
+    fined, share of contract offers signed, share of signed contracts whose condition
+    held (:data:`~.institutions.BEHAVIOUR_METRICS`), mean over runs with an interval
+    (:data:`INSTITUTION_INTERVALS`). A rate a run has nothing to rate for (its module
+    off, no promise judged, no offer) is left out of that run, never counted as 0;
+    ``runs`` says how many runs gave a value. Also: ``extra["institution_counts"]``, the
+    event counts per arm (promises judged, kept, breaches, sanction events: one per
+    breach, mode ``off`` when sanctions are off; fines passed, contract offers, signed,
+    settled as held).
+
+    Raises:
+        PoolingError: an arm mixes conditions.
+    """
+    settings = institution_settings(dataset.runs)
+    frames = institution_frames(dataset)
+    rates = institution_run_rates(frames, settings)
+    res = with_ci_text(institution_behaviour(rates, settings))
+    counts = _institution_counts(frames, settings)
+    return Result("institution_behaviour", frame=res, extra={"institution_counts": counts},
+                  convention={"unit": "run", "intervals": INSTITUTION_INTERVALS,
+                              "rates": "per run: kept/judged promises, breaches/contentions, passed/held sanctions, "
+                                       "signed/offered contracts, held/settled contracts"})
+
+
+def _institution_counts(frames: dict, settings: Any) -> Any:
+    """Event counts per arm behind :func:`institution_table` (sums over its runs)."""
+    import polars as pl
+
+    def per_run(kind: str, name: str, col: str | None = None) -> pl.DataFrame:
+        d = frames[kind]
+        if d.height == 0:
+            return pl.DataFrame(schema={"run_id": pl.String, name: pl.Int64})
+        agg = pl.len() if col is None else pl.col(col).cast(pl.Int64).sum()
+        return d.group_by("run_id").agg(agg.cast(pl.Int64).alias(name))
+
+    out = settings.select("run_id", "arm")
+    for kind, name, col in (("contention_start", "contentions", None), ("promise_judged", "promises_judged", None),
+                            ("promise_judged", "promises_kept", "kept"), ("breach", "breaches", None),
+                            ("sanction", "sanction_events", None), ("sanction", "fines_passed", "passed"),
+                            ("contract_offer", "contract_offers", None), ("contract_answer", "contracts_signed", "signed"),
+                            ("contract_settlement", "contracts_held", "held")):
+        out = out.join(per_run(kind, name, col), on="run_id", how="left")
+    nums = [c for c in out.columns if c not in ("run_id", "arm")]
+    return (out.with_columns(pl.col(nums).fill_null(0)).group_by("arm")
+            .agg(pl.len().alias("runs"), *[pl.col(c).sum() for c in nums]).sort("arm"))
+
+
+def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo") -> Result:
+    """Collective output per arm (:func:`~.institutions.collective_by_arm`): per run the
+    deadline-miss rate (share of its submissions that missed), mean partial score and
+    total queue wait (s; request to slot start, summed over started slots), mean over
+    runs per arm with an interval, and the mean paired difference to the ``reference``
+    arm on the same seed (same tasks and deadlines), t interval over the pairs
+    (:data:`INSTITUTION_INTERVALS`).
+
+    Args:
+        dataset: ``sl.load(...)`` of the runs (their conditions).
+        data: :func:`load` of the same runs (contentions and submissions).
+        reference: the arm the differences are taken to (default the centralised FIFO
+            scheduler; ``ballots|none`` for the negotiated auction without institutions).
+
+    Raises:
+        ValueError: ``reference`` is not an arm of the data (naming the arms), or the
+            two inputs hold different runs.
+        PoolingError: an arm mixes conditions.
+    """
+    settings = institution_settings(dataset.runs)
+    arms = sorted(settings["arm"].unique().to_list())
+    if reference not in arms:
+        raise ValueError(f"collective_table: reference arm {reference!r} is not in the data (arms: {arms})")
+    out = collective_outcomes(data.contentions, data.submissions)
+    have, want = set(out["run_id"].to_list()), set(settings["run_id"].to_list())
+    if have != want:
+        raise ValueError(f"collective_table: the tables and the dataset hold different runs "
+                         f"({len(have - want)} only in the tables, {len(want - have)} only in the dataset)")
+    res = collective_by_arm(out.join(settings, on="run_id"),
+                            reference=reference)
+    return Result("collective_output", frame=with_ci_text(res), extra={"collective_outcomes_per_run": out},
+                  convention={"unit": "run", "reference": reference, "paired_on": "seed",
+                              "intervals": INSTITUTION_INTERVALS})
 
 
 def __getattr__(name: str) -> Any:
