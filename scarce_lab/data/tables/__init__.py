@@ -50,6 +50,37 @@ def _name(key: str) -> str:
     return key.split(".")[-1]
 
 
+def _separate_collisions(labels: dict, parsed: dict, skip: tuple[str, ...]) -> dict:
+    """Labels made unique per ``(base_condition, settings)``: where two pairs share a
+    label (a setting that only some runs record, e.g. ``talk`` or ``seats``, set in one
+    run and absent from the other), each gets the settings that tell them apart; a
+    pair still sharing its label after that gets its settings' hash (never one label
+    for two conditions)."""
+    import hashlib
+
+    by_label: dict[str, list] = {}
+    for pair, lab in labels.items():
+        by_label.setdefault(lab, []).append(pair)
+    out = dict(labels)
+    for lab, pairs in by_label.items():
+        if len(pairs) < 2:
+            continue
+        members = [parsed[s] for _, s in pairs]
+        keys = sorted({k for m in members for k in m} - set(skip))
+        differ = [k for k in keys
+                  if len({settings_json({"v": m[k]}) if k in m else "<absent>" for m in members}) > 1]
+        for base, s in pairs:
+            extra = [f"{_name(k)}={_short(parsed[s][k])}" for k in differ if k in parsed[s]]
+            out[(base, s)] = ",".join([lab, *extra])
+    counts: dict[str, int] = {}
+    for lab in out.values():
+        counts[lab] = counts.get(lab, 0) + 1
+    for (base, s), lab in list(out.items()):
+        if counts[lab] > 1:
+            out[(base, s)] = f"{lab}[{hashlib.sha256(str(s).encode()).hexdigest()[:8]}]"
+    return out
+
+
 def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.DataFrame:
     """Set ``condition`` from ``base_condition`` and ``settings`` (see the module
     docstring). Rows whose ``settings`` is null or ``"{}"`` (published layouts without
@@ -75,6 +106,7 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     for base, s in distinct:
         extra = [f"{_name(k)}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
+    labels = _separate_collisions(labels, parsed, skip)
     mapping = pl.DataFrame(
         [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],
         schema={"base_condition": pl.String, "settings": pl.String, "condition": pl.String},

@@ -1,0 +1,38 @@
+"""Hostile inputs against the seats / newcomers / talk / institutions settings as they
+reach tables: two different conditions must never share a label."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from scarce_lab.data.tables import label_conditions, settings_json
+
+
+def _labels(settings: list[dict]) -> dict[str, str]:
+    df = pl.DataFrame({"base_condition": ["kcpr"] * len(settings),
+                       "settings": [settings_json(s) for s in settings],
+                       "condition": [None] * len(settings)})
+    out = label_conditions(df)
+    return dict(zip(out["settings"], out["condition"], strict=True))
+
+
+@pytest.mark.parametrize("settings", [
+    # a mixed population beside a uniform run of the same model: the presence of
+    # ``seats``/``composition`` is the difference
+    [{"model": "x"}, {"model": "x", "seats": {"a0": {"model": "m1"}}, "composition": "a0=m1, others=x"}],
+    # talk recorded only when on: a run without the key is another condition
+    [{"model": "x"}, {"model": "x", "talk": "public"}],
+    # institutions recorded only when on
+    [{"model": "x"}, {"model": "x", "institutions.sanctions": "vote"}],
+    # two runs, each with a setting the other lacks
+    [{"model": "x", "talk": "public"}, {"model": "x", "institutions.reputation": True}],
+])
+def test_distinct_settings_never_share_a_condition_label(settings):
+    labels = _labels(settings)
+    assert len(set(labels.values())) == len(settings), labels
+
+
+def test_a_setting_every_run_shares_stays_out_of_the_label():
+    labels = _labels([{"model": "x", "talk": "public", "rounds": 2}, {"model": "x", "talk": "public", "rounds": 3}])
+    assert sorted(labels.values()) == ["kcpr,rounds=2", "kcpr,rounds=3"]
