@@ -50,3 +50,17 @@ def test_sovsim_spellings_of_one_seat_are_one_run():
            for s in ({"king": "openai/gpt-4o"}, {"a3": "openai/gpt-4o"}, {"leader": "openai/gpt-4o"},
                      {"a3": "openai/gpt-4o", "*": "openai/gpt-4o-mini"})}
     assert len(ids) == 1
+
+
+def test_sovsim_a_newcomer_replacing_the_leader_is_one_game_however_the_leader_is_spelt():
+    # replacing the leader gives the newcomer the leader's seat with leader=incumbent (the
+    # default) as with leader=newcomer: the same game (identical events), so one run id
+    base = {"condition": "kcpr_m", "model": "scripted/sustainable", "game": {"rounds": 5}}
+    a = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a3"})
+    b = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a3", "leader": "newcomer"})
+    assert a.run_id == b.run_id and a.condition_settings() == b.condition_settings()
+    assert a.seat_roles() == b.seat_roles()
+    # replacing a subordinate: where the leader goes is a real difference
+    c = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a0"})
+    d = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a0", "leader": "newcomer"})
+    assert c.run_id != d.run_id
