@@ -36,3 +36,18 @@ def test_distinct_settings_never_share_a_condition_label(settings):
 def test_a_setting_every_run_shares_stays_out_of_the_label():
     labels = _labels([{"model": "x", "talk": "public", "rounds": 2}, {"model": "x", "talk": "public", "rounds": 3}])
     assert sorted(labels.values()) == ["kcpr,rounds=2", "kcpr,rounds=3"]
+
+
+def test_compositions_whose_readable_labels_collide_get_distinct_condition_labels():
+    # SCARCE names the composition in base_condition by short model names, which drop the
+    # provider: openai/gpt-4o and azure/gpt-4o both read "gpt-4o"; the seats settings are
+    # skipped as "already in the base condition", yet they differ
+    base = "fifo_ballots_mem-cross,seats=[w0=gpt-4o, others=fifo]"
+    a = {"seats": {"w0": {"negotiator": {"model": "openai/gpt-4o"}}}}
+    b = {"seats": {"w0": {"negotiator": {"model": "azure/gpt-4o"}}}}
+    df = pl.DataFrame({"base_condition": [base, base], "settings": [settings_json(a), settings_json(b)],
+                       "condition": [None, None]})
+    out = label_conditions(df, skip=("seats",))
+    labels = out["condition"].to_list()
+    assert len(set(labels)) == 2, labels
+    assert any("openai/gpt-4o" in x for x in labels) and any("azure/gpt-4o" in x for x in labels), labels

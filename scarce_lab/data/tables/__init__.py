@@ -50,7 +50,7 @@ def _name(key: str) -> str:
     return key.split(".")[-1]
 
 
-def _separate_collisions(labels: dict, parsed: dict, skip: tuple[str, ...]) -> dict:
+def _separate_collisions(labels: dict, parsed: dict) -> dict:
     """Labels made unique per ``(base_condition, settings)``: where two pairs share a
     label (a setting that only some runs record, e.g. ``talk`` or ``seats``, set in one
     run and absent from the other), each gets the settings that tell them apart; a
@@ -66,7 +66,9 @@ def _separate_collisions(labels: dict, parsed: dict, skip: tuple[str, ...]) -> d
         if len(pairs) < 2:
             continue
         members = [parsed[s] for _, s in pairs]
-        keys = sorted({k for m in members for k in m} - set(skip))
+        # skipped settings too: the base condition was meant to name them, and here it did
+        # not tell the runs apart (e.g. a composition label by short model names)
+        keys = sorted({k for m in members for k in m})
         differ = [k for k in keys
                   if len({settings_json({"v": m[k]}) if k in m else "<absent>" for m in members}) > 1]
         for base, s in pairs:
@@ -106,7 +108,7 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     for base, s in distinct:
         extra = [f"{_name(k)}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
-    labels = _separate_collisions(labels, parsed, skip)
+    labels = _separate_collisions(labels, parsed)
     mapping = pl.DataFrame(
         [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],
         schema={"base_condition": pl.String, "settings": pl.String, "condition": pl.String},
