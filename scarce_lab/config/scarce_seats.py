@@ -261,17 +261,24 @@ def composition(cfg: Any) -> str:
     (:func:`~scarce_lab.config.seats.composition_label`); a worker whose solver and
     negotiator differ reads ``<solver>+<negotiator>`` (``w0=gpt-4o+strategic``); a
     generation setting or ``memory`` is named where it is not the run's default."""
+    from .seats import _shown_names
+
     resolved = {}
     defaults = {p: _sent(_part_default(cfg, p)) for p in SEAT_PARTS}
-    for w, seat in seat_plan(cfg).items():
+    plan = seat_plan(cfg)
+    # whole model strings where two models share a short name (openai/gpt-4o, azure/gpt-4o)
+    shown = _shown_names(m for seat in plan.values() for m in (seat.solver.model, seat.negotiator.model))
+    for w, seat in plan.items():
         s, n = seat.solver, seat.negotiator
-        model = short_model(s.model) if s.model == n.model else f"{short_model(s.model)}+{short_model(n.model)}"
+        model = shown[s.model] if s.model == n.model else f"{shown[s.model]}+{shown[n.model]}"
         fields: dict[str, Any] = {}
-        for part, x in (("solver", s), ("negotiator", n)):
-            for f in GENERATION_FIELDS:
-                v = getattr(x, f)
-                if v is not None and v != getattr(defaults[part], f):
-                    fields.setdefault(f, v)  # the label names one value; the manifest holds both
+        for f in GENERATION_FIELDS:
+            per = {part: getattr(x, f) for part, x in (("solver", s), ("negotiator", n))
+                   if getattr(x, f) is not None and getattr(x, f) != getattr(defaults[part], f)}
+            if len(per) == 2 and len(set(per.values())) == 1:
+                fields[f] = next(iter(per.values()))
+            elif per:  # one part's, or two values: name the part (so two seats never read as one)
+                fields[f] = "/".join(f"{part} {v}" for part, v in per.items())
         # model_construct: the label's model text is a name for people, not a model string
         resolved[w] = SeatSettings.model_construct(
             model=model, memory=seat.memory if seat.memory != cfg.memory else None, **fields)

@@ -64,3 +64,25 @@ def test_sovsim_a_newcomer_replacing_the_leader_is_one_game_however_the_leader_i
     c = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a0"})
     d = SovSimConfig(**base, newcomer={"round": 3, "mode": "replace", "replaces": "a0", "leader": "newcomer"})
     assert c.run_id != d.run_id
+
+
+def test_a_composition_label_never_groups_two_different_models_under_one_short_name():
+    from scarce_lab.config.seats import SeatSettings, composition_label
+
+    lab = composition_label({"a0": SeatSettings(model="openai/gpt-4o"), "a1": SeatSettings(model="azure/gpt-4o"),
+                             "a2": SeatSettings(model="embedded/smollm2"), "a3": SeatSettings(model="embedded/smollm2")})
+    assert "openai/gpt-4o" in lab and "azure/gpt-4o" in lab and "a0+a1" not in lab, lab
+    assert "others=smollm2" in lab  # unambiguous names stay short
+    assert composition_label({"a0": SeatSettings(model="openai/gpt-4o"),
+                              "a1": SeatSettings(model="embedded/smollm2")}) == "a0=gpt-4o, a1=smollm2"
+
+
+def test_scarce_composition_label_tells_apart_what_the_seats_run():
+    same_short = _scarce(seats={"w0.negotiator": "openai/gpt-4o", "w1.negotiator": "azure/gpt-4o"})
+    lab = same_short.composition_label()
+    assert "openai/gpt-4o" in lab and "azure/gpt-4o" in lab, lab
+    # a temperature on w0's solver and on w1's negotiator: not one group
+    parts = _scarce(negotiator_model="openai/gpt-4o", model="openai/gpt-4o",
+                    seats={"w0.solver": {"temperature": 0.5}, "w1.negotiator": {"temperature": 0.5}})
+    lab = parts.composition_label()
+    assert "w0+w1" not in lab, lab
