@@ -256,6 +256,12 @@ def present_workers(names: list[str] | tuple[str, ...], joins: Mapping[str, int]
     return [w for w in names if joins.get(w, 0) <= subrun <= leaves.get(w, subrun)]
 
 
+def _scripted(model: str) -> bool:
+    from ..llm.models import is_scripted
+
+    return is_scripted(model)
+
+
 def composition(cfg: Any) -> str:
     """The readable composition of ``cfg``'s seats, e.g. ``w0=gpt-4o, others=fifo``
     (:func:`~scarce_lab.config.seats.composition_label`); a worker whose solver and
@@ -275,9 +281,10 @@ def composition(cfg: Any) -> str:
         for f in GENERATION_FIELDS:
             per = {part: getattr(x, f) for part, x in (("solver", s), ("negotiator", n))
                    if getattr(x, f) is not None and getattr(x, f) != getattr(defaults[part], f)}
-            if len(per) == 2 and len(set(per.values())) == 1:
-                fields[f] = next(iter(per.values()))
-            elif per:  # one part's, or two values: name the part (so two seats never read as one)
+            both_models = s.model is not None and n.model is not None and not (_scripted(s.model) or _scripted(n.model))
+            if (len(per) == 2 and len(set(per.values())) == 1) or (len(per) == 1 and not both_models):
+                fields[f] = next(iter(per.values()))  # both parts', or the one model part's
+            elif per:  # one of two model parts, or two values: name the part (two seats never read as one)
                 fields[f] = "/".join(f"{part} {v}" for part, v in per.items())
         # model_construct: the label's model text is a name for people, not a model string
         resolved[w] = SeatSettings.model_construct(
