@@ -8,7 +8,11 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis.pooling import PoolingError
-from scarce_lab.analysis.scarce.institutions import BEHAVIOUR_METRICS, institution_behaviour, institution_settings
+from scarce_lab.analysis.scarce.institutions import (
+    BEHAVIOUR_METRICS,
+    institution_behaviour,
+    institution_settings,
+)
 
 
 def _runs(settings: list[dict]) -> pl.DataFrame:
