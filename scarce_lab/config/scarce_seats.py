@@ -38,7 +38,6 @@ from .seats import (
     composition_label,
     parse_seats,
     resolve_seat,
-    short_model,
 )
 
 #: The parts of a SCARCE seat: each worker is a solver and a negotiator.
