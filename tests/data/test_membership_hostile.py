@@ -51,3 +51,25 @@ def test_compositions_whose_readable_labels_collide_get_distinct_condition_label
     labels = out["condition"].to_list()
     assert len(set(labels)) == 2, labels
     assert any("openai/gpt-4o" in x for x in labels) and any("azure/gpt-4o" in x for x in labels), labels
+
+
+def _labels_by_model(rows: list[tuple[str, dict]]) -> dict[tuple[str, str], str]:
+    df = pl.DataFrame({"base_condition": ["kcpr"] * len(rows), "model": [m for m, _ in rows],
+                       "settings": [settings_json(s) for _, s in rows], "condition": [None] * len(rows)})
+    out = label_conditions(df)
+    return {(m, s): c for m, s, c in out.select("model", "settings", "condition").rows()}
+
+
+def test_a_mixed_run_and_a_uniform_run_of_one_of_its_models_get_two_labels():
+    uniform = {"model": "x"}
+    mixed = {"model": "x", "seats": {"a0": {"model": "m1"}}, "composition": "a0=m1, others=x"}
+    labels = _labels_by_model([("x", uniform), ("x", mixed), ("m1", mixed)])
+    assert labels[("x", settings_json(uniform))] != labels[("x", settings_json(mixed))], labels
+
+
+def test_models_whose_recorded_settings_differ_keep_one_label():
+    # a scripted model records no sampling settings: no other condition (tables group by
+    # model and condition), so the label stays the base condition for both
+    labels = _labels_by_model([("scripted/greedy", {"condition": "kcpr"}),
+                               ("embedded/smollm2", {"condition": "kcpr", "llm.temperature": 0.7})])
+    assert set(labels.values()) == {"kcpr"}, labels
