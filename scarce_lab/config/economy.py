@@ -213,6 +213,10 @@ class EconomyRunConfig(ExperimentConfig):
             if self.baseline != "none":
                 raise ValueError(f"preset {self.preset!r} runs the economy; baseline {self.baseline!r} has no reference rules")
         self._check_seats()
+        if self.seats and self.resolved_seats() == self.model_copy(update={"seats": None}).resolved_seats():
+            # seats that change no seat are the run without them (one condition, one run id); not setattr:
+            # validate_assignment would re-run this validator
+            self.__dict__["seats"] = None
         return self
 
     # -- seats and the newcomer ------------------------------------------------------

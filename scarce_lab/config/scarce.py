@@ -265,6 +265,11 @@ class ScarceConfig(ExperimentConfig):
 
         check_membership(self)
         check_seats(self, supported_reasoning_efforts)
+        if self.seats:  # seats that change no worker's play are the run without them (one condition, one run id)
+            from .scarce_seats import seat_plan
+
+            if seat_plan(self) == seat_plan(self.model_copy(update={"seats": {}})):
+                self.__dict__["seats"] = {}  # not setattr: validate_assignment would re-run this validator
         effort = self.llm.reasoning_effort
         if effort is not None and not self.seats:  # with seats: checked per seat model (check_seats)
             for field, m in (("model", self.model), ("negotiator_model", self.negotiator_model)):

@@ -40,7 +40,6 @@ from .seats import (
     composition_label,
     parse_seats,
     resolve_seat,
-    short_model,
 )
 
 #: The parts of a SCARCE seat: each worker is a solver and a negotiator.
@@ -258,22 +257,36 @@ def present_workers(names: list[str] | tuple[str, ...], joins: Mapping[str, int]
     return [w for w in names if joins.get(w, 0) <= subrun <= leaves.get(w, subrun)]
 
 
+def _scripted(model: str) -> bool:
+    from ..llm.models import is_scripted
+
+    return is_scripted(model)
+
+
 def composition(cfg: Any) -> str:
     """The readable composition of ``cfg``'s seats, e.g. ``w0=gpt-4o, others=fifo``
     (:func:`~scarce_lab.config.seats.composition_label`); a worker whose solver and
     negotiator differ reads ``<solver>+<negotiator>`` (``w0=gpt-4o+strategic``); a
     generation setting or ``memory`` is named where it is not the run's default."""
+    from .seats import _shown_names
+
     resolved = {}
     defaults = {p: _sent(_part_default(cfg, p)) for p in SEAT_PARTS}
-    for w, seat in seat_plan(cfg).items():
+    plan = seat_plan(cfg)
+    # whole model strings where two models share a short name (openai/gpt-4o, azure/gpt-4o)
+    shown = _shown_names(m for seat in plan.values() for m in (seat.solver.model, seat.negotiator.model))
+    for w, seat in plan.items():
         s, n = seat.solver, seat.negotiator
-        model = short_model(s.model) if s.model == n.model else f"{short_model(s.model)}+{short_model(n.model)}"
+        model = shown[s.model] if s.model == n.model else f"{shown[s.model]}+{shown[n.model]}"
         fields: dict[str, Any] = {}
-        for part, x in (("solver", s), ("negotiator", n)):
-            for f in GENERATION_FIELDS:
-                v = getattr(x, f)
-                if v is not None and v != getattr(defaults[part], f):
-                    fields.setdefault(f, v)  # the label names one value; the manifest holds both
+        for f in GENERATION_FIELDS:
+            per = {part: getattr(x, f) for part, x in (("solver", s), ("negotiator", n))
+                   if getattr(x, f) is not None and getattr(x, f) != getattr(defaults[part], f)}
+            both_models = s.model is not None and n.model is not None and not (_scripted(s.model) or _scripted(n.model))
+            if (len(per) == 2 and len(set(per.values())) == 1) or (len(per) == 1 and not both_models):
+                fields[f] = next(iter(per.values()))  # both parts', or the one model part's
+            elif per:  # one of two model parts, or two values: name the part (two seats never read as one)
+                fields[f] = "/".join(f"{part} {v}" for part, v in per.items())
         # model_construct: the label's model text is a name for people, not a model string
         resolved[w] = SeatSettings.model_construct(
             model=model, memory=seat.memory if seat.memory != cfg.memory else None, **fields)

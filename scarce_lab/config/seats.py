@@ -146,9 +146,22 @@ def short_model(model: str | None) -> str:
     return model.rsplit("/", 1)[-1]
 
 
-def _describe(s: SeatSettings) -> str:
-    extra = [f"{k}={v}" for k, v in s.model_dump(exclude_none=True).items() if k != "model"]
-    return short_model(s.model) + (f" ({', '.join(extra)})" if extra else "")
+def _describe(s: SeatSettings, shown: Mapping[str | None, str] | None = None) -> str:
+    # fields read directly, not model_dump: a label's model_construct'ed seat may hold text
+    extra = [f"{k}={getattr(s, k)}" for k in SeatSettings.model_fields if k != "model" and getattr(s, k) is not None]
+    name = shown[s.model] if shown is not None else short_model(s.model)
+    return name + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _shown_names(models: Iterable[str | None]) -> dict[str | None, str]:
+    """Model -> its name in a label: :func:`short_model`, or the whole model string
+    where two different models of the composition share a short name
+    (``openai/gpt-4o`` and ``azure/gpt-4o``), so a label never groups them as one."""
+    models = list(dict.fromkeys(models))
+    shorts: dict[str, set[str | None]] = {}
+    for m in models:
+        shorts.setdefault(short_model(m), set()).add(m)
+    return {m: short_model(m) if len(shorts[short_model(m)]) == 1 else (m or "?") for m in models}
 
 
 def composition_label(resolved: Mapping[str, SeatSettings], names: Mapping[str, str] | None = None) -> str:
@@ -161,13 +174,15 @@ def composition_label(resolved: Mapping[str, SeatSettings], names: Mapping[str, 
         names: agent id -> how to name it in the label (a role such as ``king``);
             default the agent id.
 
-    Examples: ``all=smollm2``; ``king=gpt-4o, others=smollm2``;
-    ``w0=gpt-4o (memory=none), others=fifo``.
+    Models read by :func:`short_model`, or whole where two models of the composition
+    share a short name. Examples: ``all=smollm2``; ``king=gpt-4o, others=smollm2``;
+    ``w0=gpt-4o (memory=none), others=fifo``; ``a0=openai/gpt-4o, a1=azure/gpt-4o, others=smollm2``.
     """
     names = dict(names or {})
+    shown = _shown_names(s.model for s in resolved.values())
     groups: dict[str, list[str]] = {}
     for agent, s in resolved.items():
-        groups.setdefault(_describe(s), []).append(agent)
+        groups.setdefault(_describe(s, shown), []).append(agent)
     if not groups:
         return ""
     if len(groups) == 1:

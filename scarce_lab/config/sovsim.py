@@ -113,6 +113,13 @@ class SovSimConfig(ExperimentConfig):
         the seat's model (unless ``llm.allow_ignored_settings``)."""
         if self.newcomer is not None:
             self.newcomer.check_game(self.condition, self.game)
+            nc = self.newcomer
+            if (nc.mode == "replace" and nc.leader == "newcomer" and self.condition != Condition.cpr
+                    and nc.replaces == f"a{self.game.n_agents - 1}"):
+                # replacing the leader seats the newcomer as leader with either spelling (the same
+                # game, event for event): one spelling, so one condition and run id; not setattr
+                # (validate_assignment would re-run this validator)
+                self.__dict__["newcomer"] = nc.model_copy(update={"leader": "incumbent"})
         if not self.seats:
             return self
         check_seat_keys(self.seats, self.seat_keys())

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from ..envs.sovsim_talk import one_line
 from .units import PrivateMessage, Unit, dataset_environment, make_unit_id, units_from_path
 
 #: What the scripted talkers' messages are written to express, by the tag they carry
@@ -116,9 +117,9 @@ def commons_units(data: Any, *, keep_empty: bool = False, gold: str | None = Non
         lines = []
         for r in seen.iter_rows(named=True):
             if not r["recipients"]:
-                lines.append(f"{r['agent']} (to everyone): {r['text']}")
+                lines.append(f"{r['agent']} (to everyone): {one_line(r['text'])}")
             elif agent == r["agent"] or agent in r["recipients"]:  # the event's visible_to
-                lines.append(f"{r['agent']} (privately to {', '.join(r['recipients'])}): {r['text']}")
+                lines.append(f"{r['agent']} (privately to {', '.join(r['recipients'])}): {one_line(r['text'])}")
         pool = rounds.filter((pl.col("run_id") == run_id) & (pl.col("round") == rnd))
         head = f"Round {rnd}."
         if pool.height:

@@ -21,7 +21,7 @@ import jinja2
 import yaml
 
 from ...envs.sovsim import Observation, Phase, RoundRecord
-from ...envs.sovsim_talk import TalkMessage, TalkObservation, TalkRules
+from ...envs.sovsim_talk import TalkMessage, TalkObservation, TalkRules, one_line
 
 PROMPTS = Path(__file__).parent / "prompts"
 RECENT_ROUNDS = 3
@@ -141,7 +141,7 @@ def talk_line(m: TalkMessage, me: str, agents: tuple[str, ...], names: list[str]
     def name(a: str) -> str:
         return "you" if a == me else names[agents.index(a)]
     to = "to everyone" if m.public else "privately to " + ", ".join(name(a) for a in m.to)
-    return f"{name(m.speaker)} ({to}, round {m.round}): {m.text}"
+    return f"{name(m.speaker)} ({to}, round {m.round}): {one_line(m.text)}"
 
 
 def _system(obs: Observation | TalkObservation, names: list[str], sub_label: str, lead_label: str) -> str:

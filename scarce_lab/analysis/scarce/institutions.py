@@ -48,6 +48,7 @@ OFF = {"sanctions": "off", "fine": 100, "fine_to": "bank", "reputation": False, 
 INSTITUTION_SETTINGS_SCHEMA = {
     "run_id": pl.String, "seed": pl.Int64, "scheduler": pl.String, "institutions": pl.String,
     "sanctions": pl.String, "reputation": pl.Boolean, "contracts": pl.Boolean, "arm": pl.String,
+    "settings": pl.String,
 }
 
 
@@ -68,7 +69,11 @@ def institutions_label(ins: Mapping | None) -> str:
 
 def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per SCARCE run (:data:`INSTITUTION_SETTINGS_SCHEMA`) from the manifest's
-    ``config`` JSON (a config without ``institutions`` is a run with every module off)."""
+    ``config`` JSON (a config without ``institutions`` is a run with every module off),
+    with ``settings``: the run's condition settings (canonical JSON of the manifest's
+    ``condition_settings``; null where the runs frame has none), so the per-arm tables
+    refuse an arm that mixes models, compositions or other settings
+    (:func:`~scarce_lab.analysis.pooling.check_no_pooling`)."""
     if isinstance(runs, pl.LazyFrame):
         runs = runs.collect()
     _need(runs, ("run_id", "seed", "config"), "runs")
@@ -79,7 +84,10 @@ def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         c = json.loads(r["config"] or "{}")
         ins = {**OFF, **(c.get("institutions") or {})}
         label, sched = institutions_label(ins), c.get("scheduler", "ballots")
+        cs = r.get("condition_settings")
+        settings = json.dumps(json.loads(cs), sort_keys=True, separators=(",", ":")) if cs else None
         rows.append({"run_id": r["run_id"], "seed": r["seed"], "scheduler": sched, "institutions": label,
+                     "settings": settings,
                      "sanctions": ins["sanctions"], "reputation": bool(ins["reputation"]),
                      "contracts": bool(ins["contracts"]),
                      "arm": f"ballots|{label}" if sched == "ballots" else (sched if label == "none" else f"{sched}|{label}")})

@@ -37,10 +37,12 @@ import polars as pl
 from ..stats import cluster_mean_ci, mean_ci_cells, proportion_ci
 
 #: The tags scripted policies write (``scarce_lab.agents.sovsim.scripted``: PROMISE_TAG,
-#: QUOTA_TAG); one regular expression per kind.
+#: QUOTA_TAG); one regular expression per kind. The number is 1 to 15 ASCII digits
+#: (any pool's units fit; a longer one, or other scripts' digits, is no tag: it would
+#: not fit the Int64 ``stated`` column and one agent's text must not end the analysis).
 TAGS: dict[str, re.Pattern[str]] = {
-    "promise": re.compile(r"\[promise extraction=(\d+)\]"),
-    "quota": re.compile(r"\[quota per_agent=(\d+)\]"),
+    "promise": re.compile(r"\[promise extraction=([0-9]{1,15})\]"),
+    "quota": re.compile(r"\[quota per_agent=([0-9]{1,15})\]"),
 }
 _GROUP = ("model", "base_condition", "talk")
 

@@ -50,6 +50,47 @@ def _name(key: str) -> str:
     return key.split(".")[-1]
 
 
+def _separate_collisions(labels: dict, parsed: dict, models: dict | None) -> dict:
+    """Labels made unique per ``(base_condition, settings)`` wherever the rows could be
+    grouped together: two pairs that share a label and (when the table has a ``model``
+    column) a model, e.g. a run with a setting that only some runs record (``talk``,
+    ``seats``) beside one without it, or a mixed population beside a uniform run of one
+    of its models. Each such pair gets the settings that tell them apart; a pair still
+    sharing its label after that gets its settings' hash. Pairs of different models may
+    share a label (tables group by model and condition: a scripted model's missing
+    sampling settings are no other condition)."""
+    import hashlib
+
+    def clash(p, q) -> bool:
+        return models is None or bool(models[p] & models[q])
+
+    by_label: dict[str, list] = {}
+    for pair, lab in labels.items():
+        by_label.setdefault(lab, []).append(pair)
+    out = dict(labels)
+    for lab, pairs in by_label.items():
+        hit = [p for p in pairs if any(q != p and clash(p, q) for q in pairs)]
+        if not hit:
+            continue
+        members = [parsed[s] for _, s in hit]
+        # skipped settings too: the base condition was meant to name them, and here it did
+        # not tell the runs apart (e.g. a composition label by short model names)
+        keys = sorted({k for m in members for k in m})
+        differ = [k for k in keys
+                  if len({settings_json({"v": m[k]}) if k in m else "<absent>" for m in members}) > 1]
+        for base, s in hit:
+            extra = [f"{_name(k)}={_short(parsed[s][k])}" for k in differ if k in parsed[s]]
+            out[(base, s)] = ",".join([lab, *extra])
+    by_label = {}
+    for pair, lab in out.items():
+        by_label.setdefault(lab, []).append(pair)
+    for lab, pairs in by_label.items():
+        for base, s in pairs:
+            if any(q != (base, s) and clash((base, s), q) for q in pairs):
+                out[(base, s)] = f"{lab}[{hashlib.sha256(str(s).encode()).hexdigest()[:8]}]"
+    return out
+
+
 def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.DataFrame:
     """Set ``condition`` from ``base_condition`` and ``settings`` (see the module
     docstring). Rows whose ``settings`` is null or ``"{}"`` (published layouts without
@@ -75,6 +116,12 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     for base, s in distinct:
         extra = [f"{_name(k)}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
+    models = None
+    if "model" in df.columns:
+        models = {}
+        for b, s, m in df.select("base_condition", "settings", "model").unique().rows():
+            models.setdefault((b, s), set()).add(m)
+    labels = _separate_collisions(labels, parsed, models)
     mapping = pl.DataFrame(
         [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],
         schema={"base_condition": pl.String, "settings": pl.String, "condition": pl.String},
