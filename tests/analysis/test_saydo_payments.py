@@ -94,3 +94,26 @@ def test_a_payment_tagged_public_is_an_error(tmp_path):
     (run / "events.jsonl").write_text("\n".join(out) + "\n")
     with pytest.raises(ValueError, match="payment event seq .* is 'public'"):
         sl.saydo.scarce_payment_gaps(sl.load(tmp_path))
+
+
+def test_held_contract_payments_add_to_what_was_paid(tmp_path):
+    _runs(tmp_path, negotiator_model="scripted/institution-mix", scheduler="ballots",
+          institutions=dict(contracts=True))
+    res = sl.saydo.scarce_payment_gaps(sl.load(tmp_path))
+    rows = res.extra["saydo_scarce_payment_rows"]
+    held: dict[tuple, int] = {}
+    for run in (p for p in tmp_path.iterdir() if (p / "events.jsonl").exists()):
+        rid = json.loads((run / "manifest.json").read_text())["run_id"]
+        for e in map(json.loads, (run / "events.jsonl").read_text().splitlines()):
+            if e["kind"] == "contract_settlement":
+                assert e["visibility"] == "private"
+                if e["payload"]["held"]:
+                    k = (rid, e["round"], e["payload"]["payer"])
+                    held[k] = held.get(k, 0) + e["payload"]["amount"]
+    assert held and sum(held.values()) > 0  # the contractor's offers were signed and held
+    got = {(r["run_id"], r["contention"], r["agent"]): r["contract_paid"] for r in rows.iter_rows(named=True)}
+    assert {k: v for k, v in got.items() if v} == held and all(v is not None for v in got.values())
+    side = _row(res.frame, "paid_with_contracts_minus_declared")
+    per_run = rows.group_by("run_id").agg((pl.col("amount") + pl.col("contract_paid")
+                                           - pl.col("declared_bid")).cast(pl.Float64).mean().alias("x"))
+    assert side["mean"] == pytest.approx(per_run["x"].mean()) and side["n_runs"] == 2
