@@ -440,7 +440,7 @@ def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
     ds = load_dataset(out)
     tab = dynamics_table(T.episodes(ds), T.population(ds), T.births(ds), T.deaths(ds))
     assert tab.select("economy", "condition", "n_runs").rows() == [
-        ("default", "none", 2), ("eom-reference:research", "none", 2)]
+        ("default", "none", 2), ("eom-reference:research", "none,preset=eom-reference:research", 2)]
     b = T.births(ds).filter(pl.col("origin") != "founder")
     runs = T.runs(ds).select("run_id", "settings")
     for economy in ("default", "eom-reference:research"):

@@ -78,6 +78,7 @@ def _separate_collisions(labels: dict, parsed: dict, models: dict | None) -> dic
         keys = sorted({k for m in members for k in m})
         differ = [k for k in keys
                   if len({settings_json({"v": m[k]}) if k in m else "<absent>" for m in members}) > 1]
+        differ = _fewest_that_tell_apart(differ, members)
         for base, s in hit:
             extra = [f"{_name(k)}={_short(parsed[s][k])}" for k in differ if k in parsed[s]]
             out[(base, s)] = ",".join([lab, *extra])
@@ -89,6 +90,26 @@ def _separate_collisions(labels: dict, parsed: dict, models: dict | None) -> dic
             if any(q != (base, s) and clash((base, s), q) for q in pairs):
                 out[(base, s)] = f"{lab}[{hashlib.sha256(str(s).encode()).hexdigest()[:8]}]"
     return out
+
+
+def _fewest_that_tell_apart(keys: list[str], members: list[dict]) -> list[str]:
+    """A short list of ``keys`` whose values tell ``members`` apart: keys are taken
+    greedily (the one that splits the most, then top-level before nested, then by
+    name) until every member reads differently or no key splits further; e.g. the
+    Economy's ``preset`` alone, not every setting the preset changes."""
+    def sig(m: dict, ks: list[str]) -> str:
+        return settings_json({k: m.get(k, "<absent>") for k in ks})
+
+    chosen: list[str] = []
+    left = list(keys)
+    while left and len({sig(m, chosen) for m in members}) < len({sig(m, keys) for m in members}):
+        best = max(left, key=lambda k: (len({sig(m, [*chosen, k]) for m in members}), -k.count("."),
+                                         [-ord(c) for c in k]))
+        if len({sig(m, [*chosen, best]) for m in members}) == len({sig(m, chosen) for m in members}):
+            break
+        chosen.append(best)
+        left.remove(best)
+    return [k for k in keys if k in chosen]
 
 
 def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.DataFrame:
