@@ -1,6 +1,10 @@
 """Say-do analytics: what agents said (and to whom) against what they did, from the
 visibility tags of the recorded events; per model and condition, never pooled.
 
+Size: ~570 lines, one concept (say against do) over both environments' records: the
+comparisons share the visibility checks, the per-run rates and the summaries; split per
+environment it would copy those.
+
 What is compared (each function's docstring gives the exact rule):
 
 - **SovSim KCPR-M** (:func:`kcpr_m_misreports`): the king's announced pool (a private
