@@ -205,8 +205,18 @@ class ExperimentConfig(BaseModel):
         """A readable label: the ``LABEL_FIELD`` value, then every other condition
         setting that differs from the config's default, as ``name=value`` (sorted)."""
         head = [str(self.condition_settings()[self.LABEL_FIELD])] if self.LABEL_FIELD else []
-        extra = [f"{k.split('.')[-1]}={_short(v)}" for k, v in self.non_default_settings().items()]
+        extra = [f"{k.split('.')[-1]}={_short(v)}" for k, v in self.label_settings().items()]
         return ",".join(head + extra) or "default"
+
+    #: Condition settings set by other settings (an interview's or a program call's answer
+    #: budget follows from ``interviews`` or the task): recorded for the record gate and
+    #: compared like every setting, never shown in a label.
+    DERIVED_SETTINGS: ClassVar[tuple[str, ...]] = ("purpose_max_tokens",)
+
+    def label_settings(self) -> dict[str, Any]:
+        """:meth:`non_default_settings` without the :attr:`DERIVED_SETTINGS` (what every
+        environment's :meth:`condition_label` shows)."""
+        return {k: v for k, v in self.non_default_settings().items() if not k.startswith(self.DERIVED_SETTINGS)}
 
     def condition_settings_defaults(self) -> dict[str, Any]:
         """:meth:`condition_settings` of a config with every field at its default (for

@@ -400,7 +400,7 @@ class EconomyRunConfig(ExperimentConfig):
 
     def _beyond_preset(self) -> dict[str, Any]:
         """Non-default settings less those the preset itself sets (for the label)."""
-        out = self.non_default_settings()
+        out = self.label_settings()
         if self.preset in PRESETS:
             p = PRESETS[self.preset]
             own = ReferenceConfig(**p["reference"]).model_dump(mode="json")  # the preset's full values

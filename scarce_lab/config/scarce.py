@@ -378,7 +378,7 @@ class ScarceConfig(ExperimentConfig):
     def condition_label(self) -> str:
         """:attr:`base_condition`, then every other condition setting that differs from
         its default (``name=value``)."""
-        extra = [f"{k.split('.')[-1] if k.startswith('llm.') else k}={v}" for k, v in self.non_default_settings().items()
+        extra = [f"{k.split('.')[-1] if k.startswith('llm.') else k}={v}" for k, v in self.label_settings().items()
                  if k not in ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")]
         if self.seats:
             extra.append(f"seats=[{self.composition_label()}]")

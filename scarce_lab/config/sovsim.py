@@ -294,7 +294,7 @@ class SovSimConfig(ExperimentConfig):
 
         head = [str(self.condition_settings()[self.LABEL_FIELD])]
         extra = []
-        for k, v in self.non_default_settings().items():
+        for k, v in self.label_settings().items():
             if k == "seats" or k.startswith("newcomer."):
                 continue
             extra.append(f"{k.split('.')[-1] if k != 'composition' else k}={_short(v)}")

@@ -82,6 +82,7 @@ SAMPLES = {
     "negotiator_model": "scripted/fifo", "api_base": "http://127.0.0.1:9/v1", "tasks": "rev",
     "reasoning_effort": "high", "stop": "END", "task": "blocksworld", "cache_dir": "/tmp/scarce-lab-help-cache",
     "rich_worker_budget": "1500", "max_tokens": "300", "worker_budgets": None, "sandbox_image": "python:3.11-slim",
+    "role": "compute",
 }
 
 
@@ -203,6 +204,9 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
                     args = ["--preset", "eom-reference", "--task", f"dir:{tiny}", "--model", "scripted/partial", *args]
                     if leaves[opt.name].path == "sandbox_image":  # an image is for the docker sandbox
                         args = [*args, "--sandbox", "docker"]
+                if path[1] == "economy" and leaves[opt.name].path.startswith("newcomer."):
+                    # a newcomer's settings need its episode; a role needs a question-answer task
+                    args = ["-S", "newcomer.episode=1", "--task", "arithmetic", "--model", "scripted/partial", *args]
                 recorded.clear()
                 res = _invoke(path, args, tmp_path)
                 assert res.exit_code == 0, f"{' '.join(path)} {' '.join(args)} refused: {res.output[-800:]}"
@@ -233,13 +237,25 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
             continue
         if opt.opts[0] == "--seat":  # -S seats.KEY=MODEL for configs that have seats (config.seats)
             recorded.clear()
-            default = cls.model_fields["model"].default if "model" in cls.model_fields else "scripted/random"
-            res = _invoke(path, ["--seat", f"*={default}"], tmp_path)
+            # a seat model other than the default (seats that change nothing are dropped: the run without them)
+            other = {"sovsim": "scripted/greedy", "scarce": "scripted/random", "economy": "scripted/expert"}[path[1]]
+            res = _invoke(path, ["--seat", f"*={other}"], tmp_path)
             if "seats" in cls.model_fields:
                 assert res.exit_code == 0, f"{' '.join(path)} --seat refused: {res.output[-800:]}"
-                assert recorded and "*" in recorded[-1].seats
+                assert recorded and "*" in recorded[-1].seats and recorded[-1].seats["*"].model == other
             else:  # a config without seats names the field
                 assert res.exit_code != 0 and "seats" in res.output, res.output[-800:]
+            checked += 1
+            continue
+        if opt.opts[0] in ("--population", "--background", "--focal-seats", "--seat-part"):  # a cross-play grid
+            member = {"sovsim": "scripted/greedy", "scarce": "scripted/fifo", "economy": "scripted/random-rules"}[path[1]]
+            a = ["--population", member, "--background", member, "--focal-seats", "1"]
+            if path[1] == "scarce":
+                a += ["--seat-part", "negotiator"]
+            recorded.clear()
+            res = _invoke(path, a, tmp_path)
+            assert res.exit_code == 0, f"{' '.join(path)} {' '.join(a)} refused: {res.output[-800:]}"
+            assert recorded, f"{' '.join(path)} {' '.join(a)}: nothing would run"
             checked += 1
             continue
         if opt.opts[0] == "--config":

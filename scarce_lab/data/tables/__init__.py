@@ -38,6 +38,10 @@ def _short(v: Any) -> str:
 #: Setting prefixes whose absence from a run is itself a condition (a run without seats,
 #: or without a newcomer, is another composition than one with them).
 PRESENCE_MATTERS: tuple[str, ...] = ("seats.", "newcomer.")
+#: Settings recorded for the record gate but fully set by others (an interview's or a
+#: program call's answer budget follows from ``interviews`` / the task): compared for
+#: pooling like every setting, never shown in a label.
+DERIVED: tuple[str, ...] = ("purpose_max_tokens",)
 
 
 def _name(key: str) -> str:
@@ -130,7 +134,7 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     # or without a newcomer is another composition)
     varying = [
         k for k in keys
-        if k not in skip and (len({settings_json({"v": parsed[s][k]}) for s in ours if k in parsed[s]}) > 1
+        if k not in skip and not k.startswith(DERIVED) and (len({settings_json({"v": parsed[s][k]}) for s in ours if k in parsed[s]}) > 1
                               or (k.startswith(PRESENCE_MATTERS) and any(k not in parsed[s] for s in ours)))
     ]
     labels = {}
