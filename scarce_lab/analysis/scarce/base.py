@@ -162,6 +162,22 @@ def _run_negotiator(row: dict, cfg: dict) -> str | None:
     return cfg.get("negotiator_model") or cfg.get("model")
 
 
+def scarce_run_configs(runs: pl.DataFrame | pl.LazyFrame) -> list[tuple[dict, dict]]:
+    """``(row, config)`` for every SCARCE run of a ``runs`` frame (columns ``run_id``,
+    ``seed``, ``config``: the manifest's config JSON, read into a dict; other
+    environments' rows left out). The one reader of per-run settings for
+    :func:`run_settings` and the institutions' settings.
+
+    Raises:
+        ValueError: a missing column (named)."""
+    if isinstance(runs, pl.LazyFrame):
+        runs = runs.collect()
+    _need(runs, ("run_id", "seed", "config"), "runs")
+    if "environment" in runs.columns:
+        runs = runs.filter(pl.col("environment") == "scarce")
+    return [(r, json.loads(r["config"] or "{}")) for r in runs.iter_rows(named=True)]
+
+
 def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per SCARCE run with the settings the experiments split by
     (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
@@ -170,14 +186,8 @@ def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
     negotiator model (``negotiator_model`` or else ``model``; ``mixed`` for a run whose
     seats give workers different negotiators)."""
-    if isinstance(runs, pl.LazyFrame):
-        runs = runs.collect()
-    _need(runs, ("run_id", "seed", "config"), "runs")
-    if "environment" in runs.columns:
-        runs = runs.filter(pl.col("environment") == "scarce")
     rows = []
-    for r in runs.iter_rows(named=True):
-        c = json.loads(r["config"] or "{}")
+    for r, c in scarce_run_configs(runs):
         rows.append({
             "run_id": r["run_id"], "seed": r["seed"], "workers": c.get("workers"), "subruns": c.get("subruns"),
             "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),

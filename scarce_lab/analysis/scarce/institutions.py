@@ -37,7 +37,7 @@ import polars as pl
 
 from .. import stats
 from ..pooling import check_no_pooling
-from .base import SHARE, _nan_none, _need, cluster_ci, mean_over_runs
+from .base import SHARE, _nan_none, _need, cluster_ci, mean_over_runs, scarce_run_configs
 from .dynamics import _outcome_bounds
 from .tactics import _has_any
 
@@ -74,14 +74,8 @@ def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     ``condition_settings``; null where the runs frame has none), so the per-arm tables
     refuse an arm that mixes models, compositions or other settings
     (:func:`~scarce_lab.analysis.pooling.check_no_pooling`)."""
-    if isinstance(runs, pl.LazyFrame):
-        runs = runs.collect()
-    _need(runs, ("run_id", "seed", "config"), "runs")
-    if "environment" in runs.columns:
-        runs = runs.filter(pl.col("environment") == "scarce")
     rows = []
-    for r in runs.iter_rows(named=True):
-        c = json.loads(r["config"] or "{}")
+    for r, c in scarce_run_configs(runs):
         ins = {**OFF, **(c.get("institutions") or {})}
         label, sched = institutions_label(ins), c.get("scheduler", "ballots")
         cs = r.get("condition_settings")
