@@ -49,8 +49,8 @@ CHILD = r"""
 import json, resource, sys, time, os
 mode, data, out = sys.argv[1], sys.argv[2], sys.argv[3]
 import polars as pl
-from scarce_lab.analysis.sovsim.metrics import sovsim_table
-from scarce_lab.data.tables.sovsim import load_agent_rounds
+from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
+from scarce_lab.environments.sovsim.tables import load_agent_rounds
 t0 = time.perf_counter()
 if mode == "parquet":  # a lazy scan of the cache: Table 1 reads only the columns it needs
     df = load_agent_rounds(data, cache=True, lazy=True)
@@ -97,7 +97,7 @@ def make_runs(out: Path, agent_rounds: int, games: int) -> int:
     conditions x 4 scripted policies), then copied under new run ids until the folder
     holds about ``agent_rounds`` agent-rounds. Returns the agent-rounds written."""
     sys.path.insert(0, str(ROOT))
-    from scarce_lab.runners.sovsim import plan_sweep, run_sweep
+    from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep
 
     seed_dir = out.parent / f"{out.name}-seed"
     policies = ["scripted/greedy", "scripted/sustainable", "scripted/conditional", "scripted/greedy_leader"]

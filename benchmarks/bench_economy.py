@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarce_lab.agents.economy.rules import RulePolicy
-from scarce_lab.envs.economy import Economy, EconomyConfig, run_episode
-from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance
-from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+from scarce_lab.environments.economy.agents.rules import RulePolicy
+from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
+from scarce_lab.environments.economy.world import Economy, EconomyConfig, run_episode
+from scarce_lab.environments.economy.world.blocksworld import BlocksWorld, make_instance
 
 
 def bench_engine(episodes: int, agents: int, seed: int = 0) -> tuple[int, float]:

@@ -63,10 +63,13 @@ SEED = 1
 def sovsim_prompts() -> list[tuple[str, list[dict[str, Any]], type]]:
     """Six real SovSim decisions: (label, messages, decision schema), from scripted
     game states (the sustainable policy plays the earlier rounds)."""
-    from scarce_lab.agents.sovsim.prompts import render_messages
-    from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, extraction_schema
-    from scarce_lab.agents.sovsim.scripted import get_policy
-    from scarce_lab.envs.sovsim import CommonsGame, Phase
+    from scarce_lab.environments.sovsim.agents.prompts import render_messages
+    from scarce_lab.environments.sovsim.agents.schemas import (
+        AnnouncementDecision,
+        extraction_schema,
+    )
+    from scarce_lab.environments.sovsim.agents.scripted import get_policy
+    from scarce_lab.environments.sovsim.world.commons import CommonsGame, Phase
 
     policy = get_policy("sustainable", None)
     wanted = [

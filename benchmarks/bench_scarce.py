@@ -31,8 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from scarce_lab.agents.scarce import NegotiationView, ScriptedNegotiator
-from scarce_lab.envs.scarce import (
+from scarce_lab.environments.scarce.agents import NegotiationView, ScriptedNegotiator
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.world import (
     Contention,
     Ledger,
     Mechanism,
@@ -41,7 +42,6 @@ from scarce_lab.envs.scarce import (
     Request,
     aggregate_ballots,
 )
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from scarce_lab.sandbox.base import ExecResult, Sandbox, SlotNotActiveError
 from scarce_lab.tasks.model import Task
 

@@ -13,7 +13,7 @@ Figures:
    longest chain of dependent calls in one game x latency, and the client's
    CPU milliseconds per call (targets: ratio >= 0.9 at 32, >= 0.8 at 128), with one
    client process and with the games spread over several (``--processes 1 2 3``;
-   :mod:`scarce_lab.runners.sovsim_processes`);
+   :mod:`scarce_lab.environments.sovsim.runner.processes`);
 5. with ``--ceiling``: the same sweep against a 1 s server, where the client's CPU is
    small next to the latency: the ratio the sweep's structure allows (the ideal is a
    lower bound that dependent calls and uneven game lengths keep out of reach).
@@ -33,15 +33,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scarce_lab.data.loaders import load_dataset  # noqa: E402
+from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep  # noqa: E402
+from scarce_lab.environments.sovsim.runner.processes import run_sweep_processes  # noqa: E402
 from scarce_lab.llm import LLMClient, LLMSettings  # noqa: E402
 from scarce_lab.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from scarce_lab.runners.sovsim import plan_sweep, run_sweep  # noqa: E402
-from scarce_lab.runners.sovsim_processes import run_sweep_processes  # noqa: E402
 
 
 def scripted_games_per_second(n: int = 200) -> tuple[float, float]:
-    from scarce_lab.agents.sovsim import make_agent
-    from scarce_lab.envs.sovsim import CommonsGame
+    from scarce_lab.environments.sovsim.agents import make_agent
+    from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
     specs = plan_sweep(["all"], ["scripted/random"], n // 4, seed=1)
     # env only: the random scripted policy straight on the game
@@ -114,7 +114,7 @@ def fake_sweep(
     CPU time (this process's, all threads, plus the sweep's child processes with
     ``processes > 1``; the server runs in its own process and is not counted) over the
     sweep divided by the number of calls. ``processes > 1`` runs the sweep with
-    :func:`scarce_lab.runners.sovsim_processes.run_sweep_processes`.
+    :func:`scarce_lab.environments.sovsim.runner.processes.run_sweep_processes`.
     """
     os.environ.setdefault("OPENAI_API_KEY", "sk-fake-local-server")  # the fake server ignores it
     specs = plan_sweep(["all"], [model], max(1, games // 4), seed=7)

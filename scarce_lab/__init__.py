@@ -37,16 +37,13 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
-__all__ = ["Dataset", "Result", "__version__", "config", "crossplay", "dataset_path", "economy", "export", "figures", "load",
-           "path", "run", "say", "saydo", "scarce", "show", "sovsim", "table", "view"]
-
 _FUNCTIONS = {"load", "table", "run", "view", "export", "crossplay"}
-_MODULES = {"config": ".config", "figures": ".analysis.figures", "sovsim": ".analysis.sovsim",
-            "scarce": ".analysis.scarce", "economy": ".analysis.economy", "saydo": ".analysis.saydo"}
+_MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo"}
 #: Other names of the face: name -> (module, attribute).
 _ATTRIBUTES = {"Result": (".analysis.result", "Result"), "say": (".analysis.result", "say"),
                "show": (".analysis.result", "show"), "Dataset": (".data.loaders", "Dataset"),
                "path": (".reporting", "resolve_path"), "dataset_path": (".reporting", "dataset_path")}
+__all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 
 def __getattr__(name: str) -> Any:
@@ -58,8 +55,14 @@ def __getattr__(name: str) -> Any:
     if name in _ATTRIBUTES:
         module, attr = _ATTRIBUTES[name]
         return getattr(import_module(module, __name__), attr)
+    from . import registry
+
+    if name in registry.names():  # an environment's face: sl.sovsim, sl.scarce, ...
+        return import_module(registry.get(name).face)
     raise AttributeError(f"module 'scarce_lab' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return list(__all__)
+    from . import registry
+
+    return sorted([*__all__, *registry.names()])

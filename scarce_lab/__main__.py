@@ -1,3 +1,3 @@
-from scarce_lab.cli import main
+from .cli import main
 
 main()

@@ -35,7 +35,7 @@ def load(path: str | Path) -> Dataset:
         TrajectoryFileError: a corrupt file (its path and line are named).
     """
     from .data.loaders import EXPORT_MARKER, Dataset, load_dataset
-    from .data.tables.sovsim import detect_layouts, load_agent_rounds
+    from .environments.sovsim.tables import detect_layouts, load_agent_rounds
     from .reporting import dataset_path
 
     path = dataset_path(path, "sl.load")  # an empty path ('' from an unset parameter) is no dataset
@@ -59,7 +59,7 @@ def load(path: str | Path) -> Dataset:
 
 def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` checked against the environment's ``table_options``
-    (:class:`scarce_lab.environments.EnvironmentSpec`: a tuple of choices or a type each).
+    (:class:`scarce_lab.registry.EnvironmentSpec`: a tuple of choices or a type each).
 
     Raises:
         TypeError: an option the environment's table does not take (with the nearest
@@ -98,7 +98,7 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     A relative path is resolved as :func:`load` does.
 
     Every environment's paper table comes from its registered spec
-    (:func:`scarce_lab.environments.get`, ``paper_table`` and ``table_options``).
+    (:func:`scarce_lab.registry.get`, ``paper_table`` and ``table_options``).
 
     Raises:
         ValueError: ``environment`` omitted for a dataset of several environments, an
@@ -106,7 +106,7 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
         TypeError: an option the table does not take (e.g. ``presett=``).
         EmptyTableError: no finished simulation (SovSim).
     """
-    from . import environments
+    from . import registry as environments
 
     if isinstance(data, str | Path):
         data = load(data)
@@ -143,7 +143,7 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **optio
         sl.run(SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/demo")
 
     The environment is the registered one whose config class ``config`` is
-    (:func:`scarce_lab.environments.for_config`); its spec's ``run`` plays it.
+    (:func:`scarce_lab.registry.for_config`); its spec's ``run`` plays it.
 
     Raises:
         TypeError: ``config`` is not a registered environment's config.
@@ -153,7 +153,7 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **optio
         FileExistsError, RunMismatchError: the folder holds an unfinished run (without
             ``resume``) or a run of other settings.
     """
-    from . import environments
+    from . import registry as environments
     from .reporting import resolve_path
     from .runners.preflight import check_configs, check_finished
 
@@ -195,7 +195,7 @@ def crossplay(config: Any, population: str | list[str], *, background: str | lis
             (named), e.g. a seat this environment has not, a policy a seat cannot play.
         TypeError: ``config`` is not a registered environment's config.
     """
-    from . import environments
+    from . import registry as environments
     from .runners.crossplay import PopulationSettings, plan_crossplay
 
     configs = list(config) if isinstance(config, list | tuple) else [config]

@@ -12,11 +12,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .envs.economy.blocksworld import LegalMoves, Move
-from .envs.scarce import BUILD_SCRIPT, SOLVER_TOOLS, Ballot, BallotEntry, Declaration
-from .envs.scarce import LegalActions as SolverLegal
-from .envs.scarce.actions import LegalNegotiation
-from .envs.sovsim import LegalActions as CommonsLegal
+from .environments.economy.world.blocksworld import LegalMoves, Move
+from .environments.scarce.world import BUILD_SCRIPT, SOLVER_TOOLS, Ballot, BallotEntry, Declaration
+from .environments.scarce.world import LegalActions as SolverLegal
+from .environments.scarce.world.actions import LegalNegotiation
+from .environments.sovsim.world.commons import LegalActions as CommonsLegal
 
 __all__ = ["LegalPolicy", "refused"]
 

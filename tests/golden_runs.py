@@ -11,20 +11,20 @@ VOLATILE = {"started_at", "ended_at", "package_version", "timestamp", "latency_s
 
 
 def _sovsim(out: Path) -> None:
-    from scarce_lab.runners.sovsim import plan_sweep, run_sweep
+    from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep
 
     run_sweep(plan_sweep(["kcpr_m"], ["scripted/random"], 1, seed=7, rounds=3), out / "sovsim", progress=False)
 
 
 def _economy(out: Path) -> None:
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
 
     run_economy(EconomyRunConfig(agents=3, episodes=3, eval_episodes=1, seed=2,
                                  economy={"explore_interval": 1, "rent_interval": 1}), out / "economy")
 
 
 def _scarce(out: Path) -> None:
-    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
+    from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner
     from scarce_lab.runtime import run_sync
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 

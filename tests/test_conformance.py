@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from scarce_lab.environments.scarce.conformance import scarce_trace
+from scarce_lab.environments.sovsim.conformance import sovsim_trace
 from scarce_lab.testing import (
     HARNESSES,
     Observation,
@@ -15,8 +17,6 @@ from scarce_lab.testing import (
     check_environment,
     check_privacy,
 )
-from scarce_lab.testing.scarce import scarce_trace
-from scarce_lab.testing.sovsim import sovsim_trace
 
 
 @pytest.mark.parametrize("env", sorted(HARNESSES))
@@ -52,7 +52,7 @@ def test_the_suite_catches_a_leak_and_an_untested_canary():
 
 
 def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
-    from scarce_lab.envs import sovsim as commons
+    from scarce_lab.environments.sovsim.world import commons
 
     real = commons.CommonsGame.observe
 
@@ -69,10 +69,10 @@ def test_a_kcpr_m_peasant_shown_the_true_pool_is_a_leak(monkeypatch):
 def test_the_illegal_action_probe_catches_a_world_that_accepts_one(monkeypatch):
     """The traces try an action just outside the legal set at every decision: a world
     that forgets a rule fails the suite (so the legality check can fail)."""
-    from scarce_lab.envs import sovsim as commons
-    from scarce_lab.envs.economy import blocksworld
-    from scarce_lab.envs.economy.engine import StepResult
-    from scarce_lab.envs.scarce import Contention
+    from scarce_lab.environments.economy.world import blocksworld
+    from scarce_lab.environments.economy.world.engine import StepResult
+    from scarce_lab.environments.scarce.world import Contention
+    from scarce_lab.environments.sovsim.world import commons
 
     with monkeypatch.context() as m:  # SovSim: no cap on extractions
         m.setattr(commons.CommonsGame, "_check", lambda self, agent, value: value)
@@ -89,20 +89,3 @@ def test_the_illegal_action_probe_catches_a_world_that_accepts_one(monkeypatch):
     for env in sorted(HARNESSES):  # and the real worlds refuse every probe they are shown
         refusals = [o for o in HARNESSES[env](0).outcomes if o and o[0] == "refused"]
         assert len(refusals) > 10, env
-
-
-def test_names_of_the_per_environment_plays_are_still_found_in_the_package():
-    """``scarce_lab.testing`` is a package (core + one module per environment); the names
-    that lived in the single module before are looked up in its modules."""
-    import scarce_lab.testing as t
-    from scarce_lab.testing import SCARCE_BUDGETS, scarce_rules
-    from scarce_lab.testing import scarce as scarce_module
-    from scarce_lab.testing import scarce_trace as old_scarce
-    from scarce_lab.testing import sovsim_trace as old_sovsim
-
-    assert old_scarce is scarce_trace and old_sovsim is sovsim_trace
-    assert scarce_rules is scarce_module.scarce_rules and SCARCE_BUDGETS is scarce_module.SCARCE_BUDGETS
-    with pytest.raises(AttributeError, match="no attribute 'no_such_trace'"):
-        t.no_such_trace  # noqa: B018
-    with pytest.raises(AttributeError):
-        t._numbers  # noqa: B018  (private names are not looked up)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from scarce_lab import environments
+from scarce_lab import registry as environments
 from scarce_lab.data.events import ENVIRONMENTS, payload_types
 from scarce_lab.testing import HARNESSES
 
@@ -53,7 +53,7 @@ def _names_in_code(path: Path) -> list[tuple[int, str]]:
 def test_the_shared_layers_name_no_environment():
     found = [f"{rel}:{line} {name!r}" for rel in SHARED for line, name in _names_in_code(ROOT / rel)
              if (rel, name) not in ALLOWED]
-    assert not found, "shared modules name an environment (go through scarce_lab.environments): " + ", ".join(found)
+    assert not found, "shared modules name an environment (go through scarce_lab.registry): " + ", ".join(found)
 
 
 def test_the_check_finds_a_hand_kept_table(tmp_path):
@@ -85,7 +85,7 @@ def test_the_shared_layers_import_no_environment_module():
     the registry."""
     found = [f"{rel}:{line} {mod}" for rel in SHARED for line, mod in _env_imports(ROOT / rel)
              if (rel, mod) not in ALLOWED_IMPORTS]
-    assert not found, "shared modules import an environment's module (go through scarce_lab.environments): " + (
+    assert not found, "shared modules import an environment's module (go through scarce_lab.registry): " + (
         ", ".join(found))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.envs.sovsim import CommonsConfig, LegalActions, Phase
+from scarce_lab.environments.sovsim.world.commons import CommonsConfig, LegalActions, Phase
 
 
 # -- SovSim legal actions: a cap that is not a multiple of the step -----------------
@@ -49,7 +49,7 @@ def test_a_broken_entry_point_is_named(monkeypatch, where):
     """ep.load()'s own ModuleNotFoundError said neither which plug-in nor which group."""
     import importlib.metadata
 
-    from scarce_lab import environments
+    from scarce_lab import registry as environments
     from scarce_lab.data.events import registry
 
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None: [_BrokenEntryPoint()])
@@ -191,11 +191,11 @@ def test_decision_calls_keeps_one_row_per_call_when_a_replayed_round_repeats_an_
     import asyncio
     import re
 
-    from scarce_lab.agents.sovsim import LLMAgent
     from scarce_lab.data.loaders import load_dataset
     from scarce_lab.data.tables.calls import decision_calls
+    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.runner.play import SovSimConfig, arun_game
     from scarce_lab.llm.mock import MockModel
-    from scarce_lab.runners.sovsim import SovSimConfig, arun_game
 
     def answers(agent):
         def answer(messages):
@@ -254,7 +254,7 @@ def test_scarce_repairs_never_raise_and_report_every_change():
     """The one repair of raw numbers (clamp_declaration / clamp_bid / complete_ballot)
     raised on NaN ('cannot convert float NaN to integer') and inf (OverflowError), read
     '2' as 2, and took True as 1 with no note (True == 1)."""
-    from scarce_lab.envs.scarce.actions import legal_negotiation
+    from scarce_lab.environments.scarce.world.actions import legal_negotiation
 
     legal = legal_negotiation("w1", participants=("w1", "w2", "w3"), slot_cap_s=60, own_budget=100)
     decl, note = legal.clamp_declaration(float("nan"), float("inf"), "5")
@@ -275,7 +275,7 @@ def test_scarce_repairs_never_raise_and_report_every_change():
 def test_a_move_is_two_stack_integers(src, dst):
     """Move(True, 2.0) passed (True == 1, 2.0 == 2), was legal by LegalMoves.why_not
     and recorded as {"src": true, "dst": 2.0}."""
-    from scarce_lab.envs.economy.blocksworld import Move
+    from scarce_lab.environments.economy.world.blocksworld import Move
 
     with pytest.raises(ValueError, match=r"must be one of \(1, 2, 3\) \(an integer\)"):
         Move(src, dst)
@@ -284,7 +284,7 @@ def test_a_move_is_two_stack_integers(src, dst):
 def test_a_numpy_integer_move_is_a_plain_int():
     import numpy as np
 
-    from scarce_lab.envs.economy.blocksworld import Move
+    from scarce_lab.environments.economy.world.blocksworld import Move
 
     m = Move(np.int64(1), np.int32(3))
     assert m.to_json() == {"src": 1, "dst": 3} and type(m.src) is int
@@ -322,7 +322,7 @@ def test_environment_names_are_matched_whole(name):
 def test_solver_check_gives_a_reason_for_arguments_of_the_wrong_type(tool, args, why):
     """check() passed True and 30.5 seconds and path 5 as legal, and raised TypeError
     ('30') or AttributeError (path ['a'], command None) instead of giving a reason."""
-    from scarce_lab.envs.scarce.actions import legal_actions
+    from scarce_lab.environments.scarce.world.actions import legal_actions
 
     legal = legal_actions("w1", in_slot=False, files=["a.c"], slot_cap_s=60)
     reason = legal.check(tool, **args)
@@ -381,7 +381,7 @@ def test_a_declaration_takes_no_bool_float_or_text(fields):
     decision schema is strict."""
     from pydantic import ValidationError
 
-    from scarce_lab.envs.scarce.protocol import BallotEntry, Declaration
+    from scarce_lab.environments.scarce.world.protocol import BallotEntry, Declaration
 
     with pytest.raises(ValidationError):
         Declaration(**fields)
@@ -392,7 +392,7 @@ def test_a_declaration_takes_no_bool_float_or_text(fields):
 def test_complete_ballot_clamps_the_fill_too():
     """A missing participant's fill (the caller's numbers) went into the ballot unclamped:
     a fill above the slot cap made a 'repaired' ballot the contention refuses again."""
-    from scarce_lab.envs.scarce.actions import legal_negotiation
+    from scarce_lab.environments.scarce.world.actions import legal_negotiation
 
     legal = legal_negotiation("w1", participants=("w1", "w2"), slot_cap_s=60, own_budget=100)
     ballot, _ = legal.complete_ballot([("w1", 10, 1)], {"w2": (600, -3)})
@@ -402,7 +402,12 @@ def test_complete_ballot_clamps_the_fill_too():
 def test_the_contention_refuses_a_submission_that_is_not_one():
     """c.declare(w, None) raised AttributeError ('NoneType' has no attribute
     'desired_position'), which the runner's refusal path (ProtocolError) does not catch."""
-    from scarce_lab.envs.scarce.protocol import Contention, MechanismConfig, ProtocolError, Request
+    from scarce_lab.environments.scarce.world.protocol import (
+        Contention,
+        MechanismConfig,
+        ProtocolError,
+        Request,
+    )
 
     reqs = [Request(worker=w, time_s=t, duration_s=30) for w, t in (("a", 1.0), ("b", 2.0))]
     c = Contention(0, reqs, MechanismConfig())

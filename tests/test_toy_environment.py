@@ -1,7 +1,7 @@
 """A fourth environment is one package and one registration.
 
 The counter game of ``tests/toy_env`` is registered from the tests only
-(:func:`scarce_lab.environments.register`) and then goes through every shared layer
+(:func:`scarce_lab.registry.register`) and then goes through every shared layer
 unchanged: ``sl.run`` and the executor task run it, the recorder writes it,
 ``sl.load`` and the Parquet export read it back, its tidy table and paper table are
 built, the viewer renders it, ``scarce-lab migrate`` leaves it alone, and the
@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
-from scarce_lab import environments
+from scarce_lab import registry as environments
 from scarce_lab.testing import HARNESSES, Observation, check_environment, check_privacy
 from tests.toy_env.spec import SPEC, ToyConfig
 
@@ -185,7 +185,7 @@ def test_the_registry_refuses_duplicates_and_incomplete_specs(toy):
 
 
 def test_a_package_declares_the_toy_by_entry_point(monkeypatch, tmp_path):
-    """A third party's package registers through the ``scarce_lab.environments``
+    """A third party's package registers through the ``scarce_lab.registry``
     entry-point group: the registry and the trajectory format both find it, the format
     on the first lookup that misses (a loader reading a toy run in a fresh process)."""
     from importlib import metadata

@@ -17,8 +17,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scarce_lab.config.scarce import ScarceLLM
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.config import ScarceLLM
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 
 OUT = Path(__file__).resolve().parent / "embedded"
 # scarce-lab run scarce --workers 2 --subruns 1 --model embedded/smollm2 --task rev --task tac

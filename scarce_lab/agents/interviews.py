@@ -145,7 +145,7 @@ def interview_messages(environment: str, memory: list[EventEnvelope], *, me: str
 
 
 #: the rules of SCARCE's scripted negotiators (from
-#: :mod:`scarce_lab.agents.scarce.negotiators`), as their interview answers state them
+#: :mod:`scarce_lab.environments.scarce.agents.negotiators`), as their interview answers state them
 SCARCE_RULES = {
     "fifo": "declare my request-time position, my requested duration and a bid of 0; rank by request time.",
     "sjf": "declare the position of my requested duration among the queue's (shortest first), bid 0; rank by "
@@ -167,10 +167,10 @@ def scarce_rule(model: str, worker: str | None = None) -> tuple[str | None, str 
     """``(rule text, policy the assessment follows)`` of a SCARCE scripted negotiator
     ``scripted/<policy>`` (``(None, None)`` for one without a written rule);
     ``institution-mix`` is resolved to the role ``worker`` plays in it
-    (:data:`scarce_lab.agents.scarce.institutional.INSTITUTION_ROLES`, by the number in its name)."""
+    (:data:`scarce_lab.environments.scarce.agents.institutional.INSTITUTION_ROLES`, by the number in its name)."""
     name = model.split("/", 1)[-1].split(":", 1)[0]
     if name == "institution-mix" and worker is not None and worker[1:].isdigit():
-        from .scarce.institutional import INSTITUTION_ROLES
+        from ..environments.scarce.agents.institutional import INSTITUTION_ROLES
 
         role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
         return f"(institution-mix, playing {role}) {SCARCE_RULES[role]}", role

@@ -985,7 +985,7 @@ def latex_table(df: pl.DataFrame, float_digits: int = 3, caption: str | None = N
 
 def convention_dict(convention: Any) -> dict[str, Any]:
     """A table's convention as a plain JSON-able dict: a mapping as given, a dataclass
-    (e.g. :class:`scarce_lab.analysis.sovsim.conventions.Convention`) by its fields.
+    (e.g. :class:`scarce_lab.environments.sovsim.analysis.conventions.Convention`) by its fields.
 
     Raises:
         TypeError: anything else (a table's convention is named settings, not prose).

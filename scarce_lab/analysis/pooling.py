@@ -46,7 +46,7 @@ class PoolingError(ValueError):
     """A metric or table was asked to put runs of different conditions into one group
     (the message names the group, the settings and their values). The one class every
     environment's never-pool check raises (:func:`check_no_pooling` here, and the SovSim
-    tables' :func:`scarce_lab.analysis.sovsim.pooling.pool_groups`), so one ``except``
+    tables' :func:`scarce_lab.environments.sovsim.analysis.pooling.pool_groups`), so one ``except``
     catches them all."""
 
 

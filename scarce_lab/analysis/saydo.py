@@ -164,7 +164,7 @@ def rates_chart(frame: pl.DataFrame, *, title: str, y_title: str = "share (95% C
     per measure, conditions on x, one colour per model (the notebook's colour book);
     the rows without an interval show their mean alone. :class:`~.figures.NoFigure`
     when no row has a value."""
-    from .scarce.charts import ci_chart
+    from ..environments.scarce.analysis.charts import ci_chart
 
     if frame.height == 0:
         from .figures import NoFigure
@@ -524,11 +524,11 @@ def promise_gaps(ds: Any) -> Result:
     A promise is a talk message (``talk`` events; public, or private with
     ``visible_to``) that states the speaker's own extraction this round (the tag
     ``[promise extraction=N]``, parsed by the talk metrics'
-    :func:`~scarce_lab.analysis.sovsim.talk.stated_extractions`; a model's free-text
+    :func:`~scarce_lab.environments.sovsim.analysis.talk.stated_extractions`; a model's free-text
     promises need the commons judge's labels and are not read here; a quota proposal
     is not a promise of one's own extraction). It is broken when the speaker's
     extraction of the same round (its own choice: fallbacks left out) exceeds N, the
-    rule of :func:`~scarce_lab.analysis.sovsim.talk.promise_keeping` (which counts an
+    rule of :func:`~scarce_lab.environments.sovsim.analysis.talk.promise_keeping` (which counts an
     agent-round's last statement, promise or quota, over both channels together). Per
     run and channel (``public``/``private``, from the event's visibility tag): the
     share of promise messages broken; then per (model, condition, channel) the mean
@@ -546,7 +546,9 @@ def promise_gaps(ds: Any) -> Result:
         return Result("saydo_promises", pl.DataFrame(schema=schema),
                       reading="This version records no commons talk: no promises to compare.",
                       convention=_convention("talk promises vs extractions"))
-    from .sovsim.talk import stated_extractions  # the talk metrics' one parser of the tags
+    from ..environments.sovsim.analysis.talk import (
+        stated_extractions,  # the talk metrics' one parser of the tags
+    )
 
     t = _visibility(ds, ds.payloads("talk", "sovsim").collect())
     t = t.filter(~pl.col("fallback_used") & (pl.col("text") != ""))

@@ -4,7 +4,7 @@ Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table)
 ``judge`` (label negotiation rounds, validate judges), ``demo`` (the README's main
 job). Each environment's commands live in their own module and register on these
 groups (an environment's module is named by its registered spec,
-:mod:`scarce_lab.environments`); heavy imports (litellm, model) happen inside the
+:mod:`scarce_lab.registry`); heavy imports (litellm, model) happen inside the
 commands, not at start-up.
 """
 
@@ -43,7 +43,7 @@ def _register() -> None:
     # registered environment's (its spec's ``cli``), then the shared ones.
     import importlib
 
-    from ..environments import specs
+    from ..registry import specs
 
     modules = [s.cli for s in specs() if s.cli]
     for module in [*modules, *(f"scarce_lab.cli.{n}" for n in ("judge", "demo", "report", "data", "view"))]:

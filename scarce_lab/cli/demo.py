@@ -27,9 +27,9 @@ def demo(
 ) -> None:
     """Play SovSim's four conditions on MODEL (default: embedded, offline), then render the
     paper's table and figures from those runs. Re-running resumes and reuses the cache."""
+    from ..environments.sovsim.runner.play import plan_sweep, run_sweep
     from ..llm import make_client
     from ..llm.models import is_scripted
-    from ..runners.sovsim import plan_sweep, run_sweep
 
     t0 = time.perf_counter()
     typer.echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
@@ -44,15 +44,15 @@ def demo(
 
     import polars as pl
 
-    from ..analysis.sovsim.metrics import (
+    from ..data.loaders import load_dataset
+    from ..environments.sovsim.analysis.metrics import (
         CONDITION_ORDER,
         format_table,
         resolve_convention,
         simulation_metrics,
         summarize,
     )
-    from ..data.loaders import load_dataset
-    from ..data.tables.sovsim import load_agent_rounds
+    from ..environments.sovsim.tables import load_agent_rounds
 
     ids = [c.run_id for c in specs]  # this demo's games only, whatever else OUT holds
     everything = load_agent_rounds(out)

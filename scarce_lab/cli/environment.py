@@ -1,5 +1,5 @@
 """``scarce-lab run NAME`` and ``scarce-lab table NAME PATH`` for a registered
-environment whose spec names no CLI module of its own (:mod:`scarce_lab.environments`,
+environment whose spec names no CLI module of its own (:mod:`scarce_lab.registry`,
 ``EnvironmentSpec.cli``): one option per config field (as the shipped run commands
 build them, :mod:`scarce_lab.cli._options`), ``--out`` and ``--resume``; the table
 command prints the spec's paper table, its options given as ``-O key=value``.
@@ -133,7 +133,7 @@ def add_all() -> None:
     """Generic commands for every registered environment without a CLI module of its own
     (one registered after the CLI was built included: :func:`scarce_lab.cli.main` calls
     this before it parses the command line)."""
-    from ..environments import specs
+    from ..registry import specs
 
     for spec in specs():
         add_commands(spec)

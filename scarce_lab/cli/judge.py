@@ -54,7 +54,7 @@ def _taxonomy(name: str):
 
 def _default_taxonomy(path: Path) -> str:
     """The taxonomy of the dataset's environment (``scarce`` for a units file)."""
-    from ..judge.commons import taxonomy_for
+    from ..environments.sovsim.judge_units import taxonomy_for
     from ..judge.units import dataset_environment
 
     if not Path(path).is_dir():
@@ -136,8 +136,8 @@ def label(
     votes.parquet, agreement.csv (Krippendorff's alpha and Fleiss' kappa per label
     with bootstrap CIs), institutions.parquet and drift.csv.
     """
+    from ..environments.sovsim.judge_units import units_for as units_from_path
     from ..judge.agreement import label_agreement
-    from ..judge.commons import units_for as units_from_path
     from ..judge.drift import drift_table, units_text_frame
     from ..judge.institutions import institutional_summary, institutions
     from ..judge.panel import label_units

@@ -1,23 +1,29 @@
-"""One config model per environment: every setting declared once (see :mod:`.base`)."""
+"""Settings shared by every environment (:mod:`.base`: :class:`ExperimentConfig`,
+``build_config``; :mod:`.seats`; :mod:`.migrate`), and each registered environment's
+config class by its name (``scarce_lab.config.SovSimConfig``), looked up in the
+registry (:mod:`scarce_lab.registry`): an environment's config lives in its own
+package (``scarce_lab.environments.<name>.config``)."""
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
-__all__ = ["EconomyRunConfig", "ExperimentConfig", "ScarceConfig", "SovSimConfig", "build_config"]
+from .base import ExperimentConfig, build_config
 
-_WHERE = {
-    "SovSimConfig": ".sovsim", "EconomyRunConfig": ".economy", "ScarceConfig": ".scarce",
-    "ExperimentConfig": ".base", "build_config": ".base",
-}
+
+def _configs() -> dict[str, type]:
+    from ..registry import specs
+
+    return {s.config.__name__: s.config for s in specs()}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(import_module(_WHERE[name], __name__), name)
-    raise AttributeError(f"module 'scarce_lab.config' has no attribute {name!r}")
+    configs = _configs()
+    if name in configs:
+        return configs[name]
+    raise AttributeError(f"module 'scarce_lab.config' has no attribute {name!r} "
+                         f"(environment configs: {sorted(configs)})")
 
 
 def __dir__() -> list[str]:
-    return list(__all__)
+    return sorted(["ExperimentConfig", "build_config", *_configs()])

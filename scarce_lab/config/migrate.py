@@ -30,14 +30,14 @@ def _call_params(run_dir: Path) -> dict[str, Any]:
 
 def v1_config(m: RunManifest, run_dir: Path) -> ExperimentConfig | None:
     """The current config of a version-1 run: its environment's ``config_v1``
-    (:class:`scarce_lab.environments.EnvironmentSpec`) given the manifest and the
+    (:class:`scarce_lab.registry.EnvironmentSpec`) given the manifest and the
     settings of the run's first recorded LLM call (which override the 0.1.0 defaults
     each spec names); ``None`` for an environment that registered no ``config_v1``.
 
     Raises:
         UnknownEnvironmentError: the manifest's environment is not registered.
     """
-    from ..environments import get
+    from ..registry import get
 
     spec = get(m.environment)
     return None if spec.config_v1 is None else spec.config_v1(m, _call_params(run_dir))

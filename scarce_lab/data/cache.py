@@ -173,7 +173,7 @@ def store(folder: Path, stamp: str, write: Callable[[Path], None]) -> None:
 
 def layout_files(found: dict[str, list[Path]]) -> list[Path]:
     """Every file a table read from the layouts ``found`` (as from
-    :func:`scarce_lab.data.tables.sovsim.detect_layouts`) may depend on: all files of
+    :func:`scarce_lab.environments.sovsim.tables.detect_layouts`) may depend on: all files of
     each run directory, each ``rationales.json`` (its model and condition come from its
     path), and all files of each ``log_env.json`` run folder (its configuration)."""
     out: set[str] = set()

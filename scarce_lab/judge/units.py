@@ -10,7 +10,7 @@ Builders:
 - :func:`units_from_frame`: from a simple polars frame with columns ``run_id``,
   ``contention``, ``agent``, ``public_reasoning``, ``private_messages``, ``context``.
 - :func:`units_from_dataset`: from a SCARCE trajectory dataset (run directories), via
-  the tidy ``messages`` table of :mod:`scarce_lab.data.tables.scarce`.
+  the tidy ``messages`` table of :mod:`scarce_lab.environments.scarce.tables`.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
     :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
     directories (:func:`units_from_dataset`; a folder of any environment:
-    :func:`scarce_lab.judge.commons.units_for`). Files are read with explicit types, never
+    :func:`scarce_lab.environments.sovsim.judge_units.units_for`). Files are read with explicit types, never
     inferred from a sample (:func:`unit_from_row`): a key that first appears late is
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
@@ -359,7 +359,7 @@ def dataset_environment(path: Path) -> str | None:
 def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
     """Units from a SCARCE trajectory dataset (a run directory or a folder of them).
 
-    Built from :func:`scarce_lab.data.tables.scarce.messages_table` via
+    Built from :func:`scarce_lab.environments.scarce.tables.messages_table` via
     :func:`scarce_units_frame`: one unit per worker per contention. With
     ``gold="intended"`` each unit's ``gold`` is the ground truth that the strategic
     scripted negotiators record (``tactic_intent`` events: the categories they wrote
@@ -371,12 +371,12 @@ def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None
         ValueError: runs of another environment; ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
             and some runs record no ground truth (the message names them).
     """
-    from ..data.tables.scarce import messages_table
+    from ..environments.scarce.tables import messages_table
 
     env = dataset_environment(path)
     if env not in (None, "scarce"):
         raise ValueError(f"{path}: a {env} dataset, not SCARCE; its talk units come from "
-                         "scarce_lab.judge.commons.units_for")
+                         "scarce_lab.environments.sovsim.judge_units.units_for")
     if gold not in (None, "intended"):
         raise ValueError(f"gold must be None or 'intended', got {gold!r}")
     messages = messages_table(path)

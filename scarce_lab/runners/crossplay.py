@@ -12,7 +12,7 @@ the seats are in the config, so they are recorded in the manifest and hashed int
 run id; nothing is pooled.
 
 Focal seats: a count ``N`` (the first ``N`` seats in the environment's seat order,
-:attr:`scarce_lab.environments.EnvironmentSpec.seat_keys`; the plan names them) or
+:attr:`scarce_lab.registry.EnvironmentSpec.seat_keys`; the plan names them) or
 seat keys (agent ids or aliases, e.g. ``king``, ``a0,a1``). ``part`` names the part
 of each seat the population plays, for environments whose agents are several models
 (SCARCE: ``negotiator``; default: the whole seat).
@@ -181,7 +181,7 @@ class CrossPlayPlan:
 
 
 def _seat_map(environment: str) -> tuple[Callable[[Any], Mapping[str, tuple[str, ...]]], tuple[str, ...]]:
-    from ..environments import get
+    from ..registry import get
 
     spec = get(environment)
     if spec.seat_keys is None:
@@ -266,7 +266,7 @@ def plan_crossplay(configs: Sequence[Any], settings: PopulationSettings, *,
     if not configs:
         raise CrossPlayError("a cross-play grid needs at least one base config")
     if environment is None:
-        from ..environments import for_config
+        from ..registry import for_config
 
         environment = for_config(configs[0]).name
     if seat_keys is None:

@@ -147,7 +147,7 @@ def write_files(folder: Path, files: dict[str, bytes]) -> None:
 
 # -- the tasks (module level: Ray ships them by reference) ---------------------------------
 def _path_run(run: Callable[..., list[Path]], cfg: Any, out_dir: Path, resume: bool) -> RunOutcome:
-    """One run through an environment's ``run`` (:class:`scarce_lab.environments.EnvironmentSpec`),
+    """One run through an environment's ``run`` (:class:`scarce_lab.registry.EnvironmentSpec`),
     its outcome read from the manifest: refused to start -> ``error``, raised -> ``failed``."""
     from ..data.recorder import RunInProgressError, read_manifest
     from ..runtime import RunMismatchError
@@ -171,7 +171,7 @@ def run_task(environment: str) -> Callable[[Any, Path, bool], RunOutcome]:
     """
     from functools import partial
 
-    from ..environments import get
+    from ..registry import get
 
     spec = get(environment)
     return spec.run_task or partial(_path_run, spec.run)
@@ -203,7 +203,7 @@ def run_configs(
     progress: bool = True,
 ) -> list[RunOutcome]:
     """Run every config of ``environment`` (a registered one,
-    :func:`scarce_lab.environments.names`) as one Ray task each and return their
+    :func:`scarce_lab.registry.names`) as one Ray task each and return their
     outcomes in ``configs`` order.
 
     ``transfer`` defaults to what :func:`output_transfer` finds. ``num_cpus``: CPUs Ray

@@ -7,7 +7,7 @@ call :func:`check_configs` before any run folder is created, and ``sl.run`` call
 
 - a scripted policy the environment does not have (``scripted/greeedy``) is refused
   with the environment's own list of policies (its spec's ``check_policy``,
-  :class:`scarce_lab.environments.EnvironmentSpec`);
+  :class:`scarce_lab.registry.EnvironmentSpec`);
 - an ``embedded/<name>`` that is not shipped is refused with the names that are;
 - a litellm model whose provider needs a key that is not in the environment (or is set
   to an empty or blank value) is refused with the variable's name (``OPENAI_API_KEY``),
@@ -136,7 +136,7 @@ def check_configs(configs: Iterable[Any]) -> None:
     Raises:
         ModelUnavailableError: the first model that is not (field, model and reason named).
     """
-    from ..environments import for_config
+    from ..registry import for_config
 
     seen: set[tuple] = set()
     for cfg in configs:

@@ -4,7 +4,7 @@ cost range (:func:`preview`), and one tiny request per model and api base
 
 Calls per run (decisions; each may take a second call: a repair or a resend, so the
 high end is twice the decisions), as each environment's spec counts them
-(:class:`scarce_lab.environments.EnvironmentSpec` ``plan_calls``):
+(:class:`scarce_lab.registry.EnvironmentSpec` ``plan_calls``):
 
 - SovSim: the decisions of a full game, counted by playing the game's protocol
   with zero extractions (agents x rounds, plus the leader's decisions where the
@@ -108,7 +108,7 @@ class Preview:
 
 def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     """The first request an agent of ``cfg`` builds (nothing is sent), or ``None``."""
-    from ..environments import get
+    from ..registry import get
 
     client = _Capture(cfg.llm)
     with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
@@ -133,8 +133,8 @@ def _seat_max_tokens(cfg: Any, model: str) -> int | None:
 
 def preview(environment: str, configs: list[Any]) -> Preview:
     """The plan of running ``configs`` (see the module docstring); nothing is sent."""
-    from ..environments import get
     from ..llm.costs import price_of
+    from ..registry import get
 
     spec = get(environment)
     if spec.plan_calls is None and any(c.llm_models() for c in configs):

@@ -32,7 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scarce_lab.envs.economy.program import ProgramEpisode, ProgramState, Verification
+from ..environments.economy.world.program import ProgramEpisode, ProgramState, Verification
 
 MAX_FILES = 400
 MAX_FILE_BYTES = 8 << 20
@@ -148,8 +148,8 @@ def _files(root: Path, part: str) -> dict[str, bytes]:
     import os
     import stat
 
-    from scarce_lab.sandbox import gate
-    from scarce_lab.sandbox.fileio import ToolError
+    from ..sandbox import gate
+    from ..sandbox.fileio import ToolError
 
     # one bounded, iterative pass (os.walk recursed: 1,500 nested folders raised
     # RecursionError); the same depth bound as collect's, and at most 20 entries per file
@@ -277,8 +277,8 @@ class SandboxVerifier:
         self.timeout_s = task.timeout_s(timeout_s)
 
     def __call__(self, program: str) -> Verification:
-        from scarce_lab.sandbox import ResourceLimits, make_sandbox
-        from scarce_lab.sandbox.fileio import ToolError, read_file
+        from ..sandbox import ResourceLimits, make_sandbox
+        from ..sandbox.fileio import ToolError, read_file
 
         files = {f"app/{k}": v for k, v in self.task.workspace.items()}
         files[f"app/{self.task.program}"] = program.encode("utf-8")

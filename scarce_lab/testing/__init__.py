@@ -27,18 +27,12 @@ A new environment's spec names its play (``EnvironmentSpec.harness``);
 :data:`HARNESSES` lists every registered environment's.
 
 Layout: :mod:`.core` holds the shared machinery (:class:`Observation`, :class:`Trace`,
-:data:`HARNESSES`, the checks); each shipped environment's play is in its own module
-(``scarce_lab.testing.sovsim``, ``.scarce``, ``.economy``: ``sovsim_trace``,
-``scarce_trace`` with ``scarce_rules``/``scarce_step``, ``economy_trace``). A name of
-those modules is also found here (``from scarce_lab.testing import scarce_trace``), looked
-up lazily in the package's modules, so imports written before the split keep working.
+:data:`HARNESSES`, the checks); each environment's play is its package's
+``conformance`` module (``scarce_lab.environments.<name>.conformance``), named by its
+spec's ``harness``.
 """
 
 from __future__ import annotations
-
-import importlib
-import pkgutil
-from typing import Any
 
 from .core import (
     HARNESSES,
@@ -52,17 +46,3 @@ from .core import (
 
 __all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name of one of the package's modules (e.g. ``scarce_trace``), found by
-    importing them in name order (PEP 562).
-
-    Raises:
-        AttributeError: no module of the package has ``name`` (or it is private).
-    """
-    if not name.startswith("_"):
-        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            if hasattr(module, name):
-                return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,11 +42,11 @@ class Trace:
 
 class _Harnesses(Mapping[str, Callable[[int], Trace]]):
     """Environment name -> its conformance play ``seed -> Trace``: a live view of the
-    registry (:func:`scarce_lab.environments.get`, each spec's ``harness``), so an
+    registry (:func:`scarce_lab.registry.get`, each spec's ``harness``), so an
     environment registered later is checked too."""
 
     def __getitem__(self, name: str) -> Callable[[int], Trace]:
-        from ..environments import UnknownEnvironmentError, get
+        from ..registry import UnknownEnvironmentError, get
 
         try:
             return get(name).harness
@@ -54,12 +54,12 @@ class _Harnesses(Mapping[str, Callable[[int], Trace]]):
             raise KeyError(name) from None
 
     def __iter__(self) -> Iterator[str]:
-        from ..environments import names
+        from ..registry import names
 
         return iter(names())
 
     def __len__(self) -> int:
-        from ..environments import names
+        from ..registry import names
 
         return len(names())
 

@@ -75,12 +75,12 @@ def render_run(manifest: dict, events: list[dict], *, max_chars: int = 1500) -> 
     """HTML fragment (with its CSS) of one run.
 
     The body comes from the environment's registered renderer
-    (:class:`scarce_lab.environments.EnvironmentSpec` ``render``); the head is shared.
+    (:class:`scarce_lab.registry.EnvironmentSpec` ``render``); the head is shared.
 
     Raises:
         ValueError: the run's environment is not registered (the names are listed).
     """
-    from ..environments import UnknownEnvironmentError, get
+    from ..registry import UnknownEnvironmentError, get
 
     env = manifest.get("environment")
     try:

@@ -13,10 +13,10 @@ import pytest
 
 from scarce_lab.config import SovSimConfig
 from scarce_lab.data.schema import LLMCallRecord, messages_hash
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.environments.sovsim.runner.play import arun_game
 from scarce_lab.llm import DecisionOutcome
 from scarce_lab.llm.mock import MockModel
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
-from scarce_lab.runners.sovsim import arun_game
 from scarce_lab.testing.interviews import check_interviews_unseen
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 

@@ -4,16 +4,16 @@ import asyncio
 
 import pytest
 
-from scarce_lab.agents.scarce import (
+from scarce_lab.environments.scarce.agents import (
     NegotiationView,
     ScriptedNegotiator,
     make_negotiator,
     make_solver,
 )
-from scarce_lab.agents.scarce import tools as ft
-from scarce_lab.agents.scarce.negotiators import clamp_declaration, complete_ballot
-from scarce_lab.agents.scarce.solvers import parse_tool_call
-from scarce_lab.envs.scarce import Contention, Declaration, MechanismConfig, Request
+from scarce_lab.environments.scarce.agents import tools as ft
+from scarce_lab.environments.scarce.agents.negotiators import clamp_declaration, complete_ballot
+from scarce_lab.environments.scarce.agents.solvers import parse_tool_call
+from scarce_lab.environments.scarce.world import Contention, Declaration, MechanismConfig, Request
 
 
 def _view(worker="b", budget=500, remaining=900.0, declare=True):
@@ -118,7 +118,7 @@ def test_one_negotiator_decides_through_its_model_scripted_or_not():
     assert llm.reasoning_effort == "low" and llm.lm.generation.reasoning_effort == "low"
     with pytest.raises(ValueError, match="no argument"):
         make_negotiator("scripted/fifo:3")
-    from scarce_lab.runners.scarce import ScarceConfig
+    from scarce_lab.environments.scarce.runner import ScarceConfig
 
     with pytest.raises(ValueError, match="negotiator policies take no argument"):  # refused before the run too
         ScarceConfig(model="scripted/skilled:0.3", negotiator_model="scripted/fifo:3")
@@ -150,7 +150,7 @@ class _ToolClient:
 
 
 def _obs():
-    from scarce_lab.agents.scarce import SolverObservation
+    from scarce_lab.environments.scarce.agents import SolverObservation
 
     task = {"id": "rev", "name": "rev", "program": "rev", "documentation": "reverse lines", "examples": []}
     return SolverObservation(worker="w0", task=task, files=["docs.txt"], in_slot=True, slot_remaining_s=40,
@@ -159,7 +159,7 @@ def _obs():
 
 @pytest.mark.embedded  # the embedded model's tokenizer sizes the prompt
 def test_llm_solver_native_tools_and_json_action():
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
 
     client = _ToolClient()
     native = LLMSolver("openai/gpt-4o", client, native_tools=True, reasoning_effort="high")
@@ -178,7 +178,7 @@ def test_llm_solver_native_tools_and_json_action():
 
 # -- masks in the solver's calls, the checklist, prompts that fit the model ------
 def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev"):
-    from scarce_lab.agents.scarce import SolverObservation
+    from scarce_lab.environments.scarce.agents import SolverObservation
 
     task = {"id": program, "name": program, "program": program, "documentation": doc,
             "examples": [{"args": [], "stdin": "ab\n", "stdout": "ba\n", "exit_code": 0}]}
@@ -190,7 +190,7 @@ def _obs2(files, in_slot=False, transcript=(), doc="reverse lines", program="rev
 def test_llm_solver_offers_only_the_legal_tools():
     import json
 
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
 
     client = _ToolClient()
     native = LLMSolver("openai/gpt-4o", client, native_tools=True)
@@ -217,7 +217,7 @@ def test_llm_solver_offers_only_the_legal_tools():
 
 @pytest.mark.embedded  # the embedded model's tokenizer sizes the prompt
 def test_checklist_follows_the_state():
-    from scarce_lab.agents.scarce.solvers import LLMSolver, checklist
+    from scarce_lab.environments.scarce.agents.solvers import LLMSolver, checklist
 
     p = {"built": False, "tried": False}
     ws = ["docs.txt", "examples.json", "rev"]
@@ -247,7 +247,7 @@ def test_checklist_follows_the_state():
 
 @pytest.mark.embedded
 def test_embedded_prompt_fits_its_budget_and_says_so(embedded_model):
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
     from scarce_lab.llm.context import count_prompt_tokens
 
     doc = "The tool reads lines and reverses them, one by one. " * 80  # 4,160 characters
@@ -263,7 +263,7 @@ def test_embedded_prompt_fits_its_budget_and_says_so(embedded_model):
 def test_sampling_settings_define_the_condition_when_only_the_negotiator_is_a_model():
     # a scripted solver with a model negotiator: the client's settings shape the negotiator,
     # so runs that differ only in reasoning effort are different conditions (and run ids)
-    from scarce_lab.config.scarce import ScarceConfig, ScarceLLM
+    from scarce_lab.environments.scarce.config import ScarceConfig, ScarceLLM
 
     base = dict(model="scripted/fifo", negotiator_model="embedded/smollm2", workers=2, subruns=1)
     ids = {e: ScarceConfig(llm=ScarceLLM(reasoning_effort=e), **base) for e in (None, "low", "high")}

@@ -10,18 +10,18 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.agents.scarce import (
+from scarce_lab.environments.scarce.agents import (
     INSTITUTION_NEGOTIATORS,
     SCRIPTED_NEGOTIATORS,
     InstitutionalNegotiator,
 )
-from scarce_lab.agents.scarce.schemas import (
+from scarce_lab.environments.scarce.agents.schemas import (
     ContractAnswer,
     FineVote,
     contract_offer_schema,
     promise_schema,
 )
-from scarce_lab.envs.scarce import InstitutionRules, ScarceWorld, WorldRules
+from scarce_lab.environments.scarce.world import InstitutionRules, ScarceWorld, WorldRules
 from scarce_lab.llm.decisions import validate_decision
 
 W = ("w0", "w1", "w2")
@@ -132,7 +132,7 @@ def test_embedded_negotiators_answer_the_institutions(tmp_path, embedded_model):
     """One short contention with the embedded model: promises, contract offers and
     answers are asked, validated and recorded (votes follow a broken promise only)."""
     from scarce_lab.data.recorder import read_manifest
-    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
     cfg = ScarceConfig(workers=2, subruns=1, model="scripted/fifo", negotiator_model=embedded_model,

@@ -11,13 +11,13 @@ import typing
 
 import pytest
 
-from scarce_lab.agents.scarce.masks import (
+from scarce_lab.environments.scarce.agents.masks import (
     parse_tool_call,
     solver_choice_schema,
     tool_model,
     tool_specs_for,
 )
-from scarce_lab.agents.scarce.schemas import (
+from scarce_lab.environments.scarce.agents.schemas import (
     ballot_schema,
     declaration_schema,
     duration_choices,
@@ -25,7 +25,7 @@ from scarce_lab.agents.scarce.schemas import (
     private_schema,
     revision_schema,
 )
-from scarce_lab.envs.scarce import SOLVER_TOOLS, legal_actions
+from scarce_lab.environments.scarce.world import SOLVER_TOOLS, legal_actions
 from scarce_lab.llm.client import json_schema_response_format
 from scarce_lab.llm.decisions import validate_decision
 
@@ -232,7 +232,7 @@ class _ListSolver:
         self.actions, self.n, self.seen = actions, 0, []
 
     async def step(self, obs):
-        from scarce_lab.agents.scarce import Decided, SolverAction
+        from scarce_lab.environments.scarce.agents import Decided, SolverAction
 
         self.seen.append(obs)
         a = self.actions[min(self.n, len(self.actions) - 1)]
@@ -241,8 +241,8 @@ class _ListSolver:
 
 
 def _run(tmp_path, actions, **cfg_kw):
+    from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner
     from scarce_lab.llm.client import run_sync
-    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
     from tests.runners.test_scarce_run import FakeSandbox, events, fake_grade, toy_task
 
     cfg = ScarceConfig(**{"workers": 1, "subruns": 1, "model": "scripted/fifo", "seed": 0, **cfg_kw})
@@ -306,15 +306,15 @@ def test_stuck_needs_the_same_failure_in_a_row_and_a_model_solver(tmp_path):
                   + [{"tool": "list_files"}], stuck_repeats=2, max_solver_steps=10, model="fake/model")
     assert _of(evs, "submission")[0]["reason"] == "step_limit"
     # a scripted solver is not subject to the rule (its setting is not part of its condition)
-    from scarce_lab.runners.scarce import ScarceConfig
+    from scarce_lab.environments.scarce.runner import ScarceConfig
 
     assert "stuck_repeats" not in ScarceConfig(model="scripted/fifo").condition_settings()
     assert ScarceConfig(model="embedded/smollm2").condition_settings()["stuck_repeats"] == 3
 
 
 def test_stuck_is_counted_per_model_in_the_tables(tmp_path):
-    from scarce_lab.analysis.scarce.metrics import summary
-    from scarce_lab.data.tables.scarce import contentions_table, submissions_table
+    from scarce_lab.environments.scarce.analysis.metrics import summary
+    from scarce_lab.environments.scarce.tables import contentions_table, submissions_table
 
     _run(tmp_path, [{"tool": "submit"}], stuck_repeats=2, model="fake/model")
     subs = submissions_table(tmp_path)
@@ -347,7 +347,7 @@ def test_embedded_model_cannot_decode_an_illegal_action(embedded_model):
 
 
 def test_a_tool_argument_given_twice_is_refused_not_last_key_wins():
-    from scarce_lab.agents.scarce.masks import parse_tool_call
+    from scarce_lab.environments.scarce.agents.masks import parse_tool_call
 
     action, err = parse_tool_call([{"name": "read_file", "arguments": '{"path": "docs.txt", "path": "main.py"}'}])
     assert action is None and "'path' given 2 times" in err

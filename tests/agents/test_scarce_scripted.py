@@ -1,4 +1,4 @@
-"""Scripted SCARCE agents with strategies (scarce_lab.agents.scarce.scripted): budgets
+"""Scripted SCARCE agents with strategies (scarce_lab.environments.scarce.agents.scripted): budgets
 spent down, urgency near deadlines, reciprocity and alliances through private messages,
 and the skilled solver whose progress is stochastic and needs several slots."""
 
@@ -10,23 +10,28 @@ import math
 import polars as pl
 import pytest
 
-from scarce_lab.agents.scarce import (
+from scarce_lab.environments.scarce.agents import (
     SCRIPTED_NEGOTIATORS,
     SkilledScriptedSolver,
     StrategicNegotiator,
     make_negotiator,
     make_solver,
 )
-from scarce_lab.agents.scarce.scripted import ATTEMPT_S, FAILED_NOTE, SPEND_SHARE, parse_skill
-from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.envs.scarce import (
+from scarce_lab.environments.scarce.agents.scripted import (
+    ATTEMPT_S,
+    FAILED_NOTE,
+    SPEND_SHARE,
+    parse_skill,
+)
+from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.world import (
     Contention,
     Declaration,
     MechanismConfig,
     NegotiationView,
     Request,
 )
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from tests.runners.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
 W = ("w0", "w1", "w2")
@@ -215,7 +220,7 @@ def test_skilled_solver_gives_up_before_its_deadline(tmp_path):
 
 def test_a_strategic_scripted_run_exercises_budget_phases_and_replies(tmp_path):
     evs = events(_skilled_run(tmp_path, seed=3, subruns=1, workers=4, deadline_min=10.0))
-    from scarce_lab.data.tables.scarce import contentions_table
+    from scarce_lab.environments.scarce.tables import contentions_table
 
     ct = X.budget_left(contentions_table(tmp_path))
     assert {">66%", "33-66%"} <= set(ct["budget_phase"].drop_nulls())

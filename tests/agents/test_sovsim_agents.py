@@ -6,7 +6,7 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.agents.sovsim import (
+from scarce_lab.environments.sovsim.agents import (
     AnnouncementDecision,
     LLMAgent,
     agent_names,
@@ -16,7 +16,7 @@ from scarce_lab.agents.sovsim import (
     render_messages,
     sustainable_share,
 )
-from scarce_lab.envs.sovsim import CommonsGame
+from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
 
 def obs_for(cond="cpr", agent="a0", before=None):

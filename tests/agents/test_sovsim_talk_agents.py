@@ -10,12 +10,12 @@ import random
 
 import pytest
 
-from scarce_lab.agents.sovsim import make_agent
-from scarce_lab.agents.sovsim.prompts import render_messages, render_talk_messages
-from scarce_lab.agents.sovsim.schemas import talk_schema
-from scarce_lab.agents.sovsim.scripted import get_policy, talk_policy
-from scarce_lab.envs.sovsim import CommonsGame, Phase
-from scarce_lab.envs.sovsim_talk import TalkMode, TalkRules, Utterance
+from scarce_lab.environments.sovsim.agents import make_agent
+from scarce_lab.environments.sovsim.agents.prompts import render_messages, render_talk_messages
+from scarce_lab.environments.sovsim.agents.schemas import talk_schema
+from scarce_lab.environments.sovsim.agents.scripted import get_policy, talk_policy
+from scarce_lab.environments.sovsim.world.commons import CommonsGame, Phase
+from scarce_lab.environments.sovsim.world.talk import TalkMode, TalkRules, Utterance
 from scarce_lab.llm.decisions import validate_decision
 
 
@@ -56,7 +56,7 @@ def test_prompts_show_only_visible_talk_and_the_leader_sees_the_others_first():
 
 
 def _llm_agent(answer: str):
-    from scarce_lab.agents.sovsim import LLMAgent
+    from scarce_lab.environments.sovsim.agents import LLMAgent
     from scarce_lab.llm import LLMClient, LLMSettings
 
     client = LLMClient(LLMSettings(cache=False, max_retries=0))

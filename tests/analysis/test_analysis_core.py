@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis import pooling, stats
-from scarce_lab.analysis.economy.metrics import wealth_gini
-from scarce_lab.analysis.sovsim import pooling as sovsim_pooling
+from scarce_lab.environments.economy.analysis.metrics import wealth_gini
+from scarce_lab.environments.sovsim.analysis import pooling as sovsim_pooling
 from scarce_lab.judge.stat import FEWER_THAN_2_RATERS, Interval, Stat
 from scarce_lab.undefined import ONE_VALUE, Undefined, is_undefined, or_none, reason_of
 
@@ -68,22 +68,24 @@ def test_judge_stats_share_the_convention():
 
 def test_old_module_names_still_import_with_a_deprecation_warning():
     import scarce_lab.analysis as analysis
-    from scarce_lab.analysis.scarce import experiments
+    from scarce_lab.environments.scarce.analysis import experiments
 
-    with pytest.warns(DeprecationWarning, match="scarce_lab.analysis.scarce.experiments"):
+    with pytest.warns(DeprecationWarning, match="scarce_lab.environments.scarce.analysis.experiments"):
         assert analysis.scarce_experiments is experiments
     with pytest.raises(AttributeError):
         analysis.no_such_module  # noqa: B018
 
 
 def test_old_single_module_names_still_import_from_each_package():
-    """``from scarce_lab.analysis.sovsim import leader_rate_vs_survival`` worked when sovsim was
+    """``from scarce_lab.environments.sovsim.analysis import leader_rate_vs_survival`` worked when sovsim was
     one module; the package keeps every name of that module (now .metrics) importable."""
     import pytest
 
-    from scarce_lab.analysis import economy, scarce, sovsim
-    from scarce_lab.analysis.sovsim import leader_rate_vs_survival
-    from scarce_lab.analysis.sovsim.metrics import leader_rate_vs_survival as direct
+    from scarce_lab.environments.economy import analysis as economy
+    from scarce_lab.environments.scarce import analysis as scarce
+    from scarce_lab.environments.sovsim import analysis as sovsim
+    from scarce_lab.environments.sovsim.analysis import leader_rate_vs_survival
+    from scarce_lab.environments.sovsim.analysis.metrics import leader_rate_vs_survival as direct
 
     assert leader_rate_vs_survival is direct
     for pkg in (sovsim, scarce, economy):

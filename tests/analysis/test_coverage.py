@@ -18,9 +18,9 @@ import pytest
 
 from benchmarks import bench_coverage as B
 from scarce_lab.analysis import comparisons, stats
-from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.analysis.sovsim.charts import correlation_sentence, survival_sentence
-from scarce_lab.analysis.sovsim.metrics import leader_rate_vs_survival
+from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.sovsim.analysis.charts import correlation_sentence, survival_sentence
+from scarce_lab.environments.sovsim.analysis.metrics import leader_rate_vs_survival
 
 
 def _floor(sims: int) -> float:
@@ -183,7 +183,7 @@ def test_survival_sentence_tests_condition_pairs_with_holm():
 
 
 def test_cross_model_means_leave_scripted_baselines_out():
-    from scarce_lab.analysis.sovsim.cross import models_under_study
+    from scarce_lab.environments.sovsim.analysis.cross import models_under_study
 
     per_sim = pl.DataFrame({"model": ["llm/a", "llm/b", "scripted/greedy", "scripted/sustainable"]})
     assert models_under_study(per_sim) == (["llm/a", "llm/b"], ["scripted/greedy", "scripted/sustainable"])

@@ -45,7 +45,7 @@ def test_sovsim_matrix_is_one_cell_per_condition_and_composition():
 
 def test_scarce_ballot_choices_match_the_events():
     ds = sl.load(SCARCE)
-    from scarce_lab.analysis.scarce.crossplay import ballot_choices
+    from scarce_lab.environments.scarce.analysis.crossplay import ballot_choices
 
     got = ballot_choices(ds)
     # recount: ballots in contentions with >= 3 participants whose rivals play two negotiator models

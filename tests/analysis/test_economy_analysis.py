@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.analysis.economy.metrics import (
+from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
+from scarce_lab.environments.economy.analysis.metrics import (
     ablation_table,
     bid_convergence,
     format_table,
@@ -15,7 +16,6 @@ from scarce_lab.analysis.economy.metrics import (
     specialisation_index,
     wealth_gini,
 )
-from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
 
 def _episodes(run_id, seed, train, ev, condition="none"):
@@ -116,7 +116,7 @@ def test_chart_condition_names_keep_only_what_differs_and_stay_distinct():
     ("full economy (agents=12, bid_sch..." twice)."""
     import polars as pl
 
-    from scarce_lab.analysis.economy.metrics import _readable_conditions
+    from scarce_lab.environments.economy.analysis.metrics import _readable_conditions
 
     conds = ["none,agents=12,bid_scheme=fixed,episodes=150", "none,agents=12,bid_scheme=holland,episodes=150",
              "no-auction,agents=12,bid_scheme=fixed,episodes=150", "baseline-full,agents=5,bid_scheme=fixed,episodes=10"]

@@ -10,13 +10,17 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.analysis.economy.tenure import tenure_per_run, tenure_table, tenure_wealth_curve
 from scarce_lab.analysis.pooling import PoolingError
 from scarce_lab.analysis.stats import proportion_ci
-from scarce_lab.config.economy import EconomyRunConfig
 from scarce_lab.data.loaders import load_dataset
-from scarce_lab.data.tables import economy as T
-from scarce_lab.runners.economy import run_economy
+from scarce_lab.environments.economy import tables as T
+from scarce_lab.environments.economy.analysis.tenure import (
+    tenure_per_run,
+    tenure_table,
+    tenure_wealth_curve,
+)
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner.play import run_economy
 
 
 @pytest.fixture(scope="module")

@@ -18,22 +18,22 @@ import polars as pl
 import pytest
 import yaml
 
-from scarce_lab.analysis.sovsim.conventions import (
+from scarce_lab.environments.sovsim.analysis.conventions import (
     Convention,
     PresetMismatchError,
     resolve_convention,
 )
-from scarce_lab.analysis.sovsim.metrics import (
+from scarce_lab.environments.sovsim.analysis.metrics import (
     UnfinishedRunsWarning,
     simulation_metrics,
     sovsim_table,
 )
-from scarce_lab.data.tables.published.govsim_log import (
+from scarce_lab.environments.sovsim.published.govsim_log import (
     GovSimConfigError,
     GovSimNotReadWarning,
     run_model,
 )
-from scarce_lab.data.tables.sovsim import load_agent_rounds
+from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
 ENVS = {"fishing": "fish_baseline_concurrent", "sheep": "sheep_baseline_concurrent",
         "pollution": "pollution_baseline_concurrent", "trash": "trash_baseline_concurrent"}
@@ -183,7 +183,7 @@ def test_total_gain_is_the_mean_per_agent_as_govsims_get_payoffs(tmp_path):
     assert per["total_payoff"][0] == pytest.approx(sum(per_agent) / 5)
     s = sovsim_table(df, preset="govsim")
     assert s["total_payoff_unit"][0] == "mean per agent"
-    from scarce_lab.analysis.sovsim.metrics import format_table
+    from scarce_lab.environments.sovsim.analysis.metrics import format_table
     assert "Total payoff (mean per agent)" in format_table(s)
     assert "Total payoff (sum over agents)" in format_table(sovsim_table(df, preset="govsim",
                                                                           force=True).with_columns(

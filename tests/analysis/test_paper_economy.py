@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.agents.economy.llm import LLMPartialPolicy
-from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
-from scarce_lab.agents.economy.rules import RulePolicy, random_rule
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.envs.economy import BANK, Economy, EconomyConfig
-from scarce_lab.runners.economy import run_economy
+from scarce_lab.environments.economy.agents.llm import LLMPartialPolicy
+from scarce_lab.environments.economy.agents.partial import PartialGenome, default_instruction
+from scarce_lab.environments.economy.agents.rules import RulePolicy, random_rule
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner.play import run_economy
+from scarce_lab.environments.economy.world import BANK, Economy, EconomyConfig
 
 
 def test_the_bid_is_the_fixed_bid_b_a_by_default():

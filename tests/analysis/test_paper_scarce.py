@@ -15,17 +15,17 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis.pooling import PoolingError, check_no_pooling
-from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.analysis.scarce.metrics import summary
-from scarce_lab.config.scarce import (
+from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.analysis.metrics import summary
+from scarce_lab.environments.scarce.config import (
     PAPER_RICH_WORKER_BUDGET,
     REASONING_EFFORTS,
     ScarceConfig,
     strongest_efforts,
     supported_reasoning_efforts,
 )
-from scarce_lab.data.tables.scarce import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
-from scarce_lab.envs.scarce import (
+from scarce_lab.environments.scarce.tables import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
+from scarce_lab.environments.scarce.world import (
     MEMORY_HORIZONS,
     PAPER_MEMORY,
     ClockConfig,
@@ -58,7 +58,7 @@ def one(df, **where):
 
 
 def _through_reasoning(c: Contention) -> None:
-    from scarce_lab.envs.scarce import Declaration
+    from scarce_lab.environments.scarce.world import Declaration
 
     for w in c.participants:
         c.declare(w, Declaration(desired_position=1, desired_duration_seconds=30, bid_price=0))
@@ -102,7 +102,7 @@ def test_save_persistent_memory_costs_no_deadline_time(tmp_path):
     assert w.decision_cost(scripted=True, tool="read_file") == 2.0
     assert w.decision_cost(scripted=False, tool="run_command") == 20.0
     # in a run: the step after a memory save starts when the save started
-    from scarce_lab.runners.scarce import run_scarce
+    from scarce_lab.environments.scarce.runner import run_scarce
 
     cfg = ScarceConfig(workers=2, subruns=1, model="scripted/fifo", seed=1)
     run = run_scarce(cfg, tmp_path, tasks=[toy_task()], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "s"))
@@ -278,7 +278,7 @@ def test_a_model_negotiators_client_settings_define_the_condition():
     # manifests written before: the tables read the settings back from the config
     from pathlib import Path
 
-    from scarce_lab.data.tables.scarce import contentions_table
+    from scarce_lab.environments.scarce.tables import contentions_table
 
     ct = contentions_table(Path(__file__).resolve().parents[2] / "data" / "scarce" / "embedded")
     effort = ct.filter(pl.col("condition").str.contains("reasoning_effort=(low|high)"))

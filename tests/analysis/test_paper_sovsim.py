@@ -18,20 +18,20 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.sovsim.cross import (
+from scarce_lab.cli import app
+from scarce_lab.environments.sovsim.analysis.cross import (
     cross_model_drops,
     leader_survival_across_models,
     overuse_by_role,
 )
-from scarce_lab.analysis.sovsim.metrics import (
+from scarce_lab.environments.sovsim.analysis.metrics import (
     convention,
     format_table,
     simulation_metrics,
     summarize,
 )
-from scarce_lab.cli import app
-from scarce_lab.data.tables.sovsim import load_agent_rounds
-from scarce_lab.envs.sovsim import CommonsConfig, CommonsGame, settle
+from scarce_lab.environments.sovsim.tables import load_agent_rounds
+from scarce_lab.environments.sovsim.world.commons import CommonsConfig, CommonsGame, settle
 
 SURVIVE = [(15, 15, 15, 15)] * 12  # pool stays 120: remaining 60 -> 120
 KING_TAKES_ALL = [(15, 15, 15, 75)]  # remaining 0: collapse in round 1

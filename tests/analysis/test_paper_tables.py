@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.analysis.scarce.paper_tables import (
+from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.analysis.paper_tables import (
     blank_repeats,
     setting_labels,
     settings_table,
@@ -70,7 +70,7 @@ def test_describe_change_answers_the_question_with_holm_and_mechanical_rules():
 
 def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):
     from scarce_lab.analysis.figures import save_table
-    from scarce_lab.analysis.scarce.paper_tables import NoTable, nothing_to_show
+    from scarce_lab.environments.scarce.analysis.paper_tables import NoTable, nothing_to_show
 
     zeros = _res([("m", "c", s, 0.0, 0.0, 0.0, 0.0, 10, 3) for s in (1, 2)])
     for stem in ("t2", "t2_long"):  # an earlier run's table of other data

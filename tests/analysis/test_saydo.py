@@ -16,10 +16,10 @@ import pytest
 import scarce_lab as sl
 from scarce_lab.config import SovSimConfig
 from scarce_lab.data.schema import LLMCallRecord, messages_hash
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.environments.sovsim.runner.play import arun_game
 from scarce_lab.llm import DecisionOutcome
 from scarce_lab.llm.mock import MockModel
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
-from scarce_lab.runners.sovsim import arun_game
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
 

@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.scarce.metrics import format_summary, summary
-from scarce_lab.data.tables.scarce import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
+from scarce_lab.environments.scarce.analysis.metrics import format_summary, summary
+from scarce_lab.environments.scarce.tables import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
 
 
 def _contentions(rows):
@@ -64,7 +64,7 @@ def test_summary_missing_column():
 
 def test_table_cli_on_scripted_runs(tmp_path):
     from scarce_lab.cli import app
-    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     for seed in (1, 2):

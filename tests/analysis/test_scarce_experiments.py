@@ -1,12 +1,16 @@
-"""SCARCE experiment metrics (scarce_lab.analysis.scarce.experiments) on hand-made tables."""
+"""SCARCE experiment metrics (scarce_lab.environments.scarce.analysis.experiments) on hand-made tables."""
 
 import json
 
 import polars as pl
 import pytest
 
-from scarce_lab.analysis.scarce import experiments as X
-from scarce_lab.data.tables.scarce import CONTENTION_SCHEMA, MESSAGE_SCHEMA, SUBMISSION_SCHEMA
+from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.tables import (
+    CONTENTION_SCHEMA,
+    MESSAGE_SCHEMA,
+    SUBMISSION_SCHEMA,
+)
 
 LABEL_SCHEMA = {"run_id": pl.String, "round": pl.Int64, "agent": pl.String, "labels": pl.List(pl.String),
                 "n_valid": pl.Int64, "status": pl.String}
@@ -415,7 +419,7 @@ def test_group_labels_are_short_distinct_and_never_merge_conditions():
     import polars as pl
 
     from scarce_lab.analysis.labels import condition_parts
-    from scarce_lab.analysis.scarce.base import group_labels
+    from scarce_lab.environments.scarce.analysis.base import group_labels
 
     assert condition_parts('ballots_fixed_mem-cross,tasks=["rev","tac"],workers=2') == [
         "ballots_fixed_mem-cross", 'tasks=["rev","tac"]', "workers=2"]
@@ -443,7 +447,7 @@ def test_sentences_name_one_group_not_a_model_of_several_conditions():
     three conditions (2- and 3-worker runs)."""
     import polars as pl
 
-    from scarce_lab.analysis.scarce.base import describe_extremes, group_labels
+    from scarce_lab.environments.scarce.analysis.base import describe_extremes, group_labels
 
     df = group_labels(pl.DataFrame({
         "model": ["emb", "emb", "scr"], "condition": ["a,workers=2", "a,workers=3", "a,workers=4"],

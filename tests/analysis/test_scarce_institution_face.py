@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
 ARMS = {

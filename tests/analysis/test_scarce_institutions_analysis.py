@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis.pooling import PoolingError
-from scarce_lab.analysis.scarce.dynamics import collective_outcomes
-from scarce_lab.analysis.scarce.institutions import (
+from scarce_lab.data.loaders import load_dataset
+from scarce_lab.environments.scarce.analysis.dynamics import collective_outcomes
+from scarce_lab.environments.scarce.analysis.institutions import (
     INSTITUTION_SETTINGS_SCHEMA,
     collective_by_arm,
     institution_behaviour,
@@ -21,9 +22,8 @@ from scarce_lab.analysis.scarce.institutions import (
     institutions_label,
     relational_share,
 )
-from scarce_lab.data.loaders import load_dataset
-from scarce_lab.data.tables.scarce import contentions_table, submissions_table
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.tables import contentions_table, submissions_table
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
 KINDS = ("contention_start", "promise_judged", "breach", "sanction", "contract_offer", "contract_answer",

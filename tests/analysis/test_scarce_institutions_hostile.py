@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis.pooling import PoolingError
-from scarce_lab.analysis.scarce.institutions import (
+from scarce_lab.environments.scarce.analysis.institutions import (
     BEHAVIOUR_METRICS,
     institution_behaviour,
     institution_settings,

@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scarce_lab.agents.sovsim import AgentDecision
-from scarce_lab.analysis.sovsim.metrics import (
+from scarce_lab.environments.sovsim.agents import AgentDecision
+from scarce_lab.environments.sovsim.analysis.metrics import (
     convention,
     format_table,
     leader_rate_vs_survival,
@@ -16,8 +16,8 @@ from scarce_lab.analysis.sovsim.metrics import (
     simulation_metrics,
     summarize,
 )
-from scarce_lab.data.tables.sovsim import agent_round_frame, load_agent_rounds
-from scarce_lab.runners.sovsim import GameSpec, arun_game
+from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
+from scarce_lab.environments.sovsim.tables import agent_round_frame, load_agent_rounds
 
 
 class Script:
@@ -192,7 +192,7 @@ def test_repeated_agent_rounds_and_bad_extractions_are_refused(tmp_path):
     NaN extraction moved efficiency and defection onset, without a word."""
     import math
 
-    from scarce_lab.analysis.sovsim.metrics import AgentRoundError, simulation_metrics
+    from scarce_lab.environments.sovsim.analysis.metrics import AgentRoundError, simulation_metrics
 
     play(tmp_path, "cpr", [Script(15)] * 4, sim=0)
     df = load_agent_rounds(tmp_path)

@@ -15,8 +15,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from scarce_lab.analysis.sovsim.cross import cross_model_drops
-from scarce_lab.analysis.sovsim.metrics import (
+from scarce_lab.cli import app
+from scarce_lab.environments.sovsim.analysis.cross import cross_model_drops
+from scarce_lab.environments.sovsim.analysis.metrics import (
     PoolingError,
     PresetMismatchError,
     SovSimDataWarning,
@@ -24,11 +25,10 @@ from scarce_lab.analysis.sovsim.metrics import (
     simulation_metrics,
     sovsim_table,
 )
-from scarce_lab.cli import app
-from scarce_lab.data.tables.published import ForcedDataWarning
-from scarce_lab.data.tables.published.govsim_log import GovSimConfigError
-from scarce_lab.data.tables.sovsim import MixedLayoutsError, load_agent_rounds
-from scarce_lab.runners.sovsim import GameSpec, arun_game
+from scarce_lab.environments.sovsim.published import ForcedDataWarning
+from scarce_lab.environments.sovsim.published.govsim_log import GovSimConfigError
+from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
+from scarce_lab.environments.sovsim.tables import MixedLayoutsError, load_agent_rounds
 
 GOVSIM = Path(__file__).parents[3] / "shared" / "data" / "govsim_fishing_v7"
 needs_govsim = pytest.mark.skipif(not GOVSIM.exists(), reason=f"shared data absent: {GOVSIM}")
@@ -135,7 +135,7 @@ def test_govsim_run_without_configuration_is_an_error_unless_forced(tmp_path):
 
 def test_govsim_group_folder_holding_two_models_labels_each_run(tmp_path):
     """Never pooled under the folder's name: each run is labelled with its own model."""
-    from scarce_lab.data.tables.published.govsim_log import GovSimNotReadWarning
+    from scarce_lab.environments.sovsim.published.govsim_log import GovSimNotReadWarning
 
     _govsim_run(tmp_path, "M", "r1", "fish_baseline_concurrent", llm="org/a")
     _govsim_run(tmp_path, "M", "r2", "fish_baseline_concurrent", llm="org/b")

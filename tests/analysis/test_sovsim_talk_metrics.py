@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.analysis.sovsim import PoolingError
-from scarce_lab.analysis.sovsim.talk import talk_setting
 from scarce_lab.config import SovSimConfig
-from scarce_lab.runners.sovsim import run_sweep
+from scarce_lab.environments.sovsim.analysis import PoolingError
+from scarce_lab.environments.sovsim.analysis.talk import talk_setting
+from scarce_lab.environments.sovsim.runner.play import run_sweep
 
 
 @pytest.fixture(scope="module")

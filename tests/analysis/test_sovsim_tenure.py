@@ -8,8 +8,8 @@ import pytest
 
 import scarce_lab as sl
 from scarce_lab.analysis.pooling import PoolingError
-from scarce_lab.config.sovsim import SovSimConfig
-from scarce_lab.runners.sovsim import run_sweep
+from scarce_lab.environments.sovsim.config import SovSimConfig
+from scarce_lab.environments.sovsim.runner.play import run_sweep
 
 
 @pytest.fixture(scope="module")

@@ -186,7 +186,7 @@ def test_survival_drop_interval_matches_the_exact_bootstrap_distribution():
     percentage point of probability, many standard errors at 20,000 resamples)."""
     from scipy.stats import binom
 
-    from scarce_lab.analysis.sovsim.metrics import survival_drop
+    from scarce_lab.environments.sovsim.analysis.metrics import survival_drop
 
     per_sim = pl.DataFrame({
         "model": ["m"] * 20,
@@ -226,7 +226,7 @@ def test_wilson_closed_form_equals_statsmodels():
 
 
 def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals():
-    from scarce_lab.analysis.sovsim.metrics import simulation_metrics
+    from scarce_lab.environments.sovsim.analysis.metrics import simulation_metrics
 
     rows = []
     for run, payoffs in (("r1", [10.0, 10.0, 10.0, 30.0]), ("r2", [5.0, 5.0, 5.0, 5.0])):
@@ -244,7 +244,7 @@ def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals()
 
 
 def test_pool_band_counts_collapsed_pools_as_zero():
-    from scarce_lab.analysis.sovsim.metrics import pool_band, pool_dynamics
+    from scarce_lab.environments.sovsim.analysis.metrics import pool_band, pool_dynamics
 
     rows = []
     for run, pools, collapse_at in (("a", [120.0, 80.0, 60.0], None), ("b", [120.0, 20.0], 2), ("c", [120.0, 100.0, 90.0], None)):

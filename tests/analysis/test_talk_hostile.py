@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from scarce_lab.analysis.sovsim.talk import stated_extractions
+from scarce_lab.environments.sovsim.analysis.talk import stated_extractions
 
 
 def _talk(*rows):

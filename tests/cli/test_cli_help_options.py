@@ -87,7 +87,9 @@ SAMPLES = {
 
 
 def _leaves(path):
-    from scarce_lab.cli import economy, scarce, sovsim
+    from scarce_lab.environments.economy import cli as economy
+    from scarce_lab.environments.scarce import cli as scarce
+    from scarce_lab.environments.sovsim import cli as sovsim
 
     mod = {"sovsim": sovsim, "scarce": scarce, "economy": economy}[path[1]]
     return {leaf.param: leaf for leaf in mod._leaves()[1]}
@@ -138,18 +140,18 @@ def _get(cfg, dotted: str):
 @pytest.fixture()
 def recorded(monkeypatch, tmp_path):
     """Replace the runners by recorders of the configs they are given."""
-    import scarce_lab.cli.economy as ce
-    import scarce_lab.cli.scarce as cs
-    import scarce_lab.cli.sovsim as cv
-    import scarce_lab.runners.economy as re_
-    import scarce_lab.runners.scarce as rs
-    import scarce_lab.runners.sovsim as rv
+    import scarce_lab.environments.economy.cli as ce
+    import scarce_lab.environments.economy.runner.play as re_
+    import scarce_lab.environments.scarce.cli as cs
+    import scarce_lab.environments.scarce.runner as rs
+    import scarce_lab.environments.sovsim.cli as cv
+    import scarce_lab.environments.sovsim.runner.play as rv
 
     seen: list = []
 
     def sweep(configs, out, **kw):
         seen.extend(configs)
-        from scarce_lab.runners.sovsim import GameResult
+        from scarce_lab.environments.sovsim.runner.play import GameResult
 
         return [GameResult(c.run_id, "complete") for c in configs]
 
@@ -168,7 +170,7 @@ def recorded(monkeypatch, tmp_path):
     monkeypatch.setattr(rs, "run_scarce", one)
     for mod in (ce, cs, cv):
         monkeypatch.setattr(mod, "run_on_ray", on_ray)
-    monkeypatch.setattr("scarce_lab.data.tables.scarce.submissions_table",
+    monkeypatch.setattr("scarce_lab.environments.scarce.tables.submissions_table",
                         lambda out: __import__("polars").DataFrame(
                             {"run_id": [], "score": [], "deadline_missed": []},
                             schema={"run_id": str, "score": float, "deadline_missed": bool}))

@@ -11,7 +11,7 @@ runner = CliRunner()
 
 
 def _record(monkeypatch):
-    import scarce_lab.runners.sovsim as rv
+    import scarce_lab.environments.sovsim.runner.play as rv
 
     seen: list = []
 

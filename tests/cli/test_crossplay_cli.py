@@ -94,7 +94,7 @@ def test_the_generic_run_command_of_a_registered_environment_takes_the_grid(tmp_
     names no seats, or whose config holds none, is refused before anything runs."""
     import dataclasses
 
-    from scarce_lab import environments
+    from scarce_lab import registry as environments
     from scarce_lab.cli.environment import add_all, remove_commands
     from tests.toy_env.spec import SPEC
 

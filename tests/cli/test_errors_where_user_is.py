@@ -147,7 +147,7 @@ def test_cli_run_economy_failed_run_is_one_line_and_nonzero(tmp_path):
 
 
 def test_progress_bar_does_not_fill_a_failed_game(tmp_path, capsys):
-    from scarce_lab.runners.sovsim import run_sweep
+    from scarce_lab.environments.sovsim.runner.play import run_sweep
 
     ok = SovSimConfig(condition="cpr", model="scripted/sustainable", game={"rounds": 3})
     bad = SovSimConfig.model_validate(FAILING)

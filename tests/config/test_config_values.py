@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from scarce_lab.config.base import ConfigError, build_config, load_yaml, parse_override
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.config.scarce import ScarceConfig
-from scarce_lab.config.sovsim import SovSimConfig
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.scarce.config import ScarceConfig
+from scarce_lab.environments.sovsim.config import SovSimConfig
 
 
 @pytest.mark.parametrize(

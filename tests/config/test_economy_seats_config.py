@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scarce_lab.config.base import build_config
-from scarce_lab.config.economy import EconomyRunConfig
+from scarce_lab.environments.economy.config import EconomyRunConfig
 
 
 def _qa(**kw):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scarce_lab.config.base import ConfigError, build_config
-from scarce_lab.config.scarce import ScarceConfig
+from scarce_lab.environments.scarce.config import ScarceConfig
 
 #: The golden SCARCE run's id (tests/golden/v4/scarce): a config without seats keeps it.
 GOLDEN_ID = "scarce_ballots_revisable_mem-cross_scripted-random_s1_2e136edb"

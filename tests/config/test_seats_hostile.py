@@ -3,9 +3,9 @@ and different compositions never one."""
 
 from __future__ import annotations
 
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.config.scarce import ScarceConfig
-from scarce_lab.config.sovsim import SovSimConfig
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.scarce.config import ScarceConfig
+from scarce_lab.environments.sovsim.config import SovSimConfig
 
 
 def _scarce(**kw):

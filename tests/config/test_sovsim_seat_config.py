@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scarce_lab.config.base import ConfigError, build_config
-from scarce_lab.config.sovsim import SovSimConfig
+from scarce_lab.environments.sovsim.config import SovSimConfig
 
 
 def test_without_seats_or_newcomer_nothing_changes():

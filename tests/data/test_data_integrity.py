@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.analysis.sovsim.metrics import UnfinishedRunsWarning
 from scarce_lab.data.jsonl import TrajectoryFileError
+from scarce_lab.environments.sovsim.analysis.metrics import UnfinishedRunsWarning
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sovsim"
 RUN = "sovsim-cpr-scripted-sustainable-s0-0"

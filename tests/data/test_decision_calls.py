@@ -11,14 +11,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scarce_lab.agents.sovsim import LLMAgent
 from scarce_lab.data.events.base import SCHEMA_VERSION
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.tables.calls import decision_calls
-from scarce_lab.data.tables.sovsim import from_dataset
+from scarce_lab.environments.sovsim.agents import LLMAgent
+from scarce_lab.environments.sovsim.runner.play import SovSimConfig, arun_game
+from scarce_lab.environments.sovsim.tables import from_dataset
 from scarce_lab.llm.mock import MockModel
 from scarce_lab.llm.scope import current_scope, run_scope
-from scarce_lab.runners.sovsim import SovSimConfig, arun_game
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 MODEL = "openai/gpt-4o-mini"
@@ -169,8 +169,8 @@ def test_a_non_decision_kind_is_refused(tmp_path):
 
 
 def test_economy_steps_name_the_act_calls(tmp_path):
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
     from scarce_lab.llm import LLMClient, LLMSettings
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
 
     path = tmp_path / "qa.jsonl"
     path.write_text('{"question": "What is 3 + 4?", "answer": 7}\n{"question": "What is 2 + 5?", "answer": 7}\n')
@@ -220,7 +220,7 @@ def test_scarce_solver_calls_name_the_round_and_agent_of_their_step(tmp_path):
     """A model solver's calls carry the round its ``solver_action`` event is recorded in
     (the next contention's index, bound per step in the run scope) and its worker; the
     event's ``call_ids`` are those calls. Rounds after the first contention are > 0."""
-    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     # always asks for a slot (illegal while it holds one: the fallback then lists files)

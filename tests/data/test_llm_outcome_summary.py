@@ -24,7 +24,7 @@ def _rows(out, run_id="r1"):
 
 
 def _calls_frame(monkeypatch):
-    from scarce_lab.agents.sovsim.schemas import extraction_schema
+    from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 
     S = extraction_schema(30)
     fb = S(reasoning="f", extraction=0)

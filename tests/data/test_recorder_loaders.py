@@ -8,11 +8,11 @@ import json
 import polars as pl
 import pytest
 
-from scarce_lab.data.events.sovsim import Extraction
 from scarce_lab.data.jsonl import TornLineWarning
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import CHECKPOINT, EVENTS, RunRecorder, TrajectoryFileError
 from scarce_lab.data.schema import LLMCallRecord, RunManifest, RunStatus
+from scarce_lab.environments.sovsim.events import Extraction
 
 
 def manifest(run_id="r1") -> RunManifest:
@@ -121,7 +121,7 @@ def test_rationales_fast_reader_equals_the_record_reader(tmp_path):
     import numpy as np
     from polars.testing import assert_frame_equal
 
-    from scarce_lab.data.tables.published import sovsim_json as sj
+    from scarce_lab.environments.sovsim.published import sovsim_json as sj
 
     rng = np.random.default_rng(0)
     defects = {
@@ -168,7 +168,7 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
     from polars.testing import assert_frame_equal
 
     from scarce_lab.data import cache
-    from scarce_lab.data.tables.sovsim import load_agent_rounds
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
     if not SOVSIM_SAMPLE.exists():
         pytest.skip(f"shared data absent: {SOVSIM_SAMPLE}")
@@ -185,7 +185,7 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
     lazy = load_agent_rounds(data, cache=True, lazy=True)
     assert isinstance(lazy, pl.LazyFrame) and lazy.collect().height == plain.height
     # Table 1 runs on the lazy frame (tables run on the lazy scan) and agrees
-    from scarce_lab.analysis.sovsim import sovsim_table
+    from scarce_lab.environments.sovsim.analysis import sovsim_table
 
     assert_frame_equal(sovsim_table(lazy), sovsim_table(plain))
     # a changed source file makes the cache stale: the new numbers are read, not the old

@@ -44,9 +44,9 @@ def test_a_file_name_that_is_not_utf8_is_counted_not_offered_to_the_agents(tmp_p
     offered as a path, it is counted in the listing's note, and the schemas build."""
     import os
 
-    from scarce_lab.agents.scarce.masks import solver_choice_schema, tool_specs_for
-    from scarce_lab.agents.scarce.tools import list_files, listing
-    from scarce_lab.envs.scarce.actions import legal_actions
+    from scarce_lab.environments.scarce.agents.masks import solver_choice_schema, tool_specs_for
+    from scarce_lab.environments.scarce.agents.tools import list_files, listing
+    from scarce_lab.environments.scarce.world.actions import legal_actions
 
     (tmp_path / "compile.sh").write_text("true\n")
     with open(os.path.join(os.fsencode(tmp_path), b"out\xff.txt"), "wb") as fh:

@@ -6,10 +6,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scarce_lab.data.tables.published.govsim_log import read_govsim_log
-from scarce_lab.data.tables.published.sovsim_json import read_rationales
-from scarce_lab.data.tables.sovsim import AGENT_ROUND_SCHEMA, detect_layouts, load_agent_rounds
-from scarce_lab.runners.sovsim import GameSpec, arun_game
+from scarce_lab.environments.sovsim.published.govsim_log import read_govsim_log
+from scarce_lab.environments.sovsim.published.sovsim_json import read_rationales
+from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
+from scarce_lab.environments.sovsim.tables import (
+    AGENT_ROUND_SCHEMA,
+    detect_layouts,
+    load_agent_rounds,
+)
 
 SHARED = Path(__file__).parents[3] / "shared" / "data"
 SOVSIM_SAMPLE = SHARED / "sovsim_format_sample"

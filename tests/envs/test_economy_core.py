@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scarce_lab.envs.economy import (
+from scarce_lab.environments.economy.world import (
     BANK,
     RENT_SINK,
     Economy,
@@ -218,8 +218,8 @@ def test_frozen_evaluation_moves_no_money():
 
 
 def test_money_is_conserved_over_a_long_random_economy():
-    from scarce_lab.agents.economy.rules import RulePolicy
-    from scarce_lab.envs.economy.blocksworld import BlocksWorld, make_instance
+    from scarce_lab.environments.economy.agents.rules import RulePolicy
+    from scarce_lab.environments.economy.world.blocksworld import BlocksWorld, make_instance
 
     pol = RulePolicy("random-rules")
     eco = Economy(EconomyConfig(rent=2, reproduce_threshold=60, child_endowment=20, explore_interval=1))

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scarce_lab.envs.economy import Economy, EconomyConfig
+from scarce_lab.environments.economy.world import Economy, EconomyConfig
 
 
 def test_children_and_replacements_inherit_the_seat_and_use_its_operations():

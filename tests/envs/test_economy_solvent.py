@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scarce_lab.envs.economy import (
+from scarce_lab.environments.economy.world import (
     BANK,
     Economy,
     EconomyConfig,

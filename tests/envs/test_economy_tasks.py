@@ -7,18 +7,29 @@ import random
 
 import pytest
 
-from scarce_lab.agents.economy.partial import scripted_compute
-from scarce_lab.agents.economy.rules import BlocksRule, expert_rules, mutate_rule, random_rule
-from scarce_lab.envs.economy import Economy, run_episode
-from scarce_lab.envs.economy.arithmetic import make_problem, make_problems
-from scarce_lab.envs.economy.blocksworld import (
+from scarce_lab.environments.economy.agents.partial import scripted_compute
+from scarce_lab.environments.economy.agents.rules import (
+    BlocksRule,
+    expert_rules,
+    mutate_rule,
+    random_rule,
+)
+from scarce_lab.environments.economy.world import Economy, run_episode
+from scarce_lab.environments.economy.world.arithmetic import make_problem, make_problems
+from scarce_lab.environments.economy.world.blocksworld import (
     BlocksWorld,
     Move,
     features_of,
     make_instance,
     size_for_episode,
 )
-from scarce_lab.envs.economy.qa import Contribution, QAItem, QATask, answers_match, normalize_answer
+from scarce_lab.environments.economy.world.qa import (
+    Contribution,
+    QAItem,
+    QATask,
+    answers_match,
+    normalize_answer,
+)
 
 
 # -- Blocks World ------------------------------------------------------------------

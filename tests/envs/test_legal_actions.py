@@ -1,7 +1,7 @@
 """Each observation carries its legal actions (the action mask), computed in one place
 per environment: SovSim's :meth:`CommonsGame.legal_actions`, SCARCE's
-:func:`~scarce_lab.envs.scarce.legal_actions` / :func:`~scarce_lab.envs.scarce.actions.legal_negotiation`,
-Blocks World's :func:`~scarce_lab.envs.economy.blocksworld.legal_moves`. The world,
+:func:`~scarce_lab.environments.scarce.world.legal_actions` / :func:`~scarce_lab.environments.scarce.world.actions.legal_negotiation`,
+Blocks World's :func:`~scarce_lab.environments.economy.world.blocksworld.legal_moves`. The world,
 the agents and the runner all read that one object."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ import random
 import pytest
 
 from scarce_lab.agents.decided import Decided
-from scarce_lab.agents.scarce.negotiators import clamp_declaration, complete_ballot
-from scarce_lab.agents.scarce.solvers import LLMSolver
-from scarce_lab.agents.sovsim.scripted import POLICIES
-from scarce_lab.envs.economy.blocksworld import BlocksWorld, Move, legal_moves
-from scarce_lab.envs.scarce import ScarceWorld
-from scarce_lab.envs.scarce.actions import MAX_PRICE
-from scarce_lab.envs.sovsim import CommonsGame, InvalidActionError, Phase
+from scarce_lab.environments.economy.world.blocksworld import BlocksWorld, Move, legal_moves
+from scarce_lab.environments.scarce.agents.negotiators import clamp_declaration, complete_ballot
+from scarce_lab.environments.scarce.agents.solvers import LLMSolver
+from scarce_lab.environments.scarce.conformance import scarce_rules
+from scarce_lab.environments.scarce.world import ScarceWorld
+from scarce_lab.environments.scarce.world.actions import MAX_PRICE
+from scarce_lab.environments.sovsim.agents.scripted import POLICIES
+from scarce_lab.environments.sovsim.runner.play import _legalize
+from scarce_lab.environments.sovsim.world.commons import CommonsGame, InvalidActionError, Phase
 from scarce_lab.legal_policy import LegalPolicy
-from scarce_lab.runners.sovsim import _legalize
 from scarce_lab.tasks.model import Task
-from scarce_lab.testing.scarce import scarce_rules
 
 
 # -- SovSim ---------------------------------------------------------------------------------
@@ -173,9 +173,12 @@ def test_sovsim_announcement_schema_and_fallback_follow_the_configured_legal_set
     are the observation's legal set, not the paper's 0..999 (no second copy of the rule)."""
     from pydantic import ValidationError
 
-    from scarce_lab.agents.sovsim.agent import fallback_value
-    from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, announcement_schema
-    from scarce_lab.envs.sovsim import CommonsConfig
+    from scarce_lab.environments.sovsim.agents.agent import fallback_value
+    from scarce_lab.environments.sovsim.agents.schemas import (
+        AnnouncementDecision,
+        announcement_schema,
+    )
+    from scarce_lab.environments.sovsim.world.commons import CommonsConfig
 
     game = CommonsGame("kcpr_m", CommonsConfig(announce_max=100))
     obs = game.observe(game.leader)
@@ -222,7 +225,7 @@ def test_scarce_runner_repairs_refused_negotiation_values_through_the_legal_set(
     set, records refusal and repair as the decision's violation, and the run goes on."""
     import json
 
-    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
+    from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner
     from scarce_lab.runtime import run_sync
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 

@@ -7,9 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scarce_lab.envs.scarce import Ballot, BallotEntry, Ledger, ProtocolError, WorldRules
-from scarce_lab.envs.scarce.budgets import ESCROW, InsufficientFunds
-from scarce_lab.envs.scarce.institutions import (
+from scarce_lab.environments.scarce.world import (
+    Ballot,
+    BallotEntry,
+    Ledger,
+    ProtocolError,
+    WorldRules,
+)
+from scarce_lab.environments.scarce.world.budgets import ESCROW, InsufficientFunds
+from scarce_lab.environments.scarce.world.institutions import (
     InstitutionRules,
     Institutions,
     check_offer,
@@ -18,8 +24,8 @@ from scarce_lab.envs.scarce.institutions import (
     levy,
     passes,
 )
-from scarce_lab.envs.scarce.institutions.reputation import Record
-from scarce_lab.envs.scarce.institutions.sanctions import Breach, Promise
+from scarce_lab.environments.scarce.world.institutions.reputation import Record
+from scarce_lab.environments.scarce.world.institutions.sanctions import Breach, Promise
 
 W = ("w0", "w1", "w2", "w3")
 
@@ -203,7 +209,7 @@ def test_transfer_refuses_overdraft_and_unknown_accounts():
 
 
 def _world(**ins):
-    from scarce_lab.envs.scarce import ScarceWorld
+    from scarce_lab.environments.scarce.world import ScarceWorld
 
     rules = WorldRules(workers=W[:3], budgets=dict.fromkeys(W[:3], 100), deadlines_s=dict.fromkeys(W[:3], 900.0),
                        institutions=InstitutionRules(**ins) if ins else None)

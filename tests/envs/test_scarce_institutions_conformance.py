@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from scarce_lab.envs.scarce import InstitutionRules
+from scarce_lab.environments.scarce.conformance import scarce_trace
+from scarce_lab.environments.scarce.world import InstitutionRules
 from scarce_lab.testing import Observation, check_environment, check_privacy
-from scarce_lab.testing.scarce import scarce_trace
 
 MODULES = {
     "sanctions-mechanism": InstitutionRules(sanctions="mechanism", fine=7, fine_to="harmed"),
@@ -39,7 +39,7 @@ def test_the_institutions_are_exercised_and_a_contract_leak_is_caught():
     view = json.loads(o.text)
     k = view["contention"]["your_contracts"][0]
     stranger = next(w for w in ("w0", "w1", "w2") if w not in (k["payer"], k["payee"]))
-    from scarce_lab.testing.scarce import _scarce_leaks
+    from scarce_lab.environments.scarce.conformance import _scarce_leaks
 
     leaks = _scarce_leaks(stranger, view, o.text, {w: -1 for w in ("w0", "w1", "w2")}, [])
     assert any(x.startswith("contract ") for x in leaks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scarce_lab.envs.scarce import ScarceWorld, WorldRules
+from scarce_lab.environments.scarce.world import ScarceWorld, WorldRules
 from scarce_lab.tasks.model import Task
 
 TASK = Task(id="t", name="t", program="t", documentation="d", examples=[])

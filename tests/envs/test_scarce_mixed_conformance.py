@@ -1,12 +1,16 @@
 """Conformance (determinism, privacy) of the SCARCE world with per-worker memory
-horizons, a newcomer and a leaver (scarce_lab.testing.scarce)."""
+horizons, a newcomer and a leaver (scarce_lab.environments.scarce.conformance)."""
 
 from __future__ import annotations
 
 import pytest
 
+from scarce_lab.environments.scarce.conformance import (
+    scarce_mixed_trace,
+    scarce_newcomer_cross_trace,
+    scarce_trace,
+)
 from scarce_lab.testing.core import check_determinism, check_privacy
-from scarce_lab.testing.scarce import scarce_mixed_trace, scarce_newcomer_cross_trace, scarce_trace
 
 
 @pytest.mark.parametrize("play", [scarce_mixed_trace, scarce_newcomer_cross_trace])
@@ -20,7 +24,7 @@ def test_mixed_and_newcomer_plays_conform(play):
 def test_the_newcomer_check_can_fail(monkeypatch):
     """The newcomer leak check is live: a world that shows a newcomer the whole public
     history (the join forgotten) is caught."""
-    from scarce_lab.envs.scarce.world import ScarceWorld
+    from scarce_lab.environments.scarce.world.auction import ScarceWorld
 
     assert not any(o.leaks for o in scarce_trace(0, "cross", joins={"w2": 1}).observations)
     orig = ScarceWorld.negotiation_view

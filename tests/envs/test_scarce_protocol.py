@@ -2,7 +2,7 @@
 
 import pytest
 
-from scarce_lab.envs.scarce import (
+from scarce_lab.environments.scarce.world import (
     Ballot,
     BallotEntry,
     ClockConfig,

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.envs.scarce import (
+from scarce_lab.environments.scarce.conformance import (
+    SCARCE_BUDGETS,
+    SCARCE_DEADLINES,
+    scarce_rules,
+    scarce_step,
+)
+from scarce_lab.environments.scarce.world import (
     ActionRefused,
     Ballot,
     BallotEntry,
@@ -26,7 +32,6 @@ from scarce_lab.envs.scarce import (
     assign_tasks,
 )
 from scarce_lab.tasks.model import Task
-from scarce_lab.testing.scarce import SCARCE_BUDGETS, SCARCE_DEADLINES, scarce_rules, scarce_step
 
 W3 = ("w0", "w1", "w2")
 
@@ -321,7 +326,7 @@ def test_task_assignment_is_seeded():
         assign_tasks([], W3, 1, "shared", seed=1)
 
 
-# -- a scripted driver: the runner's loop without I/O (shared with scarce_lab.testing.scarce) ----
+# -- a scripted driver: the runner's loop without I/O (shared with scarce_lab.environments.scarce.conformance) ----
 BUDGETS, DEADLINES = SCARCE_BUDGETS, SCARCE_DEADLINES
 
 

@@ -4,8 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from scarce_lab.agents.sovsim import render_messages
-from scarce_lab.envs.sovsim import (
+from scarce_lab.environments.sovsim.agents import render_messages
+from scarce_lab.environments.sovsim.world.commons import (
     CommonsConfig,
     CommonsGame,
     InvalidActionError,

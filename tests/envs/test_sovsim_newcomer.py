@@ -7,9 +7,9 @@ from fractions import Fraction
 
 import pytest
 
-from scarce_lab.envs.sovsim import CommonsConfig, CommonsGame, NewcomerRule
+from scarce_lab.environments.sovsim.conformance import sovsim_mixed_trace
+from scarce_lab.environments.sovsim.world.commons import CommonsConfig, CommonsGame, NewcomerRule
 from scarce_lab.testing import check_environment
-from scarce_lab.testing.sovsim import sovsim_mixed_trace
 
 
 def _play(game: CommonsGame, value: int = 6):
@@ -89,7 +89,7 @@ def test_mixed_seats_with_a_newcomer_conform(condition, mode):
 
 def test_the_mixed_privacy_check_can_fail():
     """A prompt that named another seat's model would be caught (the canary is found)."""
-    from scarce_lab.agents.sovsim import prompts
+    from scarce_lab.environments.sovsim.agents import prompts
 
     real = prompts.render_messages
 
@@ -100,7 +100,7 @@ def test_the_mixed_privacy_check_can_fail():
 
     prompts.render_messages = leaky
     try:
-        import scarce_lab.agents.sovsim as pkg
+        import scarce_lab.environments.sovsim.agents as pkg
 
         saved = pkg.render_messages
         pkg.render_messages = leaky

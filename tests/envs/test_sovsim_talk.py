@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.envs.sovsim import CommonsGame, Phase
-from scarce_lab.envs.sovsim_talk import InvalidTalkError, TalkMode, TalkRules, Utterance
+from scarce_lab.environments.sovsim.world.commons import CommonsGame, Phase
+from scarce_lab.environments.sovsim.world.talk import (
+    InvalidTalkError,
+    TalkMode,
+    TalkRules,
+    Utterance,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PUBLIC = TalkRules(TalkMode.public)

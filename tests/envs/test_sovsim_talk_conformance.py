@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from scarce_lab.envs.sovsim import CommonsGame
+from scarce_lab.environments.sovsim.conformance import sovsim_trace
+from scarce_lab.environments.sovsim.world.commons import CommonsGame
 from scarce_lab.testing import check_environment, check_privacy
-from scarce_lab.testing.sovsim import sovsim_trace
 
 
 @pytest.mark.parametrize("talk", ["public", "public+private"])

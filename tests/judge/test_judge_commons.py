@@ -8,12 +8,12 @@ import json
 import pytest
 
 from scarce_lab.config import SovSimConfig
+from scarce_lab.environments.sovsim.judge_units import commons_units, taxonomy_for, units_for
+from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.judge.agreement import label_agreement
-from scarce_lab.judge.commons import commons_units, taxonomy_for, units_for
 from scarce_lab.judge.panel import label_units, make_judges
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_path
-from scarce_lab.runners.sovsim import run_sweep
 
 TAX = load_taxonomy("commons")
 
@@ -88,7 +88,7 @@ def test_cli_picks_the_taxonomy_by_environment(talk_data, tmp_path):
 
 
 def test_scripted_talk_gives_gold_labels_to_validate_a_panel(talk_data, tmp_path):
-    from scarce_lab.agents.sovsim.scripted import PROMISE_TAG, QUOTA_TAG
+    from scarce_lab.environments.sovsim.agents.scripted import PROMISE_TAG, QUOTA_TAG
     from scarce_lab.judge.validation import validate_panel
     from scarce_lab.llm import LLMClient, LLMSettings
 

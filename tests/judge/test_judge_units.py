@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scarce_lab.data.events import scarce as ev
 from scarce_lab.data.recorder import RunRecorder
 from scarce_lab.data.schema import RunManifest
+from scarce_lab.environments.scarce import events as ev
 from scarce_lab.judge.units import units_from_frame, units_from_path, units_to_frame
 
 
@@ -223,7 +223,7 @@ def test_parquet_is_read_with_the_same_row_rules(tmp_path):
 
 def make_scarce_run(root: Path) -> Path:
     """A two-contention, two-worker SCARCE run written with RunRecorder in the event
-    typed events of scarce_lab.data.events.scarce (declaration, reasoning,
+    typed events of scarce_lab.environments.scarce.events (declaration, reasoning,
     private_message, schedule). Returns the run directory."""
     m = RunManifest(
         run_id="tiny",

@@ -10,14 +10,14 @@ import json
 import polars as pl
 import pytest
 
-from scarce_lab.agents.scarce.scripted import (
+from scarce_lab.environments.scarce.agents.scripted import (
     _ALLY,
     _ASK_RETURN,
     _OFFER_RETURN,
     INTENDED_TACTICS,
     _tag,
 )
-from scarce_lab.data.tables.scarce import messages_table
+from scarce_lab.environments.scarce.tables import messages_table
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_dataset
 from scarce_lab.judge.validation import validate_panel
@@ -95,7 +95,7 @@ def test_units_carry_the_ground_truth_and_a_judge_is_scored_against_it(strategic
 
 
 def test_datasets_without_ground_truth_are_refused_for_validation(tmp_path):
-    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     cfg = ScarceConfig(workers=2, subruns=1, model="scripted/skilled:0.5", negotiator_model="scripted/fifo", seed=0)
@@ -109,12 +109,12 @@ def test_datasets_without_ground_truth_are_refused_for_validation(tmp_path):
 
 
 def test_tactic_tables_run_on_the_scripted_ground_truth(strategic_run):
-    from scarce_lab.analysis.scarce.tactics import (
+    from scarce_lab.environments.scarce.analysis.tactics import (
         labelled_rounds,
         labels_from_intent,
         tactic_shares,
     )
-    from scarce_lab.data.tables.scarce import contentions_table
+    from scarce_lab.environments.scarce.tables import contentions_table
 
     tmp, _ = strategic_run
     labels = labels_from_intent(messages_table(tmp))
@@ -170,7 +170,7 @@ def test_reasoning_and_message_name_the_same_worker_whatever_the_hash_seed():
     code = (
         "import asyncio\n"
         "from tests.agents.test_scarce_scripted import contention, declared, view, past\n"
-        "from scarce_lab.agents.scarce import StrategicNegotiator\n"
+        "from scarce_lab.environments.scarce.agents import StrategicNegotiator\n"
         "n = StrategicNegotiator('reciprocal')\n"
         "c = declared(contention())\n"
         "v = view(c, 'w0', history=[past(1, ['w0', 'w2', 'w1'])])\n"

@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from scarce_lab.agents.sovsim import make_agent
-from scarce_lab.agents.sovsim.schemas import extraction_schema
-from scarce_lab.envs.sovsim import CommonsGame
+from scarce_lab.environments.sovsim.agents import make_agent
+from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
+from scarce_lab.environments.sovsim.world.commons import CommonsGame
 from scarce_lab.llm import (
     CallBudget,
     CallBudgetExceeded,
@@ -73,7 +73,7 @@ def test_bad_model_names_are_named(bad):
 
 
 def test_make_client_takes_an_environment_llm_model_and_overrides():
-    from scarce_lab.config.scarce import ScarceLLM
+    from scarce_lab.environments.scarce.config import ScarceLLM
 
     c = make_client(ScarceLLM(temperature=0.3), max_concurrency=3, cache=False)
     assert isinstance(c, LLMClient) and c.settings.temperature == 0.3 and c.settings.max_concurrency == 3

@@ -9,7 +9,7 @@ import json
 import pytest
 from _llm_fakes import FakeLLM, response
 
-from scarce_lab.agents.sovsim.schemas import extraction_schema
+from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm import LLMClient, LLMSettings
 from scarce_lab.llm.cache import answer_params, is_secret_param
 

@@ -133,7 +133,10 @@ def test_text_fields_take_only_json_strings(name, schema, example):
 
 
 def test_messages_name_the_policy():
-    from scarce_lab.agents.sovsim.schemas import AnnouncementDecision, extraction_schema
+    from scarce_lab.environments.sovsim.agents.schemas import (
+        AnnouncementDecision,
+        extraction_schema,
+    )
 
     _, err = parse_decision('{"reasoning": "r", "extraction": false}', extraction_schema(30))
     assert "boolean is not an integer" in err

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from _llm_fakes import FakeLLM, response
 
-from scarce_lab.agents.sovsim.schemas import extraction_schema
+from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm import CallContext, LLMClient, LLMSettings, MissingDecisionError
 from scarce_lab.llm.client import load_litellm
 from scarce_lab.llm.context import (
@@ -80,8 +80,8 @@ def test_truncation_resend_stays_inside_the_window(monkeypatch):
 
 
 def test_agent_stops_with_the_context_error(monkeypatch):
-    from scarce_lab.agents.sovsim import LLMAgent
-    from scarce_lab.envs.sovsim import CommonsGame
+    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
     FakeLLM().install(monkeypatch)
     agent = LLMAgent("openai/gpt-4o-mini", client(), max_tokens=128000)

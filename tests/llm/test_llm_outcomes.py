@@ -12,8 +12,8 @@ import random
 import pytest
 from _llm_fakes import FakeLLM, response, tool_call
 
-from scarce_lab.agents.scarce.schemas import declaration_schema
-from scarce_lab.agents.sovsim.schemas import extraction_schema
+from scarce_lab.environments.scarce.agents.schemas import declaration_schema
+from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm import CallContext, LLMClient, LLMSettings, MissingDecisionError
 from scarce_lab.llm.client import TRUNCATION_RETRY_CAP, TRUNCATION_RETRY_FACTOR, load_litellm
 from scarce_lab.llm.outcomes import OUTCOMES
@@ -177,13 +177,13 @@ def test_invalid_answer_then_failed_repair_transport_falls_back(monkeypatch):
 
 
 def _obs():
-    from scarce_lab.envs.sovsim import CommonsGame
+    from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
     return CommonsGame("cpr").observe("a0")
 
 
 def test_sovsim_agent_raises_missing_decision(monkeypatch):
-    from scarce_lab.agents.sovsim import LLMAgent
+    from scarce_lab.environments.sovsim.agents import LLMAgent
 
     FakeLLM(rate_limited()).install(monkeypatch)
     with pytest.raises(MissingDecisionError) as exc:
@@ -192,8 +192,8 @@ def test_sovsim_agent_raises_missing_decision(monkeypatch):
 
 
 def _view():
-    from scarce_lab.agents.scarce import NegotiationView
-    from scarce_lab.envs.scarce import Contention, MechanismConfig, Request
+    from scarce_lab.environments.scarce.agents import NegotiationView
+    from scarce_lab.environments.scarce.world import Contention, MechanismConfig, Request
 
     reqs = [Request(worker="a", time_s=1, duration_s=120), Request(worker="b", time_s=2, duration_s=30)]
     c = Contention(0, reqs, MechanismConfig())
@@ -201,7 +201,7 @@ def _view():
 
 
 def test_scarce_negotiator_raises_missing_decision(monkeypatch):
-    from scarce_lab.agents.scarce import LLMNegotiator
+    from scarce_lab.environments.scarce.agents import LLMNegotiator
 
     FakeLLM(rate_limited()).install(monkeypatch)
     with pytest.raises(MissingDecisionError):
@@ -209,7 +209,7 @@ def test_scarce_negotiator_raises_missing_decision(monkeypatch):
 
 
 def _solver_obs():
-    from scarce_lab.agents.scarce import SolverObservation
+    from scarce_lab.environments.scarce.agents import SolverObservation
 
     task = {"id": "rev", "name": "rev", "program": "rev", "documentation": "reverse lines", "examples": []}
     return SolverObservation(worker="w0", task=task, files=["docs.txt"], in_slot=True, slot_remaining_s=40,
@@ -218,7 +218,7 @@ def _solver_obs():
 
 @pytest.mark.parametrize("native", [True, False])
 def test_scarce_solver_raises_missing_decision(monkeypatch, native):
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
 
     FakeLLM(rate_limited()).install(monkeypatch)
     with pytest.raises(MissingDecisionError):
@@ -226,7 +226,7 @@ def test_scarce_solver_raises_missing_decision(monkeypatch, native):
 
 
 def test_scarce_solver_native_tool_call_outcomes(monkeypatch):
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
 
     solver = LLMSolver("openai/x", client(), native_tools=True)
     FakeLLM(response(None, tool_calls=[tool_call("run_command", {"command": "ls"})])).install(monkeypatch)
@@ -241,9 +241,9 @@ def test_scarce_solver_native_tool_call_outcomes(monkeypatch):
 
 
 def test_economy_agent_raises_missing_decision(monkeypatch):
-    from scarce_lab.agents.economy.llm import LLMPartialPolicy
-    from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
-    from scarce_lab.envs.economy.qa import QAObs
+    from scarce_lab.environments.economy.agents.llm import LLMPartialPolicy
+    from scarce_lab.environments.economy.agents.partial import PartialGenome, default_instruction
+    from scarce_lab.environments.economy.world.qa import QAObs
 
     recorded = []
     pol = LLMPartialPolicy("openai/x", client(), seed=1, record_calls=recorded.extend)
@@ -275,7 +275,7 @@ def test_judge_transport_failure_is_an_error_judgement(monkeypatch):
 def test_a_text_answer_to_a_tool_request_is_its_own_outcome_and_asked_again(monkeypatch):
     # 6/6 plain-text answers silently became list_files. A text answer is
     # ``text_for_tool``; the solver asks once more, and uses the tool call that comes.
-    from scarce_lab.agents.scarce import LLMSolver
+    from scarce_lab.environments.scarce.agents import LLMSolver
 
     solver = LLMSolver("openai/x", client(), native_tools=True)
     fake = FakeLLM(response("I will list the files."),

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scarce_lab.agents.sovsim.schemas import extraction_schema
+from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm.parsing import (
     extract_json_object,
     json_objects,

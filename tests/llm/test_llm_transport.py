@@ -219,7 +219,7 @@ def test_an_unstated_limit_is_inferred_and_429s_stop(api_key):
 
 
 def test_response_format_schema_is_built_once_and_copied_per_call():
-    from scarce_lab.agents.sovsim.schemas import extraction_schema
+    from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
     from scarce_lab.llm.client import json_schema_response_format
 
     schema = extraction_schema(30, 3)

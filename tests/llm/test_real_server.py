@@ -132,7 +132,7 @@ def test_sovsim_kcpr_completes_against_the_plain_server_with_auto(server, tmp_pa
 
 def test_scarce_with_the_server_as_negotiator_and_as_solver(server, tmp_path):
     from scarce_lab.data.recorder import read_manifest
-    from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+    from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
     # negotiators through hosted_vllm/ (no key needed), scripted solvers

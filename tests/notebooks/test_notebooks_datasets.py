@@ -110,9 +110,9 @@ def test_notebook_runs_on_a_one_run_dataset(nb, datasets, tmp_path):
 def test_economy_analysis_on_the_one_seed_ablation(datasets):
     """The README's one-seed ``-a all``: intervals are missing (typed Float64, not Null)
     and every call of notebook 07 works (the report failed in solve_curve's clip)."""
-    from scarce_lab.analysis.economy import metrics as em
+    from scarce_lab.environments.economy.analysis import metrics as em
     from scarce_lab.data.loaders import load_dataset
-    from scarce_lab.data.tables import economy as tables
+    from scarce_lab.environments.economy import tables
 
     ds = load_dataset(datasets["economy"])
     eps = tables.episodes(ds)
@@ -135,10 +135,10 @@ def test_economy_analysis_on_the_one_seed_ablation(datasets):
 def test_economy_long_run_population_chart(datasets, tmp_path):
     """Four ablations x 1,300 training episodes = 5,200 population rows (altair's limit
     is 5,000): the chart aggregates into episode windows and saves."""
-    from scarce_lab.analysis.economy import metrics as em
+    from scarce_lab.environments.economy.analysis import metrics as em
     from scarce_lab.analysis.figures import MAX_LINE_POINTS, save_chart
     from scarce_lab.data.loaders import load_dataset
-    from scarce_lab.data.tables import economy as tables
+    from scarce_lab.environments.economy import tables
 
     pop = tables.population(load_dataset(datasets["economy"])).filter(pl.col("phase") == "train")
     span = int(pop["round"].max()) + 1  # 150 episodes
@@ -195,9 +195,9 @@ def test_report_on_an_empty_folder_is_a_one_line_error(datasets):
 def test_loaders_refuse_an_empty_folder(datasets):
     """What a notebook opened in JupyterLab calls first (no parameter gate there)."""
     import scarce_lab as sl
-    from scarce_lab.analysis.scarce import experiments as X
+    from scarce_lab.environments.scarce.analysis import experiments as X
     from scarce_lab.data.loaders import load_dataset
-    from scarce_lab.data.tables.sovsim import load_agent_rounds
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
     for load in (sl.load, load_dataset, load_agent_rounds, lambda p: X.load_scarce([p])):
         with pytest.raises((FileNotFoundError, ValueError)) as info:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
 #: What a notebook may import from the package besides the face: the judge's taxonomy
 #: and institutions (no face yet) and config helpers.
-ALLOWED = {"scarce_lab", "scarce_lab.judge", "scarce_lab.config.scarce"}
+ALLOWED = {"scarce_lab", "scarce_lab.judge", "scarce_lab.environments.scarce.config"}
 
 
 def _code(path: Path) -> list[str]:

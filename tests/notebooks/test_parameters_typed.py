@@ -126,7 +126,7 @@ def test_save_table_needs_a_convention_and_writes_it_beside_the_table(tmp_path):
     import polars as pl
 
     from scarce_lab.analysis import figures as F
-    from scarce_lab.analysis.sovsim.conventions import convention
+    from scarce_lab.environments.sovsim.analysis.conventions import convention
 
     df = pl.DataFrame({"a": [1]})
     with pytest.raises(TypeError):
@@ -142,7 +142,7 @@ def test_save_table_needs_a_convention_and_writes_it_beside_the_table(tmp_path):
 
 def test_convention_refuses_a_string_for_a_boolean():
     """The analysis gate too: a notebook opened by hand with STRICT = 'false'."""
-    from scarce_lab.analysis.sovsim.conventions import Convention, convention
+    from scarce_lab.environments.sovsim.analysis.conventions import Convention, convention
 
     with pytest.raises(TypeError, match="strict_survival must be True or False, got 'false'"):
         convention("sovsim", strict_survival="false")

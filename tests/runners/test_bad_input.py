@@ -13,7 +13,6 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
-from scarce_lab.data.events.sovsim import Extraction
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import (
     EVENTS,
@@ -23,6 +22,7 @@ from scarce_lab.data.recorder import (
     read_manifest,
 )
 from scarce_lab.data.schema import RunManifest, RunStatus
+from scarce_lab.environments.sovsim.events import Extraction
 from scarce_lab.llm import LLMClient, LLMSettings
 from scarce_lab.llm.parsing import extract_json_object, parse_decision
 
@@ -118,8 +118,8 @@ def test_run_id_held_by_two_directories_counts_once(tmp_path):
 
 # -- economy ------------------------------------------------------------------------
 def test_economy_rerun_after_a_kill_without_checkpoint_restarts_cleanly(tmp_path):
-    from scarce_lab.data.tables.economy import episodes
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
+    from scarce_lab.environments.economy.tables import episodes
 
     cfg = EconomyRunConfig(agents=3, episodes=6, eval_episodes=2, detail="episodes")
     rd = run_economy(cfg, tmp_path)
@@ -142,7 +142,7 @@ def test_economy_rerun_after_a_kill_without_checkpoint_restarts_cleanly(tmp_path
 
 
 def test_economy_bad_task_file_writes_nothing(tmp_path):
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
 
     bad = tmp_path / "qa.jsonl"
     bad.write_text('{"question": "1+1", "answer": 2}\n[1, 2]\n')
@@ -153,7 +153,7 @@ def test_economy_bad_task_file_writes_nothing(tmp_path):
 
 
 def test_economy_bool_credit_is_rejected():
-    from scarce_lab.envs.economy import EconomyConfig
+    from scarce_lab.environments.economy.world import EconomyConfig
 
     with pytest.raises(ValueError, match=r"rent\n.*valid integer.*input_value=True"):
         EconomyConfig(rent=True)
@@ -188,7 +188,7 @@ def test_economy_cli_bad_options_are_one_line_errors(tmp_path, args, message):
     ],
 )
 def test_scarce_config_rejects_bad_models_and_tasks(kwargs, message):
-    from scarce_lab.runners.scarce import ScarceConfig
+    from scarce_lab.environments.scarce.runner import ScarceConfig
 
     with pytest.raises(ValueError) as info:
         ScarceConfig(**kwargs)
@@ -248,7 +248,7 @@ def test_report_rejects_a_non_notebook_and_an_ambiguous_prefix(tmp_path):
 
 # -- SCARCE solver tools --------------------------------------------------------------
 def test_solver_tool_paths_that_the_os_refuses_are_tool_errors(tmp_path):
-    from scarce_lab.agents.scarce import tools as T
+    from scarce_lab.environments.scarce.agents import tools as T
 
     (tmp_path / "loop").symlink_to("loop")
     (tmp_path / "f.txt").write_text("x")
@@ -278,7 +278,7 @@ def test_command_with_nul_or_lone_surrogate_does_not_crash(tmp_path):
 
 
 def test_economy_table_leaves_out_unfinished_runs_and_names_them(tmp_path):
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
 
     done = run_economy(EconomyRunConfig(agents=3, episodes=5, eval_episodes=1, seed=1), tmp_path)
     killed = run_economy(EconomyRunConfig(agents=3, episodes=5, eval_episodes=1, seed=2), tmp_path)
@@ -313,14 +313,18 @@ def test_a_run_written_by_another_live_process_is_neither_moved_nor_resumed(tmp_
     import sys
 
     from scarce_lab.data.recorder import RunInProgressError, run_in_progress
-    from scarce_lab.runners.economy import EconomyRunConfig, run_economy, run_id_for
+    from scarce_lab.environments.economy.runner.play import (
+        EconomyRunConfig,
+        run_economy,
+        run_id_for,
+    )
 
     cfg = EconomyRunConfig(agents=2, episodes=2, eval_episodes=0)
     run_dir = tmp_path / run_id_for(cfg)
     holder = (
         "import sys, time\n"
         "from scarce_lab.data.recorder import RunRecorder\n"
-        "from scarce_lab.runners.economy import EconomyRunConfig, manifest_for\n"
+        "from scarce_lab.environments.economy.runner.play import EconomyRunConfig, manifest_for\n"
         "cfg = EconomyRunConfig(agents=2, episodes=2, eval_episodes=0)\n"
         f"RunRecorder.create({str(run_dir)!r}, manifest_for(cfg, cfg.run_id))\n"
         "print('ready', flush=True)\n"

@@ -12,9 +12,10 @@ import random
 import polars as pl
 import pytest
 
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.envs.economy import BANK, StepResult
-from scarce_lab.envs.economy.reference import (
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner.play import run_economy
+from scarce_lab.environments.economy.world import BANK, StepResult
+from scarce_lab.environments.economy.world.reference import (
     PRESETS,
     RefEpisodeEnd,
     ReferenceConfig,
@@ -23,7 +24,6 @@ from scarce_lab.envs.economy.reference import (
     failure_trace,
     play_reference_episode,
 )
-from scarce_lab.runners.economy import run_economy
 
 
 def _eco(**cfg) -> ReferenceEconomy:
@@ -194,9 +194,13 @@ def test_llm_wakeup_asks_for_boxed_yes():
     """researchworld ``match_wakeup_condition``: the model gets the agent's system prompt
     and the state (base/prompts.py ``WAKEUP_PROMPT``) and the agent wakes when
     ``boxed{yes}`` is in its lower-cased reply."""
-    from scarce_lab.agents.economy.llm import LLMPartialPolicy, render_wakeup, wakeup_answer
-    from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
-    from scarce_lab.envs.economy.qa import QAObs
+    from scarce_lab.environments.economy.agents.llm import (
+        LLMPartialPolicy,
+        render_wakeup,
+        wakeup_answer,
+    )
+    from scarce_lab.environments.economy.agents.partial import PartialGenome, default_instruction
+    from scarce_lab.environments.economy.world.qa import QAObs
     from scarce_lab.llm import LLMClient, LLMSettings
 
     assert wakeup_answer("I should act. \\boxed{YES}") and not wakeup_answer("\\boxed{no}")
@@ -311,12 +315,12 @@ def test_repair_prompt_gets_the_failed_trajectory_the_task_and_the_answer():
     mutation prompt (``GOOD_AGENT_BIRTH_PROMPT``) adds a general reasoning skill to the
     trainable part and shows the frozen part as immutable; researchworld
     ``birth_good_agent`` keeps the parent's frozen prompt."""
-    from scarce_lab.agents.economy.llm import (
+    from scarce_lab.environments.economy.agents.llm import (
         LLMPartialPolicy,
         frozen_prompt,
         render_reference_rewrite,
     )
-    from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
+    from scarce_lab.environments.economy.agents.partial import PartialGenome, default_instruction
     from scarce_lab.llm import LLMClient, LLMSettings
 
     trace = failure_trace([(0, "a0", "plan: add"), (1, "a1", "answer 5")], "a1")
@@ -427,10 +431,10 @@ def test_cli_runs_the_research_preset_with_scripted_partial_agents(tmp_path):
 def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
     from typer.testing import CliRunner
 
-    from scarce_lab.analysis.economy.compare import dynamics_table
     from scarce_lab.cli import app
     from scarce_lab.data.loaders import load_dataset
-    from scarce_lab.data.tables import economy as T
+    from scarce_lab.environments.economy import tables as T
+    from scarce_lab.environments.economy.analysis.compare import dynamics_table
 
     out = tmp_path / "ds"
     for preset in ("default", "eom-reference:research"):
@@ -524,7 +528,7 @@ def test_a_preset_run_killed_mid_run_resumes_to_the_same_trajectory(tmp_path, mo
     its founding roles and, for a task directory, the carried program are checkpointed)."""
     from pathlib import Path
 
-    from scarce_lab.runners import economy as R
+    from scarce_lab.environments.economy.runner import play as R
 
     if task == "dir":
         from scarce_lab.sandbox.local import detect_capabilities

@@ -21,9 +21,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.envs.economy.core import MAX_CREDITS
-from scarce_lab.runners.economy import run_economy
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner.play import run_economy
+from scarce_lab.environments.economy.world.core import MAX_CREDITS
 
 BASE = dict(task="arithmetic", model="scripted/partial", preset="eom-reference:research", episodes=4, eval_episodes=0)
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.analysis.economy.metrics import ablation_table, per_run_rates
 from scarce_lab.data.loaders import load_dataset
-from scarce_lab.data.tables import economy as T
-from scarce_lab.runners.economy import EconomyRunConfig, load_qa_jsonl, run_economy
+from scarce_lab.environments.economy import tables as T
+from scarce_lab.environments.economy.analysis.metrics import ablation_table, per_run_rates
+from scarce_lab.environments.economy.runner.play import EconomyRunConfig, load_qa_jsonl, run_economy
 
 
 def _events(run_dir: Path) -> list[dict]:
@@ -137,7 +137,7 @@ def test_jsonl_task_reads_pairs_and_reports_bad_lines(tmp_path):
 
 
 def test_blocksworld_refuses_llm_model():
-    from scarce_lab.runners.economy import make_policy
+    from scarce_lab.environments.economy.runner.play import make_policy
 
     with pytest.raises(ValueError, match="rule agents"):
         make_policy(EconomyRunConfig(model="embedded/smollm2"))
@@ -207,9 +207,9 @@ def test_cli_run_and_table(tmp_path):
 def test_llm_prompt_rewrite_mutation_with_mock():
     import random
 
-    from scarce_lab.agents.economy.llm import LLMPartialPolicy, render_act
-    from scarce_lab.agents.economy.partial import PartialGenome, default_instruction
-    from scarce_lab.envs.economy.qa import QAObs
+    from scarce_lab.environments.economy.agents.llm import LLMPartialPolicy, render_act
+    from scarce_lab.environments.economy.agents.partial import PartialGenome, default_instruction
+    from scarce_lab.environments.economy.world.qa import QAObs
     from scarce_lab.llm import LLMClient, LLMSettings
 
     recorded = []

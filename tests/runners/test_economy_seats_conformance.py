@@ -3,8 +3,8 @@ same trajectory and prompts, and no prompt holds any seat's model or another age
 
 from __future__ import annotations
 
+from scarce_lab.environments.economy.conformance import economy_seats_trace
 from scarce_lab.testing.core import check_determinism, check_privacy
-from scarce_lab.testing.economy import economy_seats_trace
 
 
 def test_mixed_seats_and_newcomer_are_deterministic_and_private():
@@ -18,7 +18,7 @@ def test_mixed_seats_and_newcomer_are_deterministic_and_private():
 
 
 def test_the_privacy_check_catches_a_model_string_in_a_prompt(monkeypatch):
-    from scarce_lab.agents.economy import llm as L
+    from scarce_lab.environments.economy.agents import llm as L
 
     real = L.render_act
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.config.economy import EconomyRunConfig
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import read_manifest
-from scarce_lab.data.tables import economy as T
+from scarce_lab.environments.economy import tables as T
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner import play as R
 from scarce_lab.llm.mock import MockModel
-from scarce_lab.runners import economy as R
 from tests.golden_runs import normalized
 
 

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scarce_lab.config.economy import EconomyRunConfig
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.sovsim.runner.play import arun_game, plan_sweep, run_sweep
 from scarce_lab.runners import executors
-from scarce_lab.runners.sovsim import arun_game, plan_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # Ray's start-up dominates (seconds to tens of seconds)
@@ -98,7 +98,7 @@ def test_return_transfer_resumes_an_unfinished_run_elsewhere(ray_cluster, tmp_pa
     assert [o.status for o in outcomes] == ["skipped", "complete"]
     assert set(_statuses(out).values()) == {"complete"}
 
-    from scarce_lab.data.tables.sovsim import load_agent_rounds
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
     cols = ["run_id", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"]
     assert load_agent_rounds(out).select(cols).equals(load_agent_rounds(tmp_path / "local").select(cols))
@@ -109,7 +109,7 @@ def test_return_transfer_resumes_an_unfinished_run_elsewhere(ray_cluster, tmp_pa
 
 
 def test_economy_seeds_on_ray_equal_local(ray_cluster, tmp_path):
-    from scarce_lab.runners.economy import run_economy
+    from scarce_lab.environments.economy.runner.play import run_economy
 
     configs = [EconomyRunConfig(task="arithmetic", model="scripted/partial", episodes=8, eval_episodes=3, seed=s)
                for s in (0, 1)]
@@ -171,8 +171,8 @@ def test_scarce_runs_on_ray_equal_local_up_to_measured_durations(ray_cluster, tm
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed: no local sandbox")
-    from scarce_lab.config.scarce import ScarceConfig
-    from scarce_lab.runners.scarce import run_scarce
+    from scarce_lab.environments.scarce.config import ScarceConfig
+    from scarce_lab.environments.scarce.runner import run_scarce
 
     configs = [ScarceConfig(workers=2, subruns=1, model="scripted/fifo", seed=s) for s in (0, 1)]
     for c in configs:

@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 
 from scarce_lab.cli import app
 from scarce_lab.config import SovSimConfig
+from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.llm.fake_server import FakeOpenAIServer
 from scarce_lab.runners.preview import format_preview, preview
-from scarce_lab.runners.sovsim import run_sweep
 
 PRICES = {"openai/priced": {"input_per_mtok": 1000.0, "output_per_mtok": 2000.0}}
 
@@ -84,7 +84,7 @@ def test_calls_per_unit_of_play_are_named_by_the_spec(monkeypatch, tmp_path):
     refused instead of printed as someone else's unit."""
     import dataclasses
 
-    from scarce_lab import environments
+    from scarce_lab import registry as environments
     from scarce_lab.runners.preview import ModelPlan, Preview
 
     p = Preview("scarce", runs=["r1"], models={"m": ModelPlan("m", None, 0, 10, per_unit=6,

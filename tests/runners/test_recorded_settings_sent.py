@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.config.scarce import ScarceConfig
-from scarce_lab.config.sovsim import SovSimConfig
 from scarce_lab.data.sent import SentSettingError, check_sent, sent_mismatches
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner import play as R
+from scarce_lab.environments.scarce.config import ScarceConfig
+from scarce_lab.environments.sovsim.config import SovSimConfig
 from scarce_lab.llm.mock import MockModel
-from scarce_lab.runners import economy as R
 
 
 def _call(agent, purpose, attempt=0, **params):
@@ -95,7 +95,7 @@ def test_economy_llm_kwargs_max_tokens_other_than_recorded_is_refused(tmp_path):
 
 
 def test_the_record_gate_stops_a_run_whose_calls_depart_from_the_record(tmp_path, monkeypatch):
-    from scarce_lab.agents.economy import llm as policy_mod
+    from scarce_lab.environments.economy.agents import llm as policy_mod
 
     real = policy_mod.LLMPartialPolicy.__init__
 
@@ -110,7 +110,7 @@ def test_the_record_gate_stops_a_run_whose_calls_depart_from_the_record(tmp_path
 
 @pytest.mark.parametrize("solver", ["openai/gpt-4o-mini", "scripted/fifo"])
 def test_scarce_model_solver_and_negotiator_send_the_recorded_max_tokens(tmp_path, solver):
-    from scarce_lab.runners.scarce import run_scarce
+    from scarce_lab.environments.scarce.runner import run_scarce
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     cfg = ScarceConfig(workers=3, subruns=1, model=solver, negotiator_model="openai/gpt-4o-mini",
@@ -139,7 +139,7 @@ def test_economy_seats_are_compared_per_agent_seat(tmp_path, monkeypatch):
     assert sent_mismatches(settings, _call("a1", "act:compute", temperature=0.7, max_tokens=96), seat_of) != []
     assert sent_mismatches(settings, _call("zz", "act:compute", max_tokens=1), seat_of) == []  # unknown agent
 
-    from scarce_lab.runners import economy_seats
+    from scarce_lab.environments.economy.runner import seats as economy_seats
 
     real = economy_seats.seat_generation
 

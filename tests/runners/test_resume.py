@@ -30,7 +30,7 @@ def _committed_rounds(run_dir: Path) -> list:
 
 # -- Economy of Minds ------------------------------------------------------------------
 def test_economy_killed_mid_run_resumes_from_its_last_episode(tmp_path, monkeypatch):
-    from scarce_lab.runners import economy as R
+    from scarce_lab.environments.economy.runner import play as R
 
     cfg = R.EconomyRunConfig(agents=4, episodes=12, eval_episodes=3, seed=3)
     full = R.run_economy(cfg, tmp_path / "full")
@@ -68,8 +68,8 @@ def test_economy_killed_mid_run_resumes_from_its_last_episode(tmp_path, monkeypa
 
 # -- SCARCE ----------------------------------------------------------------------------
 def test_scarce_killed_mid_subrun_resumes_from_its_last_contention(tmp_path):
+    from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner
     from scarce_lab.llm.client import run_sync
-    from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner
     from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
     cfg = ScarceConfig(workers=3, subruns=2, model="scripted/random", mechanism="revisable", private_rounds=2,
@@ -106,7 +106,7 @@ def test_scarce_killed_mid_subrun_resumes_from_its_last_contention(tmp_path):
 
 # -- the rule itself -------------------------------------------------------------------
 def test_a_run_with_other_settings_is_never_resumed_or_skipped(tmp_path):
-    from scarce_lab.runners.sovsim import GameSpec, arun_game
+    from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
     from scarce_lab.runtime import run_sync
 
     cfg = GameSpec("cpr", "scripted/sustainable", rounds=2)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.agents.scarce.schemas import SolverAction
-from scarce_lab.runners.scarce.runner import _action_args
+from scarce_lab.environments.scarce.agents.schemas import SolverAction
+from scarce_lab.environments.scarce.runner.play import _action_args
 
 
 @pytest.mark.parametrize("value", [10**30, -(10**30)])

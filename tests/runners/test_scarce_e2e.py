@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scarce_lab.data.recorder import read_manifest
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from tests.runners.test_scarce_run import FakeSandbox, events, fake_grade, of, toy_task
 
 

@@ -1,8 +1,8 @@
 """SCARCE trajectories pinned byte for byte (except timestamps) across refactors.
 
 The golden files under ``tests/golden_scarce_refactor/`` were first written by the
-runner as it was BEFORE its world rules moved into :mod:`scarce_lab.envs.scarce.world`
-(commit 8098de0, ``scarce_lab/runners/scarce.py`` at 742 lines), then rewritten in
+runner as it was BEFORE its world rules moved into :mod:`scarce_lab.environments.scarce.world.auction`
+(commit 8098de0, ``scarce_lab/environments/scarce/runner/__init__.py`` at 742 lines), then rewritten in
 trajectory format 2 after checking that every old event, migrated by
 :func:`scarce_lab.data.events.migrations.migrate_event`, equals the new runner's event
 (all 7 configurations identical). Each holds, per
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: PYTHONPATH (e.g. a frozen older tree) comes first
     sys.path.append(str(REPO))
 
-from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner  # noqa: E402
+from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner  # noqa: E402
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task  # noqa: E402
 
 GOLDEN = Path(__file__).parents[1] / "golden_scarce_refactor"
@@ -83,7 +83,7 @@ class _Tap:
         async def call(view):
             seen = dataclasses.asdict(view)
             # the legal actions are derived from the other fields (the world's rule,
-            # scarce_lab.envs.scarce.actions): pinned through them, not twice
+            # scarce_lab.environments.scarce.world.actions): pinned through them, not twice
             seen.pop("legal", None)
             if "task" in seen:  # the task's agent view is constant per subrun: pin it by hash
                 seen["task"] = {"id": seen["task"]["id"], "sha256": hashlib.sha256(

@@ -10,8 +10,8 @@ import typing
 import pytest
 
 from scarce_lab.data.schema import LLMCallRecord, messages_hash
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from scarce_lab.llm import DecisionOutcome
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
 ALL_ON = dict(sanctions="mechanism", fine=60, fine_to="harmed", reputation=True, contracts=True)
@@ -209,8 +209,8 @@ def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path
     """Reputation, promises and escrow are world state: they come back from the
     checkpoint, and the resumed run equals an uninterrupted one."""
     from scarce_lab.data.recorder import read_manifest
+    from scarce_lab.environments.scarce.runner import ScarceRunner
     from scarce_lab.llm.client import run_sync
-    from scarce_lab.runners.scarce import ScarceRunner
 
     class Killed(RuntimeError):
         pass
@@ -247,7 +247,7 @@ def test_an_interrupted_institutions_run_resumes_to_the_same_trajectory(tmp_path
 
 
 def test_the_dry_run_plans_the_institutions_questions():
-    from scarce_lab.specs.scarce import plan_calls
+    from scarce_lab.environments.scarce import plan_calls
 
     base = dict(workers=5, model="scripted/fifo", negotiator_model="openai/gpt-4o-mini")
     off = plan_calls(ScarceConfig(**base), "openai/gpt-4o-mini")[2]

@@ -11,9 +11,13 @@ import pytest
 
 from scarce_lab.data.recorder import read_manifest
 from scarce_lab.data.schema import LLMCallRecord, messages_hash
-from scarce_lab.data.tables.scarce import contentions_table, messages_table, submissions_table
+from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner, run_scarce
+from scarce_lab.environments.scarce.tables import (
+    contentions_table,
+    messages_table,
+    submissions_table,
+)
 from scarce_lab.llm import DecisionOutcome
-from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner, run_scarce
 from scarce_lab.sandbox.base import ExecResult, Sandbox, SlotNotActiveError
 from scarce_lab.tasks.model import Task
 
@@ -154,7 +158,7 @@ class _RogueSolver:
         self.n = 0
 
     async def step(self, obs):
-        from scarce_lab.agents.scarce import Decided, SolverAction
+        from scarce_lab.environments.scarce.agents import Decided, SolverAction
 
         self.n += 1
         if self.n == 1:

@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
-from scarce_lab.config.scarce import ScarceConfig
-from scarce_lab.specs.scarce import plan_calls
+from scarce_lab.environments.scarce import plan_calls
+from scarce_lab.environments.scarce.config import ScarceConfig
 
 
 def test_plan_counts_each_seat_and_the_subruns_it_plays():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scarce_lab.data.recorder import read_manifest
-from scarce_lab.runners.scarce import ScarceConfig, ScarceRunner, run_scarce
+from scarce_lab.environments.scarce.runner import ScarceConfig, ScarceRunner, run_scarce
 from scarce_lab.runtime import run_sync
 from tests.runners.test_scarce_run import FakeClient, FakeSandbox, events, fake_grade, of, toy_task
 

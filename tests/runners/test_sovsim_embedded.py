@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scarce_lab.runners.sovsim import GameSpec, arun_game
+from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
 
 
 @pytest.mark.embedded

@@ -10,10 +10,10 @@ import json
 import pytest
 from _llm_fakes import FakeLLM, response
 
-from scarce_lab.config.sovsim import SovSimConfig
 from scarce_lab.data.recorder import read_manifest
+from scarce_lab.environments.sovsim.config import SovSimConfig
+from scarce_lab.environments.sovsim.runner.play import arun_game, run_sweep
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.runners.sovsim import arun_game, run_sweep
 
 
 class Killed(Exception):
@@ -61,7 +61,7 @@ def test_each_seat_sends_its_own_settings(tmp_path, monkeypatch):
 
 
 def test_scripted_and_embedded_seats_mix_and_a_scripted_run_builds_no_client(tmp_path, monkeypatch):
-    import scarce_lab.runners.sovsim as runner
+    import scarce_lab.environments.sovsim.runner.play as runner
 
     built = []
     monkeypatch.setattr(runner, "_make_client", lambda cfg: built.append(cfg) or None)
@@ -79,14 +79,14 @@ def test_scripted_and_embedded_seats_mix_and_a_scripted_run_builds_no_client(tmp
 
 
 def test_a_model_seat_beside_scripted_ones_gets_a_client_only_then():
-    from scarce_lab.runners.sovsim import make_agents
+    from scarce_lab.environments.sovsim.runner.play import make_agents
 
     made = []
 
     class C:  # stands for a model client
         pass
 
-    import scarce_lab.runners.sovsim as runner
+    import scarce_lab.environments.sovsim.runner.play as runner
 
     orig = runner._make_client
     runner._make_client = lambda cfg: made.append(1) or C()
@@ -130,7 +130,7 @@ def test_resume_across_the_join_matches_an_uninterrupted_run(tmp_path, monkeypat
                        game={"rounds": 5, "collapse_threshold": 0})
     full, broken = tmp_path / "full", tmp_path / "broken"
     asyncio.run(arun_game(cfg, full))
-    import scarce_lab.runners.sovsim as runner
+    import scarce_lab.environments.sovsim.runner.play as runner
 
     if kill == "mid_join_round":  # the join's events are written, the round is not committed
         real = runner._decide_all

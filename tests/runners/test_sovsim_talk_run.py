@@ -13,7 +13,7 @@ import scarce_lab as sl
 from scarce_lab.agents.decided import Decided
 from scarce_lab.cli import app
 from scarce_lab.config import SovSimConfig
-from scarce_lab.envs.sovsim_talk import Utterance
+from scarce_lab.environments.sovsim.world.talk import Utterance
 
 
 def _events(run):
@@ -66,9 +66,9 @@ def test_talk_settings_without_talk_are_refused():
 
 
 def test_hosted_model_path_talks_on_the_fake_server(tmp_path, monkeypatch):
+    from scarce_lab.environments.sovsim.runner.play import run_sweep
     from scarce_lab.llm import LLMClient, LLMSettings
     from scarce_lab.llm.fake_server import FakeOpenAIServer
-    from scarce_lab.runners.sovsim import run_sweep
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-for-local-server")
     cfg = SovSimConfig(condition="bcpr", model="openai/fake", talk="public+private", game={"rounds": 1})
@@ -108,9 +108,9 @@ class _Whisperer:
 def test_a_private_message_reaches_no_prompt_outside_visible_to(tmp_path):
     """Model agents a1..a3 on a mocked litellm: the canary a0 whispers to a1 is in a1's
     prompts (positive control) and in no prompt of a2 or a3, talk or extraction."""
-    from scarce_lab.agents.sovsim import LLMAgent
+    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.runner.play import arun_game
     from scarce_lab.llm import LLMClient, LLMSettings
-    from scarce_lab.runners.sovsim import arun_game
     from scarce_lab.runtime import run_sync
 
     client = LLMClient(LLMSettings(cache=False, max_retries=0))
@@ -129,7 +129,7 @@ def test_a_private_message_reaches_no_prompt_outside_visible_to(tmp_path):
 
 
 def test_a_talk_game_resumes_to_the_same_trajectory_and_is_deterministic(tmp_path):
-    from scarce_lab.runners.sovsim import arun_game
+    from scarce_lab.environments.sovsim.runner.play import arun_game
     from scarce_lab.runtime import run_sync
 
     cfg = SovSimConfig(condition="kcpr_m", model="scripted/quota_keeper", talk="public+private", talk_turns=2,
@@ -152,7 +152,7 @@ def test_a_talk_game_resumes_to_the_same_trajectory_and_is_deterministic(tmp_pat
 
 
 def test_an_agent_that_cannot_talk_fails_the_run_by_name(tmp_path):
-    from scarce_lab.runners.sovsim import arun_game
+    from scarce_lab.environments.sovsim.runner.play import arun_game
     from scarce_lab.runtime import run_sync
 
     class Mute:

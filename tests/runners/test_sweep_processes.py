@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from scarce_lab.environments.sovsim.runner import processes as sovsim_processes
+from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep
+from scarce_lab.environments.sovsim.runner.processes import run_sweep_processes, split_settings
 from scarce_lab.llm.client import LLMSettings
 from scarce_lab.llm.ratelimit import RateLimit
-from scarce_lab.runners import sovsim_processes
-from scarce_lab.runners.sovsim import plan_sweep, run_sweep
-from scarce_lab.runners.sovsim_processes import run_sweep_processes, split_settings
 
 
 def _events(run_dir: Path) -> list[dict]:
@@ -96,8 +96,8 @@ def test_children_stop_when_the_parent_dies(tmp_path):
         "import os, sys\n"
         "from pathlib import Path\n"
         "from scarce_lab.llm.client import LLMSettings\n"
-        "from scarce_lab.runners.sovsim import plan_sweep\n"
-        "from scarce_lab.runners.sovsim_processes import run_sweep_processes\n"
+        "from scarce_lab.environments.sovsim.runner.play import plan_sweep\n"
+        "from scarce_lab.environments.sovsim.runner.processes import run_sweep_processes\n"
         "specs = plan_sweep(['all'], ['openai/fake'], 1, rounds=8)\n"
         "run_sweep_processes(specs, Path(sys.argv[2]), processes=2, concurrency=4, progress=False,\n"
         "                    settings=LLMSettings(api_base=sys.argv[1], cache=False, max_retries=0))\n"

@@ -14,11 +14,11 @@ import json
 
 import pytest
 
-from scarce_lab.agents.scarce.decided import Decided
-from scarce_lab.agents.scarce.solvers import Solver
-from scarce_lab.agents.scarce.solvers import SolverAction as A
 from scarce_lab.data.recorder import read_manifest
-from scarce_lab.runners import scarce as R
+from scarce_lab.environments.scarce import runner as R
+from scarce_lab.environments.scarce.agents.decided import Decided
+from scarce_lab.environments.scarce.agents.solvers import Solver
+from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 from scarce_lab.sandbox import make_sandbox
 from scarce_lab.sandbox.base import MAX_ARG_BYTES, MAX_ARGV_BYTES
 from scarce_lab.tasks.workspace import prepare_worker

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from scarce_lab.agents.scarce import tools as ft
+from scarce_lab.environments.scarce.agents import tools as ft
 from scarce_lab.tasks import grade
 
 

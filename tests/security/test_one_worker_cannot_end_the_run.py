@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from _llm_fakes import FakeLLM, response, tool_call
 
-from scarce_lab.agents.scarce.decided import Decided
-from scarce_lab.agents.scarce.solvers import LLMSolver, Solver
-from scarce_lab.agents.scarce.solvers import SolverAction as A
 from scarce_lab.data.recorder import read_manifest
+from scarce_lab.environments.scarce import runner as R
+from scarce_lab.environments.scarce.agents.decided import Decided
+from scarce_lab.environments.scarce.agents.solvers import LLMSolver, Solver
+from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.runners import scarce as R
 
 CRASH: list[bool] = []  # non-empty: ("raise",) crashes the harness (a resume empties it)
 
@@ -109,7 +109,7 @@ def test_sparse_bomb_many_files_and_bad_names_leave_the_run_whole(monkeypatch, m
 
 
 def _obs(files):
-    from scarce_lab.agents.scarce import SolverObservation
+    from scarce_lab.environments.scarce.agents import SolverObservation
 
     task = {"id": "rev", "name": "rev", "program": "rev", "documentation": "reverse lines", "examples": []}
     return SolverObservation(worker="w0", task=task, files=list(files), in_slot=False, slot_remaining_s=0,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.agents.scarce.decided import Decided
-from scarce_lab.agents.scarce.solvers import Solver
-from scarce_lab.agents.scarce.solvers import SolverAction as A
-from scarce_lab.runners import scarce as R
+from scarce_lab.environments.scarce import runner as R
+from scarce_lab.environments.scarce.agents.decided import Decided
+from scarce_lab.environments.scarce.agents.solvers import Solver
+from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 
 from .conftest import REPO
 

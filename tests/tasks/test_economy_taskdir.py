@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from scarce_lab.config.economy import EconomyRunConfig
-from scarce_lab.envs.economy.program import ProgramEdit, ProgramEpisode, ProgramState, Verification
-from scarce_lab.runners.economy import run_economy
+from scarce_lab.environments.economy.config import EconomyRunConfig
+from scarce_lab.environments.economy.runner.play import run_economy
+from scarce_lab.environments.economy.world.program import (
+    ProgramEdit,
+    ProgramEpisode,
+    ProgramState,
+    Verification,
+)
 from scarce_lab.sandbox.local import detect_capabilities
 from scarce_lab.tasks.taskdir import SandboxVerifier, TaskDirError, load_task_dir, parse_reward
 
@@ -157,12 +162,12 @@ def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
 
 
 def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
-    from scarce_lab.agents.economy.program import (
+    from scarce_lab.environments.economy.agents.program import (
         LLMProgramPolicy,
         extract_program,
         program_founders,
     )
-    from scarce_lab.envs.economy.program import ProgramObs
+    from scarce_lab.environments.economy.world.program import ProgramObs
     from scarce_lab.llm import LLMClient, LLMSettings
 
     assert extract_program("Here:\n```python\nGUESS = 7\n```\n") == "GUESS = 7\n"

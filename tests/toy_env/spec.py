@@ -14,7 +14,7 @@ from pydantic import Field
 from scarce_lab.config.base import ExperimentConfig
 from scarce_lab.data.events import Payload, Visibility
 from scarce_lab.data.schema import RunManifest, RunStatus
-from scarce_lab.environments import EnvironmentSpec
+from scarce_lab.registry import EnvironmentSpec
 from scarce_lab.runtime import open_run
 from scarce_lab.testing import Observation, Trace
 

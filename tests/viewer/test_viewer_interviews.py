@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from scarce_lab.config import SovSimConfig
+from scarce_lab.environments.sovsim.runner.play import arun_game
 from scarce_lab.llm.mock import MockModel
-from scarce_lab.runners.sovsim import arun_game
 from scarce_lab.viewer import view
 from scarce_lab.viewer.render import INTERVIEW_SEEN_BY, render_run
 

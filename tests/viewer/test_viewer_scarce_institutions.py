@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from scarce_lab.runners.scarce import ScarceConfig, run_scarce
+from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from scarce_lab.viewer.render import render_run
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
@@ -31,7 +31,7 @@ def test_institutions_are_shown_with_their_visibility(tmp_path):
 
 
 def test_an_overrun_breach_stands_outside_the_contention_block():
-    from scarce_lab.viewer.scarce import render
+    from scarce_lab.environments.scarce.viewer import render
 
     base = {"visibility": "public", "visible_to": [], "t": 5.0, "seq": 1}
     evs = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scarce_lab.config import SovSimConfig
-from scarce_lab.runners.sovsim import run_sweep
+from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.viewer import view
 
 
@@ -33,7 +33,7 @@ def test_public_talk_is_marked_public(tmp_path):
 
 
 def test_pool_chart_draws_a_point_per_round_even_for_a_one_round_game():
-    from scarce_lab.viewer.sovsim import _pool_svg
+    from scarce_lab.environments.sovsim.viewer import _pool_svg
 
     one = _pool_svg([(1, 120.0)], threshold=12, top=120)  # collapsed in round 1: a polyline of one point draws nothing
     assert one.count('class="sl-pool-point"') == 1 and "<title>round 1: pool 120</title>" in one

@@ -5,7 +5,7 @@ tagged union of its environment's payload models (tag: ``kind``). Environments
 register their payload models here (:func:`~.registry.register_payloads`); the three
 shipped ones do so from their payload modules in this package (:mod:`.sovsim`,
 :mod:`.scarce`, :mod:`.economy`, each imported below without being named), any other
-through :func:`scarce_lab.environments.register`. :class:`~.base.RoundCommitted`
+through :func:`scarce_lab.registry.register`. :class:`~.base.RoundCommitted`
 belongs to every environment.
 
 Use :func:`event_model` to validate a line, :func:`payload_types` to list the kinds.

@@ -7,7 +7,7 @@ An event on disk is one JSON object per line of ``events.jsonl``::
      "t": null, "payload": {...}}
 
 ``kind`` is the tag of the payload: each environment declares one pydantic model per
-kind (``scarce_lab.data.events.sovsim`` / ``scarce`` / ``economy``), and
+kind (``scarce_lab.environments.sovsim.events`` / ``scarce`` / ``economy``), and
 :func:`scarce_lab.data.events.event_model` builds the envelope whose ``payload`` is the
 tagged union of that environment's kinds. Readers validate every line against it, so a
 payload that does not match its kind is an error naming the file and line.

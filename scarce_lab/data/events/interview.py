@@ -4,8 +4,8 @@
 An interview is asked of one agent after play, from its own memory only (the events
 it could see, :meth:`~.base.EventEnvelope.visible_for`); its answer is a
 **researcher-only** event: no agent sees it, then or later. Each environment declares
-its own ``interview`` kind on these fields (:class:`scarce_lab.data.events.sovsim.Interview`,
-:class:`scarce_lab.data.events.scarce.Interview`).
+its own ``interview`` kind on these fields (:class:`scarce_lab.environments.sovsim.events.Interview`,
+:class:`scarce_lab.environments.scarce.events.Interview`).
 """
 
 from __future__ import annotations

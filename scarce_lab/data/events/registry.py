@@ -6,7 +6,7 @@ environment (:func:`register_payloads`); readers and writers look them up by the
 manifest's ``environment`` (:func:`registration`). The format names no environment:
 the three shipped ones register from their own payload modules (:mod:`.sovsim`,
 :mod:`.scarce`, :mod:`.economy`, imported by :mod:`scarce_lab.data.events`), any other
-through :func:`scarce_lab.environments.register` (a package of its own declares it
+through :func:`scarce_lab.registry.register` (a package of its own declares it
 under the entry-point group :data:`ENTRY_POINT_GROUP`, loaded on the first lookup
 that misses).
 """
@@ -21,7 +21,7 @@ from typing import Any
 from .base import Payload, RoundCommitted
 
 #: Entry-point group under which a package declares an environment (its spec or the
-#: module that registers it); :mod:`scarce_lab.environments` loads the same group.
+#: module that registers it); :mod:`scarce_lab.registry` loads the same group.
 ENTRY_POINT_GROUP = "scarce_lab.environments"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -135,7 +135,7 @@ def load_entry_point(ep: Any) -> Any:
 
 def _discover() -> None:
     """Load the packages that declare environments under :data:`ENTRY_POINT_GROUP`
-    (once); loading one registers it (through :func:`scarce_lab.environments.register`)."""
+    (once); loading one registers it (through :func:`scarce_lab.registry.register`)."""
     global _discovered
     if _discovered:
         return

@@ -1,0 +1,118 @@
+"""Economy of Minds (a Hayek machine) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...data.events.migrations import _economy_v1
+from ...data.schema import is_scripted
+from ...registry import EnvironmentSpec, lazy_table, register
+from . import events
+from .config import EconomyRunConfig
+
+
+def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
+    """One Economy run, training then frozen evaluation
+    (:func:`scarce_lab.environments.economy.runner.play.run_economy`); returns its run folder."""
+    from .runner.play import run_economy
+
+    return [run_economy(config, out, **options)]
+
+
+def paper_table(data: Any) -> Any:
+    """Solve rate in the first and last fifth of training and in frozen evaluation, per
+    task and condition (:func:`scarce_lab.environments.economy.analysis.ablation_table`)."""
+    from .analysis import ablation_table
+    from .tables import episodes
+
+    return ablation_table(episodes(data))
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.environments.economy.conformance.economy_trace`)."""
+    from .conformance import economy_trace
+
+    return economy_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one run (agents born, then one block per episode group)."""
+    from .viewer import render as body
+
+    return body(events_, max_chars)
+
+
+def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
+    """``(0, high, 0)``: agents x steps x episodes (training and evaluation), an upper
+    bound on a model policy's calls.
+
+    With seats, per seat model: 0 when no seat runs ``model``; else one act per step of
+    every episode (its lineage may win every step: steps x episodes) plus one prompt
+    rewrite per birth in training (at most ``economy.max_agents`` births per episode), a
+    bound for that model alone."""
+    if cfg.seats is None:
+        return 0, cfg.agents * (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1), 0
+    if model not in cfg.seat_models().values():
+        return 0, 0, 0
+    steps = (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1)
+    return 0, steps + cfg.episodes * cfg.economy.max_agents, 0
+
+
+def check_policy(cfg: EconomyRunConfig, model: str) -> None:
+    """A ``scripted/`` policy the task does not have (or any policy Blocks World cannot
+    play) raises ``ValueError`` naming those it has; ``model`` is checked as a seat of
+    ``cfg`` (the config's own ``model`` or a seat's)."""
+    if is_scripted(model) or cfg.task_name == "blocksworld":
+        from ...config.seats import SeatSettings
+        from .runner.play import make_policy
+
+        make_policy(cfg, seat=None if model == cfg.model else SeatSettings(model=model))
+
+
+def config_v1(m: Any, params: dict) -> EconomyRunConfig:
+    """The current config of a version-1 run. 0.1.0 fact: the Economy client sampled at
+    temperature 0, overridden by the run's call records (``params``) if any."""
+    cfg = m.config
+    values = {k: v for k, v in cfg.items() if k in EconomyRunConfig.model_fields and k != "llm"}
+    values["llm"] = {"temperature": params.get("temperature", 0.0)}
+    if "max_tokens" in params:
+        values["llm"]["max_tokens"] = params["max_tokens"]
+    return EconomyRunConfig(**values)
+
+
+def seat_keys(cfg: EconomyRunConfig) -> dict[str, tuple[str, ...]]:
+    """The founding agents ``a0 .. a{n-1}`` in order, each also named by its role where
+    the task gives founders roles (question-answer tasks: plan, compute, check, answer;
+    :meth:`EconomyRunConfig.founder_role`); a newcomer, when one joins, is ``newcomer``."""
+    out: dict[str, tuple[str, ...]] = {}
+    for i, a in enumerate(cfg.founder_ids()):
+        role = cfg.founder_role(i)
+        out[a] = (role,) if role else ()
+    if cfg.newcomer:
+        out["newcomer"] = ()
+    return out
+
+
+SPEC = register(EnvironmentSpec(
+    name="economy",
+    title="Economy of Minds",
+    config=EconomyRunConfig,
+    run=run,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_economy_v1,
+    config_v1=config_v1,
+    tables={name: lazy_table("scarce_lab.environments.economy.tables", name, "Economy")
+            for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
+                         "births", "deaths", "agent_wealth", "joins")},
+    paper_table=paper_table,
+    harness=harness,
+    render=render,
+    cli="scarce_lab.environments.economy.cli",
+    face="scarce_lab.environments.economy.analysis",
+    plan_calls=plan_calls,
+    check_policy=check_policy,
+    seat_keys=seat_keys,
+))

@@ -1,0 +1,189 @@
+"""Agents that evolve a program (task directories, :mod:`scarce_lab.environments.economy.world.program`).
+
+Genomes are the question-answer agents' :class:`~.partial.PartialGenome` (capability,
+instruction, trigger), with program-task instructions (templates/program_<cap>.txt):
+``plan`` and ``check`` write notes, ``compute`` edits the program, ``answer`` submits
+it to the verifier (tagged ``terminal`` under the reference rules).
+
+- :class:`ScriptedProgramPolicy` (``--model scripted/partial``): an offline stand-in;
+  ``compute`` changes one integer literal of the program by a seeded step (a blind
+  mutation operator, as in genetic programming), the others write fixed notes.
+- :class:`LLMProgramPolicy`: ``compute`` asks the model for the whole new program in a
+  fenced code block (no block: no edit, recorded as a fallback); ``plan``/``check``
+  ask for a short note. Joining, mutation and repair are the LLM partial agents' (the
+  reference's ``\\boxed{yes}`` question; frozen + trainable prompt parts).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
+
+from ..world.program import ProgramEdit, ProgramObs
+from .llm import LLMPartialPolicy, _run, call_seed, reference_system_prompt
+from .partial import ANSWERING, DEFAULT_WAKE, TEMPLATES, PartialGenome, ScriptedPartialPolicy
+
+CAPS = ("plan", "compute", "check", "answer")
+_INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
+
+
+def program_instruction(capability: str) -> str:
+    """The shipped program-task instruction of ``capability`` (templates/program_<cap>.txt)."""
+    if capability not in CAPS:
+        raise ValueError(f"capability must be one of {CAPS}, got {capability!r}")
+    return (TEMPLATES / f"program_{capability}.txt").read_text().strip()
+
+
+def program_founders(n: int) -> list[PartialGenome]:
+    """``n`` founders cycling through plan, compute, check, answer."""
+    return [PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c]) for c in (CAPS[i % 4] for i in range(n))]
+
+
+def nudge_integer(program: str, rng: random.Random) -> str | None:
+    """``program`` with one integer literal (chosen by ``rng``) moved by -2..+2 (never 0,
+    never below 0); None if it has none."""
+    spots = list(_INT.finditer(program))
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    v = max(0, int(m.group(1)) + rng.choice((-2, -1, 1, 2)))
+    return program[: m.start()] + str(v) + program[m.end():]
+
+
+def extract_program(text: str) -> str | None:
+    """The last fenced code block of a reply (None: there is none)."""
+    blocks = _FENCE.findall(text or "")
+    return blocks[-1] if blocks and blocks[-1].strip() else None
+
+
+class ScriptedProgramPolicy(ScriptedPartialPolicy):
+    """Offline program agents (see module docstring); seeded per run, episode, step, agent."""
+
+    def __init__(self, seed: int = 0):
+        super().__init__("partial")
+        self.seed = seed
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return program_founders(n)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        c = rng.choice(CAPS)
+        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
+
+    def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
+        cap = genome.capability
+        if cap in ANSWERING:
+            return ProgramEdit(cap, "submit", submit=True)
+        if cap == "compute":
+            new = nudge_integer(obs.program, random.Random(f"{self.seed}:{episode}:{step}:{agent}"))
+            return ProgramEdit(cap, "edit" if new else "no integer to change", new)
+        return ProgramEdit(cap, "keep the best program; change one constant at a time" if cap == "plan"
+                           else f"best score so far: {obs.best_score}")
+
+
+#: The answer tokens of a program (``act:compute``) call; recorded in a task-directory
+#: run's condition settings as ``purpose_max_tokens`` (the record gate compares it).
+PROGRAM_TOKENS = 2048
+
+
+class LLMProgramPolicy(LLMPartialPolicy):
+    """Program agents driven by a model (see module docstring)."""
+
+    def __init__(self, *args, program_tokens: int = PROGRAM_TOKENS, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.program_tokens = program_tokens
+        self.reference = True
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return program_founders(n)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        c = rng.choice(CAPS)
+        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
+
+    def _ask(self, messages, *, agent, episode, step, purpose, max_tokens):
+        res = _run(self.lm.acomplete(messages, seed=call_seed(self.seed, episode, step, agent), purpose=purpose,
+                                     agent=agent, round=episode, max_tokens=max_tokens))
+        self.record_calls([res.record])
+        if res.record.outcome in NO_ANSWER:
+            res.record.missing = True
+            raise MissingDecisionError.from_calls([res.record])
+        return res
+
+    def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
+        cap = genome.capability
+        if cap in ANSWERING:
+            return ProgramEdit(cap, "submit", submit=True)
+        notes = "\n".join(f"- [{c}] {t}" for c, t in obs.notes) or "(none)"
+        ask = ("Reply with the complete new program in one ```python block." if cap == "compute"
+               else "Reply with one short note (at most 40 words).")
+        user = (f"Task:\n{obs.instruction}\n\nCurrent program:\n```python\n{obs.program}\n```\n\n"
+                f"Best verifier score so far: {obs.best_score}\nNotes so far:\n{notes}\n\n{ask}")
+        messages = [{"role": "system", "content": reference_system_prompt(genome)}, {"role": "user", "content": user}]
+        res = self._ask(messages, agent=agent, episode=episode, step=step, purpose=f"act:{cap}",
+                        max_tokens=self.program_tokens if cap == "compute" else self.max_tokens)
+        text = res.text or ""
+        if cap == "compute":
+            program = extract_program(text)
+            if program is None:
+                res.record.fallback_used = True  # no code block: no edit
+            return ProgramEdit(cap, "edit" if program else "no program in the reply", program)
+        return ProgramEdit(cap, text.strip()[:400])
+
+
+def program_policies(cfg) -> Callable[[str, str | None], ScriptedProgramPolicy]:
+    """The scripted registry of task-directory runs (for
+    :func:`~scarce_lab.llm.model.model_for`): ``partial`` -> :class:`ScriptedProgramPolicy`
+    seeded with ``cfg.seed``.
+
+    Raises (from the registry):
+        ValueError: any other policy name, or an argument.
+    """
+
+    def policy(name: str, arg: str | None) -> ScriptedProgramPolicy:
+        if name != "partial" or arg is not None:
+            raise ValueError(f"model {cfg.model!r}: task directories run scripted/partial or an LLM")
+        p = ScriptedProgramPolicy(cfg.seed)
+        p.reference = True
+        return p
+
+    return policy
+
+
+def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, llm_kwargs=None):
+    """The agent layer of a task-directory run: the model string resolved once
+    (:func:`~scarce_lab.llm.model.model_for`): ``scripted/partial`` -> the scripted
+    stand-in (:func:`program_policies`), a model -> :class:`LLMProgramPolicy` over it
+    (``client``, else one made from ``cfg.llm``). ``llm_kwargs``: the policy's settings
+    (``max_tokens``, ``program_tokens``) and litellm kwargs for every call.
+
+    Raises:
+        ValueError: a scripted policy other than ``partial``.
+    """
+    from scarce_lab.llm import make_client
+    from scarce_lab.llm.model import model_for
+
+    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens", "program_tokens"))
+    asked = settings.setdefault("max_tokens", cfg.llm.max_tokens)
+    if asked != cfg.llm.max_tokens:  # the manifest records llm.max_tokens: it must be what is sent
+        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: "
+                         "set llm.max_tokens, so the manifest records what is sent")
+    if settings.get("program_tokens", PROGRAM_TOKENS) != PROGRAM_TOKENS:
+        raise ValueError(f"llm_kwargs program_tokens={settings['program_tokens']!r}: the manifest records "
+                         f"{PROGRAM_TOKENS} (purpose_max_tokens act:compute); a program call sends that")
+    lm = model_for(cfg.model, client=client, make_client=lambda: make_client(cfg.llm),
+                   policies=program_policies(cfg), **litellm_kwargs)
+    if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
+        return lm.policy
+    return LLMProgramPolicy(lm, seed=cfg.seed, record_calls=record_calls, **settings)
+
+
+def split_llm_kwargs(llm_kwargs: dict | None, settings: tuple[str, ...]) -> tuple[dict, dict]:
+    """``(policy settings, litellm kwargs)`` of a runner's ``llm_kwargs``: the keys in
+    ``settings`` configure the policy, the rest go to every model call."""
+    kw = dict(llm_kwargs or {})
+    return {k: kw.pop(k) for k in settings if k in kw}, kw

@@ -1,0 +1,480 @@
+"""Metrics of Economy of Minds runs, on the tidy tables of
+:mod:`scarce_lab.environments.economy.tables` (polars frames only; no envs, no agents).
+
+Runs (seeds) are the independent unit: every CI is over per-run values (t-interval
+for means, 95 %). Episodes inside a run are never treated as independent.
+
+Never pooled: every metric groups by ``(task, condition)`` (``condition`` is the label
+unique per condition settings, :mod:`scarce_lab.data.tables`) and first checks, with
+:func:`scarce_lab.analysis.pooling.check_no_pooling`, that no group mixes runs whose
+settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.PoolingError`
+(naming the settings) rather than average them.
+
+- :func:`solve_curve`: training solve rate per window of episodes, mean and band over runs.
+- :func:`ablation_table`: per task and condition, solve rate over the first fifth and
+  the last fifth of training and in frozen evaluation, with CIs over seeds.
+- :func:`population_dynamics`: population size and wealth Gini per episode.
+- :func:`specialisation`: which agent wins which kind of step (shares for a heat map)
+  and :func:`specialisation_index` (share of an agent's wins in its main step kind).
+- :func:`bid_convergence`: mean bid paid vs realised value per win, per window.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scarce_lab.analysis import stats
+from scarce_lab.analysis.labels import condition_label as _condition_label
+from scarce_lab.analysis.pooling import check_no_pooling
+from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
+
+GROUP = ("task", "condition")
+CI_METHOD = "mean over seeds, 95% t-interval clipped to [0, 1]"
+
+
+def wealth_gini(wealths: list[float]) -> float | None:
+    """Gini (:func:`scarce_lab.analysis.stats.gini`) of an economy's wealths, negative
+    wealth counted as 0; ``None`` when there is no wealth (no agent, or all zero:
+    nothing to compare), as :func:`population_dynamics` per snapshot."""
+    vals = [max(0.0, float(v)) for v in wealths]
+    return float(stats.gini(vals)) if sum(vals) > 0 else None
+
+
+def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFrame:
+    """Mean and interval (:func:`mean_ci`) of ``value`` per ``by`` group. The schema is
+    explicit: the group keys keep their dtypes and the mean and bounds are Float64 even
+    when every bound is missing (one run per group gives no interval: a column of
+    nulls, which polars would otherwise type as Null, on which ``clip`` and most
+    operations fail), and no group gives an empty frame with the same columns."""
+    rows = []
+    for key, g in df.group_by(by, maintain_order=True):
+        m, lo, hi = mean_ci(g[value].to_list())
+        rows.append({**dict(zip(by, key, strict=True)), f"{prefix}": m, f"{prefix}_lo": lo,
+                     f"{prefix}_hi": hi, "n_runs": g.height})
+    schema = {k: df.schema[k] for k in by} | {prefix: pl.Float64, f"{prefix}_lo": pl.Float64,
+                                              f"{prefix}_hi": pl.Float64, "n_runs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
+    """Training solve rate per window of ``window`` episodes: per run first, then mean
+    and 95% band over runs. Columns: task, condition, window_start, solve_rate,
+    solve_rate_lo, solve_rate_hi, n_runs.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(episodes, GROUP, what="solve_curve")
+    tr = episodes.filter(pl.col("phase") == "train").with_columns(
+        (pl.col("episode") // window * window).alias("window_start")
+    )
+    per_run = tr.group_by(["task", "condition", "run_id", "window_start"]).agg(
+        pl.col("solved").cast(pl.Float64).mean().alias("rate")
+    )
+    out = _summ(per_run.sort("window_start"), ["task", "condition", "window_start"], "rate", "solve_rate")
+    return out.with_columns(
+        pl.col("solve_rate_lo").clip(0.0, 1.0), pl.col("solve_rate_hi").clip(0.0, 1.0)
+    ).sort("task", "condition", "window_start")
+
+
+def per_run_rates(episodes: pl.DataFrame) -> pl.DataFrame:
+    """Per run: solve rate over the first fifth and last fifth of training episodes and
+    in frozen evaluation (null when the run has no evaluation episodes)."""
+    rows = []
+    for (run_id,), g in episodes.group_by(["run_id"], maintain_order=True):
+        tr = g.filter(pl.col("phase") == "train").sort("episode")
+        ev = g.filter(pl.col("phase") == "eval")
+        k = max(1, tr.height // 5)
+        first = tr.head(k)["solved"].cast(pl.Float64).mean() if tr.height else None
+        last = tr.tail(k)["solved"].cast(pl.Float64).mean() if tr.height else None
+        evr = ev["solved"].cast(pl.Float64).mean() if ev.height else None
+        rows.append({"run_id": run_id, "task": g["task"][0], "condition": g["condition"][0],
+                     "model": g["model"][0], "seed": g["seed"][0], "first_fifth": first,
+                     "last_fifth": last, "eval": evr, "train_episodes": tr.height, "eval_episodes": ev.height})
+    schema = {"run_id": pl.String, "task": pl.String, "condition": pl.String, "model": pl.String,
+              "seed": pl.Int64, "first_fifth": pl.Float64, "last_fifth": pl.Float64, "eval": pl.Float64,
+              "train_episodes": pl.Int64, "eval_episodes": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+_COND_ORDER = {"none": 0, "no-auction": 1, "no-exploration": 2, "no-exploitation": 3}
+
+
+def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
+    """Rows per (task, condition): n_runs and the solve rate (mean, 95% CI over seeds;
+    a t-interval on per-run rates, clipped to [0, 1]) over the first fifth and last
+    fifth of training, and in frozen evaluation.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(episodes, GROUP, what="ablation_table")
+    pr = per_run_rates(episodes)
+    rows = []
+    for (task, cond), g in pr.group_by(["task", "condition"], maintain_order=True):
+        row = {"task": task, "condition": cond, "n_runs": g.height}
+        for col in ("first_fifth", "last_fifth", "eval"):
+            m, lo, hi = mean_ci(g[col].to_list())
+            lo = None if lo is None else max(0.0, lo)
+            hi = None if hi is None else min(1.0, hi)
+            row |= {col: m, f"{col}_lo": lo, f"{col}_hi": hi}
+        row["ci"] = CI_METHOD
+        rows.append(row)
+    cols = ["first_fifth", "last_fifth", "eval"]
+    schema = {"task": pl.String, "condition": pl.String, "n_runs": pl.Int64} | {
+        f"{c}{s}": pl.Float64 for c in cols for s in ("", "_lo", "_hi")} | {"ci": pl.String}
+    df = pl.DataFrame(rows, schema=schema)
+    return df.with_columns(
+        pl.col("condition").str.split(",").list.first()
+        .replace_strict(_COND_ORDER, default=9, return_dtype=pl.Int64).alias("_o")
+    ).sort("task", "_o", "condition").drop("_o")
+
+
+def format_table(table: pl.DataFrame) -> pl.DataFrame:
+    """Human-readable ablation table: ``0.44 [0.31, 0.57]`` strings."""
+
+    def fmt(m, lo, hi):
+        if m is None:
+            return "-"
+        if lo is None:
+            return f"{m:.2f}"
+        return f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    rows = []
+    for r in table.iter_rows(named=True):
+        rows.append({
+            "task": r["task"], "condition": r["condition"], "seeds": r["n_runs"],
+            "first fifth": fmt(r["first_fifth"], r["first_fifth_lo"], r["first_fifth_hi"]),
+            "last fifth": fmt(r["last_fifth"], r["last_fifth_lo"], r["last_fifth_hi"]),
+            "frozen eval": fmt(r["eval"], r["eval_lo"], r["eval_hi"]),
+        })
+    return pl.DataFrame(rows)
+
+
+def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
+    """Per snapshot: population size and wealth Gini (per run), then mean and band over
+    runs per (task, condition, round). Training snapshots only.
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(population, GROUP, what="population_dynamics")
+    tr = population.filter(pl.col("phase") == "train")
+    # gini() above, for every snapshot at once: negative wealth counts as 0, none if all zero
+    wealth = pl.col("wealth").list.eval(pl.element().cast(pl.Float64).clip(lower_bound=0.0))
+    per = tr.with_columns(
+        pl.when(wealth.list.sum() > 0).then(wealth.list.eval(stats.gini_expr("")).list.first()).alias("gini"),
+        pl.col("wealth").list.sum().alias("agent_wealth"),
+    )
+    size = _summ(per, ["task", "condition", "round"], "size", "size")
+    g = _summ(per.filter(pl.col("gini").is_not_null()), ["task", "condition", "round"], "gini", "gini")
+    return size.join(g.drop("n_runs"), on=["task", "condition", "round"], how="left").sort(
+        "task", "condition", "round"
+    )
+
+
+def specialisation(wins: pl.DataFrame, births: pl.DataFrame | None = None, *, phase: str = "train",
+                   top: int = 12) -> pl.DataFrame:
+    """Who wins which kind of step: per (run, agent, step_kind) wins and share of that
+    step kind's wins in the run, for the ``top`` agents by wins in each run (ties broken
+    by agent id). Adds
+    ``label`` (agent id and genome description) when ``births`` is given."""
+    w = wins.filter(pl.col("phase") == phase).group_by(["run_id", "agent", "step_kind"]).agg(
+        pl.col("wins").sum()
+    )
+    kind_tot = w.group_by(["run_id", "step_kind"]).agg(pl.col("wins").sum().alias("kind_wins"))
+    agent_tot = w.group_by(["run_id", "agent"]).agg(pl.col("wins").sum().alias("agent_wins"))
+    # ties in wins broken by agent id (group_by's row order is not stable across runs)
+    ranked = agent_tot.sort("run_id", "agent_wins", "agent", descending=[False, True, False]).with_columns(
+        pl.int_range(pl.len()).over("run_id").add(1).alias("rank")
+    ).filter(pl.col("rank") <= top)
+    out = w.join(kind_tot, on=["run_id", "step_kind"]).join(ranked, on=["run_id", "agent"]).with_columns(
+        (pl.col("wins") / pl.col("kind_wins")).alias("share_of_kind"),
+        (pl.col("wins") / pl.col("agent_wins")).alias("share_of_agent"),
+    )
+    if births is not None and births.height:
+        lab = births.select("run_id", "agent", "genome_text").with_columns(
+            (pl.col("agent") + ": " + pl.col("genome_text").fill_null("")).alias("label")
+        ).drop("genome_text")
+        out = out.join(lab, on=["run_id", "agent"], how="left")
+    return out.sort("run_id", "rank", "step_kind")
+
+
+def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
+    """Per run: win-weighted mean over agents of the share of an agent's wins in its
+    most frequent step kind (1 = every agent wins one kind only). Then mean and CI over
+    runs per (task, condition).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(wins, GROUP, what="specialisation_index")
+    w = wins.filter(pl.col("phase") == phase).group_by(["task", "condition", "run_id", "agent", "step_kind"]).agg(
+        pl.col("wins").sum()
+    )
+    per_agent = w.group_by(["task", "condition", "run_id", "agent"]).agg(
+        pl.col("wins").max().alias("top"), pl.col("wins").sum().alias("tot")
+    )
+    per_run = per_agent.group_by(["task", "condition", "run_id"]).agg(
+        (pl.col("top").sum() / pl.col("tot").sum()).alias("index")
+    )
+    out = _summ(per_run, ["task", "condition"], "index", "specialisation")
+    # a share lies in [0, 1]; the t-interval does not know that
+    return out.with_columns(
+        pl.col(c).cast(pl.Float64).clip(0.0, 1.0) for c in ("specialisation_lo", "specialisation_hi")
+    )
+
+
+def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFrame:
+    """Per window of training rounds: mean bid paid per win, mean realised value per win
+    (payment received from the next winner + reward) and mean absolute gap
+    ``|paid - realised| / wins`` over agent-episodes; per run, then mean and band over
+    runs per (task, condition, window_start).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    check_no_pooling(agent_episodes, GROUP, what="bid_convergence")
+    tr = agent_episodes.filter((pl.col("phase") == "train") & (pl.col("n_wins") > 0)).with_columns(
+        (pl.col("round") // window * window).alias("window_start"),
+        ((pl.col("paid") - pl.col("realised")).abs() / pl.col("n_wins")).alias("gap"),
+    )
+    per_run = tr.group_by(["task", "condition", "run_id", "window_start"]).agg(
+        (pl.col("paid").sum() / pl.col("n_wins").sum()).alias("bid_per_win"),
+        (pl.col("realised").sum() / pl.col("n_wins").sum()).alias("realised_per_win"),
+        pl.col("gap").mean().alias("gap"),
+    )
+    keys = ["task", "condition", "window_start"]
+    out = _summ(per_run, keys, "gap", "gap")
+    for col in ("bid_per_win", "realised_per_win"):
+        out = out.join(_summ(per_run, keys, col, col).drop("n_runs"), on=keys, how="left")
+    return out.sort(keys)
+
+
+# -- charts (altair; imported lazily) -------------------------------------------------
+_T_SEEDS = "95% t-interval over seeds, clipped to [0, 1]"
+CONDITION_LABELS = {"none": "full economy", "no-auction": "no auction", "no-exploration": "no exploration",
+                    "no-exploitation": "no exploitation"}
+
+
+def _base(c: str) -> str:
+    """The ablation (or baseline) a condition label starts with (``none,agents=12`` ->
+    ``none``; labels are built by :func:`scarce_lab.data.tables.label_conditions`)."""
+    return c.split(",", 1)[0]
+
+
+def _order(c: str) -> tuple[int, str]:
+    """Sort key of condition labels: ablation order, then the label."""
+    return (_COND_ORDER.get(_base(c), 9), c)
+
+
+def condition_label(c: str) -> str:
+    """Readable name of a condition label: the ablation's name (``none`` -> ``full
+    economy``) followed by the settings the label names
+    (:func:`scarce_lab.analysis.labels.condition_label`)."""
+    return _condition_label(c, CONDITION_LABELS, with_settings=True)
+
+
+def _full_economy(conditions: list[str]) -> str | None:
+    """The full economy's condition among ``conditions``: base ``none``, the paper's fixed
+    bids preferred over Holland's scheme; ``None`` when absent."""
+    full = sorted((c for c in conditions if _base(c) == "none"), key=lambda c: ("bid_scheme=holland" in c, c))
+    return full[0] if full else None
+
+
+def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with readable condition names and their order. A name keeps only the
+    settings that differ from the most common value among the conditions in ``df``
+    (panel titles are short and distinct: ``full economy`` and ``full economy
+    (bid_scheme=holland)``, not two titles cut to the same text); should two names
+    coincide, the full labels are used."""
+    from scarce_lab.analysis.labels import condition_parts, differing_parts
+
+    codes = sorted(set(df["condition"].to_list()), key=_order)
+    rest = differing_parts(codes)
+    names = {c: condition_label(",".join([condition_parts(c)[0], *(p for p in rest[c] if "=" in p)]))
+             for c in codes}
+    if len(set(names.values())) < len(names):
+        names = {c: condition_label(c) for c in codes}
+    return (df.with_columns(pl.col("condition").replace_strict(names, return_dtype=pl.String)),
+            [names[c] for c in codes])
+
+
+def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"):
+    """Mean solve rate per window (line) with its 95% t-band over seeds, one panel per
+    condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
+    import altair as alt
+
+    from scarce_lab.analysis.figures import (
+        ONE_SERIES,
+        NoFigure,
+        caption,
+        chart_data,
+        series_colour,
+        titled,
+    )
+
+    if curve.height == 0:
+        return NoFigure("no training episodes")
+    d, order = _readable_conditions(chart_data(curve))
+    base = alt.Chart(d).encode(x=alt.X("window_start:Q", title=["Training episode", "(window start)"]))
+    one = series_colour()  # the notebook's one-series colour, never a group's
+    band = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
+        y=alt.Y("solve_rate_lo:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])), y2="solve_rate_hi:Q")
+    line = base.mark_line(color=one, description=ONE_SERIES).encode(
+        y="solve_rate:Q", tooltip=["condition", "window_start", alt.Tooltip("solve_rate:Q", format=".2f"), "n_runs"])
+    chart = (band + line).properties(width=200, height=150).facet(
+        facet=alt.Facet("condition:N", title=None, sort=order), columns=4)
+    n = int(d["n_runs"].max())
+    return titled(chart, title, caption(f"Line: mean over seeds; band: {_T_SEEDS}", f"n = up to {n} seeds per condition"))
+
+
+def ablation_chart(table: pl.DataFrame):
+    """Solve rate (mean and 95% CI over seeds) per condition: first and last fifth of
+    training and frozen evaluation. Returns ``NoFigure`` without rows."""
+    import altair as alt
+
+    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
+
+    rows = []
+    for r in table.iter_rows(named=True):
+        for col, label in (("first_fifth", "first fifth"), ("last_fifth", "last fifth"), ("eval", "frozen eval")):
+            rows.append({"condition": r["condition"], "period": label, "rate": r[col],
+                         "lo": r[f"{col}_lo"], "hi": r[f"{col}_hi"], "n_runs": r["n_runs"]})
+    if not rows:
+        return NoFigure("no runs")
+    df, order = _readable_conditions(chart_data(pl.DataFrame(rows)))
+    base = alt.Chart(df).encode(
+        x=alt.X("period:N", title=None, sort=["first fifth", "last fifth", "frozen eval"]),
+        color=alt.Color("period:N", title="Period", sort=["first fifth", "last fifth", "frozen eval"]),
+    )
+    pts = base.mark_point(filled=True, size=60, opacity=1).encode(
+        y=alt.Y("rate:Q", title="Solve rate", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["condition", "period", alt.Tooltip("rate:Q", format=".2f"), "n_runs"])
+    bars = base.mark_rule(strokeWidth=2).encode(y="lo:Q", y2="hi:Q")
+    chart = (bars + pts).properties(width=120, height=200).facet(facet=alt.Facet("condition:N", title=None, sort=order),
+                                                                  columns=wrap_columns(120, len(order), legend_width=130))
+    return titled(chart, "Solve rate by ablation", caption(
+        f"Point: mean over seeds; bar: {_T_SEEDS}", f"n = {int(df['n_runs'].max())} seeds per condition"))
+
+
+def population_chart(dyn: pl.DataFrame):
+    """Living agents and wealth Gini over training (mean over seeds), one colour per
+    condition. Above :data:`~scarce_lab.analysis.figures.MAX_LINE_POINTS` snapshots per
+    condition the lines show means over windows of ``k`` episodes (the caption says
+    ``k``; :func:`~scarce_lab.analysis.figures.window_means`). Returns ``NoFigure``
+    without rows."""
+    import altair as alt
+
+    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, window_means
+
+    if dyn.height == 0:
+        return NoFigure("no population snapshots")
+    keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
+    dyn, k = window_means(dyn.select(keep), "round", ["task", "condition"], ["size", "gini"])
+    d, order = _readable_conditions(chart_data(dyn))
+    color = alt.Color("condition:N", title="Condition", sort=order, legend=alt.Legend(orient="bottom", columns=2, labelLimit=0))
+    base = alt.Chart(d).encode(x=alt.X("round:Q", title="Training episode"), color=color)
+    size = base.mark_line().encode(y=alt.Y("size:Q", title="Living agents"),
+                                   tooltip=["condition", "round", alt.Tooltip("size:Q", format=".1f")]
+                                   ).properties(width=300, height=200)
+    g = base.mark_line().encode(y=alt.Y("gini:Q", title="Wealth Gini (0 = equal)", scale=alt.Scale(domain=[0, 1])),
+                                tooltip=["condition", "round", alt.Tooltip("gini:Q", format=".2f")]
+                                ).properties(width=300, height=200)
+    n = int(d["n_runs"].max()) if "n_runs" in d.columns and d["n_runs"].max() is not None else None
+    return titled(alt.hconcat(size, g), "Population and wealth inequality",
+                  caption("Mean over seeds (no interval)", f"n = up to {n} seeds" if n else "",
+                          f"each point the mean over a window of {k} episodes" if k > 1 else ""))
+
+
+def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
+    """Heat map for one run: for each of its top agents, the share of the agent's wins
+    that fall in each kind of step (rows sum to 1: a dark single cell = a specialist).
+    Returns ``NoFigure`` when the run has no wins."""
+    import altair as alt
+
+    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled
+
+    df = chart_data(spec.filter(pl.col("run_id") == run_id))
+    if df.height == 0:
+        return NoFigure(f"run {run_id} has no wins to show")
+    label = "label" if "label" in df.columns else "agent"
+    chart = alt.Chart(df).mark_rect().encode(
+        x=alt.X("step_kind:N", title="Kind of step"),
+        # whole rules (never cut with "..."): two cut rules can read alike; the axis title sat
+        # over the long labels, so the caption names the rows instead
+        y=alt.Y(f"{label}:N", title=None, sort=alt.EncodingSortField("agent_wins", order="descending"),
+                axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("share_of_agent:Q", title="Share of the agent's wins", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["agent", "step_kind", "wins", alt.Tooltip("share_of_agent:Q", format=".2f"),
+                 alt.Tooltip("share_of_kind:Q", format=".2f")],
+    ).properties(width=220, height=20 * max(1, df["agent"].n_unique()))
+    return titled(chart, "Who wins which kind of step", caption(
+        f"Run {run_id}", f"rows: the top {df['agent'].n_unique()} agents by wins (their rules); each row sums to 1"))
+
+
+def bid_convergence_chart(conv: pl.DataFrame):
+    """Mean bid paid per win and realised value per win over training, per condition.
+    Returns ``NoFigure`` without rows."""
+    import altair as alt
+
+    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
+
+    if conv.height == 0:
+        return NoFigure("no winning agents in training")
+    d, order = _readable_conditions(chart_data(conv))
+    long = d.select("condition", "window_start", "bid_per_win", "realised_per_win").unpivot(
+        index=["condition", "window_start"], variable_name="quantity", value_name="credits"
+    ).with_columns(pl.col("quantity").replace_strict(
+        {"bid_per_win": "bid paid per win", "realised_per_win": "value realised per win"}))
+    chart = alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("window_start:Q", title=["Training episode", "(window start)"]),  # panels side by side
+        y=alt.Y("credits:Q", title="Credits per win"),
+        color=alt.Color("quantity:N", title=None),
+        strokeDash=alt.StrokeDash("quantity:N", title=None),
+        tooltip=["condition", "window_start", "quantity", alt.Tooltip("credits:Q", format=".1f")],
+    ).properties(width=180, height=180).facet(facet=alt.Facet("condition:N", title=None, sort=order),
+                                              columns=wrap_columns(180, d["condition"].n_unique(), legend_width=160))
+    return titled(chart, "Bid paid and value realised per win over training", caption(
+        "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
+
+
+# -- computed one-sentence readings (deterministic: conditions in ablation order) -----------
+def ablation_sentence(table: pl.DataFrame) -> str:
+    """The full economy's solve rate early, late and in evaluation against each ablation's
+    evaluation rate, with the number of seeds (computed from ``ablation_table``)."""
+    rows = {r["condition"]: r for r in table.iter_rows(named=True)}
+    key = _full_economy(list(rows))
+    if key is None:
+        return "No full-economy runs (condition `none`) in this dataset."
+    full = rows[key]
+    fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+    others = [f"{fmt(rows[c]['eval'])} with {condition_label(c)}" for c in sorted(rows, key=_order) if c != key]
+    return (f"The full economy solves {fmt(full['first_fifth'])} of episodes in the first fifth of training, "
+            f"{fmt(full['last_fifth'])} in the last fifth and {fmt(full['eval'])} in frozen evaluation"
+            + (f"; in evaluation: {', '.join(others)}" if others else "")
+            + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
+
+
+def learning_sentence(curve: pl.DataFrame) -> str:
+    """Each condition's mean solve rate in its first and last window (computed)."""
+    if curve.height == 0:
+        return "No training episodes."
+    parts = []
+    for c in sorted(set(curve["condition"].to_list()), key=_order):
+        g = curve.filter(pl.col("condition") == c).sort("window_start")
+        parts.append(f"{condition_label(c)} {g['solve_rate'][0]:.2f} -> {g['solve_rate'][-1]:.2f}")
+    return "Mean solve rate, first window -> last window: " + "; ".join(parts) + "."
+
+
+def population_sentence(dyn: pl.DataFrame) -> str:
+    """Living agents and wealth Gini at the end of training per condition (computed)."""
+    if dyn.height == 0:
+        return "No population snapshots."
+    parts = []
+    for c in sorted(set(dyn["condition"].to_list()), key=_order):
+        g = dyn.filter(pl.col("condition") == c).sort("round")
+        gini_last = g["gini"].drop_nulls()
+        gtxt = f", wealth Gini {gini_last[-1]:.2f}" if gini_last.len() else ", no wealth left to compare"
+        parts.append(f"{condition_label(c)}: {g['size'][-1]:.0f} agents{gtxt}")
+    return "At the end of training (mean over seeds): " + "; ".join(parts) + "."

@@ -1,0 +1,92 @@
+"""The Economy of Minds conformance play (:func:`economy_trace`, the spec's ``harness``);
+the checks are in :mod:`.core`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+from ...legal_policy import LegalPolicy, refused
+from ...testing.core import Observation, Trace
+
+
+def economy_trace(seed: int) -> Trace:
+    """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
+    by :class:`LegalPolicy` from the legal moves its observation carries, and an
+    illegal action (not a move) is probed, and must be refused, at every step. An
+    agent's policy is shown only the task's state (EoM sec. 3.2), never another
+    agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
+    any observation. The economy gives agents no private state to see, so there is no
+    positive control of their own."""
+    from .world import Economy, EconomyConfig, run_episode
+    from .world.blocksworld import BlocksWorld, make_instance
+
+    policy = LegalPolicy(seed)
+    economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
+    rng = random.Random(f"{seed}:founders")
+    for i in range(6):
+        economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
+    trace = Trace()
+    for e in range(20):
+        erng = random.Random(f"{seed}:ep:{e}")
+        target, stacks = make_instance(3, 3, erng)
+        env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
+
+        def act(record, obs, env=env, e=e):
+            view = dataclasses.asdict(obs)
+            text = json.dumps(view, default=str)
+            others = [a for a in economy.agents if a != record.agent_id]
+            leaks = [f"{a}'s id" for a in others if f'"{a}"' in text]
+            leaks += [f"{a}'s bid" for a in others if str(economy.agents[a].bid) in text]
+            trace.observations.append(Observation(record.agent_id, text, tuple(leaks)))
+            bad = (1, 2)  # a pair, not a Move
+            trace.outcomes.append(["refused", refused((TypeError,), f"{bad!r} as a move", lambda: env.apply(bad))])
+            return policy.move(obs.legal, e, len(trace.observations))
+
+        res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
+                          emit=lambda *a: None)
+        economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
+                            lambda r: (1 + r.randrange(3), 1 + r.randrange(3)))
+        trace.outcomes.append([e, res.solved, res.steps, res.winners, economy.ledger.balances()])
+    return trace
+
+
+def economy_seats_trace(seed: int) -> Trace:
+    """A run with mixed seats and a newcomer, played by the real runner: the compute
+    founder (and its offspring) on one model, the answer founder and the newcomer
+    (joining at episode 2) on another, every other seat a scripted policy; both models answer from a script
+    (:class:`~scarce_lab.llm.mock.MockModel`: no network). Every prompt sent is an
+    observation of the agent it was sent for (a prompt rewrite, which names no agent, is
+    ``rewrite``); a leak is any seat's model string, or the canary bids (every founder
+    bids 7001, the newcomer 7002), in a prompt: an agent's prompt is its own genome and
+    the task's notes (EoM sec. 3.2). Outcomes: every event's kind, agent and payload."""
+    import tempfile
+    from pathlib import Path
+
+    from ...llm.mock import MockModel
+    from .config import EconomyRunConfig
+    from .runner.play import run_economy
+
+    cfg = EconomyRunConfig(
+        task="arithmetic", model="scripted/partial", agents=4, episodes=5, eval_episodes=1, seed=seed,
+        founder_bid_min=7001, founder_bid_max=7001, economy={"explore_interval": 1, "reproduce_threshold": 45},
+        seats={"compute": {"model": "openai/gpt-4o-mini", "temperature": 0.3}, "answer": "hosted_vllm/seat-canary",
+               "newcomer": "hosted_vllm/seat-canary"},
+        newcomer={"episode": 2, "bid": 7002})
+    client = MockModel(['{"note": "result = 7", "answer": "7"}'])
+    models = sorted(set(cfg.seat_models().values()))
+    canaries = [*models, *(m.rsplit("/", 1)[-1] for m in models), "7001", "7002"]
+    trace = Trace()
+    with tempfile.TemporaryDirectory(prefix="scarce_lab_conformance_") as tmp:
+        run_dir = run_economy(cfg, Path(tmp), client=client)
+        for line in (run_dir / "llm_calls.jsonl").read_text(encoding="utf-8").splitlines():
+            call = json.loads(line)
+            text = json.dumps(call["messages"])
+            leaks = tuple(c for c in canaries if c in text)
+            trace.observations.append(Observation(call.get("agent") or "rewrite", text, leaks))
+        for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines():
+            e = json.loads(line)
+            if e["kind"] != "round_committed":
+                trace.outcomes.append([e["kind"], e.get("agent"), e["payload"]])
+    return trace

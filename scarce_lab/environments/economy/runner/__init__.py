@@ -1,0 +1,1 @@
+"""scarce_lab.environments.economy.runner."""

@@ -1,0 +1,109 @@
+"""SCARCE (slot auctions for one shared sandbox) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...data.events.migrations import _scarce_v1
+from ...registry import EnvironmentSpec, lazy_table, register
+from . import events
+from .config import ScarceConfig
+
+
+def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
+    """One SCARCE run (:func:`scarce_lab.environments.scarce.runner.run_scarce`; ``options``:
+    ``resume``, ``client``, ``tasks``, ``sandbox``, ...); returns its run folder."""
+    from .runner import run_scarce
+
+    return [run_scarce(config, out, **options)]
+
+
+def paper_table(data: Any) -> Any:
+    """Win rate, bids, durations, private-chat use, deadline misses and scores with
+    run-clustered CIs (:func:`scarce_lab.environments.scarce.analysis.summary`)."""
+    from .analysis import summary
+    from .tables import contentions_table, submissions_table
+
+    return summary(contentions_table(data), submissions_table(data))
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.environments.scarce.conformance.scarce_trace`)."""
+    from .conformance import scarce_trace
+
+    return scarce_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one run (per subrun, each contention as its phases)."""
+    from .viewer import render as body
+
+    return body(events_, max_chars)
+
+
+def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
+    """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
+    worker and subrun it plays (for each worker whose solver is ``model``, by its seat;
+    each may take a second call), and per contention per worker whose negotiator is
+    ``model`` a declaration, public reasoning, ``private_rounds`` messages, a revision
+    (``mechanism=revisable``) and a ballot; with institutions on
+    (:mod:`scarce_lab.environments.scarce.world.institutions`) also a promise, a contract offer and
+    an answer, and under ``sanctions=vote`` a vote on each other present worker's
+    breach (an upper bound: a contention holds only the workers that asked for a slot,
+    and only those present in its subrun)."""
+    plan = cfg.seat_plan()
+    subruns_played = {w: len([k for k in range(cfg.subruns) if w in cfg.present(k)]) for w in plan}
+    high = 2 * cfg.max_solver_steps * sum(subruns_played[w] for w, s in plan.items() if s.solver.model == model)
+    negotiators = [w for w, s in plan.items() if s.negotiator.model == model]
+    most = max((sum(w in negotiators for w in cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    present = max((len(cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    ins = cfg.institutions
+    per = most * (3 + cfg.private_rounds
+                  + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0)
+                  + (1 if ins.promises else 0) + (2 if ins.contracts else 0)
+                  + (present - 1 if ins.sanctions == "vote" else 0))
+    return 0, high, per
+
+
+def seat_keys(cfg: ScarceConfig) -> dict[str, tuple[str, ...]]:
+    """The run's workers ``w0 .. w{n-1}`` in order (no aliases); each is two models,
+    the parts ``solver`` and ``negotiator`` (``w0.negotiator``)."""
+    return dict.fromkeys(cfg.names, ())
+
+
+def config_v1(m: Any, params: dict) -> ScarceConfig:
+    """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
+    ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
+    (conditions are derived)."""
+    cfg = m.config
+    values = {k: v for k, v in cfg.items() if k in ScarceConfig.model_fields and k != "llm"}
+    values["llm"] = {"temperature": cfg.get("temperature", 0.0), "max_tokens": cfg.get("max_tokens"),
+                     "reasoning_effort": cfg.get("reasoning_effort")}
+    return ScarceConfig(**values)
+
+
+SPEC = register(EnvironmentSpec(
+    name="scarce",
+    title="SCARCE",
+    config=ScarceConfig,
+    run=run,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_scarce_v1,
+    config_v1=config_v1,
+    tables={kind: lazy_table("scarce_lab.environments.scarce.tables", f"{kind}_table", "SCARCE")
+            for kind in ("contentions", "submissions", "messages")},
+    paper_table=paper_table,
+    harness=harness,
+    render=render,
+    cli="scarce_lab.environments.scarce.cli",
+    face="scarce_lab.environments.scarce.analysis",
+    plan_calls=plan_calls,
+    plan_unit="negotiator calls per contention",
+    plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
+               "the solver's prompt grows with its transcript, so its token figure is a floor"),
+    seat_keys=seat_keys,
+    seat_parts=("solver", "negotiator"),
+))

@@ -1,0 +1,141 @@
+"""SCARCE agents: a Solver (works on the task, asks for slots) and a Negotiator
+(plays the four-phase contention) per worker, scripted or model-driven.
+
+``make_negotiator`` / ``make_solver`` map a model string (once, through
+:func:`~scarce_lab.llm.model.model_for`) to the one agent of each role,
+:class:`ModelNegotiator` / :class:`ModelSolver`, which decides through its
+:class:`~scarce_lab.llm.model.Model`: ``scripted/<policy>`` -> a scripted policy behind a
+:class:`~scarce_lab.llm.model.ScriptedModel` (no client needed), anything else -> a
+client model.
+Scripted negotiators: the basic policies of :mod:`.negotiators` and the strategic ones
+of :mod:`.scripted` and the institutional ones of :mod:`.institutional`
+(:data:`SCRIPTED_NEGOTIATORS` lists them all); scripted solvers:
+``scripted/skilled[:<skill>]`` (:class:`~.scripted.SkilledScriptedSolver`, stochastic
+progress over several slots) or any other ``scripted/<name>`` (the oracle routine of
+:class:`~.solvers.ScriptedSolver`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .decided import Decided, derive_seed
+from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
+from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
+from .negotiators import (
+    LLMNegotiator,
+    ModelNegotiator,
+    NegotiationTurn,
+    Negotiator,
+    ScriptedNegotiator,
+    ScriptedNegotiatorPolicy,
+)
+from .scripted import STRATEGIC_NEGOTIATORS, SkilledScriptedSolver, StrategicNegotiator, parse_skill
+from .solvers import (
+    LLMSolver,
+    ModelSolver,
+    ScriptedSolver,
+    ScriptedSolverPolicy,
+    Solver,
+    SolverAction,
+)
+from .views import NegotiationView, SolverObservation
+
+#: Every scripted negotiator policy (``scripted/<policy>``).
+SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
+#: Scripted solver policies with their own class (any other scripted name: the routine).
+SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
+
+
+def negotiator_policies(seed: int = 0) -> Callable[[str, str | None], ScriptedNegotiatorPolicy]:
+    """The scripted negotiator registry for :func:`~scarce_lab.llm.model.model_for`:
+    ``(policy, arg) -> policy object`` (randomness from ``seed``).
+
+    Raises (from the registry):
+        ValueError: a policy not in :data:`SCRIPTED_NEGOTIATORS`, or an argument (none takes one).
+    """
+
+    def policy(name: str, arg: str | None) -> ScriptedNegotiatorPolicy:
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        if name in STRATEGIC_NEGOTIATORS:
+            return StrategicNegotiator(name, seed=seed)
+        if name in INSTITUTION_NEGOTIATORS:
+            return InstitutionalNegotiator(name, seed=seed)
+        return ScriptedNegotiator(name, seed=seed)  # raises for an unknown policy
+
+    return policy
+
+
+def solver_policies(task: Any, seed: int = 0) -> Callable[[str, str | None], ScriptedSolverPolicy]:
+    """The scripted solver registry for :func:`~scarce_lab.llm.model.model_for`, bound
+    to the worker's ``task`` and the scripted solver's ``seed``: ``skilled[:<skill>]``
+    -> :class:`SkilledScriptedSolver`, any other name -> the routine of
+    :class:`ScriptedSolver`.
+
+    Raises (from the registry):
+        ValueError: a skill outside (0, 1].
+    """
+
+    def policy(name: str, arg: str | None) -> ScriptedSolverPolicy:
+        if name == "skilled":
+            return SkilledScriptedSolver(task, skill=parse_skill(arg), seed=seed)
+        return ScriptedSolver(task, policy=name, seed=seed)
+
+    return policy
+
+
+def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_client: Callable[[], Any] | None = None,
+                    reasoning_effort: str | None = None, temperature: float | None = None,
+                    **kwargs: Any) -> ModelNegotiator:
+    """The :class:`ModelNegotiator` of ``model``: a model string (resolved once by
+    :func:`~scarce_lab.llm.model.model_for`: ``scripted/<policy>`` -> the scripted policy
+    of :func:`negotiator_policies`, other models -> a client model over ``client`` or
+    ``make_client()``, with ``reasoning_effort`` and ``temperature`` (``None``: the
+    client's)) or a :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
+    :class:`ModelNegotiator` (``mechanism``, ``max_tokens``, ``run_id``).
+
+    Raises:
+        ValueError: unknown scripted policy or no client for a model.
+    """
+    from scarce_lab.llm.model import Generation, Model, model_for
+
+    lm = model if isinstance(model, Model) else model_for(
+        model, client=client, make_client=make_client,
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
+        policies=negotiator_policies(seed))
+    return ModelNegotiator(lm, seed, **kwargs)
+
+
+def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scripted_seed: int | None = None,
+                make_client: Callable[[], Any] | None = None, reasoning_effort: str | None = None,
+                temperature: float | None = None, **kwargs: Any) -> ModelSolver:
+    """The :class:`ModelSolver` of ``model`` on ``task``: a model string (resolved once
+    by :func:`~scarce_lab.llm.model.model_for`: ``scripted/<name>`` -> the scripted
+    policy of :func:`solver_policies`, seeded with ``scripted_seed``, default ``seed``;
+    other models -> a client model over ``client`` or ``make_client()``, with
+    ``reasoning_effort`` and ``temperature`` (``None``: the client's), whose call seeds
+    derive from ``seed``) or a
+    :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
+    :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``, ``run_id``).
+
+    Raises:
+        ValueError: no client for a model, or a skill outside (0, 1].
+    """
+    from scarce_lab.llm.model import Generation, Model, model_for
+
+    lm = model if isinstance(model, Model) else model_for(
+        model, client=client, make_client=make_client,
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
+        policies=solver_policies(task, seed if scripted_seed is None else scripted_seed))
+    return ModelSolver(lm, seed, **kwargs)
+
+
+__all__ = [
+    "Decided", "derive_seed", "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
+    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
+    "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
+    "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
+    "ScriptedSolverPolicy", "negotiator_policies", "solver_policies",
+]

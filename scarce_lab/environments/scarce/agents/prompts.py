@@ -1,0 +1,47 @@
+"""Render the SCARCE prompt templates (``templates/*.j2``) and the tool descriptions (``tools.yaml``)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    env.filters["tojson_ascii"] = lambda v: json.dumps(v, ensure_ascii=False)  # json.dumps' default separators
+    env.filters["minutes"] = lambda s: f"{float(s) / 60:.1f} min"
+    return env
+
+
+def render(name: str, **context: Any) -> str:
+    """Render ``templates/<name>`` with ``context``.
+
+    Raises:
+        jinja2.TemplateNotFound: no such template.
+        jinja2.UndefinedError: the template needs a variable not in ``context``.
+    """
+    return _env().get_template(name).render(**context).strip()
+
+
+@lru_cache(maxsize=1)
+def tool_descriptions() -> dict[str, str]:
+    """Tool name -> its description (prompt text of native tool calling; from
+    ``templates/tools.yaml``). The argument schemas come from the state's action mask
+    (:func:`scarce_lab.environments.scarce.agents.masks.tool_specs_for`)."""
+    data = yaml.safe_load((TEMPLATES / "tools.yaml").read_text())
+    return {t["name"]: t["description"] for t in data["tools"]}

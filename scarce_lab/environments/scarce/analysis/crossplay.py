@@ -1,0 +1,193 @@
+"""SCARCE cross-play inputs: per-worker payoffs by model, and the choices behind
+exclusive alliances (who ranks whom first on ballots, who messages whom), for
+:mod:`scarce_lab.analysis.crossplay`.
+
+Models per worker come from the run's manifest: ``w0.negotiator`` / ``w0.solver``
+(runs with seats), else the run's ``negotiator`` / ``solver`` (every worker the same).
+``part`` (default ``negotiator``: the ballots and messages are the negotiator's) picks
+which of a worker's two models names it.
+
+Payoff: a worker's mean task ``score`` over its submissions (0..1; a missed deadline
+scores 0 under the paper's rule), per run.
+
+Alliances: a ballot's *first place among the others* (the highest-ranked worker other
+than the voter), in contentions with at least 3 participants (with 2 the voter has no
+choice); a private message's recipient among the contention's other participants.
+Uniform choice: each other participant with chance 1/(n-1), so the expected count of a
+model is the share of that model among the voter's (sender's) rivals. A choice whose
+rivals all play one model says nothing about models and is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+from scarce_lab.analysis.crossplay import (
+    CompositionError,
+    complete_runs,
+    condition_without_composition,
+)
+from scarce_lab.analysis.pooling import PoolingError
+
+#: The part whose model names a worker by default.
+DEFAULT_PART = "negotiator"
+
+
+def worker_models(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
+    """``run_id, condition, agent, model, seat_settings`` for every worker that played
+    of a complete run (from the manifests; the workers are those of the run's
+    ``submission`` events; runs that are not complete are left out with a warning);
+    ``seat_settings``: the rest of the worker's seat (the other part's model and
+    settings, memory) as text, which must be one per model
+    (:func:`scarce_lab.analysis.crossplay.focal_runs` refuses otherwise).
+
+    Raises:
+        ValueError: ``part`` is not ``solver`` or ``negotiator``.
+        CompositionError: no model recorded for a worker (named).
+        PoolingError: two runs of one base condition with other settings.
+    """
+    if part not in ("solver", "negotiator"):
+        raise ValueError(f"part must be 'solver' or 'negotiator', got {part!r}")
+    subs = ds.payloads("submission", "scarce").select("run_id", "agent").unique().collect()
+    workers: dict[str, list[str]] = {}
+    for r in subs.iter_rows(named=True):
+        workers.setdefault(r["run_id"], []).append(r["agent"])
+    rows, key_of = [], {}
+    for m in complete_runs(ds, "scarce"):
+        cond = condition_without_composition(m.condition_settings or {})
+        base = m.condition_settings.get("base_condition") or str(m.condition).split(",")[0]
+        key = json.dumps(cond, sort_keys=True, default=str)
+        if key_of.setdefault(base, key) != key:
+            raise PoolingError(f"SCARCE runs of condition {base!r} differ in other settings (e.g. run {m.run_id}): "
+                               "load them separately; a cross-play cell never pools settings")
+        seats = (m.condition_settings or {}).get("seats") or {}
+        other = "solver" if part == "negotiator" else "negotiator"
+        for w in sorted(workers.get(m.run_id, [])):
+            model = (m.models or {}).get(f"{w}.{part}") or (m.models or {}).get(part)
+            if not model or model == "mixed":
+                raise CompositionError(f"run {m.run_id}: the manifest names no {part} model for worker {w}")
+            if w in seats:  # the seat's record without the model that names it
+                own = {k: v for k, v in seats[w].items() if k != part}
+                own[part] = {k: v for k, v in (seats[w].get(part) or {}).items() if k != "model"}
+            else:  # no seats: the run's settings of the worker
+                own = {other: {"model": (m.models or {}).get(other)}, part: {}, "memory": m.condition_settings.get("memory")}
+            rows.append({"run_id": m.run_id, "condition": base, "agent": w, "model": model,
+                         "seat_settings": json.dumps(own, sort_keys=True, default=str)})
+    return pl.DataFrame(rows, schema={"run_id": pl.String, "condition": pl.String, "agent": pl.String,
+                                      "model": pl.String, "seat_settings": pl.String})
+
+
+def per_agent(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
+    """``run_id, condition, agent, model, payoff`` (mean submission score per worker)."""
+    scores = (ds.payloads("submission", "scarce").select("run_id", "agent", "score").collect()
+              .group_by("run_id", "agent").agg(pl.col("score").cast(pl.Float64).mean().alias("payoff")))
+    return worker_models(ds, part).join(scores, on=["run_id", "agent"], how="inner").sort("run_id", "agent")
+
+
+def _contests(ds: Any) -> pl.DataFrame:
+    return ds.payloads("contention_start", "scarce").select("run_id", "round", "participants").collect()
+
+
+def _choice_rows(run_id: str, chooser: str, picked: str, options: list[str], model_of: dict) -> list[dict]:
+    """The rows of one choice; none when its rivals all play one model (the choice then
+    says nothing about models)."""
+    n = len(options)
+    by_model: dict[str, int] = {}
+    for o in options:
+        by_model[model_of[o]] = by_model.get(model_of[o], 0) + 1
+    if len(by_model) < 2:
+        return []
+    return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / n,
+             "picked": int(model_of[picked] == mm)} for mm, k in by_model.items()]
+
+
+def _models_by_run(ds: Any, part: str) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for r in worker_models(ds, part).iter_rows(named=True):
+        out.setdefault(r["run_id"], {})[r["agent"]] = r["model"]
+    return out
+
+
+def ballot_choices(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
+    """One row per (ballot, rival model): the voter's model, the rival model, the
+    uniform chance of ranking a worker of that model first among the others, and
+    whether the voter did (see the module docstring). Contentions with fewer than 3
+    participants are left out."""
+    models = _models_by_run(ds, part)
+    parts = {(r["run_id"], r["round"]): r["participants"] for r in _contests(ds).iter_rows(named=True)}
+    rows: list[dict] = []
+    for b in ds.payloads("ballot", "scarce").select("run_id", "round", "agent", "entries").collect().iter_rows(named=True):
+        who = parts.get((b["run_id"], b["round"])) or []
+        others = [w for w in who if w != b["agent"]]
+        ranked = [e["worker"] for e in b["entries"] if e["worker"] != b["agent"] and e["worker"] in others]
+        if len(others) < 2 or not ranked or b["run_id"] not in models:
+            continue
+        rows += _choice_rows(b["run_id"], b["agent"], ranked[0], others, models[b["run_id"]])
+    return _frame(rows)
+
+
+def message_choices(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
+    """One row per (private message, rival model): the sender's model, the rival
+    model, the uniform chance of writing to a worker of that model, and whether the
+    message went to one. Contentions with fewer than 3 participants are left out."""
+    models = _models_by_run(ds, part)
+    parts = {(r["run_id"], r["round"]): r["participants"] for r in _contests(ds).iter_rows(named=True)}
+    rows: list[dict] = []
+    msgs = ds.payloads("private_message", "scarce").select("run_id", "round", "sender", "recipient").collect()
+    for m in msgs.iter_rows(named=True):
+        others = [w for w in parts.get((m["run_id"], m["round"])) or [] if w != m["sender"]]
+        if len(others) < 2 or m["recipient"] not in others or m["run_id"] not in models:
+            continue
+        rows += _choice_rows(m["run_id"], m["sender"], m["recipient"], others, models[m["run_id"]])
+    return _frame(rows)
+
+
+def _frame(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema={"run_id": pl.String, "chooser_model": pl.String, "chosen_model": pl.String,
+                                      "expected": pl.Float64, "picked": pl.Int64})
+
+
+#: What a SCARCE focal payoff is.
+PAYOFF = "mean task score per subrun (0..1)"
+#: A task score lies in 0..1 (a missed deadline scores 0): the intervals stay inside.
+SCORE_BOUNDS = (0.0, 1.0)
+
+
+def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> pl.DataFrame:
+    """One row per run of ``data`` (a path or a Dataset): focal and background models
+    (of each worker's ``part``), focal and residents' mean score, their difference
+    (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``)."""
+    from scarce_lab.analysis.crossplay import dataset, focal_runs
+
+    return focal_runs(per_agent(dataset(data), part), focal, by=["condition"])
+
+
+def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The focal payoff matrix of :func:`crossplay_runs` as a Result."""
+    from scarce_lab.analysis.crossplay import matrix_result
+
+    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_focal_payoff",
+                         convention=convention, bounds=SCORE_BOUNDS)
+
+
+def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The invader's advantage of :func:`crossplay_runs` as a Result."""
+    from scarce_lab.analysis.crossplay import advantage_result
+
+    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_invader_advantage",
+                            convention=convention, bounds=SCORE_BOUNDS)
+
+
+def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
+    """Exclusive alliances, by model: (ballot first places among the others, private
+    message recipients), each a Result against uniform choice among the rivals."""
+    from scarce_lab.analysis.crossplay import choices_result, dataset
+
+    ds = dataset(data)
+    return (choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
+                           name="scarce_crossplay_ballot_first", convention=convention),
+            choices_result(message_choices(ds, part), what="private message recipients",
+                           name="scarce_crossplay_messages", convention=convention))

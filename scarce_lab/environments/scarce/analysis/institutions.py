@@ -1,0 +1,230 @@
+"""Institutions in the SCARCE auction (sanctions, public reputation, contracts): the
+condition of each run, institutional behaviour with and without each module, and
+collective output against the centralised schedulers (the SCARCE paper's open
+question "do institutions help or hurt collective output?").
+
+Pure functions on polars frames (no environment, agent or runner import):
+
+- :func:`institution_settings`: one row per run: its institutions (``none`` when every
+  module is off, e.g. ``sanctions=vote,fine=100,fine_to=bank,reputation``), the
+  scheduler, and ``arm`` = ``<scheduler>`` for a centralised baseline or
+  ``ballots|<institutions>`` for a negotiated run: the unit of comparison.
+- :func:`institution_frames` + :func:`institution_run_rates` +
+  :func:`institution_behaviour`: per run, from the institution events: promise-keeping
+  rate (kept / judged promises), breaches per contention, share of breaches fined,
+  share of contract offers signed, share of signed contracts whose condition held.
+  Summarised per ``arm`` with a t interval over runs (:func:`~.base.mean_over_runs`,
+  bounded to [0, 1] for shares); a run without the item (no promise judged) gives no
+  value for that rate, never a 0.
+- :func:`relational_share`: the share of labelled agent-rounds with at least one
+  relational tactic of the taxonomy (its ``relational`` flag), per ``arm``, cluster
+  interval over runs (:func:`~.base.cluster_ci`).
+- :func:`collective_by_arm`: deadline-miss rate, mean partial score and total queue
+  wait per run (:func:`~.dynamics.collective_outcomes`), per ``arm`` with a t interval
+  over runs, and the difference to a reference arm on the same seeds.
+
+Never pooled: every grouped function refuses a group whose runs differ in a condition
+setting other than what the group names (:func:`~scarce_lab.analysis.pooling.check_no_pooling`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Collection, Mapping, Sequence
+
+import polars as pl
+
+from scarce_lab.analysis import stats
+from scarce_lab.analysis.pooling import check_no_pooling
+
+from .base import SHARE, _nan_none, _need, cluster_ci, mean_over_runs, scarce_run_configs
+from .dynamics import _outcome_bounds
+from .tactics import _has_any
+
+#: Default institution settings (the environment's: every module off).
+OFF = {"sanctions": "off", "fine": 100, "fine_to": "bank", "reputation": False, "contracts": False,
+       "max_contract": 500}
+
+INSTITUTION_SETTINGS_SCHEMA = {
+    "run_id": pl.String, "seed": pl.Int64, "scheduler": pl.String, "institutions": pl.String,
+    "sanctions": pl.String, "reputation": pl.Boolean, "contracts": pl.Boolean, "arm": pl.String,
+    "settings": pl.String,
+}
+
+
+def institutions_label(ins: Mapping | None) -> str:
+    """``none`` when every module is off, else the modules that are on and the
+    non-default parameters that apply (``sanctions=vote,fine=50,reputation,contracts``)."""
+    ins = {**OFF, **(ins or {})}
+    parts = []
+    if ins["sanctions"] != "off":
+        parts.append(f"sanctions={ins['sanctions']}")
+        parts += [f"{k}={ins[k]}" for k in ("fine", "fine_to") if ins[k] != OFF[k]]
+    if ins["reputation"]:
+        parts.append("reputation")
+    if ins["contracts"]:
+        parts.append("contracts" + (f"(max={ins['max_contract']})" if ins["max_contract"] != OFF["max_contract"] else ""))
+    return ",".join(parts) or "none"
+
+
+def institution_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """One row per SCARCE run (:data:`INSTITUTION_SETTINGS_SCHEMA`) from the manifest's
+    ``config`` JSON (a config without ``institutions`` is a run with every module off),
+    with ``settings``: the run's condition settings (canonical JSON of the manifest's
+    ``condition_settings``; null where the runs frame has none), so the per-arm tables
+    refuse an arm that mixes models, compositions or other settings
+    (:func:`~scarce_lab.analysis.pooling.check_no_pooling`)."""
+    rows = []
+    for r, c in scarce_run_configs(runs):
+        ins = {**OFF, **(c.get("institutions") or {})}
+        label, sched = institutions_label(ins), c.get("scheduler", "ballots")
+        cs = r.get("condition_settings")
+        settings = json.dumps(json.loads(cs), sort_keys=True, separators=(",", ":")) if cs else None
+        rows.append({"run_id": r["run_id"], "seed": r["seed"], "scheduler": sched, "institutions": label,
+                     "settings": settings,
+                     "sanctions": ins["sanctions"], "reputation": bool(ins["reputation"]),
+                     "contracts": bool(ins["contracts"]),
+                     "arm": f"ballots|{label}" if sched == "ballots" else (sched if label == "none" else f"{sched}|{label}")})
+    return pl.DataFrame(rows, schema=INSTITUTION_SETTINGS_SCHEMA, orient="row")
+
+
+#: The event kinds :func:`institution_run_rates` reads.
+INSTITUTION_KINDS = ("contention_start", "promise_judged", "breach", "sanction", "contract_offer", "contract_answer",
+                     "contract_settlement")
+
+
+def institution_frames(dataset) -> dict[str, pl.DataFrame]:
+    """``kind -> payload frame`` of :data:`INSTITUTION_KINDS` from a loaded dataset
+    (``sl.load(...)``; anything with ``payloads(kind, environment)`` returning a
+    LazyFrame); a kind with no event is an empty frame with its columns."""
+    return {k: dataset.payloads(k, "scarce").collect() for k in INSTITUTION_KINDS}
+
+
+BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share", "signed_share", "held_share")
+
+
+def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataFrame) -> pl.DataFrame:
+    """Per run: the institutional rates of :data:`BEHAVIOUR_METRICS`, null where the
+    run has nothing to rate: no promise judged, no breach, no offer or signed contract,
+    and always where the module that records it was off (a run without sanctions or
+    reputation judges no commitment: its breach rate is unknown, not 0).
+
+    Args:
+        frames: kind -> payload frame (``run_id`` plus the payload columns) for
+            ``contention_start``, ``promise_judged``, ``breach``, ``sanction``,
+            ``contract_offer``, ``contract_answer``, ``contract_settlement`` (e.g.
+            ``{k: ds.payloads(k, "scarce").collect() for k in ...}``).
+        settings: :func:`institution_settings` of the runs to report.
+    """
+    _need(settings, ("run_id", "sanctions", "reputation", "contracts"), "settings")
+    def f(kind):
+        return frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
+
+    rows = []
+    for rid, sanctions, reputation, contracts in settings.select(
+            "run_id", "sanctions", "reputation", "contracts").iter_rows():
+        judged_on = sanctions != "off" or bool(reputation)
+
+        def of(kind, rid=rid):
+            d = f(kind)
+            return d.filter(pl.col("run_id") == rid) if d.height else d
+
+        cont, judged, breach, sanc = of("contention_start"), of("promise_judged"), of("breach"), of("sanction")
+        offers, answers, settled = of("contract_offer"), of("contract_answer"), of("contract_settlement")
+
+        def share(num, den, on=True):
+            return None if den == 0 or not on else num / den
+
+        rows.append({
+            "run_id": rid,
+            "promise_keeping": share(int(judged["kept"].sum()) if judged.height else 0, judged.height, judged_on),
+            "breaches_per_contention": share(breach.height, cont.height, judged_on),
+            "fined_share": share(int(sanc["passed"].sum()) if sanc.height else 0, sanc.height,
+                                 sanctions != "off"),
+            "signed_share": share(int(answers["signed"].sum()) if answers.height else 0, offers.height, bool(contracts)),
+            "held_share": share(int(settled["held"].sum()) if settled.height else 0, settled.height, bool(contracts)),
+        })
+    return pl.DataFrame(rows, schema={"run_id": pl.String, **dict.fromkeys(BEHAVIOUR_METRICS, pl.Float64)},
+                        orient="row")
+
+
+def institution_behaviour(rates: pl.DataFrame, settings: pl.DataFrame, *, by: Sequence[str] = ("arm",)) -> pl.DataFrame:
+    """:func:`institution_run_rates` per ``by`` group: ``metric``, ``value``, ``lo``,
+    ``hi`` (t interval over runs, bounded to [0, 1] for shares; none from one run),
+    ``runs`` (runs with a value).
+
+    Raises:
+        PoolingError: a group mixes conditions (``settings`` column present).
+    """
+    d = rates.join(settings, on="run_id", how="left")
+    _need(d, ("run_id", *by), "rates joined with settings")
+    check_no_pooling(d, list(by), what="institution_behaviour")
+    rows = []
+    for key, part in d.sort(list(by)).group_by(list(by), maintain_order=True):
+        base = dict(zip(by, key, strict=True))
+        for m in BEHAVIOUR_METRICS:
+            bounds = None if m == "breaches_per_contention" else SHARE
+            ci = mean_over_runs(part[m].to_list(), bounds=bounds)
+            rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"], "runs": ci["runs"]})
+    schema = {b: d.schema[b] for b in by} | {"metric": pl.String, "value": pl.Float64, "lo": pl.Float64,
+                                              "hi": pl.Float64, "runs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def relational_share(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("arm",),
+                     seed: int = 0) -> pl.DataFrame:
+    """Share of labelled agent-rounds with at least one relational label, per ``by``
+    group (cluster interval over runs). ``rounds``: labelled rounds (``run_id``,
+    ``labels`` list) joined with the ``by`` columns (e.g. :func:`institution_settings`).
+
+    Raises:
+        PoolingError: a group mixes conditions.
+    """
+    _need(rounds, ("run_id", "labels", *by), "rounds")
+    check_no_pooling(rounds, list(by), what="relational_share")
+    d = rounds.with_columns(_has_any(relational).cast(pl.Float64).alias("_rel"))
+    rows = [dict(zip(by, key, strict=True)) | cluster_ci(part, "_rel", seed=seed, bounds=SHARE)
+            for key, part in d.sort(list(by)).group_by(list(by), maintain_order=True)]
+    schema = {b: rounds.schema[b] for b in by} | {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
+                                                  "n": pl.Int64, "runs": pl.Int64, "se": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+COLLECTIVE_METRICS = ("deadline_miss_rate", "mean_partial_score", "total_queue_wait_s")
+
+
+def collective_by_arm(outcomes: pl.DataFrame, *, by: Sequence[str] = ("arm",), reference: str | None = "ballots|none",
+                      pair_on: Sequence[str] = ("seed",)) -> pl.DataFrame:
+    """Collective output per ``by`` group: the deadline-miss rate (share of a run's
+    submissions that missed), mean partial score and total queue wait (s), mean and t
+    interval over runs; ``diff``/``diff_lo``/``diff_hi``/``pairs``: the mean paired
+    difference to the ``reference`` arm on the same ``pair_on`` values (null without pairs).
+
+    Args:
+        outcomes: :func:`~.dynamics.collective_outcomes` joined with
+            :func:`institution_settings` (``arm``, ``seed``).
+
+    Raises:
+        PoolingError: a group mixes conditions.
+    """
+    _need(outcomes, ("run_id", *by, *pair_on, *COLLECTIVE_METRICS), "outcomes")
+    check_no_pooling(outcomes, list(by), what="collective_by_arm")
+    ref = outcomes.filter(pl.col(by[0]) == reference) if reference is not None else outcomes.clear()
+    rows = []
+    for key, part in outcomes.sort(list(by)).group_by(list(by), maintain_order=True):
+        base = dict(zip(by, key, strict=True))
+        paired = part.join(ref.select(*pair_on, *[pl.col(m).alias(f"_ref_{m}") for m in COLLECTIVE_METRICS]),
+                           on=list(pair_on), how="inner")
+        for m in COLLECTIVE_METRICS:
+            bounds = SHARE if m == "deadline_miss_rate" else _outcome_bounds(part, m)
+            ci = mean_over_runs(part[m].to_list(), bounds=bounds)
+            diffs = (paired[m].cast(pl.Float64) - paired[f"_ref_{m}"].cast(pl.Float64)).to_list()
+            dm, dlo, dhi = stats.mean_ci(diffs) if diffs else (math.nan,) * 3
+            rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"], "runs": ci["runs"],
+                                "diff": _nan_none(dm), "diff_lo": _nan_none(dlo), "diff_hi": _nan_none(dhi),
+                                "pairs": len(diffs)})
+    schema = {b: outcomes.schema[b] for b in by} | {
+        "metric": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "runs": pl.Int64,
+        "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")

@@ -1,0 +1,223 @@
+"""SCARCE result frames in the paper's table layouts.
+
+The analysis functions (:mod:`scarce_lab.environments.scarce.analysis.experiments`) return long
+frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,
+``hi``, ``se``, ``n``, ``runs``. A paper table is wide: e.g. the SCARCE paper's Table 1
+has tactic categories as rows (grouped relational / non-relational) and models as
+columns; Table 8 has stages 1-4 as columns. :func:`wide_table` pivots a long frame into
+that layout, with ``value [lo, hi]`` cells (:func:`scarce_base.with_ci_text`), and
+refuses to put two rows of the long frame into one cell (conditions are never pooled).
+
+Column and row labels name only what differs between the groups shown
+(:func:`scarce_base.group_labels`, :mod:`condition_labels`); the full condition of each
+label is in :func:`settings_table`, which notebooks show folded (:func:`folded`), one
+click away. :func:`scarce_lab.analysis.figures.latex_table` is the LaTeX export of
+:func:`scarce_lab.analysis.figures.save_table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from scarce_lab.analysis.figures import TABLE_FILES
+
+from .base import with_ci_text
+
+
+def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
+               column_order: Sequence | None = None, index_order: dict[str, Sequence] | None = None,
+               digits: int = 2, runs_row: bool = True) -> pl.DataFrame:
+    """``res`` (long, with ``value``/``lo``/``hi``/``runs``) as a wide table: one row per
+    value of ``index``, one column per value of ``columns`` (as text, in
+    ``column_order`` when given, else sorted), cells ``value [lo, hi]`` (``value`` alone
+    without an interval, empty where the long frame has no row). ``index_order`` fixes
+    the row order of an index column (values not listed go last, sorted). With
+    ``runs_row`` a last row gives the runs behind each column (``a-b`` when rows of a
+    column rest on different numbers of runs).
+
+    Raises:
+        ValueError: a column is missing; or two rows of ``res`` fall in one cell (the
+            message names the cell: the index is missing a setting that differs, and
+            showing one value of the two would pool or drop a condition).
+    """
+    need = [*index, columns, "value", "lo", "hi", "runs"]
+    if missing := [c for c in need if c not in res.columns]:
+        raise ValueError(f"wide_table: the result frame lacks columns {missing}")
+    dup = res.group_by([*index, columns]).len().filter(pl.col("len") > 1)
+    if dup.height:
+        raise ValueError(f"wide_table: {dup.height} cell(s) hold several rows, e.g. {dup.row(0, named=True)}: "
+                         f"add the setting that differs to the index {list(index)} (conditions are never pooled)")
+    d = with_ci_text(res, digits).with_columns(pl.col(columns).cast(pl.String).alias("_col"))
+    present = d["_col"].unique().to_list()
+    order = [str(c) for c in column_order if str(c) in present] if column_order is not None else []
+    order += sorted(c for c in present if c not in order)
+    wide = d.pivot(on="_col", index=list(index), values="estimate", aggregate_function=None)
+    for c in order:
+        if c not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.String).alias(c))
+    wide = wide.select(*index, *order).with_columns(pl.col(order).fill_null(""))
+    sort_keys = []
+    for col in index:
+        rank = {v: i for i, v in enumerate((index_order or {}).get(col, []))}
+        sort_keys.append(pl.col(col).map_elements(lambda v, r=rank: r.get(v, len(r)), return_dtype=pl.Int64))
+        sort_keys.append(pl.col(col).cast(pl.String))
+    wide = wide.with_columns([k.alias(f"_k{i}") for i, k in enumerate(sort_keys)]) \
+               .sort([f"_k{i}" for i in range(len(sort_keys))], nulls_last=True) \
+               .drop([f"_k{i}" for i in range(len(sort_keys))])
+    wide = wide.with_columns(pl.col(c).cast(pl.String) for c in index)
+    if runs_row:
+        runs = {c: _span(d.filter(pl.col("_col") == c)["runs"].to_list()) for c in order}
+        foot = {c: None for c in index} | runs
+        foot[index[-1]] = "runs"
+        wide = pl.concat([wide, pl.DataFrame([foot], schema=wide.schema)])
+    return wide
+
+
+def _span(values: list) -> str:
+    vals = sorted({int(v) for v in values if v is not None})
+    if not vals:
+        return ""
+    return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+
+
+def relational_kind(category: str, relational: set[str] | Sequence[str]) -> str:
+    """The paper's Table 1 grouping of a taxonomy category: ``relational``,
+    ``non-relational``, or ``any relational`` for the ``relational`` summary row."""
+    if category == "relational":
+        return "any relational"
+    return "relational" if category in set(relational) else "non-relational"
+
+
+def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] = ("model", "condition")) -> pl.DataFrame:
+    """One row per short label (``label``) with the full settings behind it (``cols``),
+    sorted by label: the key to a table or chart whose labels name only what differs.
+
+    Raises:
+        ValueError: a column is missing, or one label stands for two settings.
+    """
+    if missing := [c for c in (label, *cols) if c not in res.columns]:
+        raise ValueError(f"settings_table: missing columns {missing}")
+    out = res.select(label, *cols).unique().sort(label, nulls_last=True)
+    if out[label].n_unique() != out.height:
+        raise ValueError(f"settings_table: a {label!r} label stands for several settings; labels must be distinct")
+    return out
+
+
+def folded(summary: str, markdown: str) -> str:
+    """``markdown`` inside an HTML ``<details>`` element (JupyterLab, GitHub and
+    nbviewer render it folded, with ``summary`` to click)."""
+    return f"<details><summary>{summary}</summary>\n\n{markdown}\n</details>\n"
+
+
+def blank_repeats(df: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
+    """``df`` for display with a value of ``cols`` blanked where it repeats the row above
+    (with every column before it): the paper's grouped rows (``relational`` once, then its
+    categories). Saved tables keep every value."""
+    out = {c: df[c].to_list() for c in df.columns}
+    for i in range(df.height - 1, 0, -1):
+        for j, c in enumerate(cols):
+            if all(out[k][i] == df[k][i - 1] for k in cols[: j + 1]) and df[c][i] is not None:
+                out[c][i] = ""
+    return pl.DataFrame(out, schema={c: (pl.String if c in cols else t) for c, t in df.schema.items()})
+
+
+def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", condition: str = "condition",
+                   out: str = "setting") -> pl.DataFrame:
+    """``res`` with ``out``: a short row label for a wide table whose columns are the
+    values of ``column`` (memory horizon, mechanism...): the model, then what its
+    condition says apart from ``column`` and that differs between the model's rows
+    (:func:`condition_labels.differing_parts`). Conditions that differ only in ``column``
+    share a label (they are the columns of one row); any other difference keeps rows
+    apart. The primary condition (``ballots_fixed_mem-cross``) loses the token holding
+    the row's ``column`` value; a ``column=value`` part is dropped.
+
+    Raises:
+        ValueError: a column is missing.
+    """
+    from scarce_lab.analysis.labels import condition_parts, differing_parts, part_key
+
+    if missing := [c for c in (model, condition, column) if c not in res.columns]:
+        raise ValueError(f"setting_labels: missing columns {missing}")
+
+    def rest(cond: str | None, value) -> str:
+        parts = condition_parts(cond or "")
+        v = str(value)
+        kept = []
+        for p in parts:
+            if part_key(p) == "":
+                p = "_".join(t for t in p.split("_") if v not in t.split("-") and t != v)
+            elif part_key(p) == column:
+                continue
+            kept.append(p)
+        return ",".join(kept)
+
+    keys = [rest(c, v) for c, v in zip(res[condition].to_list(), res[column].to_list(), strict=True)]
+    d = res.with_columns(pl.Series("_rest", keys, dtype=pl.String))
+    labels: dict[tuple, str] = {}
+    for (m,), g in d.select(model, "_rest").unique().group_by(model, maintain_order=True):
+        conds = sorted(g["_rest"].to_list())
+        diff = differing_parts(conds) if len(conds) > 1 else {conds[0]: []}
+        for c in conds:
+            labels[(m, c)] = str(m) if len(conds) == 1 else f"{m} | {','.join(diff[c]) or 'reference'}"
+    if len(set(labels.values())) < len(labels):
+        labels = {(m, c): f"{m} | {c}" for m, c in labels}
+    return d.with_columns(pl.Series(out, [labels[(m, c)] for m, c in zip(d[model].to_list(), d["_rest"].to_list(),
+                                                                          strict=True)], dtype=pl.String)).drop("_rest")
+
+
+class NoTable:
+    """What stands in for a table with nothing to show ("a table or chart with
+    nothing to show becomes a sentence that says so"): the reason, displayed as the sentence
+    ``No table: <reason>`` (the table counterpart of :class:`~scarce_lab.analysis.figures.NoFigure`)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"No table: {self.reason}"
+
+    def __str__(self) -> str:
+        return f"*No table: {self.reason}*"
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def __bool__(self) -> bool:
+        return False
+
+
+
+
+def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = "value") -> NoTable | None:
+    """A :class:`NoTable` when the result frame ``res`` has nothing to show: no row, or every
+    ``value`` null, NaN or zero (e.g. tactic shares of a model that never wrote a tactic: a
+    table of zeros reads as a finding); ``None`` when it has something. With ``out_dir``,
+    the files an earlier run saved under ``name`` and ``name + "_long"`` are removed (so a
+    table of other data cannot pass for this data's).
+
+    Raises:
+        ValueError: ``res`` has no ``value`` column.
+    """
+    if value not in res.columns:
+        raise ValueError(f"nothing_to_show: the result frame has no {value!r} column (columns: {res.columns})")
+    v = res[value]
+    if v.dtype.is_float():
+        v = v.fill_nan(None)
+    v = v.drop_nulls()
+    if res.height == 0:
+        why = f"{name}: the data has no row for it"
+    elif v.len() == 0:
+        why = f"{name}: no group has a value in this data"
+    elif v.dtype.is_numeric() and bool((v == 0).all()):
+        why = f"{name}: every value is zero in this data ({res.height} rows, {v.len()} with a value)"
+    else:
+        return None
+    if out_dir is not None:
+        from pathlib import Path
+
+        for stem in (name, name + "_long"):
+            for ext in TABLE_FILES:
+                (Path(out_dir) / f"{stem}{ext}").unlink(missing_ok=True)
+    return NoTable(why)

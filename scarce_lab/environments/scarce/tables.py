@@ -1,0 +1,366 @@
+"""SCARCE tidy tables from run directories (environment ``scarce``).
+
+Three tables, each a polars DataFrame with a fixed schema:
+
+- :func:`contentions_table` (:data:`CONTENTION_SCHEMA`): one row per worker per
+  contention.
+- :func:`submissions_table` (:data:`SUBMISSION_SCHEMA`): one row per worker per subrun.
+- :func:`messages_table` (:data:`MESSAGE_SCHEMA`): one row per worker per contention
+  with its public reasoning, the private messages it sent and received and the
+  context it saw (the input of the communication judge).
+
+Every function takes a run directory, a folder of runs, or a
+:class:`~scarce_lab.data.loaders.Dataset`. ``model`` is the negotiator's model (the
+agent whose behaviour the tables describe), ``solver_model`` the solver's.
+
+Every table carries the condition columns of :mod:`scarce_lab.data.tables`
+(``base_condition`` is ``<scheduler>_<mechanism>_mem-<memory>``). The events they
+read are the typed payloads of :mod:`scarce_lab.environments.scarce.events`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ...data.loaders import Dataset, load_dataset
+from ...data.schema import is_scripted
+from ...data.tables import label_conditions, settings_json
+
+#: Settings already in SCARCE's base condition (``<scheduler>_<mechanism>_mem-<memory>``).
+#: Settings the ``base_condition`` label already names (with seats and joins/leaves:
+#: :func:`_membership_label`), never repeated by :func:`label_conditions`.
+_BASE_KEYS = ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")
+
+CONTENTION_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String,
+    "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
+    "model": pl.String,
+    "solver_model": pl.String,
+    "scheduler": pl.String,
+    "mechanism": pl.String,
+    "subrun": pl.Int64,
+    "contention": pl.Int64,
+    "worker": pl.String,
+    "n_participants": pl.Int64,
+    "request_time_s": pl.Float64,
+    "requested_duration_s": pl.Int64,
+    "desired_position": pl.Int64,
+    "desired_duration_s": pl.Int64,
+    "declared_bid": pl.Int64,
+    "final_bid": pl.Int64,
+    "position": pl.Int64,
+    "allocated_duration_s": pl.Int64,
+    "price": pl.Int64,
+    "payment": pl.Int64,
+    "payment_capped": pl.Boolean,
+    "won": pl.Boolean,
+    "private_sent": pl.Int64,
+    "private_received": pl.Int64,
+    "reasoning_chars": pl.Int64,
+    "wait_s": pl.Float64,
+    "budget_initial": pl.Int64,
+    "deadline_s": pl.Float64,
+    "violations": pl.Int64,
+    "fallbacks": pl.Int64,
+}
+
+SUBMISSION_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String,
+    "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
+    "model": pl.String,
+    "solver_model": pl.String,
+    "subrun": pl.Int64,
+    "worker": pl.String,
+    "task_id": pl.String,
+    "score": pl.Float64,
+    "score_as_is": pl.Float64,
+    "resolved": pl.Boolean,
+    "almost_resolved": pl.Boolean,
+    "deadline_missed": pl.Boolean,
+    "reason": pl.String,
+    "passed": pl.Int64,
+    "total": pl.Int64,
+    "violation": pl.String,
+    "steps": pl.Int64,
+    "contentions": pl.Int64,
+    "t_finish_s": pl.Float64,
+    "deadline_s": pl.Float64,
+    "budget_initial": pl.Int64,
+    "budget_left": pl.Int64,
+}
+
+MESSAGE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String,
+    "condition": pl.String,
+    "base_condition": pl.String,
+    "settings": pl.String,
+    "model": pl.String,
+    "subrun": pl.Int64,
+    "contention": pl.Int64,
+    "worker": pl.String,
+    "participants": pl.String,
+    "declaration": pl.String,
+    "reasoning": pl.String,
+    "private_sent": pl.String,
+    "private_received": pl.String,
+    "context": pl.String,
+    "position": pl.Int64,
+    "won": pl.Boolean,
+    "intended_tactics": pl.String,
+}
+
+
+def _dataset(source: Path | str | Dataset) -> Dataset:
+    return source if isinstance(source, Dataset) else load_dataset(Path(source))
+
+
+#: Event kinds the tables read.
+_KINDS = ("subrun_start", "contention_start", "declaration", "reasoning", "private_message", "private_silence",
+          "bid_revision", "ballot", "payment", "schedule", "slot_start", "submission", "tactic_intent")
+_KEYS = ("run_id", "seq", "round", "phase", "agent", "t")
+
+
+#: Model-client settings that define a SCARCE condition when an agent is a model.
+_LLM_KEYS = ("temperature", "max_tokens", "reasoning_effort")
+
+
+def condition_settings(manifest) -> dict[str, Any]:
+    """The run's condition settings. Manifests written before the config kept the model
+    client's settings for a scripted solver with a model negotiator lack ``llm.*``
+    (so runs differing only in reasoning effort looked alike); for those they are read
+    back from the manifest's ``config`` (``llm`` block, or the version-1 top-level
+    ``reasoning_effort``), so such runs are never taken for one condition."""
+    out = dict(manifest.condition_settings)
+    neg = str(manifest.models.get("negotiator") or manifest.config.get("negotiator_model") or "")
+    if neg and not is_scripted(neg) and not any(k.startswith("llm.") for k in out):
+        llm = manifest.config.get("llm") or {}
+        for k in _LLM_KEYS:
+            out[f"llm.{k}"] = llm.get(k, manifest.config.get(k))
+    return out
+
+
+def _runs_and_events(source) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """Run metadata (from the typed manifests) and each run's events of :data:`_KINDS`
+    in ``seq`` order, payloads as typed values (from :meth:`Dataset.payloads`)."""
+    ds = _dataset(source)
+    runs = {}
+    for m in ds.manifests:
+        if m.environment != "scarce":
+            continue
+        cfg = m.config
+        base = f"{cfg.get('scheduler')}_{cfg.get('mechanism')}_mem-{cfg.get('memory')}" + _membership_label(m)
+        runs[m.run_id] = {"condition": m.condition, "base_condition": base,
+                          "settings": settings_json(condition_settings(m)) if m.condition_settings else None,
+                          "cfg": cfg, "models": m.models}
+    events: dict[str, list[dict]] = defaultdict(list)
+    if not runs:
+        return runs, events
+    for kind in _KINDS:
+        for row in ds.payloads(kind, "scarce").collect().to_dicts():
+            e = {k: row.pop(k) for k in _KEYS}
+            e["kind"], e["payload"] = kind, row
+            events[e["run_id"]].append(e)
+    for evs in events.values():
+        evs.sort(key=lambda e: e["seq"])
+    return runs, events
+
+
+def _membership_label(manifest) -> str:
+    """The readable part of a run's condition that names its seats and joins/leaves
+    (``,seats=[w0=gpt-4o, others=fifo],joins=[w3@1]``; ``""`` without them): part of
+    ``base_condition``, so two compositions never share a label (their settings differ
+    in ``seats`` too, so they are never pooled)."""
+    cfg, notes = manifest.config, manifest.notes or {}
+    out = ""
+    if cfg.get("seats"):
+        out += f",seats=[{notes.get('composition') or json.dumps(cfg['seats'], sort_keys=True)}]"
+    for k in ("joins", "leaves"):
+        if cfg.get(k):
+            out += f",{k}=[{' '.join(f'{w}@{n}' for w, n in sorted(cfg[k].items()))}]"
+    return out
+
+
+def _seat_models(rows: list[dict], runs: dict[str, dict]) -> list[dict]:
+    """Each row's ``model`` / ``solver_model`` from its worker's seat where the run
+    gives one (manifest ``models``: ``w0.negotiator``, ``w0.solver``), so a mixed run's
+    rows name each worker's own models."""
+    for r in rows:
+        models = runs[r["run_id"]]["models"]
+        w = r.get("worker")
+        if w is not None and f"{w}.negotiator" in models:
+            r["model"], r["solver_model"] = models[f"{w}.negotiator"], models[f"{w}.solver"]
+    return rows
+
+
+def _frame(rows: list[dict], schema: dict, runs: dict[str, dict] | None = None) -> pl.DataFrame:
+    if runs is not None:
+        rows = _seat_models(rows, runs)
+    return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema, orient="row")
+
+
+def _run_meta(info: dict) -> dict[str, Any]:
+    return {
+        "condition": info["condition"],
+        "base_condition": info["base_condition"],
+        "settings": info["settings"],
+        "model": info["models"].get("negotiator"),
+        "solver_model": info["models"].get("solver"),
+        "scheduler": info["cfg"].get("scheduler"),
+        "mechanism": info["cfg"].get("mechanism"),
+    }
+
+
+def contentions_table(source) -> pl.DataFrame:
+    """One row per worker per contention (columns in :data:`CONTENTION_SCHEMA`;
+    credits for bids/prices/payments, seconds for times). ``won`` is position 1;
+    ``final_bid`` is the revised bid under ``revisable`` bids, else the declared one;
+    ``wait_s`` is request time to slot start (null if the slot never started)."""
+    runs, events = _runs_and_events(source)
+    rows: list[dict] = []
+    for run_id, evs in events.items():
+        meta = _run_meta(runs[run_id])
+        budget0: dict[tuple[int, str], int] = {}
+        deadline: dict[tuple[int, str], float] = {}
+        by_c: dict[int, dict[str, dict]] = defaultdict(dict)
+        starts: dict[tuple[int, str], float] = {}
+        for e in evs:
+            p, k, w, kind = e["payload"], e["round"], e["agent"], e["kind"]
+            if kind == "subrun_start":
+                budget0[(p["subrun"], w)] = p["budget"]
+                deadline[(p["subrun"], w)] = p["deadline_s"]
+            elif kind == "contention_start":
+                for q in p["queue"]:
+                    by_c[k][q["worker"]] = {
+                        "run_id": run_id, **meta, "subrun": p["subrun"], "contention": k, "worker": q["worker"],
+                        "n_participants": len(p["queue"]), "request_time_s": q["request_time_s"],
+                        "requested_duration_s": q["requested_duration_s"], "private_sent": 0,
+                        "private_received": 0, "reasoning_chars": 0, "violations": 0, "fallbacks": 0,
+                        "won": False,
+                    }
+            elif k in by_c and kind in ("declaration", "reasoning", "private_message", "private_silence",
+                                        "bid_revision", "ballot", "payment"):
+                row = by_c[k].get(w)
+                if row is None:
+                    continue
+                row["violations"] += 1 if p.get("violation") else 0
+                row["fallbacks"] += 1 if p.get("fallback_used") else 0
+                if kind == "declaration":
+                    row.update(desired_position=p["desired_position"],
+                               desired_duration_s=p["desired_duration_seconds"],
+                               declared_bid=p["bid_price"], final_bid=p["bid_price"])
+                elif kind == "reasoning":
+                    row["reasoning_chars"] = len(p.get("text") or "")
+                elif kind == "private_message":
+                    row["private_sent"] += 1
+                    if p["recipient"] in by_c[k]:
+                        by_c[k][p["recipient"]]["private_received"] += 1
+                elif kind == "bid_revision":
+                    row["final_bid"] = p["bid_price"]
+                elif kind == "payment":
+                    row.update(payment=p["amount"], payment_capped=p["capped"])
+            elif kind == "schedule":
+                for a in p["allocations"]:
+                    row = by_c[k].get(a["worker"])
+                    if row is not None:
+                        row.update(position=a["position"], allocated_duration_s=a["duration_s"],
+                                   price=a["price"], won=a["position"] == 1)
+            elif kind == "slot_start":
+                starts[(p["contention"], w)] = p["waited_s"]
+        for k, ws in by_c.items():
+            for w, row in ws.items():
+                row["wait_s"] = starts.get((k, w))
+                row["budget_initial"] = budget0.get((row["subrun"], w))
+                row["deadline_s"] = deadline.get((row["subrun"], w))
+                rows.append(row)
+    return label_conditions(_frame(rows, CONTENTION_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
+
+
+def submissions_table(source) -> pl.DataFrame:
+    """One row per worker per subrun (:data:`SUBMISSION_SCHEMA`); ``score`` is the
+    partial score in [0, 1] (0 for a missed deadline under the default rule)."""
+    runs, events = _runs_and_events(source)
+    rows = []
+    for run_id, evs in events.items():
+        meta = _run_meta(runs[run_id])
+        budget0 = {(e["payload"]["subrun"], e["agent"]): e["payload"]["budget"]
+                   for e in evs if e["kind"] == "subrun_start"}
+        for e in evs:
+            if e["kind"] != "submission":
+                continue
+            p = e["payload"]
+            rows.append({
+                "run_id": run_id, **meta, "subrun": p["subrun"], "worker": e["agent"], "task_id": p["task_id"],
+                "score": p["score"], "score_as_is": p["score_as_is"], "resolved": p["resolved"],
+                "almost_resolved": p.get("almost_resolved"), "deadline_missed": p["deadline_missed"],
+                "reason": p["reason"], "passed": p.get("passed"), "total": p.get("total"),
+                "violation": p.get("violation"), "steps": p.get("steps"), "contentions": p.get("contentions"),
+                "t_finish_s": e["t"], "deadline_s": p["deadline_s"],
+                "budget_initial": budget0.get((p["subrun"], e["agent"])), "budget_left": p.get("budget_left"),
+            })
+    return label_conditions(_frame(rows, SUBMISSION_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "subrun", "worker"])
+
+
+def messages_table(source) -> pl.DataFrame:
+    """One row per worker per contention with its communication (the judge's input).
+
+    ``declaration`` is JSON ``{desired_position, desired_duration_seconds, bid_price}``;
+    ``private_sent`` / ``private_received`` are JSON lists of ``{round, to|from, text}``;
+    ``context`` is JSON of what the worker could see when it spoke: the queue, every
+    participant's declaration and public reasoning, and the previous contention's
+    public outcome. Budgets and deadlines are not in ``context`` (they were private).
+    ``intended_tactics`` is the ground truth of runs whose scripted negotiators record
+    what they meant (``tactic_intent`` events): a JSON list of taxonomy ids (``[]`` when
+    the worker's texts meant none), null in runs that record none (models, simple
+    scripted policies).
+    """
+    runs, events = _runs_and_events(source)
+    rows = []
+    for run_id, evs in events.items():
+        meta = _run_meta(runs[run_id])
+        cur: dict[int, dict] = {}
+        last_outcome = None
+        records_intent = any(e["kind"] == "tactic_intent" for e in evs)
+        for e in evs:
+            p, k, kind, w = e["payload"], e["round"], e["kind"], e["agent"]
+            if kind == "contention_start":
+                cur[k] = {"subrun": p["subrun"], "queue": p["queue"], "decl": {}, "reason": {}, "sent": defaultdict(list),
+                          "recv": defaultdict(list), "prev": last_outcome, "pos": {}, "meant": defaultdict(set)}
+            elif k in cur and kind == "declaration":
+                cur[k]["decl"][w] = {x: p[x] for x in ("desired_position", "desired_duration_seconds", "bid_price")}
+            elif k in cur and kind == "reasoning":
+                cur[k]["reason"][w] = p["text"]
+            elif k in cur and kind == "private_message":
+                cur[k]["sent"][p["sender"]].append({"round": p["private_round"], "to": p["recipient"], "text": p["text"]})
+                cur[k]["recv"][p["recipient"]].append({"round": p["private_round"], "from": p["sender"],
+                                                       "text": p["text"]})
+            elif k in cur and kind == "tactic_intent":
+                cur[k]["meant"][w].update(p["tactics"])
+            elif k in cur and kind == "schedule":
+                cur[k]["pos"] = {a["worker"]: a["position"] for a in p["allocations"]}
+                last_outcome = [{"worker": a["worker"], "position": a["position"], "duration_s": a["duration_s"]}
+                                for a in p["allocations"]]
+        for k, c in cur.items():
+            participants = [q["worker"] for q in c["queue"]]
+            context = json.dumps({"queue": c["queue"], "declarations": c["decl"], "reasoning": c["reason"],
+                                  "previous_outcome": c["prev"]}, ensure_ascii=False)
+            for w in participants:
+                rows.append({
+                    "run_id": run_id, "condition": meta["condition"], "base_condition": meta["base_condition"],
+                    "settings": meta["settings"], "model": meta["model"], "subrun": c["subrun"],
+                    "contention": k, "worker": w, "participants": json.dumps(participants),
+                    "declaration": json.dumps(c["decl"].get(w)), "reasoning": c["reason"].get(w, ""),
+                    "private_sent": json.dumps(c["sent"].get(w, []), ensure_ascii=False),
+                    "private_received": json.dumps(c["recv"].get(w, []), ensure_ascii=False),
+                    "context": context, "position": c["pos"].get(w), "won": c["pos"].get(w) == 1,
+                    "intended_tactics": json.dumps(sorted(c["meant"].get(w, ()))) if records_intent else None,
+                })
+    return label_conditions(_frame(rows, MESSAGE_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])

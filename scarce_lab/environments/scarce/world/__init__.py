@@ -1,0 +1,64 @@
+"""SCARCE slot auctions (pure environment logic, no I/O).
+
+- :mod:`.protocol`: the four-phase contention state machine and its message types.
+- :mod:`.scheduler`: ballot aggregation (Borda) and centralised baselines.
+- :mod:`.budgets`: private integer budgets, payments to a recorded sink.
+- :mod:`.clock`: virtual / wall time accounting and the sandbox timeline.
+- :mod:`.world`: the world of a run: workers, slots, queue, deadlines, payments,
+  memory horizons and the choice of the next event (its types: :mod:`.state`).
+- :mod:`.observations`: what a worker's solver and negotiator are shown.
+- :mod:`.actions`: the solver's legal actions now (the action mask).
+- :mod:`.institutions`: optional sanctions, public reputation and contracts.
+"""
+
+from .actions import BUILD_SCRIPT, SOLVER_TOOLS, LegalActions, legal_actions
+from .auction import (
+    FREE_TOOLS,
+    MEMORY_HORIZONS,
+    PAPER_MEMORY,
+    ActionRefused,
+    Booking,
+    EventKind,
+    Finish,
+    NextEvent,
+    ScarceWorld,
+    Settlement,
+    Slot,
+    Status,
+    WorkerState,
+    WorldError,
+    WorldRules,
+    assign_tasks,
+)
+from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
+from .clock import ClockConfig, SandboxTimeline, remaining_s
+from .institutions import InstitutionRules, Institutions
+from .observations import NegotiationView, SolverObservation
+from .protocol import (
+    DEFAULT_PRIVATE_ROUNDS,
+    DEFAULT_SLOT_CAP_S,
+    AuctionHistory,
+    Ballot,
+    BallotEntry,
+    Contention,
+    Declaration,
+    Mechanism,
+    MechanismConfig,
+    Phase,
+    PrivateMessage,
+    ProtocolError,
+    Request,
+)
+from .scheduler import SCHEDULERS, Allocation, Schedule, aggregate_ballots, baseline_schedule
+
+__all__ = [
+    "BUILD_SCRIPT", "SOLVER_TOOLS", "LegalActions", "legal_actions",
+    "DEFAULT_BUDGET", "SINK", "InsufficientFunds", "Ledger", "Payment",
+    "ClockConfig", "SandboxTimeline", "remaining_s",
+    "DEFAULT_PRIVATE_ROUNDS", "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
+    "Mechanism", "MechanismConfig", "Phase", "PrivateMessage", "ProtocolError", "Request",
+    "SCHEDULERS", "Allocation", "Schedule", "aggregate_ballots", "baseline_schedule",
+    "NegotiationView", "SolverObservation", "InstitutionRules", "Institutions",
+    "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
+    "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
+]

@@ -1,0 +1,177 @@
+"""SovSim (a commons under a boss or a king) as one registered environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...data.events.migrations import _sovsim_v1
+from ...data.schema import is_scripted
+from ...registry import EnvironmentSpec, register
+from . import events
+from .config import SovSimConfig
+
+
+def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
+    """Play one game (``options``: ``resume``, ``client``, ``progress``, ... of
+    :func:`scarce_lab.environments.sovsim.runner.play.run_sweep`); returns its run folder.
+
+    Raises:
+        FileExistsError, RunMismatchError: the folder holds an unfinished run (without
+            ``resume``) or a run of other settings.
+        RunFailedError: the game raised (the manifest's reason is named).
+    """
+    from ...runners.preflight import RunFailedError, check_finished
+    from ...runtime import RunMismatchError
+    from .runner.play import run_sweep
+
+    res = run_sweep([config], out, progress=options.pop("progress", False), **options)
+    for r in res:
+        if r.status == "error":  # it could not start: the folder holds another run
+            kind = RunMismatchError if str(r.error).startswith("RunMismatchError") else FileExistsError
+            raise kind(str(r.error).split(": ", 1)[-1])
+        if r.status == "failed":
+            check_finished([out / r.run_id])  # raises with the manifest's reason
+            raise RunFailedError(out / r.run_id, "failed", r.error)
+    return [out / r.run_id for r in res]
+
+
+def run_task(cfg: SovSimConfig, out_dir: Path, resume: bool) -> Any:
+    """One game for an executor: a :class:`scarce_lab.runners.executors.RunOutcome`
+    (``skipped`` for a complete run, with rounds played and collapse as detail)."""
+    from ...runners.executors import RunOutcome
+    from ...runtime import RunMismatchError, run_sync
+    from .runner.play import arun_game
+
+    try:
+        res = run_sync(arun_game(cfg, out_dir, resume=resume))
+    except (FileExistsError, RunMismatchError) as exc:
+        return RunOutcome(cfg.run_id, "error", str(exc))
+    except Exception as exc:  # recorded in the run's manifest
+        return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
+    return RunOutcome(res.run_id, res.status, res.error,
+                      {"rounds_played": res.rounds_played, "collapsed": res.collapsed})
+
+
+def agent_rounds(ds: Any) -> Any:
+    """One row per agent and round (:func:`scarce_lab.environments.sovsim.tables.from_dataset`)."""
+    from .tables import from_dataset
+
+    return from_dataset(ds)
+
+
+def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
+                by: str = "condition") -> Any:
+    """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset or of
+    a published layout (:meth:`scarce_lab.data.loaders.Dataset.published`, its ``agent_rounds``)."""
+    from .analysis import sovsim_table
+
+    if getattr(data, "agent_rounds", None) is not None:
+        rounds = data.agent_rounds
+    else:
+        from .tables import from_dataset, label_conditions
+
+        rounds = label_conditions(from_dataset(data), skip=("condition", "seats"))
+    return sovsim_table(rounds, preset=preset, strict=strict, force=force, by=by)
+
+
+def harness(seed: int) -> Any:
+    """The conformance play (:func:`scarce_lab.environments.sovsim.conformance.sovsim_trace`)."""
+    from .conformance import sovsim_trace
+
+    return sovsim_trace(seed)
+
+
+def render(events_: list[dict], max_chars: int) -> str:
+    """The viewer's body of one game (pool chart, one block per round)."""
+    from .viewer import render as body
+
+    return body(events_, max_chars)
+
+
+def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
+    """``(low, high, 0)`` calls of ``model`` in one game: the decisions of the seats
+    that run it (every seat without ``seats``), counted by playing the protocol with
+    zero extractions (agents x rounds, plus the leader's decisions where the condition
+    has them; a newcomer from its round; every talk turn with talk on); each may take
+    a second call (a repair or a resend)."""
+    from .world.commons import CommonsGame, Phase
+    from .world.talk import Utterance
+
+    game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer, talk=cfg.talk_rules())
+    seat_model = cfg.seat_models()
+    n = 0
+    while not game.over:
+        acting = game.acting_agents()
+        n += sum(seat_model.get(a, cfg.model) == model for a in acting)
+        if game.phase == Phase.talk:
+            game.speak(acting[0], Utterance())
+        else:
+            game.act(dict.fromkeys(acting, 0))
+    return n, 2 * n, 0
+
+
+def check_policy(cfg: SovSimConfig, model: str) -> None:
+    """A ``scripted/`` policy SovSim does not have raises ``ValueError`` (naming those it has)."""
+    if is_scripted(model):
+        from .agents import make_agent
+
+        make_agent(model)
+
+
+def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
+    """The game's seats in order (``a0 .. a{n-1}``, then a newcomer's ``a{n}``), each
+    with the keys that also name it (:meth:`SovSimConfig.seat_keys`): ``newcomer`` for
+    the newcomer, the leader's role (``boss``, ``king``) and ``leader`` for the leader
+    (the last agent outside ``cpr``), the subordinates' role (``peasant``...) for the
+    others."""
+    from .world.commons import ROLES, Condition
+
+    ids = cfg.agent_ids()
+    roles = cfg.seat_roles()
+    lead = ROLES[cfg.condition][1]
+    out: dict[str, tuple[str, ...]] = {}
+    for a in ids:
+        aliases = ["newcomer"] if cfg.newcomer is not None and a == ids[-1] else []
+        if cfg.condition != Condition.cpr and roles[a] == lead:
+            aliases += [lead, "leader"]
+        else:
+            aliases.append(roles[a])
+        out[a] = tuple(aliases)
+    return out
+
+
+def config_v1(m: Any, params: dict) -> SovSimConfig:
+    """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
+    answer tokens; the run's call records (``params``) override both settings."""
+    cfg = m.config
+    models = sorted(set(m.models.values()))
+    llm = {"temperature": params.get("temperature", (cfg.get("llm") or {}).get("temperature", 0.7)),
+           "max_tokens": params.get("max_tokens", 110)}
+    return SovSimConfig(condition=m.condition, model=models[0] if len(models) == 1 else "+".join(models),
+                        simulation=cfg.get("simulation", 0), seed=cfg.get("sweep_seed", 0),
+                        role_labels=cfg.get("role_labels", "default"), game=cfg.get("game") or {}, llm=llm)
+
+
+SPEC = register(EnvironmentSpec(
+    name="sovsim",
+    title="SovSim",
+    config=SovSimConfig,
+    run=run,
+    run_task=run_task,
+    payloads=events.PAYLOADS,
+    round_meaning=events.ROUND_MEANING,
+    final_counts=events.final_counts,
+    migrate_v1=_sovsim_v1,
+    config_v1=config_v1,
+    tables={"agent_rounds": agent_rounds},
+    paper_table=paper_table,
+    table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition")},
+    harness=harness,
+    render=render,
+    cli="scarce_lab.environments.sovsim.cli",
+    face="scarce_lab.environments.sovsim.analysis",
+    plan_calls=plan_calls,
+    check_policy=check_policy,
+    seat_keys=seat_keys,
+))

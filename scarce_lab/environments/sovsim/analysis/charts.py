@@ -1,0 +1,497 @@
+"""Altair charts and one-sentence readings for the SovSim notebook (paper figures 3-4).
+
+Every function takes polars frames from :mod:`scarce_lab.environments.sovsim.analysis.metrics` (the
+agent-round table, or per-simulation metrics) and returns an ``altair`` chart, a
+:class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
+or a sentence. Charts follow one standard: readable condition and model names, units on
+the axes, legends that match the marks, small multiples instead of overplotting, and a
+caption line (models, n, interval method). Saving: ``figures.save_chart``.
+
+Computed sentences are deterministic: ties are broken by the order CPR, BCPR, KCPR,
+KCPR-M (then alphabetically), as each sentence's docstring says.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import polars as pl
+
+from scarce_lab.analysis import comparisons
+from scarce_lab.analysis.figures import (
+    ONE_SERIES,
+    REFERENCE,
+    NoFigure,
+    caption,
+    chart_data,
+    series_colour,
+    titled,
+    wrap_columns,
+)
+from scarce_lab.analysis.labels import condition_label as _condition_label
+from scarce_lab.data.schema import is_scripted
+
+from .metrics import (
+    CONDITION_ORDER,
+    METRICS,
+    Convention,
+    leader_rate_vs_survival,
+    metric_label,
+    misreports,
+    pool_band,
+    table1_cell,
+)
+
+CONDITION_LABELS = {
+    "cpr": "CPR (symmetric)",
+    "bcpr": "BCPR (boss)",
+    "kcpr": "KCPR (king)",
+    "kcpr_m": "KCPR-M (king may misreport)",
+}
+T_BAND = "95% t-interval over simulations"
+
+
+def condition_label(c: str) -> str:
+    """Readable name of a condition code (``kcpr_m`` -> ``KCPR-M (king may misreport)``);
+    unknown codes are returned unchanged (:func:`scarce_lab.analysis.labels.condition_label`)."""
+    return _condition_label(c, CONDITION_LABELS)
+
+
+def _conditions(df: pl.DataFrame) -> list[str]:
+    present = df["condition"].unique().to_list()
+    return [c for c in CONDITION_ORDER if c in present] + sorted(c for c in present if c not in CONDITION_ORDER)
+
+
+def _cond_rank(c: str) -> tuple[int, str]:
+    return (CONDITION_ORDER.index(c), c) if c in CONDITION_ORDER else (len(CONDITION_ORDER), c)
+
+
+def _labelled(df: pl.DataFrame) -> pl.DataFrame:
+    return df.with_columns(
+        condition_label=pl.col("condition").replace_strict(CONDITION_LABELS, default=pl.col("condition"))
+    )
+
+
+def _models_text(models: list[str], limit: int = 6) -> str:
+    ms = sorted(models)
+    return "models: " + (", ".join(ms) if len(ms) <= limit else ", ".join(ms[:limit]) + f" and {len(ms) - limit} more")
+
+
+def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
+    """Table 1 with one text column per metric, cells as
+    :func:`~scarce_lab.environments.sovsim.analysis.metrics.format_table` writes them (``mean [ci_low,
+    ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``, ``undef.``)."""
+    rows = []
+    for r in summary.iter_rows(named=True):
+        out = {"Model": r["model"], "Condition": r["condition"], "n": r["n"]}
+        for key, label, _ in METRICS:
+            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
+        rows.append(out)
+    return pl.DataFrame(rows)
+
+
+# -- Figure 3: pool dynamics ------------------------------------------------------------
+def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt.FacetChart | NoFigure:
+    """SovSim Figure 3: mean pool at the start of each round (line) with its 95%
+    t-band over simulations, one panel per model (rows) and condition (columns), and the
+    collapse threshold as a dashed line in the reference grey (``figures.REFERENCE``; ``conv.collapse_threshold``, default the
+    SovSim preset's 12 units). A collapsed pool counts as 0 in the rounds after its
+    collapse (:func:`scarce_lab.environments.sovsim.analysis.metrics.pool_dynamics`); the band is clipped to
+    [0, largest pool in the data]."""
+    if df.height == 0:
+        return NoFigure("the dataset has no agent-rounds")
+    threshold = (conv or Convention()).collapse_threshold
+    top = float(df["pool_before"].max() or 0.0)
+    band = _labelled(chart_data(pool_band(df).with_columns(
+        pl.col("ci_low").fill_null(pl.col("mean")).clip(0.0, top),
+        pl.col("ci_high").fill_null(pl.col("mean")).clip(0.0, top),
+    ))).with_columns(threshold=pl.lit(threshold))
+    rounds = int(band["round"].max())
+    x = alt.X("round:Q", title="Round", scale=alt.Scale(domain=[1, rounds]),
+              axis=alt.Axis(values=list(range(1, rounds + 1, 2 if rounds > 12 else 1)), format="d"))
+    y_scale = alt.Scale(domain=[0, max(top, threshold) * 1.05])
+    base = alt.Chart(band).encode(x=x)
+    one = series_colour()  # the mean and its band: the notebook's one-series colour, never a group's
+    area = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
+        y=alt.Y("ci_low:Q", title="Pool (units)", scale=y_scale), y2="ci_high:Q")
+    line = base.mark_line(color=one, point=alt.OverlayMarkDef(color=one, size=18), description=ONE_SERIES).encode(
+        y="mean:Q", tooltip=["model", "condition_label", "round", "n",
+                             alt.Tooltip("mean:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
+                             alt.Tooltip("ci_high:Q", format=".1f")])
+    rule = alt.Chart(band).mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(y="threshold:Q")
+    n_lo, n_hi = int(band["n"].min()), int(band["n"].max())
+    n_text = f"n = {n_lo} simulations per panel" if n_lo == n_hi else f"n = {n_lo} to {n_hi} simulations per panel"
+    chart = (area + rule + line).properties(width=150, height=95).facet(
+        column=alt.Column("condition_label:N", title=None,
+                          sort=[condition_label(c) for c in _conditions(df)]),
+        row=alt.Row("model:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+    )
+    return titled(chart, "Pool at the start of each round", [
+        caption(f"Line: mean; band: {T_BAND}; dashed grey: collapse threshold ({threshold:g} units)",
+                "a collapsed pool counts as 0 afterwards"),
+        caption(n_text, _models_text(band["model"].unique().to_list()))])
+
+
+# -- Figure 4: agent trajectories with the pool ------------------------------------------
+def busiest_model(df: pl.DataFrame) -> str:
+    """The model with the most agent-rounds, preferring models that are not
+    ``scripted/...`` baselines (ties: alphabetical)."""
+    counts = (
+        df.group_by("model")
+        .len()
+        .with_columns(scripted=pl.col("model").str.starts_with("scripted/"))
+        .sort(["scripted", "len", "model"], descending=[False, True, False])
+    )
+    return counts["model"][0]
+
+
+def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = "kcpr",
+                     simulations: list[int] | None = None, per_model: int = 1) -> pl.DataFrame:
+    """The simulations a trajectory figure shows: ``model, simulation, run_id,
+    survival_time, survived, why`` (one row per shown simulation).
+
+    With ``simulations`` given, those (for each model, in ``condition``). Otherwise the
+    first ``per_model`` surviving simulations (lowest simulation number first) of each
+    model, as in SovSim Figure 4 ("surviving runs"); a model with no surviving
+    simulation in ``condition`` gets no row.
+    """
+    d = per_sim.filter((pl.col("condition") == condition) & pl.col("model").is_in(models))
+    if simulations is not None:
+        d = d.filter(pl.col("simulation").is_in(list(simulations))).with_columns(why=pl.lit("chosen"))
+    else:
+        d = (d.filter(pl.col("survived")).sort("model", "simulation")
+             .group_by("model", maintain_order=True).head(per_model).with_columns(why=pl.lit("first surviving")))
+    return d.select("model", "simulation", "run_id", "survival_time", "survived", "why").sort("model", "simulation")
+
+
+def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
+                              condition: str = "kcpr") -> tuple[list[str], list[str]]:
+    """Models a trajectory figure shows by default, and the models left out.
+
+    The models that are not ``scripted/...`` and have a surviving ``condition``
+    simulation; if none has one, the first model (alphabetically) that has one. The
+    second list names the non-scripted models without a surviving simulation there,
+    so that the caption can say so.
+    """
+    surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
+    with_survivor = sorted(set(surv["model"].to_list()))
+    llm = sorted(m for m in set(df["model"].to_list()) if not is_scripted(m))
+    chosen = [m for m in llm if m in with_survivor] or with_survivor[:1]
+    return chosen, [m for m in llm if m not in with_survivor]
+
+
+def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
+    scale = alt.Scale(domain=[1, rounds])
+    x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
+    pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
+    pool_chart = alt.Chart(chart_data(pool)).mark_area(
+        line={"color": "#969696"}, color="#d9d9d9").encode(
+        x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("pool_before:Q", title="Pool (units)", axis=alt.Axis(tickCount=3)),
+        tooltip=["round", alt.Tooltip("pool_before:Q", title="pool (units)")],
+    ).properties(width=260, height=70, title=alt.TitleParams(title, anchor="start", fontSize=12))
+    d = chart_data(d.with_columns(
+        label=pl.when(pl.col("is_leader")).then(pl.col("agent") + " (leader)").otherwise(pl.col("agent")),
+        who=pl.when(pl.col("is_leader")).then(pl.lit("leader")).otherwise(pl.lit("other agents")),
+    ))
+    labels = sorted(d["label"].unique().to_list(), key=lambda s: (not s.endswith("(leader)"), s))
+    tips = ["round", "agent", "role", alt.Tooltip("extraction:Q", title="extraction (units)")]
+    top = float(d["extraction"].max() or 0.0)
+    strips = alt.Chart(d).mark_line(point=alt.OverlayMarkDef(size=22, filled=True)).encode(
+        x=x,
+        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, max(top, 1.0)]),
+                axis=alt.Axis(tickCount=2)),
+        # leader / other agents by field: the notebook's colour book gives each its own colour
+        color=alt.Color("who:N", sort=["leader", "other agents"], legend=None),
+        strokeWidth=alt.condition("datum.is_leader", alt.value(2.5), alt.value(1.5)),
+        tooltip=tips,
+    ).properties(width=260, height=38).facet(
+        row=alt.Row("label:N", sort=labels, title="Extraction (units)",
+                    header=alt.Header(labelAngle=0, labelAlign="left", titleFontSize=11, titleFontWeight="bold")),
+        spacing=3)
+    return alt.vconcat(pool_chart, strips, spacing=4)
+
+
+def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str] | None = None,
+                       condition: str = "kcpr", simulations: list[int] | None = None,
+                       per_model: int = 1) -> alt.VConcatChart | NoFigure:
+    """SovSim Figure 4: each agent's extraction per round (one strip per agent, the
+    leader's first, thicker and in its own colour from the notebook's colour book, so no line hides another) under the pool at the start of each round, for the simulations of
+    :func:`pick_simulations` (default: each model's first surviving ``condition``
+    simulation); one row per model, each panel titled with its simulation, run id and
+    survival time. ``models`` default: :func:`busiest_model`."""
+    no_survivor: list[str] = []
+    if not models:
+        models, no_survivor = default_trajectory_models(df, per_sim, condition)
+    missing = [m for m in models if m not in set(df["model"].to_list())]
+    if missing:
+        raise ValueError(f"models not in the dataset: {missing} (present: {sorted(set(df['model'].to_list()))})")
+    picks = pick_simulations(per_sim, models, condition, simulations, per_model)
+    if picks.height == 0:
+        what = "the chosen simulations" if simulations is not None else "a surviving simulation"
+        whose = f"of {', '.join(models)} " if models else "of any model "
+        return NoFigure(f"no {condition_label(condition)} run {whose}is {what}"
+                        " in this dataset (pick others with TRAJ_SIMULATIONS or TRAJ_CONDITION)")
+    rounds = int(df["round"].max())
+    rows = []
+    for model in picks["model"].unique(maintain_order=True).to_list():
+        panels = []
+        for r in picks.filter(pl.col("model") == model).iter_rows(named=True):
+            d = df.filter(pl.col("run_id") == r["run_id"])
+            state = "survived" if r["survived"] else "collapsed"
+            panels.append(_trajectory_panel(
+                d, f"{model} · simulation {r['simulation']} ({state}, {r['survival_time']} rounds) · {r['run_id']}",
+                rounds))
+        rows.append(alt.hconcat(*panels))
+    left_out = sorted(set(models + no_survivor) - set(picks["model"].to_list()))
+    note = (f"no {'chosen' if simulations is not None else 'surviving'} {condition_label(condition)} "
+            f"simulation of {', '.join(left_out)}") if left_out else ""
+    chart = alt.vconcat(*rows).resolve_scale(color="independent")
+    return titled(chart, f"Agent extraction and pool in {condition_label(condition)}", [
+        caption("Grey: pool at the start of the round (units); below, one strip per agent: its extraction (units)"
+                + (", leader's strip in its own colour, drawn thicker" if bool(df.filter(pl.col("run_id").is_in(picks["run_id"].to_list()))["is_leader"].any())
+                   else "")),
+        caption(f"simulations: {'as chosen' if simulations is not None else 'the first surviving one per model'}",
+                note)])
+
+
+# -- leader extraction vs survival --------------------------------------------------------
+def _r_text(r: dict) -> str:
+    if r["r"] is None:
+        return f"r undefined (n = {r['n']})"
+    ci = f" [{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None and r["ci_high"] is not None else ""
+    return f"r = {r['r']:.2f}{ci} (n = {r['n']})"
+
+
+def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
+    """Pearson r of leader extraction rate vs survival time per model, for display:
+    ``Model, n simulations, r, 95% CI (Fisher z), p`` and the p-value adjusted over the
+    models (Holm; the column names the correction and the number of tests)."""
+    corr = leader_rate_vs_survival(per_sim)
+    return corr.select(
+        pl.col("model").alias("Model"), pl.col("n").alias("n simulations"), pl.col("r").round(2).alias("r"),
+        pl.when(pl.col("ci_low").is_not_null())
+        .then(pl.format("[{}, {}]", pl.col("ci_low").round(2), pl.col("ci_high").round(2)))
+        .otherwise(pl.lit("–")).alias("95% CI (Fisher z)"),
+        pl.col("p").round(3).alias("p"),
+        pl.col("p_adj").round(3).alias(f"p adjusted ({corr['correction'][0] if corr.height else 'Holm'}, "
+                                       f"{int(corr['n_tests'][0]) if corr.height else 0} tests)"),
+    )
+
+
+def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
+    """Per-simulation leader extraction rate (x: the mean share of the remainder the
+    leader saw that it took, 0-1) against survival time (y, rounds), one panel per model,
+    shape and colour by condition. Pearson r per model: :func:`correlation_table`."""
+    d = _labelled(chart_data(per_sim.filter(pl.col("leader_extraction_rate").is_not_null())))
+    if d.height == 0:
+        return NoFigure("no simulation with a leader (BCPR, KCPR or KCPR-M) in this dataset")
+    if d.height > MAX_POINTS:
+        return _leader_rate_density(d)
+    conds = [condition_label(c) for c in _conditions(d)]
+    chart = alt.Chart(d.select("model", "condition_label", "run_id", "simulation",
+                               "leader_extraction_rate", "survival_time")).mark_point(
+        filled=True, size=55, opacity=0.85).encode(
+        x=alt.X("leader_extraction_rate:Q", scale=alt.Scale(domain=[0, 1]),
+                title="Leader extraction rate"),
+        y=alt.Y("survival_time:Q", title="Survival time (rounds)"),
+        color=alt.Color("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
+                        scale=alt.Scale(domain=conds)),  # colours: the notebook's colour book
+        shape=alt.Shape("condition_label:N", title="Condition", sort=conds, legend=alt.Legend(labelLimit=0),
+                        scale=alt.Scale(domain=conds, range=["circle", "square", "triangle-up", "diamond"][: len(conds)])),
+        tooltip=["model", "condition_label", "simulation", "run_id",
+                 alt.Tooltip("leader_extraction_rate:Q", format=".2f"), "survival_time"],
+    ).properties(width=210, height=150).facet(facet=alt.Facet("model:N", title=None),
+                                              columns=wrap_columns(210, d["model"].n_unique(), legend_width=150))
+    return titled(chart, "Leader extraction rate vs survival time", [
+        caption("One point per simulation (identical simulations overlap); leader extraction rate = mean over the "
+                "leader's rounds of its extraction divided by the pool left after the others' extractions"),
+        caption(f"n = {d.height} simulations", "Pearson r per model in the table below")])
+
+
+#: Most points a scatter draws; more become a density of counts (charts stay light
+#: for large datasets, and altair's row limit is never reached).
+MAX_POINTS = 3000
+
+
+def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
+    """:func:`leader_rate_chart` for many simulations: counts per cell (leader rate in
+    bins of 0.05 x survival time in rounds), one panel per model and condition."""
+    cells = (
+        d.with_columns(rate_lo=(pl.col("leader_extraction_rate").clip(0, 0.9999) * 20).floor() / 20)
+        .group_by("model", "condition_label", "rate_lo", "survival_time").agg(pl.len().alias("simulations"))
+        .with_columns(rate_hi=pl.col("rate_lo") + 0.05, t_lo=pl.col("survival_time") - 0.5,
+                      t_hi=pl.col("survival_time") + 0.5,
+                      panel=pl.col("model") + " · " + pl.col("condition_label"))
+    )
+    chart = alt.Chart(cells).mark_rect().encode(
+        x=alt.X("rate_lo:Q", scale=alt.Scale(domain=[0, 1]), title="Leader extraction rate"), x2="rate_hi:Q",
+        y=alt.Y("t_lo:Q", title="Survival time (rounds)"), y2="t_hi:Q",
+        color=alt.Color("simulations:Q", title="Simulations", scale=alt.Scale(scheme="blues")),
+        tooltip=["model", "condition_label", "survival_time", alt.Tooltip("rate_lo:Q", format=".2f"), "simulations"],
+    ).properties(width=180, height=130).facet(facet=alt.Facet("panel:N", title=None),
+                                              columns=wrap_columns(180, cells["panel"].n_unique(), legend_width=80))
+    return titled(chart, "Leader extraction rate vs survival time", [
+        caption(f"{d.height} simulations (more than {MAX_POINTS}): counts per cell of 0.05 x 1 round",
+                "Pearson r per model in the table below")])
+
+
+def _bins(values: pl.Series, n: int = 30) -> tuple[float, float]:
+    """(origin, width) of about ``n`` equal bins covering ``values`` (integer width)."""
+    lo, hi = float(values.min()), float(values.max())
+    width = max(1.0, float(int((hi - lo) / n) + 1))
+    return lo, width
+
+
+# -- KCPR-M misreports -------------------------------------------------------------------
+def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
+    """Histogram of the king's misreports in KCPR-M (announced minus true pool, units),
+    one panel per model (opaque bars, no overlap); the bins are counted in polars, so
+    the chart holds a few dozen rows whatever the dataset's size."""
+    mis = chart_data(misreports(df))
+    if mis.height == 0:
+        return NoFigure("no KCPR-M announcements in this dataset")
+    origin, width = _bins(mis["misreport"])
+    counts = (
+        mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
+        .group_by("model", "lo").agg(pl.len().alias("rounds"))
+        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0))
+        .sort("model", "lo")
+    )
+    # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
+    # vega-lite draws a square at the count)
+    chart = alt.Chart(counts).mark_bar(color=series_colour(), description=ONE_SERIES).encode(
+        x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
+        y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
+        tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
+    ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
+    return titled(chart, "KCPR-M: the king's announced pool minus the true pool", [
+        caption("One count per king-round; negative = understated",
+                f"n = {mis.height} rounds in {mis['run_id'].n_unique()} simulations"),
+        caption(_models_text(mis["model"].unique().to_list()))])
+
+
+# -- computed one-sentence readings ----------------------------------------------------
+def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict[tuple[str, str, str], float]:
+    """Adjusted p of Welch's t-test of ``value`` per simulation between every pair of
+    conditions of every model: one family (all models' pairs together), adjusted with
+    ``correction``. Keys ``(model, condition_a, condition_b)`` with a < b; pairs that
+    cannot be tested (a condition with fewer than 2 simulations, or both without
+    spread) are absent."""
+    from scipy import stats as sps
+
+    keys, pv = [], []
+    for model in sorted(per_sim["model"].unique().to_list()):
+        m = per_sim.filter(pl.col("model") == model)
+        vals = {c: m.filter(pl.col("condition") == c)[value].cast(pl.Float64).drop_nulls().to_numpy()
+                for c in sorted(m["condition"].unique().to_list())}
+        conds = sorted(vals)
+        for i, a in enumerate(conds):
+            for b in conds[i + 1:]:
+                x, y = vals[a], vals[b]
+                if len(x) < 2 or len(y) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
+                    continue
+                keys.append((model, a, b))
+                pv.append(float(sps.ttest_ind(x, y, equal_var=False).pvalue))
+    _, adj = comparisons.adjust_pvalues(pv, correction)
+    return dict(zip(keys, (float(q) for q in adj), strict=True))
+
+
+def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None, correction: str = "holm") -> str:
+    """Which condition survives longest/shortest on average, per model (computed).
+    Models in alphabetical order; ties between conditions: the first in the order
+    CPR, BCPR, KCPR, KCPR-M is named.
+
+    With ``per_sim`` (:func:`~scarce_lab.environments.sovsim.analysis.metrics.simulation_metrics`), every
+    pair of conditions of every model is tested (Welch's t-test of survival time over
+    simulations), the family adjusted together (``correction``: ``"holm"`` or
+    ``"fdr_bh"``), and the sentence gives the longest-vs-shortest adjusted p and how
+    many of the comparisons differ at 5%; without it the sentence says that nothing was
+    tested (a ranking of means is not a finding)."""
+    corr = comparisons.CORRECTIONS.get(correction)
+    if corr is None:
+        raise ValueError(f"survival_sentence: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
+    tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
+    parts = []
+    for model in sorted(summary["model"].unique().to_list()):
+        s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
+        if s.height == 0:
+            continue
+        rows = sorted(s.iter_rows(named=True), key=lambda r: _cond_rank(r["condition"]))
+        best = max(rows, key=lambda r: r["survival_time_mean"])  # max/min keep the first of ties
+        worst = min(rows, key=lambda r: r["survival_time_mean"])
+        if best["survival_time_mean"] == worst["survival_time_mean"]:
+            parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown "
+                         "(the comparison cannot tell the conditions apart)")
+        else:
+            text = (f"{model}: longest survival under {condition_label(best['condition'])} "
+                    f"({best['survival_time_mean']:.1f} rounds), shortest under "
+                    f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})")
+            if tests is not None:
+                q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
+                text += (", not testable (too few simulations or no spread)" if q is None else
+                         f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
+            parts.append(text)
+    if not parts:
+        return "No simulations to summarise."
+    tail = " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order)."
+    if tests is None:
+        return "; ".join(parts) + tail + " Descriptive only: no test was run."
+    k = sum(q < 0.05 for q in tests.values())
+    return ("; ".join(parts) + tail + f" Welch t-tests of survival time over simulations for {len(tests)} pairs of "
+            f"conditions within models, {corr}-adjusted together ({len(tests)} comparisons): {k} differ at the 5% level.")
+
+
+def pool_sentence(df: pl.DataFrame) -> str:
+    """Lowest mean pool in the last round, over (model, condition) (computed; ties: the
+    first model alphabetically, then the first condition in CPR, BCPR, KCPR, KCPR-M order)."""
+    band = pool_band(df)
+    if band.height == 0:
+        return "No pool data."
+    last = band.filter(pl.col("round") == pl.col("round").max().over("model", "condition"))
+    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], _cond_rank(r["condition"])))
+    lowest = rows[0]
+    return (
+        f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, "
+        f"{condition_label(lowest['condition'])}, round {lowest['round']}); a collapsed pool counts as 0 "
+        f"after its collapse, and bands are {T_BAND.replace('interval', 'intervals')}."
+    )
+
+
+def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str:
+    """Pearson r between leader extraction rate and survival time, per model (computed;
+    models in alphabetical order). The models are one family of tests: a model's r is
+    called positive or negative only when its p-value adjusted over the family
+    (``correction``: ``"holm"`` or ``"fdr_bh"``) is below 0.05, and the sentence says
+    which correction over how many tests."""
+    corr = leader_rate_vs_survival(per_sim, correction=correction)
+    if corr.height == 0:
+        return "No condition with a leader in this dataset."
+    parts = []
+    for r in corr.sort("model").iter_rows(named=True):
+        if r["r"] is None:
+            parts.append(f"{r['model']}: r undefined (fewer than 3 distinct points or no variation; n = {r['n']} simulations)")
+            continue
+        if r["p_adj"] is None:
+            sign = "not tested"
+        elif r["p_adj"] < 0.05:
+            sign = ("negative" if r["r"] < 0 else "positive") + f" (adjusted p = {r['p_adj']:.2g})"
+        else:
+            sign = f"not different from 0 after adjustment (adjusted p = {r['p_adj']:.2g})"
+        parts.append(f"{r['model']}: {_r_text(r)}, {sign}")
+    n = int(corr["n_tests"][0])
+    name = corr["correction"][0]
+    return ("; ".join(parts) + f". p-values {name}-adjusted over the {n} model(s) with an r ({n} comparisons); "
+            "the 95% CIs are per model, unadjusted.")
+
+
+def misreport_sentence(df: pl.DataFrame) -> str:
+    """Share of kcpr_m rounds with a false announcement and the mean misreport (computed)."""
+    mis = misreports(df)
+    if mis.height == 0:
+        return "No KCPR-M announcements in this dataset."
+    false_share = float((mis["misreport"] != 0).mean())
+    return (
+        f"Kings announced a false pool in {false_share:.0%} of {mis.height} KCPR-M rounds; "
+        f"the mean misreport is {float(mis['misreport'].mean()):+.1f} units (negative = understated)."
+    )

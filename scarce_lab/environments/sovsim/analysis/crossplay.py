@@ -1,0 +1,106 @@
+"""SovSim cross-play inputs: one row per (game, agent) with the agent's model (from
+the run's manifest), its role and its payoff over the game, for
+:mod:`scarce_lab.analysis.crossplay`.
+
+Payoff: the agent's total gain, the sum of its per-round payoffs (paper eq. 4: z/3 +
+remaining/4 per settled round; units of the pool). The condition column ``condition``
+is the power condition with every other condition-defining setting except the
+composition (``composition``, ``seats``) and the sampling settings (``llm.*``): the
+composition is the cross-play cell, and runs whose other settings differ are refused
+(never pooled). The sampling settings are each agent's: ``seat_settings`` (its seat's
+record, else the run's ``llm.*`` for a model; none for a scripted policy), and a model
+that plays with two settings is refused by :func:`scarce_lab.analysis.crossplay.focal_runs`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from scarce_lab.analysis.crossplay import (
+    CompositionError,
+    complete_runs,
+    condition_without_composition,
+)
+from scarce_lab.analysis.pooling import PoolingError
+
+
+def per_agent(ds: Any) -> pl.DataFrame:
+    """``run_id, condition, simulation, agent, role, aliases (["leader"] for the leader in
+    its first round), model, seat_settings, payoff`` for every agent of
+    every SovSim game in ``ds`` (a :class:`~scarce_lab.data.loaders.Dataset`).
+
+    Only complete runs count (:func:`complete_runs`).
+
+    Raises:
+        CompositionError: a run whose manifest names no model for one of its agents.
+        PoolingError: two runs of one power condition whose other settings differ.
+    """
+    import json
+
+    from ..tables import from_dataset
+
+    rounds = from_dataset(ds)
+    meta, key_of = [], {}
+    manifests = complete_runs(ds, "sovsim")
+    rounds = rounds.filter(pl.col("run_id").is_in([m.run_id for m in manifests]))
+    for m in manifests:
+        settings = m.condition_settings or {}
+        cond = {k: v for k, v in condition_without_composition(settings).items() if not k.startswith("llm.")}
+        base = str(cond.get("condition", m.condition))
+        key = json.dumps(cond, sort_keys=True, default=str)
+        if key_of.setdefault(base, key) != key:
+            raise PoolingError(f"SovSim runs of condition {base!r} differ in other settings (e.g. run {m.run_id}): "
+                               "load them separately; a cross-play cell never pools settings")
+        seats = settings.get("seats") or {}
+        run_llm = {k.split(".", 1)[1]: v for k, v in settings.items() if k.startswith("llm.") and v is not None}
+        for a, model in (m.models or {}).items():
+            own = {k: v for k, v in (seats.get(a) or run_llm if not model.startswith("scripted/") else {}).items()
+                   if k != "model"}
+            meta.append({"run_id": m.run_id, "agent": a, "model": model, "condition": base,
+                         "seat_settings": json.dumps(own, sort_keys=True, default=str)})
+    models = pl.DataFrame(meta, schema={"run_id": pl.String, "agent": pl.String, "model": pl.String,
+                                        "condition": pl.String, "seat_settings": pl.String})
+    totals = (rounds.group_by("run_id", "agent", "simulation")
+              .agg(pl.col("payoff").sum().cast(pl.Float64), pl.col("role").sort_by("round").first(),
+                   pl.col("is_leader").sort_by("round").first()))
+    totals = totals.with_columns(aliases=pl.when(pl.col("is_leader")).then(pl.lit(["leader"]))
+                                 .otherwise(pl.lit([], dtype=pl.List(pl.String))))
+    out = totals.join(models, on=["run_id", "agent"], how="left")
+    lost = out.filter(pl.col("model").is_null())
+    if lost.height:
+        r = lost.row(0, named=True)
+        raise CompositionError(f"run {r['run_id']}: the manifest names no model for agent {r['agent']}")
+    return out.select("run_id", "condition", "simulation", "agent", "role", "aliases", "model", "seat_settings",
+                      "payoff").sort("run_id", "agent")
+
+
+#: What a SovSim focal payoff is.
+PAYOFF = "total gain over the game (pool units)"
+
+
+def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
+    """One row per game of ``data`` (a path or a Dataset): focal and background models,
+    focal and residents' total gain, their difference
+    (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
+    ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
+    from scarce_lab.analysis.crossplay import dataset, focal_runs
+
+    return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
+
+
+def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The focal payoff matrix of :func:`crossplay_runs` as a Result (per power condition)."""
+    from scarce_lab.analysis.crossplay import matrix_result
+
+    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_focal_payoff",
+                         convention=convention)
+
+
+def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
+    """The invader's advantage of :func:`crossplay_runs` as a Result (per power condition)."""
+    from scarce_lab.analysis.crossplay import advantage_result
+
+    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_invader_advantage",
+                            convention=convention)

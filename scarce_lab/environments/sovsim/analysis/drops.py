@@ -1,0 +1,95 @@
+"""Relative drops from the CPR baseline, per model (SovSim: survival rate and total gain).
+
+Each condition is compared with the baseline run of the same model under the *same*
+other settings (``kcpr,rounds=2`` with ``cpr,rounds=2``): never with a baseline of
+different settings. The drop is ``(mean_base - mean_c) / mean_base`` (SovSim paper:
+the relative degradation of survival rate "relative to symmetric settings"); the CI
+is a percentile bootstrap over simulations within each condition (numpy, seeded).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from scarce_lab.analysis import stats
+
+CONDITION_ORDER = ("cpr", "bcpr", "kcpr", "kcpr_m")
+
+
+def condition_key(c: str) -> tuple[int, str]:
+    """Sort key: the paper's condition order, then other labels alphabetically."""
+    return (CONDITION_ORDER.index(c) if c in CONDITION_ORDER else len(CONDITION_ORDER), c)
+
+
+def baseline_label(condition: str, base: str, baseline: str, labels: set[str]) -> str | None:
+    """The baseline condition with the same other settings among ``labels``:
+    ``kcpr,rounds=2`` -> ``cpr,rounds=2``; a pooled ``kcpr [pooled: ...]`` -> the CPR
+    group of the same grouping. None when there is no such baseline."""
+    if " [pooled" not in condition:
+        target = baseline + condition[len(base):] if condition.startswith(base) else baseline
+        if target in labels:
+            return target
+        if condition != base:
+            return None
+    same = [lab for lab in labels if lab == baseline or lab.startswith(baseline + " [pooled")]
+    return same[0] if len(same) == 1 else None
+
+
+def relative_drops(
+    per_sim: pl.DataFrame, value: str = "survived", baseline: str = "cpr", n_boot: int = 2000, seed: int = 0
+) -> pl.DataFrame:
+    """Relative drop of the mean of ``value`` from ``baseline`` to every other
+    condition, per model: ``(mean_base - mean_c) / mean_base``.
+
+    ``value``: ``survived`` (the survival rate) or ``total_payoff`` (total gain) or any
+    numeric per-simulation column. Each condition is compared with the baseline run
+    under the *same* other settings (:func:`baseline_label`); a condition without one
+    gets status ``undefined``. Returns ``model, condition, base_condition,
+    baseline_condition, baseline_mean, mean, drop, ci_low, ci_high, n_baseline, n,
+    status`` (``ok`` | ``undefined``: zero baseline or none). The CI is a percentile
+    bootstrap (:func:`stats.relative_drop_ci`: ``n_boot`` resamples of simulations
+    within each condition from ``seed``; resamples with a zero baseline mean are left
+    out); null when either condition has fewer than :data:`stats.MIN_RUNS_DROP`
+    simulations (with fewer the interval undercovers, ``benchmarks/bench_coverage.py``).
+    """
+    rng = np.random.default_rng(seed)
+    if "base_condition" not in per_sim.columns:
+        per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
+    rows = []
+    for model in sorted(per_sim["model"].unique().to_list()):
+        m = per_sim.filter(pl.col("model") == model)
+        labels = set(m["condition"].to_list())
+        for cond, cbase in sorted(m.select("condition", "base_condition").unique().rows(), key=lambda p: (condition_key(p[1]), p[0])):
+            if cbase == baseline:
+                continue
+            other = m.filter(pl.col("condition") == cond)[value].cast(pl.Float64).drop_nulls().to_numpy()
+            base_label = baseline_label(cond, cbase, baseline, labels)
+            base = (m.filter(pl.col("condition") == base_label)[value].cast(pl.Float64).drop_nulls().to_numpy()
+                    if base_label else np.array([]))
+            row = {"model": model, "condition": cond, "base_condition": cbase, "baseline_condition": base_label,
+                   "baseline_mean": None, "mean": float(other.mean()) if other.size else None, "drop": None,
+                   "ci_low": None, "ci_high": None, "n_baseline": int(base.size), "n": int(other.size),
+                   "status": "undefined"}
+            if base.size and other.size:
+                b = float(base.mean())
+                row["baseline_mean"] = b
+                if b != 0:
+                    row["drop"], row["status"] = (b - row["mean"]) / b, "ok"
+                    _, lo, hi = stats.relative_drop_ci(base, other, n_resamples=n_boot, rng=rng)
+                    row["ci_low"], row["ci_high"] = (None if np.isnan(v) else v for v in (lo, hi))
+            rows.append(row)
+    schema = {"model": pl.String, "condition": pl.String, "base_condition": pl.String,
+              "baseline_condition": pl.String, "baseline_mean": pl.Float64, "mean": pl.Float64, "drop": pl.Float64,
+              "ci_low": pl.Float64, "ci_high": pl.Float64, "n_baseline": pl.Int64, "n": pl.Int64, "status": pl.String}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:
+    """Relative survival-rate drop from ``baseline``, per model: :func:`relative_drops`
+    of ``survived`` with columns ``model, condition, baseline_rate, rate, drop, ci_low,
+    ci_high, status`` (drop null, status ``undefined``, when SR_base = 0 or no baseline
+    with the same settings exists)."""
+    d = relative_drops(per_sim, "survived", baseline=baseline, n_boot=n_boot, seed=seed)
+    return d.select("model", "condition", pl.col("baseline_mean").alias("baseline_rate"), pl.col("mean").alias("rate"),
+                    "drop", "ci_low", "ci_high", "status")

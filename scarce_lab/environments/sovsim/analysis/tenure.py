@@ -1,0 +1,143 @@
+"""SovSim metrics per tenure: before and after a newcomer joins, incumbents vs the newcomer.
+
+A run with a newcomer (``config.newcomer``: GovSim's perturbation) has a join round
+``k``: the first round of the agent who was not there in round 1. Read from the
+agent-round table alone (an agent's rows are the rounds it played), so it needs no
+events: ``k`` is the latest first round of any agent of the run; runs where every agent
+played from round 1 have no join and are left out.
+
+- ``status``: ``newcomer`` (the agent who joined in round ``k``) or ``incumbent``
+  (every agent present in round 1, the one who left included);
+- ``period``: ``before`` (rounds ``< k``) or ``after`` (rounds ``>= k``).
+
+The run is the unit: a run's value is the mean over the rounds of the period (of one
+agent, or of the agents of one status), and the interval is Student's t over runs
+(:func:`scarce_lab.analysis.stats.mean_ci`, null with fewer than two runs or no
+spread). Groups are ``(model, condition, ...)``: runs of different conditions (a
+composition, a newcomer setting) are never pooled
+(:func:`~scarce_lab.environments.sovsim.analysis.pooling.pool_groups` refuses).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import polars as pl
+
+from scarce_lab.analysis.stats import mean_ci_cells
+
+from .pooling import pool_groups
+
+#: The interval method of every tenure table.
+TENURE_INTERVALS = ("Student t over runs (stats.mean_ci; the run is the unit: each run's mean over the rounds of "
+                    "the period); null with one run or no spread; 95%")
+
+
+def join_rounds(rounds: pl.DataFrame) -> pl.DataFrame:
+    """``run_id``, ``join_round`` (the newcomer's first round), ``newcomer`` (its agent
+    id) and ``joined`` (whether the game reached that round), one row per run with a
+    newcomer.
+
+    Source: the run's condition settings (``newcomer.round``, ``game.n_agents``: the
+    newcomer is ``a{n}``) where the table carries them, so a run that collapsed before
+    the join is known; otherwise (a layout without settings) the table itself: the
+    latest first round of any agent, when later than the run's first round.
+
+    Raises:
+        ValueError: a column of the agent-round table is missing.
+    """
+    import json
+
+    missing = {"run_id", "agent", "round"} - set(rounds.columns)
+    if missing:
+        raise ValueError(f"tenure: the agent-round table lacks {sorted(missing)}")
+    last = rounds.group_by("run_id").agg(pl.col("round").max().alias("_last"))
+    declared = []
+    if "settings" in rounds.columns:
+        for run_id, s in rounds.select("run_id", "settings").unique().iter_rows():
+            st = json.loads(s) if s else {}
+            if st.get("newcomer.round") is not None:
+                declared.append({"run_id": run_id, "join_round": int(st["newcomer.round"]),
+                                 "newcomer": f"a{int(st.get('game.n_agents', 4))}"})
+    first = rounds.group_by("run_id", "agent").agg(pl.col("round").min().alias("first_round"))
+    start = rounds.group_by("run_id").agg(pl.col("round").min().alias("start"))
+    late = first.join(start, on="run_id").filter(pl.col("first_round") > pl.col("start"))
+    found = (late.sort("run_id", "first_round", "agent")
+             .group_by("run_id", maintain_order=True)
+             .agg(pl.col("first_round").max().alias("join_round"),
+                  pl.col("agent").filter(pl.col("first_round") == pl.col("first_round").max()).first()
+                  .alias("newcomer")))
+    schema = {"run_id": pl.String, "join_round": pl.Int64, "newcomer": pl.String}
+    known = pl.DataFrame(declared, schema=schema)
+    found = found.select(list(schema)).cast(schema).filter(~pl.col("run_id").is_in(known["run_id"].implode()))
+    return (pl.concat([known, found]).join(last, on="run_id")
+            .with_columns(joined=pl.col("_last") >= pl.col("join_round")).drop("_last").sort("run_id"))
+
+
+def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", force: bool = False,
+                   level: float = 0.95) -> pl.DataFrame:
+    """Mean extraction and payoff per tenure period, with t intervals over runs.
+
+    Args:
+        data: as :func:`scarce_lab.environments.sovsim.analysis.agent_rounds` (a path, a Dataset or
+            an agent-round frame).
+        by: ``"status"`` (incumbents together vs the newcomer) or ``"agent"`` (each
+            agent id; its ``role`` in the period is given).
+        force: pool groups that mix settings (labelled ``[pooled: ...]``, with a
+            warning) instead of refusing.
+        level: the intervals' confidence level.
+
+    Returns:
+        One row per ``(model, condition, [agent, role,] status, period)``:
+        ``n_runs`` (runs with rows in the group: a run that ended, by collapse, before
+        the join has a ``before`` period only, so ``after`` rows can count fewer runs),
+        ``runs_ended_before_join`` (of the model and condition),
+        ``extraction_mean/low/high`` (pool units per round),
+        ``payoff_mean/low/high`` (points per round), ``interval`` (the method). Empty
+        (same columns) when no run has a join.
+
+    Raises:
+        ValueError: ``by`` unknown or a table column missing.
+        PoolingError: a group mixes runs of different conditions (unless ``force``).
+    """
+    from . import agent_rounds
+
+    if by not in ("agent", "status"):
+        raise ValueError(f"tenure: by must be 'agent' or 'status', got {by!r}")
+    df = agent_rounds(data)
+    joins = join_rounds(df)
+    keys = ["agent", "role"] if by == "agent" else []
+    out_cols = ["model", "condition", *keys, "status", "period", "n_runs", "runs_ended_before_join",
+                "extraction_mean", "extraction_low",
+                "extraction_high", "payoff_mean", "payoff_low", "payoff_high", "interval"]
+    d = df.join(joins, on="run_id", how="inner")
+    if d.height == 0:
+        return pl.DataFrame(schema={c: (pl.Int64 if c.startswith(("n_runs", "runs_")) else pl.Float64 if c.endswith(
+            ("_mean", "_low", "_high")) else pl.String) for c in out_cols})
+    d = d.with_columns(
+        status=pl.when(pl.col("agent") == pl.col("newcomer")).then(pl.lit("newcomer")).otherwise(pl.lit("incumbent")),
+        period=pl.when(pl.col("round") < pl.col("join_round")).then(pl.lit("before")).otherwise(pl.lit("after")),
+    )
+    ident = [c for c in ("settings", "source", "base_condition") if c in d.columns]
+    per_run = (d.group_by("model", "condition", *ident, "run_id", *(["agent"] if by == "agent" else []),
+                          "status", "period")
+               .agg(pl.col("extraction").mean(), pl.col("payoff").mean(),
+                    *([pl.col("role").first()] if by == "agent" else [])))
+    per_run = pool_groups(per_run, "condition", keys=("model",), force=force, what="tenure table")
+    ended = (d.filter(~pl.col("joined")).group_by("model", "condition")
+             .agg(pl.col("run_id").n_unique().alias("runs_ended_before_join")))
+    rows = []
+    group = ["model", "condition", *keys, "status", "period"]
+    for key, part in per_run.sort(*group, "run_id").group_by(group, maintain_order=True):
+        ex = mean_ci_cells(part["extraction"].to_list(), level=level)
+        pay = mean_ci_cells(part["payoff"].to_list(), level=level)
+        rows.append({**dict(zip(group, key, strict=True)), "n_runs": part["run_id"].n_unique(),
+                     "extraction_mean": ex[0], "extraction_low": ex[1], "extraction_high": ex[2],
+                     "payoff_mean": pay[0], "payoff_low": pay[1], "payoff_high": pay[2],
+                     "interval": TENURE_INTERVALS})
+    order = {"before": 0, "after": 1}
+    return (pl.DataFrame(rows, schema_overrides={"n_runs": pl.Int64})
+            .join(ended, on=["model", "condition"], how="left")
+            .with_columns(pl.col("runs_ended_before_join").fill_null(0).cast(pl.Int64))
+            .with_columns(pl.col("period").replace_strict(order, return_dtype=pl.Int64).alias("_p"))
+            .sort("model", "condition", *keys, "status", "_p").drop("_p").select(out_cols))

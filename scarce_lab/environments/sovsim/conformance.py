@@ -1,0 +1,132 @@
+"""The SovSim conformance play (:func:`sovsim_trace`, the spec's ``harness``); the checks
+are in :mod:`.core`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from ...legal_policy import LegalPolicy, refused
+from ...testing.core import Observation, Trace
+from .world.commons import CommonsGame, InvalidActionError, Phase
+from .world.talk import InvalidTalkError, TalkMode, TalkRules, Utterance
+
+
+def _talk_leaks(game: CommonsGame, agent: str, text: str) -> tuple[list[str], bool | None]:
+    """The private canaries of ``game``'s transcript that ``agent`` may not see but
+    ``text`` holds, and whether ``text`` holds every private message ``agent`` may see
+    (``None`` when there is none yet)."""
+    private = [m for m in game.transcript if not m.public]
+    leaks = [f"private message {m.text!r} of {m.speaker} to {list(m.to)}"
+             for m in private if agent not in m.visible_to and m.text in text]
+    mine = [m for m in private if agent in m.visible_to]
+    return leaks, (all(m.text in text for m in mine) if mine else None)
+
+
+def _talk_turn(game: CommonsGame, policy: LegalPolicy, trace: Trace) -> None:
+    """One talk turn: the speaker's observation is checked for private canaries not
+    addressed to it, an illegal message is probed (and must be refused), then a legal
+    canary message goes to everyone or privately to random recipients."""
+    (a,) = game.acting_agents()
+    obs = game.observe_talk(a)
+    view = dataclasses.asdict(obs)
+    view.pop("config")
+    text = json.dumps(view, default=str)
+    leaks, own = _talk_leaks(game, a, text)
+    trace.observations.append(Observation(a, text, tuple(leaks), own))
+    rng = policy.rng("talk", obs.round, obs.turn, a)
+    to: tuple[str, ...] = ()
+    if obs.recipients and rng.random() < 0.7:
+        to = tuple(sorted(rng.sample(obs.recipients, rng.randint(1, len(obs.recipients)))))
+    bad = rng.choice([Utterance("x" * (obs.max_chars + 1)), Utterance("x", ("nobody",)), Utterance("x", (a,))])
+    trace.outcomes.append(["refused", a, repr(bad), refused(
+        (InvalidTalkError,), f"{a} said {bad!r}", lambda: game.speak(a, bad))])
+    game.speak(a, Utterance(f"CANARY-{a}>{'+'.join(to) or 'all'}-r{obs.round}t{obs.turn}|", to))
+
+
+def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Trace:
+    """A game (KCPR-M by default: the king may announce a false pool) played by
+    :class:`LegalPolicy` from each observation's legal actions, with an illegal value
+    probed (and refused) at every decision. Subordinates must never see the true pool
+    before the round is settled (SovSim sec. 3.4). With ``talk`` on (two turns a round)
+    every message is a canary, private to random recipients most of the time: no talk
+    or extraction observation may hold a private message not addressed to or sent by
+    its agent, and each agent must see those that are."""
+    policy = LegalPolicy(seed)
+    game = CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60))
+    trace = Trace()
+    while not game.over:
+        if game.phase == Phase.talk:
+            _talk_turn(game, policy, trace)
+            continue
+        actions = {}
+        for a in game.acting_agents():
+            obs = game.observe(a)
+            view = dataclasses.asdict(obs)
+            view.pop("config")
+            true_now = game.pool
+            leaks = []
+            if not obs.is_leader and condition == "kcpr_m":
+                if obs.pool is not None:
+                    leaks.append(f"true pool {true_now} of round {obs.round}")
+                if any(r["round"] >= obs.round for r in view["history"]):
+                    leaks.append("an unsettled round in the history")
+            own = (obs.pool == true_now) if obs.is_leader and condition == "kcpr_m" else None
+            text = json.dumps(view, default=str)
+            talk_leaks, talk_own = _talk_leaks(game, a, text)
+            own = own if talk_own is None else (talk_own and own is not False)
+            trace.observations.append(Observation(a, text, tuple(leaks + talk_leaks), own))
+            key = (obs.round, obs.phase.value, a)
+            actions[a] = policy.sovsim(obs.legal, *key)
+            bad = policy.sovsim_illegal(obs.legal, *key)
+            trace.outcomes.append(["refused", a, bad, refused(
+                (InvalidActionError,), f"{a} chose {bad} in {obs.legal}", lambda b=bad, a=a: game.act({**{
+                    x: game.legal_actions(x).low for x in game.acting_agents()}, a: b}))])
+        rec = game.act(actions)
+        if rec is not None:
+            trace.outcomes.append([rec.round, list(rec.extractions), rec.remaining])
+    return trace
+
+
+def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra", join_round: int = 3) -> Trace:
+    """A game with mixed seats and a newcomer, played by :class:`LegalPolicy`: every
+    seat runs a distinct model string (canaries, :meth:`SovSimConfig.seat_models`) and
+    an outsider joins at ``join_round`` (``mode`` ``extra``, or ``replace`` of ``a0``).
+    Each observation is recorded with the prompt the agent would be sent
+    (:func:`scarce_lab.environments.sovsim.agents.render_messages`). Leaks: another seat's model
+    string in an agent's observation or prompt, a round before the newcomer's join in
+    its history, and (``kcpr_m``) the current true pool in a subordinate's. Positive
+    control: the newcomer sees its own join."""
+    from .agents import render_messages
+    from .config import SovSimConfig
+
+    nc = {"round": join_round, "mode": mode, **({"replaces": "a0"} if mode == "replace" else {})}
+    n = 4
+    seats = {f"a{i}": f"openai/canary-seat-{i}" for i in range(n + 1)}
+    cfg = SovSimConfig(condition=condition, model="scripted/random", seats=seats, newcomer=nc,
+                       game={"rounds": join_round + 2, "collapse_threshold": 0})
+    models = cfg.seat_models()
+    newcomer = cfg.agent_ids()[-1]
+    policy = LegalPolicy(seed)
+    game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer)
+    trace = Trace()
+    while not game.over:
+        actions = {}
+        for a in game.acting_agents():
+            obs = game.observe(a)
+            view = dataclasses.asdict(obs)
+            view.pop("config")
+            text = json.dumps(view, default=str) + json.dumps(render_messages(obs, cfg.role_labels))
+            leaks = [f"the model of {b}" for b, m in models.items() if b != a and m in text]
+            if a == newcomer and any(r.round < join_round for r in obs.history):
+                leaks.append("a round before its join")
+            if not obs.is_leader and condition == "kcpr_m" and obs.pool is not None:
+                leaks.append(f"true pool {game.pool} of round {obs.round}")
+            own = any(c.agent == a and c.kind == "joined" for c in obs.changes) if a == newcomer else None
+            trace.observations.append(Observation(a, text, tuple(leaks), own))
+            actions[a] = policy.sovsim(obs.legal, obs.round, obs.phase.value, a)
+        rec = game.act(actions)
+        if rec is not None:
+            trace.outcomes.append([rec.round, list(rec.agents), list(rec.extractions), rec.remaining])
+    assert any(newcomer in o[1] for o in trace.outcomes), "the newcomer never played (the check would prove nothing)"
+    return trace

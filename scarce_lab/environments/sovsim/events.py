@@ -1,0 +1,242 @@
+"""SovSim event payloads (environment ``sovsim``).
+
+``Event.round`` is the game round, 1-based; round 0 holds the set-up. Units: pool
+units for the pool, extractions and announcements; points for payoffs (exact payoffs
+are kept as fraction strings, eq. 3 of the SovSim paper). Agents are ``a0 .. a{n-1}``;
+the leader (boss or king) is the last. Lists indexed "by agent" follow
+``GameStart.agents``.
+
+==============  =========================  ============  ==========================
+kind            agent                      phase         visibility
+==============  =========================  ============  ==========================
+game_start      --                         setup         public
+announcement    the king (kcpr_m)          announce      private (the king)
+talk            the speaker                talk          public, or private (the
+                                                         speaker and its recipients;
+                                                         a silence: the speaker)
+extraction      each agent                 extract |     private (the agent)
+                                           leader
+round           --                         settle        public
+agent_joined    the newcomer               join          public
+agent_left      the agent who left         join          public
+game_end        --                         end           public
+interview       each LLM agent (opt-in)    interview     researcher
+==============  =========================  ============  ==========================
+
+With a newcomer (``config.newcomer``) ``agent_joined`` (and, when it replaces an
+agent, ``agent_left``) open the round it joins in; from then on ``round`` lists the
+agents of their round (leader last), and ``game_end.total_payoffs`` is by every
+agent who played (``GameStart.agents``, then the newcomer).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from ...data.events.base import DecisionFields, Payload, Visibility
+from ...data.events.interview import InterviewFields
+
+
+class GameStart(Payload):
+    """Set-up of one simulation.
+
+    Attributes:
+        agents: agent ids in seat order (leader last).
+        roles: role of each agent, by agent (``citizen``, ``worker``/``boss``,
+            ``peasant``/``king``).
+        leader: the leader's id, ``None`` in ``cpr``.
+        condition: ``cpr``, ``bcpr``, ``kcpr`` or ``kcpr_m``.
+        role_labels: ``default`` (the paper's role names in prompts) or ``neutral``.
+        model: the model string that drove every agent (``mixed`` when the seats run
+            different models: the manifest's ``models`` names each agent's).
+        simulation: the simulation index within its sweep (0-based).
+        n_agents, rounds, initial_pool, capacity, step, subordinate_cap,
+            collapse_threshold, regeneration_factor, announce_max: the game's
+            parameters (pool units; see ``scarce_lab.environments.sovsim.world.commons.CommonsConfig``).
+    """
+
+    kind: Literal["game_start"] = "game_start"
+    agents: list[str]
+    roles: list[str]
+    leader: str | None
+    condition: str
+    role_labels: str
+    model: str
+    simulation: int
+    n_agents: int
+    rounds: int
+    initial_pool: int
+    capacity: int
+    step: int
+    subordinate_cap: int
+    collapse_threshold: int
+    regeneration_factor: int
+    announce_max: int
+
+
+class Announcement(DecisionFields):
+    """The king's announcement of the pool (``kcpr_m`` only).
+
+    Attributes:
+        announced_pool: the pool value the king told the peasants (pool units; may be
+            false).
+        true_pool: the true pool at the start of the round (pool units).
+        reasoning: the king's stated reasoning.
+    """
+
+    kind: Literal["announcement"] = "announcement"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    announced_pool: int
+    true_pool: int
+    reasoning: str = ""
+
+
+class Extraction(DecisionFields):
+    """One agent's extraction decision.
+
+    Attributes:
+        extraction: units taken from the pool (a multiple of ``step``), as applied
+            (the fallback value when ``fallback_used``).
+        max_extraction: the largest legal value for this agent now (pool units).
+        pool_seen: the pool as presented to the agent (the announcement for
+            ``kcpr_m`` peasants).
+        remainder_seen: the pool left after the subordinates' extractions, shown to
+            the leader in its phase (pool units); ``None`` otherwise.
+        reasoning: the agent's stated reasoning.
+    """
+
+    kind: Literal["extraction"] = "extraction"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    extraction: int = Field(ge=0)
+    max_extraction: int = Field(ge=0)
+    pool_seen: int
+    remainder_seen: int | None = None
+    reasoning: str = ""
+
+
+class Talk(DecisionFields):
+    """One talk turn of the discussion phase (``talk`` public or public+private):
+    a message, or the speaker's silence.
+
+    Attributes:
+        text: the message as posted (at most ``talk_max_chars`` characters); ``""``
+            for a silence (nothing was posted; the event is then private to the speaker).
+        recipients: the agents a private message was sent to (the envelope's
+            ``visible_to`` is the speaker then these); empty for a public message.
+        turn: the pass within the round's discussion (1-based).
+        reasoning: the speaker's stated reasoning (scripted policies name themselves).
+
+    A scripted policy's promise or quota is machine-readable in ``text``
+    (``[promise extraction=N]``, ``[quota per_agent=N]``; parsed by
+    :func:`scarce_lab.environments.sovsim.analysis.talk.stated_extractions`); a model's messages
+    are labelled by the commons judge.
+    """
+
+    kind: Literal["talk"] = "talk"
+    text: str
+    recipients: list[str] = Field(default_factory=list)
+    turn: int = Field(ge=1)
+    reasoning: str = ""
+
+
+class RoundSettled(Payload):
+    """A settled round (eqs. 2-5).
+
+    Attributes:
+        agents: agent ids, in the order of the lists below.
+        pool_before: true pool at the start of the round (pool units).
+        announced_pool: the king's announcement (``kcpr_m``), else ``None``.
+        extractions: units taken, by agent.
+        remainder_seen: what the leader saw after the subordinates (``None`` in cpr).
+        remaining: ``max(0, pool_before - sum(extractions))`` (pool units).
+        payoffs: points, by agent (floats of ``payoffs_exact``).
+        payoffs_exact: exact payoffs as fraction strings (``"53/4"``).
+        collapsed: the remaining pool fell below the collapse threshold.
+        next_pool: the pool of the next round (0 after a collapse).
+    """
+
+    kind: Literal["round"] = "round"
+    agents: list[str]
+    pool_before: int
+    announced_pool: int | None = None
+    extractions: list[int]
+    remainder_seen: int | None = None
+    remaining: int
+    payoffs: list[float]
+    payoffs_exact: list[str]
+    collapsed: bool
+    next_pool: int
+
+
+class AgentJoined(Payload):
+    """An agent joined the game (the newcomer; public). The event's ``agent`` is the
+    newcomer (``a{n}``), its ``round`` the first round it plays.
+
+    Attributes:
+        role: its role from that round (``peasant``, ``king``...).
+        replaces: the agent it replaced (``None``: an extra agent).
+    """
+
+    kind: Literal["agent_joined"] = "agent_joined"
+    role: str
+    replaces: str | None = None
+
+
+class AgentLeft(Payload):
+    """An agent left the game (replaced by the newcomer; public). The event's ``agent``
+    is who left, its ``round`` the first round it no longer plays.
+
+    Attributes:
+        role: its last role.
+        replaced_by: the newcomer who took its seat.
+    """
+
+    kind: Literal["agent_left"] = "agent_left"
+    role: str
+    replaced_by: str | None = None
+
+
+class GameEnd(Payload):
+    """End of the game.
+
+    Attributes:
+        rounds_played: rounds settled (1..rounds).
+        collapsed: the game ended by collapse.
+        total_payoffs: points summed over the rounds, by agent.
+    """
+
+    kind: Literal["game_end"] = "game_end"
+    rounds_played: int
+    collapsed: bool
+    total_payoffs: list[float]
+
+
+class Interview(InterviewFields):
+    """An agent's retrospective interview after the game (``interviews: true``;
+    fields: :class:`~.interview.InterviewFields`); researcher-only. ``round`` is the
+    last round played."""
+
+    kind: Literal["interview"] = "interview"
+
+
+PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd,
+                                       AgentJoined, AgentLeft, Talk, Interview)
+ROUND_MEANING = "game round, 1-based (0 = set-up)"
+
+
+def final_counts(config: dict) -> dict[str, int]:
+    """Kinds a complete run holds a known number of times, from its config: one
+    ``game_end`` (a game ends by collapse or after its last round)."""
+    return {"game_end": 1}
+
+
+def _register() -> None:
+    from ...data.events.migrations import _sovsim_v1
+    from ...data.events.registry import register_payloads
+
+    register_payloads("sovsim", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_sovsim_v1)
+
+
+_register()

@@ -1,0 +1,345 @@
+"""The environment registry: an environment is one registered :class:`EnvironmentSpec`.
+
+Each environment declares, in one place, everything the shared layers need of it: its
+config model, how one config runs, its payload models, its tidy tables and paper
+table, its conformance harness, its viewer renderer, its migrations and its CLI
+commands. The shared layers (the notebook face :mod:`scarce_lab._api`, the executors,
+the conformance suite :mod:`scarce_lab.testing`, the viewer, ``scarce-lab migrate``,
+the CLI) iterate this registry and name no environment; the trajectory format learns
+an environment's payloads from :func:`register` (:mod:`scarce_lab.data.events.registry`),
+so the data layer stays the bottom layer.
+
+Where specs come from (:func:`load`, run before any lookup):
+
+- the shipped environments: every module of the package :mod:`scarce_lab.environments`
+  registers its spec on import (SovSim, SCARCE, Economy of Minds);
+- a package of its own: an entry point in the group ``scarce_lab.environments``
+  naming its :class:`EnvironmentSpec` (``"toy = toy_env.spec:SPEC"``) or the module
+  that registers it;
+- code (a test, a notebook): ``register(spec)``.
+
+Adding an environment (``tests/toy_env`` is a complete one, a two-agent counter game):
+a config model (:class:`scarce_lab.config.base.ExperimentConfig` with ``ENVIRONMENT``),
+payload models (:class:`scarce_lab.data.events.Payload`), a ``run`` that records
+through :func:`scarce_lab.runtime.open_run`, a tidy table, a paper table, a
+conformance play returning :class:`scarce_lab.testing.Trace` and a renderer, gathered
+in one :class:`EnvironmentSpec` and registered. ``sl.run``, ``sl.load``, ``sl.table``,
+``sl.view``, the executors, the dry run, ``scarce-lab run NAME`` / ``table NAME``
+(:mod:`scarce_lab.cli.environment`, unless the spec names its own CLI module) and the
+conformance suite then take it with no other edit.
+
+The pattern is PettingZoo's environment registry and Inspect AI's ``@task`` registry:
+one entry per environment, looked up by name.
+
+Usage::
+
+    from scarce_lab import environments
+    environments.names()                      # ['economy', 'scarce', 'sovsim']
+    environments.get("sovsim").paper_table    # the paper table builder
+    environments.for_config(cfg).run(cfg, out)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .data.events.registry import (
+    ENTRY_POINT_GROUP,
+    UnknownEnvironmentError,
+    load_entry_point,
+    register_payloads,
+    unregister_payloads,
+)
+
+#: The package whose modules are the shipped environments' specs.
+BUILTIN_PACKAGE = "scarce_lab.environments"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EnvironmentSpec",
+    "UnknownEnvironmentError",
+    "for_config",
+    "get",
+    "lazy_table",
+    "load",
+    "names",
+    "register",
+    "specs",
+    "unregister",
+]
+
+
+def lazy_table(module: str, name: str, title: str) -> Callable[[Any], Any]:
+    """A tidy-table builder for :attr:`EnvironmentSpec.tables`: ``build(ds)`` imports
+    ``module`` (e.g. ``scarce_lab.environments.scarce.tables``) only when called (a spec is
+    imported with every lookup, its tables' modules are not) and returns
+    ``module.name(ds)``; ``title`` names the environment in its docstring."""
+
+    def build(ds: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(ds)
+
+    build.__name__ = name
+    build.__doc__ = f"The {title} tidy table :func:`{module}.{name}`."
+    return build
+
+
+def _no_counts(config: dict) -> dict[str, int]:
+    return {}
+
+
+@dataclass(frozen=True)
+class EnvironmentSpec:
+    """Everything the shared layers need of one environment.
+
+    Required:
+        name: what manifests carry in ``environment`` (``[a-z][a-z0-9_]*``).
+        config: the environment's config model (a pydantic model with ``run_id``;
+            :class:`scarce_lab.config.base.ExperimentConfig` for the shipped ones).
+        run: ``run(config, out_dir, **options) -> list[Path]``: play one config into
+            ``out_dir`` and return its run folders (``resume=True`` continues an
+            unfinished run). Raises ``FileExistsError`` / ``RunMismatchError`` /
+            ``RunInProgressError`` when the folder holds an unfinished run (without
+            ``resume``), a run of other settings, or a run in progress; a run that
+            raised says ``failed`` in its manifest.
+        payloads: the payload models of its events (:class:`scarce_lab.data.events.Payload`
+            subclasses, one ``kind`` each).
+        round_meaning: what ``Event.round`` counts (one sentence).
+        tables: ``table name -> builder(dataset) -> polars.DataFrame``, its tidy tables
+            (``dataset``: :class:`scarce_lab.data.loaders.Dataset`).
+        paper_table: ``paper_table(data, **options) -> polars.DataFrame``, what
+            ``sl.table`` prints (``data``: a Dataset, or another object the environment
+            loads, e.g. SovSim's published layouts).
+        harness: ``harness(seed) -> scarce_lab.testing.Trace``, the conformance play.
+        render: ``render(events, max_chars) -> str``, the viewer's HTML body of one
+            run (``events``: the run's event dicts in order; every text escaped).
+
+    Optional:
+        table_options: ``option -> tuple of choices | type`` that ``paper_table`` takes
+            (anything else is refused by ``sl.table``).
+        run_task: ``run_task(config, out_dir, resume) -> RunOutcome`` for an executor
+            (default: :func:`run`, the outcome read from the manifest).
+        final_counts: ``manifest config -> {kind: count}`` a complete run holds.
+        migrate_v1: rewrites a version-1 ``(event, payload)`` dict pair in place.
+        config_v1: ``config_v1(manifest, call_params) -> config`` for a version-1 run
+            (``scarce-lab migrate``); ``call_params``: the run's first recorded LLM
+            call settings.
+        cli: the module whose import registers the environment's ``run`` / ``table``
+            commands on :mod:`scarce_lab.cli`'s groups.
+        plan_calls: ``plan_calls(config, model) -> (low, high, per_unit)``, the
+            model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
+            a dry run of an environment without it and with a model client is refused);
+            ``per_unit``: calls per unit of play whose number depends on the play
+            (SCARCE: the negotiators' calls per contention), named by ``plan_unit``.
+        plan_unit: what ``per_unit`` counts, in the dry run's words (SCARCE:
+            ``"negotiator calls per contention"``); a plan with a ``per_unit`` and no
+            ``plan_unit`` is refused.
+        plan_note: a sentence the dry run adds to every plan of this environment.
+        check_policy: ``check_policy(config, model)`` raises ``ValueError`` (naming the
+            policies it has) for a policy the environment cannot play, before any run
+            folder is made (:func:`scarce_lab.runners.preflight.check_configs`).
+        title: how a person names it (``SovSim``), for messages.
+        seat_keys: ``seat_keys(config) -> {agent id: (alias, ...)}``, the run's seats in
+            seat order with the roles that name them (SovSim: ``a3 -> ("king", "leader")``
+            in ``kcpr``), the keys a ``seats`` map takes
+            (:mod:`scarce_lab.config.seats`); the cross-play planner
+            (:mod:`scarce_lab.runners.crossplay`) refuses an environment without it.
+        seat_parts: the part names after a dot in a seat key, for environments whose
+            agents are several models (SCARCE: ``("solver", "negotiator")``).
+        face: the module that is ``sl.<name>`` in a notebook (its findings and
+            ``load``); imported when first used.
+
+    Raises (on construction):
+        ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, or a
+            ``table_options`` rule that is not a tuple of choices or a type.
+        TypeError: a required field of the wrong kind (the field is named).
+    """
+
+    name: str
+    config: type
+    run: Callable[..., list[Path]]
+    payloads: tuple[type, ...]
+    round_meaning: str
+    tables: Mapping[str, Callable[[Any], Any]]
+    paper_table: Callable[..., Any]
+    harness: Callable[[int], Any]
+    render: Callable[[list[dict], int], str]
+    table_options: Mapping[str, Any] = field(default_factory=dict)
+    run_task: Callable[[Any, Path, bool], Any] | None = None
+    final_counts: Callable[[dict], dict[str, int]] = _no_counts
+    migrate_v1: Callable[[dict, dict], None] | None = None
+    config_v1: Callable[[Any, dict], Any] | None = None
+    cli: str | None = None
+    plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
+    plan_note: str = ""
+    plan_unit: str = ""
+    check_policy: Callable[[Any, str], None] | None = None
+    title: str = ""
+    seat_keys: Callable[[Any], Mapping[str, tuple[str, ...]]] | None = None
+    seat_parts: tuple[str, ...] = ()
+    face: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"EnvironmentSpec.name {self.name!r} must match [a-z][a-z0-9_]*")
+        where = f"EnvironmentSpec {self.name!r}"
+        if not inspect.isclass(self.config) or "run_id" not in dir(self.config):
+            raise TypeError(f"{where}: field 'config' must be a config class with a run_id, got {self.config!r}")
+        declared = getattr(self.config, "ENVIRONMENT", None)
+        if declared and declared != self.name:
+            raise ValueError(f"{where}: config {self.config.__name__} declares ENVIRONMENT={declared!r}")
+        for f in ("run", "paper_table", "harness", "render", "final_counts"):
+            if not callable(getattr(self, f)):
+                raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys"):
+            if getattr(self, f) is not None and not callable(getattr(self, f)):
+                raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
+        if not isinstance(self.payloads, tuple) or not self.payloads:
+            raise ValueError(f"{where}: field 'payloads' must be a non-empty tuple of payload models")
+        if not isinstance(self.round_meaning, str) or not self.round_meaning.strip():
+            raise ValueError(f"{where}: field 'round_meaning' must say what Event.round counts")
+        if not isinstance(self.tables, Mapping) or not self.tables:
+            raise TypeError(f"{where}: field 'tables' must map at least one table name to a builder")
+        for k, v in self.tables.items():
+            if not isinstance(k, str) or not callable(v):
+                raise TypeError(f"{where}: tables[{k!r}] must be a builder function, got {v!r}")
+        for k, rule in dict(self.table_options).items():
+            if not (isinstance(rule, type) or (isinstance(rule, tuple) and rule)):
+                raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")
+        if not isinstance(self.seat_parts, tuple) or not all(isinstance(p, str) and p for p in self.seat_parts):
+            raise TypeError(f"{where}: field 'seat_parts' must be a tuple of part names, got {self.seat_parts!r}")
+        for f in ("cli", "face"):
+            if getattr(self, f) is not None and not isinstance(getattr(self, f), str):
+                raise TypeError(f"{where}: field {f!r} must be a module name or None, got {getattr(self, f)!r}")
+        for f in ("plan_note", "plan_unit"):
+            if not isinstance(getattr(self, f), str):
+                raise TypeError(f"{where}: field {f!r} must be a string, got {getattr(self, f)!r}")
+        object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
+        object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
+        if not self.title:
+            object.__setattr__(self, "title", self.name)
+
+
+_SPECS: dict[str, EnvironmentSpec] = {}
+_loaded = False
+_loading = False
+
+
+def register(spec: EnvironmentSpec) -> EnvironmentSpec:
+    """Add ``spec`` to the registry and its payload models to the trajectory format.
+
+    Registering the same spec object again does nothing (a module imported twice).
+
+    Raises:
+        TypeError: ``spec`` is not an :class:`EnvironmentSpec`.
+        ValueError: another spec has this name, or another spec's config class is this
+            one's, a subclass or a base of it (both named), or the payloads conflict with
+            ones registered under the name.
+    """
+    if not isinstance(spec, EnvironmentSpec):
+        raise TypeError(f"register needs an EnvironmentSpec, got {type(spec).__name__}")
+    old = _SPECS.get(spec.name)
+    if old is spec:
+        return spec
+    if old is not None:
+        raise ValueError(f"environment {spec.name!r} is already registered (config {old.config.__name__}); "
+                         "names are unique: unregister it first or choose another name")
+    for other in _SPECS.values():  # for_config must find one spec per config object
+        if issubclass(spec.config, other.config) or issubclass(other.config, spec.config):
+            raise ValueError(f"environments {other.name!r} and {spec.name!r} use configs {other.config.__name__} and "
+                             f"{spec.config.__name__}, one an instance of the other: a config would name both")
+    register_payloads(spec.name, spec.payloads, round_meaning=spec.round_meaning, final_counts=spec.final_counts,
+                      migrate_v1=spec.migrate_v1)
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` and its payload registration (a test cleaning up its toy)."""
+    if _SPECS.pop(name, None) is not None:
+        unregister_payloads(name)
+
+
+def load() -> None:
+    """Register the shipped specs (modules of :data:`BUILTIN_PACKAGE`) and those of
+    installed packages (entry-point group ``scarce_lab.environments``); once.
+
+    Raises:
+        TypeError: an entry point that loads neither an :class:`EnvironmentSpec` nor a
+            module (its name and value are named).
+        ImportError: an entry point that fails to load (named, with its error).
+    """
+    global _loaded, _loading
+    if _loaded:
+        return
+    if _loading:
+        raise RuntimeError("scarce_lab.registry.load() re-entered: a spec module looked the registry up while "
+                           "it was being imported (register, do not look up, on import)")
+    _loading = True
+    try:
+        pkg = importlib.import_module(BUILTIN_PACKAGE)
+        for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            importlib.import_module(f"{BUILTIN_PACKAGE}.{m.name}")
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            obj = load_entry_point(ep)
+            if isinstance(obj, EnvironmentSpec):
+                register(obj)
+            elif not inspect.ismodule(obj):
+                raise TypeError(f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}) loads "
+                                f"{type(obj).__name__}, not an EnvironmentSpec or a module that registers one")
+        _loaded = True  # only a load that finished: a failed one is retried (and fails again, loudly)
+    finally:
+        _loading = False
+
+
+def get(name: str) -> EnvironmentSpec:
+    """The spec of ``name``.
+
+    Raises:
+        UnknownEnvironmentError: no such environment (the registered names are listed).
+    """
+    load()
+    try:
+        return _SPECS[name]
+    except KeyError:
+        raise UnknownEnvironmentError(f"unknown environment {name!r} (registered: {sorted(_SPECS)})") from None
+
+
+def names() -> list[str]:
+    """The registered environment names, sorted."""
+    load()
+    return sorted(_SPECS)
+
+
+def specs() -> list[EnvironmentSpec]:
+    """The registered specs, by name."""
+    return [_SPECS[n] for n in names()]
+
+
+def for_config(config: Any) -> EnvironmentSpec:
+    """The spec whose config class ``config`` is an instance of.
+
+    Raises:
+        TypeError: ``config`` is no registered environment's config (the config
+            classes that are are named).
+    """
+    for spec in specs():
+        if isinstance(config, spec.config):
+            return spec
+    known = ", ".join(s.config.__name__ for s in specs())
+    raise TypeError(f"{type(config).__name__} is not the config of a registered environment (configs: {known})")
+
+
+def spec_fields() -> list[str]:
+    """The field names of :class:`EnvironmentSpec` (for documentation and checks)."""
+    return [f.name for f in fields(EnvironmentSpec)]
