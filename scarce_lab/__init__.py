@@ -55,14 +55,11 @@ def __getattr__(name: str) -> Any:
     if name in _ATTRIBUTES:
         module, attr = _ATTRIBUTES[name]
         return getattr(import_module(module, __name__), attr)
-    from . import registry
-
-    if name in registry.names():  # an environment's face: sl.sovsim, sl.scarce, ...
+    registry = import_module(".registry", __name__)  # (not `from . import`: hasattr would recurse here)
+    if not name.startswith("_") and name in registry.names():  # an environment's face: sl.sovsim, ...
         return import_module(registry.get(name).face)
     raise AttributeError(f"module 'scarce_lab' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    from . import registry
-
-    return sorted([*__all__, *registry.names()])
+    return sorted([*__all__, *import_module(".registry", __name__).names()])

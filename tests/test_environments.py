@@ -12,20 +12,15 @@ from scarce_lab.testing import HARNESSES
 
 ROOT = Path(__file__).resolve().parents[1] / "scarce_lab"
 SHIPPED = ("economy", "scarce", "sovsim")
-#: The shared modules that once held hand-kept tables of the environments.
-SHARED = ("_api.py", "runners/executors.py", "runners/preview.py", "runners/preflight.py",
-          "data/events/__init__.py", "data/events/migrations.py", "data/events/registry.py",
-          "testing/__init__.py", "testing/core.py", "viewer/__init__.py", "viewer/render.py", "config/migrate.py",
-          "cli/__init__.py", "cli/environment.py", "environments.py", "data/loaders.py",
-          # shared machinery that never held such a table: kept free of one
-          "reporting.py", "runtime.py", "cli/_executor.py", "cli/_options.py", "cli/_spend.py", "cli/data.py",
-          "cli/report.py", "cli/view.py", "runners/calltap.py", "data/recorder.py", "data/schema.py",
-          "data/export.py", "data/cache.py", "data/tables/__init__.py", "data/tables/calls.py",
-          "analysis/stats.py", "analysis/pooling.py", "analysis/labels.py", "analysis/result.py")
-#: String constants naming an environment that a shared module may keep, and why.
-ALLOWED = {("data/loaders.py", "sovsim"): "Dataset.environments: the published layouts are SovSim's"}
-#: Imports of one environment's own modules that a shared module may keep, and why.
-ALLOWED_IMPORTS = {("_api.py", "data.tables.sovsim"): "sl.load detects and reads SovSim's published layouts"}
+#: The core: every module of the package outside ``environments/`` (the notebook face,
+#: the CLI, data, llm, sandbox, tasks, judge, analysis, viewer, runners, testing, ...),
+#: the SCARCE task suite's reference programs (task data, not package code) left out.
+SHARED = tuple(sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py")
+                      if p.relative_to(ROOT).parts[0] != "environments" and "suite" not in p.relative_to(ROOT).parts))
+#: String constants naming an environment that a core module may keep, and why.
+ALLOWED: dict[tuple[str, str], str] = {}
+#: Imports of one environment's own modules that a core module may keep, and why.
+ALLOWED_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 def test_the_shipped_environments_are_registered_specs():
@@ -35,7 +30,7 @@ def test_the_shipped_environments_are_registered_specs():
         assert environments.for_config(spec.config.model_construct()) is spec
         assert set(payload_types(spec.name)) == {p.model_fields["kind"].default for p in spec.payloads} | {
             "round_committed"}
-        assert spec.tables and spec.cli == f"scarce_lab.cli.{spec.name}"
+        assert spec.tables and spec.face == f"scarce_lab.environments.{spec.name}.analysis"
         assert spec.migrate_v1 is not None and spec.config_v1 is not None and spec.plan_calls is not None
     assert sorted(HARNESSES) == list(SHIPPED) and sorted(ENVIRONMENTS) == list(SHIPPED)
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from .base import ExperimentConfig, build_config
 
+__all__ = ["ExperimentConfig", "build_config"]
+
 
 def _configs() -> dict[str, type]:
     from ..registry import specs
@@ -26,4 +28,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(["ExperimentConfig", "build_config", *_configs()])
+    return sorted([*__all__, *_configs()])
