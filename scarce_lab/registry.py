@@ -25,7 +25,7 @@ through :func:`scarce_lab.runtime.open_run`, a tidy table, a paper table, a
 conformance play returning :class:`scarce_lab.testing.Trace` and a renderer, gathered
 in one :class:`EnvironmentSpec` and registered. ``sl.run``, ``sl.load``, ``sl.table``,
 ``sl.view``, the executors, the dry run, ``scarce-lab run NAME`` / ``table NAME``
-(:mod:`scarce_lab.cli.environment`, unless the spec names its own CLI module) and the
+(:mod:`scarce_lab.cli.environment`, with the spec's :class:`RunCommand`) and the
 conformance suite then take it with no other edit.
 
 The pattern is PettingZoo's environment registry and Inspect AI's ``@task`` registry:
@@ -66,6 +66,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EnvironmentSpec",
+    "RunCommand",
     "UnknownEnvironmentError",
     "for_config",
     "get",
@@ -94,6 +95,74 @@ def lazy_table(module: str, name: str, title: str) -> Callable[[Any], Any]:
 
 def _no_counts(config: dict) -> dict[str, int]:
     return {}
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """What ``scarce-lab run <name>`` needs of an environment beyond its config model
+    (:mod:`scarce_lab.cli.environment` builds one command per registered spec: every
+    config setting an option, plus ``--out``, ``--resume``, ``--progress``, the executor,
+    the cost cap, cross-play and seats, written once for all).
+
+    Attributes:
+        help: what one invocation plays and records (the first paragraph of ``--help``),
+            e.g. SovSim: "One game per model x condition x simulation ...".
+        aliases: extra option names per dotted config path (``{"model": ("-m",)}``).
+        exclude: dotted config paths that get no option (set with ``-S`` or derived).
+        shorthands: a value standing for several, per sweep field
+            (``{"condition": {"all": ("cpr", "bcpr", "kcpr", "kcpr_m")}}``): offered as a
+            choice and expanded before the configs are built.
+        default_sweep: values a sweep field takes when neither an option, ``-S`` nor
+            ``--config`` sets it (SovSim: ``{"condition": ("all",)}``); ``--help`` shows
+            them as the default.
+        order: the sweep fields from the outermost loop to the innermost (and the
+            config's ``REPLICATE_FIELD`` where ``replicates`` is set).
+        replicates: option names of the number of replicates of the config's
+            ``REPLICATE_FIELD`` (SovSim: ``("--simulations", "-n")``: simulations 0..n-1);
+            empty: no such option.
+        replicates_default: the number when the option is left out.
+        replicates_help: the option's help.
+        resume_unit: what a resumed run continues from ("round", "contention", "episode").
+        preflight: ``preflight(configs)`` raises ``ValueError``/``OSError`` (named) for a
+            sweep that cannot run, before any folder is made (Economy: the task file).
+        run_many: ``run_many(configs, out, *, resume, progress) -> list[RunOutcome]``:
+            plays the sweep in one process (SovSim: games concurrently in one event loop);
+            default: one run after another through the spec's ``run_task``/``run``.
+        run_processes: ``run_processes(configs, out, *, processes, resume, progress) ->
+            list[RunOutcome]``: the sweep over several client processes (``--processes``,
+            offered only where this is set).
+    """
+
+    help: str = ""
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    shorthands: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
+    default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
+    replicates: tuple[str, ...] = ()
+    replicates_default: int = 1
+    replicates_help: str = ""
+    resume_unit: str = "step"
+    preflight: Callable[[list[Any]], None] | None = None
+    run_many: Callable[..., list[Any]] | None = None
+    run_processes: Callable[..., list[Any]] | None = None
+
+    def __post_init__(self) -> None:
+        for f in ("preflight", "run_many", "run_processes"):
+            if getattr(self, f) is not None and not callable(getattr(self, f)):
+                raise TypeError(f"RunCommand.{f} must be callable or None, got {getattr(self, f)!r}")
+        for f in ("aliases", "shorthands", "default_sweep"):
+            if not isinstance(getattr(self, f), Mapping):
+                raise TypeError(f"RunCommand.{f} must be a mapping, got {getattr(self, f)!r}")
+        if not all(isinstance(n, str) and n.startswith("-") for n in self.replicates):
+            raise TypeError(f"RunCommand.replicates must be option names, got {self.replicates!r}")
+        if self.replicates_default < 1:
+            raise ValueError(f"RunCommand.replicates_default must be at least 1, got {self.replicates_default}")
+        object.__setattr__(self, "aliases", MappingProxyType({k: tuple(v) for k, v in self.aliases.items()}))
+        object.__setattr__(self, "shorthands", MappingProxyType(
+            {k: MappingProxyType({s: tuple(v) for s, v in m.items()}) for k, m in self.shorthands.items()}))
+        object.__setattr__(self, "default_sweep", MappingProxyType(
+            {k: tuple(v) for k, v in self.default_sweep.items()}))
 
 
 @dataclass(frozen=True)
@@ -132,8 +201,12 @@ class EnvironmentSpec:
         config_v1: ``config_v1(manifest, call_params) -> config`` for a version-1 run
             (``scarce-lab migrate``); ``call_params``: the run's first recorded LLM
             call settings.
-        cli: the module whose import registers the environment's ``run`` / ``table``
-            commands on :mod:`scarce_lab.cli`'s groups.
+        cli: what ``scarce-lab run <name>`` needs beyond the config model
+            (:class:`RunCommand`: help, option aliases, sweep shorthands and defaults,
+            replicates, preflight, how a sweep is played).
+        outcome: ``outcome(run_dir) -> str``: one line saying what happened in a
+            finished run (SovSim: "kcpr, simulation 0: collapsed in round 3"), printed
+            by ``scarce-lab run`` for each run; default: the manifest's status.
         plan_calls: ``plan_calls(config, model) -> (low, high, per_unit)``, the
             model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
             a dry run of an environment without it and with a model client is refused);
@@ -177,7 +250,8 @@ class EnvironmentSpec:
     final_counts: Callable[[dict], dict[str, int]] = _no_counts
     migrate_v1: Callable[[dict, dict], None] | None = None
     config_v1: Callable[[Any, dict], Any] | None = None
-    cli: str | None = None
+    cli: RunCommand = field(default_factory=RunCommand)
+    outcome: Callable[[Path], str] | None = None
     plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
     plan_note: str = ""
     plan_unit: str = ""
@@ -199,7 +273,7 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "outcome"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -216,9 +290,10 @@ class EnvironmentSpec:
                 raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")
         if not isinstance(self.seat_parts, tuple) or not all(isinstance(p, str) and p for p in self.seat_parts):
             raise TypeError(f"{where}: field 'seat_parts' must be a tuple of part names, got {self.seat_parts!r}")
-        for f in ("cli", "face"):
-            if getattr(self, f) is not None and not isinstance(getattr(self, f), str):
-                raise TypeError(f"{where}: field {f!r} must be a module name or None, got {getattr(self, f)!r}")
+        if self.face is not None and not isinstance(self.face, str):
+            raise TypeError(f"{where}: field 'face' must be a module name or None, got {self.face!r}")
+        if not isinstance(self.cli, RunCommand):
+            raise TypeError(f"{where}: field 'cli' must be a RunCommand, got {self.cli!r}")
         for f in ("plan_note", "plan_unit"):
             if not isinstance(getattr(self, f), str):
                 raise TypeError(f"{where}: field {f!r} must be a string, got {getattr(self, f)!r}")

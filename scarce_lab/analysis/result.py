@@ -58,6 +58,11 @@ class Result:
             values of a formatted table), with the same convention.
         stale: table stems whose older files ``save`` removes (a table with nothing to
             show this time: a table of other data must not pass for this data's).
+        departures: settings that every run behind the finding shares and that depart
+            from the environment's defaults (the paper's settings), ``{dotted setting:
+            value}``: displayed above the table and written into the convention, so a
+            table of 3-round games says so even when no column can
+            (:func:`scarce_lab.analysis.labels.departures`).
     """
 
     name: str
@@ -70,6 +75,7 @@ class Result:
     show_frame: bool = True
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     stale: tuple[str, ...] = ()
+    departures: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from .figures import _check_name as check_name
@@ -91,15 +97,36 @@ class Result:
         """A copy with ``changes`` (e.g. ``reading=``, ``chart=``)."""
         return replace(self, **changes)
 
-    def markdown(self) -> str:
-        """The table as displayed (``text``, else the frame as a Markdown table)."""
-        if self.text is not None:
-            return self.text
-        if self.frame is None:
+    def departures_line(self) -> str:
+        """One sentence naming :attr:`departures` (empty when there are none)."""
+        if not self.departures:
             return ""
-        from .figures import markdown_table
+        from .labels import format_departures
 
-        return markdown_table(self.frame, float_digits=2)
+        return format_departures(self.departures)
+
+    def markdown(self) -> str:
+        """The table as displayed (``text``, else the frame as a Markdown table),
+        after the :meth:`departures_line`."""
+        head = self.departures_line()
+        if self.text is not None:
+            body = self.text
+        elif self.frame is None:
+            body = ""
+        else:
+            from .figures import markdown_table
+
+            body = markdown_table(self.frame, float_digits=2)
+        return "\n\n".join(p for p in (head, body) if p)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready document: ``name``, ``convention``, ``departures``, ``reading``,
+        ``table`` (the frame's rows) and one key per :attr:`extra` frame (its rows)."""
+        doc: dict[str, Any] = {"name": self.name, "convention": self.convention, "departures": dict(self.departures),
+                               "reading": self.reading,
+                               "table": None if self.frame is None else self.frame.to_dicts()}
+        doc.update({k: v.to_dicts() for k, v in self.extra.items()})
+        return doc
 
     def save(self, out: str | Path) -> Result:
         """Write the frame (and :attr:`extra`) with
@@ -120,8 +147,11 @@ class Result:
         frames = ({self.table_name or self.name: self.frame} if self.frame is not None else {}) | self.extra
         if frames and self.convention is None:
             raise ValueError(f"Result {self.name!r}: no convention to save beside the table; pass convention=")
+        convention = self.convention
+        if self.departures and isinstance(convention, dict):
+            convention = convention | {"departures_from_defaults": dict(self.departures)}
         for stem, df in frames.items():
-            save_table(df, stem, out, convention=self.convention)
+            save_table(df, stem, out, convention=convention)
         if self.chart is not None:
             save_chart(self.chart, self.name, out)
         return self
@@ -131,6 +161,8 @@ class Result:
 
         if self.show_frame and (self.frame is not None or self.text):
             display(Markdown(self.markdown()))
+        elif self.departures:
+            display(Markdown(self.departures_line()))
         if self.reading:
             display(Markdown(self.reading))
         if self.chart is not None:

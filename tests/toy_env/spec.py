@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import Field
 
+from scarce_lab.analysis.result import Result
 from scarce_lab.config.base import ExperimentConfig
 from scarce_lab.data.events import Payload, Visibility
 from scarce_lab.data.schema import RunManifest, RunStatus
@@ -80,10 +81,11 @@ def moves_table(ds: Any) -> pl.DataFrame:
             .sort("run_id", "round", "agent"))
 
 
-def paper_table(data: Any, *, by: str = "condition") -> pl.DataFrame:
-    """Final counter per ``by`` group: runs and mean final counter."""
+def paper_table(data: Any, *, by: str = "condition") -> Result:
+    """Final counter per ``by`` group: runs and mean final counter, as a finding."""
     final = moves_table(data).group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
-    return final.group_by(by).agg(pl.len().alias("runs"), pl.col("final").mean().alias("final_mean")).sort(by)
+    frame = final.group_by(by).agg(pl.len().alias("runs"), pl.col("final").mean().alias("final_mean")).sort(by)
+    return Result("toy_final_counter", frame=frame, convention={"unit": "run", "intervals": "none"})
 
 
 def harness(seed: int) -> Trace:

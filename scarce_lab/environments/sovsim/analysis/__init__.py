@@ -108,7 +108,7 @@ def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
 
 def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: bool = False, by: Grouping = "condition",
           force: bool = False, models: list[str] | None = None, seed: int = 0,
-          convention_extra: dict[str, Any] | None = None) -> Result:
+          convention_extra: dict[str, Any] | None = None, cross: bool = False) -> Result:
     """SovSim Table 1 (every metric, mean and 95% CI per model x condition) as a
     :class:`~scarce_lab.analysis.result.Result`: ``frame`` the display table (one text
     column per metric), ``extra["sovsim_table1_values"]`` the numbers, ``reading`` the
@@ -125,6 +125,10 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
         models: only these models (:func:`agent_rounds`).
         seed: seed of the bootstraps.
         convention_extra: more to record in the saved convention (e.g. the dataset).
+        cross: add the cross-model results (:func:`cross_model_results`, same ``by``,
+            ``force`` and ``seed``): each frame in ``extra`` as ``sovsim_cross_<name>``
+            and their Markdown (:func:`format_cross`) after Table 1 (``sl.table`` and
+            ``scarce-lab table sovsim`` ask for them).
 
     Raises:
         PresetMismatchError: the data do not fit the preset (unless ``force``).
@@ -137,7 +141,12 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
     summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
     cv = convention_dict(conv) | {
         "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)"}
-    return table1(summary, per_sim, cv | (convention_extra or {}))
+    res = table1(summary, per_sim, cv | (convention_extra or {}))
+    if not cross:
+        return res
+    found = cross_model_results(per_sim, seed=seed, by=by, force=force)
+    return res.with_(text=f"{res.markdown()}\n\n{format_cross(found)}",
+                     extra=res.extra | {f"sovsim_cross_{k}": v for k, v in found.items()})
 
 
 def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Result:
