@@ -120,7 +120,7 @@ def test_mean_relative_drop_over_models_from_table_json(tmp_path):
     expected = np.mean([(c - k) / c for c, k in gain.values()])
     assert rows[("total_gain", "kcpr_m")]["mean"] == pytest.approx(expected)
     # Table 1 keeps the per-model drop beside it
-    t1 = {(r["model"], r["condition"]): r for r in doc["sovsim_table1_values"]}
+    t1 = {(r["model"], r["condition"]): r for r in doc["table"]}
     assert t1[("m2", "kcpr_m")]["survival_drop_mean"] == pytest.approx(0.4)
     assert t1[("m2", "cpr")]["survival_drop_status"] == "not_applicable"
 

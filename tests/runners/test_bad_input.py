@@ -289,7 +289,7 @@ def test_economy_table_leaves_out_unfinished_runs_and_names_them(tmp_path):
     assert res.exit_code == 0, res.output
     assert f"warning: left out 1 unfinished run(s): {killed} (running)" in res.output
     doc = json.loads(res.output[res.output.index("{"):])
-    assert [r["n_runs"] for r in doc["economy_ablation_table"]] == [1] and done.exists()
+    assert [r["n_runs"] for r in doc["table"]] == [1] and done.exists()
 
 
 def test_call_errors_counts_failed_calls_not_bad_answers(tmp_path):

@@ -141,8 +141,8 @@ def test_cli_run_and_table(tmp_path):
     r = runner.invoke(app, ["table", "sovsim", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert {"convention", "departures", "table", "sovsim_table1_values", "sovsim_cross_relative_drop"} <= set(doc)
-    rows = {(x["model"], x["condition"]): x for x in doc["sovsim_table1_values"]}
+    assert {"convention", "departures", "table", "layout", "sovsim_cross_relative_drop"} <= set(doc)
+    rows = {(x["model"], x["condition"]): x for x in doc["table"]}
     assert set(rows) == {(m, c) for m in ("scripted/sustainable", "scripted/greedy") for c in ("cpr", "kcpr")}
     sus = rows[("scripted/sustainable", "cpr")]
     assert sus["n"] == 2 and sus["survival_time_mean"] == 12 and sus["total_payoff_mean"] == 960

@@ -60,7 +60,7 @@ def paper_table(data: Any, *, dynamics: bool = False) -> Any:
         from ...analysis.result import Result
 
         values = dynamics_table(eps, population(data), births(data), deaths(data))
-        return Result("economy_dynamics", frame=format_dynamics(values), extra={"economy_dynamics_values": values},
+        return Result("economy_dynamics", frame=values, layout=format_dynamics(values),
                       convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
                                                               "none from one run"})
     except PoolingError as exc:

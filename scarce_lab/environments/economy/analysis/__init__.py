@@ -81,8 +81,8 @@ def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = N
         PoolingError: a (task, condition) group mixes settings or models.
     """
     t = ablation_table(episodes)
-    return Result("economy_ablation", frame=format_table(t), table_name="economy_ablation_table_pretty",
-                  chart=ablation_chart(t), reading=ablation_sentence(t), extra={"economy_ablation_table": t},
+    return Result("economy_ablation", frame=t, layout=format_table(t),
+                  chart=ablation_chart(t), reading=ablation_sentence(t),
                   convention={"intervals": CI_METHOD, "fifths": "first and last fifth of training episodes"}
                   | (convention_extra or {}))
 

@@ -121,8 +121,8 @@ def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None =
     """The per-model summary (win rate, bids, durations, private chat, deadline misses,
     scores; mean and run-clustered 95% CI per model x condition) of ``data`` (the
     tables of :func:`load`, or a dataset: ``sl.load(...)``) as a
-    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the text table,
-    ``extra["scarce_summary_values"]`` the numbers.
+    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers, ``layout``
+    the text table.
 
     Raises:
         PoolingError: a (model, condition) group mixes settings.
@@ -137,7 +137,7 @@ def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None =
     if contentions.is_empty() and submissions.is_empty():
         raise ValueError("no SCARCE contention or submission in these data")
     s = summary(contentions, submissions, seed=seed)
-    return Result("scarce_summary", frame=format_summary(s), extra={"scarce_summary_values": s},
+    return Result("scarce_summary", frame=s, layout=format_summary(s),
                   convention={"intervals": SUMMARY_INTERVALS, "seed": seed} | (convention_extra or {}))
 
 

@@ -110,8 +110,9 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
           force: bool = False, models: list[str] | None = None, seed: int = 0,
           convention_extra: dict[str, Any] | None = None, cross: bool = False) -> Result:
     """SovSim Table 1 (every metric, mean and 95% CI per model x condition) as a
-    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the display table (one text
-    column per metric), ``extra["sovsim_table1_values"]`` the numbers, ``reading`` the
+    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers (mean, interval,
+    n and status per metric), ``layout`` the display table (one text column per
+    metric), ``reading`` the
     survival sentence (pairwise Welch tests, Holm-corrected), ``convention`` the preset
     fitted to the data plus the interval methods.
 
@@ -151,12 +152,13 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
 
 def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Result:
     """Table 1 of a computed ``summary`` (:func:`summarize`) as a
-    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the display
-    table (:func:`table1_display`), the values (``sovsim_table1_values``), the survival
+    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the values
+    (``frame``, saved as ``sovsim_table1_values``), the display table (``layout``,
+    :func:`table1_display`), the survival
     sentence over ``per_sim`` and ``convention`` plus :data:`TABLE1_INTERVALS`."""
-    return Result("sovsim_table1", frame=table1_display(summary), reading=survival_sentence(summary, per_sim),
-                  convention=convention | {"intervals": TABLE1_INTERVALS}, text=format_table(summary),
-                  extra={"sovsim_table1_values": summary})
+    return Result("sovsim_table1", frame=summary, layout=table1_display(summary),
+                  reading=survival_sentence(summary, per_sim), convention=convention | {"intervals": TABLE1_INTERVALS},
+                  text=format_table(summary))
 
 
 __all__ = [
