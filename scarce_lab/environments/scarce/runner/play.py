@@ -92,7 +92,7 @@ class ScarceRunner:
         self.client = client
         self.io = WorkerIO(sandbox, kind=cfg.sandbox, grade_fn=grade_fn)
         self.world = ScarceWorld(cfg.world_rules())
-        #: worker -> its seat (models and settings as sent; config.scarce_seats)
+        #: worker -> its seat (models and settings as sent; ..seats)
         self._seats = cfg.seat_plan()
         self.rec: RunRecorder | None = None
         self.solvers: dict[str, Any] = {}
