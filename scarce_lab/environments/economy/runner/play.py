@@ -146,11 +146,12 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
 
 class ProgramTask:
     """The runner's handle on a task directory (``--task dir:PATH``): one
-    :class:`~..world.program.ProgramEpisode` per episode, the program carried over
-    between episodes (checkpointed with :meth:`state`). ``verify`` (``program text ->``
-    a :class:`~scarce_lab.tasks.taskdir.Verification`) defaults to the task's verifier in
-    the sandbox (:class:`~scarce_lab.tasks.taskdir.SandboxVerifier` with ``sandbox``,
-    ``timeout_s`` and ``image``)."""
+    :class:`~scarce_lab.environments.economy.world.program.ProgramEpisode` per episode,
+    the program carried over between episodes (checkpointed with :meth:`state`).
+    ``verify`` (``program text ->`` a :class:`~scarce_lab.tasks.taskdir.Verification`)
+    defaults to the task's verifier in the sandbox
+    (:class:`~scarce_lab.tasks.taskdir.SandboxVerifier` with ``sandbox``, ``timeout_s``
+    and ``image``)."""
 
     def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, max_steps: int = 10,
                  verify=None, image: str | None = None):
