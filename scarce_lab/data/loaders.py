@@ -21,6 +21,10 @@ returns a :class:`Dataset`:
 :func:`combine` makes one dataset of several (a notebook's list of folders). Each
 environment's tidy tables are built from these frames by its view, ``ds.<environment>``
 (:class:`Dataset`).
+
+Size: ~600 lines, the one Dataset type and every way of building one (run folders, read
+in one pass or line by line; a Parquet export; several datasets combined), so the rules
+a run is read by (one directory per run id, committed rounds only) stay in one place.
 """
 
 from __future__ import annotations
@@ -330,8 +334,7 @@ def combine(datasets: Sequence[Dataset]) -> Dataset:
                          "their readers label conditions over their own files")
     held = []  # (run directory, manifest, part) of every run of every part
     for k, d in enumerate(datasets):
-        has_dir = "run_dir" in d.runs.collect_schema().names()
-        where = dict(d.runs.select("run_id", "run_dir").collect().iter_rows()) if has_dir else {}
+        where = dict(d.runs.select("run_id", "run_dir").collect().iter_rows()) if "run_dir" in d.runs.collect_schema() else {}
         held += [(str(where.get(m.run_id) or f"dataset {k + 1}"), m, k) for m in d.manifests]
     kept = {(held[i][1].run_id, held[i][2]) for i in _one_per_run([(rd, m) for rd, m, _ in held])}
 
@@ -340,18 +343,15 @@ def combine(datasets: Sequence[Dataset]) -> Dataset:
         frame = frame.lazy()
         return frame if len(ids) == len(datasets[k].manifests) else frame.filter(pl.col("run_id").is_in(ids))
 
-    def cat(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
-        return pl.concat(frames, how="diagonal_relaxed")
+    def cat(frames: list[tuple[int, pl.DataFrame | pl.LazyFrame]]) -> pl.LazyFrame:
+        return pl.concat([part(k, f) for k, f in frames], how="diagonal_relaxed")
 
-    keys = sorted({key for d in datasets for key in d._payloads})
     layouts = {d.layout for d in datasets}
     return Dataset(
-        runs=cat([part(k, d.runs) for k, d in enumerate(datasets)]),
-        events=cat([part(k, d.events) for k, d in enumerate(datasets)]),
-        llm_calls=cat([part(k, d.llm_calls) for k, d in enumerate(datasets)]),
+        **{name: cat([(k, getattr(d, name)) for k, d in enumerate(datasets)]) for name in ("runs", "events", "llm_calls")},
         manifests=tuple(m for k, d in enumerate(datasets) for m in d.manifests if (m.run_id, k) in kept),
-        _payloads={key: cat([part(k, d._payloads[key]) for k, d in enumerate(datasets) if key in d._payloads])
-                   for key in keys},
+        _payloads={key: cat([(k, d._payloads[key]) for k, d in enumerate(datasets) if key in d._payloads])
+                   for key in sorted({key for d in datasets for key in d._payloads})},
         layout=layouts.pop() if len(layouts) == 1 else "runs",
     )
 
