@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import random
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -14,7 +15,7 @@ from pydantic import Field
 from scarce_lab.config.base import ExperimentConfig
 from scarce_lab.data.events import Payload, Visibility
 from scarce_lab.data.schema import RunManifest, RunStatus
-from scarce_lab.registry import EnvironmentSpec
+from scarce_lab.registry import EnvironmentSpec, PublishedLayout
 from scarce_lab.runtime import open_run
 from scarce_lab.testing import Observation, Trace
 
@@ -80,9 +81,32 @@ def moves_table(ds: Any) -> pl.DataFrame:
             .sort("run_id", "round", "agent"))
 
 
+class ToyTables:
+    """``ds.toy``: the moves table of our runs, or of a published ``counts.csv``."""
+
+    def __init__(self, ds: Any) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def moves(self) -> pl.DataFrame:
+        tables = self.dataset.published_tables
+        return tables["moves"] if "moves" in tables else moves_table(self.dataset)
+
+
+def detect_counts(path: Path) -> list[Path]:
+    """The published layout ``toy_counts``: ``counts.csv`` files (one table of moves each)."""
+    if path.is_file():
+        return [path] if path.name == "counts.csv" else []
+    return sorted(path.rglob("counts.csv"))
+
+
+def read_counts(path: Path) -> dict[str, pl.DataFrame]:
+    return {"moves": pl.concat([pl.read_csv(p) for p in detect_counts(path)])}
+
+
 def paper_table(data: Any, *, by: str = "condition") -> pl.DataFrame:
     """Final counter per ``by`` group: runs and mean final counter."""
-    final = moves_table(data).group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
+    final = data.toy.moves.group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
     return final.group_by(by).agg(pl.len().alias("runs"), pl.col("final").mean().alias("final_mean")).sort(by)
 
 
@@ -125,4 +149,6 @@ SPEC = EnvironmentSpec(
     table_options={"by": ("condition", "run_id")},
     harness=harness,
     render=render,
+    layouts=(PublishedLayout("toy_counts", "counts.csv", detect_counts, read_counts),),
+    view=ToyTables,
 )

@@ -7,9 +7,10 @@ from typing import Any
 
 from ...data.events.migrations import _sovsim_v1
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, register
+from ...registry import EnvironmentSpec, PublishedLayout, register
 from . import events
 from .config import SovSimConfig
+from .demo import run_demo
 
 
 def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
@@ -62,17 +63,42 @@ def agent_rounds(ds: Any) -> Any:
 
 def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
                 by: str = "condition") -> Any:
-    """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset or of
-    a published layout (:meth:`scarce_lab.data.loaders.Dataset.published`, its ``agent_rounds``)."""
+    """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset (our
+    runs or a published layout): its view's ``agent_rounds`` (:func:`view`)."""
     from .analysis import sovsim_table
 
-    if getattr(data, "agent_rounds", None) is not None:
-        rounds = data.agent_rounds
-    else:
-        from .tables import from_dataset, label_conditions
+    return sovsim_table(data.sovsim.agent_rounds, preset=preset, strict=strict, force=force, by=by)
 
-        rounds = label_conditions(from_dataset(data), skip=("condition", "seats"))
-    return sovsim_table(rounds, preset=preset, strict=strict, force=force, by=by)
+
+def view(ds: Any) -> Any:
+    """``ds.sovsim``: :class:`scarce_lab.environments.sovsim.tables.SovSimTables`."""
+    from .tables import SovSimTables
+
+    return SovSimTables(ds)
+
+
+def _layout(name: str, marker: str) -> PublishedLayout:
+    """One published layout read by :mod:`.published` through :mod:`.tables`
+    (:func:`~.tables.detect_layout`, :func:`~.tables.load_agent_rounds`)."""
+
+    def detect(path: Path) -> list[Path]:
+        from .tables import detect_layout
+
+        return detect_layout(path, name)
+
+    def read(path: Path) -> dict[str, Any]:
+        from .tables import load_agent_rounds
+
+        return {"agent_rounds": load_agent_rounds(path)}
+
+    return PublishedLayout(name, marker, detect, read)
+
+
+#: SovSim's released ``agent_rationales/<model>/<condition>/rationales.json``, the SovSim
+#: authors' run files ``<model>/<condition>/sim_XX.json`` and GovSim runs (``log_env.json``
+#: with the run's ``.hydra/config.yaml``).
+LAYOUTS = (_layout("sovsim_json", "rationales.json"), _layout("sovsim_run", "<condition>/sim_XX.json"),
+           _layout("govsim_log", "log_env.json"))
 
 
 def harness(seed: int) -> Any:
@@ -174,4 +200,7 @@ SPEC = register(EnvironmentSpec(
     plan_calls=plan_calls,
     check_policy=check_policy,
     seat_keys=seat_keys,
+    layouts=LAYOUTS,
+    view=view,
+    demo=run_demo,
 ))
