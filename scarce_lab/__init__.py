@@ -5,7 +5,8 @@ trajectory format, loaders that return polars frames, and paper tables with
 confidence intervals. In a notebook::
 
     import scarce_lab as sl
-    ds = sl.load("data/sovsim")          # our runs, a Parquet export, or a published layout
+    ds = sl.load("data/sovsim")          # our runs, a Parquet export, or a published layout (or a list)
+    ds.sovsim.agent_rounds                # the environment's view: its tidy tables, each built once
     sl.table(ds)                          # the paper table, with 95% CIs
     sl.view("data/scarce/.../run_dir")    # one run as a timeline
     sl.run(sl.config.SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -9,10 +10,10 @@ if TYPE_CHECKING:
     from .data.loaders import Dataset
 
 
-def load(path: str | Path) -> Dataset:
-    """Load any supported trajectory data below ``path``.
+def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
+    """Load any supported trajectory data below ``paths`` (one path, or a list of them).
 
-    A relative ``path`` is resolved by the one rule of notebook parameters
+    A relative path is resolved by the one rule of notebook parameters
     (:func:`scarce_lab.reporting.resolve_path`): from the project root (the nearest
     folder at or above the working directory with ``pyproject.toml`` and
     ``scarce_lab/``), else from the working directory; so ``sl.load("data/sovsim")``
@@ -22,37 +23,61 @@ def load(path: str | Path) -> Dataset:
 
     - our run folders or a Parquet export: typed frames (``runs``, ``events``,
       ``payloads(kind)``, ``llm_calls``); ``layout`` ``runs`` or ``parquet``;
-    - SovSim's released ``rationales.json`` tree or GovSim ``log_env.json`` runs: the
-      agent-round table in ``agent_rounds``, ``layout`` naming the published layout
-      (:meth:`~scarce_lab.data.loaders.Dataset.published`).
+    - a published layout that a registered environment reads
+      (:attr:`scarce_lab.registry.EnvironmentSpec.layouts`, e.g. SovSim's released
+      ``rationales.json`` tree or GovSim ``log_env.json`` runs): the layout's tables in
+      ``published_tables``, ``layout`` naming it, ``environments`` its environment.
+
+    ``ds.<environment>`` is that environment's typed view (``ds.sovsim.agent_rounds``).
+
+    A list of paths (a notebook's ``DATASETS``) is one dataset of our runs
+    (:func:`scarce_lab.data.loaders.combine`): a run reached from two paths counts
+    once; two run directories holding one run id keep the complete one (a warning
+    names the other), as in one folder.
 
     Raises:
-        FileNotFoundError: ``path`` is empty (``""`` would read every run below the
-            project root), does not exist or holds no supported file.
-        ValueError: a folder mixes our runs with a published layout (load them separately).
+        FileNotFoundError: a path is empty (``""`` would read every run below the
+            project root), does not exist or holds no supported file (the message lists
+            what was looked for); an empty list.
+        ValueError: a folder mixes our runs with a published layout, or two published
+            layouts (load them separately); a published layout in a list of paths.
         TrajectoryFileError: a corrupt file (its path and line are named).
     """
-    from .data.loaders import EXPORT_MARKER, Dataset, load_dataset
-    from .environments.sovsim.tables import detect_layouts, load_agent_rounds
+    from .data.loaders import combine
+
+    if isinstance(paths, str | Path):
+        return _load_one(paths)
+    if not paths:
+        raise FileNotFoundError("sl.load: an empty list of paths is no dataset")
+    return combine([_load_one(p) for p in paths])
+
+
+def _load_one(path: str | Path) -> Dataset:
+    """One path of :func:`load`: an export, our run folders, or one published layout
+    (asked of every registered spec's ``layouts``)."""
+    from . import registry
+    from .data.loaders import EXPORT_MARKER, Dataset, find_run_dirs, load_dataset
     from .reporting import dataset_path
 
     path = dataset_path(path, "sl.load")  # an empty path ('' from an unset parameter) is no dataset
     if (path / EXPORT_MARKER).exists():
         return load_dataset(path)
-    found = detect_layouts(path)
-    published = [k for k in ("sovsim_json", "sovsim_run", "govsim_log") if found[k]]
-    if found["runs"] and published:
-        raise ValueError(f"{path} holds our runs and a published layout ({', '.join(published)}); load them separately")
-    if found["runs"]:
+    runs = find_run_dirs(path) if path.is_dir() else []
+    known = [(spec, layout) for spec in registry.specs() for layout in spec.layouts]
+    published = [(spec, layout) for spec, layout in known if layout.detect(path)]
+    names = [layout.name for _, layout in published]
+    if runs and published:
+        raise ValueError(f"{path} holds our runs and a published layout ({', '.join(names)}); load them separately")
+    if runs:
         return load_dataset(path)
     if len(published) > 1:
-        raise ValueError(f"{path} mixes published layouts {published}; load them separately")
+        raise ValueError(f"{path} mixes published layouts {names}; load them separately")
     if published:
-        return Dataset.published(published[0], load_agent_rounds(path))
-    raise FileNotFoundError(
-        f"no trajectory data below {path}: expected run folders (manifest.json), a Parquet export, "
-        "rationales.json or log_env.json files"
-    )
+        spec, layout = published[0]
+        return Dataset.published(spec.name, layout.name, layout.read(path))
+    looked_for = "".join(f", {layout.marker} ({spec.title} {layout.name})" for spec, layout in known)
+    raise FileNotFoundError(f"no trajectory data below {path}: expected run folders (manifest.json), "
+                            f"a Parquet export{looked_for}")
 
 
 def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:

@@ -66,6 +66,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EnvironmentSpec",
+    "PublishedLayout",
     "RunCommand",
     "UnknownEnvironmentError",
     "for_config",
@@ -95,6 +96,45 @@ def lazy_table(module: str, name: str, title: str) -> Callable[[Any], Any]:
 
 def _no_counts(config: dict) -> dict[str, int]:
     return {}
+
+
+@dataclass(frozen=True)
+class PublishedLayout:
+    """A released data layout an environment reads (files that scarce_lab did not
+    write, e.g. SovSim's ``rationales.json`` trees): :func:`scarce_lab.load` asks every
+    registered spec's :attr:`EnvironmentSpec.layouts` whether a path holds one.
+
+    Attributes:
+        name: the layout's name, unique over all environments (``[a-z][a-z0-9_]*``);
+            it is the loaded dataset's ``layout``.
+        marker: the file that marks it, as a person reads it (``rationales.json``,
+            ``<condition>/sim_XX.json``), for the message of a path that holds nothing.
+        detect: ``detect(path) -> list[Path]``, the layout's files at or below ``path``
+            (a folder or one file; empty when none); raises ``FileNotFoundError`` for a
+            path that does not exist.
+        read: ``read(path) -> {table name: polars.DataFrame}``, the environment's tidy
+            tables of every file of the layout below ``path`` (they become the
+            dataset's ``published_tables``); raises what the environment's reader
+            raises for a corrupt file (the file is named).
+
+    Raises (on construction):
+        ValueError: a bad ``name`` or an empty ``marker``.
+        TypeError: ``detect`` or ``read`` not callable.
+    """
+
+    name: str
+    marker: str
+    detect: Callable[[Path], list[Path]]
+    read: Callable[[Path], Mapping[str, Any]]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"PublishedLayout.name {self.name!r} must match [a-z][a-z0-9_]*")
+        if not isinstance(self.marker, str) or not self.marker.strip():
+            raise ValueError(f"PublishedLayout {self.name!r}: marker must name the file that marks the layout")
+        for f in ("detect", "read"):
+            if not callable(getattr(self, f)):
+                raise TypeError(f"PublishedLayout {self.name!r}: {f!r} must be callable, got {getattr(self, f)!r}")
 
 
 @dataclass(frozen=True)
@@ -229,10 +269,26 @@ class EnvironmentSpec:
             agents are several models (SCARCE: ``("solver", "negotiator")``).
         face: the module that is ``sl.<name>`` in a notebook (its findings and
             ``load``); imported when first used.
+        layouts: the published layouts the environment reads (:class:`PublishedLayout`,
+            names unique over all environments); :func:`scarce_lab.load` of a path
+            holding one returns a dataset of this environment with the layout's tables.
+        view: ``view(dataset) -> object``, the environment's typed view of a
+            :class:`scarce_lab.data.loaders.Dataset` (``ds.<name>``): built on the first
+            ``ds.<name>`` of a dataset that holds the environment (runs or a published
+            layout), then kept; its attributes are the environment's tidy tables,
+            each computed when first read. ``None``: ``ds.<name>`` is an
+            ``AttributeError``.
+        demo: ``demo(model=, simulations=, seed=, out=, figures=, notebook=) -> int``,
+            what ``scarce-lab demo`` plays (``model``: str, ``simulations``: games per
+            condition, ``seed``: int, ``out`` / ``figures``: folders of the runs and of
+            the figures, ``notebook``: execute the environment's notebook afterwards);
+            prints its report and returns the exit code (0, or 1 when a game failed or
+            none finished). At most one registered environment declares one.
 
     Raises (on construction):
-        ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, or a
-            ``table_options`` rule that is not a tuple of choices or a type.
+        ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
+            ``table_options`` rule that is not a tuple of choices or a type, or two
+            ``layouts`` of one name.
         TypeError: a required field of the wrong kind (the field is named).
     """
 
@@ -260,6 +316,9 @@ class EnvironmentSpec:
     seat_keys: Callable[[Any], Mapping[str, tuple[str, ...]]] | None = None
     seat_parts: tuple[str, ...] = ()
     face: str | None = None
+    layouts: tuple[PublishedLayout, ...] = ()
+    view: Callable[[Any], Any] | None = None
+    demo: Callable[..., int] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -273,7 +332,8 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "outcome"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo",
+                  "outcome"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -297,6 +357,10 @@ class EnvironmentSpec:
         for f in ("plan_note", "plan_unit"):
             if not isinstance(getattr(self, f), str):
                 raise TypeError(f"{where}: field {f!r} must be a string, got {getattr(self, f)!r}")
+        if not isinstance(self.layouts, tuple) or not all(isinstance(x, PublishedLayout) for x in self.layouts):
+            raise TypeError(f"{where}: field 'layouts' must be a tuple of PublishedLayout, got {self.layouts!r}")
+        if len({x.name for x in self.layouts}) < len(self.layouts):
+            raise ValueError(f"{where}: two layouts share a name: {[x.name for x in self.layouts]}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
         if not self.title:
@@ -316,8 +380,9 @@ def register(spec: EnvironmentSpec) -> EnvironmentSpec:
     Raises:
         TypeError: ``spec`` is not an :class:`EnvironmentSpec`.
         ValueError: another spec has this name, or another spec's config class is this
-            one's, a subclass or a base of it (both named), or the payloads conflict with
-            ones registered under the name.
+            one's, a subclass or a base of it (both named), another spec reads a
+            published layout of the same name, or the payloads conflict with ones
+            registered under the name.
     """
     if not isinstance(spec, EnvironmentSpec):
         raise TypeError(f"register needs an EnvironmentSpec, got {type(spec).__name__}")
@@ -331,8 +396,12 @@ def register(spec: EnvironmentSpec) -> EnvironmentSpec:
         if issubclass(spec.config, other.config) or issubclass(other.config, spec.config):
             raise ValueError(f"environments {other.name!r} and {spec.name!r} use configs {other.config.__name__} and "
                              f"{spec.config.__name__}, one an instance of the other: a config would name both")
+        shared = {x.name for x in spec.layouts} & {x.name for x in other.layouts}
+        if shared:
+            raise ValueError(f"environments {other.name!r} and {spec.name!r} both read published layouts "
+                             f"{sorted(shared)}: a layout name names one dataset's layout")
     register_payloads(spec.name, spec.payloads, round_meaning=spec.round_meaning, final_counts=spec.final_counts,
-                      migrate_v1=spec.migrate_v1)
+                      migrate_v1=spec.migrate_v1, view=spec.view)
     _SPECS[spec.name] = spec
     return spec
 

@@ -32,6 +32,9 @@ def test_the_shipped_environments_are_registered_specs():
             "round_committed"}
         assert spec.tables and spec.face == f"scarce_lab.environments.{spec.name}.analysis"
         assert spec.migrate_v1 is not None and spec.config_v1 is not None and spec.plan_calls is not None
+        assert spec.view is not None and (spec.demo is not None) == (spec.name == "sovsim")
+        assert [x.name for x in spec.layouts] == (["sovsim_json", "sovsim_run", "govsim_log"] if spec.name == "sovsim"
+                                                  else [])
     assert sorted(HARNESSES) == list(SHIPPED) and sorted(ENVIRONMENTS) == list(SHIPPED)
 
 

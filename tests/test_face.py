@@ -31,20 +31,26 @@ def test_faces_show_their_keywords():
 
 def test_load_gives_a_dataset_for_our_runs_and_for_published_layouts():
     ours = sl.load(REPO / "data" / "sovsim")
-    assert isinstance(ours, Dataset) and ours.layout == "runs" and ours.agent_rounds is None
+    assert isinstance(ours, Dataset) and ours.layout == "runs" and ours.published_environment is None
+    assert not ours.published_tables and ours.sovsim.agent_rounds.equals(sl.sovsim.agent_rounds(ours))
     sample = SHARED / "sovsim_format_sample"
     if not sample.exists():
         pytest.skip(f"{sample} not present")
     pub = sl.load(sample)
     assert isinstance(pub, Dataset) and pub.layout == "sovsim_json" and pub.environments == ["sovsim"]
-    assert pub.agent_rounds.height > 0 and pub.runs.collect().height == 0
+    assert pub.published_tables["agent_rounds"].height > 0 and pub.runs.collect().height == 0
+    assert pub.sovsim.agent_rounds is pub.published_tables["agent_rounds"]  # the view holds the read table
     # the same table through sl.table and through the face
     assert sl.table(pub).frame.equals(sl.sovsim.table(pub).frame)
 
 
-def test_published_dataset_refuses_an_unknown_layout():
-    with pytest.raises(ValueError, match="layout 'mystery'"):
-        Dataset.published("mystery", pl.DataFrame())
+def test_published_dataset_refuses_our_layouts_and_tables_that_are_not_frames():
+    with pytest.raises(ValueError, match="layout 'runs' is not a published layout"):
+        Dataset.published("sovsim", "runs", {"agent_rounds": pl.DataFrame()})
+    with pytest.raises(ValueError, match="named polars DataFrames"):
+        Dataset.published("sovsim", "sovsim_json", {"agent_rounds": [1, 2]})
+    with pytest.raises(ValueError, match="named polars DataFrames"):
+        Dataset.published("sovsim", "sovsim_json", {})
 
 
 def test_sovsim_table_result_matches_the_table_and_saves_itself(tmp_path):
@@ -103,7 +109,7 @@ def test_scarce_paper_result_shows_and_saves_the_paper_layout(tmp_path):
 
 
 def test_a_published_dataset_is_not_exported_as_an_empty_one(tmp_path):
-    ds = Dataset.published("sovsim_json", pl.DataFrame({"run_id": ["r"]}))
+    ds = Dataset.published("sovsim", "sovsim_json", {"agent_rounds": pl.DataFrame({"run_id": ["r"]})})
     with pytest.raises(ValueError, match="published layout"):
         sl.export(ds, tmp_path / "out")
     assert not (tmp_path / "out").exists()

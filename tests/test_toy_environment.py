@@ -3,10 +3,10 @@
 The counter game of ``tests/toy_env`` is registered from the tests only
 (:func:`scarce_lab.registry.register`) and then goes through every shared layer
 unchanged: ``sl.run`` and the executor task run it, the recorder writes it,
-``sl.load`` and the Parquet export read it back, its tidy table and paper table are
-built, the viewer renders it, ``scarce-lab migrate`` leaves it alone, and the
-conformance suite (privacy canaries, determinism) passes on it and catches a planted
-leak in it. The registry refuses duplicate names, a config class used twice and a
+``sl.load`` and the Parquet export read it back (``sl.load`` also finds its published
+layout: tests/data/test_views.py), its view, tidy table and paper table are built, the
+viewer renders it, ``scarce-lab migrate`` leaves it alone, and the conformance suite
+(privacy canaries, determinism) passes on it and catches a planted leak in it. The registry refuses duplicate names, a config class used twice and a
 spec with a missing or wrong field, naming it.
 """
 
@@ -42,6 +42,7 @@ def test_the_toy_runs_records_loads_tables_and_views(toy, tmp_path):
     ds = sl.load(tmp_path / "runs")
     assert ds.environments == ["toy"]
     moves = toy.tables["moves"](ds)
+    assert ds.toy.moves.equals(moves)  # its view (EnvironmentSpec.view)
     assert moves.height == 6 and sorted(set(moves["agent"])) == ["a0", "a1"]
     assert moves["round"].to_list() == [1, 1, 2, 2, 3, 3]
     # the counter after a round is the sum of the increments so far

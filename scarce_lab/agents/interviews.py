@@ -7,9 +7,9 @@ the others, from its own memory only.
   event (another agent's ballot, hidden state, an earlier interview) nor another
   agent's private message. Only the last :data:`MEMORY_EVENTS` are shown (the
   embedded model reads 4,096 tokens); the answer records how many it held.
-- **Questions**: the templates ``interview_templates/<environment>.j2`` (version
-  :data:`QUESTIONS`), answered as :class:`InterviewAnswer` (explanation, view of the
-  others, a self-assessment among
+- **Questions**: the environment's template, a Jinja file beside its agents that it
+  passes to :func:`interview_messages` (version :data:`QUESTIONS`), answered as
+  :class:`InterviewAnswer` (explanation, view of the others, a self-assessment among
   :data:`~scarce_lab.data.events.interview.SELF_ASSESSMENTS`).
 - **Models** answer through their :class:`~scarce_lab.llm.model.Model` (so the calls
   are recorded with call ids like every other call, purpose ``interview``). An
@@ -17,8 +17,8 @@ the others, from its own memory only.
   is never an answer); no answer at all records ``missing`` and the run goes on.
 - **Scripted policies** get no model: their answer is labelled ``answered_by:
   scripted`` and is their rule (the policy's docstring, written by scarce_lab) and, where
-  the rule has one, the assessment it implies (:data:`SCRIPTED_ASSESSMENTS`); never
-  presented as a model's words.
+  the rule has one, the assessment it implies (each environment's agents keep the table
+  of their rules' assessments); never presented as a model's words.
 
 The answer is recorded as a researcher-only ``interview`` event by the runner; no agent
 is shown it, then or later (``tests/agents/test_interviews.py`` plants a canary).
@@ -39,7 +39,6 @@ from ..data.events import DecisionFields, EventEnvelope
 from ..data.events.interview import SELF_ASSESSMENTS
 from ..llm.decisions import DecisionModel, register_decision_family
 
-TEMPLATES = Path(__file__).parent / "interview_templates"
 #: the version of the questions (the templates' name in the records)
 QUESTIONS = "interview_v1"
 #: events of its memory an agent is shown at most (the most recent ones)
@@ -48,33 +47,6 @@ MEMORY_EVENTS = 40
 LINE_CHARS = 240
 #: answer tokens of an interview
 MAX_TOKENS = 220
-
-#: ``(environment, policy) -> self-assessment`` that a scripted rule implies, where it
-#: implies one (``None`` elsewhere, e.g. ``random``): SovSim ``sustainable`` and
-#: ``conditional`` take at most the sustainable share, ``greedy`` the cap,
-#: ``greedy_leader`` the cap as leader (its citizens' rule is ``sustainable``),
-#: ``promise_defector`` its cap after promising the sustainable share, ``quota_keeper``
-#: the sustainable quota it proposed; SCARCE
-#: ``fifo`` and ``sjf`` rank by request time or duration, ``bid-first`` and ``edf``
-#: put themselves first (by bid, or when urgent), ``promise-breaker`` ranks itself first
-#: after promising otherwise, ``sanctioner`` keeps its promise, ``contractor`` pays for
-#: the place it takes. ``institution-mix`` plays one of the last three per worker (its
-#: answer names the mix, with no single assessment).
-SCRIPTED_ASSESSMENTS: dict[tuple[str, str], str] = {
-    ("sovsim", "sustainable"): "cooperative",
-    ("sovsim", "conditional"): "cooperative",
-    ("sovsim", "greedy"): "self_interested",
-    ("sovsim", "promise_defector"): "self_interested",
-    ("sovsim", "quota_keeper"): "cooperative",
-    ("scarce", "fifo"): "fair",
-    ("scarce", "sjf"): "fair",
-    ("scarce", "bid-first"): "self_interested",
-    ("scarce", "highest-bid"): "self_interested",
-    ("scarce", "edf"): "self_interested",
-    ("scarce", "promise-breaker"): "self_interested",
-    ("scarce", "sanctioner"): "fair",
-    ("scarce", "contractor"): "fair",
-}
 
 
 class InterviewAnswer(DecisionModel):
@@ -93,9 +65,9 @@ register_decision_family("interview", InterviewAnswer,
 assert tuple(InterviewAnswer.model_fields["self_assessment"].annotation.__args__) == SELF_ASSESSMENTS
 
 
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+@lru_cache(maxsize=8)
+def _env(folder: Path) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
 
 
@@ -129,71 +101,46 @@ def memory_line(e: EventEnvelope, names: dict[str, str] | None = None, me: str |
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..."
 
 
-def interview_messages(environment: str, memory: list[EventEnvelope], *, me: str,
+def interview_messages(template: Path, memory: list[EventEnvelope], *, me: str,
                        names: dict[str, str] | None = None, **context: Any) -> list[dict[str, str]]:
-    """The interview prompt (one user message) of ``environment``'s template with the
-    last :data:`MEMORY_EVENTS` events of ``memory``.
+    """The interview prompt (one user message): the environment's ``template`` (a Jinja
+    file, rendered strictly with ``trim_blocks`` and ``lstrip_blocks``) with ``me`` (the
+    agent's name in the prompt), ``memory`` (the lines of the last
+    :data:`MEMORY_EVENTS` events of ``memory``, by :func:`memory_line` with ``names``
+    and ``context["agent_id"]`` as "you"), ``shown`` and ``total`` (how many events are
+    shown, of how many) and ``context``.
 
     Raises:
-        jinja2.TemplateNotFound: no template for ``environment``.
+        jinja2.TemplateNotFound: no file ``template``.
+        jinja2.UndefinedError: the template needs a variable not given.
     """
     shown = memory[-MEMORY_EVENTS:]
     lines = [memory_line(e, names, context.get("agent_id")) for e in shown]
-    text = _env().get_template(f"{environment}.j2").render(me=me, memory=lines, shown=len(shown),
-                                                           total=len(memory), **context)
+    text = _env(Path(template).parent).get_template(Path(template).name).render(
+        me=me, memory=lines, shown=len(shown), total=len(memory), **context)
     return [{"role": "user", "content": text.strip()}]
 
 
-#: the rules of SCARCE's scripted negotiators (from
-#: :mod:`scarce_lab.environments.scarce.agents.negotiators`), as their interview answers state them
-SCARCE_RULES = {
-    "fifo": "declare my request-time position, my requested duration and a bid of 0; rank by request time.",
-    "sjf": "declare the position of my requested duration among the queue's (shortest first), bid 0; rank by "
-           "declared duration.",
-    "edf": "declare position 1 when less than 10 minutes remain, else my request-time position; bid more when "
-           "urgent; rank by declared position.",
-    "bid-first": "declare position 1 and bid a fifth of my budget; rank by public bid.",
-    "highest-bid": "declare position 1 and bid a fifth of my budget; rank by public bid.",
-    "random": "random position, duration and bid; a random ballot; sometimes ask another to let me go first.",
-    "promise-breaker": "promise to rank myself last, then rank myself first; vote against every fine; no contract.",
-    "sanctioner": "promise max(2, my request-time position) and keep it; vote to fine every breach by another "
-                  "worker; accept every contract offer.",
-    "contractor": "offer the worker just ahead of me a payment to let me go first; honour my signed contracts in "
-                  "my ballot; make no promise; vote to fine breaches that harmed me.",
-}
+def scripted_answer(model: str, rule: str | Callable[..., Any] | None, *,
+                    assessment: str | None = None) -> dict[str, Any]:
+    """The labelled answer of the scripted policy ``model``: its rule (a text, or a
+    policy function whose docstring states it) and ``assessment``, the self-assessment
+    the rule implies (one of :data:`~scarce_lab.data.events.interview.SELF_ASSESSMENTS`;
+    the environment's agents look it up in their own table; ``None`` where the rule
+    implies none).
 
-
-def scarce_rule(model: str, worker: str | None = None) -> tuple[str | None, str | None]:
-    """``(rule text, policy the assessment follows)`` of a SCARCE scripted negotiator
-    ``scripted/<policy>`` (``(None, None)`` for one without a written rule);
-    ``institution-mix`` is resolved to the role ``worker`` plays in it
-    (:data:`scarce_lab.environments.scarce.agents.institutional.INSTITUTION_ROLES`, by the number in its name)."""
-    name = model.split("/", 1)[-1].split(":", 1)[0]
-    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
-        from ..environments.scarce.agents.institutional import INSTITUTION_ROLES
-
-        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
-        return f"(institution-mix, playing {role}) {SCARCE_RULES[role]}", role
-    rule = SCARCE_RULES.get(name)
-    return rule, (name if rule else None)
-
-
-def scripted_answer(environment: str, model: str, rule: str | Callable[..., Any] | None,
-                    *, role_policy: str | None = None) -> dict[str, Any]:
-    """The labelled answer of a scripted policy: its rule (a text, or a policy function
-    whose docstring states it) and the assessment the rule implies
-    (:data:`SCRIPTED_ASSESSMENTS`, ``None`` where it implies none). ``role_policy``
-    overrides the policy name used for the assessment (a ``greedy_leader``'s citizens
-    play ``sustainable``)."""
-    name = model.split("/", 1)[1].split(":", 1)[0] if "/" in model else model
+    Raises:
+        ValueError: ``assessment`` is not a self-assessment.
+    """
+    if assessment is not None and assessment not in SELF_ASSESSMENTS:
+        raise ValueError(f"assessment {assessment!r} is not one of {SELF_ASSESSMENTS}")
     text = rule if isinstance(rule, str) or rule is None else getattr(rule, "__doc__", None)
     doc = " ".join((text or "").split())
     rule = f"scripted policy {model}, not a model: its rule is: {doc}" if doc else \
         f"scripted policy {model}, not a model (no rule text)"
     return {"answered_by": "scripted", "model": model, "questions": QUESTIONS, "explanation": rule[:600],
             "view_of_others": "(a scripted policy holds no view of the others)",
-            "self_assessment": SCRIPTED_ASSESSMENTS.get((environment, role_policy or name)),
-            "valid": True, "outcome": None}
+            "self_assessment": assessment, "valid": True, "outcome": None}
 
 
 async def amodel_answer(lm: Any, messages: list[dict[str, str]], *, seed: int, agent: str,

@@ -5,7 +5,7 @@ A config's ``seats`` maps a *seat key* to a model string or to a mapping of per-
 settings::
 
     seats: {king: openai/gpt-4o, "*": embedded/smollm2}
-    seats: {w0: {model: openai/gpt-4o, memory: none}, "*": scripted/fifo}
+    seats: {w0: {model: openai/gpt-4o, temperature: 0.5}, "*": scripted/fifo}
     -S seats.king=openai/gpt-4o -S 'seats.*=embedded/smollm2'
 
 A seat key is an agent id (``a3``, ``w0``), a role or alias the environment gives
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 #: The key that matches every seat.
 ANY_SEAT = "*"
@@ -38,8 +38,9 @@ class SeatSettings(BaseModel):
 
     Fields: ``model`` (a litellm model, ``embedded/...`` or ``scripted/<policy>``),
     ``temperature`` (0..2), ``max_tokens`` (>= 1), ``reasoning_effort`` (a level the
-    environment's config accepts), ``memory`` (an environment's memory horizon, e.g.
-    SCARCE's ``cross|subrun|none``; refused by environments without one).
+    environment's config accepts). An environment whose seats take more settings
+    subclasses it with them and parses its seats with that class (:func:`parse_seats`);
+    any other setting is refused.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,7 +49,6 @@ class SeatSettings(BaseModel):
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="the seat's sampling temperature")
     max_tokens: int | None = Field(None, ge=1, description="the seat's answer tokens per decision")
     reasoning_effort: str | None = Field(None, min_length=1, description="the seat's reasoning effort")
-    memory: str | None = Field(None, min_length=1, description="the seat's memory horizon (where the environment has one)")
 
     @field_validator("model")
     @classmethod
@@ -58,14 +58,17 @@ class SeatSettings(BaseModel):
         return v
 
 
-def parse_seats(raw: Any) -> dict[str, SeatSettings]:
+def parse_seats(raw: Any, settings: type[SeatSettings] = SeatSettings) -> dict[str, SeatSettings]:
     """``seats`` as given (``None``, or a mapping of key -> model string or mapping)
-    -> ``{key: SeatSettings}``.
+    -> ``{key: settings}``, each value parsed with ``settings`` (:class:`SeatSettings`
+    or an environment's subclass of it). A setting given as ``None`` (null) is unset,
+    as if left out.
 
     Raises:
         ValueError: not a mapping, a key that is empty/has whitespace or ``=``/``,``,
-            or a value that is neither a model string nor a settings mapping (the
-            message names the key and value).
+            a value that is neither a model string nor a settings mapping (the
+            message names the key and value), or a setting that ``settings`` does not
+            have or whose value it refuses (the message names ``seats.<key>.<setting>``).
     """
     if raw is None:
         return {}
@@ -75,15 +78,28 @@ def parse_seats(raw: Any) -> dict[str, SeatSettings]:
     for key, value in raw.items():
         if not isinstance(key, str) or not key or key != key.strip() or any(c in key for c in " \n\r\t,="):
             raise ValueError(f"seats: seat key {key!r} must be an agent id, a role, or '*' (no spaces, ',' or '=')")
-        if isinstance(value, SeatSettings):
+        if type(value) is settings:
             out[key] = value
+            continue
+        if isinstance(value, SeatSettings):
+            value = value.model_dump(exclude_none=True)
         elif isinstance(value, str):
-            out[key] = SeatSettings(model=value)
-        elif isinstance(value, Mapping):
-            out[key] = SeatSettings.model_validate(dict(value))
-        else:
+            value = {"model": value}
+        elif not isinstance(value, Mapping):
             raise ValueError(f"seats.{key}: {value!r} is neither a model string nor a mapping of seat settings")
+        try:
+            out[key] = settings.model_validate({k: v for k, v in value.items() if v is not None})
+        except ValidationError as exc:
+            raise ValueError("; ".join(_seat_error(key, e, settings) for e in exc.errors())) from None
     return out
+
+
+def _seat_error(key: str, error: Any, settings: type[SeatSettings]) -> str:
+    """One refused setting of seat ``key``, named ``seats.<key>.<setting>``."""
+    where = ".".join(["seats", key, *(str(x) for x in error["loc"])])
+    if error["type"] == "extra_forbidden":
+        return f"{where}: not a seat setting here (a seat sets {', '.join(settings.model_fields)})"
+    return f"{where}: {error['msg']}"
 
 
 def check_seat_keys(
@@ -114,7 +130,9 @@ def resolve_seat(
     seats: Mapping[str, SeatSettings], agent: str, aliases: Iterable[str] = (), part: str | None = None,
     default: SeatSettings | None = None,
 ) -> SeatSettings:
-    """The settings of one seat: each field from the most specific key that sets it.
+    """The settings of one seat: each field from the most specific key that sets it,
+    as ``default``'s class (:class:`SeatSettings` without one; an environment whose
+    seats take more settings passes a default of its subclass).
 
     Order (most specific first): ``agent.part``, ``agent``, each alias's ``alias.part``
     then ``alias`` (in the order given), ``*.part``, ``*``, then ``default``.
@@ -134,7 +152,7 @@ def resolve_seat(
     if default is not None:
         for name, value in default.model_dump(exclude_none=True).items():
             chosen.setdefault(name, value)
-    return SeatSettings(**chosen)
+    return (SeatSettings if default is None else type(default))(**chosen)
 
 
 def short_model(model: str | None) -> str:
@@ -148,7 +166,7 @@ def short_model(model: str | None) -> str:
 
 def _describe(s: SeatSettings, shown: Mapping[str | None, str] | None = None) -> str:
     # fields read directly, not model_dump: a label's model_construct'ed seat may hold text
-    extra = [f"{k}={getattr(s, k)}" for k in SeatSettings.model_fields if k != "model" and getattr(s, k) is not None]
+    extra = [f"{k}={getattr(s, k)}" for k in type(s).model_fields if k != "model" and getattr(s, k) is not None]
     name = shown[s.model] if shown is not None else short_model(s.model)
     return name + (f" ({', '.join(extra)})" if extra else "")
 
@@ -175,8 +193,9 @@ def composition_label(resolved: Mapping[str, SeatSettings], names: Mapping[str, 
             default the agent id.
 
     Models read by :func:`short_model`, or whole where two models of the composition
-    share a short name. Examples: ``all=smollm2``; ``king=gpt-4o, others=smollm2``;
-    ``w0=gpt-4o (memory=none), others=fifo``; ``a0=openai/gpt-4o, a1=azure/gpt-4o, others=smollm2``.
+    share a short name; every other setting a seat's class has (a subclass's too) is
+    named where set. Examples: ``all=smollm2``; ``king=gpt-4o, others=smollm2``;
+    ``w0=gpt-4o (temperature=0.5), others=fifo``; ``a0=openai/gpt-4o, a1=azure/gpt-4o, others=smollm2``.
     """
     names = dict(names or {})
     shown = _shown_names(s.model for s in resolved.values())

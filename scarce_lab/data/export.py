@@ -68,15 +68,15 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
 
     Raises:
         FileExistsError: ``out_dir`` exists and is not empty.
-        ValueError: ``ds`` is a published layout (its agent-round table has no run
-            records to export; an export of it would be empty).
+        ValueError: ``ds`` is a published layout (its tables have no run records to
+            export; an export of it would be empty).
     """
     from .jsonl import write_atomic, write_jsonl_atomic
     from .schema import SCHEMA_VERSION
 
-    if getattr(ds, "agent_rounds", None) is not None:
+    if ds.published_environment is not None:
         raise ValueError(f"export: a published layout ({ds.layout}) holds no run records to export; "
-                         "write its agent_rounds frame with polars instead")
+                         f"write its tables ({', '.join(ds.published_tables)}) with polars instead")
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty; choose a new folder")

@@ -18,8 +18,13 @@ returns a :class:`Dataset`:
   typed column per payload field (nested records are structs, lists are lists).
 - ``llm_calls``: one row per model call.
 
-Environment-specific tidy tables (SovSim agent-rounds, SCARCE contentions, Economy
-episodes) in :mod:`scarce_lab.data.tables` are built from these frames.
+:func:`combine` makes one dataset of several (a notebook's list of folders). Each
+environment's tidy tables are built from these frames by its view, ``ds.<environment>``
+(:class:`Dataset`).
+
+Size: ~600 lines, the one Dataset type and every way of building one (run folders, read
+in one pass or line by line; a Parquet export; several datasets combined), so the rules
+a run is read by (one directory per run id, committed rounds only) stay in one place.
 """
 
 from __future__ import annotations
@@ -29,14 +34,17 @@ import json
 import os
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import polars as pl
 
 from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
-from .events import payload_types
+from .events import payload_types, registered, registration
 from .events.base import EventEnvelope
 from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
@@ -73,7 +81,6 @@ EVENT_COLUMNS = {
     "visible_to": pl.List(pl.String),
     "t": pl.Float64,
 }
-PUBLISHED_LAYOUTS = ("sovsim_json", "sovsim_run", "govsim_log")  # read by Dataset.published
 #: Envelope columns repeated in every payload frame (to join back to events and runs).
 KEY_COLUMNS = ("run_id", "seq", "round", "phase", "agent", "t")
 CALL_COLUMNS = {
@@ -116,11 +123,19 @@ class Dataset:
     """A trajectory dataset (generic frames plus typed payload frames, all lazy): the one
     type ``sl.load`` returns for every layout.
 
+    ``ds.<environment>`` is that environment's typed view (its tidy tables, each
+    computed when first read; e.g. ``ds.sovsim.agent_rounds``), as its spec declares it
+    (:attr:`scarce_lab.registry.EnvironmentSpec.view`); built once per dataset.
+
     Attributes:
         runs, events, llm_calls: see the module docstring (empty for a published layout).
         manifests: the typed manifest of every run, in ``runs`` order.
-        layout: ``runs``, ``parquet`` (an export) or a :data:`PUBLISHED_LAYOUTS` name.
-        agent_rounds: a published layout's agent-round table (``None`` for our runs).
+        layout: ``runs``, ``parquet`` (an export) or a published layout's name
+            (:class:`scarce_lab.registry.PublishedLayout`).
+        published_environment: the environment whose published layout this is
+            (``None`` for our runs).
+        published_tables: a published layout's tables, by name, as its reader returned
+            them (empty for our runs).
     """
 
     runs: pl.LazyFrame
@@ -129,22 +144,55 @@ class Dataset:
     manifests: tuple[RunManifest, ...] = ()
     _payloads: dict[tuple[str, str], pl.DataFrame | pl.LazyFrame] = field(default_factory=dict, repr=False)
     layout: str = "runs"
-    agent_rounds: pl.DataFrame | None = field(default=None, repr=False)
+    published_environment: str | None = None
+    published_tables: Mapping[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _views: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
-    def published(cls, layout: str, agent_rounds: pl.DataFrame) -> Dataset:
-        """A published commons layout (its agent-round table, no run records); ValueError: not a PUBLISHED_LAYOUTS name."""
-        if layout not in PUBLISHED_LAYOUTS:
-            raise ValueError(f"Dataset.published: layout {layout!r} is not one of {PUBLISHED_LAYOUTS}")
+    def published(cls, environment: str, layout: str, tables: Mapping[str, pl.DataFrame]) -> Dataset:
+        """A published layout of ``environment`` (its tables, no run records).
+
+        Raises:
+            ValueError: ``layout`` is ``runs`` or ``parquet`` (ours), or ``tables`` is not
+                a non-empty mapping of names to polars DataFrames.
+        """
+        if layout in ("runs", "parquet") or not layout:
+            raise ValueError(f"Dataset.published: layout {layout!r} is not a published layout's name")
+        if not tables or not all(isinstance(k, str) and isinstance(v, pl.DataFrame) for k, v in dict(tables).items()):
+            raise ValueError(f"Dataset.published: the {layout} reader must return named polars DataFrames, "
+                             f"got {tables!r:.200}")
         return cls(*(_frame([], c).lazy() for c in (RUN_COLUMNS, EVENT_COLUMNS, CALL_COLUMNS)), layout=layout,
-                   agent_rounds=agent_rounds)
+                   published_environment=environment, published_tables=MappingProxyType(dict(tables)))
 
     @property
     def environments(self) -> list[str]:
-        """The environments present, sorted (a published commons layout: ``["sovsim"]``)."""
-        if self.agent_rounds is not None and not self.manifests:
-            return ["sovsim"]
+        """The environments present, sorted (a published layout: its environment)."""
+        if self.published_environment is not None:
+            return [self.published_environment]
         return sorted({m.environment for m in self.manifests})
+
+    def __getattr__(self, name: str) -> Any:
+        """``ds.<environment>``: the environment's view (see the class docstring).
+
+        Raises:
+            ValueError: a registered environment's view that this dataset does not hold
+                (the environments it holds are named).
+            AttributeError: no environment of that name has a view.
+        """
+        if name.startswith("_"):  # dunder probes (copy, pickle, IPython) and fields not yet set
+            raise AttributeError(name)
+        views = {env: reg.view for env in registered() if (reg := registration(env)).view is not None}
+        if name not in views:
+            raise AttributeError(f"'Dataset' object has no attribute {name!r} (environment views: {sorted(views)})")
+        if name not in self.environments:
+            raise ValueError(f"ds.{name}: this dataset holds environments {self.environments}, not {name!r}")
+        if name not in self._views:
+            self._views[name] = views[name](self)
+        return self._views[name]
+
+    def __dir__(self) -> list[str]:
+        held = [e for e in self.environments if e in registered() and registration(e).view is not None]
+        return sorted({*super().__dir__(), *held})
 
     def manifest(self, run_id: str) -> RunManifest:
         """The typed manifest of ``run_id``.
@@ -238,21 +286,74 @@ def call_errors(run_dirs: list[Path]) -> tuple[int, int, str | None]:
 
 def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, RunManifest]]:
     """``(run_dir, manifest)`` pairs with one directory per ``run_id`` (see load_dataset)."""
-    by_id: dict[str, list[tuple[Path, RunManifest]]] = {}
-    for rd in run_dirs:
-        m = read_manifest(rd)
-        by_id.setdefault(m.run_id, []).append((rd, m))
+    held = [(rd, read_manifest(rd)) for rd in run_dirs]
+    return sorted((held[i] for i in _one_per_run([(str(rd), m) for rd, m in held])), key=lambda g: str(g[0]))
+
+
+def _one_per_run(held: list[tuple[str, RunManifest]]) -> list[int]:
+    """Indices of the ``(run directory, manifest)`` pairs of ``held`` to keep, one per
+    ``run_id``: the complete one, else the one started last (ties: the later directory
+    name); a ``UserWarning`` names the directories skipped (see :func:`load_dataset`)."""
+    by_id: dict[str, list[int]] = {}
+    for i, (_, m) in enumerate(held):
+        by_id.setdefault(m.run_id, []).append(i)
     kept = []
     for run_id, group in by_id.items():
-        best = max(group, key=lambda g: (g[1].status == "complete", g[1].started_at, str(g[0])))
-        skipped = [str(rd) for rd, _ in group if rd != best[0]]
+        best = max(group, key=lambda i: (held[i][1].status == "complete", held[i][1].started_at, held[i][0]))
+        skipped = [held[i][0] for i in group if held[i][0] != held[best][0]]
         if skipped:
             warnings.warn(
-                f"run_id {run_id!r} is held by several run directories; using {best[0]}, skipping {skipped}",
-                stacklevel=3,
+                f"run_id {run_id!r} is held by several run directories; using {held[best][0]}, skipping {skipped}",
+                stacklevel=4,
             )
         kept.append(best)
-    return sorted(kept, key=lambda g: str(g[0]))
+    return kept
+
+
+def combine(datasets: Sequence[Dataset]) -> Dataset:
+    """Several datasets of our runs (run folders or Parquet exports) as one, in order
+    (one dataset is returned as it is).
+
+    A run in several of them counts once, as in one folder (:func:`load_dataset`): the
+    same run directory reached twice (a folder listed with one inside it) silently;
+    two directories holding one ``run_id``: the complete one, else the one started
+    last, with a ``UserWarning`` naming the directories skipped. ``layout`` is the
+    parts' layout when they share one, else ``runs``.
+
+    Raises:
+        ValueError: no dataset, or a published layout among several (its reader labels
+            conditions over its own files: load it alone).
+    """
+    if not datasets:
+        raise ValueError("combine: no dataset to combine")
+    if len(datasets) == 1:
+        return datasets[0]
+    published = [d.layout for d in datasets if d.published_environment is not None]
+    if published:
+        raise ValueError(f"published layouts ({', '.join(published)}) are loaded alone, not with other paths: "
+                         "their readers label conditions over their own files")
+    held = []  # (run directory, manifest, part) of every run of every part
+    for k, d in enumerate(datasets):
+        where = dict(d.runs.select("run_id", "run_dir").collect().iter_rows()) if "run_dir" in d.runs.collect_schema() else {}
+        held += [(str(where.get(m.run_id) or f"dataset {k + 1}"), m, k) for m in d.manifests]
+    kept = {(held[i][1].run_id, held[i][2]) for i in _one_per_run([(rd, m) for rd, m, _ in held])}
+
+    def part(k: int, frame: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+        ids = [m.run_id for m in datasets[k].manifests if (m.run_id, k) in kept]
+        frame = frame.lazy()
+        return frame if len(ids) == len(datasets[k].manifests) else frame.filter(pl.col("run_id").is_in(ids))
+
+    def cat(frames: list[tuple[int, pl.DataFrame | pl.LazyFrame]]) -> pl.LazyFrame:
+        return pl.concat([part(k, f) for k, f in frames], how="diagonal_relaxed")
+
+    layouts = {d.layout for d in datasets}
+    return Dataset(
+        **{name: cat([(k, getattr(d, name)) for k, d in enumerate(datasets)]) for name in ("runs", "events", "llm_calls")},
+        manifests=tuple(m for k, d in enumerate(datasets) for m in d.manifests if (m.run_id, k) in kept),
+        _payloads={key: cat([(k, d._payloads[key]) for k, d in enumerate(datasets) if key in d._payloads])
+                   for key in sorted({key for d in datasets for key in d._payloads})},
+        layout=layouts.pop() if len(layouts) == 1 else "runs",
+    )
 
 
 #: Byte strings that may stand for a non-finite float in a line (JSON has none; pydantic

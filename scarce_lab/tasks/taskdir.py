@@ -32,8 +32,6 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..environments.economy.world.program import ProgramEpisode, ProgramState, Verification
-
 MAX_FILES = 400
 MAX_FILE_BYTES = 8 << 20
 MAX_DEPTH = 32
@@ -72,6 +70,25 @@ class TaskDir:
         the task names none."""
         m = self.toml.get("environment", {}).get("memory_mb")
         return 1 << 30 if m is None else min(int(m) << 20, cap)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """One verifier run (what :class:`SandboxVerifier` returns): ``score`` in [0, 1] or
+    None (no usable score), ``reason`` (the verifier's or ours), ``seconds`` of wall
+    time, the sandbox ``backend`` (its class name) and the verifier's ``exit_code``
+    (None when it never ran to an end)."""
+
+    score: float | None
+    reason: str
+    seconds: float = 0.0
+    backend: str = ""
+    exit_code: int | None = None
+
+    def to_json(self) -> dict:
+        """As recorded: the reason cut to 500 characters, the seconds rounded to ms."""
+        return {"score": self.score, "reason": self.reason[:500], "seconds": round(self.seconds, 3),
+                "backend": self.backend, "exit_code": self.exit_code}
 
 
 #: Bounds on task.toml and instruction.md (bytes): both are read whole into memory and
@@ -310,32 +327,3 @@ class SandboxVerifier:
             reason = f"verifier exited {r.exit_code} without reward.json: {(r.stderr or '')[-300:]}"
         return Verification(score, reason, time.monotonic() - t0, backend, r.exit_code)
 
-
-class ProgramTask:
-    """The runner's handle on a task directory: one :class:`ProgramEpisode` per episode,
-    the program carried over between episodes (checkpointed with :meth:`state`)."""
-
-    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, max_steps: int = 10,
-                 verify=None, image: str | None = None):
-        self.task = task
-        self.verify = verify or SandboxVerifier(task, sandbox=sandbox, timeout_s=timeout_s, image=image)
-        self.max_steps = max_steps
-        self.program = ProgramState(task.program_text)
-
-    def episode(self, *, frozen: bool = False) -> ProgramEpisode:
-        """The next episode; ``frozen`` (evaluation): on a copy, so nothing carries over."""
-        import copy
-
-        state = copy.deepcopy(self.program) if frozen else self.program
-        return ProgramEpisode(self.task.instruction, state, self.verify, max_steps=self.max_steps)
-
-    def info(self) -> dict:
-        """The episode's task record: the task id (as ``item_id``) and the instruction."""
-        return {"item_id": self.task.task_id, "question": self.task.instruction[:2000]}
-
-    def state(self) -> dict:
-        return {"program": self.program.program, "best_score": self.program.best_score,
-                "verifications": list(self.program.verifications)}
-
-    def load_state(self, state: dict) -> None:
-        self.program = ProgramState(state["program"], state["best_score"], list(state["verifications"]))

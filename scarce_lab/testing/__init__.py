@@ -3,8 +3,8 @@ that a new environment should pass before it ships.
 
 Three properties, checked by playing each pure world with one generic policy that
 chooses only from the legal actions each observation carries
-(:class:`~scarce_lab.legal_policy.LegalPolicy`: random values and the edges of each
-legal range; no model, no sandbox, no files):
+(:class:`~.core.LegalPolicy`, extended by each environment with its own choices:
+random values and the edges of each legal range; no model, no sandbox, no files):
 
 - **legality**: at every decision an action just outside the legal set is tried and
   the world must refuse it (the trace fails naming the action when it is accepted),
@@ -27,9 +27,9 @@ A new environment's spec names its play (``EnvironmentSpec.harness``);
 :data:`HARNESSES` lists every registered environment's.
 
 Layout: :mod:`.core` holds the shared machinery (:class:`Observation`, :class:`Trace`,
-:data:`HARNESSES`, the checks); each environment's play is its package's
-``conformance`` module (``scarce_lab.environments.<name>.conformance``), named by its
-spec's ``harness``.
+:data:`HARNESSES`, the checks, :class:`LegalPolicy` and :func:`~.core.refused`); each
+environment's play, with its policy's choices, is its package's ``conformance`` module
+(``scarce_lab.environments.<name>.conformance``), named by its spec's ``harness``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ from .core import (
     check_determinism,
     check_environment,
     check_privacy,
+    refused,
 )
 
-__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
+__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment",
+           "check_privacy", "refused"]
 

@@ -1,19 +1,20 @@
 """The shared core of the conformance suite (see :mod:`scarce_lab.testing`): what a play
-returns (:class:`Observation`, :class:`Trace`), the registry's plays (:data:`HARNESSES`) and
-the checks (determinism, privacy). It names no environment: each environment's play lives
-in its own module (:mod:`.sovsim`, :mod:`.scarce`, :mod:`.economy`) or package, and its
-spec points at it (``EnvironmentSpec.harness``)."""
+returns (:class:`Observation`, :class:`Trace`), the registry's plays (:data:`HARNESSES`), the
+checks (determinism, privacy) and the generic part of the policy that plays every world
+(:class:`LegalPolicy`, :func:`refused`). It names no environment: each environment's play,
+and its policy's choices from its own legal-action types, live in its package's
+``conformance`` module, and its spec points at the play (``EnvironmentSpec.harness``)."""
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..legal_policy import LegalPolicy
-
-__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment", "check_privacy"]
+__all__ = ["HARNESSES", "LegalPolicy", "Observation", "Trace", "check_determinism", "check_environment",
+           "check_privacy", "refused"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,67 @@ class Trace:
     def fingerprint(self) -> str:
         """JSON of everything that must be equal for equal seeds."""
         return json.dumps([[o.agent, o.text] for o in self.observations] + [self.outcomes], default=str)
+
+
+class LegalPolicy:
+    """A random and adversarial policy driven only by the legal actions an observation
+    carries (PettingZoo's action mask): the part every environment shares. Each
+    environment's conformance play extends it with its choices (a subclass whose methods
+    draw from its own legal-action types, and give, for the same legal set, a value just
+    outside it: the illegal-action probe that the world must refuse).
+
+    Each choice draws from a generator seeded by ``seed`` and the decision point's
+    ``key`` (:meth:`rng`; so a replay, or a pickled world continued, chooses alike).
+    Bounded integers are the lowest value, the highest value or a uniform one
+    (:meth:`integer`: a third each, the adversarial edges are played as often as the
+    middle). Free text (notes, messages) comes from ``text(kind, key)``, where a harness
+    plants its canaries (default ``"<kind> <key>"``).
+
+    ``weights`` weighs the legal options a subclass draws among by name (default 1
+    each; a harness favours some so that the states it checks are frequent).
+    ``max_money`` narrows amounts of money to ``0..min(legal bound, max_money)``
+    (:meth:`money`; a subset of a legal set is legal): an amount equal to an agent's
+    budget or balance would publish it by the agent's own choice, which a canary cannot
+    tell from a leak.
+    """
+
+    def __init__(self, seed: int, text: Callable[[str, tuple], str] | None = None, *, max_money: int | None = None,
+                 weights: dict[str, float] | None = None):
+        self.seed = seed
+        self.text = text or (lambda kind, key: f"{kind} {key}")
+        self.max_money = max_money
+        self.weights = dict(weights or {})
+
+    def money(self, bound: int) -> int:
+        """The largest amount drawn under the legal ``bound``: ``bound``, at most ``max_money``."""
+        return bound if self.max_money is None else min(bound, self.max_money)
+
+    def rng(self, *key: Any) -> random.Random:
+        """The generator of decision point ``key`` (seeded with ``f"{seed}:{key!r}"``)."""
+        return random.Random(f"{self.seed}:{key!r}")
+
+    def integer(self, rng: random.Random, low: int, high: int, step: int = 1) -> int:
+        """One of ``low, low + step, ..., high``: an edge or a uniform value."""
+        pick = rng.randrange(3)
+        if pick == 0 or high <= low:
+            return low
+        if pick == 1:
+            return low + (high - low) // step * step
+        return rng.randrange(low, high + 1, step)
+
+
+def refused(errors: tuple[type[BaseException], ...], what: str, attempt: Callable[[], Any]) -> str:
+    """Run ``attempt`` (an illegal action, described by ``what``); return the world's
+    refusal (one of ``errors``) as ``"<type>: <message>"``.
+
+    Raises:
+        AssertionError: the world accepted it.
+    """
+    try:
+        attempt()
+    except errors as exc:
+        return f"{type(exc).__name__}: {exc}"
+    raise AssertionError(f"the world accepted an illegal action: {what}")
 
 
 class _Harnesses(Mapping[str, Callable[[int], Trace]]):

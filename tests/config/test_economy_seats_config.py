@@ -43,7 +43,7 @@ def test_bare_model_means_every_seat():
     ({"planner": "scripted/partial"}, "no seat 'planner'"),
     ({"newcomer": "scripted/partial"}, "no seat 'newcomer'"),  # no newcomer in this run
     ({"a0": {"model": "scripted/partial", "temperature": 0.3}}, "would not reach the scripted policy"),
-    ({"a0": {"memory": "none"}}, "no memory horizon"),
+    ({"a0": {"memory": "none"}}, r"seats\.a0\.memory: not a seat setting"),  # SCARCE's, not the economy's
     ({"a0": "openai/gpt-4o,x"}, "whitespace"),
 ])
 def test_bad_seats_fail_naming_the_key(seats, message):

@@ -24,6 +24,20 @@ def test_parse_refuses_bad_seats(raw):
         parse_seats(raw)
 
 
+def test_a_setting_the_seats_do_not_have_is_refused_by_key_and_a_subclass_adds_settings():
+    from scarce_lab.environments.scarce.seats import ScarceSeatSettings
+
+    with pytest.raises(ValueError, match=r"seats\.w0\.memory: not a seat setting here \(a seat sets model, "):
+        parse_seats({"w0": {"model": "m", "memory": "none"}})
+    with pytest.raises(ValueError, match=r"seats\.w0\.temperature: Input should be less than or equal to 2"):
+        parse_seats({"w0": {"temperature": 3.0}})
+    seats = parse_seats({"w0": {"model": "m", "memory": "none"}, "*": "n"}, ScarceSeatSettings)
+    assert seats["w0"] == ScarceSeatSettings(model="m", memory="none") and seats["*"].memory is None
+    assert resolve_seat(seats, "w0", default=ScarceSeatSettings(memory="cross")) == ScarceSeatSettings(
+        model="m", memory="none")
+    assert parse_seats({"w0": {"model": "m", "memory": None}}) == {"w0": SeatSettings(model="m")}  # null: unset
+
+
 def test_check_keys_names_unknown_seat():
     seats = parse_seats({"kign": "m"})
     with pytest.raises(ValueError, match="kign"):
@@ -54,5 +68,7 @@ def test_composition_labels():
     assert label == "king=gpt-4o, others=smollm2"
     tie = composition_label({"w0": m(model="x/a"), "w1": m(model="x/b")})
     assert tie == "w0=a, w1=b"
-    assert composition_label({"w0": m(model="s/fifo", memory="none"), "w1": m(model="s/fifo"),
-                              "w2": m(model="s/fifo")}) == "w0=fifo (memory=none), others=fifo"
+    from scarce_lab.environments.scarce.seats import ScarceSeatSettings as scarce
+
+    assert composition_label({"w0": scarce(model="s/fifo", memory="none"), "w1": scarce(model="s/fifo"),
+                              "w2": scarce(model="s/fifo")}) == "w0=fifo (memory=none), others=fifo"

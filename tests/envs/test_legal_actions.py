@@ -14,13 +14,13 @@ from scarce_lab.agents.decided import Decided
 from scarce_lab.environments.economy.world.blocksworld import BlocksWorld, Move, legal_moves
 from scarce_lab.environments.scarce.agents.negotiators import clamp_declaration, complete_ballot
 from scarce_lab.environments.scarce.agents.solvers import LLMSolver
-from scarce_lab.environments.scarce.conformance import scarce_rules
+from scarce_lab.environments.scarce.conformance import ScarceLegalPolicy, scarce_rules
 from scarce_lab.environments.scarce.world import ScarceWorld
 from scarce_lab.environments.scarce.world.actions import MAX_PRICE
 from scarce_lab.environments.sovsim.agents.scripted import POLICIES
+from scarce_lab.environments.sovsim.conformance import SovSimLegalPolicy
 from scarce_lab.environments.sovsim.runner.play import _legalize
 from scarce_lab.environments.sovsim.world.commons import CommonsGame, InvalidActionError, Phase
-from scarce_lab.legal_policy import LegalPolicy
 from scarce_lab.tasks.model import Task
 
 
@@ -151,14 +151,15 @@ def test_blocks_world_observation_carries_its_legal_moves():
 
 
 def test_legal_policy_draws_only_legal_values_and_probes_outside():
-    policy = LegalPolicy(1)
+    policy = SovSimLegalPolicy(1)
     game = CommonsGame("bcpr")
     legal = game.observe("a0").legal
-    drawn = {policy.sovsim(legal, i) for i in range(60)}
+    drawn = {policy.action(legal, i) for i in range(60)}
     assert {0, 30} <= drawn <= set(legal.values())  # the edges are played
-    assert all(legal.why_not(policy.sovsim_illegal(legal, i)) for i in range(20))
+    assert all(legal.why_not(policy.action_illegal(legal, i)) for i in range(20))
     wd = _world()
     obs = wd.solver_observation("w0", ["docs.txt"])
+    policy = ScarceLegalPolicy(1)
     for i in range(40):
         call = policy.solver(obs.legal, i)
         assert obs.legal.check(call["tool"], path=call.get("path", ""), command=call.get("command", ""),

@@ -15,14 +15,15 @@ import pytest
 
 from scarce_lab.environments.economy.config import EconomyRunConfig
 from scarce_lab.environments.economy.runner.play import run_economy
-from scarce_lab.environments.economy.world.program import (
-    ProgramEdit,
-    ProgramEpisode,
-    ProgramState,
-    Verification,
-)
+from scarce_lab.environments.economy.world.program import ProgramEdit, ProgramEpisode, ProgramState
 from scarce_lab.sandbox.local import detect_capabilities
-from scarce_lab.tasks.taskdir import SandboxVerifier, TaskDirError, load_task_dir, parse_reward
+from scarce_lab.tasks.taskdir import (
+    SandboxVerifier,
+    TaskDirError,
+    Verification,
+    load_task_dir,
+    parse_reward,
+)
 
 TINY = Path(__file__).parents[1] / "taskdirs" / "tiny-target"
 CAPS = detect_capabilities()
@@ -148,7 +149,7 @@ def test_verifier_runs_in_docker_when_an_engine_answers(tmp_path):
 
 
 def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
-    from scarce_lab.tasks.taskdir import ProgramTask
+    from scarce_lab.environments.economy.runner.play import ProgramTask
 
     task = ProgramTask(load_task_dir(TINY), verify=lambda p: Verification(1.0, "ok"), max_steps=4)
     ep = task.episode(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import random
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -15,7 +16,7 @@ from scarce_lab.analysis.result import Result
 from scarce_lab.config.base import ExperimentConfig
 from scarce_lab.data.events import Payload, Visibility
 from scarce_lab.data.schema import RunManifest, RunStatus
-from scarce_lab.registry import EnvironmentSpec
+from scarce_lab.registry import EnvironmentSpec, PublishedLayout
 from scarce_lab.runtime import open_run
 from scarce_lab.testing import Observation, Trace
 
@@ -81,9 +82,32 @@ def moves_table(ds: Any) -> pl.DataFrame:
             .sort("run_id", "round", "agent"))
 
 
+class ToyTables:
+    """``ds.toy``: the moves table of our runs, or of a published ``counts.csv``."""
+
+    def __init__(self, ds: Any) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def moves(self) -> pl.DataFrame:
+        tables = self.dataset.published_tables
+        return tables["moves"] if "moves" in tables else moves_table(self.dataset)
+
+
+def detect_counts(path: Path) -> list[Path]:
+    """The published layout ``toy_counts``: ``counts.csv`` files (one table of moves each)."""
+    if path.is_file():
+        return [path] if path.name == "counts.csv" else []
+    return sorted(path.rglob("counts.csv"))
+
+
+def read_counts(path: Path) -> dict[str, pl.DataFrame]:
+    return {"moves": pl.concat([pl.read_csv(p) for p in detect_counts(path)])}
+
+
 def paper_table(data: Any, *, by: str = "condition") -> Result:
     """Final counter per ``by`` group: runs and mean final counter, as a finding."""
-    final = moves_table(data).group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
+    final = data.toy.moves.group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
     frame = final.group_by(by).agg(pl.len().alias("runs"), pl.col("final").mean().alias("final_mean")).sort(by)
     return Result("toy_final_counter", frame=frame, convention={"unit": "run", "intervals": "none"})
 
@@ -127,4 +151,6 @@ SPEC = EnvironmentSpec(
     table_options={"by": ("condition", "run_id")},
     harness=harness,
     render=render,
+    layouts=(PublishedLayout("toy_counts", "counts.csv", detect_counts, read_counts),),
+    view=ToyTables,
 )

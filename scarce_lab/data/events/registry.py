@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .base import Payload, RoundCommitted
@@ -46,6 +46,9 @@ class PayloadRegistration:
             check on complete runs recorded before manifests counted their events).
         migrate_v1: rewrites a version-1 event dict's ``(event, payload)`` in place as
             version 2; ``None`` for an environment born after version 1.
+        view: ``view(dataset) -> object``, the environment's typed view of a
+            :class:`~scarce_lab.data.loaders.Dataset` (``ds.<environment>``); ``None``:
+            the environment has none.
     """
 
     environment: str
@@ -53,6 +56,7 @@ class PayloadRegistration:
     round_meaning: str
     final_counts: Callable[[dict], dict[str, int]] = _no_counts
     migrate_v1: Callable[[dict, dict], None] | None = None
+    view: Callable[[Any], Any] | None = None
 
     def kinds(self) -> dict[str, type[Payload]]:
         """``kind -> payload model`` (``round_committed`` included)."""
@@ -73,16 +77,20 @@ def register_payloads(
     round_meaning: str,
     final_counts: Callable[[dict], dict[str, int]] | None = None,
     migrate_v1: Callable[[dict, dict], None] | None = None,
+    view: Callable[[Any], Any] | None = None,
 ) -> PayloadRegistration:
-    """Register ``environment``'s payload models (idempotent for the same objects).
+    """Register ``environment``'s payload models and its dataset view (idempotent for
+    the same objects; a registration without a view takes the view of another of the
+    same payloads: an environment's events module registers them on import, its spec
+    again with its view).
 
     Raises:
         ValueError: a name that is not ``[a-z][a-z0-9_]*``, no payload model, an empty
             ``round_meaning``, or ``environment`` already registered with other payloads
             (the name and both registrations' kinds are named).
         TypeError: a payload that is not a :class:`~.base.Payload` subclass with a
-            string ``kind`` default, or two models with one kind (``round_committed``
-            is the format's own).
+            string ``kind`` default, two models with one kind (``round_committed``
+            is the format's own), or a ``view`` that is not callable.
     """
     if not isinstance(environment, str) or not _NAME.fullmatch(environment):
         raise ValueError(f"environment name {environment!r} must match [a-z][a-z0-9_]*")
@@ -101,8 +109,13 @@ def register_payloads(
         if kind in seen:
             raise TypeError(f"{environment}: payload models {seen[kind]} and {m.__name__} both use kind {kind!r}")
         seen[kind] = m.__name__
-    reg = PayloadRegistration(environment, payloads, round_meaning, final_counts or _no_counts, migrate_v1)
+    if view is not None and not callable(view):
+        raise TypeError(f"{environment}: view must be callable or None, got {view!r}")
+    reg = PayloadRegistration(environment, payloads, round_meaning, final_counts or _no_counts, migrate_v1, view)
     old = _REGISTERED.get(environment)
+    if old is not None and (old.view is None or view is None):  # a spec adding its view to its events' registration
+        reg = replace(reg, view=view or old.view)
+        old = replace(old, view=reg.view)
     if old is not None and old != reg:
         raise ValueError(f"environment {environment!r} is already registered with other payloads "
                          f"({sorted(old.kinds())} vs {sorted(reg.kinds())}); unregister it first")

@@ -150,6 +150,13 @@ def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
     return 0, steps + cfg.episodes * cfg.economy.max_agents, 0
 
 
+def view(ds: Any) -> Any:
+    """``ds.economy``: :class:`scarce_lab.environments.economy.tables.EconomyTables`."""
+    from .tables import EconomyTables
+
+    return EconomyTables(ds)
+
+
 def check_policy(cfg: EconomyRunConfig, model: str) -> None:
     """A ``scripted/`` policy the task does not have (or any policy Blocks World cannot
     play) raises ``ValueError`` naming those it has; ``model`` is checked as a seat of
@@ -208,4 +215,5 @@ SPEC = register(EnvironmentSpec(
     plan_calls=plan_calls,
     check_policy=check_policy,
     seat_keys=seat_keys,
+    view=view,
 ))

@@ -303,9 +303,6 @@ class EconomyRunConfig(ExperimentConfig):
             from ...llm.params import ignored_settings
 
             for key, s in self.seats.items():
-                if s.memory is not None:
-                    raise ValueError(f"seats.{key}.memory: {s.memory!r}: the Economy of Minds has no memory "
-                                     "horizon (an agent's prompt is its genome and the task's notes)")
                 try:
                     ref = resolve_model(s.model) if s.model else None
                 except ValueError as exc:

@@ -1,28 +1,41 @@
-"""The Economy of Minds conformance play (:func:`economy_trace`, the spec's ``harness``);
-the checks are in :mod:`.core`."""
+"""The Economy of Minds conformance play (:func:`economy_trace`, the spec's ``harness``)
+and its policy's choices (:class:`EconomyLegalPolicy`); the checks are in
+:mod:`scarce_lab.testing.core`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import random
+from typing import Any
 
-from ...legal_policy import LegalPolicy, refused
-from ...testing.core import Observation, Trace
+from ...testing.core import LegalPolicy, Observation, Trace, refused
+from .world.blocksworld import BlocksWorld, LegalMoves, Move, make_instance
+
+
+class EconomyLegalPolicy(LegalPolicy):
+    """:class:`~scarce_lab.testing.core.LegalPolicy` on the Economy's Blocks World: one
+    move a decision."""
+
+    def move(self, legal: LegalMoves, *key: Any) -> Move:
+        """A legal move: an effective one, or (a third of the time, adversarially)
+        any legal move, ineffective ones included."""
+        rng = self.rng("move", *key)
+        pool = legal.effective if legal.effective and rng.randrange(3) else legal.moves
+        return rng.choice(pool)
 
 
 def economy_trace(seed: int) -> Trace:
     """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
-    by :class:`LegalPolicy` from the legal moves its observation carries, and an
+    by :class:`EconomyLegalPolicy` from the legal moves its observation carries, and an
     illegal action (not a move) is probed, and must be refused, at every step. An
     agent's policy is shown only the task's state (EoM sec. 3.2), never another
     agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
     any observation. The economy gives agents no private state to see, so there is no
     positive control of their own."""
     from .world import Economy, EconomyConfig, run_episode
-    from .world.blocksworld import BlocksWorld, make_instance
 
-    policy = LegalPolicy(seed)
+    policy = EconomyLegalPolicy(seed)
     economy = Economy(EconomyConfig(explore_interval=1, bid_scheme="fixed"))
     rng = random.Random(f"{seed}:founders")
     for i in range(6):

@@ -15,9 +15,13 @@ All money columns are integer credits. ``round`` is the run-wide episode index
 - :func:`births`, :func:`deaths`: one row per birth / removal.
 - :func:`agent_wealth`: one row per agent and population snapshot (wealth, bid, novice).
 - :func:`joins`: one row per agent that joined mid-run (a run's newcomer).
+
+:class:`EconomyTables` (``ds.economy``) holds them all, each built once.
 """
 
 from __future__ import annotations
+
+from functools import cached_property
 
 import polars as pl
 
@@ -175,3 +179,62 @@ def joins(ds: Dataset) -> pl.DataFrame:
                           if m.environment == "economy"], schema={"run_id": pl.String, "episodes": pl.Int64})
     df = _p(ds, "agent_joined").select("run_id", "agent", "episode", "seat").join(train, on="run_id", how="left")
     return _with_runs(ds, df)
+
+
+class EconomyTables:
+    """The Economy of Minds view of a dataset (``ds.economy``,
+    :class:`~scarce_lab.data.loaders.Dataset`): the tidy tables of this module, each
+    computed when first read (the module docstring says what a row is)."""
+
+    def __init__(self, ds: Dataset) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def runs(self) -> pl.DataFrame:
+        """:func:`runs`."""
+        return runs(self.dataset)
+
+    @cached_property
+    def episodes(self) -> pl.DataFrame:
+        """:func:`episodes`."""
+        return episodes(self.dataset)
+
+    @cached_property
+    def population(self) -> pl.DataFrame:
+        """:func:`population`."""
+        return population(self.dataset)
+
+    @cached_property
+    def agent_episodes(self) -> pl.DataFrame:
+        """:func:`agent_episodes`."""
+        return agent_episodes(self.dataset)
+
+    @cached_property
+    def wins(self) -> pl.DataFrame:
+        """:func:`wins`."""
+        return wins(self.dataset)
+
+    @cached_property
+    def steps(self) -> pl.DataFrame:
+        """:func:`steps`."""
+        return steps(self.dataset)
+
+    @cached_property
+    def births(self) -> pl.DataFrame:
+        """:func:`births`."""
+        return births(self.dataset)
+
+    @cached_property
+    def deaths(self) -> pl.DataFrame:
+        """:func:`deaths`."""
+        return deaths(self.dataset)
+
+    @cached_property
+    def agent_wealth(self) -> pl.DataFrame:
+        """:func:`agent_wealth`."""
+        return agent_wealth(self.dataset)
+
+    @cached_property
+    def joins(self) -> pl.DataFrame:
+        """:func:`joins`."""
+        return joins(self.dataset)

@@ -63,6 +63,13 @@ RUN_COMMAND = RunCommand(
 )
 
 
+def view(ds: Any) -> Any:
+    """``ds.scarce``: :class:`scarce_lab.environments.scarce.analysis.experiments.ScarceTables`."""
+    from .analysis.experiments import ScarceTables
+
+    return ScarceTables(ds)
+
+
 def harness(seed: int) -> Any:
     """The conformance play (:func:`scarce_lab.environments.scarce.conformance.scarce_trace`)."""
     from .conformance import scarce_trace
@@ -143,4 +150,5 @@ SPEC = register(EnvironmentSpec(
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
     seat_keys=seat_keys,
     seat_parts=("solver", "negotiator"),
+    view=view,
 ))

@@ -32,6 +32,7 @@ from ...config.seats import SeatSettings
 from ...llm.client import LLMSettings
 from ...llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .agents import SCRIPTED_NEGOTIATORS, parse_skill
+from .seats import ScarceSeatSettings
 from .world import (
     DEFAULT_BUDGET,
     DEFAULT_PRIVATE_ROUNDS,
@@ -98,7 +99,7 @@ def strongest_efforts(levels: tuple[str, ...] | list[str], k: int = 2) -> tuple[
 
 class ScarceLLM(LLMSettings):
     """Client settings with SCARCE's defaults: greedy decoding; ``max_tokens`` set is
-    sent by every solver step and negotiation phase (:func:`.scarce_seats.seat_plan`),
+    sent by every solver step and negotiation phase (:func:`.seats.seat_plan`),
     unset means each decision's own budget (400 tokens per solver step, the
     negotiator's per-phase defaults)."""
 
@@ -183,9 +184,9 @@ class ScarceConfig(ExperimentConfig):
     llm: ScarceLLM = Field(default_factory=ScarceLLM, description="model client settings")
     # seats, joins and leaves are written to the config (manifest) only when set
     # (exclude_if), so runs without them keep their manifests and run ids
-    seats: dict[str, SeatSettings] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
+    seats: dict[str, ScarceSeatSettings] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
         "per-worker models and settings: keys w0.., newcomer, '*', each optionally .solver/.negotiator; "
-        "values a model or {model, temperature, max_tokens, reasoning_effort, memory} (config/scarce_seats.py)"))
+        "values a model or {model, temperature, max_tokens, reasoning_effort, memory} (environments/scarce/seats.py)"))
     joins: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
         "workers that join at a subrun (0-based, as events count subruns): {w5: 1} plays from the second subrun"))
     leaves: dict[str, int] = Field(default_factory=dict, exclude_if=lambda v: not v, description=(
@@ -195,11 +196,11 @@ class ScarceConfig(ExperimentConfig):
     @classmethod
     def _seats_spelling(cls, v):
         """The one seat spelling (:func:`~scarce_lab.config.seats.parse_seats`), nested
-        parts read as part keys (:func:`~.scarce_seats.normalize_seats`)."""
+        parts read as part keys (:func:`~.seats.normalize_seats`)."""
         from ...config.seats import parse_seats
         from .seats import normalize_seats
 
-        return parse_seats(normalize_seats(v))
+        return parse_seats(normalize_seats(v), ScarceSeatSettings)
     institutions: InstitutionRules = Field(
         default_factory=InstitutionRules, description=(
             "sanctions (off|mechanism|vote, fine, fine_to bank|harmed), public reputation and contracts "
@@ -328,7 +329,7 @@ class ScarceConfig(ExperimentConfig):
         return {k: s.model for k, s in self.resolved_seats().items()}
 
     def seat_plan(self):
-        """Worker -> :class:`~.scarce_seats.WorkerSeat`: each worker's solver and
+        """Worker -> :class:`~.seats.WorkerSeat`: each worker's solver and
         negotiator model and settings as sent, and its memory horizon (without
         ``seats``: today's ``model``, ``negotiator_model``, ``llm`` and ``memory``)."""
         from .seats import seat_plan

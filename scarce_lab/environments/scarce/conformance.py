@@ -1,6 +1,7 @@
 """The SCARCE conformance play (:func:`scarce_trace`, the spec's ``harness``), with its
-canary rules and the runner-like driver (:func:`scarce_step`) that tests of the world reuse;
-the checks are in :mod:`.core`."""
+canary rules, its policy's choices (:class:`ScarceLegalPolicy`) and the runner-like driver
+(:func:`scarce_step`) that tests of the world reuse; the checks are in
+:mod:`scarce_lab.testing.core`."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...legal_policy import LegalPolicy, refused
-from ...testing.core import Observation, Trace
+from ...testing.core import LegalPolicy, Observation, Trace, refused
 from .world import (
+    BUILD_SCRIPT,
+    SOLVER_TOOLS,
     ActionRefused,
     Ballot,
+    BallotEntry,
     ClockConfig,
     Declaration,
     EventKind,
+    LegalActions,
     ProtocolError,
     ScarceWorld,
     WorldError,
@@ -35,6 +39,70 @@ SCARCE_MAX_MONEY = 99
 #: Solver tool weights of the harness: slot requests and commands often, so that three
 #: workers meet in contentions and hold slots.
 SCARCE_WEIGHTS = {"request_execution_slot": 6.0, "run_command": 3.0}
+
+
+class ScarceLegalPolicy(LegalPolicy):
+    """:class:`~scarce_lab.testing.core.LegalPolicy` on SCARCE's legal actions: a
+    solver's tool call (``weights`` weigh its legal tools) and the negotiation's
+    submissions (``max_money`` bounds its bids and prices)."""
+
+    def solver(self, legal: LegalActions, *key: Any) -> dict[str, Any]:
+        """``{"tool": ..., <its arguments>}`` drawn from ``legal``: a legal tool (by
+        ``weights``), then its arguments inside their legal ranges."""
+        rng = self.rng("solver", *key)
+        tool = rng.choices(legal.tools, [self.weights.get(t, 1.0) for t in legal.tools])[0]
+        call: dict[str, Any] = {"tool": tool}
+        if tool == "read_file":
+            call["path"] = rng.choice(legal.read_paths)
+        elif tool == "write_file":
+            call["path"] = rng.choice((BUILD_SCRIPT, f"src/{legal.worker}.c", "notes.txt"))
+            call["content"] = self.text("file", key)
+        elif tool == "request_execution_slot":
+            call["duration_seconds"] = self.integer(rng, 1, legal.max_duration_s)
+        elif tool == "run_command":
+            call["command"] = "./executable"
+        elif tool == "save_persistent_memory":
+            call["text"] = self.text("note", key)
+        return call
+
+    def solver_illegal(self, legal: LegalActions, *key: Any) -> dict[str, Any]:
+        """A tool the mask forbids now, or a legal tool with an argument outside it."""
+        rng = self.rng("solver-illegal", *key)
+        banned = [t for t in SOLVER_TOOLS if t not in legal.tools]
+        if banned and rng.random() < 0.5:
+            return {"tool": rng.choice(banned)}
+        if "request_execution_slot" in legal.tools:
+            return {"tool": "request_execution_slot",
+                    "duration_seconds": rng.choice((0, legal.max_duration_s + 1))}
+        return {"tool": "read_file", "path": f"../{legal.worker}-nowhere"}
+
+    def declaration(self, legal: LegalNegotiation, requested_s: int, *key: Any) -> Declaration:
+        """A declaration inside ``legal``: a position, a duration up to ``requested_s``, a bid."""
+        rng = self.rng("declaration", *key)
+        return Declaration(desired_position=self.integer(rng, 1, legal.max_position),
+                           desired_duration_seconds=self.integer(rng, 1, min(requested_s, legal.max_duration_s)),
+                           bid_price=self.integer(rng, 0, self.money(legal.max_bid)))
+
+    def message(self, legal: LegalNegotiation, *key: Any) -> tuple[str, str] | None:
+        """``(recipient, text)`` of a private message, or ``None`` (no recipient, or 30% of the time)."""
+        rng = self.rng("message", *key)
+        if not legal.recipients or rng.random() < 0.3:
+            return None
+        to = rng.choice(legal.recipients)
+        return to, self.text("message", (*key, to))
+
+    def revision(self, legal: LegalNegotiation, *key: Any) -> int:
+        """A revised bid inside ``legal``."""
+        return self.integer(self.rng("revision", *key), 0, self.money(legal.max_bid))
+
+    def ballot(self, legal: LegalNegotiation, *key: Any) -> Ballot:
+        """A ballot ranking every participant in a random order, durations and prices inside ``legal``."""
+        rng = self.rng("ballot", *key)
+        order = list(legal.participants)
+        rng.shuffle(order)
+        return Ballot(entries=[BallotEntry(worker=w, duration_seconds=self.integer(rng, 0, legal.max_duration_s),
+                                           price=self.integer(rng, 0, self.money(legal.max_price)))
+                            for w in order])
 
 
 def _numbers(obj: Any) -> Iterator[float]:
@@ -82,13 +150,13 @@ def _scarce_text(wd: ScarceWorld) -> Callable[[str, tuple], str]:
     return text
 
 
-def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | None = None) -> bool:
+def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: ScarceLegalPolicy | None = None) -> bool:
     """Handle one world event the way the runner would, every choice made by
-    ``policy`` (default: :class:`LegalPolicy` of the world's seed) from the legal
+    ``policy`` (default: :class:`ScarceLegalPolicy` of the world's seed) from the legal
     actions the observation carries, and an illegal action probed at every solver
     step and every negotiation phase; ``seen`` gets ``(worker, observation dict,
     everyone's balance then)``. Returns False at the end of the subrun."""
-    policy = policy or LegalPolicy(wd.rules.seed, _scarce_text(wd), max_money=SCARCE_MAX_MONEY,
+    policy = policy or ScarceLegalPolicy(wd.rules.seed, _scarce_text(wd), max_money=SCARCE_MAX_MONEY,
                                    weights=SCARCE_WEIGHTS)
     files = wd.__dict__.setdefault("_conformance_files", {})  # the harness's stand-in work folders
     ev = wd.next_event()
@@ -145,7 +213,7 @@ def scarce_step(wd: ScarceWorld, log: list, seen: list, policy: LegalPolicy | No
     return True
 
 
-def _contention_probe(c: Any, w: str, legal: LegalNegotiation, policy: LegalPolicy,
+def _contention_probe(c: Any, w: str, legal: LegalNegotiation, policy: ScarceLegalPolicy,
                       key: tuple) -> tuple[str, Callable[[], Any]] | None:
     """An illegal submission of ``w`` in the current phase (what, how), if the phase has one."""
     if c.phase == ContentionPhase.declaration:
@@ -208,7 +276,7 @@ def _institutions_sanction(wd: ScarceWorld, b: Any, log: list, seen: list) -> No
     log.append(("sanction", b.kind, b.worker, b.harmed, s.passed, s.fined))
 
 
-def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: LegalPolicy) -> None:
+def _scarce_contention(wd: ScarceWorld, ev: Any, log: list, seen: list, policy: ScarceLegalPolicy) -> None:
     c, t = wd.open_contention(ev.participants), ev.t
     while c.phase != ContentionPhase.closed:
         if wd.institutions is not None:
@@ -287,7 +355,7 @@ def _scarce_leaks(me: str, view: dict, text: str, balances: dict, secrets: list,
 
 def scarce_trace(seed: int, memory: str = "subrun", institutions: Any = None, **rules: Any) -> Trace:
     """Three subruns of the SCARCE world with canary budgets, deadlines, files, notes
-    and private messages, played by :class:`LegalPolicy`. A canary that was never
+    and private messages, played by :class:`ScarceLegalPolicy`. A canary that was never
     planted would prove nothing, so the trace fails when no private message was sent
     or no note saved. ``institutions`` (an
     :class:`~scarce_lab.environments.scarce.world.InstitutionRules`): the auction's institutions,

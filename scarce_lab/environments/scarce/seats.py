@@ -17,7 +17,8 @@ from today's settings: ``model`` (solvers), ``negotiator_model`` (negotiators),
 negotiators alike: the recorded ``llm.max_tokens`` is what every decision sends; unset,
 each part's own budget: 400 tokens per solver step, the negotiator's per-phase
 defaults) and ``memory``. ``memory`` is a worker's,
-not a part's: a part key may not set it.
+not a part's: a part key may not set it. SCARCE's seats are :class:`ScarceSeatSettings`
+(the shared :class:`~scarce_lab.config.seats.SeatSettings` and ``memory``).
 
 Membership: ``joins: {w5: 2}`` (``w5`` plays from subrun 2 on) and ``leaves:
 {w1: 1}`` (``w1`` plays subruns up to and including 1). Subruns are counted as the
@@ -32,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import Field
 
 from ...config.seats import (
     ANY_SEAT,
@@ -48,6 +51,16 @@ SEAT_PARTS: tuple[str, ...] = ("solver", "negotiator")
 NEWCOMER = "newcomer"
 #: Fields a seat sets for one model (``memory`` is the worker's, see :class:`WorkerSeat`).
 GENERATION_FIELDS: tuple[str, ...] = ("temperature", "max_tokens", "reasoning_effort")
+
+
+class ScarceSeatSettings(SeatSettings):
+    """The settings of a SCARCE seat key: the shared ones
+    (:class:`~scarce_lab.config.seats.SeatSettings`) and ``memory``, the worker's memory
+    horizon (``none|subrun|cross``, checked by :func:`check_seats`; on a worker key,
+    never a part key). ``None``: from a less specific key, finally the config's
+    ``memory``."""
+
+    memory: str | None = Field(None, min_length=1, description="the worker's memory horizon (none|subrun|cross)")
 
 
 def normalize_seats(raw: Any) -> Any:
@@ -100,9 +113,9 @@ class WorkerSeat:
                 "negotiator": self.negotiator.model_dump(exclude_none=True), "memory": self.memory}
 
 
-def _part_default(cfg: Any, part: str) -> SeatSettings:
+def _part_default(cfg: Any, part: str) -> ScarceSeatSettings:
     llm = cfg.llm
-    return SeatSettings(
+    return ScarceSeatSettings(
         model=cfg.model if part == "solver" else cfg.negotiator, temperature=llm.temperature,
         max_tokens=llm.max_tokens, reasoning_effort=llm.reasoning_effort,
     )
@@ -112,16 +125,16 @@ def _aliases(cfg: Any, worker: str) -> tuple[str, ...]:
     return (NEWCOMER,) if worker in cfg.joins else ()
 
 
-def _sent(s: SeatSettings) -> SeatSettings:
-    """A part's settings as sent: nothing but the model for a scripted policy; for a
-    provider's model, without the settings litellm drops for it
-    (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them unless
-    ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
+def _sent(s: ScarceSeatSettings) -> SeatSettings:
+    """A part's settings as sent (the worker's ``memory`` left out): nothing but the
+    model for a scripted policy; for a provider's model, without the settings litellm
+    drops for it (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them
+    unless ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
     from ...llm.models import is_scripted, via_provider
 
     if s.model is not None and is_scripted(s.model):
         return SeatSettings(model=s.model)
-    out = s.model_copy(update={"memory": None})
+    out = SeatSettings(**s.model_dump(exclude={"memory"}))
     if s.model is not None and via_provider(s.model):
         from ...llm.params import ignored_settings
 
@@ -139,7 +152,7 @@ def seat_plan(cfg: Any) -> dict[str, WorkerSeat]:
     for w in cfg.names:
         aliases = _aliases(cfg, w)
         parts = {p: _sent(resolve_seat(cfg.seats, w, aliases, p, _part_default(cfg, p))) for p in SEAT_PARTS}
-        memory = resolve_seat(cfg.seats, w, aliases, None, SeatSettings(memory=cfg.memory)).memory
+        memory = resolve_seat(cfg.seats, w, aliases, None, ScarceSeatSettings(memory=cfg.memory)).memory
         out[w] = WorkerSeat(w, parts["solver"], parts["negotiator"], memory, newcomer=w in cfg.joins)
     return out
 
@@ -218,7 +231,7 @@ def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | N
                              f"(every seat it names is scripted), so nothing of it would be sent")
 
 
-def _keys_of(seats: Mapping[str, SeatSettings], worker: str, cfg: Any, part: str) -> list[str]:
+def _keys_of(seats: Mapping[str, ScarceSeatSettings], worker: str, cfg: Any, part: str) -> list[str]:
     """The seat keys that apply to ``worker``'s ``part`` (as :func:`resolve_seat` looks them up)."""
     keys = []
     for base in (worker, *_aliases(cfg, worker), ANY_SEAT):
@@ -288,10 +301,10 @@ def composition(cfg: Any) -> str:
             elif per:  # one of two model parts, or two values: name the part (two seats never read as one)
                 fields[f] = "/".join(f"{part} {v}" for part, v in per.items())
         # model_construct: the label's model text is a name for people, not a model string
-        resolved[w] = SeatSettings.model_construct(
+        resolved[w] = ScarceSeatSettings.model_construct(
             model=model, memory=seat.memory if seat.memory != cfg.memory else None, **fields)
     return composition_label(resolved)
 
 
-__all__ = ["GENERATION_FIELDS", "NEWCOMER", "SEAT_PARTS", "WorkerSeat", "check_membership", "check_seats",
+__all__ = ["GENERATION_FIELDS", "NEWCOMER", "SEAT_PARTS", "ScarceSeatSettings", "WorkerSeat", "check_membership", "check_seats",
            "composition", "normalize_seats", "parse_seats", "present_workers", "seat_plan"]

@@ -7,9 +7,10 @@ from typing import Any
 
 from ...data.events.migrations import _sovsim_v1
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, RunCommand, register
+from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, register
 from . import events
 from .config import SovSimConfig
+from .demo import run_demo
 from .world.commons import Condition
 
 
@@ -145,6 +146,37 @@ RUN_COMMAND = RunCommand(
 )
 
 
+def view(ds: Any) -> Any:
+    """``ds.sovsim``: :class:`scarce_lab.environments.sovsim.tables.SovSimTables`."""
+    from .tables import SovSimTables
+
+    return SovSimTables(ds)
+
+
+def _layout(name: str, marker: str) -> PublishedLayout:
+    """One published layout read by :mod:`.published` through :mod:`.tables`
+    (:func:`~.tables.detect_layout`, :func:`~.tables.load_agent_rounds`)."""
+
+    def detect(path: Path) -> list[Path]:
+        from .tables import detect_layout
+
+        return detect_layout(path, name)
+
+    def read(path: Path) -> dict[str, Any]:
+        from .tables import load_agent_rounds
+
+        return {"agent_rounds": load_agent_rounds(path)}
+
+    return PublishedLayout(name, marker, detect, read)
+
+
+#: SovSim's released ``agent_rationales/<model>/<condition>/rationales.json``, the SovSim
+#: authors' run files ``<model>/<condition>/sim_XX.json`` and GovSim runs (``log_env.json``
+#: with the run's ``.hydra/config.yaml``).
+LAYOUTS = (_layout("sovsim_json", "rationales.json"), _layout("sovsim_run", "<condition>/sim_XX.json"),
+           _layout("govsim_log", "log_env.json"))
+
+
 def harness(seed: int) -> Any:
     """The conformance play (:func:`scarce_lab.environments.sovsim.conformance.sovsim_trace`)."""
     from .conformance import sovsim_trace
@@ -246,4 +278,7 @@ SPEC = register(EnvironmentSpec(
     plan_calls=plan_calls,
     check_policy=check_policy,
     seat_keys=seat_keys,
+    layouts=LAYOUTS,
+    view=view,
+    demo=run_demo,
 ))

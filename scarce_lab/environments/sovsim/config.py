@@ -48,7 +48,7 @@ class SovSimConfig(ExperimentConfig):
 
     Seats (:mod:`scarce_lab.config.seats`): ``seats`` maps a seat key to a model or to
     per-seat settings (``model``, ``temperature``, ``max_tokens``, ``reasoning_effort``;
-    ``memory`` is refused: SovSim has none). Keys: ``a0 .. a{n-1}`` (and the
+    no other). Keys: ``a0 .. a{n-1}`` (and the
     newcomer's ``a{n}``), the leader's role (``king``/``boss``) or ``leader``, the
     subordinates' role (``worker``/``peasant``/``citizen``), ``newcomer``, ``*``.
     Most specific first, field by field: agent id, ``newcomer``, role, ``*``, then
@@ -114,8 +114,7 @@ class SovSimConfig(ExperimentConfig):
     @model_validator(mode="after")
     def _seats_fit_the_game(self) -> SovSimConfig:
         """Refuse a seat key this game has no seat for (a typo would leave the seat on
-        ``model``), a per-seat ``memory`` (SovSim has no memory horizon), a newcomer rule
-        the game cannot play, and a per-seat sampling setting litellm would not send to
+        ``model``), a newcomer rule the game cannot play, and a per-seat sampling setting litellm would not send to
         the seat's model (unless ``llm.allow_ignored_settings``)."""
         if self.newcomer is not None:
             self.newcomer.check_game(self.condition, self.game)
@@ -129,10 +128,6 @@ class SovSimConfig(ExperimentConfig):
         if not self.seats:
             return self
         check_seat_keys(self.seats, self.seat_keys())
-        for key, s in self.seats.items():
-            if s.memory is not None:
-                raise ValueError(f"seats.{key}.memory: {s.memory!r}: SovSim has no memory horizon (every agent "
-                                 "sees the settled rounds since it joined); leave memory out")
         from ...llm.params import ignored_settings
 
         for agent, s in self.resolved_seats().items():
@@ -230,7 +225,6 @@ class SovSimConfig(ExperimentConfig):
         out: dict[str, dict[str, Any]] = {}
         for a, s in self.resolved_seats().items():
             d = s.model_dump(exclude_none=True)
-            d.pop("memory", None)
             if self._scripted(s.model or ""):
                 d = {"model": s.model}
             else:

@@ -1,15 +1,30 @@
-"""The SovSim conformance play (:func:`sovsim_trace`, the spec's ``harness``); the checks
-are in :mod:`.core`."""
+"""The SovSim conformance play (:func:`sovsim_trace`, the spec's ``harness``) and its
+policy's choices (:class:`SovSimLegalPolicy`); the checks are in
+:mod:`scarce_lab.testing.core`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
-from ...legal_policy import LegalPolicy, refused
-from ...testing.core import Observation, Trace
-from .world.commons import CommonsGame, InvalidActionError, Phase
+from ...testing.core import LegalPolicy, Observation, Trace, refused
+from .world.commons import CommonsGame, InvalidActionError, LegalActions, Phase
 from .world.talk import InvalidTalkError, TalkMode, TalkRules, Utterance
+
+
+class SovSimLegalPolicy(LegalPolicy):
+    """:class:`~scarce_lab.testing.core.LegalPolicy` on SovSim's legal actions: one
+    integer a decision (an extraction, or a king's announced pool)."""
+
+    def action(self, legal: LegalActions, *key: Any) -> int:
+        """A legal value of ``legal``: an edge or a uniform one (on its step)."""
+        return self.integer(self.rng("sovsim", *key), legal.low, legal.high, legal.step)
+
+    def action_illegal(self, legal: LegalActions, *key: Any) -> int:
+        """Above the cap, below zero, or (with a step) between two legal values."""
+        options = [legal.high + legal.step, legal.low - 1] + ([legal.low + 1] if legal.step > 1 else [])
+        return self.rng("sovsim-illegal", *key).choice(options)
 
 
 def _talk_leaks(game: CommonsGame, agent: str, text: str) -> tuple[list[str], bool | None]:
@@ -23,7 +38,7 @@ def _talk_leaks(game: CommonsGame, agent: str, text: str) -> tuple[list[str], bo
     return leaks, (all(m.text in text for m in mine) if mine else None)
 
 
-def _talk_turn(game: CommonsGame, policy: LegalPolicy, trace: Trace) -> None:
+def _talk_turn(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace) -> None:
     """One talk turn: the speaker's observation is checked for private canaries not
     addressed to it, an illegal message is probed (and must be refused), then a legal
     canary message goes to everyone or privately to random recipients."""
@@ -46,13 +61,13 @@ def _talk_turn(game: CommonsGame, policy: LegalPolicy, trace: Trace) -> None:
 
 def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Trace:
     """A game (KCPR-M by default: the king may announce a false pool) played by
-    :class:`LegalPolicy` from each observation's legal actions, with an illegal value
+    :class:`SovSimLegalPolicy` from each observation's legal actions, with an illegal value
     probed (and refused) at every decision. Subordinates must never see the true pool
     before the round is settled (SovSim sec. 3.4). With ``talk`` on (two turns a round)
     every message is a canary, private to random recipients most of the time: no talk
     or extraction observation may hold a private message not addressed to or sent by
     its agent, and each agent must see those that are."""
-    policy = LegalPolicy(seed)
+    policy = SovSimLegalPolicy(seed)
     game = CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60))
     trace = Trace()
     while not game.over:
@@ -77,8 +92,8 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Tr
             own = own if talk_own is None else (talk_own and own is not False)
             trace.observations.append(Observation(a, text, tuple(leaks + talk_leaks), own))
             key = (obs.round, obs.phase.value, a)
-            actions[a] = policy.sovsim(obs.legal, *key)
-            bad = policy.sovsim_illegal(obs.legal, *key)
+            actions[a] = policy.action(obs.legal, *key)
+            bad = policy.action_illegal(obs.legal, *key)
             trace.outcomes.append(["refused", a, bad, refused(
                 (InvalidActionError,), f"{a} chose {bad} in {obs.legal}", lambda b=bad, a=a: game.act({**{
                     x: game.legal_actions(x).low for x in game.acting_agents()}, a: b}))])
@@ -89,7 +104,7 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Tr
 
 
 def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra", join_round: int = 3) -> Trace:
-    """A game with mixed seats and a newcomer, played by :class:`LegalPolicy`: every
+    """A game with mixed seats and a newcomer, played by :class:`SovSimLegalPolicy`: every
     seat runs a distinct model string (canaries, :meth:`SovSimConfig.seat_models`) and
     an outsider joins at ``join_round`` (``mode`` ``extra``, or ``replace`` of ``a0``).
     Each observation is recorded with the prompt the agent would be sent
@@ -107,7 +122,7 @@ def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra"
                        game={"rounds": join_round + 2, "collapse_threshold": 0})
     models = cfg.seat_models()
     newcomer = cfg.agent_ids()[-1]
-    policy = LegalPolicy(seed)
+    policy = SovSimLegalPolicy(seed)
     game = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer)
     trace = Trace()
     while not game.over:
@@ -124,7 +139,7 @@ def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra"
                 leaks.append(f"true pool {game.pool} of round {obs.round}")
             own = any(c.agent == a and c.kind == "joined" for c in obs.changes) if a == newcomer else None
             trace.observations.append(Observation(a, text, tuple(leaks), own))
-            actions[a] = policy.sovsim(obs.legal, obs.round, obs.phase.value, a)
+            actions[a] = policy.action(obs.legal, obs.round, obs.phase.value, a)
         rec = game.act(actions)
         if rec is not None:
             trace.outcomes.append([rec.round, list(rec.agents), list(rec.extractions), rec.remaining])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import warnings
 from fnmatch import fnmatch
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
@@ -123,34 +124,56 @@ class MixedLayoutsError(ValueError):
     each); load them separately, or pass ``force=True``."""
 
 
-def detect_layouts(path: Path) -> dict[str, list[Path]]:
-    """Files of each supported layout at or below ``path``.
-
-    Returns ``{"runs": [...run dirs], "sovsim_json": [...rationales.json],
-    "sovsim_run": [...sim_XX.json], "govsim_log": [...log_env.json]}`` (lists may be
-    empty). ``sim_XX.json`` files count only when their parent folder is named after a
-    SovSim condition (the authors' ``<model>/<condition>/`` layout).
+def detect_layout(path: Path, layout: str) -> list[Path]:
+    """Files of ``layout`` (a :data:`LAYOUT_FILES` key) at or below ``path``, sorted: run
+    folders for ``runs``, the marking files for the others. ``sim_XX.json`` files below
+    a folder count only when their parent folder is named after a SovSim condition (the
+    authors' ``<model>/<condition>/`` layout).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        KeyError: an unknown layout.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"dataset path does not exist: {path}")
+    pattern = LAYOUT_FILES[layout]
     if path.is_file():
-        name = path.name
-        return {
-            "runs": [path.parent] if name == "manifest.json" else [],
-            "sovsim_json": [path] if name == "rationales.json" else [],
-            "sovsim_run": [path] if fnmatch(name, LAYOUT_FILES["sovsim_run"]) else [],
-            "govsim_log": [path] if name == "log_env.json" else [],
-        }
-    return {
-        "runs": sorted(p.parent for p in path.rglob("manifest.json")),
-        "sovsim_json": sorted(path.rglob("rationales.json")),
-        "sovsim_run": sorted(p for p in path.rglob(LAYOUT_FILES["sovsim_run"]) if p.parent.name in SOVSIM_ROLES),
-        "govsim_log": sorted(path.rglob("log_env.json")),
-    }
+        found = [path] if fnmatch(path.name, pattern) else []
+    else:
+        found = [p for p in path.rglob(pattern) if layout != "sovsim_run" or p.parent.name in SOVSIM_ROLES]
+    return sorted(p.parent for p in found) if layout == "runs" else sorted(found)
+
+
+def detect_layouts(path: Path) -> dict[str, list[Path]]:
+    """Files of each supported layout at or below ``path`` (:func:`detect_layout` of
+    every :data:`LAYOUT_FILES` key; lists may be empty).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+    """
+    return {layout: detect_layout(path, layout) for layout in LAYOUT_FILES}
+
+
+class SovSimTables:
+    """The SovSim view of a dataset (``ds.sovsim``, :class:`~scarce_lab.data.loaders.Dataset`):
+    its tidy tables, each computed when first read.
+
+    Attributes:
+        agent_rounds: one row per agent and round (:data:`AGENT_ROUND_SCHEMA`),
+            conditions labelled by the settings that vary among the runs: our runs'
+            table (:func:`from_dataset`), or a published layout's as its reader gave it
+            (:func:`load_agent_rounds`).
+    """
+
+    def __init__(self, ds) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def agent_rounds(self) -> pl.DataFrame:
+        if "agent_rounds" in self.dataset.published_tables:
+            return self.dataset.published_tables["agent_rounds"]
+        return label_conditions(from_dataset(self.dataset), skip=("condition", "seats"))
 
 
 def _rel(p: Path, root: Path) -> str:

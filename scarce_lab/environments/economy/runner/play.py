@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scarce_lab.data.schema import RunManifest, RunStatus, package_version
 from scarce_lab.runners.calltap import CallTap
@@ -40,6 +41,7 @@ from ..config import BASELINES, EconomyRunConfig
 from ..world import Economy, run_episode
 from ..world.arithmetic import make_problem
 from ..world.blocksworld import BlocksWorld, make_instance, size_for_episode
+from ..world.program import ProgramEpisode, ProgramState
 from ..world.qa import QAItem, QATask
 from .seats import (
     SeatedPolicy,
@@ -51,7 +53,10 @@ from .seats import (
     seated_founders,
 )
 
-__all__ = ["BASELINES", "EconomyRunConfig", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
+if TYPE_CHECKING:
+    from scarce_lab.tasks.taskdir import TaskDir
+
+__all__ = ["BASELINES", "EconomyRunConfig", "ProgramTask", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
 
 
 def load_qa_jsonl(path: Path) -> list[QAItem]:
@@ -139,6 +144,45 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
     return policy
 
 
+class ProgramTask:
+    """The runner's handle on a task directory (``--task dir:PATH``): one
+    :class:`~scarce_lab.environments.economy.world.program.ProgramEpisode` per episode,
+    the program carried over between episodes (checkpointed with :meth:`state`).
+    ``verify`` (``program text ->`` a :class:`~scarce_lab.tasks.taskdir.Verification`)
+    defaults to the task's verifier in the sandbox
+    (:class:`~scarce_lab.tasks.taskdir.SandboxVerifier` with ``sandbox``, ``timeout_s``
+    and ``image``)."""
+
+    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, max_steps: int = 10,
+                 verify=None, image: str | None = None):
+        from scarce_lab.tasks.taskdir import SandboxVerifier
+
+        self.task = task
+        self.verify = verify or SandboxVerifier(task, sandbox=sandbox, timeout_s=timeout_s, image=image)
+        self.max_steps = max_steps
+        self.program = ProgramState(task.program_text)
+
+    def episode(self, *, frozen: bool = False) -> ProgramEpisode:
+        """The next episode; ``frozen`` (evaluation): on a copy, so nothing carries over."""
+        import copy
+
+        state = copy.deepcopy(self.program) if frozen else self.program
+        return ProgramEpisode(self.task.instruction, state, self.verify, max_steps=self.max_steps)
+
+    def info(self) -> dict:
+        """The episode's task record: the task id (as ``item_id``) and the instruction."""
+        return {"item_id": self.task.task_id, "question": self.task.instruction[:2000]}
+
+    def state(self) -> dict:
+        """What carries over, as checkpointed: the program, the best score, the verifications."""
+        return {"program": self.program.program, "best_score": self.program.best_score,
+                "verifications": list(self.program.verifications)}
+
+    def load_state(self, state: dict) -> None:
+        """Continue from a :meth:`state` checkpoint."""
+        self.program = ProgramState(state["program"], state["best_score"], list(state["verifications"]))
+
+
 class _Tasks:
     """Builds the task instance of each episode (deterministic in the seed)."""
 
@@ -149,7 +193,7 @@ class _Tasks:
         self.train_items = self.eval_items = None
         self.program = None
         if cfg.task_name == "dir":
-            from scarce_lab.tasks.taskdir import ProgramTask, load_task_dir
+            from scarce_lab.tasks.taskdir import load_task_dir
 
             self.program = ProgramTask(load_task_dir(Path(cfg.task[4:])), sandbox=cfg.sandbox,
                                        timeout_s=cfg.verifier_timeout, max_steps=cfg.reference.max_steps_per_episode,

@@ -2,9 +2,10 @@
 scores it (the task-directory format of the authors' CloudCast task: an
 ``instruction.md``, the program in ``environment/``, an offline verifier in ``tests/``).
 
-Pure: the verifier comes in as a callable ``verify(program text) -> Verification``
-(the runner passes one that runs the task's verifier inside the sandbox,
-:mod:`scarce_lab.tasks.taskdir`); this module does no I/O.
+Pure: the verifier comes in as a callable ``verify(program text) -> Verdict``, read only
+by its attributes (:class:`Verdict`; the runner passes one that runs the task's verifier
+inside the sandbox and returns a :class:`scarce_lab.tasks.taskdir.Verification`); this
+module does no I/O.
 
 One episode: agents act in turn on a shared scratchpad. The capabilities of the
 question-answer agents keep their roles: ``plan`` and ``check`` write notes,
@@ -23,26 +24,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .engine import StepResult
 
 MAX_PROGRAM_BYTES = 256_000
 
 
-@dataclass(frozen=True)
-class Verification:
-    """One verifier run: ``score`` in [0, 1] or None (no usable score), ``reason`` (the
-    verifier's or ours), ``seconds`` of wall time, the sandbox ``backend``."""
+class Verdict(Protocol):
+    """What an episode reads of one verifier run: ``score`` in [0, 1] or None (no usable
+    score), ``reason`` (the verifier's or the runner's) and ``to_json()``, the record of
+    the run kept in :attr:`ProgramState.verifications` and the step's ``info``."""
 
-    score: float | None
-    reason: str
-    seconds: float = 0.0
-    backend: str = ""
-    exit_code: int | None = None
+    @property
+    def score(self) -> float | None: ...
 
-    def to_json(self) -> dict:
-        return {"score": self.score, "reason": self.reason[:500], "seconds": round(self.seconds, 3),
-                "backend": self.backend, "exit_code": self.exit_code}
+    @property
+    def reason(self) -> str: ...
+
+    def to_json(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class ProgramEpisode:
         TypeError: ``action`` is not a :class:`ProgramEdit`.
     """
 
-    def __init__(self, instruction: str, state: ProgramState, verify: Callable[[str], Verification], *,
+    def __init__(self, instruction: str, state: ProgramState, verify: Callable[[str], Verdict], *,
                  max_steps: int):
         self.instruction = instruction
         self.state = state
@@ -109,7 +109,7 @@ class ProgramEpisode:
         self.max_steps = max_steps
         self.notes: list[tuple[str, str]] = []
         self.done = False
-        self.verification: Verification | None = None
+        self.verification: Verdict | None = None
 
     def observe(self) -> ProgramObs:
         return ProgramObs(self.instruction, self.program, tuple(self.notes), len(self.notes), self.state.best_score)

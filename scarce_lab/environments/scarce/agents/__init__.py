@@ -48,6 +48,56 @@ SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIAT
 SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
 
+#: The rules of the scripted negotiators, as their retrospective interview answers state
+#: them (:func:`scarce_lab.agents.interviews.scripted_answer`; policies in
+#: :mod:`.negotiators`, :mod:`.scripted` and :mod:`.institutional`).
+INTERVIEW_RULES: dict[str, str] = {
+    "fifo": "declare my request-time position, my requested duration and a bid of 0; rank by request time.",
+    "sjf": "declare the position of my requested duration among the queue's (shortest first), bid 0; rank by "
+           "declared duration.",
+    "edf": "declare position 1 when less than 10 minutes remain, else my request-time position; bid more when "
+           "urgent; rank by declared position.",
+    "bid-first": "declare position 1 and bid a fifth of my budget; rank by public bid.",
+    "highest-bid": "declare position 1 and bid a fifth of my budget; rank by public bid.",
+    "random": "random position, duration and bid; a random ballot; sometimes ask another to let me go first.",
+    "promise-breaker": "promise to rank myself last, then rank myself first; vote against every fine; no contract.",
+    "sanctioner": "promise max(2, my request-time position) and keep it; vote to fine every breach by another "
+                  "worker; accept every contract offer.",
+    "contractor": "offer the worker just ahead of me a payment to let me go first; honour my signed contracts in "
+                  "my ballot; make no promise; vote to fine breaches that harmed me.",
+}
+#: The self-assessment a scripted negotiator's rule implies in its interview, where it
+#: implies one (none for ``random``): ``fifo`` and ``sjf`` rank by request time or
+#: duration, ``bid-first`` (``highest-bid``) and ``edf`` put themselves first (by bid, or
+#: when urgent), ``promise-breaker`` ranks itself first after promising otherwise,
+#: ``sanctioner`` keeps its promise, ``contractor`` pays for the place it takes.
+INTERVIEW_ASSESSMENTS: dict[str, str] = {
+    "fifo": "fair",
+    "sjf": "fair",
+    "bid-first": "self_interested",
+    "highest-bid": "self_interested",
+    "edf": "self_interested",
+    "promise-breaker": "self_interested",
+    "sanctioner": "fair",
+    "contractor": "fair",
+}
+
+
+def interview_rule(model: str, worker: str | None = None) -> tuple[str | None, str | None]:
+    """``(rule text, self-assessment)`` of the scripted negotiator ``model``
+    (``scripted/<policy>``) for its interview (:data:`INTERVIEW_RULES`,
+    :data:`INTERVIEW_ASSESSMENTS`; ``None`` for what it has not). ``institution-mix`` is
+    resolved to the role ``worker`` plays in it (:data:`~.institutional.INSTITUTION_ROLES`,
+    by the number after the name's first character); its answer names the mix."""
+    name = model.split("/", 1)[-1].split(":", 1)[0]
+    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
+        from .institutional import INSTITUTION_ROLES
+
+        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
+        return f"(institution-mix, playing {role}) {INTERVIEW_RULES[role]}", INTERVIEW_ASSESSMENTS.get(role)
+    return INTERVIEW_RULES.get(name), INTERVIEW_ASSESSMENTS.get(name)
+
+
 def negotiator_policies(seed: int = 0) -> Callable[[str, str | None], ScriptedNegotiatorPolicy]:
     """The scripted negotiator registry for :func:`~scarce_lab.llm.model.model_for`:
     ``(policy, arg) -> policy object`` (randomness from ``seed``).
@@ -137,5 +187,6 @@ __all__ = [
     "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
     "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
     "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
-    "ScriptedSolverPolicy", "negotiator_policies", "solver_policies",
+    "ScriptedSolverPolicy", "negotiator_policies", "solver_policies", "INTERVIEW_RULES", "INTERVIEW_ASSESSMENTS",
+    "interview_rule",
 ]

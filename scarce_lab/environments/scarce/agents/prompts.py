@@ -11,6 +11,8 @@ import jinja2
 import yaml
 
 TEMPLATES = Path(__file__).parent / "templates"
+#: The retrospective interview's questions (:func:`scarce_lab.agents.interviews.interview_messages`).
+INTERVIEW_TEMPLATE = TEMPLATES / "interview.j2"
 
 
 @lru_cache(maxsize=1)

@@ -67,6 +67,8 @@ Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
 
 import polars as pl
 
@@ -121,15 +123,47 @@ from .tactics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
 
 # -- loading (datasets -> tidy tables with run settings) ---------------------------------
 class ScarceTables:
-    """The tidy SCARCE tables of one or more datasets, each joined with the run settings
-    (:func:`run_settings`): ``contentions``, ``submissions``, ``messages``, ``settings``."""
+    """The SCARCE view of a dataset (``ds.scarce``, :class:`~scarce_lab.data.loaders.Dataset`):
+    its tidy tables, each computed when first read and joined with the run settings.
 
-    def __init__(self, contentions: pl.DataFrame, submissions: pl.DataFrame, messages: pl.DataFrame,
-                 settings: pl.DataFrame):
-        self.settings = settings
-        self.contentions = with_settings(contentions, settings)
-        self.submissions = with_settings(submissions, settings)
-        self.messages = with_settings(messages, settings)
+    Attributes:
+        settings: one row per run (:func:`run_settings`).
+        contentions, submissions, messages: the tables of
+            :mod:`scarce_lab.environments.scarce.tables`, with condition labels unique
+            per settings over the whole dataset (the scheduler, mechanism and memory
+            are in the base condition) and the ``settings`` columns beside them.
+    """
+
+    def __init__(self, ds: Any) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def settings(self) -> pl.DataFrame:
+        return run_settings(self.dataset.runs).unique(subset=["run_id"], maintain_order=True)
+
+    @cached_property
+    def contentions(self) -> pl.DataFrame:
+        from ..tables import contentions_table
+
+        return self._labelled(contentions_table(self.dataset))
+
+    @cached_property
+    def submissions(self) -> pl.DataFrame:
+        from ..tables import submissions_table
+
+        return self._labelled(submissions_table(self.dataset))
+
+    @cached_property
+    def messages(self) -> pl.DataFrame:
+        from ..tables import messages_table
+
+        return self._labelled(messages_table(self.dataset))
+
+    def _labelled(self, df: pl.DataFrame) -> pl.DataFrame:
+        from scarce_lab.data.tables import label_conditions
+
+        labelled = label_conditions(df.unique(maintain_order=True), skip=("scheduler", "mechanism", "memory"))
+        return with_settings(labelled, self.settings)
 
     def __repr__(self) -> str:
         return (f"ScarceTables({self.settings.height} runs, {self.contentions.height} participations, "
@@ -137,35 +171,19 @@ class ScarceTables:
 
 
 def load_scarce(paths: str | Sequence) -> ScarceTables:
-    """Load SCARCE datasets (run directories or folders of them; several are
-    concatenated, a run present twice is kept once, and the condition labels are made
-    unique per settings over all of them) into :class:`ScarceTables`.
+    """The SCARCE view (:class:`ScarceTables`) of the runs below ``paths`` (run
+    directories or folders of them), loaded as one dataset
+    (:func:`scarce_lab.data.loaders.combine`: a run reached from two paths counts once).
 
     Raises:
         FileNotFoundError: a path holds no run directory.
     """
     from pathlib import Path
 
-    from scarce_lab.data.loaders import load_dataset
-
-    from ..tables import contentions_table, messages_table, submissions_table
+    from scarce_lab.data.loaders import combine, load_dataset
 
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    parts: dict[str, list[pl.DataFrame]] = {"c": [], "s": [], "m": [], "r": []}
-    for p in paths:
-        ds = load_dataset(Path(p))
-        parts["c"].append(contentions_table(ds))
-        parts["s"].append(submissions_table(ds))
-        parts["m"].append(messages_table(ds))
-        parts["r"].append(run_settings(ds.runs))
-    from scarce_lab.data.tables import label_conditions
-
-    # condition labels are unique per settings within one table: relabel the concatenation
-    # (each dataset alone may show no differing setting, so two could share a label)
-    def cat(k):
-        return label_conditions(pl.concat(parts[k]).unique(maintain_order=True), skip=("scheduler", "mechanism", "memory"))
-
-    return ScarceTables(cat("c"), cat("s"), cat("m"), pl.concat(parts["r"]).unique(subset=["run_id"], maintain_order=True))
+    return ScarceTables(combine([load_dataset(Path(p)) for p in paths]))
 
 
 # -- charts ----------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class ScarceRunner:
         self.client = client
         self.io = WorkerIO(sandbox, kind=cfg.sandbox, grade_fn=grade_fn)
         self.world = ScarceWorld(cfg.world_rules())
-        #: worker -> its seat (models and settings as sent; config.scarce_seats)
+        #: worker -> its seat (models and settings as sent; ..seats)
         self._seats = cfg.seat_plan()
         self.rec: RunRecorder | None = None
         self.solvers: dict[str, Any] = {}
@@ -305,11 +305,13 @@ class ScarceRunner:
             amodel_answer,
             interview_messages,
             memory_of,
-            scarce_rule,
             scripted_answer,
         )
         from scarce_lab.data.recorder import read_events
         from scarce_lab.llm.scope import run_scope
+
+        from ..agents import interview_rule
+        from ..agents.prompts import INTERVIEW_TEMPLATE
 
         events = [e for e in read_events(self.rec.run_dir) if getattr(e.payload, "subrun", None) == subrun]
         if any(e.kind == "interview" for e in events):
@@ -321,9 +323,9 @@ class ScarceRunner:
             neg = self.negotiators[w]
             mem = memory_of(w, events)
             if neg.scripted:
-                rule, policy = scarce_rule(neg.model, w)
-                return {**scripted_answer("scarce", neg.model, rule, role_policy=policy), "memory_events": len(mem)}, []
-            msgs = interview_messages("scarce", mem, me=w, agent_id=w, subrun=subrun)
+                rule, assessment = interview_rule(neg.model, w)
+                return {**scripted_answer(neg.model, rule, assessment=assessment), "memory_events": len(mem)}, []
+            msgs = interview_messages(INTERVIEW_TEMPLATE, mem, me=w, agent_id=w, subrun=subrun)
             with run_scope(round=k, subrun=subrun, agent=w):
                 fields, calls = await amodel_answer(neg.lm, msgs, seed=derive_seed(self.cfg.seed, subrun, w, "interview"),
                                                     agent=w, round=k)

@@ -24,6 +24,8 @@ from ..world.commons import Observation, Phase, RoundRecord
 from ..world.talk import TalkMessage, TalkObservation, TalkRules, one_line
 
 PROMPTS = Path(__file__).parent / "prompts"
+#: The retrospective interview's questions (:func:`scarce_lab.agents.interviews.interview_messages`).
+INTERVIEW_TEMPLATE = PROMPTS / "interview.j2"
 RECENT_ROUNDS = 3
 LABEL_SETS = ("default", "neutral")
 

@@ -178,6 +178,31 @@ TALK_POLICIES: dict[Policy, TalkPolicy] = {
 }
 
 
+#: The self-assessment each scripted rule implies in a retrospective interview
+#: (:func:`scarce_lab.agents.interviews.scripted_answer`), where it implies one (none for
+#: ``random`` or ``fixed``): ``sustainable`` and ``conditional`` take at most the
+#: sustainable share, ``greedy`` the cap, ``promise_defector`` its cap after promising the
+#: sustainable share, ``quota_keeper`` the sustainable quota it proposed. ``greedy_leader``
+#: plays ``greedy`` as the leader and ``sustainable`` otherwise (:func:`interview_assessment`).
+INTERVIEW_ASSESSMENTS: dict[str, str] = {
+    "sustainable": "cooperative",
+    "conditional": "cooperative",
+    "greedy": "self_interested",
+    "promise_defector": "self_interested",
+    "quota_keeper": "cooperative",
+}
+
+
+def interview_assessment(model: str, *, leader: bool) -> str | None:
+    """The self-assessment the rule of the scripted policy ``model``
+    (``scripted/<policy>[:arg]``) implies for an agent that is the ``leader`` or not
+    (:data:`INTERVIEW_ASSESSMENTS`; ``None`` where the rule implies none)."""
+    name = model.split("/", 1)[-1].split(":", 1)[0]
+    if name == "greedy_leader":
+        name = "greedy" if leader else "sustainable"
+    return INTERVIEW_ASSESSMENTS.get(name)
+
+
 def talk_policy(policy: Policy) -> TalkPolicy | None:
     """The talk function of ``policy`` (``None`` for a policy that stays silent)."""
     return TALK_POLICIES.get(policy)

@@ -76,25 +76,26 @@ TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score int
 def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
     """The agent-round table (one row per agent and round) of ``data``: a path (any
     layout, read by :func:`scarce_lab.environments.sovsim.tables.load_agent_rounds`), a
-    :class:`~scarce_lab.data.loaders.Dataset` (our runs, or a published layout's
-    ``agent_rounds``) or an agent-round frame (returned as is). ``models``: keep only
-    these models.
+    :class:`~scarce_lab.data.loaders.Dataset` (our runs or a published layout: its view's
+    ``ds.sovsim.agent_rounds``) or an agent-round frame (returned as is). ``models``:
+    keep only these models.
 
     Raises:
         ValueError: a model of ``models`` is not in the data (a misspelt model would
-            silently give a table of nothing); the message lists the models present.
+            silently give a table of nothing; the message lists the models present), or
+            a Dataset that holds no SovSim data (it names what it holds).
         TypeError: ``data`` is none of the above.
     """
-    from ..tables import from_dataset, label_conditions, load_agent_rounds
+    from scarce_lab.data.loaders import Dataset
+
+    from ..tables import load_agent_rounds
 
     if isinstance(data, str | Path):
         df = load_agent_rounds(data)
     elif isinstance(data, pl.DataFrame):
         df = data
-    elif getattr(data, "agent_rounds", None) is not None:
-        df = data.agent_rounds
-    elif hasattr(data, "payloads"):
-        df = label_conditions(from_dataset(data), skip=("condition", "seats"))
+    elif isinstance(data, Dataset):
+        df = data.sovsim.agent_rounds
     else:
         raise TypeError(f"sl.sovsim: data must be a path, a Dataset or an agent-round frame, got {type(data).__name__}")
     if models:

@@ -343,7 +343,8 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     from scarce_lab.data.recorder import read_events
     from scarce_lab.llm.scope import run_scope
 
-    from ..agents.prompts import agent_names
+    from ..agents.prompts import INTERVIEW_TEMPLATE, agent_names
+    from ..agents.scripted import interview_assessment
 
     events = read_events(run_dir)
     if any(e.kind == "interview" for e in events):
@@ -362,10 +363,9 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
                     "memory_events": len(mem)}, []
         if lm is None or lm.scripted:
             policy = getattr(agent, "policy", None)
-            pname = agent.model.split("/", 1)[-1].split(":", 1)[0]
-            role = ("greedy" if a == game.leader else "sustainable") if pname == "greedy_leader" else None
-            return {**scripted_answer("sovsim", agent.model, policy, role_policy=role), "memory_events": len(mem)}, []
-        msgs = interview_messages("sovsim", mem, me=names[a], names=names, agent_id=a, n=len(game.agents),
+            assessment = interview_assessment(agent.model, leader=a == game.leader)
+            return {**scripted_answer(agent.model, policy, assessment=assessment), "memory_events": len(mem)}, []
+        msgs = interview_messages(INTERVIEW_TEMPLATE, mem, me=names[a], names=names, agent_id=a, n=len(game.agents),
                                   players=", ".join(names_list), leader=names.get(game.leader or ""),
                                   leader_label=lead_label, is_leader=a == game.leader,
                                   announced=cfg.condition.value == "kcpr_m")
