@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _economy_v1
 from ...data.schema import is_scripted
 from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
 from . import events
@@ -200,7 +199,7 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_economy_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={name: lazy_table("scarce_lab.environments.economy.tables", name, "Economy")
             for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _scarce_v1
 from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
 from . import events
 from .config import ScarceConfig
@@ -133,7 +132,7 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_scarce_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={kind: lazy_table("scarce_lab.environments.scarce.tables", f"{kind}_table", "SCARCE")
             for kind in ("contentions", "submissions", "messages")},

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _sovsim_v1
 from ...data.schema import is_scripted
 from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, register
 from . import events
@@ -264,7 +263,7 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_sovsim_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={"agent_rounds": agent_rounds},
     paper_table=paper_table,
