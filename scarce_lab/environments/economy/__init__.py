@@ -115,4 +115,7 @@ SPEC = register(EnvironmentSpec(
     plan_calls=plan_calls,
     check_policy=check_policy,
     seat_keys=seat_keys,
+    judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
+    taxonomy=None,
+    speaker_part="",
 ))
