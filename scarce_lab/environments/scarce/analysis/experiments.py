@@ -167,7 +167,3 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
 
     return ScarceTables(cat("c"), cat("s"), cat("m"), pl.concat(parts["r"]).unique(subset=["run_id"], maintain_order=True))
 
-
-# -- charts ----------------------------------------------------------------------------
-from .charts import ci_chart  # noqa: E402,F401  (kept here: notebooks call X.ci_chart)
-
