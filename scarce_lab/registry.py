@@ -251,7 +251,9 @@ class EnvironmentSpec:
             raise ValueError(f"{where}: fields 'judge_units' and 'taxonomy' go together (units to label and the "
                              f"taxonomy that labels them), got judge_units={self.judge_units!r}, "
                              f"taxonomy={self.taxonomy!r}")
-        if not isinstance(self.speaker_part, str) or (self.speaker_part and self.speaker_part not in self.seat_parts):
+        if not isinstance(self.speaker_part, str):
+            raise TypeError(f"{where}: field 'speaker_part' must be a part name or '', got {self.speaker_part!r}")
+        if self.speaker_part and self.speaker_part not in self.seat_parts:
             raise ValueError(f"{where}: field 'speaker_part' must be '' or one of seat_parts {self.seat_parts}, "
                              f"got {self.speaker_part!r}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
