@@ -284,11 +284,28 @@ class EnvironmentSpec:
             the figures, ``notebook``: execute the environment's notebook afterwards);
             prints its report and returns the exit code (0, or 1 when a game failed or
             none finished). At most one registered environment declares one.
+        judge_units: ``judge_units(path, *, keep_empty, gold) -> list[Unit]``, the judge
+            units (:class:`scarce_lab.judge.units.Unit`) of a folder of its runs, called
+            by :func:`scarce_lab.judge.units.dataset_units` (``scarce-lab judge label`` /
+            ``judge validate``) for a folder whose manifests name this environment;
+            ``gold="intended"`` gives each unit the labels its scripted agents meant,
+            another value raises ``ValueError``, as do runs without anything to label.
+            ``None``: its runs hold no talk to label, and a folder of them is refused
+            with its name.
+        taxonomy: the shipped taxonomy that labels its talk by default
+            (:func:`scarce_lab.judge.taxonomy.load_taxonomy`; SCARCE ``"scarce"``,
+            SovSim ``"commons"``); set exactly when ``judge_units`` is.
+        speaker_part: the part of ``seat_parts`` whose model says what its agents say
+            (SCARCE: ``"negotiator"``): the say-do tables (:mod:`scarce_lab.analysis.saydo`)
+            give every agent of a run that part's model from the manifest's ``models``
+            (the other parts' model, in ``seat_parts`` order, when it names none);
+            ``""``: each agent's model is under its own key.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
-            ``table_options`` rule that is not a tuple of choices or a type, or two
-            ``layouts`` of one name.
+            ``table_options`` rule that is not a tuple of choices or a type, two
+            ``layouts`` of one name, a ``judge_units`` without a ``taxonomy`` (or the
+            reverse), or a ``speaker_part`` that is not one of ``seat_parts``.
         TypeError: a required field of the wrong kind (the field is named).
     """
 
@@ -319,6 +336,9 @@ class EnvironmentSpec:
     layouts: tuple[PublishedLayout, ...] = ()
     view: Callable[[Any], Any] | None = None
     demo: Callable[..., int] | None = None
+    judge_units: Callable[..., list[Any]] | None = None
+    taxonomy: str | None = None
+    speaker_part: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -361,6 +381,19 @@ class EnvironmentSpec:
             raise TypeError(f"{where}: field 'layouts' must be a tuple of PublishedLayout, got {self.layouts!r}")
         if len({x.name for x in self.layouts}) < len(self.layouts):
             raise ValueError(f"{where}: two layouts share a name: {[x.name for x in self.layouts]}")
+        if self.judge_units is not None and not callable(self.judge_units):
+            raise TypeError(f"{where}: field 'judge_units' must be callable or None, got {self.judge_units!r}")
+        if self.taxonomy is not None and not (isinstance(self.taxonomy, str) and self.taxonomy):
+            raise TypeError(f"{where}: field 'taxonomy' must be a taxonomy name or None, got {self.taxonomy!r}")
+        if (self.judge_units is None) != (self.taxonomy is None):
+            raise ValueError(f"{where}: fields 'judge_units' and 'taxonomy' go together (units to label and the "
+                             f"taxonomy that labels them), got judge_units={self.judge_units!r}, "
+                             f"taxonomy={self.taxonomy!r}")
+        if not isinstance(self.speaker_part, str):
+            raise TypeError(f"{where}: field 'speaker_part' must be a part name or '', got {self.speaker_part!r}")
+        if self.speaker_part and self.speaker_part not in self.seat_parts:
+            raise ValueError(f"{where}: field 'speaker_part' must be '' or one of seat_parts {self.seat_parts}, "
+                             f"got {self.speaker_part!r}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
         if not self.title:

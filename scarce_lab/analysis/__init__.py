@@ -6,7 +6,9 @@ Layout: one core and one package per environment.
 - core: :mod:`.stats` (every interval method, with the coverage that justifies it;
   undefined values are :class:`scarce_lab.undefined.Undefined`, a NaN with its reason),
   :mod:`.pooling` (the never-pool check and the one :class:`~.pooling.PoolingError`),
-  :mod:`.figures` (charts and table writers), :mod:`.labels` (condition labels),
+  :mod:`.figures` (charts and table writers), :mod:`.charts` (interval charts of
+  result frames), :mod:`.saydo` (say against do: what every environment's comparisons
+  share), :mod:`.labels` (condition labels),
   :mod:`.comparisons` (multiple-comparison families), :mod:`.llm_outcomes` (what
   became of the model's decisions, any environment), :mod:`.result` (a finding that
   shows and saves itself);

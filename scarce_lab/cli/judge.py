@@ -53,15 +53,20 @@ def _taxonomy(name: str):
 
 
 def _default_taxonomy(path: Path) -> str:
-    """The taxonomy of the dataset's environment (``scarce`` for a units file)."""
-    from ..environments.sovsim.judge_units import taxonomy_for
+    """The taxonomy of the dataset's environment (its spec's ``taxonomy``;
+    :data:`~scarce_lab.judge.taxonomy.UNITS_FILE_TAXONOMY` for a units file).
+
+    Raises:
+        typer.BadParameter: runs of several environments, or of one without a taxonomy.
+    """
+    from ..judge.taxonomy import UNITS_FILE_TAXONOMY, taxonomy_for
     from ..judge.units import dataset_environment
 
     if not Path(path).is_dir():
-        return "scarce"
+        return UNITS_FILE_TAXONOMY
     try:
         env = dataset_environment(path)
-        return taxonomy_for(env) if env else "scarce"
+        return taxonomy_for(env) if env else UNITS_FILE_TAXONOMY
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="PATH") from None
 
@@ -77,7 +82,8 @@ def label(
     path: Annotated[
         Path,
         typer.Argument(
-            help="SCARCE dataset folder (run directories) or a units file (.parquet/.csv/.jsonl)."
+            help="A dataset folder (runs of one environment that has judge units) or a units file "
+            "(.parquet/.csv/.jsonl)."
         ),
     ],
     out: Annotated[
@@ -87,8 +93,8 @@ def label(
         ),
     ],
     taxonomy: Annotated[
-        str | None, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file (default: by the "
-                                 "dataset's environment: scarce for SCARCE, commons for SovSim talk).")
+        str | None, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file (default: the "
+                                 "one of the dataset's environment; scarce for a units file).")
     ] = None,
     judges: Annotated[
         str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
@@ -125,8 +131,8 @@ def label(
     executor: Annotated[ExecutorChoice, typer.Option("--executor", help=EXECUTOR_HELP)] = ExecutorChoice.local,
     address: Annotated[str | None, typer.Option("--address", help=ADDRESS_HELP)] = None,
 ) -> None:
-    """Label every agent-round of a SCARCE dataset (or every talking agent-round of a SovSim
-    dataset) with a judge panel; write tables to OUT.
+    """Label every unit of a dataset (what its environment's spec builds: each agent's
+    words in one round) or of a units file with a judge panel; write tables to OUT.
 
     With --executor ray the units of each run are judged in one Ray task (resumable:
     pairs already in OUT are not sent); the arbitration and tables are then made here.
@@ -136,12 +142,11 @@ def label(
     votes.parquet, agreement.csv (Krippendorff's alpha and Fleiss' kappa per label
     with bootstrap CIs), institutions.parquet and drift.csv.
     """
-    from ..environments.sovsim.judge_units import units_for as units_from_path
     from ..judge.agreement import label_agreement
     from ..judge.drift import drift_table, units_text_frame
     from ..judge.institutions import institutional_summary, institutions
     from ..judge.panel import label_units
-    from ..judge.units import units_to_frame
+    from ..judge.units import units_from_path, units_to_frame
 
     tax = _taxonomy(taxonomy or _default_taxonomy(path))
     specs = _judges(judges, seed)
@@ -242,8 +247,8 @@ def validate(
             "--data",
             "-d",
             help="A file in the CaSiNo layout (default: the shared validation split), or a "
-            "SCARCE dataset folder of strategic scripted negotiators (their recorded intent "
-            "is the ground truth; use --taxonomy scarce).",
+            "dataset folder of scripted agents whose intent is known (the ground truth; use the "
+            "taxonomy of its environment, the default of `judge label`).",
         ),
     ] = None,
     limit: Annotated[
@@ -251,8 +256,8 @@ def validate(
         typer.Option(
             "--limit",
             min=1,
-            help="Only N annotated utterances: CaSiNo's first N; of a SCARCE dataset, N taken "
-            "in turn from each run (contention order within a run), so every run is represented.",
+            help="Only N annotated utterances: CaSiNo's first N; of a dataset folder, N taken "
+            "in turn from each run (round order within a run), so every run is represented.",
         ),
     ] = None,
     judges: Annotated[
@@ -276,10 +281,11 @@ def validate(
     ] = 600.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
-    """Score a judge panel against expert labels (CaSiNo) or against the tactics that
-    strategic scripted SCARCE negotiators recorded they meant (a dataset folder): per-label
-    precision, recall, F1 and Cohen's kappa, micro and macro F1, for the panel and for
-    each judge alone."""
+    """Score a judge panel against expert labels (CaSiNo) or against what scripted agents
+    meant (a dataset folder: the units of its environment with ``gold="intended"``, e.g.
+    the tactics strategic scripted SCARCE negotiators recorded): per-label precision,
+    recall, F1 and Cohen's kappa, micro and macro F1, for the panel and for each judge
+    alone."""
     from ..judge.casino import default_casino_path, load_casino
     from ..judge.validation import validate_panel
 
@@ -287,10 +293,10 @@ def validate(
     specs = _judges(judges, seed)
     try:
         path = data or default_casino_path()
-        if path.is_dir():  # a SCARCE dataset: the scripted negotiators' intent is the ground truth
-            from ..judge.units import units_from_dataset
+        if path.is_dir():  # a dataset: the scripted agents' intent is the ground truth
+            from ..judge.units import dataset_units
 
-            units = _round_robin(units_from_dataset(path, gold="intended"), limit)
+            units = _round_robin(dataset_units(path, gold="intended"), limit)
         else:
             units = load_casino(path, context_turns=context_turns, limit=limit)
     except (FileNotFoundError, ValueError) as exc:

@@ -3,8 +3,10 @@
 A taxonomy has *systems* (top level, e.g. "classical negotiation" vs "rules and
 norms"), each with *groups*, and *categories* (the labels a judge may give), each
 placed in one system and one group. Shipped files live in ``taxonomies/`` beside this
-module (``scarce``: the SCARCE paper's 21 categories; ``casino``: the 10 CaSiNo
-strategy labels); any YAML file with the same layout works.
+module (``scarce``: the SCARCE paper's 21 categories; ``commons``: SovSim talk;
+``casino``: the 10 CaSiNo strategy labels); any YAML file with the same layout works.
+Which one labels an environment's talk is the environment's to say
+(``EnvironmentSpec.taxonomy``, read by :func:`taxonomy_for`).
 
 Validation (:class:`Taxonomy`): ids unique, every category's system and group exist
 and match, every group holds at least one category, every induced label exists.
@@ -19,9 +21,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .. import registry
 from .jsonl import read_text
 
 TAXONOMY_DIR = Path(__file__).parent / "taxonomies"
+#: The taxonomy that labels a units file when none is named: a units file carries no
+#: environment, and its layout (:data:`scarce_lab.judge.units.FRAME_COLUMNS`, rounds as
+#: ``contention``) is that of SCARCE's units, so the SCARCE negotiation taxonomy.
+UNITS_FILE_TAXONOMY = "scarce"
 
 _ID = r"^[a-z][a-z0-9_\-]*$"
 
@@ -165,6 +172,21 @@ class Taxonomy(BaseModel):
     def categories_in(self, group: str) -> list[Category]:
         """Categories of one group, in file order."""
         return [c for c in self.categories if c.group == group]
+
+
+def taxonomy_for(environment: str) -> str:
+    """The shipped taxonomy that labels ``environment``'s talk: its spec's ``taxonomy``
+    (:class:`scarce_lab.registry.EnvironmentSpec`).
+
+    Raises:
+        ValueError: an environment without a talk taxonomy (names those with one).
+        UnknownEnvironmentError: ``environment`` is not registered.
+    """
+    spec = registry.get(environment)
+    if spec.taxonomy is None:
+        known = sorted(s.name for s in registry.specs() if s.taxonomy is not None)
+        raise ValueError(f"no judge taxonomy for environment {environment!r}; known: {known}")
+    return spec.taxonomy
 
 
 def available_taxonomies() -> list[str]:

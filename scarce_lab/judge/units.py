@@ -1,16 +1,20 @@
 """The unit a judge labels: one agent's communication in one negotiation round.
 
 A :class:`Unit` holds an agent's public reasoning and the private messages it sent in
-one round (a SCARCE contention), with the round's public state as ``context`` text. The
-judge is taxonomy-agnostic: a CaSiNo utterance is a unit too (one message to the
-partner, the previous turns as context; see :mod:`scarce_lab.judge.casino`).
+one round (a SCARCE contention, a SovSim discussion round), with the round's state as
+the agent saw it as ``context`` text. The judge is taxonomy-agnostic: a CaSiNo
+utterance is a unit too (one message to the partner, the previous turns as context;
+see :mod:`scarce_lab.judge.casino`).
 
 Builders:
 
 - :func:`units_from_frame`: from a simple polars frame with columns ``run_id``,
   ``contention``, ``agent``, ``public_reasoning``, ``private_messages``, ``context``.
-- :func:`units_from_dataset`: from a SCARCE trajectory dataset (run directories), via
-  the tidy ``messages`` table of :mod:`scarce_lab.environments.scarce.tables`.
+- :func:`dataset_units`: from a folder of runs, by their environment: each
+  environment's spec names its builder (``EnvironmentSpec.judge_units``, e.g. SCARCE's
+  :func:`scarce_lab.environments.scarce.judge_units.units_from_dataset`); an
+  environment without one is refused by name.
+- :func:`units_from_path`: either, from a file or a folder.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import registry
 from .jsonl import BOM, read_jsonl
 
 #: Columns :func:`units_from_frame` needs (``context`` and ``public_reasoning`` may be null).
@@ -293,9 +298,8 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     """Units from a file or a trajectory dataset.
 
     ``path`` may be a ``.jsonl``/``.ndjson``, ``.csv`` or ``.parquet`` file with
-    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of SCARCE run
-    directories (:func:`units_from_dataset`; a folder of any environment:
-    :func:`scarce_lab.environments.sovsim.judge_units.units_for`). Files are read with explicit types, never
+    :data:`FRAME_COLUMNS` (and optionally ``gold``), or a folder of runs of one
+    environment (:func:`dataset_units`: the builder its spec names). Files are read with explicit types, never
     inferred from a sample (:func:`unit_from_row`): a key that first appears late is
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
@@ -303,15 +307,16 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     (:func:`scarce_lab.judge.jsonl.read_jsonl`).
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
+        FileNotFoundError: ``path`` does not exist, or a folder holds no run.
         ValueError: unsupported file type, missing columns, or a bad row (the message
-            names file and line or row, the field and the value).
+            names file and line or row, the field and the value); a folder of runs of
+            several environments, or of one without judge units (:func:`dataset_units`).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file or dataset: {path}")
     if path.is_dir():
-        return units_from_dataset(path, keep_empty=keep_empty)
+        return dataset_units(path, keep_empty=keep_empty)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         rows = ((f"{path}:{no}", obj) for no, obj in read_jsonl(path))
@@ -356,104 +361,33 @@ def dataset_environment(path: Path) -> str | None:
     return envs[0] if envs else None
 
 
-def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
-    """Units from a SCARCE trajectory dataset (a run directory or a folder of them).
+def dataset_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Unit]:
+    """The judge units of a folder of runs (or one run directory), built by the
+    ``judge_units`` of their environment's spec (:class:`scarce_lab.registry.EnvironmentSpec`;
+    :func:`dataset_environment` reads the environment from the manifests).
 
-    Built from :func:`scarce_lab.environments.scarce.tables.messages_table` via
-    :func:`scarce_units_frame`: one unit per worker per contention. With
-    ``gold="intended"`` each unit's ``gold`` is the ground truth that the strategic
-    scripted negotiators record (``tactic_intent`` events: the categories they wrote
-    their texts to express), so :func:`scarce_lab.judge.validation.validate_panel` scores
-    a judge panel against it as it does against CaSiNo's expert labels.
+    Args:
+        keep_empty: keep units with nothing to label.
+        gold: ``"intended"``: each unit's ``gold`` is what the scripted agents recorded
+            or were written to mean (the environment's ground truth, for
+            :func:`scarce_lab.judge.validation.validate_panel`); ``None``: no gold.
 
     Raises:
         FileNotFoundError: no run directory below ``path``.
-        ValueError: runs of another environment; ``gold`` is not ``None`` or ``"intended"``; or ``gold="intended"``
-            and some runs record no ground truth (the message names them).
+        ValueError: runs of several environments; an environment whose spec builds no
+            judge units (named, with those that do); or the builder's own errors (a
+            bad ``gold``, runs without talk or without ground truth).
+        UnknownEnvironmentError: the runs' environment is not registered.
     """
-    from ..environments.scarce.tables import messages_table
-
     env = dataset_environment(path)
-    if env not in (None, "scarce"):
-        raise ValueError(f"{path}: a {env} dataset, not SCARCE; its talk units come from "
-                         "scarce_lab.environments.sovsim.judge_units.units_for")
-    if gold not in (None, "intended"):
-        raise ValueError(f"gold must be None or 'intended', got {gold!r}")
-    messages = messages_table(path)
-    frame = scarce_units_frame(messages)
-    if gold == "intended":
-        missing = sorted(set(messages.filter(pl.col("intended_tactics").is_null())["run_id"].to_list()))
-        if missing or messages.is_empty():
-            raise ValueError(
-                f"{path}: {len(missing)} runs record no intended tactics (only the strategic scripted "
-                f"negotiators do: spend-down, urgency, reciprocal, coalition, strategic): {missing[:5]}"
-                if missing else f"{path}: no SCARCE negotiation to validate against"
-            )
-        frame = frame.with_columns(gold=messages["intended_tactics"])
-    return units_from_frame(frame, keep_empty=keep_empty)
+    if env is None:
+        raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
+    spec = registry.get(env)
+    if spec.judge_units is None:
+        raise ValueError(f"{path}: {spec.title} runs have no judge units (their environment records no talk "
+                         f"to label); environments with judge units: {_with_units()}")
+    return spec.judge_units(Path(path), keep_empty=keep_empty, gold=gold)
 
 
-def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:
-    """The :data:`FRAME_COLUMNS` frame from a SCARCE ``messages`` table.
-
-    ``agent`` = ``worker``, ``public_reasoning`` = ``reasoning``,
-    ``private_messages`` = ``private_sent`` (JSON ``[{round, to, text}]``), and
-    ``context`` = the contention's public state as text (template
-    ``prompts/scarce_context.j2``): queue, declarations, the other participants' public
-    reasoning, the previous contention's outcome, and the private messages the worker
-    received.
-
-    Raises:
-        ValueError: a column of the messages table is missing.
-    """
-    need = {
-        "run_id",
-        "contention",
-        "worker",
-        "reasoning",
-        "private_sent",
-        "private_received",
-        "context",
-    }
-    if missing := sorted(need - set(messages.columns)):
-        raise ValueError(f"SCARCE messages table lacks columns {missing}")
-    template = _template("scarce_context.j2")
-    contexts = []
-    for row in messages.iter_rows(named=True):
-        state = json.loads(row["context"] or "{}")
-        received = json.loads(row["private_received"] or "[]")
-        contexts.append(
-            template.render(
-                contention=row["contention"],
-                worker=row["worker"],
-                queue=state.get("queue") or [],
-                declarations=state.get("declarations") or {},
-                reasoning={
-                    w: t for w, t in (state.get("reasoning") or {}).items() if w != row["worker"]
-                },
-                previous=state.get("previous_outcome") or [],
-                received=received,
-            ).strip()
-        )
-    return pl.DataFrame(
-        {
-            "run_id": messages["run_id"],
-            "contention": messages["contention"],
-            "agent": messages["worker"],
-            "public_reasoning": messages["reasoning"],
-            "private_messages": messages["private_sent"],
-            "context": pl.Series(contexts, dtype=pl.String),
-        }
-    )
-
-
-def _template(name: str):
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent / "prompts"),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env.get_template(name)
+def _with_units() -> list[str]:
+    return [s.name for s in registry.specs() if s.judge_units is not None]

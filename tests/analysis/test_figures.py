@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from scarce_lab.analysis import figures as F
-from scarce_lab.environments.scarce.analysis.charts import ci_chart, pretty
+from scarce_lab.analysis.charts import ci_chart, pretty
 from scarce_lab.environments.sovsim.analysis import charts, metrics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -316,7 +316,7 @@ def test_a_full_colour_book_facets_instead_of_reusing_a_colour(book):
 
 
 def test_facet_axis_titles_wrap_to_the_panel_and_values_keep_their_case():
-    from scarce_lab.environments.scarce.analysis.charts import pretty_value, wrap_title
+    from scarce_lab.analysis.charts import pretty_value, wrap_title
 
     assert wrap_title("Budget left before the contention", 160) == ["Budget left before the", "contention"]
     assert wrap_title("Stage", 160) == "Stage"
@@ -412,7 +412,7 @@ def test_cut_tick_labels_are_refused_and_group_labels_break_at_the_setting():
 def test_many_groups_wrap_into_narrower_panels_within_the_height_limit():
     """Notebook 06's 17 groups drew 9 rows of two panels (~2,600 px): the panels narrow so
     that the rows fit MAX_CHART_HEIGHT, and the chart still fits the output width."""
-    from scarce_lab.environments.scarce.analysis import charts as C
+    from scarce_lab.analysis import charts as C
 
     groups = [f"scripted/model-{i:02d}" for i in range(17)]
     rows = [{"subrun": s, "group": g, "model": g, "value": 1.0 + s, "lo": 0.5, "hi": 3.0, "runs": 3}

@@ -37,7 +37,7 @@ def _row(frame: pl.DataFrame, model: str, measure: str) -> dict:
 def test_kcpr_m_misreports_known_policies_by_model(tmp_path):
     _sovsim(tmp_path, "scripted/greedy_leader")   # announces half the true pool
     _sovsim(tmp_path, "scripted/sustainable")     # announces the truth
-    res = sl.saydo.kcpr_m_misreports(sl.load(tmp_path))
+    res = sl.sovsim.kcpr_m_misreports(sl.load(tmp_path))
     lie, truth = _row(res.frame, "scripted/greedy_leader", "false_rate"), _row(res.frame, "scripted/sustainable",
                                                                                "false_rate")
     assert lie["mean"] == 1.0 and truth["mean"] == 0.0 and lie["n_runs"] == truth["n_runs"] == 2
@@ -52,7 +52,7 @@ def test_kcpr_m_misreports_known_policies_by_model(tmp_path):
 def test_conditions_never_pooled_and_one_run_has_no_interval(tmp_path):
     _sovsim(tmp_path, "scripted/greedy_leader", sims=1)
     _sovsim(tmp_path, "scripted/greedy_leader", sims=1, role_labels="neutral")
-    f = sl.saydo.kcpr_m_misreports(sl.load(tmp_path)).frame.filter(pl.col("measure") == "false_rate")
+    f = sl.sovsim.kcpr_m_misreports(sl.load(tmp_path)).frame.filter(pl.col("measure") == "false_rate")
     assert f.height == 2 and set(f["condition"]) == {"kcpr_m,rounds=3", "kcpr_m,rounds=3,role_labels=neutral"}
     assert f["ci_low"].is_null().all() and f["note"].str.contains("one run: no interval").all()
 
@@ -69,7 +69,7 @@ def _interview_answers(messages):
 
 def test_interview_claiming_restraint_against_over_extraction(tmp_path):
     _sovsim(tmp_path, "mock/any", client=MockModel(_interview_answers), interviews=True)
-    res = sl.saydo.interview_gaps(sl.load(tmp_path), "sovsim")
+    res = sl.sovsim.interview_gaps(sl.load(tmp_path))
     claim, gap = _row(res.frame, "mock/any", "claim_rate"), _row(res.frame, "mock/any", "gap_rate")
     rows = res.extra["saydo_interview_rows_sovsim"]
     # peasants take 30 > sustainable 15 of 120 every round; whoever could not take more is no gap
@@ -117,11 +117,11 @@ def test_scarce_public_private_ballot_and_interview_gaps(tmp_path):
         run_scarce(cfg, tmp_path, tasks=[toy_task()], grade_fn=fake_grade, sandbox=FakeSandbox(tmp_path / "sbx"),
                    client=_TwoFacedNegotiator())
     ds = sl.load(tmp_path)
-    res = sl.saydo.scarce_declaration_gaps(ds)
+    res = sl.scarce.scarce_declaration_gaps(ds)
     for measure in ("ballot_self_first", "private_first", "private_duration"):
         r = _row(res.frame, "fake/model", measure)
         assert r["mean"] == 1.0 and r["n_runs"] >= 1 and r["n_items"] > 0, measure
-    iv = sl.saydo.interview_gaps(ds, "scarce")
+    iv = sl.scarce.interview_gaps(ds)
     assert _row(iv.frame, "fake/model", "gap_rate")["mean"] == 1.0
 
 
@@ -137,7 +137,7 @@ def test_a_tag_that_says_otherwise_is_an_error(tmp_path):
         out.append(json.dumps(e))
     (run / "events.jsonl").write_text("\n".join(out) + "\n")
     with pytest.raises(ValueError, match="announcement event seq .* is 'public'"):
-        sl.saydo.kcpr_m_misreports(sl.load(tmp_path))
+        sl.sovsim.kcpr_m_misreports(sl.load(tmp_path))
 
 
 def test_promises_in_talk_broken_by_channel(tmp_path):
@@ -148,7 +148,7 @@ def test_promises_in_talk_broken_by_channel(tmp_path):
             asyncio.run(arun_game(cfg, tmp_path))
         cfg = SovSimConfig(condition="cpr", model="scripted/quota_keeper", talk=talk, game={"rounds": 3})
         asyncio.run(arun_game(cfg, tmp_path))
-    res = sl.saydo.promise_gaps(sl.load(tmp_path))
+    res = sl.sovsim.promise_gaps(sl.load(tmp_path))
     f = res.frame
     pub = f.filter((pl.col("channel") == "public") & (pl.col("model") == "scripted/promise_defector"))
     priv = f.filter((pl.col("channel") == "private") & (pl.col("model") == "scripted/promise_defector"))

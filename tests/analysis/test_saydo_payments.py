@@ -48,7 +48,7 @@ def test_revisable_bids_paid_against_the_public_bid_recomputed_from_events(tmp_p
     _runs(tmp_path, negotiator_model="scripted/random", mechanism="revisable", scheduler="ballots",
           private_rounds=1)
     ds = sl.load(tmp_path)
-    res = sl.saydo.scarce_payment_gaps(ds)
+    res = sl.scarce.scarce_payment_gaps(ds)
     hand = _by_hand(tmp_path)
     assert len(hand) == 2 and all(n > 0 for *_, n in hand.values())
     share, size = _row(res.frame, "paid_differs"), _row(res.frame, "paid_minus_declared")
@@ -68,7 +68,7 @@ def test_revisable_bids_paid_against_the_public_bid_recomputed_from_events(tmp_p
 
 def test_fixed_bids_bind_and_unpriced_schedulers_are_left_out(tmp_path):
     _runs(tmp_path / "a", seeds=(1,), negotiator_model="scripted/bid-first", scheduler="ballots")
-    res = sl.saydo.scarce_payment_gaps(sl.load(tmp_path / "a"))
+    res = sl.scarce.scarce_payment_gaps(sl.load(tmp_path / "a"))
     hand = _by_hand(tmp_path / "a")
     r = _row(res.frame, "paid_differs")
     (h,) = hand.values()
@@ -78,7 +78,7 @@ def test_fixed_bids_bind_and_unpriced_schedulers_are_left_out(tmp_path):
     # fixed bids: the declared bid is the price; only the ledger's cap can make them differ
     assert (rows.filter(pl.col("paid_differs") == 1.0)["capped"]).all()
     _runs(tmp_path / "b", seeds=(1,), negotiator_model="scripted/bid-first", scheduler="fifo")
-    res = sl.saydo.scarce_payment_gaps(sl.load(tmp_path / "b"))
+    res = sl.scarce.scarce_payment_gaps(sl.load(tmp_path / "b"))
     assert res.frame.filter(pl.col("mean").is_not_null()).height == 0 and "left out" in res.reading
 
 
@@ -93,13 +93,13 @@ def test_a_payment_tagged_public_is_an_error(tmp_path):
         out.append(json.dumps(e))
     (run / "events.jsonl").write_text("\n".join(out) + "\n")
     with pytest.raises(ValueError, match="payment event seq .* is 'public'"):
-        sl.saydo.scarce_payment_gaps(sl.load(tmp_path))
+        sl.scarce.scarce_payment_gaps(sl.load(tmp_path))
 
 
 def test_held_contract_payments_add_to_what_was_paid(tmp_path):
     _runs(tmp_path, negotiator_model="scripted/institution-mix", scheduler="ballots",
           institutions=dict(contracts=True))
-    res = sl.saydo.scarce_payment_gaps(sl.load(tmp_path))
+    res = sl.scarce.scarce_payment_gaps(sl.load(tmp_path))
     rows = res.extra["saydo_scarce_payment_rows"]
     held: dict[tuple, int] = {}
     for run in (p for p in tmp_path.iterdir() if (p / "events.jsonl").exists()):

@@ -1,5 +1,6 @@
 """The commons taxonomy: SovSim talk as judge units, labelled by the same panel,
-arbitration, agreement statistics and storage as SCARCE, chosen by environment."""
+arbitration, agreement statistics and storage as SCARCE, chosen by environment (the
+SovSim spec's ``judge_units`` and ``taxonomy``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import json
 import pytest
 
 from scarce_lab.config import SovSimConfig
-from scarce_lab.environments.sovsim.judge_units import commons_units, taxonomy_for, units_for
+from scarce_lab.environments.scarce.judge_units import units_from_dataset
+from scarce_lab.environments.sovsim.judge_units import commons_units
 from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.judge.agreement import label_agreement
 from scarce_lab.judge.panel import label_units, make_judges
-from scarce_lab.judge.taxonomy import load_taxonomy
+from scarce_lab.judge.taxonomy import load_taxonomy, taxonomy_for
 from scarce_lab.judge.units import units_from_path
 
 TAX = load_taxonomy("commons")
@@ -37,10 +39,10 @@ def test_the_commons_taxonomy():
 
 
 def test_units_are_talking_agent_rounds_with_only_what_the_speaker_saw(talk_data):
-    units = units_for(talk_data)  # a SovSim folder gives commons units
+    units = units_from_path(talk_data)  # a SovSim folder gives commons units (its spec's judge_units)
     assert units == commons_units(talk_data)
     with pytest.raises(ValueError, match="a sovsim dataset, not SCARCE"):
-        units_from_path(talk_data)
+        units_from_dataset(talk_data)  # SCARCE's builder refuses another environment's runs
     # promise defectors: 1 round (collapse) x 4 speakers; quota keepers: 2 rounds x 4
     assert len(units) == 4 + 8
     by_id = {u.unit_id: u for u in units}

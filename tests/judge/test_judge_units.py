@@ -221,6 +221,49 @@ def test_parquet_is_read_with_the_same_row_rules(tmp_path):
     assert u1.private_messages[0].text == "hi" and u2.gold is None and u2.context == "ctx"
 
 
+def test_a_folder_is_judged_by_its_environments_spec(tmp_path):
+    """``units_from_path`` of a folder builds the units its environment's spec names
+    (``judge_units``); an environment without them (Economy of Minds) and a folder
+    without a run are refused by name."""
+    from scarce_lab import registry
+    from scarce_lab.environments.scarce.judge_units import units_from_dataset
+    from scarce_lab.judge.taxonomy import taxonomy_for
+    from scarce_lab.judge.units import dataset_units
+
+    run = make_scarce_run(tmp_path / "s")
+    assert units_from_path(tmp_path / "s") == dataset_units(run) == units_from_dataset(run)
+    assert [(s.name, s.taxonomy) for s in registry.specs()] == [
+        ("economy", None), ("scarce", "scarce"), ("sovsim", "commons")]
+    m = RunManifest(run_id="e", environment="economy", condition="none", seed=1, package_version="test")
+    RunRecorder.create(tmp_path / "e" / "e", m).finish()
+    with pytest.raises(ValueError, match=r"Economy of Minds runs have no judge units .* \['scarce', 'sovsim'\]"):
+        units_from_path(tmp_path / "e")
+    with pytest.raises(ValueError, match=r"no judge taxonomy for environment 'economy'; known: \['scarce', 'sovsim'\]"):
+        taxonomy_for("economy")
+    with pytest.raises(ValueError, match="runs of several environments"):
+        units_from_path(tmp_path)
+    (tmp_path / "none").mkdir()
+    with pytest.raises(FileNotFoundError, match="no run directories"):
+        units_from_path(tmp_path / "none")
+
+
+def test_a_spec_names_its_judge_units_with_their_taxonomy():
+    import dataclasses
+
+    from scarce_lab import registry
+
+    spec = registry.get("scarce")
+    assert spec.speaker_part == "negotiator" and registry.get("sovsim").speaker_part == ""
+    with pytest.raises(ValueError, match="'judge_units' and 'taxonomy' go together"):
+        dataclasses.replace(spec, taxonomy=None)
+    with pytest.raises(ValueError, match="'judge_units' and 'taxonomy' go together"):
+        dataclasses.replace(spec, judge_units=None)
+    with pytest.raises(TypeError, match="field 'judge_units' must be callable"):
+        dataclasses.replace(spec, judge_units="units")
+    with pytest.raises(ValueError, match="field 'speaker_part' must be '' or one of seat_parts"):
+        dataclasses.replace(spec, speaker_part="talker")
+
+
 def make_scarce_run(root: Path) -> Path:
     """A two-contention, two-worker SCARCE run written with RunRecorder in the event
     typed events of scarce_lab.environments.scarce.events (declaration, reasoning,

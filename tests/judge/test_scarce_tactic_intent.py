@@ -17,9 +17,9 @@ from scarce_lab.environments.scarce.agents.scripted import (
     INTENDED_TACTICS,
     _tag,
 )
+from scarce_lab.environments.scarce.judge_units import units_from_dataset
 from scarce_lab.environments.scarce.tables import messages_table
 from scarce_lab.judge.taxonomy import load_taxonomy
-from scarce_lab.judge.units import units_from_dataset
 from scarce_lab.judge.validation import validate_panel
 from tests.agents.test_scarce_scripted import _skilled_run
 from tests.runners.test_scarce_run import events, of

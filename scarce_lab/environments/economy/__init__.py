@@ -215,4 +215,7 @@ SPEC = register(EnvironmentSpec(
     check_policy=check_policy,
     seat_keys=seat_keys,
     view=view,
+    judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
+    taxonomy=None,
+    speaker_part="",
 ))

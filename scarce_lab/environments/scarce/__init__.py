@@ -113,6 +113,14 @@ def seat_keys(cfg: ScarceConfig) -> dict[str, tuple[str, ...]]:
     return dict.fromkeys(cfg.names, ())
 
 
+def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:
+    """One judge unit per worker per contention
+    (:func:`scarce_lab.environments.scarce.judge_units.units_from_dataset`)."""
+    from .judge_units import units_from_dataset
+
+    return units_from_dataset(path, keep_empty=keep_empty, gold=gold)
+
+
 def config_v1(m: Any, params: dict) -> ScarceConfig:
     """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
     ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
@@ -150,4 +158,7 @@ SPEC = register(EnvironmentSpec(
     seat_keys=seat_keys,
     seat_parts=("solver", "negotiator"),
     view=view,
+    judge_units=judge_units,
+    taxonomy="scarce",
+    speaker_part="negotiator",
 ))

@@ -242,6 +242,14 @@ def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:
+    """One judge unit per talking agent-round
+    (:func:`scarce_lab.environments.sovsim.judge_units.commons_units`)."""
+    from .judge_units import commons_units
+
+    return commons_units(path, keep_empty=keep_empty, gold=gold)
+
+
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -280,4 +288,7 @@ SPEC = register(EnvironmentSpec(
     layouts=LAYOUTS,
     view=view,
     demo=run_demo,
+    judge_units=judge_units,
+    taxonomy="commons",
+    speaker_part="",
 ))

@@ -1,5 +1,4 @@
-"""Commons talk as judge units (SovSim ``talk`` events), and the taxonomy each
-environment's talk is labelled with.
+"""Commons talk as judge units (SovSim ``talk`` events).
 
 A unit is one agent's messages in one round's discussion (``run_id, round, agent``):
 ``private_messages`` holds each message it posted (``to`` = the recipients' ids joined
@@ -8,8 +7,10 @@ pool as the agent saw it and the messages it had seen before speaking (public on
 and private ones it sent or received: only what the agent could see, by the events'
 ``visible_to``). Silences are no unit. The same panel, arbitration, agreement
 statistics and storage as SCARCE's label them (:func:`scarce_lab.judge.panel.run_panel`),
-with the taxonomy ``commons`` (:data:`TAXONOMY_FOR`); :func:`units_for` picks the units
-of a dataset by its environment (``scarce-lab judge label`` uses it).
+with the taxonomy ``commons``: the SovSim spec names :func:`commons_units` as its
+``judge_units`` and ``commons`` as its taxonomy, so
+:func:`scarce_lab.judge.units.units_from_path` and ``scarce-lab judge label`` /
+``judge validate`` build these units from a folder of SovSim runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from ...judge.units import PrivateMessage, Unit, dataset_environment, make_unit_id, units_from_path
+from ...judge.units import PrivateMessage, Unit, make_unit_id
 from .world.talk import one_line
 
 #: What the scripted talkers' messages are written to express, by the tag they carry
@@ -31,35 +32,6 @@ INTENDED: dict[str, tuple[str, ...]] = {
     r"\[promise extraction=\d+\]": ("promise", "sustainability_appeal"),
     r"\[quota per_agent=\d+\]": ("quota_proposal", "sustainability_appeal"),
 }
-
-#: The taxonomy each environment's talk is labelled with by default.
-TAXONOMY_FOR: dict[str, str] = {"scarce": "scarce", "sovsim": "commons"}
-
-
-def taxonomy_for(environment: str) -> str:
-    """The shipped taxonomy name for ``environment``'s talk.
-
-    Raises:
-        ValueError: an environment without a talk taxonomy (names the known ones).
-    """
-    try:
-        return TAXONOMY_FOR[environment]
-    except KeyError:
-        raise ValueError(f"no judge taxonomy for environment {environment!r}; known: {sorted(TAXONOMY_FOR)}") from None
-
-
-def units_for(path: Path, *, keep_empty: bool = False) -> list[Unit]:
-    """The judge units of ``path``, chosen by its environment: a folder of SovSim runs
-    gives :func:`commons_units`, any other folder or a units file
-    :func:`~scarce_lab.judge.units.units_from_path` (SCARCE).
-
-    Raises:
-        FileNotFoundError / ValueError: as the chosen builder.
-    """
-    path = Path(path)
-    if path.is_dir() and dataset_environment(path) == "sovsim":
-        return commons_units(path, keep_empty=keep_empty)
-    return units_from_path(path, keep_empty=keep_empty)
 
 
 def _intended(texts: list[str], unit_id: str) -> list[str]:

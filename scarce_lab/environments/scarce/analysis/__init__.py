@@ -3,7 +3,10 @@
 - :mod:`.experiments`: the metrics behind notebooks 02-06 (with :mod:`.base`,
   :mod:`.dynamics`, :mod:`.tactics`), on the tables :func:`load` returns;
 - :mod:`.metrics`: the per-model summary (``sl.table`` of a SCARCE dataset);
-- :mod:`.charts`: interval charts; :mod:`.paper_tables`: the paper's wide layouts.
+- :mod:`.paper_tables`: the paper's wide layouts; the interval charts (``ci_chart``)
+  are the core's :mod:`scarce_lab.analysis.charts`;
+- :mod:`.saydo`: what workers said against what they did (declarations against
+  messages and ballots, bids against payments, interviews against ballots).
 
 A notebook needs only ``import scarce_lab as sl``::
 
@@ -17,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scarce_lab.analysis.charts import ci_chart, pretty
 from scarce_lab.analysis.result import Result
 
-from .charts import ci_chart, pretty
 from .crossplay import alliances, crossplay_runs, focal_payoff_matrix, invader_advantage
 from .experiments import (
     BUDGET_PHASES,
@@ -77,6 +80,14 @@ from .paper_tables import (
     setting_labels,
     settings_table,
     wide_table,
+)
+from .saydo import (
+    BID_PRICED_RULES,
+    FIRST_RE,
+    SECONDS_RE,
+    interview_gaps,
+    scarce_declaration_gaps,
+    scarce_payment_gaps,
 )
 from .tenure import PERIODS, TENURE_INTERVALS, TENURE_METRICS, TENURES, tenure_metrics, with_tenure
 
@@ -155,6 +166,7 @@ __all__ = [
     "BEHAVIOUR_METRICS", "COLLECTIVE_METRICS", "INSTITUTION_INTERVALS", "collective_by_arm", "collective_table",
     "institution_behaviour", "institution_frames", "institution_run_rates", "institution_settings",
     "institution_table", "institutions_label", "relational_share",
+    "BID_PRICED_RULES", "FIRST_RE", "SECONDS_RE", "interview_gaps", "scarce_declaration_gaps", "scarce_payment_gaps",
 ]
 
 

@@ -185,7 +185,3 @@ def load_scarce(paths: str | Sequence) -> ScarceTables:
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     return ScarceTables(combine([load_dataset(Path(p)) for p in paths]))
 
-
-# -- charts ----------------------------------------------------------------------------
-from .charts import ci_chart  # noqa: E402,F401  (kept here: notebooks call X.ci_chart)
-

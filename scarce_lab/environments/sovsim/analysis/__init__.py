@@ -7,6 +7,8 @@
 - :mod:`.tenure`: metrics before/after a newcomer joins, incumbents vs newcomer.
 - :mod:`.talk`: talk in the commons (promise-keeping, quota proposers by role,
   survival and equality by talk condition).
+- :mod:`.saydo`: what agents said against what they did (the KCPR-M king's
+  announcements, promises in talk, interviews against extractions).
 
 A notebook needs only ``import scarce_lab as sl`` and the names exported here::
 
@@ -58,6 +60,7 @@ from .metrics import (
     summarize,
 )
 from .pooling import Grouping, PoolingError
+from .saydo import interview_gaps, kcpr_m_misreports, promise_gaps
 from .talk import (
     outcomes_by_talk,
     promise_keeping,
@@ -170,6 +173,7 @@ __all__ = [
     "format_cross", "format_table", "leader_rate_chart", "misreport_chart", "misreport_sentence",
     "outcomes_by_talk", "pool_dynamics_chart", "pool_sentence", "promise_keeping", "promise_rows", "quota_proposers",
     "stated_extractions", "resolve_convention", "simulation_metrics", "sovsim_report",
+    "interview_gaps", "kcpr_m_misreports", "promise_gaps",
     "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
 

@@ -1,6 +1,7 @@
-"""Altair charts of SCARCE result frames (notebooks 02-06).
+"""Interval charts of result frames: SCARCE's (notebooks 02-06, 09) and the say-do
+tables of every environment (:func:`scarce_lab.analysis.saydo.rates_chart`).
 
-A result frame (from :mod:`scarce_lab.environments.scarce.analysis.experiments`) has one row per group
+A result frame (e.g. from :mod:`scarce_lab.environments.scarce.analysis.experiments`) has one row per group
 with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``).
 :func:`ci_chart` draws it to the toolkit's figure standard: readable names instead of
 column codes (:func:`pretty`), units in the axis titles, error bars in the colour of their
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from scarce_lab.analysis.figures import (
+from .figures import (
     CHAR_PX,
     MAX_COLOURS,
     ONE_SERIES,
@@ -32,7 +33,9 @@ CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
 #: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
 T_OVER_RUNS = "95% t interval over run means"
 
-#: Readable names of the codes that appear as column names or values in result frames.
+#: Readable names of the codes that appear as column names or values in result frames
+#: (mostly SCARCE's settings and tactic categories; ``model`` names SCARCE's negotiator
+#: model, so a frame of another environment's agents calls the column ``agent_model``).
 LABELS: dict[str, str] = {
     "model": "Negotiator model", "agent_model": "Agent's model", "memory": "Memory horizon", "mechanism": "Bid mechanism",
     "stage": "Stage of the run", "subrun": "Subrun", "half": "Half of the run",
