@@ -119,14 +119,3 @@ __all__ = [
     "specialisation", "specialisation_heatmap", "specialisation_index", "table", "wealth_gini",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.economy.analysis`` that the face does not
-    export (``from scarce_lab.environments.economy.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -260,14 +260,3 @@ def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo
                   convention={"unit": "run", "reference": reference, "paired_on": "seed",
                               "intervals": INSTITUTION_INTERVALS})
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.scarce.analysis`` that the face does not
-    export (``from scarce_lab.environments.scarce.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

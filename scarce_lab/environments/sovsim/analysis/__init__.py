@@ -177,14 +177,3 @@ __all__ = [
     "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.sovsim.analysis`` that the face does not
-    export (``from scarce_lab.environments.sovsim.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
