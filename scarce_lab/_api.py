@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from .data.loaders import Dataset
 
 
-def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
+def load(paths: str | Path | Sequence[str | Path], *, force: bool = False) -> Dataset:
     """Load any supported trajectory data below ``paths`` (one path, or a list of them).
 
     A relative path is resolved by the one rule of notebook parameters
@@ -30,6 +30,10 @@ def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
 
     ``ds.<environment>`` is that environment's typed view (``ds.sovsim.agent_rounds``).
 
+    ``force``: read a published layout despite a failed check of its reader (e.g.
+    GovSim runs without their configuration, read as condition ``unknown``), with a
+    warning that says so (:attr:`scarce_lab.registry.PublishedLayout.read`).
+
     A list of paths (a notebook's ``DATASETS``) is one dataset of our runs
     (:func:`scarce_lab.data.loaders.combine`): a run reached from two paths counts
     once; two run directories holding one run id keep the complete one (a warning
@@ -46,13 +50,13 @@ def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
     from .data.loaders import combine
 
     if isinstance(paths, str | Path):
-        return _load_one(paths)
+        return _load_one(paths, force=force)
     if not paths:
         raise FileNotFoundError("sl.load: an empty list of paths is no dataset")
-    return combine([_load_one(p) for p in paths])
+    return combine([_load_one(p, force=force) for p in paths])
 
 
-def _load_one(path: str | Path) -> Dataset:
+def _load_one(path: str | Path, *, force: bool = False) -> Dataset:
     """One path of :func:`load`: an export, our run folders, or one published layout
     (asked of every registered spec's ``layouts``)."""
     from . import registry
@@ -74,7 +78,7 @@ def _load_one(path: str | Path) -> Dataset:
         raise ValueError(f"{path} mixes published layouts {names}; load them separately")
     if published:
         spec, layout = published[0]
-        return Dataset.published(spec.name, layout.name, layout.read(path))
+        return Dataset.published(spec.name, layout.name, layout.read(path, force=force))
     looked_for = "".join(f", {layout.marker} ({spec.title} {layout.name})" for spec, layout in known)
     raise FileNotFoundError(f"no trajectory data below {path}: expected run folders (manifest.json), "
                             f"a Parquet export{looked_for}")

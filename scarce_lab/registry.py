@@ -37,6 +37,10 @@ Usage::
     environments.names()                      # ['economy', 'scarce', 'sovsim']
     environments.get("sovsim").paper_table    # the paper table builder
     environments.for_config(cfg).run(cfg, out)
+
+Size: ~520 lines, the one contract between the core and an environment
+(:class:`EnvironmentSpec` with :class:`RunCommand` and :class:`PublishedLayout`), each
+hook documented and checked where it is declared.
 """
 
 from __future__ import annotations
@@ -112,10 +116,12 @@ class PublishedLayout:
         detect: ``detect(path) -> list[Path]``, the layout's files at or below ``path``
             (a folder or one file; empty when none); raises ``FileNotFoundError`` for a
             path that does not exist.
-        read: ``read(path) -> {table name: polars.DataFrame}``, the environment's tidy
-            tables of every file of the layout below ``path`` (they become the
-            dataset's ``published_tables``); raises what the environment's reader
-            raises for a corrupt file (the file is named).
+        read: ``read(path, *, force=False) -> {table name: polars.DataFrame}``, the
+            environment's tidy tables of every file of the layout below ``path`` (they
+            become the dataset's ``published_tables``); raises what the environment's
+            reader raises for a corrupt file (the file is named) or for a file that
+            fails a check of the reader (e.g. a GovSim run without its configuration),
+            which ``force`` reads anyway with a warning whose class has ``forced = True``.
 
     Raises (on construction):
         ValueError: a bad ``name`` or an empty ``marker``.
@@ -125,7 +131,7 @@ class PublishedLayout:
     name: str
     marker: str
     detect: Callable[[Path], list[Path]]
-    read: Callable[[Path], Mapping[str, Any]]
+    read: Callable[..., Mapping[str, Any]]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

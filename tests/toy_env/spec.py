@@ -101,7 +101,7 @@ def detect_counts(path: Path) -> list[Path]:
     return sorted(path.rglob("counts.csv"))
 
 
-def read_counts(path: Path) -> dict[str, pl.DataFrame]:
+def read_counts(path: Path, *, force: bool = False) -> dict[str, pl.DataFrame]:
     return {"moves": pl.concat([pl.read_csv(p) for p in detect_counts(path)])}
 
 

@@ -161,10 +161,10 @@ def _layout(name: str, marker: str) -> PublishedLayout:
 
         return detect_layout(path, name)
 
-    def read(path: Path) -> dict[str, Any]:
+    def read(path: Path, *, force: bool = False) -> dict[str, Any]:
         from .tables import load_agent_rounds
 
-        return {"agent_rounds": load_agent_rounds(path)}
+        return {"agent_rounds": load_agent_rounds(path, force=force)}
 
     return PublishedLayout(name, marker, detect, read)
 
