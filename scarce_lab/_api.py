@@ -6,13 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 if TYPE_CHECKING:
     from .data.loaders import Dataset
 
 
-def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
+def load(paths: str | Path | Sequence[str | Path], *, force: bool = False) -> Dataset:
     """Load any supported trajectory data below ``paths`` (one path, or a list of them).
 
     A relative path is resolved by the one rule of notebook parameters
@@ -32,6 +30,10 @@ def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
 
     ``ds.<environment>`` is that environment's typed view (``ds.sovsim.agent_rounds``).
 
+    ``force``: read a published layout despite a failed check of its reader (e.g.
+    GovSim runs without their configuration, read as condition ``unknown``), with a
+    warning that says so (:attr:`scarce_lab.registry.PublishedLayout.read`).
+
     A list of paths (a notebook's ``DATASETS``) is one dataset of our runs
     (:func:`scarce_lab.data.loaders.combine`): a run reached from two paths counts
     once; two run directories holding one run id keep the complete one (a warning
@@ -48,13 +50,13 @@ def load(paths: str | Path | Sequence[str | Path]) -> Dataset:
     from .data.loaders import combine
 
     if isinstance(paths, str | Path):
-        return _load_one(paths)
+        return _load_one(paths, force=force)
     if not paths:
         raise FileNotFoundError("sl.load: an empty list of paths is no dataset")
-    return combine([_load_one(p) for p in paths])
+    return combine([_load_one(p, force=force) for p in paths])
 
 
-def _load_one(path: str | Path) -> Dataset:
+def _load_one(path: str | Path, *, force: bool = False) -> Dataset:
     """One path of :func:`load`: an export, our run folders, or one published layout
     (asked of every registered spec's ``layouts``)."""
     from . import registry
@@ -76,7 +78,7 @@ def _load_one(path: str | Path) -> Dataset:
         raise ValueError(f"{path} mixes published layouts {names}; load them separately")
     if published:
         spec, layout = published[0]
-        return Dataset.published(spec.name, layout.name, layout.read(path))
+        return Dataset.published(spec.name, layout.name, layout.read(path, force=force))
     looked_for = "".join(f", {layout.marker} ({spec.title} {layout.name})" for spec, layout in known)
     raise FileNotFoundError(f"no trajectory data below {path}: expected run folders (manifest.json), "
                             f"a Parquet export{looked_for}")
@@ -109,21 +111,25 @@ def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataFrame:
-    """The paper table of a dataset (a path or a :class:`~scarce_lab.data.loaders.Dataset`).
+def table(data: Any, environment: str | None = None, **options: Any) -> Any:
+    """The paper table of a dataset (a path or a :class:`~scarce_lab.data.loaders.Dataset`)
+    as a finding (:class:`~scarce_lab.analysis.result.Result`: the table, its values and
+    every other frame under ``extra``, the reading, the convention; ``.save(out)``),
+    made by the environment's spec (``paper_table``; options checked against its
+    ``table_options``):
 
-    - SovSim: Table 1 (every metric, mean and 95% CI per model x condition);
-      ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict`` (bool), ``by``
-      (``condition`` | ``base_condition``), ``force`` (bool) (see ``scarce-lab table sovsim``).
+    - SovSim: Table 1 (every metric, mean and 95% CI per model x condition) and the
+      cross-model results; ``options``: ``preset`` (``sovsim`` | ``govsim``), ``strict``
+      (bool), ``by`` (``condition`` | ``base_condition``), ``force`` (bool), ``seed``.
     - SCARCE: win rate, bids, durations, private-chat use, deadline misses, scores,
-      with run-clustered CIs (no options).
+      with run-clustered CIs; ``seed``.
     - Economy: solve rate in the first and last fifth of training and in frozen
-      evaluation, per task and condition (no options).
+      evaluation, per task and condition; ``dynamics`` (bool): population dynamics.
 
-    A relative path is resolved as :func:`load` does.
-
-    Every environment's paper table comes from its registered spec
-    (:func:`scarce_lab.registry.get`, ``paper_table`` and ``table_options``).
+    The finding also names the settings every run shares that depart from the paper's
+    defaults (``departures``: :func:`scarce_lab.analysis.labels.departures`), which no
+    column shows when all runs share them. A relative path is resolved as :func:`load`
+    does.
 
     Raises:
         ValueError: ``environment`` omitted for a dataset of several environments, an
@@ -131,7 +137,10 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
         TypeError: an option the table does not take (e.g. ``presett=``).
         EmptyTableError: no finished simulation (SovSim).
     """
-    from . import registry as environments
+    from dataclasses import replace
+
+    from . import registry
+    from .analysis.labels import departures
 
     if isinstance(data, str | Path):
         data = load(data)
@@ -139,10 +148,12 @@ def table(data: Any, environment: str | None = None, **options: Any) -> pl.DataF
     env = environment or (envs[0] if len(envs) == 1 else None)
     if env is None:
         raise ValueError(f"this dataset holds environments {envs}; pass environment=")
-    spec = environments.get(env)  # UnknownEnvironmentError is a ValueError
-    if data.published_environment is not None and env not in envs:
-        raise ValueError(f"published {data.layout} data holds environments {envs}, not {env!r}")
-    return spec.paper_table(data, **_table_options(spec, options))
+    spec = registry.get(env)  # UnknownEnvironmentError is a ValueError
+    if env not in envs:
+        raise ValueError(f"no {spec.title} runs in this dataset (it holds {', '.join(envs) or 'no run'})")
+    found = spec.paper_table(data, **_table_options(spec, options))
+    shared = departures(data, env)
+    return replace(found, departures=shared) if shared else found
 
 
 def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **options: Any) -> Any:

@@ -25,7 +25,7 @@ through :func:`scarce_lab.runtime.open_run`, a tidy table, a paper table, a
 conformance play returning :class:`scarce_lab.testing.Trace` and a renderer, gathered
 in one :class:`EnvironmentSpec` and registered. ``sl.run``, ``sl.load``, ``sl.table``,
 ``sl.view``, the executors, the dry run, ``scarce-lab run NAME`` / ``table NAME``
-(:mod:`scarce_lab.cli.environment`, unless the spec names its own CLI module) and the
+(:mod:`scarce_lab.cli.environment`, with the spec's :class:`RunCommand`) and the
 conformance suite then take it with no other edit.
 
 The pattern is PettingZoo's environment registry and Inspect AI's ``@task`` registry:
@@ -37,6 +37,10 @@ Usage::
     environments.names()                      # ['economy', 'scarce', 'sovsim']
     environments.get("sovsim").paper_table    # the paper table builder
     environments.for_config(cfg).run(cfg, out)
+
+Size: ~520 lines, the one contract between the core and an environment
+(:class:`EnvironmentSpec` with :class:`RunCommand` and :class:`PublishedLayout`), each
+hook documented and checked where it is declared.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "EnvironmentSpec",
     "PublishedLayout",
+    "RunCommand",
     "UnknownEnvironmentError",
     "for_config",
     "get",
@@ -111,10 +116,12 @@ class PublishedLayout:
         detect: ``detect(path) -> list[Path]``, the layout's files at or below ``path``
             (a folder or one file; empty when none); raises ``FileNotFoundError`` for a
             path that does not exist.
-        read: ``read(path) -> {table name: polars.DataFrame}``, the environment's tidy
-            tables of every file of the layout below ``path`` (they become the
-            dataset's ``published_tables``); raises what the environment's reader
-            raises for a corrupt file (the file is named).
+        read: ``read(path, *, force=False) -> {table name: polars.DataFrame}``, the
+            environment's tidy tables of every file of the layout below ``path`` (they
+            become the dataset's ``published_tables``); raises what the environment's
+            reader raises for a corrupt file (the file is named) or for a file that
+            fails a check of the reader (e.g. a GovSim run without its configuration),
+            which ``force`` reads anyway with a warning whose class has ``forced = True``.
 
     Raises (on construction):
         ValueError: a bad ``name`` or an empty ``marker``.
@@ -124,7 +131,7 @@ class PublishedLayout:
     name: str
     marker: str
     detect: Callable[[Path], list[Path]]
-    read: Callable[[Path], Mapping[str, Any]]
+    read: Callable[..., Mapping[str, Any]]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -134,6 +141,74 @@ class PublishedLayout:
         for f in ("detect", "read"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"PublishedLayout {self.name!r}: {f!r} must be callable, got {getattr(self, f)!r}")
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """What ``scarce-lab run <name>`` needs of an environment beyond its config model
+    (:mod:`scarce_lab.cli.environment` builds one command per registered spec: every
+    config setting an option, plus ``--out``, ``--resume``, ``--progress``, the executor,
+    the cost cap, cross-play and seats, written once for all).
+
+    Attributes:
+        help: what one invocation plays and records (the first paragraph of ``--help``),
+            e.g. SovSim: "One game per model x condition x simulation ...".
+        aliases: extra option names per dotted config path (``{"model": ("-m",)}``).
+        exclude: dotted config paths that get no option (set with ``-S`` or derived).
+        shorthands: a value standing for several, per sweep field
+            (``{"condition": {"all": ("cpr", "bcpr", "kcpr", "kcpr_m")}}``): offered as a
+            choice and expanded before the configs are built.
+        default_sweep: values a sweep field takes when neither an option, ``-S`` nor
+            ``--config`` sets it (SovSim: ``{"condition": ("all",)}``); ``--help`` shows
+            them as the default.
+        order: the sweep fields from the outermost loop to the innermost (and the
+            config's ``REPLICATE_FIELD`` where ``replicates`` is set).
+        replicates: option names of the number of replicates of the config's
+            ``REPLICATE_FIELD`` (SovSim: ``("--simulations", "-n")``: simulations 0..n-1);
+            empty: no such option.
+        replicates_default: the number when the option is left out.
+        replicates_help: the option's help.
+        resume_unit: what a resumed run continues from ("round", "contention", "episode").
+        preflight: ``preflight(configs)`` raises ``ValueError``/``OSError`` (named) for a
+            sweep that cannot run, before any folder is made (Economy: the task file).
+        run_many: ``run_many(configs, out, *, resume, progress) -> list[RunOutcome]``:
+            plays the sweep in one process (SovSim: games concurrently in one event loop);
+            default: one run after another through the spec's ``run_task``/``run``.
+        run_processes: ``run_processes(configs, out, *, processes, resume, progress) ->
+            list[RunOutcome]``: the sweep over several client processes (``--processes``,
+            offered only where this is set).
+    """
+
+    help: str = ""
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    shorthands: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
+    default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
+    replicates: tuple[str, ...] = ()
+    replicates_default: int = 1
+    replicates_help: str = ""
+    resume_unit: str = "step"
+    preflight: Callable[[list[Any]], None] | None = None
+    run_many: Callable[..., list[Any]] | None = None
+    run_processes: Callable[..., list[Any]] | None = None
+
+    def __post_init__(self) -> None:
+        for f in ("preflight", "run_many", "run_processes"):
+            if getattr(self, f) is not None and not callable(getattr(self, f)):
+                raise TypeError(f"RunCommand.{f} must be callable or None, got {getattr(self, f)!r}")
+        for f in ("aliases", "shorthands", "default_sweep"):
+            if not isinstance(getattr(self, f), Mapping):
+                raise TypeError(f"RunCommand.{f} must be a mapping, got {getattr(self, f)!r}")
+        if not all(isinstance(n, str) and n.startswith("-") for n in self.replicates):
+            raise TypeError(f"RunCommand.replicates must be option names, got {self.replicates!r}")
+        if self.replicates_default < 1:
+            raise ValueError(f"RunCommand.replicates_default must be at least 1, got {self.replicates_default}")
+        object.__setattr__(self, "aliases", MappingProxyType({k: tuple(v) for k, v in self.aliases.items()}))
+        object.__setattr__(self, "shorthands", MappingProxyType(
+            {k: MappingProxyType({s: tuple(v) for s, v in m.items()}) for k, m in self.shorthands.items()}))
+        object.__setattr__(self, "default_sweep", MappingProxyType(
+            {k: tuple(v) for k, v in self.default_sweep.items()}))
 
 
 @dataclass(frozen=True)
@@ -172,8 +247,12 @@ class EnvironmentSpec:
         config_v1: ``config_v1(manifest, call_params) -> config`` for a version-1 run
             (``scarce-lab migrate``); ``call_params``: the run's first recorded LLM
             call settings.
-        cli: the module whose import registers the environment's ``run`` / ``table``
-            commands on :mod:`scarce_lab.cli`'s groups.
+        cli: what ``scarce-lab run <name>`` needs beyond the config model
+            (:class:`RunCommand`: help, option aliases, sweep shorthands and defaults,
+            replicates, preflight, how a sweep is played).
+        outcome: ``outcome(run_dir) -> str``: one line saying what happened in a
+            finished run (SovSim: "kcpr, simulation 0: collapsed in round 3"), printed
+            by ``scarce-lab run`` for each run; default: the manifest's status.
         plan_calls: ``plan_calls(config, model) -> (low, high, per_unit)``, the
             model calls one run makes for ``model`` (:mod:`scarce_lab.runners.preview`;
             a dry run of an environment without it and with a model client is refused);
@@ -250,7 +329,8 @@ class EnvironmentSpec:
     final_counts: Callable[[dict], dict[str, int]] = _no_counts
     migrate_v1: Callable[[dict, dict], None] | None = None
     config_v1: Callable[[Any, dict], Any] | None = None
-    cli: str | None = None
+    cli: RunCommand = field(default_factory=RunCommand)
+    outcome: Callable[[Path], str] | None = None
     plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
     plan_note: str = ""
     plan_unit: str = ""
@@ -278,7 +358,8 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo",
+                  "outcome"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -295,9 +376,10 @@ class EnvironmentSpec:
                 raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")
         if not isinstance(self.seat_parts, tuple) or not all(isinstance(p, str) and p for p in self.seat_parts):
             raise TypeError(f"{where}: field 'seat_parts' must be a tuple of part names, got {self.seat_parts!r}")
-        for f in ("cli", "face"):
-            if getattr(self, f) is not None and not isinstance(getattr(self, f), str):
-                raise TypeError(f"{where}: field {f!r} must be a module name or None, got {getattr(self, f)!r}")
+        if self.face is not None and not isinstance(self.face, str):
+            raise TypeError(f"{where}: field 'face' must be a module name or None, got {self.face!r}")
+        if not isinstance(self.cli, RunCommand):
+            raise TypeError(f"{where}: field 'cli' must be a RunCommand, got {self.cli!r}")
         for f in ("plan_note", "plan_unit"):
             if not isinstance(getattr(self, f), str):
                 raise TypeError(f"{where}: field {f!r} must be a string, got {getattr(self, f)!r}")

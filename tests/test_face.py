@@ -41,7 +41,7 @@ def test_load_gives_a_dataset_for_our_runs_and_for_published_layouts():
     assert pub.published_tables["agent_rounds"].height > 0 and pub.runs.collect().height == 0
     assert pub.sovsim.agent_rounds is pub.published_tables["agent_rounds"]  # the view holds the read table
     # the same table through sl.table and through the face
-    assert sl.table(pub).equals(sl.sovsim.table(pub).extra["sovsim_table1_values"])
+    assert sl.table(pub).frame.equals(sl.sovsim.table(pub).frame)
 
 
 def test_published_dataset_refuses_our_layouts_and_tables_that_are_not_frames():
@@ -56,12 +56,12 @@ def test_published_dataset_refuses_our_layouts_and_tables_that_are_not_frames():
 def test_sovsim_table_result_matches_the_table_and_saves_itself(tmp_path):
     ds = sl.load(REPO / "data" / "sovsim")
     res = sl.sovsim.table(ds, preset="sovsim", strict=True)
-    values = res.extra["sovsim_table1_values"]
-    assert values.equals(sl.table(ds, preset="sovsim", strict=True))
+    values = res.frame
+    assert values.equals(sl.table(ds, preset="sovsim", strict=True).frame)
     assert "survival" in res.reading and res.convention["survival"].startswith("strict")
     assert res.save(tmp_path) is res
     side = json.loads((tmp_path / "sovsim_table1.convention.json").read_text())
-    assert side["convention"]["name"] == "sovsim" and side["convention"]["strict_survival"] is True and side["rows"] == res.frame.height
+    assert side["convention"]["name"] == "sovsim" and side["convention"]["strict_survival"] is True and side["rows"] == res.layout.height
     assert (tmp_path / "sovsim_table1_values.csv").exists() and (tmp_path / "sovsim_table1.tex").exists()
     with pytest.raises(ValueError, match="MODELS|models"):
         sl.sovsim.table(ds, models=["no/such-model"])
@@ -88,9 +88,9 @@ def test_result_refuses_to_save_a_table_without_its_convention(tmp_path):
 def test_economy_face_table_is_the_ablation_table(tmp_path):
     ds = sl.economy.load(REPO / "data" / "economy" / "blocksworld")
     res = sl.economy.table(sl.economy.episodes(ds))
-    assert res.extra["economy_ablation_table"].equals(sl.table(ds))
+    assert res.frame.equals(sl.table(ds).frame)
     res.save(tmp_path)
-    assert {p.name for p in tmp_path.glob("*.csv")} == {"economy_ablation_table.csv", "economy_ablation_table_pretty.csv"}
+    assert {p.name for p in tmp_path.glob("*.csv")} == {"economy_ablation.csv", "economy_ablation_values.csv"}
     with pytest.raises(ValueError, match="no Economy of Minds run"):
         sl.economy.load(REPO / "data" / "sovsim")
 

@@ -52,11 +52,13 @@ def test_the_toy_runs_records_loads_tables_and_views(toy, tmp_path):
     events = ds.events.collect().filter(kind="move")
     assert set(events["visibility"]) == {"private"}
 
-    table = sl.table(tmp_path / "runs")
+    table = sl.table(tmp_path / "runs").frame
     assert table["runs"].to_list() == [1] and table["final_mean"].to_list() == [moves["counter_after"].max()]
     with pytest.raises(TypeError, match="unknown option 'bi' for a toy table"):
         sl.table(ds, bi="run_id")
-    assert sl.table(ds, by="run_id")["run_id"].to_list() == ["toy-r3-s1"]
+    assert sl.table(ds, by="run_id").frame["run_id"].to_list() == ["toy-r3-s1"]
+    # the toy's default is 4 rounds: every run plays 3, and the table says so
+    assert sl.table(ds).departures == {"rounds": 3}
 
     out = sl.export(tmp_path / "runs", tmp_path / "export")
     assert toy.tables["moves"](sl.load(out)).equals(moves)
@@ -115,14 +117,18 @@ def test_the_cli_gets_run_and_table_commands_for_the_toy(toy, tmp_path):
         assert res.exit_code == 0 and "--rounds" in res.output and "--resume" in res.output
         res = cli.invoke(app, ["run", "toy", "--rounds", "2", "--seed", "7", "-o", str(tmp_path)])
         assert res.exit_code == 0, res.output
-        assert res.output.strip() == str(tmp_path / "toy-r2-s7")
+        # one line per finished run (the spec has no outcome of its own: its status), then the counts
+        assert res.output.splitlines() == [f"{tmp_path / 'toy-r2-s7'}: complete",
+                                           f"1 Counter game (test toy) run(s) -> {tmp_path}: complete 1"]
         res = cli.invoke(app, ["run", "toy", "--rounds", "0", "-o", str(tmp_path)])
         assert res.exit_code == 2 and "rounds" in res.output  # the config refuses it, naming the field
-        res = cli.invoke(app, ["table", "toy", str(tmp_path), "-f", "csv", "-O", "by=run_id"])
+        res = cli.invoke(app, ["table", "toy", str(tmp_path), "-f", "csv", "--by", "run_id"])
         assert res.exit_code == 0, res.output
         assert res.output.splitlines()[0] == "run_id,runs,final_mean" and "toy-r2-s7,1," in res.output
-        res = cli.invoke(app, ["table", "toy", str(tmp_path), "-O", "bi=run_id"])
-        assert res.exit_code == 2 and "unknown option 'bi'" in res.output
+        res = cli.invoke(app, ["table", "toy", str(tmp_path), "--bi", "run_id"])
+        assert res.exit_code == 2 and "No such option: --bi" in res.output
+        res = cli.invoke(app, ["table", "toy", str(tmp_path)])  # Markdown, with what departs from the defaults
+        assert res.exit_code == 0 and "Every run departs from the paper's defaults in: rounds=2." in res.output
     finally:
         remove_commands("toy")
     assert "toy" not in cli.invoke(app, ["run", "--help"]).output
@@ -204,9 +210,9 @@ def test_a_package_declares_the_toy_by_entry_point(monkeypatch, tmp_path):
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
     monkeypatch.setattr(registry, "_discovered", False)
+    monkeypatch.setattr(environments, "_loaded", False)  # a fresh process: nothing loaded yet
     try:
-        assert registry.registration("toy").payloads == SPEC.payloads  # the data layer alone finds it
-        monkeypatch.setattr(environments, "_loaded", False)
+        assert registry.registration("toy").payloads == SPEC.payloads  # a reader finds it (through the registry)
         assert environments.get("toy") is SPEC
         sl.run(ToyConfig(rounds=1), out=tmp_path)
         assert sl.load(tmp_path).environments == ["toy"]

@@ -16,30 +16,3 @@ Layout: one core and one package per environment.
   and sentences; each package's ``__init__`` is its public face (``sl.sovsim``,
   ``sl.scarce``, ``sl.economy``), the names a notebook uses.
 """
-
-from importlib import import_module as _import_module
-from typing import Any as _Any
-
-#: Modules moved into the environment packages: old name -> new module (relative). The
-#: old names still import (``from scarce_lab.analysis import scarce_experiments as X``,
-#: the pattern earlier notebooks used), with a DeprecationWarning naming the new path.
-_MOVED = {
-    "condition_labels": ".labels", "paper_tables": ".scarce.paper_tables",
-    "scarce_base": ".scarce.base", "scarce_charts": ".scarce.charts", "scarce_dynamics": ".scarce.dynamics",
-    "scarce_experiments": ".scarce.experiments", "scarce_tactics": ".scarce.tactics",
-    "sovsim_charts": ".sovsim.charts", "sovsim_conventions": ".sovsim.conventions", "sovsim_cross": ".sovsim.cross",
-    "sovsim_drops": ".sovsim.drops", "sovsim_dynamics": ".sovsim.dynamics", "sovsim_pooling": ".sovsim.pooling",
-    "economy_compare": ".economy.compare",
-}
-
-
-def __getattr__(name: str) -> _Any:
-    if name in _MOVED:
-        import warnings
-
-        new = "scarce_lab.analysis" + _MOVED[name]
-        warnings.warn(f"scarce_lab.analysis.{name} moved to {new} (or use the face: import scarce_lab as sl)",
-                      DeprecationWarning, stacklevel=2)
-        return _import_module(_MOVED[name], __name__)
-    raise AttributeError(f"module 'scarce_lab.analysis' has no attribute {name!r}")
-

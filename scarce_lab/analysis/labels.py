@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def condition_parts(condition: str) -> list[str]:
@@ -72,3 +73,54 @@ def condition_label(code: str, names: Mapping[str, str], *, with_settings: bool 
     base, _, rest = code.partition(",")
     name = names.get(base, base.replace("-", " ").replace("_", " "))
     return f"{name} ({rest.replace(',', ', ')})" if rest else name
+
+
+def departures(dataset: Any, environment: str) -> dict[str, Any]:
+    """The settings that every ``environment`` run of ``dataset`` shares and that depart
+    from the environment's defaults (its config's defaults, which are the paper's
+    settings): ``{dotted setting: value}``, sorted.
+
+    A run's settings are the ``condition_settings`` its manifest recorded (every
+    condition-defining setting, as sent); a departure is one whose value differs from
+    the default config's (:meth:`~scarce_lab.config.base.ExperimentConfig.condition_settings_defaults`)
+    or that a default run does not record at all (a composition of seats, a newcomer),
+    the label field (the condition the table groups by) and derived settings left out.
+    Settings that differ between runs are not departures of the table: its condition
+    labels name them. A published layout (no manifests) has none of ours: ``{}``.
+
+    Raises:
+        ValueError: the environment's config cannot be built with its defaults (named).
+    """
+    from ..registry import get
+
+    cls = get(environment).config
+    try:
+        defaults = cls().condition_settings_defaults()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{cls.__name__}() cannot be built from its defaults ({exc}): no paper defaults to "
+                         "compare the runs with") from None
+    skip = {getattr(cls, "LABEL_FIELD", None)}
+    derived = tuple(getattr(cls, "DERIVED_SETTINGS", ()))
+    shared: dict[str, Any] | None = None
+    for m in getattr(dataset, "manifests", ()):
+        if m.environment != environment:
+            continue
+        mine = {k: v for k, v in (m.condition_settings or {}).items()
+                if k not in skip and not (derived and k.startswith(derived))
+                and (k not in defaults or defaults[k] != v)}
+        shared = mine if shared is None else {k: v for k, v in shared.items() if k in mine and mine[k] == v}
+    return dict(sorted((shared or {}).items()))
+
+
+def format_departures(settings: Mapping[str, Any]) -> str:
+    """One sentence naming ``settings`` (:func:`departures`): "Every run departs from the
+    paper's defaults in: rounds=3, workers=4."; empty for none."""
+    if not settings:
+        return ""
+    import json
+
+    def short(v: Any) -> str:
+        return json.dumps(v, separators=(",", ":"), sort_keys=True) if isinstance(v, list | dict) else str(v)
+
+    return "Every run departs from the paper's defaults in: " + ", ".join(
+        f"{k}={short(v)}" for k, v in settings.items()) + "."

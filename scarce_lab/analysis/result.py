@@ -48,20 +48,32 @@ class Result:
         name: file stem of the saved table and chart (a plain file name:
             as `save_table` checks it; so are ``table_name``,
             the ``extra`` names and the ``stale`` stems, checked on construction).
-        frame: the table as saved (CSV/Markdown/LaTeX).
+        frame: the numbers (what CSV and JSON give): saved as ``<name>_values`` when
+            there is a ``layout``, else as ``<name>`` (CSV/Markdown/LaTeX).
+        layout: the paper's layout of the numbers (formatted cells, e.g. ``mean [lo,
+            hi]``), what a notebook shows; saved as ``<name>``; ``None``: the frame is
+            shown.
         chart, reading, convention: see above; ``convention`` is required to save a
             frame (:func:`~scarce_lab.analysis.figures.save_table` refuses none).
-        text: the table as displayed (Markdown); default: the frame rounded to 2 digits.
-        table_name: the stem the frame is saved under (default: ``name``).
+        text: the table as displayed (Markdown); default: the layout (or the frame)
+            rounded to 2 digits.
+        table_name: the stem the layout (or, without one, the frame) is saved under
+            (default: ``name``).
         show_frame: display the table (``False``: a long frame that is saved, not shown).
         extra: other frames saved beside it, ``{name: frame}`` (e.g. the unformatted
             values of a formatted table), with the same convention.
         stale: table stems whose older files ``save`` removes (a table with nothing to
             show this time: a table of other data must not pass for this data's).
+        departures: settings that every run behind the finding shares and that depart
+            from the environment's defaults (the paper's settings), ``{dotted setting:
+            value}``: displayed above the table and written into the convention, so a
+            table of 3-round games says so even when no column can
+            (:func:`scarce_lab.analysis.labels.departures`).
     """
 
     name: str
     frame: pl.DataFrame | None = None
+    layout: pl.DataFrame | None = None
     chart: Any = None
     reading: str = ""
     convention: Any = None
@@ -70,6 +82,7 @@ class Result:
     show_frame: bool = True
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     stale: tuple[str, ...] = ()
+    departures: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from .figures import _check_name as check_name
@@ -84,22 +97,49 @@ class Result:
                     check_name(stem)
                 except ValueError as exc:
                     raise ValueError(f"Result {what}: {exc}") from None
-        if self.frame is not None and not isinstance(self.frame, pl.DataFrame):
-            raise TypeError(f"Result {self.name!r}: frame must be a polars DataFrame, got {type(self.frame).__name__}")
+        for what in ("frame", "layout"):
+            value = getattr(self, what)
+            if value is not None and not isinstance(value, pl.DataFrame):
+                raise TypeError(f"Result {self.name!r}: {what} must be a polars DataFrame, got {type(value).__name__}")
 
     def with_(self, **changes: Any) -> Result:
         """A copy with ``changes`` (e.g. ``reading=``, ``chart=``)."""
         return replace(self, **changes)
 
-    def markdown(self) -> str:
-        """The table as displayed (``text``, else the frame as a Markdown table)."""
-        if self.text is not None:
-            return self.text
-        if self.frame is None:
+    def departures_line(self) -> str:
+        """One sentence naming :attr:`departures` (empty when there are none)."""
+        if not self.departures:
             return ""
-        from .figures import markdown_table
+        from .labels import format_departures
 
-        return markdown_table(self.frame, float_digits=2)
+        return format_departures(self.departures)
+
+    def markdown(self) -> str:
+        """The table as displayed (``text``, else the frame as a Markdown table),
+        after the :meth:`departures_line`."""
+        head = self.departures_line()
+        shown = self.layout if self.layout is not None else self.frame
+        if self.text is not None:
+            body = self.text
+        elif shown is None:
+            body = ""
+        else:
+            from .figures import markdown_table
+
+            body = markdown_table(shown, float_digits=2)
+        return "\n\n".join(p for p in (head, body) if p)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready document: ``name``, ``convention``, ``departures``, ``reading``,
+        ``table`` (the frame's rows: the numbers), ``layout`` (the paper layout's rows,
+        when there is one) and one key per :attr:`extra` frame (its rows)."""
+        doc: dict[str, Any] = {"name": self.name, "convention": self.convention, "departures": dict(self.departures),
+                               "reading": self.reading,
+                               "table": None if self.frame is None else self.frame.to_dicts()}
+        if self.layout is not None:
+            doc["layout"] = self.layout.to_dicts()
+        doc.update({k: v.to_dicts() for k, v in self.extra.items()})
+        return doc
 
     def save(self, out: str | Path) -> Result:
         """Write the frame (and :attr:`extra`) with
@@ -117,11 +157,21 @@ class Result:
         for stem in self.stale:
             for ext in TABLE_FILES:
                 (Path(out) / f"{stem}{ext}").unlink(missing_ok=True)
-        frames = ({self.table_name or self.name: self.frame} if self.frame is not None else {}) | self.extra
+        frames: dict[str, pl.DataFrame] = {}
+        if self.layout is not None:
+            frames[self.table_name or self.name] = self.layout
+            if self.frame is not None:
+                frames[f"{self.name}_values"] = self.frame
+        elif self.frame is not None:
+            frames[self.table_name or self.name] = self.frame
+        frames |= self.extra
         if frames and self.convention is None:
             raise ValueError(f"Result {self.name!r}: no convention to save beside the table; pass convention=")
+        convention = self.convention
+        if self.departures and isinstance(convention, dict):
+            convention = convention | {"departures_from_defaults": dict(self.departures)}
         for stem, df in frames.items():
-            save_table(df, stem, out, convention=self.convention)
+            save_table(df, stem, out, convention=convention)
         if self.chart is not None:
             save_chart(self.chart, self.name, out)
         return self
@@ -129,8 +179,10 @@ class Result:
     def _ipython_display_(self) -> None:
         from IPython.display import Markdown, display
 
-        if self.show_frame and (self.frame is not None or self.text):
+        if self.show_frame and (self.frame is not None or self.layout is not None or self.text):
             display(Markdown(self.markdown()))
+        elif self.departures:
+            display(Markdown(self.departures_line()))
         if self.reading:
             display(Markdown(self.reading))
         if self.chart is not None:
@@ -140,8 +192,9 @@ class Result:
         """HTML of the table and the reading (outside IPython's display hooks; the
         chart is shown by :meth:`_ipython_display_`)."""
         parts = []
-        if self.frame is not None:
-            parts.append(self.frame._repr_html_())
+        shown = self.layout if self.layout is not None else self.frame
+        if shown is not None:
+            parts.append(shown._repr_html_())
         if self.reading:
             parts.append(f"<p>{html.escape(self.reading)}</p>")
         if self.chart is not None and not self.chart:
@@ -150,5 +203,6 @@ class Result:
 
     def __repr__(self) -> str:
         shape = "no frame" if self.frame is None else f"{self.frame.height} rows x {self.frame.width} columns"
+        shape += "" if self.layout is None else " (and the paper's layout)"
         chart = "no chart" if self.chart is None else ("chart" if self.chart else repr(self.chart))
         return f"Result({self.name!r}: {shape}, {chart}; {self.reading[:80]!r})"

@@ -2,10 +2,9 @@
 
 Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table),
 ``judge`` (label negotiation rounds, validate judges), ``demo`` (the README's main
-job). Each environment's commands live in their own module and register on these
-groups (an environment's module is named by its registered spec,
-:mod:`scarce_lab.registry`); heavy imports (litellm, model) happen inside the
-commands, not at start-up.
+job). ``run NAME`` and ``table NAME`` are built for every registered environment from
+its spec (:mod:`scarce_lab.cli.environment`, :mod:`scarce_lab.registry`); heavy
+imports (litellm, model) happen inside the commands, not at start-up.
 """
 
 from __future__ import annotations
@@ -23,34 +22,36 @@ class TableFormat(StrEnum):
     json = "json"
 
 
+#: Help is click's plain layout (``rich_markup_mode=None``): rich's boxes cut long
+#: option names at 80 columns ("--subordinate-c…"); the plain layout wraps the help
+#: text instead and never cuts a name.
+_PLAIN = {"rich_markup_mode": None, "no_args_is_help": True}
+
 app = typer.Typer(
     name="scarce-lab",
     help="LLM agents under economic rules: run environments, record trajectories, print paper tables.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **_PLAIN,
 )
-run_app = typer.Typer(help="Play an environment and record trajectories.", no_args_is_help=True)
-table_app = typer.Typer(help="Print a paper table for a trajectory dataset.", no_args_is_help=True)
-judge_app = typer.Typer(help="LLM-judge panel: label rounds, validate against people.", no_args_is_help=True)
+run_app = typer.Typer(help="Play an environment and record trajectories.", **_PLAIN)
+table_app = typer.Typer(help="Print a paper table for a trajectory dataset.", **_PLAIN)
+judge_app = typer.Typer(help="LLM-judge panel: label rounds, validate against people.", **_PLAIN)
 app.add_typer(run_app, name="run")
 app.add_typer(table_app, name="table")
 app.add_typer(judge_app, name="judge")
 
 
 def _register() -> None:
-    # Importing the modules registers their commands on the groups above: each
-    # registered environment's (its spec's ``cli``), then the shared ones.
+    # Importing the modules registers their commands on the groups above: the shared
+    # ones, then ``run NAME`` / ``table NAME`` for every registered environment.
     import importlib
 
-    from ..registry import specs
-
-    modules = [s.cli for s in specs() if s.cli]
-    for module in [*modules, *(f"scarce_lab.cli.{n}" for n in ("judge", "demo", "report", "data", "view"))]:
-        importlib.import_module(module)
+    for name in ("judge", "demo", "report", "data", "view"):
+        importlib.import_module(f"scarce_lab.cli.{name}")
     from .environment import add_all
 
-    add_all()  # generic commands for an environment without a CLI module of its own
+    add_all()
 
 
 _register()

@@ -101,10 +101,13 @@ def config_leaves(
     aliases: dict[str, tuple[str, ...]] | None = None,
     exclude: tuple[str, ...] = (),
     extra_choices: dict[str, tuple[str, ...]] | None = None,
+    defaults: dict[str, str] | None = None,
 ) -> list[Leaf]:
     """The options of ``cls`` (see the module docstring). ``aliases`` gives extra
     option names per dotted path (e.g. ``{"model": ("-m",)}``); ``extra_choices`` adds
-    shorthand values to a choice (e.g. ``{"condition": ("all",)}``)."""
+    shorthand values to a choice (e.g. ``{"condition": ("all",)}``); ``defaults`` is
+    the default the help states where a command sets one other than the field's
+    (SovSim's ``condition``: ``all``)."""
     aliases = aliases or {}
     raw = [(p, a, f) for p, a, f in _leaves(cls) if p not in exclude and p not in NOT_OPTIONS]
     counts: dict[str, int] = {}
@@ -132,6 +135,8 @@ def config_leaves(
         default = f.get_default(call_default_factory=True) if not f.is_required() else None
         if isinstance(default, enum.Enum):
             default = default.value
+        if defaults and path in defaults:
+            default = defaults[path]
         desc = (f.description or "").rstrip(".")
         hint = " (repeatable: one run per value)" if path in sweep else (" (repeatable)" if multiple else "")
         help_text = f"{desc}{hint} (default: {default})" if default is not None else f"{desc}{hint}"

@@ -55,11 +55,18 @@ def apply_sweep_cap(configs: list[Any], out: Path, cap: float | None) -> list[An
     ledger too, so a resumed run counts what it spent before.
 
     Raises:
-        typer.BadParameter: a capped model without a known price.
+        typer.BadParameter: a capped model without a known price, or a cap for an
+            environment whose config has no model settings.
     """
     out = Path(out)
     done = []
     for cfg in configs:
+        if getattr(cfg, "llm", None) is None:  # an environment without a model client
+            if cap is not None:
+                raise typer.BadParameter(f"{type(cfg).__name__} has no model settings (llm): nothing to cap",
+                                         param_hint="--max-cost-usd")
+            done.append(cfg)
+            continue
         if cap is None and cfg.llm.max_cost_usd is None:
             done.append(cfg)
             continue

@@ -1,14 +1,31 @@
-"""``scarce-lab run NAME`` and ``scarce-lab table NAME PATH`` for a registered
-environment whose spec names no CLI module of its own (:mod:`scarce_lab.registry`,
-``EnvironmentSpec.cli``): one option per config field (as the shipped run commands
-build them, :mod:`scarce_lab.cli._options`), ``--out`` and ``--resume``; the table
-command prints the spec's paper table, its options given as ``-O key=value``.
+"""``scarce-lab run NAME`` and ``scarce-lab table NAME PATH``, one of each for every
+registered environment (:mod:`scarce_lab.registry`), built from its spec alone.
+
+``run``: every setting of the environment's config model is an option
+(:mod:`scarce_lab.cli._options`), with the spec's :class:`~scarce_lab.registry.RunCommand`
+(help, aliases, sweep shorthands and defaults, replicates, preflight, how a sweep is
+played); then, written once for every environment, ``--out`` (default ``runs/NAME``,
+a folder git ignores), ``--resume``, ``--progress``, the executor (``--executor local|ray``,
+``--address``; ``--processes`` where the spec plays a sweep over processes), the dollar
+cap, the dry run and the check (:mod:`scarce_lab.cli._spend`), cross-play
+(:mod:`scarce_lab.cli._crossplay`), ``--config``, ``-S`` and ``--seat``. Every model is
+checked before any folder is made. Each finished run is told in one line (the spec's
+``outcome``), then the sweep's counts; a run that failed or could not start is one
+``error:`` line, and the command exits 1 after the others have run.
+
+``table``: the environment's paper table (``sl.table``: the spec's ``paper_table``) of
+a path of any layout ``sl.load`` reads, its options (the spec's ``table_options``) as
+typed options, printed as Markdown (the table, the settings every run shares away from
+the paper's defaults, and the other tables of the finding), CSV (the table) or JSON
+(everything). Warnings of the load and the table go to stderr, once each.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,113 +33,286 @@ import typer
 
 from . import TableFormat, run_app, table_app
 from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
+from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
 from ._options import _option as option_of
 from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
 
-#: Environments whose generic commands are on the groups already.
+#: Environments whose commands are on the groups already.
 _ADDED: set[str] = set()
+#: Where runs go when ``--out`` is left out (below the working directory; ``/runs/`` is
+#: in the project's .gitignore, so a run never lands in a shipped dataset).
+RUNS = Path("runs")
 
 
-def _markdown(df: Any) -> str:
-    cols = df.columns
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.iter_rows()]
-    return "\n".join(lines)
+def _leaves(spec: Any) -> list[Any]:
+    cmd = spec.cli
+    return config_leaves(spec.config, aliases=dict(cmd.aliases), exclude=cmd.exclude,
+                         extra_choices={k: tuple(v) for k, v in cmd.shorthands.items()},
+                         defaults={k: ", ".join(map(str, v)) for k, v in cmd.default_sweep.items()})
 
 
-def _option_value(text: str) -> tuple[str, Any]:
-    """``key=value`` with the value read as JSON when it is JSON (``true``, ``3``), else
-    as text.
+def _run_parameters(spec: Any) -> list[inspect.Parameter]:
+    cmd = spec.cli
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [option_of(leaf) for leaf in _leaves(spec)]
+    if cmd.replicates:
+        params.append(inspect.Parameter("replicates", kw, default=cmd.replicates_default, annotation=Annotated[
+            int, typer.Option(*cmd.replicates, min=1, help=cmd.replicates_help or "replicates per condition")]))
+    params += [
+        inspect.Parameter("out", kw, default=RUNS / spec.name, annotation=Annotated[
+            Path, typer.Option("--out", "-o", help="folder of the run folders (one per run)")]),
+        inspect.Parameter("resume", kw, default=False, annotation=Annotated[
+            bool, typer.Option("--resume", help=f"continue unfinished runs from their last committed "
+                                                f"{cmd.resume_unit}")]),
+        inspect.Parameter("progress", kw, default=True, annotation=Annotated[
+            bool, typer.Option("--progress/--no-progress", help="a progress bar while the runs play")]),
+    ]
+    if cmd.run_processes is not None:
+        params.append(inspect.Parameter("processes", kw, default=1, annotation=Annotated[
+            int, typer.Option("--processes", min=1, help=(
+                "client processes on this machine (runs dealt round-robin; --concurrency and rate limits are "
+                "split between them): for sweeps whose model calls are fast enough that one process's CPU is "
+                "the limit"))]))
+    return [*params, *executor_parameters(), *spend_parameters(), *crossplay_parameters(), *common_parameters()]
+
+
+def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
+    """Every config of the sweep the options ask for (validated; cross-play applied).
 
     Raises:
-        typer.BadParameter: no ``=`` in ``text``.
+        typer.BadParameter: a value that does not validate (field, value and origin
+            named) or a grid that cannot be planned.
     """
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise typer.BadParameter(f"-O {text!r}: expected key=value", param_hint="-O")
+    from ..config.base import ConfigError, parse_override, read_config_file
+
+    cmd = spec.cli
+    replicates = kwargs.pop("replicates", None)
+    xp = pop_crossplay(kwargs)
+    parsed = parse_kwargs(spec.config, _leaves(spec), kwargs)
+    population = crossplay_settings(xp, parsed)
+    set_elsewhere = {parse_override(o)[0] for o in parsed.overrides}
+    if parsed.file is not None:
+        set_elsewhere |= set(read_config_file(parsed.file))
+    for field, values in cmd.default_sweep.items():
+        if field not in parsed.sweep and field not in parsed.values and field not in set_elsewhere:
+            parsed.sweep[field] = list(values)
     try:
-        return key, json.loads(raw)
-    except ValueError:
-        return key, raw
+        configs = expand(spec.config, parsed, order=cmd.order, replicates=replicates,
+                         expand_values={k: {s: list(v) for s, v in m.items()} for k, m in cmd.shorthands.items()})
+    except ConfigError as exc:
+        raise fail(exc) from None
+    return apply_crossplay(spec.name, configs, population, dry_run=dry_run)
+
+
+def _preflight(spec: Any, configs: list[Any]) -> None:
+    """Every model usable and the spec's own checks, before any folder is made.
+
+    Raises:
+        typer.BadParameter: the problem, named.
+    """
+    from ..runners.preflight import ModelUnavailableError, check_configs
+
+    try:
+        if spec.cli.preflight is not None:
+            spec.cli.preflight(configs)
+        check_configs(configs)
+    except ModelUnavailableError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model") from None
+    except OSError as exc:
+        raise typer.BadParameter(f"{exc}") from None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _play(spec: Any, configs: list[Any], out: Path, *, resume: bool, progress: bool, executor: str,
+          address: str | None, processes: int, max_cost: float | None) -> list[Any]:
+    """The sweep's outcomes (:class:`scarce_lab.runners.executors.RunOutcome`), in
+    ``configs`` order; runs the cap left unstarted are ``not_started``."""
+    from ..runners.executors import RunOutcome, run_task
+
+    cmd = spec.cli
+    if executor == "ray":
+        return run_on_ray(spec.name, configs, out, resume=resume, address=address, progress=progress)
+    if processes > 1:
+        try:
+            return cmd.run_processes(configs, out, processes=processes, resume=resume, progress=progress)
+        except ValueError as exc:  # limits that cannot be split, the same run twice
+            raise typer.BadParameter(str(exc), param_hint="--processes") from None
+    if cmd.run_many is not None:
+        return cmd.run_many(configs, out, resume=resume, progress=progress)
+    task = run_task(spec.name)
+    outcomes = []
+    for cfg in configs:
+        if sweep_spent(out, max_cost):
+            outcomes.append(RunOutcome(cfg.run_id, "not_started", f"the sweep's ${max_cost:g} cost cap is spent"))
+            continue
+        outcomes.append(task(cfg, Path(out), resume))
+    return outcomes
+
+
+def _report(spec: Any, outcomes: list[Any], out: Path) -> int:
+    """One line per run (its outcome, or its error), then the counts; the exit status:
+    1 when a run failed or did not start, or when every model call failed."""
+    from ..data.loaders import call_errors
+
+    bad = 0
+    done = []
+    for o in outcomes:
+        run_dir = Path(out) / o.run_id
+        if o.status in ("complete", "skipped"):
+            done.append(run_dir)
+            try:
+                line = spec.outcome(run_dir) if spec.outcome is not None else o.status
+            except (OSError, ValueError) as exc:  # the folder cannot be read back: say so, never guess
+                line = f"{o.status} (its outcome cannot be read: {exc})"
+            typer.echo(f"{run_dir}: {line}" + (" (already complete: skipped)" if o.status == "skipped" else ""))
+        elif o.status == "failed":
+            bad += 1
+            try:
+                run_failed(run_dir, RuntimeError(o.error or "failed"))
+            except typer.Exit:
+                pass
+        else:  # error (could not start) or not_started (the cost cap)
+            bad += 1
+            typer.echo(f"error: {o.run_id}: {o.status}: {o.error}", err=True)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    typer.echo(f"{len(outcomes)} {spec.title} run(s) -> {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    n, failed, first = call_errors(done)
+    if n and failed == n:
+        typer.echo(f"error: all {n} model calls failed (first: {first})", err=True)
+        return 1
+    if failed:
+        typer.echo(f"warning: {failed} of {n} model calls failed and fell back (first: {first})", err=True)
+    return 1 if bad else 0
+
+
+def _run_command(spec: Any):
+    def run_cmd(**kwargs: Any) -> None:
+        out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
+        processes = kwargs.pop("processes", 1)
+        executor, address = pop_executor(kwargs)
+        if processes > 1 and executor != "local":
+            raise typer.BadParameter("--processes is for --executor local", param_hint="--processes")
+        max_cost, dry_run, check = pop_spend(kwargs)
+        configs = _configs(spec, kwargs, dry_run=dry_run)
+        configs = apply_sweep_cap(configs, out, max_cost)
+        if preview_or_check(spec.name, configs, dry_run, check):
+            return
+        _preflight(spec, configs)
+        outcomes = _play(spec, configs, out, resume=resume, progress=progress, executor=executor, address=address,
+                         processes=processes, max_cost=max_cost)
+        code = _report(spec, outcomes, out)
+        if code:
+            raise typer.Exit(code)
+
+    help_text = spec.cli.help or f"Play {spec.title} and record one run folder per run under OUT."
+    run_cmd.__doc__ = (f"{help_text}\n\nEvery setting of the {spec.title} config is an option (or -S key=value); "
+                       "repeat a sweep option for one run per value.")
+    return with_signature(run_cmd, _run_parameters(spec))
+
+
+# -- table ------------------------------------------------------------------------------
+def _table_parameters(spec: Any) -> list[inspect.Parameter]:
+    """One typed option per entry of the spec's ``table_options`` (choices: a choice;
+    ``bool``: a ``--x/--no-x`` flag; another type: a value), default from the signature
+    of its ``paper_table``."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    signature = inspect.signature(spec.paper_table).parameters
+    params = []
+    for name, rule in spec.table_options.items():
+        default = signature[name].default if name in signature else None
+        flag = "--" + name.replace("_", "-")
+        if isinstance(rule, tuple):
+            choice = enum.StrEnum(f"{spec.name.capitalize()}{name.capitalize()}Choice", {str(c): str(c) for c in rule})
+            ann = Annotated[choice, typer.Option(flag, help=f"one of {', '.join(map(str, rule))}")]
+            default = choice(str(default)) if default is not None else None
+        elif rule is bool:
+            ann = Annotated[bool, typer.Option(f"{flag}/--no-{flag[2:]}")]
+            default = bool(default)
+        else:
+            ann = Annotated[rule, typer.Option(flag)]
+        params.append(inspect.Parameter(f"opt_{name}", kw, default=default, annotation=ann))
+    return params
+
+
+def _print_table(found: Any, fmt: TableFormat) -> None:
+    if fmt == TableFormat.json:
+        typer.echo(json.dumps(found.to_dict(), indent=2, default=str))
+    elif fmt == TableFormat.csv:
+        typer.echo(found.frame.write_csv() if found.frame is not None else "", nl=False)
+    else:
+        typer.echo(found.markdown())
+        if found.reading:
+            typer.echo(f"\n{found.reading}")
+
+
+def _echo_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each warning about the data (a ``UserWarning``: runs left out, torn lines, files
+    not read) once on stderr; those that say data were read despite a failed check (a
+    class with ``forced = True``) in bold red. Libraries' numerical and deprecation
+    warnings are not the user's business here."""
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if not issubclass(w.category, UserWarning):
+            continue
+        if text in seen:
+            continue
+        seen.add(text)
+        if getattr(w.category, "forced", False):
+            typer.secho(f"WARNING: {text}", err=True, fg=typer.colors.RED, bold=True)
+        else:
+            typer.echo(f"warning: {text}", err=True)
+
+
+def _table_command(spec: Any):
+    def table_cmd(path: Path, fmt: TableFormat, **kwargs: Any) -> None:
+        from .._api import load, table
+
+        options = {k[len("opt_"):]: (v.value if isinstance(v, enum.Enum) else v) for k, v in kwargs.items()}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                data = load(path, force=True) if options.get("force") else load(path)
+                found = table(data, spec.name, **options)
+            except (FileNotFoundError, TypeError, ValueError) as exc:  # TrajectoryFileError, PoolingError...
+                problem = exc
+            else:
+                problem = None
+        _echo_warnings(caught)
+        if problem is not None:
+            raise typer.BadParameter(f"{path}: {problem}", param_hint="PATH") from None
+        _print_table(found, fmt)
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
+            Path, typer.Argument(help="a run folder, a folder of runs, a Parquet export or a published layout")]),
+        inspect.Parameter("fmt", kw, default=TableFormat.markdown, annotation=Annotated[
+            TableFormat, typer.Option("--format", "-f", help=(
+                "markdown: the table and every other table of the finding; csv: the table; json: everything"))]),
+        *_table_parameters(spec),
+    ]
+    table_cmd.__doc__ = (f"The paper table of a {spec.title} dataset (sl.table), with the settings every run "
+                         "shares that depart from the paper's defaults.\n\n"
+                         + (inspect.getdoc(spec.paper_table) or "").split("\n\n")[0])
+    return with_signature(table_cmd, params)
 
 
 def add_commands(spec: Any) -> None:
-    """Add ``run NAME`` and ``table NAME`` for ``spec`` (once; a spec with its own CLI
-    module gets none)."""
-    if spec.cli or spec.name in _ADDED:
+    """Add ``run NAME`` and ``table NAME`` for ``spec`` (once)."""
+    if spec.name in _ADDED:
         return
     _ADDED.add(spec.name)
-    cls = spec.config
-    leaves = config_leaves(cls)
-
-    def run_cmd(**kwargs: Any) -> None:
-        from ..config.base import ConfigError
-        from ..data.recorder import RunInProgressError
-        from ..runners.preflight import ModelUnavailableError, check_configs
-        from ..runtime import RunMismatchError
-        from ._executor import run_failed
-
-        out, resume = kwargs.pop("out"), kwargs.pop("resume")
-        xp = pop_crossplay(kwargs)
-        try:
-            parsed = parse_kwargs(cls, leaves, kwargs)
-            population = crossplay_settings(xp, parsed)
-            configs = apply_crossplay(spec.name, expand(cls, parsed, order=()), population)
-            check_configs(configs)
-        except ModelUnavailableError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--model") from None
-        except ConfigError as exc:
-            raise fail(exc) from None
-        for cfg in configs:
-            try:
-                dirs = spec.run(cfg, out, resume=resume)
-            except (RunInProgressError, FileExistsError, RunMismatchError) as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(1) from None
-            except Exception as exc:  # noqa: BLE001 - the run failed: recorded in its manifest
-                run_failed(Path(out) / cfg.run_id, exc)
-            for d in dirs:
-                typer.echo(f"{d}")
-
-    run_cmd.__doc__ = f"Play {spec.title} and record the run under OUT (every config setting is an option)."
-    params = [
-        *(option_of(leaf) for leaf in leaves),
-        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=Path(f"data/{spec.name}"),
-                          annotation=Annotated[Path, typer.Option("--out", "-o", help="dataset folder")]),
-        inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
-            bool, typer.Option("--resume", help="continue an unfinished run from its last committed round")]),
-        *crossplay_parameters(),
-        *common_parameters(),
-    ]
-    run_app.command(spec.name)(with_signature(run_cmd, params))
-
-    def table_cmd(
-        path: Path = typer.Argument(..., help="Dataset folder or run directory."),  # noqa: B008
-        fmt: TableFormat = typer.Option(TableFormat.markdown, "--format", "-f"),  # noqa: B008
-        options: list[str] = typer.Option(None, "--option", "-O", help=(  # noqa: B008
-            "an option of the paper table, key=value (JSON values: -O strict=true); repeatable")),
-    ) -> None:
-        from .._api import table
-        from ..data.recorder import TrajectoryFileError
-
-        kwargs = dict(_option_value(o) for o in options or [])
-        try:
-            df = table(path, spec.name, **kwargs)
-        except (FileNotFoundError, TrajectoryFileError, TypeError, ValueError) as exc:
-            raise typer.BadParameter(str(exc)) from None
-        if fmt == TableFormat.csv:
-            typer.echo(df.write_csv(), nl=False)
-        elif fmt == TableFormat.json:
-            typer.echo(json.dumps(df.to_dicts(), indent=2, default=str))
-        else:
-            typer.echo(_markdown(df))
-
-    table_cmd.__doc__ = f"The paper table of a {spec.title} dataset."
-    table_app.command(spec.name)(table_cmd)
+    run_app.command(spec.name)(_run_command(spec))
+    table_app.command(spec.name)(_table_command(spec))
 
 
 def remove_commands(name: str) -> None:
-    """Take the generic commands of ``name`` off the groups (a test that unregisters its
+    """Take the commands of ``name`` off the groups (a test that unregisters its
     environment cleans up with it)."""
     for group in (run_app, table_app):
         group.registered_commands[:] = [c for c in group.registered_commands if c.name != name]
@@ -130,9 +320,9 @@ def remove_commands(name: str) -> None:
 
 
 def add_all() -> None:
-    """Generic commands for every registered environment without a CLI module of its own
-    (one registered after the CLI was built included: :func:`scarce_lab.cli.main` calls
-    this before it parses the command line)."""
+    """Commands for every registered environment (one registered after the CLI was
+    built included: :func:`scarce_lab.cli.main` calls this before it parses the command
+    line)."""
     from ..registry import specs
 
     for spec in specs():

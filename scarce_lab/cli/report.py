@@ -39,8 +39,6 @@ def parse_parameter(text: str) -> tuple[str, object]:
 def _parameters_help() -> str:
     """Each notebook's parameters with their defaults, for ``--help`` (read from the
     notebooks beside this package; cheap: JSON and one cell each)."""
-    from rich.markup import escape
-
     from ..reporting import NOTEBOOKS
 
     parts = []
@@ -59,7 +57,7 @@ def _parameters_help() -> str:
                     names.append(f"{target.id}{ann}={value}")
         except (OSError, ValueError, StopIteration, SyntaxError, KeyError):
             names = ["(parameters unreadable)"]
-        parts.append(f"{nb_path.stem}: " + ", ".join(escape(n) for n in names))  # list[str] is no markup
+        parts.append(f"{nb_path.stem}: " + ", ".join(names))
     return "\n\n".join(["Notebooks and their parameters (NAME: type=default; values are converted to the type "
                         "or refused):", *parts])
 

@@ -64,32 +64,3 @@ def test_judge_stats_share_the_convention():
     lo, hi = Interval(float("nan"), float("nan"), FEWER_THAN_2_RATERS)
     assert reason_of(lo) == reason_of(hi) == FEWER_THAN_2_RATERS
     assert Stat(0.5).value == 0.5 and Stat(0.5).defined
-
-
-def test_old_module_names_still_import_with_a_deprecation_warning():
-    import scarce_lab.analysis as analysis
-    from scarce_lab.environments.scarce.analysis import experiments
-
-    with pytest.warns(DeprecationWarning, match="scarce_lab.environments.scarce.analysis.experiments"):
-        assert analysis.scarce_experiments is experiments
-    with pytest.raises(AttributeError):
-        analysis.no_such_module  # noqa: B018
-
-
-def test_old_single_module_names_still_import_from_each_package():
-    """``from scarce_lab.environments.sovsim.analysis import leader_rate_vs_survival`` worked when sovsim was
-    one module; the package keeps every name of that module (now .metrics) importable."""
-    import pytest
-
-    from scarce_lab.environments.economy import analysis as economy
-    from scarce_lab.environments.scarce import analysis as scarce
-    from scarce_lab.environments.sovsim import analysis as sovsim
-    from scarce_lab.environments.sovsim.analysis import leader_rate_vs_survival
-    from scarce_lab.environments.sovsim.analysis.metrics import leader_rate_vs_survival as direct
-
-    assert leader_rate_vs_survival is direct
-    for pkg in (sovsim, scarce, economy):
-        public = [n for n in dir(pkg.metrics) if not n.startswith("_")]
-        assert all(getattr(pkg, n) is getattr(pkg.metrics, n) for n in public), pkg.__name__
-        with pytest.raises(AttributeError, match="no attribute 'no_such_metric'"):
-            pkg.no_such_metric  # noqa: B018

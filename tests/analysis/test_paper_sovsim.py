@@ -102,12 +102,12 @@ def test_mean_relative_drop_over_models_from_table_json(tmp_path):
     relative drop in survival rate and in total gain from CPR to each asymmetric condition
     (the release gives 86.7% for survival)". On release-shaped data with the release's
     per-model survival counts, ``table sovsim --format json`` gives 86.7% at
-    ``cross_model.relative_drop[metric=survival_rate, condition=kcpr_m].mean``."""
+    ``sovsim_cross_relative_drop[metric=survival_rate, condition=kcpr_m].mean``."""
     path = release(tmp_path, six_models())
     res = CliRunner().invoke(app, ["table", "sovsim", str(path), "--format", "json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
-    rows = {(r["metric"], r["condition"]): r for r in doc["cross_model"]["relative_drop"]}
+    doc = json.loads(res.stdout)
+    rows = {(r["metric"], r["condition"]): r for r in doc["sovsim_cross_relative_drop"]}
     sr = rows[("survival_rate", "kcpr_m")]
     per_model = {"m1": 1.0, "m2": 0.4, "m3": 1.0, "m4": 1.0, "m5": 0.8, "m6": 1.0}  # (SR_cpr - SR_kcpr_m) / SR_cpr
     assert dict(zip(sr["models"], sr["drops"], strict=True)) == pytest.approx(per_model)
@@ -120,9 +120,9 @@ def test_mean_relative_drop_over_models_from_table_json(tmp_path):
     expected = np.mean([(c - k) / c for c, k in gain.values()])
     assert rows[("total_gain", "kcpr_m")]["mean"] == pytest.approx(expected)
     # Table 1 keeps the per-model drop beside it
-    t1 = {(r["model"], r["condition"]): r for r in doc["table1"]}
-    assert t1[("m2", "kcpr_m")]["survival_drop"]["mean"] == pytest.approx(0.4)
-    assert t1[("m2", "cpr")]["survival_drop"]["status"] == "not_applicable"
+    t1 = {(r["model"], r["condition"]): r for r in doc["table"]}
+    assert t1[("m2", "kcpr_m")]["survival_drop_mean"] == pytest.approx(0.4)
+    assert t1[("m2", "cpr")]["survival_drop_status"] == "not_applicable"
 
 
 def test_drop_from_a_zero_cpr_survival_rate_is_undefined_not_zero(tmp_path):

@@ -68,11 +68,11 @@ def test_govsim_folder_gives_one_row_per_model_and_environment(tmp_path):
             expected[key] = expected.get(key, 0) + 1
     res = cli.invoke(app, ["table", "sovsim", str(root), "--preset", "govsim", "--format", "json"])
     assert res.exit_code == 0, res.output
-    got = {(r["model"], r["base_condition"]): r for r in json.loads(res.output)["table1"]}
+    got = {(r["model"], r["base_condition"]): r for r in json.loads(res.output)["table"]}
     assert {k: r["n"] for k, r in got.items()} == expected
     assert {env for _, env in got} == {"fish_baseline_concurrent", "fish_baseline_concurrent_universalization"}
     # the two environments of one model are really different results (Llama-3-8B: 2 vs 12 rounds)
-    l3 = {env: r["survival_time"]["mean"] for (m, env), r in got.items() if m == "Llama-3-8B"}
+    l3 = {env: r["survival_time_mean"] for (m, env), r in got.items() if m == "Llama-3-8B"}
     assert l3 == {"fish_baseline_concurrent": 2.0, "fish_baseline_concurrent_universalization": 12.0}
     # the label shows the settings that differ between the environments, nothing else
     assert {r["condition"] for r in got.values()} == {
@@ -197,7 +197,7 @@ def test_role_label_ablation_is_its_own_condition(tmp_path):
     res = cli.invoke(app, ["table", "sovsim", str(tmp_path), "--by", "base_condition", "--force", "-f", "json"])
     assert res.exit_code == 0
     assert "WARNING: FORCED" in res.stderr and "role_labels" in res.stderr
-    rows = json.loads(res.stdout)["table1"]
+    rows = json.loads(res.stdout)["table"]
     assert [(r["condition"], r["n"]) for r in rows] == [("cpr [pooled: role_labels]", 4),
                                                        ("kcpr [pooled: role_labels]", 4)]
 
@@ -272,13 +272,13 @@ def test_notebook_face_applies_the_same_checks(tmp_path):
     import scarce_lab as sl
 
     root = govsim_as_written(tmp_path)
-    t = sl.table(root, preset="govsim")
+    t = sl.table(root, preset="govsim").frame
     assert t.height == 8 and set(t["base_condition"]) == {"fish_baseline_concurrent",
                                                          "fish_baseline_concurrent_universalization"}
     with pytest.raises(PresetMismatchError):
         sl.table(root)
     with pytest.warns(SovSimDataWarning):
-        assert sl.table(root, force=True).height == 8
+        assert sl.table(root, force=True).frame.height == 8
 
 
 def test_cross_model_mean_refuses_models_run_under_different_settings(tmp_path):

@@ -78,7 +78,7 @@ def test_two_compositions_with_the_same_model_stay_separate_rows(tmp_path):
     rounds = sl.sovsim.agent_rounds(sl.load(tmp_path))
     assert rounds["model"].n_unique() == 1  # same models per run: only the composition tells them apart
     assert rounds["condition"].n_unique() == 2
-    values = sl.sovsim.table(rounds).extra["sovsim_table1_values"]
+    values = sl.sovsim.table(rounds).frame
     assert values.height == 2
     assert sorted(values["condition"].to_list()) == sorted(
         rounds["condition"].unique().to_list())

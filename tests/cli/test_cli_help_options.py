@@ -87,12 +87,10 @@ SAMPLES = {
 
 
 def _leaves(path):
-    from scarce_lab.environments.economy import cli as economy
-    from scarce_lab.environments.scarce import cli as scarce
-    from scarce_lab.environments.sovsim import cli as sovsim
+    from scarce_lab import registry
+    from scarce_lab.cli.environment import _leaves as leaves_of
 
-    mod = {"sovsim": sovsim, "scarce": scarce, "economy": economy}[path[1]]
-    return {leaf.param: leaf for leaf in mod._leaves()[1]}
+    return {leaf.param: leaf for leaf in leaves_of(registry.get(path[1]))}
 
 
 def _value_texts(opt, leaf, cls) -> list[tuple[list[str], object]]:
@@ -140,12 +138,9 @@ def _get(cfg, dotted: str):
 @pytest.fixture()
 def recorded(monkeypatch, tmp_path):
     """Replace the runners by recorders of the configs they are given."""
-    import scarce_lab.environments.economy.cli as ce
-    import scarce_lab.environments.economy.runner.play as re_
-    import scarce_lab.environments.scarce.cli as cs
-    import scarce_lab.environments.scarce.runner as rs
-    import scarce_lab.environments.sovsim.cli as cv
+    import scarce_lab.cli.environment as cli_env
     import scarce_lab.environments.sovsim.runner.play as rv
+    import scarce_lab.runners.executors as ex
 
     seen: list = []
 
@@ -155,9 +150,12 @@ def recorded(monkeypatch, tmp_path):
 
         return [GameResult(c.run_id, "complete") for c in configs]
 
-    def one(cfg, out, **kw):
-        seen.append(cfg)
-        return Path(out) / cfg.run_id
+    def task(environment):  # one run after another: what the executors' task of each run returns
+        def one(cfg, out, resume):
+            seen.append(cfg)
+            return ex.RunOutcome(cfg.run_id, "complete")
+
+        return one
 
     def on_ray(env, configs, out, **kw):
         seen.extend(configs)
@@ -166,14 +164,8 @@ def recorded(monkeypatch, tmp_path):
         return [SimpleNamespace(run_id=c.run_id, status="complete", error=None) for c in configs]
 
     monkeypatch.setattr(rv, "run_sweep", sweep)
-    monkeypatch.setattr(re_, "run_economy", one)
-    monkeypatch.setattr(rs, "run_scarce", one)
-    for mod in (ce, cs, cv):
-        monkeypatch.setattr(mod, "run_on_ray", on_ray)
-    monkeypatch.setattr("scarce_lab.environments.scarce.tables.submissions_table",
-                        lambda out: __import__("polars").DataFrame(
-                            {"run_id": [], "score": [], "deadline_missed": []},
-                            schema={"run_id": str, "score": float, "deadline_missed": bool}))
+    monkeypatch.setattr(ex, "run_task", task)
+    monkeypatch.setattr(cli_env, "run_on_ray", on_ray)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the preflight's key check is tested elsewhere
     return seen
 

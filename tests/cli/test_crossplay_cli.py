@@ -62,7 +62,7 @@ def test_a_played_grid_reads_back_as_compositions(tmp_path):
                "scripted/greedy,scripted/sustainable", "--background", "scripted/sustainable",
                "--focal-seats", "king", "--no-progress", "-o", str(out))
     assert res.exit_code == 0, res.output
-    assert res.output.index("cross-play grid") < res.output.index("4 games")  # planned before it ran
+    assert res.output.index("cross-play grid") < res.output.index("4 SovSim run(s)")  # planned before it ran
     manifests = [json.loads(p.read_text()) for p in sorted(out.glob("*/manifest.json"))]
     assert len(manifests) == 4
     kings = sorted(m["models"]["a3"] for m in manifests)

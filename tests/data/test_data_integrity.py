@@ -88,7 +88,7 @@ def test_a_stray_parquet_file_in_an_export_is_an_error(tmp_path):
     _copy(tmp_path)
     ex = tmp_path / "ex"
     sl.export(sl.load(str(tmp_path / "ds")), str(ex))
-    assert sl.table(str(ex))["total_payoff_mean"].to_list() == [960.0]
+    assert sl.table(str(ex)).frame["total_payoff_mean"].to_list() == [960.0]
     f = next((ex / "payloads" / "sovsim" / "round").rglob("data.parquet"))
     shutil.copy(f, f.with_name("data (1).parquet"))
     with pytest.raises(TrajectoryFileError, match=r"data \(1\).parquet: this Parquet file was not written"):
@@ -108,7 +108,7 @@ def test_a_table_names_the_unfinished_runs_it_leaves_out(tmp_path):
     (d / "events.jsonl").write_text("".join(_lines(d)[:20]))  # rounds 1-3 committed
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t = sl.table(str(tmp_path / "ds"))
+        t = sl.table(str(tmp_path / "ds")).frame
     assert t["n"].to_list() == [1]
     msgs = [str(w.message) for w in caught if issubclass(w.category, UnfinishedRunsWarning)]
     assert msgs and "left out 1 unfinished simulation(s) of 2" in msgs[0] and d.name in msgs[0]

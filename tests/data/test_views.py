@@ -194,8 +194,8 @@ def test_a_registered_layout_is_found_by_sl_load(toy, tmp_path):
     assert isinstance(ds, Dataset) and ds.layout == "toy_counts" and ds.environments == ["toy"]
     assert ds.published_environment == "toy" and set(ds.published_tables) == {"moves"}
     assert ds.toy.moves.height == 2 and ds.runs.collect().height == 0
-    assert sl.table(ds)["final_mean"].to_list() == [3.0]  # the paper table reads the view
-    with pytest.raises(ValueError, match=r"published toy_counts data holds environments \['toy'\], not 'sovsim'"):
+    assert sl.table(ds).frame["final_mean"].to_list() == [3.0]  # the paper table reads the view
+    with pytest.raises(ValueError, match=r"no SovSim runs in this dataset \(it holds toy\)"):
         sl.table(ds, environment="sovsim")
     with pytest.raises(ValueError, match="holds environments"):
         _ = ds.sovsim

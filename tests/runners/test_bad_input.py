@@ -197,10 +197,10 @@ def test_scarce_config_rejects_bad_models_and_tasks(kwargs, message):
 
 def test_scarce_table_on_bad_paths_is_a_clear_error(tmp_path):
     res = CliRunner().invoke(app, ["table", "scarce", str(tmp_path / "missing")])
-    assert res.exit_code == 2 and _flat("dataset path does not exist") in _flat(res.output)
+    assert res.exit_code == 2 and _flat("missing does not exist") in _flat(res.output)
     _one_run(tmp_path / "other")  # a run of another environment
     res = CliRunner().invoke(app, ["table", "scarce", str(tmp_path / "other")])
-    assert res.exit_code == 2 and _flat("no SCARCE runs below") in _flat(res.output)
+    assert res.exit_code == 2 and _flat("no SCARCE runs in this dataset (it holds sovsim)") in _flat(res.output)
 
 
 # -- sandbox ------------------------------------------------------------------------
@@ -287,9 +287,9 @@ def test_economy_table_leaves_out_unfinished_runs_and_names_them(tmp_path):
     (killed / MANIFEST).write_text(m.model_dump_json())
     res = CliRunner().invoke(app, ["table", "economy", str(tmp_path), "--format", "json"])
     assert res.exit_code == 0, res.output
-    assert f"skipping 1 unfinished run(s): {killed} (running)" in res.output
-    rows = json.loads(res.output[res.output.index("["):])
-    assert [r["n_runs"] for r in rows] == [1] and done.exists()
+    assert f"warning: left out 1 unfinished run(s): {killed} (running)" in res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert [r["n_runs"] for r in doc["table"]] == [1] and done.exists()
 
 
 def test_call_errors_counts_failed_calls_not_bad_answers(tmp_path):
@@ -396,7 +396,7 @@ def test_sovsim_table_on_corrupt_or_foreign_data_is_a_clear_error(tmp_path):
         run_id="r1", environment="economy", condition="none", seed=0, package_version="0"))
     rec.finish()
     res = _sovsim_cli(["table", "sovsim", str(tmp_path / "eco")])
-    assert res.exit_code == 2 and "no SovSim data" in res.output
+    assert res.exit_code == 2 and "no SovSim runs in this dataset (it holds economy)" in res.output
 
 
 def test_sovsim_run_with_an_unreachable_model_fails_instead_of_faking_a_game(tmp_path, monkeypatch):

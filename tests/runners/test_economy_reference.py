@@ -454,7 +454,8 @@ def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
         assert len(ids) == 2 and row["children"] == pytest.approx(sum(per_run) / 2)  # mean over runs
     res = CliRunner().invoke(app, ["table", "economy", str(out), "--dynamics", "--format", "json"])
     assert res.exit_code == 0, res.output
-    assert [r["economy"] for r in json.loads(res.output)] == ["default", "eom-reference:research"]
+    assert [r["economy"] for r in json.loads(res.output)["table"]] == ["default",
+                                                                                         "eom-reference:research"]
 
 
 @pytest.mark.slow

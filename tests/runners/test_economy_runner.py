@@ -195,7 +195,7 @@ def test_cli_run_and_table(tmp_path):
     assert len(list(out.iterdir())) == 4
     res = CliRunner().invoke(app, ["table", "economy", str(out), "--format", "json"])
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.output)
+    rows = json.loads(res.output)["table"]
     assert [(r["task"], r["condition"], r["n_runs"]) for r in rows] == [
         ("blocksworld", "none", 2), ("blocksworld", "no-auction", 2)]
     res = CliRunner().invoke(app, ["table", "economy", str(out)])

@@ -134,19 +134,22 @@ def test_cli_run_and_table(tmp_path):
                             "scripted/sustainable", "--model", "scripted/greedy", "--simulations", "2",
                             "--seed", "1", "--out", str(out), "--no-progress"])
     assert r.exit_code == 0, r.output
-    assert "8 games" in r.output and "complete 8" in r.output
+    assert "8 SovSim run(s)" in r.output and "complete 8" in r.output
+    # one line per game: what happened in it
+    assert "cpr, simulation 0: played 12 rounds, pool 120 at the end" in r.output
+    assert "kcpr, simulation 1: collapsed in round 1 (pool 0)" in r.output
     r = runner.invoke(app, ["table", "sovsim", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert set(doc) == {"convention", "table1", "cross_model"}
-    rows = {(x["model"], x["condition"]): x for x in doc["table1"]}
+    assert {"convention", "departures", "table", "layout", "sovsim_cross_relative_drop"} <= set(doc)
+    rows = {(x["model"], x["condition"]): x for x in doc["table"]}
     assert set(rows) == {(m, c) for m in ("scripted/sustainable", "scripted/greedy") for c in ("cpr", "kcpr")}
     sus = rows[("scripted/sustainable", "cpr")]
-    assert sus["n"] == 2 and sus["survival_time"]["mean"] == 12 and sus["total_payoff"]["mean"] == 960
+    assert sus["n"] == 2 and sus["survival_time_mean"] == 12 and sus["total_payoff_mean"] == 960
     greedy_k = rows[("scripted/greedy", "kcpr")]
     # workers 30 each, king takes the remaining 30: collapse in round 1, payoff 4 x 10
-    assert greedy_k["survival_time"]["mean"] == 1 and greedy_k["total_payoff"]["mean"] == 40
-    assert set(sus["efficiency"]) >= {"mean", "ci_low", "ci_high"}
+    assert greedy_k["survival_time_mean"] == 1 and greedy_k["total_payoff_mean"] == 40
+    assert {"efficiency_mean", "efficiency_ci_low", "efficiency_ci_high"} <= set(sus)
     r = runner.invoke(app, ["table", "sovsim", str(out)])
     assert r.exit_code == 0 and "| scripted/greedy | kcpr | 2 |" in r.output
     r = runner.invoke(app, ["run", "sovsim", "--model", "scripted/nope", "--out", str(out), "--no-progress"])

@@ -155,85 +155,13 @@ def _decision_kinds_of(reg: PayloadRegistration) -> frozenset[str]:
                      if issubclass(m, DecisionFields) or "call_ids" in m.model_fields)
 
 
-# -- version 1 -> 2 ---------------------------------------------------------------------
-def _private(out: dict, agents: list[str] | None = None) -> None:
+# -- version 1 -> 2 (helpers of the environments' own ``migrate_v1``) ---------------------
+def private_to(out: dict, agents: list[str] | None = None) -> None:
+    """Make the event ``out`` private to ``agents`` (default: its own agent)."""
     out["visibility"] = "private"
     out["visible_to"] = list(agents if agents else [out.get("agent")])
 
 
-def _pairs(d: dict, key: str, value: str) -> list[dict]:
+def pairs(d: dict, key: str, value: str) -> list[dict]:
+    """A version-1 mapping as the list of ``{key: k, value: v}`` records of version 2."""
     return [{key: k, value: v} for k, v in d.items()]
-
-
-def _sovsim_v1(out: dict, p: dict) -> None:
-    kind = out["kind"]
-    if kind == "game_start":
-        roles = p.pop("roles", {}) or {}
-        p["roles"] = [roles.get(a, "") for a in p["agents"]]
-        cfg = p.pop("config", {}) or {}
-        for k in ("n_agents", "rounds", "initial_pool", "capacity", "step", "subordinate_cap",
-                  "collapse_threshold", "regeneration_factor", "announce_max"):
-            p[k] = cfg[k]
-    elif kind in ("announcement", "extraction"):
-        _private(out)
-
-
-def _genome(g: dict) -> dict:
-    if g.get("kind") == "rule":
-        return {"kind": "rule", "literals": [{"feature": f, "value": w} for f, w in g.get("if", [])],
-                "move": list(g.get("move", [])), "text": g.get("text")}
-    return {"kind": "partial", "capability": g.get("capability"), "instruction": g.get("instruction"),
-            "wake_on": list(g.get("wake_on", []))}
-
-
-def _economy_v1(out: dict, p: dict) -> None:
-    kind = out["kind"]
-    if kind == "birth":
-        p["genome"] = _genome(p["genome"])
-        out["agent"] = p.pop("agent", out.get("agent"))
-    elif kind == "death":
-        out["agent"] = p.pop("agent", out.get("agent"))
-    elif kind == "auction":
-        p["bids"] = _pairs(p.get("bids") or {}, "agent", "bid")
-        p.pop("eligible", None)
-    elif kind == "step":
-        info = p.pop("info", None) or {}
-        if info.get("invalid"):
-            p["invalid"] = True
-        if "answer" in info:
-            p["final_answer"] = None if info["answer"] is None else str(info["answer"])
-    elif kind == "episode_agents":
-        p["agents"] = [
-            {"agent": a, "wins": _pairs(s.get("wins", {}), "step_kind", "wins"), "paid": s["paid"],
-             "received": s["received"], "reward": s["reward"]}
-            for a, s in (p.get("agents") or {}).items()
-        ]
-    elif kind == "population":
-        wealth, bids = p.pop("wealth"), p.pop("bids")
-        novices = set(p.pop("novices", []))
-        p["agents"] = [{"agent": a, "wealth": w, "bid": bids[a], "novice": a in novices} for a, w in wealth.items()]
-
-
-_SCARCE_VISIBILITY = {"public": "public", "private": "private", "scheduler": "researcher", "researcher": "researcher"}
-
-
-def _scarce_v1(out: dict, p: dict) -> None:
-    kind = out["kind"]
-    vis = _SCARCE_VISIBILITY.get(p.pop("visibility", "public"), "researcher")
-    visible_to = p.pop("visible_to", None)
-    if vis == "private":
-        _private(out, visible_to)
-    else:
-        out["visibility"], out["visible_to"] = vis, []
-    if kind == "run_config":
-        p.setdefault("subrun", 0)
-        budgets, deadlines = p.pop("budgets"), p.pop("deadlines_s")
-        p["workers"] = [{"worker": w, "budget": budgets[w], "deadline_s": float(deadlines[w])} for w in p["workers"]]
-        p["clock"] = {k: p["clock"][k] for k in ("kind", "model_call_s", "scripted_call_s", "command_s")}
-    elif kind == "subrun_end":
-        p["balances"] = _pairs(p.get("balances") or {}, "worker", "credits")
-    elif kind == "solver_action":
-        p["args"] = dict(p.get("args") or {})
-    elif kind in ("private_message", "private_silence"):
-        p["private_round"] = p.pop("round")
-

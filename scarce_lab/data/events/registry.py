@@ -4,11 +4,10 @@ An environment's event kinds (its payload models), what its ``round`` counts, th
 counts a complete run holds and its version-1 migration are registered here by the
 environment (:func:`register_payloads`); readers and writers look them up by the
 manifest's ``environment`` (:func:`registration`). The format names no environment:
-the three shipped ones register from their own payload modules (:mod:`.sovsim`,
-:mod:`.scarce`, :mod:`.economy`, imported by :mod:`scarce_lab.data.events`), any other
-through :func:`scarce_lab.registry.register` (a package of its own declares it
-under the entry-point group :data:`ENTRY_POINT_GROUP`, loaded on the first lookup
-that misses).
+each registers through :func:`scarce_lab.registry.register` (the shipped ones from
+their packages, ``scarce_lab.environments.<name>``; a package of its own declares it
+under the entry-point group :data:`ENTRY_POINT_GROUP`), and the first lookup that
+misses has the registry load them all.
 """
 
 from __future__ import annotations
@@ -147,20 +146,19 @@ def load_entry_point(ep: Any) -> Any:
 
 
 def _discover() -> None:
-    """Load the packages that declare environments under :data:`ENTRY_POINT_GROUP`
-    (once); loading one registers it (through :func:`scarce_lab.registry.register`)."""
+    """Have every environment registered (once): the registry loads the shipped
+    packages (``scarce_lab.environments.*``) and the installed entry points of
+    :data:`ENTRY_POINT_GROUP` (:func:`scarce_lab.registry.load`), and registering a spec
+    registers its payloads here. The one place the format reaches above itself, by the
+    registry's module name: a reader that meets an environment it has no payloads for
+    (a loader in a fresh process) asks the registry instead of failing."""
     global _discovered
     if _discovered:
         return
-    from importlib.metadata import entry_points
+    import importlib
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        loaded: Any = load_entry_point(ep)
-        if hasattr(loaded, "name") and hasattr(loaded, "payloads") and loaded.name not in _REGISTERED:
-            register_payloads(loaded.name, loaded.payloads, round_meaning=loaded.round_meaning,
-                              final_counts=loaded.final_counts, migrate_v1=loaded.migrate_v1,
-                              view=getattr(loaded, "view", None))
-    _discovered = True  # only when every entry point loaded: a failure is raised again next time
+    importlib.import_module("scarce_lab.registry").load()
+    _discovered = True  # only when the load finished: a failure is raised again next time
 
 
 def registration(environment: str) -> PayloadRegistration:

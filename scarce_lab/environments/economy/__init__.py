@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _economy_v1
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, lazy_table, register
+from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
 from . import events
 from .config import EconomyRunConfig
+from .world.core import ABLATIONS
 
 
 def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
@@ -20,13 +20,103 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
     return [run_economy(config, out, **options)]
 
 
-def paper_table(data: Any) -> Any:
+def paper_table(data: Any, *, dynamics: bool = False) -> Any:
     """Solve rate in the first and last fifth of training and in frozen evaluation, per
-    task and condition (:func:`scarce_lab.environments.economy.analysis.ablation_table`)."""
-    from .analysis import ablation_table
-    from .tables import episodes
+    task and condition (:func:`scarce_lab.environments.economy.analysis.table`), as a
+    finding; ``dynamics``: population dynamics per task and condition instead
+    (:func:`scarce_lab.environments.economy.analysis.compare.dynamics_table`), to set
+    economies side by side. A run that did not finish has a shorter training (its
+    fifths are not comparable): it is left out, with a warning naming it.
 
-    return ablation_table(episodes(data))
+    Raises:
+        ValueError: no Economy of Minds episode, or no complete run, in ``data``.
+        PoolingError: a (task, condition) group mixes settings or models (the message
+            says how to set a default economy beside a reference preset).
+    """
+    import warnings
+
+    import polars as pl
+
+    from ...analysis.pooling import PoolingError
+    from .analysis import table
+    from .analysis.compare import dynamics_table, format_dynamics
+    from .tables import births, deaths, episodes, population
+
+    eps = episodes(data)
+    if eps.is_empty():
+        raise ValueError("no Economy of Minds episode in this dataset")
+    runs = data.runs.filter(pl.col("environment") == "economy").select("run_id", "status", "run_dir").collect()
+    unfinished = runs.filter(pl.col("status") != "complete")
+    if unfinished.height:
+        warnings.warn(f"left out {unfinished.height} unfinished run(s): " + ", ".join(
+            f"{r['run_dir']} ({r['status']})" for r in unfinished.iter_rows(named=True)), stacklevel=2)
+        eps = eps.filter(~pl.col("run_id").is_in(unfinished["run_id"].to_list()))
+        if eps.is_empty():
+            raise ValueError("no complete Economy of Minds run in this dataset")
+    try:
+        if not dynamics:
+            return table(eps)
+        from ...analysis.result import Result
+
+        values = dynamics_table(eps, population(data), births(data), deaths(data))
+        return Result("economy_dynamics", frame=values, layout=format_dynamics(values),
+                      convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
+                                                              "none from one run"})
+    except PoolingError as exc:
+        if dynamics:
+            raise
+        raise PoolingError(f"{exc} (runs of the default economy and of an eom-reference preset: the "
+                           "dynamics table (dynamics=True, --dynamics) sets them side by side; or keep them in "
+                           "separate folders)") from None
+
+
+def preflight(configs: list[EconomyRunConfig]) -> None:
+    """The sweep's task can be built (a QA file or a task directory that exists and
+    reads), before any run folder is made.
+
+    Raises:
+        ValueError: the task file or directory cannot be read (``--task`` and the
+            reason named).
+    """
+    from .runner.play import _Tasks
+
+    try:
+        _Tasks(configs[0], None)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--task {configs[0].task}: {exc}") from None
+
+
+def outcome(run_dir: Path) -> str:
+    """What happened in one run, in one line: its condition and how many training and
+    frozen-evaluation episodes were solved (and its status when it did not complete)."""
+    from ...data.loaders import read_run_events
+    from ...data.recorder import read_manifest
+
+    m = read_manifest(run_dir)
+    ends = [e for e in read_run_events(run_dir, m, tolerant=True) if e.kind == "episode_end"]
+    parts = []
+    for phase, name in (("train", "training"), ("eval", "evaluation")):
+        mine = [e for e in ends if e.phase == phase]
+        if mine:
+            parts.append(f"{name} solved {sum(e.payload.solved for e in mine)}/{len(mine)}")
+    tail = "" if m.status.value == "complete" else f" ({m.status.value})"
+    return f"{m.condition}: " + (", ".join(parts) or "no episode ended") + tail
+
+
+#: ``scarce-lab run economy``: one run per ablation x seed.
+RUN_COMMAND = RunCommand(
+    help=("Train an economy of agents on a task (Blocks World, arithmetic, question answering, a program), "
+          "evaluate it frozen, and record one run folder per run under OUT. One run per ablation x seed "
+          "(--ablation all: the full economy and its three ablations)."),
+    aliases={"agents": ("-n",), "episodes": ("-e",), "ablation": ("-a",), "model": ("-m",), "seed": ("-s",)},
+    # economy.ablation is set from the run's `ablation` (the config refuses it inside
+    # `economy`); seats and the newcomer are set with -S (seats.<seat>=MODEL, newcomer.episode=K)
+    exclude=("economy.ablation", "newcomer.episode", "newcomer.wealth", "newcomer.bid"),
+    shorthands={"ablation": {"all": ABLATIONS}},
+    order=("seed", "ablation"),
+    resume_unit="episode",
+    preflight=preflight,
+)
 
 
 def harness(seed: int) -> Any:
@@ -109,7 +199,7 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_economy_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={name: lazy_table("scarce_lab.environments.economy.tables", name, "Economy")
             for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
@@ -117,7 +207,9 @@ SPEC = register(EnvironmentSpec(
     paper_table=paper_table,
     harness=harness,
     render=render,
-    cli="scarce_lab.environments.economy.cli",
+    cli=RUN_COMMAND,
+    outcome=outcome,
+    table_options={"dynamics": bool},
     face="scarce_lab.environments.economy.analysis",
     plan_calls=plan_calls,
     check_policy=check_policy,

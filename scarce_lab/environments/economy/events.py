@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...data.events.base import Payload
+from ...data.events.migrations import pairs
 
 
 class _Record(BaseModel):
@@ -307,11 +308,41 @@ def final_counts(config: dict) -> dict[str, int]:
     return {"episode_end": n[0] + n[1]} if all(isinstance(x, int) for x in n) else {}
 
 
-def _register() -> None:
-    from ...data.events.migrations import _economy_v1
-    from ...data.events.registry import register_payloads
+# -- version 1 -> 2 ------------------------------------------------------------
+def _genome(g: dict) -> dict:
+    if g.get("kind") == "rule":
+        return {"kind": "rule", "literals": [{"feature": f, "value": w} for f, w in g.get("if", [])],
+                "move": list(g.get("move", [])), "text": g.get("text")}
+    return {"kind": "partial", "capability": g.get("capability"), "instruction": g.get("instruction"),
+            "wake_on": list(g.get("wake_on", []))}
 
-    register_payloads("economy", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_economy_v1)
 
-
-_register()
+def migrate_v1(out: dict, p: dict) -> None:
+    """Rewrite a version-1 Economy event (``out``) and its payload (``p``) in place
+    (genomes, the agent of births and deaths, bids, step info, per-agent records as
+    lists)."""
+    kind = out["kind"]
+    if kind == "birth":
+        p["genome"] = _genome(p["genome"])
+        out["agent"] = p.pop("agent", out.get("agent"))
+    elif kind == "death":
+        out["agent"] = p.pop("agent", out.get("agent"))
+    elif kind == "auction":
+        p["bids"] = pairs(p.get("bids") or {}, "agent", "bid")
+        p.pop("eligible", None)
+    elif kind == "step":
+        info = p.pop("info", None) or {}
+        if info.get("invalid"):
+            p["invalid"] = True
+        if "answer" in info:
+            p["final_answer"] = None if info["answer"] is None else str(info["answer"])
+    elif kind == "episode_agents":
+        p["agents"] = [
+            {"agent": a, "wins": pairs(s.get("wins", {}), "step_kind", "wins"), "paid": s["paid"],
+             "received": s["received"], "reward": s["reward"]}
+            for a, s in (p.get("agents") or {}).items()
+        ]
+    elif kind == "population":
+        wealth, bids = p.pop("wealth"), p.pop("bids")
+        novices = set(p.pop("novices", []))
+        p["agents"] = [{"agent": a, "wealth": w, "bid": bids[a], "novice": a in novices} for a, w in wealth.items()]

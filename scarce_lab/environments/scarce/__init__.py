@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _scarce_v1
-from ...registry import EnvironmentSpec, lazy_table, register
+from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
 from . import events
 from .config import ScarceConfig
 
@@ -19,13 +18,48 @@ def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     return [run_scarce(config, out, **options)]
 
 
-def paper_table(data: Any) -> Any:
+def paper_table(data: Any, *, seed: int = 0) -> Any:
     """Win rate, bids, durations, private-chat use, deadline misses and scores with
-    run-clustered CIs (:func:`scarce_lab.environments.scarce.analysis.summary`)."""
-    from .analysis import summary
-    from .tables import contentions_table, submissions_table
+    run-clustered CIs, per model x condition, as a finding
+    (:func:`scarce_lab.environments.scarce.analysis.table`).
 
-    return summary(contentions_table(data), submissions_table(data))
+    Raises:
+        ValueError: the dataset holds no SCARCE contention or submission.
+    """
+    from .analysis import table
+
+    return table(data, seed=seed)
+
+
+def outcome(run_dir: Path) -> str:
+    """What happened in one run, in one line: its condition, the submissions graded,
+    their mean score and the deadlines missed (and its status when it did not
+    complete)."""
+    from ...data.loaders import read_run_events
+    from ...data.recorder import read_manifest
+
+    m = read_manifest(run_dir)
+    subs = [e.payload for e in read_run_events(run_dir, m, tolerant=True) if e.kind == "submission"]
+    tail = "" if m.status.value == "complete" else f" ({m.status.value})"
+    if not subs:
+        return f"{m.condition}: no submission{tail}"
+    mean = sum(s.score for s in subs) / len(subs)
+    missed = sum(bool(s.deadline_missed) for s in subs)
+    return f"{m.condition}: {len(subs)} submissions, mean score {mean:.3f}, deadlines missed {missed}{tail}"
+
+
+#: ``scarce-lab run scarce``: one run per seed.
+RUN_COMMAND = RunCommand(
+    help=("Play SCARCE runs and record one run folder per run under OUT: workers (a solver and a negotiator "
+          "each, --model the solvers, --negotiator-model the negotiators) with private budgets and deadlines "
+          "share one sandbox through four-phase slot auctions, over subruns of reverse-engineering tasks. "
+          "One run per seed (repeat --seed); by default the paper's settings: 5 workers, 1,000 credits, "
+          "25-minute deadlines, 4 subruns, 300 s slot cap, cross-subrun memory."),
+    aliases={"workers": ("-n",), "model": ("-m",), "slot_cap_s": ("--slot-cap",), "tasks": ("--task",),
+             "max_solver_steps": ("--max-steps",)},
+    order=("seed",),
+    resume_unit="contention",
+)
 
 
 def view(ds: Any) -> Any:
@@ -106,17 +140,19 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_scarce_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={kind: lazy_table("scarce_lab.environments.scarce.tables", f"{kind}_table", "SCARCE")
             for kind in ("contentions", "submissions", "messages")},
     paper_table=paper_table,
     harness=harness,
     render=render,
-    cli="scarce_lab.environments.scarce.cli",
+    cli=RUN_COMMAND,
+    outcome=outcome,
     face="scarce_lab.environments.scarce.analysis",
     plan_calls=plan_calls,
     plan_unit="negotiator calls per contention",
+    table_options={"seed": int},
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
     seat_keys=seat_keys,

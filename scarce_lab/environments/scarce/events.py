@@ -68,6 +68,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...data.events.base import DecisionFields, Payload, Visibility
 from ...data.events.interview import InterviewFields
+from ...data.events.migrations import pairs, private_to
 from .institution_events import (
     INSTITUTION_PAYLOADS,  # the institutions' kinds (scarce_institutions.py)
 )
@@ -457,11 +458,28 @@ def final_counts(config: dict) -> dict[str, int]:
     return {"subrun_end": config["subruns"]} if isinstance(config.get("subruns"), int) else {}
 
 
-def _register() -> None:
-    from ...data.events.migrations import _scarce_v1
-    from ...data.events.registry import register_payloads
-
-    register_payloads("scarce", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_scarce_v1)
+# -- version 1 -> 2 ------------------------------------------------------------
+_SCARCE_VISIBILITY = {"public": "public", "private": "private", "scheduler": "researcher", "researcher": "researcher"}
 
 
-_register()
+def migrate_v1(out: dict, p: dict) -> None:
+    """Rewrite a version-1 SCARCE event (``out``) and its payload (``p``) in place
+    (visibility from the payload, run config and balances as records)."""
+    kind = out["kind"]
+    vis = _SCARCE_VISIBILITY.get(p.pop("visibility", "public"), "researcher")
+    visible_to = p.pop("visible_to", None)
+    if vis == "private":
+        private_to(out, visible_to)
+    else:
+        out["visibility"], out["visible_to"] = vis, []
+    if kind == "run_config":
+        p.setdefault("subrun", 0)
+        budgets, deadlines = p.pop("budgets"), p.pop("deadlines_s")
+        p["workers"] = [{"worker": w, "budget": budgets[w], "deadline_s": float(deadlines[w])} for w in p["workers"]]
+        p["clock"] = {k: p["clock"][k] for k in ("kind", "model_call_s", "scripted_call_s", "command_s")}
+    elif kind == "subrun_end":
+        p["balances"] = pairs(p.get("balances") or {}, "worker", "credits")
+    elif kind == "solver_action":
+        p["args"] = dict(p.get("args") or {})
+    elif kind in ("private_message", "private_silence"):
+        p["private_round"] = p.pop("round")

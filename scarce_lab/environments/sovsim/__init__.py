@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data.events.migrations import _sovsim_v1
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, PublishedLayout, register
+from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, register
 from . import events
 from .config import SovSimConfig
 from .demo import run_demo
+from .world.commons import Condition
 
 
 def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
@@ -62,12 +62,87 @@ def agent_rounds(ds: Any) -> Any:
 
 
 def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
-                by: str = "condition") -> Any:
-    """Table 1 (every metric, mean and 95% CI per model x condition) of a Dataset (our
-    runs or a published layout): its view's ``agent_rounds`` (:func:`view`)."""
-    from .analysis import sovsim_table
+                by: str = "condition", seed: int = 0) -> Any:
+    """Table 1 (every metric, mean and 95% CI per model x condition) and the
+    cross-model results of a Dataset or of a published layout, as one finding
+    (:func:`scarce_lab.environments.sovsim.analysis.table` with ``cross=True``)."""
+    from .analysis import table
 
-    return sovsim_table(data.sovsim.agent_rounds, preset=preset, strict=strict, force=force, by=by)
+    return table(data, preset=preset, strict=strict, force=force, by=by, seed=seed, cross=True)
+
+
+def _outcomes(results: list[Any]) -> list[Any]:
+    """The runner's game results as :class:`scarce_lab.runners.executors.RunOutcome`."""
+    from ...runners.executors import RunOutcome
+
+    return [RunOutcome(r.run_id, r.status, r.error, {"rounds_played": r.rounds_played, "collapsed": r.collapsed})
+            for r in results]
+
+
+def run_many(configs: list[SovSimConfig], out: Path, *, resume: bool, progress: bool) -> list[Any]:
+    """Every game of a sweep at once in one event loop
+    (:func:`scarce_lab.environments.sovsim.runner.play.run_sweep`, concurrency: the first
+    config's ``llm.max_concurrency``); a game that fails is reported, the others go on."""
+    from .runner.play import run_sweep
+
+    return _outcomes(run_sweep(configs, out, resume=resume, concurrency=configs[0].llm.max_concurrency,
+                               progress=progress))
+
+
+def run_processes(configs: list[SovSimConfig], out: Path, *, processes: int, resume: bool,
+                  progress: bool) -> list[Any]:
+    """The sweep over ``processes`` client processes on this machine (games dealt
+    round-robin; concurrency and rate limits split between them:
+    :func:`scarce_lab.environments.sovsim.runner.processes.run_sweep_processes`).
+
+    Raises:
+        ValueError: limits that cannot be split, the same game twice.
+    """
+    from .runner.processes import run_sweep_processes
+
+    return _outcomes(run_sweep_processes(configs, out, processes=processes, resume=resume,
+                                         concurrency=configs[0].llm.max_concurrency, progress=progress))
+
+
+def outcome(run_dir: Path) -> str:
+    """What happened in one game, in one line: its condition and simulation, then
+    "ran all N rounds" or "collapsed in round r" (from its settled rounds), the pool it
+    ended with, and its status when it did not complete."""
+    from ...data.loaders import read_run_events
+    from ...data.recorder import read_manifest
+
+    m = read_manifest(run_dir)
+    rounds = [e for e in read_run_events(run_dir, m, tolerant=True) if e.kind == "round"]
+    sim = (m.config or {}).get("simulation", 0)
+    head = f"{m.condition}, simulation {sim}"
+    if not rounds:
+        return f"{head}: no round settled ({m.status.value})"
+    last = rounds[-1]
+    if last.payload.collapsed:
+        what = f"collapsed in round {last.round} (pool {last.payload.remaining})"
+    else:
+        what = f"played {len(rounds)} rounds, pool {last.payload.next_pool} at the end"
+    return f"{head}: {what}" + ("" if m.status.value == "complete" else f" ({m.status.value})")
+
+
+#: ``scarce-lab run sovsim``: one game per model x condition x simulation.
+RUN_COMMAND = RunCommand(
+    help=("Play SovSim games (one model for every agent, or one per seat with --seat) and record one run "
+          "folder per game under OUT. One game per model x condition x simulation: by default all four "
+          "power conditions (cpr, bcpr, kcpr, kcpr_m), 5 simulations each, on the embedded offline model."),
+    aliases={"condition": ("-c",), "model": ("-m",), "llm.max_concurrency": ("--concurrency", "-k"),
+             "llm.timeout_s": ("--timeout",)},
+    exclude=("simulation",),
+    shorthands={"condition": {"all": tuple(c.value for c in Condition)}},
+    default_sweep={"condition": ("all",)},
+    order=("model", "simulation", "condition"),
+    replicates=("--simulations", "-n"),
+    replicates_default=5,
+    replicates_help="simulations per model and condition",
+    resume_unit="round",
+    run_many=run_many,
+    run_processes=run_processes,
+)
 
 
 def view(ds: Any) -> Any:
@@ -86,10 +161,10 @@ def _layout(name: str, marker: str) -> PublishedLayout:
 
         return detect_layout(path, name)
 
-    def read(path: Path) -> dict[str, Any]:
+    def read(path: Path, *, force: bool = False) -> dict[str, Any]:
         from .tables import load_agent_rounds
 
-        return {"agent_rounds": load_agent_rounds(path)}
+        return {"agent_rounds": load_agent_rounds(path, force=force)}
 
     return PublishedLayout(name, marker, detect, read)
 
@@ -196,14 +271,16 @@ SPEC = register(EnvironmentSpec(
     payloads=events.PAYLOADS,
     round_meaning=events.ROUND_MEANING,
     final_counts=events.final_counts,
-    migrate_v1=_sovsim_v1,
+    migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={"agent_rounds": agent_rounds},
     paper_table=paper_table,
-    table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition")},
+    table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition"),
+                   "seed": int},
     harness=harness,
     render=render,
-    cli="scarce_lab.environments.sovsim.cli",
+    cli=RUN_COMMAND,
+    outcome=outcome,
     face="scarce_lab.environments.sovsim.analysis",
     plan_calls=plan_calls,
     check_policy=check_policy,

@@ -37,6 +37,7 @@ from pydantic import Field
 
 from ...data.events.base import DecisionFields, Payload, Visibility
 from ...data.events.interview import InterviewFields
+from ...data.events.migrations import private_to
 
 
 class GameStart(Payload):
@@ -232,11 +233,17 @@ def final_counts(config: dict) -> dict[str, int]:
     return {"game_end": 1}
 
 
-def _register() -> None:
-    from ...data.events.migrations import _sovsim_v1
-    from ...data.events.registry import register_payloads
-
-    register_payloads("sovsim", PAYLOADS, round_meaning=ROUND_MEANING, final_counts=final_counts, migrate_v1=_sovsim_v1)
-
-
-_register()
+# -- version 1 -> 2 ------------------------------------------------------------
+def migrate_v1(out: dict, p: dict) -> None:
+    """Rewrite a version-1 SovSim event (``out``) and its payload (``p``) in place:
+    ``game_start`` roles as a list and its config flattened; decisions private."""
+    kind = out["kind"]
+    if kind == "game_start":
+        roles = p.pop("roles", {}) or {}
+        p["roles"] = [roles.get(a, "") for a in p["agents"]]
+        cfg = p.pop("config", {}) or {}
+        for k in ("n_agents", "rounds", "initial_pool", "capacity", "step", "subordinate_cap",
+                  "collapse_threshold", "regeneration_factor", "announce_max"):
+            p[k] = cfg[k]
+    elif kind in ("announcement", "extraction"):
+        private_to(out)

@@ -81,8 +81,8 @@ def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = N
         PoolingError: a (task, condition) group mixes settings or models.
     """
     t = ablation_table(episodes)
-    return Result("economy_ablation", frame=format_table(t), table_name="economy_ablation_table_pretty",
-                  chart=ablation_chart(t), reading=ablation_sentence(t), extra={"economy_ablation_table": t},
+    return Result("economy_ablation", frame=t, layout=format_table(t),
+                  chart=ablation_chart(t), reading=ablation_sentence(t),
                   convention={"intervals": CI_METHOD, "fifths": "first and last fifth of training episodes"}
                   | (convention_extra or {}))
 
@@ -119,14 +119,3 @@ __all__ = [
     "specialisation", "specialisation_heatmap", "specialisation_index", "table", "wealth_gini",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.economy.analysis`` that the face does not
-    export (``from scarce_lab.environments.economy.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

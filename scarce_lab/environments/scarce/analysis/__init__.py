@@ -128,17 +128,27 @@ def load(paths: str | Sequence[str], **options: Any) -> ScarceTables:
     return load_scarce([paths] if isinstance(paths, str) else list(paths), **options)
 
 
-def table(data: ScarceTables, *, seed: int = 0, convention_extra: dict[str, Any] | None = None) -> Result:
+def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = None) -> Result:
     """The per-model summary (win rate, bids, durations, private chat, deadline misses,
-    scores; mean and run-clustered 95% CI per model x condition) of ``data`` (from
-    :func:`load`) as a :class:`~scarce_lab.analysis.result.Result`: ``frame`` the text
-    table, ``extra["scarce_summary_values"]`` the numbers.
+    scores; mean and run-clustered 95% CI per model x condition) of ``data`` (the
+    tables of :func:`load`, or a dataset: ``sl.load(...)``) as a
+    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers, ``layout``
+    the text table.
 
     Raises:
         PoolingError: a (model, condition) group mixes settings.
+        ValueError: the data hold no SCARCE contention or submission.
     """
-    s = summary(data.contentions, data.submissions, seed=seed)
-    return Result("scarce_summary", frame=format_summary(s), extra={"scarce_summary_values": s},
+    if isinstance(data, ScarceTables):
+        contentions, submissions = data.contentions, data.submissions
+    else:
+        from ..tables import contentions_table, submissions_table
+
+        contentions, submissions = contentions_table(data), submissions_table(data)
+    if contentions.is_empty() and submissions.is_empty():
+        raise ValueError("no SCARCE contention or submission in these data")
+    s = summary(contentions, submissions, seed=seed)
+    return Result("scarce_summary", frame=s, layout=format_summary(s),
                   convention={"intervals": SUMMARY_INTERVALS, "seed": seed} | (convention_extra or {}))
 
 
@@ -250,14 +260,3 @@ def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo
                   convention={"unit": "run", "reference": reference, "paired_on": "seed",
                               "intervals": INSTITUTION_INTERVALS})
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.scarce.analysis`` that the face does not
-    export (``from scarce_lab.environments.scarce.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -112,10 +112,11 @@ def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
 
 def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: bool = False, by: Grouping = "condition",
           force: bool = False, models: list[str] | None = None, seed: int = 0,
-          convention_extra: dict[str, Any] | None = None) -> Result:
+          convention_extra: dict[str, Any] | None = None, cross: bool = False) -> Result:
     """SovSim Table 1 (every metric, mean and 95% CI per model x condition) as a
-    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the display table (one text
-    column per metric), ``extra["sovsim_table1_values"]`` the numbers, ``reading`` the
+    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers (mean, interval,
+    n and status per metric), ``layout`` the display table (one text column per
+    metric), ``reading`` the
     survival sentence (pairwise Welch tests, Holm-corrected), ``convention`` the preset
     fitted to the data plus the interval methods.
 
@@ -129,6 +130,10 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
         models: only these models (:func:`agent_rounds`).
         seed: seed of the bootstraps.
         convention_extra: more to record in the saved convention (e.g. the dataset).
+        cross: add the cross-model results (:func:`cross_model_results`, same ``by``,
+            ``force`` and ``seed``): each frame in ``extra`` as ``sovsim_cross_<name>``
+            and their Markdown (:func:`format_cross`) after Table 1 (``sl.table`` and
+            ``scarce-lab table sovsim`` ask for them).
 
     Raises:
         PresetMismatchError: the data do not fit the preset (unless ``force``).
@@ -141,17 +146,23 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
     summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
     cv = convention_dict(conv) | {
         "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)"}
-    return table1(summary, per_sim, cv | (convention_extra or {}))
+    res = table1(summary, per_sim, cv | (convention_extra or {}))
+    if not cross:
+        return res
+    found = cross_model_results(per_sim, seed=seed, by=by, force=force)
+    return res.with_(text=f"{res.markdown()}\n\n{format_cross(found)}",
+                     extra=res.extra | {f"sovsim_cross_{k}": v for k, v in found.items()})
 
 
 def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Result:
     """Table 1 of a computed ``summary`` (:func:`summarize`) as a
-    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the display
-    table (:func:`table1_display`), the values (``sovsim_table1_values``), the survival
+    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the values
+    (``frame``, saved as ``sovsim_table1_values``), the display table (``layout``,
+    :func:`table1_display`), the survival
     sentence over ``per_sim`` and ``convention`` plus :data:`TABLE1_INTERVALS`."""
-    return Result("sovsim_table1", frame=table1_display(summary), reading=survival_sentence(summary, per_sim),
-                  convention=convention | {"intervals": TABLE1_INTERVALS}, text=format_table(summary),
-                  extra={"sovsim_table1_values": summary})
+    return Result("sovsim_table1", frame=summary, layout=table1_display(summary),
+                  reading=survival_sentence(summary, per_sim), convention=convention | {"intervals": TABLE1_INTERVALS},
+                  text=format_table(summary))
 
 
 __all__ = [
@@ -166,14 +177,3 @@ __all__ = [
     "sovsim_table", "summarize", "survival_sentence", "table", "table1", "table1_display", "trajectories_chart",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Names of the old single-module ``scarce_lab.environments.sovsim.analysis`` that the face does not
-    export (``from scarce_lab.environments.sovsim.analysis import <metric>`` kept working when the module
-    became this package): looked up in :mod:`.metrics`."""
-    from . import metrics
-
-    try:
-        return getattr(metrics, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -6,4 +6,6 @@ writes, so that a run's condition is every setting that defines it."""
 class ForcedDataWarning(UserWarning):
     """A data check was overridden with ``force=True`` (mixed layouts, a run without
     its configuration, ...): the numbers may mix what would otherwise be kept apart.
-    The CLI prints these to stderr."""
+    The CLI prints these to stderr, in bold red (``forced``)."""
+
+    forced = True
