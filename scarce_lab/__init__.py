@@ -17,7 +17,7 @@ One face per environment, with explicit keyword signatures (Shift+Tab in Jupyter
 shows ``preset``, ``strict``, ``by``, ``force``)::
 
     t1 = sl.sovsim.table(ds, preset="sovsim", strict=False, by="condition")
-    t1.save("figures/01")                 # a Result: frame, chart, reading; saves itself
+    t1.save("figures/01")                 # a Finding: frame, chart, reading; saves itself
     T = sl.scarce.load(["data/scarce/scripted/models"]); sl.scarce.win_rates(T.contentions, by=["model"])
     sl.economy.table(sl.economy.episodes(sl.economy.load("data/economy/blocksworld")))
 
@@ -41,8 +41,8 @@ except PackageNotFoundError:  # running from a source tree without install
 _FUNCTIONS = {"load", "table", "run", "view", "export", "crossplay"}
 _MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo"}
 #: Other names of the face: name -> (module, attribute).
-_ATTRIBUTES = {"Result": (".analysis.result", "Result"), "say": (".analysis.result", "say"),
-               "show": (".analysis.result", "show"), "Dataset": (".data.loaders", "Dataset"),
+_ATTRIBUTES = {"Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
+               "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
                "path": (".reporting", "resolve_path"), "dataset_path": (".reporting", "dataset_path")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 

@@ -113,7 +113,7 @@ def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
 
 def table(data: Any, environment: str | None = None, **options: Any) -> Any:
     """The paper table of a dataset (a path or a :class:`~scarce_lab.data.loaders.Dataset`)
-    as a finding (:class:`~scarce_lab.analysis.result.Result`: the table, its values and
+    as a finding (:class:`~scarce_lab.analysis.findings.Finding`: the table, its values and
     every other frame under ``extra``, the reading, the convention; ``.save(out)``),
     made by the environment's spec (``paper_table``; options checked against its
     ``table_options``):

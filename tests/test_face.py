@@ -1,5 +1,5 @@
 """The notebook face: ``sl.load`` returns one Dataset type for every layout, the
-environment faces have explicit keyword signatures, and a Result shows and saves
+environment faces have explicit keyword signatures, and a Finding shows and saves
 itself with the project's writers."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_result_displays_table_reading_and_chart_in_order(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     df = pl.DataFrame({"model": ["a"], "value": [0.5]})
-    res = sl.Result("x", frame=df, reading="a is 0.50", chart=NoFigure("nothing to draw"), convention={"u": 1})
+    res = sl.Finding("x", frame=df, reading="a is 0.50", chart=NoFigure("nothing to draw"), convention={"u": 1})
     res._ipython_display_()
     assert [type(o).__name__ for o in shown] == ["Markdown", "Markdown", "NoFigure"]
     assert "| a" in shown[0].data and shown[1].data == "a is 0.50"
@@ -80,9 +80,9 @@ def test_result_displays_table_reading_and_chart_in_order(monkeypatch):
 
 def test_result_refuses_to_save_a_table_without_its_convention(tmp_path):
     with pytest.raises(ValueError, match="convention"):
-        sl.Result("x", frame=pl.DataFrame({"a": [1]})).save(tmp_path)
+        sl.Finding("x", frame=pl.DataFrame({"a": [1]})).save(tmp_path)
     with pytest.raises(ValueError, match="path separator"):
-        sl.Result("../x")
+        sl.Finding("../x")
 
 
 def test_economy_face_table_is_the_ablation_table(tmp_path):
@@ -101,11 +101,12 @@ def test_scarce_paper_result_shows_and_saves_the_paper_layout(tmp_path):
                                "lo": pl.Float64, "hi": pl.Float64, "se": pl.Float64, "n": pl.Int64,
                                "runs": pl.Int64}, orient="row")
     r = sl.scarce.paper_result(res, "x_table", ["model"], "stage", convention={"unit": "run"}, key="model")
-    assert r.frame.equals(sl.scarce.wide_table(res, ["model"], "stage"))
+    assert r.layout.equals(sl.scarce.wide_table(res, ["model"], "stage"))
+    assert r.frame.height == 2 and r.frame["estimate"].to_list() == ["0.50 [0.40, 0.60]", "0.10 [0.00, 0.20]"]
     assert "0.50 [0.40, 0.60]" in r.markdown() and "Full conditions behind the labels" in r.markdown()
     r.save(tmp_path)
-    assert {p.name for p in tmp_path.glob("*.csv")} == {"x_table.csv", "x_table_long.csv"}
-    assert pl.read_csv(tmp_path / "x_table_long.csv").height == 2
+    assert {p.name for p in tmp_path.glob("*.csv")} == {"x_table.csv", "x_table_values.csv"}
+    assert pl.read_csv(tmp_path / "x_table_values.csv").height == 2
 
 
 def test_a_published_dataset_is_not_exported_as_an_empty_one(tmp_path):

@@ -78,7 +78,7 @@ def test_a_dataset_with_an_unknown_environment_names_the_file(tmp_path):
     assert load_dataset(tmp_path).runs.collect().height == 1
 
 
-# -- Result.save: every stem it writes or removes is a plain file name ---------------
+# -- Finding.save: every stem it writes or removes is a plain file name ---------------
 def _frame():
     import polars as pl
 
@@ -87,18 +87,18 @@ def _frame():
 
 def test_result_stale_stem_cannot_reach_outside_out(tmp_path):
     """stale=("../victim",) deleted tmp/victim.csv, outside the output folder."""
-    from scarce_lab.analysis.result import Result
+    from scarce_lab.analysis.findings import Finding
 
     out = tmp_path / "figures"
     victim = tmp_path / "victim.csv"
     victim.write_text("keep")
-    with pytest.raises(ValueError, match=r"Result stale: .*'\.\./victim'"):
-        Result("ok", frame=_frame(), convention={"x": 1}, stale=("../victim",)).save(out)
+    with pytest.raises(ValueError, match=r"Finding stale: .*'\.\./victim'"):
+        Finding("ok", frame=_frame(), convention={"x": 1}, stale=("../victim",)).save(out)
     assert victim.read_text() == "keep"
     with pytest.raises(TypeError, match="stale must be a tuple"):
-        Result("ok", frame=_frame(), convention={"x": 1}, stale="old")  # would remove o, l, d
-    with pytest.raises(ValueError, match=r"Result table_name: .*'sub/t'"):
-        Result("ok", frame=_frame(), convention={"x": 1}, table_name="sub/t")
+        Finding("ok", frame=_frame(), convention={"x": 1}, stale="old")  # would remove o, l, d
+    with pytest.raises(ValueError, match=r"Finding table_name: .*'sub/t'"):
+        Finding("ok", frame=_frame(), convention={"x": 1}, table_name="sub/t")
 
 
 @pytest.mark.parametrize("name", ["..", ".", ".hidden", "a\nb", "tab\there", "a" * 240])
@@ -106,10 +106,10 @@ def test_odd_result_names_are_refused_before_any_file(tmp_path, name):
     """'..' and '.' saved hidden files '...csv'/'..csv'; a newline went into file names; a
     stem of 240 characters wrote its .csv, .md and .tex, then failed on .convention.json."""
     from scarce_lab.analysis.figures import save_table
-    from scarce_lab.analysis.result import Result
+    from scarce_lab.analysis.findings import Finding
 
     with pytest.raises(ValueError, match="plain file stem"):
-        Result(name, frame=_frame(), convention={"x": 1})
+        Finding(name, frame=_frame(), convention={"x": 1})
     with pytest.raises(ValueError, match="plain file stem"):
         save_table(_frame(), name, tmp_path, convention={"x": 1})
     assert not list(tmp_path.iterdir())
@@ -117,9 +117,9 @@ def test_odd_result_names_are_refused_before_any_file(tmp_path, name):
 
 @pytest.mark.parametrize("name", ["x.y", "é名", "a" * 239, "table 5 (urgency)"])
 def test_plain_result_names_still_save(tmp_path, name):
-    from scarce_lab.analysis.result import Result
+    from scarce_lab.analysis.findings import Finding
 
-    Result(name, frame=_frame(), convention={"x": 1}).save(tmp_path)
+    Finding(name, frame=_frame(), convention={"x": 1}).save(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"{name}{s}" for s in (".csv", ".md", ".tex", ".convention.json"))
 

@@ -367,12 +367,12 @@ def _wide(cells: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 
 def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, name: str = "crossplay_focal_payoff",
                   convention: dict | None = None, bounds: tuple[float, float] | None = None):
-    """The focal payoff matrix as a :class:`~scarce_lab.analysis.result.Result`: the
+    """The focal payoff matrix as a :class:`~scarce_lab.analysis.findings.Finding`: the
     long frame (saved), a wide table (shown: focal rows x background columns), a
     chart and a reading that states the interval method. ``payoff`` names the payoff
     and its unit (e.g. ``"total gain (pool units)"``); ``bounds``: its known ``(low, high)``
     (the interval is then :data:`BOUNDED_CI_METHOD`)."""
-    from .result import Result
+    from .findings import Finding
 
     cells = focal_payoff_matrix(runs, by=by, bounds=bounds)
     method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
@@ -391,7 +391,7 @@ def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, na
     from .figures import markdown_table
 
     wide = _wide(cells, by)
-    return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
+    return Finding(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
                   chart=payoff_matrix_chart(cells, title="Focal payoff by focal and background model",
                                             value_label=f"focal payoff: {payoff}",
                                             facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
@@ -401,10 +401,10 @@ def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, na
 def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
                      name: str = "crossplay_invader_advantage", convention: dict | None = None,
                      bounds: tuple[float, float] | None = None):
-    """The invader's advantage (:func:`invader_advantage`) as a Result: focal payoff
+    """The invader's advantage (:func:`invader_advantage`) as a Finding: focal payoff
     minus the residents' in the same run, paired per run, mean and interval per
     composition (self-play left out); ``bounds``: the payoff's known ``(low, high)``."""
-    from .result import Result
+    from .findings import Finding
 
     cells = invader_advantage(runs, by=by, bounds=bounds)
     method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
@@ -418,7 +418,7 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
     from .figures import markdown_table
 
     wide = _wide(cells, by)
-    return Result(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
+    return Finding(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
                   chart=payoff_matrix_chart(cells, title="Invader advantage: focal minus residents, paired per run",
                                             value_label=_difference_label(payoff, bounds),
                                             facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
@@ -435,10 +435,10 @@ def _difference_label(payoff: str, bounds: tuple[float, float] | None) -> str:
 
 
 def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: dict | None = None):
-    """:func:`choice_vs_uniform` as a Result: per chooser model and chosen model, the
+    """:func:`choice_vs_uniform` as a Finding: per chooser model and chosen model, the
     observed and uniform-expected counts and the excess share with its interval over
     runs; ``what`` names the choice (e.g. ``"first place on ballots, among the others"``)."""
-    from .result import Result
+    from .findings import Finding
 
     table = choice_vs_uniform(choices)
     conv = {"unit": "run (per-run excess shares); choices inside a run are not independent",
@@ -446,7 +446,7 @@ def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: d
             "choice": what, **(convention or {})}
     if table.is_empty():
         reading = f"No {what} with a choice (at least two rivals) in these runs."
-        return Result(name, frame=table, reading=reading, convention=conv)
+        return Finding(name, frame=table, reading=reading, convention=conv)
     top = table.sort("excess_share", descending=True).row(0, named=True)
     shown = pl.DataFrame([{"chooser's model": _short(r["chooser_model"]), "chosen worker's model": _short(r["chosen_model"]),
                            "choices": r["choices"], "observed": r["observed"], "expected (uniform)": f"{r['expected']:.1f}",
@@ -460,7 +460,7 @@ def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: d
                f"pattern of an exclusive alliance. Intervals: {CI_METHOD}, of per-run excess shares.")
     from .figures import markdown_table
 
-    return Result(name, frame=table, text=markdown_table(shown), reading=reading, chart=_choices_chart(table, what),
+    return Finding(name, frame=table, text=markdown_table(shown), reading=reading, chart=_choices_chart(table, what),
                   convention=conv)
 
 

@@ -39,7 +39,7 @@ import polars as pl
 
 from .. import registry
 from . import stats
-from .result import Result
+from .findings import Finding
 
 __all__ = [
     "CI_METHOD_RATE", "CI_METHOD_SIZE", "NO_INTERVAL_ONE_RUN", "agent_models", "convention", "interview_gaps",
@@ -222,7 +222,7 @@ def interviews(ds: Any, environment: str) -> pl.DataFrame:
                      & pl.col("self_assessment").is_not_null()).sort("model", "condition", "run_id", "agent")
 
 
-def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on: Sequence[str]) -> Result:
+def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on: Sequence[str]) -> Finding:
     """Stated restraint in interviews against actions.
 
     Among usable interviews (:func:`interviews`) that claim ``cooperative`` or ``fair``
@@ -241,7 +241,7 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
         on: its key columns, among the interviews' (``run_id``, ``agent``, ``subrun``).
 
     Returns:
-        A :class:`~.result.Result` named ``saydo_interviews_<environment>``:
+        A :class:`~.result.Finding` named ``saydo_interviews_<environment>``:
         ``claim_rate`` (share of usable interviews that claim restraint) and
         ``gap_rate`` per (model, condition); ``extra`` holds the per-interview rows
         (``saydo_interview_rows_<environment>``).
@@ -277,6 +277,6 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
         reading = (f"{environment}: interviews claiming cooperative or fair play while acting otherwise: "
                    + ("; ".join(parts) or "no claims") + f". {n_unusable} interview(s) without a valid answer "
                    "are left out.")
-    return Result(f"saydo_interviews_{environment}", table, reading=reading,
+    return Finding(f"saydo_interviews_{environment}", table, reading=reading,
                   convention=convention(f"{environment} interview self-assessment vs actions"),
                   extra={f"saydo_interview_rows_{environment}": rows})

@@ -7,13 +7,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from scarce_lab.environments.scarce.analysis import experiments as X
-from scarce_lab.environments.scarce.analysis.paper_tables import (
+from scarce_lab.analysis.layout import (
     blank_repeats,
     setting_labels,
     settings_table,
     wide_table,
 )
+from scarce_lab.environments.scarce.analysis import experiments as X
 
 
 def _res(rows):
@@ -70,10 +70,10 @@ def test_describe_change_answers_the_question_with_holm_and_mechanical_rules():
 
 def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):
     from scarce_lab.analysis.figures import save_table
-    from scarce_lab.environments.scarce.analysis.paper_tables import NoTable, nothing_to_show
+    from scarce_lab.analysis.layout import NoTable, nothing_to_show
 
     zeros = _res([("m", "c", s, 0.0, 0.0, 0.0, 0.0, 10, 3) for s in (1, 2)])
-    for stem in ("t2", "t2_long"):  # an earlier run's table of other data
+    for stem in ("t2", "t2_values"):  # an earlier run's table of other data
         save_table(pl.DataFrame({"a": [1]}), stem, tmp_path, convention={"x": 1})
     empty = nothing_to_show(zeros, "t2", tmp_path)
     assert isinstance(empty, NoTable) and "every value is zero" in str(empty) and str(empty).startswith("*No table: t2")

@@ -419,7 +419,7 @@ def test_group_labels_are_short_distinct_and_never_merge_conditions():
     import polars as pl
 
     from scarce_lab.analysis.labels import condition_parts
-    from scarce_lab.environments.scarce.analysis.base import group_labels
+    from scarce_lab.analysis.layout import group_labels
 
     assert condition_parts('ballots_fixed_mem-cross,tasks=["rev","tac"],workers=2') == [
         "ballots_fixed_mem-cross", 'tasks=["rev","tac"]', "workers=2"]
@@ -447,7 +447,8 @@ def test_sentences_name_one_group_not_a_model_of_several_conditions():
     three conditions (2- and 3-worker runs)."""
     import polars as pl
 
-    from scarce_lab.environments.scarce.analysis.base import describe_extremes, group_labels
+    from scarce_lab.analysis.layout import group_labels
+    from scarce_lab.analysis.readings import describe_extremes
 
     df = group_labels(pl.DataFrame({
         "model": ["emb", "emb", "scr"], "condition": ["a,workers=2", "a,workers=3", "a,workers=4"],

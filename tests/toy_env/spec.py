@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import Field
 
-from scarce_lab.analysis.result import Result
+from scarce_lab.analysis.findings import Finding
 from scarce_lab.config.base import ExperimentConfig
 from scarce_lab.data.events import Payload, Visibility
 from scarce_lab.data.schema import RunManifest, RunStatus
@@ -105,11 +105,11 @@ def read_counts(path: Path, *, force: bool = False) -> dict[str, pl.DataFrame]:
     return {"moves": pl.concat([pl.read_csv(p) for p in detect_counts(path)])}
 
 
-def paper_table(data: Any, *, by: str = "condition") -> Result:
+def paper_table(data: Any, *, by: str = "condition") -> Finding:
     """Final counter per ``by`` group: runs and mean final counter, as a finding."""
     final = data.toy.moves.group_by(*dict.fromkeys(["run_id", by])).agg(pl.col("counter_after").max().alias("final"))
     frame = final.group_by(by).agg(pl.len().alias("runs"), pl.col("final").mean().alias("final_mean")).sort(by)
-    return Result("toy_final_counter", frame=frame, convention={"unit": "run", "intervals": "none"})
+    return Finding("toy_final_counter", frame=frame, convention={"unit": "run", "intervals": "none"})
 
 
 def harness(seed: int) -> Trace:

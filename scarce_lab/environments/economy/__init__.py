@@ -56,10 +56,10 @@ def paper_table(data: Any, *, dynamics: bool = False) -> Any:
     try:
         if not dynamics:
             return table(eps)
-        from ...analysis.result import Result
+        from ...analysis.result import Finding
 
         values = dynamics_table(eps, population(data), births(data), deaths(data))
-        return Result("economy_dynamics", frame=values, layout=format_dynamics(values),
+        return Finding("economy_dynamics", frame=values, layout=format_dynamics(values),
                       convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
                                                               "none from one run"})
     except PoolingError as exc:

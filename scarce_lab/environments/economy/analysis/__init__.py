@@ -5,7 +5,7 @@ and :mod:`.compare` (population dynamics side by side).
 A notebook needs only ``import scarce_lab as sl``::
 
     ds = sl.economy.load("data/economy/blocksworld")
-    sl.economy.table(sl.economy.episodes(ds)).save(OUT)   # the ablation table as a Result
+    sl.economy.table(sl.economy.episodes(ds)).save(OUT)   # the ablation table as a Finding
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from scarce_lab.analysis.result import Result
+from scarce_lab.analysis.findings import Finding
 
 from ..tables import (
     agent_episodes,
@@ -72,25 +72,25 @@ def load(data: Any) -> Any:
     return ds
 
 
-def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = None) -> Result:
+def table(episodes: pl.DataFrame, *, convention_extra: dict[str, Any] | None = None) -> Finding:
     """The ablation table (solve rate in the first and last fifth of training and in
     frozen evaluation, mean over seeds with a 95% t-interval, per task and condition) as a
-    :class:`~scarce_lab.analysis.result.Result`, with the ablation chart and sentence.
+    :class:`~scarce_lab.analysis.findings.Finding`, with the ablation chart and sentence.
 
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
     """
     t = ablation_table(episodes)
-    return Result("economy_ablation", frame=t, layout=format_table(t),
+    return Finding("economy_ablation", frame=t, layout=format_table(t),
                   chart=ablation_chart(t), reading=ablation_sentence(t),
                   convention={"intervals": CI_METHOD, "fifths": "first and last fifth of training episodes"}
                   | (convention_extra or {}))
 
 
-def tenure(ds: Any) -> Result:
+def tenure(ds: Any) -> Finding:
     """The newcomer against the incumbent founders after it joined (wealth, wins per
     episode, survival; per task and condition over runs, never pooled across
-    conditions: :mod:`.tenure`) as a :class:`~scarce_lab.analysis.result.Result` whose
+    conditions: :mod:`.tenure`) as a :class:`~scarce_lab.analysis.findings.Finding` whose
     extras hold the per-run rows and the wealth curve after the join.
 
     Raises:
@@ -104,7 +104,7 @@ def tenure(ds: Any) -> Result:
         raise ValueError("sl.economy.tenure: no run in this dataset has a newcomer (newcomer.episode)")
     per_run = tenure_per_run(j, births(ds), deaths(ds), agent_wealth(ds), agent_episodes(ds))
     t = tenure_table(per_run)
-    return Result("economy_tenure", frame=t, table_name="economy_tenure_table",
+    return Finding("economy_tenure", frame=t, table_name="economy_tenure_table",
                   extra={"economy_tenure_per_run": per_run,
                          "economy_tenure_wealth": tenure_wealth_curve(j, births(ds), agent_wealth(ds))},
                   convention={"intervals": TENURE_CI, "newcomer": "the agent that joined (its offspring not counted)",
@@ -112,7 +112,7 @@ def tenure(ds: Any) -> Result:
 
 
 __all__ = [
-    "CI_METHOD", "agent_wealth", "deaths", "joins", "tenure", "tenure_per_run", "tenure_table", "tenure_wealth_curve", "CONDITION_LABELS", "Result", "agent_episodes", "births", "episodes", "population", "runs", "wins", "ablation_chart", "ablation_sentence",
+    "CI_METHOD", "agent_wealth", "deaths", "joins", "tenure", "tenure_per_run", "tenure_table", "tenure_wealth_curve", "CONDITION_LABELS", "Finding", "agent_episodes", "births", "episodes", "population", "runs", "wins", "ablation_chart", "ablation_sentence",
     "ablation_table", "bid_convergence", "bid_convergence_chart", "condition_label", "dynamics_table",
     "format_dynamics", "format_table", "full_economy", "learning_curve_chart", "learning_sentence", "load",
     "per_run_rates", "population_chart", "population_dynamics", "population_sentence", "solve_curve",

@@ -12,7 +12,7 @@ A notebook needs only ``import scarce_lab as sl``::
 
     T = sl.scarce.load(["data/scarce/scripted/models"])
     sl.scarce.win_rates(T.contentions, by=["model", "condition"])
-    sl.scarce.table(T).save(OUT)           # the summary as a Result
+    sl.scarce.table(T).save(OUT)           # the summary as a Finding
 """
 
 from __future__ import annotations
@@ -21,8 +21,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from scarce_lab.analysis.charts import ci_chart, pretty
-from scarce_lab.analysis.result import Result
+from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.layout import (
+    NoTable,
+    blank_repeats,
+    folded,
+    nothing_to_show,
+    setting_labels,
+    settings_table,
+    wide_table,
+)
 
+from .base import relational_kind
 from .crossplay import alliances, crossplay_runs, focal_payoff_matrix, invader_advantage
 from .experiments import (
     BUDGET_PHASES,
@@ -71,16 +81,6 @@ from .institutions import (
     relational_share,
 )
 from .metrics import format_summary, summary
-from .paper_tables import (
-    NoTable,
-    blank_repeats,
-    folded,
-    nothing_to_show,
-    relational_kind,
-    setting_labels,
-    settings_table,
-    wide_table,
-)
 from .saydo import (
     BID_PRICED_RULES,
     FIRST_RE,
@@ -96,30 +96,10 @@ SUMMARY_INTERVALS = "95% CIs clustered by run (runs are the independent unit); c
 
 
 def paper_result(res: Any, name: str, index: Sequence[str], columns: str, *, convention: dict[str, Any],
-                 key: str = "group", reading: str = "", chart: Any = None, **wide: Any) -> Result:
-    """A result frame (one row per group, ``value``/``lo``/``hi``) in the paper's layout
-    as a :class:`~scarce_lab.analysis.result.Result` named ``name``: ``frame`` the wide
-    table (:func:`wide_table` of ``index`` x ``columns``; ``wide`` goes to it), saved
-    with the long form (``<name>_long``, :func:`with_ci_text`); displayed with repeated
-    index cells blanked and, folded below, the full conditions behind the short labels
-    of ``key`` (``group``: :func:`settings_table`), then ``reading`` and ``chart``.
-
-    Raises:
-        ValueError: as :func:`wide_table` (e.g. two rows for one cell).
-    """
-    from scarce_lab.analysis.figures import markdown_table
-
-    if (empty := nothing_to_show(res, name)) is not None:  # all zeros or no value: a sentence
-        return Result(name, text=str(empty), reading="", chart=chart, convention=convention,
-                      stale=(name, f"{name}_long"))
-    w = wide_table(res, index, columns, **wide)
-    text = markdown_table(blank_repeats(w, list(index)[:-1]), float_digits=2)
-    if key in res.columns:
-        tab = (settings_table(res, key) if key == "group"
-               else res.select(key, columns, "condition").unique().sort(key, columns))
-        text += "\n\n" + folded("Full conditions behind the labels", markdown_table(tab))
-    return Result(name, frame=w, text=text, reading=reading, chart=chart, convention=convention,
-                  extra={f"{name}_long": with_ci_text(res)})
+                 key: str = "group", reading: str = "", chart: Any = None, **wide: Any) -> Finding:
+    """A result frame in the paper's layout (:func:`scarce_lab.analysis.findings.finding`)."""
+    return finding(name, res, index=index, columns=columns, convention=convention, key=key, reading=reading,
+                   chart=chart, **wide)
 
 
 def load(paths: str | Sequence[str], **options: Any) -> ScarceTables:
@@ -128,11 +108,11 @@ def load(paths: str | Sequence[str], **options: Any) -> ScarceTables:
     return load_scarce([paths] if isinstance(paths, str) else list(paths), **options)
 
 
-def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = None) -> Result:
+def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = None) -> Finding:
     """The per-model summary (win rate, bids, durations, private chat, deadline misses,
     scores; mean and run-clustered 95% CI per model x condition) of ``data`` (the
     tables of :func:`load`, or a dataset: ``sl.load(...)``) as a
-    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers, ``layout``
+    :class:`~scarce_lab.analysis.findings.Finding`: ``frame`` the numbers, ``layout``
     the text table.
 
     Raises:
@@ -148,14 +128,14 @@ def table(data: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None =
     if contentions.is_empty() and submissions.is_empty():
         raise ValueError("no SCARCE contention or submission in these data")
     s = summary(contentions, submissions, seed=seed)
-    return Result("scarce_summary", frame=s, layout=format_summary(s),
+    return Finding("scarce_summary", frame=s, layout=format_summary(s),
                   convention={"intervals": SUMMARY_INTERVALS, "seed": seed} | (convention_extra or {}))
 
 
 __all__ = [
     "alliances", "crossplay_runs", "focal_payoff_matrix", "invader_advantage",
     "BUDGET_PHASES", "MEMORY_BEHAVIOURS", "RULE_INVOKING", "RULE_MAKING", "SUMMARY_INTERVALS", "PoolingError",
-    "Result", "ScarceTables", "base_condition", "behaviour_shares", "bid_revision_share", "blank_repeats",
+    "Finding", "ScarceTables", "base_condition", "behaviour_shares", "bid_revision_share", "blank_repeats",
     "budget_phase_bids", "ci_chart", "collective_outcomes", "compare_schedulers", "describe_change",
     "describe_extremes", "folded", "format_summary", "group_labels", "label_distribution", "labelled_rounds",
     "labels_from_intent", "language_drift", "load", "load_scarce", "paper_result", "pretty", "private_chat_use",
@@ -176,7 +156,7 @@ INSTITUTION_INTERVALS = ("mean over runs; shares and scores: the bounded t/score
                          "per-seed paired differences; no interval from one run or one pair")
 
 
-def institution_table(dataset: Any) -> Result:
+def institution_table(dataset: Any) -> Finding:
     """Institutional behaviour per arm (:func:`~.institutions.institution_settings`: the
     scheduler and the institutions that are on) of the SCARCE runs of ``dataset``
     (``sl.load(...)``): promise keeping, breaches per contention, share of breaches
@@ -197,7 +177,7 @@ def institution_table(dataset: Any) -> Result:
     rates = institution_run_rates(frames, settings)
     res = with_ci_text(institution_behaviour(rates, settings))
     counts = _institution_counts(frames, settings)
-    return Result("institution_behaviour", frame=res, extra={"institution_counts": counts},
+    return Finding("institution_behaviour", frame=res, extra={"institution_counts": counts},
                   convention={"unit": "run", "intervals": INSTITUTION_INTERVALS,
                               "rates": "per run: kept/judged promises, breaches/contentions, passed/held sanctions, "
                                        "signed/offered contracts, held/settled contracts"})
@@ -226,7 +206,7 @@ def _institution_counts(frames: dict, settings: Any) -> Any:
             .agg(pl.len().alias("runs"), *[pl.col(c).sum() for c in nums]).sort("arm"))
 
 
-def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo") -> Result:
+def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo") -> Finding:
     """Collective output per arm (:func:`~.institutions.collective_by_arm`): per run the
     deadline-miss rate (share of its submissions that missed), mean partial score and
     total queue wait (s; request to slot start, summed over started slots), mean over
@@ -256,7 +236,7 @@ def collective_table(dataset: Any, data: ScarceTables, *, reference: str = "fifo
                          f"({len(have - want)} only in the tables, {len(want - have)} only in the dataset)")
     res = collective_by_arm(out.join(settings, on="run_id"),
                             reference=reference)
-    return Result("collective_output", frame=with_ci_text(res), extra={"collective_outcomes_per_run": out},
+    return Finding("collective_output", frame=with_ci_text(res), extra={"collective_outcomes_per_run": out},
                   convention={"unit": "run", "reference": reference, "paired_on": "seed",
                               "intervals": INSTITUTION_INTERVALS})
 

@@ -166,7 +166,7 @@ def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT
 
 
 def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The focal payoff matrix of :func:`crossplay_runs` as a Result."""
+    """The focal payoff matrix of :func:`crossplay_runs` as a Finding."""
     from scarce_lab.analysis.crossplay import matrix_result
 
     return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_focal_payoff",
@@ -174,7 +174,7 @@ def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> A
 
 
 def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The invader's advantage of :func:`crossplay_runs` as a Result."""
+    """The invader's advantage of :func:`crossplay_runs` as a Finding."""
     from scarce_lab.analysis.crossplay import advantage_result
 
     return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_invader_advantage",
@@ -183,7 +183,7 @@ def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any
 
 def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
     """Exclusive alliances, by model: (ballot first places among the others, private
-    message recipients), each a Result against uniform choice among the rivals."""
+    message recipients), each a Finding against uniform choice among the rivals."""
     from scarce_lab.analysis.crossplay import choices_result, dataset
 
     ds = dataset(data)

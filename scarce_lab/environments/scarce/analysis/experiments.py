@@ -72,7 +72,9 @@ from typing import Any
 
 import polars as pl
 
+from scarce_lab.analysis.layout import group_labels, with_ci_text  # noqa: F401  (re-exported for notebooks)
 from scarce_lab.analysis.pooling import PoolingError, check_no_pooling  # noqa: F401  (re-exported for notebooks)
+from scarce_lab.analysis.readings import describe_change, describe_extremes  # noqa: F401  (re-exported)
 
 from .base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     BUDGET_PHASES,
@@ -84,12 +86,8 @@ from .base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
     base_condition,
     cluster_bootstrap_median,
     cluster_ci,
-    describe_change,
-    describe_extremes,
-    group_labels,
     mean_over_runs,
     run_settings,
-    with_ci_text,
     with_settings,
 )
 from .dynamics import (  # noqa: F401  (re-exported: notebooks use X.<name>)

@@ -13,7 +13,7 @@
 A notebook needs only ``import scarce_lab as sl`` and the names exported here::
 
     rounds = sl.sovsim.agent_rounds(sl.load("data/sovsim"))
-    t1 = sl.sovsim.table(rounds, preset="sovsim", strict=False)   # a Result
+    t1 = sl.sovsim.table(rounds, preset="sovsim", strict=False)   # a Finding
     t1.save(OUT)                                                  # CSV/MD/TeX + convention
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from scarce_lab.analysis.result import Result
+from scarce_lab.analysis.findings import Finding
 
 from .charts import (
     CONDITION_LABELS,
@@ -112,9 +112,9 @@ def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
 
 def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: bool = False, by: Grouping = "condition",
           force: bool = False, models: list[str] | None = None, seed: int = 0,
-          convention_extra: dict[str, Any] | None = None, cross: bool = False) -> Result:
+          convention_extra: dict[str, Any] | None = None, cross: bool = False) -> Finding:
     """SovSim Table 1 (every metric, mean and 95% CI per model x condition) as a
-    :class:`~scarce_lab.analysis.result.Result`: ``frame`` the numbers (mean, interval,
+    :class:`~scarce_lab.analysis.findings.Finding`: ``frame`` the numbers (mean, interval,
     n and status per metric), ``layout`` the display table (one text column per
     metric), ``reading`` the
     survival sentence (pairwise Welch tests, Holm-corrected), ``convention`` the preset
@@ -154,13 +154,13 @@ def table(data: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim", strict: 
                      extra=res.extra | {f"sovsim_cross_{k}": v for k, v in found.items()})
 
 
-def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Result:
+def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict[str, Any]) -> Finding:
     """Table 1 of a computed ``summary`` (:func:`summarize`) as a
-    :class:`~scarce_lab.analysis.result.Result` named ``sovsim_table1``: the values
+    :class:`~scarce_lab.analysis.findings.Finding` named ``sovsim_table1``: the values
     (``frame``, saved as ``sovsim_table1_values``), the display table (``layout``,
     :func:`table1_display`), the survival
     sentence over ``per_sim`` and ``convention`` plus :data:`TABLE1_INTERVALS`."""
-    return Result("sovsim_table1", frame=summary, layout=table1_display(summary),
+    return Finding("sovsim_table1", frame=summary, layout=table1_display(summary),
                   reading=survival_sentence(summary, per_sim), convention=convention | {"intervals": TABLE1_INTERVALS},
                   text=format_table(summary))
 
@@ -168,7 +168,7 @@ def table1(summary: pl.DataFrame, per_sim: pl.DataFrame | None, convention: dict
 __all__ = [
     "crossplay_runs", "focal_payoff_matrix", "invader_advantage",
     "CONDITION_LABELS", "PRESETS", "TABLE1_INTERVALS", "TENURE_INTERVALS", "join_rounds", "tenure_metrics", "AgentRoundError", "Convention", "EmptyTableError",
-    "PoolingError", "PresetMismatchError", "Result", "UnfinishedRunsWarning", "agent_rounds", "condition_label",
+    "PoolingError", "PresetMismatchError", "Finding", "UnfinishedRunsWarning", "agent_rounds", "condition_label",
     "convention", "convention_dict", "correlation_sentence", "correlation_table", "cross_model_results",
     "format_cross", "format_table", "leader_rate_chart", "misreport_chart", "misreport_sentence",
     "outcomes_by_talk", "pool_dynamics_chart", "pool_sentence", "promise_keeping", "promise_rows", "quota_proposers",

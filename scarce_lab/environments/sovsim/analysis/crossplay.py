@@ -91,7 +91,7 @@ def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
 
 
 def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The focal payoff matrix of :func:`crossplay_runs` as a Result (per power condition)."""
+    """The focal payoff matrix of :func:`crossplay_runs` as a Finding (per power condition)."""
     from scarce_lab.analysis.crossplay import matrix_result
 
     return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_focal_payoff",
@@ -99,7 +99,7 @@ def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> A
 
 
 def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The invader's advantage of :func:`crossplay_runs` as a Result (per power condition)."""
+    """The invader's advantage of :func:`crossplay_runs` as a Finding (per power condition)."""
     from scarce_lab.analysis.crossplay import advantage_result
 
     return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_invader_advantage",

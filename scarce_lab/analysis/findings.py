@@ -1,7 +1,8 @@
-"""A finding that shows and saves itself: a frame, a chart, a reading, one object.
+"""A finding that shows and saves itself: the numbers, the paper's layout of them, a
+chart, a one-sentence reading and the convention they were computed under, one object.
 
 Every result cell of a notebook used to repeat compute -> save the table -> show it ->
-say the reading -> chart -> save the chart -> display it. A :class:`Result` holds the
+say the reading -> chart -> save the chart -> display it. A :class:`Finding` holds the
 pieces, displays them in that order (table, reading, chart) when it is the cell's last
 value, and ``.save(out)`` writes the table and the chart with the project's writers
 (:func:`scarce_lab.analysis.figures.save_table`: CSV, Markdown, LaTeX and the
@@ -16,6 +17,7 @@ Also :func:`say` and :func:`show`, the two display helpers the notebooks share.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ def show(df: pl.DataFrame, float_digits: int = 2) -> None:
 
 
 @dataclass(frozen=True)
-class Result:
+class Finding:
     """One finding: ``frame`` (the table), ``chart`` (an altair chart, a
     :class:`~scarce_lab.analysis.figures.NoFigure` saying why there is none, or
     ``None``), ``reading`` (the sentence that says what it shows, Markdown) and the
@@ -64,6 +66,9 @@ class Result:
             values of a formatted table), with the same convention.
         stale: table stems whose older files ``save`` removes (a table with nothing to
             show this time: a table of other data must not pass for this data's).
+        method: how the numbers are computed (units, interval method and its coverage,
+            what is left out), the paragraph a notebook used to carry: for
+            ``help()``-style reading, never displayed with the table.
         departures: settings that every run behind the finding shares and that depart
             from the environment's defaults (the paper's settings), ``{dotted setting:
             value}``: displayed above the table and written into the convention, so a
@@ -83,12 +88,13 @@ class Result:
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     stale: tuple[str, ...] = ()
     departures: dict[str, Any] = field(default_factory=dict)
+    method: str = ""
 
     def __post_init__(self) -> None:
         from .figures import _check_name as check_name
 
         if isinstance(self.stale, str) or not isinstance(self.extra, dict):
-            raise TypeError(f"Result {self.name!r}: stale must be a tuple of stems and extra a dict of frames, "
+            raise TypeError(f"Finding {self.name!r}: stale must be a tuple of stems and extra a dict of frames, "
                             f"got stale={self.stale!r}, extra of type {type(self.extra).__name__}")
         for what, stem in (("name", self.name), ("table_name", self.table_name),
                            *(("extra", k) for k in self.extra), *(("stale", k) for k in self.stale)):
@@ -96,13 +102,13 @@ class Result:
                 try:
                     check_name(stem)
                 except ValueError as exc:
-                    raise ValueError(f"Result {what}: {exc}") from None
+                    raise ValueError(f"Finding {what}: {exc}") from None
         for what in ("frame", "layout"):
             value = getattr(self, what)
             if value is not None and not isinstance(value, pl.DataFrame):
-                raise TypeError(f"Result {self.name!r}: {what} must be a polars DataFrame, got {type(value).__name__}")
+                raise TypeError(f"Finding {self.name!r}: {what} must be a polars DataFrame, got {type(value).__name__}")
 
-    def with_(self, **changes: Any) -> Result:
+    def with_(self, **changes: Any) -> Finding:
         """A copy with ``changes`` (e.g. ``reading=``, ``chart=``)."""
         return replace(self, **changes)
 
@@ -141,7 +147,7 @@ class Result:
         doc.update({k: v.to_dicts() for k, v in self.extra.items()})
         return doc
 
-    def save(self, out: str | Path) -> Result:
+    def save(self, out: str | Path) -> Finding:
         """Write the frame (and :attr:`extra`) with
         :func:`~scarce_lab.analysis.figures.save_table` and the chart with
         :func:`~scarce_lab.analysis.figures.save_chart` under ``out``, named
@@ -166,7 +172,7 @@ class Result:
             frames[self.table_name or self.name] = self.frame
         frames |= self.extra
         if frames and self.convention is None:
-            raise ValueError(f"Result {self.name!r}: no convention to save beside the table; pass convention=")
+            raise ValueError(f"Finding {self.name!r}: no convention to save beside the table; pass convention=")
         convention = self.convention
         if self.departures and isinstance(convention, dict):
             convention = convention | {"departures_from_defaults": dict(self.departures)}
@@ -205,4 +211,63 @@ class Result:
         shape = "no frame" if self.frame is None else f"{self.frame.height} rows x {self.frame.width} columns"
         shape += "" if self.layout is None else " (and the paper's layout)"
         chart = "no chart" if self.chart is None else ("chart" if self.chart else repr(self.chart))
-        return f"Result({self.name!r}: {shape}, {chart}; {self.reading[:80]!r})"
+        return f"Finding({self.name!r}: {shape}, {chart}; {self.reading[:80]!r})"
+
+
+def finding(name: str, values: pl.DataFrame, *, convention: dict[str, Any], index: Sequence[str] | None = None,
+            columns: str | None = None, shown: Sequence[str] | None = None, key: str = "group", reading: str = "",
+            chart: Any = None, method: str = "", **wide: Any) -> Finding:
+    """The one way a metric's result frame becomes a :class:`Finding` named ``name``.
+
+    ``values`` is the long frame every metric computes: one row per group with
+    ``value``, ``lo``, ``hi`` (the interval, null where none is given), ``se``, ``n`` and
+    ``runs``. The finding's ``frame`` is that frame with ``estimate`` (``value [lo,
+    hi]`` as text, :func:`~scarce_lab.analysis.layout.with_ci_text`), saved as
+    ``<name>_values``. Its ``layout`` is the paper's table: with ``index`` and
+    ``columns``, :func:`~scarce_lab.analysis.layout.wide_table` (``wide`` goes to it:
+    ``column_order``, ``index_order``...), shown with repeated index cells blanked and,
+    folded below, the full conditions behind the short labels of ``key``
+    (``group``: :func:`~scarce_lab.analysis.layout.settings_table`); otherwise the
+    columns ``shown`` of the frame (default: every column but the interval's numbers).
+    ``reading`` (one sentence, e.g. :func:`~scarce_lab.analysis.readings.describe_extremes`),
+    ``chart`` and ``method`` (how the numbers are computed, for ``help()`` and
+    ``.method``, never a notebook paragraph) are kept as given.
+
+    A frame with nothing to show (no row, every value null, NaN or zero) becomes the
+    sentence that says so, and saving it removes an earlier run's files of that name
+    (:func:`~scarce_lab.analysis.layout.nothing_to_show`).
+
+    Raises:
+        ValueError: ``values`` lacks ``value``/``lo``/``hi``/``runs``, or two of its rows
+            fall in one cell of the layout (conditions are never pooled: the message
+            names the cell), or only one of ``index`` and ``columns`` is given.
+    """
+    from .figures import markdown_table
+    from .layout import (
+        blank_repeats,
+        folded,
+        nothing_to_show,
+        settings_table,
+        wide_table,
+        with_ci_text,
+    )
+
+    if (index is None) != (columns is None):
+        raise ValueError(f"finding {name!r}: give both index and columns (the paper's layout) or neither")
+    if (empty := nothing_to_show(values, name)) is not None:  # all zeros or no value: a sentence
+        return Finding(name, text=str(empty), chart=chart, convention=convention, method=method,
+                       stale=(name, f"{name}_values"))
+    frame = with_ci_text(values)
+    if index is None:
+        cols = list(shown) if shown is not None else [c for c in frame.columns
+                                                       if c not in ("value", "lo", "hi", "se")]
+        return Finding(name, frame=frame, layout=frame.select(cols), reading=reading, chart=chart,
+                       convention=convention, method=method)
+    layout = wide_table(values, index, columns, **wide)
+    text = markdown_table(blank_repeats(layout, list(index)[:-1]), float_digits=2)
+    if key in values.columns:
+        tab = (settings_table(values, key) if key == "group"
+               else values.select(key, columns, "condition").unique().sort(key, columns))
+        text += "\n\n" + folded("Full conditions behind the labels", markdown_table(tab))
+    return Finding(name, frame=frame, layout=layout, text=text, reading=reading, chart=chart, convention=convention,
+                   method=method)

@@ -1,29 +1,83 @@
-"""SCARCE result frames in the paper's table layouts.
+"""Finding frames in a paper's layout: the long frame every finding computes (one row
+per group, with ``value``, ``lo``, ``hi``, ``se``, ``n``, ``runs``) as the wide table a
+paper prints, its short row and column labels, and the sentence shown instead of a
+table with nothing to show.
 
-The analysis functions (:mod:`scarce_lab.environments.scarce.analysis.experiments`) return long
-frames: one row per (model, condition, category/stage/phase...) with ``value``, ``lo``,
-``hi``, ``se``, ``n``, ``runs``. A paper table is wide: e.g. the SCARCE paper's Table 1
-has tactic categories as rows (grouped relational / non-relational) and models as
-columns; Table 8 has stages 1-4 as columns. :func:`wide_table` pivots a long frame into
-that layout, with ``value [lo, hi]`` cells (:func:`scarce_base.with_ci_text`), and
+A paper table is wide: e.g. the SCARCE paper's Table 1 has tactic categories as rows
+and models as columns; Table 8 has stages 1-4 as columns. :func:`wide_table` pivots a
+long frame into that layout, with ``value [lo, hi]`` cells (:func:`with_ci_text`), and
 refuses to put two rows of the long frame into one cell (conditions are never pooled).
-
-Column and row labels name only what differs between the groups shown
-(:func:`scarce_base.group_labels`, :mod:`condition_labels`); the full condition of each
-label is in :func:`settings_table`, which notebooks show folded (:func:`folded`), one
-click away. :func:`scarce_lab.analysis.figures.latex_table` is the LaTeX export of
-:func:`scarce_lab.analysis.figures.save_table`.
+Labels name only what differs between the groups shown (:func:`group_labels`,
+:func:`setting_labels`, :mod:`.labels`); the full condition behind each label is
+:func:`settings_table`, which a finding shows folded (:func:`folded`), one click away.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import polars as pl
 
-from scarce_lab.analysis.figures import TABLE_FILES
+from .figures import TABLE_FILES
+from .labels import condition_parts, differing_parts
 
-from .base import with_ci_text
+
+def _need(df: pl.DataFrame, cols: Sequence[str], name: str) -> None:
+    """Raise ValueError naming the columns of ``cols`` that ``df`` lacks."""
+    if missing := [c for c in cols if c not in df.columns]:
+        raise ValueError(f"{name} frame lacks columns {missing} (has {df.columns})")
+
+
+def with_ci_text(df: pl.DataFrame, digits: int = 2, *, col: str = "estimate") -> pl.DataFrame:
+    """Add a text column ``value [lo, hi]`` (just ``value`` without an interval, ``n/a``
+    without a value) for display tables."""
+    def cell(v, lo, hi):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "n/a"
+        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None \
+            else f"{v:.{digits}f}"
+
+    return df.with_columns(pl.Series(col, [cell(v, lo, hi) for v, lo, hi in
+                                           zip(df["value"], df["lo"], df["hi"], strict=True)], dtype=pl.String))
+
+
+def group_labels(df: pl.DataFrame, *, model: str = "model", condition: str = "condition",
+                 out: str = "group") -> pl.DataFrame:
+    """``df`` with ``out``: a short chart label per (model, condition), distinct whenever
+    the pairs are (charts colour and place by it; conditions are never pooled).
+
+    The label is the model, then the parts of its condition label (the primary
+    condition, ``name=value`` settings) that differ from the most common value of that
+    part among the model's conditions in ``df`` (ties: an unset ``=None`` value, then
+    sorted order); a
+    condition with no such part shows its primary condition, and a model with one
+    condition in ``df`` is its name alone. The full condition stays in the tables'
+    ``condition`` column. Example: ``embedded/smollm2 | workers=3``,
+    ``embedded/smollm2 | ballots_fixed_mem-cross``, ``scripted/strategic``. Should two
+    labels still coincide, the full condition labels are used.
+
+    Raises:
+        ValueError: a column is missing.
+    """
+    _need(df, (model, condition), "group_labels input")
+    pairs = df.select(model, condition).unique().sort(model, condition, nulls_last=True)
+    labels: dict[tuple, str] = {}
+    for (m,), g in pairs.group_by(model, maintain_order=True):
+        conds = g[condition].to_list()
+        if len(conds) == 1:
+            labels[(m, conds[0])] = str(m)
+            continue
+        rest = differing_parts(c or "" for c in conds)
+        for c in conds:
+            shown = rest[c or ""] or condition_parts(c or "")[:1]
+            labels[(m, c)] = f"{m} | {','.join(shown)}"
+    if len(set(labels.values())) < len(labels):  # never merge two conditions under one label
+        labels = {(m, c): f"{m} | {c}" for m, c in labels}
+    keys_df = pl.DataFrame({"_m": [k[0] for k in labels], "_c": [k[1] for k in labels], out: list(labels.values())},
+                           schema={"_m": df.schema[model], "_c": df.schema[condition], out: pl.String})
+    return df.drop(out, strict=False).join(keys_df, left_on=[model, condition], right_on=["_m", "_c"],
+                                           how="left", nulls_equal=True)
 
 
 def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
@@ -80,14 +134,6 @@ def _span(values: list) -> str:
     if not vals:
         return ""
     return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
-
-
-def relational_kind(category: str, relational: set[str] | Sequence[str]) -> str:
-    """The paper's Table 1 grouping of a taxonomy category: ``relational``,
-    ``non-relational``, or ``any relational`` for the ``relational`` summary row."""
-    if category == "relational":
-        return "any relational"
-    return "relational" if category in set(relational) else "non-relational"
 
 
 def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] = ("model", "condition")) -> pl.DataFrame:
@@ -188,13 +234,11 @@ class NoTable:
         return False
 
 
-
-
 def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = "value") -> NoTable | None:
     """A :class:`NoTable` when the result frame ``res`` has nothing to show: no row, or every
     ``value`` null, NaN or zero (e.g. tactic shares of a model that never wrote a tactic: a
     table of zeros reads as a finding); ``None`` when it has something. With ``out_dir``,
-    the files an earlier run saved under ``name`` and ``name + "_long"`` are removed (so a
+    the files an earlier run saved under ``name`` and ``name + "_values"`` are removed (so a
     table of other data cannot pass for this data's).
 
     Raises:
@@ -217,7 +261,7 @@ def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = 
     if out_dir is not None:
         from pathlib import Path
 
-        for stem in (name, name + "_long"):
+        for stem in (name, name + "_values"):
             for ext in TABLE_FILES:
                 (Path(out_dir) / f"{stem}{ext}").unlink(missing_ok=True)
     return NoTable(why)
