@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,7 @@ def _method(doc: str | None) -> str:
     text = inspect.cleandoc(doc or "")
     for head in ("\nArgs:", "\nRaises:", "\nReturns:"):
         text = text.split(head)[0]
-    return text.strip() + "\n\n" + STATISTICS
+    return text.strip() + "\n\n" + textwrap.fill(STATISTICS, 88)
 
 
 def _plain(v: Any) -> Any:
@@ -450,7 +451,7 @@ def memory_scripted(ds: Any, *, model: str = "scripted/strategic", except_: Sequ
 
 
 @_finding
-def spontaneous_institutions(ds: Any, labels: str | Path | None, *, except_: Sequence[str] = ()) -> Finding:
+def spontaneous_institutions(ds: Any, labels: str | Path | None) -> Finding:
     """Institutional behaviour found by the judge panel (its ``institutions.parquet``,
     beside ``labels``): a labelled behaviour is institutional when spontaneous (not asked
     for by the instructions) and persistent (it recurs in a later round for the same
@@ -467,7 +468,7 @@ def spontaneous_institutions(ds: Any, labels: str | Path | None, *, except_: Seq
     path = resolve_path(labels).parent / "institutions.parquet"
     if not path.exists():
         return _none(name, f"No institutions table beside the labels ({path}).")
-    cond = _select(ds.scarce.contentions, False, except_).select("run_id", "model", "condition").unique()
+    cond = ds.scarce.contentions.select("run_id", "model", "condition").unique()
     inst = with_settings(pl.read_parquet(path), ds.scarce.settings, ["memory"]).join(cond, on="run_id", how="inner")
     summ = institutional_summary(inst.filter(pl.col("memory").is_not_null()),
                                  by=("model", "condition", "memory", "relational"))
