@@ -54,15 +54,23 @@ def _parse(s: str | None) -> dict[str, Any]:
     return json.loads(s) if s else {}
 
 
-def differing_settings(settings: Sequence[str | None]) -> dict[str, list[str]]:
+def differing_settings(settings: Sequence[str | None], sources: Sequence[str | None] | None = None
+                       ) -> dict[str, list[str]]:
     """Setting -> its distinct values (as JSON text, sorted) among ``settings`` (canonical
-    JSON strings of condition settings), for the settings that are not all equal. A
-    setting missing from a run counts as the value ``<absent>``."""
-    parsed = [_parse(s) for s in dict.fromkeys(settings)]
-    keys = sorted({k for p in parsed for k in p})
-    out = {}
-    for k in keys:
-        vals = sorted({json.dumps(p[k], sort_keys=True) if k in p else "<absent>" for p in parsed})
+    JSON strings of condition settings; ``None``: the layout records none), for the
+    settings that are not all equal. A setting missing from a run that records settings
+    counts as the value ``<absent>`` (never as ``null``, a value a run can record).
+    Pseudo-settings say what cannot be compared: ``layout`` when ``sources`` (the rows'
+    layouts) differ, ``settings unknown`` when runs without recorded settings stand
+    beside runs with them."""
+    parsed = [_parse(s) for s in dict.fromkeys(s for s in settings if s is not None)]
+    out: dict[str, list[str]] = {}
+    if sources is not None and len(set(sources)) > 1:
+        out["layout"] = sorted({str(s) for s in sources})
+    if any(s is None for s in settings) and parsed:
+        out["settings unknown"] = ["not recorded by some runs"]
+    for k in sorted({k for p in parsed for k in p}):
+        vals = sorted({json.dumps(p[k], sort_keys=True, default=str) if k in p else "<absent>" for p in parsed})
         if len(vals) > 1:
             out[k] = vals
     return out

@@ -1,8 +1,8 @@
 """The panel's folder: ``judgements.jsonl``, ``llm_calls.jsonl`` and ``panel.json``.
 
-Writes follow :mod:`scarce_lab.judge.jsonl` (the same rules as the run recorders): each judgement and its call records are appended with ``fsync``
+Writes follow :mod:`scarce_lab.data.jsonl` (the same rules as the run recorders): each judgement and its call records are appended with ``fsync``
 after repairing a torn last line; ``panel.json`` is replaced atomically. Reading skips
-a torn last line with a :class:`~scarce_lab.judge.jsonl.TornLineWarning` naming file
+a torn last line with a :class:`~scarce_lab.data.jsonl.TornLineWarning` naming file
 and line; any other corrupt line is an error naming file and line.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonl import append_jsonl_durable, read_json, read_jsonl, write_json_atomic
+from ..data.jsonl import append_jsonl_durable, read_json, read_jsonl, write_json_atomic
 from .judging import Judgement
 
 JUDGEMENTS_FILE = "judgements.jsonl"

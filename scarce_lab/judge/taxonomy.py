@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .. import registry
-from .jsonl import read_text
+from ..data.jsonl import read_text
 
 TAXONOMY_DIR = Path(__file__).parent / "taxonomies"
 #: The taxonomy that labels a units file when none is named: a units file carries no

@@ -30,7 +30,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import registry
-from .jsonl import BOM, read_jsonl
+from ..data.jsonl import BOM, read_jsonl
 
 #: Columns :func:`units_from_frame` needs (``context`` and ``public_reasoning`` may be null).
 FRAME_COLUMNS = ("run_id", "contention", "agent", "public_reasoning", "private_messages", "context")
@@ -304,7 +304,7 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
     kept, ids stay strings (leading zeros kept), text holding ``"true"`` stays text. A
     UTF-8 byte order mark and CRLF line ends are accepted; a torn last line of a JSONL
     file is skipped with a warning naming file and line
-    (:func:`scarce_lab.judge.jsonl.read_jsonl`).
+    (:func:`scarce_lab.data.jsonl.read_jsonl`).
 
     Raises:
         FileNotFoundError: ``path`` does not exist, or a folder holds no run.

@@ -1,5 +1,5 @@
-"""Model access for every agent: the two-method :class:`LanguageModel` interface, one
-client over litellm (:class:`LLMClient`: cache, retries, rate limits, outcomes), a
+"""Model access for every agent: one client over litellm (:class:`LLMClient`:
+``acomplete``/``adecide``, cache, retries, rate limits, outcomes), a
 scripted :class:`~scarce_lab.llm.mock.MockModel`, the embedded offline model
 (``embedded/smollm2``) registered as a litellm provider, and the one registry of model
 names (:func:`resolve_model`). :func:`make_client` is the one place a client is built
@@ -11,7 +11,6 @@ travel in a context variable (:func:`run_scope`, :mod:`scarce_lab.llm.scope`).
 
 from typing import Any
 
-from .base import CallBudget, CallBudgetExceeded, LanguageModel
 from .client import (
     CallContext,
     CompletionResult,
@@ -51,8 +50,6 @@ def make_client(settings: LLMSettings | None = None, **overrides: Any) -> LLMCli
 
 
 __all__ = [
-    "CallBudget",
-    "CallBudgetExceeded",
     "CallContext",
     "ClientModel",
     "DecisionRequest",
@@ -73,7 +70,6 @@ __all__ = [
     "EMBEDDED_MODEL",
     "LLMClient",
     "LLMSettings",
-    "LanguageModel",
     "ModelRef",
     "MissingDecisionError",
     "OUTCOMES",

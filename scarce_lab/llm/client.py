@@ -60,7 +60,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._sync import run_sync as run_sync  # re-exported: callers import it here
 from ..data.schema import LLMCallRecord, messages_hash
 from . import outcomes as oc
-from .base import LanguageModel
 from .cache import ResponseCache, answer_params, cache_key
 from .concurrency import ConcurrencyLimit
 from .context import ContextWindowError, check_context, output_room
@@ -179,7 +178,7 @@ def _schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
-class LLMClient(LanguageModel):
+class LLMClient:
     """litellm wrapper: structured decisions, repair, fallback, retries, cache, accounting.
 
     One client can serve many concurrent games: calls are bounded by
@@ -188,6 +187,18 @@ class LLMClient(LanguageModel):
     (``rate_limiter``, default the process-wide shared one, which takes
     ``settings.rate_limits``).
     """
+
+    def decide(self, **kwargs: Any) -> Any:
+        """Synchronous :meth:`adecide` (works inside Jupyter's running loop too)."""
+        from .._sync import run_sync
+
+        return run_sync(self.adecide(**kwargs))
+
+    def complete(self, model: str, messages: list[dict[str, Any]], *, seed: int, **kwargs: Any) -> Any:
+        """Synchronous :meth:`acomplete`."""
+        from .._sync import run_sync
+
+        return run_sync(self.acomplete(model, messages, seed=seed, **kwargs))
 
     def __init__(
         self,

@@ -6,7 +6,7 @@ Use in tests, examples and notebooks::
 
     from scarce_lab.llm.mock import MockModel
     lm = MockModel(['{"reasoning": "share", "extraction": 15}'])
-    agent = make_agent("mock/any", lm)              # any agent takes any LanguageModel
+    agent = make_agent("mock/any", lm)              # any agent takes any client
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 generation settings, and decides (:meth:`Model.adecide`) or completes
 (:meth:`Model.acomplete`); scripted policies implement the same interface.
 
-- :class:`ClientModel`: a :class:`~scarce_lab.llm.base.LanguageModel` (the litellm
-  client, a :class:`~scarce_lab.llm.mock.MockModel`, a budget wrapper) bound to a
+- :class:`ClientModel`: a client (the litellm :class:`~scarce_lab.llm.client.LLMClient`
+  or a :class:`~scarce_lab.llm.mock.MockModel`) bound to a
   model string and :class:`Generation`; the request's prompt goes to the model and the
   outcome carries the call records.
 - :class:`ScriptedModel`: a policy ``(observation, rng) -> decision`` named by
@@ -118,7 +118,7 @@ class Model(ABC):
 
 
 class ClientModel(Model):
-    """A :class:`~scarce_lab.llm.base.LanguageModel` bound to ``name`` and
+    """A :class:`~scarce_lab.llm.client.LLMClient` (or a mock) bound to ``name`` and
     ``generation``; ``litellm_kwargs`` pass through to every call (``mock_response``
     in tests, ``top_p``...)."""
 

@@ -232,7 +232,8 @@ class _ListSolver:
         self.actions, self.n, self.seen = actions, 0, []
 
     async def step(self, obs):
-        from scarce_lab.environments.scarce.agents import Decided, SolverAction
+        from scarce_lab.agents.decided import Decided
+        from scarce_lab.environments.scarce.agents import SolverAction
 
         self.seen.append(obs)
         a = self.actions[min(self.n, len(self.actions) - 1)]

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from scarce_lab.judge.jsonl import (
+from scarce_lab.data.jsonl import (
     TornLineWarning,
     append_jsonl_durable,
     read_json,

@@ -190,7 +190,7 @@ def test_bom_and_crlf_are_accepted(tmp_path):
 
 
 def test_torn_last_line_is_skipped_with_a_warning_and_corrupt_lines_are_errors(tmp_path):
-    from scarce_lab.judge.jsonl import TornLineWarning
+    from scarce_lab.data.jsonl import TornLineWarning
 
     path = _jsonl(tmp_path / "t.jsonl", [_row(1), _row(2)], tail=b'{"run_id": "r", "conte')
     with pytest.warns(TornLineWarning, match=r"t\.jsonl:3: skipped a torn last line"):

@@ -1,6 +1,5 @@
-"""The two-method LanguageModel interface: the client and the mock implement it, a
-wrapper holds another model, agents take any of them; one model registry and one
-client factory."""
+"""The client and the mock run the same parsing path, agents take either; one model
+registry and one client factory."""
 
 from __future__ import annotations
 
@@ -12,9 +11,6 @@ from scarce_lab.environments.sovsim.agents import make_agent
 from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.environments.sovsim.world.commons import CommonsGame
 from scarce_lab.llm import (
-    CallBudget,
-    CallBudgetExceeded,
-    LanguageModel,
     LLMClient,
     LLMSettings,
     make_client,
@@ -26,8 +22,8 @@ S = extraction_schema(30)
 MSG = [{"role": "user", "content": "how much?"}]
 
 
-def test_client_and_mock_are_language_models_and_run_the_real_parsing_path():
-    assert issubclass(LLMClient, LanguageModel) and issubclass(MockModel, LanguageModel)
+def test_the_mock_is_a_client_and_runs_the_real_parsing_path():
+    assert issubclass(MockModel, LLMClient)
     m = MockModel(['{"reasoning": "share", "extraction": 15}', "no json here"])
     ok = m.decide(model="mock/any", messages=MSG, schema=S, fallback=S(reasoning="fb", extraction=3), seed=1)
     assert (ok.decision.extraction, ok.outcome, ok.fallback_used) == (15, "ok", False)
@@ -36,23 +32,11 @@ def test_client_and_mock_are_language_models_and_run_the_real_parsing_path():
     assert len(m.seen) == 3 and all(c.model == "mock/any" for c in ok.calls + bad.calls)
 
 
-def test_an_agent_takes_any_language_model():
+def test_an_agent_takes_any_client():
     game = CommonsGame("cpr")
     agent = make_agent("mock/any", MockModel(['{"reasoning": "r", "extraction": 9}']))
     d = asyncio.run(agent.adecide(game.observe("a0"), seed=1))
     assert d.value == 9 and d.outcome == "ok" and d.calls
-
-
-def test_call_budget_stops_before_the_budget_is_overspent():
-    inner = MockModel(['{"reasoning": "r", "extraction": 6}'])
-    lm = CallBudget(inner, max_calls=2)
-    for seed in (1, 2):
-        lm.decide(model="mock/x", messages=MSG, schema=S, fallback=S(reasoning="f", extraction=0), seed=seed)
-    with pytest.raises(CallBudgetExceeded, match="2 model calls"):
-        lm.decide(model="mock/x", messages=MSG, schema=S, fallback=S(reasoning="f", extraction=0), seed=3)
-    assert lm.calls == 2 and len(inner.seen) == 2 and lm.settings is inner.settings
-    with pytest.raises(ValueError, match="max_calls"):
-        CallBudget(inner, -1)
 
 
 @pytest.mark.parametrize(("name", "kind", "policy", "arg"), [

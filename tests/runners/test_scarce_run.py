@@ -158,7 +158,8 @@ class _RogueSolver:
         self.n = 0
 
     async def step(self, obs):
-        from scarce_lab.environments.scarce.agents import Decided, SolverAction
+        from scarce_lab.agents.decided import Decided
+        from scarce_lab.environments.scarce.agents import SolverAction
 
         self.n += 1
         if self.n == 1:

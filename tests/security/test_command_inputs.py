@@ -14,9 +14,9 @@ import json
 
 import pytest
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.data.recorder import read_manifest
 from scarce_lab.environments.scarce import runner as R
-from scarce_lab.environments.scarce.agents.decided import Decided
 from scarce_lab.environments.scarce.agents.solvers import Solver
 from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 from scarce_lab.sandbox import make_sandbox

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from _llm_fakes import FakeLLM, response, tool_call
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.data.recorder import read_manifest
 from scarce_lab.environments.scarce import runner as R
-from scarce_lab.environments.scarce.agents.decided import Decided
 from scarce_lab.environments.scarce.agents.solvers import LLMSolver, Solver
 from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 from scarce_lab.llm import LLMClient, LLMSettings

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.environments.scarce import runner as R
-from scarce_lab.environments.scarce.agents.decided import Decided
 from scarce_lab.environments.scarce.agents.solvers import Solver
 from scarce_lab.environments.scarce.agents.solvers import SolverAction as A
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .decided import Decided, derive_seed
+from ..world.observations import NegotiationView, SolverObservation
 from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
 from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
@@ -40,7 +40,6 @@ from .solvers import (
     Solver,
     SolverAction,
 )
-from .views import NegotiationView, SolverObservation
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
 SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
@@ -183,7 +182,7 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 
 __all__ = [
-    "Decided", "derive_seed", "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
+    "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
     "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
     "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
     "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",

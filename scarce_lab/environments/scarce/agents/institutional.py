@@ -7,9 +7,10 @@ three in one run. Policies, not models: their rules are below.
 
 from __future__ import annotations
 
-from .decided import Decided
+from scarce_lab.agents.decided import Decided
+
+from ..world.observations import NegotiationView
 from .negotiators import ScriptedNegotiatorPolicy, complete_ballot
-from .views import NegotiationView
 
 # -- institutions: policies that exercise sanctions, reputation and contracts ----------
 #: Scripted negotiators for the auction's institutions (scarce_lab.environments.scarce.world.institutions):

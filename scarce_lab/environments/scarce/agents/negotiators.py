@@ -47,13 +47,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.llm.model import ModelHolder
 from scarce_lab.llm.models import is_embedded
 from scarce_lab.llm.outcomes import MissingDecisionError
+from scarce_lab.runtime import derive_seed
 
 from ..world import Ballot, Declaration
 from ..world.actions import MAX_PRICE  # noqa: F401 - re-exported
-from .decided import Decided, derive_seed
+from ..world.observations import NegotiationView
 from .prompts import render
 from .schemas import (  # noqa: F401 - the schemas are part of this module's API
     ContractAnswer,
@@ -67,7 +69,6 @@ from .schemas import (  # noqa: F401 - the schemas are part of this module's API
     promise_schema,
     revision_schema,
 )
-from .views import NegotiationView
 
 SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
 

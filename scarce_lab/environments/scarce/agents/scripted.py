@@ -61,7 +61,9 @@ import math
 import random
 from typing import Any
 
-from .decided import Decided
+from scarce_lab.agents.decided import Decided
+
+from ..world.observations import NegotiationView, SolverObservation
 from .negotiators import ScriptedNegotiatorPolicy, clamp_declaration, complete_ballot
 from .solvers import (
     PLACEHOLDER_BUILD,
@@ -72,7 +74,6 @@ from .solvers import (
     reference_files,
     task_examples,
 )
-from .views import NegotiationView, SolverObservation
 
 #: policy -> the features it uses (see the module docstring).
 STRATEGIC_NEGOTIATORS: dict[str, frozenset[str]] = {

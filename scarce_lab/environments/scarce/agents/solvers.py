@@ -37,18 +37,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.llm import outcomes as oc
 from scarce_lab.llm.model import ModelHolder
 from scarce_lab.llm.models import is_embedded
 from scarce_lab.llm.outcomes import MissingDecisionError
+from scarce_lab.runtime import derive_seed
 
 from ..world.actions import SOLVER_TOOLS, LegalActions
-from .decided import Decided, derive_seed
+from ..world.observations import SolverObservation
 from .masks import parse_tool_call, solver_choice_schema, tool_specs_for
 from .prompts import render
 from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
 from .tools import listing_note, readable_names
-from .views import SolverObservation
 
 
 class Solver:

@@ -40,12 +40,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scarce_lab.agents.decided import Decided
 from scarce_lab.data.recorder import RunRecorder
 from scarce_lab.data.schema import RunManifest, RunStatus, package_version
-from scarce_lab.runtime import open_run, record_calls_of, run_sync
+from scarce_lab.runtime import derive_seed, open_run, record_calls_of, run_sync
 
 from .. import events as ev
-from ..agents import Decided, SolverAction, derive_seed, make_negotiator, make_solver
+from ..agents import SolverAction, make_negotiator, make_solver
 from ..agents.negotiators import complete_ballot
 from ..config import ScarceConfig
 from ..world import (

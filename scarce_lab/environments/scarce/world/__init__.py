@@ -4,32 +4,19 @@
 - :mod:`.scheduler`: ballot aggregation (Borda) and centralised baselines.
 - :mod:`.budgets`: private integer budgets, payments to a recorded sink.
 - :mod:`.clock`: virtual / wall time accounting and the sandbox timeline.
-- :mod:`.world`: the world of a run: workers, slots, queue, deadlines, payments,
-  memory horizons and the choice of the next event (its types: :mod:`.state`).
+- :mod:`.auction`: the world of a run (:class:`ScarceWorld`): workers, slots, queue,
+  deadlines, payments, memory horizons and the choice of the next event (its types and
+  rules: :mod:`.state`).
+
+This package's names are the world's face (``from ..world import ScarceWorld, Ballot``);
+each is defined once, in the module listed.
 - :mod:`.observations`: what a worker's solver and negotiator are shown.
 - :mod:`.actions`: the solver's legal actions now (the action mask).
 - :mod:`.institutions`: optional sanctions, public reputation and contracts.
 """
 
 from .actions import BUILD_SCRIPT, SOLVER_TOOLS, LegalActions, legal_actions
-from .auction import (
-    FREE_TOOLS,
-    MEMORY_HORIZONS,
-    PAPER_MEMORY,
-    ActionRefused,
-    Booking,
-    EventKind,
-    Finish,
-    NextEvent,
-    ScarceWorld,
-    Settlement,
-    Slot,
-    Status,
-    WorkerState,
-    WorldError,
-    WorldRules,
-    assign_tasks,
-)
+from .auction import ScarceWorld
 from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
 from .clock import ClockConfig, SandboxTimeline, remaining_s
 from .institutions import InstitutionRules, Institutions
@@ -50,6 +37,23 @@ from .protocol import (
     Request,
 )
 from .scheduler import SCHEDULERS, Allocation, Schedule, aggregate_ballots, baseline_schedule
+from .state import (
+    FREE_TOOLS,
+    MEMORY_HORIZONS,
+    PAPER_MEMORY,
+    ActionRefused,
+    Booking,
+    EventKind,
+    Finish,
+    NextEvent,
+    Settlement,
+    Slot,
+    Status,
+    WorkerState,
+    WorldError,
+    WorldRules,
+    assign_tasks,
+)
 
 __all__ = [
     "BUILD_SCRIPT", "SOLVER_TOOLS", "LegalActions", "legal_actions",

@@ -84,10 +84,7 @@ from .observations import NegotiationView, SolverObservation
 from .protocol import AuctionHistory, Contention, Request
 from .scheduler import aggregate_ballots, baseline_schedule
 from .state import (
-    FINISHED,
     FREE_TOOLS,
-    MEMORY_HORIZONS,
-    PAPER_MEMORY,
     ActionRefused,
     Booking,
     EventKind,
@@ -99,13 +96,9 @@ from .state import (
     WorkerState,
     WorldError,
     WorldRules,
-    assign_tasks,
 )
 
-__all__ = [
-    "FINISHED", "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish",
-    "NextEvent", "ScarceWorld", "Settlement", "Slot", "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
-]
+__all__ = ["ScarceWorld"]
 
 
 class ScarceWorld:

@@ -31,7 +31,7 @@ from typing import Literal
 
 import polars as pl
 
-from scarce_lab.analysis.pooling import PoolingError
+from scarce_lab.analysis.pooling import PoolingError, differing_settings
 from scarce_lab.data.tables import label_conditions, settings_json
 
 from .conventions import SovSimDataWarning
@@ -44,26 +44,6 @@ IDENTITY = ("base_condition", "settings", "source")
 
 def _settings_of(s: str | None) -> dict:
     return json.loads(s) if s else {}
-
-
-def differing_settings(settings: list[str | None], sources: list[str | None] | None = None) -> dict[str, list]:
-    """The settings whose values differ among ``settings`` (canonical JSON strings;
-    null = the layout carries none): ``{key: [values...]}``; a key missing from a run
-    that records settings counts as the value ``None``. Different layouts add the
-    pseudo-setting ``"layout"``; runs without recorded settings beside runs with them
-    add ``"settings unknown"`` (their values cannot be compared)."""
-    parsed = [_settings_of(s) for s in settings if s is not None]
-    keys = sorted({k for p in parsed for k in p})
-    out: dict[str, list] = {}
-    if sources is not None and len(set(sources)) > 1:
-        out["layout"] = sorted({str(s) for s in sources})
-    if any(s is None for s in settings) and parsed:
-        out["settings unknown"] = ["not recorded by some runs"]
-    for k in keys:
-        vals = {json.dumps(p.get(k), sort_keys=True, default=str) for p in parsed}
-        if len(vals) > 1:
-            out[k] = sorted(vals)
-    return out
 
 
 def _describe(diff: dict[str, list]) -> str:
