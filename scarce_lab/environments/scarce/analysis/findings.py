@@ -536,20 +536,23 @@ def bid_revisions(ds: Any, *, by: Sequence[str] = BY_MECHANISM, except_: Sequenc
     """Bid revision under the two mechanisms (no labels needed): the share of
     participations whose final bid differs from the declared one (only possible under
     ``revisable`` bids), for runs that differ only in the mechanism (the reference
-    condition with the ``except_`` settings free); folded below, the mean payment per
-    participation (credits) under each, for the same negotiators and seeds.
+    condition with the ``except_`` settings free): one row per model and what differs
+    apart from the mechanism, one column per mechanism; folded below, the mean payment
+    per participation (credits) under each, for the same negotiators and seeds.
 
     Raises:
         PoolingError: a group mixes conditions.
     """
     c = _select(ds.scarce.contentions, True, except_)
-    res = tactics.bid_revision_share(c, by=by)
-    pay = (c.with_columns(pl.col("payment").cast(pl.Float64)).group_by(*by)
-           .agg(pl.col("payment").mean().alias("mean_payment"), pl.len().alias("n"),
-                pl.col("run_id").n_unique().alias("runs")).sort(*by))
-    return _make("scarce_bid_revision", res, shown=[*by, "estimate", "n", "runs"],
-                 reading=describe_extremes(res, list(by), "the share of revised bids"),
-                 folds=[("Mean payment per participation (credits)", pay)])
+    res = setting_labels(tactics.bid_revision_share(c, by=by), "mechanism")
+    pay = setting_labels(c.with_columns(pl.col("payment").cast(pl.Float64)).group_by(*by)
+                         .agg(pl.col("payment").mean().alias("mean_payment"), pl.len().alias("n"),
+                              pl.col("run_id").n_unique().alias("runs")).sort(*by), "mechanism")
+    return _make("scarce_bid_revision", res, index=["setting"], columns="mechanism", key="setting",
+                 column_order=["fixed", "revisable"],
+                 reading=describe_extremes(res, ["setting", "mechanism"], "the share of revised bids"),
+                 folds=[("Mean payment per participation (credits)",
+                         pay.select("setting", "mechanism", "mean_payment", "n", "runs"))])
 
 
 @_finding
@@ -646,7 +649,7 @@ def win_continuity(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, 
     chart = ci_chart(res, "group", color="given", y_title="P(win next)", width=520,
                      title="Does a win bring the next win? Win continuity (Table 8)")
     return _make("scarce_table8_win_continuity", res, index=["group"], columns="given", column_order=["won", "lost"],
-                 chart=chart, reading=describe_extremes(res.filter(pl.col("given") == given), list(by),
+                 chart=chart, reading=describe_extremes(res.filter(pl.col("given") == given), ["group"],
                                                         f"P(win next | {given} this one)"))
 
 
