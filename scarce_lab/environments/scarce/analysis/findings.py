@@ -12,17 +12,21 @@ The metrics behind them are frame functions of :mod:`.tactics` (judge labels),
 (stage, contested, win rate, budget phase, richer worker, urgent worker, the reference
 condition) are in :mod:`.experiments`.
 
-Statistics, for every finding here (the methods paragraph of notebooks 02-06, kept as
-:data:`STATISTICS` in each finding's ``method``): each value is the mean over runs of
-each run's share or mean (runs are the independent unit: every run counts once);
-intervals are 95% t intervals over the run means, clipped to the measure's range, and
-none is printed from one run or when every run gives the same value (a percentile
-cluster bootstrap covered 58-84% with 2-5 runs; ``benchmarks/bench_coverage.py``
-prints the coverage of every method). Medians get a cluster-bootstrap interval only
-from 30 runs on. Conditions are never pooled: rows group by model and condition (the
-condition label names the settings that differ between the loaded runs; charts and
-tables show a short label, ``model | what differs``, with the full conditions one
-click away under each table).
+The parameters they share: ``by`` (the rows: negotiator model and condition, with a
+setting beside them where a table compares it; model and condition always among them,
+conditions are never pooled), ``base_only`` (only runs of the reference condition:
+negotiated ballots, fixed bids, cross-subrun memory, equal budgets and deadlines, no
+reasoning effort), ``except_`` (the settings the reference condition leaves free, e.g.
+``("memory",)``; implies ``base_only``), ``labels`` (the judge panel's labels table or the
+path of its ``labels.parquet``; ``None``: the finding says there are none) and
+``metric`` (what the reading, and the chart where it shows one measure, is about; the
+table has every measure). Each finding's ``method`` is its docstring followed by
+:data:`STATISTICS` (how values and intervals are computed); its convention holds its
+parameters.
+
+Size: one short function per table of notebooks 02-06 and 09 (about 25), each with the
+methods paragraph its notebook used to carry as its docstring; they share the pieces at
+the top (selection, labels, the finding builder), which a split would scatter.
 """
 
 from __future__ import annotations
