@@ -106,6 +106,7 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
     import math
 
     from scarce_lab.environments.economy.analysis import metrics as em
+    from scarce_lab.environments.economy.analysis.readings import learning_sentence
 
     assert sorted(sl.economy.__all__) == ["bid_convergence", "dynamics", "learning_curve", "population_dynamics",
                                           "specialisation", "table", "tenure"]
@@ -115,7 +116,7 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
     curve = sl.economy.learning_curve(ds, window=10)
     assert curve.frame.equals(em.solve_curve(economies(v.episodes), window=10))
     assert "Blocks World solve rate per 10 training episodes" in json.dumps(curve.chart.to_dict()["title"])
-    assert curve.reading == em.learning_sentence(curve.frame) and "full economy 0.14 -> 0.64" in curve.reading
+    assert curve.reading == learning_sentence(curve.frame) and "full economy 0.14 -> 0.64" in curve.reading
     assert curve.method == inspect.getdoc(sl.economy.learning_curve)
     pop = sl.economy.population_dynamics(ds)
     assert pop.frame.equals(em.population_dynamics(economies(v.population)))

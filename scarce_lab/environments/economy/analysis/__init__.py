@@ -8,9 +8,9 @@ one-sentence reading, convention; ``.save(out)``; ``.method`` says how it is com
     sl.economy.table(ds).save(OUT)              # the ablation table (the paper table)
     sl.economy.learning_curve(ds, window=10).save(OUT)
 
-The metrics, charts and sentences behind them stay in :mod:`.metrics` (solve rates,
-population, bids, specialisation), :mod:`.compare` (economies side by side) and
-:mod:`.tenure` (a newcomer against the incumbents).
+The metrics and charts behind them stay in :mod:`.metrics` (solve rates, population,
+bids, specialisation), :mod:`.compare` (economies side by side) and :mod:`.tenure` (a
+newcomer against the incumbents); their one-sentence readings in :mod:`.readings`.
 
 Common to every finding: runs (seeds) are the independent unit (intervals are 95%
 Student-t intervals over per-run values; episodes inside a run are never treated as
@@ -30,7 +30,7 @@ import polars as pl
 
 from scarce_lab.analysis.findings import Finding, finding
 
-from . import compare, metrics
+from . import compare, metrics, readings
 from . import tenure as _tenure
 
 #: What every saved table of this face was computed under.
@@ -106,7 +106,7 @@ def table(ds: Any) -> Finding:
     """
     eps = _complete_episodes(ds)
     t = metrics.ablation_table(eps)
-    reading = metrics.ablation_sentence(t)
+    reading = readings.ablation_sentence(t)
     calls = ds.llm_calls.filter(pl.col("run_id").is_in(eps["run_id"].unique().to_list())).collect()
     if calls.height:
         reading = (f"{reading[:-1]}; {calls.height} model calls, {int(calls['fallback_used'].sum())} fell back "
@@ -137,7 +137,7 @@ def learning_curve(ds: Any, *, window: int = 10) -> Finding:
     what = metrics.TASK_TITLES.get(tasks[0], tasks[0]) + " solve rate" if len(tasks) == 1 else "Solve rate"
     return _of(ds, Finding("economy_learning_curves", frame=curve, show_frame=False,
                            chart=metrics.learning_curve_chart(curve, title=f"{what} per {window} training episodes"),
-                           reading=metrics.learning_sentence(curve),
+                           reading=readings.learning_sentence(curve),
                            convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
                                                "window": f"{window} training episodes"}), learning_curve)
 
@@ -161,7 +161,7 @@ def population_dynamics(ds: Any) -> Finding:
     """
     dyn = metrics.population_dynamics(_economies(ds.economy.population))
     return _of(ds, Finding("economy_population_dynamics", frame=dyn, show_frame=False,
-                           chart=metrics.population_chart(dyn), reading=metrics.population_sentence(dyn),
+                           chart=metrics.population_chart(dyn), reading=readings.population_sentence(dyn),
                            convention=_UNIT | {"intervals": _T_SEEDS,
                                                "snapshot": "one per training episode (snapshot_every)",
                                                "gini": "wealth, negative counted as 0"}), population_dynamics)
@@ -187,7 +187,7 @@ def bid_convergence(ds: Any, *, window: int = 20) -> Finding:
     """
     conv = metrics.bid_convergence(_economies(ds.economy.agent_episodes), window=window)
     return _of(ds, Finding("economy_bid_convergence", frame=conv, show_frame=False,
-                           chart=metrics.bid_convergence_chart(conv), reading=metrics.bid_sentence(conv),
+                           chart=metrics.bid_convergence_chart(conv), reading=readings.bid_sentence(conv),
                            convention=_UNIT | {"intervals": _T_SEEDS, "window": window}), bid_convergence)
 
 
@@ -264,7 +264,7 @@ def dynamics(ds: Any) -> Finding:
     v = ds.economy
     values = compare.dynamics_table(_complete_episodes(ds), v.population, v.births, v.deaths)
     return _of(ds, Finding("economy_dynamics", frame=values, layout=compare.format_dynamics(values),
-                           reading=compare.dynamics_sentence(values),
+                           reading=readings.dynamics_sentence(values),
                            convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
                                                                    "none from one run"}), dynamics)
 
@@ -294,7 +294,7 @@ def tenure(ds: Any) -> Finding:
     per_run = _tenure.tenure_per_run(v.joins, v.births, v.deaths, v.agent_wealth, v.agent_episodes)
     t = _tenure.tenure_table(per_run)
     return _of(ds, Finding("economy_tenure", frame=t, table_name="economy_tenure_table",
-                           reading=_tenure.tenure_sentence(t),
+                           reading=readings.tenure_sentence(t),
                            extra={"economy_tenure_per_run": per_run,
                                   "economy_tenure_wealth": _tenure.tenure_wealth_curve(v.joins, v.births,
                                                                                        v.agent_wealth)},

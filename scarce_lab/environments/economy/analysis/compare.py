@@ -113,26 +113,3 @@ def format_dynamics(table: pl.DataFrame) -> pl.DataFrame:
             lambda s, c=c: fmt(s[c], s[f"{c}_lo"], s[f"{c}_hi"]), return_dtype=pl.String).alias(c)
           for c in _DYN_COLS],
     )
-
-
-def dynamics_sentence(table: pl.DataFrame) -> str:
-    """The full economy (base condition ``none``) of each economy of :func:`dynamics_table`
-    at the end of training: living agents, wealth Gini and frozen-evaluation solve rate
-    (means over runs). Each is named by its economy, and by its task and condition
-    (:func:`~.metrics.short_names`) where the economy alone names several."""
-    from .metrics import short_names
-
-    full = table.filter(pl.col("base_condition") == "none")
-    if full.is_empty():
-        return "No full-economy runs (condition `none`) in this dataset."
-    fmt = lambda v, d: "n/a" if v is None else f"{v:.{d}f}"  # noqa: E731
-    names = short_names(full["condition"].to_list())
-    tasks = full["task"].n_unique() > 1
-    several = full["economy"].n_unique() < full.height
-    parts = []
-    for r in full.iter_rows(named=True):
-        where = [r["task"]] * tasks + [names[r["condition"]]] * several
-        name = r["economy"] + (f" ({', '.join(where)})" if where else "")
-        parts.append(f"{name}: {fmt(r['final_size'], 1)} agents, wealth Gini {fmt(r['final_gini'], 2)}, "
-                     f"solve rate in frozen evaluation {fmt(r['eval_solve'], 2)}")
-    return "The full economy at the end of training (mean over runs): " + "; ".join(parts) + "."

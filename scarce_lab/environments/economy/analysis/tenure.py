@@ -141,22 +141,3 @@ def tenure_wealth_curve(joins: pl.DataFrame, births: pl.DataFrame, agent_wealth:
     schema = {"task": pl.String, "condition": pl.String, "tenure": pl.String, "since": pl.Int64,
               "wealth": pl.Float64, "wealth_lo": pl.Float64, "wealth_hi": pl.Float64, "n_runs": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
-
-
-def tenure_sentence(table: pl.DataFrame) -> str:
-    """Per condition of :func:`tenure_table`: the newcomer's mean wealth and wins per
-    episode after the join against the incumbents', and the share of runs in which the
-    newcomer survived training."""
-    if table.is_empty():
-        return "No run with a newcomer."
-    fmt = lambda v, d: "n/a" if v is None else f"{v:.{d}f}"  # noqa: E731
-    from .metrics import short_names
-
-    names, parts = short_names(table["condition"].to_list()), []
-    for (_, cond), g in table.group_by(GROUP, maintain_order=True):
-        t = {r["tenure"]: r for r in g.iter_rows(named=True)}
-        new, old = t.get("newcomer", {}), t.get("incumbent", {})
-        parts.append(f"{names[cond]}: wealth {fmt(new.get('wealth'), 0)} against {fmt(old.get('wealth'), 0)} credits, "
-                     f"wins per episode {fmt(new.get('wins'), 2)} against {fmt(old.get('wins'), 2)}, newcomer "
-                     f"survived in {fmt(new.get('survival'), 2)} of runs")
-    return "After the join, newcomer against incumbents (mean over runs): " + "; ".join(parts) + "."
