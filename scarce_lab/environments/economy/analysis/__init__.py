@@ -47,8 +47,8 @@ def _of(ds: Any, found: Finding, fn: Any) -> Finding:
 
 
 def _economies(df: pl.DataFrame) -> pl.DataFrame:
-    """``df`` without the baselines' runs (base condition ``baseline-...``: 10 training
-    episodes and no economy, nothing to follow over training)."""
+    """``df`` without the baselines' runs (base condition ``baseline-...``: no economy,
+    nothing to follow over training)."""
     return df.filter(~pl.col("base_condition").str.starts_with("baseline-"))
 
 
@@ -124,7 +124,7 @@ def learning_curve(ds: Any, *, window: int = 10) -> Finding:
     window - 1``): the solve rate per run and window, then per (task, condition,
     window) the mean over runs and a 95% Student-t band clipped to [0, 1]
     (:func:`.metrics.solve_curve`). One panel per condition, so bands never overlap.
-    Baselines are left out (10 training episodes, no economy to follow). The frame (one
+    Baselines are left out (no economy to follow over training). The frame (one
     row per window: ``solve_rate``, ``solve_rate_lo``/``_hi``, ``n_runs``) is saved, not
     shown; the reading gives each condition's first and last window.
 
