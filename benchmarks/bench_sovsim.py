@@ -36,7 +36,7 @@ from scarce_lab.data.loaders import load_dataset  # noqa: E402
 from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep  # noqa: E402
 from scarce_lab.environments.sovsim.runner.processes import run_sweep_processes  # noqa: E402
 from scarce_lab.llm import LLMClient, LLMSettings  # noqa: E402
-from scarce_lab.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.fake_server import FakeOpenAIServer  # noqa: E402
 
 
 def scripted_games_per_second(n: int = 200) -> tuple[float, float]:

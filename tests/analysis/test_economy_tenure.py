@@ -4,6 +4,7 @@ conditions (compositions) never pooled."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import polars as pl
@@ -77,6 +78,10 @@ def test_wealth_curve_and_face(ds):
     assert curve["since"].max() == 12 - 4 - 1
     res = sl.economy.tenure(ds)
     assert res.frame.height == 4 and "Clopper-Pearson" in res.convention["intervals"]
+    new = res.frame.filter(pl.col("tenure") == "newcomer").row(0, named=True)
+    assert res.reading.startswith("After the join, newcomer against incumbents")
+    assert f"newcomer survived in {new['survival']:.2f} of runs" in res.reading
+    assert res.method == inspect.getdoc(sl.economy.tenure)
 
 
 def test_seated_and_unseated_runs_get_distinct_condition_labels(ds):

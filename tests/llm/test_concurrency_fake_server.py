@@ -9,7 +9,7 @@ import pytest
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.environments.sovsim.runner.play import plan_sweep, run_sweep
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.llm.fake_server import FakeOpenAIServer, instance_for_schema
+from tests.fake_server import FakeOpenAIServer, instance_for_schema
 
 
 def test_instance_for_schema_is_valid():

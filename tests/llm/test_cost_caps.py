@@ -11,7 +11,7 @@ from scarce_lab.config import SovSimConfig
 from scarce_lab.data.recorder import read_manifest
 from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.llm.costs import SpendLedger, is_local_endpoint, price_of
-from scarce_lab.llm.fake_server import FakeOpenAIServer
+from tests.fake_server import FakeOpenAIServer
 
 PRICE = {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}  # $0.001 per token
 

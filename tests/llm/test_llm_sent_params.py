@@ -9,8 +9,8 @@ import pytest
 
 from scarce_lab.config import SovSimConfig
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.llm.fake_server import FakeOpenAIServer
 from scarce_lab.llm.params import NOT_SENT, planned_params
+from tests.fake_server import FakeOpenAIServer
 
 M = [{"role": "user", "content": "q"}]
 

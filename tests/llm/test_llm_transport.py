@@ -13,8 +13,8 @@ import pytest
 
 from scarce_lab.llm import LLMClient, LLMSettings
 from scarce_lab.llm.client import load_litellm
-from scarce_lab.llm.fake_server import FakeOpenAIServer
 from scarce_lab.llm.ratelimit import RateLimit, RateLimiter
+from tests.fake_server import FakeOpenAIServer
 
 MSGS = [{"role": "user", "content": "How many units?"}]
 

@@ -7,8 +7,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.llm.fake_server import FakeOpenAIServer
 from scarce_lab.llm.structured import MODE_MEMORY, capped_schema, is_form_refusal
+from tests.fake_server import FakeOpenAIServer
 
 M = [{"role": "user", "content": "x?"}]
 

@@ -129,6 +129,12 @@ def test_economy_analysis_on_the_one_seed_ablation(datasets):
     assert idx.schema["specialisation_lo"] == pl.Float64
     table = em.ablation_table(eps)
     assert table["n_runs"].to_list() == [1, 1, 1, 1] and table["first_fifth_lo"].null_count() == 4
+    import scarce_lab as sl  # notebook 07's findings over the same metrics
+
+    for found in (sl.economy.table(ds), sl.economy.learning_curve(ds), sl.economy.population_dynamics(ds),
+                  sl.economy.bid_convergence(ds), sl.economy.specialisation(ds)):
+        assert found.reading and found.chart.to_dict(), found.name
+    assert sl.economy.specialisation(ds).frame["lo"].null_count() == 4  # one run: no interval
 
 
 @pytest.mark.slow

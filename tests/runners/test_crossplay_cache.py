@@ -11,7 +11,7 @@ import json
 import pytest
 
 import scarce_lab as sl
-from scarce_lab.llm.fake_server import FakeOpenAIServer
+from tests.fake_server import FakeOpenAIServer
 
 
 @pytest.fixture(autouse=True)

@@ -454,8 +454,14 @@ def test_dynamics_table_sets_the_default_and_the_preset_side_by_side(tmp_path):
         assert len(ids) == 2 and row["children"] == pytest.approx(sum(per_run) / 2)  # mean over runs
     res = CliRunner().invoke(app, ["table", "economy", str(out), "--dynamics", "--format", "json"])
     assert res.exit_code == 0, res.output
-    assert [r["economy"] for r in json.loads(res.output)["table"]] == ["default",
-                                                                                         "eom-reference:research"]
+    doc = json.loads(res.output)
+    assert [r["economy"] for r in doc["table"]] == ["default", "eom-reference:research"]
+    assert doc["reading"].startswith("The full economy at the end of training")
+    assert "default:" in doc["reading"] and "eom-reference:research:" in doc["reading"]
+    import scarce_lab as sl
+
+    found = sl.economy.dynamics(ds)  # the face's finding is the CLI's table
+    assert found.frame.equals(tab) and found.frame.equals(sl.table(ds, dynamics=True).frame)
 
 
 @pytest.mark.slow

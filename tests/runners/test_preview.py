@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from scarce_lab.cli import app
 from scarce_lab.config import SovSimConfig
 from scarce_lab.environments.sovsim.runner.play import run_sweep
-from scarce_lab.llm.fake_server import FakeOpenAIServer
 from scarce_lab.runners.preview import format_preview, preview
+from tests.fake_server import FakeOpenAIServer
 
 PRICES = {"openai/priced": {"input_per_mtok": 1000.0, "output_per_mtok": 2000.0}}
 

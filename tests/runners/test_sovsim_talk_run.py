@@ -68,7 +68,7 @@ def test_talk_settings_without_talk_are_refused():
 def test_hosted_model_path_talks_on_the_fake_server(tmp_path, monkeypatch):
     from scarce_lab.environments.sovsim.runner.play import run_sweep
     from scarce_lab.llm import LLMClient, LLMSettings
-    from scarce_lab.llm.fake_server import FakeOpenAIServer
+    from tests.fake_server import FakeOpenAIServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-for-local-server")
     cfg = SovSimConfig(condition="bcpr", model="openai/fake", talk="public+private", game={"rounds": 1})

@@ -90,7 +90,7 @@ def test_children_stop_when_the_parent_dies(tmp_path):
     import sys
     import time
 
-    from scarce_lab.llm.fake_server import FakeOpenAIServer
+    from tests.fake_server import FakeOpenAIServer
 
     script = (
         "import os, sys\n"

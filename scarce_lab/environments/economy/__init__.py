@@ -23,48 +23,24 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
 def paper_table(data: Any, *, dynamics: bool = False) -> Any:
     """Solve rate in the first and last fifth of training and in frozen evaluation, per
     task and condition (:func:`scarce_lab.environments.economy.analysis.table`), as a
-    finding; ``dynamics``: population dynamics per task and condition instead
-    (:func:`scarce_lab.environments.economy.analysis.compare.dynamics_table`), to set
-    economies side by side. A run that did not finish has a shorter training (its
-    fifths are not comparable): it is left out, with a warning naming it.
+    finding; ``dynamics``: population dynamics per task, economy and condition instead
+    (:func:`scarce_lab.environments.economy.analysis.dynamics`), to set economies side
+    by side. A run that did not finish has a shorter training (its fifths are not
+    comparable): it is left out, with a warning naming it.
 
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``data``.
         PoolingError: a (task, condition) group mixes settings or models (the message
             says how to set a default economy beside a reference preset).
     """
-    import warnings
-
-    import polars as pl
-
     from ...analysis.pooling import PoolingError
-    from .analysis import table
-    from .analysis.compare import dynamics_table, format_dynamics
-    from .tables import births, deaths, episodes, population
+    from . import analysis
 
-    eps = episodes(data)
-    if eps.is_empty():
-        raise ValueError("no Economy of Minds episode in this dataset")
-    runs = data.runs.filter(pl.col("environment") == "economy").select("run_id", "status", "run_dir").collect()
-    unfinished = runs.filter(pl.col("status") != "complete")
-    if unfinished.height:
-        warnings.warn(f"left out {unfinished.height} unfinished run(s): " + ", ".join(
-            f"{r['run_dir']} ({r['status']})" for r in unfinished.iter_rows(named=True)), stacklevel=2)
-        eps = eps.filter(~pl.col("run_id").is_in(unfinished["run_id"].to_list()))
-        if eps.is_empty():
-            raise ValueError("no complete Economy of Minds run in this dataset")
+    if dynamics:
+        return analysis.dynamics(data)
     try:
-        if not dynamics:
-            return table(eps)
-        from ...analysis.result import Finding
-
-        values = dynamics_table(eps, population(data), births(data), deaths(data))
-        return Finding("economy_dynamics", frame=values, layout=format_dynamics(values),
-                      convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
-                                                              "none from one run"})
+        return analysis.table(data)
     except PoolingError as exc:
-        if dynamics:
-            raise
         raise PoolingError(f"{exc} (runs of the default economy and of an eom-reference preset: the "
                            "dynamics table (dynamics=True, --dynamics) sets them side by side; or keep them in "
                            "separate folders)") from None

@@ -15,7 +15,8 @@ settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.Pooling
   the last fifth of training and in frozen evaluation, with CIs over seeds.
 - :func:`population_dynamics`: population size and wealth Gini per episode.
 - :func:`specialisation`: which agent wins which kind of step (shares for a heat map)
-  and :func:`specialisation_index` (share of an agent's wins in its main step kind).
+  and :func:`specialisation_index` (share of an agent's wins in its main step kind;
+  :func:`specialisation_values`: the same as a result frame with ``value``/``lo``/``hi``).
 - :func:`bid_convergence`: mean bid paid vs realised value per win, per window.
 """
 
@@ -71,7 +72,7 @@ def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
     per_run = tr.group_by(["task", "condition", "run_id", "window_start"]).agg(
         pl.col("solved").cast(pl.Float64).mean().alias("rate")
     )
-    out = _summ(per_run.sort("window_start"), ["task", "condition", "window_start"], "rate", "solve_rate")
+    out = _summ(per_run.sort("window_start", "run_id"), ["task", "condition", "window_start"], "rate", "solve_rate")
     return out.with_columns(
         pl.col("solve_rate_lo").clip(0.0, 1.0), pl.col("solve_rate_hi").clip(0.0, 1.0)
     ).sort("task", "condition", "window_start")
@@ -200,6 +201,21 @@ def specialisation(wins: pl.DataFrame, births: pl.DataFrame | None = None, *, ph
     return out.sort("run_id", "rank", "step_kind")
 
 
+def _index_per_run(wins: pl.DataFrame, phase: str) -> pl.DataFrame:
+    """Per (task, condition, run): the win-weighted share of an agent's wins in its main
+    step kind (``index``), after :func:`check_no_pooling`."""
+    check_no_pooling(wins, GROUP, what="specialisation_index")
+    w = wins.filter(pl.col("phase") == phase).group_by(["task", "condition", "run_id", "agent", "step_kind"]).agg(
+        pl.col("wins").sum()
+    )
+    per_agent = w.group_by(["task", "condition", "run_id", "agent"]).agg(
+        pl.col("wins").max().alias("top"), pl.col("wins").sum().alias("tot")
+    )
+    return per_agent.group_by(["task", "condition", "run_id"]).agg(
+        (pl.col("top").sum() / pl.col("tot").sum()).alias("index")
+    ).sort("run_id")  # runs in one order: the mean over runs is the same to the last bit every time
+
+
 def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
     """Per run: win-weighted mean over agents of the share of an agent's wins in its
     most frequent step kind (1 = every agent wins one kind only). Then mean and CI over
@@ -208,21 +224,32 @@ def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.Data
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
     """
-    check_no_pooling(wins, GROUP, what="specialisation_index")
-    w = wins.filter(pl.col("phase") == phase).group_by(["task", "condition", "run_id", "agent", "step_kind"]).agg(
-        pl.col("wins").sum()
-    )
-    per_agent = w.group_by(["task", "condition", "run_id", "agent"]).agg(
-        pl.col("wins").max().alias("top"), pl.col("wins").sum().alias("tot")
-    )
-    per_run = per_agent.group_by(["task", "condition", "run_id"]).agg(
-        (pl.col("top").sum() / pl.col("tot").sum()).alias("index")
-    )
-    out = _summ(per_run, ["task", "condition"], "index", "specialisation")
+    out = _summ(_index_per_run(wins, phase), ["task", "condition"], "index", "specialisation")
     # a share lies in [0, 1]; the t-interval does not know that
     return out.with_columns(
         pl.col(c).cast(pl.Float64).clip(0.0, 1.0) for c in ("specialisation_lo", "specialisation_hi")
     )
+
+
+def specialisation_values(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
+    """:func:`specialisation_index` as a result frame (one row per task and condition,
+    in ablation order): ``value``, ``lo``, ``hi`` (the same mean and clipped 95%
+    t-interval over runs), ``se`` (standard error of the mean over runs; null where
+    there is no interval: one run, or runs that agree), ``n`` and ``runs`` (runs).
+
+    Raises:
+        PoolingError: a (task, condition) group mixes settings or models.
+    """
+    per_run = _index_per_run(wins, phase)
+    se = per_run.group_by(["task", "condition"]).agg(
+        (pl.col("index").std() / pl.col("index").len().sqrt()).alias("se"))
+    idx = specialisation_index(wins, phase=phase).join(se, on=["task", "condition"], how="left")
+    out = idx.select("task", "condition", value=pl.col("specialisation"), lo=pl.col("specialisation_lo"),
+                     hi=pl.col("specialisation_hi"),
+                     se=pl.when(pl.col("specialisation_lo").is_not_null()).then(pl.col("se")),
+                     n=pl.col("n_runs"), runs=pl.col("n_runs"))
+    order = {c: i for i, c in enumerate(sorted(set(out["condition"].to_list()), key=_order))}
+    return out.sort(pl.col("task"), pl.col("condition").replace_strict(order, return_dtype=pl.Int64))
 
 
 def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFrame:
@@ -243,7 +270,7 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
         (pl.col("paid").sum() / pl.col("n_wins").sum()).alias("bid_per_win"),
         (pl.col("realised").sum() / pl.col("n_wins").sum()).alias("realised_per_win"),
         pl.col("gap").mean().alias("gap"),
-    )
+    ).sort("run_id")  # runs in one order: the means over runs are the same to the last bit every time
     keys = ["task", "condition", "window_start"]
     out = _summ(per_run, keys, "gap", "gap")
     for col in ("bid_per_win", "realised_per_win"):
@@ -255,6 +282,8 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
 _T_SEEDS = "95% t-interval over seeds, clipped to [0, 1]"
 CONDITION_LABELS = {"none": "full economy", "no-auction": "no auction", "no-exploration": "no exploration",
                     "no-exploitation": "no exploitation"}
+#: Chart titles of the tasks (``runs.task``); others are named as recorded.
+TASK_TITLES = {"blocksworld": "Blocks World", "arithmetic": "Arithmetic", "jsonl": "Question answering"}
 
 
 def _base(c: str) -> str:
@@ -282,22 +311,28 @@ def _full_economy(conditions: list[str]) -> str | None:
     return full[0] if full else None
 
 
-def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """``df`` with readable condition names and their order. A name keeps only the
-    settings that differ from the most common value among the conditions in ``df``
-    (panel titles are short and distinct: ``full economy`` and ``full economy
-    (bid_scheme=holland)``, not two titles cut to the same text); should two names
-    coincide, the full labels are used."""
+def short_names(conditions: list[str]) -> dict[str, str]:
+    """Readable names of condition labels, each keeping only the settings that differ
+    from the most common value among ``conditions`` (``full economy`` and ``full economy
+    (bid_scheme=holland)``, not two names cut to the same text); should two names
+    coincide, the full labels (:func:`condition_label`) are used."""
     from scarce_lab.analysis.labels import condition_parts, differing_parts
 
-    codes = sorted(set(df["condition"].to_list()), key=_order)
+    codes = sorted(set(conditions), key=_order)
     rest = differing_parts(codes)
     names = {c: condition_label(",".join([condition_parts(c)[0], *(p for p in rest[c] if "=" in p)]))
              for c in codes}
     if len(set(names.values())) < len(names):
         names = {c: condition_label(c) for c in codes}
+    return names
+
+
+def _readable_conditions(df: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with readable condition names (:func:`short_names`, panel titles are short
+    and distinct) and their order."""
+    names = short_names(df["condition"].to_list())
     return (df.with_columns(pl.col("condition").replace_strict(names, return_dtype=pl.String)),
-            [names[c] for c in codes])
+            list(names.values()))
 
 
 def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"):
@@ -437,44 +472,3 @@ def bid_convergence_chart(conv: pl.DataFrame):
                                               columns=wrap_columns(180, d["condition"].n_unique(), legend_width=160))
     return titled(chart, "Bid paid and value realised per win over training", caption(
         "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
-
-
-# -- computed one-sentence readings (deterministic: conditions in ablation order) -----------
-def ablation_sentence(table: pl.DataFrame) -> str:
-    """The full economy's solve rate early, late and in evaluation against each ablation's
-    evaluation rate, with the number of seeds (computed from ``ablation_table``)."""
-    rows = {r["condition"]: r for r in table.iter_rows(named=True)}
-    key = _full_economy(list(rows))
-    if key is None:
-        return "No full-economy runs (condition `none`) in this dataset."
-    full = rows[key]
-    fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-    others = [f"{fmt(rows[c]['eval'])} with {condition_label(c)}" for c in sorted(rows, key=_order) if c != key]
-    return (f"The full economy solves {fmt(full['first_fifth'])} of episodes in the first fifth of training, "
-            f"{fmt(full['last_fifth'])} in the last fifth and {fmt(full['eval'])} in frozen evaluation"
-            + (f"; in evaluation: {', '.join(others)}" if others else "")
-            + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
-
-
-def learning_sentence(curve: pl.DataFrame) -> str:
-    """Each condition's mean solve rate in its first and last window (computed)."""
-    if curve.height == 0:
-        return "No training episodes."
-    parts = []
-    for c in sorted(set(curve["condition"].to_list()), key=_order):
-        g = curve.filter(pl.col("condition") == c).sort("window_start")
-        parts.append(f"{condition_label(c)} {g['solve_rate'][0]:.2f} -> {g['solve_rate'][-1]:.2f}")
-    return "Mean solve rate, first window -> last window: " + "; ".join(parts) + "."
-
-
-def population_sentence(dyn: pl.DataFrame) -> str:
-    """Living agents and wealth Gini at the end of training per condition (computed)."""
-    if dyn.height == 0:
-        return "No population snapshots."
-    parts = []
-    for c in sorted(set(dyn["condition"].to_list()), key=_order):
-        g = dyn.filter(pl.col("condition") == c).sort("round")
-        gini_last = g["gini"].drop_nulls()
-        gtxt = f", wealth Gini {gini_last[-1]:.2f}" if gini_last.len() else ", no wealth left to compare"
-        parts.append(f"{condition_label(c)}: {g['size'][-1]:.0f} agents{gtxt}")
-    return "At the end of training (mean over seeds): " + "; ".join(parts) + "."

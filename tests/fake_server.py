@@ -1,6 +1,6 @@
 """A local OpenAI-compatible chat server that answers after a fixed latency.
 
-For benchmarks and tests only: it listens on 127.0.0.1, answers
+For the tests and benchmarks (it is no part of the package): it listens on 127.0.0.1, answers
 ``POST /v1/chat/completions`` after ``latency_s`` seconds with a JSON object that
 satisfies the request's ``response_format`` JSON schema (enum values are picked by a
 hash of the request, so games vary but stay reproducible), and counts requests and
@@ -274,7 +274,7 @@ class FakeOpenAIServer:
             RuntimeError: the child exited or did not report its port in time.
         """
         args = [
-            sys.executable, "-m", "scarce_lab.llm.fake_server",
+            sys.executable, "-m", "tests.fake_server",
             "--latency", repr(self.latency_s), "--host", self.host, "--port", str(self.port),
             "--window", repr(self.window_s), "--hint", self.hint,
         ]  # fmt: skip
@@ -284,7 +284,7 @@ class FakeOpenAIServer:
             args.append("--state-limit")
         for form in self.refuse:
             args += ["--refuse", form]
-        root = str(Path(__file__).resolve().parents[2])  # the folder holding scarce_lab
+        root = str(Path(__file__).resolve().parents[1])  # the checkout (tests/ and scarce_lab/)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True)
@@ -330,7 +330,7 @@ class FakeOpenAIServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m scarce_lab.llm.fake_server``: serve until killed (prints ``PORT n``)."""
+    """``python -m tests.fake_server``: serve until killed (prints ``PORT n``)."""
     ap = argparse.ArgumentParser(description="local OpenAI-compatible fake chat server")
     ap.add_argument("--latency", type=float, default=0.2, help="seconds before each answer")
     ap.add_argument("--host", default="127.0.0.1")
