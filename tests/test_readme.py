@@ -75,8 +75,8 @@ def test_readme_python_tour_runs(checkout):
         exec(compile(code, "README.md", "exec"), ns)
     table1 = ns["table1"]
     assert table1.height > 0 and {"survival_rate_mean", "survival_rate_ci_low"} <= set(table1.columns)
-    assert (checkout / "figures" / "tour" / "pool_dynamics.png").stat().st_size > 0
-    assert (checkout / "figures" / "tour" / "pool_dynamics.svg").stat().st_size > 0
+    assert (checkout / "figures" / "tour" / "sovsim_pool_dynamics.png").stat().st_size > 0
+    assert (checkout / "figures" / "tour" / "sovsim_pool_dynamics.svg").stat().st_size > 0
 
 
 @pytest.mark.embedded

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
+from scarce_lab.environments.sovsim.analysis.crossplay import crossplay_runs
 
 REPO = Path(__file__).resolve().parents[2]
 SOVSIM = REPO / "data" / "crossplay" / "sovsim" / "scripted"
@@ -22,7 +23,7 @@ def _events(run_dir: Path) -> list[dict]:
 
 
 def test_sovsim_focal_payoffs_match_the_round_events():
-    runs = sl.sovsim.crossplay_runs(SOVSIM, focal="leader")
+    runs = crossplay_runs(SOVSIM, focal="leader")
     assert runs.height == len(list(SOVSIM.glob("*/manifest.json")))
     for r in runs.sample(5, seed=1).iter_rows(named=True):
         rounds = [e["payload"] for e in _events(SOVSIM / r["run_id"]) if e["kind"] == "round"]
@@ -36,7 +37,7 @@ def test_sovsim_focal_payoffs_match_the_round_events():
 
 
 def test_sovsim_matrix_is_one_cell_per_condition_and_composition():
-    m = sl.sovsim.focal_payoff_matrix(sl.sovsim.crossplay_runs(SOVSIM, focal="leader")).frame
+    m = sl.sovsim.focal_payoff_matrix(sl.sovsim.load(SOVSIM), focal="leader").frame
     assert m.height == 2 * 3 * 3 and set(m["n_runs"]) == {5}
     # a deterministic pair of policies gives the same game every simulation: no interval, and it says so
     det = m.filter((pl.col("focal_model") == "scripted/greedy") & (pl.col("background_model") == "scripted/greedy"))
@@ -72,5 +73,5 @@ def test_an_unfinished_run_is_left_out_with_a_warning(tmp_path):
     m["status"] = "running"
     (tmp_path / runs[0].name / "manifest.json").write_text(json.dumps(m))
     with pytest.warns(UserWarning, match="1 of 3 sovsim runs are not complete"):
-        out = sl.sovsim.crossplay_runs(tmp_path, focal="leader")
+        out = crossplay_runs(tmp_path, focal="leader")
     assert sorted(out["run_id"]) == sorted(d.name for d in runs[1:])

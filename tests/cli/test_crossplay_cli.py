@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import scarce_lab as sl
 from scarce_lab.cli import app
+from scarce_lab.environments.sovsim.analysis.crossplay import crossplay_runs
 
 runner = CliRunner()
 
@@ -68,8 +69,8 @@ def test_a_played_grid_reads_back_as_compositions(tmp_path):
     kings = sorted(m["models"]["a3"] for m in manifests)
     assert kings == ["scripted/greedy"] * 2 + ["scripted/sustainable"] * 2
     assert all(m["models"]["a0"] == "scripted/sustainable" for m in manifests)
-    runs = sl.sovsim.crossplay_runs(out, focal="king")
-    matrix = sl.sovsim.focal_payoff_matrix(runs).frame
+    runs = crossplay_runs(out, focal="king")
+    matrix = sl.sovsim.focal_payoff_matrix(sl.load(out), focal="king").frame
     assert matrix.select("focal_model", "background_model", "n_runs").sort("focal_model").rows() == [
         ("scripted/greedy", "scripted/sustainable", 2), ("scripted/sustainable", "scripted/sustainable", 2)]
     greedy = runs.filter(pl.col("focal_model") == "scripted/greedy")

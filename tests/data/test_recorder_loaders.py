@@ -185,7 +185,7 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
     lazy = load_agent_rounds(data, cache=True, lazy=True)
     assert isinstance(lazy, pl.LazyFrame) and lazy.collect().height == plain.height
     # Table 1 runs on the lazy frame (tables run on the lazy scan) and agrees
-    from scarce_lab.environments.sovsim.analysis import sovsim_table
+    from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
 
     assert_frame_equal(sovsim_table(lazy), sovsim_table(plain))
     # a changed source file makes the cache stale: the new numbers are read, not the old

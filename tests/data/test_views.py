@@ -52,7 +52,10 @@ def test_the_sovsim_view_is_the_condition_labelled_agent_round_table(tmp_path):
     view = ds.sovsim
     assert view is ds.sovsim and view.agent_rounds is view.agent_rounds  # built once, read once
     assert_frame_equal(view.agent_rounds, label_conditions(from_dataset(ds), skip=("condition", "seats")))
-    assert_frame_equal(view.agent_rounds, sl.sovsim.agent_rounds(ds))
+    # the face's findings read the view: Table 1 of the dataset is Table 1 of its view's rows
+    from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
+
+    assert_frame_equal(sl.sovsim.table(ds).frame, sovsim_table(view.agent_rounds))
     assert_frame_equal(view.agent_rounds, load_agent_rounds(tmp_path))  # the path door gives the same rows
     assert "sovsim" in dir(ds) and "scarce" not in dir(ds)
 
@@ -92,7 +95,7 @@ def test_a_view_the_dataset_does_not_hold_names_what_it_holds():
     with pytest.raises(ValueError, match=r"holds environments \['scarce'\], not 'economy'"):
         _ = ds.economy
     with pytest.raises(ValueError, match="holds environments"):  # the face goes through the view
-        sl.sovsim.agent_rounds(ds)
+        sl.sovsim.table(ds)
     with pytest.raises(AttributeError, match=r"no attribute 'agent_rounds' \(environment views: \['economy', "):
         _ = ds.agent_rounds
     assert not hasattr(ds, "nothing")

@@ -218,4 +218,4 @@ def test_notebook_01_names_a_model_the_dataset_does_not_have(datasets, tmp_path)
     with pytest.raises(Exception) as info:
         execute_notebook(find_notebook("01"), params, tmp_path / "01.ipynb", timeout_s=600)
     assert type(info.value).__name__ == "CellExecutionError"
-    assert "MODELS: ['scripted/greedy'] not in" in str(info.value) and "scripted/sustainable" in str(info.value)
+    assert "models: ['scripted/greedy'] not in" in str(info.value) and "scripted/sustainable" in str(info.value)

@@ -31,6 +31,7 @@ from scarce_lab.analysis.figures import (
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.data.schema import is_scripted
 
+from .conventions import differing_games
 from .metrics import (
     CONDITION_ORDER,
     METRICS,
@@ -78,12 +79,13 @@ def _models_text(models: list[str], limit: int = 6) -> str:
 
 
 def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
-    """Table 1 with one text column per metric, cells as
-    :func:`~scarce_lab.environments.sovsim.analysis.metrics.format_table` writes them (``mean [ci_low,
-    ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``, ``undef.``)."""
-    rows = []
-    for r in summary.iter_rows(named=True):
-        out = {"Model": r["model"], "Condition": r["condition"], "n": r["n"]}
+    """Table 1 with one text column per metric, cells as :func:`~.metrics.format_table`
+    writes them (``mean [ci_low, ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``,
+    ``undef.``); after the condition, a column per game setting that differs between the
+    rows (rows of different games: :func:`~.conventions.differing_games`)."""
+    rows, games = [], differing_games(summary)
+    for r, game in zip(summary.iter_rows(named=True), games.iter_rows(named=True), strict=True):
+        out = {"Model": r["model"], "Condition": r["condition"], **game, "n": r["n"]}
         for key, label, _ in METRICS:
             out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
         rows.append(out)

@@ -231,6 +231,35 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def differing_games(frame: pl.DataFrame) -> pl.DataFrame:
+    """The game settings that tell the rows of ``frame`` apart: one String column per
+    field of :data:`GAME_FIELDS` (``rounds``, ``n_agents``, ...) whose value, as each
+    row's ``settings`` state it (read by its layout, ``source``:
+    :data:`SETTINGS_GAME_KEYS`), differs between the rows; a row that states none (a
+    pooled group, a layout without settings) shows ``-``. No column when every row
+    plays one game.
+
+    Rows of different games sit side by side in a table of groups (a survival time of 2
+    rounds beside one of 12): these columns say which game each row is, in the order of
+    :data:`GAME_FIELDS`, one row per row of ``frame``.
+
+    Raises:
+        ValueError: ``frame`` lacks ``settings``.
+    """
+    if "settings" not in frame.columns:
+        raise ValueError(f"differing_games: the frame has no 'settings' column (columns: {frame.columns})")
+    sources = frame["source"].to_list() if "source" in frame.columns else [None] * frame.height
+    stated: list[dict[str, str]] = []
+    for s, src in zip(frame["settings"].to_list(), sources, strict=True):
+        parsed = json.loads(s) if s else {}
+        keys = SETTINGS_GAME_KEYS.get(src or "scarce_lab", {})
+        stated.append({fld: _num(float(parsed[k])) for k, fld in keys.items() if parsed.get(k) is not None})
+    cols = [f for f in GAME_FIELDS if len({row.get(f) for row in stated}) > 1]
+    return pl.DataFrame({f: [row.get(f, "-") for row in stated] for f in cols},
+                        schema={f: pl.String for f in cols}, height=frame.height) if cols else pl.DataFrame(
+        height=frame.height)
+
+
 def _examples(runs: list[str], k: int = 3) -> str:
     shown = ", ".join(runs[:k])
     return shown + (f" and {len(runs) - k} more" if len(runs) > k else "")

@@ -24,8 +24,9 @@ whose other settings differ is refused unless ``force``.
   rate and survival across models, for two units stated in the output: model x
   condition cells (mean leader rate vs survival rate of the cell) and simulations
   (leader rate vs survival time); Fisher-z CI and a bootstrap CI over models.
-- :func:`sovsim_report`: Table 1 and all of the above as one JSON-ready document (the
-  output of ``scarce-lab table sovsim PATH --format json``; keys in its docstring).
+- :func:`cross_model_results`: all of the above, the frames of the face's finding
+  (:func:`scarce_lab.environments.sovsim.analysis.paper.cross_model_results`) and of
+  ``sl.table`` / ``scarce-lab table sovsim PATH --format json`` (``sovsim_cross_<name>``).
 
 Means over models are over the models under study (:func:`models_under_study`: scripted
 baselines are rows of their own). Intervals over models are t intervals (each model counts
@@ -36,22 +37,15 @@ vectorised with numpy and seeded (``seed``), 95% percentile intervals.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from scarce_lab.analysis import stats
 
-from .conventions import convention_dict
 from .drops import baseline_label, condition_key
 from .metrics import (
-    Convention,
     leader_rate_vs_survival,
-    resolve_convention,
-    simulation_metrics,
-    summarize,
-    table1_rows,
 )
 from .pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
 
@@ -309,50 +303,6 @@ def cross_model_results(
                                 "why": [why[m] for m in present]},
                                schema={"model": pl.String, "in_mean": pl.Boolean, "why": pl.String}),
     }
-
-
-@dataclass(frozen=True)
-class SovSimReport:
-    """Table 1 and the cross-model results of one dataset (see :func:`sovsim_report`)."""
-
-    convention: Convention
-    per_sim: pl.DataFrame
-    summary: pl.DataFrame
-    cross: dict[str, pl.DataFrame]
-
-    def to_dict(self) -> dict:
-        """JSON-ready document. Keys: ``convention`` (the fields used, after
-        :func:`~scarce_lab.environments.sovsim.analysis.conventions.resolve_convention`), ``table1``
-        (rows of :func:`~scarce_lab.environments.sovsim.analysis.metrics.table1_rows`), ``cross_model``:
-        ``relative_drop`` (rows of :func:`cross_model_drops`; the paper's mean drop in
-        survival rate to KCPR-M is the row with ``metric == "survival_rate"`` and
-        ``condition == "kcpr_m"``, field ``mean``), ``overuse_by_role``,
-        ``overuse_by_role_per_model``, ``leader_rate_vs_survival`` (one row per unit:
-        ``cells``, ``simulations``) and ``leader_rate_vs_survival_per_model``. Fractions
-        are in [0, 1] (0.867 = 86.7%)."""
-        return {
-            "convention": convention_dict(self.convention),
-            "table1": table1_rows(self.summary),
-            "cross_model": {k: v.to_dicts() for k, v in self.cross.items()},
-        }
-
-
-def sovsim_report(
-    df: pl.DataFrame, preset: str = "sovsim", *, strict: bool = False, force: bool = False,
-    by: Grouping = "condition", seed: int = 0, n_boot: int = 2000, models=None,
-) -> SovSimReport:
-    """Fit the preset to ``df`` (the agent-round table), then compute Table 1 and every
-    cross-model result with the same grouping (``by``) and checks (``models``: see
-    :func:`models_under_study`).
-
-    Raises:
-        PresetMismatchError, PoolingError: as :func:`~scarce_lab.environments.sovsim.analysis.metrics.sovsim_table`.
-    """
-    conv = resolve_convention(df, preset, force=force, strict_survival=strict)
-    per_sim = simulation_metrics(df, conv)
-    summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
-    cross = cross_model_results(per_sim, n_boot=n_boot, seed=seed, by=by, force=force, models=models)
-    return SovSimReport(conv, per_sim, summary, cross)
 
 
 # -- markdown ---------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from scarce_lab.analysis.crossplay import (
 )
 from scarce_lab.analysis.pooling import PoolingError
 
+from .metrics import method_of, require_dataset, shared_settings
+
 
 def per_agent(ds: Any) -> pl.DataFrame:
     """``run_id, condition, simulation, agent, role, aliases (["leader"] for the leader in
@@ -81,7 +83,7 @@ PAYOFF = "total gain over the game (pool units)"
 
 
 def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
-    """One row per game of ``data`` (a path or a Dataset): focal and background models,
+    """One row per game of ``data`` (a Dataset, or a path: loaded): focal and background models,
     focal and residents' total gain, their difference
     (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
     ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
@@ -90,17 +92,40 @@ def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
     return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
 
 
-def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The focal payoff matrix of :func:`crossplay_runs` as a Finding (per power condition)."""
+def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "leader") -> Any:
+    """Which model does best in the focal seats, against which background? The focal
+    payoff matrix (Melting Pot's focal/background protocol): per power condition, the
+    focal seats' mean total gain over the game (pool units; paper eq. 4) per focal model
+    (rows) x background model (columns), with Student-t 95% intervals over runs (the run
+    is the unit; printed from 2 runs with spread: the coverage benchmark measured
+    0.93-0.95 at 3-30 runs). A cell with one run, or whose runs all gave the same value,
+    has no interval and says why. Each composition is its own condition, never pooled;
+    runs of one power condition whose other settings differ are refused.
+
+    ``focal``: the focal seats the grid used (``leader``, a role such as ``king`` or
+    ``boss``, or agent ids ``a0``...). The finding's ``frame``: one row per condition x
+    focal x background model (:func:`scarce_lab.analysis.crossplay.focal_payoff_matrix`).
+    """
     from scarce_lab.analysis.crossplay import matrix_result
 
-    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_focal_payoff",
-                         convention=convention)
+    return matrix_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
+                         name="sovsim_crossplay_focal_payoff", convention=_convention(focal)).with_(
+        method=method_of(focal_payoff_matrix), departures=shared_settings(ds))
 
 
-def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The invader's advantage of :func:`crossplay_runs` as a Finding (per power condition)."""
+def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
+    """Does one invader gain among residents? The focal seats' total gain minus the
+    residents' mean total gain in the same game (pool units), paired per game, per power
+    condition x focal model x background model, with Student-t 95% intervals over games;
+    self-play compositions are left out (there the difference is the seat's, not an
+    invader's). ``focal`` as :func:`focal_payoff_matrix`.
+    """
     from scarce_lab.analysis.crossplay import advantage_result
 
-    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="sovsim_crossplay_invader_advantage",
-                            convention=convention)
+    return advantage_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
+                            name="sovsim_crossplay_invader_advantage", convention=_convention(focal)).with_(
+        method=method_of(invader_advantage), departures=shared_settings(ds))
+
+
+def _convention(focal: str | list[str]) -> dict[str, Any]:
+    return {"protocol": "focal/background (Melting Pot)", "focal": focal}

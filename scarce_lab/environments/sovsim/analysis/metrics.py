@@ -67,7 +67,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -79,6 +79,7 @@ from .conventions import (
     PresetMismatchError,
     SovSimDataWarning,
     convention,
+    differing_games,
     resolve_convention,
 )
 from .drops import CONDITION_ORDER, condition_key, relative_drops, survival_drop
@@ -86,7 +87,7 @@ from .dynamics import misreports, pool_band, pool_dynamics
 from .pooling import Grouping, PoolingError, pool_groups
 
 __all__ = [
-    "AgentRoundError", "CONDITION_ORDER", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
+    "AgentRoundError", "CONDITION_ORDER", "agent_rounds", "method_of", "require_dataset", "shared_settings", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
     "PresetMismatchError", "SovSimDataWarning", "convention", "format_table", "leader_rate_vs_survival",
     "misreports", "pool_band", "pool_dynamics", "relative_drops", "resolve_convention", "simulation_metrics",
     "sovsim_table", "summarize", "survival_drop", "table1_cell",
@@ -157,6 +158,71 @@ class EmptyTableError(ValueError):
 class AgentRoundError(ValueError):
     """Agent-round rows that would be counted wrongly: one given twice, or an extraction
     that is missing, NaN or infinite (the message names runs, rounds and agents)."""
+
+
+def agent_rounds(data: Any, *, models: list[str] | None = None) -> pl.DataFrame:
+    """The agent-round table (one row per agent and round) of ``data``: a
+    :class:`~scarce_lab.data.loaders.Dataset` (our runs or a published layout: its view's
+    ``ds.sovsim.agent_rounds``) or an agent-round frame (returned as is). ``models``:
+    keep only these models.
+
+    Raises:
+        ValueError: a model of ``models`` is not in the data (a misspelt model would
+            silently give a table of nothing; the message lists the models present), or
+            a Dataset that holds no SovSim data (it names what it holds).
+        TypeError: ``data`` is neither (a path is loaded with ``sl.load`` first).
+    """
+    from scarce_lab.data.loaders import Dataset
+
+    if isinstance(data, pl.DataFrame):
+        df = data
+    elif isinstance(data, Dataset):
+        df = data.sovsim.agent_rounds
+    else:
+        raise TypeError(f"sl.sovsim: expected a Dataset (sl.load(path)) or an agent-round frame, "
+                        f"got {type(data).__name__}")
+    if models:
+        present = sorted(df["model"].unique().to_list())
+        absent = sorted(set(models) - set(present))
+        if absent:
+            raise ValueError(f"models: {absent} not in the data; its models: {present}")
+        df = df.filter(pl.col("model").is_in(models))
+    return df
+
+
+def require_dataset(ds: Any) -> Any:
+    """``ds`` if it is a :class:`~scarce_lab.data.loaders.Dataset` (what every finding
+    of ``sl.sovsim`` takes).
+
+    Raises:
+        TypeError: anything else (a path or a frame: load it with ``sl.load`` first).
+    """
+    from scarce_lab.data.loaders import Dataset
+
+    if not isinstance(ds, Dataset):
+        raise TypeError(f"sl.sovsim: a finding takes a Dataset (ds = sl.load(path)), got {type(ds).__name__}")
+    return ds
+
+
+def shared_settings(ds: Any) -> dict[str, Any]:
+    """The settings every SovSim run of ``ds`` shares away from the paper's defaults
+    (:func:`scarce_lab.analysis.labels.departures`, a finding's ``departures``; none for
+    a published layout or a frame)."""
+    from scarce_lab.analysis.labels import departures
+    from scarce_lab.data.loaders import Dataset
+
+    return departures(ds, "sovsim") if isinstance(ds, Dataset) else {}
+
+
+def method_of(fn: Any) -> str:
+    """The methods paragraph(s) of a finding: ``fn``'s docstring up to its ``Args:``,
+    ``Returns:`` or ``Raises:`` section (what :attr:`Finding.method
+    <scarce_lab.analysis.findings.Finding.method>` holds)."""
+    import inspect
+
+    text = inspect.getdoc(fn) or ""
+    cut = [i for i in (text.find(f"\n{h}:") for h in ("Args", "Returns", "Raises")) if i >= 0]
+    return text[: min(cut)].strip() if cut else text.strip()
 
 
 def _check_agent_rounds(lf: pl.LazyFrame) -> None:
@@ -484,7 +550,9 @@ def table1_cell(row: dict, key: str, digits: int = 2) -> str:
 def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] = "markdown", digits: int = 2) -> str:
     """Render :func:`summarize` output.
 
-    ``markdown``: one column per metric, cells ``mean [ci_low, ci_high]``, ``(n=k)`` when
+    ``markdown``: a column per game setting that differs between the rows (rows of
+    different games, e.g. ``rounds``: :func:`~.conventions.differing_games`), then one
+    column per metric, cells ``mean [ci_low, ci_high]``, ``(n=k)`` when
     fewer simulations than the row's n have a value, ``n/a`` (not applicable), ``none
     (0/N)`` (no event), ``undef.`` (undefined), and a note on the CI methods. ``csv``:
     the wide frame (with ``<metric>_status`` columns). ``json``: a list of rows with
@@ -500,10 +568,13 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
         return json.dumps(table1_rows(summary), indent=2)
     if fmt != "markdown":
         raise ValueError(f"format must be markdown, csv or json, got {fmt!r}")
-    head = ["Model", "Condition", "n", *[metric_label(summary, key, label) for key, label, _ in METRICS]]
+    games = differing_games(summary)
+    head = ["Model", "Condition", *games.columns, "n",
+            *[metric_label(summary, key, label) for key, label, _ in METRICS]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in summary.iter_rows(named=True):
-        cells = [row["model"], row["condition"], str(row["n"]), *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
+    for row, game in zip(summary.iter_rows(named=True), games.iter_rows(), strict=True):
+        cells = [row["model"], row["condition"], *game, str(row["n"]),
+                 *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",

@@ -1,12 +1,14 @@
-"""Talk in the commons: promise-keeping, who proposes quotas, and survival and equality
-by talk condition (pure functions on a loaded SovSim dataset).
+"""Talk in the commons as findings: promise-keeping (:func:`promise_keeping`), who
+proposes quotas (:func:`quota_proposers`) and survival and equality by talk condition
+(:func:`talk_outcomes`), each from a :class:`~scarce_lab.data.loaders.Dataset` of SovSim
+runs (its ``talk`` events and agent-round table); the methods are in each function's
+docstring (the finding's ``method``).
 
-Inputs: a :class:`~scarce_lab.data.loaders.Dataset` of SovSim runs (its ``talk`` events
-and agent-round table) or the frames themselves. The talk condition of a run is its
-recorded ``talk`` setting (from the agent-round ``settings``; a run recorded before
-talk existed had none: ``none``). Runs are the independent unit; groups are (model,
-base condition, talk) and never pool runs whose condition settings differ
-(:class:`~scarce_lab.environments.sovsim.analysis.pooling.PoolingError` names the settings).
+The talk condition of a run is its recorded ``talk`` setting (from the agent-round
+``settings``; a run recorded before talk existed had none: ``none``). Runs are the
+independent unit; groups are (model, base condition, talk) and never pool runs whose
+condition settings differ (:class:`~scarce_lab.analysis.pooling.PoolingError` names the
+settings).
 
 Stated extractions come from two sources, kept apart in a ``source`` column:
 
@@ -16,14 +18,6 @@ Stated extractions come from two sources, kept apart in a ``source`` column:
 - ``judge``: commons-judge labels (``promise``, ``quota_proposal``; taxonomy
   ``judge/taxonomies/commons.yaml``) count messages by category; they carry no number,
   so promise-keeping (a number against a number) is measured on tags only.
-
-Promise-keeping per agent-round: the agent's last stated extraction of the round
-(promise or quota it proposed) against its actual extraction; **kept** when
-``actual <= stated`` (taking less than promised is no breach). Rates: the share of kept
-agent-rounds with (a) a t interval over run means (runs the unit,
-:func:`~scarce_lab.analysis.stats.cluster_mean_ci`, ``ci_low``/``ci_high``) and (b) the
-Clopper-Pearson interval over agent-rounds (:func:`~scarce_lab.analysis.stats.proportion_ci`,
-``cp_low``/``cp_high``; it treats a run's rounds as independent, so it is narrower).
 """
 
 from __future__ import annotations
@@ -34,7 +28,12 @@ from typing import Any
 
 import polars as pl
 
+from scarce_lab.analysis.findings import Finding, finding
 from scarce_lab.analysis.stats import cluster_mean_ci, mean_ci_cells, proportion_ci
+from scarce_lab.undefined import or_none
+
+from .conventions import SovSimDataWarning
+from .metrics import agent_rounds, method_of, require_dataset, shared_settings
 
 #: The tags scripted policies write (``scarce_lab.environments.sovsim.agents.scripted``: PROMISE_TAG,
 #: QUOTA_TAG); one regular expression per kind. The number is 1 to 15 ASCII digits
@@ -84,8 +83,6 @@ def _talk_frame(data: Any) -> pl.DataFrame:
 
 
 def _agent_rounds(data: Any) -> pl.DataFrame:
-    from . import agent_rounds
-
     return _with_talk(agent_rounds(data))
 
 
@@ -146,58 +143,106 @@ def _check_one_setting(g: pl.DataFrame, key: tuple) -> None:
                            f"{diff}; compare them as separate conditions")
 
 
-def promise_keeping(data: Any, talk: Any = None) -> pl.DataFrame:
-    """Promise-keeping rate per (model, base condition, talk): see the module docstring.
+def _se(values: list[float]) -> float | None:
+    """Standard error of the mean of ``values`` (sample sd / sqrt(n)); None below 2 values."""
+    vals = [float(v) for v in values if v is not None]
+    if len(vals) < 2:
+        return None
+    m = sum(vals) / len(vals)
+    return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 / len(vals) ** 0.5
 
-    Returns:
-        ``model, base_condition, talk, n_runs, n (agent-rounds with a statement), kept,
-        rate, ci_low, ci_high`` (t over run means), ``cp_low, cp_high``
-        (Clopper-Pearson over agent-rounds), ``mean_excess`` (units taken above the
-        statement, mean over agent-rounds).
+
+def _with_games(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``rows`` (with ``settings``) with the game settings that differ between them as
+    columns (:func:`~.conventions.differing_games`), and those columns' names."""
+    from .conventions import differing_games
+
+    games = differing_games(rows)
+    return pl.concat([rows, games], how="horizontal") if games.width else rows, games.columns
+
+
+def _convention(what: str, intervals: str) -> dict[str, str]:
+    return {"unit": "run (groups: model x base condition x talk, never pooled across settings)",
+            "measure": what, "intervals": intervals}
+
+
+def promise_keeping(ds: Any) -> Finding:
+    """Do agents take no more than they said they would?
+
+    Per agent-round with a stated extraction: its last statement of the round (a
+    promise of its own extraction, or a quota it proposed, which binds its proposer too)
+    against its actual extraction; **kept** when ``actual <= stated`` (taking less than
+    promised is no breach). Stated extractions are the scripted policies' tags
+    (``[promise extraction=N]``, ``[quota per_agent=N]``); a model's free-text promises
+    carry no number and need the commons judge's labels, so they are not measured here.
+
+    Per (model, base condition, talk): the share of kept agent-rounds, with (a) the
+    bounded t/score hull over run means (runs the unit, ``lo``/``hi``;
+    :func:`~scarce_lab.analysis.stats.cluster_mean_ci`) and (b) the Clopper-Pearson
+    interval over agent-rounds (``cp_low``/``cp_high``; it treats a run's rounds as
+    independent, so it is narrower); ``mean_excess``: units taken above the statement,
+    mean over agent-rounds. Groups never pool runs whose condition settings differ;
+    rows of different games show the game setting that differs (e.g. ``rounds``).
+
+    The finding's ``frame``: ``model, base_condition, talk, [game settings], settings,
+    runs, n (agent-rounds with a statement), kept, value (the rate), lo, hi, se,
+    cp_low, cp_high, mean_excess, estimate``.
 
     Raises:
         PoolingError: a group holds runs with different condition settings.
     """
-    rows = promise_rows(data, talk)
+    from scarce_lab.analysis.readings import describe_extremes
+
+    rows = promise_rows(require_dataset(ds))
     out = []
     for key, g in rows.group_by(list(_GROUP), maintain_order=True):
         _check_one_setting(g, key)
         k, n = int(g["kept"].sum()), g.height
-        rate, lo, hi = cluster_mean_ci(g.with_columns(pl.col("kept").cast(pl.Float64)), cluster="run_id",
-                                       value="kept", bounds=(0.0, 1.0))
+        kept = g.with_columns(pl.col("kept").cast(pl.Float64))
+        rate, lo, hi = cluster_mean_ci(kept, cluster="run_id", value="kept", bounds=(0.0, 1.0))
         _, cp_lo, cp_hi = proportion_ci(k, n)
+        per_run = kept.group_by("run_id").agg(pl.col("kept").mean())["kept"].to_list()
         out.append(dict(zip(_GROUP, key, strict=True)) | {
-            "n_runs": g["run_id"].n_unique(), "n": n, "kept": k, "rate": rate, "ci_low": lo, "ci_high": hi,
-            "cp_low": cp_lo, "cp_high": cp_hi, "mean_excess": float(g["excess"].mean())})
-    return pl.DataFrame(out, schema=_PK_SCHEMA).sort(*_GROUP)
+            "settings": g["settings"][0], "runs": g["run_id"].n_unique(), "n": n, "kept": k, "value": or_none(rate),
+            "lo": or_none(lo), "hi": or_none(hi), "se": _se(per_run), "cp_low": or_none(cp_lo),
+            "cp_high": or_none(cp_hi), "mean_excess": float(g["excess"].mean())})
+    schema = {**{c: pl.String for c in _GROUP}, "settings": pl.String, "runs": pl.Int64, "n": pl.Int64,
+              "kept": pl.Int64, **dict.fromkeys(("value", "lo", "hi", "se", "cp_low", "cp_high", "mean_excess"),
+                                                pl.Float64)}
+    values, games = _with_games(pl.DataFrame(out, schema=schema).sort(*_GROUP))
+    values = values.with_columns(pl.Series("clopper_pearson", [
+        "" if lo is None or hi is None else f"[{lo:.2f}, {hi:.2f}]"
+        for lo, hi in zip(values["cp_low"], values["cp_high"], strict=True)], dtype=pl.String))
+    keys = [*_GROUP, *games]
+    return finding("promise_keeping", values, shown=[*keys, "estimate", "clopper_pearson", "n", "runs", "mean_excess"],
+                   reading=describe_extremes(values, keys, "the promise-keeping rate") if values.height else "",
+                   convention=_convention("promise kept: actual <= stated extraction (scripted tags)",
+                                          "bounded t/score hull over run means; Clopper-Pearson over agent-rounds"),
+                   method=method_of(promise_keeping)).with_(departures=shared_settings(ds))
 
 
-_PK_SCHEMA = {"model": pl.String, "base_condition": pl.String, "talk": pl.String, "n_runs": pl.Int64,
-              "n": pl.Int64, "kept": pl.Int64, "rate": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
-              "cp_low": pl.Float64, "cp_high": pl.Float64, "mean_excess": pl.Float64}
+def quota_proposers(ds: Any, *, labels: pl.DataFrame | None = None) -> Finding:
+    """Who proposes quotas, by role: per (model, base condition, talk, role) the share
+    of speaking agent-rounds (an agent's messages in one round's discussion, the
+    commons judge's unit) that propose a quota, with its Clopper-Pearson interval over
+    agent-rounds.
 
+    A quota proposal is a scripted ``[quota per_agent=N]`` tag in the text, or, with
+    ``labels`` (the commons-judge panel's arbitrated labels, ``labels.parquet``: one row
+    per unit with ``unit_id`` = ``"<run_id>:<round>:<agent>"`` and ``labels``, a list of
+    category ids), a unit labelled ``quota_proposal``; agent-rounds the panel did not
+    label are then left out. The ``source`` column says which.
 
-def quota_proposers(data: Any, labels: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Who proposes quotas, by role: per (model, base condition, talk, role) the share of
-    speaking agent-rounds (an agent's messages in one round's discussion, the commons
-    judge's unit) that propose a quota.
-
-    Args:
-        data: a Dataset with talk events.
-        labels: the commons-judge panel's arbitrated labels (``labels.parquet``: one row
-            per unit with ``unit_id`` = ``"<run_id>:<round>:<agent>"`` and ``labels``, a
-            list of category ids); an agent-round counts when it holds
-            ``quota_proposal``. Agent-rounds the panel did not label are left out.
-            Default: scripted ``[quota ...]`` tags in the text.
-
-    Returns:
-        ``model, base_condition, talk, role, source (tag | judge), n_speaking, n_quota,
-        share, cp_low, cp_high`` (Clopper-Pearson over agent-rounds).
+    The finding's ``frame``: ``model, base_condition, talk, role, [game settings],
+    settings, source, n (speaking agent-rounds), n_quota, runs, value (the share), lo,
+    hi, estimate``.
     """
-    t = _talk_frame(data).filter(pl.col("text") != "")
+    from scarce_lab.analysis.readings import describe_extremes
+
+    t = _talk_frame(require_dataset(ds)).filter(pl.col("text") != "")
     spoke = t.group_by("run_id", "round", "agent").agg(
         pl.col("text").str.contains(TAGS["quota"].pattern).any().alias("quota"))
-    ar = _agent_rounds(data).select("run_id", "round", "agent", "model", "base_condition", "talk", "role")
+    ar = _agent_rounds(ds).select("run_id", "round", "agent", "model", "base_condition", "talk", "role", "settings")
     spoke = spoke.join(ar, on=["run_id", "round", "agent"], how="inner")
     source = "tag"
     out = []
@@ -212,41 +257,76 @@ def quota_proposers(data: Any, labels: pl.DataFrame | None = None) -> pl.DataFra
         k, n = int(g["quota"].sum()), g.height
         share, lo, hi = proportion_ci(k, n)
         out.append(dict(zip((*_GROUP, "role"), key, strict=True)) | {
-            "source": source, "n_speaking": n, "n_quota": k, "share": share, "cp_low": lo, "cp_high": hi})
-    schema = {**{c: pl.String for c in (*_GROUP, "role", "source")}, "n_speaking": pl.Int64, "n_quota": pl.Int64,
-              "share": pl.Float64, "cp_low": pl.Float64, "cp_high": pl.Float64}
-    return pl.DataFrame(out, schema=schema).sort(*_GROUP, "role")
+            "settings": g["settings"][0], "source": source, "n": n, "n_quota": k, "runs": g["run_id"].n_unique(),
+            "value": or_none(share), "lo": or_none(lo), "hi": or_none(hi)})
+    schema = {**{c: pl.String for c in (*_GROUP, "role", "settings", "source")}, "n": pl.Int64,
+              "n_quota": pl.Int64, "runs": pl.Int64, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64}
+    values, games = _with_games(pl.DataFrame(out, schema=schema).sort(*_GROUP, "role"))
+    keys = [*_GROUP, "role", *games]
+    return finding("quota_proposers", values, shown=[*keys, "estimate", "n_quota", "n", "runs", "source"],
+                   reading=describe_extremes(values, keys, "the share of speaking agent-rounds that propose a quota")
+                   if values.height else "",
+                   convention=_convention(f"quota proposal ({source})", "Clopper-Pearson over agent-rounds"),
+                   method=method_of(quota_proposers)).with_(departures=shared_settings(ds))
 
 
-def outcomes_by_talk(data: Any, *, preset: str = "sovsim") -> pl.DataFrame:
-    """Survival and equality per (model, base condition, talk), mean and 95% t CI over
-    simulations (:func:`~scarce_lab.analysis.stats.mean_ci_cells`); never pooled across
-    condition settings.
+#: The outcomes of :func:`talk_outcomes`, in the layout's column order.
+OUTCOMES = ("survival_time", "survival_rate", "equality")
 
-    Returns:
-        ``model, base_condition, talk, n_runs, survival_time, survival_time_low,
-        survival_time_high, survival_rate, survival_rate_low, survival_rate_high``
-        (Clopper-Pearson), ``equality, equality_low, equality_high`` (1 - Gini of the
-        agents' total payoffs).
+
+def talk_outcomes(ds: Any, *, preset: str = "sovsim") -> Finding:
+    """Does talk change how long the commons lasts and how equally it is shared?
+
+    Per (model, base condition, talk): survival time (rounds played) and equality
+    (1 - Gini of the agents' total payoffs), mean and 95% t interval over simulations;
+    the survival rate (the game reached its last round) with its Clopper-Pearson
+    interval. ``talk=none`` is the paper's game (the ablation). Groups never pool runs
+    whose condition settings differ, and each group is scored by its own game (the
+    ``preset`` fitted to its runs: a 2-round game survives when it plays its 2 rounds);
+    rows of different games show the game setting that differs (e.g. ``rounds``).
+
+    The finding's ``frame``: one row per group and ``metric`` (``survival_time``,
+    ``survival_rate``, ``equality``): ``value, lo, hi, se, n, runs, estimate``; its
+    layout one column per metric.
 
     Raises:
         PoolingError: a group holds runs with different condition settings.
     """
+    import warnings
+
+    from scarce_lab.analysis.readings import describe_extremes
+
     from .conventions import resolve_convention
     from .metrics import simulation_metrics
 
-    ar = _agent_rounds(data)
-    per_sim = simulation_metrics(ar, resolve_convention(ar, preset, force=True))
+    ar = _agent_rounds(require_dataset(ds))
+    sims = []
+    for _, g in ar.group_by("settings", maintain_order=True):  # each game by its own convention
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SovSimDataWarning)  # runs of one setting play one game
+            conv = resolve_convention(g, preset, force=True)
+        sims.append(simulation_metrics(g, conv))
+    per_sim = pl.concat(sims) if sims else simulation_metrics(ar)
     per_sim = per_sim.join(ar.select("run_id", "talk").unique(), on="run_id", how="left")
     out = []
-    for key, g in per_sim.group_by(list(_GROUP), maintain_order=True):
+    for key, g in per_sim.sort("run_id").group_by(list(_GROUP), maintain_order=True):
         _check_one_setting(g, key)
-        row = dict(zip(_GROUP, key, strict=True)) | {"n_runs": g.height}
+        group = dict(zip(_GROUP, key, strict=True)) | {"settings": g["settings"][0], "n": g.height, "runs": g.height}
         for m in ("survival_time", "equality"):
-            row[m], row[f"{m}_low"], row[f"{m}_high"] = mean_ci_cells(g[m].cast(pl.Float64).to_list())
-        row["survival_rate"], row["survival_rate_low"], row["survival_rate_high"] = proportion_ci(
-            int(g["survived"].sum()), g.height)
-        out.append(row)
-    metrics = [f"{m}{e}" for m in ("survival_time", "equality", "survival_rate") for e in ("", "_low", "_high")]
-    schema = {**{c: pl.String for c in _GROUP}, "n_runs": pl.Int64, **dict.fromkeys(metrics, pl.Float64)}
-    return pl.DataFrame(out, schema=schema).sort(*_GROUP)
+            vals = g[m].cast(pl.Float64).to_list()
+            mean, lo, hi = mean_ci_cells(vals)
+            out.append(group | {"metric": m, "value": mean, "lo": lo, "hi": hi,
+                                "se": _se([v for v in vals if v is not None])})
+        rate, lo, hi = proportion_ci(int(g["survived"].sum()), g.height)
+        out.append(group | {"metric": "survival_rate", "value": or_none(rate), "lo": or_none(lo), "hi": or_none(hi),
+                            "se": _se(g["survived"].cast(pl.Float64).to_list())})
+    schema = {**{c: pl.String for c in _GROUP}, "settings": pl.String, "n": pl.Int64, "runs": pl.Int64,
+              "metric": pl.String, **dict.fromkeys(("value", "lo", "hi", "se"), pl.Float64)}
+    values, games = _with_games(pl.DataFrame(out, schema=schema).sort(*_GROUP))
+    keys = [*_GROUP, *games]
+    time = values.filter(pl.col("metric") == "survival_time")
+    return finding("talk_outcomes", values, index=keys, columns="metric", column_order=OUTCOMES,
+                   reading=describe_extremes(time, keys, "the survival time (rounds)") if time.height else "",
+                   convention=_convention("survival time, survival rate, equality (1 - Gini of total payoffs)",
+                                          "t over simulations; Clopper-Pearson for the survival rate"),
+                   method=method_of(talk_outcomes)).with_(departures=shared_settings(ds))

@@ -1,4 +1,5 @@
-"""SovSim metrics per tenure: before and after a newcomer joins, incumbents vs the newcomer.
+"""A newcomer in SovSim: metrics per tenure, before and after the newcomer joins,
+incumbents vs the newcomer (the finding :func:`tenure`; its frame :func:`tenure_metrics`).
 
 A run with a newcomer (``config.newcomer``: GovSim's perturbation) has a join round
 ``k``: the first round of the agent who was not there in round 1. Read from the
@@ -24,8 +25,10 @@ from typing import Any, Literal
 
 import polars as pl
 
+from scarce_lab.analysis.findings import Finding, finding
 from scarce_lab.analysis.stats import mean_ci_cells
 
+from .metrics import agent_rounds, method_of, require_dataset, shared_settings
 from .pooling import pool_groups
 
 #: The interval method of every tenure table.
@@ -79,8 +82,7 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
     """Mean extraction and payoff per tenure period, with t intervals over runs.
 
     Args:
-        data: as :func:`scarce_lab.environments.sovsim.analysis.agent_rounds` (a path, a Dataset or
-            an agent-round frame).
+        data: a Dataset or an agent-round frame (:func:`~.metrics.agent_rounds`).
         by: ``"status"`` (incumbents together vs the newcomer) or ``"agent"`` (each
             agent id; its ``role`` in the period is given).
         force: pool groups that mix settings (labelled ``[pooled: ...]``, with a
@@ -100,8 +102,6 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
         ValueError: ``by`` unknown or a table column missing.
         PoolingError: a group mixes runs of different conditions (unless ``force``).
     """
-    from . import agent_rounds
-
     if by not in ("agent", "status"):
         raise ValueError(f"tenure: by must be 'agent' or 'status', got {by!r}")
     df = agent_rounds(data)
@@ -141,3 +141,49 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
             .with_columns(pl.col("runs_ended_before_join").fill_null(0).cast(pl.Int64))
             .with_columns(pl.col("period").replace_strict(order, return_dtype=pl.Int64).alias("_p"))
             .sort("model", "condition", *keys, "status", "_p").drop("_p").select(out_cols))
+
+
+def tenure(ds: Any, *, by: Literal["agent", "status"] = "status", force: bool = False,
+           models: list[str] | None = None) -> Finding:
+    """What changes when a newcomer joins (GovSim's perturbation,
+    ``config.newcomer``)? Mean extraction (pool units per round) and payoff (points per
+    round) of the incumbents and of the newcomer, before and after the join round.
+
+    The join round of a run is the newcomer's first round (from the run's settings, so
+    a run that collapsed before the join is known and counted in
+    ``runs_ended_before_join``; otherwise the latest first round of any agent). The
+    run is the unit: a run's value is the mean over the rounds of the period (of one
+    agent, or of the agents of one status), and the interval is Student's t over runs
+    (none with one run or no spread). Runs of different conditions (a composition, a
+    newcomer setting) are never pooled.
+
+    The finding's ``frame``: one row per ``model, condition, [agent, role,] status,
+    metric`` (``extraction``, ``payoff``) and ``period`` (``before``, ``after``):
+    ``value, lo, hi, n, runs, runs_ended_before_join, estimate``; its layout one
+    column per period. A dataset without a newcomer gives the sentence that says so.
+
+    Args:
+        by: ``"status"`` (incumbents together vs the newcomer) or ``"agent"`` (each
+            agent id, with its role in the period).
+        force: pool groups that mix settings (labelled ``[pooled: ...]``, with a
+            warning) instead of refusing.
+        models: keep only these models.
+
+    Raises:
+        PoolingError: a group mixes runs of different conditions (unless ``force``).
+        ValueError: ``by`` unknown, or a model of ``models`` not in the data.
+    """
+    t = tenure_metrics(agent_rounds(require_dataset(ds), models=models), by=by, force=force)
+    keys = ["model", "condition", *(["agent", "role"] if by == "agent" else []), "status"]
+    values = pl.concat([t.select(*keys, "period", pl.lit(m).alias("metric"), pl.col(f"{m}_mean").alias("value"),
+                                 pl.col(f"{m}_low").alias("lo"), pl.col(f"{m}_high").alias("hi"),
+                                 pl.col("n_runs").alias("n"), pl.col("n_runs").alias("runs"),
+                                 "runs_ended_before_join") for m in ("extraction", "payoff")])
+    values = values.sort(*keys, "metric", pl.col("period") == "after")
+    after = values.filter((pl.col("period") == "after") & (pl.col("metric") == "extraction"))
+    parts = [f"{r['model']} ({r['condition']}) {r['status']} {r['value']:.1f}" for r in after.iter_rows(named=True)
+             if r["value"] is not None]
+    reading = ("Mean extraction per round after the join (pool units): " + "; ".join(parts) + ".") if parts else ""
+    return finding("sovsim_tenure", values, index=[*keys, "metric"], columns="period", column_order=["before", "after"],
+                   reading=reading, convention={"unit": "run", "intervals": TENURE_INTERVALS, "by": by},
+                   method=method_of(tenure)).with_(departures=shared_settings(ds))
