@@ -18,7 +18,7 @@ shows ``preset``, ``strict``, ``by``, ``force``)::
 
     t1 = sl.sovsim.table(ds, preset="sovsim", strict=False, by="condition")
     t1.save("figures/01")                 # a Finding: frame, chart, reading; saves itself
-    T = sl.scarce.load(["data/scarce/scripted/models"]); sl.scarce.win_rates(T.contentions, by=["model"])
+    sl.scarce.win_rates(sl.load("data/scarce/scripted/models")).save("figures/02")  # a SCARCE finding
     sl.economy.learning_curve(sl.load("data/economy/blocksworld"), window=10)   # every finding takes the dataset
 
 ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and

@@ -13,6 +13,8 @@ import pytest
 
 import scarce_lab as sl
 from scarce_lab.analysis.figures import NoFigure
+from scarce_lab.analysis.findings import finding
+from scarce_lab.analysis.layout import wide_table
 from scarce_lab.data.loaders import Dataset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -150,13 +152,15 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
         assert {f"{stem}.csv", f"{stem}.png", f"{stem}.svg"} <= saved, stem
 
 
-def test_scarce_paper_result_shows_and_saves_the_paper_layout(tmp_path):
+def test_a_finding_in_the_paper_layout_shows_and_saves_it(tmp_path):
+    """``finding(..., index=, columns=)``: what ``sl.scarce.paper_result`` was, now inside every
+    SCARCE finding."""
     res = pl.DataFrame([("a", "c1", 1, 0.5, 0.4, 0.6, 0.05, 10, 3), ("b", "c1", 1, 0.1, 0.0, 0.2, 0.05, 10, 3)],
                        schema={"model": pl.String, "condition": pl.String, "stage": pl.Int64, "value": pl.Float64,
                                "lo": pl.Float64, "hi": pl.Float64, "se": pl.Float64, "n": pl.Int64,
                                "runs": pl.Int64}, orient="row")
-    r = sl.scarce.paper_result(res, "x_table", ["model"], "stage", convention={"unit": "run"}, key="model")
-    assert r.layout.equals(sl.scarce.wide_table(res, ["model"], "stage"))
+    r = finding("x_table", res, index=["model"], columns="stage", convention={"unit": "run"}, key="model")
+    assert r.layout.equals(wide_table(res, ["model"], "stage"))
     assert r.frame.height == 2 and r.frame["estimate"].to_list() == ["0.50 [0.40, 0.60]", "0.10 [0.00, 0.20]"]
     assert "0.50 [0.40, 0.60]" in r.markdown() and "Full conditions behind the labels" in r.markdown()
     r.save(tmp_path)

@@ -1,7 +1,7 @@
 """Interval charts of result frames: SCARCE's (notebooks 02-06, 09) and the say-do
 tables of every environment (:func:`scarce_lab.analysis.saydo.rates_chart`).
 
-A result frame (e.g. from :mod:`scarce_lab.environments.scarce.analysis.experiments`) has one row per group
+A result frame (e.g. from :mod:`scarce_lab.environments.scarce.analysis.dynamics`) has one row per group
 with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``).
 :func:`ci_chart` draws it to the toolkit's figure standard: readable names instead of
 column codes (:func:`pretty`), units in the axis titles, error bars in the colour of their

@@ -23,7 +23,7 @@ from scarce_lab.environments.scarce.agents.scripted import (
     SPEND_SHARE,
     parse_skill,
 )
-from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.analysis.dynamics import budget_left
 from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from scarce_lab.environments.scarce.world import (
     Contention,
@@ -222,7 +222,7 @@ def test_a_strategic_scripted_run_exercises_budget_phases_and_replies(tmp_path):
     evs = events(_skilled_run(tmp_path, seed=3, subruns=1, workers=4, deadline_min=10.0))
     from scarce_lab.environments.scarce.tables import contentions_table
 
-    ct = X.budget_left(contentions_table(tmp_path))
+    ct = budget_left(contentions_table(tmp_path))
     assert {">66%", "33-66%"} <= set(ct["budget_phase"].drop_nulls())
     msgs = of(evs, "private_message")
     assert any(m["payload"]["private_round"] == 2 for m in msgs)  # answers in round 2

@@ -18,7 +18,8 @@ import pytest
 
 from benchmarks import bench_coverage as B
 from scarce_lab.analysis import comparisons, stats
-from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.analysis.readings import describe_extremes
+from scarce_lab.environments.scarce.analysis.dynamics import compare_schedulers
 from scarce_lab.environments.sovsim.analysis.charts import correlation_sentence, survival_sentence
 from scarce_lab.environments.sovsim.analysis.metrics import leader_rate_vs_survival
 
@@ -84,7 +85,7 @@ def test_deadline_miss_count_interval_stays_within_the_workers():
     out = pl.DataFrame({"run_id": ["r1", "r2"], "scheduler": ["fifo", "fifo"], "seed": [0, 1],
                         "submissions": [4, 4], "deadline_misses": [0, 4], "mean_partial_score": [1.0, 0.0],
                         "total_queue_wait_s": [0.0, 10.0]})
-    cmp = X.compare_schedulers(out, by=("scheduler",), reference="ballots")
+    cmp = compare_schedulers(out, by=("scheduler",), reference="ballots")
     miss = cmp.filter(pl.col("metric") == "deadline_misses").row(0, named=True)
     assert miss["lo"] == 0.0 and miss["hi"] == 4.0
     score = cmp.filter(pl.col("metric") == "mean_partial_score").row(0, named=True)
@@ -166,7 +167,7 @@ def test_group_comparison_claims_are_controlled_on_pure_noise():
             runs = rng.normal(0.5, 0.1, 3)
             rows.append({"g": f"g{g}", "value": float(runs.mean()), "lo": 0.0, "hi": 1.0, "runs": 3,
                          "se": float(runs.std(ddof=1) / math.sqrt(3))})
-        s = X.describe_extremes(pl.DataFrame(rows), ["g"], "x")
+        s = describe_extremes(pl.DataFrame(rows), ["g"], "x")
         assert "Holm-adjusted (28 comparisons)" in s
         claims += not s.split("): ")[-1].startswith("0 differ")
     assert claims <= 7

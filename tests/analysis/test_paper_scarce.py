@@ -14,16 +14,26 @@ import json
 import polars as pl
 import pytest
 
+import scarce_lab as sl
 from scarce_lab.analysis.pooling import PoolingError, check_no_pooling
-from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.environments.scarce.analysis.base import (
+    MEMORY_BEHAVIOURS,
+    RULE_INVOKING,
+    RULE_MAKING,
+)
+from scarce_lab.environments.scarce.analysis.dynamics import (
+    budget_phase_bids,
+    private_chat_use,
+    winning_bid_by_stage,
+)
 from scarce_lab.environments.scarce.analysis.metrics import summary
+from scarce_lab.environments.scarce.analysis.tactics import rule_shares_by_stage, tactic_shares
 from scarce_lab.environments.scarce.config import (
     PAPER_RICH_WORKER_BUDGET,
-    REASONING_EFFORTS,
     ScarceConfig,
-    strongest_efforts,
     supported_reasoning_efforts,
 )
+from scarce_lab.environments.scarce.efforts import REASONING_EFFORTS, strongest_efforts
 from scarce_lab.environments.scarce.tables import CONTENTION_SCHEMA, SUBMISSION_SCHEMA
 from scarce_lab.environments.scarce.world import (
     MEMORY_HORIZONS,
@@ -177,21 +187,21 @@ def test_table_1_and_figure_14_are_computed_on_the_first_subrun():
     rounds = pl.DataFrame({"run_id": ["r"] * 4, "contention": [0, 1, 2, 3], "worker": ["a"] * 4,
                            "subrun": [0, 0, 1, 1], "model": ["m"] * 4,
                            "labels": [["reciprocity"], [], ["reciprocity"], ["reciprocity"]]})
-    t1 = X.tactic_shares(rounds, ["reciprocity"], {"reciprocity"})
+    t1 = tactic_shares(rounds, ["reciprocity"], {"reciprocity"})
     assert one(t1, category="reciprocity")["value"] == pytest.approx(1 / 2) and one(t1, category="reciprocity")["n"] == 2
-    assert one(X.tactic_shares(rounds, ["reciprocity"], set(), subrun=None), category="reciprocity")["value"] == 0.75
+    assert one(tactic_shares(rounds, ["reciprocity"], set(), subrun=None), category="reciprocity")["value"] == 0.75
     ct = frame(CONTENTION_SCHEMA, [C("r", 0, "a", subrun=0, private_sent=1), C("r", 0, "b", subrun=0, private_sent=0),
                                    C("r", 1, "a", subrun=1, private_sent=1), C("r", 1, "b", subrun=1, private_sent=1)])
-    assert X.private_chat_use(ct)["value"].item() == pytest.approx(1 / 2)  # Figure 14: subrun 0 only
+    assert private_chat_use(ct)["value"].item() == pytest.approx(1 / 2)  # Figure 14: subrun 0 only
 
 
 def test_table_10_reports_the_combined_rule_share_by_stage():
     """Paper: "Table 10 reports the combined rule-making plus
     rule-invoking share by stage (keep the split beside it)"."""
-    make, inv = X.RULE_MAKING[0], X.RULE_INVOKING[0]
+    make, inv = RULE_MAKING[0], RULE_INVOKING[0]
     rounds = pl.DataFrame({"run_id": ["r"] * 4, "contention": [0, 0, 0, 0], "worker": list("abcd"),
                            "mechanism": ["fixed"] * 4, "labels": [[make], [inv], [make, inv], []]})
-    out = X.rule_shares_by_stage(rounds, n_stages=1)
+    out = rule_shares_by_stage(rounds, n_stages=1)
     assert one(out, kind="rules")["value"] == pytest.approx(3 / 4)
     assert one(out, kind="rule_making")["value"] == pytest.approx(2 / 4)
     assert one(out, kind="rule_invoking")["value"] == pytest.approx(2 / 4)
@@ -200,7 +210,7 @@ def test_table_10_reports_the_combined_rule_share_by_stage():
 def test_table_8_bid_drift_has_stages_1_to_4():
     """Paper: "Table 8's bid drift uses stages 1 to 4"."""
     ct = frame(CONTENTION_SCHEMA, [C("r", k, "a", won=True, final_bid=10 * k) for k in range(8)])
-    out = X.winning_bid_by_stage(ct)
+    out = winning_bid_by_stage(ct)
     assert out["stage"].to_list() == [1, 2, 3, 4]
     assert out["value"].to_list() == [5, 25, 45, 65]  # the median of each pair of contentions
 
@@ -215,7 +225,7 @@ def test_table_7_reports_the_richer_workers_overall_win_rate():
         C("r", 1, "w1", budget_initial=1000, payment=0, declared_bid=0, won=True),
         C("r", 2, "w0", budget_initial=1500, payment=0, declared_bid=0, won=False, n_participants=1),
     ])
-    out = X.budget_phase_bids(ct)
+    out = budget_phase_bids(ct)
     assert one(out, who="richer", metric="win_rate", budget_phase=">66%")["value"] == 1.0
     assert one(out, who="richer", metric="win_rate", budget_phase="<33%")["value"] == 0.0
     overall = one(out, who="richer", metric="win_rate", budget_phase="all")
@@ -229,8 +239,8 @@ def test_relational_group_is_the_papers_four_tactics():
     tax = load_taxonomy("scarce")
     assert tax.relational_ids == {"reciprocity", "explicit_coalition", "exclusive_coalition",
                                   "coalition_loyalty", "reputation_maintenance"}
-    assert set(X.MEMORY_BEHAVIOURS) == {"reciprocity", "alliance_formation", "alliance_loyalty", "reputation"}
-    assert {i for ids in X.MEMORY_BEHAVIOURS.values() for i in ids} == tax.relational_ids
+    assert set(MEMORY_BEHAVIOURS) == {"reciprocity", "alliance_formation", "alliance_loyalty", "reputation"}
+    assert {i for ids in MEMORY_BEHAVIOURS.values() for i in ids} == tax.relational_ids
 
 
 # -- never pool ------------------------------------------------------
@@ -244,8 +254,8 @@ def test_metrics_refuse_to_pool_runs_whose_settings_differ():
     ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", settings=s4, condition="x,workers=4", won=True, final_bid=1),
                                    C("r2", 0, "a", settings=s3, condition="x,workers=3", won=True, final_bid=2)])
     with pytest.raises(PoolingError, match=r"group model=m.*workers: 3, 4"):
-        X.winning_bid_by_stage(ct)
-    assert X.winning_bid_by_stage(ct, by=("model", "condition")).height == 2
+        winning_bid_by_stage(ct)
+    assert winning_bid_by_stage(ct, by=("model", "condition")).height == 2
     # a comparison may vary what its columns name, and nothing else
     mem = pl.DataFrame({"memory": ["cross", "none"], "settings": [s3, s3n], "model": ["m", "m"]})
     check_no_pooling(mem, ["memory"])
@@ -292,8 +302,8 @@ def test_datasets_loaded_together_get_labels_unique_per_settings():
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[2] / "data" / "scarce" / "scripted"
-    T = X.load_scarce([data / "budget", data / "deadlines"])
+    T = sl.load([data / "budget", data / "deadlines"]).scarce
     pairs = T.contentions.select("condition", "settings").unique()
     assert pairs["condition"].n_unique() == pairs["settings"].n_unique() == 2
-    out = X.budget_phase_bids(T.contentions, by=("model", "condition"))
+    out = budget_phase_bids(T.contentions, by=("model", "condition"))
     assert out.height and out["condition"].str.contains("rich_worker_budget=1500").all()

@@ -9,11 +9,12 @@ import pytest
 
 from scarce_lab.analysis.layout import (
     blank_repeats,
+    group_labels,
     setting_labels,
     settings_table,
     wide_table,
 )
-from scarce_lab.environments.scarce.analysis import experiments as X
+from scarce_lab.analysis.readings import describe_change
 
 
 def _res(rows):
@@ -44,7 +45,7 @@ def test_labels_name_what_differs_and_the_full_condition_stays_available():
     assert lab["setting"].to_list() == ["m | reference", "m | reference", "m | workers=3"]
     w = wide_table(lab, ["setting"], "memory")  # memory horizons as columns, one row per other setting
     assert w.height == 3 and w.row(0)[1:] == ("0.10", "0.20")
-    grouped = X.group_labels(res)
+    grouped = group_labels(res)
     key = settings_table(grouped)
     assert key.height == 3 and all(len(g) < len(c) for g, c in zip(key["group"], key["condition"], strict=True))
 
@@ -57,15 +58,15 @@ def test_blank_repeats_only_for_display():
 def test_describe_change_answers_the_question_with_holm_and_mechanical_rules():
     rows = [("m1", "c", s, v, v - 0.05, v + 0.05, 0.02, 20, 5) for s, v in ((1, 0.9), (2, 0.6), (3, 0.2))]
     rows += [("m2", "c", s, 0.5, 0.4, 0.6, 0.05, 20, 5) for s in (1, 3)]
-    res = X.group_labels(_res(rows))
-    text = X.describe_change(res, "stage", [1, 2, 3], ["group"], "Does it fall?")
+    res = group_labels(_res(rows))
+    text = describe_change(res, "stage", [1, 2, 3], ["group"], "Does it fall?")
     assert text.startswith("Does it fall? m1: 0.90")
     assert "falls by 0.70" in text and "does not change" in text
     assert "Holm-adjusted over 2 comparison(s); 1 change(s) at the 5% level" in text
     mech = res.filter(pl.col("model") == "m1").with_columns(by_construction=pl.lit(True))
-    assert "not a finding" in X.describe_change(mech, "stage", [1, 2, 3], ["group"], "Q?")
+    assert "not a finding" in describe_change(mech, "stage", [1, 2, 3], ["group"], "Q?")
     single = res.with_columns(se=pl.lit(None, pl.Float64), runs=pl.lit(1))
-    assert "cannot say whether anything changes" in X.describe_change(single, "stage", [1, 2, 3], ["group"], "Q?")
+    assert "cannot say whether anything changes" in describe_change(single, "stage", [1, 2, 3], ["group"], "Q?")
 
 
 def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):

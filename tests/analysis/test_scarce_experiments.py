@@ -1,11 +1,49 @@
-"""SCARCE experiment metrics (scarce_lab.environments.scarce.analysis.experiments) on hand-made tables."""
+"""SCARCE experiment metrics (scarce_lab.environments.scarce.analysis: base, dynamics, tactics) on hand-made tables."""
 
 import json
 
 import polars as pl
 import pytest
 
-from scarce_lab.environments.scarce.analysis import experiments as X
+import scarce_lab as sl
+from scarce_lab.analysis.layout import with_ci_text
+from scarce_lab.analysis.readings import describe_extremes
+from scarce_lab.environments.scarce.analysis.base import (
+    MEMORY_BEHAVIOURS,
+    RULE_INVOKING,
+    RULE_MAKING,
+    assign_stages,
+    base_condition,
+    cluster_bootstrap_median,
+    mean_over_runs,
+    run_settings,
+    with_settings,
+)
+from scarce_lab.environments.scarce.analysis.dynamics import (
+    budget_left,
+    budget_phase_bids,
+    collective_outcomes,
+    compare_schedulers,
+    language_drift,
+    private_chat_use,
+    requested_duration_by_subrun,
+    richer_worker,
+    stage_texts,
+    task_outcomes,
+    urgency_bids,
+    win_continuity,
+    win_rates,
+    winning_bid_by_stage,
+)
+from scarce_lab.environments.scarce.analysis.tactics import (
+    behaviour_shares,
+    bid_revision_share,
+    label_distribution,
+    labelled_rounds,
+    relational_by_half,
+    rule_shares_by_stage,
+    tactic_shares,
+)
 from scarce_lab.environments.scarce.tables import (
     CONTENTION_SCHEMA,
     MESSAGE_SCHEMA,
@@ -40,12 +78,12 @@ def one(df, **where):
 # -- stages, settings ------------------------------------------------------------------
 def test_assign_stages_equal_blocks_per_run():
     df = pl.DataFrame({"run_id": ["a"] * 6 + ["b"] * 2, "contention": [0, 1, 2, 3, 4, 5, 10, 12]})
-    out = X.assign_stages(df, 3).sort("run_id", "contention")
+    out = assign_stages(df, 3).sort("run_id", "contention")
     assert out["stage"].to_list() == [1, 1, 2, 2, 3, 3, 1, 2]  # b: ranks 0,1 of 2 -> 0*3//2+1, 1*3//2+1
-    halves = X.assign_stages(df, 2).sort("run_id", "contention")["stage"].to_list()
+    halves = assign_stages(df, 2).sort("run_id", "contention")["stage"].to_list()
     assert halves == [1, 1, 1, 2, 2, 2, 1, 2]
     with pytest.raises(ValueError, match="n_stages"):
-        X.assign_stages(df, 0)
+        assign_stages(df, 0)
 
 
 def test_run_settings_from_manifest_config():
@@ -54,12 +92,12 @@ def test_run_settings_from_manifest_config():
                                                 "model": "scripted/fifo", "negotiator_model": "embedded/smollm2",
                                                 "reasoning_effort": "low", "rich_worker_budget": 3000}),
                                     json.dumps({"memory": "none", "model": "scripted/edf", "mixed_deadlines": True})]})
-    s = X.run_settings(runs)
+    s = run_settings(runs)
     r1, r2 = s.row(0, named=True), s.row(1, named=True)
     assert (r1["memory"], r1["reasoning_effort"], r1["negotiator"], r1["rich_worker_budget"], r1["seed"]) == (
         "cross", "low", "embedded/smollm2", 3000, 3)
     assert (r2["reasoning_effort"], r2["mixed_deadlines"], r2["negotiator"]) == ("default", True, "scripted/edf")
-    joined = X.with_settings(pl.DataFrame({"run_id": ["r2"], "x": [1]}), s, ["memory"])
+    joined = with_settings(pl.DataFrame({"run_id": ["r2"], "x": [1]}), s, ["memory"])
     assert joined.columns == ["run_id", "x", "memory"] and joined["memory"][0] == "none"
 
 
@@ -75,16 +113,16 @@ def _labels():
 
 def test_labelled_rounds_drops_unanswered_and_joins():
     ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", won=True), C("r1", 0, "b", won=False)])
-    r = X.labelled_rounds(_labels(), ct)
+    r = labelled_rounds(_labels(), ct)
     assert r.height == 6
     assert one(r, run_id="r1", contention=0, worker="a")["won"] is True
     with pytest.raises(ValueError, match="lacks columns"):
-        X.labelled_rounds(pl.DataFrame({"run_id": ["r"]}))
+        labelled_rounds(pl.DataFrame({"run_id": ["r"]}))
 
 
 def test_tactic_shares_by_hand():
-    r = X.labelled_rounds(_labels()).with_columns(pl.lit("m").alias("model"))
-    out = X.tactic_shares(r, ["cheap_talk", "reciprocity", "explicit_coalition"],
+    r = labelled_rounds(_labels()).with_columns(pl.lit("m").alias("model"))
+    out = tactic_shares(r, ["cheap_talk", "reciprocity", "explicit_coalition"],
                           {"reciprocity", "explicit_coalition"}, by=("model",), subrun=None)
     assert out["category"].to_list() == ["cheap_talk", "reciprocity", "explicit_coalition", "relational"]
     # mean over runs of each run's share (r1: 4 labelled rounds, r2: 2)
@@ -99,19 +137,19 @@ def test_tactic_shares_by_hand():
     assert rec["value"] == pytest.approx((1 / 4 + 0) / 2)
     assert 0.0 == rec["lo"] < rec["value"] < rec["hi"] <= 1.0  # hull of t and score over 2 run means, in [0, 1]
     assert one(out, category="relational")["value"] == pytest.approx((2 / 4 + 0) / 2)  # r1:0:a and r1:1:b
-    single = X.tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",),
+    single = tactic_shares(r.filter(pl.col("run_id") == "r1"), ["cheap_talk"], set(), by=("model",),
                              subrun=None)
     assert one(single, category="cheap_talk")["lo"] is None  # one run: no interval
 
 
 def test_behaviour_shares_and_relational_halves():
-    r = X.labelled_rounds(_labels()).with_columns(pl.lit("subrun").alias("memory"))
-    b = X.behaviour_shares(r, by=("memory",))
-    assert b["behaviour"].to_list() == list(X.MEMORY_BEHAVIOURS)
+    r = labelled_rounds(_labels()).with_columns(pl.lit("subrun").alias("memory"))
+    b = behaviour_shares(r, by=("memory",))
+    assert b["behaviour"].to_list() == list(MEMORY_BEHAVIOURS)
     assert one(b, behaviour="reciprocity")["value"] == pytest.approx((1 / 4 + 0) / 2)
     assert one(b, behaviour="alliance_formation")["value"] == pytest.approx((1 / 4 + 0) / 2)
     assert one(b, behaviour="alliance_loyalty")["value"] == 0.0
-    h = X.relational_by_half(r, {"reciprocity", "explicit_coalition"}, by=("memory",))
+    h = relational_by_half(r, {"reciprocity", "explicit_coalition"}, by=("memory",))
     # r1: contention 0 first half (a: relational, b: not), contention 1 second (b: relational)
     # r2: contention 5 first (not), 6 second (not)
     assert one(h, half="first")["value"] == pytest.approx((1 / 2 + 0) / 2)
@@ -123,18 +161,18 @@ def test_rule_shares_by_stage():
         L("r1", 0, "a", ["negotiation_neutrality"]), L("r1", 0, "b", ["earliest_deadline_first"]),
         L("r1", 1, "a", ["first_come_first_served", "iterative_bargaining"]), L("r1", 1, "b", []),
     ])
-    r = X.labelled_rounds(labels).with_columns(pl.lit("fixed").alias("mechanism"))
-    out = X.rule_shares_by_stage(r, n_stages=2)
+    r = labelled_rounds(labels).with_columns(pl.lit("fixed").alias("mechanism"))
+    out = rule_shares_by_stage(r, n_stages=2)
     assert one(out, stage=1, kind="rule_making")["value"] == pytest.approx(0.5)
     assert one(out, stage=1, kind="rule_invoking")["value"] == pytest.approx(0.5)
     assert one(out, stage=2, kind="rule_making")["value"] == pytest.approx(0.5)
     assert one(out, stage=2, kind="rule_invoking")["value"] == pytest.approx(0.5)
-    assert not set(X.RULE_MAKING) & set(X.RULE_INVOKING)
+    assert not set(RULE_MAKING) & set(RULE_INVOKING)
 
 
 def test_label_distribution():
-    r = X.labelled_rounds(_labels()).with_columns(pl.lit("low").alias("reasoning_effort"))
-    d = X.label_distribution(r, ["cheap_talk", "reciprocity", "explicit_coalition", "anchoring"])
+    r = labelled_rounds(_labels()).with_columns(pl.lit("low").alias("reasoning_effort"))
+    d = label_distribution(r, ["cheap_talk", "reciprocity", "explicit_coalition", "anchoring"])
     assert d["category"].to_list() == ["cheap_talk", "reciprocity", "explicit_coalition", "anchoring"]
     assert d["count"].to_list() == [3, 1, 1, 0]
     assert d["share"].to_list() == pytest.approx([0.6, 0.2, 0.2, 0.0])
@@ -148,9 +186,9 @@ def test_private_chat_use_first_subrun_contested_only():
         C("r1", 2, "a", private_sent=1, subrun=1),  # second subrun: out
         C("r2", 3, "a", private_sent=0), C("r2", 3, "b", private_sent=0),
     ])
-    out = one(X.private_chat_use(ct))
+    out = one(private_chat_use(ct))
     assert out["value"] == pytest.approx(1 / 4) and out["n"] == 4 and out["runs"] == 2
-    assert one(X.private_chat_use(ct, subrun=None))["value"] == pytest.approx((2 / 3 + 0) / 2)
+    assert one(private_chat_use(ct, subrun=None))["value"] == pytest.approx((2 / 3 + 0) / 2)
 
 
 def test_task_outcomes():
@@ -159,7 +197,7 @@ def test_task_outcomes():
         {"run_id": "r1", "model": "m", "resolved": False, "score": 0.0, "deadline_missed": True},
         {"run_id": "r2", "model": "m", "resolved": False, "score": 0.5, "deadline_missed": False},
     ])
-    out = X.task_outcomes(st)
+    out = task_outcomes(st)
     # means over runs of each run's share (r1: 2 submissions, r2: 1)
     assert one(out, metric="full_resolution_rate")["value"] == pytest.approx((1 / 2 + 0) / 2)
     assert one(out, metric="mean_partial_score")["value"] == pytest.approx((0.5 + 0.5) / 2)
@@ -173,9 +211,9 @@ def test_language_drift_over_stages():
 
     msgs = frame(MESSAGE_SCHEMA, [M("r1", 0, "a", "go first", ["please"]), M("r1", 1, "a", "go first"),
                                   M("r2", 0, "a", "x y"), M("r2", 1, "a", "z w")])
-    st = X.stage_texts(msgs, 2)
+    st = stage_texts(msgs, 2)
     assert one(st, run_id="r1", contention=0)["text"] == "go first please"
-    out = X.language_drift(msgs, n_stages=2)
+    out = language_drift(msgs, n_stages=2)
     cos = one(out, stage=2, measure="cosine_prev")
     # r1: cos([go, first, please], [go, first]) = 2 / (sqrt3 * sqrt2); r2: 0
     assert cos["value"] == pytest.approx((2 / (3 ** 0.5 * 2 ** 0.5) + 0.0) / 2)
@@ -195,12 +233,12 @@ def test_budget_left_and_phases():
         C("r1", 4, "w0", budget_initial=300, payment=0, subrun=1),  # new subrun: full budget
         C("r1", 0, "w1", budget_initial=0, payment=0),      # zero budget: no phase
     ])
-    out = X.budget_left(ct).sort("worker", "contention")
+    out = budget_left(ct).sort("worker", "contention")
     assert out["budget_left"].to_list()[:5] == [300, 250, 150, 90, 300]
     assert out["budget_phase"].to_list() == [">66%", ">66%", "33-66%", "<33%", ">66%", None]
-    assert one(X.richer_worker(ct))["rich_worker"] == "w0"
+    assert one(richer_worker(ct))["rich_worker"] == "w0"
     eq = frame(CONTENTION_SCHEMA, [C("r", 0, "a", budget_initial=5), C("r", 0, "b", budget_initial=5)])
-    assert one(X.richer_worker(eq))["rich_worker"] is None
+    assert one(richer_worker(eq))["rich_worker"] is None
 
 
 def test_budget_phase_bids_richer_vs_others():
@@ -212,7 +250,7 @@ def test_budget_phase_bids_richer_vs_others():
         C("r2", 0, "a", budget_initial=1000, declared_bid=7, won=True),  # no richer worker: out
         C("r2", 0, "b", budget_initial=1000, declared_bid=7, won=False),
     ])
-    out = X.budget_phase_bids(ct)
+    out = budget_phase_bids(ct)
     assert set(out["who"]) == {"richer", "others"} and set(out["budget_phase"]) == {">66%", "all"}
     assert one(out, who="richer", metric="mean_bid", budget_phase=">66%")["value"] == pytest.approx(200)
     assert one(out, who="richer", metric="win_rate", budget_phase=">66%")["value"] == pytest.approx(0.5)
@@ -228,11 +266,11 @@ def test_urgency_bids_median_split_and_threshold():
         C("r1", 1, "a", deadline_s=600.0, declared_bid=70), C("r1", 1, "c", deadline_s=1200.0, declared_bid=30),
         C("r2", 0, "a", deadline_s=900.0, declared_bid=5), C("r2", 0, "b", deadline_s=900.0, declared_bid=5),
     ])  # r2 has one deadline for all: left out
-    out = X.urgency_bids(ct, n_stages=2)
+    out = urgency_bids(ct, n_stages=2)
     assert one(out, stage=1, urgent=True)["value"] == 90  # median 1200: only a (600) is urgent
     assert one(out, stage=1, urgent=False)["value"] == 10
     assert one(out, stage=2, urgent=False)["value"] == 30
-    thr = X.urgency_bids(ct, n_stages=1, urgent_below_s=1300)
+    thr = urgency_bids(ct, n_stages=1, urgent_below_s=1300)
     assert one(thr, urgent=True)["value"] == pytest.approx((90 + 70 + 30) / 3)
 
 
@@ -244,7 +282,7 @@ def test_win_continuity_pairs():
         C("r1", 4, "a", won=True, subrun=1),  # other subrun: no pair across subruns
         C("r2", 0, "b", won=False), C("r2", 1, "b", won=True),
     ])
-    out = X.win_continuity(ct)
+    out = win_continuity(ct)
     won, lost = one(out, given="won"), one(out, given="lost")
     assert (won["value"], won["n"]) == (pytest.approx(0.5), 2)  # a: 0->1 win, 1->2 loss
     assert (lost["value"], lost["n"], lost["runs"]) == (pytest.approx(1.0), 1, 1)  # b: 0 -> 1 win
@@ -257,12 +295,12 @@ def test_winning_bid_by_stage_median():
         C("r2", 1, "a", won=True, final_bid=50, n_participants=1),  # uncontested: out
         C("r2", 2, "b", won=True, final_bid=40),
     ])
-    out = X.winning_bid_by_stage(ct, n_stages=2)
+    out = winning_bid_by_stage(ct, n_stages=2)
     s1 = one(out, stage=1)
     assert s1["value"] == 15 and s1["runs"] == 2  # r1 c0 (10), r2 c0 (20)
     assert s1["lo"] is None  # a median's cluster bootstrap is printed from stats.MIN_RUNS_MEDIAN runs on
     assert one(out, stage=2)["value"] == 35  # r1 c1 (30), r2 c2 (40)
-    assert X.cluster_bootstrap_median(pl.DataFrame({"run_id": ["x", "x"], "v": [1, 3]}), "v")["lo"] is None
+    assert cluster_bootstrap_median(pl.DataFrame({"run_id": ["x", "x"], "v": [1, 3]}), "v")["lo"] is None
 
 
 def test_requested_duration_growth():
@@ -272,7 +310,7 @@ def test_requested_duration_growth():
         C("r2", 0, "a", subrun=0, requested_duration_s=50), C("r2", 1, "a", subrun=1, requested_duration_s=50),
         C("r3", 0, "a", subrun=0, requested_duration_s=70),  # one subrun: no growth factor
     ])
-    per, growth = X.requested_duration_by_subrun(ct)
+    per, growth = requested_duration_by_subrun(ct)
     assert one(per, subrun=0)["value"] == pytest.approx((80 + 50 + 70) / 3)  # mean of the runs' means
     assert one(per, subrun=1)["value"] == pytest.approx((160 + 50) / 2)
     g = one(growth)
@@ -291,13 +329,13 @@ def test_collective_outcomes_and_paired_comparison():
         {"run_id": r, "deadline_missed": m, "score": s}
         for r, m, s in [("b0", False, 1.0), ("b0", True, 0.0), ("f0", True, 0.0), ("f0", True, 0.0),
                         ("b1", False, 1.0), ("f1", False, 0.5)]])
-    out = X.collective_outcomes(ct, st)
+    out = collective_outcomes(ct, st)
     f0 = one(out, run_id="f0")
     assert (f0["deadline_misses"], f0["total_queue_wait_s"], f0["unstarted_slots"]) == (2, 50.0, 1)
     assert one(out, run_id="b0")["mean_partial_score"] == 0.5
     settings = pl.DataFrame({"run_id": ["b0", "f0", "b1", "f1"], "scheduler": ["ballots", "fifo"] * 2,
                              "seed": [0, 0, 1, 1]})
-    cmp = X.compare_schedulers(X.with_settings(out, settings))
+    cmp = compare_schedulers(with_settings(out, settings))
     fifo_miss = one(cmp, scheduler="fifo", metric="deadline_misses")
     assert fifo_miss["value"] == pytest.approx(1.0)  # runs: 2, 0
     assert fifo_miss["diff"] == pytest.approx(((2 - 1) + (0 - 0)) / 2) and fifo_miss["pairs"] == 2
@@ -309,7 +347,7 @@ def test_collective_outcomes_and_paired_comparison():
 def test_ci_text():
     df = pl.DataFrame({"value": [0.5, 0.25, None], "lo": [0.1, None, None], "hi": [0.9, None, None]},
                       schema={"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64})
-    assert X.with_ci_text(df)["estimate"].to_list() == ["0.50 [0.10, 0.90]", "0.25", "n/a"]
+    assert with_ci_text(df)["estimate"].to_list() == ["0.50 [0.10, 0.90]", "0.25", "n/a"]
 
 
 def test_base_condition_filter():
@@ -317,41 +355,41 @@ def test_base_condition_filter():
                        "mechanism": ["fixed"] * 3, "memory": ["subrun", "subrun", "none"],
                        "rich_worker_budget": [None, None, None], "mixed_deadlines": [False] * 3,
                        "reasoning_effort": ["default"] * 3}, schema_overrides={"rich_worker_budget": pl.Int64})
-    assert X.base_condition(df)["run_id"].to_list() == []  # the reference memory is the paper's cross
-    assert X.base_condition(df, memory="subrun")["run_id"].to_list() == ["a"]
-    assert X.base_condition(df, except_=("memory",))["run_id"].to_list() == ["a", "c"]
-    assert X.base_condition(df, except_=("scheduler",), memory="subrun")["run_id"].to_list() == ["a", "b"]
+    assert base_condition(df)["run_id"].to_list() == []  # the reference memory is the paper's cross
+    assert base_condition(df, memory="subrun")["run_id"].to_list() == ["a"]
+    assert base_condition(df, except_=("memory",))["run_id"].to_list() == ["a", "c"]
+    assert base_condition(df, except_=("scheduler",), memory="subrun")["run_id"].to_list() == ["a", "b"]
 
 
 def test_describe_extremes_sentences():
     df = pl.DataFrame({"g": ["a", "b", "c"], "value": [0.2, 0.8, 0.2], "lo": [0.1, 0.7, 0.1],
                        "hi": [0.3, 0.9, 0.3], "runs": [3, 3, 3], "se": [0.02, 0.02, 0.02]})
-    s = X.describe_extremes(df, ["g"], "the share")
+    s = describe_extremes(df, ["g"], "the share")
     assert s.startswith("In this dataset, the share is highest for g=b (0.80 [0.70, 0.90]) and lowest for g=a "
                         "(0.20 [0.10, 0.30], tied with 1 other group(s)); Welch t-tests over run means for 3 of "
                         "the 3 pairs of groups, Holm-adjusted (3 comparisons): 2 differ at the 5% level "
                         "(highest vs lowest: adjusted p = ")
     assert s.endswith(", a difference at the 5% level).")
     wide = df.with_columns(pl.Series("se", [0.3, 0.3, 0.3]))
-    assert X.describe_extremes(wide, ["g"], "the share").endswith(", not a difference at the 5% level).")
-    bh = X.describe_extremes(df, ["g"], "the share", correction="fdr_bh")
+    assert describe_extremes(wide, ["g"], "the share").endswith(", not a difference at the 5% level).")
+    bh = describe_extremes(df, ["g"], "the share", correction="fdr_bh")
     assert "Benjamini-Hochberg-adjusted (3 comparisons)" in bh
     with pytest.raises(ValueError, match="correction"):
-        X.describe_extremes(df, ["g"], "x", correction="bonferonni")
+        describe_extremes(df, ["g"], "x", correction="bonferonni")
     same = df.with_columns(pl.lit(0.5).alias("value"))
-    assert "in every group (3 groups)" in X.describe_extremes(same, ["g"], "x")
-    assert "cannot tell the groups apart" in X.describe_extremes(same, ["g"], "x")
-    assert "no data" in X.describe_extremes(df.filter(pl.col("g") == "z"), ["g"], "x")
-    assert "no test was run" in X.describe_extremes(df.drop("se"), ["g"], "x")
+    assert "in every group (3 groups)" in describe_extremes(same, ["g"], "x")
+    assert "cannot tell the groups apart" in describe_extremes(same, ["g"], "x")
+    assert "no data" in describe_extremes(df.filter(pl.col("g") == "z"), ["g"], "x")
+    assert "no test was run" in describe_extremes(df.drop("se"), ["g"], "x")
 
 
-def test_load_scarce_on_shipped_scripted_data():
+def test_the_scarce_view_on_shipped_scripted_data():
     from pathlib import Path
 
     path = Path(__file__).parents[2] / "data" / "scarce" / "scripted" / "models"
     if not path.exists():
         pytest.skip(f"shipped dataset {path} absent")
-    t = X.load_scarce([path])
+    t = sl.load([path]).scarce
     assert t.settings["run_id"].n_unique() == t.settings.height > 0
     assert {"memory", "seed", "negotiator"} <= set(t.contentions.columns)
     assert t.submissions["run_id"].n_unique() <= t.settings.height
@@ -364,29 +402,29 @@ def test_bid_revision_share():
         C("r2", 0, "a", mechanism="fixed", declared_bid=5, final_bid=5),
         C("r2", 1, "a", mechanism="fixed", declared_bid=None, final_bid=None),  # no declaration: out
     ])
-    out = X.bid_revision_share(ct)
+    out = bid_revision_share(ct)
     assert one(out, mechanism="revisable")["value"] == pytest.approx(0.5)
     assert (one(out, mechanism="fixed")["value"], one(out, mechanism="fixed")["n"]) == (0.0, 1)
 
 
 def test_mean_over_runs_t_interval_and_clipping():
-    r = X.mean_over_runs([0.2, 0.4, None, float("nan")])
+    r = mean_over_runs([0.2, 0.4, None, float("nan")])
     assert (r["value"], r["runs"]) == (pytest.approx(0.3), 2)
     # t(0.975, 1) = 12.706; se = 0.1 -> 0.3 +- 1.2706
     assert r["lo"] == pytest.approx(0.3 - 1.2706, abs=1e-3)
-    clipped = X.mean_over_runs([0.2, 0.4], bounds=(0.0, 1.0))
+    clipped = mean_over_runs([0.2, 0.4], bounds=(0.0, 1.0))
     assert (clipped["lo"], clipped["hi"]) == (0.0, 1.0)
-    assert X.mean_over_runs([0.5])["lo"] is None
+    assert mean_over_runs([0.5])["lo"] is None
 
 
 def test_describe_extremes_single_run_groups():
     df = pl.DataFrame({"g": ["a", "b"], "value": [0.2, 0.8], "lo": [None, 0.7], "hi": [None, 0.9], "runs": [1, 3],
                        "se": [None, 0.05]}, schema_overrides={"lo": pl.Float64, "hi": pl.Float64, "se": pl.Float64})
-    assert X.describe_extremes(df, ["g"], "x").endswith("no pair of groups can be tested (a group from a single run, "
+    assert describe_extremes(df, ["g"], "x").endswith("no pair of groups can be tested (a group from a single run, "
                                                         "or whose runs all give the same value, has no standard "
                                                         "error), so the data cannot separate them.")
     one_group = df.filter(pl.col("g") == "a")
-    assert X.describe_extremes(one_group, ["g"], "x") == (
+    assert describe_extremes(one_group, ["g"], "x") == (
         "In this dataset, x is 0.20 for g=a (at most 1 run(s) per group; no interval from a single run).")
 
 
@@ -394,19 +432,19 @@ def test_win_rate_of_one_policy_per_run_is_named_mechanical():
     """Every contender of these runs is the same model: the win rate is contentions /
     participations by construction, and the sentence says so."""
     ct = frame(CONTENTION_SCHEMA, [C(r, k, w, won=(w == "a")) for r in ("r1", "r2") for k in (0, 1) for w in "ab"])
-    out = X.win_rates(ct)
+    out = win_rates(ct)
     assert out["by_construction"].to_list() == [True, True]
     assert one(out, metric="win_rate_contested")["value"] == pytest.approx(0.5)
-    s = X.describe_extremes(out.filter(pl.col("metric") == "win_rate"), ["model"], "the win rate")
+    s = describe_extremes(out.filter(pl.col("metric") == "win_rate"), ["model"], "the win rate")
     assert "by construction" in s and "Not a finding; no comparison is made." in s
     part = ct.filter(pl.col("worker") == "a")  # a group that is not every contender
-    assert X.win_rates(part)["by_construction"].to_list() == [False, False]
+    assert win_rates(part)["by_construction"].to_list() == [False, False]
 
 
 def test_win_rates_all_rounds_and_contested():
     ct = frame(CONTENTION_SCHEMA, [C("r1", 0, "a", won=True, n_participants=1), C("r1", 1, "a", won=False),
                                    C("r2", 0, "a", won=True), C("r2", 1, "a", won=True)])
-    out = X.win_rates(ct)
+    out = win_rates(ct)
     assert one(out, metric="win_rate")["value"] == pytest.approx((1 / 2 + 2 / 2) / 2)
     assert one(out, metric="win_rate_contested")["value"] == pytest.approx((0 / 1 + 2 / 2) / 2)
     assert one(out, metric="win_rate_contested")["n"] == 3

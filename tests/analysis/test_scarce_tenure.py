@@ -10,6 +10,8 @@ import pytest
 
 import scarce_lab as sl
 from scarce_lab.analysis.pooling import PoolingError
+from scarce_lab.environments.scarce.analysis.dynamics import task_outcomes
+from scarce_lab.environments.scarce.analysis.tenure import TENURE_INTERVALS, tenure_metrics
 from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
 from tests.runners.test_scarce_run import FakeSandbox, fake_grade, toy_task
 
@@ -29,8 +31,8 @@ def joined(tmp_path_factory) -> Path:
 
 
 def test_tenure_metrics_match_the_submissions_by_hand(joined):
-    T = sl.scarce.load([joined])
-    res = sl.scarce.tenure_metrics(T.submissions, T.contentions)
+    T = sl.load([joined]).scarce
+    res = tenure_metrics(T.submissions, T.contentions)
     assert set(res["tenure"]) == {"incumbent", "newcomer"}
     assert set(res.filter(pl.col("tenure") == "newcomer")["period"]) == {"after_join"}
     assert set(res.filter(pl.col("tenure") == "incumbent")["period"]) == {"before_join", "after_join"}
@@ -51,7 +53,7 @@ def test_tenure_metrics_match_the_submissions_by_hand(joined):
         per_run_score = part.group_by("run_id").agg(pl.col("score").mean())["score"].mean()
         assert score["value"] == pytest.approx(per_run_score)
     assert set(res["metric"]) == {"deadline_miss_rate", "mean_partial_score", "mean_wait_s", "payment_per_subrun"}
-    assert (res["ci_method"] == sl.scarce.TENURE_INTERVALS).all()
+    assert (res["ci_method"] == TENURE_INTERVALS).all()
     # payments per worker-subrun add up to the payments of the contentions table
     pay = res.filter(pl.col("metric") == "payment_per_subrun")
     assert pay["n"].sum() == s.height
@@ -60,26 +62,38 @@ def test_tenure_metrics_match_the_submissions_by_hand(joined):
 
 
 def test_per_worker_rows_and_a_run_without_joins(joined, tmp_path):
-    T = sl.scarce.load([joined])
-    res = sl.scarce.tenure_metrics(T.submissions, T.contentions, per_worker=True)
+    T = sl.load([joined]).scarce
+    res = tenure_metrics(T.submissions, T.contentions, per_worker=True)
     assert set(res.filter(pl.col("tenure") == "newcomer")["worker"]) == {"w2"}
     _runs(tmp_path, seeds=[0])
-    plain = sl.scarce.load([tmp_path])
-    res2 = sl.scarce.tenure_metrics(plain.submissions, plain.contentions)
+    plain = sl.load([tmp_path]).scarce
+    res2 = tenure_metrics(plain.submissions, plain.contentions)
     assert set(res2["period"]) == {"no_join"} and set(res2["tenure"]) == {"incumbent"}
 
 
 def test_two_compositions_are_never_pooled(joined, tmp_path):
     _runs(tmp_path, seeds=[0], joins={"w2": 1}, seats={"w0": "scripted/fifo"})
-    both = sl.scarce.load([joined, tmp_path])
+    both = sl.load([joined, tmp_path]).scarce
     assert both.submissions["condition"].n_unique() == 2  # labelled apart
     assert sorted(set(both.settings["negotiator"])) == ["mixed", "scripted/random"]  # the seat run's negotiators differ
     fifo = both.submissions.filter(pl.col("model") == "scripted/fifo")
     assert set(fifo["worker"]) == {"w0"}  # each row names its worker's own model
     with pytest.raises(PoolingError, match="seats"):
-        sl.scarce.tenure_metrics(both.submissions.filter(pl.col("model") == "scripted/random"),
+        tenure_metrics(both.submissions.filter(pl.col("model") == "scripted/random"),
                                  both.contentions.filter(pl.col("model") == "scripted/random"), by=("model",))
-    res = sl.scarce.tenure_metrics(both.submissions, both.contentions, by=("model", "condition"))
+    res = tenure_metrics(both.submissions, both.contentions, by=("model", "condition"))
     assert res["condition"].n_unique() == 2
     with pytest.raises(PoolingError):
-        sl.scarce.task_outcomes(both.submissions, by=["model"])
+        task_outcomes(both.submissions, by=["model"])
+
+
+def test_the_tenure_finding_is_the_metrics_with_a_reading_and_a_chart(joined, tmp_path):
+    ds = sl.load([joined])
+    f = sl.scarce.tenure_outcomes(ds)
+    res = tenure_metrics(ds.scarce.submissions, ds.scarce.contentions)
+    assert f.frame.drop("group", "estimate").equals(res)
+    assert f.name == "scarce_tenure" and f.chart and "deadline miss rate" in f.reading
+    assert f.convention["parameters"] == {"by": ["model", "condition"], "per_worker": False,
+                                          "metric": "deadline_miss_rate"}
+    f.save(tmp_path)
+    assert (tmp_path / "scarce_tenure.csv").exists() and (tmp_path / "scarce_tenure_values.csv").exists()

@@ -18,7 +18,7 @@ import scarce_lab as sl
 from scarce_lab import registry as environments
 from scarce_lab.data.loaders import Dataset, combine, load_dataset
 from scarce_lab.environments.economy import tables as economy_tables
-from scarce_lab.environments.scarce.analysis.experiments import ScarceTables, load_scarce
+from scarce_lab.environments.scarce.analysis.experiments import ScarceTables
 from scarce_lab.environments.sovsim.tables import from_dataset, label_conditions, load_agent_rounds
 from scarce_lab.registry import EnvironmentSpec, PublishedLayout
 from tests.toy_env.spec import SPEC as TOY
@@ -60,16 +60,20 @@ def test_the_sovsim_view_is_the_condition_labelled_agent_round_table(tmp_path):
     assert "sovsim" in dir(ds) and "scarce" not in dir(ds)
 
 
-def test_the_scarce_view_is_what_load_scarce_gives():
+def test_the_scarce_view_is_the_labelled_tables_with_run_settings():
     ds = sl.load(BUDGET)
     view = ds.scarce
     assert isinstance(view, ScarceTables) and view is ds.scarce
-    old = load_scarce([BUDGET])
+    old = ScarceTables(load_dataset(BUDGET))  # the view of the same runs loaded without sl.load
     for name in ("settings", "contentions", "submissions", "messages"):
         assert_frame_equal(getattr(view, name), getattr(old, name))
     assert view.contentions is view.contentions
     assert {"negotiator", "mechanism"} <= set(view.contentions.columns)  # the run settings beside each row
-    assert isinstance(sl.scarce.load([str(BUDGET)]), ScarceTables)
+    face = sl.scarce.load([str(BUDGET)])  # the face's door is sl.load checked to hold SCARCE runs: a Dataset
+    assert isinstance(face, Dataset)
+    assert_frame_equal(face.scarce.contentions, view.contentions)
+    with pytest.raises(ValueError, match="no SCARCE run"):
+        sl.scarce.load(ECONOMY)
     assert repr(view).startswith(f"ScarceTables({view.settings.height} runs, ")
 
 
@@ -126,7 +130,7 @@ def test_a_list_of_paths_is_one_dataset():
     # the view labels conditions over both folders (two datasets that each vary nothing get two labels)
     pairs = both.scarce.contentions.select("condition", "settings").unique()
     assert pairs["condition"].n_unique() == pairs["settings"].n_unique() == 2
-    assert_frame_equal(both.scarce.contentions, load_scarce([BUDGET, DEADLINES]).contentions)
+    assert_frame_equal(both.scarce.contentions, ScarceTables(combine([one, two])).contentions)
     assert sl.load([BUDGET]).runs.collect().equals(one.runs.collect())
 
 

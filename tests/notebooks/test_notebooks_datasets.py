@@ -201,11 +201,10 @@ def test_report_on_an_empty_folder_is_a_one_line_error(datasets):
 def test_loaders_refuse_an_empty_folder(datasets):
     """What a notebook opened in JupyterLab calls first (no parameter gate there)."""
     import scarce_lab as sl
-    from scarce_lab.environments.scarce.analysis import experiments as X
     from scarce_lab.data.loaders import load_dataset
     from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
-    for load in (sl.load, load_dataset, load_agent_rounds, lambda p: X.load_scarce([p])):
+    for load in (sl.load, load_dataset, load_agent_rounds, sl.scarce.load):
         with pytest.raises((FileNotFoundError, ValueError)) as info:
             load(datasets["empty"])
         assert str(datasets["empty"]) in str(info.value), (load, info.value)

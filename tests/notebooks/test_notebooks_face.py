@@ -16,9 +16,9 @@ import scarce_lab as sl
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
-#: What a notebook may import from the package besides the face: the judge's taxonomy
-#: and institutions (no face yet) and config helpers.
-ALLOWED = {"scarce_lab", "scarce_lab.judge", "scarce_lab.environments.scarce.config"}
+#: What a notebook may import from the package: the face only (the judge's taxonomy and
+#: institutions and the reasoning-effort levels are read inside the SCARCE findings).
+ALLOWED = {"scarce_lab"}
 
 
 def _code(path: Path) -> list[str]:

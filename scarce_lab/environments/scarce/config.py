@@ -12,7 +12,7 @@ The budget-asymmetry experiment gives one worker 500 extra credits
 
 Reasoning effort (Table 9 compares the highest levels a model accepts, e.g. ``high``
 vs ``xhigh`` or ``max``): ``llm.reasoning_effort`` takes every level litellm knows
-(:data:`REASONING_EFFORTS`) and is checked against the levels litellm lists for the
+(:data:`~scarce_lab.environments.scarce.efforts.REASONING_EFFORTS`) and is checked against the levels litellm lists for the
 model when it lists any (:func:`supported_reasoning_efforts`); litellm would otherwise
 drop an unsupported level silently (``drop_params``), and the run would be recorded
 under an effort it never used.
@@ -32,6 +32,7 @@ from ...config.seats import SeatSettings
 from ...llm.client import LLMSettings
 from ...llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .agents import SCRIPTED_NEGOTIATORS, parse_skill
+from .efforts import REASONING_EFFORTS
 from .seats import ScarceSeatSettings
 from .world import (
     DEFAULT_BUDGET,
@@ -43,9 +44,6 @@ from .world import (
     WorldRules,
 )
 
-#: Every reasoning-effort level litellm accepts (``litellm.types.llms.openai.REASONING_EFFORT``,
-#: litellm 1.110.2), weakest first; ``none`` turns reasoning off where a model allows it.
-REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 #: The budget of the richer worker in the paper's budget-asymmetry experiment (credits):
 #: 500 more than the others' 1,000.
@@ -80,21 +78,6 @@ def supported_reasoning_efforts(model: str) -> tuple[str, ...] | None:
     if levels is None:
         return None
     return tuple(e for e in REASONING_EFFORTS if e in levels)
-
-
-def strongest_efforts(levels: tuple[str, ...] | list[str], k: int = 2) -> tuple[str, ...]:
-    """The ``k`` strongest of ``levels`` (weakest first), e.g. ``("high", "xhigh")`` for a
-    model that accepts up to ``xhigh``: the pair SCARCE's Table 9 compares. ``none`` is
-    never among them.
-
-    Raises:
-        ValueError: a level that is not one of :data:`REASONING_EFFORTS`.
-    """
-    bad = [e for e in levels if e not in REASONING_EFFORTS]
-    if bad:
-        raise ValueError(f"reasoning effort levels must be among {list(REASONING_EFFORTS)}, got {bad}")
-    ordered = [e for e in REASONING_EFFORTS if e in set(levels) and e != "none"]
-    return tuple(ordered[-k:]) if k > 0 else ()
 
 
 class ScarceLLM(LLMSettings):

@@ -165,29 +165,53 @@ def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT
     return focal_runs(per_agent(dataset(data), part), focal, by=["condition"])
 
 
-def focal_payoff_matrix(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The focal payoff matrix of :func:`crossplay_runs` as a Finding."""
+def focal_payoff_matrix(data: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART,
+                        convention: dict | None = None) -> Any:
+    """The focal payoff matrix of a cross-play grid (``data``: a path or a Dataset) as a
+    Finding: the focal workers' (``focal``) mean task score per focal model x background
+    model (each worker named by its ``part``'s model), mean over runs with an interval,
+    per condition (:func:`crossplay_runs`; compositions are never pooled).
+
+    Raises:
+        CompositionError: a run lacks the focal worker or a worker's model.
+        PoolingError: two runs of one condition with other settings.
+    """
     from scarce_lab.analysis.crossplay import matrix_result
 
-    return matrix_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_focal_payoff",
-                         convention=convention, bounds=SCORE_BOUNDS)
+    return matrix_result(crossplay_runs(data, focal, part), by=["condition"], payoff=PAYOFF,
+                         name="scarce_crossplay_focal_payoff", convention=convention, bounds=SCORE_BOUNDS)
 
 
-def invader_advantage(runs: pl.DataFrame, convention: dict | None = None) -> Any:
-    """The invader's advantage of :func:`crossplay_runs` as a Finding."""
+def invader_advantage(data: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART,
+                      convention: dict | None = None) -> Any:
+    """The invader's advantage in a cross-play grid (``data``: a path or a Dataset) as a
+    Finding: the focal workers' mean score minus the residents' in the same run, paired
+    per run, mean and interval per composition (self-play left out).
+
+    Raises:
+        CompositionError, PoolingError: as :func:`focal_payoff_matrix`.
+    """
     from scarce_lab.analysis.crossplay import advantage_result
 
-    return advantage_result(runs, by=["condition"], payoff=PAYOFF, name="scarce_crossplay_invader_advantage",
-                            convention=convention, bounds=SCORE_BOUNDS)
+    return advantage_result(crossplay_runs(data, focal, part), by=["condition"], payoff=PAYOFF,
+                            name="scarce_crossplay_invader_advantage", convention=convention, bounds=SCORE_BOUNDS)
 
 
-def alliances(data: Any, part: str = DEFAULT_PART, convention: dict | None = None) -> tuple[Any, Any]:
-    """Exclusive alliances, by model: (ballot first places among the others, private
-    message recipients), each a Finding against uniform choice among the rivals."""
+def alliances(data: Any, *, part: str = DEFAULT_PART, via: str = "ballots", convention: dict | None = None) -> Any:
+    """Exclusive alliances by model, as a Finding against uniform choice among the rivals:
+    ``via="ballots"``, the first place on ballots among the others
+    (:func:`ballot_choices`); ``via="messages"``, the recipients of private messages
+    (:func:`message_choices`).
+
+    Raises:
+        ValueError: ``via`` is neither.
+    """
     from scarce_lab.analysis.crossplay import choices_result, dataset
 
-    ds = dataset(data)
-    return (choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
-                           name="scarce_crossplay_ballot_first", convention=convention),
-            choices_result(message_choices(ds, part), what="private message recipients",
-                           name="scarce_crossplay_messages", convention=convention))
+    if via == "ballots":
+        return choices_result(ballot_choices(dataset(data), part), what="first place on ballots among the others",
+                              name="scarce_crossplay_ballot_first", convention=convention)
+    if via == "messages":
+        return choices_result(message_choices(dataset(data), part), what="private message recipients",
+                              name="scarce_crossplay_messages", convention=convention)
+    raise ValueError(f"alliances: via must be 'ballots' or 'messages', got {via!r}")

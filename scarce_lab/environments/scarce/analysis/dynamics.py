@@ -56,7 +56,7 @@ def _all_contenders_in_group(part: pl.DataFrame) -> bool:
 def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
     """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
     which the worker is first in the queue) and ``win_rate_contested`` (over contested
-    rounds only); ``value``, ``lo``, ``hi`` (cluster bootstrap over runs), ``n``, ``runs``.
+    rounds only); ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``.
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -81,7 +81,7 @@ def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), 
     """Per group, over (worker, subrun) submissions: ``metric`` in
     ``full_resolution_rate`` (share with every hidden test passed), ``mean_partial_score``
     (``score``: passed / total, 0 for a missed deadline under the runner's default) and
-    ``deadline_miss_rate``; ``value``, ``lo``, ``hi`` (cluster bootstrap), ``n``, ``runs``."""
+    ``deadline_miss_rate``; ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``."""
     _need(submissions, ("run_id", "resolved", "score", "deadline_missed", *by), "submissions")
     check_no_pooling(submissions, by, what="task_outcomes")
     d = submissions.with_columns(
@@ -228,8 +228,8 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
 
     Pairs: each worker's consecutive *contested* participations within one run and
     subrun (this one, its next one). Returns ``by``..., ``given`` (``"won"``/``"lost"``),
-    ``value`` (share of pairs whose next participation was won), ``lo``, ``hi`` (cluster
-    bootstrap over runs), ``n`` (pairs), ``runs``."""
+    ``value`` (share of pairs whose next participation was won), ``lo``, ``hi`` (t
+    interval over run means), ``n`` (pairs), ``runs``."""
     _need(contentions, ("run_id", "subrun", "contention", "worker", "won", "n_participants", *by), "contentions")
     check_no_pooling(contentions, by, what="win_continuity")
     d = (contentions.filter(pl.col("n_participants") >= 2).sort("run_id", "subrun", "worker", "contention")
@@ -265,7 +265,7 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
     and its growth factor.
 
     Returns ``(per_subrun, growth)``: ``per_subrun`` has ``by``..., ``subrun``,
-    ``value``, ``lo``, ``hi`` (cluster bootstrap), ``n``, ``runs``; ``growth`` has
+    ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``; ``growth`` has
     ``by``..., ``value`` = mean over runs of (run's mean in its last subrun / its mean
     in its first subrun), t interval, ``n`` = ``runs`` = runs with two or more subruns
     with requests."""

@@ -1,4 +1,5 @@
-"""SCARCE experiment metrics behind notebooks 02-06 (pure functions on polars frames).
+"""The SCARCE view of a dataset (``ds.scarce``, :class:`ScarceTables`) and the definitions
+the experiment metrics behind notebooks 02-06 use (pure functions on polars frames).
 
 Inputs are the tidy tables of :mod:`scarce_lab.environments.scarce.tables` (``contentions``,
 ``submissions``, ``messages``), the runs frame of
@@ -7,14 +8,13 @@ Inputs are the tidy tables of :mod:`scarce_lab.environments.scarce.tables` (``co
 with the accepted ``labels`` list; ``round`` is the contention index). This module never
 imports environments or agents.
 
-Statistics (docs/design.md): runs are the independent unit. Shares and means over
-rounds, contentions or submissions are pooled over rows with a 95 % percentile
-**cluster bootstrap** over runs (:func:`scarce_lab.analysis.stats.cluster_bootstrap_ci`;
-medians use :func:`cluster_bootstrap_median`, the same resampling). Quantities with one
-value per run (language drift per stage, growth factors, per-run collective outcomes)
-get a Student-t interval over runs (:func:`scarce_lab.analysis.stats.mean_ci`). With a
-single run there is no interval (``lo``/``hi`` null). Every result frame carries
-``n`` (rows behind the estimate) and ``runs`` (clusters).
+Statistics (docs/design.md): runs are the independent unit; a share or mean over
+rounds, contentions or submissions is the mean over runs of each run's value with a t
+interval over the run means (:func:`~.base.cluster_ci`), medians a cluster bootstrap
+over runs (:func:`~.base.cluster_bootstrap_median`), one value per run a t interval
+(:func:`~.base.mean_over_runs`); with a single run there is no interval (``lo``/``hi``
+null). Every result frame carries ``n`` (rows behind the estimate) and ``runs``
+(clusters); :data:`~.findings.STATISTICS` says it for the findings.
 
 Never pooled: every metric first runs :func:`scarce_lab.analysis.pooling.check_no_pooling`
 on its ``by`` groups and raises :class:`~scarce_lab.analysis.pooling.PoolingError` when a
@@ -24,8 +24,8 @@ apart.
 
 The metrics live in :mod:`.tactics` (from judge labels) and
 :mod:`.dynamics` (communication, outcomes, budgets, auction dynamics), their
-shared helpers in :mod:`.base`; this module names them all and loads datasets
-(notebooks reach them through the package's face, ``sl.scarce``).
+shared helpers in :mod:`.base`; notebooks reach them as findings
+(:mod:`.findings`, the package's face ``sl.scarce``).
 
 Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives them):
 
@@ -66,60 +66,14 @@ Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
 import polars as pl
 
-from scarce_lab.analysis.layout import group_labels, with_ci_text  # noqa: F401  (re-exported for notebooks)
-from scarce_lab.analysis.pooling import PoolingError, check_no_pooling  # noqa: F401  (re-exported for notebooks)
-from scarce_lab.analysis.readings import describe_change, describe_extremes  # noqa: F401  (re-exported)
-
-from .base import (  # noqa: F401  (re-exported: notebooks use X.<name>)
-    BUDGET_PHASES,
-    MEMORY_BEHAVIOURS,
-    RULE_INVOKING,
-    RULE_MAKING,
-    RUN_SETTINGS_SCHEMA,
-    assign_stages,
-    base_condition,
-    cluster_bootstrap_median,
-    cluster_ci,
-    mean_over_runs,
-    run_settings,
-    with_settings,
-)
-from .dynamics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
-    OUTCOME_SCHEMA,
-    budget_left,
-    budget_phase_bids,
-    collective_outcomes,
-    compare_schedulers,
-    language_drift,
-    private_chat_use,
-    requested_duration_by_subrun,
-    richer_worker,
-    stage_texts,
-    task_outcomes,
-    urgency_bids,
-    win_continuity,
-    win_rates,
-    winning_bid_by_stage,
-)
-from .tactics import (  # noqa: F401  (re-exported: notebooks use X.<name>)
-    behaviour_shares,
-    bid_revision_share,
-    label_distribution,
-    labelled_rounds,
-    labels_from_intent,
-    relational_by_half,
-    rule_shares_by_stage,
-    tactic_shares,
-)
+from .base import run_settings, with_settings
 
 
-# -- loading (datasets -> tidy tables with run settings) ---------------------------------
 class ScarceTables:
     """The SCARCE view of a dataset (``ds.scarce``, :class:`~scarce_lab.data.loaders.Dataset`):
     its tidy tables, each computed when first read and joined with the run settings.
@@ -166,20 +120,3 @@ class ScarceTables:
     def __repr__(self) -> str:
         return (f"ScarceTables({self.settings.height} runs, {self.contentions.height} participations, "
                 f"{self.submissions.height} submissions)")
-
-
-def load_scarce(paths: str | Sequence) -> ScarceTables:
-    """The SCARCE view (:class:`ScarceTables`) of the runs below ``paths`` (run
-    directories or folders of them), loaded as one dataset
-    (:func:`scarce_lab.data.loaders.combine`: a run reached from two paths counts once).
-
-    Raises:
-        FileNotFoundError: a path holds no run directory.
-    """
-    from pathlib import Path
-
-    from scarce_lab.data.loaders import combine, load_dataset
-
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    return ScarceTables(combine([load_dataset(Path(p)) for p in paths]))
-

@@ -69,7 +69,7 @@ def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: C
             for every subrun (e.g. Table 9).
     Returns:
         One row per (``by``..., ``category``): ``value`` (share in [0, 1]), ``lo``,
-        ``hi`` (cluster bootstrap over runs), ``n`` (rounds), ``runs``.
+        ``hi`` (t interval over run means), ``n`` (rounds), ``runs``.
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -150,7 +150,7 @@ def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model
                        ) -> pl.DataFrame:
     """Share of participations whose final bid differs from the declared one (only
     possible under ``revisable`` bids). Returns ``by``..., ``value``, ``lo``, ``hi``
-    (cluster bootstrap), ``n``, ``runs``."""
+    (t interval over run means), ``n``, ``runs``."""
     _need(contentions, ("run_id", "declared_bid", "final_bid", *by), "contentions")
     check_no_pooling(contentions, by, what="bid_revision_share")
     d = contentions.filter(pl.col("declared_bid").is_not_null()).with_columns(

@@ -87,8 +87,8 @@ def tenure_metrics(submissions: pl.DataFrame, contentions: pl.DataFrame, *,
     ``se`` and ``ci_method``.
 
     Args:
-        submissions, contentions: the SCARCE tidy tables (:func:`load_scarce`'s
-            ``T.submissions``, ``T.contentions``).
+        submissions, contentions: the SCARCE tidy tables (``ds.scarce.submissions``,
+            ``ds.scarce.contentions``).
         by: grouping columns; keep ``condition`` in it (conditions are never pooled).
         per_worker: one row per worker too.
 
