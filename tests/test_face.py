@@ -13,7 +13,7 @@ import pytest
 
 import scarce_lab as sl
 from scarce_lab.analysis.figures import NoFigure
-from scarce_lab.analysis.findings import finding
+from scarce_lab.analysis.findings import finding, method_of
 from scarce_lab.analysis.layout import wide_table
 from scarce_lab.data.loaders import Dataset
 
@@ -123,7 +123,7 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
     assert curve.frame.equals(em.solve_curve(economies(v.episodes), window=10))
     assert "Blocks World solve rate per 10 training episodes" in json.dumps(curve.chart.to_dict()["title"])
     assert curve.reading == learning_sentence(curve.frame) and "full economy 0.14 -> 0.64" in curve.reading
-    assert curve.method == inspect.getdoc(sl.economy.learning_curve)
+    assert curve.method == method_of(sl.economy.learning_curve) and "Raises:" not in curve.method
     pop = sl.economy.population_dynamics(ds)
     assert pop.frame.equals(em.population_dynamics(economies(v.population)))
     bids = sl.economy.bid_convergence(ds, window=25)
@@ -173,3 +173,33 @@ def test_a_published_dataset_is_not_exported_as_an_empty_one(tmp_path):
     with pytest.raises(ValueError, match="published layout"):
         sl.export(ds, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_one_decorator_gives_every_finding_its_method_settings_and_parameters():
+    """``finding_function``: the method is the docstring before ``Args:`` (then the
+    environment's statistics), the departures are the dataset's, the parameters are in
+    the convention; a metric that returns no finding is a bug, said at once."""
+    from scarce_lab.analysis.findings import finding_function
+
+    ds = sl.load(REPO / "data" / "scarce" / "scripted" / "models")
+
+    @finding_function("scarce", "Runs are the unit.")
+    def metric(ds, *, by=("model",), labels=None):
+        """How many runs.
+
+        Args:
+            by: rows.
+        """
+        return sl.Finding("m", frame=pl.DataFrame({"runs": [len(ds.manifests)]}), convention={"unit": "run"})
+
+    f = metric(ds, labels=pl.DataFrame({"a": [1, 2]}))
+    assert f.method == "How many runs.\n\nRuns are the unit."
+    assert f.departures == sl.table(ds).departures and f.departures  # the shipped runs: 4 workers, 15 minutes
+    assert f.convention == {"unit": "run", "parameters": {"by": ["model"], "labels": "a frame of 2 rows"}}
+
+    @finding_function("scarce")
+    def broken(ds):
+        return pl.DataFrame()
+
+    with pytest.raises(TypeError, match="broken returned DataFrame, not a Finding"):
+        broken(ds)

@@ -271,3 +271,73 @@ def finding(name: str, values: pl.DataFrame, *, convention: dict[str, Any], inde
         text += "\n\n" + folded("Full conditions behind the labels", markdown_table(tab))
     return Finding(name, frame=frame, layout=layout, text=text, reading=reading, chart=chart, convention=convention,
                    method=method)
+
+
+def method_of(fn: Any, statistics: str = "") -> str:
+    """The methods paragraph of the finding ``fn`` returns: its docstring up to its
+    ``Args:``, ``Returns:`` or ``Raises:`` section, then ``statistics`` (a paragraph its
+    environment's findings share)."""
+    import inspect
+
+    text = inspect.getdoc(fn) or ""
+    cut = [i for i in (text.find(f"\n{h}:") for h in ("Args", "Returns", "Raises")) if i >= 0]
+    text = (text[: min(cut)] if cut else text).strip()
+    return f"{text}\n\n{statistics}".strip() if statistics else text
+
+
+def _plain(v: Any) -> Any:
+    """A parameter as JSON for a convention (a frame by its size, a path as text)."""
+    import json
+
+    if isinstance(v, pl.DataFrame):
+        return f"a frame of {v.height} rows"
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return str(v)
+
+
+def finding_function(environment: str, statistics: str = "") -> Any:
+    """Decorator of an environment's public metric ``fn(ds, **parameters) -> Finding``
+    (a face's findings): the finding it returns gets ``method`` (:func:`method_of`
+    ``fn`` with ``statistics``, unless ``fn`` set one), ``departures`` (the settings
+    every ``environment`` run of the dataset shares that depart from the paper's
+    defaults: :func:`scarce_lab.analysis.labels.departures`; none for a published
+    layout) and, in a dict convention, ``parameters`` (every argument but the dataset,
+    defaults included), so that no finding states its method, settings or parameters
+    by hand.
+
+    Raises:
+        TypeError: ``fn`` returned something other than a :class:`Finding`.
+    """
+    import functools
+    import inspect
+
+    from .labels import departures
+
+    def decorate(fn: Any) -> Any:
+        sig = inspect.signature(fn)
+        method = method_of(fn, statistics)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Finding:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            found = fn(*args, **kwargs)
+            if not isinstance(found, Finding):
+                raise TypeError(f"{fn.__name__} returned {type(found).__name__}, not a Finding")
+            ds = next(iter(bound.arguments.values()), None)
+            changes: dict[str, Any] = {"method": found.method or method}
+            if getattr(ds, "manifests", ()):
+                changes["departures"] = departures(ds, environment)
+            if isinstance(found.convention, dict):
+                params = {k: _plain(v) for k, v in list(bound.arguments.items())[1:]}
+                changes["convention"] = found.convention | {"parameters": params}
+            return found.with_(**changes)
+
+        return wrapper
+
+    return decorate

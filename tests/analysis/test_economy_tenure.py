@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import scarce_lab as sl
+from scarce_lab.analysis.findings import method_of
 from scarce_lab.analysis.pooling import PoolingError
 from scarce_lab.analysis.stats import proportion_ci
 from scarce_lab.data.loaders import load_dataset
@@ -81,7 +82,7 @@ def test_wealth_curve_and_face(ds):
     new = res.frame.filter(pl.col("tenure") == "newcomer").row(0, named=True)
     assert res.reading.startswith("After the join, newcomer against incumbents")
     assert f"newcomer survived in {new['survival']:.2f} of runs" in res.reading
-    assert res.method == inspect.getdoc(sl.economy.tenure)
+    assert res.method == method_of(sl.economy.tenure) and res.method in inspect.getdoc(sl.economy.tenure)
 
 
 def test_seated_and_unseated_runs_get_distinct_condition_labels(ds):

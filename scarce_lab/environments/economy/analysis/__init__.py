@@ -22,13 +22,12 @@ Each finding names the settings every run shares that depart from the paper's de
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any
 
 import polars as pl
 
-from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.findings import Finding, finding, finding_function
 
 from . import compare, metrics, readings
 from . import tenure as _tenure
@@ -36,14 +35,6 @@ from . import tenure as _tenure
 #: What every saved table of this face was computed under.
 _UNIT = {"unit": "run (seed); conditions never pooled"}
 _T_SEEDS = "95% t-interval over seeds"
-
-
-def _of(ds: Any, found: Finding, fn: Any) -> Finding:
-    """``found`` with the settings every Economy run of ``ds`` shares that depart from
-    the paper's defaults, and ``fn``'s docstring as its method."""
-    from scarce_lab.analysis.labels import departures
-
-    return found.with_(departures=departures(ds, "economy"), method=inspect.getdoc(fn) or "")
 
 
 def _economies(df: pl.DataFrame) -> pl.DataFrame:
@@ -74,6 +65,7 @@ def _complete_episodes(ds: Any) -> pl.DataFrame:
     return eps
 
 
+@finding_function("economy")
 def table(ds: Any) -> Finding:
     """The ablation table: does the economy learn, and which of its parts does it need?
 
@@ -111,12 +103,13 @@ def table(ds: Any) -> Finding:
     if calls.height:
         reading = (f"{reading[:-1]}; {calls.height} model calls, {int(calls['fallback_used'].sum())} fell back "
                    "(no usable reply).")
-    return _of(ds, Finding("economy_ablation", frame=t, layout=metrics.format_table(t),
+    return Finding("economy_ablation", frame=t, layout=metrics.format_table(t),
                            chart=metrics.ablation_chart(t), reading=reading,
                            convention=_UNIT | {"intervals": metrics.CI_METHOD,
-                                               "fifths": "first and last fifth of training episodes"}), table)
+                                               "fifths": "first and last fifth of training episodes"})
 
 
+@finding_function("economy")
 def learning_curve(ds: Any, *, window: int = 10) -> Finding:
     """The learning curve: does the training solve rate rise, and in which condition?
 
@@ -135,13 +128,14 @@ def learning_curve(ds: Any, *, window: int = 10) -> Finding:
     curve = metrics.solve_curve(_economies(ds.economy.episodes), window=window)
     tasks = sorted(set(curve["task"].to_list()))
     what = metrics.TASK_TITLES.get(tasks[0], tasks[0]) + " solve rate" if len(tasks) == 1 else "Solve rate"
-    return _of(ds, Finding("economy_learning_curves", frame=curve, show_frame=False,
+    return Finding("economy_learning_curves", frame=curve, show_frame=False,
                            chart=metrics.learning_curve_chart(curve, title=f"{what} per {window} training episodes"),
                            reading=readings.learning_sentence(curve),
                            convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
-                                               "window": f"{window} training episodes"}), learning_curve)
+                                               "window": f"{window} training episodes"})
 
 
+@finding_function("economy")
 def population_dynamics(ds: Any) -> Finding:
     """Population and wealth inequality over training: how many agents live, and how
     unequal is their wealth?
@@ -160,13 +154,14 @@ def population_dynamics(ds: Any) -> Finding:
         PoolingError: a (task, condition) group mixes settings or models.
     """
     dyn = metrics.population_dynamics(_economies(ds.economy.population))
-    return _of(ds, Finding("economy_population_dynamics", frame=dyn, show_frame=False,
+    return Finding("economy_population_dynamics", frame=dyn, show_frame=False,
                            chart=metrics.population_chart(dyn), reading=readings.population_sentence(dyn),
                            convention=_UNIT | {"intervals": _T_SEEDS,
                                                "snapshot": "one per training episode (snapshot_every)",
-                                               "gini": "wealth, negative counted as 0"}), population_dynamics)
+                                               "gini": "wealth, negative counted as 0"})
 
 
+@finding_function("economy")
 def bid_convergence(ds: Any, *, window: int = 20) -> Finding:
     """Bids against value: does what an agent pays for a step approach what the step
     brings back?
@@ -186,11 +181,12 @@ def bid_convergence(ds: Any, *, window: int = 20) -> Finding:
         PoolingError: a (task, condition) group mixes settings or models.
     """
     conv = metrics.bid_convergence(_economies(ds.economy.agent_episodes), window=window)
-    return _of(ds, Finding("economy_bid_convergence", frame=conv, show_frame=False,
+    return Finding("economy_bid_convergence", frame=conv, show_frame=False,
                            chart=metrics.bid_convergence_chart(conv), reading=readings.bid_sentence(conv),
-                           convention=_UNIT | {"intervals": _T_SEEDS, "window": window}), bid_convergence)
+                           convention=_UNIT | {"intervals": _T_SEEDS, "window": window})
 
 
+@finding_function("economy")
 def specialisation(ds: Any, *, run: str | None = None, top: int = 10) -> Finding:
     """Specialisation: does the economy divide the work, each agent winning one kind of
     step?
@@ -226,13 +222,14 @@ def specialisation(ds: Any, *, run: str | None = None, top: int = 10) -> Finding
         group = pl.col("task") + ": " + group
     reading = describe_extremes(values.with_columns(group.alias("group")), ["group"],
                                 "the specialisation index") if values.height else ""
-    return _of(ds, finding("economy_specialisation", values, shown=["task", "condition", "estimate", "runs"],
+    return finding("economy_specialisation", values, shown=["task", "condition", "estimate", "runs"],
                            reading=reading, chart=chart,
                            convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
                                                "index": "win-weighted share of an agent's wins in its main step kind",
-                                               "heatmap_run": run}), specialisation)
+                                               "heatmap_run": run})
 
 
+@finding_function("economy")
 def dynamics(ds: Any) -> Finding:
     """Economies side by side: does the reference implementation's economy (an
     ``eom-reference`` preset) live and learn like our default one?
@@ -263,12 +260,13 @@ def dynamics(ds: Any) -> Finding:
     """
     v = ds.economy
     values = compare.dynamics_table(_complete_episodes(ds), v.population, v.births, v.deaths)
-    return _of(ds, Finding("economy_dynamics", frame=values, layout=compare.format_dynamics(values),
+    return Finding("economy_dynamics", frame=values, layout=compare.format_dynamics(values),
                            reading=readings.dynamics_sentence(values),
                            convention={"unit": "run", "intervals": "95% t-interval over runs, clipped to the range; "
-                                                                   "none from one run"}), dynamics)
+                                                                   "none from one run"})
 
 
+@finding_function("economy")
 def tenure(ds: Any) -> Finding:
     """Tenure: does a newcomer that joins a running economy fare as well as the founders
     it meets?
@@ -293,14 +291,14 @@ def tenure(ds: Any) -> Finding:
         raise ValueError("sl.economy.tenure: no run in this dataset has a newcomer (newcomer.episode)")
     per_run = _tenure.tenure_per_run(v.joins, v.births, v.deaths, v.agent_wealth, v.agent_episodes)
     t = _tenure.tenure_table(per_run)
-    return _of(ds, Finding("economy_tenure", frame=t, table_name="economy_tenure_table",
+    return Finding("economy_tenure", frame=t, table_name="economy_tenure_table",
                            reading=readings.tenure_sentence(t),
                            extra={"economy_tenure_per_run": per_run,
                                   "economy_tenure_wealth": _tenure.tenure_wealth_curve(v.joins, v.births,
                                                                                        v.agent_wealth)},
                            convention={"intervals": _tenure.CI_METHOD,
                                        "newcomer": "the agent that joined (its offspring not counted)",
-                                       "incumbents": "founders not removed before the join"}), tenure)
+                                       "incumbents": "founders not removed before the join"})
 
 
 __all__ = ["bid_convergence", "dynamics", "learning_curve", "population_dynamics", "specialisation", "table",

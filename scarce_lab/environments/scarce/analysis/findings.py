@@ -31,11 +31,9 @@ the top (selection, labels, the finding builder), which a split would scatter.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +41,7 @@ import polars as pl
 
 from scarce_lab.analysis.charts import ci_chart, pretty
 from scarce_lab.analysis.figures import markdown_table
-from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.findings import Finding, finding, finding_function
 from scarce_lab.analysis.layout import folded, group_labels, setting_labels, with_ci_text
 from scarce_lab.analysis.readings import describe_change, describe_extremes
 
@@ -78,47 +76,9 @@ NO_LABELS = "No judge labels for these runs: run `scarce-lab judge label` (and p
 
 
 # -- the pieces every finding shares ---------------------------------------------------------
-def _method(doc: str | None) -> str:
-    """A finding function's docstring up to its ``Args:``/``Raises:`` sections, then
-    :data:`STATISTICS`: the methods paragraph of its finding."""
-    text = inspect.cleandoc(doc or "")
-    for head in ("\nArgs:", "\nRaises:", "\nReturns:"):
-        text = text.split(head)[0]
-    return text.strip() + "\n\n" + textwrap.fill(STATISTICS, 88)
-
-
-def _plain(v: Any) -> Any:
-    """A parameter as JSON for the convention (a frame by its size, a path as text)."""
-    if isinstance(v, pl.DataFrame):
-        return f"a frame of {v.height} rows"
-    if isinstance(v, tuple | list):
-        return [_plain(x) for x in v]
-    if isinstance(v, Path):
-        return str(v)
-    try:
-        json.dumps(v)
-        return v
-    except TypeError:
-        return str(v)
-
-
-def _finding(fn: Callable[..., Finding]) -> Callable[..., Finding]:
-    """A finding function whose result states its parameters (``parameters`` in the
-    convention, every argument but the dataset, defaults included) and carries its
-    docstring as ``method``."""
-    sig = inspect.signature(fn)
-    method = _method(fn.__doc__)
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Finding:
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        res = fn(*args, **kwargs)
-        params = {k: _plain(v) for k, v in bound.arguments.items() if k != "ds"}
-        conv = res.convention if isinstance(res.convention, dict) else {"unit": UNIT}
-        return res.with_(convention=conv | {"parameters": params}, method=res.method or method)
-
-    return wrapper
+#: Every public finding below: method (its docstring, then :data:`STATISTICS`), the
+#: settings its runs share away from the paper's defaults, its parameters in the convention.
+_finding = finding_function("scarce", textwrap.fill(STATISTICS, 88))
 
 
 def _make(name: str, res: pl.DataFrame, *, convention: dict[str, Any] | None = None, extra: dict | None = None,

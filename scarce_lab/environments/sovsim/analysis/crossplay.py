@@ -23,9 +23,10 @@ from scarce_lab.analysis.crossplay import (
     complete_runs,
     condition_without_composition,
 )
+from scarce_lab.analysis.findings import finding_function
 from scarce_lab.analysis.pooling import PoolingError
 
-from .metrics import method_of, require_dataset, shared_settings
+from .metrics import require_dataset
 
 
 def per_agent(ds: Any) -> pl.DataFrame:
@@ -92,6 +93,7 @@ def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
     return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
 
 
+@finding_function("sovsim")
 def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     """Which model does best in the focal seats, against which background? The focal
     payoff matrix (Melting Pot's focal/background protocol): per power condition, the
@@ -109,10 +111,10 @@ def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     from scarce_lab.analysis.crossplay import matrix_result
 
     return matrix_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
-                         name="sovsim_crossplay_focal_payoff", convention=_convention(focal)).with_(
-        method=method_of(focal_payoff_matrix), departures=shared_settings(ds))
+                         name="sovsim_crossplay_focal_payoff", convention=_convention(focal))
 
 
+@finding_function("sovsim")
 def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     """Does one invader gain among residents? The focal seats' total gain minus the
     residents' mean total gain in the same game (pool units), paired per game, per power
@@ -123,8 +125,7 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     from scarce_lab.analysis.crossplay import advantage_result
 
     return advantage_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
-                            name="sovsim_crossplay_invader_advantage", convention=_convention(focal)).with_(
-        method=method_of(invader_advantage), departures=shared_settings(ds))
+                            name="sovsim_crossplay_invader_advantage", convention=_convention(focal))
 
 
 def _convention(focal: str | list[str]) -> dict[str, Any]:

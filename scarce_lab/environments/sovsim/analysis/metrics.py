@@ -87,7 +87,7 @@ from .dynamics import misreports, pool_band, pool_dynamics
 from .pooling import Grouping, PoolingError, pool_groups
 
 __all__ = [
-    "AgentRoundError", "CONDITION_ORDER", "agent_rounds", "method_of", "require_dataset", "shared_settings", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
+    "AgentRoundError", "CONDITION_ORDER", "agent_rounds", "require_dataset", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
     "PresetMismatchError", "SovSimDataWarning", "convention", "format_table", "leader_rate_vs_survival",
     "misreports", "pool_band", "pool_dynamics", "relative_drops", "resolve_convention", "simulation_metrics",
     "sovsim_table", "summarize", "survival_drop", "table1_cell",
@@ -202,27 +202,6 @@ def require_dataset(ds: Any) -> Any:
     if not isinstance(ds, Dataset):
         raise TypeError(f"sl.sovsim: a finding takes a Dataset (ds = sl.load(path)), got {type(ds).__name__}")
     return ds
-
-
-def shared_settings(ds: Any) -> dict[str, Any]:
-    """The settings every SovSim run of ``ds`` shares away from the paper's defaults
-    (:func:`scarce_lab.analysis.labels.departures`, a finding's ``departures``; none for
-    a published layout or a frame)."""
-    from scarce_lab.analysis.labels import departures
-    from scarce_lab.data.loaders import Dataset
-
-    return departures(ds, "sovsim") if isinstance(ds, Dataset) else {}
-
-
-def method_of(fn: Any) -> str:
-    """The methods paragraph(s) of a finding: ``fn``'s docstring up to its ``Args:``,
-    ``Returns:`` or ``Raises:`` section (what :attr:`Finding.method
-    <scarce_lab.analysis.findings.Finding.method>` holds)."""
-    import inspect
-
-    text = inspect.getdoc(fn) or ""
-    cut = [i for i in (text.find(f"\n{h}:") for h in ("Args", "Returns", "Raises")) if i >= 0]
-    return text[: min(cut)].strip() if cut else text.strip()
 
 
 def _check_agent_rounds(lf: pl.LazyFrame) -> None:

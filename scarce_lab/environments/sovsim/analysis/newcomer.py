@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 import polars as pl
 
-from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.findings import Finding, finding, finding_function
 from scarce_lab.analysis.stats import mean_ci_cells
 
-from .metrics import agent_rounds, method_of, require_dataset, shared_settings
+from .metrics import agent_rounds, require_dataset
 from .pooling import pool_groups
 
 #: The interval method of every tenure table.
@@ -143,6 +143,7 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
             .sort("model", "condition", *keys, "status", "_p").drop("_p").select(out_cols))
 
 
+@finding_function("sovsim")
 def tenure(ds: Any, *, by: Literal["agent", "status"] = "status", force: bool = False,
            models: list[str] | None = None) -> Finding:
     """What changes when a newcomer joins (GovSim's perturbation,
@@ -185,5 +186,4 @@ def tenure(ds: Any, *, by: Literal["agent", "status"] = "status", force: bool = 
              if r["value"] is not None]
     reading = ("Mean extraction per round after the join (pool units): " + "; ".join(parts) + ".") if parts else ""
     return finding("sovsim_tenure", values, index=[*keys, "metric"], columns="period", column_order=["before", "after"],
-                   reading=reading, convention={"unit": "run", "intervals": TENURE_INTERVALS, "by": by},
-                   method=method_of(tenure)).with_(departures=shared_settings(ds))
+                   reading=reading, convention={"unit": "run", "intervals": TENURE_INTERVALS, "by": by})

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.findings import Finding, finding, finding_function
 
 from .charts import (
     T_BAND,
@@ -46,9 +46,7 @@ from .dynamics import pool_band
 from .metrics import (
     agent_rounds,
     format_table,
-    method_of,
     require_dataset,
-    shared_settings,
     simulation_metrics,
     summarize,
 )
@@ -81,6 +79,7 @@ def _study(ds: Any, preset: str, strict: bool, force: bool,
     return df, conv, simulation_metrics(df, conv), cv
 
 
+@finding_function("sovsim")
 def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Grouping = "condition",
           force: bool = False, models: list[str] | None = None, seed: int = 0, cross: bool = False) -> Finding:
     """SovSim Table 1: every metric, mean and 95% CI over simulations, per model and
@@ -134,7 +133,7 @@ def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Group
     summary = summarize(per_sim, conv=conv, by=by, force=force, seed=seed)
     res = Finding("sovsim_table1", frame=summary, layout=table1_display(summary),
                   reading=survival_sentence(summary, per_sim), convention=cv | {"intervals": TABLE1_INTERVALS},
-                  text=format_table(summary), method=method_of(table), departures=shared_settings(ds))
+                  text=format_table(summary))
     if not cross:
         return res
     found = cross_frames(per_sim, seed=seed, by=by, force=force)
@@ -142,6 +141,7 @@ def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Group
                      extra=res.extra | {f"sovsim_cross_{k}": v for k, v in found.items()})
 
 
+@finding_function("sovsim")
 def pool_dynamics(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, force: bool = False,
                   models: list[str] | None = None) -> Finding:
     """SovSim Figure 3: the pool at the start of each round, per model and condition.
@@ -158,10 +158,10 @@ def pool_dynamics(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, f
     df, conv, cv = _game(ds, preset, strict, force, models)
     return Finding("sovsim_pool_dynamics", frame=pool_band(df), show_frame=False,
                    chart=pool_dynamics_chart(df, conv), reading=pool_sentence(df),
-                   convention=cv | {"intervals": T_BAND}, method=method_of(pool_dynamics),
-                   departures=shared_settings(ds))
+                   convention=cv | {"intervals": T_BAND})
 
 
+@finding_function("sovsim")
 def trajectories(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, force: bool = False,
                  models: list[str] | None = None, shown_models: list[str] | None = None, condition: str = "kcpr",
                  simulations: list[int] | None = None, per_model: int = 1) -> Finding:
@@ -185,10 +185,10 @@ def trajectories(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, fo
     """
     df, _, per_sim, _ = _study(ds, preset, strict, force, models)
     return Finding("sovsim_trajectories", chart=trajectories_chart(df, per_sim, shown_models, condition=condition,
-                                                                   simulations=simulations, per_model=per_model),
-                   method=method_of(trajectories), departures=shared_settings(ds))
+                                                                   simulations=simulations, per_model=per_model))
 
 
+@finding_function("sovsim")
 def leader_rate_vs_survival(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, force: bool = False,
                             models: list[str] | None = None) -> Finding:
     """Does a greedier leader end the commons sooner? Leader extraction rate against
@@ -210,13 +210,14 @@ def leader_rate_vs_survival(ds: Any, *, preset: Preset = "sovsim", strict: bool 
     values = correlations(per_sim).rename({"r": "value", "ci_low": "lo", "ci_high": "hi"}).with_columns(
         runs=pl.col("n"))
     res = finding("sovsim_leader_rate_vs_survival", values, reading=correlation_sentence(per_sim),
-                  chart=leader_rate_chart(per_sim), method=method_of(leader_rate_vs_survival),
+                  chart=leader_rate_chart(per_sim),
                   convention=cv | {"statistic": "Pearson r per model", "intervals": "Fisher z, 95%"})
     if res.frame is not None:  # the per-model table as the paper prints it
         res = res.with_(layout=correlation_table(per_sim))
-    return res.with_(departures=shared_settings(ds))
+    return res
 
 
+@finding_function("sovsim")
 def misreport_distribution(ds: Any, *, models: list[str] | None = None) -> Finding:
     """How far does the KCPR-M king's announced pool stray from the true pool?
 
@@ -227,8 +228,7 @@ def misreport_distribution(ds: Any, *, models: list[str] | None = None) -> Findi
     fallbacks left out, are :func:`~.saydo.kcpr_m_misreports`.
     """
     df = agent_rounds(require_dataset(ds), models=models)
-    return Finding("sovsim_misreports", chart=misreport_chart(df), reading=misreport_sentence(df),
-                   method=method_of(misreport_distribution), departures=shared_settings(ds))
+    return Finding("sovsim_misreports", chart=misreport_chart(df), reading=misreport_sentence(df))
 
 
 def _pct(v: float | None) -> str:
@@ -247,6 +247,7 @@ def _cross_sentence(found: dict[str, pl.DataFrame]) -> str:
     return head + (f"; leader extraction rate vs survival across models: r = {', '.join(rs)}." if rs else ".")
 
 
+@finding_function("sovsim")
 def cross_model_results(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, force: bool = False,
                         models: list[str] | None = None, mean_over: list[str] | None = None,
                         by: Grouping = "condition", seed: int = 0) -> Finding:
@@ -293,11 +294,10 @@ def cross_model_results(ds: Any, *, preset: Preset = "sovsim", strict: bool = Fa
     conv = cv | {"intervals": "t over the models (each model counts once), Fisher z for r; 95%",
                  "bootstrap_seed": seed, "cross_models": mean_over or "all but scripted/ baselines"}
     return Finding("sovsim_cross_model_drop", frame=found["relative_drop"], text=format_cross(found),
-                   reading=_cross_sentence(found), convention=conv, method=method_of(cross_model_results),
+                   reading=_cross_sentence(found), convention=conv,
                    extra={"sovsim_overuse_by_role": found["overuse_by_role"],
                           "sovsim_overuse_by_role_per_model": found["overuse_by_role_per_model"],
-                          "sovsim_leader_rate_across_models": found["leader_rate_vs_survival"]},
-                   departures=shared_settings(ds))
+                          "sovsim_leader_rate_across_models": found["leader_rate_vs_survival"]})
 
 
 #: The SovSim paper's headline numbers across its eleven models (abstract and section 5).
@@ -307,6 +307,7 @@ PAPER_CLAIMS = {
 }
 
 
+@finding_function("sovsim")
 def paper_claims(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, force: bool = False,
                  mean_over: list[str] | None = None, seed: int = 0) -> Finding:
     """The SovSim paper's headline claims recomputed on ``ds`` (meant for the authors'
@@ -354,5 +355,4 @@ def paper_claims(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, fo
                + " (the paper: r = -0.86 over 11 models).")
     return Finding("sovsim_paper_claims", frame=frame, reading=reading,
                    text=f"{markdown_table(frame)}\n\n{format_table(summary)}\n{format_cross(found)}",
-                   convention=cv | {"intervals": TABLE1_INTERVALS, "bootstrap_seed": seed},
-                   method=method_of(paper_claims), departures=shared_settings(ds))
+                   convention=cv | {"intervals": TABLE1_INTERVALS, "bootstrap_seed": seed})

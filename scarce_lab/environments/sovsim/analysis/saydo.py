@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from scarce_lab.analysis import saydo
-from scarce_lab.analysis.findings import Finding
+from scarce_lab.analysis.findings import Finding, finding_function
 from scarce_lab.analysis.saydo import (
     convention,
     require_visibility,
@@ -31,12 +31,13 @@ from scarce_lab.analysis.saydo import (
     with_visibility,
 )
 
-from .metrics import method_of, require_dataset, shared_settings
+from .metrics import require_dataset
 
 __all__ = ["interview_gaps", "kcpr_m_misreports", "promise_gaps"]
 
 
 # -- the KCPR-M king's announcements ---------------------------------------------------
+@finding_function("sovsim")
 def kcpr_m_misreports(ds: Any) -> Finding:
     """The KCPR-M king's announced pool against the true pool.
 
@@ -80,11 +81,11 @@ def kcpr_m_misreports(ds: Any) -> Finding:
                    + f". {n_fb} fallback announcement(s) (the honest default, not a choice) are left out.")
     chart = saydo.rates_chart(table.filter(pl.col("measure") != "misreport_units"), title="KCPR-M announcements")
     return Finding("saydo_kcpr_m", table, reading=reading, convention=convention("kcpr_m announcements vs true pool"),
-                   chart=chart, extra={"saydo_kcpr_m_announcements": rows}, method=method_of(kcpr_m_misreports),
-                   departures=shared_settings(ds))
+                   chart=chart, extra={"saydo_kcpr_m_announcements": rows})
 
 
 # -- promises in talk ----------------------------------------------------------------------
+@finding_function("sovsim")
 def promise_gaps(ds: Any) -> Finding:
     """Promises in commons talk against extractions, by channel.
 
@@ -113,7 +114,7 @@ def promise_gaps(ds: Any) -> Finding:
     if "talk" not in payload_types("sovsim"):
         return Finding("saydo_promises", pl.DataFrame(schema=schema),
                        reading="This version records no commons talk: no promises to compare.",
-                       convention=convention("talk promises vs extractions"), method=method_of(promise_gaps))
+                       convention=convention("talk promises vs extractions"))
     from .talk import stated_extractions  # the talk metrics' one parser of the tags
 
     t = with_visibility(ds, ds.payloads("talk", "sovsim").collect())
@@ -142,7 +143,7 @@ def promise_gaps(ds: Any) -> Finding:
         reading = "Promises in talk against the same round's extraction: " + "; ".join(parts) + "."
     return Finding("saydo_promises", table, reading=reading, convention=convention("talk promises vs extractions"),
                    chart=saydo.rates_chart(table, title="promises broken, by channel"),
-                   extra={"saydo_promise_rows": rows}, method=method_of(promise_gaps), departures=shared_settings(ds))
+                   extra={"saydo_promise_rows": rows})
 
 
 # -- interviews ----------------------------------------------------------------------------
@@ -159,6 +160,7 @@ def _over_share(ds: Any) -> pl.DataFrame:
         pl.len().alias("rounds"))
 
 
+@finding_function("sovsim")
 def interview_gaps(ds: Any) -> Finding:
     """Stated restraint in SovSim interviews against extractions
     (:func:`scarce_lab.analysis.saydo.interview_gaps`): among usable interviews that
@@ -173,5 +175,4 @@ def interview_gaps(ds: Any) -> Finding:
     """
     acted = _over_share(require_dataset(ds)).with_columns(acted_against=pl.col("over_share_rate") > 0.5)
     res = saydo.interview_gaps(ds, "sovsim", acted, on=("run_id", "agent"))
-    return res.with_(chart=saydo.rates_chart(res.frame, title="sovsim: interviews against actions"),
-                     method=method_of(interview_gaps), departures=shared_settings(ds))
+    return res.with_(chart=saydo.rates_chart(res.frame, title="sovsim: interviews against actions"))

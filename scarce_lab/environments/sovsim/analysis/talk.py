@@ -28,12 +28,12 @@ from typing import Any
 
 import polars as pl
 
-from scarce_lab.analysis.findings import Finding, finding
+from scarce_lab.analysis.findings import Finding, finding, finding_function
 from scarce_lab.analysis.stats import cluster_mean_ci, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
 from .conventions import SovSimDataWarning
-from .metrics import agent_rounds, method_of, require_dataset, shared_settings
+from .metrics import agent_rounds, require_dataset
 
 #: The tags scripted policies write (``scarce_lab.environments.sovsim.agents.scripted``: PROMISE_TAG,
 #: QUOTA_TAG); one regular expression per kind. The number is 1 to 15 ASCII digits
@@ -166,6 +166,7 @@ def _convention(what: str, intervals: str) -> dict[str, str]:
             "measure": what, "intervals": intervals}
 
 
+@finding_function("sovsim")
 def promise_keeping(ds: Any) -> Finding:
     """Do agents take no more than they said they would?
 
@@ -217,10 +218,10 @@ def promise_keeping(ds: Any) -> Finding:
     return finding("promise_keeping", values, shown=[*keys, "estimate", "clopper_pearson", "n", "runs", "mean_excess"],
                    reading=describe_extremes(values, keys, "the promise-keeping rate") if values.height else "",
                    convention=_convention("promise kept: actual <= stated extraction (scripted tags)",
-                                          "bounded t/score hull over run means; Clopper-Pearson over agent-rounds"),
-                   method=method_of(promise_keeping)).with_(departures=shared_settings(ds))
+                                          "bounded t/score hull over run means; Clopper-Pearson over agent-rounds"))
 
 
+@finding_function("sovsim")
 def quota_proposers(ds: Any, *, labels: pl.DataFrame | None = None) -> Finding:
     """Who proposes quotas, by role: per (model, base condition, talk, role) the share
     of speaking agent-rounds (an agent's messages in one round's discussion, the
@@ -266,14 +267,14 @@ def quota_proposers(ds: Any, *, labels: pl.DataFrame | None = None) -> Finding:
     return finding("quota_proposers", values, shown=[*keys, "estimate", "n_quota", "n", "runs", "source"],
                    reading=describe_extremes(values, keys, "the share of speaking agent-rounds that propose a quota")
                    if values.height else "",
-                   convention=_convention(f"quota proposal ({source})", "Clopper-Pearson over agent-rounds"),
-                   method=method_of(quota_proposers)).with_(departures=shared_settings(ds))
+                   convention=_convention(f"quota proposal ({source})", "Clopper-Pearson over agent-rounds"))
 
 
 #: The outcomes of :func:`talk_outcomes`, in the layout's column order.
 OUTCOMES = ("survival_time", "survival_rate", "equality")
 
 
+@finding_function("sovsim")
 def talk_outcomes(ds: Any, *, preset: str = "sovsim") -> Finding:
     """Does talk change how long the commons lasts and how equally it is shared?
 
@@ -328,5 +329,4 @@ def talk_outcomes(ds: Any, *, preset: str = "sovsim") -> Finding:
     return finding("talk_outcomes", values, index=keys, columns="metric", column_order=OUTCOMES,
                    reading=describe_extremes(time, keys, "the survival time (rounds)") if time.height else "",
                    convention=_convention("survival time, survival rate, equality (1 - Gini of total payoffs)",
-                                          "t over simulations; Clopper-Pearson for the survival rate"),
-                   method=method_of(talk_outcomes)).with_(departures=shared_settings(ds))
+                                          "t over simulations; Clopper-Pearson for the survival rate"))
