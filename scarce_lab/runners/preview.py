@@ -257,8 +257,8 @@ def check(configs: list[Any]) -> list[CheckRow]:
             env = load_litellm().validate_environment(model=model, api_base=cfg.llm.api_base) \
                 if not model.startswith("embedded/") else {"keys_in_environment": True, "missing_keys": []}
             missing = env.get("missing_keys") or []
-            keys = "none needed" if not missing and env.get("keys_in_environment") else (
-                f"missing {', '.join(missing)}" if missing else "set")
+            # litellm tells missing keys, not whether a present one was needed: say only that
+            keys = f"missing {', '.join(missing)}" if missing else "none missing"
             if cfg.llm.api_base and missing:
                 keys += " (a local server may need none)"
             client = make_client(cfg.llm, cache=False, max_retries=0, max_cost_usd=None, sweep_max_cost_usd=None)

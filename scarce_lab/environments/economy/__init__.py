@@ -87,7 +87,7 @@ RUN_COMMAND = RunCommand(
     aliases={"agents": ("-n",), "episodes": ("-e",), "ablation": ("-a",), "model": ("-m",), "seed": ("-s",)},
     # economy.ablation is set from the run's `ablation` (the config refuses it inside
     # `economy`); seats and the newcomer are set with -S (seats.<seat>=MODEL, newcomer.episode=K)
-    exclude=("economy.ablation", "newcomer.episode", "newcomer.wealth", "newcomer.bid"),
+    exclude=("economy.ablation", "newcomer.episode", "newcomer.wealth", "newcomer.bid", "newcomer.role"),
     shorthands={"ablation": {"all": ABLATIONS}},
     order=("seed", "ablation"),
     resume_unit="episode",
