@@ -265,7 +265,8 @@ def choice_vs_uniform(choices: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     per_run = (choices.group_by(["chooser_model", "chosen_model", "run_id"])
                .agg(pl.len().alias("n"), pl.col("picked").sum().alias("obs"), pl.col("expected").sum().alias("exp"))
-               .with_columns(((pl.col("obs") - pl.col("exp")) / pl.col("n")).alias("excess")))
+               .with_columns(((pl.col("obs") - pl.col("exp")) / pl.col("n")).alias("excess"))
+               .sort("chooser_model", "chosen_model", "run_id"))  # one order of the runs: the same sums every call
     rows = []
     for (cm, om), g in per_run.group_by(["chooser_model", "chosen_model"], maintain_order=True):
         n, obs, exp = int(g["n"].sum()), int(g["obs"].sum()), float(g["exp"].sum())

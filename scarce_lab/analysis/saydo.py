@@ -5,10 +5,12 @@ This module is the machinery every environment's comparisons share: which model 
 for each agent (:func:`with_models`, from the manifests and the spec's
 ``speaker_part``), the visibility checks (:func:`with_visibility`,
 :func:`require_visibility`), the per-run rates summarised over runs with intervals
-(:func:`summarise`), their chart (:func:`rates_chart`), the convention saved beside each
-table (:func:`convention`), the interviews (:func:`interviews`) and the comparison of an
-interview's claim of restraint with what the agent did (:func:`interview_gaps`, given
-what the environment counts as acting otherwise). The comparisons themselves live with
+(:func:`summarise`), their chart (:func:`rates_chart`) and displayed table
+(:func:`table_text`), both labelled by what differs between the conditions
+(:func:`short_settings`), the convention saved beside each table (:func:`convention`),
+the interviews (:func:`interviews`) and the comparison of an interview's claim of
+restraint with what the agent did (:func:`interview_gaps`, given what the environment
+counts as acting otherwise; with excerpts of the answers). The comparisons themselves live with
 their environment:
 
 - SovSim (:mod:`scarce_lab.environments.sovsim.analysis.saydo`, ``sl.sovsim``): the
@@ -42,13 +44,22 @@ from . import stats
 from .findings import Finding
 
 __all__ = [
-    "CI_METHOD_RATE", "CI_METHOD_SIZE", "NO_INTERVAL_ONE_RUN", "agent_models", "convention", "interview_gaps",
-    "interviews", "rates_chart", "require_visibility", "summarise", "with_models", "with_visibility",
+    "CI_METHOD_RATE", "CI_METHOD_SIZE", "NO_INTERVAL_ONE_RUN", "STATISTICS", "agent_models", "convention",
+    "excerpts_text", "interview_gaps", "interviews", "rates_chart", "require_visibility", "short_settings",
+    "summarise", "table_text", "with_models", "with_visibility",
 ]
 
 CI_METHOD_RATE = "mean of run rates, bounded t/score hull (stats.cluster_mean_ci, bounds 0-1)"
 CI_METHOD_SIZE = "mean of run means, Student t over runs (stats.cluster_mean_ci)"
 NO_INTERVAL_ONE_RUN = "one run: no interval (runs are the independent unit)"
+#: The statistics paragraph every say-do finding's ``method`` ends with.
+STATISTICS = (
+    "Statistics: the run is the independent unit. Each rate is computed per run, then averaged over the runs of a "
+    "(model, condition) with the bounded t/score hull (stats.cluster_mean_ci, bounds 0-1; it keeps 95% from 2 runs "
+    "on, benchmarks/bench_coverage.py rows \"bounded\"); a size (pool units, credits) gets the Student t interval "
+    "over run means. One run gives no interval and the note column says so. Conditions are never pooled; a "
+    "fallback decision is never counted as something the agent said, and an interview without a valid answer is "
+    "left out and counted.")
 
 
 def convention(comparison: str) -> dict[str, str]:
@@ -146,6 +157,7 @@ def summarise(per_run: pl.DataFrame, value: str, *, by: tuple[str, ...] = ("mode
     out = []
     valid = per_run.filter(pl.col(value).is_not_null() & pl.col(value).is_not_nan()) \
         if per_run.schema.get(value) in (pl.Float64, pl.Float32) else per_run.filter(pl.col(value).is_not_null())
+    valid = valid.sort(*by, "run_id", nulls_last=True)  # one order of the runs: the same sums every call
     for key, g in valid.group_by(list(by), maintain_order=True):
         runs = g["run_id"].n_unique()
         m, lo, hi = stats.cluster_mean_ci(g, cluster="run_id", value=value, bounds=(0.0, 1.0) if rate else None)
@@ -176,7 +188,7 @@ def rates_chart(frame: pl.DataFrame, *, title: str, y_title: str = "share (95% C
 
         return NoFigure(f"no {title} in this data")
     d = frame.rename({"mean": "value", "ci_low": "lo", "ci_high": "hi"})
-    d = d.with_columns(setting=pl.col("condition").replace_strict(_what_differs(d["condition"].unique().to_list())))
+    d = d.with_columns(setting=pl.col("condition").replace_strict(short_settings(d["condition"].unique().to_list())))
     if "channel" in d.columns:  # promise gaps: the channel is what the chart compares, so the axis names it
         d = d.with_columns(setting=pl.col("setting") + pl.lit(" · ") + pl.col("channel") + pl.lit(" channel"))
     # the agents' model in every environment (the SCARCE charts' "model" legend says negotiator)
@@ -187,22 +199,55 @@ def rates_chart(frame: pl.DataFrame, *, title: str, y_title: str = "share (95% C
                     x_title="setting (what differs between the conditions; the full condition in the tooltip)")
 
 
-def _what_differs(conditions: list[str]) -> dict[str, str]:
+def short_settings(conditions: Sequence[str]) -> dict[str, str]:
     """``condition -> short label``: the comma-separated parts of each condition label
-    that not every condition shares (the base label split at ``_``; ``same condition``
-    when there is one, ``none of the others`` for the one with no part of its own,
-    e.g. every institution off)."""
-    def split(c: str) -> list[str]:  # the base (SCARCE: scheduler_mechanism_mem-x) by "_", the rest by ","
-        head, *rest = c.split(",")
-        return [*head.split("_"), *rest]
-
-    parts = {c: split(c) for c in conditions}
-    common = set.intersection(*(set(p) for p in parts.values())) if parts else set()
+    that not every condition shares (the base label split at ``_``, its differing tokens
+    joined again by ``_``; a dotted setting by its last name: ``institutions.contracts=True`` is ``contracts=True``; ``same
+    condition`` when there is one, ``none of the others`` for the one with no part of its
+    own, e.g. every institution off). The label of the say-do charts' x axis, tables and
+    readings; the full condition stays in the saved tables."""
+    conditions = list(dict.fromkeys(conditions))
+    # the base (SCARCE: scheduler_mechanism_mem-x) by "_", the rest by ","
+    parts = {c: (c.split(",")[0].split("_"), c.split(",")[1:]) for c in conditions}
+    common = set.intersection(*(set(h) | set(r) for h, r in parts.values())) if parts else set()
     out = {}
-    for c, p in parts.items():
-        rest = [x.split(".")[-1] for x in p if x not in common]
-        out[c] = ",".join(rest) or ("none of the others" if len(conditions) > 1 else "same condition")
+    for c, (head, rest) in parts.items():
+        base = "_".join(x for x in head if x not in common)  # kcpr_m stays kcpr_m
+        kept = [base] if base else []
+        kept += [x.split(".")[-1] for x in rest if x not in common]
+        out[c] = ",".join(kept) or ("none of the others" if len(conditions) > 1 else "same condition")
     return out
+
+
+def table_text(table: pl.DataFrame) -> str | None:
+    """A say-do table (:func:`summarise` rows with ``measure``) as displayed: one row per
+    (model, setting, [channel], measure) with ``estimate`` (``mean [low, high]``, the mean
+    alone without an interval), ``runs`` and ``n`` (the items compared), the setting
+    being :func:`short_settings`'s label; folded below it, the full condition behind each
+    label and the interval methods. The saved table keeps every column (``note`` says
+    why a row has no interval). ``None`` for a table without rows (the frame is shown)."""
+    from .figures import markdown_table
+    from .layout import blank_repeats, folded
+
+    if table.height == 0:
+        return None
+    labels = short_settings(table["condition"].to_list())
+    keys = ["model", "setting", *(["channel"] if "channel" in table.columns else [])]
+    order = {m: i for i, m in enumerate(dict.fromkeys(table["measure"].to_list()))}  # the table's measure order
+    d = table.with_columns(setting=pl.col("condition").replace_strict(labels, return_dtype=pl.String),
+                           _measure=pl.col("measure").replace_strict(order, return_dtype=pl.Int64))
+    d = d.sort(*keys, "_measure", nulls_last=True)
+    est = [("n/a" if m is None else f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]")
+           for m, lo, hi in zip(d["mean"], d["ci_low"], d["ci_high"], strict=True)]
+    shown = d.select(*keys, "measure", pl.Series("estimate", est, dtype=pl.String), pl.col("n_runs").alias("runs"),
+                     pl.col("n_items").alias("n"))
+    text = markdown_table(blank_repeats(shown, keys), float_digits=2)
+    if d["ci_low"].null_count():
+        text += ("\n\nNo interval where a group has one run or its runs all gave the same value (`note` in the "
+                 "saved table).")
+    full = pl.DataFrame({"setting": list(labels.values()), "condition": list(labels.keys())}).unique().sort("setting")
+    key = markdown_table(full) + f"\n\nIntervals: rates, {CI_METHOD_RATE}; sizes, {CI_METHOD_SIZE}; 95%."
+    return text + "\n\n" + folded("Full conditions behind the settings", key)
 
 
 # -- interviews --------------------------------------------------------------------------
@@ -222,7 +267,8 @@ def interviews(ds: Any, environment: str) -> pl.DataFrame:
                      & pl.col("self_assessment").is_not_null()).sort("model", "condition", "run_id", "agent")
 
 
-def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on: Sequence[str]) -> Finding:
+def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on: Sequence[str],
+                   excerpts: int = 0) -> Finding:
     """Stated restraint in interviews against actions.
 
     Among usable interviews (:func:`interviews`) that claim ``cooperative`` or ``fair``
@@ -239,12 +285,15 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
         acted_against: one row per key ``on``, with a boolean ``acted_against`` (null:
             nothing to judge) and the measures it was decided from (kept in the rows).
         on: its key columns, among the interviews' (``run_id``, ``agent``, ``subrun``).
+        excerpts: how many usable answers to show, folded under the table
+            (:func:`excerpts_text`: models' answers first); 0: none.
 
     Returns:
         A :class:`~.result.Finding` named ``saydo_interviews_<environment>``:
         ``claim_rate`` (share of usable interviews that claim restraint) and
-        ``gap_rate`` per (model, condition); ``extra`` holds the per-interview rows
-        (``saydo_interview_rows_<environment>``).
+        ``gap_rate`` per (model, condition), with their chart (:func:`rates_chart`);
+        ``extra`` holds the per-interview rows
+        (``saydo_interview_rows_<environment>``, the answers' text included).
 
     Raises:
         ValueError: ``acted_against`` lacks a key of ``on`` or the ``acted_against``
@@ -254,9 +303,9 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
         raise ValueError(f"interview_gaps: acted_against lacks columns {missing}; has {acted_against.columns}")
     if acted_against.select(on).is_duplicated().any():
         raise ValueError(f"interview_gaps: acted_against holds a key {list(on)} more than once")
-    iv = interviews(ds, environment)
-    n_unusable = iv.filter(~pl.col("usable")).height
-    iv = iv.filter(pl.col("usable")).with_columns(
+    every = interviews(ds, environment)
+    n_unusable = every.filter(~pl.col("usable")).height
+    iv = every.filter(pl.col("usable")).with_columns(
         claims=pl.col("self_assessment").is_in(["cooperative", "fair"]).cast(pl.Float64))
     rows = iv.join(acted_against, on=list(on), how="left")
     rows = rows.with_columns(gap=pl.when((pl.col("claims") == 1.0) & pl.col("acted_against").is_not_null())
@@ -272,11 +321,44 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
                    "run with interviews: true.")
     else:
         g = table.filter(pl.col("measure") == "gap_rate")
-        parts = [f"{r['model']} ({r['condition']}): {r['mean']:.0%} of {r['n_items']} claims"
+        short = short_settings(table["condition"].to_list())
+        parts = [f"{r['model']} ({short[r['condition']]}): {r['mean']:.0%} of {r['n_items']} claims"
                  for r in g.iter_rows(named=True)]
         reading = (f"{environment}: interviews claiming cooperative or fair play while acting otherwise: "
                    + ("; ".join(parts) or "no claims") + f". {n_unusable} interview(s) without a valid answer "
                    "are left out.")
-    return Finding(f"saydo_interviews_{environment}", table, reading=reading,
-                  convention=convention(f"{environment} interview self-assessment vs actions"),
-                  extra={f"saydo_interview_rows_{environment}": rows})
+    text = table_text(table)
+    if excerpts > 0 and every.height:
+        text = (text or "") + "\n\n" + excerpts_text(every, excerpts)
+    return Finding(f"saydo_interviews_{environment}", table, reading=reading, text=text,
+                   chart=rates_chart(table, title=f"{environment}: interviews against actions"),
+                   convention=convention(f"{environment} interview self-assessment vs actions"),
+                   extra={f"saydo_interview_rows_{environment}": rows})
+
+
+def excerpts_text(rows: pl.DataFrame, n: int) -> str:
+    """``n`` usable answers among ``rows`` (:func:`interviews`), folded (Markdown):
+    what agents said when asked after play, models' answers first (then by model, run and
+    agent); each with its model, setting (:func:`short_settings`), agent, who answered
+    (a scripted agent's answer is its rule, labelled ``scripted``), its self-assessment,
+    explanation and view of the others. The summary line counts the interviews, the
+    usable ones and those a model answered (a missing or unusable answer is counted,
+    never shown as said)."""
+    import html
+
+    from .layout import folded
+
+    usable = rows.filter(pl.col("usable"))
+    shown = usable.sort(pl.col("answered_by") != "model", "model", "run_id", "agent").head(n)
+    short = short_settings(rows["condition"].to_list())
+
+    def quote(t: str | None) -> str:
+        return html.escape(" ".join(str(t or "").split()), quote=False) or "(empty)"
+
+    items = [f"- **{r['model']}** ({short[r['condition']]}), agent {r['agent']}, answered by {r['answered_by']}: "
+             f"*{r['self_assessment']}*.\n  Explanation: {quote(r['explanation'])}\n"
+             f"  View of the others: {quote(r['view_of_others'])}" for r in shown.iter_rows(named=True)]
+    by_model = rows.filter(pl.col("answered_by") == "model").height
+    summary = (f"What the agents said: {len(items)} of {usable.height} usable answers ({rows.height} interviews, "
+               f"{by_model} answered by a model)")
+    return folded(summary, "\n".join(items) or "No usable answer.")

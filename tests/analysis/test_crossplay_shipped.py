@@ -75,3 +75,27 @@ def test_an_unfinished_run_is_left_out_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="1 of 3 sovsim runs are not complete"):
         out = crossplay_runs(tmp_path, focal="leader")
     assert sorted(out["run_id"]) == sorted(d.name for d in runs[1:])
+
+
+def test_scarce_crossplay_findings_take_the_dataset_and_state_their_parameters():
+    """Notebook 08 passed paths and a hand-made convention; the findings take the loaded
+    dataset, and the convention names the protocol and every parameter. The alliance
+    shares are the same whatever order the choices come in (one order of the runs)."""
+    from scarce_lab.analysis.crossplay import choice_vs_uniform
+    from scarce_lab.environments.scarce.analysis.crossplay import ballot_choices
+    from scarce_lab.environments.scarce.analysis.crossplay import crossplay_runs as scarce_runs
+
+    ds = sl.scarce.load(SCARCE)
+    m = sl.scarce.focal_payoff_matrix(ds, focal="w0")
+    runs = scarce_runs(ds, "w0")
+    assert m.frame["n_runs"].sum() == runs.height and m.chart and m.method.startswith("Which model does best")
+    assert m.convention["protocol"].startswith("focal/background")
+    assert m.convention["parameters"] == {"focal": "w0", "part": "negotiator"}
+    adv = sl.scarce.invader_advantage(ds, focal="w0")
+    assert adv.convention["parameters"] == {"focal": "w0", "part": "negotiator"}
+    ballots = sl.scarce.alliances(ds, via="ballots")
+    assert ballots.convention["parameters"] == {"part": "negotiator", "via": "ballots"}
+    choices = ballot_choices(ds)
+    assert ballots.frame.equals(choice_vs_uniform(choices))
+    for seed in range(5):
+        assert choice_vs_uniform(choices.sample(fraction=1.0, shuffle=True, seed=seed)).equals(ballots.frame)

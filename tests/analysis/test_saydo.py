@@ -78,6 +78,13 @@ def test_interview_claiming_restraint_against_over_extraction(tmp_path):
     assert gap["mean"] == pytest.approx(expected) and gap["mean"] > 0
     iv = sl.saydo.interviews(sl.load(tmp_path), "sovsim")
     assert iv["usable"].all() and (iv["answered_by"] == "model").all()
+    # the chart, and the excerpts folded under the table (what notebook 09 did by hand)
+    assert res.chart and "<summary>What the agents said" not in res.markdown()
+    shown = sl.sovsim.interview_gaps(sl.load(tmp_path), excerpts=3)
+    assert shown.frame.equals(res.frame)
+    said = shown.markdown().split("<summary>What the agents said: ")[1]
+    assert said.startswith(f"3 of {iv.height} usable answers ({iv.height} interviews, {iv.height} answered by a model)")
+    assert said.count("I held back for the pool.") == 3 and "answered by model: *cooperative*" in said
 
 
 class _TwoFacedNegotiator:
@@ -123,6 +130,8 @@ def test_scarce_public_private_ballot_and_interview_gaps(tmp_path):
         assert r["mean"] == 1.0 and r["n_runs"] >= 1 and r["n_items"] > 0, measure
     iv = sl.scarce.interview_gaps(ds)
     assert _row(iv.frame, "fake/model", "gap_rate")["mean"] == 1.0
+    for found in (res, iv, sl.scarce.scarce_payment_gaps(ds)):  # each with its chart and its method
+        assert found.chart is not None and found.method.endswith(sl.saydo.STATISTICS), found.name
 
 
 def test_a_tag_that_says_otherwise_is_an_error(tmp_path):
@@ -166,3 +175,24 @@ def test_rates_chart_names_the_channel_and_the_agents_model():
     text = str(spec)
     assert "talk=public \u00b7 public channel" in text and "talk=public+private \u00b7 private channel" in text
     assert "Agent's model" in text and "Negotiator model" not in text  # SovSim kings are no negotiators
+
+
+def test_say_do_tables_show_short_settings_and_fold_the_full_conditions():
+    """Notebook 09 showed the raw say-do frames (full condition labels of 100+ characters,
+    the interval method in every row); the display names what differs and folds the rest."""
+    long = "ballots_fixed_mem-cross,deadline_min=10.0,interviews=True,workers=4"
+    conds = [long, long.replace("ballots", "fifo"), long + ",institutions.contracts=True"]
+    assert sl.saydo.short_settings(conds) == {conds[0]: "ballots", conds[1]: "fifo",
+                                              conds[2]: "ballots,contracts=True"}
+    assert sl.saydo.short_settings(["kcpr_m,a=1", "kcpr_m,a=2"]) == {"kcpr_m,a=1": "a=1", "kcpr_m,a=2": "a=2"}
+    assert sl.saydo.short_settings(["cpr_x,a=1", "kcpr_m,a=1"]) == {"cpr_x,a=1": "cpr_x", "kcpr_m,a=1": "kcpr_m"}
+    frame = pl.DataFrame({"model": ["m"] * 3, "condition": conds, "measure": ["gap_rate"] * 3,
+                          "n_runs": [2, 1, 2], "n_items": [5, 3, 4], "mean": [0.5, 1.0, 0.25],
+                          "ci_low": [0.1, None, 0.0], "ci_high": [0.9, None, 0.6],
+                          "ci_method": [sl.saydo.CI_METHOD_RATE] * 3, "note": ["", "one run", ""]})
+    text = sl.saydo.table_text(frame)
+    shown, folded = text.split("<details>")
+    assert long not in shown and sl.saydo.CI_METHOD_RATE not in shown and long in folded
+    assert "| m | ballots | gap_rate | 0.50 [0.10, 0.90] | 2 | 5 |" in shown
+    assert "|  | fifo | gap_rate | 1.00 | 1 | 3 |" in shown and "No interval where" in shown
+    assert sl.saydo.table_text(frame.head(0)) is None

@@ -95,6 +95,21 @@ def test_collective_output_against_centralised_schedulers(data):
     assert fifo["value"][0] == pytest.approx(want) and fifo["runs"][0] == 2
 
 
+def test_notebook_09_findings_show_their_layout_not_the_raw_frame(data):
+    """The findings save every column but show the layout (no value/lo/hi beside the
+    estimate, no full condition label in the summary's rows: they are folded)."""
+    import scarce_lab as sl
+
+    ds = sl.scarce.load(data)
+    for found, hidden in ((sl.scarce.institution_behaviour(ds), "| value |"),
+                          (sl.scarce.collective_output(ds, reference="fifo"), "| diff_lo |")):
+        assert hidden in sl.figures.markdown_table(found.frame) and hidden not in found.text, found.name
+    summary = sl.scarce.table(ds)
+    rows, folded = summary.text.split("<details>")
+    assert "| group |" in rows and "| condition |" not in rows and "| condition |" in folded
+    assert all(c in folded for c in summary.layout["condition"])
+
+
 def test_refuses_to_pool_arms(data):
     ds = load_dataset(data)
     s = institution_settings(ds.runs).with_columns(pl.lit("all").alias("arm"))

@@ -30,6 +30,7 @@ from scarce_lab.analysis.crossplay import (
     complete_runs,
     condition_without_composition,
 )
+from scarce_lab.analysis.findings import finding_function
 from scarce_lab.analysis.pooling import PoolingError
 
 #: The part whose model names a worker by default.
@@ -165,12 +166,22 @@ def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT
     return focal_runs(per_agent(dataset(data), part), focal, by=["condition"])
 
 
-def focal_payoff_matrix(data: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART,
-                        convention: dict | None = None) -> Any:
-    """The focal payoff matrix of a cross-play grid (``data``: a path or a Dataset) as a
-    Finding: the focal workers' (``focal``) mean task score per focal model x background
-    model (each worker named by its ``part``'s model), mean over runs with an interval,
-    per condition (:func:`crossplay_runs`; compositions are never pooled).
+def _convention() -> dict[str, Any]:
+    return {"protocol": "focal/background (Melting Pot)"}
+
+
+@finding_function("scarce")
+def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> Any:
+    """Which model does best in the focal seats, against which background? The focal
+    payoff matrix of a cross-play grid (Melting Pot's focal/background protocol): per
+    condition, the focal workers' (``focal``: ``w0`` or ``w0,w1``) mean task score
+    (0..1; a missed deadline scores 0) per focal model (rows) x background model
+    (columns), each worker named by its ``part``'s model (``negotiator`` or ``solver``),
+    mean over runs with a 95% bounded interval (the t/score hull clipped to 0..1; the run
+    is the unit; printed from 2 runs: the coverage benchmark measured at least 98.7% at
+    2-30 runs) (:func:`crossplay_runs`). A cell with one run has no interval and says
+    why. Each composition is its own condition, never pooled; runs of one condition
+    whose other settings differ are refused.
 
     Raises:
         CompositionError: a run lacks the focal worker or a worker's model.
@@ -178,40 +189,50 @@ def focal_payoff_matrix(data: Any, *, focal: str | list[str] = "w0", part: str =
     """
     from scarce_lab.analysis.crossplay import matrix_result
 
-    return matrix_result(crossplay_runs(data, focal, part), by=["condition"], payoff=PAYOFF,
-                         name="scarce_crossplay_focal_payoff", convention=convention, bounds=SCORE_BOUNDS)
+    return matrix_result(crossplay_runs(ds, focal, part), by=["condition"], payoff=PAYOFF,
+                         name="scarce_crossplay_focal_payoff", convention=_convention(), bounds=SCORE_BOUNDS)
 
 
-def invader_advantage(data: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART,
-                      convention: dict | None = None) -> Any:
-    """The invader's advantage in a cross-play grid (``data``: a path or a Dataset) as a
-    Finding: the focal workers' mean score minus the residents' in the same run, paired
-    per run, mean and interval per composition (self-play left out).
+@finding_function("scarce")
+def invader_advantage(ds: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> Any:
+    """Does one invader gain among residents? The focal workers' mean task score minus
+    the residents' in the same run, paired per run, per condition x focal model x
+    background model: mean over runs with a 95% bounded interval of the paired
+    differences (bounds -1..1); self-play compositions are left out (there the
+    difference is the seat's, not an invader's). ``focal`` and ``part`` as
+    :func:`focal_payoff_matrix`.
 
     Raises:
         CompositionError, PoolingError: as :func:`focal_payoff_matrix`.
     """
     from scarce_lab.analysis.crossplay import advantage_result
 
-    return advantage_result(crossplay_runs(data, focal, part), by=["condition"], payoff=PAYOFF,
-                            name="scarce_crossplay_invader_advantage", convention=convention, bounds=SCORE_BOUNDS)
+    return advantage_result(crossplay_runs(ds, focal, part), by=["condition"], payoff=PAYOFF,
+                            name="scarce_crossplay_invader_advantage", convention=_convention(), bounds=SCORE_BOUNDS)
 
 
-def alliances(data: Any, *, part: str = DEFAULT_PART, via: str = "ballots", convention: dict | None = None) -> Any:
-    """Exclusive alliances by model, as a Finding against uniform choice among the rivals:
-    ``via="ballots"``, the first place on ballots among the others
-    (:func:`ballot_choices`); ``via="messages"``, the recipients of private messages
-    (:func:`message_choices`).
+@finding_function("scarce")
+def alliances(ds: Any, *, part: str = DEFAULT_PART, via: str = "ballots") -> Any:
+    """Do workers favour their own model? Exclusive alliances by model, against uniform
+    choice among the rivals: ``via="ballots"``, who ranks whom first on ballots (the
+    highest-placed worker other than the voter, in contentions with at least two
+    rivals; :func:`ballot_choices`); ``via="messages"``, who writes private messages to
+    whom (:func:`message_choices`); by the chooser's and the chosen worker's model (each
+    named by its ``part``'s model). The baseline is a uniform choice among the rivals;
+    the excess share is (observed - expected) / choices per run, mean over runs with a
+    95% Student-t interval. Choices whose rivals all play one model say nothing about
+    models and are left out. A positive excess toward one's own model with a negative
+    one toward another is the pattern of an exclusive alliance.
 
     Raises:
         ValueError: ``via`` is neither.
     """
-    from scarce_lab.analysis.crossplay import choices_result, dataset
+    from scarce_lab.analysis.crossplay import choices_result
 
     if via == "ballots":
-        return choices_result(ballot_choices(dataset(data), part), what="first place on ballots among the others",
-                              name="scarce_crossplay_ballot_first", convention=convention)
+        return choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
+                              name="scarce_crossplay_ballot_first", convention=_convention())
     if via == "messages":
-        return choices_result(message_choices(dataset(data), part), what="private message recipients",
-                              name="scarce_crossplay_messages", convention=convention)
+        return choices_result(message_choices(ds, part), what="private message recipients",
+                              name="scarce_crossplay_messages", convention=_convention())
     raise ValueError(f"alliances: via must be 'ballots' or 'messages', got {via!r}")

@@ -42,7 +42,14 @@ import polars as pl
 from scarce_lab.analysis.charts import ci_chart, pretty
 from scarce_lab.analysis.figures import markdown_table
 from scarce_lab.analysis.findings import Finding, finding, finding_function
-from scarce_lab.analysis.layout import folded, group_labels, setting_labels, with_ci_text
+from scarce_lab.analysis.layout import (
+    blank_repeats,
+    folded,
+    group_labels,
+    setting_labels,
+    settings_table,
+    with_ci_text,
+)
 from scarce_lab.analysis.readings import describe_change, describe_extremes
 
 from . import dynamics, tactics
@@ -741,7 +748,9 @@ def table(ds: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = N
     requested durations, private chat, deadline misses, scores and stuck solvers, mean
     and run-clustered 95% CI per negotiator model x solver model x condition
     (:func:`~scarce_lab.environments.scarce.analysis.metrics.summary`): ``frame`` the
-    numbers, ``layout`` the text table.
+    numbers, ``layout`` the text table; shown with a short label per model and
+    condition (:func:`~scarce_lab.analysis.layout.group_labels`), the full conditions
+    folded under it.
 
     Raises:
         PoolingError: a (model, condition) group mixes settings.
@@ -754,8 +763,22 @@ def table(ds: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = N
     if contentions.is_empty() and submissions.is_empty():
         raise ValueError("no SCARCE contention or submission in these data")
     s = summary(contentions, submissions, seed=seed)
-    return Finding("scarce_summary", frame=s, layout=format_summary(s),
+    layout = format_summary(s)
+    return Finding("scarce_summary", frame=s, layout=layout, text=_summary_text(layout),
                    convention={"intervals": SUMMARY_INTERVALS, "seed": seed} | (convention_extra or {}))
+
+
+def _summary_text(layout: pl.DataFrame) -> str:
+    """The summary's layout as displayed: ``group`` (the model and what differs in its
+    condition) for the model and condition columns (the solver model beside it when
+    the rows have several), the full settings folded below."""
+    shown = group_labels(layout)
+    solvers = layout["solver_model"].n_unique() > 1
+    key = ("model", "condition") if solvers else ("model", "solver_model", "condition")
+    body = shown.select("group", *(["solver_model"] if solvers else []),
+                        pl.exclude("group", "model", "solver_model", "condition"))
+    return (markdown_table(body, float_digits=2) + "\n\n"
+            + folded("Full conditions behind the labels", markdown_table(settings_table(shown, "group", key))))
 
 
 # -- institutions, tenure -------------------------------------------------------------------------
@@ -798,8 +821,9 @@ def institution_behaviour(ds: Any) -> Finding:
         ". Arms without a module judge no promise and rate nothing (n/a, not 0)."
     chart = ci_chart(res.filter(pl.col("runs") > 0), "arm", column="metric", title="institutional behaviour by arm",
                      y_title="mean over runs")
+    shown = blank_repeats(res.select("arm", "metric", "estimate", "runs"), ["arm"])
     return Finding("institution_behaviour", frame=res.select("arm", "metric", "estimate", "value", "lo", "hi", "runs"),
-                   chart=chart, reading=reading, extra={"institution_counts": _institution_counts(frames, settings)},
+                   text=markdown_table(shown), chart=chart, reading=reading, extra={"institution_counts": _institution_counts(frames, settings)},
                    convention={"unit": "run", "intervals": INSTITUTION_INTERVALS,
                                "rates": "per run: kept/judged promises, breaches/contentions, passed/held sanctions, "
                                         "signed/offered contracts, held/settled contracts"})
@@ -877,9 +901,10 @@ def collective_output(ds: Any, *, reference: str = "fifo") -> Finding:
                f"wait (s): {versus('total_queue_wait_s')}.")
     chart = ci_chart(cf, "arm", column="metric", title=f"collective output by arm ({ref}: the reference)",
                      y_title="mean over runs")
+    shown = blank_repeats(cf.select("arm", "metric", "estimate", "runs", "diff_ci", "pairs"), ["arm"])
     return Finding("collective_output", frame=cf.select("arm", "metric", "estimate", "runs", "diff_ci", "pairs", "value",
                                                         "lo", "hi", "diff", "diff_lo", "diff_hi"),
-                   chart=chart, reading=reading, extra={"collective_outcomes_per_run": out},
+                   text=markdown_table(shown), chart=chart, reading=reading, extra={"collective_outcomes_per_run": out},
                    convention={"unit": "run", "reference": reference, "paired_on": "seed",
                                "intervals": INSTITUTION_INTERVALS})
 
