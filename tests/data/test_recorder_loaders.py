@@ -8,6 +8,7 @@ import json
 import polars as pl
 import pytest
 
+import scarce_lab
 from scarce_lab.data.jsonl import TornLineWarning
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import CHECKPOINT, EVENTS, RunRecorder, TrajectoryFileError
@@ -17,7 +18,7 @@ from scarce_lab.environments.sovsim.events import Extraction
 
 def manifest(run_id="r1") -> RunManifest:
     return RunManifest(
-        run_id=run_id, environment="sovsim", condition="cpr", seed=1, package_version="0.1.0",
+        run_id=run_id, environment="sovsim", condition="cpr", seed=1, package_version=scarce_lab.__version__,
         models={"a0": "scripted/greedy"}, config={"rounds": 12},
     )
 

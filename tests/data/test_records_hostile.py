@@ -9,13 +9,14 @@ manifest stayed ``running`` and the run could not be told from a live one. The s
 
 from __future__ import annotations
 
+import scarce_lab
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.recorder import RunRecorder, read_manifest
 from scarce_lab.data.schema import RunManifest, RunStatus
 
 
 def _manifest(**kw) -> RunManifest:
-    return RunManifest(run_id="r1", environment="sovsim", condition="cpr", seed=1, package_version="0.1.0",
+    return RunManifest(run_id="r1", environment="sovsim", condition="cpr", seed=1, package_version=scarce_lab.__version__,
                        models={"a0": "scripted/greedy"}, **kw)
 
 

@@ -55,7 +55,7 @@ def test_sovsim_sweep_on_ray_equals_local_and_resumes(ray_cluster, tmp_path):
             "-n", "2", "--rounds", "3", "--no-progress", "--executor", "ray", "-o", str(tmp_path / "ray")]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
-    assert "8 games" in r.output and "complete 8" in r.output
+    assert "8 SovSim run(s)" in r.output and "complete 8" in r.output
     local, remote = _events(tmp_path / "local"), _events(tmp_path / "ray")
     assert len(local) == 8 and local == remote  # byte for byte: same seeds, same trajectories
     assert set(_statuses(tmp_path / "ray").values()) == {"complete"}
