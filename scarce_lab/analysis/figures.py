@@ -49,7 +49,6 @@ from typing import Any
 import polars as pl
 
 RENDERER = "scarce_lab"
-CI_T = "95% t-intervals over simulations"
 #: Most data rows one chart embeds (each data set of a layered/concatenated chart);
 #: above it :class:`ChartTooLargeError`. 20,000 rows of a few columns is a few MB of
 #: spec, which vl-convert renders and a browser draws without trouble.

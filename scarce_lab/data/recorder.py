@@ -437,12 +437,3 @@ def _dump_manifest(manifest: RunManifest) -> str:
         return manifest.model_dump_json(indent=2) + "\n"
     except ValueError:  # PydanticSerializationError: surrogates not allowed
         return json.dumps(scrub_surrogates(manifest.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
-
-
-def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):
-    """Yield ``(line number, dict)`` for each line of a JSONL file (see
-    :func:`scarce_lab.data.jsonl.iter_json_objects`); kept for callers of 0.1."""
-    from .jsonl import iter_json_objects
-
-    yield from iter_json_objects(path, allow_torn_tail=allow_torn_tail)
-
