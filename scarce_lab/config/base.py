@@ -13,7 +13,6 @@ From an environment's config model derive:
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, model_validator
 
 from ..data.schema import is_scripted
+from ..data.tables import DERIVED, label_value
 
 
 class ConfigError(ValueError):
@@ -195,23 +195,20 @@ class ExperimentConfig(BaseModel):
     def non_default_settings(self) -> dict[str, Any]:
         """The condition settings (except ``LABEL_FIELD``) that differ from the
         config's defaults."""
-        settings = self.condition_settings()
         defaults = self.condition_settings_defaults()
-        return {
-            k: v for k, v in sorted(settings.items()) if k != self.LABEL_FIELD and defaults.get(k) != v
-        }
+        return {k: v for k, v in sorted(self.condition_settings().items())
+                if k != self.LABEL_FIELD and defaults.get(k) != v}
 
     def condition_label(self) -> str:
         """A readable label: the ``LABEL_FIELD`` value, then every other condition
         setting that differs from the config's default, as ``name=value`` (sorted)."""
         head = [str(self.condition_settings()[self.LABEL_FIELD])] if self.LABEL_FIELD else []
-        extra = [f"{k.split('.')[-1]}={_short(v)}" for k, v in self.label_settings().items()]
+        extra = [f"{k.split('.')[-1]}={label_value(v)}" for k, v in self.label_settings().items()]
         return ",".join(head + extra) or "default"
 
-    #: Condition settings set by other settings (an interview's or a program call's answer
-    #: budget follows from ``interviews`` or the task): recorded for the record gate and
+    #: Condition settings set by other settings (:data:`scarce_lab.data.tables.DERIVED`):
     #: compared like every setting, never shown in a label.
-    DERIVED_SETTINGS: ClassVar[tuple[str, ...]] = ("purpose_max_tokens",)
+    DERIVED_SETTINGS: ClassVar[tuple[str, ...]] = DERIVED
 
     def label_settings(self) -> dict[str, Any]:
         """:meth:`non_default_settings` without the :attr:`DERIVED_SETTINGS` (what every
@@ -221,13 +218,9 @@ class ExperimentConfig(BaseModel):
     def condition_settings_defaults(self) -> dict[str, Any]:
         """:meth:`condition_settings` of a config with every field at its default (for
         fields without a default, the value of this config)."""
-        cls = type(self)
-        base = {}
-        for name, f in cls.model_fields.items():
-            if f.is_required():
-                base[name] = getattr(self, name, None)
+        base = {name: getattr(self, name, None) for name, f in type(self).model_fields.items() if f.is_required()}
         try:
-            return cls.model_validate(base).condition_settings()
+            return type(self).model_validate(base).condition_settings()
         except ValidationError:
             return {}
 
@@ -248,14 +241,6 @@ def _boolean_as_number(raw: Any, built: Any, path: str) -> tuple[str, bool] | No
             if (found := _boolean_as_number(v, b, f"{path}{i}.")) is not None:
                 return found
     return None
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    if isinstance(v, list | dict):
-        return json.dumps(v, separators=(",", ":"), sort_keys=True)
-    return str(v)
 
 
 def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
