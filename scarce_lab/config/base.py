@@ -178,7 +178,7 @@ class ExperimentConfig(BaseModel):
         for name in self.OPTIONAL_CONDITION_FIELDS:  # only when set away from the default
             if name in flat:
                 out[name] = flat[name]
-        if out.get("interviews") is True and any(not is_scripted(m) for m in self._played_models()):
+        if out.get("interviews") is True and any(not is_scripted(m) for _, m in self.played_models()):
             # an interview is a call with its own answer budget: recorded, so that the record
             # gate (data/sent.py) finds what each interview call sends
             from ..agents.interviews import MAX_TOKENS
@@ -186,11 +186,19 @@ class ExperimentConfig(BaseModel):
             out["purpose_max_tokens"] = {**(out.get("purpose_max_tokens") or {}), "interview": MAX_TOKENS}
         return self._mark_not_sent(out)
 
-    def _played_models(self) -> list[str]:
-        """Every model string a seat of this config plays (scripted ones included)."""
+    def played_models(self) -> list[tuple[str, str]]:
+        """``(field, model)`` of every model this config plays (scripted ones included),
+        each model once, under the first field that names it: ``model``,
+        ``negotiator_model``, then ``seats.<agent id>`` (the config's ``seat_models()``,
+        where it has seats)."""
         seat_models = getattr(self, "seat_models", None)
-        found = list(seat_models().values()) if callable(seat_models) else []
-        return found + [m for m in (getattr(self, "model", None), getattr(self, "negotiator_model", None)) if m]
+        fields = [("model", getattr(self, "model", None)), ("negotiator_model", getattr(self, "negotiator_model", None)),
+                  *((f"seats.{a}", m) for a, m in (seat_models() if callable(seat_models) else {}).items())]
+        first: dict[str, str] = {}
+        for name, model in fields:
+            if model:
+                first.setdefault(model, name)
+        return [(name, model) for model, name in first.items()]
 
     def non_default_settings(self) -> dict[str, Any]:
         """The condition settings (except ``LABEL_FIELD``) that differ from the
