@@ -50,7 +50,7 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -521,8 +521,3 @@ def for_config(config: Any) -> EnvironmentSpec:
             return spec
     known = ", ".join(s.config.__name__ for s in specs())
     raise TypeError(f"{type(config).__name__} is not the config of a registered environment (configs: {known})")
-
-
-def spec_fields() -> list[str]:
-    """The field names of :class:`EnvironmentSpec` (for documentation and checks)."""
-    return [f.name for f in fields(EnvironmentSpec)]

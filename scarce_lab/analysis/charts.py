@@ -29,7 +29,6 @@ from .figures import (
     wrap_columns,
 )
 
-CLUSTER_BOOTSTRAP = "95% percentile cluster bootstrap over runs"
 #: The interval of every SCARCE result frame (scarce_base.mean_over_runs): each run counts once.
 T_OVER_RUNS = "95% t interval over run means"
 

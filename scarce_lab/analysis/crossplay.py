@@ -366,6 +366,20 @@ def _wide(cells: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return wide.select(*by, "focal", *cols).rename({c: f"background {c}" for c in cols})
 
 
+def _matrix_finding(name: str, cells: pl.DataFrame, by: Sequence[str], conv: dict, reading: str, title: str,
+                    value_label: str):
+    """A cross-play cell frame as a Finding: the long frame (saved), a wide table (shown:
+    focal rows x background columns) and the chart (faceted by ``by[0]`` when it varies)."""
+    from .figures import markdown_table
+    from .findings import Finding
+
+    wide = _wide(cells, by)
+    return Finding(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
+                   chart=payoff_matrix_chart(cells, title=title, value_label=value_label,
+                                             facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
+                   convention=conv)
+
+
 def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, name: str = "crossplay_focal_payoff",
                   convention: dict | None = None, bounds: tuple[float, float] | None = None):
     """The focal payoff matrix as a :class:`~scarce_lab.analysis.findings.Finding`: the
@@ -373,8 +387,6 @@ def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, na
     chart and a reading that states the interval method. ``payoff`` names the payoff
     and its unit (e.g. ``"total gain (pool units)"``); ``bounds``: its known ``(low, high)``
     (the interval is then :data:`BOUNDED_CI_METHOD`)."""
-    from .findings import Finding
-
     cells = focal_payoff_matrix(runs, by=by, bounds=bounds)
     method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
     conv = {"unit": "run; compositions never pooled", "intervals": method,
@@ -389,14 +401,8 @@ def matrix_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str, na
         b = best.row(0, named=True)
         reading += (f" Highest: focal {_short(b['focal_model'])} over background {_short(b['background_model'])}, "
                     f"{_cell_text(b)}.")
-    from .figures import markdown_table
-
-    wide = _wide(cells, by)
-    return Finding(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
-                  chart=payoff_matrix_chart(cells, title="Focal payoff by focal and background model",
-                                            value_label=f"focal payoff: {payoff}",
-                                            facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
-                  convention=conv)
+    return _matrix_finding(name, cells, by, conv, reading, "Focal payoff by focal and background model",
+                           f"focal payoff: {payoff}")
 
 
 def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
@@ -405,8 +411,6 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
     """The invader's advantage (:func:`invader_advantage`) as a Finding: focal payoff
     minus the residents' in the same run, paired per run, mean and interval per
     composition (self-play left out); ``bounds``: the payoff's known ``(low, high)``."""
-    from .findings import Finding
-
     cells = invader_advantage(runs, by=by, bounds=bounds)
     method = CI_METHOD if bounds is None else BOUNDED_CI_METHOD
     conv = {"unit": "run; compositions never pooled", "intervals": method + " of paired per-run differences",
@@ -416,14 +420,8 @@ def advantage_result(runs: pl.DataFrame, *, by: Sequence[str] = (), payoff: str,
                f"({payoff}), averaged over runs; {method} on the paired differences. "
                f"{cells.filter(pl.col('ci_low').is_not_null()).height} of {cells.height} compositions have an "
                f"interval (the others: one run, or no spread between runs); {sig.height} exclude 0.")
-    from .figures import markdown_table
-
-    wide = _wide(cells, by)
-    return Finding(name, frame=cells, text=markdown_table(wide) if wide.height else None, reading=reading,
-                  chart=payoff_matrix_chart(cells, title="Invader advantage: focal minus residents, paired per run",
-                                            value_label=_difference_label(payoff, bounds),
-                                            facet=by[0] if by and cells[by[0]].n_unique() > 1 else None),
-                  convention=conv)
+    return _matrix_finding(name, cells, by, conv, reading, "Invader advantage: focal minus residents, paired per run",
+                           _difference_label(payoff, bounds))
 
 
 def _difference_label(payoff: str, bounds: tuple[float, float] | None) -> str:

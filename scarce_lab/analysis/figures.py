@@ -49,7 +49,6 @@ from typing import Any
 import polars as pl
 
 RENDERER = "scarce_lab"
-CI_T = "95% t-intervals over simulations"
 #: Most data rows one chart embeds (each data set of a layered/concatenated chart);
 #: above it :class:`ChartTooLargeError`. 20,000 rows of a few columns is a few MB of
 #: spec, which vl-convert renders and a browser draws without trouble.
@@ -362,14 +361,20 @@ def _colour_domains(spec: dict, rows: list[dict]) -> dict[str, list]:
         scale = col.get("scale") or {}
         if scale.get("range") is not None or scale.get("scheme") is not None:
             return
-        values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
-        order = col.get("sort") if isinstance(col.get("sort"), list) else []
-        dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
+        dom = _legend_order(col, rows)
         out.setdefault(col["field"], [])
         out[col["field"]] += [v for v in dom if v not in out[col["field"]]]
 
     _walk(spec, visit)
     return out
+
+
+def _legend_order(col: dict, rows: list[dict]) -> list:
+    """The values of colour encoding ``col`` that ``rows`` hold, in legend order: the
+    encoding's ``sort`` list, then the rest ascending (as Vega-Lite sorts them)."""
+    values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
+    order = col.get("sort") if isinstance(col.get("sort"), list) else []
+    return [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
 
 
 def apply_colour_book(chart, book: ColourBook | None = None) -> None:
@@ -495,9 +500,7 @@ def colour_meanings(spec: dict) -> dict[str, dict[str, str]]:
             elif scale.get("scheme") is not None:
                 continue
             else:
-                values = {r[col["field"]] for r in rows if r.get(col["field"]) is not None}
-                order = col.get("sort") if isinstance(col.get("sort"), list) else []
-                dom = [v for v in order if v in values] + sorted((v for v in values if v not in order), key=str)
+                dom = _legend_order(col, rows)
                 pairs = zip(dom, [*PALETTE] * (len(dom) // len(PALETTE) + 1), strict=False)
             for value, colour in pairs:
                 out.setdefault(str(colour).lower(), {})[str(value)] = col["field"]
@@ -602,10 +605,6 @@ def _rows(spec: dict) -> list[dict]:
     return rows
 
 
-def _norm(text: str) -> str:
-    return reads_as(text)
-
-
 def chart_problems(spec: dict) -> tuple[list[str], str | None]:
     """The figure rules a Vega-Lite ``spec`` breaks, as messages, and why it is empty
     (``None`` when it has something to show). See :func:`check_chart`."""
@@ -650,10 +649,10 @@ def chart_problems(spec: dict) -> tuple[list[str], str | None]:
         seen: dict[str, str] = {}
         cut = int(limit / CHAR_PX) if limit else None
         for v in values:
-            key = _norm(v)[:cut] if cut else _norm(v)
+            key = reads_as(v)[:cut] if cut else reads_as(v)
             if key in seen:
                 problems.append(f"chart {name!r}: legend entries {seen[key]!r} and {v!r} read alike"
-                                + (f" (labels cut at {limit} px)" if cut and _norm(v) != _norm(seen[key]) else "")
+                                + (f" (labels cut at {limit} px)" if cut and reads_as(v) != reads_as(seen[key]) else "")
                                 + ": label the groups by what differs between them")
             seen.setdefault(key, v)
     for field, limit, sep in tick_fields:
@@ -919,8 +918,6 @@ def save_chart(chart, name: str, out_dir: str | Path = "figures", scale: float =
 def _scaled_svg(svg: str, scale: float) -> str:
     """``svg`` (vl-convert's, with a ``viewBox``) drawn at ``scale`` times its size: the
     root element's ``width``/``height`` change, the drawing scales with them."""
-    import re
-
     if scale == 1.0:
         return svg
     head, rest = svg.split(">", 1)

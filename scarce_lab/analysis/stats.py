@@ -128,12 +128,7 @@ def bounded_mean_ci(values, lower: float, upper: float, level: float = 0.95) -> 
     m, tlo, thi = mean_ci(x, level)
     if n == 1:
         return (m, *_none(ONE_VALUE, 2))
-    y = min(1.0, max(0.0, (m - lower) / (upper - lower)))
-    z = float(sps.norm.ppf(0.5 + level / 2))
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (y + z2 / (2 * n)) / denom
-    half = z * math.sqrt(y * (1 - y) / n + z2 / (4 * n * n)) / denom
+    center, half = _wilson(min(1.0, max(0.0, (m - lower) / (upper - lower))), n, level)
     slo, shi = lower + (upper - lower) * (center - half), lower + (upper - lower) * (center + half)
     lo = slo if math.isnan(tlo) else min(tlo, slo)
     hi = shi if math.isnan(thi) else max(thi, shi)
@@ -200,13 +195,16 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
         raise ValueError(f"wilson_ci: successes={successes} must lie in 0..n (n={n})")
     if n == 0:
         return _none("no trials (n=0)", 3)
+    center, half = _wilson(successes / n, n, level)
+    return successes / n, max(0.0, center - half), min(1.0, center + half)
+
+
+def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
+    """Centre and half-width of the Wilson score interval of a proportion ``p`` of ``n``."""
     z = float(sps.norm.ppf(0.5 + level / 2))
-    p = successes / n
     z2 = z * z
     denom = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return p, max(0.0, center - half), min(1.0, center + half)
+    return (p + z2 / (2 * n)) / denom, z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
 
 
 def bootstrap_ci(
@@ -594,7 +592,7 @@ def gini_expr(column: str) -> pl.Expr:
     or on a list column via ``pl.col(c).list.eval``): the sorted form
     ``sum_i (2 i - n - 1) x_(i) / (n sum x)``, identical to the mean-absolute-difference
     form. Nulls and ``nan`` are dropped; all-zero gives 0; no value gives null. Negative
-    values are the caller's to refuse (see :func:`check_non_negative`)."""
+    values are the caller's to refuse."""
     x = pl.col(column).drop_nulls().drop_nans().cast(pl.Float64).sort()
     n = x.len()
     total = x.sum()
@@ -604,15 +602,4 @@ def gini_expr(column: str) -> pl.Expr:
         .when(total == 0).then(0.0)
         .otherwise((ranks * x).sum() / (n * total))
     ).alias(column)
-
-
-def check_non_negative(df: pl.DataFrame, column: str, where: str) -> None:
-    """Raise ``ValueError`` naming ``where``, the column and the smallest value when a
-    value of ``column`` (a number or a list of numbers) is negative (Gini needs x >= 0)."""
-    col = pl.col(column)
-    if isinstance(df.schema[column], pl.List):
-        col = col.list.min()
-    low = df.select(col.min()).item()
-    if low is not None and low < 0:
-        raise ValueError(f"{where}: gini needs non-negative {column!r}, got min {low}")
 

@@ -21,6 +21,19 @@ class FormatChoice(StrEnum):
     json = "json"
 
 
+# the options both commands take
+Judges = Annotated[str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")]
+Concurrency = Annotated[int, typer.Option("--concurrency", "-k", min=1, help="Judge calls in flight.")]
+MinVotes = Annotated[int | None, typer.Option("--min-votes", min=1, help="Votes a label needs (default: majority).")]
+Seed = Annotated[int, typer.Option("--seed")]
+ApiBase = Annotated[str | None, typer.Option("--api-base")]
+Temperature = Annotated[float, typer.Option("--temperature", min=0.0, max=2.0)]
+CacheDir = Annotated[Path | None, typer.Option("--cache-dir", help="Response cache folder (default: the client's).")]
+Timeout = Annotated[float, typer.Option(
+    "--timeout", min=1.0, help="Seconds per model call (the embedded model is slow on busy CPUs).")]
+Progress = Annotated[bool, typer.Option("--progress/--no-progress")]
+
+
 def _client(
     concurrency: int,
     cache_dir: Path | None,
@@ -86,48 +99,22 @@ def label(
             "(.parquet/.csv/.jsonl)."
         ),
     ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out", "-o", help="Output folder (resumable: finished judgements are kept)."
-        ),
-    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumable: finished judgements are kept).")],
     taxonomy: Annotated[
         str | None, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file (default: the "
                                  "one of the dataset's environment; scarce for a units file).")
     ] = None,
-    judges: Annotated[
-        str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
-    ] = DEFAULT_JUDGES,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-k", min=1, help="Judge calls in flight.")
-    ] = 4,
-    min_votes: Annotated[
-        int | None,
-        typer.Option("--min-votes", min=1, help="Votes a label needs (default: majority)."),
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Label only the first N units.")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    n_boot: Annotated[
-        int, typer.Option("--n-boot", min=1, help="Bootstrap resamples for agreement CIs.")
-    ] = 1000,
-    api_base: Annotated[str | None, typer.Option("--api-base")] = None,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, max=2.0)] = 0.0,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option("--cache-dir", help="Response cache folder (default: the client's)."),
-    ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            min=1.0,
-            help="Seconds per model call (the embedded model is slow on busy CPUs).",
-        ),
-    ] = 600.0,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    judges: Judges = DEFAULT_JUDGES,
+    concurrency: Concurrency = 4,
+    min_votes: MinVotes = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Label only the first N units.")] = None,
+    seed: Seed = 0,
+    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples for agreement CIs.")] = 1000,
+    api_base: ApiBase = None,
+    temperature: Temperature = 0.0,
+    cache_dir: CacheDir = None,
+    timeout: Timeout = 600.0,
+    progress: Progress = True,
     executor: Annotated[ExecutorChoice, typer.Option("--executor", help=EXECUTOR_HELP)] = ExecutorChoice.local,
     address: Annotated[str | None, typer.Option("--address", help=ADDRESS_HELP)] = None,
 ) -> None:
@@ -174,16 +161,8 @@ def label(
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
     try:
-        res = label_units(
-            units,
-            tax,
-            specs,
-            client=_client(concurrency, cache_dir, api_base, temperature, timeout),
-            out_dir=out,
-            min_votes=min_votes,
-            concurrency=concurrency,
-            progress=progress,
-        )
+        res = label_units(units, tax, specs, client=_client(concurrency, cache_dir, api_base, temperature, timeout),
+                          out_dir=out, min_votes=min_votes, concurrency=concurrency, progress=progress)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     _fail_if_no_answer(res.judgements)
@@ -205,26 +184,16 @@ def label(
     arb = res.labels["status"].value_counts().sort("status")
     typer.echo("units: " + ", ".join(f"{s} {n}" for s, n in arb.iter_rows()))
     counts = res.votes.filter("accepted")["label"].value_counts().sort("count", descending=True)
-    typer.echo(
-        "accepted labels: " + (", ".join(f"{lab} {n}" for lab, n in counts.iter_rows()) or "none")
-    )
-    n_ties = res.votes.filter("tie").height
-    typer.echo(f"ties: {n_ties}")
-    pooled = agree.filter(agree["label"] == "(pooled)").row(0, named=True)
-    typer.echo(
-        f"agreement (pooled over labels): alpha {_fmt(pooled['alpha'])} "
-        f"[{_fmt(pooled['alpha_lo'])}, {_fmt(pooled['alpha_hi'])}], Fleiss kappa "
-        f"{_fmt(pooled['fleiss_kappa'])} [{_fmt(pooled['fleiss_lo'])}, {_fmt(pooled['fleiss_hi'])}]"
-        + _why(pooled)
-    )
-    macro = agree.filter(agree["label"] == "(macro)").row(0, named=True)
-    typer.echo(
-        f"agreement (macro over labels): alpha {_fmt(macro['alpha'])} "
-        f"[{_fmt(macro['alpha_lo'])}, {_fmt(macro['alpha_hi'])}] over "
-        f"{macro['alpha_labels_defined']} of {macro['n_labels']} labels, Fleiss kappa "
-        f"{_fmt(macro['fleiss_kappa'])} [{_fmt(macro['fleiss_lo'])}, {_fmt(macro['fleiss_hi'])}] "
-        f"over {macro['fleiss_labels_defined']} of {macro['n_labels']} labels" + _why(macro)
-    )
+    typer.echo("accepted labels: " + (", ".join(f"{lab} {n}" for lab, n in counts.iter_rows()) or "none"))
+    typer.echo(f"ties: {res.votes.filter('tie').height}")
+    for over in ("pooled", "macro"):
+        r = agree.filter(agree["label"] == f"({over})").row(0, named=True)
+        alpha = f"alpha {_fmt(r['alpha'])} [{_fmt(r['alpha_lo'])}, {_fmt(r['alpha_hi'])}]"
+        fleiss = f"Fleiss kappa {_fmt(r['fleiss_kappa'])} [{_fmt(r['fleiss_lo'])}, {_fmt(r['fleiss_hi'])}]"
+        if over == "macro":
+            alpha += f" over {r['alpha_labels_defined']} of {r['n_labels']} labels"
+            fleiss += f" over {r['fleiss_labels_defined']} of {r['n_labels']} labels"
+        typer.echo(f"agreement ({over} over labels): {alpha}, {fleiss}" + _why(r))
     n_invalid = int(res.judgements["invalid_labels"].list.len().sum())
     if n_invalid:
         typer.echo(f"invalid labels (not taxonomy ids, not counted): {n_invalid}")
@@ -260,26 +229,19 @@ def validate(
             "in turn from each run (round order within a run), so every run is represented.",
         ),
     ] = None,
-    judges: Annotated[
-        str, typer.Option("--judges", "-j", help="Comma-separated models, one per judge.")
-    ] = DEFAULT_JUDGES,
+    judges: Judges = DEFAULT_JUDGES,
     fmt: Annotated[FormatChoice, typer.Option("--format", "-f")] = FormatChoice.table,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Keep judgements here (resumable).")
-    ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-k", min=1)] = 4,
-    min_votes: Annotated[int | None, typer.Option("--min-votes", min=1)] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Keep judgements here (resumable).")] = None,
+    concurrency: Concurrency = 4,
+    min_votes: MinVotes = None,
     context_turns: Annotated[
-        int, typer.Option("--context-turns", min=0, help="Previous utterances shown as context.")
-    ] = 2,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    api_base: Annotated[str | None, typer.Option("--api-base")] = None,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, max=2.0)] = 0.0,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir")] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=1.0, help="Seconds per model call.")
-    ] = 600.0,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+        int, typer.Option("--context-turns", min=0, help="Previous utterances shown as context.")] = 2,
+    seed: Seed = 0,
+    api_base: ApiBase = None,
+    temperature: Temperature = 0.0,
+    cache_dir: CacheDir = None,
+    timeout: Timeout = 600.0,
+    progress: Progress = True,
 ) -> None:
     """Score a judge panel against expert labels (CaSiNo) or against what scripted agents
     meant (a dataset folder: the units of its environment with ``gold="intended"``, e.g.
@@ -308,16 +270,8 @@ def validate(
         raise typer.BadParameter(
             f"expert labels {unknown} are not ids of taxonomy {tax.id!r}", param_hint="--taxonomy"
         )
-    report = validate_panel(
-        units,
-        tax,
-        specs,
-        client=_client(concurrency, cache_dir, api_base, temperature, timeout),
-        out_dir=out,
-        min_votes=min_votes,
-        concurrency=concurrency,
-        progress=progress,
-    )
+    report = validate_panel(units, tax, specs, client=_client(concurrency, cache_dir, api_base, temperature, timeout),
+                            out_dir=out, min_votes=min_votes, concurrency=concurrency, progress=progress)
     _fail_if_no_answer(report.result.judgements)
     if fmt == FormatChoice.json:
         payload = report.to_json() | {"data": str(path)}
@@ -374,11 +328,8 @@ def _round_robin(units: list, limit: int | None) -> list:
 
 def _why(row: dict) -> str:
     """`` (alpha: reason; Fleiss: reason)`` for the undefined values of an agreement row."""
-    parts = [
-        f"{name}: {row[col]}"
-        for name, col in (("alpha", "alpha_reason"), ("Fleiss", "fleiss_reason"))
-        if row[col]
-    ]
+    parts = [f"{name}: {row[col]}" for name, col in (("alpha", "alpha_reason"), ("Fleiss", "fleiss_reason"))
+             if row[col]]
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -398,15 +349,8 @@ def _print_report(report, path: Path) -> None:
         for col in ("label", "support", "predicted", "precision", "recall", "F1", "Cohen's kappa"):
             table.add_column(col, justify="left" if col == "label" else "right")
         for r in report.per_label[key].iter_rows(named=True):
-            table.add_row(
-                r["label"],
-                str(r["support"]),
-                str(r["predicted"]),
-                _fmt(r["precision"]),
-                _fmt(r["recall"]),
-                _fmt(r["f1"]),
-                _fmt(r["cohen_kappa"]),
-            )
+            table.add_row(r["label"], str(r["support"]), str(r["predicted"]),
+                          *(_fmt(r[k]) for k in ("precision", "recall", "f1", "cohen_kappa")))
         console.print(table)
         console.print(
             f"  micro P {_fmt(s['micro_precision'])} R {_fmt(s['micro_recall'])} F1 {_fmt(s['micro_f1'])}; "

@@ -13,7 +13,6 @@ From an environment's config model derive:
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, model_validator
 
 from ..data.schema import is_scripted
+from ..data.tables import DERIVED, label_value
 
 
 class ConfigError(ValueError):
@@ -178,7 +178,7 @@ class ExperimentConfig(BaseModel):
         for name in self.OPTIONAL_CONDITION_FIELDS:  # only when set away from the default
             if name in flat:
                 out[name] = flat[name]
-        if out.get("interviews") is True and any(not is_scripted(m) for m in self._played_models()):
+        if out.get("interviews") is True and any(not is_scripted(m) for _, m in self.played_models()):
             # an interview is a call with its own answer budget: recorded, so that the record
             # gate (data/sent.py) finds what each interview call sends
             from ..agents.interviews import MAX_TOKENS
@@ -186,32 +186,37 @@ class ExperimentConfig(BaseModel):
             out["purpose_max_tokens"] = {**(out.get("purpose_max_tokens") or {}), "interview": MAX_TOKENS}
         return self._mark_not_sent(out)
 
-    def _played_models(self) -> list[str]:
-        """Every model string a seat of this config plays (scripted ones included)."""
+    def played_models(self) -> list[tuple[str, str]]:
+        """``(field, model)`` of every model this config plays (scripted ones included),
+        each model once, under the first field that names it: ``model``,
+        ``negotiator_model``, then ``seats.<agent id>`` (the config's ``seat_models()``,
+        where it has seats)."""
         seat_models = getattr(self, "seat_models", None)
-        found = list(seat_models().values()) if callable(seat_models) else []
-        return found + [m for m in (getattr(self, "model", None), getattr(self, "negotiator_model", None)) if m]
+        fields = [("model", getattr(self, "model", None)), ("negotiator_model", getattr(self, "negotiator_model", None)),
+                  *((f"seats.{a}", m) for a, m in (seat_models() if callable(seat_models) else {}).items())]
+        first: dict[str, str] = {}
+        for name, model in fields:
+            if model:
+                first.setdefault(model, name)
+        return [(name, model) for model, name in first.items()]
 
     def non_default_settings(self) -> dict[str, Any]:
         """The condition settings (except ``LABEL_FIELD``) that differ from the
         config's defaults."""
-        settings = self.condition_settings()
         defaults = self.condition_settings_defaults()
-        return {
-            k: v for k, v in sorted(settings.items()) if k != self.LABEL_FIELD and defaults.get(k) != v
-        }
+        return {k: v for k, v in sorted(self.condition_settings().items())
+                if k != self.LABEL_FIELD and defaults.get(k) != v}
 
     def condition_label(self) -> str:
         """A readable label: the ``LABEL_FIELD`` value, then every other condition
         setting that differs from the config's default, as ``name=value`` (sorted)."""
         head = [str(self.condition_settings()[self.LABEL_FIELD])] if self.LABEL_FIELD else []
-        extra = [f"{k.split('.')[-1]}={_short(v)}" for k, v in self.label_settings().items()]
+        extra = [f"{k.split('.')[-1]}={label_value(v)}" for k, v in self.label_settings().items()]
         return ",".join(head + extra) or "default"
 
-    #: Condition settings set by other settings (an interview's or a program call's answer
-    #: budget follows from ``interviews`` or the task): recorded for the record gate and
+    #: Condition settings set by other settings (:data:`scarce_lab.data.tables.DERIVED`):
     #: compared like every setting, never shown in a label.
-    DERIVED_SETTINGS: ClassVar[tuple[str, ...]] = ("purpose_max_tokens",)
+    DERIVED_SETTINGS: ClassVar[tuple[str, ...]] = DERIVED
 
     def label_settings(self) -> dict[str, Any]:
         """:meth:`non_default_settings` without the :attr:`DERIVED_SETTINGS` (what every
@@ -221,13 +226,9 @@ class ExperimentConfig(BaseModel):
     def condition_settings_defaults(self) -> dict[str, Any]:
         """:meth:`condition_settings` of a config with every field at its default (for
         fields without a default, the value of this config)."""
-        cls = type(self)
-        base = {}
-        for name, f in cls.model_fields.items():
-            if f.is_required():
-                base[name] = getattr(self, name, None)
+        base = {name: getattr(self, name, None) for name, f in type(self).model_fields.items() if f.is_required()}
         try:
-            return cls.model_validate(base).condition_settings()
+            return type(self).model_validate(base).condition_settings()
         except ValidationError:
             return {}
 
@@ -248,14 +249,6 @@ def _boolean_as_number(raw: Any, built: Any, path: str) -> tuple[str, bool] | No
             if (found := _boolean_as_number(v, b, f"{path}{i}.")) is not None:
                 return found
     return None
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    if isinstance(v, list | dict):
-        return json.dumps(v, separators=(",", ":"), sort_keys=True)
-    return str(v)
 
 
 def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -243,16 +243,9 @@ def read_json(path: str | Path) -> Any:
 
 
 def write_json_atomic(path: str | Path, value: Any) -> None:
-    """Replace ``path`` with ``value`` as indented JSON, atomically and durably."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    """Replace ``path`` with ``value`` as indented JSON, atomically and durably
+    (:func:`write_atomic`)."""
+    write_atomic(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 # -- the recorder's and loaders' names for the same mechanics ------------------------------
@@ -267,11 +260,6 @@ class TrajectoryFileError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-def read_bytes_no_bom(path: str | Path) -> bytes:
-    """The file's bytes without a leading UTF-8 byte-order mark."""
-    return Path(path).read_bytes().removeprefix(BOM)
-
-
 def read_json_file(path: str | Path) -> Any:
     """Parse a whole JSON file (BOM accepted).
 
@@ -281,7 +269,7 @@ def read_json_file(path: str | Path) -> Any:
     """
     path = Path(path)
     try:
-        text = read_bytes_no_bom(path).decode("utf-8")
+        text = path.read_bytes().removeprefix(BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TrajectoryFileError(path, None, f"not UTF-8 text ({exc})") from None
     try:
@@ -338,11 +326,6 @@ def iter_json_objects(path: str | Path, *, allow_torn_tail: bool = True) -> Iter
         if not isinstance(obj, dict):
             raise TrajectoryFileError(path, i, f"expected a JSON object, got {type(obj).__name__}")
         yield i, obj
-
-
-def append_lines(path: str | Path, lines: list[str]) -> None:
-    """Append whole lines durably (:func:`append_jsonl_durable`)."""
-    append_jsonl_durable(path, lines)
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:

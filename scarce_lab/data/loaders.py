@@ -1,6 +1,6 @@
 """Load a folder of run directories into typed polars frames.
 
-(``export_parquet`` and ``EXPORT_MARKER`` are defined in :mod:`scarce_lab.data.export`,
+(``export_parquet`` and ``EXPORT_MARKER`` are defined in :mod:`scarce_lab.data.parquet`,
 ``polars_dtype`` and ``model_schema`` in :mod:`scarce_lab.data.dtypes`; all are
 importable from here.)
 
@@ -46,8 +46,8 @@ import polars as pl
 from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
 from .events import payload_types, registered, registration
 from .events.base import EventEnvelope
-from .export import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
+from .parquet import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
 from .schema import RunManifest, RunStatus
 from .streams import check_complete_run, incomplete_streams
@@ -469,7 +469,7 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
             committed rounds are valid data (events after the last commit are left out).
         cache: keep the dataset as partitioned Parquet (:func:`export_parquet`) in the
             cache folder and load it from there while no file of any run changed
-            (:mod:`scarce_lab.data.cache`); ``None``: the ``SCARCE_LAB_CACHE``
+            (:mod:`scarce_lab.data.parquet`); ``None``: the ``SCARCE_LAB_CACHE``
             environment variable decides (default off). A load from the cache repeats
             no warning of the first load (e.g. skipped duplicate run directories).
 
@@ -491,14 +491,12 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
     run_dirs = find_run_dirs(Path(path))
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
-    from . import cache as _cache
+    from .parquet import cache_enabled, cached, layout_files
 
-    if _cache.cache_enabled(cache):
-        folder = _cache.cache_dir("dataset", path)
-        stamp = _cache.fingerprint(_cache.layout_files({"runs": run_dirs}), {"include_incomplete": include_incomplete})
-        if not _cache.is_fresh(folder, stamp):
-            ds = load_dataset(path, include_incomplete=include_incomplete, cache=False)
-            _cache.store(folder, stamp, lambda tmp: export_parquet(ds, tmp / "dataset"))
+    if cache_enabled(cache):
+        folder = cached("dataset", path, layout_files({"runs": run_dirs}), lambda tmp: export_parquet(
+            load_dataset(path, include_incomplete=include_incomplete, cache=False), tmp / "dataset"),
+            {"include_incomplete": include_incomplete})
         return load_parquet(folder / "dataset")
     runs: list[dict] = []
     manifests: list[RunManifest] = []
@@ -589,10 +587,10 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     return events.drop(order), payloads
 
 
-# -- Parquet (scarce_lab.data.export) ------------------------------------------------------
+# -- Parquet (scarce_lab.data.parquet) -----------------------------------------------------
 def load_parquet(path: Path | str) -> Dataset:
     """Load a folder written by :func:`export_parquet` (frames are lazy scans: a query
-    reads only the columns and partitions it needs; see :mod:`scarce_lab.data.export`).
+    reads only the columns and partitions it needs; see :mod:`scarce_lab.data.parquet`).
 
     Raises:
         TrajectoryFileError: the marker or a manifest line is corrupt.

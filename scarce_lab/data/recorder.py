@@ -30,7 +30,7 @@ from .events import Payload, Visibility, event_model
 from .events.base import EventEnvelope
 from .jsonl import (
     TrajectoryFileError,
-    append_lines,
+    append_jsonl_durable,
     iter_lines,
     write_atomic,
     write_jsonl_atomic,
@@ -394,7 +394,7 @@ class RunRecorder:
             self._calls.append(c)
         if self._calls:
             written = list(self._calls)
-            append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
+            append_jsonl_durable(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
             from .sent import check_sent
 
@@ -415,10 +415,10 @@ class RunRecorder:
     # -- internals ----------------------------------------------------------------
     def _flush(self) -> None:
         if self._calls:
-            append_lines(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
+            append_jsonl_durable(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
         if self._events:
-            append_lines(self.run_dir / EVENTS, [_dump(e) for e in self._events])
+            append_jsonl_durable(self.run_dir / EVENTS, [_dump(e) for e in self._events])
             self._events.clear()
 
     def _write_manifest(self) -> None:
@@ -437,12 +437,3 @@ def _dump_manifest(manifest: RunManifest) -> str:
         return manifest.model_dump_json(indent=2) + "\n"
     except ValueError:  # PydanticSerializationError: surrogates not allowed
         return json.dumps(scrub_surrogates(manifest.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
-
-
-def iter_jsonl(path: Path, *, allow_torn_tail: bool = False):
-    """Yield ``(line number, dict)`` for each line of a JSONL file (see
-    :func:`scarce_lab.data.jsonl.iter_json_objects`); kept for callers of 0.1."""
-    from .jsonl import iter_json_objects
-
-    yield from iter_json_objects(path, allow_torn_tail=allow_torn_tail)
-

@@ -24,9 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .events.base import SCHEMA_VERSION
 
-#: Event kind that marks the end of a durable round (written by the recorder).
-ROUND_COMMITTED = "round_committed"
-
 
 def package_version() -> str:
     """The installed scarce_lab version (recorded in every manifest and checkpoint)."""

@@ -92,6 +92,8 @@ _MAPPED_EXTRA = frozenset({"top_p", "stop", "presence_penalty", "frequency_penal
                            "logprobs", "top_logprobs", "parallel_tool_calls"})
 
 _REPAIR_TEMPLATE = (Path(__file__).parent / "prompts" / "repair.txt").read_text()
+
+
 class LLMSettings(BaseModel):
     """Client-wide settings. Units: seconds for times, tokens for lengths."""
 
@@ -156,12 +158,9 @@ def effective_context(context: CallContext | None) -> CallContext:
     current :class:`~scarce_lab.llm.scope.RunScope` (explicit values win)."""
     ctx = context or CallContext()
     scope = current_scope()
-    return replace(
-        ctx,
-        run_id=ctx.run_id if ctx.run_id is not None else scope.run_id,
-        agent=ctx.agent if ctx.agent is not None else scope.agent,
-        round=ctx.round if ctx.round is not None else scope.round,
-    )
+    return replace(ctx, run_id=ctx.run_id if ctx.run_id is not None else scope.run_id,
+                   agent=ctx.agent if ctx.agent is not None else scope.agent,
+                   round=ctx.round if ctx.round is not None else scope.round)
 
 
 def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
@@ -190,33 +189,22 @@ class LLMClient:
 
     def decide(self, **kwargs: Any) -> Any:
         """Synchronous :meth:`adecide` (works inside Jupyter's running loop too)."""
-        from .._sync import run_sync
-
         return run_sync(self.adecide(**kwargs))
 
     def complete(self, model: str, messages: list[dict[str, Any]], *, seed: int, **kwargs: Any) -> Any:
         """Synchronous :meth:`acomplete`."""
-        from .._sync import run_sync
-
         return run_sync(self.acomplete(model, messages, seed=seed, **kwargs))
 
-    def __init__(
-        self,
-        settings: LLMSettings | None = None,
-        cache: ResponseCache | None = None,
-        rate_limiter: RateLimiter | None = None,
-    ):
+    def __init__(self, settings: LLMSettings | None = None, cache: ResponseCache | None = None,
+                 rate_limiter: RateLimiter | None = None):
         self.settings = settings or LLMSettings()
         self.rate_limiter = rate_limiter if rate_limiter is not None else shared_limiter()
         for name, spec in self.settings.rate_limits.items():
             self.rate_limiter.configure(name, spec)
         self._slots = ConcurrencyLimit(self.settings.max_concurrency)
-        if cache is not None:
-            self.cache = cache
-        elif self.settings.cache:
+        self.cache = cache
+        if cache is None and self.settings.cache:
             self.cache = ResponseCache(self.settings.cache_dir)
-        else:
-            self.cache = None
 
     # -- public API ----------------------------------------------------------------
     def structured_mode(self, model: str, api_base: str | None = None) -> str:
@@ -302,15 +290,9 @@ class LLMClient:
         second = None
         first_outcome = res.record.outcome
         if decision is None and first_outcome in (oc.INVALID, oc.AMBIGUOUS, oc.TEXT_FOR_TOOL) and self.settings.repair:
-            schema_text = _schema_json(schema)
-            second = (
-                [
-                    *messages,
-                    {"role": "assistant", "content": res.text or ""},
-                    {"role": "user", "content": _REPAIR_TEMPLATE.format(error=error, schema=schema_text)},
-                ],
-                base_tokens,
-            )
+            repair = _REPAIR_TEMPLATE.format(error=error, schema=_schema_json(schema))
+            second = ([*messages, {"role": "assistant", "content": res.text or ""}, {"role": "user", "content": repair}],
+                      base_tokens)
         elif decision is None and first_outcome == oc.EMPTY:
             second = (messages, base_tokens)
         elif decision is None and first_outcome == oc.TRUNCATED:
@@ -339,17 +321,9 @@ class LLMClient:
             outcome, source = answered[-1].outcome, "fallback"
         else:
             outcome, source = calls[-1].outcome, None
-        return DecisionOutcome(
-            decision=decision,
-            valid=used is not None,
-            repaired=used is not None and len(calls) > 1,
-            fallback_used=fallback_used,
-            violation=first_error,
-            calls=calls,
-            outcome=outcome or oc.INVALID,
-            missing=missing,
-            source=source,
-        )
+        return DecisionOutcome(decision=decision, valid=used is not None, repaired=used is not None and len(calls) > 1,
+                               fallback_used=fallback_used, violation=first_error, calls=calls,
+                               outcome=outcome or oc.INVALID, missing=missing, source=source)
 
     async def acomplete(
         self,
@@ -423,21 +397,11 @@ class LLMClient:
         mhash = messages_hash(messages)
         call_id = call_id_for(run_id=ctx.run_id, agent=ctx.agent, round=ctx.round, purpose=ctx.purpose, seed=seed,
                               messages_hash=mhash, attempt=attempt, model=model, params=key_params)
-        record = LLMCallRecord(
-            run_id=ctx.run_id,
-            call_id=call_id,
-            round=ctx.round,
-            agent=ctx.agent,
-            purpose=ctx.purpose,
-            model=model,
-            params=key_params,
-            dropped_params=answer_params(dropped, {}) or None,
-            structured_output=structured_output,
-            messages=messages,
-            messages_hash=mhash,
-            attempt=attempt,
-            decision_id=decision_id or call_id,
-        )
+        record = LLMCallRecord(run_id=ctx.run_id, call_id=call_id, round=ctx.round, agent=ctx.agent,
+                               purpose=ctx.purpose, model=model, params=key_params,
+                               dropped_params=answer_params(dropped, {}) or None, structured_output=structured_output,
+                               messages=messages, messages_hash=mhash, attempt=attempt,
+                               decision_id=decision_id or call_id)
         form = {"json_schema": "response_format", "json_object": "response_format", "tools": "tools"}.get(
             structured_output or "")
         if form is not None and form in dropped:  # never unconstrained text without the record saying so
@@ -462,7 +426,7 @@ class LLMClient:
             return CompletionResult(None, None, record, error=reservation)
 
         wire = WireCapture()
-        call_params = {k: v for k, v in params.items()}
+        call_params = dict(params)
         if api_base:
             call_params["api_base"] = api_base
         # the calls of games furthest behind (lowest round) first (llm/concurrency.py)
@@ -472,8 +436,8 @@ class LLMClient:
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is None:
                 t0 = time.perf_counter()
-                response, error = await self._call_with_retries(
-                    model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
+                response, error = await call_with_retries(  # rate limits and transport retries
+                    s, self.rate_limiter, model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
                 record.latency_s = time.perf_counter() - t0
         if cached is not None:
             settle_call(reservation, 0.0)
@@ -486,38 +450,20 @@ class LLMClient:
             record.error = error
             record.outcome = oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else oc.TRANSPORT_ERROR
             return CompletionResult(None, None, record, error=error)
-        parts = _message_parts(response)
+        parts = response_parts(response)  # any shape, an empty ``choices`` list included
         usage = oc._get(response, "usage")
         record.prompt_tokens = _int_or_none(oc._get(usage, "prompt_tokens"))
         record.completion_tokens = _int_or_none(oc._get(usage, "completion_tokens"))
         record.cost_usd = _cost(response, model, api_base, s.prices, record)
         settle_call(reservation, record.cost_usd)
         if self.cache is not None:
-            self.cache.put(
-                key,
-                model,
-                {
-                    "text": parts.text,
-                    "tool_calls": parts.tool_calls,
-                    "finish_reason": parts.finish_reason,
-                    "refusal": parts.refusal,
-                    "n_choices": parts.n_choices,
-                    "prompt_tokens": record.prompt_tokens,
-                    "completion_tokens": record.completion_tokens,
-                    "latency_s": record.latency_s,
-                    "params": record.params,
-                },
-            )
+            self.cache.put(key, model, {
+                "text": parts.text, "tool_calls": parts.tool_calls, "finish_reason": parts.finish_reason,
+                "refusal": parts.refusal, "n_choices": parts.n_choices, "prompt_tokens": record.prompt_tokens,
+                "completion_tokens": record.completion_tokens, "latency_s": record.latency_s, "params": record.params})
         return _result(record, parts, tools=bool(tools))
 
     # -- internals ----------------------------------------------------------------
-    async def _call_with_retries(self, model, messages, params, extra):
-        """One completion with rate limiting and transport retries: see
-        :func:`scarce_lab.llm.transport.call_with_retries`."""
-        return await call_with_retries(
-            self.settings, self.rate_limiter, model, messages, params, extra
-        )
-
     @staticmethod
     def _validate(res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
         """Turn one call into ``(decision, None)`` or ``(None, error)`` and set its
@@ -541,22 +487,12 @@ class LLMClient:
         return pr.decision, None
 
 
-def _message_parts(response: Any) -> ResponseParts:
-    """Text, tool calls, ``finish_reason``, refusal and number of choices of a
-    response of any shape (an empty ``choices`` list included; never raises)."""
-    return response_parts(response)
-
-
 def _from_cache(record: Any, cached: dict[str, Any], *, tools: bool) -> CompletionResult:
     """A stored answer as this call's result: recorded as a cache hit, at no cost, with
     the parameters, tokens and latency stored with it."""
-    parts = ResponseParts(
-        text=cached.get("text"),
-        tool_calls=cached.get("tool_calls"),
-        finish_reason=cached.get("finish_reason"),
-        refusal=cached.get("refusal"),
-        n_choices=cached.get("n_choices", 1),
-    )
+    parts = ResponseParts(text=cached.get("text"), tool_calls=cached.get("tool_calls"),
+                          finish_reason=cached.get("finish_reason"), refusal=cached.get("refusal"),
+                          n_choices=cached.get("n_choices", 1))
     if cached.get("params") is not None:
         record.params = cached["params"]
     record.prompt_tokens = cached.get("prompt_tokens")

@@ -46,10 +46,6 @@ class ModelPrice(BaseModel):
 COST_CAP = "cost cap"
 
 
-class UnknownPriceError(ValueError):
-    """A cap is set for a model whose price is not known (set ``llm.prices``)."""
-
-
 def is_local_endpoint(api_base: str | None) -> bool:
     """True for an ``api_base`` on this machine or a private network (``localhost``,
     loopback, RFC 1918, link-local addresses)."""

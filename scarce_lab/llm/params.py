@@ -46,12 +46,6 @@ CONDITION_PARAMS = ("temperature", "max_tokens", "reasoning_effort")
 NOT_SENT = "not sent"
 
 
-def _jsonable(value: Any) -> Any:
-    from .cache import _jsonable as j
-
-    return j(value)
-
-
 def _provider(model: str) -> tuple[str, str] | None:
     """``(model name for the provider, provider)`` as litellm routes ``model``."""
     from .transport import load_litellm
@@ -112,7 +106,7 @@ def wire_params(body: dict[str, Any]) -> dict[str, Any]:
     """The parameters of a request body as litellm sent it: every key but the prompt,
     the model and streaming flags (credentials never appear in a body litellm builds,
     and are removed if they do), as JSON data."""
-    from .cache import is_secret_param
+    from .cache import _jsonable, is_secret_param
 
     out = {}
     for k, v in body.items():

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-EXECUTORS = ("local", "ray")
 Transfer = Literal["shared", "return"]
 
 
@@ -57,17 +56,6 @@ class RunOutcome:
     status: str
     error: str | None = None
     detail: dict[str, Any] | None = None
-
-
-def check_executor(name: str) -> str:
-    """``name`` if it is a known executor.
-
-    Raises:
-        ValueError: not one of :data:`EXECUTORS`.
-    """
-    if name not in EXECUTORS:
-        raise ValueError(f"executor must be one of {list(EXECUTORS)}, got {name!r}")
-    return name
 
 
 # -- Ray connection ---------------------------------------------------------------------

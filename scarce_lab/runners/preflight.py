@@ -113,22 +113,6 @@ def check_model(model: str, llm: Any = None, *, field: str = "model") -> None:
             f"(litellm needs it for this provider; keys never go into configs){hint}")
 
 
-def _models(cfg: Any) -> list[tuple[str, str]]:
-    """``(field, model)`` of every model a config plays."""
-    out = [("model", cfg.model)]
-    neg = getattr(cfg, "negotiator_model", None)
-    if neg:
-        out.append(("negotiator_model", neg))
-    known = {m for _, m in out}
-    seats = getattr(cfg, "seat_models", None)  # a model per seat (config.seats: SovSim, Economy)
-    if callable(seats):
-        for agent, model in seats().items():
-            if model not in known:
-                out.append((f"seats.{agent}", model))
-                known.add(model)
-    return out
-
-
 def check_configs(configs: Iterable[Any]) -> None:
     """Every model of every config is usable (see the module docstring), before
     anything is written. Each distinct (environment, model, api_base) is checked once.
@@ -141,7 +125,7 @@ def check_configs(configs: Iterable[Any]) -> None:
     seen: set[tuple] = set()
     for cfg in configs:
         check_policy = for_config(cfg).check_policy
-        for field, model in _models(cfg):
+        for field, model in cfg.played_models():
             llm = getattr(cfg, "llm", None)  # an environment without a model client has none
             key = (type(cfg).__name__, field, model, getattr(llm, "api_base", None), getattr(cfg, "task", None))
             if key in seen:

@@ -168,7 +168,7 @@ def test_agent_round_cache_is_used_only_while_fresh(tmp_path, monkeypatch):
 
     from polars.testing import assert_frame_equal
 
-    from scarce_lab.data import cache
+    from scarce_lab.data import parquet as cache
     from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
     if not SOVSIM_SAMPLE.exists():
@@ -283,7 +283,7 @@ def test_dataset_cache_partitioned_and_fresh_only(tmp_path, monkeypatch):
 
     from polars.testing import assert_frame_equal
 
-    from scarce_lab.data import cache
+    from scarce_lab.data import parquet as cache
 
     monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
     data = tmp_path / "data"

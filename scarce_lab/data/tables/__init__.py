@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["label_conditions", "settings_json"]
+__all__ = ["DERIVED", "label_conditions", "label_value", "settings_json"]
 
 
 def settings_json(settings: dict[str, Any]) -> str:
@@ -27,7 +27,9 @@ def settings_json(settings: dict[str, Any]) -> str:
     return json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _short(v: Any) -> str:
+def label_value(v: Any) -> str:
+    """A setting's value in a condition label: a whole float as an integer, a list or
+    mapping as compact JSON, anything else as text."""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     if isinstance(v, list | dict):
@@ -84,7 +86,7 @@ def _separate_collisions(labels: dict, parsed: dict, models: dict | None) -> dic
                   if len({settings_json({"v": m[k]}) if k in m else "<absent>" for m in members}) > 1]
         differ = _fewest_that_tell_apart(differ, members)
         for base, s in hit:
-            extra = [f"{_name(k)}={_short(parsed[s][k])}" for k in differ if k in parsed[s]]
+            extra = [f"{_name(k)}={label_value(parsed[s][k])}" for k in differ if k in parsed[s]]
             out[(base, s)] = ",".join([lab, *extra])
     by_label = {}
     for pair, lab in out.items():
@@ -139,7 +141,7 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     ]
     labels = {}
     for base, s in distinct:
-        extra = [f"{_name(k)}={_short(parsed[s].get(k))}" for k in varying if k in parsed[s]]
+        extra = [f"{_name(k)}={label_value(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
     models = None
     if "model" in df.columns:

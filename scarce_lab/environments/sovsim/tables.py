@@ -201,7 +201,7 @@ def load_agent_rounds(
     their ``source``, and the tables never pool two sources.
 
     ``cache``: keep the table as Parquet and read it from there while no source file
-    changed (:mod:`scarce_lab.data.cache`; ``None``: ``SCARCE_LAB_CACHE``); a forced load
+    changed (:mod:`scarce_lab.data.parquet`; ``None``: ``SCARCE_LAB_CACHE``); a forced load
     is never cached (its warnings must be seen every time). ``lazy``: return a LazyFrame
     (with the cache, a scan of its Parquet files, so a table that needs a few columns
     reads only those).
@@ -212,8 +212,8 @@ def load_agent_rounds(
         GovSimConfigError: a GovSim run without its configuration (unless ``force``).
         TrajectoryFileError / ValueError: a file is corrupt (message names the file).
     """
-    from ...data import cache as _cache
     from ...data.loaders import load_dataset
+    from ...data.parquet import cache_enabled, cached_frame, layout_files
     from .published.govsim_log import read_govsim_logs
     from .published.sovsim_json import read_rationales_many
     from .published.sovsim_runs import read_sim_file
@@ -226,9 +226,9 @@ def load_agent_rounds(
         if not force:
             raise MixedLayoutsError(msg + "; load them separately (or pass force=True / --force)")
         warnings.warn(ForcedDataWarning(f"FORCED: {msg}; concatenated, each row keeps its source"), stacklevel=2)
-    if _cache.cache_enabled(cache) and not force:
-        scan = _cache.cached_frame(
-            "sovsim_agent_rounds", path, [*_cache.layout_files(found), *found["sovsim_run"]],
+    if cache_enabled(cache) and not force:
+        scan = cached_frame(
+            "sovsim_agent_rounds", path, [*layout_files(found), *found["sovsim_run"]],
             lambda: load_agent_rounds(path, include_incomplete=include_incomplete, cache=False),
             partition_by=("source", "model"),
             options={"include_incomplete": include_incomplete, "reader": READER_VERSION},
