@@ -34,11 +34,6 @@ BASELINES = ("none", "full", "round-robin")
 ECONOMY_PRESETS = ("default", *PRESETS)
 
 
-#: The answer tokens :class:`scarce_lab.environments.economy.agents.llm.LLMPartialPolicy` asks for when
-#: built without ``max_tokens``; a run always passes ``llm.max_tokens`` (or a seat's).
-POLICY_MAX_TOKENS = 96
-
-
 class EconomyLLM(LLMSettings):
     """Client settings with the Economy's defaults: greedy decoding; ``max_tokens``
     (the client's default, 256) is the answer tokens every agent's decision sends (the

@@ -308,6 +308,12 @@ def final_counts(config: dict) -> dict[str, int]:
     return {"episode_end": n[0] + n[1]} if all(isinstance(x, int) for x in n) else {}
 
 
+def genome_payload(g: dict) -> Genome:
+    """A policy's genome (``genome_json``: a rule's ``if``/``move``/``text``, a partial
+    agent's ``capability``/``instruction``/``wake_on``) as its typed record."""
+    return Genome(**_genome(g))
+
+
 # -- version 1 -> 2 ------------------------------------------------------------
 def _genome(g: dict) -> dict:
     if g.get("kind") == "rule":

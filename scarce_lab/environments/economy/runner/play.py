@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from scarce_lab.data.schema import RunManifest, RunStatus, package_version
 from scarce_lab.runners.calltap import CallTap
@@ -38,9 +39,10 @@ from scarce_lab.runtime import open_run, record_calls_of
 
 from .. import events as ev
 from ..config import BASELINES, EconomyRunConfig
-from ..world import Economy, run_episode
+from ..world import Economy, EpisodeEnd, EpisodeResult, run_episode
 from ..world.arithmetic import make_problem
 from ..world.blocksworld import BlocksWorld, make_instance, size_for_episode
+from ..world.core import birth_record
 from ..world.program import ProgramEpisode, ProgramState
 from ..world.qa import QAItem, QATask
 from .seats import (
@@ -56,7 +58,7 @@ from .seats import (
 if TYPE_CHECKING:
     from scarce_lab.tasks.taskdir import TaskDir
 
-__all__ = ["BASELINES", "EconomyRunConfig", "ProgramTask", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
+__all__ = ["BASELINES", "EconomyRunConfig", "ProgramTask", "load_qa_jsonl", "make_policy", "run_economy"]
 
 
 def load_qa_jsonl(path: Path) -> list[QAItem]:
@@ -269,11 +271,6 @@ def policy_max_tokens(cfg: EconomyRunConfig, settings: dict) -> int:
     return cfg.llm.max_tokens
 
 
-def run_id_for(cfg: EconomyRunConfig) -> str:
-    """The run id of ``cfg`` (see :attr:`EconomyRunConfig.run_id`)."""
-    return cfg.run_id
-
-
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
     """The run manifest (condition derived from the config; every seat's model and
     settings with seats: :func:`.economy_seats.seat_manifest`)."""
@@ -352,24 +349,22 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
 def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
     if isinstance(policy, SeatedPolicy):
-        return seated_founders(cfg, economy, rec, policy, genome_payload)
+        return seated_founders(cfg, economy, rec, policy)
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
-        a, tr = economy.add_agent(genome, episode=0, origin="founder", bid=bid)
-        rec.emit(ev.Birth(origin="founder", parent=None, bid=bid, endowment=tr.amount,
-                          funder=tr.src, episode=0, genome=genome_payload(policy.genome_json(genome))),
-                 round=0, phase="train", agent=a.agent_id)
+        emit_birth(rec, birth_record(*economy.add_agent(genome, episode=0, origin="founder", bid=bid)),
+                   policy.genome_json(genome), 0)
     return economy
 
 
-def genome_payload(g: dict) -> ev.Genome:
-    """A policy's genome (``genome_json``) as the typed record of the trajectory format."""
-    if g.get("kind") == "rule":
-        return ev.Genome(kind="rule", literals=[ev.RuleLiteral(feature=f, value=w) for f, w in g["if"]],
-                         move=list(g["move"]), text=g.get("text"))
-    return ev.Genome(kind="partial", capability=g.get("capability"), instruction=g.get("instruction"),
-                     wake_on=list(g.get("wake_on", [])))
+def emit_birth(rec, birth: dict, genome: dict, rnd: int) -> None:
+    """Record ``birth`` (:func:`~scarce_lab.environments.economy.world.core.birth_record`)
+    with the newborn's ``genome`` (its policy's ``genome_json``) as a ``birth`` event of
+    training round ``rnd``."""
+    b = dict(birth)
+    agent = b.pop("agent")
+    rec.emit(ev.Birth(**b, genome=ev.genome_payload(genome)), round=rnd, phase="train", agent=agent)
 
 
 def _action_payload(action) -> ev.Action:
@@ -403,34 +398,117 @@ def _engine_payload(kind: str, step: int, p: dict, tap: CallTap | None = None):
     raise ValueError(f"unknown engine event kind {kind!r}")
 
 
-def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
-    """Every episode as ``(phase, index within phase, round)`` in play order."""
-    return [("train", e, e) for e in range(cfg.episodes)] + [
-        ("eval", e, cfg.episodes + e) for e in range(cfg.eval_episodes)
-    ]
+class Episode(NamedTuple):
+    """One episode of a run: its ``phase`` (``train`` | ``eval``), its ``index`` within
+    the phase and its ``round`` (training first, then evaluation)."""
+
+    phase: str
+    index: int
+    round: int
+
+
+def episodes_to_play(cfg: EconomyRunConfig, state: dict) -> Iterator[Episode]:
+    """The episodes not yet committed (``state["next_round"]`` on), in play order; notes
+    the balances at the start of evaluation (``state["eval_balances"]``, which
+    :func:`close_episode` checks)."""
+    schedule = [Episode("train", e, e) for e in range(cfg.episodes)]
+    schedule += [Episode("eval", e, cfg.episodes + e) for e in range(cfg.eval_episodes)]
+    for ep in schedule[state["next_round"]:]:
+        if ep.phase == "eval" and state["eval_balances"] is None:
+            state["eval_balances"] = state["economy"].ledger.balances()
+        yield ep
+
+
+def start_episode(cfg: EconomyRunConfig, rec, tasks: _Tasks, ep: Episode, *, record: bool = True):
+    """The task instance of ``ep``: ``(env, info)`` (:meth:`_Tasks.make`); with
+    ``detail="steps"`` and ``record``, records ``episode_start``."""
+    env, info = tasks.make(ep.phase, ep.index)
+    if cfg.detail == "steps" and record:
+        rec.emit(ev.EpisodeStart(episode=ep.index, task=_task_payload(info)), round=ep.round, phase=ep.phase)
+    return env, info
+
+
+def end_episode(cfg: EconomyRunConfig, rec, ep: Episode, info: dict, summary: EpisodeSummary, *, solved: bool,
+                steps: int, reward: int, end: str) -> None:
+    """Record ``episode_end`` (with ``detail="episodes"`` the instance's size / id, as
+    there is no ``episode_start``) and ``episode_agents``."""
+    task = None
+    if cfg.detail == "episodes":  # the summary keeps only the instance's size / id
+        task = _task_payload({k: v for k, v in info.items() if k in ("n_blocks", "item_id")})
+    rec.emit(ev.EpisodeEnd(episode=ep.index, solved=solved, steps=steps, reward=reward, end=end, task=task),
+             round=ep.round, phase=ep.phase)
+    rec.emit(ev.EpisodeAgents(agents=summary.records()), round=ep.round, phase=ep.phase)
+
+
+def counted_act(of: Callable, rnd: int, taken: list[str]) -> Callable:
+    """The engine's ``act(record, obs)``: the agent's layer (``of(record)``) acts with the
+    episode ``rnd`` and the step number, the actions ``taken`` so far in the episode
+    (extended by each call)."""
+
+    def act(a, obs):
+        out = of(a).act(a.genome, obs, agent=a.agent_id, episode=rnd, step=len(taken))
+        taken.append(a.agent_id)
+        return out
+
+    return act
+
+
+def record_changes(rec, economy, end: EpisodeEnd, rnd: int, genome_json: Callable,
+                   written: list[int] | None = None) -> None:
+    """Record the rent, deaths and births of ``end`` (in that order) as training events
+    of round ``rnd``; ``genome_json(agent record)``: a newborn's genome. ``written``
+    (deaths and births already recorded, updated) lets a caller record an ``end`` that
+    grows (the reference runner's trials)."""
+    written = [0, 0] if written is None else written
+    if end.rent:
+        rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
+                         total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
+    for d in end.deaths[written[0]:]:
+        d = dict(d)
+        agent = d.pop("agent")
+        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=agent)
+    for b in end.births[written[1]:]:
+        emit_birth(rec, b, genome_json(economy.agents[b["agent"]]), rnd)
+    written[:] = [len(end.deaths), len(end.births)]
+
+
+def close_episode(cfg: EconomyRunConfig, economy, rec, tasks: _Tasks, state: dict, ep: Episode) -> None:
+    """The end of every episode, for both engines: a population snapshot every
+    ``snapshot_every`` episodes and at the last of a phase, the check that a frozen
+    evaluation left every balance as it was, then the commit (with the checkpoint
+    ``state``) that makes the episode durable.
+
+    Raises:
+        RuntimeError: the frozen evaluation changed wealth.
+    """
+    last = ep.index == (cfg.episodes if ep.phase == "train" else cfg.eval_episodes) - 1
+    if ep.index % cfg.snapshot_every == 0 or last:
+        bal = economy.ledger.balances()
+        rec.emit(ev.Population(
+            agents=[ev.AgentWealth(agent=a.agent_id, wealth=bal[a.agent_id], bid=a.bid, novice=a.novice)
+                    for a in economy.living()],
+            bank=bal["bank"], rent_sink=bal["rent_sink"], total=economy.ledger.total(),
+        ), round=ep.round, phase=ep.phase)
+    if ep.phase == "eval" and last and economy.ledger.balances() != state["eval_balances"]:
+        raise RuntimeError("frozen evaluation changed wealth")
+    state["tasks"] = tasks.state()
+    state["next_round"] = ep.round + 1
+    rec.commit_round(ep.round, state=state)
 
 
 def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
           tap: CallTap | None = None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
-    import functools
-
-    engine_payload = functools.partial(_engine_payload, tap=tap)
     if cfg.preset != "default":
-        from . import reference as economy_reference
+        from .reference import play
 
-        return economy_reference.play(
-            cfg, rec, policy, tasks, state, schedule=_schedule(cfg), genome_payload=genome_payload,
-            engine_payload=engine_payload, task_payload=_task_payload, action_payload=_action_payload,
-            summary_cls=_EpisodeSummary)
+        return play(cfg, rec, policy, tasks, state, tap=tap)
     if state is None:
         economy = _founders(cfg, rec, policy)
         state = {"economy": economy, "tasks": tasks.state(), "order": [a.agent_id for a in economy.living()],
                  "eval_balances": None, "next_round": 0}
     economy: Economy = state["economy"]
     tasks.load_state(state["tasks"])
-    baseline = cfg.baseline != "none"
-    order = state["order"]
     of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
@@ -438,56 +516,30 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     def trigger(a, obs):
         return of(a).trigger(a.genome, obs)
 
-    schedule = _schedule(cfg)
-    for i, (phase, e, rnd) in enumerate(schedule):
-        if rnd < state["next_round"]:
-            continue
-        if phase == "eval" and state["eval_balances"] is None:
-            state["eval_balances"] = economy.ledger.balances()
-        training = phase == "train" and not baseline
+    for ep in episodes_to_play(cfg, state):
+        phase, e, rnd = ep
+        training = phase == "train" and cfg.baseline == "none"
         for p in layers:
             if hasattr(p, "episode"):
                 p.episode = rnd
         if cfg.newcomer is not None and phase == "train" and e == cfg.newcomer.episode and not state.get("joined"):
-            state["joined"] = join_newcomer(cfg, economy, rec, seated, genome_payload, rnd)
-        env, info = tasks.make(phase, e)
-        if cfg.detail == "steps":
-            rec.emit(ev.EpisodeStart(episode=e, task=_task_payload(info)), round=rnd, phase=phase)
-        else:  # the summary keeps only the instance's size / id, in episode_end
-            info = {k: v for k, v in info.items() if k in ("n_blocks", "item_id")}
-        summary = _EpisodeSummary()
-
-        def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
-            _sum.add(kind, agent, payload)
-            if cfg.detail == "steps":
-                rec.emit(engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
-
-        taken: list[str] = []
-
-        def act_counted(a, obs, _rnd=rnd, _taken=taken):
-            out = of(a).act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
-            _taken.append(a.agent_id)
-            return out
-
-        rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}")
+            state["joined"] = join_newcomer(cfg, economy, rec, seated, rnd)
+        env, info = start_episode(cfg, rec, tasks, ep)
+        summary = EpisodeSummary()
+        emit = summary.emitter(cfg, rec, ep, tap)
+        act = counted_act(of, rnd, [])
         if cfg.baseline == "round-robin":
-            res = _round_robin_episode(economy, env, order, act_counted, emit)
+            res = _round_robin_episode(economy, env, state["order"], act, emit)
         else:
-            res = run_episode(economy, env, trigger=trigger, act=act_counted, training=training, rng=rng,
-                              emit=emit, action_to_json=_action_payload)
+            res = run_episode(economy, env, trigger=trigger, act=act, training=training,
+                              rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
+                              action_to_json=_action_payload)
         if phase == "train":
             tasks.record(res.solved)
-        rec.emit(ev.EpisodeEnd(episode=e, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end,
-                               task=_task_payload(info) if cfg.detail == "episodes" else None),
-                 round=rnd, phase=phase)
-        rec.emit(ev.EpisodeAgents(agents=summary.records()), round=rnd, phase=phase)
+        end_episode(cfg, rec, ep, info, summary, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end)
         if training:
             _evolve(cfg, economy, policy, rec, rnd, e)
-        from .reference import (
-            close_episode,  # the end of an episode is the same for both engines
-        )
-
-        close_episode(cfg, economy, rec, tasks, state, schedule, i, e, rnd, phase, snapshot=_snapshot)
+        close_episode(cfg, economy, rec, tasks, state, ep)
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
@@ -495,31 +547,10 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
     policy = policy if seated is None else seated.of(None)
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
                               repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
-    if end.rent:
-        rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
-                         total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
-    for d in end.deaths:
-        d = dict(d)
-        agent = d.pop("agent")
-        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=agent)
-    for b in end.births:
-        b = dict(b)
-        agent = b.pop("agent")
-        a = economy.agents[agent]
-        rec.emit(ev.Birth(**b, genome=genome_payload(of(a).genome_json(a.genome))), round=rnd, phase="train",
-                 agent=agent)
+    record_changes(rec, economy, end, rnd, lambda a: of(a).genome_json(a.genome))
 
 
-def _snapshot(economy: Economy, rec, rnd: int, phase: str) -> None:
-    bal = economy.ledger.balances()
-    rec.emit(ev.Population(
-        agents=[ev.AgentWealth(agent=a.agent_id, wealth=bal[a.agent_id], bid=a.bid, novice=a.novice)
-                for a in economy.living()],
-        bank=bal["bank"], rent_sink=bal["rent_sink"], total=economy.ledger.total(),
-    ), round=rnd, phase=phase)
-
-
-class _EpisodeSummary:
+class EpisodeSummary:
     """Per-agent aggregates of one episode, from the engine's events: ``wins`` by step
     kind, ``paid`` (bids paid, credits), ``received`` (payments received from the next
     winner), ``reward`` (credits). Realised value of an agent's wins = received + reward.
@@ -538,6 +569,18 @@ class _EpisodeSummary:
                                    paid=s["paid"], received=s["received"], reward=s["reward"])
             for a, s in self.agents.items()
         ]
+
+    def emitter(self, cfg: EconomyRunConfig, rec, ep: Episode, tap: CallTap | None) -> Callable:
+        """The engine's ``emit(kind, step, agent, payload)`` for ``ep``: adds each event to
+        this summary and, with ``detail="steps"``, records it (``tap``: the model calls
+        behind it)."""
+
+        def emit(kind, step, agent, payload):
+            self.add(kind, agent, payload)
+            if cfg.detail == "steps":
+                rec.emit(_engine_payload(kind, step, payload, tap), round=ep.round, phase=ep.phase, agent=agent)
+
+        return emit
 
     def add(self, kind: str, agent: str | None, payload: dict) -> None:
         if kind == "auction":
@@ -561,8 +604,6 @@ class _EpisodeSummary:
 
 def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
     """Baseline without an economy: founders act in a fixed cyclic order; no money moves."""
-    from ..world.engine import EpisodeResult
-
     winners: list[str] = []
     total = 0
     end = "max_steps"
@@ -591,4 +632,3 @@ def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
             end = "solved" if solved else "done"
             break
     return EpisodeResult(solved, len(winners), total, winners, end)
-
