@@ -121,28 +121,45 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
         from ..agents.program import make_program_policy
 
         return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    from ..agents.partial import partial_policies
+    from ..agents.partial import ScriptedPartialPolicy
     from ..agents.program import split_llm_kwargs
-    from ..agents.rules import rule_policies
+    from ..agents.rules import RulePolicy
 
-    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
-    settings["max_tokens"] = policy_max_tokens(cfg, settings)
+    settings, litellm_kwargs = split_llm_kwargs(cfg, llm_kwargs, ("max_tokens",), per_seat=True)
     name, generation = seat_generation(cfg, seat, settings)
+    full = cfg.baseline == "full"
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
             raise ValueError(f"model {name!r}: Blocks World runs rule agents; use --model scripted/random-rules")
 
-        return model_for(name, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
+        return model_for(name, make_client=no_client, policies=_scripted(RulePolicy, "expert" if full else None)).policy
     lm = model_for(name, client=client, make_client=lambda: make_client(cfg.llm), generation=generation,
-                   policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
+                   policies=_scripted(ScriptedPartialPolicy, "full" if full else None), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
         policy = lm.policy
     else:
         from ..agents.llm import LLMPartialPolicy
 
-        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
-                                  **settings)
+        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=full, **settings)
     policy.reference = cfg.preset != "default"
+    return policy
+
+
+def _scripted(cls, every: str | None):
+    """A task's scripted registry for :func:`~scarce_lab.llm.model.model_for`:
+    ``(name, arg) -> cls(name)``, or ``cls(every)`` whatever the name (the ``full``
+    baseline plays the task's full agents).
+
+    Raises (from the registry):
+        ValueError: an argument (no scripted policy of the Economy takes one), or a name
+            ``cls`` does not know.
+    """
+
+    def policy(name: str, arg: str | None):
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        return cls(every or name)
+
     return policy
 
 
@@ -254,21 +271,6 @@ class _Tasks:
 
     def record(self, solved: bool) -> None:
         self.streak = self.streak + 1 if solved else 0
-
-
-def policy_max_tokens(cfg: EconomyRunConfig, settings: dict) -> int:
-    """The answer tokens the policy sends: ``cfg.llm.max_tokens`` (recorded in the
-    condition settings), so a recorded value is always the sent one.
-
-    Raises:
-        ValueError: the caller's ``llm_kwargs`` ask for other answer tokens than
-            ``llm.max_tokens`` (the manifest would record a setting that was not sent).
-    """
-    asked = settings.get("max_tokens", cfg.llm.max_tokens)
-    if asked != cfg.llm.max_tokens:
-        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: set "
-                         "llm.max_tokens (or seats.<seat>.max_tokens per seat), so the manifest records what is sent")
-    return cfg.llm.max_tokens
 
 
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:

@@ -54,6 +54,12 @@ class QAObs:
         return self.notes[-1][0] if self.notes else None
 
 
+def step_kind(obs: QAObs) -> str:
+    """The step kind of an observation with notes (a question's, a program's):
+    ``start`` before any note, else ``after_<capability>`` of the last note."""
+    return "start" if obs.last_capability is None else f"after_{obs.last_capability}"
+
+
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -91,7 +97,7 @@ class QATask:
         return QAObs(self.item.question, tuple(self.notes), len(self.notes))
 
     def step_kind(self, obs: QAObs) -> str:
-        return "start" if obs.last_capability is None else f"after_{obs.last_capability}"
+        return step_kind(obs)
 
     def apply(self, action: Contribution) -> StepResult:
         """Append the note; a non-empty ``answer`` ends the episode and is graded.
