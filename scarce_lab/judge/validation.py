@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 
 from .agreement import score_against_gold
-from .panel import JudgeSpec, PanelResult, run_panel
+from .judges import JudgeSpec
+from .panel import PanelResult, run_panel
 from .taxonomy import Taxonomy
 from .units import Unit
 

@@ -35,9 +35,9 @@ from scarce_lab.runners.calltap import CallTap
 from ..world.core import EpisodeEnd, birth_record
 from ..world.engine import emit_payment
 from ..world.reference import ReferenceEconomy, failure_trace, play_reference_episode
-from .play import (
+from .record import (
     EpisodeSummary,
-    _action_payload,
+    action_payload,
     close_episode,
     counted_act,
     emit_birth,
@@ -98,7 +98,7 @@ def play(cfg, rec, policy, tasks, state, *, tap: CallTap | None = None) -> None:
             env, info = start_episode(cfg, rec, tasks, ep, record=trial == 0)  # one start per episode
             rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}:{trial}")
             res = play_reference_episode(economy, env, wakes=wakes, act=act, training=training, rng=rng, emit=emit,
-                                         action_to_json=_action_payload, action_text=_text,
+                                         action_to_json=action_payload, action_text=_text,
                                          first_step=len(taken))
             if hasattr(env, "close"):
                 env.close()

@@ -36,6 +36,7 @@ from .. import events as ev
 from ..config import NEWCOMER_SEAT, EconomyRunConfig, _bare
 from ..world.core import birth_record
 from ..world.qa import CAPABILITIES
+from .record import emit_birth
 
 #: The seat of agents of no founder's lineage (exploration newcomers).
 ANY_SEAT = "*"
@@ -156,8 +157,6 @@ def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy):
             (the config's :meth:`~scarce_lab.environments.economy.config.EconomyRunConfig.founder_role`
             and the policy's founders disagree: a bug, never a silent reseat).
     """
-    from .play import emit_birth
-
     frng = random.Random(f"{cfg.seed}:founders")
     seated.default.founders(cfg.agents, frng)  # the bids follow the default's draw, as without seats
     lists: dict[int, list] = {}
@@ -186,8 +185,6 @@ def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, rnd
     ``newcomer(rng)`` (seed ``{seed}:newcomer``), or with ``newcomer.role`` its seat's
     founder genome of that capability. Records ``agent_joined`` then its
     ``birth`` (origin ``joined``). Returns its agent id."""
-    from .play import emit_birth
-
     nc = cfg.newcomer
     rng = random.Random(f"{cfg.seed}:newcomer")
     policy = seated.of(NEWCOMER_SEAT)
