@@ -161,11 +161,6 @@ class LLMPartialPolicy:
         self.episode = 0
 
     @property
-    def client(self):
-        """The model client behind :attr:`lm`."""
-        return self.lm.client
-
-    @property
     def kwargs(self) -> dict:
         """The litellm kwargs sent with every call (the model's own dict: a change
         applies to the next call)."""

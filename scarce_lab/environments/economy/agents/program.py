@@ -41,10 +41,16 @@ def program_founders(n: int) -> list[PartialGenome]:
     return [PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c]) for c in (CAPS[i % 4] for i in range(n))]
 
 
-def program_newcomer(rng: random.Random) -> PartialGenome:
-    """A newcomer: a random capability with its shipped instruction and trigger."""
-    c = rng.choice(CAPS)
-    return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
+class _ProgramGenomes:
+    """The program task's founders and newcomers (both program policies)."""
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return program_founders(n)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        """A random capability with its shipped instruction and trigger."""
+        c = rng.choice(CAPS)
+        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
 
 
 def nudge_integer(program: str, rng: random.Random) -> str | None:
@@ -64,18 +70,12 @@ def extract_program(text: str) -> str | None:
     return blocks[-1] if blocks and blocks[-1].strip() else None
 
 
-class ScriptedProgramPolicy(ScriptedPartialPolicy):
+class ScriptedProgramPolicy(_ProgramGenomes, ScriptedPartialPolicy):
     """Offline program agents (see module docstring); seeded per run, episode, step, agent."""
 
     def __init__(self, seed: int = 0):
         super().__init__("partial")
         self.seed = seed
-
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return program_founders(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        return program_newcomer(rng)
 
     def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
         cap = genome.capability
@@ -93,19 +93,13 @@ class ScriptedProgramPolicy(ScriptedPartialPolicy):
 PROGRAM_TOKENS = 2048
 
 
-class LLMProgramPolicy(LLMPartialPolicy):
+class LLMProgramPolicy(_ProgramGenomes, LLMPartialPolicy):
     """Program agents driven by a model (see module docstring)."""
 
     def __init__(self, *args, program_tokens: int = PROGRAM_TOKENS, **kwargs):
         super().__init__(*args, **kwargs)
         self.program_tokens = program_tokens
         self.reference = True
-
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return program_founders(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        return program_newcomer(rng)
 
     def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
         cap = genome.capability

@@ -203,16 +203,6 @@ class Economy(Population):
         """Highest own bid among living veterans (0 if none)."""
         return max((a.bid for a in self.agents.values() if not a.novice), default=0)
 
-    def effective_bid(self, agent_id: str, eligible: list[str], trial: bool = True) -> int:
-        """The bid ``agent_id`` places in an auction among ``eligible``: its own bid, or
-        for a novice in training (``trial``) the maximum veteran bid among ``eligible``
-        plus ``epsilon``."""
-        rec = self.agents[agent_id]
-        if not rec.novice or not trial:
-            return self.veteran_bid(agent_id)
-        top = max((self.veteran_bid(a) for a in eligible if not self.agents[a].novice), default=0)
-        return top + self.config.epsilon
-
     def veteran_bid(self, agent_id: str) -> int:
         """A veteran's bid: its own fixed bid; with ``bid_scheme='holland'`` an agent
         whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
@@ -228,26 +218,26 @@ class Economy(Population):
 
     def placed_bids(self, eligible: list[str], trial: bool = True) -> dict[str, int]:
         """The bids placed in an auction among ``eligible`` (credits), in the order of
-        ``eligible``.
+        ``eligible``: a veteran's :meth:`veteran_bid`; in training (``trial``) a novice's
+        trial bid, the maximum bid of the eligible veterans plus ``epsilon`` (frozen
+        evaluation: every agent bids its own bid).
 
-        Without ``solvent_bids`` every eligible agent bids :meth:`effective_bid`. With
-        ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
+        With ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
         Durdanovic 2000: an agent cannot spend money it does not have) this is the one
         place the rule is applied: a veteran whose wealth is below its bid stays out;
         a novice's trial bid is the maximum bid of the *solvent* eligible veterans plus
         ``epsilon``, and a novice whose wealth is below that stays out. The winner then
         pays at most its wealth (:meth:`pay` checks it).
         """
-        if not self.config.solvent_bids:
-            return {a: self.effective_bid(a, eligible, trial) for a in eligible}
+        solvent = self.config.solvent_bids
         vets = {a: self.veteran_bid(a) for a in eligible if not (trial and self.agents[a].novice)}
-        vets = {a: b for a, b in vets.items() if self.wealth(a) >= b}
+        vets = {a: b for a, b in vets.items() if not solvent or self.wealth(a) >= b}
         trial_bid = max(vets.values(), default=0) + self.config.epsilon
         out: dict[str, int] = {}
         for a in eligible:
             if a in vets:
                 out[a] = vets[a]
-            elif trial and self.agents[a].novice and self.wealth(a) >= trial_bid:
+            elif trial and self.agents[a].novice and (not solvent or self.wealth(a) >= trial_bid):
                 out[a] = trial_bid
         return out
 

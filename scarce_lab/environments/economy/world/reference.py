@@ -406,26 +406,27 @@ class ReferenceEconomy(Population):
             if not candidates:  # a birth changed its parent's role: the agent layer's bug
                 raise RuntimeError(f"founding role {role!r} is missing but no removed agent has it "
                                    "(mutate/repair must keep a genome's role)")
-            src = rng.choice(candidates)
-            self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out, cap=False,
-                        role=src.role)
+            self._birth("replacement", rng.choice(candidates), repair, episode, rng, out, cap=False)
             living_roles.add(role)
         return removed
 
-    def _birth(self, genome: Any, episode: int, origin: str, parent: str | None, out: EpisodeEnd,
-               cap: bool = True, role: str | None = None) -> None:
-        """Add a born agent (``role``: its parent's, which a birth keeps: the reference's
-        births are instances of the parent's class).
+    def _birth(self, origin: str, src: RefAgent, make: Mutate | Repair, episode: int, rng: random.Random,
+               out: EpisodeEnd, cap: bool = True) -> None:
+        """Add a born agent made from ``src``: a ``child`` (``make`` is ``mutate(genome,
+        rng)``) or a ``replacement`` (``make`` is ``repair(genome, failure, rng)``). It keeps
+        ``src``'s role (the reference's births are instances of the parent's class);
+        ``cap``: none above ``max_num_agents``.
 
         Raises:
-            ValueError: the new genome's role differs from ``role``.
+            ValueError: the new genome's role differs from ``src``'s.
         """
-        if role is not None and self.role_of(genome) != role:
-            raise ValueError(f"a {origin} of a {role!r} agent has role {self.role_of(genome)!r}: "
+        genome = make(src.genome, rng) if origin == "child" else make(src.genome, src.failure, rng)
+        if self.role_of(genome) != src.role:
+            raise ValueError(f"a {origin} of a {src.role!r} agent has role {self.role_of(genome)!r}: "
                              "mutate/repair must keep a genome's role")
         if cap and not self.can_add():
             return
-        out.births.append(birth_record(*self.add_agent(genome, episode=episode, origin=origin, parent=parent)))
+        out.births.append(birth_record(*self.add_agent(genome, episode=episode, origin=origin, parent=src.agent_id)))
 
     def end_episode(self, episode: int, bankrupts: list[RefAgent], rng: random.Random, mutate: Mutate,
                     repair: Repair, out: EpisodeEnd | None = None) -> EpisodeEnd:
@@ -450,10 +451,9 @@ class ReferenceEconomy(Population):
             if draw < cfg.p_a:
                 parent = self.richest()
                 if parent is not None and exploit:
-                    self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
+                    self._birth("child", parent, mutate, episode, rng, out)
             elif draw < cfg.p_a + cfg.p_b and explore:
-                self._birth(repair(dead.genome, dead.failure, rng), episode, "replacement", dead.agent_id, out,
-                            role=dead.role)
+                self._birth("replacement", dead, repair, episode, rng, out)
         if cfg.birth_interval > 0 and n % cfg.birth_interval == 0:  # _periodic_births
             for _ in range(cfg.num_births_per_interval):
                 if not self.can_add():
@@ -461,13 +461,11 @@ class ReferenceEconomy(Population):
                 if rng.random() < cfg.periodical_good_p:
                     parent = self.richest()
                     if parent is not None and exploit:
-                        self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out,
-                                    role=parent.role)
+                        self._birth("child", parent, mutate, episode, rng, out)
                 else:
                     src = self.poorest()
                     if src is not None and explore:
-                        self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out,
-                                    role=src.role)
+                        self._birth("replacement", src, repair, episode, rng, out)
         if cfg.min_num_agents > 0 and exploit:  # top-up by mutation of the richest
             for _ in self.founder_roles:
                 if len(self.agents) >= cfg.min_num_agents:
@@ -475,7 +473,7 @@ class ReferenceEconomy(Population):
                 parent = self.richest()
                 if parent is None:
                     break
-                self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
+                self._birth("child", parent, mutate, episode, rng, out)
         return out
 
 
