@@ -30,9 +30,8 @@ _RUN_KEYS = ["run_id", "task", "condition", "base_condition", "settings", "ablat
 
 
 def _p(ds: Dataset, kind: str) -> pl.DataFrame:
-    if "economy" not in ds.environments:
-        return ds.payloads(kind, "economy").collect().clear()
-    return ds.payloads(kind, "economy").collect()
+    df = ds.payloads(kind, "economy").collect()
+    return df if "economy" in ds.environments else df.clear()
 
 
 def runs(ds: Dataset) -> pl.DataFrame:

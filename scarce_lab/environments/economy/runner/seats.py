@@ -68,10 +68,7 @@ class SeatedPolicy:
 
     def distinct(self) -> list[Any]:
         """Each policy object once (for settings every policy needs, e.g. the episode)."""
-        out: dict[int, Any] = {}
-        for p in self.policies.values():
-            out.setdefault(id(p), p)
-        return list(out.values())
+        return list({id(p): p for p in self.policies.values()}.values())
 
     def ops_for(self, seat: str | None) -> tuple[Any, Any]:
         """``(mutate, repair)`` of ``seat``'s policy (for

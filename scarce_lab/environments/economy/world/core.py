@@ -181,7 +181,7 @@ class Population:
         self.ledger.open(agent_id)
         return agent_id
 
-    def _remove(self, agent_id: str, episode: int, cause: str) -> tuple[dict, Any]:
+    def remove_agent(self, agent_id: str, episode: int, cause: str) -> tuple[dict, Any]:
         """Remove an agent; its balance is settled with the bank. Returns its
         :func:`death_record` and the removed record."""
         wealth = self.wealth(agent_id)
@@ -291,10 +291,6 @@ class Economy(Population):
         self.agents[agent_id] = rec
         return rec, tr
 
-    def remove_agent(self, agent_id: str, episode: int, cause: str) -> dict:
-        """Remove an agent; its balance is settled with the bank. Returns the death record."""
-        return self._remove(agent_id, episode, cause)[0]
-
     # -- auction and payments -------------------------------------------------------
     def auction(self, eligible: list[str], rng: random.Random, trial: bool = True) -> AuctionResult:
         """Pick the winner among ``eligible`` agent ids (highest bid; seeded tie-break).
@@ -359,14 +355,16 @@ class Economy(Population):
         parent's seat (module docstring).
         """
         cfg = self.config
-
-        def ops(parent: AgentRecord) -> tuple[Callable, Callable]:
-            if ops_for is None:
-                return mutate, repair or mutate
-            m, r = ops_for(parent.seat)
-            return m, r or m
-
         out = EpisodeEnd()
+
+        def offspring(src: AgentRecord, origin: str) -> None:
+            # a child (mutation) or a replacement (repair) by src's seat's operators; src's seat, a mutated bid
+            m, r = (mutate, repair) if ops_for is None else ops_for(src.seat)
+            op = m if origin == "child" else r or m
+            rec, tr = self.add_agent(op(src.genome, rng), episode=episode, origin=origin, parent=src.agent_id,
+                                     bid=self.mutate_bid(src.bid, rng), seat=src.seat)
+            out.births.append(birth_record(rec, tr))
+
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
             for a in self.living():
                 out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
@@ -374,14 +372,12 @@ class Economy(Population):
         for a in self.living():
             if self.wealth(a.agent_id) < 0:
                 failed.append(a)
-                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy"))
+                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy")[0])
         if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
             for dead in failed:
                 if len(self.agents) >= cfg.max_agents:
                     break
-                rec, tr = self.add_agent(ops(dead)[1](dead.genome, rng), episode=episode, origin="replacement",
-                                         bid=self.mutate_bid(dead.bid, rng), parent=dead.agent_id, seat=dead.seat)
-                out.births.append(birth_record(rec, tr))
+                offspring(dead, "replacement")
         if cfg.ablation != "no-exploitation":
             rich = sorted(
                 (a for a in self.living() if self.wealth(a.agent_id) >= cfg.reproduce_threshold),
@@ -390,15 +386,7 @@ class Economy(Population):
             for parent in rich:
                 if len(self.agents) >= cfg.max_agents:
                     break
-                child, tr = self.add_agent(
-                    ops(parent)[0](parent.genome, rng),
-                    episode=episode,
-                    origin="child",
-                    parent=parent.agent_id,
-                    bid=self.mutate_bid(parent.bid, rng),
-                    seat=parent.seat,
-                )
-                out.births.append(birth_record(child, tr))
+                offspring(parent, "child")
         if cfg.ablation != "no-exploration" and (episode + 1) % cfg.explore_interval == 0:
             for _ in range(cfg.explore_count):
                 if len(self.agents) >= cfg.max_agents:

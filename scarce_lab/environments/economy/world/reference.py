@@ -276,11 +276,6 @@ class ReferenceEconomy(Population):
             self.founder_roles.append(rec.role)
         return rec, tr
 
-    def remove_agent(self, agent_id: str, episode: int, cause: str) -> tuple[dict, RefAgent]:
-        """Remove an agent; its balance is settled with the bank. Returns the death
-        record and the removed agent."""
-        return self._remove(agent_id, episode, cause)
-
     def richest(self) -> RefAgent | None:
         """``Population.get_richest_agent`` (first in birth order among equals)."""
         return max(self.living(), key=lambda a: self.wealth(a.agent_id), default=None)
