@@ -216,13 +216,6 @@ class StepKindWins(_Record):
     wins: int
 
 
-class EpisodeAgents(Payload):
-    """Per-agent aggregates of one episode (agents that won at least one step)."""
-
-    kind: Literal["episode_agents"] = "episode_agents"
-    agents: list[AgentEpisodeSummary]
-
-
 class AgentEpisodeSummary(_Record):
     """One agent's episode: steps won by step kind, credits ``paid`` (bids),
     ``received`` (from the next winner) and ``reward``. Realised value of its wins =
@@ -233,6 +226,13 @@ class AgentEpisodeSummary(_Record):
     paid: int
     received: int
     reward: int
+
+
+class EpisodeAgents(Payload):
+    """Per-agent aggregates of one episode (agents that won at least one step)."""
+
+    kind: Literal["episode_agents"] = "episode_agents"
+    agents: list[AgentEpisodeSummary]
 
 
 class Rent(Payload):
@@ -291,8 +291,6 @@ class Population(Payload):
     rent_sink: int
     total: int
 
-
-EpisodeAgents.model_rebuild()
 
 PAYLOADS: tuple[type[Payload], ...] = (
     Birth, EpisodeStart, Auction, Payment, Step, Reward, EpisodeEnd, EpisodeAgents, Rent, Death, Population,

@@ -58,10 +58,6 @@ class ProgramObs:
     best_score: float | None = None
 
     @property
-    def last_capability(self) -> str | None:
-        return self.notes[-1][0] if self.notes else None
-
-    @property
     def question(self) -> str:
         """The instruction (the field the question-answer agents read)."""
         return self.instruction
