@@ -12,6 +12,8 @@ from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import bounded_mean_ci, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
+from .metrics import _summ
+
 GROUP = ["task", "condition"]
 CI_METHOD = ("wealth and wins: mean over runs, 95% Student-t interval; survival: newcomer share of runs, "
              "95% Clopper-Pearson interval; incumbents: mean over runs of the share alive, 95% bounded t/score hull")
@@ -114,12 +116,5 @@ def tenure_wealth_curve(joins: pl.DataFrame, births: pl.DataFrame, agent_wealth:
          .join(who, on=["run_id", "agent"], how="inner")
          .with_columns(since=pl.col("round") - pl.col("k")))
     per_run = d.group_by([*GROUP, "run_id", "tenure", "since"]).agg(pl.col("wealth").mean())
-    rows = []
-    for (task, cond, tenure, since), g in per_run.sort([*GROUP, "tenure", "since", "run_id"]).group_by(
-            [*GROUP, "tenure", "since"], maintain_order=True):
-        m, lo, hi = mean_ci_cells(g["wealth"].to_list())
-        rows.append({"task": task, "condition": cond, "tenure": tenure, "since": since, "wealth": m,
-                     "wealth_lo": lo, "wealth_hi": hi, "n_runs": g.height})
-    schema = {"task": pl.String, "condition": pl.String, "tenure": pl.String, "since": pl.Int64,
-              "wealth": pl.Float64, "wealth_lo": pl.Float64, "wealth_hi": pl.Float64, "n_runs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    keys = [*GROUP, "tenure", "since"]
+    return _summ(per_run.sort([*keys, "run_id"]), keys, "wealth", "wealth")
