@@ -18,13 +18,14 @@ Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel` (runner), :mod:`.judges`
 panel runs.
 """
 
-from .agreement import label_agreement, score_against_gold
+from .agreement import label_agreement
 from .arbitration import Arbitration, arbitrate
 from .casino import load_casino
 from .drift import drift_table
 from .institutions import institutional_summary, institutions
 from .judges import JudgeSpec, make_judges
 from .panel import PanelResult, label_units, run_panel
+from .scores import score_against_gold
 from .taxonomy import Taxonomy, load_taxonomy
 from .units import Unit, units_from_frame, units_from_path
 from .validation import ValidationReport, validate_panel

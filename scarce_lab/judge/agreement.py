@@ -13,8 +13,7 @@ Between judges, per label (each label is a binary present/absent rating of each 
 
 Both statistics also take matrices of more than two categories (codes, NaN missing).
 
-Against experts (validation): :func:`score_against_gold`, in :mod:`.scores` (imported
-here too).
+Against experts (validation): :func:`~.scores.score_against_gold`.
 
 A statistic that is undefined (e.g. every rating identical: no variation to agree
 on) is ``NaN`` with the reason, never an error: :class:`Stat` (value and reason) from
@@ -30,8 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from .scores import SCORE_SCHEMA, score_against_gold  # noqa: F401  (public here too)
-from .stat import (  # noqa: F401  (the reasons are public here too)
+from .stat import (
     FEWER_THAN_2_RATERS,
     NO_COMPLETE_UNITS,
     NO_DEFINED_LABEL,
