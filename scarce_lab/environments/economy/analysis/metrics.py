@@ -15,6 +15,16 @@ from __future__ import annotations
 import polars as pl
 
 from scarce_lab.analysis import stats
+from scarce_lab.analysis.figures import (
+    ONE_SERIES,
+    NoFigure,
+    caption,
+    chart_data,
+    series_colour,
+    titled,
+    window_means,
+    wrap_columns,
+)
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
@@ -331,15 +341,6 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import (
-        ONE_SERIES,
-        NoFigure,
-        caption,
-        chart_data,
-        series_colour,
-        titled,
-    )
-
     if curve.height == 0:
         return NoFigure("no training episodes")
     d, order = _readable_conditions(chart_data(curve))
@@ -359,8 +360,6 @@ def ablation_chart(table: pl.DataFrame):
     """Solve rate (mean and 95% CI over seeds) per condition: first and last fifth of
     training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
-
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     rows = []
     for r in table.iter_rows(named=True):
@@ -392,8 +391,6 @@ def population_chart(dyn: pl.DataFrame):
     without rows."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, window_means
-
     if dyn.height == 0:
         return NoFigure("no population snapshots")
     keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
@@ -419,8 +416,6 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     Returns ``NoFigure`` when the run has no wins."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled
-
     df = chart_data(spec.filter(pl.col("run_id") == run_id))
     if df.height == 0:
         return NoFigure(f"run {run_id} has no wins to show")
@@ -443,8 +438,6 @@ def bid_convergence_chart(conv: pl.DataFrame):
     """Mean bid paid per win and realised value per win over training, per condition.
     Returns ``NoFigure`` without rows."""
     import altair as alt
-
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")
