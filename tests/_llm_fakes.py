@@ -81,7 +81,7 @@ def decision_schemas() -> list[tuple[str, type, dict[str, Any]]]:
     import pkgutil
 
     import scarce_lab.agents
-    from scarce_lab.judge.panel import answer_schema
+    from scarce_lab.judge.answer import answer_schema
     from scarce_lab.judge.taxonomy import load_taxonomy
     from scarce_lab.llm.decisions import decision_families
 

@@ -48,7 +48,7 @@ def _client(
 
 
 def _judges(judges: str, seed: int):
-    from ..judge.panel import make_judges
+    from ..judge.judges import make_judges
 
     try:
         return make_judges([m for m in judges.split(",")], seed=seed)

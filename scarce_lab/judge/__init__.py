@@ -11,20 +11,21 @@ Typical use (a notebook)::
                       out_dir="labels/scarce")
     res.labels      # one row per (run_id, round, agent): accepted labels, ties, judges without a rating
 
-Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel` (runner; re-exports
-:mod:`.judges`, :mod:`.answer`, :mod:`.judging`, :mod:`.store`, :mod:`.tables`),
-:mod:`.jsonl` (durable files), :mod:`.arbitration`, :mod:`.agreement` (with
+Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel` (runner), :mod:`.judges`,
+:mod:`.answer`, :mod:`.judging`, :mod:`.store` (durable files), :mod:`.tables`, :mod:`.arbitration`, :mod:`.agreement` (with
 :mod:`.stat`), :mod:`.scores`, :mod:`.validation`, :mod:`.casino`,
 :mod:`.institutions`, :mod:`.drift`. The LLM client (litellm) is imported only when a
 panel runs.
 """
 
-from .agreement import label_agreement, score_against_gold
+from .agreement import label_agreement
 from .arbitration import Arbitration, arbitrate
 from .casino import load_casino
 from .drift import drift_table
 from .institutions import institutional_summary, institutions
-from .panel import JudgeSpec, PanelResult, label_units, make_judges, run_panel
+from .judges import JudgeSpec, make_judges
+from .panel import PanelResult, label_units, run_panel
+from .scores import score_against_gold
 from .taxonomy import Taxonomy, load_taxonomy
 from .units import Unit, units_from_frame, units_from_path
 from .validation import ValidationReport, validate_panel

@@ -13,8 +13,7 @@ Between judges, per label (each label is a binary present/absent rating of each 
 
 Both statistics also take matrices of more than two categories (codes, NaN missing).
 
-Against experts (validation): :func:`score_against_gold`, in :mod:`.scores` (imported
-here too).
+Against experts (validation): :func:`~.scores.score_against_gold`.
 
 A statistic that is undefined (e.g. every rating identical: no variation to agree
 on) is ``NaN`` with the reason, never an error: :class:`Stat` (value and reason) from
@@ -30,8 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from .scores import SCORE_SCHEMA, score_against_gold  # noqa: F401  (public here too)
-from .stat import (  # noqa: F401  (the reasons are public here too)
+from .stat import (
     FEWER_THAN_2_RATERS,
     NO_COMPLETE_UNITS,
     NO_DEFINED_LABEL,
@@ -339,38 +337,23 @@ def _reason(point: Stat, ci: Interval) -> str | None:
     return None if ci.reason is None else f"interval: {ci.reason}"
 
 
+def _unit_counts(m: np.ndarray) -> dict[str, int]:
+    """``n_units`` (rows with a rating) and ``n_complete`` (rows rated by every rater)."""
+    rated = ~np.isnan(m)
+    return {"n_units": int(rated.any(axis=1).sum()) if m.size else 0,
+            "n_complete": int(rated.all(axis=1).sum()) if m.size else 0}
+
+
 def _agreement_row(
     label: str, m: np.ndarray, boot: dict[str, np.ndarray], *, n_boot: int, level: float
 ) -> dict:
-    rated = ~np.isnan(m)
-    alpha, fleiss = krippendorff_alpha(m), fleiss_kappa(m)
-    a_ci = (
-        _percentile(boot["alpha"], n_boot, level)
-        if m.size
-        else Interval(math.nan, math.nan, NO_UNITS)
-    )
-    f_ci = (
-        _percentile(boot["fleiss"], n_boot, level)
-        if m.size
-        else Interval(math.nan, math.nan, NO_UNITS)
-    )
-    return {
-        "label": label,
-        "n_labels": 1,
-        "n_units": int(rated.any(axis=1).sum()) if m.size else 0,
-        "n_complete": int(rated.all(axis=1).sum()) if m.size else 0,
-        "prevalence": float(np.nanmean(m)) if rated.any() else math.nan,
-        "alpha": alpha.value,
-        "alpha_lo": a_ci.lo,
-        "alpha_hi": a_ci.hi,
-        "alpha_reason": _reason(alpha, a_ci),
-        "alpha_labels_defined": None,
-        "fleiss_kappa": fleiss.value,
-        "fleiss_lo": f_ci.lo,
-        "fleiss_hi": f_ci.hi,
-        "fleiss_reason": _reason(fleiss, f_ci),
-        "fleiss_labels_defined": None,
-    }
+    row = {"label": label, "n_labels": 1, **_unit_counts(m),
+           "prevalence": float(np.nanmean(m)) if (~np.isnan(m)).any() else math.nan}
+    for stat, col, point in (("alpha", "alpha", krippendorff_alpha(m)), ("fleiss", "fleiss_kappa", fleiss_kappa(m))):
+        ci = _percentile(boot[stat], n_boot, level) if m.size else Interval(math.nan, math.nan, NO_UNITS)
+        row |= {col: point.value, f"{stat}_lo": ci.lo, f"{stat}_hi": ci.hi, f"{stat}_reason": _reason(point, ci),
+                f"{stat}_labels_defined": None}
+    return row
 
 
 def _macro_row(
@@ -381,15 +364,8 @@ def _macro_row(
     n_boot: int,
     level: float,
 ) -> dict:
-    first = mats[0] if mats else np.empty((0, 0))
-    rated = ~np.isnan(first)
-    row: dict = {
-        "label": MACRO,
-        "n_labels": len(label_rows),
-        "n_units": int(rated.any(axis=1).sum()) if first.size else 0,
-        "n_complete": int(rated.all(axis=1).sum()) if first.size else 0,
-        "prevalence": None,
-    }
+    row: dict = {"label": MACRO, "n_labels": len(label_rows), **_unit_counts(mats[0] if mats else np.empty((0, 0))),
+                 "prevalence": None}
     for stat, col in (("alpha", "alpha"), ("fleiss", "fleiss_kappa")):
         defined = [i for i, r in enumerate(label_rows) if not math.isnan(r[col])]
         row[f"{stat}_labels_defined"] = len(defined)

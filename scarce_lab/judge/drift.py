@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from ..undefined import or_none
+
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 
@@ -68,10 +70,6 @@ DRIFT_SCHEMA = {
 }
 
 
-def _nan_to_none(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else x
-
-
 def drift_table(
     df: pl.DataFrame,
     *,
@@ -113,11 +111,9 @@ def drift_table(
                     "run_id": str(run),
                     "stage": int(stage),
                     "n_tokens": len(tokens),
-                    "cosine_prev": None if prev is None else _nan_to_none(bow_cosine(prev, tokens)),
-                    "trigram_repetition": _nan_to_none(trigram_repetition(tokens)),
-                    "new_word_share": None
-                    if prev is None
-                    else _nan_to_none(new_word_share(tokens, seen)),
+                    "cosine_prev": None if prev is None else or_none(bow_cosine(prev, tokens)),
+                    "trigram_repetition": or_none(trigram_repetition(tokens)),
+                    "new_word_share": None if prev is None else or_none(new_word_share(tokens, seen)),
                 }
             )
             prev = tokens

@@ -129,24 +129,14 @@ def unit_seed(judge: JudgeSpec, unit_id: str) -> int:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def evidence_in_utterance(evidence: str, unit: Unit) -> bool:
-    """True when the quote's words appear, in order, in what the agent said (public
-    reasoning and private messages; not the context around it); an empty quote is
-    never found."""
-    quote = " ".join(_WORD.findall(evidence.lower()))
-    if not quote:
-        return False
-    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages)])
-    return quote in " ".join(_WORD.findall(text.lower()))
-
-
-def evidence_found(evidence: str, unit: Unit) -> bool:
+def evidence_found(evidence: str, unit: Unit, *, context: bool = True) -> bool:
     """True when the quote's words appear, in order, in the unit's text (case and
-    punctuation ignored); an empty quote is never found."""
+    punctuation ignored): what the agent said (public reasoning and private messages)
+    and, with ``context``, the context around it. An empty quote is never found."""
     quote = " ".join(_WORD.findall(evidence.lower()))
     if not quote:
         return False
-    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages), unit.context])
+    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages), *([unit.context] if context else [])])
     return quote in " ".join(_WORD.findall(text.lower()))
 
 
@@ -283,7 +273,7 @@ async def judge_unit(
     items = out.decision.valid_items() if valid else []
     invalid = out.decision.invalid_labels() if valid else []
     evidence = {it.label: it.evidence for it in items}
-    rejected = [lab for lab, q in evidence.items() if _WORD.search(q or "") and not evidence_in_utterance(q, unit)]
+    rejected = [lab for lab, q in evidence.items() if _WORD.search(q or "") and not evidence_found(q, unit, context=False)]
     evidence = {lab: q for lab, q in evidence.items() if lab not in rejected}
     j = Judgement(
         unit_id=unit.unit_id,

@@ -8,15 +8,9 @@ skips the (unit, judge) pairs already there, except those without an answer
 truncated, refusal...: :mod:`scarce_lab.judge.judging`) is kept as a judgement with
 that status and does not vote (:mod:`scarce_lab.judge.arbitration`).
 
-Output (:class:`PanelResult`): polars tables (:mod:`scarce_lab.judge.tables`).
-
-The panel is split by concept; this module keeps the old import path working:
-
-- :mod:`.judges`: :class:`JudgeSpec`, :func:`make_judges`, :func:`panel_note`;
-- :mod:`.answer`: :func:`answer_schema`, label normalisation;
-- :mod:`.judging`: prompts, :class:`Judgement`, :func:`judge_unit` and its outcomes;
-- :mod:`.store`: :class:`JudgementStore` (durable files, :mod:`.jsonl`);
-- :mod:`.tables`: judgements frame and arbitration of every unit.
+Output (:class:`PanelResult`): polars tables (:mod:`scarce_lab.judge.tables`). The
+judges are :mod:`.judges`; a judge's answer :mod:`.answer`; one judgement
+:mod:`.judging`; the panel's folder :mod:`.store`.
 """
 
 from __future__ import annotations
@@ -30,58 +24,13 @@ from typing import Any
 
 import polars as pl
 
-from .answer import answer_schema, label_key, normalise_label
 from .arbitration import default_min_votes
-from .judges import JudgeSpec, make_judges, panel_note
-from .judging import (
-    JUDGE_STATUSES,
-    NO_ANSWER_STATUSES,
-    RATING_STATUSES,
-    Judgement,
-    evidence_found,
-    judge_unit,
-    render_messages,
-    unit_seed,
-)
-from .store import CALLS_FILE, JUDGEMENTS_FILE, PANEL_FILE, JudgementStore
-from .tables import (
-    JUDGEMENT_SCHEMA,
-    LABELS_SCHEMA,
-    VOTES_SCHEMA,
-    arbitrate_judgements,
-    judgements_frame,
-)
+from .judges import JudgeSpec, panel_note
+from .judging import NO_ANSWER_STATUSES, Judgement, judge_unit
+from .store import JudgementStore
+from .tables import arbitrate_judgements, judgements_frame
 from .taxonomy import Taxonomy
 from .units import Unit
-
-__all__ = [
-    "CALLS_FILE",
-    "JUDGEMENTS_FILE",
-    "JUDGEMENT_SCHEMA",
-    "JUDGE_STATUSES",
-    "LABELS_SCHEMA",
-    "NO_ANSWER_STATUSES",
-    "PANEL_FILE",
-    "RATING_STATUSES",
-    "VOTES_SCHEMA",
-    "JudgeSpec",
-    "Judgement",
-    "JudgementStore",
-    "PanelResult",
-    "answer_schema",
-    "arbitrate_judgements",
-    "evidence_found",
-    "judge_unit",
-    "judgements_frame",
-    "label_key",
-    "label_units",
-    "make_judges",
-    "normalise_label",
-    "panel_note",
-    "render_messages",
-    "run_panel",
-    "unit_seed",
-]
 
 
 @dataclass

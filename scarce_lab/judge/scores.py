@@ -101,20 +101,12 @@ def score_against_gold(
     else:
         p = r = f = np.zeros(len(labels))
         s = np.zeros(len(labels), dtype=int)
-    rows = [
-        {
-            "label": lab,
-            "support": int(s[i]),
-            "predicted": int(y_pred[:, i].sum()),
-            "precision": float(p[i]),
-            "recall": float(r[i]),
-            "f1": float(f[i]),
-        }
-        for i, lab in enumerate(labels)
-    ]
-    for i, row in enumerate(rows):
+    rows = []
+    for i, lab in enumerate(labels):
         k = cohen_kappa(y_true[:, i], y_pred[:, i])
-        row |= {"cohen_kappa": k.value, "cohen_kappa_reason": k.reason}
+        rows.append({"label": lab, "support": int(s[i]), "predicted": int(y_pred[:, i].sum()),
+                     "precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]),
+                     "cohen_kappa": k.value, "cohen_kappa_reason": k.reason})
     per_label = pl.DataFrame(rows, schema=SCORE_SCHEMA, orient="row")
     active = [i for i in range(len(labels)) if s[i] > 0 or y_pred[:, i].sum() > 0]
     kappas = [x["cohen_kappa"] for x in rows if not math.isnan(x["cohen_kappa"])]

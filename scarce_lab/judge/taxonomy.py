@@ -144,11 +144,6 @@ class Taxonomy(BaseModel):
         return [c.id for c in self.categories]
 
     @cached_property
-    def by_id(self) -> dict[str, Category]:
-        """Category id -> Category."""
-        return {c.id: c for c in self.categories}
-
-    @cached_property
     def relational_ids(self) -> set[str]:
         """Ids of the relational categories."""
         return {c.id for c in self.categories if c.relational}
@@ -168,10 +163,6 @@ class Taxonomy(BaseModel):
             if s.id == system:
                 return s.groups
         raise KeyError(f"unknown system {system!r}; known: {[s.id for s in self.systems]}")
-
-    def categories_in(self, group: str) -> list[Category]:
-        """Categories of one group, in file order."""
-        return [c for c in self.categories if c.group == group]
 
 
 def taxonomy_for(environment: str) -> str:

@@ -259,38 +259,18 @@ def units_from_frame(df: pl.DataFrame, *, keep_empty: bool = False) -> list[Unit
         ValueError: a required column is missing, a key is null or of the wrong type,
             or a key ``(run_id, contention, agent)`` repeats (the message names it).
     """
-    missing = [c for c in FRAME_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"units frame lacks columns {missing}; has {df.columns}")
+    _check_columns(df, "units frame")
     rows = ((f"units frame row {i}", r) for i, r in enumerate(df.iter_rows(named=True)))
     return units_from_rows(rows, keep_empty=keep_empty)
 
 
 def units_to_frame(units: list[Unit]) -> pl.DataFrame:
     """Units as a polars frame (one row per unit; messages as JSON text)."""
-    rows = [
-        {
-            "unit_id": u.unit_id,
-            "run_id": u.run_id,
-            "round": u.round,
-            "agent": u.agent,
-            "public_reasoning": u.public_reasoning,
-            "private_messages": json.dumps([m.model_dump() for m in u.private_messages]),
-            "recipients": u.recipients,
-            "context": u.context,
-        }
-        for u in units
-    ]
-    schema = {
-        "unit_id": pl.String,
-        "run_id": pl.String,
-        "round": pl.Int64,
-        "agent": pl.String,
-        "public_reasoning": pl.String,
-        "private_messages": pl.String,
-        "recipients": pl.List(pl.String),
-        "context": pl.String,
-    }
+    rows = [(u.unit_id, u.run_id, u.round, u.agent, u.public_reasoning,
+             json.dumps([m.model_dump() for m in u.private_messages]), u.recipients, u.context) for u in units]
+    schema = {"unit_id": pl.String, "run_id": pl.String, "round": pl.Int64, "agent": pl.String,
+              "public_reasoning": pl.String, "private_messages": pl.String, "recipients": pl.List(pl.String),
+              "context": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -322,27 +302,25 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
         rows = ((f"{path}:{no}", obj) for no, obj in read_jsonl(path))
         return units_from_rows(rows, keep_empty=keep_empty)
     if suffix == ".csv":
-        data = path.read_bytes().removeprefix(BOM)
         # Every cell as text (no inference); unit_from_row converts the round number.
-        frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
-        _check_columns(frame, path)
-        # Line numbers: the header is line 1 (cells with newlines would shift them).
-        rows = ((f"{path}: row {i + 1}", r) for i, r in enumerate(frame.iter_rows(named=True)))
-        return units_from_rows(rows, keep_empty=keep_empty)
-    if suffix == ".parquet":
+        frame = pl.read_csv(io.BytesIO(path.read_bytes().removeprefix(BOM)), infer_schema=False)
+    elif suffix == ".parquet":
         frame = pl.read_parquet(path)  # typed by its own schema; values checked per row
-        _check_columns(frame, path)
-        rows = ((f"{path}: row {i + 1}", r) for i, r in enumerate(frame.iter_rows(named=True)))
-        return units_from_rows(rows, keep_empty=keep_empty)
-    raise ValueError(
-        f"{path}: unsupported units file type {path.suffix!r}; use "
-        "['.csv', '.jsonl', '.ndjson', '.parquet'] or a dataset folder"
-    )
+    else:
+        raise ValueError(
+            f"{path}: unsupported units file type {path.suffix!r}; use "
+            "['.csv', '.jsonl', '.ndjson', '.parquet'] or a dataset folder"
+        )
+    _check_columns(frame, f"{path}:")
+    # Line numbers (CSV): the header is line 1 (cells with newlines would shift them).
+    rows = ((f"{path}: row {i + 1}", r) for i, r in enumerate(frame.iter_rows(named=True)))
+    return units_from_rows(rows, keep_empty=keep_empty)
 
 
-def _check_columns(frame: pl.DataFrame, path: Path) -> None:
+def _check_columns(frame: pl.DataFrame, where: str) -> None:
+    """Raise ValueError naming the :data:`FRAME_COLUMNS` that ``frame`` lacks."""
     if missing := [c for c in FRAME_COLUMNS if c not in frame.columns]:
-        raise ValueError(f"{path}: lacks columns {missing}; has {frame.columns}")
+        raise ValueError(f"{where} lacks columns {missing}; has {frame.columns}")
 
 
 def dataset_environment(path: Path) -> str | None:

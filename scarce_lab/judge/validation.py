@@ -2,7 +2,7 @@
 
 :func:`validate_panel` runs the panel on units that carry ``gold`` labels and scores
 the arbitrated labels and each judge alone with
-:func:`scarce_lab.judge.agreement.score_against_gold` (per-label precision, recall,
+:func:`scarce_lab.judge.scores.score_against_gold` (per-label precision, recall,
 F1 and Cohen's kappa; micro and macro F1). A judge's missing rating (any status but ok/repaired) counts as
 predicting no label (and is counted in ``n_no_answer``).
 """
@@ -16,8 +16,9 @@ from typing import Any
 
 import polars as pl
 
-from .agreement import score_against_gold
-from .panel import JudgeSpec, PanelResult, run_panel
+from .judges import JudgeSpec
+from .panel import PanelResult, run_panel
+from .scores import score_against_gold
 from .taxonomy import Taxonomy
 from .units import Unit
 

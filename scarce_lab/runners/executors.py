@@ -246,7 +246,8 @@ def _judge_body(units: list, taxonomy: Any, judges: list, client_settings: dict,
                 ) -> dict[str, bytes]:
     """Label ``units`` (one run's) with the panel in a temporary folder on the node and
     return its ``judgements.jsonl`` and ``llm_calls.jsonl``."""
-    from ..judge.panel import JUDGEMENTS_FILE, label_units
+    from ..judge.panel import label_units
+    from ..judge.store import JUDGEMENTS_FILE
     from ..llm import make_client
 
     client = make_client(**client_settings)
@@ -279,7 +280,7 @@ def judge_on_ray(
     """
     import json
 
-    from ..judge.panel import CALLS_FILE, JUDGEMENTS_FILE, PANEL_FILE, JudgementStore
+    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE, PANEL_FILE, JudgementStore
 
     panel = Path(out_dir) / PANEL_FILE
     if panel.exists() and json.loads(panel.read_text()).get("taxonomy") != taxonomy.id:

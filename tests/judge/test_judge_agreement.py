@@ -17,8 +17,8 @@ from scarce_lab.judge.agreement import (
     krippendorff_alpha,
     label_agreement,
     rating_matrix,
-    score_against_gold,
 )
+from scarce_lab.judge.scores import score_against_gold
 
 NAN = float("nan")
 

@@ -329,7 +329,8 @@ def test_transport_error_is_missing_and_legacy_statuses_load():
 
 @pytest.mark.parametrize("status", ["transport_error", "context_overflow"])
 def test_no_answer_is_missing_and_asked_again_on_resume(tmp_path, status):
-    from scarce_lab.judge.panel import JudgementStore, label_units
+    from scarce_lab.judge.panel import label_units
+    from scarce_lab.judge.store import JudgementStore
 
     judges = [JudgeSpec(name=n, model="openai/fake") for n in ("j1", "j2")]
     stored = [

@@ -13,7 +13,8 @@ from scarce_lab.environments.scarce.judge_units import units_from_dataset
 from scarce_lab.environments.sovsim.judge_units import commons_units
 from scarce_lab.environments.sovsim.runner.play import run_sweep
 from scarce_lab.judge.agreement import label_agreement
-from scarce_lab.judge.panel import label_units, make_judges
+from scarce_lab.judge.judges import make_judges
+from scarce_lab.judge.panel import label_units
 from scarce_lab.judge.taxonomy import load_taxonomy, taxonomy_for
 from scarce_lab.judge.units import units_from_path
 

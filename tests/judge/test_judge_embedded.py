@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from scarce_lab.judge.panel import JUDGE_STATUSES, label_units, make_judges
+from scarce_lab.judge.judges import make_judges
+from scarce_lab.judge.judging import JUDGE_STATUSES
+from scarce_lab.judge.panel import label_units
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import units_from_path
 from tests.judge.test_judge_units import make_scarce_run

@@ -6,15 +6,11 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.judge.panel import (
-    JudgementStore,
-    answer_schema,
-    evidence_found,
-    label_units,
-    make_judges,
-    panel_note,
-    render_messages,
-)
+from scarce_lab.judge.answer import answer_schema
+from scarce_lab.judge.judges import make_judges, panel_note
+from scarce_lab.judge.judging import evidence_found, render_messages
+from scarce_lab.judge.panel import label_units
+from scarce_lab.judge.store import JudgementStore
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import PrivateMessage, Unit
 

@@ -18,7 +18,8 @@ from scarce_lab.data.jsonl import (
     repair_torn_tail,
     write_json_atomic,
 )
-from scarce_lab.judge.panel import Judgement, JudgementStore
+from scarce_lab.judge.judging import Judgement
+from scarce_lab.judge.store import JudgementStore
 
 
 def J(u: str, status: str = "ok") -> Judgement:

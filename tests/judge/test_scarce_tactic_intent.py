@@ -76,7 +76,7 @@ def test_units_carry_the_ground_truth_and_a_judge_is_scored_against_it(strategic
                 and u.agent == row["worker"])
     assert unit.gold == json.loads(row["intended_tactics"])
 
-    from scarce_lab.judge.panel import make_judges
+    from scarce_lab.judge.judges import make_judges
     from scarce_lab.llm import LLMClient, LLMSettings
 
     client = LLMClient(LLMSettings(cache=False, max_retries=0))

@@ -261,7 +261,8 @@ def test_economy_agent_raises_missing_decision(monkeypatch):
 
 
 def test_judge_transport_failure_is_an_error_judgement(monkeypatch):
-    from scarce_lab.judge.panel import JudgeSpec, judge_unit
+    from scarce_lab.judge.judges import JudgeSpec
+    from scarce_lab.judge.judging import judge_unit
     from scarce_lab.judge.taxonomy import load_taxonomy
     from scarce_lab.judge.units import Unit
 

@@ -61,7 +61,7 @@ def test_unclosed_leading_think_block_is_all_reasoning():
 
 
 def test_judge_answer_in_think_block_is_not_taken():
-    from scarce_lab.judge.panel import answer_schema
+    from scarce_lab.judge.answer import answer_schema
     from scarce_lab.judge.taxonomy import load_taxonomy
 
     tax = load_taxonomy("scarce")
@@ -84,7 +84,7 @@ def test_two_inline_candidates_are_ambiguous():
 
 
 def test_quoted_verdict_then_inline_verdict_is_ambiguous():
-    from scarce_lab.judge.panel import answer_schema
+    from scarce_lab.judge.answer import answer_schema
     from scarce_lab.judge.taxonomy import load_taxonomy
 
     tax = load_taxonomy("scarce")

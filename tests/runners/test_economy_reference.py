@@ -14,10 +14,9 @@ import pytest
 
 from scarce_lab.environments.economy.config import EconomyRunConfig
 from scarce_lab.environments.economy.runner.play import run_economy
-from scarce_lab.environments.economy.world import BANK, StepResult
+from scarce_lab.environments.economy.world import BANK, EpisodeEnd, StepResult
 from scarce_lab.environments.economy.world.reference import (
     PRESETS,
-    RefEpisodeEnd,
     ReferenceConfig,
     ReferenceEconomy,
     credits,
@@ -261,7 +260,7 @@ def test_bankruptcy_births_p_a_mutation_p_b_repair_else_none():
         eco = _eco(p_a=p_a, p_b=p_b, birth_interval=0)
         rich = _add(eco, wealth=900)
         dead = _add(eco, wealth=-5)
-        out = RefEpisodeEnd()
+        out = EpisodeEnd()
         removed = eco.remove_bankrupt(0, "bankruptcy", lambda g, f, r: g, random.Random(0), out)
         assert [d["agent"] for d in out.deaths] == [dead]
         end, _, _ = _end(eco, 0, removed)
@@ -298,7 +297,7 @@ def test_every_founding_role_is_kept_present():
     eco = _eco()
     _add(eco, "plan", wealth=100)
     ans = _add(eco, "answer", wealth=-1)
-    out = RefEpisodeEnd()
+    out = EpisodeEnd()
     failures = []
     eco.agents[ans].failure = {"trace": "t", "task": "q", "answer": "4"}
     eco.remove_bankrupt(0, "bankruptcy", lambda g, f, r: failures.append(f) or g, random.Random(0), out)
@@ -373,7 +372,7 @@ def test_replay_after_bankruptcy_restores_survivors_up_to_max_trials(tmp_path):
     snap = eco.balances()
     eco.grant(a, -300, "test")
     eco.grant(b, 50, "test")
-    out = RefEpisodeEnd()
+    out = EpisodeEnd()
     eco.remove_bankrupt(0, "bankruptcy", lambda g, f, r: g, random.Random(0), out)
     eco.restore(snap)
     assert eco.wealth(b) == 200 and (eco.agents[b].bid, eco.agents[b].novice) == (77, False)

@@ -122,7 +122,8 @@ def test_economy_seeds_on_ray_equal_local(ray_cluster, tmp_path):
 
 def test_judge_labelling_on_ray_equals_local(ray_cluster, tmp_path):
     from scarce_lab.judge import load_taxonomy
-    from scarce_lab.judge.panel import label_units, make_judges
+    from scarce_lab.judge.judges import make_judges
+    from scarce_lab.judge.panel import label_units
     from scarce_lab.judge.units import Unit
 
     units = [Unit(unit_id=f"{run}:{k}:w{a}", run_id=run, round=k, agent=f"w{a}",

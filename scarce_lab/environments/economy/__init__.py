@@ -154,19 +154,6 @@ def config_v1(m: Any, params: dict) -> EconomyRunConfig:
     return EconomyRunConfig(**values)
 
 
-def seat_keys(cfg: EconomyRunConfig) -> dict[str, tuple[str, ...]]:
-    """The founding agents ``a0 .. a{n-1}`` in order, each also named by its role where
-    the task gives founders roles (question-answer tasks: plan, compute, check, answer;
-    :meth:`EconomyRunConfig.founder_role`); a newcomer, when one joins, is ``newcomer``."""
-    out: dict[str, tuple[str, ...]] = {}
-    for i, a in enumerate(cfg.founder_ids()):
-        role = cfg.founder_role(i)
-        out[a] = (role,) if role else ()
-    if cfg.newcomer:
-        out["newcomer"] = ()
-    return out
-
-
 SPEC = register(EnvironmentSpec(
     name="economy",
     title="Economy of Minds",
@@ -189,7 +176,7 @@ SPEC = register(EnvironmentSpec(
     face="scarce_lab.environments.economy.analysis",
     plan_calls=plan_calls,
     check_policy=check_policy,
-    seat_keys=seat_keys,
+    seat_keys=EconomyRunConfig.seat_aliases,
     view=view,
     judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
     taxonomy=None,

@@ -34,11 +34,6 @@ BASELINES = ("none", "full", "round-robin")
 ECONOMY_PRESETS = ("default", *PRESETS)
 
 
-#: The answer tokens :class:`scarce_lab.environments.economy.agents.llm.LLMPartialPolicy` asks for when
-#: built without ``max_tokens``; a run always passes ``llm.max_tokens`` (or a seat's).
-POLICY_MAX_TOKENS = 96
-
-
 class EconomyLLM(LLMSettings):
     """Client settings with the Economy's defaults: greedy decoding; ``max_tokens``
     (the client's default, 256) is the answer tokens every agent's decision sends (the
@@ -240,6 +235,19 @@ class EconomyRunConfig(ExperimentConfig):
             return None
         return "full" if self.baseline == "full" else CAPABILITIES[i % len(CAPABILITIES)]
 
+    def seat_aliases(self) -> dict[str, tuple[str, ...]]:
+        """The agents that have a seat, each with the other keys that name it (the spec's
+        ``seat_keys``): the founders ``a0 .. a{n-1}`` in order, each also named by its role
+        where the task gives founders roles (:meth:`founder_role`); ``newcomer`` when one
+        joins."""
+        out: dict[str, tuple[str, ...]] = {}
+        for i, agent in enumerate(self.founder_ids()):
+            role = self.founder_role(i)
+            out[agent] = (role,) if role else ()
+        if self.newcomer is not None:
+            out[NEWCOMER_SEAT] = ()
+        return out
+
     def seat_keys(self) -> list[str]:
         """The seat keys this run has: founder ids, founder roles, ``newcomer`` when one
         joins (``*`` is always valid)."""
@@ -263,12 +271,8 @@ class EconomyRunConfig(ExperimentConfig):
         policy). Without ``seats`` every seat is the default."""
         seats = self.seats or {}
         default = self.seat_default(max_tokens)
-        out: dict[str, SeatSettings] = {}
-        for i, agent in enumerate(self.founder_ids()):
-            role = self.founder_role(i)
-            out[agent] = _bare(resolve_seat(seats, agent, () if role is None else (role,), default=default))
-        if self.newcomer is not None:
-            out[NEWCOMER_SEAT] = _bare(resolve_seat(seats, NEWCOMER_SEAT, default=default))
+        out = {agent: _bare(resolve_seat(seats, agent, aliases, default=default))
+               for agent, aliases in self.seat_aliases().items()}
         out["*"] = _bare(resolve_seat({k: v for k, v in seats.items() if k == "*"}, "*", default=default))
         return out
 
@@ -310,9 +314,8 @@ class EconomyRunConfig(ExperimentConfig):
                 extra = s.model_dump(exclude_none=True, exclude={"model"})
                 if ref is not None and ref.kind == "scripted" and extra:
                     raise ValueError(f"seats.{key}: {extra} would not reach the scripted policy {s.model!r}")
-            for i, agent in enumerate([*self.founder_ids(), *([NEWCOMER_SEAT] if self.newcomer else [])]):
-                role = self.founder_role(i) if agent != NEWCOMER_SEAT else None
-                own = resolve_seat(self.seats, agent, () if role is None else (role,))
+            for agent, aliases in self.seat_aliases().items():
+                own = resolve_seat(self.seats, agent, aliases)
                 model = own.model or self.model
                 asked = {k: getattr(own, k) for k in ("temperature", "max_tokens", "reasoning_effort")}
                 gone = ignored_settings(model, asked)

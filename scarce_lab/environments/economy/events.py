@@ -216,13 +216,6 @@ class StepKindWins(_Record):
     wins: int
 
 
-class EpisodeAgents(Payload):
-    """Per-agent aggregates of one episode (agents that won at least one step)."""
-
-    kind: Literal["episode_agents"] = "episode_agents"
-    agents: list[AgentEpisodeSummary]
-
-
 class AgentEpisodeSummary(_Record):
     """One agent's episode: steps won by step kind, credits ``paid`` (bids),
     ``received`` (from the next winner) and ``reward``. Realised value of its wins =
@@ -233,6 +226,13 @@ class AgentEpisodeSummary(_Record):
     paid: int
     received: int
     reward: int
+
+
+class EpisodeAgents(Payload):
+    """Per-agent aggregates of one episode (agents that won at least one step)."""
+
+    kind: Literal["episode_agents"] = "episode_agents"
+    agents: list[AgentEpisodeSummary]
 
 
 class Rent(Payload):
@@ -292,8 +292,6 @@ class Population(Payload):
     total: int
 
 
-EpisodeAgents.model_rebuild()
-
 PAYLOADS: tuple[type[Payload], ...] = (
     Birth, EpisodeStart, Auction, Payment, Step, Reward, EpisodeEnd, EpisodeAgents, Rent, Death, Population,
     AgentJoined,
@@ -306,6 +304,12 @@ def final_counts(config: dict) -> dict[str, int]:
     ``episode_end`` per training and evaluation episode."""
     n = [config.get("episodes"), config.get("eval_episodes")]
     return {"episode_end": n[0] + n[1]} if all(isinstance(x, int) for x in n) else {}
+
+
+def genome_payload(g: dict) -> Genome:
+    """A policy's genome (``genome_json``: a rule's ``if``/``move``/``text``, a partial
+    agent's ``capability``/``instruction``/``wake_on``) as its typed record."""
+    return Genome(**_genome(g))
 
 
 # -- version 1 -> 2 ------------------------------------------------------------

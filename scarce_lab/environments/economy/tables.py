@@ -21,8 +21,6 @@ All money columns are integer credits. ``round`` is the run-wide episode index
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import polars as pl
 
 from ...data.loaders import Dataset
@@ -32,9 +30,8 @@ _RUN_KEYS = ["run_id", "task", "condition", "base_condition", "settings", "ablat
 
 
 def _p(ds: Dataset, kind: str) -> pl.DataFrame:
-    if "economy" not in ds.environments:
-        return ds.payloads(kind, "economy").collect().clear()
-    return ds.payloads(kind, "economy").collect()
+    df = ds.payloads(kind, "economy").collect()
+    return df if "economy" in ds.environments else df.clear()
 
 
 def runs(ds: Dataset) -> pl.DataFrame:
@@ -181,60 +178,25 @@ def joins(ds: Dataset) -> pl.DataFrame:
     return _with_runs(ds, df)
 
 
+#: The tables of :class:`EconomyTables`, in the order of the module docstring.
+TABLES = ("runs", "episodes", "population", "agent_episodes", "wins", "steps", "births", "deaths", "agent_wealth",
+          "joins")
+
+
 class EconomyTables:
     """The Economy of Minds view of a dataset (``ds.economy``,
-    :class:`~scarce_lab.data.loaders.Dataset`): the tidy tables of this module, each
-    computed when first read (the module docstring says what a row is)."""
+    :class:`~scarce_lab.data.loaders.Dataset`): each function of :data:`TABLES` as an
+    attribute (``ds.economy.episodes`` is :func:`episodes` of the dataset), computed
+    when first read (the module docstring says what a row is)."""
 
     def __init__(self, ds: Dataset) -> None:
         self.dataset = ds
 
-    @cached_property
-    def runs(self) -> pl.DataFrame:
-        """:func:`runs`."""
-        return runs(self.dataset)
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        if name not in TABLES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        table = self.__dict__[name] = globals()[name](self.dataset)
+        return table
 
-    @cached_property
-    def episodes(self) -> pl.DataFrame:
-        """:func:`episodes`."""
-        return episodes(self.dataset)
-
-    @cached_property
-    def population(self) -> pl.DataFrame:
-        """:func:`population`."""
-        return population(self.dataset)
-
-    @cached_property
-    def agent_episodes(self) -> pl.DataFrame:
-        """:func:`agent_episodes`."""
-        return agent_episodes(self.dataset)
-
-    @cached_property
-    def wins(self) -> pl.DataFrame:
-        """:func:`wins`."""
-        return wins(self.dataset)
-
-    @cached_property
-    def steps(self) -> pl.DataFrame:
-        """:func:`steps`."""
-        return steps(self.dataset)
-
-    @cached_property
-    def births(self) -> pl.DataFrame:
-        """:func:`births`."""
-        return births(self.dataset)
-
-    @cached_property
-    def deaths(self) -> pl.DataFrame:
-        """:func:`deaths`."""
-        return deaths(self.dataset)
-
-    @cached_property
-    def agent_wealth(self) -> pl.DataFrame:
-        """:func:`agent_wealth`."""
-        return agent_wealth(self.dataset)
-
-    @cached_property
-    def joins(self) -> pl.DataFrame:
-        """:func:`joins`."""
-        return joins(self.dataset)
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *TABLES]

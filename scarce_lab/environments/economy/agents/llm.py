@@ -29,7 +29,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
 
-from ..world.qa import Contribution, QAObs
+from ..world.qa import Contribution, QAObs, step_kind
 from .partial import (
     ANSWERING,
     TEMPLATES,
@@ -39,7 +39,6 @@ from .partial import (
     genome_tags,
     mutate_trigger,
     random_genome,
-    step_kind,
 )
 from .schemas import AnswerDecision, NoteDecision
 
@@ -162,11 +161,6 @@ class LLMPartialPolicy:
         self.episode = 0
 
     @property
-    def client(self):
-        """The model client behind :attr:`lm`."""
-        return self.lm.client
-
-    @property
     def kwargs(self) -> dict:
         """The litellm kwargs sent with every call (the model's own dict: a change
         applies to the next call)."""
@@ -178,21 +172,27 @@ class LLMPartialPolicy:
     def newcomer(self, rng: random.Random) -> PartialGenome:
         return random_genome(rng)
 
+    def _complete(self, messages: list[dict], *, seed: int, purpose: str, agent: str | None, round: int,
+                  max_tokens: int | None = None):
+        """One completion of :attr:`lm` (``max_tokens``: default :attr:`max_tokens`), its
+        record passed to ``record_calls``.
+
+        Raises:
+            MissingDecisionError: no answer (transport failure or context overflow).
+        """
+        res = _run(self.lm.acomplete(messages, seed=seed, purpose=purpose, agent=agent, round=round,
+                                     max_tokens=self.max_tokens if max_tokens is None else max_tokens))
+        self.record_calls([res.record])
+        if res.record.outcome in NO_ANSWER:
+            res.record.missing = True
+            raise MissingDecisionError.from_calls([res.record])
+        return res
+
     def _rewrite(self, genome: PartialGenome, rng: random.Random, template: str, purpose: str,
                  messages: list[dict] | None = None) -> str | None:
         """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
-        res = _run(
-            self.lm.acomplete(
-                messages or render_mutation(genome, template),
-                seed=call_seed(self.seed, purpose, self.episode, rng.random()),
-                purpose=purpose, agent=None, round=self.episode,
-                max_tokens=self.max_tokens,
-            )
-        )
-        self.record_calls([res.record])
-        if res.record.outcome in NO_ANSWER:  # transport failure or context overflow
-            res.record.missing = True
-            raise MissingDecisionError.from_calls([res.record])
+        res = self._complete(messages or render_mutation(genome, template), purpose=purpose, agent=None,
+                             seed=call_seed(self.seed, purpose, self.episode, rng.random()), round=self.episode)
         text = (res.text or "").strip()
         if res.error or not text or res.record.outcome not in (None, "ok"):
             res.record.fallback_used = True
@@ -227,13 +227,8 @@ class LLMPartialPolicy:
         answers ``\\boxed{yes}`` or not. A reply without it is no (one with neither
         ``boxed{yes}`` nor ``boxed{no}`` is recorded as a fallback); a missing reply
         (transport failure) stops the run."""
-        res = _run(self.lm.acomplete(
-            render_wakeup(genome, obs), seed=call_seed(self.seed, "wake", self.episode, step, agent),
-            purpose="wakeup", agent=agent, round=self.episode, max_tokens=self.max_tokens))
-        self.record_calls([res.record])
-        if res.record.outcome in NO_ANSWER:
-            res.record.missing = True
-            raise MissingDecisionError.from_calls([res.record])
+        res = self._complete(render_wakeup(genome, obs), seed=call_seed(self.seed, "wake", self.episode, step, agent),
+                             purpose="wakeup", agent=agent, round=self.episode)
         text = (res.text or "").lower()
         if "boxed{yes}" not in text and "boxed{no}" not in text:
             res.record.fallback_used = True  # no decision in the reply: counted as no (the reference's rule)

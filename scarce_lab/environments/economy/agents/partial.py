@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..world.qa import CAPABILITIES, Contribution, QAObs
+from ..world.qa import CAPABILITIES, Contribution, QAObs, step_kind
 
 TEMPLATES = Path(__file__).parent / "templates"
 STEP_KINDS: tuple[str, ...] = ("start", "after_plan", "after_compute", "after_check", "after_answer")
@@ -63,11 +63,6 @@ class PartialGenome:
             "instruction": self.instruction,
             "wake_on": list(self.wake_on),
         }
-
-
-def step_kind(obs: QAObs) -> str:
-    """Step kind of an observation (same rule as the QA task)."""
-    return "start" if obs.last_capability is None else f"after_{obs.last_capability}"
 
 
 def founder_genomes(n: int, capabilities=CAPABILITIES) -> list[PartialGenome]:
@@ -198,21 +193,3 @@ class ScriptedPartialPolicy:
 
     def genome_json(self, genome: PartialGenome) -> dict:
         return genome.to_json()
-
-
-def partial_policies(*, full: bool = False):
-    """The question-answer tasks' scripted registry for
-    :func:`~scarce_lab.llm.model.model_for`: ``(name, arg) -> ScriptedPartialPolicy``
-    for ``partial`` | ``full`` (``full``: the ``full`` baseline, which plays ``full``
-    whatever the name).
-
-    Raises (from the registry):
-        ValueError: another name, or an argument (none takes one).
-    """
-
-    def policy(name: str, arg: str | None) -> ScriptedPartialPolicy:
-        if arg is not None:
-            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
-        return ScriptedPartialPolicy("full" if full else name)
-
-    return policy

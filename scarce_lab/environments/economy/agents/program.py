@@ -20,10 +20,8 @@ import random
 import re
 from collections.abc import Callable
 
-from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
-
 from ..world.program import ProgramEdit, ProgramObs
-from .llm import LLMPartialPolicy, _run, call_seed, reference_system_prompt
+from .llm import LLMPartialPolicy, call_seed, reference_system_prompt
 from .partial import ANSWERING, DEFAULT_WAKE, TEMPLATES, PartialGenome, ScriptedPartialPolicy
 
 CAPS = ("plan", "compute", "check", "answer")
@@ -43,6 +41,18 @@ def program_founders(n: int) -> list[PartialGenome]:
     return [PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c]) for c in (CAPS[i % 4] for i in range(n))]
 
 
+class _ProgramGenomes:
+    """The program task's founders and newcomers (both program policies)."""
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return program_founders(n)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        """A random capability with its shipped instruction and trigger."""
+        c = rng.choice(CAPS)
+        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
+
+
 def nudge_integer(program: str, rng: random.Random) -> str | None:
     """``program`` with one integer literal (chosen by ``rng``) moved by -2..+2 (never 0,
     never below 0); None if it has none."""
@@ -60,19 +70,12 @@ def extract_program(text: str) -> str | None:
     return blocks[-1] if blocks and blocks[-1].strip() else None
 
 
-class ScriptedProgramPolicy(ScriptedPartialPolicy):
+class ScriptedProgramPolicy(_ProgramGenomes, ScriptedPartialPolicy):
     """Offline program agents (see module docstring); seeded per run, episode, step, agent."""
 
     def __init__(self, seed: int = 0):
         super().__init__("partial")
         self.seed = seed
-
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return program_founders(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        c = rng.choice(CAPS)
-        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
 
     def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
         cap = genome.capability
@@ -90,29 +93,13 @@ class ScriptedProgramPolicy(ScriptedPartialPolicy):
 PROGRAM_TOKENS = 2048
 
 
-class LLMProgramPolicy(LLMPartialPolicy):
+class LLMProgramPolicy(_ProgramGenomes, LLMPartialPolicy):
     """Program agents driven by a model (see module docstring)."""
 
     def __init__(self, *args, program_tokens: int = PROGRAM_TOKENS, **kwargs):
         super().__init__(*args, **kwargs)
         self.program_tokens = program_tokens
         self.reference = True
-
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return program_founders(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        c = rng.choice(CAPS)
-        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
-
-    def _ask(self, messages, *, agent, episode, step, purpose, max_tokens):
-        res = _run(self.lm.acomplete(messages, seed=call_seed(self.seed, episode, step, agent), purpose=purpose,
-                                     agent=agent, round=episode, max_tokens=max_tokens))
-        self.record_calls([res.record])
-        if res.record.outcome in NO_ANSWER:
-            res.record.missing = True
-            raise MissingDecisionError.from_calls([res.record])
-        return res
 
     def act(self, genome: PartialGenome, obs: ProgramObs, *, agent: str, episode: int, step: int) -> ProgramEdit:
         cap = genome.capability
@@ -124,8 +111,8 @@ class LLMProgramPolicy(LLMPartialPolicy):
         user = (f"Task:\n{obs.instruction}\n\nCurrent program:\n```python\n{obs.program}\n```\n\n"
                 f"Best verifier score so far: {obs.best_score}\nNotes so far:\n{notes}\n\n{ask}")
         messages = [{"role": "system", "content": reference_system_prompt(genome)}, {"role": "user", "content": user}]
-        res = self._ask(messages, agent=agent, episode=episode, step=step, purpose=f"act:{cap}",
-                        max_tokens=self.program_tokens if cap == "compute" else self.max_tokens)
+        res = self._complete(messages, seed=call_seed(self.seed, episode, step, agent), purpose=f"act:{cap}",
+                             agent=agent, round=episode, max_tokens=self.program_tokens if cap == "compute" else None)
         text = res.text or ""
         if cap == "compute":
             program = extract_program(text)
@@ -167,11 +154,7 @@ def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, ll
     from scarce_lab.llm import make_client
     from scarce_lab.llm.model import model_for
 
-    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens", "program_tokens"))
-    asked = settings.setdefault("max_tokens", cfg.llm.max_tokens)
-    if asked != cfg.llm.max_tokens:  # the manifest records llm.max_tokens: it must be what is sent
-        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: "
-                         "set llm.max_tokens, so the manifest records what is sent")
+    settings, litellm_kwargs = split_llm_kwargs(cfg, llm_kwargs, ("max_tokens", "program_tokens"))
     if settings.get("program_tokens", PROGRAM_TOKENS) != PROGRAM_TOKENS:
         raise ValueError(f"llm_kwargs program_tokens={settings['program_tokens']!r}: the manifest records "
                          f"{PROGRAM_TOKENS} (purpose_max_tokens act:compute); a program call sends that")
@@ -182,8 +165,23 @@ def make_program_policy(cfg, *, client=None, record_calls=lambda calls: None, ll
     return LLMProgramPolicy(lm, seed=cfg.seed, record_calls=record_calls, **settings)
 
 
-def split_llm_kwargs(llm_kwargs: dict | None, settings: tuple[str, ...]) -> tuple[dict, dict]:
+def split_llm_kwargs(cfg, llm_kwargs: dict | None, settings: tuple[str, ...], *,
+                     per_seat: bool = False) -> tuple[dict, dict]:
     """``(policy settings, litellm kwargs)`` of a runner's ``llm_kwargs``: the keys in
-    ``settings`` configure the policy, the rest go to every model call."""
+    ``settings`` configure the policy, the rest go to every model call. The policy's
+    ``max_tokens`` is ``cfg.llm.max_tokens`` (recorded in the condition settings), so a
+    recorded value is always the sent one (``per_seat``: the message names the seats'
+    own setting too).
+
+    Raises:
+        ValueError: ``llm_kwargs`` ask for other answer tokens than ``llm.max_tokens``.
+    """
     kw = dict(llm_kwargs or {})
-    return {k: kw.pop(k) for k in settings if k in kw}, kw
+    out = {k: kw.pop(k) for k in settings if k in kw}
+    asked = out.get("max_tokens", cfg.llm.max_tokens)
+    if asked != cfg.llm.max_tokens:
+        seats = " (or seats.<seat>.max_tokens per seat)" if per_seat else ""
+        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: set "
+                         f"llm.max_tokens{seats}, so the manifest records what is sent")
+    out["max_tokens"] = cfg.llm.max_tokens
+    return out, kw

@@ -175,19 +175,3 @@ class RulePolicy:
     def ref_repair(self, genome: BlocksRule, failure: dict | None, rng: random.Random) -> BlocksRule:
         return mutate_rule(genome, rng, keep_move=True)
 
-
-def rule_policies(*, full: bool = False):
-    """Blocks World's scripted registry for :func:`~scarce_lab.llm.model.model_for`:
-    ``(name, arg) -> RulePolicy`` for ``random-rules`` | ``expert`` (``full``: the
-    ``full`` baseline, which plays ``expert`` whatever the name).
-
-    Raises (from the registry):
-        ValueError: another name, or an argument (none takes one).
-    """
-
-    def policy(name: str, arg: str | None) -> RulePolicy:
-        if arg is not None:
-            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
-        return RulePolicy("expert" if full else name)
-
-    return policy

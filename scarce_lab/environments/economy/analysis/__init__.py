@@ -273,14 +273,16 @@ def tenure(ds: Any) -> Finding:
 
     The run's newcomer (the agent that joined at training episode k with its own seat;
     its offspring not counted) against the incumbents (the founders not removed before
-    the join), over training after the join: mean wealth (credits), steps won per
-    episode and survival (never removed). Per run first, then per task, condition and
-    tenure over runs, never pooled across conditions: wealth and wins with a 95%
-    Student-t interval; the newcomer's survival as a share of runs with a
-    Clopper-Pearson interval; the incumbents' as the mean share alive with the bounded
-    t/score hull (:mod:`.tenure`). Extras saved beside the table: the per-run rows
-    (``economy_tenure_per_run``) and the mean wealth per episode since the join
-    (``economy_tenure_wealth``).
+    the join), over training after the join (snapshots of rounds ``k .. episodes-1``):
+    mean wealth (credits) over the snapshots in which the agent is alive (incumbents: the
+    mean over incumbents of each one's mean), steps won per training episode (from
+    ``episode_agents``) and survival (never removed for bankruptcy). Per run first, then
+    per task, condition and tenure over runs, never pooled across conditions: wealth and
+    wins with a 95% Student-t interval; the newcomer's survival as a share of runs with
+    a Clopper-Pearson interval; the incumbents' as the mean share alive with the bounded
+    t/score hull (:func:`~scarce_lab.analysis.stats.bounded_mean_ci`) (:mod:`.tenure`).
+    Extras saved beside the table: the per-run rows (``economy_tenure_per_run``) and the
+    mean wealth per episode since the join (``economy_tenure_wealth``).
 
     Raises:
         ValueError: ``ds`` has no run with a newcomer, or a run with several.

@@ -9,9 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from scarce_lab.analysis.pooling import check_no_pooling
-from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
-from .metrics import wealth_gini
+from .metrics import ci_text, clipped_mean_ci, wealth_gini
 
 #: Groups: the economy (``default`` or the run's eom-reference preset, from its settings:
 #: a run recorded without a ``preset`` setting ran the default economy) within a task and
@@ -83,12 +82,9 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
     for (task, economy, cond), g in per_run.group_by(list(DYN_GROUP), maintain_order=True):
         row = {"task": task, "economy": economy, "condition": cond, "base_condition": g["base_condition"][0],
                "n_runs": g.height}
-        for c in _DYN_COLS:
-            m, lo, hi = mean_ci([v for v in g[c].to_list() if v is not None])
-            top = 1.0 if c in _RATES else None  # every value is >= 0; rates and Gini <= 1
-            lo = None if lo is None else max(0.0, lo)
-            hi = None if hi is None else (hi if top is None else min(top, hi))
-            row |= {c: m, f"{c}_lo": lo, f"{c}_hi": hi}
+        for c in _DYN_COLS:  # every value is >= 0; rates and Gini <= 1
+            row |= dict(zip((c, f"{c}_lo", f"{c}_hi"), clipped_mean_ci(g[c].to_list(), 1.0 if c in _RATES else None),
+                            strict=True))
         out.append(row)
     schema = {"task": pl.String, "economy": pl.String, "condition": pl.String, "base_condition": pl.String,
               "n_runs": pl.Int64} | {
@@ -97,19 +93,14 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
 
 
 def format_dynamics(table: pl.DataFrame) -> pl.DataFrame:
-    """:func:`dynamics_table` as ``mean [lo, hi]`` strings (``mean`` alone from one run);
-    ``condition`` is the base condition (the ablation) where, with task and economy, it
-    names one row, else the full label."""
-    def fmt(m, lo, hi):
-        if m is None:
-            return "-"
-        return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
-
+    """:func:`dynamics_table` as :func:`~.metrics.ci_text` strings; ``condition`` is the
+    base condition (the ablation) where, with task and economy, it names one row, else the
+    full label."""
     short = table.select("task", "economy", "base_condition").is_unique().all()
     return table.with_columns(  # the short label (e.g. the ablation) where it names one row
         pl.col("base_condition" if short else "condition").alias("condition")).select(
         "task", "economy", "condition", "n_runs",
         *[pl.struct(c, f"{c}_lo", f"{c}_hi").map_elements(
-            lambda s, c=c: fmt(s[c], s[f"{c}_lo"], s[f"{c}_hi"]), return_dtype=pl.String).alias(c)
+            lambda s, c=c: ci_text(s[c], s[f"{c}_lo"], s[f"{c}_hi"]), return_dtype=pl.String).alias(c)
           for c in _DYN_COLS],
     )

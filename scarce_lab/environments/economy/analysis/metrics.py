@@ -1,23 +1,13 @@
-"""Metrics of Economy of Minds runs, on the tidy tables of
-:mod:`scarce_lab.environments.economy.tables` (polars frames only; no envs, no agents).
-
-Runs (seeds) are the independent unit: every CI is over per-run values (t-interval
-for means, 95 %). Episodes inside a run are never treated as independent.
+"""Metrics and charts of Economy of Minds runs, on the tidy tables of
+:mod:`scarce_lab.environments.economy.tables` (polars frames only; no envs, no agents),
+behind the findings of :mod:`scarce_lab.environments.economy.analysis` (whose docstring
+states the conventions: runs are the unit, 95% t-intervals over per-run values).
 
 Never pooled: every metric groups by ``(task, condition)`` (``condition`` is the label
 unique per condition settings, :mod:`scarce_lab.data.tables`) and first checks, with
 :func:`scarce_lab.analysis.pooling.check_no_pooling`, that no group mixes runs whose
 settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.PoolingError`
 (naming the settings) rather than average them.
-
-- :func:`solve_curve`: training solve rate per window of episodes, mean and band over runs.
-- :func:`ablation_table`: per task and condition, solve rate over the first fifth and
-  the last fifth of training and in frozen evaluation, with CIs over seeds.
-- :func:`population_dynamics`: population size and wealth Gini per episode.
-- :func:`specialisation`: which agent wins which kind of step (shares for a heat map)
-  and :func:`specialisation_index` (share of an agent's wins in its main step kind;
-  :func:`specialisation_values`: the same as a result frame with ``value``/``lo``/``hi``).
-- :func:`bid_convergence`: mean bid paid vs realised value per win, per window.
 """
 
 from __future__ import annotations
@@ -25,6 +15,16 @@ from __future__ import annotations
 import polars as pl
 
 from scarce_lab.analysis import stats
+from scarce_lab.analysis.figures import (
+    ONE_SERIES,
+    NoFigure,
+    caption,
+    chart_data,
+    series_colour,
+    titled,
+    window_means,
+    wrap_columns,
+)
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
@@ -115,10 +115,7 @@ def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
     for (task, cond), g in pr.group_by(["task", "condition"], maintain_order=True):
         row = {"task": task, "condition": cond, "n_runs": g.height}
         for col in ("first_fifth", "last_fifth", "eval"):
-            m, lo, hi = mean_ci(g[col].to_list())
-            lo = None if lo is None else max(0.0, lo)
-            hi = None if hi is None else min(1.0, hi)
-            row |= {col: m, f"{col}_lo": lo, f"{col}_hi": hi}
+            row |= dict(zip((col, f"{col}_lo", f"{col}_hi"), clipped_mean_ci(g[col].to_list()), strict=True))
         row["ci"] = CI_METHOD
         rows.append(row)
     cols = ["first_fifth", "last_fifth", "eval"]
@@ -131,25 +128,29 @@ def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
     ).sort("task", "_o", "condition").drop("_o")
 
 
+def clipped_mean_ci(values: list, top: float | None = 1.0) -> tuple[float | None, float | None, float | None]:
+    """:func:`~scarce_lab.analysis.stats.mean_ci_cells` of per-run values that lie in
+    ``[0, top]`` (``top`` None: no upper bound), the interval clipped to that range (the
+    t-interval does not know it)."""
+    m, lo, hi = mean_ci(values)
+    return m, None if lo is None else max(0.0, lo), hi if hi is None or top is None else min(top, hi)
+
+
+def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
+    """``0.44 [0.31, 0.57]``; the mean alone without an interval (one run), ``-`` without
+    a mean."""
+    if m is None:
+        return "-"
+    return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
 def format_table(table: pl.DataFrame) -> pl.DataFrame:
-    """Human-readable ablation table: ``0.44 [0.31, 0.57]`` strings."""
-
-    def fmt(m, lo, hi):
-        if m is None:
-            return "-"
-        if lo is None:
-            return f"{m:.2f}"
-        return f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
-
-    rows = []
-    for r in table.iter_rows(named=True):
-        rows.append({
-            "task": r["task"], "condition": r["condition"], "seeds": r["n_runs"],
-            "first fifth": fmt(r["first_fifth"], r["first_fifth_lo"], r["first_fifth_hi"]),
-            "last fifth": fmt(r["last_fifth"], r["last_fifth_lo"], r["last_fifth_hi"]),
-            "frozen eval": fmt(r["eval"], r["eval_lo"], r["eval_hi"]),
-        })
-    return pl.DataFrame(rows)
+    """Human-readable ablation table: :func:`ci_text` strings."""
+    return pl.DataFrame([
+        {"task": r["task"], "condition": r["condition"], "seeds": r["n_runs"],
+         **{name: ci_text(r[c], r[f"{c}_lo"], r[f"{c}_hi"])
+            for c, name in (("first_fifth", "first fifth"), ("last_fifth", "last fifth"), ("eval", "frozen eval"))}}
+        for r in table.iter_rows(named=True)])
 
 
 def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
@@ -340,15 +341,6 @@ def learning_curve_chart(curve: pl.DataFrame, title: str = "Training solve rate"
     condition (small multiples: bands never overlap). Returns ``NoFigure`` without rows."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import (
-        ONE_SERIES,
-        NoFigure,
-        caption,
-        chart_data,
-        series_colour,
-        titled,
-    )
-
     if curve.height == 0:
         return NoFigure("no training episodes")
     d, order = _readable_conditions(chart_data(curve))
@@ -368,8 +360,6 @@ def ablation_chart(table: pl.DataFrame):
     """Solve rate (mean and 95% CI over seeds) per condition: first and last fifth of
     training and frozen evaluation. Returns ``NoFigure`` without rows."""
     import altair as alt
-
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     rows = []
     for r in table.iter_rows(named=True):
@@ -401,8 +391,6 @@ def population_chart(dyn: pl.DataFrame):
     without rows."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, window_means
-
     if dyn.height == 0:
         return NoFigure("no population snapshots")
     keep = [c for c in ("task", "condition", "round", "size", "gini", "n_runs") if c in dyn.columns]
@@ -428,8 +416,6 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
     Returns ``NoFigure`` when the run has no wins."""
     import altair as alt
 
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled
-
     df = chart_data(spec.filter(pl.col("run_id") == run_id))
     if df.height == 0:
         return NoFigure(f"run {run_id} has no wins to show")
@@ -452,8 +438,6 @@ def bid_convergence_chart(conv: pl.DataFrame):
     """Mean bid paid per win and realised value per win over training, per condition.
     Returns ``NoFigure`` without rows."""
     import altair as alt
-
-    from scarce_lab.analysis.figures import NoFigure, caption, chart_data, titled, wrap_columns
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")

@@ -9,6 +9,10 @@ import polars as pl
 from .metrics import _full_economy, _order, short_names
 
 
+def _num(v: float | None, digits: int = 2) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
 def ablation_sentence(table: pl.DataFrame) -> str:
     """The full economy's solve rate early, late and in evaluation against each ablation's
     evaluation rate, with the number of seeds (computed from ``ablation_table``)."""
@@ -17,10 +21,9 @@ def ablation_sentence(table: pl.DataFrame) -> str:
     if key is None:
         return "No full-economy runs (condition `none`) in this dataset."
     full, names = rows[key], short_names(list(rows))
-    fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-    others = [f"{fmt(rows[c]['eval'])} with {names[c]}" for c in sorted(rows, key=_order) if c != key]
-    return (f"The full economy solves {fmt(full['first_fifth'])} of episodes in the first fifth of training, "
-            f"{fmt(full['last_fifth'])} in the last fifth and {fmt(full['eval'])} in frozen evaluation"
+    others = [f"{_num(rows[c]['eval'])} with {names[c]}" for c in sorted(rows, key=_order) if c != key]
+    return (f"The full economy solves {_num(full['first_fifth'])} of episodes in the first fifth of training, "
+            f"{_num(full['last_fifth'])} in the last fifth and {_num(full['eval'])} in frozen evaluation"
             + (f"; in evaluation: {', '.join(others)}" if others else "")
             + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
 
@@ -68,7 +71,6 @@ def dynamics_sentence(table: pl.DataFrame) -> str:
     full = table.filter(pl.col("base_condition") == "none")
     if full.is_empty():
         return "No full-economy runs (condition `none`) in this dataset."
-    fmt = lambda v, d: "n/a" if v is None else f"{v:.{d}f}"  # noqa: E731
     names = short_names(full["condition"].to_list())
     tasks = full["task"].n_unique() > 1
     several = full["economy"].n_unique() < full.height
@@ -76,8 +78,8 @@ def dynamics_sentence(table: pl.DataFrame) -> str:
     for r in full.iter_rows(named=True):
         where = [r["task"]] * tasks + [names[r["condition"]]] * several
         name = r["economy"] + (f" ({', '.join(where)})" if where else "")
-        parts.append(f"{name}: {fmt(r['final_size'], 1)} agents, wealth Gini {fmt(r['final_gini'], 2)}, "
-                     f"solve rate in frozen evaluation {fmt(r['eval_solve'], 2)}")
+        parts.append(f"{name}: {_num(r['final_size'], 1)} agents, wealth Gini {_num(r['final_gini'])}, "
+                     f"solve rate in frozen evaluation {_num(r['eval_solve'])}")
     return "The full economy at the end of training (mean over runs): " + "; ".join(parts) + "."
 
 
@@ -87,12 +89,11 @@ def tenure_sentence(table: pl.DataFrame) -> str:
     newcomer survived training."""
     if table.is_empty():
         return "No run with a newcomer."
-    fmt = lambda v, d: "n/a" if v is None else f"{v:.{d}f}"  # noqa: E731
     names, parts = short_names(table["condition"].to_list()), []
     for (_, cond), g in table.group_by(["task", "condition"], maintain_order=True):
         t = {r["tenure"]: r for r in g.iter_rows(named=True)}
         new, old = t.get("newcomer", {}), t.get("incumbent", {})
-        parts.append(f"{names[cond]}: wealth {fmt(new.get('wealth'), 0)} against {fmt(old.get('wealth'), 0)} credits, "
-                     f"wins per episode {fmt(new.get('wins'), 2)} against {fmt(old.get('wins'), 2)}, newcomer "
-                     f"survived in {fmt(new.get('survival'), 2)} of runs")
+        parts.append(f"{names[cond]}: wealth {_num(new.get('wealth'), 0)} against {_num(old.get('wealth'), 0)} credits, "
+                     f"wins per episode {_num(new.get('wins'))} against {_num(old.get('wins'))}, newcomer "
+                     f"survived in {_num(new.get('survival'))} of runs")
     return "After the join, newcomer against incumbents (mean over runs): " + "; ".join(parts) + "."

@@ -1,24 +1,7 @@
-"""Tenure in the Economy of Minds: the run's newcomer (the agent that joined at training
-episode k with its own seat) against the founders that were living when it joined (the
-incumbents).
-
-Per run first (runs are the independent unit), then per task and condition over runs;
-never across conditions (:func:`~scarce_lab.analysis.pooling.check_no_pooling`). Measures,
-all over training after the join (snapshots of rounds ``k .. episodes-1``):
-
-- ``wealth``: mean wealth (credits) over the post-join snapshots in which the agent is
-  alive; for the incumbents, the mean over incumbents of each one's mean. The mean over
-  runs gets a Student-t interval (:func:`~scarce_lab.analysis.stats.mean_ci`).
-- ``wins``: steps won per post-join training episode (from ``episode_agents``), same
-  averaging and interval.
-- ``survival``: never removed (bankruptcy) in training. Newcomers: runs whose newcomer
-  survived over runs, Clopper-Pearson interval
-  (:func:`~scarce_lab.analysis.stats.proportion_ci`); incumbents: per run the share of
-  incumbents alive, mean over runs with the bounded interval of
-  :func:`~scarce_lab.analysis.stats.bounded_mean_ci` (t and score hull, within [0, 1]).
-
-Only the agent that joined counts as the newcomer (its offspring run its seat but are
-not it); founders are agents of origin ``founder``.
+"""Tenure in the Economy of Minds: the run's newcomer (the agent that joined with its own
+seat; founders are agents of origin ``founder``) against the founders living when it
+joined (the incumbents), per run and then over runs. The measures and their intervals
+are the method of the finding :func:`scarce_lab.environments.economy.analysis.tenure`.
 """
 
 from __future__ import annotations
@@ -29,8 +12,9 @@ from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import bounded_mean_ci, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
+from .metrics import _summ
+
 GROUP = ["task", "condition"]
-TENURES = ("newcomer", "incumbent")
 CI_METHOD = ("wealth and wins: mean over runs, 95% Student-t interval; survival: newcomer share of runs, "
              "95% Clopper-Pearson interval; incumbents: mean over runs of the share alive, 95% bounded t/score hull")
 
@@ -86,8 +70,8 @@ def tenure_per_run(joins: pl.DataFrame, births: pl.DataFrame, deaths: pl.DataFra
 
 def tenure_table(per_run: pl.DataFrame) -> pl.DataFrame:
     """Per task, condition and tenure, over runs: n_runs, wealth / wins / survival with
-    ``_lo`` / ``_hi`` bounds (see the module docstring for the intervals,
-    :data:`CI_METHOD`); null bounds where undefined (one run, no spread).
+    ``_lo`` / ``_hi`` bounds (the intervals: :data:`CI_METHOD`, the finding's method);
+    null bounds where undefined (one run, no spread).
 
     Raises:
         PoolingError: a task/condition group mixes runs of different settings.
@@ -132,12 +116,5 @@ def tenure_wealth_curve(joins: pl.DataFrame, births: pl.DataFrame, agent_wealth:
          .join(who, on=["run_id", "agent"], how="inner")
          .with_columns(since=pl.col("round") - pl.col("k")))
     per_run = d.group_by([*GROUP, "run_id", "tenure", "since"]).agg(pl.col("wealth").mean())
-    rows = []
-    for (task, cond, tenure, since), g in per_run.sort([*GROUP, "tenure", "since"]).group_by(
-            [*GROUP, "tenure", "since"], maintain_order=True):
-        m, lo, hi = mean_ci_cells(g["wealth"].to_list())
-        rows.append({"task": task, "condition": cond, "tenure": tenure, "since": since, "wealth": m,
-                     "wealth_lo": lo, "wealth_hi": hi, "n_runs": g.height})
-    schema = {"task": pl.String, "condition": pl.String, "tenure": pl.String, "since": pl.Int64,
-              "wealth": pl.Float64, "wealth_lo": pl.Float64, "wealth_hi": pl.Float64, "n_runs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    keys = [*GROUP, "tenure", "since"]
+    return _summ(per_run.sort([*keys, "run_id"]), keys, "wealth", "wealth")

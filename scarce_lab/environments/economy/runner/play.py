@@ -4,25 +4,15 @@ One run = ``episodes`` training episodes followed by ``eval_episodes`` frozen
 evaluation episodes on instances that depend only on the seed (so every ablation of a
 seed is evaluated on the same instances). Every episode is committed (``round`` =
 episode index, training first, then evaluation; ``phase`` = ``train`` | ``eval``).
-
-Event kinds (payloads in credits; see also :mod:`scarce_lab.environments.economy.world.engine`):
-``birth`` (agent, origin: founder | child | newcomer | replacement, parent, bid,
-endowment, funder, genome), ``episode_start``
-(episode, task; ``detail="steps"`` only), ``auction``, ``payment``, ``step``, ``reward``, ``episode_end``
-(solved, steps, reward, end; with ``detail="episodes"`` also task: n_blocks / item_id), ``rent`` (amount charged to each of ``agents``, total),
-``episode_agents`` (per agent: wins by step kind, paid, received, reward), ``death`` (agent, cause,
-wealth, settlement, age), ``population`` (wealth {agent: credits}, bids {agent: own bid}, novices, bank,
-rent_sink, total: the ledger sum, always 0).
+Event kinds and payloads: :mod:`scarce_lab.environments.economy.events`; how they are
+written (both engines): :mod:`.record`.
 
 Seeds: founders ``{seed}:founders``; instance of training episode e ``{seed}:train:e``;
 evaluation instance i ``{seed}:eval:i``; auction tie-breaks ``{seed}:auction:phase:e``;
 evolution ``{seed}:evo:e``.
 
 Seats and the newcomer (per-seat agent layers, who runs what, the join) are in
-:mod:`.economy_seats`.
-
-Size: one run's flow read top to bottom (policy, task instances, founders, the episode
-loop, evolution, the records of each step); the seats' logic lives in its own module.
+:mod:`.seats`; the ``eom-reference`` presets' episode loop in :mod:`.reference`.
 """
 
 from __future__ import annotations
@@ -36,13 +26,24 @@ from scarce_lab.data.schema import RunManifest, RunStatus, package_version
 from scarce_lab.runners.calltap import CallTap
 from scarce_lab.runtime import open_run, record_calls_of
 
-from .. import events as ev
 from ..config import BASELINES, EconomyRunConfig
-from ..world import Economy, run_episode
+from ..world import Economy, EpisodeResult, run_episode
 from ..world.arithmetic import make_problem
 from ..world.blocksworld import BlocksWorld, make_instance, size_for_episode
+from ..world.core import birth_record
 from ..world.program import ProgramEpisode, ProgramState
 from ..world.qa import QAItem, QATask
+from .record import (
+    EpisodeSummary,
+    action_payload,
+    close_episode,
+    counted_act,
+    emit_birth,
+    end_episode,
+    episodes_to_play,
+    record_changes,
+    start_episode,
+)
 from .seats import (
     SeatedPolicy,
     join_newcomer,
@@ -56,7 +57,7 @@ from .seats import (
 if TYPE_CHECKING:
     from scarce_lab.tasks.taskdir import TaskDir
 
-__all__ = ["BASELINES", "EconomyRunConfig", "ProgramTask", "load_qa_jsonl", "make_policy", "run_economy", "run_id_for"]
+__all__ = ["BASELINES", "EconomyRunConfig", "ProgramTask", "load_qa_jsonl", "make_policy", "run_economy"]
 
 
 def load_qa_jsonl(path: Path) -> list[QAItem]:
@@ -107,7 +108,7 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
 
     ``seat`` (resolved :class:`~scarce_lab.config.seats.SeatSettings`): one seat's layer:
     its model, its temperature / reasoning effort sent with every call, its
-    ``max_tokens`` as the policy's answer tokens (:mod:`.economy_seats`).
+    ``max_tokens`` as the policy's answer tokens (:mod:`.seats`).
 
     Raises:
         ValueError: an LLM model on Blocks World, or an unknown scripted policy.
@@ -119,28 +120,45 @@ def make_policy(cfg: EconomyRunConfig, *, client=None, record_calls=lambda calls
         from ..agents.program import make_program_policy
 
         return make_program_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    from ..agents.partial import partial_policies
+    from ..agents.partial import ScriptedPartialPolicy
     from ..agents.program import split_llm_kwargs
-    from ..agents.rules import rule_policies
+    from ..agents.rules import RulePolicy
 
-    settings, litellm_kwargs = split_llm_kwargs(llm_kwargs, ("max_tokens",))
-    settings["max_tokens"] = policy_max_tokens(cfg, settings)
+    settings, litellm_kwargs = split_llm_kwargs(cfg, llm_kwargs, ("max_tokens",), per_seat=True)
     name, generation = seat_generation(cfg, seat, settings)
+    full = cfg.baseline == "full"
     if cfg.task_name == "blocksworld":
         def no_client():  # called only for a model name: rule agents take no model
             raise ValueError(f"model {name!r}: Blocks World runs rule agents; use --model scripted/random-rules")
 
-        return model_for(name, make_client=no_client, policies=rule_policies(full=cfg.baseline == "full")).policy
+        return model_for(name, make_client=no_client, policies=_scripted(RulePolicy, "expert" if full else None)).policy
     lm = model_for(name, client=client, make_client=lambda: make_client(cfg.llm), generation=generation,
-                   policies=partial_policies(full=cfg.baseline == "full"), **litellm_kwargs)
+                   policies=_scripted(ScriptedPartialPolicy, "full" if full else None), **litellm_kwargs)
     if lm.scripted:  # a scripted stand-in is its own agent layer (same methods as the model policy)
         policy = lm.policy
     else:
         from ..agents.llm import LLMPartialPolicy
 
-        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=cfg.baseline == "full",
-                                  **settings)
+        policy = LLMPartialPolicy(lm, seed=cfg.seed, record_calls=record_calls, full=full, **settings)
     policy.reference = cfg.preset != "default"
+    return policy
+
+
+def _scripted(cls, every: str | None):
+    """A task's scripted registry for :func:`~scarce_lab.llm.model.model_for`:
+    ``(name, arg) -> cls(name)``, or ``cls(every)`` whatever the name (the ``full``
+    baseline plays the task's full agents).
+
+    Raises (from the registry):
+        ValueError: an argument (no scripted policy of the Economy takes one), or a name
+            ``cls`` does not know.
+    """
+
+    def policy(name: str, arg: str | None):
+        if arg is not None:
+            raise ValueError(f"scripted/{name} takes no argument, got {arg!r}")
+        return cls(every or name)
+
     return policy
 
 
@@ -254,29 +272,9 @@ class _Tasks:
         self.streak = self.streak + 1 if solved else 0
 
 
-def policy_max_tokens(cfg: EconomyRunConfig, settings: dict) -> int:
-    """The answer tokens the policy sends: ``cfg.llm.max_tokens`` (recorded in the
-    condition settings), so a recorded value is always the sent one.
-
-    Raises:
-        ValueError: the caller's ``llm_kwargs`` ask for other answer tokens than
-            ``llm.max_tokens`` (the manifest would record a setting that was not sent).
-    """
-    asked = settings.get("max_tokens", cfg.llm.max_tokens)
-    if asked != cfg.llm.max_tokens:
-        raise ValueError(f"llm_kwargs max_tokens={asked!r} differs from llm.max_tokens={cfg.llm.max_tokens}: set "
-                         "llm.max_tokens (or seats.<seat>.max_tokens per seat), so the manifest records what is sent")
-    return cfg.llm.max_tokens
-
-
-def run_id_for(cfg: EconomyRunConfig) -> str:
-    """The run id of ``cfg`` (see :attr:`EconomyRunConfig.run_id`)."""
-    return cfg.run_id
-
-
 def manifest_for(cfg: EconomyRunConfig, run_id: str) -> RunManifest:
     """The run manifest (condition derived from the config; every seat's model and
-    settings with seats: :func:`.economy_seats.seat_manifest`)."""
+    settings with seats: :func:`.seats.seat_manifest`)."""
     models, notes = seat_manifest(cfg)
     return RunManifest(
         run_id=run_id, environment="economy", condition=cfg.condition_label(),
@@ -352,85 +350,28 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
 def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
     economy = Economy(cfg.economy_config())
     if isinstance(policy, SeatedPolicy):
-        return seated_founders(cfg, economy, rec, policy, genome_payload)
+        return seated_founders(cfg, economy, rec, policy)
     frng = random.Random(f"{cfg.seed}:founders")
     for genome in policy.founders(cfg.agents, frng):
         bid = frng.randint(cfg.founder_bid_min, cfg.founder_bid_max)
-        a, tr = economy.add_agent(genome, episode=0, origin="founder", bid=bid)
-        rec.emit(ev.Birth(origin="founder", parent=None, bid=bid, endowment=tr.amount,
-                          funder=tr.src, episode=0, genome=genome_payload(policy.genome_json(genome))),
-                 round=0, phase="train", agent=a.agent_id)
+        emit_birth(rec, birth_record(*economy.add_agent(genome, episode=0, origin="founder", bid=bid)),
+                   policy.genome_json(genome), 0)
     return economy
-
-
-def genome_payload(g: dict) -> ev.Genome:
-    """A policy's genome (``genome_json``) as the typed record of the trajectory format."""
-    if g.get("kind") == "rule":
-        return ev.Genome(kind="rule", literals=[ev.RuleLiteral(feature=f, value=w) for f, w in g["if"]],
-                         move=list(g["move"]), text=g.get("text"))
-    return ev.Genome(kind="partial", capability=g.get("capability"), instruction=g.get("instruction"),
-                     wake_on=list(g.get("wake_on", [])))
-
-
-def _action_payload(action) -> ev.Action:
-    d = action.to_json()
-    return ev.Action(src=d.get("src"), dst=d.get("dst"), capability=d.get("capability"), text=d.get("text"),
-                     answer=None if d.get("answer") is None else str(d["answer"]))
-
-
-def _task_payload(info: dict) -> ev.TaskInstance:
-    return ev.TaskInstance(**{k: (str(v) if k in ("item_id", "question", "answer") else v) for k, v in info.items()})
-
-
-def _engine_payload(kind: str, step: int, p: dict, tap: CallTap | None = None):
-    """An engine event (``emit(kind, step, agent, payload)``) as its typed payload;
-    ``tap`` names the model calls behind an auction or a step."""
-    call_ids = tap.take(kind) if tap is not None else []
-    if kind == "auction":
-        return ev.Auction(step=step, bids=[ev.Bid(agent=a, bid=b) for a, b in p["bids"].items()], winner=p["winner"],
-                          price=p["price"], tie=p["tie"], random_winner=p["random_winner"], step_kind=p["step_kind"],
-                          round_robin=p.get("round_robin", False), call_ids=call_ids)
-    if kind == "payment":
-        return ev.Payment(step=step, payer=p["payer"], payee=p["payee"], amount=p["amount"], reason=p["reason"])
-    if kind == "step":
-        info = p.get("info") or {}
-        answer = info.get("answer")
-        return ev.Step(step=step, action=p["action"], step_kind=p["step_kind"], reward=p["reward"], done=p["done"],
-                       solved=p["solved"], invalid=bool(info.get("invalid", False)),
-                       final_answer=None if answer is None else str(answer), call_ids=call_ids)
-    if kind == "reward":
-        return ev.Reward(step=step, amount=p["amount"])
-    raise ValueError(f"unknown engine event kind {kind!r}")
-
-
-def _schedule(cfg: EconomyRunConfig) -> list[tuple[str, int, int]]:
-    """Every episode as ``(phase, index within phase, round)`` in play order."""
-    return [("train", e, e) for e in range(cfg.episodes)] + [
-        ("eval", e, cfg.episodes + e) for e in range(cfg.eval_episodes)
-    ]
 
 
 def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
           tap: CallTap | None = None) -> None:
     """Play every episode not yet committed; checkpoint after each (round = episode)."""
-    import functools
-
-    engine_payload = functools.partial(_engine_payload, tap=tap)
     if cfg.preset != "default":
-        from . import reference as economy_reference
+        from .reference import play
 
-        return economy_reference.play(
-            cfg, rec, policy, tasks, state, schedule=_schedule(cfg), genome_payload=genome_payload,
-            engine_payload=engine_payload, task_payload=_task_payload, action_payload=_action_payload,
-            summary_cls=_EpisodeSummary)
+        return play(cfg, rec, policy, tasks, state, tap=tap)
     if state is None:
         economy = _founders(cfg, rec, policy)
         state = {"economy": economy, "tasks": tasks.state(), "order": [a.agent_id for a in economy.living()],
                  "eval_balances": None, "next_round": 0}
     economy: Economy = state["economy"]
     tasks.load_state(state["tasks"])
-    baseline = cfg.baseline != "none"
-    order = state["order"]
     of, layers, seated = layer_of(policy)  # the agent layer of an agent record (its seat's)
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
@@ -438,56 +379,30 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     def trigger(a, obs):
         return of(a).trigger(a.genome, obs)
 
-    schedule = _schedule(cfg)
-    for i, (phase, e, rnd) in enumerate(schedule):
-        if rnd < state["next_round"]:
-            continue
-        if phase == "eval" and state["eval_balances"] is None:
-            state["eval_balances"] = economy.ledger.balances()
-        training = phase == "train" and not baseline
+    for ep in episodes_to_play(cfg, state):
+        phase, e, rnd = ep
+        training = phase == "train" and cfg.baseline == "none"
         for p in layers:
             if hasattr(p, "episode"):
                 p.episode = rnd
         if cfg.newcomer is not None and phase == "train" and e == cfg.newcomer.episode and not state.get("joined"):
-            state["joined"] = join_newcomer(cfg, economy, rec, seated, genome_payload, rnd)
-        env, info = tasks.make(phase, e)
-        if cfg.detail == "steps":
-            rec.emit(ev.EpisodeStart(episode=e, task=_task_payload(info)), round=rnd, phase=phase)
-        else:  # the summary keeps only the instance's size / id, in episode_end
-            info = {k: v for k, v in info.items() if k in ("n_blocks", "item_id")}
-        summary = _EpisodeSummary()
-
-        def emit(kind, step, agent, payload, _rnd=rnd, _phase=phase, _sum=summary):
-            _sum.add(kind, agent, payload)
-            if cfg.detail == "steps":
-                rec.emit(engine_payload(kind, step, payload), round=_rnd, phase=_phase, agent=agent)
-
-        taken: list[str] = []
-
-        def act_counted(a, obs, _rnd=rnd, _taken=taken):
-            out = of(a).act(a.genome, obs, agent=a.agent_id, episode=_rnd, step=len(_taken))
-            _taken.append(a.agent_id)
-            return out
-
-        rng = random.Random(f"{cfg.seed}:auction:{phase}:{e}")
+            state["joined"] = join_newcomer(cfg, economy, rec, seated, rnd)
+        env, info = start_episode(cfg, rec, tasks, ep)
+        summary = EpisodeSummary()
+        emit = summary.emitter(cfg, rec, ep, tap)
+        act = counted_act(of, rnd, [])
         if cfg.baseline == "round-robin":
-            res = _round_robin_episode(economy, env, order, act_counted, emit)
+            res = _round_robin_episode(economy, env, state["order"], act, emit)
         else:
-            res = run_episode(economy, env, trigger=trigger, act=act_counted, training=training, rng=rng,
-                              emit=emit, action_to_json=_action_payload)
+            res = run_episode(economy, env, trigger=trigger, act=act, training=training,
+                              rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
+                              action_to_json=action_payload)
         if phase == "train":
             tasks.record(res.solved)
-        rec.emit(ev.EpisodeEnd(episode=e, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end,
-                               task=_task_payload(info) if cfg.detail == "episodes" else None),
-                 round=rnd, phase=phase)
-        rec.emit(ev.EpisodeAgents(agents=summary.records()), round=rnd, phase=phase)
+        end_episode(cfg, rec, ep, info, summary, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end)
         if training:
             _evolve(cfg, economy, policy, rec, rnd, e)
-        from .reference import (
-            close_episode,  # the end of an episode is the same for both engines
-        )
-
-        close_episode(cfg, economy, rec, tasks, state, schedule, i, e, rnd, phase, snapshot=_snapshot)
+        close_episode(cfg, economy, rec, tasks, state, ep)
 
 
 def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
@@ -495,74 +410,11 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
     policy = policy if seated is None else seated.of(None)
     end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
                               repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
-    if end.rent:
-        rec.emit(ev.Rent(amount=end.rent[0].amount, agents=[tr.src for tr in end.rent],
-                         total=sum(tr.amount for tr in end.rent)), round=rnd, phase="train")
-    for d in end.deaths:
-        d = dict(d)
-        agent = d.pop("agent")
-        rec.emit(ev.Death(**d), round=rnd, phase="train", agent=agent)
-    for b in end.births:
-        b = dict(b)
-        agent = b.pop("agent")
-        a = economy.agents[agent]
-        rec.emit(ev.Birth(**b, genome=genome_payload(of(a).genome_json(a.genome))), round=rnd, phase="train",
-                 agent=agent)
-
-
-def _snapshot(economy: Economy, rec, rnd: int, phase: str) -> None:
-    bal = economy.ledger.balances()
-    rec.emit(ev.Population(
-        agents=[ev.AgentWealth(agent=a.agent_id, wealth=bal[a.agent_id], bid=a.bid, novice=a.novice)
-                for a in economy.living()],
-        bank=bal["bank"], rent_sink=bal["rent_sink"], total=economy.ledger.total(),
-    ), round=rnd, phase=phase)
-
-
-class _EpisodeSummary:
-    """Per-agent aggregates of one episode, from the engine's events: ``wins`` by step
-    kind, ``paid`` (bids paid, credits), ``received`` (payments received from the next
-    winner), ``reward`` (credits). Realised value of an agent's wins = received + reward.
-    """
-
-    def __init__(self) -> None:
-        self.agents: dict[str, dict] = {}
-
-    def _a(self, agent: str) -> dict:
-        return self.agents.setdefault(agent, {"wins": {}, "paid": 0, "received": 0, "reward": 0})
-
-    def records(self) -> list[ev.AgentEpisodeSummary]:
-        """The aggregates as typed records (agents in order of first appearance)."""
-        return [
-            ev.AgentEpisodeSummary(agent=a, wins=[ev.StepKindWins(step_kind=k, wins=n) for k, n in s["wins"].items()],
-                                   paid=s["paid"], received=s["received"], reward=s["reward"])
-            for a, s in self.agents.items()
-        ]
-
-    def add(self, kind: str, agent: str | None, payload: dict) -> None:
-        if kind == "auction":
-            w = self._a(payload["winner"])["wins"]
-            w[payload["step_kind"]] = w.get(payload["step_kind"], 0) + 1
-        elif kind == "payment" and payload["reason"] == "replay_restore":
-            return  # the replay's rollback is not earned (eom-reference preset)
-        elif kind == "payment" and payload["reason"] != "bucket_brigade":
-            # a reward rule of the eom-reference preset: signed reward (to the bank = a cost)
-            if payload["payee"] not in ("bank", "rent_sink"):
-                self._a(payload["payee"])["reward"] += payload["amount"]
-            else:
-                self._a(payload["payer"])["reward"] -= payload["amount"]
-        elif kind == "payment":
-            self._a(payload["payer"])["paid"] += payload["amount"]
-            if payload["payee"] in self.agents:
-                self._a(payload["payee"])["received"] += payload["amount"]
-        elif kind == "reward":
-            self._a(agent)["reward"] += payload["amount"]
+    record_changes(rec, economy, end, rnd, lambda a: of(a).genome_json(a.genome))
 
 
 def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
     """Baseline without an economy: founders act in a fixed cyclic order; no money moves."""
-    from ..world.engine import EpisodeResult
-
     winners: list[str] = []
     total = 0
     end = "max_steps"
@@ -582,7 +434,7 @@ def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
         result = env.apply(action)
         winners.append(agent)
         emit("step", step, agent, {
-            "action": _action_payload(action), "step_kind": kind, "reward": result.reward,
+            "action": action_payload(action), "step_kind": kind, "reward": result.reward,
             "done": result.done, "solved": result.solved,
         })
         total += result.reward
@@ -591,4 +443,3 @@ def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
             end = "solved" if solved else "done"
             break
     return EpisodeResult(solved, len(winners), total, winners, end)
-

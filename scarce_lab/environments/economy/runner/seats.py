@@ -33,8 +33,10 @@ from typing import Any
 from scarce_lab.config.seats import SeatSettings
 
 from .. import events as ev
-from ..config import NEWCOMER_SEAT, POLICY_MAX_TOKENS, EconomyRunConfig
+from ..config import NEWCOMER_SEAT, EconomyRunConfig, _bare
+from ..world.core import birth_record
 from ..world.qa import CAPABILITIES
+from .record import emit_birth
 
 #: The seat of agents of no founder's lineage (exploration newcomers).
 ANY_SEAT = "*"
@@ -66,22 +68,13 @@ class SeatedPolicy:
 
     def distinct(self) -> list[Any]:
         """Each policy object once (for settings every policy needs, e.g. the episode)."""
-        out: dict[int, Any] = {}
-        for p in self.policies.values():
-            out.setdefault(id(p), p)
-        return list(out.values())
+        return list({id(p): p for p in self.policies.values()}.values())
 
     def ops_for(self, seat: str | None) -> tuple[Any, Any]:
         """``(mutate, repair)`` of ``seat``'s policy (for
         :meth:`~scarce_lab.environments.economy.world.core.Economy.end_episode`)."""
         p = self.of(seat)
         return p.mutate, getattr(p, "repair", None)
-
-
-def seat_max_tokens(llm_kwargs: dict | None, default: int = POLICY_MAX_TOKENS) -> int:
-    """The answer tokens the caller's ``llm_kwargs`` ask for, else ``default`` (the
-    config's ``llm.max_tokens``: what a seat without ``max_tokens`` sends)."""
-    return int((llm_kwargs or {}).get("max_tokens", default))
 
 
 def layer_of(policy: Any) -> tuple[Any, list[Any], SeatedPolicy | None]:
@@ -121,8 +114,9 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, 
     """
     from scarce_lab.llm import make_client
 
-    if seat_max_tokens(llm_kwargs, cfg.llm.max_tokens) != cfg.llm.max_tokens:
-        raise ValueError(f"llm_kwargs max_tokens={seat_max_tokens(llm_kwargs, cfg.llm.max_tokens)} with seats: set the answer tokens "
+    asked = int((llm_kwargs or {}).get("max_tokens", cfg.llm.max_tokens))  # a seat without max_tokens sends llm's
+    if asked != cfg.llm.max_tokens:
+        raise ValueError(f"llm_kwargs max_tokens={asked} with seats: set the answer tokens "
                          "per seat (seats.<seat>.max_tokens), so the manifest records what is sent")
     settings = cfg.resolved_seats()
     default = cfg.seat_default()
@@ -135,7 +129,7 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, 
 
     built: dict[str, Any] = {}
     policies: dict[str, Any] = {}
-    default_key = _bare_default(cfg, default).model_dump_json()
+    default_key = _bare(default).model_dump_json()
     for seat, s in settings.items():
         key = s.model_dump_json()
         if key not in built:
@@ -151,13 +145,7 @@ def make_seated_policy(cfg: EconomyRunConfig, default_policy: Any, make_policy, 
     return SeatedPolicy(settings, policies, default_policy)
 
 
-def _bare_default(cfg: EconomyRunConfig, default: SeatSettings) -> SeatSettings:
-    from ..config import _bare
-
-    return _bare(default)
-
-
-def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, genome_payload):
+def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy):
     """Add the founders of a run with seats (see the module docstring) to ``economy``,
     record their births, and return ``economy``.
 
@@ -182,12 +170,11 @@ def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, g
         a, tr = economy.add_agent(genome, episode=0, origin="founder", bid=bid, seat=agent)
         if a.agent_id != agent:
             raise RuntimeError(f"founder {i} got id {a.agent_id!r}, not {agent!r}")
-        rec.emit(ev.Birth(origin="founder", parent=None, bid=bid, endowment=tr.amount, funder=tr.src, episode=0,
-                          genome=genome_payload(p.genome_json(genome))), round=0, phase="train", agent=agent)
+        emit_birth(rec, birth_record(a, tr), p.genome_json(genome), 0)
     return economy
 
 
-def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, genome_payload, rnd: int) -> str:
+def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, rnd: int) -> str:
     """The run's newcomer joins at the start of training episode ``rnd``
     (:class:`~scarce_lab.environments.economy.config.EconomyNewcomer`): bank-funded with
     ``newcomer.wealth`` (default ``economy.initial_wealth``), a novice, its bid
@@ -209,8 +196,7 @@ def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, gen
     a, tr = economy.add_agent(genome, episode=rnd, origin="joined", bid=bid, seat=NEWCOMER_SEAT,
                               endowment=nc.wealth)
     rec.emit(ev.AgentJoined(episode=rnd, seat=NEWCOMER_SEAT), round=rnd, phase="train", agent=a.agent_id)
-    rec.emit(ev.Birth(origin="joined", parent=None, bid=bid, endowment=tr.amount, funder=tr.src, episode=rnd,
-                      genome=genome_payload(policy.genome_json(genome))), round=rnd, phase="train", agent=a.agent_id)
+    emit_birth(rec, birth_record(a, tr), policy.genome_json(genome), rnd)
     return a.agent_id
 
 

@@ -72,7 +72,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .ledger import BANK, RENT_SINK, Ledger, LedgerError, Transfer
 
-Ablation = Literal["none", "no-auction", "no-exploration", "no-exploitation"]
 ABLATIONS: tuple[str, ...] = ("none", "no-auction", "no-exploration", "no-exploitation")
 
 
@@ -150,26 +149,24 @@ class AuctionResult:
 
 @dataclass
 class EpisodeEnd:
-    """What :meth:`Economy.end_episode` did: money moves, deaths and births."""
+    """What an economy's ``end_episode`` did (this one's and :mod:`.reference`'s): money
+    moves, deaths (:func:`death_record`) and births (:func:`birth_record`)."""
 
     rent: list[Transfer] = field(default_factory=list)
     deaths: list[dict] = field(default_factory=list)
     births: list[dict] = field(default_factory=list)
 
 
-class Economy:
-    """Population + ledger. Pure and seeded: every random choice uses an ``rng`` the
-    caller derives from the run seed.
-    """
+class Population:
+    """Agents (ids ``a0, a1, ...`` in order of birth) and their ledger accounts, as both
+    economies keep them (this module's and :mod:`.reference`'s)."""
 
-    def __init__(self, config: EconomyConfig | None = None):
-        self.config = config or EconomyConfig()
+    def __init__(self) -> None:
         self.ledger = Ledger()
-        self.agents: dict[str, AgentRecord] = {}
+        self.agents: dict[str, Any] = {}
         self._next_id = 0
 
-    # -- population -----------------------------------------------------------------
-    def living(self) -> list[AgentRecord]:
+    def living(self) -> list[Any]:
         """Living agents in order of birth."""
         return list(self.agents.values())
 
@@ -177,19 +174,34 @@ class Economy:
         """Wealth of ``agent_id`` in credits."""
         return self.ledger.balance(agent_id)
 
+    def _open(self) -> str:
+        """The next agent id, with its ledger account opened (balance 0)."""
+        agent_id = f"a{self._next_id}"
+        self._next_id += 1
+        self.ledger.open(agent_id)
+        return agent_id
+
+    def remove_agent(self, agent_id: str, episode: int, cause: str) -> tuple[dict, Any]:
+        """Remove an agent; its balance is settled with the bank. Returns its
+        :func:`death_record` and the removed record."""
+        wealth = self.wealth(agent_id)
+        tr = self.ledger.close(agent_id)
+        rec = self.agents.pop(agent_id)
+        return death_record(rec, episode, cause, wealth, tr), rec
+
+
+class Economy(Population):
+    """Population + ledger. Pure and seeded: every random choice uses an ``rng`` the
+    caller derives from the run seed.
+    """
+
+    def __init__(self, config: EconomyConfig | None = None):
+        super().__init__()
+        self.config = config or EconomyConfig()
+
     def max_bid(self) -> int:
         """Highest own bid among living veterans (0 if none)."""
         return max((a.bid for a in self.agents.values() if not a.novice), default=0)
-
-    def effective_bid(self, agent_id: str, eligible: list[str], trial: bool = True) -> int:
-        """The bid ``agent_id`` places in an auction among ``eligible``: its own bid, or
-        for a novice in training (``trial``) the maximum veteran bid among ``eligible``
-        plus ``epsilon``."""
-        rec = self.agents[agent_id]
-        if not rec.novice or not trial:
-            return self.veteran_bid(agent_id)
-        top = max((self.veteran_bid(a) for a in eligible if not self.agents[a].novice), default=0)
-        return top + self.config.epsilon
 
     def veteran_bid(self, agent_id: str) -> int:
         """A veteran's bid: its own fixed bid; with ``bid_scheme='holland'`` an agent
@@ -204,35 +216,28 @@ class Economy:
                 return max(rec.bid, w * cfg.holland_alpha_pct // 100)
         return rec.bid
 
-    def can_bid(self, agent_id: str) -> bool:
-        """Whether ``agent_id`` may join an auction on its own bid: always, or with
-        ``solvent_bids`` only while its wealth covers that bid. The auction applies the
-        rule to the bid actually placed (a novice's trial bid included): see
-        :meth:`placed_bids`."""
-        return not self.config.solvent_bids or self.wealth(agent_id) >= self.veteran_bid(agent_id)
-
     def placed_bids(self, eligible: list[str], trial: bool = True) -> dict[str, int]:
         """The bids placed in an auction among ``eligible`` (credits), in the order of
-        ``eligible``.
+        ``eligible``: a veteran's :meth:`veteran_bid`; in training (``trial``) a novice's
+        trial bid, the maximum bid of the eligible veterans plus ``epsilon`` (frozen
+        evaluation: every agent bids its own bid).
 
-        Without ``solvent_bids`` every eligible agent bids :meth:`effective_bid`. With
-        ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
+        With ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
         Durdanovic 2000: an agent cannot spend money it does not have) this is the one
         place the rule is applied: a veteran whose wealth is below its bid stays out;
         a novice's trial bid is the maximum bid of the *solvent* eligible veterans plus
         ``epsilon``, and a novice whose wealth is below that stays out. The winner then
         pays at most its wealth (:meth:`pay` checks it).
         """
-        if not self.config.solvent_bids:
-            return {a: self.effective_bid(a, eligible, trial) for a in eligible}
+        solvent = self.config.solvent_bids
         vets = {a: self.veteran_bid(a) for a in eligible if not (trial and self.agents[a].novice)}
-        vets = {a: b for a, b in vets.items() if self.wealth(a) >= b}
+        vets = {a: b for a, b in vets.items() if not solvent or self.wealth(a) >= b}
         trial_bid = max(vets.values(), default=0) + self.config.epsilon
         out: dict[str, int] = {}
         for a in eligible:
             if a in vets:
                 out[a] = vets[a]
-            elif trial and self.agents[a].novice and self.wealth(a) >= trial_bid:
+            elif trial and self.agents[a].novice and (not solvent or self.wealth(a) >= trial_bid):
                 out[a] = trial_bid
         return out
 
@@ -274,10 +279,8 @@ class Economy:
             bid = self.config.epsilon
         if not isinstance(bid, int) or bid < 0:
             raise ValueError(f"bid must be an int >= 0 credits, got {bid!r}")
-        agent_id = f"a{self._next_id}"
-        self._next_id += 1
+        agent_id = self._open()
         rec = AgentRecord(agent_id, genome, bid, episode, origin, parent, novice=origin != "founder", seat=seat)
-        self.ledger.open(agent_id)
         if origin == "child":
             if parent not in self.agents:
                 raise ValueError(f"parent must be a living agent, got {parent!r}")
@@ -287,20 +290,6 @@ class Economy:
             tr = self.ledger.transfer(BANK, agent_id, amount, "initial_wealth")
         self.agents[agent_id] = rec
         return rec, tr
-
-    def remove_agent(self, agent_id: str, episode: int, cause: str) -> dict:
-        """Remove an agent; its balance is settled with the bank. Returns the death record."""
-        wealth = self.wealth(agent_id)
-        tr = self.ledger.close(agent_id)
-        rec = self.agents.pop(agent_id)
-        return {
-            "agent": agent_id,
-            "episode": episode,
-            "cause": cause,
-            "wealth": wealth,
-            "settlement": tr.amount if tr else 0,
-            "age": episode - rec.born_episode,
-        }
 
     # -- auction and payments -------------------------------------------------------
     def auction(self, eligible: list[str], rng: random.Random, trial: bool = True) -> AuctionResult:
@@ -322,14 +311,7 @@ class Economy:
         bids = self.placed_bids(eligible, trial)
         if not bids:
             raise ValueError(f"no agent among {eligible!r} can cover its bid (solvent_bids)")
-        if self.config.ablation == "no-auction":
-            eligible = list(bids)
-            winner = rng.choice(sorted(eligible, key=_id_key))
-            return AuctionResult(winner, bids, bids[winner], False, True)
-        top = max(bids.values())
-        tied = sorted((a for a, b in bids.items() if b == top), key=_id_key)
-        winner = tied[0] if len(tied) == 1 else rng.choice(tied)
-        return AuctionResult(winner, bids, top, len(tied) > 1, False)
+        return decide_auction(bids, rng, random_winner=self.config.ablation == "no-auction")
 
     def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
         """Bucket brigade: ``winner`` pays ``price`` (its winning bid) to ``previous``
@@ -373,14 +355,16 @@ class Economy:
         parent's seat (module docstring).
         """
         cfg = self.config
-
-        def ops(parent: AgentRecord) -> tuple[Callable, Callable]:
-            if ops_for is None:
-                return mutate, repair or mutate
-            m, r = ops_for(parent.seat)
-            return m, r or m
-
         out = EpisodeEnd()
+
+        def offspring(src: AgentRecord, origin: str) -> None:
+            # a child (mutation) or a replacement (repair) by src's seat's operators; src's seat, a mutated bid
+            m, r = (mutate, repair) if ops_for is None else ops_for(src.seat)
+            op = m if origin == "child" else r or m
+            rec, tr = self.add_agent(op(src.genome, rng), episode=episode, origin=origin, parent=src.agent_id,
+                                     bid=self.mutate_bid(src.bid, rng), seat=src.seat)
+            out.births.append(birth_record(rec, tr))
+
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
             for a in self.living():
                 out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
@@ -388,14 +372,12 @@ class Economy:
         for a in self.living():
             if self.wealth(a.agent_id) < 0:
                 failed.append(a)
-                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy"))
+                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy")[0])
         if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
             for dead in failed:
                 if len(self.agents) >= cfg.max_agents:
                     break
-                rec, tr = self.add_agent(ops(dead)[1](dead.genome, rng), episode=episode, origin="replacement",
-                                         bid=self.mutate_bid(dead.bid, rng), parent=dead.agent_id, seat=dead.seat)
-                out.births.append(_birth(rec, tr))
+                offspring(dead, "replacement")
         if cfg.ablation != "no-exploitation":
             rich = sorted(
                 (a for a in self.living() if self.wealth(a.agent_id) >= cfg.reproduce_threshold),
@@ -404,26 +386,36 @@ class Economy:
             for parent in rich:
                 if len(self.agents) >= cfg.max_agents:
                     break
-                child, tr = self.add_agent(
-                    ops(parent)[0](parent.genome, rng),
-                    episode=episode,
-                    origin="child",
-                    parent=parent.agent_id,
-                    bid=self.mutate_bid(parent.bid, rng),
-                    seat=parent.seat,
-                )
-                out.births.append(_birth(child, tr))
+                offspring(parent, "child")
         if cfg.ablation != "no-exploration" and (episode + 1) % cfg.explore_interval == 0:
             for _ in range(cfg.explore_count):
                 if len(self.agents) >= cfg.max_agents:
                     break
                 bid = rng.randint(1, max(1, self.max_bid()))
                 rec, tr = self.add_agent(newcomer(rng), episode=episode, origin="newcomer", bid=bid)
-                out.births.append(_birth(rec, tr))
+                out.births.append(birth_record(rec, tr))
         return out
 
 
-def _birth(rec: AgentRecord, tr: Transfer) -> dict:
+def decide_auction(bids: dict[str, int], rng: random.Random, *, random_winner: bool,
+                   draw_alone: bool = False) -> AuctionResult:
+    """The winner of ``bids`` (agent -> bid placed, credits): the highest bid, ties broken
+    by ``rng.choice`` over the tied agents in id order; ``random_winner`` (ablation
+    ``no-auction``): a uniformly random bidder. ``draw_alone``: draw even a lone top
+    bidder (the reference's ``random.choice(top_bidders)``, which uses the ``rng`` every
+    time)."""
+    if random_winner:
+        winner = rng.choice(sorted(bids, key=_id_key))
+        return AuctionResult(winner, bids, bids[winner], False, True)
+    top = max(bids.values())
+    tied = sorted((a for a, b in bids.items() if b == top), key=_id_key)
+    winner = tied[0] if len(tied) == 1 and not draw_alone else rng.choice(tied)
+    return AuctionResult(winner, bids, top, len(tied) > 1, False)
+
+
+def birth_record(rec: Any, tr: Transfer) -> dict:
+    """The record of a birth (``EpisodeEnd.births``, the ``birth`` event's fields): the
+    agent, its origin, parent and own bid, and who funded it with how many credits."""
     return {
         "agent": rec.agent_id,
         "origin": rec.origin,
@@ -433,6 +425,13 @@ def _birth(rec: AgentRecord, tr: Transfer) -> dict:
         "funder": tr.src,
         "episode": rec.born_episode,
     }
+
+
+def death_record(rec: Any, episode: int, cause: str, wealth: int, settlement: Transfer | None) -> dict:
+    """The record of a removal (``EpisodeEnd.deaths``, the ``death`` event's fields):
+    ``wealth`` before the ``settlement`` with the bank (credits), age in episodes."""
+    return {"agent": rec.agent_id, "episode": episode, "cause": cause, "wealth": wealth,
+            "settlement": settlement.amount if settlement else 0, "age": episode - rec.born_episode}
 
 
 def _id_key(agent_id: str) -> int:

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .core import AgentRecord, Economy
+from .core import AgentRecord, AuctionResult, Economy
+from .ledger import Transfer
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,25 @@ def _noop(kind: str, step: int | None, agent: str | None, payload: dict) -> None
     return None
 
 
+def emit_auction(emit: Emit, step: int, res: AuctionResult, step_kind: str) -> None:
+    """Emit the ``auction`` event of ``res`` (payload: module docstring)."""
+    emit("auction", step, res.winner, {"bids": res.bids, "winner": res.winner, "price": res.price, "tie": res.tie,
+                                       "random_winner": res.random_winner, "step_kind": step_kind})
+
+
+def emit_payment(emit: Emit, step: int, agent: str, tr: Transfer) -> None:
+    """Emit the ``payment`` event of ``tr`` on ``agent``."""
+    emit("payment", step, agent, {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason})
+
+
+def emit_step(emit: Emit, step: int, agent: str, action: Any, step_kind: str, result: StepResult) -> None:
+    """Emit the ``step`` event of ``agent``'s ``action`` (already JSON-able) and its
+    ``result`` (``info`` only when the task gave any)."""
+    emit("step", step, agent, {"action": action, "step_kind": step_kind, "reward": result.reward,
+                               "done": result.done, "solved": result.solved,
+                               **({"info": result.info} if result.info else {})})
+
+
 def run_episode(
     economy: Economy,
     env: TaskEnv,
@@ -85,7 +105,6 @@ def run_episode(
     total_reward = 0
     end = "max_steps"
     solved = False
-    step = 0
     for step in range(env.max_steps):
         obs = env.observe()
         kind = env.step_kind(obs)
@@ -95,44 +114,13 @@ def run_episode(
             end = "no_eligible"
             break
         res = economy.auction(eligible, rng, trial=training)
-        emit(
-            "auction",
-            step,
-            res.winner,
-            {
-                "bids": res.bids,
-                "winner": res.winner,
-                "price": res.price,
-                "tie": res.tie,
-                "random_winner": res.random_winner,
-                "step_kind": kind,
-            },
-        )
+        emit_auction(emit, step, res, kind)
         if training:
-            tr = economy.pay(res.winner, previous, res.price)
-            emit(
-                "payment",
-                step,
-                res.winner,
-                {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason},
-            )
-        record = economy.agents[res.winner]
-        action = act(record, obs)
+            emit_payment(emit, step, res.winner, economy.pay(res.winner, previous, res.price))
+        action = act(economy.agents[res.winner], obs)
         result = env.apply(action)
         winners.append(res.winner)
-        emit(
-            "step",
-            step,
-            res.winner,
-            {
-                "action": action_to_json(action),
-                "step_kind": kind,
-                "reward": result.reward,
-                "done": result.done,
-                "solved": result.solved,
-                **({"info": result.info} if result.info else {}),
-            },
-        )
+        emit_step(emit, step, res.winner, action_to_json(action), kind, result)
         if training and result.reward:
             economy.reward(res.winner, result.reward)
             emit("reward", step, res.winner, {"amount": result.reward})
@@ -142,5 +130,4 @@ def run_episode(
             solved = result.solved
             end = "solved" if solved else "done"
             break
-    steps = len(winners)
-    return EpisodeResult(solved, steps, total_reward, winners, end)
+    return EpisodeResult(solved, len(winners), total_reward, winners, end)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .engine import StepResult
+from .qa import step_kind
 
 MAX_PROGRAM_BYTES = 256_000
 
@@ -55,10 +56,6 @@ class ProgramObs:
     notes: tuple[tuple[str, str], ...]
     step: int
     best_score: float | None = None
-
-    @property
-    def last_capability(self) -> str | None:
-        return self.notes[-1][0] if self.notes else None
 
     @property
     def question(self) -> str:
@@ -115,7 +112,7 @@ class ProgramEpisode:
         return ProgramObs(self.instruction, self.program, tuple(self.notes), len(self.notes), self.state.best_score)
 
     def step_kind(self, obs: ProgramObs) -> str:
-        return "start" if obs.last_capability is None else f"after_{obs.last_capability}"
+        return step_kind(obs)
 
     def apply(self, action: ProgramEdit) -> StepResult:
         if self.done:

@@ -49,9 +49,11 @@ class QAObs:
     notes: tuple[tuple[str, str], ...]
     step: int
 
-    @property
-    def last_capability(self) -> str | None:
-        return self.notes[-1][0] if self.notes else None
+
+def step_kind(obs: QAObs) -> str:
+    """The step kind of an observation with notes (a question's, a program's):
+    ``start`` before any note, else ``after_<capability>`` of the last note."""
+    return f"after_{obs.notes[-1][0]}" if obs.notes else "start"
 
 
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
@@ -91,7 +93,7 @@ class QATask:
         return QAObs(self.item.question, tuple(self.notes), len(self.notes))
 
     def step_kind(self, obs: QAObs) -> str:
-        return "start" if obs.last_capability is None else f"after_{obs.last_capability}"
+        return step_kind(obs)
 
     def apply(self, action: Contribution) -> StepResult:
         """Append the note; a non-empty ``answer`` ends the episode and is graded.

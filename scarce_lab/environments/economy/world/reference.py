@@ -78,9 +78,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .core import MAX_CREDITS, AuctionResult, _id_key
-from .engine import Emit, _noop
-from .ledger import BANK, RENT_SINK, Ledger, Transfer
+from .core import MAX_CREDITS, AuctionResult, EpisodeEnd, Population, birth_record, decide_auction
+from .engine import Emit, _noop, emit_auction, emit_payment, emit_step
+from .ledger import BANK, RENT_SINK, Transfer
 
 CREDITS_PER_UNIT = 1000
 #: The largest reward scale (absolute): a scale of 1e300 made 300-digit payments that no
@@ -239,20 +239,11 @@ class RefEpisode:
     texts: list[tuple[int, str, str]] = field(default_factory=list)  # (step, agent, text)
 
 
-@dataclass
-class RefEpisodeEnd:
-    """Money moves, deaths and births after a training episode."""
-
-    rent: list[Transfer] = field(default_factory=list)
-    deaths: list[dict] = field(default_factory=list)
-    births: list[dict] = field(default_factory=list)
-
-
 Mutate = Callable[[Any, random.Random], Any]
 Repair = Callable[[Any, dict | None, random.Random], Any]
 
 
-class ReferenceEconomy:
+class ReferenceEconomy(Population):
     """Population + ledger under the reference rules (see module docstring).
 
     ``role_of(genome) -> str`` and ``tags_of(genome) -> tuple`` come from the agent
@@ -261,22 +252,14 @@ class ReferenceEconomy:
 
     def __init__(self, config: ReferenceConfig, *, role_of: Callable[[Any], str],
                  tags_of: Callable[[Any], tuple[str, ...]], ablation: str = "none"):
+        super().__init__()
         self.config = config
         self.ablation = ablation
-        self.ledger = Ledger()
-        self.agents: dict[str, RefAgent] = {}
         self.founder_roles: list[str] = []
         self.role_of = role_of
         self.tags_of = tags_of
-        self._next_id = 0
 
     # -- population -----------------------------------------------------------------
-    def living(self) -> list[RefAgent]:
-        return list(self.agents.values())
-
-    def wealth(self, agent_id: str) -> int:
-        return self.ledger.balance(agent_id)
-
     def can_add(self) -> bool:
         """``HayekMAS._can_add_agent``: no cap (0) or below ``max_num_agents``."""
         cap = self.config.max_num_agents
@@ -285,23 +268,13 @@ class ReferenceEconomy:
     def add_agent(self, genome: Any, *, episode: int, origin: str = "founder",
                   parent: str | None = None) -> tuple[RefAgent, Transfer]:
         """A new novice with ``initial_wealth`` new money from the bank (founders too)."""
-        agent_id = f"a{self._next_id}"
-        self._next_id += 1
-        rec = RefAgent(agent_id, genome, self.role_of(genome), tuple(self.tags_of(genome)), episode, origin, parent)
-        self.ledger.open(agent_id)
-        tr = self.ledger.transfer(BANK, agent_id, self.config.initial_wealth, "initial_wealth")
-        self.agents[agent_id] = rec
+        role, tags = self.role_of(genome), tuple(self.tags_of(genome))
+        rec = RefAgent(self._open(), genome, role, tags, episode, origin, parent)
+        tr = self.ledger.transfer(BANK, rec.agent_id, self.config.initial_wealth, "initial_wealth")
+        self.agents[rec.agent_id] = rec
         if origin == "founder":
             self.founder_roles.append(rec.role)
         return rec, tr
-
-    def remove_agent(self, agent_id: str, episode: int, cause: str) -> tuple[dict, RefAgent]:
-        """Remove an agent; its balance is settled with the bank."""
-        wealth = self.wealth(agent_id)
-        tr = self.ledger.close(agent_id)
-        rec = self.agents.pop(agent_id)
-        return {"agent": agent_id, "episode": episode, "cause": cause, "wealth": wealth,
-                "settlement": tr.amount if tr else 0, "age": episode - rec.born_episode}, rec
 
     def richest(self) -> RefAgent | None:
         """``Population.get_richest_agent`` (first in birth order among equals)."""
@@ -360,13 +333,7 @@ class ReferenceEconomy:
         if training:
             self.set_bids(active)
         bids = {a: self.agents[a].bid for a in active}
-        if self.ablation == "no-auction":
-            winner = rng.choice(sorted(active, key=_id_key))
-            return AuctionResult(winner, bids, bids[winner], False, True)
-        top = max(bids.values())
-        tied = sorted((a for a, b in bids.items() if b == top), key=_id_key)
-        winner = rng.choice(tied)
-        return AuctionResult(winner, bids, top, len(tied) > 1, False)
+        return decide_auction(bids, rng, random_winner=self.ablation == "no-auction", draw_alone=True)
 
     def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
         """The winner pays its bid to the previous winner (the bank on the first step)."""
@@ -417,7 +384,7 @@ class ReferenceEconomy:
         return out
 
     def remove_bankrupt(self, episode: int, cause: str, repair: Repair, rng: random.Random,
-                        out: RefEpisodeEnd) -> list[RefAgent]:
+                        out: EpisodeEnd) -> list[RefAgent]:
         """Remove agents with wealth < 0, then recover missing founding roles
         (``remove_bankrupt_agents`` + ``_ensure_necessary_roles_exist``)."""
         removed = []
@@ -434,31 +401,30 @@ class ReferenceEconomy:
             if not candidates:  # a birth changed its parent's role: the agent layer's bug
                 raise RuntimeError(f"founding role {role!r} is missing but no removed agent has it "
                                    "(mutate/repair must keep a genome's role)")
-            src = rng.choice(candidates)
-            self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out, cap=False,
-                        role=src.role)
+            self._birth("replacement", rng.choice(candidates), repair, episode, rng, out, cap=False)
             living_roles.add(role)
         return removed
 
-    def _birth(self, genome: Any, episode: int, origin: str, parent: str | None, out: RefEpisodeEnd,
-               cap: bool = True, role: str | None = None) -> None:
-        """Add a born agent (``role``: its parent's, which a birth keeps: the reference's
-        births are instances of the parent's class).
+    def _birth(self, origin: str, src: RefAgent, make: Mutate | Repair, episode: int, rng: random.Random,
+               out: EpisodeEnd, cap: bool = True) -> None:
+        """Add a born agent made from ``src``: a ``child`` (``make`` is ``mutate(genome,
+        rng)``) or a ``replacement`` (``make`` is ``repair(genome, failure, rng)``). It keeps
+        ``src``'s role (the reference's births are instances of the parent's class);
+        ``cap``: none above ``max_num_agents``.
 
         Raises:
-            ValueError: the new genome's role differs from ``role``.
+            ValueError: the new genome's role differs from ``src``'s.
         """
-        if role is not None and self.role_of(genome) != role:
-            raise ValueError(f"a {origin} of a {role!r} agent has role {self.role_of(genome)!r}: "
+        genome = make(src.genome, rng) if origin == "child" else make(src.genome, src.failure, rng)
+        if self.role_of(genome) != src.role:
+            raise ValueError(f"a {origin} of a {src.role!r} agent has role {self.role_of(genome)!r}: "
                              "mutate/repair must keep a genome's role")
         if cap and not self.can_add():
             return
-        rec, tr = self.add_agent(genome, episode=episode, origin=origin, parent=parent)
-        out.births.append({"agent": rec.agent_id, "origin": origin, "parent": parent, "bid": rec.bid,
-                           "endowment": tr.amount, "funder": tr.src, "episode": episode})
+        out.births.append(birth_record(*self.add_agent(genome, episode=episode, origin=origin, parent=src.agent_id)))
 
     def end_episode(self, episode: int, bankrupts: list[RefAgent], rng: random.Random, mutate: Mutate,
-                    repair: Repair, out: RefEpisodeEnd | None = None) -> RefEpisodeEnd:
+                    repair: Repair, out: EpisodeEnd | None = None) -> EpisodeEnd:
         """Rent, bankruptcy births, periodic births, top-up (``_train_forward``'s tail).
 
         ``episode`` is 0-based (the reference counts from 1: rent and births are due
@@ -467,7 +433,7 @@ class ReferenceEconomy:
         last failure context (trajectory, task, correct answer).
         """
         cfg = self.config
-        out = out or RefEpisodeEnd()
+        out = out or EpisodeEnd()
         n = episode + 1
         if cfg.rent > 0 and n % cfg.rent_interval == 0:
             for a in self.living():
@@ -480,10 +446,9 @@ class ReferenceEconomy:
             if draw < cfg.p_a:
                 parent = self.richest()
                 if parent is not None and exploit:
-                    self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
+                    self._birth("child", parent, mutate, episode, rng, out)
             elif draw < cfg.p_a + cfg.p_b and explore:
-                self._birth(repair(dead.genome, dead.failure, rng), episode, "replacement", dead.agent_id, out,
-                            role=dead.role)
+                self._birth("replacement", dead, repair, episode, rng, out)
         if cfg.birth_interval > 0 and n % cfg.birth_interval == 0:  # _periodic_births
             for _ in range(cfg.num_births_per_interval):
                 if not self.can_add():
@@ -491,13 +456,11 @@ class ReferenceEconomy:
                 if rng.random() < cfg.periodical_good_p:
                     parent = self.richest()
                     if parent is not None and exploit:
-                        self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out,
-                                    role=parent.role)
+                        self._birth("child", parent, mutate, episode, rng, out)
                 else:
                     src = self.poorest()
                     if src is not None and explore:
-                        self._birth(repair(src.genome, src.failure, rng), episode, "replacement", src.agent_id, out,
-                                    role=src.role)
+                        self._birth("replacement", src, repair, episode, rng, out)
         if cfg.min_num_agents > 0 and exploit:  # top-up by mutation of the richest
             for _ in self.founder_roles:
                 if len(self.agents) >= cfg.min_num_agents:
@@ -505,7 +468,7 @@ class ReferenceEconomy:
                 parent = self.richest()
                 if parent is None:
                     break
-                self._birth(mutate(parent.genome, rng), episode, "child", parent.agent_id, out, role=parent.role)
+                self._birth("child", parent, mutate, episode, rng, out)
         return out
 
 
@@ -551,12 +514,9 @@ def play_reference_episode(
             break
         res = economy.auction(active, rng, training)
         at = first_step + step
-        emit("auction", at, res.winner, {"bids": res.bids, "winner": res.winner, "price": res.price,
-                                           "tie": res.tie, "random_winner": res.random_winner, "step_kind": kind})
+        emit_auction(emit, at, res, kind)
         if training:
-            tr = economy.pay(res.winner, previous, res.price)
-            emit("payment", at, res.winner, {"payer": tr.src, "payee": tr.dst, "amount": tr.amount,
-                                               "reason": tr.reason})
+            emit_payment(emit, at, res.winner, economy.pay(res.winner, previous, res.price))
         rec = economy.agents[res.winner]
         chain = (chain + [res.winner])[-cfg.step_reward_chain_window:]
         action = act(rec, obs)
@@ -564,30 +524,29 @@ def play_reference_episode(
         path.append((at, res.winner))
         out.texts.append((at, res.winner, action_text(action)))
         last_role[0] = rec.role
-        emit("step", at, res.winner, {"action": action_to_json(action), "step_kind": kind, "reward": result.reward,
-                                        "done": result.done, "solved": result.solved,
-                                        **({"info": result.info} if result.info else {})})
+        emit_step(emit, at, res.winner, action_to_json(action), kind, result)
         if result.done:
             score = result.info["score"] if "score" in result.info else (1.0 if result.solved else 0.0)
             score = None if score is None else float(score)
             solved = result.solved
             if training and cfg.reward_scheme == "path_reward_and_stepwise_reward":
                 bonus = cfg.task_bonus(cfg.missing_terminal_score if score is None else score)
-                for tr in economy.step_reward(res.winner, chain, bonus):
-                    out.step_rewards += tr.amount if tr.dst != BANK else -tr.amount
-                    emit("payment", at, tr.dst if tr.dst != BANK else tr.src,
-                         {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason})
+                out.step_rewards += sum(emit_reward(emit, at, tr) for tr in economy.step_reward(res.winner, chain, bonus))
             end = "solved" if solved else "done"
             break
         if training:
             previous = res.winner
     if training:
-        for st, tr in economy.path_rewards(path, score):
-            out.path_rewards += tr.amount if tr.dst != BANK else -tr.amount
-            emit("payment", st, tr.dst if tr.dst != BANK else tr.src,
-                 {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason})
+        out.path_rewards += sum(emit_reward(emit, st, tr) for st, tr in economy.path_rewards(path, score))
     out.score, out.solved, out.end = score, solved, end
     return out
+
+
+def emit_reward(emit: Emit, step: int, tr: Transfer) -> int:
+    """Emit the ``payment`` of a signed reward (:meth:`ReferenceEconomy.grant`: a payment
+    to the bank is a cost) on the agent it pays or charges; returns the signed credits."""
+    emit_payment(emit, step, tr.dst if tr.dst != BANK else tr.src, tr)
+    return tr.amount if tr.dst != BANK else -tr.amount
 
 
 def failure_trace(texts: list[tuple[int, str, str]], agent: str) -> str:
