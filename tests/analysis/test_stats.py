@@ -186,7 +186,7 @@ def test_survival_drop_interval_matches_the_exact_bootstrap_distribution():
     percentage point of probability, many standard errors at 20,000 resamples)."""
     from scipy.stats import binom
 
-    from scarce_lab.environments.sovsim.analysis.metrics import survival_drop
+    from scarce_lab.environments.sovsim.analysis.drops import survival_drop
 
     per_sim = pl.DataFrame({
         "model": ["m"] * 20,
@@ -244,7 +244,7 @@ def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals()
 
 
 def test_pool_band_counts_collapsed_pools_as_zero():
-    from scarce_lab.environments.sovsim.analysis.metrics import pool_band, pool_dynamics
+    from scarce_lab.environments.sovsim.analysis.dynamics import pool_band, pool_dynamics
 
     rows = []
     for run, pools, collapse_at in (("a", [120.0, 80.0, 60.0], None), ("b", [120.0, 20.0], 2), ("c", [120.0, 100.0, 90.0], None)):

@@ -1,14 +1,9 @@
-"""SovSim metrics and Table 1: pure functions on the agent-round table (polars).
-
-Input: the table of :func:`scarce_lab.environments.sovsim.tables.load_agent_rounds` (one row per
-agent-round; columns ``source, run_id, model, condition, base_condition, settings,
-round, agent, is_leader, pool_before, pool_seen, remainder_seen, announced_pool,
-extraction, payoff, remaining, collapsed``). Runs are the independent unit: every
+"""SovSim metrics and Table 1's frame: pure functions on the agent-round table
+(:mod:`scarce_lab.environments.sovsim.tables`). Runs are the independent unit: every
 metric is computed per simulation (:func:`simulation_metrics`), then averaged per
-(model, condition) with a 95% CI over simulations (:func:`summarize`). A condition is
-every setting that defines it: :func:`summarize` refuses to pool runs whose settings
-differ (:mod:`scarce_lab.environments.sovsim.analysis.pooling`), and :func:`sovsim_table` first fits
-the preset to the data (:func:`~scarce_lab.environments.sovsim.analysis.conventions.resolve_convention`).
+(model, condition) with a 95% CI over simulations (:func:`summarize`, which never pools
+runs whose settings differ: :mod:`.pooling`); :func:`sovsim_table` first fits the
+preset to the data (:func:`~.conventions.resolve_convention`).
 
 Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 ``simulation/metrics.py`` computes them; conventions in :class:`Convention`):
@@ -16,7 +11,7 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 - ``survival_time``: rounds played; the collapse round counts as played.
 - ``survival_rate``: share of simulations that survived. Lenient (SovSim default): the
   game reached the last round (a collapse *in* the last round still counts);
-  strict: the game reached the last round and never collapsed. Wilson CI.
+  strict: the game reached the last round and never collapsed.
 - ``total_payoff`` (the paper's total gain R): points summed over agents and rounds
   (SovSim max 1440 = 12 x 120); under the GovSim preset the mean per agent of its total
   (GovSim's ``plots.get_payoffs``; ``Convention.total_payoff_per``). Table 1 names the
@@ -39,27 +34,13 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
   simulations with an onset (its own n).
 - ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
 - ``survival_drop``: relative survival-rate drop from the CPR run with the same other
-  settings, ``(SR_cpr - SR_c) / SR_cpr``, per model; percentile bootstrap CI
-  resampling simulations within each condition, from :data:`stats.MIN_RUNS_DROP`
-  simulations per condition on. Undefined when SR_cpr = 0 or no CPR
-  run has the same settings; not applicable in a dataset without CPR runs (GovSim).
+  settings, ``(SR_cpr - SR_c) / SR_cpr``, per model (:func:`~.drops.relative_drops`).
+  Undefined when SR_cpr = 0 or no CPR run has the same settings; not applicable in a
+  dataset without CPR runs (GovSim).
 
-Every Table 1 cell has a status (:data:`STATUSES`): a value, "not applicable" (the
-metric does not exist in this condition), "no event" (it exists, but nothing happened
-in any simulation) or "undefined" (e.g. a drop from a zero baseline). CIs: for metrics
-with both bounds known (:data:`RANGES`, the convention's rounds and payoff cap) the hull
-of the t-interval and a maximum-variance score interval (``stats.bounded_mean_ci``: the
-t-interval alone undercovers on survival times that pile up at the last round), else
-the t-interval (``stats.mean_ci``) clipped to the metric's range; Clopper-Pearson
-(``stats.proportion_ci``) for the survival rate, percentile bootstrap for the drop
-(given from :data:`stats.MIN_RUNS_DROP` simulations per condition on: with fewer it
-undercovers); all at 95% (coverage: ``benchmarks/bench_coverage.py``).
-Cross-model results (mean drop over models, over-usage by role, leader rate vs
-survival across models) are in :mod:`scarce_lab.environments.sovsim.analysis.cross`.
-
-Size: Table 1 in one place: the per-simulation metrics under each convention, the
-summary with its intervals and statuses, and its formatting (the unit of each column
-follows the convention that computed it).
+Every Table 1 cell has a status (:data:`STATUSES`); the intervals are those of the
+finding :func:`~.paper.table` (the bounds of :data:`RANGES`, the convention's rounds
+and payoff cap). Cross-model results: :mod:`.cross`.
 """
 
 from __future__ import annotations
@@ -73,25 +54,9 @@ import polars as pl
 
 from scarce_lab.analysis import comparisons, stats
 
-from .conventions import (
-    PRESETS,
-    Convention,
-    PresetMismatchError,
-    SovSimDataWarning,
-    convention,
-    differing_games,
-    resolve_convention,
-)
-from .drops import CONDITION_ORDER, condition_key, relative_drops, survival_drop
-from .dynamics import misreports, pool_band, pool_dynamics
-from .pooling import Grouping, PoolingError, pool_groups
-
-__all__ = [
-    "AgentRoundError", "CONDITION_ORDER", "agent_rounds", "require_dataset", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
-    "PresetMismatchError", "SovSimDataWarning", "convention", "format_table", "leader_rate_vs_survival",
-    "misreports", "pool_band", "pool_dynamics", "relative_drops", "resolve_convention", "simulation_metrics",
-    "sovsim_table", "summarize", "survival_drop", "table1_cell",
-]
+from .conventions import Convention, differing_games, resolve_convention
+from .drops import CONDITION_ORDER, condition_key, relative_drops
+from .pooling import Grouping, pool_groups
 
 #: (key, label, CI method) of every metric in Table 1, in order.
 METRICS: tuple[tuple[str, str, str], ...] = (

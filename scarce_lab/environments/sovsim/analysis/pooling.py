@@ -42,10 +42,6 @@ Grouping = Literal["condition", "base_condition"]
 IDENTITY = ("base_condition", "settings", "source")
 
 
-def _settings_of(s: str | None) -> dict:
-    return json.loads(s) if s else {}
-
-
 def _describe(diff: dict[str, list]) -> str:
     return "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in diff.items())
 

@@ -235,13 +235,6 @@ class RunInfo:
         return None if self.layout_folder is not None and parent == self.layout_folder else parent
 
 
-def run_condition(run_dir: Path, *, force: bool = False) -> tuple[str, str | None, str | None]:
-    """``(base_condition, settings JSON, model)`` of one GovSim run folder (see
-    :func:`run_info`)."""
-    info = run_info(run_dir, force=force)
-    return info.base_condition, info.settings, info.model
-
-
 def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
     """The run's condition, model (:func:`run_model`), scenario and group from its
     configuration.
