@@ -53,6 +53,7 @@ from typing import Any, Literal
 import polars as pl
 
 from scarce_lab.analysis import comparisons, stats
+from scarce_lab.undefined import or_none
 
 from .conventions import Convention, differing_games, resolve_convention
 from .drops import CONDITION_ORDER, condition_key, relative_drops
@@ -314,13 +315,6 @@ def _condition_rank() -> pl.Expr:
     return pl.col("base_condition").replace_strict(order, default=len(order), return_dtype=pl.Int64)
 
 
-def _finite(v) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def _clip(v: float | None, lo: float | None, hi: float | None) -> float | None:
     if v is None:
         return None
@@ -337,7 +331,7 @@ def _proportion(successes: int, n: int) -> tuple[float | None, float | None, flo
     if n == 0:
         return None, None, None
     _, lo, hi = stats.proportion_ci(successes, n)
-    return successes / n, _finite(lo), _finite(hi)
+    return successes / n, or_none(lo), or_none(hi)
 
 
 def _status(key: str, g: pl.DataFrame, n: int) -> str:
@@ -404,7 +398,7 @@ def summarize(
                 vals = [v for v in g[key].to_list() if v is not None and math.isfinite(float(v))]
                 a, b = ranges.get(key, (None, None))
                 if a is not None and b is not None and vals:  # bounded: an interval that holds at 3-10 runs
-                    mean, lo, hi = (_finite(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
+                    mean, lo, hi = (or_none(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
                 else:
                     mean, lo, hi = stats.mean_ci_cells(vals)
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
@@ -458,13 +452,13 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
             g = g.filter(pl.col(col) == val)
         a = g["leader_extraction_rate"].cast(pl.Float64).to_list()
         b = g["survival_time"].cast(pl.Float64).to_list()
-        r, lo, hi, p = (_finite(v) for v in stats.pearson_ci(a, b))
+        r, lo, hi, p = (or_none(v) for v in stats.pearson_ci(a, b))
         rows.append({**dict(zip(by, key, strict=True)), "n": len(a), "r": r, "r2": None if r is None else r * r,
                      "ci_low": lo, "ci_high": hi, "p": p})
     _, adj = comparisons.adjust_pvalues([math.nan if r["p"] is None else r["p"] for r in rows], correction)
     n_tests = sum(r["p"] is not None for r in rows)
     for r, q in zip(rows, adj, strict=True):
-        r |= {"p_adj": _finite(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
+        r |= {"p_adj": or_none(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
     schema = {c: pl.String for c in by} | {"n": pl.Int64, "r": pl.Float64, "r2": pl.Float64, "ci_low": pl.Float64,
                                            "ci_high": pl.Float64, "p": pl.Float64, "p_adj": pl.Float64,
                                            "n_tests": pl.Int64, "correction": pl.String}

@@ -329,10 +329,8 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
                 "source": "govsim_log", "run_id": run_id, "model": model,
                 "condition": info.base_condition, "base_condition": info.base_condition, "settings": info.settings,
                 "simulation": simulation, "round": rnd, "agent": a, "agent_index": agents.index(a),
-                "role": rules.role, "is_leader": False, "n_agents": n, "pool_before": before,
-                "announced_pool": None, "pool_seen": before, "remainder_seen": None, "extraction": got,
-                "payoff": got, "remaining": after, "collapsed": ended, "reasoning": None, "valid": None,
-                "fallback_used": None,
+                "role": rules.role, "is_leader": False, "n_agents": n, "pool_before": before, "pool_seen": before,
+                "extraction": got, "payoff": got, "remaining": after, "collapsed": ended,
             }
         )
     return agent_round_frame(rows)
