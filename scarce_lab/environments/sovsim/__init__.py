@@ -50,8 +50,7 @@ def run_task(cfg: SovSimConfig, out_dir: Path, resume: bool) -> Any:
         return RunOutcome(cfg.run_id, "error", str(exc))
     except Exception as exc:  # recorded in the run's manifest
         return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
-    return RunOutcome(res.run_id, res.status, res.error,
-                      {"rounds_played": res.rounds_played, "collapsed": res.collapsed})
+    return _outcomes([res])[0]
 
 
 def agent_rounds(ds: Any) -> Any:
@@ -222,24 +221,8 @@ def check_policy(cfg: SovSimConfig, model: str) -> None:
 
 def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
     """The game's seats in order (``a0 .. a{n-1}``, then a newcomer's ``a{n}``), each
-    with the keys that also name it (:meth:`SovSimConfig.seat_keys`): ``newcomer`` for
-    the newcomer, the leader's role (``boss``, ``king``) and ``leader`` for the leader
-    (the last agent outside ``cpr``), the subordinates' role (``peasant``...) for the
-    others."""
-    from .world.commons import ROLES, Condition
-
-    ids = cfg.agent_ids()
-    roles = cfg.seat_roles()
-    lead = ROLES[cfg.condition][1]
-    out: dict[str, tuple[str, ...]] = {}
-    for a in ids:
-        aliases = ["newcomer"] if cfg.newcomer is not None and a == ids[-1] else []
-        if cfg.condition != Condition.cpr and roles[a] == lead:
-            aliases += [lead, "leader"]
-        else:
-            aliases.append(roles[a])
-        out[a] = tuple(aliases)
-    return out
+    with the keys that also name it (:meth:`SovSimConfig.seat_aliases`)."""
+    return {a: tuple(cfg.seat_aliases(a)) for a in cfg.agent_ids()}
 
 
 def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:

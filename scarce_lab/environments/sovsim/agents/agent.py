@@ -41,7 +41,7 @@ class SovSimAgent(Protocol):
 
     model: str
 
-    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision: ...
+    async def adecide(self, obs: Observation, seed: int) -> AgentDecision: ...
 
 
 def fallback_value(obs: Observation) -> int:
@@ -67,11 +67,10 @@ class ModelAgent:
         self.model = lm.name
         self.role_labels = role_labels
 
-    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
-        """``run_id`` is accepted for older callers and is not needed: the run comes
-        from the bound run scope (:mod:`scarce_lab.llm.scope`)."""
+    async def adecide(self, obs: Observation, seed: int) -> AgentDecision:
+        """The decision of ``obs``'s phase; the run its calls belong to comes from the
+        bound run scope (:mod:`scarce_lab.llm.scope`)."""
         from scarce_lab.llm.model import DecisionRequest
-        from scarce_lab.llm.scope import current_scope, run_scope
 
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
@@ -87,11 +86,7 @@ class ModelAgent:
             messages=lambda: render_messages(obs, self.role_labels),
             purpose=purpose, agent=obs.agent, round=obs.round,
         )
-        if run_id is not None and run_id != current_scope().run_id:  # an older caller names the run
-            with run_scope(run_id=run_id):
-                out = await self.lm.adecide(request)
-        else:
-            out = await self.lm.adecide(request)
+        out = await self.lm.adecide(request)
         if self.lm.scripted:
             return AgentDecision(value=out.decision, reasoning=f"scripted policy {self.model}")
         if out.missing:
@@ -183,14 +178,9 @@ class LLMAgent(ModelAgent):
     ):
         from scarce_lab.llm.model import ClientModel, Generation
 
-        self.litellm_kwargs = dict(litellm_kwargs or {})
-        self.client = client
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.reasoning_effort = reasoning_effort
         super().__init__(ClientModel(model, client, Generation(temperature=temperature, max_tokens=max_tokens,
                                                                reasoning_effort=reasoning_effort),
-                                     **self.litellm_kwargs), role_labels)
+                                     **dict(litellm_kwargs or {})), role_labels)
 
 
 def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None, *,

@@ -14,13 +14,8 @@ Presets: ``sovsim`` (the SovSim paper, "Bosses, Kings, and the Commons", and its
 authors' ``simulation/metrics.py``) and ``govsim`` (GovSim fishing: 5 fishers, pool 100,
 efficiency benchmark 600, over-usage above pool/2/5, equality over harvest).
 
-:func:`resolve_convention` is what every table goes through: it reads each run's own
-game from its settings (our runs: ``game.*``; GovSim: ``experiment.env.*``; SovSim run
-files: their ``config``) and from the data (agents per round, pool in round 1, last
-round), adopts the game when every run agrees on it, and refuses (:class:`PresetMismatchError`)
-when the data belong to another paper's family (GovSim data under the ``sovsim`` preset),
-when runs play different games, or when the data contradict the preset. ``force=True``
-turns the refusal into a loud :class:`SovSimDataWarning` and keeps the preset.
+:func:`resolve_convention`, which every table goes through, fits a preset to the runs'
+own game (:data:`SETTINGS_GAME_KEYS`) or refuses (:class:`PresetMismatchError`).
 """
 
 from __future__ import annotations

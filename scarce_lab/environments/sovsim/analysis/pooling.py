@@ -1,7 +1,7 @@
 """Never pool different conditions: the check every SovSim table runs before grouping.
 
 A condition is every setting that defines it (docs/design.md). In the per-simulation frame
-of :func:`scarce_lab.environments.sovsim.analysis.metrics.simulation_metrics` a run's condition is
+of :func:`~.metrics.simulation_metrics` a run's condition is :data:`IDENTITY`:
 ``base_condition`` (cpr / bcpr / kcpr / kcpr_m, or GovSim's environment name) plus
 ``settings`` (canonical JSON of every condition-defining setting; null for layouts that
 carry none, such as SovSim's released ``rationales.json``) and ``source`` (the layout:
@@ -9,18 +9,13 @@ runs of two layouts are never the same condition, since one may carry settings t
 other lacks). The readable ``condition`` label adds the settings that vary among the
 loaded runs, so grouping by ``(model, condition)`` never mixes runs of different settings.
 
-Cross-model results pool *models*: settings that belong to the model rather than to the
-condition (:func:`is_model_setting`: ``llm.*``, e.g. a reasoning model run without a
-temperature) may differ between the models of one cross-model group, while each model's
-own comparisons keep them fixed; every other setting must agree
-(:func:`cross_model_groups`).
-
-:func:`pool_groups` is asked for a grouping: ``"condition"`` (the default: the full
-condition) or ``"base_condition"`` (the power condition only: pool every setting). It
-refuses with :class:`PoolingError` when a group would hold runs whose settings differ,
-naming the settings and their values; with ``force=True`` it warns loudly instead
-(:class:`~scarce_lab.environments.sovsim.analysis.conventions.SovSimDataWarning`) and labels the
-pooled groups ``<base> [pooled: <settings>]`` so the output still says what was mixed.
+Cross-model results pool *models*: settings that belong to the model
+(:func:`is_model_setting`: ``llm.*``, e.g. a reasoning model run without a temperature)
+may differ between the models of one cross-model group; every other setting must agree
+(:func:`cross_model_groups`). A refusal (:class:`PoolingError`) names the settings and
+their values; with ``force=True`` a loud
+:class:`~.conventions.SovSimDataWarning` instead, and the pooled groups are labelled
+``<base> [pooled: <settings>]``.
 """
 
 from __future__ import annotations

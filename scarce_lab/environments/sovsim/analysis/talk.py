@@ -1,23 +1,13 @@
 """Talk in the commons as findings: promise-keeping (:func:`promise_keeping`), who
 proposes quotas (:func:`quota_proposers`) and survival and equality by talk condition
-(:func:`talk_outcomes`), each from a :class:`~scarce_lab.data.loaders.Dataset` of SovSim
-runs (its ``talk`` events and agent-round table); the methods are in each function's
-docstring (the finding's ``method``).
+(:func:`talk_outcomes`), from the ``talk`` events and agent-round table of a
+:class:`~scarce_lab.data.loaders.Dataset`; the methods are in each function's docstring.
 
-The talk condition of a run is its recorded ``talk`` setting (from the agent-round
-``settings``; a run recorded before talk existed had none: ``none``). Runs are the
-independent unit; groups are (model, base condition, talk) and never pool runs whose
-condition settings differ (:class:`~scarce_lab.analysis.pooling.PoolingError` names the
-settings).
-
-Stated extractions come from two sources, kept apart in a ``source`` column:
-
-- ``tag``: a scripted policy writes its commitment in the text,
-  ``[promise extraction=N]`` (its own extraction) or ``[quota per_agent=N]`` (every
-  agent's, its proposer's included); :func:`stated_extractions` parses them.
-- ``judge``: commons-judge labels (``promise``, ``quota_proposal``; taxonomy
-  ``judge/taxonomies/commons.yaml``) count messages by category; they carry no number,
-  so promise-keeping (a number against a number) is measured on tags only.
+The talk condition of a run is its recorded ``talk`` setting (:func:`talk_setting`).
+Groups are (model, base condition, talk) and never pool runs whose condition settings
+differ. Stated extractions are the scripted policies' tags (:func:`stated_extractions`);
+the commons judge's labels (``promise``, ``quota_proposal``; taxonomy
+``judge/taxonomies/commons.yaml``) carry no number, so they only count messages.
 """
 
 from __future__ import annotations
