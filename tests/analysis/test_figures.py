@@ -171,7 +171,7 @@ def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_
     assert json.loads(back["models"][0]) == ["a", "b"] and back["drops"][1] is None
     _, per_sim, conv = sovsim
     summary = metrics.summarize(per_sim, conv=conv)
-    shown = charts.table1_display(summary)
+    shown = metrics.table1_display(summary)
     cpr = shown.filter(pl.col("Condition") == "cpr").row(0, named=True)
     assert cpr["Leader extraction rate"] == "n/a"  # CPR has no leader: not applicable
     markdown = metrics.format_table(summary)

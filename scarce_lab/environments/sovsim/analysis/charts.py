@@ -29,10 +29,10 @@ from scarce_lab.analysis.figures import (
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.data.schema import is_scripted
 
-from .conventions import Convention, differing_games
+from .conventions import Convention
 from .drops import condition_key
 from .dynamics import misreports, pool_band
-from .metrics import METRICS, leader_rate_vs_survival, metric_label, table1_cell
+from .metrics import leader_rate_vs_survival
 
 CONDITION_LABELS = {
     "cpr": "CPR (symmetric)",
@@ -62,20 +62,6 @@ def _labelled(df: pl.DataFrame) -> pl.DataFrame:
 def _models_text(models: list[str], limit: int = 6) -> str:
     ms = sorted(models)
     return "models: " + (", ".join(ms) if len(ms) <= limit else ", ".join(ms[:limit]) + f" and {len(ms) - limit} more")
-
-
-def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
-    """Table 1 with one text column per metric, cells as :func:`~.metrics.format_table`
-    writes them (``mean [ci_low, ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``,
-    ``undef.``); after the condition, a column per game setting that differs between the
-    rows (rows of different games: :func:`~.conventions.differing_games`)."""
-    rows, games = [], differing_games(summary)
-    for r, game in zip(summary.iter_rows(named=True), games.iter_rows(named=True), strict=True):
-        out = {"Model": r["model"], "Condition": r["condition"], **game, "n": r["n"]}
-        for key, label, _ in METRICS:
-            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
-        rows.append(out)
-    return pl.DataFrame(rows)
 
 
 # -- Figure 3: pool dynamics ------------------------------------------------------------

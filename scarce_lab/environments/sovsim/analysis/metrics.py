@@ -485,17 +485,25 @@ def table1_cell(row: dict, key: str, digits: int = 2) -> str:
     return s
 
 
-def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] = "markdown", digits: int = 2) -> str:
-    """Render :func:`summarize` output.
+def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
+    """Table 1 as printed: ``Model, Condition``, a column per game setting that differs
+    between the rows (rows of different games, e.g. ``rounds``:
+    :func:`~.conventions.differing_games`), ``n``, then one text column per metric
+    (:func:`table1_cell`)."""
+    rows, games = [], differing_games(summary)
+    for r, game in zip(summary.iter_rows(named=True), games.iter_rows(named=True), strict=True):
+        out = {"Model": r["model"], "Condition": r["condition"], **game, "n": r["n"]}
+        for key, label, _ in METRICS:
+            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
+        rows.append(out)
+    return pl.DataFrame(rows)
 
-    ``markdown``: a column per game setting that differs between the rows (rows of
-    different games, e.g. ``rounds``: :func:`~.conventions.differing_games`), then one
-    column per metric, cells ``mean [ci_low, ci_high]``, ``(n=k)`` when
-    fewer simulations than the row's n have a value, ``n/a`` (not applicable), ``none
-    (0/N)`` (no event), ``undef.`` (undefined), and a note on the CI methods. ``csv``:
-    the wide frame (with ``<metric>_status`` columns). ``json``: a list of rows with
-    ``model, condition, base_condition, settings, n`` and, per metric, ``{"mean",
-    "ci_low", "ci_high", "n", "ci", "status"}``.
+
+def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] = "markdown", digits: int = 2) -> str:
+    """Render :func:`summarize` output. ``markdown``: :func:`table1_display` and a note on
+    the CI methods; ``csv``: the wide frame (with ``<metric>_status`` columns);
+    ``json``: a list of rows with ``model, condition, base_condition, settings, n`` and,
+    per metric, ``{"mean", "ci_low", "ci_high", "n", "ci", "status"}``.
 
     Raises:
         ValueError: unknown ``fmt``.
@@ -506,14 +514,9 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
         return json.dumps(table1_rows(summary), indent=2)
     if fmt != "markdown":
         raise ValueError(f"format must be markdown, csv or json, got {fmt!r}")
-    games = differing_games(summary)
-    head = ["Model", "Condition", *games.columns, "n",
-            *[metric_label(summary, key, label) for key, label, _ in METRICS]]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row, game in zip(summary.iter_rows(named=True), games.iter_rows(), strict=True):
-        cells = [row["model"], row["condition"], *game, str(row["n"]),
-                 *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
-        lines.append("| " + " | ".join(cells) + " |")
+    shown = table1_display(summary, digits)
+    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * shown.width]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in shown.iter_rows()]
     lines += [
         "",
         "Mean [95% CI] over simulations. CIs for bounded metrics (survival time, efficiency, equality, "
