@@ -268,8 +268,7 @@ class SovSimConfig(ExperimentConfig):
         out = super().condition_settings()
         if self.seats:
             per_seat = self.seat_condition()
-            uniform = {json.dumps(v, sort_keys=True) for v in per_seat.values()}
-            if len(uniform) > 1:
+            if self.is_mixed():
                 out["composition"] = self.composition()
                 out["seats"] = per_seat
             else:  # every seat alike: the same condition as `model` + `llm` set to it

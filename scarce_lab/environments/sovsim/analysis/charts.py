@@ -295,13 +295,6 @@ def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
                 "Pearson r per model in the table below")])
 
 
-def _bins(values: pl.Series, n: int = 30) -> tuple[float, float]:
-    """(origin, width) of about ``n`` equal bins covering ``values`` (integer width)."""
-    lo, hi = float(values.min()), float(values.max())
-    width = max(1.0, float(int((hi - lo) / n) + 1))
-    return lo, width
-
-
 # -- KCPR-M misreports -------------------------------------------------------------------
 def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     """The chart of :func:`~.paper.misreport_distribution`; the bins are counted in
@@ -309,7 +302,8 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     mis = chart_data(misreports(df))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
-    origin, width = _bins(mis["misreport"])
+    origin = float(mis["misreport"].min())  # about 30 equal bins of an integer width
+    width = max(1.0, float(int((float(mis["misreport"].max()) - origin) / 30) + 1))
     counts = (
         mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
         .group_by("model", "lo").agg(pl.len().alias("rounds"))

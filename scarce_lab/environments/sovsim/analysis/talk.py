@@ -54,12 +54,6 @@ def talk_setting(settings: str | None) -> str:
     return str(d.get("talk", "none"))
 
 
-def _with_talk(df: pl.DataFrame) -> pl.DataFrame:
-    if "talk" in df.columns:
-        return df
-    return df.with_columns(pl.col("settings").map_elements(talk_setting, return_dtype=pl.String).alias("talk"))
-
-
 def _talk_frame(data: Any) -> pl.DataFrame:
     if isinstance(data, pl.DataFrame):
         return data
@@ -73,7 +67,11 @@ def _talk_frame(data: Any) -> pl.DataFrame:
 
 
 def _agent_rounds(data: Any) -> pl.DataFrame:
-    return _with_talk(agent_rounds(data))
+    """The agent-round table of ``data`` with the run's ``talk`` setting."""
+    df = agent_rounds(data)
+    if "talk" in df.columns:
+        return df
+    return df.with_columns(pl.col("settings").map_elements(talk_setting, return_dtype=pl.String).alias("talk"))
 
 
 def stated_extractions(talk: Any) -> pl.DataFrame:
