@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, register
+from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, lazy_table, register
 from . import events
 from .config import SovSimConfig
 from .demo import run_demo
@@ -51,13 +51,6 @@ def run_task(cfg: SovSimConfig, out_dir: Path, resume: bool) -> Any:
     except Exception as exc:  # recorded in the run's manifest
         return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
     return _outcomes([res])[0]
-
-
-def agent_rounds(ds: Any) -> Any:
-    """One row per agent and round (:func:`scarce_lab.environments.sovsim.tables.from_dataset`)."""
-    from .tables import from_dataset
-
-    return from_dataset(ds)
 
 
 def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
@@ -256,7 +249,7 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
-    tables={"agent_rounds": agent_rounds},
+    tables={"agent_rounds": lazy_table("scarce_lab.environments.sovsim.tables", "from_dataset", "SovSim")},
     paper_table=paper_table,
     table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition"),
                    "seed": int},

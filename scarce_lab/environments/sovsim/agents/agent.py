@@ -51,6 +51,13 @@ def fallback_value(obs: Observation) -> int:
     return obs.legal.clamp(sustainable(obs, random.Random(0)))
 
 
+def _decided(out: Any, value: Any, reasoning: str) -> Decided:
+    """A model's decision with the provenance of its outcome ``out``."""
+    return Decided(value=value, reasoning=reasoning, valid=out.valid, repaired=out.repaired,
+                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome,
+                   calls=list(out.calls))
+
+
 class ModelAgent:
     """A SovSim agent over a :class:`~scarce_lab.llm.model.Model`: it builds the
     decision request (prompt rendered only when a model reads it, observation for a
@@ -67,11 +74,25 @@ class ModelAgent:
         self.model = lm.name
         self.role_labels = role_labels
 
-    async def adecide(self, obs: Observation, seed: int) -> AgentDecision:
-        """The decision of ``obs``'s phase; the run its calls belong to comes from the
-        bound run scope (:mod:`scarce_lab.llm.scope`)."""
+    async def _ask(self, obs: Observation | TalkObservation, seed: int, schema: Any, fallback: Any, purpose: str,
+                   messages: Any) -> Any:
+        """The model's outcome of one decision request; the run its calls belong to comes
+        from the bound run scope (:mod:`scarce_lab.llm.scope`).
+
+        Raises:
+            MissingDecisionError: a model's calls got no answer (the records are attached).
+        """
         from scarce_lab.llm.model import DecisionRequest
 
+        out = await self.lm.adecide(DecisionRequest(schema=schema, fallback=fallback, seed=seed, observation=obs,
+                                                    messages=messages, purpose=purpose, agent=obs.agent,
+                                                    round=obs.round))
+        if out.missing and not self.lm.scripted:
+            raise MissingDecisionError.from_calls(out.calls)
+        return out
+
+    async def adecide(self, obs: Observation, seed: int) -> AgentDecision:
+        """The decision of ``obs``'s phase (an extraction, or a king's announcement)."""
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
             schema: Any = announcement_schema(obs.max_extraction)  # the observation's legal announcements
@@ -81,26 +102,10 @@ class ModelAgent:
             schema = extraction_schema(obs.max_extraction, obs.step)
             fallback = schema(reasoning="fallback: sustainable share", extraction=fb)
             purpose, attr = "extraction", "extraction"
-        request = DecisionRequest(
-            schema=schema, fallback=fallback, seed=seed, observation=obs,
-            messages=lambda: render_messages(obs, self.role_labels),
-            purpose=purpose, agent=obs.agent, round=obs.round,
-        )
-        out = await self.lm.adecide(request)
+        out = await self._ask(obs, seed, schema, fallback, purpose, lambda: render_messages(obs, self.role_labels))
         if self.lm.scripted:
             return AgentDecision(value=out.decision, reasoning=f"scripted policy {self.model}")
-        if out.missing:
-            raise MissingDecisionError.from_calls(out.calls)
-        return AgentDecision(
-            value=int(getattr(out.decision, attr)),
-            reasoning=out.decision.reasoning,
-            valid=out.valid,
-            repaired=out.repaired,
-            fallback_used=out.fallback_used,
-            violation=out.violation,
-            outcome=out.outcome,
-            calls=list(out.calls),
-        )
+        return _decided(out, int(getattr(out.decision, attr)), out.decision.reasoning)
 
     async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
         """The agent's talk turn: a model is asked for ``{"message"[, "to"]}``
@@ -110,25 +115,13 @@ class ModelAgent:
         Raises:
             MissingDecisionError: no call got an answer (the records are attached).
         """
-        from scarce_lab.llm.model import DecisionRequest
-
         names, _, _ = agent_names(obs.condition.value, obs.config.n_agents, self.role_labels)
         by_name = {names[obs.agents.index(a)]: a for a in obs.recipients}
         schema: Any = talk_schema(obs.max_chars, tuple(by_name))
         fallback = schema(message="", **({"to": []} if by_name else {}))
-        request = DecisionRequest(
-            schema=schema, fallback=fallback, seed=seed, observation=obs,
-            messages=lambda: render_talk_messages(obs, self.role_labels),
-            purpose="talk", agent=obs.agent, round=obs.round,
-        )
-        out = await self.lm.adecide(request)
-        if out.missing:
-            raise MissingDecisionError.from_calls(out.calls)
+        out = await self._ask(obs, seed, schema, fallback, "talk", lambda: render_talk_messages(obs, self.role_labels))
         to = tuple(dict.fromkeys(by_name[n] for n in getattr(out.decision, "to", ()) or ()))
-        return Decided(
-            value=Utterance(out.decision.message, to), reasoning="", valid=out.valid, repaired=out.repaired,
-            fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome, calls=list(out.calls),
-        )
+        return _decided(out, Utterance(out.decision.message, to), "")
 
 
 class ScriptedAgent(ModelAgent):

@@ -57,10 +57,6 @@ of :attr:`CommonsGame.agents` and of each :class:`RoundRecord`. What the newcome
 sees: the rules, the current pool and the rounds since it joined; no round before its
 join (GovSim's newcomer starts with an empty memory). Every agent's observation lists
 the joins and leaves so far (:attr:`Observation.changes`: public).
-
-Size: ~600 lines, one game's rules in one place (its config, the newcomer rule, legal
-actions, observations and the state machine read each other's state; splitting them
-would spread eqs. 1-5 over modules).
 """
 
 from __future__ import annotations
