@@ -84,12 +84,3 @@ def relative_drops(
               "ci_low": pl.Float64, "ci_high": pl.Float64, "n_baseline": pl.Int64, "n": pl.Int64, "status": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
-
-def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:
-    """Relative survival-rate drop from ``baseline``, per model: :func:`relative_drops`
-    of ``survived`` with columns ``model, condition, baseline_rate, rate, drop, ci_low,
-    ci_high, status`` (drop null, status ``undefined``, when SR_base = 0 or no baseline
-    with the same settings exists)."""
-    d = relative_drops(per_sim, "survived", baseline=baseline, n_boot=n_boot, seed=seed)
-    return d.select("model", "condition", pl.col("baseline_mean").alias("baseline_rate"), pl.col("mean").alias("rate"),
-                    "drop", "ci_low", "ci_high", "status")

@@ -286,26 +286,13 @@ def _num(v, field: str, path: Path, k: int) -> float:
         raise ValueError(f"{path}: record {k} field {field!r} is not a number: {v!r}") from None
 
 
-def read_govsim_log(
-    path: Path | str, *, model: str | None = None, simulation: int = 0, force: bool = False
-) -> pl.DataFrame:
+def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFrame:
     """One ``log_env.json`` as agent-round rows, scored by its scenario's rules
-    (:data:`SCENARIOS`). ``model`` defaults to the run's own (:func:`run_model`) or,
-    under a group folder, the folder's name (module docstring).
+    (:data:`SCENARIOS`).
 
     Raises:
-        GovSimConfigError: the run's configuration is missing or unreadable, or its
-            scenario unknown (see :func:`run_info`).
         ValueError: not a JSON list, or a harvest record with a non-numeric field.
     """
-    path = Path(path)
-    info = run_info(path.parent, force=force)
-    if model is None:
-        model = info.group(path.parent) or info.model
-    return _rows(path, info, model or "unknown", simulation)
-
-
-def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFrame:
     run_dir = path.parent
     records = json.loads(path.read_text())
     if not isinstance(records, list):
