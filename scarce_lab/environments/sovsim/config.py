@@ -165,10 +165,8 @@ class SovSimConfig(ExperimentConfig):
         return out
 
     def seat_aliases(self, agent: str) -> list[str]:
-        """Seat keys other than the id that name ``agent``, most specific first:
-        ``newcomer`` for the newcomer, the leader's role (``boss``, ``king``) and
-        ``leader`` for the leader (the last agent outside ``cpr``), the subordinates'
-        role (``peasant``...) for the others."""
+        """Seat keys other than the id that name ``agent``, most specific first (the
+        class docstring's seat keys)."""
         sub, lead = ROLES[self.condition]
         out = ["newcomer"] if self.newcomer is not None and agent == self.agent_ids()[-1] else []
         role = self.seat_roles()[agent]

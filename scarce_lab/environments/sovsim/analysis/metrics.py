@@ -427,18 +427,11 @@ def metric_label(summary: pl.DataFrame, key: str, label: str) -> str:
 
 def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model",),
                             correction: str = "holm") -> pl.DataFrame:
-    """Pearson r (95% Fisher-z CI, p) and R^2 between leader extraction rate and
-    survival time; the unit is the simulation.
-
-    One row per group in ``by`` (default per model, pooling the leader conditions);
-    columns ``*by, n, r, r2, ci_low, ci_high, p, p_adj, n_tests, correction``. r is
-    null with fewer than 3 simulations or a variable constant up to float noise
-    (:func:`stats.near_constant`). The groups are one family of tests: ``p_adj`` is
-    ``p`` adjusted over the ``n_tests`` groups with an r (``correction``: ``"holm"``,
-    family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`comparisons.adjust_pvalues`); a
-    claim that a group's r differs from 0 needs ``p_adj < 0.05``, not a CI that
-    excludes 0 (the per-group CI is unadjusted). Across models:
-    :mod:`scarce_lab.environments.sovsim.analysis.cross`.
+    """The frame of :func:`~.paper.leader_rate_vs_survival` (whose docstring holds the
+    method): one row per group in ``by`` (default per model), columns ``*by, n, r, r2,
+    ci_low, ci_high, p, p_adj, n_tests, correction``; ``p_adj`` is ``p`` adjusted over the
+    ``n_tests`` groups with an r (``correction``: ``"holm"`` or ``"fdr_bh"``,
+    :func:`comparisons.adjust_pvalues`).
 
     Raises:
         ValueError: an unknown ``correction``.

@@ -66,15 +66,12 @@ def join_rounds(rounds: pl.DataFrame) -> pl.DataFrame:
 
 def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", force: bool = False,
                    level: float = 0.95) -> pl.DataFrame:
-    """Mean extraction and payoff per tenure period, with t intervals over runs.
+    """The frame of :func:`tenure` (whose docstring holds the method): mean extraction
+    and payoff per tenure period, with t intervals over runs at ``level``.
 
     Args:
         data: a Dataset or an agent-round frame (:func:`~.metrics.agent_rounds`).
-        by: ``"status"`` (incumbents together vs the newcomer) or ``"agent"`` (each
-            agent id; its ``role`` in the period is given).
-        force: pool groups that mix settings (labelled ``[pooled: ...]``, with a
-            warning) instead of refusing.
-        level: the intervals' confidence level.
+        by, force: as :func:`tenure`.
 
     Returns:
         One row per ``(model, condition, [agent, role,] status, period)``:

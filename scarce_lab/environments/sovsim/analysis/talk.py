@@ -97,20 +97,13 @@ def stated_extractions(talk: Any) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema).sort("run_id", "round", "turn")
 
 
-def promise_rows(data: Any, talk: Any = None) -> pl.DataFrame:
-    """One row per agent-round with a stated extraction: its last statement of the round
-    against the actual extraction.
-
-    Args:
-        data: a Dataset (or an agent-round frame, then ``talk`` is required).
-        talk: the talk events (default: ``data``'s).
-
-    Returns:
-        ``run_id, model, base_condition, talk, settings, round, agent, role, is_leader,
-        kind, stated, extraction, kept (actual <= stated), excess (actual - stated)``.
-    """
-    ar = _agent_rounds(data)
-    st = stated_extractions(talk if talk is not None else data)
+def promise_rows(ds: Any) -> pl.DataFrame:
+    """One row per agent-round of the Dataset ``ds`` with a stated extraction, its last
+    statement of the round against the actual extraction: ``run_id, model,
+    base_condition, talk, settings, round, agent, role, is_leader, kind, stated,
+    extraction, kept (actual <= stated), excess (actual - stated)``."""
+    ar = _agent_rounds(ds)
+    st = stated_extractions(ds)
     last = st.group_by("run_id", "round", "agent").agg(pl.col("kind").last(), pl.col("stated").last())
     cols = ["run_id", "model", "base_condition", "talk", "settings", "round", "agent", "role", "is_leader",
             "extraction"]

@@ -341,10 +341,8 @@ def unread_run_folders(logs: Iterable[Path | str]) -> list[tuple[Path, str]]:
 def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.DataFrame:
     """Several logs; ``simulation`` numbers runs 0.. within each model (sorted by path).
 
-    The model of each run follows the module docstring (flat layouts: the run's own
-    ``llm.path``; group folders: the folder name, or ``<folder> [<model>]`` per run when
-    the folder's runs differ, with a warning). Everything not read is named in one
-    :class:`GovSimNotReadWarning` with its reason.
+    The model of each run is as the module docstring says (Model). Everything not read
+    is named in one :class:`GovSimNotReadWarning` with its reason.
 
     Raises:
         GovSimConfigError: runs without a configuration (all named; unless ``force``),
