@@ -105,14 +105,9 @@ def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt
 # -- Figure 4: agent trajectories with the pool ------------------------------------------
 def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = "kcpr",
                      simulations: list[int] | None = None, per_model: int = 1) -> pl.DataFrame:
-    """The simulations a trajectory figure shows: ``model, simulation, run_id,
-    survival_time, survived, why`` (one row per shown simulation).
-
-    With ``simulations`` given, those (for each model, in ``condition``). Otherwise the
-    first ``per_model`` surviving simulations (lowest simulation number first) of each
-    model, as in SovSim Figure 4 ("surviving runs"); a model with no surviving
-    simulation in ``condition`` gets no row.
-    """
+    """The simulations a trajectory figure shows (:func:`~.paper.trajectories`):
+    ``model, simulation, run_id, survival_time, survived, why``, one row per shown
+    simulation (lowest simulation number first)."""
     d = per_sim.filter((pl.col("condition") == condition) & pl.col("model").is_in(models))
     if simulations is not None:
         d = d.filter(pl.col("simulation").is_in(list(simulations))).with_columns(why=pl.lit("chosen"))
@@ -124,13 +119,9 @@ def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = 
 
 def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
                               condition: str = "kcpr") -> tuple[list[str], list[str]]:
-    """Models a trajectory figure shows by default, and the models left out.
-
-    The models that are not ``scripted/...`` and have a surviving ``condition``
-    simulation; if none has one, the first model (alphabetically) that has one. The
-    second list names the non-scripted models without a surviving simulation there,
-    so that the caption can say so.
-    """
+    """The models a trajectory figure shows by default (:func:`~.paper.trajectories`),
+    and the models that are not ``scripted/...`` left out for want of a surviving
+    ``condition`` simulation (the caption names them)."""
     surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
     with_survivor = sorted(set(surv["model"].to_list()))
     llm = sorted(m for m in set(df["model"].to_list()) if not is_scripted(m))

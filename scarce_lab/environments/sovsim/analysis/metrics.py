@@ -334,12 +334,13 @@ def _proportion(successes: int, n: int) -> tuple[float | None, float | None, flo
     return successes / n, or_none(lo), or_none(hi)
 
 
+#: The flag of the simulations in which a metric exists (in none of a group's: not applicable).
+_EXISTS_WHERE = {"leader_extraction_rate": "has_leader", "defection_onset": "defection_applicable",
+                 "misreport": "has_announcement"}
+
+
 def _status(key: str, g: pl.DataFrame, n: int) -> str:
-    if key == "leader_extraction_rate" and not g["has_leader"].any():
-        return "not_applicable"
-    if key == "defection_onset" and not g["defection_applicable"].any():
-        return "not_applicable"
-    if key == "misreport" and not g["has_announcement"].any():
+    if key in _EXISTS_WHERE and not g[_EXISTS_WHERE[key]].any():
         return "not_applicable"
     return "ok" if n > 0 else "no_event"
 

@@ -235,15 +235,14 @@ class RunInfo:
         return None if self.layout_folder is not None and parent == self.layout_folder else parent
 
 
-def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
+def run_info(run_dir: Path) -> RunInfo:
     """The run's condition, model (:func:`run_model`), scenario and group from its
-    configuration.
+    configuration (a run without one is :func:`read_govsim_logs`'s to name or force).
 
     Raises:
-        GovSimConfigError: no configuration (or no environment name in it), unless
-            ``force``: then a warning, base condition ``unknown`` and no settings; a
-            scenario missing or not in :data:`SCENARIOS`, or a double-cap scenario whose
-            ``poupulation_change_after_round`` is not in :data:`KNOWN_REGROWTH` (always).
+        GovSimConfigError: no configuration or no environment name in it; a scenario
+            missing or not in :data:`SCENARIOS`, or a double-cap scenario whose
+            ``poupulation_change_after_round`` is not in :data:`KNOWN_REGROWTH`.
     """
     found = read_run_config(run_dir)
     name = None
@@ -254,12 +253,8 @@ def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
             name = next((o.split("=", 1)[1] for o in overrides if o.startswith("experiment=")), None)
     if not name:
         where = "no .hydra/config.yaml or config.yaml" if found is None else f"no experiment.env.name in {found[2]}"
-        msg = f"{run_dir}: {where}: the run's condition (environment name and settings) is unknown"
-        if not force:
-            raise GovSimConfigError(msg + " (pass force=True / --force to load it as condition 'unknown')")
-        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown' and scored by GovSim's "
-                                        "fishing rules (its scenario is unknown too)"), stacklevel=2)
-        return RunInfo("unknown", None, None, None, None)
+        raise GovSimConfigError(f"{run_dir}: {where}: the run's condition (environment name and settings) is "
+                                "unknown (pass force=True / --force to load it as condition 'unknown')")
     exp = cfg.get("experiment") or {}
     scenario = exp.get("scenario")
     if scenario not in SCENARIOS:
