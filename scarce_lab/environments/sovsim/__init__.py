@@ -207,7 +207,7 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
 def check_policy(cfg: SovSimConfig, model: str) -> None:
     """A ``scripted/`` policy SovSim does not have raises ``ValueError`` (naming those it has)."""
     if is_scripted(model):
-        from .agents import make_agent
+        from .agents.agent import make_agent
 
         make_agent(model)
 

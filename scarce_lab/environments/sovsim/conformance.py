@@ -116,7 +116,7 @@ def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra"
     string in an agent's observation or prompt, a round before the newcomer's join in
     its history, and (``kcpr_m``) the current true pool in a subordinate's. Positive
     control: the newcomer sees its own join."""
-    from .agents import render_messages
+    from .agents.prompts import render_messages
     from .config import SovSimConfig
 
     nc = {"round": join_round, "mode": mode, **({"replaces": "a0"} if mode == "replace" else {})}

@@ -27,8 +27,7 @@ from scarce_lab.llm.models import needs_client
 from scarce_lab.runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
 from .. import events as ev
-from ..agents import SovSimAgent, make_agent
-from ..agents.agent import fallback_value
+from ..agents.agent import SovSimAgent, fallback_value, make_agent
 from ..config import SovSimConfig
 from ..world.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
 
