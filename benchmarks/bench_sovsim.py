@@ -40,7 +40,7 @@ from tests.fake_server import FakeOpenAIServer  # noqa: E402
 
 
 def scripted_games_per_second(n: int = 200) -> tuple[float, float]:
-    from scarce_lab.environments.sovsim.agents import make_agent
+    from scarce_lab.environments.sovsim.agents.agent import make_agent
     from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
     specs = plan_sweep(["all"], ["scripted/random"], n // 4, seed=1)

@@ -193,7 +193,7 @@ def test_decision_calls_keeps_one_row_per_call_when_a_replayed_round_repeats_an_
 
     from scarce_lab.data.loaders import load_dataset
     from scarce_lab.data.tables.calls import decision_calls
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
     from scarce_lab.environments.sovsim.runner.play import SovSimConfig, arun_game
     from scarce_lab.llm.mock import MockModel
 

@@ -6,16 +6,10 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from scarce_lab.environments.sovsim.agents import (
-    AnnouncementDecision,
-    LLMAgent,
-    agent_names,
-    extraction_schema,
-    get_policy,
-    make_agent,
-    render_messages,
-    sustainable_share,
-)
+from scarce_lab.environments.sovsim.agents.agent import LLMAgent, make_agent
+from scarce_lab.environments.sovsim.agents.prompts import agent_names, render_messages
+from scarce_lab.environments.sovsim.agents.schemas import AnnouncementDecision, extraction_schema
+from scarce_lab.environments.sovsim.agents.scripted import get_policy, sustainable_share
 from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
 

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from scarce_lab.environments.sovsim.agents import make_agent
+from scarce_lab.environments.sovsim.agents.agent import make_agent
 from scarce_lab.environments.sovsim.agents.prompts import render_messages, render_talk_messages
 from scarce_lab.environments.sovsim.agents.schemas import talk_schema
 from scarce_lab.environments.sovsim.agents.scripted import get_policy, talk_policy
@@ -56,7 +56,7 @@ def test_prompts_show_only_visible_talk_and_the_leader_sees_the_others_first():
 
 
 def _llm_agent(answer: str):
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
     from scarce_lab.llm import LLMClient, LLMSettings
 
     client = LLMClient(LLMSettings(cache=False, max_retries=0))

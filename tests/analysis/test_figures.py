@@ -15,7 +15,7 @@ import pytest
 
 from scarce_lab.analysis import figures as F
 from scarce_lab.analysis.charts import ci_chart, pretty
-from scarce_lab.environments.sovsim.analysis import charts, metrics
+from scarce_lab.environments.sovsim.analysis import charts, conventions, metrics
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def sovsim():
     from scarce_lab.environments.sovsim.tables import load_agent_rounds
 
     df = load_agent_rounds(REPO / "data" / "sovsim")
-    conv = metrics.convention("sovsim")
+    conv = conventions.convention("sovsim")
     return df, metrics.simulation_metrics(df, conv), conv
 
 
@@ -97,7 +97,7 @@ def test_pool_dynamics_draws_the_collapse_threshold_and_readable_panels(sovsim):
     text = json.dumps(spec)
     assert '"threshold": 12.0' in text and "strokeDash" in text
     assert "KCPR-M (king may misreport)" in text and "95% t-interval over simulations" in text
-    govsim = json.dumps(F.strict_spec(charts.pool_dynamics_chart(df, metrics.convention("govsim"))))
+    govsim = json.dumps(F.strict_spec(charts.pool_dynamics_chart(df, conventions.convention("govsim"))))
     assert '"threshold": 5.0' in govsim
 
 
@@ -171,7 +171,7 @@ def test_saved_tables_write_nested_columns_as_json_and_keep_table1_statuses(tmp_
     assert json.loads(back["models"][0]) == ["a", "b"] and back["drops"][1] is None
     _, per_sim, conv = sovsim
     summary = metrics.summarize(per_sim, conv=conv)
-    shown = charts.table1_display(summary)
+    shown = metrics.table1_display(summary)
     cpr = shown.filter(pl.col("Condition") == "cpr").row(0, named=True)
     assert cpr["Leader extraction rate"] == "n/a"  # CPR has no leader: not applicable
     markdown = metrics.format_table(summary)

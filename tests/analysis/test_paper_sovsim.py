@@ -19,13 +19,13 @@ import pytest
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
+from scarce_lab.environments.sovsim.analysis.conventions import convention
 from scarce_lab.environments.sovsim.analysis.cross import (
     cross_model_drops,
     leader_survival_across_models,
     overuse_by_role,
 )
 from scarce_lab.environments.sovsim.analysis.metrics import (
-    convention,
     format_table,
     simulation_metrics,
     summarize,

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 import scarce_lab as sl
 from scarce_lab.analysis.findings import Finding
-from scarce_lab.environments.sovsim.analysis import cross, metrics
+from scarce_lab.environments.sovsim.analysis import conventions, cross, metrics
 from scarce_lab.environments.sovsim.analysis.charts import correlation_table
 from scarce_lab.environments.sovsim.analysis.dynamics import pool_band
 
@@ -28,7 +28,7 @@ def ds():
 @pytest.fixture(scope="module")
 def per_sim(ds):
     df = ds.sovsim.agent_rounds
-    return metrics.simulation_metrics(df, metrics.resolve_convention(df, "sovsim"))
+    return metrics.simulation_metrics(df, conventions.resolve_convention(df, "sovsim"))
 
 
 def test_the_face_is_load_and_findings(ds):
@@ -57,7 +57,7 @@ def test_paper_findings_are_the_numbers_behind_them(ds, per_sim, tmp_path):
             sl.sovsim, name).__doc__, name
         assert "Raises:" not in res.method and "Args:" not in res.method
         res.save(tmp_path)
-    assert_frame_equal(found["table"].frame, metrics.summarize(per_sim, conv=metrics.resolve_convention(
+    assert_frame_equal(found["table"].frame, metrics.summarize(per_sim, conv=conventions.resolve_convention(
         ds.sovsim.agent_rounds, "sovsim")))
     assert_frame_equal(found["pool_dynamics"].frame, pool_band(ds.sovsim.agent_rounds))
     assert_frame_equal(found["leader_rate_vs_survival"].layout, correlation_table(per_sim))

@@ -6,13 +6,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scarce_lab.environments.sovsim.agents import AgentDecision
+from scarce_lab.environments.sovsim.agents.agent import AgentDecision
+from scarce_lab.environments.sovsim.analysis.conventions import convention
+from scarce_lab.environments.sovsim.analysis.dynamics import misreports, pool_band
 from scarce_lab.environments.sovsim.analysis.metrics import (
-    convention,
     format_table,
     leader_rate_vs_survival,
-    misreports,
-    pool_band,
     simulation_metrics,
     summarize,
 )

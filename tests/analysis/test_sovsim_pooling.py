@@ -16,15 +16,14 @@ import yaml
 from typer.testing import CliRunner
 
 from scarce_lab.cli import app
-from scarce_lab.environments.sovsim.analysis.cross import cross_model_drops
-from scarce_lab.environments.sovsim.analysis.metrics import (
-    PoolingError,
+from scarce_lab.environments.sovsim.analysis.conventions import (
     PresetMismatchError,
     SovSimDataWarning,
     resolve_convention,
-    simulation_metrics,
-    sovsim_table,
 )
+from scarce_lab.environments.sovsim.analysis.cross import cross_model_drops
+from scarce_lab.environments.sovsim.analysis.metrics import simulation_metrics, sovsim_table
+from scarce_lab.environments.sovsim.analysis.pooling import PoolingError
 from scarce_lab.environments.sovsim.published import ForcedDataWarning
 from scarce_lab.environments.sovsim.published.govsim_log import GovSimConfigError
 from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game

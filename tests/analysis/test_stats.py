@@ -186,14 +186,14 @@ def test_survival_drop_interval_matches_the_exact_bootstrap_distribution():
     percentage point of probability, many standard errors at 20,000 resamples)."""
     from scipy.stats import binom
 
-    from scarce_lab.environments.sovsim.analysis.metrics import survival_drop
+    from scarce_lab.environments.sovsim.analysis.drops import relative_drops
 
     per_sim = pl.DataFrame({
         "model": ["m"] * 20,
         "condition": ["cpr"] * 10 + ["kcpr"] * 10,
         "survived": [True] * 8 + [False] * 2 + [True] * 4 + [False] * 6,
     })
-    out = survival_drop(per_sim, n_boot=20_000, seed=0).row(0, named=True)
+    out = relative_drops(per_sim, "survived", n_boot=20_000, seed=0).row(0, named=True)
     assert out["drop"] == pytest.approx(0.5)
     atoms: dict[float, float] = {}
     for i in range(1, 11):
@@ -210,7 +210,7 @@ def test_survival_drop_interval_matches_the_exact_bootstrap_distribution():
     assert q(0.02) <= out["ci_low"] <= q(0.03)
     assert q(0.97) <= out["ci_high"] <= q(0.98)
     assert out["ci_low"] < 0.5 < out["ci_high"]
-    again = survival_drop(per_sim, n_boot=20_000, seed=0).row(0, named=True)
+    again = relative_drops(per_sim, "survived", n_boot=20_000, seed=0).row(0, named=True)
     assert (again["ci_low"], again["ci_high"]) == (out["ci_low"], out["ci_high"])
 
 
@@ -244,7 +244,7 @@ def test_equality_is_one_minus_gini_per_simulation_and_refuses_negative_totals()
 
 
 def test_pool_band_counts_collapsed_pools_as_zero():
-    from scarce_lab.environments.sovsim.analysis.metrics import pool_band, pool_dynamics
+    from scarce_lab.environments.sovsim.analysis.dynamics import pool_band, pool_dynamics
 
     rows = []
     for run, pools, collapse_at in (("a", [120.0, 80.0, 60.0], None), ("b", [120.0, 20.0], 2), ("c", [120.0, 100.0, 90.0], None)):

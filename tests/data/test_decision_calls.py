@@ -14,7 +14,7 @@ import pytest
 from scarce_lab.data.events.base import SCHEMA_VERSION
 from scarce_lab.data.loaders import load_dataset
 from scarce_lab.data.tables.calls import decision_calls
-from scarce_lab.environments.sovsim.agents import LLMAgent
+from scarce_lab.environments.sovsim.agents.agent import LLMAgent
 from scarce_lab.environments.sovsim.runner.play import SovSimConfig, arun_game
 from scarce_lab.environments.sovsim.tables import from_dataset
 from scarce_lab.llm.mock import MockModel

@@ -6,7 +6,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scarce_lab.environments.sovsim.published.govsim_log import read_govsim_log
+from scarce_lab.environments.sovsim.published.govsim_log import read_govsim_logs
 from scarce_lab.environments.sovsim.published.sovsim_json import read_rationales
 from scarce_lab.environments.sovsim.runner.play import GameSpec, arun_game
 from scarce_lab.environments.sovsim.tables import (
@@ -66,7 +66,7 @@ def test_sovsim_json_rejects_unknown_condition(tmp_path):
 @needs_govsim
 def test_govsim_adapter_on_shared_logs():
     log = GOVSIM / "Llama-3-8B" / "vital-thunder-155" / "log_env.json"
-    df = read_govsim_log(log)
+    df = read_govsim_logs([log])
     assert set(df["n_agents"]) == {5} and set(df["role"]) == {"fisher"} and not df["is_leader"].any()
     assert df["round"].min() == 1 and df["round"].max() == 12  # stored from 0
     per_round = df.group_by("round").agg(

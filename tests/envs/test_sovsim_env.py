@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from scarce_lab.environments.sovsim.agents import render_messages
+from scarce_lab.environments.sovsim.agents.prompts import render_messages
 from scarce_lab.environments.sovsim.world.commons import (
     CommonsConfig,
     CommonsGame,

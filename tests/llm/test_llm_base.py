@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from scarce_lab.environments.sovsim.agents import make_agent
+from scarce_lab.environments.sovsim.agents.agent import make_agent
 from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.environments.sovsim.world.commons import CommonsGame
 from scarce_lab.llm import (

@@ -80,7 +80,7 @@ def test_truncation_resend_stays_inside_the_window(monkeypatch):
 
 
 def test_agent_stops_with_the_context_error(monkeypatch):
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
     from scarce_lab.environments.sovsim.world.commons import CommonsGame
 
     FakeLLM().install(monkeypatch)

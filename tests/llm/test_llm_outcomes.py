@@ -183,7 +183,7 @@ def _obs():
 
 
 def test_sovsim_agent_raises_missing_decision(monkeypatch):
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
 
     FakeLLM(rate_limited()).install(monkeypatch)
     with pytest.raises(MissingDecisionError) as exc:

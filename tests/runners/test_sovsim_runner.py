@@ -90,7 +90,7 @@ def test_games_run_concurrently(tmp_path):
         model = "test/slow"
 
         async def adecide(self, obs, seed, run_id=None):
-            from scarce_lab.environments.sovsim.agents import AgentDecision
+            from scarce_lab.environments.sovsim.agents.agent import AgentDecision
             from scarce_lab.llm.scope import current_scope
 
             order.append((current_scope().run_id, obs.round))  # the run context travels in a contextvar
@@ -111,7 +111,7 @@ def test_games_run_concurrently(tmp_path):
 
 def test_llm_game_records_calls_with_mock(tmp_path):
     llm = pytest.importorskip("scarce_lab.llm")
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
 
     client = llm.LLMClient(llm.LLMSettings(cache=False, max_retries=0))
     spec = SovSimConfig(condition="cpr", model="openai/gpt-4o-mini", game={"rounds": 2}, llm={"temperature": 0.0})
@@ -162,7 +162,7 @@ def test_kcpr_m_peasant_prompts_never_hold_the_true_pool(tmp_path):
     """End to end: the messages recorded for peasants' model calls in round 2 do not
     contain that round's true pool (78), while the king's do."""
     llm = pytest.importorskip("scarce_lab.llm")
-    from scarce_lab.environments.sovsim.agents import AgentDecision, LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import AgentDecision, LLMAgent
 
     class King:
         model = "test/king"

@@ -108,7 +108,7 @@ class _Whisperer:
 def test_a_private_message_reaches_no_prompt_outside_visible_to(tmp_path):
     """Model agents a1..a3 on a mocked litellm: the canary a0 whispers to a1 is in a1's
     prompts (positive control) and in no prompt of a2 or a3, talk or extraction."""
-    from scarce_lab.environments.sovsim.agents import LLMAgent
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
     from scarce_lab.environments.sovsim.runner.play import arun_game
     from scarce_lab.llm import LLMClient, LLMSettings
     from scarce_lab.runtime import run_sync

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, register
+from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, lazy_table, register
 from . import events
 from .config import SovSimConfig
 from .demo import run_demo
@@ -50,15 +50,7 @@ def run_task(cfg: SovSimConfig, out_dir: Path, resume: bool) -> Any:
         return RunOutcome(cfg.run_id, "error", str(exc))
     except Exception as exc:  # recorded in the run's manifest
         return RunOutcome(cfg.run_id, "failed", f"{type(exc).__name__}: {exc}")
-    return RunOutcome(res.run_id, res.status, res.error,
-                      {"rounds_played": res.rounds_played, "collapsed": res.collapsed})
-
-
-def agent_rounds(ds: Any) -> Any:
-    """One row per agent and round (:func:`scarce_lab.environments.sovsim.tables.from_dataset`)."""
-    from .tables import from_dataset
-
-    return from_dataset(ds)
+    return _outcomes([res])[0]
 
 
 def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, force: bool = False,
@@ -215,31 +207,15 @@ def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
 def check_policy(cfg: SovSimConfig, model: str) -> None:
     """A ``scripted/`` policy SovSim does not have raises ``ValueError`` (naming those it has)."""
     if is_scripted(model):
-        from .agents import make_agent
+        from .agents.agent import make_agent
 
         make_agent(model)
 
 
 def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
     """The game's seats in order (``a0 .. a{n-1}``, then a newcomer's ``a{n}``), each
-    with the keys that also name it (:meth:`SovSimConfig.seat_keys`): ``newcomer`` for
-    the newcomer, the leader's role (``boss``, ``king``) and ``leader`` for the leader
-    (the last agent outside ``cpr``), the subordinates' role (``peasant``...) for the
-    others."""
-    from .world.commons import ROLES, Condition
-
-    ids = cfg.agent_ids()
-    roles = cfg.seat_roles()
-    lead = ROLES[cfg.condition][1]
-    out: dict[str, tuple[str, ...]] = {}
-    for a in ids:
-        aliases = ["newcomer"] if cfg.newcomer is not None and a == ids[-1] else []
-        if cfg.condition != Condition.cpr and roles[a] == lead:
-            aliases += [lead, "leader"]
-        else:
-            aliases.append(roles[a])
-        out[a] = tuple(aliases)
-    return out
+    with the keys that also name it (:meth:`SovSimConfig.seat_aliases`)."""
+    return {a: tuple(cfg.seat_aliases(a)) for a in cfg.agent_ids()}
 
 
 def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:
@@ -273,7 +249,7 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
-    tables={"agent_rounds": agent_rounds},
+    tables={"agent_rounds": lazy_table("scarce_lab.environments.sovsim.tables", "from_dataset", "SovSim")},
     paper_table=paper_table,
     table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition"),
                    "seed": int},

@@ -43,8 +43,48 @@ SOVSIM_ROLES = {
 }
 
 
+def record_rows(rec: dict, *, source: str, run_id: str, model: str, condition: str, settings: str | None,
+                simulation: int, remainder: float | None = None) -> list[dict]:
+    """The agent-round rows of one round record of the SovSim authors' files (the
+    released ``rationales.json`` and the run files ``sim_XX.json``): ``round``,
+    ``pool_before``, ``extractions`` (by agent, the leader last outside ``cpr``),
+    ``payoffs``, ``final_pool``, ``collapsed``; ``announced_pool`` in ``kcpr_m`` (then a
+    peasant's ``pool_seen``); optional ``reasonings``. The leader's ``remainder_seen``
+    is ``remainder`` where the record states it, else ``max(0, pool_before - the others'
+    extractions)``. Every number is taken with ``float()``.
+
+    Raises:
+        ValueError: a field that is not a number.
+    """
+    z = [float(x) for x in rec["extractions"]]
+    n = len(z)
+    pool = float(rec["pool_before"])
+    announced = rec.get("announced_pool")
+    sub_role, lead_role = SOVSIM_ROLES[condition]
+    has_leader = condition != "cpr"
+    if has_leader and remainder is None:
+        remainder = max(0.0, pool - sum(z[:-1]))
+    reasons = rec.get("reasonings") or [None] * n
+    rows = []
+    for i in range(n):
+        leader = has_leader and i == n - 1
+        hidden = condition == "kcpr_m" and not leader and announced is not None
+        rows.append({
+            "source": source, "run_id": run_id, "model": model, "condition": condition, "base_condition": condition,
+            "settings": settings, "simulation": simulation, "round": int(rec["round"]), "agent": f"a{i}",
+            "agent_index": i, "role": lead_role if leader else sub_role, "is_leader": leader, "n_agents": n,
+            "pool_before": pool, "announced_pool": None if announced is None else float(announced),
+            "pool_seen": float(announced) if hidden else pool,
+            "remainder_seen": float(remainder) if leader else None, "extraction": z[i],
+            "payoff": float(rec["payoffs"][i]), "remaining": float(rec["final_pool"]),
+            "collapsed": bool(rec["collapsed"]), "reasoning": reasons[i] if i < len(reasons) else None,
+        })
+    return rows
+
+
 def agent_round_frame(rows: list[dict]) -> pl.DataFrame:
-    """Rows (dicts) -> a DataFrame with exactly :data:`AGENT_ROUND_SCHEMA`, sorted."""
+    """Rows (dicts; a column a row lacks is null) -> a DataFrame with exactly
+    :data:`AGENT_ROUND_SCHEMA`, sorted."""
     df = pl.DataFrame(
         [{k: r.get(k) for k in AGENT_ROUND_SCHEMA} for r in rows],
         schema=AGENT_ROUND_SCHEMA,

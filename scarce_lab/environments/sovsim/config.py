@@ -16,6 +16,7 @@ from ...config.seats import (
     parse_seats,
     resolve_seat,
 )
+from ...data.schema import is_scripted
 from ...llm.client import LLMSettings
 from ...llm.models import EMBEDDED_MODEL, model_slug
 from .agents.agent import SOVSIM_MAX_TOKENS, SOVSIM_TEMPERATURE
@@ -133,18 +134,12 @@ class SovSimConfig(ExperimentConfig):
         for agent, s in self.resolved_seats().items():
             asked = {k: getattr(s, k) for k in ("temperature", "max_tokens", "reasoning_effort")
                      if any(getattr(self.seats[key], k) is not None for key in self._keys_of(agent))}
-            gone = ignored_settings(s.model, asked) if s.model and not self._scripted(s.model) else {}
+            gone = ignored_settings(s.model, asked) if s.model and not is_scripted(s.model) else {}
             if gone and not self.llm.allow_ignored_settings:
                 names = ", ".join(f"{k}={v!r}" for k, v in gone.items())
                 raise ValueError(f"seats: {names} of seat {agent} would not be sent to model {s.model!r} (litellm "
                                  "drops it for that model); leave it out, or set llm.allow_ignored_settings=true")
         return self
-
-    @staticmethod
-    def _scripted(model: str) -> bool:
-        from ...data.schema import is_scripted
-
-        return is_scripted(model)
 
     def agent_ids(self) -> list[str]:
         """Every agent who plays: ``a0 .. a{n-1}`` (leader last outside ``cpr``), then
@@ -169,8 +164,9 @@ class SovSimConfig(ExperimentConfig):
             out[ids[n]] = lead if is_lead and leader is not None else sub
         return out
 
-    def _aliases(self, agent: str) -> list[str]:
-        """Seat keys other than the id that name ``agent``, most specific first."""
+    def seat_aliases(self, agent: str) -> list[str]:
+        """Seat keys other than the id that name ``agent``, most specific first (the
+        class docstring's seat keys)."""
         sub, lead = ROLES[self.condition]
         out = ["newcomer"] if self.newcomer is not None and agent == self.agent_ids()[-1] else []
         role = self.seat_roles()[agent]
@@ -181,14 +177,14 @@ class SovSimConfig(ExperimentConfig):
         return out
 
     def _keys_of(self, agent: str) -> list[str]:
-        return [k for k in (agent, *self._aliases(agent), "*") if k in self.seats]
+        return [k for k in (agent, *self.seat_aliases(agent), "*") if k in self.seats]
 
     def seat_keys(self) -> list[str]:
         """The seat keys of this game: agent ids, role aliases, ``newcomer`` (with a
         newcomer) and ``*``."""
         keys = set(self.agent_ids())
         for a in self.agent_ids():
-            keys.update(self._aliases(a))
+            keys.update(self.seat_aliases(a))
         return sorted(keys | {"*"})
 
     def default_seat(self) -> SeatSettings:
@@ -203,7 +199,7 @@ class SovSimConfig(ExperimentConfig):
         for every agent of :meth:`agent_ids`. These are the settings sent with the
         agent's calls."""
         default = self.default_seat()
-        return {a: resolve_seat(self.seats, a, self._aliases(a), default=default) for a in self.agent_ids()}
+        return {a: resolve_seat(self.seats, a, self.seat_aliases(a), default=default) for a in self.agent_ids()}
 
     def seat_models(self) -> dict[str, str]:
         """Agent id -> model string."""
@@ -214,7 +210,7 @@ class SovSimConfig(ExperimentConfig):
         each, in seat order (so cost caps and the ignored-settings check cover each)."""
         if not self.seats:
             return super().llm_models()
-        return [m for m in dict.fromkeys(self.seat_models().values()) if not self._scripted(m)]
+        return [m for m in dict.fromkeys(self.seat_models().values()) if not is_scripted(m)]
 
     def seat_condition(self) -> dict[str, dict[str, Any]]:
         """Agent id -> the condition-defining part of its seat: the model, and for a
@@ -225,7 +221,7 @@ class SovSimConfig(ExperimentConfig):
         out: dict[str, dict[str, Any]] = {}
         for a, s in self.resolved_seats().items():
             d = s.model_dump(exclude_none=True)
-            if self._scripted(s.model or ""):
+            if is_scripted(s.model or ""):
                 d = {"model": s.model}
             else:
                 for k in ignored_settings(s.model or "", {k: v for k, v in d.items() if k != "model"}):
@@ -248,7 +244,7 @@ class SovSimConfig(ExperimentConfig):
         for a, s in self.resolved_seats().items():
             d = {k: v for k, v in s.model_dump(exclude_none=True).items()
                  if k == "model" or getattr(default, k, None) != v}
-            if self._scripted(s.model or ""):
+            if is_scripted(s.model or ""):
                 d = {"model": s.model}
             shown[a] = SeatSettings(**d)
         names = {}
@@ -270,8 +266,7 @@ class SovSimConfig(ExperimentConfig):
         out = super().condition_settings()
         if self.seats:
             per_seat = self.seat_condition()
-            uniform = {json.dumps(v, sort_keys=True) for v in per_seat.values()}
-            if len(uniform) > 1:
+            if self.is_mixed():
                 out["composition"] = self.composition()
                 out["seats"] = per_seat
             else:  # every seat alike: the same condition as `model` + `llm` set to it
@@ -279,7 +274,7 @@ class SovSimConfig(ExperimentConfig):
                 llm_keys = [k for k in self.CONDITION_FIELDS if k.startswith("llm.")]
                 for k in llm_keys:
                     out.pop(k, None)
-                if not self._scripted(one["model"]):
+                if not is_scripted(one["model"]):
                     out.update({k: one.get(k[4:]) for k in llm_keys})
                 order = list(dict.fromkeys([*super().condition_settings(), *out]))
                 out = {k: out[k] for k in order if k in out}

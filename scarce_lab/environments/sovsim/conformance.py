@@ -27,6 +27,14 @@ class SovSimLegalPolicy(LegalPolicy):
         return self.rng("sovsim-illegal", *key).choice(options)
 
 
+def _as_text(obs: Any) -> str:
+    """An observation as the JSON text the leak checks search (its ``config``, the
+    game's rules, left out)."""
+    view = dataclasses.asdict(obs)
+    view.pop("config")
+    return json.dumps(view, default=str)
+
+
 def _talk_leaks(game: CommonsGame, agent: str, text: str) -> tuple[list[str], bool | None]:
     """The private canaries of ``game``'s transcript that ``agent`` may not see but
     ``text`` holds, and whether ``text`` holds every private message ``agent`` may see
@@ -44,9 +52,7 @@ def _talk_turn(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace) -> No
     canary message goes to everyone or privately to random recipients."""
     (a,) = game.acting_agents()
     obs = game.observe_talk(a)
-    view = dataclasses.asdict(obs)
-    view.pop("config")
-    text = json.dumps(view, default=str)
+    text = _as_text(obs)
     leaks, own = _talk_leaks(game, a, text)
     trace.observations.append(Observation(a, text, tuple(leaks), own))
     rng = policy.rng("talk", obs.round, obs.turn, a)
@@ -77,17 +83,15 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Tr
         actions = {}
         for a in game.acting_agents():
             obs = game.observe(a)
-            view = dataclasses.asdict(obs)
-            view.pop("config")
             true_now = game.pool
             leaks = []
             if not obs.is_leader and condition == "kcpr_m":
                 if obs.pool is not None:
                     leaks.append(f"true pool {true_now} of round {obs.round}")
-                if any(r["round"] >= obs.round for r in view["history"]):
+                if any(r.round >= obs.round for r in obs.history):
                     leaks.append("an unsettled round in the history")
             own = (obs.pool == true_now) if obs.is_leader and condition == "kcpr_m" else None
-            text = json.dumps(view, default=str)
+            text = _as_text(obs)
             talk_leaks, talk_own = _talk_leaks(game, a, text)
             own = own if talk_own is None else (talk_own and own is not False)
             trace.observations.append(Observation(a, text, tuple(leaks + talk_leaks), own))
@@ -112,7 +116,7 @@ def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra"
     string in an agent's observation or prompt, a round before the newcomer's join in
     its history, and (``kcpr_m``) the current true pool in a subordinate's. Positive
     control: the newcomer sees its own join."""
-    from .agents import render_messages
+    from .agents.prompts import render_messages
     from .config import SovSimConfig
 
     nc = {"round": join_round, "mode": mode, **({"replaces": "a0"} if mode == "replace" else {})}
@@ -129,9 +133,7 @@ def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra"
         actions = {}
         for a in game.acting_agents():
             obs = game.observe(a)
-            view = dataclasses.asdict(obs)
-            view.pop("config")
-            text = json.dumps(view, default=str) + json.dumps(render_messages(obs, cfg.role_labels))
+            text = _as_text(obs) + json.dumps(render_messages(obs, cfg.role_labels))
             leaks = [f"the model of {b}" for b, m in models.items() if b != a and m in text]
             if a == newcomer and any(r.round < join_round for r in obs.history):
                 leaks.append("a round before its join")

@@ -44,13 +44,9 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
     import polars as pl
 
     from ...data.loaders import load_dataset
-    from .analysis.metrics import (
-        CONDITION_ORDER,
-        format_table,
-        resolve_convention,
-        simulation_metrics,
-        summarize,
-    )
+    from .analysis.conventions import resolve_convention
+    from .analysis.drops import condition_key
+    from .analysis.metrics import format_table, simulation_metrics, summarize
     from .tables import load_agent_rounds
 
     ids = [c.run_id for c in specs]  # this demo's games only, whatever else OUT holds
@@ -64,9 +60,8 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
     if per_sim.is_empty():  # every game failed: no table, one line, exit 1
         echo(f"error: none of the {len(results)} games finished (see the lines above); no table", file=sys.stderr)
         return 1
-    order = {c: i for i, c in enumerate(CONDITION_ORDER)}
-    for r in sorted(per_sim.iter_rows(named=True), key=lambda r: (order.get(r["base_condition"], 99),
-                                                                  r["condition"], r["simulation"])):
+    for r in sorted(per_sim.iter_rows(named=True),
+                    key=lambda r: (condition_key(r["base_condition"])[0], r["condition"], r["simulation"])):
         end = (f"ran all {r['rounds_played']} rounds" if r["survived"]
                else f"collapsed in round {r['survival_time']}")
         echo(f"[demo]   {r['condition']} (simulation {r['simulation']}): {end}")

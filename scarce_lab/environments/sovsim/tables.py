@@ -1,16 +1,6 @@
-"""SovSim tidy table: one row per agent-round, from any supported layout.
-
-:func:`load_agent_rounds` detects the layout below a path and returns one polars
-DataFrame with :data:`AGENT_ROUND_SCHEMA`:
-
-- our run directories (``manifest.json`` + ``events.jsonl``, environment ``sovsim``),
-- SovSim's released ``agent_rationales/<model>/<condition>/rationales.json``
-  (:mod:`scarce_lab.environments.sovsim.published.sovsim_json`; carries no settings),
-- the SovSim authors' run files ``<model>/<condition>/sim_XX.json``
-  (:mod:`scarce_lab.environments.sovsim.published.sovsim_runs`; settings from their ``config``),
-- GovSim runs: ``log_env.json`` with the run's ``.hydra/config.yaml``
-  (:mod:`scarce_lab.environments.sovsim.published.govsim_log`; condition = environment name
-  plus every setting of the configuration).
+"""SovSim tidy table: one row per agent-round (:data:`AGENT_ROUND_SCHEMA`), from our run
+directories (:func:`from_dataset`) or any published layout (:data:`LAYOUT_FILES`, read
+by :mod:`.published`; :func:`load_agent_rounds` detects the layout below a path).
 
 Columns (pool units unless stated): ``source`` (layout), ``run_id`` (one per
 simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see :mod:`scarce_lab.data.tables`:

@@ -66,14 +66,13 @@ def render(events: list[dict], max_chars: int) -> str:
     settles = {e["round"]: e for e in events if e["kind"] == "round"}
     ext: dict[int, list[dict]] = {}
     talk: dict[int, list[dict]] = {}
+    joins: dict[int, list[dict]] = {}  # a newcomer's agent_joined / agent_left, by the round they open
     for e in events:
         if e["kind"] == "extraction":
             ext.setdefault(e["round"], []).append(e)
         elif e["kind"] == "talk":
             talk.setdefault(e["round"], []).append(e)
-    joins: dict[int, list[dict]] = {}  # a newcomer's agent_joined / agent_left, by the round they open
-    for e in events:
-        if e["kind"] in ("agent_joined", "agent_left"):
+        elif e["kind"] in ("agent_joined", "agent_left"):
             joins.setdefault(e["round"], []).append(e)
             if e["kind"] == "agent_joined":
                 roles.setdefault(e["agent"], e["payload"].get("role", ""))

@@ -41,7 +41,7 @@ class SovSimAgent(Protocol):
 
     model: str
 
-    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision: ...
+    async def adecide(self, obs: Observation, seed: int) -> AgentDecision: ...
 
 
 def fallback_value(obs: Observation) -> int:
@@ -49,6 +49,13 @@ def fallback_value(obs: Observation) -> int:
     (announcement), inside the observation's legal actions (an announcement is capped
     at the largest legal one)."""
     return obs.legal.clamp(sustainable(obs, random.Random(0)))
+
+
+def _decided(out: Any, value: Any, reasoning: str) -> Decided:
+    """A model's decision with the provenance of its outcome ``out``."""
+    return Decided(value=value, reasoning=reasoning, valid=out.valid, repaired=out.repaired,
+                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome,
+                   calls=list(out.calls))
 
 
 class ModelAgent:
@@ -67,12 +74,25 @@ class ModelAgent:
         self.model = lm.name
         self.role_labels = role_labels
 
-    async def adecide(self, obs: Observation, seed: int, run_id: str | None = None) -> AgentDecision:
-        """``run_id`` is accepted for older callers and is not needed: the run comes
-        from the bound run scope (:mod:`scarce_lab.llm.scope`)."""
-        from scarce_lab.llm.model import DecisionRequest
-        from scarce_lab.llm.scope import current_scope, run_scope
+    async def _ask(self, obs: Observation | TalkObservation, seed: int, schema: Any, fallback: Any, purpose: str,
+                   messages: Any) -> Any:
+        """The model's outcome of one decision request; the run its calls belong to comes
+        from the bound run scope (:mod:`scarce_lab.llm.scope`).
 
+        Raises:
+            MissingDecisionError: a model's calls got no answer (the records are attached).
+        """
+        from scarce_lab.llm.model import DecisionRequest
+
+        out = await self.lm.adecide(DecisionRequest(schema=schema, fallback=fallback, seed=seed, observation=obs,
+                                                    messages=messages, purpose=purpose, agent=obs.agent,
+                                                    round=obs.round))
+        if out.missing and not self.lm.scripted:
+            raise MissingDecisionError.from_calls(out.calls)
+        return out
+
+    async def adecide(self, obs: Observation, seed: int) -> AgentDecision:
+        """The decision of ``obs``'s phase (an extraction, or a king's announcement)."""
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
             schema: Any = announcement_schema(obs.max_extraction)  # the observation's legal announcements
@@ -82,30 +102,10 @@ class ModelAgent:
             schema = extraction_schema(obs.max_extraction, obs.step)
             fallback = schema(reasoning="fallback: sustainable share", extraction=fb)
             purpose, attr = "extraction", "extraction"
-        request = DecisionRequest(
-            schema=schema, fallback=fallback, seed=seed, observation=obs,
-            messages=lambda: render_messages(obs, self.role_labels),
-            purpose=purpose, agent=obs.agent, round=obs.round,
-        )
-        if run_id is not None and run_id != current_scope().run_id:  # an older caller names the run
-            with run_scope(run_id=run_id):
-                out = await self.lm.adecide(request)
-        else:
-            out = await self.lm.adecide(request)
+        out = await self._ask(obs, seed, schema, fallback, purpose, lambda: render_messages(obs, self.role_labels))
         if self.lm.scripted:
             return AgentDecision(value=out.decision, reasoning=f"scripted policy {self.model}")
-        if out.missing:
-            raise MissingDecisionError.from_calls(out.calls)
-        return AgentDecision(
-            value=int(getattr(out.decision, attr)),
-            reasoning=out.decision.reasoning,
-            valid=out.valid,
-            repaired=out.repaired,
-            fallback_used=out.fallback_used,
-            violation=out.violation,
-            outcome=out.outcome,
-            calls=list(out.calls),
-        )
+        return _decided(out, int(getattr(out.decision, attr)), out.decision.reasoning)
 
     async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
         """The agent's talk turn: a model is asked for ``{"message"[, "to"]}``
@@ -115,25 +115,13 @@ class ModelAgent:
         Raises:
             MissingDecisionError: no call got an answer (the records are attached).
         """
-        from scarce_lab.llm.model import DecisionRequest
-
         names, _, _ = agent_names(obs.condition.value, obs.config.n_agents, self.role_labels)
         by_name = {names[obs.agents.index(a)]: a for a in obs.recipients}
         schema: Any = talk_schema(obs.max_chars, tuple(by_name))
         fallback = schema(message="", **({"to": []} if by_name else {}))
-        request = DecisionRequest(
-            schema=schema, fallback=fallback, seed=seed, observation=obs,
-            messages=lambda: render_talk_messages(obs, self.role_labels),
-            purpose="talk", agent=obs.agent, round=obs.round,
-        )
-        out = await self.lm.adecide(request)
-        if out.missing:
-            raise MissingDecisionError.from_calls(out.calls)
+        out = await self._ask(obs, seed, schema, fallback, "talk", lambda: render_talk_messages(obs, self.role_labels))
         to = tuple(dict.fromkeys(by_name[n] for n in getattr(out.decision, "to", ()) or ()))
-        return Decided(
-            value=Utterance(out.decision.message, to), reasoning="", valid=out.valid, repaired=out.repaired,
-            fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome, calls=list(out.calls),
-        )
+        return _decided(out, Utterance(out.decision.message, to), "")
 
 
 class ScriptedAgent(ModelAgent):
@@ -183,14 +171,9 @@ class LLMAgent(ModelAgent):
     ):
         from scarce_lab.llm.model import ClientModel, Generation
 
-        self.litellm_kwargs = dict(litellm_kwargs or {})
-        self.client = client
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.reasoning_effort = reasoning_effort
         super().__init__(ClientModel(model, client, Generation(temperature=temperature, max_tokens=max_tokens,
                                                                reasoning_effort=reasoning_effort),
-                                     **self.litellm_kwargs), role_labels)
+                                     **dict(litellm_kwargs or {})), role_labels)
 
 
 def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None, *,

@@ -1,14 +1,12 @@
-"""Altair charts and one-sentence readings for the SovSim notebook (paper figures 3-4).
+"""The charts, layouts and one-sentence readings of the findings of :mod:`.paper`.
 
-Every function takes polars frames from :mod:`scarce_lab.environments.sovsim.analysis.metrics` (the
-agent-round table, or per-simulation metrics) and returns an ``altair`` chart, a
+Every function takes polars frames (the agent-round table, or the per-simulation
+metrics of :mod:`.metrics`) and returns an ``altair`` chart, a
 :class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
-or a sentence. Charts follow one standard: readable condition and model names, units on
-the axes, legends that match the marks, small multiples instead of overplotting, and a
-caption line (models, n, interval method). Saving: ``figures.save_chart``.
-
-Computed sentences are deterministic: ties are broken by the order CPR, BCPR, KCPR,
-KCPR-M (then alphabetically), as each sentence's docstring says.
+a display frame or a sentence. Charts follow one standard: readable condition and model
+names, units on the axes, legends that match the marks, small multiples instead of
+overplotting, and a caption line (models, n, interval method). Sentences break ties by
+the order CPR, BCPR, KCPR, KCPR-M (then alphabetically).
 """
 
 from __future__ import annotations
@@ -31,17 +29,10 @@ from scarce_lab.analysis.figures import (
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.data.schema import is_scripted
 
-from .conventions import differing_games
-from .metrics import (
-    CONDITION_ORDER,
-    METRICS,
-    Convention,
-    leader_rate_vs_survival,
-    metric_label,
-    misreports,
-    pool_band,
-    table1_cell,
-)
+from .conventions import Convention
+from .drops import condition_key
+from .dynamics import misreports, pool_band
+from .metrics import leader_rate_vs_survival
 
 CONDITION_LABELS = {
     "cpr": "CPR (symmetric)",
@@ -59,12 +50,7 @@ def condition_label(c: str) -> str:
 
 
 def _conditions(df: pl.DataFrame) -> list[str]:
-    present = df["condition"].unique().to_list()
-    return [c for c in CONDITION_ORDER if c in present] + sorted(c for c in present if c not in CONDITION_ORDER)
-
-
-def _cond_rank(c: str) -> tuple[int, str]:
-    return (CONDITION_ORDER.index(c), c) if c in CONDITION_ORDER else (len(CONDITION_ORDER), c)
+    return sorted(df["condition"].unique().to_list(), key=condition_key)
 
 
 def _labelled(df: pl.DataFrame) -> pl.DataFrame:
@@ -78,28 +64,10 @@ def _models_text(models: list[str], limit: int = 6) -> str:
     return "models: " + (", ".join(ms) if len(ms) <= limit else ", ".join(ms[:limit]) + f" and {len(ms) - limit} more")
 
 
-def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
-    """Table 1 with one text column per metric, cells as :func:`~.metrics.format_table`
-    writes them (``mean [ci_low, ci_high]``, ``(n=k)``, ``n/a``, ``none (0/N)``,
-    ``undef.``); after the condition, a column per game setting that differs between the
-    rows (rows of different games: :func:`~.conventions.differing_games`)."""
-    rows, games = [], differing_games(summary)
-    for r, game in zip(summary.iter_rows(named=True), games.iter_rows(named=True), strict=True):
-        out = {"Model": r["model"], "Condition": r["condition"], **game, "n": r["n"]}
-        for key, label, _ in METRICS:
-            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
-        rows.append(out)
-    return pl.DataFrame(rows)
-
-
 # -- Figure 3: pool dynamics ------------------------------------------------------------
 def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt.FacetChart | NoFigure:
-    """SovSim Figure 3: mean pool at the start of each round (line) with its 95%
-    t-band over simulations, one panel per model (rows) and condition (columns), and the
-    collapse threshold as a dashed line in the reference grey (``figures.REFERENCE``; ``conv.collapse_threshold``, default the
-    SovSim preset's 12 units). A collapsed pool counts as 0 in the rounds after its
-    collapse (:func:`scarce_lab.environments.sovsim.analysis.metrics.pool_dynamics`); the band is clipped to
-    [0, largest pool in the data]."""
+    """SovSim Figure 3 (:func:`~.paper.pool_dynamics`); the collapse threshold is
+    ``conv.collapse_threshold`` (default the SovSim preset's 12 units)."""
     if df.height == 0:
         return NoFigure("the dataset has no agent-rounds")
     threshold = (conv or Convention()).collapse_threshold
@@ -135,28 +103,11 @@ def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt
 
 
 # -- Figure 4: agent trajectories with the pool ------------------------------------------
-def busiest_model(df: pl.DataFrame) -> str:
-    """The model with the most agent-rounds, preferring models that are not
-    ``scripted/...`` baselines (ties: alphabetical)."""
-    counts = (
-        df.group_by("model")
-        .len()
-        .with_columns(scripted=pl.col("model").str.starts_with("scripted/"))
-        .sort(["scripted", "len", "model"], descending=[False, True, False])
-    )
-    return counts["model"][0]
-
-
 def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = "kcpr",
                      simulations: list[int] | None = None, per_model: int = 1) -> pl.DataFrame:
-    """The simulations a trajectory figure shows: ``model, simulation, run_id,
-    survival_time, survived, why`` (one row per shown simulation).
-
-    With ``simulations`` given, those (for each model, in ``condition``). Otherwise the
-    first ``per_model`` surviving simulations (lowest simulation number first) of each
-    model, as in SovSim Figure 4 ("surviving runs"); a model with no surviving
-    simulation in ``condition`` gets no row.
-    """
+    """The simulations a trajectory figure shows (:func:`~.paper.trajectories`):
+    ``model, simulation, run_id, survival_time, survived, why``, one row per shown
+    simulation (lowest simulation number first)."""
     d = per_sim.filter((pl.col("condition") == condition) & pl.col("model").is_in(models))
     if simulations is not None:
         d = d.filter(pl.col("simulation").is_in(list(simulations))).with_columns(why=pl.lit("chosen"))
@@ -168,13 +119,9 @@ def pick_simulations(per_sim: pl.DataFrame, models: list[str], condition: str = 
 
 def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
                               condition: str = "kcpr") -> tuple[list[str], list[str]]:
-    """Models a trajectory figure shows by default, and the models left out.
-
-    The models that are not ``scripted/...`` and have a surviving ``condition``
-    simulation; if none has one, the first model (alphabetically) that has one. The
-    second list names the non-scripted models without a surviving simulation there,
-    so that the caption can say so.
-    """
+    """The models a trajectory figure shows by default (:func:`~.paper.trajectories`),
+    and the models that are not ``scripted/...`` left out for want of a surviving
+    ``condition`` simulation (the caption names them)."""
     surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
     with_survivor = sorted(set(surv["model"].to_list()))
     llm = sorted(m for m in set(df["model"].to_list()) if not is_scripted(m))
@@ -217,11 +164,12 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
 def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str] | None = None,
                        condition: str = "kcpr", simulations: list[int] | None = None,
                        per_model: int = 1) -> alt.VConcatChart | NoFigure:
-    """SovSim Figure 4: each agent's extraction per round (one strip per agent, the
-    leader's first, thicker and in its own colour from the notebook's colour book, so no line hides another) under the pool at the start of each round, for the simulations of
-    :func:`pick_simulations` (default: each model's first surviving ``condition``
-    simulation); one row per model, each panel titled with its simulation, run id and
-    survival time. ``models`` default: :func:`busiest_model`."""
+    """SovSim Figure 4 (:func:`~.paper.trajectories`) for the simulations of
+    :func:`pick_simulations`; ``models`` default: :func:`default_trajectory_models`.
+
+    Raises:
+        ValueError: a model of ``models`` is not in ``df``.
+    """
     no_survivor: list[str] = []
     if not models:
         models, no_survivor = default_trajectory_models(df, per_sim, condition)
@@ -266,9 +214,9 @@ def _r_text(r: dict) -> str:
 
 
 def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
-    """Pearson r of leader extraction rate vs survival time per model, for display:
-    ``Model, n simulations, r, 95% CI (Fisher z), p`` and the p-value adjusted over the
-    models (Holm; the column names the correction and the number of tests)."""
+    """The layout of :func:`~.paper.leader_rate_vs_survival`: ``Model, n simulations,
+    r, 95% CI (Fisher z), p`` and the Holm-adjusted p (its column names the number of
+    tests)."""
     corr = leader_rate_vs_survival(per_sim)
     return corr.select(
         pl.col("model").alias("Model"), pl.col("n").alias("n simulations"), pl.col("r").round(2).alias("r"),
@@ -282,9 +230,9 @@ def correlation_table(per_sim: pl.DataFrame) -> pl.DataFrame:
 
 
 def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
-    """Per-simulation leader extraction rate (x: the mean share of the remainder the
-    leader saw that it took, 0-1) against survival time (y, rounds), one panel per model,
-    shape and colour by condition. Pearson r per model: :func:`correlation_table`."""
+    """The chart of :func:`~.paper.leader_rate_vs_survival`: one point per simulation,
+    one panel per model, shape and colour by condition (a density of counts above
+    :data:`MAX_POINTS` simulations)."""
     d = _labelled(chart_data(per_sim.filter(pl.col("leader_extraction_rate").is_not_null())))
     if d.height == 0:
         return NoFigure("no simulation with a leader (BCPR, KCPR or KCPR-M) in this dataset")
@@ -338,22 +286,15 @@ def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
                 "Pearson r per model in the table below")])
 
 
-def _bins(values: pl.Series, n: int = 30) -> tuple[float, float]:
-    """(origin, width) of about ``n`` equal bins covering ``values`` (integer width)."""
-    lo, hi = float(values.min()), float(values.max())
-    width = max(1.0, float(int((hi - lo) / n) + 1))
-    return lo, width
-
-
 # -- KCPR-M misreports -------------------------------------------------------------------
 def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
-    """Histogram of the king's misreports in KCPR-M (announced minus true pool, units),
-    one panel per model (opaque bars, no overlap); the bins are counted in polars, so
-    the chart holds a few dozen rows whatever the dataset's size."""
+    """The chart of :func:`~.paper.misreport_distribution`; the bins are counted in
+    polars, so the chart holds a few dozen rows whatever the dataset's size."""
     mis = chart_data(misreports(df))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
-    origin, width = _bins(mis["misreport"])
+    origin = float(mis["misreport"].min())  # about 30 equal bins of an integer width
+    width = max(1.0, float(int((float(mis["misreport"].max()) - origin) / 30) + 1))
     counts = (
         mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
         .group_by("model", "lo").agg(pl.len().alias("rounds"))
@@ -400,16 +341,15 @@ def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict
 
 
 def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None, correction: str = "holm") -> str:
-    """Which condition survives longest/shortest on average, per model (computed).
-    Models in alphabetical order; ties between conditions: the first in the order
-    CPR, BCPR, KCPR, KCPR-M is named.
+    """The reading of Table 1 (:func:`~.paper.table`): per model (alphabetical), the
+    conditions of longest and shortest mean survival (ties: the first in CPR, BCPR,
+    KCPR, KCPR-M order). With ``per_sim`` the pairs of conditions are tested
+    (:func:`_condition_tests`, ``correction`` ``"holm"`` or ``"fdr_bh"``); without it
+    the sentence says that nothing was tested.
 
-    With ``per_sim`` (:func:`~scarce_lab.environments.sovsim.analysis.metrics.simulation_metrics`), every
-    pair of conditions of every model is tested (Welch's t-test of survival time over
-    simulations), the family adjusted together (``correction``: ``"holm"`` or
-    ``"fdr_bh"``), and the sentence gives the longest-vs-shortest adjusted p and how
-    many of the comparisons differ at 5%; without it the sentence says that nothing was
-    tested (a ranking of means is not a finding)."""
+    Raises:
+        ValueError: an unknown ``correction``.
+    """
     corr = comparisons.CORRECTIONS.get(correction)
     if corr is None:
         raise ValueError(f"survival_sentence: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
@@ -419,7 +359,7 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
         s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
         if s.height == 0:
             continue
-        rows = sorted(s.iter_rows(named=True), key=lambda r: _cond_rank(r["condition"]))
+        rows = sorted(s.iter_rows(named=True), key=lambda r: condition_key(r["condition"]))
         best = max(rows, key=lambda r: r["survival_time_mean"])  # max/min keep the first of ties
         worst = min(rows, key=lambda r: r["survival_time_mean"])
         if best["survival_time_mean"] == worst["survival_time_mean"]:
@@ -451,7 +391,7 @@ def pool_sentence(df: pl.DataFrame) -> str:
     if band.height == 0:
         return "No pool data."
     last = band.filter(pl.col("round") == pl.col("round").max().over("model", "condition"))
-    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], _cond_rank(r["condition"])))
+    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], condition_key(r["condition"])))
     lowest = rows[0]
     return (
         f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, "
@@ -461,11 +401,8 @@ def pool_sentence(df: pl.DataFrame) -> str:
 
 
 def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str:
-    """Pearson r between leader extraction rate and survival time, per model (computed;
-    models in alphabetical order). The models are one family of tests: a model's r is
-    called positive or negative only when its p-value adjusted over the family
-    (``correction``: ``"holm"`` or ``"fdr_bh"``) is below 0.05, and the sentence says
-    which correction over how many tests."""
+    """The reading of :func:`~.paper.leader_rate_vs_survival` (models in alphabetical
+    order; ``correction``: ``"holm"`` or ``"fdr_bh"``)."""
     corr = leader_rate_vs_survival(per_sim, correction=correction)
     if corr.height == 0:
         return "No condition with a leader in this dataset."

@@ -14,13 +14,8 @@ Presets: ``sovsim`` (the SovSim paper, "Bosses, Kings, and the Commons", and its
 authors' ``simulation/metrics.py``) and ``govsim`` (GovSim fishing: 5 fishers, pool 100,
 efficiency benchmark 600, over-usage above pool/2/5, equality over harvest).
 
-:func:`resolve_convention` is what every table goes through: it reads each run's own
-game from its settings (our runs: ``game.*``; GovSim: ``experiment.env.*``; SovSim run
-files: their ``config``) and from the data (agents per round, pool in round 1, last
-round), adopts the game when every run agrees on it, and refuses (:class:`PresetMismatchError`)
-when the data belong to another paper's family (GovSim data under the ``sovsim`` preset),
-when runs play different games, or when the data contradict the preset. ``force=True``
-turns the refusal into a loud :class:`SovSimDataWarning` and keeps the preset.
+:func:`resolve_convention`, which every table goes through, fits a preset to the runs'
+own game (:data:`SETTINGS_GAME_KEYS`) or refuses (:class:`PresetMismatchError`).
 """
 
 from __future__ import annotations
@@ -217,10 +212,7 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     for r in runs.iter_rows(named=True):
         parsed = json.loads(r["_settings"]) if r["_settings"] else {}
         row = {"run_id": r["run_id"], "source": r["source"], "family": LAYOUT_FAMILY.get(r["source"])}
-        keys = SETTINGS_GAME_KEYS.get(r["source"], {})
-        found = {fld: parsed[k] for k, fld in keys.items() if parsed.get(k) is not None}
-        for fld in GAME_FIELDS:
-            row[fld] = float(found[fld]) if fld in found else None
+        row |= dict.fromkeys(GAME_FIELDS) | _stated_game(parsed, r["source"])
         row["scenario"] = parsed.get(SCENARIO_KEY) if r["source"] == "govsim_log" else None
         row |= {k: r[k] for k in ("observed_n_agents", "observed_initial_pool", "observed_last_round")}
         rows.append(row)
@@ -229,6 +221,12 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     schema |= {"scenario": pl.String}
     schema |= {"observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64, "observed_last_round": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _stated_game(settings: dict, source: str | None) -> dict[str, float]:
+    """The game fields that parsed ``settings`` of layout ``source`` state (:data:`SETTINGS_GAME_KEYS`)."""
+    return {f: float(settings[k]) for k, f in SETTINGS_GAME_KEYS.get(source or "", {}).items()
+            if settings.get(k) is not None}
 
 
 def differing_games(frame: pl.DataFrame) -> pl.DataFrame:
@@ -251,9 +249,7 @@ def differing_games(frame: pl.DataFrame) -> pl.DataFrame:
     sources = frame["source"].to_list() if "source" in frame.columns else [None] * frame.height
     stated: list[dict[str, str]] = []
     for s, src in zip(frame["settings"].to_list(), sources, strict=True):
-        parsed = json.loads(s) if s else {}
-        keys = SETTINGS_GAME_KEYS.get(src or "scarce_lab", {})
-        stated.append({fld: _num(float(parsed[k])) for k, fld in keys.items() if parsed.get(k) is not None})
+        stated.append({f: _num(v) for f, v in _stated_game(json.loads(s) if s else {}, src or "scarce_lab").items()})
     cols = [f for f in GAME_FIELDS if len({row.get(f) for row in stated}) > 1]
     return pl.DataFrame({f: [row.get(f, "-") for row in stated] for f in cols},
                         schema={f: pl.String for f in cols}, height=frame.height) if cols else pl.DataFrame(

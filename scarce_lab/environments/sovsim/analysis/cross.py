@@ -1,37 +1,14 @@
-"""SovSim cross-model results: what the paper reports across models, beside Table 1.
+"""SovSim cross-model results: the frames of the finding
+:func:`~.paper.cross_model_results` (its docstring holds the method) and of ``sl.table``
+/ ``scarce-lab table sovsim PATH --format json`` (``sovsim_cross_<name>``), from the
+per-simulation frame of :func:`~.metrics.simulation_metrics`.
 
-Input: the per-simulation frame of :func:`scarce_lab.environments.sovsim.analysis.metrics.simulation_metrics`.
 Every function first checks, like Table 1, that it pools only runs of one condition
-(:func:`~scarce_lab.environments.sovsim.analysis.pooling.pool_groups` per model, then
-:func:`~scarce_lab.environments.sovsim.analysis.pooling.cross_model_groups` across models): models
-may differ only in their model settings (``llm.*``); a cross-model result over runs
-whose other settings differ is refused unless ``force``.
-
-- :func:`cross_model_drops`: the mean over models of the relative drop from CPR to each
-  asymmetric condition, of the survival rate and of the total gain (SovSim paper:
-  "up to an 87.3% degradation in survival rate relative to symmetric settings" over its
-  eleven models; the released trajectories of six models give 86.7% for KCPR-M). Each
-  model's drop compares its own CPR and condition runs (same settings); models whose CPR
-  mean is 0 have no drop and are listed, not counted. CI: t interval over the models'
-  drops (each model counts once; a bootstrap over 2-6 models undercovers); with one
-  model, its percentile bootstrap over simulations (:func:`stats.relative_drop_ci`).
-- :func:`overuse_by_role`: over-usage split by role: the symmetric agents (every agent of
-  a condition without a leader, i.e. CPR citizens), the subordinates and the leader of
-  the asymmetric conditions (the paper's "8.9% for symmetric agents vs up to 100% for
-  dominant agents"). Per model x condition x role: mean over simulations of the
-  per-simulation share, t CI; across models: mean (t CI over models), min, max.
-- :func:`leader_survival_across_models`: Pearson r and R^2 between leader extraction
-  rate and survival across models, for two units stated in the output: model x
-  condition cells (mean leader rate vs survival rate of the cell) and simulations
-  (leader rate vs survival time); Fisher-z CI and a bootstrap CI over models.
-- :func:`cross_model_results`: all of the above, the frames of the face's finding
-  (:func:`scarce_lab.environments.sovsim.analysis.paper.cross_model_results`) and of
-  ``sl.table`` / ``scarce-lab table sovsim PATH --format json`` (``sovsim_cross_<name>``).
-
-Means over models are over the models under study (:func:`models_under_study`: scripted
-baselines are rows of their own). Intervals over models are t intervals (each model counts
-once); the remaining bootstraps (one model's drop, the correlation's over models) are
-vectorised with numpy and seeded (``seed``), 95% percentile intervals.
+(:func:`~.pooling.pool_groups` per model, then :func:`~.pooling.cross_model_groups`
+across models: models may differ only in their model settings, ``llm.*``) unless
+``force``. Means over models are over :func:`models_under_study`; the bootstraps (one
+model's drop, the correlation's over models) are seeded (``seed``), 95% percentile
+intervals.
 """
 
 from __future__ import annotations
@@ -42,11 +19,10 @@ import numpy as np
 import polars as pl
 
 from scarce_lab.analysis import stats
+from scarce_lab.undefined import or_none
 
 from .drops import baseline_label, condition_key
-from .metrics import (
-    leader_rate_vs_survival,
-)
+from .metrics import leader_rate_vs_survival
 from .pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
 
 #: Per-simulation column of each metric whose relative drop is reported, and its name.
@@ -55,18 +31,15 @@ DROP_METRICS = {"survival_rate": "survived", "total_gain": "total_payoff"}
 _Q = (0.025, 0.975)
 
 
-def _f(v) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def cross_model_drops(
     per_sim: pl.DataFrame, *, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0,
     by: Grouping = "condition", force: bool = False,
 ) -> pl.DataFrame:
-    """Mean over models of the relative drop from ``baseline``, per condition and metric.
+    """Mean over models of the relative drop from ``baseline``, per condition and metric
+    (the SovSim paper: "up to an 87.3% degradation in survival rate relative to
+    symmetric settings"). CI: t over the models' drops (a bootstrap over 2-6 models
+    undercovers); with one model, its percentile bootstrap over simulations
+    (:func:`stats.relative_drop_ci`).
 
     Returns one row per (metric, condition): ``metric`` (``survival_rate`` |
     ``total_gain``), ``condition``, ``base_condition``, ``baseline_condition``, ``mean``
@@ -108,12 +81,12 @@ def cross_model_drops(
             if len(drops) == 1:
                 mean = drops[0]
                 _, blo, bhi = stats.relative_drop_ci(b_one, o_one, n_resamples=n_boot, rng=rng)
-                lo, hi = _f(blo), _f(bhi)
+                lo, hi = or_none(blo), or_none(bhi)
             elif drops:
                 # t over the models' drops (each model counts once, like runs in the SCARCE tables)
                 mean, tlo, thi = stats.mean_ci(drops)
                 if not stats.near_constant(drops):
-                    lo, hi = _f(tlo), min(1.0, thi)  # a drop of a non-negative mean is at most 1
+                    lo, hi = or_none(tlo), min(1.0, thi)  # a drop of a non-negative mean is at most 1
             rows.append({"metric": metric, "condition": xcond, "base_condition": base, "baseline_condition": base_lab,
                          "mean": mean, "ci_low": lo, "ci_high": hi, "n_models": len(models), "models": models,
                          "drops": drops, "models_undefined": undefined})
@@ -139,7 +112,8 @@ def _role_frame(per_sim: pl.DataFrame) -> pl.DataFrame:
 def overuse_by_role(
     per_sim: pl.DataFrame, *, n_boot: int = 2000, seed: int = 0, by: Grouping = "condition", force: bool = False
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Over-usage split by role.
+    """Over-usage split by role (the SovSim paper: "8.9% for symmetric agents vs up to
+    100% for dominant agents").
 
     Returns ``(per_model, across)``. ``per_model``: ``model, condition, cross_condition,
     base_condition, role, n, mean, ci_low, ci_high`` (role ``symmetric`` in conditions without a leader; ``subordinate``
@@ -186,7 +160,7 @@ def overuse_by_role(
 
 def _pearson_with_model_boot(x: np.ndarray, y: np.ndarray, model: np.ndarray, n_boot: int,
                              rng: np.random.Generator) -> dict:
-    r, lo, hi, p = (_f(v) for v in stats.pearson_ci(x, y))
+    r, lo, hi, p = (or_none(v) for v in stats.pearson_ci(x, y))
     out = {"n": int(x.size), "n_models": int(np.unique(model).size), "r": r, "r2": None if r is None else r * r,
            "ci_low": lo, "ci_high": hi, "p": p, "boot_ci_low": None, "boot_ci_high": None}
     models = np.unique(model)

@@ -1,10 +1,5 @@
-"""Relative drops from the CPR baseline, per model (SovSim: survival rate and total gain).
-
-Each condition is compared with the baseline run of the same model under the *same*
-other settings (``kcpr,rounds=2`` with ``cpr,rounds=2``): never with a baseline of
-different settings. The drop is ``(mean_base - mean_c) / mean_base`` (SovSim paper:
-the relative degradation of survival rate "relative to symmetric settings"); the CI
-is a percentile bootstrap over simulations within each condition (numpy, seeded).
+"""Relative drops from the CPR baseline, per model (SovSim: survival rate and total
+gain; the paper's degradation "relative to symmetric settings"): :func:`relative_drops`.
 """
 
 from __future__ import annotations
@@ -44,8 +39,9 @@ def relative_drops(
 
     ``value``: ``survived`` (the survival rate) or ``total_payoff`` (total gain) or any
     numeric per-simulation column. Each condition is compared with the baseline run
-    under the *same* other settings (:func:`baseline_label`); a condition without one
-    gets status ``undefined``. Returns ``model, condition, base_condition,
+    under the *same* other settings (:func:`baseline_label`: ``kcpr,rounds=2`` with
+    ``cpr,rounds=2``, never a baseline of other settings); a condition without one gets
+    status ``undefined``. Returns ``model, condition, base_condition,
     baseline_condition, baseline_mean, mean, drop, ci_low, ci_high, n_baseline, n,
     status`` (``ok`` | ``undefined``: zero baseline or none). The CI is a percentile
     bootstrap (:func:`stats.relative_drop_ci`: ``n_boot`` resamples of simulations
@@ -84,12 +80,3 @@ def relative_drops(
               "ci_low": pl.Float64, "ci_high": pl.Float64, "n_baseline": pl.Int64, "n": pl.Int64, "status": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
-
-def survival_drop(per_sim: pl.DataFrame, baseline: str = "cpr", n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:
-    """Relative survival-rate drop from ``baseline``, per model: :func:`relative_drops`
-    of ``survived`` with columns ``model, condition, baseline_rate, rate, drop, ci_low,
-    ci_high, status`` (drop null, status ``undefined``, when SR_base = 0 or no baseline
-    with the same settings exists)."""
-    d = relative_drops(per_sim, "survived", baseline=baseline, n_boot=n_boot, seed=seed)
-    return d.select("model", "condition", pl.col("baseline_mean").alias("baseline_rate"), pl.col("mean").alias("rate"),
-                    "drop", "ci_low", "ci_high", "status")

@@ -1,14 +1,9 @@
-"""SovSim metrics and Table 1: pure functions on the agent-round table (polars).
-
-Input: the table of :func:`scarce_lab.environments.sovsim.tables.load_agent_rounds` (one row per
-agent-round; columns ``source, run_id, model, condition, base_condition, settings,
-round, agent, is_leader, pool_before, pool_seen, remainder_seen, announced_pool,
-extraction, payoff, remaining, collapsed``). Runs are the independent unit: every
+"""SovSim metrics and Table 1's frame: pure functions on the agent-round table
+(:mod:`scarce_lab.environments.sovsim.tables`). Runs are the independent unit: every
 metric is computed per simulation (:func:`simulation_metrics`), then averaged per
-(model, condition) with a 95% CI over simulations (:func:`summarize`). A condition is
-every setting that defines it: :func:`summarize` refuses to pool runs whose settings
-differ (:mod:`scarce_lab.environments.sovsim.analysis.pooling`), and :func:`sovsim_table` first fits
-the preset to the data (:func:`~scarce_lab.environments.sovsim.analysis.conventions.resolve_convention`).
+(model, condition) with a 95% CI over simulations (:func:`summarize`, which never pools
+runs whose settings differ: :mod:`.pooling`); :func:`sovsim_table` first fits the
+preset to the data (:func:`~.conventions.resolve_convention`).
 
 Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 ``simulation/metrics.py`` computes them; conventions in :class:`Convention`):
@@ -16,7 +11,7 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 - ``survival_time``: rounds played; the collapse round counts as played.
 - ``survival_rate``: share of simulations that survived. Lenient (SovSim default): the
   game reached the last round (a collapse *in* the last round still counts);
-  strict: the game reached the last round and never collapsed. Wilson CI.
+  strict: the game reached the last round and never collapsed.
 - ``total_payoff`` (the paper's total gain R): points summed over agents and rounds
   (SovSim max 1440 = 12 x 120); under the GovSim preset the mean per agent of its total
   (GovSim's ``plots.get_payoffs``; ``Convention.total_payoff_per``). Table 1 names the
@@ -39,27 +34,13 @@ Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
   simulations with an onset (its own n).
 - ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
 - ``survival_drop``: relative survival-rate drop from the CPR run with the same other
-  settings, ``(SR_cpr - SR_c) / SR_cpr``, per model; percentile bootstrap CI
-  resampling simulations within each condition, from :data:`stats.MIN_RUNS_DROP`
-  simulations per condition on. Undefined when SR_cpr = 0 or no CPR
-  run has the same settings; not applicable in a dataset without CPR runs (GovSim).
+  settings, ``(SR_cpr - SR_c) / SR_cpr``, per model (:func:`~.drops.relative_drops`).
+  Undefined when SR_cpr = 0 or no CPR run has the same settings; not applicable in a
+  dataset without CPR runs (GovSim).
 
-Every Table 1 cell has a status (:data:`STATUSES`): a value, "not applicable" (the
-metric does not exist in this condition), "no event" (it exists, but nothing happened
-in any simulation) or "undefined" (e.g. a drop from a zero baseline). CIs: for metrics
-with both bounds known (:data:`RANGES`, the convention's rounds and payoff cap) the hull
-of the t-interval and a maximum-variance score interval (``stats.bounded_mean_ci``: the
-t-interval alone undercovers on survival times that pile up at the last round), else
-the t-interval (``stats.mean_ci``) clipped to the metric's range; Clopper-Pearson
-(``stats.proportion_ci``) for the survival rate, percentile bootstrap for the drop
-(given from :data:`stats.MIN_RUNS_DROP` simulations per condition on: with fewer it
-undercovers); all at 95% (coverage: ``benchmarks/bench_coverage.py``).
-Cross-model results (mean drop over models, over-usage by role, leader rate vs
-survival across models) are in :mod:`scarce_lab.environments.sovsim.analysis.cross`.
-
-Size: Table 1 in one place: the per-simulation metrics under each convention, the
-summary with its intervals and statuses, and its formatting (the unit of each column
-follows the convention that computed it).
+Every Table 1 cell has a status (:data:`STATUSES`); the intervals are those of the
+finding :func:`~.paper.table` (the bounds of :data:`RANGES`, the convention's rounds
+and payoff cap). Cross-model results: :mod:`.cross`.
 """
 
 from __future__ import annotations
@@ -72,26 +53,11 @@ from typing import Any, Literal
 import polars as pl
 
 from scarce_lab.analysis import comparisons, stats
+from scarce_lab.undefined import or_none
 
-from .conventions import (
-    PRESETS,
-    Convention,
-    PresetMismatchError,
-    SovSimDataWarning,
-    convention,
-    differing_games,
-    resolve_convention,
-)
-from .drops import CONDITION_ORDER, condition_key, relative_drops, survival_drop
-from .dynamics import misreports, pool_band, pool_dynamics
-from .pooling import Grouping, PoolingError, pool_groups
-
-__all__ = [
-    "AgentRoundError", "CONDITION_ORDER", "agent_rounds", "require_dataset", "METRICS", "PRESETS", "RANGES", "STATUSES", "Convention", "PoolingError",
-    "PresetMismatchError", "SovSimDataWarning", "convention", "format_table", "leader_rate_vs_survival",
-    "misreports", "pool_band", "pool_dynamics", "relative_drops", "resolve_convention", "simulation_metrics",
-    "sovsim_table", "summarize", "survival_drop", "table1_cell",
-]
+from .conventions import Convention, differing_games, resolve_convention
+from .drops import CONDITION_ORDER, condition_key, relative_drops
+from .pooling import Grouping, pool_groups
 
 #: (key, label, CI method) of every metric in Table 1, in order.
 METRICS: tuple[tuple[str, str, str], ...] = (
@@ -349,13 +315,6 @@ def _condition_rank() -> pl.Expr:
     return pl.col("base_condition").replace_strict(order, default=len(order), return_dtype=pl.Int64)
 
 
-def _finite(v) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def _clip(v: float | None, lo: float | None, hi: float | None) -> float | None:
     if v is None:
         return None
@@ -372,15 +331,16 @@ def _proportion(successes: int, n: int) -> tuple[float | None, float | None, flo
     if n == 0:
         return None, None, None
     _, lo, hi = stats.proportion_ci(successes, n)
-    return successes / n, _finite(lo), _finite(hi)
+    return successes / n, or_none(lo), or_none(hi)
+
+
+#: The flag of the simulations in which a metric exists (in none of a group's: not applicable).
+_EXISTS_WHERE = {"leader_extraction_rate": "has_leader", "defection_onset": "defection_applicable",
+                 "misreport": "has_announcement"}
 
 
 def _status(key: str, g: pl.DataFrame, n: int) -> str:
-    if key == "leader_extraction_rate" and not g["has_leader"].any():
-        return "not_applicable"
-    if key == "defection_onset" and not g["defection_applicable"].any():
-        return "not_applicable"
-    if key == "misreport" and not g["has_announcement"].any():
+    if key in _EXISTS_WHERE and not g[_EXISTS_WHERE[key]].any():
         return "not_applicable"
     return "ok" if n > 0 else "no_event"
 
@@ -439,7 +399,7 @@ def summarize(
                 vals = [v for v in g[key].to_list() if v is not None and math.isfinite(float(v))]
                 a, b = ranges.get(key, (None, None))
                 if a is not None and b is not None and vals:  # bounded: an interval that holds at 3-10 runs
-                    mean, lo, hi = (_finite(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
+                    mean, lo, hi = (or_none(v) for v in stats.bounded_mean_ci(vals, a, b, level=0.95))
                 else:
                     mean, lo, hi = stats.mean_ci_cells(vals)
                 lo, hi = _clip(lo, a, b), _clip(hi, a, b)
@@ -468,18 +428,11 @@ def metric_label(summary: pl.DataFrame, key: str, label: str) -> str:
 
 def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model",),
                             correction: str = "holm") -> pl.DataFrame:
-    """Pearson r (95% Fisher-z CI, p) and R^2 between leader extraction rate and
-    survival time; the unit is the simulation.
-
-    One row per group in ``by`` (default per model, pooling the leader conditions);
-    columns ``*by, n, r, r2, ci_low, ci_high, p, p_adj, n_tests, correction``. r is
-    null with fewer than 3 simulations or a variable constant up to float noise
-    (:func:`stats.near_constant`). The groups are one family of tests: ``p_adj`` is
-    ``p`` adjusted over the ``n_tests`` groups with an r (``correction``: ``"holm"``,
-    family-wise, or ``"fdr_bh"``, Benjamini-Hochberg; :func:`comparisons.adjust_pvalues`); a
-    claim that a group's r differs from 0 needs ``p_adj < 0.05``, not a CI that
-    excludes 0 (the per-group CI is unadjusted). Across models:
-    :mod:`scarce_lab.environments.sovsim.analysis.cross`.
+    """The frame of :func:`~.paper.leader_rate_vs_survival` (whose docstring holds the
+    method): one row per group in ``by`` (default per model), columns ``*by, n, r, r2,
+    ci_low, ci_high, p, p_adj, n_tests, correction``; ``p_adj`` is ``p`` adjusted over the
+    ``n_tests`` groups with an r (``correction``: ``"holm"`` or ``"fdr_bh"``,
+    :func:`comparisons.adjust_pvalues`).
 
     Raises:
         ValueError: an unknown ``correction``.
@@ -493,13 +446,13 @@ def leader_rate_vs_survival(per_sim: pl.DataFrame, by: tuple[str, ...] = ("model
             g = g.filter(pl.col(col) == val)
         a = g["leader_extraction_rate"].cast(pl.Float64).to_list()
         b = g["survival_time"].cast(pl.Float64).to_list()
-        r, lo, hi, p = (_finite(v) for v in stats.pearson_ci(a, b))
+        r, lo, hi, p = (or_none(v) for v in stats.pearson_ci(a, b))
         rows.append({**dict(zip(by, key, strict=True)), "n": len(a), "r": r, "r2": None if r is None else r * r,
                      "ci_low": lo, "ci_high": hi, "p": p})
     _, adj = comparisons.adjust_pvalues([math.nan if r["p"] is None else r["p"] for r in rows], correction)
     n_tests = sum(r["p"] is not None for r in rows)
     for r, q in zip(rows, adj, strict=True):
-        r |= {"p_adj": _finite(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
+        r |= {"p_adj": or_none(q), "n_tests": n_tests, "correction": comparisons.CORRECTIONS[correction]}
     schema = {c: pl.String for c in by} | {"n": pl.Int64, "r": pl.Float64, "r2": pl.Float64, "ci_low": pl.Float64,
                                            "ci_high": pl.Float64, "p": pl.Float64, "p_adj": pl.Float64,
                                            "n_tests": pl.Int64, "correction": pl.String}
@@ -526,17 +479,25 @@ def table1_cell(row: dict, key: str, digits: int = 2) -> str:
     return s
 
 
-def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] = "markdown", digits: int = 2) -> str:
-    """Render :func:`summarize` output.
+def table1_display(summary: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
+    """Table 1 as printed: ``Model, Condition``, a column per game setting that differs
+    between the rows (rows of different games, e.g. ``rounds``:
+    :func:`~.conventions.differing_games`), ``n``, then one text column per metric
+    (:func:`table1_cell`)."""
+    rows, games = [], differing_games(summary)
+    for r, game in zip(summary.iter_rows(named=True), games.iter_rows(named=True), strict=True):
+        out = {"Model": r["model"], "Condition": r["condition"], **game, "n": r["n"]}
+        for key, label, _ in METRICS:
+            out[metric_label(summary, key, label)] = table1_cell(r, key, digits)
+        rows.append(out)
+    return pl.DataFrame(rows)
 
-    ``markdown``: a column per game setting that differs between the rows (rows of
-    different games, e.g. ``rounds``: :func:`~.conventions.differing_games`), then one
-    column per metric, cells ``mean [ci_low, ci_high]``, ``(n=k)`` when
-    fewer simulations than the row's n have a value, ``n/a`` (not applicable), ``none
-    (0/N)`` (no event), ``undef.`` (undefined), and a note on the CI methods. ``csv``:
-    the wide frame (with ``<metric>_status`` columns). ``json``: a list of rows with
-    ``model, condition, base_condition, settings, n`` and, per metric, ``{"mean",
-    "ci_low", "ci_high", "n", "ci", "status"}``.
+
+def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] = "markdown", digits: int = 2) -> str:
+    """Render :func:`summarize` output. ``markdown``: :func:`table1_display` and a note on
+    the CI methods; ``csv``: the wide frame (with ``<metric>_status`` columns);
+    ``json``: a list of rows with ``model, condition, base_condition, settings, n`` and,
+    per metric, ``{"mean", "ci_low", "ci_high", "n", "ci", "status"}``.
 
     Raises:
         ValueError: unknown ``fmt``.
@@ -547,14 +508,9 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
         return json.dumps(table1_rows(summary), indent=2)
     if fmt != "markdown":
         raise ValueError(f"format must be markdown, csv or json, got {fmt!r}")
-    games = differing_games(summary)
-    head = ["Model", "Condition", *games.columns, "n",
-            *[metric_label(summary, key, label) for key, label, _ in METRICS]]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row, game in zip(summary.iter_rows(named=True), games.iter_rows(), strict=True):
-        cells = [row["model"], row["condition"], *game, str(row["n"]),
-                 *(table1_cell(row, k, digits) for k, _, _ in METRICS)]
-        lines.append("| " + " | ".join(cells) + " |")
+    shown = table1_display(summary, digits)
+    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * shown.width]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in shown.iter_rows()]
     lines += [
         "",
         "Mean [95% CI] over simulations. CIs for bounded metrics (survival time, efficiency, equality, "

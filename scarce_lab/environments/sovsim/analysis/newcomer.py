@@ -1,22 +1,9 @@
 """A newcomer in SovSim: metrics per tenure, before and after the newcomer joins,
-incumbents vs the newcomer (the finding :func:`tenure`; its frame :func:`tenure_metrics`).
-
-A run with a newcomer (``config.newcomer``: GovSim's perturbation) has a join round
-``k``: the first round of the agent who was not there in round 1. Read from the
-agent-round table alone (an agent's rows are the rounds it played), so it needs no
-events: ``k`` is the latest first round of any agent of the run; runs where every agent
-played from round 1 have no join and are left out.
-
-- ``status``: ``newcomer`` (the agent who joined in round ``k``) or ``incumbent``
-  (every agent present in round 1, the one who left included);
-- ``period``: ``before`` (rounds ``< k``) or ``after`` (rounds ``>= k``).
-
-The run is the unit: a run's value is the mean over the rounds of the period (of one
-agent, or of the agents of one status), and the interval is Student's t over runs
-(:func:`scarce_lab.analysis.stats.mean_ci`, null with fewer than two runs or no
-spread). Groups are ``(model, condition, ...)``: runs of different conditions (a
-composition, a newcomer setting) are never pooled
-(:func:`~scarce_lab.environments.sovsim.analysis.pooling.pool_groups` refuses).
+incumbents vs the newcomer (the finding :func:`tenure`, whose docstring holds the
+method; its frame :func:`tenure_metrics`). ``status``: ``newcomer`` (the agent who
+joined in the join round ``k``) or ``incumbent`` (every agent present in round 1, the
+one who left included); ``period``: ``before`` (rounds ``< k``) or ``after`` (rounds
+``>= k``); runs without a join are left out.
 """
 
 from __future__ import annotations
@@ -79,15 +66,12 @@ def join_rounds(rounds: pl.DataFrame) -> pl.DataFrame:
 
 def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", force: bool = False,
                    level: float = 0.95) -> pl.DataFrame:
-    """Mean extraction and payoff per tenure period, with t intervals over runs.
+    """The frame of :func:`tenure` (whose docstring holds the method): mean extraction
+    and payoff per tenure period, with t intervals over runs at ``level``.
 
     Args:
         data: a Dataset or an agent-round frame (:func:`~.metrics.agent_rounds`).
-        by: ``"status"`` (incumbents together vs the newcomer) or ``"agent"`` (each
-            agent id; its ``role`` in the period is given).
-        force: pool groups that mix settings (labelled ``[pooled: ...]``, with a
-            warning) instead of refusing.
-        level: the intervals' confidence level.
+        by, force: as :func:`tenure`.
 
     Returns:
         One row per ``(model, condition, [agent, role,] status, period)``:

@@ -1,17 +1,9 @@
-"""The SovSim paper's results as findings: Table 1 (:func:`table`), the pool dynamics
-(Figure 3, :func:`pool_dynamics`), the agent trajectories (Figure 4,
-:func:`trajectories`), leader extraction rate vs survival
-(:func:`leader_rate_vs_survival`), the KCPR-M misreports
-(:func:`misreport_distribution`), the cross-model results
-(:func:`cross_model_results`) and the paper's headline claims recomputed
-(:func:`paper_claims`).
-
-Each takes a :class:`~scarce_lab.data.loaders.Dataset` (``sl.load``: our runs or a
-published layout, whose agent-round table is ``ds.sovsim.agent_rounds``) and returns a
-:class:`~scarce_lab.analysis.findings.Finding`; its ``method`` is the function's
-docstring. The options mean the same everywhere: ``preset`` (metric conventions,
-``sovsim`` or ``govsim``: :data:`~.conventions.PRESETS`), fitted to the data's own game
-first (:func:`~.conventions.resolve_convention`: data of another game are refused);
+"""The SovSim paper's results as findings (listed in :mod:`..analysis`); each takes a
+Dataset and returns a :class:`~scarce_lab.analysis.findings.Finding` whose ``method``
+is the function's docstring. The options mean the same everywhere: ``preset`` (metric
+conventions, ``sovsim`` or ``govsim``: :data:`~.conventions.PRESETS`), fitted to the
+data's own game first (:func:`~.conventions.resolve_convention`: data of another game
+are refused);
 ``strict`` (strict survival: no collapse at all, instead of reaching the last round);
 ``force`` (compute despite a failed check, with a warning); ``models`` (keep only these
 models; a model not in the data is refused, naming those present).
@@ -36,7 +28,6 @@ from .charts import (
     pool_dynamics_chart,
     pool_sentence,
     survival_sentence,
-    table1_display,
     trajectories_chart,
 )
 from .conventions import Convention, convention_dict, resolve_convention
@@ -49,6 +40,7 @@ from .metrics import (
     require_dataset,
     simulation_metrics,
     summarize,
+    table1_display,
 )
 from .metrics import leader_rate_vs_survival as correlations
 from .pooling import Grouping

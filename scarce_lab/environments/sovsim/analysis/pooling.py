@@ -1,7 +1,7 @@
 """Never pool different conditions: the check every SovSim table runs before grouping.
 
 A condition is every setting that defines it (docs/design.md). In the per-simulation frame
-of :func:`scarce_lab.environments.sovsim.analysis.metrics.simulation_metrics` a run's condition is
+of :func:`~.metrics.simulation_metrics` a run's condition is :data:`IDENTITY`:
 ``base_condition`` (cpr / bcpr / kcpr / kcpr_m, or GovSim's environment name) plus
 ``settings`` (canonical JSON of every condition-defining setting; null for layouts that
 carry none, such as SovSim's released ``rationales.json``) and ``source`` (the layout:
@@ -9,18 +9,13 @@ runs of two layouts are never the same condition, since one may carry settings t
 other lacks). The readable ``condition`` label adds the settings that vary among the
 loaded runs, so grouping by ``(model, condition)`` never mixes runs of different settings.
 
-Cross-model results pool *models*: settings that belong to the model rather than to the
-condition (:func:`is_model_setting`: ``llm.*``, e.g. a reasoning model run without a
-temperature) may differ between the models of one cross-model group, while each model's
-own comparisons keep them fixed; every other setting must agree
-(:func:`cross_model_groups`).
-
-:func:`pool_groups` is asked for a grouping: ``"condition"`` (the default: the full
-condition) or ``"base_condition"`` (the power condition only: pool every setting). It
-refuses with :class:`PoolingError` when a group would hold runs whose settings differ,
-naming the settings and their values; with ``force=True`` it warns loudly instead
-(:class:`~scarce_lab.environments.sovsim.analysis.conventions.SovSimDataWarning`) and labels the
-pooled groups ``<base> [pooled: <settings>]`` so the output still says what was mixed.
+Cross-model results pool *models*: settings that belong to the model
+(:func:`is_model_setting`: ``llm.*``, e.g. a reasoning model run without a temperature)
+may differ between the models of one cross-model group; every other setting must agree
+(:func:`cross_model_groups`). A refusal (:class:`PoolingError`) names the settings and
+their values; with ``force=True`` a loud
+:class:`~.conventions.SovSimDataWarning` instead, and the pooled groups are labelled
+``<base> [pooled: <settings>]``.
 """
 
 from __future__ import annotations
@@ -42,8 +37,11 @@ Grouping = Literal["condition", "base_condition"]
 IDENTITY = ("base_condition", "settings", "source")
 
 
-def _settings_of(s: str | None) -> dict:
-    return json.loads(s) if s else {}
+def _refuse(msg: str, hint: str, force: bool) -> None:
+    """Raise :class:`PoolingError` (``msg`` and ``hint``), or with ``force`` warn loudly."""
+    if not force:
+        raise PoolingError(msg + hint)
+    warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=3)
 
 
 def _describe(diff: dict[str, list]) -> str:
@@ -91,10 +89,8 @@ def pool_groups(
         labels.append({**{k: row[k] for k in group},
                        "_label": f"{row[by]} [pooled: {', '.join(diff)}]",
                        "_source": "+".join(sorted({str(i['source']) for i in ids}))})
-    msg = f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines)
-    if not force:
-        raise PoolingError(msg + "\n(group by the full condition, load them separately, or pass force=True / --force)")
-    warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=2)
+    _refuse(f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines),
+            "\n(group by the full condition, load them separately, or pass force=True / --force)", force)
     lab = pl.DataFrame(labels, schema={**{k: d.schema[k] for k in group}, "_label": pl.String, "_source": pl.String})
     d = d.join(lab, on=group, how="left", nulls_equal=True)
     pooled = pl.col("_label").is_not_null()
@@ -112,10 +108,11 @@ def is_model_setting(key: str) -> bool:
     return key.startswith("llm.")
 
 
-def _core(s: str | None) -> str | None:
+def _core(s: str | None, leave_out: tuple[str, ...] = ()) -> str | None:
+    """Settings ``s`` without model settings (and ``leave_out``)."""
     if s is None:
         return None
-    return settings_json({k: v for k, v in json.loads(s).items() if not is_model_setting(k)})
+    return settings_json({k: v for k, v in json.loads(s).items() if not is_model_setting(k) and k not in leave_out})
 
 
 def cross_model_groups(d: pl.DataFrame, by: Grouping = "condition", *, force: bool = False,
@@ -151,10 +148,8 @@ def cross_model_groups(d: pl.DataFrame, by: Grouping = "condition", *, force: bo
         lines.append(f"{r['cross_condition']} across models: {_describe(diff)}")
     d = d.drop("_core")
     if lines:
-        msg = f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines)
-        if not force:
-            raise PoolingError(msg + "\n(load them separately or pass force=True / --force)")
-        warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=2)
+        _refuse(f"the {what} would pool runs whose settings differ:\n  - " + "\n  - ".join(lines),
+                "\n(load them separately or pass force=True / --force)", force)
     return d
 
 
@@ -166,15 +161,12 @@ def check_same_settings(d: pl.DataFrame, *, force: bool = False, what: str = "co
     Raises:
         PoolingError: they differ (names the settings), unless ``force`` (then a warning).
     """
-    core = d.select(pl.col("settings").map_elements(
-        lambda s: None if s is None else settings_json({k: v for k, v in json.loads(s).items() if k != "condition"}),
-        return_dtype=pl.String).map_elements(_core, return_dtype=pl.String).alias("core"), "source").unique()
+    core = d.select(pl.col("settings").map_elements(lambda s: _core(s, ("condition",)), return_dtype=pl.String)
+                    .alias("core"), "source").unique()
     if core.height <= 1:
         return
     diff = differing_settings(core["core"].to_list(), core["source"].to_list())
     if not diff:
         return
-    msg = f"the {what} would pool runs whose settings differ: {_describe(diff)}"
-    if not force:
-        raise PoolingError(msg + " (load them separately or pass force=True / --force)")
-    warnings.warn(SovSimDataWarning(f"FORCED: {msg}"), stacklevel=2)
+    _refuse(f"the {what} would pool runs whose settings differ: {_describe(diff)}",
+            " (load them separately or pass force=True / --force)", force)

@@ -1,19 +1,8 @@
-"""SovSim say-do: what the agents said against what they did (the comparisons of
-:mod:`scarce_lab.analysis.saydo`, which holds the shared machinery and the statistics).
-
-- :func:`kcpr_m_misreports`: the KCPR-M king's announced pool (a private decision of
-  the king, told to the peasants) against the true pool: rate of false announcements,
-  of understatements, and the size of the misreport (pool units).
-- :func:`promise_gaps`: promises in commons talk against the same round's extraction,
-  by channel (public, private).
-- :func:`interview_gaps`: a self-assessment of ``cooperative`` or ``fair`` in a
-  retrospective interview (researcher-only) against extraction above the sustainable
-  share in most of the agent's rounds (:func:`_over_share`).
-
-In a notebook: ``sl.sovsim.kcpr_m_misreports(ds)``, ``sl.sovsim.promise_gaps(ds)``,
-``sl.sovsim.interview_gaps(ds, excerpts=6)``: each a finding with its chart
-(:func:`scarce_lab.analysis.saydo.rates_chart`) and its table as displayed
-(:func:`scarce_lab.analysis.saydo.table_text`).
+"""SovSim say-do, what the agents said against what they did: the findings
+:func:`kcpr_m_misreports` (the KCPR-M king's announced pool against the true pool),
+:func:`promise_gaps` (promises in talk against the same round's extraction) and
+:func:`interview_gaps` (interview self-assessments against extractions), on the shared
+machinery and statistics of :mod:`scarce_lab.analysis.saydo`.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """Talk in the commons as findings: promise-keeping (:func:`promise_keeping`), who
 proposes quotas (:func:`quota_proposers`) and survival and equality by talk condition
-(:func:`talk_outcomes`), each from a :class:`~scarce_lab.data.loaders.Dataset` of SovSim
-runs (its ``talk`` events and agent-round table); the methods are in each function's
-docstring (the finding's ``method``).
+(:func:`talk_outcomes`), from the ``talk`` events and agent-round table of a
+:class:`~scarce_lab.data.loaders.Dataset`; the methods are in each function's docstring.
 
-The talk condition of a run is its recorded ``talk`` setting (from the agent-round
-``settings``; a run recorded before talk existed had none: ``none``). Runs are the
-independent unit; groups are (model, base condition, talk) and never pool runs whose
-condition settings differ (:class:`~scarce_lab.analysis.pooling.PoolingError` names the
-settings).
-
-Stated extractions come from two sources, kept apart in a ``source`` column:
-
-- ``tag``: a scripted policy writes its commitment in the text,
-  ``[promise extraction=N]`` (its own extraction) or ``[quota per_agent=N]`` (every
-  agent's, its proposer's included); :func:`stated_extractions` parses them.
-- ``judge``: commons-judge labels (``promise``, ``quota_proposal``; taxonomy
-  ``judge/taxonomies/commons.yaml``) count messages by category; they carry no number,
-  so promise-keeping (a number against a number) is measured on tags only.
+The talk condition of a run is its recorded ``talk`` setting (:func:`talk_setting`).
+Groups are (model, base condition, talk) and never pool runs whose condition settings
+differ. Stated extractions are the scripted policies' tags (:func:`stated_extractions`);
+the commons judge's labels (``promise``, ``quota_proposal``; taxonomy
+``judge/taxonomies/commons.yaml``) carry no number, so they only count messages.
 """
 
 from __future__ import annotations
@@ -64,12 +54,6 @@ def talk_setting(settings: str | None) -> str:
     return str(d.get("talk", "none"))
 
 
-def _with_talk(df: pl.DataFrame) -> pl.DataFrame:
-    if "talk" in df.columns:
-        return df
-    return df.with_columns(pl.col("settings").map_elements(talk_setting, return_dtype=pl.String).alias("talk"))
-
-
 def _talk_frame(data: Any) -> pl.DataFrame:
     if isinstance(data, pl.DataFrame):
         return data
@@ -83,7 +67,11 @@ def _talk_frame(data: Any) -> pl.DataFrame:
 
 
 def _agent_rounds(data: Any) -> pl.DataFrame:
-    return _with_talk(agent_rounds(data))
+    """The agent-round table of ``data`` with the run's ``talk`` setting."""
+    df = agent_rounds(data)
+    if "talk" in df.columns:
+        return df
+    return df.with_columns(pl.col("settings").map_elements(talk_setting, return_dtype=pl.String).alias("talk"))
 
 
 def stated_extractions(talk: Any) -> pl.DataFrame:
@@ -109,20 +97,13 @@ def stated_extractions(talk: Any) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema).sort("run_id", "round", "turn")
 
 
-def promise_rows(data: Any, talk: Any = None) -> pl.DataFrame:
-    """One row per agent-round with a stated extraction: its last statement of the round
-    against the actual extraction.
-
-    Args:
-        data: a Dataset (or an agent-round frame, then ``talk`` is required).
-        talk: the talk events (default: ``data``'s).
-
-    Returns:
-        ``run_id, model, base_condition, talk, settings, round, agent, role, is_leader,
-        kind, stated, extraction, kept (actual <= stated), excess (actual - stated)``.
-    """
-    ar = _agent_rounds(data)
-    st = stated_extractions(talk if talk is not None else data)
+def promise_rows(ds: Any) -> pl.DataFrame:
+    """One row per agent-round of the Dataset ``ds`` with a stated extraction, its last
+    statement of the round against the actual extraction: ``run_id, model,
+    base_condition, talk, settings, round, agent, role, is_leader, kind, stated,
+    extraction, kept (actual <= stated), excess (actual - stated)``."""
+    ar = _agent_rounds(ds)
+    st = stated_extractions(ds)
     last = st.group_by("run_id", "round", "agent").agg(pl.col("kind").last(), pl.col("stated").last())
     cols = ["run_id", "model", "base_condition", "talk", "settings", "round", "agent", "role", "is_leader",
             "extraction"]

@@ -235,22 +235,14 @@ class RunInfo:
         return None if self.layout_folder is not None and parent == self.layout_folder else parent
 
 
-def run_condition(run_dir: Path, *, force: bool = False) -> tuple[str, str | None, str | None]:
-    """``(base_condition, settings JSON, model)`` of one GovSim run folder (see
-    :func:`run_info`)."""
-    info = run_info(run_dir, force=force)
-    return info.base_condition, info.settings, info.model
-
-
-def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
+def run_info(run_dir: Path) -> RunInfo:
     """The run's condition, model (:func:`run_model`), scenario and group from its
-    configuration.
+    configuration (a run without one is :func:`read_govsim_logs`'s to name or force).
 
     Raises:
-        GovSimConfigError: no configuration (or no environment name in it), unless
-            ``force``: then a warning, base condition ``unknown`` and no settings; a
-            scenario missing or not in :data:`SCENARIOS`, or a double-cap scenario whose
-            ``poupulation_change_after_round`` is not in :data:`KNOWN_REGROWTH` (always).
+        GovSimConfigError: no configuration or no environment name in it; a scenario
+            missing or not in :data:`SCENARIOS`, or a double-cap scenario whose
+            ``poupulation_change_after_round`` is not in :data:`KNOWN_REGROWTH`.
     """
     found = read_run_config(run_dir)
     name = None
@@ -261,12 +253,8 @@ def run_info(run_dir: Path, *, force: bool = False) -> RunInfo:
             name = next((o.split("=", 1)[1] for o in overrides if o.startswith("experiment=")), None)
     if not name:
         where = "no .hydra/config.yaml or config.yaml" if found is None else f"no experiment.env.name in {found[2]}"
-        msg = f"{run_dir}: {where}: the run's condition (environment name and settings) is unknown"
-        if not force:
-            raise GovSimConfigError(msg + " (pass force=True / --force to load it as condition 'unknown')")
-        warnings.warn(ForcedDataWarning(f"FORCED: {msg}; loaded as condition 'unknown' and scored by GovSim's "
-                                        "fishing rules (its scenario is unknown too)"), stacklevel=2)
-        return RunInfo("unknown", None, None, None, None)
+        raise GovSimConfigError(f"{run_dir}: {where}: the run's condition (environment name and settings) is "
+                                "unknown (pass force=True / --force to load it as condition 'unknown')")
     exp = cfg.get("experiment") or {}
     scenario = exp.get("scenario")
     if scenario not in SCENARIOS:
@@ -293,26 +281,13 @@ def _num(v, field: str, path: Path, k: int) -> float:
         raise ValueError(f"{path}: record {k} field {field!r} is not a number: {v!r}") from None
 
 
-def read_govsim_log(
-    path: Path | str, *, model: str | None = None, simulation: int = 0, force: bool = False
-) -> pl.DataFrame:
+def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFrame:
     """One ``log_env.json`` as agent-round rows, scored by its scenario's rules
-    (:data:`SCENARIOS`). ``model`` defaults to the run's own (:func:`run_model`) or,
-    under a group folder, the folder's name (module docstring).
+    (:data:`SCENARIOS`).
 
     Raises:
-        GovSimConfigError: the run's configuration is missing or unreadable, or its
-            scenario unknown (see :func:`run_info`).
         ValueError: not a JSON list, or a harvest record with a non-numeric field.
     """
-    path = Path(path)
-    info = run_info(path.parent, force=force)
-    if model is None:
-        model = info.group(path.parent) or info.model
-    return _rows(path, info, model or "unknown", simulation)
-
-
-def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFrame:
     run_dir = path.parent
     records = json.loads(path.read_text())
     if not isinstance(records, list):
@@ -336,10 +311,8 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
                 "source": "govsim_log", "run_id": run_id, "model": model,
                 "condition": info.base_condition, "base_condition": info.base_condition, "settings": info.settings,
                 "simulation": simulation, "round": rnd, "agent": a, "agent_index": agents.index(a),
-                "role": rules.role, "is_leader": False, "n_agents": n, "pool_before": before,
-                "announced_pool": None, "pool_seen": before, "remainder_seen": None, "extraction": got,
-                "payoff": got, "remaining": after, "collapsed": ended, "reasoning": None, "valid": None,
-                "fallback_used": None,
+                "role": rules.role, "is_leader": False, "n_agents": n, "pool_before": before, "pool_seen": before,
+                "extraction": got, "payoff": got, "remaining": after, "collapsed": ended,
             }
         )
     return agent_round_frame(rows)
@@ -363,10 +336,8 @@ def unread_run_folders(logs: Iterable[Path | str]) -> list[tuple[Path, str]]:
 def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.DataFrame:
     """Several logs; ``simulation`` numbers runs 0.. within each model (sorted by path).
 
-    The model of each run follows the module docstring (flat layouts: the run's own
-    ``llm.path``; group folders: the folder name, or ``<folder> [<model>]`` per run when
-    the folder's runs differ, with a warning). Everything not read is named in one
-    :class:`GovSimNotReadWarning` with its reason.
+    The model of each run is as the module docstring says (Model). Everything not read
+    is named in one :class:`GovSimNotReadWarning` with its reason.
 
     Raises:
         GovSimConfigError: runs without a configuration (all named; unless ``force``),

@@ -9,7 +9,7 @@ the fourth citizen), ``final_pool`` (floored at 0), ``payoffs``, ``collapsed``,
 saw is derived as ``max(0, pool_before - sum of extractions 0..2)``.
 
 Reading: polars parses the file with an explicit schema and builds the rows in bulk
-(:func:`_read_fast`); a file it cannot take as it is (a number stored as text, a
+(:func:`_read_raw`, :func:`_rows`); a file it cannot take as it is (a number stored as text, a
 missing field, lists of unequal length, not a list) goes through the record-by-record
 reader (:func:`_read_records`), which accepts what it always accepted and names the
 file, record and field of anything it refuses. Both give the same frame.
@@ -23,7 +23,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ..agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame
+from ..agent_rounds import (
+    AGENT_ROUND_SCHEMA,
+    SORT_KEYS,
+    SOVSIM_ROLES,
+    agent_round_frame,
+    record_rows,
+)
 
 REQUIRED = ("simulation_id", "round", "pool_before", "extractions", "final_pool", "payoffs", "collapsed")
 
@@ -197,49 +203,12 @@ def _read_records(path: Path, model: str, condition: str, prefix: str | None = N
     records = json.loads(path.read_text())
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
-    sub_role, lead_role = SOVSIM_ROLES[condition]
-    has_leader = condition != "cpr"
     rows: list[dict] = []
     for k, rec in enumerate(records):
         missing = [f for f in REQUIRED if f not in rec]
         if missing:
             raise ValueError(f"{path}: record {k} lacks field(s) {missing}")
-        z = [float(x) for x in rec["extractions"]]
-        n = len(z)
-        pool = float(rec["pool_before"])
-        announced = rec.get("announced_pool")
-        remainder = max(0.0, pool - sum(z[:-1])) if has_leader else None
-        reasons = rec.get("reasonings") or [None] * n
         sim = int(rec["simulation_id"])
-        for i in range(n):
-            leader = has_leader and i == n - 1
-            hidden = condition == "kcpr_m" and not leader and announced is not None
-            rows.append(
-                {
-                    "source": "sovsim_json",
-                    "run_id": f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}",
-                    "model": model,
-                    "condition": condition,
-                    "base_condition": condition,
-                    "settings": None,
-                    "simulation": sim,
-                    "round": int(rec["round"]),
-                    "agent": f"a{i}",
-                    "agent_index": i,
-                    "role": lead_role if leader else sub_role,
-                    "is_leader": leader,
-                    "n_agents": n,
-                    "pool_before": pool,
-                    "announced_pool": None if announced is None else float(announced),
-                    "pool_seen": float(announced) if hidden else pool,
-                    "remainder_seen": remainder if leader else None,
-                    "extraction": z[i],
-                    "payoff": float(rec["payoffs"][i]),
-                    "remaining": float(rec["final_pool"]),
-                    "collapsed": bool(rec["collapsed"]),
-                    "reasoning": reasons[i] if i < len(reasons) else None,
-                    "valid": None,
-                    "fallback_used": None,
-                }
-            )
+        rows += record_rows(rec, source="sovsim_json", run_id=f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}",
+                            model=model, condition=condition, settings=None, simulation=sim)
     return agent_round_frame(rows)

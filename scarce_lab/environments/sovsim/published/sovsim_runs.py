@@ -24,7 +24,7 @@ import polars as pl
 
 from scarce_lab.data.tables import settings_json
 
-from ..agent_rounds import SOVSIM_ROLES, agent_round_frame
+from ..agent_rounds import SOVSIM_ROLES, agent_round_frame, record_rows
 
 REQUIRED = ("model", "condition", "simulation_id", "rounds", "config")
 #: ``config`` keys that are settings of the model (stored under ``llm.``).
@@ -55,34 +55,12 @@ def read_sim_file(path: Path | str, *, run_id: str | None = None) -> pl.DataFram
         raise ValueError(f"{path}: config must be an object, got {type(data['config']).__name__}")
     settings = settings_json({f"llm.{k}" if k in MODEL_KEYS else k: v for k, v in data["config"].items()})
     sim = int(data["simulation_id"])
-    sub_role, lead_role = SOVSIM_ROLES[condition]
-    has_leader = condition != "cpr"
     rows: list[dict] = []
     for k, rec in enumerate(data["rounds"]):
         lacking = [f for f in ROUND_FIELDS if f not in rec]
         if lacking:
             raise ValueError(f"{path}: round record {k} lacks field(s) {lacking}")
-        z = [float(v) for v in rec["extractions"]]
-        n = len(z)
-        pool = float(rec["pool_before"])
-        announced = rec.get("announced_pool")
-        remainder = rec.get("remaining_before_leader")
-        if has_leader and remainder is None:
-            remainder = max(0.0, pool - sum(z[:-1]))
-        reasons = rec.get("reasonings") or [None] * n
-        for i in range(n):
-            leader = has_leader and i == n - 1
-            hidden = condition == "kcpr_m" and not leader and announced is not None
-            rows.append({
-                "source": "sovsim_run", "run_id": run_id or f"sovsim_run:{model}/{condition}/{sim}", "model": model,
-                "condition": condition, "base_condition": condition, "settings": settings, "simulation": sim,
-                "round": int(rec["round"]), "agent": f"a{i}", "agent_index": i,
-                "role": lead_role if leader else sub_role, "is_leader": leader, "n_agents": n, "pool_before": pool,
-                "announced_pool": None if announced is None else float(announced),
-                "pool_seen": float(announced) if hidden else pool,
-                "remainder_seen": float(remainder) if leader else None, "extraction": z[i],
-                "payoff": float(rec["payoffs"][i]), "remaining": float(rec["final_pool"]),
-                "collapsed": bool(rec["collapsed"]), "reasoning": reasons[i] if i < len(reasons) else None,
-                "valid": None, "fallback_used": None,
-            })
+        rows += record_rows(rec, source="sovsim_run", run_id=run_id or f"sovsim_run:{model}/{condition}/{sim}",
+                            model=model, condition=condition, settings=settings, simulation=sim,
+                            remainder=rec.get("remaining_before_leader"))
     return agent_round_frame(rows)

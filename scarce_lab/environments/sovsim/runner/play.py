@@ -1,12 +1,12 @@
 """Run SovSim games with the recorder: one run directory per simulation.
 
 Events: see :mod:`scarce_lab.environments.sovsim.events` (one typed payload per kind;
-``round`` is the game round). A decision the model never answered (transport failure
-after retries, a prompt over the context window) raises ``MissingDecisionError``: the
-run stops as ``failed`` with its calls recorded, and ``resume=True`` continues it from
-the last committed round; no made-up move enters the game. Every round ends with a commit that checkpoints the game;
+``round`` is the game round). Every round ends with a commit that checkpoints the game;
 ``resume=True`` continues an unfinished run from its last committed round
-(:func:`scarce_lab.runtime.open_run`). Seeds: the run seed derives from the sweep
+(:func:`scarce_lab.runtime.open_run`). A decision the model never answered (transport
+failure after retries, a prompt over the context window) raises
+``MissingDecisionError``: the run stops as ``failed`` with its calls recorded (then
+resumable); no made-up move enters the game. Seeds: the run seed derives from the sweep
 seed and the simulation index; each decision's seed from ``(run seed, round, agent,
 phase)``, so a resumed run asks the same questions with the same seeds (and, with the
 response cache, gets the same answers).
@@ -27,8 +27,7 @@ from scarce_lab.llm.models import needs_client
 from scarce_lab.runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
 
 from .. import events as ev
-from ..agents import SovSimAgent, make_agent
-from ..agents.agent import fallback_value
+from ..agents.agent import SovSimAgent, fallback_value, make_agent
 from ..config import SovSimConfig
 from ..world.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
 

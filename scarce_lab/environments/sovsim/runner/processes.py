@@ -14,14 +14,10 @@ litellm once (about 3.5 s of CPU that each child would otherwise pay again); els
 they start as ``python -m scarce_lab.environments.sovsim.runner.processes JOB`` (callers need no
 ``if __name__ == "__main__"`` guard either way).
 
-Limits are split, not multiplied: the processes share ``concurrency`` (shares differ by
-at most one) and each gets ``1 / processes`` of every configured rate limit (requests and tokens
-per minute, :class:`~scarce_lab.llm.ratelimit.RateLimit`). A limit a process learns from a
-429 stays in that process (the others learn it from their own 429s).
-
-A child that dies (killed, out of memory, an exception outside a game) is reported: its
-games that had not finished get ``status="failed"`` with the child's exit status and the
-end of its error; their run folders stay resumable (``--resume``).
+Limits are split, not multiplied (:func:`split_settings`); a limit a process learns
+from a 429 stays in that process. A child that dies (killed, out of memory, an exception
+outside a game) is reported per game (:func:`run_sweep_processes`); the run folders of
+its unfinished games stay resumable (``--resume``).
 """
 
 from __future__ import annotations
@@ -34,6 +30,7 @@ import sys
 import tempfile
 import threading
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import IO
 
@@ -119,10 +116,7 @@ def run_sweep_processes(
 
     from scarce_lab.llm import make_client
 
-    seen: dict[str, int] = {}
-    for c in configs:
-        seen[c.run_id] = seen.get(c.run_id, 0) + 1
-    twice = sorted(r for r, k in seen.items() if k > 1)
+    twice = sorted(r for r, k in Counter(c.run_id for c in configs).items() if k > 1)
     if twice:
         raise ValueError(f"the sweep holds the same game more than once (one run folder each): {twice[:5]}")
     model_driven = [c for c in configs if any(needs_client(m) for m in c.seat_models().values())]

@@ -40,27 +40,16 @@ illegal answer through it.
 
 Newcomer (GovSim's perturbation; :class:`NewcomerRule`, off by default, so a game
 without one is the paper's game exactly): at the start of round ``k`` an outsider
-``a{n}`` joins, either as an extra agent (``mode="extra"``: the game has ``n + 1``
-agents from round ``k``) or replacing an incumbent (``mode="replace"``: the replaced
-agent leaves and plays no further round; the game keeps ``n`` agents). Which ``n``
-applies each round: the number of agents *present in that round*, so eq. 3's share
-``remaining / n`` divides the remaining pool among the agents who stand to lose it
-(``n`` before round ``k``, ``n + 1`` from round ``k`` in ``extra`` mode): the payoffs
-of a round sum to ``sum z / 3 + remaining``, as in the paper. The collapse threshold,
-the caps and the regeneration stay the configured pool units (they are properties of
-the resource, not of the group), so an extra agent makes the pool's sustainable share
-``P / (2 (n + 1))``. The leader: by default (``leader="incumbent"``) the incumbent leader
-keeps the leader's position (a newcomer replacing the leader takes the leader's seat);
-``leader="newcomer"`` makes the newcomer the leader and the incumbent leader a
-subordinate (not in ``cpr``, which has no leader). The leader is always the last agent
-of :attr:`CommonsGame.agents` and of each :class:`RoundRecord`. What the newcomer
-sees: the rules, the current pool and the rounds since it joined; no round before its
-join (GovSim's newcomer starts with an empty memory). Every agent's observation lists
-the joins and leaves so far (:attr:`Observation.changes`: public).
-
-Size: ~600 lines, one game's rules in one place (its config, the newcomer rule, legal
-actions, observations and the state machine read each other's state; splitting them
-would spread eqs. 1-5 over modules).
+``a{n}`` joins, as an extra agent or in an incumbent's seat. Eq. 3's ``n`` is the number
+of agents *present in the round*, so ``remaining / n`` divides the remaining pool among
+the agents who stand to lose it: the payoffs of a round sum to ``sum z / 3 +
+remaining``, as in the paper. The collapse threshold, the caps and the regeneration
+stay the configured pool units (properties of the resource, not of the group), so an
+extra agent makes the pool's sustainable share ``P / (2 (n + 1))``. The leader is
+always the last agent of :attr:`CommonsGame.agents` and of each :class:`RoundRecord`.
+The newcomer sees the rules, the current pool and the rounds since it joined (GovSim's
+newcomer starts with an empty memory); every agent's observation lists the joins and
+leaves so far (:attr:`Observation.changes`: public).
 """
 
 from __future__ import annotations
@@ -149,11 +138,11 @@ class NewcomerRule(BaseModel):
         round: the first round the newcomer plays (2..rounds; round 1 would be an
             ordinary seat).
         mode: ``extra`` (one more agent from that round) or ``replace`` (the newcomer
-            takes the seat of ``replaces``, who leaves).
+            takes the seat of ``replaces``, who leaves and plays no further round).
         replaces: the agent id who leaves (``replace`` only; ``a0 .. a{n-1}``).
         leader: who holds the leader's position after the join: ``incumbent`` (the
             default; the newcomer inherits it only by replacing the leader) or
-            ``newcomer``.
+            ``newcomer`` (the incumbent leader becomes a subordinate; not in ``cpr``).
 
     Raises:
         pydantic.ValidationError: ``replaces`` missing in ``replace`` mode or given in
