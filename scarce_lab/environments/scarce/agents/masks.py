@@ -37,7 +37,7 @@ from scarce_lab.llm.parsing import loads_answer, repeated_keys
 
 from ..world.actions import WRITE_PATH_PATTERN, LegalActions, legal_actions
 from .prompts import tool_descriptions
-from .schemas import SolverAction, bounded_int, duration_choices, price_choices  # noqa: F401 - re-exported
+from .schemas import SolverAction, bounded_int, duration_choices
 from .tools import WRITE_LIMIT
 
 #: String limits: (compact, full). Compact limits keep the grammar small and leave
