@@ -16,11 +16,10 @@ no rule of its own and only turns that object into schemas:
   ``maximum`` of durations); :func:`parse_tool_call` validates a call against the same
   per-tool model and refuses an illegal tool with the reason.
 
-Compact form (``compact=True``, the embedded model): its grammar converter ignores
-``minimum``/``maximum`` on integers, so bounded integers become an ``enum`` of a
-small grid inside the legal range (:func:`duration_choices`, :func:`price_choices`),
-and strings get short length limits (a 135M model; a small grammar). The full form
-(hosted models) keeps every integer of the range and long strings.
+Compact form (``compact=True``, the embedded model): bounded integers as an ``enum``
+of a small grid (:mod:`.schemas`) and short string limits (:data:`LIMITS`: a 135M
+model, a small grammar); the full form (hosted models) keeps every integer of the range
+and long strings.
 
 Units: seconds for durations, credits for prices.
 """

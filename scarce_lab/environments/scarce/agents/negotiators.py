@@ -22,11 +22,8 @@ Scripted policies (``scripted/<policy>``; none sends a message unless stated):
   participant half of the time ("may I go first? I need N s", no private data);
   under revisable bids it revises its bid by a random -20..+20 (floored at 0).
 
-LLM negotiator masks: each phase's schema admits only legal values given
-the contention (positions 1..n, durations 1..slot cap, own bids 0..remaining
-budget, ballot prices 0..max(own budget, highest public bid), recipients among the
-other participants or ``nobody``; :mod:`.schemas`); for the embedded model bounded
-integers are enums of a small grid inside the range, which its grammar enforces.
+LLM negotiator masks: each phase's schema admits only legal values given the
+contention (:mod:`.schemas`).
 
 LLM negotiator fallbacks (documented, applied when the model answered but no answer
 is usable after the client's second call; never when the decision is missing, i.e.
@@ -291,24 +288,14 @@ class ModelNegotiator(ModelHolder, Negotiator):
         self.compact = is_embedded(self.model)
 
     def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
-        ctx = {
-            "worker": view.worker,
-            "c": view.contention,
-            "history": view.history,
-            "own_history": view.own_history,
-            "memories": view.memories,
-            "own_budget": view.own_budget,
-            "own_remaining_s": view.own_remaining_s,
-            "task_summary": view.task_summary,
-            "n": len(view.participants),
-            "participants": view.participants,
-            "others": view.others,
-            "round": view.private_round,
-            **extra,
-        }
-        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
-                        slot_cap_s=view.slot_cap_s)
-        return [{"role": "system", "content": system}, {"role": "user", "content": render(template, **ctx)}]
+        ctx = {"worker": view.worker, "c": view.contention, "history": view.history, "own_history": view.own_history,
+               "memories": view.memories, "own_budget": view.own_budget, "own_remaining_s": view.own_remaining_s,
+               "task_summary": view.task_summary, "n": len(view.participants), "participants": view.participants,
+               "others": view.others, "round": view.private_round, **extra}
+        return [{"role": "system", "content": self._system(view)}, {"role": "user", "content": render(template, **ctx)}]
+
+    def _system(self, view: Any) -> str:
+        return render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism, slot_cap_s=view.slot_cap_s)
 
     async def _request(self, request: Any) -> Any:
         from scarce_lab.llm.scope import current_scope, run_scope
@@ -442,11 +429,9 @@ class ModelNegotiator(ModelHolder, Negotiator):
     async def vote_fine(self, view, breach):
         if self.lm.scripted:
             return await self._policy(view, "fine_vote", breach)
-        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
-                        slot_cap_s=view.slot_cap_s)
         user = render("fine_vote.j2", worker=view.worker, breach=breach, own_budget=view.own_budget,
                       institutions=view.contention.get("institutions", {}))
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": self._system(view)}, {"role": "user", "content": user}]
         out, msgs, lat = await self._ask(view, "fine_vote", "fine_vote.j2", FineVote, FineVote(fine=False), 20,
                                          messages=messages)
         return self._decided(bool(out.decision.fine), out, msgs, lat)

@@ -250,12 +250,8 @@ class ModelSolver(ModelHolder, Solver):
     (``lm``, from :func:`~scarce_lab.llm.model.model_for`; see the module docstring).
     A scripted policy (:class:`ScriptedSolverPolicy` behind a
     :class:`~scarce_lab.llm.model.ScriptedModel`) gets the observation and its
-    :class:`~.decided.Decided` is the step; a model gets the step's prompt.
-
-    Each model step's choices are masked by the state (:mod:`.masks`): models without
-    native tool calling answer a ``oneOf`` JSON schema of the legal tools only (the
-    embedded model's grammar enforces it); native tool calling offers the legal tools
-    only and validates the call against them.
+    :class:`~.decided.Decided` is the step; a model gets the step's prompt and the legal
+    actions as its schema or tool list (:mod:`.masks`).
 
     Args:
         lm: the model (``lm.name`` is the model string of the records; its

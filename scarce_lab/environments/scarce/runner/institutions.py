@@ -18,31 +18,11 @@ a ``protocol_violation`` event), as every other repair or refusal of a negotiati
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
-
-from scarce_lab.runtime import record_calls_of
 
 from .. import events as ev
 from ..world import Contention, ProtocolError
 from ..world.institutions import Breach
-
-
-async def _ask(runner, k: int, calls: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], float]:
-    """Run ``(worker, awaitable decision)`` pairs together; record their calls; a
-    failed decision (a missing one) stops the run as in any phase. Returns the
-    ``(worker, decision)`` pairs and the slowest decision's cost (seconds)."""
-    from scarce_lab.llm.scope import run_scope
-
-    with run_scope(round=k, subrun=runner.world.subrun):
-        decs = await asyncio.gather(*(c for _, c in calls), return_exceptions=True)
-    record_calls_of(runner.rec, *decs)
-    failed = next((d for d in decs if isinstance(d, BaseException)), None)
-    if failed is not None:
-        raise failed
-    cost = max((runner.world.decision_cost(runner.negotiators[w].scripted, d.latency_s)
-                for (w, _), d in zip(calls, decs, strict=True)), default=0.0)
-    return [(w, d) for (w, _), d in zip(calls, decs, strict=True)], cost
 
 
 def contention_start(runner, c: Contention, t: float) -> None:
@@ -60,7 +40,7 @@ async def promises(runner, c: Contention, t: float) -> float:
     if not (ins.rules.promises and c.config.negotiate and len(c.participants) >= 2):
         return 0.0
     views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await _ask(runner, c.index, [(w, runner.negotiators[w].promise(views[w])) for w in c.participants])
+    decs, cost = await runner.decide(c.index, [(w, runner.negotiators[w].promise(views[w])) for w in c.participants])
     for w, d in decs:
         rank, note = views[w].legal.institutions.clamp_promise(d.value)
         if note:
@@ -85,7 +65,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
         return 0.0
     k = c.index
     views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await _ask(runner, k, [(w, runner.negotiators[w].offer_contract(views[w])) for w in c.participants])
+    decs, cost = await runner.decide(k, [(w, runner.negotiators[w].offer_contract(views[w])) for w in c.participants])
     for w, d in decs:
         if d.value is None:
             continue
@@ -109,7 +89,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
     if not ins.offers:
         return cost
     offers = list(ins.offers)
-    answers, cost2 = await _ask(runner, k, [
+    answers, cost2 = await runner.decide(k, [
         (o.payee, runner.negotiators[o.payee].answer_contract(world.negotiation_view(c, o.payee, t), o.public()))
         for o in offers])
     for o, (w, d) in zip(offers, answers, strict=True):
@@ -159,7 +139,7 @@ async def sanction(runner, breach: Breach, t: float, k: int) -> None:
     mode = ins.rules.sanctions
     if mode == "vote":
         voters = [v for v in breach.voters if v in runner.negotiators]
-        decs, _ = await _ask(runner, k, [
+        decs, _ = await runner.decide(k, [
             (v, runner.negotiators[v].vote_fine(world.vote_view(v, breach), breach.public())) for v in voters])
         votes = {}
         for v, d in decs:
