@@ -11,7 +11,7 @@ from scarce_lab.environments.scarce.agents import (
     make_solver,
 )
 from scarce_lab.environments.scarce.agents import tools as ft
-from scarce_lab.environments.scarce.agents.negotiators import clamp_declaration, complete_ballot
+from scarce_lab.environments.scarce.agents.negotiators import complete_ballot
 from scarce_lab.environments.scarce.agents.solvers import parse_tool_call
 from scarce_lab.environments.scarce.world import Contention, Declaration, MechanismConfig, Request
 
@@ -60,9 +60,9 @@ def test_scripted_ballots():
 
 def test_repairs_of_model_output():
     v = _view()
-    d, note = clamp_declaration(9, 999, 10**6, v)
+    d, note = v.legal.clamp_declaration(9, 999, 10**6)
     assert (d.desired_position, d.desired_duration_seconds, d.bid_price) == (3, 300, 500) and "clamped" in note
-    assert clamp_declaration(1, 30, 5, v)[1] is None
+    assert v.legal.clamp_declaration(1, 30, 5)[1] is None
     b, note = complete_ballot([("c", 40, 3), ("c", 50, 4), ("zed", 1, 1), ("a", 500, 2)], v)
     # duplicates and unknown names dropped, over-cap duration clamped, b appended with its declaration
     assert b.ranking() == ["c", "a", "b"]

@@ -12,7 +12,7 @@ import pytest
 
 from scarce_lab.agents.decided import Decided
 from scarce_lab.environments.economy.world.blocksworld import BlocksWorld, Move, legal_moves
-from scarce_lab.environments.scarce.agents.negotiators import clamp_declaration, complete_ballot
+from scarce_lab.environments.scarce.agents.negotiators import complete_ballot
 from scarce_lab.environments.scarce.agents.solvers import LLMSolver
 from scarce_lab.environments.scarce.conformance import ScarceLegalPolicy, scarce_rules
 from scarce_lab.environments.scarce.world import ScarceWorld
@@ -118,7 +118,7 @@ def test_negotiation_view_carries_the_legal_submissions():
     legal = v.legal
     assert (legal.max_position, legal.max_duration_s, legal.max_bid, legal.max_price) == (3, 60, 22222, MAX_PRICE)
     assert legal.recipients == ("w0", "w2")
-    d, note = clamp_declaration(9, 999, 10**6, v)  # the agents' repair is the environment's
+    d, note = v.legal.clamp_declaration(9, 999, 10**6)  # the agents' repair is the environment's
     assert (d.desired_position, d.desired_duration_seconds, d.bid_price) == (3, 60, 22222)
     assert note == "declaration clamped from (9, 999, 1000000) to (3, 60, 22222) (n=3, cap=60, budget=22222)"
     c.declare("w1", d)  # what the legal set admits, the contention accepts

@@ -53,7 +53,7 @@ def test_registry_holds_every_agent_family():
     assert {
         "sovsim.extraction", "sovsim.announcement", "scarce.declaration", "scarce.reasoning",
         "scarce.private_message", "scarce.revision", "scarce.ballot", "scarce.solver_action",
-        "scarce.solver_json_action", "economy.note", "economy.answer",
+        "scarce.solver_choice", "economy.note", "economy.answer",
     } <= names
 
 

@@ -349,11 +349,6 @@ class ScarceConfig(ExperimentConfig):
         return self.negotiator_model or self.model
 
     @property
-    def reasoning_effort(self) -> str | None:
-        """The reasoning effort passed to the models (``llm.reasoning_effort``)."""
-        return self.llm.reasoning_effort
-
-    @property
     def base_condition(self) -> str:
         """``<scheduler>_<mechanism>_mem-<memory>``: the three settings every SCARCE
         experiment varies first."""

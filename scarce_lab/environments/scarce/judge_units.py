@@ -49,11 +49,9 @@ def units_from_dataset(path: Path, *, keep_empty: bool = False, gold: str | None
     if gold == "intended":
         missing = sorted(set(messages.filter(pl.col("intended_tactics").is_null())["run_id"].to_list()))
         if missing or messages.is_empty():
-            raise ValueError(
-                f"{path}: {len(missing)} runs record no intended tactics (only the strategic scripted "
-                f"negotiators do: spend-down, urgency, reciprocal, coalition, strategic): {missing[:5]}"
-                if missing else f"{path}: no SCARCE negotiation to validate against"
-            )
+            raise ValueError(f"{path}: {len(missing)} runs record no intended tactics (only the strategic scripted "
+                             f"negotiators do: spend-down, urgency, reciprocal, coalition, strategic): {missing[:5]}"
+                             if missing else f"{path}: no SCARCE negotiation to validate against")
         frame = frame.with_columns(gold=messages["intended_tactics"])
     return units_from_frame(frame, keep_empty=keep_empty)
 
@@ -71,15 +69,7 @@ def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:
     Raises:
         ValueError: a column of the messages table is missing.
     """
-    need = {
-        "run_id",
-        "contention",
-        "worker",
-        "reasoning",
-        "private_sent",
-        "private_received",
-        "context",
-    }
+    need = {"run_id", "contention", "worker", "reasoning", "private_sent", "private_received", "context"}
     if missing := sorted(need - set(messages.columns)):
         raise ValueError(f"SCARCE messages table lacks columns {missing}")
     template = _context_template()
@@ -87,38 +77,20 @@ def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:
     for row in messages.iter_rows(named=True):
         state = json.loads(row["context"] or "{}")
         received = json.loads(row["private_received"] or "[]")
-        contexts.append(
-            template.render(
-                contention=row["contention"],
-                worker=row["worker"],
-                queue=state.get("queue") or [],
-                declarations=state.get("declarations") or {},
-                reasoning={
-                    w: t for w, t in (state.get("reasoning") or {}).items() if w != row["worker"]
-                },
-                previous=state.get("previous_outcome") or [],
-                received=received,
-            ).strip()
-        )
-    return pl.DataFrame(
-        {
-            "run_id": messages["run_id"],
-            "contention": messages["contention"],
-            "agent": messages["worker"],
-            "public_reasoning": messages["reasoning"],
-            "private_messages": messages["private_sent"],
-            "context": pl.Series(contexts, dtype=pl.String),
-        }
-    )
+        contexts.append(template.render(
+            contention=row["contention"], worker=row["worker"], queue=state.get("queue") or [],
+            declarations=state.get("declarations") or {},
+            reasoning={w: t for w, t in (state.get("reasoning") or {}).items() if w != row["worker"]},
+            previous=state.get("previous_outcome") or [], received=received).strip())
+    return pl.DataFrame({"run_id": messages["run_id"], "contention": messages["contention"],
+                         "agent": messages["worker"], "public_reasoning": messages["reasoning"],
+                         "private_messages": messages["private_sent"],
+                         "context": pl.Series(contexts, dtype=pl.String)})
 
 
 def _context_template():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-    env = Environment(
-        loader=FileSystemLoader(CONTEXT_TEMPLATE.parent),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = Environment(loader=FileSystemLoader(CONTEXT_TEMPLATE.parent), undefined=StrictUndefined, trim_blocks=True,
+                      lstrip_blocks=True)
     return env.get_template(CONTEXT_TEMPLATE.name)

@@ -36,14 +36,9 @@ from typing import Any
 
 from pydantic import Field
 
-from ...config.seats import (
-    ANY_SEAT,
-    SeatSettings,
-    check_seat_keys,
-    composition_label,
-    parse_seats,
-    resolve_seat,
-)
+from ...config.seats import ANY_SEAT, SeatSettings, check_seat_keys, composition_label, resolve_seat
+from ...llm.models import is_scripted, scripted_policy, via_provider
+from ...llm.params import ignored_settings
 
 #: The parts of a SCARCE seat: each worker is a solver and a negotiator.
 SEAT_PARTS: tuple[str, ...] = ("solver", "negotiator")
@@ -130,14 +125,10 @@ def _sent(s: ScarceSeatSettings) -> SeatSettings:
     model for a scripted policy; for a provider's model, without the settings litellm
     drops for it (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them
     unless ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
-    from ...llm.models import is_scripted, via_provider
-
     if s.model is not None and is_scripted(s.model):
         return SeatSettings(model=s.model)
     out = SeatSettings(**s.model_dump(exclude={"memory"}))
     if s.model is not None and via_provider(s.model):
-        from ...llm.params import ignored_settings
-
         dropped = ignored_settings(s.model, {f: getattr(s, f) for f in GENERATION_FIELDS})
         if dropped:
             out = out.model_copy(update=dict.fromkeys(dropped))
@@ -170,8 +161,6 @@ def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | N
             generation setting litellm would drop for the seat's model, or a key whose
             generation settings reach only scripted seats (nothing would be sent).
     """
-    from ...llm.models import is_scripted, scripted_policy
-    from ...llm.params import ignored_settings
     from .agents import SCRIPTED_NEGOTIATORS, parse_skill
     from .world import MEMORY_HORIZONS
 
@@ -208,13 +197,12 @@ def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | N
                     except ValueError as exc:
                         raise ValueError(f"{where}: model {m!r}: {exc}") from None
                 continue
-            effort = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part)).reasoning_effort
-            if effort is not None:
-                levels = supported_efforts(m)
-                if levels is not None and effort not in levels:
-                    raise ValueError(f"{where}: reasoning_effort {effort!r} is not accepted by {m!r} "
-                                     f"(litellm lists {list(levels) or 'no effort levels'} for it)")
             raw = resolve_seat(seats, w, _aliases(cfg, w), part, _part_default(cfg, part))  # as asked
+            if raw.reasoning_effort is not None:
+                levels = supported_efforts(m)
+                if levels is not None and raw.reasoning_effort not in levels:
+                    raise ValueError(f"{where}: reasoning_effort {raw.reasoning_effort!r} is not accepted by {m!r} "
+                                     f"(litellm lists {list(levels) or 'no effort levels'} for it)")
             seat_set = {f: getattr(raw, f) for f in GENERATION_FIELDS
                         if any(getattr(seats[k], f) is not None for k in _keys_of(seats, w, cfg, part))}
             dropped = ignored_settings(m, seat_set) if seat_set else {}
@@ -270,12 +258,6 @@ def present_workers(names: list[str] | tuple[str, ...], joins: Mapping[str, int]
     return [w for w in names if joins.get(w, 0) <= subrun <= leaves.get(w, subrun)]
 
 
-def _scripted(model: str) -> bool:
-    from ...llm.models import is_scripted
-
-    return is_scripted(model)
-
-
 def composition(cfg: Any) -> str:
     """The readable composition of ``cfg``'s seats, e.g. ``w0=gpt-4o, others=fifo``
     (:func:`~scarce_lab.config.seats.composition_label`); a worker whose solver and
@@ -295,7 +277,7 @@ def composition(cfg: Any) -> str:
         for f in GENERATION_FIELDS:
             per = {part: getattr(x, f) for part, x in (("solver", s), ("negotiator", n))
                    if getattr(x, f) is not None and getattr(x, f) != getattr(defaults[part], f)}
-            both_models = s.model is not None and n.model is not None and not (_scripted(s.model) or _scripted(n.model))
+            both_models = s.model is not None and n.model is not None and not (is_scripted(s.model) or is_scripted(n.model))
             if (len(per) == 2 and len(set(per.values())) == 1) or (len(per) == 1 and not both_models):
                 fields[f] = next(iter(per.values()))  # both parts', or the one model part's
             elif per:  # one of two model parts, or two values: name the part (two seats never read as one)
@@ -306,5 +288,5 @@ def composition(cfg: Any) -> str:
     return composition_label(resolved)
 
 
-__all__ = ["GENERATION_FIELDS", "NEWCOMER", "SEAT_PARTS", "ScarceSeatSettings", "WorkerSeat", "check_membership", "check_seats",
-           "composition", "normalize_seats", "parse_seats", "present_workers", "seat_plan"]
+__all__ = ["GENERATION_FIELDS", "NEWCOMER", "SEAT_PARTS", "ScarceSeatSettings", "WorkerSeat", "check_membership",
+           "check_seats", "composition", "normalize_seats", "present_workers", "seat_plan"]

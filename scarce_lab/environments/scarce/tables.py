@@ -31,92 +31,31 @@ from ...data.loaders import Dataset, load_dataset
 from ...data.schema import is_scripted
 from ...data.tables import label_conditions, settings_json
 
-#: Settings already in SCARCE's base condition (``<scheduler>_<mechanism>_mem-<memory>``).
 #: Settings the ``base_condition`` label already names (with seats and joins/leaves:
 #: :func:`_membership_label`), never repeated by :func:`label_conditions`.
 _BASE_KEYS = ("scheduler", "mechanism", "memory", "seats", "joins", "leaves")
 
+#: The run columns every table starts with.
+_RUN = {"run_id": pl.String, "condition": pl.String, "base_condition": pl.String, "settings": pl.String,
+        "model": pl.String}
 CONTENTION_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String,
-    "condition": pl.String,
-    "base_condition": pl.String,
-    "settings": pl.String,
-    "model": pl.String,
-    "solver_model": pl.String,
-    "scheduler": pl.String,
-    "mechanism": pl.String,
-    "subrun": pl.Int64,
-    "contention": pl.Int64,
-    "worker": pl.String,
-    "n_participants": pl.Int64,
-    "request_time_s": pl.Float64,
-    "requested_duration_s": pl.Int64,
-    "desired_position": pl.Int64,
-    "desired_duration_s": pl.Int64,
-    "declared_bid": pl.Int64,
-    "final_bid": pl.Int64,
-    "position": pl.Int64,
-    "allocated_duration_s": pl.Int64,
-    "price": pl.Int64,
-    "payment": pl.Int64,
-    "payment_capped": pl.Boolean,
-    "won": pl.Boolean,
-    "private_sent": pl.Int64,
-    "private_received": pl.Int64,
-    "reasoning_chars": pl.Int64,
-    "wait_s": pl.Float64,
-    "budget_initial": pl.Int64,
-    "deadline_s": pl.Float64,
-    "violations": pl.Int64,
-    "fallbacks": pl.Int64,
-}
-
+    **_RUN, "solver_model": pl.String, "scheduler": pl.String, "mechanism": pl.String, "subrun": pl.Int64,
+    "contention": pl.Int64, "worker": pl.String, "n_participants": pl.Int64, "request_time_s": pl.Float64,
+    "requested_duration_s": pl.Int64, "desired_position": pl.Int64, "desired_duration_s": pl.Int64,
+    "declared_bid": pl.Int64, "final_bid": pl.Int64, "position": pl.Int64, "allocated_duration_s": pl.Int64,
+    "price": pl.Int64, "payment": pl.Int64, "payment_capped": pl.Boolean, "won": pl.Boolean,
+    "private_sent": pl.Int64, "private_received": pl.Int64, "reasoning_chars": pl.Int64, "wait_s": pl.Float64,
+    "budget_initial": pl.Int64, "deadline_s": pl.Float64, "violations": pl.Int64, "fallbacks": pl.Int64}
 SUBMISSION_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String,
-    "condition": pl.String,
-    "base_condition": pl.String,
-    "settings": pl.String,
-    "model": pl.String,
-    "solver_model": pl.String,
-    "subrun": pl.Int64,
-    "worker": pl.String,
-    "task_id": pl.String,
-    "score": pl.Float64,
-    "score_as_is": pl.Float64,
-    "resolved": pl.Boolean,
-    "almost_resolved": pl.Boolean,
-    "deadline_missed": pl.Boolean,
-    "reason": pl.String,
-    "passed": pl.Int64,
-    "total": pl.Int64,
-    "violation": pl.String,
-    "steps": pl.Int64,
-    "contentions": pl.Int64,
-    "t_finish_s": pl.Float64,
-    "deadline_s": pl.Float64,
-    "budget_initial": pl.Int64,
-    "budget_left": pl.Int64,
-}
-
+    **_RUN, "solver_model": pl.String, "subrun": pl.Int64, "worker": pl.String, "task_id": pl.String,
+    "score": pl.Float64, "score_as_is": pl.Float64, "resolved": pl.Boolean, "almost_resolved": pl.Boolean,
+    "deadline_missed": pl.Boolean, "reason": pl.String, "passed": pl.Int64, "total": pl.Int64,
+    "violation": pl.String, "steps": pl.Int64, "contentions": pl.Int64, "t_finish_s": pl.Float64,
+    "deadline_s": pl.Float64, "budget_initial": pl.Int64, "budget_left": pl.Int64}
 MESSAGE_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String,
-    "condition": pl.String,
-    "base_condition": pl.String,
-    "settings": pl.String,
-    "model": pl.String,
-    "subrun": pl.Int64,
-    "contention": pl.Int64,
-    "worker": pl.String,
-    "participants": pl.String,
-    "declaration": pl.String,
-    "reasoning": pl.String,
-    "private_sent": pl.String,
-    "private_received": pl.String,
-    "context": pl.String,
-    "position": pl.Int64,
-    "won": pl.Boolean,
-    "intended_tactics": pl.String,
-}
+    **_RUN, "subrun": pl.Int64, "contention": pl.Int64, "worker": pl.String, "participants": pl.String,
+    "declaration": pl.String, "reasoning": pl.String, "private_sent": pl.String, "private_received": pl.String,
+    "context": pl.String, "position": pl.Int64, "won": pl.Boolean, "intended_tactics": pl.String}
 
 
 def _dataset(source: Path | str | Dataset) -> Dataset:
@@ -208,15 +147,9 @@ def _frame(rows: list[dict], schema: dict, runs: dict[str, dict] | None = None) 
 
 
 def _run_meta(info: dict) -> dict[str, Any]:
-    return {
-        "condition": info["condition"],
-        "base_condition": info["base_condition"],
-        "settings": info["settings"],
-        "model": info["models"].get("negotiator"),
-        "solver_model": info["models"].get("solver"),
-        "scheduler": info["cfg"].get("scheduler"),
-        "mechanism": info["cfg"].get("mechanism"),
-    }
+    return {"condition": info["condition"], "base_condition": info["base_condition"], "settings": info["settings"],
+            "model": info["models"].get("negotiator"), "solver_model": info["models"].get("solver"),
+            "scheduler": info["cfg"].get("scheduler"), "mechanism": info["cfg"].get("mechanism")}
 
 
 def contentions_table(source) -> pl.DataFrame:
@@ -354,9 +287,7 @@ def messages_table(source) -> pl.DataFrame:
                                   "previous_outcome": c["prev"]}, ensure_ascii=False)
             for w in participants:
                 rows.append({
-                    "run_id": run_id, "condition": meta["condition"], "base_condition": meta["base_condition"],
-                    "settings": meta["settings"], "model": meta["model"], "subrun": c["subrun"],
-                    "contention": k, "worker": w, "participants": json.dumps(participants),
+                    "run_id": run_id, **meta, "subrun": c["subrun"], "contention": k, "worker": w, "participants": json.dumps(participants),
                     "declaration": json.dumps(c["decl"].get(w)), "reasoning": c["reason"].get(w, ""),
                     "private_sent": json.dumps(c["sent"].get(w, []), ensure_ascii=False),
                     "private_received": json.dumps(c["recv"].get(w, []), ensure_ascii=False),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from scarce_lab.agents.decided import Decided
 
 from ..world.observations import NegotiationView
-from .negotiators import ScriptedNegotiatorPolicy, complete_ballot
+from .negotiators import ScriptedNegotiatorPolicy, fifo_declaration, ranked_ballot
 
 # -- institutions: policies that exercise sanctions, reputation and contracts ----------
 #: Scripted negotiators for the auction's institutions (scarce_lab.environments.scarce.world.institutions):
@@ -74,8 +74,6 @@ class InstitutionalNegotiator(ScriptedNegotiatorPolicy):
         return None
 
     async def declare(self, view):
-        from .negotiators import fifo_declaration
-
         return Decided(fifo_declaration(view))
 
     async def reason(self, view):
@@ -104,11 +102,7 @@ class InstitutionalNegotiator(ScriptedNegotiatorPolicy):
                 if k.get("signed") and first in order and second in order and order.index(first) > order.index(second):
                     order.remove(first)
                     order.insert(order.index(second), first)
-        rows = []
-        for w in order:
-            d = view.declared(w)
-            rows.append((w, d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w)))
-        return Decided(complete_ballot(rows, view)[0])
+        return Decided(ranked_ballot(view, order))
 
     async def promise(self, view):
         return Decided(self._promised(view))

@@ -16,11 +16,10 @@ no rule of its own and only turns that object into schemas:
   ``maximum`` of durations); :func:`parse_tool_call` validates a call against the same
   per-tool model and refuses an illegal tool with the reason.
 
-Compact form (``compact=True``, the embedded model): its grammar converter ignores
-``minimum``/``maximum`` on integers, so bounded integers become an ``enum`` of a
-small grid inside the legal range (:func:`duration_choices`, :func:`price_choices`),
-and strings get short length limits (a 135M model; a small grammar). The full form
-(hosted models) keeps every integer of the range and long strings.
+Compact form (``compact=True``, the embedded model): bounded integers as an ``enum``
+of a small grid (:mod:`.schemas`) and short string limits (:data:`LIMITS`: a 135M
+model, a small grammar); the full form (hosted models) keeps every integer of the range
+and long strings.
 
 Units: seconds for durations, credits for prices.
 """
@@ -37,7 +36,7 @@ from scarce_lab.llm.parsing import loads_answer, repeated_keys
 
 from ..world.actions import WRITE_PATH_PATTERN, LegalActions, legal_actions
 from .prompts import tool_descriptions
-from .schemas import SolverAction, bounded_int, duration_choices, price_choices  # noqa: F401 - re-exported
+from .schemas import SolverAction, bounded_int, duration_choices
 from .tools import WRITE_LIMIT
 
 #: String limits: (compact, full). Compact limits keep the grammar small and leave

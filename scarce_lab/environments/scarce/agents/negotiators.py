@@ -22,11 +22,8 @@ Scripted policies (``scripted/<policy>``; none sends a message unless stated):
   participant half of the time ("may I go first? I need N s", no private data);
   under revisable bids it revises its bid by a random -20..+20 (floored at 0).
 
-LLM negotiator masks: each phase's schema admits only legal values given
-the contention (positions 1..n, durations 1..slot cap, own bids 0..remaining
-budget, ballot prices 0..max(own budget, highest public bid), recipients among the
-other participants or ``nobody``; :mod:`.schemas`); for the embedded model bounded
-integers are enums of a small grid inside the range, which its grammar enforces.
+LLM negotiator masks: each phase's schema admits only legal values given the
+contention (:mod:`.schemas`).
 
 LLM negotiator fallbacks (documented, applied when the model answered but no answer
 is usable after the client's second call; never when the decision is missing, i.e.
@@ -54,14 +51,12 @@ from scarce_lab.llm.outcomes import MissingDecisionError
 from scarce_lab.runtime import derive_seed
 
 from ..world import Ballot, Declaration
-from ..world.actions import MAX_PRICE  # noqa: F401 - re-exported
 from ..world.observations import NegotiationView
 from .prompts import render
-from .schemas import (  # noqa: F401 - the schemas are part of this module's API
+from .schemas import (
     ContractAnswer,
     FineVote,
     ReasoningText,
-    Revision,
     ballot_schema,
     contract_offer_schema,
     declaration_schema,
@@ -73,13 +68,7 @@ from .schemas import (  # noqa: F401 - the schemas are part of this module's API
 SCRIPTED_NEGOTIATORS = ("fifo", "sjf", "edf", "bid-first", "highest-bid", "random")
 
 
-# -- repairs shared by all negotiators: the environment's (envs.scarce.actions) --------
-def clamp_declaration(pos: int, dur: int, bid: int, view: NegotiationView) -> tuple[Declaration, str | None]:
-    """Clamp raw declaration numbers into the legal ranges; report what changed
-    (:meth:`scarce_lab.environments.scarce.world.LegalNegotiation.clamp_declaration` of ``view.legal``)."""
-    return view.legal.clamp_declaration(pos, dur, bid)
-
-
+# -- repairs shared by all negotiators: the environment's (world.actions.LegalNegotiation) --
 def complete_ballot(entries: list[tuple[str, int, int]], view: NegotiationView) -> tuple[Ballot, str | None]:
     """Make a legal ballot from raw ``(worker, seconds, price)`` rows
     (:meth:`scarce_lab.environments.scarce.world.LegalNegotiation.complete_ballot` of ``view.legal``);
@@ -194,8 +183,6 @@ class ScriptedNegotiator(ScriptedNegotiatorPolicy):
         ValueError: unknown policy name.
     """
 
-    scripted = True
-
     def __init__(self, policy: str, seed: int = 0):
         if policy not in SCRIPTED_NEGOTIATORS:
             raise ValueError(f"negotiator policy must be one of {SCRIPTED_NEGOTIATORS}, got {policy!r}")
@@ -213,19 +200,18 @@ class ScriptedNegotiator(ScriptedNegotiatorPolicy):
         if p == "sjf":
             durs = sorted((q["requested_duration_s"], q["request_time_s"], q["worker"]) for q in view.contention["queue"])
             pos = [x[2] for x in durs].index(view.worker) + 1
-            return Decided(clamp_declaration(pos, req, 0, view)[0])
+            return Decided(view.legal.clamp_declaration(pos, req, 0)[0])
         if p == "edf":
             minutes = max(1, int(view.own_remaining_s // 60))
             pos = 1 if view.own_remaining_s < 600 else view.fifo_position()
             bid = min(budget // 5, 6000 // minutes)
-            return Decided(clamp_declaration(pos, req, bid, view)[0])
+            return Decided(view.legal.clamp_declaration(pos, req, bid)[0])
         if p == "bid-first":
-            return Decided(clamp_declaration(1, req, budget // 5, view)[0])
+            return Decided(view.legal.clamp_declaration(1, req, budget // 5)[0])
         rng = self._rng(view, "declaration")
         n = len(view.participants)
-        return Decided(
-            clamp_declaration(rng.randint(1, n), rng.randint(min(30, req), req), rng.randint(0, budget // 4), view)[0]
-        )
+        return Decided(view.legal.clamp_declaration(rng.randint(1, n), rng.randint(min(30, req), req),
+                                                    rng.randint(0, budget // 4))[0])
 
     async def reason(self, view):
         d = view.declared(view.worker)
@@ -302,24 +288,14 @@ class ModelNegotiator(ModelHolder, Negotiator):
         self.compact = is_embedded(self.model)
 
     def _messages(self, view: NegotiationView, template: str, **extra: Any) -> list[dict[str, str]]:
-        ctx = {
-            "worker": view.worker,
-            "c": view.contention,
-            "history": view.history,
-            "own_history": view.own_history,
-            "memories": view.memories,
-            "own_budget": view.own_budget,
-            "own_remaining_s": view.own_remaining_s,
-            "task_summary": view.task_summary,
-            "n": len(view.participants),
-            "participants": view.participants,
-            "others": view.others,
-            "round": view.private_round,
-            **extra,
-        }
-        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
-                        slot_cap_s=view.slot_cap_s)
-        return [{"role": "system", "content": system}, {"role": "user", "content": render(template, **ctx)}]
+        ctx = {"worker": view.worker, "c": view.contention, "history": view.history, "own_history": view.own_history,
+               "memories": view.memories, "own_budget": view.own_budget, "own_remaining_s": view.own_remaining_s,
+               "task_summary": view.task_summary, "n": len(view.participants), "participants": view.participants,
+               "others": view.others, "round": view.private_round, **extra}
+        return [{"role": "system", "content": self._system(view)}, {"role": "user", "content": render(template, **ctx)}]
+
+    def _system(self, view: Any) -> str:
+        return render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism, slot_cap_s=view.slot_cap_s)
 
     async def _request(self, request: Any) -> Any:
         from scarce_lab.llm.scope import current_scope, run_scope
@@ -373,7 +349,7 @@ class ModelNegotiator(ModelHolder, Negotiator):
                           desired_duration_seconds=fb.desired_duration_seconds, bid_price=0)
         out, msgs, lat = await self._ask(view, "declaration", "declaration.j2", schema, fallback, 60)
         d = out.decision
-        value, note = clamp_declaration(d.desired_position, d.desired_duration_seconds, d.bid_price, view)
+        value, note = view.legal.clamp_declaration(d.desired_position, d.desired_duration_seconds, d.bid_price)
         return self._decided(value, out, msgs, lat, note)
 
     async def reason(self, view):
@@ -453,11 +429,9 @@ class ModelNegotiator(ModelHolder, Negotiator):
     async def vote_fine(self, view, breach):
         if self.lm.scripted:
             return await self._policy(view, "fine_vote", breach)
-        system = render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism,
-                        slot_cap_s=view.slot_cap_s)
         user = render("fine_vote.j2", worker=view.worker, breach=breach, own_budget=view.own_budget,
                       institutions=view.contention.get("institutions", {}))
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": self._system(view)}, {"role": "user", "content": user}]
         out, msgs, lat = await self._ask(view, "fine_vote", "fine_vote.j2", FineVote, FineVote(fine=False), 20,
                                          messages=messages)
         return self._decided(bool(out.decision.fine), out, msgs, lat)

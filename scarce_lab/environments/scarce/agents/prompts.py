@@ -17,13 +17,8 @@ INTERVIEW_TEMPLATE = TEMPLATES / "interview.j2"
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
     env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
     env.filters["tojson_ascii"] = lambda v: json.dumps(v, ensure_ascii=False)  # json.dumps' default separators
     env.filters["minutes"] = lambda s: f"{float(s) / 60:.1f} min"

@@ -40,7 +40,6 @@ Tool = Literal[
     "list_files", "read_file", "write_file", "request_execution_slot",
     "run_command", "save_persistent_memory", "submit",
 ]
-TOOLS: tuple[str, ...] = Tool.__args__  # type: ignore[attr-defined]
 
 #: Slot durations offered in the compact form (seconds), cut to the slot cap.
 DURATION_GRID: tuple[int, ...] = (10, 20, 30, 45, 60, 90, 120, 180, 240, 300)
@@ -321,23 +320,6 @@ class SolverAction(DecisionModel):
         return f"{self.tool}()"
 
 
-class JsonAction(DecisionModel):
-    """The unmasked JSON action: every tool, any path and duration. The solver no
-    longer sends it (it sends the state's masked schema,
-    :func:`scarce_lab.environments.scarce.agents.masks.solver_choice_schema`); kept for callers
-    that want an action without a state. String limits as in the compact mask.
-    Converted to :class:`SolverAction`.
-    """
-
-    tool: Tool
-    path: str = Field("", max_length=80)
-    content: str = Field("", max_length=600)
-    command: str = Field("", max_length=160)
-    duration_seconds: int = 60
-    reason: str = Field("", max_length=120)
-    text: str = Field("", max_length=160)
-
-
 register_decision_family(
     "scarce.declaration", SlotDeclarationBase,
     {"desired_position": 2, "desired_duration_seconds": 60, "bid_price": 10}, lambda: declaration_schema(3),
@@ -356,9 +338,6 @@ register_decision_family(
 )
 register_decision_family(
     "scarce.solver_action", SolverAction, {"tool": "request_execution_slot", "duration_seconds": 30, "reason": "run"}
-)
-register_decision_family(
-    "scarce.solver_json_action", JsonAction, {"tool": "run_command", "command": "ls", "duration_seconds": 30}
 )
 register_decision_family("scarce.promise", PromiseBase, {"min_own_rank": 2}, lambda: promise_schema((2, 3)))
 register_decision_family(

@@ -64,7 +64,7 @@ from typing import Any
 from scarce_lab.agents.decided import Decided
 
 from ..world.observations import NegotiationView, SolverObservation
-from .negotiators import ScriptedNegotiatorPolicy, clamp_declaration, complete_ballot
+from .negotiators import ScriptedNegotiatorPolicy, ranked_ballot
 from .solvers import (
     PLACEHOLDER_BUILD,
     ScriptedSolverPolicy,
@@ -139,8 +139,6 @@ class StrategicNegotiator(ScriptedNegotiatorPolicy):
     Raises:
         ValueError: unknown policy.
     """
-
-    scripted = True
 
     def __init__(self, policy: str, seed: int = 0):
         if policy not in STRATEGIC_NEGOTIATORS:
@@ -235,7 +233,7 @@ class StrategicNegotiator(ScriptedNegotiatorPolicy):
     async def declare(self, view):
         urgent = "urgency" in self.features and self.urgency(view) >= URGENT
         pos = 1 if urgent else view.fifo_position()
-        return Decided(clamp_declaration(pos, view.requested_duration_s, self.bid(view), view)[0])
+        return Decided(view.legal.clamp_declaration(pos, view.requested_duration_s, self.bid(view))[0])
 
     async def reason(self, view):
         d = view.declared(view.worker)
@@ -318,12 +316,7 @@ class StrategicNegotiator(ScriptedNegotiatorPolicy):
             head = list(allied)
         else:
             head = [view.worker]
-        order = [*head, *(w for w in rest if w not in head)]
-        rows = []
-        for w in order:
-            d = view.declared(w)
-            rows.append((w, d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w)))
-        return Decided(complete_ballot(rows, view)[0])
+        return Decided(ranked_ballot(view, [*head, *(w for w in rest if w not in head)]))
 
 
 # -- the skilled solver ----------------------------------------------------------------
@@ -364,8 +357,6 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
         ValueError: ``skill`` outside (0, 1].
     """
 
-    scripted = True
-
     def __init__(self, task: Any, *, skill: float = 0.5, seed: int = 0, explore_s: int = 30,
                  build_s: int = ATTEMPT_S + 10, max_attempts: int = 8):
         if not 0 < skill <= 1:
@@ -381,10 +372,7 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
         self.explore_s, self.build_s, self.max_attempts = explore_s, build_s, max_attempts
         self.stage = "start"
         self.queue: list[SolverAction] = []
-        self._ref = self._reference_files()
-
-    def _reference_files(self) -> list[tuple[str, str]]:
-        return reference_files(self.task)
+        self._ref = reference_files(task)
 
     @property
     def solved(self) -> bool:
@@ -394,9 +382,6 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
         if self.solved and self._ref:
             return self._ref
         return [("compile.sh", PLACEHOLDER_BUILD)]
-
-    def _examples(self) -> list[dict[str, Any]]:
-        return task_examples(self.task)
 
     def slot_request_s(self, obs: SolverObservation) -> int:
         """Seconds to ask for: ``build_s x (1 + 0.25 x visible failed-attempt notes)``,
@@ -409,11 +394,9 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
         A = SolverAction
         acts = [A(tool="write_file", path=p, content=c) for p, c in self._candidate()]
         acts.append(A(tool="run_command", command="bash compile.sh"))
-        acts += [A(tool="run_command", command=_example_command("./executable", e)) for e in self._examples()[:2]]
+        acts += [A(tool="run_command", command=_example_command("./executable", e))
+                 for e in task_examples(self.task)[:2]]
         return acts
-
-    async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
-        return Decided(self._next(obs))
 
     def _next(self, obs: SolverObservation) -> SolverAction:  # noqa: C901 - a flat routine
         A = SolverAction
@@ -429,7 +412,7 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
             self.stage = "work"
             if obs.in_slot:
                 self.queue = [A(tool="run_command", command=_example_command(f"./{self.task.program}", e))
-                              for e in self._examples()[:2]]
+                              for e in task_examples(self.task)[:2]]
                 return self.queue.pop(0)
         if self.stage == "judge":  # the attempt just ran: did it find the insight?
             self.stage = "work"

@@ -48,7 +48,7 @@ from ..world.actions import SOLVER_TOOLS, LegalActions
 from ..world.observations import SolverObservation
 from .masks import parse_tool_call, solver_choice_schema, tool_specs_for
 from .prompts import render
-from .schemas import TOOLS, JsonAction, SolverAction, Tool  # noqa: F401 - part of this module's API
+from .schemas import SolverAction
 from .tools import listing_note, readable_names
 
 
@@ -114,15 +114,17 @@ def opening_action(solver: Any, obs: SolverObservation) -> SolverAction | None:
 
 
 class ScriptedSolverPolicy(Solver):
-    """Base of the scripted solvers: :meth:`step` is the policy, and the policy is also
-    callable as a :class:`~scarce_lab.llm.model.ScriptedModel` policy
-    ``(observation, rng) -> awaitable Decided`` (randomness from the solver's own seed,
-    not from ``rng``), so :class:`ModelSolver` decides through it like through a model."""
-
-    scripted = True
+    """Base of the scripted solvers: :meth:`step` is the policy (the subclass's
+    ``_next(obs) -> SolverAction``), and the policy is also callable as a
+    :class:`~scarce_lab.llm.model.ScriptedModel` policy ``(observation, rng) -> awaitable
+    Decided`` (randomness from the solver's own seed, not from ``rng``), so
+    :class:`ModelSolver` decides through it like through a model."""
 
     def __call__(self, obs: SolverObservation, rng: Any) -> Any:
         return self.step(obs)
+
+    async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
+        return Decided(self._next(obs))
 
 
 class ScriptedSolver(ScriptedSolverPolicy):
@@ -132,8 +134,6 @@ class ScriptedSolver(ScriptedSolverPolicy):
         task: the worker's task (needs ``program``, ``examples``, ``reference_dir``).
         explore_s, build_s: seconds requested for the two slots.
     """
-
-    scripted = True
 
     def __init__(self, task: Any, *, explore_s: int = 20, build_s: int = 30, policy: str = "routine",
                  seed: int = 0):
@@ -146,16 +146,7 @@ class ScriptedSolver(ScriptedSolverPolicy):
         self.build_s = build_s
         self.stage = "start"
         self.cursor = 0
-        self._files = self._reference_files()
-
-    def _reference_files(self) -> list[tuple[str, str]]:
-        return reference_files(self.task) or [("compile.sh", PLACEHOLDER_BUILD)]
-
-    def _examples(self) -> list[dict[str, Any]]:
-        return task_examples(self.task)
-
-    async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
-        return Decided(self._next(obs))
+        self._files = reference_files(task) or [("compile.sh", PLACEHOLDER_BUILD)]
 
     def _next(self, obs: SolverObservation) -> SolverAction:  # noqa: C901 - a flat routine
         A = SolverAction
@@ -165,7 +156,7 @@ class ScriptedSolver(ScriptedSolverPolicy):
                 self.cursor = 0
             return first
         if self.stage == "explore":
-            exs = self._examples()[:3]
+            exs = task_examples(self.task)[:3]
             if obs.in_slot and self.cursor < len(exs):
                 self.cursor += 1
                 return A(tool="run_command", command=_example_command(prog, exs[self.cursor - 1]))
@@ -186,7 +177,7 @@ class ScriptedSolver(ScriptedSolverPolicy):
                 return A(tool="request_execution_slot", duration_seconds=self.build_s,
                          reason="build my program and check it on examples")
         if self.stage == "build":
-            exs = self._examples()[:2]
+            exs = task_examples(self.task)[:2]
             cmds = ["bash compile.sh", *(_example_command("./executable", e) for e in exs)]
             if obs.in_slot and self.cursor < len(cmds):
                 self.cursor += 1
@@ -259,12 +250,8 @@ class ModelSolver(ModelHolder, Solver):
     (``lm``, from :func:`~scarce_lab.llm.model.model_for`; see the module docstring).
     A scripted policy (:class:`ScriptedSolverPolicy` behind a
     :class:`~scarce_lab.llm.model.ScriptedModel`) gets the observation and its
-    :class:`~.decided.Decided` is the step; a model gets the step's prompt.
-
-    Each model step's choices are masked by the state (:mod:`.masks`): models without
-    native tool calling answer a ``oneOf`` JSON schema of the legal tools only (the
-    embedded model's grammar enforces it); native tool calling offers the legal tools
-    only and validates the call against them.
+    :class:`~.decided.Decided` is the step; a model gets the step's prompt and the legal
+    actions as its schema or tool list (:mod:`.masks`).
 
     Args:
         lm: the model (``lm.name`` is the model string of the records; its

@@ -13,18 +13,12 @@ import polars as pl
 
 from scarce_lab.analysis import stats
 from scarce_lab.analysis.layout import _need
-from scarce_lab.analysis.pooling import PoolingError, check_no_pooling  # noqa: F401
 
 #: Taxonomy ids (scarce.yaml, "process and governance norms") counted as rule-making.
 RULE_MAKING: tuple[str, ...] = ("iterative_bargaining", "negotiation_neutrality", "issue_reduction")
 #: Taxonomy ids ("time-urgency" and "classical scheduling" norms) counted as rule-invoking.
-RULE_INVOKING: tuple[str, ...] = (
-    "earliest_deadline_first",
-    "sunk_cost_urgency",
-    "first_come_first_served",
-    "shortest_job_first",
-    "risk_variance_first",
-)
+RULE_INVOKING: tuple[str, ...] = ("earliest_deadline_first", "sunk_cost_urgency", "first_come_first_served",
+                                  "shortest_job_first", "risk_variance_first")
 #: Table 2 behaviours (memory horizon) -> the taxonomy ids that count for each.
 MEMORY_BEHAVIOURS: dict[str, tuple[str, ...]] = {
     "reciprocity": ("reciprocity",),
@@ -109,12 +103,7 @@ def mean_over_runs(values: Sequence[float], bounds: tuple[float, float] | None =
 def _grouped(df: pl.DataFrame, by: Sequence[str], fn) -> pl.DataFrame:
     """Apply ``fn(sub_frame) -> dict`` (keys of the CI columns) per group of ``by``,
     groups sorted; one row per group, typed (empty frame with the schema when no rows)."""
-    keys = {b: df.schema[b] for b in by}
-    if not by:
-        return _ci_frame([fn(df)], {})
-    rows = [dict(zip(by, key, strict=True)) | fn(part)
-            for key, part in df.sort(list(by), nulls_last=True).group_by(list(by), maintain_order=True)]
-    return _ci_frame(rows, keys)
+    return _ci_frame([base | fn(part) for base, part in _groups(df, by)], {b: df.schema[b] for b in by})
 
 
 def _groups(df: pl.DataFrame, by: Sequence[str]):
@@ -132,18 +121,9 @@ def _ci_frame(rows: list[dict], keys: dict[str, pl.DataType]) -> pl.DataFrame:
 
 # -- run settings and stages -----------------------------------------------------------
 RUN_SETTINGS_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String,
-    "seed": pl.Int64,
-    "workers": pl.Int64,
-    "subruns": pl.Int64,
-    "memory": pl.String,
-    "mechanism": pl.String,
-    "scheduler": pl.String,
-    "reasoning_effort": pl.String,
-    "rich_worker_budget": pl.Int64,
-    "mixed_deadlines": pl.Boolean,
-    "negotiator": pl.String,
-}
+    "run_id": pl.String, "seed": pl.Int64, "workers": pl.Int64, "subruns": pl.Int64, "memory": pl.String,
+    "mechanism": pl.String, "scheduler": pl.String, "reasoning_effort": pl.String, "rich_worker_budget": pl.Int64,
+    "mixed_deadlines": pl.Boolean, "negotiator": pl.String}
 
 
 def _run_negotiator(row: dict, cfg: dict) -> str | None:
@@ -242,8 +222,6 @@ def assign_stages(df: pl.DataFrame, n_stages: int = 3, *, col: str = "contention
 
 
 # -- presentation ----------------------------------------------------------------------
-
-
 def relational_kind(category: str, relational: set[str] | Sequence[str]) -> str:
     """The paper's Table 1 grouping of a taxonomy category: ``relational``,
     ``non-relational``, or ``any relational`` for the ``relational`` summary row."""

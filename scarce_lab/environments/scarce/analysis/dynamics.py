@@ -109,13 +109,10 @@ def stage_texts(messages: pl.DataFrame, n_stages: int = 3) -> pl.DataFrame:
 
 
 def language_drift(messages: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",)) -> pl.DataFrame:
-    """Language drift over the stages of each run, averaged over runs.
-
-    Per run and stage, :func:`scarce_lab.judge.drift.drift_table` gives
-    ``cosine_prev`` (bag-of-words cosine with the previous stage), ``trigram_repetition``
-    and ``new_word_share``; this returns their mean over runs with a t interval (one
-    value per run and stage; all three measures lie in [0, 1] and the interval is clipped
-    to it): ``by``..., ``stage``, ``measure``, ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    """Language drift over the stages of each run (the method: :func:`~.findings.language_drift`):
+    the measures of :func:`scarce_lab.judge.drift.drift_table` per run and stage, their
+    mean over runs with a t interval clipped to [0, 1]: ``by``..., ``stage``, ``measure``,
+    ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     from scarce_lab.judge.drift import drift_table
 
     check_no_pooling(messages, by, what="language_drift")
@@ -167,16 +164,13 @@ def richer_worker(contentions: pl.DataFrame) -> pl.DataFrame:
 
 
 def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
-    """The richer worker's mean declared bid and win rate by budget phase against the
-    others (Tables 5 and 7), only in runs that have a richer worker, with the overall
-    values over all phases (``budget_phase="all"``: Table 7's overall win rate of the
-    richer worker).
+    """Tables 5 and 7 (the method: :func:`~.findings.budget_phases`): the richer worker
+    (:func:`richer_worker`) against the others by budget phase (:func:`budget_left`) and
+    over all phases, in runs that have a richer worker.
 
     Returns ``by``..., ``who`` (``"richer"``/``"others"``), ``budget_phase``
-    (:data:`BUDGET_PHASES` and ``"all"``), ``metric`` (``mean_bid`` over all its
-    participations, credits; ``win_rate``: share of its participations in which it was
-    first in the queue, all of them; ``win_rate_contested``: the same over contested
-    participations), ``value``, ``lo``, ``hi``, ``n``, ``runs``.
+    (:data:`BUDGET_PHASES` and ``"all"``), ``metric`` (``mean_bid``, credits;
+    ``win_rate``; ``win_rate_contested``), ``value``, ``lo``, ``hi``, ``n``, ``runs``.
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -206,10 +200,11 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
 
 def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",),
                  urgent_below_s: float | None = None, seed: int = 0) -> pl.DataFrame:
-    """Mean declared bid of urgent vs non-urgent workers by stage (Table 4), in runs
-    whose workers do not all share one deadline. Urgent: ``deadline_s`` below the run's
-    median deadline (or below ``urgent_below_s`` seconds). Returns ``by``..., ``stage``,
-    ``urgent`` (bool), ``value`` (credits), ``lo``, ``hi``, ``n``, ``runs``."""
+    """Table 4 (the method: :func:`~.findings.urgency_bids`): mean declared bid of urgent
+    (``deadline_s`` below the run's median deadline, or below ``urgent_below_s`` seconds)
+    against non-urgent workers by stage, in runs whose workers do not all share one
+    deadline. Returns ``by``..., ``stage``, ``urgent`` (bool), ``value`` (credits),
+    ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "contention", "worker", "deadline_s", "declared_bid", *by), "contentions")
     check_no_pooling(contentions, by, what="urgency_bids")
     dl = contentions.group_by("run_id", "worker").agg(pl.col("deadline_s").first())
@@ -224,12 +219,10 @@ def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[s
 
 # -- auction dynamics ------------------------------------------------------------------
 def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
-    """P(win next | won this one) and, for contrast, P(win next | lost this one).
-
-    Pairs: each worker's consecutive *contested* participations within one run and
-    subrun (this one, its next one). Returns ``by``..., ``given`` (``"won"``/``"lost"``),
-    ``value`` (share of pairs whose next participation was won), ``lo``, ``hi`` (t
-    interval over run means), ``n`` (pairs), ``runs``."""
+    """Table 8's win continuity (the method: :func:`~.findings.win_continuity`):
+    ``by``..., ``given`` (``"won"``/``"lost"``), ``value`` (share of pairs of consecutive
+    contested participations whose next was won), ``lo``, ``hi`` (t interval over run
+    means), ``n`` (pairs), ``runs``."""
     _need(contentions, ("run_id", "subrun", "contention", "worker", "won", "n_participants", *by), "contentions")
     check_no_pooling(contentions, by, what="win_continuity")
     d = (contentions.filter(pl.col("n_participants") >= 2).sort("run_id", "subrun", "worker", "contention")
@@ -237,16 +230,14 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
          .filter(pl.col("_next").is_not_null())
          .with_columns(pl.when(pl.col("won")).then(pl.lit("won")).otherwise(pl.lit("lost")).alias("given"),
                        pl.col("_next").cast(pl.Float64).alias("_nw")))
-    out = _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", seed=seed, bounds=SHARE))
-    return out
+    return _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", seed=seed, bounds=SHARE))
 
 
 def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Sequence[str] = ("model",),
                          contested_only: bool = True, bid: str = "final_bid", seed: int = 0) -> pl.DataFrame:
-    """Median winning bid (credits; ``final_bid`` by default, the declared one under
-    fixed bids) per stage (bid drift; the paper's Table 8 uses stages 1 to 4, the
-    default), with a cluster bootstrap interval for the median. Returns ``by``...,
-    ``stage``, ``value``, ``lo``, ``hi``, ``n``, ``runs``.
+    """Table 8's bid drift (the method: :func:`~.findings.bid_drift`; 4 stages as the
+    paper): median winning ``bid`` (credits) per stage with a cluster-bootstrap interval:
+    ``by``..., ``stage``, ``value``, ``lo``, ``hi``, ``n``, ``runs``.
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -291,15 +282,9 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
 
 # -- schedulers ------------------------------------------------------------------------
 OUTCOME_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String,
-    "settings": pl.String,
-    "submissions": pl.Int64,
-    "deadline_misses": pl.Int64,
-    "deadline_miss_rate": pl.Float64,
-    "mean_partial_score": pl.Float64,
-    "total_queue_wait_s": pl.Float64,
-    "unstarted_slots": pl.Int64,
-}
+    "run_id": pl.String, "settings": pl.String, "submissions": pl.Int64, "deadline_misses": pl.Int64,
+    "deadline_miss_rate": pl.Float64, "mean_partial_score": pl.Float64, "total_queue_wait_s": pl.Float64,
+    "unstarted_slots": pl.Int64}
 
 
 def collective_outcomes(contentions: pl.DataFrame, submissions: pl.DataFrame) -> pl.DataFrame:
@@ -360,19 +345,27 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
     _need(outcomes, ("run_id", "scheduler", *by, *pair_on), "outcomes")
     check_no_pooling(outcomes, [b for b in by if b != "scheduler"], what="compare_schedulers",
                      allow=("scheduler",))
-    metrics = ("deadline_misses", "mean_partial_score", "total_queue_wait_s")
-    ref = outcomes.filter(pl.col("scheduler") == reference)
-    others = [b for b in by if b != "scheduler"]
+    return paired_outcomes(outcomes, by, outcomes.filter(pl.col("scheduler") == reference),
+                           ("deadline_misses", "mean_partial_score", "total_queue_wait_s"), _outcome_bounds,
+                           pair_on=pair_on, match=[b for b in by if b != "scheduler"])
+
+
+def paired_outcomes(outcomes: pl.DataFrame, by: Sequence[str], ref: pl.DataFrame, metrics: Sequence[str],
+                    bounds, *, pair_on: Sequence[str] = ("seed",), match: Sequence[str] = ()) -> pl.DataFrame:
+    """Per ``by`` group and metric of ``metrics`` (one value per run): the mean over runs
+    with its interval (:func:`mean_over_runs`, clipped to ``bounds(part, metric)``) and
+    the mean paired difference to the ``ref`` runs with the same ``pair_on`` values (and
+    the group's ``match`` columns): ``by``..., ``metric``, ``value``, ``lo``, ``hi``,
+    ``runs``, ``se``, ``diff``, ``diff_lo``, ``diff_hi`` (t interval over the pairs; null
+    without pairs), ``pairs``."""
     rows = []
     for key, part in outcomes.sort(list(by)).group_by(list(by), maintain_order=True):
         base = dict(zip(by, key, strict=True))
-        r = ref
-        for b in others:
-            r = r.filter(pl.col(b) == base[b])
+        r = ref.filter(*[pl.col(b) == base[b] for b in match]) if match else ref
         paired = part.join(r.select(*pair_on, *[pl.col(m).alias(f"_ref_{m}") for m in metrics]),
                            on=list(pair_on), how="inner")
         for m in metrics:
-            ci = mean_over_runs(part[m].to_list(), bounds=_outcome_bounds(part, m))
+            ci = mean_over_runs(part[m].to_list(), bounds=bounds(part, m))
             diffs = (paired[m].cast(pl.Float64) - paired[f"_ref_{m}"].cast(pl.Float64)).to_list()
             dm, dlo, dhi = stats.mean_ci(diffs) if diffs else (math.nan,) * 3
             rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"],
@@ -382,5 +375,3 @@ def compare_schedulers(outcomes: pl.DataFrame, *, by: Sequence[str] = ("schedule
         "metric": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "runs": pl.Int64,
         "se": pl.Float64, "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
-
-

@@ -27,41 +27,15 @@ The metrics live in :mod:`.tactics` (from judge labels) and
 shared helpers in :mod:`.base`; notebooks reach them as findings
 (:mod:`.findings`, the package's face ``sl.scarce``).
 
-Definitions used here (the SCARCE paper, sections on Tables 1-10, where it gives them):
-
-- **stage**: within a run, its contentions in order are cut into ``n_stages`` equal
-  blocks (:func:`assign_stages`); stage 1 is the earliest. ``n_stages=2`` gives the
-  first and second half of a run.
-- **contested**: a contention with at least two participants (only those can be won
-  or lost against someone).
-- **win rate**: the share of rounds (participations) in which the worker is first in the
-  queue, over *all* its rounds (the paper's definition); the share over contested rounds
-  only is given beside it where useful.
-- **Table 1 and Figure 14** (tactic shares and private-chat use per model) are computed
-  on a single subrun, the first, as in the paper (``subrun=0``; ``None`` for all).
-- **Table 8** (bid drift): median winning bid by stage with 4 stages (stages 1 to 4).
-- **relational round**: an agent-round with at least one relational label (taxonomy
-  flag ``relational``).
-- **rule-making / rule-invoking** (Table 10), from the taxonomy's "rules and
-  spontaneous norms" system: *rule-making* = proposing how the group should decide, a
-  label of its *process and governance norms* group (:data:`RULE_MAKING`:
-  iterative bargaining, negotiation neutrality rules, issue reduction); *rule-invoking*
-  = appealing to an ordering criterion to claim or concede a place, a label of its
-  *time-urgency* or *classical scheduling norms* groups (:data:`RULE_INVOKING`). The
-  paper's Table 10 reports their combination (``kind="rules"``: a round with either);
-  the split is kept beside it.
-- **budget phase** (Tables 5, 7): share of the subrun budget left before the
-  contention: ``> 2/3`` -> ``">66%"``, ``1/3 .. 2/3`` -> ``"33-66%"``, ``< 1/3`` ->
-  ``"<33%"``; budget left = initial budget minus payments in earlier contentions of the
-  same subrun (:func:`budget_left`).
-- **richer worker**: in each run, the worker whose initial budget is strictly larger
-  than every other worker's (none when budgets are equal); the paper's asymmetry gives
-  it 1,500 credits against 1,000. Table 7 reports its overall win rate (all phases,
-  ``budget_phase="all"``) beside the rate per phase.
-- **reference condition** (:func:`base_condition`): negotiated ballots, fixed bids, the
-  paper's cross-subrun memory, equal budgets and deadlines, no reasoning effort.
-- **urgent worker** (Table 4): deadline strictly below the run's median deadline,
-  or below ``urgent_below_s`` when given.
+Definitions (the SCARCE paper's, sections on Tables 1-10, where it gives them) are
+stated once, where they are computed, and in the method of each finding
+(:mod:`.findings`): a *stage* (:func:`~.base.assign_stages`), a *contested* contention
+(two or more participants), the *win rate* (:func:`~.dynamics.win_rates`: over all
+rounds), *rule-making* and *rule-invoking* (:data:`~.base.RULE_MAKING`,
+:data:`~.base.RULE_INVOKING`, :func:`~.findings.rule_shares`), the *budget phase*
+(:func:`~.dynamics.budget_left`), the *richer worker* (:func:`~.dynamics.richer_worker`),
+an *urgent worker* (:func:`~.dynamics.urgency_bids`) and the *reference condition*
+(:func:`~.base.base_condition`).
 """
 
 from __future__ import annotations

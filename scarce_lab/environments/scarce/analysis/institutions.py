@@ -3,25 +3,13 @@ condition of each run, institutional behaviour with and without each module, and
 collective output against the centralised schedulers (the SCARCE paper's open
 question "do institutions help or hurt collective output?").
 
-Pure functions on polars frames (no environment, agent or runner import):
-
-- :func:`institution_settings`: one row per run: its institutions (``none`` when every
-  module is off, e.g. ``sanctions=vote,fine=100,fine_to=bank,reputation``), the
-  scheduler, and ``arm`` = ``<scheduler>`` for a centralised baseline or
-  ``ballots|<institutions>`` for a negotiated run: the unit of comparison.
-- :func:`institution_frames` + :func:`institution_run_rates` +
-  :func:`institution_behaviour`: per run, from the institution events: promise-keeping
-  rate (kept / judged promises), breaches per contention, share of breaches fined,
-  share of contract offers signed, share of signed contracts whose condition held.
-  Summarised per ``arm`` with a t interval over runs (:func:`~.base.mean_over_runs`,
-  bounded to [0, 1] for shares); a run without the item (no promise judged) gives no
-  value for that rate, never a 0.
-- :func:`relational_share`: the share of labelled agent-rounds with at least one
-  relational tactic of the taxonomy (its ``relational`` flag), per ``arm``, cluster
-  interval over runs (:func:`~.base.cluster_ci`).
-- :func:`collective_by_arm`: deadline-miss rate, mean partial score and total queue
-  wait per run (:func:`~.dynamics.collective_outcomes`), per ``arm`` with a t interval
-  over runs, and the difference to a reference arm on the same seeds.
+Pure functions on polars frames (no environment, agent or runner import). The unit of
+comparison is the *arm* of a run (:func:`institution_settings`): ``<scheduler>`` for a
+centralised baseline, ``ballots|<institutions>`` for a negotiated run (``none`` when
+every module is off, e.g. ``ballots|sanctions=vote,fine=50,reputation``). Per arm:
+institutional behaviour (:func:`institution_frames`, :func:`institution_run_rates`,
+:func:`institution_behaviour`), the relational share (:func:`relational_share`) and
+collective output against a reference arm on the same seeds (:func:`collective_by_arm`).
 
 Never pooled: every grouped function refuses a group whose runs differ in a condition
 setting other than what the group names (:func:`~scarce_lab.analysis.pooling.check_no_pooling`).
@@ -30,16 +18,14 @@ setting other than what the group names (:func:`~scarce_lab.analysis.pooling.che
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Collection, Mapping, Sequence
 
 import polars as pl
 
-from scarce_lab.analysis import stats
 from scarce_lab.analysis.pooling import check_no_pooling
 
-from .base import SHARE, _nan_none, _need, cluster_ci, mean_over_runs, scarce_run_configs
-from .dynamics import _outcome_bounds
+from .base import SHARE, _need, cluster_ci, mean_over_runs, scarce_run_configs
+from .dynamics import _outcome_bounds, paired_outcomes
 from .tactics import _has_any
 
 #: Default institution settings (the environment's: every module off).
@@ -211,20 +197,5 @@ def collective_by_arm(outcomes: pl.DataFrame, *, by: Sequence[str] = ("arm",), r
     _need(outcomes, ("run_id", *by, *pair_on, *COLLECTIVE_METRICS), "outcomes")
     check_no_pooling(outcomes, list(by), what="collective_by_arm")
     ref = outcomes.filter(pl.col(by[0]) == reference) if reference is not None else outcomes.clear()
-    rows = []
-    for key, part in outcomes.sort(list(by)).group_by(list(by), maintain_order=True):
-        base = dict(zip(by, key, strict=True))
-        paired = part.join(ref.select(*pair_on, *[pl.col(m).alias(f"_ref_{m}") for m in COLLECTIVE_METRICS]),
-                           on=list(pair_on), how="inner")
-        for m in COLLECTIVE_METRICS:
-            bounds = SHARE if m == "deadline_miss_rate" else _outcome_bounds(part, m)
-            ci = mean_over_runs(part[m].to_list(), bounds=bounds)
-            diffs = (paired[m].cast(pl.Float64) - paired[f"_ref_{m}"].cast(pl.Float64)).to_list()
-            dm, dlo, dhi = stats.mean_ci(diffs) if diffs else (math.nan,) * 3
-            rows.append(base | {"metric": m, "value": ci["value"], "lo": ci["lo"], "hi": ci["hi"], "runs": ci["runs"],
-                                "diff": _nan_none(dm), "diff_lo": _nan_none(dlo), "diff_hi": _nan_none(dhi),
-                                "pairs": len(diffs)})
-    schema = {b: outcomes.schema[b] for b in by} | {
-        "metric": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "runs": pl.Int64,
-        "diff": pl.Float64, "diff_lo": pl.Float64, "diff_hi": pl.Float64, "pairs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    bounds = lambda part, m: SHARE if m == "deadline_miss_rate" else _outcome_bounds(part, m)  # noqa: E731
+    return paired_outcomes(outcomes, by, ref, COLLECTIVE_METRICS, bounds, pair_on=pair_on).drop("se")

@@ -5,13 +5,10 @@ this module never imports environments or agents).
 
 :func:`summary` returns one row per (model, solver model, condition) with, for each
 metric, the mean over runs of each run's mean and a 95 % t interval over the run means
-(:func:`scarce_lab.analysis.stats.cluster_mean_ci`; runs are the independent unit,
-contentions and subruns inside a run are not; a percentile cluster bootstrap covered
-58-90 % with 2-10 runs, ``benchmarks/bench_coverage.py``), clipped to the metric's
-range (:data:`BOUNDS`). ``model`` is the negotiator's model,
-``condition`` the label unique per condition settings; a group that would still mix
-settings (tables labelled separately and concatenated) raises
-:class:`~scarce_lab.analysis.pooling.PoolingError`.
+(:func:`~.base.cluster_ci`: runs are the independent unit), clipped to the metric's
+range (:data:`BOUNDS`). ``model`` is the negotiator's model, ``condition`` the label
+unique per condition settings; a group that would still mix settings (tables labelled
+separately and concatenated) raises :class:`~scarce_lab.analysis.pooling.PoolingError`.
 
 - ``win_rate``: the share of rounds in which the agent is first in the queue, over all
   its participations (the SCARCE paper's definition: all rounds, not only contested
@@ -35,37 +32,16 @@ import math
 
 import polars as pl
 
+from .base import cluster_ci
+
 GROUP = ("model", "solver_model", "condition")
-METRICS = (
-    "win_rate",
-    "win_rate_contested",
-    "mean_bid",
-    "mean_requested_duration_s",
-    "private_chat_use",
-    "deadline_miss_rate",
-    "mean_partial_score",
-    "stuck_rate",
-)
+METRICS = ("win_rate", "win_rate_contested", "mean_bid", "mean_requested_duration_s", "private_chat_use",
+           "deadline_miss_rate", "mean_partial_score", "stuck_rate")
 
 
 #: Range of each metric (intervals are clipped to it): shares in [0, 1], the rest >= 0.
 BOUNDS = {m: (0.0, 1.0) for m in METRICS} | {"mean_bid": (0.0, math.inf),
                                              "mean_requested_duration_s": (0.0, math.inf)}
-
-
-def _ci(df: pl.DataFrame, value: str, *, seed: int = 0,
-        bounds: tuple[float, float] = (0.0, math.inf)) -> tuple[float | None, float | None, float | None]:
-    """(mean over runs of each run's mean, lo, hi) of ``value``: a t interval over run
-    means (:func:`scarce_lab.analysis.stats.cluster_mean_ci`), clipped to ``bounds``;
-    Nones when no rows, and ``lo``/``hi`` None with a single run or when every run gives
-    the same value. ``seed`` is unused (kept for callers of the bootstrap it replaced)."""
-    df = df.filter(pl.col(value).is_not_null())
-    if df.height == 0:
-        return None, None, None
-    from scarce_lab.analysis import stats
-
-    mean, lo, hi = stats.cluster_mean_ci(df, cluster="run_id", value=value, bounds=bounds)
-    return tuple(None if v is None or math.isnan(v) else float(v) for v in (mean, lo, hi))  # type: ignore[return-value]
 
 
 def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -76,13 +52,10 @@ def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[st
         "win_rate": contentions.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
         "win_rate_contested": contested.select(*keys, pl.col("won").cast(pl.Float64).alias("value")),
         "mean_bid": contentions.select(*keys, pl.col("declared_bid").cast(pl.Float64).alias("value")),
-        "mean_requested_duration_s": contentions.select(
-            *keys, pl.col("desired_duration_s").cast(pl.Float64).alias("value")
-        ),
+        "mean_requested_duration_s": contentions.select(*keys, pl.col("desired_duration_s").cast(pl.Float64)
+                                                        .alias("value")),
         "private_chat_use": contested.select(*keys, (pl.col("private_sent") > 0).cast(pl.Float64).alias("value")),
-        "deadline_miss_rate": submissions.select(
-            *keys, pl.col("deadline_missed").cast(pl.Float64).alias("value")
-        ),
+        "deadline_miss_rate": submissions.select(*keys, pl.col("deadline_missed").cast(pl.Float64).alias("value")),
         "mean_partial_score": submissions.select(*keys, pl.col("score").cast(pl.Float64).alias("value")),
         "stuck_rate": submissions.select(*keys, (pl.col("reason") == "stuck").cast(pl.Float64).alias("value")),
     }
@@ -109,25 +82,19 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
             raise ValueError(f"{name} frame lacks columns {missing}")
         check_no_pooling(df, GROUP, what=f"summary ({name})")
     per_metric = metric_rows(contentions, submissions)
-    groups = (
-        pl.concat([contentions.select(*GROUP), submissions.select(*GROUP)]).unique().sort(list(GROUP)).rows()
-    )
+    groups = pl.concat([contentions.select(*GROUP), submissions.select(*GROUP)]).unique().sort(list(GROUP)).rows()
     out = []
     for model, solver, cond in groups:
         sel = (pl.col("model").eq_missing(model) & pl.col("solver_model").eq_missing(solver)
                & (pl.col("condition") == cond))
-        row = {
-            "model": model,
-            "solver_model": solver,
-            "condition": cond,
-            "runs": pl.concat([contentions.filter(sel).select("run_id"), submissions.filter(sel).select("run_id")])
-            .n_unique(),
-            "contentions": contentions.filter(sel).select(pl.struct("run_id", "contention")).n_unique(),
-            "submissions": submissions.filter(sel).height,
-        }
+        row = {"model": model, "solver_model": solver, "condition": cond,
+               "runs": pl.concat([contentions.filter(sel).select("run_id"),
+                                  submissions.filter(sel).select("run_id")]).n_unique(),
+               "contentions": contentions.filter(sel).select(pl.struct("run_id", "contention")).n_unique(),
+               "submissions": submissions.filter(sel).height}
         for m in METRICS:
-            mean, lo, hi = _ci(per_metric[m].filter(sel), "value", seed=seed, bounds=BOUNDS[m])
-            row[m], row[f"{m}_lo"], row[f"{m}_hi"] = mean, lo, hi
+            ci = cluster_ci(per_metric[m].filter(sel), "value", seed=seed, bounds=BOUNDS[m])
+            row[m], row[f"{m}_lo"], row[f"{m}_hi"] = ci["value"], ci["lo"], ci["hi"]
         out.append(row)
     schema = {"model": pl.String, "solver_model": pl.String, "condition": pl.String, "runs": pl.Int64,
               "contentions": pl.Int64, "submissions": pl.Int64}

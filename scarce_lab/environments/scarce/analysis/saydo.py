@@ -50,6 +50,23 @@ FIRST_RE = re.compile(r"\b(go(ing)? first|first slot|first position|position 1\b
 SECONDS_RE = re.compile(r"\b(\d{1,5})\s*(s|sec|secs|seconds)\b", re.I)
 
 
+def _seen(ds: Any, kind: str, visibility: str) -> pl.DataFrame:
+    """The SCARCE ``kind`` payloads with their visibility, each checked to be ``visibility``
+    (:func:`scarce_lab.analysis.saydo.require_visibility`)."""
+    return require_visibility(with_visibility(ds, ds.payloads(kind, "scarce").collect()), kind, (visibility,))
+
+
+def _per_model(rows: pl.DataFrame, measures: tuple[str, ...], sizes: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Each measure's mean per run, then per (model, condition) the mean over runs
+    (:func:`scarce_lab.analysis.saydo.summarise`; the ``sizes`` measures are sizes, the
+    others rates): one row per (model, condition, measure)."""
+    per_run = rows.group_by("model", "condition", "run_id").agg(
+        *[pl.col(v).mean().alias(v) for v in measures], *[pl.col(v).count().alias(f"n_{v}") for v in measures])
+    table = pl.concat([summarise(per_run, v, rate=v not in sizes, items=f"n_{v}").with_columns(measure=pl.lit(v))
+                       for v in measures])
+    return table.select("model", "condition", "measure", pl.exclude("model", "condition", "measure"))
+
+
 # -- declarations, private messages, ballots -----------------------------------------------
 @finding_function("scarce", saydo.STATISTICS)
 def scarce_declaration_gaps(ds: Any) -> Finding:
@@ -76,17 +93,12 @@ def scarce_declaration_gaps(ds: Any) -> Finding:
         A :class:`~scarce_lab.analysis.findings.Finding`: one row per (model, condition, measure), charted
         by measure; ``extra`` holds the per-(contention, worker) rows (``saydo_scarce_rows``).
     """
-    d = require_visibility(with_visibility(ds, ds.payloads("declaration", "scarce").collect()), "declaration",
-                            ("public",))
-    d = d.filter(~pl.col("fallback_used")).select(
+    d = _seen(ds, "declaration", "public").filter(~pl.col("fallback_used")).select(
         "run_id", pl.col("round").alias("contention"), "agent", "desired_position", "desired_duration_seconds")
-    b = require_visibility(with_visibility(ds, ds.payloads("ballot", "scarce").collect()), "ballot", ("researcher",))
-    b = b.filter(~pl.col("fallback_used")).select(
+    b = _seen(ds, "ballot", "researcher").filter(~pl.col("fallback_used")).select(
         "run_id", pl.col("round").alias("contention"), "agent",
         pl.col("entries").list.first().struct.field("worker").alias("ballot_first"))
-    m = require_visibility(with_visibility(ds, ds.payloads("private_message", "scarce").collect()), "private_message",
-                            ("private",))
-    m = m.filter(~pl.col("fallback_used")).select("run_id", pl.col("round").alias("contention"),
+    m = _seen(ds, "private_message", "private").filter(~pl.col("fallback_used")).select("run_id", pl.col("round").alias("contention"),
                                                   pl.col("sender").alias("agent"), "text")
     m = m.with_columns(
         asks_first=pl.col("text").map_elements(lambda t: bool(FIRST_RE.search(t)), return_dtype=pl.Boolean),
@@ -107,11 +119,7 @@ def scarce_declaration_gaps(ds: Any) -> Finding:
         lambda s: None if s["stated_seconds"] is None or not s["stated_seconds"] else
         float(any(x != s["desired_duration_seconds"] for x in s["stated_seconds"])), return_dtype=pl.Float64))
     rows = with_models(rows, ds, "scarce")
-    measures = ("ballot_self_first", "private_first", "private_duration")
-    per_run = rows.group_by("model", "condition", "run_id").agg(
-        *[pl.col(v).mean().alias(v) for v in measures], *[pl.col(v).count().alias(f"n_{v}") for v in measures])
-    table = pl.concat([summarise(per_run, v, items=f"n_{v}").with_columns(measure=pl.lit(v)) for v in measures])
-    table = table.select("model", "condition", "measure", pl.exclude("model", "condition", "measure"))
+    table = _per_model(rows, ("ballot_self_first", "private_first", "private_duration"))
     if rows.height == 0:
         reading = "No SCARCE declarations chosen by a negotiator in this dataset (nothing to compare)."
     else:
@@ -177,16 +185,11 @@ def scarce_payment_gaps(ds: Any) -> Finding:
         ValueError: an event of these kinds whose visibility tag is not the one above.
     """
     keys = ["run_id", "contention", "agent"]
-    d = require_visibility(with_visibility(ds, ds.payloads("declaration", "scarce").collect()), "declaration",
-                            ("public",))
-    d = d.filter(~pl.col("fallback_used")).select(
+    d = _seen(ds, "declaration", "public").filter(~pl.col("fallback_used")).select(
         "run_id", pl.col("round").alias("contention"), "agent", pl.col("bid_price").alias("declared_bid"))
-    r = require_visibility(with_visibility(ds, ds.payloads("bid_revision", "scarce").collect()), "bid_revision",
-                            ("public",))
-    r = r.sort("run_id", "seq").group_by("run_id", pl.col("round").alias("contention"), "agent").agg(
+    r = _seen(ds, "bid_revision", "public").sort("run_id", "seq").group_by("run_id", pl.col("round").alias("contention"), "agent").agg(
         pl.col("bid_price").last().alias("final_bid"))
-    p = require_visibility(with_visibility(ds, ds.payloads("payment", "scarce").collect()), "payment", ("private",))
-    p = p.select("run_id", pl.col("round").alias("contention"), pl.col("payer").alias("agent"), "amount", "capped")
+    p = _seen(ds, "payment", "private").select("run_id", pl.col("round").alias("contention"), pl.col("payer").alias("agent"), "amount", "capped")
     dup = p.group_by(keys).len().filter(pl.col("len") > 1)
     if dup.height:
         x = dup.row(0, named=True)
@@ -194,8 +197,7 @@ def scarce_payment_gaps(ds: Any) -> Finding:
                          f"{x['contention']} of run {x['run_id']}; a worker pays for one slot per contention")
     sc = ds.payloads("schedule", "scarce").collect().select(
         "run_id", pl.col("round").alias("contention"), "rule")
-    s = require_visibility(with_visibility(ds, ds.payloads("contract_settlement", "scarce").collect()),
-                            "contract_settlement", ("private",))
+    s = _seen(ds, "contract_settlement", "private")
     with_contracts = s["run_id"].unique().to_list()
     side = s.filter(pl.col("held")).group_by("run_id", pl.col("round").alias("contention"),
                                              pl.col("payer").alias("agent")).agg(
@@ -215,12 +217,9 @@ def scarce_payment_gaps(ds: Any) -> Finding:
         paid_with_contracts_minus_declared=(pl.col("amount") + pl.col("contract_paid")
                                             - pl.col("declared_bid")).cast(pl.Float64))
     rows = with_models(rows, ds, "scarce")
-    measures = ("paid_differs", "paid_differs_final_bid", "paid_minus_declared", "paid_with_contracts_minus_declared")
-    per_run = rows.group_by("model", "condition", "run_id").agg(
-        *[pl.col(v).mean().alias(v) for v in measures], *[pl.col(v).count().alias(f"n_{v}") for v in measures])
-    table = pl.concat([summarise(per_run, v, rate=v.startswith("paid_differs"), items=f"n_{v}").with_columns(
-        measure=pl.lit(v)) for v in measures])
-    table = table.select("model", "condition", "measure", pl.exclude("model", "condition", "measure"))
+    table = _per_model(rows, ("paid_differs", "paid_differs_final_bid", "paid_minus_declared",
+                              "paid_with_contracts_minus_declared"), sizes=("paid_minus_declared",
+                                                                             "paid_with_contracts_minus_declared"))
     left_out = (f" {n_unpriced} slot(s) under a scheduler that does not price by the bid (fifo/sjf/edf) are "
                 "left out.") if n_unpriced else ""
     if rows.height == 0:

@@ -4,6 +4,7 @@ behaviours (Table 2), relational decay, rule-making and rule-invoking by stage
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 
 import polars as pl
@@ -56,15 +57,14 @@ def _has_any(ids: Collection[str]) -> pl.Expr:
 
 def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: Collection[str],
                   *, by: Sequence[str] = ("model",), subrun: int | None = 0, seed: int = 0) -> pl.DataFrame:
-    """Share of labelled agent-rounds showing each category (the paper's Table 1, on a
-    single subrun, the first, as in the paper).
+    """Share of labelled agent-rounds showing each category (Table 1; the method:
+    :func:`~.findings.tactic_shares`).
 
     Args:
         rounds: :func:`labelled_rounds` output (``run_id``, ``labels``, ``subrun`` and ``by``).
         categories: taxonomy ids in display order (e.g. ``Taxonomy.ids``).
-        relational: ids flagged relational (the paper's group: reciprocity, alliance
-            formation, alliance loyalty, reputation); adds the row
-            ``category = "relational"`` (share of rounds with at least one of them).
+        relational: ids flagged relational; adds the row ``category = "relational"``
+            (share of rounds with at least one of them).
         subrun: only rounds of this subrun (0 = the first, the paper's Table 1); ``None``
             for every subrun (e.g. Table 9).
     Returns:
@@ -115,18 +115,17 @@ def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by:
         pl.when(pl.col("stage") == 1).then(pl.lit("first")).otherwise(pl.lit("second")).alias("half"),
         _has_any(relational).cast(pl.Float64).alias("_rel"),
     )
-    out = _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", seed=seed, bounds=SHARE))
-    return out
+    return _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", seed=seed, bounds=SHARE))
 
 
 def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("mechanism",),
                          making: Collection[str] = RULE_MAKING, invoking: Collection[str] = RULE_INVOKING,
                          seed: int = 0) -> pl.DataFrame:
-    """Rule share of labelled agent-rounds by stage (Table 10; definitions in the module
-    docstring): ``kind="rules"`` is the paper's combined rule-making plus rule-invoking
-    share (a round with either), with the split beside it. Returns ``by``..., ``stage``,
-    ``kind`` (``"rules"``, ``"rule_making"``, ``"rule_invoking"``), ``value``, ``lo``,
-    ``hi``, ``n``, ``runs``.
+    """Rule share of labelled agent-rounds by stage (Table 10; the definitions:
+    :func:`~.findings.rule_shares`): ``kind="rules"`` is the paper's combined share (a
+    round with either), with the split beside it. Returns ``by``..., ``stage``, ``kind``
+    (``"rules"``, ``"rule_making"``, ``"rule_invoking"``), ``value``, ``lo``, ``hi``,
+    ``n``, ``runs``.
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -178,8 +177,6 @@ def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: S
             .sort([*by, "_o"]).drop("_o"))
 
 
-
-
 # -- ground truth of the scripted population ----------------------------------------------
 def labels_from_intent(messages: pl.DataFrame) -> pl.DataFrame:
     """The ground truth that strategic scripted negotiators record, in the shape of the
@@ -197,8 +194,6 @@ def labels_from_intent(messages: pl.DataFrame) -> pl.DataFrame:
         ValueError: a column is missing, or no run records ground truth (only the
             strategic scripted negotiators do; the message says which runs lack it).
     """
-    import json
-
     _need(messages, ("run_id", "contention", "worker", "intended_tactics"), "messages")
     lacking = messages.filter(pl.col("intended_tactics").is_null())
     if lacking.height == messages.height:

@@ -18,40 +18,19 @@ a ``protocol_violation`` event), as every other repair or refusal of a negotiati
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from scarce_lab.runtime import record_calls_of
-
 from .. import events as ev
-from .. import institution_events as iev
 from ..world import Contention, ProtocolError
 from ..world.institutions import Breach
-
-
-async def _ask(runner, k: int, calls: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], float]:
-    """Run ``(worker, awaitable decision)`` pairs together; record their calls; a
-    failed decision (a missing one) stops the run as in any phase. Returns the
-    ``(worker, decision)`` pairs and the slowest decision's cost (seconds)."""
-    from scarce_lab.llm.scope import run_scope
-
-    with run_scope(round=k, subrun=runner.world.subrun):
-        decs = await asyncio.gather(*(c for _, c in calls), return_exceptions=True)
-    record_calls_of(runner.rec, *decs)
-    failed = next((d for d in decs if isinstance(d, BaseException)), None)
-    if failed is not None:
-        raise failed
-    cost = max((runner.world.decision_cost(runner.negotiators[w].scripted, d.latency_s)
-                for (w, _), d in zip(calls, decs, strict=True)), default=0.0)
-    return [(w, d) for (w, _), d in zip(calls, decs, strict=True)], cost
 
 
 def contention_start(runner, c: Contention, t: float) -> None:
     """Record the public reputation table shown in this contention (reputation on)."""
     ins = runner.world.institutions
     if ins.rules.reputation:
-        runner.emit(iev.Reputation, phase="declaration", t=t, event_round=c.index,
-                    workers=[iev.ReputationEntry(worker=w, **r) for w, r in ins.reputation.table().items()])
+        runner.emit(ev.Reputation, phase="declaration", t=t, event_round=c.index,
+                    workers=[ev.ReputationEntry(worker=w, **r) for w, r in ins.reputation.table().items()])
 
 
 async def promises(runner, c: Contention, t: float) -> float:
@@ -61,7 +40,7 @@ async def promises(runner, c: Contention, t: float) -> float:
     if not (ins.rules.promises and c.config.negotiate and len(c.participants) >= 2):
         return 0.0
     views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await _ask(runner, c.index, [(w, runner.negotiators[w].promise(views[w])) for w in c.participants])
+    decs, cost = await runner.decide(c.index, [(w, runner.negotiators[w].promise(views[w])) for w in c.participants])
     for w, d in decs:
         rank, note = views[w].legal.institutions.clamp_promise(d.value)
         if note:
@@ -73,7 +52,7 @@ async def promises(runner, c: Contention, t: float) -> float:
         except ProtocolError as exc:
             runner.emit(ev.ProtocolViolation, phase="declaration", agent=w, t=t, event_round=c.index, error=str(exc))
             continue
-        runner.emit(iev.Promise, phase="declaration", agent=w, t=t, event_round=c.index, contention=c.index,
+        runner.emit(ev.Promise, phase="declaration", agent=w, t=t, event_round=c.index, contention=c.index,
                     min_own_rank=p.min_own_rank, **d.decision_fields())
     return cost
 
@@ -86,7 +65,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
         return 0.0
     k = c.index
     views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await _ask(runner, k, [(w, runner.negotiators[w].offer_contract(views[w])) for w in c.participants])
+    decs, cost = await runner.decide(k, [(w, runner.negotiators[w].offer_contract(views[w])) for w in c.participants])
     for w, d in decs:
         if d.value is None:
             continue
@@ -104,19 +83,19 @@ async def contracts(runner, c: Contention, t: float) -> float:
         except ProtocolError as exc:
             runner.emit(ev.ProtocolViolation, phase="contracts", agent=w, t=t, event_round=k, error=str(exc)[:500])
             continue
-        runner.emit(iev.ContractOffer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
+        runner.emit(ev.ContractOffer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
                     contention=k, payer=o.payer, payee=o.payee, amount=o.amount, first=o.first, second=o.second,
                     **d.decision_fields())
     if not ins.offers:
         return cost
     offers = list(ins.offers)
-    answers, cost2 = await _ask(runner, k, [
+    answers, cost2 = await runner.decide(k, [
         (o.payee, runner.negotiators[o.payee].answer_contract(world.negotiation_view(c, o.payee, t), o.public()))
         for o in offers])
     for o, (w, d) in zip(offers, answers, strict=True):
         accepted = d.value is True
         signed = ins.sign(world.ledger, o, accepted) is not None
-        runner.emit(iev.ContractAnswer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
+        runner.emit(ev.ContractAnswer, phase="contracts", agent=w, t=t, event_round=k, visible_to=[o.payer, o.payee],
                     contention=k, payer=o.payer, payee=o.payee, amount=o.amount, accepted=accepted, signed=signed,
                     **d.decision_fields())
     return cost + cost2
@@ -128,14 +107,14 @@ async def after_settle(runner, c: Contention, order: list[str], t: float) -> Non
     world, ins = runner.world, runner.world.institutions
     k = c.index
     for o, held, tr in ins.settle_contracts(world.ledger, order):
-        runner.emit(iev.ContractSettlement, phase="contracts", agent=o.payer, t=t, event_round=k,
+        runner.emit(ev.ContractSettlement, phase="contracts", agent=o.payer, t=t, event_round=k,
                     visible_to=[o.payer, o.payee], contention=k, payer=o.payer, payee=o.payee, amount=o.amount,
                     held=held, paid_to=tr.payee)
     if not c.ballots:
         return
     for p, breach in ins.judge_ballots(k, c.ballots):
         own = c.ballots[p.worker].ranking().index(p.worker) + 1
-        runner.emit(iev.PromiseJudged, phase="sanctions", agent=p.worker, t=t, event_round=k, contention=k,
+        runner.emit(ev.PromiseJudged, phase="sanctions", agent=p.worker, t=t, event_round=k, contention=k,
                     kept=breach is None, min_own_rank=p.min_own_rank, own_rank=own)
         if breach is not None:
             await sanction(runner, breach, t, k)
@@ -153,29 +132,29 @@ async def slot_closed(runner, w: str, slot: Any, t: float) -> None:
 async def sanction(runner, breach: Breach, t: float, k: int) -> None:
     """Announce ``breach`` (public), ask the voters under ``vote``, levy the fine."""
     world, ins = runner.world, runner.world.institutions
-    runner.emit(iev.Breach, phase="sanctions", agent=breach.worker, t=t, event_round=k, breach_kind=breach.kind,
+    runner.emit(ev.Breach, phase="sanctions", agent=breach.worker, t=t, event_round=k, breach_kind=breach.kind,
                 contention=breach.contention, detail=breach.detail, harmed=list(breach.harmed),
                 voters=list(breach.voters), overrun_s=breach.overrun_s)
     votes = None
     mode = ins.rules.sanctions
     if mode == "vote":
         voters = [v for v in breach.voters if v in runner.negotiators]
-        decs, _ = await _ask(runner, k, [
+        decs, _ = await runner.decide(k, [
             (v, runner.negotiators[v].vote_fine(world.vote_view(v, breach), breach.public())) for v in voters])
         votes = {}
         for v, d in decs:
             votes[v] = d.value is True
-            runner.emit(iev.FineVote, phase="sanctions", agent=v, t=t, event_round=k, contention=breach.contention,
+            runner.emit(ev.FineVote, phase="sanctions", agent=v, t=t, event_round=k, contention=breach.contention,
                         offender=breach.worker, breach_kind=breach.kind, fine=votes[v], **d.decision_fields())
     s = ins.sanction(world.ledger, breach, votes)
     yes = sum(1 for x in s.votes.values() if x)
-    runner.emit(iev.Sanction, phase="sanctions", agent=breach.worker, t=t, event_round=k, contention=breach.contention,
+    runner.emit(ev.Sanction, phase="sanctions", agent=breach.worker, t=t, event_round=k, contention=breach.contention,
                 breach_kind=breach.kind, mode=mode, passed=s.passed, fine=ins.rules.fine, votes_yes=yes,
                 votes_no=len(breach.voters) - yes if mode == "vote" else 0)
     if s.passed:  # the levied amount is private: capped at the balance, it would reveal it
         paid = [x.payee for x in s.transfers if x.payee in world.ledger.balances]
-        runner.emit(iev.FinePayment, phase="sanctions", agent=breach.worker, t=t, event_round=k,
+        runner.emit(ev.FinePayment, phase="sanctions", agent=breach.worker, t=t, event_round=k,
                     visible_to=list(dict.fromkeys([breach.worker, *paid])), contention=breach.contention,
                     breach_kind=breach.kind, amount=s.fined,
-                    transfers=[iev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
+                    transfers=[ev.TransferEntry(payer=x.payer, payee=x.payee, amount=x.amount, purpose=x.purpose)
                                for x in s.transfers])

@@ -22,8 +22,6 @@ class CommandRefused(RuntimeError):
     """The sandbox refused a command: no open slot, or its real-time window ran out."""
 
 
-
-
 class WorkerIO:
     """Sandbox, file tools and grading for the workers of one run.
 

@@ -153,10 +153,6 @@ class ScarceRunner:
         self.rec.emit(payload, round=self.world.k if event_round is None else event_round, phase=phase,
                       agent=agent, visible_to=visible_to, t=None if t is None else round_t(t))
 
-    def _calls(self, d: Decided):
-        if d.calls:
-            self.rec.record_calls(d.calls)
-
     def _commit(self, k: int, t: float, *, subrun_done: bool) -> None:
         """Make everything durable with a checkpoint (:func:`.checkpoint.save_state`).
 
@@ -174,11 +170,6 @@ class ScarceRunner:
                               error=f"{snap['removed']} file(s) removed from your folder: over what the harness "
                                     f"keeps of a folder ({'; '.join(snap['skipped'][:5])})"[:1000])
         self.rec.commit_round(k, t=t, state=save_state(self, subrun_done=subrun_done, folders=folders))
-
-    def _restore(self, state: dict, tasks: dict[str, Any]) -> bool:
-        """Continue from a checkpoint (:func:`.checkpoint.restore_state`); returns
-        whether its subrun was finished."""
-        return restore_state(self, state, tasks)
 
     # -- main -------------------------------------------------------------------------
     def manifest(self) -> RunManifest:
@@ -220,7 +211,7 @@ class ScarceRunner:
             plan = assign_tasks(self._task_pool(), cfg.names, cfg.subruns, cfg.task_assignment, cfg.seed)
             first, resumed = 0, False
             if handle.state is not None:
-                done = self._restore(handle.state, plan[self.world.subrun])
+                done = restore_state(self, handle.state, plan[self.world.subrun])  # subrun finished?
                 first, resumed = self.world.subrun + (1 if done else 0), not done
                 if done and cfg.interviews:  # stopped between a subrun's end and its interviews
                     await self._interviews(self.world.k, self.world.subrun)
@@ -367,7 +358,8 @@ class ScarceRunner:
         # next contention's index) and to this subrun (llm/scope.py)
         with run_scope(round=self.world.k, subrun=self.world.subrun, agent=w):
             d = await solver.step(obs)
-        self._calls(d)
+        if d.calls:
+            self.rec.record_calls(d.calls)
         a: SolverAction = d.value
         t_start = self.world.begin_step(w, self.world.decision_cost(solver.scripted, d.latency_s, tool=a.tool))
         illegal = legal.check(a.tool, path=a.path, command=a.command,
@@ -490,23 +482,30 @@ class ScarceRunner:
                   files=self.io.list_files(sbx)[:50], budget_left=world.ledger.balance(w))
 
     # -- contention -------------------------------------------------------------------
-    async def _phase(self, c: Contention, t: float, method: str):
-        """Every participant's decision of this phase; returns ``(worker, decision,
-        view)`` triples (the view holds the legal submissions) and the phase's cost."""
+    async def decide(self, k: int, calls: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], float]:
+        """Run the negotiators' ``(worker, awaitable decision)`` pairs of contention ``k``
+        together and record their calls; a failed decision (e.g. a missing one) stops the
+        run, resumable. Returns the ``(worker, decision)`` pairs and the slowest
+        decision's cost (seconds)."""
         from scarce_lab.llm.scope import run_scope
 
-        parts = c.participants
-        views = [self.world.negotiation_view(c, w, t) for w in parts]
-        with run_scope(round=c.index, subrun=self.world.subrun):  # the tasks copy the scope (llm/scope.py)
-            decs = await asyncio.gather(*(getattr(self.negotiators[w], method)(v)
-                                          for w, v in zip(parts, views, strict=True)), return_exceptions=True)
+        with run_scope(round=k, subrun=self.world.subrun):  # the tasks copy the scope (llm/scope.py)
+            decs = await asyncio.gather(*(c for _, c in calls), return_exceptions=True)
         record_calls_of(self.rec, *decs)
         failed = next((d for d in decs if isinstance(d, BaseException)), None)
-        if failed is not None:  # e.g. a missing decision: the run stops, resumable
+        if failed is not None:
             raise failed
         cost = max((self.world.decision_cost(self.negotiators[w].scripted, d.latency_s)
-                    for w, d in zip(parts, decs, strict=True)), default=0.0)
-        return zip(parts, decs, views, strict=True), cost
+                    for (w, _), d in zip(calls, decs, strict=True)), default=0.0)
+        return [(w, d) for (w, _), d in zip(calls, decs, strict=True)], cost
+
+    async def _phase(self, c: Contention, t: float, method: str):
+        """Every participant's decision of this phase (:meth:`decide`); returns ``(worker,
+        decision, view)`` triples (the view holds the legal submissions) and the cost."""
+        views = {w: self.world.negotiation_view(c, w, t) for w in c.participants}
+        decs, cost = await self.decide(c.index, [(w, getattr(self.negotiators[w], method)(v))
+                                                 for w, v in views.items()])
+        return [(w, d, views[w]) for w, d in decs], cost
 
     async def _contention(self, participants: tuple[str, ...], tc: float):  # noqa: C901 - one branch per phase
         c = self.world.open_contention(participants)
@@ -637,7 +636,3 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwar
     """
     return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun(resume=resume))
 
-
-def sweep(configs: list[ScarceConfig], out_dir: Path, **kwargs: Any) -> list[Path]:
-    """Run several configurations (sequentially); complete runs are skipped."""
-    return [run_scarce(c, out_dir, **kwargs) for c in configs]

@@ -124,9 +124,7 @@ class Ledger:
         self._check_amount(amount)
         before = self.balance(worker)
         if amount > before:
-            raise InsufficientFunds(
-                f"{worker!r} cannot pay {amount} credits: balance is {before}"
-            )
+            raise InsufficientFunds(f"{worker!r} cannot pay {amount} credits: balance is {before}")
         return self._transfer(worker, amount, amount, ref)
 
     def charge_capped(self, worker: str, price: int, ref: str = "") -> Payment:

@@ -10,9 +10,6 @@ worker's state only (:meth:`ScarceWorld.negotiation_view`,
 deadline, files or private messages it was not party to
 (``tests/envs/test_scarce_world.py`` checks it).
 
-They live in the environment, as :class:`scarce_lab.environments.sovsim.world.commons.Observation` does
-for SovSim; :mod:`scarce_lab.environments.scarce.agents.views` re-exports them.
-
 Units: credits for budgets and prices, seconds for times.
 """
 

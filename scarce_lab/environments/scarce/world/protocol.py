@@ -183,10 +183,8 @@ class Contention:
         if decl.desired_position > n:
             raise ProtocolError(f"desired_position must be in 1..{n}, got {decl.desired_position}")
         if decl.desired_duration_seconds > self.config.slot_cap_s:
-            raise ProtocolError(
-                f"desired_duration_seconds must be <= slot cap {self.config.slot_cap_s}, "
-                f"got {decl.desired_duration_seconds}"
-            )
+            raise ProtocolError(f"desired_duration_seconds must be <= slot cap {self.config.slot_cap_s}, "
+                                f"got {decl.desired_duration_seconds}")
         if worker in self.declarations:
             raise ProtocolError(f"{worker!r} already declared")
         self.declarations[worker] = decl
@@ -210,9 +208,7 @@ class Contention:
         r = self.private_round
         if any(m.sender == sender and m.recipient == recipient and m.round == r for m in self.messages):
             raise ProtocolError(f"{sender!r} already messaged {recipient!r} in private round {r}")
-        msg = PrivateMessage(
-            sender=sender, recipient=recipient, text=str(text)[: self.config.message_max_chars], round=r
-        )
+        msg = PrivateMessage(sender=sender, recipient=recipient, text=str(text)[: self.config.message_max_chars], round=r)
         self.messages.append(msg)
         return msg
 
@@ -231,16 +227,12 @@ class Contention:
             raise ProtocolError(f"ballot of {worker!r} must be a Ballot, got {type(ballot).__name__}")
         ranking = ballot.ranking()
         if sorted(ranking) != sorted(self.participants):
-            raise ProtocolError(
-                f"ballot of {worker!r}: ranking must list each participant once "
-                f"({self.participants}), got {ranking}"
-            )
+            raise ProtocolError(f"ballot of {worker!r}: ranking must list each participant once "
+                                f"({self.participants}), got {ranking}")
         for e in ballot.entries:
             if e.duration_seconds > self.config.slot_cap_s:
-                raise ProtocolError(
-                    f"ballot of {worker!r}: duration_seconds for {e.worker!r} must be <= "
-                    f"{self.config.slot_cap_s}, got {e.duration_seconds}"
-                )
+                raise ProtocolError(f"ballot of {worker!r}: duration_seconds for {e.worker!r} must be <= "
+                                    f"{self.config.slot_cap_s}, got {e.duration_seconds}")
         self.ballots[worker] = ballot
 
     # -- phase control --------------------------------------------------------------
@@ -282,10 +274,8 @@ class Contention:
             "mechanism": str(self.config.mechanism),
             "slot_cap_s": self.config.slot_cap_s,
             "private_rounds": self.config.private_rounds,
-            "queue": [
-                {"worker": w, "request_time_s": round(r.time_s, 1), "requested_duration_s": r.duration_s}
-                for w, r in self.requests.items()
-            ],
+            "queue": [{"worker": w, "request_time_s": round(r.time_s, 1), "requested_duration_s": r.duration_s}
+                      for w, r in self.requests.items()],
             "declarations": {} if sealed else {w: d.model_dump() for w, d in self.declarations.items()},
             "reasoning": dict(self.reasoning),
             "revised_bids": dict(self.revised_bids),
@@ -298,9 +288,7 @@ class Contention:
         view = self.public_view()
         view["you"] = worker
         view["your_request"] = self.requests[worker].model_dump()
-        view["private_messages"] = [
-            m.model_dump() for m in self.messages if worker in (m.sender, m.recipient)
-        ]
+        view["private_messages"] = [m.model_dump() for m in self.messages if worker in (m.sender, m.recipient)]
         return view
 
     # -- internals ------------------------------------------------------------------
@@ -311,11 +299,8 @@ class Contention:
             raise ProtocolError(f"worker {worker!r} is not a participant ({self.participants})")
 
     def _missing(self) -> list[str]:
-        need = {
-            Phase.declaration: self.declarations,
-            Phase.reasoning: self.reasoning,
-            Phase.ballots: self.ballots,
-        }.get(self.phase)
+        need = {Phase.declaration: self.declarations, Phase.reasoning: self.reasoning,
+                Phase.ballots: self.ballots}.get(self.phase)
         if need is None:
             return []
         return [w for w in self.participants if w not in need]
@@ -351,18 +336,7 @@ class AuctionHistory:
         participant in credits.
         """
         winner = next((a for a in allocations if a["position"] == 1), None)
-        self.rows.append(
-            {
-                "contention": contention,
-                "allocations": [
-                    {k: a[k] for k in ("worker", "position", "duration_s")} for a in allocations
-                ],
-                "bids": dict(bids),
-                "winner": winner["worker"] if winner else None,
-                "winning_bid": bids.get(winner["worker"]) if winner else None,
-            }
-        )
-
-    def recent(self, k: int = 5) -> list[dict[str, Any]]:
-        """The last ``k`` public outcomes (oldest first)."""
-        return self.rows[-k:] if k > 0 else []
+        self.rows.append({"contention": contention,
+                          "allocations": [{k: a[k] for k in ("worker", "position", "duration_s")} for a in allocations],
+                          "bids": dict(bids), "winner": winner["worker"] if winner else None,
+                          "winning_bid": bids.get(winner["worker"]) if winner else None})

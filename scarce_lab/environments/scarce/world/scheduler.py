@@ -84,17 +84,9 @@ def _check_inputs(participants: list[str], declarations: dict[str, Declaration],
             raise ProtocolError(f"request_times: no request time for {w!r}")
 
 
-def aggregate_ballots(
-    participants: list[str],
-    ballots: dict[str, Ballot],
-    declarations: dict[str, Declaration],
-    request_times: dict[str, float],
-    *,
-    mechanism: Mechanism = Mechanism.fixed,
-    final_bids: dict[str, int] | None = None,
-    slot_cap_s: int = 300,
-    seed_key: str = "0",
-) -> Schedule:
+def aggregate_ballots(participants: list[str], ballots: dict[str, Ballot], declarations: dict[str, Declaration],
+                      request_times: dict[str, float], *, mechanism: Mechanism = Mechanism.fixed,
+                      final_bids: dict[str, int] | None = None, slot_cap_s: int = 300, seed_key: str = "0") -> Schedule:
     """Aggregate complete ballots into a schedule by the rule in the module docstring.
 
     Args:
@@ -144,21 +136,14 @@ def aggregate_ballots(
             price = declarations[w].bid_price
         else:
             price = min(median_low(prices[w]), bids[w])
-        allocs.append(
-            Allocation(worker=w, position=pos, duration_s=d, price=price, borda=borda[w], first_votes=firsts[w])
-        )
+        allocs.append(Allocation(worker=w, position=pos, duration_s=d, price=price, borda=borda[w],
+                                 first_votes=firsts[w]))
     return Schedule(rule="ballots", allocations=allocs, random_tiebreak=random_used)
 
 
-def baseline_schedule(
-    rule: SchedulerName,
-    participants: list[str],
-    declarations: dict[str, Declaration],
-    request_times: dict[str, float],
-    *,
-    deadlines: dict[str, float] | None = None,
-    slot_cap_s: int = 300,
-) -> Schedule:
+def baseline_schedule(rule: SchedulerName, participants: list[str], declarations: dict[str, Declaration],
+                      request_times: dict[str, float], *, deadlines: dict[str, float] | None = None,
+                      slot_cap_s: int = 300) -> Schedule:
     """A centralised schedule without negotiation (see module docstring).
 
     Args:
@@ -185,13 +170,8 @@ def baseline_schedule(
         order = sorted(participants, key=lambda w: (-declarations[w].bid_price, *tail(w)))
     else:
         raise ProtocolError(f"scheduler must be one of {SCHEDULERS[1:]}, got {rule!r}")
-    allocs = [
-        Allocation(
-            worker=w,
-            position=pos,
-            duration_s=max(1, min(declarations[w].desired_duration_seconds, slot_cap_s)),
-            price=declarations[w].bid_price if rule == "highest-bid" else 0,
-        )
-        for pos, w in enumerate(order, start=1)
-    ]
+    allocs = [Allocation(worker=w, position=pos, duration_s=max(1, min(declarations[w].desired_duration_seconds,
+                                                                      slot_cap_s)),
+                         price=declarations[w].bid_price if rule == "highest-bid" else 0)
+              for pos, w in enumerate(order, start=1)]
     return Schedule(rule=rule, allocations=allocs)
