@@ -10,9 +10,9 @@ with :func:`at_loop_end`; every hook runs, on the same loop, after the coroutine
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 
 _LOOP_END_HOOKS: list[Callable[[], Awaitable[None]]] = []
@@ -45,7 +45,10 @@ def run_sync(coro):
     An interrupt (KeyboardInterrupt: a notebook's stop button) while the worker thread
     runs cancels the coroutine there and waits for it to unwind (runs record themselves
     as interrupted and release their run folders) before it is raised: the work never
-    goes on in the background."""
+    goes on in the background. That holds wherever the interrupt lands: before the
+    coroutine's task exists (it is cancelled as it starts), or before the thread runs
+    it at all (it never starts)."""
+    inner = coro
     coro = _then_hooks(coro)
     try:
         asyncio.get_running_loop()
@@ -54,20 +57,60 @@ def run_sync(coro):
         inside_loop = False
     if not inside_loop:  # (outside the except: errors carry no "no running event loop" context)
         return asyncio.run(coro)
-    where: dict = {}
+    # One lock orders the interrupt against the worker: the work either has not begun
+    # (then it never does), or its task is cancelled (at once, or as it is registered).
+    lock = threading.Lock()
+    state: dict = {"stopped": False, "begun": False, "loop": None, "task": None}
+    outcome: dict = {}
+    done = threading.Event()
 
     async def _tracked():
-        where["loop"], where["task"] = asyncio.get_running_loop(), asyncio.current_task()
-        return await coro
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        # the caller's context variables (the run scope of scarce_lab.llm.scope) go along
-        future = pool.submit(contextvars.copy_context().run, asyncio.run, _tracked())
+        task = asyncio.current_task()
+        with lock:
+            state["loop"], state["task"] = asyncio.get_running_loop(), task
+            if state["stopped"]:  # interrupted while the loop was being set up
+                task.cancel()
         try:
-            return future.result()
-        except KeyboardInterrupt:
-            loop, task = where.get("loop"), where.get("task")
-            if loop is not None and task is not None:
+            return await coro
+        finally:
+            with lock:  # the loop closes after this: no cancel may be sent to it
+                state["task"] = None
+
+    def _work(context):
+        try:
+            with lock:
+                if state["stopped"]:  # interrupted before the thread got here
+                    return
+                state["begun"] = True
+            # the caller's context variables (the run scope of scarce_lab.llm.scope) go along
+            outcome["result"] = context.run(asyncio.run, _tracked())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=_work, args=(contextvars.copy_context(),), name="run_sync")
+    try:
+        worker.start()
+        done.wait()
+    except KeyboardInterrupt:
+        with lock:
+            state["stopped"] = True
+            begun, loop, task = state["begun"], state["loop"], state["task"]
+            if task is not None:  # under the lock: the task's loop is still open
                 loop.call_soon_threadsafe(task.cancel)
-            concurrent.futures.wait([future])
-            raise
+        _log.debug("interrupted: the work in the worker thread is stopped (begun: %s)", begun)
+        if begun:  # the coroutine unwinds (cancelled) before the interrupt goes on
+            try:
+                done.wait()
+            except KeyboardInterrupt:  # pressed again while it unwinds: still wait for it
+                done.wait()
+        else:  # it never runs: close it (and what it wraps) instead of leaving it unawaited
+            coro.close()
+            if hasattr(inner, "close"):
+                inner.close()
+        raise
+    worker.join()
+    if "error" in outcome:
+        raise outcome.pop("error")
+    return outcome["result"]

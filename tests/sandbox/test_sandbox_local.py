@@ -58,9 +58,11 @@ def test_command_refused_outside_slot(sb):
 
 def test_expired_slot_refused_and_caps_wall_time(sb):
     sb.open_slot("w0", 0.8)
-    r = sb.run("w0", "sleep 5")
+    # no other limit would stop it before its end (the time a loaded machine takes to
+    # start and tear down a sandbox is not bounded: only a cap's effect is checked)
+    r = sb.run("w0", "sleep 30", ResourceLimits(wall_seconds=60, cpu_seconds=10))
     assert r.timed_out and r.exit_code is None and r.killed_by == "timeout"
-    assert r.duration_s < 3
+    assert r.duration_s < 30  # cut, long before its end
     time.sleep(0.1)
     with pytest.raises(SlotNotActiveError, match="expired"):
         sb.run("w0", "true")
@@ -68,8 +70,8 @@ def test_expired_slot_refused_and_caps_wall_time(sb):
 
 def test_max_wall_s_caps_a_command(sb):
     sb.open_slot("w0", 60)
-    r = sb.run("w0", "sleep 5", max_wall_s=0.5)
-    assert r.timed_out and 0.4 < r.duration_s < 3
+    r = sb.run("w0", "sleep 30", ResourceLimits(wall_seconds=50, cpu_seconds=10), max_wall_s=0.5)
+    assert r.timed_out and 0.4 < r.duration_s < 30  # given its 0.5 s, cut long before its end
 
 
 def test_timeout_kills_background_children(sb):
@@ -90,10 +92,11 @@ def test_output_truncated():
 
 
 def test_cpu_limit_kills_busy_loop(sb):
-    sb.open_slot("w0", 30)
-    r = sb.run("w0", "while :; do :; done", ResourceLimits(wall_seconds=15, cpu_seconds=1))
-    assert not r.timed_out and r.killed_by == "cpu" and r.exit_code != 0
-    assert r.cpu_s is not None and 0.9 < r.cpu_s < 1.6 and r.duration_s < 10
+    # a generous wall limit: on a loaded machine 1 CPU second can take many real ones
+    sb.open_slot("w0", 120)
+    r = sb.run("w0", "while :; do :; done", ResourceLimits(wall_seconds=100, cpu_seconds=1))
+    assert not r.timed_out and r.killed_by == "cpu" and r.exit_code != 0  # the CPU limit stopped it
+    assert r.cpu_s is not None and 0.9 < r.cpu_s < 1.6
 
 
 def test_memory_limit_is_the_cgroup_total(sb):
@@ -168,16 +171,26 @@ def test_no_network():
         srv.close()
 
 
+def _wait_for(condition, timeout_s=60.0):
+    """Until ``condition()`` holds (a fixed sleep instead failed on a loaded machine); the
+    deadline only bounds a hang."""
+    end = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < end, f"not within {timeout_s} s"
+        time.sleep(0.05)
+
+
 def test_close_slot_from_another_thread(sb):
     sb.open_slot("w0", 60)
     box = {}
-    th = threading.Thread(target=lambda: box.setdefault("r", sb.run("w0", "sleep 30")))
-    t0 = time.perf_counter()
+    lim = ResourceLimits(wall_seconds=60, cpu_seconds=10)  # (the fixture's 10 s would end it too)
+    th = threading.Thread(target=lambda: box.setdefault("r", sb.run("w0", "touch started; sleep 30; echo late", lim)))
     th.start()
-    time.sleep(0.5)
+    _wait_for(lambda: "started" in sb.list_files("w0"))  # the command runs
     sb.close_slot("w0")
-    th.join(timeout=10)
-    assert not th.is_alive() and time.perf_counter() - t0 < 8 and box["r"].exit_code != 0
+    th.join(timeout=25)  # (the command left running would take 30 s)
+    assert not th.is_alive() and box["r"].exit_code != 0 and "late" not in box["r"].stdout
+    assert not box["r"].timed_out  # ended by close_slot, not by a time limit
 
 
 def test_given_root_keeps_the_files(tmp_path):
@@ -228,9 +241,9 @@ def test_parallel_sandboxes_use_distinct_uids():
         b.open_slot("w0", 30)
         assert a.uid_of("w0") != b.uid_of("w0")
         box = {}
-        th = threading.Thread(target=lambda: box.setdefault("r", b.run("w0", "sleep 1; echo alive")))
+        th = threading.Thread(target=lambda: box.setdefault("r", b.run("w0", "touch started; sleep 1; echo alive")))
         th.start()
-        time.sleep(0.2)
+        _wait_for(lambda: "started" in b.list_files("w0"))  # b's command runs while a's slot closes
         a.close_slot("w0")
-        th.join(timeout=10)
+        th.join(timeout=60)
         assert box["r"].stdout == "alive\n"

@@ -82,3 +82,30 @@ def outside_dir(tmp_path_factory):
     d.chmod(0o755)
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+# -- waiting for what a test needs, not for a fixed time ----------------------------
+# On a loaded machine a command, or a process it starts, can take seconds to run: a fixed
+# sleep ("it has started by now") then fails the test. These wait for the event itself;
+# their deadlines only bound a hang.
+
+#: A shell loop (format it with a ``test`` expression) that waits up to 60 s until the
+#: expression holds, e.g. ``UNTIL % "-e hb"`` for "until the file hb exists".
+UNTIL = "for _ in $(seq 1200); do [ %s ] && break; sleep 0.05; done;"
+
+#: Shell that starts the original (``./rev``) reading a pipe that stays open for the rest
+#: of the command, and sets ``$p`` to its pid once it is blocked reading (state S: the
+#: launcher has executed the hidden original). It lives until the command ends.
+RUNNING_ORIGINAL = ("(sleep 600 | ./rev) & p=; for _ in $(seq 1200); do p=$(pgrep -n -x rev || pgrep -n rev) && "
+                    "[ \"$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)\" = S ] && break; sleep 0.05; done; ")
+
+
+def wait_for(condition, timeout_s: float = 60.0, every_s: float = 0.05) -> None:
+    """Return once ``condition()`` is true; fail the test if it is not after ``timeout_s``."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > end:
+            pytest.fail(f"not within {timeout_s} s: {getattr(condition, '__name__', condition)}")
+        time.sleep(every_s)

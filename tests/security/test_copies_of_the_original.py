@@ -15,6 +15,8 @@ from scarce_lab.tasks import grade
 from scarce_lab.tasks.anticheat import contains_original
 from scarce_lab.tasks.workspace import prepare_worker
 
+from .conftest import RUNNING_ORIGINAL
+
 READ_ATTEMPTS = [
     "cat ./rev > c1",
     "cat /usr/bin/rev > c2",
@@ -26,8 +28,7 @@ READ_ATTEMPTS = [
     # the hidden real path of the original is not listable
     "ls /run/scarce/orig > c11",
     # a running original: its /proc/<pid>/exe, maps and mem (non-dumpable process)
-    "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -x rev | head -1); echo pid=$p; "
-    "cat /proc/$p/exe > c8; cat /proc/$p/maps > c9; head -c 100000 /proc/$p/mem > c10",
+    RUNNING_ORIGINAL + "echo pid=$p; cat /proc/$p/exe > c8; cat /proc/$p/maps > c9; head -c 100000 /proc/$p/mem > c10",
 ]
 
 

@@ -21,7 +21,7 @@ from scarce_lab.sandbox import SlotNotActiveError
 from .conftest import REPO, needs
 
 HARNESS = r"""
-import sys, threading, time
+import os, sys, threading, time
 from scarce_lab.sandbox import make_sandbox, ResourceLimits
 sb = make_sandbox(sys.argv[1])
 sb.open_slot("w0", 600)
@@ -29,7 +29,18 @@ uid = sb.uid_of("w0")
 cmd = "(setsid sleep 1001 </dev/null >/dev/null 2>&1 &); (nohup sleep 1002 >/dev/null 2>&1 &); sleep 1003"
 threading.Thread(target=sb.run, args=("w0", cmd, ResourceLimits(wall_seconds=500, cpu_seconds=500)),
                  daemon=True).start()
-time.sleep(2.0)
+def sleeps_of(uid):  # (a fixed 2 s wait: on a loaded machine they had not started yet)
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and os.stat(f"/proc/{p}").st_uid == uid:
+                out += [p] if open(f"/proc/{p}/cmdline", "rb").read().startswith(b"sleep\x00100") else []
+        except OSError:
+            pass
+    return out
+end = time.monotonic() + 120
+while len(sleeps_of(uid)) < 3 and time.monotonic() < end:  # the three sleeps run
+    time.sleep(0.05)
 print("ready", uid, flush=True)
 time.sleep(600)
 """

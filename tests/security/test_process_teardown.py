@@ -13,6 +13,8 @@ import pytest
 from scarce_lab.sandbox import uids
 from scarce_lab.tasks import grade
 
+from .conftest import UNTIL, wait_for
+
 HOPPER = r'''#include <stdio.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,7 +24,7 @@ HOPPER = r'''#include <stdio.h>
 int up(int p){char b[64],s[256];sprintf(b,"/proc/%d/stat",p);int f=open(b,O_RDONLY);if(f<0)return 0;int n=read(f,s,255);close(f);s[n>0?n:0]=0;char*q=s;while(*q&&*q!=')')q++;return *q&&q[2]!='Z';}
 int main(){time_t e=time(0)+20;long h=0;if(fork())return 0;setsid();
  for(;;){int S=getpid();prctl(PR_SET_CHILD_SUBREAPER,1);if(fork()>0){while(time(0)<e)if(waitpid(-1,0,0)<0)_exit(0);_exit(0);}
-  while(up(S)){if(time(0)>e)_exit(0);int c=fork();if(c>0)_exit(0);if(++h%500==0)close(open("hb",O_CREAT|O_WRONLY|O_TRUNC,0644));}}}'''
+  while(up(S)){if(time(0)>e)_exit(0);int c=fork();if(c>0)_exit(0);if(++h%500==1)close(open("hb",O_CREAT|O_WRONLY|O_TRUNC,0644));}}}'''
 
 
 def _marker_alive(marker: str) -> list[int]:
@@ -41,8 +43,10 @@ def test_subreaper_pid_hopper_dies_with_its_command(make_sb):
     sb = make_sb()
     sb.open_slot("w0", 120)
     sb.write_file("w0", "s.c", HOPPER.encode())
-    r = sb.run("w0", "cc -O2 -o s s.c && for i in 1 2 3 4; do ./s </dev/null >/dev/null 2>&1; done; sleep 0.5; "
-                     "stat -c %Y hb")
+    # the first heartbeat (at a hopper's first fork, then every 500) is waited for: a fixed
+    # 0.5 s for 500 forks was not always enough on a loaded machine
+    r = sb.run("w0", "cc -O2 -o s s.c && for i in 1 2 3 4; do ./s </dev/null >/dev/null 2>&1; done; "
+                     f"{UNTIL % '-e hb'} stat -c %Y hb")
     assert r.exit_code == 0, r
     first = sb.read_file("w0", "hb")  # exists: the hoppers did run
     assert first == b""
@@ -57,7 +61,7 @@ def test_subreaper_pid_hopper_dies_with_its_command(make_sb):
 def test_daemons_die_with_their_command(make_sb, how):
     sb = make_sb()
     sb.open_slot("w0", 60)
-    r = sb.run("w0", f"{how} sleep 0.3; echo started")
+    r = sb.run("w0", f"{how} {UNTIL % '-s beat'} echo started")  # (0.3 s was not always enough)
     assert "started" in r.stdout
     a = sb.read_file("w0", "beat")
     time.sleep(0.5)
@@ -68,13 +72,12 @@ def test_close_slot_kills_a_running_command(make_sb):
     sb = make_sb()
     sb.open_slot("w0", 60)
     box = {}
-    th = threading.Thread(target=lambda: box.setdefault("r", sb.run("w0", "sleep 30; echo late")))
-    t0 = time.perf_counter()
+    th = threading.Thread(target=lambda: box.setdefault("r", sb.run("w0", "touch started; sleep 30; echo late")))
     th.start()
-    time.sleep(1.0)
+    wait_for(lambda: "started" in sb.list_files("w0"))  # running (a fixed 1 s: not always, under load)
     sb.close_slot("w0")
-    th.join(timeout=15)
-    assert not th.is_alive() and time.perf_counter() - t0 < 12
+    th.join(timeout=25)  # (a command left running would take 30 s)
+    assert not th.is_alive() and box["r"].exit_code != 0 and not box["r"].timed_out  # (not a time limit)
     assert "late" not in box["r"].stdout
 
 
@@ -93,11 +96,14 @@ def test_uid_with_a_live_process_is_never_leased(monkeypatch):
 
     if os.geteuid() != 0:
         pytest.skip("needs root to start a process under another uid")
+    # a range of its own: the default one's first uid may be leased by a sandbox of another
+    # test process on this machine, whose release would wait for this test's process
+    monkeypatch.setenv("SCARCE_LAB_UID_BASE", str(1_500_000_000 + (os.getpid() % 100_000) * 4))
     base = uids._base()
     monkeypatch.setattr(uids, "_cursor", [0])
     p = subprocess.Popen(["setpriv", f"--reuid={base}", f"--regid={base}", "--clear-groups", "sleep", "20"])
     try:
-        time.sleep(0.2)
+        wait_for(lambda: base in uids.live_uids())  # (a fixed 0.2 s: not always, under load)
         lease = uids.lease_uid()
         try:
             assert lease.uid != base

@@ -20,8 +20,9 @@ def test_cpu_seconds_are_a_total_over_all_processes(make_sb, parent):
     script's instance: the command ends with it and everything else is killed) or
     waits (all stay alive: the cgroup total stops them at 1 s)."""
     sb = make_sb()
-    sb.open_slot("w0", 60)
-    r = sb.run("w0", FORKER.replace("EXIT", parent), ResourceLimits(wall_seconds=8, cpu_seconds=1))
+    sb.open_slot("w0", 120)
+    # a generous wall limit: on a loaded machine 1 CPU second can take many real ones (8 s was not enough)
+    r = sb.run("w0", FORKER.replace("EXIT", parent), ResourceLimits(wall_seconds=100, cpu_seconds=1))
     gens = len(sb.read_file("w0", "gen").split())
     assert not r.timed_out and r.cpu_s is not None and r.cpu_s < 1.5, r
     assert gens <= 2, f"{gens} generations of 0.5 CPU s each with cpu_seconds=1"
@@ -34,8 +35,8 @@ def test_parallel_busy_processes_share_one_cpu_budget(make_sb):
     sb = make_sb()
     sb.open_slot("w0", 60)
     r = sb.run("w0", "for i in 1 2 3 4; do (while :; do :; done) & done; wait",
-               ResourceLimits(wall_seconds=20, cpu_seconds=2))
-    assert r.killed_by == "cpu" and r.cpu_s < 2.6 and r.duration_s < 10, r
+               ResourceLimits(wall_seconds=50, cpu_seconds=2))  # (generous: 2 CPU s on a loaded machine)
+    assert r.killed_by == "cpu" and not r.timed_out and r.cpu_s < 2.6, r
 
 
 def test_work_folder_has_a_size(make_sb):

@@ -116,10 +116,14 @@ def test_slot_bounds_real_time(monkeypatch, make_sb, tmp_path):
                          scripted_call_s=0.0)
     run = R.run_scarce(cfg, tmp_path, sandbox=sb)
     held = times["close"] - times["open"]
-    assert held < 4 + 2.5, f"the slot held the sandbox {held:.1f} real seconds"
     ex = [e["payload"] for e in _events(run) if e["kind"] == "execution" and not e["payload"].get("refused")]
     assert ex and all(p["cost_s"] >= p["duration_s"] - 1e-3 for p in ex), ex
     assert ex[0]["cost_s"] >= 2.9 and ex[0]["duration_s"] >= 2.9
+    # about 4 s, not two commands' 6: a second command (when the slot still had time for
+    # one) got only what was left of it and was cut there. (Checked on the commands, not
+    # on the real seconds held: a loaded machine adds seconds of sandbox start-up.)
+    assert len(ex) <= 2 and all(p["timed_out"] for p in ex[1:]), ex
+    assert held < 4 + 60, f"the slot held the sandbox {held:.1f} real seconds"  # bounds a hang
 
 
 @pytest.mark.slow

@@ -21,6 +21,8 @@ import pytest
 from scarce_lab.sandbox.base import ResourceLimits
 from scarce_lab.tasks.workspace import prepare_worker
 
+from .conftest import RUNNING_ORIGINAL
+
 LIM = ResourceLimits(wall_seconds=60, cpu_seconds=60)
 
 TRACEME_C = r"""
@@ -70,11 +72,11 @@ def test_debuggers_cannot_trace_the_original(traced, how):
         "strace_start": "command -v strace >/dev/null || { echo NO_TOOL; exit; }; "
                         "echo abc | strace -f -o trace.txt ./rev; echo rc=$?; wc -c < trace.txt 2>/dev/null",
         "strace_attach": "command -v strace >/dev/null || { echo NO_TOOL; exit; }; "
-                         "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
-                         "timeout 5 strace -p $p -o trace.txt 2>&1; echo rc=$?; wc -c < trace.txt 2>/dev/null; wait",
+                         f"{RUNNING_ORIGINAL}"
+                         "timeout 5 strace -p $p -o trace.txt 2>&1; echo rc=$?; wc -c < trace.txt 2>/dev/null",
         "gdb_attach": "command -v gdb >/dev/null || { echo NO_TOOL; exit; }; "
-                      "(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
-                      "timeout 20 gdb -batch -p $p -ex 'info registers rip' 2>&1 | tail -5; wait",
+                      f"{RUNNING_ORIGINAL}"
+                      "timeout 20 gdb -batch -p $p -ex 'info registers rip' 2>&1 | tail -5",
     }[how]
     r = traced.run("w0", cmd, LIM)
     if "NO_TOOL" in r.stdout:
@@ -88,13 +90,13 @@ def test_debuggers_cannot_trace_the_original(traced, how):
 
 def test_process_vm_readv_of_a_running_original_is_refused(traced):
     # process_vm_readv(pid, local_iov, 1, remote_iov, 1, 0) on a live ./rev: EPERM
-    cmd = ("(sleep 3 | ./rev) & sleep 0.5; p=$(pgrep -n -x rev || pgrep -n rev); "
+    cmd = (f"{RUNNING_ORIGINAL}"
            "python3 -c \"import ctypes, os, sys; c = ctypes.CDLL('libc.so.6', use_errno=True); "
            "buf = ctypes.create_string_buffer(16); "
            "iov = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 16); "
            "rem = (ctypes.c_void_p * 2)(0x400000, 16); "
            "r = c.syscall(310, int(sys.argv[1]), iov, 1, rem, 1, 0); "
-           "print('vm_readv', 'READ' if r > 0 else os.strerror(ctypes.get_errno()))\" $p; wait")
+           "print('vm_readv', 'READ' if r > 0 else os.strerror(ctypes.get_errno()))\" $p")
     r = traced.run("w0", cmd, LIM)
     assert "vm_readv Operation not permitted" in r.stdout, r
 
