@@ -38,12 +38,13 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
-_FUNCTIONS = {"load", "table", "run", "view", "export", "crossplay"}
+_FUNCTIONS = {"run", "view", "export", "crossplay"}
 _MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo"}
 #: Other names of the face: name -> (module, attribute).
-_ATTRIBUTES = {"Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
+_ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
+               "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
-               "path": (".reporting", "resolve_path"), "dataset_path": (".reporting", "dataset_path")}
+               "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 

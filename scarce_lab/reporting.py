@@ -24,7 +24,7 @@ pydantic's lax rules or refused naming the parameter and the value
 string where a list is declared (``MODELS='scripted/greedy'``) is refused with the
 list form to write.
 
-Relative paths (:func:`resolve_path`): one rule for notebook parameters and the Python
+Relative paths (:func:`scarce_lab.datasets.resolve_path`): one rule for notebook parameters and the Python
 face (``sl.load``, ``sl.table``, ``sl.view``, ``sl.export``, ``sl.run``'s ``out``): from
 the project root, the nearest folder at or above the working directory holding
 ``pyproject.toml`` and ``scarce_lab/``, else from the working directory. Path arguments
@@ -41,70 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from .datasets import REPO_ROOT, checkout_root, dataset_path
+
 NOTEBOOKS = REPO_ROOT / "notebooks"
 DATASET_PARAM = re.compile(r"^(?:[A-Z_]*_)?(?:DATASETS?|LABELS)$")
 
 
 class ParameterError(ValueError):
     """A parameter override the notebook cannot take (unknown name, missing path)."""
-
-
-def project_root(start: str | Path | None = None) -> Path:
-    """The nearest folder at or above ``start`` (default: the working directory) that
-    holds ``pyproject.toml`` and ``scarce_lab/``; notebooks use it so that ``data/...``
-    and ``figures/`` resolve the same in JupyterLab, under nbmake and from the CLI.
-
-    Raises:
-        FileNotFoundError: no such folder above ``start``.
-    """
-    here = Path(start or Path.cwd()).resolve()
-    for p in [here, *here.parents]:
-        if (p / "pyproject.toml").exists() and (p / "scarce_lab").is_dir():
-            return p
-    raise FileNotFoundError(f"no scarce_lab project root (pyproject.toml) at or above {here}")
-
-
-def checkout_root(start: str | Path | None = None) -> Path:
-    """The checkout of :func:`project_root` when there is one, else the folder that holds
-    this package (an installed copy's notebooks)."""
-    try:
-        return project_root(start)
-    except FileNotFoundError:
-        return REPO_ROOT
-
-
-def resolve_path(p: str | Path, start: str | Path | None = None) -> Path:
-    """``p`` as an absolute path: as given when absolute; else relative to the project
-    root above ``start`` (default: working directory) when there is one, else to
-    ``start`` itself (a notebook copied out of the checkout)."""
-    path = Path(p).expanduser()
-    if path.is_absolute():
-        return path
-    try:
-        base = project_root(start)
-    except FileNotFoundError:
-        base = Path(start or Path.cwd()).resolve()
-    return (base / path).resolve()
-
-
-def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None = None) -> Path:
-    """:func:`resolve_path` of a dataset that must exist and, when a folder, hold something.
-
-    Raises:
-        FileNotFoundError: one line naming the parameter and the resolved path (missing,
-            or an empty folder), or an empty path (``-p DATASET=`` resolved to the
-            checkout itself and analysed whatever runs lie below it).
-    """
-    if not str(p).strip():
-        raise FileNotFoundError(f"{name}: an empty path {str(p)!r} is not a dataset")
-    path = resolve_path(p, start)
-    if not path.exists():
-        raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
-    if path.is_dir() and not any(path.iterdir()):
-        raise FileNotFoundError(f"{name}: dataset folder {path} is empty (no runs to analyse: did the run "
-                                "command write somewhere else?)")
-    return path
 
 
 def notebooks_dir(start: str | Path | None = None) -> Path:

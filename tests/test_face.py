@@ -39,6 +39,14 @@ def test_load_gives_a_dataset_for_our_runs_and_for_published_layouts():
     assert sl.sovsim.load(REPO / "data" / "sovsim").sovsim.agent_rounds.equals(ours.sovsim.agent_rounds)
     with pytest.raises(ValueError, match="no SovSim run in this dataset"):
         sl.sovsim.load(REPO / "data" / "economy" / "blocksworld")
+    # every face's load is the one door with its environment named: same dataset, same check
+    eco = REPO / "data" / "economy" / "blocksworld"
+    assert sl.economy.load(eco).economy.episodes.equals(sl.load(eco).economy.episodes)
+    for face, other in ((sl.economy, REPO / "data" / "sovsim"), (sl.scarce, eco)):
+        with pytest.raises(ValueError, match=rf"sl\.{face.__name__.split('.')[-2]}\.load: no .* run in this dataset"):
+            face.load(other)
+    with pytest.raises(FileNotFoundError, match=r"sl\.economy\.load: an empty list"):
+        sl.economy.load([])
     sample = SHARED / "sovsim_format_sample"
     if not sample.exists():
         pytest.skip(f"{sample} not present")
@@ -114,8 +122,8 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
     from scarce_lab.environments.economy.analysis import metrics as em
     from scarce_lab.environments.economy.analysis.readings import learning_sentence
 
-    assert sorted(sl.economy.__all__) == ["bid_convergence", "dynamics", "learning_curve", "population_dynamics",
-                                          "specialisation", "table", "tenure"]
+    assert sorted(sl.economy.__all__) == ["bid_convergence", "dynamics", "learning_curve", "load",
+                                          "population_dynamics", "specialisation", "table", "tenure"]
     ds = sl.load(REPO / "data" / "economy" / "blocksworld")
     v = ds.economy
     economies = lambda df: df.filter(~pl.col("condition").str.starts_with("baseline"))  # noqa: E731

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from scarce_lab.cli import app
 from scarce_lab.cli.report import parse_parameter
+from scarce_lab.datasets import project_root
 from scarce_lab.reporting import (
     ParameterError,
     check_parameters,
@@ -22,7 +23,6 @@ from scarce_lab.reporting import (
     find_notebook,
     inject_parameters,
     notebook_parameters,
-    project_root,
 )
 
 REPO = Path(__file__).resolve().parents[1]

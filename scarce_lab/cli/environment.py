@@ -270,7 +270,7 @@ def _echo_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 def _table_command(spec: Any):
     def table_cmd(path: Path, fmt: TableFormat, **kwargs: Any) -> None:
-        from .._api import load, table
+        from ..datasets import load, table
 
         options = {k[len("opt_"):]: (v.value if isinstance(v, enum.Enum) else v) for k, v in kwargs.items()}
         with warnings.catch_warnings(record=True) as caught:

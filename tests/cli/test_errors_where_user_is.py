@@ -191,8 +191,8 @@ def test_sl_table_refuses_unknown_options_and_wrong_kinds():
 
 
 def test_relative_paths_resolve_from_the_project_root_everywhere(monkeypatch):
-    """One rule for sl.load and notebook parameters (reporting.resolve_path)."""
-    from scarce_lab.reporting import resolve_path
+    """One rule for sl.load and notebook parameters (datasets.resolve_path)."""
+    from scarce_lab.datasets import resolve_path
 
     monkeypatch.chdir(REPO / "notebooks")
     assert resolve_path("data/sovsim") == REPO / "data" / "sovsim"
@@ -202,7 +202,7 @@ def test_relative_paths_resolve_from_the_project_root_everywhere(monkeypatch):
 
 
 def test_outside_a_checkout_relative_paths_are_the_working_directory(tmp_path, monkeypatch):
-    from scarce_lab.reporting import resolve_path
+    from scarce_lab.datasets import resolve_path
 
     monkeypatch.chdir(tmp_path)
     assert resolve_path("x/y") == tmp_path / "x" / "y"

@@ -87,7 +87,7 @@ def test_mixed_seats_with_a_newcomer_conform(condition, mode):
     check_environment(lambda seed: sovsim_mixed_trace(seed, condition=condition, mode=mode))
 
 
-def test_the_mixed_privacy_check_can_fail():
+def test_the_mixed_privacy_check_can_fail(monkeypatch):
     """A prompt that named another seat's model would be caught (the canary is found)."""
     from scarce_lab.environments.sovsim.agents import prompts
 
@@ -98,14 +98,6 @@ def test_the_mixed_privacy_check_can_fail():
         msgs[0]["content"] += " The king is openai/canary-seat-3."
         return msgs
 
-    prompts.render_messages = leaky
-    try:
-        import scarce_lab.environments.sovsim.agents as pkg
-
-        saved = pkg.render_messages
-        pkg.render_messages = leaky
-        trace = sovsim_mixed_trace(0, condition="kcpr")
-        assert any("the model of a3" in o.leaks for o in trace.observations if o.agent != "a3")
-    finally:
-        prompts.render_messages = real
-        pkg.render_messages = saved
+    monkeypatch.setattr(prompts, "render_messages", leaky)  # the conformance play renders through prompts
+    trace = sovsim_mixed_trace(0, condition="kcpr")
+    assert any("the model of a3" in o.leaks for o in trace.observations if o.agent != "a3")

@@ -313,14 +313,10 @@ def test_a_run_written_by_another_live_process_is_neither_moved_nor_resumed(tmp_
     import sys
 
     from scarce_lab.data.recorder import RunInProgressError, run_in_progress
-    from scarce_lab.environments.economy.runner.play import (
-        EconomyRunConfig,
-        run_economy,
-        run_id_for,
-    )
+    from scarce_lab.environments.economy.runner.play import EconomyRunConfig, run_economy
 
     cfg = EconomyRunConfig(agents=2, episodes=2, eval_episodes=0)
-    run_dir = tmp_path / run_id_for(cfg)
+    run_dir = tmp_path / cfg.run_id
     holder = (
         "import sys, time\n"
         "from scarce_lab.data.recorder import RunRecorder\n"

@@ -4,7 +4,7 @@
 :class:`~scarce_lab.analysis.findings.Finding` (numbers, the paper's layout, chart,
 one-sentence reading, convention; ``.save(out)``; ``.method`` says how it is computed)::
 
-    ds = sl.load("data/economy/blocksworld")
+    ds = sl.economy.load("data/economy/blocksworld")
     sl.economy.table(ds).save(OUT)              # the ablation table (the paper table)
     sl.economy.learning_curve(ds, window=10).save(OUT)
 
@@ -23,6 +23,7 @@ Each finding names the settings every run shares that depart from the paper's de
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -303,5 +304,15 @@ def tenure(ds: Any) -> Finding:
                                        "incumbents": "founders not removed before the join"})
 
 
-__all__ = ["bid_convergence", "dynamics", "learning_curve", "population_dynamics", "specialisation", "table",
+def load(paths: str | Path | list[str | Path], *, force: bool = False) -> Any:
+    """``sl.load(paths)`` checked to hold Economy of Minds runs
+    (:func:`scarce_lab.datasets.load`: one path or a list, relative to the project root):
+    the dataset every finding here takes. Raises as ``sl.load`` does (``ValueError``: no
+    Economy run)."""
+    from scarce_lab.datasets import load as load_any
+
+    return load_any(paths, force=force, environment="economy")
+
+
+__all__ = ["bid_convergence", "dynamics", "learning_curve", "load", "population_dynamics", "specialisation", "table",
            "tenure"]

@@ -124,7 +124,7 @@ def _rounds(ds: Any, labels: str | Path | pl.DataFrame) -> pl.DataFrame:
         FileNotFoundError: no such labels file.
     """
     if not isinstance(labels, pl.DataFrame):
-        from scarce_lab.reporting import resolve_path
+        from scarce_lab.datasets import resolve_path
 
         path = resolve_path(labels)
         if not path.exists():
@@ -220,7 +220,7 @@ def judge_validation(report: str | Path | None) -> Finding:
     """
     if report is None:
         return _none("judge_validation", "No validation report given.")
-    from scarce_lab.reporting import resolve_path
+    from scarce_lab.datasets import resolve_path
 
     path = resolve_path(report)
     if not path.exists():
@@ -433,8 +433,8 @@ def spontaneous_institutions(ds: Any, labels: str | Path | None) -> Finding:
     name = "scarce_memory_institutions"
     if labels is None:
         return _none(name, NO_LABELS.format(what="institutional behaviours"))
+    from scarce_lab.datasets import resolve_path
     from scarce_lab.judge.institutions import institutional_summary
-    from scarce_lab.reporting import resolve_path
 
     path = resolve_path(labels).parent / "institutions.parquet"
     if not path.exists():
@@ -713,30 +713,14 @@ def scheduler_comparison(ds: Any, *, negotiator: str = "scripted/strategic", ref
 
 
 # -- the dataset, the summary -------------------------------------------------------------------
-def load(paths: str | Path | Sequence[str | Path] | Any) -> Any:
-    """The :class:`~scarce_lab.data.loaders.Dataset` of the runs below ``paths`` (one
-    path or a list, relative to the project root as ``sl.load`` reads them; a run reached
-    from two paths counts once), or a loaded dataset, checked to hold SCARCE runs; its
-    tables are ``ds.scarce`` (contentions, submissions, messages, settings).
+def load(paths: str | Path | Sequence[str | Path], *, force: bool = False) -> Any:
+    """``sl.load(paths)`` checked to hold SCARCE runs (:func:`scarce_lab.datasets.load`:
+    one path or a list, relative to the project root; a run reached from two paths counts
+    once); its tables are ``ds.scarce`` (contentions, submissions, messages, settings).
+    Raises as ``sl.load`` does (``ValueError``: no SCARCE run)."""
+    from scarce_lab.datasets import load as load_any
 
-    Raises:
-        FileNotFoundError: a path is empty or holds no run.
-        ValueError: the dataset holds no SCARCE run (the message names what it holds).
-    """
-    from scarce_lab.data.loaders import combine, load_dataset
-    from scarce_lab.reporting import dataset_path
-
-    if isinstance(paths, str | Path):
-        paths = [paths]
-    if isinstance(paths, Sequence):
-        if not paths:
-            raise FileNotFoundError("sl.scarce.load: an empty list of paths is no dataset")
-        ds = combine([load_dataset(dataset_path(p, "sl.scarce.load")) for p in paths])
-    else:
-        ds = paths
-    if "scarce" not in ds.environments:
-        raise ValueError(f"sl.scarce.load: no SCARCE run in this dataset (environments: {ds.environments})")
-    return ds
+    return load_any(paths, force=force, environment="scarce")
 
 
 #: The interval method of :func:`table`, as its saved convention states it.

@@ -46,20 +46,13 @@ from .talk import promise_keeping, quota_proposers, talk_outcomes
 
 
 def load(paths: str | Path | list[str | Path], *, force: bool = False) -> Any:
-    """``sl.load(paths, force=force)`` (our run folders, a Parquet export or a published
-    SovSim/GovSim layout; a relative path from the project root) checked to hold SovSim
-    data: the :class:`~scarce_lab.data.loaders.Dataset` every finding here takes.
+    """``sl.load(paths, force=force)`` checked to hold SovSim runs
+    (:func:`scarce_lab.datasets.load`: our run folders, a Parquet export or the published
+    SovSim/GovSim layouts; a relative path from the project root): the dataset every
+    finding here takes. Raises as ``sl.load`` does (``ValueError``: no SovSim run)."""
+    from scarce_lab.datasets import load as load_any
 
-    Raises:
-        ValueError: the dataset holds no SovSim run (the message names what it holds).
-        FileNotFoundError: as :func:`scarce_lab.load` (an empty or missing path).
-    """
-    from scarce_lab import load as load_any
-
-    ds = load_any(paths, force=force)
-    if "sovsim" not in ds.environments:
-        raise ValueError(f"sl.sovsim.load: no SovSim run in this dataset (environments: {ds.environments})")
-    return ds
+    return load_any(paths, force=force, environment="sovsim")
 
 
 __all__ = [
