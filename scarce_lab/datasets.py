@@ -116,16 +116,23 @@ def load(paths: str | Path | Sequence[str | Path], *, force: bool = False, envir
         FileNotFoundError: a path is empty (``""`` would read every run below the
             project root), does not exist or holds no supported file (the message lists
             what was looked for); an empty list.
-        ValueError: a folder mixes our runs with a published layout, or two published
-            layouts (load them separately); a published layout in a list of paths; no
+        ValueError: a folder mixes our runs with a published layout or an export, or
+            holds two published layouts or exports, or an export below it (load each
+            by its own path); a published layout in a list of paths; no
             run of ``environment`` (the message names what the dataset holds; an unknown
             ``environment`` is :class:`~scarce_lab.registry.UnknownEnvironmentError`).
         TrajectoryFileError: a corrupt file (its path and line are named).
+        TypeError: ``paths`` neither a path nor a list of paths (e.g. bytes).
+
+    A symbolic link to a folder is not followed; one that leads to a run or an export
+    is named in a warning (:func:`scarce_lab.data.loaders.scan_folder`).
     """
     from . import registry
     from .data.loaders import combine
 
     door = f"sl.{environment}.load" if environment else "sl.load"
+    if not isinstance(paths, str | Path | Sequence) or isinstance(paths, bytes):
+        raise TypeError(f"{door}: paths must be a path or a list of paths, got {type(paths).__name__}")
     if isinstance(paths, str | Path):
         ds = _load_one(paths, force=force)
     elif not paths:
@@ -142,11 +149,16 @@ def _load_one(path: str | Path, *, force: bool = False) -> Dataset:
     """One path of :func:`load`: an export, our run folders, or one published layout
     (asked of every registered spec's ``layouts``)."""
     from . import registry
-    from .data.loaders import EXPORT_MARKER, Dataset, find_run_dirs, load_dataset
+    from .data.loaders import Dataset, links_note, load_dataset, scan_folder
+
     path = dataset_path(path, "sl.load")  # an empty path ('' from an unset parameter) is no dataset
-    if (path / EXPORT_MARKER).exists():
+    runs, exports, links = scan_folder(path) if path.is_dir() else ([], [], [])
+    if exports and (runs or exports != [path]):  # an export beside runs, or several: one dataset of what?
+        raise ValueError(f"{path} holds {len(exports)} Parquet export(s) ({', '.join(map(str, exports[:3]))}) "
+                         f"and {len(runs)} run folder(s); load each export by its own path (a list of paths "
+                         "combines our run folders)")
+    if exports:
         return load_dataset(path)
-    runs = find_run_dirs(path) if path.is_dir() else []
     known = [(spec, layout) for spec in registry.specs() for layout in spec.layouts]
     published = [(spec, layout) for spec, layout in known if layout.detect(path)]
     names = [layout.name for _, layout in published]
@@ -161,7 +173,7 @@ def _load_one(path: str | Path, *, force: bool = False) -> Dataset:
         return Dataset.published(spec.name, layout.name, layout.read(path, force=force))
     looked_for = "".join(f", {layout.marker} ({spec.title} {layout.name})" for spec, layout in known)
     raise FileNotFoundError(f"no trajectory data below {path}: expected run folders (manifest.json), "
-                            f"a Parquet export{looked_for}")
+                            f"a Parquet export{looked_for}" + (f"; {links_note(links)}" if links else ""))
 
 
 def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +204,8 @@ def _table_options(spec: Any, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def table(data: Any, environment: str | None = None, **options: Any) -> Any:
-    """The paper table of a dataset (a path or a :class:`~scarce_lab.data.loaders.Dataset`)
+    """The paper table of a dataset (a path, a list of paths or a
+    :class:`~scarce_lab.data.loaders.Dataset`)
     as a finding (:class:`~scarce_lab.analysis.findings.Finding`: the table, its values and
     every other frame under ``extra``, the reading, the convention; ``.save(out)``),
     made by the environment's spec (``paper_table``; options checked against its
@@ -214,7 +227,8 @@ def table(data: Any, environment: str | None = None, **options: Any) -> Any:
     Raises:
         ValueError: ``environment`` omitted for a dataset of several environments, an
             unknown environment, or an option value outside its choices/type.
-        TypeError: an option the table does not take (e.g. ``presett=``).
+        TypeError: an option the table does not take (e.g. ``presett=``); ``data`` of
+            another type.
         EmptyTableError: no finished simulation (SovSim).
     """
     from dataclasses import replace
@@ -222,8 +236,10 @@ def table(data: Any, environment: str | None = None, **options: Any) -> Any:
     from . import registry
     from .analysis.labels import departures
 
-    if isinstance(data, str | Path):
-        data = load(data)
+    if isinstance(data, str | Path | list | tuple):  # read as the CLI reads it: a forced table forces the read
+        data = load(data, force=options.get("force") is True)
+    if not hasattr(data, "environments"):
+        raise TypeError(f"sl.table: data must be a path, a list of paths or a Dataset, got {type(data).__name__}")
     envs = data.environments
     env = environment or (envs[0] if len(envs) == 1 else None)
     if env is None:

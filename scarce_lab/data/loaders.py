@@ -231,7 +231,16 @@ class Dataset:
 
 
 def find_run_dirs(path: Path) -> list[Path]:
-    """Every directory at or below ``path`` that holds a ``manifest.json``, sorted.
+    """Every directory at or below ``path`` that holds a ``manifest.json``, sorted
+    (:func:`scan_folder`'s runs)."""
+    return scan_folder(path)[0]
+
+
+def scan_folder(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """``(runs, exports, links)`` at or below ``path``, each sorted: the directories
+    holding a ``manifest.json`` (a run) or an export marker (a Parquet export), and the
+    symbolic links to a folder holding either. Links are not followed (no loops, no run
+    read twice): their data is not in the dataset (:func:`load_dataset` warns).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -240,10 +249,23 @@ def find_run_dirs(path: Path) -> list[Path]:
     if not path.exists():
         raise FileNotFoundError(f"dataset path does not exist: {path}")
     if (path / MANIFEST).exists():
-        return [path]
-    # os.walk (symbolic links to folders not followed, as Path.rglob), sorted as Paths sort
-    found = [root for root, _, files in os.walk(path) if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST))]
-    return [Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
+        return [path], [], []
+    runs, exports, links = [], [], []
+    for root, dirs, files in os.walk(path):  # as Path.rglob: links to folders not followed
+        if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST)):
+            runs.append(root)
+        if EXPORT_MARKER in files:
+            exports.append(root)
+        links += [os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))
+                  and any(os.path.exists(os.path.join(root, d, m)) for m in (MANIFEST, EXPORT_MARKER))]
+    return [[Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
+            for found in (runs, exports, links)]
+
+
+def links_note(links: list[Path]) -> str:
+    """The sentence naming symbolic links :func:`scan_folder` did not follow."""
+    return (f"{len(links)} symbolic link(s) to a run or export not followed, their data left out: "
+            f"{', '.join(map(str, links[:5]))}; load their targets (a list of paths) instead")
 
 
 def _json_text(value) -> str | None:
@@ -488,7 +510,9 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
     """
     if (Path(path) / EXPORT_MARKER).exists():
         return load_parquet(path)
-    run_dirs = find_run_dirs(Path(path))
+    run_dirs, _, links = scan_folder(Path(path))
+    if links:
+        warnings.warn(f"{path}: {links_note(links)}", UserWarning, stacklevel=2)
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
     from .parquet import cache_enabled, cached, layout_files
