@@ -362,8 +362,3 @@ def resolve_convention(
         rules = scenario_convention(scenarios[0], game.n_agents)
         game = replace(game, **{k: v for k, v in rules.items() if k not in overrides})
     return game
-
-
-def convention_dict(conv: Convention) -> dict:
-    """The convention as a JSON-ready dict (field -> value)."""
-    return {f.name: getattr(conv, f.name) for f in fields(conv)}
