@@ -164,21 +164,14 @@ class ScriptedPartialPolicy(PartialLayer):
         self.name = name
         self.full = name == "full"
 
-    def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        return mutate_trigger(genome, rng)
-
-    def repair(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        """A bankrupt agent's replacement: its trigger modified (the scripted stand-in
-        has no prompt to rewrite)."""
-        return mutate_trigger(genome, rng)
+    #: a child's, a bankrupt agent's replacement's and (eom-reference preset) a mutation's
+    #: genome: the trigger modified (the scripted stand-in has no prompt to rewrite)
+    mutate = repair = ref_mutate = staticmethod(mutate_trigger)
 
     # -- the eom-reference preset (no model: the trigger stands in for the wake-up
     # question, a trigger mutation for the prompt rewrites) -------------------------------
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         return self.trigger(genome, obs)
-
-    def ref_mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        return mutate_trigger(genome, rng)
 
     def ref_repair(self, genome: PartialGenome, failure: dict | None, rng: random.Random) -> PartialGenome:
         return mutate_trigger(genome, rng)
