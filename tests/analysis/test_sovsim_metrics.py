@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scarce_lab.environments.sovsim.agents.agent import AgentDecision
+from scarce_lab.agents.decided import Decided
 from scarce_lab.environments.sovsim.analysis.conventions import convention
 from scarce_lab.environments.sovsim.analysis.dynamics import misreports, pool_band
 from scarce_lab.environments.sovsim.analysis.metrics import (
@@ -29,9 +29,9 @@ class Script:
 
     async def adecide(self, obs, seed, run_id=None):
         if obs.phase == "announce":
-            return AgentDecision(value=self.announce)
+            return Decided(value=self.announce)
         v = self.values[min(obs.round, len(self.values)) - 1]
-        return AgentDecision(value=min(v, obs.max_extraction))
+        return Decided(value=min(v, obs.max_extraction))
 
 
 def play(tmp_path, cond, scripts, sim=0, rounds=12, model="test/script"):

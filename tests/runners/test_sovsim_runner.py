@@ -90,12 +90,12 @@ def test_games_run_concurrently(tmp_path):
         model = "test/slow"
 
         async def adecide(self, obs, seed, run_id=None):
-            from scarce_lab.environments.sovsim.agents.agent import AgentDecision
+            from scarce_lab.agents.decided import Decided
             from scarce_lab.llm.scope import current_scope
 
             order.append((current_scope().run_id, obs.round))  # the run context travels in a contextvar
             await asyncio.sleep(0.001)
-            return AgentDecision(value=15)
+            return Decided(value=15)
 
     async def both():
         specs = [GameSpec("cpr", "test/slow", simulation=i, rounds=3) for i in range(2)]
@@ -162,13 +162,14 @@ def test_kcpr_m_peasant_prompts_never_hold_the_true_pool(tmp_path):
     """End to end: the messages recorded for peasants' model calls in round 2 do not
     contain that round's true pool (78), while the king's do."""
     llm = pytest.importorskip("scarce_lab.llm")
-    from scarce_lab.environments.sovsim.agents.agent import AgentDecision, LLMAgent
+    from scarce_lab.agents.decided import Decided
+    from scarce_lab.environments.sovsim.agents.agent import LLMAgent
 
     class King:
         model = "test/king"
 
         async def adecide(self, obs, seed, run_id=None):
-            return AgentDecision(value=555 if obs.phase == "announce" else 0)
+            return Decided(value=555 if obs.phase == "announce" else 0)
 
     client = llm.LLMClient(llm.LLMSettings(cache=False, max_retries=0))
     peasant = LLMAgent("openai/gpt-4o-mini", client, litellm_kwargs={"mock_response": '{"reasoning": "r", "extraction": 27}'})

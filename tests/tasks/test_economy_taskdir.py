@@ -163,11 +163,7 @@ def test_frozen_evaluation_episodes_leave_the_program_as_it_was():
 
 
 def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
-    from scarce_lab.environments.economy.agents.program import (
-        LLMProgramPolicy,
-        extract_program,
-        program_founders,
-    )
+    from scarce_lab.environments.economy.agents.program import LLMProgramPolicy, extract_program
     from scarce_lab.environments.economy.world.program import ProgramObs
     from scarce_lab.llm import LLMClient, LLMSettings
 
@@ -176,14 +172,15 @@ def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
     calls = []
     pol = LLMProgramPolicy("openai/gpt-4o-mini", LLMClient(LLMSettings(cache=False)), seed=0,
                            record_calls=calls.extend, mock_response="Try 7.\n```python\nGUESS = 7\n```")
-    compute = program_founders(2)[1]
+    founders = pol.founders(4, None)  # plan, compute, check, answer
+    compute = founders[1]
     obs = ProgramObs("Hit the target", "GUESS = 2\n", (), 0, None)
     edit = pol.act(compute, obs, agent="a1", episode=0, step=0)
     assert edit.program == "GUESS = 7\n" and not calls[-1].fallback_used
     pol.kwargs["mock_response"] = "I would change the guess."
     edit = pol.act(compute, obs, agent="a1", episode=0, step=1)
     assert edit.program is None and calls[-1].fallback_used
-    assert pol.act(program_founders(4)[3], obs, agent="a3", episode=0, step=2).submit
+    assert pol.act(founders[3], obs, agent="a3", episode=0, step=2).submit
 
 
 def test_the_verifier_image_is_passed_to_the_docker_sandbox(tmp_path, monkeypatch):

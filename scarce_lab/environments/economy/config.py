@@ -240,10 +240,8 @@ class EconomyRunConfig(ExperimentConfig):
         ``seat_keys``): the founders ``a0 .. a{n-1}`` in order, each also named by its role
         where the task gives founders roles (:meth:`founder_role`); ``newcomer`` when one
         joins."""
-        out: dict[str, tuple[str, ...]] = {}
-        for i, agent in enumerate(self.founder_ids()):
-            role = self.founder_role(i)
-            out[agent] = (role,) if role else ()
+        roles = [self.founder_role(i) for i in range(self.agents)]
+        out = {agent: (role,) if role else () for agent, role in zip(self.founder_ids(), roles, strict=True)}
         if self.newcomer is not None:
             out[NEWCOMER_SEAT] = ()
         return out
@@ -374,10 +372,8 @@ class EconomyRunConfig(ExperimentConfig):
         ``newcomer.<field>``."""
         if self.seats is None and self.newcomer is None:
             return {}
-        out: dict[str, Any] = {}
-        for seat, s in self.resolved_seats().items():
-            for name, value in s.model_dump(exclude_none=True).items():
-                out[f"seats.{seat}.{name}"] = value
+        out = {f"seats.{seat}.{name}": value for seat, s in self.resolved_seats().items()
+               for name, value in s.model_dump(exclude_none=True).items()}
         if self.newcomer is not None:
             out.update({f"newcomer.{k}": v for k, v in self.newcomer.model_dump().items() if v is not None})
         return out

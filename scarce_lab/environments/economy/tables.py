@@ -5,17 +5,7 @@ All money columns are integer credits. ``round`` is the run-wide episode index
 (training first, then frozen evaluation); ``episode`` is the index within its
 ``phase`` (``train`` | ``eval``).
 
-- :func:`runs`: one row per run (task, condition, ablation, baseline, model, seed).
-- :func:`episodes`: one row per episode (solved, steps, reward, end, n_blocks).
-- :func:`population`: one row per population snapshot (size, wealth list, bank...).
-- :func:`agent_episodes`: one row per agent and episode it won at least one step in
-  (wins, paid, received, reward; realised = received + reward).
-- :func:`wins`: one row per agent, episode and step kind (wins).
-- :func:`steps`: one row per step (only for runs recorded with ``detail="steps"``).
-- :func:`births`, :func:`deaths`: one row per birth / removal.
-- :func:`agent_wealth`: one row per agent and population snapshot (wealth, bid, novice).
-- :func:`joins`: one row per agent that joined mid-run (a run's newcomer).
-
+The tables are the functions of :data:`TABLES` (each docstring says what a row is);
 :class:`EconomyTables` (``ds.economy``) holds them all, each built once.
 """
 
@@ -178,7 +168,7 @@ def joins(ds: Dataset) -> pl.DataFrame:
     return _with_runs(ds, df)
 
 
-#: The tables of :class:`EconomyTables`, in the order of the module docstring.
+#: The tables of :class:`EconomyTables`.
 TABLES = ("runs", "episodes", "population", "agent_episodes", "wins", "steps", "births", "deaths", "agent_wealth",
           "joins")
 
@@ -187,7 +177,7 @@ class EconomyTables:
     """The Economy of Minds view of a dataset (``ds.economy``,
     :class:`~scarce_lab.data.loaders.Dataset`): each function of :data:`TABLES` as an
     attribute (``ds.economy.episodes`` is :func:`episodes` of the dataset), computed
-    when first read (the module docstring says what a row is)."""
+    when first read (its docstring says what a row is)."""
 
     def __init__(self, ds: Dataset) -> None:
         self.dataset = ds

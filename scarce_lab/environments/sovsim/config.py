@@ -288,11 +288,8 @@ class SovSimConfig(ExperimentConfig):
         from ...data.tables import label_value
 
         head = [str(self.condition_settings()[self.LABEL_FIELD])]
-        extra = []
-        for k, v in self.label_settings().items():
-            if k == "seats" or k.startswith("newcomer."):
-                continue
-            extra.append(f"{k.split('.')[-1] if k != 'composition' else k}={label_value(v)}")
+        extra = [f"{k.split('.')[-1] if k != 'composition' else k}={label_value(v)}"
+                 for k, v in self.label_settings().items() if k != "seats" and not k.startswith("newcomer.")]
         if (nc := self.newcomer) is not None:  # e.g. newcomer=replace:a0@3, newcomer=extra@3:leader
             extra.append(f"newcomer={nc.mode}{':' + nc.replaces if nc.replaces else ''}@{nc.round}"
                          + (":leader" if nc.leader == "newcomer" else ""))

@@ -29,17 +29,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
 
-from ..world.qa import Contribution, QAObs, step_kind
-from .partial import (
-    ANSWERING,
-    TEMPLATES,
-    PartialGenome,
-    founder_genomes,
-    genome_role,
-    genome_tags,
-    mutate_trigger,
-    random_genome,
-)
+from ..world.qa import Contribution, QAObs
+from .partial import ANSWERING, TEMPLATES, PartialGenome, PartialLayer, mutate_trigger
 from .schemas import AnswerDecision, NoteDecision
 
 _JINJA = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=False)
@@ -111,7 +102,7 @@ def render_mutation(genome: PartialGenome, template: str = "mutate.j2") -> list[
     return [{"role": "user", "content": text.strip()}]
 
 
-class LLMPartialPolicy:
+class LLMPartialPolicy(PartialLayer):
     """Partial agents driven by one shared frozen model, a
     :class:`~scarce_lab.llm.model.Model` (``model``: one from
     :func:`~scarce_lab.llm.model.model_for`, or a model string bound here to ``client``
@@ -128,8 +119,6 @@ class LLMPartialPolicy:
         ValueError: ``model`` is a scripted policy (the scripted stand-ins are their own
             policies, :class:`~.partial.ScriptedPartialPolicy`).
     """
-
-    kind = "partial"
 
     def __init__(
         self,
@@ -165,12 +154,6 @@ class LLMPartialPolicy:
         """The litellm kwargs sent with every call (the model's own dict: a change
         applies to the next call)."""
         return self.lm.litellm_kwargs
-
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return founder_genomes(n, ("full",)) if self.full else founder_genomes(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        return random_genome(rng)
 
     def _complete(self, messages: list[dict], *, seed: int, purpose: str, agent: str | None, round: int,
                   max_tokens: int | None = None):
@@ -213,15 +196,7 @@ class LLMPartialPolicy:
             return mutate_trigger(genome, rng)
         return PartialGenome(genome.capability, text, genome.wake_on)
 
-    def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
-        return step_kind(obs) in genome.wake_on
-
     # -- the eom-reference preset -------------------------------------------------------
-    reference = False  # set by the runner under an eom-reference preset
-
-    role_of = staticmethod(genome_role)
-    tags_of = staticmethod(genome_tags)
-
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         """The reference's joining: the model, shown the agent's prompt and the state,
         answers ``\\boxed{yes}`` or not. A reply without it is no (one with neither
@@ -272,9 +247,6 @@ class LLMPartialPolicy:
         d = out.decision
         answer = getattr(d, "answer", None) or None
         return Contribution(genome.capability, d.note.strip()[:400], answer)
-
-    def genome_json(self, genome: PartialGenome) -> dict:
-        return genome.to_json()
 
 
 def _run(coro):

@@ -83,9 +83,7 @@ def random_genome(rng: random.Random) -> PartialGenome:
 def mutate_trigger(genome: PartialGenome, rng: random.Random) -> PartialGenome:
     """Toggle one step kind in the trigger set (kept non-empty)."""
     k = rng.choice(STEP_KINDS)
-    wake = set(genome.wake_on) ^ {k}
-    if not wake:
-        wake = {k}
+    wake = set(genome.wake_on) ^ {k} or {k}
     return PartialGenome(genome.capability, genome.instruction, tuple(s for s in STEP_KINDS if s in wake))
 
 
@@ -132,47 +130,48 @@ def _last_number(texts: list[str]) -> str | None:
     return None
 
 
-class ScriptedPartialPolicy:
-    """Offline partial agents (see module docstring). ``baseline='full'`` gives full agents."""
+class PartialLayer:
+    """What the partial agents' layers share (the scripted one here, the model's in
+    :mod:`.llm`): genomes, trigger and, under the eom-reference preset, role and tags.
+    ``full``: every founder a full agent (the ``full`` baseline)."""
 
     kind = "partial"
+    full = False
+    reference = False  # set by the runner under an eom-reference preset
+
+    role_of = staticmethod(genome_role)
+    tags_of = staticmethod(genome_tags)
+
+    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
+        return founder_genomes(n, ("full",) if self.full else CAPABILITIES)
+
+    def newcomer(self, rng: random.Random) -> PartialGenome:
+        return random_genome(rng)
+
+    def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
+        return step_kind(obs) in genome.wake_on
+
+    def genome_json(self, genome: PartialGenome) -> dict:
+        return genome.to_json()
+
+
+class ScriptedPartialPolicy(PartialLayer):
+    """Offline partial agents (see module docstring). ``baseline='full'`` gives full agents."""
 
     def __init__(self, name: str = "partial"):
         if name not in ("partial", "full"):
             raise ValueError(f"scripted policy for QA tasks must be partial|full, got {name!r}")
         self.name = name
+        self.full = name == "full"
 
-    def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        if self.name == "full":
-            return founder_genomes(n, ("full",))
-        return founder_genomes(n)
-
-    def newcomer(self, rng: random.Random) -> PartialGenome:
-        return random_genome(rng)
-
-    def mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        return mutate_trigger(genome, rng)
-
-    def repair(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        """A bankrupt agent's replacement: its trigger modified (the scripted stand-in
-        has no prompt to rewrite)."""
-        return mutate_trigger(genome, rng)
-
-    def trigger(self, genome: PartialGenome, obs: QAObs) -> bool:
-        return step_kind(obs) in genome.wake_on
+    #: a child's, a bankrupt agent's replacement's and (eom-reference preset) a mutation's
+    #: genome: the trigger modified (the scripted stand-in has no prompt to rewrite)
+    mutate = repair = ref_mutate = staticmethod(mutate_trigger)
 
     # -- the eom-reference preset (no model: the trigger stands in for the wake-up
     # question, a trigger mutation for the prompt rewrites) -------------------------------
-    reference = False
-
-    role_of = staticmethod(genome_role)
-    tags_of = staticmethod(genome_tags)
-
     def wakes(self, genome: PartialGenome, obs: QAObs, *, agent: str, step: int) -> bool:
         return self.trigger(genome, obs)
-
-    def ref_mutate(self, genome: PartialGenome, rng: random.Random) -> PartialGenome:
-        return mutate_trigger(genome, rng)
 
     def ref_repair(self, genome: PartialGenome, failure: dict | None, rng: random.Random) -> PartialGenome:
         return mutate_trigger(genome, rng)
@@ -190,6 +189,3 @@ class ScriptedPartialPolicy:
             return Contribution(cap, f"checked {last}" if last else "nothing to check")
         answer = last if last is not None else (_last_number([obs.question]) or "0")
         return Contribution(cap, f"answer {answer}", answer)
-
-    def genome_json(self, genome: PartialGenome) -> dict:
-        return genome.to_json()

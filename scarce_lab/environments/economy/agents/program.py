@@ -21,36 +21,36 @@ import re
 from collections.abc import Callable
 
 from ..world.program import ProgramEdit, ProgramObs
+from ..world.qa import CAPABILITIES
 from .llm import LLMPartialPolicy, call_seed, reference_system_prompt
 from .partial import ANSWERING, DEFAULT_WAKE, TEMPLATES, PartialGenome, ScriptedPartialPolicy
 
-CAPS = ("plan", "compute", "check", "answer")
 _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
 
 
-def program_instruction(capability: str) -> str:
-    """The shipped program-task instruction of ``capability`` (templates/program_<cap>.txt)."""
-    if capability not in CAPS:
-        raise ValueError(f"capability must be one of {CAPS}, got {capability!r}")
-    return (TEMPLATES / f"program_{capability}.txt").read_text().strip()
+def program_genome(capability: str) -> PartialGenome:
+    """The shipped program-task genome of ``capability``: its instruction
+    (templates/program_<cap>.txt) and its default trigger.
 
-
-def program_founders(n: int) -> list[PartialGenome]:
-    """``n`` founders cycling through plan, compute, check, answer."""
-    return [PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c]) for c in (CAPS[i % 4] for i in range(n))]
+    Raises:
+        ValueError: ``capability`` is not one of plan, compute, check, answer.
+    """
+    if capability not in CAPABILITIES:
+        raise ValueError(f"capability must be one of {CAPABILITIES}, got {capability!r}")
+    instruction = (TEMPLATES / f"program_{capability}.txt").read_text().strip()
+    return PartialGenome(capability, instruction, DEFAULT_WAKE[capability])
 
 
 class _ProgramGenomes:
-    """The program task's founders and newcomers (both program policies)."""
+    """The program task's founders (cycling through plan, compute, check, answer) and
+    newcomers (a random capability), for both program policies."""
 
     def founders(self, n: int, rng: random.Random) -> list[PartialGenome]:
-        return program_founders(n)
+        return [program_genome(CAPABILITIES[i % len(CAPABILITIES)]) for i in range(n)]
 
     def newcomer(self, rng: random.Random) -> PartialGenome:
-        """A random capability with its shipped instruction and trigger."""
-        c = rng.choice(CAPS)
-        return PartialGenome(c, program_instruction(c), DEFAULT_WAKE[c])
+        return program_genome(rng.choice(CAPABILITIES))
 
 
 def nudge_integer(program: str, rng: random.Random) -> str | None:

@@ -139,15 +139,9 @@ class RulePolicy:
             return [base[i % len(base)] for i in range(n)]
         return [random_rule(rng) for _ in range(n)]
 
-    def newcomer(self, rng: random.Random) -> BlocksRule:
-        return random_rule(rng)
-
-    def mutate(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
-        return mutate_rule(genome, rng)
-
-    def repair(self, genome: BlocksRule, rng: random.Random) -> BlocksRule:
-        """A bankrupt rule's replacement: the failed rule modified (:func:`mutate_rule`)."""
-        return mutate_rule(genome, rng)
+    newcomer = staticmethod(random_rule)
+    #: a child's and a bankrupt rule's replacement's genome: the rule modified
+    mutate = repair = staticmethod(mutate_rule)
 
     def trigger(self, genome: BlocksRule, obs: BlocksObs) -> bool:
         return genome.fires(obs)

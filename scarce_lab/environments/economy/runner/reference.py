@@ -68,12 +68,6 @@ def play(cfg, rec, policy, tasks, state, *, tap: CallTap | None = None) -> None:
     economy: ReferenceEconomy = state["economy"]
     tasks.load_state(state["tasks"])
 
-    def mutate(genome, rng):
-        return policy.ref_mutate(genome, rng)
-
-    def repair(genome, failure, rng):
-        return policy.ref_repair(genome, failure, rng)
-
     def genome_json(a):
         return policy.genome_json(a.genome)
 
@@ -108,7 +102,7 @@ def play(cfg, rec, policy, tasks, state, *, tap: CallTap | None = None) -> None:
                 context = {"task": str(info.get("question", "")), "answer": str(info.get("answer", ""))}
                 for a in economy.living():
                     a.failure = {"trace": failure_trace(res.texts, a.agent_id), **context}
-            removed = economy.remove_bankrupt(e, "bankruptcy", repair, evo, end)
+            removed = economy.remove_bankrupt(e, "bankruptcy", policy.ref_repair, evo, end)
             record_changes(rec, economy, end, rnd, genome_json, written)
             if not removed:
                 break
@@ -120,7 +114,7 @@ def play(cfg, rec, policy, tasks, state, *, tap: CallTap | None = None) -> None:
         end_episode(cfg, rec, ep, info, summary, solved=res.solved, steps=len(res.path),
                     reward=res.step_rewards + res.path_rewards, end=res.end)
         if training:
-            economy.end_episode(e, bankrupts, evo, mutate, repair, out=end)
+            economy.end_episode(e, bankrupts, evo, policy.ref_mutate, policy.ref_repair, out=end)
             record_changes(rec, economy, end, rnd, genome_json, written)
         close_episode(cfg, economy, rec, tasks, state, ep)
 

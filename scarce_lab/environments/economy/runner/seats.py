@@ -175,13 +175,10 @@ def seated_founders(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy):
 
 
 def join_newcomer(cfg: EconomyRunConfig, economy, rec, seated: SeatedPolicy, rnd: int) -> str:
-    """The run's newcomer joins at the start of training episode ``rnd``
-    (:class:`~scarce_lab.environments.economy.config.EconomyNewcomer`): bank-funded with
-    ``newcomer.wealth`` (default ``economy.initial_wealth``), a novice, its bid
-    ``newcomer.bid`` or drawn from ``[1, highest veteran bid]``, its genome its seat's
-    ``newcomer(rng)`` (seed ``{seed}:newcomer``), or with ``newcomer.role`` its seat's
-    founder genome of that capability. Records ``agent_joined`` then its
-    ``birth`` (origin ``joined``). Returns its agent id."""
+    """The run's newcomer joins at the start of training episode ``rnd``, by the rule of
+    :class:`~scarce_lab.environments.economy.config.EconomyNewcomer` (its seat's policy
+    makes the genome). Records ``agent_joined`` then its ``birth`` (origin ``joined``).
+    Returns its agent id."""
     nc = cfg.newcomer
     rng = random.Random(f"{cfg.seed}:newcomer")
     policy = seated.of(NEWCOMER_SEAT)

@@ -106,7 +106,6 @@ class ProgramEpisode:
         self.max_steps = max_steps
         self.notes: list[tuple[str, str]] = []
         self.done = False
-        self.verification: Verdict | None = None
 
     def observe(self) -> ProgramObs:
         return ProgramObs(self.instruction, self.program, tuple(self.notes), len(self.notes), self.state.best_score)
@@ -134,7 +133,6 @@ class ProgramEpisode:
             return StepResult(0, False, False, {"invalid": True} if invalid else {})
         self.done = True
         v = self.verify(self.program)
-        self.verification = v
         best = self.state.best_score
         if v.score is not None and (best is None or v.score > best):
             self.state.best_score = v.score

@@ -31,17 +31,14 @@ from .prompts import agent_names, render_messages, render_talk_messages
 from .schemas import announcement_schema, extraction_schema, talk_schema
 from .scripted import Policy, get_policy, sustainable, talk_policy
 
-#: SovSim agents return the package-wide decision type; ``value`` is an extraction or
-#: an announced pool (pool units).
-AgentDecision = Decided
-
 
 class SovSimAgent(Protocol):
-    """Anything that turns an observation (plus a per-decision seed) into a decision."""
+    """Anything that turns an observation (plus a per-decision seed) into a decision
+    (``value``: an extraction or an announced pool, pool units)."""
 
     model: str
 
-    async def adecide(self, obs: Observation, seed: int) -> AgentDecision: ...
+    async def adecide(self, obs: Observation, seed: int) -> Decided: ...
 
 
 def fallback_value(obs: Observation) -> int:
@@ -91,7 +88,7 @@ class ModelAgent:
             raise MissingDecisionError.from_calls(out.calls)
         return out
 
-    async def adecide(self, obs: Observation, seed: int) -> AgentDecision:
+    async def adecide(self, obs: Observation, seed: int) -> Decided:
         """The decision of ``obs``'s phase (an extraction, or a king's announcement)."""
         fb = fallback_value(obs)
         if obs.phase == Phase.announce:
@@ -104,7 +101,7 @@ class ModelAgent:
             purpose, attr = "extraction", "extraction"
         out = await self._ask(obs, seed, schema, fallback, purpose, lambda: render_messages(obs, self.role_labels))
         if self.lm.scripted:
-            return AgentDecision(value=out.decision, reasoning=f"scripted policy {self.model}")
+            return Decided(value=out.decision, reasoning=f"scripted policy {self.model}")
         return _decided(out, int(getattr(out.decision, attr)), out.decision.reasoning)
 
     async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:

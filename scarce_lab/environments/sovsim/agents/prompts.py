@@ -27,7 +27,6 @@ PROMPTS = Path(__file__).parent / "prompts"
 #: The retrospective interview's questions (:func:`scarce_lab.agents.interviews.interview_messages`).
 INTERVIEW_TEMPLATE = PROMPTS / "interview.j2"
 RECENT_ROUNDS = 3
-LABEL_SETS = ("default", "neutral")
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(PROMPTS),

@@ -53,12 +53,8 @@ def sustainable_share(pool: int, n_agents: int = 4, step: int = 3) -> int:
     return floor_to_step(pool // (2 * n_agents), step)
 
 
-def _clamp(obs: Observation, value: int) -> int:
-    return obs.legal.clamp(value)
-
-
 def _own_share(obs: Observation) -> int:
-    return _clamp(obs, sustainable_share(obs.pool_seen, obs.config.n_agents, obs.config.step))
+    return obs.legal.clamp(sustainable_share(obs.pool_seen, obs.config.n_agents, obs.config.step))
 
 
 def _true_pool(obs: Observation) -> int:
@@ -94,7 +90,7 @@ def fixed(value: int) -> Policy:
     def _fixed(obs: Observation, rng: random.Random) -> int:
         if obs.phase == Phase.announce:
             return _true_pool(obs)
-        return _clamp(obs, value)
+        return obs.legal.clamp(value)
 
     return _fixed
 
@@ -111,7 +107,7 @@ def conditional(obs: Observation, rng: random.Random) -> int:
     mean_others = sum(others) / len(others)
     if mean_others <= sustainable_share(last.pool_before, len(last.extractions), obs.step):
         return _own_share(obs)
-    return _clamp(obs, int(mean_others))
+    return obs.legal.clamp(int(mean_others))
 
 
 def greedy_leader(obs: Observation, rng: random.Random) -> int:

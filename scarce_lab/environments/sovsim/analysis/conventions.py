@@ -247,9 +247,8 @@ def differing_games(frame: pl.DataFrame) -> pl.DataFrame:
     if "settings" not in frame.columns:
         raise ValueError(f"differing_games: the frame has no 'settings' column (columns: {frame.columns})")
     sources = frame["source"].to_list() if "source" in frame.columns else [None] * frame.height
-    stated: list[dict[str, str]] = []
-    for s, src in zip(frame["settings"].to_list(), sources, strict=True):
-        stated.append({f: _num(v) for f, v in _stated_game(json.loads(s) if s else {}, src or "scarce_lab").items()})
+    stated = [{f: _num(v) for f, v in _stated_game(json.loads(s) if s else {}, src or "scarce_lab").items()}
+              for s, src in zip(frame["settings"].to_list(), sources, strict=True)]
     cols = [f for f in GAME_FIELDS if len({row.get(f) for row in stated}) > 1]
     return pl.DataFrame({f: [row.get(f, "-") for row in stated] for f in cols},
                         schema={f: pl.String for f in cols}, height=frame.height) if cols else pl.DataFrame(
@@ -362,8 +361,3 @@ def resolve_convention(
         rules = scenario_convention(scenarios[0], game.n_agents)
         game = replace(game, **{k: v for k, v in rules.items() if k not in overrides})
     return game
-
-
-def convention_dict(conv: Convention) -> dict:
-    """The convention as a JSON-ready dict (field -> value)."""
-    return {f.name: getattr(conv, f.name) for f in fields(conv)}

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from scarce_lab.analysis.figures import convention_dict
 from scarce_lab.analysis.findings import Finding, finding, finding_function
 
 from .charts import (
@@ -30,7 +31,7 @@ from .charts import (
     survival_sentence,
     trajectories_chart,
 )
-from .conventions import Convention, convention_dict, resolve_convention
+from .conventions import Convention, resolve_convention
 from .cross import cross_model_results as cross_frames
 from .cross import format_cross
 from .dynamics import pool_band

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,9 +209,7 @@ def run_model(cfg: dict) -> str | None:
         paths = [str(p or "") for p in path] if isinstance(path, list) else [str(path or "")]
     if not all(paths):
         return None
-    counts: dict[str, int] = {}
-    for p_ in paths:
-        counts[p_] = counts.get(p_, 0) + 1
+    counts = Counter(paths)  # first-seen order
     if len(counts) == 1:
         return paths[0]
     return "mixed: " + " + ".join(f"{k}x {m}" for m, k in counts.items())

@@ -403,16 +403,14 @@ class CommonsGame:
         self.newcomer = newcomer
         #: joins and leaves so far (public)
         self.changes: list[MembershipChange] = []
-        #: agent -> the first round it played
-        self.joined: dict[str, int] = {}
-        n = self.config.n_agents
-        self.agents: tuple[str, ...] = tuple(f"a{i}" for i in range(n))
+        self.agents: tuple[str, ...] = tuple(f"a{i}" for i in range(self.config.n_agents))
         self.leader: str | None = None if self.condition == Condition.cpr else self.agents[-1]
         sub_role, lead_role = ROLES[self.condition]
         self.roles: dict[str, str] = {
             a: (lead_role if a == self.leader else sub_role) for a in self.agents
         }
-        self.joined = dict.fromkeys(self.agents, 1)
+        #: agent -> the first round it played
+        self.joined: dict[str, int] = dict.fromkeys(self.agents, 1)
         self.round = 1
         self.pool = self.config.initial_pool
         self.history: list[RoundRecord] = []
@@ -460,9 +458,7 @@ class CommonsGame:
         c = self.config
         if self.phase == Phase.leader and agent == self.leader:
             rem = floor_to_step(self.remainder(), c.step)
-            if self.condition == Condition.bcpr:
-                return min(c.subordinate_cap, rem)
-            return rem
+            return min(c.subordinate_cap, rem) if self.condition == Condition.bcpr else rem
         return c.subordinate_cap
 
     def legal_actions(self, agent: str) -> LegalActions:
@@ -574,8 +570,7 @@ class CommonsGame:
             self.phase = self._after_announce()
             return None
         if self.phase == Phase.extract:
-            checked = {a: self._check(a, actions[a]) for a in self.subordinates}
-            self._sub_extractions = checked
+            self._sub_extractions = {a: self._check(a, actions[a]) for a in self.subordinates}
             if self.leader is None:
                 return self._settle()
             self.phase = Phase.leader
