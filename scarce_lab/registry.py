@@ -75,7 +75,7 @@ __all__ = [
     "UnknownEnvironmentError",
     "for_config",
     "get",
-    "lazy_table",
+    "lazy",
     "load",
     "names",
     "register",
@@ -84,18 +84,17 @@ __all__ = [
 ]
 
 
-def lazy_table(module: str, name: str, title: str) -> Callable[[Any], Any]:
-    """A tidy-table builder for :attr:`EnvironmentSpec.tables`: ``build(ds)`` imports
-    ``module`` (e.g. ``scarce_lab.environments.scarce.tables``) only when called (a spec is
-    imported with every lookup, its tables' modules are not) and returns
-    ``module.name(ds)``; ``title`` names the environment in its docstring."""
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """A hook that imports ``module`` only when called (a spec is imported with every
+    lookup; its runner, viewer, tables and conformance modules are not) and returns
+    ``module.name(*args, **kwargs)``: e.g. ``render=lazy(f"{__name__}.viewer", "render")``."""
 
-    def build(ds: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(ds)
+    def hook(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
-    build.__name__ = name
-    build.__doc__ = f"The {title} tidy table :func:`{module}.{name}`."
-    return build
+    hook.__name__ = name
+    hook.__doc__ = f":func:`{module}.{name}`, imported when first called."
+    return hook
 
 
 def _no_counts(config: dict) -> dict[str, int]:

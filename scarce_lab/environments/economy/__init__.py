@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
+from ...registry import EnvironmentSpec, RunCommand, lazy, register
 from . import events
 from .config import EconomyRunConfig
 from .world.core import ABLATIONS
@@ -95,20 +95,6 @@ RUN_COMMAND = RunCommand(
 )
 
 
-def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.environments.economy.conformance.economy_trace`)."""
-    from .conformance import economy_trace
-
-    return economy_trace(seed)
-
-
-def render(events_: list[dict], max_chars: int) -> str:
-    """The viewer's body of one run (agents born, then one block per episode group)."""
-    from .viewer import render as body
-
-    return body(events_, max_chars)
-
-
 def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, 0)``: agents x steps x episodes (training and evaluation), an upper
     bound on a model policy's calls.
@@ -123,13 +109,6 @@ def plan_calls(cfg: EconomyRunConfig, model: str) -> tuple[int, int, int]:
         return 0, 0, 0
     steps = (cfg.episodes + cfg.eval_episodes) * max(cfg.qa_max_steps, 1)
     return 0, steps + cfg.episodes * cfg.economy.max_agents, 0
-
-
-def view(ds: Any) -> Any:
-    """``ds.economy``: :class:`scarce_lab.environments.economy.tables.EconomyTables`."""
-    from .tables import EconomyTables
-
-    return EconomyTables(ds)
 
 
 def check_policy(cfg: EconomyRunConfig, model: str) -> None:
@@ -164,12 +143,12 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
-    tables={name: lazy_table("scarce_lab.environments.economy.tables", name, "Economy")
+    tables={name: lazy(f"{__name__}.tables", name)
             for name in ("runs", "episodes", "population", "agent_episodes", "wins", "steps",
                          "births", "deaths", "agent_wealth", "joins")},
     paper_table=paper_table,
-    harness=harness,
-    render=render,
+    harness=lazy(f"{__name__}.conformance", "economy_trace"),
+    render=lazy(f"{__name__}.viewer", "render"),
     cli=RUN_COMMAND,
     outcome=outcome,
     table_options={"dynamics": bool},
@@ -177,7 +156,7 @@ SPEC = register(EnvironmentSpec(
     plan_calls=plan_calls,
     check_policy=check_policy,
     seat_keys=EconomyRunConfig.seat_aliases,
-    view=view,
+    view=lazy(f"{__name__}.tables", "EconomyTables"),
     judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
     taxonomy=None,
     speaker_part="",

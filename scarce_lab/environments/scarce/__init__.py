@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...registry import EnvironmentSpec, RunCommand, lazy_table, register
+from ...registry import EnvironmentSpec, RunCommand, lazy, register
 from . import events
 from .config import ScarceConfig
 
@@ -62,27 +62,6 @@ RUN_COMMAND = RunCommand(
 )
 
 
-def view(ds: Any) -> Any:
-    """``ds.scarce``: :class:`scarce_lab.environments.scarce.analysis.experiments.ScarceTables`."""
-    from .analysis.experiments import ScarceTables
-
-    return ScarceTables(ds)
-
-
-def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.environments.scarce.conformance.scarce_trace`)."""
-    from .conformance import scarce_trace
-
-    return scarce_trace(seed)
-
-
-def render(events_: list[dict], max_chars: int) -> str:
-    """The viewer's body of one run (per subrun, each contention as its phases)."""
-    from .viewer import render as body
-
-    return body(events_, max_chars)
-
-
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
     worker and subrun it plays (for each worker whose solver is ``model``, by its seat;
@@ -113,14 +92,6 @@ def seat_keys(cfg: ScarceConfig) -> dict[str, tuple[str, ...]]:
     return dict.fromkeys(cfg.names, ())
 
 
-def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:
-    """One judge unit per worker per contention
-    (:func:`scarce_lab.environments.scarce.judge_units.units_from_dataset`)."""
-    from .judge_units import units_from_dataset
-
-    return units_from_dataset(path, keep_empty=keep_empty, gold=gold)
-
-
 def config_v1(m: Any, params: dict) -> ScarceConfig:
     """The current config of a version-1 run: ``temperature``, ``max_tokens`` and
     ``reasoning_effort`` moved into ``llm``; the hand-typed ``condition`` is dropped
@@ -142,11 +113,11 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
-    tables={kind: lazy_table("scarce_lab.environments.scarce.tables", f"{kind}_table", "SCARCE")
+    tables={kind: lazy(f"{__name__}.tables", f"{kind}_table")
             for kind in ("contentions", "submissions", "messages")},
     paper_table=paper_table,
-    harness=harness,
-    render=render,
+    harness=lazy(f"{__name__}.conformance", "scarce_trace"),
+    render=lazy(f"{__name__}.viewer", "render"),
     cli=RUN_COMMAND,
     outcome=outcome,
     face="scarce_lab.environments.scarce.analysis",
@@ -157,8 +128,8 @@ SPEC = register(EnvironmentSpec(
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
     seat_keys=seat_keys,
     seat_parts=("solver", "negotiator"),
-    view=view,
-    judge_units=judge_units,
+    view=lazy(f"{__name__}.analysis.experiments", "ScarceTables"),
+    judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",
 ))

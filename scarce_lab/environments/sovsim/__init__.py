@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.schema import is_scripted
-from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, lazy_table, register
+from ...registry import EnvironmentSpec, PublishedLayout, RunCommand, lazy, register
 from . import events
 from .config import SovSimConfig
 from .demo import run_demo
@@ -137,13 +137,6 @@ RUN_COMMAND = RunCommand(
 )
 
 
-def view(ds: Any) -> Any:
-    """``ds.sovsim``: :class:`scarce_lab.environments.sovsim.tables.SovSimTables`."""
-    from .tables import SovSimTables
-
-    return SovSimTables(ds)
-
-
 def _layout(name: str, marker: str) -> PublishedLayout:
     """One published layout read by :mod:`.published` through :mod:`.tables`
     (:func:`~.tables.detect_layout`, :func:`~.tables.load_agent_rounds`)."""
@@ -166,20 +159,6 @@ def _layout(name: str, marker: str) -> PublishedLayout:
 #: with the run's ``.hydra/config.yaml``).
 LAYOUTS = (_layout("sovsim_json", "rationales.json"), _layout("sovsim_run", "<condition>/sim_XX.json"),
            _layout("govsim_log", "log_env.json"))
-
-
-def harness(seed: int) -> Any:
-    """The conformance play (:func:`scarce_lab.environments.sovsim.conformance.sovsim_trace`)."""
-    from .conformance import sovsim_trace
-
-    return sovsim_trace(seed)
-
-
-def render(events_: list[dict], max_chars: int) -> str:
-    """The viewer's body of one game (pool chart, one block per round)."""
-    from .viewer import render as body
-
-    return body(events_, max_chars)
 
 
 def plan_calls(cfg: SovSimConfig, model: str) -> tuple[int, int, int]:
@@ -218,14 +197,6 @@ def seat_keys(cfg: SovSimConfig) -> dict[str, tuple[str, ...]]:
     return {a: tuple(cfg.seat_aliases(a)) for a in cfg.agent_ids()}
 
 
-def judge_units(path: Path, *, keep_empty: bool = False, gold: str | None = None) -> list[Any]:
-    """One judge unit per talking agent-round
-    (:func:`scarce_lab.environments.sovsim.judge_units.commons_units`)."""
-    from .judge_units import commons_units
-
-    return commons_units(path, keep_empty=keep_empty, gold=gold)
-
-
 def config_v1(m: Any, params: dict) -> SovSimConfig:
     """The current config of a version-1 run. 0.1.0 facts: SovSim agents asked for 110
     answer tokens; the run's call records (``params``) override both settings."""
@@ -249,12 +220,12 @@ SPEC = register(EnvironmentSpec(
     final_counts=events.final_counts,
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
-    tables={"agent_rounds": lazy_table("scarce_lab.environments.sovsim.tables", "from_dataset", "SovSim")},
+    tables={"agent_rounds": lazy(f"{__name__}.tables", "from_dataset")},
     paper_table=paper_table,
     table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition"),
                    "seed": int},
-    harness=harness,
-    render=render,
+    harness=lazy(f"{__name__}.conformance", "sovsim_trace"),
+    render=lazy(f"{__name__}.viewer", "render"),
     cli=RUN_COMMAND,
     outcome=outcome,
     face="scarce_lab.environments.sovsim.analysis",
@@ -262,9 +233,9 @@ SPEC = register(EnvironmentSpec(
     check_policy=check_policy,
     seat_keys=seat_keys,
     layouts=LAYOUTS,
-    view=view,
+    view=lazy(f"{__name__}.tables", "SovSimTables"),
     demo=run_demo,
-    judge_units=judge_units,
+    judge_units=lazy(f"{__name__}.judge_units", "commons_units"),
     taxonomy="commons",
     speaker_part="",
 ))
