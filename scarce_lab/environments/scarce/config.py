@@ -433,8 +433,3 @@ class ScarceConfig(ExperimentConfig):
         if self.leaves:
             out["leaves"] = dict(self.leaves)
         return out
-
-
-def run_id_for(cfg: ScarceConfig) -> str:
-    """The run id of ``cfg`` (:attr:`ScarceConfig.run_id`)."""
-    return cfg.run_id

@@ -252,7 +252,6 @@ class ScarceRunner:
                 self.solvers[w], self.negotiators[w] = self._agents(w, task)
                 self.emit(ev.SubrunStart, phase="setup", agent=w, t=0.0, task_id=task.id, program=task.program,
                           budget=world.rules.budgets[w], deadline_s=float(world.worker(w).deadline_s))
-        world = self.world
         while (nxt := world.next_event()).kind != EventKind.subrun_end:
             w = nxt.worker
             if nxt.kind == EventKind.solver_step:
