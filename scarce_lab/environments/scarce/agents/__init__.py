@@ -26,8 +26,6 @@ from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
     LLMNegotiator,
     ModelNegotiator,
-    NegotiationTurn,
-    Negotiator,
     ScriptedNegotiator,
     ScriptedNegotiatorPolicy,
 )
@@ -37,14 +35,11 @@ from .solvers import (
     ModelSolver,
     ScriptedSolver,
     ScriptedSolverPolicy,
-    Solver,
     SolverAction,
 )
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
 SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
-#: Scripted solver policies with their own class (any other scripted name: the routine).
-SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
 
 #: The rules of the scripted negotiators, as their retrospective interview answers state
@@ -182,10 +177,10 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 
 __all__ = [
-    "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
-    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
-    "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
-    "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
+    "SCRIPTED_NEGOTIATORS", "STRATEGIC_NEGOTIATORS",
+    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "ScriptedNegotiator",
+    "LLMSolver", "ScriptedSolver", "SolverAction", "NegotiationView", "SolverObservation",
+    "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "ScriptedNegotiatorPolicy",
     "ScriptedSolverPolicy", "negotiator_policies", "solver_policies", "INTERVIEW_RULES", "INTERVIEW_ASSESSMENTS",
     "interview_rule",
 ]
