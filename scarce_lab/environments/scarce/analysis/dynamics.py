@@ -121,8 +121,7 @@ def language_drift(messages: pl.DataFrame, *, n_stages: int = 3, by: Sequence[st
     meta = messages.select("run_id", *by).unique(subset=["run_id"])
     per = per.join(meta, on="run_id", how="left")
     rows = []
-    for key, part in per.sort([*by, "stage"]).group_by([*by, "stage"], maintain_order=True):
-        base = dict(zip([*by, "stage"], key, strict=True))
+    for base, part in _groups(per, [*by, "stage"]):
         for m in ("cosine_prev", "trigram_repetition", "new_word_share"):
             rows.append(base | {"measure": m} | mean_over_runs(part[m].to_list(), bounds=(0.0, 1.0)))
     keys = {b: messages.schema[b] for b in by} | {"stage": pl.Int64, "measure": pl.String}
