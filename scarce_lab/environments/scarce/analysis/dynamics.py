@@ -15,6 +15,7 @@ from scarce_lab.analysis.pooling import check_no_pooling
 
 from .base import (
     BUDGET_PHASES,
+    NON_NEGATIVE,
     SHARE,
     _ci_frame,
     _grouped,
@@ -183,13 +184,10 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
         pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None).alias("_winc"))
     d = d.filter(pl.col("budget_phase").is_not_null())
     d = pl.concat([d, d.with_columns(pl.lit("all").alias("budget_phase"))])
-    rows = []
     order = {"richer": 0, "others": 1} | {p: i for i, p in enumerate((*BUDGET_PHASES, "all"))}
-    for key, part in d.group_by([*by, "who", "budget_phase"]):
-        base = dict(zip([*by, "who", "budget_phase"], key, strict=True))
-        rows.append(base | {"metric": "mean_bid"} | cluster_ci(part, "_bid", seed=seed))
-        rows.append(base | {"metric": "win_rate"} | cluster_ci(part, "_win", seed=seed, bounds=SHARE))
-        rows.append(base | {"metric": "win_rate_contested"} | cluster_ci(part, "_winc", seed=seed, bounds=SHARE))
+    metrics = {"mean_bid": ("_bid", NON_NEGATIVE), "win_rate": ("_win", SHARE), "win_rate_contested": ("_winc", SHARE)}
+    rows = [base | {"metric": m} | cluster_ci(part, col, seed=seed, bounds=b)
+            for base, part in _groups(d, [*by, "who", "budget_phase"]) for m, (col, b) in metrics.items()]
     keys = {b: contentions.schema[b] for b in by} | {"who": pl.String, "budget_phase": pl.String, "metric": pl.String}
     out = _ci_frame(rows, keys)
     return (out.with_columns(pl.col("who").replace_strict(order).alias("_w"),
