@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..world.observations import NegotiationView, SolverObservation
-from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
+from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator, mix_role
 from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
     LLMNegotiator,
@@ -81,13 +81,11 @@ def interview_rule(model: str, worker: str | None = None) -> tuple[str | None, s
     """``(rule text, self-assessment)`` of the scripted negotiator ``model``
     (``scripted/<policy>``) for its interview (:data:`INTERVIEW_RULES`,
     :data:`INTERVIEW_ASSESSMENTS`; ``None`` for what it has not). ``institution-mix`` is
-    resolved to the role ``worker`` plays in it (:data:`~.institutional.INSTITUTION_ROLES`,
-    by the number after the name's first character); its answer names the mix."""
+    resolved to the role ``worker`` plays in it (:func:`~.institutional.mix_role`); its
+    answer names the mix."""
     name = model.split("/", 1)[-1].split(":", 1)[0]
-    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
-        from .institutional import INSTITUTION_ROLES
-
-        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
+    if name == "institution-mix" and worker is not None and any(c.isdigit() for c in worker):
+        role = mix_role(worker)
         return f"(institution-mix, playing {role}) {INTERVIEW_RULES[role]}", INTERVIEW_ASSESSMENTS.get(role)
     return INTERVIEW_RULES.get(name), INTERVIEW_ASSESSMENTS.get(name)
 
