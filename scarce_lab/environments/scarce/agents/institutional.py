@@ -58,11 +58,8 @@ class InstitutionalNegotiator(ScriptedNegotiatorPolicy):
         self.policy, self.seed, self.model = policy, seed, f"scripted/{policy}"
 
     def role(self, worker: str) -> str:
-        """The role of ``worker`` (``institution-mix``: by the number in its name).
-
-        Raises:
-            ValueError: ``institution-mix`` and a worker name without a trailing number.
-        """
+        """The role of ``worker``: the policy, or under ``institution-mix`` :func:`mix_role`
+        (which raises ValueError for a worker name without a number)."""
         return mix_role(worker) if self.policy == "institution-mix" else self.policy
 
     @staticmethod
