@@ -43,6 +43,7 @@ from .world import (
     Mechanism,
     WorldRules,
 )
+from .world.state import present_workers
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 #: The budget of the richer worker in the paper's budget-asymmetry experiment (credits):
@@ -327,9 +328,7 @@ class ScarceConfig(ExperimentConfig):
 
     def present(self, subrun: int) -> list[str]:
         """The workers that play ``subrun`` (0-based; ``joins``/``leaves``)."""
-        from .seats import present_workers
-
-        return present_workers(self.names, self.joins, self.leaves, subrun)
+        return list(present_workers(self.names, self.joins, self.leaves, subrun))
 
     def condition_settings_defaults(self) -> dict:
         """The defaults of :meth:`condition_settings`, with the defaults of
@@ -433,8 +432,3 @@ class ScarceConfig(ExperimentConfig):
         if self.leaves:
             out["leaves"] = dict(self.leaves)
         return out
-
-
-def run_id_for(cfg: ScarceConfig) -> str:
-    """The run id of ``cfg`` (:attr:`ScarceConfig.run_id`)."""
-    return cfg.run_id

@@ -58,6 +58,9 @@ contract_offer         payer        private     an offer (payer and payee see it
 contract_answer        payee        private     accepted or declined; signed (escrowed)
 contract_settlement    payer        private     paid to the payee or refunded
 =====================  ===========  ==========  =========================================
+
+Size: the whole event schema of SCARCE in one place (every payload the tables above
+list, each with its recorded fields, and the version-1 migration).
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from pydantic import Field
 from ...config.seats import ANY_SEAT, SeatSettings, check_seat_keys, composition_label, resolve_seat
 from ...llm.models import is_scripted, scripted_policy, via_provider
 from ...llm.params import ignored_settings
+from .world.state import present_workers
 
 #: The parts of a SCARCE seat: each worker is a solver and a negotiator.
 SEAT_PARTS: tuple[str, ...] = ("solver", "negotiator")
@@ -252,12 +253,6 @@ def check_membership(cfg: Any) -> None:
             raise ValueError(f"joins/leaves: no worker is present in subrun {k}")
 
 
-def present_workers(names: list[str] | tuple[str, ...], joins: Mapping[str, int], leaves: Mapping[str, int],
-                    subrun: int) -> list[str]:
-    """The workers that play ``subrun`` (0-based), in worker order."""
-    return [w for w in names if joins.get(w, 0) <= subrun <= leaves.get(w, subrun)]
-
-
 def composition(cfg: Any) -> str:
     """The readable composition of ``cfg``'s seats, e.g. ``w0=gpt-4o, others=fifo``
     (:func:`~scarce_lab.config.seats.composition_label`); a worker whose solver and
@@ -289,4 +284,4 @@ def composition(cfg: Any) -> str:
 
 
 __all__ = ["GENERATION_FIELDS", "NEWCOMER", "SEAT_PARTS", "ScarceSeatSettings", "WorkerSeat", "check_membership",
-           "check_seats", "composition", "normalize_seats", "present_workers", "seat_plan"]
+           "check_seats", "composition", "normalize_seats", "seat_plan"]

@@ -229,16 +229,9 @@ def submissions_table(source) -> pl.DataFrame:
         for e in evs:
             if e["kind"] != "submission":
                 continue
-            p = e["payload"]
-            rows.append({
-                "run_id": run_id, **meta, "subrun": p["subrun"], "worker": e["agent"], "task_id": p["task_id"],
-                "score": p["score"], "score_as_is": p["score_as_is"], "resolved": p["resolved"],
-                "almost_resolved": p.get("almost_resolved"), "deadline_missed": p["deadline_missed"],
-                "reason": p["reason"], "passed": p.get("passed"), "total": p.get("total"),
-                "violation": p.get("violation"), "steps": p.get("steps"), "contentions": p.get("contentions"),
-                "t_finish_s": e["t"], "deadline_s": p["deadline_s"],
-                "budget_initial": budget0.get((p["subrun"], e["agent"])), "budget_left": p.get("budget_left"),
-            })
+            p = e["payload"]  # its fields named as the schema's columns (_frame keeps those)
+            rows.append({**p, "run_id": run_id, **meta, "worker": e["agent"], "t_finish_s": e["t"],
+                         "budget_initial": budget0.get((p["subrun"], e["agent"]))})
     return label_conditions(_frame(rows, SUBMISSION_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "subrun", "worker"])
 
 

@@ -21,13 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..world.observations import NegotiationView, SolverObservation
-from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator
+from .institutional import INSTITUTION_NEGOTIATORS, InstitutionalNegotiator, mix_role
 from .negotiators import SCRIPTED_NEGOTIATORS as BASIC_NEGOTIATORS
 from .negotiators import (
     LLMNegotiator,
     ModelNegotiator,
-    NegotiationTurn,
-    Negotiator,
     ScriptedNegotiator,
     ScriptedNegotiatorPolicy,
 )
@@ -37,14 +35,11 @@ from .solvers import (
     ModelSolver,
     ScriptedSolver,
     ScriptedSolverPolicy,
-    Solver,
     SolverAction,
 )
 
 #: Every scripted negotiator policy (``scripted/<policy>``).
 SCRIPTED_NEGOTIATORS: tuple[str, ...] = (*BASIC_NEGOTIATORS, *STRATEGIC_NEGOTIATORS, *INSTITUTION_NEGOTIATORS)
-#: Scripted solver policies with their own class (any other scripted name: the routine).
-SCRIPTED_SOLVERS: tuple[str, ...] = ("skilled",)
 
 
 #: The rules of the scripted negotiators, as their retrospective interview answers state
@@ -86,13 +81,11 @@ def interview_rule(model: str, worker: str | None = None) -> tuple[str | None, s
     """``(rule text, self-assessment)`` of the scripted negotiator ``model``
     (``scripted/<policy>``) for its interview (:data:`INTERVIEW_RULES`,
     :data:`INTERVIEW_ASSESSMENTS`; ``None`` for what it has not). ``institution-mix`` is
-    resolved to the role ``worker`` plays in it (:data:`~.institutional.INSTITUTION_ROLES`,
-    by the number after the name's first character); its answer names the mix."""
+    resolved to the role ``worker`` plays in it (:func:`~.institutional.mix_role`); its
+    answer names the mix."""
     name = model.split("/", 1)[-1].split(":", 1)[0]
-    if name == "institution-mix" and worker is not None and worker[1:].isdigit():
-        from .institutional import INSTITUTION_ROLES
-
-        role = INSTITUTION_ROLES[int(worker[1:]) % len(INSTITUTION_ROLES)]
+    if name == "institution-mix" and worker is not None and any(c.isdigit() for c in worker):
+        role = mix_role(worker)
         return f"(institution-mix, playing {role}) {INTERVIEW_RULES[role]}", INTERVIEW_ASSESSMENTS.get(role)
     return INTERVIEW_RULES.get(name), INTERVIEW_ASSESSMENTS.get(name)
 
@@ -182,10 +175,10 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 
 __all__ = [
-    "SCRIPTED_NEGOTIATORS", "SCRIPTED_SOLVERS", "STRATEGIC_NEGOTIATORS",
-    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "Negotiator", "ScriptedNegotiator",
-    "LLMSolver", "ScriptedSolver", "Solver", "SolverAction", "NegotiationView", "SolverObservation",
-    "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "NegotiationTurn", "ScriptedNegotiatorPolicy",
+    "SCRIPTED_NEGOTIATORS", "STRATEGIC_NEGOTIATORS",
+    "SkilledScriptedSolver", "StrategicNegotiator", "INSTITUTION_NEGOTIATORS", "InstitutionalNegotiator", "parse_skill", "LLMNegotiator", "ScriptedNegotiator",
+    "LLMSolver", "ScriptedSolver", "SolverAction", "NegotiationView", "SolverObservation",
+    "make_negotiator", "make_solver", "ModelNegotiator", "ModelSolver", "ScriptedNegotiatorPolicy",
     "ScriptedSolverPolicy", "negotiator_policies", "solver_policies", "INTERVIEW_RULES", "INTERVIEW_ASSESSMENTS",
     "interview_rule",
 ]

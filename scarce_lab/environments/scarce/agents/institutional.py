@@ -32,6 +32,18 @@ INSTITUTION_ROLES: tuple[str, ...] = ("promise-breaker", "sanctioner", "contract
 INSTITUTION_NEGOTIATORS: tuple[str, ...] = (*INSTITUTION_ROLES, "institution-mix")
 
 
+def mix_role(worker: str) -> str:
+    """The role ``worker`` plays in ``institution-mix``: by the number in its name.
+
+    Raises:
+        ValueError: a worker name without a number.
+    """
+    digits = "".join(c for c in worker if c.isdigit())
+    if not digits:
+        raise ValueError(f"institution-mix: worker name {worker!r} has no number to pick a role by")
+    return INSTITUTION_ROLES[int(digits) % len(INSTITUTION_ROLES)]
+
+
 class InstitutionalNegotiator(ScriptedNegotiatorPolicy):
     """A scripted negotiator of :data:`INSTITUTION_NEGOTIATORS` (rules there); holds no
     state between calls (contracts and promises come from the view).
@@ -46,17 +58,9 @@ class InstitutionalNegotiator(ScriptedNegotiatorPolicy):
         self.policy, self.seed, self.model = policy, seed, f"scripted/{policy}"
 
     def role(self, worker: str) -> str:
-        """The role of ``worker`` (``institution-mix``: by the number in its name).
-
-        Raises:
-            ValueError: ``institution-mix`` and a worker name without a trailing number.
-        """
-        if self.policy != "institution-mix":
-            return self.policy
-        digits = "".join(c for c in worker if c.isdigit())
-        if not digits:
-            raise ValueError(f"institution-mix: worker name {worker!r} has no number to pick a role by")
-        return INSTITUTION_ROLES[int(digits) % len(INSTITUTION_ROLES)]
+        """The role of ``worker``: the policy, or under ``institution-mix`` :func:`mix_role`
+        (which raises ValueError for a worker name without a number)."""
+        return mix_role(worker) if self.policy == "institution-mix" else self.policy
 
     @staticmethod
     def _ranks(view: NegotiationView) -> tuple[int, ...]:

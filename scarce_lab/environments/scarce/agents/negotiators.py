@@ -74,11 +74,13 @@ def complete_ballot(entries: list[tuple[str, int, int]], view: NegotiationView) 
     (:meth:`scarce_lab.environments.scarce.world.LegalNegotiation.complete_ballot` of ``view.legal``);
     a missing participant gets its declared duration (the slot cap if undeclared) and
     its public bid."""
-    fill = {}
-    for w in view.participants:
-        d = view.declared(w)
-        fill[w] = (d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w))
-    return view.legal.complete_ballot(entries, fill)
+    return view.legal.complete_ballot(entries, {w: _declared_row(view, w)[1:] for w in view.participants})
+
+
+def _declared_row(view: NegotiationView, w: str) -> tuple[str, int, int]:
+    """``(w, declared duration or the slot cap if undeclared, public bid)``: a ballot row."""
+    d = view.declared(w)
+    return w, d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w)
 
 
 def fifo_declaration(view: NegotiationView) -> Declaration:
@@ -92,11 +94,7 @@ def fifo_declaration(view: NegotiationView) -> Declaration:
 
 def ranked_ballot(view: NegotiationView, order: list[str]) -> Ballot:
     """Ballot with ``order``, declared durations and public bids as prices."""
-    rows = []
-    for w in order:
-        d = view.declared(w)
-        rows.append((w, d["desired_duration_seconds"] if d else view.slot_cap_s, view.public_bid(w)))
-    return complete_ballot(rows, view)[0]
+    return complete_ballot([_declared_row(view, w) for w in order], view)[0]
 
 
 def fifo_ballot(view: NegotiationView) -> Ballot:

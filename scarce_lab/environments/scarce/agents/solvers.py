@@ -376,8 +376,8 @@ class ModelSolver(ModelHolder, Solver):
         msgs = self.messages(obs)
         t0 = time.perf_counter()
         if self.native_tools:
-            res = await self.lm.acomplete(msgs, seed=seed, purpose="solver", agent=obs.worker,
-                                          tools=tool_specs_for(legal, compact=self.compact),
+            tools = tool_specs_for(legal, compact=self.compact)
+            res = await self.lm.acomplete(msgs, seed=seed, purpose="solver", agent=obs.worker, tools=tools,
                                           max_tokens=self.max_tokens)
             rec = res.record
             calls = [rec]
@@ -385,9 +385,7 @@ class ModelSolver(ModelHolder, Solver):
                 again = [*msgs, {"role": "assistant", "content": res.text or ""},
                          {"role": "user", "content": "That was text, not an action. Call one of the tools offered."}]
                 res = await self.lm.acomplete(again, seed=seed + 1, purpose="solver", agent=obs.worker, attempt=1,
-                                              decision_id=rec.decision_id,
-                                              tools=tool_specs_for(legal, compact=self.compact),
-                                              max_tokens=self.max_tokens)
+                                              decision_id=rec.decision_id, tools=tools, max_tokens=self.max_tokens)
                 rec = res.record
                 calls.append(rec)
             if rec.outcome in oc.NO_ANSWER:  # transport failure or context overflow

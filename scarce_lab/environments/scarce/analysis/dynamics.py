@@ -15,6 +15,7 @@ from scarce_lab.analysis.pooling import check_no_pooling
 
 from .base import (
     BUDGET_PHASES,
+    NON_NEGATIVE,
     SHARE,
     _ci_frame,
     _grouped,
@@ -121,8 +122,7 @@ def language_drift(messages: pl.DataFrame, *, n_stages: int = 3, by: Sequence[st
     meta = messages.select("run_id", *by).unique(subset=["run_id"])
     per = per.join(meta, on="run_id", how="left")
     rows = []
-    for key, part in per.sort([*by, "stage"]).group_by([*by, "stage"], maintain_order=True):
-        base = dict(zip([*by, "stage"], key, strict=True))
+    for base, part in _groups(per, [*by, "stage"]):
         for m in ("cosine_prev", "trigram_repetition", "new_word_share"):
             rows.append(base | {"measure": m} | mean_over_runs(part[m].to_list(), bounds=(0.0, 1.0)))
     keys = {b: messages.schema[b] for b in by} | {"stage": pl.Int64, "measure": pl.String}
@@ -184,13 +184,10 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
         pl.when(pl.col("n_participants") >= 2).then(pl.col("won").cast(pl.Float64)).otherwise(None).alias("_winc"))
     d = d.filter(pl.col("budget_phase").is_not_null())
     d = pl.concat([d, d.with_columns(pl.lit("all").alias("budget_phase"))])
-    rows = []
     order = {"richer": 0, "others": 1} | {p: i for i, p in enumerate((*BUDGET_PHASES, "all"))}
-    for key, part in d.group_by([*by, "who", "budget_phase"]):
-        base = dict(zip([*by, "who", "budget_phase"], key, strict=True))
-        rows.append(base | {"metric": "mean_bid"} | cluster_ci(part, "_bid", seed=seed))
-        rows.append(base | {"metric": "win_rate"} | cluster_ci(part, "_win", seed=seed, bounds=SHARE))
-        rows.append(base | {"metric": "win_rate_contested"} | cluster_ci(part, "_winc", seed=seed, bounds=SHARE))
+    metrics = {"mean_bid": ("_bid", NON_NEGATIVE), "win_rate": ("_win", SHARE), "win_rate_contested": ("_winc", SHARE)}
+    rows = [base | {"metric": m} | cluster_ci(part, col, seed=seed, bounds=b)
+            for base, part in _groups(d, [*by, "who", "budget_phase"]) for m, (col, b) in metrics.items()]
     keys = {b: contentions.schema[b] for b in by} | {"who": pl.String, "budget_phase": pl.String, "metric": pl.String}
     out = _ci_frame(rows, keys)
     return (out.with_columns(pl.col("who").replace_strict(order).alias("_w"),

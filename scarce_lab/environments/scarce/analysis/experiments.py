@@ -8,13 +8,10 @@ Inputs are the tidy tables of :mod:`scarce_lab.environments.scarce.tables` (``co
 with the accepted ``labels`` list; ``round`` is the contention index). This module never
 imports environments or agents.
 
-Statistics (docs/design.md): runs are the independent unit; a share or mean over
-rounds, contentions or submissions is the mean over runs of each run's value with a t
-interval over the run means (:func:`~.base.cluster_ci`), medians a cluster bootstrap
-over runs (:func:`~.base.cluster_bootstrap_median`), one value per run a t interval
-(:func:`~.base.mean_over_runs`); with a single run there is no interval (``lo``/``hi``
-null). Every result frame carries ``n`` (rows behind the estimate) and ``runs``
-(clusters); :data:`~.findings.STATISTICS` says it for the findings.
+Statistics (docs/design.md): as :data:`~.findings.STATISTICS` states them (runs are the
+independent unit; :func:`~.base.cluster_ci`, :func:`~.base.cluster_bootstrap_median`,
+:func:`~.base.mean_over_runs`). Every result frame carries ``n`` (rows behind the
+estimate) and ``runs`` (clusters).
 
 Never pooled: every metric first runs :func:`scarce_lab.analysis.pooling.check_no_pooling`
 on its ``by`` groups and raises :class:`~scarce_lab.analysis.pooling.PoolingError` when a

@@ -24,7 +24,7 @@ import polars as pl
 
 from scarce_lab.analysis.pooling import check_no_pooling
 
-from .base import SHARE, _need, cluster_ci, mean_over_runs, scarce_run_configs
+from .base import SHARE, _grouped, _need, cluster_ci, mean_over_runs, scarce_run_configs
 from .dynamics import _outcome_bounds, paired_outcomes
 from .tactics import _has_any
 
@@ -170,11 +170,7 @@ def relational_share(rounds: pl.DataFrame, relational: Collection[str], *, by: S
     _need(rounds, ("run_id", "labels", *by), "rounds")
     check_no_pooling(rounds, list(by), what="relational_share")
     d = rounds.with_columns(_has_any(relational).cast(pl.Float64).alias("_rel"))
-    rows = [dict(zip(by, key, strict=True)) | cluster_ci(part, "_rel", seed=seed, bounds=SHARE)
-            for key, part in d.sort(list(by)).group_by(list(by), maintain_order=True)]
-    schema = {b: rounds.schema[b] for b in by} | {"value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
-                                                  "n": pl.Int64, "runs": pl.Int64, "se": pl.Float64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return _grouped(d, by, lambda part: cluster_ci(part, "_rel", seed=seed, bounds=SHARE))
 
 
 COLLECTIVE_METRICS = ("deadline_miss_rate", "mean_partial_score", "total_queue_wait_s")

@@ -32,7 +32,7 @@ import math
 
 import polars as pl
 
-from .base import cluster_ci
+from .base import _need, cluster_ci
 
 GROUP = ("model", "solver_model", "condition")
 METRICS = ("win_rate", "win_rate_contested", "mean_bid", "mean_requested_duration_s", "private_chat_use",
@@ -77,9 +77,7 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
                                       "private_sent", "n_participants")),
         ("submissions", submissions, ("run_id", *GROUP, "deadline_missed", "score", "reason")),
     ):
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            raise ValueError(f"{name} frame lacks columns {missing}")
+        _need(df, cols, name)
         check_no_pooling(df, GROUP, what=f"summary ({name})")
     per_metric = metric_rows(contentions, submissions)
     groups = pl.concat([contentions.select(*GROUP), submissions.select(*GROUP)]).unique().sort(list(GROUP)).rows()
@@ -111,8 +109,6 @@ def format_summary(df: pl.DataFrame, digits: int = 2) -> pl.DataFrame:
         return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None else f"{m:.{digits}f}"
 
     cols = [pl.col(c) for c in ("model", "solver_model", "condition", "runs", "contentions", "submissions")]
-    rows = []
-    for r in df.iter_rows(named=True):
-        rows.append({m: cell(r[m], r[f"{m}_lo"], r[f"{m}_hi"]) for m in METRICS})
+    rows = [{m: cell(r[m], r[f"{m}_lo"], r[f"{m}_hi"]) for m in METRICS} for r in df.iter_rows(named=True)]
     return pl.concat([df.select(cols), pl.DataFrame(rows, schema=dict.fromkeys(METRICS, pl.String))],
                      how="horizontal")

@@ -135,12 +135,9 @@ def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequenc
     d = assign_stages(rounds, n_stages).with_columns(
         _has_any(making).cast(pl.Float64).alias("_make"), _has_any(invoking).cast(pl.Float64).alias("_inv"),
         _has_any([*making, *invoking]).cast(pl.Float64).alias("_rules"))
-    rows = []
-    for key, part in d.sort([*by, "stage"]).group_by([*by, "stage"], maintain_order=True):
-        base = dict(zip([*by, "stage"], key, strict=True))
-        rows.append(base | {"kind": "rules"} | cluster_ci(part, "_rules", seed=seed, bounds=SHARE))
-        rows.append(base | {"kind": "rule_making"} | cluster_ci(part, "_make", seed=seed, bounds=SHARE))
-        rows.append(base | {"kind": "rule_invoking"} | cluster_ci(part, "_inv", seed=seed, bounds=SHARE))
+    kinds = {"rules": "_rules", "rule_making": "_make", "rule_invoking": "_inv"}
+    rows = [base | {"kind": k} | cluster_ci(part, col, seed=seed, bounds=SHARE)
+            for base, part in _groups(d, [*by, "stage"]) for k, col in kinds.items()]
     keys = {b: rounds.schema[b] for b in by} | {"stage": pl.Int64, "kind": pl.String}
     return _ci_frame(rows, keys)
 

@@ -9,7 +9,7 @@ the end of every subrun (:mod:`.checkpoint`). :mod:`.io` is the one adapter to t
 sandbox, file tools and grading; :mod:`.institutions` asks the institutions' questions.
 """
 
-from ..config import ScarceConfig, run_id_for
+from ..config import ScarceConfig
 from .play import ENVIRONMENT, REAL_WINDOW_S, ScarceRunner, run_scarce
 
-__all__ = ["ENVIRONMENT", "REAL_WINDOW_S", "ScarceConfig", "ScarceRunner", "run_id_for", "run_scarce"]
+__all__ = ["ENVIRONMENT", "REAL_WINDOW_S", "ScarceConfig", "ScarceRunner", "run_scarce"]

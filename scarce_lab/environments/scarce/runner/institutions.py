@@ -36,13 +36,12 @@ def contention_start(runner, c: Contention, t: float) -> None:
 async def promises(runner, c: Contention, t: float) -> float:
     """Ask each participant for a ballot promise (when promises are offered); returns
     the step's cost (s)."""
-    world, ins = runner.world, runner.world.institutions
+    ins = runner.world.institutions
     if not (ins.rules.promises and c.config.negotiate and len(c.participants) >= 2):
         return 0.0
-    views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await runner.decide(c.index, [(w, runner.negotiators[w].promise(views[w])) for w in c.participants])
-    for w, d in decs:
-        rank, note = views[w].legal.institutions.clamp_promise(d.value)
+    decs, cost = await runner.phase(c, t, "promise")
+    for w, d, view in decs:
+        rank, note = view.legal.institutions.clamp_promise(d.value)
         if note:
             d.violation = "; ".join(x for x in (d.violation, note) if x)[:500]
         if rank is None:
@@ -64,9 +63,8 @@ async def contracts(runner, c: Contention, t: float) -> float:
     if not (ins.rules.contracts and c.config.negotiate and len(c.participants) >= 2):
         return 0.0
     k = c.index
-    views = {w: world.negotiation_view(c, w, t) for w in c.participants}
-    decs, cost = await runner.decide(k, [(w, runner.negotiators[w].offer_contract(views[w])) for w in c.participants])
-    for w, d in decs:
+    decs, cost = await runner.phase(c, t, "offer_contract")
+    for w, d, view in decs:
         if d.value is None:
             continue
         try:
@@ -75,7 +73,7 @@ async def contracts(runner, c: Contention, t: float) -> float:
             runner.emit(ev.ProtocolViolation, phase="contracts", agent=w, t=t, event_round=k,
                         error=f"contract offer must be (payee, amount, first), got {d.value!r}"[:500])
             continue
-        why = views[w].legal.institutions.check_offer(payee, amount, first, w)
+        why = view.legal.institutions.check_offer(payee, amount, first, w)
         try:
             if why is not None:
                 raise ProtocolError(why)

@@ -252,7 +252,6 @@ class ScarceRunner:
                 self.solvers[w], self.negotiators[w] = self._agents(w, task)
                 self.emit(ev.SubrunStart, phase="setup", agent=w, t=0.0, task_id=task.id, program=task.program,
                           budget=world.rules.budgets[w], deadline_s=float(world.worker(w).deadline_s))
-        world = self.world
         while (nxt := world.next_event()).kind != EventKind.subrun_end:
             w = nxt.worker
             if nxt.kind == EventKind.solver_step:
@@ -499,9 +498,10 @@ class ScarceRunner:
                     for (w, _), d in zip(calls, decs, strict=True)), default=0.0)
         return [(w, d) for (w, _), d in zip(calls, decs, strict=True)], cost
 
-    async def _phase(self, c: Contention, t: float, method: str):
-        """Every participant's decision of this phase (:meth:`decide`); returns ``(worker,
-        decision, view)`` triples (the view holds the legal submissions) and the cost."""
+    async def phase(self, c: Contention, t: float, method: str):
+        """Every participant's decision by its negotiator's ``method`` (a phase, or an
+        institution's question: :mod:`.institutions`) through :meth:`decide`; returns
+        ``(worker, decision, view)`` triples (the view holds the legal submissions) and the cost."""
         views = {w: self.world.negotiation_view(c, w, t) for w in c.participants}
         decs, cost = await self.decide(c.index, [(w, getattr(self.negotiators[w], method)(v))
                                                  for w, v in views.items()])
@@ -520,7 +520,7 @@ class ScarceRunner:
         institutions = self.world.institutions is not None  # sanctions, reputation, contracts (all off: None)
         if institutions:
             inst.contention_start(self, c, t)
-        decs, cost = await self._phase(c, t, "declare")
+        decs, cost = await self.phase(c, t, "declare")
         for w, d, v in decs:
             _submit(d, lambda x, w=w: c.declare(w, x), lambda x, v=v: v.legal.clamp_declaration(
                 x.desired_position, x.desired_duration_seconds, x.bid_price))
@@ -533,7 +533,7 @@ class ScarceRunner:
             if institutions and c.phase == Phase.ballots:
                 t += await inst.contracts(self, c, t)
             if c.phase == Phase.reasoning:
-                decs, cost = await self._phase(c, t, "reason")
+                decs, cost = await self.phase(c, t, "reason")
                 for w, d, _ in decs:
                     c.reason(w, d.value)
                     emit(ev.Reasoning, phase="reasoning", agent=w, t=t, text=c.reasoning[w], **d.decision_fields())
@@ -541,7 +541,7 @@ class ScarceRunner:
                         emit(ev.TacticIntent, phase="reasoning", agent=w, t=t, of_kind="reasoning",
                              tactics=list(d.intended))
             elif c.phase == Phase.private:
-                decs, cost = await self._phase(c, t, "message")
+                decs, cost = await self.phase(c, t, "message")
                 for w, d, _ in decs:
                     if d.value is None:
                         emit(ev.PrivateSilence, phase="private", agent=w, t=t, private_round=c.private_round,
@@ -558,14 +558,14 @@ class ScarceRunner:
                     except ProtocolError as exc:
                         emit(ev.ProtocolViolation, phase="private", agent=w, t=t, error=str(exc))
             elif c.phase == Phase.revision:
-                decs, cost = await self._phase(c, t, "revise")
+                decs, cost = await self.phase(c, t, "revise")
                 for w, d, v in decs:
                     _submit(d, lambda x, w=w: c.revise(w, x), lambda x, v=v, w=w: v.legal.clamp_bid(
                         x if isinstance(x, int) and not isinstance(x, bool) else c.declarations[w].bid_price))
                     emit(ev.BidRevision, phase="revision", agent=w, t=t, bid_price=d.value,
                          previous=c.declarations[w].bid_price, **d.decision_fields())
             elif c.phase == Phase.ballots:
-                decs, cost = await self._phase(c, t, "ballot")
+                decs, cost = await self.phase(c, t, "ballot")
                 for w, d, v in decs:
                     _submit(d, lambda x, w=w: c.ballot(w, x), lambda x, v=v: complete_ballot(
                         [(e.worker, e.duration_seconds, e.price) for e in x.entries], v))

@@ -17,14 +17,12 @@ each is defined once, in the module listed.
 
 from .actions import BUILD_SCRIPT, SOLVER_TOOLS, LegalActions, legal_actions
 from .auction import ScarceWorld
-from .budgets import DEFAULT_BUDGET, SINK, InsufficientFunds, Ledger, Payment
-from .clock import ClockConfig, SandboxTimeline, remaining_s
-from .institutions import InstitutionRules, Institutions
-from .observations import NegotiationView, SolverObservation
+from .budgets import DEFAULT_BUDGET, InsufficientFunds, Ledger
+from .clock import ClockConfig, SandboxTimeline
+from .institutions import InstitutionRules
+from .observations import NegotiationView
 from .protocol import (
     DEFAULT_PRIVATE_ROUNDS,
-    DEFAULT_SLOT_CAP_S,
-    AuctionHistory,
     Ballot,
     BallotEntry,
     Contention,
@@ -32,37 +30,25 @@ from .protocol import (
     Mechanism,
     MechanismConfig,
     Phase,
-    PrivateMessage,
     ProtocolError,
     Request,
 )
-from .scheduler import SCHEDULERS, Allocation, Schedule, aggregate_ballots, baseline_schedule
+from .scheduler import aggregate_ballots, baseline_schedule
 from .state import (
-    FREE_TOOLS,
     MEMORY_HORIZONS,
     PAPER_MEMORY,
     ActionRefused,
-    Booking,
     EventKind,
-    Finish,
-    NextEvent,
-    Settlement,
-    Slot,
     Status,
-    WorkerState,
     WorldError,
     WorldRules,
     assign_tasks,
 )
 
 __all__ = [
-    "BUILD_SCRIPT", "SOLVER_TOOLS", "LegalActions", "legal_actions",
-    "DEFAULT_BUDGET", "SINK", "InsufficientFunds", "Ledger", "Payment",
-    "ClockConfig", "SandboxTimeline", "remaining_s",
-    "DEFAULT_PRIVATE_ROUNDS", "DEFAULT_SLOT_CAP_S", "AuctionHistory", "Ballot", "BallotEntry", "Contention", "Declaration",
-    "Mechanism", "MechanismConfig", "Phase", "PrivateMessage", "ProtocolError", "Request",
-    "SCHEDULERS", "Allocation", "Schedule", "aggregate_ballots", "baseline_schedule",
-    "NegotiationView", "SolverObservation", "InstitutionRules", "Institutions",
-    "FREE_TOOLS", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "Booking", "EventKind", "Finish", "NextEvent", "ScarceWorld", "Settlement", "Slot",
-    "Status", "WorkerState", "WorldError", "WorldRules", "assign_tasks",
+    "BUILD_SCRIPT", "SOLVER_TOOLS", "LegalActions", "legal_actions", "DEFAULT_BUDGET", "InsufficientFunds", "Ledger",
+    "ClockConfig", "SandboxTimeline", "DEFAULT_PRIVATE_ROUNDS", "Ballot", "BallotEntry", "Contention", "Declaration",
+    "Mechanism", "MechanismConfig", "Phase", "ProtocolError", "Request", "aggregate_ballots", "baseline_schedule",
+    "NegotiationView", "InstitutionRules", "MEMORY_HORIZONS", "PAPER_MEMORY", "ActionRefused", "EventKind",
+    "ScarceWorld", "Status", "WorldError", "WorldRules", "assign_tasks",
 ]

@@ -249,13 +249,20 @@ class WorldRules:
         return self.worker_memory.get(worker, self.memory)
 
     def present(self, subrun: int) -> tuple[str, ...]:
-        """The workers that play ``subrun`` (0-based), in worker order."""
-        return tuple(w for w in self.workers if self.joins.get(w, 0) <= subrun <= self.leaves.get(w, subrun))
+        """The workers that play ``subrun`` (0-based), in worker order (:func:`present_workers`)."""
+        return present_workers(self.workers, self.joins, self.leaves, subrun)
 
     def mechanism_config(self) -> MechanismConfig:
         """The contention rules; centralised baselines play the declaration only."""
         return MechanismConfig(mechanism=self.mechanism, slot_cap_s=self.slot_cap_s,
                                private_rounds=self.private_rounds, negotiate=self.scheduler == "ballots")
+
+
+def present_workers(workers: Sequence[str], joins: Mapping[str, int], leaves: Mapping[str, int],
+                    subrun: int) -> tuple[str, ...]:
+    """The ``workers`` that play ``subrun`` (0-based: from their ``joins`` subrun through
+    their ``leaves`` subrun), in worker order."""
+    return tuple(w for w in workers if joins.get(w, 0) <= subrun <= leaves.get(w, subrun))
 
 
 def assign_tasks(pool: Sequence[Any], workers: Sequence[str], subruns: int, assignment: str,

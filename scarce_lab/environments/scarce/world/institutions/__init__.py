@@ -32,10 +32,9 @@ from typing import Any
 
 from ..protocol import Ballot, ProtocolError
 from .contracts import Offer, check_offer, settle, sign
-from .reputation import Record, Reputation
-from .rules import DEFAULT_FINE, InstitutionRules
+from .reputation import Reputation
+from .rules import InstitutionRules
 from .sanctions import (
-    BREACH_KINDS,
     Breach,
     Promise,
     check_promise,
@@ -46,9 +45,8 @@ from .sanctions import (
 )
 
 __all__ = [
-    "BREACH_KINDS", "DEFAULT_FINE", "Breach", "InstitutionRules", "Institutions", "LegalInstitutions", "Offer",
-    "Promise", "Record", "Reputation", "Sanction", "VoteView", "check_offer", "check_promise", "judge_overrun", "judge_promise",
-    "levy", "passes", "settle", "sign",
+    "Breach", "InstitutionRules", "Institutions", "LegalInstitutions", "Offer", "Promise", "Reputation", "Sanction",
+    "VoteView", "check_offer", "check_promise", "judge_overrun", "judge_promise", "levy", "passes", "settle", "sign",
 ]
 
 
