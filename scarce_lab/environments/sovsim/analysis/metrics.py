@@ -5,6 +5,9 @@ metric is computed per simulation (:func:`simulation_metrics`), then averaged pe
 runs whose settings differ: :mod:`.pooling`); :func:`sovsim_table` first fits the
 preset to the data (:func:`~.conventions.resolve_convention`).
 
+Size: every Table 1 metric with its per-simulation rule and the table's frame in one
+module, so that each metric's definition and its paper source sit side by side.
+
 Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
 ``simulation/metrics.py`` computes them; conventions in :class:`Convention`):
 

@@ -1,5 +1,9 @@
 """SovSim: a common-pool resource game under four power conditions (pure, no I/O).
 
+Size: the whole game in one module (rules, the four conditions' turn order and
+information, newcomers, the round record), so that the paper's equations are read in one
+place; talk is apart (:mod:`.talk`).
+
 Rules from the SovSim paper ("Sovereignty over the Commons Simulation", eqs. 1-5):
 
 - ``n_agents`` = 4 agents, ``rounds`` = 12, pool P_1 = 120 units, capacity 120.
