@@ -3,7 +3,7 @@
 Each environment declares, in one place, everything the shared layers need of it: its
 config model, how one config runs, its payload models, its tidy tables and paper
 table, its conformance harness, its viewer renderer, its migrations and its CLI
-commands. The shared layers (the notebook face :mod:`scarce_lab._api`, the executors,
+commands. The shared layers (the notebook face, :mod:`scarce_lab.datasets`, the executors,
 the conformance suite :mod:`scarce_lab.testing`, the viewer, ``scarce-lab migrate``,
 the CLI) iterate this registry and name no environment; the trajectory format learns
 an environment's payloads from :func:`register` (:mod:`scarce_lab.data.events.registry`),
@@ -33,10 +33,10 @@ one entry per environment, looked up by name.
 
 Usage::
 
-    from scarce_lab import environments
-    environments.names()                      # ['economy', 'scarce', 'sovsim']
-    environments.get("sovsim").paper_table    # the paper table builder
-    environments.for_config(cfg).run(cfg, out)
+    from scarce_lab import registry
+    registry.names()                      # ['economy', 'scarce', 'sovsim']
+    registry.get("sovsim").paper_table    # the paper table builder
+    registry.for_config(cfg).run(cfg, out)
 
 Size: ~520 lines, the one contract between the core and an environment
 (:class:`EnvironmentSpec` with :class:`RunCommand` and :class:`PublishedLayout`), each
@@ -58,6 +58,7 @@ from typing import Any
 from .data.events.registry import (
     ENTRY_POINT_GROUP,
     UnknownEnvironmentError,
+    _no_counts,
     load_entry_point,
     register_payloads,
     unregister_payloads,
@@ -97,14 +98,10 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
     return hook
 
 
-def _no_counts(config: dict) -> dict[str, int]:
-    return {}
-
-
 @dataclass(frozen=True)
 class PublishedLayout:
     """A released data layout an environment reads (files that scarce_lab did not
-    write, e.g. SovSim's ``rationales.json`` trees): :func:`scarce_lab.load` asks every
+    write, e.g. SovSim's ``rationales.json`` trees): :func:`scarce_lab.datasets.load` asks every
     registered spec's :attr:`EnvironmentSpec.layouts` whether a path holds one.
 
     Attributes:
