@@ -129,24 +129,31 @@ def window_means(df: pl.DataFrame, x: str, by: list[str], values: list[str],
     return out.select(df.columns), k
 
 
-class NoFigure:
-    """What a chart function returns when there is nothing to draw: the reason.
+class Nothing:
+    """Base of :class:`NoFigure` and :class:`~scarce_lab.analysis.layout.NoTable`: the
+    reason there is nothing to show, displayed as ``No <what>: <reason>``; false."""
 
-    Displays in a notebook as the sentence ``No figure: <reason>``; :func:`save_chart`
-    writes no file for it (and removes an older figure of the same name).
-    """
+    what = "figure"
 
     def __init__(self, reason: str):
         self.reason = reason
 
     def __repr__(self) -> str:
-        return f"No figure: {self.reason}"
+        return f"No {self.what}: {self.reason}"
 
     def _repr_markdown_(self) -> str:
-        return f"*No figure: {self.reason}*"
+        return f"*{self!r}*"
 
     def __bool__(self) -> bool:
         return False
+
+
+class NoFigure(Nothing):
+    """What a chart function returns when there is nothing to draw: the reason.
+
+    Displays in a notebook as the sentence ``No figure: <reason>``; :func:`save_chart`
+    writes no file for it (and removes an older figure of the same name).
+    """
 
 
 def chart_data(df: pl.DataFrame) -> pl.DataFrame:

@@ -22,13 +22,7 @@ their environment:
   declared bids against payments (``scarce_payment_gaps``), interviews against ranking
   itself first on its ballots (``interview_gaps``).
 
-Statistics: the run is the independent unit. Each rate is computed per run, then
-averaged over the runs of a (model, condition) with :func:`~.stats.cluster_mean_ci`
-(``bounds=(0, 1)``: the bounded hull that keeps its 95% from 2 runs on,
-``benchmarks/bench_coverage.py`` rows "bounded"); a size (pool units, credits) gets the
-t interval over run means. With one run there is no interval and the ``note`` column
-says so. A fallback decision (``fallback_used``) is never counted as something the
-agent said; an interview with no valid answer is left out, and its count is shown.
+Statistics: :data:`STATISTICS` (the paragraph every say-do finding's ``method`` ends with).
 """
 
 from __future__ import annotations
@@ -289,7 +283,7 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
             (:func:`excerpts_text`: models' answers first); 0: none.
 
     Returns:
-        A :class:`~.result.Finding` named ``saydo_interviews_<environment>``:
+        A :class:`~.findings.Finding` named ``saydo_interviews_<environment>``:
         ``claim_rate`` (share of usable interviews that claim restraint) and
         ``gap_rate`` per (model, condition), with their chart (:func:`rates_chart`);
         ``extra`` holds the per-interview rows
