@@ -22,6 +22,7 @@ import inspect
 import itertools
 import types
 import typing
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -110,10 +111,7 @@ def config_leaves(
     (SovSim's ``condition``: ``all``)."""
     aliases = aliases or {}
     raw = [(p, a, f) for p, a, f in _leaves(cls) if p not in exclude and p not in NOT_OPTIONS]
-    counts: dict[str, int] = {}
-    for p, _, _ in raw:
-        leaf = p.rsplit(".", 1)[-1]
-        counts[leaf] = counts.get(leaf, 0) + 1
+    counts = Counter(p.rsplit(".", 1)[-1] for p, _, _ in raw)
     sweep = set(getattr(cls, "SWEEP_FIELDS", ()))
     out = []
     for path, ann, f in raw:

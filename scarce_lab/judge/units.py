@@ -73,11 +73,7 @@ class Unit(BaseModel):
     @property
     def recipients(self) -> list[str]:
         """Distinct named recipients of the private messages, in order."""
-        out: list[str] = []
-        for m in self.private_messages:
-            if m.to and m.to not in out:
-                out.append(m.to)
-        return out
+        return list(dict.fromkeys(m.to for m in self.private_messages if m.to))
 
 
 def make_unit_id(run_id: str, round_: int, agent: str) -> str:
