@@ -319,9 +319,8 @@ def payoff_matrix_chart(matrix: pl.DataFrame, *, title: str, value_label: str, f
         from .figures import NoFigure
 
         return NoFigure(f"{title}: no cell has a mean")
-    short = {m: m.rsplit("/", 1)[-1] for m in set(df["focal_model"]) | set(df["background_model"])}
-    df = df.with_columns(pl.col("focal_model").replace_strict(short).alias("focal"),
-                         pl.col("background_model").replace_strict(short).alias("background"))
+    df = df.with_columns(pl.col("focal_model").map_elements(_short, return_dtype=pl.String).alias("focal"),
+                         pl.col("background_model").map_elements(_short, return_dtype=pl.String).alias("background"))
     base = alt.Chart(df.to_pandas())
     y = alt.Y("focal:N", title="focal model")
     colour = alt.Color("background:N", title="background model")
