@@ -114,9 +114,7 @@ def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
         try:
             get(environment).run(cfg, Path(tmp), client=client)
-        except _PreviewStop:
-            pass
-        except Exception:  # noqa: BLE001 - the runner wrapped it, or the first step needs more than a prompt
+        except Exception:  # noqa: BLE001 - _PreviewStop, the runner's wrapping of it, or a first step that needs more than a prompt
             pass
     return client.requests[0] if client.requests else None
 
