@@ -114,8 +114,6 @@ class Finding:
 
     def departures_line(self) -> str:
         """One sentence naming :attr:`departures` (empty when there are none)."""
-        if not self.departures:
-            return ""
         from .labels import format_departures
 
         return format_departures(self.departures)
