@@ -221,7 +221,7 @@ def table_text(table: pl.DataFrame) -> str | None:
     label and the interval methods. The saved table keeps every column (``note`` says
     why a row has no interval). ``None`` for a table without rows (the frame is shown)."""
     from .figures import markdown_table
-    from .layout import blank_repeats, folded
+    from .layout import blank_repeats, folded, with_ci_text
 
     if table.height == 0:
         return None
@@ -231,10 +231,8 @@ def table_text(table: pl.DataFrame) -> str | None:
     d = table.with_columns(setting=pl.col("condition").replace_strict(labels, return_dtype=pl.String),
                            _measure=pl.col("measure").replace_strict(order, return_dtype=pl.Int64))
     d = d.sort(*keys, "_measure", nulls_last=True)
-    est = [("n/a" if m is None else f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]")
-           for m, lo, hi in zip(d["mean"], d["ci_low"], d["ci_high"], strict=True)]
-    shown = d.select(*keys, "measure", pl.Series("estimate", est, dtype=pl.String), pl.col("n_runs").alias("runs"),
-                     pl.col("n_items").alias("n"))
+    shown = with_ci_text(d.rename({"mean": "value", "ci_low": "lo", "ci_high": "hi"})).select(
+        *keys, "measure", "estimate", pl.col("n_runs").alias("runs"), pl.col("n_items").alias("n"))
     text = markdown_table(blank_repeats(shown, keys), float_digits=2)
     if d["ci_low"].null_count():
         text += ("\n\nNo interval where a group has one run or its runs all gave the same value (`note` in the "
