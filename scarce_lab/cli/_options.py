@@ -30,7 +30,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 
-from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override, set_dotted
+from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override
 
 #: Settings without a generated option: the per-run dollar cap is ``-S llm.max_cost_usd=``
 #: (``--max-cost-usd`` is the sweep's cap, :mod:`scarce_lab.cli._spend`), and the sweep's
@@ -267,9 +267,3 @@ def expand(cls: type[ExperimentConfig], parsed: Parsed, *, order: tuple[str, ...
 def fail(exc: Exception, hint: str | None = None) -> typer.BadParameter:
     """A one-line CLI error for a config problem."""
     return typer.BadParameter(str(exc), param_hint=hint)
-
-
-__all__ = [
-    "ConfigError", "Leaf", "Parsed", "common_parameters", "config_leaves", "expand", "fail", "parse_kwargs",
-    "seat_overrides", "set_dotted", "with_signature",
-]
