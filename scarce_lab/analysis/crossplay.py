@@ -230,10 +230,9 @@ def _cells(runs: pl.DataFrame, value: str, by: Sequence[str],
               "ci_high": pl.Float64, "ci": pl.String, "ci_note": pl.String}
     if runs.is_empty():
         return pl.DataFrame(schema=schema)
-    rows = []
-    for key, g in runs.group_by(keys, maintain_order=True):
-        rows.append({**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list(), bounds),
-                     "ci": CI_METHOD if bounds is None else BOUNDED_CI_METHOD})
+    rows = [{**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list(), bounds),
+             "ci": CI_METHOD if bounds is None else BOUNDED_CI_METHOD}
+            for key, g in runs.group_by(keys, maintain_order=True)]
     return pl.DataFrame(rows, schema=schema).sort(keys)
 
 

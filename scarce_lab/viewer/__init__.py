@@ -70,11 +70,8 @@ def _calls_by_id(run_dir: Path) -> dict[str, dict[str, Any]]:
     path = Path(run_dir) / LLM_CALLS
     if not path.exists():
         return {}
-    out = {}
-    for _, obj in iter_json_objects(path):
-        rec = LLMCallRecord.model_validate(obj).model_dump(mode="json")
-        out[rec["call_id"]] = rec
-    return out
+    records = (LLMCallRecord.model_validate(obj).model_dump(mode="json") for _, obj in iter_json_objects(path))
+    return {rec["call_id"]: rec for rec in records}
 
 
 def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:
