@@ -106,18 +106,14 @@ def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
     order = [str(c) for c in column_order if str(c) in present] if column_order is not None else []
     order += sorted(c for c in present if c not in order)
     wide = d.pivot(on="_col", index=list(index), values="estimate", aggregate_function=None)
-    for c in order:
-        if c not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, pl.String).alias(c))
+    wide = wide.with_columns(pl.lit(None, pl.String).alias(c) for c in order if c not in wide.columns)
     wide = wide.select(*index, *order).with_columns(pl.col(order).fill_null(""))
     sort_keys = []
     for col in index:
         rank = {v: i for i, v in enumerate((index_order or {}).get(col, []))}
         sort_keys.append(pl.col(col).map_elements(lambda v, r=rank: r.get(v, len(r)), return_dtype=pl.Int64))
         sort_keys.append(pl.col(col).cast(pl.String))
-    wide = wide.with_columns([k.alias(f"_k{i}") for i, k in enumerate(sort_keys)]) \
-               .sort([f"_k{i}" for i in range(len(sort_keys))], nulls_last=True) \
-               .drop([f"_k{i}" for i in range(len(sort_keys))])
+    wide = wide.sort(sort_keys, nulls_last=True)
     wide = wide.with_columns(pl.col(c).cast(pl.String) for c in index)
     if runs_row:
         runs = {c: _span(d.filter(pl.col("_col") == c)["runs"].to_list()) for c in order}
