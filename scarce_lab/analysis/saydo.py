@@ -86,11 +86,7 @@ def agent_models(ds: Any, environment: str) -> pl.DataFrame:
             continue
         models = dict(m.models or {})
         if speaker:
-            said = None
-            for part in order:  # the first part that names a model (as `a or b`)
-                said = models.get(part)
-                if said:
-                    break
+            said = next((models[p] for p in order if models.get(p)), None)  # the first part that names a model
             rows.append({"run_id": m.run_id, "agent_key": "*", "model": said, "condition": m.condition})
         rows += [{"run_id": m.run_id, "agent_key": a, "model": v, "condition": m.condition}
                  for a, v in models.items() if a not in spec.seat_parts]
