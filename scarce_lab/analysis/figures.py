@@ -210,9 +210,8 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
         plotted quantity is zero.
 
     Raises:
-        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two colour values
-            whose legend entries read alike, or a chart wider than :data:`OUTPUT_WIDTH`
-            (the message names the chart, the values and what to do instead).
+        ChartRuleError: a rule above broken (:func:`check_chart` lists them; the message
+            names the chart, the values and what to do instead).
     """
     import altair as alt
 
@@ -717,7 +716,6 @@ def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
             return int(w["step"]) * len({r.get(x.get("field")) for r in rows})
         return 0 if w == "container" else 300
 
-    legend = 0
     labels: list[str] = []
 
     def visit(d: dict) -> None:
@@ -728,8 +726,7 @@ def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
                 labels.extend(str(r.get(col["field"])) for r in rows if r.get(col["field"]) is not None)
 
     _walk(spec, visit)
-    if labels:
-        legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50
+    legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50 if labels else 0
     title = spec.get("title") if isinstance(spec.get("title"), dict) else {"text": spec.get("title") or ""}
     sub = title.get("subtitle") or []
     text = max([len(str(title.get("text") or "")) * 8, *(len(x) * 6 for x in ([sub] if isinstance(sub, str) else sub))])
