@@ -151,11 +151,9 @@ def summarise(per_run: pl.DataFrame, value: str, *, by: tuple[str, ...] = ("mode
     for key, g in valid.group_by(list(by), maintain_order=True):
         runs = g["run_id"].n_unique()
         m, lo, hi = stats.cluster_mean_ci(g, cluster="run_id", value=value, bounds=(0.0, 1.0) if rate else None)
-        note = ""
-        if runs < 2:
-            note = NO_INTERVAL_ONE_RUN
-        elif lo is None or (isinstance(lo, float) and math.isnan(lo)):
-            note = "no interval: every run gave the same value (no spread to estimate an error from)"
+        note = NO_INTERVAL_ONE_RUN if runs < 2 else (
+            "no interval: every run gave the same value (no spread to estimate an error from)"
+            if lo is None or (isinstance(lo, float) and math.isnan(lo)) else "")
         out.append({**dict(zip(by, key, strict=True)), "n_runs": runs,
                     "n_items": int(g[items].sum()) if items else runs,
                     "mean": float(m), "ci_low": None if runs < 2 or math.isnan(lo) else float(lo),

@@ -119,11 +119,10 @@ def _messages(value: Any, where: str) -> list[PrivateMessage]:
             if not isinstance(text, str):
                 raise ValueError(f"{where}: private_messages[{i}] has no 'text' string: {m!r}")
             to = m.get("to", m.get("recipient"))
-            if to is not None and not isinstance(to, str):
-                if isinstance(to, int) and not isinstance(to, bool):
-                    to = str(to)
-                else:
-                    raise ValueError(f"{where}: private_messages[{i}].to must be an id, got {to!r}")
+            if isinstance(to, int) and not isinstance(to, bool):
+                to = str(to)
+            elif to is not None and not isinstance(to, str):
+                raise ValueError(f"{where}: private_messages[{i}].to must be an id, got {to!r}")
             out.append(PrivateMessage(to=to, text=text))
         else:
             raise ValueError(
