@@ -125,9 +125,7 @@ def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
 
 def _span(values: list) -> str:
     vals = sorted({int(v) for v in values if v is not None})
-    if not vals:
-        return ""
-    return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+    return "" if not vals else str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
 
 
 def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] = ("model", "condition")) -> pl.DataFrame:

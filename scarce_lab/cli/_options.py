@@ -90,10 +90,7 @@ def _scalar(ann: Any) -> tuple[Any, list[str] | None] | None:
     choices = _choices(ann)
     if choices is not None:
         return str, choices
-    for t in (bool, int, float, str, Path):
-        if ann is t:
-            return t, None
-    return None
+    return (ann, None) if any(ann is t for t in (bool, int, float, str, Path)) else None
 
 
 def config_leaves(
@@ -144,10 +141,8 @@ def config_leaves(
 
 
 def _option(leaf: Leaf) -> inspect.Parameter:
-    if leaf.annotation == bool | None:
-        names = (f"{leaf.names[0]}/--no-{leaf.names[0][2:]}", *leaf.names[1:])
-    else:
-        names = leaf.names
+    flag = leaf.annotation == bool | None
+    names = (f"{leaf.names[0]}/--no-{leaf.names[0][2:]}", *leaf.names[1:]) if flag else leaf.names
     kw: dict[str, Any] = {"help": leaf.help, "show_default": False}
     ann = Annotated[leaf.annotation, typer.Option(*names, **kw)]
     return inspect.Parameter(leaf.param, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=None)
