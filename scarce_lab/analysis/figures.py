@@ -790,16 +790,13 @@ def offline_renderer(spec: dict, **metadata) -> tuple[dict, dict]:
     png, w, h = static_png(spec)
     data: dict[str, Any] = {"image/png": base64.b64encode(png).decode("ascii")}
     meta: dict[str, Any] = {"image/png": {"width": w, "height": h}}
+    widget: Any = None
     try:
         from altair.vegalite.v6.display import jupyter_renderer
-    except ImportError:
-        jupyter_renderer = None
-    widget: Any = None
-    if jupyter_renderer is not None:
-        try:
-            widget = jupyter_renderer(spec, offline=True, embed_options=metadata.get("embed_options"))
-        except ImportError:  # anywidget missing
-            widget = None
+
+        widget = jupyter_renderer(spec, offline=True, embed_options=metadata.get("embed_options"))
+    except ImportError:  # no such renderer in this altair, or anywidget missing
+        pass
     if widget is None:
         data["text/plain"] = "<altair chart: static image only (install anywidget for interactive charts)>"
         return data, meta
@@ -948,8 +945,7 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(fmt(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.iter_rows():
-        lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.iter_rows()]
     return "\n".join(lines) + "\n"
 
 

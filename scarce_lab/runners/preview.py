@@ -123,10 +123,9 @@ def _seat_max_tokens(cfg: Any, model: str) -> int | None:
     """The largest per-seat answer budget of the seats of ``cfg`` that run ``model``
     (``None``: the config has no seats)."""
     resolved = getattr(cfg, "resolved_seats", None)
-    if not callable(resolved):
-        return None
-    tokens = [s.max_tokens for s in resolved().values() if s.model == model and s.max_tokens]
-    return max(tokens) if tokens else None
+    seats = resolved().values() if callable(resolved) else ()
+    tokens = [s.max_tokens for s in seats if s.model == model and s.max_tokens]
+    return max(tokens, default=None)
 
 
 def preview(environment: str, configs: list[Any]) -> Preview:
