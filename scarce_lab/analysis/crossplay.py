@@ -142,8 +142,7 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
     if not keys:
         raise ValueError(f"focal: name at least one seat (agent id or role), got {focal!r}")
     need = {"run_id", "agent", "model", "payoff", *by}
-    missing = sorted(need - set(per_agent.columns))
-    if missing:
+    if missing := sorted(need - set(per_agent.columns)):
         raise ValueError(f"focal_runs: per-agent frame lacks column(s) {missing} (has {per_agent.columns})")
     if "seat_settings" in per_agent.columns:
         _one_setting_per_model(per_agent)
@@ -254,8 +253,7 @@ def choice_vs_uniform(choices: pl.DataFrame) -> pl.DataFrame:
         Positive: the chooser's model picks that model more than chance.
     """
     need = {"run_id", "chooser_model", "chosen_model", "expected", "picked"}
-    missing = sorted(need - set(choices.columns))
-    if missing:
+    if missing := sorted(need - set(choices.columns)):
         raise ValueError(f"choice_vs_uniform: choices frame lacks column(s) {missing}")
     schema = {"chooser_model": pl.String, "chosen_model": pl.String, "choices": pl.Int64, "observed": pl.Int64,
               "expected": pl.Float64, "excess_share": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,

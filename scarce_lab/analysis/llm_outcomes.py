@@ -102,8 +102,7 @@ def llm_outcome_summary(
     """
     lf = llm_calls.lazy() if isinstance(llm_calls, pl.DataFrame) else llm_calls
     names = lf.collect_schema().names()
-    unknown = [c for c in by if c not in names and c not in _COLUMNS]
-    if unknown:
+    if unknown := [c for c in by if c not in names and c not in _COLUMNS]:
         raise ValueError(f"llm_outcome_summary: unknown grouping column(s) {unknown}; the frame has {names}")
     by = list(by)
     lf = _with_columns(lf).with_row_index("_row")

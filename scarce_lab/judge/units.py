@@ -198,8 +198,7 @@ def unit_from_row(row: dict[str, Any], where: str) -> Unit:
         ValueError: a required key is missing or a value has the wrong type (the
             message names ``where``, the field and the value).
     """
-    missing = [c for c in FRAME_COLUMNS if c not in row]
-    if missing:
+    if missing := [c for c in FRAME_COLUMNS if c not in row]:
         raise ValueError(f"{where}: missing keys {missing}; has {sorted(row)}")
     run_id = _id(row["run_id"], "run_id", where)
     round_ = _round(row["contention"], "contention", where)
