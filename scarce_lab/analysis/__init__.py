@@ -10,9 +10,10 @@ Layout: one core and one package per environment.
   result frames), :mod:`.saydo` (say against do: what every environment's comparisons
   share), :mod:`.labels` (condition labels),
   :mod:`.comparisons` (multiple-comparison families), :mod:`.llm_outcomes` (what
-  became of the model's decisions, any environment), :mod:`.result` (a finding that
-  shows and saves itself);
-- :mod:`.sovsim`, :mod:`.scarce`, :mod:`.economy`: each environment's metrics, charts
-  and sentences; each package's ``__init__`` is its public face (``sl.sovsim``,
-  ``sl.scarce``, ``sl.economy``), the names a notebook uses.
+  became of the model's decisions, any environment), :mod:`.findings` (a finding that
+  shows and saves itself), :mod:`.layout` and :mod:`.readings` (its table and sentence),
+  :mod:`.crossplay` (focal/background compositions);
+- ``scarce_lab.environments.<name>.analysis``: each environment's metrics, charts and
+  sentences; its ``__init__`` is the public face (``sl.sovsim``, ``sl.scarce``,
+  ``sl.economy``), the names a notebook uses.
 """

@@ -88,12 +88,8 @@ def pretty_value(code: object) -> str:
 
 
 def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
-    out = []
-    for c in cols:
-        if d.schema[c] == pl.String:
-            out.append(pl.col(c).map_elements(pretty_value, return_dtype=pl.String))
-        elif d.schema[c] == pl.Boolean:
-            out.append(pl.col(c).cast(pl.String).map_elements(pretty_value, return_dtype=pl.String))
+    out = [pl.col(c).cast(pl.String).map_elements(pretty_value, return_dtype=pl.String)
+           for c in cols if d.schema[c] in (pl.String, pl.Boolean)]
     return d.with_columns(out) if out else d
 
 

@@ -142,8 +142,7 @@ def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Seque
     if not keys:
         raise ValueError(f"focal: name at least one seat (agent id or role), got {focal!r}")
     need = {"run_id", "agent", "model", "payoff", *by}
-    missing = sorted(need - set(per_agent.columns))
-    if missing:
+    if missing := sorted(need - set(per_agent.columns)):
         raise ValueError(f"focal_runs: per-agent frame lacks column(s) {missing} (has {per_agent.columns})")
     if "seat_settings" in per_agent.columns:
         _one_setting_per_model(per_agent)
@@ -230,10 +229,9 @@ def _cells(runs: pl.DataFrame, value: str, by: Sequence[str],
               "ci_high": pl.Float64, "ci": pl.String, "ci_note": pl.String}
     if runs.is_empty():
         return pl.DataFrame(schema=schema)
-    rows = []
-    for key, g in runs.group_by(keys, maintain_order=True):
-        rows.append({**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list(), bounds),
-                     "ci": CI_METHOD if bounds is None else BOUNDED_CI_METHOD})
+    rows = [{**dict(zip(keys, key, strict=True)), **_ci_row(g[value].to_list(), bounds),
+             "ci": CI_METHOD if bounds is None else BOUNDED_CI_METHOD}
+            for key, g in runs.group_by(keys, maintain_order=True)]
     return pl.DataFrame(rows, schema=schema).sort(keys)
 
 
@@ -255,8 +253,7 @@ def choice_vs_uniform(choices: pl.DataFrame) -> pl.DataFrame:
         Positive: the chooser's model picks that model more than chance.
     """
     need = {"run_id", "chooser_model", "chosen_model", "expected", "picked"}
-    missing = sorted(need - set(choices.columns))
-    if missing:
+    if missing := sorted(need - set(choices.columns)):
         raise ValueError(f"choice_vs_uniform: choices frame lacks column(s) {missing}")
     schema = {"chooser_model": pl.String, "chosen_model": pl.String, "choices": pl.Int64, "observed": pl.Int64,
               "expected": pl.Float64, "excess_share": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
@@ -319,9 +316,8 @@ def payoff_matrix_chart(matrix: pl.DataFrame, *, title: str, value_label: str, f
         from .figures import NoFigure
 
         return NoFigure(f"{title}: no cell has a mean")
-    short = {m: m.rsplit("/", 1)[-1] for m in set(df["focal_model"]) | set(df["background_model"])}
-    df = df.with_columns(pl.col("focal_model").replace_strict(short).alias("focal"),
-                         pl.col("background_model").replace_strict(short).alias("background"))
+    df = df.with_columns(pl.col("focal_model").map_elements(_short, return_dtype=pl.String).alias("focal"),
+                         pl.col("background_model").map_elements(_short, return_dtype=pl.String).alias("background"))
     base = alt.Chart(df.to_pandas())
     y = alt.Y("focal:N", title="focal model")
     colour = alt.Color("background:N", title="background model")

@@ -129,24 +129,31 @@ def window_means(df: pl.DataFrame, x: str, by: list[str], values: list[str],
     return out.select(df.columns), k
 
 
-class NoFigure:
-    """What a chart function returns when there is nothing to draw: the reason.
+class Nothing:
+    """Base of :class:`NoFigure` and :class:`~scarce_lab.analysis.layout.NoTable`: the
+    reason there is nothing to show, displayed as ``No <what>: <reason>``; false."""
 
-    Displays in a notebook as the sentence ``No figure: <reason>``; :func:`save_chart`
-    writes no file for it (and removes an older figure of the same name).
-    """
+    what = "figure"
 
     def __init__(self, reason: str):
         self.reason = reason
 
     def __repr__(self) -> str:
-        return f"No figure: {self.reason}"
+        return f"No {self.what}: {self.reason}"
 
     def _repr_markdown_(self) -> str:
-        return f"*No figure: {self.reason}*"
+        return f"*{self!r}*"
 
     def __bool__(self) -> bool:
         return False
+
+
+class NoFigure(Nothing):
+    """What a chart function returns when there is nothing to draw: the reason.
+
+    Displays in a notebook as the sentence ``No figure: <reason>``; :func:`save_chart`
+    writes no file for it (and removes an older figure of the same name).
+    """
 
 
 def chart_data(df: pl.DataFrame) -> pl.DataFrame:
@@ -203,9 +210,8 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
         plotted quantity is zero.
 
     Raises:
-        ChartRuleError: more than :data:`MAX_COLOURS` colour groups, two colour values
-            whose legend entries read alike, or a chart wider than :data:`OUTPUT_WIDTH`
-            (the message names the chart, the values and what to do instead).
+        ChartRuleError: a rule above broken (:func:`check_chart` lists them; the message
+            names the chart, the values and what to do instead).
     """
     import altair as alt
 
@@ -710,7 +716,6 @@ def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
             return int(w["step"]) * len({r.get(x.get("field")) for r in rows})
         return 0 if w == "container" else 300
 
-    legend = 0
     labels: list[str] = []
 
     def visit(d: dict) -> None:
@@ -721,8 +726,7 @@ def estimate_width(spec: dict, rows: list[dict] | None = None) -> int:
                 labels.extend(str(r.get(col["field"])) for r in rows if r.get(col["field"]) is not None)
 
     _walk(spec, visit)
-    if labels:
-        legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50
+    legend = int(min(max(len(x) for x in labels) * CHAR_PX, 260)) + 50 if labels else 0
     title = spec.get("title") if isinstance(spec.get("title"), dict) else {"text": spec.get("title") or ""}
     sub = title.get("subtitle") or []
     text = max([len(str(title.get("text") or "")) * 8, *(len(x) * 6 for x in ([sub] if isinstance(sub, str) else sub))])
@@ -786,16 +790,13 @@ def offline_renderer(spec: dict, **metadata) -> tuple[dict, dict]:
     png, w, h = static_png(spec)
     data: dict[str, Any] = {"image/png": base64.b64encode(png).decode("ascii")}
     meta: dict[str, Any] = {"image/png": {"width": w, "height": h}}
+    widget: Any = None
     try:
         from altair.vegalite.v6.display import jupyter_renderer
-    except ImportError:
-        jupyter_renderer = None
-    widget: Any = None
-    if jupyter_renderer is not None:
-        try:
-            widget = jupyter_renderer(spec, offline=True, embed_options=metadata.get("embed_options"))
-        except ImportError:  # anywidget missing
-            widget = None
+
+        widget = jupyter_renderer(spec, offline=True, embed_options=metadata.get("embed_options"))
+    except ImportError:  # no such renderer in this altair, or anywidget missing
+        pass
     if widget is None:
         data["text/plain"] = "<altair chart: static image only (install anywidget for interactive charts)>"
         return data, meta
@@ -944,8 +945,7 @@ def markdown_table(df: pl.DataFrame, float_digits: int = 3) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(fmt(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.iter_rows():
-        lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.iter_rows()]
     return "\n".join(lines) + "\n"
 
 

@@ -114,8 +114,6 @@ class Finding:
 
     def departures_line(self) -> str:
         """One sentence naming :attr:`departures` (empty when there are none)."""
-        if not self.departures:
-            return ""
         from .labels import format_departures
 
         return format_departures(self.departures)
@@ -123,16 +121,11 @@ class Finding:
     def markdown(self) -> str:
         """The table as displayed (``text``, else the frame as a Markdown table),
         after the :meth:`departures_line`."""
+        from .figures import markdown_table
+
         head = self.departures_line()
         shown = self.layout if self.layout is not None else self.frame
-        if self.text is not None:
-            body = self.text
-        elif shown is None:
-            body = ""
-        else:
-            from .figures import markdown_table
-
-            body = markdown_table(shown, float_digits=2)
+        body = self.text if self.text is not None else "" if shown is None else markdown_table(shown, float_digits=2)
         return "\n\n".join(p for p in (head, body) if p)
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .figures import TABLE_FILES
-from .labels import condition_parts, differing_parts
+from .figures import TABLE_FILES, Nothing
+from .labels import condition_parts, differing_parts, part_key
 
 
 def _need(df: pl.DataFrame, cols: Sequence[str], name: str) -> None:
@@ -96,9 +96,7 @@ def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
             message names the cell: the index is missing a setting that differs, and
             showing one value of the two would pool or drop a condition).
     """
-    need = [*index, columns, "value", "lo", "hi", "runs"]
-    if missing := [c for c in need if c not in res.columns]:
-        raise ValueError(f"wide_table: the result frame lacks columns {missing}")
+    _need(res, [*index, columns, "value", "lo", "hi", "runs"], "wide_table: the result")
     dup = res.group_by([*index, columns]).len().filter(pl.col("len") > 1)
     if dup.height:
         raise ValueError(f"wide_table: {dup.height} cell(s) hold several rows, e.g. {dup.row(0, named=True)}: "
@@ -108,18 +106,14 @@ def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
     order = [str(c) for c in column_order if str(c) in present] if column_order is not None else []
     order += sorted(c for c in present if c not in order)
     wide = d.pivot(on="_col", index=list(index), values="estimate", aggregate_function=None)
-    for c in order:
-        if c not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, pl.String).alias(c))
+    wide = wide.with_columns(pl.lit(None, pl.String).alias(c) for c in order if c not in wide.columns)
     wide = wide.select(*index, *order).with_columns(pl.col(order).fill_null(""))
     sort_keys = []
     for col in index:
         rank = {v: i for i, v in enumerate((index_order or {}).get(col, []))}
         sort_keys.append(pl.col(col).map_elements(lambda v, r=rank: r.get(v, len(r)), return_dtype=pl.Int64))
         sort_keys.append(pl.col(col).cast(pl.String))
-    wide = wide.with_columns([k.alias(f"_k{i}") for i, k in enumerate(sort_keys)]) \
-               .sort([f"_k{i}" for i in range(len(sort_keys))], nulls_last=True) \
-               .drop([f"_k{i}" for i in range(len(sort_keys))])
+    wide = wide.sort(sort_keys, nulls_last=True)
     wide = wide.with_columns(pl.col(c).cast(pl.String) for c in index)
     if runs_row:
         runs = {c: _span(d.filter(pl.col("_col") == c)["runs"].to_list()) for c in order}
@@ -131,9 +125,7 @@ def wide_table(res: pl.DataFrame, index: Sequence[str], columns: str, *,
 
 def _span(values: list) -> str:
     vals = sorted({int(v) for v in values if v is not None})
-    if not vals:
-        return ""
-    return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+    return "" if not vals else str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
 
 
 def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] = ("model", "condition")) -> pl.DataFrame:
@@ -143,8 +135,7 @@ def settings_table(res: pl.DataFrame, label: str = "group", cols: Sequence[str] 
     Raises:
         ValueError: a column is missing, or one label stands for two settings.
     """
-    if missing := [c for c in (label, *cols) if c not in res.columns]:
-        raise ValueError(f"settings_table: missing columns {missing}")
+    _need(res, (label, *cols), "settings_table: the result")
     out = res.select(label, *cols).unique().sort(label, nulls_last=True)
     if out[label].n_unique() != out.height:
         raise ValueError(f"settings_table: a {label!r} label stands for several settings; labels must be distinct")
@@ -174,7 +165,7 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
     """``res`` with ``out``: a short row label for a wide table whose columns are the
     values of ``column`` (memory horizon, mechanism...): the model, then what its
     condition says apart from ``column`` and that differs between the model's rows
-    (:func:`condition_labels.differing_parts`). Conditions that differ only in ``column``
+    (:func:`.labels.differing_parts`). Conditions that differ only in ``column``
     share a label (they are the columns of one row); any other difference keeps rows
     apart. The primary condition (``ballots_fixed_mem-cross``) loses the token holding
     the row's ``column`` value; a ``column=value`` part is dropped.
@@ -182,10 +173,7 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
     Raises:
         ValueError: a column is missing.
     """
-    from scarce_lab.analysis.labels import condition_parts, differing_parts, part_key
-
-    if missing := [c for c in (model, condition, column) if c not in res.columns]:
-        raise ValueError(f"setting_labels: missing columns {missing}")
+    _need(res, (model, condition, column), "setting_labels: the result")
 
     def rest(cond: str | None, value) -> str:
         parts = condition_parts(cond or "")
@@ -213,25 +201,15 @@ def setting_labels(res: pl.DataFrame, column: str, *, model: str = "model", cond
                                                                           strict=True)], dtype=pl.String)).drop("_rest")
 
 
-class NoTable:
+class NoTable(Nothing):
     """What stands in for a table with nothing to show ("a table or chart with
     nothing to show becomes a sentence that says so"): the reason, displayed as the sentence
     ``No table: <reason>`` (the table counterpart of :class:`~scarce_lab.analysis.figures.NoFigure`)."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
-
-    def __repr__(self) -> str:
-        return f"No table: {self.reason}"
+    what = "table"
 
     def __str__(self) -> str:
-        return f"*No table: {self.reason}*"
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-    def __bool__(self) -> bool:
-        return False
+        return self._repr_markdown_()
 
 
 def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = "value") -> NoTable | None:

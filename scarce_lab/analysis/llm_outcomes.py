@@ -58,6 +58,10 @@ _COLUMNS: dict[str, pl.DataType] = {
     "raw_response": pl.String,
 }
 
+#: Count column -> the call outcome it counts decisions with (at least one call of it).
+_ANY_CALL = {"refusals": "refusal", "truncated": "truncated", "empty": "empty", "transport_errors": "transport_error",
+             "context_overflows": "context_overflow", "tool_call": "tool_call"}
+
 COUNT_COLUMNS = (
     "decisions", "calls", "ok_first", "invalid", "ambiguous", "repaired", "fallback", "missing",
     "refusals", "truncated", "empty", "transport_errors", "context_overflows", "tool_call", "derived",
@@ -98,8 +102,7 @@ def llm_outcome_summary(
     """
     lf = llm_calls.lazy() if isinstance(llm_calls, pl.DataFrame) else llm_calls
     names = lf.collect_schema().names()
-    unknown = [c for c in by if c not in names and c not in _COLUMNS]
-    if unknown:
+    if unknown := [c for c in by if c not in names and c not in _COLUMNS]:
         raise ValueError(f"llm_outcome_summary: unknown grouping column(s) {unknown}; the frame has {names}")
     by = list(by)
     lf = _with_columns(lf).with_row_index("_row")
@@ -118,10 +121,6 @@ def llm_outcome_summary(
         ).alias("_decision")
     )
     usable = pl.col("_outcome").is_in(USABLE)
-
-    def has(outcome: str) -> pl.Expr:
-        return (pl.col("_outcome") == outcome).any()
-
     per_decision = (
         lf.sort("_row")
         .group_by("_decision", maintain_order=True)
@@ -133,12 +132,7 @@ def llm_outcome_summary(
             (usable & (pl.col("_attempt") >= 1)).any().alias("_repaired"),
             pl.col("_fallback").any().alias("_fb"),
             pl.col("_missing").any().alias("_miss"),
-            has("refusal").alias("_refusal"),
-            has("truncated").alias("_truncated"),
-            has("empty").alias("_empty"),
-            has("transport_error").alias("_transport"),
-            has("context_overflow").alias("_overflow"),
-            has("tool_call").alias("_tool"),
+            *[(pl.col("_outcome") == outcome).any().alias(f"_{name}") for name, outcome in _ANY_CALL.items()],
         )
     )
     out = (
@@ -152,12 +146,7 @@ def llm_outcome_summary(
             pl.col("_repaired").sum().alias("repaired"),
             pl.col("_fb").sum().alias("fallback"),
             pl.col("_miss").sum().alias("missing"),
-            pl.col("_refusal").sum().alias("refusals"),
-            pl.col("_truncated").sum().alias("truncated"),
-            pl.col("_empty").sum().alias("empty"),
-            pl.col("_transport").sum().alias("transport_errors"),
-            pl.col("_overflow").sum().alias("context_overflows"),
-            pl.col("_tool").sum().alias("tool_call"),
+            *[pl.col(f"_{name}").sum().alias(name) for name in _ANY_CALL],
             pl.col("_n_derived").sum().alias("derived"),
         )
         .with_columns(pl.col(c).cast(pl.Int64) for c in COUNT_COLUMNS)

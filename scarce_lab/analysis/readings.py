@@ -28,6 +28,13 @@ def _identifying_keys(d: pl.DataFrame, keys: list[str]) -> list[str]:
                      f"{d.select(keys).n_unique() if keys else 1} distinct); pass keys that identify one")
 
 
+def _correction_name(where: str, correction: str) -> str:
+    """The display name of ``correction`` (:data:`comparisons.CORRECTIONS`); ValueError otherwise."""
+    if (corr := comparisons.CORRECTIONS.get(correction)) is None:
+        raise ValueError(f"{where}: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
+    return corr
+
+
 def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digits: int = 2,
                       scope: str = "In this dataset", correction: str = "holm") -> str:
     """One sentence naming the groups with the highest and lowest ``value`` of a result
@@ -55,10 +62,7 @@ def describe_extremes(df: pl.DataFrame, keys: Sequence[str], what: str, *, digit
         ValueError: no such extension identifies one row (the sentence would name a
             model for a value of one of its conditions); an unknown ``correction``.
     """
-    corr = comparisons.CORRECTIONS.get(correction)
-    if corr is None:
-        raise ValueError(f"describe_extremes: correction must be one of {sorted(comparisons.CORRECTIONS)}, "
-                         f"got {correction!r}")
+    corr = _correction_name("describe_extremes", correction)
     d = df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     if d.height == 0:
         return f"{scope}, there is no data for {what}."
@@ -104,10 +108,7 @@ def describe_change(df: pl.DataFrame, along: str, order: Sequence, keys: Sequenc
     Raises:
         ValueError: a column is missing, or an unknown ``correction``.
     """
-    corr = comparisons.CORRECTIONS.get(correction)
-    if corr is None:
-        raise ValueError(f"describe_change: correction must be one of {sorted(comparisons.CORRECTIONS)}, "
-                         f"got {correction!r}")
+    corr = _correction_name("describe_change", correction)
     _need(df, (*keys, along, "value", "se", "runs"), "describe_change input")
     d = with_ci_text(df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()), digits)
     rank = {v: i for i, v in enumerate(order)}

@@ -22,13 +22,7 @@ their environment:
   declared bids against payments (``scarce_payment_gaps``), interviews against ranking
   itself first on its ballots (``interview_gaps``).
 
-Statistics: the run is the independent unit. Each rate is computed per run, then
-averaged over the runs of a (model, condition) with :func:`~.stats.cluster_mean_ci`
-(``bounds=(0, 1)``: the bounded hull that keeps its 95% from 2 runs on,
-``benchmarks/bench_coverage.py`` rows "bounded"); a size (pool units, credits) gets the
-t interval over run means. With one run there is no interval and the ``note`` column
-says so. A fallback decision (``fallback_used``) is never counted as something the
-agent said; an interview with no valid answer is left out, and its count is shown.
+Statistics: :data:`STATISTICS` (the paragraph every say-do finding's ``method`` ends with).
 """
 
 from __future__ import annotations
@@ -92,11 +86,7 @@ def agent_models(ds: Any, environment: str) -> pl.DataFrame:
             continue
         models = dict(m.models or {})
         if speaker:
-            said = None
-            for part in order:  # the first part that names a model (as `a or b`)
-                said = models.get(part)
-                if said:
-                    break
+            said = next((models[p] for p in order if models.get(p)), None)  # the first part that names a model
             rows.append({"run_id": m.run_id, "agent_key": "*", "model": said, "condition": m.condition})
         rows += [{"run_id": m.run_id, "agent_key": a, "model": v, "condition": m.condition}
                  for a, v in models.items() if a not in spec.seat_parts]
@@ -161,11 +151,9 @@ def summarise(per_run: pl.DataFrame, value: str, *, by: tuple[str, ...] = ("mode
     for key, g in valid.group_by(list(by), maintain_order=True):
         runs = g["run_id"].n_unique()
         m, lo, hi = stats.cluster_mean_ci(g, cluster="run_id", value=value, bounds=(0.0, 1.0) if rate else None)
-        note = ""
-        if runs < 2:
-            note = NO_INTERVAL_ONE_RUN
-        elif lo is None or (isinstance(lo, float) and math.isnan(lo)):
-            note = "no interval: every run gave the same value (no spread to estimate an error from)"
+        note = NO_INTERVAL_ONE_RUN if runs < 2 else (
+            "no interval: every run gave the same value (no spread to estimate an error from)"
+            if lo is None or (isinstance(lo, float) and math.isnan(lo)) else "")
         out.append({**dict(zip(by, key, strict=True)), "n_runs": runs,
                     "n_items": int(g[items].sum()) if items else runs,
                     "mean": float(m), "ci_low": None if runs < 2 or math.isnan(lo) else float(lo),
@@ -227,7 +215,7 @@ def table_text(table: pl.DataFrame) -> str | None:
     label and the interval methods. The saved table keeps every column (``note`` says
     why a row has no interval). ``None`` for a table without rows (the frame is shown)."""
     from .figures import markdown_table
-    from .layout import blank_repeats, folded
+    from .layout import blank_repeats, folded, with_ci_text
 
     if table.height == 0:
         return None
@@ -237,10 +225,8 @@ def table_text(table: pl.DataFrame) -> str | None:
     d = table.with_columns(setting=pl.col("condition").replace_strict(labels, return_dtype=pl.String),
                            _measure=pl.col("measure").replace_strict(order, return_dtype=pl.Int64))
     d = d.sort(*keys, "_measure", nulls_last=True)
-    est = [("n/a" if m is None else f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]")
-           for m, lo, hi in zip(d["mean"], d["ci_low"], d["ci_high"], strict=True)]
-    shown = d.select(*keys, "measure", pl.Series("estimate", est, dtype=pl.String), pl.col("n_runs").alias("runs"),
-                     pl.col("n_items").alias("n"))
+    shown = with_ci_text(d.rename({"mean": "value", "ci_low": "lo", "ci_high": "hi"})).select(
+        *keys, "measure", "estimate", pl.col("n_runs").alias("runs"), pl.col("n_items").alias("n"))
     text = markdown_table(blank_repeats(shown, keys), float_digits=2)
     if d["ci_low"].null_count():
         text += ("\n\nNo interval where a group has one run or its runs all gave the same value (`note` in the "
@@ -289,7 +275,7 @@ def interview_gaps(ds: Any, environment: str, acted_against: pl.DataFrame, *, on
             (:func:`excerpts_text`: models' answers first); 0: none.
 
     Returns:
-        A :class:`~.result.Finding` named ``saydo_interviews_<environment>``:
+        A :class:`~.findings.Finding` named ``saydo_interviews_<environment>``:
         ``claim_rate`` (share of usable interviews that claim restraint) and
         ``gap_rate`` per (model, condition), with their chart (:func:`rates_chart`);
         ``extra`` holds the per-interview rows

@@ -22,6 +22,7 @@ import inspect
 import itertools
 import types
 import typing
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +30,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 
-from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override, set_dotted
+from ..config.base import ConfigError, ExperimentConfig, build_config, parse_override
 
 #: Settings without a generated option: the per-run dollar cap is ``-S llm.max_cost_usd=``
 #: (``--max-cost-usd`` is the sweep's cap, :mod:`scarce_lab.cli._spend`), and the sweep's
@@ -89,10 +90,7 @@ def _scalar(ann: Any) -> tuple[Any, list[str] | None] | None:
     choices = _choices(ann)
     if choices is not None:
         return str, choices
-    for t in (bool, int, float, str, Path):
-        if ann is t:
-            return t, None
-    return None
+    return (ann, None) if any(ann is t for t in (bool, int, float, str, Path)) else None
 
 
 def config_leaves(
@@ -110,10 +108,7 @@ def config_leaves(
     (SovSim's ``condition``: ``all``)."""
     aliases = aliases or {}
     raw = [(p, a, f) for p, a, f in _leaves(cls) if p not in exclude and p not in NOT_OPTIONS]
-    counts: dict[str, int] = {}
-    for p, _, _ in raw:
-        leaf = p.rsplit(".", 1)[-1]
-        counts[leaf] = counts.get(leaf, 0) + 1
+    counts = Counter(p.rsplit(".", 1)[-1] for p, _, _ in raw)
     sweep = set(getattr(cls, "SWEEP_FIELDS", ()))
     out = []
     for path, ann, f in raw:
@@ -146,10 +141,8 @@ def config_leaves(
 
 
 def _option(leaf: Leaf) -> inspect.Parameter:
-    if leaf.annotation == bool | None:
-        names = (f"{leaf.names[0]}/--no-{leaf.names[0][2:]}", *leaf.names[1:])
-    else:
-        names = leaf.names
+    flag = leaf.annotation == bool | None
+    names = (f"{leaf.names[0]}/--no-{leaf.names[0][2:]}", *leaf.names[1:]) if flag else leaf.names
     kw: dict[str, Any] = {"help": leaf.help, "show_default": False}
     ann = Annotated[leaf.annotation, typer.Option(*names, **kw)]
     return inspect.Parameter(leaf.param, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=None)
@@ -269,9 +262,3 @@ def expand(cls: type[ExperimentConfig], parsed: Parsed, *, order: tuple[str, ...
 def fail(exc: Exception, hint: str | None = None) -> typer.BadParameter:
     """A one-line CLI error for a config problem."""
     return typer.BadParameter(str(exc), param_hint=hint)
-
-
-__all__ = [
-    "ConfigError", "Leaf", "Parsed", "common_parameters", "config_leaves", "expand", "fail", "parse_kwargs",
-    "seat_overrides", "set_dotted", "with_signature",
-]

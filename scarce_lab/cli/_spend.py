@@ -61,13 +61,11 @@ def apply_sweep_cap(configs: list[Any], out: Path, cap: float | None) -> list[An
     out = Path(out)
     done = []
     for cfg in configs:
-        if getattr(cfg, "llm", None) is None:  # an environment without a model client
-            if cap is not None:
-                raise typer.BadParameter(f"{type(cfg).__name__} has no model settings (llm): nothing to cap",
-                                         param_hint="--max-cost-usd")
-            done.append(cfg)
-            continue
-        if cap is None and cfg.llm.max_cost_usd is None:
+        no_llm = getattr(cfg, "llm", None) is None  # an environment without a model client
+        if no_llm and cap is not None:
+            raise typer.BadParameter(f"{type(cfg).__name__} has no model settings (llm): nothing to cap",
+                                     param_hint="--max-cost-usd")
+        if no_llm or (cap is None and cfg.llm.max_cost_usd is None):
             done.append(cfg)
             continue
         update = {"spend_ledger": out.resolve() / LEDGER}  # absolute: Ray tasks and processes share it

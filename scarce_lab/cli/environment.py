@@ -26,6 +26,7 @@ import enum
 import inspect
 import json
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -176,9 +177,7 @@ def _report(spec: Any, outcomes: list[Any], out: Path) -> int:
         else:  # error (could not start) or not_started (the cost cap)
             bad += 1
             typer.echo(f"error: {o.run_id}: {o.status}: {o.error}", err=True)
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
+    counts = Counter(o.status for o in outcomes)
     typer.echo(f"{len(outcomes)} {spec.title} run(s) -> {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     n, failed, first = call_errors(done)
     if n and failed == n:
@@ -257,9 +256,7 @@ def _echo_warnings(caught: list[warnings.WarningMessage]) -> None:
     seen = set()
     for w in caught:
         text = str(w.message)
-        if not issubclass(w.category, UserWarning):
-            continue
-        if text in seen:
+        if not issubclass(w.category, UserWarning) or text in seen:
             continue
         seen.add(text)
         if getattr(w.category, "forced", False):

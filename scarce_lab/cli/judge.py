@@ -34,17 +34,17 @@ Timeout = Annotated[float, typer.Option(
 Progress = Annotated[bool, typer.Option("--progress/--no-progress")]
 
 
-def _client(
-    concurrency: int,
-    cache_dir: Path | None,
-    api_base: str | None,
-    temperature: float,
-    timeout_s: float,
-):
+def _client_settings(concurrency: int, cache_dir: Path | None, api_base: str | None, temperature: float,
+                     timeout_s: float) -> dict:
+    """The judges' client settings (:func:`scarce_lab.llm.make_client`'s arguments; a Ray task builds its own)."""
+    return {"max_concurrency": concurrency, "cache_dir": cache_dir, "api_base": api_base,
+            "temperature": temperature, "timeout_s": timeout_s}
+
+
+def _client(settings: dict):
     from ..llm import make_client
 
-    return make_client(max_concurrency=concurrency, cache_dir=cache_dir, api_base=api_base,
-                       temperature=temperature, timeout_s=timeout_s)
+    return make_client(**settings)
 
 
 def _judges(judges: str, seed: int):
@@ -146,13 +146,12 @@ def label(
     if not units:
         raise typer.BadParameter(f"no units with text found in {path}", param_hint="PATH")
     out.mkdir(parents=True, exist_ok=True)
+    settings = _client_settings(concurrency, cache_dir, api_base, temperature, timeout)
     if address is not None and executor != ExecutorChoice.ray:
         raise typer.BadParameter("--address is for --executor ray", param_hint="--address")
     if executor == ExecutorChoice.ray:
         from ..runners.executors import ExecutorError, judge_on_ray
 
-        settings = {"max_concurrency": concurrency, "cache_dir": cache_dir, "api_base": api_base,
-                    "temperature": temperature, "timeout_s": timeout}
         try:
             judge_on_ray(units, tax, specs, out, client_settings=settings, address=address, progress=progress,
                          panel_kwargs={"min_votes": min_votes, "concurrency": concurrency})
@@ -161,7 +160,7 @@ def label(
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
     try:
-        res = label_units(units, tax, specs, client=_client(concurrency, cache_dir, api_base, temperature, timeout),
+        res = label_units(units, tax, specs, client=_client(settings),
                           out_dir=out, min_votes=min_votes, concurrency=concurrency, progress=progress)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -270,8 +269,9 @@ def validate(
         raise typer.BadParameter(
             f"expert labels {unknown} are not ids of taxonomy {tax.id!r}", param_hint="--taxonomy"
         )
-    report = validate_panel(units, tax, specs, client=_client(concurrency, cache_dir, api_base, temperature, timeout),
-                            out_dir=out, min_votes=min_votes, concurrency=concurrency, progress=progress)
+    client = _client(_client_settings(concurrency, cache_dir, api_base, temperature, timeout))
+    report = validate_panel(units, tax, specs, client=client, out_dir=out, min_votes=min_votes,
+                            concurrency=concurrency, progress=progress)
     _fail_if_no_answer(report.result.judgements)
     if fmt == FormatChoice.json:
         payload = report.to_json() | {"data": str(path)}

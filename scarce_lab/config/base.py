@@ -143,10 +143,7 @@ class ExperimentConfig(BaseModel):
         if not models:
             return out
         gone = set.intersection(*(set(self.ignored_settings(m)) for m in models))
-        for name in gone:
-            if f"llm.{name}" in out:
-                out[f"llm.{name}"] = NOT_SENT
-        return out
+        return out | {f"llm.{name}": NOT_SENT for name in gone if f"llm.{name}" in out}
 
     # -- conditions ----------------------------------------------------------------
     def condition_settings(self) -> dict[str, Any]:

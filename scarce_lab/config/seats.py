@@ -143,14 +143,8 @@ def resolve_seat(
             keys.append(f"{base}.{part}")
         keys.append(base)
     chosen: dict[str, Any] = {}
-    for key in keys:
-        s = seats.get(key)
-        if s is None:
-            continue
-        for name, value in s.model_dump(exclude_none=True).items():
-            chosen.setdefault(name, value)
-    if default is not None:
-        for name, value in default.model_dump(exclude_none=True).items():
+    for s in (*(seats.get(key) for key in keys), default):
+        for name, value in (s.model_dump(exclude_none=True) if s is not None else {}).items():
             chosen.setdefault(name, value)
     return (SeatSettings if default is None else type(default))(**chosen)
 
@@ -159,9 +153,7 @@ def short_model(model: str | None) -> str:
     """A model's name for labels: the part after the provider, e.g. ``gpt-4o`` for
     ``openai/gpt-4o``, ``smollm2`` for ``embedded/smollm2``; scripted policies keep
     their ``scripted/`` prefix's policy (``greedy`` for ``scripted/greedy``)."""
-    if not model:
-        return "?"
-    return model.rsplit("/", 1)[-1]
+    return model.rsplit("/", 1)[-1] if model else "?"
 
 
 def _describe(s: SeatSettings, shown: Mapping[str | None, str] | None = None) -> str:
@@ -210,12 +202,7 @@ def composition_label(resolved: Mapping[str, SeatSettings], names: Mapping[str, 
     largest = max(order, key=lambda d: (len(groups[d]), -order.index(d)))
     if sum(len(v) == len(groups[largest]) for v in groups.values()) > 1:
         largest = None  # no majority: name every seat
-    parts = []
-    for desc in order:
-        if desc == largest:
-            continue
-        who = "+".join(names.get(a, a) for a in groups[desc])
-        parts.append(f"{who}={desc}")
+    parts = [f"{'+'.join(names.get(a, a) for a in groups[desc])}={desc}" for desc in order if desc != largest]
     if largest is not None:
         parts.append(f"others={largest}")
     return ", ".join(parts)

@@ -72,11 +72,7 @@ def normalise_label(label: str, ids: tuple[str, ...]) -> str | None:
 
 def _evidence(limit: int):
     def cut(value: Any) -> Any:
-        if value is None:
-            return ""
-        if isinstance(value, str) and len(value) > limit:
-            return value[:limit]
-        return value
+        return "" if value is None else value[:limit] if isinstance(value, str) else value
 
     return cut
 

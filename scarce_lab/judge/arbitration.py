@@ -10,6 +10,7 @@ when ``min_votes`` allows it. Unparseable judges never vote and are listed by na
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -70,21 +71,13 @@ def arbitrate(
         raise ValueError(f"min_votes must be >= 1, got {need}")
     valid = {j: set(a) for j, a in answers.items() if a is not None}
     unparseable = tuple(j for j, a in answers.items() if a is None)
-    votes: dict[str, int] = {}
-    for labels in valid.values():
-        for lab in labels:
-            votes[lab] = votes.get(lab, 0) + 1
+    votes = Counter(lab for labels in valid.values() for lab in labels)
     order = {lab: i for i, lab in enumerate(label_order or [])}
     ranked = sorted(votes, key=lambda lab: (order.get(lab, len(order)), lab))
     n_valid = len(valid)
     accepted = tuple(lab for lab in ranked if votes[lab] >= need)
     ties = tuple(lab for lab in ranked if n_valid and votes[lab] * 2 == n_valid)
-    if n_valid < need:
-        status = "insufficient"
-    elif unparseable:
-        status = "partial"
-    else:
-        status = "ok"
+    status = "insufficient" if n_valid < need else "partial" if unparseable else "ok"
     return Arbitration(
         accepted=accepted,
         ties=ties,

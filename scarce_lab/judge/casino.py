@@ -37,14 +37,11 @@ def default_casino_path() -> Path:
     """
     import os
 
-    candidates = []
-    if os.environ.get(CASINO_FILE_ENV):
-        candidates.append(Path(os.environ[CASINO_FILE_ENV]))
     repo = Path(__file__).resolve().parents[2]
-    candidates.append(repo.parent / "shared" / "data" / "casino" / "casino_valid.json")
-    for c in candidates:
-        if c.exists():
-            return c
+    candidates = [*([Path(os.environ[CASINO_FILE_ENV])] if os.environ.get(CASINO_FILE_ENV) else []),
+                  repo.parent / "shared" / "data" / "casino" / "casino_valid.json"]
+    if found := next((c for c in candidates if c.exists()), None):
+        return found
     raise FileNotFoundError(
         f"no CaSiNo file found (looked at {[str(c) for c in candidates]}); pass --data PATH "
         f"or set ${CASINO_FILE_ENV}"

@@ -91,8 +91,7 @@ def drift_table(
     Raises:
         ValueError: a named column is missing.
     """
-    missing = [c for c in (run_col, stage_col, text_col) if c not in df.columns]
-    if missing:
+    if missing := [c for c in (run_col, stage_col, text_col) if c not in df.columns]:
         raise ValueError(f"drift_table: missing columns {missing}; frame has {df.columns}")
     grouped = (
         df.select(run_col, stage_col, pl.col(text_col).fill_null(""))

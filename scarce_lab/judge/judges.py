@@ -46,9 +46,7 @@ class JudgeSpec(BaseModel):
     def answer_tokens(self) -> int:
         """Token budget of one answer: ``max_tokens`` or about 45 tokens per label plus
         the quote length / 3 (digits and punctuation are single tokens)."""
-        if self.max_tokens is not None:
-            return self.max_tokens
-        return 24 + self.max_labels * (20 + self.max_evidence // 2)
+        return self.max_tokens if self.max_tokens is not None else 24 + self.max_labels * (20 + self.max_evidence // 2)
 
 
 def make_judges(

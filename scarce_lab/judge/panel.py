@@ -50,11 +50,8 @@ class PanelResult:
 
     def answers(self, judge: str) -> dict[str, list[str] | None]:
         """unit_id -> one judge's labels (``None`` for a missing rating or no judgement)."""
-        out: dict[str, list[str] | None] = {u.unit_id: None for u in self.units}
-        for j in self.raw:
-            if j.judge == judge and j.votes:
-                out[j.unit_id] = j.labels
-        return out
+        none: dict[str, list[str] | None] = {u.unit_id: None for u in self.units}
+        return none | {j.unit_id: j.labels for j in self.raw if j.judge == judge and j.votes}
 
 
 # -- running -----------------------------------------------------------------------------

@@ -153,17 +153,6 @@ class Taxonomy(BaseModel):
         """Ids of the labels the environment's instructions prompt for."""
         return {i.id for i in self.induced_by_instructions}
 
-    def groups_of(self, system: str) -> list[Group]:
-        """Groups of ``system``.
-
-        Raises:
-            KeyError: unknown system id.
-        """
-        for s in self.systems:
-            if s.id == system:
-                return s.groups
-        raise KeyError(f"unknown system {system!r}; known: {[s.id for s in self.systems]}")
-
 
 def taxonomy_for(environment: str) -> str:
     """The shipped taxonomy that labels ``environment``'s talk: its spec's ``taxonomy``

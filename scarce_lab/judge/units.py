@@ -73,11 +73,7 @@ class Unit(BaseModel):
     @property
     def recipients(self) -> list[str]:
         """Distinct named recipients of the private messages, in order."""
-        out: list[str] = []
-        for m in self.private_messages:
-            if m.to and m.to not in out:
-                out.append(m.to)
-        return out
+        return list(dict.fromkeys(m.to for m in self.private_messages if m.to))
 
 
 def make_unit_id(run_id: str, round_: int, agent: str) -> str:
@@ -123,11 +119,10 @@ def _messages(value: Any, where: str) -> list[PrivateMessage]:
             if not isinstance(text, str):
                 raise ValueError(f"{where}: private_messages[{i}] has no 'text' string: {m!r}")
             to = m.get("to", m.get("recipient"))
-            if to is not None and not isinstance(to, str):
-                if isinstance(to, int) and not isinstance(to, bool):
-                    to = str(to)
-                else:
-                    raise ValueError(f"{where}: private_messages[{i}].to must be an id, got {to!r}")
+            if isinstance(to, int) and not isinstance(to, bool):
+                to = str(to)
+            elif to is not None and not isinstance(to, str):
+                raise ValueError(f"{where}: private_messages[{i}].to must be an id, got {to!r}")
             out.append(PrivateMessage(to=to, text=text))
         else:
             raise ValueError(
@@ -203,8 +198,7 @@ def unit_from_row(row: dict[str, Any], where: str) -> Unit:
         ValueError: a required key is missing or a value has the wrong type (the
             message names ``where``, the field and the value).
     """
-    missing = [c for c in FRAME_COLUMNS if c not in row]
-    if missing:
+    if missing := [c for c in FRAME_COLUMNS if c not in row]:
         raise ValueError(f"{where}: missing keys {missing}; has {sorted(row)}")
     run_id = _id(row["run_id"], "run_id", where)
     round_ = _round(row["contention"], "contention", where)

@@ -144,9 +144,7 @@ class Composition:
     def seats(self) -> dict[str, str]:
         """The ``seats`` entries of this composition (seat key -> model)."""
         suffix = f".{self.part}" if self.part else ""
-        out = {f"{ANY_SEAT}{suffix}": self.background}
-        out.update({f"{s}{suffix}": self.focal for s in self.focal_seats})
-        return out
+        return {f"{ANY_SEAT}{suffix}": self.background} | {f"{s}{suffix}": self.focal for s in self.focal_seats}
 
 
 @dataclass
@@ -231,12 +229,9 @@ def _with_seats(cfg: Any, add: Mapping[str, str]) -> Any:
         raise CrossPlayError(f"seats: the base config already gives a model to {setting_model}; a cross-play "
                              "grid sets the models itself (keep per-seat settings without 'model')")
     merged: dict[str, Any] = {k: s.model_dump(exclude_none=True) for k, s in existing.items()}
-    for key, model in add.items():
-        merged[key] = {**merged.get(key, {}), "model": model}
-    data = cfg.model_dump(mode="json", exclude_unset=True)
-    data["seats"] = merged
+    merged |= {key: {**merged.get(key, {}), "model": model} for key, model in add.items()}
     try:
-        return type(cfg).model_validate(data)
+        return type(cfg).model_validate(cfg.model_dump(mode="json", exclude_unset=True) | {"seats": merged})
     except ValueError as exc:
         raise CrossPlayError(f"composition {dict(add)}: {exc}") from None
 

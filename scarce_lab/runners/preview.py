@@ -114,9 +114,7 @@ def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
         try:
             get(environment).run(cfg, Path(tmp), client=client)
-        except _PreviewStop:
-            pass
-        except Exception:  # noqa: BLE001 - the runner wrapped it, or the first step needs more than a prompt
+        except Exception:  # noqa: BLE001 - _PreviewStop, the runner's wrapping of it, or a first step that needs more than a prompt
             pass
     return client.requests[0] if client.requests else None
 
@@ -125,10 +123,9 @@ def _seat_max_tokens(cfg: Any, model: str) -> int | None:
     """The largest per-seat answer budget of the seats of ``cfg`` that run ``model``
     (``None``: the config has no seats)."""
     resolved = getattr(cfg, "resolved_seats", None)
-    if not callable(resolved):
-        return None
-    tokens = [s.max_tokens for s in resolved().values() if s.model == model and s.max_tokens]
-    return max(tokens) if tokens else None
+    seats = resolved().values() if callable(resolved) else ()
+    tokens = [s.max_tokens for s in seats if s.model == model and s.max_tokens]
+    return max(tokens, default=None)
 
 
 def preview(environment: str, configs: list[Any]) -> Preview:

@@ -41,21 +41,13 @@ def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     directory; older trajectory formats are migrated on read.
 
     Raises:
-        FileNotFoundError: ``run_dir`` holds no run.
-        ValueError: it holds more than one run (the message lists them).
+        FileNotFoundError: ``run_dir`` holds no manifest (:func:`_run_dir` found the one run).
     """
-    from ..data.loaders import find_run_dirs
     from ..data.recorder import read_events, read_manifest
 
-    dirs = find_run_dirs(Path(run_dir))
-    if not dirs:
-        raise FileNotFoundError(f"no run (manifest.json) in {run_dir}")
-    if len(dirs) > 1:
-        ids = sorted(read_manifest(d).run_id for d in dirs)
-        raise ValueError(f"{run_dir} holds {len(dirs)} runs; pass run_id= one of {ids}")
-    m = read_manifest(dirs[0])
-    events = [e.model_dump(mode="json") for e in read_events(dirs[0], m)]
-    calls = _calls_by_id(dirs[0])
+    m = read_manifest(run_dir)
+    events = [e.model_dump(mode="json") for e in read_events(run_dir, m)]
+    calls = _calls_by_id(run_dir)
     for e in events:  # a decision's model calls (schema 4: payload call_ids) travel with it
         ids = (e.get("payload") or {}).get("call_ids") or []
         if ids:
@@ -78,11 +70,8 @@ def _calls_by_id(run_dir: Path) -> dict[str, dict[str, Any]]:
     path = Path(run_dir) / LLM_CALLS
     if not path.exists():
         return {}
-    out = {}
-    for _, obj in iter_json_objects(path):
-        rec = LLMCallRecord.model_validate(obj).model_dump(mode="json")
-        out[rec["call_id"]] = rec
-    return out
+    records = (LLMCallRecord.model_validate(obj).model_dump(mode="json") for _, obj in iter_json_objects(path))
+    return {rec["call_id"]: rec for rec in records}
 
 
 def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:

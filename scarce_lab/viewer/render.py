@@ -125,10 +125,8 @@ def interview_block(e: dict, max_chars: int = 1500) -> str:
     that is missing or unusable says so (nothing is shown as said)."""
     q = e["payload"]
     cls, badge = visibility_badge(e, INTERVIEW_SEEN_BY)
-    if q.get("answered_by") == "scripted":
-        who = f'scripted policy <code>{esc(q.get("model"))}</code> (its rule, written by scarce_lab; not a model)'
-    else:
-        who = f'model <code>{esc(q.get("model"))}</code>'
+    who = (f'scripted policy <code>{esc(q.get("model"))}</code> (its rule, written by scarce_lab; not a model)'
+           if q.get("answered_by") == "scripted" else f'model <code>{esc(q.get("model"))}</code>')
     if q.get("missing"):
         body = '<span class="sl-bad">no answer (missing: no call got one); nothing is shown as said</span>'
     elif q.get("fallback_used") or not q.get("valid", True):
