@@ -184,10 +184,6 @@ class LLMClient:
         """Synchronous :meth:`adecide` (works inside Jupyter's running loop too)."""
         return run_sync(self.adecide(**kwargs))
 
-    def complete(self, model: str, messages: list[dict[str, Any]], *, seed: int, **kwargs: Any) -> Any:
-        """Synchronous :meth:`acomplete`."""
-        return run_sync(self.acomplete(model, messages, seed=seed, **kwargs))
-
     def __init__(self, settings: LLMSettings | None = None, cache: ResponseCache | None = None,
                  rate_limiter: RateLimiter | None = None):
         self.settings = settings or LLMSettings()
