@@ -155,7 +155,6 @@ class _Worker:
     binds: dict[str, str] = field(default_factory=dict)
     path_override: str | None = None
     deadline: float | None = None
-    running: int = 0
     reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
     tmp_dir: Path | None = None  # grading boxes: /tmp, /var/tmp, /dev/shm, /run/lock from here
 
@@ -289,8 +288,6 @@ class LocalSandbox(WorkerSandbox):
                          hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks,
                          tmp_dir=None if w.tmp_dir is None else str(w.tmp_dir))
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
-        with self._lock:
-            w.running += 1
         fd = filter_fd(grading=w.tmp_dir is not None)
         try:
             return execute(bwrap_argv(spec, argv, seccomp_fd=fd), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
@@ -298,8 +295,6 @@ class LocalSandbox(WorkerSandbox):
                            notes={"isolation": iso, "uid": w.uid}, pass_fds=(fd,))
         finally:
             os.close(fd)
-            with self._lock:
-                w.running -= 1
 
     # -- grading ----------------------------------------------------------------------
     def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
