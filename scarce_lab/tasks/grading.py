@@ -148,8 +148,7 @@ def _result(task: Task, total: int, **kw) -> GradeResult:
 
 
 def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = None,
-          build_timeout_s: float = 120.0, work_root: str | Path | None = None,
-          isolation: str = "auto") -> GradeResult:
+          build_timeout_s: float = 120.0, isolation: str = "auto") -> GradeResult:
     """Build ``submission_dir`` and run ``task``'s hidden tests (module docstring).
 
     Args:
@@ -158,7 +157,6 @@ def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = N
         sandbox: where build and tests run (a grading box of it); default a fresh
             :class:`~scarce_lab.sandbox.local.LocalSandbox`, closed afterwards.
         build_timeout_s: wall seconds allowed for ``bash compile.sh``.
-        work_root: unused (kept for callers of the old signature).
         isolation: without ``sandbox``: ``"auto"`` (bubblewrap; raises SandboxError
             with the reason where the machine cannot) or ``"path-shim"`` (explicitly
             unisolated, the tripwire only on ``PATH``).
