@@ -255,12 +255,16 @@ def _build_and_test(task, box, files, scored, trip, build_timeout_s, notes) -> d
     if hit:
         return {"violation": f"reached for the original program {task.program!r}: {hit}", "build_ok": build_ok,
                 "build_log": log, "per_test": outcomes}
+    return {**scores(outcomes, len(scored)), "build_ok": build_ok, "build_log": log}
+
+
+def scores(outcomes: list[TestOutcome], total: int) -> dict:
+    """The score fields of a :class:`GradeResult` for ``outcomes`` of ``total`` scored
+    tests (the module docstring's rule; also ProgramBench grading's)."""
     passed = sum(o.passed for o in outcomes)
-    total = len(scored)
     score = passed / total if total else 0.0
     return {"passed": passed, "score": score, "resolved": total > 0 and passed == total,
-            "almost_resolved": score >= ALMOST_RESOLVED, "build_ok": build_ok, "build_log": log,
-            "per_test": outcomes}
+            "almost_resolved": score >= ALMOST_RESOLVED, "per_test": outcomes}
 
 
 def _run_test(t, box) -> TestOutcome:
