@@ -5,11 +5,7 @@ Public API::
     sb = LocalSandbox(root=None, limits=ResourceLimits(), output_limit=20_000,
                       hidden_paths=None, isolation="auto", disk_bytes=256 MiB,
                       inodes=20_000, tmp_bytes=64 MiB)
-    sb.workdir("w0") -> Path        # host path; use the file tools, not host I/O
-    prepare_worker(task, sb, "w0")    # scarce_lab.tasks: docs, examples, execute-only ./<program>
-    sb.open_slot("w0", 120); sb.run("w0", "gcc x.c && ./a.out", limits, max_wall_s=20)
-    sb.list_files("w0"); sb.read_file("w0", "x.c"); sb.write_file("w0", "x.c", b"...")
-    sb.close_slot("w0"); grade(task, sb.workdir("w0"), sandbox=sb); sb.close()  # scarce_lab.tasks
+    sb.workdir / open_slot / run / file tools / close_slot / close   # a worker's life: scarce_lab.sandbox
     sb.capabilities -> Capabilities; detect_capabilities() -> Capabilities
     run_limited(command, cwd, limits, ...) -> ExecResult   # unisolated helper
 
