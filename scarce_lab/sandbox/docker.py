@@ -5,7 +5,7 @@ Public API::
     docker_available(timeout_s=2.0) -> bool      # an engine answers now
     sb = DockerSandbox(image=None, limits=ResourceLimits(), output_limit=20_000, cpus=1.0,
                        client=None, root=None, disk_bytes=256 MiB, start_engine=True)
-    sb.workdir / prepare_workspace / open_slot / run / close_slot / grade / close
+    sb.workdir / open_slot / run / file tools / close_slot / grading_box / close   # as every sandbox
     sb.container_kwargs(worker) -> dict          # the settings a worker's container gets
     grade_programbench(task, submission_dir, client=None) -> GradeResult   # .programbench_grade
 
