@@ -163,17 +163,10 @@ def effective_context(context: CallContext | None) -> CallContext:
                    round=ctx.round if ctx.round is not None else scope.round)
 
 
-def json_schema_response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """OpenAI-style ``response_format`` for a pydantic model (a fresh dict each call;
-    the schema is generated once per class: pydantic takes ~1 ms per generation)."""
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": json.loads(_schema_json(schema)), "strict": False},
-    }
-
-
 @functools.lru_cache(maxsize=1024)
 def _schema_json(schema: type[BaseModel]) -> str:
+    """A decision schema's JSON text, generated once per class (pydantic takes ~1 ms per
+    generation); ``json.loads`` of it gives each request its own dict."""
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
@@ -190,10 +183,6 @@ class LLMClient:
     def decide(self, **kwargs: Any) -> Any:
         """Synchronous :meth:`adecide` (works inside Jupyter's running loop too)."""
         return run_sync(self.adecide(**kwargs))
-
-    def complete(self, model: str, messages: list[dict[str, Any]], *, seed: int, **kwargs: Any) -> Any:
-        """Synchronous :meth:`acomplete`."""
-        return run_sync(self.acomplete(model, messages, seed=seed, **kwargs))
 
     def __init__(self, settings: LLMSettings | None = None, cache: ResponseCache | None = None,
                  rate_limiter: RateLimiter | None = None):

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .structured import GRAMMAR_MAX_STRING_BOUND as GRAMMAR_MAX_STRING_BOUND
 from .structured import capped_schema
 
 #: llama-cpp-python is built with OpenMP (libgomp), whose default active wait policy
@@ -160,18 +159,11 @@ def _close_all() -> None:
 _CONTROL_FREE_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
-#: Strings longer than this get no length bound in the grammar: each bounded character
-#: is a nested optional rule, and very large grammars crashed llama.cpp's sampler
-#: (seen with maxLength 6000). Pydantic still enforces the bound on the answer. The
-#: same rule caps schemas sent to servers (:mod:`scarce_lab.llm.structured`).
-_relax_long_strings = capped_schema
-
-
 def schema_grammar(schema: dict[str, Any]):
     """A ``LlamaGrammar`` for a JSON schema whose strings exclude control characters
-    (cached per schema). String bounds above ``GRAMMAR_MAX_STRING_BOUND`` are left to
-    validation."""
-    return _grammar_for(json.dumps(_relax_long_strings(schema)))
+    (cached per schema). String bounds too large for a grammar are left to validation
+    (:func:`.structured.capped_schema`: a 6,000-character bound crashed llama.cpp's sampler)."""
+    return _grammar_for(json.dumps(capped_schema(schema)))
 
 
 @functools.lru_cache(maxsize=64)

@@ -45,15 +45,6 @@ class Generation:
     max_tokens: int | None = None
     reasoning_effort: str | None = None
 
-    @classmethod
-    def of(cls, llm: Any) -> Generation:
-        """From an :class:`~scarce_lab.llm.LLMSettings` or an environment's ``llm``
-        block (``None``: all defaults)."""
-        if llm is None:
-            return cls()
-        return cls(getattr(llm, "temperature", None), getattr(llm, "max_tokens", None),
-                   getattr(llm, "reasoning_effort", None))
-
 
 @dataclass
 class DecisionRequest(Generic[T]):

@@ -213,16 +213,6 @@ class DecisionOutcome(Generic[T]):
     missing: bool = False
     source: str | None = "text"
 
-    def require(self) -> T:
-        """The decision (a model's or the fallback).
-
-        Raises:
-            MissingDecisionError: the decision is missing (``calls`` attached).
-        """
-        if self.missing or self.decision is None:
-            raise MissingDecisionError.from_calls(self.calls)
-        return self.decision
-
 
 @dataclass
 class CompletionResult:

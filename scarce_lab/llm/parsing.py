@@ -316,22 +316,6 @@ def parse_decision(text: str | None, schema: type[T]) -> tuple[T | None, str | N
     return res.decision, res.error
 
 
-def extract_json_object(text: str) -> dict:
-    """The first JSON object of ``text`` outside reasoning blocks, unvalidated.
-
-    For inspection only: it does **not** choose an answer (use :func:`parse_answer`).
-
-    Raises:
-        ValueError: no JSON object could be decoded; the message quotes the text's start.
-    """
-    if text is None:
-        raise ValueError("empty response (None)")
-    cands = json_objects(strip_reasoning(text))
-    if not cands:
-        raise ValueError(f"no JSON object in the response (starts: {_snippet(text)!r})")
-    return cands[0].obj
-
-
 @dataclass
 class ReplyParse:
     """Outcome of :func:`parse_reply`: ``status`` as in :class:`ParseResult`;

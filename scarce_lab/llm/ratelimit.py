@@ -42,8 +42,7 @@ weights per window; ``pyrate-limiter`` keeps a loop-bound async lock per thread,
 a leak thread per bucket, and cannot change a bucket's rates at run time, which the
 learned limits need.
 
-The bound on calls in flight per client is :class:`~scarce_lab.llm.concurrency.ConcurrencyLimit`
-(re-exported here).
+The bound on calls in flight per client is :class:`~scarce_lab.llm.concurrency.ConcurrencyLimit`.
 """
 
 from __future__ import annotations
@@ -59,7 +58,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .concurrency import ConcurrencyLimit  # noqa: F401  (re-exported)
 from .hints import limits_from_headers, limits_from_text
 
 
@@ -194,12 +192,7 @@ class RateLimiter:
             self._limits[name] = spec
             for key, st in self._states.items():
                 if key.split(_SEP, 1)[0] == name:
-                    st.configured, st.rpm, st.tpm, st.source = (
-                        spec,
-                        spec.rpm,
-                        spec.tpm,
-                        "configured",
-                    )
+                    st.configured, st.rpm, st.tpm, st.source = spec, spec.rpm, spec.tpm, "configured"
                     st.epoch += 1
 
     def reset(self) -> None:

@@ -18,13 +18,14 @@ granted by contention) and this project's isolation boundary (docs/threat_model.
 
 from __future__ import annotations
 
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 class SandboxError(RuntimeError):
@@ -46,6 +47,18 @@ MAX_ARG_BYTES = 32 * 4096
 #: kernel's ``ARG_MAX`` of a quarter of an 8 MiB stack, with room for the wrappers'
 #: own arguments and the environment)
 MAX_ARGV_BYTES = 1 << 20
+
+
+#: the names a worker may have (its folder, cgroup and user are named after it)
+WORKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def command_argv(command: str | list[str]) -> tuple[list[str], str | None]:
+    """argv for a shell command or argv list (UTF-8 clean), and why it cannot start
+    (:func:`command_problem`) or None."""
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
+    return argv, command_problem(argv)
 
 
 def command_problem(argv: list[str]) -> str | None:
@@ -180,18 +193,6 @@ class GradingBox(ABC):
         return self
 
 
-def drop_all(drop, names: list[str], *, keep: bool) -> list[str]:
-    """Call ``drop(name, keep=keep)`` for every worker; the :class:`SandboxError`
-    messages of those that failed (the others are still dropped)."""
-    errors = []
-    for name in names:
-        try:
-            drop(name, keep=keep)
-        except SandboxError as exc:
-            errors.append(str(exc))
-    return errors
-
-
 @contextmanager
 def slot_reservation(lock: Any, w: Any, worker: str) -> Iterator[float]:
     """Check ``worker``'s slot and reserve it in one step under ``lock`` (``w`` has
@@ -249,6 +250,12 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Release every resource (processes, containers, folders)."""
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def slot_remaining(self, worker: str) -> float | None:
         """Seconds left in ``worker``'s window, or ``None`` without an open slot."""
         return None
@@ -304,3 +311,113 @@ class Sandbox(ABC):
             fallback of an unisolated sandbox).
         """
         raise SandboxError(f"{type(self).__name__} cannot grade (no grading_box)")
+
+
+class WorkerSandbox(Sandbox):
+    """What the local and docker backends share: workers made on first use (a backend's
+    ``_new_worker``, each with a ``folder``, an ``exec_only`` dict, a slot ``deadline``
+    and a ``reserved`` count), slots, :meth:`run` through the backend's ``_exec``, the
+    execute-only original, and :meth:`close` (then the backend's ``_release``)."""
+
+    _workers: dict[str, Any]
+    _lock: Any
+    _closed: bool
+    host: Any  # .hostroot.HostRoot
+    limits: ResourceLimits
+    output_limit: int
+
+    def _worker(self, worker: str) -> Any:
+        if not isinstance(worker, str) or not WORKER_RE.match(worker):
+            raise ValueError(f"worker must match {WORKER_RE.pattern}, got {worker!r}")
+        with self._lock:
+            if self._closed:
+                raise SandboxError("sandbox is closed")
+            w = self._workers.get(worker)
+            if w is None:
+                w = self._workers[worker] = self._new_worker(worker)
+            return w
+
+    def workdir(self, worker: str) -> Path:
+        return self._worker(worker).folder
+
+    def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
+        """An execute-only copy of host ``source`` as ``./name`` in the worker's folder,
+        also bound over each of ``paths`` (and the launcher's hidden folder) in the
+        worker's sandboxes."""
+        from . import fileio
+        from .launcher import HIDDEN_DIR
+
+        w = self._worker(worker)
+        copy = self.host.exec_only_copy(source)
+        fileio.install_exec_only(w.folder, name, copy)
+        with self._lock:
+            for p in self.program_paths(paths):
+                w.exec_only[p] = copy
+            w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
+
+    def open_slot(self, worker: str, duration_s: float) -> None:
+        if not isinstance(duration_s, (int, float)) or duration_s <= 0:
+            raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
+        w = self._worker(worker)
+        with self._lock:
+            w.deadline = time.monotonic() + float(duration_s)
+
+    def slot_remaining(self, worker: str) -> float | None:
+        w = self._workers.get(worker)
+        return None if w is None or w.deadline is None else max(0.0, w.deadline - time.monotonic())
+
+    def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
+            max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
+        """Run ``command`` (``/bin/sh -c``) in the worker's folder inside its slot.
+
+        The real time is at most ``min(limits.wall_seconds, slot remaining, max_wall_s)``;
+        ``duration_s`` of the result is the measured real time.
+
+        Raises:
+            SlotNotActiveError: no slot, or it has expired.
+            TeardownError: processes survived the kills (never silently ignored).
+        """
+        w = self._worker(worker)
+        with slot_reservation(self._lock, w, worker) as remaining:  # close_slot waits for it
+            lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
+        rem = self.slot_remaining(worker)
+        res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
+        return res
+
+    def close(self) -> None:
+        """Drop every worker (its processes killed, verified; its folder, cgroup, uid
+        released; a given root keeps the workers' files), then what the backend holds
+        (``_release``). Raises SandboxError naming every worker that failed to drop
+        (the others are still dropped)."""
+        with self._lock:
+            if self._closed:
+                return
+            names = list(self._workers)
+        errors = []
+        for name in names:
+            try:
+                self._drop(name, keep=not self.host.owned)
+            except SandboxError as exc:
+                errors.append(str(exc))
+        with self._lock:
+            self._closed = True
+        self._release()
+        self.host.close()
+        if errors:
+            raise SandboxError("; ".join(errors))
+
+
+class WorkerBox(GradingBox):
+    """A grading box: a dedicated worker ``w`` of the sandbox ``sb``, with no slot gating."""
+
+    def __init__(self, sb: Any, w: Any):
+        self.sb, self.w, self.folder = sb, w, w.folder
+
+    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
+            output_limit: int = 20_000) -> ExecResult:
+        return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
+
+    def close(self) -> None:
+        self.sb._drop(self.w.name)

@@ -48,7 +48,6 @@ ETC_ALLOW = (
     *sorted(glob.glob("/etc/java-*")), *sorted(glob.glob("/etc/python3*")),
 )
 MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-SOCKET_DIR = "/run/scarce"
 
 
 class BwrapSpec:

@@ -242,15 +242,6 @@ class Cgroup:
             pass
         return 0
 
-    def memory_peak(self) -> int | None:
-        """Highest memory use in bytes (v1 ``max_usage_in_bytes``, v2 ``memory.peak``)."""
-        f = (self.dirs["memory"] / "memory.max_usage_in_bytes") if self.version == 1 else \
-            (self.dirs["unified"] / "memory.peak")
-        try:
-            return int(f.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
-
     def pids(self) -> set[int]:
         """Members (processes) of the group, over every controller."""
         out: set[int] = set()

@@ -5,7 +5,7 @@ Public API::
     docker_available(timeout_s=2.0) -> bool      # an engine answers now
     sb = DockerSandbox(image=None, limits=ResourceLimits(), output_limit=20_000, cpus=1.0,
                        client=None, root=None, disk_bytes=256 MiB, start_engine=True)
-    sb.workdir / prepare_workspace / open_slot / run / close_slot / grade / close
+    sb.workdir / open_slot / run / file tools / close_slot / grading_box / close   # as every sandbox
     sb.container_kwargs(worker) -> dict          # the settings a worker's container gets
     grade_programbench(task, submission_dir, client=None) -> GradeResult   # .programbench_grade
 
@@ -38,21 +38,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fileio
 from .base import (
     ExecResult,
     GradingBox,
     ResourceLimits,
-    Sandbox,
     SandboxError,
-    command_problem,
-    drop_all,
-    slot_reservation,
+    WorkerBox,
+    WorkerSandbox,
+    command_argv,
 )
 from .cgroups import Cgroup, Guardian
 from .hostroot import HostRoot
-from .launcher import HIDDEN_DIR
-from .local import WORKER_RE, base_env
+from .local import base_env
 from .seccomp import docker_profile
 from .uids import UidLease, lease_uid
 
@@ -89,7 +86,7 @@ class _DWorker:
     reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
 
 
-class DockerSandbox(Sandbox):
+class DockerSandbox(WorkerSandbox):
     """Per-worker containers from the task image (see module docstring).
 
     Raises SandboxError at construction when no engine answers (and none can be
@@ -141,27 +138,16 @@ class DockerSandbox(Sandbox):
         self._guardian = Guardian(f"docker-{self._id}", list_file=self._cg_list)
 
     # -- workers ----------------------------------------------------------------------
-    def _worker(self, worker: str) -> _DWorker:
-        if not isinstance(worker, str) or not WORKER_RE.match(worker):
-            raise ValueError(f"worker must match {WORKER_RE.pattern}, got {worker!r}")
-        with self._lock:
-            if self._closed:
-                raise SandboxError("sandbox is closed")
-            w = self._workers.get(worker)
-            if w is None:
-                lease = lease_uid()
-                try:
-                    folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes, inodes=self.inodes)
-                except BaseException:
-                    lease.release()
-                    raise
-                io = self.root / "io" / worker
-                io.mkdir(mode=0o755)
-                w = self._workers[worker] = _DWorker(worker, folder, lease.uid, lease, io)
-            return w
-
-    def workdir(self, worker: str) -> Path:
-        return self._worker(worker).folder
+    def _new_worker(self, worker: str) -> _DWorker:  # under the lock (WorkerSandbox._worker)
+        lease = lease_uid()
+        try:
+            folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes, inodes=self.inodes)
+        except BaseException:
+            lease.release()
+            raise
+        io = self.root / "io" / worker
+        io.mkdir(mode=0o755)
+        return _DWorker(worker, folder, lease.uid, lease, io)
 
     def uid_of(self, worker: str) -> int:
         """The uid ``worker``'s commands run as."""
@@ -170,17 +156,6 @@ class DockerSandbox(Sandbox):
     def program_paths(self, candidates: list[str]) -> list[str]:
         """Inside the image every candidate path may hold the program: all are covered."""
         return list(dict.fromkeys(candidates))
-
-    def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
-        """An execute-only copy of host ``source`` as ``./name`` in the worker's folder,
-        also bound over each of ``paths`` inside the worker's containers."""
-        w = self._worker(worker)
-        copy = self.host.exec_only_copy(source)
-        fileio.install_exec_only(w.folder, name, copy)
-        with self._lock:
-            for p in self.program_paths(paths):
-                w.exec_only[p] = copy
-            w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
 
     def container_kwargs(self, worker: str) -> dict:
         """Arguments of ``client.containers.run`` for ``worker``'s container."""
@@ -245,17 +220,6 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(f"could not remove the container of {w.name!r}: {exc}") from exc
 
     # -- slots ------------------------------------------------------------------------
-    def open_slot(self, worker: str, duration_s: float) -> None:
-        if not isinstance(duration_s, (int, float)) or duration_s <= 0:
-            raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
-        w = self._worker(worker)
-        with self._lock:
-            w.deadline = time.monotonic() + float(duration_s)
-
-    def slot_remaining(self, worker: str) -> float | None:
-        w = self._workers.get(worker)
-        return None if w is None or w.deadline is None else max(0.0, w.deadline - time.monotonic())
-
     def close_slot(self, worker: str) -> None:
         """End the window: the worker's container is removed with all its processes.
         A :meth:`run` whose slot check passed before this call is killed (its container
@@ -275,24 +239,10 @@ class DockerSandbox(Sandbox):
             time.sleep(0.01)
         self._remove_container(w)
 
-    def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
-            max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
-        """As :meth:`LocalSandbox.run` (same limits, same teardown), in the container."""
-        w = self._worker(worker)
-        with slot_reservation(self._lock, w, worker) as remaining:  # close_slot waits for it
-            lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
-            data = stdin.encode() if isinstance(stdin, str) else stdin
-            res = self._exec(w, ["/bin/sh", "-c", command], lim, stdin=data, output_limit=self.output_limit,
-                             shown=command)
-        rem = self.slot_remaining(worker)
-        res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
-        return res
-
-    def _exec(self, w: _DWorker, argv: list[str], lim: ResourceLimits, *, stdin: bytes, output_limit: int,
-              shown: str | None = None) -> ExecResult:
-        shown = shown if shown is not None else " ".join(argv)
-        argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-        bad = command_problem(argv)
+    def _exec(self, w: _DWorker, command: str | list[str], lim: ResourceLimits, *, stdin: bytes,
+              output_limit: int) -> ExecResult:
+        argv, bad = command_argv(command)
+        shown = command if isinstance(command, str) else " ".join(command)
         if bad:
             return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
                               notes={"isolation": "docker"})
@@ -392,39 +342,16 @@ class DockerSandbox(Sandbox):
             w.io.rmdir()
         w.lease.release()
 
-    def close(self) -> None:
-        """Remove every container (verified by the engine), folders and uids."""
-        with self._lock:
-            if self._closed:
-                return
-            names = list(self._workers)
-        errors = drop_all(self._drop, names, keep=not self.host.owned)
+    def _release(self) -> None:  # after every worker is dropped (WorkerSandbox.close)
+        """Remove any container of this sandbox the engine still lists (by label)."""
         with contextlib.suppress(Exception):
             for c in self.client.containers.list(all=True, filters={"label": f"scarce_lab.sandbox={self._id}"}):
                 c.remove(force=True)
-        with self._lock:
-            self._closed = True
         self._cg_list.write_text("")  # the containers are gone; nothing for the guardian to kill
         self._guardian.close()
-        self.host.close()
-        if errors:
-            raise SandboxError("; ".join(errors))
-
-    def __enter__(self) -> DockerSandbox:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
-class _DockerBox(GradingBox):
-    def __init__(self, sb: DockerSandbox, w: _DWorker):
-        self.sb, self.w, self.folder = sb, w, w.folder
-
-    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
-            output_limit: int = 20_000) -> ExecResult:
-        return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
-
+class _DockerBox(WorkerBox):
     def writable_filesystems(self) -> list[Path]:
         """The box's folder and, once its container runs, the container's own tmpfs
         (``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``) reached through its init's
@@ -437,6 +364,3 @@ class _DockerBox(GradingBox):
                 out += [Path(f"/proc/{pid}/root{p}") for p in ("/tmp", "/var/tmp", "/run", "/dev/shm")
                         if os.path.isdir(f"/proc/{pid}/root{p}")]
         return out
-
-    def close(self) -> None:
-        self.sb._drop(self.w.name)

@@ -30,6 +30,8 @@ import errno
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,8 +150,13 @@ def _walk(rootfd: int, parts: list[str], rel: str, *, create: bool = False,
         raise _oserror(rel, exc) from None
 
 
-def read_file(root: str | Path, rel: str, limit: int = 1 << 20) -> FileData:
-    """Read at most ``limit`` bytes of the regular file ``rel`` (see module docstring).
+@contextmanager
+def _regular_file(root: str | Path, rel: str, flags: int, *,
+                  write: bool = False) -> Iterator[tuple[int, os.stat_result]]:
+    """``rel`` under ``root`` walked without following a link and opened with ``flags``
+    (and ``_FILE_FLAGS``): yields its fd and ``fstat``. With ``write`` missing folders
+    are made and the file is given the folder's owner. An OSError in the block becomes
+    a ToolError naming ``rel``.
 
     Raises:
         ToolError: bad path, link, not a regular file, missing, unreadable.
@@ -157,9 +164,11 @@ def read_file(root: str | Path, rel: str, limit: int = 1 << 20) -> FileData:
     parts = split_path(rel)
     rootfd = _open_root(root)
     try:
-        dfd = _walk(rootfd, parts[:-1], rel)
+        st_root = os.fstat(rootfd)
+        owner = (st_root.st_uid, st_root.st_gid)
+        dfd = _walk(rootfd, parts[:-1], rel, create=write, owner=owner if write else None)
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | _FILE_FLAGS, dir_fd=dfd)
+            fd = os.open(parts[-1], flags | _FILE_FLAGS, 0o600, dir_fd=dfd)
         except OSError as exc:
             raise _oserror(rel, exc) from None
         finally:
@@ -168,20 +177,32 @@ def read_file(root: str | Path, rel: str, limit: int = 1 << 20) -> FileData:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise ToolError(f"path: {rel!r} is not a regular file")
-            chunks, got = [], 0
-            while got < limit:
-                b = os.read(fd, min(1 << 20, limit - got))
-                if not b:
-                    break
-                chunks.append(b)
-                got += len(b)
-            return FileData(b"".join(chunks), st.st_size, st.st_uid, stat.S_IMODE(st.st_mode), st.st_mtime_ns)
+            if write:
+                os.fchown(fd, *owner)
+            yield fd, st
         except OSError as exc:
             raise _oserror(rel, exc) from None
         finally:
             os.close(fd)
     finally:
         os.close(rootfd)
+
+
+def read_file(root: str | Path, rel: str, limit: int = 1 << 20) -> FileData:
+    """Read at most ``limit`` bytes of the regular file ``rel`` (see module docstring).
+
+    Raises:
+        ToolError: bad path, link, not a regular file, missing, unreadable.
+    """
+    with _regular_file(root, rel, os.O_RDONLY) as (fd, st):
+        chunks, got = [], 0
+        while got < limit:
+            b = os.read(fd, min(1 << 20, limit - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return FileData(b"".join(chunks), st.st_size, st.st_uid, stat.S_IMODE(st.st_mode), st.st_mtime_ns)
 
 
 def write_file(root: str | Path, rel: str, data: bytes, *, executable: bool = False) -> int:
@@ -193,36 +214,14 @@ def write_file(root: str | Path, rel: str, data: bytes, *, executable: bool = Fa
     Raises:
         ToolError: bad path, link, not a regular file, no space left.
     """
-    parts = split_path(rel)
-    rootfd = _open_root(root)
-    try:
-        st_root = os.fstat(rootfd)
-        owner = (st_root.st_uid, st_root.st_gid)
-        dfd = _walk(rootfd, parts[:-1], rel, create=True, owner=owner)
-        try:
-            fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | _FILE_FLAGS, 0o600, dir_fd=dfd)
-        except OSError as exc:
-            raise _oserror(rel, exc) from None
-        finally:
-            os.close(dfd)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise ToolError(f"path: {rel!r} is not a regular file")
-            os.fchown(fd, *owner)
-            os.fchmod(fd, 0o755 if executable else 0o644)
-            os.ftruncate(fd, 0)
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            return len(data)
-        except OSError as exc:
-            raise _oserror(rel, exc) from None
-        finally:
-            os.close(fd)
-    finally:
-        os.close(rootfd)
+    with _regular_file(root, rel, os.O_WRONLY | os.O_CREAT, write=True) as (fd, _st):
+        os.fchmod(fd, 0o755 if executable else 0o644)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+    return len(data)
 
 
 def install_exec_only(root: str | Path, name: str, src: str | Path) -> None:

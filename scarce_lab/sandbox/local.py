@@ -5,11 +5,7 @@ Public API::
     sb = LocalSandbox(root=None, limits=ResourceLimits(), output_limit=20_000,
                       hidden_paths=None, isolation="auto", disk_bytes=256 MiB,
                       inodes=20_000, tmp_bytes=64 MiB)
-    sb.workdir("w0") -> Path        # host path; use the file tools, not host I/O
-    prepare_worker(task, sb, "w0")    # scarce_lab.tasks: docs, examples, execute-only ./<program>
-    sb.open_slot("w0", 120); sb.run("w0", "gcc x.c && ./a.out", limits, max_wall_s=20)
-    sb.list_files("w0"); sb.read_file("w0", "x.c"); sb.write_file("w0", "x.c", b"...")
-    sb.close_slot("w0"); grade(task, sb.workdir("w0"), sandbox=sb); sb.close()  # scarce_lab.tasks
+    sb.workdir / open_slot / run / file tools / close_slot / close   # a worker's life: scarce_lab.sandbox
     sb.capabilities -> Capabilities; detect_capabilities() -> Capabilities
     run_limited(command, cwd, limits, ...) -> ExecResult   # unisolated helper
 
@@ -42,7 +38,6 @@ import contextlib
 import functools
 import itertools
 import os
-import re
 import threading
 import time
 import weakref
@@ -54,16 +49,14 @@ from .base import (
     ExecResult,
     GradingBox,
     ResourceLimits,
-    Sandbox,
     SandboxError,
-    command_problem,
-    drop_all,
-    slot_reservation,
+    WorkerBox,
+    WorkerSandbox,
+    command_argv,
 )
-from .bwrap import SOCKET_DIR, BwrapSpec, bwrap_argv, bwrap_problem
+from .bwrap import BwrapSpec, bwrap_argv, bwrap_problem
 from .cgroups import Cgroup, Guardian, detect, reap_stale, remove_sandbox_groups
 from .hostroot import HostRoot
-from .launcher import HIDDEN_DIR
 from .process import execute
 from .seccomp import filter_fd
 from .uids import UidLease, lease_uid
@@ -74,8 +67,6 @@ __all__ = [
 ]
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-WORKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_WORKER_RE = WORKER_RE  # kept for importers of the old name
 _ids = itertools.count()
 
 
@@ -134,20 +125,12 @@ def default_hidden_paths() -> tuple[str, ...]:
     return tuple(out)
 
 
-def _argv(command: str | list[str]) -> tuple[list[str], str | None]:
-    """argv for a shell command or argv list, and why it cannot start (a NUL byte, too
-    long: :func:`.base.command_problem`) or None."""
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-    return argv, command_problem(argv)
-
-
 def run_limited(command: str | list[str], cwd: str | Path, limits: ResourceLimits, *,
                 env: dict[str, str] | None = None, stdin: str | bytes = "",
                 output_limit: int = 20_000) -> ExecResult:
     """Run a command *without isolation* (rlimits, process group kill, output limit).
     For tools and tests only: worker code goes through :class:`LocalSandbox`."""
-    argv, bad = _argv(command)
+    argv, bad = command_argv(command)
     shown = command if isinstance(command, str) else " ".join(command)
     if bad:
         return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
@@ -168,12 +151,11 @@ class _Worker:
     binds: dict[str, str] = field(default_factory=dict)
     path_override: str | None = None
     deadline: float | None = None
-    running: int = 0
     reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
     tmp_dir: Path | None = None  # grading boxes: /tmp, /var/tmp, /dev/shm, /run/lock from here
 
 
-class LocalSandbox(Sandbox):
+class LocalSandbox(WorkerSandbox):
     """Bubblewrap sandbox with per-worker uids, folders and cgroups (module docstring).
 
     Args:
@@ -237,69 +219,33 @@ class LocalSandbox(Sandbox):
         return self.capabilities.network_isolated
 
     # -- workers ----------------------------------------------------------------------
-    def _worker(self, worker: str) -> _Worker:
-        if not isinstance(worker, str) or not WORKER_RE.match(worker):
-            raise ValueError(f"worker must match {WORKER_RE.pattern}, got {worker!r}")
-        with self._lock:
-            if self._closed:
-                raise SandboxError("sandbox is closed")
-            w = self._workers.get(worker)
-            if w is not None:
-                return w
-            if self.isolated:
-                lease = lease_uid()
-                try:
-                    folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes,
-                                                   inodes=self.inodes)
-                    cg = Cgroup(detect(), f"scarce_lab/{self._id}/{worker}").create()
-                except BaseException:
-                    lease.release()
-                    raise
-                self.host.write_users({worker: lease.uid})
-                w = _Worker(worker, folder, lease.uid, lease, cg)
-            else:
-                folder = self.host.make_folder(worker, uid=os.geteuid(), size=self.disk_bytes, inodes=self.inodes)
-                w = _Worker(worker, folder, os.geteuid(), None, None)
-            self._workers[worker] = w
-            return w
-
-    def workdir(self, worker: str) -> Path:
-        return self._worker(worker).folder
+    def _new_worker(self, worker: str) -> _Worker:  # under the lock (WorkerSandbox._worker)
+        if not self.isolated:
+            folder = self.host.make_folder(worker, uid=os.geteuid(), size=self.disk_bytes, inodes=self.inodes)
+            return _Worker(worker, folder, os.geteuid(), None, None)
+        lease = lease_uid()
+        try:
+            folder = self.host.make_folder(worker, uid=lease.uid, size=self.disk_bytes, inodes=self.inodes)
+            cg = Cgroup(detect(), f"scarce_lab/{self._id}/{worker}").create()
+        except BaseException:
+            lease.release()
+            raise
+        self.host.write_users({worker: lease.uid})
+        return _Worker(worker, folder, lease.uid, lease, cg)
 
     def uid_of(self, worker: str) -> int | None:
         """The uid ``worker``'s commands run as (``None`` in mode ``"none"``)."""
         return self._worker(worker).uid if self.isolated else None
 
     def install_original(self, worker: str, name: str, source: str, paths: list[str]) -> None:
-        """An execute-only copy of ``source`` as ``./name`` in the worker's folder, also
-        bound over each of ``paths`` (and the launcher's hidden folder) in the worker's
-        sandboxes; unisolated, the file is installed in the folder only."""
-        w = self._worker(worker)
-        if not self.isolated:
-            fileio.install_exec_only(w.folder, name, source)
-            return
-        copy = self.host.exec_only_copy(source)
-        fileio.install_exec_only(w.folder, name, copy)
-        with self._lock:
-            for p in self.program_paths(paths):
-                w.exec_only[p] = copy
-            w.exec_only[HIDDEN_DIR] = str(self.host.hidden)
-        return w.folder
+        """As :meth:`WorkerSandbox.install_original`; unisolated, the file is installed in
+        the folder only."""
+        if self.isolated:
+            super().install_original(worker, name, source, paths)
+        else:
+            fileio.install_exec_only(self._worker(worker).folder, name, source)
 
     # -- slots ------------------------------------------------------------------------
-    def open_slot(self, worker: str, duration_s: float) -> None:
-        if not isinstance(duration_s, (int, float)) or duration_s <= 0:
-            raise ValueError(f"duration_s must be > 0, got {duration_s!r}")
-        w = self._worker(worker)
-        with self._lock:
-            w.deadline = time.monotonic() + float(duration_s)
-
-    def slot_remaining(self, worker: str) -> float | None:
-        w = self._workers.get(worker)
-        if w is None or w.deadline is None:
-            return None
-        return max(0.0, w.deadline - time.monotonic())
-
     def close_slot(self, worker: str) -> None:
         """End the window and kill everything of the worker (verified). A command whose
         slot check passed before this call is killed as it starts (the kills repeat
@@ -321,29 +267,9 @@ class LocalSandbox(Sandbox):
         if w.cgroup is not None:
             w.cgroup.kill_all()
 
-    def run(self, worker: str, command: str, limits: ResourceLimits | None = None, *,
-            max_wall_s: float | None = None, stdin: str | bytes = "") -> ExecResult:
-        """Run ``command`` (``/bin/sh -c``) in the worker's folder inside its slot.
-
-        The real time is at most ``min(limits.wall_seconds, slot remaining, max_wall_s)``;
-        ``duration_s`` of the result is the measured real time.
-
-        Raises:
-            SlotNotActiveError: no slot, or it has expired.
-            TeardownError: processes survived the kills (never silently ignored).
-        """
-        w = self._worker(worker)
-        with slot_reservation(self._lock, w, worker) as remaining:  # close_slot waits for it
-            lim = (limits or self.limits).capped(remaining if max_wall_s is None else min(remaining, max_wall_s))
-            data = stdin.encode() if isinstance(stdin, str) else stdin
-            res = self._exec(w, command, lim, stdin=data, output_limit=self.output_limit)
-        rem = self.slot_remaining(worker)
-        res.notes["slot_remaining_s"] = None if rem is None else round(rem, 3)
-        return res
-
     def _exec(self, w: _Worker, command: str | list[str], lim: ResourceLimits, *, stdin: bytes,
               output_limit: int) -> ExecResult:
-        argv, bad = _argv(command)
+        argv, bad = command_argv(command)
         shown = command if isinstance(command, str) else " ".join(command)
         iso = self.capabilities.mode
         if bad:
@@ -358,8 +284,6 @@ class LocalSandbox(Sandbox):
                          hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks,
                          tmp_dir=None if w.tmp_dir is None else str(w.tmp_dir))
         w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
-        with self._lock:
-            w.running += 1
         fd = filter_fd(grading=w.tmp_dir is not None)
         try:
             return execute(bwrap_argv(spec, argv, seccomp_fd=fd), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
@@ -367,8 +291,6 @@ class LocalSandbox(Sandbox):
                            notes={"isolation": iso, "uid": w.uid}, pass_fds=(fd,))
         finally:
             os.close(fd)
-            with self._lock:
-                w.running -= 1
 
     # -- grading ----------------------------------------------------------------------
     def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
@@ -407,46 +329,15 @@ class LocalSandbox(Sandbox):
         if w.lease is not None:
             w.lease.release()
 
-    def close(self) -> None:
-        """Kill everything of every worker (verified), remove cgroups, folders and the
-        root (a given root keeps the workers' files), release the uids."""
-        with self._lock:
-            if self._closed:
-                return
-            names = list(self._workers)
-        errors = drop_all(self._drop, names, keep=not self.host.owned)
-        with self._lock:
-            self._closed = True
+    def _release(self) -> None:  # after every worker is dropped (WorkerSandbox.close)
         if self._finalizer is not None:
             self._finalizer()  # the sandbox's own cgroup folder (its workers' are gone)
         if self._guardian is not None:
             self._guardian.close()
-        self.host.close()
-        if errors:
-            raise SandboxError("; ".join(errors))
-
-    def __enter__(self) -> LocalSandbox:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
-class _LocalBox(GradingBox):
-    """A grading box: a dedicated worker of the sandbox with no slot gating."""
-
-    def __init__(self, sb: LocalSandbox, w: _Worker):
-        self.sb, self.w, self.folder = sb, w, w.folder
-        self.socket_dir = SOCKET_DIR
-
+class _LocalBox(WorkerBox):
     def writable_filesystems(self) -> list[Path]:
         """The box's folder and its temporary folders' file system: every place a
         command of the box can write a file (memfd is refused in grading boxes)."""
         return [self.folder, *([self.w.tmp_dir] if self.w.tmp_dir is not None else [])]
-
-    def run(self, argv: list[str], limits: ResourceLimits, *, stdin: bytes = b"",
-            output_limit: int = 20_000) -> ExecResult:
-        return self.sb._exec(self.w, list(argv), limits, stdin=stdin, output_limit=output_limit)
-
-    def close(self) -> None:
-        self.sb._drop(self.w.name)

@@ -148,8 +148,7 @@ def _result(task: Task, total: int, **kw) -> GradeResult:
 
 
 def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = None,
-          build_timeout_s: float = 120.0, work_root: str | Path | None = None,
-          isolation: str = "auto") -> GradeResult:
+          build_timeout_s: float = 120.0, isolation: str = "auto") -> GradeResult:
     """Build ``submission_dir`` and run ``task``'s hidden tests (module docstring).
 
     Args:
@@ -158,7 +157,6 @@ def grade(task: Task, submission_dir: str | Path, *, sandbox: Sandbox | None = N
         sandbox: where build and tests run (a grading box of it); default a fresh
             :class:`~scarce_lab.sandbox.local.LocalSandbox`, closed afterwards.
         build_timeout_s: wall seconds allowed for ``bash compile.sh``.
-        work_root: unused (kept for callers of the old signature).
         isolation: without ``sandbox``: ``"auto"`` (bubblewrap; raises SandboxError
             with the reason where the machine cannot) or ``"path-shim"`` (explicitly
             unisolated, the tripwire only on ``PATH``).
@@ -257,12 +255,16 @@ def _build_and_test(task, box, files, scored, trip, build_timeout_s, notes) -> d
     if hit:
         return {"violation": f"reached for the original program {task.program!r}: {hit}", "build_ok": build_ok,
                 "build_log": log, "per_test": outcomes}
+    return {**scores(outcomes, len(scored)), "build_ok": build_ok, "build_log": log}
+
+
+def scores(outcomes: list[TestOutcome], total: int) -> dict:
+    """The score fields of a :class:`GradeResult` for ``outcomes`` of ``total`` scored
+    tests (the module docstring's rule; also ProgramBench grading's)."""
     passed = sum(o.passed for o in outcomes)
-    total = len(scored)
     score = passed / total if total else 0.0
     return {"passed": passed, "score": score, "resolved": total > 0 and passed == total,
-            "almost_resolved": score >= ALMOST_RESOLVED, "build_ok": build_ok, "build_log": log,
-            "per_test": outcomes}
+            "almost_resolved": score >= ALMOST_RESOLVED, "per_test": outcomes}
 
 
 def _run_test(t, box) -> TestOutcome:

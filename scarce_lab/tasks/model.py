@@ -53,14 +53,7 @@ class TestCase(BaseModel):
     expected_exit_code: int = 0
     branch: str | None = None
     ignored: bool = False
-    timeout_s: float = 10.0
-
-    @field_validator("timeout_s")
-    @classmethod
-    def _positive_timeout(cls, v: float) -> float:
-        if v <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {v!r}")
-        return v
+    timeout_s: float = Field(10.0, gt=0)
 
 
 class Example(BaseModel):

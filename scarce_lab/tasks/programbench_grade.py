@@ -57,7 +57,7 @@ def grade_programbench(task, submission_dir, client=None, *, timeout_s: int = 24
     engine answers or the image is missing.
     """
     from ..sandbox.docker_image import engine_client
-    from .grading import GradeResult, TestOutcome, check_submission, collect_submission
+    from .grading import GradeResult, TestOutcome, check_submission, collect_submission, scores
     from .programbench import parse_junit, programbench_info
 
     info = programbench_info(task)
@@ -105,12 +105,8 @@ def grade_programbench(task, submission_dir, client=None, *, timeout_s: int = 24
         outcomes = [TestOutcome(id=t.id, passed=passed.get(t.id, False),
                                 reason="" if passed.get(t.id) else "failed or missing from JUnit XML")
                     for t in scored]
-        n = sum(o.passed for o in outcomes)
-        score = n / len(scored) if scored else 0.0
-        return GradeResult(task_id=task.id, passed=n, total=len(scored), score=score,
-                           resolved=bool(scored) and n == len(scored), almost_resolved=score >= 0.95,
-                           build_ok=True, build_log=log, per_test=outcomes, isolation="docker",
-                           duration_s=time.perf_counter() - t0)
+        return GradeResult(task_id=task.id, total=len(scored), **scores(outcomes, len(scored)), build_ok=True,
+                           build_log=log, isolation="docker", duration_s=time.perf_counter() - t0)
     finally:
         try:
             ctr.remove(force=True)

@@ -128,33 +128,21 @@ def check_task_toml(toml: dict, where: str) -> None:
                            f">= {MIN_MEMORY_MB}")
 
 
-def _read_bounded(path: Path, limit: int, where: str) -> bytes:
-    """A regular file's bytes (no link, FIFO or device followed or opened blocking), at
-    most ``limit``.
+def _read_bounded(root: Path, name: str, limit: int) -> bytes:
+    """The regular file ``root/name``, read link-safely (no link, FIFO or device followed
+    or opened blocking: :func:`scarce_lab.sandbox.fileio.read_file`), at most ``limit`` bytes.
 
     Raises:
         TaskDirError: not a regular file, or larger than ``limit``.
     """
-    import os
-    import stat
+    from ..sandbox.fileio import ToolError, read_file
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise TaskDirError(f"{where}: {path.name} missing or a link ({exc.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise TaskDirError(f"{where}: {path.name} is not a regular file")
-        data = b""
-        while len(data) <= limit:
-            more = os.read(fd, limit + 1 - len(data))
-            if not more:
-                break
-            data += more
-    finally:
-        os.close(fd)
+        data = read_file(root.resolve(), name, limit + 1).data
+    except ToolError as exc:
+        raise TaskDirError(f"{root}: {exc}") from None
     if len(data) > limit:
-        raise TaskDirError(f"{where}: {path.name} is larger than {limit} bytes")
+        raise TaskDirError(f"{root}: {name} is larger than {limit} bytes")
     return data
 
 
@@ -221,11 +209,11 @@ def load_task_dir(path: Path | str) -> TaskDir:
         if not (root / part).is_dir() or (root / part).is_symlink():
             raise TaskDirError(f"{root}: {part}/ missing or a link")
     try:
-        toml = tomllib.loads(_read_bounded(root / "task.toml", MAX_TOML_BYTES, str(root)).decode("utf-8"))
+        toml = tomllib.loads(_read_bounded(root, "task.toml", MAX_TOML_BYTES).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise TaskDirError(f"{root}: task.toml: {type(exc).__name__}: {str(exc)[:200]}") from None
     try:
-        instruction = _read_bounded(root / "instruction.md", MAX_INSTRUCTION_BYTES, str(root)).decode("utf-8")
+        instruction = _read_bounded(root, "instruction.md", MAX_INSTRUCTION_BYTES).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TaskDirError(f"{root}: instruction.md: {exc}") from None
     check_task_toml(toml, str(root))

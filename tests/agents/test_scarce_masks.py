@@ -26,8 +26,8 @@ from scarce_lab.environments.scarce.agents.schemas import (
     revision_schema,
 )
 from scarce_lab.environments.scarce.world import SOLVER_TOOLS, legal_actions
-from scarce_lab.llm.client import json_schema_response_format
 from scarce_lab.llm.decisions import validate_decision
+from scarce_lab.llm.structured import request_for
 
 # every state a solver can move in: in its slot or not, x what its folder holds, x slot caps
 FOLDERS = {
@@ -49,6 +49,11 @@ ARGS = {
     "save_persistent_memory": {"text": "rev reverses lines"},
     "submit": {},
 }
+
+
+def _sent(schema) -> dict:
+    """The JSON schema the client sends a model for ``schema`` (structured output ``json_schema``)."""
+    return request_for("json_schema", schema.__name__, schema.model_json_schema())["response_format"]["json_schema"]["schema"]
 
 
 def _expected_tools(in_slot: bool, files: list[str]) -> set[str]:
@@ -85,7 +90,7 @@ def test_only_legal_tools_are_offered_and_accepted(in_slot, files, cap):
     assert set(legal.tools) == want
     for compact in (True, False):
         schema = solver_choice_schema(legal, compact=compact)
-        sent = json_schema_response_format(schema)["json_schema"]["schema"]
+        sent = _sent(schema)
         assert _consts(sent) == want  # the schema the model is sent offers exactly the legal tools
         for tool in SOLVER_TOOLS:
             d, err = validate_decision(_answer(tool, files or ["docs.txt"], cap), schema)
@@ -114,7 +119,7 @@ def test_arguments_are_masked(in_slot, files, cap):
         schema = solver_choice_schema(legal, compact=compact)
         # read_file: exactly the current files
         if files:
-            sent = json_schema_response_format(schema)["json_schema"]["schema"]
+            sent = _sent(schema)
             assert sent["$defs"]["ReadFile"]["properties"]["path"]["enum"] == sorted(files)
             for bad in ("nope.txt", "", "../etc/passwd", "/etc/passwd", "DOCS.TXT"):
                 assert validate_decision({"tool": "read_file", "path": bad}, schema)[0] is None
@@ -148,7 +153,7 @@ def test_compact_grammar_cannot_spell_an_illegal_tool():
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     legal = legal_actions("w0", in_slot=False, files=["docs.txt", "rev"], slot_cap_s=45)
-    sent = json_schema_response_format(solver_choice_schema(legal, compact=True))["json_schema"]["schema"]
+    sent = _sent(solver_choice_schema(legal, compact=True))
     gbnf = json_schema_to_gbnf(json.dumps(sent))  # what the embedded provider converts
     for tool in legal.tools:
         assert f'\\"{tool}\\"' in gbnf
@@ -338,7 +343,7 @@ def test_embedded_model_cannot_decode_an_illegal_action(embedded_model):
                                         '{"tool": "request_execution_slot", "duration_seconds": 999, "reason": "x"}'}]
     for seed in (0, 1):
         out = generate(msgs, max_tokens=120, temperature=0.8, seed=seed,
-                       response_format=json_schema_response_format(schema))
+                       **request_for("json_schema", schema.__name__, schema.model_json_schema()))
         text = out["choices"][0]["message"]["content"]
         d, err = validate_decision(json.loads(text), schema)
         assert d is not None, (text, err)

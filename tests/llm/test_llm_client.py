@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from scarce_lab.llm import CallContext, LLMClient, LLMSettings
 from scarce_lab.llm.client import load_litellm
-from scarce_lab.llm.parsing import extract_json_object, parse_decision
+from scarce_lab.llm.parsing import json_objects, parse_decision
 
 
 class Extraction(BaseModel):
@@ -89,7 +89,7 @@ def test_garbage_and_non_object_json_are_violations():
     for raw in ["", "[1, 2]", "{not json", '{"extraction": "lots"}']:
         d, err = parse_decision(raw, Extraction)
         assert d is None and err, raw
-    assert extract_json_object('text ```json\n{"a": 1}\n``` more') == {"a": 1}
+    assert [c.obj for c in json_objects('text ```json\n{"a": 1}\n``` more')] == [{"a": 1}]
 
 
 def test_transport_errors_are_retried_then_the_decision_is_missing(monkeypatch):

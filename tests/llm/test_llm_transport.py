@@ -222,14 +222,16 @@ def test_an_unstated_limit_is_inferred_and_429s_stop(api_key):
 
 
 def test_response_format_schema_is_built_once_and_copied_per_call():
+    import json
+
     from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
-    from scarce_lab.llm.client import json_schema_response_format
+    from scarce_lab.llm.client import _schema_json
 
     schema = extraction_schema(30, 3)
-    a, b = json_schema_response_format(schema), json_schema_response_format(schema)
-    assert a == b and a["json_schema"]["schema"] == schema.model_json_schema()
-    a["json_schema"]["schema"]["properties"].clear()  # a caller (or litellm) mutating it...
-    assert json_schema_response_format(schema) == b  # ...does not change the next one
+    a, b = json.loads(_schema_json(schema)), json.loads(_schema_json(schema))  # as each request gets it
+    assert a == b and a == schema.model_json_schema()
+    a["properties"].clear()  # a caller (or litellm) mutating it...
+    assert json.loads(_schema_json(schema)) == b  # ...does not change the next one
 
 
 def test_mocked_answers_bypass_the_rate_limiter():

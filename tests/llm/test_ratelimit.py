@@ -12,6 +12,7 @@ import weakref
 
 import pytest
 
+from scarce_lab.llm.concurrency import ConcurrencyLimit
 from scarce_lab.llm.hints import (
     AnnouncedLimits,
     limits_from_headers,
@@ -21,7 +22,6 @@ from scarce_lab.llm.hints import (
 )
 from scarce_lab.llm.ratelimit import (
     MIN_REQUESTS_TO_INFER,
-    ConcurrencyLimit,
     RateLimit,
     RateLimiter,
     RateLimitExceedsLimit,
