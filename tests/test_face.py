@@ -211,3 +211,52 @@ def test_one_decorator_gives_every_finding_its_method_settings_and_parameters():
 
     with pytest.raises(TypeError, match="broken returned DataFrame, not a Finding"):
         broken(ds)
+
+
+def test_a_finding_saves_into_a_folder_only(tmp_path, monkeypatch):
+    """An empty out would write into the working directory, a '~' would make a folder
+    named '~' there: refused / expanded; a file is not a folder to save into."""
+    res = sl.economy.table(sl.load(REPO / "data" / "economy" / "blocksworld"))
+    with pytest.raises(ValueError, match="an empty output folder ''"):
+        res.save("")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        res.save(tmp_path / "f")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    res.save("~/out")
+    assert (tmp_path / "home" / "out" / "economy_ablation.csv").exists() and not (tmp_path / "~").exists()
+
+
+def test_every_finding_refuses_a_value_outside_its_choices_before_computing():
+    """One gate for every face function (analysis.findings.finding_function): a typo in a
+    Literal parameter (metric='bogus') is a ValueError naming the choices, not a reading
+    about 'bogus'; a string where a list is asked (by='model') is a TypeError, not a
+    list of letters. Checked on every parameter of every finding of every face."""
+    import typing
+
+    def call(fn, **given):
+        required = [p for p in list(inspect.signature(fn).parameters.values())[1:]
+                    if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+        return fn(None, **{p.name: None for p in required} | given)
+
+    checked = 0
+    for face in (sl.sovsim, sl.scarce, sl.economy):
+        for name in face.__all__:
+            fn = getattr(face, name)
+            if not hasattr(fn, "__wrapped__"):
+                continue
+            hints = typing.get_type_hints(fn.__wrapped__)
+            for param, hint in hints.items():
+                options = [hint, *typing.get_args(hint)]
+                if any(typing.get_origin(o) is typing.Literal for o in options):
+                    with pytest.raises(ValueError, match=rf"{param}='bogus' is not one of"):
+                        call(fn, **{param: "bogus"})
+                    checked += 1
+                elif any(typing.get_origin(o) in (typing.Sequence, tuple, list) or
+                         str(typing.get_origin(o)) == "<class 'collections.abc.Sequence'>" for o in options) \
+                        and str not in options:
+                    with pytest.raises(TypeError, match=rf"{param} takes a list of names"):
+                        call(fn, **{param: "model"})
+                    checked += 1
+    assert checked >= 28, checked  # the faces hold 28 such parameters (by=, models=, metric=, preset=, ...)

@@ -17,6 +17,7 @@ Also :func:`say` and :func:`show`, the two display helpers the notebooks share.
 from __future__ import annotations
 
 import html
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -147,12 +148,22 @@ class Finding:
         :attr:`name`; a ``NoFigure`` writes no file and removes an older figure of that
         name. Returns ``self``, so ``res.save(OUT)`` as a cell's last line displays it.
 
+        ``out``: a folder (made when missing; ``~`` expanded; a relative one is below the
+        working directory: ``sl.path(...)`` gives one from the project root).
+
         Raises:
             ValueError: a frame to save without a ``convention`` (every saved table
-                states what it was computed under).
+                states what it was computed under); an empty ``out`` (it would write into
+                the working directory).
+            NotADirectoryError: ``out`` is a file.
         """
         from .figures import TABLE_FILES, save_chart, save_table
 
+        if not str(out).strip():
+            raise ValueError(f"Finding {self.name!r}: an empty output folder {str(out)!r}; name a folder")
+        out = Path(out).expanduser()
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(f"Finding {self.name!r}: {out} is a file, not a folder to save into")
         for stem in self.stale:
             for ext in TABLE_FILES:
                 (Path(out) / f"{stem}{ext}").unlink(missing_ok=True)
@@ -303,22 +314,31 @@ def finding_function(environment: str, statistics: str = "") -> Any:
     defaults included), so that no finding states its method, settings or parameters
     by hand.
 
+    Every call's arguments pass one gate first (:func:`_check_arguments`): a value
+    outside a ``Literal[...]`` annotation, or a string where the annotation asks for a
+    sequence (``by="model"``, which would be read letter by letter), is refused.
+
     Raises:
-        TypeError: ``fn`` returned something other than a :class:`Finding`.
+        TypeError: ``fn`` returned something other than a :class:`Finding`; an argument
+            of the wrong kind (a string for a sequence).
+        ValueError: an argument outside its ``Literal`` choices (the choices named).
     """
     import functools
     import inspect
+    import typing
 
     from .labels import departures
 
     def decorate(fn: Any) -> Any:
         sig = inspect.signature(fn)
         method = method_of(fn, statistics)
+        hints = typing.get_type_hints(fn)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Finding:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
+            _check_arguments(fn.__name__, hints, bound.arguments)
             found = fn(*args, **kwargs)
             if not isinstance(found, Finding):
                 raise TypeError(f"{fn.__name__} returned {type(found).__name__}, not a Finding")
@@ -334,3 +354,26 @@ def finding_function(environment: str, statistics: str = "") -> Any:
         return wrapper
 
     return decorate
+
+
+def _check_arguments(name: str, hints: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """The gate of :func:`finding_function`: each argument against its annotation's
+    ``Literal`` choices and, for a sequence annotation, not a bare string.
+
+    Raises:
+        ValueError: a value outside the ``Literal`` (``name``, parameter, value and
+            choices named).
+        TypeError: a string given for a sequence of strings.
+    """
+    import collections.abc
+    import typing
+
+    for param, value in arguments.items():
+        hint = hints.get(param)
+        options = [hint, *typing.get_args(hint)] if typing.get_origin(hint) in (typing.Union, types.UnionType) else [hint]
+        choices = [c for o in options if typing.get_origin(o) is typing.Literal for c in typing.get_args(o)]
+        if choices and value not in choices and not (value is None and type(None) in options):
+            raise ValueError(f"{name}: {param}={value!r} is not one of {choices}")
+        sequence = any(typing.get_origin(o) in (collections.abc.Sequence, tuple, list) for o in options)
+        if sequence and isinstance(value, str) and not any(o is str for o in options):
+            raise TypeError(f"{name}: {param} takes a list of names, got the string {value!r} (write [{value!r}])")

@@ -4,8 +4,8 @@ registered environment (:mod:`scarce_lab.registry`), built from its spec alone.
 ``run``: every setting of the environment's config model is an option
 (:mod:`scarce_lab.cli._options`), with the spec's :class:`~scarce_lab.registry.RunCommand`
 (help, aliases, sweep shorthands and defaults, replicates, preflight, how a sweep is
-played); then, written once for every environment, ``--out`` (default ``runs/NAME``,
-a folder git ignores), ``--resume``, ``--progress``, the executor (``--executor local|ray``,
+played); then, written once for every environment, ``--out`` (default ``runs/NAME`` at
+the project root, a folder git ignores), ``--resume``, ``--progress``, the executor (``--executor local|ray``,
 ``--address``; ``--processes`` where the spec plays a sweep over processes), the dollar
 cap, the dry run and the check (:mod:`scarce_lab.cli._spend`), cross-play
 (:mod:`scarce_lab.cli._crossplay`), ``--config``, ``-S`` and ``--seat``. Every model is
@@ -32,6 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..datasets import resolve_path
 from . import TableFormat, run_app, table_app
 from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
@@ -41,8 +42,9 @@ from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_paramete
 
 #: Environments whose commands are on the groups already.
 _ADDED: set[str] = set()
-#: Where runs go when ``--out`` is left out (below the working directory; ``/runs/`` is
-#: in the project's .gitignore, so a run never lands in a shipped dataset).
+#: Where runs go when ``--out`` is left out: ``runs/NAME`` at the project root (as ``sl.load``
+#: resolves ``runs/NAME``; the working directory outside a project); ``/runs/`` is in the
+#: project's .gitignore, so a run never lands in a shipped dataset.
 RUNS = Path("runs")
 
 
@@ -61,8 +63,9 @@ def _run_parameters(spec: Any) -> list[inspect.Parameter]:
         params.append(inspect.Parameter("replicates", kw, default=cmd.replicates_default, annotation=Annotated[
             int, typer.Option(*cmd.replicates, min=1, help=cmd.replicates_help or "replicates per condition")]))
     params += [
-        inspect.Parameter("out", kw, default=RUNS / spec.name, annotation=Annotated[
-            Path, typer.Option("--out", "-o", help="folder of the run folders (one per run)")]),
+        inspect.Parameter("out", kw, default=None, annotation=Annotated[
+            Path | None, typer.Option("--out", "-o", help=f"folder of the run folders (one per run); default: "
+                                                         f"{RUNS / spec.name} at the project root (git ignores it)")]),
         inspect.Parameter("resume", kw, default=False, annotation=Annotated[
             bool, typer.Option("--resume", help=f"continue unfinished runs from their last committed "
                                                 f"{cmd.resume_unit}")]),
@@ -92,7 +95,12 @@ def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
     xp = pop_crossplay(kwargs)
     parsed = parse_kwargs(spec.config, _leaves(spec), kwargs)
     population = crossplay_settings(xp, parsed)
-    set_elsewhere = {parse_override(o)[0] for o in parsed.overrides}
+    try:
+        overrides = [parse_override(o) for o in parsed.overrides]
+    except ConfigError as exc:
+        raise fail(exc, "-S") from None
+    _check_overrides(overrides, parsed)
+    set_elsewhere = {key for key, _ in overrides}
     if parsed.file is not None:
         set_elsewhere |= set(read_config_file(parsed.file))
     for field, values in cmd.default_sweep.items():
@@ -104,6 +112,30 @@ def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
     except ConfigError as exc:
         raise fail(exc) from None
     return apply_crossplay(spec.name, configs, population, dry_run=dry_run)
+
+
+def _check_overrides(overrides: list[tuple[str, Any]], parsed: Any) -> None:
+    """One command line, one value per setting: a key given twice by ``-S`` with two
+    values, or a sweep option (several values) that an ``-S`` would collapse into one,
+    is refused; an ``-S`` over a single option's value is said on stderr (``-S`` wins,
+    docs/running.md's precedence).
+
+    Raises:
+        typer.BadParameter: naming the key and both values.
+    """
+    seen: dict[str, Any] = {}
+    for key, value in overrides:
+        if key in seen and seen[key] != value:
+            raise typer.BadParameter(f"{key} is set twice ({seen[key]!r} and {value!r}); give it once",
+                                     param_hint="-S")
+        seen[key] = value
+    for key, value in seen.items():
+        if len(parsed.sweep.get(key) or ()) > 1:
+            raise typer.BadParameter(f"-S {key}={value!r} would replace the sweep {key}={parsed.sweep[key]} "
+                                     "given by its option; give one or the other", param_hint="-S")
+        given = parsed.values.get(key, (parsed.sweep.get(key) or [None])[0])
+        if given is not None and given != value:
+            typer.echo(f"warning: -S {key}={value!r} replaces the option's value {given!r}", err=True)
 
 
 def _preflight(spec: Any, configs: list[Any]) -> None:
@@ -196,6 +228,9 @@ def _run_command(spec: Any):
         if processes > 1 and executor != "local":
             raise typer.BadParameter("--processes is for --executor local", param_hint="--processes")
         max_cost, dry_run, check = pop_spend(kwargs)
+        out = out if out is not None else resolve_path(RUNS / spec.name)  # the default: at the project root
+        if out.exists() and not out.is_dir():
+            raise typer.BadParameter(f"{out} is a file, not a folder for run folders", param_hint="--out")
         configs = _configs(spec, kwargs, dry_run=dry_run)
         configs = apply_sweep_cap(configs, out, max_cost)
         if preview_or_check(spec.name, configs, dry_run, check):

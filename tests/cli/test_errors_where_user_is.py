@@ -208,3 +208,36 @@ def test_outside_a_checkout_relative_paths_are_the_working_directory(tmp_path, m
     assert resolve_path("x/y") == tmp_path / "x" / "y"
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "nothing")):
         sl.load("nothing")
+
+
+def test_one_command_line_gives_one_value_per_setting(tmp_path, monkeypatch):
+    """-S twice with two values, or an -S without '=', is refused naming it; an -S over
+    an option's value wins (the documented precedence) and says so; --out that is a file
+    is refused before anything runs; the default --out is runs/NAME at the project root,
+    the folder sl.load('runs/NAME') reads, from whatever working directory."""
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+    from scarce_lab.datasets import resolve_path
+
+    base = ["run", "sovsim", "-m", "scripted/greedy", "-c", "cpr", "-n", "1", "--no-progress"]
+    r = CliRunner().invoke(app, [*base, "-o", str(tmp_path), "-S", "game.rounds=3", "-S", "game.rounds=5"])
+    assert r.exit_code == 2 and "game.rounds is set twice (3 and 5)" in r.output
+    r = CliRunner().invoke(app, [*base, "-o", str(tmp_path), "-S", "game.rounds"])
+    assert r.exit_code == 2 and "expected key=value" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(app, [*base, "-o", str(tmp_path), "--rounds", "4", "-S", "game.rounds=2"])
+    assert r.exit_code == 0 and "-S game.rounds=2 replaces the option's value 4" in r.output
+    assert "rounds=2" in r.output
+    (tmp_path / "file").write_text("x")
+    r = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "file")])
+    assert r.exit_code == 2 and "is a file, not a folder" in r.output
+    project = tmp_path / "proj"
+    (project / "scarce_lab").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    (project / "notebooks").mkdir()
+    monkeypatch.chdir(project / "notebooks")
+    r = CliRunner().invoke(app, [*base, "--rounds", "2"])
+    assert r.exit_code == 0, r.output
+    assert resolve_path("runs/sovsim") == project / "runs" / "sovsim"
+    assert len(list((project / "runs" / "sovsim").glob("*/manifest.json"))) == 1
+    assert not (project / "notebooks" / "runs").exists()

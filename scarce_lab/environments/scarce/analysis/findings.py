@@ -35,7 +35,7 @@ import json
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -280,7 +280,9 @@ def private_chat_use(ds: Any, *, by: Sequence[str] = BY, subrun: int | None = 0,
 
 @_finding
 def task_outcomes(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, except_: Sequence[str] = (),
-                  by_urgency: bool = False, metric: str = "deadline_miss_rate") -> Finding:
+                  by_urgency: bool = False,
+                  metric: Literal["full_resolution_rate", "mean_partial_score", "deadline_miss_rate"] = "deadline_miss_rate",
+                  ) -> Finding:
     """Task outcomes over (worker, subrun) submissions: full resolution (every hidden test
     passed), mean partial score (passed / total; 0 for a missed deadline) and deadline
     misses; the reading is about ``metric``.
@@ -310,7 +312,8 @@ def task_outcomes(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, e
 
 @_finding
 def language_drift(ds: Any, *, n_stages: int = 3, by: Sequence[str] = BY, base_only: bool = False,
-                   except_: Sequence[str] = (), metric: str = "cosine_prev") -> Finding:
+                   except_: Sequence[str] = (),
+                   metric: Literal["cosine_prev", "trigram_repetition", "new_word_share"] = "cosine_prev") -> Finding:
     """Language drift over the stages of a run: each run's contentions are cut into
     ``n_stages`` equal blocks; per stage, the text of every agent's reasoning and private
     messages gives the cosine similarity of bag-of-words vectors with the previous stage
@@ -352,7 +355,10 @@ def memory_behaviours(ds: Any, labels: str | Path | pl.DataFrame | None, *, by: 
     Raises:
         FileNotFoundError: no labels file at ``labels``.
         PoolingError: a group mixes conditions.
+        ValueError: ``behaviour`` is not a key of ``MEMORY_BEHAVIOURS``.
     """
+    if behaviour not in MEMORY_BEHAVIOURS:
+        raise ValueError(f"memory_behaviours: behaviour={behaviour!r} is not one of {list(MEMORY_BEHAVIOURS)}")
     if labels is None:
         return _none("scarce_table2_memory", NO_LABELS.format(what="behaviour shares"))
     rounds = _select(_rounds(ds, labels), True, except_)
@@ -453,7 +459,7 @@ def spontaneous_institutions(ds: Any, labels: str | Path | None) -> Finding:
 # -- notebook 04: budgets and deadlines ---------------------------------------------------------
 @_finding
 def budget_phases(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, except_: Sequence[str] = (),
-                  metric: str = "win_rate") -> Finding:
+                  metric: Literal["win_rate", "mean_bid"] = "win_rate") -> Finding:
     """Tables 5 and 7 of the SCARCE paper: the richer worker (the paper's asymmetry: 1,500
     credits against 1,000) against the others, in runs that have one: its win rate (share
     of rounds first in the queue, all rounds; contested rounds beside) and mean declared
@@ -529,7 +535,7 @@ def bid_revisions(ds: Any, *, by: Sequence[str] = BY_MECHANISM, except_: Sequenc
 @_finding
 def rule_shares(ds: Any, labels: str | Path | pl.DataFrame | None, *, n_stages: int = 3,
                 by: Sequence[str] = BY_MECHANISM, except_: Sequence[str] = ("mechanism",), memory: str = "cross",
-                kind: str = "rules") -> Finding:
+                kind: Literal["rules", "rule_making", "rule_invoking"] = "rules") -> Finding:
     """Table 10 of the SCARCE paper: the rule-making plus rule-invoking share of labelled
     agent-rounds by stage, fixed against revisable bids (the combined share ``rules``,
     with the split beside it). From the taxonomy's *rules and spontaneous norms* system
@@ -607,7 +613,7 @@ def effort_tactics(ds: Any, labels: str | Path | pl.DataFrame | None, *, taxonom
 # -- notebook 06: auction dynamics and schedulers -------------------------------------------------
 @_finding
 def win_continuity(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, except_: Sequence[str] = (),
-                   given: str = "won") -> Finding:
+                   given: Literal["won", "lost"] = "won") -> Finding:
     """Win continuity (Table 8 of the SCARCE paper): P(win next | won this one) against
     P(win next | lost this one), over each worker's consecutive contested participations
     within one run and subrun. The reading is about the pairs whose first was ``given``
@@ -678,7 +684,9 @@ def durations(ds: Any, *, col: str = "requested_duration_s", by: Sequence[str] =
 
 @_finding
 def scheduler_comparison(ds: Any, *, negotiator: str = "scripted/strategic", reference: str = "ballots",
-                         subruns: int = 1, metric: str = "deadline_misses") -> Finding:
+                         subruns: int = 1,
+                         metric: Literal["deadline_misses", "mean_partial_score", "total_queue_wait_s"] = "deadline_misses",
+                         ) -> Finding:
     """The negotiated schedule against centralised schedulers, a comparison the SCARCE
     paper leaves open: ballots against FIFO, SJF, EDF and highest-bid on collective
     outcomes per run (deadline misses, mean partial score, total queue wait: seconds from

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -256,7 +256,7 @@ OUTCOMES = ("survival_time", "survival_rate", "equality")
 
 
 @finding_function("sovsim")
-def talk_outcomes(ds: Any, *, preset: str = "sovsim") -> Finding:
+def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") -> Finding:
     """Does talk change how long the commons lasts and how equally it is shared?
 
     Per (model, base condition, talk): survival time (rounds played) and equality
