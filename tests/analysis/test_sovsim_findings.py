@@ -99,3 +99,32 @@ def test_sl_table_is_table_one_with_the_cross_model_results(ds):
     assert_frame_equal(res.frame, face.frame)
     assert res.text == face.text and set(res.extra) == set(face.extra)
     assert res.markdown().count("Every run departs") <= 1  # the departures line once, not twice
+
+
+def test_every_sovsim_finding_counts_finished_simulations_only(tmp_path):
+    """A run cut off after round 3 (a failed run, neither collapsed nor at round 12) is
+    left out of the pool dynamics as of Table 1, with the warning that names it (it
+    counted in rounds 1-3 of the band before, so n changed from round to round)."""
+    import json
+    import shutil
+
+    import polars as pl
+
+    from scarce_lab.environments.sovsim.analysis.metrics import UnfinishedRunsWarning
+
+    src = sorted((REPO / "data" / "sovsim").glob("sovsim-bcpr-scripted-sustainable-s0-*"))[:3]
+    for d in src:
+        shutil.copytree(d, tmp_path / d.name)
+    cut = tmp_path / src[0].name
+    lines = (cut / "events.jsonl").read_text().splitlines(keepends=True)
+    commits = [i for i, line in enumerate(lines) if '"round_committed"' in line]
+    (cut / "events.jsonl").write_text("".join(lines[: commits[3] + 1]))  # setup + rounds 1-3
+    manifest = json.loads((cut / "manifest.json").read_text())
+    (cut / "manifest.json").write_text(json.dumps(manifest | {"status": "failed", "n_events": None,
+                                                              "error": "killed"}))
+    ds = sl.sovsim.load(tmp_path)
+    with pytest.warns(UnfinishedRunsWarning, match=rf"left out 1 unfinished simulation\(s\) of 3 .*{src[0].name}"):
+        band = sl.sovsim.pool_dynamics(ds).frame
+    assert set(band["n"].to_list()) == {2}, band  # two finished games in every round
+    with pytest.warns(UnfinishedRunsWarning):
+        assert sl.sovsim.table(ds).frame.filter(pl.col("condition") == "bcpr")["n"].to_list() == [2]

@@ -54,22 +54,20 @@ TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score int
                     "CPR, from 10 simulations per condition); 95%")
 
 
-def _game(ds: Any, preset: str, strict: bool, force: bool,
-          models: list[str] | None) -> tuple[pl.DataFrame, Convention, dict[str, Any]]:
-    """The agent-round table of ``ds`` (only ``models``), the preset fitted to it, and
-    the convention a saved table states (its fields, the survival rule, the models)."""
-    df = agent_rounds(require_dataset(ds), models=models)
-    conv = resolve_convention(df, preset, force=force, strict_survival=strict)
-    cv = convention_dict(conv) | {
-        "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)"}
-    return df, conv, cv | ({"models": list(models)} if models else {})
-
-
 def _study(ds: Any, preset: str, strict: bool, force: bool,
            models: list[str] | None) -> tuple[pl.DataFrame, Convention, pl.DataFrame, dict[str, Any]]:
-    """:func:`_game` and the per-simulation metrics (finished simulations only)."""
-    df, conv, cv = _game(ds, preset, strict, force, models)
-    return df, conv, simulation_metrics(df, conv), cv
+    """The agent-round table of ``ds`` (only ``models``; finished simulations only, as
+    every finding here counts them: :func:`~.metrics.simulation_metrics` names the others
+    in an :class:`~.metrics.UnfinishedRunsWarning`), the preset fitted to it, the
+    per-simulation metrics, and the convention a saved table states (its fields, the
+    survival rule, the models)."""
+    df = agent_rounds(require_dataset(ds), models=models)
+    conv = resolve_convention(df, preset, force=force, strict_survival=strict)
+    per_sim = simulation_metrics(df, conv)
+    df = df.filter(pl.col("run_id").is_in(per_sim["run_id"].implode()))
+    cv = convention_dict(conv) | {
+        "survival": "strict (no collapse at all)" if conv.strict_survival else "lenient (reached the last round)"}
+    return df, conv, per_sim, cv | ({"models": list(models)} if models else {})
 
 
 @finding_function("sovsim")
@@ -148,7 +146,7 @@ def pool_dynamics(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, f
     The finding's ``frame`` (saved, not shown) holds the band: ``model, condition,
     round, n, mean, ci_low, ci_high``.
     """
-    df, conv, cv = _game(ds, preset, strict, force, models)
+    df, conv, _, cv = _study(ds, preset, strict, force, models)
     return Finding("sovsim_pool_dynamics", frame=pool_band(df), show_frame=False,
                    chart=pool_dynamics_chart(df, conv), reading=pool_sentence(df),
                    convention=cv | {"intervals": T_BAND})
