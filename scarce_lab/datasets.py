@@ -73,7 +73,10 @@ def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None 
         raise FileNotFoundError(f"{name}: an empty path {str(p)!r} is not a dataset")
     path = resolve_path(p, start)
     if not path.exists():
-        raise FileNotFoundError(f"{name}: dataset path {path} does not exist")
+        here = Path(start or Path.cwd()) / Path(p).expanduser()
+        hint = (f" ({here.resolve()} exists: a relative path is read from the project root; give that "
+                "path)") if here.exists() else ""
+        raise FileNotFoundError(f"{name}: dataset path {path} does not exist{hint}")
     if path.is_dir() and not any(path.iterdir()):
         raise FileNotFoundError(f"{name}: dataset folder {path} is empty (no runs to analyse: did the run "
                                 "command write somewhere else?)")

@@ -58,3 +58,10 @@ def test_table_takes_a_list_of_paths_and_names_a_wrong_type():
     assert sl.table([SOVSIM]).frame.equals(sl.table(SOVSIM).frame)
     with pytest.raises(TypeError, match="sl.table: data must be a path, a list of paths or a Dataset, got NoneType"):
         sl.table(None)
+
+
+def test_a_relative_path_missing_at_the_root_names_the_one_beside_the_working_directory(monkeypatch):
+    monkeypatch.chdir(REPO / "data")
+    with pytest.raises(FileNotFoundError, match=r"/sovsim does not exist \(.*data/sovsim exists: a relative path is "
+                                                r"read from the project root"):
+        sl.load("sovsim")
