@@ -74,19 +74,31 @@ class FakeLLM:
         return self
 
 
-def decision_schemas() -> list[tuple[str, type, dict[str, Any]]]:
-    """Every registered decision schema family (its sample schema and a valid example),
-    plus the judge's answer schema: ``(name, schema, example)``, sorted by name."""
+def import_agent_modules() -> None:
+    """Import every agent module (the shared scarce_lab.agents and each environment's
+    agents package), so that every decision family is registered whatever ran before."""
     import importlib
     import pkgutil
 
     import scarce_lab.agents
+    import scarce_lab.environments
+
+    for m in pkgutil.walk_packages(scarce_lab.agents.__path__, "scarce_lab.agents."):
+        importlib.import_module(m.name)
+    for env in pkgutil.iter_modules(scarce_lab.environments.__path__, "scarce_lab.environments."):
+        agents = importlib.import_module(f"{env.name}.agents")
+        for m in pkgutil.walk_packages(agents.__path__, f"{env.name}.agents."):
+            importlib.import_module(m.name)
+
+
+def decision_schemas() -> list[tuple[str, type, dict[str, Any]]]:
+    """Every registered decision schema family (its sample schema and a valid example),
+    plus the judge's answer schema: ``(name, schema, example)``, sorted by name."""
     from scarce_lab.judge.answer import answer_schema
     from scarce_lab.judge.taxonomy import load_taxonomy
     from scarce_lab.llm.decisions import decision_families
 
-    for m in pkgutil.walk_packages(scarce_lab.agents.__path__, "scarce_lab.agents."):
-        importlib.import_module(m.name)
+    import_agent_modules()
     out = [(name, fam.sample(), fam.example) for name, fam in sorted(decision_families().items())]
     tax = load_taxonomy("scarce")
     out.append(("judge.answer", answer_schema(tax), {"labels": [{"label": tax.ids[0], "evidence": "quote"}]}))

@@ -11,7 +11,7 @@ import json
 from typing import Any, Literal
 
 import pytest
-from _llm_fakes import decision_schemas
+from _llm_fakes import decision_schemas, import_agent_modules
 from pydantic import BaseModel
 
 from scarce_lab.llm.decisions import (
@@ -49,6 +49,7 @@ def _replace(value: Any, path: tuple, new: Any) -> Any:
 
 
 def test_registry_holds_every_agent_family():
+    import_agent_modules()  # whatever ran before (this file alone registers no environment's agents)
     names = set(decision_families())
     assert {
         "sovsim.extraction", "sovsim.announcement", "scarce.declaration", "scarce.reasoning",
@@ -59,6 +60,7 @@ def test_registry_holds_every_agent_family():
 
 def test_every_decision_model_subclass_belongs_to_a_registered_family():
     # build every sample so factory-made classes exist, then walk all subclasses
+    import_agent_modules()
     roots = {fam.root for fam in decision_families().values()}
     for fam in decision_families().values():
         fam.sample()
