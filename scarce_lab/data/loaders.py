@@ -164,6 +164,17 @@ class Dataset:
         return cls(*(_frame([], c).lazy() for c in (RUN_COLUMNS, EVENT_COLUMNS, CALL_COLUMNS)), layout=layout,
                    published_environment=environment, published_tables=MappingProxyType(dict(tables)))
 
+    def __repr__(self) -> str:
+        """One line: the layout, the environments and the runs by status (or the published
+        tables' rows); the manifests stay in ``manifests``."""
+        if self.published_environment is not None:
+            what = ", ".join(f"{k} {v.height} rows" for k, v in self.published_tables.items())
+        else:
+            status = Counter(m.status.value for m in self.manifests)
+            what = f"{len(self.manifests)} runs" + (f" ({', '.join(f'{k} {v}' for k, v in sorted(status.items()))})"
+                                                    if status else "")
+        return f"Dataset({self.layout}: {', '.join(self.environments) or 'no environment'}; {what})"
+
     @property
     def environments(self) -> list[str]:
         """The environments present, sorted (a published layout: its environment)."""

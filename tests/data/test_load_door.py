@@ -65,3 +65,10 @@ def test_a_relative_path_missing_at_the_root_names_the_one_beside_the_working_di
     with pytest.raises(FileNotFoundError, match=r"/sovsim does not exist \(.*data/sovsim exists: a relative path is "
                                                 r"read from the project root"):
         sl.load("sovsim")
+
+
+def test_a_dataset_prints_as_one_line():
+    """A dataset on a notebook cell's last line: one line (it printed every manifest,
+    171,000 characters for the shipped SovSim runs)."""
+    text = repr(sl.load(SOVSIM))
+    assert text.startswith("Dataset(runs: sovsim; ") and "complete" in text and "\n" not in text and len(text) < 200

@@ -18,7 +18,7 @@ echo = partial(print, flush=True)  # each line out at once, as click.echo, inter
 
 def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Path, notebook: bool) -> int:
     """Play SovSim's four conditions on ``model`` (``simulations`` games each, sweep
-    ``seed``; temperature 0) into ``out``, print how each game ended, how the model
+    ``seed``; one game at temperature 0, several at the paper's temperature) into ``out``, print how each game ended, how the model
     calls went and Table 1 of these games, then (``notebook``) execute notebook 01 on
     them with its figures written to ``figures``. Re-running resumes and reuses the
     response cache; other runs in ``out`` are left out (and counted).
@@ -32,12 +32,16 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
 
     t0 = time.perf_counter()
     echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
-    # temperature 0: the embedded model is deterministic, so a second demo reproduces the first
-    specs = plan_sweep(["all"], [model], simulations, seed=seed, llm={"temperature": 0.0})
+    # one game per condition at temperature 0: deterministic, so a second demo reproduces the
+    # first; several at the paper's temperature, else the simulations would be copies of one game
+    llm = {"temperature": 0.0} if simulations == 1 else {}
+    specs = plan_sweep(["all"], [model], simulations, seed=seed, llm=llm)
     client = None if is_scripted(model) else make_client(specs[0].llm, max_concurrency=4, timeout_s=600)
     results = run_sweep(specs, out, client=client, resume=True, concurrency=4, progress=True)
     failed = [r for r in results if r.status not in ("complete", "skipped")]
-    echo(f"[demo] {len(results)} games recorded under {out} in {time.perf_counter() - t0:.0f} s")
+    skipped = sum(r.status == "skipped" for r in results)
+    echo(f"[demo] {len(results)} games under {out}: {len(results) - skipped} played in "
+         f"{time.perf_counter() - t0:.0f} s" + (f", {skipped} already complete (skipped)" if skipped else ""))
     for r in failed:
         echo(f"[demo]   {r.status}: {r.run_id}: {r.error}", file=sys.stderr)
 
@@ -68,11 +72,14 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
     calls = load_dataset(out).llm_calls.filter(pl.col("run_id").is_in(ids)).collect()
     if calls.height:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(calls["outcome"].value_counts().rows()))
-        echo(f"[demo] {calls.height} model calls ({outcomes}; {int(calls['cache_hit'].sum())} from the "
+        echo(f"[demo] {calls.height} model calls in these games ({outcomes}; {int(calls['cache_hit'].sum())} from the "
               f"response cache; {int(calls['fallback_used'].sum())} fell back to a default)")
-    echo("\n[demo] Table 1 for these runs (mean [95% CI] per model x condition; one game per "
-          "condition gives intervals only for the survival rate: --simulations N for more):")
+    echo("\n[demo] Table 1 for these runs (mean [95% CI] per model x condition" + (
+        "; one game per condition gives intervals only for the survival rate: --simulations N plays N "
+        "games per condition at the paper's temperature, for intervals everywhere):" if simulations == 1 else "):"))
     echo(format_table(summarize(per_sim, conv=conv), "markdown", digits=2))
+    if llm:
+        echo("[demo] Every run departs from the paper's defaults in: llm.temperature=0.0 (a deterministic demo)")
     if notebook:
         from ...reporting import execute_notebook
 
