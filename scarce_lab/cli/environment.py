@@ -93,13 +93,14 @@ def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
     cmd = spec.cli
     replicates = kwargs.pop("replicates", None)
     xp = pop_crossplay(kwargs)
+    typed = list(kwargs.get("set_values") or [])  # the -S the user typed (parsed.overrides adds --seat's)
     parsed = parse_kwargs(spec.config, _leaves(spec), kwargs)
     population = crossplay_settings(xp, parsed)
     try:
         overrides = [parse_override(o) for o in parsed.overrides]
     except ConfigError as exc:
         raise fail(exc, "-S") from None
-    _check_overrides(overrides, parsed)
+    _check_overrides(overrides[len(overrides) - len(typed):], overrides[:len(overrides) - len(typed)], parsed)
     set_elsewhere = {key for key, _ in overrides}
     if parsed.file is not None:
         set_elsewhere |= set(read_config_file(parsed.file))
@@ -114,28 +115,31 @@ def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
     return apply_crossplay(spec.name, configs, population, dry_run=dry_run)
 
 
-def _check_overrides(overrides: list[tuple[str, Any]], parsed: Any) -> None:
-    """One command line, one value per setting: a key given twice by ``-S`` with two
-    values, or a sweep option (several values) that an ``-S`` would collapse into one,
-    is refused; an ``-S`` over a single option's value is said on stderr (``-S`` wins,
-    docs/running.md's precedence).
+def _check_overrides(typed: list[tuple[str, Any]], seats: list[tuple[str, Any]], parsed: Any) -> None:
+    """One command line, one value per setting: a key given twice (by ``-S``, or by
+    ``--seat``) with two values, or a sweep option (several values) that an ``-S`` would
+    collapse into one, is refused; an ``-S`` over an option's or a ``--seat``'s value is
+    said on stderr (``-S`` wins, docs/running.md's precedence).
 
     Raises:
         typer.BadParameter: naming the key and both values.
     """
-    seen: dict[str, Any] = {}
-    for key, value in overrides:
-        if key in seen and seen[key] != value:
-            raise typer.BadParameter(f"{key} is set twice ({seen[key]!r} and {value!r}); give it once",
-                                     param_hint="-S")
-        seen[key] = value
-    for key, value in seen.items():
+    options = {k: v for k, v in parsed.values.items()} | {k: v[0] for k, v in parsed.sweep.items() if v}
+    for given, hint in ((seats, "--seat"), (typed, "-S")):
+        seen: dict[str, Any] = {}
+        for key, value in given:
+            if key in seen and seen[key] != value:
+                raise typer.BadParameter(f"{key} is set twice ({seen[key]!r} and {value!r}); give it once",
+                                         param_hint=hint)
+            seen[key] = value
+        if hint == "--seat":
+            options |= seen
+    for key, value in typed:
         if len(parsed.sweep.get(key) or ()) > 1:
             raise typer.BadParameter(f"-S {key}={value!r} would replace the sweep {key}={parsed.sweep[key]} "
                                      "given by its option; give one or the other", param_hint="-S")
-        given = parsed.values.get(key, (parsed.sweep.get(key) or [None])[0])
-        if given is not None and given != value:
-            typer.echo(f"warning: -S {key}={value!r} replaces the option's value {given!r}", err=True)
+        if options.get(key, value) != value:
+            typer.echo(f"warning: -S {key}={value!r} replaces the option's value {options[key]!r}", err=True)
 
 
 def _preflight(spec: Any, configs: list[Any]) -> None:
@@ -249,25 +253,52 @@ def _run_command(spec: Any):
 
 
 # -- table ------------------------------------------------------------------------------
+def _plain_doc(text: str) -> str:
+    """A docstring's text as a terminal shows it: ``:func:`x``` and ````x```` as ``x``."""
+    import re
+
+    return re.sub(r"``([^`]+)``", r"\1", re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text))
+
+
+def _arg_docs(doc: str) -> dict[str, str]:
+    """``{name: help}`` of the ``Args:`` section of a Google-style docstring (each
+    entry ``name: text``, continued on more indented lines), as plain text."""
+    import re
+
+    out: dict[str, str] = {}
+    section = doc.split("\nArgs:\n", 1)[1] if "\nArgs:\n" in doc else ""
+    for line in section.splitlines():
+        if line and not line.startswith(" "):
+            break  # the next section
+        entry = re.match(r"^    (\w+): (.*)$", line)
+        if entry:
+            out[entry[1]] = entry[2]
+        elif out and line.strip():
+            last = next(reversed(out))
+            out[last] += " " + line.strip()
+    return {k: _plain_doc(v) for k, v in out.items()}
+
+
 def _table_parameters(spec: Any) -> list[inspect.Parameter]:
     """One typed option per entry of the spec's ``table_options`` (choices: a choice;
     ``bool``: a ``--x/--no-x`` flag; another type: a value), default from the signature
     of its ``paper_table``."""
     kw = inspect.Parameter.KEYWORD_ONLY
     signature = inspect.signature(spec.paper_table).parameters
+    helps = _arg_docs(inspect.getdoc(spec.paper_table) or "")
     params = []
     for name, rule in spec.table_options.items():
         default = signature[name].default if name in signature else None
         flag = "--" + name.replace("_", "-")
         if isinstance(rule, tuple):
             choice = enum.StrEnum(f"{spec.name.capitalize()}{name.capitalize()}Choice", {str(c): str(c) for c in rule})
-            ann = Annotated[choice, typer.Option(flag, help=f"one of {', '.join(map(str, rule))}")]
+            ann = Annotated[choice, typer.Option(flag, help=helps.get(name, f"one of {', '.join(map(str, rule))}"))]
             default = choice(str(default)) if default is not None else None
         elif rule is bool:
-            ann = Annotated[bool, typer.Option(f"{flag}/--no-{flag[2:]}")]
+            ann = Annotated[bool, typer.Option(f"{flag}/--no-{flag[2:]}", help=helps.get(name))]
             default = bool(default)
         else:
-            ann = Annotated[rule, typer.Option(flag)]
+            ann = Annotated[rule, typer.Option(flag, help=helps.get(name))]
         params.append(inspect.Parameter(f"opt_{name}", kw, default=default, annotation=ann))
     return params
 
@@ -307,22 +338,23 @@ def _table_command(spec: Any):
         options = {k[len("opt_"):]: (v.value if isinstance(v, enum.Enum) else v) for k, v in kwargs.items()}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            problem, hint = None, "PATH"
             try:
-                data = load(path, force=True) if options.get("force") else load(path)
+                data = load(path, force=options.get("force") is True)
+                hint = None  # what fails now is the table of a dataset that loaded (an option, pooling)
                 found = table(data, spec.name, **options)
             except (FileNotFoundError, TypeError, ValueError) as exc:  # TrajectoryFileError, PoolingError...
                 problem = exc
-            else:
-                problem = None
         _echo_warnings(caught)
         if problem is not None:
-            raise typer.BadParameter(f"{path}: {problem}", param_hint="PATH") from None
+            raise typer.BadParameter(f"{path}: {problem}", param_hint=hint) from None
         _print_table(found, fmt)
 
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [
         inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
-            Path, typer.Argument(help="a run folder, a folder of runs, a Parquet export or a published layout")]),
+            Path, typer.Argument(metavar="PATH",
+                                 help="a run folder, a folder of runs, a Parquet export or a published layout")]),
         inspect.Parameter("fmt", kw, default=TableFormat.markdown, annotation=Annotated[
             TableFormat, typer.Option("--format", "-f", help=(
                 "markdown: the table and every other table of the finding; csv: the table; json: everything"))]),
@@ -330,7 +362,7 @@ def _table_command(spec: Any):
     ]
     table_cmd.__doc__ = (f"The paper table of a {spec.title} dataset (sl.table), with the settings every run "
                          "shares that depart from the paper's defaults.\n\n"
-                         + (inspect.getdoc(spec.paper_table) or "").split("\n\n")[0])
+                         + _plain_doc((inspect.getdoc(spec.paper_table) or "").split("\n\n")[0]))
     return with_signature(table_cmd, params)
 
 

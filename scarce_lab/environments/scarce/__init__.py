@@ -18,7 +18,7 @@ def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     return [run_scarce(config, out, **options)]
 
 
-def paper_table(data: Any, *, seed: int = 0) -> Any:
+def paper_table(data: Any) -> Any:
     """Win rate, bids, durations, private-chat use, deadline misses and scores with
     run-clustered CIs, per model x condition, as a finding
     (:func:`scarce_lab.environments.scarce.analysis.table`).
@@ -28,7 +28,7 @@ def paper_table(data: Any, *, seed: int = 0) -> Any:
     """
     from .analysis import table
 
-    return table(data, seed=seed)
+    return table(data)
 
 
 def outcome(run_dir: Path) -> str:
@@ -123,7 +123,7 @@ SPEC = register(EnvironmentSpec(
     face="scarce_lab.environments.scarce.analysis",
     plan_calls=plan_calls,
     plan_unit="negotiator calls per contention",
-    table_options={"seed": int},
+    table_options={},
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
     seat_keys=seat_keys,

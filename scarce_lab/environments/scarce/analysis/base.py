@@ -41,14 +41,13 @@ def _nan_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def cluster_ci(df: pl.DataFrame, value: str, *, seed: int = 0, bounds: tuple[float, float] = NON_NEGATIVE) -> dict:
+def cluster_ci(df: pl.DataFrame, value: str, *, bounds: tuple[float, float] = NON_NEGATIVE) -> dict:
     """Mean over runs (``run_id``) of each run's mean of ``value``, with a t interval over
     the run means (:func:`stats.cluster_mean_ci`; the percentile cluster bootstrap it
     replaces covered 58-90% with 2-10 runs, ``benchmarks/bench_coverage.py``).
 
     ``bounds``: the measure's range (:data:`SHARE` for a rate; default
-    :data:`NON_NEGATIVE`); the interval is clipped to it. ``seed`` is accepted for
-    callers of the bootstrap it replaces and unused. Returns ``{"value", "lo", "hi",
+    :data:`NON_NEGATIVE`); the interval is clipped to it. Returns ``{"value", "lo", "hi",
     "n", "runs", "se"}`` (``se``: standard error of the mean over runs; nulls where
     undefined: no interval from one run or from runs that all give the same value).
     Null values are dropped first.

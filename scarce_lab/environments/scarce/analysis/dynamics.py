@@ -30,8 +30,7 @@ from .base import (
 
 
 # -- communication, outcomes -----------------------------------------------------------
-def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), subrun: int | None = 0,
-                     seed: int = 0) -> pl.DataFrame:
+def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), subrun: int | None = 0) -> pl.DataFrame:
     """Share of contested participations in which the worker sent at least one private
     message, in subrun ``subrun`` (0 = the first, as the paper's Figure 14; None = all).
     Returns ``by``...,
@@ -42,7 +41,7 @@ def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",
         d = d.filter(pl.col("subrun") == subrun)
     check_no_pooling(d, by, what="private_chat_use")
     d = d.with_columns((pl.col("private_sent") > 0).cast(pl.Float64).alias("_chat"))
-    return _grouped(d, by, lambda p: cluster_ci(p, "_chat", seed=seed, bounds=SHARE))
+    return _grouped(d, by, lambda p: cluster_ci(p, "_chat", bounds=SHARE))
 
 
 def _all_contenders_in_group(part: pl.DataFrame) -> bool:
@@ -54,7 +53,7 @@ def _all_contenders_in_group(part: pl.DataFrame) -> bool:
     return bool((per["_k"] == per["n_participants"]).all())
 
 
-def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
     """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
     which the worker is first in the queue) and ``win_rate_contested`` (over contested
     rounds only); ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``.
@@ -72,13 +71,13 @@ def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed
     for base, part in _groups(d, by):
         same = _all_contenders_in_group(part)
         for m in ("win_rate", "win_rate_contested"):
-            rows.append(base | {"metric": m} | cluster_ci(part, m, seed=seed, bounds=SHARE)
+            rows.append(base | {"metric": m} | cluster_ci(part, m, bounds=SHARE)
                         | {"by_construction": bool(same)})
     return _ci_frame(rows, {b: contentions.schema[b] for b in by} | {"metric": pl.String,
                                                                      "by_construction": pl.Boolean})
 
 
-def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
     """Per group, over (worker, subrun) submissions: ``metric`` in
     ``full_resolution_rate`` (share with every hidden test passed), ``mean_partial_score``
     (``score``: passed / total, 0 for a missed deadline under the runner's default) and
@@ -91,7 +90,7 @@ def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",), 
         pl.col("deadline_missed").cast(pl.Float64).alias("deadline_miss_rate"),
     )
     metrics = ("full_resolution_rate", "mean_partial_score", "deadline_miss_rate")
-    rows = [base | {"metric": m} | cluster_ci(part, m, seed=seed, bounds=SHARE) for base, part in _groups(d, by) for m in metrics]
+    rows = [base | {"metric": m} | cluster_ci(part, m, bounds=SHARE) for base, part in _groups(d, by) for m in metrics]
     keys = {b: submissions.schema[b] for b in by} | {"metric": pl.String}
     return _ci_frame(rows, keys)
 
@@ -163,7 +162,7 @@ def richer_worker(contentions: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"run_id": pl.String, "rich_worker": pl.String}, orient="row")
 
 
-def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
     """Tables 5 and 7 (the method: :func:`~.findings.budget_phases`): the richer worker
     (:func:`richer_worker`) against the others by budget phase (:func:`budget_left`) and
     over all phases, in runs that have a richer worker.
@@ -186,7 +185,7 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
     d = pl.concat([d, d.with_columns(pl.lit("all").alias("budget_phase"))])
     order = {"richer": 0, "others": 1} | {p: i for i, p in enumerate((*BUDGET_PHASES, "all"))}
     metrics = {"mean_bid": ("_bid", NON_NEGATIVE), "win_rate": ("_win", SHARE), "win_rate_contested": ("_winc", SHARE)}
-    rows = [base | {"metric": m} | cluster_ci(part, col, seed=seed, bounds=b)
+    rows = [base | {"metric": m} | cluster_ci(part, col, bounds=b)
             for base, part in _groups(d, [*by, "who", "budget_phase"]) for m, (col, b) in metrics.items()]
     keys = {b: contentions.schema[b] for b in by} | {"who": pl.String, "budget_phase": pl.String, "metric": pl.String}
     out = _ci_frame(rows, keys)
@@ -196,7 +195,7 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
 
 
 def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",),
-                 urgent_below_s: float | None = None, seed: int = 0) -> pl.DataFrame:
+                 urgent_below_s: float | None = None) -> pl.DataFrame:
     """Table 4 (the method: :func:`~.findings.urgency_bids`): mean declared bid of urgent
     (``deadline_s`` below the run's median deadline, or below ``urgent_below_s`` seconds)
     against non-urgent workers by stage, in runs whose workers do not all share one
@@ -211,11 +210,11 @@ def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[s
     thr = pl.lit(urgent_below_s) if urgent_below_s is not None else pl.col("_med")
     d = assign_stages(d, n_stages).with_columns((pl.col("deadline_s") < thr).alias("urgent"),
                                                 pl.col("declared_bid").cast(pl.Float64).alias("_bid"))
-    return _grouped(d, [*by, "stage", "urgent"], lambda p: cluster_ci(p, "_bid", seed=seed))
+    return _grouped(d, [*by, "stage", "urgent"], lambda p: cluster_ci(p, "_bid"))
 
 
 # -- auction dynamics ------------------------------------------------------------------
-def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), seed: int = 0) -> pl.DataFrame:
+def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
     """Table 8's win continuity (the method: :func:`~.findings.win_continuity`):
     ``by``..., ``given`` (``"won"``/``"lost"``), ``value`` (share of pairs of consecutive
     contested participations whose next was won), ``lo``, ``hi`` (t interval over run
@@ -227,7 +226,7 @@ def win_continuity(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
          .filter(pl.col("_next").is_not_null())
          .with_columns(pl.when(pl.col("won")).then(pl.lit("won")).otherwise(pl.lit("lost")).alias("given"),
                        pl.col("_next").cast(pl.Float64).alias("_nw")))
-    return _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", seed=seed, bounds=SHARE))
+    return _grouped(d, [*by, "given"], lambda p: cluster_ci(p, "_nw", bounds=SHARE))
 
 
 def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Sequence[str] = ("model",),
@@ -248,7 +247,7 @@ def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Se
 
 
 def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
-                                 col: str = "requested_duration_s", seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
+                                 col: str = "requested_duration_s") -> tuple[pl.DataFrame, pl.DataFrame]:
     """Mean requested slot duration (seconds; the solver's request, capped) per subrun,
     and its growth factor.
 
@@ -259,7 +258,7 @@ def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str]
     with requests."""
     _need(contentions, ("run_id", "subrun", col, *by), "contentions")
     check_no_pooling(contentions, by, what="requested_duration_by_subrun")
-    per = _grouped(contentions, [*by, "subrun"], lambda p: cluster_ci(p, col, seed=seed))
+    per = _grouped(contentions, [*by, "subrun"], lambda p: cluster_ci(p, col))
     run_means = (contentions.filter(pl.col(col).is_not_null())
                  .group_by("run_id", "subrun").agg(pl.col(col).cast(pl.Float64).mean().alias("_m"))
                  .sort("run_id", "subrun")

@@ -735,7 +735,7 @@ def load(paths: str | Path | Sequence[str | Path], *, force: bool = False) -> An
 SUMMARY_INTERVALS = "95% CIs clustered by run (runs are the independent unit); conditions never pooled"
 
 
-def table(ds: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = None) -> Finding:
+def table(ds: Any, *, convention_extra: dict[str, Any] | None = None) -> Finding:
     """The per-model summary (``sl.table`` of a SCARCE dataset): win rate, bids,
     requested durations, private chat, deadline misses, scores and stuck solvers, mean
     and run-clustered 95% CI per negotiator model x solver model x condition
@@ -754,10 +754,10 @@ def table(ds: Any, *, seed: int = 0, convention_extra: dict[str, Any] | None = N
     contentions, submissions = contentions_table(ds), submissions_table(ds)
     if contentions.is_empty() and submissions.is_empty():
         raise ValueError("no SCARCE contention or submission in these data")
-    s = summary(contentions, submissions, seed=seed)
+    s = summary(contentions, submissions)
     layout = format_summary(s)
     return Finding("scarce_summary", frame=s, layout=layout, text=_summary_text(layout),
-                   convention={"intervals": SUMMARY_INTERVALS, "seed": seed} | (convention_extra or {}))
+                   convention={"intervals": SUMMARY_INTERVALS} | (convention_extra or {}))
 
 
 def _summary_text(layout: pl.DataFrame) -> str:

@@ -158,8 +158,7 @@ def institution_behaviour(rates: pl.DataFrame, settings: pl.DataFrame, *, by: Se
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def relational_share(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("arm",),
-                     seed: int = 0) -> pl.DataFrame:
+def relational_share(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("arm",)) -> pl.DataFrame:
     """Share of labelled agent-rounds with at least one relational label, per ``by``
     group (cluster interval over runs). ``rounds``: labelled rounds (``run_id``,
     ``labels`` list) joined with the ``by`` columns (e.g. :func:`institution_settings`).
@@ -170,7 +169,7 @@ def relational_share(rounds: pl.DataFrame, relational: Collection[str], *, by: S
     _need(rounds, ("run_id", "labels", *by), "rounds")
     check_no_pooling(rounds, list(by), what="relational_share")
     d = rounds.with_columns(_has_any(relational).cast(pl.Float64).alias("_rel"))
-    return _grouped(d, by, lambda part: cluster_ci(part, "_rel", seed=seed, bounds=SHARE))
+    return _grouped(d, by, lambda part: cluster_ci(part, "_rel", bounds=SHARE))
 
 
 COLLECTIVE_METRICS = ("deadline_miss_rate", "mean_partial_score", "total_queue_wait_s")

@@ -61,7 +61,7 @@ def metric_rows(contentions: pl.DataFrame, submissions: pl.DataFrame) -> dict[st
     }
 
 
-def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int = 0) -> pl.DataFrame:
+def summary(contentions: pl.DataFrame, submissions: pl.DataFrame) -> pl.DataFrame:
     """One row per (model, solver_model, condition): ``runs``, ``contentions``,
     ``submissions`` and for each metric in :data:`METRICS` the columns ``<metric>``,
     ``<metric>_lo``, ``<metric>_hi``.
@@ -91,7 +91,7 @@ def summary(contentions: pl.DataFrame, submissions: pl.DataFrame, *, seed: int =
                "contentions": contentions.filter(sel).select(pl.struct("run_id", "contention")).n_unique(),
                "submissions": submissions.filter(sel).height}
         for m in METRICS:
-            ci = cluster_ci(per_metric[m].filter(sel), "value", seed=seed, bounds=BOUNDS[m])
+            ci = cluster_ci(per_metric[m].filter(sel), "value", bounds=BOUNDS[m])
             row[m], row[f"{m}_lo"], row[f"{m}_hi"] = ci["value"], ci["lo"], ci["hi"]
         out.append(row)
     schema = {"model": pl.String, "solver_model": pl.String, "condition": pl.String, "runs": pl.Int64,

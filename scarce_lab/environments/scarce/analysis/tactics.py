@@ -56,7 +56,7 @@ def _has_any(ids: Collection[str]) -> pl.Expr:
 
 
 def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: Collection[str],
-                  *, by: Sequence[str] = ("model",), subrun: int | None = 0, seed: int = 0) -> pl.DataFrame:
+                  *, by: Sequence[str] = ("model",), subrun: int | None = 0) -> pl.DataFrame:
     """Share of labelled agent-rounds showing each category (Table 1; the method:
     :func:`~.findings.tactic_shares`).
 
@@ -82,13 +82,13 @@ def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: C
     exprs = [_has_any([c]).cast(pl.Float64).alias(f"_c{i}") for i, c in enumerate(categories)]
     exprs.append(_has_any(relational).cast(pl.Float64).alias(f"_c{len(categories)}"))
     d = rounds.with_columns(exprs)
-    rows = [base | {"category": c} | cluster_ci(part, f"_c{i}", seed=seed, bounds=SHARE)
+    rows = [base | {"category": c} | cluster_ci(part, f"_c{i}", bounds=SHARE)
             for base, part in _groups(d, by) for i, c in enumerate(cats)]
     return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"category": pl.String})
 
 
 def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] | None = None,
-                     *, by: Sequence[str] = ("memory",), seed: int = 0) -> pl.DataFrame:
+                     *, by: Sequence[str] = ("memory",)) -> pl.DataFrame:
     """Share of labelled agent-rounds showing each named behaviour (a set of taxonomy
     ids; default :data:`MEMORY_BEHAVIOURS`, the paper's Table 2), per ``by`` group.
     Same output shape as :func:`tactic_shares` with ``behaviour`` for ``category``."""
@@ -97,13 +97,12 @@ def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] 
     check_no_pooling(rounds, by, what="behaviour_shares")
     names = list(behaviours)
     d = rounds.with_columns(_has_any(behaviours[b]).cast(pl.Float64).alias(f"_b{i}") for i, b in enumerate(names))
-    rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", seed=seed, bounds=SHARE)
+    rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", bounds=SHARE)
             for base, part in _groups(d, by) for i, b in enumerate(names)]
     return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"behaviour": pl.String})
 
 
-def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("memory",),
-                       seed: int = 0) -> pl.DataFrame:
+def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("memory",)) -> pl.DataFrame:
     """Relational share in the first vs second half of each run (its decay).
 
     Halves are :func:`assign_stages` with 2 stages over the run's *labelled*
@@ -115,12 +114,11 @@ def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by:
         pl.when(pl.col("stage") == 1).then(pl.lit("first")).otherwise(pl.lit("second")).alias("half"),
         _has_any(relational).cast(pl.Float64).alias("_rel"),
     )
-    return _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", seed=seed, bounds=SHARE))
+    return _grouped(d, [*by, "half"], lambda p: cluster_ci(p, "_rel", bounds=SHARE))
 
 
 def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("mechanism",),
-                         making: Collection[str] = RULE_MAKING, invoking: Collection[str] = RULE_INVOKING,
-                         seed: int = 0) -> pl.DataFrame:
+                         making: Collection[str] = RULE_MAKING, invoking: Collection[str] = RULE_INVOKING) -> pl.DataFrame:
     """Rule share of labelled agent-rounds by stage (Table 10; the definitions:
     :func:`~.findings.rule_shares`): ``kind="rules"`` is the paper's combined share (a
     round with either), with the split beside it. Returns ``by``..., ``stage``, ``kind``
@@ -136,13 +134,13 @@ def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequenc
         _has_any(making).cast(pl.Float64).alias("_make"), _has_any(invoking).cast(pl.Float64).alias("_inv"),
         _has_any([*making, *invoking]).cast(pl.Float64).alias("_rules"))
     kinds = {"rules": "_rules", "rule_making": "_make", "rule_invoking": "_inv"}
-    rows = [base | {"kind": k} | cluster_ci(part, col, seed=seed, bounds=SHARE)
+    rows = [base | {"kind": k} | cluster_ci(part, col, bounds=SHARE)
             for base, part in _groups(d, [*by, "stage"]) for k, col in kinds.items()]
     keys = {b: rounds.schema[b] for b in by} | {"stage": pl.Int64, "kind": pl.String}
     return _ci_frame(rows, keys)
 
 
-def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model", "mechanism"), seed: int = 0
+def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model", "mechanism")
                        ) -> pl.DataFrame:
     """Share of participations whose final bid differs from the declared one (only
     possible under ``revisable`` bids). Returns ``by``..., ``value``, ``lo``, ``hi``
@@ -151,7 +149,7 @@ def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model
     check_no_pooling(contentions, by, what="bid_revision_share")
     d = contentions.filter(pl.col("declared_bid").is_not_null()).with_columns(
         (pl.col("final_bid") != pl.col("declared_bid")).cast(pl.Float64).alias("_rev"))
-    return _grouped(d, by, lambda p: cluster_ci(p, "_rev", seed=seed, bounds=SHARE))
+    return _grouped(d, by, lambda p: cluster_ci(p, "_rev", bounds=SHARE))
 
 
 def label_distribution(rounds: pl.DataFrame, categories: Sequence[str], *, by: Sequence[str] = ("reasoning_effort",)
