@@ -142,7 +142,9 @@ def config_leaves(
 
 def _option(leaf: Leaf) -> inspect.Parameter:
     flag = leaf.annotation == bool | None
-    names = (f"{leaf.names[0]}/--no-{leaf.names[0][2:]}", *leaf.names[1:]) if flag else leaf.names
+    first = leaf.names[0]
+    off = f"--{first[5:]}" if first.startswith("--no-") else f"--no-{first[2:]}"  # --no-x/--x, never --no-no-x
+    names = (f"{first}/{off}", *leaf.names[1:]) if flag else leaf.names
     kw: dict[str, Any] = {"help": leaf.help, "show_default": False}
     ann = Annotated[leaf.annotation, typer.Option(*names, **kw)]
     return inspect.Parameter(leaf.param, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=None)

@@ -58,7 +58,9 @@ def _leaves(spec: Any) -> list[Any]:
 def _run_parameters(spec: Any) -> list[inspect.Parameter]:
     cmd = spec.cli
     kw = inspect.Parameter.KEYWORD_ONLY
-    params = [option_of(leaf) for leaf in _leaves(spec)]
+    # the settings with a short name (-m, -n, -c: the spec's aliases) first, then the config's order
+    leaves = sorted(_leaves(spec), key=lambda leaf: not any(len(n) == 2 for n in leaf.names))
+    params = [option_of(leaf) for leaf in leaves]
     if cmd.replicates:
         params.append(inspect.Parameter("replicates", kw, default=cmd.replicates_default, annotation=Annotated[
             int, typer.Option(*cmd.replicates, min=1, help=cmd.replicates_help or "replicates per condition")]))

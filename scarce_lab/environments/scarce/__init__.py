@@ -45,7 +45,7 @@ def outcome(run_dir: Path) -> str:
         return f"{m.condition}: no submission{tail}"
     mean = sum(s.score for s in subs) / len(subs)
     missed = sum(bool(s.deadline_missed) for s in subs)
-    return f"{m.condition}: {len(subs)} submissions, mean score {mean:.3f}, deadlines missed {missed}{tail}"
+    return f"{m.condition}: {len(subs)} submission{'' if len(subs) == 1 else 's'}, mean score {mean:.3f}, deadlines missed {missed}{tail}"
 
 
 #: ``scarce-lab run scarce``: one run per seed.

@@ -124,7 +124,7 @@ def outcome(run_dir: Path) -> str:
     if last.payload.collapsed:
         what = f"collapsed in round {last.round} (pool {last.payload.remaining})"
     else:
-        what = f"played {len(rounds)} rounds, pool {last.payload.next_pool} at the end"
+        what = f"played {len(rounds)} round{'' if len(rounds) == 1 else 's'}, pool {last.payload.next_pool} at the end"
     return f"{head}: {what}" + ("" if m.status.value == "complete" else f" ({m.status.value})")
 
 
