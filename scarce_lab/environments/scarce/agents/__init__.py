@@ -136,7 +136,7 @@ def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_clien
     of :func:`negotiator_policies`, other models -> a client model over ``client`` or
     ``make_client()``, with ``reasoning_effort`` and ``temperature`` (``None``: the
     client's)) or a :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
-    :class:`ModelNegotiator` (``mechanism``, ``max_tokens``, ``run_id``).
+    :class:`ModelNegotiator` (``mechanism``, ``max_tokens``).
 
     Raises:
         ValueError: unknown scripted policy or no client for a model.
@@ -160,7 +160,7 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
     ``reasoning_effort`` and ``temperature`` (``None``: the client's), whose call seeds
     derive from ``seed``) or a
     :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
-    :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``, ``run_id``).
+    :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``).
 
     Raises:
         ValueError: no client for a model, or a skill outside (0, 1].
