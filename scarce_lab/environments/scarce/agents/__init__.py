@@ -141,12 +141,7 @@ def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_clien
     Raises:
         ValueError: unknown scripted policy or no client for a model.
     """
-    from scarce_lab.llm.model import Generation, Model, model_for
-
-    lm = model if isinstance(model, Model) else model_for(
-        model, client=client, make_client=make_client,
-        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
-        policies=negotiator_policies(seed))
+    lm = _model(model, client, make_client, temperature, reasoning_effort, negotiator_policies(seed))
     return ModelNegotiator(lm, seed, **kwargs)
 
 
@@ -165,13 +160,20 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
     Raises:
         ValueError: no client for a model, or a skill outside (0, 1].
     """
+    lm = _model(model, client, make_client, temperature, reasoning_effort,
+                solver_policies(task, seed if scripted_seed is None else scripted_seed))
+    return ModelSolver(lm, seed, **kwargs)
+
+
+def _model(model: Any, client: Any, make_client: Callable[[], Any] | None, temperature: float | None,
+           reasoning_effort: str | None, policies: Callable[[str, str | None], Any]) -> Any:
+    """``model`` if it is a :class:`~scarce_lab.llm.model.Model`, else the one
+    :func:`~scarce_lab.llm.model.model_for` resolves (with ``policies`` for a scripted name)."""
     from scarce_lab.llm.model import Generation, Model, model_for
 
-    lm = model if isinstance(model, Model) else model_for(
+    return model if isinstance(model, Model) else model_for(
         model, client=client, make_client=make_client,
-        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
-        policies=solver_policies(task, seed if scripted_seed is None else scripted_seed))
-    return ModelSolver(lm, seed, **kwargs)
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort), policies=policies)
 
 
 __all__ = [
