@@ -11,27 +11,11 @@ travel in a context variable (:func:`run_scope`, :mod:`scarce_lab.llm.scope`).
 
 from typing import Any
 
-from .client import (
-    CallContext,
-    CompletionResult,
-    DecisionOutcome,
-    LLMClient,
-    LLMSettings,
-)
-from .context import ContextWindowError
-from .decisions import DecisionModel, DecisionPart, int_choice, register_decision_family
-from .model import ClientModel, DecisionRequest, Generation, Model, ScriptedModel, model_for
-from .models import (
-    EMBEDDED_MODEL,
-    ModelRef,
-    is_embedded,
-    is_scripted,
-    needs_client,
-    resolve_model,
-    scripted_policy,
-)
-from .outcomes import OUTCOMES, MissingDecisionError
-from .scope import RunScope, current_scope, run_scope
+from .client import CallContext, CompletionResult, DecisionOutcome, LLMClient, LLMSettings
+from .model import DecisionRequest, Generation, Model, model_for
+from .models import resolve_model
+from .outcomes import MissingDecisionError
+from .scope import run_scope
 
 
 def make_client(settings: LLMSettings | None = None, **overrides: Any) -> LLMClient:
@@ -51,32 +35,16 @@ def make_client(settings: LLMSettings | None = None, **overrides: Any) -> LLMCli
 
 __all__ = [
     "CallContext",
-    "ClientModel",
+    "CompletionResult",
+    "DecisionOutcome",
     "DecisionRequest",
     "Generation",
-    "Model",
-    "RunScope",
-    "ScriptedModel",
-    "current_scope",
-    "is_scripted",
-    "model_for",
-    "needs_client",
-    "run_scope",
-    "CompletionResult",
-    "ContextWindowError",
-    "DecisionModel",
-    "DecisionOutcome",
-    "DecisionPart",
-    "EMBEDDED_MODEL",
     "LLMClient",
     "LLMSettings",
-    "ModelRef",
     "MissingDecisionError",
-    "OUTCOMES",
-    "int_choice",
+    "Model",
     "make_client",
+    "model_for",
     "resolve_model",
-    "is_embedded",
-    "register_decision_family",
-    "scripted_policy",
+    "run_scope",
 ]

@@ -20,28 +20,9 @@ image); ProgramBench grading is :mod:`scarce_lab.tasks.programbench_grade`.
 
 from __future__ import annotations
 
-from .base import (
-    ExecResult,
-    GradingBox,
-    ResourceLimits,
-    Sandbox,
-    SandboxError,
-    SlotNotActiveError,
-    TeardownError,
-)
-from .fileio import ToolError
+from .base import ExecResult, ResourceLimits, Sandbox, SandboxError, SlotNotActiveError
 
-__all__ = [
-    "ExecResult",
-    "GradingBox",
-    "ResourceLimits",
-    "Sandbox",
-    "SandboxError",
-    "SlotNotActiveError",
-    "TeardownError",
-    "ToolError",
-    "make_sandbox",
-]
+__all__ = ["ExecResult", "ResourceLimits", "Sandbox", "SandboxError", "SlotNotActiveError", "make_sandbox"]
 
 
 def make_sandbox(kind: str = "local", **kwargs) -> Sandbox:

@@ -136,17 +136,12 @@ def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_clien
     of :func:`negotiator_policies`, other models -> a client model over ``client`` or
     ``make_client()``, with ``reasoning_effort`` and ``temperature`` (``None``: the
     client's)) or a :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
-    :class:`ModelNegotiator` (``mechanism``, ``max_tokens``, ``run_id``).
+    :class:`ModelNegotiator` (``mechanism``, ``max_tokens``).
 
     Raises:
         ValueError: unknown scripted policy or no client for a model.
     """
-    from scarce_lab.llm.model import Generation, Model, model_for
-
-    lm = model if isinstance(model, Model) else model_for(
-        model, client=client, make_client=make_client,
-        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
-        policies=negotiator_policies(seed))
+    lm = _model(model, client, make_client, temperature, reasoning_effort, negotiator_policies(seed))
     return ModelNegotiator(lm, seed, **kwargs)
 
 
@@ -160,18 +155,25 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
     ``reasoning_effort`` and ``temperature`` (``None``: the client's), whose call seeds
     derive from ``seed``) or a
     :class:`~scarce_lab.llm.model.Model` already resolved. ``kwargs`` go to
-    :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``, ``run_id``).
+    :class:`ModelSolver` (``native_tools``, ``prompt_tokens``, ``checklist``, ``max_tokens``).
 
     Raises:
         ValueError: no client for a model, or a skill outside (0, 1].
     """
+    lm = _model(model, client, make_client, temperature, reasoning_effort,
+                solver_policies(task, seed if scripted_seed is None else scripted_seed))
+    return ModelSolver(lm, seed, **kwargs)
+
+
+def _model(model: Any, client: Any, make_client: Callable[[], Any] | None, temperature: float | None,
+           reasoning_effort: str | None, policies: Callable[[str, str | None], Any]) -> Any:
+    """``model`` if it is a :class:`~scarce_lab.llm.model.Model`, else the one
+    :func:`~scarce_lab.llm.model.model_for` resolves (with ``policies`` for a scripted name)."""
     from scarce_lab.llm.model import Generation, Model, model_for
 
-    lm = model if isinstance(model, Model) else model_for(
+    return model if isinstance(model, Model) else model_for(
         model, client=client, make_client=make_client,
-        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort),
-        policies=solver_policies(task, seed if scripted_seed is None else scripted_seed))
-    return ModelSolver(lm, seed, **kwargs)
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort), policies=policies)
 
 
 __all__ = [

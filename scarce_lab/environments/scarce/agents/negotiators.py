@@ -266,21 +266,17 @@ class ModelNegotiator(ModelHolder, Negotiator):
         lm: the model (``lm.name`` is the model string of the records).
         seed: the run seed (per-call seeds are derived from it).
         mechanism: ``fixed`` or ``revisable`` (shown in the system prompt).
-        run_id: copied into the call records (default: the bound run scope's,
-            :mod:`scarce_lab.llm.scope`; kept for callers outside a runner).
         max_tokens: answer tokens of every phase (``None``: each phase's own).
 
     Raises (from the phases):
         MissingDecisionError: no call got an answer (the records are attached).
     """
 
-    def __init__(self, lm: Any, seed: int = 0, *, mechanism: str = "fixed", run_id: str | None = None,
-                 max_tokens: int | None = None):
+    def __init__(self, lm: Any, seed: int = 0, *, mechanism: str = "fixed", max_tokens: int | None = None):
         self.lm = lm
         self.model = lm.name
         self.seed = seed
         self.mechanism = mechanism
-        self.run_id = run_id
         self.max_tokens = max_tokens
         #: compact masks (enum grids, short strings) for the embedded model's grammar
         self.compact = is_embedded(self.model)
@@ -295,14 +291,6 @@ class ModelNegotiator(ModelHolder, Negotiator):
     def _system(self, view: Any) -> str:
         return render("negotiator_system.j2", worker=view.worker, mechanism=self.mechanism, slot_cap_s=view.slot_cap_s)
 
-    async def _request(self, request: Any) -> Any:
-        from scarce_lab.llm.scope import current_scope, run_scope
-
-        if self.run_id is not None and self.run_id != current_scope().run_id:  # a caller outside a runner
-            with run_scope(run_id=self.run_id):
-                return await self.lm.adecide(request)
-        return await self.lm.adecide(request)
-
     def _seed(self, view: NegotiationView, phase: str) -> int:
         return derive_seed(self.seed, view.contention["contention"], phase, view.private_round, view.worker)
 
@@ -310,7 +298,7 @@ class ModelNegotiator(ModelHolder, Negotiator):
         """A scripted policy's decision of ``phase`` (its own :class:`Decided`)."""
         from scarce_lab.llm.model import DecisionRequest
 
-        out = await self._request(DecisionRequest(
+        out = await self.lm.adecide(DecisionRequest(
             schema=Decided, fallback=None, seed=self._seed(view, phase),
             observation=NegotiationTurn(phase, view, item),
             purpose=f"negotiation:{phase}", agent=view.worker, round=view.contention["contention"]))
@@ -322,7 +310,7 @@ class ModelNegotiator(ModelHolder, Negotiator):
 
         messages = messages or self._messages(view, template, **extra)
         t0 = time.perf_counter()
-        out = await self._request(DecisionRequest(
+        out = await self.lm.adecide(DecisionRequest(
             schema=schema, fallback=fallback, seed=self._seed(view, phase), messages=messages,
             purpose=f"negotiation:{phase}", agent=view.worker, round=view.contention["contention"],
             max_tokens=self.max_tokens or max_tokens))
@@ -442,13 +430,13 @@ class LLMNegotiator(ModelNegotiator):
     Args:
         model: litellm model string (e.g. ``embedded/smollm2``).
         client: an ``LLMClient`` (anything with ``adecide(...)`` of that signature).
-        seed, mechanism, run_id, max_tokens: as :class:`ModelNegotiator`.
+        seed, mechanism, max_tokens: as :class:`ModelNegotiator`.
         reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
     """
 
     def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
-                 mechanism: str = "fixed", run_id: str | None = None, max_tokens: int | None = None):
+                 mechanism: str = "fixed", max_tokens: int | None = None):
         from scarce_lab.llm.model import ClientModel, Generation
 
         super().__init__(ClientModel(model, client, Generation(reasoning_effort=reasoning_effort)), seed,
-                         mechanism=mechanism, run_id=run_id, max_tokens=max_tokens)
+                         mechanism=mechanism, max_tokens=max_tokens)

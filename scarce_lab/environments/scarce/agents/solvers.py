@@ -268,14 +268,13 @@ class ModelSolver(ModelHolder, Solver):
             default: for ``embedded/`` models (without it the 135M model loops on
             ``list_files``/``read_file`` and never requests a slot).
         max_tokens: answer tokens per step.
-        run_id: copied into the call records (default: the bound run scope's).
 
     Raises (from :meth:`step`):
         MissingDecisionError: no call got an answer (the records are attached).
     """
 
-    def __init__(self, lm: Any, seed: int = 0, *, native_tools: bool | None = None, run_id: str | None = None,
-                 prompt_tokens: int | None = None, checklist: bool | None = None, max_tokens: int = 400):
+    def __init__(self, lm: Any, seed: int = 0, *, native_tools: bool | None = None, prompt_tokens: int | None = None,
+                 checklist: bool | None = None, max_tokens: int = 400):
         self.lm = lm
         self.model = lm.name
         self.seed = seed
@@ -283,7 +282,6 @@ class ModelSolver(ModelHolder, Solver):
             native_tools = supports_tools(self.model) or getattr(getattr(self.client, "settings", None),
                                                                  "structured_output", None) == "tools"
         self.native_tools = bool(native_tools)
-        self.run_id = run_id
         self.compact = is_embedded(self.model)
         self.prompt_tokens = prompt_tokens if prompt_tokens is not None else (
             EMBEDDED_PROMPT_TOKENS if self.compact else None)
@@ -356,14 +354,6 @@ class ModelSolver(ModelHolder, Solver):
         return msgs
 
     async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
-        from scarce_lab.llm.scope import current_scope, run_scope
-
-        if self.run_id is not None and self.run_id != current_scope().run_id:  # a caller outside a runner
-            with run_scope(run_id=self.run_id):
-                return await self._step(obs)
-        return await self._step(obs)
-
-    async def _step(self, obs: SolverObservation) -> Decided[SolverAction]:
         from scarce_lab.llm.model import DecisionRequest
 
         seed = derive_seed(self.seed, obs.worker, obs.task.get("id"), obs.step)
@@ -425,17 +415,16 @@ class LLMSolver(ModelSolver):
         model: litellm model string.
         client: :class:`scarce_lab.llm.LLMClient` (``acomplete``/``adecide``).
         reasoning_effort: passed through to litellm (``low``/``high``) or ``None``.
-        seed, native_tools, run_id, prompt_tokens, checklist, max_tokens: as
+        seed, native_tools, prompt_tokens, checklist, max_tokens: as
             :class:`ModelSolver`.
     """
 
     def __init__(self, model: str, client: Any, seed: int = 0, *, reasoning_effort: str | None = None,
-                 native_tools: bool | None = None, run_id: str | None = None, prompt_tokens: int | None = None,
-                 checklist: bool | None = None, max_tokens: int = 400):
+                 native_tools: bool | None = None, prompt_tokens: int | None = None, checklist: bool | None = None, max_tokens: int = 400):
         from scarce_lab.llm.model import ClientModel, Generation
 
         super().__init__(ClientModel(model, client, Generation(reasoning_effort=reasoning_effort)), seed,
-                         native_tools=native_tools, run_id=run_id, prompt_tokens=prompt_tokens,
+                         native_tools=native_tools, prompt_tokens=prompt_tokens,
                          checklist=checklist, max_tokens=max_tokens)
 
 
