@@ -26,7 +26,7 @@ import polars as pl
 
 from .arbitration import default_min_votes
 from .judges import JudgeSpec, panel_note
-from .judging import NO_ANSWER_STATUSES, Judgement, judge_unit
+from .judging import Judgement, judge_unit
 from .store import JudgementStore
 from .tables import arbitrate_judgements, judgements_frame
 from .taxonomy import Taxonomy
@@ -117,12 +117,7 @@ async def run_panel(
                 "note": note,
             }
         )
-        wanted, keys = set(ids), {j.key for j in judges}
-        done = {
-            (j.unit_id, j.judge_key): j
-            for j in store.load()
-            if j.status not in NO_ANSWER_STATUSES and j.unit_id in wanted and j.judge_key in keys
-        }
+        done = store.done(set(ids), {j.key for j in judges})
     pending = [(u, j) for u in units for j in judges if (u.unit_id, j.key) not in done]
     from ..llm.models import is_embedded
 

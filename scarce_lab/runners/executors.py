@@ -278,17 +278,11 @@ def judge_on_ray(
         ExecutorError: Ray missing or unreachable.
         ValueError: ``out_dir`` holds judgements of another taxonomy.
     """
-    import json
+    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE, JudgementStore
 
-    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE, PANEL_FILE, JudgementStore
-
-    panel = Path(out_dir) / PANEL_FILE
-    if panel.exists() and json.loads(panel.read_text()).get("taxonomy") != taxonomy.id:
-        raise ValueError(f"{out_dir}: holds judgements for taxonomy {json.loads(panel.read_text()).get('taxonomy')!r}, "
-                         f"not {taxonomy.id!r}; use another --out folder")
     store = JudgementStore(out_dir)
-    keys = {j.key for j in judges}
-    done = {(j.unit_id, j.judge_key) for j in store.load() if j.status != "error" and j.judge_key in keys}
+    store.check_taxonomy(taxonomy.id)
+    done = store.done({u.unit_id for u in units}, {j.key for j in judges})
     todo: dict[str, list] = {}
     for u in units:
         if any((u.unit_id, j.key) not in done for j in judges):

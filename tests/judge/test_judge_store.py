@@ -162,3 +162,34 @@ def test_panel_json_is_atomic_and_bom_tolerant(tmp_path):
         read_json(meta)
     write_json_atomic(meta, {"x": "é"})
     assert read_json(meta) == {"x": "é"}
+
+
+def test_pairs_without_an_answer_are_asked_again_locally_and_on_ray(tmp_path, monkeypatch):
+    # One rule for resume (JudgementStore.done): run_panel and judge_on_ray both ask
+    # again every pair whose status is in NO_ANSWER_STATUSES (judge_on_ray used to
+    # count every pair but a legacy "error" as done, so it sent nothing).
+    from scarce_lab.judge.judging import NO_ANSWER_STATUSES
+    from scarce_lab.judge.taxonomy import load_taxonomy
+    from scarce_lab.judge.units import Unit
+    from scarce_lab.runners import executors
+
+    store = JudgementStore(tmp_path)
+    store.append(J("u1"), [])
+    store.append(J("u2", "transport_error"), [])
+    store.append(J("u3", "invalid"), [])
+    assert "transport_error" in NO_ANSWER_STATUSES
+    assert set(store.done({"u1", "u2", "u3"}, {"k"})) == {("u1", "k"), ("u3", "k")}
+    assert store.done({"u1"}, {"other"}) == {}
+
+    class Sent(Exception):
+        pass
+
+    def connect(address):
+        raise Sent
+
+    monkeypatch.setattr(executors, "connect", connect)
+    judge = type("Spec", (), {"key": "k"})()
+    units = [Unit(unit_id=u, run_id="r", round=1, agent="A1", public_reasoning="x") for u in ("u1", "u2")]
+    with pytest.raises(Sent):
+        executors.judge_on_ray(units, load_taxonomy("scarce"), [judge], tmp_path, client_settings={})
+    assert executors.judge_on_ray(units[:1], load_taxonomy("scarce"), [judge], tmp_path, client_settings={}) == 0
