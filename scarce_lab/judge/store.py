@@ -70,7 +70,9 @@ class JudgementStore:
         return {
             (j.unit_id, j.judge_key): j
             for j in self.load()
-            if j.status not in NO_ANSWER_STATUSES and j.unit_id in unit_ids and j.judge_key in judge_keys
+            if j.status not in NO_ANSWER_STATUSES
+            and j.unit_id in unit_ids
+            and j.judge_key in judge_keys
         }
 
     def load(self) -> list[Judgement]:

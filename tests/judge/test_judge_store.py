@@ -189,7 +189,10 @@ def test_pairs_without_an_answer_are_asked_again_locally_and_on_ray(tmp_path, mo
 
     monkeypatch.setattr(executors, "connect", connect)
     judge = type("Spec", (), {"key": "k"})()
-    units = [Unit(unit_id=u, run_id="r", round=1, agent="A1", public_reasoning="x") for u in ("u1", "u2")]
-    with pytest.raises(Sent):
-        executors.judge_on_ray(units, load_taxonomy("scarce"), [judge], tmp_path, client_settings={})
-    assert executors.judge_on_ray(units[:1], load_taxonomy("scarce"), [judge], tmp_path, client_settings={}) == 0
+    tax = load_taxonomy("scarce")
+    units = [
+        Unit(unit_id=u, run_id="r", round=1, agent="A1", public_reasoning="x") for u in ("u1", "u2")
+    ]
+    with pytest.raises(Sent):  # u2 has no answer: sent to Ray
+        executors.judge_on_ray(units, tax, [judge], tmp_path, client_settings={})
+    assert executors.judge_on_ray(units[:1], tax, [judge], tmp_path, client_settings={}) == 0
