@@ -186,11 +186,6 @@ class Judgement(BaseModel):
         """True when this judgement is a rating (counts in arbitration)."""
         return self.status in RATING_STATUSES
 
-    @property
-    def missing(self) -> bool:
-        """True when this judgement is a missing rating (never votes)."""
-        return not self.votes
-
 
 _AMBIGUOUS = re.compile(r"\s*ambiguous\b", re.IGNORECASE)
 # The client records a transport failure as "<ExceptionClass>: message".
