@@ -247,13 +247,13 @@ def _judge_body(units: list, taxonomy: Any, judges: list, client_settings: dict,
     """Label ``units`` (one run's) with the panel in a temporary folder on the node and
     return its ``judgements.jsonl`` and ``llm_calls.jsonl``."""
     from ..judge.panel import label_units
-    from ..judge.store import JUDGEMENTS_FILE
+    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE
     from ..llm import make_client
 
     client = make_client(**client_settings)
     with tempfile.TemporaryDirectory(prefix="scarce_lab-judge-") as tmp:
         label_units(units, taxonomy, judges, client=client, out_dir=Path(tmp), progress=False, **panel_kwargs)
-        return {name: (Path(tmp) / name).read_bytes() for name in (JUDGEMENTS_FILE, "llm_calls.jsonl")
+        return {name: (Path(tmp) / name).read_bytes() for name in (CALLS_FILE, JUDGEMENTS_FILE)
                 if (Path(tmp) / name).exists()}
 
 
@@ -278,7 +278,8 @@ def judge_on_ray(
         ExecutorError: Ray missing or unreachable.
         ValueError: ``out_dir`` holds judgements of another taxonomy.
     """
-    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE, JudgementStore
+    from ..data.jsonl import append_jsonl_durable
+    from ..judge.store import JudgementStore
 
     store = JudgementStore(out_dir)
     store.check_taxonomy(taxonomy.id)
@@ -299,10 +300,7 @@ def judge_on_ray(
         pending = list(refs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
-            files = ray.get(ready[0])
-            for name in (JUDGEMENTS_FILE, CALLS_FILE):
-                if files.get(name):
-                    with (Path(out_dir) / name).open("ab") as fh:
-                        fh.write(files[name] if files[name].endswith(b"\n") else files[name] + b"\n")
+            for name, data in ray.get(ready[0]).items():  # the store's write rule (fsynced, torn tail repaired)
+                append_jsonl_durable(Path(out_dir) / name, data.splitlines())
             bar.update(1)
     return len(refs)
