@@ -73,7 +73,7 @@ class ExperimentConfig(BaseModel):
         (:mod:`scarce_lab.llm.decisions`) applied to settings."""
         model = handler(data)
         if isinstance(data, dict):
-            found = _boolean_as_number(data, model, "")
+            found = boolean_as_number(data, model)
             if found:
                 path, value = found
                 raise ValueError(f"{path}: {value!r} is a boolean, not a number")
@@ -230,20 +230,21 @@ class ExperimentConfig(BaseModel):
             return {}
 
 
-def _boolean_as_number(raw: Any, built: Any, path: str) -> tuple[str, bool] | None:
+def boolean_as_number(raw: Any, built: Any, path: str = "") -> tuple[str, bool] | None:
     """The first ``(dotted path, value)`` where ``raw`` holds a boolean and the
-    validated ``built`` a number; ``None`` when there is none."""
+    validated ``built`` a number (pydantic's lax mode made ``True`` a 1); ``None`` when
+    there is none. Used for configs and notebook parameters alike."""
     if isinstance(raw, bool):
         return (path.rstrip("."), raw) if isinstance(built, int | float) and not isinstance(built, bool) else None
     if isinstance(raw, dict):
         for k, v in raw.items():
             sub = getattr(built, k, None) if isinstance(built, BaseModel) else (
                 built.get(k) if isinstance(built, dict) else None)
-            if (found := _boolean_as_number(v, sub, f"{path}{k}.")) is not None:
+            if (found := boolean_as_number(v, sub, f"{path}{k}.")) is not None:
                 return found
     if isinstance(raw, list | tuple) and isinstance(built, list | tuple) and len(raw) == len(built):
         for i, (v, b) in enumerate(zip(raw, built, strict=True)):
-            if (found := _boolean_as_number(v, b, f"{path}{i}.")) is not None:
+            if (found := boolean_as_number(v, b, f"{path}{i}.")) is not None:
                 return found
     return None
 
