@@ -279,10 +279,8 @@ def check_parameters(notebook: str | Path, parameters: dict[str, Any],
     (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
 
     Raises:
-        ParameterError: a name the notebook does not declare (the message lists the
-            declared names; names are case-sensitive), a value not of the declared type
-            (parameter, value and type named), or a dataset path that does not exist
-            (the message names the parameter and the path).
+        ParameterError: as :func:`typed_parameters`, or a dataset path that does not
+            exist (the message names the parameter and the path).
     """
     out = typed_parameters(notebook, parameters)
     for k, v in list(out.items()):

@@ -14,6 +14,7 @@ From an environment's config model derive:
 from __future__ import annotations
 
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -303,40 +304,35 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_core_schema_loader())  # noqa: S506 - a SafeLoader subclass
 
 
-_LOADER: Any = None
-
-
+@cache
 def _core_schema_loader() -> Any:
-    global _LOADER
-    if _LOADER is None:
-        import re
+    import re
 
-        import yaml
+    import yaml
 
-        class CoreSchemaLoader(yaml.SafeLoader):
-            """SafeLoader with the YAML 1.2 core schema's bool, int and float."""
+    class CoreSchemaLoader(yaml.SafeLoader):
+        """SafeLoader with the YAML 1.2 core schema's bool, int and float."""
 
-        CoreSchemaLoader.yaml_implicit_resolvers = {
-            first: [(tag, rx) for tag, rx in resolvers
-                    if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-        }
-        core = [
-            ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-            ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
-            ("tag:yaml.org,2002:float",
-             r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-             "-+.0123456789"),
-        ]
-        for tag, rx, first in core:
-            CoreSchemaLoader.add_implicit_resolver(tag, re.compile(rx), list(first))
+    CoreSchemaLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers
+                if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    core = [
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+        ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+        ("tag:yaml.org,2002:float",
+         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+         "-+.0123456789"),
+    ]
+    for tag, rx, first in core:
+        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(rx), list(first))
 
-        def construct_int(loader: Any, node: Any) -> int:
-            return int(loader.construct_scalar(node))  # decimal, leading zeros allowed
+    def construct_int(loader: Any, node: Any) -> int:
+        return int(loader.construct_scalar(node))  # decimal, leading zeros allowed
 
-        CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
-        _LOADER = CoreSchemaLoader
-    return _LOADER
+    CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    return CoreSchemaLoader
 
 
 def parse_override(text: str) -> tuple[str, Any]:
