@@ -3,8 +3,9 @@
 Running (:func:`run_panel`): concurrent (asyncio, bounded by ``concurrency``), cached
 (the :class:`~scarce_lab.llm.LLMClient` caches every response), resumable (each
 finished judgement is appended durably to ``judgements.jsonl`` in ``out_dir``; a rerun
-skips the (unit, judge) pairs already there, except those without an answer
-(``transport_error``, ``context_overflow``), which are retried), with a progress bar. An answer that gives no rating (invalid, ambiguous,
+skips the (unit, judge) pairs already there, except those without an answer, which are
+retried: :meth:`~scarce_lab.judge.store.JudgementStore.done`, the rule Ray labelling
+follows too), with a progress bar. An answer that gives no rating (invalid, ambiguous,
 truncated, refusal...: :mod:`scarce_lab.judge.judging`) is kept as a judgement with
 that status and does not vote (:mod:`scarce_lab.judge.arbitration`).
 
@@ -137,16 +138,13 @@ async def run_panel(
     if pending:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(pending), desc=f"judging ({len(judges)} judges)", disable=not progress)
-        try:
+        with tqdm(total=len(pending), desc=f"judging ({len(judges)} judges)", disable=not progress) as bar:
             for fut in asyncio.as_completed([one(u, j) for u, j in pending]):
                 judgement, calls = await fut
                 if store is not None:
                     store.append(judgement, calls)
                 results.append(judgement)
                 bar.update(1)
-        finally:
-            bar.close()
     labels, votes = arbitrate_judgements(units, results, judges, taxonomy, min_votes=need)
     return PanelResult(
         taxonomy=taxonomy,
