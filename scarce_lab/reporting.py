@@ -103,11 +103,10 @@ class Parameter:
     annotation: str = ""  # the source text of its annotation (``NAME: str | None = ...``), if any
 
 
-def _parameters_cell(nb) -> Any | None:
-    for c in nb.cells:
-        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", []):
-            return c
-    return None
+def _parameters_index(nb) -> int | None:
+    """Index of the ``parameters`` cell: the first code cell tagged so (``None``: none)."""
+    return next((i for i, c in enumerate(nb.cells)
+                 if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", [])), None)
 
 
 def notebook_parameters(notebook) -> list[Parameter]:
@@ -118,10 +117,10 @@ def notebook_parameters(notebook) -> list[Parameter]:
         ValueError: the parameters cell is not valid Python.
     """
     nb = notebook if hasattr(notebook, "cells") else read_notebook(notebook)
-    cell = _parameters_cell(nb)
-    if cell is None:
+    i = _parameters_index(nb)
+    if i is None:
         return []
-    src = cell.source
+    src = nb.cells[i].source
     try:
         tree = ast.parse(src)
     except SyntaxError as exc:
@@ -200,6 +199,8 @@ def typed_parameters(notebook, parameters: dict[str, Any]) -> dict[str, Any]:
     """
     from pydantic import TypeAdapter, ValidationError
 
+    from .config.base import boolean_as_number
+
     nb = notebook if hasattr(notebook, "cells") else read_notebook(notebook)
     where = Path(notebook).name if isinstance(notebook, str | Path) else "the notebook"
     params = {p.name: p for p in notebook_parameters(nb)}
@@ -228,23 +229,11 @@ def typed_parameters(notebook, parameters: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(value, str) and "list" in text:
                     hint = f"; a list is written {k}={[value]!r}"
                 raise ParameterError(f"{where}: parameter {k}={v!r} is not a {text} ({first}){hint}") from None
-            if _bool_became_number(value, out[k]):
+            if boolean_as_number(value, out[k]) is not None:  # -p N_STAGES=True must not mean 1
                 raise ParameterError(f"{where}: parameter {k}={v!r} is not a {_type_text(params[k], tp)} "
                                      f"(a bool is not a number here; write the number)")
         _check_literal(where, k, v, out[k])
     return out
-
-
-def _bool_became_number(given: Any, typed: Any) -> bool:
-    """Whether pydantic's lax conversion turned a ``True``/``False`` into ``1``/``0``
-    somewhere in ``given`` (``-p N_STAGES=True`` must not mean 1)."""
-    if isinstance(given, bool):
-        return not isinstance(typed, bool)
-    if isinstance(given, list | tuple) and isinstance(typed, list | tuple) and len(given) == len(typed):
-        return any(_bool_became_number(a, b) for a, b in zip(given, typed, strict=True))
-    if isinstance(given, dict) and isinstance(typed, dict):
-        return any(_bool_became_number(given[x], typed[x]) for x in given if x in typed)
-    return False
 
 
 def _check_literal(where: str, name: str, given: Any, value: Any) -> None:
@@ -290,10 +279,8 @@ def check_parameters(notebook: str | Path, parameters: dict[str, Any],
     (names ``DATASET``, ``DATASETS``, ``*_DATASET``, ``LABELS``) made absolute.
 
     Raises:
-        ParameterError: a name the notebook does not declare (the message lists the
-            declared names; names are case-sensitive), a value not of the declared type
-            (parameter, value and type named), or a dataset path that does not exist
-            (the message names the parameter and the path).
+        ParameterError: as :func:`typed_parameters`, or a dataset path that does not
+            exist (the message names the parameter and the path).
     """
     out = typed_parameters(notebook, parameters)
     for k, v in list(out.items()):
@@ -339,12 +326,8 @@ def inject_parameters(nb, parameters: dict[str, Any]):
         f"{k} = {v!r}\n" for k, v in parameters.items()
     )
     cell = nbformat.v4.new_code_cell(src, metadata={"tags": ["injected-parameters"]})
-    idx = 0
-    for i, c in enumerate(nb.cells):
-        if "parameters" in c.get("metadata", {}).get("tags", []):
-            idx = i + 1
-            break
-    nb.cells.insert(idx, cell)
+    i = _parameters_index(nb)
+    nb.cells.insert(0 if i is None else i + 1, cell)
     return nb
 
 

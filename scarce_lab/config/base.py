@@ -14,6 +14,7 @@ From an environment's config model derive:
 from __future__ import annotations
 
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -73,7 +74,7 @@ class ExperimentConfig(BaseModel):
         (:mod:`scarce_lab.llm.decisions`) applied to settings."""
         model = handler(data)
         if isinstance(data, dict):
-            found = _boolean_as_number(data, model, "")
+            found = boolean_as_number(data, model)
             if found:
                 path, value = found
                 raise ValueError(f"{path}: {value!r} is a boolean, not a number")
@@ -230,20 +231,21 @@ class ExperimentConfig(BaseModel):
             return {}
 
 
-def _boolean_as_number(raw: Any, built: Any, path: str) -> tuple[str, bool] | None:
+def boolean_as_number(raw: Any, built: Any, path: str = "") -> tuple[str, bool] | None:
     """The first ``(dotted path, value)`` where ``raw`` holds a boolean and the
-    validated ``built`` a number; ``None`` when there is none."""
+    validated ``built`` a number (pydantic's lax mode made ``True`` a 1); ``None`` when
+    there is none. Used for configs and notebook parameters alike."""
     if isinstance(raw, bool):
         return (path.rstrip("."), raw) if isinstance(built, int | float) and not isinstance(built, bool) else None
     if isinstance(raw, dict):
         for k, v in raw.items():
             sub = getattr(built, k, None) if isinstance(built, BaseModel) else (
                 built.get(k) if isinstance(built, dict) else None)
-            if (found := _boolean_as_number(v, sub, f"{path}{k}.")) is not None:
+            if (found := boolean_as_number(v, sub, f"{path}{k}.")) is not None:
                 return found
     if isinstance(raw, list | tuple) and isinstance(built, list | tuple) and len(raw) == len(built):
         for i, (v, b) in enumerate(zip(raw, built, strict=True)):
-            if (found := _boolean_as_number(v, b, f"{path}{i}.")) is not None:
+            if (found := boolean_as_number(v, b, f"{path}{i}.")) is not None:
                 return found
     return None
 
@@ -302,40 +304,35 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_core_schema_loader())  # noqa: S506 - a SafeLoader subclass
 
 
-_LOADER: Any = None
-
-
+@cache
 def _core_schema_loader() -> Any:
-    global _LOADER
-    if _LOADER is None:
-        import re
+    import re
 
-        import yaml
+    import yaml
 
-        class CoreSchemaLoader(yaml.SafeLoader):
-            """SafeLoader with the YAML 1.2 core schema's bool, int and float."""
+    class CoreSchemaLoader(yaml.SafeLoader):
+        """SafeLoader with the YAML 1.2 core schema's bool, int and float."""
 
-        CoreSchemaLoader.yaml_implicit_resolvers = {
-            first: [(tag, rx) for tag, rx in resolvers
-                    if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-        }
-        core = [
-            ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-            ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
-            ("tag:yaml.org,2002:float",
-             r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-             "-+.0123456789"),
-        ]
-        for tag, rx, first in core:
-            CoreSchemaLoader.add_implicit_resolver(tag, re.compile(rx), list(first))
+    CoreSchemaLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers
+                if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    core = [
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+        ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+        ("tag:yaml.org,2002:float",
+         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+         "-+.0123456789"),
+    ]
+    for tag, rx, first in core:
+        CoreSchemaLoader.add_implicit_resolver(tag, re.compile(rx), list(first))
 
-        def construct_int(loader: Any, node: Any) -> int:
-            return int(loader.construct_scalar(node))  # decimal, leading zeros allowed
+    def construct_int(loader: Any, node: Any) -> int:
+        return int(loader.construct_scalar(node))  # decimal, leading zeros allowed
 
-        CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
-        _LOADER = CoreSchemaLoader
-    return _LOADER
+    CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    return CoreSchemaLoader
 
 
 def parse_override(text: str) -> tuple[str, Any]:

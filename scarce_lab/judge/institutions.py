@@ -41,7 +41,6 @@ def institutions(
     *,
     recipients: pl.DataFrame | None = None,
     induced: Iterable[str] | None = None,
-    min_rounds: int = 2,
 ) -> pl.DataFrame:
     """One row per (run, agent or pair, label) that the panel accepted at least once.
 
@@ -52,21 +51,17 @@ def institutions(
         recipients: ``unit_id`` + ``recipients`` (list of agent names) per unit, e.g.
             :func:`scarce_lab.judge.units.units_to_frame`; needed for ``pair`` rows.
         induced: overrides the taxonomy's ``induced_by_instructions`` ids.
-        min_rounds: distinct rounds needed to call a behaviour persistent (2 = it
-            recurs at least once in a later round).
 
     Returns:
         :data:`INSTITUTION_SCHEMA` rows; ``who`` is the agent, or ``"a|b"`` (sorted
         names) for a pair.
 
     Raises:
-        ValueError: ``labels`` lacks a needed column, or ``min_rounds`` < 1.
+        ValueError: ``labels`` lacks a needed column.
     """
     need = {"run_id", "round", "agent", "labels"}
     if missing := need - set(labels.columns):
         raise ValueError(f"institutions: labels frame lacks {sorted(missing)}")
-    if min_rounds < 1:
-        raise ValueError(f"min_rounds must be >= 1, got {min_rounds}")
     induced_ids = set(taxonomy.induced_ids if induced is None else induced)
     rel = taxonomy.relational_ids
     long = (
@@ -115,7 +110,7 @@ def institutions(
             pl.col("rounds").list.first().alias("first_round"),
             pl.col("rounds").list.len().cast(pl.Int64).alias("n_rounds"),
         )
-        .with_columns((pl.col("n_rounds") >= min_rounds).alias("persistent"))
+        .with_columns((pl.col("n_rounds") >= 2).alias("persistent"))  # recurs in a later round
         .with_columns((pl.col("spontaneous") & pl.col("persistent")).alias("institutional"))
     )
     order = {lab: i for i, lab in enumerate(taxonomy.ids)}

@@ -44,8 +44,8 @@ class JudgeSpec(BaseModel):
 
     @property
     def answer_tokens(self) -> int:
-        """Token budget of one answer: ``max_tokens`` or about 45 tokens per label plus
-        the quote length / 3 (digits and punctuation are single tokens)."""
+        """Token budget of one answer: ``max_tokens``, else 24 plus, per label, 20 and
+        half the quote length (``max_evidence``; digits and punctuation are single tokens)."""
         return self.max_tokens if self.max_tokens is not None else 24 + self.max_labels * (20 + self.max_evidence // 2)
 
 

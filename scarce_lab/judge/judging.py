@@ -20,10 +20,11 @@ are ratings; every other status is a **missing rating** and never votes:
 - ``invalid`` (not the schema: no ``labels``, ``{}``, bad JSON), ``ambiguous``
   (several different valid answers in the text and none final, e.g. a quoted verdict
   before the real one), ``truncated`` (cut off at ``max_tokens``), ``refusal``,
-  ``empty``, ``tool_call`` (an unusable tool call instead of text), and the two
-  *no-answer* statuses ``transport_error`` and ``context_overflow`` (the prompt does
-  not fit the model's context; found by the client before sending), which a panel
-  retries when it resumes. Any other outcome the client reports is kept as reported
+  ``empty``, ``tool_call`` (an unusable tool call instead of text), and the
+  *no-answer* statuses (:data:`NO_ANSWER_STATUSES`: ``transport_error``,
+  ``context_overflow`` (the prompt does not fit the model's context; found by the
+  client before sending), ``request_refused``, ``cost_cap``), which a panel retries
+  when it resumes. Any other outcome the client reports is kept as reported
   (and does not vote).
 
 A judgement's status, when no answer validated, is the outcome of the first call that
@@ -185,11 +186,6 @@ class Judgement(BaseModel):
     def votes(self) -> bool:
         """True when this judgement is a rating (counts in arbitration)."""
         return self.status in RATING_STATUSES
-
-    @property
-    def missing(self) -> bool:
-        """True when this judgement is a missing rating (never votes)."""
-        return not self.votes
 
 
 _AMBIGUOUS = re.compile(r"\s*ambiguous\b", re.IGNORECASE)

@@ -3,8 +3,9 @@
 Running (:func:`run_panel`): concurrent (asyncio, bounded by ``concurrency``), cached
 (the :class:`~scarce_lab.llm.LLMClient` caches every response), resumable (each
 finished judgement is appended durably to ``judgements.jsonl`` in ``out_dir``; a rerun
-skips the (unit, judge) pairs already there, except those without an answer
-(``transport_error``, ``context_overflow``), which are retried), with a progress bar. An answer that gives no rating (invalid, ambiguous,
+skips the (unit, judge) pairs already there, except those without an answer, which are
+retried: :meth:`~scarce_lab.judge.store.JudgementStore.done`, the rule Ray labelling
+follows too), with a progress bar. An answer that gives no rating (invalid, ambiguous,
 truncated, refusal...: :mod:`scarce_lab.judge.judging`) is kept as a judgement with
 that status and does not vote (:mod:`scarce_lab.judge.arbitration`).
 
@@ -26,7 +27,7 @@ import polars as pl
 
 from .arbitration import default_min_votes
 from .judges import JudgeSpec, panel_note
-from .judging import NO_ANSWER_STATUSES, Judgement, judge_unit
+from .judging import Judgement, judge_unit
 from .store import JudgementStore
 from .tables import arbitrate_judgements, judgements_frame
 from .taxonomy import Taxonomy
@@ -117,12 +118,7 @@ async def run_panel(
                 "note": note,
             }
         )
-        wanted, keys = set(ids), {j.key for j in judges}
-        done = {
-            (j.unit_id, j.judge_key): j
-            for j in store.load()
-            if j.status not in NO_ANSWER_STATUSES and j.unit_id in wanted and j.judge_key in keys
-        }
+        done = store.done(set(ids), {j.key for j in judges})
     pending = [(u, j) for u in units for j in judges if (u.unit_id, j.key) not in done]
     from ..llm.models import is_embedded
 
@@ -142,16 +138,13 @@ async def run_panel(
     if pending:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(pending), desc=f"judging ({len(judges)} judges)", disable=not progress)
-        try:
+        with tqdm(total=len(pending), desc=f"judging ({len(judges)} judges)", disable=not progress) as bar:
             for fut in asyncio.as_completed([one(u, j) for u, j in pending]):
                 judgement, calls = await fut
                 if store is not None:
                     store.append(judgement, calls)
                 results.append(judgement)
                 bar.update(1)
-        finally:
-            bar.close()
     labels, votes = arbitrate_judgements(units, results, judges, taxonomy, min_votes=need)
     return PanelResult(
         taxonomy=taxonomy,

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..data.jsonl import append_jsonl_durable, read_json, read_jsonl, write_json_atomic
-from .judging import Judgement
+from .judging import NO_ANSWER_STATUSES, Judgement
 
 JUDGEMENTS_FILE = "judgements.jsonl"
 CALLS_FILE = "llm_calls.jsonl"
@@ -39,22 +39,41 @@ class JudgementStore:
         self.calls_path = self.dir / CALLS_FILE
         self.meta_path = self.dir / PANEL_FILE
 
+    def check_taxonomy(self, taxonomy: str) -> dict[str, Any] | None:
+        """The existing ``panel.json`` (``None`` if absent), checked to be a JSON object
+        started with ``taxonomy``."""
+        if not self.meta_path.exists():
+            return None
+        old = read_json(self.meta_path)
+        if not isinstance(old, dict):
+            raise ValueError(f"{self.meta_path}: expected a JSON object, got {type(old).__name__}")
+        if old.get("taxonomy") != taxonomy:
+            raise ValueError(
+                f"{self.dir}: holds judgements for taxonomy {old.get('taxonomy')!r}, "
+                f"not {taxonomy!r}; use another --out folder"
+            )
+        return old
+
     def check_meta(self, meta: dict[str, Any]) -> None:
         """Write ``panel.json``, or check that an existing one uses the same taxonomy
         (then the judges lists are merged)."""
-        if self.meta_path.exists():
-            old = read_json(self.meta_path)
-            if not isinstance(old, dict):
-                raise ValueError(
-                    f"{self.meta_path}: expected a JSON object, got {type(old).__name__}"
-                )
-            if old.get("taxonomy") != meta.get("taxonomy"):
-                raise ValueError(
-                    f"{self.dir}: holds judgements for taxonomy {old.get('taxonomy')!r}, "
-                    f"not {meta.get('taxonomy')!r}; use another --out folder"
-                )
+        old = self.check_taxonomy(meta.get("taxonomy"))
+        if old is not None:
             meta = {**old, **meta, "judges": _merge_judges(old.get("judges", []), meta["judges"])}
         write_json_atomic(self.meta_path, meta)
+
+    def done(self, unit_ids: set[str], judge_keys: set[str]) -> dict[tuple[str, str], Judgement]:
+        """(unit_id, judge_key) -> stored judgement, for the pairs of ``unit_ids`` x
+        ``judge_keys`` that need no new call: a status in
+        :data:`~scarce_lab.judge.judging.NO_ANSWER_STATUSES` is asked again on resume
+        (locally and on Ray alike)."""
+        return {
+            (j.unit_id, j.judge_key): j
+            for j in self.load()
+            if j.status not in NO_ANSWER_STATUSES
+            and j.unit_id in unit_ids
+            and j.judge_key in judge_keys
+        }
 
     def load(self) -> list[Judgement]:
         """Every stored judgement (the last one wins for a repeated (unit, judge) pair)."""

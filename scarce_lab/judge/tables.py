@@ -20,11 +20,15 @@ from .judging import NO_ANSWER_STATUSES, Judgement
 from .taxonomy import Taxonomy
 from .units import Unit
 
-JUDGEMENT_SCHEMA = {
+#: The columns that key every frame to the labelled round.
+KEY_SCHEMA = {
     "unit_id": pl.String,
     "run_id": pl.String,
     "round": pl.Int64,
     "agent": pl.String,
+}
+JUDGEMENT_SCHEMA = {
+    **KEY_SCHEMA,
     "judge": pl.String,
     "model": pl.String,
     "status": pl.String,
@@ -55,10 +59,7 @@ def judgements_frame(judgements: Sequence[Judgement]) -> pl.DataFrame:
 
 
 LABELS_SCHEMA = {
-    "unit_id": pl.String,
-    "run_id": pl.String,
-    "round": pl.Int64,
-    "agent": pl.String,
+    **KEY_SCHEMA,
     "labels": pl.List(pl.String),
     "ties": pl.List(pl.String),
     "n_judges": pl.Int64,
@@ -68,10 +69,7 @@ LABELS_SCHEMA = {
     "status": pl.String,
 }
 VOTES_SCHEMA = {
-    "unit_id": pl.String,
-    "run_id": pl.String,
-    "round": pl.Int64,
-    "agent": pl.String,
+    **KEY_SCHEMA,
     "label": pl.String,
     "votes": pl.Int64,
     "n_valid": pl.Int64,
@@ -94,9 +92,9 @@ def arbitrate_judgements(
     """Arbitrate every unit; returns ``(labels, votes)`` frames (see module docstring).
 
     A judge with no judgement for a unit (not run yet) or one without an answer
-    (``transport_error``, ``context_overflow``) is listed in ``missing``; one that answered without a rating (any status but ``ok``
-    and ``repaired``: invalid, ambiguous, truncated, refusal, invalid_label...) is
-    listed in ``unparseable`` (the ``judgements`` frame says which outcome). Neither
+    (:data:`~scarce_lab.judge.judging.NO_ANSWER_STATUSES`) is listed in ``missing``; one
+    that answered without a rating (any status but ``ok`` and ``repaired``: invalid,
+    ambiguous, truncated, refusal, invalid_label...) is listed in ``unparseable`` (the ``judgements`` frame says which outcome). Neither
     votes; both count in the panel size for the default ``min_votes``.
     """
     by_pair = {(j.unit_id, j.judge_key): j for j in judgements}

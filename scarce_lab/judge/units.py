@@ -243,15 +243,12 @@ def units_from_rows(
 
 
 def units_from_frame(df: pl.DataFrame, *, keep_empty: bool = False) -> list[Unit]:
-    """Build units from a frame with the columns in :data:`FRAME_COLUMNS`.
-
-    ``private_messages`` may be a list of ``{to, text}`` structs, a list of strings or
-    JSON text. Units with neither reasoning nor message text are dropped unless
-    ``keep_empty``. Rows are returned sorted by ``(run_id, contention, agent)``.
+    """Units from a frame with the columns in :data:`FRAME_COLUMNS`, one row each, as
+    :func:`units_from_rows` builds them (types, order, ``keep_empty``).
 
     Raises:
-        ValueError: a required column is missing, a key is null or of the wrong type,
-            or a key ``(run_id, contention, agent)`` repeats (the message names it).
+        ValueError: a required column is missing, or a bad or repeated row (as
+            :func:`units_from_rows`; the message names the row).
     """
     _check_columns(df, "units frame")
     rows = ((f"units frame row {i}", r) for i, r in enumerate(df.iter_rows(named=True)))

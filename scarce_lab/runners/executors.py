@@ -247,13 +247,13 @@ def _judge_body(units: list, taxonomy: Any, judges: list, client_settings: dict,
     """Label ``units`` (one run's) with the panel in a temporary folder on the node and
     return its ``judgements.jsonl`` and ``llm_calls.jsonl``."""
     from ..judge.panel import label_units
-    from ..judge.store import JUDGEMENTS_FILE
+    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE
     from ..llm import make_client
 
     client = make_client(**client_settings)
     with tempfile.TemporaryDirectory(prefix="scarce_lab-judge-") as tmp:
         label_units(units, taxonomy, judges, client=client, out_dir=Path(tmp), progress=False, **panel_kwargs)
-        return {name: (Path(tmp) / name).read_bytes() for name in (JUDGEMENTS_FILE, "llm_calls.jsonl")
+        return {name: (Path(tmp) / name).read_bytes() for name in (CALLS_FILE, JUDGEMENTS_FILE)
                 if (Path(tmp) / name).exists()}
 
 
@@ -278,17 +278,12 @@ def judge_on_ray(
         ExecutorError: Ray missing or unreachable.
         ValueError: ``out_dir`` holds judgements of another taxonomy.
     """
-    import json
+    from ..data.jsonl import append_jsonl_durable
+    from ..judge.store import JudgementStore
 
-    from ..judge.store import CALLS_FILE, JUDGEMENTS_FILE, PANEL_FILE, JudgementStore
-
-    panel = Path(out_dir) / PANEL_FILE
-    if panel.exists() and json.loads(panel.read_text()).get("taxonomy") != taxonomy.id:
-        raise ValueError(f"{out_dir}: holds judgements for taxonomy {json.loads(panel.read_text()).get('taxonomy')!r}, "
-                         f"not {taxonomy.id!r}; use another --out folder")
     store = JudgementStore(out_dir)
-    keys = {j.key for j in judges}
-    done = {(j.unit_id, j.judge_key) for j in store.load() if j.status != "error" and j.judge_key in keys}
+    store.check_taxonomy(taxonomy.id)
+    done = store.done({u.unit_id for u in units}, {j.key for j in judges})
     todo: dict[str, list] = {}
     for u in units:
         if any((u.unit_id, j.key) not in done for j in judges):
@@ -305,10 +300,7 @@ def judge_on_ray(
         pending = list(refs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
-            files = ray.get(ready[0])
-            for name in (JUDGEMENTS_FILE, CALLS_FILE):
-                if files.get(name):
-                    with (Path(out_dir) / name).open("ab") as fh:
-                        fh.write(files[name] if files[name].endswith(b"\n") else files[name] + b"\n")
+            for name, data in ray.get(ready[0]).items():  # the store's write rule (fsynced, torn tail repaired)
+                append_jsonl_durable(Path(out_dir) / name, data.splitlines())
             bar.update(1)
     return len(refs)

@@ -50,22 +50,19 @@ class _Capture:
                                        if k in LLMSettings.model_fields})
         self.requests: list[dict[str, Any]] = []
 
-    def _take(self, model: str, messages: list[dict[str, Any]], max_tokens: int | None, purpose: str) -> None:
-        self.requests.append({"model": model, "messages": messages, "purpose": purpose,
+    def _take(self, model: str, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
+              context: Any = None, **_: Any) -> None:
+        self.requests.append({"model": model, "messages": messages, "purpose": getattr(context, "purpose", ""),
                               "max_tokens": max_tokens or self.settings.max_tokens})
         raise _PreviewStop
 
-    async def acomplete(self, model, messages, *, seed, context=None, max_tokens=None, **kw):
-        self._take(model, messages, max_tokens, getattr(context, "purpose", ""))
+    decide = complete = _take
 
-    async def adecide(self, *, model, messages, context=None, max_tokens=None, **kw):
-        self._take(model, messages, max_tokens, getattr(context, "purpose", ""))
+    async def acomplete(self, *args: Any, **kw: Any) -> None:
+        self._take(*args, **kw)
 
-    def decide(self, **kw):
-        self._take(kw["model"], kw["messages"], kw.get("max_tokens"), getattr(kw.get("context"), "purpose", ""))
-
-    def complete(self, model, messages, *, seed, **kw):
-        self._take(model, messages, kw.get("max_tokens"), getattr(kw.get("context"), "purpose", ""))
+    async def adecide(self, *args: Any, **kw: Any) -> None:
+        self._take(*args, **kw)
 
     def structured_mode(self, model, api_base=None):
         return self.settings.structured_output
@@ -243,30 +240,28 @@ def check(configs: list[Any]) -> list[CheckRow]:
     class Ping(BaseModel):
         ok: bool
 
-    rows = []
-    seen = set()
+    first: dict[tuple[str, str | None], Any] = {}  # (model, api base) -> the first config naming it
     for cfg in configs:
         for model in cfg.llm_models():
-            key = (model, cfg.llm.api_base)
-            if key in seen:
-                continue
-            seen.add(key)
-            env = load_litellm().validate_environment(model=model, api_base=cfg.llm.api_base) \
-                if not model.startswith("embedded/") else {"keys_in_environment": True, "missing_keys": []}
-            missing = env.get("missing_keys") or []
-            # litellm tells missing keys, not whether a present one was needed: say only that
-            keys = f"missing {', '.join(missing)}" if missing else "none missing"
-            if cfg.llm.api_base and missing:
-                keys += " (a local server may need none)"
-            client = make_client(cfg.llm, cache=False, max_retries=0, max_cost_usd=None, sweep_max_cost_usd=None)
-            out = client.decide(model=model, messages=[{"role": "user", "content": 'Answer {"ok": true}.'}],
-                                schema=Ping, fallback=Ping(ok=False), seed=0, max_tokens=16,
-                                context=CallContext(purpose="check"))
-            last = out.calls[-1]
-            modes = [c.structured_output for c in out.calls if c.structured_output]
-            ok = not out.missing
-            detail = f"answer {last.outcome}" + ("" if ok else f": {(last.error or '')[:200]}")
-            if len(modes) > 1:
-                detail += f" (refused: {', '.join(modes[:-1])})"
-            rows.append(CheckRow(model, cfg.llm.api_base, keys, ok, modes[-1] if modes else None, detail))
+            first.setdefault((model, cfg.llm.api_base), cfg)
+    rows = []
+    for (model, api_base), cfg in first.items():
+        env = load_litellm().validate_environment(model=model, api_base=api_base) \
+            if not model.startswith("embedded/") else {"keys_in_environment": True, "missing_keys": []}
+        missing = env.get("missing_keys") or []
+        # litellm tells missing keys, not whether a present one was needed: say only that
+        keys = f"missing {', '.join(missing)}" if missing else "none missing"
+        if api_base and missing:
+            keys += " (a local server may need none)"
+        client = make_client(cfg.llm, cache=False, max_retries=0, max_cost_usd=None, sweep_max_cost_usd=None)
+        out = client.decide(model=model, messages=[{"role": "user", "content": 'Answer {"ok": true}.'}],
+                            schema=Ping, fallback=Ping(ok=False), seed=0, max_tokens=16,
+                            context=CallContext(purpose="check"))
+        last = out.calls[-1]
+        modes = [c.structured_output for c in out.calls if c.structured_output]
+        ok = not out.missing
+        detail = f"answer {last.outcome}" + ("" if ok else f": {(last.error or '')[:200]}")
+        if len(modes) > 1:
+            detail += f" (refused: {', '.join(modes[:-1])})"
+        rows.append(CheckRow(model, api_base, keys, ok, modes[-1] if modes else None, detail))
     return rows

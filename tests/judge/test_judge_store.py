@@ -162,3 +162,47 @@ def test_panel_json_is_atomic_and_bom_tolerant(tmp_path):
         read_json(meta)
     write_json_atomic(meta, {"x": "é"})
     assert read_json(meta) == {"x": "é"}
+
+
+def test_pairs_without_an_answer_are_asked_again_locally_and_on_ray(tmp_path, monkeypatch):
+    # One resume rule (JudgementStore.done) for run_panel and judge_on_ray: a pair whose
+    # status is in NO_ANSWER_STATUSES is asked again (judge_on_ray used to count every
+    # pair but a legacy "error" as done, so it sent nothing). Ray is faked in-process.
+    from scarce_lab.judge.judges import make_judges
+    from scarce_lab.judge.judging import NO_ANSWER_STATUSES
+    from scarce_lab.judge.taxonomy import load_taxonomy
+    from scarce_lab.judge.units import Unit
+    from scarce_lab.runners import executors
+
+    tax = load_taxonomy("scarce")
+    (judge,) = make_judges(["openai/judge-a"], seed=0)
+    store = JudgementStore(tmp_path)
+    for u, status in (("u1", "ok"), ("u2", "transport_error"), ("u3", "invalid")):
+        store.append(J(u, status).model_copy(update={"judge_key": judge.key}), [])
+    assert "transport_error" in NO_ANSWER_STATUSES
+    keys = {judge.key}
+    assert set(store.done({"u1", "u2", "u3"}, keys)) == {("u1", judge.key), ("u3", judge.key)}
+    assert store.done({"u1"}, {"other"}) == {}
+
+    class FakeRay:
+        def remote(self, **_):
+            return lambda fn: type("Remote", (), {"remote": staticmethod(fn)})()
+
+        def wait(self, pending, num_returns):
+            return pending[:num_returns], pending[num_returns:]
+
+        def get(self, ref):
+            return ref
+
+    monkeypatch.setattr(executors, "connect", lambda address: FakeRay())
+    units = [
+        Unit(unit_id=u, run_id="r", round=1, agent="A1", public_reasoning="I need it.")
+        for u in ("u1", "u2", "u3")
+    ]
+    answer = json.dumps({"labels": [{"label": tax.ids[0], "evidence": ""}]})
+    kwargs = {"call_kwargs": {judge.name: {"mock_response": answer}}}
+    settings = {"cache": False, "max_retries": 0}
+    run = dict(client_settings=settings, panel_kwargs=kwargs, progress=False)
+    assert executors.judge_on_ray(units, tax, [judge], tmp_path, **run) == 1  # u2 is sent
+    assert set(store.done({"u1", "u2", "u3"}, keys)) == {(u, judge.key) for u in ("u1", "u2", "u3")}
+    assert executors.judge_on_ray(units, tax, [judge], tmp_path, **run) == 0  # nothing left

@@ -80,9 +80,10 @@ def population(ds: Dataset) -> pl.DataFrame:
     return _with_runs(ds, df).sort("run_id", "round")
 
 
-def _agent_rows(ds: Dataset) -> pl.DataFrame:
+def _agent_rows(ds: Dataset, kind: str = "episode_agents") -> pl.DataFrame:
+    """One row per entry of the ``agents`` list of each ``kind`` event, its fields as columns."""
     return (
-        _p(ds, "episode_agents").select("run_id", "phase", "round", "agents")
+        _p(ds, kind).select("run_id", "phase", "round", "agents")
         .explode("agents").drop_nulls("agents").unnest("agents")
     )
 
@@ -150,11 +151,7 @@ def deaths(ds: Dataset) -> pl.DataFrame:
 def agent_wealth(ds: Dataset) -> pl.DataFrame:
     """One row per living agent and population snapshot: phase, round (the episode the
     snapshot closes), agent, wealth, bid (credits), novice."""
-    df = (
-        _p(ds, "population").select("run_id", "phase", "round", "agents")
-        .explode("agents").drop_nulls("agents").unnest("agents")
-        .select("run_id", "phase", "round", "agent", "wealth", "bid", "novice")
-    )
+    df = _agent_rows(ds, "population").select("run_id", "phase", "round", "agent", "wealth", "bid", "novice")
     return _with_runs(ds, df).sort("run_id", "round", "agent")
 
 
