@@ -16,8 +16,6 @@ from scarce_lab.environments.scarce.analysis.base import (
     base_condition,
     cluster_bootstrap_median,
     mean_over_runs,
-    run_settings,
-    with_settings,
 )
 from scarce_lab.environments.scarce.analysis.dynamics import (
     budget_left,
@@ -48,6 +46,8 @@ from scarce_lab.environments.scarce.tables import (
     CONTENTION_SCHEMA,
     MESSAGE_SCHEMA,
     SUBMISSION_SCHEMA,
+    run_settings,
+    with_settings,
 )
 
 LABEL_SCHEMA = {"run_id": pl.String, "round": pl.Int64, "agent": pl.String, "labels": pl.List(pl.String),

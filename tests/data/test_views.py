@@ -18,7 +18,7 @@ import scarce_lab as sl
 from scarce_lab import registry as environments
 from scarce_lab.data.loaders import Dataset, combine, load_dataset
 from scarce_lab.environments.economy import tables as economy_tables
-from scarce_lab.environments.scarce.analysis.experiments import ScarceTables
+from scarce_lab.environments.scarce.tables import ScarceTables
 from scarce_lab.environments.sovsim.tables import from_dataset, label_conditions, load_agent_rounds
 from scarce_lab.registry import EnvironmentSpec, PublishedLayout
 from tests.toy_env.spec import SPEC as TOY

@@ -128,7 +128,7 @@ SPEC = register(EnvironmentSpec(
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
     seat_keys=seat_keys,
     seat_parts=("solver", "negotiator"),
-    view=lazy(f"{__name__}.analysis.experiments", "ScarceTables"),
+    view=lazy(f"{__name__}.tables", "ScarceTables"),
     judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",

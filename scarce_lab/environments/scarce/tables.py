@@ -13,6 +13,9 @@ Every function takes a run directory, a folder of runs, or a
 :class:`~scarce_lab.data.loaders.Dataset`. ``model`` is the negotiator's model (the
 agent whose behaviour the tables describe), ``solver_model`` the solver's.
 
+The view ``ds.scarce`` (:class:`ScarceTables`) holds the three tables with condition
+labels unique over the dataset and the run settings (:func:`run_settings`) beside each row.
+
 Every table carries the condition columns of :mod:`scarce_lab.data.tables`
 (``base_condition`` is ``<scheduler>_<mechanism>_mem-<memory>``). The events they
 read are the typed payloads of :mod:`scarce_lab.environments.scarce.events`.
@@ -22,11 +25,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ...analysis.layout import _need
 from ...data.loaders import Dataset, load_dataset
 from ...data.schema import is_scripted
 from ...data.tables import label_conditions, settings_json
@@ -288,3 +294,102 @@ def messages_table(source) -> pl.DataFrame:
                     "intended_tactics": json.dumps(sorted(c["meant"].get(w, ()))) if records_intent else None,
                 })
     return label_conditions(_frame(rows, MESSAGE_SCHEMA, runs), skip=_BASE_KEYS).sort(["run_id", "contention", "worker"])
+
+
+# -- run settings and the view ds.scarce ---------------------------------------------
+RUN_SETTINGS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String, "seed": pl.Int64, "workers": pl.Int64, "subruns": pl.Int64, "memory": pl.String,
+    "mechanism": pl.String, "scheduler": pl.String, "reasoning_effort": pl.String, "rich_worker_budget": pl.Int64,
+    "mixed_deadlines": pl.Boolean, "negotiator": pl.String}
+
+
+def _run_negotiator(row: dict, cfg: dict) -> str | None:
+    """The run's negotiator model: ``negotiator_model`` or else ``model``; with seats
+    (``config.seats``), the manifest's ``models["negotiator"]`` (one model every worker's
+    negotiator shares, or ``mixed``)."""
+    if cfg.get("seats"):
+        models = json.loads(row.get("models") or "{}") if isinstance(row.get("models"), str) else (row.get("models") or {})
+        return models.get("negotiator") or "mixed"
+    return cfg.get("negotiator_model") or cfg.get("model")
+
+
+def scarce_run_configs(runs: pl.DataFrame | pl.LazyFrame) -> list[tuple[dict, dict]]:
+    """``(row, config)`` for every SCARCE run of a ``runs`` frame (columns ``run_id``,
+    ``seed``, ``config``: the manifest's config JSON, read into a dict; other
+    environments' rows left out). The one reader of per-run settings for
+    :func:`run_settings` and the institutions' settings.
+
+    Raises:
+        ValueError: a missing column (named)."""
+    if isinstance(runs, pl.LazyFrame):
+        runs = runs.collect()
+    _need(runs, ("run_id", "seed", "config"), "runs")
+    if "environment" in runs.columns:
+        runs = runs.filter(pl.col("environment") == "scarce")
+    return [(r, json.loads(r["config"] or "{}")) for r in runs.iter_rows(named=True)]
+
+
+def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """One row per SCARCE run with the settings the experiments split by
+    (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
+    ``runs`` frame of :func:`~scarce_lab.data.loaders.load_dataset`).
+    ``reasoning_effort`` is ``llm.reasoning_effort`` (``reasoning_effort`` in
+    version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
+    negotiator model (``negotiator_model`` or else ``model``; ``mixed`` for a run whose
+    seats give workers different negotiators)."""
+    rows = []
+    for r, c in scarce_run_configs(runs):
+        rows.append({
+            "run_id": r["run_id"], "seed": r["seed"], "workers": c.get("workers"), "subruns": c.get("subruns"),
+            "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),
+            "reasoning_effort": (c.get("llm") or {}).get("reasoning_effort") or c.get("reasoning_effort") or "default",
+            "rich_worker_budget": c.get("rich_worker_budget"), "mixed_deadlines": bool(c.get("mixed_deadlines")),
+            "negotiator": _run_negotiator(r, c),
+        })
+    return pl.DataFrame(rows, schema=RUN_SETTINGS_SCHEMA, orient="row")
+
+
+def with_settings(df: pl.DataFrame, settings: pl.DataFrame, cols: Sequence[str] | None = None) -> pl.DataFrame:
+    """``df`` left-joined on ``run_id`` with setting columns (default: all not in ``df``)."""
+    cols = [c for c in (cols or settings.columns) if c != "run_id" and c not in df.columns]
+    return df.join(settings.select("run_id", *cols), on="run_id", how="left")
+
+
+class ScarceTables:
+    """The SCARCE view of a dataset (``ds.scarce``, :class:`~scarce_lab.data.loaders.Dataset`):
+    its tidy tables, each computed when first read and joined with the run settings.
+
+    Attributes:
+        settings: one row per run (:func:`run_settings`).
+        contentions, submissions, messages: the tables of
+            this module, with condition labels unique
+            per settings over the whole dataset (the scheduler, mechanism and memory
+            are in the base condition) and the ``settings`` columns beside them.
+    """
+
+    def __init__(self, ds: Any) -> None:
+        self.dataset = ds
+
+    @cached_property
+    def settings(self) -> pl.DataFrame:
+        return run_settings(self.dataset.runs).unique(subset=["run_id"], maintain_order=True)
+
+    @cached_property
+    def contentions(self) -> pl.DataFrame:
+        return self._labelled(contentions_table(self.dataset))
+
+    @cached_property
+    def submissions(self) -> pl.DataFrame:
+        return self._labelled(submissions_table(self.dataset))
+
+    @cached_property
+    def messages(self) -> pl.DataFrame:
+        return self._labelled(messages_table(self.dataset))
+
+    def _labelled(self, df: pl.DataFrame) -> pl.DataFrame:
+        labelled = label_conditions(df.unique(maintain_order=True), skip=("scheduler", "mechanism", "memory"))
+        return with_settings(labelled, self.settings)
+
+    def __repr__(self) -> str:
+        return (f"ScarceTables({self.settings.height} runs, {self.contentions.height} participations, "
+                f"{self.submissions.height} submissions)")

@@ -12,7 +12,7 @@ numbers are computed)::
 The findings are in :mod:`.findings` (notebooks 02-06, the summary, institutions,
 tenure), :mod:`.crossplay` (notebook 08) and :mod:`.saydo` (notebook 09); the frame
 metrics behind them in :mod:`.tactics`, :mod:`.dynamics`, :mod:`.institutions`,
-:mod:`.tenure` and :mod:`.metrics`, the definitions in :mod:`.experiments`.
+:mod:`.tenure` and :mod:`.metrics`, the definitions in :mod:`.base`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,34 @@
-"""Shared pieces of the SCARCE experiment metrics (:mod:`.experiments`):
-constants of the paper's definitions, helpers for cluster intervals, run settings,
-stages and presentation."""
+"""Shared pieces of the SCARCE experiment metrics (:mod:`.tactics` from judge labels,
+:mod:`.dynamics` for communication, outcomes, budgets and auction dynamics, reached as
+findings through :mod:`.findings`): constants of the paper's definitions, helpers for
+cluster intervals, stages and presentation. Inputs are the tidy tables and the run
+settings of :mod:`scarce_lab.environments.scarce.tables` (``ds.scarce``) and the judge
+panel's ``labels`` table.
+
+Statistics (docs/design.md): as :data:`~.findings.STATISTICS` states them (runs are the
+independent unit; :func:`cluster_ci`, :func:`cluster_bootstrap_median`,
+:func:`mean_over_runs`). Every result frame carries ``n`` (rows behind the
+estimate) and ``runs`` (clusters).
+
+Never pooled: every metric first runs :func:`scarce_lab.analysis.pooling.check_no_pooling`
+on its ``by`` groups and raises :class:`~scarce_lab.analysis.pooling.PoolingError` when a
+group would mix runs whose condition settings (or solver model) differ in anything the
+``by`` columns do not name; group by ``condition`` (with ``model``) to keep conditions
+apart.
+
+Definitions (the SCARCE paper's, sections on Tables 1-10, where it gives them) are
+stated once, where they are computed, and in the method of each finding
+(:mod:`.findings`): a *stage* (:func:`assign_stages`), a *contested* contention
+(two or more participants), the *win rate* (:func:`~.dynamics.win_rates`: over all
+rounds), *rule-making* and *rule-invoking* (:data:`RULE_MAKING`,
+:data:`RULE_INVOKING`, :func:`~.findings.rule_shares`), the *budget phase*
+(:func:`~.dynamics.budget_left`), the *richer worker* (:func:`~.dynamics.richer_worker`),
+an *urgent worker* (:func:`~.dynamics.urgency_bids`) and the *reference condition*
+(:func:`base_condition`).
+"""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 
@@ -119,58 +143,6 @@ def _ci_frame(rows: list[dict], keys: dict[str, pl.DataType]) -> pl.DataFrame:
 
 
 # -- run settings and stages -----------------------------------------------------------
-RUN_SETTINGS_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String, "seed": pl.Int64, "workers": pl.Int64, "subruns": pl.Int64, "memory": pl.String,
-    "mechanism": pl.String, "scheduler": pl.String, "reasoning_effort": pl.String, "rich_worker_budget": pl.Int64,
-    "mixed_deadlines": pl.Boolean, "negotiator": pl.String}
-
-
-def _run_negotiator(row: dict, cfg: dict) -> str | None:
-    """The run's negotiator model: ``negotiator_model`` or else ``model``; with seats
-    (``config.seats``), the manifest's ``models["negotiator"]`` (one model every worker's
-    negotiator shares, or ``mixed``)."""
-    if cfg.get("seats"):
-        models = json.loads(row.get("models") or "{}") if isinstance(row.get("models"), str) else (row.get("models") or {})
-        return models.get("negotiator") or "mixed"
-    return cfg.get("negotiator_model") or cfg.get("model")
-
-
-def scarce_run_configs(runs: pl.DataFrame | pl.LazyFrame) -> list[tuple[dict, dict]]:
-    """``(row, config)`` for every SCARCE run of a ``runs`` frame (columns ``run_id``,
-    ``seed``, ``config``: the manifest's config JSON, read into a dict; other
-    environments' rows left out). The one reader of per-run settings for
-    :func:`run_settings` and the institutions' settings.
-
-    Raises:
-        ValueError: a missing column (named)."""
-    if isinstance(runs, pl.LazyFrame):
-        runs = runs.collect()
-    _need(runs, ("run_id", "seed", "config"), "runs")
-    if "environment" in runs.columns:
-        runs = runs.filter(pl.col("environment") == "scarce")
-    return [(r, json.loads(r["config"] or "{}")) for r in runs.iter_rows(named=True)]
-
-
-def run_settings(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """One row per SCARCE run with the settings the experiments split by
-    (:data:`RUN_SETTINGS_SCHEMA`), read from the manifest's ``config`` JSON (the
-    ``runs`` frame of :func:`~scarce_lab.data.loaders.load_dataset`).
-    ``reasoning_effort`` is ``llm.reasoning_effort`` (``reasoning_effort`` in
-    version-1 configs), ``"default"`` when none was passed; ``negotiator`` is the
-    negotiator model (``negotiator_model`` or else ``model``; ``mixed`` for a run whose
-    seats give workers different negotiators)."""
-    rows = []
-    for r, c in scarce_run_configs(runs):
-        rows.append({
-            "run_id": r["run_id"], "seed": r["seed"], "workers": c.get("workers"), "subruns": c.get("subruns"),
-            "memory": c.get("memory"), "mechanism": c.get("mechanism"), "scheduler": c.get("scheduler"),
-            "reasoning_effort": (c.get("llm") or {}).get("reasoning_effort") or c.get("reasoning_effort") or "default",
-            "rich_worker_budget": c.get("rich_worker_budget"), "mixed_deadlines": bool(c.get("mixed_deadlines")),
-            "negotiator": _run_negotiator(r, c),
-        })
-    return pl.DataFrame(rows, schema=RUN_SETTINGS_SCHEMA, orient="row")
-
-
 def base_condition(df: pl.DataFrame, *, except_: Sequence[str] = (), memory: str = "cross") -> pl.DataFrame:
     """Rows of runs in the reference condition (negotiated ``ballots`` schedule,
     ``fixed`` bids, ``memory`` horizon (default ``cross``, the paper's baseline), equal
@@ -188,12 +160,6 @@ def base_condition(df: pl.DataFrame, *, except_: Sequence[str] = (), memory: str
         if k not in except_:
             keep = keep & c
     return df.filter(keep)
-
-
-def with_settings(df: pl.DataFrame, settings: pl.DataFrame, cols: Sequence[str] | None = None) -> pl.DataFrame:
-    """``df`` left-joined on ``run_id`` with setting columns (default: all not in ``df``)."""
-    cols = [c for c in (cols or settings.columns) if c != "run_id" and c not in df.columns]
-    return df.join(settings.select("run_id", *cols), on="run_id", how="left")
 
 
 def assign_stages(df: pl.DataFrame, n_stages: int = 3, *, col: str = "contention") -> pl.DataFrame:

@@ -1,6 +1,6 @@
 """SCARCE metrics of communication, outcomes, budgets, deadlines and auction dynamics
 (Tables 3-8, Figures 14-16, the scheduler comparison). Definitions:
-:mod:`.experiments`."""
+:mod:`.base`."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ The metrics behind them are frame functions of :mod:`.tactics` (judge labels),
 :mod:`.dynamics` (communication, outcomes, budgets, auction dynamics),
 :mod:`.institutions`, :mod:`.tenure` and :mod:`.crossplay`; the definitions they use
 (stage, contested, win rate, budget phase, richer worker, urgent worker, the reference
-condition) are in :mod:`.experiments`.
+condition) are in :mod:`.base`.
 
 The parameters they share: ``by`` (the rows: negotiator model and condition, with a
 setting beside them where a table compares it; model and condition always among them,
@@ -52,8 +52,9 @@ from scarce_lab.analysis.layout import (
 )
 from scarce_lab.analysis.readings import describe_change, describe_extremes
 
+from ..tables import with_settings
 from . import dynamics, tactics
-from .base import BUDGET_PHASES, MEMORY_BEHAVIOURS, base_condition, relational_kind, with_settings
+from .base import BUDGET_PHASES, MEMORY_BEHAVIOURS, base_condition, relational_kind
 
 #: Rows of a finding: one per negotiator model and condition (conditions are never pooled).
 BY: tuple[str, ...] = ("model", "condition")

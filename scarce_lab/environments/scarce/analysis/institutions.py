@@ -24,7 +24,8 @@ import polars as pl
 
 from scarce_lab.analysis.pooling import check_no_pooling
 
-from .base import SHARE, _grouped, _need, cluster_ci, mean_over_runs, scarce_run_configs
+from ..tables import scarce_run_configs
+from .base import SHARE, _grouped, _need, cluster_ci, mean_over_runs
 from .dynamics import _outcome_bounds, paired_outcomes
 from .tactics import _has_any
 

@@ -1,6 +1,6 @@
 """SCARCE metrics from the judge panel's labels: tactic shares (Table 1), memory
 behaviours (Table 2), relational decay, rule-making and rule-invoking by stage
-(Table 10), reasoning effort (Table 9). Definitions: :mod:`.experiments`."""
+(Table 10), reasoning effort (Table 9). Definitions: :mod:`.base`."""
 
 from __future__ import annotations
 
