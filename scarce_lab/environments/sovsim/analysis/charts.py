@@ -27,10 +27,11 @@ from scarce_lab.analysis.figures import (
     wrap_columns,
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
+from scarce_lab.analysis.readings import _correction_name
 from scarce_lab.data.schema import is_scripted
 
 from .conventions import Convention
-from .drops import condition_key
+from .drops import condition_key, condition_values
 from .dynamics import misreports, pool_band
 from .metrics import leader_rate_vs_survival
 
@@ -326,8 +327,7 @@ def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict
     keys, pv = [], []
     for model in sorted(per_sim["model"].unique().to_list()):
         m = per_sim.filter(pl.col("model") == model)
-        vals = {c: m.filter(pl.col("condition") == c)[value].cast(pl.Float64).drop_nulls().to_numpy()
-                for c in sorted(m["condition"].unique().to_list())}
+        vals = {c: condition_values(m, c, value) for c in sorted(m["condition"].unique().to_list())}
         conds = sorted(vals)
         for i, a in enumerate(conds):
             for b in conds[i + 1:]:
@@ -350,9 +350,7 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
     Raises:
         ValueError: an unknown ``correction``.
     """
-    corr = comparisons.CORRECTIONS.get(correction)
-    if corr is None:
-        raise ValueError(f"survival_sentence: correction must be one of {sorted(comparisons.CORRECTIONS)}, got {correction!r}")
+    corr = _correction_name("survival_sentence", correction)
     tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
     parts = []
     for model in sorted(summary["model"].unique().to_list()):

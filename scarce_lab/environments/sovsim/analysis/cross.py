@@ -19,9 +19,10 @@ import numpy as np
 import polars as pl
 
 from scarce_lab.analysis import stats
+from scarce_lab.data.schema import is_scripted
 from scarce_lab.undefined import or_none
 
-from .drops import baseline_label, condition_key
+from .drops import baseline_pair, condition_key
 from .metrics import leader_rate_vs_survival
 from .pooling import Grouping, check_same_settings, cross_model_groups, pool_groups
 
@@ -55,7 +56,6 @@ def cross_model_drops(
     d = cross_model_groups(d, by, force=force, what="cross-model mean")
     rng = np.random.default_rng(seed)
     rows = []
-    labels_by_model = {m: set(g["condition"].to_list()) for (m,), g in d.group_by("model")}
     cross = d.filter(pl.col("base_condition") != baseline).select("cross_condition", "base_condition").unique().rows()
     for metric, col in DROP_METRICS.items():
         for xcond, base in sorted(cross, key=lambda p: (condition_key(p[1]), p[0])):
@@ -65,11 +65,7 @@ def cross_model_drops(
             several = units["model"].is_duplicated()
             for (model, cond), dup in zip(units.rows(), several, strict=True):
                 name = f"{model} ({cond})" if dup else model
-                m = d.filter(pl.col("model") == model)
-                lab = baseline_label(cond, base, baseline, labels_by_model[model])
-                other = m.filter(pl.col("condition") == cond)[col].cast(pl.Float64).drop_nulls().to_numpy()
-                b = (m.filter(pl.col("condition") == lab)[col].cast(pl.Float64).drop_nulls().to_numpy()
-                     if lab else np.array([]))
+                lab, b, other = baseline_pair(d.filter(pl.col("model") == model), cond, base, baseline, col)
                 if not b.size or not other.size or b.mean() == 0:
                     undefined.append(name)
                     continue
@@ -100,13 +96,11 @@ def cross_model_drops(
 def _role_frame(per_sim: pl.DataFrame) -> pl.DataFrame:
     """Long frame: one row per simulation and role with its over-usage share."""
     keys = ("model", "condition", "cross_condition", "base_condition", "run_id")
-    sym = per_sim.filter(~pl.col("has_leader")).select(
-        *keys, pl.lit("symmetric").alias("role"), pl.col("overuse_subordinates").alias("overuse"))
-    sub = per_sim.filter(pl.col("has_leader")).select(
-        *keys, pl.lit("subordinate").alias("role"), pl.col("overuse_subordinates").alias("overuse"))
-    lead = per_sim.filter(pl.col("has_leader")).select(
-        *keys, pl.lit("leader").alias("role"), pl.col("overuse_leader").alias("overuse"))
-    return pl.concat([sym, sub, lead]).drop_nulls("overuse")
+    parts = [(~pl.col("has_leader"), "symmetric", "overuse_subordinates"),
+             (pl.col("has_leader"), "subordinate", "overuse_subordinates"),
+             (pl.col("has_leader"), "leader", "overuse_leader")]
+    return pl.concat([per_sim.filter(where).select(*keys, pl.lit(role).alias("role"), pl.col(col).alias("overuse"))
+                      for where, role, col in parts]).drop_nulls("overuse")
 
 
 def overuse_by_role(
@@ -221,17 +215,13 @@ def leader_survival_across_models(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-#: Model names that mark a scripted baseline (a fixed policy, not a model under study).
-BASELINE_PREFIX = "scripted/"
-
-
 def models_under_study(per_sim: pl.DataFrame, models=None) -> tuple[list[str], list[str]]:
     """``(models, baselines)``: the models a cross-model mean is over, and the scripted
     baselines left out of it (rows of their own in Table 1, never members of the mean).
 
     ``models``: the user's list; when given it is used as it is (a baseline the user
-    names is included). When None, every model of ``per_sim`` whose name does not start
-    with :data:`BASELINE_PREFIX`.
+    names is included). When None, every model of ``per_sim`` that is not a scripted
+    policy (:func:`~scarce_lab.data.schema.is_scripted`).
 
     Raises:
         ValueError: a named model is not in ``per_sim``.
@@ -242,8 +232,7 @@ def models_under_study(per_sim: pl.DataFrame, models=None) -> tuple[list[str], l
         if missing:
             raise ValueError(f"cross-model results: models {missing} are not in the data (present: {present})")
         return sorted(set(models)), []
-    return ([m for m in present if not m.startswith(BASELINE_PREFIX)],
-            [m for m in present if m.startswith(BASELINE_PREFIX)])
+    return [m for m in present if not is_scripted(m)], [m for m in present if is_scripted(m)]
 
 
 def cross_model_results(

@@ -31,6 +31,20 @@ def baseline_label(condition: str, base: str, baseline: str, labels: set[str]) -
     return same[0] if len(same) == 1 else None
 
 
+def condition_values(m: pl.DataFrame, condition: str, value: str) -> np.ndarray:
+    """The non-null ``value`` of every simulation of ``condition`` in ``m`` (one model's rows)."""
+    return m.filter(pl.col("condition") == condition)[value].cast(pl.Float64).drop_nulls().to_numpy()
+
+
+def baseline_pair(m: pl.DataFrame, condition: str, base: str, baseline: str,
+                  value: str) -> tuple[str | None, np.ndarray, np.ndarray]:
+    """One model's baseline run for ``condition`` (:func:`baseline_label`) and the
+    :func:`condition_values` of both: ``(label, baseline values, condition values)``,
+    the baseline's empty when there is no such run."""
+    label = baseline_label(condition, base, baseline, set(m["condition"].to_list()))
+    return label, condition_values(m, label, value) if label else np.array([]), condition_values(m, condition, value)
+
+
 def relative_drops(
     per_sim: pl.DataFrame, value: str = "survived", baseline: str = "cpr", n_boot: int = 2000, seed: int = 0
 ) -> pl.DataFrame:
@@ -55,14 +69,10 @@ def relative_drops(
     rows = []
     for model in sorted(per_sim["model"].unique().to_list()):
         m = per_sim.filter(pl.col("model") == model)
-        labels = set(m["condition"].to_list())
         for cond, cbase in sorted(m.select("condition", "base_condition").unique().rows(), key=lambda p: (condition_key(p[1]), p[0])):
             if cbase == baseline:
                 continue
-            other = m.filter(pl.col("condition") == cond)[value].cast(pl.Float64).drop_nulls().to_numpy()
-            base_label = baseline_label(cond, cbase, baseline, labels)
-            base = (m.filter(pl.col("condition") == base_label)[value].cast(pl.Float64).drop_nulls().to_numpy()
-                    if base_label else np.array([]))
+            base_label, base, other = baseline_pair(m, cond, cbase, baseline, value)
             row = {"model": model, "condition": cond, "base_condition": cbase, "baseline_condition": base_label,
                    "baseline_mean": None, "mean": float(other.mean()) if other.size else None, "drop": None,
                    "ci_low": None, "ci_high": None, "n_baseline": int(base.size), "n": int(other.size),
