@@ -14,17 +14,23 @@ that plays with two settings is refused by :func:`scarce_lab.analysis.crossplay.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import polars as pl
 
 from scarce_lab.analysis.crossplay import (
     CompositionError,
+    advantage_result,
     complete_runs,
     condition_without_composition,
+    dataset,
+    focal_runs,
+    matrix_result,
 )
 from scarce_lab.analysis.findings import finding_function
 from scarce_lab.analysis.pooling import PoolingError
+from scarce_lab.data.schema import is_scripted
 
 from .metrics import require_dataset
 
@@ -40,8 +46,6 @@ def per_agent(ds: Any) -> pl.DataFrame:
         CompositionError: a run whose manifest names no model for one of its agents.
         PoolingError: two runs of one power condition whose other settings differ.
     """
-    import json
-
     from ..tables import from_dataset
 
     rounds = from_dataset(ds)
@@ -59,7 +63,7 @@ def per_agent(ds: Any) -> pl.DataFrame:
         seats = settings.get("seats") or {}
         run_llm = {k.split(".", 1)[1]: v for k, v in settings.items() if k.startswith("llm.") and v is not None}
         for a, model in (m.models or {}).items():
-            own = {k: v for k, v in (seats.get(a) or run_llm if not model.startswith("scripted/") else {}).items()
+            own = {k: v for k, v in (seats.get(a) or run_llm if not is_scripted(model) else {}).items()
                    if k != "model"}
             meta.append({"run_id": m.run_id, "agent": a, "model": model, "condition": base,
                          "seat_settings": json.dumps(own, sort_keys=True, default=str)})
@@ -88,8 +92,6 @@ def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
     focal and residents' total gain, their difference
     (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
     ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
-    from scarce_lab.analysis.crossplay import dataset, focal_runs
-
     return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
 
 
@@ -108,8 +110,6 @@ def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     ``boss``, or agent ids ``a0``...). The finding's ``frame``: one row per condition x
     focal x background model (:func:`scarce_lab.analysis.crossplay.focal_payoff_matrix`).
     """
-    from scarce_lab.analysis.crossplay import matrix_result
-
     return matrix_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
                          name="sovsim_crossplay_focal_payoff", convention=_convention(focal))
 
@@ -122,8 +122,6 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     self-play compositions are left out (there the difference is the seat's, not an
     invader's). ``focal`` as :func:`focal_payoff_matrix`.
     """
-    from scarce_lab.analysis.crossplay import advantage_result
-
     return advantage_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
                             name="sovsim_crossplay_invader_advantage", convention=_convention(focal))
 

@@ -8,6 +8,7 @@ one who left included); ``period``: ``before`` (rounds ``< k``) or ``after`` (ro
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import polars as pl
@@ -36,8 +37,6 @@ def join_rounds(rounds: pl.DataFrame) -> pl.DataFrame:
     Raises:
         ValueError: a column of the agent-round table is missing.
     """
-    import json
-
     missing = {"run_id", "agent", "round"} - set(rounds.columns)
     if missing:
         raise ValueError(f"tenure: the agent-round table lacks {sorted(missing)}")

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from typing import Any, Literal
 
 import polars as pl
 
 from scarce_lab.analysis.findings import Finding, finding, finding_function
+from scarce_lab.analysis.readings import describe_extremes
 from scarce_lab.analysis.stats import cluster_mean_ci, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
-from .conventions import SovSimDataWarning
-from .metrics import agent_rounds, require_dataset
+from .conventions import SovSimDataWarning, differing_games, resolve_convention
+from .metrics import agent_rounds, require_dataset, simulation_metrics
+from .pooling import PoolingError, differing_settings
 
 #: The tags scripted policies write (``scarce_lab.environments.sovsim.agents.scripted``: PROMISE_TAG,
 #: QUOTA_TAG); one regular expression per kind. The number is 1 to 15 ASCII digits
@@ -115,8 +118,6 @@ def promise_rows(ds: Any) -> pl.DataFrame:
 
 
 def _check_one_setting(g: pl.DataFrame, key: tuple) -> None:
-    from .pooling import PoolingError, differing_settings
-
     settings = g["settings"].unique().to_list()
     if len(settings) > 1:
         diff = differing_settings(settings)
@@ -136,8 +137,6 @@ def _se(values: list[float]) -> float | None:
 def _with_games(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """``rows`` (with ``settings``) with the game settings that differ between them as
     columns (:func:`~.conventions.differing_games`), and those columns' names."""
-    from .conventions import differing_games
-
     games = differing_games(rows)
     return pl.concat([rows, games], how="horizontal") if games.width else rows, games.columns
 
@@ -173,8 +172,6 @@ def promise_keeping(ds: Any) -> Finding:
     Raises:
         PoolingError: a group holds runs with different condition settings.
     """
-    from scarce_lab.analysis.readings import describe_extremes
-
     rows = promise_rows(require_dataset(ds))
     out = []
     for key, g in rows.group_by(list(_GROUP), maintain_order=True):
@@ -219,8 +216,6 @@ def quota_proposers(ds: Any, *, labels: pl.DataFrame | None = None) -> Finding:
     settings, source, n (speaking agent-rounds), n_quota, runs, value (the share), lo,
     hi, estimate``.
     """
-    from scarce_lab.analysis.readings import describe_extremes
-
     t = _talk_frame(require_dataset(ds)).filter(pl.col("text") != "")
     spoke = t.group_by("run_id", "round", "agent").agg(
         pl.col("text").str.contains(TAGS["quota"].pattern).any().alias("quota"))
@@ -274,13 +269,6 @@ def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") ->
     Raises:
         PoolingError: a group holds runs with different condition settings.
     """
-    import warnings
-
-    from scarce_lab.analysis.readings import describe_extremes
-
-    from .conventions import resolve_convention
-    from .metrics import simulation_metrics
-
     ar = _agent_rounds(require_dataset(ds))
     sims = []
     for _, g in ar.group_by("settings", maintain_order=True):  # each game by its own convention
