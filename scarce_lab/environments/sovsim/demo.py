@@ -26,9 +26,16 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
     Returns:
         The exit code: 0, or 1 when a game failed (or none finished: no table).
     """
+    import polars as pl
+
+    from ...data.loaders import load_dataset
     from ...llm import make_client
     from ...llm.models import is_scripted
+    from .analysis.conventions import resolve_convention
+    from .analysis.drops import condition_key
+    from .analysis.metrics import format_table, simulation_metrics, summarize
     from .runner.play import plan_sweep, run_sweep
+    from .tables import load_agent_rounds
 
     t0 = time.perf_counter()
     echo(f"[demo] SovSim: 4 conditions x {simulations} game(s), 4 agents each, model {model}")
@@ -44,15 +51,6 @@ def run_demo(*, model: str, simulations: int, seed: int, out: Path, figures: Pat
          f"{time.perf_counter() - t0:.0f} s" + (f", {skipped} already complete (skipped)" if skipped else ""))
     for r in failed:
         echo(f"[demo]   {r.status}: {r.run_id}: {r.error}", file=sys.stderr)
-
-    import polars as pl
-
-    from ...data.loaders import load_dataset
-    from .analysis.conventions import resolve_convention
-    from .analysis.drops import condition_key
-    from .analysis.metrics import format_table, simulation_metrics, summarize
-    from .tables import load_agent_rounds
-
     ids = [c.run_id for c in specs]  # this demo's games only, whatever else OUT holds
     everything = load_agent_rounds(out)
     rounds = everything.filter(pl.col("run_id").is_in(ids))

@@ -30,7 +30,7 @@ from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.analysis.readings import _correction_name
 from scarce_lab.data.schema import is_scripted
 
-from .conventions import Convention
+from .conventions import Convention, examples
 from .drops import condition_key, condition_values
 from .dynamics import misreports, pool_band
 from .metrics import leader_rate_vs_survival
@@ -61,8 +61,7 @@ def _labelled(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _models_text(models: list[str], limit: int = 6) -> str:
-    ms = sorted(models)
-    return "models: " + (", ".join(ms) if len(ms) <= limit else ", ".join(ms[:limit]) + f" and {len(ms) - limit} more")
+    return "models: " + examples(sorted(models), limit)
 
 
 # -- Figure 3: pool dynamics ------------------------------------------------------------

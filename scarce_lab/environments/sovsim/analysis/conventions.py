@@ -255,7 +255,8 @@ def differing_games(frame: pl.DataFrame) -> pl.DataFrame:
         height=frame.height)
 
 
-def _examples(runs: list[str], k: int = 3) -> str:
+def examples(runs: list[str], k: int = 3) -> str:
+    """The first ``k`` of ``runs``, then how many more (``a, b, c and 4 more``)."""
     shown = ", ".join(runs[:k])
     return shown + (f" and {len(runs) - k} more" if len(runs) > k else "")
 
@@ -298,7 +299,7 @@ def resolve_convention(
     for (source, family), g in fam.group_by("source", "family", maintain_order=True):
         problems.append(
             f"{g.height} run(s) of layout {source!r} are {family} data, not {base.name} data "
-            f"(e.g. {_examples(g['run_id'].to_list())}): use --preset {family}"
+            f"(e.g. {examples(g['run_id'].to_list())}): use --preset {family}"
         )
     adopted: dict[str, float] = {}
     for fld in GAME_FIELDS:
@@ -306,7 +307,7 @@ def resolve_convention(
         values = sorted(set(stated[fld].to_list()))
         if len(values) > 1:
             ex = "; ".join(
-                f"{_num(v)} in {_examples(stated.filter(pl.col(fld) == v)['run_id'].to_list(), 2)}" for v in values
+                f"{_num(v)} in {examples(stated.filter(pl.col(fld) == v)['run_id'].to_list(), 2)}" for v in values
             )
             problems.append(f"runs state different games: {fld} = {ex}; load them separately")
         elif values and fld not in overrides and values[0] != getattr(base, fld):
@@ -314,7 +315,7 @@ def resolve_convention(
                 silent = games.filter(pl.col(fld).is_null())["run_id"].to_list()
                 problems.append(
                     f"{stated.height} run(s) state {fld} = {_num(values[0])} but {len(silent)} run(s) state none "
-                    f"(e.g. {_examples(silent)}) and the preset assumes {_num(getattr(base, fld))}"
+                    f"(e.g. {examples(silent)}) and the preset assumes {_num(getattr(base, fld))}"
                 )
             else:
                 adopted[fld] = values[0]
@@ -328,17 +329,17 @@ def resolve_convention(
         for v, g in bad.group_by(col, maintain_order=True):
             problems.append(
                 f"{g.height} run(s) have {what} = {_num(v[0])} but the convention assumes {fld} = "
-                f"{_num(getattr(game, fld))} (e.g. {_examples(g['run_id'].to_list())})"
+                f"{_num(getattr(game, fld))} (e.g. {examples(g['run_id'].to_list())})"
             )
     late = games.filter(pl.col("observed_last_round") > game.rounds)
     if late.height:
         problems.append(
             f"{late.height} run(s) play past round {game.rounds} (up to round {late['observed_last_round'].max()}; "
-            f"e.g. {_examples(late['run_id'].to_list())})"
+            f"e.g. {examples(late['run_id'].to_list())})"
         )
     scenarios = sorted({v for v in games["scenario"].to_list() if v is not None})
     if len(scenarios) > 1:
-        ex = "; ".join(f"{v} in {_examples(games.filter(pl.col('scenario') == v)['run_id'].to_list(), 2)}"
+        ex = "; ".join(f"{v} in {examples(games.filter(pl.col('scenario') == v)['run_id'].to_list(), 2)}"
                        for v in scenarios)
         problems.append(f"runs play different GovSim scenarios (different rules): {ex}; load them separately")
     if problems:

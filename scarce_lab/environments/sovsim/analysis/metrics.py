@@ -58,7 +58,7 @@ import polars as pl
 from scarce_lab.analysis import comparisons, stats
 from scarce_lab.undefined import or_none
 
-from .conventions import Convention, differing_games, resolve_convention
+from .conventions import Convention, differing_games, examples, resolve_convention
 from .drops import CONDITION_ORDER, condition_key, relative_drops
 from .pooling import Grouping, pool_groups
 
@@ -303,10 +303,9 @@ def simulation_metrics(
         left = sims.filter(~pl.col("finished"))
         if left.height:
             ids = left.sort("run_id")["run_id"].to_list()
-            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
             warnings.warn(UnfinishedRunsWarning(
                 f"left out {len(ids)} unfinished simulation(s) of {sims.height} (neither collapsed nor reached "
-                f"round {conv.rounds}): {shown}"), stacklevel=2)
+                f"round {conv.rounds}): {examples(ids, 5)}"), stacklevel=2)
         sims = sims.filter(pl.col("finished"))
     return sims.select(_SIM_COLUMNS).with_columns(pl.col("defection_onset").cast(pl.Float64)).sort(
         "model", _condition_rank(), "condition", "simulation", "run_id"
