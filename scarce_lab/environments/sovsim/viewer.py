@@ -64,18 +64,14 @@ def render(events: list[dict], max_chars: int) -> str:
     roles = dict(zip(start["payload"].get("agents", []), start["payload"].get("roles", []), strict=False)) if start else {}
     cfg = start["payload"] if start else {}
     settles = {e["round"]: e for e in events if e["kind"] == "round"}
-    ext: dict[int, list[dict]] = {}
-    talk: dict[int, list[dict]] = {}
-    joins: dict[int, list[dict]] = {}  # a newcomer's agent_joined / agent_left, by the round they open
+    # by round: extractions, talk, and a newcomer's agent_joined / agent_left (by the round they open)
+    ext, talk, joins = {}, {}, {}
+    into = {"extraction": ext, "talk": talk, "agent_joined": joins, "agent_left": joins}
     for e in events:
-        if e["kind"] == "extraction":
-            ext.setdefault(e["round"], []).append(e)
-        elif e["kind"] == "talk":
-            talk.setdefault(e["round"], []).append(e)
-        elif e["kind"] in ("agent_joined", "agent_left"):
-            joins.setdefault(e["round"], []).append(e)
-            if e["kind"] == "agent_joined":
-                roles.setdefault(e["agent"], e["payload"].get("role", ""))
+        if e["kind"] in into:
+            into[e["kind"]].setdefault(e["round"], []).append(e)
+        if e["kind"] == "agent_joined":
+            roles.setdefault(e["agent"], e["payload"].get("role", ""))
     threshold = cfg.get("collapse_threshold")
     pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
     top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)

@@ -37,10 +37,8 @@ def cross_model_drops(
     by: Grouping = "condition", force: bool = False,
 ) -> pl.DataFrame:
     """Mean over models of the relative drop from ``baseline``, per condition and metric
-    (the SovSim paper: "up to an 87.3% degradation in survival rate relative to
-    symmetric settings"). CI: t over the models' drops (a bootstrap over 2-6 models
-    undercovers); with one model, its percentile bootstrap over simulations
-    (:func:`stats.relative_drop_ci`).
+    (method: :func:`~.paper.cross_model_results`). CI: t over the models' drops (a
+    bootstrap over 2-6 models undercovers); one model: :func:`stats.relative_drop_ci`.
 
     Returns one row per (metric, condition): ``metric`` (``survival_rate`` |
     ``total_gain``), ``condition``, ``base_condition``, ``baseline_condition``, ``mean``

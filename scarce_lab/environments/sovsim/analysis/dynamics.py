@@ -13,12 +13,9 @@ from scarce_lab.analysis import stats
 
 def pool_dynamics(df: pl.DataFrame) -> pl.DataFrame:
     """Pool at the start of each round, per simulation: ``model, condition, run_id,
-    round, pool_before, remaining`` (one row per simulation-round).
-
-    After a collapse the pool is gone: a simulation that collapsed in round k gets rows
-    for rounds k+1 .. R (R = the last round in the data) with pool 0, so that means and
-    bands are over every simulation and a collapse pulls them down instead of dropping
-    out of the average."""
+    round, pool_before, remaining`` (one row per simulation-round); a simulation that
+    collapsed in round k gets rows for rounds k+1 .. R (R = the last round in the data)
+    with pool 0 (why: :func:`~.paper.pool_dynamics`)."""
     played = (
         df.group_by("model", "condition", "run_id", "round")
         .agg(pl.col("pool_before").first(), pl.col("remaining").first(), pl.col("collapsed").first())

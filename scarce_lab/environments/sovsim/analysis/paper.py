@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from scarce_lab.analysis.figures import convention_dict
+from scarce_lab.analysis.figures import convention_dict, markdown_table
 from scarce_lab.analysis.findings import Finding, finding, finding_function
 
 from .charts import (
@@ -337,8 +337,6 @@ def paper_claims(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, fo
                      "models": r["n_models"]})
     frame = pl.DataFrame(rows, schema={"claim": pl.String, "paper": pl.String, "this_data": pl.String,
                                        "models": pl.Int64}, orient="row")
-    from scarce_lab.analysis.figures import markdown_table
-
     drop = rows[0]["this_data"]
     reading = (f"Mean drop in survival rate from CPR to KCPR-M: {drop} over {rows[0]['models']} model(s) "
                f"(the paper: {PAPER_CLAIMS['survival_drop_kcpr_m']}); leader extraction rate vs survival: "

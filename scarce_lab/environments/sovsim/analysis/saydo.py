@@ -22,6 +22,7 @@ from scarce_lab.analysis.saydo import (
 )
 
 from .metrics import require_dataset
+from .talk import stated_extractions  # the talk metrics' one parser of the tags
 
 __all__ = ["interview_gaps", "kcpr_m_misreports", "promise_gaps"]
 
@@ -106,8 +107,6 @@ def promise_gaps(ds: Any) -> Finding:
         return Finding("saydo_promises", pl.DataFrame(schema=schema),
                        reading="This version records no commons talk: no promises to compare.",
                        convention=convention("talk promises vs extractions"))
-    from .talk import stated_extractions  # the talk metrics' one parser of the tags
-
     t = with_visibility(ds, ds.payloads("talk", "sovsim").collect())
     t = t.filter(~pl.col("fallback_used") & (pl.col("text") != ""))
     st = stated_extractions(t.select("run_id", "round", "agent", "turn", "text")).filter(pl.col("kind") == "promise")
