@@ -60,12 +60,7 @@ def read_rationales(
     """
     path = Path(path)
     model, condition = _names(path, model, condition)
-    prefix = run_prefix or f"{model}/{condition}"
-    raw = _read_raw(path)
-    if raw is None:
-        return _read_records(path, model, condition, prefix)
-    return _rows(raw.lazy().with_columns(_model=pl.lit(model), _condition=pl.lit(condition),
-                                         _prefix=pl.lit(prefix))).sort(*SORT_KEYS)
+    return _read([(path, model, condition, run_prefix or f"{model}/{condition}")]).sort(*SORT_KEYS)
 
 
 def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
@@ -88,24 +83,24 @@ def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
     Raises:
         ValueError: as :func:`read_rationales`, naming the file.
     """
-    raws, slow = [], []
     root = None if root is None else Path(root)
-    for p in sorted(Path(x) for x in paths):
-        model, condition = _names(p, None, None)
-        prefix = _prefix(p, model, condition, root)
+    named = ((p, *_names(p, None, None)) for p in sorted(Path(x) for x in paths))
+    return _read((p, model, cond, _prefix(p, model, cond, root)) for p, model, cond in named)
+
+
+def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
+    """The agent-round rows of ``(path, model, condition, run prefix)`` files, unsorted:
+    the files polars takes in one pass (:func:`_read_raw`, :func:`_rows`), the others
+    through the record-by-record reader (:func:`_read_records`)."""
+    raws, slow = [], []
+    for p, model, condition, prefix in files:
         raw = _read_raw(p)
         if raw is None:
             slow.append(_read_records(p, model, condition, prefix))
         else:
             raws.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
-    frames = slow
-    if raws:
-        both = pl.concat(raws, how="vertical", rechunk=False)
-        raws.clear()
-        frames = [_rows(both.lazy()), *slow]
-    if not frames:
-        return agent_round_frame([])
-    return pl.concat(frames, how="vertical")
+    frames = [_rows(pl.concat(raws, how="vertical", rechunk=False).lazy()), *slow] if raws else slow
+    return pl.concat(frames, how="vertical") if frames else agent_round_frame([])
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
