@@ -216,10 +216,9 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         row["scenario"] = parsed.get(SCENARIO_KEY) if r["source"] == "govsim_log" else None
         row |= {k: r[k] for k in ("observed_n_agents", "observed_initial_pool", "observed_last_round")}
         rows.append(row)
-    schema = {"run_id": pl.String, "source": pl.String, "family": pl.String}
-    schema |= {f: pl.Float64 for f in GAME_FIELDS}
-    schema |= {"scenario": pl.String}
-    schema |= {"observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64, "observed_last_round": pl.Int64}
+    schema = {"run_id": pl.String, "source": pl.String, "family": pl.String, **dict.fromkeys(GAME_FIELDS, pl.Float64),
+              "scenario": pl.String, "observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64,
+              "observed_last_round": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 

@@ -27,11 +27,8 @@ TENURE_INTERVALS = ("Student t over runs (stats.mean_ci; the run is the unit: ea
 def join_rounds(rounds: pl.DataFrame) -> pl.DataFrame:
     """``run_id``, ``join_round`` (the newcomer's first round), ``newcomer`` (its agent
     id) and ``joined`` (whether the game reached that round), one row per run with a
-    newcomer.
-
-    Source: the run's condition settings (``newcomer.round``, ``game.n_agents``: the
-    newcomer is ``a{n}``) where the table carries them, so a run that collapsed before
-    the join is known; otherwise (a layout without settings) the table itself: the
+    newcomer, by the rule of :func:`tenure`: from the run's ``newcomer.round`` and
+    ``game.n_agents`` (the newcomer is ``a{n}``), else (a layout without settings) the
     latest first round of any agent, when later than the run's first round.
 
     Raises:
@@ -112,11 +109,9 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
     rows = []
     group = ["model", "condition", *keys, "status", "period"]
     for key, part in per_run.sort(*group, "run_id").group_by(group, maintain_order=True):
-        ex = mean_ci_cells(part["extraction"].to_list(), level=level)
-        pay = mean_ci_cells(part["payoff"].to_list(), level=level)
-        rows.append({**dict(zip(group, key, strict=True)), "n_runs": part["run_id"].n_unique(),
-                     "extraction_mean": ex[0], "extraction_low": ex[1], "extraction_high": ex[2],
-                     "payoff_mean": pay[0], "payoff_low": pay[1], "payoff_high": pay[2],
+        cells = {f"{m}_{s}": v for m in ("extraction", "payoff")
+                 for s, v in zip(("mean", "low", "high"), mean_ci_cells(part[m].to_list(), level=level), strict=True)}
+        rows.append({**dict(zip(group, key, strict=True)), "n_runs": part["run_id"].n_unique(), **cells,
                      "interval": TENURE_INTERVALS})
     order = {"before": 0, "after": 1}
     return (pl.DataFrame(rows, schema_overrides={"n_runs": pl.Int64})

@@ -300,9 +300,8 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
     rows: list[dict] = []
     for k, r in harvest:
         rnd = int(_num(r["round"], "round", path, k)) + 1
-        after = _num(r["resource_in_pool_after_harvesting"], "resource_in_pool_after_harvesting", path, k)
-        before = _num(r["resource_in_pool_before_harvesting"], "resource_in_pool_before_harvesting", path, k)
-        got = _num(r["resource_collected"], "resource_collected", path, k)
+        after, before, got = (_num(r[f], f, path, k) for f in (
+            "resource_in_pool_after_harvesting", "resource_in_pool_before_harvesting", "resource_collected"))
         a = str(r["agent_id"])
         ended = after > rules.ends_above if rules.ends_above is not None else after < rules.ends_below
         rows.append(
