@@ -3,13 +3,12 @@ directories (:func:`from_dataset`) or any published layout (:data:`LAYOUT_FILES`
 by :mod:`.published`; :func:`load_agent_rounds` detects the layout below a path).
 
 Columns (pool units unless stated): ``source`` (layout), ``run_id`` (one per
-simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see :mod:`scarce_lab.data.tables`:
-the power condition cpr/bcpr/kcpr/kcpr_m, or GovSim's environment name, as
-``base_condition``; ``condition`` adds the settings that vary among the loaded runs,
-e.g. ``kcpr,rounds=2``),
-``simulation``, ``round`` (1-based), ``agent``,
-``agent_index``, ``role``, ``is_leader``, ``n_agents``, ``pool_before`` (true pool at
-the start of the round), ``announced_pool`` (kcpr_m), ``pool_seen`` (the pool as
+simulation), ``model``, ``condition``, ``base_condition``, ``settings`` (see
+:mod:`scarce_lab.data.tables`: the power condition cpr/bcpr/kcpr/kcpr_m, or GovSim's
+environment name, as ``base_condition``; ``condition`` adds the settings that vary
+among the loaded runs, e.g. ``kcpr,rounds=2``), ``simulation``, ``round`` (1-based),
+``agent``, ``agent_index``, ``role``, ``is_leader``, ``n_agents``, ``pool_before`` (true
+pool at the start of the round), ``announced_pool`` (kcpr_m), ``pool_seen`` (the pool as
 presented to the agent: the announcement for kcpr_m subordinates), ``remainder_seen``
 (leader rows: pool minus the subordinates' extractions, floored at 0),
 ``extraction``, ``payoff`` (points; GovSim: tons harvested), ``remaining`` (pool after
@@ -64,9 +63,8 @@ def from_dataset(ds) -> pl.DataFrame:
         return agent_round_frame([])
     runs = pl.DataFrame(meta, schema={
         "run_id": pl.String, "model": pl.String, "condition": pl.String, "base_condition": pl.String,
-        "settings": pl.String,
-        "simulation": pl.Int64,
-        "leader": pl.String, "roles": pl.List(pl.Struct({"agent": pl.String, "role": pl.String})),
+        "settings": pl.String, "simulation": pl.Int64, "leader": pl.String,
+        "roles": pl.List(pl.Struct({"agent": pl.String, "role": pl.String})),
     })
     roles = runs.select("run_id", "roles").explode("roles").unnest("roles").drop_nulls("agent")
     rounds = (

@@ -370,9 +370,8 @@ def summarize(
                               "its game ended, or was filtered out (a table of nothing is refused)")
     ranges = dict(RANGES)
     if conv is not None:
-        ranges["survival_time"] = (1.0, float(conv.rounds))
-        ranges["defection_onset"] = (1.0, float(conv.rounds))
-        ranges["total_payoff"] = (0.0, conv.max_total_payoff)
+        ranges |= {"survival_time": (1.0, float(conv.rounds)), "defection_onset": (1.0, float(conv.rounds)),
+                   "total_payoff": (0.0, conv.max_total_payoff)}
     per_sim = pool_groups(per_sim, by, keys=("model",), force=force, what="Table 1")
     drops = relative_drops(per_sim, "survived", baseline=baseline, seed=seed)
     drop_map = {(r["model"], r["condition"]): r for r in drops.iter_rows(named=True)}

@@ -88,8 +88,7 @@ def tenure_metrics(data: Any, *, by: Literal["agent", "status"] = "status", forc
     joins = join_rounds(df)
     keys = ["agent", "role"] if by == "agent" else []
     out_cols = ["model", "condition", *keys, "status", "period", "n_runs", "runs_ended_before_join",
-                "extraction_mean", "extraction_low",
-                "extraction_high", "payoff_mean", "payoff_low", "payoff_high", "interval"]
+                *(f"{m}_{s}" for m in ("extraction", "payoff") for s in ("mean", "low", "high")), "interval"]
     d = df.join(joins, on="run_id", how="inner")
     if d.height == 0:
         return pl.DataFrame(schema={c: (pl.Int64 if c.startswith(("n_runs", "runs_")) else pl.Float64 if c.endswith(
