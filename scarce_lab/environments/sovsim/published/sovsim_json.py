@@ -38,9 +38,7 @@ def _names(path: Path, model: str | None, condition: str | None) -> tuple[str, s
     condition = condition or path.parent.name
     model = model or path.parent.parent.name
     if condition not in SOVSIM_ROLES:
-        raise ValueError(
-            f"{path}: condition folder must be one of {sorted(SOVSIM_ROLES)}, got {condition!r}"
-        )
+        raise ValueError(f"{path}: condition folder must be one of {sorted(SOVSIM_ROLES)}, got {condition!r}")
     return model, condition
 
 
