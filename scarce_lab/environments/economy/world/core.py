@@ -189,6 +189,27 @@ class Population:
         rec = self.agents.pop(agent_id)
         return death_record(rec, episode, cause, wealth, tr), rec
 
+    def remove_insolvent(self, episode: int, cause: str, out: EpisodeEnd) -> list[Any]:
+        """Remove every agent whose wealth is below zero (deaths into ``out``); returns
+        the removed records."""
+        removed = []
+        for a in self.living():
+            if self.wealth(a.agent_id) < 0:
+                death, rec = self.remove_agent(a.agent_id, episode, cause)
+                out.deaths.append(death)
+                removed.append(rec)
+        return removed
+
+    def charge_rent(self, rent: int, out: EpisodeEnd) -> None:
+        """Every living agent pays ``rent`` credits to the rent sink (into ``out.rent``)."""
+        out.rent.extend(self.ledger.transfer(a.agent_id, RENT_SINK, rent, "rent") for a in self.living())
+
+    def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
+        """Bucket brigade: ``winner`` pays ``price`` to ``previous`` (the bank on the
+        first step, or when ``previous`` is gone)."""
+        dst = previous if previous is not None and previous in self.agents else BANK
+        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
+
 
 class Economy(Population):
     """Population + ledger. Pure and seeded: every random choice uses an ``rng`` the
@@ -325,9 +346,8 @@ class Economy(Population):
         """
         if self.config.solvent_bids and price > self.wealth(winner):
             raise LedgerError(f"solvent_bids: {winner} would pay {price} credits with wealth {self.wealth(winner)}")
-        dst = previous if previous is not None and previous in self.agents else BANK
         self.agents[winner].novice = False
-        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
+        return super().pay(winner, previous, price)
 
     def reward(self, agent_id: str, amount: int) -> Transfer:
         """The environment's reward (credits, from the bank) to the agent that acted."""
@@ -366,13 +386,8 @@ class Economy(Population):
             out.births.append(birth_record(rec, tr))
 
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
-            for a in self.living():
-                out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
-        failed: list[AgentRecord] = []
-        for a in self.living():
-            if self.wealth(a.agent_id) < 0:
-                failed.append(a)
-                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy")[0])
+            self.charge_rent(cfg.rent, out)
+        failed: list[AgentRecord] = self.remove_insolvent(episode, "bankruptcy", out)
         if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
             for dead in failed:
                 if len(self.agents) >= cfg.max_agents:

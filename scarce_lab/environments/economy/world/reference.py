@@ -80,7 +80,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .core import MAX_CREDITS, AuctionResult, EpisodeEnd, Population, birth_record, decide_auction
 from .engine import Emit, _noop, emit_auction, emit_payment, emit_step
-from .ledger import BANK, RENT_SINK, Transfer
+from .ledger import BANK, Transfer
 
 CREDITS_PER_UNIT = 1000
 #: The largest reward scale (absolute): a scale of 1e300 made 300-digit payments that no
@@ -335,11 +335,6 @@ class ReferenceEconomy(Population):
         bids = {a: self.agents[a].bid for a in active}
         return decide_auction(bids, rng, random_winner=self.ablation == "no-auction", draw_alone=True)
 
-    def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
-        """The winner pays its bid to the previous winner (the bank on the first step)."""
-        dst = previous if previous is not None and previous in self.agents else BANK
-        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
-
     def grant(self, agent_id: str, amount: int, reason: str) -> Transfer:
         """A signed reward: positive from the bank, negative to the bank."""
         if amount >= 0:
@@ -387,12 +382,7 @@ class ReferenceEconomy(Population):
                         out: EpisodeEnd) -> list[RefAgent]:
         """Remove agents with wealth < 0, then recover missing founding roles
         (``remove_bankrupt_agents`` + ``_ensure_necessary_roles_exist``)."""
-        removed = []
-        for a in self.living():
-            if self.wealth(a.agent_id) < 0:
-                death, rec = self.remove_agent(a.agent_id, episode, cause)
-                out.deaths.append(death)
-                removed.append(rec)
+        removed = self.remove_insolvent(episode, cause, out)
         living_roles = {a.role for a in self.living()}
         for role in dict.fromkeys(self.founder_roles):
             if role in living_roles:
@@ -436,8 +426,7 @@ class ReferenceEconomy(Population):
         out = out or EpisodeEnd()
         n = episode + 1
         if cfg.rent > 0 and n % cfg.rent_interval == 0:
-            for a in self.living():
-                out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
+            self.charge_rent(cfg.rent, out)
             bankrupts = bankrupts + self.remove_bankrupt(episode, "bankruptcy", repair, rng, out)
         explore = self.ablation != "no-exploration"
         exploit = self.ablation != "no-exploitation"
