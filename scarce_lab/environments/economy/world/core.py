@@ -225,10 +225,7 @@ class Economy(Population):
         return max((a.bid for a in self.agents.values() if not a.novice), default=0)
 
     def veteran_bid(self, agent_id: str) -> int:
-        """A veteran's bid: its own fixed bid; with ``bid_scheme='holland'`` an agent
-        whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
-        wealth if that is more (Holland's wealth-proportional bid, the hayekmas
-        "holland" scheme)."""
+        """A veteran's bid in credits (module docstring, "Bid scheme")."""
         rec = self.agents[agent_id]
         cfg = self.config
         if cfg.bid_scheme == "holland":
@@ -240,15 +237,14 @@ class Economy(Population):
     def placed_bids(self, eligible: list[str], trial: bool = True) -> dict[str, int]:
         """The bids placed in an auction among ``eligible`` (credits), in the order of
         ``eligible``: a veteran's :meth:`veteran_bid`; in training (``trial``) a novice's
-        trial bid, the maximum bid of the eligible veterans plus ``epsilon`` (frozen
-        evaluation: every agent bids its own bid).
+        trial bid (module docstring, "Newcomer trial"; frozen evaluation: every agent
+        bids its own bid).
 
-        With ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
-        Durdanovic 2000: an agent cannot spend money it does not have) this is the one
-        place the rule is applied: a veteran whose wealth is below its bid stays out;
-        a novice's trial bid is the maximum bid of the *solvent* eligible veterans plus
-        ``epsilon``, and a novice whose wealth is below that stays out. The winner then
-        pays at most its wealth (:meth:`pay` checks it).
+        The one place ``solvent_bids`` is applied (module docstring, "Solvency"; Hayek,
+        Baum & Durdanovic 2000: an agent cannot spend money it does not have): a veteran
+        whose wealth is below its bid stays out; a novice's trial bid is the maximum bid
+        of the *solvent* eligible veterans plus ``epsilon``, and a novice whose wealth is
+        below that stays out. :meth:`pay` checks the winner's wealth.
         """
         solvent = self.config.solvent_bids
         vets = {a: self.veteran_bid(a) for a in eligible if not (trial and self.agents[a].novice)}
