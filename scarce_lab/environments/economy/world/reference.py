@@ -486,20 +486,16 @@ def play_reference_episode(
     trial of the same episode (a replay), so (episode, step) stays unique.
     """
     cfg = economy.config
-    last_role: list[str | None] = [None]
+    last_role: str | None = None
     previous: str | None = None
-    path: list[tuple[int, str]] = []
     chain: list[str] = []
-    score: float | None = None
-    solved = False
-    end = "max_steps"
-    out = RefEpisode(path, None, False, end)
+    out = RefEpisode([], None, False, "max_steps")
     for step in range(min(cfg.max_steps_per_episode, env.max_steps)):
         obs = env.observe()
         kind = env.step_kind(obs)
-        active = economy.joining(step, last_role[0], lambda a, _o=obs: wakes(a, _o))
+        active = economy.joining(step, last_role, lambda a, _o=obs: wakes(a, _o))
         if not active:
-            end = "no_eligible"
+            out.end = "no_eligible"
             break
         res = economy.auction(active, rng, training)
         at = first_step + step
@@ -510,24 +506,23 @@ def play_reference_episode(
         chain = (chain + [res.winner])[-cfg.step_reward_chain_window:]
         action = act(rec, obs)
         result = env.apply(action)
-        path.append((at, res.winner))
+        out.path.append((at, res.winner))
         out.texts.append((at, res.winner, action_text(action)))
-        last_role[0] = rec.role
+        last_role = rec.role
         emit_step(emit, at, res.winner, action_to_json(action), kind, result)
         if result.done:
             score = result.info["score"] if "score" in result.info else (1.0 if result.solved else 0.0)
-            score = None if score is None else float(score)
-            solved = result.solved
+            out.score = None if score is None else float(score)
+            out.solved = result.solved
             if training and cfg.reward_scheme == "path_reward_and_stepwise_reward":
-                bonus = cfg.task_bonus(cfg.missing_terminal_score if score is None else score)
+                bonus = cfg.task_bonus(cfg.missing_terminal_score if out.score is None else out.score)
                 out.step_rewards += sum(emit_reward(emit, at, tr) for tr in economy.step_reward(res.winner, chain, bonus))
-            end = "solved" if solved else "done"
+            out.end = "solved" if out.solved else "done"
             break
         if training:
             previous = res.winner
     if training:
-        out.path_rewards += sum(emit_reward(emit, st, tr) for st, tr in economy.path_rewards(path, score))
-    out.score, out.solved, out.end = score, solved, end
+        out.path_rewards += sum(emit_reward(emit, st, tr) for st, tr in economy.path_rewards(out.path, out.score))
     return out
 
 
