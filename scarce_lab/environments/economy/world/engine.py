@@ -108,10 +108,7 @@ def run_episode(
     has no ``info``.
     """
     previous: str | None = None
-    winners: list[str] = []
-    total_reward = 0
-    end = "max_steps"
-    solved = False
+    out = EpisodeResult(False, 0, 0, [], "max_steps")
     alive = [a for a in order if a in economy.agents] if order is not None else []
     if order is not None and not alive:
         return EpisodeResult(False, 0, 0, [], "no_eligible")
@@ -128,7 +125,7 @@ def run_episode(
             triggered = [a.agent_id for a in economy.living() if trigger(a, obs)]
             eligible = list(economy.placed_bids(triggered, trial=training))
             if not eligible:
-                end = "no_eligible"
+                out.end = "no_eligible"
                 break
             res = economy.auction(eligible, rng, trial=training)
             winner = res.winner
@@ -137,15 +134,16 @@ def run_episode(
                 emit_payment(emit, step, winner, economy.pay(winner, previous, res.price))
         action = act(economy.agents[winner], obs)
         result = env.apply(action)
-        winners.append(winner)
+        out.winners.append(winner)
         emit_step(emit, step, winner, action_to_json(action), kind, result, info=order is None)
         if training and result.reward:
             economy.reward(winner, result.reward)
             emit("reward", step, winner, {"amount": result.reward})
-        total_reward += result.reward
+        out.reward += result.reward
+        out.steps += 1
         previous = winner
         if result.done:
-            solved = result.solved
-            end = "solved" if solved else "done"
+            out.solved = result.solved
+            out.end = "solved" if out.solved else "done"
             break
-    return EpisodeResult(solved, len(winners), total_reward, winners, end)
+    return out
