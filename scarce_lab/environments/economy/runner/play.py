@@ -376,9 +376,6 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
-    def trigger(a, obs):
-        return of(a).trigger(a.genome, obs)
-
     for ep in episodes_to_play(cfg, state):
         phase, e, rnd = ep
         training = phase == "train" and cfg.baseline == "none"
@@ -391,7 +388,7 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         summary = EpisodeSummary()
         emit = summary.emitter(cfg, rec, ep, tap)
         act = counted_act(of, rnd, [])
-        res = run_episode(economy, env, trigger=trigger, act=act, training=training,
+        res = run_episode(economy, env, trigger=lambda a, obs: of(a).trigger(a.genome, obs), act=act, training=training,
                           rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
                           action_to_json=action_payload,
                           order=state["order"] if cfg.baseline == "round-robin" else None)
