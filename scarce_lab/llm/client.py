@@ -39,6 +39,11 @@ cache key holds every mapped parameter that can change the answer
 (:mod:`scarce_lab.llm.costs`).
 
 API keys are read by litellm from the environment and never recorded.
+
+Size: one module holds the decision protocol (structured form, repair, resend,
+fallback, missing decision) and the single call path every agent goes through (mapping,
+cache, context check, dollar caps, transport, record); the rules they apply live in
+:mod:`.params`, :mod:`.structured`, :mod:`.costs`, :mod:`.outcomes` and :mod:`.parsing`.
 """
 
 from __future__ import annotations
