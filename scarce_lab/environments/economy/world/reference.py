@@ -370,13 +370,8 @@ class ReferenceEconomy(Population):
 
     def restore(self, snapshot: dict[str, int]) -> list[Transfer]:
         """Survivors' wealth back to ``snapshot`` (the replay rollback), via the bank."""
-        out = []
-        for a in self.agents:
-            if a in snapshot:
-                d = snapshot[a] - self.wealth(a)
-                if d:
-                    out.append(self.grant(a, d, "replay_restore"))
-        return out
+        deltas = {a: snapshot[a] - self.wealth(a) for a in self.agents if a in snapshot}
+        return [self.grant(a, d, "replay_restore") for a, d in deltas.items() if d]
 
     def remove_bankrupt(self, episode: int, cause: str, repair: Repair, rng: random.Random,
                         out: EpisodeEnd) -> list[RefAgent]:
@@ -478,9 +473,8 @@ def play_reference_episode(
 
     ``env`` is a :class:`~.engine.TaskEnv`; a step that ends the episode gives the
     score in ``info["score"]`` (None: no usable score; without the key 1.0 if solved,
-    0.0 if not). Emits ``auction``,
-    ``payment`` (reasons ``bucket_brigade``, ``step_reward``, ``path_reward``) and
-    ``step`` events with the engine's payloads. The role that acted last starts empty in
+    0.0 if not). Emits ``auction``, ``payment`` (reasons ``bucket_brigade``,
+    ``step_reward``, ``path_reward``) and ``step`` events with the engine's payloads. The role that acted last starts empty in
     every trial (base/env.py ``get_last_role`` reads the episode's action history, which
     ``initialize`` clears). ``first_step`` numbers the emitted steps on from an earlier
     trial of the same episode (a replay), so (episode, step) stays unique.
