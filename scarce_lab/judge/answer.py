@@ -21,7 +21,7 @@ The JSON schema sent to the model (``response_format``) still lists the taxonomy
 as an ``enum``, so grammar-constrained decoders (the embedded model) only produce ids.
 
 Which JSON object in a reply is the answer (reasoning blocks, drafts, a quoted verdict
-before the real one) is decided by :func:`scarce_lab.llm.parsing.parse_decision`.
+before the real one) is decided by :func:`scarce_lab.llm.parsing.parse_answer`.
 """
 
 from __future__ import annotations

@@ -20,14 +20,11 @@ import threading
 
 
 class ConcurrencyLimit:
-    """A counting semaphore usable from any event loop and thread.
-
-    ``asyncio.Semaphore`` binds to the first loop that waits on it, so a client used
-    from several loops (``run_sync`` makes a fresh one per call) needed one semaphore
-    per loop, kept forever. This one keeps no per-loop state: a waiter parks a future
-    on its own loop and a release hands the slot to the waiter with the lowest
-    priority value (the oldest among equals) through ``call_soon_threadsafe``. Used as
-    ``async with limit: ...`` (priority 0) or ``async with limit.slot(priority): ...``.
+    """A counting semaphore usable from any event loop and thread (why: module
+    docstring): a waiter parks a future on its own loop and a release hands the slot to
+    the waiter with the lowest priority value (the oldest among equals) through
+    ``call_soon_threadsafe``. Used as ``async with limit: ...`` (priority 0) or
+    ``async with limit.slot(priority): ...``.
 
     Raises:
         ValueError: ``slots`` < 1.

@@ -32,11 +32,6 @@ class ModelRef:
     policy: str | None = None
     arg: str | None = None
 
-    @property
-    def needs_client(self) -> bool:
-        """True unless the name is a scripted policy."""
-        return self.kind != "scripted"
-
 
 def resolve_model(name: str) -> ModelRef:
     """The one registry of model names (every environment's agents use it).

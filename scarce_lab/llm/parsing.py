@@ -138,7 +138,10 @@ class ParseResult:
 
     ``status``: ``ok`` (``decision`` set), ``invalid`` (objects, none valid),
     ``ambiguous`` (several different valid objects, none final), ``no_json``.
-    ``n_objects``/``n_valid`` count the candidates outside reasoning blocks.
+    ``error`` names the offending field and value (pydantic's message), or starts with
+    ``ambiguous:`` / ``no JSON object``, so it can be recorded and shown to the model in
+    the repair prompt. ``n_objects``/``n_valid`` count the candidates outside reasoning
+    blocks.
     """
 
     decision: Any
@@ -303,17 +306,6 @@ def parse_answer(text: str | None, schema: type[T]) -> ParseResult:
         n,
         k,
     )
-
-
-def parse_decision(text: str | None, schema: type[T]) -> tuple[T | None, str | None]:
-    """``(decision, None)`` or ``(None, error)`` for ``text`` (see :func:`parse_answer`).
-
-    The error string names the offending field and value (pydantic's message), or
-    starts with ``ambiguous:`` / ``no JSON object``, so it can be recorded and shown to
-    the model in the repair prompt.
-    """
-    res = parse_answer(text, schema)
-    return res.decision, res.error
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Thousands of generated model replies (random text incl. lone surrogates, JSON
 fragments, nested, deep and huge objects, think blocks, two verdicts, unknown and
 odd-case labels, truncations, ``{}``, tool calls, refusals, transport errors) go
-through the judge's answer schema (:func:`parse_decision`) and through
+through the judge's answer schema (:func:`~scarce_lab.llm.parsing.parse_answer`) and through
 :func:`judge_unit` with a fake ``litellm.acompletion`` (no network). Every reply must
 give a judgement, never an exception, with a known status recorded per reply; clean
 answers (alone, wrapped in prose, fenced, after a brace-free think block) must give
@@ -35,7 +35,7 @@ from scarce_lab.judge.judging import (
 )
 from scarce_lab.judge.taxonomy import load_taxonomy
 from scarce_lab.judge.units import Unit
-from scarce_lab.llm.parsing import parse_decision
+from scarce_lab.llm.parsing import parse_answer
 from tests.judge.test_judge_answer import FakeLitellm, Reply, make_client
 
 N_SCHEMA = 2000  # replies through the answer schema alone
@@ -239,7 +239,8 @@ def test_answer_schema_never_raises():
     @given(st.one_of(clean_reply(), other_reply()))
     def one(case):
         reply, what = case
-        decision, error = parse_decision(reply.text, SCHEMA)
+        res = parse_answer(reply.text, SCHEMA)
+        decision, error = res.decision, res.error
         assert (decision is None) != (error is None)
         if decision is not None:
             assert len(decision.labels) <= JUDGE.max_labels

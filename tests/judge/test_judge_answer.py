@@ -25,7 +25,7 @@ from scarce_lab.judge.judging import (
 from scarce_lab.judge.tables import arbitrate_judgements
 from scarce_lab.judge.taxonomy import Taxonomy, load_taxonomy
 from scarce_lab.judge.units import Unit
-from scarce_lab.llm.parsing import parse_decision
+from scarce_lab.llm.parsing import parse_answer
 
 TAX = load_taxonomy("scarce")
 CASINO = load_taxonomy("casino")
@@ -141,12 +141,14 @@ def answer(*labels: str) -> str:
     ],
 )
 def test_answers_without_a_labels_list_are_invalid(text):
-    decision, error = parse_decision(text, answer_schema(TAX))
+    res = parse_answer(text, answer_schema(TAX))
+    decision, error = res.decision, res.error
     assert decision is None and "labels" in error
 
 
 def test_explicit_empty_list_is_a_real_answer():
-    decision, error = parse_decision('{"labels": []}', answer_schema(TAX))
+    res = parse_answer('{"labels": []}', answer_schema(TAX))
+    decision, error = res.decision, res.error
     assert error is None and decision.labels == [] and decision.invalid_labels() == []
 
 

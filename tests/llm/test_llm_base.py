@@ -17,6 +17,7 @@ from scarce_lab.llm import (
     resolve_model,
 )
 from scarce_lab.llm.mock import MockModel
+from scarce_lab.llm.models import needs_client
 
 S = extraction_schema(30)
 MSG = [{"role": "user", "content": "how much?"}]
@@ -47,7 +48,7 @@ def test_an_agent_takes_any_client():
 ])
 def test_one_registry_of_model_names(name, kind, policy, arg):
     ref = resolve_model(name)
-    assert (ref.kind, ref.policy, ref.arg, ref.needs_client) == (kind, policy, arg, kind != "scripted")
+    assert (ref.kind, ref.policy, ref.arg, needs_client(name)) == (kind, policy, arg, kind != "scripted")
 
 
 @pytest.mark.parametrize("bad", ["", "  ", "scripted/", " openai/x"])

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from scarce_lab.llm import CallContext, LLMClient, LLMSettings
 from scarce_lab.llm.client import load_litellm
-from scarce_lab.llm.parsing import json_objects, parse_decision
+from scarce_lab.llm.parsing import json_objects, parse_answer
 
 
 class Extraction(BaseModel):
@@ -87,7 +87,8 @@ def test_repair_that_succeeds(monkeypatch):
 
 def test_garbage_and_non_object_json_are_violations():
     for raw in ["", "[1, 2]", "{not json", '{"extraction": "lots"}']:
-        d, err = parse_decision(raw, Extraction)
+        res = parse_answer(raw, Extraction)
+        d, err = res.decision, res.error
         assert d is None and err, raw
     assert [c.obj for c in json_objects('text ```json\n{"a": 1}\n``` more')] == [{"a": 1}]
 

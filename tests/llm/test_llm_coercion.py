@@ -22,7 +22,7 @@ from scarce_lab.llm.decisions import (
     register_decision_family,
     validate_decision,
 )
-from scarce_lab.llm.parsing import parse_decision
+from scarce_lab.llm.parsing import parse_answer
 
 SCHEMAS = decision_schemas()
 IDS = [name for name, _, _ in SCHEMAS]
@@ -83,7 +83,8 @@ def test_example_is_valid_and_round_trips(name, schema, example):
     d, err = validate_decision(example, schema)
     assert err is None, err
     text = json.dumps(example)
-    d2, err2 = parse_decision(text, schema)
+    res = parse_answer(text, schema)
+    d2, err2 = res.decision, res.error
     assert err2 is None and d2 == d
 
 
@@ -115,11 +116,13 @@ def test_numbers_are_strict_json_numbers(name, schema, example):
     for path, v in ints:
         for bad in (True, False, str(v), f"${v}", f"{v} tons", f"{v:,}.00", float(v), v + 0.5, None, [v]):
             obj = _replace(example, path, bad)
-            d, err = parse_decision(json.dumps(obj), schema)
+            res = parse_answer(json.dumps(obj), schema)
+            d, err = res.decision, res.error
             assert d is None and err, f"{name}: {path} = {bad!r} was accepted as {d!r}"
             assert ".".join(map(str, path)) in err, err
         # the canonical JSON number is accepted
-        d, err = parse_decision(json.dumps(_replace(example, path, v)), schema)
+        res = parse_answer(json.dumps(_replace(example, path, v)), schema)
+        d, err = res.decision, res.error
         assert err is None
 
 
@@ -140,11 +143,11 @@ def test_messages_name_the_policy():
         extraction_schema,
     )
 
-    _, err = parse_decision('{"reasoning": "r", "extraction": false}', extraction_schema(30))
+    err = parse_answer('{"reasoning": "r", "extraction": false}', extraction_schema(30)).error
     assert "boolean is not an integer" in err
-    _, err = parse_decision('{"reasoning": "r", "announced_pool": "500"}', AnnouncementDecision)
+    err = parse_answer('{"reasoning": "r", "announced_pool": "500"}', AnnouncementDecision).error
     assert "not a string" in err and "'500'" in err
-    _, err = parse_decision('{"reasoning": "r", "extraction": 15.0}', extraction_schema(30))
+    err = parse_answer('{"reasoning": "r", "extraction": 15.0}', extraction_schema(30)).error
     assert "without a fraction" in err
 
 
@@ -155,9 +158,10 @@ def test_policy_also_holds_for_schemas_outside_the_base():
 
     for bad in ('{"amount": true, "n": 1}', '{"amount": 1.0, "n": 1}', '{"amount": 1, "n": "1"}',
                 '{"amount": 1, "n": false}', '{"amount": 1, "n": 1.0}'):
-        d, err = parse_decision(bad, Plain)
+        res = parse_answer(bad, Plain)
+        d, err = res.decision, res.error
         assert d is None and err, bad
-    assert parse_decision('{"amount": 1, "n": 1}', Plain)[0] == Plain(amount=1, n=1)
+    assert parse_answer('{"amount": 1, "n": 1}', Plain).decision == Plain(amount=1, n=1)
 
 
 def test_int_choice_refuses_bool_and_float_on_direct_construction():

@@ -16,7 +16,6 @@ from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm.parsing import (
     json_objects,
     parse_answer,
-    parse_decision,
     parse_reply,
     strip_reasoning,
 )
@@ -29,7 +28,8 @@ def obj(reasoning: str, extraction) -> str:
 
 
 def value(text: str):
-    d, err = parse_decision(text, S)
+    res = parse_answer(text, S)
+    d, err = res.decision, res.error
     return d.extraction if d is not None else err
 
 
@@ -54,7 +54,8 @@ def test_reasoning_blocks_never_hold_the_answer(text):
 
 
 def test_unclosed_leading_think_block_is_all_reasoning():
-    d, err = parse_decision(f"<think>I will take {obj('draft', 30)} ... and then", S)
+    res = parse_answer(f"<think>I will take {obj('draft', 30)} ... and then", S)
+    d, err = res.decision, res.error
     assert d is None and "no JSON object outside reasoning blocks" in err
     assert strip_reasoning("  <think> unfinished {\"a\": 1}") == ""
 
@@ -67,7 +68,8 @@ def test_judge_answer_in_think_block_is_not_taken():
     lab = tax.ids[0]
     answer = json.dumps({"labels": [{"label": lab, "evidence": "x"}]})
     t = '<think>shape {"labels": []}</think>' + answer
-    d, err = parse_decision(t, answer_schema(tax))
+    res = parse_answer(t, answer_schema(tax))
+    d, err = res.decision, res.error
     assert err is None and [it.label for it in d.labels] == [lab]
 
 
@@ -141,7 +143,8 @@ def test_too_deep_object_is_skipped_whole_and_later_answer_found():
 def test_huge_integer_and_surrogates_do_not_crash():
     res = parse_answer('{"reasoning": "r", "extraction": ' + "9" * 5000 + "}", S)
     assert res.decision is None
-    d, err = parse_decision('{"reasoning": "a\\ud800b", "extraction": 3}', S)
+    res = parse_answer('{"reasoning": "a\\ud800b", "extraction": 3}', S)
+    d, err = res.decision, res.error
     assert err is None and d.reasoning == "a\ufffdb"
     d.model_dump_json().encode("utf-8")
 

@@ -24,7 +24,7 @@ from scarce_lab.data.recorder import (
 from scarce_lab.data.schema import RunManifest, RunStatus
 from scarce_lab.environments.sovsim.events import Extraction
 from scarce_lab.llm import LLMClient, LLMSettings
-from scarce_lab.llm.parsing import json_objects, parse_decision
+from scarce_lab.llm.parsing import json_objects, parse_answer
 
 
 class Pick(BaseModel):
@@ -48,7 +48,8 @@ def _flat(output: str) -> str:
 def test_deeply_nested_answer_is_a_violation_not_a_recursion_error():
     text = '{"a":' * 5000 + "1" + "}" * 5000
     assert json_objects(text) == []  # too deep to decode: no object, no RecursionError
-    decision, error = parse_decision(text, Pick)
+    res = parse_answer(text, Pick)
+    decision, error = res.decision, res.error
     assert decision is None and "no JSON object" in error
 
 

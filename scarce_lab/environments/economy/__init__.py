@@ -28,10 +28,6 @@ def paper_table(data: Any, *, dynamics: bool = False) -> Any:
     by side. A run that did not finish has a shorter training (its fifths are not
     comparable): it is left out, with a warning naming it.
 
-    Args:
-        dynamics: population dynamics per task, economy and condition instead of the
-            solve rates.
-
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``data``.
         PoolingError: a (task, condition) group mixes settings or models (the message

@@ -27,7 +27,7 @@ from scarce_lab.runners.calltap import CallTap
 from scarce_lab.runtime import open_run, record_calls_of
 
 from ..config import BASELINES, EconomyRunConfig
-from ..world import Economy, EpisodeResult, run_episode
+from ..world import Economy, run_episode
 from ..world.arithmetic import make_problem
 from ..world.blocksworld import BlocksWorld, make_instance, size_for_episode
 from ..world.core import birth_record
@@ -376,9 +376,6 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
-    def trigger(a, obs):
-        return of(a).trigger(a.genome, obs)
-
     for ep in episodes_to_play(cfg, state):
         phase, e, rnd = ep
         training = phase == "train" and cfg.baseline == "none"
@@ -391,12 +388,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         summary = EpisodeSummary()
         emit = summary.emitter(cfg, rec, ep, tap)
         act = counted_act(of, rnd, [])
-        if cfg.baseline == "round-robin":
-            res = _round_robin_episode(economy, env, state["order"], act, emit)
-        else:
-            res = run_episode(economy, env, trigger=trigger, act=act, training=training,
-                              rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
-                              action_to_json=action_payload)
+        res = run_episode(economy, env, trigger=lambda a, obs: of(a).trigger(a.genome, obs), act=act, training=training,
+                          rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
+                          action_to_json=action_payload,
+                          order=state["order"] if cfg.baseline == "round-robin" else None)
         if phase == "train":
             tasks.record(res.solved)
         end_episode(cfg, rec, ep, info, summary, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end)
@@ -412,34 +407,3 @@ def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
                               repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
     record_changes(rec, economy, end, rnd, lambda a: of(a).genome_json(a.genome))
 
-
-def _round_robin_episode(economy: Economy, env, order: list[str], act, emit):
-    """Baseline without an economy: founders act in a fixed cyclic order; no money moves."""
-    winners: list[str] = []
-    total = 0
-    end = "max_steps"
-    solved = False
-    alive = [a for a in order if a in economy.agents]
-    if not alive:
-        return EpisodeResult(False, 0, 0, [], "no_eligible")
-    for step in range(env.max_steps):
-        obs = env.observe()
-        kind = env.step_kind(obs)
-        agent = alive[step % len(alive)]
-        emit("auction", step, agent, {
-            "eligible": [agent], "bids": {}, "winner": agent, "price": 0, "tie": False,
-            "random_winner": False, "step_kind": kind, "round_robin": True,
-        })
-        action = act(economy.agents[agent], obs)
-        result = env.apply(action)
-        winners.append(agent)
-        emit("step", step, agent, {
-            "action": action_payload(action), "step_kind": kind, "reward": result.reward,
-            "done": result.done, "solved": result.solved,
-        })
-        total += result.reward
-        if result.done:
-            solved = result.solved
-            end = "solved" if solved else "done"
-            break
-    return EpisodeResult(solved, len(winners), total, winners, end)

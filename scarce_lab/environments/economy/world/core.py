@@ -189,6 +189,27 @@ class Population:
         rec = self.agents.pop(agent_id)
         return death_record(rec, episode, cause, wealth, tr), rec
 
+    def remove_insolvent(self, episode: int, cause: str, out: EpisodeEnd) -> list[Any]:
+        """Remove every agent whose wealth is below zero (deaths into ``out``); returns
+        the removed records."""
+        removed = []
+        for a in self.living():
+            if self.wealth(a.agent_id) < 0:
+                death, rec = self.remove_agent(a.agent_id, episode, cause)
+                out.deaths.append(death)
+                removed.append(rec)
+        return removed
+
+    def charge_rent(self, rent: int, out: EpisodeEnd) -> None:
+        """Every living agent pays ``rent`` credits to the rent sink (into ``out.rent``)."""
+        out.rent.extend(self.ledger.transfer(a.agent_id, RENT_SINK, rent, "rent") for a in self.living())
+
+    def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
+        """Bucket brigade: ``winner`` pays ``price`` to ``previous`` (the bank on the
+        first step, or when ``previous`` is gone)."""
+        dst = previous if previous is not None and previous in self.agents else BANK
+        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
+
 
 class Economy(Population):
     """Population + ledger. Pure and seeded: every random choice uses an ``rng`` the
@@ -204,10 +225,7 @@ class Economy(Population):
         return max((a.bid for a in self.agents.values() if not a.novice), default=0)
 
     def veteran_bid(self, agent_id: str) -> int:
-        """A veteran's bid: its own fixed bid; with ``bid_scheme='holland'`` an agent
-        whose wealth reaches ``tycoon_wealth`` bids ``holland_alpha_pct`` percent of its
-        wealth if that is more (Holland's wealth-proportional bid, the hayekmas
-        "holland" scheme)."""
+        """A veteran's bid in credits (module docstring, "Bid scheme")."""
         rec = self.agents[agent_id]
         cfg = self.config
         if cfg.bid_scheme == "holland":
@@ -219,15 +237,14 @@ class Economy(Population):
     def placed_bids(self, eligible: list[str], trial: bool = True) -> dict[str, int]:
         """The bids placed in an auction among ``eligible`` (credits), in the order of
         ``eligible``: a veteran's :meth:`veteran_bid`; in training (``trial``) a novice's
-        trial bid, the maximum bid of the eligible veterans plus ``epsilon`` (frozen
-        evaluation: every agent bids its own bid).
+        trial bid (module docstring, "Newcomer trial"; frozen evaluation: every agent
+        bids its own bid).
 
-        With ``solvent_bids`` ("an agent may not bid more than its wealth"; Hayek, Baum &
-        Durdanovic 2000: an agent cannot spend money it does not have) this is the one
-        place the rule is applied: a veteran whose wealth is below its bid stays out;
-        a novice's trial bid is the maximum bid of the *solvent* eligible veterans plus
-        ``epsilon``, and a novice whose wealth is below that stays out. The winner then
-        pays at most its wealth (:meth:`pay` checks it).
+        The one place ``solvent_bids`` is applied (module docstring, "Solvency"; Hayek,
+        Baum & Durdanovic 2000: an agent cannot spend money it does not have): a veteran
+        whose wealth is below its bid stays out; a novice's trial bid is the maximum bid
+        of the *solvent* eligible veterans plus ``epsilon``, and a novice whose wealth is
+        below that stays out. :meth:`pay` checks the winner's wealth.
         """
         solvent = self.config.solvent_bids
         vets = {a: self.veteran_bid(a) for a in eligible if not (trial and self.agents[a].novice)}
@@ -325,9 +342,8 @@ class Economy(Population):
         """
         if self.config.solvent_bids and price > self.wealth(winner):
             raise LedgerError(f"solvent_bids: {winner} would pay {price} credits with wealth {self.wealth(winner)}")
-        dst = previous if previous is not None and previous in self.agents else BANK
         self.agents[winner].novice = False
-        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
+        return super().pay(winner, previous, price)
 
     def reward(self, agent_id: str, amount: int) -> Transfer:
         """The environment's reward (credits, from the bank) to the agent that acted."""
@@ -366,13 +382,8 @@ class Economy(Population):
             out.births.append(birth_record(rec, tr))
 
         if cfg.rent and (episode + 1) % cfg.rent_interval == 0:
-            for a in self.living():
-                out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
-        failed: list[AgentRecord] = []
-        for a in self.living():
-            if self.wealth(a.agent_id) < 0:
-                failed.append(a)
-                out.deaths.append(self.remove_agent(a.agent_id, episode, "bankruptcy")[0])
+            self.charge_rent(cfg.rent, out)
+        failed: list[AgentRecord] = self.remove_insolvent(episode, "bankruptcy", out)
         if cfg.replace_bankrupt and cfg.ablation != "no-exploration":
             for dead in failed:
                 if len(self.agents) >= cfg.max_agents:

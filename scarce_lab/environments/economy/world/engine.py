@@ -77,12 +77,13 @@ def emit_payment(emit: Emit, step: int, agent: str, tr: Transfer) -> None:
     emit("payment", step, agent, {"payer": tr.src, "payee": tr.dst, "amount": tr.amount, "reason": tr.reason})
 
 
-def emit_step(emit: Emit, step: int, agent: str, action: Any, step_kind: str, result: StepResult) -> None:
+def emit_step(emit: Emit, step: int, agent: str, action: Any, step_kind: str, result: StepResult,
+              *, info: bool = True) -> None:
     """Emit the ``step`` event of ``agent``'s ``action`` (already JSON-able) and its
-    ``result`` (``info`` only when the task gave any)."""
+    ``result`` (``info`` only when the task gave any and ``info`` is set)."""
     emit("step", step, agent, {"action": action, "step_kind": step_kind, "reward": result.reward,
                                "done": result.done, "solved": result.solved,
-                               **({"info": result.info} if result.info else {})})
+                               **({"info": result.info} if info and result.info else {})})
 
 
 def run_episode(
@@ -95,39 +96,54 @@ def run_episode(
     rng: random.Random,
     emit: Emit = _noop,
     action_to_json: Callable[[Any], Any] = lambda a: a,
+    order: list[str] | None = None,
 ) -> EpisodeResult:
     """Play one episode. In training the bucket brigade and rewards move money; in
     frozen evaluation (``training=False``) no money moves and only the auction picks
     who acts.
+
+    ``order`` given: the round-robin baseline, no economy. The living agents of
+    ``order`` act in that fixed cyclic order with ``training=False``; its ``auction``
+    event also names the ``eligible`` agent and ``round_robin``, its ``step`` event
+    has no ``info``.
     """
     previous: str | None = None
-    winners: list[str] = []
-    total_reward = 0
-    end = "max_steps"
-    solved = False
+    out = EpisodeResult(False, 0, 0, [], "max_steps")
+    alive = [a for a in order if a in economy.agents] if order is not None else []
+    if order is not None and not alive:
+        return EpisodeResult(False, 0, 0, [], "no_eligible")
     for step in range(env.max_steps):
         obs = env.observe()
         kind = env.step_kind(obs)
-        triggered = [a.agent_id for a in economy.living() if trigger(a, obs)]
-        eligible = list(economy.placed_bids(triggered, trial=training))
-        if not eligible:
-            end = "no_eligible"
-            break
-        res = economy.auction(eligible, rng, trial=training)
-        emit_auction(emit, step, res, kind)
-        if training:
-            emit_payment(emit, step, res.winner, economy.pay(res.winner, previous, res.price))
-        action = act(economy.agents[res.winner], obs)
+        if order is not None:
+            winner = alive[step % len(alive)]
+            emit("auction", step, winner, {
+                "eligible": [winner], "bids": {}, "winner": winner, "price": 0, "tie": False,
+                "random_winner": False, "step_kind": kind, "round_robin": True,
+            })
+        else:
+            triggered = [a.agent_id for a in economy.living() if trigger(a, obs)]
+            eligible = list(economy.placed_bids(triggered, trial=training))
+            if not eligible:
+                out.end = "no_eligible"
+                break
+            res = economy.auction(eligible, rng, trial=training)
+            winner = res.winner
+            emit_auction(emit, step, res, kind)
+            if training:
+                emit_payment(emit, step, winner, economy.pay(winner, previous, res.price))
+        action = act(economy.agents[winner], obs)
         result = env.apply(action)
-        winners.append(res.winner)
-        emit_step(emit, step, res.winner, action_to_json(action), kind, result)
+        out.winners.append(winner)
+        emit_step(emit, step, winner, action_to_json(action), kind, result, info=order is None)
         if training and result.reward:
-            economy.reward(res.winner, result.reward)
-            emit("reward", step, res.winner, {"amount": result.reward})
-        total_reward += result.reward
-        previous = res.winner
+            economy.reward(winner, result.reward)
+            emit("reward", step, winner, {"amount": result.reward})
+        out.reward += result.reward
+        out.steps += 1
+        previous = winner
         if result.done:
-            solved = result.solved
-            end = "solved" if solved else "done"
+            out.solved = result.solved
+            out.end = "solved" if out.solved else "done"
             break
-    return EpisodeResult(solved, len(winners), total_reward, winners, end)
+    return out

@@ -80,7 +80,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .core import MAX_CREDITS, AuctionResult, EpisodeEnd, Population, birth_record, decide_auction
 from .engine import Emit, _noop, emit_auction, emit_payment, emit_step
-from .ledger import BANK, RENT_SINK, Transfer
+from .ledger import BANK, Transfer
 
 CREDITS_PER_UNIT = 1000
 #: The largest reward scale (absolute): a scale of 1e300 made 300-digit payments that no
@@ -335,11 +335,6 @@ class ReferenceEconomy(Population):
         bids = {a: self.agents[a].bid for a in active}
         return decide_auction(bids, rng, random_winner=self.ablation == "no-auction", draw_alone=True)
 
-    def pay(self, winner: str, previous: str | None, price: int) -> Transfer:
-        """The winner pays its bid to the previous winner (the bank on the first step)."""
-        dst = previous if previous is not None and previous in self.agents else BANK
-        return self.ledger.transfer(winner, dst, price, "bucket_brigade")
-
     def grant(self, agent_id: str, amount: int, reason: str) -> Transfer:
         """A signed reward: positive from the bank, negative to the bank."""
         if amount >= 0:
@@ -375,24 +370,14 @@ class ReferenceEconomy(Population):
 
     def restore(self, snapshot: dict[str, int]) -> list[Transfer]:
         """Survivors' wealth back to ``snapshot`` (the replay rollback), via the bank."""
-        out = []
-        for a in self.agents:
-            if a in snapshot:
-                d = snapshot[a] - self.wealth(a)
-                if d:
-                    out.append(self.grant(a, d, "replay_restore"))
-        return out
+        deltas = {a: snapshot[a] - self.wealth(a) for a in self.agents if a in snapshot}
+        return [self.grant(a, d, "replay_restore") for a, d in deltas.items() if d]
 
     def remove_bankrupt(self, episode: int, cause: str, repair: Repair, rng: random.Random,
                         out: EpisodeEnd) -> list[RefAgent]:
         """Remove agents with wealth < 0, then recover missing founding roles
         (``remove_bankrupt_agents`` + ``_ensure_necessary_roles_exist``)."""
-        removed = []
-        for a in self.living():
-            if self.wealth(a.agent_id) < 0:
-                death, rec = self.remove_agent(a.agent_id, episode, cause)
-                out.deaths.append(death)
-                removed.append(rec)
+        removed = self.remove_insolvent(episode, cause, out)
         living_roles = {a.role for a in self.living()}
         for role in dict.fromkeys(self.founder_roles):
             if role in living_roles:
@@ -436,8 +421,7 @@ class ReferenceEconomy(Population):
         out = out or EpisodeEnd()
         n = episode + 1
         if cfg.rent > 0 and n % cfg.rent_interval == 0:
-            for a in self.living():
-                out.rent.append(self.ledger.transfer(a.agent_id, RENT_SINK, cfg.rent, "rent"))
+            self.charge_rent(cfg.rent, out)
             bankrupts = bankrupts + self.remove_bankrupt(episode, "bankruptcy", repair, rng, out)
         explore = self.ablation != "no-exploration"
         exploit = self.ablation != "no-exploitation"
@@ -489,28 +473,23 @@ def play_reference_episode(
 
     ``env`` is a :class:`~.engine.TaskEnv`; a step that ends the episode gives the
     score in ``info["score"]`` (None: no usable score; without the key 1.0 if solved,
-    0.0 if not). Emits ``auction``,
-    ``payment`` (reasons ``bucket_brigade``, ``step_reward``, ``path_reward``) and
-    ``step`` events with the engine's payloads. The role that acted last starts empty in
+    0.0 if not). Emits ``auction``, ``payment`` (reasons ``bucket_brigade``,
+    ``step_reward``, ``path_reward``) and ``step`` events with the engine's payloads. The role that acted last starts empty in
     every trial (base/env.py ``get_last_role`` reads the episode's action history, which
     ``initialize`` clears). ``first_step`` numbers the emitted steps on from an earlier
     trial of the same episode (a replay), so (episode, step) stays unique.
     """
     cfg = economy.config
-    last_role: list[str | None] = [None]
+    last_role: str | None = None
     previous: str | None = None
-    path: list[tuple[int, str]] = []
     chain: list[str] = []
-    score: float | None = None
-    solved = False
-    end = "max_steps"
-    out = RefEpisode(path, None, False, end)
+    out = RefEpisode([], None, False, "max_steps")
     for step in range(min(cfg.max_steps_per_episode, env.max_steps)):
         obs = env.observe()
         kind = env.step_kind(obs)
-        active = economy.joining(step, last_role[0], lambda a, _o=obs: wakes(a, _o))
+        active = economy.joining(step, last_role, lambda a, _o=obs: wakes(a, _o))
         if not active:
-            end = "no_eligible"
+            out.end = "no_eligible"
             break
         res = economy.auction(active, rng, training)
         at = first_step + step
@@ -521,24 +500,23 @@ def play_reference_episode(
         chain = (chain + [res.winner])[-cfg.step_reward_chain_window:]
         action = act(rec, obs)
         result = env.apply(action)
-        path.append((at, res.winner))
+        out.path.append((at, res.winner))
         out.texts.append((at, res.winner, action_text(action)))
-        last_role[0] = rec.role
+        last_role = rec.role
         emit_step(emit, at, res.winner, action_to_json(action), kind, result)
         if result.done:
             score = result.info["score"] if "score" in result.info else (1.0 if result.solved else 0.0)
-            score = None if score is None else float(score)
-            solved = result.solved
+            out.score = None if score is None else float(score)
+            out.solved = result.solved
             if training and cfg.reward_scheme == "path_reward_and_stepwise_reward":
-                bonus = cfg.task_bonus(cfg.missing_terminal_score if score is None else score)
+                bonus = cfg.task_bonus(cfg.missing_terminal_score if out.score is None else out.score)
                 out.step_rewards += sum(emit_reward(emit, at, tr) for tr in economy.step_reward(res.winner, chain, bonus))
-            end = "solved" if solved else "done"
+            out.end = "solved" if out.solved else "done"
             break
         if training:
             previous = res.winner
     if training:
-        out.path_rewards += sum(emit_reward(emit, st, tr) for st, tr in economy.path_rewards(path, score))
-    out.score, out.solved, out.end = score, solved, end
+        out.path_rewards += sum(emit_reward(emit, st, tr) for st, tr in economy.path_rewards(out.path, out.score))
     return out
 
 
