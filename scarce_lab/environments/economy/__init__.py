@@ -23,10 +23,13 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
 def paper_table(data: Any, *, dynamics: bool = False) -> Any:
     """Solve rate in the first and last fifth of training and in frozen evaluation, per
     task and condition (:func:`scarce_lab.environments.economy.analysis.table`), as a
-    finding; ``dynamics``: population dynamics per task, economy and condition instead
-    (:func:`scarce_lab.environments.economy.analysis.dynamics`), to set economies side
-    by side. A run that did not finish has a shorter training (its fifths are not
+    finding. A run that did not finish has a shorter training (its fifths are not
     comparable): it is left out, with a warning naming it.
+
+    Args:
+        dynamics: population dynamics per task, economy and condition instead
+            (:func:`scarce_lab.environments.economy.analysis.dynamics`), to set
+            economies side by side.
 
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``data``.
