@@ -199,11 +199,8 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
     """``chart`` with a left-aligned title and a caption under it (as subtitle; a list
     gives one line per item), checked against the figure rules (:func:`check_chart`).
 
-    Every chart of the package leaves its builder through here, so the rules hold for all
-    of them: the colour-blind-safe palette (:data:`PALETTE`, as the active altair theme),
-    at most :data:`MAX_COLOURS` colour groups, no two legend entries that read alike, a
-    width that fits the notebook output area (:data:`OUTPUT_WIDTH`), and a chart with
-    nothing to show becomes a :class:`NoFigure` (its sentence) instead of an empty plot.
+    Every chart of the package leaves its builder through here, so the figure rules (the
+    module docstring; :func:`check_chart`) hold for all of them.
 
     Returns:
         The titled chart, or a :class:`NoFigure` when the chart has no data row or every
