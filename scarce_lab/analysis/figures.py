@@ -353,8 +353,7 @@ def colour_book() -> ColourBook:
 
 def _colour_domains(spec: dict, rows: list[dict]) -> dict[str, list]:
     """Per nominal/ordinal colour field without an explicit colour range: the values the
-    chart draws, in legend order (the encoding's ``sort`` list, else ascending as Vega-Lite
-    sorts them)."""
+    chart draws, in legend order (:func:`_legend_order`)."""
     out: dict[str, list] = {}
 
     def visit(d: dict) -> None:
@@ -471,14 +470,10 @@ def colour_meanings(spec: dict) -> dict[str, dict[str, str]]:
 
     def visit(d: dict) -> None:
         mark = d.get("mark") if isinstance(d.get("mark"), dict) else None
-        if mark:
-            for k in _COLOUR_CHANNELS:
-                add(mark.get(k), _fixed_thing(mark.get(k), mark, "a fixed colour"), "fixed")
-            for overlay in ("point", "line"):
-                o = mark.get(overlay)
-                if isinstance(o, dict):
-                    for k in _COLOUR_CHANNELS:
-                        add(o.get(k), _fixed_thing(o.get(k), mark, "a fixed colour"), "fixed")
+        for m in (mark, mark.get("point"), mark.get("line")) if mark else ():  # the mark and its overlays
+            if isinstance(m, dict):
+                for k in _COLOUR_CHANNELS:
+                    add(m.get(k), _fixed_thing(m.get(k), mark, "a fixed colour"), "fixed")
         enc = d.get("encoding") if isinstance(d.get("encoding"), dict) else {}
         for ch in _COLOUR_CHANNELS:
             col = enc.get(ch)
