@@ -1,9 +1,7 @@
 """The environment registry: an environment is one registered :class:`EnvironmentSpec`.
 
-Each environment declares, in one place, everything the shared layers need of it: its
-config model, how one config runs, its payload models, its tidy tables and paper
-table, its conformance harness, its viewer renderer, its migrations and its CLI
-commands. The shared layers (the notebook face, :mod:`scarce_lab.datasets`, the executors,
+Each environment declares, in one place, everything the shared layers need of it (its
+hooks: :class:`EnvironmentSpec`). The shared layers (the notebook face, :mod:`scarce_lab.datasets`, the executors,
 the conformance suite :mod:`scarce_lab.testing`, the viewer, ``scarce-lab migrate``,
 the CLI) iterate this registry and name no environment; the trajectory format learns
 an environment's payloads from :func:`register` (:mod:`scarce_lab.data.events.registry`),
@@ -243,9 +241,7 @@ class EnvironmentSpec:
         config_v1: ``config_v1(manifest, call_params) -> config`` for a version-1 run
             (``scarce-lab migrate``); ``call_params``: the run's first recorded LLM
             call settings.
-        cli: what ``scarce-lab run <name>`` needs beyond the config model
-            (:class:`RunCommand`: help, option aliases, sweep shorthands and defaults,
-            replicates, preflight, how a sweep is played).
+        cli: what ``scarce-lab run <name>`` needs beyond the config model (:class:`RunCommand`).
         outcome: ``outcome(run_dir) -> str``: one line saying what happened in a
             finished run (SovSim: "kcpr, simulation 0: collapsed in round 3"), printed
             by ``scarce-lab run`` for each run; default: the manifest's status.
@@ -355,7 +351,7 @@ class EnvironmentSpec:
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
         for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo",
-                  "outcome"):
+                  "outcome", "judge_units"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -383,8 +379,6 @@ class EnvironmentSpec:
             raise TypeError(f"{where}: field 'layouts' must be a tuple of PublishedLayout, got {self.layouts!r}")
         if len({x.name for x in self.layouts}) < len(self.layouts):
             raise ValueError(f"{where}: two layouts share a name: {[x.name for x in self.layouts]}")
-        if self.judge_units is not None and not callable(self.judge_units):
-            raise TypeError(f"{where}: field 'judge_units' must be callable or None, got {self.judge_units!r}")
         if self.taxonomy is not None and not (isinstance(self.taxonomy, str) and self.taxonomy):
             raise TypeError(f"{where}: field 'taxonomy' must be a taxonomy name or None, got {self.taxonomy!r}")
         if (self.judge_units is None) != (self.taxonomy is None):

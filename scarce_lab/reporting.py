@@ -13,16 +13,12 @@ Parameters are checked before anything runs: a name the notebook does not declar
 an error that lists the declared ones (names are case-sensitive), and a dataset path
 that does not exist is a one-line error naming it.
 
-Parameters are typed by the notebook's ``parameters`` cell (:func:`parameter_type`):
-the annotation when the cell gives one (``MODELS: list[str] | None = None``,
-``PRESET: Literal["sovsim", "govsim"] = "sovsim"``), else the default's type. Every
+Parameters are typed by the notebook's ``parameters`` cell (:func:`parameter_type`:
+the annotation, e.g. ``MODELS: list[str] | None = None``, else the default's type). Every
 value that enters a notebook (``scarce-lab report -p``, :func:`check_parameters`,
-:func:`inject_parameters`, :func:`execute_notebook`) is converted to that type by
-pydantic's lax rules or refused naming the parameter and the value
-(:func:`typed_parameters`): ``STRICT='false'`` becomes ``False`` (as ``'true'``,
-``'0'``, ``'1'``, ``'yes'``, ``'no'`` do), ``SEED='3'`` becomes ``3``, and a bare
-string where a list is declared (``MODELS='scripted/greedy'``) is refused with the
-list form to write.
+:func:`inject_parameters`, :func:`execute_notebook`) is converted to that type or refused
+naming the parameter and the value (:func:`typed_parameters`); a bare string where a list
+is declared (``MODELS='scripted/greedy'``) is refused with the list form to write.
 
 Relative paths (:func:`scarce_lab.datasets.resolve_path`): one rule for notebook parameters and the Python
 face (``sl.load``, ``sl.table``, ``sl.view``, ``sl.export``, ``sl.run``'s ``out``): from

@@ -199,11 +199,8 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
     """``chart`` with a left-aligned title and a caption under it (as subtitle; a list
     gives one line per item), checked against the figure rules (:func:`check_chart`).
 
-    Every chart of the package leaves its builder through here, so the rules hold for all
-    of them: the colour-blind-safe palette (:data:`PALETTE`, as the active altair theme),
-    at most :data:`MAX_COLOURS` colour groups, no two legend entries that read alike, a
-    width that fits the notebook output area (:data:`OUTPUT_WIDTH`), and a chart with
-    nothing to show becomes a :class:`NoFigure` (its sentence) instead of an empty plot.
+    Every chart of the package leaves its builder through here, so the figure rules (the
+    module docstring; :func:`check_chart`) hold for all of them.
 
     Returns:
         The titled chart, or a :class:`NoFigure` when the chart has no data row or every
@@ -356,8 +353,7 @@ def colour_book() -> ColourBook:
 
 def _colour_domains(spec: dict, rows: list[dict]) -> dict[str, list]:
     """Per nominal/ordinal colour field without an explicit colour range: the values the
-    chart draws, in legend order (the encoding's ``sort`` list, else ascending as Vega-Lite
-    sorts them)."""
+    chart draws, in legend order (:func:`_legend_order`)."""
     out: dict[str, list] = {}
 
     def visit(d: dict) -> None:
@@ -474,14 +470,10 @@ def colour_meanings(spec: dict) -> dict[str, dict[str, str]]:
 
     def visit(d: dict) -> None:
         mark = d.get("mark") if isinstance(d.get("mark"), dict) else None
-        if mark:
-            for k in _COLOUR_CHANNELS:
-                add(mark.get(k), _fixed_thing(mark.get(k), mark, "a fixed colour"), "fixed")
-            for overlay in ("point", "line"):
-                o = mark.get(overlay)
-                if isinstance(o, dict):
-                    for k in _COLOUR_CHANNELS:
-                        add(o.get(k), _fixed_thing(o.get(k), mark, "a fixed colour"), "fixed")
+        for m in (mark, mark.get("point"), mark.get("line")) if mark else ():  # the mark and its overlays
+            if isinstance(m, dict):
+                for k in _COLOUR_CHANNELS:
+                    add(m.get(k), _fixed_thing(m.get(k), mark, "a fixed colour"), "fixed")
         enc = d.get("encoding") if isinstance(d.get("encoding"), dict) else {}
         for ch in _COLOUR_CHANNELS:
             col = enc.get(ch)

@@ -1,17 +1,11 @@
 """Say-do analytics: what agents said (and to whom) against what they did, from the
 visibility tags of the recorded events; per model and condition, never pooled.
 
-This module is the machinery every environment's comparisons share: which model spoke
-for each agent (:func:`with_models`, from the manifests and the spec's
-``speaker_part``), the visibility checks (:func:`with_visibility`,
-:func:`require_visibility`), the per-run rates summarised over runs with intervals
-(:func:`summarise`), their chart (:func:`rates_chart`) and displayed table
-(:func:`table_text`), both labelled by what differs between the conditions
-(:func:`short_settings`), the convention saved beside each table (:func:`convention`),
-the interviews (:func:`interviews`) and the comparison of an interview's claim of
-restraint with what the agent did (:func:`interview_gaps`, given what the environment
-counts as acting otherwise; with excerpts of the answers). The comparisons themselves live with
-their environment:
+This module (``__all__``) is the machinery every environment's comparisons share: which
+model spoke for each agent, the visibility checks, per-run rates summarised over runs with
+intervals, their chart and table, the convention saved beside each table, the interviews
+and their claims of restraint against what the agent did. The comparisons themselves live
+with their environment:
 
 - SovSim (:mod:`scarce_lab.environments.sovsim.analysis.saydo`, ``sl.sovsim``): the
   KCPR-M king's announced pool against the true pool (``kcpr_m_misreports``), promises

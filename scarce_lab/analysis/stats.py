@@ -144,11 +144,8 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
     g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
     q = sps.t.ppf(0.5 + level / 2, np.maximum(g["_k"].to_numpy() - 1, 1))
     half = pl.Series(q, dtype=pl.Float64) * pl.col("_sd") / pl.col("_k").cast(pl.Float64).sqrt()
-    ends = {}
-    for name, sign in (("low", -1.0), ("high", 1.0)):
-        ends[name] = (pl.when(pl.col("_k") < 2).then(None).when(pl.col("_sd") == 0).then(None)
-                      .otherwise(pl.col("mean") + sign * half))
-    out = g.with_columns(**ends)
+    spread = (pl.col("_k") >= 2) & (pl.col("_sd") != 0)  # else no interval
+    out = g.with_columns(low=pl.when(spread).then(pl.col("mean") - half), high=pl.when(spread).then(pl.col("mean") + half))
     finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in ("mean", "low", "high")]
     return out.with_columns(finite).select(*by, pl.col("n").cast(pl.Int64), "mean", "low", "high")
 

@@ -5,7 +5,7 @@ Why it is exact. Our recorder writes each event as its typed model's own compact
 (``EventEnvelope.dump_line``). For every line the fast path
 
 1. parses the envelope with polars (explicit schema), then the whole line with the
-   schema of its kind's payload model (:func:`scarce_lab.data.loaders.model_schema`);
+   schema of its kind's payload model (:func:`scarce_lab.data.dtypes.model_schema`);
 2. writes the parsed values back as JSON (``struct.json_encode``) and keeps the line
    only if that is **byte for byte the line on disk**. The line therefore holds exactly
    the model's fields, in order, each of the JSON type the model declares (an integer
@@ -251,7 +251,7 @@ def _read_chunk(
 def version_schemas(environment: str, version: int, model_schema: Any) -> dict[str, dict[str, pl.DataType]]:
     """The polars payload schema of each fast kind as a ``version`` file writes it: without
     the fields added since (:func:`~.events.migrations.added_fields`), so that such a file
-    is still read byte for byte; ``model_schema`` is :func:`scarce_lab.data.loaders.model_schema`."""
+    is still read byte for byte; ``model_schema`` is :func:`scarce_lab.data.dtypes.model_schema`."""
     from .events.migrations import added_fields
 
     return {k: model_schema(m, exclude=("kind", *added_fields(environment, k, version)))

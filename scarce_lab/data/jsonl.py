@@ -13,23 +13,16 @@ Rules:
   what a writer killed in the middle of a line leaves. (A proper prefix of a JSON
   object's text is never a complete object, so a complete last line that only lacks
   its ``\\n`` is told apart safely: it is kept.)
-- :func:`append_jsonl_durable` first repairs a torn tail (:func:`repair_torn_tail`:
-  truncate the file to its last complete line), then writes the new lines with one
-  ``write`` on an ``O_APPEND`` descriptor and ``fsync``\\ s the file (and its folder
-  when it creates the file). When it returns, the lines are on disk.
 - :func:`read_jsonl` yields ``(line number, object)``; it skips a torn tail with a
   :class:`TornLineWarning` naming the file and line; any other line that is not a
   JSON object (bad JSON, invalid UTF-8, a list or a number) is a ``ValueError``
   naming the file and line.
-- Every line a writer puts in a JSON Lines file goes through :func:`jsonl_line`: a
-  newline inside it is refused, and the characters that other readers take for line
-  breaks although JSON allows them raw inside strings (U+2028 LINE SEPARATOR, U+2029
-  PARAGRAPH SEPARATOR, U+0085 NEXT LINE; Python's ``str.splitlines`` and several JSONL
-  tools split on them) are written as ``\\u`` escapes, which every JSON reader decodes
-  to the same string. :func:`append_jsonl_durable` (appends) and
-  :func:`write_jsonl_atomic` (whole files) are the only JSONL writers.
-- :func:`write_json_atomic` replaces a JSON file atomically (temporary file, fsync,
-  rename, fsync of the folder); :func:`read_json` / :func:`read_text` accept a BOM.
+- :func:`append_jsonl_durable` (appends, durable when it returns; a torn tail is
+  repaired first) and :func:`write_jsonl_atomic` (whole files) are the only JSONL
+  writers; each line goes through :func:`jsonl_line` (a newline inside refused; the
+  line breaks other readers split on, U+2028, U+2029 and U+0085, ``\\u``-escaped).
+- :func:`write_json_atomic` replaces a JSON file (:func:`write_atomic`);
+  :func:`read_json` / :func:`read_text` accept a BOM.
 """
 
 from __future__ import annotations

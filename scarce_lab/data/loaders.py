@@ -1,8 +1,6 @@
 """Load a folder of run directories into typed polars frames.
 
-(``export_parquet`` and ``EXPORT_MARKER`` are defined in :mod:`scarce_lab.data.parquet`,
-``polars_dtype`` and ``model_schema`` in :mod:`scarce_lab.data.dtypes`; all are
-importable from here.)
+(``export_parquet`` is defined in :mod:`scarce_lab.data.parquet`, importable from here.)
 
 ``load_dataset(path)`` finds every ``manifest.json`` below ``path`` (a single run
 directory works too), validates every event against its environment's typed model
@@ -43,7 +41,7 @@ from typing import Any
 
 import polars as pl
 
-from .dtypes import model_schema, polars_dtype  # noqa: F401  (re-exported)
+from .dtypes import model_schema
 from .events import payload_types, registered, registration
 from .events.base import EventEnvelope
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines

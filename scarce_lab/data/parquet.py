@@ -208,15 +208,12 @@ def read_parquet_parts(path: Path | str) -> dict:
         except ValueError as exc:
             raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
     if (path / "events.parquet").exists():  # layout 1: one file per frame
-        payloads: dict = {}
-        for f in sorted((path / "payloads").glob("*/*.parquet")):
-            payloads[(f.parent.name, f.stem)] = pl.read_parquet(f)
         return dict(
             runs=pl.scan_parquet(path / "runs.parquet"),
             events=pl.scan_parquet(path / "events.parquet"),
             llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
             manifests=tuple(manifests),
-            _payloads=payloads,
+            _payloads={(f.parent.name, f.stem): pl.read_parquet(f) for f in sorted((path / "payloads").glob("*/*.parquet"))},
         )
     files = marker.get("files") if marker.get("layout", 2) >= 3 else None
     if marker.get("layout", 2) >= 3 and not isinstance(files, dict):

@@ -8,6 +8,7 @@ runners ask :func:`run_in_progress` before moving, resuming or restarting a run.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import threading
@@ -103,10 +104,8 @@ def _forget_locks_after_fork() -> None:
     """In a forked child: the parent's locks are the parent's (closing the child's copies
     leaves the parent's ``flock`` in place; the child never writes those runs)."""
     for held in _HELD.values():
-        try:
+        with contextlib.suppress(OSError):
             os.close(held.fd)
-        except OSError:
-            pass
     _HELD.clear()
 
 

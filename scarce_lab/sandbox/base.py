@@ -53,12 +53,12 @@ MAX_ARGV_BYTES = 1 << 20
 WORKER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def command_argv(command: str | list[str]) -> tuple[list[str], str | None]:
-    """argv for a shell command or argv list (UTF-8 clean), and why it cannot start
-    (:func:`command_problem`) or None."""
+def command_argv(command: str | list[str]) -> tuple[list[str], str, str | None]:
+    """argv for a shell command or argv list (UTF-8 clean), the command as shown in its
+    :class:`ExecResult`, and why it cannot start (:func:`command_problem`) or None."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     argv = [a.encode("utf-8", "replace").decode("utf-8") for a in argv]
-    return argv, command_problem(argv)
+    return argv, command if isinstance(command, str) else " ".join(command), command_problem(argv)
 
 
 def command_problem(argv: list[str]) -> str | None:

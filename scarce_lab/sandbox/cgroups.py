@@ -219,27 +219,23 @@ class Cgroup:
     # -- reading --------------------------------------------------------------------
     def cpu_s(self) -> float:
         """CPU seconds used by all members since the group was created."""
-        try:
+        with contextlib.suppress(OSError, ValueError):
             if self.version == 1:
                 return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
             for line in (self.dirs["unified"] / "cpu.stat").read_text().splitlines():
                 if line.startswith("usage_usec"):
                     return int(line.split()[1]) / 1e6
-        except (OSError, ValueError):
-            pass
         return 0.0
 
     def oom_kills(self) -> int:
         """Processes the kernel killed for the group's memory limit so far."""
-        try:
+        with contextlib.suppress(OSError, ValueError):
             f = (self.dirs["memory"] / "memory.oom_control") if self.version == 1 else \
                 (self.dirs["unified"] / "memory.events")
             for line in f.read_text().splitlines():
                 k, _, v = line.partition(" ")
                 if k == "oom_kill":
                     return int(v)
-        except (OSError, ValueError):
-            pass
         return 0
 
     def pids(self) -> set[int]:
@@ -254,7 +250,7 @@ class Cgroup:
 
     # -- teardown -------------------------------------------------------------------
     def _freeze(self, on: bool) -> None:
-        try:
+        with contextlib.suppress(OSError):
             if self.version == 1:
                 _write(self.dirs["freezer"] / "freezer.state", "FROZEN" if on else "THAWED")
                 if on:
@@ -265,8 +261,6 @@ class Cgroup:
                         time.sleep(0.002)
             else:
                 _write(self.dirs["unified"] / "cgroup.freeze", "1" if on else "0")
-        except OSError:
-            pass
 
     def kill_all(self, *, keep: frozenset[int] = frozenset(), timeout_s: float = 10.0) -> int:
         """SIGKILL every member except ``keep`` (a container's own init), verified.
@@ -285,19 +279,15 @@ class Cgroup:
                 raise TeardownError(f"cgroup {self.relpath or self.dirs}: processes {sorted(left)[:20]} "
                                     f"still alive after {timeout_s} s of kills")
             if u is not None and not keep and (u / "cgroup.kill").exists():
-                try:
+                with contextlib.suppress(OSError):
                     _write(u / "cgroup.kill", "1")
                     killed += len(left)
-                except OSError:
-                    pass
             else:
                 self._freeze(True)
                 for pid in left:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
                         killed += 1
-                    except ProcessLookupError:
-                        pass
                 self._freeze(False)
             time.sleep(0.001)
 

@@ -241,8 +241,7 @@ class DockerSandbox(WorkerSandbox):
 
     def _exec(self, w: _DWorker, command: str | list[str], lim: ResourceLimits, *, stdin: bytes,
               output_limit: int) -> ExecResult:
-        argv, bad = command_argv(command)
-        shown = command if isinstance(command, str) else " ".join(command)
+        argv, shown, bad = command_argv(command)
         if bad:
             return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
                               notes={"isolation": "docker"})

@@ -26,6 +26,7 @@ Public API::
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
@@ -135,10 +136,8 @@ def _walk(rootfd: int, parts: list[str], rel: str, *, create: bool = False,
             except FileNotFoundError:
                 if not create:
                     raise
-                try:
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(p, 0o755, dir_fd=fd)
-                except FileExistsError:
-                    pass
                 nfd = os.open(p, _DIR_FLAGS, dir_fd=fd)
                 if owner is not None:
                     os.fchown(nfd, *owner)

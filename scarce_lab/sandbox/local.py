@@ -130,8 +130,7 @@ def run_limited(command: str | list[str], cwd: str | Path, limits: ResourceLimit
                 output_limit: int = 20_000) -> ExecResult:
     """Run a command *without isolation* (rlimits, process group kill, output limit).
     For tools and tests only: worker code goes through :class:`LocalSandbox`."""
-    argv, bad = command_argv(command)
-    shown = command if isinstance(command, str) else " ".join(command)
+    argv, shown, bad = command_argv(command)
     if bad:
         return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,
                           notes={"isolation": "none"})
@@ -269,8 +268,7 @@ class LocalSandbox(WorkerSandbox):
 
     def _exec(self, w: _Worker, command: str | list[str], lim: ResourceLimits, *, stdin: bytes,
               output_limit: int) -> ExecResult:
-        argv, bad = command_argv(command)
-        shown = command if isinstance(command, str) else " ".join(command)
+        argv, shown, bad = command_argv(command)
         iso = self.capabilities.mode
         if bad:
             return ExecResult(command=shown, exit_code=2, stdout="", stderr=bad, duration_s=0.0,

@@ -17,6 +17,7 @@ each kept, the rest read and dropped (``truncated``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import select
@@ -37,7 +38,7 @@ __all__ = ["execute", "launcher"]
 def _drain(stream, limit: int, out: list, flag: list) -> None:
     kept = 0
     read = getattr(stream, "read1", stream.read)
-    try:
+    with contextlib.suppress(OSError, ValueError):
         while True:
             chunk = read(65536)
             if not chunk:
@@ -50,17 +51,13 @@ def _drain(stream, limit: int, out: list, flag: list) -> None:
                     flag[0] = True
             else:
                 flag[0] = True
-    except (OSError, ValueError):
-        pass
 
 
 def _feed(stream, data: bytes) -> None:
-    try:
+    with contextlib.suppress(OSError, ValueError):
         if data:
             stream.write(data)
         stream.close()
-    except (OSError, ValueError):
-        pass
 
 
 @functools.cache
@@ -197,10 +194,8 @@ def execute(
         proc.wait()  # reap it first: the pid namespace is gone with its first process
     if cgroup is not None:
         cgroup.kill_all(timeout_s=teardown_timeout_s)
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     grace = time.monotonic() + (0.5 if cgroup is not None else 2.0)
     for th in threads:

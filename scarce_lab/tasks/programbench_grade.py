@@ -19,6 +19,7 @@ program under test while it runs. The shipped SCARCE tasks are graded by
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 import time
@@ -98,10 +99,8 @@ def grade_programbench(task, submission_dir, client=None, *, timeout_s: int = 24
                           "chmod +x ./eval/run.sh && ./eval/run.sh >/dev/null 2>&1"], workdir="/workspace")
             r = ctr.exec_run(["head", "-c", "50000000", "/workspace/eval/results.xml"])
             if r.exit_code == 0:
-                try:
+                with contextlib.suppress(ValueError):
                     passed.update(parse_junit(r.output.decode(errors="replace"), branch))
-                except ValueError:
-                    pass
         outcomes = [TestOutcome(id=t.id, passed=passed.get(t.id, False),
                                 reason="" if passed.get(t.id) else "failed or missing from JUnit XML")
                     for t in scored]
