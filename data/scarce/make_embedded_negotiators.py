@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from scarce_lab.environments.scarce.config import ScarceLLM
-from scarce_lab.llm import LLMClient, LLMSettings
 from scarce_lab.environments.scarce.runner import ScarceConfig, run_scarce
+from scarce_lab.llm import LLMClient, LLMSettings
 
 OUT = Path(__file__).resolve().parent / "embedded_negotiators"
 COMMON = dict(model="scripted/fifo", negotiator_model="embedded/smollm2", subruns=1, seed=0, private_rounds=1)

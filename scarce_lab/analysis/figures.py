@@ -30,7 +30,7 @@ at most 8 colour groups, no two legend entries alike, a width within the noteboo
 and a :class:`NoFigure` sentence for a chart with nothing to show; paper export in
 :func:`save_chart` (PDF/SVG/PNG, column-width presets, titles off).
 
-Size: about 700 lines because this is the one gate every chart and table of the package goes
+Size: about 1,070 lines because this is the one gate every chart and table of the package goes
 through (limits, rules, rendering, saving); splitting the rules from ``titled`` would make two.
 """
 

@@ -73,6 +73,16 @@ def model_path(name: str = "smollm2") -> Path:
     return path
 
 
+def available() -> bool:
+    """True when both llama-cpp-python and the model file are installed (the benchmarks
+    skip their embedded runs otherwise)."""
+    try:
+        model_path()
+    except EmbeddedModelUnavailable:
+        return False
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
 @contextlib.contextmanager
 def _machine_lock():
     """Serialise embedded generation across processes on this machine.
