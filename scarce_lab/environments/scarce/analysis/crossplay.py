@@ -21,6 +21,7 @@ rivals all play one model says nothing about models and is left out.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import polars as pl
@@ -95,13 +96,10 @@ def _contests(ds: Any) -> pl.DataFrame:
 def _choice_rows(run_id: str, chooser: str, picked: str, options: list[str], model_of: dict) -> list[dict]:
     """The rows of one choice; none when its rivals all play one model (the choice then
     says nothing about models)."""
-    n = len(options)
-    by_model: dict[str, int] = {}
-    for o in options:
-        by_model[model_of[o]] = by_model.get(model_of[o], 0) + 1
+    by_model = Counter(model_of[o] for o in options)
     if len(by_model) < 2:
         return []
-    return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / n,
+    return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / len(options),
              "picked": int(model_of[picked] == mm)} for mm, k in by_model.items()]
 
 
