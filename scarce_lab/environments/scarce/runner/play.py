@@ -13,11 +13,7 @@ Size: one run's loop in one place (the contention's phases with their events, th
 solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are in
 :mod:`.checkpoint` and :mod:`.io`.
 
-* ``clock="wall"`` uses measured decision and command durations on the same
-  discrete-event timeline (slots still occupy their allocated seconds); it is not a
-  concurrent real-time execution, and runs are then not bit-reproducible.
-* Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
-  unfinished one continues from its last committed contention with ``resume=True``.
+* Time (``clock="wall"`` too): :mod:`..world.clock`; resume: :func:`run_scarce`.
 * Solver steps: an action outside the world's legal actions
   (:meth:`~scarce_lab.environments.scarce.world.ScarceWorld.legal_actions`) is refused with its reason
   and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
