@@ -240,8 +240,7 @@ class ScarceRunner:
             self.streaks = {}
             for w in world.workers:  # the workers present in this subrun (joins/leaves)
                 if world.subrun > 0 and self.cfg.joins.get(w) == world.subrun:
-                    self.rec.emit(ev.AgentJoined(subrun=world.subrun), round=world.k, phase="setup",
-                                  agent=w, t=0.0)
+                    self.emit(ev.AgentJoined, phase="setup", agent=w, t=0.0)
             for w in world.workers:
                 task = tasks[w]
                 self.io.prepare(self._sbx(w), task)
@@ -272,8 +271,7 @@ class ScarceRunner:
                     await self._contention(nxt.participants, nxt.t)
         for w in world.workers:
             if self.cfg.leaves.get(w) == world.subrun:
-                self.rec.emit(ev.AgentLeft(subrun=world.subrun), round=world.k, phase="setup", agent=w,
-                              t=round_t(nxt.t))
+                self.emit(ev.AgentLeft, phase="setup", agent=w, t=nxt.t)
         led = world.ledger
         self.emit(ev.SubrunEnd, phase="setup", t=nxt.t, conserved=led.conserved(), sink=led.sink,
                   sink_balance=led.sink_balance,
