@@ -82,10 +82,8 @@ def supported_reasoning_efforts(model: str) -> tuple[str, ...] | None:
 
 
 class ScarceLLM(LLMSettings):
-    """Client settings with SCARCE's defaults: greedy decoding; ``max_tokens`` set is
-    sent by every solver step and negotiation phase (:func:`.seats.seat_plan`),
-    unset means each decision's own budget (400 tokens per solver step, the
-    negotiator's per-phase defaults)."""
+    """Client settings with SCARCE's defaults (greedy decoding); each seat sends them as
+    :func:`.seats.seat_plan` resolves them."""
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
     max_tokens: int | None = Field(None, ge=1, description="answer tokens of every decision, solver steps and negotiation "

@@ -169,8 +169,7 @@ def scarce_payment_gaps(ds: Any) -> Finding:
       payments - ``bid_price``; only in runs that recorded any ``contract_settlement``
       (null elsewhere, so it never duplicates the previous measure).
 
-    Per run: the mean over its compared slots; then per (model, condition) the mean over
-    runs (shares: bounded interval; sizes: t interval; one run: no interval and a note).
+    Per run: the mean over its compared slots; then over runs (:mod:`scarce_lab.analysis.saydo`).
 
     Returns:
         A :class:`~scarce_lab.analysis.findings.Finding`: one row per (model, condition, measure), the two
