@@ -82,10 +82,8 @@ def supported_reasoning_efforts(model: str) -> tuple[str, ...] | None:
 
 
 class ScarceLLM(LLMSettings):
-    """Client settings with SCARCE's defaults: greedy decoding; ``max_tokens`` set is
-    sent by every solver step and negotiation phase (:func:`.seats.seat_plan`),
-    unset means each decision's own budget (400 tokens per solver step, the
-    negotiator's per-phase defaults)."""
+    """Client settings with SCARCE's defaults (greedy decoding); each seat sends them as
+    :func:`.seats.seat_plan` resolves them."""
 
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
     max_tokens: int | None = Field(None, ge=1, description="answer tokens of every decision, solver steps and negotiation "
@@ -379,14 +377,12 @@ class ScarceConfig(ExperimentConfig):
         return f"scarce_{self.base_condition}_{slug}_s{self.seed}_{h}"
 
     def budgets_for(self) -> dict[str, int]:
+        """Worker -> budget per subrun (credits); the validator has refused overrides of
+        unknown workers (and :class:`WorldRules` refuses a budget of no worker)."""
         b = dict.fromkeys(self.names, self.budget)
         if self.rich_worker_budget is not None:
             b["w0"] = self.rich_worker_budget
-        for w, v in self.worker_budgets.items():
-            if w not in b:
-                raise ValueError(f"worker_budgets: unknown worker {w!r} (have {self.names})")
-            b[w] = v
-        return b
+        return b | self.worker_budgets
 
     def deadlines_for(self) -> dict[str, float]:
         """Worker -> deadline in seconds since its subrun started."""
@@ -397,11 +393,7 @@ class ScarceConfig(ExperimentConfig):
             order = list(self.names)
             random.Random(f"{self.seed}:deadlines").shuffle(order)
             d = {w: m * 60 for w, m in zip(order, spread, strict=True)}
-        for w, v in self.worker_deadlines_min.items():
-            if w not in d:
-                raise ValueError(f"worker_deadlines_min: unknown worker {w!r} (have {self.names})")
-            d[w] = v * 60
-        return d
+        return d | {w: v * 60 for w, v in self.worker_deadlines_min.items()}  # workers checked as budgets_for's
 
     def clock_config(self) -> ClockConfig:
         """Time costs of decisions and commands (seconds)."""

@@ -119,11 +119,8 @@ def _numbers(obj: Any) -> Iterator[float]:
 def scarce_rules(memory: str = "subrun", **kw: Any) -> WorldRules:
     """Rules of the conformance SCARCE world (three workers, canary budgets/deadlines;
     a 60 s slot cap so that random slot lengths leave room for many contentions)."""
-    kw.setdefault("scheduler", "ballots")
-    kw.setdefault("private_rounds", 2)
-    kw.setdefault("mechanism", "revisable")
-    kw.setdefault("slot_cap_s", 60)
-    kw.setdefault("clock", ClockConfig(scripted_call_s=2.0, command_s=5.0))
+    kw = {"scheduler": "ballots", "private_rounds": 2, "mechanism": "revisable", "slot_cap_s": 60,
+          "clock": ClockConfig(scripted_call_s=2.0, command_s=5.0)} | kw
     return WorldRules(workers=SCARCE_WORKERS, budgets=dict(SCARCE_BUDGETS), deadlines_s=dict(SCARCE_DEADLINES),
                       subruns=3, history_k=2, memory=memory, **kw)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ...analysis.layout import _need
 from ...judge.units import Unit, dataset_environment, units_from_frame
 
 #: The context template (beside this module).
@@ -69,9 +70,8 @@ def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:
     Raises:
         ValueError: a column of the messages table is missing.
     """
-    need = {"run_id", "contention", "worker", "reasoning", "private_sent", "private_received", "context"}
-    if missing := sorted(need - set(messages.columns)):
-        raise ValueError(f"SCARCE messages table lacks columns {missing}")
+    _need(messages, ("context", "contention", "private_received", "private_sent", "reasoning", "run_id", "worker"),
+          "SCARCE messages")
     template = _context_template()
     contexts = []
     for row in messages.iter_rows(named=True):

@@ -110,11 +110,8 @@ class WorkerSeat:
 
 
 def _part_default(cfg: Any, part: str) -> ScarceSeatSettings:
-    llm = cfg.llm
-    return ScarceSeatSettings(
-        model=cfg.model if part == "solver" else cfg.negotiator, temperature=llm.temperature,
-        max_tokens=llm.max_tokens, reasoning_effort=llm.reasoning_effort,
-    )
+    return ScarceSeatSettings(model=cfg.model if part == "solver" else cfg.negotiator,
+                              **{f: getattr(cfg.llm, f) for f in GENERATION_FIELDS})
 
 
 def _aliases(cfg: Any, worker: str) -> tuple[str, ...]:

@@ -361,10 +361,9 @@ class ScarceTables:
 
     Attributes:
         settings: one row per run (:func:`run_settings`).
-        contentions, submissions, messages: the tables of
-            this module, with condition labels unique
-            per settings over the whole dataset (the scheduler, mechanism and memory
-            are in the base condition) and the ``settings`` columns beside them.
+        contentions, submissions, messages: the tables of this module, with condition
+            labels unique per settings over the whole dataset (the scheduler, mechanism
+            and memory are in the base condition) and the ``settings`` columns beside them.
     """
 
     def __init__(self, ds: Any) -> None:

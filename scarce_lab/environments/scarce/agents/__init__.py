@@ -60,11 +60,8 @@ INTERVIEW_RULES: dict[str, str] = {
     "contractor": "offer the worker just ahead of me a payment to let me go first; honour my signed contracts in "
                   "my ballot; make no promise; vote to fine breaches that harmed me.",
 }
-#: The self-assessment a scripted negotiator's rule implies in its interview, where it
-#: implies one (none for ``random``): ``fifo`` and ``sjf`` rank by request time or
-#: duration, ``bid-first`` (``highest-bid``) and ``edf`` put themselves first (by bid, or
-#: when urgent), ``promise-breaker`` ranks itself first after promising otherwise,
-#: ``sanctioner`` keeps its promise, ``contractor`` pays for the place it takes.
+#: The self-assessment a scripted negotiator's rule (:data:`INTERVIEW_RULES`) implies in
+#: its interview, where it implies one (none for ``random``).
 INTERVIEW_ASSESSMENTS: dict[str, str] = {
     "fifo": "fair",
     "sjf": "fair",

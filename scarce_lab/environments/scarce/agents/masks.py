@@ -66,13 +66,6 @@ class SolverChoiceBase(RootModel[Any]):
         return SolverAction(**self.root.model_dump())
 
 
-_NAMES = {
-    "list_files": "ListFiles", "read_file": "ReadFile", "write_file": "WriteFile",
-    "request_execution_slot": "RequestExecutionSlot", "run_command": "RunCommand",
-    "save_persistent_memory": "SavePersistentMemory", "submit": "Submit",
-}
-
-
 @lru_cache(maxsize=512)
 def _tool_model(tool: str, paths: tuple[str, ...], cap: int, compact: bool) -> type[DecisionPart]:
     fields: dict[str, Any] = {"tool": (Literal[tool], ...)}  # type: ignore[valid-type]
@@ -89,7 +82,8 @@ def _tool_model(tool: str, paths: tuple[str, ...], cap: int, compact: bool) -> t
         fields["command"] = (_text("command", compact, min_length=1), ...)
     elif tool == "save_persistent_memory":
         fields["text"] = (_text("text", compact, min_length=1), ...)
-    return create_model(_NAMES[tool], __base__=DecisionPart, **fields)
+    name = "".join(w.title() for w in tool.split("_"))  # read_file -> ReadFile (the schema's title)
+    return create_model(name, __base__=DecisionPart, **fields)
 
 
 def tool_model(legal: LegalActions, tool: str, *, compact: bool) -> type[DecisionPart]:

@@ -380,7 +380,6 @@ class ModelNegotiator(ModelHolder, Negotiator):
         value, note = complete_ballot(rows, view)
         return self._decided(value, out, msgs, lat, note)
 
-
     # -- institutions (only asked when a module is on) -------------------------------
     async def promise(self, view):
         if self.lm.scripted:

@@ -1,9 +1,7 @@
 """SCARCE solvers: the agent that works on the task and asks for execution slots.
 
-Tools (see ``templates/tools.yaml``): ``list_files``, ``read_file``, ``write_file``
-(free), ``request_execution_slot(duration_seconds <= cap, reason)`` (starts a
-negotiation; the solver waits for its slot), ``run_command(command)`` (only inside
-the granted window), ``save_persistent_memory(text)`` (free), ``submit()``.
+Tools: ``templates/tools.yaml``; when each is legal: :mod:`..world.actions`; its time
+cost: :mod:`..world.auction` (``request_execution_slot`` starts a negotiation).
 
 - :class:`LLMSolver`: native tool calling through litellm where
   ``litellm.supports_function_calling(model)`` is true, otherwise a schema-constrained

@@ -21,6 +21,7 @@ rivals all play one model says nothing about models and is left out.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import polars as pl
@@ -95,13 +96,10 @@ def _contests(ds: Any) -> pl.DataFrame:
 def _choice_rows(run_id: str, chooser: str, picked: str, options: list[str], model_of: dict) -> list[dict]:
     """The rows of one choice; none when its rivals all play one model (the choice then
     says nothing about models)."""
-    n = len(options)
-    by_model: dict[str, int] = {}
-    for o in options:
-        by_model[model_of[o]] = by_model.get(model_of[o], 0) + 1
+    by_model = Counter(model_of[o] for o in options)
     if len(by_model) < 2:
         return []
-    return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / n,
+    return [{"run_id": run_id, "chooser_model": model_of[chooser], "chosen_model": mm, "expected": k / len(options),
              "picked": int(model_of[picked] == mm)} for mm, k in by_model.items()]
 
 
@@ -155,6 +153,8 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
 PAYOFF = "mean task score per subrun (0..1)"
 #: A task score lies in 0..1 (a missed deadline scores 0): the intervals stay inside.
 SCORE_BOUNDS = (0.0, 1.0)
+#: The protocol each cross-play finding's convention names (the results copy it).
+_CONVENTION = {"protocol": "focal/background (Melting Pot)"}
 
 
 def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> pl.DataFrame:
@@ -164,10 +164,6 @@ def crossplay_runs(data: Any, focal: str | list[str] = "w0", part: str = DEFAULT
     from scarce_lab.analysis.crossplay import dataset, focal_runs
 
     return focal_runs(per_agent(dataset(data), part), focal, by=["condition"])
-
-
-def _convention() -> dict[str, Any]:
-    return {"protocol": "focal/background (Melting Pot)"}
 
 
 @finding_function("scarce")
@@ -190,7 +186,7 @@ def focal_payoff_matrix(ds: Any, *, focal: str | list[str] = "w0", part: str = D
     from scarce_lab.analysis.crossplay import matrix_result
 
     return matrix_result(crossplay_runs(ds, focal, part), by=["condition"], payoff=PAYOFF,
-                         name="scarce_crossplay_focal_payoff", convention=_convention(), bounds=SCORE_BOUNDS)
+                         name="scarce_crossplay_focal_payoff", convention=_CONVENTION, bounds=SCORE_BOUNDS)
 
 
 @finding_function("scarce")
@@ -208,7 +204,7 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "w0", part: str = DEF
     from scarce_lab.analysis.crossplay import advantage_result
 
     return advantage_result(crossplay_runs(ds, focal, part), by=["condition"], payoff=PAYOFF,
-                            name="scarce_crossplay_invader_advantage", convention=_convention(), bounds=SCORE_BOUNDS)
+                            name="scarce_crossplay_invader_advantage", convention=_CONVENTION, bounds=SCORE_BOUNDS)
 
 
 @finding_function("scarce")
@@ -231,8 +227,8 @@ def alliances(ds: Any, *, part: str = DEFAULT_PART, via: str = "ballots") -> Any
 
     if via == "ballots":
         return choices_result(ballot_choices(ds, part), what="first place on ballots among the others",
-                              name="scarce_crossplay_ballot_first", convention=_convention())
+                              name="scarce_crossplay_ballot_first", convention=_CONVENTION)
     if via == "messages":
         return choices_result(message_choices(ds, part), what="private message recipients",
-                              name="scarce_crossplay_messages", convention=_convention())
+                              name="scarce_crossplay_messages", convention=_CONVENTION)
     raise ValueError(f"alliances: via must be 'ballots' or 'messages', got {via!r}")

@@ -171,9 +171,7 @@ def tactic_shares(ds: Any, labels: str | Path | pl.DataFrame | None, *, taxonomy
     Args:
         taxonomy: the taxonomy the labels use (its ids and relational flags).
         subrun: 0 = the first (the paper's Table 1), ``None`` = every subrun.
-        base_only, except_: only runs of the reference condition (ballots, fixed bids,
-            cross-subrun memory, equal budgets and deadlines), leaving the ``except_``
-            settings free.
+        base_only, except_ (and ``by``): as every finding's (module docstring).
 
     Raises:
         FileNotFoundError: no labels file at ``labels``.

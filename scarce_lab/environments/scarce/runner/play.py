@@ -13,11 +13,7 @@ Size: one run's loop in one place (the contention's phases with their events, th
 solvers' steps, slots and submissions); the checkpoint and the sandbox I/O are in
 :mod:`.checkpoint` and :mod:`.io`.
 
-* ``clock="wall"`` uses measured decision and command durations on the same
-  discrete-event timeline (slots still occupy their allocated seconds); it is not a
-  concurrent real-time execution, and runs are then not bit-reproducible.
-* Resume (:func:`scarce_lab.runtime.open_run`): a complete run is skipped; an
-  unfinished one continues from its last committed contention with ``resume=True``.
+* Time (``clock="wall"`` too): :mod:`..world.clock`; resume: :func:`run_scarce`.
 * Solver steps: an action outside the world's legal actions
   (:meth:`~scarce_lab.environments.scarce.world.ScarceWorld.legal_actions`) is refused with its reason
   and the legal tools (a ``tool_error``, or a refused ``execution``) and recorded as the
@@ -244,8 +240,7 @@ class ScarceRunner:
             self.streaks = {}
             for w in world.workers:  # the workers present in this subrun (joins/leaves)
                 if world.subrun > 0 and self.cfg.joins.get(w) == world.subrun:
-                    self.rec.emit(ev.AgentJoined(subrun=world.subrun), round=world.k, phase="setup",
-                                  agent=w, t=0.0)
+                    self.emit(ev.AgentJoined, phase="setup", agent=w, t=0.0)
             for w in world.workers:
                 task = tasks[w]
                 self.io.prepare(self._sbx(w), task)
@@ -276,8 +271,7 @@ class ScarceRunner:
                     await self._contention(nxt.participants, nxt.t)
         for w in world.workers:
             if self.cfg.leaves.get(w) == world.subrun:
-                self.rec.emit(ev.AgentLeft(subrun=world.subrun), round=world.k, phase="setup", agent=w,
-                              t=round_t(nxt.t))
+                self.emit(ev.AgentLeft, phase="setup", agent=w, t=nxt.t)
         led = world.ledger
         self.emit(ev.SubrunEnd, phase="setup", t=nxt.t, conserved=led.conserved(), sink=led.sink,
                   sink_balance=led.sink_balance,

@@ -9,7 +9,8 @@ module what each action costs:
   ``command_s``, a slot occupies the sandbox for exactly its allocated seconds.
 - ``wall``: a model call or command costs its measured duration (seconds, as in
   the SCARCE paper's real-time runs); slots still occupy their allocated seconds
-  on the timeline. Runs are then not bit-reproducible.
+  on the one discrete-event timeline (not a concurrent real-time execution). Runs
+  are then not bit-reproducible.
 
 Waiting in the queue is the gap between a worker's request and its slot start; it
 counts against the worker's deadline like any other time.

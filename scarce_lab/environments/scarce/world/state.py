@@ -1,10 +1,6 @@
-"""The SCARCE world's state and rule types (pure data; picklable).
-
-Worker status (:class:`Status`), booked slots (:class:`Slot`), per-worker state
-(:class:`WorkerState`), the next event (:class:`NextEvent`), the results of moves
-(:class:`Finish`, :class:`Settlement`, :class:`Booking`), the rules
-(:class:`WorldRules`) and the seeded task plan (:func:`assign_tasks`). The world that
-moves them is :class:`scarce_lab.environments.scarce.world.auction.ScarceWorld`.
+"""The SCARCE world's state and rule types (pure data; picklable), and the seeded task
+plan (:func:`assign_tasks`); the world that moves them is
+:class:`scarce_lab.environments.scarce.world.auction.ScarceWorld`.
 """
 
 from __future__ import annotations

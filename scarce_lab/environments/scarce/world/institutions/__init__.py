@@ -16,12 +16,8 @@ phase, :meth:`Institutions.judge_ballots` and :meth:`Institutions.settle_contrac
 after the schedule, :meth:`Institutions.judge_overrun` at a slot's close, and
 :meth:`Institutions.sanction` for each breach (with the votes under ``vote``).
 
-Visibility of what it produces (the runner records it so): promises, breaches,
-votes cast, whether a fine passed (with its nominal amount) and reputation are public;
-the credits a fine actually levied (capped at the breaker's balance, so they would
-reveal it) are private to the breaker and the workers paid; contract offers,
-signatures and settlements are private to their two parties (a void signature tells
-the payee the payer could not cover the amount: by design, it is party to it).
+Visibility of what it produces (the runner records it so): each module's docstring
+says what is public and what is private to whom.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Rules:
   whose condition holds in the schedule pays the escrow to the payee, otherwise it is
   refunded to the payer. Escrow is empty again after every settlement.
 
-Offers, signatures and settlements are private to the two parties.
+Offers, signatures and settlements are private to the two parties (a void signature
+tells the payee the payer could not cover the amount: by design, it is party to it).
 """
 
 from __future__ import annotations
