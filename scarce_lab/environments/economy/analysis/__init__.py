@@ -172,10 +172,12 @@ def bid_convergence(ds: Any, *, window: int = 20) -> Finding:
     absolute gap ``|paid - realised| / wins``. Per run and window of ``window`` training
     episodes: bid paid per win and value realised per win (sums over wins) and the mean
     gap over agent-episodes; then per (task, condition, window) the mean over runs with
-    a 95% Student-t interval (:func:`.metrics.bid_convergence`). The chart draws the
-    means of bid and value per win (no interval). Baselines are left out. The frame is
-    saved, not shown; the reading gives the full economy's gap in its first and last
-    window.
+    a 95% Student-t interval (:func:`.metrics.bid_convergence`; none from one run). The
+    chart draws the mean gap with its interval, one panel per condition (the bid and
+    value per win are in the frame: their means can nearly coincide while the gap is
+    large, since gaps of opposite sign cancel in them). Baselines are left out. The
+    frame is saved, not shown; the reading gives the full economy's gap, with its
+    interval, in its first and last window.
 
     Raises:
         ValueError: ``ds`` holds no Economy of Minds run.

@@ -58,9 +58,17 @@ def bid_sentence(conv: pl.DataFrame) -> str:
     key = _full_economy(conv["condition"].unique().to_list()) if conv.height else None
     if key is None:
         return "No full-economy runs (condition `none`) with a winning agent in training in this dataset."
-    c = conv.filter(pl.col("condition") == key).sort("window_start")
+    c = conv.filter(pl.col("condition") == key).sort("window_start").rows(named=True)
+
+    def gap(r: dict) -> str:
+        ci = "" if r["gap_lo"] is None or r["gap_hi"] is None else f" [{r['gap_lo']:.1f}, {r['gap_hi']:.1f}]"
+        return f"{r['gap']:.1f}{ci}"
+
+    one = max(r["n_runs"] for r in (c[0], c[-1])) < 2
     return (f"In the full economy the mean absolute gap between the bid paid and the value realised per win goes "
-            f"from {c['gap'][0]:.1f} to {c['gap'][-1]:.1f} credits between the first and the last window.")
+            f"from {gap(c[0])} to {gap(c[-1])} credits between the first and the last window (the chart's "
+            f"lines; " + ("one seed: no interval, a t-interval over seeds needs two" if one
+                          else "95% t-intervals over seeds in brackets") + ").")
 
 
 def dynamics_sentence(table: pl.DataFrame) -> str:
