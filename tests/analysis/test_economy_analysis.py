@@ -157,3 +157,15 @@ def test_bid_chart_plots_the_gap_the_reading_gives_with_its_interval():
     assert f"from 3.0 [{r['gap_lo']:.1f}, {r['gap_hi']:.1f}] to 3.0" in text and "95% t-intervals" in text
     one = bid_convergence(_agent_episodes().filter(pl.col("run_id") == "r1"), window=10)
     assert "one seed: no interval" in bid_sentence(one)
+
+
+def test_ablation_sentence_says_why_one_seed_has_no_interval():
+    """With one seed the reading pointed to "intervals in the table", which had none."""
+    from scarce_lab.environments.economy.analysis.readings import ablation_sentence
+
+    one = pl.DataFrame(_episodes("r1", 0, [0, 1, 1, 1, 1], [1])).with_columns(pl.col("solved").cast(pl.Boolean))
+    text = ablation_sentence(ablation_table(one))
+    assert "n = 1 seed per condition: no interval" in text and "intervals in the table" not in text
+    two = pl.DataFrame(_episodes("r1", 0, [0, 1, 1, 1, 1], [1]) + _episodes("r2", 1, [0, 0, 1, 1, 0], [0]))
+    assert "n = 2 seeds per condition; 95% intervals in the table" in ablation_sentence(
+        ablation_table(two.with_columns(pl.col("solved").cast(pl.Boolean))))

@@ -25,7 +25,22 @@ def ablation_sentence(table: pl.DataFrame) -> str:
     return (f"The full economy solves {_num(full['first_fifth'])} of episodes in the first fifth of training, "
             f"{_num(full['last_fifth'])} in the last fifth and {_num(full['eval'])} in frozen evaluation"
             + (f"; in evaluation: {', '.join(others)}" if others else "")
-            + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
+            + f" ({_seeds_note(table)}).")
+
+
+def _seeds_note(table: pl.DataFrame) -> str:
+    """How many seeds each condition has and where the table has intervals: a 95%
+    t-interval over seeds needs two seeds; with one there is none, and the note says why
+    rather than point to intervals the table does not have."""
+    ns = sorted(set(table["n_runs"].to_list()))
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
+    if ns[-1] < 2:
+        return (f"{n} seed per condition: no interval, since a 95% t-interval over seeds needs at least two "
+                "(seeds are the independent unit)")
+    if ns[0] < 2:
+        return (f"{n} seeds per condition; 95% intervals in the table where a condition has two or more seeds, "
+                "none from one seed")
+    return f"{n} seeds per condition; 95% intervals in the table"
 
 
 def learning_sentence(curve: pl.DataFrame) -> str:
