@@ -169,3 +169,17 @@ def test_ablation_sentence_says_why_one_seed_has_no_interval():
     two = pl.DataFrame(_episodes("r1", 0, [0, 1, 1, 1, 1], [1]) + _episodes("r2", 1, [0, 0, 1, 1, 0], [0]))
     assert "n = 2 seeds per condition; 95% intervals in the table" in ablation_sentence(
         ablation_table(two.with_columns(pl.col("solved").cast(pl.Boolean))))
+
+
+def test_tables_show_readable_condition_names_with_the_full_labels_folded():
+    """The ablation and specialisation tables showed raw labels ("none,agents=12,...")."""
+    import scarce_lab as sl
+
+    ds = sl.economy.load("data/economy/blocksworld")
+    for f in (sl.economy.table(ds), sl.economy.specialisation(ds)):
+        shown = f.layout["condition"].to_list()
+        assert "full economy" in shown and "no auction" in shown
+        assert not any(c.startswith(("none,", "no-auction,")) for c in shown)
+        head, _, key = f.markdown().partition("Full conditions behind the labels")
+        assert "none,agents=12" not in head and "none,agents=12,bid_scheme=fixed,episodes=150" in key
+        assert f.frame["condition"].str.starts_with("none,").any()  # the saved frame keeps the full label

@@ -145,12 +145,28 @@ def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def format_table(table: pl.DataFrame) -> pl.DataFrame:
-    """Human-readable ablation table: :func:`ci_text` strings."""
+    """Human-readable ablation table: readable condition names (:func:`short_names`: the
+    ablation's name and the settings that tell it apart; the full labels are in the
+    frame and in :func:`conditions_key`) and :func:`ci_text` strings."""
+    names = short_names(table["condition"].to_list()) if table.height else {}
     return pl.DataFrame([
-        {"task": r["task"], "condition": r["condition"], "seeds": r["n_runs"],
+        {"task": r["task"], "condition": names[r["condition"]], "seeds": r["n_runs"],
          **{name: ci_text(r[c], r[f"{c}_lo"], r[f"{c}_hi"])
             for c, name in (("first_fifth", "first fifth"), ("last_fifth", "last fifth"), ("eval", "frozen eval"))}}
         for r in table.iter_rows(named=True)])
+
+
+def conditions_key(conditions: list[str]) -> str:
+    """The full condition label behind each readable name (:func:`short_names`), folded
+    under a table (Markdown ``<details>``); empty without conditions."""
+    from scarce_lab.analysis.figures import markdown_table
+    from scarce_lab.analysis.layout import folded
+
+    if not conditions:
+        return ""
+    names = short_names(conditions)
+    key = pl.DataFrame({"condition": list(names.values()), "full condition": list(names)})
+    return folded("Full conditions behind the labels", markdown_table(key))
 
 
 def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
