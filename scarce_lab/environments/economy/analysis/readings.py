@@ -35,8 +35,8 @@ def _seeds_note(table: pl.DataFrame) -> str:
     ns = sorted(set(table["n_runs"].to_list()))
     n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
     if ns[-1] < 2:
-        return (f"{n} seed per condition: no interval, since a 95% t-interval over seeds needs at least two "
-                "(seeds are the independent unit)")
+        return (f"{n} seed per condition: no interval, since a 95% t-interval over seeds, the independent "
+                "unit, needs at least two")
     if ns[0] < 2:
         return (f"{n} seeds per condition; 95% intervals in the table where a condition has two or more seeds, "
                 "none from one seed")
