@@ -72,12 +72,14 @@ def score_against_gold(
 
     Returns:
         ``(per_label, summary)``: ``per_label`` has :data:`SCORE_SCHEMA` columns (one row
-        per label; precision/recall/F1 are 0 when undefined, as scikit-learn's
-        ``zero_division=0``; ``cohen_kappa`` is NaN when undefined, with
+        per label; precision is NaN (undefined) for a label never predicted, recall
+        for a label without support, F1 for a label with neither: never 0, which
+        would read as a wrong judge; ``cohen_kappa`` is NaN when undefined, with
         ``cohen_kappa_reason``: see :func:`cohen_kappa`); ``summary`` has ``n_units``,
         ``n_no_answer``, ``micro_precision``, ``micro_recall``, ``micro_f1``,
-        ``macro_f1`` (mean over labels with support or predictions), ``macro_f1_all``
-        (mean over every label), ``kappa_macro`` (mean of the defined per-label kappas),
+        ``macro_f1`` (mean over the labels where F1 is defined: support or
+        predictions), ``macro_f1_all`` (scikit-learn's mean over every label, an
+        undefined F1 counted as 0), ``kappa_macro`` (mean of the defined per-label kappas),
         ``kappa_labels_defined`` (how many of ``len(labels)`` it covers),
         ``kappa_pooled`` (Cohen's kappa on every (unit, label) decision stacked),
         ``exact_match`` (share of units with the exact set) and ``undefined`` (summary
@@ -104,8 +106,13 @@ def score_against_gold(
     rows = []
     for i, lab in enumerate(labels):
         k = cohen_kappa(y_true[:, i], y_pred[:, i])
-        rows.append({"label": lab, "support": int(s[i]), "predicted": int(y_pred[:, i].sum()),
-                     "precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]),
+        n_pred = int(y_pred[:, i].sum())
+        # 0/0 is undefined, not 0: precision without predictions, recall without support,
+        # F1 without either (scikit-learn's zero_division=0 would print 0.00 for them)
+        rows.append({"label": lab, "support": int(s[i]), "predicted": n_pred,
+                     "precision": float(p[i]) if n_pred else math.nan,
+                     "recall": float(r[i]) if s[i] else math.nan,
+                     "f1": float(f[i]) if n_pred or s[i] else math.nan,
                      "cohen_kappa": k.value, "cohen_kappa_reason": k.reason})
     per_label = pl.DataFrame(rows, schema=SCORE_SCHEMA, orient="row")
     active = [i for i in range(len(labels)) if s[i] > 0 or y_pred[:, i].sum() > 0]

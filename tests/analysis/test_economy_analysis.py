@@ -124,3 +124,62 @@ def test_chart_condition_names_keep_only_what_differs_and_stay_distinct():
     assert order == ["full economy", "full economy (bid_scheme=holland)", "no auction",
                      "baseline full (agents=5, episodes=10)"]
     assert d["condition"].to_list() == [order[0], order[1], order[2], order[3]]
+
+
+def _agent_episodes():
+    # two runs, one window: r1's agents overpay and underpay by 4 credits per win (the means
+    # of bid and value per win coincide), r2's by 2: the gap is 4 and 2, not 0
+    rows = []
+    for run, d in (("r1", 4), ("r2", 2)):
+        rows += [{"run_id": run, "task": "blocksworld", "condition": "none", "phase": "train", "round": 0,
+                  "agent": "a0", "n_wins": 1, "paid": 10, "realised": 10 - d},
+                 {"run_id": run, "task": "blocksworld", "condition": "none", "phase": "train", "round": 1,
+                  "agent": "a1", "n_wins": 1, "paid": 10, "realised": 10 + d}]
+    return pl.DataFrame(rows)
+
+
+def test_bid_chart_plots_the_gap_the_reading_gives_with_its_interval():
+    """The chart drew bid and value per win (their means coincide: 10 and 10 here) while the
+    reading gave the mean absolute gap (3), and said "(no interval)" though the frame has one."""
+    import json
+
+    from scarce_lab.environments.economy.analysis.metrics import bid_convergence_chart
+    from scarce_lab.environments.economy.analysis.readings import bid_sentence
+
+    conv = bid_convergence(_agent_episodes(), window=10)
+    r = conv.row(0, named=True)
+    assert (r["bid_per_win"], r["realised_per_win"], r["gap"]) == (10.0, 10.0, 3.0)
+    assert r["gap_lo"] is not None and r["gap_lo"] < 3.0 < r["gap_hi"]
+    spec = json.dumps(bid_convergence_chart(conv).to_dict())
+    assert '"field": "gap"' in spec and '"field": "gap_lo"' in spec and '"field": "gap_hi"' in spec
+    assert "bid_per_win" not in spec.split('"datasets"')[0] and "no interval" not in spec
+    text = bid_sentence(conv)
+    assert f"from 3.0 [{r['gap_lo']:.1f}, {r['gap_hi']:.1f}] to 3.0" in text and "95% t-intervals" in text
+    one = bid_convergence(_agent_episodes().filter(pl.col("run_id") == "r1"), window=10)
+    assert "one seed: no interval" in bid_sentence(one)
+
+
+def test_ablation_sentence_says_why_one_seed_has_no_interval():
+    """With one seed the reading pointed to "intervals in the table", which had none."""
+    from scarce_lab.environments.economy.analysis.readings import ablation_sentence
+
+    one = pl.DataFrame(_episodes("r1", 0, [0, 1, 1, 1, 1], [1])).with_columns(pl.col("solved").cast(pl.Boolean))
+    text = ablation_sentence(ablation_table(one))
+    assert "n = 1 seed per condition: no interval" in text and "intervals in the table" not in text
+    two = pl.DataFrame(_episodes("r1", 0, [0, 1, 1, 1, 1], [1]) + _episodes("r2", 1, [0, 0, 1, 1, 0], [0]))
+    assert "n = 2 seeds per condition; 95% intervals in the table" in ablation_sentence(
+        ablation_table(two.with_columns(pl.col("solved").cast(pl.Boolean))))
+
+
+def test_tables_show_readable_condition_names_with_the_full_labels_folded():
+    """The ablation and specialisation tables showed raw labels ("none,agents=12,...")."""
+    import scarce_lab as sl
+
+    ds = sl.economy.load("data/economy/blocksworld")
+    for f in (sl.economy.table(ds), sl.economy.specialisation(ds)):
+        shown = f.layout["condition"].to_list()
+        assert "full economy" in shown and "no auction" in shown
+        assert not any(c.startswith(("none,", "no-auction,")) for c in shown)
+        head, _, key = f.markdown().partition("Full conditions behind the labels")
+        assert "none,agents=12" not in head and "none,agents=12,bid_scheme=fixed,episodes=150" in key
+        assert f.frame["condition"].str.starts_with("none,").any()  # the saved frame keeps the full label

@@ -338,3 +338,17 @@ def test_no_bootstrap_interval_from_too_few_units():
         assert (row["alpha_reason"] is None) == has_ci
         if not has_ci:
             assert row["alpha_reason"].startswith(f"interval: fewer than {MIN_UNITS_INTERVAL} units (12)")
+
+
+def test_scores_undefined_precision_recall_are_nan_not_zero():
+    # "a": supported, never predicted (precision 0/0); "b": predicted, no support (recall 0/0);
+    # "c": neither (F1 0/0). None of them may read 0.00, and macro F1 is over a, b and d only.
+    gold = [["a"], ["a", "d"], ["d"], []]
+    pred = [[], ["d"], ["d", "b"], []]
+    per_label, s = score_against_gold(gold, pred, ["a", "b", "c", "d"])
+    a, b, c, d = per_label.rows(named=True)
+    assert math.isnan(a["precision"]) and a["recall"] == 0.0 and a["f1"] == 0.0
+    assert b["precision"] == 0.0 and math.isnan(b["recall"]) and b["f1"] == 0.0
+    assert math.isnan(c["precision"]) and math.isnan(c["recall"]) and math.isnan(c["f1"])
+    assert (d["precision"], d["recall"], d["f1"]) == (1.0, 1.0, 1.0)
+    assert s["macro_f1"] == pytest.approx(1 / 3)

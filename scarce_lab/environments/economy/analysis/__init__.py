@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from scarce_lab.analysis.figures import markdown_table
 from scarce_lab.analysis.findings import Finding, finding, finding_function
 
 from . import compare, metrics, readings
@@ -104,7 +105,9 @@ def table(ds: Any) -> Finding:
     if calls.height:
         reading = (f"{reading[:-1]}; {calls.height} model calls, {int(calls['fallback_used'].sum())} fell back "
                    "(no usable reply).")
-    return Finding("economy_ablation", frame=t, layout=metrics.format_table(t),
+    layout = metrics.format_table(t)
+    text = markdown_table(layout, float_digits=2) + "\n\n" + metrics.conditions_key(t["condition"].to_list())
+    return Finding("economy_ablation", frame=t, layout=layout, text=text,
                            chart=metrics.ablation_chart(t), reading=reading,
                            convention=_UNIT | {"intervals": metrics.CI_METHOD,
                                                "fifths": "first and last fifth of training episodes"})
@@ -172,10 +175,12 @@ def bid_convergence(ds: Any, *, window: int = 20) -> Finding:
     absolute gap ``|paid - realised| / wins``. Per run and window of ``window`` training
     episodes: bid paid per win and value realised per win (sums over wins) and the mean
     gap over agent-episodes; then per (task, condition, window) the mean over runs with
-    a 95% Student-t interval (:func:`.metrics.bid_convergence`). The chart draws the
-    means of bid and value per win (no interval). Baselines are left out. The frame is
-    saved, not shown; the reading gives the full economy's gap in its first and last
-    window.
+    a 95% Student-t interval (:func:`.metrics.bid_convergence`; none from one run). The
+    chart draws the mean gap with its interval, one panel per condition (the bid and
+    value per win are in the frame: their means can nearly coincide while the gap is
+    large, since gaps of opposite sign cancel in them). Baselines are left out. The
+    frame is saved, not shown; the reading gives the full economy's gap, with its
+    interval, in its first and last window.
 
     Raises:
         ValueError: ``ds`` holds no Economy of Minds run.
@@ -221,13 +226,18 @@ def specialisation(ds: Any, *, run: str | None = None, top: int = 10) -> Finding
     group = pl.col("condition").replace_strict(names, return_dtype=pl.String)
     if values["task"].n_unique() > 1:  # a label per task and condition
         group = pl.col("task") + ": " + group
-    reading = describe_extremes(values.with_columns(group.alias("group")), ["group"],
-                                "the specialisation index") if values.height else ""
-    return finding("economy_specialisation", values, shown=["task", "condition", "estimate", "runs"],
+    values = values.with_columns(group.alias("group"))
+    reading = describe_extremes(values, ["group"], "the specialisation index") if values.height else ""
+    res = finding("economy_specialisation", values, shown=["task", "group", "estimate", "runs"],
                            reading=reading, chart=chart,
                            convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
                                                "index": "win-weighted share of an agent's wins in its main step kind",
                                                "heatmap_run": run})
+    if res.layout is None:  # nothing to show: the sentence that says so
+        return res
+    layout = res.layout.rename({"group": "condition"})
+    return res.with_(layout=layout, text=markdown_table(layout, float_digits=2) + "\n\n"
+                     + metrics.conditions_key(values["condition"].to_list()))
 
 
 @finding_function("economy")

@@ -145,12 +145,28 @@ def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def format_table(table: pl.DataFrame) -> pl.DataFrame:
-    """Human-readable ablation table: :func:`ci_text` strings."""
+    """Human-readable ablation table: readable condition names (:func:`short_names`: the
+    ablation's name and the settings that tell it apart; the full labels are in the
+    frame and in :func:`conditions_key`) and :func:`ci_text` strings."""
+    names = short_names(table["condition"].to_list()) if table.height else {}
     return pl.DataFrame([
-        {"task": r["task"], "condition": r["condition"], "seeds": r["n_runs"],
+        {"task": r["task"], "condition": names[r["condition"]], "seeds": r["n_runs"],
          **{name: ci_text(r[c], r[f"{c}_lo"], r[f"{c}_hi"])
             for c, name in (("first_fifth", "first fifth"), ("last_fifth", "last fifth"), ("eval", "frozen eval"))}}
         for r in table.iter_rows(named=True)])
+
+
+def conditions_key(conditions: list[str]) -> str:
+    """The full condition label behind each readable name (:func:`short_names`), folded
+    under a table (Markdown ``<details>``); empty without conditions."""
+    from scarce_lab.analysis.figures import markdown_table
+    from scarce_lab.analysis.layout import folded
+
+    if not conditions:
+        return ""
+    names = short_names(conditions)
+    key = pl.DataFrame({"condition": list(names.values()), "full condition": list(names)})
+    return folded("Full conditions behind the labels", markdown_table(key))
 
 
 def population_dynamics(population: pl.DataFrame) -> pl.DataFrame:
@@ -257,7 +273,8 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
     """Per window of training rounds: mean bid paid per win, mean realised value per win
     (payment received from the next winner + reward) and mean absolute gap
     ``|paid - realised| / wins`` over agent-episodes; per run, then mean and band over
-    runs per (task, condition, window_start).
+    runs per (task, condition, window_start). The gap is not the difference of the two
+    means (gaps of opposite sign do not cancel): the chart and the reading show ``gap``.
 
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
@@ -435,24 +452,28 @@ def specialisation_heatmap(spec: pl.DataFrame, run_id: str):
 
 
 def bid_convergence_chart(conv: pl.DataFrame):
-    """Mean bid paid per win and realised value per win over training, per condition.
-    Returns ``NoFigure`` without rows."""
+    """Mean absolute gap between the bid paid and the value realised per win (line) with
+    its 95% t-band over seeds, one panel per condition: the quantity the reading gives
+    (:func:`~.readings.bid_sentence`). Windows from one run have no band. Returns
+    ``NoFigure`` without rows."""
     import altair as alt
 
     if conv.height == 0:
         return NoFigure("no winning agents in training")
     d, order = _readable_conditions(chart_data(conv))
-    long = d.select("condition", "window_start", "bid_per_win", "realised_per_win").unpivot(
-        index=["condition", "window_start"], variable_name="quantity", value_name="credits"
-    ).with_columns(pl.col("quantity").replace_strict(
-        {"bid_per_win": "bid paid per win", "realised_per_win": "value realised per win"}))
-    chart = alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("window_start:Q", title=["Training episode", "(window start)"]),  # panels side by side
-        y=alt.Y("credits:Q", title="Credits per win"),
-        color=alt.Color("quantity:N", title=None),
-        strokeDash=alt.StrokeDash("quantity:N", title=None),
-        tooltip=["condition", "window_start", "quantity", alt.Tooltip("credits:Q", format=".1f")],
-    ).properties(width=180, height=180).facet(facet=alt.Facet("condition:N", title=None, sort=order),
-                                              columns=wrap_columns(180, d["condition"].n_unique(), legend_width=160))
-    return titled(chart, "Bid paid and value realised per win over training", caption(
-        "Mean over seeds (no interval); value realised = payment from the next winner plus reward"))
+    base = alt.Chart(d).encode(x=alt.X("window_start:Q", title=["Training episode", "(window start)"]))
+    one = series_colour()  # the notebook's one-series colour, never a group's
+    band = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
+        y=alt.Y("gap_lo:Q", title=["|bid paid - value realised|", "per win (credits)"]), y2="gap_hi:Q"
+    ).transform_filter("isValid(datum.gap_lo) && isValid(datum.gap_hi)")  # one run: no interval to draw
+    line = base.mark_line(point=True, color=one, description=ONE_SERIES).encode(
+        y="gap:Q", tooltip=["condition", "window_start", alt.Tooltip("gap:Q", format=".2f"),
+                            alt.Tooltip("gap_lo:Q", format=".2f"), alt.Tooltip("gap_hi:Q", format=".2f"), "n_runs"])
+    chart = (band + line).properties(width=180, height=150).facet(
+        facet=alt.Facet("condition:N", title=None, sort=order),
+        columns=wrap_columns(180, d["condition"].n_unique(), legend_width=0))
+    n = int(d["n_runs"].max())
+    return titled(chart, "Gap between the bid paid and the value realised per win", caption(
+        "Line: mean over seeds of the mean |bid paid - value realised| / wins over agent-episodes; band: "
+        "95% t-interval over seeds (none from one seed)", f"n = up to {n} seeds per condition",
+        "value realised = payment from the next winner plus reward"))

@@ -25,7 +25,22 @@ def ablation_sentence(table: pl.DataFrame) -> str:
     return (f"The full economy solves {_num(full['first_fifth'])} of episodes in the first fifth of training, "
             f"{_num(full['last_fifth'])} in the last fifth and {_num(full['eval'])} in frozen evaluation"
             + (f"; in evaluation: {', '.join(others)}" if others else "")
-            + f" (n = {full['n_runs']} seeds per condition; intervals in the table).")
+            + f" ({_seeds_note(table)}).")
+
+
+def _seeds_note(table: pl.DataFrame) -> str:
+    """How many seeds each condition has and where the table has intervals: a 95%
+    t-interval over seeds needs two seeds; with one there is none, and the note says why
+    rather than point to intervals the table does not have."""
+    ns = sorted(set(table["n_runs"].to_list()))
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
+    if ns[-1] < 2:
+        return (f"{n} seed per condition: no interval, since a 95% t-interval over seeds, the independent "
+                "unit, needs at least two")
+    if ns[0] < 2:
+        return (f"{n} seeds per condition; 95% intervals in the table where a condition has two or more seeds, "
+                "none from one seed")
+    return f"{n} seeds per condition; 95% intervals in the table"
 
 
 def learning_sentence(curve: pl.DataFrame) -> str:
@@ -58,9 +73,17 @@ def bid_sentence(conv: pl.DataFrame) -> str:
     key = _full_economy(conv["condition"].unique().to_list()) if conv.height else None
     if key is None:
         return "No full-economy runs (condition `none`) with a winning agent in training in this dataset."
-    c = conv.filter(pl.col("condition") == key).sort("window_start")
+    c = conv.filter(pl.col("condition") == key).sort("window_start").rows(named=True)
+
+    def gap(r: dict) -> str:
+        ci = "" if r["gap_lo"] is None or r["gap_hi"] is None else f" [{r['gap_lo']:.1f}, {r['gap_hi']:.1f}]"
+        return f"{r['gap']:.1f}{ci}"
+
+    one = max(r["n_runs"] for r in (c[0], c[-1])) < 2
     return (f"In the full economy the mean absolute gap between the bid paid and the value realised per win goes "
-            f"from {c['gap'][0]:.1f} to {c['gap'][-1]:.1f} credits between the first and the last window.")
+            f"from {gap(c[0])} to {gap(c[-1])} credits between the first and the last window (the chart's "
+            f"lines; " + ("one seed: no interval, a t-interval over seeds needs two" if one
+                          else "95% t-intervals over seeds in brackets") + ").")
 
 
 def dynamics_sentence(table: pl.DataFrame) -> str:

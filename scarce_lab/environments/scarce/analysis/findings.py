@@ -210,8 +210,11 @@ def judge_validation(report: str | Path | None) -> Finding:
     taxonomy ``scarce``, or expert-labelled CaSiNo utterances, taxonomy ``casino``). Per
     category: support (units whose ground truth has it), predicted (units the arbitrated
     panel gave it), precision, recall, F1 and Cohen's kappa of the panel; categories with
-    no support and no prediction are left out. The reading gives the panel's micro and
-    macro F1, macro kappa and exact match. See ``data/scarce/README.md`` for how the
+    no support and no prediction are left out. Precision of a category never predicted
+    and recall of a category without support are 0/0: undefined, shown ``n/a`` (null in
+    the saved table), never 0. The reading gives the panel's micro F1, macro F1 (the
+    mean over the categories where F1 is defined: support or predictions, so an
+    undefined score never pulls it down), macro kappa and exact match. See ``data/scarce/README.md`` for how the
     shipped reports were made.
 
     Raises:
@@ -227,18 +230,34 @@ def judge_validation(report: str | Path | None) -> Finding:
     rep = json.loads(path.read_text())
     scores = rep["scores"]["panel"]
     s = scores["summary"]
+    # 0/0 is undefined (null), not 0: precision without predictions, recall without support;
+    # reports written before scores.py said so stored 0.0 there (scikit-learn's zero_division=0)
+    num = lambda c: pl.col(c).cast(pl.Float64).fill_nan(None)  # noqa: E731
     tab = (pl.DataFrame(scores["per_label"]).filter((pl.col("support") > 0) | (pl.col("predicted") > 0))
-           .select("label", "support", "predicted", "precision", "recall", pl.col("f1").alias("F1"),
-                   pl.col("cohen_kappa").alias("kappa")))
+           .select("label", "support", "predicted",
+                   pl.when(pl.col("predicted") > 0).then(num("precision")).alias("precision"),
+                   pl.when(pl.col("support") > 0).then(num("recall")).alias("recall"),
+                   num("f1").alias("F1"), num("cohen_kappa").alias("kappa")))
+    defined = tab["F1"].drop_nulls()
+    macro_f1 = float(defined.mean()) if defined.len() else None
     tax = rep.get("taxonomy", "")
     title = {"scarce": "Scripted intent (SCARCE taxonomy)", "casino": "CaSiNo experts (CaSiNo taxonomy)"}.get(
         tax, f"{tax} taxonomy")
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+    shown = tab.with_columns(pl.col(c).map_elements(fmt, return_dtype=pl.String, skip_nulls=False)
+                             for c in ("precision", "recall", "F1", "kappa"))
     reading = (f"**{title}**: {rep['n_units']} units; panel micro F1 {fmt(s['micro_f1'])}, macro F1 "
-               f"{fmt(s['macro_f1'])}, Cohen's kappa (macro) {fmt(s['kappa_macro'])}, exact match "
-               f"{fmt(s['exact_match'])}; {s['n_no_answer']} units without a valid answer.")
+               f"{fmt(macro_f1)} (over the {defined.len()} categories with support or predictions), "
+               f"Cohen's kappa (macro) {fmt(s['kappa_macro'])}, exact match "
+               f"{fmt(s['exact_match'])}; {s['n_no_answer']} units without a valid answer. "
+               "n/a: undefined (precision of a category never predicted, recall of one without support).")
     return Finding("judge_validation_" + {"scarce": "scripted"}.get(tax, tax), frame=tab, reading=reading,
-                   convention={"source": str(report), "judges": rep["note"], "units": rep["n_units"]})
+                   text=markdown_table(shown, float_digits=2),
+                   convention={"source": str(report), "judges": rep["note"], "units": rep["n_units"],
+                               "undefined": "precision of a category never predicted and recall of a category "
+                                            "without support are null (0/0), never 0",
+                               "macro_f1": "mean F1 over the categories where it is defined (support or "
+                                           "predictions); an undefined precision or recall never counts as 0"})
 
 
 @_finding
