@@ -221,9 +221,7 @@ def typed_parameters(notebook, parameters: dict[str, Any]) -> dict[str, Any]:
             except ValidationError as exc:
                 text = _type_text(params[k], tp)
                 first = exc.errors()[0].get("msg", str(exc)) if exc.errors() else str(exc)
-                hint = ""
-                if isinstance(value, str) and "list" in text:
-                    hint = f"; a list is written {k}={[value]!r}"
+                hint = f"; a list is written {k}={[value]!r}" if isinstance(value, str) and "list" in text else ""
                 raise ParameterError(f"{where}: parameter {k}={v!r} is not a {text} ({first}){hint}") from None
             if boolean_as_number(value, out[k]) is not None:  # -p N_STAGES=True must not mean 1
                 raise ParameterError(f"{where}: parameter {k}={v!r} is not a {_type_text(params[k], tp)} "
@@ -318,9 +316,7 @@ def inject_parameters(nb, parameters: dict[str, Any]):
     import nbformat
 
     parameters = typed_parameters(nb, parameters)
-    src = "# Parameters injected by scarce-lab\n" + "".join(
-        f"{k} = {v!r}\n" for k, v in parameters.items()
-    )
+    src = "# Parameters injected by scarce-lab\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items())
     cell = nbformat.v4.new_code_cell(src, metadata={"tags": ["injected-parameters"]})
     i = _parameters_index(nb)
     nb.cells.insert(0 if i is None else i + 1, cell)

@@ -163,11 +163,8 @@ def chart_data(df: pl.DataFrame) -> pl.DataFrame:
     JSON: strict parsers (browsers' ``JSON.parse``, vega's loader) reject the whole
     chart. Null is JSON and vega treats it as missing.
     """
-    fix = [
-        pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c)
-        for c, dt in df.schema.items()
-        if dt.is_float()
-    ]
+    fix = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c)
+           for c, dt in df.schema.items() if dt.is_float()]
     return df.with_columns(fix) if fix else df
 
 

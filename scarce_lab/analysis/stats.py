@@ -26,8 +26,6 @@ from scipy import stats as sps
 
 from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
 
-NAN = float("nan")
-
 
 def _none(reason: str, k: int) -> tuple[Undefined, ...]:
     """``k`` undefined values, each with ``reason`` (:class:`scarce_lab.undefined.Undefined`)."""
