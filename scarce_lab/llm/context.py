@@ -131,27 +131,19 @@ def check_context(
             prompt tokens, ``max_tokens`` and the window.
     """
     window = context_window(model, litellm)
-    if window is None:
-        return None
-    n = count_prompt_tokens(model, messages, litellm)
+    n = None if window is None else count_prompt_tokens(model, messages, litellm)
     if n is None:
         return None
     if n + max_tokens > window:
         raise ContextWindowError(
             f"prompt does not fit the context window of {model!r} (agent {agent!r}, round {round}): "
             f"{n} prompt tokens + max_tokens {max_tokens} > {window} tokens; shorten the prompt "
-            f"or lower max_tokens (nothing was sent)",
-            n,
-            max_tokens,
-            window,
-        )
+            f"or lower max_tokens (nothing was sent)", n, max_tokens, window)
     return n
 
 
 def output_room(model: str, messages: list[dict[str, Any]], litellm: Any = None) -> int | None:
     """Tokens left for the answer after the prompt, or ``None`` when unknown."""
     window = context_window(model, litellm)
-    if window is None:
-        return None
-    n = count_prompt_tokens(model, messages, litellm)
+    n = None if window is None else count_prompt_tokens(model, messages, litellm)
     return None if n is None else max(0, window - n)
