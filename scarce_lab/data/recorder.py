@@ -134,10 +134,8 @@ def read_events(run_dir: Path, manifest: RunManifest | None = None, *, allow_tor
     version = file_version if file_version is not None else _file_version(run_dir)
     model = event_model(manifest.environment)
     path = run_dir / EVENTS
-    out: list[EventEnvelope] = []
-    for lineno, raw in iter_lines(path, allow_torn_tail=allow_torn_tail):
-        out.append(validate_event_line(model, manifest.environment, raw, version, path, lineno))
-    return out
+    return [validate_event_line(model, manifest.environment, raw, version, path, lineno)
+            for lineno, raw in iter_lines(path, allow_torn_tail=allow_torn_tail)]
 
 
 def validate_event_line(model, environment: str, raw: bytes, version: int, path: Path, lineno: int) -> EventEnvelope:
