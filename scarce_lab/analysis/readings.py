@@ -130,10 +130,17 @@ def describe_change(df: pl.DataFrame, along: str, order: Sequence, keys: Sequenc
             continue
         first, last = rows[0], rows[-1]
         diff = last["value"] - first["value"]
-        verb = "rises" if diff > 0 else "falls" if diff < 0 else "does not change"
         p = comparisons.welch_p(last["value"], last["se"], int(last["runs"] or 0),
                                 first["value"], first["se"], int(first["runs"] or 0))
-        parts.append(f"{name}: {path} ({where}), {verb}" + (f" by {abs(diff):.{digits}f}" if diff else ""))
+        steps = [b["value"] - a["value"] for a, b in zip(rows, rows[1:], strict=False)]
+        if any(x > 0 for x in steps) and any(x < 0 for x in steps):
+            # a zig-zag (350 -> 111 -> 350 -> 182) is no fall: first-to-last hides the path
+            moves = ", ".join("rises" if x > 0 else "falls" if x < 0 else "stays" for x in steps)
+            parts.append(f"{name}: {path} ({where}), not monotone ({moves}); last minus first "
+                         f"{diff:+.{digits}f}")
+        else:
+            verb = "rises" if diff > 0 else "falls" if diff < 0 else "does not change"
+            parts.append(f"{name}: {path} ({where}), {verb}" + (f" by {abs(diff):.{digits}f}" if diff else ""))
         pv.append(p)
         idx.append(len(parts) - 1)
     tested = int(np.sum(~np.isnan(pv))) if pv else 0

@@ -86,3 +86,12 @@ def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):
     assert nothing_to_show(one, "t") is None
     with pytest.raises(ValueError, match="no 'value' column"):
         nothing_to_show(zeros.drop("value"), "t")
+
+
+def test_describe_change_calls_a_zig_zag_not_monotone_never_a_fall():
+    rows = [("m", "c", s, v, None, None, None, 4, 1) for s, v in ((1, 350.0), (2, 111.0), (3, 350.0), (4, 182.0))]
+    text = describe_change(group_labels(_res(rows)), "stage", [1, 2, 3, 4], ["group"], "Does it rise?")
+    assert "not monotone (falls, rises, falls); last minus first -168.00" in text
+    assert "falls by" not in text
+    mono = [("m", "c", s, v, None, None, None, 4, 1) for s, v in ((1, 350.0), (2, 228.0), (3, 96.0), (4, 63.0))]
+    assert "falls by 287.00" in describe_change(group_labels(_res(mono)), "stage", [1, 2, 3, 4], ["group"], "Q?")

@@ -109,3 +109,13 @@ def test_scheduler_comparison_and_alliances_refuse_what_they_cannot_do(ds):
     assert isinstance(f, Finding) and "scarce_scheduler_outcomes_per_run" in f.extra
     with pytest.raises(ValueError, match="via must be"):
         sl.scarce.alliances(ds, via="letters")
+
+
+def test_bid_drift_caption_names_the_interval_it_draws_and_none_when_none(ds):
+    f = sl.scarce.bid_drift(ds)
+    caption = " ".join(f.chart.to_dict()["title"]["subtitle"])  # the caption, wrapped into lines
+    assert "t interval over run means" not in caption  # medians get a cluster bootstrap, never a t interval
+    if f.frame.filter(pl.col("lo").is_not_null()).height == 0:
+        assert "none drawn" in caption and "cluster-bootstrap interval of the median" in caption
+    else:
+        assert "95% cluster-bootstrap interval of the median" in caption

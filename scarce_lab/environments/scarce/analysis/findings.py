@@ -51,6 +51,7 @@ from scarce_lab.analysis.layout import (
     with_ci_text,
 )
 from scarce_lab.analysis.readings import describe_change, describe_extremes
+from scarce_lab.analysis.stats import MIN_RUNS_MEDIAN
 
 from ..tables import with_settings
 from . import dynamics, tactics
@@ -642,8 +643,12 @@ def bid_drift(ds: Any, *, n_stages: int = 4, by: Sequence[str] = BY, base_only: 
     """
     res = group_labels(dynamics.winning_bid_by_stage(_select(ds.scarce.contentions, base_only, except_),
                                                      n_stages=n_stages, by=by))
+    drawn = res.filter(pl.col("lo").is_not_null() & pl.col("hi").is_not_null()).height
+    ci = (f"95% cluster-bootstrap interval of the median (runs resampled; none below {MIN_RUNS_MEDIAN} runs)"
+          if drawn else f"none drawn: every group has fewer than {MIN_RUNS_MEDIAN} runs, too few for the "
+          "cluster-bootstrap interval of the median")
     chart = ci_chart(res, "stage", color="group", kind="line", y_title="median winning bid (credits)", width=200,
-                     title="Does the winning bid rise over the run? Median winning bid by stage (Table 8)")
+                     title="Does the winning bid rise over the run? Median winning bid by stage (Table 8)", ci=ci)
     reading = describe_change(res, "stage", list(range(1, n_stages + 1)), ["group"],
                               f"Table 8's question: does the median winning bid rise from stage 1 to {n_stages}?")
     return _make("scarce_table8_bid_drift", res, index=["group"], columns="stage", chart=chart, reading=reading,
