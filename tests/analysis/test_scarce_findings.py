@@ -119,3 +119,11 @@ def test_bid_drift_caption_names_the_interval_it_draws_and_none_when_none(ds):
         assert "none drawn" in caption and "cluster-bootstrap interval of the median" in caption
     else:
         assert "95% cluster-bootstrap interval of the median" in caption
+
+
+def test_urgency_bids_reading_answers_urgent_vs_not_per_model(ds):
+    f = sl.scarce.urgency_bids(ds)
+    assert f.reading.startswith("Do urgent workers bid more?")
+    assert "highest for" not in f.reading  # no extremes over models x stages x urgency
+    for m in f.frame["group"].unique().to_list():
+        assert f"{m}: " in f.reading

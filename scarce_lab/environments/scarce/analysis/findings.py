@@ -50,7 +50,7 @@ from scarce_lab.analysis.layout import (
     settings_table,
     with_ci_text,
 )
-from scarce_lab.analysis.readings import describe_change, describe_extremes
+from scarce_lab.analysis.readings import describe_change, describe_contrast, describe_extremes
 from scarce_lab.analysis.stats import MIN_RUNS_MEDIAN
 
 from ..tables import with_settings
@@ -504,7 +504,9 @@ def urgency_bids(ds: Any, *, n_stages: int = 3, by: Sequence[str] = BY, urgent_b
                      title="Do urgent workers bid more as the run goes on? (Table 4)", width=160)
     return _make("scarce_table4_urgency_bids", res, index=["group", "worker"], columns="stage",
                  index_order={"worker": ["urgent", "not urgent"]}, chart=chart,
-                 reading=describe_extremes(res, ["model", "stage", "urgent"], "the mean declared bid"))
+                 reading=describe_contrast(res, "urgent", True, False, ["group"], "stage",
+                                           "Do urgent workers bid more? Mean declared bid, urgent vs not urgent, "
+                                           "per model and stage:", labels=("urgent", "not urgent")))
 
 
 # -- notebook 05: revisable bids, rules, reasoning effort ---------------------------------------
