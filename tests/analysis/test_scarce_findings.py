@@ -127,3 +127,17 @@ def test_urgency_bids_reading_answers_urgent_vs_not_per_model(ds):
     assert "highest for" not in f.reading  # no extremes over models x stages x urgency
     for m in f.frame["group"].unique().to_list():
         assert f"{m}: " in f.reading
+
+
+def test_language_drift_panels_share_one_0_to_1_scale():
+    # every measure is a share: panels with independent scales made 0.10 look like 0.9
+    res = pl.DataFrame({"group": [f"g{i}" for i in range(12)], "stage": [1] * 12,
+                        "value": [0.1] + [0.9] * 11, "lo": [0.05] + [0.8] * 11, "hi": [0.15] + [1.0] * 11,
+                        "runs": [3] * 12})
+    from scarce_lab.analysis.charts import ci_chart
+
+    spec = str(ci_chart(res, "stage", color="group", kind="line", y_domain=(0.0, 1.0)).to_dict())
+    assert "'independent'" not in spec and "'domain': [0.0, 1.0]" in spec
+    drift = sl.scarce.language_drift(sl.load([SCRIPTED / "models"]))
+    d = str(drift.chart.to_dict())
+    assert "'independent'" not in d and "'domain': [0.0, 1.0]" in d

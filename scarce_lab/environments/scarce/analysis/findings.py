@@ -331,7 +331,7 @@ def language_drift(ds: Any, *, n_stages: int = 3, by: Sequence[str] = BY, base_o
     one = res.filter(pl.col("measure") == metric)
     chart = ci_chart(one, "stage", color="group", kind="line", y_title=pretty(metric).lower(), width=160,
                      title=f"Does the negotiators' language drift? {pretty(metric)} by stage",
-                     ci="95% t-interval over runs")
+                     ci="95% t-interval over runs", y_domain=(0.0, 1.0))  # a share: one scale for every panel
     reading = describe_extremes(one.filter(pl.col("stage") == res["stage"].max()), ["model"],
                                 f"{metric} in the last stage")
     return _make("scarce_language_drift", res, index=["measure", "group"], columns="stage", chart=chart,
