@@ -105,7 +105,7 @@ def wrap_title(text: str, width_px: int) -> str | list[str]:
 def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str | None = None,
              row: str | None = None, kind: str = "bar", title: str = "", y_title: str = "value",
              x_sort: Sequence | None = None, width: int = 220, height: int = 180,
-             ci: str = T_OVER_RUNS, x_title: str | None = None):
+             ci: str = T_OVER_RUNS, x_title: str | None = None, y_domain: tuple[float, float] | None = None):
     """A chart of a result frame: ``value`` as points (``kind="bar"``, x nominal) or
     lines (``kind="line"``, x ordinal) over ``x`` with ``lo``-``hi`` error bars (95%
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
@@ -117,6 +117,9 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     and then lower so that the chart stays within :data:`MAX_CHART_HEIGHT`; an uncoloured
     series takes the notebook colour book's :data:`~scarce_lab.analysis.figures.ONE_SERIES`
     colour, never a group's.
+
+    ``y_domain``: a fixed y range shared by every panel (a share: ``(0, 1)``), so that
+    panels with independent scales never make 0.10 look like 0.9.
 
     Returns :class:`NoFigure` (with the reason) when no row has a value.
 
@@ -204,25 +207,27 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
         one = series_colour()
         mark = (base.mark_line(point=alt.OverlayMarkDef(color=one), color=one, description=ONE_SERIES) if kind == "line"
                 else base.mark_point(filled=True, size=60, opacity=1, color=one, description=ONE_SERIES))
+    yscale = alt.Scale(domain=list(y_domain)) if y_domain else alt.Undefined
     err = (base.mark_errorbar(ticks=True) if color else base.mark_errorbar(ticks={"description": ONE_SERIES}, rule={"description": ONE_SERIES}, color=one)).encode(
-        y=alt.Y("lo:Q", title=ytitle), y2="hi:Q"
+        y=alt.Y("lo:Q", title=ytitle, scale=yscale), y2="hi:Q"
     ).transform_filter("isValid(datum.lo) && isValid(datum.hi)")  # a single run has no interval to draw
-    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=ytitle), tooltip=tips)).properties(
+    layer = alt.layer(err, mark.encode(y=alt.Y("value:Q", title=ytitle, scale=yscale), tooltip=tips)).properties(
         width=width, height=height)
+    y_resolve = "shared" if y_domain else "independent"
     if column and not row:
         # wrapped panels: as many per line as fit the notebook output area (OUTPUT_WIDTH);
         # many panels (notebook 06's 17 groups) get narrower, down to MIN_PANEL_WIDTH, so that
         # the chart stays within MAX_CHART_HEIGHT
         per_line = wrap_columns(width, d[column].n_unique())
         layer = layer.facet(facet=alt.Facet(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0)),
-                            columns=per_line).resolve_scale(y="independent")
+                            columns=per_line).resolve_scale(y=y_resolve)
     elif column or row:
         facet = {}
         if column:
             facet["column"] = alt.Column(f"{column}:N", title=None, header=alt.Header(labelExpr=PANEL_LINES, labelLimit=0))
         if row:
             facet["row"] = alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
-        layer = layer.facet(**facet).resolve_scale(y="independent")
+        layer = layer.facet(**facet).resolve_scale(y=y_resolve)
     runs = int(df["runs"].max()) if "runs" in df.columns and df["runs"].max() is not None else None
     models = sorted(set(df["model"].drop_nulls().to_list())) if "model" in df.columns else []
     cap = [caption(f"Point: estimate; bars: {ci}", f"up to {runs} runs per group" if runs is not None else "")]

@@ -449,14 +449,46 @@ def choices_result(choices: pl.DataFrame, *, what: str, name: str, convention: d
                                                                        "ci_high": r["ci_high"], "n_runs": r["runs"]})}
                           for r in table.iter_rows(named=True)])
     reading = (f"{what[0].upper() + what[1:]}, by the chooser's and the chosen worker's model, against uniform choice "
-               f"among the rivals: largest excess {top['excess_share']:+.2f} ({_short(top['chooser_model'])} -> "
-               f"{_short(top['chosen_model'])}: {top['observed']} of {top['choices']} vs {top['expected']:.1f} "
-               "expected). A positive excess toward one's own model with a negative one toward another is the "
-               f"pattern of an exclusive alliance. Intervals: {CI_METHOD}, of per-run excess shares.")
+               f"among the rivals: {_choices_sentence(table, top)} A positive excess toward one's own model with a "
+               "negative one toward another is the pattern of an exclusive alliance. Intervals: "
+               f"{CI_METHOD}, of per-run excess shares; each is 95% on its own (the {table.height} pairs are not "
+               "adjusted together).")
     from .figures import markdown_table
 
     return Finding(name, frame=table, text=markdown_table(shown), reading=reading, chart=_choices_chart(table, what),
                   convention=conv)
+
+
+def _choices_sentence(table: pl.DataFrame, top: dict) -> str:
+    """What the intervals of :func:`choice_vs_uniform`'s table support, first: the pairs
+    whose interval excludes 0 (largest excess first), then the largest excess, saying
+    whether its interval spans 0 (an extreme is no finding when it does)."""
+    def pair(r: dict) -> str:
+        return f"{_short(r['chooser_model'])} -> {_short(r['chosen_model'])}"
+
+    def ci(r: dict) -> str:
+        return f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+
+    has = table.filter(pl.col("ci_low").is_not_null() & pl.col("ci_high").is_not_null())
+    sig = has.filter((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)).sort("excess_share", descending=True)
+    top_text = (f"{top['excess_share']:+.2f} ({pair(top)}: {top['observed']} of {top['choices']} vs "
+                f"{top['expected']:.1f} expected)")
+    if has.is_empty():
+        return (f"no pair has an interval (one run, or no spread between runs), so no excess can be told from "
+                f"uniform choice; the largest is {top_text}.")
+    if sig.is_empty():
+        spans = f", interval {ci(top)} spans 0" if top["ci_low"] is not None and top["ci_high"] is not None else \
+            ", no interval"
+        return (f"no pair's interval excludes 0 ({has.height} of {table.height} pairs have one), so the data show "
+                f"no departure from uniform choice; the largest excess is {top_text}{spans}.")
+    shown = "; ".join(f"{pair(r)} {r['excess_share']:+.2f} {ci(r)}" for r in sig.iter_rows(named=True))
+    out = f"{sig.height} of {table.height} pairs have an interval that excludes 0: {shown}."
+    if not sig.filter((pl.col("chooser_model") == top["chooser_model"])
+                      & (pl.col("chosen_model") == top["chosen_model"])).height:
+        where = (f"its interval {ci(top)} spans 0" if top["ci_low"] is not None and top["ci_high"] is not None
+                 else "it has no interval")
+        out += f" The largest excess, {top_text}, is no finding: {where}."
+    return out
 
 
 def _choices_chart(table: pl.DataFrame, what: str):

@@ -130,10 +130,17 @@ def describe_change(df: pl.DataFrame, along: str, order: Sequence, keys: Sequenc
             continue
         first, last = rows[0], rows[-1]
         diff = last["value"] - first["value"]
-        verb = "rises" if diff > 0 else "falls" if diff < 0 else "does not change"
         p = comparisons.welch_p(last["value"], last["se"], int(last["runs"] or 0),
                                 first["value"], first["se"], int(first["runs"] or 0))
-        parts.append(f"{name}: {path} ({where}), {verb}" + (f" by {abs(diff):.{digits}f}" if diff else ""))
+        steps = [b["value"] - a["value"] for a, b in zip(rows, rows[1:], strict=False)]
+        if any(x > 0 for x in steps) and any(x < 0 for x in steps):
+            # a zig-zag (350 -> 111 -> 350 -> 182) is no fall: first-to-last hides the path
+            moves = ", ".join("rises" if x > 0 else "falls" if x < 0 else "stays" for x in steps)
+            parts.append(f"{name}: {path} ({where}), not monotone ({moves}); last minus first "
+                         f"{diff:+.{digits}f}")
+        else:
+            verb = "rises" if diff > 0 else "falls" if diff < 0 else "does not change"
+            parts.append(f"{name}: {path} ({where}), {verb}" + (f" by {abs(diff):.{digits}f}" if diff else ""))
         pv.append(p)
         idx.append(len(parts) - 1)
     tested = int(np.sum(~np.isnan(pv))) if pv else 0
@@ -148,6 +155,59 @@ def describe_change(df: pl.DataFrame, along: str, order: Sequence, keys: Sequenc
         test = (" No group's change can be tested (single runs or runs that all give the same value), so the data "
                 "cannot say whether anything changes." if pv else "")
     return f"{question} " + "; ".join(parts) + "." + test
+
+
+def describe_contrast(df: pl.DataFrame, between: str, a, b, keys: Sequence[str], along: str, question: str, *,
+                      labels: tuple[str, str] | None = None, digits: int = 2, correction: str = "holm") -> str:
+    """The answer to "is ``a`` higher than ``b``?" per group of ``keys``: at each ``along``
+    value (stage...), the estimate of the rows with ``between == a`` against those with
+    ``between == b`` (Welch's t-test over run means, :func:`comparisons.welch_p`; unpaired,
+    so conservative when the same runs give both), the p-values of every (group, ``along``)
+    adjusted together (``correction``); per group, where ``a`` is higher or lower at the
+    5% level, or that no difference is found. Opens with ``question``.
+
+    Raises:
+        ValueError: a column is missing, or an unknown ``correction``.
+    """
+    corr = _correction_name("describe_contrast", correction)
+    _need(df, (*keys, between, along, "value", "se", "runs"), "describe_contrast input")
+    la, lb = labels or (str(a), str(b))
+    d = with_ci_text(df.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()), digits)
+    cells, pv = [], []
+    for key, part in d.sort([*keys, along]).group_by(list(keys), maintain_order=True):
+        for (at,), g in part.group_by([along], maintain_order=True):
+            ra, rb = g.filter(pl.col(between) == a), g.filter(pl.col(between) == b)
+            if ra.height != 1 or rb.height != 1:
+                continue
+            x, y = ra.row(0, named=True), rb.row(0, named=True)
+            cells.append((key, at, x, y))
+            pv.append(comparisons.welch_p(x["value"], x["se"], int(x["runs"] or 0),
+                                          y["value"], y["se"], int(y["runs"] or 0)))
+    if not cells:
+        return f"{question} No group has both {la} and {lb} values to compare."
+    tested = int(np.sum(~np.isnan(pv)))
+    reject, adj = comparisons.adjust_pvalues(pv, correction) if tested else (np.zeros(len(pv), bool), pv)
+    parts, current = [], None
+    for (key, at, x, y), p, r in zip(cells, adj, reject, strict=True):
+        name = ", ".join(str(k) for k in key)
+        if name != current:
+            parts.append([name, [], [], []])  # name, cell texts, higher at, lower at
+            current = name
+        test = "untestable" if math.isnan(p) else f"adjusted p = {p:.2g}"
+        parts[-1][1].append(f"{along} {at}: {x['estimate']} vs {y['estimate']} ({test})")
+        if r:
+            parts[-1][2 if x["value"] > y["value"] else 3].append(str(at))
+    out = []
+    for name, texts, up, down in parts:
+        verdict = "; ".join(v for v in (
+            f"{la} higher at {along} {', '.join(up)}" if up else "",
+            f"{la} lower at {along} {', '.join(down)}" if down else "") if v) or f"no {along} differs at the 5% level"
+        out.append(f"{name}: {verdict} ({'; '.join(texts)})")
+    test = (f" {la} vs {lb} per group and {along}: Welch t over run means (unpaired, so conservative when the same "
+            f"runs give both), {corr}-adjusted over {tested} comparison(s); {int(np.sum(reject))} differ at the 5% "
+            "level." if tested else " No comparison can be tested (single runs or no spread), so the data cannot "
+            "say.")
+    return f"{question} " + ". ".join(out) + "." + test
 
 
 def _pairwise_sentence(d: pl.DataFrame, hi: dict, lo: dict, correction: str, corr: str) -> str:

@@ -151,3 +151,22 @@ def test_tables_say_why_a_cell_has_no_interval_and_label_their_columns():
     shown = cx.choices_result(pl.DataFrame(rows), what="first places", name="t").text
     assert "| chooser's model | chosen worker's model |" in shown and "| a | b | 2 | 0 | 1.0 |" in shown
     assert "nan" not in shown and cx.CI_METHOD not in shown  # the method is in the reading, not on every row
+
+
+def test_alliance_reading_leads_with_the_intervals_that_exclude_0_not_an_extreme_that_spans_it():
+    # chooser a picks a well above chance in every run (tight interval); chooser b picks a
+    # more than chance on average but with a wide spread: the largest excess spans 0
+    rows = []
+    for i, (na, nb) in enumerate([(5, 8), (6, 8), (5, 2), (6, 8), (5, 8), (6, 2)]):  # of 8 choices, picks of a
+        for k in range(8):
+            rows += [{"run_id": f"r{i}", "chooser_model": "x/a", "chosen_model": "x/a", "expected": 0.5, "picked": int(k < na)},
+                     {"run_id": f"r{i}", "chooser_model": "x/a", "chosen_model": "x/b", "expected": 0.5, "picked": int(k >= na)},
+                     {"run_id": f"r{i}", "chooser_model": "x/b", "chosen_model": "x/a", "expected": 0.5, "picked": int(k < nb)},
+                     {"run_id": f"r{i}", "chooser_model": "x/b", "chosen_model": "x/b", "expected": 0.5, "picked": int(k >= nb)}]
+    res = cx.choices_result(pl.DataFrame(rows), what="first places", name="t")
+    t = res.frame
+    top = t.sort("excess_share", descending=True).row(0, named=True)
+    assert (top["chooser_model"], top["chosen_model"]) == ("x/b", "x/a") and top["ci_low"] < 0 < top["ci_high"]
+    assert "2 of 4 pairs have an interval that excludes 0: a -> a +0.19 [" in res.reading
+    assert "; a -> b -0.19 [" in res.reading and "The largest excess, +0.25 (b -> a" in res.reading and "spans 0" in res.reading
+    assert res.reading.index("excludes 0") < res.reading.index("largest excess")

@@ -86,3 +86,31 @@ def test_a_table_with_nothing_to_show_is_a_sentence_and_no_file(tmp_path):
     assert nothing_to_show(one, "t") is None
     with pytest.raises(ValueError, match="no 'value' column"):
         nothing_to_show(zeros.drop("value"), "t")
+
+
+def test_describe_change_calls_a_zig_zag_not_monotone_never_a_fall():
+    rows = [("m", "c", s, v, None, None, None, 4, 1) for s, v in ((1, 350.0), (2, 111.0), (3, 350.0), (4, 182.0))]
+    text = describe_change(group_labels(_res(rows)), "stage", [1, 2, 3, 4], ["group"], "Does it rise?")
+    assert "not monotone (falls, rises, falls); last minus first -168.00" in text
+    assert "falls by" not in text
+    mono = [("m", "c", s, v, None, None, None, 4, 1) for s, v in ((1, 350.0), (2, 228.0), (3, 96.0), (4, 63.0))]
+    assert "falls by 287.00" in describe_change(group_labels(_res(mono)), "stage", [1, 2, 3, 4], ["group"], "Q?")
+
+
+def test_describe_contrast_answers_urgent_vs_not_per_model_with_the_test():
+    from scarce_lab.analysis.readings import describe_contrast
+
+    rows = []
+    for m, gap in (("m1", 100.0), ("m2", 0.0)):
+        for s in (1, 2):
+            rows += [(m, "c", s, True, 50.0 + gap, 45.0 + gap, 55.0 + gap, 2.0, 10, 5),
+                     (m, "c", s, False, 50.0, 45.0, 55.0, 2.0, 10, 5)]
+    res = group_labels(pl.DataFrame(rows, schema={"model": pl.String, "condition": pl.String, "stage": pl.Int64,
+                                                  "urgent": pl.Boolean, "value": pl.Float64, "lo": pl.Float64,
+                                                  "hi": pl.Float64, "se": pl.Float64, "n": pl.Int64, "runs": pl.Int64},
+                                   orient="row"))
+    text = describe_contrast(res, "urgent", True, False, ["group"], "stage", "Do urgent workers bid more?",
+                             labels=("urgent", "not urgent"))
+    assert text.startswith("Do urgent workers bid more? m1: urgent higher at stage 1, 2 (stage 1: 150.00")
+    assert "m2: no stage differs at the 5% level" in text
+    assert "Holm-adjusted over 4 comparison(s); 2 differ at the 5% level" in text

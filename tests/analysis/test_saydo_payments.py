@@ -117,3 +117,13 @@ def test_held_contract_payments_add_to_what_was_paid(tmp_path):
     per_run = rows.group_by("run_id").agg((pl.col("amount") + pl.col("contract_paid")
                                            - pl.col("declared_bid")).cast(pl.Float64).mean().alias("x"))
     assert side["mean"] == pytest.approx(per_run["x"].mean()) and side["n_runs"] == 2
+
+
+def test_all_zero_bids_and_payments_say_the_check_has_nothing_to_compare(tmp_path):
+    # the fifo negotiator bids 0 and a 0 bid pays 0: "0% of slots differ" would be no finding
+    _runs(tmp_path, seeds=(1, 2), negotiator_model="scripted/fifo", scheduler="ballots")
+    res = sl.scarce.scarce_payment_gaps(sl.load(tmp_path))
+    rows = res.extra["saydo_scarce_payment_rows"]
+    assert rows.height > 0 and (rows["declared_bid"] == 0).all() and (rows["amount"] == 0).all()
+    assert "every declared bid and every payment is 0" in res.reading.lower()
+    assert "nothing to compare" in res.reading and "0% of" not in res.reading

@@ -109,3 +109,35 @@ def test_scheduler_comparison_and_alliances_refuse_what_they_cannot_do(ds):
     assert isinstance(f, Finding) and "scarce_scheduler_outcomes_per_run" in f.extra
     with pytest.raises(ValueError, match="via must be"):
         sl.scarce.alliances(ds, via="letters")
+
+
+def test_bid_drift_caption_names_the_interval_it_draws_and_none_when_none(ds):
+    f = sl.scarce.bid_drift(ds)
+    caption = " ".join(f.chart.to_dict()["title"]["subtitle"])  # the caption, wrapped into lines
+    assert "t interval over run means" not in caption  # medians get a cluster bootstrap, never a t interval
+    if f.frame.filter(pl.col("lo").is_not_null()).height == 0:
+        assert "none drawn" in caption and "cluster-bootstrap interval of the median" in caption
+    else:
+        assert "95% cluster-bootstrap interval of the median" in caption
+
+
+def test_urgency_bids_reading_answers_urgent_vs_not_per_model(ds):
+    f = sl.scarce.urgency_bids(ds)
+    assert f.reading.startswith("Do urgent workers bid more?")
+    assert "highest for" not in f.reading  # no extremes over models x stages x urgency
+    for m in f.frame["group"].unique().to_list():
+        assert f"{m}: " in f.reading
+
+
+def test_language_drift_panels_share_one_0_to_1_scale():
+    # every measure is a share: panels with independent scales made 0.10 look like 0.9
+    res = pl.DataFrame({"group": [f"g{i}" for i in range(12)], "stage": [1] * 12,
+                        "value": [0.1] + [0.9] * 11, "lo": [0.05] + [0.8] * 11, "hi": [0.15] + [1.0] * 11,
+                        "runs": [3] * 12})
+    from scarce_lab.analysis.charts import ci_chart
+
+    spec = str(ci_chart(res, "stage", color="group", kind="line", y_domain=(0.0, 1.0)).to_dict())
+    assert "'independent'" not in spec and "'domain': [0.0, 1.0]" in spec
+    drift = sl.scarce.language_drift(sl.load([SCRIPTED / "models"]))
+    d = str(drift.chart.to_dict())
+    assert "'independent'" not in d and "'domain': [0.0, 1.0]" in d

@@ -43,6 +43,9 @@ def test_promise_keeping_separates_the_defector_from_the_keeper(ds):
     assert (k["value"] == 1).all() and (k["n"] == 2 * 4 * 4).all() and (k["mean_excess"] == 0).all()
     assert (k["cp_low"] > 0.89).all() and (k["runs"] == 2).all()
     assert "kept" in res.method and "promise-keeping rate" in res.reading
+    # one interval beside the estimate, the one the method calls the 95% CI (runs the unit)
+    shown = res.markdown()
+    assert "clopper_pearson" not in shown and "Brackets: 95% CI, bounded t/score hull over run means" in res.reading
 
 
 def test_quota_proposers_by_role(ds):
@@ -89,6 +92,9 @@ def test_talk_outcomes_of_different_games_say_which_game(tmp_path):
     time = _metric(res.frame, "survival_time").sort("rounds")
     assert time["rounds"].to_list() == ["2", "4"] and time["value"].to_list() == [2.0, 4.0]
     assert (_metric(res.frame, "survival_rate")["value"] == 1).all()
+    # a 2-round game's survival is never set beside a 4-round one's in one sentence
+    assert "highest for" not in res.reading or "lowest for model=scripted/quota_keeper" not in res.reading
+    assert "In the games with rounds=2" in res.reading and "In the games with rounds=4" in res.reading
     # the rounds differ between the runs: a column, not a departure every run shares (talk is one)
     assert "rounds" in res.layout.columns and res.departures == {"talk": "public"}
     # Table 1 of different games is refused; forced (one convention: the preset's 12

@@ -50,7 +50,8 @@ from scarce_lab.analysis.layout import (
     settings_table,
     with_ci_text,
 )
-from scarce_lab.analysis.readings import describe_change, describe_extremes
+from scarce_lab.analysis.readings import describe_change, describe_contrast, describe_extremes
+from scarce_lab.analysis.stats import MIN_RUNS_MEDIAN
 
 from ..tables import with_settings
 from . import dynamics, tactics
@@ -349,7 +350,7 @@ def language_drift(ds: Any, *, n_stages: int = 3, by: Sequence[str] = BY, base_o
     one = res.filter(pl.col("measure") == metric)
     chart = ci_chart(one, "stage", color="group", kind="line", y_title=pretty(metric).lower(), width=160,
                      title=f"Does the negotiators' language drift? {pretty(metric)} by stage",
-                     ci="95% t-interval over runs")
+                     ci="95% t-interval over runs", y_domain=(0.0, 1.0))  # a share: one scale for every panel
     reading = describe_extremes(one.filter(pl.col("stage") == res["stage"].max()), ["model"],
                                 f"{metric} in the last stage")
     return _make("scarce_language_drift", res, index=["measure", "group"], columns="stage", chart=chart,
@@ -522,7 +523,9 @@ def urgency_bids(ds: Any, *, n_stages: int = 3, by: Sequence[str] = BY, urgent_b
                      title="Do urgent workers bid more as the run goes on? (Table 4)", width=160)
     return _make("scarce_table4_urgency_bids", res, index=["group", "worker"], columns="stage",
                  index_order={"worker": ["urgent", "not urgent"]}, chart=chart,
-                 reading=describe_extremes(res, ["model", "stage", "urgent"], "the mean declared bid"))
+                 reading=describe_contrast(res, "urgent", True, False, ["group"], "stage",
+                                           "Do urgent workers bid more? Mean declared bid, urgent vs not urgent, "
+                                           "per model and stage:", labels=("urgent", "not urgent")))
 
 
 # -- notebook 05: revisable bids, rules, reasoning effort ---------------------------------------
@@ -661,8 +664,12 @@ def bid_drift(ds: Any, *, n_stages: int = 4, by: Sequence[str] = BY, base_only: 
     """
     res = group_labels(dynamics.winning_bid_by_stage(_select(ds.scarce.contentions, base_only, except_),
                                                      n_stages=n_stages, by=by))
+    drawn = res.filter(pl.col("lo").is_not_null() & pl.col("hi").is_not_null()).height
+    ci = (f"95% cluster-bootstrap interval of the median (runs resampled; none below {MIN_RUNS_MEDIAN} runs)"
+          if drawn else f"none drawn: every group has fewer than {MIN_RUNS_MEDIAN} runs, too few for the "
+          "cluster-bootstrap interval of the median")
     chart = ci_chart(res, "stage", color="group", kind="line", y_title="median winning bid (credits)", width=200,
-                     title="Does the winning bid rise over the run? Median winning bid by stage (Table 8)")
+                     title="Does the winning bid rise over the run? Median winning bid by stage (Table 8)", ci=ci)
     reading = describe_change(res, "stage", list(range(1, n_stages + 1)), ["group"],
                               f"Table 8's question: does the median winning bid rise from stage 1 to {n_stages}?")
     return _make("scarce_table8_bid_drift", res, index=["group"], columns="stage", chart=chart, reading=reading,

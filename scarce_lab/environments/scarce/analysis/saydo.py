@@ -220,11 +220,24 @@ def scarce_payment_gaps(ds: Any) -> Finding:
         reading = "No paid slot after a chosen declaration under a bid-priced scheduler in this dataset." + left_out
     else:
         short = saydo.short_settings(table["condition"].to_list())
-        parts = [f"{x['model']} ({short[x['condition']]}): {x['mean']:.0%} of {x['n_items']} slots"
-                 for x in table.filter(pl.col("measure") == "paid_differs").iter_rows(named=True)]
-        reading = ("Paid for its slot an amount other than its public bid: " + "; ".join(parts) + ". The price "
-                   "is the mechanism's (revisable: ballots' median capped at the final bid; the ledger caps at "
-                   "the balance), so a gap is not by itself a lie." + left_out)
+        # a group whose every bid (declared and revised) and payment is 0 cannot show a gap:
+        # "0% differ" there is no finding (the check has nothing to compare)
+        zero = set(rows.group_by("model", "condition").agg(
+            ((pl.col("declared_bid") == 0) & (pl.col("final_bid").fill_null(0) == 0) & (pl.col("amount") == 0))
+            .all().alias("z")).filter(pl.col("z")).select("model", "condition").iter_rows())
+        parts = [f"{x['model']} ({short[x['condition']]}): " + (
+            f"{x['n_items']} slots, every bid and payment 0 (nothing to compare)"
+            if (x["model"], x["condition"]) in zero else f"{x['mean']:.0%} of {x['n_items']} slots")
+            for x in table.filter(pl.col("measure") == "paid_differs").iter_rows(named=True)]
+        n_groups = table.filter(pl.col("measure") == "paid_differs").height
+        if zero and len(zero) == n_groups:
+            reading = ("Every declared bid and every payment is 0 here: the check has nothing to compare, so it "
+                       "says nothing about whether workers pay other than their public bid (" + "; ".join(parts)
+                       + ")." + left_out)
+        else:
+            reading = ("Paid for its slot an amount other than its public bid: " + "; ".join(parts) + ". The "
+                       "price is the mechanism's (revisable: ballots' median capped at the final bid; the ledger "
+                       "caps at the balance), so a gap is not by itself a lie." + left_out)
     shares = table.filter(pl.col("measure").str.starts_with("paid_differs"))
     return Finding("saydo_scarce_payments", table, reading=reading,
                    convention=convention("scarce declared bid vs slot payment (+ held contract payments)"),

@@ -189,14 +189,17 @@ def promise_keeping(ds: Any) -> Finding:
               "kept": pl.Int64, **dict.fromkeys(("value", "lo", "hi", "se", "cp_low", "cp_high", "mean_excess"),
                                                 pl.Float64)}
     values, games = _with_games(pl.DataFrame(out, schema=schema).sort(*_GROUP))
-    values = values.with_columns(pl.Series("clopper_pearson", [
-        "" if lo is None or hi is None else f"[{lo:.2f}, {hi:.2f}]"
-        for lo, hi in zip(values["cp_low"], values["cp_high"], strict=True)], dtype=pl.String))
     keys = [*_GROUP, *games]
-    return finding("promise_keeping", values, shown=[*keys, "estimate", "clopper_pearson", "n", "runs", "mean_excess"],
-                   reading=describe_extremes(values, keys, "the promise-keeping rate") if values.height else "",
+    # one interval shown, the 95% CI over runs (the unit); Clopper-Pearson over agent-rounds
+    # stays in the frame (cp_low, cp_high): two brackets beside one estimate read as two CIs
+    note = (" Brackets: 95% CI, bounded t/score hull over run means (runs the unit). The frame's cp_low/cp_high "
+            "hold the Clopper-Pearson interval over agent-rounds, which treats a run's rounds as independent "
+            "and so is narrower; it is not shown.")
+    return finding("promise_keeping", values, shown=[*keys, "estimate", "n", "runs", "mean_excess"],
+                   reading=describe_extremes(values, keys, "the promise-keeping rate") + note if values.height else "",
                    convention=_convention("promise kept: actual <= stated extraction (scripted tags)",
-                                          "bounded t/score hull over run means; Clopper-Pearson over agent-rounds"))
+                                          "shown: 95% bounded t/score hull over run means; in the frame only: "
+                                          "Clopper-Pearson over agent-rounds (cp_low, cp_high)"))
 
 
 @finding_function("sovsim")
@@ -296,6 +299,20 @@ def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") ->
     keys = [*_GROUP, *games]
     time = values.filter(pl.col("metric") == "survival_time")
     return finding("talk_outcomes", values, index=keys, columns="metric", column_order=OUTCOMES,
-                   reading=describe_extremes(time, keys, "the survival time (rounds)") if time.height else "",
+                   reading=_per_game(time, keys, games, "the survival time (rounds)") if time.height else "",
                    convention=_convention("survival time, survival rate, equality (1 - Gini of total payoffs)",
                                           "t over simulations; Clopper-Pearson for the survival rate"))
+
+
+def _per_game(values: pl.DataFrame, keys: list[str], games: list[str], what: str) -> str:
+    """:func:`describe_extremes` within each game (one value of the differing game
+    settings ``games``, e.g. ``rounds``): a 12-round game's survival is never set beside
+    a 3-round one's in one sentence."""
+    if not games:
+        return describe_extremes(values, keys, what)
+    out = []
+    for game, part in values.sort(games).group_by(games, maintain_order=True):
+        where = ", ".join(f"{g}={v}" for g, v in zip(games, game, strict=True))
+        out.append(describe_extremes(part, keys, what, scope=f"In the games with {where}"))
+    return (" ".join(out) + f" Games that differ in {', '.join(games)} are different games: each sentence compares "
+            "groups of one game only.")
