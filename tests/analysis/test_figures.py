@@ -453,3 +453,16 @@ def test_no_two_book_colours_look_alike():
              if F.delta_e(a, b) < F.NEAR_DELTA_E]
     assert close == []
     assert F.delta_e("#009E73", "#44AA99") < F.NEAR_DELTA_E  # the pair that was replaced
+
+
+def test_a_ci_chart_without_any_interval_says_so_instead_of_naming_bars():
+    """'bars: 95% t interval' under a chart that draws none (notebook 06's medians from
+    few runs) names an interval the reader cannot see."""
+    def caption_text(chart):
+        return json.dumps(chart.to_dict())
+
+    df = pl.DataFrame({"model": ["a", "b"], "value": [1.0, 2.0], "lo": [None, float("nan")], "hi": [None, float("nan")]})
+    text = caption_text(ci_chart(df, "model", title="t", y_title="share"))
+    assert "no bars: no group has an interval" in text and "bars: 95%" not in text
+    with_ci = df.with_columns(lo=pl.Series([0.5, 1.5]), hi=pl.Series([1.5, 2.5]))
+    assert "bars: 95%" in caption_text(ci_chart(with_ci, "model", title="t", y_title="share"))
