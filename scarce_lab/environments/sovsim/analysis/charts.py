@@ -60,6 +60,11 @@ def _labelled(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 pair``, ``2 pairs``: a count with its noun in the right number."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _models_text(models: list[str], limit: int = 6) -> str:
     return "models: " + examples(sorted(models), limit)
 
@@ -287,30 +292,48 @@ def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
 
 
 # -- KCPR-M misreports -------------------------------------------------------------------
+def _misreport_groups(mis: pl.DataFrame) -> pl.DataFrame:
+    """``misreports`` with ``group``: the model, and the condition too when the data hold
+    more than one KCPR-M condition (other settings), so no panel or number pools them."""
+    several = mis["condition"].n_unique() > 1
+    return mis.with_columns(group=pl.col("model") + " · " + pl.col("condition") if several else pl.col("model"))
+
+
 def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
-    """The chart of :func:`~.paper.misreport_distribution`; the bins are counted in
-    polars, so the chart holds a few dozen rows whatever the dataset's size."""
-    mis = chart_data(misreports(df))
+    """The chart of :func:`~.paper.misreport_distribution`: one panel per model (and
+    condition, when several), each with its own count axis (a model with a few
+    king-rounds is not flattened by one with many) and its rounds and simulations in its
+    title; the bins are counted in polars, so the chart holds a few dozen rows whatever
+    the dataset's size."""
+    mis = chart_data(_misreport_groups(misreports(df)))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
     origin = float(mis["misreport"].min())  # about 30 equal bins of an integer width
     width = max(1.0, float(int((float(mis["misreport"].max()) - origin) / 30) + 1))
+    sizes = mis.group_by("group").agg(pl.len().alias("n_rounds"), pl.col("run_id").n_unique().alias("n_sims"))
     counts = (
         mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
-        .group_by("model", "lo").agg(pl.len().alias("rounds"))
-        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0))
-        .sort("model", "lo")
+        .group_by("group", "lo").agg(pl.len().alias("rounds"))
+        .join(sizes, on="group")
+        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0),
+                      panel=pl.format("{} ({} round{}, {} simulation{})", "group", "n_rounds",
+                                      pl.when(pl.col("n_rounds") == 1).then(pl.lit("")).otherwise(pl.lit("s")),
+                                      "n_sims", pl.when(pl.col("n_sims") == 1).then(pl.lit("")).otherwise(pl.lit("s"))))
+        .sort("group", "lo")
     )
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
     # vega-lite draws a square at the count)
     chart = alt.Chart(counts).mark_bar(color=series_colour(), description=ONE_SERIES).encode(
         x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
-        y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
-        tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
-    ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
+        y=alt.Y("rounds:Q", title="Rounds", axis=alt.Axis(tickMinStep=1, format="d")), y2="zero:Q",
+        tooltip=["group", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
+    ).properties(width=200, height=120).facet(
+        facet=alt.Facet("panel:N", title=None, sort=sorted(counts["panel"].unique().to_list()),
+                        header=alt.Header(labelLimit=0)),
+        columns=3).resolve_scale(y="independent")
     return titled(chart, "KCPR-M: the king's announced pool minus the true pool", [
         caption("One count per king-round; negative = understated",
-                f"n = {mis.height} rounds in {mis['run_id'].n_unique()} simulations"),
+                "each panel its own count axis; rounds and simulations in its title"),
         caption(_models_text(mis["model"].unique().to_list()))])
 
 
@@ -422,12 +445,22 @@ def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str
 
 
 def misreport_sentence(df: pl.DataFrame) -> str:
-    """Share of kcpr_m rounds with a false announcement and the mean misreport (computed)."""
-    mis = misreports(df)
+    """Per model (alphabetical; per model and condition when the data hold several
+    KCPR-M conditions), never pooled across them: the share of the king's rounds with a
+    false announcement and the mean misreport (announced - true pool, units) averaged
+    over simulations as Table 1 does (each simulation's mean over its rounds)."""
+    mis = _misreport_groups(misreports(df))
     if mis.height == 0:
         return "No KCPR-M announcements in this dataset."
-    false_share = float((mis["misreport"] != 0).mean())
-    return (
-        f"Kings announced a false pool in {false_share:.0%} of {mis.height} KCPR-M rounds; "
-        f"the mean misreport is {float(mis['misreport'].mean()):+.1f} units (negative = understated)."
+    per_group = (
+        mis.group_by("group", "run_id").agg(pl.col("misreport").cast(pl.Float64).mean().alias("sim_mean"),
+                                            (pl.col("misreport") != 0).sum().alias("false"), pl.len().alias("rounds"))
+        .group_by("group").agg(pl.col("sim_mean").mean().alias("mean"), pl.col("false").sum(),
+                               pl.col("rounds").sum(), pl.len().alias("sims"))
+        .sort("group")
     )
+    parts = [f"{r['group']}: false in {r['false'] / r['rounds']:.0%} of {_count(r['rounds'], 'king-round')} "
+             f"({_count(r['sims'], 'simulation')}), mean misreport {r['mean']:+.1f} units"
+             for r in per_group.iter_rows(named=True)]
+    return ("KCPR-M announcements per model (never pooled across models; misreport = announced minus true pool, "
+            "negative = understated, averaged over simulations as in Table 1): " + "; ".join(parts) + ".")

@@ -213,8 +213,10 @@ def misreport_distribution(ds: Any, *, models: list[str] | None = None) -> Findi
     """How far does the KCPR-M king's announced pool stray from the true pool?
 
     A histogram of announced minus true pool (pool units; negative = understated), one
-    count per king-round, one panel per model; the reading gives the share of false
-    announcements and the mean misreport. From the agent-round table (the round's
+    count per king-round, one panel per model (and condition, when several), each with
+    its own count axis; the reading gives, per model and never pooled across models,
+    the share of false announcements and the mean misreport (averaged over simulations,
+    as Table 1). From the agent-round table (the round's
     announcement beside the true pool); the say-do rates of the king's own choices,
     fallbacks left out, are :func:`~.saydo.kcpr_m_misreports`.
     """

@@ -1,0 +1,47 @@
+"""The readings and charts of notebook 01 (SovSim findings) say what the data hold:
+numbers per model (never pooled across models), ties counted, sentences that fit the
+conditions they name, and scales that show the values drawn."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from scarce_lab.analysis import figures as F
+from scarce_lab.environments.sovsim.analysis import charts
+
+
+def _kings(model: str, misreports: list[list[int]], condition: str = "kcpr_m") -> list[dict]:
+    """King-rounds of ``model``: one list of misreports per simulation (true pool 100)."""
+    return [{"model": model, "condition": condition, "run_id": f"{model}-{condition}-{s}", "round": r + 1,
+             "is_leader": True, "pool_before": 100, "announced_pool": 100 + m}
+            for s, sim in enumerate(misreports) for r, m in enumerate(sim)]
+
+
+def test_misreport_reading_is_per_model_never_pooled():
+    """The reading pooled every model's king-rounds (scripted baselines with many honest
+    rounds included) into one share and one mean: -6.9 units for a model whose own
+    misreport is -51.2."""
+    df = pl.DataFrame(_kings("llm/a", [[-60, -40], [-50]]) + _kings("scripted/honest", [[0] * 10] * 3))
+    s = charts.misreport_sentence(df)
+    # llm/a: per simulation -50 and -50 -> -50.0 (Table 1's mean of simulation means); 100% false
+    assert "llm/a: false in 100% of 3 king-rounds (2 simulations), mean misreport -50.0 units" in s
+    assert "scripted/honest: false in 0% of 30 king-rounds (3 simulations), mean misreport +0.0 units" in s
+    assert "of 33" not in s and "-4.5" not in s  # the pooled share and mean (3 of 33 rounds, -150/33)
+
+
+def test_misreport_reading_and_panels_keep_conditions_apart():
+    df = pl.DataFrame(_kings("m", [[-10]]) + _kings("m", [[0], [0]], condition="kcpr_m,rounds=2"))
+    s = charts.misreport_sentence(df)
+    assert "m · kcpr_m: false in 100% of 1" in s and "m · kcpr_m,rounds=2: false in 0% of 2" in s
+
+
+def test_misreport_histogram_gives_each_model_its_own_count_axis():
+    """One shared count axis (up to 60 for the scripted baselines) flattened the
+    embedded model's bars to a few pixels."""
+    df = pl.DataFrame(_kings("llm/a", [[-60, -40]]) + _kings("scripted/honest", [[0] * 60]))
+    spec = F.strict_spec(charts.misreport_chart(df))
+    assert spec["resolve"]["scale"]["y"] == "independent"
+    text = json.dumps(spec)
+    assert "llm/a (2 rounds, 1 simulation)" in text and "scripted/honest (60 rounds, 1 simulation)" in text
