@@ -45,3 +45,31 @@ def test_misreport_histogram_gives_each_model_its_own_count_axis():
     assert spec["resolve"]["scale"]["y"] == "independent"
     text = json.dumps(spec)
     assert "llm/a (2 rounds, 1 simulation)" in text and "scripted/honest (60 rounds, 1 simulation)" in text
+
+
+def _survival(model_conditions: dict[str, dict[str, list[int]]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    per_sim = pl.DataFrame([{"model": m, "condition": c, "survival_time": t}
+                            for m, conds in model_conditions.items() for c, ts in conds.items() for t in ts])
+    summary = per_sim.group_by("model", "condition").agg(pl.col("survival_time").mean().alias("survival_time_mean"))
+    return summary, per_sim
+
+
+def test_survival_sentence_on_govsim_conditions_states_no_sovsim_tie_rule_and_counts_in_the_singular():
+    """The GovSim table's reading ended "(ties: the first condition in CPR, BCPR, KCPR,
+    KCPR-M order)" though no GovSim condition is one of those and nothing tied, and said
+    "for 1 pairs ... (1 comparisons)"."""
+    summary, per_sim = _survival({"Llama": {"fish_baseline": [2, 3], "fish_universalization": [12, 11]}})
+    s = charts.survival_sentence(summary, per_sim)
+    assert "CPR" not in s and "ties" not in s.lower()
+    assert "for 1 pair of conditions" in s and "(1 comparison)" in s and "1 pairs" not in s
+
+
+def test_survival_sentence_counts_tied_conditions_where_they_tie():
+    summary, _ = _survival({"m": {"cpr": [12], "bcpr": [12], "kcpr": [5], "kcpr_m": [3]},
+                            "n": {"fish_a": [4], "fish_b": [2], "fish_c": [2]}})
+    s = charts.survival_sentence(summary)
+    assert "longest survival under CPR (symmetric) (12.0 rounds, tied with 1 other condition)" in s
+    assert "shortest under fish_b (2.0, tied with 1 other condition)" in s
+    assert "A tie names the first tied condition in the order CPR, BCPR, KCPR, KCPR-M" in s
+    untied, _ = _survival({"m": {"cpr": [12], "kcpr": [5]}})
+    assert "tie" not in charts.survival_sentence(untied)

@@ -5,8 +5,8 @@ metrics of :mod:`.metrics`) and returns an ``altair`` chart, a
 :class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
 a display frame or a sentence. Charts follow one standard: readable condition and model
 names, units on the axes, legends that match the marks, small multiples instead of
-overplotting, and a caption line (models, n, interval method). Sentences break ties by
-the order CPR, BCPR, KCPR, KCPR-M (then alphabetically).
+overplotting, and a caption line (models, n, interval method). Sentences that name one
+of several tied groups say how many tie and which was named.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from scarce_lab.analysis.readings import _correction_name
 from scarce_lab.data.schema import is_scripted
 
 from .conventions import Convention, examples
-from .drops import condition_key, condition_values
+from .drops import CONDITION_ORDER, condition_key, condition_values
 from .dynamics import misreports, pool_band
 from .metrics import leader_rate_vs_survival
 
@@ -364,17 +364,19 @@ def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict
 
 def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None, correction: str = "holm") -> str:
     """The reading of Table 1 (:func:`~.paper.table`): per model (alphabetical), the
-    conditions of longest and shortest mean survival (ties: the first in CPR, BCPR,
-    KCPR, KCPR-M order). With ``per_sim`` the pairs of conditions are tested
-    (:func:`_condition_tests`, ``correction`` ``"holm"`` or ``"fdr_bh"``); without it
-    the sentence says that nothing was tested.
+    conditions of longest and shortest mean survival. When several conditions tie, the
+    sentence says how many and names the first: SovSim's conditions in CPR, BCPR, KCPR,
+    KCPR-M order, any other condition (GovSim's scenarios, settings) alphabetically after
+    them; the rule is stated only when a tie happened. With ``per_sim`` the pairs of
+    conditions are tested (:func:`_condition_tests`, ``correction`` ``"holm"`` or
+    ``"fdr_bh"``); without it the sentence says that nothing was tested.
 
     Raises:
         ValueError: an unknown ``correction``.
     """
     corr = _correction_name("survival_sentence", correction)
     tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
-    parts = []
+    parts, tied = [], []
     for model in sorted(summary["model"].unique().to_list()):
         s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
         if s.height == 0:
@@ -385,23 +387,38 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
         if best["survival_time_mean"] == worst["survival_time_mean"]:
             parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown "
                          "(the comparison cannot tell the conditions apart)")
-        else:
-            text = (f"{model}: longest survival under {condition_label(best['condition'])} "
-                    f"({best['survival_time_mean']:.1f} rounds), shortest under "
-                    f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})")
-            if tests is not None:
-                q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
-                text += (", not testable (too few simulations or no spread)" if q is None else
-                         f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
-            parts.append(text)
+            continue
+
+        def tie(pick: dict, rows: list[dict] = rows) -> str:
+            same = [r["condition"] for r in rows if r["survival_time_mean"] == pick["survival_time_mean"]]
+            if len(same) > 1:
+                tied.extend(same)
+            return f", tied with {_count(len(same) - 1, 'other condition')}" if len(same) > 1 else ""
+
+        text = (f"{model}: longest survival under {condition_label(best['condition'])} "
+                f"({best['survival_time_mean']:.1f} rounds{tie(best)}), shortest under "
+                f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f}{tie(worst)})")
+        if tests is not None:
+            q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
+            text += (", not testable (too few simulations or no spread)" if q is None else
+                     f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
+        parts.append(text)
     if not parts:
         return "No simulations to summarise."
-    tail = " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order)."
+    tail = "."
+    if tied:
+        order = ("the order CPR, BCPR, KCPR, KCPR-M (others alphabetically after them)"
+                 if any(c in CONDITION_ORDER for c in tied) else "alphabetical order")
+        tail += f" A tie names the first tied condition in {order}."
     if tests is None:
         return "; ".join(parts) + tail + " Descriptive only: no test was run."
-    k = sum(q < 0.05 for q in tests.values())
-    return ("; ".join(parts) + tail + f" Welch t-tests of survival time over simulations for {len(tests)} pairs of "
-            f"conditions within models, {corr}-adjusted together ({len(tests)} comparisons): {k} differ at the 5% level.")
+    n, k = len(tests), sum(q < 0.05 for q in tests.values())
+    if n == 0:
+        return ("; ".join(parts) + tail + " No pair of conditions within a model could be tested (too few "
+                "simulations or no spread), so the data cannot tell the conditions apart.")
+    return ("; ".join(parts) + tail + f" {'A Welch t-test' if n == 1 else 'Welch t-tests'} of survival time over "
+            f"simulations for {_count(n, 'pair')} of conditions within models, {corr}-adjusted together "
+            f"({_count(n, 'comparison')}): {k} {'differs' if k == 1 else 'differ'} at the 5% level.")
 
 
 def pool_sentence(df: pl.DataFrame) -> str:
