@@ -73,3 +73,22 @@ def test_survival_sentence_counts_tied_conditions_where_they_tie():
     assert "A tie names the first tied condition in the order CPR, BCPR, KCPR, KCPR-M" in s
     untied, _ = _survival({"m": {"cpr": [12], "kcpr": [5]}})
     assert "tie" not in charts.survival_sentence(untied)
+
+
+def _pools(model: str, condition: str, sims: list[list[int]], rounds: int = 3) -> list[dict]:
+    """Agent-round rows (one agent) of simulations whose pool per round is given; a
+    simulation shorter than ``rounds`` collapsed in its last round."""
+    return [{"model": model, "condition": condition, "run_id": f"{model}-{condition}-{s}", "round": r + 1,
+             "pool_before": p, "remaining": p // 2, "collapsed": len(sim) < rounds and r == len(sim) - 1}
+            for s, sim in enumerate(sims) for r, p in enumerate(sim)]
+
+
+def test_pool_reading_says_how_many_groups_tie_at_the_lowest_final_pool():
+    """The reading named one group ("the lowest final mean pool is 0 units (embedded/smollm2,
+    KCPR ...)") where 13 groups end at 0."""
+    df = pl.DataFrame(_pools("a", "kcpr", [[100, 10], [100, 8]]) + _pools("b", "kcpr", [[100, 5]] * 2)
+                      + _pools("b", "cpr", [[100, 9]] * 2) + _pools("c", "cpr", [[100, 90, 80], [100, 95, 85]]))
+    s = charts.pool_sentence(df)
+    assert "lowest for model=a, condition=KCPR (king) (0, tied with 2 other group(s))" in s
+    assert "highest for model=c, condition=CPR (symmetric) (82" in s
+    assert "start of round 3" in s and "collapsed pool counts as 0" in s

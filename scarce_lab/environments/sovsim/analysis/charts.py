@@ -27,12 +27,12 @@ from scarce_lab.analysis.figures import (
     wrap_columns,
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
-from scarce_lab.analysis.readings import _correction_name
+from scarce_lab.analysis.readings import _correction_name, describe_extremes
 from scarce_lab.data.schema import is_scripted
 
 from .conventions import Convention, examples
 from .drops import CONDITION_ORDER, condition_key, condition_values
-from .dynamics import misreports, pool_band
+from .dynamics import misreports, pool_band, pool_dynamics
 from .metrics import leader_rate_vs_survival
 
 CONDITION_LABELS = {
@@ -421,20 +421,29 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
             f"({_count(n, 'comparison')}): {k} {'differs' if k == 1 else 'differ'} at the 5% level.")
 
 
-def pool_sentence(df: pl.DataFrame) -> str:
-    """Lowest mean pool in the last round, over (model, condition) (computed; ties: the
-    first model alphabetically, then the first condition in CPR, BCPR, KCPR, KCPR-M order)."""
-    band = pool_band(df)
-    if band.height == 0:
+def pool_sentence(df: pl.DataFrame, correction: str = "holm") -> str:
+    """The reading of Figure 3: the (model, condition) groups with the highest and lowest
+    mean pool in the last round, by :func:`~scarce_lab.analysis.readings.describe_extremes`
+    (when several groups tie it says how many, and names the first in ascending order of
+    model, then condition label; every pair of groups tested with Welch's t over
+    simulations, ``correction``-adjusted together). A collapsed pool counts as 0 after
+    its collapse."""
+    final = pool_dynamics(df)
+    if final.height == 0:
         return "No pool data."
-    last = band.filter(pl.col("round") == pl.col("round").max().over("model", "condition"))
-    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], condition_key(r["condition"])))
-    lowest = rows[0]
-    return (
-        f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, "
-        f"{condition_label(lowest['condition'])}, round {lowest['round']}); a collapsed pool counts as 0 "
-        f"after its collapse, and bands are {T_BAND.replace('interval', 'intervals')}."
+    last = int(final["round"].max())
+    v = pl.col("pool_before").cast(pl.Float64)
+    groups = (
+        final.filter(pl.col("round") == last).group_by("model", "condition")
+        .agg(v.mean().alias("value"), (v.std(ddof=1) / pl.len().sqrt()).alias("se"), pl.len().alias("runs"))
+        .join(pool_band(df).filter(pl.col("round") == last).select("model", "condition", "ci_low", "ci_high"),
+              on=["model", "condition"], how="left")
+        .with_columns(lo=pl.col("ci_low").clip(lower_bound=0.0), hi=pl.col("ci_high"),
+                      condition=pl.col("condition").replace_strict(CONDITION_LABELS, default=pl.col("condition")))
     )
+    return (describe_extremes(groups, ["model", "condition"], f"the mean pool at the start of round {last} (units)",
+                              digits=0, scope="In this dataset", correction=correction)
+            + f" A collapsed pool counts as 0 after its collapse; bands are {T_BAND.replace('interval', 'intervals')}.")
 
 
 def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str:

@@ -141,7 +141,8 @@ def pool_dynamics(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, f
     (line) with its 95% t-band over simulations (clipped to [0, largest pool]), and the
     collapse threshold of the fitted game (dashed). A collapsed pool counts as 0 in the
     rounds after its collapse, so a collapse pulls the mean down instead of leaving the
-    average. The reading names the lowest final mean pool.
+    average. The reading names the groups of highest and lowest mean pool in the last
+    round and how many groups tie with each (:func:`~.charts.pool_sentence`).
 
     The finding's ``frame`` (saved, not shown) holds the band: ``model, condition,
     round, n, mean, ci_low, ci_high``.
