@@ -92,3 +92,46 @@ def test_pool_reading_says_how_many_groups_tie_at_the_lowest_final_pool():
     assert "lowest for model=a, condition=KCPR (king) (0, tied with 2 other group(s))" in s
     assert "highest for model=c, condition=CPR (symmetric) (82" in s
     assert "start of round 3" in s and "collapsed pool counts as 0" in s
+
+
+def _y_encodings(spec) -> dict[str, dict]:
+    """Every quantitative y encoding of ``spec`` by field, with its mark."""
+    found: dict[str, dict] = {}
+
+    def visit(d):
+        if isinstance(d, dict):
+            y = (d.get("encoding") or {}).get("y")
+            if isinstance(y, dict) and y.get("field"):
+                found[y["field"]] = {"y": y, "mark": d.get("mark")}
+            for v in d.values():
+                visit(v)
+        elif isinstance(d, list):
+            for v in d:
+                visit(v)
+
+    visit(spec)
+    return found
+
+
+def test_trajectory_scales_show_the_values_below_the_top_edge():
+    """Each extraction strip's y axis ended at the data's largest value (15), so the
+    lines ran along the border, and the pool was a solid grey block whose line was the
+    panel's top edge."""
+    from pathlib import Path
+
+    from scarce_lab.environments.sovsim.analysis import conventions, metrics
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
+
+    df = load_agent_rounds(Path(__file__).resolve().parents[2] / "data" / "sovsim")
+    per_sim = metrics.simulation_metrics(df, conventions.convention("sovsim"))
+    chart = charts.trajectories_chart(df, per_sim, ["scripted/sustainable"])
+    ys = _y_encodings(F.strict_spec(chart))
+    run = charts.pick_simulations(per_sim, ["scripted/sustainable"], "kcpr")["run_id"][0]
+    shown = df.filter(pl.col("run_id") == run)
+    for field in ("pool_before", "extraction"):
+        top = ys[field]["y"]["scale"]["domain"][1]
+        assert top > float(shown[field].max()) * 1.05, (field, top)  # headroom above the largest value
+        assert ys[field]["y"]["axis"]["values"][-1] == top  # a labelled tick at the top
+    pool = ys["pool_before"]["mark"]
+    assert pool["opacity"] < 1 and pool["line"]["color"] != pool["color"]  # a line over a light fill
+    assert [charts.nice_top(v) for v in (0, 15, 120, 136)] == [1.0, 20.0, 150.0, 150.0]

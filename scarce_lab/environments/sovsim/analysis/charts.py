@@ -134,14 +134,28 @@ def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
     return chosen, [m for m in llm if m not in with_survivor]
 
 
+def nice_top(value: float, headroom: float = 0.1) -> float:
+    """A round upper end for an axis from 0 that shows ``value`` below the top edge: the
+    smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is at least
+    ``value * (1 + headroom)`` (15 -> 20, 120 -> 150; at least 1)."""
+    need = max(float(value) * (1.0 + headroom), 1.0)
+    power = 10.0 ** np.floor(np.log10(need))
+    return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= need - 1e-9))
+
+
 def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
     scale = alt.Scale(domain=[1, rounds])
     x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
     pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
+    # headroom above the largest pool: a pool that stays full is a line below the panel's
+    # top edge over a light fill, not a grey block whose line is the border
+    pool_top = nice_top(float(pool["pool_before"].max() or 0.0))
     pool_chart = alt.Chart(chart_data(pool)).mark_area(
-        line={"color": "#969696"}, color="#d9d9d9").encode(
+        color="#d9d9d9", opacity=0.6, line={"color": "#636363", "strokeWidth": 2},
+        point={"color": "#636363", "size": 14}, description="pool at the start of the round").encode(
         x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("pool_before:Q", title="Pool (units)", axis=alt.Axis(tickCount=3)),
+        y=alt.Y("pool_before:Q", title="Pool (units)", scale=alt.Scale(domain=[0, pool_top], nice=False),
+                axis=alt.Axis(values=[0, pool_top / 2, pool_top], format="~r", labelFlush=True)),
         tooltip=["round", alt.Tooltip("pool_before:Q", title="pool (units)")],
     ).properties(width=260, height=70, title=alt.TitleParams(title, anchor="start", fontSize=12))
     d = chart_data(d.with_columns(
@@ -150,11 +164,11 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     ))
     labels = sorted(d["label"].unique().to_list(), key=lambda s: (not s.endswith("(leader)"), s))
     tips = ["round", "agent", "role", alt.Tooltip("extraction:Q", title="extraction (units)")]
-    top = float(d["extraction"].max() or 0.0)
+    top = nice_top(float(d["extraction"].max() or 0.0))  # the largest extraction sits below the strip's top
     strips = alt.Chart(d).mark_line(point=alt.OverlayMarkDef(size=22, filled=True)).encode(
         x=x,
-        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, max(top, 1.0)]),
-                axis=alt.Axis(tickCount=2)),
+        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, top], nice=False),
+                axis=alt.Axis(values=[0, top], format="~r", labelFlush=True)),
         # leader / other agents by field: the notebook's colour book gives each its own colour
         color=alt.Color("who:N", sort=["leader", "other agents"], legend=None),
         strokeWidth=alt.condition("datum.is_leader", alt.value(2.5), alt.value(1.5)),
@@ -162,7 +176,7 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     ).properties(width=260, height=38).facet(
         row=alt.Row("label:N", sort=labels, title="Extraction (units)",
                     header=alt.Header(labelAngle=0, labelAlign="left", titleFontSize=11, titleFontWeight="bold")),
-        spacing=3)
+        spacing=6)
     return alt.vconcat(pool_chart, strips, spacing=4)
 
 
