@@ -135,3 +135,25 @@ def test_trajectory_scales_show_the_values_below_the_top_edge():
     pool = ys["pool_before"]["mark"]
     assert pool["opacity"] < 1 and pool["line"]["color"] != pool["color"]  # a line over a light fill
     assert [charts.nice_top(v) for v in (0, 15, 120, 136)] == [1.0, 20.0, 150.0, 150.0]
+
+
+def test_table1_caption_explains_intervals_around_values_identical_in_every_run():
+    """"960.00 [396.29, 1315.16]" for a payoff of 960 in every simulation read as a
+    bug: the caption named the method but not that (and why) a group whose simulations
+    all agree gets the score interval. Only the text changed, not the interval."""
+    from pathlib import Path
+
+    from scarce_lab.environments.sovsim.analysis import conventions, metrics, paper
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
+
+    conv = conventions.convention("sovsim")
+    df = load_agent_rounds(Path(__file__).resolve().parents[2] / "data" / "sovsim")
+    summary = metrics.summarize(metrics.simulation_metrics(df, conv), conv=conv)
+    text = metrics.format_table(summary)
+    assert "960.00 [396.29, 1315.16]" in text  # scripted/sustainable: 960 in every simulation, interval unchanged
+    note = " ".join(text.split("\n\n")[-1].split())
+    assert "all give the same value still gets this interval" in note
+    assert "do not show that the metric cannot vary" in note and "largest spread" in note
+    doc = " ".join(paper.table.__doc__.split())
+    assert "all give the same value gets that interval too" in doc and "largest spread" in doc
+    assert "all agree" in paper.TABLE1_INTERVALS
