@@ -135,9 +135,8 @@ def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
 
 
 def nice_top(value: float, headroom: float = 0.1) -> float:
-    """A round upper end for an axis from 0 that shows ``value`` below the top edge: the
-    smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is at least
-    ``value * (1 + headroom)`` (15 -> 20, 120 -> 150; at least 1)."""
+    """A round top for an axis from 0 with ``value`` below it: the smallest 1, 1.5, 2,
+    2.5, 3, 4, 5, 6, 8 x 10^k at least ``value * (1 + headroom)`` and 1 (15 -> 20)."""
     need = max(float(value) * (1.0 + headroom), 1.0)
     power = 10.0 ** np.floor(np.log10(need))
     return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= need - 1e-9))
@@ -324,15 +323,12 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
         return NoFigure("no KCPR-M announcements in this dataset")
     origin = float(mis["misreport"].min())  # about 30 equal bins of an integer width
     width = max(1.0, float(int((float(mis["misreport"].max()) - origin) / 30) + 1))
-    sizes = mis.group_by("group").agg(pl.len().alias("n_rounds"), pl.col("run_id").n_unique().alias("n_sims"))
+    panels = {g: f"{g} ({_count(r, 'round')}, {_count(k, 'simulation')})" for g, r, k in
+              mis.group_by("group").agg(pl.len(), pl.col("run_id").n_unique()).rows()}
     counts = (
         mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
         .group_by("group", "lo").agg(pl.len().alias("rounds"))
-        .join(sizes, on="group")
-        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0),
-                      panel=pl.format("{} ({} round{}, {} simulation{})", "group", "n_rounds",
-                                      pl.when(pl.col("n_rounds") == 1).then(pl.lit("")).otherwise(pl.lit("s")),
-                                      "n_sims", pl.when(pl.col("n_sims") == 1).then(pl.lit("")).otherwise(pl.lit("s"))))
+        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0), panel=pl.col("group").replace_strict(panels))
         .sort("group", "lo")
     )
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
@@ -436,12 +432,10 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
 
 
 def pool_sentence(df: pl.DataFrame, correction: str = "holm") -> str:
-    """The reading of Figure 3: the (model, condition) groups with the highest and lowest
-    mean pool in the last round, by :func:`~scarce_lab.analysis.readings.describe_extremes`
-    (when several groups tie it says how many, and names the first in ascending order of
-    model, then condition label; every pair of groups tested with Welch's t over
-    simulations, ``correction``-adjusted together). A collapsed pool counts as 0 after
-    its collapse."""
+    """The reading of Figure 3 by :func:`~scarce_lab.analysis.readings.describe_extremes`:
+    the (model, condition) groups of highest and lowest mean pool in the last round (a
+    collapsed pool counts as 0), how many tie with each (the first by model, then
+    condition label, named), every pair tested (Welch's t over simulations, adjusted)."""
     final = pool_dynamics(df)
     if final.height == 0:
         return "No pool data."
