@@ -5,8 +5,8 @@ metrics of :mod:`.metrics`) and returns an ``altair`` chart, a
 :class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
 a display frame or a sentence. Charts follow one standard: readable condition and model
 names, units on the axes, legends that match the marks, small multiples instead of
-overplotting, and a caption line (models, n, interval method). Sentences break ties by
-the order CPR, BCPR, KCPR, KCPR-M (then alphabetically).
+overplotting, and a caption line (models, n, interval method). Sentences that name one
+of several tied groups say how many tie and which was named.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from scarce_lab.analysis.figures import (
     wrap_columns,
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
-from scarce_lab.analysis.readings import _correction_name
+from scarce_lab.analysis.readings import _correction_name, describe_extremes
 from scarce_lab.data.schema import is_scripted
 
 from .conventions import Convention, examples
-from .drops import condition_key, condition_values
-from .dynamics import misreports, pool_band
+from .drops import CONDITION_ORDER, condition_key, condition_values
+from .dynamics import misreports, pool_band, pool_dynamics
 from .metrics import leader_rate_vs_survival
 
 CONDITION_LABELS = {
@@ -58,6 +58,11 @@ def _labelled(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(
         condition_label=pl.col("condition").replace_strict(CONDITION_LABELS, default=pl.col("condition"))
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 pair``, ``2 pairs``: a count with its noun in the right number."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _models_text(models: list[str], limit: int = 6) -> str:
@@ -129,14 +134,27 @@ def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
     return chosen, [m for m in llm if m not in with_survivor]
 
 
+def nice_top(value: float, headroom: float = 0.1) -> float:
+    """A round top for an axis from 0 with ``value`` below it: the smallest 1, 1.5, 2,
+    2.5, 3, 4, 5, 6, 8 x 10^k at least ``value * (1 + headroom)`` and 1 (15 -> 20)."""
+    need = max(float(value) * (1.0 + headroom), 1.0)
+    power = 10.0 ** np.floor(np.log10(need))
+    return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= need - 1e-9))
+
+
 def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
     scale = alt.Scale(domain=[1, rounds])
     x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
     pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
+    # headroom above the largest pool: a pool that stays full is a line below the panel's
+    # top edge over a light fill, not a grey block whose line is the border
+    pool_top = nice_top(float(pool["pool_before"].max() or 0.0))
     pool_chart = alt.Chart(chart_data(pool)).mark_area(
-        line={"color": "#969696"}, color="#d9d9d9").encode(
+        color="#d9d9d9", opacity=0.6, line={"color": "#636363", "strokeWidth": 2},
+        point={"color": "#636363", "size": 14}, description="pool at the start of the round").encode(
         x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("pool_before:Q", title="Pool (units)", axis=alt.Axis(tickCount=3)),
+        y=alt.Y("pool_before:Q", title="Pool (units)", scale=alt.Scale(domain=[0, pool_top], nice=False),
+                axis=alt.Axis(values=[0, pool_top / 2, pool_top], format="~r", labelFlush=True)),
         tooltip=["round", alt.Tooltip("pool_before:Q", title="pool (units)")],
     ).properties(width=260, height=70, title=alt.TitleParams(title, anchor="start", fontSize=12))
     d = chart_data(d.with_columns(
@@ -145,11 +163,11 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     ))
     labels = sorted(d["label"].unique().to_list(), key=lambda s: (not s.endswith("(leader)"), s))
     tips = ["round", "agent", "role", alt.Tooltip("extraction:Q", title="extraction (units)")]
-    top = float(d["extraction"].max() or 0.0)
+    top = nice_top(float(d["extraction"].max() or 0.0))  # the largest extraction sits below the strip's top
     strips = alt.Chart(d).mark_line(point=alt.OverlayMarkDef(size=22, filled=True)).encode(
         x=x,
-        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, max(top, 1.0)]),
-                axis=alt.Axis(tickCount=2)),
+        y=alt.Y("extraction:Q", title=None, scale=alt.Scale(domain=[0, top], nice=False),
+                axis=alt.Axis(values=[0, top], format="~r", labelFlush=True)),
         # leader / other agents by field: the notebook's colour book gives each its own colour
         color=alt.Color("who:N", sort=["leader", "other agents"], legend=None),
         strokeWidth=alt.condition("datum.is_leader", alt.value(2.5), alt.value(1.5)),
@@ -157,7 +175,7 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     ).properties(width=260, height=38).facet(
         row=alt.Row("label:N", sort=labels, title="Extraction (units)",
                     header=alt.Header(labelAngle=0, labelAlign="left", titleFontSize=11, titleFontWeight="bold")),
-        spacing=3)
+        spacing=6)
     return alt.vconcat(pool_chart, strips, spacing=4)
 
 
@@ -287,30 +305,45 @@ def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
 
 
 # -- KCPR-M misreports -------------------------------------------------------------------
+def _misreport_groups(mis: pl.DataFrame) -> pl.DataFrame:
+    """``misreports`` with ``group``: the model, and the condition too when the data hold
+    more than one KCPR-M condition (other settings), so no panel or number pools them."""
+    several = mis["condition"].n_unique() > 1
+    return mis.with_columns(group=pl.col("model") + " · " + pl.col("condition") if several else pl.col("model"))
+
+
 def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
-    """The chart of :func:`~.paper.misreport_distribution`; the bins are counted in
-    polars, so the chart holds a few dozen rows whatever the dataset's size."""
-    mis = chart_data(misreports(df))
+    """The chart of :func:`~.paper.misreport_distribution`: one panel per model (and
+    condition, when several), each with its own count axis (a model with a few
+    king-rounds is not flattened by one with many) and its rounds and simulations in its
+    title; the bins are counted in polars, so the chart holds a few dozen rows whatever
+    the dataset's size."""
+    mis = chart_data(_misreport_groups(misreports(df)))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
     origin = float(mis["misreport"].min())  # about 30 equal bins of an integer width
     width = max(1.0, float(int((float(mis["misreport"].max()) - origin) / 30) + 1))
+    panels = {g: f"{g} ({_count(r, 'round')}, {_count(k, 'simulation')})" for g, r, k in
+              mis.group_by("group").agg(pl.len(), pl.col("run_id").n_unique()).rows()}
     counts = (
         mis.with_columns(lo=((pl.col("misreport") - origin) / width).floor() * width + origin)
-        .group_by("model", "lo").agg(pl.len().alias("rounds"))
-        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0))
-        .sort("model", "lo")
+        .group_by("group", "lo").agg(pl.len().alias("rounds"))
+        .with_columns(hi=pl.col("lo") + width, zero=pl.lit(0), panel=pl.col("group").replace_strict(panels))
+        .sort("group", "lo")
     )
     # a ranged bar needs both ends on both axes: from 0 up to the count (without y2
     # vega-lite draws a square at the count)
     chart = alt.Chart(counts).mark_bar(color=series_colour(), description=ONE_SERIES).encode(
         x=alt.X("lo:Q", title=["Announced minus", "true pool (units)"]), x2="hi:Q",
-        y=alt.Y("rounds:Q", title="Rounds"), y2="zero:Q",
-        tooltip=["model", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
-    ).properties(width=200, height=120).facet(facet=alt.Facet("model:N", title=None), columns=3)
+        y=alt.Y("rounds:Q", title="Rounds", axis=alt.Axis(tickMinStep=1, format="d")), y2="zero:Q",
+        tooltip=["group", alt.Tooltip("lo:Q", title="from"), alt.Tooltip("hi:Q", title="to"), "rounds"],
+    ).properties(width=200, height=120).facet(
+        facet=alt.Facet("panel:N", title=None, sort=sorted(counts["panel"].unique().to_list()),
+                        header=alt.Header(labelLimit=0)),
+        columns=3).resolve_scale(y="independent")
     return titled(chart, "KCPR-M: the king's announced pool minus the true pool", [
         caption("One count per king-round; negative = understated",
-                f"n = {mis.height} rounds in {mis['run_id'].n_unique()} simulations"),
+                "each panel its own count axis; rounds and simulations in its title"),
         caption(_models_text(mis["model"].unique().to_list()))])
 
 
@@ -341,17 +374,19 @@ def _condition_tests(per_sim: pl.DataFrame, value: str, correction: str) -> dict
 
 def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None, correction: str = "holm") -> str:
     """The reading of Table 1 (:func:`~.paper.table`): per model (alphabetical), the
-    conditions of longest and shortest mean survival (ties: the first in CPR, BCPR,
-    KCPR, KCPR-M order). With ``per_sim`` the pairs of conditions are tested
-    (:func:`_condition_tests`, ``correction`` ``"holm"`` or ``"fdr_bh"``); without it
-    the sentence says that nothing was tested.
+    conditions of longest and shortest mean survival. When several conditions tie, the
+    sentence says how many and names the first: SovSim's conditions in CPR, BCPR, KCPR,
+    KCPR-M order, any other condition (GovSim's scenarios, settings) alphabetically after
+    them; the rule is stated only when a tie happened. With ``per_sim`` the pairs of
+    conditions are tested (:func:`_condition_tests`, ``correction`` ``"holm"`` or
+    ``"fdr_bh"``); without it the sentence says that nothing was tested.
 
     Raises:
         ValueError: an unknown ``correction``.
     """
     corr = _correction_name("survival_sentence", correction)
     tests = _condition_tests(per_sim, "survival_time", correction) if per_sim is not None else None
-    parts = []
+    parts, tied = [], []
     for model in sorted(summary["model"].unique().to_list()):
         s = summary.filter((pl.col("model") == model) & pl.col("survival_time_mean").is_not_null())
         if s.height == 0:
@@ -362,39 +397,61 @@ def survival_sentence(summary: pl.DataFrame, per_sim: pl.DataFrame | None = None
         if best["survival_time_mean"] == worst["survival_time_mean"]:
             parts.append(f"{model}: survival time {best['survival_time_mean']:.1f} rounds in every condition shown "
                          "(the comparison cannot tell the conditions apart)")
-        else:
-            text = (f"{model}: longest survival under {condition_label(best['condition'])} "
-                    f"({best['survival_time_mean']:.1f} rounds), shortest under "
-                    f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f})")
-            if tests is not None:
-                q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
-                text += (", not testable (too few simulations or no spread)" if q is None else
-                         f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
-            parts.append(text)
+            continue
+
+        def tie(pick: dict, rows: list[dict] = rows) -> str:
+            same = [r["condition"] for r in rows if r["survival_time_mean"] == pick["survival_time_mean"]]
+            if len(same) > 1:
+                tied.extend(same)
+            return f", tied with {_count(len(same) - 1, 'other condition')}" if len(same) > 1 else ""
+
+        text = (f"{model}: longest survival under {condition_label(best['condition'])} "
+                f"({best['survival_time_mean']:.1f} rounds{tie(best)}), shortest under "
+                f"{condition_label(worst['condition'])} ({worst['survival_time_mean']:.1f}{tie(worst)})")
+        if tests is not None:
+            q = tests.get((model, *sorted((best["condition"], worst["condition"]))))
+            text += (", not testable (too few simulations or no spread)" if q is None else
+                     f", adjusted p = {q:.2g}" + (" (a difference at 5%)" if q < 0.05 else " (not a difference at 5%)"))
+        parts.append(text)
     if not parts:
         return "No simulations to summarise."
-    tail = " (ties: the first condition in CPR, BCPR, KCPR, KCPR-M order)."
+    tail = "."
+    if tied:
+        order = ("the order CPR, BCPR, KCPR, KCPR-M (others alphabetically after them)"
+                 if any(c in CONDITION_ORDER for c in tied) else "alphabetical order")
+        tail += f" A tie names the first tied condition in {order}."
     if tests is None:
         return "; ".join(parts) + tail + " Descriptive only: no test was run."
-    k = sum(q < 0.05 for q in tests.values())
-    return ("; ".join(parts) + tail + f" Welch t-tests of survival time over simulations for {len(tests)} pairs of "
-            f"conditions within models, {corr}-adjusted together ({len(tests)} comparisons): {k} differ at the 5% level.")
+    n, k = len(tests), sum(q < 0.05 for q in tests.values())
+    if n == 0:
+        return ("; ".join(parts) + tail + " No pair of conditions within a model could be tested (too few "
+                "simulations or no spread), so the data cannot tell the conditions apart.")
+    return ("; ".join(parts) + tail + f" {'A Welch t-test' if n == 1 else 'Welch t-tests'} of survival time over "
+            f"simulations for {_count(n, 'pair')} of conditions within models, {corr}-adjusted together "
+            f"({_count(n, 'comparison')}): {k} {'differs' if k == 1 else 'differ'} at the 5% level.")
 
 
-def pool_sentence(df: pl.DataFrame) -> str:
-    """Lowest mean pool in the last round, over (model, condition) (computed; ties: the
-    first model alphabetically, then the first condition in CPR, BCPR, KCPR, KCPR-M order)."""
-    band = pool_band(df)
-    if band.height == 0:
+def pool_sentence(df: pl.DataFrame, correction: str = "holm") -> str:
+    """The reading of Figure 3 by :func:`~scarce_lab.analysis.readings.describe_extremes`:
+    the (model, condition) groups of highest and lowest mean pool in the last round (a
+    collapsed pool counts as 0), how many tie with each (the first by model, then
+    condition label, named), every pair tested (Welch's t over simulations, adjusted)."""
+    final = pool_dynamics(df)
+    if final.height == 0:
         return "No pool data."
-    last = band.filter(pl.col("round") == pl.col("round").max().over("model", "condition"))
-    rows = sorted(last.iter_rows(named=True), key=lambda r: (r["mean"], r["model"], condition_key(r["condition"])))
-    lowest = rows[0]
-    return (
-        f"The lowest final mean pool is {lowest['mean']:.0f} units ({lowest['model']}, "
-        f"{condition_label(lowest['condition'])}, round {lowest['round']}); a collapsed pool counts as 0 "
-        f"after its collapse, and bands are {T_BAND.replace('interval', 'intervals')}."
+    last = int(final["round"].max())
+    v = pl.col("pool_before").cast(pl.Float64)
+    groups = (
+        final.filter(pl.col("round") == last).group_by("model", "condition")
+        .agg(v.mean().alias("value"), (v.std(ddof=1) / pl.len().sqrt()).alias("se"), pl.len().alias("runs"))
+        .join(pool_band(df).filter(pl.col("round") == last).select("model", "condition", "ci_low", "ci_high"),
+              on=["model", "condition"], how="left")
+        .with_columns(lo=pl.col("ci_low").clip(lower_bound=0.0), hi=pl.col("ci_high"),
+                      condition=pl.col("condition").replace_strict(CONDITION_LABELS, default=pl.col("condition")))
     )
+    return (describe_extremes(groups, ["model", "condition"], f"the mean pool at the start of round {last} (units)",
+                              digits=0, scope="In this dataset", correction=correction)
+            + f" A collapsed pool counts as 0 after its collapse; bands are {T_BAND.replace('interval', 'intervals')}.")
 
 
 def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str:
@@ -422,12 +479,22 @@ def correlation_sentence(per_sim: pl.DataFrame, correction: str = "holm") -> str
 
 
 def misreport_sentence(df: pl.DataFrame) -> str:
-    """Share of kcpr_m rounds with a false announcement and the mean misreport (computed)."""
-    mis = misreports(df)
+    """Per model (alphabetical; per model and condition when the data hold several
+    KCPR-M conditions), never pooled across them: the share of the king's rounds with a
+    false announcement and the mean misreport (announced - true pool, units) averaged
+    over simulations as Table 1 does (each simulation's mean over its rounds)."""
+    mis = _misreport_groups(misreports(df))
     if mis.height == 0:
         return "No KCPR-M announcements in this dataset."
-    false_share = float((mis["misreport"] != 0).mean())
-    return (
-        f"Kings announced a false pool in {false_share:.0%} of {mis.height} KCPR-M rounds; "
-        f"the mean misreport is {float(mis['misreport'].mean()):+.1f} units (negative = understated)."
+    per_group = (
+        mis.group_by("group", "run_id").agg(pl.col("misreport").cast(pl.Float64).mean().alias("sim_mean"),
+                                            (pl.col("misreport") != 0).sum().alias("false"), pl.len().alias("rounds"))
+        .group_by("group").agg(pl.col("sim_mean").mean().alias("mean"), pl.col("false").sum(),
+                               pl.col("rounds").sum(), pl.len().alias("sims"))
+        .sort("group")
     )
+    parts = [f"{r['group']}: false in {r['false'] / r['rounds']:.0%} of {_count(r['rounds'], 'king-round')} "
+             f"({_count(r['sims'], 'simulation')}), mean misreport {r['mean']:+.1f} units"
+             for r in per_group.iter_rows(named=True)]
+    return ("KCPR-M announcements per model (never pooled across models; misreport = announced minus true pool, "
+            "negative = understated, averaged over simulations as in Table 1): " + "; ".join(parts) + ".")

@@ -49,7 +49,8 @@ from .pooling import Grouping
 Preset = Literal["sovsim", "govsim"]
 
 #: The interval methods of Table 1, as its saved convention states them.
-TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score interval; other means: t, clipped to "
+TABLE1_INTERVALS = ("bounded metrics: hull of t and a maximum-variance score interval (also for groups whose "
+                    "simulations all agree: identical runs do not show zero variance); other means: t, clipped to "
                     "the range; Clopper-Pearson (survival rate); percentile bootstrap (relative survival drop from "
                     "CPR, from 10 simulations per condition); 95%")
 
@@ -88,8 +89,12 @@ def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Group
     Intervals: for bounded metrics (survival time, efficiency, equality, over-usage,
     leader rate, defection onset, total payoff under its cap) the hull of the t-interval
     and a maximum-variance score interval (the t-interval alone covers 89-93% when
-    survival times pile up at the last round); other means: t-intervals clipped to their
-    range; Clopper-Pearson for the survival rate (Wilson's dips to 86% coverage with 3
+    survival times pile up at the last round). A group whose simulations all give the
+    same value gets that interval too (the score part needs no spread): "960.00 [396.29,
+    1315.16]" when every simulation paid 960, because a few identical simulations do not
+    show that the metric cannot vary, so the score part takes the largest spread the
+    bounds allow at that mean (the t-interval alone would be the point itself). Other
+    means: t-intervals clipped to their range; Clopper-Pearson for the survival rate (Wilson's dips to 86% coverage with 3
     simulations); percentile bootstrap for the relative survival drop from CPR, printed
     from 10 simulations per condition on (with 2-5 it covers 47-89%;
     ``benchmarks/bench_coverage.py`` prints the coverage of every method). The reading
@@ -141,7 +146,8 @@ def pool_dynamics(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, f
     (line) with its 95% t-band over simulations (clipped to [0, largest pool]), and the
     collapse threshold of the fitted game (dashed). A collapsed pool counts as 0 in the
     rounds after its collapse, so a collapse pulls the mean down instead of leaving the
-    average. The reading names the lowest final mean pool.
+    average. The reading names the groups of highest and lowest mean pool in the last
+    round and how many groups tie with each (:func:`~.charts.pool_sentence`).
 
     The finding's ``frame`` (saved, not shown) holds the band: ``model, condition,
     round, n, mean, ci_low, ci_high``.
@@ -213,8 +219,10 @@ def misreport_distribution(ds: Any, *, models: list[str] | None = None) -> Findi
     """How far does the KCPR-M king's announced pool stray from the true pool?
 
     A histogram of announced minus true pool (pool units; negative = understated), one
-    count per king-round, one panel per model; the reading gives the share of false
-    announcements and the mean misreport. From the agent-round table (the round's
+    count per king-round, one panel per model (and condition, when several), each with
+    its own count axis; the reading gives, per model and never pooled across models,
+    the share of false announcements and the mean misreport (averaged over simulations,
+    as Table 1). From the agent-round table (the round's
     announcement beside the true pool); the say-do rates of the king's own choices,
     fallbacks left out, are :func:`~.saydo.kcpr_m_misreports`.
     """
