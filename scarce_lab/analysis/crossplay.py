@@ -6,6 +6,9 @@ seats play one model (or policy) and the *background* seats another; a run whose
 focal seats, or whose background seats, play more than one model is not such a
 composition and is refused (named), never assigned to a cell.
 
+Size: the three cross-play statistics share their inputs, refusals and readings here
+(each environment's cross-play module only builds the frames).
+
 Inputs are tidy frames:
 
 - ``per_agent``: one row per (run, agent): ``run_id``, ``agent``, ``model`` (the

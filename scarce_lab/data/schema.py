@@ -185,11 +185,11 @@ def contract_json_schema() -> dict[str, Any]:
     """The JSON schema of every environment's event model, the manifest and the LLM
     call record: the on-disk contract of :data:`SCHEMA_VERSION` (pinned by a golden
     test)."""
-    from .events import ENVIRONMENTS, event_model
+    from .events import event_model, registered
 
     return {
         "schema_version": SCHEMA_VERSION,
-        "events": {env: event_model(env).model_json_schema() for env in sorted(ENVIRONMENTS)},
+        "events": {env: event_model(env).model_json_schema() for env in registered()},  # every one, discovered
         "manifest": RunManifest.model_json_schema(),
         "llm_call": LLMCallRecord.model_json_schema(),
     }
