@@ -110,15 +110,10 @@ def manifest_for(cfg: SovSimConfig, game: CommonsGame) -> RunManifest:
     if cfg.newcomer is not None:
         notes["newcomer"] = {"agent": cfg.agent_ids()[-1], **cfg.newcomer.model_dump(mode="json")}
     return RunManifest(
-        run_id=cfg.run_id,
-        environment=ENVIRONMENT,
-        condition=cfg.condition_label(),
-        condition_settings=cfg.condition_settings(),
-        config=cfg.model_dump(mode="json"),
+        run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
+        condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"),
         models=cfg.seat_models() if (cfg.seats or cfg.newcomer) else {a: cfg.model for a in game.agents},
-        seed=cfg.run_seed,
-        package_version=package_version(),
-        notes=notes,
+        seed=cfg.run_seed, package_version=package_version(), notes=notes,
     )
 
 
@@ -271,10 +266,9 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
                       r: int, phase: Phase, rec) -> list[Decided]:
     """Every acting agent's decision; the model calls of every decision are recorded,
     also when one of them raised (the first exception is re-raised after recording)."""
-    acting = list(obs)
-    run_seed = cfg.run_seed  # the run id reaches the calls through the run scope (llm/scope.py)
+    # the run id reaches the calls through the run scope (llm/scope.py)
     results = await asyncio.gather(
-        *(agents[a].adecide(obs[a], seed=derive_seed(run_seed, r, a, phase.value)) for a in acting),
+        *(agents[a].adecide(obs[a], seed=derive_seed(cfg.run_seed, r, a, phase.value)) for a in obs),
         return_exceptions=True,
     )
     record_calls_of(rec, *results)
@@ -320,8 +314,7 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
     if game.over:
         totals = game.total_payoffs()
         rec.emit(ev.GameEnd(rounds_played=len(game.history), collapsed=result.collapsed,
-                            total_payoffs=[float(totals[a]) for a in (game.all_agents() if game.changes
-                                                                      else game.agents)]), round=r, phase="end")
+                            total_payoffs=[float(totals[a]) for a in game.all_agents()]), round=r, phase="end")
     # fsync and the checkpoint's pickle off the event loop: other games keep calling models
     await asyncio.to_thread(rec.commit_round, r, state=game)
 
