@@ -106,11 +106,8 @@ class ScarceLegalPolicy(LegalPolicy):
 
 
 def _numbers(obj: Any) -> Iterator[float]:
-    if isinstance(obj, dict):
-        for v in obj.values():
-            yield from _numbers(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
+    if isinstance(obj, dict | list | tuple):
+        for v in obj.values() if isinstance(obj, dict) else obj:
             yield from _numbers(v)
     elif isinstance(obj, int | float) and not isinstance(obj, bool):
         yield obj
@@ -264,11 +261,9 @@ def _institutions_settle(wd: ScarceWorld, c: Any, order: list[str], log: list, s
 def _institutions_sanction(wd: ScarceWorld, b: Any, log: list, seen: list) -> None:
     ins, votes = wd.institutions, None
     if ins.rules.sanctions == "vote":
-        votes = {}
         for v in b.voters:
-            vv = wd.vote_view(v, b)
-            seen.append((v, dataclasses.asdict(vv), dict(wd.ledger.balances)))
-            votes[v] = True
+            seen.append((v, dataclasses.asdict(wd.vote_view(v, b)), dict(wd.ledger.balances)))
+        votes = dict.fromkeys(b.voters, True)
     s = ins.sanction(wd.ledger, b, votes)
     log.append(("sanction", b.kind, b.worker, b.harmed, s.passed, s.fined))
 
@@ -369,16 +364,15 @@ def scarce_trace(seed: int, memory: str = "subrun", institutions: Any = None, **
     secrets = [(f"SECRET-{a}-{b}-{k}-{r}", {a, b}) for k in range(wd.k) for a in SCARCE_WORKERS
                for b in SCARCE_WORKERS for r in (1, 2)]
     trace = Trace(outcomes=log)
-    texts = []
     for me, view, balances in seen:
         text = json.dumps(view, default=str)
-        texts.append(text)
         own = view.get("own_budget") == balances[me] and (
             str(SCARCE_DEADLINES[me]) in text or any(x % 1 == SCARCE_DEADLINES[me] % 1 for x in _numbers(view)))
         if "breach" in view:  # a voter's view holds its balance, never a deadline
             own = None
         trace.observations.append(Observation(me, text, tuple(_scarce_leaks(me, view, text, balances, secrets,
                                                                              joins.get(me, 0))), own))
+    texts = [o.text for o in trace.observations]
     assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
     assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"
     return trace
