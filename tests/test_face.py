@@ -137,7 +137,7 @@ def test_economy_findings_recompute_the_metrics_on_the_shipped_data(tmp_path):
     assert pop.frame.equals(em.population_dynamics(economies(v.population)))
     bids = sl.economy.bid_convergence(ds, window=25)
     assert bids.frame.equals(em.bid_convergence(economies(v.agent_episodes), window=25))
-    assert "from 1.8 to 2.8 credits" in bids.reading
+    assert "from 1.8 [0.2, 3.4] to 2.8 [1.4, 4.3] credits" in bids.reading
     spec = sl.economy.specialisation(ds)
     idx = em.specialisation_index(v.wins)
     got = spec.frame.join(idx, on=["task", "condition"])

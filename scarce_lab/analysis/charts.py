@@ -231,7 +231,8 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     runs = int(df["runs"].max()) if "runs" in df.columns and df["runs"].max() is not None else None
     models = sorted(set(df["model"].drop_nulls().to_list())) if "model" in df.columns else []
     has_bars = d.select(pl.col("lo", "hi").cast(pl.Float64).fill_nan(None)).drop_nulls().height > 0
-    cap = [caption(f"Point: estimate; bars: {ci}" if has_bars else "Point: estimate; no bars: no group has an interval",
+    cap = [caption(f"Point: estimate; bars: {ci}" if has_bars else f"Point: estimate; no bars: no group has an interval "
+                   f"(the method: {ci})",
                    f"up to {runs} runs per group" if runs is not None else "")]
     if models:
         cap.append(caption("models: " + ", ".join(models)))
