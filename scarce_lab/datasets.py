@@ -86,10 +86,7 @@ def dataset_path(p: str | Path, name: str = "DATASET", start: str | Path | None 
 def load(paths: str | Path | Sequence[str | Path], *, force: bool = False, environment: str | None = None) -> Dataset:
     """Load any supported trajectory data below ``paths`` (one path, or a list of them).
 
-    A relative path is resolved by the one rule of notebook parameters
-    (:func:`resolve_path`): from the project root (the nearest
-    folder at or above the working directory with ``pyproject.toml`` and
-    ``scarce_lab/``), else from the working directory; so ``sl.load("data/sovsim")``
+    A relative path is resolved by :func:`resolve_path`, so ``sl.load("data/sovsim")``
     reads the same folder from ``notebooks/`` as from the repository root.
 
     One type for every layout, a :class:`scarce_lab.data.loaders.Dataset`:

@@ -20,11 +20,7 @@ value that enters a notebook (``scarce-lab report -p``, :func:`check_parameters`
 naming the parameter and the value (:func:`typed_parameters`); a bare string where a list
 is declared (``MODELS='scripted/greedy'``) is refused with the list form to write.
 
-Relative paths (:func:`scarce_lab.datasets.resolve_path`): one rule for notebook parameters and the Python
-face (``sl.load``, ``sl.table``, ``sl.view``, ``sl.export``, ``sl.run``'s ``out``): from
-the project root, the nearest folder at or above the working directory holding
-``pyproject.toml`` and ``scarce_lab/``, else from the working directory. Path arguments
-of the other CLI commands are the shell's (relative to the working directory).
+Relative paths follow the rule of the Python face (module :mod:`scarce_lab.datasets`).
 """
 
 from __future__ import annotations

@@ -23,8 +23,7 @@ per-phase answer tokens) and is not compared; one recorded ``"not sent"``
 (:data:`scarce_lab.llm.params.NOT_SENT`) must be absent from the call. ``max_tokens``
 is compared on a decision's first call only (a truncated answer's resend asks for more,
 :mod:`scarce_lab.llm.client`). A record without any ``params`` (a test double's; the
-model client always records what it sent) is not compared. Runs with the Economy's per-seat settings
-(``seats.<seat>.<name>``) are not compared here: the call records do not name the seat.
+model client always records what it sent) is not compared.
 """
 
 from __future__ import annotations

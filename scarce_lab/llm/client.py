@@ -21,9 +21,8 @@ pydantic model:
    - ``refusal``: nothing (a refusal is the model's answer; it is not repaired);
 
 4. if no usable answer came, the caller's documented **fallback** decision applies,
-   *unless* no call got an answer at all (every call ``transport_error`` or
-   ``context_overflow``): then the decision is **missing** (``decision is None``,
-   ``missing`` true) and agents raise :class:`~scarce_lab.llm.outcomes.MissingDecisionError`.
+   or the decision is **missing** when no call got an answer (the rule, in
+   :mod:`scarce_lab.llm.outcomes`: agents raise its ``MissingDecisionError``).
 
 Every attempt is returned as an :class:`~scarce_lab.data.schema.LLMCallRecord` (raw
 text, outcome, ``finish_reason``, parsed decision or error, tokens, latency, cost,

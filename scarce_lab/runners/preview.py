@@ -3,18 +3,8 @@ cost range (:func:`preview`), and one tiny request per model and api base
 (:func:`check`).
 
 Calls per run (decisions; each may take a second call: a repair or a resend, so the
-high end is twice the decisions), as each environment's spec counts them
-(:class:`scarce_lab.registry.EnvironmentSpec` ``plan_calls``):
-
-- SovSim: the decisions of a full game, counted by playing the game's protocol
-  with zero extractions (agents x rounds, plus the leader's decisions where the
-  condition has them); a game that collapses early makes fewer;
-- SCARCE: at most ``max_solver_steps`` solver decisions per worker and subrun (for
-  a model solver), and per contention per worker: a declaration, public reasoning,
-  ``private_rounds`` messages, a revision (``mechanism=revisable``) and a ballot
-  (for a model negotiator); the number of contentions depends on the play, so the
-  negotiator's part is given per contention;
-- Economy of Minds (a model policy): agents x steps x episodes, as an upper bound.
+high end is twice the decisions) are counted by each environment's spec
+(:class:`scarce_lab.registry.EnvironmentSpec` ``plan_calls``, whose docstring says how).
 
 Tokens: the prompts the agents actually build for the first step, captured by
 running the first step with a client that records the request and sends nothing

@@ -1,13 +1,6 @@
 """Docker sandbox backend: containers from the offline-built task image.
 
-Public API::
-
-    docker_available(timeout_s=2.0) -> bool      # an engine answers now
-    sb = DockerSandbox(image=None, limits=ResourceLimits(), output_limit=20_000, cpus=1.0,
-                       client=None, root=None, disk_bytes=256 MiB, start_engine=True)
-    sb.workdir / open_slot / run / file tools / close_slot / grading_box / close   # as every sandbox
-    sb.container_kwargs(worker) -> dict          # the settings a worker's container gets
-    grade_programbench(task, submission_dir, client=None) -> GradeResult   # .programbench_grade
+ProgramBench tasks are graded by :func:`.programbench_grade.grade_programbench`.
 
 ``image=None`` starts an engine if none answers and builds the task image if missing
 (:mod:`.docker_image`); SandboxError says why when neither can be done.

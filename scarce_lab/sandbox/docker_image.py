@@ -1,13 +1,5 @@
 """The Docker engine and the task image, both made here when missing (no registry needed).
 
-Public API::
-
-    engine_client(start=True, timeout_s=60) -> docker.DockerClient
-    engine_problem() -> str                   # '' when an engine answers (or can be started)
-    ImageRecipe(release="bookworm", packages=(...), mirror=None)
-    ensure_image(client, recipe=ImageRecipe()) -> str     # image tag, built once
-    image_tag(recipe) -> str                  # scarce-lab/task:<sha256 of the recipe>[:12]
-
 Engine: when no engine answers and this process is root with ``dockerd`` installed
 (Debian package ``docker.io``, from ``scripts/install.sh``), ``dockerd`` is started
 in the background (``--iptables=false --ip6tables=false --bridge=none``: containers

@@ -13,15 +13,6 @@ raises anything but :class:`ToolError` for a worker-made condition.
 
 Files the host writes get the owner of the folder (the worker's uid) through
 ``fchown`` on the open fd, so no tree-wide ``chown`` is ever needed.
-
-Public API::
-
-    split_path(rel) -> list[str]
-    list_files(root, max_depth=32, max_entries=5000, skip=(".tmp",)) -> Listing
-    read_file(root, rel, limit) -> FileData(data, size, uid, mode, mtime_ns)
-    write_file(root, rel, data, executable=False) -> int
-    install_exec_only(root, name, src) -> None        # root-owned 0711 copy
-    copy_tree(src_root, dest_root) -> int              # snapshot (no links followed)
 """
 
 from __future__ import annotations

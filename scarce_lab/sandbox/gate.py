@@ -36,15 +36,6 @@ submission or build output over budget is a violation of that worker (score 0, t
 reason recorded); a checkpoint drops what is over budget from the live folder too
 (the worker is told), so a resumed run has exactly the folder the interrupted one had;
 a listing shows the first names and "and N more".
-
-Public API::
-
-    Budget(total_bytes, file_bytes, files, entries, depth, path_bytes)
-    SUBMISSION, BUILD_OUTPUT, CHECKPOINT, LISTING          # the callers' budgets
-    name_problem(rel, path_bytes) -> str | None
-    gather(root, budget, *, skip_dot, owner_only, skip) -> Gathered
-    listing(root, budget=LISTING, *, skip) -> Shown
-    remove(root, rels) -> int                               # link-safe unlink
 """
 
 from __future__ import annotations

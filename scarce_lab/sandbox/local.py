@@ -1,14 +1,5 @@
 """Local sandbox backend on bubblewrap (the default where no Docker engine is asked for).
 
-Public API::
-
-    sb = LocalSandbox(root=None, limits=ResourceLimits(), output_limit=20_000,
-                      hidden_paths=None, isolation="auto", disk_bytes=256 MiB,
-                      inodes=20_000, tmp_bytes=64 MiB)
-    sb.workdir / open_slot / run / file tools / close_slot / close   # a worker's life: scarce_lab.sandbox
-    sb.capabilities -> Capabilities; detect_capabilities() -> Capabilities
-    run_limited(command, cwd, limits, ...) -> ExecResult   # unisolated helper
-
 What each worker gets (mode ``"bwrap"``, as root with bubblewrap installed):
 
 * its own unprivileged uid (:mod:`.uids`), its own folder: a tmpfs of ``disk_bytes``

@@ -1,15 +1,8 @@
 """SCARCE reverse-engineering tasks (ProgramBench-style): model, shipped suite,
 ProgramBench loader and grading.
 
-Public API::
-
-    from scarce_lab.tasks import (Task, TestCase, Example, prepare_workspace,
-                                  load_suite, load_task, list_task_ids,
-                                  grade, GradeResult, TestOutcome, check_submission,
-                                  load_programbench_task)
-    from scarce_lab.tasks.taskdir import load_task_dir, SandboxVerifier   # Economy task directories
-
-See :mod:`.model`, :mod:`.suite`, :mod:`.grading`, :mod:`.programbench`, :mod:`.taskdir`.
+See :mod:`.model`, :mod:`.suite`, :mod:`.grading`, :mod:`.programbench`, :mod:`.taskdir`
+(Economy task directories).
 """
 
 from .grading import GradeResult, TestOutcome, check_submission, collect_submission, grade

@@ -1,12 +1,5 @@
 """Build and score a submission against a task's hidden tests.
 
-Public API::
-
-    grade(task, submission_dir, *, sandbox=None, build_timeout_s=120.0,
-          isolation="auto") -> GradeResult
-    collect_submission(task, submission_dir) -> dict[str, bytes]   # files that get graded
-    check_submission(task, files) -> str | None                     # sure byte checks
-
 Scoring (ProgramBench's contract): ``score = passed / total`` (a fraction in [0, 1])
 over the task's scored tests (``ignored`` tests excluded); resolved = 100 %; almost
 resolved >= 95 %. A violation scores 0.

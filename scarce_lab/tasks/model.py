@@ -4,19 +4,7 @@ A task gives the agent a compiled executable (no source) and its documentation; 
 agent writes source plus a ``compile.sh`` that builds ``./executable`` (ProgramBench's
 submission contract). Hidden behavioural tests score it (see :mod:`.grading`).
 
-Public API (stable; used by the SCARCE runner and the scripted solver)::
-
-    TestCase(id, args, stdin="", expected_stdout="", expected_stderr=None,
-             compare_stderr=False, expected_exit_code=0, branch=None, ignored=False,
-             timeout_s=10.0)
-    Example(args, stdin="", stdout="", stderr="", exit_code=0, note="")
-    Task(id, name, program, program_path=None, documentation, doc_source,
-         examples=[...], tests=[...], reference_dir=None, image=None,
-         origin="shipped"|"programbench")
-    task.agent_view() -> dict          # id, name, program, documentation, examples: NO tests
-    task.scored_tests() -> list[TestCase]   # hidden tests that count (ignored ones dropped)
-    prepare_workspace(task, folder) -> Path # writes docs.txt, examples.json and a copy of
-                                            # the original executable (named task.program)
+The task model is stable: the SCARCE runner and the scripted solver use it.
 
 The hidden tests never go into an agent's workspace: only :meth:`Task.agent_view` and
 :func:`prepare_workspace` are meant for agent-facing code.

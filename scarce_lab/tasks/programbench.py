@@ -15,14 +15,6 @@ The docker image is ``programbench/<instance_id with "__" -> "_1776_">``; the ag
 documentation is whatever the task folder ships (``README.md``, ``docs/``,
 ``task.yaml``'s description), which :func:`load_programbench_task` concatenates.
 
-Public API::
-
-    load_programbench_task(task_dir) -> Task      # tests: one TestCase per branch/test,
-                                                  # branch set, ignored per tests.json
-    programbench_info(task) -> ProgramBenchInfo   # image, task_dir, branches, config
-    image_name(instance_id) -> str
-    parse_junit(xml_text, branch) -> dict[str, bool]   # "branch/test" -> passed
-
 ProgramBench tests are test-suite names, not argument/stdin cases, so their
 ``TestCase`` has empty ``args``/``stdin`` and is graded by running the branch's
 ``eval/run.sh`` in the image (:func:`scarce_lab.tasks.programbench_grade.grade_programbench`),

@@ -1,9 +1,5 @@
 """ProgramBench grading in the task's own docker image (ProgramBench's evaluation contract).
 
-Public API::
-
-    grade_programbench(task, submission_dir, client=None, timeout_s=2400) -> GradeResult
-
 Steps: start ``task.image`` with the network disabled, all capabilities dropped,
 ``no-new-privileges``, memory and pids limits; put the submission files (collected
 without following links) into ``/workspace``; ``./compile.sh``; then for each

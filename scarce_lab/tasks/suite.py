@@ -6,13 +6,6 @@ Layout of one task folder (written by ``scripts/build_scarce_tasks.py``)::
     docs.txt       documentation given to the agent (real manual page text)
     tests.json     hidden tests: list of TestCase dicts
     reference/     reference submission: main.py + compile.sh (scores 100 %)
-
-Public API::
-
-    SUITE_DIR -> Path
-    list_task_ids() -> list[str]                 # sorted
-    load_task(task_id) -> Task                   # KeyError naming the id if unknown
-    load_suite(ids=None) -> list[Task]           # all shipped tasks, sorted by id
 """
 
 from __future__ import annotations

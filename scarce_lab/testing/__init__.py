@@ -26,10 +26,7 @@ Use::
 A new environment's spec names its play (``EnvironmentSpec.harness``);
 :data:`HARNESSES` lists every registered environment's.
 
-Layout: :mod:`.core` holds the shared machinery (:class:`Observation`, :class:`Trace`,
-:data:`HARNESSES`, the checks, :class:`LegalPolicy` and :func:`~.core.refused`); each
-environment's play, with its policy's choices, is its package's ``conformance`` module
-(``scarce_lab.environments.<name>.conformance``), named by its spec's ``harness``.
+Layout: :mod:`.core` holds the shared machinery (its docstring says what lies where).
 """
 
 from __future__ import annotations
