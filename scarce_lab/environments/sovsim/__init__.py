@@ -57,17 +57,8 @@ def paper_table(data: Any, *, preset: str = "sovsim", strict: bool = False, forc
                 by: str = "condition", seed: int = 0) -> Any:
     """Table 1 (every metric, mean and 95% CI per model x condition) and the
     cross-model results of a Dataset or of a published layout, as one finding
-    (:func:`scarce_lab.environments.sovsim.analysis.table` with ``cross=True``).
-
-    Args:
-        preset: whose rules read the games: ``sovsim`` (the SovSim paper's metrics) or
-            ``govsim`` (GovSim's, e.g. for its released runs).
-        strict: survival means no collapse at all (default: the game reached its last
-            round, the paper's rule).
-        force: read a published layout despite a failed check, and pool groups whose
-            settings differ, each with a red warning.
-        by: group by ``condition`` (its settings in the label) or ``base_condition``.
-        seed: seed of the bootstrap intervals of the cross-model results.
+    (:func:`scarce_lab.environments.sovsim.analysis.table` with ``cross=True``, whose
+    docstring and module state the options).
     """
     from .analysis import table
 

@@ -47,14 +47,11 @@ class SovSimConfig(ExperimentConfig):
     settings), with ``newcomer`` its settings (``newcomer.*``). The model is recorded
     per agent and is a separate axis of every table.
 
-    Seats (:mod:`scarce_lab.config.seats`): ``seats`` maps a seat key to a model or to
-    per-seat settings (``model``, ``temperature``, ``max_tokens``, ``reasoning_effort``;
-    no other). Keys: ``a0 .. a{n-1}`` (and the
+    Seat keys (:mod:`scarce_lab.config.seats` states the spelling): ``a0 .. a{n-1}`` (and the
     newcomer's ``a{n}``), the leader's role (``king``/``boss``) or ``leader``, the
     subordinates' role (``worker``/``peasant``/``citizen``), ``newcomer``, ``*``.
     Most specific first, field by field: agent id, ``newcomer``, role, ``*``, then
-    ``model`` and ``llm`` (so a bare ``model`` still means every seat). A seat's role
-    alias is its role when it first plays.
+    ``model`` and ``llm``. A seat's role alias is its role when it first plays.
     """
 
     ENVIRONMENT: ClassVar[str] = "sovsim"

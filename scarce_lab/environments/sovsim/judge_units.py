@@ -24,10 +24,8 @@ from ...judge.units import PrivateMessage, Unit, make_unit_id
 from .world.talk import one_line
 
 #: What the scripted talkers' messages are written to express, by the tag they carry
-#: (``scarce_lab.environments.sovsim.agents.scripted``: ``promise_defector`` writes "[promise
-#: extraction=N] I will take only N units this round to keep the pool alive.",
-#: ``quota_keeper`` "[quota per_agent=N] Let each of us take N units this round so the
-#: pool regrows."): the ground truth of ``gold="intended"``.
+#: (:mod:`.agents.scripted`: ``promise_defector`` promises, ``quota_keeper`` proposes a
+#: quota, each appealing to the pool's survival): the ground truth of ``gold="intended"``.
 INTENDED: dict[str, tuple[str, ...]] = {
     r"\[promise extraction=\d+\]": ("promise", "sustainability_appeal"),
     r"\[quota per_agent=\d+\]": ("quota_proposal", "sustainability_appeal"),

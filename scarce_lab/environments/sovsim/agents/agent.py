@@ -62,7 +62,7 @@ class ModelAgent:
     outcome into a :class:`Decided`; model and scripted agents differ only in their
     :class:`~scarce_lab.llm.model.Model`.
 
-    Raises (from :meth:`adecide`):
+    Raises (from :meth:`adecide` and :meth:`atalk`):
         MissingDecisionError: no call got an answer (the records are attached).
     """
 
@@ -74,11 +74,7 @@ class ModelAgent:
     async def _ask(self, obs: Observation | TalkObservation, seed: int, schema: Any, fallback: Any, purpose: str,
                    messages: Any) -> Any:
         """The model's outcome of one decision request; the run its calls belong to comes
-        from the bound run scope (:mod:`scarce_lab.llm.scope`).
-
-        Raises:
-            MissingDecisionError: a model's calls got no answer (the records are attached).
-        """
+        from the bound run scope (:mod:`scarce_lab.llm.scope`)."""
         from scarce_lab.llm.model import DecisionRequest
 
         out = await self.lm.adecide(DecisionRequest(schema=schema, fallback=fallback, seed=seed, observation=obs,
@@ -107,11 +103,7 @@ class ModelAgent:
     async def atalk(self, obs: TalkObservation, seed: int) -> Decided[Utterance]:
         """The agent's talk turn: a model is asked for ``{"message"[, "to"]}``
         (recipients named as in its prompt, turned into agent ids here); an unusable
-        answer falls back to silence (``fallback_used``).
-
-        Raises:
-            MissingDecisionError: no call got an answer (the records are attached).
-        """
+        answer falls back to silence (``fallback_used``)."""
         names, _, _ = agent_names(obs.condition.value, obs.config.n_agents, self.role_labels)
         by_name = {names[obs.agents.index(a)]: a for a in obs.recipients}
         schema: Any = talk_schema(obs.max_chars, tuple(by_name))

@@ -241,10 +241,7 @@ def cross_model_results(
     ``overuse_by_role_per_model``, ``leader_rate_vs_survival`` (across models),
     ``leader_rate_vs_survival_per_model`` (frames of the functions above) and
     ``models`` (one row per model of the data: ``model``, ``in_mean`` (bool),
-    ``why``).
-
-    Means across models are over the models under study (:func:`models_under_study`):
-    scripted baselines are excluded unless ``models`` names them.
+    ``why``); the means are over :func:`models_under_study` (module docstring).
     """
     kw = {"n_boot": n_boot, "seed": seed, "by": by, "force": force}
     used, baselines = models_under_study(per_sim, models)

@@ -5,45 +5,12 @@ metric is computed per simulation (:func:`simulation_metrics`), then averaged pe
 runs whose settings differ: :mod:`.pooling`); :func:`sovsim_table` first fits the
 preset to the data (:func:`~.conventions.resolve_convention`).
 
-Size: every Table 1 metric with its per-simulation rule and the table's frame in one
-module, so that each metric's definition and its paper source sit side by side.
+Size: every Table 1 metric's per-simulation rule and the table's frame in one module,
+so that each metric's code sits beside the others it shares a lazy query with.
 
-Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
-``simulation/metrics.py`` computes them; conventions in :class:`Convention`):
-
-- ``survival_time``: rounds played; the collapse round counts as played.
-- ``survival_rate``: share of simulations that survived. Lenient (SovSim default): the
-  game reached the last round (a collapse *in* the last round still counts);
-  strict: the game reached the last round and never collapsed.
-- ``total_payoff`` (the paper's total gain R): points summed over agents and rounds
-  (SovSim max 1440 = 12 x 120); under the GovSim preset the mean per agent of its total
-  (GovSim's ``plots.get_payoffs``; ``Convention.total_payoff_per``). Table 1 names the
-  unit in the column (``total_payoff_unit``).
-- ``efficiency``: ``1 - max(0, B - sum z) / B``, B = T x P0 / g (720; GovSim 600); not
-  applicable where the scenario defines no benchmark (GovSim fork's trash).
-- ``equality``: ``1 - Gini`` of per-agent totals (payoff; GovSim: harvest); when nobody
-  harvested, the preset's source: SovSim 0.0, GovSim undefined (its Gini is 0/0).
-- ``overuse``: share of agent-rounds with ``z > P_t / (g n)`` (8 = 2 x 4; GovSim 10; the
-  trash scenario: ``z < 50 // n``, taking out too little);
-  the denominator is n_agents x rounds played. ``overuse_leader`` /
-  ``overuse_subordinates``: the same share among the leader's / the other agents'
-  rounds (in CPR every citizen is a subordinate: the symmetric agents).
-- ``leader_extraction_rate``: mean over the leader's rounds of ``z_leader / remainder
-  seen`` (rounds with a zero remainder are skipped). Not applicable without a leader.
-- ``defection_onset``: first round in which a subordinate extracts more than the
-  per-capita sustainable share ``P_t / (g n)`` of the true pool (``defection_pool``).
-  Not applicable in CPR (no subordinates; ``defection_in_cpr``). When no subordinate
-  defects the onset is null: a result ("no event"), and the mean is over the
-  simulations with an onset (its own n).
-- ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
-- ``survival_drop``: relative survival-rate drop from the CPR run with the same other
-  settings, ``(SR_cpr - SR_c) / SR_cpr``, per model (:func:`~.drops.relative_drops`).
-  Undefined when SR_cpr = 0 or no CPR run has the same settings; not applicable in a
-  dataset without CPR runs (GovSim).
-
-Every Table 1 cell has a status (:data:`STATUSES`); the intervals are those of the
-finding :func:`~.paper.table` (the bounds of :data:`RANGES`, the convention's rounds
-and payoff cap). Cross-model results: :mod:`.cross`.
+Every metric's rule and paper source, each cell's status (:data:`STATUSES`) and the
+intervals (the bounds of :data:`RANGES`, the convention's rounds and payoff cap): the
+finding :func:`~.paper.table`. Cross-model results: :mod:`.cross`.
 """
 
 from __future__ import annotations
@@ -202,7 +169,7 @@ def simulation_metrics(
 
     Columns: :data:`_SIM_COLUMNS` (identity: ``source, model, condition, base_condition,
     settings, run_id, simulation``; flags ``has_leader``, ``has_announcement``,
-    ``defection_applicable``; the metrics of the module docstring). One lazy query:
+    ``defection_applicable``; the metrics of :func:`~.paper.table`). One lazy query:
     only the columns used are read.
 
     Args:

@@ -78,13 +78,38 @@ def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Group
     condition (a condition is every setting that defines it; runs of different settings
     are never pooled).
 
-    Metrics (per simulation, then averaged): survival time (rounds played, the collapse
-    round included), survival rate (lenient: the game reached its last round; strict:
-    and never collapsed), total payoff (the column names its unit: SovSim the sum over
-    agents, GovSim the mean per agent), efficiency, equality (1 - Gini of the agents'
-    totals), over-usage (share of agent-rounds above the sustainable share), the leader's
-    extraction rate, the subordinates' defection onset, the KCPR-M king's misreport and
-    the relative survival drop from CPR (same other settings).
+    Metrics (SovSim paper "Bosses, Kings, and the Commons", Table 1, as the authors'
+    ``simulation/metrics.py`` computes them; conventions in :class:`~.conventions.Convention`):
+
+    - ``survival_time``: rounds played; the collapse round counts as played.
+    - ``survival_rate``: share of simulations that survived. Lenient (SovSim default): the
+      game reached the last round (a collapse *in* the last round still counts);
+      strict: the game reached the last round and never collapsed.
+    - ``total_payoff`` (the paper's total gain R): points summed over agents and rounds
+      (SovSim max 1440 = 12 x 120); under the GovSim preset the mean per agent of its total
+      (GovSim's ``plots.get_payoffs``; ``Convention.total_payoff_per``). Table 1 names the
+      unit in the column (``total_payoff_unit``).
+    - ``efficiency``: ``1 - max(0, B - sum z) / B``, B = T x P0 / g (720; GovSim 600); not
+      applicable where the scenario defines no benchmark (GovSim fork's trash).
+    - ``equality``: ``1 - Gini`` of per-agent totals (payoff; GovSim: harvest); when nobody
+      harvested, the preset's source: SovSim 0.0, GovSim undefined (its Gini is 0/0).
+    - ``overuse``: share of agent-rounds with ``z > P_t / (g n)`` (8 = 2 x 4; GovSim 10; the
+      trash scenario: ``z < 50 // n``, taking out too little);
+      the denominator is n_agents x rounds played. ``overuse_leader`` /
+      ``overuse_subordinates``: the same share among the leader's / the other agents'
+      rounds (in CPR every citizen is a subordinate: the symmetric agents).
+    - ``leader_extraction_rate``: mean over the leader's rounds of ``z_leader / remainder
+      seen`` (rounds with a zero remainder are skipped). Not applicable without a leader.
+    - ``defection_onset``: first round in which a subordinate extracts more than the
+      per-capita sustainable share ``P_t / (g n)`` of the true pool (``defection_pool``).
+      Not applicable in CPR (no subordinates; ``defection_in_cpr``). When no subordinate
+      defects the onset is null: a result ("no event"), and the mean is over the
+      simulations with an onset (its own n).
+    - ``misreport``: mean over rounds of ``announced - true pool``; KCPR-M only.
+    - ``survival_drop``: relative survival-rate drop from the CPR run with the same other
+      settings, ``(SR_cpr - SR_c) / SR_cpr``, per model (:func:`~.drops.relative_drops`).
+      Undefined when SR_cpr = 0 or no CPR run has the same settings; not applicable in a
+      dataset without CPR runs (GovSim).
 
     Intervals: for bounded metrics (survival time, efficiency, equality, over-usage,
     leader rate, defection onset, total payoff under its cap) the hull of the t-interval

@@ -1,8 +1,5 @@
-"""SovSim say-do, what the agents said against what they did: the findings
-:func:`kcpr_m_misreports` (the KCPR-M king's announced pool against the true pool),
-:func:`promise_gaps` (promises in talk against the same round's extraction) and
-:func:`interview_gaps` (interview self-assessments against extractions), on the shared
-machinery and statistics of :mod:`scarce_lab.analysis.saydo`.
+"""SovSim say-do, what the agents said against what they did (the findings listed in
+:mod:`..analysis`), on the shared machinery and statistics of :mod:`scarce_lab.analysis.saydo`.
 """
 
 from __future__ import annotations

@@ -4,10 +4,7 @@ proposes quotas (:func:`quota_proposers`) and survival and equality by talk cond
 :class:`~scarce_lab.data.loaders.Dataset`; the methods are in each function's docstring.
 
 The talk condition of a run is its recorded ``talk`` setting (:func:`talk_setting`).
-Groups are (model, base condition, talk) and never pool runs whose condition settings
-differ. Stated extractions are the scripted policies' tags (:func:`stated_extractions`);
-the commons judge's labels (``promise``, ``quota_proposal``; taxonomy
-``judge/taxonomies/commons.yaml``) carry no number, so they only count messages.
+Groups are (model, base condition, talk).
 """
 
 from __future__ import annotations

@@ -657,11 +657,6 @@ class CommonsGame:
     def total_payoffs(self) -> dict[str, Fraction]:
         """Exact payoff per agent summed over settled rounds (points); with a newcomer,
         over the rounds each agent played (every agent who played is a key)."""
-        if not self.changes:
-            return {
-                a: sum((r.payoffs[i] for r in self.history), Fraction(0))
-                for i, a in enumerate(self.agents)
-            }
         out = dict.fromkeys(self.all_agents(), Fraction(0))
         for r in self.history:
             for a, p in zip(r.agents, r.payoffs, strict=True):
