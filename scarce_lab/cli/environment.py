@@ -23,6 +23,7 @@ the paper's defaults, and the other tables of the finding), CSV (the table) or J
 from __future__ import annotations
 
 import enum
+import importlib
 import inspect
 import json
 import warnings
@@ -287,7 +288,8 @@ def _table_parameters(spec: Any) -> list[inspect.Parameter]:
     of its ``paper_table``."""
     kw = inspect.Parameter.KEYWORD_ONLY
     signature = inspect.signature(spec.paper_table).parameters
-    helps = _arg_docs(inspect.getdoc(spec.paper_table) or "")
+    face_table = getattr(importlib.import_module(spec.face), "table", None) if spec.face else None
+    helps = _arg_docs(inspect.getdoc(face_table) or "") | _arg_docs(inspect.getdoc(spec.paper_table) or "")
     params = []
     for name, rule in spec.table_options.items():
         default = signature[name].default if name in signature else None

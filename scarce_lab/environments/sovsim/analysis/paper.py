@@ -136,6 +136,12 @@ def table(ds: Any, *, preset: Preset = "sovsim", strict: bool = False, by: Group
     the interval methods.
 
     Args:
+        preset: whose rules read the games: ``sovsim`` (the SovSim paper's metrics) or
+            ``govsim`` (GovSim's, e.g. for its released runs).
+        strict: survival means no collapse at all (default: the game reached its last
+            round, the paper's rule).
+        force: read a published layout despite a failed check, and pool groups whose
+            settings differ, each with a red warning.
         by: group by the full ``condition`` label or by ``base_condition`` (the power
             condition alone: refused when it would pool settings, unless ``force``).
         seed: seed of the bootstraps.
