@@ -93,15 +93,12 @@ BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share"
 
 def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataFrame) -> pl.DataFrame:
     """Per run: the institutional rates of :data:`BEHAVIOUR_METRICS`, null where the
-    run has nothing to rate: no promise judged, no breach, no offer or signed contract,
-    and always where the module that records it was off (a run without sanctions or
-    reputation judges no commitment: its breach rate is unknown, not 0).
+    run has nothing to rate, and always where the module that records it was off (a run
+    without sanctions or reputation judges no commitment: its breach rate is unknown,
+    not 0); the method: :func:`~.findings.institution_behaviour`.
 
     Args:
-        frames: kind -> payload frame (``run_id`` plus the payload columns) for
-            ``contention_start``, ``promise_judged``, ``breach``, ``sanction``,
-            ``contract_offer``, ``contract_answer``, ``contract_settlement`` (e.g.
-            ``{k: ds.payloads(k, "scarce").collect() for k in ...}``).
+        frames: :func:`institution_frames` (kind -> payload frame with ``run_id``).
         settings: :func:`institution_settings` of the runs to report.
     """
     _need(settings, ("run_id", "sanctions", "reputation", "contracts"), "settings")
@@ -178,10 +175,9 @@ COLLECTIVE_METRICS = ("deadline_miss_rate", "mean_partial_score", "total_queue_w
 
 def collective_by_arm(outcomes: pl.DataFrame, *, by: Sequence[str] = ("arm",), reference: str | None = "ballots|none",
                       pair_on: Sequence[str] = ("seed",)) -> pl.DataFrame:
-    """Collective output per ``by`` group: the deadline-miss rate (share of a run's
-    submissions that missed), mean partial score and total queue wait (s), mean and t
-    interval over runs; ``diff``/``diff_lo``/``diff_hi``/``pairs``: the mean paired
-    difference to the ``reference`` arm on the same ``pair_on`` values (null without pairs).
+    """Collective output (:data:`COLLECTIVE_METRICS`) per ``by`` group, the method:
+    :func:`~.findings.collective_output`; ``diff``/``diff_lo``/``diff_hi``/``pairs``
+    null without pairs on ``pair_on``.
 
     Args:
         outcomes: :func:`~.dynamics.collective_outcomes` joined with
