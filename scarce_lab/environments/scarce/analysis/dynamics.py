@@ -31,10 +31,8 @@ from .base import (
 
 # -- communication, outcomes -----------------------------------------------------------
 def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), subrun: int | None = 0) -> pl.DataFrame:
-    """Share of contested participations in which the worker sent at least one private
-    message, in subrun ``subrun`` (0 = the first, as the paper's Figure 14; None = all).
-    Returns ``by``...,
-    ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    """Private-chat use (the method: :func:`~.findings.private_chat_use`) in subrun
+    ``subrun`` (None = all): ``by``..., ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "subrun", "n_participants", "private_sent", *by), "contentions")
     d = contentions.filter(pl.col("n_participants") >= 2)
     if subrun is not None:
@@ -54,9 +52,9 @@ def _all_contenders_in_group(part: pl.DataFrame) -> bool:
 
 
 def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
-    """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
-    which the worker is first in the queue) and ``win_rate_contested`` (over contested
-    rounds only); ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``.
+    """Win rates per group (the method: :func:`~.findings.win_rates`): ``metric``
+    (``win_rate``, ``win_rate_contested``), ``value``, ``lo``, ``hi`` (t interval over run
+    means), ``n``, ``runs``, ``by_construction`` (:func:`_all_contenders_in_group`).
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -78,10 +76,8 @@ def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> p
 
 
 def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
-    """Per group, over (worker, subrun) submissions: ``metric`` in
-    ``full_resolution_rate`` (share with every hidden test passed), ``mean_partial_score``
-    (``score``: passed / total, 0 for a missed deadline under the runner's default) and
-    ``deadline_miss_rate``; ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``."""
+    """Task outcomes per group (the method: :func:`~.findings.task_outcomes`): ``metric``,
+    ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``."""
     _need(submissions, ("run_id", "resolved", "score", "deadline_missed", *by), "submissions")
     check_no_pooling(submissions, by, what="task_outcomes")
     d = submissions.with_columns(
