@@ -192,11 +192,8 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
 
 def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",),
                  urgent_below_s: float | None = None) -> pl.DataFrame:
-    """Table 4 (the method: :func:`~.findings.urgency_bids`): mean declared bid of urgent
-    (``deadline_s`` below the run's median deadline, or below ``urgent_below_s`` seconds)
-    against non-urgent workers by stage, in runs whose workers do not all share one
-    deadline. Returns ``by``..., ``stage``, ``urgent`` (bool), ``value`` (credits),
-    ``lo``, ``hi``, ``n``, ``runs``."""
+    """Table 4 (the method: :func:`~.findings.urgency_bids`): ``by``..., ``stage``,
+    ``urgent`` (bool), ``value`` (mean declared bid, credits), ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "contention", "worker", "deadline_s", "declared_bid", *by), "contentions")
     check_no_pooling(contentions, by, what="urgency_bids")
     dl = contentions.group_by("run_id", "worker").agg(pl.col("deadline_s").first())
@@ -244,13 +241,12 @@ def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Se
 
 def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
                                  col: str = "requested_duration_s") -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Mean requested slot duration (seconds; the solver's request, capped) per subrun,
-    and its growth factor.
+    """Mean ``col`` (seconds) per subrun and its growth factor (the method:
+    :func:`~.findings.durations`).
 
     Returns ``(per_subrun, growth)``: ``per_subrun`` has ``by``..., ``subrun``,
     ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``; ``growth`` has
-    ``by``..., ``value`` = mean over runs of (run's mean in its last subrun / its mean
-    in its first subrun), t interval, ``n`` = ``runs`` = runs with two or more subruns
+    ``by``..., ``value``, t interval, ``n`` = ``runs`` = runs with two or more subruns
     with requests."""
     _need(contentions, ("run_id", "subrun", col, *by), "contentions")
     check_no_pooling(contentions, by, what="requested_duration_by_subrun")
