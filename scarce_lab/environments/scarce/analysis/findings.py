@@ -1,10 +1,5 @@
-"""SCARCE findings: each takes a loaded dataset (``ds = sl.load(paths)``, its tables
-``ds.scarce``) and its parameters and returns a
-:class:`~scarce_lab.analysis.findings.Finding` (the numbers, the paper's layout, a
-chart, a one-sentence reading, the convention; ``.save(out)``), so that a notebook
-cell is one line::
-
-    sl.scarce.win_rates(ds).save(OUT)
+"""SCARCE findings (``sl.scarce``; what a finding is and how a notebook calls it: the
+docstring of :mod:`scarce_lab.environments.scarce.analysis`).
 
 The metrics behind them are frame functions of :mod:`.tactics` (judge labels),
 :mod:`.dynamics` (communication, outcomes, budgets, auction dynamics),
