@@ -102,16 +102,13 @@ def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataF
         settings: :func:`institution_settings` of the runs to report.
     """
     _need(settings, ("run_id", "sanctions", "reputation", "contracts"), "settings")
-    def f(kind):
-        return frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
-
     rows = []
     for rid, sanctions, reputation, contracts in settings.select(
             "run_id", "sanctions", "reputation", "contracts").iter_rows():
         judged_on = sanctions != "off" or bool(reputation)
 
         def of(kind, rid=rid):
-            d = f(kind)
+            d = frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
             return d.filter(pl.col("run_id") == rid) if d.height else d
 
         cont, judged, breach, sanc = of("contention_start"), of("promise_judged"), of("breach"), of("sanction")

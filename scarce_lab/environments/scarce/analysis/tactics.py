@@ -103,11 +103,9 @@ def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] 
 
 
 def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("memory",)) -> pl.DataFrame:
-    """Relational share in the first vs second half of each run (its decay).
-
-    Halves are :func:`assign_stages` with 2 stages over the run's *labelled*
-    contentions. Returns ``by``..., ``half`` (``"first"``/``"second"``), ``value``,
-    ``lo``, ``hi``, ``n``, ``runs``."""
+    """Relational share by half of each run (the method: :func:`~.findings.relational_by_half`;
+    halves: :func:`assign_stages` with 2 stages). Returns ``by``..., ``half``
+    (``"first"``/``"second"``), ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     _need(rounds, ("run_id", "contention", "labels", *by), "rounds")
     check_no_pooling(rounds, by, what="relational_by_half")
     d = assign_stages(rounds, 2).with_columns(
