@@ -25,7 +25,7 @@ import polars as pl
 from scarce_lab.analysis.pooling import check_no_pooling
 
 from ..tables import scarce_run_configs
-from .base import SHARE, _grouped, _need, cluster_ci, mean_over_runs
+from .base import SHARE, _grouped, _groups, _need, cluster_ci, mean_over_runs
 from .dynamics import _outcome_bounds, paired_outcomes
 from .tactics import _has_any
 
@@ -142,8 +142,7 @@ def institution_behaviour(rates: pl.DataFrame, settings: pl.DataFrame, *, by: Se
     _need(d, ("run_id", *by), "rates joined with settings")
     check_no_pooling(d, list(by), what="institution_behaviour")
     rows = []
-    for key, part in d.sort(list(by)).group_by(list(by), maintain_order=True):
-        base = dict(zip(by, key, strict=True))
+    for base, part in _groups(d, by):
         for m in BEHAVIOUR_METRICS:
             bounds = None if m == "breaches_per_contention" else SHARE
             ci = mean_over_runs(part[m].to_list(), bounds=bounds)
