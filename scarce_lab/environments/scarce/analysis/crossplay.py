@@ -5,17 +5,8 @@ exclusive alliances (who ranks whom first on ballots, who messages whom), for
 Models per worker come from the run's manifest: ``w0.negotiator`` / ``w0.solver``
 (runs with seats), else the run's ``negotiator`` / ``solver`` (every worker the same).
 ``part`` (default ``negotiator``: the ballots and messages are the negotiator's) picks
-which of a worker's two models names it.
-
-Payoff: a worker's mean task ``score`` over its submissions (0..1; a missed deadline
-scores 0 under the paper's rule), per run.
-
-Alliances: a ballot's *first place among the others* (the highest-ranked worker other
-than the voter), in contentions with at least 3 participants (with 2 the voter has no
-choice); a private message's recipient among the contention's other participants.
-Uniform choice: each other participant with chance 1/(n-1), so the expected count of a
-model is the share of that model among the voter's (sender's) rivals. A choice whose
-rivals all play one model says nothing about models and is left out.
+which of a worker's two models names it. Payoff and alliances: the methods of
+:func:`focal_payoff_matrix` and :func:`alliances`.
 """
 
 from __future__ import annotations
@@ -113,8 +104,8 @@ def _models_by_run(ds: Any, part: str) -> dict[str, dict[str, str]]:
 def ballot_choices(ds: Any, part: str = DEFAULT_PART) -> pl.DataFrame:
     """One row per (ballot, rival model): the voter's model, the rival model, the
     uniform chance of ranking a worker of that model first among the others, and
-    whether the voter did (see the module docstring). Contentions with fewer than 3
-    participants are left out."""
+    whether the voter did (the method: :func:`alliances`). Contentions with fewer than
+    3 participants are left out."""
     models = _models_by_run(ds, part)
     parts = {(r["run_id"], r["round"]): r["participants"] for r in _contests(ds).iter_rows(named=True)}
     rows: list[dict] = []
@@ -214,8 +205,9 @@ def alliances(ds: Any, *, part: str = DEFAULT_PART, via: str = "ballots") -> Any
     highest-placed worker other than the voter, in contentions with at least two
     rivals; :func:`ballot_choices`); ``via="messages"``, who writes private messages to
     whom (:func:`message_choices`); by the chooser's and the chosen worker's model (each
-    named by its ``part``'s model). The baseline is a uniform choice among the rivals;
-    the excess share is (observed - expected) / choices per run, mean over runs with a
+    named by its ``part``'s model). The baseline is a uniform choice among the rivals
+    (each with chance 1/(n-1): the expected count of a model is its share among the
+    chooser's rivals); the excess share is (observed - expected) / choices per run, mean over runs with a
     95% Student-t interval. Choices whose rivals all play one model say nothing about
     models and are left out. A positive excess toward one's own model with a negative
     one toward another is the pattern of an exclusive alliance.

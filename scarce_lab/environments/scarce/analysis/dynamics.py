@@ -31,10 +31,8 @@ from .base import (
 
 # -- communication, outcomes -----------------------------------------------------------
 def private_chat_use(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",), subrun: int | None = 0) -> pl.DataFrame:
-    """Share of contested participations in which the worker sent at least one private
-    message, in subrun ``subrun`` (0 = the first, as the paper's Figure 14; None = all).
-    Returns ``by``...,
-    ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
+    """Private-chat use (the method: :func:`~.findings.private_chat_use`) in subrun
+    ``subrun`` (None = all): ``by``..., ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "subrun", "n_participants", "private_sent", *by), "contentions")
     d = contentions.filter(pl.col("n_participants") >= 2)
     if subrun is not None:
@@ -54,9 +52,9 @@ def _all_contenders_in_group(part: pl.DataFrame) -> bool:
 
 
 def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
-    """Win rate per group: ``metric`` ``win_rate`` (the paper's: share of all its rounds in
-    which the worker is first in the queue) and ``win_rate_contested`` (over contested
-    rounds only); ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``.
+    """Win rates per group (the method: :func:`~.findings.win_rates`): ``metric``
+    (``win_rate``, ``win_rate_contested``), ``value``, ``lo``, ``hi`` (t interval over run
+    means), ``n``, ``runs``, ``by_construction`` (:func:`_all_contenders_in_group`).
 
     Raises:
         PoolingError: a ``by`` group mixes conditions.
@@ -78,10 +76,8 @@ def win_rates(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> p
 
 
 def task_outcomes(submissions: pl.DataFrame, *, by: Sequence[str] = ("model",)) -> pl.DataFrame:
-    """Per group, over (worker, subrun) submissions: ``metric`` in
-    ``full_resolution_rate`` (share with every hidden test passed), ``mean_partial_score``
-    (``score``: passed / total, 0 for a missed deadline under the runner's default) and
-    ``deadline_miss_rate``; ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``."""
+    """Task outcomes per group (the method: :func:`~.findings.task_outcomes`): ``metric``,
+    ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``."""
     _need(submissions, ("run_id", "resolved", "score", "deadline_missed", *by), "submissions")
     check_no_pooling(submissions, by, what="task_outcomes")
     d = submissions.with_columns(
@@ -196,11 +192,8 @@ def budget_phase_bids(contentions: pl.DataFrame, *, by: Sequence[str] = ("model"
 
 def urgency_bids(contentions: pl.DataFrame, *, n_stages: int = 3, by: Sequence[str] = ("model",),
                  urgent_below_s: float | None = None) -> pl.DataFrame:
-    """Table 4 (the method: :func:`~.findings.urgency_bids`): mean declared bid of urgent
-    (``deadline_s`` below the run's median deadline, or below ``urgent_below_s`` seconds)
-    against non-urgent workers by stage, in runs whose workers do not all share one
-    deadline. Returns ``by``..., ``stage``, ``urgent`` (bool), ``value`` (credits),
-    ``lo``, ``hi``, ``n``, ``runs``."""
+    """Table 4 (the method: :func:`~.findings.urgency_bids`): ``by``..., ``stage``,
+    ``urgent`` (bool), ``value`` (mean declared bid, credits), ``lo``, ``hi``, ``n``, ``runs``."""
     _need(contentions, ("run_id", "contention", "worker", "deadline_s", "declared_bid", *by), "contentions")
     check_no_pooling(contentions, by, what="urgency_bids")
     dl = contentions.group_by("run_id", "worker").agg(pl.col("deadline_s").first())
@@ -248,13 +241,12 @@ def winning_bid_by_stage(contentions: pl.DataFrame, *, n_stages: int = 4, by: Se
 
 def requested_duration_by_subrun(contentions: pl.DataFrame, *, by: Sequence[str] = ("model",),
                                  col: str = "requested_duration_s") -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Mean requested slot duration (seconds; the solver's request, capped) per subrun,
-    and its growth factor.
+    """Mean ``col`` (seconds) per subrun and its growth factor (the method:
+    :func:`~.findings.durations`).
 
     Returns ``(per_subrun, growth)``: ``per_subrun`` has ``by``..., ``subrun``,
     ``value``, ``lo``, ``hi`` (t interval over run means), ``n``, ``runs``; ``growth`` has
-    ``by``..., ``value`` = mean over runs of (run's mean in its last subrun / its mean
-    in its first subrun), t interval, ``n`` = ``runs`` = runs with two or more subruns
+    ``by``..., ``value``, t interval, ``n`` = ``runs`` = runs with two or more subruns
     with requests."""
     _need(contentions, ("run_id", "subrun", col, *by), "contentions")
     check_no_pooling(contentions, by, what="requested_duration_by_subrun")

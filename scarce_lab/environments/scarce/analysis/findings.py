@@ -1,10 +1,5 @@
-"""SCARCE findings: each takes a loaded dataset (``ds = sl.load(paths)``, its tables
-``ds.scarce``) and its parameters and returns a
-:class:`~scarce_lab.analysis.findings.Finding` (the numbers, the paper's layout, a
-chart, a one-sentence reading, the convention; ``.save(out)``), so that a notebook
-cell is one line::
-
-    sl.scarce.win_rates(ds).save(OUT)
+"""SCARCE findings (``sl.scarce``; what a finding is and how a notebook calls it: the
+docstring of :mod:`scarce_lab.environments.scarce.analysis`).
 
 The metrics behind them are frame functions of :mod:`.tactics` (judge labels),
 :mod:`.dynamics` (communication, outcomes, budgets, auction dynamics),
@@ -929,12 +924,18 @@ def collective_output(ds: Any, *, reference: str = "fifo") -> Finding:
 @_finding
 def tenure_outcomes(ds: Any, *, by: Sequence[str] = BY, per_worker: bool = False,
            metric: str = "deadline_miss_rate") -> Finding:
-    """Newcomers against incumbents, before and after a join (runs with ``joins``):
-    deadline-miss rate, mean partial score, mean wait for a slot (s) and payment per
-    subrun (credits) per tenure (``incumbent``/``newcomer``) and period
-    (``before_join``/``after_join``/``no_join``)
+    """Newcomers against incumbents, before and after a join, in runs with ``joins``
+    (config and condition setting: worker -> the 0-based subrun it joins at). A run's
+    *newcomers* are the workers in ``joins``, its *incumbents* the others; its subruns
+    before its first join are the ``before_join`` period, the others ``after_join`` (a
+    newcomer has only these); a run without joins is ``no_join``. Per tenure and period
     (:func:`~scarce_lab.environments.scarce.analysis.tenure.tenure_metrics`), one row per
-    group of ``by`` (and worker with ``per_worker``); the reading is about ``metric``.
+    group of ``by`` (and worker with ``per_worker``): the deadline-miss rate (share of
+    worker-subruns whose deadline passed before a submission), the mean partial score
+    (passed / total hidden tests, 0 for a missed deadline under the default rule), the
+    mean wait for a slot (seconds from a slot request to its start, over contentions
+    whose slot started) and the payment per subrun (credits a worker paid in a subrun; 0
+    for a subrun without a contention). The reading is about ``metric``.
 
     Raises:
         PoolingError: a group mixes conditions or models.

@@ -25,7 +25,7 @@ import polars as pl
 from scarce_lab.analysis.pooling import check_no_pooling
 
 from ..tables import scarce_run_configs
-from .base import SHARE, _grouped, _need, cluster_ci, mean_over_runs
+from .base import SHARE, _grouped, _groups, _need, cluster_ci, mean_over_runs
 from .dynamics import _outcome_bounds, paired_outcomes
 from .tactics import _has_any
 
@@ -93,28 +93,22 @@ BEHAVIOUR_METRICS = ("promise_keeping", "breaches_per_contention", "fined_share"
 
 def institution_run_rates(frames: Mapping[str, pl.DataFrame], settings: pl.DataFrame) -> pl.DataFrame:
     """Per run: the institutional rates of :data:`BEHAVIOUR_METRICS`, null where the
-    run has nothing to rate: no promise judged, no breach, no offer or signed contract,
-    and always where the module that records it was off (a run without sanctions or
-    reputation judges no commitment: its breach rate is unknown, not 0).
+    run has nothing to rate, and always where the module that records it was off (a run
+    without sanctions or reputation judges no commitment: its breach rate is unknown,
+    not 0); the method: :func:`~.findings.institution_behaviour`.
 
     Args:
-        frames: kind -> payload frame (``run_id`` plus the payload columns) for
-            ``contention_start``, ``promise_judged``, ``breach``, ``sanction``,
-            ``contract_offer``, ``contract_answer``, ``contract_settlement`` (e.g.
-            ``{k: ds.payloads(k, "scarce").collect() for k in ...}``).
+        frames: :func:`institution_frames` (kind -> payload frame with ``run_id``).
         settings: :func:`institution_settings` of the runs to report.
     """
     _need(settings, ("run_id", "sanctions", "reputation", "contracts"), "settings")
-    def f(kind):
-        return frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
-
     rows = []
     for rid, sanctions, reputation, contracts in settings.select(
             "run_id", "sanctions", "reputation", "contracts").iter_rows():
         judged_on = sanctions != "off" or bool(reputation)
 
         def of(kind, rid=rid):
-            d = f(kind)
+            d = frames.get(kind, pl.DataFrame(schema={"run_id": pl.String}))
             return d.filter(pl.col("run_id") == rid) if d.height else d
 
         cont, judged, breach, sanc = of("contention_start"), of("promise_judged"), of("breach"), of("sanction")
@@ -148,8 +142,7 @@ def institution_behaviour(rates: pl.DataFrame, settings: pl.DataFrame, *, by: Se
     _need(d, ("run_id", *by), "rates joined with settings")
     check_no_pooling(d, list(by), what="institution_behaviour")
     rows = []
-    for key, part in d.sort(list(by)).group_by(list(by), maintain_order=True):
-        base = dict(zip(by, key, strict=True))
+    for base, part in _groups(d, by):
         for m in BEHAVIOUR_METRICS:
             bounds = None if m == "breaches_per_contention" else SHARE
             ci = mean_over_runs(part[m].to_list(), bounds=bounds)
@@ -178,10 +171,9 @@ COLLECTIVE_METRICS = ("deadline_miss_rate", "mean_partial_score", "total_queue_w
 
 def collective_by_arm(outcomes: pl.DataFrame, *, by: Sequence[str] = ("arm",), reference: str | None = "ballots|none",
                       pair_on: Sequence[str] = ("seed",)) -> pl.DataFrame:
-    """Collective output per ``by`` group: the deadline-miss rate (share of a run's
-    submissions that missed), mean partial score and total queue wait (s), mean and t
-    interval over runs; ``diff``/``diff_lo``/``diff_hi``/``pairs``: the mean paired
-    difference to the ``reference`` arm on the same ``pair_on`` values (null without pairs).
+    """Collective output (:data:`COLLECTIVE_METRICS`) per ``by`` group, the method:
+    :func:`~.findings.collective_output`; ``diff``/``diff_lo``/``diff_hi``/``pairs``
+    null without pairs on ``pair_on``.
 
     Args:
         outcomes: :func:`~.dynamics.collective_outcomes` joined with

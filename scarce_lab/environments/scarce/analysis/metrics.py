@@ -10,18 +10,12 @@ range (:data:`BOUNDS`). ``model`` is the negotiator's model, ``condition`` the l
 unique per condition settings; a group that would still mix settings (tables labelled
 separately and concatenated) raises :class:`~scarce_lab.analysis.pooling.PoolingError`.
 
-- ``win_rate``: the share of rounds in which the agent is first in the queue, over all
-  its participations (the SCARCE paper's definition: all rounds, not only contested
-  ones; an uncontested request is first by itself).
-- ``win_rate_contested``: the same over *contested* participations only (contentions
-  with at least two participants); with ``n`` participants chance is ``1/n``.
+- ``win_rate``, ``win_rate_contested``: as :func:`~.findings.win_rates` (an uncontested
+  request is first by itself).
 - ``mean_bid``: declared bid (credits), all participations.
 - ``mean_requested_duration_s``: declared desired duration (seconds).
-- ``private_chat_use``: share of contested participations with at least one private
-  message sent.
-- ``deadline_miss_rate``: share of (worker, subrun) submissions that missed the deadline.
-- ``mean_partial_score``: partial score (passed / total, 0 for a missed deadline under
-  the runner's default) per (worker, subrun).
+- ``private_chat_use``: as :func:`~.findings.private_chat_use`, every subrun.
+- ``deadline_miss_rate``, ``mean_partial_score``: as :func:`~.findings.task_outcomes`.
 - ``stuck_rate``: share of (worker, subrun) submissions ended as ``stuck`` (a model
   solver repeated the same failing action ``stuck_repeats`` times).
 """

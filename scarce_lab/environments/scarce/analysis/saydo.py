@@ -8,11 +8,7 @@
   ballots of its subrun.
 
 What is said is the negotiator's: the spec's ``speaker_part`` gives every worker of a
-run the negotiator model of its manifest. In a notebook:
-``sl.scarce.scarce_declaration_gaps(ds)``, ``sl.scarce.scarce_payment_gaps(ds)``,
-``sl.scarce.interview_gaps(ds, excerpts=6)``: each a finding with its chart
-(:func:`scarce_lab.analysis.saydo.rates_chart`) and its table as displayed
-(:func:`scarce_lab.analysis.saydo.table_text`).
+run the negotiator model of its manifest.
 """
 
 from __future__ import annotations

@@ -55,6 +55,16 @@ def _has_any(ids: Collection[str]) -> pl.Expr:
     return pl.col("labels").list.eval(pl.element().is_in(ids)).list.any().fill_null(False)
 
 
+def _id_shares(rounds: pl.DataFrame, named: Sequence[tuple[str, Collection[str]]], keys: Sequence[str],
+               name: str) -> pl.DataFrame:
+    """Per ``keys`` group and per ``(name, ids)`` of ``named`` in order: the share of
+    rounds with at least one of the ids (t interval over run means)."""
+    d = rounds.with_columns(_has_any(ids).cast(pl.Float64).alias(f"_s{i}") for i, (_, ids) in enumerate(named))
+    rows = [base | {name: n} | cluster_ci(part, f"_s{i}", bounds=SHARE)
+            for base, part in _groups(d, keys) for i, (n, _) in enumerate(named)]
+    return _ci_frame(rows, {k: d.schema[k] for k in keys} | {name: pl.String})
+
+
 def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: Collection[str],
                   *, by: Sequence[str] = ("model",), subrun: int | None = 0) -> pl.DataFrame:
     """Share of labelled agent-rounds showing each category (Table 1; the method:
@@ -78,13 +88,7 @@ def tactic_shares(rounds: pl.DataFrame, categories: Sequence[str], relational: C
     if subrun is not None:
         rounds = rounds.filter(pl.col("subrun") == subrun)
     check_no_pooling(rounds, by, what="tactic_shares")
-    cats = [*categories, "relational"]
-    exprs = [_has_any([c]).cast(pl.Float64).alias(f"_c{i}") for i, c in enumerate(categories)]
-    exprs.append(_has_any(relational).cast(pl.Float64).alias(f"_c{len(categories)}"))
-    d = rounds.with_columns(exprs)
-    rows = [base | {"category": c} | cluster_ci(part, f"_c{i}", bounds=SHARE)
-            for base, part in _groups(d, by) for i, c in enumerate(cats)]
-    return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"category": pl.String})
+    return _id_shares(rounds, [*((c, [c]) for c in categories), ("relational", relational)], by, "category")
 
 
 def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] | None = None,
@@ -95,19 +99,13 @@ def behaviour_shares(rounds: pl.DataFrame, behaviours: dict[str, Sequence[str]] 
     behaviours = behaviours or MEMORY_BEHAVIOURS
     _need(rounds, ("run_id", "labels", *by), "rounds")
     check_no_pooling(rounds, by, what="behaviour_shares")
-    names = list(behaviours)
-    d = rounds.with_columns(_has_any(behaviours[b]).cast(pl.Float64).alias(f"_b{i}") for i, b in enumerate(names))
-    rows = [base | {"behaviour": b} | cluster_ci(part, f"_b{i}", bounds=SHARE)
-            for base, part in _groups(d, by) for i, b in enumerate(names)]
-    return _ci_frame(rows, {b: rounds.schema[b] for b in by} | {"behaviour": pl.String})
+    return _id_shares(rounds, list(behaviours.items()), by, "behaviour")
 
 
 def relational_by_half(rounds: pl.DataFrame, relational: Collection[str], *, by: Sequence[str] = ("memory",)) -> pl.DataFrame:
-    """Relational share in the first vs second half of each run (its decay).
-
-    Halves are :func:`assign_stages` with 2 stages over the run's *labelled*
-    contentions. Returns ``by``..., ``half`` (``"first"``/``"second"``), ``value``,
-    ``lo``, ``hi``, ``n``, ``runs``."""
+    """Relational share by half of each run (the method: :func:`~.findings.relational_by_half`;
+    halves: :func:`assign_stages` with 2 stages). Returns ``by``..., ``half``
+    (``"first"``/``"second"``), ``value``, ``lo``, ``hi``, ``n``, ``runs``."""
     _need(rounds, ("run_id", "contention", "labels", *by), "rounds")
     check_no_pooling(rounds, by, what="relational_by_half")
     d = assign_stages(rounds, 2).with_columns(
@@ -130,14 +128,8 @@ def rule_shares_by_stage(rounds: pl.DataFrame, *, n_stages: int = 3, by: Sequenc
     """
     _need(rounds, ("run_id", "contention", "labels", *by), "rounds")
     check_no_pooling(rounds, by, what="rule_shares_by_stage")
-    d = assign_stages(rounds, n_stages).with_columns(
-        _has_any(making).cast(pl.Float64).alias("_make"), _has_any(invoking).cast(pl.Float64).alias("_inv"),
-        _has_any([*making, *invoking]).cast(pl.Float64).alias("_rules"))
-    kinds = {"rules": "_rules", "rule_making": "_make", "rule_invoking": "_inv"}
-    rows = [base | {"kind": k} | cluster_ci(part, col, bounds=SHARE)
-            for base, part in _groups(d, [*by, "stage"]) for k, col in kinds.items()]
-    keys = {b: rounds.schema[b] for b in by} | {"stage": pl.Int64, "kind": pl.String}
-    return _ci_frame(rows, keys)
+    kinds = [("rules", [*making, *invoking]), ("rule_making", making), ("rule_invoking", invoking)]
+    return _id_shares(assign_stages(rounds, n_stages), kinds, [*by, "stage"], "kind")
 
 
 def bid_revision_share(contentions: pl.DataFrame, *, by: Sequence[str] = ("model", "mechanism")

@@ -1,28 +1,9 @@
 """SCARCE metrics per tenure: newcomers against incumbents, before and after a join.
 
-A run with ``joins`` (config; in the condition settings as ``joins``, worker -> the
-0-based subrun it joins at) has *newcomers* (the workers in ``joins``) and
-*incumbents* (every other worker). Its subruns before its first join are the
-``before_join`` period, the others ``after_join``; a run without joins is
-``no_join``. A newcomer has only ``after_join`` rows.
-
-Metrics (:func:`tenure_metrics`), per group of ``by`` x ``tenure`` x ``period``:
-
-- ``deadline_miss_rate``: share of worker-subruns whose deadline passed before a
-  submission (``submissions.deadline_missed``);
-- ``mean_partial_score``: mean ``submissions.score`` (passed / total hidden tests, 0
-  for a missed deadline under the default rule);
-- ``mean_wait_s``: mean seconds from a slot request to its slot's start, over
-  contentions whose slot started (``contentions.wait_s``);
-- ``payment_per_subrun``: credits a worker paid in a subrun (sum of its
-  ``contentions.payment``; 0 for a subrun without a contention).
-
-Intervals: runs are the independent unit (docs/design.md): each is the mean over runs
-of each run's mean, with a Student-t interval over the run means
-(:func:`~scarce_lab.environments.scarce.analysis.base.cluster_ci`, which uses
-:func:`scarce_lab.analysis.stats.cluster_mean_ci`), clipped to ``[0, 1]`` for the rate
-and the score; no interval from one run. Every row carries ``n`` (worker-subruns or
-contentions) and ``runs``. Never pooled: :func:`~scarce_lab.analysis.pooling.check_no_pooling`
+Tenures, periods and the metrics (:func:`tenure_metrics`): the method of
+:func:`~scarce_lab.environments.scarce.analysis.findings.tenure_outcomes`. Intervals:
+:data:`TENURE_INTERVALS`, clipped to ``[0, 1]`` for the rate and the score. Every row
+carries ``n`` (worker-subruns or contentions) and ``runs``. Never pooled: :func:`~scarce_lab.analysis.pooling.check_no_pooling`
 refuses a group that mixes conditions (two compositions or two joins settings differ in
 ``seats`` / ``joins``), or models when ``model`` is not in ``by``.
 """
