@@ -1,13 +1,8 @@
 """Metrics and charts of Economy of Minds runs, on the tidy tables of
 :mod:`scarce_lab.environments.economy.tables` (polars frames only; no envs, no agents),
 behind the findings of :mod:`scarce_lab.environments.economy.analysis` (whose docstring
-states the conventions: runs are the unit, 95% t-intervals over per-run values).
-
-Never pooled: every metric groups by ``(task, condition)`` (``condition`` is the label
-unique per condition settings, :mod:`scarce_lab.data.tables`) and first checks, with
-:func:`scarce_lab.analysis.pooling.check_no_pooling`, that no group mixes runs whose
-settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.PoolingError`
-(naming the settings) rather than average them.
+states the conventions: runs are the unit, 95% t-intervals over per-run values, groups
+checked by :func:`scarce_lab.analysis.pooling.check_no_pooling`, never pooled).
 """
 
 from __future__ import annotations
@@ -273,8 +268,7 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
     """Per window of training rounds: mean bid paid per win, mean realised value per win
     (payment received from the next winner + reward) and mean absolute gap
     ``|paid - realised| / wins`` over agent-episodes; per run, then mean and band over
-    runs per (task, condition, window_start). The gap is not the difference of the two
-    means (gaps of opposite sign do not cancel): the chart and the reading show ``gap``.
+    runs per (task, condition, window_start) (method: ``sl.economy.bid_convergence``).
 
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
