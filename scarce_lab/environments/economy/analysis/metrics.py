@@ -36,15 +36,17 @@ def wealth_gini(wealths: list[float]) -> float | None:
     return float(stats.gini(vals)) if sum(vals) > 0 else None
 
 
-def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFrame:
-    """Mean and interval (:func:`mean_ci`) of ``value`` per ``by`` group. The schema is
+def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str, *, share: bool = False) -> pl.DataFrame:
+    """Mean and interval (:func:`mean_ci`; with ``share``, a value in [0, 1] the
+    t-interval does not know the bounds of: :func:`clipped_mean_ci`) of ``value`` per
+    ``by`` group. The schema is
     explicit: the group keys keep their dtypes and the mean and bounds are Float64 even
     when every bound is missing (one run per group gives no interval: a column of
     nulls, which polars would otherwise type as Null, on which ``clip`` and most
     operations fail), and no group gives an empty frame with the same columns."""
     rows = []
     for key, g in df.group_by(by, maintain_order=True):
-        m, lo, hi = mean_ci(g[value].to_list())
+        m, lo, hi = clipped_mean_ci(g[value].to_list()) if share else mean_ci(g[value].to_list())
         rows.append({**dict(zip(by, key, strict=True)), f"{prefix}": m, f"{prefix}_lo": lo,
                      f"{prefix}_hi": hi, "n_runs": g.height})
     schema = {k: df.schema[k] for k in by} | {prefix: pl.Float64, f"{prefix}_lo": pl.Float64,
@@ -67,10 +69,9 @@ def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
     per_run = tr.group_by(["task", "condition", "run_id", "window_start"]).agg(
         pl.col("solved").cast(pl.Float64).mean().alias("rate")
     )
-    out = _summ(per_run.sort("window_start", "run_id"), ["task", "condition", "window_start"], "rate", "solve_rate")
-    return out.with_columns(
-        pl.col("solve_rate_lo").clip(0.0, 1.0), pl.col("solve_rate_hi").clip(0.0, 1.0)
-    ).sort("task", "condition", "window_start")
+    out = _summ(per_run.sort("window_start", "run_id"), ["task", "condition", "window_start"], "rate", "solve_rate",
+                share=True)
+    return out.sort("task", "condition", "window_start")
 
 
 def per_run_rates(episodes: pl.DataFrame) -> pl.DataFrame:
@@ -236,11 +237,7 @@ def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.Data
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
     """
-    out = _summ(_index_per_run(wins, phase), ["task", "condition"], "index", "specialisation")
-    # a share lies in [0, 1]; the t-interval does not know that
-    return out.with_columns(
-        pl.col(c).cast(pl.Float64).clip(0.0, 1.0) for c in ("specialisation_lo", "specialisation_hi")
-    )
+    return _summ(_index_per_run(wins, phase), ["task", "condition"], "index", "specialisation", share=True)
 
 
 def specialisation_values(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
