@@ -21,6 +21,7 @@ from scarce_lab.analysis.figures import (
     wrap_columns,
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
+from scarce_lab.analysis.layout import ci_cell
 from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
@@ -133,11 +134,8 @@ def clipped_mean_ci(values: list, top: float | None = 1.0) -> tuple[float | None
 
 
 def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
-    """``0.44 [0.31, 0.57]``; the mean alone without an interval (one run), ``-`` without
-    a mean."""
-    if m is None:
-        return "-"
-    return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+    """``0.44 [0.31, 0.57]`` (:func:`~scarce_lab.analysis.layout.ci_cell`), ``-`` without a mean."""
+    return ci_cell(m, lo, hi, missing="-")
 
 
 def format_table(table: pl.DataFrame) -> pl.DataFrame:
