@@ -46,9 +46,7 @@ def _economies(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _complete_episodes(ds: Any) -> pl.DataFrame:
-    """``ds.economy.episodes`` of the runs that completed; a run that did not finish has
-    a shorter training (its fifths are not comparable): it is left out, with a warning
-    naming it.
+    """``ds.economy.episodes`` of the runs that completed (the rule: :func:`table`).
 
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``ds``.
