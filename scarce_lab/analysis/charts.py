@@ -2,11 +2,8 @@
 tables of every environment (:func:`scarce_lab.analysis.saydo.rates_chart`).
 
 A result frame (e.g. from :mod:`scarce_lab.environments.scarce.analysis.dynamics`) has one row per group
-with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``).
-:func:`ci_chart` draws it to the toolkit's figure standard: readable names instead of
-column codes (:func:`pretty`), units in the axis titles, error bars in the colour of their
-point, small multiples per facet, a caption line (models, runs, interval method), and a
-:class:`~scarce_lab.analysis.figures.NoFigure` when there is nothing to draw.
+with ``value`` and its 95% interval ``lo``-``hi`` (plus ``n`` and ``runs``);
+:func:`ci_chart` draws it to the toolkit's figure standard.
 """
 
 from __future__ import annotations
@@ -111,7 +108,8 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
     interval by ``ci``), optionally coloured by ``color`` and faceted by ``column`` /
     ``row`` (independent y scales per facet). Codes are shown through :func:`pretty`.
 
-    Readability rules: ``model | setting`` tick labels whole (up to :data:`TICK_LABEL_LIMIT`)
+    Readability rules: units in the axis titles; error bars in the colour of their point;
+    a caption line (models, runs, interval method); ``model | setting`` tick labels whole (up to :data:`TICK_LABEL_LIMIT`)
     with the full ``condition`` in the tooltip; coloured lines also differ in dash and point
     shape (equal lines stay visible); wrapped panels narrow (down to :data:`MIN_PANEL_WIDTH`)
     and then lower so that the chart stays within :data:`MAX_CHART_HEIGHT`; an uncoloured

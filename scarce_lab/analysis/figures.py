@@ -9,21 +9,15 @@ vl-convert: a frontend without the widget (nbviewer, a code host, an untrusted n
 in JupyterLab, an executed report) shows the image. :func:`static_outputs` removes the
 widget part from an executed notebook so that only the image remains there.
 
-On disk: :func:`save_chart` writes PNG + SVG; :func:`save_table` CSV + Markdown and a
-``<name>.convention.json`` sidecar: every saved table states the convention it was
-computed under (survival definition, preset, interval method, window...), in the
-sidecar and as a footnote of the Markdown file. A chart function with nothing to draw
-returns a :class:`NoFigure` that says why; it displays as that sentence and
-:func:`save_chart` writes no file for it.
+On disk: :func:`save_chart` (a chart) and :func:`save_table` (a table with the
+convention it was computed under). A chart function with nothing to draw returns a
+:class:`NoFigure` that says why.
 
 Chart sizes: every chart of the package leaves its builder through :func:`titled`,
 which switches altair to this module's data transformer (:func:`use_chart_limits`):
 altair's own refuses more than 5,000 rows (``MaxRowsError``), which an Economy run of
-1,300 episodes in four ablations already exceeds. Ours embeds up to
-:data:`MAX_CHART_ROWS` rows and refuses more with :class:`ChartTooLargeError` saying
-what to do; builders whose data grows with the length of a run aggregate before
-charting (SovSim's density views, the Economy population chart's episode windows:
-:func:`window_means`).
+1,300 episodes in four ablations already exceeds; builders whose data grows with the
+length of a run aggregate before charting (:func:`window_means`).
 
 Figure rules (:func:`check_chart`, applied by :func:`titled`): the Okabe-Ito palette,
 at most 8 colour groups, no two legend entries alike, a width within the notebook output area,

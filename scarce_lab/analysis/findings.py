@@ -314,9 +314,7 @@ def finding_function(environment: str, statistics: str = "") -> Any:
     defaults included), so that no finding states its method, settings or parameters
     by hand.
 
-    Every call's arguments pass one gate first (:func:`_check_arguments`): a value
-    outside a ``Literal[...]`` annotation, or a string where the annotation asks for a
-    sequence (``by="model"``, which would be read letter by letter), is refused.
+    Every call's arguments pass one gate first (:func:`_check_arguments`).
 
     Raises:
         TypeError: ``fn`` returned something other than a :class:`Finding`; an argument
@@ -358,7 +356,8 @@ def finding_function(environment: str, statistics: str = "") -> Any:
 
 def _check_arguments(name: str, hints: dict[str, Any], arguments: dict[str, Any]) -> None:
     """The gate of :func:`finding_function`: each argument against its annotation's
-    ``Literal`` choices and, for a sequence annotation, not a bare string.
+    ``Literal`` choices and, for a sequence annotation, not a bare string (``by="model"``
+    would be read letter by letter).
 
     Raises:
         ValueError: a value outside the ``Literal`` (``name``, parameter, value and

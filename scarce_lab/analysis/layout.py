@@ -29,16 +29,17 @@ def _need(df: pl.DataFrame, cols: Sequence[str], name: str) -> None:
         raise ValueError(f"{name} frame lacks columns {missing} (has {df.columns})")
 
 
-def with_ci_text(df: pl.DataFrame, digits: int = 2, *, col: str = "estimate") -> pl.DataFrame:
-    """Add a text column ``value [lo, hi]`` (just ``value`` without an interval, ``n/a``
-    without a value) for display tables."""
-    def cell(v, lo, hi):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "n/a"
-        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None \
-            else f"{v:.{digits}f}"
+def ci_cell(v: float | None, lo: float | None, hi: float | None, digits: int = 2, missing: str = "n/a") -> str:
+    """``value [lo, hi]``; just ``value`` without an interval, ``missing`` without a value."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return missing
+    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None \
+        else f"{v:.{digits}f}"
 
-    return df.with_columns(pl.Series(col, [cell(v, lo, hi) for v, lo, hi in
+
+def with_ci_text(df: pl.DataFrame, digits: int = 2, *, col: str = "estimate") -> pl.DataFrame:
+    """Add a text column of :func:`ci_cell` strings for display tables."""
+    return df.with_columns(pl.Series(col, [ci_cell(v, lo, hi, digits) for v, lo, hi in
                                            zip(df["value"], df["lo"], df["hi"], strict=True)], dtype=pl.String))
 
 

@@ -1,17 +1,9 @@
 """Agreement statistics for multi-label judgements (pure functions on plain data).
 
 Between judges, per label (each label is a binary present/absent rating of each unit):
-
-- Krippendorff's alpha (nominal; the ``krippendorff`` package): missing ratings
-  (a judge without a rating) are allowed.
-- Fleiss' kappa (``statsmodels.stats.inter_rater``): needs every judge on every unit,
-  so units with a missing rating are left out of it.
-- Percentile bootstrap confidence intervals over units (units resampled with
-  replacement; ``n_boot`` resamples; seeded).
-- A macro average over the labels where the statistic is defined, saying how many
-  labels it covers.
-
-Both statistics also take matrices of more than two categories (codes, NaN missing).
+:func:`krippendorff_alpha` (missing ratings allowed) and :func:`fleiss_kappa` (complete
+units only), with percentile bootstrap intervals over units (:func:`bootstrap_units`) and
+a macro average over the labels (:func:`label_agreement`).
 
 Against experts (validation): :func:`~.scores.score_against_gold`.
 

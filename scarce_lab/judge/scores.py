@@ -1,9 +1,6 @@
-"""Scores of predicted label sets against expert label sets (validation of a judge).
-
-Per label: precision, recall, F1 and Cohen's kappa; overall: micro precision, recall
-and F1, macro F1, macro and pooled Cohen's kappa, exact match (scikit-learn). A value
-that is undefined is NaN with the reason (``cohen_kappa_reason`` per label; the
-summary's ``undefined`` mapping), never an error.
+"""Scores of predicted label sets against expert label sets (validation of a judge):
+:func:`score_against_gold` (scikit-learn). A value that is undefined is NaN with the
+reason, never an error.
 """
 
 from __future__ import annotations

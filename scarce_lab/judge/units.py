@@ -6,15 +6,9 @@ the agent saw it as ``context`` text. The judge is taxonomy-agnostic: a CaSiNo
 utterance is a unit too (one message to the partner, the previous turns as context;
 see :mod:`scarce_lab.judge.casino`).
 
-Builders:
-
-- :func:`units_from_frame`: from a simple polars frame with columns ``run_id``,
-  ``contention``, ``agent``, ``public_reasoning``, ``private_messages``, ``context``.
-- :func:`dataset_units`: from a folder of runs, by their environment: each
-  environment's spec names its builder (``EnvironmentSpec.judge_units``, e.g. SCARCE's
-  :func:`scarce_lab.environments.scarce.judge_units.units_from_dataset`); an
-  environment without one is refused by name.
-- :func:`units_from_path`: either, from a file or a folder.
+Builders: :func:`units_from_frame` (a frame with :data:`FRAME_COLUMNS`),
+:func:`dataset_units` (a folder of runs, by the builder their environment's spec names)
+and :func:`units_from_path` (either, from a file or a folder).
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 :func:`validate_panel` runs the panel on units that carry ``gold`` labels and scores
 the arbitrated labels and each judge alone with
-:func:`scarce_lab.judge.scores.score_against_gold` (per-label precision, recall,
-F1 and Cohen's kappa; micro and macro F1). A judge's missing rating (any status but ok/repaired) counts as
-predicting no label (and is counted in ``n_no_answer``).
+:func:`scarce_lab.judge.scores.score_against_gold`. A judge's missing rating (any status
+but ok/repaired) is its ``None`` prediction there (no label, counted in ``n_no_answer``).
 """
 
 from __future__ import annotations

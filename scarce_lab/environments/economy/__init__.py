@@ -21,10 +21,8 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
 
 
 def paper_table(data: Any, *, dynamics: bool = False) -> Any:
-    """Solve rate in the first and last fifth of training and in frozen evaluation, per
-    task and condition (:func:`scarce_lab.environments.economy.analysis.table`), as a
-    finding. A run that did not finish has a shorter training (its fifths are not
-    comparable): it is left out, with a warning naming it.
+    """The ablation table as a finding (:func:`scarce_lab.environments.economy.analysis.table`
+    states its method: solve rates per task and condition; unfinished runs left out).
 
     Args:
         dynamics: population dynamics per task, economy and condition instead

@@ -46,9 +46,7 @@ def _economies(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _complete_episodes(ds: Any) -> pl.DataFrame:
-    """``ds.economy.episodes`` of the runs that completed; a run that did not finish has
-    a shorter training (its fifths are not comparable): it is left out, with a warning
-    naming it.
+    """``ds.economy.episodes`` of the runs that completed (the rule: :func:`table`).
 
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``ds``.
@@ -72,14 +70,9 @@ def table(ds: Any) -> Finding:
     """The ablation table: does the economy learn, and which of its parts does it need?
 
     The economy (a Hayek machine; Qi et al. 2026, *Economy of Minds*; Baum & Durdanovic
-    2000, *Hayek*): a population of limited agents (a trigger, a policy, a bid, a wealth
-    in integer credits) is coordinated only by money. Each step the eligible agents bid;
-    the highest bid acts and pays its bid to the previous actor (bucket brigade); the
-    task pays the actor on success; rent is charged; rich agents reproduce with mutation
-    (exploitation); bankrupt agents are removed and replaced by a repaired copy of their
-    policy, and newcomers join every few episodes (exploration); a new agent gets a
-    trial at the highest bid + 1. Each agent bids its fixed bid b_a (the paper's scheme;
-    Holland's wealth-proportional bid is an option, ``bid_scheme=holland``). Ablations:
+    2000, *Hayek*; its rules and their sources: :mod:`scarce_lab.environments.economy.world.core`):
+    agents bid for each step, pay the previous actor, reproduce when rich (exploitation)
+    and are replaced when bankrupt, with newcomers joining (exploration). Ablations:
     ``no-auction`` (a random eligible agent acts), ``no-exploration`` (no replacement,
     no newcomers), ``no-exploitation`` (no reproduction); baselines: ``full`` (one
     agent with every capability: a ceiling) and ``round-robin`` (the founders in a fixed
@@ -256,14 +249,8 @@ def dynamics(ds: Any) -> Finding:
     (condition ``none``) at the end of training. ``sl.table(ds, dynamics=True)`` gives
     the same finding.
 
-    Our rules against the public reference implementation (``hayekmas``;
-    ``data/economy/README.md``, "Comparison with hayekmas"): the same auction, bucket
-    brigade (the first payment leaving the agents), reward to the actor, rent every k
-    episodes, removal below zero wealth, a newcomer's bid the highest + epsilon, fixed
-    bids b_a (Holland's wealth-proportional bid an option), bankrupt agents replaced by
-    repaired copies of their policy, frozen evaluation; different, and why: integer
-    credits and a bank account (money is conserved), children endowed by their parent,
-    rule agents for Blocks World, no per-episode replay after bankruptcy.
+    Where our rules depart from the public reference implementation (``hayekmas``), and
+    why: ``data/economy/README.md``, "Comparison with the reference implementation".
 
     Raises:
         ValueError: no Economy of Minds episode, or no complete run, in ``ds``.

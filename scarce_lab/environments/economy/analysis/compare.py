@@ -1,7 +1,6 @@
 """Population dynamics of Economy of Minds runs side by side (e.g. our default economy
 against the ``eom-reference`` preset): one row per (task, condition), on the tidy tables
-of :mod:`scarce_lab.environments.economy.tables`. Runs are the unit: means over runs with a 95%
-t-interval (none from one run); groups that mix settings are refused, never pooled.
+of :mod:`scarce_lab.environments.economy.tables` (the method: ``sl.economy.dynamics``).
 """
 
 from __future__ import annotations
@@ -32,8 +31,7 @@ _DYN_COLS = ("final_size", "mean_size", "children", "replacements", "newcomers",
 
 def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.DataFrame,
                    deaths: pl.DataFrame) -> pl.DataFrame:
-    """Population dynamics per (task, economy, condition), to set economies side by side (e.g.
-    our default against the ``eom-reference`` preset): mean over runs, with a 95%
+    """Population dynamics per (task, economy, condition): mean over runs, with a 95%
     t-interval over runs (``*_lo``/``*_hi``, clipped to the value's range; none from one run) of each per-run value:
 
     - ``final_size``: agents alive at the last training snapshot; ``mean_size`` over
@@ -42,9 +40,6 @@ def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.
       left out) and removals per 10 training episodes;
     - ``final_gini``: wealth Gini at the last training snapshot (negative wealth as 0);
     - ``train_solve``, ``eval_solve``: solve rates in training and frozen evaluation.
-
-    Inputs are the tidy tables of :mod:`scarce_lab.environments.economy.tables` (``episodes``,
-    ``population``, ``births``, ``deaths``).
 
     Raises:
         PoolingError: a (task, economy, condition) group mixes settings or models.

@@ -1,13 +1,8 @@
 """Metrics and charts of Economy of Minds runs, on the tidy tables of
 :mod:`scarce_lab.environments.economy.tables` (polars frames only; no envs, no agents),
 behind the findings of :mod:`scarce_lab.environments.economy.analysis` (whose docstring
-states the conventions: runs are the unit, 95% t-intervals over per-run values).
-
-Never pooled: every metric groups by ``(task, condition)`` (``condition`` is the label
-unique per condition settings, :mod:`scarce_lab.data.tables`) and first checks, with
-:func:`scarce_lab.analysis.pooling.check_no_pooling`, that no group mixes runs whose
-settings or model differ; it raises :class:`~scarce_lab.analysis.pooling.PoolingError`
-(naming the settings) rather than average them.
+states the conventions: runs are the unit, 95% t-intervals over per-run values, groups
+checked by :func:`scarce_lab.analysis.pooling.check_no_pooling`, never pooled).
 """
 
 from __future__ import annotations
@@ -26,6 +21,7 @@ from scarce_lab.analysis.figures import (
     wrap_columns,
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
+from scarce_lab.analysis.layout import ci_cell
 from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
@@ -41,15 +37,17 @@ def wealth_gini(wealths: list[float]) -> float | None:
     return float(stats.gini(vals)) if sum(vals) > 0 else None
 
 
-def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str) -> pl.DataFrame:
-    """Mean and interval (:func:`mean_ci`) of ``value`` per ``by`` group. The schema is
+def _summ(df: pl.DataFrame, by: list[str], value: str, prefix: str, *, share: bool = False) -> pl.DataFrame:
+    """Mean and interval (:func:`mean_ci`; with ``share``, a value in [0, 1] the
+    t-interval does not know the bounds of: :func:`clipped_mean_ci`) of ``value`` per
+    ``by`` group. The schema is
     explicit: the group keys keep their dtypes and the mean and bounds are Float64 even
     when every bound is missing (one run per group gives no interval: a column of
     nulls, which polars would otherwise type as Null, on which ``clip`` and most
     operations fail), and no group gives an empty frame with the same columns."""
     rows = []
     for key, g in df.group_by(by, maintain_order=True):
-        m, lo, hi = mean_ci(g[value].to_list())
+        m, lo, hi = clipped_mean_ci(g[value].to_list()) if share else mean_ci(g[value].to_list())
         rows.append({**dict(zip(by, key, strict=True)), f"{prefix}": m, f"{prefix}_lo": lo,
                      f"{prefix}_hi": hi, "n_runs": g.height})
     schema = {k: df.schema[k] for k in by} | {prefix: pl.Float64, f"{prefix}_lo": pl.Float64,
@@ -72,10 +70,9 @@ def solve_curve(episodes: pl.DataFrame, window: int = 10) -> pl.DataFrame:
     per_run = tr.group_by(["task", "condition", "run_id", "window_start"]).agg(
         pl.col("solved").cast(pl.Float64).mean().alias("rate")
     )
-    out = _summ(per_run.sort("window_start", "run_id"), ["task", "condition", "window_start"], "rate", "solve_rate")
-    return out.with_columns(
-        pl.col("solve_rate_lo").clip(0.0, 1.0), pl.col("solve_rate_hi").clip(0.0, 1.0)
-    ).sort("task", "condition", "window_start")
+    out = _summ(per_run.sort("window_start", "run_id"), ["task", "condition", "window_start"], "rate", "solve_rate",
+                share=True)
+    return out.sort("task", "condition", "window_start")
 
 
 def per_run_rates(episodes: pl.DataFrame) -> pl.DataFrame:
@@ -137,11 +134,8 @@ def clipped_mean_ci(values: list, top: float | None = 1.0) -> tuple[float | None
 
 
 def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
-    """``0.44 [0.31, 0.57]``; the mean alone without an interval (one run), ``-`` without
-    a mean."""
-    if m is None:
-        return "-"
-    return f"{m:.2f}" if lo is None or hi is None else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+    """``0.44 [0.31, 0.57]`` (:func:`~scarce_lab.analysis.layout.ci_cell`), ``-`` without a mean."""
+    return ci_cell(m, lo, hi, missing="-")
 
 
 def format_table(table: pl.DataFrame) -> pl.DataFrame:
@@ -241,11 +235,7 @@ def specialisation_index(wins: pl.DataFrame, *, phase: str = "train") -> pl.Data
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.
     """
-    out = _summ(_index_per_run(wins, phase), ["task", "condition"], "index", "specialisation")
-    # a share lies in [0, 1]; the t-interval does not know that
-    return out.with_columns(
-        pl.col(c).cast(pl.Float64).clip(0.0, 1.0) for c in ("specialisation_lo", "specialisation_hi")
-    )
+    return _summ(_index_per_run(wins, phase), ["task", "condition"], "index", "specialisation", share=True)
 
 
 def specialisation_values(wins: pl.DataFrame, *, phase: str = "train") -> pl.DataFrame:
@@ -273,8 +263,7 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
     """Per window of training rounds: mean bid paid per win, mean realised value per win
     (payment received from the next winner + reward) and mean absolute gap
     ``|paid - realised| / wins`` over agent-episodes; per run, then mean and band over
-    runs per (task, condition, window_start). The gap is not the difference of the two
-    means (gaps of opposite sign do not cancel): the chart and the reading show ``gap``.
+    runs per (task, condition, window_start) (method: ``sl.economy.bid_convergence``).
 
     Raises:
         PoolingError: a (task, condition) group mixes settings or models.

@@ -11,11 +11,9 @@ unchanged. Who runs what:
   seats; the founders' bids come from that seed after the run's default policy drew its
   founders, so a run whose every seat is the default plays exactly as the run without
   seats (tested);
-- offspring (children, replacements) inherit their parent's seat (the Hayek machine's
-  reproduction rule, :mod:`scarce_lab.environments.economy.world.core`); the mutation or repair that
-  makes their genome is their parent's seat's (its model rewrites the prompt);
-- the economy's exploration newcomers, of no lineage, run the ``*`` seat (the
-  config's ``model`` where ``*`` is not given);
+- offspring (children, replacements) and the economy's exploration newcomers: the seat
+  rule of :mod:`scarce_lab.environments.economy.world.core` ("Seats"; ``*`` is the config's
+  ``model`` where not given); an offspring's mutation or repair is its parent's seat's;
 - the run's newcomer (``newcomer: {episode: k}``) runs seat ``newcomer`` and joins at
   the start of training episode ``k`` (:func:`join_newcomer`; the rule and its source:
   :class:`~scarce_lab.environments.economy.config.EconomyNewcomer`).

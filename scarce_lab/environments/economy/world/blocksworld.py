@@ -7,10 +7,6 @@ another. Reward (credits) is paid only on completion: ``reward_per_block * n_blo
 (Hayek: reward on solving the instance, scaled with its size). An instance of ``n``
 blocks deals a shuffled copy of the target's blocks onto stacks 1..3.
 
-Instances of growing size: :func:`size_for_episode` gives a curriculum (size grows by
-one after ``promote_after`` consecutive solves, as Hayek presented harder instances
-as the system got better) or a uniform draw over ``[min_blocks, max_blocks]``.
-
 Observation features (what triggers may test; all booleans):
 
 - ``prefix_ok``: stack 1 is a correct prefix of the target (empty counts).
@@ -157,7 +153,8 @@ def size_for_episode(
 
     ``uniform``: a draw from ``[min_blocks, max_blocks]``. ``curriculum``: ``current``
     (start ``min_blocks``), plus one once ``streak`` consecutive solves reach
-    ``promote_after``, capped at ``max_blocks``.
+    ``promote_after``, capped at ``max_blocks`` (Hayek presented harder instances as
+    the system got better).
 
     Raises:
         ValueError: unknown ``schedule`` or ``min_blocks > max_blocks``.

@@ -7,7 +7,7 @@ of question/answer pairs (read by the runner; this module does no I/O).
 
 Reward (credits): ``reward`` if the final answer is correct, else 0; the episode ends at
 the first final answer or after ``max_steps`` steps. Step kinds (for specialisation):
-``start`` before any note, else ``after_<capability>`` of the last note.
+:func:`step_kind`.
 """
 
 from __future__ import annotations
