@@ -142,6 +142,10 @@ def nice_top(value: float, headroom: float = 0.1) -> float:
     return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= need - 1e-9))
 
 
+#: The pool's colour in the trajectories (a light grey: the reference grey is darker).
+POOL_COLOUR = "#969696"
+
+
 def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
     scale = alt.Scale(domain=[1, rounds])
     x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
@@ -150,8 +154,10 @@ def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatCh
     # top edge over a light fill, not a grey block whose line is the border
     pool_top = nice_top(float(pool["pool_before"].max() or 0.0))
     pool_chart = alt.Chart(chart_data(pool)).mark_area(
-        color="#d9d9d9", opacity=0.6, line={"color": "#636363", "strokeWidth": 2},
-        point={"color": "#636363", "size": 14}, description="pool at the start of the round").encode(
+        # one colour for the pool (its line, points and a see-through fill), far from the
+        # reference grey of the thresholds (one meaning per colour in a notebook)
+        color=POOL_COLOUR, opacity=0.25, line={"color": POOL_COLOUR, "strokeWidth": 2, "opacity": 1},
+        point={"color": POOL_COLOUR, "size": 14, "opacity": 1}, description="pool at the start of the round").encode(
         x=alt.X("round:Q", title=None, scale=scale, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("pool_before:Q", title="Pool (units)", scale=alt.Scale(domain=[0, pool_top], nice=False),
                 axis=alt.Axis(values=[0, pool_top / 2, pool_top], format="~r", labelFlush=True)),
