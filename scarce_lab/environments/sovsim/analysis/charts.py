@@ -1,5 +1,8 @@
 """The charts, layouts and one-sentence readings of the findings of :mod:`.paper`.
 
+Size: the paper's figures (pool dynamics, trajectories, leader rate, misreports) and
+their readings in one module, each beside the sentence that describes it.
+
 Every function takes polars frames (the agent-round table, or the per-simulation
 metrics of :mod:`.metrics`) and returns an ``altair`` chart, a
 :class:`~scarce_lab.analysis.figures.NoFigure` that says why there is nothing to draw,
