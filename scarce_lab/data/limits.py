@@ -1,0 +1,128 @@
+"""The one table of size limits: what a server, an agent or a file may hand us.
+
+Every byte that enters from outside (a model's answer, a line of a run file, a run
+file, a Parquet file of an export) is bounded by a field of :data:`LIMITS`, checked
+where the data enters. Nothing else in the package states a size limit; the gates read
+this table at call time (``from scarce_lab.data import limits`` then
+``limits.LIMITS.answer_bytes``, so that a test's smaller table reaches them) and name the
+field in their error, so a message says which limit was passed and by how much.
+
+============================  ==============  =================================================
+field                         value           checked by
+============================  ==============  =================================================
+``answer_bytes``              4 MiB           the transport stops reading a model's answer
+``answer_chars``              2,000,000       the recorder and parser (characters of an answer)
+``response_bytes``            8 MiB           the transport (a whole HTTP response body)
+``parse_chars``               2,000,000       the answer parser reads at most this much
+``parse_seconds``             2.0 s           the answer parser's wall-clock budget
+``line_bytes``                16 MiB          every JSONL line read (:func:`.jsonl.iter_lines`)
+``events_file_bytes``         2 GiB           ``events.jsonl`` of one run
+``llm_calls_file_bytes``      4 GiB           ``llm_calls.jsonl`` of one run
+``manifest_bytes``            16 MiB          ``manifest.json``, an export's marker, any JSON file
+``jsonl_file_bytes``          4 GiB           any other JSON Lines file (judge store, units)
+``parquet_file_bytes``        16 GiB          one Parquet file of an export or a cache
+``events_per_run``            2,000,000       lines of one run's ``events.jsonl``
+============================  ==============  =================================================
+
+How the values were chosen: far above what real runs reach, so that only a hostile or
+broken input meets them, and low enough that the memory a loader needs at the limit
+(about 10x a line to parse it into Python objects) fits a laptop.
+
+- Answers: the longest completion any served model offers is about 128k tokens
+  (~4 bytes each in UTF-8, ~0.5 MB); ``answer_bytes`` is 8x that. The shipped data's
+  longest answer is 2,130 characters. A response body holds the answer plus its
+  envelope (tool calls, logprobs): twice the answer.
+- Lines: a call record holds the prompt and the answer, and a repair call the answer a
+  second time: 2 answers (8 MiB) plus a 2M-token prompt (8 MiB) is 16 MiB. The shipped
+  data's longest line is 8,406 bytes (a call record), its longest events line 4,728.
+- Files: the shipped data's largest ``events.jsonl`` is 0.46 MB (1,045 events), its
+  largest ``llm_calls.jsonl`` 0.67 MB and its largest manifest 4.8 KB. A run of 2 million
+  events (``events_per_run``, 2,000x the largest shipped) at ~1 KB each is 2 GiB;
+  ``llm_calls_file_bytes`` allows 256 call records at the line limit. A manifest holds a
+  config and notes: 16 MiB is 3,000x the largest.
+- Parse: a linear parser reads 2M characters in well under a second; 2 s is the budget
+  before the answer is recorded as over the limit instead of blocking the event loop.
+
+Change a value for one analysis with ``dataclasses.replace``; tests monkeypatch
+``scarce_lab.data.limits.LIMITS`` with a small table to reach a limit fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["LIMITS", "Limits", "LimitError", "file_kind", "file_limit"]
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits of everything read from outside (see the module docstring's table).
+
+    Attributes:
+        answer_bytes: UTF-8 bytes of one model answer (text plus tool-call arguments).
+        answer_chars: characters of one model answer as recorded.
+        response_bytes: bytes of one HTTP response body from a model server.
+        parse_chars: characters of an answer the parser reads.
+        parse_seconds: wall-clock seconds the parser may spend on one answer.
+        line_bytes: bytes of one JSON Lines record, without its newline.
+        events_file_bytes: bytes of one run's ``events.jsonl``.
+        llm_calls_file_bytes: bytes of one run's ``llm_calls.jsonl``.
+        manifest_bytes: bytes of a ``manifest.json`` (and of any whole JSON file read).
+        jsonl_file_bytes: bytes of any other JSON Lines file (judge store, units,
+            an export's ``manifests.jsonl``).
+        parquet_file_bytes: bytes of one Parquet file.
+        events_per_run: events (lines) in one run's ``events.jsonl``.
+    """
+
+    answer_bytes: int = 4 * MiB
+    answer_chars: int = 2_000_000
+    response_bytes: int = 8 * MiB
+    parse_chars: int = 2_000_000
+    parse_seconds: float = 2.0
+    line_bytes: int = 16 * MiB
+    events_file_bytes: int = 2 * GiB
+    llm_calls_file_bytes: int = 4 * GiB
+    manifest_bytes: int = 16 * MiB
+    jsonl_file_bytes: int = 4 * GiB
+    parquet_file_bytes: int = 16 * GiB
+    events_per_run: int = 2_000_000
+
+
+#: The limits in force (replace it, or monkeypatch it in a test, to change one).
+LIMITS = Limits()
+
+
+class LimitError(ValueError):
+    """Something read from outside passed a limit of :data:`LIMITS`; the message names
+    what (file and line, or the call), the field and its value."""
+
+
+#: Run files by name (the recorder's names) -> the field bounding their size.
+_FILE_FIELDS = {"events.jsonl": "events_file_bytes", "llm_calls.jsonl": "llm_calls_file_bytes",
+                "manifest.json": "manifest_bytes"}
+
+
+def file_kind(path: str | Path) -> str:
+    """The :class:`Limits` field that bounds the size of the file at ``path``: by its
+    name for a run file (``events.jsonl``, ``llm_calls.jsonl``, ``manifest.json``), else
+    by its extension (``.parquet``, ``.jsonl``; any other file is read as one JSON
+    document: ``manifest_bytes``)."""
+    name = Path(path).name
+    if name in _FILE_FIELDS:
+        return _FILE_FIELDS[name]
+    if name.endswith(".parquet"):
+        return "parquet_file_bytes"
+    if name.endswith(".jsonl"):
+        return "jsonl_file_bytes"
+    return "manifest_bytes"
+
+
+def file_limit(path: str | Path) -> tuple[str, int]:
+    """``(field name, bytes)``: the size limit of the file at ``path`` (:func:`file_kind`),
+    read from the :data:`LIMITS` in force at the call."""
+    field = file_kind(path)
+    return field, getattr(LIMITS, field)
