@@ -41,6 +41,7 @@ from pydantic import BaseModel
 
 from .events import payload_types
 from .events.base import SCHEMA_VERSION, Visibility
+from .jsonl import read_lines_bounded
 
 _BOUNDS = {"Ge": ">=", "Gt": ">", "Le": "<=", "Lt": "<"}
 
@@ -166,7 +167,7 @@ def read_environment(
 
     for pos, run_dir, run_id in runs:
         path = Path(run_dir) / "events.jsonl"
-        data = path.read_bytes() if path.exists() else b""
+        data = read_lines_bounded(path)  # the read gate: a regular file, lines within LIMITS
         if not data:
             continue
         if data.startswith(b"\xef\xbb\xbf") or not data.endswith(b"\n") or b"\r" in data or b"\n\n" in data \

@@ -23,16 +23,26 @@ Rules:
   line breaks other readers split on, U+2028, U+2029 and U+0085, ``\\u``-escaped).
 - :func:`write_json_atomic` replaces a JSON file (:func:`write_atomic`);
   :func:`read_json` / :func:`read_text` accept a BOM.
+- Every read goes through :func:`open_regular`: only a regular file (a link to one is
+  followed) within its size limit (:mod:`.limits`) is opened; a FIFO, a device, a
+  socket or a directory is refused unopened. Lines are read one at a time, at most
+  ``LIMITS.line_bytes`` each: a longer line is a :class:`FileLimitError` naming the
+  file, the line and the limit, whatever the file holds (a run's ``events.jsonl`` also
+  holds at most ``LIMITS.events_per_run`` lines).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from . import limits
+from .limits import LimitError
 
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 16
@@ -213,10 +223,11 @@ def read_text(path: str | Path) -> str:
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: the file is not UTF-8 (the message names file and byte offset).
+        FileLimitError: not a regular file, or over its size limit (:func:`read_bounded`).
     """
     path = Path(path)
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return read_bounded(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text at byte {exc.start}: {exc.reason}") from exc
 
@@ -259,10 +270,11 @@ def read_json_file(path: str | Path) -> Any:
     Raises:
         TrajectoryFileError: not UTF-8 or not valid JSON (path and, for JSON errors,
             line in the message).
+        FileLimitError: not a regular file, or over its size limit (:func:`read_bounded`).
     """
     path = Path(path)
     try:
-        text = path.read_bytes().removeprefix(BOM).decode("utf-8")
+        text = read_bounded(path).removeprefix(BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TrajectoryFileError(path, None, f"not UTF-8 text ({exc})") from None
     try:
@@ -279,17 +291,31 @@ def iter_lines(path: str | Path, *, allow_torn_tail: bool = True) -> Iterator[tu
 
     A torn tail (see the module docstring) is skipped with a :class:`TornLineWarning`
     when ``allow_torn_tail`` (the default), else yielded like any line; a complete last
-    line without its newline is yielded. A missing file yields nothing.
+    line without its newline is yielded. A missing file yields nothing. Memory: one
+    line at a time, at most ``LIMITS.line_bytes`` (:mod:`.limits`).
+
+    Raises:
+        FileLimitError: not a regular file, the file is over its size limit, a line is
+            longer than ``LIMITS.line_bytes`` (a torn one too: it is never parsed), or a
+            run's ``events.jsonl`` holds more than ``LIMITS.events_per_run`` lines; the
+            message names the file, the line and the limit.
     """
     path = Path(path)
     if not path.exists():
         return
-    with path.open("rb") as fh:
-        for no, raw in enumerate(fh, start=1):
+    line_limit = limits.LIMITS.line_bytes
+    max_records = limits.record_limit(path)
+    with open_regular(path) as fh:
+        no = records = 0
+        while raw := fh.readline(line_limit + 2):  # + 2: the CR LF a line of the limit ends with
+            no += 1
             complete = raw.endswith(b"\n")
             body = raw.rstrip(b"\r\n")
             if no == 1:
                 body = body.removeprefix(BOM)
+            if len(body) > line_limit or (not complete and len(raw) == line_limit + 2):
+                raise FileLimitError(path, no, f"line longer than the limit of {line_limit} bytes "
+                                     "(LIMITS.line_bytes); not read further")
             if not body.strip():
                 continue
             if not complete and allow_torn_tail and not _is_object(body):
@@ -300,6 +326,9 @@ def iter_lines(path: str | Path, *, allow_torn_tail: bool = True) -> Iterator[tu
                     stacklevel=2,
                 )
                 return
+            records += 1
+            if max_records is not None and records > max_records[1]:
+                raise FileLimitError(path, no, f"more than {max_records[1]} records (LIMITS.{max_records[0]})")
             yield no, body
 
 
@@ -333,3 +362,111 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+# -- the read gate: regular files within their limits --------------------------------------
+class FileLimitError(TrajectoryFileError, LimitError):
+    """A file that is not a regular file, or passes a limit of :data:`.limits.LIMITS`
+    (size, line length, records); the message names the file, the line where one
+    applies, and the limit."""
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_stat(path: Path, st: os.stat_result) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+        raise FileLimitError(path, None, f"is {what}{link}, not a regular file: refused unread")
+    field, limit = limits.file_limit(path)
+    if st.st_size > limit:
+        raise FileLimitError(path, None, f"{st.st_size} bytes, over the limit of {limit} bytes (LIMITS.{field})")
+
+
+def check_regular(path: str | Path) -> None:
+    """Refuse ``path`` unless it is a regular file (a link to one is followed) within its
+    size limit (:func:`.limits.file_limit`), for a reader that opens the file itself
+    (polars' Parquet scans); readers in this package open through :func:`open_regular`.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        FileLimitError: as :func:`open_regular`.
+    """
+    _check_stat(Path(path), os.stat(path))
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading (binary), only if it is a regular file within its size
+    limit (:func:`.limits.file_limit`). A symbolic link to a regular file is followed (a
+    git-annex or DataLad data set is made of such links); the file is checked before it
+    is opened (a device is never opened: opening one can act) and the descriptor again
+    after (the same file, still regular), opened non-blocking so a FIFO swapped in
+    cannot hang the open. The one way run files, manifests, exports and stores are
+    opened for reading.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist (or is a dangling link).
+        FileLimitError: ``path`` is a directory, FIFO, device or socket (or a link to
+            one), or larger than its limit; the message names it.
+    """
+    path = Path(path)
+    st = os.stat(path)
+    _check_stat(path, st)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise FileLimitError(path, None, "was replaced while being opened: refused")
+        _check_stat(path, now)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: str | Path) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`), never more than its
+    size limit (a file that grows while read is refused, not cut).
+
+    Raises:
+        FileNotFoundError, FileLimitError: as :func:`open_regular`.
+    """
+    path = Path(path)
+    field, limit = limits.file_limit(path)
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileLimitError(path, None, f"grew past the limit of {limit} bytes (LIMITS.{field}) while read")
+    return data
+
+
+def read_lines_bounded(path: str | Path) -> bytes:
+    """The bytes of the JSON Lines file ``path`` (:func:`read_bounded`; ``b""`` when it
+    is missing), with every line within ``LIMITS.line_bytes`` and, for a run's
+    ``events.jsonl``, at most ``LIMITS.events_per_run`` lines: for a reader that parses
+    a whole file at once (the loaders' fast path) what :func:`iter_lines` checks per line.
+
+    Raises:
+        FileLimitError: as :func:`iter_lines` (file, line and limit named).
+    """
+    path = Path(path)
+    if not path.exists():
+        return b""
+    data = read_bounded(path)
+    max_records = limits.record_limit(path)
+    if max_records is not None and data.count(b"\n") > max_records[1]:
+        raise FileLimitError(path, max_records[1] + 1, f"more than {max_records[1]} records (LIMITS.{max_records[0]})")
+    line_limit = limits.LIMITS.line_bytes
+    if len(data) > line_limit:  # else no line can be longer
+        import numpy as np
+
+        ends = np.append(np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10), len(data))
+        lengths = np.diff(ends, prepend=-1) - 1
+        if lengths.max() > line_limit:
+            raise FileLimitError(path, int(np.argmax(lengths > line_limit)) + 1,
+                                 f"line longer than the limit of {line_limit} bytes (LIMITS.line_bytes)")
+    return data

@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LIMITS", "Limits", "LimitError", "file_kind", "file_limit"]
+__all__ = ["LIMITS", "Limits", "LimitError", "file_kind", "file_limit", "record_limit"]
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -126,3 +126,10 @@ def file_limit(path: str | Path) -> tuple[str, int]:
     read from the :data:`LIMITS` in force at the call."""
     field = file_kind(path)
     return field, getattr(LIMITS, field)
+
+
+def record_limit(path: str | Path) -> tuple[str, int] | None:
+    """``(field name, lines)``: the most records the JSON Lines file at ``path`` may hold
+    (``events_per_run`` for a run's ``events.jsonl``), or ``None`` when only its size is
+    bounded."""
+    return ("events_per_run", LIMITS.events_per_run) if Path(path).name == "events.jsonl" else None

@@ -47,7 +47,7 @@ from .events.base import EventEnvelope
 from .jsonl import TrajectoryFileError, iter_json_objects, iter_lines
 from .parquet import EXPORT_MARKER, export_parquet, read_parquet_parts
 from .recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest, validate_event_line
-from .schema import RunManifest, RunStatus
+from .schema import RunManifest, RunStatus, check_run_id
 from .streams import check_complete_run, incomplete_streams
 
 RUN_COLUMNS = {
@@ -467,6 +467,7 @@ def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[t
     lineno = 0
     for lineno, raw in iter_lines(path, allow_torn_tail=tolerant):
         e = validate_event_line(model, manifest.environment, raw, version, path, lineno)
+        check_run_id(e.run_id, manifest, path, lineno)
         if e.seq != len(out):
             after = f"after seq {out[-1][0].seq}" if out else "as the first event"
             raise TrajectoryFileError(path, lineno, f"event seq {e.seq} {after}: seq must count 0, 1, 2... "
@@ -550,6 +551,7 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
         tolerant = m.status != RunStatus.complete
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
+            check_run_id(obj.get("run_id"), m, rd / LLM_CALLS, lineno)
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
@@ -600,10 +602,7 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
         if tolerant:  # an unfinished run: only its committed rounds are data
             last = max((i for i, (e, _) in enumerate(evs) if e.kind == "round_committed"), default=-1)
             evs = evs[: last + 1]
-        for i, (e, raw) in enumerate(evs):
-            if e.run_id != m.run_id:
-                raise TrajectoryFileError(rd / EVENTS, None, f"event seq {e.seq} has run_id {e.run_id!r}, "
-                                          f"the manifest says {m.run_id!r}")
+        for i, (e, raw) in enumerate(evs):  # run_id checked per line (_read_run)
             col.add(m.environment, e, raw, order=(pos, i))
     slow_events = col.events_frame()
     order = ["__run", "__pos"]
@@ -626,7 +625,9 @@ def load_parquet(path: Path | str) -> Dataset:
     reads only the columns and partitions it needs; see :mod:`scarce_lab.data.parquet`).
 
     Raises:
-        TrajectoryFileError: the marker or a manifest line is corrupt.
+        TrajectoryFileError: the marker or a manifest line is corrupt, or a column's
+            dtype is not the one read (:func:`~.parquet.read_parquet_parts`).
         SchemaVersionError: written by a newer scarce_lab.
     """
-    return Dataset(**read_parquet_parts(path), layout="parquet")
+    return Dataset(**read_parquet_parts(path, {"runs": RUN_COLUMNS, "events": EVENT_COLUMNS, "llm_calls": CALL_COLUMNS},
+                                        payload_schema), layout="parquet")

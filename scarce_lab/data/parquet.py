@@ -36,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from .events.base import SCHEMA_VERSION
-from .jsonl import TrajectoryFileError, iter_lines
+from .jsonl import TrajectoryFileError, check_regular, iter_lines
 from .schema import RunManifest
 
 EXPORT_MARKER = "scarce_lab_dataset.json"
@@ -90,17 +90,47 @@ def write_partitioned(df: pl.DataFrame, root: Path, by: tuple[str, ...], drop: t
     return written
 
 
+def check_columns(path: Path, want: dict[str, pl.DataType] | None) -> None:
+    """Check the Parquet file ``path`` before a reader scans it: a regular file within
+    ``LIMITS.parquet_file_bytes`` (:func:`~.jsonl.check_regular`) whose footer gives
+    every column of ``want`` (the reader's ``column -> dtype``; ``None``: no column
+    check) exactly that dtype: a ``seq`` stored as text, a ``round`` as a float, is
+    refused, never cast or read as it is. Only the footer is read.
+
+    Raises:
+        FileNotFoundError: no such file.
+        FileLimitError: not a regular file, or over its size limit.
+        TrajectoryFileError: a column of ``want`` missing or of another dtype (file,
+            column, both dtypes named).
+    """
+    check_regular(path)
+    if want is None:
+        return
+    try:
+        got = pl.read_parquet_schema(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise TrajectoryFileError(path, None, f"not a readable Parquet file ({exc})") from None
+    for col, dtype in want.items():
+        if col not in got:
+            raise TrajectoryFileError(path, None, f"column {col!r} is missing (the loader reads it as {dtype})")
+        if got[col] != dtype:
+            raise TrajectoryFileError(path, None, f"column {col!r} is {got[col]}, the loader reads it as {dtype} "
+                                      "(written by another program, or edited?)")
+
+
 def _check_rows(path: Path, rows: int) -> None:
     """Raise :class:`TrajectoryFileError` when the Parquet file ``path`` is missing or
     its footer counts other than ``rows`` rows (the data is not read)."""
-    if not path.is_file():
+    if not path.exists():
         raise TrajectoryFileError(path, None, "missing: the export wrote this file")
+    check_regular(path)
     got = pl.scan_parquet(path).select(pl.len()).collect().item()
     if got != rows:
         raise TrajectoryFileError(path, None, f"holds {got} rows; the export wrote {rows}")
 
 
-def scan_partitioned(root: Path, files: dict[str, int] | None = None) -> pl.LazyFrame:
+def scan_partitioned(root: Path, files: dict[str, int] | None = None,
+                     columns: dict[str, pl.DataType] | None = None) -> pl.LazyFrame:
     """A lazy scan of a folder written by :func:`write_partitioned` (columns as written;
     folder names are not turned into columns).
 
@@ -109,19 +139,27 @@ def scan_partitioned(root: Path, files: dict[str, int] | None = None) -> pl.Lazy
     by a sync client, a partial re-export) and that each file has the rows written
     (from the file's footer, without reading the data).
 
+    ``columns``: the dtype of each column the reader reads; every file is checked
+    against it (:func:`check_columns`).
+
     Raises:
         TrajectoryFileError: a Parquet file that was not written, a missing one, or one
-            whose row count differs (path and counts in the message).
+            whose row count differs (path and counts in the message), or a column of
+            another dtype (:func:`check_columns`).
+        FileLimitError: a file that is not a regular file, or over its size limit.
     """
     root = Path(root)
-    if files is None:
-        return pl.scan_parquet(root / "**" / "*.parquet", hive_partitioning=False)
     present = {p.relative_to(root).as_posix() for p in root.rglob("*.parquet")}
+    if files is None:
+        for rel in sorted(present):
+            check_columns(root / rel, columns)
+        return pl.scan_parquet(root / "**" / "*.parquet", hive_partitioning=False)
     for extra in sorted(present - set(files)):
         raise TrajectoryFileError(root / extra, None, "this Parquet file was not written by the export "
                                   "(a copy or a leftover?); its rows would be counted twice. Remove it.")
     for rel, rows in sorted(files.items()):
         _check_rows(root / rel, rows)
+        check_columns(root / rel, columns)
     return pl.scan_parquet([root / rel for rel in sorted(files)], hive_partitioning=False)
 
 
@@ -184,15 +222,24 @@ def export_parquet(ds, out_dir: Path | str) -> Path:
     return out
 
 
-def read_parquet_parts(path: Path | str) -> dict:
+def read_parquet_parts(path: Path | str, columns: dict[str, dict[str, pl.DataType]] | None = None,
+                       payload_columns: Callable[[str, str], dict[str, pl.DataType]] | None = None) -> dict:
     """The keyword arguments of a ``Dataset`` (``runs``, ``events``, ``llm_calls``,
     ``manifests``, ``_payloads``) read from a folder written by :func:`export_parquet`
     (frames are lazy scans: a query reads only the columns and partitions it needs).
 
+    ``columns``: frame name (``runs``, ``events``, ``llm_calls``) -> the dtype of each
+    column the loader reads; ``payload_columns(environment, kind)``: the same for a
+    payload frame. Every Parquet file is checked against them (:func:`check_columns`),
+    each manifest line's ``schema_version`` against the marker's, and the runs frame's
+    ``run_id`` against the manifests'.
+
     Raises:
         TrajectoryFileError: the marker or a manifest line is corrupt, or (layout 3) a
             Parquet file or payload folder the marker does not list, a missing one, or
-            one whose row count differs.
+            one whose row count differs; a column of another dtype; a manifest of
+            another schema version; runs and manifests that name different runs.
+        FileLimitError: a file that is not a regular file, or over its size limit.
         SchemaVersionError: written by a newer scarce_lab.
     """
     from .events.migrations import check_version
@@ -200,20 +247,46 @@ def read_parquet_parts(path: Path | str) -> dict:
 
     path = Path(path)
     marker = read_json_file(path / EXPORT_MARKER)
-    check_version(marker.get("schema_version") if isinstance(marker, dict) else None, str(path / EXPORT_MARKER))
+    version = check_version(marker.get("schema_version") if isinstance(marker, dict) else None,
+                            str(path / EXPORT_MARKER))
     manifests = []
     for lineno, raw in iter_lines(path / "manifests.jsonl", allow_torn_tail=False):
         try:
             manifests.append(RunManifest.model_validate_json(raw))
         except ValueError as exc:
             raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"invalid manifest: {exc}") from None
+        if manifests[-1].schema_version != version:
+            raise TrajectoryFileError(path / "manifests.jsonl", lineno, f"schema_version "
+                                      f"{manifests[-1].schema_version}, the export's marker says {version}")
+    columns = columns or {}
+
+    def want(rel: str) -> dict[str, pl.DataType] | None:
+        if not rel.startswith("payloads/"):
+            return columns.get(rel)
+        if payload_columns is None:
+            return None
+        try:
+            return payload_columns(*rel.split("/")[1:3])
+        except KeyError as exc:
+            raise TrajectoryFileError(path / rel, None, f"not a payload kind this scarce_lab knows ({exc})") from None
+
+    def one(file: Path, rel: str) -> Path:
+        check_columns(file, want(rel))
+        return file
+
+    runs = pl.scan_parquet(one(path / "runs.parquet", "runs"))
+    ids = runs.select("run_id").collect()["run_id"].to_list() if columns.get("runs") else None
+    if ids is not None and ids != [m.run_id for m in manifests]:
+        raise TrajectoryFileError(path / "runs.parquet", None, f"holds runs {ids[:5]}..., manifests.jsonl "
+                                  f"{[m.run_id for m in manifests][:5]}...: not the same runs in the same order")
     if (path / "events.parquet").exists():  # layout 1: one file per frame
         return dict(
-            runs=pl.scan_parquet(path / "runs.parquet"),
-            events=pl.scan_parquet(path / "events.parquet"),
-            llm_calls=pl.scan_parquet(path / "llm_calls.parquet"),
+            runs=runs,
+            events=pl.scan_parquet(one(path / "events.parquet", "events")),
+            llm_calls=pl.scan_parquet(one(path / "llm_calls.parquet", "llm_calls")),
             manifests=tuple(manifests),
-            _payloads={(f.parent.name, f.stem): pl.read_parquet(f) for f in sorted((path / "payloads").glob("*/*.parquet"))},
+            _payloads={(f.parent.name, f.stem): pl.read_parquet(one(f, f"payloads/{f.parent.name}/{f.stem}"))
+                       for f in sorted((path / "payloads").glob("*/*.parquet"))},
         )
     files = marker.get("files") if marker.get("layout", 2) >= 3 else None
     if marker.get("layout", 2) >= 3 and not isinstance(files, dict):
@@ -222,7 +295,8 @@ def read_parquet_parts(path: Path | str) -> dict:
     def frame(rel: str) -> pl.LazyFrame:
         if files is not None and rel not in files:
             raise TrajectoryFileError(path / rel, None, "not a frame of this export (not in its marker)")
-        return scan_partitioned(path / rel, files[rel] if files is not None else None).sort(_ROW).drop(_ROW)
+        return scan_partitioned(path / rel, files[rel] if files is not None else None,
+                                want(rel)).sort(_ROW).drop(_ROW)
 
     if files is not None:
         on_disk = {p.relative_to(path).as_posix() for p in path.glob("payloads/*/*") if p.is_dir()}
@@ -234,7 +308,7 @@ def read_parquet_parts(path: Path | str) -> dict:
         kinds = sorted((e.name, k.name) for e in (path / "payloads").glob("*") if e.is_dir()
                        for k in e.iterdir() if k.is_dir())
     return dict(
-        runs=pl.scan_parquet(path / "runs.parquet"),
+        runs=runs,
         events=frame("events"),
         llm_calls=frame("llm_calls"),
         manifests=tuple(manifests),

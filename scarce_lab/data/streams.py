@@ -29,7 +29,9 @@ def check_complete_run(path: Path, manifest: RunManifest, n_events: int, last_ki
     commits a round (``round_committed``). A run recorded before manifests counted
     their events must hold the events that end its game as many times as its config
     says (:func:`scarce_lab.data.events.final_counts`: one SovSim ``game_end``, a
-    SCARCE ``subrun_end`` per subrun, an Economy ``episode_end`` per episode).
+    SCARCE ``subrun_end`` per subrun, an Economy ``episode_end`` per episode). A complete
+    run with no events is refused too, even when its manifest says ``n_events`` 0: every
+    config plays at least one round, so it is a run whose events were lost.
 
     Raises:
         TrajectoryFileError: naming ``path``, what the manifest says and what the file
@@ -40,12 +42,11 @@ def check_complete_run(path: Path, manifest: RunManifest, n_events: int, last_ki
     if manifest.n_events is not None and n_events != manifest.n_events:
         raise TrajectoryFileError(path, None, f"the run is complete with {manifest.n_events} events per its "
                                   f"manifest, but the file holds {n_events}")
-    if manifest.n_events == 0:  # a run that recorded nothing, and says so
-        return
     if last_kind != "round_committed":
         raise TrajectoryFileError(path, None, "the run is complete per its manifest, but its events "
                                   + (f"end with a {last_kind!r} event, not a committed round (the file was cut?)"
-                                     if last_kind else "file is empty"))
+                                     if last_kind else "file is empty: every config plays at least one round, "
+                                     "so a complete run without events is refused, as a cut one is"))
     if manifest.n_events is not None:
         return
     for kind, n in final_counts(manifest.environment, manifest.config).items():
@@ -69,8 +70,6 @@ def incomplete_streams(events: pl.DataFrame, runs: list[tuple[int, Path, str]], 
     for pos, _, _ in runs:
         row = by_run.get(pos)
         m = manifests[pos]
-        if row is None and m.n_events == 0:
-            continue
         if row is None or not row["seq_ok"] or row["last"] != "round_committed" \
                 or (m.n_events is not None and row["n"] != m.n_events):
             bad.add(pos)

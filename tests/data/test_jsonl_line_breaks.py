@@ -55,6 +55,7 @@ def test_a_run_record_with_line_separators(tmp_path):
         run_id="r1", environment="sovsim", condition="cpr", seed=1, package_version="0", models={"a0": "m"}))
     answer = "first\u2028second\u2029third\x85end"
     rec.record_calls([LLMCallRecord(call_id="c1", model="m", messages=[], messages_hash="h", raw_response=answer)])
+    rec.commit_round(0)  # a complete run holds a committed round (streams.check_complete_run)
     rec.finish()
     data = (tmp_path / "r1" / LLM_CALLS).read_bytes()
     assert not any(r in data for r in RAW) and len(data.decode().splitlines()) == 1
@@ -70,6 +71,7 @@ def test_export_manifests_jsonl(tmp_path):
     rec = RunRecorder.create(tmp_path / "runs" / "r1", RunManifest(
         run_id="r1", environment="sovsim", condition="cpr", seed=1, package_version="0",
         models={"a0": "m"}, notes={"why": "x\u2028y"}))
+    rec.commit_round(0)
     rec.finish()
     out = sl.export(tmp_path / "runs", tmp_path / "exp")
     data = (out / "manifests.jsonl").read_bytes()

@@ -235,7 +235,9 @@ def test_a_folder_is_judged_by_its_environments_spec(tmp_path):
     assert [(s.name, s.taxonomy) for s in registry.specs()] == [
         ("economy", None), ("scarce", "scarce"), ("sovsim", "commons")]
     m = RunManifest(run_id="e", environment="economy", condition="none", seed=1, package_version="test")
-    RunRecorder.create(tmp_path / "e" / "e", m).finish()
+    rec = RunRecorder.create(tmp_path / "e" / "e", m)
+    rec.commit_round(0)
+    rec.finish()
     with pytest.raises(ValueError, match=r"Economy of Minds runs have no judge units .* \['scarce', 'sovsim'\]"):
         units_from_path(tmp_path / "e")
     with pytest.raises(ValueError, match=r"no judge taxonomy for environment 'economy'; known: \['scarce', 'sovsim'\]"):

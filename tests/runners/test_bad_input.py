@@ -390,6 +390,7 @@ def test_sovsim_table_on_corrupt_or_foreign_data_is_a_clear_error(tmp_path):
 
     rec = RunRecorder.create(tmp_path / "eco" / "r1", RunManifest(
         run_id="r1", environment="economy", condition="none", seed=0, package_version="0"))
+    rec.commit_round(0)
     rec.finish()
     res = _sovsim_cli(["table", "sovsim", str(tmp_path / "eco")])
     assert res.exit_code == 2 and "no SovSim runs in this dataset (it holds economy)" in res.output
