@@ -467,7 +467,7 @@ def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[t
     lineno = 0
     for lineno, raw in iter_lines(path, allow_torn_tail=tolerant):
         e = validate_event_line(model, manifest.environment, raw, version, path, lineno)
-        check_run_id(e.run_id, manifest, path, lineno)
+        check_run_id(e.run_id, manifest.run_id, path, lineno)
         if e.seq != len(out):
             after = f"after seq {out[-1][0].seq}" if out else "as the first event"
             raise TrajectoryFileError(path, lineno, f"event seq {e.seq} {after}: seq must count 0, 1, 2... "
@@ -551,7 +551,7 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
         tolerant = m.status != RunStatus.complete
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
-            check_run_id(obj.get("run_id"), m, rd / LLM_CALLS, lineno)
+            check_run_id(obj.get("run_id"), m.run_id, rd / LLM_CALLS, lineno)
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)

@@ -143,21 +143,22 @@ class LLMCallRecord(BaseModel):
     timestamp: datetime = Field(default_factory=utc_now)
 
 
-def check_run_id(found: Any, manifest: RunManifest, path: Any, lineno: int | None) -> None:
+def check_run_id(found: Any, run_id: str, path: Any, lineno: int | None) -> None:
     """A record of a run's file (an event, a model call) belongs to the run whose
-    manifest sits beside it: its ``run_id`` is the manifest's (the recorder stamps every
-    record; a null one is not ours either). Every loader of a run directory calls this
-    for every record, so a file copied from another run is never merged in.
+    manifest sits beside it: its ``run_id`` is ``run_id``, the manifest's (the recorder
+    stamps every record; a null one is not ours either). Every reader of a run
+    directory calls this for every record, so a file copied from another run is never
+    merged in.
 
     Raises:
         TrajectoryFileError: naming ``path``, ``lineno``, the record's id and the
             manifest's.
     """
-    if found != manifest.run_id:
+    if found != run_id:
         from .jsonl import TrajectoryFileError
 
         raise TrajectoryFileError(path, lineno, f"run_id {found!r:.80} is not this run's: the manifest beside it "
-                                  f"says {manifest.run_id!r} (a file of another run copied in?)")
+                                  f"says {run_id!r} (a file of another run copied in?)")
 
 
 #: Prefix of a scripted policy's model string (``scripted/<policy>[:<arg>]``).

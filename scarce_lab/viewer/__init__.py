@@ -47,7 +47,7 @@ def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     m = read_manifest(run_dir)
     events = [e.model_dump(mode="json") for e in read_events(run_dir, m)]
-    calls = _calls_by_id(run_dir)
+    calls = _calls_by_id(run_dir, m.run_id)
     for e in events:  # a decision's model calls (schema 4: payload call_ids) travel with it
         ids = (e.get("payload") or {}).get("call_ids") or []
         if ids:
@@ -55,23 +55,28 @@ def _events(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return m.model_dump(mode="json"), sorted(events, key=lambda e: e["seq"])
 
 
-def _calls_by_id(run_dir: Path) -> dict[str, dict[str, Any]]:
+def _calls_by_id(run_dir: Path, run_id: str) -> dict[str, dict[str, Any]]:
     """The run's model-call records (``llm_calls.jsonl``) by ``call_id``, each checked
-    against :class:`~scarce_lab.data.schema.LLMCallRecord` (a torn last line is skipped,
-    as by the loaders).
+    against :class:`~scarce_lab.data.schema.LLMCallRecord` and against the run's id
+    (a torn last line is skipped, as by the loaders).
 
     Raises:
-        TrajectoryFileError / pydantic.ValidationError: a line that is not a call record.
+        TrajectoryFileError / pydantic.ValidationError: a line that is not a call record,
+            or a record of another run (:func:`~scarce_lab.data.schema.check_run_id`).
     """
     from ..data.jsonl import iter_json_objects
     from ..data.recorder import LLM_CALLS
-    from ..data.schema import LLMCallRecord
+    from ..data.schema import LLMCallRecord, check_run_id
 
     path = Path(run_dir) / LLM_CALLS
     if not path.exists():
         return {}
-    records = (LLMCallRecord.model_validate(obj).model_dump(mode="json") for _, obj in iter_json_objects(path))
-    return {rec["call_id"]: rec for rec in records}
+    records = {}
+    for lineno, obj in iter_json_objects(path):
+        check_run_id(obj.get("run_id"), run_id, path, lineno)
+        rec = LLMCallRecord.model_validate(obj).model_dump(mode="json")
+        records[rec["call_id"]] = rec
+    return records
 
 
 def _run_dir(run: str | Path | Any, run_id: str | None) -> Path:

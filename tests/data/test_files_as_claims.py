@@ -218,3 +218,13 @@ def test_an_export_is_read_back_unchanged(run, tmp_path):
     back = load_dataset(_export(run, tmp_path))
     assert back.events.collect().equals(ds.events.collect())
     assert back.llm_calls.collect().equals(ds.llm_calls.collect())
+
+
+def test_the_viewer_refuses_a_call_of_another_run_too(run):
+    from scarce_lab.viewer import view
+
+    with (run / "llm_calls.jsonl").open("a") as fh:
+        first = json.loads((run / "llm_calls.jsonl").read_text().splitlines()[0])
+        fh.write(json.dumps({**first, "run_id": "economy-9", "call_id": "c-foreign"}) + "\n")
+    with pytest.raises(TrajectoryFileError, match=r"llm_calls.jsonl:21: run_id 'economy-9' is not this run's"):
+        view(run)
