@@ -549,9 +549,10 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
     calls: list[dict] = []
     for rd, m in zip(dirs, manifests, strict=True):
         tolerant = m.status != RunStatus.complete
-        for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
-            _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
-            check_run_id(obj.get("run_id"), m.run_id, rd / LLM_CALLS, lineno)
+        path = rd / LLM_CALLS
+        for lineno, obj in iter_json_objects(path, allow_torn_tail=tolerant):
+            _check_types(obj, CALL_COLUMNS, path, lineno, skip=("messages", "parsed"))
+            check_run_id(obj.get("run_id"), m.run_id, path, lineno)
             for k in ("messages", "parsed"):
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
