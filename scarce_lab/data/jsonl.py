@@ -464,8 +464,9 @@ def read_lines_bounded(path: str | Path) -> bytes:
     if len(data) > line_limit:  # else no line can be longer
         import numpy as np
 
-        ends = np.append(np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10), len(data))
-        lengths = np.diff(ends, prepend=-1) - 1
+        raw = np.frombuffer(data, dtype=np.uint8)
+        ends = np.append(np.flatnonzero(raw == 10), len(data))
+        lengths = np.diff(ends, prepend=-1) - 1 - (raw[np.maximum(ends - 1, 0)] == 13)  # a CR before LF is not counted
         if lengths.max() > line_limit:
             raise FileLimitError(path, int(np.argmax(lengths > line_limit)) + 1,
                                  f"line longer than the limit of {line_limit} bytes (LIMITS.line_bytes)")

@@ -228,3 +228,22 @@ def test_the_viewer_refuses_a_call_of_another_run_too(run):
         fh.write(json.dumps({**first, "run_id": "economy-9", "call_id": "c-foreign"}) + "\n")
     with pytest.raises(TrajectoryFileError, match=r"llm_calls.jsonl:21: run_id 'economy-9' is not this run's"):
         view(run)
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b""])
+@pytest.mark.parametrize("extra", [-1, 0, 1, 2, 3 * 512])
+def test_a_line_at_the_limit_is_read_whole_and_one_past_it_is_refused(tmp_path, monkeypatch, extra, end):
+    """Never a silent cut: around the limit a line comes back byte for byte or the read
+    stops naming it (CR LF and a last line without newline included)."""
+    limit = 512
+    _small_limits(monkeypatch, line_bytes=limit)
+    body = b'{"k":"' + b"q" * (limit + extra - 8) + b'"}'
+    (tmp_path / "units.jsonl").write_bytes(b'{"first":1}\n' + body + end + b'{"after":2}\n' * bool(end))
+    if len(body) <= limit:
+        got = [raw for _, raw in jsonl.iter_lines(tmp_path / "units.jsonl")]
+        assert got[1] == body and len(got) == 2 + bool(end)
+        assert jsonl.read_lines_bounded(tmp_path / "units.jsonl") == (tmp_path / "units.jsonl").read_bytes()
+    else:
+        for read in (lambda p: list(jsonl.iter_lines(p)), jsonl.read_lines_bounded):  # per line; whole file
+            with pytest.raises(FileLimitError, match=r"units.jsonl:2: line longer than the limit of 512 bytes"):
+                read(tmp_path / "units.jsonl")
