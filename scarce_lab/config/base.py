@@ -117,6 +117,34 @@ class ExperimentConfig(BaseModel):
                         f"-S 'llm.prices={{\"{model}\": {{\"input_per_mtok\": 1, \"output_per_mtok\": 2}}}}')")
         return self
 
+    @model_validator(mode="after")
+    def _scripted_names_known(self) -> ExperimentConfig:
+        """Refuse, like an unknown model, a ``scripted/<name>`` this environment has no
+        policy ``<name>`` for, in any field that names a model (``model``,
+        ``negotiator_model``, every seat): a typo would otherwise run some default
+        routine recorded under the typo. The names come from :meth:`scripted_names`."""
+        from ..llm.models import scripted_policy
+
+        for field, model in self.played_models():
+            if not is_scripted(model):
+                continue
+            try:
+                policy, _ = scripted_policy(model)
+            except ValueError as exc:
+                raise ValueError(f"{field}: {exc}") from None
+            known = self.scripted_names(field)
+            if policy not in known:
+                raise ValueError(f"{field}: {model!r} names no scripted policy of {self.ENVIRONMENT or type(self).__name__}"
+                                 f" here; known: {', '.join('scripted/' + k for k in known) or 'none'}")
+        return self
+
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        """The scripted policies (``scripted/<name>``, without an argument) that the
+        model named in ``field`` (``model``, ``negotiator_model``, ``seats.<seat>``)
+        can be in this config. An environment with scripted policies overrides it; the
+        base knows none, so every scripted name is refused."""
+        return ()
+
     def llm_models(self) -> list[str]:
         """The model strings that call the client (``scripted/`` ones left out)."""
         m = getattr(self, "model", None)
