@@ -196,17 +196,19 @@ class RunFolder:
         finally:
             os.close(fd)
 
-    def replace(self, name: str, blob: bytes) -> None:
-        """Replace ``name`` with ``blob`` atomically and durably: a new temporary file
+    def replace(self, name: str, blob: bytes | Iterable[bytes]) -> None:
+        """Replace ``name`` with ``blob`` (bytes, or chunks of them) atomically and
+        durably: a new temporary file
         (``O_EXCL``), fsync, rename over ``name`` under this folder's descriptor (a
         rename replaces a link, never its target), fsync of the folder."""
         tmp = f".{name}.{os.getpid()}.tmp"
         self.unlink(tmp)
         fd = self.open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
-            view = memoryview(blob)
-            while view:
-                view = view[os.write(fd, view):]
+            for chunk in [blob] if isinstance(blob, bytes) else blob:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
