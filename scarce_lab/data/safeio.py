@@ -137,10 +137,12 @@ class RunFolder:
     # -- files ----------------------------------------------------------------------
     def open_file(self, name: str, flags: int, mode: int = 0o644) -> int:
         """The one opener: ``name`` in this folder, never through a link, and only a
-        regular file (``O_NONBLOCK`` is cleared once that is known).
+        regular file, which for writing has no other hard link (``O_NONBLOCK`` is
+        cleared once that is known).
 
         Raises:
-            RunFolderError: ``name`` is a link, a FIFO, a folder or a device.
+            RunFolderError: ``name`` is a link, a FIFO, a folder, a device, or a file
+                to write with another hard link.
             FileNotFoundError: missing and ``flags`` lacks ``O_CREAT``.
         """
         try:
@@ -151,9 +153,11 @@ class RunFolder:
                                      "should be; the harness writes only regular files it created") from None
             raise
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        linked = st.st_nlink > 1 and flags & (os.O_WRONLY | os.O_RDWR)  # a hard link: writing changes another name too
+        if not stat.S_ISREG(st.st_mode) or linked:
             os.close(fd)
-            raise RunFolderError(f"{self.path / name}: found {describe(st.st_mode)} where the run's file should be; "
+            what = f"a file with {st.st_nlink} hard links" if linked and stat.S_ISREG(st.st_mode) else describe(st.st_mode)
+            raise RunFolderError(f"{self.path / name}: found {what} where the run's file should be; "
                                  "the harness writes only regular files it created")
         os.set_blocking(fd, True)
         return fd

@@ -98,6 +98,17 @@ def test_a_link_that_appears_during_a_run_is_never_followed(tmp_path):
     assert victim.read_text() == "keep\n" and not (rec.run_dir / MANIFEST).is_symlink()
 
 
+def test_a_hard_link_planted_as_the_events_file_is_not_appended_to(tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"")
+    rec = RunRecorder.create(tmp_path / "h9", _manifest("h9"))
+    (rec.run_dir / EVENTS).unlink()
+    os.link(other, rec.run_dir / EVENTS)  # a regular file, but writing it would write another name
+    with pytest.raises(RunFolderError, match="events.jsonl: found a file with 2 hard links"):
+        _rounds(rec, [1])
+    assert other.read_bytes() == b""
+
+
 def test_a_run_folder_that_is_a_link_is_refused(tmp_path):
     target = tmp_path / "someone_elses"
     target.mkdir()
