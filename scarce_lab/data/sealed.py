@@ -39,6 +39,10 @@ _MAGIC = b"scarce_lab-checkpoint v1 hmac-sha256 "
 _KEY_BYTES = 32
 
 
+#: key path -> key, read once per process
+_KEYS: dict[Path, bytes] = {}
+
+
 class CheckpointRefusedError(ValueError):
     """A checkpoint whose MAC does not verify under this machine's key; the message
     names the file and what to do."""
@@ -58,15 +62,18 @@ def key_path() -> Path:
 
 def checkpoint_key() -> bytes:
     """This user's checkpoint key, created (mode 0600, written whole then linked into
-    place, so a concurrent first use reads the same key) when missing.
+    place, so a concurrent first use reads the same key) when missing; read once per
+    process and key file.
 
     Raises:
         PermissionError: the key file is a link, not a regular file, not owned by this
             user, readable or writable by others, or not 32 bytes (path named).
     """
     path = key_path()
+    if path in _KEYS:
+        return _KEYS[path]
     try:
-        return _read_key(path)
+        return _KEYS.setdefault(path, _read_key(path))
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -83,7 +90,7 @@ def checkpoint_key() -> bytes:
         pass
     finally:
         os.unlink(tmp)
-    return _read_key(path)
+    return _KEYS.setdefault(path, _read_key(path))
 
 
 def _read_key(path: Path) -> bytes:

@@ -197,18 +197,20 @@ def test_a_tampered_moved_or_unsigned_checkpoint_is_refused(tmp_path):
 
 
 def test_a_key_file_open_to_others_is_refused(tmp_path, monkeypatch):
-    from scarce_lab.data.sealed import checkpoint_key
+    from scarce_lab.data.sealed import _KEYS, checkpoint_key
 
     key = tmp_path / "k"
     monkeypatch.setenv(KEY_ENV, str(key))
     first = checkpoint_key()
     assert checkpoint_key() == first and len(first) == 32
     key.chmod(0o644)
+    _KEYS.clear()  # read once per process: a new process reads it again
     with pytest.raises(PermissionError, match="open to others"):
         checkpoint_key()
     key.chmod(0o600)
     key.rename(tmp_path / "k2")
     key.symlink_to(tmp_path / "k2")
+    _KEYS.clear()
     with pytest.raises(OSError):
         checkpoint_key()
 
