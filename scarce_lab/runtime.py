@@ -16,6 +16,7 @@ The resume rule (:func:`open_run`):
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from typing import Any
 from ._sync import run_sync
 from .data.recorder import (
     MANIFEST,
+    RUN_FILES,
     Checkpoint,
+    RunFolder,
     RunInProgressError,
     RunRecorder,
     read_manifest,
@@ -79,8 +82,14 @@ def open_run(run_dir: Path, manifest: RunManifest, *, resume: bool = False) -> R
         RunMismatchError: the run there has another environment or other
             condition-defining settings or seed (the message lists them).
         RunInProgressError: another live process is writing it.
+        RunFolderError: ``run_dir`` is a link or holds what a run does not
+            (:mod:`scarce_lab.data.safeio`).
+        CheckpointRefusedError: its checkpoint was not written here for this run
+            (:mod:`scarce_lab.data.sealed`).
     """
     run_dir = Path(run_dir)
+    if os.path.lexists(run_dir):  # a link, FIFO or foreign file is refused before anything is read
+        RunFolder.open(run_dir, RUN_FILES, manifest=MANIFEST, create=False).close()
     if not (run_dir / MANIFEST).exists():
         return RunHandle(run_dir, RunRecorder.create(run_dir, manifest))
     if run_in_progress(run_dir):

@@ -149,3 +149,7 @@ def embedded_model() -> str:
 
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# checkpoints are sealed with a per-user key (scarce_lab.data.sealed): the suite, and the
+# processes it starts, use one key of its own instead of the user's
+os.environ.setdefault("SCARCE_LAB_CHECKPOINT_KEY", os.path.join(
+    __import__("tempfile").mkdtemp(prefix="scarce-lab-key-"), "checkpoint.key"))

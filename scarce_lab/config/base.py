@@ -117,6 +117,37 @@ class ExperimentConfig(BaseModel):
                         f"-S 'llm.prices={{\"{model}\": {{\"input_per_mtok\": 1, \"output_per_mtok\": 2}}}}')")
         return self
 
+    @model_validator(mode="after")
+    def _scripted_names_known(self) -> ExperimentConfig:
+        """Refuse, like an unknown model, a ``scripted/<name>`` this environment has no
+        policy ``<name>`` for, in any field that names a model (``model``,
+        ``negotiator_model``, every seat): a typo would otherwise run some default
+        routine recorded under the typo. The names come from :meth:`scripted_names`. A
+        default left unset is not checked here (the Economy's ``scripted/random-rules``
+        on a question task): the preflight refuses it if it is run."""
+        from ..llm.models import scripted_policy
+
+        for field, model in self._model_fields():
+            if not model or not is_scripted(model) or (field in type(self).model_fields
+                                                       and field not in self.model_fields_set):
+                continue
+            try:
+                policy, _ = scripted_policy(model)
+            except ValueError as exc:
+                raise ValueError(f"{field}: {exc}") from None
+            known = self.scripted_names(field)
+            if policy not in known:
+                raise ValueError(f"{field}: {model!r} names no scripted policy of {self.ENVIRONMENT or type(self).__name__}"
+                                 f" here; known: {', '.join('scripted/' + k for k in known) or 'none'}")
+        return self
+
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        """The scripted policies (``scripted/<name>``, without an argument) that the
+        model named in ``field`` (``model``, ``negotiator_model``, ``seats.<seat>``)
+        can be in this config. An environment with scripted policies overrides it; the
+        base knows none, so every scripted name is refused."""
+        return ()
+
     def llm_models(self) -> list[str]:
         """The model strings that call the client (``scripted/`` ones left out)."""
         m = getattr(self, "model", None)
@@ -189,14 +220,17 @@ class ExperimentConfig(BaseModel):
         each model once, under the first field that names it: ``model``,
         ``negotiator_model``, then ``seats.<agent id>`` (the config's ``seat_models()``,
         where it has seats)."""
-        seat_models = getattr(self, "seat_models", None)
-        fields = [("model", getattr(self, "model", None)), ("negotiator_model", getattr(self, "negotiator_model", None)),
-                  *((f"seats.{a}", m) for a, m in (seat_models() if callable(seat_models) else {}).items())]
         first: dict[str, str] = {}
-        for name, model in fields:
+        for name, model in self._model_fields():
             if model:
                 first.setdefault(model, name)
         return [(name, model) for model, name in first.items()]
+
+    def _model_fields(self) -> list[tuple[str, str | None]]:
+        """Every ``(field, model)``, repeats included (:meth:`played_models`)."""
+        seat_models = getattr(self, "seat_models", None)
+        return [("model", getattr(self, "model", None)), ("negotiator_model", getattr(self, "negotiator_model", None)),
+                *((f"seats.{a}", m) for a, m in (seat_models() if callable(seat_models) else {}).items())]
 
     def non_default_settings(self) -> dict[str, Any]:
         """The condition settings (except ``LABEL_FIELD``) that differ from the

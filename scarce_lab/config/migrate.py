@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..data.jsonl import iter_json_objects, write_atomic, write_jsonl_atomic
+from ..data.jsonl import iter_json_objects, jsonl_line
 from ..data.loaders import find_run_dirs, read_run_events
-from ..data.recorder import EVENTS, LLM_CALLS, MANIFEST, _file_version, read_manifest
+from ..data.recorder import EVENTS, LLM_CALLS, MANIFEST, RUN_FILES, _file_version, read_manifest
+from ..data.safeio import RunFolder
 from ..data.schema import SCHEMA_VERSION, RunManifest
 from .base import ExperimentConfig
 
@@ -50,8 +51,6 @@ def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:
     Raises:
         TrajectoryFileError: a corrupt line (path and line named); nothing is written.
     """
-    import shutil
-
     run_dir = Path(run_dir)
     version = _file_version(run_dir)
     if version >= SCHEMA_VERSION and out_dir is None:
@@ -66,12 +65,16 @@ def migrate_run(run_dir: Path, out_dir: Path | None = None) -> Path | None:
         m.condition_settings = cfg.condition_settings()
         m.condition = cfg.condition_label()
     target = run_dir if out_dir is None else Path(out_dir) / run_dir.name
-    if target != run_dir:
-        target.mkdir(parents=True, exist_ok=True)
-        if (run_dir / LLM_CALLS).exists():
-            shutil.copy2(run_dir / LLM_CALLS, target / LLM_CALLS)
-    write_jsonl_atomic(target / EVENTS, [e.dump_line() for e in events])
-    write_atomic(target / MANIFEST, m.model_dump_json(indent=2) + "\n")
+    # written as the recorder writes: under the folder's descriptor, never through a link
+    folder = RunFolder.open(target, RUN_FILES, manifest=MANIFEST, create=target != run_dir)
+    try:
+        if target != run_dir and (run_dir / LLM_CALLS).exists():
+            with (run_dir / LLM_CALLS).open("rb") as src:
+                folder.replace(LLM_CALLS, iter(lambda: src.read(1 << 20), b""))
+        folder.replace(EVENTS, b"".join(jsonl_line(e.dump_line(), target / EVENTS, i) for i, e in enumerate(events)))
+        folder.replace(MANIFEST, (m.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    finally:
+        folder.close()
     return target
 
 

@@ -14,12 +14,15 @@ round, or a torn last line), and the checkpointed state is returned so the runne
 continues exactly where the durable record ends. The checkpoint
 (``.checkpoint.pkl``) is local working state: it is written atomically after the
 round's events are fsynced, never exported, and deleted when the run completes. It is a
-pickle, so only resume runs you produced yourself.
+pickle sealed with this machine's key (:mod:`.sealed`): a checkpoint written elsewhere,
+moved from another run or altered is refused, never unpickled.
+
+Every file of the run folder is written under a descriptor of the folder, never
+through a link, and a folder the harness did not make is refused (:mod:`.safeio`).
 """
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,10 +33,8 @@ from .events import Payload, Visibility, event_model
 from .events.base import EventEnvelope
 from .jsonl import (
     TrajectoryFileError,
-    append_jsonl_durable,
     iter_lines,
-    write_atomic,
-    write_jsonl_atomic,
+    jsonl_line,
 )
 from .runlock import (  # noqa: F401
     LOCK,
@@ -43,6 +44,7 @@ from .runlock import (  # noqa: F401
     release_lock,
     run_in_progress,
 )
+from .safeio import RunFolder, RunFolderError  # noqa: F401
 from .schema import (
     LLMCallRecord,
     RunManifest,
@@ -56,10 +58,12 @@ MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 LLM_CALLS = "llm_calls.jsonl"
 CHECKPOINT = ".checkpoint.pkl"
+#: Every file the harness writes in a run folder.
+RUN_FILES = (MANIFEST, EVENTS, LLM_CALLS, CHECKPOINT, LOCK)
 
 __all__ = [
     "CHECKPOINT", "EVENTS", "LLM_CALLS", "LOCK", "MANIFEST",
-    "Checkpoint", "RunInProgressError", "RunRecorder", "TrajectoryFileError",
+    "Checkpoint", "RunFolderError", "RunInProgressError", "RunRecorder", "TrajectoryFileError",
     "read_manifest", "run_in_progress",
 ]
 
@@ -194,12 +198,24 @@ def _dump(record) -> str:
         return json.dumps(scrub_surrogates(obj), ensure_ascii=False)
 
 
-def _read_checkpoint(run_dir: Path) -> Checkpoint | None:
-    path = Path(run_dir) / CHECKPOINT
-    if not path.exists():
+def _read_checkpoint(folder: RunFolder, run_id: str) -> Checkpoint | None:
+    """The run's checkpoint, unsealed (:func:`.sealed.unseal`: refused unless this
+    machine wrote it for this run).
+
+    Raises:
+        CheckpointRefusedError: written elsewhere, for another run, altered or unsigned.
+        TrajectoryFileError: it verifies but cannot be unpickled (a class since removed).
+    """
+    from .sealed import CheckpointRefusedError, unseal
+
+    path = folder.path / CHECKPOINT
+    blob = folder.read(CHECKPOINT)
+    if blob is None:
         return None
     try:
-        ck = pickle.loads(path.read_bytes())  # noqa: S301 - local state written by this package
+        ck = unseal(blob, f"run:{run_id}", path)
+    except CheckpointRefusedError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means: unusable
         raise TrajectoryFileError(path, None, f"unreadable checkpoint ({type(exc).__name__}: {exc}); "
                                   "delete the run folder to restart it") from None
@@ -211,8 +227,9 @@ def _read_checkpoint(run_dir: Path) -> Checkpoint | None:
 class RunRecorder:
     """Writes one run directory. Not thread-safe: one recorder per run, one writer."""
 
-    def __init__(self, run_dir: Path, manifest: RunManifest, next_seq: int = 0, lock_fd: int | None = None):
-        self.run_dir = Path(run_dir)
+    def __init__(self, folder: RunFolder, manifest: RunManifest, next_seq: int = 0, lock_fd: int | None = None):
+        self.folder = folder
+        self.run_dir = folder.path
         self.manifest = manifest
         self._model = event_model(manifest.environment)
         self._lock_fd = lock_fd
@@ -234,23 +251,30 @@ class RunRecorder:
 
         Raises:
             FileExistsError: ``run_dir`` already holds a manifest (resume it instead).
+            RunFolderError: ``run_dir`` is a link, or holds a link, a FIFO or a folder
+                where a run file goes, or (holding no run) files of something else.
             RunInProgressError: another process is creating the same run.
             UnknownEnvironmentError: the manifest's environment is unknown.
         """
         run_dir = Path(run_dir)
         event_model(manifest.environment)  # fail before writing anything
-        if (run_dir / MANIFEST).exists():
-            raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        fd = acquire_lock(run_dir)
-        if (run_dir / MANIFEST).exists():  # another process created it meanwhile
+        folder = RunFolder.open(run_dir, RUN_FILES, manifest=MANIFEST, create=True)
+        fd = None
+        try:
+            if folder.exists(MANIFEST):
+                raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
+            fd = acquire_lock(folder)
+            if folder.exists(MANIFEST):  # another process created it meanwhile
+                raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
+            rec = cls(folder, manifest, lock_fd=fd)
+            for name in (EVENTS, LLM_CALLS):
+                folder.touch(name)
+            folder.unlink(CHECKPOINT)
+            rec._write_manifest()
+        except BaseException:
             release_lock(fd)
-            raise FileExistsError(f"{run_dir} already holds a run; pass --resume to continue it")
-        rec = cls(run_dir, manifest, lock_fd=fd)
-        for name in (EVENTS, LLM_CALLS):
-            (run_dir / name).touch()
-        (run_dir / CHECKPOINT).unlink(missing_ok=True)
-        rec._write_manifest()
+            folder.close()
+            raise
         return rec
 
     @classmethod
@@ -268,22 +292,31 @@ class RunRecorder:
 
         Raises:
             FileNotFoundError: no manifest.
+            RunFolderError: ``run_dir`` is a link, or holds a link, a FIFO or a folder
+                where a run file goes.
+            CheckpointRefusedError: the checkpoint was not written for this run on
+                this machine (copied, moved or altered): resume stops, nothing is
+                changed (:mod:`.sealed`).
             TrajectoryFileError: a committed line or the checkpoint is corrupt.
             RunInProgressError: another live process is still writing the run.
             ValueError: the checkpoint was written by another package version.
         """
         run_dir = Path(run_dir)
-        manifest = read_manifest(run_dir)
-        fd = acquire_lock(run_dir)
+        folder = RunFolder.open(run_dir, RUN_FILES, manifest=MANIFEST, create=False)
+        fd = None
         try:
-            return cls._reopen(run_dir, manifest, fd)
+            manifest = read_manifest(run_dir)
+            fd = acquire_lock(folder)
+            return cls._reopen(folder, manifest, fd)
         except BaseException:
             release_lock(fd)
+            folder.close()
             raise
 
     @classmethod
-    def _reopen(cls, run_dir: Path, manifest: RunManifest, fd: int | None) -> tuple[RunRecorder, Checkpoint | None]:
-        ck = _read_checkpoint(run_dir)
+    def _reopen(cls, folder: RunFolder, manifest: RunManifest, fd: int | None) -> tuple[RunRecorder, Checkpoint | None]:
+        run_dir = folder.path
+        ck = _read_checkpoint(folder, manifest.run_id)
         if ck is not None and ck.package_version != manifest.package_version:
             raise ValueError(
                 f"{run_dir}: the checkpoint was written by scarce_lab {ck.package_version}, this run's "
@@ -307,14 +340,14 @@ class RunRecorder:
             if last_seq != ck.seq:
                 raise TrajectoryFileError(path, None, f"the checkpoint is at event {ck.seq} but the file "
                                           f"ends at event {last_seq}; the run cannot be resumed")
-        write_jsonl_atomic(path, keep)
+        folder.replace(EVENTS, _lines(path, keep))
         calls = run_dir / LLM_CALLS
-        if calls.exists():  # drop a torn tail, keep every complete record
-            write_jsonl_atomic(calls, [line for _, line in iter_lines(calls)])
+        if folder.exists(LLM_CALLS):  # drop a torn tail, keep every complete record
+            folder.replace(LLM_CALLS, _lines(calls, [line for _, line in iter_lines(calls)]))
         manifest.status = RunStatus.running
         manifest.ended_at = None
         manifest.error = None
-        rec = cls(run_dir, manifest, next_seq=last_seq + 1, lock_fd=fd)
+        rec = cls(folder, manifest, next_seq=last_seq + 1, lock_fd=fd)
         rec._write_manifest()
         return rec, ck
 
@@ -335,11 +368,12 @@ class RunRecorder:
         self.manifest.ended_at = utc_now()
         self._write_manifest()
         if status == RunStatus.complete:
-            (self.run_dir / CHECKPOINT).unlink(missing_ok=True)
+            self.folder.unlink(CHECKPOINT)
         if self._lock_fd is not None:  # the lock file is not data: leave no trace in datasets
-            (self.run_dir / LOCK).unlink(missing_ok=True)
+            self.folder.unlink(LOCK)
         release_lock(self._lock_fd)  # releases the writer lock
         self._lock_fd = None
+        self.folder.close()
 
     # -- writing ------------------------------------------------------------------
     def emit(
@@ -392,7 +426,7 @@ class RunRecorder:
             self._calls.append(c)
         if self._calls:
             written = list(self._calls)
-            append_jsonl_durable(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
+            self._append(LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
             from .sent import check_sent
 
@@ -401,26 +435,38 @@ class RunRecorder:
 
     def commit_round(self, round: int | None, t: float | None = None, state: Any = None) -> None:
         """Mark ``round`` complete and make everything buffered durable (fsync); then
-        save ``state`` (picklable) as the checkpoint to resume from, atomically."""
+        save ``state`` (picklable) as the checkpoint to resume from, atomically, sealed
+        for this run on this machine (:func:`.sealed.seal`)."""
         from .events import RoundCommitted
 
         marker = self.emit(RoundCommitted(), round=round, phase="commit", t=t)
         self._flush()
         if state is not None:
             ck = Checkpoint(seq=marker.seq, round=round, package_version=package_version(), state=state)
-            write_atomic(self.run_dir / CHECKPOINT, pickle.dumps(ck, protocol=pickle.HIGHEST_PROTOCOL))
+            from .sealed import seal
+
+            self.folder.replace(CHECKPOINT, seal(ck, f"run:{self.manifest.run_id}"))
 
     # -- internals ----------------------------------------------------------------
     def _flush(self) -> None:
         if self._calls:
-            append_jsonl_durable(self.run_dir / LLM_CALLS, [_dump(c) for c in self._calls])
+            self._append(LLM_CALLS, [_dump(c) for c in self._calls])
             self._calls.clear()
         if self._events:
-            append_jsonl_durable(self.run_dir / EVENTS, [_dump(e) for e in self._events])
+            self._append(EVENTS, [_dump(e) for e in self._events])
             self._events.clear()
 
+    def _append(self, name: str, lines: list[str]) -> None:
+        self.folder.append(name, _lines(self.run_dir / name, lines))
+
     def _write_manifest(self) -> None:
-        write_atomic(self.run_dir / MANIFEST, _dump_manifest(self.manifest))
+        self.folder.replace(MANIFEST, _dump_manifest(self.manifest).encode("utf-8"))
+
+
+def _lines(path: Path, lines: list) -> bytes:
+    """``lines`` as JSONL bytes, each through :func:`.jsonl.jsonl_line` (a newline inside
+    refused, naming ``path``)."""
+    return b"".join(jsonl_line(line, path, i) for i, line in enumerate(lines))
 
 
 def _dump_manifest(manifest: RunManifest) -> str:

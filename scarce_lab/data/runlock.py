@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .safeio import RunFolder, RunFolderError
+
 #: The lock file in a run directory (not data: removed when the run finishes).
 LOCK = ".writer.lock"
 
@@ -44,9 +46,10 @@ class _Hold:
 _HELD: dict[str, _Hold] = {}
 
 
-def acquire_lock(run_dir: Path) -> int | None:
-    """Take the run directory's writer lock (an ``flock``, released by :meth:`finish`
-    or when the process dies); ``None`` where the file system has no locks. A lock this
+def acquire_lock(folder: RunFolder) -> int | None:
+    """Take the run folder's writer lock (an ``flock`` on ``.writer.lock``, opened under
+    the folder's descriptor without following a link; released by :meth:`finish` or
+    when the process dies); ``None`` where the file system has no locks. A lock this
     process already holds is taken over only when its writer is gone (a runner
     restarting its own crashed run: the recorder was dropped, or its thread ended, as
     a notebook's interrupted call's does).
@@ -55,7 +58,9 @@ def acquire_lock(run_dir: Path) -> int | None:
         RunInProgressError: another process holds it, or a live recorder of this
             process writes the run (the same run twice in one sweep, or a second call
             while an interrupted one still runs in its thread).
+        RunFolderError: ``.writer.lock`` is a link, a FIFO or a folder.
     """
+    run_dir = folder.path
     key = os.path.realpath(run_dir)
     held = _HELD.get(key)
     if held is not None:
@@ -67,7 +72,9 @@ def acquire_lock(run_dir: Path) -> int | None:
         held.thread, held.owner = threading.current_thread(), None
         return held.fd
     try:
-        fd = os.open(Path(run_dir) / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+        fd = folder.open_file(LOCK, os.O_CREAT | os.O_RDWR)
+    except RunFolderError:
+        raise
     except OSError:
         return None
     try:
@@ -123,8 +130,8 @@ def run_in_progress(run_dir: Path) -> bool:
     if not path.exists():
         return False
     try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # a link planted as the lock is no writer
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -82,7 +82,7 @@ def test_llm_models_lists_every_seat_model():
     ({"w0.coder": "scripted/fifo"}, {}, "no seat 'w0.coder'"),
     ({"w0.solver": {"memory": "none"}}, {}, "memory is a worker's horizon"),
     ({"w0": {"memory": "forever"}}, {}, "must be one of"),
-    ({"w0.negotiator": "scripted/nonsense"}, {}, "scripted negotiator"),
+    ({"w0.negotiator": "scripted/nonsense"}, {}, "seats.w0.negotiator: 'scripted/nonsense' names no scripted policy"),
     ({"w0": "scripted/skilled:7"}, {}, "skill"),
     ({"w0": {"temperature": 0.5}}, {}, "would reach no model"),
     ({"w0": {"model": "openai/gpt-4o", "reasoning_effort": "high"}}, {}, "not accepted by 'openai/gpt-4o'"),

@@ -41,7 +41,7 @@ def test_economy_seats_that_change_no_seat_are_the_run_without_seats():
 
 
 def test_economy_seats_that_change_a_seat_stay_a_condition():
-    assert _eco(seats={"a0": "scripted/expert"}).run_id != _eco().run_id
+    assert _eco(seats={"a0": "scripted/full"}).run_id != _eco().run_id  # expert: Blocks World only
 
 
 def test_sovsim_spellings_of_one_seat_are_one_run():

@@ -164,7 +164,7 @@ def test_economy_bool_credit_is_rejected():
     [
         (["--schedule", "weird"], "'weird' is not one of 'uniform', 'curriculum'"),
         (["--model", ""], "EconomyRunConfig.model: String should have at least 1 character (got '')"),
-        (["--model", "scripted/nonexistent"], "random-rules|expert, got 'nonexistent'"),
+        (["--model", "scripted/nonexistent"], "known: scripted/random-rules, scripted/expert"),
         (["-S", "economy=[1]"], "EconomyRunConfig.economy: Input should be a valid dictionary"),
         (["-S", "economy.rnet=2"], "EconomyRunConfig.economy.rnet: Extra inputs are not permitted"),
         (["--task", "jsonl:/nonexistent.jsonl", "--model", "scripted/partial"], "--task jsonl:/nonexistent.jsonl"),
@@ -181,7 +181,7 @@ def test_economy_cli_bad_options_are_one_line_errors(tmp_path, args, message):
     ("kwargs", "message"),
     [
         ({"model": ""}, "model must be a model name"),
-        ({"model": "scripted/nonexistent"}, "scripted negotiator policy must be one of"),
+        ({"model": "scripted/nonexistent"}, "model: 'scripted/nonexistent' names no scripted policy of scarce"),
         ({"model": "openai/x", "negotiator_model": "scripted/"}, "'scripted/' needs a policy name"),
         ({"tasks": ["nope"]}, "tasks: unknown task id(s) ['nope']"),
         ({"worker_budgets": {"w9": 5}}, "worker_budgets: unknown worker(s) ['w9']"),

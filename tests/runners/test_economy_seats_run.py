@@ -138,7 +138,7 @@ def test_sl_run_checks_every_seat_and_the_dry_run_plans_each_seat_model(tmp_path
     import scarce_lab as sl
     from scarce_lab.runners.preflight import ModelUnavailableError
 
-    with pytest.raises(ModelUnavailableError, match="seats.a0"):
+    with pytest.raises(ValueError, match="seats.a0"):  # refused when the config is built
         sl.run(EconomyRunConfig(agents=4, episodes=4, seats={"a0": "scripted/partial"}), out=tmp_path)
     with pytest.raises(ModelUnavailableError, match="seats.a1 'embedded/nosuch'"):
         sl.run(EconomyRunConfig(task="arithmetic", model="scripted/partial", agents=4, episodes=4,

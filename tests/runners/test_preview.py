@@ -101,7 +101,7 @@ def test_calls_per_unit_of_play_are_named_by_the_spec(monkeypatch, tmp_path):
 def test_cli_dry_run_of_scarce_plans_the_negotiators_per_contention(tmp_path):
     """SCARCE leaves ``llm.max_tokens`` unset (per-phase defaults): the dry run builds
     its capture client as the runner's client is built, and plans the negotiator."""
-    r = CliRunner().invoke(app, ["run", "scarce", "-m", "scripted/honest", "--negotiator-model", "openai/gpt-4o-mini",
+    r = CliRunner().invoke(app, ["run", "scarce", "-m", "scripted/routine", "--negotiator-model", "openai/gpt-4o-mini",
                                  "--dry-run", "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert "dry run: 1 scarce run(s), nothing sent" in r.output

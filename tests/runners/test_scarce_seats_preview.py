@@ -23,7 +23,7 @@ def test_plan_counts_each_seat_and_the_subruns_it_plays():
 
 def test_cli_dry_run_with_seats_and_a_newcomer(tmp_path):
     r = CliRunner().invoke(app, [
-        "run", "scarce", "--workers", "6", "--subruns", "3", "-m", "scripted/honest",
+        "run", "scarce", "--workers", "6", "--subruns", "3", "-m", "scripted/routine",
         "-S", "seats.w0=openai/gpt-4o-mini", "-S", "seats.*.negotiator=scripted/strategic", "-S", "joins.w5=2",
         "--dry-run", "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output

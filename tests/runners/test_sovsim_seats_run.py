@@ -162,14 +162,13 @@ def test_resume_across_the_join_matches_an_uninterrupted_run(tmp_path, monkeypat
 
 def test_sl_run_takes_seats_and_a_newcomer_and_preflight_checks_every_seat(tmp_path):
     import scarce_lab as sl
-    from scarce_lab.runners.preflight import ModelUnavailableError
 
     cfg = SovSimConfig(condition="kcpr", model="scripted/sustainable", seats={"king": "scripted/fixed:9"},
                        newcomer={"round": 2}, game={"rounds": 2})
     dirs = sl.run(cfg, out=tmp_path)
     m = read_manifest(dirs[0] if isinstance(dirs, list) else dirs)
     assert m.models["a3"] == "scripted/fixed:9" and m.models["a4"] == "scripted/sustainable"
-    with pytest.raises(ModelUnavailableError, match="seats.a3"):
+    with pytest.raises(ValueError, match="seats.a3"):  # refused when the config is built
         sl.run(SovSimConfig(condition="kcpr", model="scripted/sustainable", seats={"king": "scripted/nosuch"}),
                out=tmp_path / "bad")
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

@@ -34,6 +34,9 @@ class ToyConfig(ExperimentConfig):
     seed: int = Field(0, ge=0, description="the run's seed")
     model: str = Field("scripted/counter", description="the policy (scripted only)")
 
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        return ("counter",)
+
     @property
     def run_id(self) -> str:
         return f"toy-r{self.rounds}-s{self.seed}"

@@ -321,6 +321,12 @@ class EconomyRunConfig(ExperimentConfig):
                     raise ValueError(f"seats: {gone} would not be sent to {model!r} (seat {agent}): litellm drops it "
                                      "for that model; leave it unset, or set llm.allow_ignored_settings=true")
 
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        """The task's scripted agents: Blocks World's rule agents (``random-rules``,
+        ``expert``), a task directory's ``partial`` stand-in, the question tasks'
+        ``partial`` and ``full`` (:mod:`.agents.rules`, :mod:`.agents.partial`)."""
+        return {"blocksworld": ("random-rules", "expert"), "dir": ("partial",)}.get(self.task_name, ("partial", "full"))
+
     def seat_models(self) -> dict[str, str]:
         """Seat -> model for every seat of a run with seats (founder ids, ``newcomer``,
         ``*``); empty without seats (the config's ``model`` is every seat)."""

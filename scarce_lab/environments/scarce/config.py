@@ -305,6 +305,16 @@ class ScarceConfig(ExperimentConfig):
             return {}
         return {f"{w}.{p}": getattr(s, p) for w, s in self.seat_plan().items() for p in ("solver", "negotiator")}
 
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        """A negotiator (``negotiator_model``, ``seats.<w>.negotiator``) plays one of
+        :data:`.agents.SCRIPTED_NEGOTIATORS`; a solver (``model``, which also names the
+        negotiator when ``negotiator_model`` is unset, and ``seats.<w>.solver``) plays
+        the scripted routine (``routine``, or under the name of the negotiator policy it
+        plays with) or ``skilled[:<skill>]`` (:mod:`.agents.solvers`, :mod:`.agents.scripted`)."""
+        if field == "negotiator_model" or field.endswith(".negotiator"):
+            return SCRIPTED_NEGOTIATORS
+        return ("routine", "skilled", *SCRIPTED_NEGOTIATORS)
+
     def seat_models(self) -> dict[str, str]:
         """``<worker>.<part>`` -> model string of every seat (the preflight checks each,
         :func:`scarce_lab.runners.preflight.check_configs`); ``{}`` without seats."""

@@ -198,6 +198,13 @@ class SovSimConfig(ExperimentConfig):
         default = self.default_seat()
         return {a: resolve_seat(self.seats, a, self.seat_aliases(a), default=default) for a in self.agent_ids()}
 
+    def scripted_names(self, field: str) -> tuple[str, ...]:
+        """Every seat plays the SovSim policies (:data:`.agents.scripted.POLICIES`, and
+        ``fixed[:<N>]``)."""
+        from .agents.scripted import POLICIES
+
+        return (*POLICIES, "fixed")
+
     def seat_models(self) -> dict[str, str]:
         """Agent id -> model string."""
         return {a: s.model or self.model for a, s in self.resolved_seats().items()}

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from scarce_lab.data.sealed import seal, unseal
+
 
 def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | None = None) -> dict[str, Any]:
     """The checkpoint of ``runner`` (a :class:`~.runner.ScarceRunner`) now; ``folders``:
@@ -27,7 +29,7 @@ def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | Non
         a.client = None
     try:
         try:
-            pickled_agents = pickle.dumps((runner.solvers, runner.negotiators))
+            pickled_agents = seal((runner.solvers, runner.negotiators), _context(runner))
             agents_error = None
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             pickled_agents, agents_error = None, f"{type(exc).__name__}: {exc}"
@@ -45,16 +47,18 @@ def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | Non
 def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> bool:
     """Put the checkpoint ``state`` back into ``runner`` (world, agents with a fresh
     model client, streaks, and the workers' folders when the subrun was unfinished);
-    returns whether its subrun was finished.
+    returns whether its subrun was finished. The agents are unpickled only through
+    the one gate, :func:`scarce_lab.data.sealed.unseal`.
 
     Raises:
+        CheckpointRefusedError: the agents were not sealed for this run on this machine.
         RuntimeError: the checkpoint holds no agents (they could not be pickled).
     """
     if state.get("agents") is None:
         raise RuntimeError(f"this run's agents could not be checkpointed ({state.get('agents_error')}); "
                            "it cannot be resumed: delete its folder to restart it")
     runner.world = state["world"]
-    runner.solvers, runner.negotiators = pickle.loads(state["agents"])  # noqa: S301 - our own checkpoint
+    runner.solvers, runner.negotiators = unseal(state["agents"], _context(runner), "the checkpoint's agents")
     runner.streaks = dict(state.get("streaks", {}))
     for h in _client_holders(runner):
         if hasattr(h, "client") and h.client is None:  # detached by save_state
@@ -63,6 +67,11 @@ def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> 
         for w in runner.world.workers:  # the workers of the checkpoint's subrun (joins/leaves)
             runner.io.restore(runner._sbx(w), tasks[w], state["folders"][w])
     return state["subrun_done"]
+
+
+def _context(runner: Any) -> str:
+    """What the agents' seal binds them to (:mod:`scarce_lab.data.sealed`): this run."""
+    return f"scarce-agents:{runner.cfg.run_id}"
 
 
 def _client_holders(runner: Any) -> list[Any]:
