@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import tempfile
@@ -53,8 +54,10 @@ VERIFIER_SOCKET = "/run/scarce/verifier.sock"
 #: The largest answer line of the program, and request line of the verifier (bytes).
 MAX_ANSWER_BYTES = 8 << 20
 MAX_REQUEST_BYTES = 8 << 20
-#: The file names of the program host in the program's box.
+#: The file name of the program host in the program's box.
 HOST_FILE = ".scarce_program_host.py"
+#: The proxy's first request (when the verifier imports it): answered with the import's result.
+HELLO = b'{"op": "hello"}\n'
 
 #: The module the verifier imports in place of the program (``{sock!r}`` filled in).
 PROXY = '''"""Proxy of the program under test (made by scarce_lab): every call and value goes to
@@ -216,9 +219,9 @@ class _Lines:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            self.sock.settimeout(left)
+            self.sock.settimeout(None if left == math.inf else left)
             try:
-                chunk = self.sock.recv(1 << 20)
+                chunk = self.sock.recv(1 << 16)
             except TimeoutError:
                 return "timeout"
             except OSError:
@@ -299,11 +302,16 @@ class ProgramBridge:
                 return
             self._lines = _Lines(self._prog, self.answer_bytes)
             got = self._lines.read(deadline)
-            self._hello = got if isinstance(got, bytes) else self._why(got, "import")
+            self._hello = got if isinstance(got, bytes) else self._why(got, b'{"op": "import"}')
             if isinstance(got, bytes) and not got.startswith(b'{"ok": null}'):
                 self._fail(f"the program failed to import: {got[:300].decode('utf-8', 'replace').strip()}")
 
-    def _why(self, got: str, what: str) -> bytes:
+    def _why(self, got: str, line: bytes) -> bytes:
+        try:  # what was asked, for the record (parsed only here: no cost per call)
+            req = json.loads(line)
+            what = " ".join(str(req[k])[:80] for k in ("op", "name") if k in req)
+        except (ValueError, AttributeError, RecursionError):
+            what = "the request"
         return self._fail({"timeout": f"{what} gave no answer within {self.call_timeout_s:g} s",
                            "over": f"{what}'s answer is over {self.answer_bytes} bytes",
                            "closed": f"the program's process ended during {what}"}[got])
@@ -311,14 +319,9 @@ class ProgramBridge:
     def _relay(self, line: bytes) -> bytes:
         with self._lock:
             self.calls += 1
-            try:
-                req = json.loads(line)
-                op, what = req.get("op"), f"{req.get('op')} {str(req.get('name'))[:80]}"
-            except (ValueError, AttributeError, RecursionError):
-                return _error_line("the request is not a JSON object")
             if not self.failure:
                 self._connect_program()
-            if op == "hello" and self._hello is not None:
+            if line == HELLO and self._hello is not None:
                 return self._hello  # the import's answer (the program's own error, if any)
             if self.failure:
                 return _error_line(self.failure)
@@ -327,16 +330,15 @@ class ProgramBridge:
             except OSError:
                 return self._fail("the program's process ended")
             got = self._lines.read(time.monotonic() + self.call_timeout_s)
-            return got if isinstance(got, bytes) else self._why(got, what)
+            return got if isinstance(got, bytes) else self._why(got, line)
 
     def _serve(self, conn: socket.socket) -> None:
         lines = _Lines(conn, MAX_REQUEST_BYTES)
         with contextlib.suppress(OSError):
             while True:
-                line = lines.read(time.monotonic() + 1e9)
+                line = lines.read(math.inf)
                 if not isinstance(line, bytes):
                     return
-                conn.settimeout(self.call_timeout_s)
                 conn.sendall(self._relay(line))
 
     def __enter__(self) -> ProgramBridge:

@@ -302,7 +302,14 @@ class SandboxVerifier:
 
         from ..sandbox import ResourceLimits, make_sandbox
         from ..sandbox.fileio import ToolError, read_file
-        from .program_proxy import HOST, HOST_FILE, PROGRAM_SOCKET, PROXY, VERIFIER_SOCKET, ProgramBridge
+        from .program_proxy import (
+            HOST,
+            HOST_FILE,
+            PROGRAM_SOCKET,
+            PROXY,
+            VERIFIER_SOCKET,
+            ProgramBridge,
+        )
 
         app = {f"app/{k}": v for k, v in self.task.workspace.items()}
         prog_files = {**app, f"app/{self.task.program}": program.encode("utf-8"),
