@@ -281,3 +281,42 @@ def test_a_program_that_fails_fails_alone_and_its_failure_is_recorded():
     assert r.score == 0.0 and "ended during import" in r.program
     r = _score_of("raise ValueError('no')\n")
     assert r.score == 0.0 and "ValueError: no" in r.reason and "failed to import" in r.program
+
+
+_IMPORTING_VERIFIER = '''import json, os, sys
+app = sys.argv[sys.argv.index("--app-dir") + 1]
+out = sys.argv[sys.argv.index("--output-dir") + 1]
+sys.path.insert(0, app)
+import program
+from program import scale
+got = [scale([1.5, 2], k=program.FACTOR), program.LABELS, hasattr(program, "missing"), "scale" in dir(program)]
+try:
+    scale({1, 2})
+except Exception as exc:  # a set is not JSON data
+    got.append(type(exc).__name__)
+try:
+    program.boom()
+except Exception as exc:
+    got.append(str(exc))
+os.makedirs(out, exist_ok=True)
+open(os.path.join(out, "reward.json"), "w").write(json.dumps({"score": 0.5, "reason": json.dumps(got)}))
+'''
+
+
+@_bwrap()
+def test_an_honest_verifier_keeps_its_import_calls_and_constants(tmp_path):
+    """The format's contract through the proxy: ``import program`` from the app folder,
+    ``from program import f``, keyword arguments, module constants, ``hasattr``/``dir``,
+    the program's exceptions as ``ProgramError`` with their message."""
+    import json
+
+    from scarce_lab.tasks.taskdir import SandboxVerifier
+
+    program = ("FACTOR = 3\nLABELS = {'a': (1, 2), 'b': None}\n"
+               "def scale(xs, k=1):\n    return [x * k for x in xs]\n"
+               "def boom():\n    raise KeyError('no such key')\n")
+    r = SandboxVerifier(load_task_dir(_with_verifier(tmp_path, _IMPORTING_VERIFIER)), sandbox="local",
+                        timeout_s=20)(program)
+    assert r.score == 0.5 and r.program == "", r
+    assert json.loads(r.reason) == [[4.5, 6], {"a": [1, 2], "b": None}, False, True, "ProgramError",
+                                    "KeyError: 'no such key'"]
