@@ -11,6 +11,8 @@ the per-call times in ``reward.json``'s reason.
   ``SandboxVerifier`` did before; emulated here with the same sandbox calls).
 - ``proxy``: ``SandboxVerifier`` now: a second box for the program, calls relayed as
   JSON lines through the harness.
+- ``pingpong``: the floor of any design with the program in another process: one JSON
+  line sent to a forked process and echoed back over a socket pair (no sandbox, no relay).
 
 Printed: per variant the median (min..max over ``--reps`` interleaved rounds) of one
 verification's wall time, and of one call of ``f`` and of ``g`` in microseconds, and
@@ -94,6 +96,31 @@ def run_proxy(task) -> tuple[float, list[float]]:
     return time.monotonic() - t0, json.loads(r.reason)
 
 
+def pingpong(calls: int) -> float:
+    """Microseconds of one round trip of a call-sized line to another process and back."""
+    import os
+    import socket
+
+    a, b = socket.socketpair()
+    line = b'{"op": "call", "name": "f", "args": [1], "kwargs": {}}\n'
+    pid = os.fork()
+    if pid == 0:
+        f = b.makefile("rb")
+        for _ in range(calls):
+            b.sendall(f.readline())
+        os._exit(0)
+    f = a.makefile("rb")
+    t = time.perf_counter()
+    for _ in range(calls):
+        a.sendall(line)
+        f.readline()
+    us = (time.perf_counter() - t) / calls * 1e6
+    os.waitpid(pid, 0)
+    a.close()
+    b.close()
+    return us
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=2000)
@@ -104,9 +131,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         task = load_task_dir(make_task(Path(tmp), args.calls))
         got: dict[str, list] = {"import": [], "proxy": []}
-        for _ in range(args.reps):  # interleaved: load from others hits both alike
+        pings = []
+        for _ in range(args.reps):  # interleaved: load from others hits all alike
             got["import"].append(run_import(task))
             got["proxy"].append(run_proxy(task))
+            pings.append(pingpong(args.calls))
 
     def med(xs):
         return f"{statistics.median(xs):9.1f} ({min(xs):.1f}..{max(xs):.1f})"
@@ -122,6 +151,8 @@ def main() -> None:
         b = [r[0] if j is None else r[1][j] for r in got["import"]]
         return statistics.median(a) / statistics.median(b)
 
+    print(f"pingpong {'':>26} {med(pings):>26}")
+    print(f"proxy / pingpong: f call x{statistics.median([r[1][0] for r in got['proxy']]) / statistics.median(pings):.1f}")
     print(f"proxy / import: verification x{ratio(0):.2f}, f call x{ratio(0, 0):.0f}, g call x{ratio(0, 1):.0f}")
 
 

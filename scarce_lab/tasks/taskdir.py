@@ -15,7 +15,10 @@ The verifier never runs on the host: :class:`SandboxVerifier` copies the workspa
 (with the current program) and ``tests/`` into a fresh grading box of the sandbox
 (``local``: bubblewrap; ``docker``; ``auto``), runs it there under limits, and reads
 ``reward.json`` back link-safely. Whatever it writes, a score that is not a finite
-number in [0, 1] is no score (the reason says why), never a made-up one.
+number in [0, 1] is no score (the reason says why), never a made-up one. The program
+under test is not in that box: it runs in a box of its own and the verifier's
+``import`` gets a proxy that forwards calls as JSON data (:mod:`.program_proxy`), so
+the program cannot reach the verifier's memory, files or processes to set its score.
 
 Limits on what is loaded (a task directory is input, possibly hostile): at most
 ``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links, FIFOs or devices (an
