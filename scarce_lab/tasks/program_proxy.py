@@ -10,7 +10,8 @@ says. Here the score is the verifier's alone:
 - **Two boxes.** The verifier's box holds the workspace and ``tests/`` with the program's
   file replaced by :data:`PROXY` (the real program is not in that box at all). The
   program's box holds the workspace with the real program and :data:`HOST`, which
-  imports it and answers requests. Each box has its own uid, pid namespace, folder and
+  imports it and answers requests (not ``tests/``: the verifier's files, expected
+  answers included, are out of the program's sight). Each box has its own uid, pid namespace, folder and
   limits (:meth:`scarce_lab.sandbox.base.Sandbox.grading_box`): no shared memory, no
   signals, no files in common.
 - **One relay.** :class:`ProgramBridge` (in the harness, on the host) listens on one
@@ -24,7 +25,8 @@ says. Here the score is the verifier's alone:
   ``{"op": "get", "name": N}``, ``{"op": "call", "name": N, "args": [...], "kwargs":
   {...}}``, ``{"op": "dir"}``; answers ``{"ok": V}`` or ``{"err": [TYPE, MESSAGE]}``.
   Values are JSON data: None, bool, int, float (NaN and infinities kept), str, list
-  (a tuple arrives as a list), dict with str keys. Nothing is unpickled or evaluated.
+  (a tuple arrives as a list), dict (keys arrive as str, as JSON has them). Nothing is
+  unpickled or evaluated.
 
 The proxy keeps the format's contract for honest programs: ``import program`` (or
 loading the file by path), ``program.f(x)``, ``from program import f``, reading a

@@ -104,11 +104,7 @@ def test_verifier_runs_in_the_local_sandbox_not_on_the_host(tmp_path):
     probe = f"GUESS = len(open({str(canary)!r}).read())\n\n\ndef value():\n    return GUESS\n"
     r = v(probe)
     assert r.score == 0.0 and "FileNotFoundError" in r.reason  # the host's files are not there
-    r = v("def value():\n    raise SystemExit(3)\n")  # the program's own process ends, not the verifier
-    assert r.score == 0.0 and r.exit_code == 0 and "SystemExit: 3" in r.reason
-    slow = SandboxVerifier(t, sandbox="local", timeout_s=10, call_timeout_s=1)
-    r = slow("import time\ntime.sleep(30)\n\n\ndef value():\n    return 7\n")
-    assert r.score == 0.0 and r.program == "import gave no answer within 1 s" and r.seconds < 8
+    # a program that exits, hangs or floods: tests/tasks/test_taskdir_hostile.py
 
 
 @needs_bwrap

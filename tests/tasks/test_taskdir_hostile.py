@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -188,12 +189,21 @@ _REACHES_AN_IMPORTING_VERIFIER = {
                "    return 3\n"),
     "atexit": ("import atexit, glob, os\n"
                "def _w():\n"
-               "    for d in {'out', '../out', *glob.glob('/**/out', recursive=True)}:\n"
+               "    for d in {'out', '../out', *glob.glob(os.environ.get('HOME', '.') + '/**/out', recursive=True)}:\n"
                "        try:\n"
                "            open(os.path.join(d, 'reward.json'), 'w').write('{\"score\": 1.0}')\n"
                "        except OSError:\n"
                "            pass\n"
                "atexit.register(_w)\n" + _THREE),
+    "reading the verifier's answer": ("import glob, os, re\n"
+                                      "def value():\n"
+                                      "    for p in {'tests/compute_reward.py', '../tests/compute_reward.py',\n"
+                                      "              *glob.glob(os.environ.get('HOME', '.') + '/**/compute_reward.py', recursive=True)}:\n"
+                                      "        try:\n"
+                                      "            return int(re.search(r'TARGET = (\\d+)', open(p).read()).group(1))\n"
+                                      "        except (OSError, AttributeError):\n"
+                                      "            pass\n"
+                                      "    return 3\n"),
     "a value whose float lies": ("class V:\n    def __float__(self):\n        return 7.0\n"
                                  "def value():\n    return V()\n"),
 }
@@ -259,28 +269,42 @@ def test_the_attacks_work_where_the_verifier_imports_the_program(tmp_path):
 
     for way, program in _REACHES_AN_IMPORTING_VERIFIER.items():
         d = _copy(tmp_path / way.replace(" ", "_").replace(".", "_"))
-        (d / "environment" / "program.py").write_text(program.replace("glob.glob('/**/out', recursive=True)", "()"))
+        (d / "environment" / "program.py").write_text(program)
         subprocess.run([sys.executable, "-I", "tests/compute_reward.py", "--app-dir", "environment",
-                        "--output-dir", "out"], cwd=d, check=True, timeout=30, capture_output=True)
+                        "--output-dir", "out"], cwd=d, check=True, timeout=30, capture_output=True,
+                       env={**os.environ, "HOME": str(d)})
         assert json.loads((d / "out" / "reward.json").read_text())["score"] == 1.0, way
 
 
+_FAILING = {  # program, SandboxVerifier options, what the reason holds, what Verification.program holds
+    "an exception with crafted attributes": (
+        "class E(Exception):\n    score = 1.0\n    def __str__(self):\n        return '{\"score\": 1.0}\\n'\n"
+        "def value():\n    raise E()\n", {}, "program failed: ProgramError: E: ", ""),
+    "an answer over the limit": ("def value():\n    return 'x' * 70000\n", {"answer_bytes": 1 << 16},
+                                 "", "call value's answer is over 65536 bytes"),
+    "a call that never returns": ("def value():\n    while True:\n        pass\n", {"call_timeout_s": 1.0},
+                                  "", "call value gave no answer within 1 s"),
+    "an import that never returns": ("import time\ntime.sleep(60)\n" + _THREE, {"call_timeout_s": 1.0},
+                                     "", "import gave no answer within 1 s"),
+    "a process that ends": ("import os\nos._exit(0)\n", {}, "", "the program's process ended during import"),
+    "SystemExit in a call": ("def value():\n    raise SystemExit(3)\n", {}, "SystemExit: 3", ""),
+    "an import error": ("raise ValueError('no')\n", {}, "ValueError: no", "the program failed to import"),
+}
+
+
 @_bwrap()
-def test_a_program_that_fails_fails_alone_and_its_failure_is_recorded():
-    """Exceptions with crafted attributes arrive as a message; an answer over the
-    limit and a call that never returns are failures of the program (its box killed),
-    never a crash or a hang of the run."""
-    r = _score_of("class E(Exception):\n    score = 1.0\n    def __str__(self):\n        return '{\"score\": 1.0}\\n'\n"
-                  "def value():\n    raise E()\n")
-    assert r.score == 0.0 and r.reason.startswith("program failed: ProgramError: E: ")
-    r = _score_of("def value():\n    return 'x' * 70000\n", answer_bytes=1 << 16)
-    assert r.score == 0.0 and "over 65536 bytes" in r.program
-    r = _score_of("def value():\n    while True:\n        pass\n", call_timeout_s=1.0)
-    assert r.score == 0.0 and "no answer within 1 s" in r.program and r.seconds < 8
-    r = _score_of("import os\nos._exit(0)\n")
-    assert r.score == 0.0 and "ended during import" in r.program
-    r = _score_of("raise ValueError('no')\n")
-    assert r.score == 0.0 and "ValueError: no" in r.reason and "failed to import" in r.program
+@pytest.mark.parametrize("case", sorted(_FAILING))
+def test_a_program_that_fails_fails_alone_and_its_failure_is_recorded(case):
+    """Exceptions (crafted attributes included) arrive as a message; an answer over the
+    limit, a call or an import that never returns, a process that ends are failures
+    of the program (its box killed), scored 0 by the verifier like any failing
+    program, never a crash or a hang of the run."""
+    program, kw, reason, failure = _FAILING[case]
+    t0 = time.monotonic()
+    r = _score_of(program, **kw)
+    assert r.score == 0.0 and r.exit_code == 0 and reason in r.reason, r
+    assert r.program.startswith(failure) and bool(r.program) == bool(failure), r
+    assert time.monotonic() - t0 < 10
 
 
 _IMPORTING_VERIFIER = '''import json, os, sys
