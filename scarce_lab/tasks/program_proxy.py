@@ -61,7 +61,8 @@ HOST_FILE = ".scarce_program_host.py"
 #: The proxy's first request (when the verifier imports it): answered with the import's result.
 HELLO = b'{"op": "hello"}\n'
 
-#: The module the verifier imports in place of the program (``{sock!r}`` filled in).
+#: The module the verifier imports in place of the program (``{sock!r}`` and ``{limit}``, the
+#: largest request in bytes, filled in).
 PROXY = '''"""Proxy of the program under test (made by scarce_lab): every call and value goes to
 the program's own process as JSON data (scarce_lab/tasks/program_proxy.py)."""
 import json as _sl_json
@@ -85,8 +86,13 @@ def _sl_ask(msg):
         data = _sl_json.dumps(msg, allow_nan=True).encode("utf-8") + b"\\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise ProgramError(f"a value cannot go to the program: it is not JSON data ({{exc}})") from None
+    if len(data) > {limit}:
+        raise ValueError(f"a request to the program is over {limit} bytes")
     with _sl_lock:
-        _sl_sock.sendall(data)
+        try:
+            _sl_sock.sendall(data)
+        except OSError:
+            pass  # the relay closed the connection: the line it sent first says why
         line = _sl_in.readline()
     try:
         ans = _sl_json.loads(line)
@@ -339,7 +345,11 @@ class ProgramBridge:
         with contextlib.suppress(OSError):
             while True:
                 line = lines.read(math.inf)
+                if line == "over":  # the verifier's own request: said to it, the program is not blamed
+                    conn.sendall(json.dumps({"err": ["ValueError", f"a request is over {MAX_REQUEST_BYTES} bytes"]})
+                                 .encode("utf-8") + b"\n")
                 if not isinstance(line, bytes):
+                    conn.shutdown(socket.SHUT_RDWR)
                     return
                 conn.sendall(self._relay(line))
 

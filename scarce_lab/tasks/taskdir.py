@@ -308,6 +308,7 @@ class SandboxVerifier:
         from .program_proxy import (
             HOST,
             HOST_FILE,
+            MAX_REQUEST_BYTES,
             PROGRAM_SOCKET,
             PROXY,
             VERIFIER_SOCKET,
@@ -317,7 +318,7 @@ class SandboxVerifier:
         app = {f"app/{k}": v for k, v in self.task.workspace.items()}
         prog_files = {**app, f"app/{self.task.program}": program.encode("utf-8"),
                       HOST_FILE: HOST.format(sock=PROGRAM_SOCKET, app="app", program=self.task.program).encode()}
-        files = {**app, f"app/{self.task.program}": PROXY.format(sock=VERIFIER_SOCKET).encode()}
+        files = {**app, f"app/{self.task.program}": PROXY.format(sock=VERIFIER_SOCKET, limit=MAX_REQUEST_BYTES).encode()}
         files.update({f"tests/{k}": v for k, v in self.task.tests.items()})
         limits = ResourceLimits(wall_seconds=self.timeout_s, cpu_seconds=self.timeout_s,
                                 memory_bytes=self.task.memory_bytes())

@@ -344,3 +344,44 @@ def test_an_honest_verifier_keeps_its_import_calls_and_constants(tmp_path):
     assert r.score == 0.5 and r.program == "", r
     assert json.loads(r.reason) == [[4.5, 6], {"a": [1, 2], "b": None}, False, True, "ProgramError",
                                     "KeyError: 'no such key'"]
+
+
+def test_the_relay_bounds_requests_and_answers_without_a_sandbox(tmp_path):
+    """The relay alone (plain processes, no boxes): an honest call; a request of the
+    verifier over the limit (its own error, the program not blamed; the relay's bound
+    behind the proxy's); an answer over the limit (the program's failure, its process
+    stopped, every later call refused)."""
+    import subprocess
+    import sys
+
+    from scarce_lab.tasks.program_proxy import HOST, MAX_REQUEST_BYTES, PROXY, ProgramBridge
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "prog.py").write_text("def echo(x):\n    return x\n\n\ndef big(n):\n    return 'z' * n\n")
+    client = ("import sys\nsys.path.insert(0, sys.argv[1])\nimport proxy as p\n"
+              "print(p.echo([1, 'a', None]))\n"
+              "for f, arg in ((p.echo, 'y' * (LIMIT + 1)), (p.big, 5000), (p.big, 1)):\n"
+              "    try:\n        print(f(arg))\n    except Exception as exc:\n        print(type(exc).__name__, str(exc)[:60])\n")
+
+    def run(proxy_limit: int, client_limit: int) -> tuple[list[str], ProgramBridge, int]:
+        with ProgramBridge(call_timeout_s=5, answer_bytes=4096) as bridge:
+            (tmp_path / "host.py").write_text(HOST.format(sock=str(bridge.folder / "program.sock"),
+                                                          app=str(tmp_path / "app"), program="prog.py"))
+            (tmp_path / "proxy.py").write_text(PROXY.format(sock=str(bridge.folder / "verifier.sock"),
+                                                            limit=proxy_limit))
+            host = subprocess.Popen([sys.executable, "-I", str(tmp_path / "host.py")])
+            bridge.start(host.kill)
+            out = subprocess.run([sys.executable, "-I", "-c", client.replace("LIMIT", str(client_limit)),
+                                  str(tmp_path)], capture_output=True, text=True, timeout=30).stdout.splitlines()
+        return out, bridge, host.wait(timeout=10)  # its connection closed with the relay, or killed
+
+    out, bridge, code = run(MAX_REQUEST_BYTES * 2, MAX_REQUEST_BYTES)  # the relay's bound: it says so, then closes
+    assert out == ["[1, 'a', None]", f"ProgramError ValueError: a request is over {MAX_REQUEST_BYTES} bytes",
+                   "ProgramError the program's answer is not JSON data",
+                   "ProgramError the program's answer is not JSON data"] and bridge.failure == "" and code == 0
+    out, bridge, code = run(1000, 1000)
+    assert out == ["[1, 'a', None]", "ValueError a request to the program is over 1000 bytes",
+                   "ProgramError ProgramFailure: call big's answer is over 4096 bytes",
+                   "ProgramError ProgramFailure: call big's answer is over 4096 bytes"]
+    # hello, get echo, call echo, get big, call big, call big (the callable is kept)
+    assert bridge.failure == "call big's answer is over 4096 bytes" and bridge.calls == 6 and code != 0
