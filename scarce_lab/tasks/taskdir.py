@@ -15,7 +15,10 @@ The verifier never runs on the host: :class:`SandboxVerifier` copies the workspa
 (with the current program) and ``tests/`` into a fresh grading box of the sandbox
 (``local``: bubblewrap; ``docker``; ``auto``), runs it there under limits, and reads
 ``reward.json`` back link-safely. Whatever it writes, a score that is not a finite
-number in [0, 1] is no score (the reason says why), never a made-up one.
+number in [0, 1] is no score (the reason says why), never a made-up one. The program
+under test is not in that box: it runs in a box of its own and the verifier's
+``import`` gets a proxy that forwards calls as JSON data (:mod:`.program_proxy`), so
+the program cannot reach the verifier's memory, files or processes to set its score.
 
 Limits on what is loaded (a task directory is input, possibly hostile): at most
 ``MAX_FILES`` files of at most ``MAX_FILE_BYTES`` each, no links, FIFOs or devices (an
@@ -76,19 +79,24 @@ class TaskDir:
 class Verification:
     """One verifier run (what :class:`SandboxVerifier` returns): ``score`` in [0, 1] or
     None (no usable score), ``reason`` (the verifier's or ours), ``seconds`` of wall
-    time, the sandbox ``backend`` (its class name) and the verifier's ``exit_code``
-    (None when it never ran to an end)."""
+    time, the sandbox ``backend`` (its class name), the verifier's ``exit_code``
+    (None when it never ran to an end), ``program``: how the program under test failed
+    ('' when it answered every call: a timeout, an answer over the limit, its process
+    ending, an import error), ``calls``: requests the verifier made to it."""
 
     score: float | None
     reason: str
     seconds: float = 0.0
     backend: str = ""
     exit_code: int | None = None
+    program: str = ""
+    calls: int = 0
 
     def to_json(self) -> dict:
         """As recorded: the reason cut to 500 characters, the seconds rounded to ms."""
         return {"score": self.score, "reason": self.reason[:500], "seconds": round(self.seconds, 3),
-                "backend": self.backend, "exit_code": self.exit_code}
+                "backend": self.backend, "exit_code": self.exit_code, "program": self.program[:500],
+                "calls": self.calls}
 
 
 #: Bounds on task.toml and instruction.md (bytes): both are read whole into memory and
@@ -264,29 +272,53 @@ def parse_reward(data: bytes | None) -> tuple[float | None, str]:
 
 
 class SandboxVerifier:
-    """Runs a task directory's verifier on a program inside the sandbox.
+    """Runs a task directory's verifier on a program inside the sandbox, the program in
+    a box of its own behind a proxy (:mod:`scarce_lab.tasks.program_proxy`: nothing the
+    program does reaches the verifier's memory, files or processes; it only answers).
 
     ``sandbox``: ``local`` (bubblewrap), ``docker`` or ``auto``; ``image``: the docker
-    image (None: the sandbox's own). A fresh sandbox and grading box per verification
-    (nothing survives between runs).
+    image (None: the sandbox's own). Fresh boxes per verification (nothing survives
+    between runs). ``call_timeout_s``: the program's real seconds to import and for each
+    call the verifier makes (default: half the verifier's limit); ``answer_bytes``: the
+    largest answer of one call. A program over either is a failed program (the
+    verifier sees ``ProgramError``; :attr:`Verification.program` says what), never a
+    crash of the run.
 
     Raises (from :meth:`__call__`):
         scarce_lab.sandbox.SandboxError: the backend cannot isolate here (the run
             stops: a verifier never runs unsandboxed).
     """
 
-    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, image: str | None = None):
+    def __init__(self, task: TaskDir, *, sandbox: str = "local", timeout_s: float = 300.0, image: str | None = None,
+                 call_timeout_s: float | None = None, answer_bytes: int | None = None):
+        from .program_proxy import MAX_ANSWER_BYTES
+
         self.task = task
         self.kind = sandbox
         self.image = image
         self.timeout_s = task.timeout_s(timeout_s)
+        self.call_timeout_s = self.timeout_s / 2 if call_timeout_s is None else min(call_timeout_s, self.timeout_s)
+        self.answer_bytes = MAX_ANSWER_BYTES if answer_bytes is None else int(answer_bytes)
 
     def __call__(self, program: str) -> Verification:
+        import threading
+
         from ..sandbox import ResourceLimits, make_sandbox
         from ..sandbox.fileio import ToolError, read_file
+        from .program_proxy import (
+            HOST,
+            HOST_FILE,
+            MAX_REQUEST_BYTES,
+            PROGRAM_SOCKET,
+            PROXY,
+            VERIFIER_SOCKET,
+            ProgramBridge,
+        )
 
-        files = {f"app/{k}": v for k, v in self.task.workspace.items()}
-        files[f"app/{self.task.program}"] = program.encode("utf-8")
+        app = {f"app/{k}": v for k, v in self.task.workspace.items()}
+        prog_files = {**app, f"app/{self.task.program}": program.encode("utf-8"),
+                      HOST_FILE: HOST.format(sock=PROGRAM_SOCKET, app="app", program=self.task.program).encode()}
+        files = {**app, f"app/{self.task.program}": PROXY.format(sock=VERIFIER_SOCKET, limit=MAX_REQUEST_BYTES).encode()}
         files.update({f"tests/{k}": v for k, v in self.task.tests.items()})
         limits = ResourceLimits(wall_seconds=self.timeout_s, cpu_seconds=self.timeout_s,
                                 memory_bytes=self.task.memory_bytes())
@@ -294,8 +326,21 @@ class SandboxVerifier:
         sb = make_sandbox(self.kind, **({"image": self.image} if self.image else {}))
         backend = type(sb).__name__
         try:
-            with sb.grading_box(files) as box:
+            with ProgramBridge(call_timeout_s=self.call_timeout_s, answer_bytes=self.answer_bytes) as bridge, \
+                    sb.grading_box(prog_files, binds=bridge.program_binds()) as pbox, \
+                    sb.grading_box(files, binds=bridge.verifier_binds()) as box:
+                host = threading.Thread(target=pbox.run, args=(["python3", "-I", HOST_FILE], limits), daemon=True)
+                host.start()
+                stopped = threading.Event()
+
+                def stop() -> None:  # every process of the program's box killed (verified), once
+                    if not stopped.is_set():
+                        stopped.set()
+                        sb.close_slot(pbox.w.name)
+                bridge.start(stop)
                 r = box.run(["python3", VERIFIER, "--app-dir", "app", "--output-dir", "out"], limits)
+                stop()
+                host.join(timeout=10.0)
                 too_big = None
                 try:
                     got = read_file(box.folder, "out/reward.json", limit=MAX_REWARD_BYTES)
@@ -313,5 +358,4 @@ class SandboxVerifier:
             score, reason = None, f"verifier timed out after {self.timeout_s:g} s"
         elif data is None:
             reason = f"verifier exited {r.exit_code} without reward.json: {(r.stderr or '')[-300:]}"
-        return Verification(score, reason, time.monotonic() - t0, backend, r.exit_code)
-
+        return Verification(score, reason, time.monotonic() - t0, backend, r.exit_code, bridge.failure, bridge.calls)

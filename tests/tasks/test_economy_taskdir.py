@@ -104,11 +104,7 @@ def test_verifier_runs_in_the_local_sandbox_not_on_the_host(tmp_path):
     probe = f"GUESS = len(open({str(canary)!r}).read())\n\n\ndef value():\n    return GUESS\n"
     r = v(probe)
     assert r.score == 0.0 and "FileNotFoundError" in r.reason  # the host's files are not there
-    r = v("def value():\n    raise SystemExit(3)\n")
-    assert r.score is None and r.exit_code == 3 and "without reward.json" in r.reason
-    slow = SandboxVerifier(t, sandbox="local", timeout_s=2)
-    r = slow("import time\ntime.sleep(30)\n\n\ndef value():\n    return 7\n")
-    assert r.score is None and "timed out" in r.reason
+    # a program that exits, hangs or floods: tests/tasks/test_taskdir_hostile.py
 
 
 @needs_bwrap
@@ -186,11 +182,13 @@ def test_llm_program_agents_edit_with_a_code_block_and_fall_back_without_one():
 def test_the_verifier_image_is_passed_to_the_docker_sandbox(tmp_path, monkeypatch):
     import scarce_lab.sandbox as sbx
     from scarce_lab.sandbox import ExecResult
+    from scarce_lab.tasks.program_proxy import HOST_FILE, PROGRAM_SOCKET, VERIFIER_SOCKET
 
     seen = {}
 
     class Box:
         folder = tmp_path
+        w = type("W", (), {"name": "grade-x"})
 
         def __enter__(self):
             return self
@@ -199,15 +197,21 @@ def test_the_verifier_image_is_passed_to_the_docker_sandbox(tmp_path, monkeypatc
             return None
 
         def run(self, argv, limits):
+            if argv[-1] == HOST_FILE:  # the program's box (its process never connects here)
+                return ExecResult(" ".join(argv), 0, "", "", 0.1)
             seen["argv"] = argv
             (tmp_path / "out").mkdir(exist_ok=True)
             (tmp_path / "out" / "reward.json").write_text('{"score": 0.5}')
             return ExecResult(" ".join(argv), 0, "", "", 0.1)
 
     class Sb:
-        def grading_box(self, files):
-            seen["files"] = sorted(files)
+        def grading_box(self, files, binds):
+            seen.setdefault("files", []).append(sorted(files))
+            seen.setdefault("binds", []).append(sorted(binds))
             return Box()
+
+        def close_slot(self, name):
+            seen["stopped"] = name
 
         def close(self):
             seen["closed"] = True
@@ -220,7 +224,8 @@ def test_the_verifier_image_is_passed_to_the_docker_sandbox(tmp_path, monkeypatc
     t = load_task_dir(TINY)
     r = SandboxVerifier(t, sandbox="docker", image="verifier:with-networkx")("GUESS = 7\n")
     assert r.score == 0.5 and seen["kind"] == "docker" and seen["kw"] == {"image": "verifier:with-networkx"}
-    assert seen["files"] == ["app/program.py", "tests/compute_reward.py"] and seen["closed"]
+    assert seen["files"] == [[HOST_FILE, "app/program.py"], ["app/program.py", "tests/compute_reward.py"]]
+    assert seen["binds"] == [[PROGRAM_SOCKET], [VERIFIER_SOCKET]] and seen["closed"] and seen["stopped"]
     assert seen["argv"][:2] == ["python3", "tests/compute_reward.py"]
     with pytest.raises(ValueError, match="needs --sandbox docker"):
         EconomyRunConfig(task=f"dir:{TINY}", preset="eom-reference", sandbox_image="x")
