@@ -45,9 +45,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..llm.quoting import template_env
 from .answer import answer_schema
 from .judges import JudgeSpec
 from .taxonomy import Taxonomy
@@ -83,12 +83,7 @@ LEGACY_STATUSES = {"unparseable": "invalid", "error": "transport_error"}
 #: call records).
 MAX_INVALID_LABEL_CHARS = 100
 
-_env = Environment(
-    loader=FileSystemLoader(PROMPT_DIR),
-    undefined=StrictUndefined,
-    keep_trailing_newline=False,
-    autoescape=False,
-)
+_env = template_env(PROMPT_DIR, keep_trailing_newline=False, autoescape=False)
 
 
 # -- prompts -----------------------------------------------------------------------------
@@ -131,14 +126,16 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def evidence_found(evidence: str, unit: Unit, *, context: bool = True) -> bool:
-    """True when the quote's words appear, in order, in the unit's text (case and
-    punctuation ignored): what the agent said (public reasoning and private messages)
-    and, with ``context``, the context around it. An empty quote is never found."""
+    """True when the quote's words appear, in order, inside ONE of the unit's own texts
+    (case and punctuation ignored): its public reasoning, one of its private messages
+    and, with ``context``, the context around it. The texts are the unit's fields, never
+    the rendered prompt, so a quote that spans two texts or takes the prompt's own words
+    (``Speaker``, ``to w2``, the question) is not found. An empty quote is never found."""
     quote = " ".join(_WORD.findall(evidence.lower()))
     if not quote:
         return False
-    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages), *([unit.context] if context else [])])
-    return quote in " ".join(_WORD.findall(text.lower()))
+    texts = [unit.public_reasoning, *(m.text for m in unit.private_messages), *([unit.context] if context else [])]
+    return any(quote in " ".join(_WORD.findall(t.lower())) for t in texts)
 
 
 # -- judgements --------------------------------------------------------------------------
