@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import pytest
 
 import scarce_lab
-from scarce_lab.llm.quoting import block, dumps, fenced, name, quote
+from scarce_lab.llm.quoting import block, dumps, fenced, name, quote, unquote
 
 PACKAGE = Path(scarce_lab.__file__).parent
 BENIGN = "ok!"  # not a plain name: :func:`name` quotes it as it quotes a hostile one
@@ -136,6 +136,12 @@ def test_block_fence_name_and_dumps_hold_every_line_in(text):
     assert len(dumps({"text": text}).splitlines()) == 1 and json.loads(dumps({"t": text})) == {"t": text}
 
 
+@pytest.mark.parametrize("text", ["Check the sum.\nThen answer.", 'Say "yes" first', ""])
+def test_a_reply_mirroring_the_quoted_form_reads_as_plain_text(text):
+    assert unquote(quote(text)) == text and unquote(block(text)) == text.strip() and unquote(text) == text
+    assert unquote('"half') == '"half' and unquote('"a" and "b"') == '"a" and "b"'
+
+
 def test_non_text_is_refused_not_converted():
     with pytest.raises(TypeError, match="int"):
         quote(3)
@@ -206,7 +212,11 @@ def _sovsim(text: str) -> str:
 
 def _economy(text: str) -> str:
     from scarce_lab.environments.economy.agents.llm import (
-        render_act, render_mutation, render_reference_rewrite, render_wakeup)
+        render_act,
+        render_mutation,
+        render_reference_rewrite,
+        render_wakeup,
+    )
     from scarce_lab.environments.economy.agents.partial import PartialGenome
     from scarce_lab.environments.economy.agents.program import render_program_act
     from scarce_lab.environments.economy.runner.reference import quoted_trace

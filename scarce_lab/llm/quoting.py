@@ -16,6 +16,7 @@ the prompt it is shown in.
   every line, split at every line boundary :meth:`str.splitlines` knows, starts with
   ``"> "``, the same escapes, so no line of it can stand as a line of the prompt.
 - :func:`name`: an id as it is when it is a plain name, else quoted.
+- :func:`unquote`: a rewrite reply that mirrors the quoted form, as plain text.
 - :func:`fenced`: code in a Markdown fence longer than any run of backticks in it (so
   it cannot close the fence; CommonMark's rule).
 - :func:`template_env`: the Jinja environment every prompt template is rendered with:
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,24 @@ def fenced(code: Any, info: str = "") -> str:
     longest = max((len(r) for r in re.findall(r"`+", code)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{code.rstrip(chr(10))}\n{fence}"
+
+
+def unquote(text: str) -> str:
+    """A model's reply that mirrors the form a text was shown in, as plain text: one JSON
+    string literal (as :func:`quote` writes) decoded, a block quote (every line starting
+    with ``>``) without its prefixes; any other reply as it is. For rewrite prompts whose
+    answer is the new text itself."""
+    s = text.strip()
+    if len(s) >= 2 and s[0] == s[-1] == '"':
+        try:
+            value = json.loads(s)
+        except json.JSONDecodeError:
+            return text
+        return value if isinstance(value, str) else text
+    lines = s.splitlines()
+    if lines and all(ln.startswith(">") for ln in lines):
+        return "\n".join(ln[2:] if ln.startswith(BLOCK_PREFIX) else ln[1:] for ln in lines)
+    return text
 
 
 def template_env(folder: Path, **options: Any) -> jinja2.Environment:

@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Callable
 
 from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
-from scarce_lab.llm.quoting import quote, template_env
+from scarce_lab.llm.quoting import quote, template_env, unquote
 
 from ..world.qa import Contribution, QAObs
 from .partial import ANSWERING, TEMPLATES, PartialGenome, PartialLayer, mutate_trigger
@@ -176,7 +176,7 @@ class LLMPartialPolicy(PartialLayer):
         """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
         res = self._complete(messages or render_mutation(genome, template), purpose=purpose, agent=None,
                              seed=call_seed(self.seed, purpose, self.episode, rng.random()), round=self.episode)
-        text = (res.text or "").strip()
+        text = unquote(res.text or "").strip()  # a reply in the quoted form it was shown in
         if res.error or not text or res.record.outcome not in (None, "ok"):
             res.record.fallback_used = True
             return None

@@ -20,7 +20,6 @@ from pathlib import Path
 import yaml
 
 from ....llm.quoting import quote, template_env
-
 from ..world.commons import Observation, Phase, RoundRecord
 from ..world.talk import TalkMessage, TalkObservation, TalkRules
 
