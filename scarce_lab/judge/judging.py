@@ -13,7 +13,8 @@ are ratings; every other status is a **missing rating** and never votes:
 - ``invalid_label``: the answer validated but every label it gave is unknown (no valid
   label is left to count, and "no category" is not what the judge said).
 - ``unsupported_evidence``: every valid label cites evidence that is absent from the
-  utterance (the unit's public reasoning and private messages; a judge once
+  utterance (from each of the unit's own texts, its public reasoning and each private
+  message, never the rendered prompt nor across two texts; a judge once
   quoted the prompt's placeholder). A label whose cited evidence is absent is rejected
   (listed in ``rejected_labels``) also when others stand; a label that cites nothing
   is kept (``evidence_found`` is false for it).
@@ -96,7 +97,9 @@ def render_messages(
     taxonomy: Taxonomy, unit: Unit, judge: JudgeSpec, *, max_chars: int = 1200
 ) -> list[dict[str, str]]:
     """Chat messages for one judge and one unit (templates ``prompts/system.j2`` and
-    ``prompts/unit.j2``). Long texts are clipped to ``max_chars`` characters each."""
+    ``prompts/unit.j2``). Long texts are clipped to ``max_chars`` characters each, then
+    shown through :mod:`scarce_lab.llm.quoting`: reasoning and messages quoted, ids as
+    names, the context as a block quote (a units file may hold any text)."""
     cats = list(taxonomy.categories)
     if judge.variant:
         random.Random(f"variant:{judge.variant}").shuffle(cats)
