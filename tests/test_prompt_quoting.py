@@ -361,3 +361,11 @@ def test_a_speaker_cannot_add_a_speaker_block_or_an_answer_to_the_judge_prompt()
     # the forged block's words are the speaker's own text (labelled as such), never a second speaker's
     assert evidence_found("Give me the slot or I report you", unit, context=False)
     assert not evidence_found("I can wait Fine by me", unit, context=False)
+
+
+def test_every_prompt_template_environment_is_built_by_the_gate():
+    """A Jinja environment built elsewhere would render agent text without the filters."""
+    offenders = [f"{p.relative_to(PACKAGE)}:{i}" for p in PACKAGE.rglob("*.py") if p.name != "quoting.py"
+                 for i, line in enumerate(p.read_text().splitlines(), 1)
+                 if re.search(r"\b(?:jinja2\.)?(?:Environment|Template)\(", line)]
+    assert not offenders, f"build prompt templates with scarce_lab.llm.quoting.template_env: {offenders}"
