@@ -26,7 +26,6 @@ is shown it, then or later (``tests/agents/test_interviews.py`` plants a canary)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +37,7 @@ from pydantic import ConfigDict, Field
 from ..data.events import DecisionFields, EventEnvelope
 from ..data.events.interview import SELF_ASSESSMENTS
 from ..llm.decisions import DecisionModel, register_decision_family
+from ..llm.quoting import dumps, template_env
 
 #: the version of the questions (the templates' name in the records)
 QUESTIONS = "interview_v1"
@@ -67,8 +67,7 @@ assert tuple(InterviewAnswer.model_fields["self_assessment"].annotation.__args__
 
 @lru_cache(maxsize=8)
 def _env(folder: Path) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+    return template_env(folder, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
 
 
 _DECISION_KEYS = set(DecisionFields.model_fields) | {"kind", "subrun"}
@@ -85,20 +84,36 @@ def memory_of(agent: str, events: Iterable[EventEnvelope]) -> list[EventEnvelope
 
 def memory_line(e: EventEnvelope, names: dict[str, str] | None = None, me: str | None = None) -> str:
     """One event as a line of the agent's memory (its payload as compact JSON, the
-    decision bookkeeping left out; agent ids renamed by ``names``; the agent itself is
-    "you"). At most :data:`LINE_CHARS` characters."""
+    decision bookkeeping left out, escaped by :func:`~scarce_lab.llm.quoting.dumps`; agent
+    ids renamed by ``names``; the agent itself is "you"). At most :data:`LINE_CHARS` characters:
+    long texts are cut inside the JSON, so the line stays JSON."""
     names = names or {}
 
     def who(a: str | None) -> str:
         return "you" if a is not None and a == me else names.get(a or "", a or "the game")
 
     body = {k: v for k, v in e.payload.model_dump(mode="json").items() if k not in _DECISION_KEYS}
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-    for a, n in names.items():
-        text = text.replace(f'"{a}"', f'"{n}"')
     head = f"round {e.round} {e.kind}" + (f" by {who(e.agent)}" if e.agent else "")
-    line = f"{head}: {text}"
-    return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..."
+    chars = LINE_CHARS
+    while True:  # long texts cut inside the JSON (it stays JSON), halving until the line fits
+        text = dumps(_cut(body, chars))
+        for a, n in names.items():
+            text = text.replace(f'"{a}"', f'"{n}"')
+        line = f"{head}: {text}"
+        if len(line) <= LINE_CHARS or chars < 8:
+            return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..."
+        chars //= 2
+
+
+def _cut(value: Any, chars: int) -> Any:
+    """``value`` with every string longer than ``chars`` cut to ``chars`` characters and "..."."""
+    if isinstance(value, str):
+        return value if len(value) <= chars else value[:chars] + "..."
+    if isinstance(value, list):
+        return [_cut(v, chars) for v in value]
+    if isinstance(value, dict):
+        return {k: _cut(v, chars) for k, v in value.items()}
+    return value
 
 
 def interview_messages(template: Path, memory: list[EventEnvelope], *, me: str,

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..data.jsonl import read_json
+from ..llm.quoting import quote
 from .units import PrivateMessage, Unit
 
 DEAL_ACTIONS = frozenset({"Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away"})
@@ -135,7 +136,7 @@ def load_casino(path: Path, *, context_turns: int = 2, limit: int | None = None)
             partner = next((s for s in speakers if s != speaker), None)
             prev = turns[max(0, pos - context_turns) : pos] if context_turns else []
             pos += 1
-            context = "\n".join(f"{t.id}: {t.text}" for _, t in prev)
+            context = "\n".join(f"{t.id}: {quote(t.text)}" for _, t in prev)  # one line a turn
             units.append(
                 Unit(
                     unit_id=f"{did}:{turn_i}:{speaker}",

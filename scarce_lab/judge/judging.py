@@ -13,7 +13,8 @@ are ratings; every other status is a **missing rating** and never votes:
 - ``invalid_label``: the answer validated but every label it gave is unknown (no valid
   label is left to count, and "no category" is not what the judge said).
 - ``unsupported_evidence``: every valid label cites evidence that is absent from the
-  utterance (the unit's public reasoning and private messages; a judge once
+  utterance (from each of the unit's own texts, its public reasoning and each private
+  message, never the rendered prompt nor across two texts; a judge once
   quoted the prompt's placeholder). A label whose cited evidence is absent is rejected
   (listed in ``rejected_labels``) also when others stand; a label that cites nothing
   is kept (``evidence_found`` is false for it).
@@ -45,9 +46,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..llm.quoting import template_env
 from .answer import answer_schema
 from .judges import JudgeSpec
 from .taxonomy import Taxonomy
@@ -83,12 +84,7 @@ LEGACY_STATUSES = {"unparseable": "invalid", "error": "transport_error"}
 #: call records).
 MAX_INVALID_LABEL_CHARS = 100
 
-_env = Environment(
-    loader=FileSystemLoader(PROMPT_DIR),
-    undefined=StrictUndefined,
-    keep_trailing_newline=False,
-    autoescape=False,
-)
+_env = template_env(PROMPT_DIR, keep_trailing_newline=False, autoescape=False)
 
 
 # -- prompts -----------------------------------------------------------------------------
@@ -101,7 +97,9 @@ def render_messages(
     taxonomy: Taxonomy, unit: Unit, judge: JudgeSpec, *, max_chars: int = 1200
 ) -> list[dict[str, str]]:
     """Chat messages for one judge and one unit (templates ``prompts/system.j2`` and
-    ``prompts/unit.j2``). Long texts are clipped to ``max_chars`` characters each."""
+    ``prompts/unit.j2``). Long texts are clipped to ``max_chars`` characters each, then
+    shown through :mod:`scarce_lab.llm.quoting`: reasoning and messages quoted, ids as
+    names, the context as a block quote (a units file may hold any text)."""
     cats = list(taxonomy.categories)
     if judge.variant:
         random.Random(f"variant:{judge.variant}").shuffle(cats)
@@ -131,14 +129,16 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def evidence_found(evidence: str, unit: Unit, *, context: bool = True) -> bool:
-    """True when the quote's words appear, in order, in the unit's text (case and
-    punctuation ignored): what the agent said (public reasoning and private messages)
-    and, with ``context``, the context around it. An empty quote is never found."""
+    """True when the quote's words appear, in order, inside ONE of the unit's own texts
+    (case and punctuation ignored): its public reasoning, one of its private messages
+    and, with ``context``, the context around it. The texts are the unit's fields, never
+    the rendered prompt, so a quote that spans two texts or takes the prompt's own words
+    (``Speaker``, ``to w2``, the question) is not found. An empty quote is never found."""
     quote = " ".join(_WORD.findall(evidence.lower()))
     if not quote:
         return False
-    text = " ".join([unit.public_reasoning, *(m.text for m in unit.private_messages), *([unit.context] if context else [])])
-    return quote in " ".join(_WORD.findall(text.lower()))
+    texts = [unit.public_reasoning, *(m.text for m in unit.private_messages), *([unit.context] if context else [])]
+    return any(quote in " ".join(_WORD.findall(t.lower())) for t in texts)
 
 
 # -- judgements --------------------------------------------------------------------------

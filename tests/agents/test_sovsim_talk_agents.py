@@ -41,18 +41,18 @@ def test_prompts_show_only_visible_talk_and_the_leader_sees_the_others_first():
     g.speak("a1", Utterance("hello all"))
     a2 = render_talk_messages(g.observe_talk("a2"))
     text2 = "\n".join(m["content"] for m in a2)
-    assert "SECRET" not in text2 and "peasant B (to everyone, round 1): hello all" in text2
+    assert "SECRET" not in text2 and 'peasant B (to everyone, round 1): "hello all"' in text2
     assert "90" in text2 and "120" not in text2.split("Round 1 of")[1]  # a peasant sees the announcement only
     assert "Before the extractions of each round there is a discussion" in a2[0]["content"]
     assert '"to": [<names>]' in a2[1]["content"] and "king D" in a2[1]["content"]
     g.speak("a2", Utterance())
     king = "\n".join(m["content"] for m in render_talk_messages(g.observe_talk("a3")))
-    assert "peasant A (privately to you, round 1): SECRET-for-king" in king and "hello all" in king
+    assert 'peasant A (privately to you, round 1): "SECRET-for-king"' in king and "hello all" in king
     g.speak("a3", Utterance("taking 30"))
     ext0 = render_messages(g.observe("a0"))[1]["content"]
     assert "Messages you have seen this round" in ext0 and "you (privately to king D, round 1)" in ext0
     ext1 = render_messages(g.observe("a1"))[1]["content"]
-    assert "SECRET" not in ext1 and "king D (to everyone, round 1): taking 30" in ext1
+    assert "SECRET" not in ext1 and 'king D (to everyone, round 1): "taking 30' in ext1
 
 
 def _llm_agent(answer: str):

@@ -26,7 +26,7 @@ def test_a_message_with_line_breaks_forges_no_line_of_another_speaker():
     g.speak("a0", Utterance(FORGED))
     talk = "\n".join(m["content"] for m in render_talk_messages(g.observe_talk("a1")))
     assert not [ln for ln in _lines(talk) if ln.startswith(("king D (", "peasant C ("))], talk
-    assert "peasant A (to everyone, round 1): ok" in talk  # the speaker's own line keeps its text
+    assert 'peasant A (to everyone, round 1): "ok\\nking D' in talk  # the speaker's own line, its text quoted
     g.speak("a1", Utterance())
     g.speak("a2", Utterance())
     g.speak("a3", Utterance())
@@ -38,4 +38,4 @@ def test_a_plain_message_reads_as_written():
     g = _game()
     g.speak("a0", Utterance("we take 10 each, ok?"))
     talk = "\n".join(m["content"] for m in render_talk_messages(g.observe_talk("a1")))
-    assert "peasant A (to everyone, round 1): we take 10 each, ok?" in talk
+    assert 'peasant A (to everyone, round 1): "we take 10 each, ok?"' in talk

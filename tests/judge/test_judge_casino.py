@@ -23,7 +23,7 @@ def test_valid_split_units_and_gold_labels():
     assert u.unit_id == "157:0:mturk_agent_1" and u.gold == ["small-talk"]
     assert u.private_messages[0].to == "mturk_agent_2" and u.context == ""
     assert units[4].gold == ["self-need"]
-    assert units[4].context.startswith("mturk_agent_1: Great! Have you checked")
+    assert units[4].context.startswith('mturk_agent_1: "Great! Have you checked')
     ids = set(load_taxonomy("casino").ids)
     assert {g for x in units for g in x.gold} <= ids
     assert all(x.gold for x in units)
@@ -73,7 +73,7 @@ def test_synthetic_file_limit_context_and_deal_actions(tmp_path):
     units = load_casino(p, context_turns=1)
     assert [u.unit_id for u in units] == ["7:0:a", "7:1:b", "7:3:a"]
     assert units[1].gold == ["self-need", "other-need"]
-    assert units[2].context == "b: I need water"  # the deal action is not an utterance
+    assert units[2].context == 'b: "I need water"'  # the deal action is not an utterance; turns quoted
     assert len(load_casino(p, limit=2)) == 2
 
 

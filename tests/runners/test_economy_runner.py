@@ -222,4 +222,4 @@ def test_llm_prompt_rewrite_mutation_with_mock():
     assert len(recorded) == 1 and recorded[0].purpose == "mutation"
     msgs = render_act(parent, QAObs("What is 2 + 2?", (("plan", "add"),), 1))
     assert msgs[0] == {"role": "system", "content": parent.instruction}
-    assert "- [plan] add" in msgs[1]["content"] and '"answer"' not in msgs[1]["content"]
+    assert '- [plan] "add"' in msgs[1]["content"] and '"answer"' not in msgs[1]["content"]

@@ -89,8 +89,6 @@ def scarce_units_frame(messages: pl.DataFrame) -> pl.DataFrame:
 
 
 def _context_template():
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from ...llm.quoting import template_env
 
-    env = Environment(loader=FileSystemLoader(CONTEXT_TEMPLATE.parent), undefined=StrictUndefined, trim_blocks=True,
-                      lstrip_blocks=True)
-    return env.get_template(CONTEXT_TEMPLATE.name)
+    return template_env(CONTEXT_TEMPLATE.parent, trim_blocks=True, lstrip_blocks=True).get_template(CONTEXT_TEMPLATE.name)

@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from ...judge.units import PrivateMessage, Unit, make_unit_id
-from .world.talk import one_line
+from ...llm.quoting import quote
 
 #: What the scripted talkers' messages are written to express, by the tag they carry
 #: (:mod:`.agents.scripted`: ``promise_defector`` promises, ``quota_keeper`` proposes a
@@ -87,9 +87,9 @@ def commons_units(data: Any, *, keep_empty: bool = False, gold: str | None = Non
         lines = []
         for r in seen.iter_rows(named=True):
             if not r["recipients"]:
-                lines.append(f"{r['agent']} (to everyone): {one_line(r['text'])}")
+                lines.append(f"{r['agent']} (to everyone): {quote(r['text'])}")
             elif agent == r["agent"] or agent in r["recipients"]:  # the event's visible_to
-                lines.append(f"{r['agent']} (privately to {', '.join(r['recipients'])}): {one_line(r['text'])}")
+                lines.append(f"{r['agent']} (privately to {', '.join(r['recipients'])}): {quote(r['text'])}")
         pool = rounds.filter((pl.col("run_id") == run_id) & (pl.col("round") == rnd))
         head = f"Round {rnd}."
         if pool.height:

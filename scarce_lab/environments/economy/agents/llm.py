@@ -25,15 +25,14 @@ import random
 import zlib
 from collections.abc import Callable
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
 from scarce_lab.llm.outcomes import NO_ANSWER, MissingDecisionError
+from scarce_lab.llm.quoting import quote, template_env, unquote
 
 from ..world.qa import Contribution, QAObs
 from .partial import ANSWERING, TEMPLATES, PartialGenome, PartialLayer, mutate_trigger
 from .schemas import AnswerDecision, NoteDecision
 
-_JINJA = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=False)
+_JINJA = template_env(TEMPLATES, keep_trailing_newline=False)
 
 
 def call_seed(*parts) -> int:
@@ -63,8 +62,8 @@ def reference_system_prompt(genome: PartialGenome) -> str:
 
 
 def render_state(obs: QAObs) -> str:
-    """The shared state shown to a waking agent: the problem and the notes so far."""
-    notes = "\n".join(f"- [{c}] {t}" for c, t in obs.notes) or "(no notes yet)"
+    """The shared state shown to a waking agent: the problem and the notes so far (quoted)."""
+    notes = "\n".join(f"- [{c}] {quote(t)}" for c, t in obs.notes) or "(no notes yet)"
     return f"Problem: {obs.question}\nNotes:\n{notes}"
 
 
@@ -78,8 +77,9 @@ def render_wakeup(genome: PartialGenome, obs: QAObs) -> list[dict]:
 def render_reference_rewrite(genome: PartialGenome, failure: dict | None = None) -> list[dict]:
     """The reference preset's mutation (``failure`` None: add a general reasoning skill,
     templates/ref_mutate.j2) or repair prompt (templates/ref_repair.j2: the failed
-    trajectory, the task and its correct answer). Both show the frozen part and rewrite
-    only the trainable part."""
+    trajectory, its turns quoted by :func:`~..runner.reference.quoted_trace`, the task and
+    its correct answer). Both show the frozen part and rewrite only the trainable part,
+    shown as a block quote."""
     if failure is None:
         text = _JINJA.get_template("ref_mutate.j2").render(frozen=frozen_prompt(genome), trainable=genome.instruction)
     else:
@@ -176,7 +176,7 @@ class LLMPartialPolicy(PartialLayer):
         """The LLM's rewrite of ``genome``'s instruction, or None when the call failed."""
         res = self._complete(messages or render_mutation(genome, template), purpose=purpose, agent=None,
                              seed=call_seed(self.seed, purpose, self.episode, rng.random()), round=self.episode)
-        text = (res.text or "").strip()
+        text = unquote(res.text or "").strip()  # a reply in the quoted form it was shown in
         if res.error or not text or res.record.outcome not in (None, "ok"):
             res.record.fallback_used = True
             return None

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..world.program import ProgramEdit, ProgramObs
 from ..world.qa import CAPABILITIES
-from .llm import LLMPartialPolicy, call_seed, reference_system_prompt
+from .llm import _JINJA, LLMPartialPolicy, call_seed, reference_system_prompt
 from .partial import ANSWERING, DEFAULT_WAKE, TEMPLATES, PartialGenome, ScriptedPartialPolicy
 
 _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
@@ -62,6 +62,15 @@ def nudge_integer(program: str, rng: random.Random) -> str | None:
     m = rng.choice(spots)
     v = max(0, int(m.group(1)) + rng.choice((-2, -1, 1, 2)))
     return program[: m.start()] + str(v) + program[m.end():]
+
+
+def render_program_act(obs: ProgramObs, capability: str) -> str:
+    """The user message of a program-task step (templates/program_act.j2): the task, the
+    current program fenced (:func:`~scarce_lab.llm.quoting.fenced`), the score and the
+    notes quoted."""
+    return _JINJA.get_template("program_act.j2").render(instruction=obs.instruction, program=obs.program,
+                                                        best_score=obs.best_score, notes=list(obs.notes),
+                                                        compute=capability == "compute").strip()
 
 
 def extract_program(text: str) -> str | None:
@@ -105,12 +114,8 @@ class LLMProgramPolicy(_ProgramGenomes, LLMPartialPolicy):
         cap = genome.capability
         if cap in ANSWERING:
             return ProgramEdit(cap, "submit", submit=True)
-        notes = "\n".join(f"- [{c}] {t}" for c, t in obs.notes) or "(none)"
-        ask = ("Reply with the complete new program in one ```python block." if cap == "compute"
-               else "Reply with one short note (at most 40 words).")
-        user = (f"Task:\n{obs.instruction}\n\nCurrent program:\n```python\n{obs.program}\n```\n\n"
-                f"Best verifier score so far: {obs.best_score}\nNotes so far:\n{notes}\n\n{ask}")
-        messages = [{"role": "system", "content": reference_system_prompt(genome)}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": reference_system_prompt(genome)},
+                    {"role": "user", "content": render_program_act(obs, cap)}]
         res = self._complete(messages, seed=call_seed(self.seed, episode, step, agent), purpose=f"act:{cap}",
                              agent=agent, round=episode, max_tokens=self.program_tokens if cap == "compute" else None)
         text = res.text or ""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 
+from scarce_lab.llm.quoting import quote
 from scarce_lab.runners.calltap import CallTap
 
 from ..world.core import EpisodeEnd, birth_record
@@ -46,6 +47,13 @@ from .record import (
     record_changes,
     start_episode,
 )
+
+
+def quoted_trace(texts: list[tuple[int, str, str]], agent: str) -> str:
+    """The failure trace of a repair prompt (:func:`failure_trace`, ``agent``'s turns marked
+    ``>>>``), each turn's text quoted (:func:`~scarce_lab.llm.quoting.quote`) so that a turn
+    cannot forge a line of another turn."""
+    return failure_trace([(s, who, quote(t.strip()) if t.strip() else "") for s, who, t in texts], agent)
 
 
 def founders(cfg, rec, policy) -> ReferenceEconomy:
@@ -101,7 +109,7 @@ def play(cfg, rec, policy, tasks, state, *, tap: CallTap | None = None) -> None:
             if res.score is None or res.score < 1.0:  # HayekMAS._record_recent_failures
                 context = {"task": str(info.get("question", "")), "answer": str(info.get("answer", ""))}
                 for a in economy.living():
-                    a.failure = {"trace": failure_trace(res.texts, a.agent_id), **context}
+                    a.failure = {"trace": quoted_trace(res.texts, a.agent_id), **context}
             removed = economy.remove_bankrupt(e, "bankruptcy", policy.ref_repair, evo, end)
             record_changes(rec, economy, end, rnd, genome_json, written)
             if not removed:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import yaml
+
+from ....llm.quoting import template_env
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: The retrospective interview's questions (:func:`scarce_lab.agents.interviews.interview_messages`).
@@ -17,10 +18,7 @@ INTERVIEW_TEMPLATE = TEMPLATES / "interview.j2"
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-    env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-    env.filters["tojson_ascii"] = lambda v: json.dumps(v, ensure_ascii=False)  # json.dumps' default separators
+    env = template_env(TEMPLATES, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
     env.filters["minutes"] = lambda s: f"{float(s) / 60:.1f} min"
     return env
 

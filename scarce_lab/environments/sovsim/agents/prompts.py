@@ -17,23 +17,18 @@ from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
 import yaml
 
+from ....llm.quoting import quote, template_env
 from ..world.commons import Observation, Phase, RoundRecord
-from ..world.talk import TalkMessage, TalkObservation, TalkRules, one_line
+from ..world.talk import TalkMessage, TalkObservation, TalkRules
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: The retrospective interview's questions (:func:`scarce_lab.agents.interviews.interview_messages`).
 INTERVIEW_TEMPLATE = PROMPTS / "interview.j2"
 RECENT_ROUNDS = 3
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(PROMPTS),
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=False,
-    trim_blocks=False,
-)
+_ENV = template_env(PROMPTS, keep_trailing_newline=False, trim_blocks=False)
 
 
 @lru_cache(maxsize=1)
@@ -137,12 +132,12 @@ def _talk_rule(rules: TalkRules | None, leader: str, condition: str) -> str | No
 
 
 def talk_line(m: TalkMessage, me: str, agents: tuple[str, ...], names: list[str]) -> str:
-    """One message as a speaker sees it: ``"<name> (to everyone | privately to ...): text"``
-    with the reader called "you"."""
+    """One message as a speaker sees it: ``'<name> (to everyone | privately to ...): "text"'``
+    with the reader called "you", the text quoted (:func:`~scarce_lab.llm.quoting.quote`)."""
     def name(a: str) -> str:
         return "you" if a == me else names[agents.index(a)]
     to = "to everyone" if m.public else "privately to " + ", ".join(name(a) for a in m.to)
-    return f"{name(m.speaker)} ({to}, round {m.round}): {one_line(m.text)}"
+    return f"{name(m.speaker)} ({to}, round {m.round}): {quote(m.text)}"
 
 
 def _system(obs: Observation | TalkObservation, names: list[str], sub_label: str, lead_label: str) -> str:

@@ -27,25 +27,9 @@ messages per agent and round.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
-
-
-def one_line(text: str) -> str:
-    """``text`` as one line for a transcript: each line break and other control or
-    separator character (Unicode categories Cc, Zl, Zp) written as its escape
-    (``\\n``, ``\\u2028``), so a message cannot open a new line that reads as another
-    speaker's message in the others' prompts or a judge's context. Other text is
-    unchanged."""
-    if text.isprintable() or not any(unicodedata.category(c) in _BREAKS for c in text):
-        return text
-    return "".join(c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in _BREAKS else c
-                   for c in text)
-
-
-_BREAKS = frozenset({"Cc", "Zl", "Zp"})
 
 
 class TalkMode(StrEnum):
