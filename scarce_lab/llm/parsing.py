@@ -213,9 +213,9 @@ MAX_DECODE_ATTEMPTS = 500
 MAX_PARSE_CHARS = 4_000_000
 
 #: Answers longer than this (characters) are parsed in a worker thread by the async
-#: client (:meth:`scarce_lab.llm.client.LLMClient.adecide`): ~5 ms of parsing at most
+#: client (:meth:`scarce_lab.llm.client.LLMClient.adecide`): ~10 ms of parsing at most
 #: in the event loop. Belongs to the table of limits too.
-PARSE_IN_THREAD_CHARS = 65_536
+PARSE_IN_THREAD_CHARS = 16_384
 #: Most candidates (top-level objects) searched per answer; past it the answer is an
 #: ``invalid`` parse naming the bound (real answers hold a handful; validating each costs
 #: tens of microseconds). Belongs to the table of limits too.

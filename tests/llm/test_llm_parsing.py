@@ -247,3 +247,33 @@ def test_a_key_given_twice_with_different_values_is_ambiguous(text, key):
 def test_a_key_repeated_with_one_value_is_harmless_and_a_later_answer_still_counts():
     assert value('{"reasoning": "", "extraction": 9, "extraction": 9}') == 9
     assert value('{"reasoning": "", "extraction": 3, "extraction": 30}\n{"reasoning": "", "extraction": 6}') == 6
+
+
+@pytest.mark.slow
+def test_a_two_megabyte_adversarial_answer_parses_in_linear_time():
+    """Unclosed braces and quotes, unclosed and lone reasoning tags, nested undecodable
+    objects, many small objects: 2 MB takes about 10x the time of 200 KB (a quadratic
+    parser took 100x; 900 KB once took 10 s in the event loop). A ratio measured in the
+    same run, never an absolute time."""
+    import time
+
+    shapes = {
+        "braces": lambda n: "{" * n,
+        "quotes": lambda n: '{"k": "' * (n // 7),
+        "tags": lambda n: "x <think> {" * (n // 11),
+        "lone_closes": lambda n: "</reasoning>{}" * (n // 14),
+        "nested": lambda n: '{"x":' * (n // 10) + "1" + "}" * (n // 10 - 1) + ",}",
+        "objects": lambda n: '{"reasoning": "r", "extraction": 1} ' * (n // 37),
+    }
+
+    def best(text):
+        out = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            parse_answer(text, S)
+            out.append(time.perf_counter() - t0)
+        return min(out)
+
+    for name, make in shapes.items():
+        small, large = best(make(200_000)), best(make(2_000_000))
+        assert large / max(small, 1e-3) < 15, (name, small, large)
