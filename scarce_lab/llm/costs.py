@@ -31,11 +31,10 @@ import sqlite3
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
-
-from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
