@@ -169,6 +169,8 @@ def strip_reasoning(text: str) -> str:
     of the same name after it, taken left to right (a block inside a block goes with
     it); each is replaced by one space.
     """
+    if _OPEN_TAG.search(text) is None and _CLOSE_TAG.search(text) is None:
+        return text  # no tag at all: nothing to mask or strip
     pieces, at = [], 0
     for c in json_objects(text):
         pieces += [text[at:c.start], "\0" * (c.end - c.start)]
@@ -221,33 +223,50 @@ PARSE_IN_THREAD_CHARS = 16_384
 #: tens of microseconds). Belongs to the table of limits too.
 MAX_CANDIDATES = 1000
 
-#: The tokens that matter to brace matching: an escape, a brace or a quote.
-_TOKENS = re.compile(r'\\.|[{}"]', re.DOTALL)
+#: Outside strings, what matters to brace matching: runs of braces and a quote.
+_OUTSIDE = re.compile(r'\{+|\}+|"')
+#: A whole JSON string from its opening quote (escapes respected; possessive: no backtracking).
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 
 
 def _span_ends(text: str, i: int) -> tuple[dict[int, int], int]:
     """``(ends, stop)`` for the brace region starting at ``text[i] == "{"``: ``ends``
     maps each ``{`` of the region whose braces close (JSON strings respected) to the end
     of its span; ``stop`` is where the region ends (``len(text)`` when it never closes).
-    One pass over the braces, quotes and escapes (found by one regex), so linear."""
+    One pass in which runs of braces and whole strings are single regex steps, so linear
+    with a small constant."""
+    if text.find("}", i) == -1:  # nothing closes after it
+        return {}, len(text)
     ends: dict[int, int] = {}
-    stack: list[int] = []
-    in_str = False
-    for m in _TOKENS.finditer(text, i):
-        tok = m.group()
-        if in_str:
-            in_str = tok != '"'
-            continue
-        ch = tok[-1] if tok[0] == "\\" else tok  # outside a string a backslash escapes nothing
-        if ch == '"':
-            in_str = True
-        elif ch == "{":
-            stack.append(m.end() - 1)
-        elif ch == "}" and stack:
-            ends[stack.pop()] = m.end()
-            if not stack:
-                return ends, m.end()
-    return ends, len(text)
+    firsts: list[int] = []  # runs of open braces: first position, and how many are still open
+    counts: list[int] = []  # (plain int lists: no objects for the garbage collector to walk)
+    j, n = i, len(text)
+    while (m := _OUTSIDE.search(text, j)) is not None:
+        tok, j = m.group(), m.end()
+        if tok == '"':
+            sm = _STRING.match(text, m.start())
+            if sm is None:  # a string that never closes: nothing after it closes
+                break
+            j = sm.end()
+        elif tok[0] == "{":
+            firsts.append(m.start())
+            counts.append(len(tok))
+        else:
+            at = m.start()  # the closing run: each brace closes the innermost open one
+            while at < j and counts:
+                first, count = firsts[-1], counts[-1]
+                take = min(count, j - at)
+                opened = range(first + count - 1, first + count - 1 - take, -1)
+                ends.update(zip(opened, range(at + 1, at + 1 + take)))
+                at += take
+                if take == count:
+                    firsts.pop()
+                    counts.pop()
+                else:
+                    counts[-1] -= take
+            if not counts:
+                return ends, at
+    return ends, n
 
 
 def json_objects(text: str) -> list[Candidate]:
