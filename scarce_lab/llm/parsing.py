@@ -257,7 +257,7 @@ def _span_ends(text: str, i: int) -> tuple[dict[int, int], int]:
                 first, count = firsts[-1], counts[-1]
                 take = min(count, j - at)
                 opened = range(first + count - 1, first + count - 1 - take, -1)
-                ends.update(zip(opened, range(at + 1, at + 1 + take)))
+                ends.update(zip(opened, range(at + 1, at + 1 + take), strict=True))
                 at += take
                 if take == count:
                     firsts.pop()
