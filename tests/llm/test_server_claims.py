@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scarce_lab.llm import LLMClient, LLMSettings
+from scarce_lab.llm import LLMClient, LLMSettings, costs
 from scarce_lab.llm import outcomes as oc
 from scarce_lab.llm.costs import (
     COMPLETION_SLACK_TOKENS,
@@ -81,15 +81,15 @@ def _client(tmp_path, **kw):
     return LLMClient(LLMSettings(cache=False, max_retries=0, prices={"openai/priced-1": PRICE}, **kw))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(script=st.lists(usages, min_size=1, max_size=12), cap=st.floats(0.2, 3.0))
-def test_every_call_settles_at_least_its_floor_and_the_cap_holds(monkeypatch, tmp_path, script, cap):
-    """Concurrency: all calls race against one run cap; whatever the usage claims, the
-    ledger holds the sum of the recorded costs, an unaccepted claim costs its worst case,
-    and what the sent calls settled never passes the cap."""
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(script=st.lists(usages, min_size=1, max_size=12), cap=st.floats(0.2, 3.0), sweep=st.floats(0.2, 3.0))
+def test_every_call_settles_at_least_its_floor_and_the_cap_holds(monkeypatch, tmp_path, script, cap, sweep):
+    """Concurrency: all calls race against a run cap and a sweep cap; whatever the usage
+    claims, the ledger holds the sum of the recorded costs, an unaccepted claim costs its
+    worst case, and what the sent calls settled never passes either cap."""
     fake = FakeLLM(*[_answer(u) for u in script]).install(monkeypatch)
-    ledger = tmp_path / f"l{time.monotonic_ns()}.sqlite"
-    c = _client(tmp_path, max_cost_usd=cap, spend_ledger=ledger)
+    costs._LEDGERS.pop(None, None)  # a fresh in-memory ledger per example (files: the process tests below)
+    c = _client(tmp_path, max_cost_usd=cap, sweep_max_cost_usd=sweep)
 
     async def go():
         return await asyncio.gather(*[c.acomplete("openai/priced-1", MSGS, seed=i, max_tokens=MAX_TOKENS,
@@ -106,9 +106,10 @@ def test_every_call_settles_at_least_its_floor_and_the_cap_holds(monkeypatch, tm
             assert r.cost_usd == pytest.approx(worst) and r.prompt_tokens is None
         else:
             assert r.cost_usd <= worst + 1e-12
-    spent = ledger_at(ledger).spent("run:None")
-    assert spent == pytest.approx(sum(r.cost_usd for r in sent))
-    assert spent <= cap + 1e-9
+    for scope, limit in (("run:None", cap), ("sweep", sweep)):
+        spent = ledger_at(None).spent(scope)
+        assert spent == pytest.approx(sum(r.cost_usd for r in sent))
+        assert spent <= limit + 1e-9
 
 
 def _counted():
