@@ -258,8 +258,8 @@ def test_a_two_megabyte_adversarial_answer_parses_in_linear_time():
     import time
 
     shapes = {
-        "braces": lambda n: "{" * n,
-        "quotes": lambda n: '{"k": "' * (n // 7),
+        "braces": lambda n: "{" * n + "}",  # a closing brace at the end: the scan must run to it
+        "quotes": lambda n: '{"k": "' * (n // 7) + '"}',
         "tags": lambda n: "x <think> {" * (n // 11),
         "tags_and_close": lambda n: "x <think> {" * (n // 11) + "}",
         "lone_closes": lambda n: "</reasoning>{}" * (n // 14),
