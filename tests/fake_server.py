@@ -26,6 +26,13 @@ received (``bodies``).
 requests with a call of the first tool, requests without either under the schema a
 ``prompt``-mode instruction states.
 
+**Usage and model claims**: each answer reports usage estimated from the request
+(prompt: characters / 4 of the messages, tools and response format; completion:
+characters / 4 of the answer, at most ``max_tokens``) and names the requested model.
+``usage`` (any JSON value, or ``"absent"`` for no usage object) and ``served_model``
+replace them for every answer; a request body's ``fake_usage``/``fake_model`` (sent
+through ``extra_body``) replace them for that answer (adversarial servers in tests).
+
 The server runs in a child Python process started with ``python -m`` (so it never
 competes with the measured client for the GIL, and callers need no
 ``if __name__ == "__main__"`` guard).
@@ -120,6 +127,8 @@ class FakeOpenAIServer:
         hint: str = "header",
         state_limit: bool = False,
         refuse: tuple[str, ...] = (),
+        usage: Any = None,
+        served_model: str | None = None,
     ):
         if hint not in self.HINTS:
             raise ValueError(f"hint must be one of {self.HINTS}, got {hint!r}")
@@ -135,6 +144,8 @@ class FakeOpenAIServer:
         self.hint = hint
         self.state_limit = state_limit
         self.refuse = tuple(refuse)
+        self.usage = usage
+        self.served_model = served_model
         self.bodies: list[dict[str, Any]] = []
         self.requests = 0
         self.rate_limited = 0
@@ -219,19 +230,32 @@ class FakeOpenAIServer:
             finish = "tool_calls"
         else:
             message["content"] = json.dumps(instance_for_schema(schema, key=digest[0]))
+        usage = self._usage(body, message)
         return web.json_response(
             {
                 "id": f"fake-{self.requests}",
                 "object": "chat.completion",
                 "created": int(time.time()),
-                "model": body.get("model", "fake"),
+                "model": body.get("fake_model", self.served_model or body.get("model", "fake")),
                 "choices": [
                     {"index": 0, "message": message, "finish_reason": finish}
                 ],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                **({} if usage == "absent" else {"usage": usage}),
             },
             headers=self._limit_headers(),
         )
+
+    def _usage(self, body: dict[str, Any], message: dict[str, Any]) -> Any:
+        """The usage this answer reports (see the module docstring)."""
+        if "fake_usage" in body:
+            return body["fake_usage"]
+        if self.usage is not None:
+            return self.usage
+        sent = json.dumps([body.get("messages"), body.get("tools"), body.get("response_format")])
+        out = len(json.dumps(message)) // 4
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        prompt, completion = len(sent) // 4, min(out, cap) if cap else out
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
     async def _stats(self, request):
         from aiohttp import web
@@ -284,6 +308,10 @@ class FakeOpenAIServer:
             args.append("--state-limit")
         for form in self.refuse:
             args += ["--refuse", form]
+        if self.usage is not None:
+            args += ["--usage", json.dumps(self.usage)]
+        if self.served_model is not None:
+            args += ["--served-model", self.served_model]
         root = str(Path(__file__).resolve().parents[1])  # the checkout (tests/ and scarce_lab/)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -341,10 +369,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--state-limit", action="store_true", help="name the limit in 429s")
     ap.add_argument("--refuse", action="append", default=[],
                     help="refuse this form with HTTP 500 (json_schema, json_object, tools); repeatable")
+    ap.add_argument("--usage", type=json.loads, default=None, help="usage reported in every answer (JSON)")
+    ap.add_argument("--served-model", default=None, help="model named in every answer")
     a = ap.parse_args(argv)
     FakeOpenAIServer(
         a.latency, a.host, a.port,
         rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit, refuse=tuple(a.refuse),
+        usage=a.usage, served_model=a.served_model,
     ).serve_forever()  # fmt: skip
 
 

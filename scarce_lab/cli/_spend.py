@@ -30,7 +30,8 @@ def spend_parameters() -> list[inspect.Parameter]:
         inspect.Parameter("max_cost_usd", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
             float | None, typer.Option("--max-cost-usd", min=0.0, help=(
                 "dollar cap of the whole sweep (all runs, processes and Ray tasks): each call's worst case "
-                "(counted prompt tokens + max_tokens at the model's price) is reserved before it is sent; the call "
+                "(the most any usage the server may claim can cost: scarce_lab.llm.costs.worst_case_usd) is "
+                "reserved before it is sent; the call "
                 "that would pass the cap is not sent and its run stops as a missing decision (resumable). "
                 "Per run: -S llm.max_cost_usd=X. Prices: litellm's list or -S llm.prices=..."))]),
         inspect.Parameter("dry_run", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[

@@ -104,6 +104,8 @@ CALL_COLUMNS = {
     "completion_tokens": pl.Int64,
     "latency_s": pl.Float64,
     "cost_usd": pl.Float64,
+    "served_model": pl.String,  # schema version 6 (null before)
+    "usage_problem": pl.String,
     "cache_hit": pl.Boolean,
 }
 

@@ -108,6 +108,12 @@ class LLMCallRecord(BaseModel):
     ``text`` or ``tool_call`` on the call whose answer was used; ``missing`` marks the
     last call of a decision that has no value (transport failure or context overflow:
     no fallback was played).
+
+    A server's answer about itself is a claim (:mod:`scarce_lab.llm.costs`):
+    ``served_model`` is the model the response names (``None`` when it names none, and in
+    records before schema version 6); ``usage_reported`` the ``usage`` as the server sent
+    it and ``usage_problem`` why it was not accepted (``None``: accepted). A flagged
+    claim leaves ``prompt_tokens``/``completion_tokens`` ``None`` and costs the worst case.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -139,6 +145,9 @@ class LLMCallRecord(BaseModel):
     latency_s: float = 0.0
     original_latency_s: float | None = None
     cost_usd: float | None = None
+    served_model: str | None = None
+    usage_reported: dict[str, Any] | None = None
+    usage_problem: str | None = None
     cache_hit: bool = False
     timestamp: datetime = Field(default_factory=utc_now)
 

@@ -24,7 +24,7 @@ are ratings; every other status is a **missing rating** and never votes:
   ``empty``, ``tool_call`` (an unusable tool call instead of text), and the
   *no-answer* statuses (:data:`NO_ANSWER_STATUSES`: ``transport_error``,
   ``context_overflow`` (the prompt does not fit the model's context; found by the
-  client before sending), ``request_refused``, ``cost_cap``), which a panel retries
+  client before sending), ``request_refused``, ``cost_cap``, ``model_mismatch``), which a panel retries
   when it resumes. Any other outcome the client reports is kept as reported
   (and does not vote).
 
@@ -75,9 +75,11 @@ JUDGE_STATUSES = (
     "context_overflow",
     "request_refused",
     "cost_cap",
+    "model_mismatch",
 )
 #: Statuses with no answer from the model at all (retried when a panel resumes).
-NO_ANSWER_STATUSES = frozenset({"transport_error", "context_overflow", "request_refused", "cost_cap"})
+NO_ANSWER_STATUSES = frozenset({"transport_error", "context_overflow", "request_refused", "cost_cap",
+                                "model_mismatch"})
 #: Status names of judgements stored before the outcome split.
 LEGACY_STATUSES = {"unparseable": "invalid", "error": "transport_error"}
 #: Invalid labels are kept up to this many characters each (the raw answer is in the

@@ -47,8 +47,10 @@ cache, context check, dollar caps, transport, record); the rules they apply live
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,11 +64,22 @@ from . import outcomes as oc
 from .cache import ResponseCache, answer_params, cache_key
 from .concurrency import ConcurrencyLimit
 from .context import ContextWindowError, check_context, output_room
-from .costs import ModelPrice, call_cost, price_of, reserve_call, settle_call
+from .costs import (
+    ModelPrice,
+    call_cost,
+    check_usage,
+    counted_prompt,
+    is_local_endpoint,
+    price_of,
+    prompt_range,
+    reserve_call,
+    settle_call,
+    worst_case_usd,
+)
 from .models import is_embedded, scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .params import WireCapture, planned_params, wire_params
-from .parsing import parse_reply
+from .parsing import PARSE_IN_THREAD_CHARS, parse_reply
 from .ratelimit import RateLimit, RateLimiter, shared_limiter
 from .scope import call_id_for, current_scope
 from .structured import (
@@ -271,7 +284,7 @@ class LLMClient:
                 refused.append(res.record)
 
         res = await call(messages, seed, base_tokens, 0)
-        decision, error = self._validate(res, schema)
+        decision, error = await self._avalidate(res, schema)
         calls = [*refused, res.record]
         refused.clear()
         first_error = error
@@ -292,7 +305,7 @@ class LLMClient:
                 second = (messages, tokens)
         if second is not None:
             res2 = await call(second[0], seed + 1, second[1], 1)
-            decision, _ = self._validate(res2, schema)
+            decision, _ = await self._avalidate(res2, schema)
             calls.extend([*refused, res2.record])
         used = calls[-1] if decision is not None else None
         answered = [c for c in calls if c.outcome not in oc.NO_ANSWER]
@@ -408,7 +421,11 @@ class LLMClient:
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
         price = price_of(model, api_base, s.prices)
-        reservation = reserve_call(s, model, messages, params["max_tokens"], price, ctx.run_id)
+        # counted for a priced call only (a free call costs 0 whatever it claims): the
+        # reservation's worst case and the range a claimed prompt_tokens must lie in
+        shape = [v for v in (params.get("tools"), params.get("response_format")) if v]
+        counted = counted_prompt(model, messages, shape) if price is not None and any(price) else None
+        reservation = reserve_call(s, model, counted or 0, params["max_tokens"], price, ctx.run_id)
         if isinstance(reservation, str):  # the cap refuses the call: nothing is sent
             record.outcome, record.error = oc.COST_CAP, reservation
             return CompletionResult(None, None, record, error=reservation)
@@ -434,24 +451,51 @@ class LLMClient:
             record.params = answer_params({**wire_params(wire.body), **({"api_base": api_base} if api_base else {})},
                                           {})
         if error is not None:
-            settle_call(reservation, 0.0)
             record.error = error
             record.outcome = oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else oc.TRANSPORT_ERROR
+            # a refused form is not billed; a transport error may have been (a timeout after the
+            # server began): its reservation, the worst case, stays counted
+            settle_call(reservation, 0.0 if record.outcome == oc.REQUEST_REFUSED else None)
             return CompletionResult(None, None, record, error=error)
         parts = response_parts(response)  # any shape, an empty ``choices`` list included
-        usage = oc._get(response, "usage")
-        record.prompt_tokens = _int_or_none(oc._get(usage, "prompt_tokens"))
-        record.completion_tokens = _int_or_none(oc._get(usage, "completion_tokens"))
-        record.cost_usd = _cost(response, model, api_base, s.prices, record)
-        settle_call(reservation, record.cost_usd)
+        # what the server says about itself is a claim (llm/costs.py, llm/outcomes.py)
+        claim = check_usage(oc._get(response, "usage"), max_tokens=params["max_tokens"], counted=counted)
+        record.prompt_tokens, record.completion_tokens = claim.prompt_tokens, claim.completion_tokens
+        record.usage_reported, record.usage_problem = claim.reported, claim.problem
+        served = oc._get(response, "model")
+        record.served_model = oc.scrub_surrogates(served[:200]) if isinstance(served, str) and served else None
+        # a free local server names its own file (llama.cpp): its name moves no money
+        free_local = is_local_endpoint(api_base) and price == (0.0, 0.0)
+        other = None if embedded or free_local or oc.same_model(model, record.served_model) else record.served_model
+        record.cost_usd, floor, why = _charge(response, model, api_base, s.prices, record, price, counted,
+                                              params["max_tokens"], other, capped=reservation is not None)
+        settle_call(reservation, None if why else record.cost_usd, floor)
+        if why:
+            record.cost_usd = reservation[2]  # type: ignore[index]  # the worst case stays counted
+        if other is not None:  # an answer of another model: recorded, priced, never a decision
+            _result(record, parts, tools=bool(tools))
+            record.outcome = oc.MODEL_MISMATCH
+            record.error = why or f"model mismatch: {model!r} was asked for and {other!r} answered"
+            return CompletionResult(None, None, record, error=record.error)
         if self.cache is not None:
             self.cache.put(key, model, {
                 "text": parts.text, "tool_calls": parts.tool_calls, "finish_reason": parts.finish_reason,
                 "refusal": parts.refusal, "n_choices": parts.n_choices, "prompt_tokens": record.prompt_tokens,
-                "completion_tokens": record.completion_tokens, "latency_s": record.latency_s, "params": record.params})
+                "completion_tokens": record.completion_tokens, "latency_s": record.latency_s, "params": record.params,
+                "served_model": record.served_model})
         return _result(record, parts, tools=bool(tools))
 
     # -- internals ----------------------------------------------------------------
+    @classmethod
+    async def _avalidate(cls, res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
+        """:meth:`_validate` in a worker thread for an answer over
+        :data:`~scarce_lab.llm.parsing.PARSE_IN_THREAD_CHARS` characters (parsing is
+        linear but a long answer would still hold the event loop), else in the loop."""
+        size = len(res.text or "") + sum(len(str(tc.get("arguments") or "")) for tc in res.tool_calls or [])
+        if size > PARSE_IN_THREAD_CHARS:
+            return await asyncio.to_thread(cls._validate, res, schema)
+        return cls._validate(res, schema)
+
     @staticmethod
     def _validate(res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
         """Turn one call into ``(decision, None)`` or ``(None, error)`` and set its
@@ -486,6 +530,7 @@ def _from_cache(record: Any, cached: dict[str, Any], *, tools: bool) -> Completi
     record.prompt_tokens = cached.get("prompt_tokens")
     record.completion_tokens = cached.get("completion_tokens")
     record.original_latency_s = cached.get("latency_s")
+    record.served_model = cached.get("served_model")
     record.cost_usd = 0.0
     record.cache_hit = True
     return _result(record, parts, tools=tools)
@@ -507,26 +552,51 @@ def _result(record: LLMCallRecord, parts: ResponseParts, *, tools: bool = False)
     return CompletionResult(parts.text, parts.tool_calls, record)
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _charge(response, model: str, api_base: str | None, prices: dict[str, Any], record: LLMCallRecord,
+            price: tuple[float, float] | None, counted: tuple[int, int] | None, max_tokens: int, served: str | None,
+            *, capped: bool) -> tuple[float | None, float, str | None]:
+    """``(USD recorded, floor, why)`` of one response (``served``: the other model that
+    answered, ``None`` when the requested one did).
 
+    The price is the model's (:func:`scarce_lab.llm.costs.price_of`: ``llm.prices``, a
+    free local endpoint, else litellm's price of a model called at its provider), the
+    higher of the two models' prices on a mismatch. A claim :func:`check_usage` did not
+    accept costs the worst case (:func:`worst_case_usd`); an accepted one its tokens,
+    never less than ``floor`` (the bottom of the prompt range at the input price).
+    ``why`` is set when a cap is set and the price is unknown (the reservation is kept).
 
-def _cost(response, model: str, api_base: str | None, prices: dict[str, Any], record: LLMCallRecord
-          ) -> float | None:
-    """US dollars for one response at the price of the model served
-    (:func:`scarce_lab.llm.costs.price_of`: ``llm.prices``, a free local endpoint,
-    else litellm's price of a model called at its provider), ``None`` when unknown.
-
-    A model called through an ``api_base`` is priced only from ``llm.prices`` or as
-    a local endpoint: litellm would price it by its name, which names no model
-    that server runs. Otherwise litellm prices every response during the call and keeps the result in
-    ``_hidden_params["response_cost"]`` (``None`` when the model has no price); it is
-    only recomputed when that key is missing. Recomputing for a model without a price
-    cost ~1 ms of CPU per call for nothing.
+    A model called through an ``api_base`` is priced only from ``llm.prices`` or as a
+    local endpoint: litellm would price it by its name, which names no model that
+    server runs. Otherwise litellm prices every response during the call and keeps the
+    result in ``_hidden_params["response_cost"]``; it is only recomputed when that key is
+    missing (recomputing for a model without a price costs ~1 ms of CPU for nothing).
     """
+    if served is not None:
+        other = price_of(served if "/" in served or "/" not in model else f"{model.split('/', 1)[0]}/{served}",
+                         api_base, prices)
+        price = None if price is None or other is None else (max(price[0], other[0]), max(price[1], other[1]))
+        if price is not None and counted is None and any(price):  # the requested model was free: count now
+            counted = counted_prompt(model, record.messages)
+    if price is None:
+        why = (f"model mismatch: {model!r} was asked for and {served!r} answered, whose price is unknown under a "
+               "cost cap: refused, kept at its reservation") if served is not None and capped else None
+        return _litellm_cost(response, model, api_base, prices) if served is None and not record.usage_problem \
+            else None, 0.0, why
+    floor = prompt_range(counted)[0] * price[0] if counted is not None else 0.0
+    if record.usage_problem is not None:
+        worst = worst_case_usd(price, counted or 0, max_tokens)
+        return worst, worst, None
     key = next((k for k in (model, model.split("/", 1)[-1]) if k in prices), None)
-    if key is not None or api_base or is_embedded(model):
-        return call_cost(price_of(model, api_base, prices), record.prompt_tokens, record.completion_tokens)
+    if served is None and key is None and not api_base and not is_embedded(model):
+        cost = _litellm_cost(response, model, api_base, prices)
+        if cost is None or not math.isfinite(cost) or cost < 0:
+            cost = worst_case_usd(price, counted or 0, max_tokens)
+        return max(cost, floor), floor, None
+    return max(call_cost(price, record.prompt_tokens, record.completion_tokens), floor), floor, None
+
+
+def _litellm_cost(response, model: str, api_base: str | None, prices: dict[str, Any]) -> float | None:
+    """litellm's price of ``response`` (``None`` when it has none)."""
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         cost = hidden["response_cost"]

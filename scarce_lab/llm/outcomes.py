@@ -25,10 +25,15 @@ Outcomes (``LLMCallRecord.outcome``):
 - ``cost_cap``: not sent, its worst case would pass a dollar cap
   (:mod:`scarce_lab.llm.costs`);
 - ``text_for_tool``: a text answer to a request that required a tool call (never
-  turned into an action).
+  turned into an action);
+- ``model_mismatch``: the response names another model than the one asked for
+  (``response.model``, recorded as ``served_model``; the rule is :func:`same_model`);
+  never parsed into a value (an answer of another model is no decision of this one),
+  priced at the higher of the two models' prices, and kept at its reservation when a
+  cap is set and either price is unknown (:mod:`scarce_lab.llm.client`).
 
 A decision whose calls all ended in ``transport_error``, ``context_overflow``,
-``request_refused`` or ``cost_cap`` is **missing**: the client returns no value, and agents raise
+``request_refused``, ``cost_cap`` or ``model_mismatch`` is **missing**: the client returns no value, and agents raise
 :class:`MissingDecisionError` so the run stops with a clear error and can be resumed.
 A fallback is applied only after the model answered (invalid, ambiguous, refused,
 truncated or empty answers).
@@ -36,6 +41,7 @@ truncated or empty answers).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -55,14 +61,45 @@ CONTEXT_OVERFLOW = "context_overflow"
 REQUEST_REFUSED = "request_refused"
 COST_CAP = "cost_cap"
 TEXT_FOR_TOOL = "text_for_tool"
+MODEL_MISMATCH = "model_mismatch"
 
 #: Every outcome a call record may carry.
 OUTCOMES = (OK, TOOL_CALL, INVALID, AMBIGUOUS, TRUNCATED, REFUSAL, EMPTY, TEXT_FOR_TOOL, TRANSPORT_ERROR,
-            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP)
+            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP, MODEL_MISMATCH)
 #: Outcomes whose answer is used as the decision.
 USABLE = frozenset({OK, TOOL_CALL})
-#: Outcomes with no answer from the model at all (the decision is missing).
-NO_ANSWER = frozenset({TRANSPORT_ERROR, CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP})
+#: Outcomes with no answer from the requested model at all (the decision is missing).
+NO_ANSWER = frozenset({TRANSPORT_ERROR, CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP, MODEL_MISMATCH})
+
+#: Providers whose model strings name a deployment, not a model (Azure): their served
+#: model cannot be compared with the requested name.
+DEPLOYMENT_PROVIDERS = frozenset({"azure", "azure_ai"})
+#: Version suffixes that keep a model in its family: a date (``-2024-08-06``,
+#: ``-20241022``, ``@20240229``), a 3- or 4-digit snapshot (``-0613``, ``-002``), ``-latest``,
+#: a ``-v1:0`` revision (Bedrock) or a ``:latest`` tag.
+_VERSION_SUFFIX = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4}|latest|v\d+(?::\d+)?)|:latest)$")
+
+
+def model_family(name: str) -> str:
+    """``name`` without provider prefix (anything up to the last ``/``), case and version
+    suffixes (:data:`_VERSION_SUFFIX`, repeatedly): ``openai/gpt-4o-2024-08-06`` and
+    ``gpt-4o`` give ``gpt-4o``; ``gpt-4o-mini`` stays ``gpt-4o-mini``."""
+    out = name.rsplit("/", 1)[-1].strip().lower()
+    while (m := _VERSION_SUFFIX.search(out)) and m.start() > 0:
+        out = out[: m.start()]
+    return out
+
+
+def same_model(requested: str, served: str | None) -> bool:
+    """True when ``served`` (the response's ``model``) may answer for ``requested`` (the
+    model string asked for): no served name given, a deployment provider
+    (:data:`DEPLOYMENT_PROVIDERS`), or the same :func:`model_family`. So
+    ``gpt-4o-2024-08-06`` answers for ``openai/gpt-4o`` and ``claude-3-5-sonnet-20241022``
+    for ``anthropic/claude-3-5-sonnet-latest``; ``gpt-4o-mini`` does not answer for
+    ``gpt-4o``, nor ``llama-3-8b`` for ``llama-3-70b``."""
+    if not served or requested.split("/", 1)[0] in DEPLOYMENT_PROVIDERS:
+        return True
+    return model_family(served) == model_family(requested)
 
 #: ``finish_reason`` values meaning "stopped at max_tokens".
 LENGTH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})

@@ -36,6 +36,7 @@ can always be written as UTF-8.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -151,63 +152,121 @@ class ParseResult:
     n_valid: int = 0
 
 
+def _tag_pattern(closing: bool) -> re.Pattern[str]:
+    return re.compile(rf"</({_TAGS})\s*>" if closing else rf"<({_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
+
+
+_OPEN_TAG, _CLOSE_TAG = _tag_pattern(False), _tag_pattern(True)
+
+
 def strip_reasoning(text: str) -> str:
-    """``text`` without reasoning blocks (rule 1 of the module docstring).
+    """``text`` without reasoning blocks (rule 1 of the module docstring), in time
+    linear in ``len(text)`` (one pass over the tags; n log n in the number of tags).
 
     Tags inside a JSON object of the text (``{"reasoning": "no </think> needed"}``)
     are part of that object's strings, not reasoning delimiters: they are masked
-    before the tags are searched.
+    before the tags are searched. A block is an opening tag and the first closing tag
+    of the same name after it, taken left to right (a block inside a block goes with
+    it); each is replaced by one space.
     """
-    masked = text
+    if _OPEN_TAG.search(text) is None and _CLOSE_TAG.search(text) is None:
+        return text  # no tag at all: nothing to mask or strip
+    pieces, at = [], 0
     for c in json_objects(text):
-        masked = masked[: c.start] + "\0" * (c.end - c.start) + masked[c.end:]
-
-    def cut(a: int, b: int, fill: str = "") -> None:
-        nonlocal text, masked
-        text, masked = text[:a] + fill + text[b:], masked[:a] + fill + masked[b:]
-
-    while m := _BLOCK.search(masked):  # nested blocks peel from the inside out
-        cut(m.start(), m.end(), " ")
-    closes = list(_CLOSE.finditer(masked))
-    if closes:
-        cut(0, closes[-1].end())
-    if _LEADING_OPEN.match(masked):
+        pieces += [text[at:c.start], "\0" * (c.end - c.start)]
+        at = c.end
+    masked = "".join([*pieces, text[at:]])
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _CLOSE_TAG.finditer(masked):
+        closes.setdefault(m.group(1).lower(), []).append((m.start(), m.end()))
+    cuts: list[tuple[int, int]] = []
+    pos = 0
+    for m in _OPEN_TAG.finditer(masked):
+        if m.start() < pos:
+            continue
+        ends = closes.get(m.group(1).lower(), [])
+        k = bisect.bisect_left(ends, (m.end(), -1))
+        if k < len(ends):
+            cuts.append((m.start(), ends[k][1]))
+            pos = ends[k][1]
+    # a closing tag outside every block: everything before the last one goes
+    inside = [a for a, _ in cuts]
+    lone = [e for v in closes.values() for st, e in v
+            if not (k := bisect.bisect_right(inside, st)) or st >= cuts[k - 1][1]]
+    start = max(lone, default=0)
+    kept, kept_masked, at = [], [], start
+    for a, b in cuts:
+        if b <= start:
+            continue
+        kept += [text[at:a], " "]
+        kept_masked += [masked[at:a], " "]
+        at = b
+    if _LEADING_OPEN.match("".join([*kept_masked, masked[at:]])):
         return ""
-    return text
+    return "".join([*kept, text[at:]])
 
 
 #: Most failed decodes per answer: bounds the work on adversarial text (thousands of
 #: nested braces around something that does not decode); real answers fail a handful.
 MAX_DECODE_ATTEMPTS = 500
+#: Characters of an answer that are parsed; a longer answer is an ``invalid`` parse
+#: naming its length and this bound, never cut silently. Belongs to the table of limits
+#: (scarce_lab/data/limits.py, once it exists); parsing is linear below it.
+MAX_PARSE_CHARS = 4_000_000
+
+#: Answers longer than this (characters) are parsed in a worker thread by the async
+#: client (:meth:`scarce_lab.llm.client.LLMClient.adecide`): ~10 ms of parsing at most
+#: in the event loop. Belongs to the table of limits too.
+PARSE_IN_THREAD_CHARS = 16_384
+#: Most candidates (top-level objects) searched per answer; past it the answer is an
+#: ``invalid`` parse naming the bound (real answers hold a handful; validating each costs
+#: tens of microseconds). Belongs to the table of limits too.
+MAX_CANDIDATES = 1000
+
+#: Outside strings, what matters to brace matching: runs of braces and a quote.
+_OUTSIDE = re.compile(r'\{+|\}+|"')
+#: A whole JSON string from its opening quote (escapes respected; possessive: no backtracking).
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 
 
-def _span_ends(text: str, i: int) -> dict[int, int | None]:
-    """For every ``{`` of the brace region starting at ``text[i] == "{"``: the end of
-    its brace-balanced span (JSON strings respected), or ``None`` when it never closes.
-    One pass: it stops where the region closes (depth back to 0) or at the end."""
-    ends: dict[int, int | None] = {}
-    stack: list[int] = []
-    in_str = esc = False
-    for j in range(i, len(text)):
-        ch = text[j]
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
-            stack.append(j)
-        elif ch == "}" and stack:
-            ends[stack.pop()] = j + 1
-            if not stack:
-                return ends
-    for j in stack:
-        ends[j] = None
-    return ends
+def _span_ends(text: str, i: int) -> tuple[dict[int, int], int]:
+    """``(ends, stop)`` for the brace region starting at ``text[i] == "{"``: ``ends``
+    maps each ``{`` of the region whose braces close (JSON strings respected) to the end
+    of its span; ``stop`` is where the region ends (``len(text)`` when it never closes).
+    One pass in which runs of braces and whole strings are single regex steps, so linear
+    with a small constant."""
+    if text.find("}", i) == -1:  # nothing closes after it
+        return {}, len(text)
+    ends: dict[int, int] = {}
+    firsts: list[int] = []  # runs of open braces: first position, and how many are still open
+    counts: list[int] = []  # (plain int lists: no objects for the garbage collector to walk)
+    j, n = i, len(text)
+    while (m := _OUTSIDE.search(text, j)) is not None:
+        tok, j = m.group(), m.end()
+        if tok == '"':
+            sm = _STRING.match(text, m.start())
+            if sm is None:  # a string that never closes: nothing after it closes
+                break
+            j = sm.end()
+        elif tok[0] == "{":
+            firsts.append(m.start())
+            counts.append(len(tok))
+        else:
+            at = m.start()  # the closing run: each brace closes the innermost open one
+            while at < j and counts:
+                first, count = firsts[-1], counts[-1]
+                take = min(count, j - at)
+                opened = range(first + count - 1, first + count - 1 - take, -1)
+                ends.update(zip(opened, range(at + 1, at + 1 + take), strict=True))
+                at += take
+                if take == count:
+                    firsts.pop()
+                    counts.pop()
+                else:
+                    counts[-1] -= take
+            if not counts:
+                return ends, at
+    return ends, n
 
 
 def json_objects(text: str) -> list[Candidate]:
@@ -215,7 +274,7 @@ def json_objects(text: str) -> list[Candidate]:
 
     Never raises, and takes linear time in the text plus at most
     :data:`MAX_DECODE_ATTEMPTS` failed decodes (after those, the rest of the text is
-    not searched). A ``{`` whose braces never close is skipped
+    not searched); it stops after :data:`MAX_CANDIDATES` ``+ 1`` objects. A ``{`` whose braces never close is skipped
     without decoding (it cannot start a complete object); text that does not decode is
     skipped one brace at a time (so a broken draft never hides a later object); an
     object nested deeper than the interpreter's recursion limit is skipped whole (its
@@ -223,30 +282,31 @@ def json_objects(text: str) -> list[Candidate]:
     fail to decode.
     """
     out: list[Candidate] = []
-    ends: dict[int, int | None] = {}
     attempts = 0
     i = text.find("{")
-    while i != -1 and attempts < MAX_DECODE_ATTEMPTS:
-        if i not in ends:
-            ends.update(_span_ends(text, i))
-        span_end = ends[i]
-        if span_end is None:  # never closes: no complete object starts here
-            i = text.find("{", i + 1)
-            continue
-        try:
-            obj, end = _DECODER.raw_decode(text, i)
-            repeated = repeated_keys(obj)
-            obj = scrub_surrogates(obj)
-        except RecursionError:
-            attempts += 1
-            i = text.find("{", span_end)
-            continue
-        except ValueError:  # JSONDecodeError is a ValueError
-            attempts += 1
-            i = text.find("{", i + 1)
-            continue
-        out.append(Candidate(i, end, obj, repeated))
-        i = text.find("{", end)
+    while i != -1 and attempts < MAX_DECODE_ATTEMPTS and len(out) <= MAX_CANDIDATES:
+        ends, stop = _span_ends(text, i)
+        starts = sorted(ends)  # the braces of this region that close: the only places an object can start
+        k, pos = 0, i
+        while k < len(starts) and attempts < MAX_DECODE_ATTEMPTS and len(out) <= MAX_CANDIDATES:
+            j = starts[k]
+            k += 1
+            if j < pos:
+                continue
+            try:
+                obj, end = _DECODER.raw_decode(text, j)
+                repeated = repeated_keys(obj)
+                obj = scrub_surrogates(obj)
+            except RecursionError:
+                attempts += 1
+                pos = ends[j]  # too deep: its inner parts are fragments, not candidates
+                continue
+            except ValueError:  # JSONDecodeError is a ValueError
+                attempts += 1
+                continue
+            out.append(Candidate(j, end, obj, repeated))
+            pos = end
+        i = text.find("{", max(stop, pos))
     return out
 
 
@@ -266,14 +326,22 @@ def _canonical(decision: BaseModel) -> str:
 
 
 def parse_answer(text: str | None, schema: type[T]) -> ParseResult:
-    """Pick and validate the answer in ``text`` by the module docstring's rule.
+    """Pick and validate the answer in ``text`` by the module docstring's rule, in time
+    linear in ``len(text)``; an answer over :data:`MAX_PARSE_CHARS` characters or with
+    more than :data:`MAX_CANDIDATES` objects is ``invalid`` with an error naming the bound.
 
     Never raises for any text.
     """
     if text is None or not text.strip():
         return ParseResult(None, "empty answer (no text)", "no_json")
+    if len(text) > MAX_PARSE_CHARS:
+        return ParseResult(None, f"answer too long to parse: {len(text)} characters, over the bound of "
+                           f"{MAX_PARSE_CHARS} (scarce_lab.llm.parsing.MAX_PARSE_CHARS)", "invalid")
     body = strip_reasoning(text)
     cands = json_objects(body)
+    if len(cands) > MAX_CANDIDATES:
+        return ParseResult(None, f"too many JSON objects: more than {MAX_CANDIDATES} "
+                           "(scarce_lab.llm.parsing.MAX_CANDIDATES); give one answer", "invalid", len(cands))
     if not cands:
         where = "outside reasoning blocks " if body != text else ""
         return ParseResult(None, f"no JSON object {where}in the response (starts: {_snippet(text)!r})", "no_json")

@@ -45,8 +45,10 @@ def test_the_call_that_would_pass_the_cap_is_not_sent_and_the_run_resumes(tmp_pa
         assert capped and all(c["missing"] or c["outcome"] == "cost_cap" for c in capped)
         # the server got exactly the calls that were sent, no more
         assert len(srv.stats()["bodies"]) == len(sent)
-        # priced at llm.prices: 100 prompt + 20 completion tokens at $0.001 each
-        assert all(c["cost_usd"] == pytest.approx(0.12) for c in sent)
+        # priced at llm.prices: the accepted prompt + completion tokens at $0.001 each
+        assert all(c["usage_problem"] is None and c["served_model"] == "priced" for c in sent)
+        assert all(c["cost_usd"] == pytest.approx((c["prompt_tokens"] + c["completion_tokens"]) / 1000)
+                   for c in sent)
         assert sum(c["cost_usd"] for c in sent) <= 2.0
         # resumable: a larger cap continues the run from its last round
         (res2,) = run_sweep([_cfg(srv, tmp_path, max_cost_usd=100.0)], tmp_path / "out", resume=True,
@@ -121,7 +123,9 @@ def test_the_cli_sweep_cap_stops_starting_runs(tmp_path):
         assert 1 <= len(started) < 6
         spent = SpendLedger(tmp_path / "out" / ".spend.sqlite").spent("sweep")
         assert spent <= 1.5
-        assert len(srv.stats()["bodies"]) * 0.12 == pytest.approx(spent)
+        recorded = [json.loads(x) for p in started for x in (p / "llm_calls.jsonl").read_text().splitlines()]
+        assert len(srv.stats()["bodies"]) == len([c for c in recorded if c["outcome"] != "cost_cap"])
+        assert sum(c["cost_usd"] or 0 for c in recorded) == pytest.approx(spent)
         # resumed with a larger cap, every game runs to the end
         args[args.index("1.5")] = "100"
         r = CliRunner().invoke(app, [*args, "--resume"])
@@ -140,4 +144,5 @@ def test_a_known_model_name_at_a_local_server_is_not_priced_as_that_model(tmp_pa
         assert res.record.outcome == "ok" and res.record.cost_usd == 0.0  # a local endpoint is free
         priced = LLMClient(LLMSettings(api_base=srv.url, cache=False, prices={"openai/gpt-4o-mini": PRICE}))
         res = asyncio.run(priced.acomplete("openai/gpt-4o-mini", [{"role": "user", "content": "q"}], seed=1))
-        assert res.record.cost_usd == pytest.approx(0.12)  # 100 + 20 tokens at llm.prices
+        rec = res.record  # the accepted tokens at llm.prices
+        assert rec.cost_usd == pytest.approx((rec.prompt_tokens + rec.completion_tokens) / 1000)

@@ -69,7 +69,7 @@ def test_empty_choices_through_a_custom_provider(monkeypatch):
 
     class Empty(CustomLLM):  # HTTP 200 with "choices": [] (e.g. a content filter)
         async def acompletion(self, *a, **k):
-            return ModelResponse(choices=[], model="x")
+            return ModelResponse(choices=[], model="m")
 
     monkeypatch.setattr(lit, "custom_provider_map",
                         [*lit.custom_provider_map, {"provider": "emptyprov", "custom_handler": Empty()}])

@@ -206,8 +206,12 @@ def test_parsing_time_is_linear_on_adversarial_nesting():
                 calls["n"] = 0
                 P.json_objects(text)
                 assert calls["n"] <= P.MAX_DECODE_ATTEMPTS + 1, (n, calls["n"])
-        text = "draft " + '{"a": 1} ' * 3000 + '\n{"a": 2}'
+        text = "draft " + '{"a": 1} ' * (P.MAX_CANDIDATES - 1) + '\n{"a": 2}'
         assert P.json_objects(text)[-1].obj == {"a": 2}  # successes do not count against the bound
+        # past the bound on candidates the parse says so (never a silent cut)
+        more = text.replace("draft", '{"reasoning": "r", "extraction": 3} {"a": 3}')
+        res = P.parse_answer(more, S)
+        assert res.status == "invalid" and "MAX_CANDIDATES" in res.error
     finally:
         P._DECODER = P_decoder
 
@@ -243,3 +247,34 @@ def test_a_key_given_twice_with_different_values_is_ambiguous(text, key):
 def test_a_key_repeated_with_one_value_is_harmless_and_a_later_answer_still_counts():
     assert value('{"reasoning": "", "extraction": 9, "extraction": 9}') == 9
     assert value('{"reasoning": "", "extraction": 3, "extraction": 30}\n{"reasoning": "", "extraction": 6}') == 6
+
+
+@pytest.mark.slow
+def test_a_two_megabyte_adversarial_answer_parses_in_linear_time():
+    """Unclosed braces and quotes, unclosed and lone reasoning tags, nested undecodable
+    objects, many small objects: 2 MB takes about 10x the time of 200 KB (a quadratic
+    parser took 100x; 900 KB once took 10 s in the event loop). A ratio measured in the
+    same run, never an absolute time."""
+    import time
+
+    shapes = {
+        "braces": lambda n: "{" * n + "}",  # a closing brace at the end: the scan must run to it
+        "quotes": lambda n: '{"k": "' * (n // 7) + '"}',
+        "tags": lambda n: "x <think> {" * (n // 11),
+        "tags_and_close": lambda n: "x <think> {" * (n // 11) + "}",
+        "lone_closes": lambda n: "</reasoning>{}" * (n // 14),
+        "nested": lambda n: '{"x":' * (n // 10) + "1" + "}" * (n // 10 - 1) + ",}",
+        "objects": lambda n: '{"reasoning": "r", "extraction": 1} ' * (n // 37),
+    }
+
+    def best(text):  # CPU time, best of three: other processes on the machine do not count
+        out = []
+        for _ in range(3):
+            t0 = time.process_time()
+            parse_answer(text, S)
+            out.append(time.process_time() - t0)
+        return min(out)
+
+    for name, make in shapes.items():
+        small, large = best(make(200_000)), best(make(2_000_000))
+        assert large / max(small, 1e-3) < 15, (name, small, large)

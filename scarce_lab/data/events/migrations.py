@@ -38,6 +38,10 @@ Version history:
   game had no talk, ``talk=none``). A new kind ``interview`` (SovSim and SCARCE: an agent's retrospective
   interview, researcher-only, recorded only when the ``interviews`` setting is on).
   Events are unchanged: a version-4 event is read as it is.
+- **6**: LLM call records gained ``served_model`` (the model the response names),
+  ``usage_reported`` (the usage as the server sent it) and ``usage_problem`` (why it was
+  not accepted); a new outcome ``model_mismatch``. Events are unchanged: a version-5
+  run is read as it is; its call records read the new fields as unknown (``None``).
 """
 
 from __future__ import annotations
