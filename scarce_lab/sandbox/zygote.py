@@ -25,7 +25,7 @@ What a long-lived root process in the box changes, and why it holds
   ``CAP_KILL``; pid 1 of a namespace also ignores signals it has no handler for),
   ``ptrace``/``process_vm_*`` are refused by seccomp, ``/proc/1/{mem,environ,fd}``
   need ptrace access; its only input is the harness's socket (no file descriptor of
-  it reaches a command: everything is close-on-exec); its ``oom_score_adj`` is -1000
+  it reaches a command: the child closes every one above its three); its ``oom_score_adj`` is -1000
   where the harness may set it (else the memory total's kill takes the largest
   process, the worker's; were it the zygote, the box ends: below);
 * a dead zygote runs nothing: commands exist only as its forks, the kernel kills every
@@ -127,6 +127,7 @@ while True:
             os.setsid()
             for i, f in enumerate(fds):
                 os.dup2(f, i)
+            os.closerange(3, 1 << 30)  # nothing of the zygote's reaches the command (close_range)
             for k, lim in m["rl"]:
                 resource.setrlimit(k, tuple(lim))
             os.setgroups([])
