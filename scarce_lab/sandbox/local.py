@@ -10,8 +10,9 @@ What each worker gets (mode ``"bwrap"``, as root with bubblewrap installed):
   capabilities (:mod:`.bwrap`, :mod:`.zygote`);
 * totals over all its processes in its own cgroup: memory, processes, CPU seconds
   (:mod:`.cgroups`, :mod:`.process`); per process: file size, open files, no core files;
-* when a command ends (exit, wall limit, CPU limit), when its slot closes and at
-  :meth:`close`, every process of the worker is killed and the kill verified;
+* when a command ends (exit, wall limit, CPU limit) every process of the worker but
+  its box's two root processes is killed, when its slot closes and at :meth:`close`
+  every one, the box included; each kill verified;
 * the original program execute-only: a root-owned 0711 copy named after the program
   in its folder and bound over the program's system paths (readable by nobody but
   root, so no ``cat``, no ``ld.so``, and it runs non-dumpable: no ``/proc/<pid>/exe``);
@@ -290,7 +291,12 @@ class LocalSandbox(WorkerSandbox):
             for _ in range(2):
                 if w.dropped:
                     break
-                box = self._box(w, lim)
+                try:
+                    box = self._box(w, lim)
+                except SandboxError:
+                    if w.dropped or (w.tmp_dir is None and w.deadline is None):
+                        break  # killed as it started by its slot's close (or the sandbox's)
+                    raise
                 w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes + len(box.keep))
                 try:
                     return execute(argv, shown=shown, cwd=str(w.folder), env=env, limits=lim, stdin=stdin,

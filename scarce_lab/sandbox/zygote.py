@@ -164,13 +164,13 @@ def python_for_box() -> str | None:
     return shutil.which("python3", path="/usr/bin:/usr/local/bin")
 
 
-def rlimits(limits: ResourceLimits) -> list:
+def rlimits(limits: ResourceLimits, cpu_margin_s: int = 0) -> list:
     """Per-process rlimits of a command: (resource, (soft, hard)); units seconds, bytes,
-    count. The CPU one is a backstop a second above the limit: the cgroup total over
-    all processes is the limit (the watchdog's), and the kernel's per-process CPU clock
-    ran ahead of the cgroup's by up to 15% on the lab's VMs (SIGXCPU at 0.87 s of a 1 s
-    limit)."""
-    cpu = max(1, int(limits.cpu_seconds + 0.999)) + 1
+    count. In a box the CPU one is a backstop ``cpu_margin_s`` = 1 s above the limit:
+    the cgroup total over all processes is the limit (the watchdog's), and the kernel's
+    per-process CPU clock ran ahead of the cgroup's by up to 15% on the lab's VMs
+    (SIGXCPU at 0.87 s of a 1 s limit)."""
+    cpu = max(1, int(limits.cpu_seconds + 0.999)) + cpu_margin_s
     return [(resource.RLIMIT_CPU, (cpu, cpu + 1)),
             (resource.RLIMIT_FSIZE, (int(limits.file_size_bytes),) * 2),
             (resource.RLIMIT_NOFILE, (int(limits.open_files),) * 2), (resource.RLIMIT_CORE, (0, 0))]
@@ -261,7 +261,7 @@ class Box:
             BoxGone: the box ended before the command was forked.
             SandboxError: the zygote could not fork (its reason)."""
         self.seq += 1
-        body = json.dumps({"argv": argv, "cwd": cwd, "env": env, "rl": rlimits(limits)}).encode()
+        body = json.dumps({"argv": argv, "cwd": cwd, "env": env, "rl": rlimits(limits, cpu_margin_s=1)}).encode()
         try:
             socket.send_fds(self.sock, [struct.pack("=II", self.seq, len(body))], list(fds))
             self.sock.sendall(body)
