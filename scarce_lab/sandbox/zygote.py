@@ -195,6 +195,7 @@ class Box:
     def __init__(self, make_argv, cgroup: Cgroup, *, pass_fds: tuple[int, ...] = (), key=None,
                  start_timeout_s: float = 30.0):
         self.cgroup, self.key, self.seq, self.buf = cgroup, key, 0, b""
+        self.totals: tuple | None = None  # the cgroup totals last set for its commands (by the sandbox)
         cgroup.kill_all()  # nothing of the worker is left when its box starts
         ours, theirs = socket.socketpair()
         self.sock = ours
