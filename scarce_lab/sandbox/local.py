@@ -153,6 +153,7 @@ class _Worker:
     box_lock: threading.Lock = field(default_factory=threading.Lock)  # one command at a time
     dropped: bool = False  # no box starts for a dropped worker
     slot: int = 0  # slots opened so far (a box serves one slot)
+    prestart: threading.Thread | None = None  # starting the slot's box (open_slot)
 
 
 class LocalSandbox(WorkerSandbox):
@@ -247,12 +248,27 @@ class LocalSandbox(WorkerSandbox):
 
     # -- slots ------------------------------------------------------------------------
     def open_slot(self, worker: str, duration_s: float) -> None:
-        """As :meth:`WorkerSandbox.open_slot`; the slot's first command starts a new box
-        (nothing of the worker's ``/tmp`` or IPC passes from one slot to the next)."""
+        """As :meth:`WorkerSandbox.open_slot`; a new box for the slot starts in the
+        background (nothing of the worker's ``/tmp`` or IPC passes from one slot to the
+        next); its first command waits for it, or starts it if that failed."""
         super().open_slot(worker, duration_s)
         w = self._worker(worker)
         with self._lock:
             w.slot += 1
+        if self.isolated:  # the box starts now, while the worker decides its first command
+            w.prestart = threading.Thread(target=self._prestart, args=(w,), daemon=True, name=f"box-{worker}")
+            w.prestart.start()
+
+    def _prestart(self, w: _Worker) -> None:
+        with w.box_lock:
+            if not self._closing(w):
+                with contextlib.suppress(SandboxError, OSError):  # the first command starts it again, loudly
+                    self._box(w, self.limits)
+
+    @staticmethod
+    def _closing(w: _Worker) -> bool:
+        """True when no box may start for ``w``: dropped, or a worker whose slot closed."""
+        return w.dropped or (w.tmp_dir is None and w.deadline is None)
 
     def close_slot(self, worker: str) -> None:
         """End the window and kill everything of the worker (verified). A command whose
@@ -265,6 +281,8 @@ class LocalSandbox(WorkerSandbox):
             return
         with self._lock:
             w.deadline = None
+        if w.prestart is not None:  # a box it is starting is killed below with the rest
+            w.prestart.join(timeout=60)
         self._teardown(w)
         end = time.monotonic() + 30.0
         while w.reserved > 0 and time.monotonic() < end:
@@ -289,13 +307,13 @@ class LocalSandbox(WorkerSandbox):
         notes = {"isolation": iso, "uid": w.uid}
         with w.box_lock:
             for _ in range(2):
-                if w.dropped:
-                    break
+                if self._closing(w):
+                    break  # its slot's close (or the sandbox's) began: killed as it starts
                 try:
                     box = self._box(w, lim)
                 except SandboxError:
-                    if w.dropped or (w.tmp_dir is None and w.deadline is None):
-                        break  # killed as it started by its slot's close (or the sandbox's)
+                    if self._closing(w):
+                        break
                     raise
                 totals = (lim.memory_bytes, lim.max_processes + len(box.keep))
                 if box.totals != totals:  # (four file writes saved per command when unchanged)
