@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 
 from .base import ExecResult, ResourceLimits, SandboxError
-from .zygote import Box, BoxGone, rlimits
+from .zygote import Box, BoxGone, ForkRefused, rlimits
 
 __all__ = ["execute"]
 
@@ -104,7 +104,12 @@ def execute(
     oom0 = cgroup.oom_kills() if cgroup is not None else 0
     t0 = time.perf_counter()
     if box is not None:
-        proc = _BoxRun(box, argv, cwd, env, limits)
+        try:
+            proc = _BoxRun(box, argv, cwd, env, limits)
+        except ForkRefused as exc:
+            return ExecResult(command=_display(shown), exit_code=126, stdout="", notes=notes,
+                              stderr=f"sandbox: the command could not start: {exc}\n",
+                              duration_s=time.perf_counter() - t0)
     else:
         try:  # exec the program itself (a non-executable file is exit 126, as in a shell)
             proc = subprocess.Popen(

@@ -1,44 +1,24 @@
 """A worker's box: one bubblewrap sandbox per slot whose first process (the *zygote*)
 forks each command, instead of new namespaces, a cgroup join and rlimits per command.
 
-The box (:class:`Box`) is started at a worker's first command in a slot (and at a
-grading box's first command): ``bwrap`` with the worker's root, namespaces and seccomp
-filter (:mod:`.bwrap`, :mod:`.seccomp`), joined to the worker's cgroup before it
-executes, runs :data:`ZYGOTE` (``/usr/bin/python3 -I -S``) as pid 1 of the box's pid
-namespace. The zygote stays root (``CAP_SETUID``/``CAP_SETGID`` only, ``no_new_privs``,
-under the seccomp filter) and waits on a socket only the harness
-holds. Per command the harness sends argv, folder, environment and rlimits with the
-command's stdin/stdout/stderr pipes (``SCM_RIGHTS``); the zygote forks, and the child
-starts its own session, sets the rlimits (CPU seconds, file size, open files, no core
-files), takes the worker's uid and gid with no supplementary groups and executes the
-command. The credentials are those ``setpriv`` gave a command before: the zygote keeps
-``CAP_SETUID``/``CAP_SETGID`` only, clears its inheritable, ambient and bounding sets
-at start (checked in ``/proc/self/status`` with ``NoNewPrivs`` and the seccomp mode;
-it refuses to run otherwise), and the kernel clears the rest when every uid of the
-child becomes nonzero. The zygote reaps every process of the box (it is pid 1) and reports
-the command's exit status (``128 + N`` for signal N, the shell's convention).
+A :class:`Box` (started when a slot opens, :meth:`.local.LocalSandbox.open_slot`, and
+at a grading box's first command) is ``bwrap`` with the worker's root, namespaces and
+seccomp filter (:mod:`.bwrap`, :mod:`.seccomp`), joined to the worker's cgroup before it
+executes, running :data:`ZYGOTE` (``python3 -I -S`` from ``/usr``) as pid 1 of the box.
+The zygote stays root with ``CAP_SETUID``/``CAP_SETGID`` only: it clears its
+inheritable, ambient and bounding sets at start and checks them, ``NoNewPrivs`` and the
+seccomp mode in ``/proc/self/status`` (it refuses to run otherwise). Per command the
+harness sends argv, folder, environment and rlimits with the command's three pipes
+(``SCM_RIGHTS``) over a socket only it holds; the zygote forks, and the child starts
+its own session, closes every other descriptor, sets the rlimits, takes the worker's
+uid and gid with no groups (the kernel then clears every capability: the credentials
+``setpriv`` gave before) and executes the command. The zygote reaps every process of
+the box and reports the command's exit status (``128 + N`` for signal N).
 
-What a long-lived root process in the box changes, and why it holds
-(docs/threat_model.md, "The worker's box"):
-
-* the worker cannot signal, trace or read it: it is uid 0 (a worker uid has no
-  ``CAP_KILL``; pid 1 of a namespace also ignores signals it has no handler for),
-  ``ptrace``/``process_vm_*`` are refused by seccomp, ``/proc/1/{mem,environ,fd}``
-  need ptrace access; its only input is the harness's socket (no file descriptor of
-  it reaches a command: the child closes every one above its three); its ``oom_score_adj`` is -1000
-  where the harness may set it (else the memory total's kill takes the largest
-  process, the worker's; were it the zygote, the box ends: below);
-* a dead zygote runs nothing: commands exist only as its forks, the kernel kills every
-  process of the box when its pid 1 dies, and the harness starts a fresh box (after a
-  verified kill of the worker's cgroup) when it finds the old one gone;
-* after each command every process of the cgroup but the box's two (bwrap's outer
-  process and the zygote, both checked to be uid 0 when the box starts) is killed and
-  the kill verified, as before; :meth:`Box.stop` (slot close, drop, close) kills the
-  whole cgroup, the box included; when the harness dies the socket closes and the
-  zygote exits (and the :class:`.cgroups.Guardian` kills the cgroups anyway);
-* what lasts for the slot (not for one command): the box's ``/tmp``, ``/var/tmp``,
-  ``/run``, ``/dev/shm`` and SysV IPC, as the docker backend's container; never
-  shared with another worker or slot.
+Why a long-lived root process in the box keeps every guarantee (the worker cannot
+signal, trace or feed it; a dead zygote runs nothing; per-command teardown spares only
+the box's two root processes; what lasts for a slot): docs/threat_model.md, "The
+worker's box"; tests/security/test_worker_box.py.
 """
 
 from __future__ import annotations
@@ -57,7 +37,7 @@ import time
 from .base import ResourceLimits, SandboxError
 from .cgroups import Cgroup
 
-__all__ = ["ZYGOTE", "Box", "BoxGone", "python_for_box", "rlimits"]
+__all__ = ["ZYGOTE", "Box", "BoxGone", "ForkRefused", "python_for_box", "rlimits"]
 
 ZYGOTE = r'''
 import ctypes, json, os, resource, select, signal, socket, struct, sys
@@ -150,12 +130,12 @@ while True:
 
 
 class BoxGone(SandboxError):
-    """The box ended (its zygote or bubblewrap is gone); ``started``: whether the
-    command had been forked before it did."""
+    """The box ended (its zygote or bubblewrap is gone), or its zygote stopped answering."""
 
-    def __init__(self, msg: str, started: bool = False):
-        super().__init__(msg)
-        self.started = started
+
+class ForkRefused(SandboxError):
+    """The zygote could not fork the command (e.g. the worker's memory total is full):
+    the command's failure, not the sandbox's."""
 
 
 def python_for_box() -> str | None:
@@ -254,13 +234,14 @@ class Box:
         return line
 
     def start(self, argv: list[str], cwd: str, env: dict[str, str], limits: ResourceLimits,
-              fds: tuple[int, int, int]) -> int:
+              fds: tuple[int, int, int], answer_s: float = 30.0) -> int:
         """Fork ``argv`` in the box with ``fds`` as its stdin/stdout/stderr. Returns the
         command's sequence number (for :meth:`status`).
 
         Raises:
-            BoxGone: the box ended before the command was forked.
-            SandboxError: the zygote could not fork (its reason)."""
+            BoxGone: the box ended before the command was forked, or the zygote did not
+                answer within ``answer_s`` (the caller kills the box).
+            ForkRefused: the zygote could not fork (its reason)."""
         self.seq += 1
         body = json.dumps({"argv": argv, "cwd": cwd, "env": env, "rl": rlimits(limits, cpu_margin_s=1)}).encode()
         try:
@@ -268,24 +249,24 @@ class Box:
             self.sock.sendall(body)
         except OSError as exc:
             raise BoxGone(f"the box ended: {exc}") from exc
+        end = time.monotonic() + answer_s
         while True:
-            line = self._line(None)
+            line = self._line(end)
+            if line is None:
+                raise BoxGone(f"the box's zygote did not answer within {answer_s:g} s")
             kind, seq, rest = (line.split(b" ", 2) + [b""])[:3]
             if int(seq) != self.seq:
                 continue  # a late exit report of an earlier (killed) command
             if kind == b"S":
                 return self.seq
-            raise SandboxError(f"the box could not start a command: {rest.decode('utf-8', 'replace')}")
+            raise ForkRefused(rest.decode("utf-8", "replace"))
 
     def status(self, seq: int, timeout_s: float) -> int | None:
         """Exit status of command ``seq`` if the zygote reports it within ``timeout_s``.
-        Raises BoxGone (``started``) when the box ends first."""
+        Raises BoxGone when the box ends first."""
         end = time.monotonic() + timeout_s
         while True:
-            try:
-                line = self._line(end)
-            except BoxGone as exc:
-                raise BoxGone(str(exc), started=True) from None
+            line = self._line(end)
             if line is None:
                 return None
             kind, s, code = (line.split(b" ", 2) + [b"", b""])[:3]

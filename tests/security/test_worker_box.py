@@ -90,3 +90,17 @@ def _uid(pid: str) -> int | None:
         return os.stat(f"/proc/{pid}").st_uid
     except OSError:
         return None
+
+
+def test_a_fork_the_kernel_refuses_is_the_command_failure_not_the_run(sb):
+    """The zygote cannot fork (here: the process total leaves no room): exit 126 with
+    the reason, the sandbox goes on (a SandboxError would end the whole run)."""
+    sb.open_slot("w7", 60)
+    assert sb.run("w7", "echo ok").stdout == "ok\n"
+    cg = sb._workers["w7"].cgroup
+    pids_max = cg.dirs.get("pids", cg.dirs.get("unified")) / "pids.max"
+    pids_max.write_text("2")  # the box's two processes only
+    r = sb.run("w7", "echo never")
+    assert r.exit_code == 126 and "could not start" in r.stderr and "never" not in r.stdout, r
+    pids_max.write_text("66")
+    assert sb.run("w7", "echo again").stdout == "again\n"
