@@ -12,8 +12,8 @@ Public API::
     # prepare_worker and grade are scarce_lab.tasks': the sandbox knows no task
 
 Modules: :mod:`.base` (interface), :mod:`.local` (bubblewrap backend) built from
-:mod:`.bwrap` (namespaces), :mod:`.cgroups` (totals, teardown), :mod:`.process`
-(one command, watchdog), :mod:`.uids`, :mod:`.hostroot` (folders), :mod:`.fileio`
+:mod:`.bwrap` (namespaces), :mod:`.zygote` (the box per slot that forks each
+command), :mod:`.cgroups` (totals, teardown), :mod:`.process` (one command, watchdog), :mod:`.uids`, :mod:`.hostroot` (folders), :mod:`.fileio`
 (link-safe host I/O); :mod:`.docker` with :mod:`.docker_image` (engine, offline
 image); ProgramBench grading is :mod:`scarce_lab.tasks.programbench_grade`.
 """

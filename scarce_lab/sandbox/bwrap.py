@@ -107,16 +107,20 @@ def _static_root() -> tuple[list[str], tuple[str, ...]]:
     return args, tuple(bound)
 
 
-def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None) -> list[str]:
+def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None, *, box: bool = False) -> list[str]:
     """The full command line for ``argv`` under ``spec`` (see module docstring);
     ``seccomp_fd`` holds the :mod:`.seccomp` filter the command runs under (the caller
-    passes it to the child and closes it)."""
+    passes it to the child and closes it). ``box``: ``argv`` is a worker box's zygote
+    (:mod:`.zygote`), which stays root (it keeps ``CAP_SETUID``/``CAP_SETGID`` only)
+    and drops each command to the worker's uid itself; no ``--die-with-parent`` (that signal comes when
+    the *thread* that started bwrap ends; the zygote ends with the harness's socket)."""
     bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin") or "bwrap"
     setpriv = shutil.which("setpriv", path="/usr/bin:/bin") or "/usr/bin/setpriv"
     static, bound = _static_root()
     size = str(spec.tmp_bytes)
     out = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
-           "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session", "--as-pid-1",
+           "--unshare-cgroup-try", "--hostname", "sandbox", *([] if box else ["--die-with-parent"]),
+           "--new-session", "--as-pid-1",
            *static,
            "--ro-bind", os.path.join(spec.etc_dir, "passwd"), "/etc/passwd",
            "--ro-bind", os.path.join(spec.etc_dir, "group"), "/etc/group",
@@ -162,10 +166,11 @@ def bwrap_argv(spec: BwrapSpec, argv: list[str], seccomp_fd: int | None = None) 
     out += ["--chdir", spec.cwd, "--clearenv"]
     for k, v in spec.env.items():
         out += ["--setenv", k, v]
-    out += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
-            setpriv, f"--reuid={spec.uid}", f"--regid={spec.uid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
-    return out
+    out += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+    if box:
+        return out + argv
+    return out + [setpriv, f"--reuid={spec.uid}", f"--regid={spec.uid}", "--clear-groups", "--inh-caps=-all",
+                  "--bounding-set=-all", "--no-new-privs", "--", *argv]
 
 
 @functools.cache

@@ -4,12 +4,15 @@ What each worker gets (mode ``"bwrap"``, as root with bubblewrap installed):
 
 * its own unprivileged uid (:mod:`.uids`), its own folder: a tmpfs of ``disk_bytes``
   and ``inodes`` owned by that uid (:mod:`.hostroot`);
-* every command in new pid, ipc, net, uts and mount namespaces with a root built from
-  an allowlist, ``no_new_privs``, no capabilities (:mod:`.bwrap`);
+* its box: new pid, ipc, net, uts and mount namespaces with a root built from an
+  allowlist, started once per slot, whose first process (a root *zygote*) forks
+  each command, which then runs as the worker's uid with ``no_new_privs`` and no
+  capabilities (:mod:`.bwrap`, :mod:`.zygote`);
 * totals over all its processes in its own cgroup: memory, processes, CPU seconds
   (:mod:`.cgroups`, :mod:`.process`); per process: file size, open files, no core files;
-* when a command ends (exit, wall limit, CPU limit), when its slot closes and at
-  :meth:`close`, every process of the worker is killed and the kill verified;
+* when a command ends (exit, wall limit, CPU limit) every process of the worker but
+  its box's two root processes is killed, when its slot closes and at :meth:`close`
+  every one, the box included; each kill verified;
 * the original program execute-only: a root-owned 0711 copy named after the program
   in its folder and bound over the program's system paths (readable by nobody but
   root, so no ``cat``, no ``ld.so``, and it runs non-dumpable: no ``/proc/<pid>/exe``);
@@ -51,6 +54,7 @@ from .hostroot import HostRoot
 from .process import execute
 from .seccomp import filter_fd
 from .uids import UidLease, lease_uid
+from .zygote import ZYGOTE, Box, BoxGone, python_for_box
 
 __all__ = [
     "DEFAULT_PATH", "Capabilities", "LocalSandbox", "base_env", "default_hidden_paths",
@@ -83,6 +87,8 @@ def detect_capabilities() -> Capabilities:
     """Probe once: bubblewrap + root + cgroups -> mode ``"bwrap"``, else ``"none"``
     with the reason (a LocalSandbox in ``"auto"`` then refuses to start)."""
     why = bwrap_problem()
+    if not why and python_for_box() is None:
+        why = "no python3 under /usr/bin or /usr/local/bin for the worker boxes' zygote (sandbox/zygote.py)"
     if not why:
         cg = detect()
         if cg.version == 0:
@@ -143,6 +149,11 @@ class _Worker:
     deadline: float | None = None
     reserved: int = 0  # run() calls past their slot check (close_slot waits for them)
     tmp_dir: Path | None = None  # grading boxes: /tmp, /var/tmp, /dev/shm, /run/lock from here
+    box: Box | None = None  # the running box (one per slot; a grading box's for its life)
+    box_lock: threading.Lock = field(default_factory=threading.Lock)  # one command at a time
+    dropped: bool = False  # no box starts for a dropped worker
+    slot: int = 0  # slots opened so far (a box serves one slot)
+    prestart: threading.Thread | None = None  # starting the slot's box (open_slot)
 
 
 class LocalSandbox(WorkerSandbox):
@@ -236,6 +247,29 @@ class LocalSandbox(WorkerSandbox):
             fileio.install_exec_only(self._worker(worker).folder, name, source)
 
     # -- slots ------------------------------------------------------------------------
+    def open_slot(self, worker: str, duration_s: float) -> None:
+        """As :meth:`WorkerSandbox.open_slot`; a new box for the slot starts in the
+        background (nothing of the worker's ``/tmp`` or IPC passes from one slot to the
+        next); its first command waits for it, or starts it if that failed."""
+        super().open_slot(worker, duration_s)
+        w = self._worker(worker)
+        with self._lock:
+            w.slot += 1
+        if self.isolated:  # the box starts now, while the worker decides its first command
+            w.prestart = threading.Thread(target=self._prestart, args=(w,), daemon=True, name=f"box-{worker}")
+            w.prestart.start()
+
+    def _prestart(self, w: _Worker) -> None:
+        with w.box_lock:
+            if not self._closing(w):
+                with contextlib.suppress(SandboxError, OSError):  # the first command starts it again, loudly
+                    self._box(w, self.limits)
+
+    @staticmethod
+    def _closing(w: _Worker) -> bool:
+        """True when no box may start for ``w``: dropped, or a worker whose slot closed."""
+        return w.dropped or (w.tmp_dir is None and w.deadline is None)
+
     def close_slot(self, worker: str) -> None:
         """End the window and kill everything of the worker (verified). A command whose
         slot check passed before this call is killed as it starts (the kills repeat
@@ -247,6 +281,8 @@ class LocalSandbox(WorkerSandbox):
             return
         with self._lock:
             w.deadline = None
+        if w.prestart is not None:  # a box it is starting is killed below with the rest
+            w.prestart.join(timeout=60)
         self._teardown(w)
         end = time.monotonic() + 30.0
         while w.reserved > 0 and time.monotonic() < end:
@@ -268,18 +304,53 @@ class LocalSandbox(WorkerSandbox):
         if not self.isolated:
             return execute(argv, shown=shown, cwd=str(w.folder), env=env, limits=lim, stdin=stdin,
                            output_limit=output_limit, notes={"isolation": iso})
-        spec = BwrapSpec(workdir=str(w.folder), cwd=str(w.folder), uid=w.uid, env=env,
+        notes = {"isolation": iso, "uid": w.uid}
+        with w.box_lock:
+            for _ in range(2):
+                if self._closing(w):
+                    break  # its slot's close (or the sandbox's) began: killed as it starts
+                try:
+                    box = self._box(w, lim)
+                except SandboxError:
+                    if self._closing(w):
+                        break
+                    raise
+                totals = (lim.memory_bytes, lim.max_processes + len(box.keep))
+                if box.totals != totals:  # (four file writes saved per command when unchanged)
+                    w.cgroup.set_limits(memory_bytes=totals[0], max_processes=totals[1])
+                    box.totals = totals
+                try:
+                    return execute(argv, shown=shown, cwd=str(w.folder), env=env, limits=lim, stdin=stdin,
+                                   output_limit=output_limit, box=box, notes=notes)
+                except BoxGone:  # ended before the command was forked (e.g. its slot closing)
+                    box.stop()
+                    w.box = None
+        return ExecResult(command=shown, exit_code=-9, stdout="", duration_s=0.0, notes=notes,
+                          stderr="[sandbox: the worker's box ended as the command started (its slot or "
+                                 "the sandbox closing); not run]\n")
+
+    def _box(self, w: _Worker, lim: ResourceLimits) -> Box:
+        """``w``'s running box, started (after a verified kill of its cgroup) when there
+        is none, it ended, or what it binds changed (under ``w.box_lock``)."""
+        key = (w.slot, tuple(sorted(w.exec_only.items())), tuple(sorted(w.binds.items())))
+        if w.box is not None and w.box.alive() and w.box.key == key:
+            return w.box
+        if w.box is not None:
+            w.box.stop()
+            w.box = None
+        spec = BwrapSpec(workdir=str(w.folder), cwd="/", uid=w.uid, env={"PATH": DEFAULT_PATH},
                          etc_dir=str(self.host.users_dir(w.name)), exec_only=w.exec_only, binds=w.binds,
                          hidden=self.hidden_paths, tmp_bytes=self.tmp_bytes, proc_masks=self.host.proc_masks,
                          tmp_dir=None if w.tmp_dir is None else str(w.tmp_dir))
-        w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes)
+        zygote = [python_for_box(), "-I", "-S", "-c", ZYGOTE]
+        w.cgroup.set_limits(memory_bytes=lim.memory_bytes, max_processes=lim.max_processes + 2)
         fd = filter_fd(grading=w.tmp_dir is not None)
         try:
-            return execute(bwrap_argv(spec, argv, seccomp_fd=fd), shown=shown, cwd="/", env={"PATH": DEFAULT_PATH},
-                           limits=lim, stdin=stdin, output_limit=output_limit, cgroup=w.cgroup,
-                           notes={"isolation": iso, "uid": w.uid}, pass_fds=(fd,))
+            w.box = Box(lambda sock: bwrap_argv(spec, [*zygote, str(sock), str(w.uid)],
+                                                seccomp_fd=fd, box=True), w.cgroup, pass_fds=(fd,), key=key)
         finally:
             os.close(fd)
+        return w.box
 
     # -- grading ----------------------------------------------------------------------
     def grading_box(self, files: dict[str, bytes], *, masks: dict[str, str] | None = None,
@@ -308,6 +379,12 @@ class LocalSandbox(WorkerSandbox):
             w = self._workers.pop(name, None)
         if w is None:
             return
+        w.dropped = True
+        if w.cgroup is not None:
+            w.cgroup.kill_all()  # a command running in the box ends (its box is gone) ...
+        with w.box_lock:  # ... and gives the box back
+            if w.box is not None:
+                w.box.stop()
         if w.cgroup is not None:
             w.cgroup.remove()
             w.cgroup.remove_parents(0)

@@ -1,15 +1,16 @@
 """Run one command under limits and tear everything down afterwards (verified).
 
-:func:`execute` starts ``argv`` (already wrapped by :mod:`.bwrap` where isolated), in
-its own session, with per-process rlimits (CPU seconds, file size, open files, no core
-files, processes per uid) and, where given, inside the worker's cgroup, joined by the
-child before it executes anything. A watchdog waits on the process (a pidfd, no
-polling latency) and every ``cpu_poll_s`` reads the cgroup's CPU total: at the wall
-limit or when the CPU seconds of *all* the command's processes reach the limit, the
-whole cgroup is frozen and killed. Whatever happens, the command ends with every
-process of the worker gone, checked by reading the cgroup until it is empty
-(:class:`~.base.TeardownError` otherwise); without a cgroup (unisolated mode) the
-process group is killed instead, which a process that leaves the group escapes.
+:func:`execute` runs ``argv`` in its own session with per-process rlimits (CPU
+seconds, file size, open files, no core files): isolated, forked by the worker's box
+(:mod:`.zygote`: one bubblewrap box per slot, inside the worker's cgroup); unisolated,
+as a plain child. A watchdog waits for the command's end (the box's socket, or a
+pidfd: no polling latency) and every ``cpu_poll_s`` reads the cgroup's CPU total: at
+the wall limit or when the CPU seconds of *all* the command's processes reach the
+limit, the cgroup is frozen and killed. Whatever happens, the command ends with every
+process of the worker but its box's own two gone, checked by reading the cgroup until
+only those are left (:class:`~.base.TeardownError` otherwise); without a cgroup
+(unisolated mode) the process group is killed instead, which a process that leaves
+the group escapes.
 
 Output: stdout and stderr are drained by threads, the first ``output_limit`` bytes of
 each kept, the rest read and dropped (``truncated``).
@@ -18,11 +19,8 @@ each kept, the rest read and dropped (``truncated``).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import select
-import shlex
-import shutil
 import signal
 import subprocess
 import threading
@@ -30,9 +28,9 @@ import time
 from collections.abc import Callable
 
 from .base import ExecResult, ResourceLimits, SandboxError
-from .cgroups import Cgroup
+from .zygote import Box, BoxGone, ForkRefused, rlimits
 
-__all__ = ["execute", "launcher"]
+__all__ = ["execute"]
 
 
 def _drain(stream, limit: int, out: list, flag: list) -> None:
@@ -60,39 +58,11 @@ def _feed(stream, data: bytes) -> None:
         stream.close()
 
 
-@functools.cache
-def _sh_is_dash() -> bool:
-    return os.path.basename(os.path.realpath("/bin/sh")) == "dash"
-
-
-def launcher(limits: ResourceLimits, procs_files: list[str] | None = None) -> list[str]:
-    """argv prefix that joins the cgroup (writes its pid to each ``cgroup.procs``),
-    then sets the per-process rlimits (units: seconds, bytes, count) and executes the
-    rest. A shell instead of a Python ``preexec_fn`` keeps ``fork`` cheap
-    (vfork/posix_spawn) and the child free of Python code. Where ``/bin/sh`` is dash
-    the shell's own ``ulimit`` sets the limits (one ``exec`` less per command than
-    ``prlimit``; dash counts ``-f`` in 512-byte blocks, so the file size limit is
-    rounded down to a multiple of 512 bytes); elsewhere ``prlimit`` does."""
-    cpu = max(1, int(limits.cpu_seconds + 0.999))
-    join = "".join(f"echo $$ > {shlex.quote(p)} || exit 125; " for p in procs_files or ())
-    if _sh_is_dash():
-        blocks = max(1, int(limits.file_size_bytes) // 512)
-        lim = (f"ulimit -S -t {cpu} && ulimit -H -t {cpu + 1} && ulimit -f {blocks} && "
-               f"ulimit -n {int(limits.open_files)} && ulimit -c 0 || exit 125; ")
-        return ["/bin/sh", "-c", join + lim + 'exec "$@"', "launch"]
-    prlimit = shutil.which("prlimit", path="/usr/bin:/bin") or "prlimit"
-    return ["/bin/sh", "-c", join + 'exec "$@"', "launch", prlimit, f"--cpu={cpu}:{cpu + 1}",
-            f"--fsize={int(limits.file_size_bytes)}", f"--nofile={int(limits.open_files)}", "--core=0", "--"]
-
-
 def _rlimits(limits: ResourceLimits) -> Callable[[], None]:
-    """``preexec_fn`` setting the same per-process rlimits as :func:`launcher`."""
+    """``preexec_fn`` setting a command's per-process rlimits (:func:`.zygote.rlimits`)."""
     import resource
 
-    cpu = max(1, int(limits.cpu_seconds + 0.999))
-    vals = ((resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_FSIZE, (int(limits.file_size_bytes),) * 2),
-            (resource.RLIMIT_NOFILE, (int(limits.open_files),) * 2), (resource.RLIMIT_CORE, (0, 0)))
+    vals = rlimits(limits)
 
     def preexec() -> None:
         for what, lim in vals:
@@ -114,47 +84,46 @@ def execute(
     limits: ResourceLimits,
     stdin: bytes = b"",
     output_limit: int = 20_000,
-    cgroup: Cgroup | None = None,
+    box: Box | None = None,
     cpu_poll_s: float = 0.02,
-    on_spawn: Callable[[subprocess.Popen], None] | None = None,
     teardown_timeout_s: float = 10.0,
     notes: dict | None = None,
-    pass_fds: tuple[int, ...] = (),
 ) -> ExecResult:
-    """Run ``argv`` (see module docstring); ``shown`` is what the result reports as the
+    """Run ``argv`` (see module docstring), forked by ``box``'s zygote or, without a
+    box (unisolated), as a plain child; ``shown`` is what the result reports as the
     command. Returns an :class:`~.base.ExecResult`.
 
     Raises:
         SandboxError: the command could not be started (names cwd and the reason).
+        BoxGone: the box ended before the command was forked (the caller starts a new one).
         TeardownError: processes of the command survived the kills.
     """
     notes = dict(notes or {})
+    cgroup = box.cgroup if box is not None else None
     cpu0 = cgroup.cpu_s() if cgroup is not None else 0.0
     oom0 = cgroup.oom_kills() if cgroup is not None else 0
     t0 = time.perf_counter()
-    try:
-        if cgroup is not None:
-            proc = subprocess.Popen(
-                [*launcher(limits, cgroup.procs_files()), *argv], cwd=cwd, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True,
-                start_new_session=True, pass_fds=pass_fds,
-            )
-        else:  # unisolated: exec the program itself (a non-executable file is exit 126, as in a shell)
+    if box is not None:
+        try:
+            proc = _BoxRun(box, argv, cwd, env, limits)
+        except ForkRefused as exc:
+            return ExecResult(command=_display(shown), exit_code=126, stdout="", notes=notes,
+                              stderr=f"sandbox: the command could not start: {exc}\n",
+                              duration_s=time.perf_counter() - t0)
+    else:
+        try:  # exec the program itself (a non-executable file is exit 126, as in a shell)
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 close_fds=True, start_new_session=True, preexec_fn=_rlimits(limits),
             )
-    except OSError as exc:
-        if cgroup is None and str(exc.filename) != cwd:
-            # the program itself cannot be executed (unisolated mode): the shell's codes
-            return ExecResult(command=_display(shown), exit_code=127 if isinstance(exc, FileNotFoundError) else 126,
-                              stdout="", stderr=f"{argv[0]}: cannot execute: {exc.strerror}\n",
-                              duration_s=time.perf_counter() - t0, notes=notes)
-        raise SandboxError(f"could not start a command in {cwd}: {exc}") from exc
-    except subprocess.SubprocessError as exc:
-        raise SandboxError(f"could not start a command in {cwd}: {exc}") from exc
-    if on_spawn is not None:
-        on_spawn(proc)
+        except OSError as exc:
+            if str(exc.filename) != cwd:  # the program itself cannot be executed: the shell's codes
+                return ExecResult(command=_display(shown), exit_code=127 if isinstance(exc, FileNotFoundError) else 126,
+                                  stdout="", stderr=f"{argv[0]}: cannot execute: {exc.strerror}\n",
+                                  duration_s=time.perf_counter() - t0, notes=notes)
+            raise SandboxError(f"could not start a command in {cwd}: {exc}") from exc
+        except subprocess.SubprocessError as exc:
+            raise SandboxError(f"could not start a command in {cwd}: {exc}") from exc
     outs: list[bytes] = []
     errs: list[bytes] = []
     tflag, eflag = [False], [False]
@@ -168,9 +137,9 @@ def execute(
     killed_by = None
     deadline = time.monotonic() + limits.wall_seconds
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        waitfd = proc.fileno() if box is not None else os.pidfd_open(proc.pid)
     except OSError:
-        pidfd = -1
+        waitfd = -1
     try:
         while proc.poll() is None:
             now = time.monotonic()
@@ -181,42 +150,83 @@ def execute(
                 killed_by = "cpu"
                 break
             wait = min(cpu_poll_s if cgroup is not None else 0.25, deadline - now)
-            if pidfd >= 0:
-                select.select([pidfd], [], [], max(0.0, wait))
+            if waitfd >= 0:
+                select.select([waitfd], [], [], max(0.0, wait))
             else:
                 time.sleep(max(0.0, min(wait, 0.005)))
     finally:
-        if pidfd >= 0:
-            os.close(pidfd)
+        if waitfd >= 0 and box is None:
+            os.close(waitfd)
     # teardown: everything of the command goes, verified (also after a normal exit:
     # background processes never outlive their command)
-    if killed_by is None:
-        proc.wait()  # reap it first: the pid namespace is gone with its first process
-    if cgroup is not None:
-        cgroup.kill_all(timeout_s=teardown_timeout_s)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    if box is not None:
+        if proc.gone:  # the box ended under the command: all of it goes
+            box.stop()
+        cgroup.kill_all(keep=frozenset() if proc.gone else box.keep, timeout_s=teardown_timeout_s)
+    else:
+        if killed_by is None:
+            proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     grace = time.monotonic() + (0.5 if cgroup is not None else 2.0)
     for th in threads:
         th.join(timeout=max(0.0, grace - time.monotonic()))
     dur = time.perf_counter() - t0
     cpu = cgroup.cpu_s() - cpu0 if cgroup is not None else None
+    code = proc.returncode
     if cgroup is not None and killed_by is None and cgroup.oom_kills() > oom0:
         killed_by = "memory"
     if (cgroup is not None and killed_by is None and cpu is not None and cpu >= limits.cpu_seconds
-            and proc.returncode != 0):
+            and code != 0):
         killed_by = "cpu"  # reached between two watchdog reads, killed by the per-process limit
     stdout = b"".join(outs).decode("utf-8", errors="replace")
     stderr = b"".join(errs).decode("utf-8", errors="replace")
     if killed_by == "cpu":
         stderr += f"\n[sandbox: killed at the CPU limit of {limits.cpu_seconds:g} s over all processes]\n"
+        code = -9 if code is None else code
     elif killed_by == "memory":
         stderr += "\n[sandbox: a process was killed at the memory limit]\n"
-    code = None if killed_by == "timeout" else proc.returncode
+    elif box is not None and proc.gone:
+        stderr += "\n[sandbox: the worker's box ended under the command; every process of it was killed]\n"
+        code = -9
     notes["oom_kills"] = (cgroup.oom_kills() - oom0) if cgroup is not None else None
     return ExecResult(
-        command=_display(shown), exit_code=code, stdout=stdout[:output_limit], stderr=stderr[: output_limit + 200],
+        command=_display(shown), exit_code=None if killed_by == "timeout" else code,
+        stdout=stdout[:output_limit], stderr=stderr[: output_limit + 200],
         duration_s=dur, timed_out=killed_by == "timeout", truncated=tflag[0] or eflag[0],
         cpu_s=None if cpu is None else round(cpu, 4), killed_by=killed_by, notes=notes,
     )
+
+
+class _BoxRun:
+    """A command forked by a box's zygote, with the part of ``Popen``'s interface
+    :func:`execute` uses (pipes, ``poll``, ``returncode``, ``fileno`` for select)."""
+
+    def __init__(self, box: Box, argv: list[str], cwd: str, env: dict[str, str], limits: ResourceLimits):
+        self.box, self.returncode, self.gone = box, None, False
+        pipes = [os.pipe() for _ in range(3)]
+        theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
+        try:
+            self.seq = box.start(argv, cwd, env, limits, theirs)
+        except BaseException:
+            for r, w in pipes:
+                os.close(r)
+                os.close(w)
+            raise
+        for fd in theirs:
+            os.close(fd)
+        self.stdin = os.fdopen(pipes[0][1], "wb")
+        self.stdout = os.fdopen(pipes[1][0], "rb")
+        self.stderr = os.fdopen(pipes[2][0], "rb")
+
+    def fileno(self) -> int:
+        return self.box.fileno()
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not self.gone:
+            try:
+                self.returncode = self.box.status(self.seq, 0.0)
+            except BoxGone:
+                self.gone = True
+        return -9 if self.gone and self.returncode is None else self.returncode
