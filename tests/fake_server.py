@@ -26,6 +26,10 @@ received (``bodies``).
 requests with a call of the first tool, requests without either under the schema a
 ``prompt``-mode instruction states.
 
+**Huge answers** (``pad_bytes``): the answer's text carries that many extra bytes and is
+sent chunked (no ``Content-Length``) in 64 KiB pieces, as a broken or hostile server
+would stream it; the transport must stop reading at its limit.
+
 The server runs in a child Python process started with ``python -m`` (so it never
 competes with the measured client for the GIL, and callers need no
 ``if __name__ == "__main__"`` guard).
@@ -102,6 +106,7 @@ class FakeOpenAIServer:
         window_s: the limit's sliding window in seconds (providers use 60).
         hint: where a 429 carries its wait: ``header``, ``text``, ``both`` or ``none``.
         state_limit: name the limit in 429 texts and in ``x-ratelimit-limit-requests``.
+        pad_bytes: extra bytes in each answer's text, sent chunked (0: none).
 
     Raises:
         ValueError: unknown ``hint`` or a non-positive limit or window.
@@ -120,6 +125,7 @@ class FakeOpenAIServer:
         hint: str = "header",
         state_limit: bool = False,
         refuse: tuple[str, ...] = (),
+        pad_bytes: int = 0,
     ):
         if hint not in self.HINTS:
             raise ValueError(f"hint must be one of {self.HINTS}, got {hint!r}")
@@ -135,6 +141,7 @@ class FakeOpenAIServer:
         self.hint = hint
         self.state_limit = state_limit
         self.refuse = tuple(refuse)
+        self.pad_bytes = pad_bytes
         self.bodies: list[dict[str, Any]] = []
         self.requests = 0
         self.rate_limited = 0
@@ -219,8 +226,9 @@ class FakeOpenAIServer:
             finish = "tool_calls"
         else:
             message["content"] = json.dumps(instance_for_schema(schema, key=digest[0]))
-        return web.json_response(
-            {
+        if self.pad_bytes:
+            message["content"] = (message["content"] or "") + " " * self.pad_bytes
+        answer = {
                 "id": f"fake-{self.requests}",
                 "object": "chat.completion",
                 "created": int(time.time()),
@@ -229,9 +237,20 @@ class FakeOpenAIServer:
                     {"index": 0, "message": message, "finish_reason": finish}
                 ],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-            },
-            headers=self._limit_headers(),
-        )
+            }
+        if self.pad_bytes:
+            data = json.dumps(answer).encode()
+            out = web.StreamResponse(headers={"Content-Type": "application/json"})
+            out.enable_chunked_encoding()
+            await out.prepare(request)
+            try:
+                for i in range(0, len(data), 65536):
+                    await out.write(data[i:i + 65536])
+                await out.write_eof()
+            except (ConnectionError, RuntimeError):  # the client stopped reading: expected
+                pass
+            return out
+        return web.json_response(answer, headers=self._limit_headers())
 
     async def _stats(self, request):
         from aiohttp import web
@@ -284,6 +303,8 @@ class FakeOpenAIServer:
             args.append("--state-limit")
         for form in self.refuse:
             args += ["--refuse", form]
+        if self.pad_bytes:
+            args += ["--pad-bytes", str(self.pad_bytes)]
         root = str(Path(__file__).resolve().parents[1])  # the checkout (tests/ and scarce_lab/)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -341,10 +362,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--state-limit", action="store_true", help="name the limit in 429s")
     ap.add_argument("--refuse", action="append", default=[],
                     help="refuse this form with HTTP 500 (json_schema, json_object, tools); repeatable")
+    ap.add_argument("--pad-bytes", type=int, default=0, help="extra bytes per answer, sent chunked")
     a = ap.parse_args(argv)
     FakeOpenAIServer(
         a.latency, a.host, a.port,
         rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit, refuse=tuple(a.refuse),
+        pad_bytes=a.pad_bytes,
     ).serve_forever()  # fmt: skip
 
 

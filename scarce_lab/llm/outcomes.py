@@ -25,7 +25,10 @@ Outcomes (``LLMCallRecord.outcome``):
 - ``cost_cap``: not sent, its worst case would pass a dollar cap
   (:mod:`scarce_lab.llm.costs`);
 - ``text_for_tool``: a text answer to a request that required a tool call (never
-  turned into an action).
+  turned into an action);
+- ``too_large``: the response passed the transport's byte limit
+  (:data:`scarce_lab.llm.transport.RESPONSE_BYTES_LIMIT`); it was not read further and
+  is never parsed (the fallback applies, as for any unusable answer).
 
 A decision whose calls all ended in ``transport_error``, ``context_overflow``,
 ``request_refused`` or ``cost_cap`` is **missing**: the client returns no value, and agents raise
@@ -55,10 +58,11 @@ CONTEXT_OVERFLOW = "context_overflow"
 REQUEST_REFUSED = "request_refused"
 COST_CAP = "cost_cap"
 TEXT_FOR_TOOL = "text_for_tool"
+TOO_LARGE = "too_large"
 
 #: Every outcome a call record may carry.
 OUTCOMES = (OK, TOOL_CALL, INVALID, AMBIGUOUS, TRUNCATED, REFUSAL, EMPTY, TEXT_FOR_TOOL, TRANSPORT_ERROR,
-            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP)
+            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP, TOO_LARGE)
 #: Outcomes whose answer is used as the decision.
 USABLE = frozenset({OK, TOOL_CALL})
 #: Outcomes with no answer from the model at all (the decision is missing).
