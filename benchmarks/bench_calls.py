@@ -60,6 +60,7 @@ MESSAGES = [
     {"role": "user", "content": "The lake holds 83 tonnes. How much do you harvest this month?"},
 ]
 FALLBACK = Choice(action="rest", amount=0, note="")
+_CLOSE: list = []  # the reference clients' close coroutines, awaited at the end of their loop
 
 
 def _rf() -> dict[str, Any]:
@@ -92,6 +93,7 @@ def _sdk(url: str, concurrency: int = 8):
     client = AsyncOpenAI(base_url=url, api_key="sk-fake", max_retries=0, http_client=httpx.AsyncClient(
         limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)))
     rf = _rf()
+    _CLOSE.append(client.close)
 
     async def one(i: int):
         r = await client.chat.completions.create(model="fake", messages=MESSAGES, response_format=rf, seed=i,
@@ -106,6 +108,7 @@ def _httpx(url: str, concurrency: int = 8):
 
     client = httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency))
     rf = _rf()
+    _CLOSE.append(client.aclose)
 
     async def one(i: int):
         body = {"model": "fake", "messages": MESSAGES, "response_format": rf, "seed": i, "temperature": 0.0,
@@ -157,6 +160,8 @@ def cpu_per_call(url: str, n: int = 200, blocks: int = 3, profile: str | None = 
                 await ones["ours"](10_000 + i)
             prof.disable()
             prof.dump_stats(profile)
+        while _CLOSE:
+            await _CLOSE.pop()()
         return {name: sorted(v)[len(v) // 2] for name, v in per.items()}
 
     return asyncio.run(run())
@@ -183,7 +188,7 @@ from inspect_ai.util import JSONSchema
 out = {}
 for c in cs:
     async def run():
-        model = get_model("openai/fake", base_url=url, api_key="sk-fake",
+        model = get_model("openai/fake", base_url=url, api_key="sk-fake", responses_api=False,
                           config=GenerateConfig(max_connections=c, max_retries=0))
         rs = ResponseSchema(name="Choice", json_schema=JSONSchema.model_validate(schema))
         async def one(i):
