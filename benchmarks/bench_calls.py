@@ -194,12 +194,13 @@ for c in cs:
         async def one(i):
             msgs = [ChatMessageSystem(content="You manage a fishery with four other agents. Answer in JSON."),
                     ChatMessageUser(content=f"The lake holds {i} tonnes. How much do you harvest this month?")]
-            r = await model.generate(msgs, config=GenerateConfig(seed=i, temperature=0.0, max_tokens=256,
+            r = await model.generate(msgs, config=GenerateConfig(seed=i, temperature=0.0, max_tokens=256, max_connections=c,
                                                                  response_schema=rs))
             return r.completion
         await asyncio.gather(*(one(i) for i in range(c)))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(c + i) for i in range(c * waves)))
+        print(f"CPU {c} {(time.process_time() - c0) / (c * waves) * 1000:.2f}", file=sys.stderr)
         return c * waves / (time.perf_counter() - t0)
     out[c] = asyncio.run(run())
 print("RESULT " + json.dumps(out))
@@ -224,6 +225,9 @@ def inspect_calls_per_s(url: str, cs: list[int], waves: int = 6) -> dict[int, fl
     proc = subprocess.run([str(py), "-c", _INSPECT_SCRIPT, url, json.dumps(cs), str(waves),
                            json.dumps(Choice.model_json_schema())], capture_output=True, text=True, env=env,
                           timeout=900)
+    for x in proc.stderr.splitlines():
+        if x.startswith("CPU "):
+            print(f"Inspect AI: c={x.split()[1]}: {x.split()[2]} ms of client CPU per call")
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:
         return f"Inspect AI run failed: {(proc.stderr or proc.stdout)[-400:].strip()}"

@@ -39,11 +39,11 @@ from typing import Any
 
 from .hints import exception_headers, retry_hint_s
 from .models import is_embedded
-from .params import MAPPED
 from .ratelimit import RateLimiter, RateLimitExceedsLimit, estimate_tokens
 from .structured import REFUSED_PREFIX, is_form_refusal, status_of
 
 _LITELLM_LOCK = threading.Lock()
+_LITELLM: list = []  # the module once loaded (the fast path of load_litellm)
 
 #: Bytes of one HTTP response body read on the OpenAI-compatible path; reading stops
 #: past it and the call's outcome is ``too_large`` (issue 36, item 3). Twice the longest
@@ -62,6 +62,8 @@ class ResponseTooLarge(Exception):
 def load_litellm():
     """Import litellm offline-safe (no price-list download). The import takes a few
     seconds, so it is done lazily, once, and only for a model routed through litellm."""
+    if _LITELLM:
+        return _LITELLM[0]
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     with _LITELLM_LOCK:
@@ -75,6 +77,7 @@ def load_litellm():
 
             at_loop_end(flush_litellm_logging)
             litellm._scarce_lab_ready = True
+        _LITELLM[:] = [litellm]
     return litellm
 
 
@@ -146,7 +149,11 @@ def provider_of(model: str) -> str:
 
 # -- the OpenAI-compatible path ------------------------------------------------------------
 #: litellm keyword arguments the SDK path takes; any other sends the call through litellm.
-_SDK_EXTRA = frozenset({"api_key", "extra_body", "extra_headers", "logger_fn", "timeout", *MAPPED})
+_SDK_EXTRA = frozenset({"api_key", "extra_body", "extra_headers", "logger_fn", "timeout",
+                        # the OpenAI arguments litellm maps (params.MAPPED): sent in ``sent``
+                        "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens",
+                        "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "seed", "tools",
+                        "tool_choice", "logprobs", "top_logprobs", "parallel_tool_calls", "reasoning_effort"})
 _POOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {key: AsyncOpenAI}
 
 

@@ -180,3 +180,12 @@ def test_an_embedded_decision_imports_neither_litellm_nor_the_sdk():
             f"{_NO_LITELLM}\n")
     res = _run(code, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_the_sdk_path_takes_every_argument_litellm_maps():
+    from scarce_lab.llm.params import MAPPED
+
+    assert transport.openai_compatible("openai/x", "http://127.0.0.1:1/v1", dict.fromkeys(MAPPED))
+    assert not transport.openai_compatible("openai/x", "http://127.0.0.1:1/v1", {"mock_response": "hi"})
+    assert not transport.openai_compatible("hosted_vllm/x", "http://127.0.0.1:1/v1", {})
+    assert not transport.openai_compatible("openai/x", None, {})
