@@ -196,6 +196,7 @@ async def sdk_client(api_base: str, api_key: str | None, pool_size: int):
         limits = http.Limits(max_connections=max(100, 2 * pool_size), max_keepalive_connections=pool_size)
         client = pools[key] = openai.AsyncOpenAI(
             base_url=api_base, api_key=api_key, max_retries=0,
+            default_headers={"Accept-Encoding": "gzip, deflate"},  # the encodings read within the bound
             http_client=http.AsyncClient(transport=transport_cls(inner_cls(limits=limits)),
                                          timeout=http.Timeout(600.0, connect=10.0)))
     return client

@@ -189,3 +189,22 @@ def test_the_sdk_path_takes_every_argument_litellm_maps():
     assert not transport.openai_compatible("openai/x", "http://127.0.0.1:1/v1", {"mock_response": "hi"})
     assert not transport.openai_compatible("hosted_vllm/x", "http://127.0.0.1:1/v1", {})
     assert not transport.openai_compatible("openai/x", None, {})
+
+
+@pytest.mark.parametrize("encoding, declared", [("", True), ("gzip", False)])
+def test_the_bound_holds_for_a_declared_length_and_for_a_compression_bomb(monkeypatch, encoding, declared):
+    import gzip
+
+    monkeypatch.setattr(transport, "RESPONSE_BYTES_LIMIT", 50_000)
+    raw = b"0" * 3_000_000  # 3 MB, ~3 KB gzipped
+    body = gzip.compress(raw) if encoding else raw
+    headers = {"content-encoding": encoding} if encoding else {}
+    http, _, bounded, _ = transport._transport_classes()
+    inner = http.MockTransport(lambda req: http.Response(200, content=body, headers=headers))
+
+    async def get():
+        async with http.AsyncClient(transport=bounded(inner)) as client:
+            return await client.get("http://127.0.0.1:9/v1/chat/completions")
+
+    with pytest.raises(transport.ResponseTooLarge, match="announced" if declared else "more than 50,000"):
+        asyncio.run(get())
