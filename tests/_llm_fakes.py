@@ -1,6 +1,7 @@
 """A fast fake of ``litellm.acompletion`` for the LLM client tests (no network).
 
-``FakeLLM.install(monkeypatch)`` replaces ``litellm.acompletion``; each call pops the
+``FakeLLM.install(monkeypatch)`` replaces ``litellm.acompletion`` (and sends calls at an
+``api_base`` through litellm too: ``transport.SDK_PATH``); each call pops the
 next scripted reply (a response, an exception, or a callable of the request kwargs)
 and keeps the request kwargs in ``requests``.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scarce_lab.llm import transport
 from scarce_lab.llm.client import load_litellm
 
 
@@ -71,6 +73,7 @@ class FakeLLM:
 
     def install(self, monkeypatch) -> FakeLLM:
         monkeypatch.setattr(load_litellm(), "acompletion", self)
+        monkeypatch.setattr(transport, "SDK_PATH", False)  # calls at an api_base too
         return self
 
 

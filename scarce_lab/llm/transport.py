@@ -1,10 +1,26 @@
-"""Transport of model calls through litellm: import, rate limiting, retries, cost.
+"""Transport of model calls: three ways out, one retry loop, one answer shape.
 
-- :func:`load_litellm`: litellm imported offline-safe, once, with the embedded provider
-  registered (the import takes seconds, so it is lazy);
-- :func:`call_with_retries`: one completion with the shared rate limiter
-  (:mod:`scarce_lab.llm.ratelimit`) and transport retries that wait at least the
-  provider's hint (:mod:`scarce_lab.llm.hints`);
+- **the OpenAI-compatible path**: an ``openai/<name>`` model at an ``api_base`` (a local
+  llama.cpp or vLLM server, a gateway) is sent through the openai SDK
+  (``AsyncOpenAI``), one client and connection pool per (event loop, api_base, key),
+  sized for the client's concurrency. litellm still maps the parameters
+  (:func:`scarce_lab.llm.params.planned_params`) so the body is the one litellm would
+  send, but its per-call cost calculation, model-info lookups, response metadata and
+  logging are skipped (we price calls ourselves, :mod:`scarce_lab.llm.costs`): they were
+  ~70% of a call's client CPU. The body is read as a stream and reading stops past
+  :data:`RESPONSE_BYTES_LIMIT` (outcome ``too_large``);
+- **the embedded model** (``embedded/...``) is run in-process by
+  :func:`scarce_lab.llm.embedded.generate` in a worker thread: neither litellm nor the
+  openai SDK is imported;
+- **every other model** (hosted providers, other routes at an ``api_base``, mocked
+  answers) goes through litellm (:func:`load_litellm`: imported offline-safe, once).
+
+Each path gives back the provider's answer as an OpenAI-style object or dict, which
+:func:`scarce_lab.llm.outcomes.response_parts` reads for all three.
+:func:`call_with_retries` wraps them with the shared rate limiter
+(:mod:`scarce_lab.llm.ratelimit`) and transport retries that wait at least the
+provider's hint (:mod:`scarce_lab.llm.hints`); errors are classified on the openai
+SDK's exception classes, which litellm's subclass.
 
 The decision logic (validation, repair, fallback, records, cache) is in
 :mod:`scarce_lab.llm.client`.
@@ -14,22 +30,40 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 import random
 import threading
+import weakref
 from typing import Any
 
 from .hints import exception_headers, retry_hint_s
 from .models import is_embedded
 from .ratelimit import RateLimiter, RateLimitExceedsLimit, estimate_tokens
-from .structured import REFUSED_PREFIX, is_form_refusal
+from .structured import REFUSED_PREFIX, is_form_refusal, status_of
 
 _LITELLM_LOCK = threading.Lock()
+_LITELLM: list = []  # the module once loaded (the fast path of load_litellm)
+
+#: Bytes of one HTTP response body read on the OpenAI-compatible path; reading stops
+#: past it and the call's outcome is ``too_large`` (issue 36, item 3). Twice the longest
+#: answer any served model offers (~128k tokens, ~0.5 MB) with room for its envelope;
+#: helper c-files' limits table (``scarce_lab.data.limits.LIMITS.response_bytes``) holds
+#: the same value: read it from there once that table is on main.
+RESPONSE_BYTES_LIMIT = 8 * 2**20
+#: Prefix of the error of a response past :data:`RESPONSE_BYTES_LIMIT`.
+TOO_LARGE_PREFIX = "response too large"
+
+
+class ResponseTooLarge(Exception):
+    """A response body passed :data:`RESPONSE_BYTES_LIMIT`; it was not read further."""
 
 
 def load_litellm():
-    """Import litellm offline-safe (no price-list download) and register the embedded
-    provider. Import takes a few seconds, so it is done lazily, once."""
+    """Import litellm offline-safe (no price-list download). The import takes a few
+    seconds, so it is done lazily, once, and only for a model routed through litellm."""
+    if _LITELLM:
+        return _LITELLM[0]
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     with _LITELLM_LOCK:
@@ -39,13 +73,11 @@ def load_litellm():
             litellm.suppress_debug_info = True
             litellm.drop_params = True
             litellm.telemetry = False
-            from .embedded import register_embedded_provider
-
-            register_embedded_provider(litellm)
             from .._sync import at_loop_end
 
             at_loop_end(flush_litellm_logging)
             litellm._scarce_lab_ready = True
+        _LITELLM[:] = [litellm]
     return litellm
 
 
@@ -72,45 +104,251 @@ _CREDENTIAL_PHRASES = ("missing credentials", "missing api key", "api_key client
 
 
 def credential_error(exc: Exception) -> bool:
-    """A missing or rejected credential: litellm's AuthenticationError, or an error whose
-    message says a credential is missing (whatever class litellm gave it). Never
-    transient: no retry."""
-    if isinstance(exc, load_litellm().AuthenticationError):
+    """A missing or rejected credential: an HTTP 401 (the openai SDK's and litellm's
+    AuthenticationError), or an error whose message says a credential is missing
+    (whatever class it came in). Never transient: no retry."""
+    if status_of(exc) == 401:
         return True
     text = str(exc).lower()
     return any(p in text for p in _CREDENTIAL_PHRASES)
 
 
 def retryable(exc: Exception) -> bool:
-    """Transient transport errors: rate limit, 5xx, connection, timeout; never a missing
-    or rejected credential (:func:`credential_error`)."""
-    if credential_error(exc):
+    """Transient transport errors: rate limit (429), request timeout (408), any 5xx,
+    connection errors and timeouts (the openai SDK's ``APIConnectionError`` and
+    ``APITimeoutError``, which litellm's ``APIConnectionError`` and ``Timeout``
+    subclass); never a missing or rejected credential (:func:`credential_error`)."""
+    if credential_error(exc) or too_large(exc) is not None:
         return False
-    litellm = load_litellm()
-    kinds = (
-        litellm.RateLimitError,
-        litellm.ServiceUnavailableError,
-        litellm.InternalServerError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-    )
-    return isinstance(exc, kinds) or isinstance(exc, asyncio.TimeoutError)
+    if isinstance(exc, asyncio.TimeoutError):
+        return True
+    status = status_of(exc)
+    if status is not None:
+        return status in (408, 429) or status >= 500
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError)
 
 
 def rate_limited(exc: Exception) -> bool:
-    """A 429 from the provider (litellm's RateLimitError or any error with status 429)."""
-    return (
-        isinstance(exc, load_litellm().RateLimitError) or getattr(exc, "status_code", None) == 429
-    )
+    """A 429 from the provider (any error with HTTP status 429)."""
+    return status_of(exc) == 429
 
 
 @functools.lru_cache(maxsize=256)
 def provider_of(model: str) -> str:
-    """litellm's provider of a model string (``openai/x`` -> ``openai``), for rate limits."""
+    """The provider of a model string, for rate limits: ``openai`` for ``openai/x``
+    (the prefix), else litellm's routing of it (``gpt-4o`` -> ``openai``)."""
+    if model.startswith("openai/"):
+        return "openai"
     try:
         return load_litellm().get_llm_provider(model)[1]
     except Exception:  # noqa: BLE001 - unknown to litellm: the prefix names it
         return model.split("/", 1)[0] if "/" in model else model
+
+
+# -- the OpenAI-compatible path ------------------------------------------------------------
+#: litellm keyword arguments the SDK path takes; any other sends the call through litellm.
+_SDK_EXTRA = frozenset({"api_key", "extra_body", "extra_headers", "logger_fn", "timeout",
+                        # the OpenAI arguments litellm maps (params.MAPPED): sent in ``sent``
+                        "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens",
+                        "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "seed", "tools",
+                        "tool_choice", "logprobs", "top_logprobs", "parallel_tool_calls", "reasoning_effort"})
+_POOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {key: AsyncOpenAI}
+
+
+#: ``False`` sends every hosted call through litellm (tests that fake ``litellm.acompletion``).
+SDK_PATH = True
+
+
+def openai_compatible(model: str, api_base: str | None, extra: dict[str, Any]) -> bool:
+    """True when a call takes the OpenAI-compatible path: an ``openai/<name>`` model at an
+    ``api_base``, with no litellm-only argument (``mock_response``, ``metadata``...), while
+    :data:`SDK_PATH`."""
+    return SDK_PATH and bool(api_base) and model.startswith("openai/") and _SDK_EXTRA.issuperset(extra)
+
+
+async def sdk_client(api_base: str, api_key: str | None, pool_size: int):
+    """The ``AsyncOpenAI`` client of this event loop for ``(api_base, api_key)``, its
+    connection pool keeping ``pool_size`` connections alive (the client's
+    ``max_concurrency``; at most ``max(100, 2 x pool_size)`` open), every response body
+    read within :data:`RESPONSE_BYTES_LIMIT`. SDK retries are off: retries are ours.
+    Connections belong to one event loop, so each loop (``run_sync`` makes one per sync
+    call) gets its own clients, closed when the loop shuts down its async generators
+    (``asyncio.run`` does, before it closes the loop).
+
+    Raises:
+        openai.OpenAIError: no key given and ``OPENAI_API_KEY`` unset (as litellm does).
+    """
+    import openai
+
+    loop = asyncio.get_running_loop()
+    pools = _POOLS.get(loop)
+    if pools is None:
+        pools = _POOLS[loop] = {}
+        closer = _close_at_loop_end(pools)
+        await closer.__anext__()  # the loop now holds it, and closes it as it shuts down
+        pools[None] = closer
+    key = (api_base, api_key, pool_size)
+    client = pools.get(key)
+    if client is None:
+        http, stream_cls, transport_cls, inner_cls = _transport_classes()
+        limits = http.Limits(max_connections=max(100, 2 * pool_size), max_keepalive_connections=pool_size)
+        client = pools[key] = openai.AsyncOpenAI(
+            base_url=api_base, api_key=api_key, max_retries=0,
+            default_headers={"Accept-Encoding": "gzip, deflate"},  # the encodings read within the bound
+            http_client=http.AsyncClient(transport=transport_cls(inner_cls(limits=limits)),
+                                         timeout=http.Timeout(600.0, connect=10.0)))
+    return client
+
+
+async def _close_at_loop_end(pools: dict):
+    """An async generator left suspended: ``loop.shutdown_asyncgens()`` closes it, and
+    with it the SDK clients of that loop (unclosed ones warn at exit)."""
+    try:
+        yield
+    finally:
+        for key, client in list(pools.items()):
+            if key is not None:
+                await client.close()
+        pools.clear()
+
+
+@functools.lru_cache(maxsize=1)
+def _transport_classes():
+    """``(http module, BoundedStream, BoundedTransport, inner transport class)``, made on
+    first use. The http module is the one the openai SDK is built on (``httpx2`` in the
+    SDK releases that vendor it, else httpx); the inner transport is the SDK's aiohttp
+    transport where it ships one: under 32 concurrent calls httpcore's pool took 7 ms
+    of CPU per call against aiohttp's ~2 (benchmarks/bench_calls.py)."""
+    try:
+        import httpx2 as httpx
+    except ImportError:  # an SDK on plain httpx
+        import httpx
+    try:
+        from openai._vendor.httpx_aiohttp import AiohttpTransport as inner
+    except ImportError:  # an SDK without it: httpx's own pool
+        inner = httpx.AsyncHTTPTransport
+
+    class BoundedStream(httpx.AsyncByteStream):
+        """A response body that stops past :data:`RESPONSE_BYTES_LIMIT` (decoded bytes:
+        gzip and deflate are decoded here, within the limit; a compression bomb stops
+        at the limit like any other large body)."""
+
+        def __init__(self, inner: Any, encoding: str):
+            self._inner, self._encoding = inner, encoding
+
+        async def __aiter__(self):
+            import zlib
+
+            limit, size = RESPONSE_BYTES_LIMIT, 0
+            if self._encoding in ("gzip", "deflate"):
+                decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
+            elif self._encoding in ("", "identity"):
+                decoder = None
+            else:
+                raise ResponseTooLarge(f"content-encoding {self._encoding!r} cannot be read within a bound")
+            async for chunk in self._inner:
+                if decoder is not None:
+                    chunk = decoder.decompress(chunk, limit + 1 - size)
+                size += len(chunk)
+                if size > limit:
+                    raise ResponseTooLarge(f"more than {limit:,} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class BoundedTransport(httpx.AsyncBaseTransport):
+        """An httpx transport whose response bodies are :class:`BoundedStream`s: every
+        read of a body (the SDK's answer and error paths alike) stops at the limit."""
+
+        def __init__(self, inner: httpx.AsyncBaseTransport):
+            self._inner = inner
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            response = await self._inner.handle_async_request(request)
+            declared = response.headers.get("content-length", "")
+            encoding = response.headers.get("content-encoding", "").strip().lower()
+            if not encoding and declared.isdigit() and int(declared) > RESPONSE_BYTES_LIMIT:
+                await response.aclose()
+                raise ResponseTooLarge(f"the server announced {int(declared):,} bytes")
+            headers = [(k, v) for k, v in response.headers.raw
+                       if k.lower() not in (b"content-encoding", b"content-length")] if encoding else response.headers.raw
+            return httpx.Response(response.status_code, headers=headers, stream=BoundedStream(response.stream, encoding),
+                                  extensions=response.extensions)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return httpx, BoundedStream, BoundedTransport, inner
+
+
+def too_large(exc: BaseException) -> ResponseTooLarge | None:
+    """The :class:`ResponseTooLarge` behind ``exc`` (the SDK wraps errors of a body read
+    in ``APIConnectionError``), or ``None``."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, ResponseTooLarge):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+async def _send_sdk(model: str, messages: list[dict[str, Any]], sent: dict[str, Any], extra: dict[str, Any],
+                    timeout_s: float, pool_size: int) -> tuple[dict[str, Any], Any]:
+    """One request through the openai SDK: ``(answer as a dict, response headers)``.
+    The body is litellm's (``model`` without its ``openai/`` prefix, ``messages``, the
+    mapped ``sent`` parameters, ``extra_body`` merged); it is handed to ``logger_fn``
+    as litellm hands its request body. Reading stops past :data:`RESPONSE_BYTES_LIMIT`.
+
+    Raises:
+        openai.APIError: the SDK's errors (HTTP status, connection, timeout); one of a
+            body past the limit has a :class:`ResponseTooLarge` behind it (:func:`too_large`).
+    """
+    body = {k: v for k, v in sent.items() if k != "api_base"}
+    eb = dict(extra.get("extra_body") or {})
+    if extra.get("logger_fn") is not None:
+        extra["logger_fn"]({"additional_args": {"complete_input_dict": {
+            "model": model[len("openai/"):], "messages": messages, **body, "extra_body": eb}}})
+    client = await sdk_client(sent["api_base"], extra.get("api_key") or os.environ.get("OPENAI_API_KEY"), pool_size)
+    http = _transport_classes()[0]
+    # the SDK's generic post: create() would walk the body against its typed params
+    # (~1 ms per call for a decision schema) to send the same JSON
+    response = await client.post(
+        "/chat/completions", body={"model": model[len("openai/"):], "messages": messages, **body, **eb},
+        cast_to=http.Response, options={"timeout": timeout_s, "headers": extra.get("extra_headers") or {}})
+    return json.loads(response.content), response.headers
+
+
+# -- the embedded path --------------------------------------------------------------------
+async def _send_embedded(model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+                         extra: dict[str, Any]) -> dict[str, Any]:
+    """One completion of the embedded model in a worker thread (an OpenAI-style dict)."""
+    from .embedded import generate
+
+    eb = extra.get("extra_body") or {}
+    out = await asyncio.to_thread(
+        generate, messages, name=model.split("/", 1)[1], temperature=float(params.get("temperature") or 0.0),
+        max_tokens=int(params.get("max_tokens") or 256), seed=params.get("seed"),
+        response_format=params.get("response_format"), repeat_penalty=eb.get("repeat_penalty"))
+    out["model"] = model
+    return out
+
+
+def _check_size(response: Any) -> None:
+    """litellm reads whole bodies: an answer past :data:`RESPONSE_BYTES_LIMIT` (its text
+    and tool-call arguments, in characters) is refused after the fact, never ``ok``.
+
+    Raises:
+        ResponseTooLarge: the answer passes the limit.
+    """
+    from .outcomes import response_parts
+
+    parts = response_parts(response)
+    size = len(parts.text or "") + sum(len(json.dumps(tc.get("arguments"))) for tc in parts.tool_calls or [])
+    if size > RESPONSE_BYTES_LIMIT:
+        raise ResponseTooLarge(f"an answer of {size:,} characters")
 
 
 async def call_with_retries(
@@ -120,8 +358,11 @@ async def call_with_retries(
     messages: list[dict[str, Any]],
     params: dict[str, Any],
     extra: dict[str, Any],
+    sent: dict[str, Any] | None = None,
+    pool_size: int = 8,
 ) -> tuple[Any, str | None]:
-    """One completion through litellm, with transport retries and rate limiting.
+    """One completion with transport retries and rate limiting, through the path the
+    model takes (module docstring).
 
     Hosted models: every attempt first waits for the rate limiter (one request and
     its estimated tokens under the call's limit key); a 429 pauses that key for the
@@ -130,34 +371,33 @@ async def call_with_retries(
     backoff (``backoff_base_s`` x 2^attempt x U[0.5, 1.5)) and the provider's hint
     (``retry-after-ms``, ``Retry-After``, "try again in N s"); a
     hint longer than ``max_retry_wait_s`` ends the call at once with the hint in the
-    error. The embedded model runs in-process: no rate limit, no retries.
+    error. A response past :data:`RESPONSE_BYTES_LIMIT` is not retried (the error
+    starts with :data:`TOO_LARGE_PREFIX`). The embedded model runs in-process: no
+    rate limit, no retries.
 
     Args:
         settings: the client's :class:`~scarce_lab.llm.client.LLMSettings`
             (``timeout_s``, ``max_retries``, ``backoff_base_s``, ``max_retry_wait_s``).
         limiter: the rate limiter shared by the calls.
-        params: temperature, max_tokens, seed, response_format, api_base... as sent.
+        params: temperature, max_tokens, seed, response_format, api_base... as asked.
         extra: further litellm keyword arguments (``mock_response``, ``api_key``...).
+        sent: the parameters after litellm's mapping
+            (:func:`scarce_lab.llm.params.planned_params`, with ``api_base``): the
+            OpenAI-compatible path sends them; without them the call goes through litellm.
+        pool_size: connections the OpenAI-compatible path keeps alive (the client's
+            concurrency).
 
     Returns ``(response, None)`` or ``(None, "ErrorType: message")``; never raises for
-    provider errors.
+    provider errors. The response is an OpenAI-style object (litellm) or dict (SDK path,
+    embedded model): read it with :func:`scarce_lab.llm.outcomes.response_parts`.
     """
-    litellm = load_litellm()
     s = settings
     embedded = is_embedded(model)
+    sdk = sent is not None and not embedded and openai_compatible(model, params.get("api_base"), extra)
     kwargs = dict(params)
     key = None
     tokens = 0
-    if embedded:
-        # litellm only forwards provider-specific params it knows; pass ours explicitly.
-        kwargs = {"temperature": params["temperature"], "max_tokens": params["max_tokens"]}
-        kwargs["extra_body"] = {
-            **(extra.get("extra_body") or {}),
-            "seed": params["seed"],
-            "response_format": params.get("response_format"),
-        }
-        extra = {k: v for k, v in extra.items() if k != "extra_body"}
-    else:
+    if not embedded:
         if "mock_response" not in extra:  # a mocked answer reaches no provider
             key = limiter.key_for(model, provider_of(model), params.get("api_base"))
             tokens = estimate_tokens(messages, params["max_tokens"])
@@ -172,20 +412,29 @@ async def call_with_retries(
                 ticket = await limiter.acquire(key, tokens)
             except RateLimitExceedsLimit as exc:
                 return None, f"{type(exc).__name__}: {exc}"
+        headers = None
         try:
-            call = litellm.acompletion(
-                model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra
-            )
             # The embedded model runs in-process and may wait for the machine-wide
             # lock; its generation is bounded by max_tokens, so no wall timeout.
             if embedded:
-                response = await call
+                response = await _send_embedded(model, messages, params, extra)
+            elif sdk:
+                response, headers = await asyncio.wait_for(
+                    _send_sdk(model, messages, sent, extra, s.timeout_s, pool_size), timeout=s.timeout_s + 5)
             else:
+                call = load_litellm().acompletion(
+                    model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra)
                 response = await asyncio.wait_for(call, timeout=s.timeout_s + 5)
+                headers = (getattr(response, "_hidden_params", None) or {}).get("additional_headers")
+                _check_size(response)
         except Exception as exc:  # noqa: BLE001 - every provider error becomes data
             last = exc
             if embedded:
                 break  # in-process: its errors are not transient
+            big = too_large(exc)
+            if big is not None:
+                return None, (f"{TOO_LARGE_PREFIX}: {big}; the limit is {RESPONSE_BYTES_LIMIT:,} bytes "
+                              f"(scarce_lab.llm.transport.RESPONSE_BYTES_LIMIT); not read further")
             hint = retry_hint_s(exc)
             too_long = hint is not None and hint > s.max_retry_wait_s
             if ticket is not None and rate_limited(exc):
@@ -211,9 +460,9 @@ async def call_with_retries(
             await asyncio.sleep(max(backoff, hint or 0.0))
             continue
         if ticket is not None:
-            hidden = getattr(response, "_hidden_params", None) or {}
-            limiter.on_headers(key, hidden.get("additional_headers"))
-            usage = getattr(response, "usage", None)
-            limiter.settle(ticket, getattr(usage, "total_tokens", None))
+            limiter.on_headers(key, headers)
+            usage = response.get("usage") if isinstance(response, dict) else getattr(response, "usage", None)
+            total = usage.get("total_tokens") if isinstance(usage, dict) else getattr(usage, "total_tokens", None)
+            limiter.settle(ticket, total)
         return response, None
     return None, f"{type(last).__name__}: {last}"[:2000]

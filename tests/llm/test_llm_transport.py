@@ -112,11 +112,19 @@ def test_a_429_hint_pauses_the_other_calls_of_the_provider(scripted_transport):
 
 
 @pytest.mark.embedded  # the embedded model's tokenizer counts the prompt
-def test_embedded_errors_are_not_retried(scripted_transport):
-    replies, sleeps = scripted_transport
-    replies[:] = [RuntimeError("llama failed"), _ok()]
+def test_embedded_errors_are_not_retried(scripted_transport, monkeypatch):
+    from scarce_lab.llm import embedded
+
+    _, sleeps = scripted_transport
+    tries = []
+
+    def failing(*a, **k):
+        tries.append(1)
+        raise RuntimeError("llama failed")
+
+    monkeypatch.setattr(embedded, "generate", failing)
     res = asyncio.run(_client().acomplete("embedded/smollm2", MSGS, seed=1))
-    assert res.error == "RuntimeError: llama failed" and sleeps == []
+    assert res.error == "RuntimeError: llama failed" and sleeps == [] and tries == [1]
 
 
 def test_request_larger_than_the_token_limit_is_an_error_not_a_hang(scripted_transport):

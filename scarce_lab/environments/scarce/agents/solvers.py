@@ -338,7 +338,7 @@ class ModelSolver(ModelHolder, Solver):
         from scarce_lab.llm.client import load_litellm
         from scarce_lab.llm.context import context_window, count_prompt_tokens
 
-        lit = None if self.compact else load_litellm()
+        lit = None if self.compact or self.model.startswith("embedded/") else load_litellm()
         limit = self.prompt_tokens
         window = context_window(self.model, lit)
         if window is not None:
