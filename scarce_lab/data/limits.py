@@ -4,17 +4,20 @@ Every byte that enters from outside (a model's answer, a line of a run file, a r
 file, a Parquet file of an export) is bounded by a field of :data:`LIMITS`, checked
 where the data enters. Nothing else in the package states a size limit; the gates read
 this table at call time (``from scarce_lab.data import limits`` then
-``limits.LIMITS.answer_bytes``, so that a test's smaller table reaches them) and name the
+``limits.LIMITS.response_bytes``, so that a test's smaller table reaches them) and name the
 field in their error, so a message says which limit was passed and by how much.
 
 ============================  ==============  =================================================
 field                         value           checked by
 ============================  ==============  =================================================
-``answer_bytes``              4 MiB           the transport stops reading a model's answer
-``answer_chars``              2,000,000       the recorder and parser (characters of an answer)
-``response_bytes``            8 MiB           the transport (a whole HTTP response body)
-``parse_chars``               2,000,000       the answer parser reads at most this much
-``parse_seconds``             2.0 s           the answer parser's wall-clock budget
+``response_bytes``            8 MiB           the transport stops reading a model server's response
+                                              (:mod:`scarce_lab.llm.transport`; outcome ``too_large``)
+``parse_chars``               2,000,000       the answer parser (:func:`scarce_lab.llm.parsing.parse_reply`;
+                                              a longer answer is an ``invalid`` parse)
+``parse_candidates``          1,000           JSON objects the parser searches in one answer
+``parse_in_thread_chars``     16,384          answers longer are parsed off the event loop
+``program_message_bytes``     8 MiB           one call or answer between a verifier and the program
+                                              it scores (:mod:`scarce_lab.tasks.program_proxy`)
 ``line_bytes``                16 MiB          every JSONL line read (:func:`.jsonl.iter_lines`)
 ``events_file_bytes``         2 GiB           ``events.jsonl`` of one run
 ``llm_calls_file_bytes``      4 GiB           ``llm_calls.jsonl`` of one run
@@ -29,9 +32,9 @@ broken input meets them, and low enough that the memory a loader needs at the li
 (about 10x a line to parse it into Python objects) fits a laptop.
 
 - Answers: the longest completion any served model offers is about 128k tokens
-  (~4 bytes each in UTF-8, ~0.5 MB); ``answer_bytes`` is 8x that. The shipped data's
-  longest answer is 2,130 characters. A response body holds the answer plus its
-  envelope (tool calls, logprobs): twice the answer.
+  (~4 bytes each in UTF-8, ~0.5 MB); a response body (answer, tool calls, logprobs,
+  envelope) of ``response_bytes`` is 16x that. The shipped data's longest answer is
+  2,130 characters.
 - Lines: a call record holds the prompt and the answer, and a repair call the answer a
   second time: 2 answers (8 MiB) plus a 2M-token prompt (8 MiB) is 16 MiB. The shipped
   data's longest line is 8,406 bytes (a call record), its longest events line 4,728.
@@ -40,8 +43,9 @@ broken input meets them, and low enough that the memory a loader needs at the li
   events (``events_per_run``, 2,000x the largest shipped) at ~1 KB each is 2 GiB;
   ``llm_calls_file_bytes`` allows 256 call records at the line limit. A manifest holds a
   config and notes: 16 MiB is 3,000x the largest.
-- Parse: a linear parser reads 2M characters in well under a second; 2 s is the budget
-  before the answer is recorded as over the limit instead of blocking the event loop.
+- Parse: the parser is linear; 2M characters take well under a second, in a worker
+  thread (above ``parse_in_thread_chars``, ~10 ms of parsing) so other games' calls go
+  on. Real answers hold a handful of JSON objects; each candidate costs a validation.
 
 Change a value for one analysis with ``dataclasses.replace``; tests monkeypatch
 ``scarce_lab.data.limits.LIMITS`` with a small table to reach a limit fast.
@@ -63,11 +67,12 @@ class Limits:
     """Size limits of everything read from outside (see the module docstring's table).
 
     Attributes:
-        answer_bytes: UTF-8 bytes of one model answer (text plus tool-call arguments).
-        answer_chars: characters of one model answer as recorded.
-        response_bytes: bytes of one HTTP response body from a model server.
+        response_bytes: bytes of one HTTP response body from a model server (decoded).
         parse_chars: characters of an answer the parser reads.
-        parse_seconds: wall-clock seconds the parser may spend on one answer.
+        parse_candidates: top-level JSON objects the parser searches in one answer.
+        parse_in_thread_chars: answers longer than this are parsed in a worker thread.
+        program_message_bytes: bytes of one request or answer line between a verifier
+            and the program under test.
         line_bytes: bytes of one JSON Lines record, without its newline.
         events_file_bytes: bytes of one run's ``events.jsonl``.
         llm_calls_file_bytes: bytes of one run's ``llm_calls.jsonl``.
@@ -78,11 +83,11 @@ class Limits:
         events_per_run: events (lines) in one run's ``events.jsonl``.
     """
 
-    answer_bytes: int = 4 * MiB
-    answer_chars: int = 2_000_000
     response_bytes: int = 8 * MiB
     parse_chars: int = 2_000_000
-    parse_seconds: float = 2.0
+    parse_candidates: int = 1_000
+    parse_in_thread_chars: int = 16_384
+    program_message_bytes: int = 8 * MiB
     line_bytes: int = 16 * MiB
     events_file_bytes: int = 2 * GiB
     llm_calls_file_bytes: int = 4 * GiB

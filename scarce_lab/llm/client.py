@@ -59,6 +59,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._sync import run_sync as run_sync  # re-exported: callers import it here
+from ..data import limits as _limits
 from ..data.schema import LLMCallRecord, messages_hash
 from . import outcomes as oc
 from .cache import ResponseCache, answer_params, cache_key
@@ -79,7 +80,7 @@ from .costs import (
 from .models import is_embedded, scripted_policy
 from .outcomes import CompletionResult, DecisionOutcome, ResponseParts, classify, response_parts
 from .params import WireCapture, planned_params, wire_params
-from .parsing import PARSE_IN_THREAD_CHARS, parse_reply
+from .parsing import parse_reply
 from .ratelimit import RateLimit, RateLimiter, shared_limiter
 from .scope import call_id_for, current_scope
 from .structured import (
@@ -492,10 +493,10 @@ class LLMClient:
     @classmethod
     async def _avalidate(cls, res: CompletionResult, schema: type[T]) -> tuple[T | None, str | None]:
         """:meth:`_validate` in a worker thread for an answer over
-        :data:`~scarce_lab.llm.parsing.PARSE_IN_THREAD_CHARS` characters (parsing is
+        ``LIMITS.parse_in_thread_chars`` characters (:mod:`scarce_lab.data.limits`) (parsing is
         linear but a long answer would still hold the event loop), else in the loop."""
         size = len(res.text or "") + sum(len(str(tc.get("arguments") or "")) for tc in res.tool_calls or [])
-        if size > PARSE_IN_THREAD_CHARS:
+        if size > _limits.LIMITS.parse_in_thread_chars:
             return await asyncio.to_thread(cls._validate, res, schema)
         return cls._validate(res, schema)
 

@@ -32,7 +32,7 @@ Outcomes (``LLMCallRecord.outcome``):
   priced at the higher of the two models' prices, and kept at its reservation when a
   cap is set and either price is unknown (:mod:`scarce_lab.llm.client`).
 - ``too_large``: the response passed the transport's byte limit
-  (:data:`scarce_lab.llm.transport.RESPONSE_BYTES_LIMIT`); it was not read further and
+  (``LIMITS.response_bytes``, :mod:`scarce_lab.data.limits`); it was not read further and
   is never parsed (the fallback applies, as for any unusable answer).
 
 A decision whose calls all ended in ``transport_error``, ``context_overflow``,

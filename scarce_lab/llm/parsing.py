@@ -44,6 +44,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from ..data import limits as _limits
 from ..data.schema import scrub_surrogates
 from .decisions import validate_decision
 
@@ -209,19 +210,9 @@ def strip_reasoning(text: str) -> str:
 #: Most failed decodes per answer: bounds the work on adversarial text (thousands of
 #: nested braces around something that does not decode); real answers fail a handful.
 MAX_DECODE_ATTEMPTS = 500
-#: Characters of an answer that are parsed; a longer answer is an ``invalid`` parse
-#: naming its length and this bound, never cut silently. Belongs to the table of limits
-#: (scarce_lab/data/limits.py, once it exists); parsing is linear below it.
-MAX_PARSE_CHARS = 4_000_000
-
-#: Answers longer than this (characters) are parsed in a worker thread by the async
-#: client (:meth:`scarce_lab.llm.client.LLMClient.adecide`): ~10 ms of parsing at most
-#: in the event loop. Belongs to the table of limits too.
-PARSE_IN_THREAD_CHARS = 16_384
-#: Most candidates (top-level objects) searched per answer; past it the answer is an
-#: ``invalid`` parse naming the bound (real answers hold a handful; validating each costs
-#: tens of microseconds). Belongs to the table of limits too.
-MAX_CANDIDATES = 1000
+# The parser's bounds (characters parsed, candidates searched, the size parsed off the
+# event loop) are fields of the one table of limits, scarce_lab.data.limits.LIMITS
+# (parse_chars, parse_candidates, parse_in_thread_chars), read at call time.
 
 #: Outside strings, what matters to brace matching: runs of braces and a quote.
 _OUTSIDE = re.compile(r'\{+|\}+|"')
@@ -274,7 +265,7 @@ def json_objects(text: str) -> list[Candidate]:
 
     Never raises, and takes linear time in the text plus at most
     :data:`MAX_DECODE_ATTEMPTS` failed decodes (after those, the rest of the text is
-    not searched); it stops after :data:`MAX_CANDIDATES` ``+ 1`` objects. A ``{`` whose braces never close is skipped
+    not searched); it stops after ``LIMITS.parse_candidates + 1`` objects. A ``{`` whose braces never close is skipped
     without decoding (it cannot start a complete object); text that does not decode is
     skipped one brace at a time (so a broken draft never hides a later object); an
     object nested deeper than the interpreter's recursion limit is skipped whole (its
@@ -282,13 +273,13 @@ def json_objects(text: str) -> list[Candidate]:
     fail to decode.
     """
     out: list[Candidate] = []
-    attempts = 0
+    attempts, most = 0, _limits.LIMITS.parse_candidates
     i = text.find("{")
-    while i != -1 and attempts < MAX_DECODE_ATTEMPTS and len(out) <= MAX_CANDIDATES:
+    while i != -1 and attempts < MAX_DECODE_ATTEMPTS and len(out) <= most:
         ends, stop = _span_ends(text, i)
         starts = sorted(ends)  # the braces of this region that close: the only places an object can start
         k, pos = 0, i
-        while k < len(starts) and attempts < MAX_DECODE_ATTEMPTS and len(out) <= MAX_CANDIDATES:
+        while k < len(starts) and attempts < MAX_DECODE_ATTEMPTS and len(out) <= most:
             j = starts[k]
             k += 1
             if j < pos:
@@ -327,21 +318,23 @@ def _canonical(decision: BaseModel) -> str:
 
 def parse_answer(text: str | None, schema: type[T]) -> ParseResult:
     """Pick and validate the answer in ``text`` by the module docstring's rule, in time
-    linear in ``len(text)``; an answer over :data:`MAX_PARSE_CHARS` characters or with
-    more than :data:`MAX_CANDIDATES` objects is ``invalid`` with an error naming the bound.
+    linear in ``len(text)``; an answer over ``LIMITS.parse_chars`` characters or with
+    more than ``LIMITS.parse_candidates`` objects (:mod:`scarce_lab.data.limits`) is ``invalid`` with an error naming the bound.
 
     Never raises for any text.
     """
     if text is None or not text.strip():
         return ParseResult(None, "empty answer (no text)", "no_json")
-    if len(text) > MAX_PARSE_CHARS:
-        return ParseResult(None, f"answer too long to parse: {len(text)} characters, over the bound of "
-                           f"{MAX_PARSE_CHARS} (scarce_lab.llm.parsing.MAX_PARSE_CHARS)", "invalid")
+    bounds = _limits.LIMITS
+    if len(text) > bounds.parse_chars:
+        return ParseResult(None, f"answer too long to parse: {len(text):,} characters, over the limit of "
+                           f"{bounds.parse_chars:,} (LIMITS.parse_chars, scarce_lab/data/limits.py)", "invalid")
     body = strip_reasoning(text)
     cands = json_objects(body)
-    if len(cands) > MAX_CANDIDATES:
-        return ParseResult(None, f"too many JSON objects: more than {MAX_CANDIDATES} "
-                           "(scarce_lab.llm.parsing.MAX_CANDIDATES); give one answer", "invalid", len(cands))
+    if len(cands) > bounds.parse_candidates:
+        return ParseResult(None, f"too many JSON objects: more than {bounds.parse_candidates:,} "
+                           "(LIMITS.parse_candidates, scarce_lab/data/limits.py); give one answer", "invalid",
+                           len(cands))
     if not cands:
         where = "outside reasoning blocks " if body != text else ""
         return ParseResult(None, f"no JSON object {where}in the response (starts: {_snippet(text)!r})", "no_json")

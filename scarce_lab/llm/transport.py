@@ -8,7 +8,7 @@
   send, but its per-call cost calculation, model-info lookups, response metadata and
   logging are skipped (we price calls ourselves, :mod:`scarce_lab.llm.costs`): they were
   ~70% of a call's client CPU. The body is read as a stream and reading stops past
-  :data:`RESPONSE_BYTES_LIMIT` (outcome ``too_large``);
+  ``LIMITS.response_bytes`` (outcome ``too_large``);
 - **the embedded model** (``embedded/...``) is run in-process by
   :func:`scarce_lab.llm.embedded.generate` in a worker thread: neither litellm nor the
   openai SDK is imported;
@@ -37,6 +37,7 @@ import threading
 import weakref
 from typing import Any
 
+from ..data import limits as _limits
 from .hints import exception_headers, retry_hint_s
 from .models import is_embedded
 from .ratelimit import RateLimiter, RateLimitExceedsLimit, estimate_tokens
@@ -45,18 +46,14 @@ from .structured import REFUSED_PREFIX, is_form_refusal, status_of
 _LITELLM_LOCK = threading.Lock()
 _LITELLM: list = []  # the module once loaded (the fast path of load_litellm)
 
-#: Bytes of one HTTP response body read on the OpenAI-compatible path; reading stops
-#: past it and the call's outcome is ``too_large`` (issue 36, item 3). Twice the longest
-#: answer any served model offers (~128k tokens, ~0.5 MB) with room for its envelope;
-#: helper c-files' limits table (``scarce_lab.data.limits.LIMITS.response_bytes``) holds
-#: the same value: read it from there once that table is on main.
-RESPONSE_BYTES_LIMIT = 8 * 2**20
-#: Prefix of the error of a response past :data:`RESPONSE_BYTES_LIMIT`.
+# Bytes of one HTTP response body read: LIMITS.response_bytes (scarce_lab/data/limits.py,
+# the one table of limits, read at call time); reading stops past it, outcome ``too_large``.
+#: Prefix of the error of a response past ``LIMITS.response_bytes``.
 TOO_LARGE_PREFIX = "response too large"
 
 
 class ResponseTooLarge(Exception):
-    """A response body passed :data:`RESPONSE_BYTES_LIMIT`; it was not read further."""
+    """A response body passed ``LIMITS.response_bytes``; it was not read further."""
 
 
 def load_litellm():
@@ -172,7 +169,7 @@ async def sdk_client(api_base: str, api_key: str | None, pool_size: int):
     """The ``AsyncOpenAI`` client of this event loop for ``(api_base, api_key)``, its
     connection pool keeping ``pool_size`` connections alive (the client's
     ``max_concurrency``; at most ``max(100, 2 x pool_size)`` open), every response body
-    read within :data:`RESPONSE_BYTES_LIMIT`. SDK retries are off: retries are ours.
+    read within ``LIMITS.response_bytes``. SDK retries are off: retries are ours.
     Connections belong to one event loop, so each loop (``run_sync`` makes one per sync
     call) gets its own clients, closed when the loop shuts down its async generators
     (``asyncio.run`` does, before it closes the loop).
@@ -231,7 +228,7 @@ def _transport_classes():
         inner = httpx.AsyncHTTPTransport
 
     class BoundedStream(httpx.AsyncByteStream):
-        """A response body that stops past :data:`RESPONSE_BYTES_LIMIT` (decoded bytes:
+        """A response body that stops past ``LIMITS.response_bytes`` (decoded bytes:
         gzip and deflate are decoded here, within the limit; a compression bomb stops
         at the limit like any other large body)."""
 
@@ -241,7 +238,7 @@ def _transport_classes():
         async def __aiter__(self):
             import zlib
 
-            limit, size = RESPONSE_BYTES_LIMIT, 0
+            limit, size = _limits.LIMITS.response_bytes, 0
             if self._encoding in ("gzip", "deflate"):
                 decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
             elif self._encoding in ("", "identity"):
@@ -270,7 +267,7 @@ def _transport_classes():
             response = await self._inner.handle_async_request(request)
             declared = response.headers.get("content-length", "")
             encoding = response.headers.get("content-encoding", "").strip().lower()
-            if not encoding and declared.isdigit() and int(declared) > RESPONSE_BYTES_LIMIT:
+            if not encoding and declared.isdigit() and int(declared) > _limits.LIMITS.response_bytes:
                 await response.aclose()
                 raise ResponseTooLarge(f"the server announced {int(declared):,} bytes")
             headers = [(k, v) for k, v in response.headers.raw
@@ -300,7 +297,7 @@ async def _send_sdk(model: str, messages: list[dict[str, Any]], sent: dict[str, 
     """One request through the openai SDK: ``(answer as a dict, response headers)``.
     The body is litellm's (``model`` without its ``openai/`` prefix, ``messages``, the
     mapped ``sent`` parameters, ``extra_body`` merged); it is handed to ``logger_fn``
-    as litellm hands its request body. Reading stops past :data:`RESPONSE_BYTES_LIMIT`.
+    as litellm hands its request body. Reading stops past ``LIMITS.response_bytes``.
 
     Raises:
         openai.APIError: the SDK's errors (HTTP status, connection, timeout); one of a
@@ -337,7 +334,7 @@ async def _send_embedded(model: str, messages: list[dict[str, Any]], params: dic
 
 
 def _check_size(response: Any) -> None:
-    """litellm reads whole bodies: an answer past :data:`RESPONSE_BYTES_LIMIT` (its text
+    """litellm reads whole bodies: an answer past ``LIMITS.response_bytes`` (its text
     and tool-call arguments, in characters) is refused after the fact, never ``ok``.
 
     Raises:
@@ -347,7 +344,7 @@ def _check_size(response: Any) -> None:
 
     parts = response_parts(response)
     size = len(parts.text or "") + sum(len(json.dumps(tc.get("arguments"))) for tc in parts.tool_calls or [])
-    if size > RESPONSE_BYTES_LIMIT:
+    if size > _limits.LIMITS.response_bytes:
         raise ResponseTooLarge(f"an answer of {size:,} characters")
 
 
@@ -371,7 +368,7 @@ async def call_with_retries(
     backoff (``backoff_base_s`` x 2^attempt x U[0.5, 1.5)) and the provider's hint
     (``retry-after-ms``, ``Retry-After``, "try again in N s"); a
     hint longer than ``max_retry_wait_s`` ends the call at once with the hint in the
-    error. A response past :data:`RESPONSE_BYTES_LIMIT` is not retried (the error
+    error. A response past ``LIMITS.response_bytes`` is not retried (the error
     starts with :data:`TOO_LARGE_PREFIX`). The embedded model runs in-process: no
     rate limit, no retries.
 
@@ -433,8 +430,8 @@ async def call_with_retries(
                 break  # in-process: its errors are not transient
             big = too_large(exc)
             if big is not None:
-                return None, (f"{TOO_LARGE_PREFIX}: {big}; the limit is {RESPONSE_BYTES_LIMIT:,} bytes "
-                              f"(scarce_lab.llm.transport.RESPONSE_BYTES_LIMIT); not read further")
+                return None, (f"{TOO_LARGE_PREFIX}: {big}; the limit is {_limits.LIMITS.response_bytes:,} bytes "
+                              "(LIMITS.response_bytes, scarce_lab/data/limits.py); not read further")
             hint = retry_hint_s(exc)
             too_long = hint is not None and hint > s.max_retry_wait_s
             if ticket is not None and rate_limited(exc):

@@ -50,12 +50,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..data import limits as _limits
+
 #: Paths of the two sockets inside the boxes.
 PROGRAM_SOCKET = "/run/scarce/program.sock"
 VERIFIER_SOCKET = "/run/scarce/verifier.sock"
-#: The largest answer line of the program, and request line of the verifier (bytes).
-MAX_ANSWER_BYTES = 8 << 20
-MAX_REQUEST_BYTES = 8 << 20
+#: The largest answer line of the program, and request line of the verifier (bytes):
+#: ``LIMITS.program_message_bytes`` of the one table of limits (scarce_lab/data/limits.py).
+MAX_ANSWER_BYTES = MAX_REQUEST_BYTES = _limits.LIMITS.program_message_bytes
 #: The file name of the program host in the program's box.
 HOST_FILE = ".scarce_program_host.py"
 #: The proxy's first request (when the verifier imports it): answered with the import's result.

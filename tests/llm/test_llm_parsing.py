@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scarce_lab.data.limits import LIMITS
 from scarce_lab.environments.sovsim.agents.schemas import extraction_schema
 from scarce_lab.llm.parsing import (
     json_objects,
@@ -206,12 +207,12 @@ def test_parsing_time_is_linear_on_adversarial_nesting():
                 calls["n"] = 0
                 P.json_objects(text)
                 assert calls["n"] <= P.MAX_DECODE_ATTEMPTS + 1, (n, calls["n"])
-        text = "draft " + '{"a": 1} ' * (P.MAX_CANDIDATES - 1) + '\n{"a": 2}'
+        text = "draft " + '{"a": 1} ' * (LIMITS.parse_candidates - 1) + '\n{"a": 2}'
         assert P.json_objects(text)[-1].obj == {"a": 2}  # successes do not count against the bound
         # past the bound on candidates the parse says so (never a silent cut)
         more = text.replace("draft", '{"reasoning": "r", "extraction": 3} {"a": 3}')
         res = P.parse_answer(more, S)
-        assert res.status == "invalid" and "MAX_CANDIDATES" in res.error
+        assert res.status == "invalid" and "LIMITS.parse_candidates" in res.error
     finally:
         P._DECODER = P_decoder
 

@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +18,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
+from scarce_lab.data import limits
 from scarce_lab.llm import LLMClient, LLMSettings, transport
 from scarce_lab.llm.ratelimit import RateLimiter
 from tests.fake_server import FakeOpenAIServer
@@ -67,14 +69,14 @@ def test_both_paths_send_the_same_body_and_record_the_same(api_key, monkeypatch,
 
 @pytest.mark.parametrize("sdk", [True, False])
 def test_an_answer_past_the_byte_limit_is_too_large_never_ok(api_key, monkeypatch, sdk):
-    monkeypatch.setattr(transport, "RESPONSE_BYTES_LIMIT", 200_000)
+    monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, response_bytes=200_000))
     monkeypatch.setattr(transport, "SDK_PATH", sdk)
     with FakeOpenAIServer(latency_s=0.0, pad_bytes=3_000_000) as server:  # chunked, no Content-Length
         out = _decide(server.url, seed=11)
         sent = server.stats()["requests"]
     rec = out.calls[-1]
     assert rec.outcome == "too_large" and rec.raw_response is None and rec.parsed is None
-    assert "200,000 bytes" in rec.error and "RESPONSE_BYTES_LIMIT" in rec.error
+    assert "200,000 bytes" in rec.error and "LIMITS.response_bytes" in rec.error
     assert out.fallback_used and out.decision == FALLBACK and not out.missing
     assert sent == 1  # not retried
 
@@ -91,7 +93,7 @@ def test_a_small_limit_stops_the_sdk_read_before_the_whole_body(api_key, monkeyp
             yield chunk
 
     monkeypatch.setattr(stream_cls, "__aiter__", counting)
-    monkeypatch.setattr(transport, "RESPONSE_BYTES_LIMIT", 300_000)
+    monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, response_bytes=300_000))
     with FakeOpenAIServer(latency_s=0.0, pad_bytes=5_000_000) as server:
         out = _decide(server.url, seed=12)
     assert out.calls[-1].outcome == "too_large"
@@ -195,7 +197,7 @@ def test_the_sdk_path_takes_every_argument_litellm_maps():
 def test_the_bound_holds_for_a_declared_length_and_for_a_compression_bomb(monkeypatch, encoding, declared):
     import gzip
 
-    monkeypatch.setattr(transport, "RESPONSE_BYTES_LIMIT", 50_000)
+    monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, response_bytes=50_000))
     raw = b"0" * 3_000_000  # 3 MB, ~3 KB gzipped
     body = gzip.compress(raw) if encoding else raw
     headers = {"content-encoding": encoding} if encoding else {}
