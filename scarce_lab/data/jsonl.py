@@ -33,6 +33,7 @@ Rules:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -74,56 +75,74 @@ def _is_object(raw: bytes) -> bool:
     return isinstance(value, dict)
 
 
+def repair_fd(fd: int, path: str | Path) -> int:
+    """Truncate the file open on ``fd`` (read-write) to its last complete line; return
+    the bytes dropped (the rule of :func:`repair_torn_tail`; ``path`` names it in the
+    warning). The one torn-tail repair: :func:`append_jsonl_durable` and the harness's
+    run-folder writer (:class:`.safeio.RunFolder`) call it on descriptors they opened
+    without following links."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return 0
+    start, pos = 0, size
+    while pos > 0:  # the byte after the last newline, reading backwards
+        step = min(_CHUNK, pos)
+        pos -= step
+        k = os.pread(fd, step, pos).rfind(b"\n")
+        if k != -1:
+            start = pos + k + 1
+            break
+    if _is_object(os.pread(fd, size - start, start)):
+        os.pwrite(fd, b"\n", size)
+        os.fsync(fd)
+        return 0
+    line_no = 1 + sum(os.pread(fd, min(_CHUNK, start - i), i).count(b"\n") for i in range(0, start, _CHUNK))
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    warnings.warn(f"{path}:{line_no}: dropped a torn last line ({size - start} bytes, no newline, not a "
+                  "complete JSON object: a writer was killed mid-line)", TornLineWarning, stacklevel=3)
+    return size - start
+
+
+def open_for_append(path: str | Path) -> int:
+    """A read-write ``O_APPEND`` descriptor on ``path`` (created 0644 when missing), never
+    through a symbolic link at its last component and only on a regular file (a link,
+    FIFO, device or folder planted there is refused, never written through).
+
+    Raises:
+        FileLimitError: ``path`` is a link, FIFO, device, socket or folder.
+    """
+    path = Path(path)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EWOULDBLOCK):
+            raise FileLimitError(path, None, "is not a regular file (a link, FIFO or folder): not written") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileLimitError(path, None, "is not a regular file: not written")
+    os.set_blocking(fd, True)
+    return fd
+
+
 def repair_torn_tail(path: str | Path) -> int:
     """Truncate ``path`` to its last complete line; return the number of bytes dropped.
 
     A last line without ``\\n`` that is a complete JSON object is kept and gets its
     ``\\n`` (0 bytes dropped). A missing or empty file, or one ending in ``\\n``, is left
     alone (0). A dropped tail emits a :class:`TornLineWarning` naming file and line.
-    The repair is fsynced.
+    The repair is fsynced; the file is opened as :func:`open_for_append` opens it.
     """
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return 0
-    with path.open("r+b") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return 0
-        start, pos = 0, size
-        while pos > 0:  # find the byte after the last newline, reading backwards
-            step = min(_CHUNK, pos)
-            pos -= step
-            fh.seek(pos)
-            k = fh.read(step).rfind(b"\n")
-            if k != -1:
-                start = pos + k + 1
-                break
-        fh.seek(start)
-        if _is_object(fh.read()):
-            fh.seek(0, os.SEEK_END)
-            fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-            return 0
-        fh.seek(0)
-        line_no = 1 + sum(
-            fh.read(min(_CHUNK, start - i)).count(b"\n") for i in range(0, start, _CHUNK)
-        )
-        fh.truncate(start)
-        fh.flush()
-        os.fsync(fh.fileno())
-    dropped = size - start
-    warnings.warn(
-        f"{path}:{line_no}: dropped a torn last line ({dropped} bytes, no newline, not a "
-        "complete JSON object: a writer was killed mid-line)",
-        TornLineWarning,
-        stacklevel=2,
-    )
-    return dropped
-
+    fd = open_for_append(path)
+    try:
+        return repair_fd(fd, path)
+    finally:
+        os.close(fd)
 
 # Unicode line breaks that JSON allows raw inside strings (RFC 8259 sec. 7 only requires
 # escaping U+0000-U+001F, which json.dumps and pydantic already do): written escaped.
@@ -177,11 +196,10 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
     if not data:
         return 0
     blob = b"".join(data)
-    created = not path.exists()
-    if not created:
-        repair_torn_tail(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    created = not os.path.lexists(path)
+    fd = open_for_append(path)
     try:
+        repair_fd(fd, path)
         view = memoryview(blob)
         while view:
             n = os.write(fd, view)

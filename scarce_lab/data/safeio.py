@@ -25,14 +25,12 @@ import errno
 import os
 import re
 import stat
-import warnings
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["RunFolder", "RunFolderError", "check_run_folder", "describe"]
 
-_CHUNK = 1 << 16
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 #: a temporary file of :meth:`RunFolder.replace` (``.<name>.<pid>.tmp``), left by a killed writer
 _TMP = re.compile(r"^\.[^/]+\.\d+\.tmp$")
@@ -221,27 +219,9 @@ class RunFolder:
             os.fsync(self.fd)
 
     def _repair_tail(self, fd: int, name: str) -> None:
-        from .jsonl import TornLineWarning, _is_object
+        from .jsonl import repair_fd
 
-        size = os.fstat(fd).st_size
-        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return
-        start, pos = 0, size
-        while pos > 0:  # the byte after the last newline, reading backwards
-            step = min(_CHUNK, pos)
-            pos -= step
-            k = os.pread(fd, step, pos).rfind(b"\n")
-            if k != -1:
-                start = pos + k + 1
-                break
-        if _is_object(os.pread(fd, size - start, start)):
-            os.write(fd, b"\n")
-            return
-        line_no = 1 + sum(os.pread(fd, min(_CHUNK, start - i), i).count(b"\n") for i in range(0, start, _CHUNK))
-        os.ftruncate(fd, start)
-        os.fsync(fd)
-        warnings.warn(f"{self.path / name}:{line_no}: dropped a torn last line ({size - start} bytes, no newline, "
-                      "not a complete JSON object: a writer was killed mid-line)", TornLineWarning, stacklevel=3)
+        repair_fd(fd, self.path / name)
 
 
 def _close_quietly(fd: int) -> None:

@@ -247,3 +247,31 @@ def test_a_line_at_the_limit_is_read_whole_and_one_past_it_is_refused(tmp_path, 
         for read in (lambda p: list(jsonl.iter_lines(p)), jsonl.read_lines_bounded):  # per line; whole file
             with pytest.raises(FileLimitError, match=r"units.jsonl:2: line longer than the limit of 512 bytes"):
                 read(tmp_path / "units.jsonl")
+
+
+@pytest.mark.parametrize("plant", ["symlink", "fifo", "folder"])
+def test_the_durable_append_never_writes_through_what_was_planted(tmp_path, plant):
+    """The judge store and the Ray executor append through append_jsonl_durable: a link,
+    FIFO or folder planted at the file's name is refused and its target stays as it was."""
+    from scarce_lab.data.jsonl import FileLimitError, append_jsonl_durable, repair_torn_tail
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious\n")
+    path = tmp_path / "judgements.jsonl"
+    {"symlink": lambda: path.symlink_to(target), "fifo": lambda: os.mkfifo(path),
+     "folder": lambda: path.mkdir()}[plant]()
+    with pytest.raises(FileLimitError, match="not a regular file"):
+        append_jsonl_durable(path, ['{"a": 1}'])
+    with pytest.raises(FileLimitError):
+        repair_torn_tail(path)
+    assert target.read_text() == "precious\n"
+
+
+def test_the_durable_append_still_repairs_a_torn_tail(tmp_path):
+    from scarce_lab.data.jsonl import TornLineWarning, append_jsonl_durable
+
+    path = tmp_path / "store.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": ')
+    with pytest.warns(TornLineWarning, match=r"store.jsonl:2"):
+        append_jsonl_durable(path, ['{"c": 3}'])
+    assert path.read_bytes() == b'{"a": 1}\n{"c": 3}\n'
