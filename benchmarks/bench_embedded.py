@@ -283,7 +283,10 @@ def _spread(xs: list[float]) -> str:
     return f"median {statistics.median(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f}, n {len(xs)})"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    """Run, print, and return the rows (dicts ``what, ours, reference, reference_name,
+    unit, ratio, goal, met``): the steady state and the first call of a fresh process,
+    ours against llama.cpp direct (seconds per decision)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3, help="steady-state rounds over the six prompts")
     ap.add_argument("--first-runs", type=int, default=2, help="fresh processes per path")
@@ -291,15 +294,16 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--first-child", choices=["ours", "direct"], help=argparse.SUPPRESS)
     ap.add_argument("--prompt", type=int, default=0, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.first_child:
-        return first_call_child(args.first_child, args.prompt)
+        first_call_child(args.first_child, args.prompt)
+        return []
 
     from scarce_lab.llm.embedded import available
 
     if not available():
         print("embedded model not installed: nothing to measure")
-        return
+        return []
     out: dict[str, Any] = {}
     paths = Paths()
     paths.load()
@@ -378,6 +382,16 @@ def main() -> None:
         profile_steady(paths, args.profile)
     if args.json:
         print(json.dumps(out, indent=2, default=float))
+    rows = [{"what": "embedded decision, steady state (median of pairs)", "ours": st["ours_s_median"],
+             "reference": st["direct_s_median"], "reference_name": "llama.cpp direct", "unit": "s",
+             "ratio": st["ratio_median"], "goal": "<= 1.05", "met": st["ratio_median"] <= 1.05}]
+    if "first_call" in out:
+        fc = out["first_call"]
+        rows.append({"what": "embedded decision, first of a fresh process", "unit": "s",
+                     "ours": statistics.median(fc["ours_s"]), "reference": statistics.median(fc["direct_s"]),
+                     "reference_name": "llama.cpp direct", "ratio": fc["ratio_median"], "goal": "<= 1.05",
+                     "met": fc["ratio_median"] <= 1.05})
+    return rows
 
 
 if __name__ == "__main__":
