@@ -29,6 +29,7 @@ per-line path.
 from __future__ import annotations
 
 import io
+import os
 import types
 import typing
 from enum import Enum
@@ -164,9 +165,16 @@ def read_environment(
         slow.update(left)
         return True
 
+    from .loaders import _check_file
+
     for pos, run_dir, run_id in runs:
-        path = Path(run_dir) / "events.jsonl"
-        data = path.read_bytes() if path.exists() else b""
+        path = os.path.join(run_dir, "events.jsonl")
+        try:
+            _check_file(path)
+        except FileNotFoundError:
+            continue
+        with open(path, "rb") as fh:
+            data = fh.read()
         if not data:
             continue
         if data.startswith(b"\xef\xbb\xbf") or not data.endswith(b"\n") or b"\r" in data or b"\n\n" in data \
