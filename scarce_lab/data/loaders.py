@@ -291,7 +291,7 @@ class Tree:
                 for n in names]
 
 
-_WALKS: ContextVar[dict[str, Tree] | None] = ContextVar("_WALKS", default=None)
+_WALKS: ContextVar[dict[str, Any] | None] = ContextVar("_WALKS", default=None)
 
 
 @contextmanager
@@ -357,13 +357,20 @@ def scan_folder(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
         raise FileNotFoundError(f"dataset path does not exist: {path}")
     if (path / MANIFEST).exists():
         return [path], [], []
+    memo = _WALKS.get()
+    key = "scan:" + os.path.abspath(path)
+    if memo is not None and key in memo:
+        return [list(found) for found in memo[key]]
     tree = walk_tree(path)
     runs = [d for d, names, linked in tree.dirs
             if MANIFEST in names and (MANIFEST not in linked or os.path.exists(os.path.join(d, MANIFEST)))]
     exports = [d for d, names, _ in tree.dirs if EXPORT_MARKER in names]
     links = [ln for ln in tree.links if any(os.path.exists(os.path.join(ln, m)) for m in (MANIFEST, EXPORT_MARKER))]
-    return [[Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
-            for found in (runs, exports, links)]
+    out = [[Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
+           for found in (runs, exports, links)]
+    if memo is not None:
+        memo[key] = tuple(tuple(found) for found in out)
+    return out
 
 
 def links_note(links: list[Path]) -> str:
@@ -697,6 +704,11 @@ def _load_dataset(path: Path | str, *, include_incomplete: bool, cache: bool | N
     events, payloads = _read_events(dirs, manifests, [v for _, _, v in held])
     calls: list[dict] = []
     for rd, m in zip(dirs, manifests, strict=True):
+        try:  # most runs of a scripted sweep have an empty file: no need to open it
+            if os.stat(os.path.join(rd, LLM_CALLS)).st_size == 0:
+                continue
+        except FileNotFoundError:
+            continue
         tolerant = m.status != RunStatus.complete
         for lineno, obj in iter_json_objects(rd / LLM_CALLS, allow_torn_tail=tolerant):
             _check_types(obj, CALL_COLUMNS, rd / LLM_CALLS, lineno, skip=("messages", "parsed"))
