@@ -351,6 +351,10 @@ def layout_files(found: dict[str, list[Path]], tree=None) -> list[Path]:
     return sorted(Path(p) for p in out)
 
 
+def _walk(folder: Path | str) -> list[str]:
+    return [os.path.join(root, f) for root, _, files in os.walk(folder) for f in files]
+
+
 def cached_frame(
     kind: str,
     source: Path | str,

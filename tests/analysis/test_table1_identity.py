@@ -112,3 +112,24 @@ def test_game_parameters_equal_the_per_run_loop(sweep):
         got = conventions.game_parameters(df)
         assert got.height == df["run_id"].n_unique() > 0
         assert_frame_equal(got, _game_parameters_per_run(df))
+
+
+def test_cache_file_list_from_the_walk_equals_walking_each_run(sweep, tmp_path):
+    """The cache's file list taken from the one walk is the list walking each run folder
+    gives, a run's subfolder and a file beside the runs included (the latter in neither)."""
+    from scarce_lab.data.loaders import one_walk, walk_tree
+    from scarce_lab.data.parquet import layout_files
+    from scarce_lab.environments.sovsim.tables import detect_layouts
+
+    folder = tmp_path / "runs"
+    shutil.copytree(sweep, folder)
+    rd = find_run_dirs(folder)[2]
+    (rd / "notes" / "deep").mkdir(parents=True)
+    (rd / "notes" / "deep" / "x.txt").write_text("x")
+    (folder / "README.txt").write_text("not a run file")
+    with one_walk():
+        found = detect_layouts(folder)
+        from_walk = layout_files(found, walk_tree(folder))
+    assert from_walk == layout_files(found)
+    assert rd / "notes" / "deep" / "x.txt" in from_walk and folder / "README.txt" not in from_walk
+    assert len(from_walk) == 16 * 3 + 1
