@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import types
 import typing
 from enum import Enum
@@ -42,6 +43,7 @@ from pydantic import BaseModel
 
 from .events import payload_types
 from .events.base import SCHEMA_VERSION, Visibility
+from .jsonl import TrajectoryFileError
 
 _BOUNDS = {"Ge": ">=", "Gt": ">", "Le": "<=", "Lt": "<"}
 
@@ -124,6 +126,22 @@ def fast_kinds(environment: str) -> dict[str, type[BaseModel]]:
     return {k: m for k, m in payload_types(environment).items() if _plain(m)}
 
 
+def check_file(path: str) -> None:
+    """The one per-file check of the bulk readers (every manifest and ``events.jsonl``
+    they open passes here first): the file must be a regular file, not a link to one
+    elsewhere, a FIFO or a device. The validation gates of :mod:`.jsonl` / :mod:`.limits`
+    slot in here.
+
+    Raises:
+        TrajectoryFileError: ``path`` is not a regular file (its kind is named).
+        FileNotFoundError: ``path`` does not exist.
+    """
+    mode = os.lstat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise TrajectoryFileError(path, None, f"{kind}: run files are read only as regular files")
+
+
 #: Bytes of events.jsonl parsed in one polars pass (bounds the memory of a pass).
 CHUNK_BYTES = 24 * 1024 * 1024
 
@@ -165,12 +183,10 @@ def read_environment(
         slow.update(left)
         return True
 
-    from .loaders import _check_file
-
     for pos, run_dir, run_id in runs:
         path = os.path.join(run_dir, "events.jsonl")
         try:
-            _check_file(path)
+            check_file(path)
         except FileNotFoundError:
             continue
         with open(path, "rb") as fh:

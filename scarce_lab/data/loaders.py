@@ -20,7 +20,12 @@ returns a :class:`Dataset`:
 environment's tidy tables are built from these frames by its view, ``ds.<environment>``
 (:class:`Dataset`).
 
-Size: ~600 lines, the one Dataset type and every way of building one (run folders, read
+Many runs: a folder tree is walked once (:func:`walk_tree`, shared by layout detection,
+the run listing and the cache's file list inside :func:`one_walk`), manifests are
+validated in one batch (:func:`read_manifests`) and every file the bulk readers open
+passes one check (:func:`scarce_lab.data.fastread.check_file`).
+
+Size: ~800 lines, the one Dataset type and every way of building one (run folders, read
 in one pass or line by line; a Parquet export; several datasets combined), so the rules
 a run is read by (one directory per run id, committed rounds only) stay in one place.
 """
@@ -31,7 +36,6 @@ import io
 import json
 import os
 import re
-import stat
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -250,22 +254,6 @@ def find_run_dirs(path: Path) -> list[Path]:
     return scan_folder(path)[0]
 
 
-def _check_file(path: str) -> None:
-    """The one per-file check of the bulk readers (every manifest and ``events.jsonl``
-    they open passes here first): the file must be a regular file, not a link to one
-    elsewhere, a FIFO or a device. The validation gates of :mod:`.jsonl` / :mod:`.limits`
-    slot in here.
-
-    Raises:
-        TrajectoryFileError: ``path`` is not a regular file (its kind is named).
-        FileNotFoundError: ``path`` does not exist.
-    """
-    mode = os.lstat(path).st_mode
-    if not stat.S_ISREG(mode):
-        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
-        raise TrajectoryFileError(path, None, f"{kind}: run files are read only as regular files")
-
-
 @dataclass(frozen=True)
 class Tree:
     """One walk of a folder tree (:func:`walk_tree`): ``dirs`` holds every folder reached
@@ -439,7 +427,7 @@ _HEAD = re.compile(rb'\{\s*"schema_version":\s*(\d+)\s*,')
 def read_manifests(run_dirs: Sequence[Path | str]) -> list[tuple[RunManifest, int]]:
     """``(manifest, file version)`` of each run directory, in order: what
     :func:`~.recorder.read_manifest` and :func:`~.recorder._file_version` return, read in
-    bulk. Every file passes :func:`_check_file`; manifests that open with the current
+    bulk. Every file passes :func:`~.fastread.check_file`; manifests that open with the current
     ``schema_version`` are validated in one pydantic call over their concatenated bytes;
     the version of the others (older, BOM, other key order) is read file by file, as is
     every manifest when the batch fails (so the error names the file and field).
@@ -451,11 +439,12 @@ def read_manifests(run_dirs: Sequence[Path | str]) -> list[tuple[RunManifest, in
 
     from .events.base import SCHEMA_VERSION
     from .events.registry import UnknownEnvironmentError, registration
+    from .fastread import check_file
 
     raws = []
     for rd in run_dirs:
         p = os.path.join(rd, MANIFEST)
-        _check_file(p)
+        check_file(p)
         with open(p, "rb") as fh:
             raws.append(fh.read())
     current = [i for i, raw in enumerate(raws) if (h := _HEAD.match(raw)) and int(h.group(1)) == SCHEMA_VERSION]

@@ -133,3 +133,19 @@ def test_cache_file_list_from_the_walk_equals_walking_each_run(sweep, tmp_path):
     assert from_walk == layout_files(found)
     assert rd / "notes" / "deep" / "x.txt" in from_walk and folder / "README.txt" not in from_walk
     assert len(from_walk) == 16 * 3 + 1
+
+
+def test_bulk_readers_refuse_a_linked_manifest_or_event_file(sweep, tmp_path):
+    """Every file the bulk path opens passes one check (fastread.check_file): a run file
+    that is a symbolic link is refused, naming it."""
+    from scarce_lab.data.jsonl import TrajectoryFileError
+
+    for name in ("manifest.json", "events.jsonl"):
+        folder = tmp_path / name
+        shutil.copytree(sweep, folder)
+        rd = find_run_dirs(folder)[5]
+        (tmp_path / f"elsewhere-{name}").write_bytes((rd / name).read_bytes())
+        (rd / name).unlink()
+        (rd / name).symlink_to(tmp_path / f"elsewhere-{name}")
+        with pytest.raises(TrajectoryFileError, match=f"{rd.name}/{name}: a symbolic link"):
+            load_dataset(folder)
