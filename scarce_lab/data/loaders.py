@@ -267,9 +267,12 @@ class Tree:
 
     def matching(self, pattern: str) -> list[Path]:
         """The files whose name matches ``pattern`` (``fnmatch``), in path order."""
-        from fnmatch import fnmatch
+        from fnmatch import filter as fnfilter
 
-        hits = [os.path.join(d, n) for d, names, _ in self.dirs for n in names if fnmatch(n, pattern)]
+        if any(c in pattern for c in "*?["):
+            hits = [os.path.join(d, n) for d, names, _ in self.dirs for n in fnfilter(names, pattern)]
+        else:
+            hits = [os.path.join(d, pattern) for d, names, _ in self.dirs if pattern in names]
         return [Path(h) for h in sorted(hits, key=lambda h: h.split(os.sep))]
 
     def files_below(self, folder: str | Path) -> list[str]:

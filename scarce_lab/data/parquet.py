@@ -279,7 +279,7 @@ def fingerprint(files: Iterable[Path | str], options: dict | None = None) -> str
     h = hashlib.sha256()
     h.update(json.dumps({"format": CACHE_FORMAT, "schema": SCHEMA_VERSION, "options": options or {}},
                         sort_keys=True, default=str).encode())
-    for f in sorted(os.path.abspath(p) for p in files):
+    for f in sorted(p if os.path.isabs(p) else os.path.abspath(p) for p in map(str, files)):
         st = os.stat(f)
         h.update(f"\n{f}\t{st.st_size}\t{st.st_mtime_ns}\t{st.st_ino}".encode())
     return h.hexdigest()
@@ -328,13 +328,14 @@ def cached(kind: str, source: Path | str, files: Iterable[Path | str], write: Ca
     return folder
 
 
-def layout_files(found: dict[str, list[Path]], tree=None) -> list[Path]:
+def layout_files(found: dict[str, list[Path]], tree=None) -> list[str]:
     """Every file a table read from the layouts ``found`` (as from
     :func:`scarce_lab.environments.sovsim.tables.detect_layouts`) may depend on: all files of
     each run directory, each ``rationales.json`` (its model and condition come from its
     path), and all files of each ``log_env.json`` run folder (its configuration).
     ``tree``: the :class:`~scarce_lab.data.loaders.Tree` those were found in (its listing
-    is used instead of walking each folder again)."""
+    is used instead of walking each folder again). Sorted paths, as text (what
+    :func:`fingerprint` takes; 100k ``Path`` objects would cost seconds)."""
     out: set[str] = set()
     folders = {str(rd) for rd in found.get("runs", [])} | {str(Path(log).parent) for log in found.get("govsim_log", [])}
     if tree is not None:
@@ -348,7 +349,7 @@ def layout_files(found: dict[str, list[Path]], tree=None) -> list[Path]:
         for f in folders:
             out.update(_walk(f))
     out.update(str(p) for p in found.get("sovsim_json", []))
-    return sorted(Path(p) for p in out)
+    return sorted(out)
 
 
 def _walk(folder: Path | str) -> list[str]:

@@ -131,7 +131,7 @@ def test_cache_file_list_from_the_walk_equals_walking_each_run(sweep, tmp_path):
         found = detect_layouts(folder)
         from_walk = layout_files(found, walk_tree(folder))
     assert from_walk == layout_files(found)
-    assert rd / "notes" / "deep" / "x.txt" in from_walk and folder / "README.txt" not in from_walk
+    assert str(rd / "notes" / "deep" / "x.txt") in from_walk and str(folder / "README.txt") not in from_walk
     assert len(from_walk) == 16 * 3 + 1
 
 
