@@ -24,6 +24,8 @@ reading the files plus computing Table 1, imports excluded (printed apart).
 - ``authors``: the SovSim authors' ``simulation/metrics.py`` (``aggregate_metrics`` per
   model and condition, records grouped into their simulation dicts) when ``--authors``
   names a checkout of abhilekhborah/sovsim;
+- ``--notebooks``: also times ``scarce-lab report 01`` (the SovSim notebook) on the
+  published dataset;
 - ``before``: this package at ``--baseline-rev`` (``git archive``), cold and warm, and
   its Table 1 compared with ours (every deterministic column must be equal).
 
@@ -189,6 +191,23 @@ def run_child(src: Path | None, mode: str, data: Path, out: Path, cache: bool, c
     return r
 
 
+def run_notebook(data: Path, out: Path) -> float | None:
+    """Wall seconds of ``scarce-lab report 01`` on ``data``; ``None`` (and the error
+    printed) when the notebook fails."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    res = subprocess.run([sys.executable, "-m", "scarce_lab", "report", "01", "-p", f"DATASET={data}",
+                          "-p", f"OUT_DIR={out / 'figures'}", "-p", f"SHARED_DATA={out / 'no_shared'}",
+                          "-o", str(out / "01.ipynb")], capture_output=True, text=True, env=env, cwd=str(ROOT))
+    wall = time.perf_counter() - t
+    if res.returncode != 0:
+        err = [ln for ln in (res.stdout + res.stderr).splitlines() if "Error" in ln]
+        print(f"  notebook 01 FAILED after {wall:.1f} s: {(err[-1] if err else res.stderr[-300:]).strip()[:300]}")
+        return None
+    return wall
+
+
 def compare_tables(a: Path, b: Path) -> str:
     """Largest difference between two Table 1 frames: deterministic columns (means,
     t and Wilson intervals) and the bootstrap columns separately."""
@@ -275,6 +294,7 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "scarce_lab_bench_analysis")
     ap.add_argument("--baseline-rev", default="", help="also time the package at this git revision ('before')")
     ap.add_argument("--authors", type=Path, default=None, help="a checkout of abhilekhborah/sovsim")
+    ap.add_argument("--notebooks", action="store_true", help="also time notebook 01 on the published dataset")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     base_src = baseline_tree(args.baseline_rev) if args.baseline_rev else None
@@ -288,6 +308,10 @@ def main(argv: list[str] | None = None) -> list[tuple]:
                 print(f"dataset: {n:,} agent-rounds written to {data}")
             print(f"published layout: {data} ({len(list(data.rglob('rationales.json')))} rationales.json)")
             rows += bench_layout("published", data, "floor_json", args, base_src)
+            if args.notebooks:
+                t = run_notebook(data, args.work / "report")
+                if t is not None:
+                    rows.append(("published: notebook 01 (s)", t, t, 1.0, "< 30 s", t < 30))
         if args.runs_agent_rounds:
             runs = args.work / f"runs_{args.runs_agent_rounds}"
             if not (runs / "BENCHMARK_DATA.md").exists():
