@@ -87,8 +87,11 @@ elif mode == "floor_runs":
     n = len(totals)
 elif mode == "authors":  # their metric code on their simulations, one aggregate per model and condition
     from pathlib import Path
-    sys.path.insert(0, os.environ["SOVSIM_AUTHORS"])
-    from simulation.metrics import aggregate_metrics
+    import importlib.util  # their metrics module alone (the package's __init__ imports their model client)
+    spec = importlib.util.spec_from_file_location("sovsim_metrics", Path(os.environ["SOVSIM_AUTHORS"]) / "simulation" / "metrics.py")
+    metrics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(metrics)
+    aggregate_metrics = metrics.aggregate_metrics
     n = 0
     for p in sorted(Path(data).rglob("rationales.json")):
         sims = {}
