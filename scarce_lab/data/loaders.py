@@ -301,7 +301,7 @@ def one_walk() -> Iterator[None]:
 def walk_tree(path: Path | str) -> Tree:
     """Walk ``path`` once with ``os.scandir`` (as ``os.walk``: links to folders are listed,
     not followed; unreadable folders are skipped); memoised inside :func:`one_walk`."""
-    key = os.path.abspath(path)
+    key = str(Path(path))  # as spelled: the listed paths keep the caller's spelling
     memo = _WALKS.get()
     if memo is not None and key in memo:
         return memo[key]
@@ -349,7 +349,7 @@ def scan_folder(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
     if (path / MANIFEST).exists():
         return [path], [], []
     memo = _WALKS.get()
-    key = "scan:" + os.path.abspath(path)
+    key = "scan:" + str(path)
     if memo is not None and key in memo:
         return [list(found) for found in memo[key]]
     tree = walk_tree(path)
