@@ -275,12 +275,6 @@ class Tree:
             hits = [os.path.join(d, pattern) for d, names, _ in self.dirs if pattern in names]
         return [Path(h) for h in sorted(hits, key=lambda h: h.split(os.sep))]
 
-    def files_below(self, folder: str | Path) -> list[str]:
-        """Every file in ``folder`` and its subfolders (as walked)."""
-        top = os.path.join(str(folder), "")
-        return [os.path.join(d, n) for d, names, _ in self.dirs if d == str(folder) or d.startswith(top)
-                for n in names]
-
 
 _WALKS: ContextVar[dict[str, Any] | None] = ContextVar("_WALKS", default=None)
 
@@ -301,11 +295,10 @@ def one_walk() -> Iterator[None]:
 def walk_tree(path: Path | str) -> Tree:
     """Walk ``path`` once with ``os.scandir`` (as ``os.walk``: links to folders are listed,
     not followed; unreadable folders are skipped); memoised inside :func:`one_walk`."""
-    key = str(Path(path))  # as spelled: the listed paths keep the caller's spelling
+    root = str(Path(path))  # as spelled (Path's normal form): listed paths equal Path(...) of them
     memo = _WALKS.get()
-    if memo is not None and key in memo:
-        return memo[key]
-    root = str(Path(path))  # Path's spelling, so listed paths equal Path(...) of them
+    if memo is not None and root in memo:
+        return memo[root]
     dirs, links, stack = [], [], [root]
     while stack:
         d = stack.pop()
@@ -329,7 +322,7 @@ def walk_tree(path: Path | str) -> Tree:
         dirs.append((d, frozenset(names), frozenset(linked)))
     tree = Tree(root, tuple(dirs), tuple(links))
     if memo is not None:
-        memo[key] = tree
+        memo[root] = tree
     return tree
 
 
