@@ -1,31 +1,38 @@
-"""SovSim Table 1 at scale: a million agent-rounds, from JSON and from Parquet, next to
-the naive baseline it replaces.
+"""SovSim Table 1 at scale, from the authors' published layout and from our own run
+folders, cold and warm, against plain-Python floors measured in the same run.
 
-The dataset is the SovSim release *format sample* (``../shared/data/sovsim_format_sample``:
-two conditions, made-up numbers following the game's rules) replicated until it holds
-``--agent-rounds`` agent-rounds: ``model-NNN/<condition>/rationales.json`` files, each
-holding the sample's simulations many times under new simulation ids. It measures
-reading and analysis speed only; its numbers mean nothing about any model.
+Datasets (built once, kept under ``--work``, default ``/tmp/scarce_lab_bench_analysis``):
 
-Each measurement runs in its own Python process (so its peak memory is its own) and
-the variants are interleaved (baseline, JSON, Parquet, baseline, ...) so that load
-from other users of a shared machine hits all of them alike; the figures are the
-median and the spread (min..max) over ``--reps`` rounds. Wall time counts reading the
-files and computing Table 1 (imports excluded); memory is the process's peak RSS.
+- published: the SovSim release *format sample* (``../shared/data/sovsim_format_sample``:
+  made-up numbers following the game's rules) replicated into ``--models`` model folders
+  of ``<condition>/rationales.json`` until it holds ``--agent-rounds`` agent-rounds;
+- runs: scripted SovSim games played by our runner, copied under new run ids until the
+  folder holds about ``--runs-agent-rounds`` agent-rounds (1M: ~34k run folders).
 
-- ``baseline``: the code before the vectorised statistics and fast readers (``--baseline-rev``, extracted with
-  ``git archive`` into a temporary folder): one Python dict per agent-round per file,
-  Gini through ``map_elements``, the survival-drop bootstrap in a Python loop of
-  ``random.choices``.
-- ``json``: this checkout, reading the JSON files (polars with an explicit schema).
-- ``parquet``: this checkout, reading the Parquet cache of the agent-round table
-  (partitioned by source and model; written once before the timings) as a lazy scan,
-  so Table 1 reads only the columns it uses (not the reasoning texts). Its "read"
-  time is the cache check; the Parquet reading falls in "Table 1".
-- ``--notebooks``: also times ``scarce-lab report 01 -p DATASET=<data>`` (the SovSim
-  notebook, executed with its charts) once per round.
+They measure reading and analysis speed only; their numbers mean nothing about a model.
 
-Usage: ``python benchmarks/bench_analysis.py [--agent-rounds 1000000] [--reps 3]``.
+Each measurement is its own Python process (its peak RSS, ``resource.getrusage``, is its
+own), the variants interleaved over ``--reps`` rounds; figures are medians. Wall time is
+reading the files plus computing Table 1, imports excluded (printed apart).
+
+- ``ours cold``: ``load_agent_rounds(path, cache=False)`` then ``sovsim_table``;
+- ``ours warm``: the same with the content-keyed Parquet cache already written
+  (``cache=True``, lazy scan: only the columns Table 1 reads);
+- ``floor``: plain Python reading the same files: every ``rationales.json`` parsed with
+  ``json`` and each record's extractions summed per simulation; every ``events.jsonl``
+  opened and each ``round`` event parsed, extractions summed per run;
+- ``authors``: the SovSim authors' ``simulation/metrics.py`` (``aggregate_metrics`` per
+  model and condition, records grouped into their simulation dicts) when ``--authors``
+  names a checkout of abhilekhborah/sovsim;
+- ``--notebooks``: also times ``scarce-lab report 01`` (the SovSim notebook) on the
+  published dataset;
+- ``before``: this package at ``--baseline-rev`` (``git archive``), cold and warm, and
+  its Table 1 compared with ours (every deterministic column must be equal).
+
+``main(argv)`` is importable: it prints and returns the rows ``(what, ours, reference,
+ratio, goal, met)``.
+
+Usage: ``python benchmarks/bench_analysis.py [--agent-rounds 1000000] [--runs-agent-rounds 1000000] [--reps 1]``.
 """
 
 from __future__ import annotations
@@ -43,28 +50,65 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "data" / "sovsim_format_sample"
-BASELINE_REV = "9b70195"  # main before the vectorised statistics and fast readers
+if not SAMPLE.exists():
+    SAMPLE = Path("/work/shared/data/sovsim_format_sample")
 
 CHILD = r"""
 import json, resource, sys, time, os
-mode, data, out = sys.argv[1], sys.argv[2], sys.argv[3]
-import polars as pl
-from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
-from scarce_lab.environments.sovsim.tables import load_agent_rounds
+t_imp = time.perf_counter()
+mode, data, out, cache = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+if mode == "ours":
+    from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
 t0 = time.perf_counter()
-if mode == "parquet":  # a lazy scan of the cache: Table 1 reads only the columns it needs
-    df = load_agent_rounds(data, cache=True, lazy=True)
-else:
-    df = load_agent_rounds(data)
+if mode == "ours":
+    df = load_agent_rounds(data, cache=cache, lazy=cache)
+    table = sovsim_table(df)
+    table.write_parquet(out)
+    n = table.height
+elif mode == "floor_json":
+    from pathlib import Path
+    totals = {}
+    for p in sorted(Path(data).rglob("rationales.json")):
+        with open(p, "rb") as fh:
+            for r in json.load(fh):
+                k = (str(p.parent), r["simulation_id"])
+                totals[k] = totals.get(k, 0.0) + sum(r["extractions"])
+    n = len(totals)
+elif mode == "floor_runs":
+    totals = {}
+    for root, dirs, files in os.walk(data):
+        if "events.jsonl" in files:
+            with open(os.path.join(root, "events.jsonl"), "rb") as fh:
+                for line in fh:
+                    if b'"kind":"round"' in line:
+                        ev = json.loads(line)
+                        totals[ev["run_id"]] = totals.get(ev["run_id"], 0.0) + sum(ev["payload"]["extractions"])
+    n = len(totals)
+elif mode == "authors":  # their metric code on their simulations, one aggregate per model and condition
+    from pathlib import Path
+    import importlib.util  # their metrics module alone (the package's __init__ imports their model client)
+    spec = importlib.util.spec_from_file_location("sovsim_metrics", Path(os.environ["SOVSIM_AUTHORS"]) / "simulation" / "metrics.py")
+    metrics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(metrics)
+    aggregate_metrics = metrics.aggregate_metrics
+    n = 0
+    for p in sorted(Path(data).rglob("rationales.json")):
+        sims = {}
+        for r in json.load(open(p, "rb")):
+            s = sims.setdefault(r["simulation_id"], {"rounds": [], "collapsed": False,
+                                "config": {"initial_pool": 120, "regen_multiplier": 2}})
+            lead = None if p.parent.name == "cpr" else max(0.0, r["pool_before"] - sum(r["extractions"][:3]))
+            s["rounds"].append({"round": r["round"], "payoffs": r["payoffs"], "extractions": r["extractions"],
+                                "remaining_before_leader": lead, "sustainability_threshold": r["pool_before"] / 2})
+            s["collapsed"] = s["collapsed"] or bool(r["collapsed"])
+        for s in sims.values():
+            s["total_rounds_played"] = len(s["rounds"])
+        aggregate_metrics(list(sims.values()))
+        n += 1
 t1 = time.perf_counter()
-table = sovsim_table(df)
-t2 = time.perf_counter()
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-table.write_parquet(out)
-lf = df.lazy()
-rows, sims = lf.select(pl.len(), pl.col("run_id").n_unique()).collect().row(0)
-print(json.dumps({"read_s": t1 - t0, "table_s": t2 - t1, "wall_s": t2 - t0, "rss_mb": rss,
-                  "rows": rows, "sims": sims}))
+print(json.dumps({"wall_s": t1 - t0, "import_s": t0 - t_imp,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "n": n}))
 """
 
 
@@ -133,13 +177,21 @@ def baseline_tree(rev: str) -> Path:
     return dest
 
 
-def run_child(src: Path, mode: str, data: Path, out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src), "SCARCE_LAB_CACHE_DIR": str(data.parent / "cache")}
-    res = subprocess.run([sys.executable, "-c", CHILD, mode, str(data), str(out)], capture_output=True,
-                         text=True, env=env, cwd=str(src))
+def run_child(src: Path | None, mode: str, data: Path, out: Path, cache: bool, cache_dir: Path,
+              authors: Path | None = None) -> dict:
+    """One measurement in its own process (``src``: the package tree on its path)."""
+    env = {**os.environ, "SCARCE_LAB_CACHE_DIR": str(cache_dir)}
+    env["PYTHONPATH"] = str(src) if src else ""
+    if authors:
+        env["SOVSIM_AUTHORS"] = str(authors)
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", CHILD, mode, str(data), str(out), "1" if cache else "0"],
+                         capture_output=True, text=True, env=env, cwd=str(src or ROOT))
     if res.returncode != 0:
         raise SystemExit(f"{mode} run failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    r = json.loads(res.stdout.strip().splitlines()[-1])
+    r["command_s"] = time.perf_counter() - t
+    return r
 
 
 def run_notebook(data: Path, out: Path) -> float | None:
@@ -157,10 +209,6 @@ def run_notebook(data: Path, out: Path) -> float | None:
         print(f"  notebook 01 FAILED after {wall:.1f} s: {(err[-1] if err else res.stderr[-300:]).strip()[:300]}")
         return None
     return wall
-
-
-def spread(xs: list[float]) -> str:
-    return f"{statistics.median(xs):7.2f} ({min(xs):.2f}..{max(xs):.2f})"
 
 
 def compare_tables(a: Path, b: Path) -> str:
@@ -184,97 +232,106 @@ def compare_tables(a: Path, b: Path) -> str:
     return f"max |diff| deterministic columns {det:.3g}, survival-drop bootstrap CI ends {boot:.3g}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--agent-rounds", type=int, default=1_000_000)
-    ap.add_argument("--models", type=int, default=40)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "scarce_lab_bench_analysis")
-    ap.add_argument("--baseline-rev", default=BASELINE_REV)
-    ap.add_argument("--no-baseline", action="store_true")
-    ap.add_argument("--notebooks", action="store_true", help="also time notebook 01 on the dataset")
-    ap.add_argument("--runs-agent-rounds", type=int, default=0,
-                    help="also benchmark our run-folder format with about this many agent-rounds (0: skip)")
-    ap.add_argument("--games", type=int, default=160, help="scripted games played to seed the run folders")
-    ap.add_argument("--skip-release", action="store_true", help="skip the release-layout dataset")
-    args = ap.parse_args()
+def _median(rs: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in rs)
 
-    base_src = None if args.no_baseline else baseline_tree(args.baseline_rev)
-    datasets = []
-    if not args.skip_release:
-        data = args.work / f"sovsim_{args.agent_rounds}"
-        if not (data / "BENCHMARK_DATA.md").exists():
-            shutil.rmtree(data, ignore_errors=True)
-            t = time.perf_counter()
-            n = make_dataset(data, args.agent_rounds, args.models)
-            print(f"dataset: {n:,} agent-rounds written to {data} in {time.perf_counter() - t:.1f} s")
-        size = sum(p.stat().st_size for p in data.rglob("rationales.json"))
-        print(f"dataset: {data} ({len(list(data.rglob('rationales.json')))} files, {size / 1e6:.0f} MB of JSON)")
-        datasets.append(("SovSim release layout (rationales.json)", data, {"json": 10.0, "parquet": 2.0}))
-    if args.runs_agent_rounds:
-        runs = args.work / f"runs_{args.runs_agent_rounds}"
-        if not (runs / "BENCHMARK_DATA.md").exists():
-            shutil.rmtree(runs, ignore_errors=True)
-            t = time.perf_counter()
-            n = make_runs(runs, args.runs_agent_rounds, args.games)
-            print(f"dataset: {n:,} agent-rounds in run folders written to {runs} in {time.perf_counter() - t:.1f} s")
-        n_runs = len(list(runs.glob("*/manifest.json")))
-        size = sum(p.stat().st_size for p in runs.rglob("events.jsonl"))
-        print(f"dataset: {runs} ({n_runs} run folders, {size / 1e6:.0f} MB of events.jsonl)")
-        datasets.append((f"our run folders ({n_runs} runs, events.jsonl)", runs, {}))
-    for title, data, goals in datasets:
-        bench_one(title, data, goals, args, base_src)
+
+def bench_layout(name: str, data: Path, floor_mode: str, args, base_src: Path | None) -> list[tuple]:
+    """Interleaved rounds of every variant on one dataset; returns the rows."""
+    work = args.work
+    variants = {"ours cold": (ROOT, "ours", False, work / f"cache-ours-{name}"),
+                "ours warm": (ROOT, "ours", True, work / f"cache-ours-{name}"),
+                "floor": (None, floor_mode, False, work / "no-cache")}
+    if args.authors and floor_mode == "floor_json":
+        variants["authors"] = (None, "authors", False, work / "no-cache")
     if base_src is not None:
-        shutil.rmtree(base_src, ignore_errors=True)
-
-
-def bench_one(title: str, data: Path, goals: dict[str, float], args, base_src: Path | None) -> None:
-    """Interleaved rounds of every variant on one dataset; prints the table."""
-    print(f"\n== {title}: {data}")
-    shutil.rmtree(args.work / "cache", ignore_errors=True)
-    first = run_child(ROOT, "parquet", data, args.work / "warm.parquet")  # writes the cache
-    print(f"parquet cache written (first read, from JSON, + write: {first['read_s']:.2f} s)")
-    variants = ["json", "parquet"] if base_src is None else ["baseline", "json", "parquet"]
+        variants["before cold"] = (base_src, "ours", False, work / f"cache-before-{name}")
+        variants["before warm"] = (base_src, "ours", True, work / f"cache-before-{name}")
+    for v in ("ours", "before"):  # write each cache once, before the timed rounds
+        if f"{v} warm" in variants:
+            src, mode, _, cdir = variants[f"{v} warm"]
+            shutil.rmtree(cdir, ignore_errors=True)
+            r = run_child(src, mode, data, work / f"table-{name}-{v}-first.parquet", True, cdir)
+            print(f"  {name}: {v} cache written by a first read in {r['wall_s']:.2f} s", flush=True)
     results: dict[str, list[dict]] = {v: [] for v in variants}
-    nb: list[float] = []
     for rep in range(args.reps):
-        for v in variants:
-            src = base_src if v == "baseline" else ROOT
-            mode = "json" if v == "baseline" else v
-            r = run_child(src, mode, data, args.work / f"table_{v}.parquet")
+        for v, (src, mode, cache, cdir) in variants.items():
+            out = work / f"table-{name}-{v.replace(' ', '_')}.parquet"
+            r = run_child(src, mode, data, out, cache, cdir, args.authors)
             results[v].append(r)
-            print(f"  round {rep + 1} {v:8s} read {r['read_s']:6.2f} s  table {r['table_s']:6.2f} s  "
-                  f"total {r['wall_s']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB", flush=True)
-        if args.notebooks:
-            t = run_notebook(data, args.work / "report")
-            if t is not None:
-                nb.append(t)
-                print(f"  round {rep + 1} notebook 01: {t:.1f} s", flush=True)
-    rows = results[variants[-1]][0]["rows"]
-    sims = results[variants[-1]][0]["sims"]
-    print(f"\nSovSim Table 1 from {rows:,} agent-rounds ({sims:,} simulations), {title}; {args.reps} interleaved "
-          f"rounds, {os.cpu_count()} CPUs (shared machine: load average {os.getloadavg()[0]:.1f}); median (min..max)")
-    print(f"{'variant':10s} {'read s':>22s} {'Table 1 s':>22s} {'total s':>22s} {'peak RSS MB':>22s}")
-    for v in variants:
-        rs = results[v]
-        print(f"{v:10s} {spread([r['read_s'] for r in rs]):>22s} {spread([r['table_s'] for r in rs]):>22s} "
-              f"{spread([r['wall_s'] for r in rs]):>22s} {spread([r['rss_mb'] for r in rs]):>22s}")
-    for v, goal in goals.items():
-        med = statistics.median(r["wall_s"] for r in results[v])
-        peak = max(r["rss_mb"] for r in results[v])
-        print(f"goal {v}: total under {goal:.0f} s -> {'met' if med < goal else 'NOT met'} ({med:.2f} s); "
-              f"memory under 1 GB -> {'met' if peak < 1024 else 'NOT met'} ({peak:.0f} MB)")
-    if "baseline" in results:
-        b = statistics.median(r["wall_s"] for r in results["baseline"])
-        for v in ("json", "parquet"):
-            print(f"speed-up {v} vs baseline: {b / statistics.median(r['wall_s'] for r in results[v]):.1f}x")
-        print("tables, baseline vs json: " + compare_tables(args.work / "table_baseline.parquet",
-                                                            args.work / "table_json.parquet"))
-    print("tables, json vs parquet: " + compare_tables(args.work / "table_json.parquet",
-                                                       args.work / "table_parquet.parquet"))
-    if nb:
-        print(f"notebook 01 on this dataset: {spread(nb)} s (goal under 30 s: "
-              f"{'met' if statistics.median(nb) < 30 else 'NOT met'})")
+            print(f"  {name} round {rep + 1} {v:12s} {r['wall_s']:7.2f} s (imports {r['import_s']:.2f} s, "
+                  f"as a command {r['command_s']:.2f} s)  peak RSS {r['rss_mb']:6.0f} MB", flush=True)
+    med = {v: _median(rs, "wall_s") for v, rs in results.items()}
+    rss = {v: max(r["rss_mb"] for r in rs) for v, rs in results.items()}
+    ref = "authors" if "authors" in med else "floor"
+    rows = []
+    for v in ("ours cold", "ours warm"):
+        rows.append((f"{name}: Table 1 {v.split()[1]} (s)", med[v], med[ref], med[ref] / med[v],
+                     "<= 2 s" + (", 5x faster than " + ref if floor_mode == "floor_json" else ", faster than floor"),
+                     med[v] <= 2 and med[ref] / med[v] >= (5 if floor_mode == "floor_json" else 1)))
+        rows.append((f"{name}: peak RSS {v.split()[1]} (MB)", rss[v], rss[ref], rss[v] / rss[ref], "<= 512 MB",
+                     rss[v] <= 512))
+    if base_src is not None:
+        for v in ("cold", "warm"):
+            rows.append((f"{name}: Table 1 {v}, ours vs before (s)", med[f"ours {v}"], med[f"before {v}"],
+                         med[f"before {v}"] / med[f"ours {v}"], "faster", med[f"ours {v}"] < med[f"before {v}"]))
+            rows.append((f"{name}: peak RSS {v}, ours vs before (MB)", rss[f"ours {v}"], rss[f"before {v}"],
+                         rss[f"before {v}"] / rss[f"ours {v}"], "smaller", rss[f"ours {v}"] <= rss[f"before {v}"]))
+        print(f"  {name}: tables, before vs ours cold: " + compare_tables(
+            work / f"table-{name}-before_cold.parquet", work / f"table-{name}-ours_cold.parquet"))
+    print(f"  {name}: tables, ours cold vs warm: " + compare_tables(
+        work / f"table-{name}-ours_cold.parquet", work / f"table-{name}-ours_warm.parquet"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> list[tuple]:
+    """Build (or reuse) the datasets, run every variant, print and return the rows
+    ``(what, ours, reference, ratio, goal, met)``; ratio > 1 means ours is faster
+    (memory rows: ours / reference)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--agent-rounds", type=int, default=1_000_000, help="published layout size (0: skip)")
+    ap.add_argument("--models", type=int, default=40)
+    ap.add_argument("--runs-agent-rounds", type=int, default=1_000_000, help="our run folders' size (0: skip)")
+    ap.add_argument("--games", type=int, default=160, help="scripted games played to seed the run folders")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "scarce_lab_bench_analysis")
+    ap.add_argument("--baseline-rev", default="", help="also time the package at this git revision ('before')")
+    ap.add_argument("--authors", type=Path, default=None, help="a checkout of abhilekhborah/sovsim")
+    ap.add_argument("--notebooks", action="store_true", help="also time notebook 01 on the published dataset")
+    args = ap.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    base_src = baseline_tree(args.baseline_rev) if args.baseline_rev else None
+    rows: list[tuple] = []
+    try:
+        if args.agent_rounds:
+            data = args.work / f"sovsim_{args.agent_rounds}"
+            if not (data / "BENCHMARK_DATA.md").exists():
+                shutil.rmtree(data, ignore_errors=True)
+                n = make_dataset(data, args.agent_rounds, args.models)
+                print(f"dataset: {n:,} agent-rounds written to {data}")
+            print(f"published layout: {data} ({len(list(data.rglob('rationales.json')))} rationales.json)")
+            rows += bench_layout("published", data, "floor_json", args, base_src)
+            if args.notebooks:
+                t = run_notebook(data, args.work / "report")
+                if t is not None:
+                    rows.append(("published: notebook 01 (s)", t, t, 1.0, "< 30 s", t < 30))
+        if args.runs_agent_rounds:
+            runs = args.work / f"runs_{args.runs_agent_rounds}"
+            if not (runs / "BENCHMARK_DATA.md").exists():
+                shutil.rmtree(runs, ignore_errors=True)
+                n = make_runs(runs, args.runs_agent_rounds, args.games)
+                print(f"dataset: {n:,} agent-rounds in run folders written to {runs}")
+            print(f"our layout: {runs} ({sum(1 for _ in runs.glob('*/manifest.json'))} run folders)")
+            rows += bench_layout("runs", runs, "floor_runs", args, base_src)
+    finally:
+        if base_src is not None:
+            shutil.rmtree(base_src, ignore_errors=True)
+    print(f"\nSovSim Table 1; {args.reps} round(s), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
+          "(shared machine: compare ratios, not seconds)")
+    print(f"{'what':48s} {'ours':>9s} {'reference':>10s} {'ratio':>7s}  {'goal':38s} met?")
+    for what, ours, ref, ratio, goal, met in rows:
+        print(f"{what:48s} {ours:9.2f} {ref:10.2f} {ratio:7.2f}  {goal:38s} {'yes' if met else 'NO'}")
+    return rows
 
 
 if __name__ == "__main__":

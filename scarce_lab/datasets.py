@@ -147,7 +147,15 @@ def load(paths: str | Path | Sequence[str | Path], *, force: bool = False, envir
 
 def _load_one(path: str | Path, *, force: bool = False) -> Dataset:
     """One path of :func:`load`: an export, our run folders, or one published layout
-    (asked of every registered spec's ``layouts``)."""
+    (asked of every registered spec's ``layouts``); the folder tree is walked once for
+    all of them (:func:`scarce_lab.data.loaders.one_walk`)."""
+    from .data.loaders import one_walk
+
+    with one_walk():
+        return _detect_and_read(path, force=force)
+
+
+def _detect_and_read(path: str | Path, *, force: bool) -> Dataset:
     from . import registry
     from .data.loaders import Dataset, links_note, load_dataset, scan_folder
 

@@ -20,7 +20,12 @@ returns a :class:`Dataset`:
 environment's tidy tables are built from these frames by its view, ``ds.<environment>``
 (:class:`Dataset`).
 
-Size: ~600 lines, the one Dataset type and every way of building one (run folders, read
+Many runs: a folder tree is walked once (:func:`walk_tree`, shared by layout detection,
+the run listing and the cache's file list inside :func:`one_walk`), manifests are
+validated in one batch (:func:`read_manifests`) and every file the bulk readers open
+passes the read gate of :mod:`.jsonl` (regular files within the limits of :mod:`.limits`).
+
+Size: ~800 lines, the one Dataset type and every way of building one (run folders, read
 in one pass or line by line; a Parquet export; several datasets combined), so the rules
 a run is read by (one directory per run id, committed rounds only) stay in one place.
 """
@@ -30,9 +35,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
+import re
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -40,6 +49,7 @@ from types import MappingProxyType
 from typing import Any
 
 import polars as pl
+from pydantic import TypeAdapter
 
 from .dtypes import model_schema
 from .events import payload_types, registered, registration
@@ -247,11 +257,84 @@ def find_run_dirs(path: Path) -> list[Path]:
     return scan_folder(path)[0]
 
 
+@dataclass(frozen=True)
+class Tree:
+    """One walk of a folder tree (:func:`walk_tree`): ``dirs`` holds every folder reached
+    (links to folders are not followed) with the names of its non-folder entries,
+    ``linked`` the names among those that are symbolic links, ``links`` the links to
+    folders. Readers ask it instead of walking again (:meth:`matching`)."""
+
+    root: str
+    dirs: tuple[tuple[str, frozenset[str], frozenset[str]], ...]
+    links: tuple[str, ...]
+
+    def matching(self, pattern: str) -> list[Path]:
+        """The files whose name matches ``pattern`` (``fnmatch``), in path order."""
+        from fnmatch import filter as fnfilter
+
+        if any(c in pattern for c in "*?["):
+            hits = [os.path.join(d, n) for d, names, _ in self.dirs for n in fnfilter(names, pattern)]
+        else:
+            hits = [os.path.join(d, pattern) for d, names, _ in self.dirs if pattern in names]
+        return [Path(h) for h in sorted(hits, key=lambda h: h.split(os.sep))]
+
+
+_WALKS: ContextVar[dict[str, Any] | None] = ContextVar("_WALKS", default=None)
+
+
+@contextmanager
+def one_walk() -> Iterator[None]:
+    """Within this block :func:`walk_tree` walks each folder tree once: detection of the
+    layouts, the listing of runs and the cache's file list share one walk (outside it,
+    each call walks afresh, so a changed folder is seen)."""
+    token = _WALKS.set({}) if _WALKS.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _WALKS.reset(token)
+
+
+def walk_tree(path: Path | str) -> Tree:
+    """Walk ``path`` once with ``os.scandir`` (as ``os.walk``: links to folders are listed,
+    not followed; unreadable folders are skipped); memoised inside :func:`one_walk`."""
+    root = str(Path(path))  # as spelled (Path's normal form): listed paths equal Path(...) of them
+    memo = _WALKS.get()
+    if memo is not None and root in memo:
+        return memo[root]
+    dirs, links, stack = [], [], [root]
+    while stack:
+        d = stack.pop()
+        names, linked = [], []
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    is_dir = e.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    (links if e.is_symlink() else stack).append(e.path)
+                else:
+                    names.append(e.name)
+                    if e.is_symlink():
+                        linked.append(e.name)
+        dirs.append((d, frozenset(names), frozenset(linked)))
+    tree = Tree(root, tuple(dirs), tuple(links))
+    if memo is not None:
+        memo[root] = tree
+    return tree
+
+
 def scan_folder(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
     """``(runs, exports, links)`` at or below ``path``, each sorted: the directories
     holding a ``manifest.json`` (a run) or an export marker (a Parquet export), and the
     symbolic links to a folder holding either. Links are not followed (no loops, no run
-    read twice): their data is not in the dataset (:func:`load_dataset` warns).
+    read twice): their data is not in the dataset (:func:`load_dataset` warns). One
+    :func:`walk_tree` walk.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -261,16 +344,20 @@ def scan_folder(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
         raise FileNotFoundError(f"dataset path does not exist: {path}")
     if (path / MANIFEST).exists():
         return [path], [], []
-    runs, exports, links = [], [], []
-    for root, dirs, files in os.walk(path):  # as Path.rglob: links to folders not followed
-        if MANIFEST in files and os.path.exists(os.path.join(root, MANIFEST)):
-            runs.append(root)
-        if EXPORT_MARKER in files:
-            exports.append(root)
-        links += [os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))
-                  and any(os.path.exists(os.path.join(root, d, m)) for m in (MANIFEST, EXPORT_MARKER))]
-    return [[Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
-            for found in (runs, exports, links)]
+    memo = _WALKS.get()
+    key = "scan:" + str(path)
+    if memo is not None and key in memo:
+        return [list(found) for found in memo[key]]
+    tree = walk_tree(path)
+    runs = [d for d, names, linked in tree.dirs
+            if MANIFEST in names and (MANIFEST not in linked or os.path.exists(os.path.join(d, MANIFEST)))]
+    exports = [d for d, names, _ in tree.dirs if EXPORT_MARKER in names]
+    links = [ln for ln in tree.links if any(os.path.exists(os.path.join(ln, m)) for m in (MANIFEST, EXPORT_MARKER))]
+    out = [[Path(r) for r in sorted(found, key=lambda r: r.split(os.sep))]  # = Path order (by parts)
+           for found in (runs, exports, links)]
+    if memo is not None:
+        memo[key] = tuple(tuple(found) for found in out)
+    return out
 
 
 def links_note(links: list[Path]) -> str:
@@ -279,10 +366,13 @@ def links_note(links: list[Path]) -> str:
             f"{', '.join(map(str, links[:5]))}; load their targets (a list of paths) instead")
 
 
+_JSON_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _json_text(value) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return _JSON_TEXT.encode(value)
 
 
 def _frame(rows: list[dict], columns: dict) -> pl.DataFrame:
@@ -319,8 +409,60 @@ def call_errors(run_dirs: list[Path]) -> tuple[int, int, str | None]:
 
 def _one_dir_per_run(run_dirs: list[Path]) -> list[tuple[Path, RunManifest]]:
     """``(run_dir, manifest)`` pairs with one directory per ``run_id`` (see load_dataset)."""
-    held = [(rd, read_manifest(rd)) for rd in run_dirs]
-    return sorted((held[i] for i in _one_per_run([(str(rd), m) for rd, m in held])), key=lambda g: str(g[0]))
+    return [(rd, m) for rd, m, _ in _runs_once(run_dirs)]
+
+
+def _runs_once(run_dirs: list[Path]) -> list[tuple[Path, RunManifest, int]]:
+    """``(run_dir, manifest, file version)`` with one directory per ``run_id``, by path."""
+    held = read_manifests(run_dirs)
+    keep = _one_per_run([(str(rd), m) for rd, (m, _) in zip(run_dirs, held, strict=True)])
+    return sorted(((run_dirs[i], *held[i]) for i in keep), key=lambda g: str(g[0]))
+
+
+#: The head of a manifest as the recorder writes it: its schema version comes first.
+_HEAD = re.compile(rb'\{\s*"schema_version":\s*(\d+)\s*,')
+
+
+def read_manifests(run_dirs: Sequence[Path | str]) -> list[tuple[RunManifest, int]]:
+    """``(manifest, file version)`` of each run directory, in order: what
+    :func:`~.recorder.read_manifest` and :func:`~.recorder._file_version` return, read in
+    bulk. Every file is read through the read gate (:func:`~.jsonl.read_bounded`: a
+    regular file within ``LIMITS.manifest_bytes``); manifests that open with the current
+    ``schema_version`` are validated in one pydantic call over their concatenated bytes;
+    the version of the others (older, BOM, other key order) is read file by file, as is
+    every manifest when the batch fails (so the error names the file and field).
+
+    Raises:
+        as :func:`~.recorder.read_manifest`.
+    """
+    from pydantic import ValidationError
+
+    from .events.base import SCHEMA_VERSION
+    from .events.registry import UnknownEnvironmentError, registration
+    from .jsonl import read_bounded
+
+    raws = [read_bounded(os.path.join(rd, MANIFEST)) for rd in run_dirs]
+    current = [i for i, raw in enumerate(raws) if (h := _HEAD.match(raw)) and int(h.group(1)) == SCHEMA_VERSION]
+    out: list[tuple[RunManifest, int] | None] = [None] * len(raws)
+    if current:
+        try:
+            batch = TypeAdapter(list[RunManifest]).validate_json(b"[" + b",".join(raws[i] for i in current) + b"]")
+        except (ValidationError, ValueError):
+            batch = None
+        if batch is not None:
+            for i, m in zip(current, batch, strict=True):
+                if m.schema_version == SCHEMA_VERSION:  # a repeated key could say otherwise
+                    out[i] = (m, SCHEMA_VERSION)
+            for env in {m.environment for m, _ in filter(None, out)}:
+                try:
+                    registration(env)
+                except UnknownEnvironmentError as exc:
+                    bad = next(i for i, x in enumerate(out) if x and x[0].environment == env)
+                    raise UnknownEnvironmentError(f"{os.path.join(run_dirs[bad], MANIFEST)}: {exc}") from None
+    for i, x in enumerate(out):
+        if x is None:
+            out[i] = (read_manifest(Path(run_dirs[i])), _file_version(Path(run_dirs[i])))
+    return out  # type: ignore[return-value]
 
 
 def _one_per_run(held: list[tuple[str, RunManifest]]) -> list[int]:
@@ -457,12 +599,13 @@ class _Collector:
         return out
 
 
-def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool) -> list[tuple[EventEnvelope, bytes]]:
+def _read_run(run_dir: Path, manifest: RunManifest, *, tolerant: bool, version: int | None = None
+              ) -> list[tuple[EventEnvelope, bytes]]:
     """Every event of one run with its raw line, its sequence checked (see
-    :func:`read_run_events`)."""
+    :func:`read_run_events`); ``version``: the file version, if known."""
     from .events import event_model
 
-    version = _file_version(run_dir)
+    version = _file_version(run_dir) if version is None else version
     model = event_model(manifest.environment)
     path = Path(run_dir) / EVENTS
     out: list[tuple[EventEnvelope, bytes]] = []
@@ -520,36 +663,38 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
         SchemaVersionError: a file is newer than this package.
         UnknownEnvironmentError: a manifest names an unknown environment.
     """
+    with one_walk():
+        return _load_dataset(path, include_incomplete=include_incomplete, cache=cache)
+
+
+def _load_dataset(path: Path | str, *, include_incomplete: bool, cache: bool | None) -> Dataset:
     if (Path(path) / EXPORT_MARKER).exists():
         return load_parquet(path)
     run_dirs, _, links = scan_folder(Path(path))
     if links:
-        warnings.warn(f"{path}: {links_note(links)}", UserWarning, stacklevel=2)
+        warnings.warn(f"{path}: {links_note(links)}", UserWarning, stacklevel=3)
     if not run_dirs:
         raise FileNotFoundError(f"no run directories (manifest.json) found below {path}")
     from .parquet import cache_enabled, cached, layout_files
 
     if cache_enabled(cache):
-        folder = cached("dataset", path, layout_files({"runs": run_dirs}), lambda tmp: export_parquet(
+        tree = walk_tree(path) if Path(path).is_dir() else None
+        folder = cached("dataset", path, layout_files({"runs": run_dirs}, tree), lambda tmp: export_parquet(
             load_dataset(path, include_incomplete=include_incomplete, cache=False), tmp / "dataset"),
             {"include_incomplete": include_incomplete})
         return load_parquet(folder / "dataset")
-    runs: list[dict] = []
-    manifests: list[RunManifest] = []
-    dirs: list[Path] = []
-    for rd, m in _one_dir_per_run(run_dirs):
-        if not include_incomplete and m.status != RunStatus.complete:
-            continue
-        row = m.model_dump(mode="json")
-        for k in ("models", "config", "notes", "condition_settings"):
-            row[k] = _json_text(row.get(k))
-        row["run_dir"] = str(rd)
-        runs.append(row)
-        manifests.append(m)
-        dirs.append(rd)
-    events, payloads = _read_events(dirs, manifests)
+    held = [g for g in _runs_once(run_dirs) if include_incomplete or g[1].status == RunStatus.complete]
+    dirs = [rd for rd, _, _ in held]
+    manifests = [m for _, m, _ in held]
+    events, payloads = _read_events(dirs, manifests, [v for _, _, v in held])
     calls: list[dict] = []
     for rd, m in zip(dirs, manifests, strict=True):
+        try:  # most runs of a scripted sweep have an empty file: no need to open it (a FIFO
+            st = os.stat(os.path.join(rd, LLM_CALLS))  # or device, size 0 too, goes to the read gate)
+            if st.st_size == 0 and stat.S_ISREG(st.st_mode):
+                continue
+        except FileNotFoundError:
+            continue
         tolerant = m.status != RunStatus.complete
         path = rd / LLM_CALLS
         for lineno, obj in iter_json_objects(path, allow_torn_tail=tolerant):
@@ -559,7 +704,7 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
                 obj[k] = _json_text(obj.get(k))
             calls.append(obj)
     return Dataset(
-        runs=_frame(runs, RUN_COLUMNS).lazy(),
+        runs=pl.defer(lambda: _runs_frame(manifests, dirs), schema=RUN_COLUMNS),
         events=events.lazy(),
         llm_calls=_frame(calls, CALL_COLUMNS).lazy(),
         manifests=tuple(manifests),
@@ -567,7 +712,18 @@ def load_dataset(path: Path | str, *, include_incomplete: bool = True, cache: bo
     )
 
 
-def _read_events(dirs: list[Path], manifests: list[RunManifest]
+def _runs_frame(manifests: list[RunManifest], dirs: list[Path]) -> pl.DataFrame:
+    """The ``runs`` frame (built when first queried: a table that needs only the
+    manifests never pays for the JSON text of 34k configurations)."""
+    rows = TypeAdapter(list[RunManifest]).dump_python(manifests, mode="json")
+    for row, rd in zip(rows, dirs, strict=True):
+        for k in ("models", "config", "notes", "condition_settings"):
+            row[k] = _json_text(row.get(k))
+        row["run_dir"] = str(rd)
+    return _frame(rows, RUN_COLUMNS)
+
+
+def _read_events(dirs: list[Path], manifests: list[RunManifest], versions: list[int]
                  ) -> tuple[pl.DataFrame, dict[tuple[str, str], pl.DataFrame]]:
     """The events frame and the payload frames of the runs, in run and line order.
 
@@ -582,8 +738,8 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     fast_payloads: dict[tuple[str, str], list[pl.DataFrame]] = defaultdict(list)
     slow: set[int] = set(range(len(dirs)))
     by_env: dict[tuple[str, int], list[tuple[int, Path, str]]] = defaultdict(list)
-    for pos, (rd, m) in enumerate(zip(dirs, manifests, strict=True)):
-        if m.status == RunStatus.complete and (v := _file_version(rd)) in fastread.fast_versions():
+    for pos, (rd, m, v) in enumerate(zip(dirs, manifests, versions, strict=True)):
+        if m.status == RunStatus.complete and v in fastread.fast_versions():
             by_env[(m.environment, v)].append((pos, rd, m.run_id))
     for (env, version), runs in by_env.items():
         schemas = fastread.version_schemas(env, version, model_schema)
@@ -601,7 +757,7 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest]
     for pos in sorted(slow):
         rd, m = dirs[pos], manifests[pos]
         tolerant = m.status != RunStatus.complete
-        evs = _read_run(rd, m, tolerant=tolerant)
+        evs = _read_run(rd, m, tolerant=tolerant, version=versions[pos])
         if tolerant:  # an unfinished run: only its committed rounds are data
             last = max((i for i, (e, _) in enumerate(evs) if e.kind == "round_committed"), default=-1)
             evs = evs[: last + 1]

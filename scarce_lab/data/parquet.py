@@ -47,7 +47,7 @@ EXPORT_LAYOUT = 3
 _ROW = "__row"
 
 #: Bump when the cache layout or a cached table's derivation changes.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 STAMP = "cache_stamp.json"
 #: Partition value for a null key (Parquet hive folders need a name).
 NULL_PART = "__null__"
@@ -337,8 +337,15 @@ def cache_dir(kind: str, source: Path | str) -> Path:
 
 
 def fingerprint(files: Iterable[Path | str], options: dict | None = None) -> str:
-    """SHA-256 over every file's path, size and modification time (ns), the reading
+    """SHA-256 over every file's path, size, modification time (ns) and inode, the reading
     ``options``, the schema version and the cache format.
+
+    Why stat and not a hash of the bytes: hashing reads every byte (a second read would
+    cost as much as the first); a write to a file changes its mtime (ns) and a file
+    replaced by rename (the recorder's atomic writes, ``git checkout``, a copy) has a
+    new inode, so a changed file is seen. What it misses: a file rewritten in place
+    within the same nanosecond tick at the same size, or a tool that writes in place and
+    then sets the old mtime back (``touch -d``, ``rsync --inplace -t``).
 
     Raises:
         FileNotFoundError: a listed file does not exist.
@@ -346,9 +353,9 @@ def fingerprint(files: Iterable[Path | str], options: dict | None = None) -> str
     h = hashlib.sha256()
     h.update(json.dumps({"format": CACHE_FORMAT, "schema": SCHEMA_VERSION, "options": options or {}},
                         sort_keys=True, default=str).encode())
-    for f in sorted(os.path.abspath(p) for p in files):
+    for f in sorted(p if os.path.isabs(p) else os.path.abspath(p) for p in map(str, files)):
         st = os.stat(f)
-        h.update(f"\n{f}\t{st.st_size}\t{st.st_mtime_ns}".encode())
+        h.update(f"\n{f}\t{st.st_size}\t{st.st_mtime_ns}\t{st.st_ino}".encode())
     return h.hexdigest()
 
 
@@ -395,18 +402,28 @@ def cached(kind: str, source: Path | str, files: Iterable[Path | str], write: Ca
     return folder
 
 
-def layout_files(found: dict[str, list[Path]]) -> list[Path]:
+def layout_files(found: dict[str, list[Path]], tree=None) -> list[str]:
     """Every file a table read from the layouts ``found`` (as from
     :func:`scarce_lab.environments.sovsim.tables.detect_layouts`) may depend on: all files of
     each run directory, each ``rationales.json`` (its model and condition come from its
-    path), and all files of each ``log_env.json`` run folder (its configuration)."""
+    path), and all files of each ``log_env.json`` run folder (its configuration).
+    ``tree``: the :class:`~scarce_lab.data.loaders.Tree` those were found in (its listing
+    is used instead of walking each folder again). Sorted paths, as text (what
+    :func:`fingerprint` takes; 100k ``Path`` objects would cost seconds)."""
     out: set[str] = set()
-    for rd in found.get("runs", []):
-        out.update(_walk(rd))
+    folders = {str(rd) for rd in found.get("runs", [])} | {str(Path(log).parent) for log in found.get("govsim_log", [])}
+    if tree is not None:
+        for d, names, _ in tree.dirs:  # a folder's files belong to the nearest listed folder above it
+            up = d
+            while up not in folders and os.path.dirname(up) != up and up != tree.root:
+                up = os.path.dirname(up)
+            if up in folders:
+                out.update(os.path.join(d, n) for n in names)
+    else:
+        for f in folders:
+            out.update(_walk(f))
     out.update(str(p) for p in found.get("sovsim_json", []))
-    for log in found.get("govsim_log", []):
-        out.update(_walk(Path(log).parent))
-    return sorted(Path(p) for p in out)
+    return sorted(out)
 
 
 def _walk(folder: Path | str) -> list[str]:

@@ -62,19 +62,24 @@ def incomplete_streams(events: pl.DataFrame, runs: list[tuple[int, Path, str]], 
     (``seq`` not 0, 1, 2...; a complete run cut short, see :func:`check_complete_run`;
     no event at all): the per-line path re-reads them and raises the ``path:line``
     error."""
-    stats = (events.sort("__pos").group_by("__run")
-             .agg(n=pl.len(), seq_ok=(pl.col("seq") == pl.int_range(pl.len())).all(), last=pl.col("kind").last(),
-                  kinds=pl.col("kind").value_counts()))
-    by_run = {r["__run"]: r for r in stats.iter_rows(named=True)}
-    bad = set()
-    for pos, _, _ in runs:
-        row = by_run.get(pos)
-        m = manifests[pos]
-        if row is None or not row["seq_ok"] or row["last"] != "round_committed" \
-                or (m.n_events is not None and row["n"] != m.n_events):
-            bad.add(pos)
-            continue
-        counts = {d["kind"]: d["count"] for d in row["kinds"]}
-        if m.n_events is None and any(counts.get(k, 0) != n for k, n in final_counts(m.environment, m.config).items()):
-            bad.add(pos)
+    order = pl.col("__pos")
+    stats = events.group_by("__run").agg(n=pl.len(), seq_ok=(pl.col("seq").sort_by(order) == pl.int_range(pl.len())).all(),
+                                         last=pl.col("kind").sort_by(order).last())
+    want = pl.DataFrame({"__run": [pos for pos, _, _ in runs], "n_events": [manifests[pos].n_events for pos, _, _ in runs]},
+                        schema={"__run": pl.Int64, "n_events": pl.Int64})
+    n, expected = pl.col("n"), pl.col("n_events")
+    checked = want.join(stats.with_columns(pl.col("__run").cast(pl.Int64)), on="__run", how="left").with_columns(
+        bad=pl.when(n.is_null()).then(pl.lit(True))  # no event at all: refused, n_events 0 or not
+        .otherwise(~pl.col("seq_ok") | (pl.col("last") != "round_committed") | (expected.is_not_null() & (n != expected))))
+    bad = set(checked.filter(pl.col("bad"))["__run"].to_list())
+    # runs recorded before n_events: their counts by kind against what their config means
+    older = checked.filter(~pl.col("bad") & n.is_not_null() & expected.is_null())["__run"].to_list()
+    if older:
+        counts: dict[int, dict[str, int]] = {}
+        for pos, kind, k in events.filter(pl.col("__run").is_in(older)).group_by("__run", "kind").len().iter_rows():
+            counts.setdefault(pos, {})[kind] = k
+        for pos in older:
+            m = manifests[pos]
+            if any(counts.get(pos, {}).get(k, 0) != v for k, v in final_counts(m.environment, m.config).items()):
+                bad.add(pos)
     return bad

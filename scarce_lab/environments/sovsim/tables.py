@@ -45,13 +45,24 @@ def from_dataset(ds) -> pl.DataFrame:
     joined with each agent's ``extraction`` event (reasoning, validity, pool seen).
     Runs of other environments are ignored.
     """
+    settings: dict[tuple, str] = {}  # few distinct settings among many runs: each written once
+
+    def canonical(cs: dict) -> str | None:
+        if not cs:
+            return None
+        try:
+            key = tuple((k, type(v), v) for k, v in cs.items())  # 1, 1.0 and True hash alike
+            return settings[key] if key in settings else settings.setdefault(key, settings_json(cs))
+        except TypeError:  # an unhashable value (a list)
+            return settings_json(cs)
+
     meta = [
         {
             "run_id": m.run_id,
             "model": _model_label(m.models),
             "condition": m.condition,
             "base_condition": m.condition_settings.get("condition", m.condition),
-            "settings": settings_json(m.condition_settings) if m.condition_settings else None,
+            "settings": canonical(m.condition_settings),
             "simulation": m.config.get("simulation"),
             "leader": m.notes.get("leader"),
             "roles": [{"agent": a, "role": r} for a, r in (m.notes.get("roles") or {}).items()],
@@ -114,7 +125,9 @@ class MixedLayoutsError(ValueError):
 
 def detect_layout(path: Path, layout: str) -> list[Path]:
     """Files of ``layout`` (a :data:`LAYOUT_FILES` key) at or below ``path``, sorted: run
-    folders for ``runs``, the marking files for the others. ``sim_XX.json`` files below
+    folders for ``runs`` (:func:`~scarce_lab.data.loaders.scan_folder`), the marking
+    files for the others (one :func:`~scarce_lab.data.loaders.walk_tree` walk, shared
+    by every layout inside :func:`~scarce_lab.data.loaders.one_walk`). ``sim_XX.json`` files below
     a folder count only when their parent folder is named after a SovSim condition (the
     authors' ``<model>/<condition>/`` layout).
 
@@ -125,12 +138,15 @@ def detect_layout(path: Path, layout: str) -> list[Path]:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"dataset path does not exist: {path}")
+    from ...data.loaders import scan_folder, walk_tree
+
     pattern = LAYOUT_FILES[layout]
     if path.is_file():
         found = [path] if fnmatch(path.name, pattern) else []
-    else:
-        found = [p for p in path.rglob(pattern) if layout != "sovsim_run" or p.parent.name in SOVSIM_ROLES]
-    return sorted(p.parent for p in found) if layout == "runs" else sorted(found)
+        return [p.parent for p in found] if layout == "runs" else found
+    if layout == "runs":
+        return scan_folder(path)[0]
+    return [p for p in walk_tree(path).matching(pattern) if layout != "sovsim_run" or p.parent.name in SOVSIM_ROLES]
 
 
 def detect_layouts(path: Path) -> dict[str, list[Path]]:
@@ -140,7 +156,10 @@ def detect_layouts(path: Path) -> dict[str, list[Path]]:
     Raises:
         FileNotFoundError: ``path`` does not exist.
     """
-    return {layout: detect_layout(path, layout) for layout in LAYOUT_FILES}
+    from ...data.loaders import one_walk
+
+    with one_walk():
+        return {layout: detect_layout(path, layout) for layout in LAYOUT_FILES}
 
 
 class SovSimTables:
@@ -200,7 +219,15 @@ def load_agent_rounds(
         GovSimConfigError: a GovSim run without its configuration (unless ``force``).
         TrajectoryFileError / ValueError: a file is corrupt (message names the file).
     """
-    from ...data.loaders import load_dataset
+    from ...data.loaders import one_walk
+
+    with one_walk():  # layouts, the cache's file list and the run folders: one walk of the tree
+        return _load_agent_rounds(path, include_incomplete=include_incomplete, force=force, cache=cache, lazy=lazy)
+
+
+def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: bool, cache: bool | None, lazy: bool
+                       ) -> pl.DataFrame | pl.LazyFrame:
+    from ...data.loaders import load_dataset, walk_tree
     from ...data.parquet import cache_enabled, cached_frame, layout_files
     from .published.govsim_log import read_govsim_logs
     from .published.sovsim_json import read_rationales_many
@@ -216,7 +243,8 @@ def load_agent_rounds(
         warnings.warn(ForcedDataWarning(f"FORCED: {msg}; concatenated, each row keeps its source"), stacklevel=2)
     if cache_enabled(cache) and not force:
         scan = cached_frame(
-            "sovsim_agent_rounds", path, [*layout_files(found), *found["sovsim_run"]],
+            "sovsim_agent_rounds", path, [*layout_files(found, walk_tree(path) if Path(path).is_dir() else None),
+                                          *found["sovsim_run"]],
             lambda: load_agent_rounds(path, include_incomplete=include_incomplete, cache=False),
             partition_by=("source", "model"),
             options={"include_incomplete": include_incomplete, "reader": READER_VERSION},

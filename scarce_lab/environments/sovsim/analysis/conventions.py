@@ -208,18 +208,22 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     )
     if isinstance(runs, pl.LazyFrame):
         runs = runs.collect()
-    rows = []
-    for r in runs.iter_rows(named=True):
-        parsed = json.loads(r["_settings"]) if r["_settings"] else {}
-        row = {"run_id": r["run_id"], "source": r["source"], "family": LAYOUT_FAMILY.get(r["source"])}
-        row |= dict.fromkeys(GAME_FIELDS) | _stated_game(parsed, r["source"])
-        row["scenario"] = parsed.get(SCENARIO_KEY) if r["source"] == "govsim_log" else None
-        row |= {k: r[k] for k in ("observed_n_agents", "observed_initial_pool", "observed_last_round")}
-        rows.append(row)
     schema = {"run_id": pl.String, "source": pl.String, "family": pl.String, **dict.fromkeys(GAME_FIELDS, pl.Float64),
               "scenario": pl.String, "observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64,
               "observed_last_round": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    stated = []  # the settings are parsed once per distinct (settings, layout), not once per run
+    for text, source in runs.select("_settings", "source").unique(maintain_order=True).iter_rows():
+        parsed = json.loads(text) if text else {}
+        row = {"_settings": text, "source": source, "family": LAYOUT_FAMILY.get(source)}
+        row |= dict.fromkeys(GAME_FIELDS) | _stated_game(parsed, source)
+        row["scenario"] = parsed.get(SCENARIO_KEY) if source == "govsim_log" else None
+        stated.append(row)
+    if not stated:
+        return pl.DataFrame(schema=schema)
+    stated_schema = {"_settings": pl.String, "source": pl.String, "family": pl.String,
+                     **dict.fromkeys(GAME_FIELDS, pl.Float64), "scenario": pl.String}
+    return runs.join(pl.DataFrame(stated, schema=stated_schema, orient="row"), on=["_settings", "source"], how="left",
+                     nulls_equal=True, maintain_order="left").select(pl.col(k).cast(t) for k, t in schema.items())
 
 
 def _stated_game(settings: dict, source: str | None) -> dict[str, float]:
