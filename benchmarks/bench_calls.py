@@ -34,7 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-ROOT = Path(__file__).resolve().parents[1]
+# SCARCE_BENCH_ROOT: the tree whose scarce_lab is measured (a child of --baseline-rev)
+ROOT = Path(os.environ.get("SCARCE_BENCH_ROOT") or Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENAI_API_KEY", "sk-fake-local")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -253,6 +254,40 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         print(f"{r['what']:<44} {ours:>10} {ref:>24} {ratio:>7}  {r['goal']:<22} {met}")
 
 
+def baseline_rows(rev: str, c: int = 32, waves: int = 6, rounds: int = 3) -> list[dict[str, Any]]:
+    """Calls/s at concurrency ``c`` (200 ms server) of the package at git revision ``rev``
+    and of this tree, each in a child process, interleaved over ``rounds`` (medians): what
+    the whole change since ``rev`` did to throughput (issue 36: the bounds must cost
+    nothing visible; issue 37's changes are in it too)."""
+    import statistics
+    import tempfile
+
+    from tests.fake_server import FakeOpenAIServer
+
+    here = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="bench_calls_base_"))
+    subprocess.run(f"git -C {here} archive {rev} | tar -x -C {tree}", shell=True, check=True)
+    got: dict[str, list[float]] = {"before": [], "after": []}
+    try:
+        with FakeOpenAIServer(latency_s=LATENCY_S) as slow:
+            for k in range(rounds):
+                for which in (("before", "after") if k % 2 == 0 else ("after", "before")):
+                    env = {**os.environ, "SCARCE_BENCH_ROOT": str(tree if which == "before" else here)}
+                    out = subprocess.run([sys.executable, __file__, "--child-calls-per-s", slow.url, str(c), str(waves)],
+                                         capture_output=True, text=True, env=env, cwd=env["SCARCE_BENCH_ROOT"])
+                    line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
+                    if line is None:
+                        raise RuntimeError(f"{which}: child failed: {out.stderr[-1500:]}")
+                    got[which].append(float(line.split()[1]))
+    finally:
+        import shutil
+
+        shutil.rmtree(tree, ignore_errors=True)
+    b, a = statistics.median(got["before"]), statistics.median(got["after"])
+    return [_row(f"calls/s, c={c}: this tree vs {rev} (same run)", a, b, rev, ">= 1x (bounds cost nothing)", a >= 0.95 * b,
+                 "/s")]
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the benchmark, print its table and return its rows (dicts with ``what``,
     ``ours``, ``reference``, ``reference_name``, ``unit``, ``ratio``, ``goal``, ``met``)."""
@@ -261,7 +296,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--waves", type=int, default=6, help="waves of c calls per throughput run")
     ap.add_argument("--no-inspect", action="store_true", help="skip the Inspect AI comparison")
     ap.add_argument("--profile", default=None, help="write a cProfile of ours' sequential calls here")
+    ap.add_argument("--baseline-rev", default="", help="also calls/s at c=32 of the package at this git revision")
+    ap.add_argument("--child-calls-per-s", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.child_calls_per_s:
+        url, c, waves = a.child_calls_per_s
+        print(f"RESULT {calls_per_s(url, int(c), int(waves))}")
+        return []
     from tests.fake_server import FakeOpenAIServer
 
     rows = []
@@ -287,6 +328,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             rows.append(_row(f"calls/s, c={c} vs Inspect AI", ours[c], insp[c], "Inspect AI",
                              ">= 1.5x" if c >= 32 else "(context)",
                              ours[c] >= 1.5 * insp[c] if c >= 32 else None, "/s"))
+    if a.baseline_rev:
+        rows += baseline_rows(a.baseline_rev, waves=a.waves)
     print_rows(rows)
     if isinstance(insp, str):
         print(f"Inspect AI: {insp}")
