@@ -1,5 +1,5 @@
 """Model calls: client CPU per call and calls/s under concurrency, against references
-measured in the same run (issue 37, "Model calls").
+measured in the same run (docs/benchmarks.md).
 
     .venv/bin/python benchmarks/bench_calls.py               # ~1 to 3 min on 2 cores
     .venv/bin/python benchmarks/bench_calls.py --no-inspect  # skip Inspect AI
@@ -257,8 +257,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 def baseline_rows(rev: str, c: int = 32, waves: int = 6, rounds: int = 3) -> list[dict[str, Any]]:
     """Calls/s at concurrency ``c`` (200 ms server) of the package at git revision ``rev``
     and of this tree, each in a child process, interleaved over ``rounds`` (medians): what
-    the whole change since ``rev`` did to throughput (issue 36: the bounds must cost
-    nothing visible; issue 37's changes are in it too)."""
+    the whole change since ``rev`` did to throughput (the bounds on server claims must cost
+    nothing visible; the faster call path is in it too)."""
     import statistics
     import tempfile
 

@@ -1,4 +1,4 @@
-"""What the loaders' file checks cost (issue 36: files as claims, bounds): load time of
+"""What the loaders' file checks cost (files as claims, bounds; docs/threat_model.md): load time of
 run folders with the read gate (regular files only, size limits, lines streamed within
 ``LIMITS.line_bytes``, every record's ``run_id`` checked) against the code before it.
 

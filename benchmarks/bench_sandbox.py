@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sandbox overhead per command and per grade, for both backends next to a plain
-subprocess and bubblewrap alone (goal, issue 37: our part <= 3 ms over bubblewrap alone).
+subprocess and bubblewrap alone (goal: our part <= 3 ms over bubblewrap alone).
 
 Per command: ``true`` run N times, interleaved round-robin (A B C A B C ...) so that
 load from other processes on the machine affects every variant alike:

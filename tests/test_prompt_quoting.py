@@ -1,4 +1,4 @@
-"""Agent text -> any prompt (issue 36.2): every text an agent (or a model, or a person)
+"""Agent text -> any prompt (docs/threat_model.md, "Other agents as adversaries"): every text an agent (or a model, or a person)
 wrote that another prompt shows goes through :mod:`scarce_lab.llm.quoting`, so that it
 cannot open, close or imitate a section, a speaker, a message line or an answer.
 

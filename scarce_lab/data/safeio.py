@@ -1,7 +1,7 @@
 """The harness's one way to write a run folder: every file is created, appended to,
 replaced or removed under a descriptor of the folder itself, never through a link.
 
-Rules (issue 36, item 4):
+Rules (docs/threat_model.md, "A copied run folder"):
 
 - The run folder's last path component must be a real folder: a symbolic link (or a
   file, a FIFO) planted where the run folder goes is refused (``O_NOFOLLOW |

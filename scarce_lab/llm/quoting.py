@@ -1,5 +1,5 @@
 """The one rendering gate for text that an agent, a model or a person wrote and another
-prompt shows (issue 36.2): such text is *quoted*, so that whatever characters it holds
+prompt shows (docs/threat_model.md, "Other agents as adversaries"): such text is *quoted*, so that whatever characters it holds
 it cannot open, close or imitate a section, a speaker, a message line or an answer of
 the prompt it is shown in.
 

@@ -1,4 +1,4 @@
-"""A run folder's files are claims (issue 36, items 3 and 4, loader side).
+"""A run folder's files are claims (docs/threat_model.md, "Files as claims"; the loader side).
 
 Each test hands the loaders a file that is not what its name says, or not the run's, or
 larger than :data:`scarce_lab.data.limits.LIMITS` allows, and checks that the load stops

@@ -66,7 +66,7 @@ def test_units_from_scarce_run(tmp_path):
     assert "You waited last time" not in u.context
     assert "Previous contention's order: 1. w0 (60 s), 2. w1 (30 s)" in u.context
     # w1 received w0's private message in contention 1.
-    assert 'from w0: "Let me go first now' in units[1].context  # quoted (issue 36.2)
+    assert 'from w0: "Let me go first now' in units[1].context  # quoted (llm/quoting.py)
     frame = units_to_frame(units)
     assert frame["recipients"].to_list() == [["w1"], [], ["w1"], []]
 

@@ -1,4 +1,4 @@
-"""What a server reports is a claim (issue 36.1): usage bounded by what was sent,
+"""What a server reports is a claim (docs/threat_model.md, "The server as adversary"): usage bounded by what was sent,
 the ledger never below what sent calls reserved, the served model recorded.
 
 Adversarial servers are scripted fakes (``litellm.acompletion`` replaced, answers as

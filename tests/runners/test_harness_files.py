@@ -1,4 +1,4 @@
-"""Issue 36, item 4, the harness's side: what it writes never follows a link, a folder
+"""Files as claims, the harness's side: what it writes never follows a link, a folder
 it did not make is refused, a checkpoint is never unpickled unless this machine wrote
 it for this run, and an unknown scripted name is refused when the config is built.
 
