@@ -23,8 +23,8 @@ Parts (each a script of its own under benchmarks/, whose ``main(argv)`` returns 
 - ``embedded``: an embedded decision through scarce_lab against llama.cpp direct,
   steady state and the first decision of a fresh process (``bench_embedded.py``;
   skipped with its reason without the embedded model).
-- ``startup``: ``import scarce_lab`` and ``scarce-lab --help`` in fresh processes, and
-  whether either imported litellm (here).
+- ``startup``: ``import scarce_lab`` and the help of ``scarce-lab``, ``run sovsim`` and
+  ``table sovsim`` in fresh processes, and which heavy modules each imported (here).
 
 Absolute times on a shared machine are noisy: read the ratios, which compare figures
 taken side by side.
@@ -74,31 +74,36 @@ def _row(r: Any) -> dict[str, Any]:
 
 
 def startup_rows(reps: int = 3) -> list[dict[str, Any]]:
-    """Fresh-process times of ``import scarce_lab`` and ``scarce-lab --help`` next to a
-    bare interpreter, and whether litellm was imported (goal: not)."""
-    probe = "import sys; {stmt}; print('litellm' in sys.modules)"
+    """Fresh-process times of ``import scarce_lab`` and of the help of ``scarce-lab``,
+    ``run sovsim`` and ``table sovsim`` (the console script's ``main``) next to a bare
+    interpreter, and which of altair, scipy, litellm and openai each imported (goal: none)."""
+    heavy = ("altair", "scipy", "litellm", "openai")
+    probe = "import sys; {stmt}; print(','.join(m for m in " + repr(heavy) + " if m in sys.modules) or '-')"
+    cli = ("from scarce_lab.cli import main; sys.argv = ['scarce-lab', {args}]\n"
+           "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code")
     cases = {
         "bare interpreter": "pass",
         "import scarce_lab": "import scarce_lab",
-        "scarce-lab --help": ("from typer.testing import CliRunner; from scarce_lab.cli import app; "
-                              "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output"),
+        "scarce-lab --help": cli.format(args="'--help'"),
+        "scarce-lab run sovsim --help": cli.format(args="'run', 'sovsim', '--help'"),
+        "scarce-lab table sovsim --help": cli.format(args="'table', 'sovsim', '--help'"),
     }
     times: dict[str, list[float]] = {k: [] for k in cases}
-    litellm: dict[str, bool] = {}
+    imported: dict[str, str] = {}
     for _ in range(reps):
         for name, stmt in cases.items():
             t = time.perf_counter()
             out = subprocess.run([sys.executable, "-c", probe.format(stmt=stmt)], capture_output=True,
                                  text=True, cwd=ROOT, check=True).stdout.split()
             times[name].append(time.perf_counter() - t)  # the whole process, as a user waits
-            litellm[name] = litellm.get(name, False) or out[-1] == "True"
+            imported[name] = out[-1]
     bare = statistics.median(times["bare interpreter"])
     rows = []
-    for name in ("import scarce_lab", "scarce-lab --help"):
+    for name in list(cases)[1:]:
         t = statistics.median(times[name])
-        rows.append({"what": f"{name} (fresh process), litellm imported: {litellm[name]}", "ours": t,
+        rows.append({"what": f"{name} (fresh), imported {imported[name]}", "ours": t,
                      "reference": bare, "reference_name": "bare interpreter", "unit": "s",
-                     "ratio": t / max(bare, 1e-9), "goal": "litellm not imported", "met": not litellm[name]})
+                     "ratio": t / max(bare, 1e-9), "goal": "no altair/scipy/litellm", "met": imported[name] == "-"})
     return rows
 
 

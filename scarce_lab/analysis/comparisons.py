@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 NAN = float("nan")
 
@@ -62,6 +61,7 @@ def welch_p(mean1: float, se1: float, n1: int, mean2: float, se2: float, n2: int
     degrees of freedom ``(se1^2 + se2^2)^2 / (se1^4 / (n1 - 1) + se2^4 / (n2 - 1))``
     (scipy's ``ttest_ind_from_stats(equal_var=False)``). ``nan`` when a group has fewer
     than 2 runs or both standard errors are 0 or missing."""
+    from scipy import stats as sps
     vals = (mean1, se1, mean2, se2)
     if n1 < 2 or n2 < 2 or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
         return NAN

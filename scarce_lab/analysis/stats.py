@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats as sps
 
 from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
+
+# scipy is imported by the functions that use it: a second at import, which the CLI's
+# start-up (the table help reads this package's docstrings) should not pay.
 
 
 def _none(reason: str, k: int) -> tuple[Undefined, ...]:
@@ -62,6 +64,7 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     (:func:`near_constant`), the interval is ``(nan, nan)``: a zero-width interval from
     a few runs that happened to agree would claim a certainty the data do not have.
     """
+    from scipy import stats as sps
     x = _clean(values)
     n = len(x)
     if n == 0:
@@ -137,6 +140,7 @@ def grouped_mean_ci(df: pl.DataFrame, by: Sequence[str], value: str, level: floa
     """:func:`mean_ci` of ``value`` for every group of ``by`` at once: columns ``*by``,
     ``n`` (rows of the group), ``mean``, ``low``, ``high`` (nulls where :func:`mean_ci`
     gives ``nan``: no value, one value, or values without spread). Null and ``nan`` values are left out of the mean."""
+    from scipy import stats as sps
     v = pl.col(value).cast(pl.Float64)
     g = df.group_by(*by).agg(pl.len().alias("n"), v.drop_nulls().drop_nans().alias("_v"))
     g = g.with_columns(_k=pl.col("_v").list.len(), mean=pl.col("_v").list.mean(), _sd=pl.col("_v").list.std(ddof=1))
@@ -161,6 +165,7 @@ def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, f
     Raises:
         ValueError: ``successes`` outside ``0..n``, negative ``n`` or ``level`` outside (0, 1).
     """
+    from scipy import stats as sps
     if not 0 < level < 1:
         raise ValueError(f"proportion_ci: level must lie in (0, 1), got {level!r}")
     successes, n = _count(successes, "successes", "proportion_ci"), _count(n, "n", "proportion_ci")
@@ -196,6 +201,7 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
 
 def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
     """Centre and half-width of the Wilson score interval of a proportion ``p`` of ``n``."""
+    from scipy import stats as sps
     z = float(sps.norm.ppf(0.5 + level / 2))
     z2 = z * z
     denom = 1 + z2 / n
@@ -218,6 +224,7 @@ def bootstrap_ci(
     Raises:
         TypeError: ``stat`` does not take an ``axis`` argument.
     """
+    from scipy import stats as sps
     x = _clean(values)
     if len(x) == 0:
         return _none(NO_VALUES, 3)
@@ -403,6 +410,7 @@ def cluster_mean_ci(
         KeyError: ``cluster``, ``value`` or ``weight`` is not a column of ``df``.
         ValueError: ``level`` outside (0, 1) or ``bounds`` not ``(low <= high)``.
     """
+    from scipy import stats as sps
     if not 0 < level < 1:
         raise ValueError(f"cluster_mean_ci: level must lie in (0, 1), got {level!r}")
     if bounds is not None and not bounds[0] <= bounds[1]:
@@ -541,6 +549,7 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float, float]:
     or fewer than 3 distinct points give ``nan`` for all four (through two distinct points r is +-1 whatever the data); with 3
     pairs the interval is ``nan`` (the Fisher z standard error 1/sqrt(n - 3) needs
     n >= 4)."""
+    from scipy import stats as sps
     if not 0 < level < 1:
         raise ValueError(f"pearson_ci: level must lie in (0, 1), got {level!r}")
     a = np.asarray(x, dtype=float)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from ..datasets import resolve_path
 from . import TableFormat, run_app, table_app
@@ -282,27 +283,49 @@ def _arg_docs(doc: str) -> dict[str, str]:
     return {k: _plain_doc(v) for k, v in out.items()}
 
 
+def _option_helps(spec: Any) -> dict[str, str]:
+    """``{option: help}`` from the ``Args:`` of the face's ``table`` and of the spec's
+    ``paper_table`` (the latter wins). Importing the face imports the environment's
+    analysis (numpy, every finding): done when a table command's help is shown
+    (:class:`_TableCommand`), not at start-up."""
+    face_table = getattr(importlib.import_module(spec.face), "table", None) if spec.face else None
+    return _arg_docs(inspect.getdoc(face_table) or "") | _arg_docs(inspect.getdoc(spec.paper_table) or "")
+
+
+class _TableCommand(TyperCommand):
+    """A ``table NAME`` command whose options take their help from the docstrings
+    (:func:`_option_helps`) when the help is shown."""
+
+    spec: Any = None  # set by :func:`_table_command`'s subclass
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        helps = _option_helps(self.spec)
+        for p in self.params:
+            if p.name and p.name.startswith("opt_") and p.name[len("opt_"):] in helps:
+                p.help = helps[p.name[len("opt_"):]]
+        super().format_help(ctx, formatter)
+
+
 def _table_parameters(spec: Any) -> list[inspect.Parameter]:
     """One typed option per entry of the spec's ``table_options`` (choices: a choice;
     ``bool``: a ``--x/--no-x`` flag; another type: a value), default from the signature
-    of its ``paper_table``."""
+    of its ``paper_table``; help from the docstrings when shown (:class:`_TableCommand`),
+    "one of ..." for a choice they leave out."""
     kw = inspect.Parameter.KEYWORD_ONLY
     signature = inspect.signature(spec.paper_table).parameters
-    face_table = getattr(importlib.import_module(spec.face), "table", None) if spec.face else None
-    helps = _arg_docs(inspect.getdoc(face_table) or "") | _arg_docs(inspect.getdoc(spec.paper_table) or "")
     params = []
     for name, rule in spec.table_options.items():
         default = signature[name].default if name in signature else None
         flag = "--" + name.replace("_", "-")
         if isinstance(rule, tuple):
             choice = enum.StrEnum(f"{spec.name.capitalize()}{name.capitalize()}Choice", {str(c): str(c) for c in rule})
-            ann = Annotated[choice, typer.Option(flag, help=helps.get(name, f"one of {', '.join(map(str, rule))}"))]
+            ann = Annotated[choice, typer.Option(flag, help=f"one of {', '.join(map(str, rule))}")]
             default = choice(str(default)) if default is not None else None
         elif rule is bool:
-            ann = Annotated[bool, typer.Option(f"{flag}/--no-{flag[2:]}", help=helps.get(name))]
+            ann = Annotated[bool, typer.Option(f"{flag}/--no-{flag[2:]}")]
             default = bool(default)
         else:
-            ann = Annotated[rule, typer.Option(flag, help=helps.get(name))]
+            ann = Annotated[rule, typer.Option(flag)]
         params.append(inspect.Parameter(f"opt_{name}", kw, default=default, annotation=ann))
     return params
 
@@ -376,7 +399,7 @@ def add_commands(spec: Any) -> None:
         return
     _ADDED.add(spec.name)
     run_app.command(spec.name)(_run_command(spec))
-    table_app.command(spec.name)(_table_command(spec))
+    table_app.command(spec.name, cls=type("TableCommand", (_TableCommand,), {"spec": spec}))(_table_command(spec))
 
 
 def remove_commands(name: str) -> None:

@@ -151,17 +151,7 @@ def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-@pytest.mark.slow  # the CLI's own imports take a few seconds on a busy machine
-def test_import_and_cli_help_do_not_import_litellm():
-    code = ("import sys, scarce_lab, scarce_lab.llm\n"
-            f"{_NO_LITELLM}\n"
-            "from scarce_lab.cli import main\n"
-            "sys.argv = ['scarce-lab', '--help']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            f"{_NO_LITELLM}\n")
-    res = _run(code)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert "Usage" in res.stdout
+# import scarce_lab and the CLI's help: tests/cli/test_cli_startup.py
 
 
 @pytest.mark.embedded

@@ -14,7 +14,8 @@ of several tied groups say how many tie and which was named.
 
 from __future__ import annotations
 
-import altair as alt
+from typing import TYPE_CHECKING
+
 import numpy as np
 import polars as pl
 
@@ -37,6 +38,9 @@ from .conventions import Convention, examples
 from .drops import CONDITION_ORDER, condition_key, condition_values
 from .dynamics import misreports, pool_band, pool_dynamics
 from .metrics import leader_rate_vs_survival
+
+if TYPE_CHECKING:  # altair is imported by the functions that draw (seconds at import)
+    import altair as alt
 
 CONDITION_LABELS = {
     "cpr": "CPR (symmetric)",
@@ -76,6 +80,7 @@ def _models_text(models: list[str], limit: int = 6) -> str:
 def pool_dynamics_chart(df: pl.DataFrame, conv: Convention | None = None) -> alt.FacetChart | NoFigure:
     """SovSim Figure 3 (:func:`~.paper.pool_dynamics`); the collapse threshold is
     ``conv.collapse_threshold`` (default the SovSim preset's 12 units)."""
+    import altair as alt
     if df.height == 0:
         return NoFigure("the dataset has no agent-rounds")
     threshold = (conv or Convention()).collapse_threshold
@@ -150,6 +155,7 @@ POOL_COLOUR = "#969696"
 
 
 def _trajectory_panel(d: pl.DataFrame, title: str, rounds: int) -> alt.VConcatChart:
+    import altair as alt
     scale = alt.Scale(domain=[1, rounds])
     x = alt.X("round:Q", title="Round", scale=scale, axis=alt.Axis(values=list(range(1, rounds + 1)), format="d"))
     pool = (d.group_by("round").agg(pl.col("pool_before").first()).sort("round"))
@@ -197,6 +203,7 @@ def trajectories_chart(df: pl.DataFrame, per_sim: pl.DataFrame, models: list[str
     Raises:
         ValueError: a model of ``models`` is not in ``df``.
     """
+    import altair as alt
     no_survivor: list[str] = []
     if not models:
         models, no_survivor = default_trajectory_models(df, per_sim, condition)
@@ -260,6 +267,7 @@ def leader_rate_chart(per_sim: pl.DataFrame) -> alt.FacetChart | NoFigure:
     """The chart of :func:`~.paper.leader_rate_vs_survival`: one point per simulation,
     one panel per model, shape and colour by condition (a density of counts above
     :data:`MAX_POINTS` simulations)."""
+    import altair as alt
     d = _labelled(chart_data(per_sim.filter(pl.col("leader_extraction_rate").is_not_null())))
     if d.height == 0:
         return NoFigure("no simulation with a leader (BCPR, KCPR or KCPR-M) in this dataset")
@@ -294,6 +302,7 @@ MAX_POINTS = 3000
 def _leader_rate_density(d: pl.DataFrame) -> alt.FacetChart:
     """:func:`leader_rate_chart` for many simulations: counts per cell (leader rate in
     bins of 0.05 x survival time in rounds), one panel per model and condition."""
+    import altair as alt
     cells = (
         d.with_columns(rate_lo=(pl.col("leader_extraction_rate").clip(0, 0.9999) * 20).floor() / 20)
         .group_by("model", "condition_label", "rate_lo", "survival_time").agg(pl.len().alias("simulations"))
@@ -327,6 +336,7 @@ def misreport_chart(df: pl.DataFrame) -> alt.FacetChart | NoFigure:
     king-rounds is not flattened by one with many) and its rounds and simulations in its
     title; the bins are counted in polars, so the chart holds a few dozen rows whatever
     the dataset's size."""
+    import altair as alt
     mis = chart_data(_misreport_groups(misreports(df)))
     if mis.height == 0:
         return NoFigure("no KCPR-M announcements in this dataset")
