@@ -38,7 +38,7 @@ def _key(monkeypatch):
 
 # -- the server: usage and model claims (llm/costs.check_usage, client) -------------------
 @pytest.mark.parametrize("usage, accepted", [
-    ({"prompt_tokens": False, "completion_tokens": True}, False),  # booleans are ints in Python
+    ({"prompt_tokens": 60, "completion_tokens": True}, False),  # booleans are ints in Python
     ({"prompt_tokens": 60.0, "completion_tokens": 9.0}, True),  # integral floats: the counts they are
     ({"prompt_tokens": 60.5, "completion_tokens": 9}, False),
     ({"prompt_tokens": 1e308, "completion_tokens": 9}, False),  # finite, integral, absurd
@@ -283,7 +283,7 @@ def test_a_sparse_manifest_is_refused_before_it_is_read(tmp_path, monkeypatch):
     with open(m, "wb") as fh:
         fh.write(b'{"run_id": "r-9"}')
         fh.truncate(1 << 30)
-    with pytest.raises(FileLimitError, match="manifest_bytes"):
+    with pytest.raises(FileLimitError, match=r"1073741824 bytes, over the limit .*manifest_bytes"):
         jsonl.read_json_file(m)
 
 
@@ -336,3 +336,83 @@ def test_a_checkpoint_key_swapped_for_a_link_is_refused_with_the_reason(tmp_path
     monkeypatch.setattr(sealed, "_KEYS", {})
     with pytest.raises(PermissionError, match="is a link"):
         sealed.checkpoint_key()
+
+
+# -- the program under test (tasks/taskdir.SandboxVerifier) ---------------------------------
+def _bwrap_missing() -> str | None:
+    from scarce_lab.sandbox.local import detect_capabilities
+
+    caps = detect_capabilities()
+    return None if caps.mode == "bwrap" else f"bubblewrap sandbox unavailable: {caps.reason}"
+
+
+_DAEMON = '''
+import os
+if os.fork() == 0:  # a daemon: its own session, the parent gone, a sleep that outlives the call
+    os.setsid()
+    if os.fork() == 0:
+        os.closerange(0, 1024)
+        os.execvp("sleep", ["sleep", "{mark}"])
+    os._exit(0)
+
+
+def value():
+    return 3
+'''
+
+
+def _alive(mark: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if mark.encode() in fh.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(_bwrap_missing() is not None, reason=str(_bwrap_missing()))
+def test_a_program_that_forks_a_daemon_leaves_nothing_running_and_scores_honestly():
+    """Gate: the program's grading box (``SandboxVerifier``: its cgroup killed with the
+    box). The program double-forks a ``setsid`` daemon (``sleep``) at import: the score
+    is the honest one and no process of it is left once the verification returned."""
+    from scarce_lab.tasks.taskdir import SandboxVerifier, load_task_dir
+
+    mark = f"{4000 + os.getpid() % 1000}.25"
+    tiny = os.path.join(os.path.dirname(__file__), "taskdirs", "tiny-target")
+    r = SandboxVerifier(load_task_dir(tiny), sandbox="local", timeout_s=20)(_DAEMON.replace("{mark}", mark))
+    assert r.score == pytest.approx(1 - 4 / 7), r
+    assert _alive(mark) == []
+    # control: run unboxed, the same program does leave its daemon (then ended here, by pid)
+    import signal
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", _DAEMON.replace("{mark}", mark)], check=True, timeout=10)
+    left = _alive(mark)
+    for pid in left:
+        os.kill(int(pid), signal.SIGKILL)
+    assert left
+
+
+def test_a_ledger_file_with_planted_negative_rows_cannot_unlock_a_cap(tmp_path):
+    """Gate: ``SpendLedger``'s one spending query (``costs._SPENT``). A sweep's ledger
+    file handed over (or edited) with a row of -$900 that the ledger never writes:
+    the spending counts it at 0, so a $2 cap still refuses the third $0.8 call.
+    Fixed: ``SUM(usd)`` took the planted row, spent was -$900 and every call fitted.
+    Checked: fails with ``SUM(usd)``."""
+    import sqlite3
+
+    from scarce_lab.llm.costs import SpendLedger
+
+    path = tmp_path / "ledger.sqlite"
+    SpendLedger(path)  # the tables
+    with sqlite3.connect(path) as con:
+        con.execute("INSERT INTO spend VALUES ('sweep', 'planted', -900.0, 1, 0)")
+    ledger = SpendLedger(path)
+    assert ledger.spent("sweep") == 0.0
+    assert ledger.reserve({"sweep": 2.0}, 0.8)[0] and ledger.reserve({"sweep": 2.0}, 0.8)[0]
+    rid, why = ledger.reserve({"sweep": 2.0}, 0.8)
+    assert rid is None and "cost cap" in why

@@ -229,6 +229,11 @@ def check_usage(usage: Any, *, max_tokens: int, counted: int | tuple[int, int] |
     return UsageClaim(p, c, reported, None)
 
 
+#: What a scope has spent or reserved: each row counted at 0 at least (a row this module
+#: never writes, planted in a ledger file handed over with a sweep, cannot lower it).
+_SPENT = "SELECT COALESCE(SUM(MAX(usd, 0)), 0) FROM spend WHERE scope = ?"
+
+
 class SpendLedger:
     """Spending per scope in a SQLite file (or in memory when ``path`` is ``None``),
     atomic across threads and processes.
@@ -261,7 +266,7 @@ class SpendLedger:
         """US dollars reserved or spent under ``scope``."""
         with self._lock:
             con = self._connect()
-            row = con.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?", (scope,)).fetchone()
+            row = con.execute(_SPENT, (scope,)).fetchone()
             return float(row[0])
 
     def refused(self, scope: str, cap: float) -> bool:
@@ -290,8 +295,7 @@ class SpendLedger:
             con.execute("BEGIN IMMEDIATE")
             try:
                 for scope, cap in caps.items():
-                    (spent,) = con.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?",
-                                           (scope,)).fetchone()
+                    (spent,) = con.execute(_SPENT, (scope,)).fetchone()
                     if spent + usd > cap + 1e-12:
                         con.execute("ROLLBACK")
                         con.execute("INSERT INTO refused VALUES (?, ?, ?, ?)", (scope, usd, time.time(), cap))
