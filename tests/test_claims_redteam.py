@@ -12,6 +12,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import socket
 import threading
 import unicodedata
@@ -243,22 +244,23 @@ def test_deeply_nested_json_line_is_a_named_error(tmp_path):
         jsonl.read_json_file(m)
 
 
-@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999", "-2.5E+400"])
 def test_nan_and_infinity_literals_are_refused_where_files_are_read(tmp_path, literal):
     """Gate: the JSON parse of the read gate (``iter_json_objects``, ``read_jsonl``,
     ``read_json_file``). ``NaN``/``Infinity`` are not JSON (RFC 8259); Python reads them
-    as floats, and a ``t`` or a cost of NaN would flow silently into every mean. Fixed:
+    as floats (and ``1e999`` as ``inf``), and a ``t`` or a cost of NaN would flow
+    silently into every mean. Fixed:
     refused naming the file, the line and the literal. Checked: fails without the
     ``parse_constant`` hook."""
     p = tmp_path / "llm_calls.jsonl"
     p.write_text(f'{{"seq": 0, "cost_usd": 0.5}}\n{{"seq": 1, "cost_usd": {literal}}}\n')
-    with pytest.raises(TrajectoryFileError, match=rf"llm_calls\.jsonl:2.*{literal}"):
+    with pytest.raises(TrajectoryFileError, match=rf"llm_calls\.jsonl:2.*{re.escape(literal)}"):
         list(jsonl.iter_json_objects(p))
-    with pytest.raises(ValueError, match=rf":2: .*{literal}"):
+    with pytest.raises(ValueError, match=rf":2: .*{re.escape(literal)}"):
         list(jsonl.read_jsonl(p))
     m = tmp_path / "manifest.json"
     m.write_text(f'{{"run_id": "r-5", "seconds": {literal}}}')
-    with pytest.raises(TrajectoryFileError, match=literal):
+    with pytest.raises(TrajectoryFileError, match=re.escape(literal)):
         jsonl.read_json_file(m)
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import warnings
@@ -222,6 +223,13 @@ def _refuse_constant(name: str) -> float:
     raise NotJSONError(f"{name} is not a JSON number (RFC 8259); a number in a run's files is finite")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: a literal past the largest float reads as inf
+        raise NotJSONError(f"{text[:40]} is past the largest float (it would be read as {value})")
+    return value
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
@@ -233,13 +241,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def loads(text: str | bytes, *, unique_keys: bool = False) -> Any:
     """The read gate's JSON parse: :func:`json.loads` refusing ``NaN``/``Infinity``
-    literals and, with ``unique_keys``, a key repeated in one object.
+    literals, numbers past the largest float (``1e999``) and, with ``unique_keys``, a key repeated in one object.
 
     Raises:
         NotJSONError: one of those (a ``ValueError``).
         json.JSONDecodeError, UnicodeDecodeError, RecursionError: as :func:`json.loads`.
     """
-    return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys if unique_keys else None)
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, object_pairs_hook=_unique_keys if unique_keys else None)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
