@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import warnings
@@ -212,6 +213,43 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
     return len(blob)
 
 
+class NotJSONError(ValueError):
+    """Text Python's ``json`` reads but JSON (RFC 8259) does not hold: ``NaN``,
+    ``Infinity`` (they would enter every sum and mean silently), or, in a whole JSON
+    file, a key twice in one object (readers disagree on which value counts)."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise NotJSONError(f"{name} is not a JSON number (RFC 8259); a number in a run's files is finite")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: a literal past the largest float reads as inf
+        raise NotJSONError(f"{text[:40]} is past the largest float (it would be read as {value})")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise NotJSONError(f"key {dup!r} appears twice in one object (readers disagree on which value counts)")
+    return obj
+
+
+def loads(text: str | bytes, *, unique_keys: bool = False) -> Any:
+    """The read gate's JSON parse: :func:`json.loads` refusing ``NaN``/``Infinity``
+    literals, numbers past the largest float (``1e999``) and, with ``unique_keys``, a key repeated in one object.
+
+    Raises:
+        NotJSONError: one of those (a ``ValueError``).
+        json.JSONDecodeError, UnicodeDecodeError, RecursionError: as :func:`json.loads`.
+    """
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, object_pairs_hook=_unique_keys if unique_keys else None)
+
+
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for every line of a JSON Lines file.
 
@@ -227,7 +265,7 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise FileNotFoundError(f"{path}: no such file")
     for no, body in iter_lines(path):
         try:
-            value = json.loads(body.decode("utf-8"))
+            value = loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise ValueError(f"{path}:{no}: not a JSON line: {exc}") from exc
         if not isinstance(value, dict):
@@ -296,9 +334,11 @@ def read_json_file(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise TrajectoryFileError(path, None, f"not UTF-8 text ({exc})") from None
     try:
-        return json.loads(text)
+        return loads(text, unique_keys=True)
     except json.JSONDecodeError as exc:
         raise TrajectoryFileError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+    except NotJSONError as exc:
+        raise TrajectoryFileError(path, None, str(exc)) from None
     except RecursionError:
         raise TrajectoryFileError(path, None, "JSON nested too deeply") from None
 
@@ -358,8 +398,8 @@ def iter_json_objects(path: str | Path, *, allow_torn_tail: bool = True) -> Iter
     """
     for i, raw in iter_lines(path, allow_torn_tail=allow_torn_tail):
         try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            obj = loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError, NotJSONError) as exc:
             raise TrajectoryFileError(path, i, f"not valid JSON ({exc})") from None
         except RecursionError:
             raise TrajectoryFileError(path, i, "JSON nested too deeply") from None

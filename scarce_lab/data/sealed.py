@@ -22,6 +22,7 @@ others is refused.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -94,7 +95,13 @@ def checkpoint_key() -> bytes:
 
 
 def _read_key(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise PermissionError(f"checkpoint key {path} is a link (never followed); replace it by the key file "
+                              "itself") from None
     try:
         st = os.fstat(fd)
         why = ("is not a regular file" if not stat.S_ISREG(st.st_mode) else

@@ -154,7 +154,11 @@ class UsageClaim:
 
 
 def _json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | str) or (isinstance(value, float) and math.isfinite(value)):
+    """``value`` as a loader can read it back: ``None``, a bool, a 64-bit int, a finite
+    float or a string of 200 characters at most as it is; anything else (a giant int
+    too) as its ``repr``, cut to 200 characters."""
+    if value is None or isinstance(value, bool | str) or (isinstance(value, float) and math.isfinite(value)) \
+            or (isinstance(value, int) and -2**63 <= value < 2**63):
         return value[:200] if isinstance(value, str) else value
     return repr(value)[:200]
 
@@ -170,6 +174,12 @@ def _reported(usage: Any) -> dict[str, Any] | None:
             return {"repr": repr(usage)[:200]}
     return {str(k)[:100]: _json_safe(v) for k, v in list(usage.items())[:20]
             if not isinstance(v, dict | list | BaseModel) or k in ("prompt_tokens", "completion_tokens")}
+
+
+def _digits(n: int) -> str:
+    """An integer for a message: as it is up to 24 digits, else its first 12 and its length."""
+    s = str(n)
+    return s if len(s) <= 24 else f"{s[:12]}... ({len(s)} digits)"
 
 
 def _count(value: Any) -> int | None:
@@ -205,18 +215,23 @@ def check_usage(usage: Any, *, max_tokens: int, counted: int | tuple[int, int] |
         if n is None:
             problem = f"usage.{name} is {'missing' if raw is None else 'not a token count'}: {raw!r:.80}"
         elif n < 0:
-            problem = f"usage.{name} is negative: {n}"
+            problem = f"usage.{name} is negative: {_digits(n)}"
         if problem:
             break
     if problem is None and c > max_tokens + COMPLETION_SLACK_TOKENS:
-        problem = f"usage.completion_tokens {c} is more than the max_tokens {max_tokens} that were asked for"
+        problem = f"usage.completion_tokens {_digits(c)} is more than the max_tokens {max_tokens} that were asked for"
     if problem is None and counted is not None:
         low, high = prompt_range(counted)
         if not low <= p <= high:
-            problem = f"usage.prompt_tokens {p} is outside [{low}, {high}], the range for what was sent"
+            problem = f"usage.prompt_tokens {_digits(p)} is outside [{low}, {high}], the range for what was sent"
     if problem is not None:
         return UsageClaim(None, None, reported, problem)
     return UsageClaim(p, c, reported, None)
+
+
+#: What a scope has spent or reserved: each row counted at 0 at least (a row this module
+#: never writes, planted in a ledger file handed over with a sweep, cannot lower it).
+_SPENT = "SELECT COALESCE(SUM(MAX(usd, 0)), 0) FROM spend WHERE scope = ?"
 
 
 class SpendLedger:
@@ -251,7 +266,7 @@ class SpendLedger:
         """US dollars reserved or spent under ``scope``."""
         with self._lock:
             con = self._connect()
-            row = con.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?", (scope,)).fetchone()
+            row = con.execute(_SPENT, (scope,)).fetchone()
             return float(row[0])
 
     def refused(self, scope: str, cap: float) -> bool:
@@ -280,8 +295,7 @@ class SpendLedger:
             con.execute("BEGIN IMMEDIATE")
             try:
                 for scope, cap in caps.items():
-                    (spent,) = con.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?",
-                                           (scope,)).fetchone()
+                    (spent,) = con.execute(_SPENT, (scope,)).fetchone()
                     if spent + usd > cap + 1e-12:
                         con.execute("ROLLBACK")
                         con.execute("INSERT INTO refused VALUES (?, ?, ?, ?)", (scope, usd, time.time(), cap))

@@ -334,8 +334,9 @@ async def _send_embedded(model: str, messages: list[dict[str, Any]], params: dic
 
 
 def _check_size(response: Any) -> None:
-    """litellm reads whole bodies: an answer past ``LIMITS.response_bytes`` (its text
-    and tool-call arguments, in characters) is refused after the fact, never ``ok``.
+    """litellm reads whole bodies: an answer past ``LIMITS.response_bytes`` (its text,
+    refusal and tool calls whole, ids and names too, in characters) is refused after the
+    fact, never ``ok``.
 
     Raises:
         ResponseTooLarge: the answer passes the limit.
@@ -343,7 +344,7 @@ def _check_size(response: Any) -> None:
     from .outcomes import response_parts
 
     parts = response_parts(response)
-    size = len(parts.text or "") + sum(len(json.dumps(tc.get("arguments"))) for tc in parts.tool_calls or [])
+    size = len(parts.text or "") + len(parts.refusal or "") + len(json.dumps(parts.tool_calls or [], default=str))
     if size > _limits.LIMITS.response_bytes:
         raise ResponseTooLarge(f"an answer of {size:,} characters")
 
