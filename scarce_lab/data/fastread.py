@@ -181,12 +181,17 @@ def read_environment(
     if not flush():
         return None
     empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
-    keep = ~pl.col("__run").is_in(sorted(slow))
     return (
-        pl.concat(events).filter(keep) if events else empty,
-        {kind: pl.concat(parts).filter(keep) for kind, parts in payloads.items()},
+        drop_runs(pl.concat(events, rechunk=False), slow) if events else empty,
+        {kind: drop_runs(pl.concat(parts, rechunk=False), slow) for kind, parts in payloads.items()},
         slow,
     )
+
+
+def drop_runs(df: pl.DataFrame, left: set[int]) -> pl.DataFrame:
+    """``df`` without the rows of the runs ``left`` (a copy only when some are left: the
+    frames are most of a load's memory)."""
+    return df.filter(~pl.col("__run").is_in(sorted(left))) if left else df
 
 
 def _read_chunk(
@@ -243,12 +248,11 @@ def _read_chunk(
             slow |= set(checked.filter(~pl.col("ok").fill_null(False))["__run"].unique().to_list())
             parts.append((kind, checked.drop("ok").unnest("x")))
         del lines
-        keep = ~pl.col("__run").is_in(sorted(slow))
-        events = [part.filter(keep).select(*envelope_schema, "__run", "__pos") for _, part in parts]
-        payloads = {kind: part.filter(keep).select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
+        events = [drop_runs(part, slow).select(*envelope_schema, "__run", "__pos") for _, part in parts]
+        payloads = {kind: drop_runs(part, slow).select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
                     for kind, part in parts}
         empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
-        return (pl.concat(events) if events else empty), payloads, slow
+        return (pl.concat(events, rechunk=False) if events else empty), payloads, slow
     except pl.exceptions.PolarsError:
         return None
 
