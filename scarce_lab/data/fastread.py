@@ -166,7 +166,7 @@ def read_environment(
         return True
 
     for pos, run_dir, run_id in runs:
-        path = Path(run_dir) / "events.jsonl"
+        path = (run_dir if isinstance(run_dir, Path) else Path(run_dir)) / "events.jsonl"
         data = read_lines_bounded(path)  # the read gate: a regular file, lines within LIMITS
         if not data:
             continue
@@ -181,12 +181,17 @@ def read_environment(
     if not flush():
         return None
     empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
-    keep = ~pl.col("__run").is_in(sorted(slow))
     return (
-        pl.concat(events).filter(keep) if events else empty,
-        {kind: pl.concat(parts).filter(keep) for kind, parts in payloads.items()},
+        drop_runs(pl.concat(events, rechunk=False), slow) if events else empty,
+        {kind: drop_runs(pl.concat(parts, rechunk=False), slow) for kind, parts in payloads.items()},
         slow,
     )
+
+
+def drop_runs(df: pl.DataFrame, left: set[int]) -> pl.DataFrame:
+    """``df`` without the rows of the runs ``left`` (a copy only when some are left: the
+    frames are most of a load's memory)."""
+    return df.filter(~pl.col("__run").is_in(sorted(left))) if left else df
 
 
 def _read_chunk(
@@ -209,22 +214,23 @@ def _read_chunk(
         lines = lines.with_columns(
             __run=pl.Series(np.repeat(np.asarray([p for p, _, _ in chunk], dtype=np.int64), counts)),
             __pos=pl.int_range(pl.len(), dtype=pl.Int64),
-            __expected=pl.Series(np.repeat(np.asarray([r for _, r, _ in chunk], dtype=object), counts),
-                                 dtype=pl.String),
+            __expected=pl.Series([r for _, r, _ in chunk], dtype=pl.String).gather(
+                np.repeat(np.arange(len(chunk)), counts)),
         )
         # the envelope's kind, to pick the payload schema; a wrong pick cannot pass the
         # checks below (the decoded kind must be the one picked, the bytes must match)
         lines = lines.with_columns(kind=pl.col("line").str.extract(r'"kind":"([^"\\]*)"', 1))
         slow |= set(lines.filter(~pl.col("kind").is_in(list(kinds)) | pl.col("kind").is_null())["__run"].to_list())
         visibility = [v.value for v in Visibility]
-        parts = []
+        present = set(lines["kind"].unique().to_list())
+        queries = []
         for kind, model in kinds.items():
-            sub = lines.filter(pl.col("kind") == kind)
-            if sub.height == 0:
+            if kind not in present:
                 continue
             struct = pl.Struct({**envelope_schema, "payload": pl.Struct(payload_schemas[kind])})
-            parsed = sub.select("line", "__run", "__pos", "__expected", x=pl.col("line").str.json_decode(struct))
-            checked = parsed.with_columns(
+            queries.append(lines.lazy().filter(pl.col("kind") == kind).with_columns(
+                x=pl.col("line").str.json_decode(struct)
+            ).with_columns(
                 ok=(pl.col("x").struct.json_encode() == pl.col("line"))
                 & (pl.col("x").struct.field("kind") == kind)
                 & (pl.col("x").struct.field("seq") >= 0)
@@ -235,16 +241,18 @@ def _read_chunk(
                 & _nulls_ok(pl.col("x"), envelope)
                 & _nulls_ok(pl.col("x").struct.field("payload"), model, only=payload_schemas[kind])
                 & _bounds(model)
-            )
+            ).select("__run", "__pos", "ok", "x"))
+        # the kinds decoded in parallel (one query each), each line once
+        parts = []
+        for kind, checked in zip([k for k in kinds if k in present], pl.collect_all(queries), strict=True):
             slow |= set(checked.filter(~pl.col("ok").fill_null(False))["__run"].unique().to_list())
-            parts.append((kind, checked.select("__run", "__pos", "x").unnest("x")))
+            parts.append((kind, checked.drop("ok").unnest("x")))
         del lines
-        keep = ~pl.col("__run").is_in(sorted(slow))
-        events = [part.filter(keep).select(*envelope_schema, "__run", "__pos") for _, part in parts]
-        payloads = {kind: part.filter(keep).select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
+        events = [drop_runs(part, slow).select(*envelope_schema, "__run", "__pos") for _, part in parts]
+        payloads = {kind: drop_runs(part, slow).select(*envelope_schema, "__run", "__pos", "payload").unnest("payload")
                     for kind, part in parts}
         empty = pl.DataFrame(schema={**envelope_schema, "__run": pl.Int64, "__pos": pl.Int64})
-        return (pl.concat(events) if events else empty), payloads, slow
+        return (pl.concat(events, rechunk=False) if events else empty), payloads, slow
     except pl.exceptions.PolarsError:
         return None
 

@@ -443,6 +443,11 @@ def _check_stat(path: Path, st: os.stat_result) -> None:
         raise FileLimitError(path, None, f"{st.st_size} bytes, over the limit of {limit} bytes (LIMITS.{field})")
 
 
+def _as_path(path: str | Path) -> Path:
+    # ``Path(path)`` re-parses a Path it is given; the gates run once per file of a scan
+    return path if isinstance(path, Path) else Path(path)
+
+
 def check_regular(path: str | Path) -> None:
     """Refuse ``path`` unless it is a regular file (a link to one is followed) within its
     size limit (:func:`.limits.file_limit`), for a reader that opens the file itself
@@ -452,7 +457,7 @@ def check_regular(path: str | Path) -> None:
         FileNotFoundError: ``path`` does not exist.
         FileLimitError: as :func:`open_regular`.
     """
-    _check_stat(Path(path), os.stat(path))
+    _check_stat(_as_path(path), os.stat(path))
 
 
 def open_regular(path: str | Path) -> BinaryIO:
@@ -469,7 +474,7 @@ def open_regular(path: str | Path) -> BinaryIO:
         FileLimitError: ``path`` is a directory, FIFO, device or socket (or a link to
             one), or larger than its limit; the message names it.
     """
-    path = Path(path)
+    path = _as_path(path)
     st = os.stat(path)
     _check_stat(path, st)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -493,7 +498,7 @@ def read_bounded(path: str | Path) -> bytes:
     Raises:
         FileNotFoundError, FileLimitError: as :func:`open_regular`.
     """
-    path = Path(path)
+    path = _as_path(path)
     field, limit = limits.file_limit(path)
     with open_regular(path) as fh:
         data = fh.read(limit + 1)
@@ -511,7 +516,7 @@ def read_lines_bounded(path: str | Path) -> bytes:
     Raises:
         FileLimitError: as :func:`iter_lines` (file, line and limit named).
     """
-    path = Path(path)
+    path = _as_path(path)
     if not path.exists():
         return b""
     data = read_bounded(path)

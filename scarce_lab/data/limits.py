@@ -111,12 +111,17 @@ _FILE_FIELDS = {"events.jsonl": "events_file_bytes", "llm_calls.jsonl": "llm_cal
                 "manifest.json": "manifest_bytes"}
 
 
+def _name(path: str | Path) -> str:
+    # a Path's own name without building a new Path (hot: once per file of a scan)
+    return path.name if isinstance(path, Path) else Path(path).name
+
+
 def file_kind(path: str | Path) -> str:
     """The :class:`Limits` field that bounds the size of the file at ``path``: by its
     name for a run file (``events.jsonl``, ``llm_calls.jsonl``, ``manifest.json``), else
     by its extension (``.parquet``, ``.jsonl``; any other file is read as one JSON
     document: ``manifest_bytes``)."""
-    name = Path(path).name
+    name = _name(path)
     if name in _FILE_FIELDS:
         return _FILE_FIELDS[name]
     if name.endswith(".parquet"):
@@ -137,4 +142,4 @@ def record_limit(path: str | Path) -> tuple[str, int] | None:
     """``(field name, lines)``: the most records the JSON Lines file at ``path`` may hold
     (``events_per_run`` for a run's ``events.jsonl``), or ``None`` when only its size is
     bounded."""
-    return ("events_per_run", LIMITS.events_per_run) if Path(path).name == "events.jsonl" else None
+    return ("events_per_run", LIMITS.events_per_run) if _name(path) == "events.jsonl" else None

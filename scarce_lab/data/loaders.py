@@ -749,10 +749,11 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest], versions: list[
         ev, pays, left = res
         left = left | incomplete_streams(ev, runs, manifests)
         slow -= {pos for pos, _, _ in runs} - left
-        fast_events.append(ev.filter(~pl.col("__run").is_in(list(left))).with_columns(environment=pl.lit(env)))
-        for kind, df in pays.items():
-            df = fastread.fill_added(df, env, kind, version, model_schema)
-            fast_payloads[(env, kind)].append(df.filter(~pl.col("__run").is_in(list(left))))
+        fast_events.append(fastread.drop_runs(ev, left).with_columns(environment=pl.lit(env)))
+        del ev, res
+        for kind in list(pays):
+            df = fastread.fill_added(pays.pop(kind), env, kind, version, model_schema)
+            fast_payloads[(env, kind)].append(fastread.drop_runs(df, left))
     col = _Collector()
     for pos in sorted(slow):
         rd, m = dirs[pos], manifests[pos]
@@ -766,16 +767,29 @@ def _read_events(dirs: list[Path], manifests: list[RunManifest], versions: list[
     slow_events = col.events_frame()
     order = ["__run", "__pos"]
     cols = [*EVENT_COLUMNS, *order]
-    events = pl.concat([*(e.select(cols) for e in fast_events), slow_events.select(cols)]).sort(order)
+    # one frame at a time: each part is let go once its sorted copy is made
+    events = pl.concat([*(e.select(cols) for e in fast_events), slow_events.select(cols)], rechunk=False)
+    fast_events.clear()
+    events = events.sort(order)
     payloads = {}
     slow_payloads = col.frames(slow_events)
     for key in sorted(set(fast_payloads) | set(slow_payloads), key=lambda k: (k[0], k[1])):
         schema = payload_schema(*key)
-        parts = [p.select(*schema, *order) for p in fast_payloads.get(key, [])]
+        parts = [p.select(*schema, *order) for p in fast_payloads.pop(key, [])]
         if key in slow_payloads:
-            parts.append(slow_payloads[key].select(*schema, *order))
-        payloads[key] = pl.concat(parts).sort(order).drop(order)
+            parts.append(slow_payloads.pop(key).select(*schema, *order))
+        payloads[key] = _in_order(pl.concat(parts, rechunk=False)).drop(order)
+        del parts
     return events.drop(order), payloads
+
+
+def _in_order(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` sorted by run, then line (``__run``, ``__pos``); a copy only when its rows
+    are not already in that order (a kind's rows read by one fast pass are)."""
+    step = df.select(r=pl.col("__run").diff(), p=pl.col("__pos").diff()).slice(1)
+    if step.select(((pl.col("r") > 0) | ((pl.col("r") == 0) & (pl.col("p") > 0))).all()).item():
+        return df
+    return df.sort("__run", "__pos")
 
 
 # -- Parquet (scarce_lab.data.parquet) -----------------------------------------------------
