@@ -138,12 +138,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         rows += [{**_row(r), "part": part} for r in got]
     print(f"\nAll rows ({platform.node()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
           f"{time.perf_counter() - started:.0f} s; {'quick' if a.quick else 'full'} sizes)")
-    print(f"{'part':9s} {'what':60s} {'ours':>10s} {'reference':>10s} {'ratio':>7s}  {'goal':26s} met?")
+    print(f"{'part':9s} {'what':72s} {'ours':>10s} {'reference':>10s} {'ratio':>7s}  {'goal':26s} met?")
     for r in rows:
         def num(x, width=10):
             return f"{x:{width}.3g}" if isinstance(x, (int, float)) else f"{'-':>{width}s}"
         met = {True: "yes", False: "NO", None: "-"}[r.get("met")]
-        print(f"{r['part']:9s} {str(r['what'])[:60]:60s} {num(r.get('ours'))} {num(r.get('reference'))} "
+        what = str(r["what"]) + (f" [vs {r['reference_name']}]" if r.get("reference_name") else "")
+        print(f"{r['part']:9s} {what[:72]:72s} {num(r.get('ours'))} {num(r.get('reference'))} "
               f"{num(r.get('ratio'), 7)}  {str(r.get('goal') or '-')[:26]:26s} {met}")
     return rows
 
