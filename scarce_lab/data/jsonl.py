@@ -105,6 +105,16 @@ def repair_fd(fd: int, path: str | Path) -> int:
     return size - start
 
 
+def write_all(fd: int, chunks: Iterable[bytes]) -> None:
+    """Write every chunk to ``fd`` (each ``os.write`` retried until complete), then
+    ``fsync``: the one write loop of the durable writers."""
+    for chunk in chunks:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
 def open_for_append(path: str | Path) -> int:
     """A read-write ``O_APPEND`` descriptor on ``path`` (created 0644 when missing), never
     through a symbolic link at its last component and only on a regular file (a link,
@@ -201,11 +211,7 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
     fd = open_for_append(path)
     try:
         repair_fd(fd, path)
-        view = memoryview(blob)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
+        write_all(fd, [blob])
     finally:
         os.close(fd)
     if created:

@@ -29,6 +29,8 @@ import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
+from .jsonl import repair_fd, write_all
+
 __all__ = ["RunFolder", "RunFolderError", "check_run_folder", "describe"]
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -191,10 +193,7 @@ class RunFolder:
         fd = self.open_file(name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             self._repair_tail(fd, name)
-            view = memoryview(blob)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            write_all(fd, [blob])
         finally:
             os.close(fd)
 
@@ -207,11 +206,7 @@ class RunFolder:
         self.unlink(tmp)
         fd = self.open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
-            for chunk in [blob] if isinstance(blob, bytes) else blob:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view):]
-            os.fsync(fd)
+            write_all(fd, [blob] if isinstance(blob, bytes) else blob)
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
@@ -219,8 +214,6 @@ class RunFolder:
             os.fsync(self.fd)
 
     def _repair_tail(self, fd: int, name: str) -> None:
-        from .jsonl import repair_fd
-
         repair_fd(fd, self.path / name)
 
 
