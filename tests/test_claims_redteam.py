@@ -1,4 +1,4 @@
-"""Red-team of issue 36's gates with kinds of input the issue did not name.
+"""Red-team of the claim gates (docs/threat_model.md) with kinds of input nobody had named.
 
 Each test is one attack; it holds (a regression test of the gate named in its
 docstring) or was fixed at that gate. Servers are scripted (``tests/_llm_fakes.py``) or

@@ -28,7 +28,12 @@ Rules:
   socket or a directory is refused unopened. Lines are read one at a time, at most
   ``LIMITS.line_bytes`` each: a longer line is a :class:`FileLimitError` naming the
   file, the line and the limit, whatever the file holds (a run's ``events.jsonl`` also
-  holds at most ``LIMITS.events_per_run`` lines).
+  holds at most ``LIMITS.events_per_run`` lines). Every write opens without following
+  a link at the file's name (:func:`open_for_append`).
+
+Size: ~540 lines, the read gate and the durable writers of every JSON file the project
+reads or appends to, so that the rules above (regular files, limits, torn tails, no
+NaN literals, one write loop) are stated and enforced in one place.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CLI's start-up imports only what its help needs (issue 37: ``scarce-lab --help``
+"""The CLI's start-up imports only what its help needs (docs/benchmarks.md: ``scarce-lab --help``
 took 5-6 s, altair's import alone most of it).
 
 One fresh interpreter imports ``scarce_lab``, then asks the root, a ``run`` and a
