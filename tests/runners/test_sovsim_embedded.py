@@ -57,10 +57,11 @@ def test_one_round_with_private_talk_on_embedded_model(tmp_path):
             assert e["visibility"] == "private" and e["visible_to"] == [e["agent"], *p["recipients"]]
     calls = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert sum(c["purpose"] == "talk" for c in calls) >= 4
-    for e in talk:  # a private message is in no other agent's prompt
-        p = e["payload"]
+    for e in talk:  # a private message is in no other agent's prompt (as a private line: the
+        p = e["payload"]  # small model may say the same words to everyone in another turn)
         if p["recipients"] and len(p["text"]) > 12:
             outsiders = {"a0", "a1", "a2", "a3"} - set(e["visible_to"])
             for c in calls:
                 if c["agent"] in outsiders:
-                    assert p["text"] not in "\n".join(m["content"] for m in c["messages"])
+                    lines = "\n".join(m["content"] for m in c["messages"]).splitlines()
+                    assert not [x for x in lines if "privately to" in x and json.dumps(p["text"], ensure_ascii=False)[1:-1] in x]
