@@ -330,14 +330,21 @@ class RateLimiter:
             st.token_total -= entry[1]
             ticket._entry = None  # settle() then changes nothing
 
-    def settle(self, ticket: Ticket, used_tokens: int | None) -> None:
-        """Replace a ticket's estimated tokens by the tokens the call really used."""
-        if used_tokens is None or ticket._entry is None:
+    def settle(self, ticket: Ticket, used_tokens: Any) -> None:
+        """Replace a ticket's estimated tokens by the tokens the call really used: the
+        server's ``usage.total_tokens``, a claim taken only when it is an integer in
+        ``[0, 2**31)`` (whole-number floats included); anything else (absent, a string,
+        a list, a bool, NaN, negative, huge) keeps the estimate."""
+        if isinstance(used_tokens, float) and used_tokens.is_integer():
+            used_tokens = int(used_tokens)
+        if not isinstance(used_tokens, int) or isinstance(used_tokens, bool) or not 0 <= used_tokens < 2**31:
+            return
+        if ticket._entry is None:
             return
         with self._lock:
             st = self._state(ticket.key)
             old = ticket._entry[1]
-            new = max(0, int(used_tokens))
+            new = used_tokens
             # still in the window (entries leave it oldest first, in admission order):
             # a scan of the window per call cost O(calls per minute) at high throughput
             if st.tokens and ticket._entry[0] >= st.tokens[0][0]:

@@ -17,7 +17,7 @@ import signal
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scarce_lab.llm import LLMClient, LLMSettings, costs
@@ -83,6 +83,10 @@ def _client(tmp_path, **kw):
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=st.lists(usages, min_size=1, max_size=12), cap=st.floats(0.2, 3.0), sweep=st.floats(0.2, 3.0))
+# total_tokens also reaches the rate limiter (found by this test: a list or '' there raised)
+@example(script=[{"total_tokens": []}], cap=2.0, sweep=2.0)
+@example(script=[{"total_tokens": ""}, {"total_tokens": True}, {"total_tokens": -5}, {"total_tokens": 1e300}],
+         cap=2.0, sweep=2.0)
 def test_every_call_settles_at_least_its_floor_and_the_cap_holds(monkeypatch, tmp_path, script, cap, sweep):
     """Concurrency: all calls race against a run cap and a sweep cap; whatever the usage
     claims, the ledger holds the sum of the recorded costs, an unaccepted claim costs its
