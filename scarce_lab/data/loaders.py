@@ -35,8 +35,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import stat
 import re
+import stat
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
