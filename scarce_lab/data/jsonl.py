@@ -440,13 +440,22 @@ class FileLimitError(TrajectoryFileError, LimitError):
     applies, and the limit."""
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+def describe(mode: int, target: str | None = None) -> str:
+    """What an ``lstat``/``stat`` mode is, in words (``a symbolic link to '/etc/passwd'``,
+    ``a FIFO (named pipe)``): the one wording of the read gate and the harness's writer."""
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {target!r}" if target is not None else "a symbolic link"
+    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return word
+    return f"a file of type {stat.S_IFMT(mode):o}"
 
 
 def _check_stat(path: Path, st: os.stat_result) -> None:
     if not stat.S_ISREG(st.st_mode):
-        what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        what = describe(st.st_mode)
         link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
         raise FileLimitError(path, None, f"is {what}{link}, not a regular file: refused unread")
     field, limit = limits.file_limit(path)

@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
-from .jsonl import repair_fd, write_all
+from .jsonl import describe, repair_fd, write_all
 
 __all__ = ["RunFolder", "RunFolderError", "check_run_folder", "describe"]
 
@@ -42,18 +42,6 @@ class RunFolderError(FileExistsError):
     """A run folder (or a file in it) is not what the harness made: a link, a FIFO, a
     folder where a file should be, or files of something else. The message names the
     path and what was found there."""
-
-
-def describe(mode: int, target: str | None = None) -> str:
-    """What an ``lstat`` mode is, in words (``a symbolic link to '/etc/passwd'``)."""
-    if stat.S_ISLNK(mode):
-        return f"a symbolic link to {target!r}" if target is not None else "a symbolic link"
-    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISREG, "a regular file")):
-        if test(mode):
-            return word
-    return f"a file of type {stat.S_IFMT(mode):o}"
 
 
 def _found(name: str, dir_fd: int) -> str:

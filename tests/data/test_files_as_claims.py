@@ -72,7 +72,7 @@ def test_a_link_to_dev_zero_as_manifest_is_refused(run):
 def test_a_directory_named_events_jsonl_is_refused(run):
     (run / "events.jsonl").unlink()
     (run / "events.jsonl").mkdir()
-    with pytest.raises(FileLimitError, match=r"events.jsonl: is a directory"):
+    with pytest.raises(FileLimitError, match=r"events.jsonl: is a folder"):
         load_dataset(run)
 
 
