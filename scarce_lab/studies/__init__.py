@@ -109,7 +109,9 @@ class Study(BaseModel):
         paper: the paper's fixed settings (dotted config keys), with ``paper_source``.
         settings: the study's own settings where they depart from the paper's (each
             key needs a reason in ``departures``).
-        departures: setting -> why the study departs from the paper there.
+        departures: setting -> why the study departs from the paper there; a key
+            that is not in ``settings`` names a paper setting the config cannot
+            express (e.g. the paper's task suite).
         arms: the arms (at least one).
         seeds: seeds per arm (0..seeds-1) when the user gives none.
         model_roles: the config fields ``--model`` sets (SCARCE: solver and
@@ -212,6 +214,9 @@ class Study(BaseModel):
         prof = self.profile(profile)
         for key, value in self.settings.items():
             out.append({"setting": key, "paper": self.paper.get(key, "(not set)"), "here": value,
+                        "why": self.departures[key]})
+        for key in [k for k in self.departures if k not in self.settings]:  # a paper setting the config cannot express
+            out.append({"setting": key, "paper": "(the paper's)", "here": "(not a config setting)",
                         "why": self.departures[key]})
         for origin, values in ((f"profile {profile}", prof.settings), ("-S", overrides or {})):
             for key, value in values.items():
