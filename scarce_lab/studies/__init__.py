@@ -14,7 +14,14 @@ built from (lowest to highest precedence) the config's defaults, the paper's set
 with a reason in ``departures``), a profile's settings (``profiles``: e.g. the shipped
 data's scripted runs), the user's ``-S`` overrides, the arm's settings, the model and
 the seed. Anything the user or a profile sets away from the paper is a departure the
-report lists (:meth:`Study.departures`).
+report lists (:meth:`Study.departures_of`).
+
+A profile rebuilds a shipped dataset from one command: besides models, settings, seeds
+and an arm subset it may name several model sets (one arm set each), arms of its own
+(``extra_arms``: a variant only the shipped data hold), settings pinned on one arm
+(``arm_settings``: e.g. the baselines' shorter training) and cross-play populations
+(``populations``: :mod:`scarce_lab.runners.crossplay` grids over its runs). A study may
+declare populations too (a focal/background study; members default to its models).
 
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
