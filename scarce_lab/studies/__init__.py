@@ -72,7 +72,9 @@ class Profile(BaseModel):
     each an arm set), ``settings``, ``seeds``, ``arms`` a subset, ``extra_arms`` (arms
     only this profile runs, e.g. a variant the shipped data hold), ``arm_settings``
     (arm -> settings the profile pins over that arm's), ``populations`` (cross-play
-    grids, over the study's own), with the folder it writes when run without ``--out``."""
+    grids, over the study's own), ``judges`` (the panel that labels its runs; ``[]``:
+    none, e.g. when the shipped labels are made over a whole folder by their own
+    command), with the folder it writes when run without ``--out``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -83,6 +85,7 @@ class Profile(BaseModel):
     extra_arms: list[Arm] = Field(default_factory=list)
     arm_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
     populations: list[Population] | None = None
+    judges: list[str] | None = None
     out: str | None = None
     note: str = ""
 
@@ -351,6 +354,7 @@ class Study(BaseModel):
                     f"extra arms {[(a.name, a.settings) for a in p.extra_arms]}" if p.extra_arms else "",
                     f"arm settings {p.arm_settings}" if p.arm_settings else "",
                     f"populations {[q.model_dump(exclude_none=True) for q in p.populations]}" if p.populations else "",
+                    f"judges {p.judges or 'none'}" if p.judges is not None else "",
                     f"out {p.out}" if p.out else ""]
             lines.append(f"  profile {name}: " + "; ".join(b for b in bits if b) + (f" ({p.note})" if p.note else ""))
         return "\n".join(lines)

@@ -118,6 +118,9 @@ def test_a_profile_extends_a_study_without_changing_it():
     budget = st.get("budget-asymmetry").configs(profile="shipped-scripted", seeds=[7])
     assert [c.negotiator_model for _, c in budget] == ["scripted/spend-down", "scripted/strategic", "scripted/bid-first"]
     assert {c.rich_worker_budget for _, c in budget} == {1500}
+    # the shipped embedded labels are made over the whole folder by their own command: no panel here
+    assert st.get("revisable-bids").profiles["shipped-embedded"].judges == []
+    assert "judges none" in st.get("revisable-bids").show()
 
 
 def test_departures_without_a_config_key_are_listed():
