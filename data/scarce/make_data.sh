@@ -12,6 +12,10 @@ LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
 PY="${PYTHON:-.venv/bin/python}"
 STUDY="$LAB study run"
 what="${1:-all}"
+# A folder that holds runs of several studies: a study run's state file (OUT/study.json) names
+# one study and profile, and a second study is refused there; so it is dropped after each run
+# (complete runs are found by their folders, which is what a re-run skips).
+shared() { local out=$1; shift; $STUDY "$@" --no-progress; rm -f "$out/study.json"; }
 
 # Every scripted run: 4 workers, the skilled scripted solver (stochastic progress, several slots;
 # skill 0.5), 15-minute deadline, 1000 credits, the paper's defaults otherwise (cross-subrun
@@ -30,7 +34,7 @@ fi
 # bids, no memory, cross memory (2 subruns), reasoning effort low/high, 3 workers (and one richer worker).
 if [[ $what == embedded || $what == all ]]; then
   for study in models-tactics revisable-bids memory-horizon reasoning-effort budget-asymmetry; do
-    $STUDY $study --profile shipped-embedded --no-progress
+    shared data/scarce/embedded $study --profile shipped-embedded
   done
 fi
 

@@ -31,7 +31,11 @@ if [[ $what == embedded || $what == all ]]; then
   # The embedded model (SmolLM2-135M, offline), interviews on: one short KCPR-M game and
   # one short CPR game with public talk. On the shared 2-core machine these were made on,
   # a call took 1-4 minutes (other jobs held the cores), so the games are 3 and 2 rounds.
-  $LAB study run sovsim-misreport --profile shipped-embedded --no-progress &
-  $LAB study run sovsim-talk --profile shipped-embedded --no-progress &
-  wait
+  # Both studies write into one folder: a study run's state file (study.json) names one study
+  # and a second is refused there, so they run one after the other, each state dropped after it
+  # (complete runs are found by their folders, which is what a re-run skips).
+  for study in sovsim-misreport sovsim-talk; do
+    $LAB study run $study --profile shipped-embedded --no-progress
+    rm -f $OUT/sovsim/embedded/study.json
+  done
 fi
