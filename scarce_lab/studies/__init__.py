@@ -233,6 +233,13 @@ class Study(BaseModel):
                 paper = self.paper.get(key, self.settings.get(key, "(default)"))
                 if paper != value:
                     out.append({"setting": key, "paper": paper, "here": value, "why": f"set by {origin}"})
+        for arm, values in prof.arm_settings.items():
+            for key, value in values.items():
+                out.append({"setting": f"{key} (arm {arm})", "paper": self.paper.get(key, "(default)"), "here": value,
+                            "why": f"set by profile {profile} on arm {arm}"})
+        for arm in prof.extra_arms:
+            out.append({"setting": f"arm {arm.name}", "paper": "(not an arm of the paper's)", "here": arm.settings,
+                        "why": f"added by profile {profile}" + (f": {arm.note}" if arm.note else "")})
         paper_models = self.paper.get("models")
         for model in models or []:
             out.append({"setting": "model", "paper": paper_models or "(the paper's models)", "here": model,

@@ -121,6 +121,10 @@ def test_a_profile_extends_a_study_without_changing_it():
     # the shipped embedded labels are made over the whole folder by their own command: no panel here
     assert st.get("revisable-bids").profiles["shipped-embedded"].judges == []
     assert "judges none" in st.get("revisable-bids").show()
+    deps = {d["setting"]: d for d in study.departures_of("shipped-embedded")}
+    assert deps["arm low"]["why"].startswith("added by profile shipped-embedded")
+    pinned = {d["setting"]: d["here"] for d in st.get("memory-horizon").departures_of("shipped-embedded")}
+    assert pinned["subruns (arm cross)"] == 2 and pinned["subruns"] == 1
 
 
 def test_departures_without_a_config_key_are_listed():
