@@ -3,57 +3,51 @@
 # Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators|ground_truth]
 #        (from the repo root; `all` rebuilds scripted, embedded and its labels)
 # SCARCE_LAB / PYTHON override the commands (default: the repository's .venv).
+# Each dataset is a profile of a declared study (scarce_lab/environments/scarce/studies.toml;
+# `scarce-lab study show NAME` prints it): the profile names the models, settings, seeds and arms
+# and writes to its folder; complete runs are skipped, so a re-run resumes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
 PY="${PYTHON:-.venv/bin/python}"
-RUN="$LAB run scarce"
-OUT=data/scarce/scripted
-SEEDS2="--seed 0 --seed 1"
-SEEDS3="--seed 0 --seed 1 --seed 2"
-# Every scripted run: 4 workers, the skilled scripted solver (stochastic progress, several
-# slots; skill 0.5), 15-minute deadline, 1000 credits, the paper's defaults otherwise
-# (cross-subrun memory, two private-message rounds, fixed bids); command output kept to 100 characters.
-S="--workers 4 --model scripted/skilled:0.5 --deadline-min 15 --output-limit 100"
+STUDY="$LAB study run"
 what="${1:-all}"
+# A folder that holds runs of several studies: a study run's state file (OUT/study.json) names
+# one study and profile, and a second study is refused there; so it is dropped after each run
+# (complete runs are found by their folders, which is what a re-run skips).
+shared() { local out=$1; shift; $STUDY "$@" --no-progress; rm -f "$out/study.json"; }
 
+# Every scripted run: 4 workers, the skilled scripted solver (stochastic progress, several slots;
+# skill 0.5), 15-minute deadline, 1000 credits, the paper's defaults otherwise (cross-subrun
+# memory, two private-message rounds, fixed bids); command output kept to 100 characters.
 if [[ $what == scripted || $what == all ]]; then
-  for pol in fifo sjf edf bid-first random spend-down urgency reciprocal coalition strategic; do  # 02, 06
-    $RUN $S --subruns 1 --negotiator-model scripted/$pol $SEEDS2 --out $OUT/models
-  done
-  for mem in none subrun cross; do                         # 03, 06: memory horizon (cross = the paper's)
-    $RUN $S --subruns 2 --negotiator-model scripted/strategic --memory $mem $SEEDS2 --out $OUT/memory
-  done
-  for sch in fifo sjf edf highest-bid; do                  # 06: centralised schedulers; ballots = models/strategic
-    $RUN $S --subruns 1 --negotiator-model scripted/strategic --scheduler $sch $SEEDS2 --out $OUT/schedulers
-  done
-  for pol in spend-down strategic bid-first; do            # 04: one richer worker (the paper's 1500 vs 1000)
-    $RUN $S --subruns 1 --negotiator-model scripted/$pol --rich-worker-budget 1500 $SEEDS3 --out $OUT/budget
-  done
-  for pol in urgency strategic edf; do                     # 04: mixed 10..25-minute deadlines
-    $RUN $S --subruns 1 --negotiator-model scripted/$pol --mixed-deadlines $SEEDS3 --out $OUT/deadlines
-  done
-  for pol in spend-down strategic random; do               # 05: revisable bids (fixed counterparts: models)
-    $RUN $S --subruns 1 --negotiator-model scripted/$pol --mechanism revisable $SEEDS2 --out $OUT/revisable
-  done
+  $STUDY models-tactics --profile shipped-scripted --no-progress     # scripted/models: ten negotiator policies (02, 05, 06)
+  $STUDY memory-horizon --profile shipped-scripted --no-progress     # scripted/memory: none / subrun / cross, 2 subruns (03, 06)
+  $STUDY auction-dynamics --profile shipped-scripted --no-progress   # scripted/schedulers: fifo / sjf / edf / highest-bid (06)
+  $STUDY budget-asymmetry --profile shipped-scripted --no-progress   # scripted/budget: one worker with 1500 credits (04)
+  $STUDY deadline-pressure --profile shipped-scripted --no-progress  # scripted/deadlines: mixed 10-25 minute deadlines (04)
+  $STUDY revisable-bids --profile shipped-scripted --no-progress     # scripted/revisable: revisable bids (05)
 fi
 
-# embedded model as solver AND negotiator (issue 15): 2 workers, 1 subrun, tasks rev and tac, default
-# steps and deadline: the reference (seeds 0-4; the runs of benchmarks/bench_scarce.py --only-embedded),
-# revisable bids, no memory, cross memory (2 subruns), reasoning effort low/high, 3 workers (and one richer
-# worker). Each config in make_embedded.py is written as its `scarce-lab run scarce` command.
+# embedded model as solver AND negotiator: 2 workers, 1 subrun, tasks rev and tac, default steps and
+# deadline: the reference (seeds 0-4; the runs of benchmarks/bench_scarce.py --only-embedded), revisable
+# bids, no memory, cross memory (2 subruns), reasoning effort low/high, 3 workers (and one richer worker).
 if [[ $what == embedded || $what == all ]]; then
-  $PY data/scarce/make_embedded.py
+  for study in models-tactics revisable-bids memory-horizon reasoning-effort budget-asymmetry; do
+    shared data/scarce/embedded $study --profile shipped-embedded
+  done
 fi
 
 # embedded model as negotiator, the old oracle scripted solver (scripted/fifo) programming: runs made
 # before the paper's defaults were adopted, so make_embedded_negotiators.py pins their settings
-# (subrun memory, one private round); re-running writes new run ids, see the card
+# (subrun memory, one private round); the config has gained settings since, so re-running writes new
+# run ids (no study profile can name the shipped ones; see the card)
 if [[ $what == embedded_negotiators ]]; then
   $PY data/scarce/make_embedded_negotiators.py
 fi
 
-if [[ $what == labels || $what == all ]]; then             # judge panel: 3 x embedded (seeds/variants)
+# judge panel over the whole embedded folder (runs of five studies): 3 x embedded (seeds/variants)
+if [[ $what == labels || $what == all ]]; then
   $LAB judge label data/scarce/embedded --taxonomy scarce \
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded --no-progress
 fi
@@ -62,14 +56,14 @@ if [[ $what == labels_negotiators ]]; then
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded_negotiators --no-progress
 fi
 
-# judge panel against the scripted ground truth (issue 25): the four strategic scripted runs of seed 0 in
+# judge panel against the scripted ground truth: the four strategic scripted runs of seed 0 in
 # scripted/models that record intended tactics (urgency, reciprocal, coalition, strategic), copied to a temporary
 # folder (validate reads a folder of ground-truth runs only); a bounded sample of 12 units spread over the runs
 # (--limit takes ceil(12/4) evenly spaced units per run). ~36 calls of the embedded model, ~20 min on 2 busy cores.
 if [[ $what == ground_truth ]]; then
   tmp=$(mktemp -d)
   for r in 6e4fd5b8 afef7b7a bab90be2 bcdc65d3; do
-    cp -r $OUT/models/scarce_ballots_fixed_mem-cross_scripted-skilled-0.5_s0_$r "$tmp/"
+    cp -r data/scarce/scripted/models/scarce_ballots_fixed_mem-cross_scripted-skilled-0.5_s0_$r "$tmp/"
   done
   $LAB judge validate --data "$tmp" --taxonomy scarce --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 \
     --limit 12 --out data/scarce/labels/ground_truth --format json --no-progress --concurrency 2 \

@@ -14,7 +14,14 @@ built from (lowest to highest precedence) the config's defaults, the paper's set
 with a reason in ``departures``), a profile's settings (``profiles``: e.g. the shipped
 data's scripted runs), the user's ``-S`` overrides, the arm's settings, the model and
 the seed. Anything the user or a profile sets away from the paper is a departure the
-report lists (:meth:`Study.departures`).
+report lists (:meth:`Study.departures_of`).
+
+A profile rebuilds a shipped dataset from one command: besides models, settings, seeds
+and an arm subset it may name several model sets (one arm set each), arms of its own
+(``extra_arms``: a variant only the shipped data hold), settings pinned on one arm
+(``arm_settings``: e.g. the baselines' shorter training) and cross-play populations
+(``populations``: :mod:`scarce_lab.runners.crossplay` grids over its runs). A study may
+declare populations too (a focal/background study; members default to its models).
 
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
@@ -46,19 +53,46 @@ class Arm(BaseModel):
     note: str = ""
 
 
-class Profile(BaseModel):
-    """A named way of running a study other than the paper's: the shipped data's
-    scripted or embedded runs (``models`` per model field, ``settings``, ``seeds``,
-    ``arms`` a subset), with the folder it writes when run without ``--out``."""
+class Population(BaseModel):
+    """A cross-play grid over a study's runs (:mod:`scarce_lab.runners.crossplay`):
+    every ``members`` model in the focal seats against every ``background`` model in
+    the others; ``members`` left out: the models the study is run with."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    models: dict[str, str] = Field(default_factory=dict)
+    members: list[str] | None = None
+    background: list[str] | None = None
+    focal_seats: int | list[str] = 1
+    part: str | None = None
+
+
+class Profile(BaseModel):
+    """A named way of running a study other than the paper's: the shipped data's
+    scripted or embedded runs (``models``: one model set per model field, or several,
+    each an arm set), ``settings``, ``seeds``, ``arms`` a subset, ``extra_arms`` (arms
+    only this profile runs, e.g. a variant the shipped data hold), ``arm_settings``
+    (arm -> settings the profile pins over that arm's), ``populations`` (cross-play
+    grids, over the study's own), ``judges`` (the panel that labels its runs; ``[]``:
+    none, e.g. when the shipped labels are made over a whole folder by their own
+    command), with the folder it writes when run without ``--out``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: dict[str, str] | list[dict[str, str]] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     seeds: list[int] | None = None
     arms: list[str] | None = None
+    extra_arms: list[Arm] = Field(default_factory=list)
+    arm_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    populations: list[Population] | None = None
+    judges: list[str] | None = None
     out: str | None = None
     note: str = ""
+
+    @property
+    def model_sets(self) -> list[dict[str, str]]:
+        """``models`` as a list of model sets (``[{}]`` when none is named)."""
+        return [self.models] if isinstance(self.models, dict) else list(self.models) or [{}]
 
 
 class Labels(BaseModel):
@@ -85,13 +119,17 @@ class Study(BaseModel):
         paper: the paper's fixed settings (dotted config keys), with ``paper_source``.
         settings: the study's own settings where they depart from the paper's (each
             key needs a reason in ``departures``).
-        departures: setting -> why the study departs from the paper there.
+        departures: setting -> why the study departs from the paper there; a key
+            that is not in ``settings`` names a paper setting the config cannot
+            express (e.g. the paper's task suite).
         arms: the arms (at least one).
         seeds: seeds per arm (0..seeds-1) when the user gives none.
         model_roles: the config fields ``--model`` sets (SCARCE: solver and
             negotiator); the first is the model a run is named by.
         labels: the judge labels it needs (``None``: none).
         headline: the metrics whose intervals ``--target-width`` watches.
+        populations: cross-play grids every run of the study is crossed with (a
+            focal/background study; members left out: the models it is run with).
         profiles: other ways of running it (the shipped data).
     """
 
@@ -114,6 +152,7 @@ class Study(BaseModel):
     model_roles: list[str] = Field(default_factory=lambda: ["model"], min_length=1)
     labels: Labels | None = None
     headline: list[str] = Field(default_factory=list)
+    populations: list[Population] = Field(default_factory=list)
     profiles: dict[str, Profile] = Field(default_factory=dict)
 
     @field_validator("arms")
@@ -129,26 +168,34 @@ class Study(BaseModel):
         missing = sorted(k for k in self.settings if k not in self.departures)
         if missing:
             raise ValueError(f"settings {missing} depart from the paper without a reason in 'departures'")
+        own = {a.name for a in self.arms}
         for name, p in self.profiles.items():
-            unknown = sorted(set(p.arms or ()) - {a.name for a in self.arms})
+            extra = [a.name for a in p.extra_arms]
+            if set(extra) & own or len(set(extra)) != len(extra):
+                raise ValueError(f"profile {name!r}: extra_arms {extra} repeat a name (the study's arms: {sorted(own)})")
+            unknown = sorted((set(p.arms or ()) | set(p.arm_settings)) - own - set(extra))
             if unknown:
                 raise ValueError(f"profile {name!r} names arms the study has not: {unknown}")
-            fields = sorted(set(p.models) - set(self.model_roles))
+            fields = sorted({f for m in p.model_sets for f in m} - set(self.model_roles))
             if fields:
                 raise ValueError(f"profile {name!r} sets models of fields not in model_roles: {fields}")
         return self
 
     # -- turning a study into run configs ------------------------------------------------
-    def arm(self, name: str) -> Arm:
-        """The arm called ``name``.
+    def arm(self, name: str, profile: str | None = None) -> Arm:
+        """The arm called ``name`` (with ``profile``: its extra arms too, and the
+        settings it pins over the arm's).
 
         Raises:
             StudyError: no such arm (the study's arms named).
         """
-        for a in self.arms:
+        prof = self.profile(profile)
+        for a in [*self.arms, *prof.extra_arms]:
             if a.name == name:
-                return a
-        raise StudyError(f"study {self.name!r} has no arm {name!r}; its arms: {[a.name for a in self.arms]}")
+                pinned = prof.arm_settings.get(name)
+                return a.model_copy(update={"settings": {**a.settings, **pinned}}) if pinned else a
+        raise StudyError(f"study {self.name!r} has no arm {name!r}; its arms: "
+                         f"{[a.name for a in [*self.arms, *prof.extra_arms]]}")
 
     def profile(self, name: str | None) -> Profile:
         """The profile called ``name`` (``None``: the paper's design, an empty profile).
@@ -178,27 +225,39 @@ class Study(BaseModel):
         for key, value in self.settings.items():
             out.append({"setting": key, "paper": self.paper.get(key, "(not set)"), "here": value,
                         "why": self.departures[key]})
+        for key in [k for k in self.departures if k not in self.settings]:  # a paper setting the config cannot express
+            out.append({"setting": key, "paper": "(the paper's)", "here": "(not a config setting)",
+                        "why": self.departures[key]})
         for origin, values in ((f"profile {profile}", prof.settings), ("-S", overrides or {})):
             for key, value in values.items():
                 paper = self.paper.get(key, self.settings.get(key, "(default)"))
                 if paper != value:
                     out.append({"setting": key, "paper": paper, "here": value, "why": f"set by {origin}"})
+        for arm, values in prof.arm_settings.items():
+            for key, value in values.items():
+                out.append({"setting": f"{key} (arm {arm})", "paper": self.paper.get(key, "(default)"), "here": value,
+                            "why": f"set by profile {profile} on arm {arm}"})
+        for arm in prof.extra_arms:
+            out.append({"setting": f"arm {arm.name}", "paper": "(not an arm of the paper's)", "here": arm.settings,
+                        "why": f"added by profile {profile}" + (f": {arm.note}" if arm.note else "")})
         paper_models = self.paper.get("models")
         for model in models or []:
             out.append({"setting": "model", "paper": paper_models or "(the paper's models)", "here": model,
                         "why": "the model run here"})
         return out
 
-    def configs(self, models: dict[str, str] | list[dict[str, str]], *, seeds: list[int] | None = None,
-                arms: list[str] | None = None, profile: str | None = None,
+    def configs(self, models: dict[str, str] | list[dict[str, str]] | None = None, *,
+                seeds: list[int] | None = None, arms: list[str] | None = None, profile: str | None = None,
                 overrides: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
         """Every run of the study as ``(arm name, config)``, arm-major then model then
-        seed.
+        seed (then, for a cross-play study, composition inside each).
 
         Args:
             models: ``{model field: model}`` (one model set) or a list of them (one arm
                 set per model set); a field of ``model_roles`` left out takes the first
-                field's model; a profile's ``models`` fill fields the caller leaves out.
+                field's model. A profile's model sets fill the fields the caller leaves
+                out (every caller set over every profile set); none given: the
+                profile's model sets.
             seeds: the seeds (default: the profile's, else ``0..self.seeds-1``).
             arms: a subset of the arms by name (default: the profile's, else all).
             profile: a profile name (:meth:`profile`).
@@ -206,18 +265,19 @@ class Study(BaseModel):
                 arm's; an override of a setting an arm varies is refused.
 
         Raises:
-            StudyError: an unknown arm or profile, an override of an arm's setting, or a
-                config the environment refuses (study, arm, field and value named).
+            StudyError: an unknown arm or profile, no model, an override of an arm's
+                setting, a cross-play grid that cannot be planned, or a config the
+                environment refuses (study, arm, field and value named).
         """
         from ..config.base import ConfigError, build_config
         from ..registry import get
 
         prof = self.profile(profile)
         cls = get(self.environment).config
-        model_sets = [models] if isinstance(models, dict) else list(models)
-        if not model_sets:
-            raise StudyError(f"study {self.name!r}: no model given (--model)")
-        chosen = [self.arm(a) for a in (arms or prof.arms or [a.name for a in self.arms])]
+        given = [models] if isinstance(models, dict) else list(models or [])
+        model_sets = [{**p, **g} for g in given or [{}] for p in prof.model_sets]
+        model_sets = [m for i, m in enumerate(model_sets) if m not in model_sets[:i]]
+        chosen = [self.arm(a, profile) for a in (arms or prof.arms or [a.name for a in self.arms])]
         varied = sorted({k for a in self.arms for k in a.settings} & set(overrides or {}))
         if varied:
             raise StudyError(f"study {self.name!r}: {varied} are what its arms vary; leave them to the arms "
@@ -226,20 +286,41 @@ class Study(BaseModel):
                                                              else list(range(self.seeds)))
         base = self.base_settings(profile, overrides)
         base.pop("models", None)  # the paper's model names: documentation, not a setting
+        populations = self.populations if prof.populations is None else prof.populations
         out: list[tuple[str, Any]] = []
         for arm in chosen:
             for mset in model_sets:
-                given = {**prof.models, **mset}
-                first = given.get(self.model_roles[0]) or next(iter(given.values()), None)
+                first = mset.get(self.model_roles[0]) or next(iter(mset.values()), None)
                 if first is None:
-                    raise StudyError(f"study {self.name!r}: no model for {self.model_roles[0]!r}")
-                fields = {f: given.get(f, first) for f in self.model_roles}
+                    raise StudyError(f"study {self.name!r}: no model for {self.model_roles[0]!r} (--model)")
+                fields = {f: mset.get(f, first) for f in self.model_roles}
+                runs = []
                 for seed in seed_list:
                     values = {**base, **arm.settings, **fields, self.seed_field: seed}
                     try:
-                        out.append((arm.name, build_config(cls, values=values)))
+                        runs.append(build_config(cls, values=values))
                     except ConfigError as exc:
                         raise StudyError(f"study {self.name!r}, arm {arm.name!r}: {exc}") from None
+                if not populations:
+                    out += [(arm.name, cfg) for cfg in runs]
+                    continue
+                if mset is not model_sets[0]:
+                    continue  # a grid's members are the models: one grid per arm
+                members = [m.get(self.model_roles[0]) or next(iter(m.values())) for m in model_sets]
+                out += [(arm.name, cfg) for cfg in self._crossed(runs, populations, members, arm.name)]
+        return out
+
+    def _crossed(self, runs: list[Any], populations: list[Population], members: list[str], arm: str) -> list[Any]:
+        """``runs`` crossed with each population (members left out: ``members``)."""
+        from ..runners.crossplay import CrossPlayError, PopulationSettings, plan_crossplay
+
+        out = []
+        for pop in populations:
+            try:
+                settings = PopulationSettings.parse(pop.members or members, pop.background, pop.focal_seats, pop.part)
+                out += plan_crossplay(runs, settings, environment=self.environment).configs
+            except CrossPlayError as exc:
+                raise StudyError(f"study {self.name!r}, arm {arm!r}: {exc}") from None
         return out
 
     def arm_of(self, settings: dict[str, Any]) -> str | None:
@@ -267,6 +348,8 @@ class Study(BaseModel):
         lines.append(f"  seeds per arm: {self.seeds}; models set: {', '.join(self.model_roles)}")
         if self.labels:
             lines.append(f"  labels: {self.labels.taxonomy} taxonomy, a panel of {self.labels.judges} judges")
+        if self.populations:
+            lines.append("  cross-play: " + "; ".join(str(q.model_dump(exclude_none=True)) for q in self.populations))
         if self.headline:
             lines.append(f"  headline metrics (--target-width): {', '.join(self.headline)}")
         deps = self.departures_of()
@@ -275,6 +358,10 @@ class Study(BaseModel):
         for name, p in self.profiles.items():
             bits = [f"models {p.models}" if p.models else "", f"settings {p.settings}" if p.settings else "",
                     f"seeds {p.seeds}" if p.seeds is not None else "", f"arms {p.arms}" if p.arms else "",
+                    f"extra arms {[(a.name, a.settings) for a in p.extra_arms]}" if p.extra_arms else "",
+                    f"arm settings {p.arm_settings}" if p.arm_settings else "",
+                    f"populations {[q.model_dump(exclude_none=True) for q in p.populations]}" if p.populations else "",
+                    f"judges {p.judges or 'none'}" if p.judges is not None else "",
                     f"out {p.out}" if p.out else ""]
             lines.append(f"  profile {name}: " + "; ".join(b for b in bits if b) + (f" ({p.note})" if p.note else ""))
         return "\n".join(lines)
