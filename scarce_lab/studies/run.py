@@ -30,6 +30,9 @@ Rules:
 * ``target_width``: seeds are added in batches (the study's seed count each) until every
   headline interval of every arm (:func:`scarce_lab.studies.report.headline_widths`) is
   at most that wide, or ``max_seeds`` seeds per arm, or the cap: ``study.json`` says which.
+
+Size: the plan, the run loop and the status of one output folder share the folder's
+rules (complete, unfinished, attempts, labels) and stay together.
 """
 
 from __future__ import annotations
