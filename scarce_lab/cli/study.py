@@ -116,14 +116,13 @@ def run_cmd(
     from ..studies import StudyError
     from ..studies.run import plan, run
 
-    from ..studies import StudyError as _Refused
 
     st = _study(name)
     for hint, check, values in (("--arm", st.arm, arm or []), ("--profile", st.profile, [profile] if profile else [])):
         for value in values:
             try:
                 check(value)
-            except _Refused as exc:
+            except StudyError as exc:
                 raise typer.BadParameter(str(exc), param_hint=hint) from None
     roles = _pairs(role or [], "--role")
     unknown = sorted(set(roles) - set(st.model_roles))
