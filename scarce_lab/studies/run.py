@@ -582,7 +582,7 @@ def status(out: Path) -> StudyStatus:
         last = (attempts.get(cfg.run_id) or [{}])[-1].get("status")
         if st == "complete":
             a.done += 1
-        elif st == "failed" or last == "error":
+        elif st == "failed" or (st is None and last in ("error", "failed")):
             a.failed += 1
         elif st is not None:
             a.unfinished += 1
