@@ -209,3 +209,41 @@ def test_study_end_to_end_plan_cap_kill_resume_labels_status(tmp_path, monkeypat
     st = status(out)
     sent = sum(not r["cache_hit"] for d in out.glob("scarce_*") for r in _records(d))
     assert st.labelled > 0 and sum(a.calls for a in st.arms.values()) == sent
+
+
+def test_cli_list_show_status_and_report_use_the_study_folder(tmp_path, fake_task, monkeypatch):
+    import scarce_lab as sl
+
+    st = sl.study("memory-horizon")
+    assert st is get("memory-horizon")
+    st.run(model=SCRIPTED, out=tmp_path, seeds=[2], arms=["cross"], overrides=TINY, progress=False,
+           say=lambda *_: None)
+    asked = []
+
+    class Found:
+        frame = None
+
+        def markdown(self):
+            return "| source | verdict |"
+
+    def report(study, out, *, labels=None):
+        asked.append((study.name, out, labels))
+        return Found()
+
+    module = types.ModuleType("scarce_lab.studies.report")
+    module.report, module.headline_widths = report, lambda study, out: {"cross": {"reciprocity": None}}
+    monkeypatch.setitem(sys.modules, "scarce_lab.studies.report", module)
+    runner = CliRunner()
+    r = runner.invoke(app, ["study", "list"])
+    assert r.exit_code == 0 and "memory-horizon: " in r.output
+    r = runner.invoke(app, ["study", "report", str(tmp_path), "--save", str(tmp_path / "saved")])
+    assert r.exit_code == 0 and "| source | verdict |" in r.output, r.output
+    assert asked == [("memory-horizon", tmp_path, None)]
+    assert (tmp_path / "saved" / "memory-horizon.md").read_text() == "| source | verdict |"
+    r = runner.invoke(app, ["study", "status", str(tmp_path)])
+    assert "arm cross: 0 done, 0 failed, 0 unfinished, 1 missing" in r.output  # the fake task wrote no folder
+    assert "widths: reciprocity -" in r.output
+    r = runner.invoke(app, ["study", "run", "memory-horizon", "--arm", "sideways", "-m", "x", "--dry-run"])
+    assert r.exit_code == 2 and "--arm" in r.output and "sideways" in r.output
+    r = runner.invoke(app, ["study", "run", "memory-horizon", "--role", "judge_model=x", "--dry-run"])
+    assert r.exit_code == 2 and "--role" in r.output and "judge_model" in r.output
