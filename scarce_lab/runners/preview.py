@@ -151,7 +151,7 @@ def preview(environment: str, configs: list[Any]) -> Preview:
                                  "but names no unit (EnvironmentSpec.plan_unit)")
             plan.calls_low += low
             plan.calls_high += high
-            plan.per_unit += per_unit
+            plan.per_unit = max(plan.per_unit, per_unit)  # per unit of play: the most of any run
             plan.unit = spec.plan_unit
             if per_unit and spec.plan_unit_calls is not None:
                 plan.unit_calls_high = (plan.unit_calls_high or 0) + int(spec.plan_unit_calls(cfg, model))
