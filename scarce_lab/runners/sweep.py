@@ -91,9 +91,11 @@ def play(environment: str, configs: list[Any], out: Path, *, resume: bool, progr
         return cmd.run_processes(configs, out, processes=processes, resume=resume, progress=progress)
     if cmd.run_many is not None:
         return cmd.run_many(configs, out, resume=resume, progress=progress)
+    from tqdm.auto import tqdm
+
     task = run_task(environment)
     outcomes = []
-    for cfg in configs:
+    for cfg in tqdm(configs, desc=f"{environment} runs", unit="run", disable=not progress or len(configs) < 2):
         if sweep_spent(out, max_cost):
             outcomes.append(RunOutcome(cfg.run_id, "not_started", f"the sweep's ${max_cost:g} cost cap is spent"))
             continue
