@@ -392,9 +392,10 @@ def _widths(study: Study, out: Path) -> dict[str, dict[str, float | None]] | Non
     return headline_widths(study, out)
 
 
-def _narrow_enough(widths: dict | None, width: float) -> bool:
-    return bool(widths) and all(w is not None and w <= width for m in widths.values() for w in m.values()) \
-        and all(widths.values())
+def _narrow_enough(widths: dict | None, width: float, arms: set[str]) -> bool:
+    """Every arm run has headline widths, each one known and at most ``width``."""
+    return bool(widths) and arms <= set(widths) and all(
+        widths[a] and all(w is not None and w <= width for w in widths[a].values()) for a in arms)
 
 
 def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float | None = None,
@@ -467,6 +468,10 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         if stopped is None:
             _label(study, state, current.runs, out, executor=executor, address=address, progress=progress,
                    cost_limit=cost_limit, say=say)
+            last = {c.run_id: state["attempts"][c.run_id][-1]["status"] for _, c in current.missing}
+            bad = sorted(r for r, st in last.items() if st not in ("complete", "skipped"))
+            if bad:
+                stopped = f"{len(bad)} run(s) not complete after {retries} retries (study.json: attempts)"
         if stopped is not None or target_width is None:
             state["stopped"] = stopped or "complete"
             break
@@ -474,7 +479,7 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         have = sorted({_seed(study, c) for _, c in current.runs})
         if widths is None:
             raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
-        if _narrow_enough(widths, target_width):
+        if _narrow_enough(widths, target_width, {a for a, _ in current.runs}):
             state["stopped"] = f"target width {target_width:g} reached"
             break
         if max_seeds is not None and len(have) >= max_seeds:

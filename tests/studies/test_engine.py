@@ -59,6 +59,7 @@ def test_a_failed_run_is_retried_at_most_retries_times_and_every_attempt_is_reco
     assert [a["status"] for a in attempts[ids[1]]] == ["failed", "complete"]
     assert [c.run_id for c in fake_task.seen].count(ids[0]) == 3
     assert result.arms["subrun"].failed == 1 and result.arms["none"].failed == 0
+    assert result.stopped == "1 run(s) not complete after 2 retries (study.json: attempts)"
 
 
 def test_a_later_run_with_other_choices_is_refused_naming_the_difference(tmp_path, fake_task):
