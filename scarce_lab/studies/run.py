@@ -456,7 +456,8 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
     state |= {"retries": retries, "cost_limit": cost_limit, "target_width": target_width, "max_seeds": max_seeds,
               "executor": executor, "stopped": None}
     _write_state(out, state)
-    batch = len(seeds_run) if seeds_run is not None else len(sorted({_seed(study, c) for _, c in first.runs}))
+    # a batch: the study's seed count (the seeds given, else the profile's, else the study's)
+    batch = len(base_seeds) if base_seeds else len(study.profile(profile).seeds or range(study.seeds))
     current = first
     while True:
         try:
