@@ -249,6 +249,9 @@ def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] 
         panel = judges if judges is not None else _default_judges(study, sets, profile)
         done_dirs = [out / c.run_id for _, c in runs if status[c.run_id] == "complete"]
         bound = None if spec.plan_judge_units is None else sum(int(spec.plan_judge_units(c)) for _, c in missing)
+        if not panel:
+            result.notes.append(f"no judge panel: the study's {study.labels.taxonomy} labels need one and every model "
+                                "here is scripted; give --judges to label the runs")
         result.judges, known = _judge_plan(study, panel, done_dirs, out / LABELS, bound, runs[0][1])
         result.judge_units = (known, bound)
         if bound is None and missing:
