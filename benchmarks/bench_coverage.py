@@ -34,6 +34,15 @@ Scenarios (the true value in brackets):
   percentile bootstrap over units (``judge.agreement``; printed from
   ``agreement.MIN_UNITS_INTERVAL`` units on).
 
+Stopping on width (``scarce-lab study run --target-width W``): seeds are added in batches
+until the interval is at most ``W`` wide or ``max`` runs, which can bias the interval
+(a dataset that happens to look tight stops early). ``target_width_table`` simulates the
+rule on the ``cluster`` scenario with ``stats.cluster_mean_ci``, bounded (rates in
+[0, 1]: the conservative hull the SCARCE tables print) and open (the t interval over run
+means): a first batch, then a batch more while the interval is wider than ``W``, up to 30
+runs; coverage at the stop, the runs it stopped at (mean) and the share stopped by the
+width.
+
 Usage: ``python benchmarks/bench_coverage.py [--quick] [--sims 2000] [--seed 0]``.
 ``--quick`` runs 300 datasets per cell with 400 resamples (about 10 s on one core);
 the default 2000 datasets with 1000 resamples takes about 3 minutes. The Monte Carlo
@@ -331,6 +340,47 @@ def coverage_table(sims: int, boot: int, seed: int, methods=None, runs=RUNS) -> 
     return pl.DataFrame(rows)
 
 
+def cov_target_width(width: float, batch: int, most: int, sims: int, rng, bounds=(0.0, 1.0)) -> dict[str, float]:
+    """Coverage of ``stats.cluster_mean_ci`` (with ``bounds``) when the runs stop on its
+    width (the study engine's ``--target-width`` rule: batches of ``batch`` runs until
+    the interval is at most ``width`` wide, or ``most`` runs)."""
+    hit = given = by_width = 0
+    stopped_at = []
+    for _ in range(sims):
+        num, den = _cluster_data(batch, rng)
+        while True:
+            _, lo, hi = stats.cluster_mean_ci(_frame(num, den), cluster="run_id", value="value", bounds=bounds)
+            narrow = not math.isnan(lo) and hi - lo <= width
+            if narrow or len(num) >= most:
+                break
+            more_num, more_den = _cluster_data(min(batch, most - len(num)), rng)
+            num, den = np.r_[num, more_num], np.r_[den, more_den]
+        stopped_at.append(len(num))
+        by_width += narrow
+        if not math.isnan(lo):
+            given += 1
+            hit += lo <= 0.5 <= hi
+    return {"coverage": hit / given if given else math.nan, "runs at stop": float(np.mean(stopped_at)),
+            "stopped by width": by_width / sims}
+
+
+#: (interval, bounds, widths): the widths a user may ask of each (the bounded hull is
+#: about 0.35 wide at 30 runs here, the t interval about 0.13).
+TARGET_WIDTHS = (("bounded", (0.0, 1.0), (0.6, 0.5, 0.4)), ("t", None, (0.3, 0.2, 0.15)))
+
+
+def target_width_table(sims: int, seed: int, batches=(2, 5), most: int = 30) -> pl.DataFrame:
+    """One row per (interval, width, batch) of :func:`cov_target_width`."""
+    rows = []
+    for name, bounds, widths in TARGET_WIDTHS:
+        for b in batches:
+            for w in widths:
+                rng = np.random.default_rng([seed, b, int(w * 1000), len(name)])
+                rows.append({"interval": name, "width": w, "batch": b, "max runs": most,
+                             **cov_target_width(w, b, most, sims, rng, bounds)})
+    return pl.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="300 datasets per cell, 400 resamples")
@@ -354,6 +404,9 @@ def main() -> None:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, tbl_width_chars=200):
         print(pl.DataFrame(wide))
     print("'--': no interval printed at that run count; '(x%)': share of datasets given an interval")
+    print("stopping on width (cluster scenario, stats.cluster_mean_ci; scarce-lab study run --target-width):")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=3):
+        print(target_width_table(sims, a.seed))
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

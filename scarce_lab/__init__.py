@@ -44,7 +44,8 @@ _MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".anal
 _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
-               "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path")}
+               "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path"),
+               "study": (".studies", "get")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 

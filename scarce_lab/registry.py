@@ -254,6 +254,15 @@ class EnvironmentSpec:
             ``"negotiator calls per contention"``); a plan with a ``per_unit`` and no
             ``plan_unit`` is refused.
         plan_note: a sentence the dry run adds to every plan of this environment.
+        plan_unit_calls: ``plan_unit_calls(config, model) -> int``, an upper bound of
+            the calls one run makes for ``model`` per unit of play, over all its units
+            (so a plan's high end prices every call; SCARCE: each contention answers at
+            least one request and each request is a solver step, docstring of
+            ``scarce.plan_unit_calls``); ``None``: the ``per_unit`` calls stay unbounded
+            in the plan and it says so.
+        plan_judge_units: ``plan_judge_units(config) -> int``, an upper bound of the
+            judge units (``judge_units``) one run of ``config`` holds, for the plan of a
+            study that labels its runs before they exist.
         check_policy: ``check_policy(config, model)`` raises ``ValueError`` (naming the
             policies it has) for a policy the environment cannot play, before any run
             folder is made (:func:`scarce_lab.runners.preflight.check_configs`).
@@ -326,6 +335,8 @@ class EnvironmentSpec:
     plan_calls: Callable[[Any, str], tuple[int, int, int]] | None = None
     plan_note: str = ""
     plan_unit: str = ""
+    plan_unit_calls: Callable[[Any, str], int] | None = None
+    plan_judge_units: Callable[[Any], int] | None = None
     check_policy: Callable[[Any, str], None] | None = None
     title: str = ""
     seat_keys: Callable[[Any], Mapping[str, tuple[str, ...]]] | None = None
@@ -350,7 +361,7 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo",
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "plan_unit_calls", "plan_judge_units", "check_policy", "seat_keys", "view", "demo",
                   "outcome", "judge_units"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")

@@ -47,17 +47,6 @@ def pop_executor(kwargs: dict) -> tuple[str, str | None]:
     return executor, address
 
 
-def run_on_ray(environment: str, configs, out, *, resume: bool, address: str | None, progress: bool = True):
-    """:func:`scarce_lab.runners.executors.run_configs`, with a clean CLI error when
-    Ray is missing or unreachable."""
-    from ..runners.executors import ExecutorError, run_configs
-
-    try:
-        return run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
-    except ExecutorError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--executor") from None
-
-
 def run_failed(run_dir: Path, exc: BaseException) -> None:
     """One line naming the failed run and its reason (the manifest's error when it has
     one), then exit status 1."""

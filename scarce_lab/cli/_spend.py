@@ -1,12 +1,9 @@
 """``--max-cost-usd``, ``--dry-run`` and ``--check`` for the run commands (docs/models.md,
 "Know before you spend" and "Dollar caps").
 
-- ``--max-cost-usd X``: the sweep's dollar cap. Every config gets
-  ``llm.sweep_max_cost_usd = X`` and ``llm.spend_ledger = OUT/.spend.sqlite``, so every
-  process and Ray task of the sweep reserves each call's worst case in one ledger
-  (:mod:`scarce_lab.llm.costs`); a call that would pass the cap is not sent, its run
-  stops as a missing decision ("cost cap"), and no further run is started once the
-  cap is spent. A model without a known price is refused before anything runs.
+- ``--max-cost-usd X``: the sweep's dollar cap (:mod:`scarce_lab.runners.sweep`: one
+  ledger ``OUT/.spend.sqlite`` for every process and Ray task; the call that would pass
+  the cap is not sent). A model without a known price is refused before anything runs.
 - ``--dry-run``: print the plan (:func:`scarce_lab.runners.preview.preview`) and exit.
 - ``--check``: send one tiny request per model and api base and report key, endpoint
   and structured-output mode (:func:`scarce_lab.runners.preview.check`), then exit.
@@ -19,9 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-
-#: The sweep's ledger file inside the output folder.
-LEDGER = ".spend.sqlite"
 
 
 def spend_parameters() -> list[inspect.Parameter]:
@@ -51,47 +45,18 @@ def pop_spend(kwargs: dict[str, Any]) -> tuple[float | None, bool, bool]:
 
 
 def apply_sweep_cap(configs: list[Any], out: Path, cap: float | None) -> list[Any]:
-    """``configs`` with the sweep's cap and ledger set (unchanged when ``cap`` is
-    ``None``); a per-run cap (``llm.max_cost_usd``) without a sweep cap gets the
-    ledger too, so a resumed run counts what it spent before.
+    """:func:`scarce_lab.runners.sweep.with_sweep_cap` with a CLI error.
 
     Raises:
         typer.BadParameter: a capped model without a known price, or a cap for an
             environment whose config has no model settings.
     """
-    out = Path(out)
-    done = []
-    for cfg in configs:
-        no_llm = getattr(cfg, "llm", None) is None  # an environment without a model client
-        if no_llm and cap is not None:
-            raise typer.BadParameter(f"{type(cfg).__name__} has no model settings (llm): nothing to cap",
-                                     param_hint="--max-cost-usd")
-        if no_llm or (cap is None and cfg.llm.max_cost_usd is None):
-            done.append(cfg)
-            continue
-        update = {"spend_ledger": out.resolve() / LEDGER}  # absolute: Ray tasks and processes share it
-        if cap is not None:
-            update["sweep_max_cost_usd"] = cap
-        try:  # the llm block revalidated, then the config's own check of what reaches the models
-            # (a dump and re-validation of the whole config fails on derived fields: the
-            # economy's ablation lives in two places once validated)
-            llm = type(cfg.llm).model_validate({**cfg.llm.model_dump(), **update})
-            new = cfg.model_copy(update={"llm": llm})
-            new._settings_reach_the_models()
-            done.append(new)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--max-cost-usd") from None
-    return done
+    from ..runners.sweep import with_sweep_cap
 
-
-def sweep_spent(out: Path, cap: float | None) -> bool:
-    """True when the sweep's cap is spent (no further run should start)."""
-    if cap is None:
-        return False
-    from ..llm.costs import ledger_at
-
-    ledger = ledger_at(Path(out).resolve() / LEDGER)
-    return ledger.spent("sweep") >= cap or ledger.refused("sweep", cap)
+    try:
+        return with_sweep_cap(configs, out, cap)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--max-cost-usd") from None
 
 
 def preview_or_check(environment: str, configs: list[Any], dry_run: bool, check: bool) -> bool:

@@ -37,10 +37,10 @@ from typer.core import TyperCommand
 from ..datasets import resolve_path
 from . import TableFormat, run_app, table_app
 from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
-from ._executor import executor_parameters, pop_executor, run_failed, run_on_ray
+from ._executor import executor_parameters, pop_executor, run_failed
 from ._options import _option as option_of
 from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
-from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters, sweep_spent
+from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters
 
 #: Environments whose commands are on the groups already.
 _ADDED: set[str] = set()
@@ -168,28 +168,17 @@ def _preflight(spec: Any, configs: list[Any]) -> None:
 
 def _play(spec: Any, configs: list[Any], out: Path, *, resume: bool, progress: bool, executor: str,
           address: str | None, processes: int, max_cost: float | None) -> list[Any]:
-    """The sweep's outcomes (:class:`scarce_lab.runners.executors.RunOutcome`), in
-    ``configs`` order; runs the cap left unstarted are ``not_started``."""
-    from ..runners.executors import RunOutcome, run_task
+    """:func:`scarce_lab.runners.sweep.play` with CLI errors."""
+    from ..runners.executors import ExecutorError
+    from ..runners.sweep import play
 
-    cmd = spec.cli
-    if executor == "ray":
-        return run_on_ray(spec.name, configs, out, resume=resume, address=address, progress=progress)
-    if processes > 1:
-        try:
-            return cmd.run_processes(configs, out, processes=processes, resume=resume, progress=progress)
-        except ValueError as exc:  # limits that cannot be split, the same run twice
-            raise typer.BadParameter(str(exc), param_hint="--processes") from None
-    if cmd.run_many is not None:
-        return cmd.run_many(configs, out, resume=resume, progress=progress)
-    task = run_task(spec.name)
-    outcomes = []
-    for cfg in configs:
-        if sweep_spent(out, max_cost):
-            outcomes.append(RunOutcome(cfg.run_id, "not_started", f"the sweep's ${max_cost:g} cost cap is spent"))
-            continue
-        outcomes.append(task(cfg, Path(out), resume))
-    return outcomes
+    try:
+        return play(spec.name, configs, out, resume=resume, progress=progress, executor=executor, address=address,
+                    processes=processes, max_cost=max_cost)
+    except ExecutorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--executor") from None
+    except ValueError as exc:  # limits that cannot be split, the same run twice
+        raise typer.BadParameter(str(exc), param_hint="--processes" if processes > 1 else None) from None
 
 
 def _report(spec: Any, outcomes: list[Any], out: Path) -> int:

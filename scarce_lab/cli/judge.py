@@ -36,9 +36,11 @@ Progress = Annotated[bool, typer.Option("--progress/--no-progress")]
 
 def _client_settings(concurrency: int, cache_dir: Path | None, api_base: str | None, temperature: float,
                      timeout_s: float) -> dict:
-    """The judges' client settings (:func:`scarce_lab.llm.make_client`'s arguments; a Ray task builds its own)."""
-    return {"max_concurrency": concurrency, "cache_dir": cache_dir, "api_base": api_base,
-            "temperature": temperature, "timeout_s": timeout_s}
+    """The judges' client settings (:func:`scarce_lab.runners.labelling.client_settings`)."""
+    from ..runners.labelling import client_settings
+
+    return client_settings(concurrency=concurrency, cache_dir=cache_dir, api_base=api_base, temperature=temperature,
+                           timeout_s=timeout_s)
 
 
 def _client(settings: dict):
@@ -129,11 +131,10 @@ def label(
     votes.parquet, agreement.csv (Krippendorff's alpha and Fleiss' kappa per label
     with bootstrap CIs), institutions.parquet and drift.csv.
     """
-    from ..judge.agreement import label_agreement
-    from ..judge.drift import drift_table, units_text_frame
-    from ..judge.institutions import institutional_summary, institutions
-    from ..judge.panel import label_units
-    from ..judge.units import units_from_path, units_to_frame
+    from ..judge.institutions import institutional_summary
+    from ..judge.units import units_from_path
+    from ..runners.executors import ExecutorError
+    from ..runners.labelling import label_to
 
     tax = _taxonomy(taxonomy or _default_taxonomy(path))
     specs = _judges(judges, seed)
@@ -145,36 +146,18 @@ def label(
         units = units[:limit]
     if not units:
         raise typer.BadParameter(f"no units with text found in {path}", param_hint="PATH")
-    out.mkdir(parents=True, exist_ok=True)
     settings = _client_settings(concurrency, cache_dir, api_base, temperature, timeout)
     if address is not None and executor != ExecutorChoice.ray:
         raise typer.BadParameter("--address is for --executor ray", param_hint="--address")
-    if executor == ExecutorChoice.ray:
-        from ..runners.executors import ExecutorError, judge_on_ray
-
-        try:
-            judge_on_ray(units, tax, specs, out, client_settings=settings, address=address, progress=progress,
-                         panel_kwargs={"min_votes": min_votes, "concurrency": concurrency})
-        except ExecutorError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--executor") from None
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
     try:
-        res = label_units(units, tax, specs, client=_client(settings),
-                          out_dir=out, min_votes=min_votes, concurrency=concurrency, progress=progress)
+        done = label_to(units, tax, specs, out, settings=settings, client=_client(settings), min_votes=min_votes, concurrency=concurrency,
+                        n_boot=n_boot, seed=seed, executor=executor.value, address=address, progress=progress)
+    except ExecutorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--executor") from None
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    res, agree, inst = done.res, done.agreement, done.institutions
     _fail_if_no_answer(res.judgements)
-    unit_frame = units_to_frame(units)
-    unit_frame.write_parquet(out / "units.parquet")
-    res.labels.write_parquet(out / "labels.parquet")
-    res.votes.write_parquet(out / "votes.parquet")
-    answers = {j.name: res.answers(j.name) for j in specs}
-    agree = label_agreement(answers, tax.ids, [u.unit_id for u in units], n_boot=n_boot, seed=seed)
-    agree.write_csv(out / "agreement.csv")
-    inst = institutions(res.labels, tax, recipients=unit_frame)
-    inst.write_parquet(out / "institutions.parquet")
-    drift_table(units_text_frame(units)).write_csv(out / "drift.csv")
 
     status = res.judgements["status"].value_counts().sort("status")
     typer.echo(f"{len(units)} units x {len(specs)} judges -> {out}")

@@ -13,8 +13,9 @@ server's own tokenizer may count more: SmolLM2 behind llama.cpp's server counted
 where the preview said 283); each later call is assumed to be that size (prompts that
 carry history grow: SovSim's round-2 prompts were 395; SCARCE's solver prompt grows
 with the transcript), so the token figure is a floor. Cost: low =
-calls x prompt tokens at the input price; high = twice the calls x (prompt +
-``max_tokens``) at the model's prices (:func:`scarce_lab.llm.costs.price_of`).
+calls x prompt tokens at the input price; high = twice the calls, plus the bound of the
+calls per unit of play (``EnvironmentSpec.plan_unit_calls``), x (prompt + ``max_tokens``)
+at the model's prices (:func:`scarce_lab.llm.costs.price_of`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class _Capture:
 @dataclass
 class ModelPlan:
     """One model's share of a plan. Tokens per call; USD for the whole plan;
-    ``per_unit`` calls per ``unit`` of play besides (``EnvironmentSpec.plan_unit``)."""
+    ``per_unit`` calls per ``unit`` of play besides (``EnvironmentSpec.plan_unit``), of
+    which the runs make at most ``unit_calls_high`` (``EnvironmentSpec.plan_unit_calls``;
+    ``None``: no bound known, so the cost range leaves them out and says so)."""
 
     model: str
     api_base: str | None
@@ -73,13 +76,23 @@ class ModelPlan:
     max_tokens: int = 0
     price: tuple[float, float] | None = None
     purpose: str = ""
+    unit_calls_high: int | None = None
+
+    @property
+    def bounded(self) -> bool:
+        """Every call this plan may make is in ``calls_high`` and ``unit_calls_high``."""
+        return not self.per_unit or self.unit_calls_high is not None
 
     @property
     def cost_range(self) -> tuple[float, float] | None:
+        """``(low, high)`` USD: low = ``calls_low`` x prompt tokens at the input price;
+        high = (``calls_high`` + ``unit_calls_high``) x (prompt + ``max_tokens``) at the
+        model's prices. ``None`` when the price or the prompt size is unknown."""
         if self.price is None or self.prompt_tokens is None:
             return None
         low = self.calls_low * self.prompt_tokens * self.price[0]
-        high = self.calls_high * (self.prompt_tokens * self.price[0] + self.max_tokens * self.price[1])
+        calls = self.calls_high + (self.unit_calls_high or 0)
+        high = calls * (self.prompt_tokens * self.price[0] + self.max_tokens * self.price[1])
         return low, high
 
 
@@ -138,8 +151,10 @@ def preview(environment: str, configs: list[Any]) -> Preview:
                                  "but names no unit (EnvironmentSpec.plan_unit)")
             plan.calls_low += low
             plan.calls_high += high
-            plan.per_unit += per_unit
+            plan.per_unit = max(plan.per_unit, per_unit)  # per unit of play: the most of any run
             plan.unit = spec.plan_unit
+            if per_unit and spec.plan_unit_calls is not None:
+                plan.unit_calls_high = (plan.unit_calls_high or 0) + int(spec.plan_unit_calls(cfg, model))
             if key not in first:
                 first[key] = _first_request(environment, cfg)
             req = first[key]
@@ -181,7 +196,8 @@ def format_preview(p: Preview) -> str:
     for m in p.models.values():
         calls = f"{m.calls_low}-{m.calls_high} calls"
         if m.per_unit:
-            calls += f" + {m.per_unit} {m.unit}"
+            calls += f" + {m.per_unit} {m.unit}" + (
+                f" (at most {m.unit_calls_high} in all)" if m.unit_calls_high is not None else "")
         tok = "prompt tokens unknown" if m.prompt_tokens is None else (
             f"{m.prompt_tokens} prompt tokens/call (first {m.purpose or 'step'} prompt) + up to {m.max_tokens} out")
         cr = m.cost_range
@@ -192,7 +208,7 @@ def format_preview(p: Preview) -> str:
         elif m.price == (0.0, 0.0):
             cost = "$0 (free: local endpoint or embedded model)"
         else:
-            cost = f"${cr[0]:.4f} - ${cr[1]:.4f}" + (f" + the {m.unit}" if m.per_unit else "")
+            cost = f"${cr[0]:.4f} - ${cr[1]:.4f}" + ("" if m.bounded else f" + the {m.unit}")
         where = f" at {m.api_base}" if m.api_base else ""
         lines.append(f"{m.model}{where}: {calls}; {tok}; {cost}")
     lines += [f"note: {n}" for n in p.notes]

@@ -331,6 +331,46 @@ class Study(BaseModel):
         hits = [a.name for a in self.arms if all(_same(settings.get(k), v) for k, v in a.settings.items())]
         return hits[0] if len(hits) == 1 else None
 
+    # -- running and reporting (scarce_lab.studies.run, scarce_lab.studies.report) ----
+    def plan(self, models: Any = None, *, out: Any, model: Any = None, **options: Any) -> Any:
+        """:func:`scarce_lab.studies.run.plan` of this study (``model``: an alias of
+        ``models``); nothing is sent."""
+        from .run import plan
+
+        return plan(self, models if models is not None else model, out=out, **options)
+
+    def run(self, models: Any = None, *, out: Any, model: Any = None, **options: Any) -> Any:
+        """:func:`scarce_lab.studies.run.run` of this study: runs what is missing in
+        ``out``, labels it, returns its :class:`~scarce_lab.studies.run.StudyStatus`."""
+        from .run import run
+
+        return run(self, models if models is not None else model, out=out, **options)
+
+    def status(self, out: Any) -> Any:
+        """:func:`scarce_lab.studies.run.status` of ``out`` (a folder of this study).
+
+        Raises:
+            StudyError: ``out`` holds another study's runs.
+        """
+        from .run import read_state, status
+
+        state = read_state(out)
+        if state is not None and state["study"] != self.name:
+            raise StudyError(f"{out} holds study {state['study']!r}, not {self.name!r}")
+        return status(out)
+
+    def report(self, out_or_dataset: Any, **options: Any) -> Any:
+        """:func:`scarce_lab.studies.report.report` of this study on ``out_or_dataset``
+        (labels from ``OUT/labels/labels.parquet`` when ``labels`` is not given)."""
+        from pathlib import Path
+
+        from .report import report
+
+        if "labels" not in options and isinstance(out_or_dataset, str | Path):
+            found = Path(out_or_dataset) / "labels" / "labels.parquet"
+            options["labels"] = found if found.exists() else None
+        return report(self, out_or_dataset, **options)
+
     def show(self) -> str:
         """The design as text: the question, the paper's settings, the arms, the seeds,
         the labels, the profiles, and every departure from the paper with its reason."""

@@ -138,7 +138,6 @@ def _get(cfg, dotted: str):
 @pytest.fixture()
 def recorded(monkeypatch, tmp_path):
     """Replace the runners by recorders of the configs they are given."""
-    import scarce_lab.cli.environment as cli_env
     import scarce_lab.environments.sovsim.runner.play as rv
     import scarce_lab.runners.executors as ex
 
@@ -165,7 +164,7 @@ def recorded(monkeypatch, tmp_path):
 
     monkeypatch.setattr(rv, "run_sweep", sweep)
     monkeypatch.setattr(ex, "run_task", task)
-    monkeypatch.setattr(cli_env, "run_on_ray", on_ray)
+    monkeypatch.setattr(ex, "run_configs", on_ray)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the preflight's key check is tested elsewhere
     return seen
 

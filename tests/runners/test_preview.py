@@ -105,6 +105,6 @@ def test_cli_dry_run_of_scarce_plans_the_negotiators_per_contention(tmp_path):
                                  "--dry-run", "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert "dry run: 1 scarce run(s), nothing sent" in r.output
-    assert "openai/gpt-4o-mini: 0-0 calls + 25 negotiator calls per contention;" in r.output
+    assert "openai/gpt-4o-mini: 0-0 calls + 25 negotiator calls per contention (at most 12000 in all);" in r.output  # 5 workers x 60 x 4 subruns x 5 x 2
     assert "(first negotiation:declaration prompt)" in r.output
     assert not (tmp_path / "out").exists()

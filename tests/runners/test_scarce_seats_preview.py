@@ -16,7 +16,7 @@ def test_plan_counts_each_seat_and_the_subruns_it_plays():
                        seats={"w0": "fake/a", "w3": "fake/a", "w1.negotiator": "fake/b"})
     # fake/a solves for w0 (subrun 0 only) and w3 (subruns 1, 2): 3 worker-subruns x 10 steps x 2
     # fake/a negotiates for w0 and w3, never present together: at most 1 per contention x (3 + 2)
-    assert plan_calls(cfg, "fake/a") == (0, 60, 5)
+    assert plan_calls(cfg, "fake/a") == (3, 60, 5)
     assert plan_calls(cfg, "fake/b") == (0, 0, 5)
     assert plan_calls(cfg, "scripted/fifo")[1] == 2 * 10 * (2 * 3)  # solvers of w1, w2 x 3 subruns each
 
@@ -29,7 +29,8 @@ def test_cli_dry_run_with_seats_and_a_newcomer(tmp_path):
     assert r.exit_code == 0, r.output
     assert "dry run: 1 scarce run(s), nothing sent" in r.output
     # w0 (seat: solver and negotiator) plays 3 subruns: 2 x 60 steps x 3; 1 negotiator x (3 + 2 private rounds)
-    assert "openai/gpt-4o-mini: 0-360 calls + 5 negotiator calls per contention;" in r.output
+    # at most 60 contentions a subrun for w0 x 5 calls x 2 (a second call each) x 3 subruns
+    assert "openai/gpt-4o-mini: 3-360 calls + 5 negotiator calls per contention (at most 1800 in all);" in r.output
     assert not (tmp_path / "out").exists()
 
 

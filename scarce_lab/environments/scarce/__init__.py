@@ -63,7 +63,9 @@ RUN_COMMAND = RunCommand(
 
 
 def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
-    """``(0, high, per_unit)``: at most ``max_solver_steps`` solver decisions per
+    """``(low, high, per_unit)``: at least one solver decision per worker and subrun it
+    plays (for each worker whose solver is ``model``: its first step comes at time 0,
+    before any deadline or step limit), at most ``max_solver_steps`` solver decisions per
     worker and subrun it plays (for each worker whose solver is ``model``, by its seat;
     each may take a second call), and per contention per worker whose negotiator is
     ``model`` a declaration, public reasoning, ``private_rounds`` messages, a revision
@@ -74,16 +76,44 @@ def plan_calls(cfg: ScarceConfig, model: str) -> tuple[int, int, int]:
     and only those present in its subrun)."""
     plan = cfg.seat_plan()
     subruns_played = {w: len([k for k in range(cfg.subruns) if w in cfg.present(k)]) for w in plan}
-    high = 2 * cfg.max_solver_steps * sum(subruns_played[w] for w, s in plan.items() if s.solver.model == model)
+    played = sum(subruns_played[w] for w, s in plan.items() if s.solver.model == model)
+    high = 2 * cfg.max_solver_steps * played
     negotiators = [w for w, s in plan.items() if s.negotiator.model == model]
     most = max((sum(w in negotiators for w in cfg.present(k)) for k in range(cfg.subruns)), default=0)
     present = max((len(cfg.present(k)) for k in range(cfg.subruns)), default=0)
+    return played, high, most * _per_worker_calls(cfg, present)
+
+
+def _per_worker_calls(cfg: ScarceConfig, present: int) -> int:
+    """A negotiator's calls in one contention (:func:`plan_calls`'s count per worker)."""
     ins = cfg.institutions
-    per = most * (3 + cfg.private_rounds
-                  + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0)
-                  + (1 if ins.promises else 0) + (2 if ins.contracts else 0)
-                  + (present - 1 if ins.sanctions == "vote" else 0))
-    return 0, high, per
+    return (3 + cfg.private_rounds + (1 if str(getattr(cfg.mechanism, "value", cfg.mechanism)) == "revisable" else 0)
+            + (1 if ins.promises else 0) + (2 if ins.contracts else 0)
+            + (present - 1 if ins.sanctions == "vote" else 0))
+
+
+def plan_unit_calls(cfg: ScarceConfig, model: str) -> int:
+    """At most the negotiator calls of ``model`` one run makes, over all contentions:
+    a worker takes part in a contention only with a pending slot request, each request
+    is one solver step, and a solver takes at most ``max_solver_steps`` steps per
+    subrun; so a worker present in subrun ``k`` negotiates at most ``max_solver_steps``
+    times there, each time :func:`plan_calls`'s calls per worker (twice: each may take
+    a second call). A bound, far above a typical run (most steps run code in a slot
+    already booked or edit files)."""
+    plan = cfg.seat_plan()
+    total = 0
+    for k in range(cfg.subruns):
+        present = list(cfg.present(k))
+        mine = sum(1 for w in present if w in plan and plan[w].negotiator.model == model)
+        total += mine * cfg.max_solver_steps * _per_worker_calls(cfg, len(present))
+    return 2 * total
+
+
+def plan_judge_units(cfg: ScarceConfig) -> int:
+    """At most the judge units (one worker's talk in one contention) of one run: each
+    worker present in a subrun takes part in at most ``max_solver_steps`` contentions
+    there (:func:`plan_unit_calls`)."""
+    return sum(len(cfg.present(k)) * cfg.max_solver_steps for k in range(cfg.subruns))
 
 
 def seat_keys(cfg: ScarceConfig) -> dict[str, tuple[str, ...]]:
@@ -123,6 +153,8 @@ SPEC = register(EnvironmentSpec(
     face="scarce_lab.environments.scarce.analysis",
     plan_calls=plan_calls,
     plan_unit="negotiator calls per contention",
+    plan_unit_calls=plan_unit_calls,
+    plan_judge_units=plan_judge_units,
     table_options={},
     plan_note=("SCARCE: negotiator calls are per contention (their number depends on the play); "
                "the solver's prompt grows with its transcript, so its token figure is a floor"),
