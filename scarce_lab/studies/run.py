@@ -78,12 +78,15 @@ def model_sets(study: Study, models: Any, roles: dict[str, str] | None = None) -
 def _default_judges(study: Study, sets: list[dict[str, str]], profile: str | None) -> list[str]:
     """The default panel: the first model of the first model set (in ``model_roles``
     order) that is not a scripted policy, ``labels.judges`` times; none when every
-    model is scripted (labels then need ``--judges``)."""
+    model is scripted (labels then need ``--judges``); a profile's own ``judges`` win."""
     from ..llm.models import needs_client
 
+    prof = study.profile(profile)
     if study.labels is None:
         return []
-    given = {**study.profile(profile).models, **(sets[0] if sets else {})}
+    if prof.judges is not None:  # the profile names its panel ([]: its runs are not labelled here)
+        return list(prof.judges)
+    given = {**prof.model_sets[0], **(sets[0] if sets else {})}
     first = given.get(study.model_roles[0])
     ordered = [given.get(r, first) for r in study.model_roles]
     model = next((m for m in ordered if m and needs_client(m)), None)
