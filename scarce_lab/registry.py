@@ -298,6 +298,12 @@ class EnvironmentSpec:
             give every agent of a run that part's model from the manifest's ``models``
             (the other parts' model, in ``seat_parts`` order, when it names none);
             ``""``: each agent's model is under its own key.
+        study_metrics: ``study_metrics(dataset, *, labels=None) -> polars.DataFrame``,
+            the metrics a study report compares with the paper's numbers
+            (:mod:`scarce_lab.studies.report`): one row per metric, model and condition
+            (``metric, model, condition, estimate, ci_low, ci_high, n_runs, why``;
+            ``settings``, the condition's dotted settings as JSON, for data without
+            manifests), from the environment's own tables and their intervals.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
@@ -337,6 +343,7 @@ class EnvironmentSpec:
     judge_units: Callable[..., list[Any]] | None = None
     taxonomy: str | None = None
     speaker_part: str = ""
+    study_metrics: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -351,7 +358,7 @@ class EnvironmentSpec:
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
         for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "check_policy", "seat_keys", "view", "demo",
-                  "outcome", "judge_units"):
+                  "outcome", "judge_units", "study_metrics"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
