@@ -140,7 +140,7 @@ def _verdict(n: PaperNumber, est: float | None, lo: float | None, hi: float | No
 
 def _numbers(study: Study, names: tuple[str, ...]) -> list[PaperNumber]:
     nums = [n for n in numbers_of(study.environment) if n.source == study.source and n.table in study.replicates]
-    bad = [n.id for n in nums if n.metric is not None and n.metric not in names]
+    bad = [f"{n.id}: {n.metric}" for n in nums if n.metric is not None and n.metric not in names]
     if bad:
         raise StudyError(f"{study.environment}/{NUMBERS_FILE}: numbers {bad} name metrics that "
                          f"{study.environment}'s study_metrics does not compute (it computes: {', '.join(names)})")
@@ -286,9 +286,17 @@ def headline_widths(study: Study | str, out_or_dataset: Any, *, labels: Any = No
     one run or no run). What ``--target-width`` and ``status`` watch.
 
     Raises:
-        StudyError: as :func:`report`.
+        StudyError: a headline metric the environment's ``study_metrics`` does not
+            compute (named, with those it computes); otherwise as :func:`report`.
     """
+    from ..registry import get
+
     st = _study(study)
+    hook = get(st.environment).study_metrics
+    unknown = sorted(set(st.headline) - set(hook(None) if hook is not None else ()))
+    if unknown:
+        raise StudyError(f"study {st.name!r}: headline metrics {unknown} are not computed by "
+                         f"{st.environment}'s study_metrics (it computes: {', '.join(hook(None) if hook else ())})")
     ds, path = _dataset(out_or_dataset)
     frame = _metrics(st, ds, _labels(labels, path))
     out: dict[str, dict[str, float | None]] = {}

@@ -1,8 +1,8 @@
 """Economy of Minds' metrics for a study report (:mod:`scarce_lab.studies.report`), per
 model and condition, from the ablation table (:func:`~.metrics.ablation_table`: its
 values and t intervals over seeds), never recomputed here. Names:
-``eval_solve_rate`` (frozen evaluation: the paper's per-task accuracy),
-``last_fifth_solve_rate`` and ``first_fifth_solve_rate`` (training). A task is a
+``eval`` (the frozen-evaluation solve rate: the paper's per-task accuracy),
+``last_fifth`` and ``first_fifth`` (the solve rate over that fifth of training). A task is a
 setting (``task``), so a paper number names its task with ``where``.
 """
 
@@ -14,7 +14,7 @@ import polars as pl
 
 COLUMNS = {"metric": pl.String, "model": pl.String, "condition": pl.String, "estimate": pl.Float64,
            "ci_low": pl.Float64, "ci_high": pl.Float64, "n_runs": pl.Int64, "why": pl.String}
-PARTS = {"eval": "eval_solve_rate", "last_fifth": "last_fifth_solve_rate", "first_fifth": "first_fifth_solve_rate"}
+PARTS = {"eval": "eval", "last_fifth": "last_fifth", "first_fifth": "first_fifth"}
 METRICS = tuple(PARTS.values())
 
 

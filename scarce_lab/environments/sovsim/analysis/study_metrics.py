@@ -3,7 +3,7 @@ condition, from Table 1's summary (:func:`~.metrics.summarize`, its values and
 intervals) and the over-usage by role (:func:`~.cross.cross_model_results`), never
 recomputed here. Names: the Table 1 metrics (``survival_time``, ``survival_rate``,
 ``total_payoff``, ``efficiency``, ``equality``, ``overuse``, ``leader_extraction_rate``,
-``survival_drop``) and ``overuse_symmetric`` / ``overuse_leader`` /
+``defection_onset``, ``misreport``, ``survival_drop``) and ``overuse_symmetric`` / ``overuse_leader`` /
 ``overuse_subordinate`` (share of a role's agent-rounds above the sustainable share).
 Works on our runs and on the published layouts (the authors' trajectories, GovSim logs:
 their preset is fitted to the data, :func:`~.conventions.resolve_convention`).
@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 TABLE1 = ("survival_time", "survival_rate", "total_payoff", "efficiency", "equality", "overuse",
-          "leader_extraction_rate", "survival_drop")
+          "leader_extraction_rate", "defection_onset", "misreport", "survival_drop")
 ROLES = {"symmetric": "overuse_symmetric", "leader": "overuse_leader", "subordinate": "overuse_subordinate"}
 METRICS = (*TABLE1, *ROLES.values())
 COLUMNS = {"metric": pl.String, "model": pl.String, "condition": pl.String, "settings": pl.String,
