@@ -115,8 +115,8 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
     label); with ``ds=None`` the names it computes (:data:`METRICS`), which the report
     checks a paper-numbers file against.
 
-    ``labels``: the judge panel's ``labels.parquet`` (path or table); without it the
-    label metrics give no row, and the report says they need labels.
+    ``labels``: the judge panel's ``labels.parquet`` (path or table); without it each
+    label metric's row has no estimate and says it needs labels.
 
     Raises:
         FileNotFoundError: no labels file at ``labels``.
@@ -128,6 +128,8 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
     if labels is not None:
         table = labels if isinstance(labels, pl.DataFrame) else _read_labels(labels)
         parts.append(lambda: _from_labels(ds, table))
+    else:
+        parts.append(lambda: [_needs_labels(ds)])
     frames = [f for part in parts for f in part() if f.height]
     out = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(schema=COLUMNS)
     from scarce_lab.studies.report import settings_of
@@ -135,6 +137,16 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
     settings = settings_of(ds, ds.scarce.contentions.select("run_id", "condition"))
     return out.filter(pl.col("metric").is_in(list(METRICS))).with_columns(
         settings=pl.col("condition").replace_strict(settings, default=None, return_dtype=pl.String))
+
+
+def _needs_labels(ds: Any) -> pl.DataFrame:
+    """A row per label metric, model and condition saying it needs judge labels."""
+    groups = ds.scarce.contentions.select(*BY).unique().sort(*BY)
+    names = pl.DataFrame({"metric": [m for m, need in METRICS.items() if need == "labels"]})
+    return groups.join(names, how="cross").with_columns(
+        estimate=pl.lit(None, pl.Float64), ci_low=pl.lit(None, pl.Float64), ci_high=pl.lit(None, pl.Float64),
+        n_runs=pl.lit(0, pl.Int64), why=pl.lit("needs judge labels (none given: scarce-lab judge label)"),
+    ).select(list(COLUMNS))
 
 
 def _read_labels(path: Any) -> pl.DataFrame:
