@@ -19,6 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from pathlib import Path
 
@@ -37,23 +38,28 @@ def _labels_for(out: Path, environment: str) -> Path | None:
     return None
 
 
-def _jobs() -> list[tuple[str, object, Path, Path | None, str]]:
-    """(report folder name, study, data path, labels, note) for every report to write."""
+def _jobs() -> list[tuple[str, object, Path, Path | None, str, str | None]]:
+    """(report folder name, study, data path, labels, note, profile) for every report
+    to write: a profile's runs are only those with its settings."""
     from scarce_lab.studies import studies
+    from scarce_lab.studies.report import _numbers_known
 
     jobs = []
     for st in studies():
+        if not _numbers_known(st):
+            continue
         for name, prof in st.profiles.items():
             out = ROOT / prof.out if prof.out else None
             if out is not None and out.exists():
-                jobs.append((f"{st.name}--{name}", st, out, _labels_for(out, st.environment), prof.note))
+                jobs.append((f"{st.name}--{name}", st, out, _labels_for(out, st.environment), prof.note, name))
         if st.environment == "sovsim" and st.replicates and SHARED.is_dir():
             sample = SHARED / "sovsim_format_sample"
             if sample.is_dir():
-                jobs.append((f"{st.name}--format-sample", st, sample, None, SAMPLE_NOTE))
+                jobs.append((f"{st.name}--format-sample", st, sample, None, SAMPLE_NOTE, None))
             govsim = SHARED / "govsim_fishing_v7"
-            if govsim.is_dir():
-                jobs.append((f"{st.name}--govsim-logs", st, govsim, None, GOVSIM_NOTE))
+            if govsim.is_dir():  # GovSim's own published numbers, not SovSim's
+                gov = st.model_copy(update={"source": "GovSim", "replicates": ["Survival"]})
+                jobs.append((f"{st.name}--govsim-logs", gov, govsim, None, GOVSIM_NOTE, None))
     return jobs
 
 
@@ -73,11 +79,15 @@ def main() -> int:
              "(`<study>_replication_departures.*`). The shipped runs use scripted or embedded models, so every "
              "comparison with a paper's number checks the pipeline, not the paper.", "",
              "| report | data | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
+    from scarce_lab.studies import studies
+    from scarce_lab.studies.report import _numbers_known
+
+    none = [st.name for st in studies() if not _numbers_known(st)]
     failed = 0
-    for folder, st, data, labels, note in _jobs():
+    for folder, st, data, labels, note, profile in _jobs():
         target = dest / folder
         try:
-            found = report(st, data, labels=labels)
+            found = report(st, data, labels=labels, profile=profile)
         except Exception as exc:  # a study this data cannot report: said, not hidden
             failed += 1
             print(f"{folder}: no report ({type(exc).__name__}: {exc})")
@@ -93,18 +103,16 @@ def main() -> int:
         c = counts(found)
         print(f"{folder}: " + ", ".join(f"{v} {c[v]}" for v in VERDICTS))
         lines.append(f"| {folder} | {_rel(data)} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
+    if none:
+        lines += ["", f"Studies that replicate no published number (no report): {', '.join(none)}."]
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 1 if failed else 0
 
 
 def _rel(p: Path | None) -> str:
-    if p is None:
-        return ""
-    try:
-        return str(Path(p).resolve().relative_to(ROOT))
-    except ValueError:
-        return str(Path(p).resolve().relative_to(ROOT.parent)).join(("../", ""))
+    """``p`` relative to the checkout (``../shared/...`` for the shared data beside it)."""
+    return "" if p is None else os.path.relpath(p, ROOT)
 
 
 if __name__ == "__main__":

@@ -91,8 +91,67 @@ def settings_of(ds: Any, run_conditions: pl.DataFrame) -> dict[str, str]:
     return out
 
 
-def _metrics(study: Study, ds: Any, labels: Any) -> pl.DataFrame:
-    """The environment's metric rows with ``arm`` and ``settings`` (JSON) added."""
+Design = tuple[str | None, dict[str, Any]]
+
+
+def design_of(study: Study, path: Path | None, profile: str | None = None,
+              overrides: dict[str, Any] | None = None) -> Design | None:
+    """How the runs were made, when known: ``(profile, overrides)`` as given, else as a
+    study run wrote them (``OUT/study.json``); ``None``: not known (a bare data folder).
+
+    Raises:
+        StudyError: an unknown profile; a ``study.json`` that is not JSON.
+    """
+    state_file = path / "study.json" if path is not None else None
+    if profile is None and overrides is None and state_file is not None and state_file.is_file():
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise StudyError(f"{state_file}: not JSON ({exc})") from None
+        profile, overrides = state.get("profile"), state.get("overrides") or {}
+    if profile is None and overrides is None:
+        return None
+    study.profile(profile)  # an unknown profile is refused here, named
+    return profile, dict(overrides or {})
+
+
+def arm_of_run(study: Study, settings: dict[str, Any], design: Design | None,
+               cache: dict[Any, Any] | None = None) -> str | None:
+    """The arm a run (``settings``: its flattened config and condition settings) belongs
+    to. With a known ``design``: the arm whose config, built by
+    :meth:`~scarce_lab.studies.Study.configs` with the run's own models, has exactly the
+    run's condition settings (a run of another condition in the same folder, or of a
+    model the profile does not name, is in no arm). Without: :meth:`~scarce_lab.studies.Study.arm_of` (the arm's own
+    settings only)."""
+    from . import _same
+
+    if design is None:
+        return study.arm_of(settings)
+    prof = study.profile(design[0])
+    sets = prof.models if isinstance(prof.models, list) else [prof.models]
+    sets = [s for s in sets if s]
+    if sets and not any(all(settings.get(f) == m for f, m in s.items()) for s in sets):
+        return None  # a run of a model the profile does not run
+    cache = {} if cache is None else cache
+    models = {f: settings.get(f) for f in study.model_roles if settings.get(f) is not None}
+    hits = []
+    for arm in study.arms:
+        key = (arm.name, tuple(sorted(models.items())))
+        if key not in cache:
+            try:
+                cfg = study.configs(models, arms=[arm.name], profile=design[0], overrides=design[1], seeds=[0])[0][1]
+                cache[key] = cfg.condition_settings()
+            except StudyError:
+                cache[key] = None  # an arm this profile cannot build: no run is in it
+        want = cache[key]
+        if want is not None and all(_same(settings.get(k), v) for k, v in want.items()):
+            hits.append(arm.name)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _metrics(study: Study, ds: Any, labels: Any, design: Design | None = None) -> pl.DataFrame:
+    """The environment's metric rows with ``arm`` (:func:`arm_of_run`) and ``settings``
+    (JSON) added."""
     from ..registry import get
 
     hook = get(study.environment).study_metrics
@@ -100,10 +159,10 @@ def _metrics(study: Study, ds: Any, labels: Any) -> pl.DataFrame:
         raise StudyError(f"study {study.name!r}: environment {study.environment!r} declares no study_metrics")
     frame = hook(ds, labels=labels)
     by_condition = _condition_settings(ds)
-    arms, settings = [], []
+    arms, settings, cache = [], [], {}
     for r in frame.iter_rows(named=True):
         given = [json.loads(r["settings"])] if r.get("settings") else by_condition.get(r["condition"], [])
-        found = {study.arm_of(s) for s in given} or {None}
+        found = {arm_of_run(study, s, design, cache) for s in given} or {None}
         arms.append(found.pop() if len(found) == 1 else None)  # runs of one label in two arms: in none
         settings.append(json.dumps(given[0], default=str, sort_keys=True) if given else "{}")
     return frame.with_columns(pl.Series("arm", arms, dtype=pl.String), pl.Series("settings", settings))
@@ -147,17 +206,23 @@ def _numbers(study: Study, names: tuple[str, ...]) -> list[PaperNumber]:
     return nums
 
 
-def rows(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> pl.DataFrame:
+def rows(study: Study | str, out_or_dataset: Any, *, labels: Any = None, profile: str | None = None,
+         overrides: dict[str, Any] | None = None) -> pl.DataFrame:
     """The report's rows (:data:`COLUMNS`) without the finding around them (see
     :func:`report`)."""
-    from ..registry import get
-
     st = _study(study)
     ds, path = _dataset(out_or_dataset)
-    labels = _labels(labels, path)
+    return _rows(st, ds, _labels(labels, path), design_of(st, path, profile, overrides))
+
+
+def _rows(st: Study, ds: Any, labels: Any, design: Design | None) -> pl.DataFrame:
+    from ..registry import get
+
     hook = get(st.environment).study_metrics
     nums = _numbers(st, hook(None) if hook is not None else ())
-    frame = _metrics(st, ds, labels)
+    if not nums:  # nothing published to compare: the data are not read
+        return pl.DataFrame(schema=COLUMNS)
+    frame = _metrics(st, ds, labels, design)
     arm_names = {a.name for a in st.arms}
     out: list[dict[str, Any]] = []
     for n in nums:
@@ -171,7 +236,7 @@ def rows(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> pl.D
         hits = frame.filter((pl.col("metric") == n.metric) & (pl.col("arm") == n.arm)) if n.metric else frame.clear()
         hits = hits.filter(pl.Series([_where(n, s) for s in hits["settings"]], dtype=pl.Boolean)) if n.where else hits
         if hits.height == 0:
-            verdict, why = _verdict(n, None, None, None, _no_data_why(n, frame, labels))
+            verdict, why = _verdict(n, None, None, None, _no_data_why(n, frame))
             out.append(base | {"verdict": verdict, "why": why})
             continue
         for r in hits.iter_rows(named=True):
@@ -183,40 +248,44 @@ def rows(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> pl.D
     return pl.DataFrame(out, schema=COLUMNS, orient="row")
 
 
-def _no_data_why(n: PaperNumber, frame: pl.DataFrame, labels: Any) -> str:
+def _no_data_why(n: PaperNumber, frame: pl.DataFrame) -> str:
     if n.metric is None:
         return "a statement about no metric"
     if frame.filter(pl.col("arm") == n.arm).height == 0:
         return f"no run of arm {n.arm!r} in this data"
-    if labels is None:
-        return f"no estimate of {n.metric} in arm {n.arm!r}: it may need judge labels (none given)"
     return f"no estimate of {n.metric} in arm {n.arm!r}" + (f" with {n.where}" if n.where else "")
 
 
-def departures(study: Study | str, ds: Any, *, labels: Any = None) -> list[dict[str, Any]]:
-    """What the runs of ``ds`` in the study's arms used where it departs from the paper
-    (:meth:`~scarce_lab.studies.Study.departures_of`): each setting of the study's
-    ``paper`` and ``settings`` the arms do not vary, with the value(s) the manifests hold
-    (several values: ``mixed``), the runs' models and, when ``labels`` is a path beside a
-    ``panel.json``, the judge models."""
+def departures(study: Study | str, ds: Any, *, labels: Any = None, design: Design | None = None
+               ) -> list[dict[str, Any]]:
+    """Every setting in which the runs of ``ds`` in the study's arms depart from the
+    paper (:meth:`~scarce_lab.studies.Study.departures_of`): with a known ``design``
+    (:func:`design_of`) its profile and overrides, else each setting of the study's
+    ``paper`` and ``settings`` the arms do not vary with the value(s) the manifests hold
+    (several values: ``mixed``); then the runs' models and, when ``labels`` is a path
+    beside a ``panel.json``, the judge models."""
     from ..config.base import flatten
 
     st = _study(study)
     varied = {k for a in st.arms for k in a.settings}
     used: dict[str, set[str]] = {}
     models: set[str] = set()
+    cache: dict[Any, Any] = {}
     for m in getattr(ds, "manifests", ()):
         flat = {**flatten(m.config), **m.condition_settings}
-        if st.arm_of(flat) is None:
+        if arm_of_run(st, flat, design, cache) is None:
             continue
         models.update(m.models.values())
         for k in (*st.paper, *st.settings):
             if k not in varied and k != "models":
                 used.setdefault(k, set()).add(json.dumps(flat.get(k), default=str))
-    overrides = {k: json.loads(next(iter(v))) if len(v) == 1 else f"mixed: {', '.join(sorted(v))}"
-                 for k, v in used.items()}
-    overrides = {k: v for k, v in overrides.items() if st.base_settings().get(k) != v}
-    out = st.departures_of(None, overrides, sorted(models))
+    if design is not None:
+        out = st.departures_of(design[0], design[1], sorted(models))
+    else:
+        overrides = {k: json.loads(next(iter(v))) if len(v) == 1 else f"mixed: {', '.join(sorted(v))}"
+                     for k, v in used.items()}
+        overrides = {k: v for k, v in overrides.items() if st.base_settings().get(k) != v}
+        out = st.departures_of(None, overrides, sorted(models))
     panel = Path(labels).parent / "panel.json" if isinstance(labels, str | Path) else None
     if panel is not None and panel.is_file():
         judges = sorted({j.get("model", "?") for j in json.loads(panel.read_text()).get("judges", [])})
@@ -225,7 +294,8 @@ def departures(study: Study | str, ds: Any, *, labels: Any = None) -> list[dict[
     return out
 
 
-def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> Any:
+def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None, profile: str | None = None,
+           overrides: dict[str, Any] | None = None) -> Any:
     """The replication report of ``study`` on a study's output folder, a data folder or
     a loaded dataset, as a :class:`~scarce_lab.analysis.findings.Finding` named
     ``<study>_replication`` (``.save(folder)``: CSV, Markdown, LaTeX; the departures
@@ -237,6 +307,10 @@ def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> An
             is used when ``labels`` is ``None``) or a Dataset.
         labels: the judge labels (``labels.parquet`` path or table) for metrics that
             need them.
+        profile, overrides: the study's profile and ``-S`` settings the runs were made
+            with (default: those ``OUT/study.json`` names): a run counts in an arm only
+            when its condition is exactly that arm's (:func:`arm_of_run`); without
+            either, every run with the arm's own settings does.
 
     Returns:
         The finding: ``frame`` the rows (:data:`COLUMNS`), ``reading`` the counts of
@@ -250,10 +324,15 @@ def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> An
     from ..analysis.findings import Finding
 
     st = _study(study)
-    ds, path = _dataset(out_or_dataset)
+    ds, path = _dataset(out_or_dataset) if _numbers_known(st) else (out_or_dataset, None)
     labels = _labels(labels, path)
-    frame = rows(st, ds, labels=labels)
-    deps = departures(st, ds, labels=labels)
+    design = design_of(st, path, profile, overrides)
+    frame = _rows(st, ds, labels, design)
+    if frame.height == 0:
+        return Finding(f"{st.name}_replication", text=f"*Study {st.name!r} replicates no number of "
+                       f"{NUMBERS_FILE} ({st.source}: {', '.join(st.replicates) or 'no table named'}).*",
+                       convention={"study": st.name}, stale=(f"{st.name}_replication",))
+    deps = departures(st, ds, labels=labels, design=design)
     counts = frame["verdict"].value_counts()
     count = {r["verdict"]: r["count"] for r in counts.iter_rows(named=True)}
     reading = (f"{st.name} against {st.source} {', '.join(st.replicates)}: "
@@ -273,13 +352,19 @@ def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> An
                    method=__doc__ or "")
 
 
+def _numbers_known(st: Study) -> bool:
+    return any(n.source == st.source and n.table in st.replicates for n in numbers_of(st.environment))
+
+
 def counts(finding: Any) -> dict[str, int]:
     """``{verdict: rows}`` of a report (every verdict named, zeros included)."""
-    got = {r["verdict"]: r["count"] for r in finding.frame["verdict"].value_counts().iter_rows(named=True)}
+    frame = finding.frame if finding.frame is not None else pl.DataFrame(schema=COLUMNS)
+    got = {r["verdict"]: r["count"] for r in frame["verdict"].value_counts().iter_rows(named=True)}
     return {v: int(got.get(v, 0)) for v in VERDICTS}
 
 
-def headline_widths(study: Study | str, out_or_dataset: Any, *, labels: Any = None) -> dict[str, dict[str, float | None]]:
+def headline_widths(study: Study | str, out_or_dataset: Any, *, labels: Any = None, profile: str | None = None,
+                    overrides: dict[str, Any] | None = None) -> dict[str, dict[str, float | None]]:
     """``{arm: {metric: width | None}}`` for the study's ``headline`` metrics: the width
     of the 95% interval of each (arm, metric) in the runs of ``out_or_dataset``, the
     widest over the models and conditions of the arm (``None``: no interval yet, e.g.
@@ -298,7 +383,7 @@ def headline_widths(study: Study | str, out_or_dataset: Any, *, labels: Any = No
         raise StudyError(f"study {st.name!r}: headline metrics {unknown} are not computed by "
                          f"{st.environment}'s study_metrics (it computes: {', '.join(hook(None) if hook else ())})")
     ds, path = _dataset(out_or_dataset)
-    frame = _metrics(st, ds, _labels(labels, path))
+    frame = _metrics(st, ds, _labels(labels, path), design_of(st, path, profile, overrides))
     out: dict[str, dict[str, float | None]] = {}
     for arm in st.arms:
         out[arm.name] = {}

@@ -175,3 +175,28 @@ def test_sovsim_paper_claims_read_the_numbers_file():
     texts = {n.id: n.text for n in numbers_of("sovsim")}
     assert PAPER_CLAIMS["survival_drop_kcpr_m"] == texts["survival_drop_kcpr_m"] and "87.3%" in texts[
         "survival_drop_kcpr_m"]
+
+
+def test_a_profile_counts_only_its_own_runs_and_its_departures():
+    """The shipped scripted memory runs under their profile: each arm's runs found by
+    their exact condition, the label metrics saying they need labels, the profile's
+    settings listed as departures; under a profile of another model no run counts."""
+    from scarce_lab.studies import get
+
+    st = get("memory-horizon")
+    found = rep.report(st, "data/scarce/scripted/memory", profile="shipped-scripted")
+    rows = found.frame.filter(pl.col("verdict") != "statement")
+    assert rows.height and set(rows["verdict"]) == {"no data"} and set(rows["arm"]) == {"none", "cross"}
+    assert all("needs judge labels" in w and "pipeline" in w for w in rows["why"])
+    assert {"workers", "deadline_min"} <= set(found.departures)
+    other = st.model_copy(update={"profiles": {"p": st.profiles["shipped-scripted"].model_copy(
+        update={"models": {"model": "scripted/skilled:0.9", "negotiator_model": "scripted/strategic"}})}})
+    none = rep.report(other, "data/scarce/scripted/memory", profile="p").frame
+    assert set(none.filter(pl.col("verdict") != "statement")["why"]) == {"no run of arm 'cross' in this data",
+                                                                         "no run of arm 'none' in this data"}
+
+
+def test_a_headline_metric_the_environment_does_not_compute_is_refused(toy):
+    toy["frame"] = _known_share_rows(0.30, runs=4, model="m")
+    with pytest.raises(StudyError, match=r"headline metrics \['win_share'\]"):
+        rep.headline_widths(_study().model_copy(update={"headline": ["share", "win_share"]}), object())

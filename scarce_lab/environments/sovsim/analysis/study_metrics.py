@@ -26,7 +26,7 @@ COLUMNS = {"metric": pl.String, "model": pl.String, "condition": pl.String, "set
 
 def _settings(row: dict[str, Any]) -> str:
     s = json.loads(row["settings"]) if row.get("settings") else {}
-    return json.dumps({"condition": row["condition"], **s}, sort_keys=True)
+    return json.dumps({"condition": row["condition"], "model": row["model"], **s}, sort_keys=True)
 
 
 def study_metrics(ds: Any, *, labels: Any = None, preset: str | None = None) -> pl.DataFrame | tuple[str, ...]:
@@ -61,7 +61,8 @@ def study_metrics(ds: Any, *, labels: Any = None, preset: str | None = None) -> 
                          "estimate": r[f"{m}_mean"], "ci_low": lo, "ci_high": r[f"{m}_ci_high"],
                          "n_runs": r.get(f"{m}_n") or r["n"], "why": why})
     settings = {(r["model"], r["condition"]): _settings(r) for r in summary.iter_rows(named=True)}
-    roles = cross_model_results(per_sim)["overuse_by_role_per_model"]
+    every = sorted(per_sim["model"].unique().to_list())  # scripted baselines too: each model is its own row
+    roles = cross_model_results(per_sim, models=every)["overuse_by_role_per_model"]
     for r in roles.iter_rows(named=True):
         if r["role"] in ROLES and (r["model"], r["condition"]) in settings:
             rows.append({"metric": ROLES[r["role"]], "model": r["model"], "condition": r["condition"],
