@@ -301,9 +301,11 @@ class EnvironmentSpec:
         study_metrics: ``study_metrics(dataset, *, labels=None) -> polars.DataFrame``,
             the metrics a study report compares with the paper's numbers
             (:mod:`scarce_lab.studies.report`): one row per metric, model and condition
-            (``metric, model, condition, estimate, ci_low, ci_high, n_runs, why``;
+            (``metric, model, condition, estimate, ci_low, ci_high, n_runs, why``, and
+            ``run_id``, one run of the condition whose manifest gives its settings, or
             ``settings``, the condition's dotted settings as JSON, for data without
-            manifests), from the environment's own tables and their intervals.
+            manifests), from the environment's own tables and their intervals;
+            ``study_metrics(None)`` returns the metric names it computes.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a

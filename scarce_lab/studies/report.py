@@ -1,6 +1,6 @@
 """A study's replication report: each published number it replicates beside our estimate.
 
-:func:`report` gives one row per published number (:mod:`.numbers`) of the study's
+:func:`report` gives one row per published number (:mod:`scarce_lab.analysis.paper_numbers`) of the study's
 ``source`` and ``replicates`` tables, per model and condition of the runs in the number's
 arm (runs are split into arms by :meth:`~scarce_lab.studies.Study.arm_of` on their
 condition's settings; two conditions in one arm are two rows, never pooled). The
@@ -33,9 +33,9 @@ from typing import Any
 
 import polars as pl
 
+from ..analysis.paper_numbers import NUMBERS_FILE, PaperNumber, numbers_of
 from . import Study, StudyError
 from . import get as get_study
-from .numbers import NUMBERS_FILE, PaperNumber, numbers_of
 
 COLUMNS = {"source": pl.String, "table": pl.String, "model": pl.String, "paper_model": pl.String, "arm": pl.String,
            "condition": pl.String, "metric": pl.String, "paper": pl.String, "estimate": pl.Float64,
@@ -64,6 +64,13 @@ def _labels(labels: Any, path: Path | None) -> Any:
     return labels
 
 
+def _run_settings(ds: Any) -> dict[str, dict[str, Any]]:
+    """Run id -> its flattened config and condition settings (from the manifests)."""
+    from ..config.base import flatten
+
+    return {m.run_id: {**flatten(m.config), **m.condition_settings} for m in getattr(ds, "manifests", ())}
+
+
 def _condition_settings(ds: Any) -> dict[str, list[dict[str, Any]]]:
     """Condition label -> the flattened configs of its runs (from the manifests)."""
     from ..config.base import flatten
@@ -71,23 +78,6 @@ def _condition_settings(ds: Any) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for m in getattr(ds, "manifests", ()):
         out.setdefault(m.condition, []).append({**flatten(m.config), **m.condition_settings})
-    return out
-
-
-def settings_of(ds: Any, run_conditions: pl.DataFrame) -> dict[str, str]:
-    """For an environment's ``study_metrics``: each condition label of its tidy table
-    (``run_conditions``: ``run_id, condition``) -> the settings of its first run (the
-    manifest's flattened config and condition settings, JSON), which the report splits
-    into arms with. A label whose runs differ in settings is refused by the tables
-    themselves (never pooled)."""
-    from ..config.base import flatten
-
-    by_run = {m.run_id: m for m in getattr(ds, "manifests", ())}
-    out: dict[str, str] = {}
-    for r in run_conditions.unique(subset=["condition"], keep="first", maintain_order=True).iter_rows(named=True):
-        m = by_run.get(r["run_id"])
-        if m is not None:
-            out[r["condition"]] = json.dumps({**flatten(m.config), **m.condition_settings}, default=str, sort_keys=True)
     return out
 
 
@@ -158,10 +148,11 @@ def _metrics(study: Study, ds: Any, labels: Any, design: Design | None = None) -
     if hook is None:
         raise StudyError(f"study {study.name!r}: environment {study.environment!r} declares no study_metrics")
     frame = hook(ds, labels=labels)
-    by_condition = _condition_settings(ds)
+    by_condition, by_run = _condition_settings(ds), _run_settings(ds)
     arms, settings, cache = [], [], {}
     for r in frame.iter_rows(named=True):
-        given = [json.loads(r["settings"])] if r.get("settings") else by_condition.get(r["condition"], [])
+        given = ([json.loads(r["settings"])] if r.get("settings") else [by_run[r["run_id"]]]
+                 if r.get("run_id") in by_run else by_condition.get(r["condition"], []))
         found = {arm_of_run(study, s, design, cache) for s in given} or {None}
         arms.append(found.pop() if len(found) == 1 else None)  # runs of one label in two arms: in none
         settings.append(json.dumps(given[0], default=str, sort_keys=True) if given else "{}")
@@ -319,7 +310,8 @@ def report(study: Study | str, out_or_dataset: Any, *, labels: Any = None, profi
     Raises:
         StudyError: an unknown study, an environment without ``study_metrics``, or a
             paper number naming a metric its environment does not compute.
-        StudyError (from :mod:`.numbers`): a paper-numbers file that does not validate.
+        PaperNumbersError: a paper-numbers file that does not validate
+            (:mod:`scarce_lab.analysis.paper_numbers`).
     """
     from ..analysis.findings import Finding
 

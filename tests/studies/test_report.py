@@ -1,5 +1,5 @@
 """Replication reports (scarce_lab.studies.report) and the published-numbers files
-(scarce_lab.studies.numbers): verdicts on data whose true value is known, arms never
+(scarce_lab.analysis.paper_numbers): verdicts on data whose true value is known, arms never
 pooled, a model other than the paper's called a pipeline check, files that do not
 validate named with their entry and field."""
 
@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 from scarce_lab import registry
+from scarce_lab.analysis.paper_numbers import PaperNumbersError, read_numbers
 from scarce_lab.studies import Study, StudyError
 from scarce_lab.studies import report as rep
-from scarce_lab.studies.numbers import read_numbers
 
 NUMBERS = """
 [defaults]
@@ -154,13 +154,13 @@ def test_a_paper_number_naming_an_unknown_metric_is_refused(toy):
 ])
 def test_a_bad_numbers_file_names_file_entry_and_field(edit, where):
     text = NUMBERS.replace(*edit, 1).format(value=30, low=20, high=40)
-    with pytest.raises(StudyError, match=where) as exc:
+    with pytest.raises(PaperNumbersError, match=where) as exc:
         read_numbers(text, "env/paper_numbers.toml")
     assert "env/paper_numbers.toml" in str(exc.value)
 
 
 def test_shipped_numbers_validate_and_name_metrics_their_environment_computes():
-    from scarce_lab.studies.numbers import numbers_of
+    from scarce_lab.analysis.paper_numbers import numbers_of
 
     for env in ("scarce", "sovsim", "economy"):
         nums = numbers_of(env)
@@ -169,8 +169,8 @@ def test_shipped_numbers_validate_and_name_metrics_their_environment_computes():
 
 
 def test_sovsim_paper_claims_read_the_numbers_file():
+    from scarce_lab.analysis.paper_numbers import numbers_of
     from scarce_lab.environments.sovsim.analysis.paper import PAPER_CLAIMS
-    from scarce_lab.studies.numbers import numbers_of
 
     texts = {n.id: n.text for n in numbers_of("sovsim")}
     assert PAPER_CLAIMS["survival_drop_kcpr_m"] == texts["survival_drop_kcpr_m"] and "87.3%" in texts[

@@ -20,7 +20,7 @@ METRICS = tuple(PARTS.values())
 
 def study_metrics(ds: Any, *, labels: Any = None) -> pl.DataFrame | tuple[str, ...]:
     """The report rows of ``ds`` (``metric, model, condition, estimate, ci_low,
-    ci_high, n_runs, why``; complete runs only, as the ablation table); with
+    ci_high, n_runs, why, run_id``: one run of the condition, for its settings; complete runs only, as the ablation table); with
     ``ds=None`` the names it computes. ``labels`` is not used.
 
     Raises:
@@ -43,8 +43,5 @@ def study_metrics(ds: Any, *, labels: Any = None) -> pl.DataFrame | tuple[str, .
             why = "" if r[f"{part}_lo"] is not None else "no 95% interval: none from one run (t over seeds)"
             rows.append({"metric": name, "model": r["model"], "condition": r["condition"], "estimate": r[part],
                          "ci_low": r[f"{part}_lo"], "ci_high": r[f"{part}_hi"], "n_runs": r["n_runs"], "why": why})
-    from scarce_lab.studies.report import settings_of
-
-    settings = settings_of(ds, eps.select("run_id", "condition"))
-    return pl.DataFrame(rows, schema=COLUMNS, orient="row").with_columns(
-        settings=pl.col("condition").replace_strict(settings, default=None, return_dtype=pl.String))
+    first = eps.select("condition", "run_id").unique(subset=["condition"], keep="first")
+    return pl.DataFrame(rows, schema=COLUMNS, orient="row").join(first, on="condition", how="left")

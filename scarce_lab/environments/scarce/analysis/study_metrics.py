@@ -111,8 +111,9 @@ def _from_labels(ds: Any, labels: pl.DataFrame) -> list[pl.DataFrame]:
 
 def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.DataFrame | tuple[str, ...]:
     """The report rows of ``ds`` (``metric, model, condition, estimate, ci_low, ci_high,
-    n_runs, why``; ``model`` the negotiator model, ``condition`` the run's condition
-    label); with ``ds=None`` the names it computes (:data:`METRICS`), which the report
+    n_runs, why, run_id``; ``model`` the negotiator model, ``condition`` the tidy
+    tables' condition label, ``run_id`` one run of it, whose manifest gives the report
+    the condition's settings); with ``ds=None`` the names it computes (:data:`METRICS`), which the report
     checks a paper-numbers file against.
 
     ``labels``: the judge panel's ``labels.parquet`` (path or table); without it each
@@ -132,11 +133,8 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
         parts.append(lambda: [_needs_labels(ds)])
     frames = [f for part in parts for f in part() if f.height]
     out = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(schema=COLUMNS)
-    from scarce_lab.studies.report import settings_of
-
-    settings = settings_of(ds, ds.scarce.contentions.select("run_id", "condition"))
-    return out.filter(pl.col("metric").is_in(list(METRICS))).with_columns(
-        settings=pl.col("condition").replace_strict(settings, default=None, return_dtype=pl.String))
+    first = ds.scarce.contentions.select("condition", "run_id").unique(subset=["condition"], keep="first")
+    return out.filter(pl.col("metric").is_in(list(METRICS))).join(first, on="condition", how="left")
 
 
 def _needs_labels(ds: Any) -> pl.DataFrame:

@@ -17,7 +17,7 @@ import polars as pl
 
 from scarce_lab.analysis.figures import convention_dict, markdown_table
 from scarce_lab.analysis.findings import Finding, finding, finding_function
-from scarce_lab.studies.numbers import numbers_of
+from scarce_lab.analysis.paper_numbers import numbers_of
 
 from .charts import (
     T_BAND,

@@ -5,10 +5,12 @@ a ``[defaults]`` table gives keys every entry shares, e.g. ``source`` and ``cita
 A number the paper gives only as a range is ``kind = "range"`` (``low``, ``high``); a
 claim it makes only in prose is ``kind = "statement"`` with its ``text`` and no value,
 never a cell made up from it. Where a number appears only in a summary of the paper,
-``citation`` says "paper summary" and names the file (../shared/papers/README.md).
+``citation`` says "paper summary" and names the summary file (docs/studies.md).
 
-Errors: a file that does not validate raises :class:`~scarce_lab.studies.StudyError`
-naming the file, the entry (its index and ``id``) and the field.
+Errors: a file that does not validate raises :class:`PaperNumbersError` naming the
+file, the entry (its index and ``id``) and the field. It lives with the analysis (not
+with :mod:`scarce_lab.studies`) so that an environment's findings can cite these numbers
+(SovSim's ``PAPER_CLAIMS``) while reading datasets only.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from . import StudyError, _package_of
+
+class PaperNumbersError(ValueError):
+    """A published-numbers file that cannot be read (file, entry and field named)."""
+
 
 NUMBERS_FILE = "paper_numbers.toml"
 #: Units a published number may have; ``%`` is divided by 100 before it meets an
@@ -104,16 +109,16 @@ def read_numbers(text: str, origin: str) -> list[PaperNumber]:
     """The numbers of one ``paper_numbers.toml`` text (``origin`` names it in errors).
 
     Raises:
-        StudyError: not TOML, an unknown top-level key, an entry that does not validate
+        PaperNumbersError: not TOML, an unknown top-level key, an entry that does not validate
             (file, entry index and id, field named), or an id used twice.
     """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise StudyError(f"{origin}: not valid TOML ({exc})") from None
+        raise PaperNumbersError(f"{origin}: not valid TOML ({exc})") from None
     extra = sorted(set(data) - {"defaults", "number"})
     if extra:
-        raise StudyError(f"{origin}: unknown top-level keys {extra} (only [defaults] and [[number]])")
+        raise PaperNumbersError(f"{origin}: unknown top-level keys {extra} (only [defaults] and [[number]])")
     defaults = data.get("defaults", {})
     out: list[PaperNumber] = []
     for i, raw in enumerate(data.get("number", [])):
@@ -121,11 +126,11 @@ def read_numbers(text: str, origin: str) -> list[PaperNumber]:
             out.append(PaperNumber.model_validate({**defaults, **raw}))
         except ValidationError as exc:
             errs = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(entry)'}: {e['msg']}" for e in exc.errors())
-            raise StudyError(f"{origin}: number {i} ({raw.get('id', 'no id')!r}): {errs}") from None
+            raise PaperNumbersError(f"{origin}: number {i} ({raw.get('id', 'no id')!r}): {errs}") from None
     ids = [n.id for n in out]
     twice = sorted({x for x in ids if ids.count(x) > 1})
     if twice:
-        raise StudyError(f"{origin}: ids used twice: {twice}")
+        raise PaperNumbersError(f"{origin}: ids used twice: {twice}")
     return out
 
 
@@ -134,9 +139,12 @@ def numbers_of(environment: str) -> tuple[PaperNumber, ...]:
     """Every published number an environment ships (empty when it ships no file).
 
     Raises:
-        StudyError: as :func:`read_numbers`.
+        PaperNumbersError: as :func:`read_numbers`.
     """
-    pkg = _package_of(environment)
+    from ..registry import get
+
+    face = get(environment).face or ""
+    pkg = face.rsplit(".analysis", 1)[0] if face.endswith(".analysis") else face
     if not pkg:
         return ()
     res = resources.files(pkg) / NUMBERS_FILE
