@@ -13,7 +13,7 @@ with its counts (cells inside / outside / not comparable / no data / statement).
 
 Usage::
 
-    .venv/bin/python scripts/replication_reports.py [--out data/reports]
+    .venv/bin/python scripts/replication_reports.py [--out data/reports] [--shared ../shared/data]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = ROOT.parent / "shared" / "data"  # the default of --shared
 SAMPLE_NOTE = ("The data are the SovSim format sample (../shared/data/sovsim_format_sample): made up by hand "
                "to show the released layout, not model behaviour. Every verdict here checks the pipeline only.")
 GOVSIM_NOTE = ("The data are third-party GovSim fishing logs (../shared/data/govsim_fishing_v7), read with "
@@ -38,7 +38,7 @@ def _labels_for(out: Path, environment: str) -> Path | None:
     return None
 
 
-def _jobs() -> list[tuple[str, object, Path, Path | None, str, str | None]]:
+def _jobs(shared: Path) -> list[tuple[str, object, Path, Path | None, str, str | None]]:
     """(report folder name, study, data path, labels, note, profile) for every report
     to write: a profile's runs are only those with its settings."""
     from scarce_lab.studies import studies
@@ -52,11 +52,11 @@ def _jobs() -> list[tuple[str, object, Path, Path | None, str, str | None]]:
             out = ROOT / prof.out if prof.out else None
             if out is not None and out.exists():
                 jobs.append((f"{st.name}--{name}", st, out, _labels_for(out, st.environment), prof.note, name))
-        if st.environment == "sovsim" and st.replicates and SHARED.is_dir():
-            sample = SHARED / "sovsim_format_sample"
+        if st.environment == "sovsim" and st.replicates and shared.is_dir():
+            sample = shared / "sovsim_format_sample"
             if sample.is_dir():
                 jobs.append((f"{st.name}--format-sample", st, sample, None, SAMPLE_NOTE, None))
-            govsim = SHARED / "govsim_fishing_v7"
+            govsim = shared / "govsim_fishing_v7"
             if govsim.is_dir():  # GovSim's own published numbers, not SovSim's
                 gov = st.model_copy(update={"source": "GovSim", "replicates": ["Survival"]})
                 jobs.append((f"{st.name}--govsim-logs", gov, govsim, None, GOVSIM_NOTE, None))
@@ -66,6 +66,7 @@ def _jobs() -> list[tuple[str, object, Path, Path | None, str, str | None]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "data" / "reports"))
+    ap.add_argument("--shared", default=str(SHARED), help="the shared data folder (../shared/data)")
     args = ap.parse_args()
     import warnings
 
@@ -84,25 +85,26 @@ def main() -> int:
 
     none = [st.name for st in studies() if not _numbers_known(st)]
     failed = 0
-    for folder, st, data, labels, note, profile in _jobs():
+    shared = Path(args.shared)
+    for folder, st, data, labels, note, profile in _jobs(shared):
         target = dest / folder
         try:
             found = report(st, data, labels=labels, profile=profile)
         except Exception as exc:  # a study this data cannot report: said, not hidden
             failed += 1
             print(f"{folder}: no report ({type(exc).__name__}: {exc})")
-            lines.append(f"| {folder} | {_rel(data)} | no report: {type(exc).__name__}: {str(exc)[:120]} |")
+            lines.append(f"| {folder} | {_rel(data, shared)} | no report: {type(exc).__name__}: {str(exc)[:120]} |")
             continue
         found = found.with_(reading=f"{found.reading} {note}".strip())
         if target.exists():
             shutil.rmtree(target)
         found.save(target)
-        (target / "README.md").write_text(f"# {folder}\n\nData: `{_rel(data)}`"
+        (target / "README.md").write_text(f"# {folder}\n\nData: `{_rel(data, shared)}`"
                                           + (f"; labels: `{_rel(labels)}`" if labels else "; no judge labels")
                                           + f".\n\n{found.reading}\n\n{found.markdown()}\n", encoding="utf-8")
         c = counts(found)
         print(f"{folder}: " + ", ".join(f"{v} {c[v]}" for v in VERDICTS))
-        lines.append(f"| {folder} | {_rel(data)} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
+        lines.append(f"| {folder} | {_rel(data, shared)} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
     if none:
         lines += ["", f"Studies that replicate no published number (no report): {', '.join(none)}."]
     dest.mkdir(parents=True, exist_ok=True)
@@ -110,9 +112,13 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def _rel(p: Path | None) -> str:
-    """``p`` relative to the checkout (``../shared/...`` for the shared data beside it)."""
-    return "" if p is None else os.path.relpath(p, ROOT)
+def _rel(p: Path | None, shared: Path = SHARED) -> str:
+    """``p`` relative to the checkout (``../shared/data/...`` for the shared data)."""
+    if p is None:
+        return ""
+    if Path(p).is_relative_to(shared):
+        return f"../shared/data/{Path(p).relative_to(shared)}"
+    return os.path.relpath(p, ROOT)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def test_known_share_is_inside_and_a_shifted_paper_value_is_outside(toy):
     assert got[("long", "80-95%")]["verdict"] == "outside"
 
 
-def test_other_model_is_a_pipeline_check_and_an_empty_arm_has_no_data(toy):
+def test_other_model_is_a_pipeline_check_and_an_empty_arm_has_no_data(toy, tmp_path):
     toy["frame"] = _known_share_rows(0.30, runs=12, model="scripted/greedy")
     found = rep.report(_study(), object())
     got = _by_id(found.frame)
@@ -120,6 +120,8 @@ def test_other_model_is_a_pipeline_check_and_an_empty_arm_has_no_data(toy):
     prose = got[(None, "the share rises with the horizon")]
     assert prose["verdict"] == "statement" and prose["estimate"] is None
     assert rep.counts(found) == {"inside": 2, "outside": 0, "not comparable": 0, "no data": 1, "statement": 1}
+    found.save(tmp_path)
+    assert {p.suffix for p in tmp_path.glob("toy-horizon_replication.*")} >= {".csv", ".md", ".tex"}
 
 
 def test_no_interval_is_not_comparable_and_two_conditions_are_two_rows(toy):
