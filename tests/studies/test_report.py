@@ -202,3 +202,28 @@ def test_a_headline_metric_the_environment_does_not_compute_is_refused(toy):
     toy["frame"] = _known_share_rows(0.30, runs=4, model="m")
     with pytest.raises(StudyError, match=r"headline metrics \['win_share'\]"):
         rep.headline_widths(_study().model_copy(update={"headline": ["share", "win_share"]}), object())
+
+
+def test_a_study_folder_with_labels_gives_table_2(tmp_path):
+    """A study's OUT folder (runs, ``study.json``, ``labels/labels.parquet``) reports
+    Table 2 from the folder alone: labels that mark every cross-memory round as
+    reciprocity and no other round give a share of 1 (outside the paper's 18%) in the
+    cross arm and 0 (the paper's 0) in the none arm."""
+    import shutil
+
+    import scarce_lab as sl
+
+    out = tmp_path / "memory"
+    shutil.copytree("data/scarce/scripted/memory", out)
+    (out / "study.json").write_text(json.dumps({"study": "memory-horizon", "profile": "shipped-scripted",
+                                                "overrides": {}}))
+    c = sl.load(out).scarce.contentions
+    (out / "labels").mkdir()
+    c.select("run_id", pl.col("contention").alias("round"), pl.col("worker").alias("agent"), "memory").with_columns(
+        labels=pl.when(pl.col("memory") == "cross").then(pl.lit(["reciprocity"]))
+        .otherwise(pl.lit([], dtype=pl.List(pl.String))), n_valid=pl.lit(3), status=pl.lit("ok"),
+    ).drop("memory").write_parquet(out / "labels" / "labels.parquet")
+    got = {(r["arm"], r["metric"]): r for r in rep.report("memory-horizon", out).frame.iter_rows(named=True)}
+    cross, none = got[("cross", "reciprocity")], got[("none", "reciprocity")]
+    assert cross["estimate"] == 1.0 and cross["verdict"] == "outside" and cross["n_runs"] == 2
+    assert none["estimate"] == 0.0 and none["verdict"] == "inside"
