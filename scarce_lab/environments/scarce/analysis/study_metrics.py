@@ -11,7 +11,7 @@ finding: 3 for Tables 4 and 10, 4 for Table 8):
   category, first subrun); ``relational_share@all`` and ``<category>_share@all`` for
   ``bid_priority`` and ``shortest_job_first`` (Table 9, every subrun);
   ``rule_share@S1..S3`` (Table 10);
-- from the runs alone: ``private_chat_share`` (Figure 6, first subrun); ``win_rate``
+- from the runs alone: ``private_chat_use`` (Figure 6, first subrun); ``win_rate``
   (share of a worker's rounds first in the queue);
   ``richer_win_rate@<phase>`` and ``richer_mean_bid@<phase>`` (Tables 5 and 7; phases
   ``>66%``, ``33-66%``, ``<33%``, ``all``); ``urgent_mean_bid@S1..S3`` and
@@ -45,7 +45,7 @@ METRICS: dict[str, str] = {
     "bid_priority_share@all": "labels",
     "shortest_job_first_share@all": "labels",
     **{f"rule_share@{s}": "labels" for s in _STAGES3},
-    "private_chat_share": "runs", "win_rate": "runs",
+    "private_chat_use": "runs", "win_rate": "runs",
     **{f"richer_{m}@{p}": "runs" for m in ("win_rate", "mean_bid") for p in (*BUDGET_PHASES, "all")},
     **{f"{w}_mean_bid@{s}": "runs" for w in ("urgent", "other") for s in _STAGES3},
     "win_continuity": "runs",
@@ -78,7 +78,7 @@ def _stage(prefix: str) -> pl.Expr:
 
 def _from_runs(ds: Any) -> list[pl.DataFrame]:
     c = ds.scarce.contentions
-    out = [_long(dynamics.private_chat_use(c, by=BY, subrun=0), pl.lit("private_chat_share")),
+    out = [_long(dynamics.private_chat_use(c, by=BY, subrun=0), pl.lit("private_chat_use")),
            _long(dynamics.win_rates(c, by=BY).filter(pl.col("metric") == "win_rate"), pl.lit("win_rate"))]
     phases = dynamics.budget_phase_bids(c, by=BY).filter(
         (pl.col("who") == "richer") & pl.col("metric").is_in(["win_rate", "mean_bid"]))
