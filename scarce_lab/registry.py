@@ -307,6 +307,14 @@ class EnvironmentSpec:
             give every agent of a run that part's model from the manifest's ``models``
             (the other parts' model, in ``seat_parts`` order, when it names none);
             ``""``: each agent's model is under its own key.
+        study_metrics: ``study_metrics(dataset, *, labels=None) -> polars.DataFrame``,
+            the metrics a study report compares with the paper's numbers
+            (:mod:`scarce_lab.studies.report`): one row per metric, model and condition
+            (``metric, model, condition, estimate, ci_low, ci_high, n_runs, why``, and
+            ``run_id``, one run of the condition whose manifest gives its settings, or
+            ``settings``, the condition's dotted settings as JSON, for data without
+            manifests), from the environment's own tables and their intervals;
+            ``study_metrics(None)`` returns the metric names it computes.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
@@ -348,6 +356,7 @@ class EnvironmentSpec:
     judge_units: Callable[..., list[Any]] | None = None
     taxonomy: str | None = None
     speaker_part: str = ""
+    study_metrics: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -361,8 +370,8 @@ class EnvironmentSpec:
         for f in ("run", "paper_table", "harness", "render", "final_counts"):
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
-        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "plan_unit_calls", "plan_judge_units", "check_policy", "seat_keys", "view", "demo",
-                  "outcome", "judge_units"):
+        for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "plan_unit_calls", "plan_judge_units",
+                  "check_policy", "seat_keys", "view", "demo", "outcome", "judge_units", "study_metrics"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:

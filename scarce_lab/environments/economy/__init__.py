@@ -158,6 +158,7 @@ SPEC = register(EnvironmentSpec(
     check_policy=check_policy,
     seat_keys=EconomyRunConfig.seat_aliases,
     view=lazy(f"{__name__}.tables", "EconomyTables"),
+    study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
     judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
     taxonomy=None,
     speaker_part="",

@@ -161,6 +161,7 @@ SPEC = register(EnvironmentSpec(
     seat_keys=seat_keys,
     seat_parts=("solver", "negotiator"),
     view=lazy(f"{__name__}.tables", "ScarceTables"),
+    study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
     judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",

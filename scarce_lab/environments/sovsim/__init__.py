@@ -236,6 +236,7 @@ SPEC = register(EnvironmentSpec(
     seat_keys=seat_keys,
     layouts=LAYOUTS,
     view=lazy(f"{__name__}.tables", "SovSimTables"),
+    study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
     demo=run_demo,
     judge_units=lazy(f"{__name__}.judge_units", "commons_units"),
     taxonomy="commons",

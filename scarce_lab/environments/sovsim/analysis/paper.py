@@ -17,6 +17,7 @@ import polars as pl
 
 from scarce_lab.analysis.figures import convention_dict, markdown_table
 from scarce_lab.analysis.findings import Finding, finding, finding_function
+from scarce_lab.analysis.paper_numbers import numbers_of
 
 from .charts import (
     T_BAND,
@@ -330,11 +331,10 @@ def cross_model_results(ds: Any, *, preset: Preset = "sovsim", strict: bool = Fa
                           "sovsim_leader_rate_across_models": found["leader_rate_vs_survival"]})
 
 
-#: The SovSim paper's headline numbers across its eleven models (abstract and section 5).
-PAPER_CLAIMS = {
-    "survival_drop_kcpr_m": "up to 87.3% (11 models)",
-    "leader_rate_r": "r = -0.86, R^2 = 0.75 (11 models; unit not stated)",
-}
+#: The SovSim paper's headline numbers across its eleven models, as its published-numbers
+#: file states them (``sovsim/paper_numbers.toml``, the one source of them).
+PAPER_CLAIMS = {i: next(n.text for n in numbers_of("sovsim") if n.id == i)
+                for i in ("survival_drop_kcpr_m", "leader_rate_r")}
 
 
 @finding_function("sovsim")
