@@ -43,6 +43,7 @@ def study_metrics(ds: Any, *, labels: Any = None, preset: str | None = None) -> 
     """
     if ds is None:
         return METRICS
+    from scarce_lab.analysis.pooling import PoolingError
     from .cross import cross_model_results
     from .metrics import summarize
     from .paper import _study
@@ -62,7 +63,14 @@ def study_metrics(ds: Any, *, labels: Any = None, preset: str | None = None) -> 
                          "n_runs": r.get(f"{m}_n") or r["n"], "why": why})
     settings = {(r["model"], r["condition"]): _settings(r) for r in summary.iter_rows(named=True)}
     every = sorted(per_sim["model"].unique().to_list())  # scripted baselines too: each model is its own row
-    roles = cross_model_results(per_sim, models=every)["overuse_by_role_per_model"]
+    try:
+        roles = cross_model_results(per_sim, models=every)["overuse_by_role_per_model"]
+    except PoolingError as exc:  # e.g. cross-play compositions: the by-role figures would pool them
+        for (model, condition), s in settings.items():
+            rows += [{"metric": m, "model": model, "condition": condition, "settings": s, "estimate": None,
+                      "ci_low": None, "ci_high": None, "n_runs": 0, "why": f"not computed here: {exc}"[:400]}
+                     for m in ROLES.values()]
+        return pl.DataFrame(rows, schema=COLUMNS, orient="row")
     for r in roles.iter_rows(named=True):
         if r["role"] in ROLES and (r["model"], r["condition"]) in settings:
             rows.append({"metric": ROLES[r["role"]], "model": r["model"], "condition": r["condition"],
