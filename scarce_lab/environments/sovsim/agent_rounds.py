@@ -91,3 +91,18 @@ def agent_round_frame(rows: list[dict]) -> pl.DataFrame:
         orient="row",
     )
     return df.sort(*SORT_KEYS)
+
+
+def in_order(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` sorted by :data:`SORT_KEYS`: returned as it is when its rows are already in
+    that order (checked on the key columns, none of them null: a readers' frame built in
+    order is not copied, which a sort of a million rows would do), else sorted."""
+    if df.height < 2:
+        return df
+    if any(df[k].null_count() for k in SORT_KEYS):
+        return df.sort(*SORT_KEYS)
+    ordered = None  # each row against the next, the last key first: <= on it, < or (== and ...) above
+    for k in reversed(SORT_KEYS):
+        a, b = df[k].slice(0, df.height - 1), df[k].slice(1)
+        ordered = (a <= b) if ordered is None else (a < b) | ((a == b) & ordered)
+    return df if ordered.all() else df.sort(*SORT_KEYS)

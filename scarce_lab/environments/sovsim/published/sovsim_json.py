@@ -88,17 +88,23 @@ def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 
 def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
     """The agent-round rows of ``(path, model, condition, run prefix)`` files, unsorted:
-    the files polars takes in one pass (:func:`_read_raw`, :func:`_rows`), the others
-    through the record-by-record reader (:func:`_read_records`)."""
-    raws, slow = [], []
+    each file polars takes turned into rows at once (:func:`_read_raw`, :func:`_rows`: a
+    file's parsed records are let go before the next is read, so the peak is the rows
+    plus one file), the others through the record-by-record reader (:func:`_read_records`)."""
+    frames = []
     for p, model, condition, prefix in files:
         raw = _read_raw(p)
         if raw is None:
-            slow.append(_read_records(p, model, condition, prefix))
+            rows = _read_records(p, model, condition, prefix)
         else:
-            raws.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
-    frames = [_rows(pl.concat(raws, how="vertical", rechunk=False).lazy()), *slow] if raws else slow
-    return pl.concat(frames, how="vertical") if frames else agent_round_frame([])
+            rows = _rows(raw.lazy().with_columns(_model=pl.lit(model), _condition=pl.lit(condition),
+                                                 _prefix=pl.lit(prefix)))
+        frames.append(((model, condition, prefix), rows))
+        del raw, rows
+    # in the table's order when no two files share a model, condition and run prefix
+    # (the caller checks it before sorting: agent_rounds.in_order)
+    frames.sort(key=lambda f: f[0])
+    return pl.concat([f for _, f in frames], how="vertical") if frames else agent_round_frame([])
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
@@ -152,7 +158,9 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
             pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
             for i in range(width or 0)
         ).list.head(n)
-    rows = raw.with_columns(
+    rows = raw.with_columns(  # records by run id (as text) and round: the rows come out in the table's order
+        _run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
+    ).sort("_run_id", "round").with_columns(
         n_agents=n,
         agent_index=pl.int_ranges(n),
         remainder_seen=pl.when(has_leader).then(
@@ -164,7 +172,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
     hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
     out = rows.select(
         source=pl.lit("sovsim_json"),
-        run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
+        run_id=pl.col("_run_id"),
         model=pl.col("_model"),
         condition=cond,
         base_condition=cond,
