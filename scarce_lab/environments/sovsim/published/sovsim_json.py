@@ -104,7 +104,9 @@ def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
     # in the table's order when no two files share a model, condition and run prefix
     # (the caller checks it before sorting: agent_rounds.in_order)
     frames.sort(key=lambda f: f[0])
-    return pl.concat([f for _, f in frames], how="vertical") if frames else agent_round_frame([])
+    # one piece per column: Table 1's queries on a frame in hundreds of pieces gather
+    # them again each time (twice the time, and as much memory as this copy)
+    return pl.concat([f for _, f in frames], how="vertical", rechunk=True) if frames else agent_round_frame([])
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
