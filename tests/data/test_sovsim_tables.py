@@ -126,6 +126,8 @@ def test_in_order_keeps_an_ordered_frame_and_sorts_any_other():
     base = {"source": ["x"] * 4, "model": ["m", "m", "m", "n"], "condition": ["cpr"] * 4,
             "run_id": ["r1", "r10", "r2", "r0"], "round": [2, 1, 1, 1], "agent_index": [0, 0, 1, 0]}
     ordered = pl.DataFrame(base)
+    tie = pl.DataFrame({**base, "agent_index": [0, 0, 0, 0], "round": [1, 1, 1, 1], "run_id": ["r"] * 4, "model": ["m"] * 4})
+    assert in_order(tie) is not tie and in_order(tie).equals(tie)  # a repeated key: sorted, stable
     assert in_order(ordered) is ordered
     for col, values in (("agent_index", [0, 1, 0, 0]), ("run_id", ["r2", "r10", "r1", "r0"]),
                         ("model", ["n", "m", "m", "m"]), ("round", [3, 1, 1, None])):

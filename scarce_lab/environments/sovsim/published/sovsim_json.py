@@ -25,9 +25,9 @@ import polars as pl
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
-    SORT_KEYS,
     SOVSIM_ROLES,
     agent_round_frame,
+    in_order,
     record_rows,
 )
 
@@ -58,7 +58,7 @@ def read_rationales(
     """
     path = Path(path)
     model, condition = _names(path, model, condition)
-    return _read([(path, model, condition, run_prefix or f"{model}/{condition}")]).sort(*SORT_KEYS)
+    return in_order(_read([(path, model, condition, run_prefix or f"{model}/{condition}")]))
 
 
 def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
@@ -162,7 +162,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
         ).list.head(n)
     rows = raw.with_columns(  # records by run id (as text) and round: the rows come out in the table's order
         _run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
-    ).sort("_run_id", "round").with_columns(
+    ).sort("_run_id", "round", maintain_order=True).with_columns(
         n_agents=n,
         agent_index=pl.int_ranges(n),
         remainder_seen=pl.when(has_leader).then(
