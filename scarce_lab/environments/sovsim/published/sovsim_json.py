@@ -72,9 +72,10 @@ def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
 
 def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None = None) -> pl.DataFrame:
     """Every ``rationales.json`` of ``paths`` as one agent-round table (model and
-    condition from each file's folders), built in one polars pass over all files; a
+    condition from each file's folders), each file in one polars pass; a
     file the fast reader cannot take goes through the record-by-record reader. Rows are
-    not sorted (the caller sorts once). With ``root``, run ids carry each file's folder
+    in the table's order unless two files share a model, condition and run prefix (the
+    caller checks it: ``agent_rounds.in_order``). With ``root``, run ids carry each file's folder
     relative to it (``sovsim_json:<folder>/<simulation_id>``), so two trees holding the
     same model never share a run id; else ``<model>/<condition>``.
 
@@ -87,10 +88,12 @@ def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 
 
 def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
-    """The agent-round rows of ``(path, model, condition, run prefix)`` files, unsorted:
-    each file polars takes turned into rows at once (:func:`_read_raw`, :func:`_rows`: a
-    file's parsed records are let go before the next is read, so the peak is the rows
-    plus one file), the others through the record-by-record reader (:func:`_read_records`)."""
+    """The agent-round rows of ``(path, model, condition, run prefix)`` files, in the
+    table's order unless two files share a model, condition and run prefix (the caller
+    checks: :func:`~..agent_rounds.in_order`): each file polars takes turned into rows at
+    once (:func:`_read_raw`, :func:`_rows`: a file's parsed records are let go before the
+    next is read, so the peak is the rows, one file and the copy that joins the files'
+    pieces), the others through the record-by-record reader (:func:`_read_records`)."""
     frames = []
     for p, model, condition, prefix in files:
         raw = _read_raw(p)
