@@ -30,6 +30,25 @@ from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
 # start-up (the table help reads this package's docstrings) should not pay.
 
 
+def import_scipy_in_background() -> None:
+    """Start importing ``scipy.stats`` on a daemon thread (about 0.5 s), so that a table
+    whose polars queries come first (they release the GIL) finds it imported when its
+    intervals need it; nothing when it is already imported. A failed import is raised
+    again by the function that imports it."""
+    import sys
+    import threading
+
+    if "scipy.stats" not in sys.modules:
+        threading.Thread(target=_import_scipy, name="import-scipy", daemon=True).start()
+
+
+def _import_scipy() -> None:
+    try:
+        import scipy.stats  # noqa: F401
+    except Exception:  # raised again where it is used
+        pass
+
+
 @functools.lru_cache(maxsize=4096)
 def quantile(dist: str, q: float, *shape: float) -> float:
     """``scipy.stats.<dist>.ppf(q, *shape)`` as a float, memoised: a table asks the same

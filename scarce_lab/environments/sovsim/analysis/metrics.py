@@ -532,5 +532,6 @@ def sovsim_table(
         PresetMismatchError: the data do not fit the preset (unless ``force``).
         PoolingError: a group would pool different settings (unless ``force``).
     """
+    stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
     conv = resolve_convention(df, preset, force=force, strict_survival=strict)
     return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)
