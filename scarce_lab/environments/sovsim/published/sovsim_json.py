@@ -90,26 +90,39 @@ def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
     """The agent-round rows of ``(path, model, condition, run prefix)`` files, in the
     table's order unless two files share a model, condition and run prefix (the caller
-    checks: :func:`~..agent_rounds.in_order`): each file polars takes turned into rows at
-    once (:func:`_read_raw`, :func:`_rows`: a file's parsed records are let go before the
-    next is read, so the peak is the rows, one file and the copy that joins the files'
-    pieces), the others through the record-by-record reader (:func:`_read_records`)."""
-    frames = []
-    for p, model, condition, prefix in files:
+    checks: :func:`~..agent_rounds.in_order`). Files are taken in that order; those
+    polars takes (:func:`_read_raw`) are turned into rows a batch of about
+    :data:`BATCH_RECORDS` records at a time (:func:`_rows`: one query per batch keeps
+    both cores busy; a batch's parsed records are let go before the next is read, so the
+    peak is the rows, one batch and the copy that joins the batches' pieces), the others
+    through the record-by-record reader (:func:`_read_records`)."""
+    frames: list[pl.DataFrame] = []
+    batch: list[pl.DataFrame] = []
+
+    def flush() -> None:
+        if batch:
+            frames.append(_rows(pl.concat(batch, how="vertical", rechunk=False).lazy()))
+            batch.clear()
+
+    for p, model, condition, prefix in sorted(files, key=lambda f: (f[1], f[2], f[3])):
         raw = _read_raw(p)
         if raw is None:
-            rows = _read_records(p, model, condition, prefix)
-        else:
-            rows = _rows(raw.lazy().with_columns(_model=pl.lit(model), _condition=pl.lit(condition),
-                                                 _prefix=pl.lit(prefix)))
-        frames.append(((model, condition, prefix), rows))
-        del raw, rows
-    # in the table's order when no two files share a model, condition and run prefix
-    # (the caller checks it before sorting: agent_rounds.in_order)
-    frames.sort(key=lambda f: f[0])
-    # one piece per column: Table 1's queries on a frame in hundreds of pieces gather
-    # them again each time (twice the time, and as much memory as this copy)
-    return pl.concat([f for _, f in frames], how="vertical", rechunk=True) if frames else agent_round_frame([])
+            flush()
+            frames.append(_read_records(p, model, condition, prefix))
+            continue
+        batch.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
+        del raw
+        if sum(b.height for b in batch) >= BATCH_RECORDS:
+            flush()
+    flush()
+    # one piece per column: Table 1's queries on a frame in many pieces gather them
+    # again each time (twice the time, and as much memory as this copy)
+    return pl.concat(frames, how="vertical", rechunk=True) if frames else agent_round_frame([])
+
+
+#: Round records turned into rows by one query (:func:`_read`): ~50k records of the
+#: released files' size is ~20 MB of JSON.
+BATCH_RECORDS = 50_000
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
@@ -163,9 +176,9 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
             pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
             for i in range(width or 0)
         ).list.head(n)
-    rows = raw.with_columns(  # records by run id (as text) and round: the rows come out in the table's order
+    rows = raw.with_columns(  # records in the table's order (model, condition, run id as text, round)
         _run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
-    ).sort("_run_id", "round", maintain_order=True).with_columns(
+    ).sort("_model", "_condition", "_run_id", "round", maintain_order=True).with_columns(
         n_agents=n,
         agent_index=pl.int_ranges(n),
         remainder_seen=pl.when(has_leader).then(
