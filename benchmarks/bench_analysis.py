@@ -249,12 +249,13 @@ def _median(rs: list[dict], key: str) -> float:
 WOULD_TAKE = {
     ("published", "cold", "s"): "The read is polars parsing every rationales.json whole (the reasoning texts "
     "cost the same time read or skipped) and building 1M rows; Table 1 is group-bys over 1M rows keyed by "
-    "run id text. 2 s and 5x the authors' code need the conversion cached (the warm row) or a JSON reader "
-    "that skips the texts without decoding them.",
+    "run id text (2 s is met on an idle machine, not under load). 5x the authors' code (~0.3 s) is below "
+    "what parsing the JSON alone takes: it needs the conversion cached (the warm row) and the "
+    "per-simulation table cached with it.",
     ("published", "cold", "MB"): "The 1M-row table itself is ~300 MB (24 columns; 7 of text at 16 B a row "
-    "plus run ids and reasoning texts) and one copy is made to join the files' pieces; Table 1's group-bys "
-    "add ~0.1 GB. 512 MB needs Table 1 from a lazy scan of the converted file that never builds the "
-    "columns it does not read (reasoning, role, agent_index).",
+    "plus run ids and reasoning texts) and one copy is made to join the batches' pieces into one per "
+    "column; Table 1's group-bys add little after it. 512 MB needs Table 1 from a lazy scan of the "
+    "converted file that never builds the columns it does not read (reasoning, role, agent_index).",
     ("published", "warm", "s"): "The cache is read lazily (only Table 1's columns); Table 1's group-bys "
     "over 1M rows are most of the time. 5x the authors' code (a few tenths of a second) needs the "
     "per-simulation table (simulation_metrics: 35k rows, not 1M) cached beside the agent-rounds, so that "
