@@ -30,7 +30,9 @@ reading the files plus computing Table 1, imports excluded (printed apart).
   its Table 1 compared with ours (every deterministic column must be equal).
 
 ``main(argv)`` is importable: it prints and returns the rows ``(what, ours, reference,
-ratio, goal, met)``.
+ratio, goal, met)``; a row whose goal is not met is a dict with those keys and ``limit``:
+the measured split by stage (read, Table 1; peak RSS after each) and what meeting the
+goal would take.
 
 Usage: ``python benchmarks/bench_analysis.py [--agent-rounds 1000000] [--runs-agent-rounds 1000000] [--reps 1]``.
 """
@@ -61,9 +63,15 @@ if mode == "ours":
     from scarce_lab.environments.sovsim.analysis.metrics import sovsim_table
     from scarce_lab.environments.sovsim.tables import load_agent_rounds
 t0 = time.perf_counter()
+def hwm_mb():  # peak RSS so far (MB), to split the peak by stage
+    with open("/proc/self/status") as fh:
+        return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM")) / 1024
+stages = {"imports_mb": hwm_mb()}
 if mode == "ours":
     df = load_agent_rounds(data, cache=cache, lazy=cache)
+    stages.update(read_s=time.perf_counter() - t0, read_mb=hwm_mb())
     table = sovsim_table(df)
+    stages.update(table_s=time.perf_counter() - t0 - stages["read_s"], table_mb=hwm_mb())
     table.write_parquet(out)
     n = table.height
 elif mode == "floor_json":
@@ -107,7 +115,7 @@ elif mode == "authors":  # their metric code on their simulations, one aggregate
         aggregate_metrics(list(sims.values()))
         n += 1
 t1 = time.perf_counter()
-print(json.dumps({"wall_s": t1 - t0, "import_s": t0 - t_imp,
+print(json.dumps({**stages, "wall_s": t1 - t0, "import_s": t0 - t_imp,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "n": n}))
 """
 
@@ -236,6 +244,47 @@ def _median(rs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in rs)
 
 
+#: What bounds each goal where it is not met (from the profiles, docs/benchmarks.md) and
+#: what meeting it would take; printed beside the measured split by stage.
+WOULD_TAKE = {
+    ("published", "cold", "s"): "The read is polars parsing every rationales.json whole (the reasoning texts "
+    "cost the same time read or skipped) and building 1M rows; Table 1 is group-bys over 1M rows keyed by "
+    "run id text (2 s is met on an idle machine, not under load). 5x the authors' code (~0.3 s) is below "
+    "what parsing the JSON alone takes: it needs the conversion cached (the warm row) and the "
+    "per-simulation table cached with it.",
+    ("published", "cold", "MB"): "The 1M-row table itself is ~300 MB (24 columns; 7 of text at 16 B a row "
+    "plus run ids and reasoning texts) and one copy is made to join the batches' pieces into one per "
+    "column; Table 1's group-bys add little after it. 512 MB needs Table 1 from a lazy scan of the "
+    "converted file that never builds the columns it does not read (reasoning, role, agent_index).",
+    ("published", "warm", "s"): "The cache is read lazily (only Table 1's columns); Table 1's group-bys "
+    "over 1M rows are most of the time. 5x the authors' code (a few tenths of a second) needs the "
+    "per-simulation table (simulation_metrics: 35k rows, not 1M) cached beside the agent-rounds, so that "
+    "a warm Table 1 is only its summary.",
+    ("published", "warm", "MB"): "Table 1's columns of 1M rows and its group-bys.",
+    ("runs", "cold", "s"): "The read decodes and checks every one of 2.5M events of 34k runs (polars "
+    "json_decode + byte comparison), reads 34k manifests into pydantic objects and keeps every event kind "
+    "(the Dataset API). 2 s needs a columnar sidecar per run written by the recorder at run end (its "
+    "rounds as one small Parquet file, checked by the read gate), or one consolidated file per sweep.",
+    ("runs", "cold", "MB"): "Every event and payload kind of 34k runs is held as frames (~0.7 GB), the "
+    "manifests as pydantic objects (~0.4 GB) and each row carries its run's settings text. 512 MB needs "
+    "the read to keep only the round and extraction payloads and the manifests as columns, chunk by chunk.",
+    ("runs", "warm", "s"): "The cache key walks 34k folders and stats 100k files. 2 s needs a key without "
+    "a stat per file: a seal written when a sweep finishes (a folder's mtime does not change when a file "
+    "in it is rewritten in place, so it cannot be the key alone).",
+    ("runs", "warm", "MB"): "Table 1's columns of 1M rows and its group-bys.",
+}
+
+
+def _with_limit(row: tuple, limit: str) -> tuple | dict:
+    """``row`` as a dict carrying ``limit`` (the measured split and what it would take)
+    when its goal is not met; else the row unchanged."""
+    if row[5]:
+        return row
+    what, ours, ref, ratio, goal, met = row
+    return {"what": what, "ours": ours, "reference": ref, "ratio": ratio, "goal": goal, "met": met,
+            "limit": limit}
+
+
 def bench_layout(name: str, data: Path, floor_mode: str, args, base_src: Path | None) -> list[tuple]:
     """Interleaved rounds of every variant on one dataset; returns the rows."""
     work = args.work
@@ -263,14 +312,24 @@ def bench_layout(name: str, data: Path, floor_mode: str, args, base_src: Path | 
                   f"as a command {r['command_s']:.2f} s)  peak RSS {r['rss_mb']:6.0f} MB", flush=True)
     med = {v: _median(rs, "wall_s") for v, rs in results.items()}
     rss = {v: max(r["rss_mb"] for r in rs) for v, rs in results.items()}
+    stage = {v: {k: _median(results[v], k) for k in ("read_s", "table_s", "imports_mb", "read_mb", "table_mb")}
+             for v in ("ours cold", "ours warm")}
+    for v, st in stage.items():
+        print(f"  {name} {v} by stage (medians): read {st['read_s']:.2f} s, Table 1 {st['table_s']:.2f} s; "
+              f"peak RSS after imports {st['imports_mb']:.0f} MB, after the read {st['read_mb']:.0f} MB, "
+              f"after Table 1 {st['table_mb']:.0f} MB")
     ref = "authors" if "authors" in med else "floor"
     rows = []
     for v in ("ours cold", "ours warm"):
-        rows.append((f"{name}: Table 1 {v.split()[1]} (s)", med[v], med[ref], med[ref] / med[v],
+        st, temp = stage[v], v.split()[1]
+        rows.append(_with_limit((f"{name}: Table 1 {temp} (s)", med[v], med[ref], med[ref] / med[v],
                      "<= 2 s" + (", 5x faster than " + ref if floor_mode == "floor_json" else ", faster than floor"),
-                     med[v] <= 2 and med[ref] / med[v] >= (5 if floor_mode == "floor_json" else 1)))
-        rows.append((f"{name}: peak RSS {v.split()[1]} (MB)", rss[v], rss[ref], rss[v] / rss[ref], "<= 512 MB",
-                     rss[v] <= 512))
+                     med[v] <= 2 and med[ref] / med[v] >= (5 if floor_mode == "floor_json" else 1)),
+                     f"read {st['read_s']:.2f} s + Table 1 {st['table_s']:.2f} s. " + WOULD_TAKE[(name, temp, "s")]))
+        rows.append(_with_limit((f"{name}: peak RSS {temp} (MB)", rss[v], rss[ref], rss[v] / rss[ref], "<= 512 MB",
+                     rss[v] <= 512),
+                     f"imports {st['imports_mb']:.0f} MB, after the read {st['read_mb']:.0f} MB, after Table 1 "
+                     f"{st['table_mb']:.0f} MB. " + WOULD_TAKE[(name, temp, "MB")]))
     if base_src is not None:
         for v in ("cold", "warm"):
             rows.append((f"{name}: Table 1 {v}, ours vs before (s)", med[f"ours {v}"], med[f"before {v}"],
@@ -329,8 +388,13 @@ def main(argv: list[str] | None = None) -> list[tuple]:
     print(f"\nSovSim Table 1; {args.reps} round(s), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
           "(shared machine: compare ratios, not seconds)")
     print(f"{'what':48s} {'ours':>9s} {'reference':>10s} {'ratio':>7s}  {'goal':38s} met?")
-    for what, ours, ref, ratio, goal, met in rows:
+    for r in rows:
+        what, ours, ref, ratio, goal, met = (r if isinstance(r, tuple) else
+                                             [r[k] for k in ("what", "ours", "reference", "ratio", "goal", "met")])
         print(f"{what:48s} {ours:9.2f} {ref:10.2f} {ratio:7.2f}  {goal:38s} {'yes' if met else 'NO'}")
+    for r in rows:
+        if isinstance(r, dict) and r.get("limit"):
+            print(f"  not met, {r['what']}: {r['limit']}")
     return rows
 
 

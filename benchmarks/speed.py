@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         what = str(r["what"]) + (f" [vs {r['reference_name']}]" if r.get("reference_name") else "")
         print(f"{r['part']:9s} {what[:72]:72s} {num(r.get('ours'))} {num(r.get('reference'))} "
               f"{num(r.get('ratio'), 7)}  {str(r.get('goal') or '-')[:26]:26s} {met}")
+    for r in rows:  # a goal not met: the measured limit and what it would take
+        if r.get("limit"):
+            print(f"  not met, {r['what']}: {r['limit']}")
     return rows
 
 

@@ -16,6 +16,7 @@ would scatter that one rule. Multiple-comparison adjustment is in :mod:`.compari
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,6 +28,38 @@ from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
 
 # scipy is imported by the functions that use it: a second at import, which the CLI's
 # start-up (the table help reads this package's docstrings) should not pay.
+
+
+def import_scipy_in_background() -> None:
+    """Start importing ``scipy.stats`` on a daemon thread (about 0.5 s), so that a table
+    whose polars queries come first (they release the GIL) finds it imported when its
+    intervals need it; nothing when it is already imported. A failed import is raised
+    again by the function that imports it."""
+    import sys
+    import threading
+
+    if "scipy.stats" not in sys.modules:
+        threading.Thread(target=_import_scipy, name="import-scipy", daemon=True).start()
+
+
+def _import_scipy() -> None:
+    try:
+        import scipy.stats  # noqa: F401
+    except Exception:  # raised again where it is used
+        pass
+
+
+@functools.lru_cache(maxsize=4096)
+def quantile(dist: str, q: float, *shape: float) -> float:
+    """``scipy.stats.<dist>.ppf(q, *shape)`` as a float, memoised: a table asks the same
+    few quantiles (t at the same run counts, the normal's) hundreds of times, and each
+    scipy call costs ~0.15 ms. The value is scipy's, unchanged.
+
+    Raises:
+        AttributeError: ``dist`` is not a scipy.stats distribution.
+    """
+    from scipy import stats as sps
+    return float(getattr(sps, dist).ppf(q, *shape))
 
 
 def _none(reason: str, k: int) -> tuple[Undefined, ...]:
@@ -64,7 +97,6 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     (:func:`near_constant`), the interval is ``(nan, nan)``: a zero-width interval from
     a few runs that happened to agree would claim a certainty the data do not have.
     """
-    from scipy import stats as sps
     x = _clean(values)
     n = len(x)
     if n == 0:
@@ -77,7 +109,7 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     if n == 1 or near_constant(x):
         return (m, *_none(ONE_VALUE if n == 1 else NO_SPREAD, 2))
     se = float(x.std(ddof=1)) / math.sqrt(n)
-    h = float(sps.t.ppf(0.5 + level / 2, df=n - 1)) * se
+    h = quantile("t", 0.5 + level / 2, n - 1) * se
     return m, m - h, m + h
 
 
@@ -165,7 +197,6 @@ def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, f
     Raises:
         ValueError: ``successes`` outside ``0..n``, negative ``n`` or ``level`` outside (0, 1).
     """
-    from scipy import stats as sps
     if not 0 < level < 1:
         raise ValueError(f"proportion_ci: level must lie in (0, 1), got {level!r}")
     successes, n = _count(successes, "successes", "proportion_ci"), _count(n, "n", "proportion_ci")
@@ -174,8 +205,8 @@ def proportion_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, f
     if n == 0:
         return _none("no trials (n=0)", 3)
     a = (1 - level) / 2
-    lo = 0.0 if successes == 0 else float(sps.beta.ppf(a, successes, n - successes + 1))
-    hi = 1.0 if successes == n else float(sps.beta.ppf(1 - a, successes + 1, n - successes))
+    lo = 0.0 if successes == 0 else quantile("beta", a, successes, n - successes + 1)
+    hi = 1.0 if successes == n else quantile("beta", 1 - a, successes + 1, n - successes)
     return successes / n, lo, hi
 
 
@@ -201,8 +232,7 @@ def wilson_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, float
 
 def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
     """Centre and half-width of the Wilson score interval of a proportion ``p`` of ``n``."""
-    from scipy import stats as sps
-    z = float(sps.norm.ppf(0.5 + level / 2))
+    z = quantile("norm", 0.5 + level / 2)
     z2 = z * z
     denom = 1 + z2 / n
     return (p + z2 / (2 * n)) / denom, z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
@@ -410,7 +440,6 @@ def cluster_mean_ci(
         KeyError: ``cluster``, ``value`` or ``weight`` is not a column of ``df``.
         ValueError: ``level`` outside (0, 1) or ``bounds`` not ``(low <= high)``.
     """
-    from scipy import stats as sps
     if not 0 < level < 1:
         raise ValueError(f"cluster_mean_ci: level must lie in (0, 1), got {level!r}")
     if bounds is not None and not bounds[0] <= bounds[1]:
@@ -424,7 +453,7 @@ def cluster_mean_ci(
     k = len(means)
     if k < 2 or np.ptp(means) <= 1e-12 * max(1.0, abs(m)):
         return (m, *_none(ONE_VALUE if k < 2 else NO_SPREAD, 2))
-    half = float(sps.t.ppf(0.5 + level / 2, df=k - 1)) * float(means.std(ddof=1)) / math.sqrt(k)
+    half = quantile("t", 0.5 + level / 2, k - 1) * float(means.std(ddof=1)) / math.sqrt(k)
     lo, hi = m - half, m + half
     if bounds is not None:
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])

@@ -157,8 +157,8 @@ def test_rationales_fast_reader_equals_the_record_reader(tmp_path):
             raw = sj._read_raw(path)
             used_fast += raw is not None
             assert_frame_equal(sj.read_rationales(path), ref)
-            many = sj.read_rationales_many([path]).sort("run_id", "round", "agent_index")
-            assert_frame_equal(many, ref.sort("run_id", "round", "agent_index"))
+            many = sj.read_rationales_many([path]).sort("run_id", "round", "agent_index", maintain_order=True)
+            assert_frame_equal(many, ref.sort("run_id", "round", "agent_index", maintain_order=True))
     assert used_fast >= 12  # the fast reader did take the clean files and the tolerable defects
 
 

@@ -116,3 +116,38 @@ def test_layout_detection_from_path():
     assert set(one["condition"]) == {"cpr"}
     with pytest.raises(FileNotFoundError):
         load_agent_rounds(SHARED / "casino")
+
+
+def test_in_order_keeps_an_ordered_frame_and_sorts_any_other():
+    """``in_order`` returns a frame already in the table's order as it is (no copy) and
+    sorts every other: a later key out of order, a tie broken by a later key, a null key."""
+    from scarce_lab.environments.sovsim.agent_rounds import SORT_KEYS, in_order
+
+    base = {"source": ["x"] * 4, "model": ["m", "m", "m", "n"], "condition": ["cpr"] * 4,
+            "run_id": ["r1", "r10", "r2", "r0"], "round": [2, 1, 1, 1], "agent_index": [0, 0, 1, 0]}
+    ordered = pl.DataFrame(base)
+    tie = pl.DataFrame({**base, "agent_index": [0, 0, 0, 0], "round": [1, 1, 1, 1], "run_id": ["r"] * 4, "model": ["m"] * 4})
+    assert in_order(tie) is not tie and in_order(tie).equals(tie)  # a repeated key: sorted, stable
+    assert in_order(ordered) is ordered
+    for col, values in (("agent_index", [0, 1, 0, 0]), ("run_id", ["r2", "r10", "r1", "r0"]),
+                        ("model", ["n", "m", "m", "m"]), ("round", [3, 1, 1, None])):
+        shuffled = pl.DataFrame({**base, col: values})
+        out = in_order(shuffled)
+        assert out.equals(shuffled.sort(*SORT_KEYS, maintain_order=True)), col
+    two_parts = pl.concat([ordered.slice(2), ordered.slice(0, 2)], rechunk=False)
+    assert in_order(two_parts).equals(ordered)
+
+
+def test_label_conditions_without_shown_settings_takes_base_condition():
+    """No setting varies: ``condition`` is ``base_condition`` row by row (the stale
+    labels a frame carried are replaced), the other columns untouched; with a varying
+    setting the label names it."""
+    from scarce_lab.data.tables import label_conditions
+
+    df = pl.DataFrame({"base_condition": ["kcpr", "bcpr", "kcpr"], "settings": [None, None, None],
+                       "condition": ["old", "old", "old"], "model": ["a", "b", "a"], "v": [1.5, 2.5, 3.5]})
+    out = label_conditions(df)
+    assert out["condition"].to_list() == ["kcpr", "bcpr", "kcpr"]
+    assert out.columns == df.columns and out["v"].to_list() == [1.5, 2.5, 3.5]
+    varied = df.with_columns(settings=pl.Series(['{"rounds": 2}', '{"rounds": 3}', '{"rounds": 3}']))
+    assert label_conditions(varied)["condition"].to_list() == ["kcpr,rounds=2", "bcpr,rounds=3", "kcpr,rounds=3"]

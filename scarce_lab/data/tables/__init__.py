@@ -126,7 +126,10 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     """
     if df.height == 0 or "settings" not in df.columns:
         return df
-    distinct = df.select("base_condition", "settings").unique().rows()
+    # the key columns as a frame of their own (a query on the whole frame would first
+    # gather every column of a frame read in pieces into one)
+    key = pl.DataFrame([df["base_condition"], df["settings"]])
+    distinct = key.unique().rows()
     parsed = {s: json.loads(s) if s else {} for _, s in distinct}
     ours = [s for _, s in distinct if parsed[s]]  # published layouts carry no settings
     keys = sorted({k for s in ours for k in parsed[s]})
@@ -144,15 +147,18 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
         extra = [f"{_name(k)}={label_value(parsed[s].get(k))}" for k in varying if k in parsed[s]]
         labels[(base, s)] = ",".join([str(base), *extra])
     models = None
-    if "model" in df.columns:
+    if "model" in df.columns and len(set(labels.values())) < len(labels):  # needed only where labels collide
         models = {}
-        for b, s, m in df.select("base_condition", "settings", "model").unique().rows():
+        for b, s, m in key.with_columns(df["model"]).unique().rows():
             models.setdefault((b, s), set()).add(m)
     labels = _separate_collisions(labels, parsed, models)
     mapping = pl.DataFrame(
         [{"base_condition": b, "settings": s, "condition": lab} for (b, s), lab in labels.items()],
         schema={"base_condition": pl.String, "settings": pl.String, "condition": pl.String},
     )
-    cols = df.columns
-    return df.drop("condition", strict=False).join(mapping, on=["base_condition", "settings"], how="left",
-                                                   nulls_equal=True).select(cols)
+    if all(lab == base for (base, _), lab in labels.items()):  # no settings shown: no join
+        return df.with_columns(df["base_condition"].alias("condition")) if "condition" in df.columns else df
+    # only the key columns go through the join: the other columns are kept, not copied
+    condition = key.join(
+        mapping, on=["base_condition", "settings"], how="left", nulls_equal=True, maintain_order="left")["condition"]
+    return df.with_columns(condition) if "condition" in df.columns else df  # as before: no column added

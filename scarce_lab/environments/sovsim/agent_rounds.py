@@ -84,10 +84,26 @@ def record_rows(rec: dict, *, source: str, run_id: str, model: str, condition: s
 
 def agent_round_frame(rows: list[dict]) -> pl.DataFrame:
     """Rows (dicts; a column a row lacks is null) -> a DataFrame with exactly
-    :data:`AGENT_ROUND_SCHEMA`, sorted."""
+    :data:`AGENT_ROUND_SCHEMA`, sorted (rows with equal keys in their given order)."""
     df = pl.DataFrame(
         [{k: r.get(k) for k in AGENT_ROUND_SCHEMA} for r in rows],
         schema=AGENT_ROUND_SCHEMA,
         orient="row",
     )
-    return df.sort(*SORT_KEYS)
+    return df.sort(*SORT_KEYS, maintain_order=True)
+
+
+def in_order(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` sorted by :data:`SORT_KEYS`, rows with equal keys in their order in ``df``:
+    returned as it is when its rows are already in that order with no key repeated
+    (checked on the key columns, none of them null: a reader's frame built in order is not
+    copied, which a sort of a million rows would do), else sorted (stable)."""
+    if df.height < 2:
+        return df
+    if any(df[k].null_count() for k in SORT_KEYS):
+        return df.sort(*SORT_KEYS, maintain_order=True)
+    ordered = None  # each row against the next, the last key first: < on it, < or (== and ...) above
+    for k in reversed(SORT_KEYS):
+        a, b = df[k].slice(0, df.height - 1), df[k].slice(1)
+        ordered = (a < b) if ordered is None else (a < b) | ((a == b) & ordered)
+    return df if ordered.all() else df.sort(*SORT_KEYS, maintain_order=True)

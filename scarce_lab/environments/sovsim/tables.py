@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from ...data.tables import label_conditions, settings_json
-from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame
+from .agent_rounds import AGENT_ROUND_SCHEMA, SORT_KEYS, SOVSIM_ROLES, agent_round_frame, in_order
 from .published import ForcedDataWarning
 
 _SUB_ROLE = {c: r[0] for c, r in SOVSIM_ROLES.items()}
@@ -271,4 +271,4 @@ def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: boo
             f"no SovSim data below {path}: expected run directories (manifest.json), "
             "rationales.json, <condition>/sim_XX.json or log_env.json files"
         )
-    return label_conditions(pl.concat(frames), skip=("condition", "seats")).sort(*SORT_KEYS)
+    return in_order(label_conditions(pl.concat(frames) if len(frames) > 1 else frames[0], skip=("condition", "seats")))

@@ -192,7 +192,6 @@ def simulation_metrics(
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
     lf = lf.select([c for c in names if c in need | _OPTIONAL_INPUTS])
-    _check_agent_rounds(lf)
     for col, dtype in (("base_condition", pl.String), ("settings", pl.String), ("source", pl.String),
                        ("simulation", pl.Int64), ("announced_pool", pl.Float64), ("remainder_seen", pl.Float64)):
         if col not in names:
@@ -224,13 +223,17 @@ def simulation_metrics(
         .otherwise(None),
     )
     eq_col = "payoff" if conv.equality_over == "payoff" else "extraction"
-    per_agent = x.group_by("run_id", "agent").agg(pl.col(eq_col).sum().alias("agent_total"))
+    # the checks of _check_agent_rounds ride on the metrics' own passes (an agent-round
+    # twice: some agent of a run with more rows than distinct rounds); it is called, for
+    # its message, only when one fails
+    per_agent = x.group_by("run_id", "agent").agg(
+        pl.col(eq_col).sum().alias("agent_total"), (pl.len() > pl.col("round").n_unique()).alias("_twice"))
     # nobody harvested (Gini 0/0): the preset's source decides (Convention.equality_when_no_harvest)
     no_harvest = pl.lit(conv.equality_when_no_harvest, dtype=pl.Float64)
     equality = per_agent.group_by("run_id").agg(
         pl.when(pl.col("agent_total").sum() == 0).then(no_harvest)
         .otherwise(1.0 - stats.gini_expr("agent_total")).alias("equality"),
-        pl.col("agent_total").min().alias("_min_total"))
+        pl.col("agent_total").min().alias("_min_total"), pl.col("_twice").any())
     sims = (
         x.group_by("run_id")
         .agg(
@@ -248,8 +251,10 @@ def simulation_metrics(
             pl.col("leader_rate").mean().alias("leader_extraction_rate"),
             pl.col("round").filter(pl.col("defect")).min().alias("defection_onset"),
             pl.col("misrep").mean().alias("misreport"),
+            (pl.col("extraction").is_null() | ~pl.col("extraction").cast(pl.Float64).is_finite()).any()
+            .alias("_bad_extraction"),
         )
-        .join(equality.select("run_id", "equality", "_min_total"), on="run_id", how="left")
+        .join(equality.select("run_id", "equality", "_min_total", "_twice"), on="run_id", how="left")
         .with_columns(
             survival_time=pl.col("rounds_played"),
             survived_lenient=pl.col("rounds_played") >= conv.rounds,
@@ -263,6 +268,9 @@ def simulation_metrics(
         .with_columns(survived=pl.col("survived_strict") if conv.strict_survival else pl.col("survived_lenient"))
     )
     sims = sims.collect()
+    if sims.select(pl.col("_twice").any() | pl.col("_bad_extraction").any()).item():
+        _check_agent_rounds(lf)  # raises, naming the rows
+        raise AgentRoundError("an agent-round given more than once, or an extraction missing or not finite")
     low = sims["_min_total"].min()
     if low is not None and low < 0:  # Gini needs non-negative totals (stats.gini)
         raise ValueError(f"equality over {eq_col}: gini needs non-negative 'agent_total', got min {low}")
@@ -524,5 +532,6 @@ def sovsim_table(
         PresetMismatchError: the data do not fit the preset (unless ``force``).
         PoolingError: a group would pool different settings (unless ``force``).
     """
+    stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
     conv = resolve_convention(df, preset, force=force, strict_survival=strict)
     return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)

@@ -25,9 +25,9 @@ import polars as pl
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
-    SORT_KEYS,
     SOVSIM_ROLES,
     agent_round_frame,
+    in_order,
     record_rows,
 )
 
@@ -58,7 +58,7 @@ def read_rationales(
     """
     path = Path(path)
     model, condition = _names(path, model, condition)
-    return _read([(path, model, condition, run_prefix or f"{model}/{condition}")]).sort(*SORT_KEYS)
+    return in_order(_read([(path, model, condition, run_prefix or f"{model}/{condition}")]))
 
 
 def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
@@ -72,9 +72,10 @@ def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
 
 def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None = None) -> pl.DataFrame:
     """Every ``rationales.json`` of ``paths`` as one agent-round table (model and
-    condition from each file's folders), built in one polars pass over all files; a
+    condition from each file's folders), each file in one polars pass; a
     file the fast reader cannot take goes through the record-by-record reader. Rows are
-    not sorted (the caller sorts once). With ``root``, run ids carry each file's folder
+    in the table's order unless two files share a model, condition and run prefix (the
+    caller checks it: ``agent_rounds.in_order``). With ``root``, run ids carry each file's folder
     relative to it (``sovsim_json:<folder>/<simulation_id>``), so two trees holding the
     same model never share a run id; else ``<model>/<condition>``.
 
@@ -87,18 +88,41 @@ def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 
 
 def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
-    """The agent-round rows of ``(path, model, condition, run prefix)`` files, unsorted:
-    the files polars takes in one pass (:func:`_read_raw`, :func:`_rows`), the others
+    """The agent-round rows of ``(path, model, condition, run prefix)`` files, in the
+    table's order unless two files share a model, condition and run prefix (the caller
+    checks: :func:`~..agent_rounds.in_order`). Files are taken in that order; those
+    polars takes (:func:`_read_raw`) are turned into rows a batch of about
+    :data:`BATCH_RECORDS` records at a time (:func:`_rows`: one query per batch keeps
+    both cores busy; a batch's parsed records are let go before the next is read, so the
+    peak is the rows, one batch and the copy that joins the batches' pieces), the others
     through the record-by-record reader (:func:`_read_records`)."""
-    raws, slow = [], []
-    for p, model, condition, prefix in files:
+    frames: list[pl.DataFrame] = []
+    batch: list[pl.DataFrame] = []
+
+    def flush() -> None:
+        if batch:
+            frames.append(_rows(pl.concat(batch, how="vertical", rechunk=False).lazy()))
+            batch.clear()
+
+    for p, model, condition, prefix in sorted(files, key=lambda f: (f[1], f[2], f[3])):
         raw = _read_raw(p)
         if raw is None:
-            slow.append(_read_records(p, model, condition, prefix))
-        else:
-            raws.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
-    frames = [_rows(pl.concat(raws, how="vertical", rechunk=False).lazy()), *slow] if raws else slow
-    return pl.concat(frames, how="vertical") if frames else agent_round_frame([])
+            flush()
+            frames.append(_read_records(p, model, condition, prefix))
+            continue
+        batch.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
+        del raw
+        if sum(b.height for b in batch) >= BATCH_RECORDS:
+            flush()
+    flush()
+    # one piece per column: Table 1's queries on a frame in many pieces gather them
+    # again each time (twice the time, and as much memory as this copy)
+    return pl.concat(frames, how="vertical", rechunk=True) if frames else agent_round_frame([])
+
+
+#: Round records turned into rows by one query (:func:`_read`): ~50k records of the
+#: released files' size is ~20 MB of JSON.
+BATCH_RECORDS = 50_000
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
@@ -152,7 +176,9 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
             pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
             for i in range(width or 0)
         ).list.head(n)
-    rows = raw.with_columns(
+    rows = raw.with_columns(  # records in the table's order (model, condition, run id as text, round)
+        _run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
+    ).sort("_model", "_condition", "_run_id", "round", maintain_order=True).with_columns(
         n_agents=n,
         agent_index=pl.int_ranges(n),
         remainder_seen=pl.when(has_leader).then(
@@ -164,7 +190,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
     hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
     out = rows.select(
         source=pl.lit("sovsim_json"),
-        run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
+        run_id=pl.col("_run_id"),
         model=pl.col("_model"),
         condition=cond,
         base_condition=cond,
