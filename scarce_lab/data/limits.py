@@ -80,6 +80,8 @@ class Limits:
         jsonl_file_bytes: bytes of any other JSON Lines file (judge store, units,
             an export's ``manifests.jsonl``).
         parquet_file_bytes: bytes of one Parquet file.
+        published_file_bytes: bytes of one file of a published layout read whole (the
+            SovSim release's ``rationales.json``, a GovSim ``log_env.json``).
         events_per_run: events (lines) in one run's ``events.jsonl``.
     """
 
@@ -94,6 +96,7 @@ class Limits:
     manifest_bytes: int = 16 * MiB
     jsonl_file_bytes: int = 4 * GiB
     parquet_file_bytes: int = 16 * GiB
+    published_file_bytes: int = 4 * GiB
     events_per_run: int = 2_000_000
 
 
@@ -108,7 +111,8 @@ class LimitError(ValueError):
 
 #: Run files by name (the recorder's names) -> the field bounding their size.
 _FILE_FIELDS = {"events.jsonl": "events_file_bytes", "llm_calls.jsonl": "llm_calls_file_bytes",
-                "manifest.json": "manifest_bytes"}
+                "manifest.json": "manifest_bytes", "rationales.json": "published_file_bytes",
+                "log_env.json": "published_file_bytes"}
 
 
 def _name(path: str | Path) -> str:
@@ -118,7 +122,8 @@ def _name(path: str | Path) -> str:
 
 def file_kind(path: str | Path) -> str:
     """The :class:`Limits` field that bounds the size of the file at ``path``: by its
-    name for a run file (``events.jsonl``, ``llm_calls.jsonl``, ``manifest.json``), else
+    name for a run file (``events.jsonl``, ``llm_calls.jsonl``, ``manifest.json``) or a
+    published layout's (``rationales.json``, ``log_env.json``), else
     by its extension (``.parquet``, ``.jsonl``; any other file is read as one JSON
     document: ``manifest_bytes``)."""
     name = _name(path)

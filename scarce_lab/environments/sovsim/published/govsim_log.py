@@ -60,6 +60,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scarce_lab.data.jsonl import read_text
 from scarce_lab.data.tables import settings_json
 
 from ..agent_rounds import agent_round_frame
@@ -172,9 +173,9 @@ def read_run_config(run_dir: Path) -> tuple[dict, list[str], Path] | None:
         if not cfg.exists():
             continue
         try:
-            data = yaml.safe_load(cfg.read_text())
+            data = yaml.safe_load(read_text(cfg))
             ov_path = cfg.parent / "overrides.yaml"
-            overrides = yaml.safe_load(ov_path.read_text()) if ov_path.exists() else []
+            overrides = yaml.safe_load(read_text(ov_path)) if ov_path.exists() else []
         except yaml.YAMLError as exc:
             raise GovSimConfigError(f"{cfg}: not valid YAML: {exc}") from None
         if not isinstance(data, dict):
@@ -288,7 +289,7 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
         ValueError: not a JSON list, or a harvest record with a non-numeric field.
     """
     run_dir = path.parent
-    records = json.loads(path.read_text())
+    records = json.loads(read_text(path))
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
     rules = SCENARIOS.get(info.scenario or "fishing", SCENARIOS["fishing"])

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import polars as pl
 
+from scarce_lab.data.jsonl import open_regular, read_text
+
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
     SOVSIM_ROLES,
@@ -145,7 +147,8 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
     record-by-record reader (anything polars would refuse, or the checks below: a
     required field missing or null, lists of unequal length, no agents, no records)."""
     try:
-        raw = pl.read_json(path, schema=_SCHEMA)
+        with open_regular(path) as fh:  # the read gate: a regular file within its size limit
+            raw = pl.read_json(fh, schema=_SCHEMA)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return None
     if raw.height == 0:
@@ -219,7 +222,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
 
 def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
     """The record-by-record reader (reference semantics; names file, record, field)."""
-    records = json.loads(path.read_text())
+    records = json.loads(read_text(path))
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
     rows: list[dict] = []
