@@ -98,7 +98,9 @@ def test_a_small_limit_stops_the_read_before_the_whole_body(api_key, monkeypatch
     with FakeOpenAIServer(latency_s=0.0, pad_bytes=5_000_000) as server:
         out = _decide(server.url, seed=12)
     assert out.calls[-1].outcome == "too_large"
-    assert 0 < sum(seen) <= 300_000 + 2 * 65_536  # of a 5 MB body (chunks of at most 64 KiB)
+    # of a 5 MB body: the read stops at the limit (the last chunk is what aiohttp had
+    # buffered, its size depends on scheduling, so the bound is loose)
+    assert 300_000 < sum(seen) < 1_500_000
 
 
 def _status_error(status: int, text: str = "boom"):
