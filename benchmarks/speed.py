@@ -11,7 +11,8 @@ Parts (each a script of its own under benchmarks/, whose ``main(argv)`` returns 
 
 - ``calls``: client CPU per model call against the openai SDK, raw httpx and litellm
   alone; calls/s at concurrency 8/32/128 against a 200 ms fake server, as a share of the
-  ideal (c / latency) and against Inspect AI (installed by the script in its own
+  ideal (c / latency), against the best achievable on this machine (bare aiohttp
+  requests alternating with ours) and against Inspect AI (installed by the script in its own
   virtualenv under the temp folder; a clear skip when it cannot be installed)
   (``bench_calls.py``).
 - ``sandbox``: a command in the local sandbox against bubblewrap alone and a plain
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 QUICK = {
-    "calls": ["--calls", "80", "--waves", "3"],
+    "calls": ["--calls", "80", "--waves", "3", "--rounds", "2"],
     "sandbox": ["-n", "20", "--tasks", "none"],
     "tables": ["--agent-rounds", "200000", "--runs-agent-rounds", "200000", "--games", "60"],
     "embedded": ["--reps", "1", "--first-runs", "1"],

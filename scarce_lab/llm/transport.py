@@ -1,14 +1,14 @@
 """Transport of model calls: three ways out, one retry loop, one answer shape.
 
 - **the OpenAI-compatible path**: an ``openai/<name>`` model at an ``api_base`` (a local
-  llama.cpp or vLLM server, a gateway) is sent through the openai SDK
-  (``AsyncOpenAI``), one client and connection pool per (event loop, api_base, key),
-  sized for the client's concurrency. litellm still maps the parameters
+  llama.cpp or vLLM server, a gateway) is one aiohttp POST (:func:`_send_http`), one
+  session and connection pool per (event loop, api_base), sized for the client's
+  concurrency. litellm still maps the parameters
   (:func:`scarce_lab.llm.params.planned_params`) so the body is the one litellm would
   send, but its per-call cost calculation, model-info lookups, response metadata and
-  logging are skipped (we price calls ourselves, :mod:`scarce_lab.llm.costs`): they were
-  ~70% of a call's client CPU. The body is read as a stream and reading stops past
-  ``LIMITS.response_bytes`` (outcome ``too_large``);
+  logging are skipped (we price calls ourselves, :mod:`scarce_lab.llm.costs`), and so
+  is the openai SDK's request building: errors are still the SDK's exceptions with its
+  texts. The body is read within ``LIMITS.response_bytes`` (outcome ``too_large``);
 - **the embedded model** (``embedded/...``) is run in-process by
   :func:`scarce_lab.llm.embedded.generate` in a worker thread: neither litellm nor the
   openai SDK is imported;
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
 import os
 import random
@@ -74,6 +75,12 @@ def load_litellm():
 
             at_loop_end(flush_litellm_logging)
             litellm._scarce_lab_ready = True
+            # litellm (with the openai SDK, pydantic models, tokenizer tables) leaves
+            # ~380k objects the cycle collector would walk in every full collection
+            # (215 ms each, one per ~200 calls: 13% of the wall time of 32 calls in
+            # flight, benchmarks/bench_calls.py). They live as long as the process:
+            # out of its reach (freed by reference counting as before, never walked)
+            gc.freeze()
         _LITELLM[:] = [litellm]
     return litellm
 
@@ -151,7 +158,7 @@ _SDK_EXTRA = frozenset({"api_key", "extra_body", "extra_headers", "logger_fn", "
                         "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens",
                         "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "seed", "tools",
                         "tool_choice", "logprobs", "top_logprobs", "parallel_tool_calls", "reasoning_effort"})
-_POOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {key: AsyncOpenAI}
+_POOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {key: aiohttp.ClientSession}
 
 
 #: ``False`` sends every hosted call through litellm (tests that fake ``litellm.acompletion``).
@@ -165,19 +172,15 @@ def openai_compatible(model: str, api_base: str | None, extra: dict[str, Any]) -
     return SDK_PATH and bool(api_base) and model.startswith("openai/") and _SDK_EXTRA.issuperset(extra)
 
 
-async def sdk_client(api_base: str, api_key: str | None, pool_size: int):
-    """The ``AsyncOpenAI`` client of this event loop for ``(api_base, api_key)``, its
-    connection pool keeping ``pool_size`` connections alive (the client's
-    ``max_concurrency``; at most ``max(100, 2 x pool_size)`` open), every response body
-    read within ``LIMITS.response_bytes``. SDK retries are off: retries are ours.
+async def http_session(api_base: str, pool_size: int):
+    """The ``aiohttp.ClientSession`` of this event loop for ``api_base``: at most
+    ``max(100, 2 x pool_size)`` connections (``pool_size``: the client's
+    ``max_concurrency``), kept alive between calls, bodies left encoded (they are decoded
+    within ``LIMITS.response_bytes`` by :func:`read_bounded`), no redirects followed.
     Connections belong to one event loop, so each loop (``run_sync`` makes one per sync
-    call) gets its own clients, closed when the loop shuts down its async generators
-    (``asyncio.run`` does, before it closes the loop).
-
-    Raises:
-        openai.OpenAIError: no key given and ``OPENAI_API_KEY`` unset (as litellm does).
-    """
-    import openai
+    call) gets its own sessions, closed when the loop shuts down its async generators
+    (``asyncio.run`` does, before it closes the loop)."""
+    import aiohttp
 
     loop = asyncio.get_running_loop()
     pools = _POOLS.get(loop)
@@ -186,99 +189,52 @@ async def sdk_client(api_base: str, api_key: str | None, pool_size: int):
         closer = _close_at_loop_end(pools)
         await closer.__anext__()  # the loop now holds it, and closes it as it shuts down
         pools[None] = closer
-    key = (api_base, api_key, pool_size)
-    client = pools.get(key)
-    if client is None:
-        http, stream_cls, transport_cls, inner_cls = _transport_classes()
-        limits = http.Limits(max_connections=max(100, 2 * pool_size), max_keepalive_connections=pool_size)
-        client = pools[key] = openai.AsyncOpenAI(
-            base_url=api_base, api_key=api_key, max_retries=0,
-            default_headers={"Accept-Encoding": "gzip, deflate"},  # the encodings read within the bound
-            http_client=http.AsyncClient(transport=transport_cls(inner_cls(limits=limits)),
-                                         timeout=http.Timeout(600.0, connect=10.0)))
-    return client
+    key = (api_base, pool_size)
+    session = pools.get(key)
+    if session is None:
+        session = pools[key] = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=max(100, 2 * pool_size)), auto_decompress=False)
+    return session
 
 
 async def _close_at_loop_end(pools: dict):
     """An async generator left suspended: ``loop.shutdown_asyncgens()`` closes it, and
-    with it the SDK clients of that loop (unclosed ones warn at exit)."""
+    with it the sessions of that loop (unclosed ones warn at exit)."""
     try:
         yield
     finally:
-        for key, client in list(pools.items()):
+        for key, session in list(pools.items()):
             if key is not None:
-                await client.close()
+                await session.close()
         pools.clear()
 
 
-@functools.lru_cache(maxsize=1)
-def _transport_classes():
-    """``(http module, BoundedStream, BoundedTransport, inner transport class)``, made on
-    first use. The http module is the one the openai SDK is built on (``httpx2`` in the
-    SDK releases that vendor it, else httpx); the inner transport is the SDK's aiohttp
-    transport where it ships one: under 32 concurrent calls httpcore's pool took 7 ms
-    of CPU per call against aiohttp's ~2 (benchmarks/bench_calls.py)."""
-    try:
-        import httpx2 as httpx
-    except ImportError:  # an SDK on plain httpx
-        import httpx
-    try:
-        from openai._vendor.httpx_aiohttp import AiohttpTransport as inner
-    except ImportError:  # an SDK without it: httpx's own pool
-        inner = httpx.AsyncHTTPTransport
+async def read_bounded(chunks: Any, encoding: str) -> bytes:
+    """The body of a response from its raw ``chunks`` (an async iterator of bytes),
+    decoded (``gzip``, ``deflate`` or none) and stopped past ``LIMITS.response_bytes``
+    decoded bytes: a compression bomb stops at the limit like any other large body.
 
-    class BoundedStream(httpx.AsyncByteStream):
-        """A response body that stops past ``LIMITS.response_bytes`` (decoded bytes:
-        gzip and deflate are decoded here, within the limit; a compression bomb stops
-        at the limit like any other large body)."""
+    Raises:
+        ResponseTooLarge: the body passes the limit, or its encoding cannot be read
+            within a bound.
+    """
+    import zlib
 
-        def __init__(self, inner: Any, encoding: str):
-            self._inner, self._encoding = inner, encoding
-
-        async def __aiter__(self):
-            import zlib
-
-            limit, size = _limits.LIMITS.response_bytes, 0
-            if self._encoding in ("gzip", "deflate"):
-                decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
-            elif self._encoding in ("", "identity"):
-                decoder = None
-            else:
-                raise ResponseTooLarge(f"content-encoding {self._encoding!r} cannot be read within a bound")
-            async for chunk in self._inner:
-                if decoder is not None:
-                    chunk = decoder.decompress(chunk, limit + 1 - size)
-                size += len(chunk)
-                if size > limit:
-                    raise ResponseTooLarge(f"more than {limit:,} bytes")
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    class BoundedTransport(httpx.AsyncBaseTransport):
-        """An httpx transport whose response bodies are :class:`BoundedStream`s: every
-        read of a body (the SDK's answer and error paths alike) stops at the limit."""
-
-        def __init__(self, inner: httpx.AsyncBaseTransport):
-            self._inner = inner
-
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            response = await self._inner.handle_async_request(request)
-            declared = response.headers.get("content-length", "")
-            encoding = response.headers.get("content-encoding", "").strip().lower()
-            if not encoding and declared.isdigit() and int(declared) > _limits.LIMITS.response_bytes:
-                await response.aclose()
-                raise ResponseTooLarge(f"the server announced {int(declared):,} bytes")
-            headers = [(k, v) for k, v in response.headers.raw
-                       if k.lower() not in (b"content-encoding", b"content-length")] if encoding else response.headers.raw
-            return httpx.Response(response.status_code, headers=headers, stream=BoundedStream(response.stream, encoding),
-                                  extensions=response.extensions)
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return httpx, BoundedStream, BoundedTransport, inner
+    limit, size, out = _limits.LIMITS.response_bytes, 0, []
+    if encoding in ("gzip", "deflate"):
+        decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
+    elif encoding in ("", "identity"):
+        decoder = None
+    else:
+        raise ResponseTooLarge(f"content-encoding {encoding!r} cannot be read within a bound")
+    async for chunk in chunks:
+        if decoder is not None:
+            chunk = decoder.decompress(chunk, limit + 1 - size)
+        size += len(chunk)
+        if size > limit:
+            raise ResponseTooLarge(f"more than {limit:,} bytes")
+        out.append(chunk)
+    return b"".join(out)
 
 
 def too_large(exc: BaseException) -> ResponseTooLarge | None:
@@ -292,30 +248,96 @@ def too_large(exc: BaseException) -> ResponseTooLarge | None:
     return None
 
 
-async def _send_sdk(model: str, messages: list[dict[str, Any]], sent: dict[str, Any], extra: dict[str, Any],
-                    timeout_s: float, pool_size: int) -> tuple[dict[str, Any], Any]:
-    """One request through the openai SDK: ``(answer as a dict, response headers)``.
+@functools.lru_cache(maxsize=1)
+def _sdk_errors():
+    """``(http module, an AsyncOpenAI that never sends)``: the openai SDK's own mapping
+    of an HTTP error response to its exception classes and texts (``RateLimitError``,
+    ``AuthenticationError``... "Error code: 429 - ..."), which the retry rules and the
+    records read. The http module is the one the SDK is built on (``httpx2`` in the
+    releases that vendor it, else httpx)."""
+    import openai
+
+    try:
+        import httpx2 as http
+    except ImportError:  # an SDK on plain httpx
+        import httpx as http
+    return http, openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0,
+                                    http_client=http.AsyncClient())
+
+
+def _sdk_timeout(exc: BaseException) -> bool:
+    """Whether the openai SDK on its aiohttp transport reported this aiohttp error as a
+    timeout (``APITimeoutError``, "Request timed out.") rather than a connection error:
+    its vendored map, under which a refused or dropped connection counts as a connect
+    timeout; the records keep the SDK's wording. Without that map, only timeouts."""
+    try:
+        from openai._vendor.httpx_aiohttp.transport import AIOHTTP_EXC_MAP
+    except ImportError:  # an SDK without the aiohttp transport
+        return isinstance(exc, TimeoutError)
+    mapped = None
+    for source, target in AIOHTTP_EXC_MAP.items():  # the SDK's rule: the most specific target wins
+        if isinstance(exc, source) and (mapped is None or issubclass(target, mapped)):
+            mapped = target
+    return mapped is not None and issubclass(mapped, _sdk_errors()[0].TimeoutException)
+
+
+async def _send_http(model: str, messages: list[dict[str, Any]], sent: dict[str, Any], extra: dict[str, Any],
+                     timeout_s: float, pool_size: int) -> tuple[dict[str, Any], Any]:
+    """One request on the OpenAI-compatible path: ``(answer as a dict, response headers)``.
     The body is litellm's (``model`` without its ``openai/`` prefix, ``messages``, the
-    mapped ``sent`` parameters, ``extra_body`` merged); it is handed to ``logger_fn``
-    as litellm hands its request body. Reading stops past ``LIMITS.response_bytes``.
+    mapped ``sent`` parameters, ``extra_body`` merged) serialized as the openai SDK does;
+    it is handed to ``logger_fn`` as litellm hands its request body. Reading stops past
+    ``LIMITS.response_bytes``. Plain aiohttp, not the SDK's client: its request
+    building and the httpx layer were ~0.8 of the 1.7 ms of client CPU per call, and
+    under 32 calls in flight every answer's CPU delays the others
+    (benchmarks/bench_calls.py). Errors are the SDK's.
 
     Raises:
-        openai.APIError: the SDK's errors (HTTP status, connection, timeout); one of a
-            body past the limit has a :class:`ResponseTooLarge` behind it (:func:`too_large`).
+        openai.APIStatusError: an HTTP status outside 2xx, as the SDK maps it (429:
+            ``RateLimitError``...).
+        openai.APITimeoutError: connecting or reading took over ``timeout_s``.
+        openai.APIConnectionError: the connection failed or broke.
+        ResponseTooLarge: the body passed the limit.
+        openai.OpenAIError: no key given and ``OPENAI_API_KEY`` unset (as the SDK does).
     """
+    import aiohttp
+    import openai
+
     body = {k: v for k, v in sent.items() if k != "api_base"}
     eb = dict(extra.get("extra_body") or {})
     if extra.get("logger_fn") is not None:
         extra["logger_fn"]({"additional_args": {"complete_input_dict": {
             "model": model[len("openai/"):], "messages": messages, **body, "extra_body": eb}}})
-    client = await sdk_client(sent["api_base"], extra.get("api_key") or os.environ.get("OPENAI_API_KEY"), pool_size)
-    http = _transport_classes()[0]
-    # the SDK's generic post: create() would walk the body against its typed params
-    # (~1 ms per call for a decision schema) to send the same JSON
-    response = await client.post(
-        "/chat/completions", body={"model": model[len("openai/"):], "messages": messages, **body, **eb},
-        cast_to=http.Response, options={"timeout": timeout_s, "headers": extra.get("extra_headers") or {}})
-    return json.loads(response.content), response.headers
+    key = extra.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    if not key:  # the SDK's own missing-credential error (a credential error: never retried)
+        openai.AsyncOpenAI(base_url=sent["api_base"], api_key=None, http_client=_sdk_errors()[0].AsyncClient())
+        raise openai.OpenAIError("Missing credentials: pass api_key or set OPENAI_API_KEY")
+    data = json.dumps({"model": model[len("openai/"):], "messages": messages, **body, **eb}, ensure_ascii=False,
+                      separators=(",", ":"), allow_nan=False).encode()  # the SDK's serialization
+    url = sent["api_base"].rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "Accept": "application/json",
+               "Accept-Encoding": "gzip, deflate", **(extra.get("extra_headers") or {})}
+    session = await http_session(sent["api_base"], pool_size)
+    try:
+        async with session.post(url, data=data, headers=headers, allow_redirects=False, timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=timeout_s, sock_read=timeout_s)) as response:
+            encoding = response.headers.get("content-encoding", "").strip().lower()
+            declared = response.headers.get("content-length", "")
+            if not encoding and declared.isdigit() and int(declared) > _limits.LIMITS.response_bytes:
+                raise ResponseTooLarge(f"the server announced {int(declared):,} bytes")
+            content = await read_bounded(response.content.iter_any(), encoding)
+            status, got = response.status, response.headers
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        request = _sdk_errors()[0].Request("POST", url)
+        if _sdk_timeout(exc):
+            raise openai.APITimeoutError(request=request) from exc
+        raise openai.APIConnectionError(request=request) from exc
+    if not 200 <= status < 300:
+        http, sdk = _sdk_errors()
+        kept = [(k, v) for k, v in got.items() if k.lower() not in ("content-encoding", "content-length")]
+        raise sdk._make_status_error_from_response(
+            http.Response(status, headers=kept, content=content, request=http.Request("POST", url)))
+    return json.loads(content), got
 
 
 # -- the embedded path --------------------------------------------------------------------
@@ -417,12 +439,16 @@ async def call_with_retries(
             if embedded:
                 response = await _send_embedded(model, messages, params, extra)
             elif sdk:
-                response, headers = await asyncio.wait_for(
-                    _send_sdk(model, messages, sent, extra, s.timeout_s, pool_size), timeout=s.timeout_s + 5)
+                # asyncio.timeout, not wait_for: wait_for ran the send as a task of its
+                # own, one loop turn later, so every queued call's preparation ran before
+                # the first request went out
+                async with asyncio.timeout(s.timeout_s + 5):
+                    response, headers = await _send_http(model, messages, sent, extra, s.timeout_s, pool_size)
             else:
                 call = load_litellm().acompletion(
                     model=model, messages=messages, timeout=s.timeout_s, **kwargs, **extra)
-                response = await asyncio.wait_for(call, timeout=s.timeout_s + 5)
+                async with asyncio.timeout(s.timeout_s + 5):
+                    response = await call
                 headers = (getattr(response, "_hidden_params", None) or {}).get("additional_headers")
                 _check_size(response)
         except Exception as exc:  # noqa: BLE001 - every provider error becomes data

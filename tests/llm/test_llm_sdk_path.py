@@ -1,7 +1,7 @@
-"""The OpenAI-compatible path (openai SDK) against the local fake server: the same
+"""The OpenAI-compatible path (one aiohttp POST) against the local fake server: the same
 records and request bodies as the litellm path, answers past the byte limit recorded as
-``too_large``, SDK errors classified like litellm's; and start-up paths that must not
-import litellm."""
+``too_large``, the openai SDK's errors raised and classified like litellm's; and
+start-up paths that must not import litellm."""
 
 from __future__ import annotations
 
@@ -81,23 +81,26 @@ def test_an_answer_past_the_byte_limit_is_too_large_never_ok(api_key, monkeypatc
     assert sent == 1  # not retried
 
 
-def test_a_small_limit_stops_the_sdk_read_before_the_whole_body(api_key, monkeypatch):
-    """The bound holds while reading: the stream raises at the limit, it never holds the body."""
+def test_a_small_limit_stops_the_read_before_the_whole_body(api_key, monkeypatch):
+    """The bound holds while reading: the read raises at the limit, it never holds the body."""
     seen = []
-    stream_cls = transport._transport_classes()[1]
-    orig = stream_cls.__aiter__
+    orig = transport.read_bounded
 
-    async def counting(self):  # what the bounded stream hands on to the SDK
-        async for chunk in orig(self):
-            seen.append(len(chunk))
-            yield chunk
+    async def counting(chunks, encoding):  # the raw chunks the bounded read takes in
+        async def count():
+            async for chunk in chunks:
+                seen.append(len(chunk))
+                yield chunk
+        return await orig(count(), encoding)
 
-    monkeypatch.setattr(stream_cls, "__aiter__", counting)
+    monkeypatch.setattr(transport, "read_bounded", counting)
     monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, response_bytes=300_000))
     with FakeOpenAIServer(latency_s=0.0, pad_bytes=5_000_000) as server:
         out = _decide(server.url, seed=12)
     assert out.calls[-1].outcome == "too_large"
-    assert 0 < sum(seen) <= 300_000  # of a 5 MB body
+    # of a 5 MB body: the read stops at the limit (the last chunk is what aiohttp had
+    # buffered, its size depends on scheduling, so the bound is loose)
+    assert 300_000 < sum(seen) < 1_500_000
 
 
 def _status_error(status: int, text: str = "boom"):
@@ -183,20 +186,83 @@ def test_the_sdk_path_takes_every_argument_litellm_maps():
     assert not transport.openai_compatible("openai/x", None, {})
 
 
-@pytest.mark.parametrize("encoding, declared", [("", True), ("gzip", False)])
-def test_the_bound_holds_for_a_declared_length_and_for_a_compression_bomb(monkeypatch, encoding, declared):
+def _serve(handler):
+    """An aiohttp server on this loop answering every POST with ``handler``: ``(url, runner)``."""
+    from aiohttp import web
+
+    async def start():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", handler)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1", runner
+
+    return start()
+
+
+async def _send(url: str, timeout_s: float = 5.0, **extra):
+    return await transport._send_http("openai/m", MSGS, {"api_base": url, "seed": 3}, extra, timeout_s, 4)
+
+
+@pytest.mark.parametrize("encoding, declared", [("", True), ("gzip", False), ("deflate", False)])
+def test_the_bound_holds_for_a_declared_length_and_for_a_compression_bomb(api_key, monkeypatch, encoding, declared):
     import gzip
+    import zlib
+
+    from aiohttp import web
 
     monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, response_bytes=50_000))
-    raw = b"0" * 3_000_000  # 3 MB, ~3 KB gzipped
-    body = gzip.compress(raw) if encoding else raw
-    headers = {"content-encoding": encoding} if encoding else {}
-    http, _, bounded, _ = transport._transport_classes()
-    inner = http.MockTransport(lambda req: http.Response(200, content=body, headers=headers))
+    raw = b"1" * 2_500_000  # 2.5 MB, a few KB compressed
+    body = {"": raw, "gzip": gzip.compress(raw), "deflate": zlib.compress(raw)}[encoding]
 
-    async def get():
-        async with http.AsyncClient(transport=bounded(inner)) as client:
-            return await client.get("http://127.0.0.1:9/v1/chat/completions")
+    async def handler(request):
+        return web.Response(body=body, headers={"Content-Encoding": encoding} if encoding else {})
+
+    async def go():
+        url, runner = await _serve(handler)
+        try:
+            await _send(url)
+        finally:
+            await runner.cleanup()
 
     with pytest.raises(transport.ResponseTooLarge, match="announced" if declared else "more than 50,000"):
-        asyncio.run(get())
+        asyncio.run(go())
+
+
+def test_the_direct_path_raises_the_sdks_errors(api_key, monkeypatch):
+    """HTTP errors, timeouts, broken connections and a missing key come out as the
+    openai SDK's exceptions with its texts, which the retry rules and records read."""
+    from aiohttp import web
+
+    async def handler(request):
+        if request.headers.get("x-case") == "slow":
+            await asyncio.sleep(1.0)
+        if request.headers.get("x-case") == "cut":
+            request.transport.close()
+        return web.json_response({"error": {"message": "quota gone"}}, status=429, headers={"retry-after-ms": "1500"})
+
+    async def go():
+        url, runner = await _serve(handler)
+        got = []
+        try:
+            for case, timeout in (("429", 5.0), ("slow", 0.2), ("cut", 5.0)):
+                try:
+                    await _send(url, timeout, extra_headers={"x-case": case})
+                except Exception as exc:  # noqa: BLE001 - the exception is what is checked
+                    got.append(exc)
+        finally:
+            await runner.cleanup()
+        return got
+
+    limited, slow, cut = asyncio.run(go())
+    assert isinstance(limited, openai.RateLimitError) and str(limited) == "Error code: 429 - quota gone"
+    assert transport.rate_limited(limited) and transport.retry_hint_s(limited) == 1.5
+    assert type(slow) is openai.APITimeoutError and transport.retryable(slow)
+    # the SDK's aiohttp transport called a dropped connection a connect timeout: kept
+    assert type(cut) is openai.APITimeoutError and transport.retryable(cut)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(openai.OpenAIError, match="Missing credentials") as missing:
+        asyncio.run(_send("http://127.0.0.1:9/v1"))
+    assert transport.credential_error(missing.value) and not transport.retryable(missing.value)
