@@ -21,7 +21,9 @@ shows ``preset``, ``strict``, ``by``, ``force``)::
     sl.scarce.win_rates(sl.load("data/scarce/scripted/models")).save("figures/02")  # a SCARCE finding
     sl.economy.learning_curve(sl.load("data/economy/blocksworld"), window=10)   # every finding takes the dataset
 
-``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
+``sl.study("memory-horizon")`` is a notebook's declared experiment, ``sl.data_note(study, ds)``
+what a dataset can show about it. Charts render offline (no CDN) from the first chart
+of a notebook on. ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
 table writers; ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
 ``sl.dataset_path`` resolve notebook paths from the project root. Everything else is
 importable from its module.
@@ -44,7 +46,9 @@ _MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".anal
 _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
-               "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path")}
+               "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path"),
+               "study": (".studies", "get"), "data_note": (".studies.notebook", "data_note"),
+               "run_dir_data": (".studies.notebook", "run_dir_data")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 
