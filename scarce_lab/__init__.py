@@ -48,7 +48,7 @@ _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
                "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path"),
                "study": (".studies", "get"), "data_note": (".studies.notebook", "data_note"),
-               "run_dir_data": (".studies.notebook", "run_dir_data")}
+               "study_labels": (".studies.notebook", "study_labels")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 

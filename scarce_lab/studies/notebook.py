@@ -5,8 +5,8 @@ the notebook names (:mod:`scarce_lab.studies`) and says, above the notebook's fi
 table: which models drove the runs, how many runs each arm has, every setting in which
 the runs depart from the paper's, how many judge labels there are, and, when the data
 cannot show the paper's finding, the ``scarce-lab study run`` command that would, with
-its planned cost from the study engine's plan. :func:`run_dir_data` is what a notebook
-analyses after ``RUN = True``: the run folder and its labels.
+its planned cost from the study engine's plan. :func:`study_labels` finds the labels a
+study run wrote (what a notebook reads after ``RUN = True``).
 
 Nothing here is hand-written per notebook: a new run, a changed declaration or a new
 arm changes the note.
@@ -47,20 +47,28 @@ class DataNote:
     def _repr_markdown_(self) -> str:
         return "\n\n".join(self.lines)
 
+    def why(self) -> DataNote:
+        """The note's last lines only (whether the data can show the paper's finding, and
+        the run that would): to repeat above a later table of the notebook."""
+        return DataNote(self.study, self.lines[-2:] if not self.shows_paper_finding else self.lines[-1:],
+                        self.shows_paper_finding)
 
-def run_dir_data(run_dir: str | Path) -> tuple[str, str | None]:
-    """What a notebook reads after running its study into ``run_dir``: the folder and its
-    labels file (``run_dir/labels/labels.parquet``), or ``None`` when the study wrote no
-    labels there.
+
+def study_labels(run_dir: str | Path) -> str | None:
+    """The judge labels a study run wrote into ``run_dir`` (``labels/labels.parquet``,
+    relative paths resolved as every notebook path: :func:`scarce_lab.datasets.resolve_path`),
+    or ``None`` when it wrote none (a study without labels, or not labelled yet).
 
     Raises:
         FileNotFoundError: ``run_dir`` does not exist (the run wrote nothing).
     """
-    root = Path(run_dir)
+    from ..datasets import resolve_path
+
+    root = resolve_path(run_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"no study run at {root}: the run wrote nothing there")
     labels = root / LABELS_FILE
-    return str(root), str(labels) if labels.is_file() else None
+    return str(labels) if labels.is_file() else None
 
 
 def _values(value: Any) -> str:
@@ -85,8 +93,8 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
 
     Args:
         study: a :class:`scarce_lab.studies.Study` or its name.
-        data: the loaded dataset (:class:`scarce_lab.data.loaders.Dataset`); only the runs
-            of the study's environment count.
+        data: the loaded dataset (:class:`scarce_lab.data.loaders.Dataset`) or a list of
+            them (``None`` entries skipped); only the runs of the study's environment count.
         labels: the judge labels file the notebook reads (``None``: none).
         model: the model a study run would use (the notebook's ``MODEL``); ``None``: the
             command shows ``MODEL`` and the cost is quoted for :data:`EXAMPLE_MODEL`.
@@ -109,7 +117,8 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
     from . import _same, get
 
     st = get(study) if isinstance(study, str) else study
-    runs = [m for m in getattr(data, "manifests", ()) if m.environment == st.environment]
+    sets = data if isinstance(data, list | tuple) else [data]
+    runs = [m for d in sets if d is not None for m in d.manifests if m.environment == st.environment]
     head = f"**What this data can show** about study `{st.name}` ({st.source} {', '.join(st.replicates)}):"
     lines = [head]
     if not runs:
@@ -158,7 +167,9 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
         import polars as pl
 
         ids = {m.run_id for m in runs}
-        lab = pl.read_parquet(labels, columns=["run_id"]).filter(pl.col("run_id").is_in(list(ids)))
+        from ..datasets import resolve_path
+
+        lab = pl.read_parquet(resolve_path(labels), columns=["run_id"]).filter(pl.col("run_id").is_in(list(ids)))
         lines.append(f"- judge labels: {lab.height} labelled units from {lab['run_id'].n_unique()} of these "
                      f"{len(runs)} runs ({Path(labels).name})")
     elif st.labels is not None:
@@ -168,9 +179,11 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
 
 
 def _run_lines(st: Any, model: str | None, run_dir: str | Path, reasons: list[str]) -> list[str]:
+    from ..datasets import resolve_path
+
     if not reasons:
         return ["- this data can show the paper's finding for these models and settings"]
     shown = model or "MODEL"
     return [f"- it cannot show the paper's finding: {'; '.join(reasons)}.",
             f"- the study run that would: `scarce-lab study run {st.name} --model {shown} --out {run_dir}` "
-            f"(or `RUN = True`, `MODEL = ...` above); {_planned(st, model or EXAMPLE_MODEL, run_dir)}"]
+            f"(or `RUN = True`, `MODEL = ...` above); {_planned(st, model or EXAMPLE_MODEL, resolve_path(run_dir))}"]
