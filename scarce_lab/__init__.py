@@ -22,7 +22,7 @@ shows ``preset``, ``strict``, ``by``, ``force``)::
     sl.economy.learning_curve(sl.load("data/economy/blocksworld"), window=10)   # every finding takes the dataset
 
 ``sl.study("memory-horizon")`` is a notebook's declared experiment, ``sl.data_note(study, ds)``
-what a dataset can show about it. Charts render offline (no CDN) from the first chart
+what a dataset can show about it, ``sl.replication(study, ds)`` its replication report. Charts render offline (no CDN) from the first chart
 of a notebook on. ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
 table writers; ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
 ``sl.dataset_path`` resolve notebook paths from the project root. Everything else is
@@ -48,7 +48,8 @@ _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
                "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path"),
                "study": (".studies", "get"), "data_note": (".studies.notebook", "data_note"),
-               "study_labels": (".studies.notebook", "study_labels")}
+               "study_labels": (".studies.notebook", "study_labels"),
+               "replication": (".studies.notebook", "replication")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 

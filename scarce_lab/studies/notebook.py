@@ -187,3 +187,23 @@ def _run_lines(st: Any, model: str | None, run_dir: str | Path, reasons: list[st
     return [f"- it cannot show the paper's finding: {'; '.join(reasons)}.",
             f"- the study run that would: `scarce-lab study run {st.name} --model {shown} --out {run_dir}` "
             f"(or `RUN = True`, `MODEL = ...` above); {_planned(st, model or EXAMPLE_MODEL, resolve_path(run_dir))}"]
+
+
+def replication(study: Any, data: Any, *, labels: str | Path | None = None) -> Any:
+    """The study's replication report on ``data`` (the paper's numbers against this data's
+    estimates, a :class:`~scarce_lab.analysis.findings.Finding`), from
+    :func:`scarce_lab.studies.report.report`.
+
+    Returns:
+        The report's Finding; when this install has no report module, a
+        :class:`DataNote` that says so (no table is made up).
+    """
+    from . import get
+
+    st = get(study) if isinstance(study, str) else study
+    try:
+        from .report import report
+    except ImportError:
+        return DataNote(st.name, (f"**Replication report** of `{st.name}`: not available in this install "
+                                  "(no scarce_lab.studies.report module).",), False)
+    return report(st, data, labels=labels)
