@@ -14,6 +14,7 @@ arm changes the note.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,8 +84,12 @@ def _planned(study: Any, model: str, out: str | Path) -> str:
     except ImportError:
         return "its plan and cost: add `--dry-run` (the study engine is not installed here)"
     p = plan(study, [model], out=out)
-    low, high = p.cost_usd
-    return f"planned for {model}: {len(p.runs)} runs, ${low:,.2f} to ${high:,.2f}"
+    cost = p.cost_usd
+    if cost is None:
+        money = "cost unknown (a model's price or prompt size is unknown: set llm.prices)"
+    else:
+        money = f"${cost[0]:,.2f} to " + ("an unbounded amount" if math.isinf(cost[1]) else f"${cost[1]:,.2f}")
+    return f"planned for {model}: {len(p.missing)} runs to make of {len(p.runs)}, {money}"
 
 
 def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model: str | None = None,
