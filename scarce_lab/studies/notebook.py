@@ -144,7 +144,9 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
         arms = per_set[mset]
         counts = ", ".join(f"{a.name} {arms.get(a.name, 0)}" for a in st.arms)
         stray = arms.get("", 0)
-        lines.append(f"- models {', '.join(f'{r} = `{v}`' for r, v in mset) or '(none recorded)'}: "
+        shown = (f"`{mset[0][1]}` (every role)" if len({v for _, v in mset}) == 1 and len(mset) > 1
+                 else ", ".join(f"{r} = `{v}`" for r, v in mset) or "(none recorded)")
+        lines.append(f"- models {shown}: "
                      f"{n} runs; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
         thin = [a.name for a in st.arms if arms.get(a.name, 0) < MIN_RUNS_PER_ARM]
         if thin:
@@ -153,7 +155,8 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
                            "(no interval)")
     if offline:
         reasons.append("the models are scripted policies or the embedded small model, not the paper's LLMs: "
-                       "tables of judge-labelled behaviour can be all zero here, a check of the pipeline")
+                       + ("tables of judge-labelled behaviour can be all zero here, " if st.labels else "")
+                       + "a check of the pipeline")
     departs = []
     for key, paper in st.paper.items():
         if key == "models":
