@@ -47,18 +47,32 @@ def _prompts(page) -> list[str]:
     return page.evaluate("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent)")
 
 
+def _numbers(page) -> list[int | None]:
+    """Each code cell's execution number as its prompt shows it (``None``: not run, or queued)."""
+    out = []
+    for p in _prompts(page):
+        m = re.search(r"\[(\d+)\]", p)
+        out.append(int(m.group(1)) if m else None)
+    return out
+
+
 def _run_all(page, *, until_done: bool = True) -> None:
-    """Run > Run All Cells; with ``until_done``, wait until every code cell shows a prompt
-    number above those it showed before (all ran again)."""
-    before = max([int(n) for p in _prompts(page) for n in re.findall(r"\[(\d+)\]", p)] or [0])
+    """Run > Run All Cells; with ``until_done``, wait until no cell is queued or running
+    and assert that every code cell ran again (else the outputs' error text is shown)."""
+    before = max([n for n in _numbers(page) if n is not None] or [0])
     page.click("li.lm-MenuBar-item:has-text('Run')")
     page.click("li.lm-Menu-item:has-text('Run All Cells')")
-    if until_done:
-        page.wait_for_function(
-            """(b) => {
-                const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent);
-                return p.length > 0 && p.every(t => { const m = t.match(/\\[(\\d+)\\]/); return m && +m[1] > b; });
-            }""", arg=before, timeout=480_000, polling=500)
+    if not until_done:
+        return
+    page.wait_for_function(
+        """(b) => {
+            const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent);
+            const n = p.map(t => { const m = t.match(/\\[(\\d+)\\]/); return m ? +m[1] : 0; });
+            return !p.some(t => t.includes('*')) && Math.max(...n) > b;
+        }""", arg=before, timeout=480_000, polling=500)
+    if not all(n is not None and n > before for n in _numbers(page)):
+        text = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+        pytest.fail(f"Run All stopped before the last cell; the outputs end: {text[-3000:]}")
 
 
 def _complete(run_dir: Path) -> dict[str, float]:
@@ -109,7 +123,8 @@ def test_notebook_03_runs_resumes_and_reports_its_study_in_jupyterlab(fake_opena
     text = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
     assert MODEL in text, "the data note does not name the model that ran"
     assert "runs per arm: none 1, subrun 1, cross 1" in text, text[:3000]
-    assert "Table 2" in text, "no replication report citing the paper's Table 2"
+    report = page.locator(".jp-CodeCell").last.locator(".jp-OutputArea-output").all_inner_texts()
+    assert report and "Table 2" in "\n".join(report), f"no replication report citing the paper's Table 2: {report}"
     errors = [e for e in ERROR_TEXT if e in text]
     assert not errors, f"error text in outputs: {errors}"
     assert not page.blocked, f"the page asked for the network: {page.blocked[:5]}"

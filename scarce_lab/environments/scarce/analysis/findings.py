@@ -438,9 +438,9 @@ def memory_unlabelled(ds: Any, *, models: Sequence[str] | None = None, by: Seque
     per, growth = dynamics.requested_duration_by_subrun(c, by=by)
     res = pl.concat([chat.with_columns(metric=pl.lit("private_chat_use")),
                      growth.with_columns(metric=pl.lit("requested_duration_growth"))], how="diagonal_relaxed")
-    if res.height:
-        res = setting_labels(res, "memory")
-    per = group_labels(setting_labels(per, "memory")) if per.height else per
+    # row labels; a dataset without contested participations has none to label
+    res, per = ((setting_labels(f, "memory") if f.height else f.with_columns(setting=pl.lit(None, pl.String)))
+                for f in (res, per))
     chart = ci_chart(per, "subrun", color="memory", column="setting", kind="line", y_title="requested slot (s)",
                      width=220, title="Do remembered failures lengthen requested slots? Duration per subrun by memory")
     return _make("scarce_memory_unlabelled", res, index=["setting", "metric"], columns="memory", key="setting",
