@@ -124,7 +124,7 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
     st = get(study) if isinstance(study, str) else study
     sets = data if isinstance(data, list | tuple) else [data]
     runs = [m for d in sets if d is not None for m in d.manifests if m.environment == st.environment]
-    head = f"**What this data can show** about study `{st.name}` ({st.source} {', '.join(st.replicates)}):"
+    head = f"**What this data can show** about study `{st.name}` ({' '.join([st.source, ', '.join(st.replicates)]).strip()}):"
     lines = [head]
     if not runs:
         lines.append(f"- no {st.environment} runs with manifests here (a published layout or another "
@@ -140,6 +140,7 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
         per_set.setdefault(tuple(sorted(m.models.items())), Counter())[st.arm_of(flat) or ""] += 1
     offline = all(v.startswith(OFFLINE_PREFIXES) for m in runs for v in m.models.values())
     reasons: list[str] = []
+    thin_arms: list[str] = []
     for mset, n in model_sets.items():
         arms = per_set[mset]
         counts = ", ".join(f"{a.name} {arms.get(a.name, 0)}" for a in st.arms)
@@ -150,9 +151,9 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
                      f"{n} runs; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
         thin = [a.name for a in st.arms if arms.get(a.name, 0) < MIN_RUNS_PER_ARM]
         if thin:
-            first = dict(mset).get(st.model_roles[0]) or next(iter(dict(mset).values()), "?")
-            reasons.append(f"for `{first}`, arms {', '.join(thin)} have fewer than {MIN_RUNS_PER_ARM} runs "
-                           "(no interval)")
+            thin_arms.append(f"{shown}: {', '.join(thin)}")
+    if thin_arms:
+        reasons.append(f"arms with fewer than {MIN_RUNS_PER_ARM} runs (no interval): {'; '.join(thin_arms)}")
     if offline:
         reasons.append("the models are scripted policies or the embedded small model, not the paper's LLMs: "
                        + ("tables of judge-labelled behaviour can be all zero here, " if st.labels else "")
