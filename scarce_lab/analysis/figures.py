@@ -323,6 +323,7 @@ def series_colour() -> str:
     """The colour of a chart's only series (no colour field): the active colour book's colour
     for :data:`ONE_SERIES` (so that it never stands for a group elsewhere in the notebook),
     else :data:`PALETTE`'s first. Draw such marks with ``description=ONE_SERIES``."""
+    charts_in_kernel()  # a kernel's first chart may start here, before titled
     return _BOOK.colour(ONE_SERIES) if _BOOK.active else PALETTE[0]
 
 
@@ -341,7 +342,9 @@ def stop_colour_book() -> None:
 
 
 def colour_book() -> ColourBook:
-    """The current :class:`ColourBook` (inactive unless :func:`start_colour_book` ran)."""
+    """The current :class:`ColourBook` (inactive unless :func:`start_colour_book` ran, or
+    this is a Jupyter kernel's first chart: :func:`charts_in_kernel`)."""
+    charts_in_kernel()
     return _BOOK
 
 
@@ -796,7 +799,8 @@ _KERNEL_CHARTS = False  # whether charts_in_kernel has run in this process
 
 
 def charts_in_kernel() -> None:
-    """Once per process, at the first chart the package builds (:func:`titled`): in a
+    """Once per process, at the first chart the package builds (:func:`titled`, or the
+    first colour it asks of the book: :func:`series_colour`, :func:`colour_book`): in a
     Jupyter kernel, start the notebook's :class:`ColourBook` and, unless another renderer
     was chosen (altair's is still ``default``), show charts offline
     (:func:`enable_offline_charts`). So a fresh notebook renders without a CDN and

@@ -146,3 +146,15 @@ def test_first_chart_in_a_kernel_renders_offline_without_a_setup_call(kernel, ex
                          cwd=REPO, timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == expected
+
+
+def test_a_kernels_first_chart_takes_its_colours_from_the_book():
+    """Before: the book started in ``titled``, after the first chart's single-series colour
+    was drawn from the palette, so that colour meant two things in notebook 01."""
+    code = ("import sys, types\nsys.modules['ipykernel'] = types.ModuleType('ipykernel')\n"
+            "from scarce_lab.analysis import figures as F\nc = F.series_colour()\n"
+            "print(F.colour_book().active, F.colour_book().colours.get(F.ONE_SERIES) == c)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True"]
