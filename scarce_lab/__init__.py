@@ -21,7 +21,10 @@ shows ``preset``, ``strict``, ``by``, ``force``)::
     sl.scarce.win_rates(sl.load("data/scarce/scripted/models")).save("figures/02")  # a SCARCE finding
     sl.economy.learning_curve(sl.load("data/economy/blocksworld"), window=10)   # every finding takes the dataset
 
-``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
+``sl.study("memory-horizon")`` is a notebook's declared experiment: ``.note(ds)`` says
+what a dataset can show about it, ``.report(ds)`` is its replication report, ``.run(...)``
+runs what a folder lacks of it. Charts render offline (no CDN) from the first chart
+of a notebook on. ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
 table writers; ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
 ``sl.dataset_path`` resolve notebook paths from the project root. Everything else is
 importable from its module.

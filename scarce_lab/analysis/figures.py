@@ -1,6 +1,7 @@
 """Charts in notebooks (offline, interactive, with a static image) and on disk.
 
-Rendering (:func:`enable_offline_charts`): altair's own offline Jupyter path. Each chart
+Rendering (:func:`enable_offline_charts`, which the first chart of a Jupyter kernel
+calls itself: :func:`charts_in_kernel`): altair's own offline Jupyter path. Each chart
 is shown as an ``alt.JupyterChart`` widget (anywidget) whose JavaScript (vega, vega-lite,
 vega-embed) comes from the ``vl-convert-python`` package instead of a CDN
 (``JupyterChart.enable_offline()``), so it renders in JupyterLab without network, with
@@ -36,6 +37,7 @@ import json
 import math
 import re
 import struct
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -204,6 +206,7 @@ def titled(chart, title: str, caption_line: str | list[str] | None = None, *, ch
     import altair as alt
 
     use_chart_limits()
+    charts_in_kernel()
     params = {"text": title, "anchor": "start", "fontSize": 14}
     if caption_line:
         # long caption lines wrap: a subtitle sets the chart's width as much as its panels do
@@ -277,7 +280,7 @@ class ColourBook:
     out the first time a chart draws it and kept for every later chart of the notebook, and
     never handed to another thing. Colours come in :data:`BOOK_ORDER`. Inactive (altair's own
     colours) until :func:`start_colour_book`;
-    :func:`enable_offline_charts`, called by every notebook's setup cell, starts a fresh one."""
+    :func:`enable_offline_charts` (called by a kernel's first chart) starts a fresh one."""
 
     def __init__(self) -> None:
         self.active = False
@@ -320,6 +323,7 @@ def series_colour() -> str:
     """The colour of a chart's only series (no colour field): the active colour book's colour
     for :data:`ONE_SERIES` (so that it never stands for a group elsewhere in the notebook),
     else :data:`PALETTE`'s first. Draw such marks with ``description=ONE_SERIES``."""
+    charts_in_kernel()  # a kernel's first chart may start here, before titled
     return _BOOK.colour(ONE_SERIES) if _BOOK.active else PALETTE[0]
 
 
@@ -338,7 +342,9 @@ def stop_colour_book() -> None:
 
 
 def colour_book() -> ColourBook:
-    """The current :class:`ColourBook` (inactive unless :func:`start_colour_book` ran)."""
+    """The current :class:`ColourBook` (inactive unless :func:`start_colour_book` ran, or
+    this is a Jupyter kernel's first chart: :func:`charts_in_kernel`)."""
+    charts_in_kernel()
     return _BOOK
 
 
@@ -789,12 +795,40 @@ def offline_renderer(spec: dict, **metadata) -> tuple[dict, dict]:
     return data, meta
 
 
-def enable_offline_charts() -> None:
-    """Show altair charts with :func:`offline_renderer` from now on (idempotent).
+_KERNEL_CHARTS = False  # whether charts_in_kernel has run in this process
 
-    Notebooks call it once in their setup cell. See the module docstring for what renders
-    where; JupyterLab needs the ``anywidget`` and ``jupyterlab_widgets`` packages (both in
-    the ``notebooks`` extra).
+
+def charts_in_kernel() -> None:
+    """Once per process, at the first chart the package builds (:func:`titled`, or the
+    first colour it asks of the book: :func:`series_colour`, :func:`colour_book`): in a
+    Jupyter kernel, start the notebook's :class:`ColourBook` and, unless another renderer
+    was chosen (altair's is still ``default``), show charts offline
+    (:func:`enable_offline_charts`). So a fresh notebook renders without a CDN and
+    without a setup call; outside a kernel (scripts, tests) nothing changes. Importing
+    ``scarce_lab`` does not import altair: this runs at the first chart."""
+    global _KERNEL_CHARTS
+    if _KERNEL_CHARTS:
+        return
+    _KERNEL_CHARTS = True
+    if "ipykernel" not in sys.modules:
+        return
+    import altair as alt
+
+    if alt.renderers.active == "default":
+        enable_offline_charts()
+    else:
+        start_colour_book()
+
+
+def enable_offline_charts() -> None:
+    """Show altair charts with :func:`offline_renderer` from now on (idempotent), and start
+    a fresh colour book.
+
+    The first chart of a Jupyter kernel calls it (:func:`charts_in_kernel`); call it
+    yourself to render a chart of your own offline before any of the package's, or to
+    start a new colour book. See the module docstring for what renders where; JupyterLab
+    needs the ``anywidget`` and ``jupyterlab_widgets`` packages (both in the ``notebooks``
+    extra).
     """
     import altair as alt
 
@@ -802,7 +836,7 @@ def enable_offline_charts() -> None:
         alt.renderers.register(RENDERER, offline_renderer)
     alt.renderers.enable(RENDERER)
     use_chart_limits()
-    start_colour_book()  # a notebook's setup cell: one meaning per colour from here on
+    start_colour_book()  # one meaning per colour from here on
 
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"

@@ -366,10 +366,29 @@ class Study(BaseModel):
 
         from .report import report
 
-        if "labels" not in options and isinstance(out_or_dataset, str | Path):
-            found = Path(out_or_dataset) / "labels" / "labels.parquet"
-            options["labels"] = found if found.exists() else None
+        if "labels" not in options and isinstance(out_or_dataset, str | Path) and Path(out_or_dataset).is_dir():
+            options["labels"] = self.labels_in(out_or_dataset)
         return report(self, out_or_dataset, **options)
+
+    def labels_in(self, out: Any) -> str | None:
+        """The judge labels a run of this study wrote into ``out``
+        (``labels/labels.parquet``; a relative ``out`` resolved from the project root as
+        every notebook path), or ``None`` when it wrote none.
+
+        Raises:
+            FileNotFoundError: ``out`` does not exist (the run wrote nothing there).
+        """
+        from .notebook import study_labels
+
+        return study_labels(out)
+
+    def note(self, data: Any, **options: Any) -> Any:
+        """What ``data`` (a Dataset or a list of them) can and cannot show about this
+        study: :func:`scarce_lab.studies.notebook.data_note` (``labels``, ``model``,
+        ``run_dir`` as there)."""
+        from .notebook import data_note
+
+        return data_note(self, data, **options)
 
     def show(self) -> str:
         """The design as text: the question, the paper's settings, the arms, the seeds,

@@ -92,7 +92,7 @@ def run_notebook(nb_path: Path, params: dict, tmp: Path) -> tuple[list[dict], st
     from scarce_lab.reporting import inject_parameters, read_notebook
 
     nb = inject_parameters(read_notebook(nb_path), params)
-    setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "enable_offline_charts()" in c.source)
+    setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "import scarce_lab as sl" in c.source)
     specs_path = tmp / f"{nb_path.stem}_specs.json"
     nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(RECORDER))
     nb.cells.append(nbformat.v4.new_code_cell(DUMP.format(path=str(specs_path))))

@@ -30,7 +30,7 @@ from .findings import (
     language_drift,
     load,
     memory_behaviours,
-    memory_scripted,
+    memory_unlabelled,
     private_chat_use,
     relational_by_half,
     rule_shares,
@@ -51,7 +51,7 @@ __all__ = [
     # notebook 02
     "tactic_shares", "judge_validation", "win_rates", "private_chat_use", "task_outcomes", "language_drift",
     # notebook 03
-    "memory_behaviours", "relational_by_half", "memory_scripted", "spontaneous_institutions",
+    "memory_behaviours", "relational_by_half", "memory_unlabelled", "spontaneous_institutions",
     # notebook 04
     "budget_phases", "urgency_bids",
     # notebook 05

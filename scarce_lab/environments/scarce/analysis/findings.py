@@ -411,31 +411,41 @@ def relational_by_half(ds: Any, labels: str | Path | pl.DataFrame | None, *, tax
 
 
 @_finding
-def memory_scripted(ds: Any, *, model: str = "scripted/strategic", except_: Sequence[str] = ("memory",)) -> Finding:
-    """The memory horizon with the scripted strategic negotiators (no labels needed): the
-    strategic policy offers to return a favour to a worker that waited behind it, or asks
-    for one, only when the history its memory horizon shows has one; its solver asks for
-    longer slots after failed attempts it remembers. Runs of negotiator ``model`` that
-    differ only in ``memory`` are compared (any other difference is refused):
+def memory_unlabelled(ds: Any, *, models: Sequence[str] | None = None, by: Sequence[str] = BY_MEMORY,
+                      except_: Sequence[str] = ("memory",)) -> Finding:
+    """What the negotiators did under each memory horizon, without judge labels: for any
+    negotiator model (the scripted strategic policy returns or asks for a favour only when
+    its memory shows the history, and its solver asks for longer slots after failures it
+    remembers; a language model's runs show whatever it did). Runs of the reference
+    condition with the ``except_`` settings (the memory) free; rows per model (and what
+    its condition says apart from the memory), columns the memory horizon:
     private-chat use over all contested participations, and the requested slot duration
     per subrun (chart) with its growth factor (a run's mean in its last subrun / its mean
     in its first, t interval over runs with two or more subruns; the reading). Saved
     beside it: ``scarce_memory_private_chat``, ``scarce_memory_requested_duration`` (per
     subrun) and ``scarce_memory_duration_growth``.
 
+    Args:
+        models: negotiator models to show (``None``: every one in the data).
+
     Raises:
-        PoolingError: runs of one memory horizon differ in another setting.
+        PoolingError: runs of one row and memory horizon differ in another setting.
     """
-    c = _select(ds.scarce.contentions, True, except_).filter(pl.col("model") == model)
-    by = ("model", "memory")
+    c = _select(ds.scarce.contentions, True, except_)
+    if models is not None:
+        c = c.filter(pl.col("model").is_in(list(models)))
     chat = dynamics.private_chat_use(c, by=by, subrun=None)
     per, growth = dynamics.requested_duration_by_subrun(c, by=by)
     res = pl.concat([chat.with_columns(metric=pl.lit("private_chat_use")),
                      growth.with_columns(metric=pl.lit("requested_duration_growth"))], how="diagonal_relaxed")
-    chart = ci_chart(per, "subrun", color="memory", kind="line", y_title="requested slot (s)", width=320,
-                     title="Do remembered failures lengthen requested slots? Duration per subrun by memory")
-    return _make("scarce_memory_scripted", res, index=["model", "metric"], columns="memory", column_order=MEMORIES, chart=chart,
-                 reading=describe_extremes(growth, ["memory"], "the growth factor of requested durations"),
+    # row labels; a dataset without contested participations has none to label
+    res, per = ((setting_labels(f, "memory") if f.height else f.with_columns(setting=pl.lit(None, pl.String)))
+                for f in (res, per))
+    chart = ci_chart(per, "subrun", color="memory", column="setting", kind="line", y_title="requested slot (s)",
+                     width=220, title="Do remembered failures lengthen requested slots? Duration per subrun by memory")
+    return _make("scarce_memory_unlabelled", res, index=["setting", "metric"], columns="memory", key="setting",
+                 column_order=MEMORIES, chart=chart,
+                 reading=describe_extremes(growth, ["model", "memory"], "the growth factor of requested durations"),
                  extra={"scarce_memory_private_chat": with_ci_text(chat),
                         "scarce_memory_requested_duration": with_ci_text(per),
                         "scarce_memory_duration_growth": with_ci_text(growth)})
