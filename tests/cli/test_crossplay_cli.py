@@ -30,9 +30,9 @@ def test_scarce_dry_run_prints_the_grid_and_its_runs(tmp_path):
     assert "2 focal x 1 background = 2 composition(s) x 2 base run(s)" in out and "= 4 run(s)" in out
     assert "focal=gpt-4o-mini@w0.negotiator, background=fifo: 2 run(s)" in out
     assert "dry run: 4 scarce run(s), nothing sent" in out
-    # the model negotiates only in its composition, for one worker of 3: 2 runs x (declaration, reasoning,
-    # 2 private rounds, ballot) per contention
-    assert "openai/gpt-4o-mini: 0-0 calls + 10 negotiator calls per contention" in out
+    # the model negotiates only in its composition, for one worker of 3: (declaration, reasoning, 2 private
+    # rounds, ballot) per contention of a run; at most 2 runs x 1 subrun x 60 solver steps x 5 x 2 (repairs)
+    assert "openai/gpt-4o-mini: 0-0 calls + 5 negotiator calls per contention (at most 1200 in all)" in out
     assert not list(tmp_path.iterdir())  # nothing ran
 
 
