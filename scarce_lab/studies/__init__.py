@@ -23,6 +23,10 @@ and an arm subset it may name several model sets (one arm set each), arms of its
 (``populations``: :mod:`scarce_lab.runners.crossplay` grids over its runs). A study may
 declare populations too (a focal/background study; members default to its models).
 
+Size: the declaration model in one module (Study, Arm, Profile, Population, Labels, their
+validators and the building of run configs from them); the engine (:mod:`.run`), the
+report (:mod:`.report`) and the notebooks' note (:mod:`.notebook`) are their own modules.
+
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
 raised when the configs are built, naming the study, the arm and the setting.
