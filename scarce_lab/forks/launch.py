@@ -86,6 +86,10 @@ def fork_configs(run: Path | str, *, at: int, intervene: Any = "none", seeds: An
     configs = [spec.config.model_validate({**base, "fork": ForkSpec(
         parent=manifest.run_id, parent_digest=digest, at=at, seed=j, intervention=intervention).model_dump(
         mode="json")}) for j in parse_seeds(seeds)]
+    ids = [c.run_id for c in configs]
+    if len(set(ids)) < len(ids) or manifest.run_id in ids:  # a run id must name the fork and its seed
+        raise ForkError(f"{spec.title}'s run ids do not tell forks apart ({', '.join(ids)}): its config's run_id "
+                        "must add fork_tag() (scarce_lab.forks)")
     return spec, configs
 
 

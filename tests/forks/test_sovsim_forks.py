@@ -122,6 +122,22 @@ def test_a_replaced_decision_is_played_and_its_agent_not_asked(served, tmp_path)
 
 @pytest.mark.slow
 @pytest.mark.embedded
+def test_a_fork_never_opens_the_parents_checkpoint(tmp_path):
+    import pickle
+
+    class Boom:
+        def __reduce__(self):
+            return (exec, ("raise SystemExit('the checkpoint was unpickled')",))
+
+    run = tmp_path / "p"
+    shutil.copytree(SHIPPED / "sovsim-bcpr-scripted-random-s0-0", run)
+    (run / ".checkpoint.pkl").write_bytes(pickle.dumps(Boom()))
+    (f,) = fork(run, at=1, out=tmp_path / "f")
+    assert events(f) == events(run)
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
 def test_a_shipped_embedded_run_forked_at_its_last_round_is_the_parent(tmp_path):
     run = SHIPPED / "sovsim-cpr-embedded-smollm2-s0-2"
     last = max(e.round for e in read_events(run) if e.kind == "round")
