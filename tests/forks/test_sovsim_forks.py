@@ -224,3 +224,10 @@ def test_a_fork_is_its_own_condition_in_the_tables(tmp_path):
     assert conds == {"kcpr", "kcpr,fork@2:none"}
     t = ds.sovsim.agent_rounds
     assert t.filter(t["condition"] == "kcpr,fork@2:none")["run_id"].n_unique() == 2
+
+
+def test_a_replacement_for_an_agent_who_does_not_act_at_the_step_fails_by_name(tmp_path):
+    parent = play(SovSimConfig(condition="cpr", model="scripted/sustainable", game={"rounds": 4},
+                               newcomer={"round": 3, "mode": "extra"}), tmp_path)
+    with pytest.raises(ForkError, match=r"a4 made no decision in round 2"):
+        fork(parent, at=2, out=tmp_path / "f", intervene="replace_decision:agent=a4,decision={value: 3}")

@@ -351,6 +351,11 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
             actions[a] = value
             rec.emit(_decision_payload(obs[a], d, value), round=r, phase=phase.value, agent=a)
         result = game.act(actions)
+    if play is not None and play.pending:  # a replacement nobody made must not pass for a fork
+        from scarce_lab.forks import ForkError
+
+        raise ForkError(f"fork at round {play.spec.at}: {', '.join(play.pending)} made no "
+                        f"{play.spec.intervention.kind.removeprefix('replace_')} in round {r} to replace")
     rec.emit(_round_payload(game, result), round=r, phase="settle")
     if game.over:
         totals = game.total_payoffs()
