@@ -224,6 +224,8 @@ def test_a_fork_is_its_own_condition_in_the_tables(tmp_path):
     assert conds == {"kcpr", "kcpr,fork@2:none"}
     t = ds.sovsim.agent_rounds
     assert t.filter(t["condition"] == "kcpr,fork@2:none")["run_id"].n_unique() == 2
+    table = sl.table(ds).frame  # Table 1: the parent and its forks on rows of their own
+    assert sorted(table["condition"].to_list()) == ["kcpr", "kcpr,fork@2:none"]
 
 
 def test_a_replacement_for_an_agent_who_does_not_act_at_the_step_fails_by_name(tmp_path):
