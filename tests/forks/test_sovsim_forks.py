@@ -122,6 +122,17 @@ def test_a_replaced_decision_is_played_and_its_agent_not_asked(served, tmp_path)
 
 @pytest.mark.slow
 @pytest.mark.embedded
+def test_a_fork_of_another_parent_with_the_same_run_id_is_not_taken_for_this_one(tmp_path):
+    a, b = tmp_path / "a" / "r", tmp_path / "b" / "r"
+    shutil.copytree(SHIPPED / "sovsim-cpr-scripted-random-s0-4", a)
+    shutil.copytree(a, b)
+    lines = (b / "events.jsonl").read_text().splitlines(keepends=True)
+    (b / "events.jsonl").write_text("".join(lines) + "\n")  # the same run, other bytes: another digest
+    fork(a, at=1, out=tmp_path / "f")
+    with pytest.raises(ForkError, match="holds a fork of another parent"):
+        fork(b, at=1, out=tmp_path / "f")
+
+
 def test_a_fork_never_opens_the_parents_checkpoint(tmp_path):
     import pickle
 
