@@ -182,6 +182,7 @@ def test_talk_on_and_a_seat_model_from_the_fork_round(tmp_path):
     took = {e[0]: e[3]["extraction"] for e in events(king) if e[2] == "extraction" and e[1] == "a3"}
     was = {e[0]: e[3]["extraction"] for e in events(parent) if e[2] == "extraction" and e[1] == "a3"}
     assert took[1] == was[1] and took[2] > was[2]
+    assert read_manifest(king).notes["fork"]["models"] == {"a3": "scripted/greedy"}
 
 
 def test_a_replaced_message_is_what_the_others_are_shown(tmp_path):

@@ -282,6 +282,8 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
                 play = start(cfg.fork, cfg, game, agents, client, make_agent)
                 if game.round > cfg.fork.at:  # resumed after the fork round: its replacement was made
                     play.pending.clear()
+                if play.seated:  # the manifest's models are the parent's; these play from the step on
+                    rec.manifest.notes["fork"]["models"] = play.seated
             await _play_round(game, cfg, rec, agents, play)
             if on_round is not None:
                 on_round(cfg, game.history[-1].round)
