@@ -315,6 +315,15 @@ class EnvironmentSpec:
             ``settings``, the condition's dotted settings as JSON, for data without
             manifests), from the environment's own tables and their intervals;
             ``study_metrics(None)`` returns the metric names it computes.
+        fork_steps: ``fork_steps(run_dir) -> list[int]``, the steps (SovSim rounds,
+            SCARCE contentions, Economy episodes) a fork of that run may start at
+            (:mod:`scarce_lab.forks`); ``None``: its runs cannot be forked (refused by name).
+        fork_check: ``fork_check(config, parent_manifest, intervention, at) -> None``,
+            raises :class:`scarce_lab.forks.ForkError` naming the step, seat, agent or rule
+            the fork asks for and what the parent has, or the intervention kind the
+            environment does not support; called before any fork runs. Its ``run``
+            then takes ``replay=`` (:class:`scarce_lab.forks.replay.Replay`) for a config
+            whose ``fork`` is set. Set exactly when ``fork_steps`` is.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
@@ -357,6 +366,8 @@ class EnvironmentSpec:
     taxonomy: str | None = None
     speaker_part: str = ""
     study_metrics: Callable[..., Any] | None = None
+    fork_steps: Callable[[Path], list[int]] | None = None
+    fork_check: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -371,7 +382,8 @@ class EnvironmentSpec:
             if not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
         for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "plan_unit_calls", "plan_judge_units",
-                  "check_policy", "seat_keys", "view", "demo", "outcome", "judge_units", "study_metrics"):
+                  "check_policy", "seat_keys", "view", "demo", "outcome", "judge_units", "study_metrics",
+                  "fork_steps", "fork_check"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -410,6 +422,10 @@ class EnvironmentSpec:
         if self.speaker_part and self.speaker_part not in self.seat_parts:
             raise ValueError(f"{where}: field 'speaker_part' must be '' or one of seat_parts {self.seat_parts}, "
                              f"got {self.speaker_part!r}")
+        if (self.fork_steps is None) != (self.fork_check is None):
+            raise ValueError(f"{where}: fields 'fork_steps' and 'fork_check' go together (where a fork may start "
+                             f"and what it may change), got fork_steps={self.fork_steps!r}, "
+                             f"fork_check={self.fork_check!r}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
         if not self.title:

@@ -36,6 +36,7 @@ from .data.schema import RunManifest, RunStatus, package_version
 
 __all__ = [
     "RunHandle", "RunMismatchError", "derive_seed", "open_run", "package_version", "record_calls_of", "run_sync",
+    "step_seed",
 ]
 
 
@@ -44,6 +45,19 @@ def derive_seed(*parts: object) -> int:
     processes, platforms and Python versions (SHA-256 of the parts joined by ``:``)."""
     digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def step_seed(cfg: Any, step: int, *parts: object) -> int:
+    """The seed of one decision at ``step`` (SovSim round, SCARCE contention, Economy
+    episode) of the run of ``cfg``: ``derive_seed(cfg.run_seed, step, *parts)``, except
+    in a fork (``cfg.fork``, :mod:`scarce_lab.forks`) with seed ``j > 0`` from its step on,
+    where it is ``derive_seed(cfg.run_seed, "fork", j, step, *parts)`` (the prefix keeps
+    the parent's seeds, so its recorded answers replay; fork seed 0 is the parent's
+    stream throughout). Every runner calls this, never ``derive_seed(cfg.run_seed, ...)``."""
+    fork = getattr(cfg, "fork", None)
+    if fork is None or fork.seed == 0 or step < fork.at:
+        return derive_seed(cfg.run_seed, step, *parts)
+    return derive_seed(cfg.run_seed, "fork", fork.seed, step, *parts)
 
 
 @dataclass

@@ -18,10 +18,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from ..data.schema import is_scripted
 from ..data.tables import DERIVED, label_value
+from ..forks import ForkSpec
 
 
 class ConfigError(ValueError):
@@ -50,6 +58,10 @@ class ExperimentConfig(BaseModel):
     LABEL_FIELD: ClassVar[str | None] = None
     OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
 
+    fork: ForkSpec | None = Field(
+        None, description="a counterfactual fork of a recorded run (scarce_lab.forks): parent run id, its digest, "
+        "the step, the seed (0: the parent's) and the intervention; set by `scarce-lab fork`, not by hand")
+
     @model_serializer(mode="wrap")
     def _omit_optional_at_default(self, handler: Any) -> Any:
         """Leave each :attr:`OPTIONAL_CONDITION_FIELDS` field out of a dump while it
@@ -61,6 +73,8 @@ class ExperimentConfig(BaseModel):
         default; a subclass with its own ``model_serializer`` (which replaces this
         class's) calls it."""
         if isinstance(data, dict):
+            if data.get("fork", 0) is None:  # no fork: dumped as before forks existed
+                del data["fork"]
             for name in self.OPTIONAL_CONDITION_FIELDS:
                 if name in data and getattr(self, name) == type(self).model_fields[name].default:
                     del data[name]
@@ -207,6 +221,8 @@ class ExperimentConfig(BaseModel):
         for name in self.OPTIONAL_CONDITION_FIELDS:  # only when set away from the default
             if name in flat:
                 out[name] = flat[name]
+        # a fork: its step and intervention (parent, digest and seed are replicates' details)
+        out.update({k: v for k, v in flat.items() if k == "fork.at" or k.startswith("fork.intervention.")})
         if out.get("interviews") is True and any(not is_scripted(m) for _, m in self.played_models()):
             # an interview is a call with its own answer budget: recorded, so that the record
             # gate (data/sent.py) finds what each interview call sends
@@ -244,7 +260,17 @@ class ExperimentConfig(BaseModel):
         setting that differs from the config's default, as ``name=value`` (sorted)."""
         head = [str(self.condition_settings()[self.LABEL_FIELD])] if self.LABEL_FIELD else []
         extra = [f"{k.split('.')[-1]}={label_value(v)}" for k, v in self.label_settings().items()]
-        return ",".join(head + extra) or "default"
+        return ",".join(head + extra + self.fork_label()) or "default"
+
+    def fork_label(self) -> list[str]:
+        """``["fork@<at>:<intervention>"]`` for a fork (:mod:`scarce_lab.forks`), else
+        ``[]``: the last part of every environment's condition label."""
+        return [] if self.fork is None else [self.fork.label()]
+
+    def fork_tag(self) -> str:
+        """What a fork adds to its run id after the parent's: ``-fork<seed>`` (forks of
+        one parent, step and intervention differ only in the seed), ``""`` without one."""
+        return "" if self.fork is None else f"-fork{self.fork.seed}"
 
     #: Condition settings set by other settings (:data:`scarce_lab.data.tables.DERIVED`):
     #: compared like every setting, never shown in a label.
@@ -253,7 +279,8 @@ class ExperimentConfig(BaseModel):
     def label_settings(self) -> dict[str, Any]:
         """:meth:`non_default_settings` without the :attr:`DERIVED_SETTINGS` (what every
         environment's :meth:`condition_label` shows)."""
-        return {k: v for k, v in self.non_default_settings().items() if not k.startswith(self.DERIVED_SETTINGS)}
+        return {k: v for k, v in self.non_default_settings().items()
+                if not k.startswith(self.DERIVED_SETTINGS) and not k.startswith("fork.")}
 
     def condition_settings_defaults(self) -> dict[str, Any]:
         """:meth:`condition_settings` of a config with every field at its default (for

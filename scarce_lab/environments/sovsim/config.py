@@ -297,7 +297,7 @@ class SovSimConfig(ExperimentConfig):
         if (nc := self.newcomer) is not None:  # e.g. newcomer=replace:a0@3, newcomer=extra@3:leader
             extra.append(f"newcomer={nc.mode}{':' + nc.replaces if nc.replaces else ''}@{nc.round}"
                          + (":leader" if nc.leader == "newcomer" else ""))
-        return ",".join(head + extra)
+        return ",".join(head + extra + self.fork_label())
     interviews: bool = Field(
         False, description="after the game, ask each LLM agent, from its own memory only, to explain its play "
                            "and its view of the others (a researcher-only interview event); a condition setting "
@@ -331,7 +331,7 @@ class SovSimConfig(ExperimentConfig):
 
     @property
     def run_id(self) -> str:
-        """``sovsim-<condition>-<model slug>[-<hash>]-s<seed>-<simulation>``; the 8-hex
+        """``sovsim-<condition>-<model slug>[-<hash>]-s<seed>-<simulation>[-fork<j>]``; the 8-hex
         hash of the condition settings appears when any differs from its default (the
         composition and the newcomer included); the model slug reads ``mixed`` when the
         seats run different models."""
@@ -341,7 +341,7 @@ class SovSimConfig(ExperimentConfig):
             extra = "-" + hashlib.sha256(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8]
         models = set(self.seat_models().values()) if self.seats else {self.model}
         slug = model_slug(next(iter(models))) if len(models) == 1 else "mixed"
-        return f"sovsim-{self.condition.value}-{slug}{extra}-s{self.seed}-{self.simulation}"
+        return f"sovsim-{self.condition.value}-{slug}{extra}-s{self.seed}-{self.simulation}{self.fork_tag()}"
 
     @property
     def run_seed(self) -> int:

@@ -1,0 +1,179 @@
+"""What a fork changes at its step: one typed intervention (a pydantic union on ``kind``).
+
+Kinds (the environment says which it supports and checks a fork before any run starts,
+``EnvironmentSpec.fork_check``):
+
+- ``none``: nothing; the continuation only re-seeds (the baseline of every effect);
+- ``replace_message(agent, text)``: the agent's message at the fork step is ``text``;
+- ``replace_decision(agent, decision)``: the agent's decision at the fork step is
+  ``decision`` (the fields of the environment's decision, e.g. ``{"value": 9}``);
+- ``seat_model(seat, model)``: a seat plays ``model`` from the fork step on;
+- ``rule(setting, value)``: a rule (a dotted config key, or a rule the environment
+  names) takes ``value`` from the fork step on;
+- ``remove_agent(agent)``: the agent leaves at the fork step;
+- ``add_agent(model, role=None)``: a newcomer joins at the fork step.
+
+Text form (``scarce-lab fork --intervene``): ``KIND`` or ``KIND:key=value,key=value``,
+each value read as YAML (``rule:setting=talk,value=public``,
+``replace_decision:agent=a1,decision={value: 9}``); :func:`parse_intervention`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+
+class _Kind(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def label(self) -> str:
+        """A short readable form for condition labels (``kind`` then its target)."""
+        return self.kind  # type: ignore[attr-defined]
+
+
+class NoIntervention(_Kind):
+    """Nothing changes: the continuation is the parent's game re-seeded (seed 0: the parent)."""
+
+    kind: Literal["none"] = "none"
+
+
+class ReplaceMessage(_Kind):
+    """``agent``'s message at the fork step is ``text`` (what the others are shown)."""
+
+    kind: Literal["replace_message"] = "replace_message"
+    agent: str = Field(min_length=1)
+    text: str
+
+    def label(self) -> str:
+        """``replace_message:<agent>``."""
+        return f"replace_message:{self.agent}"
+
+
+class ReplaceDecision(_Kind):
+    """``agent``'s decision at the fork step is ``decision`` (environment's decision fields)."""
+
+    kind: Literal["replace_decision"] = "replace_decision"
+    agent: str = Field(min_length=1)
+    decision: dict[str, Any]
+
+    def label(self) -> str:
+        """``replace_decision:<agent>``."""
+        return f"replace_decision:{self.agent}"
+
+
+class SeatModel(_Kind):
+    """The seat ``seat`` (an agent id or a seat alias the environment names) plays ``model``
+    from the fork step on."""
+
+    kind: Literal["seat_model"] = "seat_model"
+    seat: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+
+    def label(self) -> str:
+        """``seat_model:<seat>=<model>``."""
+        return f"seat_model:{self.seat}={self.model}"
+
+
+class Rule(_Kind):
+    """The rule ``setting`` takes ``value`` from the fork step on."""
+
+    kind: Literal["rule"] = "rule"
+    setting: str = Field(min_length=1)
+    value: Any
+
+    def label(self) -> str:
+        """``rule:<setting>=<value>``."""
+        v = self.value.value if hasattr(self.value, "value") else self.value
+        return f"rule:{self.setting}={str(v).lower() if isinstance(v, bool) else v}"
+
+
+class RemoveAgent(_Kind):
+    """``agent`` leaves at the fork step."""
+
+    kind: Literal["remove_agent"] = "remove_agent"
+    agent: str = Field(min_length=1)
+
+    def label(self) -> str:
+        """``remove_agent:<agent>``."""
+        return f"remove_agent:{self.agent}"
+
+
+class AddAgent(_Kind):
+    """A newcomer playing ``model`` (in ``role``, the environment's default when ``None``)
+    joins at the fork step."""
+
+    kind: Literal["add_agent"] = "add_agent"
+    model: str = Field(min_length=1)
+    role: str | None = None
+
+    def label(self) -> str:
+        """``add_agent:<model>[:<role>]``."""
+        return f"add_agent:{self.model}" + (f":{self.role}" if self.role else "")
+
+
+Intervention = Annotated[
+    NoIntervention | ReplaceMessage | ReplaceDecision | SeatModel | Rule | RemoveAgent | AddAgent,
+    Field(discriminator="kind"),
+]
+#: Every kind's name, in the order above.
+KINDS: tuple[str, ...] = ("none", "replace_message", "replace_decision", "seat_model", "rule", "remove_agent",
+                          "add_agent")
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Intervention)
+
+
+def as_intervention(value: Any) -> Any:
+    """``value`` (an intervention, a dict with ``kind``, or the text form) as a typed
+    intervention.
+
+    Raises:
+        ValueError: an unknown kind, a missing or unknown field (named), or bad text.
+    """
+    if isinstance(value, _Kind):
+        return value
+    if isinstance(value, str):
+        return parse_intervention(value)
+    try:
+        return _ADAPTER.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(_describe(exc, value)) from None
+
+
+def parse_intervention(text: str) -> Any:
+    """The text form (module docstring) as a typed intervention.
+
+    Raises:
+        ValueError: an unknown kind (the kinds are listed), a part that is not
+            ``key=value``, or a field the kind does not take or lacks (named).
+    """
+    import yaml
+
+    kind, _, rest = text.strip().partition(":")
+    if kind not in KINDS:
+        raise ValueError(f"--intervene {text!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    fields: dict[str, Any] = {"kind": kind}
+    for part in re.split(r",(?=\s*\w+\s*=)", rest) if rest.strip() else []:
+        key, sep, raw = part.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--intervene {text!r}: {part!r} is not key=value")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        # a message or a model is text whatever YAML reads in it
+        fields[key.strip()] = raw if key.strip() in ("text", "model", "agent", "seat", "setting") else value
+    try:
+        return _ADAPTER.validate_python(fields)
+    except ValidationError as exc:
+        raise ValueError(f"--intervene {text!r}: {_describe(exc, fields)}") from None
+
+
+def _describe(exc: ValidationError, value: Any) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"][1:]) or "kind"
+        parts.append(f"{loc}: {err['msg']}")
+    kind = value.get("kind") if isinstance(value, dict) else None
+    return f"intervention {kind!r}: " + "; ".join(parts)
