@@ -160,6 +160,12 @@ def _check_replacement(events: list, iv: Any, w: str, part: str, at: int, run_id
     if need is None:
         raise ForkError(f"decision {iv.decision}: a declaration takes keys of {list(DECLARATION_KEYS)}, a revised "
                         "bid {'bid_price'} (mechanism revisable), a ballot {'ranking'}")
+    if need == "ballot":
+        start = next((e for e in events if e.kind == "contention_start" and e.round == at), None)
+        have = sorted(start.payload.participants) if start is not None else None
+        if have is not None and sorted(iv.decision["ranking"]) != have:
+            raise ForkError(f"decision ranking {iv.decision['ranking']}: contention {at} of run {run_id} ranks "
+                            f"its participants {have}, each once")
     if not any(e.kind == need for e in mine):
         raise ForkError(f"agent {w}: made no {need.replace('_', ' ')} in contention {at} of run {run_id}")
 
@@ -226,6 +232,25 @@ class ForkPlay:
         self.replaced = False
         #: the base seed of the agents from the fork on (the run seed while it is the parent's)
         self.base = runner.cfg.seed
+        #: the replaying client, once the runner made one (scripted runs make none)
+        self.replaying: Any = None
+        if replay is None or getattr(replay, "run_dir", None) is None:
+            ForkError, _ = _errors()
+            raise ForkError(f"a fork of {self.spec.parent} runs with its parent's replay "
+                            "(scarce_lab.forks.replay.Replay.from_run; `scarce-lab fork` makes it)")
+        from scarce_lab.data.recorder import read_manifest
+
+        fork_check(runner.cfg, read_manifest(replay.run_dir), self.iv, self.at, run_dir=replay.run_dir)
+
+    def client(self, inner: Any) -> Any:
+        """The client the runner's agents use: ``inner`` wrapped to answer from the
+        parent's records until the fork's contention (then ``inner`` itself)."""
+        from scarce_lab.forks.replay import ReplayingClient
+
+        if self.live or isinstance(inner, ReplayingClient):
+            return inner
+        self.replaying = ReplayingClient(inner, self.replay)
+        return self.replaying
 
     # -- the switch ----------------------------------------------------------------------
     def before_contention(self, k: int) -> None:
@@ -247,8 +272,9 @@ class ForkPlay:
         if self.spec.seed:
             self.base = step_seed(r.cfg, self.at, "scarce")
         after = after_config(r.cfg, self.iv)
-        r.retarget(after, self.base, replace_solvers=self._new_solvers(after))
-        self.replay.go_live()
+        r.retarget(after, self.base, new_solvers=self._new_solvers(after))
+        if self.replaying is not None:
+            self.replaying.go_live()
         self.live = True
 
     def _new_solvers(self, after: Any) -> set[str]:
@@ -260,8 +286,8 @@ class ForkPlay:
 
         _, ForkDivergedError = _errors()
         r = self.runner
-        mine = read_events(r.rec.run_dir)
-        theirs = self.replay.parent_events()
+        mine = read_events(r.rec.run_dir) + r.rec.pending()
+        theirs = read_events(self.replay.run_dir)
         for a, b in zip(mine, theirs, strict=False):
             da, db = _play_fields(a), _play_fields(b)
             if da != db:

@@ -127,8 +127,8 @@ class ScarceRunner:
             from scarce_lab.llm import make_client
 
             self.client = make_client(self.cfg.llm)
-            if self.fork is not None:  # the prefix's calls answered from the parent's records
-                self.client = self.fork.client(self.client)
+        if self.fork is not None:  # the prefix's calls answered from the parent's records
+            self.client = self.fork.client(self.client)
         return self.client
 
     def _agents(self, w: str, task: Any):
