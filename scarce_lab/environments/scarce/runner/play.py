@@ -139,9 +139,7 @@ class ScarceRunner:
         (:func:`~scarce_lab.llm.model.model_for`, in the factories); the client is made
         only for a model that needs one. A scripted solver's seed is the worker's and
         subrun's (:func:`derive_seed`); a model's call seeds derive from the run seed."""
-        cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
-        seat = self._seats[w]
-        sol, neg_s = seat.solver, seat.negotiator
+        sol = self._seats[w].solver  # the run id reaches the calls through the run scope (llm/scope.py)
         seed = self.base_seed
         solver = make_solver(sol.model, task, make_client=self._client, seed=seed,
                              scripted_seed=derive_seed(seed, w, self.world.subrun),
