@@ -282,24 +282,9 @@ class ForkPlay:
         return {w for w in plan_now if plan_now[w].solver != plan_then[w].solver}
 
     def _check_prefix(self) -> None:
-        from scarce_lab.data.recorder import read_events
+        from scarce_lab.forks.prefix import check_prefix
 
-        _, ForkDivergedError = _errors()
-        r = self.runner
-        mine = read_events(r.rec.run_dir) + r.rec.pending()
-        theirs = read_events(self.replay.run_dir)
-        for a, b in zip(mine, theirs, strict=False):
-            da, db = _play_fields(a), _play_fields(b)
-            if da != db:
-                diff = sorted(k for k in set(da) | set(db) if da.get(k) != db.get(k))
-                raise ForkDivergedError(
-                    f"run {self.spec.parent}: the fork's prefix differs at event seq {b.seq} ({b.kind}, agent "
-                    f"{b.agent}, contention {b.round}) in {diff}: the replay does not reproduce the parent")
-        nxt = theirs[len(mine)] if len(mine) < len(theirs) else None
-        if nxt is None or nxt.kind != "contention_start" or nxt.round != self.at:
-            raise ForkDivergedError(
-                f"run {self.spec.parent}: after the prefix ({len(mine)} events) the parent's next event is "
-                f"{'none' if nxt is None else f'{nxt.kind} of contention {nxt.round}'}, not contention {self.at}'s start")
+        check_prefix(self.runner.rec, self.replay, self.at, measured=MEASURED, next_kind="contention_start")
 
     # -- replacements at contention ``at`` -------------------------------------------------
     def replace(self, k: int, w: str, phase: str, d: Any) -> Any:
@@ -345,13 +330,3 @@ class ForkPlay:
     def _replaced(self, d: Any, value: Any) -> Any:
         d.value, d.outcome, self.replaced = value, "fork", True
         return d
-
-
-def _play_fields(e: Any) -> dict:
-    """An event as the play made it: without the run id and the measured fields."""
-    out = e.model_dump(mode="json", exclude={"run_id"})
-    payload = dict(out.get("payload") or {})
-    for f in MEASURED.get(e.kind, ()):
-        payload.pop(f, None)
-    out["payload"] = payload
-    return {k: v for k, v in out.items() if k != "payload"} | {f"payload.{k}": v for k, v in payload.items()}
