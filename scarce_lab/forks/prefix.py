@@ -6,9 +6,9 @@ follows the parent (a changed package, a non-deterministic command, a scripted p
 that draws differently) would make the continuation a fork of some other run. So, when
 the runner reaches the fork step and before it intervenes, :func:`check_prefix`
 compares the fork's events so far with the parent's first as many, field by field,
-leaving out only the run id and the fields the environment names as measurements (wall
-seconds), and raises :class:`~scarce_lab.forks.ForkDivergedError` naming the first event
-that differs.
+leaving out only the run id, the call ids derived from it (:data:`RUN_IDS`) and the
+fields the environment names as measurements (wall seconds), and raises
+:class:`~scarce_lab.forks.ForkDivergedError` naming the first event that differs.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import ForkDivergedError
+
+#: Payload fields that name records by the run id (a decision's ``call_ids``): a fork's
+#: differ from its parent's by construction, so they are never compared.
+RUN_IDS: tuple[str, ...] = ("call_ids",)
 
 
 def check_prefix(recorder: Any, replay: Any, at: int, *, measured: Mapping[str, tuple[str, ...]] | None = None,
@@ -63,5 +67,6 @@ def check_prefix(recorder: Any, replay: Any, at: int, *, measured: Mapping[str, 
 def _play(e: Any, measured: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     """An event as the play made it (flat): without the run id and the measured fields."""
     out = e.model_dump(mode="json", exclude={"run_id"})
-    payload = {k: v for k, v in (out.pop("payload", None) or {}).items() if k not in measured.get(e.kind, ())}
+    skip = (*RUN_IDS, *measured.get(e.kind, ()))
+    payload = {k: v for k, v in (out.pop("payload", None) or {}).items() if k not in skip}
     return out | {f"payload.{k}": v for k, v in payload.items()}
