@@ -15,7 +15,8 @@ from .world.commons import Condition
 
 def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
     """Play one game (``options``: ``resume``, ``client``, ``progress``, ... of
-    :func:`scarce_lab.environments.sovsim.runner.play.run_sweep`); returns its run folder.
+    :func:`scarce_lab.environments.sovsim.runner.play.run_sweep`; ``replay`` for a fork,
+    :func:`~scarce_lab.environments.sovsim.runner.play.arun_game`); returns its run folder.
 
     Raises:
         FileExistsError, RunMismatchError: the folder holds an unfinished run (without
@@ -23,9 +24,14 @@ def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
         RunFailedError: the game raised (the manifest's reason is named).
     """
     from ...runners.preflight import RunFailedError, check_finished
-    from ...runtime import RunMismatchError
-    from .runner.play import run_sweep
+    from ...runtime import RunMismatchError, run_sync
+    from .runner.play import arun_game, run_sweep
 
+    replay = options.pop("replay", None)
+    if replay is not None:  # a fork (scarce_lab.forks): one game with its parent's answers
+        options.pop("progress", None)
+        # what the game raises (ForkDivergedError...) is raised as it is, the manifest saying failed
+        return [out / run_sync(arun_game(config, out, replay=replay, **options)).run_id]
     res = run_sweep([config], out, progress=options.pop("progress", False), **options)
     for r in res:
         if r.status == "error":  # it could not start: the folder holds another run
@@ -237,6 +243,8 @@ SPEC = register(EnvironmentSpec(
     layouts=LAYOUTS,
     view=lazy(f"{__name__}.tables", "SovSimTables"),
     study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
+    fork_steps=lazy(f"{__name__}.runner.fork", "fork_steps"),
+    fork_check=lazy(f"{__name__}.runner.fork", "fork_check"),
     demo=run_demo,
     judge_units=lazy(f"{__name__}.judge_units", "commons_units"),
     taxonomy="commons",

@@ -24,7 +24,14 @@ from typing import Any
 from scarce_lab.agents.decided import Decided
 from scarce_lab.data.schema import RunManifest, RunStatus, package_version
 from scarce_lab.llm.models import needs_client
-from scarce_lab.runtime import RunMismatchError, derive_seed, open_run, record_calls_of, run_sync
+from scarce_lab.runtime import (
+    RunMismatchError,
+    derive_seed,
+    open_run,
+    record_calls_of,
+    run_sync,
+    step_seed,
+)
 
 from .. import events as ev
 from ..agents.agent import SovSimAgent, fallback_value, make_agent
@@ -200,6 +207,7 @@ async def arun_game(
     resume: bool = False,
     on_round: Callable[[SovSimConfig, int], None] | None = None,
     agents: dict[str, SovSimAgent] | None = None,
+    replay: Any = None,
 ) -> GameResult:
     """Play (or resume) one game and record it under ``out_dir / cfg.run_id``.
 
@@ -212,6 +220,9 @@ async def arun_game(
             an exception raised here fails the run, which tests use to simulate a kill).
         agents: override the agents (agent id -> agent, the newcomer's included);
             default :func:`make_agents` (one per seat, from ``cfg.seats`` and ``cfg.model``).
+        replay: for a fork (``cfg.fork``), its parent's recorded answers
+            (:class:`scarce_lab.forks.replay.Replay`): rounds before ``cfg.fork.at`` are
+            answered from it, then the intervention applies (:mod:`.fork`) and calls go live.
 
     Returns:
         :class:`GameResult`; ``status="skipped"`` if the run was already complete.
@@ -219,19 +230,35 @@ async def arun_game(
     Raises:
         FileExistsError: the run directory holds an unfinished run and ``resume`` is false.
         RunMismatchError: the run directory holds a run with other settings.
+        ForkError: a fork without its replay, or a replay without a fork.
+        ForkDivergedError: a prefix call the parent never made (the run fails).
         Exception: whatever the agents raised (the run is marked ``failed`` first).
     """
+    from scarce_lab.forks import ForkError
     from scarce_lab.llm.scope import run_scope
 
+    if (cfg.fork is None) != (replay is None):
+        raise ForkError(f"{cfg.run_id}: a fork plays its prefix from its parent's recorded answers and only a fork "
+                        f"does (fork {'set' if cfg.fork else 'unset'}, replay {'given' if replay else 'not given'}); "
+                        "make forks with scarce_lab.forks.launch.fork (sl.fork, scarce-lab fork)")
+    if replay is not None:
+        from scarce_lab.forks.replay import ReplayingClient
+
+        client = ReplayingClient(client if client is not None else _make_client(cfg), replay)
+
     with run_scope(run_id=cfg.run_id):  # every model call of the game names the run (llm/scope.py)
-        return await _play_game(cfg, out_dir, client=client, resume=resume, on_round=on_round, agents=agents)
+        return await _play_game(cfg, out_dir, client=client, resume=resume, on_round=on_round, agents=agents,
+                                replay=replay)
 
 
 async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
                      on_round: Callable[[SovSimConfig, int], None] | None,
-                     agents: dict[str, SovSimAgent] | None) -> GameResult:
+                     agents: dict[str, SovSimAgent] | None, replay: Any = None) -> GameResult:
     fresh = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer, talk=cfg.talk_rules())
-    handle = open_run(Path(out_dir) / cfg.run_id, manifest_for(cfg, fresh), resume=resume)
+    manifest = manifest_for(cfg, fresh)
+    if cfg.fork is not None:
+        manifest.notes["fork"] = {**cfg.fork.model_dump(mode="json"), "replayed_calls": 0}
+    handle = open_run(Path(out_dir) / cfg.run_id, manifest, resume=resume)
     if handle.skipped:
         return GameResult(cfg.run_id, "skipped")
     rec = handle.recorder
@@ -247,12 +274,21 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
             rec.commit_round(0, state=game)
         if agents is None:
             agents = make_agents(cfg, client)  # a client is made only for a model-driven seat
+        play = None
         while not game.over:
-            await _play_round(game, cfg, rec, agents)
+            if cfg.fork is not None and play is None and game.round >= cfg.fork.at:
+                from .fork import start
+
+                play = start(cfg.fork, cfg, game, agents, client, make_agent)
+                if game.round > cfg.fork.at:  # resumed after the fork round: its replacement was made
+                    play.pending.clear()
+            await _play_round(game, cfg, rec, agents, play)
             if on_round is not None:
                 on_round(cfg, game.history[-1].round)
         if cfg.interviews:
             await _interviews(game, cfg, rec, agents, handle.run_dir)
+        if replay is not None:
+            rec.manifest.notes["fork"]["replayed_calls"] = replay.replayed
         rec.finish(RunStatus.complete)
     except BaseException as exc:
         record_calls_of(rec, exc)
@@ -268,7 +304,7 @@ async def _decide_all(agents: dict[str, SovSimAgent], obs: dict[str, Observation
     also when one of them raised (the first exception is re-raised after recording)."""
     # the run id reaches the calls through the run scope (llm/scope.py)
     results = await asyncio.gather(
-        *(agents[a].adecide(obs[a], seed=derive_seed(cfg.run_seed, r, a, phase.value)) for a in obs),
+        *(agents[a].adecide(obs[a], seed=step_seed(cfg, r, a, phase.value)) for a in obs),
         return_exceptions=True,
     )
     record_calls_of(rec, *results)
@@ -291,7 +327,10 @@ def _emit_membership(game: CommonsGame, rec) -> None:
             rec.emit(ev.AgentLeft(role=c.role, replaced_by=c.other), round=c.round, phase="join", agent=c.agent)
 
 
-async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[str, SovSimAgent]) -> None:
+async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[str, SovSimAgent],
+                      play: Any = None) -> None:
+    """One round; ``play`` (a fork's :class:`.fork.ForkPlay`) gives the decisions and
+    messages its intervention sets, which are then not asked for."""
     r = game.round
     _emit_membership(game, rec)
     result: RoundRecord | None = None
@@ -300,12 +339,14 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
         if phase == Phase.talk:  # the discussion (runners/sovsim_talk.py), one speaker at a time
             from .talk import play_talk_turn
 
-            await play_talk_turn(game, cfg.run_seed, rec, agents)
+            await play_talk_turn(game, cfg, rec, agents, fixed=play.message if play is not None else None)
             continue
         obs = {a: game.observe(a) for a in game.acting_agents()}
-        decisions = await _decide_all(agents, obs, cfg, r, phase, rec)
+        fixed = {a: d for a in obs if play is not None and (d := play.fixed(a, obs[a])) is not None}
+        asked = {a: o for a, o in obs.items() if a not in fixed}
+        decided = dict(zip(asked, await _decide_all(agents, asked, cfg, r, phase, rec), strict=True)) | fixed
         actions: dict[str, int] = {}
-        for a, d in zip(obs, decisions, strict=True):
+        for a, d in ((a, decided[a]) for a in obs):
             value, d = _legalize(obs[a], d)
             actions[a] = value
             rec.emit(_decision_payload(obs[a], d, value), round=r, phase=phase.value, agent=a)
@@ -362,7 +403,7 @@ async def _interviews(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
                                   leader_label=lead_label, is_leader=a == game.leader,
                                   announced=cfg.condition.value == "kcpr_m")
         with run_scope(round=r, agent=a):
-            fields, calls = await amodel_answer(lm, msgs, seed=derive_seed(cfg.run_seed, r, a, "interview"),
+            fields, calls = await amodel_answer(lm, msgs, seed=step_seed(cfg, r, a, "interview"),
                                                 agent=a, round=r)
         return {**fields, "memory_events": len(mem)}, calls
 

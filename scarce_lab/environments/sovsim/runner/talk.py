@@ -1,7 +1,7 @@
 """The talk turns of a SovSim round (``talk`` public or public+private): ask the
 speaker, keep a legal message, post it to the world and record it.
 
-Each turn's seed derives from ``(run seed, round, agent, "talk<turn>")``, so a resumed
+Each turn's seed derives from ``(run seed, round, agent, "talk<turn>")`` (:func:`~scarce_lab.runtime.step_seed`), so a resumed
 run asks the same questions with the same seeds. A message the world would refuse
 (too long, a recipient that is not another agent, recipients under ``talk: public``)
 is replaced by the documented fallback, silence, and recorded as a violation; the
@@ -15,7 +15,7 @@ from typing import Any
 
 from scarce_lab.agents.decided import Decided
 from scarce_lab.data.events.base import Visibility
-from scarce_lab.runtime import derive_seed, record_calls_of
+from scarce_lab.runtime import record_calls_of, step_seed
 
 from .. import events as ev
 from ..world.commons import CommonsGame
@@ -35,8 +35,10 @@ def legal_utterance(obs: TalkObservation, d: Decided[Utterance], rules: Any) -> 
     return Utterance(), d
 
 
-async def play_talk_turn(game: CommonsGame, run_seed: int, rec: Any, agents: dict[str, Any]) -> None:
+async def play_talk_turn(game: CommonsGame, cfg: Any, rec: Any, agents: dict[str, Any], fixed: Any = None) -> None:
     """One talk turn: the current speaker talks (or stays silent); the event is emitted.
+    ``fixed(speaker)`` (a fork's replaced message) gives a message the speaker is then
+    not asked for; ``cfg``: the game's config (its seeds, :func:`~scarce_lab.runtime.step_seed`).
 
     Raises:
         TypeError: the speaker's agent has no ``atalk`` (a custom agent made for games
@@ -51,7 +53,9 @@ async def play_talk_turn(game: CommonsGame, run_seed: int, rec: Any, agents: dic
     obs = game.observe_talk(speaker)
     r, turn = obs.round, obs.turn
     try:
-        d = await agent.atalk(obs, seed=derive_seed(run_seed, r, speaker, f"talk{turn}"))
+        d = fixed(speaker) if fixed is not None else None
+        if d is None:
+            d = await agent.atalk(obs, seed=step_seed(cfg, r, speaker, f"talk{turn}"))
     except BaseException as exc:
         record_calls_of(rec, exc)
         raise

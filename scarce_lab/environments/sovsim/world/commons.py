@@ -513,6 +513,23 @@ class CommonsGame:
             talk_rules=self.talk_rules,
         )
 
+    def set_talk(self, rules: TalkRules | None) -> None:
+        """Open (``rules`` with talk on) or close (``None``, or talk off) the discussion
+        from the current round on: a rule a fork changes (:mod:`scarce_lab.forks`).
+
+        Raises:
+            RuntimeError: the round has begun (someone announced, spoke or extracted),
+                or the game is over.
+        """
+        if self.over or self._announced is not None or self._sub_extractions or any(
+                m.round == self.round for m in self.transcript):
+            raise RuntimeError(f"round {self.round} has begun (phase {self.phase.value!r}): the talk rule changes "
+                               "only at the start of a round")
+        self.talk_rules = rules if rules is not None and rules.on else None
+        self._discussion = None
+        if self.phase != Phase.announce:
+            self.phase = self._after_announce()
+
     # -- talk (scarce_lab.environments.sovsim.world.talk) -------------------------------------------
     def talk_seen_by(self, agent: str) -> tuple[TalkMessage, ...]:
         """Every posted message ``agent`` may see, in order (empty with talk off); a
