@@ -17,6 +17,7 @@ def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
     (:func:`scarce_lab.environments.economy.runner.play.run_economy`); returns its run folder."""
     from .runner.play import run_economy
 
+    options.pop("progress", None)  # one run: no progress bar
     return [run_economy(config, out, **options)]
 
 

@@ -15,6 +15,7 @@ def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     ``resume``, ``client``, ``tasks``, ``sandbox``, ...); returns its run folder."""
     from .runner import run_scarce
 
+    options.pop("progress", None)  # one run: no progress bar
     return [run_scarce(config, out, **options)]
 
 
