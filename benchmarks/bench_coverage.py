@@ -29,6 +29,14 @@ Scenarios (the true value in brackets):
   (``stats.relative_drop_ci``; printed from ``stats.MIN_RUNS_DROP`` on).
 - ``Fisher z``: Pearson r of bivariate normal pairs with rho = 0.5 (``stats.pearson_ci``;
   needs 4 pairs).
+- ``fork effect``: ``sl.effects`` (``scarce_lab.forks.effects.paired_effects``): ``k``
+  parents with 2 fork seeds each; a parent's paired difference (intervention fork minus
+  the ``none`` fork of the same seed) is its own effect plus seed noise. Bell-shaped:
+  parent effect ``N(1, 1)``, seed noise ``N(0, 1)`` [1]. Mass at zero: the
+  intervention changes nothing in 60% of parents and an ``Exponential(4)`` amount in
+  the rest, seed noise zero half the time else ``N(0, 2)`` [1.6] (most continuations
+  untouched, a few changed a lot). Interval: t over parent means, given from
+  ``effects.MIN_PARENTS`` parents.
 - ``agreement``: Krippendorff's alpha and Fleiss' kappa of 3 judges on ``k`` units
   (prevalence 0.3, each judge right with probability 0.85) [the value on 400 000 units];
   percentile bootstrap over units (``judge.agreement``; printed from
@@ -64,6 +72,7 @@ from scipy import stats as sps
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scarce_lab.analysis import stats  # noqa: E402
+from scarce_lab.forks import effects  # noqa: E402
 from scarce_lab.judge import agreement  # noqa: E402
 
 RUNS = (2, 3, 5, 10, 30)
@@ -257,6 +266,31 @@ def cov_fisher(k, sims, boot, rng):
     return (hit / given if given else math.nan), given / sims
 
 
+def _cov_fork_effect(shape: str):
+    """Coverage of ``effects.paired_effects`` (the ``fork effect`` scenarios above)."""
+    truth = 1.0 if shape == "bell" else 0.4 * 4.0
+
+    def parents(k, rng):
+        if shape == "bell":
+            return rng.normal(1, 1, (k, 1)) + rng.normal(0, 1, (k, 2))
+        base = np.where(rng.random((k, 1)) < 0.6, 0.0, rng.exponential(4, (k, 1)))
+        return base + np.where(rng.random((k, 2)) < 0.5, 0.0, rng.normal(0, 2, (k, 2)))
+
+    def cov(k, sims, boot, rng):
+        hit = given = 0
+        for _ in range(sims):
+            d = parents(k, rng)
+            rows = [{"environment": "e", "parent": f"p{i}", "at": 1, "seed": j, "intervention": label,
+                     "metrics": {"m": v}} for i in range(k) for j in range(2)
+                    for label, v in (("none", 0.0), ("x", float(d[i, j])))]
+            r = effects.paired_effects(rows).row(0, named=True)
+            if r["ci_low"] is not None:
+                given += 1
+                hit += r["ci_low"] <= truth <= r["ci_high"]
+        return (hit / given if given else math.nan), given / sims
+    return cov
+
+
 def _ratings(n, rng):
     truth = rng.random(n) < 0.3
     right = rng.random((n, 3)) < 0.85
@@ -317,6 +351,8 @@ METHODS = {
     "relative drop, from 2 (before)": (cov_drop_any, "relative drop"),
     "relative drop (now)": (cov_drop, "relative drop"),
     "Fisher z": (cov_fisher, "Pearson r"),
+    "fork effect, t over parents": (_cov_fork_effect("bell"), "fork effect, bell-shaped"),
+    "fork effect, t over parents (mass at 0)": (_cov_fork_effect("zero"), "fork effect, mass at zero"),
     "alpha bootstrap, from 1 unit (before)": (_cov_agreement("alpha", 1), "agreement"),
     "alpha bootstrap (now)": (_cov_agreement("alpha", None), "agreement"),
     "Fleiss bootstrap, from 1 unit (before)": (_cov_agreement("fleiss", 1), "agreement"),

@@ -12,6 +12,8 @@ confidence intervals. In a notebook::
     sl.run(sl.config.SovSimConfig(condition="kcpr", model="scripted/greedy"), out="runs/x")
     sl.export(ds, "exports/sovsim")       # Parquet, read back by sl.load
     plan = sl.crossplay(cfg, ["scripted/greedy", "embedded/smollm2"], focal_seats="king")  # a cross-play grid
+    sl.fork("runs/x/<run>", at=5, intervene="rule:setting=misreport,value=false", seeds="0..4", out="forks")
+    sl.effects("forks")                   # paired effects against the none forks, intervals over parents
 
 One face per environment, with explicit keyword signatures (Shift+Tab in JupyterLab
 shows ``preset``, ``strict``, ``by``, ``force``)::
@@ -45,7 +47,8 @@ _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),
                "show": (".analysis.findings", "show"), "Dataset": (".data.loaders", "Dataset"),
                "path": (".datasets", "resolve_path"), "dataset_path": (".datasets", "dataset_path"),
-               "study": (".studies", "get")}
+               "study": (".studies", "get"), "fork": (".forks.launch", "fork"),
+               "effects": (".forks.effects", "effects")}
 __all__ = sorted(["__version__", *_FUNCTIONS, *_MODULES, *_ATTRIBUTES])
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from scarce_lab.environments.scarce.conformance import scarce_trace
-from scarce_lab.environments.sovsim.conformance import sovsim_trace
+from scarce_lab.environments.sovsim.conformance import sovsim_fork_trace, sovsim_trace
 from scarce_lab.testing import (
     HARNESSES,
     Observation,
@@ -27,6 +27,27 @@ def test_environment_conforms(env):
 @pytest.mark.parametrize("condition", ["cpr", "bcpr", "kcpr", "kcpr_m"])
 def test_sovsim_conforms_under_every_power_condition(condition):
     check_environment(lambda seed: sovsim_trace(seed, condition=condition))
+
+
+@pytest.mark.parametrize("condition", ["cpr", "kcpr_m"])
+def test_a_sovsim_fork_replays_its_parents_prefix_and_keeps_privacy(condition):
+    check_environment(lambda seed: sovsim_fork_trace(seed, condition=condition, at=2))
+
+
+def test_the_fork_trace_catches_a_prefix_that_is_not_the_parents(monkeypatch):
+    from scarce_lab.environments.sovsim import conformance
+
+    real = conformance.SovSimLegalPolicy.action
+    plays = []
+
+    def second_game_differs(self, legal, *key):  # the fork's prefix plays another move in round 1
+        plays.append(key)
+        v = real(self, legal, *key)
+        return legal.low if len(plays) > 20 and key[0] == 1 and v != legal.low else v
+
+    monkeypatch.setattr(conformance.SovSimLegalPolicy, "action", second_game_differs)
+    with pytest.raises(AssertionError, match="not the parent's"):
+        check_privacy(lambda seed: sovsim_fork_trace(seed, condition="cpr", at=3), seed=1)
 
 
 @pytest.mark.parametrize("memory", ["none", "subrun", "cross"])

@@ -2,7 +2,7 @@
 
 Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table),
 ``judge`` (label negotiation rounds, validate judges), ``study`` (run a paper experiment
-and report it against the paper), ``demo`` (the README's main job). ``run NAME`` and ``table NAME`` are built for every registered environment from
+and report it against the paper), ``fork`` (counterfactual forks of a run), ``demo`` (the README's main job). ``run NAME`` and ``table NAME`` are built for every registered environment from
 its spec (:mod:`scarce_lab.cli.environment`, :mod:`scarce_lab.registry`); heavy
 imports (litellm, model) happen inside the commands, not at start-up.
 """
@@ -47,7 +47,7 @@ def _register() -> None:
     # ones, then ``run NAME`` / ``table NAME`` for every registered environment.
     import importlib
 
-    for name in ("judge", "study", "demo", "report", "data", "view"):
+    for name in ("judge", "study", "demo", "report", "data", "view", "fork"):
         importlib.import_module(f"scarce_lab.cli.{name}")
     from .environment import add_all
 

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from ..data.schema import is_scripted
-from ..data.tables import DERIVED, label_value
+from ..data.tables import DERIVED, fork_label, label_value
 from ..forks import ForkSpec
 
 
@@ -265,7 +265,7 @@ class ExperimentConfig(BaseModel):
     def fork_label(self) -> list[str]:
         """``["fork@<at>:<intervention>"]`` for a fork (:mod:`scarce_lab.forks`), else
         ``[]``: the last part of every environment's condition label."""
-        return [] if self.fork is None else [self.fork.label()]
+        return [] if self.fork is None else [fork_label(flatten({"fork": self.fork.model_dump(mode="json")}))]
 
     def fork_tag(self) -> str:
         """What a fork adds to its run id after the parent's: ``-fork<seed>`` (forks of

@@ -96,5 +96,9 @@ class ForkSpec(BaseModel):
     intervention: Intervention = Field(default_factory=NoIntervention)
 
     def label(self) -> str:
-        """``fork@<at>:<intervention label>`` (condition labels)."""
-        return f"fork@{self.at}:{self.intervention.label()}"
+        """``fork@<at>:<kind>[:<target>]``, as condition labels show it
+        (:func:`scarce_lab.data.tables.fork_label`)."""
+        from ..data.tables import fork_label
+
+        iv = {f"fork.intervention.{k}": v for k, v in self.intervention.model_dump(mode="json").items()}
+        return fork_label({"fork.at": self.at, **iv}) or ""

@@ -27,11 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 
 class _Kind(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """What every intervention shares: closed (an unknown field is an error), frozen."""
 
-    def label(self) -> str:
-        """A short readable form for condition labels (``kind`` then its target)."""
-        return self.kind  # type: ignore[attr-defined]
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class NoIntervention(_Kind):
@@ -47,10 +45,6 @@ class ReplaceMessage(_Kind):
     agent: str = Field(min_length=1)
     text: str
 
-    def label(self) -> str:
-        """``replace_message:<agent>``."""
-        return f"replace_message:{self.agent}"
-
 
 class ReplaceDecision(_Kind):
     """``agent``'s decision at the fork step is ``decision`` (environment's decision fields)."""
@@ -58,10 +52,6 @@ class ReplaceDecision(_Kind):
     kind: Literal["replace_decision"] = "replace_decision"
     agent: str = Field(min_length=1)
     decision: dict[str, Any]
-
-    def label(self) -> str:
-        """``replace_decision:<agent>``."""
-        return f"replace_decision:{self.agent}"
 
 
 class SeatModel(_Kind):
@@ -72,10 +62,6 @@ class SeatModel(_Kind):
     seat: str = Field(min_length=1)
     model: str = Field(min_length=1)
 
-    def label(self) -> str:
-        """``seat_model:<seat>=<model>``."""
-        return f"seat_model:{self.seat}={self.model}"
-
 
 class Rule(_Kind):
     """The rule ``setting`` takes ``value`` from the fork step on."""
@@ -84,21 +70,12 @@ class Rule(_Kind):
     setting: str = Field(min_length=1)
     value: Any
 
-    def label(self) -> str:
-        """``rule:<setting>=<value>``."""
-        v = self.value.value if hasattr(self.value, "value") else self.value
-        return f"rule:{self.setting}={str(v).lower() if isinstance(v, bool) else v}"
-
 
 class RemoveAgent(_Kind):
     """``agent`` leaves at the fork step."""
 
     kind: Literal["remove_agent"] = "remove_agent"
     agent: str = Field(min_length=1)
-
-    def label(self) -> str:
-        """``remove_agent:<agent>``."""
-        return f"remove_agent:{self.agent}"
 
 
 class AddAgent(_Kind):
@@ -109,9 +86,6 @@ class AddAgent(_Kind):
     model: str = Field(min_length=1)
     role: str | None = None
 
-    def label(self) -> str:
-        """``add_agent:<model>[:<role>]``."""
-        return f"add_agent:{self.model}" + (f":{self.role}" if self.role else "")
 
 
 Intervention = Annotated[

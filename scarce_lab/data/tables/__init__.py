@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["DERIVED", "label_conditions", "label_value", "settings_json"]
+__all__ = ["DERIVED", "fork_label", "label_conditions", "label_value", "settings_json"]
 
 
 def settings_json(settings: dict[str, Any]) -> str:
@@ -38,8 +38,28 @@ def label_value(v: Any) -> str:
 
 
 #: Setting prefixes whose absence from a run is itself a condition (a run without seats,
-#: or without a newcomer, is another composition than one with them).
-PRESENCE_MATTERS: tuple[str, ...] = ("seats.", "newcomer.")
+#: or without a newcomer, is another composition than one with them; a run that is no
+#: fork is another condition than its forks).
+PRESENCE_MATTERS: tuple[str, ...] = ("seats.", "newcomer.", "fork.")
+#: The condition settings of a fork (:mod:`scarce_lab.forks`): shown as one label part.
+FORK: str = "fork."
+
+
+def fork_label(settings: dict[str, Any]) -> str | None:
+    """A fork's part of a condition label from its dotted condition settings
+    (``fork.at``, ``fork.intervention.*``): ``fork@<at>:<kind>[:<target>]``, e.g.
+    ``fork@3:rule:misreport=false``, ``fork@2:seat_model:king=openai/gpt-4o``,
+    ``fork@2:replace_decision:a1``; ``None`` for a run that is no fork."""
+    if "fork.at" not in settings:
+        return None
+    iv = {k[len("fork.intervention."):]: v for k, v in settings.items() if k.startswith("fork.intervention.")}
+    kind = iv.get("kind")
+    value = iv.get("value", {k[len("value."):]: v for k, v in iv.items() if k.startswith("value.")})
+    shown = str(value).lower() if isinstance(value, bool) else label_value(value)
+    target = {"replace_message": iv.get("agent"), "replace_decision": iv.get("agent"), "remove_agent": iv.get("agent"),
+              "seat_model": f"{iv.get('seat')}={iv.get('model')}", "rule": f"{iv.get('setting')}={shown}",
+              "add_agent": f"{iv.get('model')}" + (f":{iv['role']}" if iv.get("role") else "")}.get(str(kind))
+    return f"fork@{settings['fork.at']}:{kind}" + (f":{target}" if target is not None else "")
 #: Settings recorded for the record gate but fully set by others (an interview's or a
 #: program call's answer budget follows from ``interviews`` / the task): compared for
 #: pooling like every setting, never shown in a label.
@@ -144,8 +164,10 @@ def label_conditions(df: pl.DataFrame, *, skip: tuple[str, ...] = ()) -> pl.Data
     ]
     labels = {}
     for base, s in distinct:
-        extra = [f"{_name(k)}={label_value(parsed[s].get(k))}" for k in varying if k in parsed[s]]
-        labels[(base, s)] = ",".join([str(base), *extra])
+        extra = [f"{_name(k)}={label_value(parsed[s].get(k))}" for k in varying
+                 if k in parsed[s] and not k.startswith(FORK)]
+        forked = fork_label(parsed[s]) if any(k.startswith(FORK) for k in varying) else None
+        labels[(base, s)] = ",".join([str(base), *extra, *([forked] if forked else [])])
     models = None
     if "model" in df.columns and len(set(labels.values())) < len(labels):  # needed only where labels collide
         models = {}

@@ -28,7 +28,7 @@ def run(config: SovSimConfig, out: Path, **options: Any) -> list[Path]:
     from .runner.play import arun_game, run_sweep
 
     replay = options.pop("replay", None)
-    if replay is not None:  # a fork (scarce_lab.forks): one game with its parent's answers
+    if replay is not None or config.fork is not None:  # a fork (scarce_lab.forks): one game with its parent's answers
         options.pop("progress", None)
         # what the game raises (ForkDivergedError...) is raised as it is, the manifest saying failed
         return [out / run_sync(arun_game(config, out, replay=replay, **options)).run_id]

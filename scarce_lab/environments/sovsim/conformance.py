@@ -73,10 +73,17 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Tr
     every message is a canary, private to random recipients most of the time: no talk
     or extraction observation may hold a private message not addressed to or sent by
     its agent, and each agent must see those that are."""
-    policy = SovSimLegalPolicy(seed)
-    game = CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60))
     trace = Trace()
-    while not game.over:
+    _play(CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60)), SovSimLegalPolicy(seed),
+          trace)
+    return trace
+
+
+def _play(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace, until: int | None = None) -> None:
+    """Play ``game`` with ``policy`` into ``trace`` (:func:`sovsim_trace`'s checks) until it
+    ends, or until round ``until`` begins."""
+    condition = game.condition.value
+    while not game.over and (until is None or game.round < until):
         if game.phase == Phase.talk:
             _talk_turn(game, policy, trace)
             continue
@@ -104,7 +111,34 @@ def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Tr
         rec = game.act(actions)
         if rec is not None:
             trace.outcomes.append([rec.round, list(rec.extractions), rec.remaining])
-    return trace
+
+
+def sovsim_fork_trace(seed: int, condition: str = "kcpr_m", at: int = 3) -> Trace:
+    """A parent game and its fork at round ``at`` (:mod:`scarce_lab.forks`), in one trace.
+
+    The parent is :func:`sovsim_trace`'s play with talk off (no collapse, so the fork
+    step is reached). The fork replays the same policy up to round ``at``: each of its
+    observations must equal the parent's (else it is flagged as a leak: a fork's prefix
+    is its parent's). At round ``at`` a fork's rule opens the discussion
+    (``public+private``, canaries) and the policy is re-seeded, as a fork seed ``j > 0``
+    is: every check of :func:`sovsim_trace` applies to the continuation (no private
+    message or true pool reaches an agent it is not for), and nothing tells an agent of
+    the fork but what the world shows (the open discussion)."""
+    from .world.commons import CommonsConfig
+
+    rules = CommonsConfig(rounds=at + 2, collapse_threshold=0)
+    parent, fork = Trace(), Trace()
+    _play(CommonsGame(condition, rules), SovSimLegalPolicy(seed), parent)
+    game = CommonsGame(condition, rules)
+    _play(game, SovSimLegalPolicy(seed), fork, until=at)
+    for i, (p, f) in enumerate(zip(parent.observations, fork.observations, strict=False)):
+        if p != f:
+            fork.observations[i] = Observation(f.agent, f.text, (*f.leaks, f"a prefix observation ({i}) that is not "
+                                                                           "the parent's"), f.own)
+    assert not game.over and game.round == at, f"the fork never reached round {at} (the check would prove nothing)"
+    game.set_talk(TalkRules(TalkMode.public_private, turns=2, max_chars=60))
+    _play(game, SovSimLegalPolicy(seed + 7919), fork)
+    return Trace(parent.observations + fork.observations, parent.outcomes + ["fork", at] + fork.outcomes)
 
 
 def sovsim_mixed_trace(seed: int, condition: str = "kcpr_m", mode: str = "extra", join_round: int = 3) -> Trace:

@@ -1,0 +1,64 @@
+"""The faces of forks: ``scarce-lab fork``, ``sl.fork``/``sl.effects`` (lazy on the face),
+and the paired effects with their interval over parents."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scarce_lab.cli import app
+from scarce_lab.forks.effects import MIN_PARENTS, paired_effects
+
+SHIPPED = Path(__file__).parents[2] / "data" / "sovsim"
+
+
+def test_the_cli_forks_and_refuses_by_name(tmp_path):
+    runner = CliRunner()
+    run = SHIPPED / "sovsim-kcpr_m-scripted-random-s0-3"
+    r = runner.invoke(app, ["fork", str(run), "--at", "round=2", "--intervene", "rule:setting=misreport,value=false",
+                            "--seeds", "0..2", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert [Path(p).name[-6:] for p in r.output.split()] == ["-fork0", "-fork1", "-fork2"]
+    r = runner.invoke(app, ["fork", str(run), "--at", "2", "--intervene", "seat_model:seat=duke,model=scripted/greedy",
+                            "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "no seat 'duke'" in r.output
+
+
+def _row(parent, seed, label, value, env="e"):
+    return {"environment": env, "parent": parent, "at": 2, "seed": seed, "intervention": label,
+            "metrics": {"m": value}}
+
+
+def test_effects_pair_by_parent_and_seed_and_give_an_interval_over_parents():
+    vals = []
+    for p in range(MIN_PARENTS):
+        for s in range(2):
+            vals += [_row(f"p{p}", s, "none", 10.0 + p), _row(f"p{p}", s, "rule:x=1", 10.0 + p + 1 + 0.5 * (p % 2) + s)]
+    vals.append(_row("p9", 0, "rule:x=1", 99.0))  # no none partner: left out, counted
+    (r,) = paired_effects(vals).iter_rows(named=True)
+    diffs = [1 + 0.5 * (p % 2) + 0.5 for p in range(MIN_PARENTS)]  # each parent's mean over its two seeds
+    assert r["effect"] == pytest.approx(sum(diffs) / len(diffs))
+    assert r["n_parents"] == MIN_PARENTS and r["n_pairs"] == 2 * MIN_PARENTS and r["unpaired"] == 1
+    assert r["ci_low"] < r["effect"] < r["ci_high"] and r["why"] is None
+
+
+def test_effects_of_too_few_parents_have_no_interval_and_say_why():
+    vals = [_row("p0", s, k, v) for s in range(4) for k, v in (("none", 1.0), ("rule:x=1", 2.0 + s))]
+    (r,) = paired_effects(vals).iter_rows(named=True)
+    assert r["effect"] == pytest.approx(2.5) and r["ci_low"] is None and "from 1 parent" in r["why"]
+    assert not math.isnan(r["effect"])
+
+
+def test_sl_effects_on_shipped_forks(tmp_path):
+    import scarce_lab as sl
+
+    for run in sorted(SHIPPED.glob("sovsim-kcpr-scripted-conditional-s0-*"))[:2]:
+        for iv in ("none", "seat_model:seat=king,model=scripted/greedy"):
+            sl.fork(run, at=3, intervene=iv, seeds="0..1", out=tmp_path)
+    f = sl.effects(tmp_path)
+    row = f.frame.filter(f.frame["metric"] == "survival_time").row(0, named=True)
+    assert row["intervention"] == "seat_model:king=scripted/greedy" and row["n_parents"] == 2
+    assert row["effect"] < 0 and row["ci_low"] is None  # a greedy king ends the game sooner; 2 parents: no interval
