@@ -84,3 +84,26 @@ def test_each_impossible_fork_is_refused_by_name(parent, intervention, at, match
 
 def test_fork_steps_are_the_episodes(parent):
     assert fork_steps(parent) == list(range(17))
+
+
+def test_a_fork_resumed_past_its_episode_plays_on_as_the_fork(parent, tmp_path, monkeypatch):
+    import scarce_lab.environments.economy.runner.play as play
+
+    whole = _events(_fork(parent, tmp_path / "whole", 4, "rule:setting=economy.rent,value=30", seed=1))
+    real = play.close_episode
+
+    def stop_at_9(cfg, economy, rec, tasks, state, ep):
+        if ep.round == 9:
+            raise KeyboardInterrupt("stopped")
+        real(cfg, economy, rec, tasks, state, ep)
+
+    monkeypatch.setattr(play, "close_episode", stop_at_9)
+    with pytest.raises(KeyboardInterrupt):
+        _fork(parent, tmp_path / "cut", 4, "rule:setting=economy.rent,value=30", seed=1)
+    monkeypatch.setattr(play, "close_episode", real)
+    m = read_manifest(parent)
+    spec = ForkSpec(parent=m.run_id, parent_digest=parent_digest(parent), at=4, seed=1,
+                    intervention=as_intervention("rule:setting=economy.rent,value=30"))
+    cfg = EconomyRunConfig.model_validate({**m.config, "fork": spec.model_dump()})
+    run = run_economy(cfg, tmp_path / "cut", replay=Replay.from_run(parent, at=4), resume=True)
+    assert _events(run) == whole

@@ -24,12 +24,13 @@ def _parent(out: Path, negotiator: str, seed: int = 4, **extra) -> Path:
     return run_scarce(cfg, out)
 
 
-def _fork(parent: Path, out: Path, at: int, intervention="none", seed: int = 0, **options) -> Path:
+def _fork(parent: Path, out: Path, at: int, intervention="none", seed: int = 0, resume: bool = False,
+          **options) -> Path:
     m = read_manifest(parent)
     spec = ForkSpec(parent=m.run_id, parent_digest=parent_digest(parent), at=at, seed=seed,
                     intervention=as_intervention(intervention))
     cfg = ScarceConfig.model_validate({**m.config, "fork": spec.model_dump(), **options})
-    return run_scarce(cfg, out, replay=Replay.from_run(parent, at=at, digest=spec.parent_digest))
+    return run_scarce(cfg, out, replay=Replay.from_run(parent, at=at, digest=spec.parent_digest), resume=resume)
 
 
 def _play(run: Path) -> list[dict]:
@@ -172,3 +173,25 @@ def test_an_openai_negotiator_fork_asks_nothing_for_its_prefix(tmp_path, monkeyp
     assert _play(run) == _play(parent)
     replayed = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert sum(c["cache_hit"] and c["cost_usd"] == 0 for c in replayed) == len(calls) - after
+
+
+@pytest.mark.slow
+def test_a_fork_resumed_past_its_contention_plays_on_as_the_fork(tmp_path, monkeypatch):
+    import scarce_lab.environments.scarce.runner.play as play
+
+    parent = _parent(tmp_path / "p", "scripted/strategic", seed=6, subruns=2)
+    at = fork_steps(parent)[1]
+    iv = "rule:setting=institutions.sanctions,value=mechanism"
+    whole = _play(_fork(parent, tmp_path / "whole", at, iv, seed=2))
+    real = play.ScarceRunner._commit
+
+    def stop_after(self, k, t, *, subrun_done):
+        real(self, k, t, subrun_done=subrun_done)
+        if k == at + 1 and not subrun_done:
+            raise KeyboardInterrupt("stopped after the fork contention")
+
+    monkeypatch.setattr(play.ScarceRunner, "_commit", stop_after)
+    with pytest.raises(KeyboardInterrupt):
+        _fork(parent, tmp_path / "cut", at, iv, seed=2)
+    monkeypatch.setattr(play.ScarceRunner, "_commit", real)
+    assert _play(_fork(parent, tmp_path / "cut", at, iv, seed=2, resume=True)) == whole

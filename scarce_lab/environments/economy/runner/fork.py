@@ -169,14 +169,16 @@ class EconomyFork:
             return random.Random(key)
         return random.Random(step_seed(self.cfg, rnd, key.split(":", 1)[1]))
 
-    def start(self, rec: Any, economy: Any, policy: Any) -> Any:
+    def start(self, rec: Any, economy: Any, policy: Any, *, check: bool = True) -> Any:
         """At the fork episode: check the prefix, switch the economy's parameters, the
         policy (:attr:`remake` of the changed config when a seat's model changes) and the seeds,
-        then go live; returns the policy to play with."""
+        then go live; returns the policy to play with. ``check=False``: a fork resumed
+        past its episode (the checkpointed economy already has the changed parameters)."""
         from scarce_lab.forks.prefix import check_prefix
         from scarce_lab.runtime import step_seed
 
-        check_prefix(rec, self.replay, self.at)
+        if check:  # a fork resumed past its episode was checked when first played
+            check_prefix(rec, self.replay, self.at)
         economy.config = self.after.economy_config()
         if self.cfg.fork.intervention.kind == "seat_model":
             policy = self.remake(self.after)

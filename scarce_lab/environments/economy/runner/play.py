@@ -393,6 +393,10 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
+    if fork is not None and state["next_round"] > fork.at:  # resumed past the fork episode
+        policy = fork.start(rec, economy, policy, check=False)
+        of, layers, seated = layer_of(policy)
+
     def rng(rnd: int, key: str) -> random.Random:
         return random.Random(key) if fork is None else fork.rng(rnd, key)
 

@@ -277,6 +277,22 @@ class ForkPlay:
             self.replaying.go_live()
         self.live = True
 
+    def resumed(self, k: int) -> None:
+        """A fork resumed from its checkpoint with ``k`` the next contention: past the
+        fork contention, the checkpointed world and agents already play the fork's rules
+        and seeds; the seats, the base seed and the live client are set again (no prefix
+        check: its events were checked when first played)."""
+        if k <= self.at or self.live:
+            return
+        from scarce_lab.runtime import step_seed
+
+        if self.spec.seed:
+            self.base = step_seed(self.runner.cfg, self.at, "scarce")
+        self.runner._seats, self.runner.base_seed = after_config(self.runner.cfg, self.iv).seat_plan(), self.base
+        if self.replaying is not None:
+            self.replaying.go_live()
+        self.live = True
+
     def _new_solvers(self, after: Any) -> set[str]:
         plan_then, plan_now = self.runner._seats, after.seat_plan()
         return {w for w in plan_now if plan_now[w].solver != plan_then[w].solver}

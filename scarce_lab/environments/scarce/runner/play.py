@@ -254,7 +254,9 @@ class ScarceRunner:
             plan = assign_tasks(self._task_pool(), cfg.names, cfg.subruns, cfg.task_assignment, cfg.seed)
             first, resumed = 0, False
             if handle.state is not None:
-                done = restore_state(self, handle.state, plan[self.world.subrun])  # subrun finished?
+                done = restore_state(self, handle.state, plan)  # subrun finished?
+                if self.fork is not None:  # past its contention: the fork's seats, seeds and live client
+                    self.fork.resumed(self.world.k)
                 first, resumed = self.world.subrun + (1 if done else 0), not done
                 if done and cfg.interviews:  # stopped between a subrun's end and its interviews
                     await self._interviews(self.world.k, self.world.subrun)
