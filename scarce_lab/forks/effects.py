@@ -137,7 +137,7 @@ def effects_chart(diffs: pl.DataFrame) -> Any:
         x=alt.X("difference:Q", title="paired difference (fork - none)"),
         y=alt.Y("fork:N", title=None, axis=alt.Axis(labelLimit=320)),
         tooltip=["intervention", "at", "metric", "parent", alt.Tooltip("difference:Q", format=".3g"), "n_seeds"],
-    ).properties(width=300, height=22 * n_forks).facet(
+    ).properties(width=250, height=22 * n_forks).facet(
         facet=alt.Facet("metric:N", title=None), columns=2).resolve_scale(x="independent")
     return titled(chart, "Effect of each intervention, per parent", [
         caption("One point per parent: its mean over seeds of the fork's metric minus its none fork's (same parent, "
