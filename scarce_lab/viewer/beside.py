@@ -5,8 +5,10 @@ from there; this view shows both runs from that step on, one row per step (the e
 ``round``: SovSim round, SCARCE contention, Economy episode), the parent on the left and
 the fork on the right, each event as one line (time, visibility badge, kind, agent and
 its payload, cut at ``max_chars``). A step whose events differ between the two is marked
-(``data-differs="true"``); the steps before the fork are the parent's, replayed, and
-summarised in one line. Environment-free: it reads the typed events only. Everything
+(``data-differs="true"``), leaving out the fields the environment names as measurements
+(``EnvironmentSpec.measured``: SCARCE's command wall seconds), as the fork's own prefix
+check does; the steps before the fork are the parent's, replayed, and summarised in one
+line. Environment-free: it reads the typed events only. Everything
 is escaped.
 """
 
@@ -18,11 +20,12 @@ from typing import Any
 
 from .render import CSS, badge_cell, cut, esc, time_tag
 
-#: payload fields left out of the comparison of two events (call ids name the run's own calls)
+#: payload fields never compared nor shown: call ids name the run's own calls
+#: (:data:`scarce_lab.forks.prefix.RUN_IDS`)
 _NOT_COMPARED = ("call_ids",)
 
 BESIDE_CSS = """
-.sl-beside td{width:50%}.sl-beside .sl-differs{background:#fff7e6}.sl-beside .sl-step{white-space:nowrap}
+.sl-beside{table-layout:fixed;width:100%}.sl-beside td,.sl-beside th{overflow-wrap:anywhere}.sl-beside .sl-differs{background:#fff7e6}.sl-beside .sl-step{white-space:nowrap}
 .sl-beside .sl-line{margin:2px 0;font-size:12px}.sl-beside code{font-size:11px}
 """
 
@@ -62,9 +65,19 @@ def find_parent(fork_dir: Path, fork: dict[str, Any], where: str | Path | None) 
     return run_dir
 
 
-def _signature(e: dict) -> tuple:
-    payload = {k: v for k, v in (e.get("payload") or {}).items() if k not in _NOT_COMPARED}
+def _signature(e: dict, measured: dict) -> tuple:
+    skip = (*_NOT_COMPARED, *measured.get(e.get("kind"), ()))
+    payload = {k: v for k, v in (e.get("payload") or {}).items() if k not in skip}
     return (e.get("kind"), e.get("agent"), e.get("visibility"), json.dumps(payload, sort_keys=True, default=str))
+
+
+def _measured(env: str | None) -> dict:
+    from ..registry import UnknownEnvironmentError, get
+
+    try:
+        return dict(get(env).measured)
+    except UnknownEnvironmentError:
+        raise ValueError(f"the viewer does not know environment {env!r}") from None
 
 
 def _line(e: dict, max_chars: int) -> str:
@@ -96,11 +109,12 @@ def render_beside(parent: tuple[dict, list[dict]], fork: tuple[dict, list[dict]]
     if not spec:
         raise ValueError(f"run {fm.get('run_id')} is no fork (its manifest's config has no fork)")
     at = int(spec["at"])
+    measured = _measured(fm.get("environment"))
     p_steps, f_steps = _by_step(pev, at), _by_step(fev, at)
     rows, n_diff = [], 0
     for step in sorted(set(p_steps) | set(f_steps)):
         left, right = p_steps.get(step, []), f_steps.get(step, [])
-        differs = [_signature(e) for e in left] != [_signature(e) for e in right]
+        differs = [_signature(e, measured) for e in left] != [_signature(e, measured) for e in right]
         n_diff += differs
         cls = ' class="sl-differs"' if differs else ""
         cells = ["".join(_line(e, max_chars) for e in side) or "<em>no events (the run had ended)</em>"
@@ -115,7 +129,8 @@ def render_beside(parent: tuple[dict, list[dict]], fork: tuple[dict, list[dict]]
             f'condition <b>{esc(fm.get("condition"))}</b></p>'
             f'<p class="sl-meta">steps before {esc(at)}: the parent\'s, replayed (not shown) · from step {esc(at)} '
             f'on: {len(rows)} step(s), {n_diff} differ</p>')
-    table = (f'<table class="sl-beside"><tr><th>step</th><th>parent {esc(pm.get("run_id"))}</th>'
+    table = ('<table class="sl-beside"><colgroup><col style="width:90px"><col><col></colgroup>'
+             f'<tr><th>step</th><th>parent {esc(pm.get("run_id"))}</th>'
              f'<th>fork {esc(fm.get("run_id"))}</th></tr>{"".join(rows)}</table>')
     return (f'<div class="sl-view sl-fork-view" data-env="{esc(fm.get("environment"))}" data-at="{esc(at)}">'
             f"<style>{CSS}{BESIDE_CSS}</style>{head}{table}</div>")

@@ -69,3 +69,16 @@ def test_beside_escapes_and_refuses_a_changed_parent_or_a_non_fork(forks, tmp_pa
     shutil.copytree(ROOT / "data/sovsim/sovsim-kcpr-scripted-greedy-s0-0", tmp_path / "empty" / "other")
     with pytest.raises(FileNotFoundError, match="is not under"):
         sl.view(fork_dir, beside=tmp_path / "empty")
+
+
+def test_measured_wall_seconds_do_not_make_a_step_differ():
+    """The shipped SCARCE `none` fork of seed 0 is its parent again, but its commands'
+    wall seconds (``EnvironmentSpec.measured``) differ: no step is marked."""
+    import json
+
+    forks = sorted((ROOT / "data/forks/scarce/sanctions").glob("*_s2_*-fork0"))
+    (none,) = [d for d in forks if json.loads((d / "manifest.json").read_text())["config"]["fork"]["intervention"]
+               == {"kind": "none"}]
+    body = sl.view(none, beside=ROOT / "data/talk_institutions/scarce/scripted")._repr_html_()
+    assert 'data-differs="false"' in body and 'data-differs="true"' not in body
+    assert "&quot;duration_s&quot;" in body  # shown (escaped), only not compared
