@@ -25,7 +25,7 @@ from .render import CSS, badge_cell, cut, esc, time_tag
 _NOT_COMPARED = ("call_ids",)
 
 BESIDE_CSS = """
-.sl-beside{table-layout:fixed;width:100%}.sl-beside td,.sl-beside th{overflow-wrap:anywhere}.sl-beside .sl-differs{background:#fff7e6}.sl-beside .sl-step{white-space:nowrap}
+.sl-beside{table-layout:fixed;width:100%}.sl-beside td,.sl-beside th{overflow-wrap:anywhere}.sl-beside .sl-differs{background:#fff7e6}.sl-beside .sl-step{font-weight:600}
 .sl-beside .sl-line{margin:2px 0;font-size:12px}.sl-beside code{font-size:11px}
 """
 
@@ -120,7 +120,7 @@ def render_beside(parent: tuple[dict, list[dict]], fork: tuple[dict, list[dict]]
         cells = ["".join(_line(e, max_chars) for e in side) or "<em>no events (the run had ended)</em>"
                  for side in (left, right)]
         rows.append(f'<tr data-step="{esc(step)}" data-differs="{str(differs).lower()}"{cls}>'
-                    f'<td class="sl-step">step {esc(step)}{" · differs" if differs else ""}</td>'
+                    f'<td class="sl-step">step {esc(step)}{"<br>differs" if differs else ""}</td>'
                     f"<td>{cells[0]}</td><td>{cells[1]}</td></tr>")
     iv = spec.get("intervention") or {}
     head = (f'<h2>fork {esc(fm.get("run_id"))} beside its parent {esc(pm.get("run_id"))}</h2>'
