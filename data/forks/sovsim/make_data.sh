@@ -30,3 +30,11 @@ for s in 0 1 2 3 4; do
   $LAB fork "$parent" --at round=1 --intervene seat_model:seat=king,model=scripted/sustainable \
     --seeds 0..2 --out $OUT/king
 done
+
+# The misreport off with a model: the shipped KCPR-M run of the embedded model
+# (embedded/smollm2, seed 0; collapses in round 4), forked at round 3, seeds 0-1. The
+# prefix's 10 calls are replayed from the parent's llm_calls.jsonl; the rest are live
+# (about 2 minutes a fork on 2 busy cores).
+parent=data/sovsim/sovsim-kcpr_m-embedded-smollm2-s0-0
+$LAB fork "$parent" --at round=3 --intervene none --seeds 0..1 --out $OUT/embedded
+$LAB fork "$parent" --at round=3 --intervene rule:setting=misreport,value=false --seeds 0..1 --out $OUT/embedded
