@@ -83,7 +83,12 @@ def _planned(study: Any, model: str, out: str | Path) -> str:
         from .run import plan
     except ImportError:
         return "its plan and cost: add `--dry-run` (the study engine is not installed here)"
-    p = plan(study, [model], out=out)
+    from . import StudyError
+
+    try:
+        p = plan(study, [model], out=out)
+    except StudyError as exc:  # e.g. RUN_DIR holds a study run with other choices
+        return f"no plan for {model} into {out}: {exc}"
     cost = p.cost_usd
     if cost is None:
         money = "cost unknown (a model's price or prompt size is unknown: set llm.prices)"

@@ -126,8 +126,23 @@ def _write_state(out: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def _check_same(out: Path, old: dict, new: dict) -> None:
-    diffs = [f"{k}: {old.get(k)!r} there, {new[k]!r} asked" for k in CHOICES if old.get(k) != new[k]]
+def _transport(study: Study, overrides: dict | None) -> dict:
+    """``overrides`` without the model client's transport settings (``llm.*`` keys that
+    are not condition settings of the environment's config: the server address,
+    timeouts, concurrency, retries, the cache): a resumed run may reach its server
+    elsewhere; what the runs are is unchanged."""
+    from ..registry import get as get_env
+
+    fields = get_env(study.environment).config.CONDITION_FIELDS
+    return {k: v for k, v in (overrides or {}).items() if not k.startswith("llm.") or k in fields}
+
+
+def _check_same(out: Path, old: dict, new: dict, study: Study | None = None) -> None:
+    def seen(state: dict, key: str) -> Any:
+        value = state.get(key)
+        return _transport(study, value) if key == "overrides" and study is not None else value
+
+    diffs = [f"{k}: {old.get(k)!r} there, {new[k]!r} asked" for k in CHOICES if seen(old, k) != seen(new, k)]
     if diffs:
         raise StudyError(f"{Path(out) / STUDY_FILE} holds a study run with other choices ({'; '.join(diffs)}); "
                          "run it with the same choices, or use another --out folder")
@@ -218,7 +233,8 @@ def _complete(run_dir: Path) -> str | None:
 
 def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] | None = None,
          arms: list[str] | None = None, profile: str | None = None, overrides: dict[str, Any] | None = None,
-         judges: list[str] | None = None, roles: dict[str, str] | None = None) -> StudyPlan:
+         judges: list[str] | None = None, roles: dict[str, str] | None = None,
+         check_state: bool = True) -> StudyPlan:
     """The plan of running ``study`` into ``out`` (module docstring, "Plan").
 
     Args:
@@ -229,9 +245,13 @@ def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] 
         judges: the judge panel's models (default: the study's model, as many times as
             the study's ``labels.judges``); ignored when the study has no labels.
         roles: ``{model field: model}`` set in every model set (``--role``).
+        check_state: refuse, as :func:`run` would, when ``out`` holds a study run with
+            other choices (``OUT/study.json``), so a dry run never plans a run that
+            would be refused.
 
     Raises:
-        StudyError: as :meth:`Study.configs`; a model without a price estimate is not an
+        StudyError: as :meth:`Study.configs`; ``out`` holds a study run with other
+            choices (``check_state``); a model without a price estimate is not an
             error (the plan says the cost is unknown).
     """
     from ..registry import get as get_env
@@ -241,6 +261,9 @@ def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] 
     out = Path(out)
     sets = model_sets(study, models, roles)
     runs = study.configs(sets or [{}], seeds=seeds, arms=arms, profile=profile, overrides=overrides)
+    if check_state and (state := read_state(out)) is not None:
+        _check_same(out, state, _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides,
+                                         judges=judges), study)
     status = {c.run_id: _complete(out / c.run_id) for _, c in runs}
     missing = [(a, c) for a, c in runs if status[c.run_id] != "complete"]
     result = StudyPlan(study, out, runs, missing, unfinished=[c.run_id for _, c in missing if status[c.run_id]])
@@ -442,17 +465,20 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
     choices = _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides, judges=judges)
     state = read_state(out)
     if state is not None:
-        _check_same(out, state, choices)
+        _check_same(out, state, choices, study)
+        state["overrides"] = choices["overrides"]  # the transport settings of this run (server address)
     else:
         state = {**choices, "retries": retries, "attempts": {}}
     base_seeds = list(seeds) if seeds is not None else None
     seeds_run = state.get("seeds_run") or base_seeds
     kw = dict(arms=arms, profile=profile, overrides=overrides, judges=choices["judges"], roles=None)
-    first = plan(study, sets or None, out=out, seeds=seeds_run, **kw)
+    first = plan(study, sets or None, out=out, seeds=seeds_run, check_state=False, **kw)
     say(first.text())
     cost = first.cost_usd
     if cost_limit is not None and cost is not None and cost_limit < cost[0]:
-        raise StudyError(f"--cost-limit {cost_limit:g}: below the plan's low estimate ${cost[0]:.4f}; "
+        raise StudyError(f"--cost-limit {cost_limit:g}: below the plan's low estimate ${cost[0]:.4f} (one call per "
+                         "decision of every missing run played to its last step; a game that ends early, e.g. a "
+                         "collapse, costs less, so a smaller cap could suffice, but the plan cannot promise it); "
                          "nothing was sent (raise the limit, or run fewer seeds or arms)")
     try:
         check_configs([c for _, c in first.missing])
@@ -498,7 +524,7 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         state["seeds_run"] = have + more
         _write_state(out, state)
         say(f"widths {widths}: wider than {target_width:g}; adding seeds {more}")
-        current = plan(study, sets or None, out=out, seeds=state["seeds_run"], **kw)
+        current = plan(study, sets or None, out=out, seeds=state["seeds_run"], check_state=False, **kw)
     _write_state(out, state)
     say(f"stopped: {state['stopped']}")
     return status(out)
@@ -516,7 +542,9 @@ def _seed(study: Study, cfg: Any) -> int:
 class ArmStatus:
     """One arm's runs in an output folder: complete, failed (the manifest says so, or
     the last attempt could not start), unfinished (a folder to resume) and missing (no
-    folder); model calls sent (cache hits left out) and their recorded US dollars; its
+    folder); model calls sent and their recorded US dollars, and calls answered from the
+    response cache (an identical earlier request: same prompt, seed and settings, e.g. a
+    task repeated in a later subrun without memory, or another arm's identical step); its
     headline interval widths (``None`` per metric: no interval yet)."""
 
     arm: str
@@ -526,6 +554,7 @@ class ArmStatus:
     missing: int = 0
     calls: int = 0
     usd: float = 0.0
+    cached: int = 0
     widths: dict[str, float | None] = field(default_factory=dict)
 
 
@@ -547,7 +576,9 @@ class StudyStatus:
         for a in self.arms.values():
             w = ", ".join(f"{k} {'-' if v is None else f'{v:.3f}'}" for k, v in a.widths.items()) or "-"
             lines.append(f"  arm {a.arm}: {a.done} done, {a.failed} failed, {a.unfinished} unfinished, "
-                         f"{a.missing} missing; {a.calls} model calls, ${a.usd:.4f}; widths: {w}")
+                         f"{a.missing} missing; {a.calls} model calls, ${a.usd:.4f}"
+                         + (f", {a.cached} answered from the response cache (identical requests)" if a.cached else "")
+                         + f"; widths: {w}")
         lines.append(f"  spend ledger (players and judges): ${self.ledger_usd:.4f}; labelled units: {self.labelled}")
         if self.widths_note:
             lines.append(f"  {self.widths_note}")
@@ -555,17 +586,21 @@ class StudyStatus:
         return "\n".join(lines)
 
 
-def _calls(run_dir: Path) -> tuple[int, float]:
+def _calls(run_dir: Path) -> tuple[int, float, int]:
+    """``(calls sent, their recorded USD, calls answered from the response cache)`` of
+    one run folder's call records."""
     from ..data.jsonl import iter_json_objects
     from ..data.recorder import LLM_CALLS
 
-    n, usd = 0, 0.0
+    n, usd, cached = 0, 0.0, 0
     if (run_dir / LLM_CALLS).exists():
         for _, obj in iter_json_objects(run_dir / LLM_CALLS):
-            if not obj.get("cache_hit"):
+            if obj.get("cache_hit"):
+                cached += 1
+            else:
                 n += 1
                 usd += float(obj.get("cost_usd") or 0.0)
-    return n, usd
+    return n, usd, cached
 
 
 def status(out: Path) -> StudyStatus:
@@ -600,8 +635,8 @@ def status(out: Path) -> StudyStatus:
             a.unfinished += 1
         else:
             a.missing += 1
-        n, usd = _calls(out / cfg.run_id)
-        a.calls, a.usd = a.calls + n, a.usd + usd
+        n, usd, cached = _calls(out / cfg.run_id)
+        a.calls, a.usd, a.cached = a.calls + n, a.usd + usd, a.cached + cached
     note = ""
     try:
         widths = _widths(study, out) or {}

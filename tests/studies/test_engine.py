@@ -72,6 +72,20 @@ def test_a_later_run_with_other_choices_is_refused_naming_the_difference(tmp_pat
     assert state["models"] == [SCRIPTED] and state["overrides"] == TINY and state["stopped"] == "complete"
 
 
+def test_a_dry_run_is_refused_where_the_run_would_be_and_a_new_server_address_is_no_other_choice(tmp_path, fake_task):
+    st = get("memory-horizon")
+    first = {**TINY, "llm.api_base": "http://127.0.0.1:9/v1"}
+    run(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=first, progress=False, say=lambda *_: None)
+    with pytest.raises(StudyError, match=r"arms: \['none'\] there, \['subrun'\] asked"):
+        plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["subrun"], overrides=first)
+    moved = {**TINY, "llm.api_base": "http://127.0.0.1:10/v1", "llm.timeout_s": 30}  # the server restarted elsewhere
+    assert len(plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=moved).runs) == 1
+    run(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=moved, progress=False, say=lambda *_: None)
+    assert read_state(tmp_path)["overrides"]["llm.api_base"] == "http://127.0.0.1:10/v1"
+    with pytest.raises(StudyError, match="max_solver_steps"):  # a setting of the runs is still a choice
+        plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides={**moved, "max_solver_steps": 7})
+
+
 @pytest.fixture
 def widths(monkeypatch):
     """A fake ``scarce_lab.studies.report`` whose ``headline_widths`` returns the next
