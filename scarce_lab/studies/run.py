@@ -421,14 +421,36 @@ def _widths(study: Study, out: Path) -> dict[str, dict[str, float | None]] | Non
     return headline_widths(study, out)
 
 
-def _narrow_enough(widths: dict | None, width: float, arms: set[str]) -> bool:
-    """Every arm run has headline widths, each one known and at most ``width``."""
+def target_widths(study: Study, width: float | dict[str, float]) -> dict[str, float]:
+    """``{headline metric: width}`` the run watches: one width for every headline metric
+    (each in its own unit: a share, rounds, points), or a width per metric (only those
+    named are watched).
+
+    Raises:
+        StudyError: a width that is not a finite number > 0, or a metric that is not one
+            of the study's headline metrics (those named).
+    """
+    wanted = dict.fromkeys(study.headline, width) if not isinstance(width, dict) else dict(width)
+    if not wanted:
+        raise StudyError(f"--target-width: study {study.name!r} names no headline metric to watch")
+    for metric, w in wanted.items():
+        if metric not in study.headline:
+            raise StudyError(f"--target-width {metric}={w}: not a headline metric of {study.name!r} "
+                             f"(its headline metrics: {', '.join(study.headline)})")
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w <= 0:
+            raise StudyError(f"--target-width {metric}={w!r}: a width must be a finite number > 0")
+    return {k: float(v) for k, v in wanted.items()}
+
+
+def _narrow_enough(widths: dict | None, wanted: dict[str, float], arms: set[str]) -> bool:
+    """Every arm run has every watched headline width known and at most its target."""
     return bool(widths) and arms <= set(widths) and all(
-        widths[a] and all(w is not None and w <= width for w in widths[a].values()) for a in arms)
+        widths[a] and all(widths[a].get(m) is not None and widths[a][m] <= w for m, w in wanted.items())
+        for a in arms)
 
 
 def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float | None = None,
-        target_width: float | None = None, max_seeds: int | None = None, retries: int = 2,
+        target_width: float | dict[str, float] | None = None, max_seeds: int | None = None, retries: int = 2,
         judges: list[str] | None = None, executor: str = "local", address: str | None = None,
         progress: bool = True, seeds: list[int] | None = None, arms: list[str] | None = None,
         profile: str | None = None, overrides: dict[str, Any] | None = None, roles: dict[str, str] | None = None,
@@ -442,7 +464,8 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         cost_limit: US dollars for the whole study (players and judges); below the
             plan's low estimate the run is refused before any call.
         target_width: add seeds in batches until every headline interval is at most
-            this wide (needs ``max_seeds`` or ``cost_limit`` as a stop).
+            this wide (needs ``max_seeds`` or ``cost_limit`` as a stop); a dict gives a
+            width per headline metric, in its unit (:func:`target_widths`).
         max_seeds: at most this many seeds per arm with ``target_width``.
         retries: further attempts of a failed run.
         executor, address: ``local`` or ``ray`` (:mod:`scarce_lab.runners.executors`).
@@ -459,8 +482,9 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
 
     study = _resolve(study)
     out = Path(out)
-    if target_width is not None and (target_width <= 0 or (max_seeds is None and cost_limit is None)):
-        raise StudyError(f"--target-width {target_width}: needs a width > 0 and a stop (--max-seeds or --cost-limit)")
+    wanted = target_widths(study, target_width) if target_width is not None else {}
+    if target_width is not None and max_seeds is None and cost_limit is None:
+        raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
     sets = model_sets(study, models, roles)
     choices = _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides, judges=judges)
     state = read_state(out)
@@ -512,8 +536,10 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         have = sorted({_seed(study, c) for _, c in current.runs})
         if widths is None:
             raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
-        if _narrow_enough(widths, target_width, {a for a, _ in current.runs}):
-            state["stopped"] = f"target width {target_width:g} reached"
+        if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
+            state["stopped"] = (f"target widths {_shown(wanted)} reached (stopping on width: the bounded share "
+                                "intervals kept 95% coverage in simulation, open t intervals of means 90-94%: "
+                                "docs/benchmarks.md, bench_coverage.py)")
             break
         if max_seeds is not None and len(have) >= max_seeds:
             state["stopped"] = f"max seeds {max_seeds} reached"
@@ -523,11 +549,17 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
             more = more[:max_seeds - len(have)]
         state["seeds_run"] = have + more
         _write_state(out, state)
-        say(f"widths {widths}: wider than {target_width:g}; adding seeds {more}")
+        wide = {f"{a}.{m}": w for a, ws in widths.items() for m, w in ws.items()
+                if m in wanted and (w is None or w > wanted[m])}
+        say(f"wider than {_shown(wanted)}: {_shown(wide)}; adding seeds {more}")
         current = plan(study, sets or None, out=out, seeds=state["seeds_run"], check_state=False, **kw)
     _write_state(out, state)
     say(f"stopped: {state['stopped']}")
     return status(out)
+
+
+def _shown(widths: dict[str, float | None]) -> str:
+    return ", ".join(f"{k} {'none yet' if v is None else f'{v:.3g}'}" for k, v in widths.items())
 
 
 def _seed(study: Study, cfg: Any) -> int:
