@@ -17,6 +17,7 @@ Also :func:`say` and :func:`show`, the two display helpers the notebooks share.
 from __future__ import annotations
 
 import html
+import re
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -26,11 +27,20 @@ from typing import Any
 import polars as pl
 
 
+def displayed_markdown(text: str) -> str:
+    """``text`` with every ``$`` outside code spans escaped (``\\$``), as every Markdown
+    output of the project is displayed: JupyterLab reads ``$...$`` as TeX, so "$0.04 to
+    $0.22" would show as the italic formula "0.04to0.22"."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(r"(?<!\\)\$", r"\\$", p) for p in parts)
+
+
 def say(text: str) -> None:
-    """Display ``text`` as Markdown (a reading sentence) in the notebook."""
+    """Display ``text`` as Markdown (a reading sentence) in the notebook (``$`` shown as
+    written: :func:`displayed_markdown`)."""
     from IPython.display import Markdown, display
 
-    display(Markdown(text))
+    display(Markdown(displayed_markdown(text)))
 
 
 def show(df: pl.DataFrame, float_digits: int = 2) -> None:
@@ -190,11 +200,11 @@ class Finding:
         from IPython.display import Markdown, display
 
         if self.show_frame and (self.frame is not None or self.layout is not None or self.text):
-            display(Markdown(self.markdown()))
+            display(Markdown(displayed_markdown(self.markdown())))
         elif self.departures:
-            display(Markdown(self.departures_line()))
+            display(Markdown(displayed_markdown(self.departures_line())))
         if self.reading:
-            display(Markdown(self.reading))
+            display(Markdown(displayed_markdown(self.reading)))
         if self.chart is not None:
             display(self.chart)
 

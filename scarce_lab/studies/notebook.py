@@ -46,7 +46,9 @@ class DataNote:
         return "\n".join(self.lines)
 
     def _repr_markdown_(self) -> str:
-        return "\n\n".join(self.lines)
+        from ..analysis.findings import displayed_markdown
+
+        return displayed_markdown("\n\n".join(self.lines))
 
     def why(self) -> DataNote:
         """The note's last lines only (whether the data can show the paper's finding, and
