@@ -138,7 +138,7 @@ class Nothing:
         return f"No {self.what}: {self.reason}"
 
     def _repr_markdown_(self) -> str:
-        from .findings import displayed_markdown
+        from .labels import displayed_markdown
 
         return displayed_markdown(f"*{self!r}*")
 

@@ -17,7 +17,6 @@ Also :func:`say` and :func:`show`, the two display helpers the notebooks share.
 from __future__ import annotations
 
 import html
-import re
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -26,13 +25,7 @@ from typing import Any
 
 import polars as pl
 
-
-def displayed_markdown(text: str) -> str:
-    """``text`` with every ``$`` outside code spans escaped (``\\$``), as every Markdown
-    output of the project is displayed: JupyterLab reads ``$...$`` as TeX, so "$0.04 to
-    $0.22" would show as the italic formula "0.04to0.22"."""
-    parts = re.split(r"(`[^`]*`)", text)
-    return "".join(p if p.startswith("`") else re.sub(r"(?<!\\)\$", r"\\$", p) for p in parts)
+from .labels import displayed_markdown
 
 
 def say(text: str) -> None:

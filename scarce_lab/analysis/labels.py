@@ -9,6 +9,7 @@ conditions, only the parts that differ from the most common value of that part
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -124,3 +125,11 @@ def format_departures(settings: Mapping[str, Any]) -> str:
 
     return "Every run departs from the paper's defaults in: " + ", ".join(
         f"{k}={short(v)}" for k, v in settings.items()) + "."
+
+
+def displayed_markdown(text: str) -> str:
+    """``text`` with every ``$`` outside code spans escaped (``\\$``), as every Markdown
+    output of the project is displayed: JupyterLab reads ``$...$`` as TeX, so "$0.04 to
+    $0.22" would show as the italic formula "0.04to0.22"."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(r"(?<!\\)\$", r"\\$", p) for p in parts)
