@@ -154,7 +154,7 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
         shown = (f"`{mset[0][1]}` (every role)" if len({v for _, v in mset}) == 1 and len(mset) > 1
                  else ", ".join(f"{r} = `{v}`" for r, v in mset) or "(none recorded)")
         lines.append(f"- model{'s' if len(mset) > 1 and '(every role)' not in shown else ''} {shown}: "
-                     f"{n} runs; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
+                     f"{n} run{'s' if n != 1 else ''}; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
         thin = [a.name for a in st.arms if arms.get(a.name, 0) < MIN_RUNS_PER_ARM]
         if thin:
             thin_arms.append(f"{shown}: {', '.join(thin)}")

@@ -106,6 +106,7 @@ def test_note_says_when_an_arms_runs_are_of_several_games():
     assert "runs per arm: fixed 3 (in 2 games: they differ in workers), revisable 0" in text
     assert "model `openai/m` (every role)" in text  # one model: not "models"
     assert "(in " not in str(data_note(_study(), SimpleNamespace(manifests=runs)))
+    assert ": 1 run; runs per arm" in str(data_note(_study(), SimpleNamespace(manifests=runs[:1])))
 
 
 def test_dollar_amounts_display_as_written_not_as_tex():
