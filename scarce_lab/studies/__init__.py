@@ -26,6 +26,9 @@ declare populations too (a focal/background study; members default to its models
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
 raised when the configs are built, naming the study, the arm and the setting.
+
+Size: the declaration's model, its validation and the config building every study path
+(plan, run, report, notebook note) goes through live in one module.
 """
 
 from __future__ import annotations
