@@ -128,8 +128,11 @@ def format_departures(settings: Mapping[str, Any]) -> str:
 
 
 def displayed_markdown(text: str) -> str:
-    """``text`` with every ``$`` outside code spans escaped (``\\$``), as every Markdown
-    output of the project is displayed: JupyterLab reads ``$...$`` as TeX, so "$0.04 to
-    $0.22" would show as the italic formula "0.04to0.22"."""
+    r"""``text`` with every ``$`` outside code spans written as three backslashes and
+    ``$``, as every Markdown output of the project is displayed: JupyterLab typesets
+    ``$...$`` as TeX after rendering the Markdown, so "$0.04 to $0.22" showed as the italic
+    formula "0.04to0.22" (a Markdown ``\$`` or ``&#36;`` still reaches MathJax as a bare
+    ``$``); the Markdown renders ``\\\$`` as ``\$``, which MathJax (``processEscapes``)
+    shows as ``$``."""
     parts = re.split(r"(`[^`]*`)", text)
-    return "".join(p if p.startswith("`") else re.sub(r"(?<!\\)\$", r"\\$", p) for p in parts)
+    return "".join(p if p.startswith("`") else p.replace("$", "\\\\\\$") for p in parts)

@@ -111,14 +111,14 @@ def test_note_says_when_an_arms_runs_are_of_several_games():
 
 def test_dollar_amounts_display_as_written_not_as_tex():
     """JupyterLab reads "$0.04 to $0.22" as TeX (an italic "0.04to0.22"): every Markdown
-    the project displays escapes ``$`` outside code spans, the planned cost of a note too."""
+    the project displays writes ``$`` outside code spans as MathJax's escape, a note's planned cost too."""
     from scarce_lab.analysis.labels import displayed_markdown
 
-    assert displayed_markdown("costs $1.50 to $3 (`echo $HOME`), \\$9") == "costs \\$1.50 to \\$3 (`echo $HOME`), \\$9"
+    assert displayed_markdown("costs $1.50 to $3 (`echo $HOME`)") == r"costs \\\$1.50 to \\\$3 (`echo $HOME`)"
     runs = [_manifest(i, "fixed", "scripted/greedy") for i in range(2)]
     md = data_note(_study(), SimpleNamespace(manifests=runs), model="openai/gpt-4o-mini")._repr_markdown_()
-    assert "planned for openai/gpt-4o-mini" in md and "\\$" in md
-    assert all(k == 0 or md[k - 1] == "\\" for k in range(len(md)) if md[k] == "$" and "`" not in md[max(0, k - 40):k])
+    assert "planned for openai/gpt-4o-mini" in md and r"\\\$" in md
+    assert "$" not in "".join(md.split("`")[::2]).replace(r"\\\$", "")  # no bare $ outside code spans
 
 
 def test_note_counts_the_labels_of_these_runs_only(tmp_path):
