@@ -30,6 +30,9 @@ report (:mod:`.report`) and the notebooks' note (:mod:`.notebook`) are their own
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
 raised when the configs are built, naming the study, the arm and the setting.
+
+Size: the declaration's model, its validation and the config building every study path
+(plan, run, report, notebook note) goes through live in one module.
 """
 
 from __future__ import annotations
@@ -330,10 +333,15 @@ class Study(BaseModel):
     def arm_of(self, settings: dict[str, Any]) -> str | None:
         """The arm a run belongs to, from its condition settings (dotted keys -> values,
         e.g. a manifest's config flattened): the arm every one of whose settings the run
-        has; ``None`` when no arm matches, or more than one does (an ambiguous run is
-        never counted in an arm)."""
-        hits = [a.name for a in self.arms if all(_same(settings.get(k), v) for k, v in a.settings.items())]
-        return hits[0] if len(hits) == 1 else None
+        has. When several do, the one with the most settings that depart from the paper's
+        (``budget-asymmetry``: a run of arm ``rich``, one worker at 1,500 credits, also has
+        arm ``equal``'s ``memory = "cross"``, the paper's own value); ``None`` when no arm
+        matches, or that still leaves a tie (an ambiguous run is never counted in an arm)."""
+        hits = [a for a in self.arms if all(_same(settings.get(k), v) for k, v in a.settings.items())]
+        if len(hits) > 1:
+            own = [sum(not (k in self.paper and _same(self.paper[k], v)) for k, v in a.settings.items()) for a in hits]
+            hits = [a for a, n in zip(hits, own, strict=True) if n == max(own)]
+        return hits[0].name if len(hits) == 1 else None
 
     # -- running and reporting (scarce_lab.studies.run, scarce_lab.studies.report) ----
     def plan(self, models: Any = None, *, out: Any, model: Any = None, **options: Any) -> Any:
