@@ -86,6 +86,10 @@ def fork_configs(run: Path | str, *, at: int, intervene: Any = "none", seeds: An
     configs = [spec.config.model_validate({**base, "fork": ForkSpec(
         parent=manifest.run_id, parent_digest=digest, at=at, seed=j, intervention=intervention).model_dump(
         mode="json")}) for j in parse_seeds(seeds)]
+    ids = [c.run_id for c in configs]
+    if len(set(ids)) < len(ids) or manifest.run_id in ids:  # a run id must name the fork and its seed
+        raise ForkError(f"{spec.title}'s run ids do not tell forks apart ({', '.join(ids)}): its config's run_id "
+                        "must add fork_tag() (scarce_lab.forks)")
     return spec, configs
 
 
@@ -110,6 +114,12 @@ def fork(run: Path | str, *, at: int, intervene: Any = "none", seeds: Any = (0,)
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     for cfg in configs:
+        there = out / cfg.run_id
+        if (there / "manifest.json").exists():  # a fork of another parent with the same run id is not this one
+            theirs = ((read_manifest(there).config or {}).get("fork") or {}).get("parent_digest")
+            if theirs != cfg.fork.parent_digest:
+                raise ForkError(f"{there} holds a fork of another parent (digest {str(theirs)[:12]}..., this parent "
+                                f"{cfg.fork.parent_digest[:12]}...); use another --out")
         replay = Replay.from_run(Path(run), at=at, digest=cfg.fork.parent_digest)
         paths += spec.run(cfg, out, replay=replay, progress=progress)
     return paths

@@ -37,7 +37,7 @@ def test_effects_pair_by_parent_and_seed_and_give_an_interval_over_parents():
     for p in range(MIN_PARENTS):
         for s in range(2):
             vals += [_row(f"p{p}", s, "none", 10.0 + p), _row(f"p{p}", s, "rule:x=1", 10.0 + p + 1 + 0.5 * (p % 2) + s)]
-    vals.append(_row("p9", 0, "rule:x=1", 99.0))  # no none partner: left out, counted
+    vals.append(_row("orphan", 0, "rule:x=1", 99.0))  # no none partner: left out, counted
     (r,) = paired_effects(vals).iter_rows(named=True)
     diffs = [1 + 0.5 * (p % 2) + 0.5 for p in range(MIN_PARENTS)]  # each parent's mean over its two seeds
     assert r["effect"] == pytest.approx(sum(diffs) / len(diffs))

@@ -122,6 +122,33 @@ def test_a_replaced_decision_is_played_and_its_agent_not_asked(served, tmp_path)
 
 @pytest.mark.slow
 @pytest.mark.embedded
+def test_a_fork_of_another_parent_with_the_same_run_id_is_not_taken_for_this_one(tmp_path):
+    a, b = tmp_path / "a" / "r", tmp_path / "b" / "r"
+    shutil.copytree(SHIPPED / "sovsim-cpr-scripted-random-s0-4", a)
+    shutil.copytree(a, b)
+    lines = (b / "events.jsonl").read_text().splitlines(keepends=True)
+    (b / "events.jsonl").write_text("".join(lines) + "\n")  # the same run, other bytes: another digest
+    fork(a, at=1, out=tmp_path / "f")
+    with pytest.raises(ForkError, match="holds a fork of another parent"):
+        fork(b, at=1, out=tmp_path / "f")
+
+
+def test_a_fork_never_opens_the_parents_checkpoint(tmp_path):
+    import pickle
+
+    class Boom:
+        def __reduce__(self):
+            return (exec, ("raise SystemExit('the checkpoint was unpickled')",))
+
+    run = tmp_path / "p"
+    shutil.copytree(SHIPPED / "sovsim-bcpr-scripted-random-s0-0", run)
+    (run / ".checkpoint.pkl").write_bytes(pickle.dumps(Boom()))
+    (f,) = fork(run, at=1, out=tmp_path / "f")
+    assert events(f) == events(run)
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
 def test_a_shipped_embedded_run_forked_at_its_last_round_is_the_parent(tmp_path):
     run = SHIPPED / "sovsim-cpr-embedded-smollm2-s0-2"
     last = max(e.round for e in read_events(run) if e.kind == "round")
@@ -155,6 +182,7 @@ def test_talk_on_and_a_seat_model_from_the_fork_round(tmp_path):
     took = {e[0]: e[3]["extraction"] for e in events(king) if e[2] == "extraction" and e[1] == "a3"}
     was = {e[0]: e[3]["extraction"] for e in events(parent) if e[2] == "extraction" and e[1] == "a3"}
     assert took[1] == was[1] and took[2] > was[2]
+    assert read_manifest(king).notes["fork"]["models"] == {"a3": "scripted/greedy"}
 
 
 def test_a_replaced_message_is_what_the_others_are_shown(tmp_path):
@@ -208,3 +236,12 @@ def test_a_fork_is_its_own_condition_in_the_tables(tmp_path):
     assert conds == {"kcpr", "kcpr,fork@2:none"}
     t = ds.sovsim.agent_rounds
     assert t.filter(t["condition"] == "kcpr,fork@2:none")["run_id"].n_unique() == 2
+    table = sl.table(ds).frame  # Table 1: the parent and its forks on rows of their own
+    assert sorted(table["condition"].to_list()) == ["kcpr", "kcpr,fork@2:none"]
+
+
+def test_a_replacement_for_an_agent_who_does_not_act_at_the_step_fails_by_name(tmp_path):
+    parent = play(SovSimConfig(condition="cpr", model="scripted/sustainable", game={"rounds": 4},
+                               newcomer={"round": 3, "mode": "extra"}), tmp_path)
+    with pytest.raises(ForkError, match=r"a4 made no decision in round 2"):
+        fork(parent, at=2, out=tmp_path / "f", intervene="replace_decision:agent=a4,decision={value: 3}")

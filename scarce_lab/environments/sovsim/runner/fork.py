@@ -108,6 +108,7 @@ class ForkPlay:
     spec: ForkSpec
     truthful: bool = False  # rule misreport=false: the world announces the true pool
     pending: dict[str, Any] = field(default_factory=dict)  # agent -> its replaced decision/message
+    seated: dict[str, str] = field(default_factory=dict)  # seat_model: agent -> its model from the step on
 
     def fixed(self, agent: str, obs: Observation) -> Decided | None:
         """The decision ``agent`` is not asked for: its replaced decision (once), or the
@@ -150,6 +151,7 @@ def start(spec: ForkSpec, cfg: SovSimConfig, game: Any, agents: dict[str, Any], 
         seat = cfg.resolved_seats()[ids[0]].model_copy(update={"model": iv.model})
         new = make_agent(iv.model, client, role_labels=cfg.role_labels, llm=seat)
         agents.update(dict.fromkeys(ids, new))
+        play.seated = dict.fromkeys(ids, iv.model)
     elif iv.kind == "rule" and iv.setting == "talk":
         game.set_talk(TalkRules(TalkMode(iv.value), cfg.talk_turns, cfg.talk_max_chars))
     elif iv.kind == "rule" and iv.setting == "misreport":

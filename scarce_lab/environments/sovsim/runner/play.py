@@ -282,6 +282,8 @@ async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: b
                 play = start(cfg.fork, cfg, game, agents, client, make_agent)
                 if game.round > cfg.fork.at:  # resumed after the fork round: its replacement was made
                     play.pending.clear()
+                if play.seated:  # the manifest's models are the parent's; these play from the step on
+                    rec.manifest.notes["fork"]["models"] = play.seated
             await _play_round(game, cfg, rec, agents, play)
             if on_round is not None:
                 on_round(cfg, game.history[-1].round)
@@ -351,6 +353,11 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
             actions[a] = value
             rec.emit(_decision_payload(obs[a], d, value), round=r, phase=phase.value, agent=a)
         result = game.act(actions)
+    if play is not None and play.pending:  # a replacement nobody made must not pass for a fork
+        from scarce_lab.forks import ForkError
+
+        raise ForkError(f"fork at round {play.spec.at}: {', '.join(play.pending)} made no "
+                        f"{play.spec.intervention.kind.removeprefix('replace_')} in round {r} to replace")
     rec.emit(_round_payload(game, result), round=r, phase="settle")
     if game.over:
         totals = game.total_payoffs()
