@@ -63,6 +63,7 @@ def test_none_seed_0_is_the_parent_and_names_it(strategic, tmp_path):
     m = read_manifest(run)
     assert m.config["fork"]["parent"] == read_manifest(strategic).run_id and m.config["fork"]["at"] == at
     assert m.run_id.endswith("-fork0") and m.condition.endswith(f"fork@{at}:none") and m.run_id != strategic.name
+    assert m.notes["fork"]["at"] == at and m.notes["fork"]["replayed_calls"] == 0  # scripted: nothing to replay
 
 
 def test_a_reseeded_fork_differs_only_from_its_contention(strategic, tmp_path):
@@ -173,6 +174,7 @@ def test_an_openai_negotiator_fork_asks_nothing_for_its_prefix(tmp_path, monkeyp
     assert _play(run) == _play(parent)
     replayed = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert sum(c["cache_hit"] and c["cost_usd"] == 0 for c in replayed) == len(calls) - after
+    assert read_manifest(run).notes["fork"]["replayed_calls"] == len(calls) - after
 
 
 @pytest.mark.slow

@@ -252,6 +252,16 @@ class ForkPlay:
         self.replaying = ReplayingClient(inner, self.replay)
         return self.replaying
 
+    def notes(self) -> dict[str, Any]:
+        """The manifest's ``notes["fork"]``: the fork spec, the calls answered from the
+        parent's record so far (``replayed_calls``) and, for a ``seat_model``, the models
+        that play from the fork on (``models``: ``w1.negotiator -> model``)."""
+        out = {**self.spec.model_dump(mode="json"), "replayed_calls": self.replay.replayed}
+        if self.iv.kind == "seat_model":
+            w, _, part = self.iv.seat.partition(".")
+            out["models"] = {f"{w}.{p}": self.iv.model for p in ([part] if part else ["solver", "negotiator"])}
+        return out
+
     # -- the switch ----------------------------------------------------------------------
     def before_contention(self, k: int) -> None:
         """Called before contention ``k`` opens: at ``k == at``, check the prefix and switch."""

@@ -230,6 +230,8 @@ class ScarceRunner:
             notes["composition"] = cfg.composition_label()
         if cfg.joins or cfg.leaves:
             notes["membership"] = {"joins": dict(cfg.joins), "leaves": dict(cfg.leaves)}
+        if self.fork is not None:  # the fork, its replayed calls (set at the end) and who plays from it on
+            notes["fork"] = self.fork.notes()
         return RunManifest(
             run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
             condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"), seed=cfg.seed,
@@ -273,6 +275,8 @@ class ScarceRunner:
                 ), phase="setup")
             for k in range(first, cfg.subruns):
                 await self._subrun(plan[k], resumed=resumed and k == first)
+            if self.fork is not None:
+                self.rec.manifest.notes["fork"] = self.fork.notes()
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
             record_calls_of(self.rec, exc)
