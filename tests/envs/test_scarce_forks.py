@@ -197,3 +197,19 @@ def test_a_fork_resumed_past_its_contention_plays_on_as_the_fork(tmp_path, monke
         _fork(parent, tmp_path / "cut", at, iv, seed=2)
     monkeypatch.setattr(play.ScarceRunner, "_commit", real)
     assert _play(_fork(parent, tmp_path / "cut", at, iv, seed=2, resume=True)) == whole
+
+
+def test_a_seat_model_and_revisable_bids_from_the_fork_contention(strategic, tmp_path):
+    at = fork_steps(strategic)[1]
+    parent = _play(strategic)
+    cut = _start(parent, at)
+    seat = _fork(strategic, tmp_path / "seat", at, "seat_model:seat=w1.negotiator,model=scripted/spend-down")
+    events = _play(seat)
+    assert events[:cut] == parent[:cut]
+    bids = {e["round"]: e["payload"]["bid_price"] for e in events if e["kind"] == "declaration" and e["agent"] == "w1"}
+    was = {e["round"]: e["payload"]["bid_price"] for e in parent if e["kind"] == "declaration" and e["agent"] == "w1"}
+    assert {k: v for k, v in bids.items() if k < at} == {k: v for k, v in was.items() if k < at}
+    assert bids[at] != was[at]  # spend-down bids 35% of its balance, strategic 10%
+    assert read_manifest(seat).notes["fork"]["models"] == {"w1.negotiator": "scripted/spend-down"}
+    events = _play(_fork(strategic, tmp_path / "rev", at, "rule:setting=mechanism,value=revisable"))
+    assert {e["round"] for e in events if e["kind"] == "bid_revision"} == set(fork_steps(strategic)[1:])
