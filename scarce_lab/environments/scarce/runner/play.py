@@ -692,12 +692,14 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwar
     A complete run is returned as it is; an unfinished one continues from its last
     committed contention with ``resume`` and is an error otherwise
     (:func:`scarce_lab.runtime.open_run`). Keyword arguments go to
-    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``).
+    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``, ``replay``).
 
     Raises:
         FileExistsError: an unfinished run is there and ``resume`` is false.
         RunMismatchError: the folder holds a run with other settings.
         RunInProgressError: another live process is writing it.
+        ForkError / ForkDivergedError: a fork that cannot be played, or whose replayed
+            prefix is not its parent's (:mod:`.fork`).
     """
     return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun(resume=resume))
 
