@@ -87,6 +87,7 @@ def test_one_negotiators_first_private_message_replaced(strategic, tmp_path):
     mine = [e for e in events if e["kind"] == "private_message" and e["agent"] == w and e["round"] == at]
     assert mine[0]["payload"]["text"] == text and mine[0]["payload"]["outcome"] == "fork"
     assert mine[0]["payload"]["recipient"] == first["payload"]["recipient"]  # only the text changes
+    assert mine[0]["visible_to"] == first["visible_to"] == [w, first["payload"]["recipient"]]  # still private
     assert [e["payload"]["text"] for e in events if e["kind"] == "private_message"].count(text) == 1
 
 
