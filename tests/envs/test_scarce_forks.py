@@ -214,3 +214,14 @@ def test_a_seat_model_and_revisable_bids_from_the_fork_contention(strategic, tmp
     assert read_manifest(seat).notes["fork"]["models"] == {"w1.negotiator": "scripted/spend-down"}
     events = _play(_fork(strategic, tmp_path / "rev", at, "rule:setting=mechanism,value=revisable"))
     assert {e["round"] for e in events if e["kind"] == "bid_revision"} == set(fork_steps(strategic)[1:])
+
+
+def test_a_replacement_never_made_fails_the_fork(strategic, tmp_path, monkeypatch):
+    from scarce_lab.environments.scarce.runner.fork import ForkPlay
+
+    first = next(e for e in _play(strategic) if e["kind"] == "private_message")
+    # as if the (re-seeded) negotiator stayed silent: the fork contention replaces nothing
+    monkeypatch.setattr(ForkPlay, "replace", lambda self, k, w, phase, d: d)
+    with pytest.raises(ForkError, match=rf"{first['agent']} made no such move in contention {first['round']}"):
+        _fork(strategic, tmp_path, first["round"], f"replace_message:agent={first['agent']},text=hi")
+    assert read_manifest(next(tmp_path.iterdir())).status.value == "failed"

@@ -287,6 +287,20 @@ class ForkPlay:
             self.replaying.go_live()
         self.live = True
 
+    def after_contention(self, k: int) -> None:
+        """Called when contention ``k`` is settled: a replacement the fork contention never
+        made (a re-seeded negotiator that stayed silent or did not take part) fails the
+        fork by name, so a fork never passes for one that intervened.
+
+        Raises:
+            ForkError: ``k == at``, a ``replace_message`` / ``replace_decision``, and
+                nothing was replaced.
+        """
+        if k == self.at and self.iv.kind in ("replace_message", "replace_decision") and not self.replaced:
+            ForkError, _ = _errors()
+            raise ForkError(f"{self.iv.label()}: {self.iv.agent} made no such move in contention {k} of this fork "
+                            f"(seed {self.spec.seed}): nothing was replaced")
+
     def resumed(self, k: int) -> None:
         """A fork resumed from its checkpoint with ``k`` the next contention: past the
         fork contention, the checkpointed world and agents already play the fork's rules

@@ -643,6 +643,8 @@ class ScarceRunner:
                  requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
         if institutions:
             await inst.after_settle(self, c, st.schedule.order(), t)
+        if fork is not None:
+            fork.after_contention(k)
         self._commit(k, t, subrun_done=False)
 
 
