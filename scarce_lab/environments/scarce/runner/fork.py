@@ -298,7 +298,7 @@ class ForkPlay:
         """
         if k == self.at and self.iv.kind in ("replace_message", "replace_decision") and not self.replaced:
             ForkError, _ = _errors()
-            raise ForkError(f"{self.iv.label()}: {self.iv.agent} made no such move in contention {k} of this fork "
+            raise ForkError(f"{self.iv.kind}: {self.iv.agent} made no such move in contention {k} of this fork "
                             f"(seed {self.spec.seed}): nothing was replaced")
 
     def resumed(self, k: int) -> None:
