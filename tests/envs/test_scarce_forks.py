@@ -156,6 +156,7 @@ def test_a_diverged_prefix_is_refused_with_the_event(strategic, tmp_path):
         _fork(strategic, tmp_path, fork_steps(strategic)[1], deadline_min=6)
 
 
+@pytest.mark.slow  # a server process, a parent and a fork: 5-8 s on a shared 2-core machine
 def test_an_openai_negotiator_fork_asks_nothing_for_its_prefix(tmp_path, monkeypatch):
     from tests.fake_server import FakeOpenAIServer
 
