@@ -241,6 +241,10 @@ class RunRecorder:
         self._events: list[EventEnvelope] = []
         self._calls: list[LLMCallRecord] = []
 
+    def pending(self) -> list[EventEnvelope]:
+        """The events emitted since the last commit (not yet on disk), in order."""
+        return list(self._events)
+
     # -- life cycle ---------------------------------------------------------------
     @classmethod
     def create(cls, run_dir: Path, manifest: RunManifest) -> RunRecorder:

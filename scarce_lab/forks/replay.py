@@ -69,6 +69,8 @@ class Replay:
 
     def __init__(self, run_id: str, records: list[LLMCallRecord], at: int) -> None:
         self.run_id, self.at, self.replayed = run_id, at, 0
+        #: the parent's folder (set by :meth:`from_run`): environments read its events there
+        self.run_dir: Path | None = None
         self._answers: dict[tuple[str, str, int, Any], deque[LLMCallRecord]] = {}
         for r in records:
             self._answers.setdefault(_key(r.model, r.messages_hash, r.attempt, r.params.get("seed")), deque()).append(r)
@@ -100,7 +102,9 @@ class Replay:
                 records.append(LLMCallRecord.model_validate(loads(line)))
             except ValueError as exc:
                 raise ForkError(f"{run_dir / LLM_CALLS}:{i}: not a model-call record ({str(exc)[:300]})") from None
-        return cls(manifest.run_id, records, at)
+        replay = cls(manifest.run_id, records, at)
+        replay.run_dir = run_dir
+        return replay
 
     def take(self, model: str, mhash: str, seed: Any, attempt: int, context: Any = None) -> LLMCallRecord:
         """The parent's next recorded answer to this request.

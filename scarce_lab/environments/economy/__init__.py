@@ -14,9 +14,11 @@ from .world.core import ABLATIONS
 
 def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
     """One Economy run, training then frozen evaluation
-    (:func:`scarce_lab.environments.economy.runner.play.run_economy`); returns its run folder."""
+    (:func:`scarce_lab.environments.economy.runner.play.run_economy`; ``replay``: a fork's
+    parent, :mod:`scarce_lab.environments.economy.runner.fork`); returns its run folder."""
     from .runner.play import run_economy
 
+    options.pop("progress", None)  # one run: no progress bar
     return [run_economy(config, out, **options)]
 
 
@@ -159,6 +161,8 @@ SPEC = register(EnvironmentSpec(
     seat_keys=EconomyRunConfig.seat_aliases,
     view=lazy(f"{__name__}.tables", "EconomyTables"),
     study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
+    fork_steps=lazy(f"{__name__}.runner.fork", "fork_steps"),
+    fork_check=lazy(f"{__name__}.runner.fork", "fork_check"),
     judge_units=None,  # its agents bid and act, they do not talk: nothing for a judge to label
     taxonomy=None,
     speaker_part="",

@@ -185,8 +185,12 @@ class EconomyRunConfig(ExperimentConfig):
     @field_validator("economy", mode="before")
     @classmethod
     def _no_ablation_inside(cls, v: Any) -> Any:
+        """``economy.ablation`` is refused unless ``"none"``, the value a dump writes (so a
+        manifest's config validates again: a fork re-plays its parent's config)."""
         if isinstance(v, dict) and "ablation" in v:
-            raise ValueError("set the ablation with the run's 'ablation' field, not inside 'economy'")
+            if v["ablation"] != "none":
+                raise ValueError("set the ablation with the run's 'ablation' field, not inside 'economy'")
+            v = {k: x for k, x in v.items() if k != "ablation"}
         return v
 
     @model_validator(mode="after")
@@ -404,7 +408,7 @@ class EconomyRunConfig(ExperimentConfig):
         if self.newcomer is not None:
             extra.append("newcomer[" + " ".join(f"{k}={v}" for k, v in self.newcomer.model_dump().items()
                                                 if v is not None) + "]")
-        return ",".join([self.condition, *extra])
+        return ",".join([self.condition, *extra, *self.fork_label()])
 
     def _beyond_preset(self) -> dict[str, Any]:
         """Non-default settings less those the preset itself sets (for the label)."""
@@ -430,7 +434,12 @@ class EconomyRunConfig(ExperimentConfig):
 
         changed = {k: v for k, v in self.non_default_settings().items() if k not in ("baseline", "task")}
         extra = "-" + hashlib.sha256(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8] if changed else ""
-        return f"eco-{self.task_name}-{self.condition}-{model_slug(self.model)}{extra}-s{self.seed}"
+        return f"eco-{self.task_name}-{self.condition}-{model_slug(self.model)}{extra}-s{self.seed}{self.fork_tag()}"
+
+    @property
+    def run_seed(self) -> int:
+        """The seed every derived seed starts from (:func:`scarce_lab.runtime.step_seed`): ``seed``."""
+        return self.seed
 
 
 def _bare(s: SeatSettings) -> SeatSettings:

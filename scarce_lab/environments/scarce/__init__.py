@@ -12,9 +12,11 @@ from .config import ScarceConfig
 
 def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     """One SCARCE run (:func:`scarce_lab.environments.scarce.runner.run_scarce`; ``options``:
-    ``resume``, ``client``, ``tasks``, ``sandbox``, ...); returns its run folder."""
+    ``resume``, ``client``, ``tasks``, ``sandbox``, ``replay`` (a fork's parent:
+    :mod:`scarce_lab.environments.scarce.runner.fork`), ...); returns its run folder."""
     from .runner import run_scarce
 
+    options.pop("progress", None)  # one run: no progress bar
     return [run_scarce(config, out, **options)]
 
 
@@ -162,6 +164,8 @@ SPEC = register(EnvironmentSpec(
     seat_parts=("solver", "negotiator"),
     view=lazy(f"{__name__}.tables", "ScarceTables"),
     study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
+    fork_steps=lazy(f"{__name__}.runner.fork", "fork_steps"),
+    fork_check=lazy(f"{__name__}.runner.fork", "fork_check"),
     judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",

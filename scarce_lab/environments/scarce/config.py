@@ -371,12 +371,17 @@ class ScarceConfig(ExperimentConfig):
         for k in ("joins", "leaves"):
             if getattr(self, k):
                 extra.append(f"{k}=[{' '.join(f'{w}@{n}' for w, n in sorted(getattr(self, k).items()))}]")
-        return ",".join([self.base_condition, *extra])
+        return ",".join([self.base_condition, *extra, *self.fork_label()])
+
+    @property
+    def run_seed(self) -> int:
+        """The seed every derived seed starts from (:func:`scarce_lab.runtime.step_seed`): ``seed``."""
+        return self.seed
 
     @property
     def run_id(self) -> str:
-        """``scarce_<base condition>_<solver model slug>_s<seed>_<hash>``: the hash covers
-        the condition settings and both models."""
+        """``scarce_<base condition>_<solver model slug>_s<seed>_<hash>[-fork<j>]``: the hash
+        covers the condition settings (a fork's step and intervention among them) and both models."""
         blob = json.dumps({"settings": self.condition_settings(), "model": self.model,
                            "negotiator": self.negotiator}, sort_keys=True)
         h = hashlib.sha256(blob.encode()).hexdigest()[:8]
@@ -384,7 +389,7 @@ class ScarceConfig(ExperimentConfig):
         if self.seats:  # the solvers' model when they share one, else "mixed" (the seats are in the hash)
             solvers = {s.solver.model for s in self.seat_plan().values()}
             slug = model_slug(solvers.pop()) if len(solvers) == 1 else "mixed"
-        return f"scarce_{self.base_condition}_{slug}_s{self.seed}_{h}"
+        return f"scarce_{self.base_condition}_{slug}_s{self.seed}_{h}{self.fork_tag()}"
 
     def budgets_for(self) -> dict[str, int]:
         """Worker -> budget per subrun (credits); the validator has refused overrides of

@@ -293,6 +293,7 @@ def run_economy(
     items: list[QAItem] | None = None,
     run_id: str | None = None,
     resume: bool = False,
+    replay=None,
 ) -> Path:
     """Train (``cfg.episodes``) then evaluate frozen (``cfg.eval_episodes``); record it.
 
@@ -300,7 +301,8 @@ def run_economy(
     (e.g. the JSONL file) are checked before anything is written. A complete run is
     returned as it is; an unfinished one continues from its last committed episode
     when ``resume`` (:func:`scarce_lab.runtime.open_run`: one rule for every
-    environment), and is an error otherwise.
+    environment), and is an error otherwise. A config whose ``fork`` is set plays its
+    parent's prefix from ``replay`` (:mod:`.fork`).
 
     Raises:
         ValueError: unknown scripted policy, LLM model on Blocks World, bad JSONL task.
@@ -309,17 +311,25 @@ def run_economy(
         RunMismatchError: the folder holds a run with other settings.
         RunInProgressError: another live process is writing the same run.
         RuntimeError: frozen evaluation moved money (a bug; never expected).
+        ForkError / ForkDivergedError: a fork that cannot be played, or whose prefix is
+            not the parent's (:mod:`.fork`).
     """
     from scarce_lab.llm.scope import run_scope
 
     run_id = run_id or cfg.run_id
     with run_scope(run_id=run_id):  # every model call names the run (llm/scope.py)
         return _run_economy(cfg, out_dir, client=client, llm_kwargs=llm_kwargs, items=items, run_id=run_id,
-                            resume=resume)
+                            resume=resume, replay=replay)
 
 
 def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: dict | None,
-                 items: list[QAItem] | None, run_id: str, resume: bool) -> Path:
+                 items: list[QAItem] | None, run_id: str, resume: bool, replay=None) -> Path:
+    fork = None
+    if cfg.fork is not None:
+        from .fork import EconomyFork
+
+        fork = EconomyFork(cfg, replay)
+        client = fork.wrap(client)
     tasks = _Tasks(cfg, items)
     recorder: list = []
     tap = CallTap()
@@ -328,21 +338,32 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
         recorder[0].record_calls(calls)
         tap.add(calls)
 
-    policy = make_policy(cfg, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
-    if cfg.seats is not None or cfg.newcomer is not None:  # one agent layer per seat
-        policy = make_seated_policy(cfg, policy, make_policy, client=client, record_calls=record_calls,
-                                    llm_kwargs=llm_kwargs)
-    handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
+    def layers_of(c: EconomyRunConfig):
+        policy = make_policy(c, client=client, record_calls=record_calls, llm_kwargs=llm_kwargs)
+        if c.seats is not None or c.newcomer is not None:  # one agent layer per seat
+            policy = make_seated_policy(c, policy, make_policy, client=client, record_calls=record_calls,
+                                        llm_kwargs=llm_kwargs)
+        return policy
+
+    policy = layers_of(cfg)
+    if fork is not None:
+        fork.remake = layers_of
+    manifest = manifest_for(cfg, run_id)
+    if fork is not None:
+        manifest.notes["fork"] = fork.notes()
+    handle = open_run(Path(out_dir) / run_id, manifest, resume=resume)
     if handle.skipped:
         return handle.run_dir
     rec = handle.recorder
     recorder.append(rec)
     try:
-        _play(cfg, rec, policy, tasks, handle.state, tap=tap)
+        _play(cfg, rec, policy, tasks, handle.state, tap=tap, fork=fork)
     except BaseException as exc:
         record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
         raise
+    if fork is not None:
+        rec.manifest.notes["fork"] = fork.notes()
     rec.finish()
     return rec.run_dir
 
@@ -360,8 +381,9 @@ def _founders(cfg: EconomyRunConfig, rec, policy) -> Economy:
 
 
 def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None, *,
-          tap: CallTap | None = None) -> None:
-    """Play every episode not yet committed; checkpoint after each (round = episode)."""
+          tap: CallTap | None = None, fork=None) -> None:
+    """Play every episode not yet committed; checkpoint after each (round = episode); a
+    fork (:class:`.fork.EconomyFork`) switches at its episode."""
     if cfg.preset != "default":
         from .reference import play
 
@@ -376,8 +398,18 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
     if seated is not None:  # the record gate compares each agent's calls with its seat's recorded settings
         rec.seat_of = lambda a: (economy.agents[a].seat or "*") if a in economy.agents else None
 
+    if fork is not None and state["next_round"] > fork.at:  # resumed past the fork episode
+        policy = fork.start(rec, economy, policy, check=False)
+        of, layers, seated = layer_of(policy)
+
+    def rng(rnd: int, key: str) -> random.Random:
+        return random.Random(key) if fork is None else fork.rng(rnd, key)
+
     for ep in episodes_to_play(cfg, state):
         phase, e, rnd = ep
+        if fork is not None and rnd == fork.at:
+            policy = fork.start(rec, economy, policy)
+            of, layers, seated = layer_of(policy)
         training = phase == "train" and cfg.baseline == "none"
         for p in layers:
             if hasattr(p, "episode"):
@@ -388,22 +420,23 @@ def _play(cfg: EconomyRunConfig, rec, policy, tasks: _Tasks, state: dict | None,
         summary = EpisodeSummary()
         emit = summary.emitter(cfg, rec, ep, tap)
         act = counted_act(of, rnd, [])
-        res = run_episode(economy, env, trigger=lambda a, obs: of(a).trigger(a.genome, obs), act=act, training=training,
-                          rng=random.Random(f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
+        res = run_episode(economy, env, trigger=lambda a, obs, of=of: of(a).trigger(a.genome, obs), act=act,
+                          training=training,
+                          rng=rng(rnd, f"{cfg.seed}:auction:{phase}:{e}"), emit=emit,
                           action_to_json=action_payload,
                           order=state["order"] if cfg.baseline == "round-robin" else None)
         if phase == "train":
             tasks.record(res.solved)
         end_episode(cfg, rec, ep, info, summary, solved=res.solved, steps=res.steps, reward=res.reward, end=res.end)
         if training:
-            _evolve(cfg, economy, policy, rec, rnd, e)
+            _evolve(cfg, economy, policy, rec, rnd, e, rng(rnd, f"{cfg.seed}:evo:{e}"))
         close_episode(cfg, economy, rec, tasks, state, ep)
 
 
-def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int) -> None:
+def _evolve(cfg, economy: Economy, policy, rec, rnd: int, e: int, rng: random.Random) -> None:
     of, _, seated = layer_of(policy)  # offspring inherit their parent's seat; exploration newcomers run '*'
     policy = policy if seated is None else seated.of(None)
-    end = economy.end_episode(e, random.Random(f"{cfg.seed}:evo:{e}"), policy.mutate, policy.newcomer,
+    end = economy.end_episode(e, rng, policy.mutate, policy.newcomer,
                               repair=getattr(policy, "repair", None), ops_for=seated and seated.ops_for)
     record_changes(rec, economy, end, rnd, lambda a: of(a).genome_json(a.genome))
 

@@ -374,6 +374,10 @@ class SkilledScriptedSolver(ScriptedSolverPolicy):
         self.queue: list[SolverAction] = []
         self._ref = reference_files(task)
 
+    def reseed(self, seed: int) -> None:
+        """The attempts' outcomes drawn from ``seed`` from now on (``need`` stays)."""
+        self.rng = random.Random(f"{seed}:skilled:reseed")
+
     @property
     def solved(self) -> bool:
         return self.progress >= self.need

@@ -59,6 +59,10 @@ class Solver:
     async def step(self, obs: SolverObservation) -> Decided[SolverAction]:
         raise NotImplementedError
 
+    def reseed(self, seed: int) -> None:
+        """Draw from ``seed`` from now on (a re-seeded fork's continuation); a solver
+        that draws nothing after it is made ignores it."""
+
 
 def _example_command(program: str, ex: dict[str, Any]) -> str:
     args = " ".join(shlex.quote(a) for a in ex.get("args", []))
@@ -287,6 +291,13 @@ class ModelSolver(ModelHolder, Solver):
         self.checklist = self.compact if checklist is None else checklist
         #: what this solver has seen happen (for the checklist): a clean build, a try
         self.progress = {"built": False, "tried": False}
+
+    def reseed(self, seed: int) -> None:
+        """Per-call seeds from ``seed`` from now on; a scripted policy re-seeded too."""
+        self.seed = seed
+        policy = getattr(self.lm, "policy", None)
+        if isinstance(policy, Solver):
+            policy.reseed(seed)
 
     def _observe(self, obs: SolverObservation) -> None:
         """Update :attr:`progress` from the result of the previous action."""

@@ -44,11 +44,12 @@ def save_state(runner: Any, *, subrun_done: bool, folders: dict[str, dict] | Non
             a.client = c
 
 
-def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> bool:
+def restore_state(runner: Any, state: dict[str, Any], plan: list[dict[str, Any]]) -> bool:
     """Put the checkpoint ``state`` back into ``runner`` (world, agents with a fresh
-    model client, streaks, and the workers' folders when the subrun was unfinished);
-    returns whether its subrun was finished. The agents are unpickled only through
-    the one gate, :func:`scarce_lab.data.sealed.unseal`.
+    model client, streaks, and the workers' folders when the subrun was unfinished,
+    each with the task of the checkpoint's subrun in ``plan``, the run's tasks per
+    subrun); returns whether its subrun was finished. The agents are unpickled only
+    through the one gate, :func:`scarce_lab.data.sealed.unseal`.
 
     Raises:
         CheckpointRefusedError: the agents were not sealed for this run on this machine.
@@ -64,6 +65,7 @@ def restore_state(runner: Any, state: dict[str, Any], tasks: dict[str, Any]) -> 
         if hasattr(h, "client") and h.client is None:  # detached by save_state
             h.client = runner._client()
     if not state["subrun_done"]:
+        tasks = plan[runner.world.subrun]  # the restored world's subrun (not the fresh world's -1)
         for w in runner.world.workers:  # the workers of the checkpoint's subrun (joins/leaves)
             runner.io.restore(runner._sbx(w), tasks[w], state["folders"][w])
     return state["subrun_done"]

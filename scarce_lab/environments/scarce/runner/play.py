@@ -79,10 +79,15 @@ class ScarceRunner:
             ``passed``, ``total``, ``violation``); default :func:`scarce_lab.tasks.grade`.
         sandbox: a :class:`scarce_lab.sandbox.Sandbox`; default ``make_sandbox(cfg.sandbox)``
             (closed at the end only when created here).
+        replay: the parent's replay source (:mod:`scarce_lab.forks`) for a config whose
+            ``fork`` is set (:mod:`.fork`: the prefix replayed, the switch at its contention).
+
+    Raises:
+        ForkError: a fork config without its ``replay``.
     """
 
     def __init__(self, cfg: ScarceConfig, out_dir: Path, *, tasks: list | None = None, client: Any = None,
-                 grade_fn: Callable | None = None, sandbox: Any = None):
+                 grade_fn: Callable | None = None, sandbox: Any = None, replay: Any = None):
         self.cfg = cfg
         self.out_dir = Path(out_dir)
         self.tasks = tasks
@@ -96,6 +101,14 @@ class ScarceRunner:
         self.negotiators: dict[str, Any] = {}
         #: worker -> (key of its last failing action, times in a row): the stuck rule
         self.streaks: dict[str, tuple[str, int]] = {}
+        #: the agents' base seed (a re-seeded fork's from its contention on: :mod:`.fork`)
+        self.base_seed = cfg.seed
+        self.replay = replay
+        self.fork = None
+        if cfg.fork is not None:
+            from .fork import ForkPlay
+
+            self.fork = ForkPlay(self, replay)
 
     # -- setup ------------------------------------------------------------------------
     def _task_pool(self) -> list:
@@ -114,6 +127,8 @@ class ScarceRunner:
             from scarce_lab.llm import make_client
 
             self.client = make_client(self.cfg.llm)
+        if self.fork is not None:  # the prefix's calls answered from the parent's records
+            self.client = self.fork.client(self.client)
         return self.client
 
     def _agents(self, w: str, task: Any):
@@ -124,17 +139,49 @@ class ScarceRunner:
         (:func:`~scarce_lab.llm.model.model_for`, in the factories); the client is made
         only for a model that needs one. A scripted solver's seed is the worker's and
         subrun's (:func:`derive_seed`); a model's call seeds derive from the run seed."""
-        cfg = self.cfg  # the run id reaches the calls through the run scope (llm/scope.py)
-        seat = self._seats[w]
-        sol, neg_s = seat.solver, seat.negotiator
-        solver = make_solver(sol.model, task, make_client=self._client, seed=cfg.seed,
-                             scripted_seed=derive_seed(cfg.seed, w, self.world.subrun),
+        sol = self._seats[w].solver  # the run id reaches the calls through the run scope (llm/scope.py)
+        seed = self.base_seed
+        solver = make_solver(sol.model, task, make_client=self._client, seed=seed,
+                             scripted_seed=derive_seed(seed, w, self.world.subrun),
                              reasoning_effort=sol.reasoning_effort, temperature=sol.temperature,
                              **({"max_tokens": sol.max_tokens} if sol.max_tokens is not None else {}))
-        neg = make_negotiator(neg_s.model, make_client=self._client, seed=cfg.seed,
-                              reasoning_effort=neg_s.reasoning_effort, temperature=neg_s.temperature,
-                              mechanism=str(cfg.mechanism), max_tokens=neg_s.max_tokens)
-        return solver, neg
+        return solver, self._negotiator(w)
+
+    def _negotiator(self, w: str):
+        neg_s = self._seats[w].negotiator
+        return make_negotiator(neg_s.model, make_client=self._client, seed=self.base_seed,
+                               reasoning_effort=neg_s.reasoning_effort, temperature=neg_s.temperature,
+                               mechanism=str(self.world.rules.mechanism), max_tokens=neg_s.max_tokens)
+
+    def retarget(self, after: ScarceConfig, base_seed: int, *, new_solvers: set[str] = frozenset()) -> None:
+        """From a fork's contention on (:mod:`.fork`): the world plays the rules of
+        ``after`` (mechanism, memory, institutions...; the institutions' state starts
+        empty when they are switched on), the seats of ``after``, and every agent derives
+        its seeds from ``base_seed``: each live worker's negotiator is made again (they
+        keep no state), the solvers of ``new_solvers`` are made again for their current
+        task, the others are re-seeded."""
+        import dataclasses
+
+        from ..world.institutions import Institutions
+
+        world = self.world
+        rules = dataclasses.replace(after.world_rules(), seed=base_seed)
+        world.rules, world.mechanism = rules, rules.mechanism_config()
+        if rules.institutions is None:
+            world.institutions = None
+        elif world.institutions is None:
+            world.institutions = Institutions(rules.institutions, rules.workers)
+        else:
+            world.institutions.rules = rules.institutions
+        self._seats, self.base_seed = after.seat_plan(), base_seed
+        for w, s in world.workers.items():
+            if s.finished:
+                continue
+            self.negotiators[w] = self._negotiator(w)
+            if w in new_solvers:
+                self.solvers[w] = self._agents(w, s.task)[0]
+            elif base_seed != self.cfg.seed:
+                self.solvers[w].reseed(base_seed)
 
     def _sbx(self, w: str) -> str:
         return f"{w}-s{self.world.subrun}"
@@ -183,6 +230,8 @@ class ScarceRunner:
             notes["composition"] = cfg.composition_label()
         if cfg.joins or cfg.leaves:
             notes["membership"] = {"joins": dict(cfg.joins), "leaves": dict(cfg.leaves)}
+        if self.fork is not None:  # the fork, its replayed calls (set at the end) and who plays from it on
+            notes["fork"] = self.fork.notes()
         return RunManifest(
             run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
             condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"), seed=cfg.seed,
@@ -207,7 +256,9 @@ class ScarceRunner:
             plan = assign_tasks(self._task_pool(), cfg.names, cfg.subruns, cfg.task_assignment, cfg.seed)
             first, resumed = 0, False
             if handle.state is not None:
-                done = restore_state(self, handle.state, plan[self.world.subrun])  # subrun finished?
+                done = restore_state(self, handle.state, plan)  # subrun finished?
+                if self.fork is not None:  # past its contention: the fork's seats, seeds and live client
+                    self.fork.resumed(self.world.k)
                 first, resumed = self.world.subrun + (1 if done else 0), not done
                 if done and cfg.interviews:  # stopped between a subrun's end and its interviews
                     await self._interviews(self.world.k, self.world.subrun)
@@ -224,6 +275,8 @@ class ScarceRunner:
                 ), phase="setup")
             for k in range(first, cfg.subruns):
                 await self._subrun(plan[k], resumed=resumed and k == first)
+            if self.fork is not None:
+                self.rec.manifest.notes["fork"] = self.fork.notes()
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
             record_calls_of(self.rec, exc)
@@ -312,7 +365,7 @@ class ScarceRunner:
                 return {**scripted_answer(neg.model, rule, assessment=assessment), "memory_events": len(mem)}, []
             msgs = interview_messages(INTERVIEW_TEMPLATE, mem, me=w, agent_id=w, subrun=subrun)
             with run_scope(round=k, subrun=subrun, agent=w):
-                fields, calls = await amodel_answer(neg.lm, msgs, seed=derive_seed(self.cfg.seed, subrun, w, "interview"),
+                fields, calls = await amodel_answer(neg.lm, msgs, seed=derive_seed(self.base_seed, subrun, w, "interview"),
                                                     agent=w, round=k)
             return {**fields, "memory_events": len(mem)}, calls
 
@@ -502,6 +555,9 @@ class ScarceRunner:
         return [(w, d, views[w]) for w, d in decs], cost
 
     async def _contention(self, participants: tuple[str, ...], tc: float):  # noqa: C901 - one branch per phase
+        fork = self.fork
+        if fork is not None:
+            fork.before_contention(self.world.k)
         c = self.world.open_contention(participants)
         k = c.index
 
@@ -516,6 +572,8 @@ class ScarceRunner:
             inst.contention_start(self, c, t)
         decs, cost = await self.phase(c, t, "declare")
         for w, d, v in decs:
+            if fork is not None:
+                d = fork.replace(k, w, "declaration", d)
             _submit(d, lambda x, w=w: c.declare(w, x), lambda x, v=v: v.legal.clamp_declaration(
                 x.desired_position, x.desired_duration_seconds, x.bid_price))
             emit(ev.Declaration, phase="declaration", agent=w, t=t, **d.value.model_dump(), **d.decision_fields())
@@ -529,6 +587,8 @@ class ScarceRunner:
             if c.phase == Phase.reasoning:
                 decs, cost = await self.phase(c, t, "reason")
                 for w, d, _ in decs:
+                    if fork is not None:
+                        d = fork.replace(k, w, "reasoning", d)
                     c.reason(w, d.value)
                     emit(ev.Reasoning, phase="reasoning", agent=w, t=t, text=c.reasoning[w], **d.decision_fields())
                     if d.intended:
@@ -537,6 +597,8 @@ class ScarceRunner:
             elif c.phase == Phase.private:
                 decs, cost = await self.phase(c, t, "message")
                 for w, d, _ in decs:
+                    if fork is not None:
+                        d = fork.replace(k, w, "private", d)
                     if d.value is None:
                         emit(ev.PrivateSilence, phase="private", agent=w, t=t, private_round=c.private_round,
                              **d.decision_fields())
@@ -554,6 +616,8 @@ class ScarceRunner:
             elif c.phase == Phase.revision:
                 decs, cost = await self.phase(c, t, "revise")
                 for w, d, v in decs:
+                    if fork is not None:
+                        d = fork.replace(k, w, "revision", d)
                     _submit(d, lambda x, w=w: c.revise(w, x), lambda x, v=v, w=w: v.legal.clamp_bid(
                         x if isinstance(x, int) and not isinstance(x, bool) else c.declarations[w].bid_price))
                     emit(ev.BidRevision, phase="revision", agent=w, t=t, bid_price=d.value,
@@ -561,6 +625,8 @@ class ScarceRunner:
             elif c.phase == Phase.ballots:
                 decs, cost = await self.phase(c, t, "ballot")
                 for w, d, v in decs:
+                    if fork is not None:
+                        d = fork.replace(k, w, "ballots", d)
                     _submit(d, lambda x, w=w: c.ballot(w, x), lambda x, v=v: complete_ballot(
                         [(e.worker, e.duration_seconds, e.price) for e in x.entries], v))
                     emit(ev.Ballot, phase="ballots", agent=w, t=t,
@@ -577,16 +643,23 @@ class ScarceRunner:
                  requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
         if institutions:
             await inst.after_settle(self, c, st.schedule.order(), t)
+        if fork is not None:
+            fork.after_contention(k)
         self._commit(k, t, subrun_done=False)
 
 
 def _submit(d: Decided, submit: Callable[[Any], None], repair: Callable[[Any], tuple[Any, str | None]]) -> None:
     """Submit ``d.value`` to the contention; when the contention refuses it, submit the
     repair into the negotiator's legal set instead (``d.value`` becomes it) and add the
-    refusal and the repair to ``d.violation``."""
+    refusal and the repair to ``d.violation``; a fork's replaced value (``outcome`` ``fork``:
+    :mod:`.fork`) is never repaired but refused (``ForkError``)."""
     try:
         submit(d.value)
     except ProtocolError as exc:
+        if d.outcome == "fork":
+            from scarce_lab.forks import ForkError
+
+            raise ForkError(f"the fork's decision {d.value!r}: {exc}") from None
         fixed, note = repair(d.value)
         submit(fixed)
         d.value = fixed
@@ -621,12 +694,14 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwar
     A complete run is returned as it is; an unfinished one continues from its last
     committed contention with ``resume`` and is an error otherwise
     (:func:`scarce_lab.runtime.open_run`). Keyword arguments go to
-    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``).
+    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``, ``replay``).
 
     Raises:
         FileExistsError: an unfinished run is there and ``resume`` is false.
         RunMismatchError: the folder holds a run with other settings.
         RunInProgressError: another live process is writing it.
+        ForkError / ForkDivergedError: a fork that cannot be played, or whose replayed
+            prefix is not its parent's (:mod:`.fork`).
     """
     return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun(resume=resume))
 
