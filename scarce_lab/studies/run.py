@@ -41,7 +41,6 @@ import fcntl
 import json
 import math
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -106,10 +105,6 @@ def _choices(study: Study, sets: list[dict[str, str]], *, seeds, arms, profile, 
         "judges": list(judges) if judges is not None else _default_judges(study, sets, profile)}, default=str))
 
 
-#: The largest ``study.json`` read (bytes): a study's choices and attempts are far smaller.
-MAX_STATE_BYTES = 32 * 1024 * 1024
-
-
 class _State(BaseModel):
     """The kinds of ``study.json``'s fields that :func:`status`, the report and a
     resumed :func:`run` read (other fields: history, kept as written)."""
@@ -129,31 +124,23 @@ class _State(BaseModel):
 
 def read_state(out: Path) -> dict | None:
     """``OUT/study.json`` as a dict (``None`` when absent); the one gate every reader
-    of the folder's choices goes through.
+    of the folder's choices goes through. Read through the data read gate
+    (:func:`scarce_lab.data.jsonl.read_json_file`: a regular file, a link to one
+    followed, within ``LIMITS.manifest_bytes``; no ``NaN`` literal, no key twice).
 
     Raises:
-        StudyError: the path is a link or not a regular file (a FIFO would block), is
-            larger than :data:`MAX_STATE_BYTES`, or is not a JSON object whose fields
-            have their kinds (:class:`_State`; the field named).
+        StudyError: a FIFO, device or folder, a file over the limit, not JSON, or not a
+            JSON object whose fields have their kinds (:class:`_State`; the field named).
     """
+    from ..data.jsonl import TrajectoryFileError, read_json_file
+
     path = Path(out) / STUDY_FILE
     try:
-        st = path.lstat()
+        state = read_json_file(path)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise StudyError(f"{path}: not readable ({exc})") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise StudyError(f"{path}: a link, not the folder's own study file (another folder's state?); "
-                         "copy the folder instead of linking its study.json")
-    if not stat.S_ISREG(st.st_mode):
-        raise StudyError(f"{path}: not a regular file (mode {stat.filemode(st.st_mode)})")
-    if st.st_size > MAX_STATE_BYTES:
-        raise StudyError(f"{path}: {st.st_size} bytes, over the {MAX_STATE_BYTES} a study file may have")
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StudyError(f"{path}: not readable as JSON ({exc})") from None
+    except (OSError, TrajectoryFileError) as exc:
+        raise StudyError(f"{path}: not readable as a study file ({exc})") from None
     if not isinstance(state, dict) or not isinstance(state.get("study"), str):
         raise StudyError(f"{path}: not a study file (a JSON object with 'study'), got {str(state)[:200]!r}")
     try:
