@@ -273,7 +273,7 @@ class Study(BaseModel):
 
         Raises:
             StudyError: an unknown arm or profile, no model, an override of an arm's
-                setting, a cross-play grid that cannot be planned, or a config the
+                setting, a cross-play grid that cannot be planned, a run named twice, or a config the
                 environment refuses (study, arm, field and value named).
         """
         from ..config.base import ConfigError, build_config
@@ -315,6 +315,10 @@ class Study(BaseModel):
                     continue  # a grid's members are the models: one grid per arm
                 members = [m.get(self.model_roles[0]) or next(iter(m.values())) for m in model_sets]
                 out += [(arm.name, cfg) for cfg in self._crossed(runs, populations, members, arm.name)]
+        ids = [c.run_id for _, c in out]  # one folder per run: a repeated seed or arm would run it twice
+        if twice := sorted({(a, i) for a, c in out if ids.count(i := c.run_id) > 1}):
+            raise StudyError(f"study {self.name!r}: runs named twice {twice[:4]} (seeds {seed_list}): "
+                             "give each seed, arm and model set once")
         return out
 
     def _crossed(self, runs: list[Any], populations: list[Population], members: list[str], arm: str) -> list[Any]:

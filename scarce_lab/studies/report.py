@@ -179,6 +179,8 @@ def _verdict(n: PaperNumber, est: float | None, lo: float | None, hi: float | No
         return "no data", why or "no estimate in this data"
     if lo is None or hi is None:
         return "not comparable", why or "no 95% interval at this run count"
+    if not all(math.isfinite(x) for x in (est, lo, hi)) or not lo <= hi:  # NaN compares false: no verdict
+        return "not comparable", f"no usable interval: estimate {est:g} in [{lo:g}, {hi:g}]" + (f"; {why}" if why else "")
     if n.kind == "value":
         v = n.scale(n.value)
         inside = lo - 1e-9 <= v <= hi + 1e-9

@@ -37,13 +37,18 @@ rules (complete, unfinished, attempts, labels) and stay together.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import Study, StudyError, get
 
@@ -100,21 +105,50 @@ def _choices(study: Study, sets: list[dict[str, str]], *, seeds, arms, profile, 
         "judges": list(judges) if judges is not None else _default_judges(study, sets, profile)}, default=str))
 
 
+class _State(BaseModel):
+    """The kinds of ``study.json``'s fields that :func:`status`, the report and a
+    resumed :func:`run` read (other fields: history, kept as written)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    study: str
+    models: list[dict[str, str]] = []
+    profile: str | None = None
+    overrides: dict[str, Any] = {}
+    seeds: list[int] | None = None
+    seeds_run: list[int] | None = None
+    arms: list[str] | None = None
+    judges: list[str] = []
+    attempts: dict[str, list[dict[str, Any]]] = {}
+    stopped: str | None = None
+
+
 def read_state(out: Path) -> dict | None:
-    """``OUT/study.json`` as a dict (``None`` when absent).
+    """``OUT/study.json`` as a dict (``None`` when absent); the one gate every reader
+    of the folder's choices goes through. Read through the data read gate
+    (:func:`scarce_lab.data.jsonl.read_json_file`: a regular file, a link to one
+    followed, within ``LIMITS.manifest_bytes``; no ``NaN`` literal, no key twice).
 
     Raises:
-        StudyError: the file is not a JSON object naming a study.
+        StudyError: a FIFO, device or folder, a file over the limit, not JSON, or not a
+            JSON object whose fields have their kinds (:class:`_State`; the field named).
     """
+    from ..data.jsonl import TrajectoryFileError, read_json_file
+
     path = Path(out) / STUDY_FILE
-    if not path.exists():
-        return None
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StudyError(f"{path}: not readable as JSON ({exc})") from None
+        state = read_json_file(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, TrajectoryFileError) as exc:
+        raise StudyError(f"{path}: not readable as a study file ({exc})") from None
     if not isinstance(state, dict) or not isinstance(state.get("study"), str):
         raise StudyError(f"{path}: not a study file (a JSON object with 'study'), got {str(state)[:200]!r}")
+    try:
+        _State.model_validate(state)
+    except ValidationError as exc:
+        bad = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {str(e.get('input'))[:80]!r})"
+                        for e in exc.errors()[:5])
+        raise StudyError(f"{path}: a field of the wrong kind: {bad}") from None
     return state
 
 
@@ -449,6 +483,42 @@ def _narrow_enough(widths: dict | None, wanted: dict[str, float], arms: set[str]
         for a in arms)
 
 
+def _check_limits(*, cost_limit: float | None, target_width: float | None, max_seeds: int | None,
+                  retries: int) -> None:
+    """The run's limits, checked before anything is planned or written: a NaN compares
+    false with every number (a NaN width is never reached, a NaN cap never refuses) and an
+    infinite cap caps nothing, so each must be a finite number in its range."""
+    for name, value in (("cost-limit", cost_limit), ("target-width", target_width)):
+        if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise StudyError(f"--{name} {value!r}: needs a finite number > 0")
+    for name, value, low in (("max-seeds", max_seeds, 1), ("retries", retries, 0)):
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
+            raise StudyError(f"--{name} {value!r}: needs a whole number >= {low}")
+    if target_width is not None and max_seeds is None and cost_limit is None:
+        raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
+
+
+@contextmanager
+def _folder_lock(out: Path) -> Iterator[None]:
+    """Hold ``OUT/.study.lock`` (an advisory ``flock``, released when the process ends,
+    a kill included) while a run writes the folder.
+
+    Raises:
+        StudyError: another process holds it (two runs into one folder would run the
+            same runs twice and lose each other's attempts).
+    """
+    with open(out / ".study.lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StudyError(f"{out}: another study run is writing this folder now (it holds {out / '.study.lock'}); "
+                             "wait for it, or use another --out folder") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float | None = None,
         target_width: float | dict[str, float] | None = None, max_seeds: int | None = None, retries: int = 2,
         judges: list[str] | None = None, executor: str = "local", address: str | None = None,
@@ -474,7 +544,9 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
 
     Raises:
         StudyError: other choices than ``OUT/study.json``'s, a cap below the plan, a
-            ``target_width`` without a stop, a model that cannot be used (preflight),
+            limit that is not finite or out of range (NaN, inf, a negative or zero
+            cap, ``max_seeds`` < 1, ``retries`` < 0), a ``target_width`` without a stop,
+            another process running into ``out``, a model that cannot be used (preflight),
             or Ray unreachable.
     """
     from ..runners.preflight import ModelUnavailableError, check_configs
@@ -482,8 +554,10 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
 
     study = _resolve(study)
     out = Path(out)
+    _check_limits(cost_limit=cost_limit, target_width=None if isinstance(target_width, dict) else target_width,
+                  max_seeds=max_seeds, retries=retries)
     wanted = target_widths(study, target_width) if target_width is not None else {}
-    if target_width is not None and max_seeds is None and cost_limit is None:
+    if isinstance(target_width, dict) and max_seeds is None and cost_limit is None:
         raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
     sets = model_sets(study, models, roles)
     choices = _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides, judges=judges)
@@ -509,53 +583,58 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
     except ModelUnavailableError as exc:
         raise StudyError(f"--model: {exc}") from None
     out.mkdir(parents=True, exist_ok=True)
-    state |= {"retries": retries, "cost_limit": cost_limit, "target_width": target_width, "max_seeds": max_seeds,
-              "executor": executor, "stopped": None}
-    _write_state(out, state)
-    # a batch: the study's seed count (the seeds given, else the profile's, else the study's)
-    batch = len(base_seeds) if base_seeds else len(study.profile(profile).seeds or range(study.seeds))
-    current = first
-    while True:
-        try:
-            cfgs = with_sweep_cap([c for _, c in current.missing], out, cost_limit)
-        except ValueError as exc:
-            raise StudyError(f"--cost-limit: {exc}") from None
-        stopped = _batch(study, state, cfgs, out, retries=retries, executor=executor, address=address,
-                         progress=progress, cost_limit=cost_limit, say=say)
-        if stopped is None:
-            _label(study, state, current.runs, out, executor=executor, address=address, progress=progress,
-                   cost_limit=cost_limit, say=say)
-            last = {c.run_id: state["attempts"][c.run_id][-1]["status"] for _, c in current.missing}
-            bad = sorted(r for r, st in last.items() if st not in ("complete", "skipped"))
-            if bad:
-                stopped = f"{len(bad)} run(s) not complete after {retries} retries (study.json: attempts)"
-        if stopped is not None or target_width is None:
-            state["stopped"] = stopped or "complete"
-            break
-        widths = _widths(study, out)
-        have = sorted({_seed(study, c) for _, c in current.runs})
-        if widths is None:
-            raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
-        if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
-            state["stopped"] = (f"target widths {_shown(wanted)} reached (stopping on width: the bounded share "
-                                "intervals kept 95% coverage in simulation, open t intervals of means 90-94%: "
-                                "docs/benchmarks.md, bench_coverage.py)")
-            break
-        if max_seeds is not None and len(have) >= max_seeds:
-            state["stopped"] = f"max seeds {max_seeds} reached"
-            break
-        more = [max(have) + 1 + i for i in range(batch)]
-        if max_seeds is not None:
-            more = more[:max_seeds - len(have)]
-        state["seeds_run"] = have + more
+    with _folder_lock(out):
+        disk = read_state(out)  # another process may have run into the folder since it was read
+        if disk is not None:
+            _check_same(out, disk, choices, study)
+            state = disk | {"overrides": choices["overrides"]}  # this run's transport settings (server address)
+        state |= {"retries": retries, "cost_limit": cost_limit, "target_width": target_width, "max_seeds": max_seeds,
+                  "executor": executor, "stopped": None}
         _write_state(out, state)
-        wide = {f"{a}.{m}": w for a, ws in widths.items() for m, w in ws.items()
-                if m in wanted and (w is None or w > wanted[m])}
-        say(f"wider than {_shown(wanted)}: {_shown(wide)}; adding seeds {more}")
-        current = plan(study, sets or None, out=out, seeds=state["seeds_run"], check_state=False, **kw)
-    _write_state(out, state)
-    say(f"stopped: {state['stopped']}")
-    return status(out)
+        # a batch: the study's seed count (the seeds given, else the profile's, else the study's)
+        batch = len(base_seeds) if base_seeds else len(study.profile(profile).seeds or range(study.seeds))
+        current = first
+        while True:
+            try:
+                cfgs = with_sweep_cap([c for _, c in current.missing], out, cost_limit)
+            except ValueError as exc:
+                raise StudyError(f"--cost-limit: {exc}") from None
+            stopped = _batch(study, state, cfgs, out, retries=retries, executor=executor, address=address,
+                             progress=progress, cost_limit=cost_limit, say=say)
+            if stopped is None:
+                _label(study, state, current.runs, out, executor=executor, address=address, progress=progress,
+                       cost_limit=cost_limit, say=say)
+                last = {c.run_id: state["attempts"][c.run_id][-1]["status"] for _, c in current.missing}
+                bad = sorted(r for r, st in last.items() if st not in ("complete", "skipped"))
+                if bad:
+                    stopped = f"{len(bad)} run(s) not complete after {retries} retries (study.json: attempts)"
+            if stopped is not None or target_width is None:
+                state["stopped"] = stopped or "complete"
+                break
+            widths = _widths(study, out)
+            have = sorted({_seed(study, c) for _, c in current.runs})
+            if widths is None:
+                raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
+            if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
+                state["stopped"] = (f"target widths {_shown(wanted)} reached (stopping on width: the bounded share "
+                                    "intervals kept 95% coverage in simulation, open t intervals of means 90-94%: "
+                                    "docs/benchmarks.md, bench_coverage.py)")
+                break
+            if max_seeds is not None and len(have) >= max_seeds:
+                state["stopped"] = f"max seeds {max_seeds} reached"
+                break
+            more = [max(have) + 1 + i for i in range(batch)]
+            if max_seeds is not None:
+                more = more[:max_seeds - len(have)]
+            state["seeds_run"] = have + more
+            _write_state(out, state)
+            wide = {f"{a}.{m}": w for a, ws in widths.items() for m, w in ws.items()
+                    if m in wanted and (w is None or w > wanted[m])}
+            say(f"wider than {_shown(wanted)}: {_shown(wide)}; adding seeds {more}")
+            current = plan(study, sets or None, out=out, seeds=state["seeds_run"], check_state=False, **kw)
+        _write_state(out, state)
+        say(f"stopped: {state['stopped']}")
+        return status(out)
 
 
 def _shown(widths: dict[str, float | None]) -> str:
