@@ -324,6 +324,10 @@ class EnvironmentSpec:
             environment does not support; called before any fork runs. Its ``run``
             then takes ``replay=`` (:class:`scarce_lab.forks.replay.Replay`) for a config
             whose ``fork`` is set. Set exactly when ``fork_steps`` is.
+        measured: ``event kind -> payload fields`` that are measurements (wall seconds),
+            not play: left out wherever two runs' events are compared (a fork's prefix
+            check, a fork beside its parent in the viewer). SCARCE: an ``execution``'s
+            ``duration_s``.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
@@ -368,6 +372,7 @@ class EnvironmentSpec:
     study_metrics: Callable[..., Any] | None = None
     fork_steps: Callable[[Path], list[int]] | None = None
     fork_check: Callable[..., None] | None = None
+    measured: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

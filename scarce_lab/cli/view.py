@@ -15,13 +15,15 @@ def view_run(
     html: Path | None = typer.Option(None, "--html", help="Page to write (default: view-<run id>.html here)."),
     run_id: str | None = typer.Option(None, "--run-id", help="Which run, when RUN holds several."),
     max_chars: int = typer.Option(1500, "--max-chars", min=50, help="Longest text shown in full."),
+    beside: str | None = typer.Option(None, "--beside", help="For a fork: show it beside its parent from the fork "
+                                      "step on ('parent': among its siblings; or the parent's folder)."),
 ) -> None:
     """Write one run (SCARCE contentions, SovSim rounds, Economy episodes) as a static page
     that needs no network."""
     from ..viewer import view
 
     try:
-        v = view(run, run_id, max_chars=max_chars)
+        v = view(run, run_id, max_chars=max_chars, beside=beside)
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -30,10 +30,15 @@ import polars as pl
 
 from . import ForkError
 
-__all__ = ["MIN_PARENTS", "effects", "paired_effects"]
+__all__ = ["MIN_PARENTS", "effects", "effects_chart", "paired_effects", "parent_differences"]
 
 #: Fewest parents an interval is printed from (``benchmarks/bench_coverage.py``).
 MIN_PARENTS = 10
+#: What every effect table is computed under (saved beside it).
+CONVENTION = {"pairs": "a fork and the none fork of the same parent, step and seed",
+              "unit": "parent (each parent's mean paired difference over its seeds)",
+              "groups": "environment x intervention x step x metric, never pooled",
+              "intervals": f"Student-t 95% over parents, from {MIN_PARENTS} parents (bench_coverage 'fork effect')"}
 _COLUMNS = {"environment": pl.String, "intervention": pl.String, "at": pl.Int64, "metric": pl.String,
             "effect": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "n_parents": pl.Int64,
             "n_pairs": pl.Int64, "unpaired": pl.Int64, "why": pl.String}
@@ -54,15 +59,13 @@ def _run_metrics(run_dir: Path, spec: Any) -> dict[str, float]:
     return {r["metric"]: r["estimate"] for r in rows.iter_rows(named=True) if r["estimate"] is not None}
 
 
-def paired_effects(values: list[dict[str, Any]]) -> pl.DataFrame:
-    """The effect table from one row per fork: ``environment, parent, at, seed,
-    intervention, metrics`` (``metrics``: name -> value; ``intervention`` the label,
-    ``"none"`` for the baseline). Columns: ``environment, intervention, at, metric,
-    effect`` (mean over parents of each parent's mean paired difference), ``ci_low,
-    ci_high`` (module docstring; null below :data:`MIN_PARENTS` parents or without
-    spread), ``n_parents, n_pairs, unpaired`` (forks without a ``none`` partner), ``why``."""
-    from ..analysis.stats import mean_ci
-
+def parent_differences(values: list[dict[str, Any]]) -> pl.DataFrame:
+    """Each parent's mean paired difference, from one row per fork: ``environment, parent,
+    at, seed, intervention, metrics`` (``metrics``: name -> value; ``intervention`` the
+    label, ``"none"`` for the baseline). Columns: ``environment, intervention, at, metric,
+    parent, difference`` (mean over the parent's seeds of fork minus its ``none`` fork of
+    the same seed), ``n_seeds, unpaired`` (forks of that intervention and step without a
+    ``none`` partner)."""
     base = {(v["environment"], v["parent"], v["at"], v["seed"]): v["metrics"] for v in values
             if v["intervention"] == "none"}
     groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
@@ -72,29 +75,74 @@ def paired_effects(values: list[dict[str, Any]]) -> pl.DataFrame:
     rows = []
     for (env, label, at), forks in sorted(groups.items()):
         paired = [v for v in forks if (env, v["parent"], at, v["seed"]) in base]
-        names = sorted({k for v in paired for k in v["metrics"]})
-        for metric in names:
+        for metric in sorted({k for v in paired for k in v["metrics"]}):
             by_parent: dict[str, list[float]] = {}
             for v in paired:
                 mine, theirs = v["metrics"].get(metric), base[(env, v["parent"], at, v["seed"])].get(metric)
                 if mine is not None and theirs is not None:
                     by_parent.setdefault(v["parent"], []).append(mine - theirs)
-            means = [sum(d) / len(d) for d in by_parent.values()]
-            if not means:
-                continue
-            effect, lo, hi = mean_ci(means)
-            why = None
-            if len(means) < MIN_PARENTS:
-                lo = hi = float("nan")
-                why = (f"no 95% interval from {len(means)} parent{'s' if len(means) != 1 else ''}: forks of one "
-                       f"parent are not independent, the interval is over parents and is given from {MIN_PARENTS}")
-            elif lo != lo:
-                why = "no 95% interval: every parent's difference is the same"
-            rows.append({"environment": env, "intervention": label, "at": at, "metric": metric, "effect": effect,
-                         "ci_low": None if lo != lo else lo, "ci_high": None if hi != hi else hi,
-                         "n_parents": len(means), "n_pairs": sum(len(d) for d in by_parent.values()),
-                         "unpaired": len(forks) - len(paired), "why": why})
+            rows += [{"environment": env, "intervention": label, "at": at, "metric": metric, "parent": parent,
+                      "difference": sum(d) / len(d), "n_seeds": len(d), "unpaired": len(forks) - len(paired)}
+                     for parent, d in by_parent.items()]
+    return pl.DataFrame(rows, schema={"environment": pl.String, "intervention": pl.String, "at": pl.Int64,
+                                      "metric": pl.String, "parent": pl.String, "difference": pl.Float64,
+                                      "n_seeds": pl.Int64, "unpaired": pl.Int64})
+
+
+def paired_effects(values: list[dict[str, Any]]) -> pl.DataFrame:
+    """The effect table from one row per fork (as :func:`parent_differences` takes).
+    Columns: ``environment, intervention, at, metric, effect`` (mean over parents of each
+    parent's mean paired difference), ``ci_low, ci_high`` (module docstring; null below
+    :data:`MIN_PARENTS` parents or without spread), ``n_parents, n_pairs, unpaired``
+    (forks without a ``none`` partner), ``why``."""
+    return _aggregate(parent_differences(values))
+
+
+def _aggregate(diffs: pl.DataFrame) -> pl.DataFrame:
+    from ..analysis.stats import mean_ci
+
+    rows = []
+    for (env, label, at, metric), g in diffs.group_by(["environment", "intervention", "at", "metric"],
+                                                     maintain_order=True):
+        means = g["difference"].to_list()
+        effect, lo, hi = mean_ci(means)
+        why = None
+        if len(means) < MIN_PARENTS:
+            lo = hi = float("nan")
+            why = (f"no 95% interval from {len(means)} parent{'s' if len(means) != 1 else ''}: forks of one "
+                   f"parent are not independent, the interval is over parents and is given from {MIN_PARENTS}")
+        elif lo != lo:
+            why = "no 95% interval: every parent's difference is the same"
+        rows.append({"environment": env, "intervention": label, "at": at, "metric": metric, "effect": effect,
+                     "ci_low": None if lo != lo else lo, "ci_high": None if hi != hi else hi,
+                     "n_parents": len(means), "n_pairs": int(g["n_seeds"].sum()),
+                     "unpaired": int(g["unpaired"][0]), "why": why})
     return pl.DataFrame(rows, schema=_COLUMNS)
+
+
+def effects_chart(diffs: pl.DataFrame) -> Any:
+    """One strip per metric (its own x scale): a point per parent at its mean paired
+    difference (fork minus the ``none`` fork of the same seed), one row per intervention
+    and step; 0 is no effect. Returns the titled chart (:func:`~scarce_lab.analysis.figures.titled`),
+    or a ``NoFigure`` saying why there is none (no pair, or every difference zero)."""
+    import altair as alt
+
+    from ..analysis.figures import NoFigure, caption, chart_data, titled
+
+    if diffs.height == 0:
+        return NoFigure("no intervention fork has a none fork of the same parent, step and seed")
+    d = diffs.with_columns(fork=pl.format("{} @ step {}", "intervention", "at"))
+    n_forks = d["fork"].n_unique()
+    chart = alt.Chart(chart_data(d)).mark_point(filled=True, size=50, opacity=0.7).encode(
+        x=alt.X("difference:Q", title="paired difference (fork - none)"),
+        y=alt.Y("fork:N", title=None, axis=alt.Axis(labelLimit=320)),
+        tooltip=["intervention", "at", "metric", "parent", alt.Tooltip("difference:Q", format=".3g"), "n_seeds"],
+    ).properties(width=250, height=22 * n_forks).facet(
+        facet=alt.Facet("metric:N", title=None), columns=2).resolve_scale(x="independent")
+    return titled(chart, "Effect of each intervention, per parent", [
+        caption("One point per parent: its mean over seeds of the fork's metric minus its none fork's (same parent, "
+                "step and seed); 0 = no effect; each metric on its own scale"),
+        caption(f"{d['parent'].n_unique()} parents, {n_forks} intervention(s) and step(s)")])
 
 
 def effects(forks: Path | str | Iterable[Path | str]) -> Any:
@@ -130,10 +178,12 @@ def effects(forks: Path | str | Iterable[Path | str]) -> Any:
         raise ForkError(f"no complete fork under {forks}: make forks with sl.fork / scarce-lab fork")
     if len({v["environment"] for v in values}) > 1:
         raise ForkError(f"forks of several environments under {forks}: measure one at a time")
-    frame = paired_effects(values)
+    diffs = parent_differences(values)
+    frame = _aggregate(diffs)
     shown = frame.filter(pl.col("ci_low").is_not_null()).height
     reading = (f"{frame['intervention'].n_unique()} intervention(s) against the none forks of the same parent, step "
                f"and seed, {frame.height} metric rows; {shown} with a 95% interval over parents "
                f"(from {MIN_PARENTS} parents)") if frame.height else \
         "no intervention has a none fork of the same parent, step and seed to pair with"
-    return Finding("fork_effects", frame=frame, reading=reading, method=__doc__ or "")
+    return Finding("fork_effects", frame=frame, chart=effects_chart(diffs), reading=reading, method=__doc__ or "",
+                   extra={"fork_effects_per_parent": diffs}, convention=CONVENTION)

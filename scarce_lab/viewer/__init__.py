@@ -17,6 +17,8 @@
   it (the event's ``call_ids``) its id (``data-call-id``, the ``call_id`` of
   ``llm_calls`` and of :func:`scarce_lab.data.tables.calls.decision_calls`), outcome,
   the prompt it was shown and the raw answer.
+- A fork beside its parent (``view(fork, beside="parent")``, :mod:`.beside`): two
+  timelines aligned by step from the fork step on, the steps that differ marked.
 - Economy of Minds: per episode the winning bids (auction events, when recorded) or the
   winners and what they paid, and the agents' wealth after each population snapshot.
 
@@ -144,18 +146,34 @@ class RunView:
         return p
 
 
-def view(run: str | Path | Any, run_id: str | None = None, *, max_chars: int = 1500) -> RunView:
+def view(run: str | Path | Any, run_id: str | None = None, *, max_chars: int = 1500,
+         beside: str | Path | None = None) -> RunView:
     """A :class:`RunView` of one run: ``run`` is a run directory, a dataset folder (with
     ``run_id`` when it holds several runs) or a ``scarce_lab.data.loaders.Dataset`` with
     ``run_id``. ``max_chars``: longest text shown in full (reasoning, stdout).
 
+    ``beside``: for a fork (:mod:`scarce_lab.forks`), show it beside its parent from the
+    fork step on (:mod:`.beside`): ``"parent"`` finds the parent among the fork's
+    siblings; a path is the parent's run folder or a folder holding it.
+
     Raises:
-        FileNotFoundError: the path does not exist or holds no run.
+        FileNotFoundError: the path does not exist or holds no run; ``beside``: no parent there.
         ValueError: several runs and no (or an unknown) ``run_id``; an environment the
-            viewer does not know.
+            viewer does not know; ``beside`` for a run that is no fork, or a parent whose
+            files changed since the fork.
     """
     run_dir = _run_dir(run, run_id)
     manifest, events = _events(run_dir)
+    if beside is not None:
+        from .beside import find_parent, render_beside
+
+        fork = (manifest.get("config") or {}).get("fork")
+        if not fork:
+            raise ValueError(f"view(beside=...): run {manifest.get('run_id')} ({run_dir}) is no fork "
+                             f"(its manifest's config has no fork)")
+        parent_dir = find_parent(run_dir, fork, None if beside == "parent" else beside)
+        body = render_beside(_events(parent_dir), (manifest, events), max_chars=min(max_chars, 300))
+        return RunView(run_dir, body, f"{manifest.get('run_id')} beside its parent · scarce_lab run viewer")
     body = render_run(manifest, events, max_chars=max_chars)
     return RunView(run_dir, body, f"{manifest.get('run_id')} · scarce_lab run viewer")
 

@@ -166,6 +166,7 @@ SPEC = register(EnvironmentSpec(
     study_metrics=lazy(f"{__name__}.analysis.study_metrics", "study_metrics"),
     fork_steps=lazy(f"{__name__}.runner.fork", "fork_steps"),
     fork_check=lazy(f"{__name__}.runner.fork", "fork_check"),
+    measured={"execution": ("duration_s",)},
     judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",

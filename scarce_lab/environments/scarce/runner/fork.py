@@ -63,8 +63,6 @@ REFUSED: dict[str, str] = {
                  "its subrun starts (set `joins` in a new run instead)",
 }
 DECLARATION_KEYS = ("desired_position", "desired_duration_seconds", "bid_price")
-#: Event fields that are measurements, not play (left out of the prefix comparison).
-MEASURED = {"execution": ("duration_s",)}
 
 
 def _errors():
@@ -323,8 +321,10 @@ class ForkPlay:
 
     def _check_prefix(self) -> None:
         from scarce_lab.forks.prefix import check_prefix
+        from scarce_lab.registry import get
 
-        check_prefix(self.runner.rec, self.replay, self.at, measured=MEASURED, next_kind="contention_start")
+        check_prefix(self.runner.rec, self.replay, self.at, measured=get("scarce").measured,
+                     next_kind="contention_start")
 
     # -- replacements at contention ``at`` -------------------------------------------------
     def replace(self, k: int, w: str, phase: str, d: Any) -> Any:
