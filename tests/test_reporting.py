@@ -175,7 +175,7 @@ def test_readme_lists_every_notebook_parameter_with_its_default():
 
     root = Path(__file__).resolve().parents[1]
     readme = (root / "docs" / "notebooks.md").read_text(encoding="utf-8")
-    for nb in sorted((root / "notebooks").glob("0*.ipynb")):
+    for nb in sorted((root / "notebooks").glob("[0-9]*.ipynb")):
         row = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{nb.stem}` | `")), None)
         assert row is not None, f"docs/notebooks.md has no parameter row for {nb.stem}"
         for p in notebook_parameters(nb):

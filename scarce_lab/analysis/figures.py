@@ -138,7 +138,9 @@ class Nothing:
         return f"No {self.what}: {self.reason}"
 
     def _repr_markdown_(self) -> str:
-        return f"*{self!r}*"
+        from .labels import displayed_markdown
+
+        return displayed_markdown(f"*{self!r}*")
 
     def __bool__(self) -> bool:
         return False

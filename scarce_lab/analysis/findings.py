@@ -25,12 +25,15 @@ from typing import Any
 
 import polars as pl
 
+from .labels import displayed_markdown
+
 
 def say(text: str) -> None:
-    """Display ``text`` as Markdown (a reading sentence) in the notebook."""
+    """Display ``text`` as Markdown (a reading sentence) in the notebook (``$`` shown as
+    written: :func:`displayed_markdown`)."""
     from IPython.display import Markdown, display
 
-    display(Markdown(text))
+    display(Markdown(displayed_markdown(text)))
 
 
 def show(df: pl.DataFrame, float_digits: int = 2) -> None:
@@ -190,11 +193,11 @@ class Finding:
         from IPython.display import Markdown, display
 
         if self.show_frame and (self.frame is not None or self.layout is not None or self.text):
-            display(Markdown(self.markdown()))
+            display(Markdown(displayed_markdown(self.markdown())))
         elif self.departures:
-            display(Markdown(self.departures_line()))
+            display(Markdown(displayed_markdown(self.departures_line())))
         if self.reading:
-            display(Markdown(self.reading))
+            display(Markdown(displayed_markdown(self.reading)))
         if self.chart is not None:
             display(self.chart)
 

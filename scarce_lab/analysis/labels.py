@@ -9,6 +9,7 @@ conditions, only the parts that differ from the most common value of that part
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -124,3 +125,14 @@ def format_departures(settings: Mapping[str, Any]) -> str:
 
     return "Every run departs from the paper's defaults in: " + ", ".join(
         f"{k}={short(v)}" for k, v in settings.items()) + "."
+
+
+def displayed_markdown(text: str) -> str:
+    r"""``text`` with every ``$`` outside code spans written as three backslashes and
+    ``$``, as every Markdown output of the project is displayed: JupyterLab typesets
+    ``$...$`` as TeX after rendering the Markdown, so "$0.04 to $0.22" showed as the italic
+    formula "0.04to0.22" (a Markdown ``\$`` or ``&#36;`` still reaches MathJax as a bare
+    ``$``); the Markdown renders ``\\\$`` as ``\$``, which MathJax (``processEscapes``)
+    shows as ``$``."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else p.replace("$", "\\\\\\$") for p in parts)

@@ -234,7 +234,8 @@ def nothing_to_show(res: pl.DataFrame, name: str, out_dir=None, *, value: str = 
     elif v.len() == 0:
         why = f"{name}: no group has a value in this data"
     elif v.dtype.is_numeric() and bool((v == 0).all()):
-        why = f"{name}: every value is zero in this data ({res.height} rows, {v.len()} with a value)"
+        why = f"{name}: every value is zero in this data (" + (
+            f"all {v.len()} values" if v.len() == res.height else f"{v.len()} values over {res.height} rows") + ")"
     else:
         return None
     if out_dir is not None:

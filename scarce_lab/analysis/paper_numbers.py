@@ -68,9 +68,10 @@ class PaperNumber(BaseModel):
     metric: str | None = None
     where: dict[str, str | int | float | bool] = Field(default_factory=dict)
     kind: Literal["value", "range", "statement"]
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
+    # finite: TOML writes nan and inf, and either compares false with every bound
+    value: float | None = Field(None, allow_inf_nan=False)
+    low: float | None = Field(None, allow_inf_nan=False)
+    high: float | None = Field(None, allow_inf_nan=False)
     unit: Unit | None = None
     text: str = ""
 

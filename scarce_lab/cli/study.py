@@ -98,9 +98,10 @@ def run_cmd(
     cost_limit: Annotated[float | None, typer.Option(
         "--cost-limit", min=0.0, help="US dollars for the whole study, players and judges: below the plan's low "
                                       "estimate nothing runs; otherwise the sweep's cap")] = None,
-    target_width: Annotated[float | None, typer.Option(
-        "--target-width", min=0.0, help="add seeds in batches until every headline interval is at most this wide "
-                                        "(needs --max-seeds or --cost-limit)")] = None,
+    target_width: Annotated[list[str] | None, typer.Option(
+        "--target-width", help="add seeds in batches until every headline interval is at most this wide: W for "
+                               "every headline metric (each in its own unit), or METRIC=W, repeated (only those "
+                               "are watched); needs --max-seeds or --cost-limit")] = None,
     max_seeds: Annotated[int | None, typer.Option("--max-seeds", min=1, help="seeds per arm at most "
                                                                              "(--target-width)")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="further attempts of a failed run")] = 2,
@@ -139,6 +140,7 @@ def run_cmd(
         out = resolve_path(Path(prof.out or f"runs/studies/{st.name}"))
     if out.exists() and not out.is_dir():
         raise typer.BadParameter(f"{out} is a file, not a folder", param_hint="--out")
+    widths = _widths(target_width)
     panel = None if judges is None else [j.strip() for j in judges.split(",")]
     if panel is not None and not all(panel):
         raise typer.BadParameter(f"{judges!r}: an empty judge name", param_hint="--judges")
@@ -148,7 +150,7 @@ def run_cmd(
         if dry_run:
             typer.echo(plan(st, model or None, out=out, **kw).text())
             return
-        result = run(st, model or None, out=out, cost_limit=cost_limit, target_width=target_width,
+        result = run(st, model or None, out=out, cost_limit=cost_limit, target_width=widths,
                      max_seeds=max_seeds, retries=retries, executor=executor.value, address=address,
                      progress=progress, say=typer.echo, **kw)
     except StudyError as exc:
@@ -201,3 +203,21 @@ def report_cmd(
         save.mkdir(parents=True, exist_ok=True)
         ext = {"markdown": "md", "csv": "csv", "latex": "tex"}[fmt.value]
         (save / f"{state['study']}.{ext}").write_text(text(), encoding="utf-8")
+
+
+def _widths(given: list[str] | None) -> float | dict[str, float] | None:
+    """``--target-width``: one ``W`` (every headline metric) or ``METRIC=W`` pairs.
+
+    Raises:
+        typer.BadParameter: a value that is not a number, or a mix of both forms.
+    """
+    if not given:
+        return None
+    try:
+        if len(given) == 1 and "=" not in given[0]:
+            return float(given[0])
+        if any("=" not in g for g in given):
+            raise ValueError("give one W, or METRIC=W for each metric, not both")
+        return {k.strip(): float(v) for k, v in (g.split("=", 1) for g in given)}
+    except ValueError as exc:
+        raise typer.BadParameter(f"{given!r}: {exc}", param_hint="--target-width") from None

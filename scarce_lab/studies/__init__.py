@@ -30,6 +30,9 @@ report (:mod:`.report`) and the notebooks' note (:mod:`.notebook`) are their own
 Errors: a declaration that does not validate raises :class:`StudyError` naming the file,
 the study and the field; an arm or profile setting the environment's config refuses is
 raised when the configs are built, naming the study, the arm and the setting.
+
+Size: the declaration's model, its validation and the config building every study path
+(plan, run, report, notebook note) goes through live in one module.
 """
 
 from __future__ import annotations
@@ -270,7 +273,7 @@ class Study(BaseModel):
 
         Raises:
             StudyError: an unknown arm or profile, no model, an override of an arm's
-                setting, a cross-play grid that cannot be planned, or a config the
+                setting, a cross-play grid that cannot be planned, a run named twice, or a config the
                 environment refuses (study, arm, field and value named).
         """
         from ..config.base import ConfigError, build_config
@@ -312,6 +315,10 @@ class Study(BaseModel):
                     continue  # a grid's members are the models: one grid per arm
                 members = [m.get(self.model_roles[0]) or next(iter(m.values())) for m in model_sets]
                 out += [(arm.name, cfg) for cfg in self._crossed(runs, populations, members, arm.name)]
+        ids = [c.run_id for _, c in out]  # one folder per run: a repeated seed or arm would run it twice
+        if twice := sorted({(a, i) for a, c in out if ids.count(i := c.run_id) > 1}):
+            raise StudyError(f"study {self.name!r}: runs named twice {twice[:4]} (seeds {seed_list}): "
+                             "give each seed, arm and model set once")
         return out
 
     def _crossed(self, runs: list[Any], populations: list[Population], members: list[str], arm: str) -> list[Any]:
@@ -330,10 +337,15 @@ class Study(BaseModel):
     def arm_of(self, settings: dict[str, Any]) -> str | None:
         """The arm a run belongs to, from its condition settings (dotted keys -> values,
         e.g. a manifest's config flattened): the arm every one of whose settings the run
-        has; ``None`` when no arm matches, or more than one does (an ambiguous run is
-        never counted in an arm)."""
-        hits = [a.name for a in self.arms if all(_same(settings.get(k), v) for k, v in a.settings.items())]
-        return hits[0] if len(hits) == 1 else None
+        has. When several do, the one with the most settings that depart from the paper's
+        (``budget-asymmetry``: a run of arm ``rich``, one worker at 1,500 credits, also has
+        arm ``equal``'s ``memory = "cross"``, the paper's own value); ``None`` when no arm
+        matches, or that still leaves a tie (an ambiguous run is never counted in an arm)."""
+        hits = [a for a in self.arms if all(_same(settings.get(k), v) for k, v in a.settings.items())]
+        if len(hits) > 1:
+            own = [sum(not (k in self.paper and _same(self.paper[k], v)) for k, v in a.settings.items()) for a in hits]
+            hits = [a for a, n in zip(hits, own, strict=True) if n == max(own)]
+        return hits[0].name if len(hits) == 1 else None
 
     # -- running and reporting (scarce_lab.studies.run, scarce_lab.studies.report) ----
     def plan(self, models: Any = None, *, out: Any, model: Any = None, **options: Any) -> Any:

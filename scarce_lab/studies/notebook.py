@@ -46,7 +46,9 @@ class DataNote:
         return "\n".join(self.lines)
 
     def _repr_markdown_(self) -> str:
-        return "\n\n".join(self.lines)
+        from ..analysis.labels import displayed_markdown
+
+        return displayed_markdown("\n\n".join(self.lines))
 
     def why(self) -> DataNote:
         """The note's last lines only (whether the data can show the paper's finding, and
@@ -83,7 +85,12 @@ def _planned(study: Any, model: str, out: str | Path) -> str:
         from .run import plan
     except ImportError:
         return "its plan and cost: add `--dry-run` (the study engine is not installed here)"
-    p = plan(study, [model], out=out)
+    from . import StudyError
+
+    try:
+        p = plan(study, [model], out=out)
+    except StudyError as exc:  # e.g. RUN_DIR holds a study run with other choices
+        return f"no plan for {model} into {out}: {exc}"
     cost = p.cost_usd
     if cost is None:
         money = "cost unknown (a model's price or prompt size is unknown: set llm.prices)"
@@ -133,22 +140,26 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
 
     model_sets = Counter(tuple(sorted(m.models.items())) for m in runs)
     per_set: dict[tuple, Counter] = {}
+    games: dict[tuple, dict[str, set[str]]] = {}  # model set -> arm -> the runs' conditions
     configs = []
     for m in runs:
         flat = flatten(m.config)
         configs.append(flat)
-        per_set.setdefault(tuple(sorted(m.models.items())), Counter())[st.arm_of(flat) or ""] += 1
+        arm, key = st.arm_of(flat) or "", tuple(sorted(m.models.items()))
+        per_set.setdefault(key, Counter())[arm] += 1
+        games.setdefault(key, {}).setdefault(arm, set()).add(m.condition or "")
     offline = all(v.startswith(OFFLINE_PREFIXES) for m in runs for v in m.models.values())
     reasons: list[str] = []
     thin_arms: list[str] = []
     for mset, n in model_sets.items():
         arms = per_set[mset]
-        counts = ", ".join(f"{a.name} {arms.get(a.name, 0)}" for a in st.arms)
+        counts = ", ".join(f"{a.name} {arms.get(a.name, 0)}" + _games(games[mset].get(a.name, set()))
+                           for a in st.arms)
         stray = arms.get("", 0)
         shown = (f"`{mset[0][1]}` (every role)" if len({v for _, v in mset}) == 1 and len(mset) > 1
                  else ", ".join(f"{r} = `{v}`" for r, v in mset) or "(none recorded)")
-        lines.append(f"- models {shown}: "
-                     f"{n} runs; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
+        lines.append(f"- model{'s' if len(mset) > 1 and '(every role)' not in shown else ''} {shown}: "
+                     f"{n} run{'s' if n != 1 else ''}; runs per arm: {counts}" + (f"; {stray} in no arm of this study" if stray else ""))
         thin = [a.name for a in st.arms if arms.get(a.name, 0) < MIN_RUNS_PER_ARM]
         if thin:
             thin_arms.append(f"{shown}: {', '.join(thin)}")
@@ -185,6 +196,22 @@ def data_note(study: Any, data: Any, *, labels: str | Path | None = None, model:
         lines.append(f"- no judge labels: the study's labelled tables ({st.labels.taxonomy} taxonomy) are "
                      "left out; its label-free tables still show what the models did")
     return DataNote(st.name, tuple(lines + _run_lines(st, model, run_dir, reasons)), not reasons)
+
+
+def _games(conditions: set[str]) -> str:
+    """`` (in N games: they differ in k1, k2)`` when an arm's runs are of more than one
+    condition (another setting than the arm's differs: the tables keep them apart, so the
+    arm's count is not its runs per game); ``""`` when they are one game."""
+    if len(conditions) < 2:
+        return ""
+    from ..analysis.labels import condition_parts, part_key
+
+    sets = [set(condition_parts(c)) for c in conditions]
+    parts = set.union(*sets) - set.intersection(*sets)
+    differ = sorted({part_key(p) for p in parts} - {""})
+    primary = sorted(p for p in parts if not part_key(p))
+    shown = ([" vs ".join(primary)] if primary else []) + differ
+    return f" (in {len(conditions)} games: they differ in {', '.join(shown)})"
 
 
 def _run_lines(st: Any, model: str | None, run_dir: str | Path, reasons: list[str]) -> list[str]:

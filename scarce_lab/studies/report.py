@@ -38,7 +38,8 @@ from . import Study, StudyError
 from . import get as get_study
 
 COLUMNS = {"source": pl.String, "table": pl.String, "model": pl.String, "paper_model": pl.String, "arm": pl.String,
-           "condition": pl.String, "metric": pl.String, "paper": pl.String, "estimate": pl.Float64,
+           "condition": pl.String, "metric": pl.String, "paper": pl.String,
+           "paper_low": pl.Float64, "paper_high": pl.Float64, "estimate": pl.Float64,
            "ci_low": pl.Float64, "ci_high": pl.Float64, "n_runs": pl.Int64, "verdict": pl.String, "why": pl.String}
 VERDICTS = ("inside", "outside", "not comparable", "no data", "statement")
 PIPELINE = "model differs from the paper's: a check of the pipeline, not of the paper"
@@ -178,6 +179,8 @@ def _verdict(n: PaperNumber, est: float | None, lo: float | None, hi: float | No
         return "no data", why or "no estimate in this data"
     if lo is None or hi is None:
         return "not comparable", why or "no 95% interval at this run count"
+    if not all(math.isfinite(x) for x in (est, lo, hi)) or not lo <= hi:  # NaN compares false: no verdict
+        return "not comparable", f"no usable interval: estimate {est:g} in [{lo:g}, {hi:g}]" + (f"; {why}" if why else "")
     if n.kind == "value":
         v = n.scale(n.value)
         inside = lo - 1e-9 <= v <= hi + 1e-9
@@ -218,7 +221,7 @@ def _rows(st: Study, ds: Any, labels: Any, design: Design | None) -> pl.DataFram
     out: list[dict[str, Any]] = []
     for n in nums:
         base = {"source": n.source, "table": n.table, "paper_model": n.model, "arm": n.arm, "metric": n.metric,
-                "paper": n.shown(), "condition": None, "model": None, "estimate": None, "ci_low": None,
+                "paper": n.shown(), **_paper_bounds(n), "condition": None, "model": None, "estimate": None, "ci_low": None,
                 "ci_high": None, "n_runs": 0}
         if n.arm is not None and n.arm not in arm_names:
             out.append(base | {"verdict": "not comparable" if n.kind != "statement" else "statement",
@@ -237,6 +240,16 @@ def _rows(st: Study, ds: Any, labels: Any, design: Design | None) -> pl.DataFram
             out.append(base | {k: r[k] for k in ("condition", "model", "estimate", "ci_low", "ci_high", "n_runs")}
                        | {"verdict": verdict, "why": why})
     return pl.DataFrame(out, schema=COLUMNS, orient="row")
+
+
+def _paper_bounds(n: PaperNumber) -> dict[str, float | None]:
+    """The paper's number in the estimate's scale (a percentage as a share), as the
+    ``paper_low``/``paper_high`` columns: a value is both; a statement neither."""
+    if n.kind == "value":
+        return {"paper_low": n.scale(n.value), "paper_high": n.scale(n.value)}
+    if n.kind == "range":
+        return {"paper_low": n.scale(n.low), "paper_high": n.scale(n.high)}
+    return {"paper_low": None, "paper_high": None}
 
 
 def _no_data_why(n: PaperNumber, frame: pl.DataFrame) -> str:

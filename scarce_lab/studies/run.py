@@ -37,13 +37,18 @@ rules (complete, unfinished, attempts, labels) and stay together.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import Study, StudyError, get
 
@@ -100,21 +105,50 @@ def _choices(study: Study, sets: list[dict[str, str]], *, seeds, arms, profile, 
         "judges": list(judges) if judges is not None else _default_judges(study, sets, profile)}, default=str))
 
 
+class _State(BaseModel):
+    """The kinds of ``study.json``'s fields that :func:`status`, the report and a
+    resumed :func:`run` read (other fields: history, kept as written)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    study: str
+    models: list[dict[str, str]] = []
+    profile: str | None = None
+    overrides: dict[str, Any] = {}
+    seeds: list[int] | None = None
+    seeds_run: list[int] | None = None
+    arms: list[str] | None = None
+    judges: list[str] = []
+    attempts: dict[str, list[dict[str, Any]]] = {}
+    stopped: str | None = None
+
+
 def read_state(out: Path) -> dict | None:
-    """``OUT/study.json`` as a dict (``None`` when absent).
+    """``OUT/study.json`` as a dict (``None`` when absent); the one gate every reader
+    of the folder's choices goes through. Read through the data read gate
+    (:func:`scarce_lab.data.jsonl.read_json_file`: a regular file, a link to one
+    followed, within ``LIMITS.manifest_bytes``; no ``NaN`` literal, no key twice).
 
     Raises:
-        StudyError: the file is not a JSON object naming a study.
+        StudyError: a FIFO, device or folder, a file over the limit, not JSON, or not a
+            JSON object whose fields have their kinds (:class:`_State`; the field named).
     """
+    from ..data.jsonl import TrajectoryFileError, read_json_file
+
     path = Path(out) / STUDY_FILE
-    if not path.exists():
-        return None
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StudyError(f"{path}: not readable as JSON ({exc})") from None
+        state = read_json_file(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, TrajectoryFileError) as exc:
+        raise StudyError(f"{path}: not readable as a study file ({exc})") from None
     if not isinstance(state, dict) or not isinstance(state.get("study"), str):
         raise StudyError(f"{path}: not a study file (a JSON object with 'study'), got {str(state)[:200]!r}")
+    try:
+        _State.model_validate(state)
+    except ValidationError as exc:
+        bad = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {str(e.get('input'))[:80]!r})"
+                        for e in exc.errors()[:5])
+        raise StudyError(f"{path}: a field of the wrong kind: {bad}") from None
     return state
 
 
@@ -126,8 +160,23 @@ def _write_state(out: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def _check_same(out: Path, old: dict, new: dict) -> None:
-    diffs = [f"{k}: {old.get(k)!r} there, {new[k]!r} asked" for k in CHOICES if old.get(k) != new[k]]
+def _transport(study: Study, overrides: dict | None) -> dict:
+    """``overrides`` without the model client's transport settings (``llm.*`` keys that
+    are not condition settings of the environment's config: the server address,
+    timeouts, concurrency, retries, the cache): a resumed run may reach its server
+    elsewhere; what the runs are is unchanged."""
+    from ..registry import get as get_env
+
+    fields = get_env(study.environment).config.CONDITION_FIELDS
+    return {k: v for k, v in (overrides or {}).items() if not k.startswith("llm.") or k in fields}
+
+
+def _check_same(out: Path, old: dict, new: dict, study: Study | None = None) -> None:
+    def seen(state: dict, key: str) -> Any:
+        value = state.get(key)
+        return _transport(study, value) if key == "overrides" and study is not None else value
+
+    diffs = [f"{k}: {old.get(k)!r} there, {new[k]!r} asked" for k in CHOICES if seen(old, k) != seen(new, k)]
     if diffs:
         raise StudyError(f"{Path(out) / STUDY_FILE} holds a study run with other choices ({'; '.join(diffs)}); "
                          "run it with the same choices, or use another --out folder")
@@ -218,7 +267,8 @@ def _complete(run_dir: Path) -> str | None:
 
 def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] | None = None,
          arms: list[str] | None = None, profile: str | None = None, overrides: dict[str, Any] | None = None,
-         judges: list[str] | None = None, roles: dict[str, str] | None = None) -> StudyPlan:
+         judges: list[str] | None = None, roles: dict[str, str] | None = None,
+         check_state: bool = True) -> StudyPlan:
     """The plan of running ``study`` into ``out`` (module docstring, "Plan").
 
     Args:
@@ -229,9 +279,13 @@ def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] 
         judges: the judge panel's models (default: the study's model, as many times as
             the study's ``labels.judges``); ignored when the study has no labels.
         roles: ``{model field: model}`` set in every model set (``--role``).
+        check_state: refuse, as :func:`run` would, when ``out`` holds a study run with
+            other choices (``OUT/study.json``), so a dry run never plans a run that
+            would be refused.
 
     Raises:
-        StudyError: as :meth:`Study.configs`; a model without a price estimate is not an
+        StudyError: as :meth:`Study.configs`; ``out`` holds a study run with other
+            choices (``check_state``); a model without a price estimate is not an
             error (the plan says the cost is unknown).
     """
     from ..registry import get as get_env
@@ -241,6 +295,9 @@ def plan(study: Study | str, models: Any = None, *, out: Path, seeds: list[int] 
     out = Path(out)
     sets = model_sets(study, models, roles)
     runs = study.configs(sets or [{}], seeds=seeds, arms=arms, profile=profile, overrides=overrides)
+    if check_state and (state := read_state(out)) is not None:
+        _check_same(out, state, _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides,
+                                         judges=judges), study)
     status = {c.run_id: _complete(out / c.run_id) for _, c in runs}
     missing = [(a, c) for a, c in runs if status[c.run_id] != "complete"]
     result = StudyPlan(study, out, runs, missing, unfinished=[c.run_id for _, c in missing if status[c.run_id]])
@@ -398,14 +455,72 @@ def _widths(study: Study, out: Path) -> dict[str, dict[str, float | None]] | Non
     return headline_widths(study, out)
 
 
-def _narrow_enough(widths: dict | None, width: float, arms: set[str]) -> bool:
-    """Every arm run has headline widths, each one known and at most ``width``."""
+def target_widths(study: Study, width: float | dict[str, float]) -> dict[str, float]:
+    """``{headline metric: width}`` the run watches: one width for every headline metric
+    (each in its own unit: a share, rounds, points), or a width per metric (only those
+    named are watched).
+
+    Raises:
+        StudyError: a width that is not a finite number > 0, or a metric that is not one
+            of the study's headline metrics (those named).
+    """
+    wanted = dict.fromkeys(study.headline, width) if not isinstance(width, dict) else dict(width)
+    if not wanted:
+        raise StudyError(f"--target-width: study {study.name!r} names no headline metric to watch")
+    for metric, w in wanted.items():
+        if metric not in study.headline:
+            raise StudyError(f"--target-width {metric}={w}: not a headline metric of {study.name!r} "
+                             f"(its headline metrics: {', '.join(study.headline)})")
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w <= 0:
+            raise StudyError(f"--target-width {metric}={w!r}: a width must be a finite number > 0")
+    return {k: float(v) for k, v in wanted.items()}
+
+
+def _narrow_enough(widths: dict | None, wanted: dict[str, float], arms: set[str]) -> bool:
+    """Every arm run has every watched headline width known and at most its target."""
     return bool(widths) and arms <= set(widths) and all(
-        widths[a] and all(w is not None and w <= width for w in widths[a].values()) for a in arms)
+        widths[a] and all(widths[a].get(m) is not None and widths[a][m] <= w for m, w in wanted.items())
+        for a in arms)
+
+
+def _check_limits(*, cost_limit: float | None, target_width: float | None, max_seeds: int | None,
+                  retries: int) -> None:
+    """The run's limits, checked before anything is planned or written: a NaN compares
+    false with every number (a NaN width is never reached, a NaN cap never refuses) and an
+    infinite cap caps nothing, so each must be a finite number in its range."""
+    for name, value in (("cost-limit", cost_limit), ("target-width", target_width)):
+        if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise StudyError(f"--{name} {value!r}: needs a finite number > 0")
+    for name, value, low in (("max-seeds", max_seeds, 1), ("retries", retries, 0)):
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
+            raise StudyError(f"--{name} {value!r}: needs a whole number >= {low}")
+    if target_width is not None and max_seeds is None and cost_limit is None:
+        raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
+
+
+@contextmanager
+def _folder_lock(out: Path) -> Iterator[None]:
+    """Hold ``OUT/.study.lock`` (an advisory ``flock``, released when the process ends,
+    a kill included) while a run writes the folder.
+
+    Raises:
+        StudyError: another process holds it (two runs into one folder would run the
+            same runs twice and lose each other's attempts).
+    """
+    with open(out / ".study.lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StudyError(f"{out}: another study run is writing this folder now (it holds {out / '.study.lock'}); "
+                             "wait for it, or use another --out folder") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float | None = None,
-        target_width: float | None = None, max_seeds: int | None = None, retries: int = 2,
+        target_width: float | dict[str, float] | None = None, max_seeds: int | None = None, retries: int = 2,
         judges: list[str] | None = None, executor: str = "local", address: str | None = None,
         progress: bool = True, seeds: list[int] | None = None, arms: list[str] | None = None,
         profile: str | None = None, overrides: dict[str, Any] | None = None, roles: dict[str, str] | None = None,
@@ -419,7 +534,8 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
         cost_limit: US dollars for the whole study (players and judges); below the
             plan's low estimate the run is refused before any call.
         target_width: add seeds in batches until every headline interval is at most
-            this wide (needs ``max_seeds`` or ``cost_limit`` as a stop).
+            this wide (needs ``max_seeds`` or ``cost_limit`` as a stop); a dict gives a
+            width per headline metric, in its unit (:func:`target_widths`).
         max_seeds: at most this many seeds per arm with ``target_width``.
         retries: further attempts of a failed run.
         executor, address: ``local`` or ``ray`` (:mod:`scarce_lab.runners.executors`).
@@ -428,7 +544,9 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
 
     Raises:
         StudyError: other choices than ``OUT/study.json``'s, a cap below the plan, a
-            ``target_width`` without a stop, a model that cannot be used (preflight),
+            limit that is not finite or out of range (NaN, inf, a negative or zero
+            cap, ``max_seeds`` < 1, ``retries`` < 0), a ``target_width`` without a stop,
+            another process running into ``out``, a model that cannot be used (preflight),
             or Ray unreachable.
     """
     from ..runners.preflight import ModelUnavailableError, check_configs
@@ -436,72 +554,91 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
 
     study = _resolve(study)
     out = Path(out)
-    if target_width is not None and (target_width <= 0 or (max_seeds is None and cost_limit is None)):
-        raise StudyError(f"--target-width {target_width}: needs a width > 0 and a stop (--max-seeds or --cost-limit)")
+    _check_limits(cost_limit=cost_limit, target_width=None if isinstance(target_width, dict) else target_width,
+                  max_seeds=max_seeds, retries=retries)
+    wanted = target_widths(study, target_width) if target_width is not None else {}
+    if isinstance(target_width, dict) and max_seeds is None and cost_limit is None:
+        raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
     sets = model_sets(study, models, roles)
     choices = _choices(study, sets, seeds=seeds, arms=arms, profile=profile, overrides=overrides, judges=judges)
     state = read_state(out)
     if state is not None:
-        _check_same(out, state, choices)
+        _check_same(out, state, choices, study)
+        state["overrides"] = choices["overrides"]  # the transport settings of this run (server address)
     else:
         state = {**choices, "retries": retries, "attempts": {}}
     base_seeds = list(seeds) if seeds is not None else None
     seeds_run = state.get("seeds_run") or base_seeds
     kw = dict(arms=arms, profile=profile, overrides=overrides, judges=choices["judges"], roles=None)
-    first = plan(study, sets or None, out=out, seeds=seeds_run, **kw)
+    first = plan(study, sets or None, out=out, seeds=seeds_run, check_state=False, **kw)
     say(first.text())
     cost = first.cost_usd
     if cost_limit is not None and cost is not None and cost_limit < cost[0]:
-        raise StudyError(f"--cost-limit {cost_limit:g}: below the plan's low estimate ${cost[0]:.4f}; "
+        raise StudyError(f"--cost-limit {cost_limit:g}: below the plan's low estimate ${cost[0]:.4f} (one call per "
+                         "decision of every missing run played to its last step; a game that ends early, e.g. a "
+                         "collapse, costs less, so a smaller cap could suffice, but the plan cannot promise it); "
                          "nothing was sent (raise the limit, or run fewer seeds or arms)")
     try:
         check_configs([c for _, c in first.missing])
     except ModelUnavailableError as exc:
         raise StudyError(f"--model: {exc}") from None
     out.mkdir(parents=True, exist_ok=True)
-    state |= {"retries": retries, "cost_limit": cost_limit, "target_width": target_width, "max_seeds": max_seeds,
-              "executor": executor, "stopped": None}
-    _write_state(out, state)
-    # a batch: the study's seed count (the seeds given, else the profile's, else the study's)
-    batch = len(base_seeds) if base_seeds else len(study.profile(profile).seeds or range(study.seeds))
-    current = first
-    while True:
-        try:
-            cfgs = with_sweep_cap([c for _, c in current.missing], out, cost_limit)
-        except ValueError as exc:
-            raise StudyError(f"--cost-limit: {exc}") from None
-        stopped = _batch(study, state, cfgs, out, retries=retries, executor=executor, address=address,
-                         progress=progress, cost_limit=cost_limit, say=say)
-        if stopped is None:
-            _label(study, state, current.runs, out, executor=executor, address=address, progress=progress,
-                   cost_limit=cost_limit, say=say)
-            last = {c.run_id: state["attempts"][c.run_id][-1]["status"] for _, c in current.missing}
-            bad = sorted(r for r, st in last.items() if st not in ("complete", "skipped"))
-            if bad:
-                stopped = f"{len(bad)} run(s) not complete after {retries} retries (study.json: attempts)"
-        if stopped is not None or target_width is None:
-            state["stopped"] = stopped or "complete"
-            break
-        widths = _widths(study, out)
-        have = sorted({_seed(study, c) for _, c in current.runs})
-        if widths is None:
-            raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
-        if _narrow_enough(widths, target_width, {a for a, _ in current.runs}):
-            state["stopped"] = f"target width {target_width:g} reached"
-            break
-        if max_seeds is not None and len(have) >= max_seeds:
-            state["stopped"] = f"max seeds {max_seeds} reached"
-            break
-        more = [max(have) + 1 + i for i in range(batch)]
-        if max_seeds is not None:
-            more = more[:max_seeds - len(have)]
-        state["seeds_run"] = have + more
+    with _folder_lock(out):
+        disk = read_state(out)  # another process may have run into the folder since it was read
+        if disk is not None:
+            _check_same(out, disk, choices, study)
+            state = disk | {"overrides": choices["overrides"]}  # this run's transport settings (server address)
+        state |= {"retries": retries, "cost_limit": cost_limit, "target_width": target_width, "max_seeds": max_seeds,
+                  "executor": executor, "stopped": None}
         _write_state(out, state)
-        say(f"widths {widths}: wider than {target_width:g}; adding seeds {more}")
-        current = plan(study, sets or None, out=out, seeds=state["seeds_run"], **kw)
-    _write_state(out, state)
-    say(f"stopped: {state['stopped']}")
-    return status(out)
+        # a batch: the study's seed count (the seeds given, else the profile's, else the study's)
+        batch = len(base_seeds) if base_seeds else len(study.profile(profile).seeds or range(study.seeds))
+        current = first
+        while True:
+            try:
+                cfgs = with_sweep_cap([c for _, c in current.missing], out, cost_limit)
+            except ValueError as exc:
+                raise StudyError(f"--cost-limit: {exc}") from None
+            stopped = _batch(study, state, cfgs, out, retries=retries, executor=executor, address=address,
+                             progress=progress, cost_limit=cost_limit, say=say)
+            if stopped is None:
+                _label(study, state, current.runs, out, executor=executor, address=address, progress=progress,
+                       cost_limit=cost_limit, say=say)
+                last = {c.run_id: state["attempts"][c.run_id][-1]["status"] for _, c in current.missing}
+                bad = sorted(r for r, st in last.items() if st not in ("complete", "skipped"))
+                if bad:
+                    stopped = f"{len(bad)} run(s) not complete after {retries} retries (study.json: attempts)"
+            if stopped is not None or target_width is None:
+                state["stopped"] = stopped or "complete"
+                break
+            widths = _widths(study, out)
+            have = sorted({_seed(study, c) for _, c in current.runs})
+            if widths is None:
+                raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
+            if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
+                state["stopped"] = (f"target widths {_shown(wanted)} reached (stopping on width: the bounded share "
+                                    "intervals kept 95% coverage in simulation, open t intervals of means 90-94%: "
+                                    "docs/benchmarks.md, bench_coverage.py)")
+                break
+            if max_seeds is not None and len(have) >= max_seeds:
+                state["stopped"] = f"max seeds {max_seeds} reached"
+                break
+            more = [max(have) + 1 + i for i in range(batch)]
+            if max_seeds is not None:
+                more = more[:max_seeds - len(have)]
+            state["seeds_run"] = have + more
+            _write_state(out, state)
+            wide = {f"{a}.{m}": w for a, ws in widths.items() for m, w in ws.items()
+                    if m in wanted and (w is None or w > wanted[m])}
+            say(f"wider than {_shown(wanted)}: {_shown(wide)}; adding seeds {more}")
+            current = plan(study, sets or None, out=out, seeds=state["seeds_run"], check_state=False, **kw)
+        _write_state(out, state)
+        say(f"stopped: {state['stopped']}")
+        return status(out)
+
+
+def _shown(widths: dict[str, float | None]) -> str:
+    return ", ".join(f"{k} {'none yet' if v is None else f'{v:.3g}'}" for k, v in widths.items())
 
 
 def _seed(study: Study, cfg: Any) -> int:
@@ -516,7 +653,9 @@ def _seed(study: Study, cfg: Any) -> int:
 class ArmStatus:
     """One arm's runs in an output folder: complete, failed (the manifest says so, or
     the last attempt could not start), unfinished (a folder to resume) and missing (no
-    folder); model calls sent (cache hits left out) and their recorded US dollars; its
+    folder); model calls sent and their recorded US dollars, and calls answered from the
+    response cache (an identical earlier request: same prompt, seed and settings, e.g. a
+    task repeated in a later subrun without memory, or another arm's identical step); its
     headline interval widths (``None`` per metric: no interval yet)."""
 
     arm: str
@@ -526,6 +665,7 @@ class ArmStatus:
     missing: int = 0
     calls: int = 0
     usd: float = 0.0
+    cached: int = 0
     widths: dict[str, float | None] = field(default_factory=dict)
 
 
@@ -547,7 +687,9 @@ class StudyStatus:
         for a in self.arms.values():
             w = ", ".join(f"{k} {'-' if v is None else f'{v:.3f}'}" for k, v in a.widths.items()) or "-"
             lines.append(f"  arm {a.arm}: {a.done} done, {a.failed} failed, {a.unfinished} unfinished, "
-                         f"{a.missing} missing; {a.calls} model calls, ${a.usd:.4f}; widths: {w}")
+                         f"{a.missing} missing; {a.calls} model calls, ${a.usd:.4f}"
+                         + (f", {a.cached} answered from the response cache (identical requests)" if a.cached else "")
+                         + f"; widths: {w}")
         lines.append(f"  spend ledger (players and judges): ${self.ledger_usd:.4f}; labelled units: {self.labelled}")
         if self.widths_note:
             lines.append(f"  {self.widths_note}")
@@ -555,17 +697,21 @@ class StudyStatus:
         return "\n".join(lines)
 
 
-def _calls(run_dir: Path) -> tuple[int, float]:
+def _calls(run_dir: Path) -> tuple[int, float, int]:
+    """``(calls sent, their recorded USD, calls answered from the response cache)`` of
+    one run folder's call records."""
     from ..data.jsonl import iter_json_objects
     from ..data.recorder import LLM_CALLS
 
-    n, usd = 0, 0.0
+    n, usd, cached = 0, 0.0, 0
     if (run_dir / LLM_CALLS).exists():
         for _, obj in iter_json_objects(run_dir / LLM_CALLS):
-            if not obj.get("cache_hit"):
+            if obj.get("cache_hit"):
+                cached += 1
+            else:
                 n += 1
                 usd += float(obj.get("cost_usd") or 0.0)
-    return n, usd
+    return n, usd, cached
 
 
 def status(out: Path) -> StudyStatus:
@@ -600,8 +746,8 @@ def status(out: Path) -> StudyStatus:
             a.unfinished += 1
         else:
             a.missing += 1
-        n, usd = _calls(out / cfg.run_id)
-        a.calls, a.usd = a.calls + n, a.usd + usd
+        n, usd, cached = _calls(out / cfg.run_id)
+        a.calls, a.usd, a.cached = a.calls + n, a.usd + usd, a.cached + cached
     note = ""
     try:
         widths = _widths(study, out) or {}

@@ -128,3 +128,16 @@ def test_every_sovsim_finding_counts_finished_simulations_only(tmp_path):
     assert set(band["n"].to_list()) == {2}, band  # two finished games in every round
     with pytest.warns(UnfinishedRunsWarning):
         assert sl.sovsim.table(ds).frame.filter(pl.col("condition") == "bcpr")["n"].to_list() == [2]
+
+
+def test_condition_tests_warn_nothing_when_a_condition_has_no_spread():
+    """A condition whose simulations all survive the same rounds beside one that varies:
+    the Welch p is computed without scipy's "catastrophic cancellation" warning."""
+    from scarce_lab.environments.sovsim.analysis.charts import _condition_tests
+
+    per_sim = pl.DataFrame({"model": ["m"] * 6, "condition": ["cpr"] * 3 + ["kcpr"] * 3,
+                            "survival_time": [12.0, 12.0, 12.0, 3.0, 7.0, 9.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = _condition_tests(per_sim, "survival_time", "holm")
+    assert p[("m", "cpr", "kcpr")] == pytest.approx(0.0848, abs=1e-3)  # scipy ttest_ind(equal_var=False)

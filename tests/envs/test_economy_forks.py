@@ -47,7 +47,8 @@ def _before(events: list[dict], at: int) -> list[dict]:
 def test_none_seed_0_is_the_parent(parent, tmp_path):
     run = _fork(parent, tmp_path, 6)
     assert _events(run) == _events(parent)
-    assert read_manifest(run).condition.endswith("fork@6:none")
+    m = read_manifest(run)
+    assert m.condition.endswith("fork@6:none") and m.notes["fork"]["at"] == 6 and m.run_id.endswith("-fork0")
 
 
 def test_reseeding_changes_only_the_episodes_from_the_fork(parent, tmp_path):

@@ -63,6 +63,7 @@ def test_none_seed_0_is_the_parent_and_names_it(strategic, tmp_path):
     m = read_manifest(run)
     assert m.config["fork"]["parent"] == read_manifest(strategic).run_id and m.config["fork"]["at"] == at
     assert m.run_id.endswith("-fork0") and m.condition.endswith(f"fork@{at}:none") and m.run_id != strategic.name
+    assert m.notes["fork"]["at"] == at and m.notes["fork"]["replayed_calls"] == 0  # scripted: nothing to replay
 
 
 def test_a_reseeded_fork_differs_only_from_its_contention(strategic, tmp_path):
@@ -86,6 +87,7 @@ def test_one_negotiators_first_private_message_replaced(strategic, tmp_path):
     mine = [e for e in events if e["kind"] == "private_message" and e["agent"] == w and e["round"] == at]
     assert mine[0]["payload"]["text"] == text and mine[0]["payload"]["outcome"] == "fork"
     assert mine[0]["payload"]["recipient"] == first["payload"]["recipient"]  # only the text changes
+    assert mine[0]["visible_to"] == first["visible_to"] == [w, first["payload"]["recipient"]]  # still private
     assert [e["payload"]["text"] for e in events if e["kind"] == "private_message"].count(text) == 1
 
 
@@ -154,6 +156,7 @@ def test_a_diverged_prefix_is_refused_with_the_event(strategic, tmp_path):
         _fork(strategic, tmp_path, fork_steps(strategic)[1], deadline_min=6)
 
 
+@pytest.mark.slow  # a server process, a parent and a fork: 5-8 s on a shared 2-core machine
 def test_an_openai_negotiator_fork_asks_nothing_for_its_prefix(tmp_path, monkeypatch):
     from tests.fake_server import FakeOpenAIServer
 
@@ -173,6 +176,7 @@ def test_an_openai_negotiator_fork_asks_nothing_for_its_prefix(tmp_path, monkeyp
     assert _play(run) == _play(parent)
     replayed = [json.loads(x) for x in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert sum(c["cache_hit"] and c["cost_usd"] == 0 for c in replayed) == len(calls) - after
+    assert read_manifest(run).notes["fork"]["replayed_calls"] == len(calls) - after
 
 
 @pytest.mark.slow
@@ -195,3 +199,30 @@ def test_a_fork_resumed_past_its_contention_plays_on_as_the_fork(tmp_path, monke
         _fork(parent, tmp_path / "cut", at, iv, seed=2)
     monkeypatch.setattr(play.ScarceRunner, "_commit", real)
     assert _play(_fork(parent, tmp_path / "cut", at, iv, seed=2, resume=True)) == whole
+
+
+def test_a_seat_model_and_revisable_bids_from_the_fork_contention(strategic, tmp_path):
+    at = fork_steps(strategic)[1]
+    parent = _play(strategic)
+    cut = _start(parent, at)
+    seat = _fork(strategic, tmp_path / "seat", at, "seat_model:seat=w1.negotiator,model=scripted/spend-down")
+    events = _play(seat)
+    assert events[:cut] == parent[:cut]
+    bids = {e["round"]: e["payload"]["bid_price"] for e in events if e["kind"] == "declaration" and e["agent"] == "w1"}
+    was = {e["round"]: e["payload"]["bid_price"] for e in parent if e["kind"] == "declaration" and e["agent"] == "w1"}
+    assert {k: v for k, v in bids.items() if k < at} == {k: v for k, v in was.items() if k < at}
+    assert bids[at] != was[at]  # spend-down bids 35% of its balance, strategic 10%
+    assert read_manifest(seat).notes["fork"]["models"] == {"w1.negotiator": "scripted/spend-down"}
+    events = _play(_fork(strategic, tmp_path / "rev", at, "rule:setting=mechanism,value=revisable"))
+    assert {e["round"] for e in events if e["kind"] == "bid_revision"} == set(fork_steps(strategic)[1:])
+
+
+def test_a_replacement_never_made_fails_the_fork(strategic, tmp_path, monkeypatch):
+    from scarce_lab.environments.scarce.runner.fork import ForkPlay
+
+    first = next(e for e in _play(strategic) if e["kind"] == "private_message")
+    # as if the (re-seeded) negotiator stayed silent: the fork contention replaces nothing
+    monkeypatch.setattr(ForkPlay, "replace", lambda self, k, w, phase, d: d)
+    with pytest.raises(ForkError, match=rf"{first['agent']} made no such move in contention {first['round']}"):
+        _fork(strategic, tmp_path, first["round"], f"replace_message:agent={first['agent']},text=hi")
+    assert read_manifest(next(tmp_path.iterdir())).status.value == "failed"

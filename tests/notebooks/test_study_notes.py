@@ -95,6 +95,32 @@ def test_note_says_the_data_can_show_the_finding_when_it_can():
     assert not bent.shows_paper_finding and "workers 3 (paper 4)" in str(bent)
 
 
+def test_note_says_when_an_arms_runs_are_of_several_games():
+    """Runs of one arm that differ in another setting are different games (the tables keep
+    them apart): the note says so beside the arm's count, naming what differs."""
+    runs = [_manifest(0, "fixed", "openai/m"), _manifest(1, "fixed", "openai/m")]
+    bent = RunManifest(run_id="r2", environment="scarce", condition="fixed,workers=3",
+                       config={"workers": 3, "deadline_min": 25.0, "budget": 1000, "mechanism": "fixed"},
+                       models={"solver": "openai/m", "negotiator": "openai/m"}, seed=2, package_version="0")
+    text = str(data_note(_study(), SimpleNamespace(manifests=[*runs, bent])))
+    assert "runs per arm: fixed 3 (in 2 games: they differ in workers), revisable 0" in text
+    assert "model `openai/m` (every role)" in text  # one model: not "models"
+    assert "(in " not in str(data_note(_study(), SimpleNamespace(manifests=runs)))
+    assert ": 1 run; runs per arm" in str(data_note(_study(), SimpleNamespace(manifests=runs[:1])))
+
+
+def test_dollar_amounts_display_as_written_not_as_tex():
+    """JupyterLab reads "$0.04 to $0.22" as TeX (an italic "0.04to0.22"): every Markdown
+    the project displays writes ``$`` outside code spans as MathJax's escape, a note's planned cost too."""
+    from scarce_lab.analysis.labels import displayed_markdown
+
+    assert displayed_markdown("costs $1.50 to $3 (`echo $HOME`)") == r"costs \\\$1.50 to \\\$3 (`echo $HOME`)"
+    runs = [_manifest(i, "fixed", "scripted/greedy") for i in range(2)]
+    md = data_note(_study(), SimpleNamespace(manifests=runs), model="openai/gpt-4o-mini")._repr_markdown_()
+    assert "planned for openai/gpt-4o-mini" in md and r"\\\$" in md
+    assert "$" not in "".join(md.split("`")[::2]).replace(r"\\\$", "")  # no bare $ outside code spans
+
+
 def test_note_counts_the_labels_of_these_runs_only(tmp_path):
     import polars as pl
 

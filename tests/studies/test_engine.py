@@ -72,6 +72,20 @@ def test_a_later_run_with_other_choices_is_refused_naming_the_difference(tmp_pat
     assert state["models"] == [SCRIPTED] and state["overrides"] == TINY and state["stopped"] == "complete"
 
 
+def test_a_dry_run_is_refused_where_the_run_would_be_and_a_new_server_address_is_no_other_choice(tmp_path, fake_task):
+    st = get("memory-horizon")
+    first = {**TINY, "llm.api_base": "http://127.0.0.1:9/v1"}
+    run(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=first, progress=False, say=lambda *_: None)
+    with pytest.raises(StudyError, match=r"arms: \['none'\] there, \['subrun'\] asked"):
+        plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["subrun"], overrides=first)
+    moved = {**TINY, "llm.api_base": "http://127.0.0.1:10/v1", "llm.timeout_s": 30}  # the server restarted elsewhere
+    assert len(plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=moved).runs) == 1
+    run(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=moved, progress=False, say=lambda *_: None)
+    assert read_state(tmp_path)["overrides"]["llm.api_base"] == "http://127.0.0.1:10/v1"
+    with pytest.raises(StudyError, match="max_solver_steps"):  # a setting of the runs is still a choice
+        plan(st, SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides={**moved, "max_solver_steps": 7})
+
+
 @pytest.fixture
 def widths(monkeypatch):
     """A fake ``scarce_lab.studies.report`` whose ``headline_widths`` returns the next
@@ -91,25 +105,40 @@ def widths(monkeypatch):
 
 def test_target_width_adds_seed_batches_until_every_interval_is_narrow_enough(tmp_path, fake_task, widths):
     st = get("memory-horizon")
-    widths.seq += [{"none": {"reciprocity": 0.6, "reputation": None}, "cross": {"reciprocity": 0.5}},
-                   {"none": {"reciprocity": 0.3, "reputation": 0.28}, "cross": {"reciprocity": 0.31}},
-                   {"none": {"reciprocity": 0.2, "reputation": 0.2}, "cross": {"reciprocity": 0.25}}]
+    widths.seq += [{"none": {"reciprocity": 0.6, "reputation": None}, "cross": {"reciprocity": 0.5, "reputation": 0.1}},
+                   {"none": {"reciprocity": 0.3, "reputation": 0.28}, "cross": {"reciprocity": 0.31, "reputation": 0.1}},
+                   {"none": {"reciprocity": 0.2, "reputation": 0.2}, "cross": {"reciprocity": 0.25, "reputation": 0.1}}]
     result = run(st, SCRIPTED, out=tmp_path, seeds=[4, 5], arms=["none", "cross"], overrides=TINY,
-                 target_width=0.3, max_seeds=20, progress=False, say=lambda *_: None)
+                 target_width={"reciprocity": 0.3, "reputation": 0.3}, max_seeds=20, progress=False,
+                 say=lambda *_: None)
     state = read_state(tmp_path)
-    assert state["stopped"] == "target width 0.3 reached"
+    assert state["stopped"].startswith("target widths reciprocity 0.3, reputation 0.3 reached")
+    assert "open t intervals of means 90-94%" in state["stopped"]
     assert state["seeds_run"] == [4, 5, 6, 7, 8, 9]  # two batches of the study's two seeds added
     assert len(widths.calls) == 3 + 1  # after each batch, then once by status
-    assert result.arms["cross"].widths == {"reciprocity": 0.25}
+    assert result.arms["cross"].widths == {"reciprocity": 0.25, "reputation": 0.1}
 
 
 def test_target_width_stops_at_max_seeds_and_says_so(tmp_path, fake_task, widths):
     widths.seq.append({"none": {"reciprocity": 0.9}})
-    run(get("memory-horizon"), SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=TINY, target_width=0.1,
-        max_seeds=3, progress=False, say=lambda *_: None)
+    run(get("memory-horizon"), SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=TINY,
+        target_width={"reciprocity": 0.1}, max_seeds=3, progress=False, say=lambda *_: None)
     state = read_state(tmp_path)
     assert state["stopped"] == "max seeds 3 reached" and state["seeds_run"] == [0, 1, 2]
     assert sorted(c.seed for c in fake_task.seen) == [0, 0, 0, 1, 1, 2]  # no complete folder: each batch reruns
+
+
+def test_one_target_width_watches_every_headline_metric_and_a_bad_one_is_refused(tmp_path, fake_task, widths):
+    widths.seq.append({"none": {"reciprocity": 0.1, "alliance_formation": 0.1, "alliance_loyalty": 0.1,
+                                "reputation": None}})  # no interval yet for one metric: not narrow enough
+    run(get("memory-horizon"), SCRIPTED, out=tmp_path, seeds=[0], arms=["none"], overrides=TINY, target_width=0.5,
+        max_seeds=2, progress=False, say=lambda *_: None)
+    assert read_state(tmp_path)["stopped"] == "max seeds 2 reached"
+    for bad, match in (({"survival_rate": 0.2}, "not a headline metric"), ({"reciprocity": float("nan")}, "finite"),
+                       (0.0, "finite number > 0"), ({"reciprocity": True}, "finite number > 0")):
+        with pytest.raises(StudyError, match=match):
+            run(get("memory-horizon"), SCRIPTED, out=tmp_path / "x", target_width=bad, max_seeds=3,
+                say=lambda *_: None)
 
 
 def test_target_width_without_a_stop_is_refused():

@@ -227,3 +227,17 @@ def test_a_study_folder_with_labels_gives_table_2(tmp_path):
     cross, none = got[("cross", "reciprocity")], got[("none", "reciprocity")]
     assert cross["estimate"] == 1.0 and cross["verdict"] == "outside" and cross["n_runs"] == 2
     assert none["estimate"] == 0.0 and none["verdict"] == "inside"
+
+
+def test_the_paper_number_is_also_a_number_in_the_estimates_scale():
+    from scarce_lab.analysis.paper_numbers import PaperNumber
+    from scarce_lab.studies.report import _paper_bounds
+
+    common = {"id": "x", "source": "SCARCE", "citation": "summary", "table": "Table 2", "model": "GLM-5.3",
+              "arm": "cross", "metric": "reciprocity"}
+    pct = PaperNumber.model_validate(common | {"kind": "value", "value": 23, "unit": "%"})
+    assert _paper_bounds(pct) == {"paper_low": 0.23, "paper_high": 0.23}  # a share, as the estimate is
+    span = PaperNumber.model_validate(common | {"kind": "range", "low": 32, "high": 84, "unit": "%"})
+    assert _paper_bounds(span) == {"paper_low": 0.32, "paper_high": 0.84}
+    words = PaperNumber.model_validate(common | {"kind": "statement", "text": "declines later"})
+    assert _paper_bounds(words) == {"paper_low": None, "paper_high": None}

@@ -74,8 +74,17 @@ def test_arm_of_refuses_an_ambiguous_or_unknown_run() -> None:
     st = _study()
     assert st.arm_of({"condition": "bcpr"}) == "bcpr"
     assert st.arm_of({"condition": "kcpr"}) is None
-    amb = _study(TOML.replace('settings = { condition = "bcpr" }', "settings = {}"))
-    assert amb.arm_of({"condition": "cpr"}) is None  # both arms match: counted in neither
+    amb = _study(TOML.replace('settings = { condition = "bcpr" }', 'settings = { "game.rounds" = 5 }'))
+    assert amb.arm_of({"condition": "cpr", "game.rounds": 5}) is None  # both arms match: counted in neither
+
+
+def test_arm_of_prefers_the_arm_whose_settings_depart_from_the_paper() -> None:
+    """A run of the varied arm also has the baseline arm's setting when that setting is
+    the paper's own value (SCARCE's richer worker runs at the paper's cross memory): the
+    arm whose settings depart from the paper is the run's arm, not neither."""
+    st = _study(TOML.replace('settings = { condition = "cpr" }', 'settings = { "game.rounds" = 12 }'))
+    assert st.arm_of({"condition": "bcpr", "game.rounds": 12}) == "bcpr"
+    assert st.arm_of({"condition": "cpr", "game.rounds": 12}) == "cpr"
 
 
 def test_an_unknown_study_names_the_declared_ones() -> None:

@@ -5,7 +5,7 @@
 # SCARCE_LAB="env PYTHONPATH=$PWD /path/to/python -m scarce_lab".
 # Complete forks are skipped, so a re-run resumes.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
 OUT=data/forks/scarce
 

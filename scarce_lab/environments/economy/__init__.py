@@ -14,7 +14,8 @@ from .world.core import ABLATIONS
 
 def run(config: EconomyRunConfig, out: Path, **options: Any) -> list[Path]:
     """One Economy run, training then frozen evaluation
-    (:func:`scarce_lab.environments.economy.runner.play.run_economy`); returns its run folder."""
+    (:func:`scarce_lab.environments.economy.runner.play.run_economy`; ``replay``: a fork's
+    parent, :mod:`scarce_lab.environments.economy.runner.fork`); returns its run folder."""
     from .runner.play import run_economy
 
     options.pop("progress", None)  # one run: no progress bar

@@ -12,7 +12,8 @@ from .config import ScarceConfig
 
 def run(config: ScarceConfig, out: Path, **options: Any) -> list[Path]:
     """One SCARCE run (:func:`scarce_lab.environments.scarce.runner.run_scarce`; ``options``:
-    ``resume``, ``client``, ``tasks``, ``sandbox``, ...); returns its run folder."""
+    ``resume``, ``client``, ``tasks``, ``sandbox``, ``replay`` (a fork's parent:
+    :mod:`scarce_lab.environments.scarce.runner.fork`), ...); returns its run folder."""
     from .runner import run_scarce
 
     options.pop("progress", None)  # one run: no progress bar

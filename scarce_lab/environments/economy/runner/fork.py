@@ -147,6 +147,16 @@ class EconomyFork:
         #: ``config -> policy``: the runner's agent layers of a config (set by the runner)
         self.remake: Any = None
 
+    def notes(self) -> dict[str, Any]:
+        """The manifest's ``notes["fork"]``: the fork spec, the calls answered from the
+        parent's record so far (``replayed_calls``) and, for a ``seat_model``, the model
+        that plays the seat from the fork on (``models``)."""
+        out = {**self.cfg.fork.model_dump(mode="json"), "replayed_calls": self.replay.replayed}
+        iv = self.cfg.fork.intervention
+        if iv.kind == "seat_model":
+            out["models"] = {iv.seat: iv.model}
+        return out
+
     def wrap(self, client: Any) -> Any:
         """``client`` (or one made from the config when a model of the parent or of the
         fork calls one) answering from the parent's records until :meth:`start`."""

@@ -348,7 +348,10 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
     policy = layers_of(cfg)
     if fork is not None:
         fork.remake = layers_of
-    handle = open_run(Path(out_dir) / run_id, manifest_for(cfg, run_id), resume=resume)
+    manifest = manifest_for(cfg, run_id)
+    if fork is not None:
+        manifest.notes["fork"] = fork.notes()
+    handle = open_run(Path(out_dir) / run_id, manifest, resume=resume)
     if handle.skipped:
         return handle.run_dir
     rec = handle.recorder
@@ -359,6 +362,8 @@ def _run_economy(cfg: EconomyRunConfig, out_dir: Path, *, client, llm_kwargs: di
         record_calls_of(rec, exc)
         rec.finish(RunStatus.failed, error=f"{type(exc).__name__}: {exc}")
         raise
+    if fork is not None:
+        rec.manifest.notes["fork"] = fork.notes()
     rec.finish()
     return rec.run_dir
 

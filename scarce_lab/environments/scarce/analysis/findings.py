@@ -504,7 +504,7 @@ def budget_phases(ds: Any, *, by: Sequence[str] = BY, base_only: bool = False, e
     reading = describe_change(res.filter((pl.col("who") == "richer") & (pl.col("metric") == metric)),
                               "budget_phase", list(BUDGET_PHASES), ["group"], question)
     chart = ci_chart(res.filter(pl.col("metric").is_in(["win_rate", "mean_bid"])), "budget_phase", color="who",
-                     column="group", row="metric", x_sort=phases, y_title="value (unit: see the row)", width=160,
+                     column="metric", row="group", x_sort=phases, y_title="value", width=220, height=130,
                      title="Does the richer worker win less, and bid less, as its budget drains? (Tables 5 and 7)")
     return _make("scarce_tables5_7_budget_phases", res, index=["group", "metric", "who"], columns="budget_phase",
                  column_order=phases, index_order={"metric": ["win_rate", "mean_bid"], "who": ["richer", "others"]},

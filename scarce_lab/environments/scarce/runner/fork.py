@@ -250,6 +250,16 @@ class ForkPlay:
         self.replaying = ReplayingClient(inner, self.replay)
         return self.replaying
 
+    def notes(self) -> dict[str, Any]:
+        """The manifest's ``notes["fork"]``: the fork spec, the calls answered from the
+        parent's record so far (``replayed_calls``) and, for a ``seat_model``, the models
+        that play from the fork on (``models``: ``w1.negotiator -> model``)."""
+        out = {**self.spec.model_dump(mode="json"), "replayed_calls": self.replay.replayed}
+        if self.iv.kind == "seat_model":
+            w, _, part = self.iv.seat.partition(".")
+            out["models"] = {f"{w}.{p}": self.iv.model for p in ([part] if part else ["solver", "negotiator"])}
+        return out
+
     # -- the switch ----------------------------------------------------------------------
     def before_contention(self, k: int) -> None:
         """Called before contention ``k`` opens: at ``k == at``, check the prefix and switch."""
@@ -274,6 +284,20 @@ class ForkPlay:
         if self.replaying is not None:
             self.replaying.go_live()
         self.live = True
+
+    def after_contention(self, k: int) -> None:
+        """Called when contention ``k`` is settled: a replacement the fork contention never
+        made (a re-seeded negotiator that stayed silent or did not take part) fails the
+        fork by name, so a fork never passes for one that intervened.
+
+        Raises:
+            ForkError: ``k == at``, a ``replace_message`` / ``replace_decision``, and
+                nothing was replaced.
+        """
+        if k == self.at and self.iv.kind in ("replace_message", "replace_decision") and not self.replaced:
+            ForkError, _ = _errors()
+            raise ForkError(f"{self.iv.kind}: {self.iv.agent} made no such move in contention {k} of this fork "
+                            f"(seed {self.spec.seed}): nothing was replaced")
 
     def resumed(self, k: int) -> None:
         """A fork resumed from its checkpoint with ``k`` the next contention: past the

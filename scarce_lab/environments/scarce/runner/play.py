@@ -230,6 +230,8 @@ class ScarceRunner:
             notes["composition"] = cfg.composition_label()
         if cfg.joins or cfg.leaves:
             notes["membership"] = {"joins": dict(cfg.joins), "leaves": dict(cfg.leaves)}
+        if self.fork is not None:  # the fork, its replayed calls (set at the end) and who plays from it on
+            notes["fork"] = self.fork.notes()
         return RunManifest(
             run_id=cfg.run_id, environment=ENVIRONMENT, condition=cfg.condition_label(),
             condition_settings=cfg.condition_settings(), config=cfg.model_dump(mode="json"), seed=cfg.seed,
@@ -273,6 +275,8 @@ class ScarceRunner:
                 ), phase="setup")
             for k in range(first, cfg.subruns):
                 await self._subrun(plan[k], resumed=resumed and k == first)
+            if self.fork is not None:
+                self.rec.manifest.notes["fork"] = self.fork.notes()
             self.rec.finish(RunStatus.complete)
         except BaseException as exc:
             record_calls_of(self.rec, exc)
@@ -639,6 +643,8 @@ class ScarceRunner:
                  requested=p.requested, amount=p.amount, capped=p.capped, balance_after=p.balance_after)
         if institutions:
             await inst.after_settle(self, c, st.schedule.order(), t)
+        if fork is not None:
+            fork.after_contention(k)
         self._commit(k, t, subrun_done=False)
 
 
@@ -688,12 +694,14 @@ def run_scarce(cfg: ScarceConfig, out_dir: Path, *, resume: bool = False, **kwar
     A complete run is returned as it is; an unfinished one continues from its last
     committed contention with ``resume`` and is an error otherwise
     (:func:`scarce_lab.runtime.open_run`). Keyword arguments go to
-    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``).
+    :class:`ScarceRunner` (``tasks``, ``client``, ``grade_fn``, ``sandbox``, ``replay``).
 
     Raises:
         FileExistsError: an unfinished run is there and ``resume`` is false.
         RunMismatchError: the folder holds a run with other settings.
         RunInProgressError: another live process is writing it.
+        ForkError / ForkDivergedError: a fork that cannot be played, or whose replayed
+            prefix is not its parent's (:mod:`.fork`).
     """
     return run_sync(ScarceRunner(cfg, Path(out_dir), **kwargs).arun(resume=resume))
 

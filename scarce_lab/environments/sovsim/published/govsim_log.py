@@ -51,7 +51,6 @@ are all named in the error (or, with ``force``, in the warning).
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections import Counter
 from collections.abc import Iterable
@@ -60,7 +59,7 @@ from pathlib import Path
 
 import polars as pl
 
-from scarce_lab.data.jsonl import read_text
+from scarce_lab.data.jsonl import read_json_file, read_text
 from scarce_lab.data.tables import settings_json
 
 from ..agent_rounds import agent_round_frame
@@ -289,7 +288,7 @@ def _rows(path: Path, info: RunInfo, model: str, simulation: int) -> pl.DataFram
         ValueError: not a JSON list, or a harvest record with a non-numeric field.
     """
     run_dir = path.parent
-    records = json.loads(read_text(path))
+    records = read_json_file(path)
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
     rules = SCENARIOS.get(info.scenario or "fishing", SCENARIOS["fishing"])

@@ -17,13 +17,12 @@ file, record and field of anything it refuses. Both give the same frame.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
 
-from scarce_lab.data.jsonl import open_regular, read_text
+from scarce_lab.data.jsonl import open_regular, read_json_file
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
@@ -222,7 +221,7 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
 
 def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
     """The record-by-record reader (reference semantics; names file, record, field)."""
-    records = json.loads(read_text(path))
+    records = read_json_file(path)
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
     rows: list[dict] = []

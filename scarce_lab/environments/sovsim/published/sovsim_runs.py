@@ -17,12 +17,11 @@ temperature is stored as ``llm.temperature`` (a setting of the model, like our r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
 
-from scarce_lab.data.jsonl import read_text
+from scarce_lab.data.jsonl import read_json_file
 from scarce_lab.data.tables import settings_json
 
 from ..agent_rounds import SOVSIM_ROLES, agent_round_frame, record_rows
@@ -43,7 +42,7 @@ def read_sim_file(path: Path | str, *, run_id: str | None = None) -> pl.DataFram
             or a round record lacking a field (the message names file, round and field).
     """
     path = Path(path)
-    data = json.loads(read_text(path))
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object (a SovSim sim_XX.json), got {type(data).__name__}")
     missing = [k for k in REQUIRED if k not in data]
