@@ -44,6 +44,7 @@ def study_metrics(ds: Any, *, labels: Any = None, preset: str | None = None) -> 
     if ds is None:
         return METRICS
     from scarce_lab.analysis.pooling import PoolingError
+
     from .cross import cross_model_results
     from .metrics import summarize
     from .paper import _study
