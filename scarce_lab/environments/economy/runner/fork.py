@@ -96,16 +96,14 @@ def after_config(config: Any, intervention: Any) -> Any:
     """
     from pydantic import ValidationError
 
+    from scarce_lab.config.base import set_dotted
+
     ForkError, _ = _errors()
     if intervention.kind not in ("rule", "seat_model"):
         return config
     data = config.model_dump(mode="json", exclude={"fork"})
     if intervention.kind == "rule":
-        *path, last = intervention.setting.split(".")
-        node = data
-        for p in path:
-            node = node.setdefault(p, {})
-        node[last] = intervention.value
+        set_dotted(data, intervention.setting, intervention.value)  # as -S sets it
         what = f"rule {intervention.setting}={intervention.value!r}"
     else:
         if config.seats is None:
