@@ -65,7 +65,13 @@ def load_litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     with _LITELLM_LOCK:
+        import jsonschema  # noqa: F401 - see below
         import litellm
+
+        # litellm imports jsonschema inside a call (its json_schema validation): a
+        # notebook's Interrupt Kernel landing in that import leaves a half-imported
+        # package whose later imports fail ("module jsonschema has no attribute
+        # exceptions", altair's included). Imported here, with litellm, before any call.
 
         if not getattr(litellm, "_scarce_lab_ready", False):
             litellm.suppress_debug_info = True
