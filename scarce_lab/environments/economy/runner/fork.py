@@ -88,36 +88,26 @@ def fork_check(config: Any, parent: Any, intervention: Any, at: int, run_dir: Pa
 
 
 def after_config(config: Any, intervention: Any) -> Any:
-    """The config the play follows from the fork episode on (``config`` less ``fork``,
-    with the rule's setting or the seat's model changed), validated as every config is.
+    """The config the play follows from the fork episode on
+    (:func:`scarce_lab.forks.config_after`): a ``seat_model`` sets the run's model, or
+    one entry of its ``seats`` (its other settings kept).
 
     Raises:
         ForkError: the config refuses the value (setting and value named).
     """
-    from pydantic import ValidationError
+    from scarce_lab.forks import config_after
 
-    from scarce_lab.config.base import set_dotted
+    def seat(data: dict, iv: Any) -> None:
+        if data.get("seats") is None:
+            data["model"] = iv.model
+            return
+        seats = dict(data["seats"])
+        old = seats.get(iv.seat)
+        seats[iv.seat] = {**(old if isinstance(old, dict) else {}), "model": iv.model}
+        data["seats"] = seats
 
-    ForkError, _ = _errors()
-    if intervention.kind not in ("rule", "seat_model"):
-        return config
-    data = config.model_dump(mode="json", exclude={"fork"})
-    if intervention.kind == "rule":
-        set_dotted(data, intervention.setting, intervention.value)  # as -S sets it
-        what = f"rule {intervention.setting}={intervention.value!r}"
-    else:
-        if config.seats is None:
-            data["model"] = intervention.model
-        else:
-            seats = dict(data["seats"])
-            old = seats.get(intervention.seat)
-            seats[intervention.seat] = {**(old if isinstance(old, dict) else {}), "model": intervention.model}
-            data["seats"] = seats
-        what = f"seat {intervention.seat}={intervention.model!r}"
-    try:
-        return type(config).model_validate(data)
-    except (ValidationError, ValueError) as exc:
-        raise ForkError(f"{what}: {exc}") from exc
+    return config_after(config, intervention, seat)
+
 
 
 class EconomyFork:

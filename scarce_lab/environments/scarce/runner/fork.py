@@ -179,35 +179,24 @@ def _parent_events(run_dir: Path) -> list:
 
 
 def after_config(config: Any, intervention: Any) -> Any:
-    """The config the play follows from the fork on: ``config`` (without ``fork``) with the
-    ``rule``'s setting or the ``seat_model``'s seat changed, validated as every config is;
-    ``config`` itself for the other kinds.
+    """The config the play follows from the fork on (:func:`scarce_lab.forks.config_after`):
+    a ``seat_model`` seat is ``wN`` (solver and negotiator) or ``wN.solver`` /
+    ``wN.negotiator``, written as ``seats`` entries.
 
     Raises:
         ForkError: the config refuses the value (the message names the setting and value).
     """
-    from pydantic import ValidationError
+    from scarce_lab.forks import config_after
 
-    from scarce_lab.config.base import set_dotted
-
-    ForkError, _ = _errors()
-    if intervention.kind not in ("rule", "seat_model"):
-        return config
-    data = config.model_dump(mode="json", exclude={"fork"})
-    if intervention.kind == "rule":
-        set_dotted(data, intervention.setting, intervention.value)  # as -S sets it
-        what = f"rule {intervention.setting}={intervention.value!r}"
-    else:
-        w, _, part = intervention.seat.partition(".")
+    def seat(data: dict, iv: Any) -> None:
+        w, _, part = iv.seat.partition(".")
         seats = dict(data.get("seats") or {})
         for p in ([part] if part else ["solver", "negotiator"]):
-            seats[f"{w}.{p}"] = intervention.model
+            seats[f"{w}.{p}"] = iv.model
         data["seats"] = seats
-        what = f"seat {intervention.seat}={intervention.model!r}"
-    try:
-        return type(config).model_validate(data)
-    except (ValidationError, ValueError) as exc:
-        raise ForkError(f"{what}: {exc}") from exc
+
+    return config_after(config, intervention, seat)
+
 
 
 class ForkPlay:
