@@ -9,6 +9,11 @@ From an environment's config model derive:
   the fields named in ``CONDITION_FIELDS``) and the readable ``condition`` label
   (:meth:`ExperimentConfig.condition_label`); analysis reads the settings from the
   manifest, so tables never pool runs whose settings differ.
+
+Size: the config model, its checks and the reading of files and ``-S`` overrides in one
+module; a fork's config after its intervention (:meth:`ExperimentConfig.after_intervention`)
+is here too because configs already know forks (``ForkSpec``): the reverse import would be
+a cycle.
 """
 
 from __future__ import annotations
@@ -192,6 +197,34 @@ class ExperimentConfig(BaseModel):
         return out | {f"llm.{name}": NOT_SENT for name in gone if f"llm.{name}" in out}
 
     # -- conditions ----------------------------------------------------------------
+    def after_intervention(self, intervention: Any, seat: Any) -> ExperimentConfig:
+        """The config a fork's play follows from the fork step on: this config (without
+        ``fork``) with a ``rule``'s dotted setting set as ``-S`` sets it
+        (:func:`set_dotted`) or a ``seat_model``'s seat changed by the environment's
+        ``seat(data, intervention)`` (it edits the config dump in place: how a seat is
+        written is the environment's), validated as every config is; this config itself
+        for the other kinds (:mod:`scarce_lab.forks`).
+
+        Raises:
+            scarce_lab.forks.ForkError: the config refuses the value (the message names
+                the setting or seat and the value).
+        """
+        from ..forks import ForkError
+
+        if intervention.kind not in ("rule", "seat_model"):
+            return self
+        data = self.model_dump(mode="json", exclude={"fork"})
+        if intervention.kind == "rule":
+            set_dotted(data, intervention.setting, intervention.value)
+            what = f"rule {intervention.setting}={intervention.value!r}"
+        else:
+            seat(data, intervention)
+            what = f"seat {intervention.seat}={intervention.model!r}"
+        try:
+            return type(self).model_validate(data)
+        except (ValidationError, ValueError) as exc:
+            raise ForkError(f"{what}: {exc}") from exc
+
     def condition_settings(self) -> dict[str, Any]:
         """Every condition-defining setting as ``dotted.name -> JSON value`` (the model
         client's sampling settings are left out for ``scripted/`` models, which they do

@@ -37,8 +37,6 @@ The contract every environment's hook follows (the core knows no environment):
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from .interventions import (
@@ -104,34 +102,3 @@ class ForkSpec(BaseModel):
 
         iv = {f"fork.intervention.{k}": v for k, v in self.intervention.model_dump(mode="json").items()}
         return fork_label({"fork.at": self.at, **iv}) or ""
-
-
-def config_after(config: Any, intervention: Any, seat: Any) -> Any:
-    """The config a fork's play follows from the fork step on: ``config`` (without
-    ``fork``) with a ``rule``'s dotted setting set as ``-S`` sets it
-    (:func:`scarce_lab.config.base.set_dotted`) or a ``seat_model``'s seat changed by the
-    environment's ``seat(data, intervention)`` (it edits the config dump in place: how a
-    seat is written is the environment's), validated as every config is; ``config``
-    itself for the other kinds.
-
-    Raises:
-        ForkError: the config refuses the value (the message names the setting or seat
-            and the value).
-    """
-    from pydantic import ValidationError
-
-    from ..config.base import set_dotted
-
-    if intervention.kind not in ("rule", "seat_model"):
-        return config
-    data = config.model_dump(mode="json", exclude={"fork"})
-    if intervention.kind == "rule":
-        set_dotted(data, intervention.setting, intervention.value)
-        what = f"rule {intervention.setting}={intervention.value!r}"
-    else:
-        seat(data, intervention)
-        what = f"seat {intervention.seat}={intervention.model!r}"
-    try:
-        return type(config).model_validate(data)
-    except (ValidationError, ValueError) as exc:
-        raise ForkError(f"{what}: {exc}") from exc

@@ -89,14 +89,12 @@ def fork_check(config: Any, parent: Any, intervention: Any, at: int, run_dir: Pa
 
 def after_config(config: Any, intervention: Any) -> Any:
     """The config the play follows from the fork episode on
-    (:func:`scarce_lab.forks.config_after`): a ``seat_model`` sets the run's model, or
+    (:meth:`ExperimentConfig.after_intervention`): a ``seat_model`` sets the run's model, or
     one entry of its ``seats`` (its other settings kept).
 
     Raises:
         ForkError: the config refuses the value (setting and value named).
     """
-    from scarce_lab.forks import config_after
-
     def seat(data: dict, iv: Any) -> None:
         if data.get("seats") is None:
             data["model"] = iv.model
@@ -106,7 +104,7 @@ def after_config(config: Any, intervention: Any) -> Any:
         seats[iv.seat] = {**(old if isinstance(old, dict) else {}), "model": iv.model}
         data["seats"] = seats
 
-    return config_after(config, intervention, seat)
+    return config.after_intervention(intervention, seat)
 
 
 

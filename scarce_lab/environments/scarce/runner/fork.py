@@ -179,15 +179,13 @@ def _parent_events(run_dir: Path) -> list:
 
 
 def after_config(config: Any, intervention: Any) -> Any:
-    """The config the play follows from the fork on (:func:`scarce_lab.forks.config_after`):
+    """The config the play follows from the fork on (:meth:`ExperimentConfig.after_intervention`):
     a ``seat_model`` seat is ``wN`` (solver and negotiator) or ``wN.solver`` /
     ``wN.negotiator``, written as ``seats`` entries.
 
     Raises:
         ForkError: the config refuses the value (the message names the setting and value).
     """
-    from scarce_lab.forks import config_after
-
     def seat(data: dict, iv: Any) -> None:
         w, _, part = iv.seat.partition(".")
         seats = dict(data.get("seats") or {})
@@ -195,7 +193,7 @@ def after_config(config: Any, intervention: Any) -> Any:
             seats[f"{w}.{p}"] = iv.model
         data["seats"] = seats
 
-    return config_after(config, intervention, seat)
+    return config.after_intervention(intervention, seat)
 
 
 
