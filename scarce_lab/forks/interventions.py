@@ -15,7 +15,10 @@ Kinds (the environment says which it supports and checks a fork before any run s
 
 Text form (``scarce-lab fork --intervene``): ``KIND`` or ``KIND:key=value,key=value``,
 each value read as YAML (``rule:setting=talk,value=public``,
-``replace_decision:agent=a1,decision={value: 9}``); :func:`parse_intervention`.
+``replace_decision:agent=a1,decision={value: 9}``); ``text=`` comes last and takes the
+rest of the line as the message, commas and ``=`` included
+(``replace_message:agent=a2,text=I take 5, you=3?``); a key given twice is refused;
+:func:`parse_intervention`.
 """
 
 from __future__ import annotations
@@ -124,24 +127,36 @@ def parse_intervention(text: str) -> Any:
     """
     import yaml
 
-    kind, _, rest = text.strip().partition(":")
+    kind, _, rest = text.lstrip().partition(":")
+    kind = kind.rstrip()
     if kind not in KINDS:
         raise ValueError(f"--intervene {text!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
     fields: dict[str, Any] = {"kind": kind}
-    for part in re.split(r",(?=\s*\w+\s*=)", rest) if rest.strip() else []:
+    # a message is free text: ``text=`` takes the rest of the line (so a message may hold
+    # ``, key=`` without being cut into fields)
+    rest, has_text, message = rest.partition("text=") if re.match(r"(?:.*,)?\s*text=", rest, re.S) else (rest, "", "")
+    if has_text and rest.strip() and not rest.rstrip().endswith(","):
+        raise ValueError(f"--intervene {text!r}: {rest!r} before text= is not key=value,")
+    rest = rest.rstrip().removesuffix(",")
+    for part in (re.split(r",(?=\s*\w+\s*=)", rest) if rest.strip() else []) + (["text=" + message] if has_text else []):
         key, sep, raw = part.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--intervene {text!r}: {part!r} is not key=value")
+        if key.strip() in fields:  # never the last one silently
+            raise ValueError(f"--intervene {text!r}: {key.strip()!r} is given twice")
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
             value = raw
         # a message or a model is text whatever YAML reads in it
-        fields[key.strip()] = raw if key.strip() in ("text", "model", "agent", "seat", "setting") else value
+        fields[key.strip()] = raw if key.strip() == "text" else \
+            raw.strip() if key.strip() in ("model", "agent", "seat", "setting") else value
     try:
         return _ADAPTER.validate_python(fields)
     except ValidationError as exc:
-        raise ValueError(f"--intervene {text!r}: {_describe(exc, fields)}") from None
+        hint = ("; text= takes the rest of the line as the message: put it last"
+                if has_text and re.search(r",\s*\w+\s*=", message) else "")
+        raise ValueError(f"--intervene {text!r}: {_describe(exc, fields)}{hint}") from None
 
 
 def _describe(exc: ValidationError, value: Any) -> str:

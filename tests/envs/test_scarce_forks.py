@@ -226,3 +226,23 @@ def test_a_replacement_never_made_fails_the_fork(strategic, tmp_path, monkeypatc
     with pytest.raises(ForkError, match=rf"{first['agent']} made no such move in contention {first['round']}"):
         _fork(strategic, tmp_path, first["round"], f"replace_message:agent={first['agent']},text=hi")
     assert read_manifest(next(tmp_path.iterdir())).status.value == "failed"
+
+
+def test_a_hostile_replaced_message_is_recorded_exactly_and_bounded_like_an_answer(strategic, tmp_path):
+    """A fork's message is agent text: recorded byte for byte (the prompts quote it, see
+    tests/test_prompt_quoting.py) and bounded as the answer schema bounds a negotiator's."""
+    from tests.test_prompt_quoting import HOSTILE
+
+    first = next(e for e in _play(strategic) if e["kind"] == "private_message")
+    text = next(t for t in HOSTILE if 100 < len(t) <= 200 and "\n" in t)
+    m = read_manifest(strategic)
+    spec = ForkSpec(parent=m.run_id, parent_digest=parent_digest(strategic), at=first["round"], seed=0,
+                 intervention=as_intervention({"kind": "replace_message", "agent": first["agent"], "text": text}))
+    run = run_scarce(ScarceConfig.model_validate({**m.config, "fork": spec.model_dump()}), tmp_path,
+                     replay=Replay.from_run(strategic, at=first["round"], digest=spec.parent_digest))
+    got = [e["payload"]["text"] for e in _play(run) if e["kind"] == "private_message" and e["payload"].get("outcome") == "fork"]
+    assert got == [text]
+    with pytest.raises(ForkError, match=r"at most 200 characters .* got 201"):
+        fork_check(ScarceConfig.model_validate(m.config), m, as_intervention(
+            {"kind": "replace_message", "agent": first["agent"], "text": "x" * 201}), first["round"],
+            run_dir=strategic)

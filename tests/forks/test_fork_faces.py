@@ -62,3 +62,27 @@ def test_sl_effects_on_shipped_forks(tmp_path):
     row = f.frame.filter(f.frame["metric"] == "survival_time").row(0, named=True)
     assert row["intervention"] == "seat_model:king=scripted/greedy" and row["n_parents"] == 2
     assert row["effect"] < 0 and row["ci_low"] is None  # a greedy king ends the game sooner; 2 parents: no interval
+
+
+@pytest.mark.parametrize("text, want", [
+    ("replace_message:agent=a2,text=I take 5, agent=a1", {"agent": "a2", "text": "I take 5, agent=a1"}),
+    ("replace_message: agent=w1.public , text=a=b,c", {"agent": "w1.public", "text": "a=b,c"}),
+    ("rule:setting=talk,value=public", {"setting": "talk", "value": "public"}),
+])
+def test_the_text_form_keeps_a_message_whole(text, want):
+    from scarce_lab.forks.interventions import parse_intervention
+
+    got = parse_intervention(text).model_dump()
+    assert {k: got[k] for k in want} == want
+
+
+@pytest.mark.parametrize("text, match", [
+    ("replace_message:agent=a2,agent=a1,text=x", r"'agent' is given twice"),
+    ("rule:setting=talk,value=public,setting=misreport", r"'setting' is given twice"),
+    ("replace_message:text=hi, agent=a1", r"agent: Field required; text= takes the rest of the line"),
+])
+def test_the_text_form_refuses_what_it_would_guess(text, match):
+    from scarce_lab.forks.interventions import parse_intervention
+
+    with pytest.raises(ValueError, match=match):
+        parse_intervention(text)

@@ -148,6 +148,16 @@ def _check_replacement(events: list, iv: Any, w: str, part: str, at: int, run_id
     mine = [e for e in events if e.round == at and e.agent == w]
     if iv.kind == "replace_message":
         kind = "reasoning" if part == "public" else "private_message"
+        # the text an agent's answer could hold, no more: the answer schema's bound
+        # (ReasoningText.reasoning, the private message's text)
+        from ..agents.schemas import ReasoningText, private_schema
+
+        field = ReasoningText.model_fields["reasoning"] if part == "public" else \
+            private_schema([]).model_fields["text"]
+        limit = next(m.max_length for m in field.metadata if getattr(m, "max_length", None) is not None)
+        if len(iv.text) > limit:
+            raise ForkError(f"replace_message: a {kind.replace('_', ' ')} holds at most {limit} characters (the "
+                            f"answer schema's bound), got {len(iv.text)}")
         if not any(e.kind == kind for e in mine):
             sent = sorted({e.round for e in events if e.kind == kind and e.agent == w})
             raise ForkError(f"agent {iv.agent}: sent no {kind.replace('_', ' ')} in contention {at} of run {run_id} "
