@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from scarce_lab.environments.scarce.conformance import scarce_trace
+from scarce_lab.environments.economy.conformance import economy_fork_trace
+from scarce_lab.environments.scarce.conformance import scarce_fork_trace, scarce_trace
 from scarce_lab.environments.sovsim.conformance import sovsim_fork_trace, sovsim_trace
 from scarce_lab.testing import (
     HARNESSES,
@@ -48,6 +49,43 @@ def test_the_fork_trace_catches_a_prefix_that_is_not_the_parents(monkeypatch):
     monkeypatch.setattr(conformance.SovSimLegalPolicy, "action", second_game_differs)
     with pytest.raises(AssertionError, match="not the parent's"):
         check_privacy(lambda seed: sovsim_fork_trace(seed, condition="cpr", at=3), seed=1)
+
+
+@pytest.mark.parametrize("at", [1, 4])
+def test_a_scarce_fork_with_institutions_switched_on_keeps_its_prefix_and_privacy(at):
+    check_environment(lambda seed: scarce_fork_trace(seed, at=at))
+    outcomes = scarce_fork_trace(0, at=at).outcomes
+    after = outcomes[outcomes.index(("fork", at)):]
+    assert any(o[0] == "contracts" for o in after) and not any(o[0] == "contracts" for o in outcomes[:outcomes.index(
+        ("fork", at))])  # the institutions play only from the fork on
+
+
+def test_an_economy_fork_keeps_its_prefix_and_privacy():
+    check_environment(lambda seed: economy_fork_trace(seed, at=6))
+
+
+def test_the_scarce_and_economy_fork_traces_catch_a_prefix_that_is_not_the_parents(monkeypatch):
+    from scarce_lab.environments.economy import conformance as eco
+    from scarce_lab.environments.scarce import conformance as sc
+
+    plays = {"scarce": 0, "economy": 0}
+    real_bid, real_move = sc.ScarceLegalPolicy.declaration, eco.EconomyLegalPolicy.move
+
+    def drifting_bid(self, legal, requested_s, *key):  # the fork's prefix bids otherwise (the parent made 39 declarations)
+        d = real_bid(self, legal, requested_s, *key)
+        plays["scarce"] += 1
+        return d.model_copy(update={"bid_price": 0 if d.bid_price else 1}) if plays["scarce"] > 41 else d
+
+    def drifting_move(self, legal, *key):  # the fork's prefix moves otherwise (the parent made 295 moves)
+        plays["economy"] += 1
+        return legal.moves[-1] if plays["economy"] > 300 else real_move(self, legal, *key)
+
+    monkeypatch.setattr(sc.ScarceLegalPolicy, "declaration", drifting_bid)
+    monkeypatch.setattr(eco.EconomyLegalPolicy, "move", drifting_move)
+    with pytest.raises(AssertionError, match="not the parent's"):
+        check_privacy(lambda seed: sc.scarce_fork_trace(seed, at=6), seed=1)
+    with pytest.raises(AssertionError, match="not the parent's"):
+        check_privacy(lambda seed: eco.economy_fork_trace(seed, at=10), seed=1)
 
 
 @pytest.mark.parametrize("memory", ["none", "subrun", "cross"])

@@ -25,14 +25,18 @@ class EconomyLegalPolicy(LegalPolicy):
         return rng.choice(pool)
 
 
-def economy_trace(seed: int) -> Trace:
+def economy_trace(seed: int, fork_at: int | None = None) -> Trace:
     """Twenty Blocks World episodes of the Hayek machine; the winner's move is chosen
     by :class:`EconomyLegalPolicy` from the legal moves its observation carries, and an
     illegal action (not a move) is probed, and must be refused, at every step. An
     agent's policy is shown only the task's state (EoM sec. 3.2), never another
     agent's identity, bid or wealth: canary bids (7001, 7002, ...) must not appear in
     any observation. The economy gives agents no private state to see, so there is no
-    positive control of their own."""
+    positive control of their own.
+
+    ``fork_at``: the play re-seeds from that episode on (the policy, the episodes'
+    problems and the evolution draws), as a fork seed ``j > 0`` does
+    (:mod:`scarce_lab.forks`); :func:`economy_fork_trace` checks its prefix."""
     from .world import Economy, EconomyConfig, run_episode
 
     policy = EconomyLegalPolicy(seed)
@@ -41,12 +45,17 @@ def economy_trace(seed: int) -> Trace:
     for i in range(6):
         economy.add_agent((1 + rng.randrange(3), 1 + rng.randrange(3)), episode=0, bid=7001 + i)
     trace = Trace()
+    key = seed
     for e in range(20):
-        erng = random.Random(f"{seed}:ep:{e}")
+        if e == fork_at:
+            key = seed + 7919
+            policy = EconomyLegalPolicy(key)
+            trace.outcomes.append(["fork", e])
+        erng = random.Random(f"{key}:ep:{e}")
         target, stacks = make_instance(3, 3, erng)
         env = BlocksWorld(target, stacks, reward_per_block=10, max_steps=16)
 
-        def act(record, obs, env=env, e=e):
+        def act(record, obs, env=env, e=e, policy=policy):
             view = dataclasses.asdict(obs)
             text = json.dumps(view, default=str)
             others = [a for a in economy.agents if a != record.agent_id]
@@ -59,10 +68,26 @@ def economy_trace(seed: int) -> Trace:
 
         res = run_episode(economy, env, trigger=lambda a, o: True, act=act, training=True, rng=erng,
                           emit=lambda *a: None)
-        economy.end_episode(e, random.Random(f"{seed}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
+        economy.end_episode(e, random.Random(f"{key}:evo:{e}"), lambda g, r: (1 + r.randrange(3), g[1]),
                             lambda r: (1 + r.randrange(3), 1 + r.randrange(3)))
         trace.outcomes.append([e, res.solved, res.steps, res.winners, economy.ledger.balances()])
     return trace
+
+
+def economy_fork_trace(seed: int, at: int = 8) -> Trace:
+    """A parent play (:func:`economy_trace`) and its fork at episode ``at``, in one
+    trace: every observation before the fork must be the parent's (else it is flagged
+    as a leak: a fork's prefix is its parent's), and the canary checks hold across the
+    switch."""
+    parent, fork = economy_trace(seed), economy_trace(seed, fork_at=at)
+    cut = fork.outcomes.index(["fork", at])
+    n = sum(1 for o in fork.outcomes[:cut] if o and o[0] == "refused")  # one probe an observation
+    assert 0 < n < len(fork.observations), f"the fork at episode {at} has no prefix or no continuation"
+    for i, (p, f) in enumerate(zip(parent.observations[:n], fork.observations[:n], strict=True)):
+        if p.text != f.text:
+            fork.observations[i] = Observation(f.agent, f.text, (*f.leaks, f"a prefix observation ({i}) that is "
+                                               "not the parent's"), f.own)
+    return Trace(parent.observations + fork.observations, parent.outcomes + fork.outcomes)
 
 
 def economy_seats_trace(seed: int) -> Trace:

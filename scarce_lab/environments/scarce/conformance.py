@@ -357,10 +357,15 @@ def scarce_trace(seed: int, memory: str = "subrun", institutions: Any = None, **
     ``joins``, ``leaves``: :func:`scarce_mixed_trace`); a newcomer's view that shows
     public history from before it joined counts as a leak."""
     wd = ScarceWorld(scarce_rules(memory, seed=seed, institutions=institutions, **rules))
-    joins = dict(wd.rules.joins)
     log: list = []
     seen: list = []
     scarce_play(wd, 3, log, seen)
+    return _scarce_observed(wd, seed, log, seen, dict(wd.rules.joins))
+
+
+def _scarce_observed(wd: ScarceWorld, seed: int, log: list, seen: list, joins: dict) -> Trace:
+    """The trace of a play: each view in ``seen`` with its leaks and whether it shows
+    its worker's own private state; fails when a canary was never planted."""
     secrets = [(f"SECRET-{a}-{b}-{k}-{r}", {a, b}) for k in range(wd.k) for a in SCARCE_WORKERS
                for b in SCARCE_WORKERS for r in (1, 2)]
     trace = Trace(outcomes=log)
@@ -376,6 +381,46 @@ def scarce_trace(seed: int, memory: str = "subrun", institutions: Any = None, **
     assert any("SECRET-" in t for t in texts), f"seed {seed}: no private message was sent (an untested canary)"
     assert any("note of " in t for t in texts), f"seed {seed}: no note was saved (an untested canary)"
     return trace
+
+
+def scarce_fork_trace(seed: int, at: int = 3, institutions: Any = None) -> Trace:
+    """A parent play (:func:`scarce_trace`, no institutions) and its fork before
+    contention ``at``, in one trace (:mod:`scarce_lab.forks`). The fork's world replays
+    the parent's policy until ``at`` contentions are settled: each of its observations
+    must be the parent's (else it is flagged as a leak: a fork's prefix is its
+    parent's). Then, as the runner's fork switch does (``runner/fork.py`` ``start``,
+    ``runner/play.py`` ``retarget``), the world takes the rules after the intervention
+    (``institutions``, default: sanctions by vote, promises and contracts) and a
+    re-seeded policy plays on (a fork seed ``j > 0``). The privacy checks hold across the
+    switch: no worker learns of the fork but what the world shows it."""
+    from .world import InstitutionRules
+    from .world.institutions import Institutions
+
+    parent = scarce_trace(seed)
+    wd = ScarceWorld(scarce_rules(seed=seed))
+    log: list = []
+    seen: list = []
+    policy = ScarceLegalPolicy(seed, _scarce_text(wd), max_money=SCARCE_MAX_MONEY, weights=SCARCE_WEIGHTS)
+    switched = False
+    for k in range(3):
+        if wd.subrun < k:
+            wd.start_subrun({w: _Task(f"t{k}", f"task {k}", f"prog{k}") for w in wd.rules.workers})
+        while scarce_step(wd, log, seen, policy):
+            if not switched and wd.k >= at:
+                ins = institutions or InstitutionRules(sanctions="vote", reputation=True, contracts=True)
+                wd.rules = dataclasses.replace(wd.rules, institutions=ins, seed=seed + 7919)
+                wd.mechanism, wd.institutions = wd.rules.mechanism_config(), Institutions(ins, wd.rules.workers)
+                policy = ScarceLegalPolicy(seed + 7919, _scarce_text(wd), max_money=SCARCE_MAX_MONEY,
+                                           weights=SCARCE_WEIGHTS)
+                cut, switched = len(seen), True
+                log.append(("fork", at))
+    assert switched, f"seed {seed}: the play never reached contention {at} (the check would prove nothing)"
+    fork = _scarce_observed(wd, seed, log, seen, {})
+    for i, (p, f) in enumerate(zip(parent.observations[:cut], fork.observations[:cut], strict=True)):
+        if p.text != f.text:
+            fork.observations[i] = Observation(f.agent, f.text, (*f.leaks, f"a prefix observation ({i}) that is "
+                                               "not the parent's"), f.own)
+    return Trace(parent.observations + fork.observations, parent.outcomes + fork.outcomes)
 
 
 #: The mixed play's seats as the world sees them: w0 remembers across subruns, w1
