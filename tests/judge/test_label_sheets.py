@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -31,6 +32,7 @@ from scarce_lab.judge.units import units_from_frame
 from scarce_lab.judge.validation import coder_agreement
 from tests.cli.test_judge_cli import RuleClient
 
+REPO = Path(__file__).resolve().parents[2]
 TAX = load_taxonomy("scarce")
 EDF, SJF, RECIP = "earliest_deadline_first", "shortest_job_first", "reciprocity"
 
@@ -238,3 +240,17 @@ def cli_settings():
     from scarce_lab.llm import LLMSettings
 
     return LLMSettings(cache=False, max_retries=0)
+
+
+def test_shipped_blank_sheet_is_what_export_sheet_writes(tmp_path):
+    """data/scarce/labels/human_sheet is remade byte for byte by its make_data.sh command
+    (and holds no labels: none have been collected)."""
+    from scarce_lab.judge.units import units_from_path
+
+    shipped = REPO / "data/scarce/labels/human_sheet"
+    export_sheet(units_from_path(REPO / "data/scarce/embedded"), TAX, tmp_path / "embedded.csv",
+                 source="data/scarce/embedded")
+    for name in ("embedded.csv", "embedded.codebook.md", "embedded.manifest.json"):
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    cells = read_csv_cells(shipped / "embedded.csv")
+    assert cells.height == 28 and cells["labels"].null_count() == 28 and cells["coder"].null_count() == 28
