@@ -241,6 +241,9 @@ def validate(
     from ..judge.validation import validate_panel
 
     if data is not None and (data / HUMAN_FILE).is_file():
+        if limit is not None:
+            raise typer.BadParameter("--limit is not for human labels: the coders' sheet is the sample "
+                                     "(export-sheet --sample)", param_hint="--limit")
         return _validate_humans(data, taxonomy=taxonomy, coder=coder, judges=judges, fmt=fmt, out=out,
                                 concurrency=concurrency, min_votes=min_votes, seed=seed, n_boot=n_boot,
                                 settings=_client_settings(concurrency, cache_dir, api_base, temperature, timeout),

@@ -234,6 +234,8 @@ def test_cli_export_import_validate_against_people(tmp_path, monkeypatch):
     r = run(app, ["judge", "validate", "--data", str(tmp_path / "h"), "--judges", "openai/a", "--coder", "bo",
                   "--no-progress", "--n-boot", "20"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "ann vs bo on 3 units" in r.output and "labelled by coder bo" in r.output
+    r = run(app, ["judge", "validate", "--data", str(tmp_path / "h"), "--limit", "2", "--no-progress"])
+    assert r.exit_code == 2 and "--limit is not for human labels" in r.output
 
 
 def cli_settings():
