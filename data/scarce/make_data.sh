@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuild the SCARCE datasets under data/scarce (see README.md in this folder).
-# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators|ground_truth]
+# Usage: bash data/scarce/make_data.sh [scripted|embedded|labels|all|embedded_negotiators|labels_negotiators|ground_truth|human_sheet]
 #        (from the repo root; `all` rebuilds scripted, embedded and its labels)
 # SCARCE_LAB / PYTHON override the commands (default: the repository's .venv).
 # Each dataset is a profile of a declared study (scarce_lab/environments/scarce/studies.toml;
@@ -50,6 +50,10 @@ fi
 if [[ $what == labels || $what == all ]]; then
   $LAB judge label data/scarce/embedded --taxonomy scarce \
     --judges embedded/smollm2,embedded/smollm2,embedded/smollm2 --out data/scarce/labels/embedded --no-progress
+fi
+# the blank label sheet of the same 28 units for human coders (CSV, codebook, manifest); no human labels are shipped
+if [[ $what == human_sheet || $what == labels || $what == all ]]; then
+  $LAB judge export-sheet data/scarce/embedded --taxonomy scarce --out data/scarce/labels/human_sheet/embedded.csv
 fi
 if [[ $what == labels_negotiators ]]; then
   $LAB judge label data/scarce/embedded_negotiators --taxonomy scarce \

@@ -44,6 +44,8 @@ from typing import Any
 
 import polars as pl
 
+from ..data.csvsafe import frame_to_csv
+
 RENDERER = "scarce_lab"
 #: Most data rows one chart embeds (each data set of a layered/concatenated chart);
 #: above it :class:`ChartTooLargeError`. 20,000 rows of a few columns is a few MB of
@@ -1056,7 +1058,7 @@ def save_table(df: pl.DataFrame, name: str, out_dir: str | Path = "figures", *,
         for c, dt in df.schema.items()
         if dt.is_nested()
     )
-    flat.write_csv(csv)
+    frame_to_csv(flat, csv)
     note = "; ".join(f"{k} = {json.dumps(v, default=str)}" for k, v in conv.items())
     md.write_text(markdown_table(flat) + f"\nComputed under: {note}.\n")
     meta.write_text(json.dumps({"table": name, "rows": df.height, "columns": df.columns, "convention": conv},

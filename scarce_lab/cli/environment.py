@@ -323,7 +323,9 @@ def _print_table(found: Any, fmt: TableFormat) -> None:
     if fmt == TableFormat.json:
         typer.echo(json.dumps(found.to_dict(), indent=2, default=str))
     elif fmt == TableFormat.csv:
-        typer.echo(found.frame.write_csv() if found.frame is not None else "", nl=False)
+        from ..data.csvsafe import frame_to_csv
+
+        typer.echo(frame_to_csv(found.frame) if found.frame is not None else "", nl=False)
     else:
         typer.echo(found.markdown())
         if found.reading:

@@ -1,4 +1,4 @@
-"""``scarce-lab judge label`` and ``scarce-lab judge validate``."""
+"""``scarce-lab judge label``, ``judge validate``, ``judge export-sheet`` and ``judge import-sheet``."""
 
 from __future__ import annotations
 
@@ -190,16 +190,18 @@ def label(
 @judge_app.command("validate")
 def validate(
     taxonomy: Annotated[
-        str, typer.Option("--taxonomy", "-t", help="Taxonomy whose ids match the expert labels.")
-    ] = "casino",
+        str | None, typer.Option("--taxonomy", "-t", help="Taxonomy whose ids match the expert labels (default: "
+                                 "casino; for human labels, theirs).")
+    ] = None,
     data: Annotated[
         Path | None,
         typer.Option(
             "--data",
             "-d",
-            help="A file in the CaSiNo layout (default: the shared validation split), or a "
+            help="A file in the CaSiNo layout (default: the shared validation split), a "
             "dataset folder of scripted agents whose intent is known (the ground truth; use the "
-            "taxonomy of its environment, the default of `judge label`).",
+            "taxonomy of its environment, the default of `judge label`), or a folder of human labels "
+            "(`judge import-sheet`): the panel against each coder, and the coders against each other.",
         ),
     ] = None,
     limit: Annotated[
@@ -224,16 +226,31 @@ def validate(
     cache_dir: CacheDir = None,
     timeout: Timeout = 600.0,
     progress: Progress = True,
+    coder: Annotated[str | None, typer.Option(
+        "--coder", help="With a folder of human labels: score the panel against this coder only.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples for inter-coder CIs.")] = 1000,
 ) -> None:
-    """Score a judge panel against expert labels (CaSiNo) or against what scripted agents
+    """Score a judge panel against expert labels (CaSiNo), against what scripted agents
     meant (a dataset folder: the units of its environment with ``gold="intended"``, e.g.
-    the tactics strategic scripted SCARCE negotiators recorded): per-label precision,
-    recall, F1 and Cohen's kappa, micro and macro F1, for the panel and for each judge
-    alone."""
+    the tactics strategic scripted SCARCE negotiators recorded), or against people (a
+    folder of human labels from ``judge import-sheet``: against each coder, and the
+    coders' agreement with each other): per-label precision, recall, F1 and Cohen's
+    kappa, micro and macro F1, for the panel and for each judge alone."""
     from ..judge.casino import default_casino_path, load_casino
+    from ..judge.store import HUMAN_FILE
     from ..judge.validation import validate_panel
 
-    tax = _taxonomy(taxonomy)
+    if data is not None and (data / HUMAN_FILE).is_file():
+        if limit is not None:
+            raise typer.BadParameter("--limit is not for human labels: the coders' sheet is the sample "
+                                     "(export-sheet --sample)", param_hint="--limit")
+        return _validate_humans(data, taxonomy=taxonomy, coder=coder, judges=judges, fmt=fmt, out=out,
+                                concurrency=concurrency, min_votes=min_votes, seed=seed, n_boot=n_boot,
+                                settings=_client_settings(concurrency, cache_dir, api_base, temperature, timeout),
+                                progress=progress)
+    if coder is not None:
+        raise typer.BadParameter("--coder is for a folder of human labels (--data)", param_hint="--coder")
+    tax = _taxonomy(taxonomy or "casino")
     specs = _judges(judges, seed)
     try:
         path = data or default_casino_path()
@@ -261,6 +278,65 @@ def validate(
         typer.echo(json.dumps(payload, indent=2))
         return
     _print_report(report, path)
+
+
+def _validate_humans(data: Path, *, taxonomy: str | None, coder: str | None, judges: str, fmt: FormatChoice,
+                     out: Path | None, concurrency: int, min_votes: int | None, seed: int, n_boot: int,
+                     settings: dict, progress: bool) -> None:
+    """``judge validate --data FOLDER`` of human labels: the coders' agreement (two or
+    more), then the panel against each coder (or ``coder``), its judgements kept in
+    ``out`` (default: the folder itself, so a panel that labelled it is not asked again)."""
+    from ..judge.sheets import human_units
+    from ..judge.store import HumanLabelStore
+    from ..judge.validation import coder_agreement, validate_panel
+
+    try:
+        store = HumanLabelStore(data)
+        labels = store.load()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--data") from None
+    coders = sorted({h.coder for h in labels})
+    kinds = sorted({h.taxonomy for h in labels})
+    if taxonomy is not None and kinds != [_taxonomy(taxonomy).id]:
+        raise typer.BadParameter(f"{data}: its human labels use taxonomy {kinds}, not {taxonomy!r}",
+                                 param_hint="--taxonomy")
+    tax = _taxonomy(kinds[0])
+    if coder is not None and coder not in coders:
+        raise typer.BadParameter(f"no human labels by {coder!r} in {data}; coders: {coders}", param_hint="--coder")
+    inter = coder_agreement(data, tax, n_boot=n_boot, seed=seed) if len(coders) > 1 else None
+    specs = _judges(judges, seed)
+    client = _client(settings)
+    reports = {}
+    for c in [coder] if coder else coders:
+        reports[c] = validate_panel(human_units(data, c), tax, specs, client=client, out_dir=out or data,
+                                    min_votes=min_votes, concurrency=concurrency, progress=progress)
+        _fail_if_no_answer(reports[c].result.judgements)
+    if fmt == FormatChoice.json:
+        payload = {"data": str(data), "taxonomy": tax.id, "inter_coder": inter.to_json() if inter else None,
+                   "coders": {c: r.to_json() for c, r in reports.items()}}
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    if inter is None:
+        typer.echo(f"one coder ({coders[0]}): no inter-coder agreement")
+    else:
+        _print_coders(inter)
+    for c, r in reports.items():
+        _print_report(r, data, gold=f"labelled by coder {c}")
+
+
+def _print_coders(inter) -> None:
+    """The coders' agreement: alpha and Fleiss' kappa (pooled, macro), then Cohen's kappa per pair."""
+    typer.echo(f"{len(inter.coders)} coders ({', '.join(inter.coders)}) on {inter.n_units} units")
+    agree = inter.agreement
+    for over in ("pooled", "macro"):
+        r = agree.filter(agree["label"] == f"({over})").row(0, named=True)
+        typer.echo(f"inter-coder agreement ({over} over labels): alpha {_fmt(r['alpha'])} "
+                   f"[{_fmt(r['alpha_lo'])}, {_fmt(r['alpha_hi'])}], Fleiss kappa {_fmt(r['fleiss_kappa'])} "
+                   f"[{_fmt(r['fleiss_lo'])}, {_fmt(r['fleiss_hi'])}]" + _why(r))
+    for (a, b), (_, s) in inter.pairs.items():
+        typer.echo(f"  {a} vs {b} on {s['n_units']} units: Cohen's kappa pooled {_fmt(s['kappa_pooled'])}, "
+                   f"macro {_fmt(s['kappa_macro'])} over {s['kappa_labels_defined']} labels; "
+                   f"exact match {_fmt(s['exact_match'])}")
 
 
 def _fail_if_no_answer(judgements) -> None:
@@ -316,12 +392,12 @@ def _why(row: dict) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _print_report(report, path: Path) -> None:
+def _print_report(report, path: Path, *, gold: str = "expert-labelled") -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    console.print(f"{len(report.result.units)} expert-labelled utterances from {path}")
+    console.print(f"{len(report.result.units)} utterances {gold} from {path}")
     console.print(f"panel: {report.note} Arbitration: at least {report.result.min_votes} vote(s).")
     names = {"panel": "panel (arbitrated)"} | {
         j.name: f"{j.name} {j.model} (seed {j.seed}, variant {j.variant})" for j in report.judges
@@ -341,3 +417,70 @@ def _print_report(report, path: Path) -> None:
             f"Cohen's kappa macro {_fmt(s['kappa_macro'])}, pooled {_fmt(s['kappa_pooled'])}; "
             f"exact match {_fmt(s['exact_match'])}; no answer {s['n_no_answer']} of {s['n_units']}"
         )
+
+
+@judge_app.command("export-sheet")
+def export_sheet(
+    path: Annotated[Path, typer.Argument(help="A run, a dataset folder, or a units file (as `judge label` reads).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The sheet to write (NAME.csv; NAME.codebook.md and "
+                                      "NAME.manifest.json beside it).")],
+    taxonomy: Annotated[str | None, typer.Option("--taxonomy", "-t", help="Shipped taxonomy name or a YAML file "
+                                                 "(default: the one of the dataset's environment).")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", min=1, help="Only N units, drawn at random "
+                                               "stratified by run (default: every unit).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the sample (recorded in the manifest).")] = 0,
+) -> None:
+    """Write a blank label sheet of PATH's units for a research assistant: a CSV (one
+    row per unit: its id, run, round, speaker, text and context; the coder fills
+    ``labels`` and ``coder``), a codebook of the taxonomy, and a manifest that
+    ``judge import-sheet`` checks the filled sheet against."""
+    from ..judge.sheets import export_sheet as write_sheet
+    from ..judge.units import units_from_path
+
+    tax = _taxonomy(taxonomy or _default_taxonomy(path))
+    try:
+        units = units_from_path(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="PATH") from None
+    try:
+        files = write_sheet(units, tax, out, sample=sample, seed=seed, source=str(path))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    typer.echo(f"{files.n_units} of {len(units)} units ({tax.id}) -> {files.csv}; codebook {files.codebook}; "
+               f"manifest {files.manifest} (keep it: the import checks against it)")
+
+
+@judge_app.command("import-sheet")
+def import_sheet(
+    sheet: Annotated[Path, typer.Argument(help="A filled label sheet (CSV).")],
+    coder: Annotated[str | None, typer.Option("--coder", help="The coder's name (for rows whose coder "
+                                              "cell is empty; a filled cell must match it).")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", help="The manifest written with the blank sheet "
+                                                  "(default: NAME.manifest.json beside SHEET).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for human_labels.jsonl, beside a "
+                                             "panel's judgements (default: the manifest's folder).")] = None,
+) -> None:
+    """Check every row of a filled label sheet and store its labels as human labels
+    (``human_labels.jsonl``); any problem in any row is listed (row, column, value) and
+    nothing is stored. ``judge validate --data FOLDER`` then scores judges against them."""
+    from ..data.jsonl import FileLimitError
+    from ..judge.sheets import SheetError, manifest_path
+    from ..judge.sheets import import_sheet as read_sheet
+
+    man = manifest or manifest_path(sheet)
+    try:
+        res = read_sheet(sheet, out or man.parent, coder=coder, manifest=man)
+    except SheetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    except (FileNotFoundError, FileLimitError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    coders = sorted({h.coder for h in res.labels})
+    typer.echo(f"{len(res.labels)} rows by {', '.join(coders)} -> {res.store}")
+    if res.replaced:
+        typer.echo(f"replaced {len(res.replaced)} earlier label(s) of the same unit and coder")
+    if res.missing:
+        typer.echo(f"{len(res.missing)} unit(s) of the sheet have no row in this file: {res.missing[:5]}"
+                   + (" ..." if len(res.missing) > 5 else ""))
+    if res.ignored_columns:
+        typer.echo(f"columns not read: {res.ignored_columns}")

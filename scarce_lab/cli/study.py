@@ -182,6 +182,7 @@ def report_cmd(
     """The replication table of the study in DIR: per published number, the paper's
     value, the estimate with its 95% interval, and the verdict
     (:func:`scarce_lab.studies.report.report`)."""
+    from ..data.csvsafe import frame_to_csv
     from ..studies import StudyError, get
     from ..studies.report import report
     from ..studies.run import LABELS, read_state
@@ -194,7 +195,7 @@ def report_cmd(
         found = report(get(state["study"]), out, labels=labels if labels.exists() else None)
     except StudyError as exc:
         raise typer.BadParameter(str(exc), param_hint="DIR") from None
-    text = {"markdown": found.markdown, "csv": lambda: found.frame.write_csv(),
+    text = {"markdown": found.markdown, "csv": lambda: frame_to_csv(found.frame),
             "latex": getattr(found, "latex", None)}[fmt.value]
     if text is None:
         raise typer.BadParameter(f"this report has no {fmt.value} form", param_hint="--format")

@@ -24,6 +24,8 @@ field                         value           checked by
 ``manifest_bytes``            16 MiB          ``manifest.json``, an export's marker, any JSON file
 ``jsonl_file_bytes``          4 GiB           any other JSON Lines file (judge store, units)
 ``parquet_file_bytes``        16 GiB          one Parquet file of an export or a cache
+``csv_file_bytes``            256 MiB         one CSV file read back (a filled label sheet;
+                                              :func:`scarce_lab.data.csvsafe.read_csv_cells`)
 ``events_per_run``            2,000,000       lines of one run's ``events.jsonl``
 ============================  ==============  =================================================
 
@@ -43,6 +45,9 @@ broken input meets them, and low enough that the memory a loader needs at the li
   events (``events_per_run``, 2,000x the largest shipped) at ~1 KB each is 2 GiB;
   ``llm_calls_file_bytes`` allows 256 call records at the line limit. A manifest holds a
   config and notes: 16 MiB is 3,000x the largest.
+- CSV: a label sheet row holds a unit's text and its context (the shipped SCARCE units:
+  at most ~2 KB together); 256 MiB is over 100,000 such rows, far more than a person codes,
+  and read whole it fits a laptop.
 - Parse: the parser is linear; 2M characters take well under a second, in a worker
   thread (above ``parse_in_thread_chars``, ~10 ms of parsing) so other games' calls go
   on. Real answers hold a handful of JSON objects; each candidate costs a validation.
@@ -80,6 +85,7 @@ class Limits:
         jsonl_file_bytes: bytes of any other JSON Lines file (judge store, units,
             an export's ``manifests.jsonl``).
         parquet_file_bytes: bytes of one Parquet file.
+        csv_file_bytes: bytes of one CSV file read back (a filled label sheet).
         published_file_bytes: bytes of one file of a published layout read whole (the
             SovSim release's ``rationales.json``, a GovSim ``log_env.json``).
         events_per_run: events (lines) in one run's ``events.jsonl``.
@@ -96,6 +102,7 @@ class Limits:
     manifest_bytes: int = 16 * MiB
     jsonl_file_bytes: int = 4 * GiB
     parquet_file_bytes: int = 16 * GiB
+    csv_file_bytes: int = 256 * MiB
     published_file_bytes: int = 4 * GiB
     events_per_run: int = 2_000_000
 
@@ -124,7 +131,7 @@ def file_kind(path: str | Path) -> str:
     """The :class:`Limits` field that bounds the size of the file at ``path``: by its
     name for a run file (``events.jsonl``, ``llm_calls.jsonl``, ``manifest.json``) or a
     published layout's (``rationales.json``, ``log_env.json``), else
-    by its extension (``.parquet``, ``.jsonl``; any other file is read as one JSON
+    by its extension (``.parquet``, ``.jsonl``, ``.csv``; any other file is read as one JSON
     document: ``manifest_bytes``)."""
     name = _name(path)
     if name in _FILE_FIELDS:
@@ -133,6 +140,8 @@ def file_kind(path: str | Path) -> str:
         return "parquet_file_bytes"
     if name.endswith(".jsonl"):
         return "jsonl_file_bytes"
+    if name.endswith(".csv"):
+        return "csv_file_bytes"
     return "manifest_bytes"
 
 

@@ -14,7 +14,9 @@ Typical use (a notebook)::
 Modules: :mod:`.taxonomy`, :mod:`.units`, :mod:`.panel` (runner), :mod:`.judges`,
 :mod:`.answer`, :mod:`.judging`, :mod:`.store` (durable files), :mod:`.tables`, :mod:`.arbitration`, :mod:`.agreement` (with
 :mod:`.stat`), :mod:`.scores`, :mod:`.validation`, :mod:`.casino`,
-:mod:`.institutions`, :mod:`.drift`. The LLM client (litellm) is imported only when a
+:mod:`.institutions`, :mod:`.drift`, :mod:`.sheets` (label sheets for human coders:
+:func:`export_sheet`, :func:`import_sheet`, :func:`human_units` as the gold of
+:func:`validate_panel`, :func:`coder_agreement` between coders). The LLM client (litellm) is imported only when a
 panel runs.
 """
 
@@ -26,9 +28,10 @@ from .institutions import institutional_summary, institutions
 from .judges import JudgeSpec, make_judges
 from .panel import PanelResult, label_units, run_panel
 from .scores import score_against_gold
+from .sheets import export_sheet, human_units, import_sheet
 from .taxonomy import Taxonomy, load_taxonomy
 from .units import Unit, units_from_frame, units_from_path
-from .validation import ValidationReport, validate_panel
+from .validation import ValidationReport, coder_agreement, validate_panel
 
 __all__ = [
     "Arbitration",
@@ -38,7 +41,11 @@ __all__ = [
     "Unit",
     "ValidationReport",
     "arbitrate",
+    "coder_agreement",
     "drift_table",
+    "export_sheet",
+    "human_units",
+    "import_sheet",
     "institutional_summary",
     "institutions",
     "label_agreement",

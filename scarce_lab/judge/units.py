@@ -24,7 +24,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import registry
-from ..data.jsonl import BOM, read_jsonl
+from ..data.jsonl import BOM, read_bounded, read_jsonl
 
 #: Columns :func:`units_from_frame` needs (``context`` and ``public_reasoning`` may be null).
 FRAME_COLUMNS = ("run_id", "contention", "agent", "public_reasoning", "private_messages", "context")
@@ -288,7 +288,7 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
         return units_from_rows(rows, keep_empty=keep_empty)
     if suffix == ".csv":
         # Every cell as text (no inference); unit_from_row converts the round number.
-        frame = pl.read_csv(io.BytesIO(path.read_bytes().removeprefix(BOM)), infer_schema=False)
+        frame = pl.read_csv(io.BytesIO(read_bounded(path).removeprefix(BOM)), infer_schema=False)
     elif suffix == ".parquet":
         frame = pl.read_parquet(path)  # typed by its own schema; values checked per row
     else:

@@ -47,6 +47,7 @@ def label_to(units: list[Any], taxonomy: Any, judges: list[Any], out: Path, *, s
         ExecutorError: Ray missing or unreachable.
         ValueError: ``out`` holds judgements of another taxonomy or panel.
     """
+    from ..data.csvsafe import frame_to_csv
     from ..judge.agreement import label_agreement
     from ..judge.drift import drift_table, units_text_frame
     from ..judge.institutions import institutions
@@ -69,8 +70,8 @@ def label_to(units: list[Any], taxonomy: Any, judges: list[Any], out: Path, *, s
     res.votes.write_parquet(out / "votes.parquet")
     answers = {j.name: res.answers(j.name) for j in judges}
     agree = label_agreement(answers, taxonomy.ids, [u.unit_id for u in units], n_boot=n_boot, seed=seed)
-    agree.write_csv(out / "agreement.csv")
+    frame_to_csv(agree, out / "agreement.csv")
     inst = institutions(res.labels, taxonomy, recipients=unit_frame)
     inst.write_parquet(out / "institutions.parquet")
-    drift_table(units_text_frame(units)).write_csv(out / "drift.csv")
+    frame_to_csv(drift_table(units_text_frame(units)), out / "drift.csv")
     return Labelled(res, agree, inst)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import polars as pl
 
 from scarce_lab.analysis import comparisons, stats
+from scarce_lab.data.csvsafe import frame_to_csv
 from scarce_lab.undefined import or_none
 
 from .conventions import Convention, differing_games, examples, resolve_convention
@@ -479,7 +480,7 @@ def format_table(summary: pl.DataFrame, fmt: Literal["markdown", "csv", "json"] 
         ValueError: unknown ``fmt``.
     """
     if fmt == "csv":
-        return summary.write_csv()
+        return frame_to_csv(summary)
     if fmt == "json":
         return json.dumps(table1_rows(summary), indent=2)
     if fmt != "markdown":

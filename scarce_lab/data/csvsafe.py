@@ -1,0 +1,125 @@
+"""The one gate for every CSV the package writes and for the CSVs it reads back: cells
+that a spreadsheet program would evaluate are written so it does not.
+
+Agent talk, model names, run ids and judge evidence are attacker-controlled text (a
+model's answer is whatever the model said). A CSV cell that begins with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return is read by Excel, LibreOffice Calc and Google
+Sheets as a formula (``=HYPERLINK(...)``, ``=cmd|' /C calc'!A0``, DDE), so a research
+assistant who opens a label sheet or a report in a spreadsheet would run it. The
+policy is OWASP's ("CSV Injection", owasp.org/www-community/attacks/CSV_Injection):
+such a cell is written with a single quote (``'``) in front, which spreadsheets show
+as text, and every cell is quoted by the CSV writer where CSV needs it.
+
+Rules (:func:`neutralize`, :func:`restore`):
+
+- A text cell gets one ``'`` in front when it begins with one of
+  :data:`FORMULA_STARTS` (``= + - @``, tab, carriage return) **or with a ``'``
+  itself**: the second case makes the rule invertible, so ``restore(neutralize(s)) ==
+  s`` for every text ``s`` (a text that really begins with ``'=`` comes back as
+  written, not stripped).
+- :func:`restore` removes that one ``'`` exactly where :func:`neutralize` would have
+  added it (a ``'`` followed by one of those starts) and changes nothing else.
+- Only text columns are neutralized: a number column is written by polars' number
+  formatter (digits, sign, ``.``, ``e``, ``inf``, ``NaN``), which a spreadsheet reads
+  as a number, never as a formula; a negative number therefore stays ``-0.12``, not
+  text. Nested columns (lists, structs) must be made text first (JSON): they are
+  refused, never written in polars' own form.
+
+Writers: :func:`frame_to_csv` (a polars frame to a file or to text), the only place the
+package calls ``write_csv``. Readers: :func:`read_csv_cells` (a file through the read
+gate, :func:`scarce_lab.data.jsonl.read_bounded`, with ``LIMITS.csv_file_bytes``,
+every cell as text, :func:`restore` applied).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import polars as pl
+
+from .jsonl import BOM, read_bounded, write_atomic
+
+__all__ = ["FORMULA_STARTS", "frame_to_csv", "neutralize", "read_csv_cells", "restore", "safe_frame"]
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP), plus the
+#: quote itself (so that the prefix can be undone exactly; see the module docstring).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PREFIXED = (*FORMULA_STARTS, "'")
+
+
+def neutralize(text: str) -> str:
+    """``text`` as a spreadsheet shows it and never evaluates it: one ``'`` in front
+    when it begins with ``= + - @``, tab, carriage return or ``'``; else unchanged."""
+    return "'" + text if text.startswith(_PREFIXED) else text
+
+
+def restore(text: str) -> str:
+    """The exact inverse of :func:`neutralize`: drop one leading ``'`` when what follows
+    begins with a character :func:`neutralize` prefixes; anything else unchanged (a
+    ``'abc`` a person typed stays ``'abc``)."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(_PREFIXED) else text
+
+
+# The same rules as column expressions (the tests check them against the functions above).
+_STARTS_CLASS = "[=+\\-@\t\r']"
+
+
+def _neutralize_expr(col: pl.Expr) -> pl.Expr:
+    return pl.when(col.str.contains(f"^{_STARTS_CLASS}")).then(pl.lit("'") + col).otherwise(col)
+
+
+def _restore_expr(col: pl.Expr) -> pl.Expr:
+    return pl.when(col.str.contains(f"^'{_STARTS_CLASS}")).then(col.str.slice(1)).otherwise(col)
+
+
+def safe_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every text (and categorical) column's cells :func:`neutralize`-d;
+    number, boolean and temporal columns unchanged.
+
+    Raises:
+        TypeError: a nested column (list, struct, array), naming it: make it text
+            (JSON) first; polars would write it in a form nothing reads back.
+    """
+    if nested := [c for c, dt in frame.schema.items() if dt.is_nested()]:
+        raise TypeError(f"CSV cells must be flat: columns {nested} are nested (write them as JSON text first)")
+    text = [c for c, dt in frame.schema.items() if dt in (pl.String, pl.Categorical) or isinstance(dt, pl.Enum)]
+    return frame.with_columns(_neutralize_expr(pl.col(c).cast(pl.String)).alias(c) for c in text)
+
+
+def frame_to_csv(frame: pl.DataFrame, path: str | Path | None = None) -> str | None:
+    """Write ``frame`` as CSV (header, comma, UTF-8, ``\\n``) with every text cell
+    :func:`neutralize`-d (:func:`safe_frame`): to ``path`` atomically (temporary file,
+    fsync, rename; returns ``None``) or, with no ``path``, as text (returned).
+
+    Raises:
+        TypeError: a nested column (:func:`safe_frame`); nothing is written then.
+    """
+    text = safe_frame(frame).write_csv()
+    if path is None:
+        return text
+    write_atomic(path, text)
+    return None
+
+
+def read_csv_cells(path: str | Path) -> pl.DataFrame:
+    """A CSV file the package wrote (or a person edited) as a frame of text cells: read
+    through the read gate (a regular file within ``LIMITS.csv_file_bytes``), a UTF-8
+    byte order mark accepted, no type inference, every cell :func:`restore`-d. An
+    empty cell is null.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        FileLimitError: not a regular file, or over its size limit.
+        ValueError: not UTF-8, or not CSV polars can parse (the message names the file).
+    """
+    data = read_bounded(path).removeprefix(BOM)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text at byte {exc.start}: {exc.reason}") from exc
+    try:
+        frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        raise ValueError(f"{path}: not a CSV table: {exc}") from exc
+    return frame.with_columns(_restore_expr(pl.col(c)).alias(c) for c in frame.columns)
