@@ -115,8 +115,9 @@ class ClientModel(Model):
 
     def __init__(self, name: str, client: Any, generation: Generation | None = None, **litellm_kwargs: Any):
         self.name, self.ref = name, resolve_model(name)
-        if self.ref.kind == "scripted":
-            raise ValueError(f"model {name!r} is a scripted policy; use ScriptedModel (model_for picks it)")
+        if self.ref.kind in ("scripted", "human"):
+            raise ValueError(f"model {name!r} is a {'scripted policy' if self.ref.kind == 'scripted' else 'person'}; "
+                             "model_for picks its model")
         #: the model client (``None`` only for an agent built to render prompts: a call
         #: then raises, naming the model; :func:`model_for` never gives one without)
         self.client = client
@@ -202,12 +203,15 @@ class ModelHolder:
 
 def model_for(name: str, *, client: Any = None, generation: Generation | None = None,
               policies: Callable[[str, str | None], Callable[[Any, random.Random], Any]] | None = None,
-              make_client: Callable[[], Any] | None = None, **litellm_kwargs: Any) -> Model:
+              make_client: Callable[[], Any] | None = None, human_time_limit_s: float | None = None,
+              **litellm_kwargs: Any) -> Model:
     """The :class:`Model` a model string names: a :class:`ScriptedModel` for
     ``scripted/<policy>[:<arg>]`` (``policies(policy, arg)`` gives its function: the
-    environment's registry), else a :class:`ClientModel` over ``client`` (when it is
-    ``None``, over ``make_client()``: called only for a name that needs a client, so a
-    scripted run never builds one).
+    environment's registry), a :class:`~scarce_lab.llm.human.HumanModel` for
+    ``human/<name>`` (asking the bound desk within ``human_time_limit_s`` seconds per
+    decision; ``None``: its default), else a :class:`ClientModel` over ``client`` (when
+    it is ``None``, over ``make_client()``: called only for a name that needs a client,
+    so a scripted or human run never builds one).
 
     Raises:
         ValueError: a bad name (:func:`resolve_model`), a scripted name without
@@ -219,6 +223,10 @@ def model_for(name: str, *, client: Any = None, generation: Generation | None = 
         if policies is None:
             raise ValueError(f"model {name!r} is a scripted policy, and no scripted policies were given")
         return ScriptedModel(name, policies(ref.policy, ref.arg))
+    if ref.kind == "human":
+        from .human import DEFAULT_TIME_LIMIT_S, HumanModel
+
+        return HumanModel(name, DEFAULT_TIME_LIMIT_S if human_time_limit_s is None else human_time_limit_s)
     if client is None and make_client is not None:
         client = make_client()
     if client is None:
