@@ -1,5 +1,5 @@
 """People at the table: the human protocol (re-exported from
-:mod:`scarce_lab.llm.human`, where :class:`~scarce_lab.llm.human.HumanModel` needs it) and
+:mod:`scarce_lab.llm.human`, where :class:`~scarce_lab.llm.model.HumanModel` reads it) and
 the terminal front end, :class:`TerminalDesk`.
 
 A front end is a :class:`HumanDesk` (``async ask(turn) -> HumanAnswer``); the caller
@@ -26,7 +26,6 @@ from ..llm.human import (
     FormField,
     HumanAnswer,
     HumanDesk,
-    HumanModel,
     HumanTurn,
     NoDeskError,
     current_desk,
@@ -35,6 +34,7 @@ from ..llm.human import (
     form_fields,
     use_desk,
 )
+from ..llm.model import HumanModel
 
 __all__ = [
     "DEFAULT_TIME_LIMIT_S", "HUMAN", "HUMAN_OUTCOMES", "HUMAN_TIMEOUT", "FormError", "FormField", "HumanAnswer",
