@@ -181,13 +181,14 @@ class WidgetDesk:
         self.problem = w.HTML()
         self.form = w.VBox()
         self.submit = w.Button(description="Submit", button_style="primary", disabled=True)
-        self.status = w.HTML()
+        self.note = w.HTML()  # why the form did not send (its own check)
+        self.status = w.HTML()  # the seconds left and the default; then sent, or the default taken
         self.log = w.HTML()
         beacon = _beacon_class()()
         beacon.on_msg(lambda _w, content, _b: self._drawn.set() if content.get("drawn") else None)
         _answer_where_sent(beacon)
         _answer_where_sent(self.submit)
-        parts = [beacon, self.header, self.prompt, self.problem, self.form, self.submit, self.status]
+        parts = [beacon, self.header, self.prompt, self.problem, self.form, self.submit, self.note, self.status]
         self.widget = w.VBox(parts + ([self.log] if show_log else []))
         self.widget.add_class("sl-human-desk")
         self._on_submit = None
@@ -214,7 +215,7 @@ class WidgetDesk:
                 raise FrontEndError(
                     f"seat {turn.seat} ({turn.person}): the form was not drawn, or cannot answer while the cell "
                     f"runs, within {wait:.0f} s: open the notebook in JupyterLab 4.4 or later with ipykernel 7 "
-                    "(Settings > Kernel Comms over subshells: not disabled), or run the game in an "
+                    "(Settings Editor > Kernels > Kernel Comms over subshells: not Disabled), or run the game in an "
                     "`await asyncio.to_thread(sl.run, config, out, human=desk)` cell; with no one at the "
                     "keyboard use sl.human.TerminalDesk over scripted lines. Resume with resume=True.")
             await asyncio.sleep(0.05)
@@ -283,6 +284,7 @@ class WidgetDesk:
         self.problem.value = (f"<div style='color:#b00020' class='sl-human-problem'>Your last answer was refused: "
                               f"{_esc(turn.problem)}</div>" if turn.problem else "")
         self.form.children = [self._row(i) for i in inputs]
+        self.note.value = ""
         self.inputs = {i.field.name: i.widget for i in inputs}
         self._turn = {"seat": turn.seat, "person": turn.person, "purpose": turn.purpose, "round": turn.round}
 
@@ -294,8 +296,9 @@ class WidgetDesk:
                     why.append(f"{item.field.name}: {bad}")
                 values[item.field.name] = v
             if why:
-                self.status.value = f"<span style='color:#b00020'>Not sent: {_esc('; '.join(why))}</span>"
+                self.note.value = f"<span style='color:#b00020'>Not sent: {_esc('; '.join(why))}</span>"
                 return
+            self.note.value = ""
             self.submit.disabled = True
             value = values["text"] if turn.kind == "text" else values
             loop.call_soon_threadsafe(lambda: answered.done() or answered.set_result(value))

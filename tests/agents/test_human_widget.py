@@ -60,8 +60,8 @@ def _person(desk: WidgetDesk, answers: list[dict], log: list[str]) -> threading.
             for name, v in values.items():
                 desk.inputs[name].value = v
             desk.submit.click()
-            log.append(desk.status.value)
-            while not desk.submit.disabled and "Not sent" not in desk.status.value:
+            log.append(desk.note.value)
+            while not desk.submit.disabled and "Not sent" not in desk.note.value:
                 time.sleep(0.01)
 
     t = threading.Thread(target=play, daemon=True)

@@ -11,7 +11,9 @@ typed reasoning and the picked extraction of each answered round (outcome ``huma
 the seconds taken) and the fallback of the timed-out one (``human_timeout``). A
 second test kills the kernel while a question waits (Kernel > Restart), runs the
 notebook again and finishes the game through the form: the answered rounds are not
-asked again.
+asked again. A third turns JupyterLab's comms over subshells off: a plain ``sl.run``
+cell then fails loudly naming the fix (no question silently times out into its
+default), and the awaited form the error names plays.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.browser.test_browser_jupyterlab import ERROR_TEXT, _copy_notebook, jupyter_lab  # noqa: F401 - a fixture
@@ -112,6 +115,8 @@ def test_a_person_plays_a_sovsim_seat_through_the_form_in_jupyterlab(jupyter_lab
     desk.locator("button:has-text('Submit')").click()
     page.wait_for_function("() => [...document.querySelectorAll('.sl-human-desk')].pop().textContent"
                            ".includes('Not sent: extraction: choose one')", timeout=30_000, polling=100)
+    time.sleep(1.5)  # the countdown ticks on; the reason stays until the next Submit
+    assert "Not sent: extraction: choose one" in desk.inner_text()
     asked = {}
     for rnd, (reasoning, extraction) in ANSWERS.items():
         if rnd > 1:
@@ -181,3 +186,46 @@ def test_a_kill_while_the_person_decides_resumes_through_the_form(jupyter_lab, p
     assert manifest["status"] == "complete"
     text = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
     assert "a1 (tester): 2 decisions, 2 answered and 0 timed out" in text, text[-2000:]
+
+
+NO_SUBSHELLS = [
+    "import asyncio\nimport scarce_lab as sl\n\n"
+    "config = sl.config.SovSimConfig(condition='kcpr', model='scripted/sustainable', game={'rounds': 1}, "
+    "seats={'a2': 'human/zed'}, human_time_limit_s=LIMIT)",
+    "try:\n    sl.run(config, out=OUT + '/blocked', human=sl.human.WidgetDesk())\n"
+    "except Exception as exc:  # the run stops there, recorded as failed\n    print('REFUSED', type(exc).__name__, exc)",
+    "config = config.model_copy(update={'human_time_limit_s': 60.0})\n"
+    "runs = await asyncio.to_thread(sl.run, config, OUT + '/awaited', human=sl.human.WidgetDesk())\n"
+    "print('PLAYED', runs[0].name)",
+]
+
+
+@pytest.mark.slow
+def test_without_comms_over_subshells_a_blocked_cell_fails_loudly_and_an_awaited_one_plays(
+        jupyter_lab, page, tmp_path):  # noqa: F811
+    base, token, root = jupyter_lab
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"  # read by the page as it loads
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "kernels-settings.jupyterlab-settings").write_text(json.dumps({"commsOverSubshells": "disabled"}))
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(f"OUT, LIMIT = {str(tmp_path)!r}, 10.0\n" + NO_SUBSHELLS[0]),
+                *(nbformat.v4.new_code_cell(c) for c in NO_SUBSHELLS[1:])]
+    path = root / "no_subshells.ipynb"
+    nbformat.write(nb, path)
+    _open(page, base, token, path)
+    _run_all(page)
+    page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea-output')].some("
+                           "e => e.textContent.includes('REFUSED'))", timeout=90_000, polling=250)
+    text = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+    assert "REFUSED RunFailedError" in text
+    assert "FrontEndError: seat a2 (zed): the form was not drawn, or cannot answer while the cell runs" in text
+    assert "Kernel Comms over subshells" in text and "asyncio.to_thread" in text
+    _question(page, 1)
+    _answer(page, "awaited", "3")
+    _done(page, 3)
+    text = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+    assert "PLAYED sovsim-kcpr" in text, text[-2000:]
+    [awaited] = _person_events(tmp_path / "awaited", "a2")
+    assert (awaited["payload"]["reasoning"], awaited["payload"]["extraction"], awaited["payload"]["outcome"]) == (
+        "awaited", 3, "human")
