@@ -147,8 +147,9 @@ class ExperimentConfig(BaseModel):
     def _human_seats_allowed(self) -> ExperimentConfig:
         """Refuse, naming the field: a ``human/<name>`` where the environment seats no
         person (:meth:`human_refused` says why), one person in two seats (a person
-        plays one seat of a game), and ``human_time_limit_s`` set without a human seat
-        (a setting that would change nothing)."""
+        plays one seat of a game), a fork with a person (its prefix replays recorded
+        model answers; a person's are none), and ``human_time_limit_s`` set without a
+        human seat (a setting that would change nothing)."""
         from ..llm.models import person_of
 
         where: dict[str, list[str]] = {}
@@ -168,6 +169,9 @@ class ExperimentConfig(BaseModel):
             if len(seats) > 1:
                 raise ValueError(f"{seats[0]}: {model!r} sits in {', '.join(seats)}: a person plays one seat of a game "
                                  "(give the others another model, or another person's name)")
+        if where and self.fork is not None:
+            raise ValueError(f"fork: {next(iter(where.values()))[0]} is {next(iter(where))!r}: a fork replays its "
+                             "parent's recorded model answers, and a person's answers are no model calls to replay")
         if not where and self.human_time_limit_s != HUMAN_TIME_LIMIT_S:
             raise ValueError(f"human_time_limit_s: {self.human_time_limit_s!r} is set, but no seat is a person "
                              "(human/<name>): it would change nothing")
