@@ -131,8 +131,9 @@ class _Input:
         """The answer as the form holds it: ``(value, None)`` or ``(None, why)``."""
         f = self.field
         if f.kind == "choice" and f.multiple:
-            picked = [b.description for b in self.boxes if b.value] if self.boxes else list(self.widget.value)
-            return picked, None
+            if self.boxes:
+                return [c for c, b in zip(f.choices, self.boxes, strict=True) if b.value], None
+            return list(self.widget.value), None
         if f.kind == "choice":
             v = self.widget.value
             return (v, None) if v is not None else (None, None) if not f.required else (None, "choose one")
@@ -175,7 +176,9 @@ class WidgetDesk:
         self._drawn = threading.Event()
         self._shown_in: str | None = None
         self._turn: dict[str, Any] = {}  # seat, person, purpose, round of the question shown
-        self.inputs: dict[str, Any] = {}  # field name -> its input widget, of the question shown
+        #: field name -> its input widget, of the question shown (a multiple choice: its
+        #: checkboxes, in the order of the field's choices)
+        self.inputs: dict[str, Any] = {}
         self.header = w.HTML()
         self.prompt = w.HTML()
         self.problem = w.HTML()
@@ -230,9 +233,11 @@ class WidgetDesk:
         out = []
         for f in turn.fields:
             if f.kind == "choice" and f.multiple:
-                if len(f.choices) <= MAX_CHECKBOXES:
-                    boxes = tuple(w.Checkbox(value=False, description=c, indent=False) for c in f.choices)
-                    out.append(_Input(f, w.HBox(list(boxes)), boxes))
+                if len(f.choices) <= MAX_CHECKBOXES:  # each choice's words beside its box, as text
+                    boxes = tuple(w.Checkbox(value=False, indent=False, layout=w.Layout(width="auto"))
+                                  for _ in f.choices)
+                    row = [x for b, c in zip(boxes, f.choices, strict=True) for x in (b, w.HTML(_esc(c)))]
+                    out.append(_Input(f, w.HBox(row), boxes))
                 else:
                     out.append(_Input(f, w.SelectMultiple(options=list(f.choices), rows=min(8, len(f.choices)))))
             elif f.kind == "choice":
@@ -285,7 +290,7 @@ class WidgetDesk:
                               f"{_esc(turn.problem)}</div>" if turn.problem else "")
         self.form.children = [self._row(i) for i in inputs]
         self.note.value = ""
-        self.inputs = {i.field.name: i.widget for i in inputs}
+        self.inputs = {i.field.name: i.boxes or i.widget for i in inputs}
         self._turn = {"seat": turn.seat, "person": turn.person, "purpose": turn.purpose, "round": turn.round}
 
         def on_submit() -> None:  # on the thread that handles widget messages

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Literal
 
 import pytest
 from pydantic import Field, model_validator
@@ -58,7 +59,11 @@ def _person(desk: WidgetDesk, answers: list[dict], log: list[str]) -> threading.
                 assert time.monotonic() < deadline, "no question was shown"
                 time.sleep(0.01)
             for name, v in values.items():
-                desk.inputs[name].value = v
+                if isinstance(desk.inputs[name], tuple):  # a multiple choice: its checkboxes, in order
+                    for box, pick in zip(desk.inputs[name], v, strict=True):
+                        box.value = pick
+                else:
+                    desk.inputs[name].value = v
             desk.submit.click()
             log.append(desk.note.value)
             while not desk.submit.disabled and "Not sent" not in desk.note.value:
@@ -93,6 +98,21 @@ def test_a_person_answers_through_the_form_and_the_decision_is_the_typed_one():
     # the widgets the form is made of: bounds and choices from the schema
     assert (desk.inputs["nets"].min, desk.inputs["nets"].max) == (1, 9)
     assert list(desk.inputs["boats"].options) == ["0", "2", "4", "6"]
+
+
+class Vote(DecisionModel):
+    keep: list[Literal["w0", "w2", "w5"]] = Field(..., description="who keeps a slot")
+    rounds: int | None = Field(None, description="for how many rounds")
+
+
+def test_a_multiple_choice_and_an_optional_number_left_empty():
+    desk = WidgetDesk(front_end_wait_s=None)
+    t = _person(desk, [{"keep": (True, False, True), "rounds": ""}], [])
+    out = _decide(desk, _request(Vote, Vote(keep=[])))
+    t.join(5)
+    assert out.outcome == "human" and out.decision == Vote(keep=["w0", "w5"], rounds=None)
+    # the words of each choice are drawn as text beside its box (never as a widget's typeset label)
+    assert [b.description for b in desk.inputs["keep"]] == ["", "", ""]
 
 
 def test_an_unanswered_choice_is_not_sent_and_then_the_choice_is():
