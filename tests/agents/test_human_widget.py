@@ -202,3 +202,55 @@ def test_widget_messages_are_answered_where_the_front_end_sent_them():
     _answer_where_sent(w)
     assert w.comm._reply_subshell_for({"method": "update"}, "subshell-7") == "subshell-7"
     _answer_where_sent(object())  # no comm (outside a kernel): nothing to do
+
+
+def _at(example, dotted: str):
+    node = example
+    for part in dotted.split("."):
+        if node is None:
+            return None
+        node = node[int(part)] if isinstance(node, list) else node.get(part)
+    return node
+
+
+def _typed(field, value):
+    """What a person enters in the desk's widget for ``value`` of ``field``."""
+    if field.kind == "choice" and field.multiple:
+        return tuple(c in {str(v) for v in value or ()} for c in field.choices)
+    if field.kind == "choice":
+        return None if value is None else ("true" if value is True else "false" if value is False else str(value))
+    if field.kind == "bool":
+        return bool(value)
+    if field.kind in ("int", "float") and field.required and field.minimum is not None and field.maximum is not None:
+        return value
+    return "" if value is None else str(value)
+
+
+def test_every_decision_family_is_answered_through_the_form():
+    """Each registered decision family's documented example, entered in the desk's widgets
+    as a person would, is the decision HumanModel returns (every form the environments ask)."""
+    import importlib
+    import pkgutil
+
+    import scarce_lab.environments as envs
+    from scarce_lab.agents.human import form_fields
+    from scarce_lab.llm.decisions import decision_families, validate_decision
+
+    for m in pkgutil.walk_packages(envs.__path__, envs.__name__ + "."):
+        if m.name.endswith(".agents") or ".agents." in m.name:
+            importlib.import_module(m.name)
+    checked = []
+    for name, fam in sorted(decision_families().items()):
+        schema = fam.sample()
+        fields = form_fields(schema)
+        if not fields:  # a union of actions: asked as its parts, never as one form
+            continue
+        desk = WidgetDesk(front_end_wait_s=None)
+        t = _person(desk, [{f.name: _typed(f, _at(fam.example, f.name)) for f in fields}], [])
+        out = _decide(desk, _request(schema, validate_decision(fam.example, schema)[0]))
+        t.join(5)
+        assert out.outcome == "human" and not out.repaired, (name, out.violation)
+        assert out.decision == validate_decision(fam.example, schema)[0], name
+        checked.append(name)
+    assert {"sovsim.extraction", "sovsim.announcement", "sovsim.talk", "scarce.ballot", "scarce.declaration",
+            "scarce.private_message", "scarce.contract_answer"} <= set(checked), checked
