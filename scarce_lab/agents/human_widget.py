@@ -6,9 +6,9 @@ cell and takes the answer from a form::
 
 What a person sees, per question (:class:`~scarce_lab.agents.human.HumanTurn`): the seat,
 the purpose and round; exactly the messages the seat's model would get, one block per
-message with its role (system and user parts drawn apart), every text escaped and marked
-for MathJax to leave alone, so that an agent's words are shown as typed and can never
-become markup, a link or a formula; a form built from the turn's fields (``choice``: a
+message with its role (system and user parts drawn apart), every text escaped (and
+marked for MathJax to leave alone, where a front end typesets widget text), so that an
+agent's words are shown as typed and can never become markup, a link or a formula; a form built from the turn's fields (``choice``: a
 drop-down, or one checkbox per choice for a multiple choice; ``int``/``float``: a bounded
 number box where the schema has bounds; ``bool``: a checkbox; ``str`` and text turns: a
 text area with its character count against the limit); a Submit button; the seconds left
