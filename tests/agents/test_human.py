@@ -308,3 +308,20 @@ def test_a_person_negotiates_a_scarce_game(tmp_path):
     events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
     mine = {e["kind"] for e in events if e["agent"] == "w0" and e["payload"].get("outcome") == "human"}
     assert {"declaration", "reasoning", "ballot"} <= mine and mine & {"private_message", "private_silence"}
+
+
+def test_a_fork_with_a_person_is_refused():
+    from scarce_lab.config import SovSimConfig
+
+    fork = {"parent": "sovsim-parent", "parent_digest": "a" * 64, "at": 2}
+    with pytest.raises(ValueError, match="fork: seats.a1 is 'human/kim': a fork replays its parent's recorded model"):
+        SovSimConfig(condition="kcpr", model="scripted/greedy", seats={"a1": "human/kim"}, fork=fork)
+
+
+def test_a_person_is_never_in_a_cross_model_mean():
+    import polars as pl
+
+    from scarce_lab.environments.sovsim.analysis.cross import models_under_study
+
+    per_sim = pl.DataFrame({"model": ["openai/gpt-4o", "human/kim", "scripted/greedy", "embedded/smollm2"]})
+    assert models_under_study(per_sim) == (["embedded/smollm2", "openai/gpt-4o"], ["human/kim", "scripted/greedy"])
