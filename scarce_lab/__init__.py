@@ -27,7 +27,8 @@ shows ``preset``, ``strict``, ``by``, ``force``)::
 what a dataset can show about it, ``.report(ds)`` is its replication report, ``.run(...)``
 runs what a folder lacks of it. Charts render offline (no CDN) from the first chart
 of a notebook on. ``sl.config`` holds the environments' config models; ``sl.figures`` the chart and
-table writers; ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
+table writers; ``sl.human`` the front ends of human seats (``sl.run(config, out,
+human=sl.human.WidgetDesk())`` in JupyterLab, ``TerminalDesk``); ``sl.say``/``sl.show`` display a sentence or a table; ``sl.path`` and
 ``sl.dataset_path`` resolve notebook paths from the project root. Everything else is
 importable from its module.
 """
@@ -44,7 +45,8 @@ except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+source"
 
 _FUNCTIONS = {"run", "view", "export", "crossplay"}
-_MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo"}
+_MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo",
+            "human": ".agents.desks"}
 #: Other names of the face: name -> (module, attribute).
 _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),

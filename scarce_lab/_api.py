@@ -6,11 +6,16 @@ from pathlib import Path
 from typing import Any
 
 
-def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **options: Any) -> Any:
+def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, human: Any = None, **options: Any) -> Any:
     """Run one configuration (a config object of :mod:`scarce_lab.config`) and return
     its run folders. ``options`` go to the environment's runner (``resume=True`` to
     continue an unfinished run, ``client=`` to share an LLM client). A relative ``out``
     is resolved by :func:`scarce_lab.datasets.resolve_path` (the project root).
+
+    ``human``: the front end (a :class:`scarce_lab.agents.human.HumanDesk`, e.g.
+    ``TerminalDesk()`` or the notebook widget) that asks the person of every
+    ``human/<name>`` seat; a config with such a seat and no ``human`` is refused before
+    anything is written (docs/running.md, "Human seats").
 
     Before anything is written, every model of the config is checked
     (:func:`scarce_lab.runners.preflight.check_configs`): a scripted policy the
@@ -49,8 +54,13 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, **optio
         from .runners.preview import preview
 
         return preview(spec.name, [config])
-    check_configs([config])
-    dirs = spec.run(config, out, **options)
+    from contextlib import nullcontext
+
+    from .agents.human import use_desk
+
+    with use_desk(human) if human is not None else nullcontext():
+        check_configs([config])
+        dirs = spec.run(config, out, **options)
     check_finished(dirs)
     return dirs
 

@@ -102,6 +102,7 @@ def open_run(run_dir: Path, manifest: RunManifest, *, resume: bool = False) -> R
             (:mod:`scarce_lab.data.sealed`).
     """
     run_dir = Path(run_dir)
+    mark_humans(manifest)
     if os.path.lexists(run_dir):  # a link, FIFO or foreign file is refused before anything is read
         RunFolder.open(run_dir, RUN_FILES, manifest=MANIFEST, create=False).close()
     if not (run_dir / MANIFEST).exists():
@@ -120,6 +121,21 @@ def open_run(run_dir: Path, manifest: RunManifest, *, resume: bool = False) -> R
         )
     rec, ck = RunRecorder.resume(run_dir)
     return RunHandle(run_dir, rec, checkpoint=ck, resumed=True)
+
+
+def mark_humans(manifest: RunManifest) -> None:
+    """Say in the manifest which seats a person played: ``notes.humans`` = seat ->
+    ``{"person", "time_limit_s"}`` for every ``human/<name>`` of ``manifest.models``
+    (nothing for a run without one, so other manifests are written as before). The
+    one place every environment's runs pass (:func:`open_run`)."""
+    from .data.schema import is_human
+    from .llm.human import DEFAULT_TIME_LIMIT_S
+
+    humans = {a: m for a, m in (manifest.models or {}).items() if is_human(m)}
+    if humans:
+        limit = (manifest.config or {}).get("human_time_limit_s", DEFAULT_TIME_LIMIT_S)
+        manifest.notes["humans"] = {a: {"person": m.removeprefix("human/"), "time_limit_s": limit}
+                                    for a, m in humans.items()}
 
 
 def _check_same_run(run_dir: Path, old: RunManifest, new: RunManifest) -> None:

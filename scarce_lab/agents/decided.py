@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..llm.human import HUMAN_OUTCOMES
+
 V = TypeVar("V")
 
 
@@ -25,7 +27,9 @@ class Decided(Generic[V]):
         outcome: the last model call's outcome (``ok``, ``invalid``, ``refusal``...);
             ``None`` for scripted policies.
         prompt: the rendered chat messages shown to the model (``None`` for scripted).
-        latency_s: measured seconds of the decision's model calls (wall clock).
+        latency_s: measured seconds of the decision's model calls (wall clock); for a
+            person (outcome ``human``/``human_timeout``) the seconds from the first
+            prompt to the accepted answer, recorded in the decision's event.
         intended: ground truth for the tactic judges: the taxonomy categories a scripted
             policy means by this text (ids of ``judge/taxonomies/scarce.yaml``); recorded
             as a researcher-only event, never shown to an agent. Empty for models (their
@@ -46,8 +50,9 @@ class Decided(Generic[V]):
 
     def decision_fields(self) -> dict[str, Any]:
         """The fields every decision payload records
-        (:class:`scarce_lab.data.events.DecisionFields`)."""
-        return {
+        (:class:`scarce_lab.data.events.DecisionFields`); ``latency_s`` only for a
+        person's decision (a model's latency is in its call records)."""
+        out = {
             "valid": self.valid,
             "repaired": self.repaired,
             "fallback_used": self.fallback_used,
@@ -55,3 +60,6 @@ class Decided(Generic[V]):
             "outcome": self.outcome,
             "call_ids": [c.call_id for c in self.calls],
         }
+        if self.outcome in HUMAN_OUTCOMES:
+            out["latency_s"] = round(float(self.latency_s), 3)
+        return out

@@ -168,10 +168,13 @@ async def amodel_answer(lm: Any, messages: list[dict[str, str]], *, seed: int, a
     fallback = InterviewAnswer(explanation="", view_of_others="", self_assessment="fair")  # never recorded as an answer
     out = await lm.adecide(DecisionRequest(schema=InterviewAnswer, fallback=fallback, seed=seed, messages=messages,
                                            purpose="interview", agent=agent, round=round, max_tokens=MAX_TOKENS))
-    fields: dict[str, Any] = {"answered_by": "model", "model": lm.name, "questions": QUESTIONS,
+    human = lm.ref.kind == "human"
+    fields: dict[str, Any] = {"answered_by": "human" if human else "model", "model": lm.name, "questions": QUESTIONS,
                               "valid": bool(out.valid), "repaired": bool(out.repaired),
                               "fallback_used": bool(out.fallback_used), "violation": out.violation,
                               "outcome": out.outcome, "call_ids": [c.call_id for c in out.calls]}
+    if human:
+        fields["latency_s"] = round(float(out.latency_s or 0.0), 3)
     if getattr(out, "missing", False):
         fields.update(missing=True, valid=False, fallback_used=False)
     elif out.valid and not out.fallback_used:

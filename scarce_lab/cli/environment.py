@@ -38,6 +38,7 @@ from ..datasets import resolve_path
 from . import TableFormat, run_app, table_app
 from ._crossplay import apply_crossplay, crossplay_parameters, crossplay_settings, pop_crossplay
 from ._executor import executor_parameters, pop_executor, run_failed
+from ._human import human_desk, human_parameters
 from ._options import _option as option_of
 from ._options import common_parameters, config_leaves, expand, fail, parse_kwargs, with_signature
 from ._spend import apply_sweep_cap, pop_spend, preview_or_check, spend_parameters
@@ -82,7 +83,8 @@ def _run_parameters(spec: Any) -> list[inspect.Parameter]:
                 "client processes on this machine (runs dealt round-robin; --concurrency and rate limits are "
                 "split between them): for sweeps whose model calls are fast enough that one process's CPU is "
                 "the limit"))]))
-    return [*params, *executor_parameters(), *spend_parameters(), *crossplay_parameters(), *common_parameters()]
+    return [*params, *executor_parameters(), *spend_parameters(), *crossplay_parameters(), *common_parameters(),
+            *human_parameters()]
 
 
 def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:
@@ -220,7 +222,7 @@ def _report(spec: Any, outcomes: list[Any], out: Path) -> int:
 def _run_command(spec: Any):
     def run_cmd(**kwargs: Any) -> None:
         out, resume, progress = kwargs.pop("out"), kwargs.pop("resume"), kwargs.pop("progress")
-        processes = kwargs.pop("processes", 1)
+        processes, human = kwargs.pop("processes", 1), kwargs.pop("human", None)
         executor, address = pop_executor(kwargs)
         if processes > 1 and executor != "local":
             raise typer.BadParameter("--processes is for --executor local", param_hint="--processes")
@@ -232,9 +234,12 @@ def _run_command(spec: Any):
         configs = apply_sweep_cap(configs, out, max_cost)
         if preview_or_check(spec.name, configs, dry_run, check):
             return
-        _preflight(spec, configs)
-        outcomes = _play(spec, configs, out, resume=resume, progress=progress, executor=executor, address=address,
-                         processes=processes, max_cost=max_cost)
+        from ..agents.human import use_desk
+
+        with use_desk(human_desk(configs, human, processes=processes, executor=executor)):
+            _preflight(spec, configs)
+            outcomes = _play(spec, configs, out, resume=resume, progress=progress, executor=executor,
+                             address=address, processes=processes, max_cost=max_cost)
         code = _report(spec, outcomes, out)
         if code:
             raise typer.Exit(code)

@@ -32,9 +32,10 @@ from pydantic import (
     model_validator,
 )
 
-from ..data.schema import is_scripted
+from ..data.schema import calls_no_model, is_human, is_scripted
 from ..data.tables import DERIVED, fork_label, label_value
 from ..forks import ForkSpec
+from ..llm.human import DEFAULT_TIME_LIMIT_S as HUMAN_TIME_LIMIT_S
 
 
 class ConfigError(ValueError):
@@ -66,6 +67,10 @@ class ExperimentConfig(BaseModel):
     fork: ForkSpec | None = Field(
         None, description="a counterfactual fork of a recorded run (scarce_lab.forks): parent run id, its digest, "
         "the step, the seed (0: the parent's) and the intervention; set by `scarce-lab fork`, not by hand")
+    human_time_limit_s: float = Field(
+        HUMAN_TIME_LIMIT_S, gt=0, le=86400,
+        description="seconds a person (a human/<name> seat) has for each decision; then the decision's documented "
+        "fallback is played (outcome human_timeout). Only with a human seat")
 
     @model_serializer(mode="wrap")
     def _omit_optional_at_default(self, handler: Any) -> Any:
@@ -80,6 +85,8 @@ class ExperimentConfig(BaseModel):
         if isinstance(data, dict):
             if data.get("fork", 0) is None:  # no fork: dumped as before forks existed
                 del data["fork"]
+            if data.get("human_time_limit_s") == HUMAN_TIME_LIMIT_S:  # dumped as before human seats existed
+                del data["human_time_limit_s"]
             for name in self.OPTIONAL_CONDITION_FIELDS:
                 if name in data and getattr(self, name) == type(self).model_fields[name].default:
                     del data[name]
@@ -137,6 +144,53 @@ class ExperimentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _human_seats_allowed(self) -> ExperimentConfig:
+        """Refuse, naming the field: a ``human/<name>`` where the environment seats no
+        person (:meth:`human_refused` says why), one person in two seats (a person
+        plays one seat of a game), a fork with a person (its prefix replays recorded
+        model answers; a person's are none), and ``human_time_limit_s`` set without a
+        human seat (a setting that would change nothing)."""
+        from ..llm.models import person_of
+
+        where: dict[str, list[str]] = {}
+        for field, model in self._model_fields():
+            if not is_human(model):
+                continue
+            try:
+                person_of(model)
+            except ValueError as exc:
+                raise ValueError(f"{field}: {exc}") from None
+            why = self.human_refused(field)
+            if why:
+                raise ValueError(f"{field}: {model!r}: {why}")
+            where.setdefault(model, []).append(field)
+        for model, fields in where.items():
+            seats = [f for f in fields if f.startswith("seats.")] or fields
+            if len(seats) > 1:
+                raise ValueError(f"{seats[0]}: {model!r} sits in {', '.join(seats)}: a person plays one seat of a game "
+                                 "(give the others another model, or another person's name)")
+        if where and self.fork is not None:
+            raise ValueError(f"fork: {next(iter(where.values()))[0]} is {next(iter(where))!r}: a fork replays its "
+                             "parent's recorded model answers, and a person's answers are no model calls to replay")
+        if not where and self.human_time_limit_s != HUMAN_TIME_LIMIT_S:
+            raise ValueError(f"human_time_limit_s: {self.human_time_limit_s!r} is set, but no seat is a person "
+                             "(human/<name>): it would change nothing")
+        return self
+
+    def human_refused(self, field: str) -> str | None:
+        """Why the seat ``field`` (``model``, ``seats.a1``, ``seats.w1.negotiator``)
+        cannot be a person, ``None`` when it can. The base seats no person; an
+        environment that has human seats overrides it."""
+        return f"{self.ENVIRONMENT or type(self).__name__} has no human seats"
+
+    def human_seats(self) -> dict[str, str]:
+        """Seat (agent id, or ``<worker>.<part>``) -> ``human/<name>`` of every seat a
+        person plays (``{}`` for none)."""
+        seat_models = getattr(self, "seat_models", None)
+        models = seat_models() if callable(seat_models) else {}
+        return {a: m for a, m in models.items() if is_human(m)}
+
+    @model_validator(mode="after")
     def _scripted_names_known(self) -> ExperimentConfig:
         """Refuse, like an unknown model, a ``scripted/<name>`` this environment has no
         policy ``<name>`` for, in any field that names a model (``model``,
@@ -168,9 +222,9 @@ class ExperimentConfig(BaseModel):
         return ()
 
     def llm_models(self) -> list[str]:
-        """The model strings that call the client (``scripted/`` ones left out)."""
+        """The model strings that call the client (``scripted/`` and ``human/`` ones left out)."""
         m = getattr(self, "model", None)
-        return [m] if isinstance(m, str) and not is_scripted(m) else []
+        return [m] if isinstance(m, str) and not calls_no_model(m) else []
 
     def ignored_settings(self, model: str) -> dict[str, Any]:
         """The condition settings ``llm.<name>`` litellm would not send to ``model``:
@@ -251,7 +305,7 @@ class ExperimentConfig(BaseModel):
                 if path not in flat:
                     raise KeyError(f"{type(self).__name__}.CONDITION_FIELDS: no field {path!r}")
                 out[path] = flat[path]
-        for name in self.OPTIONAL_CONDITION_FIELDS:  # only when set away from the default
+        for name in (*self.OPTIONAL_CONDITION_FIELDS, "human_time_limit_s"):  # only when set away from the default
             if name in flat:
                 out[name] = flat[name]
         # a fork: its step and intervention (parent, digest and seed are replicates' details)

@@ -172,6 +172,7 @@ def check_run_id(found: Any, run_id: str, path: Any, lineno: int | None) -> None
 
 #: Prefix of a scripted policy's model string (``scripted/<policy>[:<arg>]``).
 SCRIPTED_PREFIX = "scripted/"
+HUMAN_PREFIX = "human/"
 
 
 def is_scripted(model: str | None) -> bool:
@@ -180,6 +181,17 @@ def is_scripted(model: str | None) -> bool:
     registry (:func:`scarce_lab.llm.models.resolve_model`), configs, runners and
     tables all ask here (this module is the bottom layer, readable by analysis too)."""
     return isinstance(model, str) and model.startswith(SCRIPTED_PREFIX)
+
+
+def is_human(model: str | None) -> bool:
+    """True when ``model`` names a person's seat (``human/<name>``): a front end asks a
+    person; no model is called and nothing is priced."""
+    return isinstance(model, str) and model.startswith(HUMAN_PREFIX)
+
+
+def calls_no_model(model: str | None) -> bool:
+    """True for a seat that never calls a model: a scripted policy or a person."""
+    return is_scripted(model) or is_human(model)
 
 
 def messages_hash(messages: list[dict[str, Any]]) -> str:

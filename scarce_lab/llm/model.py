@@ -9,6 +9,8 @@ generation settings, and decides (:meth:`Model.adecide`) or completes
 - :class:`ScriptedModel`: a policy ``(observation, rng) -> decision`` named by
   ``scripted/<policy>[:<arg>]``; the request's observation goes to the policy, the
   outcome is always valid and has no calls. It completes no text.
+- :class:`HumanModel`: a person (``human/<name>``) asked through the bound front end
+  (:mod:`scarce_lab.llm.human`); no calls, outcome ``human`` or ``human_timeout``.
 
 :func:`model_for` is the one place a model string becomes a model (the registry of
 names is :func:`~scarce_lab.llm.models.resolve_model`); callers branch on
@@ -21,19 +23,35 @@ The run, round and agent of the calls come from the bound run scope
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import random
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from .models import ModelRef, resolve_model
+from .human import (
+    DEFAULT_TIME_LIMIT_S,
+    HUMAN,
+    HUMAN_TIMEOUT,
+    FormError,
+    HumanDesk,
+    HumanTurn,
+    NoDeskError,
+    current_desk,
+    default_text,
+    form_answer,
+    form_fields,
+)
+from .models import ModelRef, person_of, resolve_model
 from .outcomes import CompletionResult, DecisionOutcome
 
 T = TypeVar("T")
 
-__all__ = ["ClientModel", "DecisionRequest", "Generation", "Model", "ModelHolder", "ScriptedModel", "model_for"]
+__all__ = ["ClientModel", "DecisionRequest", "Generation", "HumanModel", "HumanReply", "Model", "ModelHolder",
+           "ScriptedModel", "model_for"]
 
 
 @dataclass(frozen=True)
@@ -115,8 +133,9 @@ class ClientModel(Model):
 
     def __init__(self, name: str, client: Any, generation: Generation | None = None, **litellm_kwargs: Any):
         self.name, self.ref = name, resolve_model(name)
-        if self.ref.kind == "scripted":
-            raise ValueError(f"model {name!r} is a scripted policy; use ScriptedModel (model_for picks it)")
+        if self.ref.kind in ("scripted", "human"):
+            raise ValueError(f"model {name!r} is a {'scripted policy' if self.ref.kind == 'scripted' else 'person'}; "
+                             "model_for picks its model")
         #: the model client (``None`` only for an agent built to render prompts: a call
         #: then raises, naming the model; :func:`model_for` never gives one without)
         self.client = client
@@ -175,6 +194,116 @@ class ScriptedModel(Model):
         raise TypeError(f"{self.name!r} is a scripted policy: it decides from observations and writes no text")
 
 
+@dataclass(frozen=True)
+class HumanReply:
+    """What stands for a call record in a person's text (:meth:`HumanModel.acomplete`):
+    the outcome and the seconds taken. Never a model call: a recorder refuses it."""
+
+    outcome: str
+    latency_s: float
+    finish_reason: str | None = None
+
+
+class HumanModel(Model):
+    """The model of a ``human/<name>`` seat: the bound :class:`HumanDesk` answers (see
+    the module docstring). ``time_limit_s``: seconds per decision (re-asks included).
+
+    Raises (from :meth:`adecide` / :meth:`acomplete`):
+        NoDeskError: no desk is bound (:func:`use_desk`).
+        FormError: the request's schema cannot be a form (names the field).
+        Exception: whatever the desk raised other than the time limit (e.g. ``EOFError``:
+            the run stops there and can be resumed, asking the same question again).
+    """
+
+    def __init__(self, name: str, time_limit_s: float = DEFAULT_TIME_LIMIT_S):
+        self.name, self.ref = name, resolve_model(name)
+        self.person = person_of(name)
+        if not time_limit_s > 0:
+            raise ValueError(f"{name}: the time limit must be > 0 seconds, got {time_limit_s!r}")
+        self.time_limit_s = float(time_limit_s)
+
+    def _desk(self, seat: str | None) -> HumanDesk:
+        desk = current_desk()
+        if desk is None:
+            raise NoDeskError(f"seat {seat or '?'} is {self.name}, and no human desk is bound: pass human=... to "
+                              "sl.run (e.g. scarce_lab.agents.human.TerminalDesk()), or --human terminal on the CLI")
+        return desk
+
+    @staticmethod
+    def _where(agent: str | None, round: int | None) -> tuple[str | None, int | None]:
+        from .scope import current_scope
+
+        scope = current_scope()
+        return agent if agent is not None else scope.agent, round if round is not None else scope.round
+
+    async def _ask(self, turn: HumanTurn, accept: Any) -> tuple[Any, float, str | None, bool]:
+        """Ask until ``accept(answer)`` gives ``(value, None)``; ``(value, latency,
+        first problem, timed_out)``."""
+        desk = self._desk(turn.seat)
+        start = time.monotonic()
+        first: str | None = None
+        try:
+            async with asyncio.timeout(self.time_limit_s):
+                while True:
+                    left = max(0.0, self.time_limit_s - (time.monotonic() - start))
+                    answer = await desk.ask(replace(turn, time_limit_s=left))
+                    value, problem = accept(answer.value)
+                    if problem is None:
+                        return value, time.monotonic() - start, first, False
+                    first = first or problem
+                    turn = replace(turn, problem=problem)
+        except TimeoutError:
+            return None, time.monotonic() - start, first, True
+
+    async def adecide(self, request: DecisionRequest[T]) -> DecisionOutcome[T]:
+        from .decisions import validate_decision
+
+        seat, rnd = self._where(request.agent, request.round)
+        fields = form_fields(request.schema)
+        fb = request.fallback
+        turn = HumanTurn(seat=seat or "", person=self.person, kind="decision", purpose=request.purpose, round=rnd,
+                         messages=tuple(request.prompt()), fields=fields,
+                         default=fb.model_dump(mode="json") if hasattr(fb, "model_dump") else fb,
+                         default_text=default_text(fb), time_limit_s=self.time_limit_s)
+
+        def accept(value: Any) -> tuple[Any, str | None]:
+            try:
+                obj = form_answer(request.schema, value, fields)
+            except FormError as exc:
+                return None, str(exc)
+            return validate_decision(obj, request.schema)
+
+        decision, latency, problem, timed_out = await self._ask(turn, accept)
+        if timed_out:
+            why = f"no answer within {self.time_limit_s:g} s" + (f" (last refused: {problem})" if problem else "")
+            return DecisionOutcome(decision=fb, valid=False, repaired=False, fallback_used=True, violation=why,
+                                   calls=[], outcome=HUMAN_TIMEOUT, source="human", latency_s=latency)
+        return DecisionOutcome(decision=decision, valid=True, repaired=problem is not None, fallback_used=False,
+                               violation=problem, calls=[], outcome=HUMAN, source="human", latency_s=latency)
+
+    async def acomplete(self, messages: list[dict[str, Any]], *, seed: int, purpose: str = "",
+                        agent: str | None = None, round: int | None = None, max_chars: int | None = None,
+                        **kwargs: Any) -> CompletionResult:
+        """A free text from the person (a text turn of at most ``max_chars``
+        characters); on timeout the empty text (silence), outcome ``human_timeout``.
+        The result's ``record`` is a :class:`HumanReply`, not a call record."""
+        seat, rnd = self._where(agent, round)
+        turn = HumanTurn(seat=seat or "", person=self.person, kind="text", purpose=purpose, round=rnd,
+                         messages=tuple(messages), fields=(), default="", default_text=default_text(""),
+                         time_limit_s=self.time_limit_s, max_chars=max_chars)
+
+        def accept(value: Any) -> tuple[Any, str | None]:
+            if not isinstance(value, str):
+                return None, f"a text answer is a str, got {type(value).__name__}"
+            if max_chars is not None and len(value) > max_chars:
+                return None, f"the text has {len(value)} characters; at most {max_chars} are allowed"
+            return value, None
+
+        text, latency, _, timed_out = await self._ask(turn, accept)
+        return CompletionResult(text="" if timed_out else text, tool_calls=None,
+                                record=HumanReply(HUMAN_TIMEOUT if timed_out else HUMAN, latency))
+
+
 class ModelHolder:
     """What an agent that decides through a :class:`Model` (its ``lm``) tells its runner:
     whether a scripted policy decides, the model client and the reasoning effort (both
@@ -202,12 +331,15 @@ class ModelHolder:
 
 def model_for(name: str, *, client: Any = None, generation: Generation | None = None,
               policies: Callable[[str, str | None], Callable[[Any, random.Random], Any]] | None = None,
-              make_client: Callable[[], Any] | None = None, **litellm_kwargs: Any) -> Model:
+              make_client: Callable[[], Any] | None = None, human_time_limit_s: float | None = None,
+              **litellm_kwargs: Any) -> Model:
     """The :class:`Model` a model string names: a :class:`ScriptedModel` for
     ``scripted/<policy>[:<arg>]`` (``policies(policy, arg)`` gives its function: the
-    environment's registry), else a :class:`ClientModel` over ``client`` (when it is
-    ``None``, over ``make_client()``: called only for a name that needs a client, so a
-    scripted run never builds one).
+    environment's registry), a :class:`~scarce_lab.llm.human.HumanModel` for
+    ``human/<name>`` (asking the bound desk within ``human_time_limit_s`` seconds per
+    decision; ``None``: its default), else a :class:`ClientModel` over ``client`` (when
+    it is ``None``, over ``make_client()``: called only for a name that needs a client,
+    so a scripted or human run never builds one).
 
     Raises:
         ValueError: a bad name (:func:`resolve_model`), a scripted name without
@@ -219,6 +351,8 @@ def model_for(name: str, *, client: Any = None, generation: Generation | None = 
         if policies is None:
             raise ValueError(f"model {name!r} is a scripted policy, and no scripted policies were given")
         return ScriptedModel(name, policies(ref.policy, ref.arg))
+    if ref.kind == "human":
+        return HumanModel(name, DEFAULT_TIME_LIMIT_S if human_time_limit_s is None else human_time_limit_s)
     if client is None and make_client is not None:
         client = make_client()
     if client is None:

@@ -240,8 +240,10 @@ class DecisionOutcome(Generic[T]):
     has one record per attempt. ``outcome`` is the outcome of the call whose answer
     was used, else of the last answer that came back (e.g. ``invalid``,
     ``refusal``, ``truncated``), else of the last call (``transport_error``,
-    ``context_overflow``); ``source`` is ``text``, ``tool_call``, ``fallback`` or
-    ``None`` (missing).
+    ``context_overflow``); ``source`` is ``text``, ``tool_call``, ``fallback``,
+    ``human`` (a person answered or timed out: outcome ``human`` or ``human_timeout``,
+    :mod:`scarce_lab.llm.human`) or ``None`` (missing). ``latency_s``: the seconds a
+    person took (``None`` for models, whose calls carry their own latency).
     """
 
     decision: T | None
@@ -253,6 +255,7 @@ class DecisionOutcome(Generic[T]):
     outcome: str = OK
     missing: bool = False
     source: str | None = "text"
+    latency_s: float | None = None
 
 
 @dataclass

@@ -16,6 +16,9 @@ call :func:`check_configs` before any run folder is created, and ``sl.run`` call
 - a model name litellm cannot route to a provider (``get_llm_provider`` raises:
   ``nosuchprovider/x``, or ``Scripted/greedy`` and ``OpenAI/gpt-4o``, since names are
   case-sensitive) is refused, with the lower-case spelling as a hint;
+- a person's seat (``human/<name>``) with no front end bound
+  (:func:`scarce_lab.agents.human.use_desk`: ``sl.run(..., human=desk)``, the CLI's
+  ``--human terminal``) is refused naming the seat;
 - a run whose manifest says anything other than ``complete`` is a
   :class:`RunFailedError` carrying the manifest's ``error``.
 """
@@ -64,6 +67,15 @@ def check_model(model: str, llm: Any = None, *, field: str = "model") -> None:
     except ValueError as exc:
         raise ModelUnavailableError(f"{field}: {exc}") from None
     if ref.kind == "scripted":
+        return
+    if ref.kind == "human":
+        from ..llm.human import current_desk
+
+        if current_desk() is None:
+            raise ModelUnavailableError(
+                f"{field} {model!r}: a person plays this seat and no human front end is bound: pass human=... to "
+                "sl.run (scarce_lab.agents.human.TerminalDesk() or the notebook widget), or --human terminal on "
+                "the command line")
         return
     if ref.kind == "embedded":
         from ..llm.embedded import MODELS

@@ -16,6 +16,10 @@ with the transcript), so the token figure is a floor. Cost: low =
 calls x prompt tokens at the input price; high = twice the calls, plus the bound of the
 calls per unit of play (``EnvironmentSpec.plan_unit_calls``), x (prompt + ``max_tokens``)
 at the model's prices (:func:`scarce_lab.llm.costs.price_of`).
+
+A person's seat (``human/<name>``) makes no model call: it is counted at 0 calls and
+$0, and the plan says so in a note (its time is the config's ``human_time_limit_s``
+per decision at most); the preview never asks the person.
 """
 
 from __future__ import annotations
@@ -108,15 +112,23 @@ class Preview:
 
 def _first_request(environment: str, cfg: Any) -> dict[str, Any] | None:
     """The first request an agent of ``cfg`` builds (nothing is sent), or ``None``."""
+    from ..llm.human import use_desk
     from ..registry import get
 
     client = _Capture(cfg.llm)
-    with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="scarce_lab_preview_") as tmp, use_desk(_NoPerson()):
         try:
             get(environment).run(cfg, Path(tmp), client=client)
         except Exception:  # noqa: BLE001 - _PreviewStop, the runner's wrapping of it, or a first step that needs more than a prompt
             pass
     return client.requests[0] if client.requests else None
+
+
+class _NoPerson:
+    """The desk of a preview: a person is never asked (the first step stops there)."""
+
+    async def ask(self, turn: Any) -> Any:
+        raise _PreviewStop
 
 
 def _seat_max_tokens(cfg: Any, model: str) -> int | None:
@@ -169,6 +181,13 @@ def preview(environment: str, configs: list[Any]) -> Preview:
             seats_of[composition()] = seats_of.get(composition(), 0) + 1
     for label, n in seats_of.items():
         out.notes.append(f"seats {label}: {n} run{'s' if n != 1 else ''}")
+    people: dict[str, dict[str, float]] = {}
+    for cfg in configs:
+        for seat, person in cfg.human_seats().items():
+            people.setdefault(person, {})[seat] = cfg.human_time_limit_s
+    for person, seats in people.items():
+        out.notes.append(f"{person} (seat {', '.join(seats)}): a person, 0 model calls, $0 (never priced); each "
+                         f"decision waits at most {max(seats.values()):g} s (human_time_limit_s)")
     probing = sorted({(m, c.llm.api_base) for c in configs for m in c.llm_models()
                       if c.llm.structured_output == "auto" and c.llm.api_base and not m.startswith("embedded/")})
     for m, base in probing:

@@ -23,12 +23,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 #: Version of the on-disk trajectory format (manifest, events, llm calls). Bump it with
 #: every change of any event model, and add a migration in ``migrations.py``; the golden
 #: schema test (``tests/data/test_trajectory_contract.py``) fails until both are done.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class Visibility(StrEnum):
@@ -151,6 +151,11 @@ class DecisionFields(Payload):
             (first call, then a repair or resend), as in ``llm_calls.jsonl``; empty for
             scripted policies and for files written before schema version 4 (never
             guessed). :func:`scarce_lab.data.tables.calls.decision_calls` joins them.
+        latency_s: seconds a person took (from the first prompt to the accepted answer,
+            or to the time limit), only where a person decided (``outcome`` ``human`` or
+            ``human_timeout``; an empty ``call_ids``: a person is no model call); absent
+            from the file otherwise (``None``), so other decisions are written as before
+            version 7.
     """
 
     valid: bool = True
@@ -159,3 +164,12 @@ class DecisionFields(Payload):
     violation: str | None = None
     outcome: str | None = None
     call_ids: list[str] = Field(default_factory=list)
+    latency_s: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _latency_only_for_people(self, handler: Any) -> Any:
+        """Leave ``latency_s`` out while it is ``None`` (every decision but a person's)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("latency_s", 0) is None:
+            del data["latency_s"]
+        return data

@@ -25,7 +25,8 @@ class InterviewFields(DecisionFields):
     Attributes:
         answered_by: ``model`` (a language model answered from its memory) or
             ``scripted`` (a scripted policy: the answer is the policy's rule, written
-            by scarce_lab, never a model's words).
+            by scarce_lab, never a model's words) or ``human`` (a person answered at a
+            front end; ``latency_s`` the seconds taken).
         model: the model string of the agent interviewed.
         questions: the name of the interview template asked (``interview_v1``).
         explanation: how the agent explains its own play (empty when no valid answer).
@@ -39,7 +40,7 @@ class InterviewFields(DecisionFields):
     """
 
     default_visibility: ClassVar[Visibility] = Visibility.researcher
-    answered_by: Literal["model", "scripted"]
+    answered_by: Literal["model", "scripted", "human"]
     model: str
     questions: str
     explanation: str = ""

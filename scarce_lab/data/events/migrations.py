@@ -42,6 +42,12 @@ Version history:
   ``usage_reported`` (the usage as the server sent it) and ``usage_problem`` (why it was
   not accepted); a new outcome ``model_mismatch``. Events are unchanged: a version-5
   run is read as it is; its call records read the new fields as unknown (``None``).
+- **7**: people at the table: a decision payload (:class:`~.base.DecisionFields`) may
+  carry ``latency_s``, written only where a person decided (outcome ``human`` or
+  ``human_timeout``); every other decision is written as before. Configs gained
+  ``human_time_limit_s`` (left out of a dump at its default) and manifests
+  ``notes.humans`` where a seat is a person. A version-6 run is read as it is
+  (``latency_s`` reads as ``None``).
 """
 
 from __future__ import annotations

@@ -354,7 +354,15 @@ class EconomyRunConfig(ExperimentConfig):
                 self.TASKDIR_FIELDS if self.task_name != "dir" else ()) + tuple(
                 k for k in ("seats", "newcomer", "fork") if getattr(self, k) is None)
             data = {k: v for k, v in data.items() if k not in drop}
-        return data
+        return self._omit_optional(data)  # and the base class's optional settings (human_time_limit_s)
+
+    def human_refused(self, field: str) -> str | None:
+        """No Economy seat is a person's: an agent bids in every step of the Hayek
+        machine's auction and acts on every step it wins (hundreds of decisions an
+        episode, many episodes): not a game a person can play at the table. Seat people
+        in SovSim, or as a SCARCE negotiator."""
+        return ("an Economy agent bids in every step of the Hayek machine's auction (hundreds of decisions an "
+                "episode): not a person's game; seat people in SovSim or as a SCARCE negotiator")
 
     def condition_settings(self) -> dict[str, Any]:
         """The base rule's settings plus, where they apply, ``preset``, ``reference.*``,

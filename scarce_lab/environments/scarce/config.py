@@ -29,6 +29,7 @@ from pydantic import Field, field_validator, model_serializer, model_validator
 
 from ...config.base import ExperimentConfig, flatten
 from ...config.seats import SeatSettings
+from ...data.schema import calls_no_model
 from ...llm.client import LLMSettings
 from ...llm.models import is_scripted, model_slug, scripted_policy, via_provider
 from .agents import SCRIPTED_NEGOTIATORS, parse_skill
@@ -296,7 +297,20 @@ class ScarceConfig(ExperimentConfig):
             models = [m for s in plan for m in (s.solver.model, s.negotiator.model)]
         else:
             models = [self.model, self.negotiator]
-        return list(dict.fromkeys(m for m in models if not is_scripted(m)))
+        return list(dict.fromkeys(m for m in models if not calls_no_model(m)))
+
+    def human_refused(self, field: str) -> str | None:
+        """A person may be one worker's negotiator (``seats.<w>.negotiator``:
+        declarations, reasoning, private messages, ballots); a solver stays a model or
+        scripted (it writes and runs code in a sandbox on the environment's clock), and
+        ``negotiator_model`` names every worker's negotiator."""
+        if field.endswith(".negotiator"):
+            return None
+        if field == "negotiator_model":
+            return ("names every worker's negotiator, and a person plays one seat: give it as "
+                    "seats.<worker>.negotiator=human/<name>")
+        return ("a SCARCE solver writes and runs code in a sandbox on the environment's clock: it stays a model or "
+                "scripted; a person can be a worker's negotiator: seats.<worker>.negotiator=human/<name>")
 
     def resolved_seats(self) -> dict[str, SeatSettings]:
         """``<worker>.<part>`` -> that part's settings as sent (:meth:`seat_plan`); ``{}``

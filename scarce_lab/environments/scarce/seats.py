@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import Field
 
 from ...config.seats import ANY_SEAT, SeatSettings, check_seat_keys, composition_label, resolve_seat
+from ...data.schema import calls_no_model
 from ...llm.models import is_scripted, scripted_policy, via_provider
 from ...llm.params import ignored_settings
 from .world.state import present_workers
@@ -123,7 +124,7 @@ def _sent(s: ScarceSeatSettings) -> SeatSettings:
     model for a scripted policy; for a provider's model, without the settings litellm
     drops for it (:func:`~scarce_lab.llm.params.ignored_settings`; a config refuses them
     unless ``llm.allow_ignored_settings``), so a seat never records what was not sent."""
-    if s.model is not None and is_scripted(s.model):
+    if s.model is not None and calls_no_model(s.model):
         return SeatSettings(model=s.model)
     out = SeatSettings(**s.model_dump(exclude={"memory"}))
     if s.model is not None and via_provider(s.model):
@@ -180,6 +181,8 @@ def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | N
             s: SeatSettings = getattr(seat, part)
             where = f"seats ({w}.{part})"
             m = s.model
+            if calls_no_model(m) and not is_scripted(m):  # a person: who may sit is the config's check
+                continue
             if is_scripted(m):
                 try:
                     policy, arg = scripted_policy(m)
@@ -211,7 +214,7 @@ def check_seats(cfg: Any, supported_efforts: Callable[[str], tuple[str, ...] | N
         if not any(getattr(s, f) is not None for f in GENERATION_FIELDS):
             continue
         reached = [(w, p) for w in plan for p in SEAT_PARTS
-                   if key in _keys_of(seats, w, cfg, p) and not is_scripted(getattr(plan[w], p).model)]
+                   if key in _keys_of(seats, w, cfg, p) and not calls_no_model(getattr(plan[w], p).model)]
         if not reached:
             raise ValueError(f"seats.{key}: its temperature/max_tokens/reasoning_effort would reach no model "
                              f"(every seat it names is scripted), so nothing of it would be sent")
@@ -269,7 +272,7 @@ def composition(cfg: Any) -> str:
         for f in GENERATION_FIELDS:
             per = {part: getattr(x, f) for part, x in (("solver", s), ("negotiator", n))
                    if getattr(x, f) is not None and getattr(x, f) != getattr(defaults[part], f)}
-            both_models = s.model is not None and n.model is not None and not (is_scripted(s.model) or is_scripted(n.model))
+            both_models = s.model is not None and n.model is not None and not (calls_no_model(s.model) or calls_no_model(n.model))
             if (len(per) == 2 and len(set(per.values())) == 1) or (len(per) == 1 and not both_models):
                 fields[f] = next(iter(per.values()))  # both parts', or the one model part's
             elif per:  # one of two model parts, or two values: name the part (two seats never read as one)

@@ -16,7 +16,7 @@ from ...config.seats import (
     parse_seats,
     resolve_seat,
 )
-from ...data.schema import is_scripted
+from ...data.schema import calls_no_model
 from ...llm.client import LLMSettings
 from ...llm.models import EMBEDDED_MODEL, model_slug
 from .agents.agent import SOVSIM_MAX_TOKENS, SOVSIM_TEMPERATURE
@@ -131,7 +131,7 @@ class SovSimConfig(ExperimentConfig):
         for agent, s in self.resolved_seats().items():
             asked = {k: getattr(s, k) for k in ("temperature", "max_tokens", "reasoning_effort")
                      if any(getattr(self.seats[key], k) is not None for key in self._keys_of(agent))}
-            gone = ignored_settings(s.model, asked) if s.model and not is_scripted(s.model) else {}
+            gone = ignored_settings(s.model, asked) if s.model and not calls_no_model(s.model) else {}
             if gone and not self.llm.allow_ignored_settings:
                 names = ", ".join(f"{k}={v!r}" for k, v in gone.items())
                 raise ValueError(f"seats: {names} of seat {agent} would not be sent to model {s.model!r} (litellm "
@@ -205,6 +205,11 @@ class SovSimConfig(ExperimentConfig):
 
         return (*POLICIES, "fixed")
 
+    def human_refused(self, field: str) -> str | None:
+        """Any SovSim seat may be a person (leader or not: extraction, announcement,
+        talk)."""
+        return None
+
     def seat_models(self) -> dict[str, str]:
         """Agent id -> model string."""
         return {a: s.model or self.model for a, s in self.resolved_seats().items()}
@@ -214,7 +219,7 @@ class SovSimConfig(ExperimentConfig):
         each, in seat order (so cost caps and the ignored-settings check cover each)."""
         if not self.seats:
             return super().llm_models()
-        return [m for m in dict.fromkeys(self.seat_models().values()) if not is_scripted(m)]
+        return [m for m in dict.fromkeys(self.seat_models().values()) if not calls_no_model(m)]
 
     def seat_condition(self) -> dict[str, dict[str, Any]]:
         """Agent id -> the condition-defining part of its seat: the model, and for a
@@ -225,7 +230,7 @@ class SovSimConfig(ExperimentConfig):
         out: dict[str, dict[str, Any]] = {}
         for a, s in self.resolved_seats().items():
             d = s.model_dump(exclude_none=True)
-            if is_scripted(s.model or ""):
+            if calls_no_model(s.model or ""):
                 d = {"model": s.model}
             else:
                 for k in ignored_settings(s.model or "", {k: v for k, v in d.items() if k != "model"}):
@@ -248,7 +253,7 @@ class SovSimConfig(ExperimentConfig):
         for a, s in self.resolved_seats().items():
             d = {k: v for k, v in s.model_dump(exclude_none=True).items()
                  if k == "model" or getattr(default, k, None) != v}
-            if is_scripted(s.model or ""):
+            if calls_no_model(s.model or ""):
                 d = {"model": s.model}
             shown[a] = SeatSettings(**d)
         names = {}
@@ -278,7 +283,7 @@ class SovSimConfig(ExperimentConfig):
                 llm_keys = [k for k in self.CONDITION_FIELDS if k.startswith("llm.")]
                 for k in llm_keys:
                     out.pop(k, None)
-                if not is_scripted(one["model"]):
+                if not calls_no_model(one["model"]):
                     out.update({k: one.get(k[4:]) for k in llm_keys})
                 order = list(dict.fromkeys([*super().condition_settings(), *out]))
                 out = {k: out[k] for k in order if k in out}

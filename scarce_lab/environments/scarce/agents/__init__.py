@@ -127,7 +127,7 @@ def solver_policies(task: Any, seed: int = 0) -> Callable[[str, str | None], Scr
 
 def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_client: Callable[[], Any] | None = None,
                     reasoning_effort: str | None = None, temperature: float | None = None,
-                    **kwargs: Any) -> ModelNegotiator:
+                    human_time_limit_s: float | None = None, **kwargs: Any) -> ModelNegotiator:
     """The :class:`ModelNegotiator` of ``model``: a model string (resolved once by
     :func:`~scarce_lab.llm.model.model_for`: ``scripted/<policy>`` -> the scripted policy
     of :func:`negotiator_policies`, other models -> a client model over ``client`` or
@@ -138,7 +138,8 @@ def make_negotiator(model: Any, *, client: Any = None, seed: int = 0, make_clien
     Raises:
         ValueError: unknown scripted policy or no client for a model.
     """
-    lm = _model(model, client, make_client, temperature, reasoning_effort, negotiator_policies(seed))
+    lm = _model(model, client, make_client, temperature, reasoning_effort, negotiator_policies(seed),
+                human_time_limit_s)
     return ModelNegotiator(lm, seed, **kwargs)
 
 
@@ -163,14 +164,16 @@ def make_solver(model: Any, task: Any, *, client: Any = None, seed: int = 0, scr
 
 
 def _model(model: Any, client: Any, make_client: Callable[[], Any] | None, temperature: float | None,
-           reasoning_effort: str | None, policies: Callable[[str, str | None], Any]) -> Any:
+           reasoning_effort: str | None, policies: Callable[[str, str | None], Any],
+           human_time_limit_s: float | None = None) -> Any:
     """``model`` if it is a :class:`~scarce_lab.llm.model.Model`, else the one
     :func:`~scarce_lab.llm.model.model_for` resolves (with ``policies`` for a scripted name)."""
     from scarce_lab.llm.model import Generation, Model, model_for
 
     return model if isinstance(model, Model) else model_for(
         model, client=client, make_client=make_client,
-        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort), policies=policies)
+        generation=Generation(temperature=temperature, reasoning_effort=reasoning_effort), policies=policies,
+        human_time_limit_s=human_time_limit_s)
 
 
 __all__ = [

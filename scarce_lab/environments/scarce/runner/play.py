@@ -151,7 +151,8 @@ class ScarceRunner:
         neg_s = self._seats[w].negotiator
         return make_negotiator(neg_s.model, make_client=self._client, seed=self.base_seed,
                                reasoning_effort=neg_s.reasoning_effort, temperature=neg_s.temperature,
-                               mechanism=str(self.world.rules.mechanism), max_tokens=neg_s.max_tokens)
+                               mechanism=str(self.world.rules.mechanism), max_tokens=neg_s.max_tokens,
+                               human_time_limit_s=self.cfg.human_time_limit_s)
 
     def retarget(self, after: ScarceConfig, base_seed: int, *, new_solvers: set[str] = frozenset()) -> None:
         """From a fork's contention on (:mod:`.fork`): the world plays the rules of

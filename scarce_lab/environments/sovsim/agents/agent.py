@@ -52,7 +52,7 @@ def _decided(out: Any, value: Any, reasoning: str) -> Decided:
     """A model's decision with the provenance of its outcome ``out``."""
     return Decided(value=value, reasoning=reasoning, valid=out.valid, repaired=out.repaired,
                    fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome,
-                   calls=list(out.calls))
+                   calls=list(out.calls), latency_s=getattr(out, "latency_s", None) or 0.0)
 
 
 class ModelAgent:
@@ -166,8 +166,10 @@ class LLMAgent(ModelAgent):
 
 
 def make_agent(model: str, client: Any = None, role_labels: str = "default", llm: Any = None, *,
-               make_client: Any = None) -> SovSimAgent:
-    """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, else an :class:`LLMAgent`
+               make_client: Any = None, human_time_limit_s: float | None = None) -> SovSimAgent:
+    """A :class:`ScriptedAgent` for ``scripted/<policy>[:arg]``, a :class:`ModelAgent`
+    over a person's :class:`~scarce_lab.llm.human.HumanModel` for ``human/<name>``
+    (``human_time_limit_s`` seconds per decision; ``None``: the default), else an :class:`LLMAgent`
     whose sampling settings (``temperature``, ``max_tokens``, ``reasoning_effort``) come
     from ``llm`` (an ``LLMSettings`` or a seat's
     :class:`~scarce_lab.config.seats.SeatSettings`; default: the agent's own defaults):
@@ -180,9 +182,12 @@ def make_agent(model: str, client: Any = None, role_labels: str = "default", llm
     from scarce_lab.llm.model import model_for
 
     # the one place a model string is resolved
-    lm = model_for(model, client=client, make_client=make_client, policies=get_policy)
+    lm = model_for(model, client=client, make_client=make_client, policies=get_policy,
+                   human_time_limit_s=human_time_limit_s)
     if lm.scripted:
         return ScriptedAgent(model, lm.policy)
+    if lm.ref.kind == "human":
+        return ModelAgent(lm, role_labels)
     if llm is None:
         return LLMAgent(model, lm.client, role_labels=role_labels)
     return LLMAgent(model, lm.client, role_labels=role_labels, max_tokens=llm.max_tokens, temperature=llm.temperature,

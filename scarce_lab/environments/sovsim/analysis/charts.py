@@ -32,7 +32,7 @@ from scarce_lab.analysis.figures import (
 )
 from scarce_lab.analysis.labels import condition_label as _condition_label
 from scarce_lab.analysis.readings import _correction_name, describe_extremes
-from scarce_lab.data.schema import is_scripted
+from scarce_lab.data.schema import calls_no_model
 
 from .conventions import Convention, examples
 from .drops import CONDITION_ORDER, condition_key, condition_values
@@ -137,7 +137,7 @@ def default_trajectory_models(df: pl.DataFrame, per_sim: pl.DataFrame,
     ``condition`` simulation (the caption names them)."""
     surv = per_sim.filter((pl.col("condition") == condition) & pl.col("survived"))
     with_survivor = sorted(set(surv["model"].to_list()))
-    llm = sorted(m for m in set(df["model"].to_list()) if not is_scripted(m))
+    llm = sorted(m for m in set(df["model"].to_list()) if not calls_no_model(m))
     chosen = [m for m in llm if m in with_survivor] or with_survivor[:1]
     return chosen, [m for m in llm if m not in with_survivor]
 

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from scarce_lab.analysis import stats
-from scarce_lab.data.schema import is_scripted
+from scarce_lab.data.schema import calls_no_model
 from scarce_lab.undefined import or_none
 
 from .drops import baseline_pair, condition_key
@@ -215,11 +215,12 @@ def leader_survival_across_models(
 
 def models_under_study(per_sim: pl.DataFrame, models=None) -> tuple[list[str], list[str]]:
     """``(models, baselines)``: the models a cross-model mean is over, and the scripted
-    baselines left out of it (rows of their own in Table 1, never members of the mean).
+    baselines and people (``human/<name>``) left out of it (rows of their own in Table
+    1, never members of the mean).
 
     ``models``: the user's list; when given it is used as it is (a baseline the user
-    names is included). When None, every model of ``per_sim`` that is not a scripted
-    policy (:func:`~scarce_lab.data.schema.is_scripted`).
+    names is included). When None, every model of ``per_sim`` that calls a model (not a
+    scripted policy nor a person: :func:`~scarce_lab.data.schema.calls_no_model`).
 
     Raises:
         ValueError: a named model is not in ``per_sim``.
@@ -230,7 +231,7 @@ def models_under_study(per_sim: pl.DataFrame, models=None) -> tuple[list[str], l
         if missing:
             raise ValueError(f"cross-model results: models {missing} are not in the data (present: {present})")
         return sorted(set(models)), []
-    return [m for m in present if not is_scripted(m)], [m for m in present if is_scripted(m)]
+    return [m for m in present if not calls_no_model(m)], [m for m in present if calls_no_model(m)]
 
 
 def cross_model_results(

@@ -185,7 +185,8 @@ def make_agents(cfg: SovSimConfig, client: Any = None) -> dict[str, SovSimAgent]
         return made[0]
 
     if not cfg.seats:  # one model for every seat: one agent (as before seats existed)
-        shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm, make_client=lazy_client)
+        shared = make_agent(cfg.model, client, role_labels=cfg.role_labels, llm=cfg.llm, make_client=lazy_client,
+                            human_time_limit_s=cfg.human_time_limit_s)
         return dict.fromkeys(cfg.agent_ids(), shared)
     by_settings: dict[str, SovSimAgent] = {}
     out: dict[str, SovSimAgent] = {}
@@ -193,7 +194,7 @@ def make_agents(cfg: SovSimConfig, client: Any = None) -> dict[str, SovSimAgent]
         key = seat.model_dump_json()
         if key not in by_settings:
             by_settings[key] = make_agent(seat.model or cfg.model, client, role_labels=cfg.role_labels, llm=seat,
-                                          make_client=lazy_client)
+                                          make_client=lazy_client, human_time_limit_s=cfg.human_time_limit_s)
         out[a] = by_settings[key]
     return out
 
