@@ -325,3 +325,24 @@ def test_a_person_is_never_in_a_cross_model_mean():
 
     per_sim = pl.DataFrame({"model": ["openai/gpt-4o", "human/kim", "scripted/greedy", "embedded/smollm2"]})
     assert models_under_study(per_sim) == (["embedded/smollm2", "openai/gpt-4o"], ["human/kim", "scripted/greedy"])
+
+
+def test_a_person_answers_the_interview_after_the_game(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    def answer(field: str, prompt: str) -> str:
+        if field == "self_assessment":
+            return choices_in(prompt)[-1]
+        return "6" if field == "extraction" else "took little"
+
+    cfg = SovSimConfig(condition="bcpr", model="scripted/greedy", seats={"a1": "human/zed"}, game={"rounds": 1},
+                       interviews=True)
+    screen = Screen()
+    keys = Keys(screen, answer)
+    (run,) = sl.run(cfg, tmp_path, human=TerminalDesk(keys, screen, show_prompt=False))
+    assert keys.error is None
+    (mine,) = [json.loads(x)["payload"] for x in (run / "events.jsonl").read_text().splitlines()
+               if '"interview"' in x and '"agent":"a1"' in x]
+    assert (mine["answered_by"], mine["outcome"], mine["explanation"]) == ("human", "human", "took little")
+    assert mine["self_assessment"] == "self_interested" and mine["latency_s"] >= 0
