@@ -346,3 +346,22 @@ def test_a_person_answers_the_interview_after_the_game(tmp_path):
                if '"interview"' in x and '"agent":"a1"' in x]
     assert (mine["answered_by"], mine["outcome"], mine["explanation"]) == ("human", "human", "took little")
     assert mine["self_assessment"] == "self_interested" and mine["latency_s"] >= 0
+
+
+def test_a_person_out_of_time_gets_the_documented_fallback_recorded_as_such(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    read, write = os.pipe()  # nobody types
+    cfg = SovSimConfig(condition="cpr", model="scripted/greedy", seats={"a2": "human/sol"}, game={"rounds": 1},
+                       human_time_limit_s=0.4)
+    try:
+        (run,) = sl.run(cfg, tmp_path, human=TerminalDesk(os.fdopen(read, "r"), io.StringIO()))
+    finally:
+        os.close(write)
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["notes"]["humans"]["a2"]["time_limit_s"] == 0.4 and man["config"]["human_time_limit_s"] == 0.4
+    (mine,) = [json.loads(x)["payload"] for x in (run / "events.jsonl").read_text().splitlines()
+               if '"extraction"' in x and '"agent":"a2"' in x]
+    assert (mine["outcome"], mine["fallback_used"], mine["valid"]) == ("human_timeout", True, False)
+    assert mine["extraction"] == 120 // 8 // 3 * 3 and mine["latency_s"] >= 0.4  # the sustainable share, floor3(P/8)
