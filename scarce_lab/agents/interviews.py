@@ -174,7 +174,7 @@ async def amodel_answer(lm: Any, messages: list[dict[str, str]], *, seed: int, a
                               "fallback_used": bool(out.fallback_used), "violation": out.violation,
                               "outcome": out.outcome, "call_ids": [c.call_id for c in out.calls]}
     if human:
-        fields["latency_s"] = round(float(out.latency_s or 0.0), 3)
+        fields["latency_s"] = float(f"{out.latency_s or 0.0:.3f}")  # (`round` is the game round here)
     if getattr(out, "missing", False):
         fields.update(missing=True, valid=False, fallback_used=False)
     elif out.valid and not out.fallback_used:

@@ -242,8 +242,9 @@ class HumanModel(Model):
         desk = self._desk(turn.seat)
         start = time.monotonic()
         first: str | None = None
+        limit = asyncio.timeout(self.time_limit_s)
         try:
-            async with asyncio.timeout(self.time_limit_s):
+            async with limit:
                 while True:
                     left = max(0.0, self.time_limit_s - (time.monotonic() - start))
                     answer = await desk.ask(replace(turn, time_limit_s=left))
@@ -253,6 +254,8 @@ class HumanModel(Model):
                     first = first or problem
                     turn = replace(turn, problem=problem)
         except TimeoutError:
+            if not limit.expired():  # the desk's own error, not the time limit
+                raise
             return None, time.monotonic() - start, first, True
 
     async def adecide(self, request: DecisionRequest[T]) -> DecisionOutcome[T]:

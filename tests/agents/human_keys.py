@@ -37,6 +37,8 @@ class Keys:
                  timeout_s: float = 20.0):
         self.screen, self.answer, self.limit, self.timeout_s = screen, answer, limit, timeout_s
         self.typed: list[tuple[str, str]] = []
+        #: what a rule raised (the input then ended)
+        self.error: Exception | None = None
 
     def readline(self) -> str:
         if len(self.typed) >= self.limit:
@@ -46,7 +48,11 @@ class Keys:
         except queue.Empty:
             return ""
         field = prompt.split(" (", 1)[0]
-        line = self.answer(field, prompt)
+        try:
+            line = self.answer(field, prompt)
+        except Exception as exc:  # noqa: BLE001 - a broken rule ends the input at once (the test then fails)
+            self.error = exc
+            return ""
         if line is None:
             return ""
         self.typed.append((field, line))
@@ -55,7 +61,7 @@ class Keys:
 
 def choices_in(prompt: str) -> list[str]:
     """The choices a prompt shows (``one of a, b, c`` or ``any of a, b``)."""
-    for head in ("one of ", "any of "):
+    for head in ("; one of ", "; any of "):  # the hint after the field's description
         if head in prompt:
-            return prompt.split(head, 1)[1].split(")", 1)[0].split(", comma-separated")[0].split(", ")
+            return prompt.rsplit(head, 1)[1].split(", comma-separated")[0].rsplit(")", 1)[0].split(", ")
     return []

@@ -325,3 +325,43 @@ def test_a_person_is_never_in_a_cross_model_mean():
 
     per_sim = pl.DataFrame({"model": ["openai/gpt-4o", "human/kim", "scripted/greedy", "embedded/smollm2"]})
     assert models_under_study(per_sim) == (["embedded/smollm2", "openai/gpt-4o"], ["human/kim", "scripted/greedy"])
+
+
+def test_a_person_answers_the_interview_after_the_game(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    def answer(field: str, prompt: str) -> str:
+        if field == "self_assessment":
+            return choices_in(prompt)[-1]
+        return "6" if field == "extraction" else "took little"
+
+    cfg = SovSimConfig(condition="bcpr", model="scripted/greedy", seats={"a1": "human/zed"}, game={"rounds": 1},
+                       interviews=True)
+    screen = Screen()
+    keys = Keys(screen, answer)
+    (run,) = sl.run(cfg, tmp_path, human=TerminalDesk(keys, screen, show_prompt=False))
+    assert keys.error is None
+    (mine,) = [json.loads(x)["payload"] for x in (run / "events.jsonl").read_text().splitlines()
+               if '"interview"' in x and '"agent":"a1"' in x]
+    assert (mine["answered_by"], mine["outcome"], mine["explanation"]) == ("human", "human", "took little")
+    assert mine["self_assessment"] == "self_interested" and mine["latency_s"] >= 0
+
+
+def test_a_person_out_of_time_gets_the_documented_fallback_recorded_as_such(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    read, write = os.pipe()  # nobody types
+    cfg = SovSimConfig(condition="cpr", model="scripted/greedy", seats={"a2": "human/sol"}, game={"rounds": 1},
+                       human_time_limit_s=0.4)
+    try:
+        (run,) = sl.run(cfg, tmp_path, human=TerminalDesk(os.fdopen(read, "r"), io.StringIO()))
+    finally:
+        os.close(write)
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["notes"]["humans"]["a2"]["time_limit_s"] == 0.4 and man["config"]["human_time_limit_s"] == 0.4
+    (mine,) = [json.loads(x)["payload"] for x in (run / "events.jsonl").read_text().splitlines()
+               if '"extraction"' in x and '"agent":"a2"' in x]
+    assert (mine["outcome"], mine["fallback_used"], mine["valid"]) == ("human_timeout", True, False)
+    assert mine["extraction"] == 120 // 8 // 3 * 3 and mine["latency_s"] >= 0.4  # the sustainable share, floor3(P/8)
