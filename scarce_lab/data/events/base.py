@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 #: Version of the on-disk trajectory format (manifest, events, llm calls). Bump it with
 #: every change of any event model, and add a migration in ``migrations.py``; the golden
 #: schema test (``tests/data/test_trajectory_contract.py``) fails until both are done.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class Visibility(StrEnum):

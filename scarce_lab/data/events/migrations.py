@@ -42,6 +42,12 @@ Version history:
   ``usage_reported`` (the usage as the server sent it) and ``usage_problem`` (why it was
   not accepted); a new outcome ``model_mismatch``. Events are unchanged: a version-5
   run is read as it is; its call records read the new fields as unknown (``None``).
+- **7**: SovSim institutions (optional condition settings ``sanctions``,
+  ``sanction_cost``, ``sanction_impact``, ``sanction_max_points``, ``quota``,
+  ``elections``): new kinds ``ballot``, ``election``, ``quota_proposal``, ``quota``,
+  ``sanction``, ``sanctions``; a new scripted policy ``opportunist``. Events are
+  unchanged: a version-6 run is read as it is (its config lacks the settings: every
+  institution was off).
 """
 
 from __future__ import annotations
