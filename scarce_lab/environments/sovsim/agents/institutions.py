@@ -7,7 +7,8 @@ answer takes the phase's documented fallback (:mod:`..world.institutions`): a vo
 the incumbent, no restriction (the largest proposal), no punishment.
 
 Scripted policies follow stated rules, by policy name (:data:`RESTRAINED`,
-:data:`SELF_SEEKING`):
+:data:`SELF_SEEKING`; ``greedy_leader`` is self-seeking while it leads and restrained
+otherwise, as it extracts):
 
 - ballot: a restrained policy (``sustainable``, ``conditional``, ``quota_keeper``) votes
   for the agent who extracted least over the settled rounds (ties: the incumbent if tied,
@@ -159,6 +160,8 @@ def scripted_institution(model: str, obs: InstitutionObservation, rng: random.Ra
         ValueError: the phase is not an institution phase.
     """
     name = _policy_name(model)
+    if name == "greedy_leader":  # greedy as the leader, sustainable otherwise (its extraction rule)
+        name = "greedy" if obs.is_leader else "sustainable"
     legal = obs.legal
     if obs.phase == Phase.elect:
         if name in RESTRAINED:
