@@ -197,3 +197,14 @@ def test_sanctions_follow_the_last_round_and_a_collapse():
     assert not game.over and game.phase == Phase.sanction
     game.institute({"a0": {"a1": 1}, "a1": {}, "a2": {}, "a3": {}})
     assert game.over and game.total_payoffs()["a1"] == 10 - 3 and game.total_payoffs()["a0"] == 10 - 1
+
+
+@pytest.mark.parametrize("condition", ["cpr", "bcpr", "kcpr", "kcpr_m"])
+def test_sovsim_with_every_institution_conforms(condition):
+    from scarce_lab.environments.sovsim.conformance import sovsim_trace
+    from scarce_lab.testing import check_environment
+
+    check_environment(lambda seed: sovsim_trace(seed, condition=condition, institutions=True))
+    trace = sovsim_trace(1, condition=condition, institutions=True)
+    refusals = [x for x in trace.outcomes if x[0] == "refused" and "InvalidInstitutionError" in x[3]]
+    assert len(refusals) >= 8  # the quota vote and the sanctions of round 1 at least, four agents each
