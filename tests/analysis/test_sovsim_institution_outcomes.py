@@ -58,3 +58,12 @@ def test_the_shipped_arms_and_their_headline():
             for r in f.filter(pl.col("metric") == "survival_rate").iter_rows(named=True)}
     assert rate[("cpr", "none")] == 0 and rate[("cpr", "quota=all")] == 1
     assert rate[("bcpr", "sanctions+quota=leader+elections=1")] > rate[("bcpr", "quota=leader+elections=1")]
+
+
+def test_the_analysis_knows_every_institution_setting_and_its_default():
+    from scarce_lab.environments.sovsim.analysis.institutions import _DEFAULTS
+    from scarce_lab.environments.sovsim.world.institutions import INSTITUTION_FIELDS
+
+    fields = SovSimConfig.model_fields
+    assert tuple(_DEFAULTS) == INSTITUTION_FIELDS
+    assert all(fields[k].default == v for k, v in _DEFAULTS.items())

@@ -22,11 +22,12 @@ from scarce_lab.analysis.readings import describe_extremes
 from scarce_lab.analysis.stats import gini, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
-from ..world.institutions import INSTITUTION_FIELDS
 from .metrics import agent_rounds, require_dataset
 from .pooling import PoolingError, differing_settings
 
 _GROUP = ("model", "base_condition", "institutions")
+#: The institution settings and their defaults (the world's INSTITUTION_FIELDS; analysis reads
+#: datasets only, so the names are repeated here and checked against the config by a test).
 _DEFAULTS = {"sanctions": False, "sanction_cost": 1, "sanction_impact": 3, "sanction_max_points": 10,
              "quota": "off", "elections": 0}
 #: The outcomes of :func:`institution_outcomes`, in the layout's column order.
@@ -50,10 +51,11 @@ def institution_arm(settings: str | None) -> str:
         raise ValueError(f"settings is not JSON: {settings[:80]!r}") from None
     if not isinstance(d, dict):
         raise ValueError(f"settings is not a JSON object: {settings[:80]!r}")
-    s = {k: d.get(k, _DEFAULTS[k]) for k in INSTITUTION_FIELDS}
+    s = {k: d.get(k, v) for k, v in _DEFAULTS.items()}
     parts = []
     if s["sanctions"]:
-        extra = [f"{k.removeprefix('sanction_')}={s[k]}" for k in INSTITUTION_FIELDS[1:4] if s[k] != _DEFAULTS[k]]
+        extra = [f"{k.removeprefix('sanction_')}={s[k]}" for k in ("sanction_cost", "sanction_impact",
+                                                                   "sanction_max_points") if s[k] != _DEFAULTS[k]]
         parts.append("sanctions" + (f"({','.join(extra)})" if extra else ""))
     if s["quota"] != "off":
         parts.append(f"quota={s['quota']}")
