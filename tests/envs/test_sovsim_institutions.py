@@ -208,3 +208,19 @@ def test_sovsim_with_every_institution_conforms(condition):
     trace = sovsim_trace(1, condition=condition, institutions=True)
     refusals = [x for x in trace.outcomes if x[0] == "refused" and "InvalidInstitutionError" in x[3]]
     assert len(refusals) >= 8  # the quota vote and the sanctions of round 1 at least, four agents each
+
+
+def test_the_extraction_prompt_says_whom_the_quota_binds_and_counts_punishment():
+    from scarce_lab.environments.sovsim.agents.prompts import render_messages
+
+    game = CommonsGame("kcpr", institutions=InstitutionRules(quota="leader", sanctions=True))
+    game.institute(dict.fromkeys(AGENTS, 21))
+    text = render_messages(game.observe("a0"))[1]["content"]
+    assert "cap of 21 units on king D's extraction" in text and "each participant" not in text
+    game.act(dict.fromkeys(game.subordinates, 30))
+    game.act({"a3": 0})  # 120 - 90 = 30 remain: a0 earns 10 + 7.5
+    game.institute({"a0": {}, "a1": {"a0": 2}, "a2": {}, "a3": {}})
+    game.institute(dict.fromkeys(AGENTS, 120))
+    text = render_messages(game.observe("a0"))[1]["content"]
+    assert "Your points so far: 11.5." in text  # 17.5 - 3 x 2 points received
+    assert "peasant A received 2 and spent 0" in text and "peasant B received 0 and spent 2" in text

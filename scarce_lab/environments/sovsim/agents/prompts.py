@@ -183,6 +183,27 @@ def institution_lines(rules: InstitutionRules | None, leader: str, leader_label:
     return out
 
 
+def institution_news(obs: Observation, names: dict[str, str]) -> list[str]:
+    """The extraction prompt's lines about the institutions (none with all off): the
+    election that opened this round, the last round's punishment (public parts only) and
+    this round's voted quota, whom it binds said in words."""
+    out = []
+    if obs.elections and obs.elections[-1].round == obs.round:
+        e = obs.elections[-1]
+        out.append(f"Election before this round: votes {', '.join(f'{names.get(c, c)} {k}' for c, k in e.tally)}; "
+                   f"{names.get(e.elected, e.elected)} leads.")
+    if obs.sanctions:
+        s = obs.sanctions[-1]
+        out.append(f"Punishment after round {s.round}: " + ", ".join(
+            f"{names.get(a, a)} received {r} and spent {_num(sp)}"
+            for a, r, sp in zip(s.agents, s.received(), s.spent, strict=True)) + ".")
+    if obs.quota is not None and obs.institutions is not None:
+        whom = ("each participant's extraction" if obs.institutions.quota == "all"
+                else f"{names[obs.agents[-1]]}'s extraction")
+        out.append(f"The group voted a cap of {obs.quota} units on {whom} this round.")
+    return out
+
+
 def _system(obs: Observation | TalkObservation | InstitutionObservation, names: list[str], sub_label: str,
             lead_label: str) -> str:
     cfg = obs.config
@@ -265,7 +286,8 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
     system = _system(obs, names, sub_label, lead_label)
     hist = obs.history
     recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
-    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0))
+    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0)) + sum(
+        (s.net[s.agents.index(obs.agent)] for s in obs.sanctions if obs.agent in s.agents), Fraction(0))
     sub_ex = obs.subordinate_extractions or ()
     user = _ENV.get_template("user.j2").render(
         older=_older_summary(older, obs),
@@ -284,11 +306,11 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
         step=obs.step,
         cap=obs.max_extraction,
         talk=[talk_line(m, obs.agent, obs.agents, names) for m in obs.talk if m.round == obs.round],
-        quota=obs.quota,
+        institution_news=institution_news(obs, by_agent or dict(zip(obs.agents, names, strict=True))),
     )
     user = user.strip()
-    if by_agent is not None:
-        user = _membership_lines(obs, by_agent) + "\n" + user
+    if obs.changes:
+        user = _membership_lines(obs, by_agent or {}) + "\n" + user
     return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user}]
 
 
