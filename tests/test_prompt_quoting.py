@@ -195,11 +195,17 @@ def _scarce(text: str) -> str:
 
 
 def _sovsim(text: str) -> str:
-    from scarce_lab.environments.sovsim.agents.prompts import render_messages, render_talk_messages
+    from scarce_lab.environments.sovsim.agents.prompts import (
+        render_institution_messages,
+        render_messages,
+        render_talk_messages,
+    )
     from scarce_lab.environments.sovsim.world.commons import CommonsGame, Phase
+    from scarce_lab.environments.sovsim.world.institutions import InstitutionRules
     from scarce_lab.environments.sovsim.world.talk import TalkMode, TalkRules, Utterance
 
-    g = CommonsGame("kcpr_m", talk=TalkRules(TalkMode.public_private, max_chars=4000))
+    g = CommonsGame("kcpr_m", talk=TalkRules(TalkMode.public_private, max_chars=4000),
+                    institutions=InstitutionRules(quota="all"))
     if g.phase == Phase.announce:
         g.act({"a3": 90})
     g.speak("a0", Utterance(text))
@@ -207,6 +213,8 @@ def _sovsim(text: str) -> str:
     seen = [_contents(render_talk_messages(g.observe_talk("a2")))]
     g.speak("a2", Utterance(text))
     g.speak("a3", Utterance(text))
+    seen += [_contents(render_institution_messages(g.observe_institution(a))) for a in ("a1", "a2")]  # quota vote
+    g.institute(dict.fromkeys(g.agents, 120))
     return "\n\n".join([*seen, *(_contents(render_messages(g.observe(a))) for a in ("a1", "a2"))])
 
 
@@ -293,7 +301,7 @@ def _interviews(text: str) -> str:
 
 @pytest.mark.parametrize("render,fields", [
     (_scarce, "SCARCE: public reasoning, private messages, saved notes, tool results (every template)"),
-    (_sovsim, "SovSim: public and private talk in talk and extraction prompts"),
+    (_sovsim, "SovSim: public and private talk in talk, quota vote and extraction prompts"),
     (_economy, "Economy: notes, instructions, failure trace turns, evolved program"),
     (_judge, "judge: reasoning, messages, recipients, speaker, context (built and from a file)"),
     (_interviews, "interviews: memory lines of both environments' templates"),

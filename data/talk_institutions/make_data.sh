@@ -3,7 +3,8 @@
 # Usage: bash data/talk_institutions/make_data.sh [scripted|embedded|all]   (from the repo root)
 # SCARCE_LAB overrides the command (default: the repository's .venv), e.g.
 # SCARCE_LAB="env PYTHONPATH=$PWD /path/to/python -m scarce_lab".
-# Each dataset is a profile of a declared study (sovsim-talk, sovsim-misreport, scarce-institutions;
+# Each dataset is a profile of a declared study (sovsim-talk, sovsim-misreport, scarce-institutions,
+# sovsim-institutions;
 # `scarce-lab study show NAME` prints it); complete runs are skipped, so a re-run resumes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,6 +26,11 @@ if [[ $what == scripted || $what == all ]]; then
   # interviews on. 4 seeds per arm: the tables' intervals over runs need 2 runs
   # (`stats.cluster_mean_ci`, `bounded_mean_ci`), and 4 keep the folder near 5 MB (a run is ~160 kB).
   $LAB study run scarce-institutions --profile shipped-scripted --no-progress
+  # SovSim institutions (peer sanctions, a quota vote, leader elections): cpr and bcpr, each
+  # institution alone, all on and each ablated from all, and none (the paper's game); a mixed
+  # scripted population (a0 random, a1 opportunist, a2 conditional, a3 greedy_leader); 5 simulations.
+  $LAB study run sovsim-institutions --profile shipped-scripted --no-progress
+  rm -f data/talk_institutions/sovsim_institutions/study.json
 fi
 
 if [[ $what == embedded || $what == all ]]; then

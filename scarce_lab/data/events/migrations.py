@@ -48,6 +48,12 @@ Version history:
   ``human_time_limit_s`` (left out of a dump at its default) and manifests
   ``notes.humans`` where a seat is a person. A version-6 run is read as it is
   (``latency_s`` reads as ``None``).
+  Also in 7, SovSim institutions (optional condition settings ``sanctions``,
+  ``sanction_cost``, ``sanction_impact``, ``sanction_max_points``, ``quota``,
+  ``elections``): new kinds ``ballot``, ``election``, ``quota_proposal``, ``quota``,
+  ``sanction``, ``sanctions``; a new scripted policy ``opportunist``. Events are
+  unchanged: a version-6 run is read as it is (its config lacks the settings: every
+  institution was off).
 """
 
 from __future__ import annotations

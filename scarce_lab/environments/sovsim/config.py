@@ -21,6 +21,7 @@ from ...llm.client import LLMSettings
 from ...llm.models import EMBEDDED_MODEL, model_slug
 from .agents.agent import SOVSIM_MAX_TOKENS, SOVSIM_TEMPERATURE
 from .world.commons import ROLES, CommonsConfig, Condition, NewcomerRule
+from .world.institutions import INSTITUTION_FIELDS, InstitutionRules
 from .world.talk import TalkMode, TalkRules
 
 
@@ -61,7 +62,8 @@ class SovSimConfig(ExperimentConfig):
     LABEL_FIELD: ClassVar[str] = "condition"
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("condition", "model")
     REPLICATE_FIELD: ClassVar[str] = "simulation"
-    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("talk", "talk_turns", "talk_max_chars", "interviews")
+    OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("talk", "talk_turns", "talk_max_chars", "interviews",
+                                                            *INSTITUTION_FIELDS)
 
     condition: Condition = Field(
         Condition.cpr, description="power condition: cpr (symmetric), bcpr (boss), kcpr (king), kcpr_m (king who may misreport the pool)"
@@ -314,6 +316,15 @@ class SovSimConfig(ExperimentConfig):
     )
     talk_turns: int = Field(1, ge=1, description="talk turns per agent and round (with talk on)")
     talk_max_chars: int = Field(200, ge=1, description="longest talk message, characters (with talk on)")
+    # institutions (world/institutions.py states each rule and its source); all off: the paper's game
+    sanctions: bool = Field(False, description="peer sanctions after each round: costly punishment points")
+    sanction_cost: int = Field(1, ge=1, description="points a punishment point costs its sender (with sanctions)")
+    sanction_impact: int = Field(3, ge=1, description="points a punishment point removes from its target")
+    sanction_max_points: int = Field(10, ge=1, description="most points per target and round (with sanctions)")
+    quota: Literal["off", "all", "leader"] = Field(
+        "off", description="a vote on a quota before each round's extractions (the lower median of the "
+                           "proposals binds): off, all (every agent's cap) or leader (the leader's cap)")
+    elections: int = Field(0, ge=0, description="elect the leader every N rounds (boss/king conditions; 0: never)")
 
     @model_validator(mode="after")
     def _talk_settings_need_talk(self) -> SovSimConfig:
@@ -329,6 +340,16 @@ class SovSimConfig(ExperimentConfig):
                     raise ValueError(f"{name}={getattr(self, name)!r} needs talk=public or talk=public+private "
                                      "(with talk=none there is no discussion)")
         return self
+
+    @model_validator(mode="after")
+    def _institutions_fit(self) -> SovSimConfig:
+        """The institutions' own checks (:meth:`InstitutionRules.check_config`)."""
+        self.institution_rules().check_config(self.condition.value, self.game.rounds, self.newcomer is not None)
+        return self
+
+    def institution_rules(self) -> InstitutionRules:
+        """The institutions for :class:`~scarce_lab.environments.sovsim.world.commons.CommonsGame`."""
+        return InstitutionRules(**{k: getattr(self, k) for k in INSTITUTION_FIELDS})
 
     def talk_rules(self) -> TalkRules:
         """The discussion's rules for :class:`~scarce_lab.environments.sovsim.world.commons.CommonsGame`."""

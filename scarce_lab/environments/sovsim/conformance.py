@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from ...testing.core import LegalPolicy, Observation, Trace, refused
-from .world.commons import CommonsGame, InvalidActionError, LegalActions, Phase
+from .world.commons import INSTITUTION_PHASES, CommonsGame, InvalidActionError, LegalActions, Phase
+from .world.institutions import InstitutionRules, InvalidInstitutionError
 from .world.talk import InvalidTalkError, TalkMode, TalkRules, Utterance
 
 
@@ -65,17 +66,52 @@ def _talk_turn(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace) -> No
     game.speak(a, Utterance(f"CANARY-{a}>{'+'.join(to) or 'all'}-r{obs.round}t{obs.turn}|", to))
 
 
-def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none") -> Trace:
+def _institution_phase(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace) -> None:
+    """An election, quota vote or sanction phase: each agent's observation is checked (a
+    kcpr_m subordinate sees no true pool before the round is settled), an illegal choice
+    is probed (and must be refused, nothing applied), then legal choices are applied."""
+    actions: dict[str, Any] = {}
+    for a in game.acting_agents():
+        obs = game.observe_institution(a)
+        hidden = game.condition.value == "kcpr_m" and not obs.is_leader and obs.phase != Phase.sanction
+        leaks = [f"true pool {game.pool} of round {obs.round}"] if hidden and obs.pool is not None else []
+        trace.observations.append(Observation(a, _as_text(obs), tuple(leaks), None))
+        legal, rng = obs.legal, policy.rng("institution", obs.round, obs.phase.value, a)
+        if obs.phase == Phase.elect:
+            actions[a], bad = rng.choice(legal.candidates), "a99"
+        elif obs.phase == Phase.quota:
+            actions[a] = policy.integer(rng, 0, legal.high, legal.step)
+            bad = rng.choice([legal.high + legal.step, -legal.step, 1])
+        else:
+            left, pts = legal.max_total, {}
+            for t in legal.targets:
+                pts[t] = rng.randint(0, min(legal.max_points, left))
+                left -= pts[t]
+            actions[a] = pts
+            bad = rng.choice([{legal.targets[0]: legal.max_points + 1}, {a: 1}, {legal.targets[0]: -1}])
+        fallbacks = {x: game.institution_legal(x).fallback for x in game.acting_agents()}
+        trace.outcomes.append(["refused", a, repr(bad), refused(
+            (InvalidInstitutionError,), f"{a} chose {bad!r} in {obs.phase.value}",
+            lambda b=bad, a=a, f=fallbacks: game.institute({**f, a: b}))])
+    rec = game.institute(actions)
+    trace.outcomes.append([obs.round, obs.phase.value, repr(rec)])
+
+
+def sovsim_trace(seed: int, condition: str = "kcpr_m", talk: str = "none", institutions: bool = False) -> Trace:
     """A game (KCPR-M by default: the king may announce a false pool) played by
     :class:`SovSimLegalPolicy` from each observation's legal actions, with an illegal value
     probed (and refused) at every decision. Subordinates must never see the true pool
     before the round is settled (SovSim sec. 3.4). With ``talk`` on (two turns a round)
     every message is a canary, private to random recipients most of the time: no talk
     or extraction observation may hold a private message not addressed to or sent by
-    its agent, and each agent must see those that are."""
+    its agent, and each agent must see those that are. With ``institutions`` every one
+    the condition allows is on (sanctions, a quota on every agent, an election every
+    round outside ``cpr``): ballots, proposals and points are probed the same way."""
     trace = Trace()
-    _play(CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60)), SovSimLegalPolicy(seed),
-          trace)
+    rules = InstitutionRules(sanctions=True, quota="all", elections=0 if condition == "cpr" else 1) \
+        if institutions else None
+    _play(CommonsGame(condition, talk=TalkRules(TalkMode(talk), turns=2, max_chars=60), institutions=rules),
+          SovSimLegalPolicy(seed), trace)
     return trace
 
 
@@ -86,6 +122,9 @@ def _play(game: CommonsGame, policy: SovSimLegalPolicy, trace: Trace, until: int
     while not game.over and (until is None or game.round < until):
         if game.phase == Phase.talk:
             _talk_turn(game, policy, trace)
+            continue
+        if game.phase in INSTITUTION_PHASES:
+            _institution_phase(game, policy, trace)
             continue
         actions = {}
         for a in game.acting_agents():

@@ -21,7 +21,20 @@ agent_joined    the newcomer               join          public
 agent_left      the agent who left         join          public
 game_end        --                         end           public
 interview       each LLM agent (opt-in)    interview     researcher
+ballot          each agent (elections)     elect         private (the voter)
+election        --                         elect         public
+quota_proposal  each agent (quota vote)    quota         private (the agent)
+quota           --                         quota         public
+sanction        each agent (sanctions)     sanction      private (the punisher)
+sanctions       --                         sanction      public
 ==============  =========================  ============  ==========================
+
+Institutions (:mod:`scarce_lab.environments.sovsim.world.institutions`, each off by
+default): an election opens its round (``ballot`` events, then ``election``); the quota
+vote follows the announcement and the discussion (``quota_proposal`` events, then
+``quota``); the sanctions follow the round's ``round`` event (``sanction`` events, then
+``sanctions``). ``round.payoffs`` stay the eq. 3 payoffs; with sanctions,
+``game_end.total_payoffs`` are net of them.
 
 With a newcomer (``config.newcomer``) ``agent_joined`` (and, when it replaces an
 agent, ``agent_left``) open the round it joins in; from then on ``round`` lists the
@@ -222,8 +235,118 @@ class Interview(InterviewFields):
     kind: Literal["interview"] = "interview"
 
 
+class Ballot(DecisionFields):
+    """One agent's secret ballot in an election (``elections`` on).
+
+    Attributes:
+        candidate: the agent voted for, as applied (the incumbent when ``fallback_used``).
+        incumbent: the leader before the election.
+        reasoning: the agent's stated reasoning.
+    """
+
+    kind: Literal["ballot"] = "ballot"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    candidate: str
+    incumbent: str
+    reasoning: str = ""
+
+
+class Election(Payload):
+    """An election's public result (plurality; ties to the incumbent, else the lowest id).
+
+    Attributes:
+        candidates: agents who received votes (id order); ``votes`` their counts.
+        incumbent: the leader before; ``elected`` the leader from this round on.
+        moved: the seat changed hands.
+        agents: the agents from this round on (leader last); ``roles`` theirs.
+    """
+
+    kind: Literal["election"] = "election"
+    candidates: list[str]
+    votes: list[int]
+    incumbent: str
+    elected: str
+    moved: bool
+    agents: list[str]
+    roles: list[str]
+
+
+class QuotaProposal(DecisionFields):
+    """One agent's private quota proposal (``quota`` all or leader).
+
+    Attributes:
+        proposal: the proposed cap (pool units), as applied (the largest legal proposal,
+            no restriction, when ``fallback_used``).
+        max_proposal: the largest legal proposal (pool units).
+        reasoning: the agent's stated reasoning.
+    """
+
+    kind: Literal["quota_proposal"] = "quota_proposal"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    proposal: int = Field(ge=0)
+    max_proposal: int = Field(ge=0)
+    reasoning: str = ""
+
+
+class Quota(Payload):
+    """The quota vote's public result: the lower median of the proposals binds this
+    round's extractions.
+
+    Attributes:
+        proposals: the proposals, sorted (anonymous), pool units.
+        quota: the binding cap (pool units).
+        scope: ``all`` (every agent's cap) or ``leader`` (the leader's cap).
+    """
+
+    kind: Literal["quota"] = "quota"
+    proposals: list[int]
+    quota: int
+    scope: str
+
+
+class Sanction(DecisionFields):
+    """One agent's punishment points after a round (``sanctions`` on); who punished whom
+    is private to the punisher (and researchers).
+
+    Attributes:
+        targets: the other agents; ``points`` the points assigned each, as applied (none
+            when ``fallback_used``).
+        budget: the agent's round payoff, the most it may spend (points).
+        reasoning: the agent's stated reasoning.
+    """
+
+    kind: Literal["sanction"] = "sanction"
+    default_visibility: ClassVar[Visibility] = Visibility.private
+    targets: list[str]
+    points: list[int]
+    budget: float
+    reasoning: str = ""
+
+
+class Sanctions(Payload):
+    """A round's sanctions settled (public; anonymous: who punished whom is not shown).
+
+    Attributes:
+        agents: agent ids, in the order of the lists.
+        received / sent: punishment points received / assigned, by agent.
+        spent / lost: points paid for punishing / removed by punishment, by agent.
+        net: the change to each agent's round payoff (``-spent - lost``); ``net_exact``
+            as fraction strings.
+    """
+
+    kind: Literal["sanctions"] = "sanctions"
+    agents: list[str]
+    received: list[int]
+    sent: list[int]
+    spent: list[float]
+    lost: list[float]
+    net: list[float]
+    net_exact: list[str]
+
+
 PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd,
-                                       AgentJoined, AgentLeft, Talk, Interview)
+                                       AgentJoined, AgentLeft, Talk, Interview, Ballot, Election,
+                                       QuotaProposal, Quota, Sanction, Sanctions)
 ROUND_MEANING = "game round, 1-based (0 = set-up)"
 
 

@@ -39,6 +39,22 @@ def _membership(e: dict) -> str:
     return f'<p class="sl-event">{esc(e["agent"])} left (replaced by {esc(q.get("replaced_by"))})</p>'
 
 
+def _institution(e: dict) -> str:
+    """One line for an institution's public outcome (election, quota, sanctions)."""
+    q = e["payload"]
+    if e["kind"] == "election":
+        tally = ", ".join(f"{esc(c)} {esc(k)}" for c, k in zip(q.get("candidates", []), q.get("votes", []), strict=False))
+        moved = "the seat moved" if q.get("moved") else "the incumbent stays"
+        return (f'<p class="sl-event sl-institution">Election: {tally} · {esc(q.get("elected"))} leads '
+                f'({moved})</p>')
+    if e["kind"] == "quota":
+        return (f'<p class="sl-event sl-institution">Quota vote: proposals {esc(q.get("proposals"))} · '
+                f'quota {esc(q.get("quota"))} ({esc(q.get("scope"))})</p>')
+    rows = ", ".join(f"{esc(a)} received {esc(r)}, spent {esc(s)}" for a, r, s in
+                     zip(q.get("agents", []), q.get("received", []), q.get("spent", []), strict=False))
+    return f'<p class="sl-event sl-institution">Sanctions: {rows} · net {esc(q.get("net"))}</p>'
+
+
 def _talk(talk: list[dict], max_chars: int) -> str:
     """The round's discussion as a table: turn, speaker, to whom, who could see it (the
     event's visibility badge: public, or private with its visible_to), the text."""
@@ -65,13 +81,15 @@ def render(events: list[dict], max_chars: int) -> str:
     cfg = start["payload"] if start else {}
     settles = {e["round"]: e for e in events if e["kind"] == "round"}
     # by round: extractions, talk, and a newcomer's agent_joined / agent_left (by the round they open)
-    ext, talk, joins = {}, {}, {}
-    into = {"extraction": ext, "talk": talk, "agent_joined": joins, "agent_left": joins}
+    ext, talk, joins, inst = {}, {}, {}, {}
+    into = {"extraction": ext, "talk": talk, "agent_joined": joins, "agent_left": joins,
+            "election": inst, "quota": inst, "sanctions": inst}
     for e in events:
         if e["kind"] in into:
             into[e["kind"]].setdefault(e["round"], []).append(e)
         if e["kind"] == "agent_joined":
             roles.setdefault(e["agent"], e["payload"].get("role", ""))
+
     threshold = cfg.get("collapse_threshold")
     pool = [(r, float(s["payload"].get("pool_before", 0))) for r, s in sorted(settles.items())]
     top = float(cfg.get("capacity") or max((v for _, v in pool), default=0) or 1)
@@ -82,6 +100,9 @@ def render(events: list[dict], max_chars: int) -> str:
         q = settles[r]["payload"]
         if leader is not None and q.get("agents"):
             leader = q["agents"][-1]  # the leader is the last agent of its round (a newcomer may take the seat)
+        for e in inst.get(r, []):  # an election opening the round sets the roles from then on
+            if e["kind"] == "election":
+                roles.update(zip(e["payload"].get("agents", []), e["payload"].get("roles", []), strict=False))
         rows = []
         for e in sorted(ext.get(r, []), key=lambda e: str(e["agent"])):
             x = e["payload"]
@@ -95,7 +116,8 @@ def render(events: list[dict], max_chars: int) -> str:
                      f'remaining {esc(q.get("remaining"))} · {state}</summary>'
                      + "".join(_membership(e) for e in joins.get(r, []))
                      + _talk(sorted(talk.get(r, []), key=lambda e: e.get("seq", 0)), max_chars)
-                     + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows) + "</details>")
+                     + table(["agent", "role", "extraction (units)", "pool seen", "reasoning"], rows)
+                     + "".join(_institution(e) for e in inst.get(r, [])) + "</details>")
     end = next((e for e in events if e["kind"] == "game_end"), None)
     if end:
         q = end["payload"]

@@ -112,6 +112,12 @@ class ModelAgent:
         to = tuple(dict.fromkeys(by_name[n] for n in getattr(out.decision, "to", ()) or ()))
         return _decided(out, Utterance(out.decision.message, to), "")
 
+    async def ainstitute(self, obs: Any, seed: int) -> Decided:
+        """A ballot, quota proposal or sanction (:mod:`.institutions`; its fallbacks)."""
+        from .institutions import model_institution
+
+        return await model_institution(self, obs, seed)
+
 
 class ScriptedAgent(ModelAgent):
     """A scripted policy; ``seed`` drives its random choices."""
@@ -129,6 +135,13 @@ class ScriptedAgent(ModelAgent):
         if talk is None:
             return Decided(value=Utterance(), reasoning=f"scripted policy {self.model} (silent)")
         return Decided(value=talk(obs, random.Random(seed)), reasoning=f"scripted policy {self.model}")
+
+    async def ainstitute(self, obs: Any, seed: int) -> Decided:
+        """The policy's stated institution rule (:func:`.institutions.scripted_institution`)."""
+        from .institutions import scripted_institution
+
+        return Decided(value=scripted_institution(self.model, obs, random.Random(seed)),
+                       reasoning=f"scripted policy {self.model}")
 
 
 #: What an :class:`LLMAgent` built without settings sends: SovSim's recorded defaults

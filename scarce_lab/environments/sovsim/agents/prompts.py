@@ -21,6 +21,7 @@ import yaml
 
 from ....llm.quoting import quote, template_env
 from ..world.commons import Observation, Phase, RoundRecord
+from ..world.institutions import InstitutionObservation, InstitutionRules
 from ..world.talk import TalkMessage, TalkObservation, TalkRules
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -140,9 +141,79 @@ def talk_line(m: TalkMessage, me: str, agents: tuple[str, ...], names: list[str]
     return f"{name(m.speaker)} ({to}, round {m.round}): {quote(m.text)}"
 
 
-def _system(obs: Observation | TalkObservation, names: list[str], sub_label: str, lead_label: str) -> str:
+def _moved(obs: Observation | TalkObservation | InstitutionObservation) -> bool:
+    """True when an election has moved the leader role (seats no longer in id order)."""
+    return list(obs.agents) != sorted(obs.agents, key=lambda a: int(a[1:]))
+
+
+def current_names(obs: Observation | TalkObservation | InstitutionObservation,
+                  role_labels: str = "default") -> dict[str, str]:
+    """Agent id -> prompt name by its role *now* and the letter of its id (``a1`` ->
+    B), for every agent now and in the rounds the observation holds: after an election
+    the new leader is named by the leader's label and the former leader by the
+    subordinates'. Without a move these are :func:`agent_names`' names."""
+    _, sub, lead = agent_names(obs.condition.value, 2, role_labels)
+    leader = obs.agents[-1] if obs.condition.value != "cpr" else None
+    seen = dict.fromkeys(a for r in obs.history for a in (r.agents or ()))
+    seen.update(dict.fromkeys(obs.agents))
+    return {a: f"{lead if a == leader else sub} {_letter(a)}" for a in seen}
+
+
+def institution_lines(rules: InstitutionRules | None, leader: str, leader_label: str, step: int,
+                      capacity: int) -> list[str]:
+    """The system prompt's lines about the institutions that are on (none with all off)."""
+    if rules is None or not rules.on:
+        return []
+    out = []
+    if rules.elections:
+        out.append(f"Every {rules.elections} round{'s' if rules.elections != 1 else ''}, before the round, everyone "
+                   f"votes in secret for who is the {leader_label} from then on (now {leader}); the most votes win, a "
+                   f"tie keeps the {leader_label} in place if tied, else goes to the earliest letter. Only the tally "
+                   "is announced.")
+    if rules.quota != "off":
+        whom = "every participant's extraction" if rules.quota == "all" else f"the {leader_label}'s extraction"
+        out.append(f"Each round, before the extractions, everyone proposes in secret a cap on {whom} (a multiple of "
+                   f"{step} from 0 to {capacity}); the lower middle proposal (the median) binds that round.")
+    if rules.sanctions:
+        out.append(f"After each round's extractions are revealed, everyone may assign punishment points to others "
+                   f"(0 to {rules.sanction_max_points} per person): each point costs its sender "
+                   f"{rules.sanction_cost} point{'s' if rules.sanction_cost != 1 else ''} and removes "
+                   f"{rules.sanction_impact} points from its target; nobody may spend more than that round's points. "
+                   "Everyone learns how many points each person received and spent, not who punished whom.")
+    return out
+
+
+def institution_news(obs: Observation, names: dict[str, str]) -> list[str]:
+    """The extraction prompt's lines about the institutions (none with all off): the
+    election that opened this round, the last round's punishment (public parts only) and
+    this round's voted quota, whom it binds said in words."""
+    out = []
+    if obs.elections and obs.elections[-1].round == obs.round:
+        e = obs.elections[-1]
+        out.append(f"Election before this round: votes {', '.join(f'{names.get(c, c)} {k}' for c, k in e.tally)}; "
+                   f"{names.get(e.elected, e.elected)} leads.")
+    if obs.sanctions:
+        s = obs.sanctions[-1]
+        out.append(f"Punishment after round {s.round}: " + ", ".join(
+            f"{names.get(a, a)} received {r} and spent {_num(sp)}"
+            for a, r, sp in zip(s.agents, s.received(), s.spent, strict=True)) + ".")
+    if obs.quota is not None and obs.institutions is not None:
+        whom = ("each participant's extraction" if obs.institutions.quota == "all"
+                else f"{names[obs.agents[-1]]}'s extraction")
+        out.append(f"The group voted a cap of {obs.quota} units on {whom} this round.")
+    return out
+
+
+def _system(obs: Observation | TalkObservation | InstitutionObservation, names: list[str], sub_label: str,
+            lead_label: str) -> str:
     cfg = obs.config
     leader = names[-1]
+    if isinstance(obs, InstitutionObservation):
+        talk_rules, rules = None, obs.rules
+    elif isinstance(obs, Observation):
+        talk_rules, rules = obs.talk_rules, obs.institutions
+    else:
+        talk_rules, rules = TalkRules(obs.mode, obs.turns_total, obs.max_chars), None
     return _ENV.get_template("system.j2").render(
         me=names[obs.agent_index],
         n=cfg.n_agents,
@@ -159,8 +230,8 @@ def _system(obs: Observation | TalkObservation, names: list[str], sub_label: str
         sub_cap=cfg.subordinate_cap,
         step=cfg.step,
         collapse=cfg.collapse_threshold,
-        talk_rule=_talk_rule(obs.talk_rules if isinstance(obs, Observation) else
-                             TalkRules(obs.mode, obs.turns_total, obs.max_chars), leader, obs.condition.value),
+        talk_rule=_talk_rule(talk_rules, leader, obs.condition.value),
+        institution_rules=institution_lines(rules, leader, lead_label, cfg.step, cfg.capacity),
     )
 
 
@@ -173,14 +244,17 @@ def render_talk_messages(obs: TalkObservation, role_labels: str = "default") -> 
         ValueError: unknown ``role_labels``.
     """
     names, sub_label, lead_label = agent_names(obs.condition.value, obs.config.n_agents, role_labels)
+    by_agent = current_names(obs, role_labels) if _moved(obs) else None  # after an election
+    if by_agent is not None:
+        names = [by_agent[a] for a in obs.agents]
     system = _system(obs, names, sub_label, lead_label)
     hist = obs.history
     recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
-    own_total = sum((r.payoffs[obs.agent_index] for r in hist), Fraction(0))
+    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0))
     shown = [m for m in obs.messages if m.round >= obs.round - 1]
     user = _ENV.get_template("talk.j2").render(
         older=_older_summary(older, obs),  # type: ignore[arg-type]
-        recent=[_round_view(r, obs, names) for r in recent],  # type: ignore[arg-type]
+        recent=[_round_view(r, obs, by_agent or names) for r in recent],  # type: ignore[arg-type]
         own_total=_num(own_total),
         round=obs.round, rounds=obs.rounds_total, turn=obs.turn, turns=obs.turns_total,
         pool=obs.pool, pool_hidden=obs.pool is None, announced=obs.announced_pool, leader=names[-1],
@@ -205,11 +279,15 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
     if obs.changes:  # a newcomer joined: names by agent id (module docstring)
         by_agent = _names_by_agent(obs, role_labels)
         names = [by_agent[a] for a in obs.agents]
+    elif _moved(obs):  # an election moved the leader role
+        by_agent = current_names(obs, role_labels)
+        names = [by_agent[a] for a in obs.agents]
     leader = names[-1]
     system = _system(obs, names, sub_label, lead_label)
     hist = obs.history
     recent, older = hist[-RECENT_ROUNDS:], hist[:-RECENT_ROUNDS]
-    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0))
+    own_total = sum((r.payoffs[_own(r, obs)] for r in hist), Fraction(0)) + sum(
+        (s.net[s.agents.index(obs.agent)] for s in obs.sanctions if obs.agent in s.agents), Fraction(0))
     sub_ex = obs.subordinate_extractions or ()
     user = _ENV.get_template("user.j2").render(
         older=_older_summary(older, obs),
@@ -228,10 +306,11 @@ def render_messages(obs: Observation, role_labels: str = "default") -> list[dict
         step=obs.step,
         cap=obs.max_extraction,
         talk=[talk_line(m, obs.agent, obs.agents, names) for m in obs.talk if m.round == obs.round],
+        institution_news=institution_news(obs, by_agent or dict(zip(obs.agents, names, strict=True))),
     )
     user = user.strip()
-    if by_agent is not None:
-        user = _membership_lines(obs, by_agent) + "\n" + user
+    if obs.changes:
+        user = _membership_lines(obs, by_agent or {}) + "\n" + user
     return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user}]
 
 
@@ -246,3 +325,43 @@ def _membership_lines(obs: Observation, names: dict[str, str]) -> str:
         else:
             lines.append(f"{who} left the group before round {c.round}.")
     return "\n".join(lines)
+
+
+def render_institution_messages(obs: InstitutionObservation, role_labels: str = "default") -> list[dict[str, str]]:
+    """System + user messages of a ballot, a quota proposal or a sanction (OpenAI chat
+    format): the rules, the recent rounds, the public records of the institutions and the
+    question of the phase. Agent-written text (talk) is quoted
+    (:func:`~scarce_lab.llm.quoting.quote` through :func:`talk_line`).
+
+    Raises:
+        ValueError: unknown ``role_labels``.
+    """
+    _, sub_label, lead_label = agent_names(obs.condition.value, len(obs.agents), role_labels)
+    by_agent = current_names(obs, role_labels)
+    names = [by_agent[a] for a in obs.agents]
+    system = _system(obs, names, sub_label, lead_label)
+    recent = obs.history[-RECENT_ROUNDS:]
+    legal = obs.legal
+    last_sanctions = obs.sanctions[-1] if obs.sanctions else None
+    user = _ENV.get_template("institution.j2").render(
+        recent=[_round_view(r, obs, by_agent) for r in recent],  # type: ignore[arg-type]
+        own_total=_num(sum((r.payoffs[_own(r, obs)] for r in obs.history), Fraction(0))
+                       + sum((s.net[s.agents.index(obs.agent)] for s in obs.sanctions), Fraction(0))),
+        round=obs.round, rounds=obs.rounds_total, phase=obs.phase.value, pool=obs.pool, pool_hidden=obs.pool is None,
+        announced=obs.announced_pool, leader_label=lead_label,
+        elections=[{"round": e.round, "tally": ", ".join(f"{by_agent.get(c, c)} {k}" for c, k in e.tally),
+                    "elected": by_agent.get(e.elected, e.elected)} for e in obs.elections[-RECENT_ROUNDS:]],
+        quotas=[{"round": q.round, "quota": q.quota} for q in obs.quotas[-RECENT_ROUNDS:]],
+        sanctions=None if last_sanctions is None else ", ".join(
+            f"{by_agent.get(a, a)} received {r} and spent {_num(sp)}"
+            for a, r, sp in zip(last_sanctions.agents, last_sanctions.received(), last_sanctions.spent, strict=True)),
+        sanctions_round=last_sanctions.round if last_sanctions is not None else None,
+        talk=[talk_line(m, obs.agent, obs.agents, names) for m in obs.talk if m.round == obs.round],
+        incumbent=by_agent.get(obs.leader or "", ""),
+        candidates=[by_agent[a] for a in getattr(legal, "candidates", ())],
+        high=getattr(legal, "high", 0), step=getattr(legal, "step", obs.config.step),
+        quota_scope=obs.rules.quota,
+        targets=[by_agent[a] for a in getattr(legal, "targets", ())],
+        max_points=getattr(legal, "max_points", 0), max_total=getattr(legal, "max_total", 0),
+    )
+    return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]

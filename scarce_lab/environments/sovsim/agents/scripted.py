@@ -16,6 +16,11 @@ announces the true pool.
   sustainable share of last round's pool, else that mean (floored to 3), capped.
 - ``greedy_leader``: as a leader (boss/king) the cap and, in kcpr_m, an announcement
   of half the true pool (understating, so peasants take less); otherwise sustainable.
+- ``opportunist`` (deterred by punishment): the cap until it has received a punishment
+  point (``sanctions`` on), then the sustainable share for the rest of the game.
+
+How each policy votes, proposes a quota and sanctions (``elections``, ``quota``,
+``sanctions``): :mod:`.institutions`.
 
 Talking policies (for ``talk`` public or public+private; every other policy is silent
 in the discussion). Their commitments are machine-readable in the text
@@ -119,6 +124,14 @@ def greedy_leader(obs: Observation, rng: random.Random) -> int:
     return _own_share(obs)
 
 
+def opportunist(obs: Observation, rng: random.Random) -> int:
+    """The cap until punished once, then the sustainable share; announces the truth."""
+    if obs.phase == Phase.announce:
+        return _true_pool(obs)
+    punished = any(s.received()[s.agents.index(obs.agent)] for s in obs.sanctions if obs.agent in s.agents)
+    return _own_share(obs) if punished else obs.max_extraction
+
+
 def _talk_share(obs: TalkObservation) -> int:
     """The sustainable share of the pool ``obs`` shows, floored to the step and capped
     at the subordinate cap (what the agent will be able to take)."""
@@ -165,6 +178,7 @@ POLICIES: dict[str, Policy] = {
     "greedy_leader": greedy_leader,
     "promise_defector": promise_defector,
     "quota_keeper": quota_keeper,
+    "opportunist": opportunist,
 }
 
 #: The talk of each talking policy (keyed by its extraction policy); the others are silent.
@@ -186,6 +200,7 @@ INTERVIEW_ASSESSMENTS: dict[str, str] = {
     "greedy": "self_interested",
     "promise_defector": "self_interested",
     "quota_keeper": "cooperative",
+    "opportunist": "self_interested",
 }
 
 

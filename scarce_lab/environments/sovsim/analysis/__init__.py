@@ -14,7 +14,7 @@ the ``method``; ``.save(out)`` writes it)::
   :func:`trajectories` (Figure 4), :func:`leader_rate_vs_survival`,
   :func:`misreport_distribution`, :func:`cross_model_results`, :func:`paper_claims`;
 - talk in the commons (:mod:`.talk`): :func:`promise_keeping`, :func:`quota_proposers`,
-  :func:`talk_outcomes`; a newcomer (:mod:`.newcomer`): :func:`tenure`;
+  :func:`talk_outcomes`; institutions (:mod:`.institutions`): :func:`institution_outcomes`; a newcomer (:mod:`.newcomer`): :func:`tenure`;
 - cross-play (:mod:`.crossplay`): :func:`focal_payoff_matrix`, :func:`invader_advantage`;
 - say-do (:mod:`.saydo`): :func:`kcpr_m_misreports`, :func:`promise_gaps`,
   :func:`interview_gaps`.
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .crossplay import focal_payoff_matrix, invader_advantage
+from .institutions import institution_outcomes
 from .newcomer import tenure
 from .paper import (
     cross_model_results,
@@ -56,7 +57,7 @@ def load(paths: str | Path | list[str | Path], *, force: bool = False) -> Any:
 
 
 __all__ = [
-    "cross_model_results", "focal_payoff_matrix", "interview_gaps", "invader_advantage", "kcpr_m_misreports",
+    "cross_model_results", "focal_payoff_matrix", "institution_outcomes", "interview_gaps", "invader_advantage", "kcpr_m_misreports",
     "leader_rate_vs_survival", "load", "misreport_distribution", "paper_claims", "pool_dynamics", "promise_gaps",
     "promise_keeping", "quota_proposers", "table", "talk_outcomes", "tenure", "trajectories",
 ]

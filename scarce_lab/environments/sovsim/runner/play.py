@@ -37,6 +37,7 @@ from .. import events as ev
 from ..agents.agent import SovSimAgent, fallback_value, make_agent
 from ..config import SovSimConfig
 from ..world.commons import CommonsGame, Condition, Observation, Phase, RoundRecord
+from .institutions import play_institutions
 
 ENVIRONMENT = "sovsim"
 CONDITIONS = tuple(c.value for c in Condition)
@@ -255,7 +256,8 @@ async def arun_game(
 async def _play_game(cfg: SovSimConfig, out_dir: Path, *, client: Any, resume: bool,
                      on_round: Callable[[SovSimConfig, int], None] | None,
                      agents: dict[str, SovSimAgent] | None, replay: Any = None) -> GameResult:
-    fresh = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer, talk=cfg.talk_rules())
+    fresh = CommonsGame(cfg.condition, cfg.game, newcomer=cfg.newcomer, talk=cfg.talk_rules(),
+                        institutions=cfg.institution_rules())
     manifest = manifest_for(cfg, fresh)
     if cfg.fork is not None:
         manifest.notes["fork"] = {**cfg.fork.model_dump(mode="json"), "replayed_calls": 0}
@@ -344,6 +346,8 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
 
             await play_talk_turn(game, cfg, rec, agents, fixed=play.message if play is not None else None)
             continue
+        if await play_institutions(game, cfg, rec, agents):  # an election or a quota vote
+            continue
         obs = {a: game.observe(a) for a in game.acting_agents()}
         fixed = {a: d for a in obs if play is not None and (d := play.fixed(a, obs[a])) is not None}
         asked = {a: o for a, o in obs.items() if a not in fixed}
@@ -360,6 +364,7 @@ async def _play_round(game: CommonsGame, cfg: SovSimConfig, rec, agents: dict[st
         raise ForkError(f"fork at round {play.spec.at}: {', '.join(play.pending)} made no "
                         f"{play.spec.intervention.kind.removeprefix('replace_')} in round {r} to replace")
     rec.emit(_round_payload(game, result), round=r, phase="settle")
+    await play_institutions(game, cfg, rec, agents)  # peer sanctions, after the round is revealed
     if game.over:
         totals = game.total_payoffs()
         rec.emit(ev.GameEnd(rounds_played=len(game.history), collapsed=result.collapsed,

@@ -30,6 +30,9 @@ Conditions (turn order and information per round):
 
 Talk (:mod:`scarce_lab.environments.sovsim.world.talk`, off by default: the paper's game): a
 discussion phase after the announcement and before the extractions (leader last).
+Institutions (:mod:`scarce_lab.environments.sovsim.world.institutions`, each off by default):
+an election opening a round, a quota vote before the extractions, peer sanctions after
+the round is settled.
 
 Agents are ``a0 .. a{n-1}``; the leader (boss or king) is the last one, matching the
 released SovSim trajectories (index 3 is the leader). The environment decides what
@@ -61,10 +64,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .institutions import (
+    BallotLegal,
+    ElectionRecord,
+    InstitutionObservation,
+    InstitutionRules,
+    InvalidInstitutionError,
+    ProposalLegal,
+    QuotaRecord,
+    SanctionLegal,
+    SanctionRecord,
+    elect,
+    lower_median,
+    settle_sanctions,
+)
 from .talk import Discussion, TalkMessage, TalkObservation, TalkRules, Utterance
 
 
@@ -78,14 +95,23 @@ class Condition(StrEnum):
 
 
 class Phase(StrEnum):
-    """Protocol phase of a round, in order: announce (kcpr_m only), talk (with talk
-    on), extract, leader."""
+    """Protocol phase of a round, in order: elect (with elections, in their rounds),
+    announce (kcpr_m only), talk (with talk on), quota (with a quota vote), extract,
+    leader, sanction (with sanctions; after the round is settled)."""
 
+    elect = "elect"
     announce = "announce"
     talk = "talk"
+    quota = "quota"
     extract = "extract"
     leader = "leader"
+    sanction = "sanction"
     done = "done"
+
+
+#: The phases of the institutions (:mod:`.institutions`): decided through
+#: :meth:`CommonsGame.observe_institution` and :meth:`CommonsGame.institute`.
+INSTITUTION_PHASES = frozenset({Phase.elect, Phase.quota, Phase.sanction})
 
 
 #: Canonical role names per condition: (subordinate role, leader role).
@@ -304,7 +330,9 @@ class Observation:
     rules of this round (``n_agents`` = the agents present); ``talk`` holds
     every discussion message the agent may see so far (public ones and private ones
     it sent or received; empty with talk off); ``talk_rules`` the discussion's rules
-    (``None`` with talk off).
+    (``None`` with talk off); ``institutions`` the institutions (``None`` with all off),
+    ``quota`` this round's voted quota, ``sanctions`` and ``elections`` the public
+    records so far (:mod:`.institutions`).
     """
 
     condition: Condition
@@ -328,6 +356,10 @@ class Observation:
     changes: tuple[MembershipChange, ...] = ()
     talk: tuple[TalkMessage, ...] = ()
     talk_rules: TalkRules | None = None
+    institutions: InstitutionRules | None = None
+    quota: int | None = None
+    sanctions: tuple[SanctionRecord, ...] = ()
+    elections: tuple[ElectionRecord, ...] = ()
 
     @property
     def max_extraction(self) -> int:
@@ -389,9 +421,16 @@ class CommonsGame:
     talk_rules: TalkRules | None = None
     transcript: tuple[TalkMessage, ...] = ()
     _discussion: Discussion | None = None
+    #: institutions (all off: the paper's game) and their public records
+    institutions: InstitutionRules = InstitutionRules()
+    elections: tuple[ElectionRecord, ...] = ()
+    quotas: tuple[QuotaRecord, ...] = ()
+    sanctions: tuple[SanctionRecord, ...] = ()
+    _quota: int | None = None
 
     def __init__(self, condition: Condition | str, config: CommonsConfig | None = None,
-                 newcomer: NewcomerRule | None = None, talk: TalkRules | None = None):
+                 newcomer: NewcomerRule | None = None, talk: TalkRules | None = None,
+                 institutions: InstitutionRules | None = None):
         try:
             self.condition = Condition(condition)
         except ValueError:
@@ -423,6 +462,12 @@ class CommonsGame:
         self._sub_extractions: dict[str, int] = {}
         if talk is not None and talk.on:
             self.talk_rules = talk
+        if institutions is not None and institutions.on:
+            institutions.check_condition(self.condition.value)
+            if newcomer is not None:
+                raise ValueError("institutions with a newcomer are not built (the votes and sanctions assume the "
+                                 "seats of round 1); run one or the other")
+            self.institutions = institutions
         self.phase = self._first_phase()
 
     # -- structure ------------------------------------------------------------------
@@ -432,14 +477,22 @@ class CommonsGame:
         return tuple(a for a in self.agents if a != self.leader)
 
     def _first_phase(self) -> Phase:
+        if self.institutions.election_before(self.round):
+            return Phase.elect
+        return self._after_elect()
+
+    def _after_elect(self) -> Phase:
         return Phase.announce if self.condition == Condition.kcpr_m else self._after_announce()
 
     def _after_announce(self) -> Phase:  # the discussion opens here when talk is on
         if self.talk_rules is None:
-            return Phase.extract
+            return self._after_talk()
         self._discussion = Discussion(self.round, (*self.subordinates, *((self.leader,) if self.leader else ())),
                                       self.talk_rules)
         return Phase.talk
+
+    def _after_talk(self) -> Phase:  # the quota vote, when on, closes the deliberation
+        return Phase.quota if self.institutions.quota != "off" else Phase.extract
 
     def acting_agents(self) -> tuple[str, ...]:
         """Agents who must act in the current phase (empty when the game is over)."""
@@ -447,6 +500,8 @@ class CommonsGame:
             return ()
         if self.phase == Phase.extract:
             return self.subordinates
+        if self.phase in INSTITUTION_PHASES:
+            return self.agents
         if self.phase == Phase.talk:
             assert self._discussion is not None
             return (self._discussion.speaker,)
@@ -462,8 +517,12 @@ class CommonsGame:
         c = self.config
         if self.phase == Phase.leader and agent == self.leader:
             rem = floor_to_step(self.remainder(), c.step)
-            return min(c.subordinate_cap, rem) if self.condition == Condition.bcpr else rem
-        return c.subordinate_cap
+            cap = min(c.subordinate_cap, rem) if self.condition == Condition.bcpr else rem
+        else:
+            cap = c.subordinate_cap
+        if self._quota is not None and (self.institutions.quota == "all" or agent == self.leader):
+            return min(cap, self._quota)  # the voted quota binds (world/institutions.py)
+        return cap
 
     def legal_actions(self, agent: str) -> LegalActions:
         """What ``agent`` may choose now: the one home of SovSim's legality (module
@@ -475,6 +534,9 @@ class CommonsGame:
         if self.phase == Phase.talk:
             raise ValueError(f"round {self.round} is in its talk phase: {agent} speaks (observe_talk, speak), "
                              "it chooses no number")
+        if self.phase in INSTITUTION_PHASES:
+            raise ValueError(f"round {self.round} is in its {self.phase.value} phase: {agent} decides through "
+                             "observe_institution and institute")
         if self.phase == Phase.announce:
             return LegalActions(agent, self.phase, high=self.config.announce_max, step=1)
         return LegalActions(agent, self.phase, high=self.max_extraction(agent), step=self.config.step)
@@ -511,6 +573,8 @@ class CommonsGame:
             changes=tuple(self.changes),
             talk=self.talk_seen_by(agent),
             talk_rules=self.talk_rules,
+            **({"institutions": self.institutions, "quota": self._quota, "sanctions": self.sanctions,
+                "elections": self.elections} if self.institutions.on else {}),
         )
 
     def set_talk(self, rules: TalkRules | None) -> None:
@@ -527,7 +591,7 @@ class CommonsGame:
                                "only at the start of a round")
         self.talk_rules = rules if rules is not None and rules.on else None
         self._discussion = None
-        if self.phase != Phase.announce:
+        if self.phase not in (Phase.announce, Phase.elect):
             self.phase = self._after_announce()
 
     # -- talk (scarce_lab.environments.sovsim.world.talk) -------------------------------------------
@@ -557,8 +621,94 @@ class CommonsGame:
             self.transcript = (*self.transcript, msg)
         if self._discussion.done:
             self._discussion = None
-            self.phase = Phase.extract
+            self.phase = self._after_talk()
         return msg
+
+    # -- institutions (scarce_lab.environments.sovsim.world.institutions) -------------
+    def institution_legal(self, agent: str) -> BallotLegal | ProposalLegal | SanctionLegal:
+        """``agent``'s legal ballot, quota proposal or sanction now (the one home of their
+        legality). Raises ValueError if it does not act in an institution phase now."""
+        if self.phase not in INSTITUTION_PHASES or agent not in self.acting_agents():
+            raise ValueError(f"agent {agent!r} does not vote, propose or sanction in phase {self.phase.value!r} "
+                             f"of round {self.round}")
+        rules, c = self.institutions, self.config
+        if self.phase == Phase.elect:
+            assert self.leader is not None
+            return BallotLegal(agent, self.agents, self.leader)
+        if self.phase == Phase.quota:
+            return ProposalLegal(agent, floor_to_step(c.capacity, c.step), c.step)
+        last = self.history[-1]
+        budget = last.payoffs[last.agents.index(agent)]
+        return SanctionLegal(agent, tuple(a for a in self.agents if a != agent), rules.sanction_max_points,
+                             rules.sanction_cost, budget)
+
+    def observe_institution(self, agent: str) -> InstitutionObservation:
+        """What ``agent`` sees when it votes, proposes or sanctions (a kcpr_m subordinate
+        sees no true pool before the round is settled). Raises ValueError as
+        :meth:`institution_legal`."""
+        legal = self.institution_legal(agent)
+        settled = self.phase == Phase.sanction
+        hidden = self.condition == Condition.kcpr_m and agent != self.leader and not settled
+        return InstitutionObservation(
+            phase=self.phase, condition=self.condition, round=self.round, rounds_total=self.config.rounds,
+            agent=agent, agent_index=self.agents.index(agent), agents=self.agents,
+            roles=tuple(self.roles[a] for a in self.agents), leader=self.leader, is_leader=agent == self.leader,
+            pool=None if hidden else self.pool, announced_pool=self._announced, legal=legal,
+            rules=self.institutions, history=tuple(self.history), last_round=self.history[-1] if settled else None,
+            elections=self.elections, quotas=self.quotas, sanctions=self.sanctions, talk=self.talk_seen_by(agent),
+            config=self.config,
+        )
+
+    def institute(self, actions: dict[str, Any]) -> ElectionRecord | QuotaRecord | SanctionRecord:
+        """Apply the institution phase's decisions: a ballot (agent id), a quota proposal
+        (pool units) or sanction points (dict target -> points) per acting agent.
+
+        Returns the phase's record (also kept in :attr:`elections`, :attr:`quotas` or
+        :attr:`sanctions`).
+
+        Raises:
+            InvalidInstitutionError: missing/extra agent, or an illegal value (names the
+                agent, field and value).
+            RuntimeError: not an institution phase.
+        """
+        if self.phase not in INSTITUTION_PHASES:
+            raise RuntimeError(f"round {self.round} is in phase {self.phase.value!r}, not an institution phase")
+        expected = set(self.agents)
+        if set(actions) != expected:
+            raise InvalidInstitutionError(f"phase {self.phase.value!r} needs decisions from {sorted(expected)}, "
+                                          f"got {sorted(actions)}")
+        for a in self.agents:
+            if (why := self.institution_legal(a).why_not(actions[a])) is not None:
+                raise InvalidInstitutionError(why)
+        if self.phase == Phase.elect:
+            assert self.leader is not None
+            rec: Any = elect(self.agents, actions, self.leader, self.round)
+            self.elections = (*self.elections, rec)
+            if rec.moved:
+                self._seat_leader(rec.elected)
+            self.phase = self._after_elect()
+        elif self.phase == Phase.quota:
+            props = tuple(actions[a] for a in self.agents)
+            rec = QuotaRecord(self.round, self.agents, props, lower_median(list(props)), self.institutions.quota)
+            self.quotas = (*self.quotas, rec)
+            self._quota = rec.quota
+            self.phase = Phase.extract
+        else:
+            rec = settle_sanctions(self.agents, actions, self.institutions, self.round)
+            self.sanctions = (*self.sanctions, rec)
+            self._advance(self.history[-1])
+        return rec
+
+    def _seat_leader(self, new: str) -> None:
+        """Move the leader role to ``new``; the former leader takes ``new``'s place among
+        the subordinates (the leader stays last)."""
+        old = self.leader
+        assert old is not None
+        subs = [old if a == new else a for a in self.subordinates]
+        sub_role, lead_role = ROLES[self.condition]
+        self.agents = (*subs, new)
+        self.leader = new
+        self.roles = {a: (lead_role if a == new else sub_role) for a in self.agents}
 
     # -- acting ---------------------------------------------------------------------
     def _check(self, agent: str, value: int) -> int:
@@ -579,6 +729,8 @@ class CommonsGame:
         """
         if self.over:
             raise RuntimeError("the game is over")
+        if self.phase in INSTITUTION_PHASES:
+            raise RuntimeError(f"round {self.round} is in its {self.phase.value} phase: use institute(actions)")
         expected = set(self.acting_agents())
         if set(actions) != expected:
             raise InvalidActionError(
@@ -621,6 +773,17 @@ class CommonsGame:
         self.history.append(rec)
         self._announced = None
         self._sub_extractions = {}
+        self._quota = None
+        if self.institutions.sanctions:  # the round is paid; sanctions come before the next
+            self.phase = Phase.sanction
+            return rec
+        self._advance(rec)
+        return rec
+
+    def _advance(self, rec: RoundRecord) -> None:
+        """End the game after ``rec`` (a collapse or the last round) or open the next round."""
+        collapsed = rec.collapsed
+        next_pool = rec.next_pool
         if collapsed or self.round >= self.config.rounds:
             self.over = True
             self.phase = Phase.done
@@ -630,7 +793,6 @@ class CommonsGame:
             if self.newcomer is not None and self.round == self.newcomer.round:
                 self._join()
             self.phase = self._first_phase()
-        return rec
 
     def _join(self) -> None:
         """Apply the newcomer rule at the start of its round (module docstring)."""
@@ -672,10 +834,14 @@ class CommonsGame:
         return tuple(sorted(seen, key=lambda a: int(a[1:])))
 
     def total_payoffs(self) -> dict[str, Fraction]:
-        """Exact payoff per agent summed over settled rounds (points); with a newcomer,
+        """Exact payoff per agent summed over settled rounds (points), net of peer sanctions when
+        they are on; with a newcomer,
         over the rounds each agent played (every agent who played is a key)."""
         out = dict.fromkeys(self.all_agents(), Fraction(0))
         for r in self.history:
             for a, p in zip(r.agents, r.payoffs, strict=True):
                 out[a] += p
+        for s in self.sanctions:  # peer sanctions (world/institutions.py): the net change
+            for a, d in zip(s.agents, s.net, strict=True):
+                out[a] += d
         return out
