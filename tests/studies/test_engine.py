@@ -93,7 +93,7 @@ def widths(monkeypatch):
     seq: list = []
     calls: list = []
 
-    def headline_widths(study, out):
+    def headline_widths(study, out, watched=None):
         calls.append(out)
         return seq[min(len(calls), len(seq)) - 1]
 
@@ -113,7 +113,7 @@ def test_target_width_adds_seed_batches_until_every_interval_is_narrow_enough(tm
                  say=lambda *_: None)
     state = read_state(tmp_path)
     assert state["stopped"].startswith("target widths reciprocity 0.3, reputation 0.3 reached")
-    assert "open t intervals of means 90-94%" in state["stopped"]
+    assert "every watched interval is bounded" in state["stopped"]
     assert state["seeds_run"] == [4, 5, 6, 7, 8, 9]  # two batches of the study's two seeds added
     assert len(widths.calls) == 3 + 1  # after each batch, then once by status
     assert result.arms["cross"].widths == {"reciprocity": 0.25, "reputation": 0.1}
@@ -261,7 +261,7 @@ def test_cli_list_show_status_and_report_use_the_study_folder(tmp_path, fake_tas
         return Found()
 
     module = types.ModuleType("scarce_lab.studies.report")
-    module.report, module.headline_widths = report, lambda study, out: {"cross": {"reciprocity": None}}
+    module.report, module.headline_widths = report, lambda study, out, watched=None: {"cross": {"reciprocity": None}}
     monkeypatch.setitem(sys.modules, "scarce_lab.studies.report", module)
     runner = CliRunner()
     r = runner.invoke(app, ["study", "list"])
