@@ -20,10 +20,9 @@ same frame.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from pathlib import Path
-
-import io
 
 import polars as pl
 
