@@ -715,6 +715,12 @@ class StudyStatus:
                          + (f", {a.cached} answered from the response cache (identical requests)" if a.cached else "")
                          + f"; widths: {w}")
         lines.append(f"  spend ledger (players and judges): ${self.ledger_usd:.4f}; labelled units: {self.labelled}")
+        arms_usd = sum(a.usd for a in self.arms.values())
+        if self.ledger_usd > arms_usd + 1e-9 or any(a.cached for a in self.arms.values()):
+            lines.append(f"  the arms' ${arms_usd:.4f} counts each run's recorded calls; the ledger (charged as each call "
+                         "was answered) is what was spent: it adds the judges' calls and the calls answered before a "
+                         "kill that a run had not yet recorded (a SCARCE contention's calls are recorded when every "
+                         "negotiator has answered), which the resumed run replays from the response cache at $0")
         if self.widths_note:
             lines.append(f"  {self.widths_note}")
         lines.append(f"  last run stopped: {self.stopped or 'not finished (run it again to resume)'}")

@@ -277,3 +277,12 @@ def test_cli_list_show_status_and_report_use_the_study_folder(tmp_path, fake_tas
     assert r.exit_code == 2 and "--arm" in r.output and "sideways" in r.output
     r = runner.invoke(app, ["study", "run", "memory-horizon", "--role", "judge_model=x", "--dry-run"])
     assert r.exit_code == 2 and "--role" in r.output and "judge_model" in r.output
+
+
+def test_status_says_when_the_arms_dollars_miss_calls_the_ledger_charged():
+    from scarce_lab.studies.run import ArmStatus, StudyStatus
+
+    arms = {"cross": ArmStatus("cross", done=2, calls=40, usd=0.31)}
+    assert "the ledger (charged as each call" not in StudyStatus("s", Path("o"), arms, ledger_usd=0.31).text()
+    text = StudyStatus("s", Path("o"), arms, ledger_usd=0.37).text()  # calls answered before a kill, replayed at $0
+    assert "the arms' $0.3100 counts each run's recorded calls" in text and "replays from the response cache" in text
