@@ -58,8 +58,9 @@ median over parents (``stats.median_ci``, printed now from ``effects.MIN_PARENTS
 truth the median, from 4 million parents).
 
 Usage: ``python benchmarks/bench_coverage.py [--quick] [--sims 2000] [--seed 0]``.
-``--quick`` runs 300 datasets per cell with 400 resamples (about 10 s on one core);
-the default 2000 datasets with 1000 resamples takes about 3 minutes. The Monte Carlo
+``--quick`` runs 300 datasets per cell with 400 resamples (a few minutes); the default
+2000 datasets with 1000 resamples took 22 minutes on the shared 2-core machine (most of
+it the stopping simulations). The Monte Carlo
 error of a coverage near 0.95 is about ``sqrt(0.95 * 0.05 / sims)`` (0.5 points at 2000).
 """
 

@@ -703,13 +703,13 @@ class IntervalKind:
 INTERVAL_KINDS: dict[str, IntervalKind] = {k.name: k for k in (
     IntervalKind("bounded", "hull of the Student-t and the bounded score interval over run means "
                  "(bounded_mean_ci; cluster_mean_ci with both bounds)",
-                 under_stopping="covered at least 98% of simulated studies that stopped on its width, in every "
+                 under_stopping="covered at least 97.5% of simulated studies that stopped on its width, in every "
                  "shape tried (uniform, piled at a bound, beta, SCARCE-like run rates)"),
     IntervalKind("exact_binomial", "Clopper-Pearson over independent simulations (proportion_ci)",
-                 why_not="its coverage falls to 0.92-0.95 (computed exactly over the binomial) when runs stop "
+                 why_not="its worst coverage falls to 0.93-0.95 (computed exactly over the binomial) when runs stop "
                  "as soon as it is narrow: its width depends on the rate, so a run of lucky outcomes stops early"),
     IntervalKind("t", "Student-t over run means (mean_ci; open, or clipped to a range it does not know)",
-                 why_not="it covers only 73-84% on skewed bounded measures when runs stop as soon as it is "
+                 why_not="it covers only 74-86% on skewed bounded measures when runs stop as soon as it is "
                  "narrow (a dataset that happens to look tight stops early)"),
     IntervalKind("median_bootstrap", "cluster bootstrap of a median (cluster_bootstrap_median)",
                  why_not="its coverage under stopping on width is not simulated"),

@@ -641,7 +641,7 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
                 raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
             if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
                 state["stopped"] = (f"target widths {_shown(wanted)} reached (every watched interval is bounded: "
-                                    "at least 98% coverage in simulated studies stopped on its width, "
+                                    "at least 97.5% coverage in simulated studies stopped on its width, "
                                     "bench_coverage.py)")
                 break
             if max_seeds is not None and len(have) >= max_seeds:
