@@ -15,7 +15,7 @@ from scipy import stats as sps
 from benchmarks import bench_coverage as B
 from scarce_lab import registry
 from scarce_lab.analysis import stats
-from scarce_lab.studies import StudyError, get
+from scarce_lab.studies import Study, StudyError, get
 from scarce_lab.studies.run import run, target_widths
 
 
@@ -62,8 +62,11 @@ def test_target_width_refuses_a_metric_whose_interval_is_not_validated_before_an
     assert not (tmp_path / "out").exists()
     assert target_widths(study, {"survival_time": 2, "leader_extraction_rate": 0.2}) == {
         "survival_time": 2.0, "leader_extraction_rate": 0.2}
-    with pytest.raises(StudyError, match=r"No headline metric of 'economy-ablations'.*--seeds"):
-        target_widths(get("economy-ablations"), {"eval": 0.1})
+    assert target_widths(get("economy-ablations"), 0.1) == {"eval": 0.1, "last_fifth": 0.1}  # rates: bounded
+    bids = Study(name="toy-bids", environment="scarce", title="t", notebook="x.ipynb", source="S",
+                 headline=["urgent_mean_bid@S1", "median_winning_bid@S2"], arms=[{"name": "a", "settings": {}}])
+    with pytest.raises(StudyError, match=r"urgent_mean_bid@S1, median_winning_bid@S2.*No headline metric of 'toy-bids'"):
+        target_widths(bids, 50.0)
 
 
 def test_study_show_states_each_headline_interval():

@@ -3,8 +3,9 @@ model and condition, from the ablation table (:func:`~.metrics.ablation_table`: 
 values and t intervals over seeds), never recomputed here. Names:
 ``eval`` (the frozen-evaluation solve rate: the paper's per-task accuracy),
 ``last_fifth`` and ``first_fifth`` (the solve rate over that fifth of training). A task is a
-setting (``task``), so a paper number names its task with ``where``. Every interval is a
-Student-t over seeds clipped to [0, 1] (kind ``t``, :data:`INTERVALS`).
+setting (``task``), so a paper number names its task with ``where``. Every interval is the
+bounded interval over seeds of a rate in [0, 1] (kind ``bounded``, :data:`INTERVALS`:
+:func:`~.metrics.clipped_mean_ci`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ COLUMNS = {"metric": pl.String, "model": pl.String, "condition": pl.String, "est
 PARTS = {"eval": "eval", "last_fifth": "last_fifth", "first_fifth": "first_fifth"}
 METRICS = tuple(PARTS.values())
 #: ``{metric: interval kind}`` (:data:`scarce_lab.analysis.stats.INTERVAL_KINDS`).
-INTERVALS: dict[str, str] = dict.fromkeys(METRICS, "t")
+INTERVALS: dict[str, str] = dict.fromkeys(METRICS, "bounded")
 
 
 def study_metrics(ds: Any, *, labels: Any = None) -> pl.DataFrame | dict[str, str]:
@@ -44,7 +45,7 @@ def study_metrics(ds: Any, *, labels: Any = None) -> pl.DataFrame | dict[str, st
         for part, name in PARTS.items():
             if r[part] is None:
                 continue
-            why = "" if r[f"{part}_lo"] is not None else "no 95% interval: none from one run (t over seeds)"
+            why = "" if r[f"{part}_lo"] is not None else "no 95% interval: none from one run (bounded interval over seeds)"
             rows.append({"metric": name, "model": r["model"], "condition": r["condition"], "estimate": r[part],
                          "ci_low": r[f"{part}_lo"], "ci_high": r[f"{part}_hi"], "n_runs": r["n_runs"], "why": why,
                          "interval": INTERVALS[name]})
