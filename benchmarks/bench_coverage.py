@@ -29,14 +29,6 @@ Scenarios (the true value in brackets):
   (``stats.relative_drop_ci``; printed from ``stats.MIN_RUNS_DROP`` on).
 - ``Fisher z``: Pearson r of bivariate normal pairs with rho = 0.5 (``stats.pearson_ci``;
   needs 4 pairs).
-- ``fork effect``: ``sl.effects`` (``scarce_lab.forks.effects.paired_effects``): ``k``
-  parents with 2 fork seeds each; a parent's paired difference (intervention fork minus
-  the ``none`` fork of the same seed) is its own effect plus seed noise. Bell-shaped:
-  parent effect ``N(1, 1)``, seed noise ``N(0, 1)`` [1]. Mass at zero: the
-  intervention changes nothing in 60% of parents and an ``Exponential(4)`` amount in
-  the rest, seed noise zero half the time else ``N(0, 2)`` [1.6] (most continuations
-  untouched, a few changed a lot). Interval: t over parent means, given from
-  ``effects.MIN_PARENTS`` parents.
 - ``agreement``: Krippendorff's alpha and Fleiss' kappa of 3 judges on ``k`` units
   (prevalence 0.3, each judge right with probability 0.85) [the value on 400 000 units];
   percentile bootstrap over units (``judge.agreement``; printed from
@@ -45,15 +37,30 @@ Scenarios (the true value in brackets):
 Stopping on width (``scarce-lab study run --target-width W``): seeds are added in batches
 until the interval is at most ``W`` wide or ``max`` runs, which can bias the interval
 (a dataset that happens to look tight stops early). ``target_width_table`` simulates the
-rule on the ``cluster`` scenario with ``stats.cluster_mean_ci``, bounded (rates in
-[0, 1]: the conservative hull the SCARCE tables print) and open (the t interval over run
-means): a first batch, then a batch more while the interval is wider than ``W``, up to 30
-runs; coverage at the stop, the runs it stopped at (mean) and the share stopped by the
-width.
+rule for each interval kind (``stats.INTERVAL_KINDS``) with the shipped function:
+``bounded`` (``stats.bounded_mean_ci``) and ``t`` (``stats.mean_ci``) on every shape of
+``BOUNDED_SHAPES`` and SCARCE-like run rates, ``exact_binomial`` (``stats.proportion_ci``)
+exactly over the binomial at rates 0.01-0.99: a first batch (1, 2, 5 or 10 runs), a
+batch more while the interval is wider than ``W`` (a share of the measure's range), at
+most 30 or 60 runs; the *worst* coverage over shapes (or rates) at the stop and the mean
+runs it stopped at. Only a kind that keeps 95% there may be watched (``under_stopping``).
+
+Fork effects (``sl.effects``, ``fork_effect_table``): ``k`` parents (5, 6, 10, 20, 30,
+50) with 2 fork seeds each; a parent's paired difference (intervention fork minus the
+``none`` fork of the same seed) is its own effect plus seed noise, in five families:
+bell (parent ``N(1, 1)``, seed ``N(0, 1)``), skewed (parent ``LogNormal(0, 1)``, seed
+``N(0, 0.5)``), zero-inflated (60% of parents unchanged, the rest ``Exponential(4)``,
+seed noise zero half the time else ``N(0, 2)``), zero-inflated with exact zeros (the
+unchanged parents' forks identical to their ``none`` forks: a scripted policy), and
+heavy-tailed (parent ``1 + t(2)``, seed ``N(0, 1)``). Methods: the t interval of the
+mean over parents (before; truth the mean) and the order-statistic interval of the
+median over parents (``stats.median_ci``, printed now from ``effects.MIN_PARENTS``;
+truth the median, from 4 million parents).
 
 Usage: ``python benchmarks/bench_coverage.py [--quick] [--sims 2000] [--seed 0]``.
-``--quick`` runs 300 datasets per cell with 400 resamples (about 10 s on one core);
-the default 2000 datasets with 1000 resamples takes about 3 minutes. The Monte Carlo
+``--quick`` runs 300 datasets per cell with 400 resamples (a few minutes); the default
+2000 datasets with 1000 resamples took 22 minutes on the shared 2-core machine (most of
+it the stopping simulations). The Monte Carlo
 error of a coverage near 0.95 is about ``sqrt(0.95 * 0.05 / sims)`` (0.5 points at 2000).
 """
 
@@ -266,29 +273,75 @@ def cov_fisher(k, sims, boot, rng):
     return (hit / given if given else math.nan), given / sims
 
 
-def _cov_fork_effect(shape: str):
-    """Coverage of ``effects.paired_effects`` (the ``fork effect`` scenarios above)."""
-    truth = 1.0 if shape == "bell" else 0.4 * 4.0
+#: Parent differences of fork effects, ``(k parents, 2 seeds)`` -> paired differences
+#: (intervention fork minus the ``none`` fork of the same seed), and the true mean of a
+#: parent's mean difference. The median's truth is computed by :func:`_fork_truth`.
+FORK_FAMILIES = {
+    "bell": (lambda rng, k: rng.normal(1, 1, (k, 1)) + rng.normal(0, 1, (k, 2)), 1.0),
+    "skewed": (lambda rng, k: rng.lognormal(0, 1, (k, 1)) + rng.normal(0, 0.5, (k, 2)), math.exp(0.5)),
+    "zero-inflated": (lambda rng, k: np.where(rng.random((k, 1)) < 0.6, 0.0, rng.exponential(4, (k, 1)))
+                      + np.where(rng.random((k, 2)) < 0.5, 0.0, rng.normal(0, 2, (k, 2))), 1.6),
+    "zero-inflated, exact zeros": (lambda rng, k: np.where(
+        rng.random((k, 1)) < 0.6, 0.0, rng.exponential(4, (k, 1)) + rng.normal(0, 2, (k, 2))), 1.6),
+    "heavy-tailed": (lambda rng, k: 1 + rng.standard_t(2, (k, 1)) + rng.normal(0, 1, (k, 2)), 1.0),
+}
+FORK_PARENTS = (5, 6, 10, 20, 30, 50)
+_FORK_MEDIAN: dict[str, float] = {}
 
-    def parents(k, rng):
-        if shape == "bell":
-            return rng.normal(1, 1, (k, 1)) + rng.normal(0, 1, (k, 2))
-        base = np.where(rng.random((k, 1)) < 0.6, 0.0, rng.exponential(4, (k, 1)))
-        return base + np.where(rng.random((k, 2)) < 0.5, 0.0, rng.normal(0, 2, (k, 2)))
 
-    def cov(k, sims, boot, rng):
-        hit = given = 0
-        for _ in range(sims):
-            d = parents(k, rng)
-            rows = [{"environment": "e", "parent": f"p{i}", "at": 1, "seed": j, "intervention": label,
-                     "metrics": {"m": v}} for i in range(k) for j in range(2)
-                    for label, v in (("none", 0.0), ("x", float(d[i, j])))]
-            r = effects.paired_effects(rows).row(0, named=True)
-            if r["ci_low"] is not None:
-                given += 1
-                hit += r["ci_low"] <= truth <= r["ci_high"]
-        return (hit / given if given else math.nan), given / sims
-    return cov
+def _fork_truth(family: str) -> float:
+    """The median of a parent's mean paired difference in ``family`` (4 million parents)."""
+    if family not in _FORK_MEDIAN:
+        d = FORK_FAMILIES[family][0](np.random.default_rng(777), 4_000_000).mean(1)
+        _FORK_MEDIAN[family] = float(np.median(d))
+    return _FORK_MEDIAN[family]
+
+
+def _fork_rows(d: np.ndarray) -> list[dict]:
+    return [{"environment": "e", "parent": f"p{i}", "at": 1, "seed": j, "intervention": label, "metrics": {"m": v}}
+            for i in range(d.shape[0]) for j in range(d.shape[1]) for label, v in (("none", 0.0), ("x", float(d[i, j])))]
+
+
+def cov_fork(method: str, family: str, k: int, sims: int, rng) -> tuple[float, float]:
+    """Coverage of a fork-effect interval over ``k`` parents with 2 seeds each:
+    ``t`` (before: Student-t over parents of the mean, truth the mean) or ``median``
+    (now: ``sl.effects``, :func:`stats.median_ci` over parents, truth the median),
+    vectorised, checked against the shipped function on the first dataset."""
+    draw, mean = FORK_FAMILIES[family]
+    d = np.stack([draw(rng, k) for _ in range(sims)])  # (sims, k, 2)
+    x = np.sort(d.mean(2), axis=1)
+    if method == "t":
+        m, sd = x.mean(1), x.std(1, ddof=1)
+        h = sps.t.ppf((1 + LEVEL) / 2, k - 1) * sd / math.sqrt(k)
+        ok = sd > 0
+        hit = (m - h <= mean) & (mean <= m + h)
+        ref = stats.mean_ci(x[0])
+        assert not ok[0] or abs(ref[1] - (m[0] - h[0])) < 1e-9, "the t copy differs from stats.mean_ci"
+        return float(hit[ok].mean()), float(ok.mean())
+    truth = _fork_truth(family)
+    r = effects.paired_effects(_fork_rows(d[0])).row(0, named=True)  # the shipped path, on the first dataset
+    if r["ci_low"] is None:
+        return math.nan, 0.0
+    need = stats.min_median_ci_n(LEVEL)
+    kk = int(np.searchsorted(sps.binom.cdf(np.arange(k), k, 0.5), (1 - LEVEL) / 2, side="right"))
+    lo, hi = x[:, kk - 1], x[:, k - kk]
+    assert k >= need and abs(r["ci_low"] - lo[0]) < 1e-9 and abs(r["ci_high"] - hi[0]) < 1e-9, \
+        "the order-statistic copy differs from sl.effects"
+    return float(((lo <= truth) & (truth <= hi)).mean()), 1.0
+
+
+def fork_effect_table(sims: int, seed: int, parents=FORK_PARENTS) -> pl.DataFrame:
+    """Coverage of fork-effect intervals: one row per (method, family), a column per parent count."""
+    rows = []
+    for method in ("t", "median"):
+        for family in FORK_FAMILIES:
+            row = {"method": {"t": "t over parents, mean (before)", "median": "order statistics, median (now)"}[method],
+                   "family": family}
+            for k in parents:
+                c, g = cov_fork(method, family, k, sims, np.random.default_rng([seed, k, sum(map(ord, method + family))]))
+                row[f"k={k}"] = "--" if g == 0 else f"{c:.3f}" + ("" if g > 0.995 else f" ({g:.0%})")
+            rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def _ratings(n, rng):
@@ -351,8 +404,6 @@ METHODS = {
     "relative drop, from 2 (before)": (cov_drop_any, "relative drop"),
     "relative drop (now)": (cov_drop, "relative drop"),
     "Fisher z": (cov_fisher, "Pearson r"),
-    "fork effect, t over parents": (_cov_fork_effect("bell"), "fork effect, bell-shaped"),
-    "fork effect, t over parents (mass at 0)": (_cov_fork_effect("zero"), "fork effect, mass at zero"),
     "alpha bootstrap, from 1 unit (before)": (_cov_agreement("alpha", 1), "agreement"),
     "alpha bootstrap (now)": (_cov_agreement("alpha", None), "agreement"),
     "Fleiss bootstrap, from 1 unit (before)": (_cov_agreement("fleiss", 1), "agreement"),
@@ -376,44 +427,96 @@ def coverage_table(sims: int, boot: int, seed: int, methods=None, runs=RUNS) -> 
     return pl.DataFrame(rows)
 
 
-def cov_target_width(width: float, batch: int, most: int, sims: int, rng, bounds=(0.0, 1.0)) -> dict[str, float]:
-    """Coverage of ``stats.cluster_mean_ci`` (with ``bounds``) when the runs stop on its
-    width (the study engine's ``--target-width`` rule: batches of ``batch`` runs until
-    the interval is at most ``width`` wide, or ``most`` runs)."""
+#: Shapes of a per-run value for the stopping simulations: :data:`BOUNDED_SHAPES` and
+#: SCARCE-like run rates (each run's share of 5-40 contentions, run rates N(0.5, 0.1)).
+def _stopping_shapes() -> dict[str, tuple]:
+    return {**BOUNDED_SHAPES, "run rates N(0.5, 0.1)": (
+        0, 1, lambda rng, k: (lambda nd: nd[0] / nd[1])(_cluster_data(k, rng)), 0.5)}
+
+
+#: (kind, shipped interval of one array of run values on [lo, hi], widths as shares of the range).
+STOPPING_KINDS = (
+    ("bounded", lambda x, lo, hi: stats.bounded_mean_ci(x, lo, hi, level=LEVEL), (0.6, 0.45, 0.3)),
+    ("t", lambda x, lo, hi: stats.mean_ci(x, level=LEVEL), (0.3, 0.2, 0.15)),
+)
+STOP_BATCHES = (1, 2, 5, 10)
+STOP_MOST = (30, 60)
+
+
+def cov_stopping(ci, draw, truth: float, lo: float, hi: float, width: float, batch: int, most: int, sims: int,
+                 rng) -> dict[str, float]:
+    """Coverage of ``ci`` when the runs stop on its width (the study engine's
+    ``--target-width`` rule: a first batch of ``batch`` runs, a batch more while the
+    interval is wider than ``width`` x the range, at most ``most`` runs): ``coverage``
+    among datasets with an interval at the stop, ``runs at stop`` (mean), ``stopped by
+    width`` (share)."""
     hit = given = by_width = 0
     stopped_at = []
+    w = width * (hi - lo)
     for _ in range(sims):
-        num, den = _cluster_data(batch, rng)
+        x = np.asarray(draw(rng, batch), dtype=float)
         while True:
-            _, lo, hi = stats.cluster_mean_ci(_frame(num, den), cluster="run_id", value="value", bounds=bounds)
-            narrow = not math.isnan(lo) and hi - lo <= width
-            if narrow or len(num) >= most:
+            _, a, b = ci(x, lo, hi)
+            narrow = not math.isnan(a) and b - a <= w
+            if narrow or len(x) >= most:
                 break
-            more_num, more_den = _cluster_data(min(batch, most - len(num)), rng)
-            num, den = np.r_[num, more_num], np.r_[den, more_den]
-        stopped_at.append(len(num))
+            x = np.r_[x, np.asarray(draw(rng, min(batch, most - len(x))), dtype=float)]
+        stopped_at.append(len(x))
         by_width += narrow
-        if not math.isnan(lo):
+        if not math.isnan(a):
             given += 1
-            hit += lo <= 0.5 <= hi
+            hit += a <= truth <= b
     return {"coverage": hit / given if given else math.nan, "runs at stop": float(np.mean(stopped_at)),
             "stopped by width": by_width / sims}
 
 
-#: (interval, bounds, widths): the widths a user may ask of each (the bounded hull is
-#: about 0.35 wide at 30 runs here, the t interval about 0.13).
-TARGET_WIDTHS = (("bounded", (0.0, 1.0), (0.6, 0.5, 0.4)), ("t", None, (0.3, 0.2, 0.15)))
+def cov_stopping_binomial(p: float, width: float, batch: int, most: int) -> float:
+    """Exact coverage of ``stats.proportion_ci`` (Clopper-Pearson) at true rate ``p``
+    when simulations stop on its width (same rule): the distribution of successes is
+    carried batch by batch over the paths not yet stopped (no Monte Carlo error)."""
+    cov, n, dist = 0.0, 0, np.array([1.0])
+    while n < most:
+        k = min(batch, most - n)
+        dist, n = np.convolve(dist, sps.binom.pmf(np.arange(k + 1), k, p)), n + k
+        go = np.zeros_like(dist)
+        for s in np.flatnonzero(dist):
+            _, a, b = stats.proportion_ci(int(s), n, level=LEVEL)
+            if b - a <= width or n >= most:
+                cov += dist[s] * (a <= p <= b)
+            else:
+                go[s] = dist[s]
+        dist = go
+    return cov
 
 
-def target_width_table(sims: int, seed: int, batches=(2, 5), most: int = 30) -> pl.DataFrame:
-    """One row per (interval, width, batch) of :func:`cov_target_width`."""
+def target_width_table(sims: int, seed: int, batches=STOP_BATCHES, mosts=STOP_MOST) -> pl.DataFrame:
+    """One row per (interval kind, width, batch, most runs): the *worst* coverage over
+    the shapes (:func:`_stopping_shapes`; for ``exact_binomial`` the rates 0.01-0.99,
+    exact), the shape it was worst at, and the range of mean runs at the stop."""
     rows = []
-    for name, bounds, widths in TARGET_WIDTHS:
+    shapes = _stopping_shapes()
+    for kind, ci, widths in STOPPING_KINDS:
+        for most in mosts:
+            for b in batches:
+                for w in widths:
+                    res = []
+                    for name, (lo, hi, draw, truth) in shapes.items():
+                        rng = np.random.default_rng([seed, b, most, int(w * 1000), sum(map(ord, kind + name))])
+                        res.append((cov_stopping(ci, draw, truth, lo, hi, w, b, most, sims, rng), name))
+                    worst = min(res, key=lambda r: r[0]["coverage"])
+                    at = [r[0]["runs at stop"] for r in res]
+                    rows.append({"interval": kind, "width (share of range)": w, "batch": b, "max runs": most,
+                                 "worst coverage": worst[0]["coverage"], "worst shape": worst[1],
+                                 "runs at stop": f"{min(at):.1f}-{max(at):.1f}"})
+    grid = np.linspace(0.01, 0.99, 99)
+    for most in mosts:
         for b in batches:
-            for w in widths:
-                rng = np.random.default_rng([seed, b, int(w * 1000), len(name)])
-                rows.append({"interval": name, "width": w, "batch": b, "max runs": most,
-                             **cov_target_width(w, b, most, sims, rng, bounds)})
+            for w in (0.6, 0.45, 0.3):
+                cov = [cov_stopping_binomial(p, w, b, most) for p in grid]
+                i = int(np.argmin(cov))
+                rows.append({"interval": "exact_binomial", "width (share of range)": w, "batch": b, "max runs": most,
+                             "worst coverage": cov[i], "worst shape": f"rate {grid[i]:.2f} (exact)",
+                             "runs at stop": "-"})
     return pl.DataFrame(rows)
 
 
@@ -440,9 +543,13 @@ def main() -> None:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, tbl_width_chars=200):
         print(pl.DataFrame(wide))
     print("'--': no interval printed at that run count; '(x%)': share of datasets given an interval")
-    print("stopping on width (cluster scenario, stats.cluster_mean_ci; scarce-lab study run --target-width):")
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=3):
+    print("stopping on width (scarce-lab study run --target-width; worst coverage over shapes; "
+          "stats.INTERVAL_KINDS says which kinds may be watched):")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=3, fmt_str_lengths=40, tbl_width_chars=200):
         print(target_width_table(sims, a.seed))
+    print("fork effects (sl.effects; k parents, 2 fork seeds each; t: truth the mean, median: truth the median):")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=40, tbl_width_chars=200):
+        print(fork_effect_table(sims, a.seed))
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -314,7 +314,11 @@ class EnvironmentSpec:
             ``run_id``, one run of the condition whose manifest gives its settings, or
             ``settings``, the condition's dotted settings as JSON, for data without
             manifests), from the environment's own tables and their intervals;
-            ``study_metrics(None)`` returns the metric names it computes.
+            ``study_metrics(None)`` returns ``{metric: interval kind}`` for every metric it
+            computes (its names; the kind of 95% interval its rows print, a key of
+            :data:`scarce_lab.analysis.stats.INTERVAL_KINDS`, which says whether
+            ``--target-width`` may watch it); each row states the kind it printed
+            (``interval``).
         fork_steps: ``fork_steps(run_dir) -> list[int]``, the steps (SovSim rounds,
             SCARCE contentions, Economy episodes) a fork of that run may start at
             (:mod:`scarce_lab.forks`); ``None``: its runs cannot be forked (refused by name).

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -636,3 +637,96 @@ def gini_expr(column: str) -> pl.Expr:
         .otherwise((ranks * x).sum() / (n * total))
     ).alias(column)
 
+
+
+def median_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Median and a distribution-free interval for the population median: ``(median,
+    x_(k), x_(n+1-k))``, the order statistics of the sign test's inversion, with ``k``
+    the largest rank such that ``P(Binomial(n, 1/2) <= k - 1) <= (1 - level) / 2``.
+
+    For independent draws of one distribution, continuous or not (an atom at zero
+    included: the interval is closed), the interval holds every median of it with
+    probability at least ``level`` (e.g. Conover, *Practical Nonparametric Statistics*,
+    3rd ed., section 3.2): no shape, symmetry or spread is assumed. It needs
+    :func:`min_median_ci_n` values (6 at 95%: with 5 the widest interval, the minimum to
+    the maximum, covers with probability ``1 - 2/32 = 0.9375``); below that, and with no
+    value, the ends are undefined and say why. ``nan`` values are dropped.
+
+    Raises:
+        ValueError: ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"median_ci: level must lie in (0, 1), got {level!r}")
+    x = np.sort(_clean(values))
+    n = len(x)
+    if n == 0:
+        return _none(NO_VALUES, 3)
+    med = float(np.median(x))
+    need = min_median_ci_n(level)
+    if n < need:
+        return (med, *_none(f"{n} value{'s' if n != 1 else ''}: a distribution-free {level:.0%} interval for a "
+                            f"median needs {need} (the widest, minimum to maximum, covers with probability "
+                            f"1 - 2^(1-{n}) = {1 - 2.0 ** (1 - n):.3f})", 2))
+    from scipy import stats as sps
+    k = int(np.searchsorted(sps.binom.cdf(np.arange(n), n, 0.5), (1 - level) / 2, side="right"))  # ranks 1..k ok
+    return med, float(x[k - 1]), float(x[n - k])
+
+
+def min_median_ci_n(level: float = 0.95) -> int:
+    """The fewest values :func:`median_ci` gives an interval from: the smallest ``n``
+    with ``2^-n <= (1 - level) / 2`` (6 at 95%)."""
+    return math.ceil(math.log2(2 / (1 - level)) - 1e-12)
+
+
+@dataclass(frozen=True)
+class IntervalKind:
+    """What a printed 95% interval is, and whether a rule that stops adding runs when it
+    is narrow enough (``scarce-lab study run --target-width``) may watch it.
+
+    Attributes:
+        name: the key in :data:`INTERVAL_KINDS` (what ``study_metrics`` declares per metric).
+        method: the method, with the function that computes it.
+        under_stopping: the evidence that it keeps 95% when runs stop on its width
+            (``""``: not validated: a stopping rule may not watch it).
+        why_not: why it may not be watched (``""`` when it may).
+    """
+    name: str
+    method: str
+    under_stopping: str = ""
+    why_not: str = ""
+
+
+#: Every kind of interval a study metric prints (``EnvironmentSpec.study_metrics(None)``
+#: maps each metric to one). Coverage under stopping: ``benchmarks/bench_coverage.py``,
+#: "stopping on width" (a first batch of runs, a batch more while the interval is wider
+#: than W; batches of 1-10, at most 30 or 60 runs).
+INTERVAL_KINDS: dict[str, IntervalKind] = {k.name: k for k in (
+    IntervalKind("bounded", "hull of the Student-t and the bounded score interval over run means "
+                 "(bounded_mean_ci; cluster_mean_ci with both bounds)",
+                 under_stopping="covered at least 97.5% of simulated studies that stopped on its width, in every "
+                 "shape tried (uniform, piled at a bound, beta, SCARCE-like run rates)"),
+    IntervalKind("exact_binomial", "Clopper-Pearson over independent simulations (proportion_ci)",
+                 why_not="its worst coverage falls to 0.93-0.95 (computed exactly over the binomial) when runs stop "
+                 "as soon as it is narrow: its width depends on the rate, so a run of lucky outcomes stops early"),
+    IntervalKind("t", "Student-t over run means (mean_ci; open, or clipped to a range it does not know)",
+                 why_not="it covers only 74-86% on skewed bounded measures when runs stop as soon as it is "
+                 "narrow (a dataset that happens to look tight stops early)"),
+    IntervalKind("median_bootstrap", "cluster bootstrap of a median (cluster_bootstrap_median)",
+                 why_not="its coverage under stopping on width is not simulated"),
+    IntervalKind("drop_bootstrap", "percentile bootstrap of a relative drop (relative_drop_ci)",
+                 why_not="its coverage under stopping on width is not simulated"),
+    IntervalKind("median_order", "distribution-free interval for a median from order statistics (median_ci)",
+                 why_not="its coverage under stopping on width is not simulated"),
+)}
+
+
+def interval_kind(name: str) -> IntervalKind:
+    """The :class:`IntervalKind` named ``name``.
+
+    Raises:
+        ValueError: an unknown kind (naming it and the known kinds).
+    """
+    try:
+        return INTERVAL_KINDS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown interval kind {name!r} (known: {', '.join(INTERVAL_KINDS)})") from None

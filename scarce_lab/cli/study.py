@@ -101,7 +101,8 @@ def run_cmd(
     target_width: Annotated[list[str] | None, typer.Option(
         "--target-width", help="add seeds in batches until every headline interval is at most this wide: W for "
                                "every headline metric (each in its own unit), or METRIC=W, repeated (only those "
-                               "are watched); needs --max-seeds or --cost-limit")] = None,
+                               "are watched); needs --max-seeds or --cost-limit; only metrics whose interval is "
+                               "bounded may be watched (study show says which)")] = None,
     max_seeds: Annotated[int | None, typer.Option("--max-seeds", min=1, help="seeds per arm at most "
                                                                              "(--target-width)")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="further attempts of a failed run")] = 2,

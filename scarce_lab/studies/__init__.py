@@ -38,6 +38,7 @@ Size: the declaration's model, its validation and the config building every stud
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -406,6 +407,47 @@ class Study(BaseModel):
 
         return data_note(self, data, **options)
 
+    def headline_intervals(self) -> dict[str, str]:
+        """``{headline metric: interval kind}`` as the environment's ``study_metrics(None)``
+        declares them (:data:`scarce_lab.analysis.stats.INTERVAL_KINDS`: what each prints,
+        and whether ``--target-width`` may watch it).
+
+        Raises:
+            StudyError: the environment declares no ``study_metrics`` or not as
+                ``{metric: kind}``, a headline metric it does not compute (named, with
+                those it computes), or a kind that is not known.
+        """
+        from ..analysis.stats import interval_kind
+        from ..registry import get
+
+        hook = get(self.environment).study_metrics
+        declared = hook(None) if hook is not None else {}
+        if not isinstance(declared, Mapping):
+            raise StudyError(f"{self.environment}'s study_metrics(None) must give {{metric: interval kind}}, "
+                             f"got {type(declared).__name__} (EnvironmentSpec.study_metrics)")
+        unknown = sorted(set(self.headline) - set(declared))
+        if unknown:
+            raise StudyError(f"study {self.name!r}: headline metrics {unknown} are not computed by "
+                             f"{self.environment}'s study_metrics (it computes: {', '.join(declared)})")
+        for m in self.headline:
+            try:
+                interval_kind(declared[m])
+            except ValueError as exc:
+                raise StudyError(f"{self.environment}'s study_metrics declares for {m}: {exc}") from None
+        return {m: declared[m] for m in self.headline}
+
+    def _headline_kinds(self) -> str:
+        """Each headline metric with its interval's kind and whether ``--target-width``
+        may watch it (:meth:`headline_intervals`)."""
+        from ..analysis.stats import interval_kind
+
+        try:
+            kinds = self.headline_intervals()
+        except StudyError as exc:
+            return f"{', '.join(self.headline)} ({exc})"
+        return ", ".join(f"{m} ({k}; " + ("--target-width may watch it" if interval_kind(k).under_stopping
+                                          else "not under --target-width") + ")" for m, k in kinds.items())
+
     def show(self) -> str:
         """The design as text: the question, the paper's settings, the arms, the seeds,
         the labels, the profiles, and every departure from the paper with its reason."""
@@ -426,7 +468,7 @@ class Study(BaseModel):
         if self.populations:
             lines.append("  cross-play: " + "; ".join(str(q.model_dump(exclude_none=True)) for q in self.populations))
         if self.headline:
-            lines.append(f"  headline metrics (--target-width): {', '.join(self.headline)}")
+            lines.append(f"  headline metrics and their intervals: {self._headline_kinds()}")
         deps = self.departures_of()
         lines.append("  departures from the paper: " + ("none" if not deps else ""))
         lines += [f"    {d['setting']}: paper {d['paper']}, here {d['here']} ({d['why']})" for d in deps]

@@ -369,26 +369,32 @@ def counts(finding: Any) -> dict[str, int]:
 
 
 def headline_widths(study: Study | str, out_or_dataset: Any, *, labels: Any = None, profile: str | None = None,
-                    overrides: dict[str, Any] | None = None) -> dict[str, dict[str, float | None]]:
+                    overrides: dict[str, Any] | None = None,
+                    watched: list[str] | None = None) -> dict[str, dict[str, float | None]]:
     """``{arm: {metric: width | None}}`` for the study's ``headline`` metrics: the width
     of the 95% interval of each (arm, metric) in the runs of ``out_or_dataset``, the
     widest over the models and conditions of the arm (``None``: no interval yet, e.g.
     one run or no run). What ``--target-width`` and ``status`` watch.
 
+    ``watched``: metrics a stopping rule watches; each of their rows must state the kind
+    its environment declares (:meth:`~scarce_lab.studies.Study.headline_intervals`): a row that printed another
+    kind (e.g. SovSim's total payoff under a preset without a payoff cap: a t interval,
+    not the bounded one) is refused.
+
     Raises:
         StudyError: a headline metric the environment's ``study_metrics`` does not
-            compute (named, with those it computes); otherwise as :func:`report`.
+            compute (named, with those it computes), a watched row of another kind than
+            declared (metric, arm, condition and both kinds named); otherwise as :func:`report`.
     """
-    from ..registry import get
-
     st = _study(study)
-    hook = get(st.environment).study_metrics
-    unknown = sorted(set(st.headline) - set(hook(None) if hook is not None else ()))
-    if unknown:
-        raise StudyError(f"study {st.name!r}: headline metrics {unknown} are not computed by "
-                         f"{st.environment}'s study_metrics (it computes: {', '.join(hook(None) if hook else ())})")
+    declared = st.headline_intervals()
     ds, path = _dataset(out_or_dataset)
     frame = _metrics(st, ds, _labels(labels, path), design_of(st, path, profile, overrides))
+    for r in frame.filter(pl.col("metric").is_in(list(watched or ()))).iter_rows(named=True):
+        if r["estimate"] is not None and r.get("interval") != declared[r["metric"]]:
+            raise StudyError(f"--target-width {r['metric']}: arm {r['arm']!r}, condition {r['condition']!r} prints "
+                             f"a {r.get('interval')!r} interval, not the {declared[r['metric']]!r} one its environment "
+                             "declares and the stopping rule was validated for; run a fixed number of seeds")
     out: dict[str, dict[str, float | None]] = {}
     for arm in st.arms:
         out[arm.name] = {}

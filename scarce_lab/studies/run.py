@@ -28,8 +28,12 @@ Rules:
   unfinished runs (replaying the answered calls from the cache) and labels only the
   units not yet judged.
 * ``target_width``: seeds are added in batches (the study's seed count each) until every
-  headline interval of every arm (:func:`scarce_lab.studies.report.headline_widths`) is
-  at most that wide, or ``max_seeds`` seeds per arm, or the cap: ``study.json`` says which.
+  watched headline interval of every arm (:func:`scarce_lab.studies.report.headline_widths`)
+  is at most that wide, or ``max_seeds`` seeds per arm, or the cap: ``study.json`` says
+  which. Only a metric whose interval kind keeps its 95% when runs stop on its width may
+  be watched (:data:`scarce_lab.analysis.stats.INTERVAL_KINDS`, ``under_stopping``:
+  the bounded intervals); any other is refused by name before anything runs
+  (:func:`target_widths`).
 
 Size: the plan, the run loop and the status of one output folder share the folder's
 rules (complete, unfinished, attempts, labels) and stay together.
@@ -445,14 +449,14 @@ def _label(study: Study, state: dict, runs: list[tuple[str, Any]], out: Path, *,
     return len(units)
 
 
-def _widths(study: Study, out: Path) -> dict[str, dict[str, float | None]] | None:
-    """:func:`scarce_lab.studies.report.headline_widths`, or ``None`` when the report
-    module is not installed."""
+def _widths(study: Study, out: Path, watched: list[str] | None = None) -> dict[str, dict[str, float | None]] | None:
+    """:func:`scarce_lab.studies.report.headline_widths` (``watched``: the metrics whose
+    rows must print the declared kind), or ``None`` when the report module is not installed."""
     try:
         from .report import headline_widths
     except ImportError:
         return None
-    return headline_widths(study, out)
+    return headline_widths(study, out, watched=watched)
 
 
 def target_widths(study: Study, width: float | dict[str, float]) -> dict[str, float]:
@@ -461,8 +465,10 @@ def target_widths(study: Study, width: float | dict[str, float]) -> dict[str, fl
     named are watched).
 
     Raises:
-        StudyError: a width that is not a finite number > 0, or a metric that is not one
-            of the study's headline metrics (those named).
+        StudyError: a width that is not a finite number > 0, a metric that is not one
+            of the study's headline metrics (those named), or a watched metric whose
+            interval kind is not validated under stopping on its width (named, with its
+            kind, why, and the headline metrics that may be watched).
     """
     wanted = dict.fromkeys(study.headline, width) if not isinstance(width, dict) else dict(width)
     if not wanted:
@@ -473,7 +479,25 @@ def target_widths(study: Study, width: float | dict[str, float]) -> dict[str, fl
                              f"(its headline metrics: {', '.join(study.headline)})")
         if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w <= 0:
             raise StudyError(f"--target-width {metric}={w!r}: a width must be a finite number > 0")
+    _check_stoppable(study, list(wanted))
     return {k: float(v) for k, v in wanted.items()}
+
+
+def _check_stoppable(study: Study, metrics: list[str]) -> None:
+    """Refuse a watched metric whose interval kind is not validated under stopping."""
+    from ..analysis.stats import interval_kind
+
+    kinds = study.headline_intervals()
+    bad = [m for m in metrics if not interval_kind(kinds[m]).under_stopping]
+    if bad:
+        ok = [m for m in study.headline if interval_kind(kinds[m]).under_stopping]
+        said = "; ".join(f"{m}'s interval is {kinds[m]!r} ({interval_kind(kinds[m]).method}): "
+                         f"{interval_kind(kinds[m]).why_not}" for m in bad)
+        raise StudyError(f"--target-width refused for {', '.join(bad)} (not validated under stopping on width, "
+                         f"bench_coverage.py): {said}. "
+                         + (f"Headline metrics that may be watched: {', '.join(f'{m}=W' for m in ok)}; or run "
+                            if ok else f"No headline metric of {study.name!r} has an interval that may be watched: run ")
+                         + "a fixed number of seeds (--seeds). Nothing was run.")
 
 
 def _narrow_enough(widths: dict | None, wanted: dict[str, float], arms: set[str]) -> bool:
@@ -611,14 +635,14 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
             if stopped is not None or target_width is None:
                 state["stopped"] = stopped or "complete"
                 break
-            widths = _widths(study, out)
+            widths = _widths(study, out, list(wanted))
             have = sorted({_seed(study, c) for _, c in current.runs})
             if widths is None:
                 raise StudyError("--target-width needs scarce_lab.studies.report.headline_widths, which is not installed")
             if _narrow_enough(widths, wanted, {a for a, _ in current.runs}):
-                state["stopped"] = (f"target widths {_shown(wanted)} reached (stopping on width: the bounded share "
-                                    "intervals kept 95% coverage in simulation, open t intervals of means 90-94%: "
-                                    "docs/benchmarks.md, bench_coverage.py)")
+                state["stopped"] = (f"target widths {_shown(wanted)} reached (every watched interval is bounded: "
+                                    "at least 97.5% coverage in simulated studies stopped on its width, "
+                                    "bench_coverage.py)")
                 break
             if max_seeds is not None and len(have) >= max_seeds:
                 state["stopped"] = f"max seeds {max_seeds} reached"
@@ -691,6 +715,12 @@ class StudyStatus:
                          + (f", {a.cached} answered from the response cache (identical requests)" if a.cached else "")
                          + f"; widths: {w}")
         lines.append(f"  spend ledger (players and judges): ${self.ledger_usd:.4f}; labelled units: {self.labelled}")
+        arms_usd = sum(a.usd for a in self.arms.values())
+        if self.ledger_usd > arms_usd + 1e-9 or any(a.cached for a in self.arms.values()):
+            lines.append(f"  the arms' ${arms_usd:.4f} counts each run's recorded calls; the ledger (charged as each call "
+                         "was answered) is what was spent: it adds the judges' calls and the calls answered before a "
+                         "kill that a run had not yet recorded (a SCARCE contention's calls are recorded when every "
+                         "negotiator has answered), which the resumed run replays from the response cache at $0")
         if self.widths_note:
             lines.append(f"  {self.widths_note}")
         lines.append(f"  last run stopped: {self.stopped or 'not finished (run it again to resume)'}")

@@ -33,3 +33,52 @@ def test_a_sim_file_naming_its_model_twice_is_refused(tmp_path):
     (tmp_path / "sim_04.json").write_text(text)
     with pytest.raises(ValueError, match="twice|repeated|duplicate"):
         read_sim_file(tmp_path / "sim_04.json")
+
+
+def _rationales(tmp_path, text: str):
+    from scarce_lab.environments.sovsim.published.sovsim_json import read_rationales
+
+    p = tmp_path / "agent_rationales" / "m-3" / "kcpr" / "rationales.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return read_rationales(p)
+
+
+def _records() -> list[dict]:
+    return [{"simulation_id": s, "round": t, "pool_before": 80, "extractions": [5, 6, 7, 8], "final_pool": 54,
+             "payoffs": [5.0, 6.0, 7.0, 8.0], "collapsed": False, "reasonings": ["a", "round", "c", "d"]}
+            for s in (0, 1) for t in (1, 2)]
+
+
+@pytest.mark.parametrize("edit", [
+    ('"pool_before": 80', '"pool_before": 80, "pool_before": 120'),  # polars alone keeps the first
+    ('"final_pool": 54', '"\\u0066inal_pool": 3, "final_pool": 54'),  # the same key, written with an escape
+])
+def test_a_rationales_file_writing_a_field_twice_is_refused_on_the_fast_path_too(tmp_path, edit):
+    text = json.dumps(_records())
+    assert _rationales(tmp_path, text).height == 16
+    with pytest.raises(ValueError, match="twice|repeated|duplicate"):
+        _rationales(tmp_path, text.replace(*edit, 1))
+
+
+def test_text_that_looks_like_keys_keeps_the_fast_path_and_reads_as_the_strict_reader(tmp_path):
+    from scarce_lab.environments.sovsim.published import sovsim_json as sj
+
+    text = json.dumps(_records()).replace('"a"', '"payoffs: \\"round\\": 3"')  # a key-like text in a value
+    p = tmp_path / "r.json"
+    p.write_text(text)
+    assert sj._read_raw(p) is not None  # no doubled key: polars reads it
+    assert sj._read([(p, "m", "kcpr", "x")]).equals(sj._read_records(p, "m", "kcpr", "x"))
+    p.write_text(text.replace('"round": 1', '"round" : 1', 1))  # a key with space before its colon
+    assert sj._read_raw(p) is None
+
+
+def test_every_documented_key_keeps_the_fast_path(tmp_path):
+    from scarce_lab.environments.sovsim.published import sovsim_json as sj
+
+    recs = [r | {"announced_pool": 60, "announcement_reasoning": "say less"} for r in _records()]
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(recs, indent=1))  # the released files' layout: one key a line
+    assert sj._read_raw(p) is not None
+    p.write_text(json.dumps([r | {"notes": "x"} for r in recs]))  # an undocumented key: the strict reader decides
+    assert sj._read_raw(p) is None and sj._read_records(p, "m", "kcpr_m").height == 16

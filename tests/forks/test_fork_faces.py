@@ -32,17 +32,18 @@ def _row(parent, seed, label, value, env="e"):
             "metrics": {"m": value}}
 
 
-def test_effects_pair_by_parent_and_seed_and_give_an_interval_over_parents():
+def test_effects_pair_by_parent_and_seed_and_give_the_medians_interval_over_parents():
+    # most parents unchanged, one changed a lot: the shape where a t interval of the mean fails
+    shift = [0.0, 0.0, 0.0, 0.5, 1.0, 9.0, 0.0][:MIN_PARENTS + 1]
     vals = []
-    for p in range(MIN_PARENTS):
+    for p, d in enumerate(shift):
         for s in range(2):
-            vals += [_row(f"p{p}", s, "none", 10.0 + p), _row(f"p{p}", s, "rule:x=1", 10.0 + p + 1 + 0.5 * (p % 2) + s)]
+            vals += [_row(f"p{p}", s, "none", 10.0 + p), _row(f"p{p}", s, "rule:x=1", 10.0 + p + d + (s - 0.5))]
     vals.append(_row("orphan", 0, "rule:x=1", 99.0))  # no none partner: left out, counted
     (r,) = paired_effects(vals).iter_rows(named=True)
-    diffs = [1 + 0.5 * (p % 2) + 0.5 for p in range(MIN_PARENTS)]  # each parent's mean over its two seeds
-    assert r["effect"] == pytest.approx(sum(diffs) / len(diffs))
-    assert r["n_parents"] == MIN_PARENTS and r["n_pairs"] == 2 * MIN_PARENTS and r["unpaired"] == 1
-    assert r["ci_low"] < r["effect"] < r["ci_high"] and r["why"] is None
+    assert r["effect"] == pytest.approx(0.0) and r["mean_effect"] == pytest.approx(sum(shift) / len(shift))
+    assert r["n_parents"] == MIN_PARENTS + 1 and r["n_pairs"] == 2 * len(shift) and r["unpaired"] == 1
+    assert (r["ci_low"], r["ci_high"]) == (0.0, 9.0) and r["why"] is None  # 7 parents: smallest to largest
 
 
 def test_effects_of_too_few_parents_have_no_interval_and_say_why():
@@ -50,6 +51,9 @@ def test_effects_of_too_few_parents_have_no_interval_and_say_why():
     (r,) = paired_effects(vals).iter_rows(named=True)
     assert r["effect"] == pytest.approx(2.5) and r["ci_low"] is None and "from 1 parent" in r["why"]
     assert not math.isnan(r["effect"])
+    five = [_row(f"p{p}", 0, k, v) for p in range(MIN_PARENTS - 1) for k, v in (("none", 0.0), ("rule:x=1", p))]
+    (r,) = paired_effects(five).iter_rows(named=True)
+    assert r["ci_low"] is None and f"needs {MIN_PARENTS}" in r["why"] and "0.938" in r["why"]
 
 
 def test_sl_effects_on_shipped_forks(tmp_path):

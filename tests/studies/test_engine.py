@@ -93,7 +93,7 @@ def widths(monkeypatch):
     seq: list = []
     calls: list = []
 
-    def headline_widths(study, out):
+    def headline_widths(study, out, watched=None):
         calls.append(out)
         return seq[min(len(calls), len(seq)) - 1]
 
@@ -113,7 +113,7 @@ def test_target_width_adds_seed_batches_until_every_interval_is_narrow_enough(tm
                  say=lambda *_: None)
     state = read_state(tmp_path)
     assert state["stopped"].startswith("target widths reciprocity 0.3, reputation 0.3 reached")
-    assert "open t intervals of means 90-94%" in state["stopped"]
+    assert "every watched interval is bounded" in state["stopped"]
     assert state["seeds_run"] == [4, 5, 6, 7, 8, 9]  # two batches of the study's two seeds added
     assert len(widths.calls) == 3 + 1  # after each batch, then once by status
     assert result.arms["cross"].widths == {"reciprocity": 0.25, "reputation": 0.1}
@@ -261,7 +261,7 @@ def test_cli_list_show_status_and_report_use_the_study_folder(tmp_path, fake_tas
         return Found()
 
     module = types.ModuleType("scarce_lab.studies.report")
-    module.report, module.headline_widths = report, lambda study, out: {"cross": {"reciprocity": None}}
+    module.report, module.headline_widths = report, lambda study, out, watched=None: {"cross": {"reciprocity": None}}
     monkeypatch.setitem(sys.modules, "scarce_lab.studies.report", module)
     runner = CliRunner()
     r = runner.invoke(app, ["study", "list"])
@@ -277,3 +277,12 @@ def test_cli_list_show_status_and_report_use_the_study_folder(tmp_path, fake_tas
     assert r.exit_code == 2 and "--arm" in r.output and "sideways" in r.output
     r = runner.invoke(app, ["study", "run", "memory-horizon", "--role", "judge_model=x", "--dry-run"])
     assert r.exit_code == 2 and "--role" in r.output and "judge_model" in r.output
+
+
+def test_status_says_when_the_arms_dollars_miss_calls_the_ledger_charged():
+    from scarce_lab.studies.run import ArmStatus, StudyStatus
+
+    arms = {"cross": ArmStatus("cross", done=2, calls=40, usd=0.31)}
+    assert "the ledger (charged as each call" not in StudyStatus("s", Path("o"), arms, ledger_usd=0.31).text()
+    text = StudyStatus("s", Path("o"), arms, ledger_usd=0.37).text()  # calls answered before a kill, replayed at $0
+    assert "the arms' $0.3100 counts each run's recorded calls" in text and "replays from the response cache" in text

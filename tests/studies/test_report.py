@@ -76,7 +76,7 @@ def _known_share_rows(true_share: float, runs: int, model: str, seed: int = 7) -
     ci = mean_over_runs(per_run.tolist(), bounds=SHARE)
     return pl.DataFrame([{"metric": "share", "model": model, "condition": "h5",
                           "settings": json.dumps({"horizon": 5}), "estimate": ci["value"], "ci_low": ci["lo"],
-                          "ci_high": ci["hi"], "n_runs": runs, "why": ""}])
+                          "ci_high": ci["hi"], "n_runs": runs, "why": "", "interval": "bounded"}])
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def toy(monkeypatch):
     state: dict = {"frame": None, "text": NUMBERS.format(value=30, low=20, high=40)}
 
     def hook(ds, *, labels=None):
-        return ("share",) if ds is None else state["frame"]
+        return {"share": "bounded"} if ds is None else state["frame"]
 
     spec = dataclasses.replace(registry.get("sovsim"), study_metrics=hook)
     monkeypatch.setattr(registry, "get", lambda name: spec)
@@ -138,6 +138,13 @@ def test_headline_widths_per_arm(toy):
     toy["frame"] = _known_share_rows(0.30, runs=12, model="m")
     widths = rep.headline_widths(_study(), object())
     assert widths["short"] == {"share": None} and 0 < widths["long"]["share"] < 1
+
+
+def test_a_watched_row_of_another_kind_than_declared_is_refused(toy):
+    toy["frame"] = _known_share_rows(0.40, runs=9, model="m").with_columns(interval=pl.lit("t"))
+    assert rep.headline_widths(_study(), object())["long"]["share"] > 0  # status: widths only
+    with pytest.raises(StudyError, match=r"share: arm 'long', condition 'h5' prints a 't' interval, not the 'bounded'"):
+        rep.headline_widths(_study(), object(), watched=["share"])
 
 
 def test_a_paper_number_naming_an_unknown_metric_is_refused(toy):

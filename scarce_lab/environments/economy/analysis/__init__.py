@@ -13,7 +13,8 @@ bids, specialisation), :mod:`.compare` (economies side by side) and :mod:`.tenur
 newcomer against the incumbents); their one-sentence readings in :mod:`.readings`.
 
 Common to every finding: runs (seeds) are the independent unit (intervals are 95%
-Student-t intervals over per-run values; episodes inside a run are never treated as
+intervals over per-run values: the bounded interval for rates and indices in [0, 1],
+Student-t for the others; episodes inside a run are never treated as
 independent), and every group is one (task, condition): runs whose settings or model
 differ are refused (:class:`~scarce_lab.analysis.pooling.PoolingError`), never pooled.
 Each finding names the settings every run shares that depart from the paper's defaults
@@ -37,6 +38,7 @@ from . import tenure as _tenure
 #: What every saved table of this face was computed under.
 _UNIT = {"unit": "run (seed); conditions never pooled"}
 _T_SEEDS = "95% t-interval over seeds"
+_RATE_SEEDS = "95% bounded interval over seeds (rates in [0, 1]: hull of the t and the score interval)"
 
 
 def _economies(df: pl.DataFrame) -> pl.DataFrame:
@@ -80,8 +82,8 @@ def table(ds: Any) -> Finding:
 
     Per task and condition: the solve rate over the first fifth and the last fifth of
     training episodes and in frozen evaluation (the population fixed: no reproduction,
-    removal or newcomer), per run first, then the mean over runs with a 95% Student-t
-    interval clipped to [0, 1] (none from one run) (:func:`.metrics.ablation_table`).
+    removal or newcomer), per run first, then the mean over runs with a 95% bounded
+    interval (:func:`~scarce_lab.analysis.stats.bounded_mean_ci`; none from one run) (:func:`.metrics.ablation_table`).
     Runs that did not complete are left out, with a warning naming them (their fifths
     are not comparable). The reading gives the full economy's rates against each other
     condition's frozen-evaluation rate and, for runs driven by a model, how many model
@@ -112,7 +114,7 @@ def learning_curve(ds: Any, *, window: int = 10) -> Finding:
 
     Training episodes in windows of ``window`` (window ``w`` holds episodes ``w .. w +
     window - 1``): the solve rate per run and window, then per (task, condition,
-    window) the mean over runs and a 95% Student-t band clipped to [0, 1]
+    window) the mean over runs and a 95% bounded band (rates in [0, 1])
     (:func:`.metrics.solve_curve`). One panel per condition, so bands never overlap.
     Baselines are left out (no economy to follow over training). The frame (one
     row per window: ``solve_rate``, ``solve_rate_lo``/``_hi``, ``n_runs``) is saved, not
@@ -128,7 +130,7 @@ def learning_curve(ds: Any, *, window: int = 10) -> Finding:
     return Finding("economy_learning_curves", frame=curve, show_frame=False,
                            chart=metrics.learning_curve_chart(curve, title=f"{what} per {window} training episodes"),
                            reading=readings.learning_sentence(curve),
-                           convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
+                           convention=_UNIT | {"intervals": _RATE_SEEDS,
                                                "window": f"{window} training episodes"})
 
 
@@ -193,7 +195,7 @@ def specialisation(ds: Any, *, run: str | None = None, top: int = 10) -> Finding
     The index, per run: for each agent, the share of its training wins that fall in its
     most frequent kind of step, averaged over agents weighted by their wins (1 = every
     agent wins one kind only); then per (task, condition) the mean over runs with a 95%
-    Student-t interval clipped to [0, 1] (:func:`.metrics.specialisation_index`). The
+    bounded interval (an index in [0, 1]) (:func:`.metrics.specialisation_index`). The
     reading names the conditions with the highest and lowest index, with Welch tests
     over run means corrected for the number of comparisons
     (:func:`~scarce_lab.analysis.readings.describe_extremes`). The heat map shows one
@@ -223,7 +225,7 @@ def specialisation(ds: Any, *, run: str | None = None, top: int = 10) -> Finding
     reading = describe_extremes(values, ["group"], "the specialisation index") if values.height else ""
     res = finding("economy_specialisation", values, shown=["task", "group", "estimate", "runs"],
                            reading=reading, chart=chart,
-                           convention=_UNIT | {"intervals": f"{_T_SEEDS}, clipped to [0, 1]",
+                           convention=_UNIT | {"intervals": _RATE_SEEDS,
                                                "index": "win-weighted share of an agent's wins in its main step kind",
                                                "heatmap_run": run})
     if res.layout is None:  # nothing to show: the sentence that says so

@@ -32,7 +32,8 @@ _DYN_COLS = ("final_size", "mean_size", "children", "replacements", "newcomers",
 def dynamics_table(episodes: pl.DataFrame, population: pl.DataFrame, births: pl.DataFrame,
                    deaths: pl.DataFrame) -> pl.DataFrame:
     """Population dynamics per (task, economy, condition): mean over runs, with a 95%
-    t-interval over runs (``*_lo``/``*_hi``, clipped to the value's range; none from one run) of each per-run value:
+    interval over runs (``*_lo``/``*_hi``: the bounded interval for the rates and the Gini in [0, 1], a
+    t-interval clipped at 0 for the others; none from one run) of each per-run value:
 
     - ``final_size``: agents alive at the last training snapshot; ``mean_size`` over
       training snapshots;

@@ -7,6 +7,8 @@ checked by :func:`scarce_lab.analysis.pooling.check_no_pooling`, never pooled).
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from scarce_lab.analysis import stats
@@ -26,7 +28,7 @@ from scarce_lab.analysis.pooling import check_no_pooling
 from scarce_lab.analysis.stats import mean_ci_cells as mean_ci
 
 GROUP = ("task", "condition")
-CI_METHOD = "mean over seeds, 95% t-interval clipped to [0, 1]"
+CI_METHOD = "mean over seeds, 95% bounded interval (hull of the t and the score interval in [0, 1])"
 
 
 def wealth_gini(wealths: list[float]) -> float | None:
@@ -100,7 +102,7 @@ _COND_ORDER = {"none": 0, "no-auction": 1, "no-exploration": 2, "no-exploitation
 
 def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
     """Rows per (task, condition): n_runs and the solve rate (mean, 95% CI over seeds;
-    a t-interval on per-run rates, clipped to [0, 1]) over the first fifth and last
+    the bounded interval on per-run rates, :func:`clipped_mean_ci`) over the first fifth and last
     fifth of training, and in frozen evaluation.
 
     Raises:
@@ -126,11 +128,19 @@ def ablation_table(episodes: pl.DataFrame) -> pl.DataFrame:
 
 
 def clipped_mean_ci(values: list, top: float | None = 1.0) -> tuple[float | None, float | None, float | None]:
-    """:func:`~scarce_lab.analysis.stats.mean_ci_cells` of per-run values that lie in
-    ``[0, top]`` (``top`` None: no upper bound), the interval clipped to that range (the
-    t-interval does not know it)."""
-    m, lo, hi = mean_ci(values)
-    return m, None if lo is None else max(0.0, lo), hi if hi is None or top is None else min(top, hi)
+    """Mean and 95% interval of per-run values that lie in ``[0, top]`` (``None``, null
+    and non-finite values left out). With ``top`` (a rate: 1): the bounded interval
+    (:func:`~scarce_lab.analysis.stats.bounded_mean_ci`: the hull of the t and the score
+    interval, which keeps its 95% at few runs where a clipped t interval covered 84-90% on
+    rates piled at a bound, and under a stopping rule on its width: kind ``bounded``);
+    without (no upper bound): :func:`~scarce_lab.analysis.stats.mean_ci_cells`, clipped at 0."""
+    if top is None:
+        m, lo, hi = mean_ci(values)
+        return m, None if lo is None else max(0.0, lo), hi
+    from scarce_lab.undefined import or_none
+
+    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return tuple(or_none(v) for v in stats.bounded_mean_ci(vals, 0.0, top))  # type: ignore[return-value]
 
 
 def ci_text(m: float | None, lo: float | None, hi: float | None) -> str:
@@ -286,7 +296,7 @@ def bid_convergence(agent_episodes: pl.DataFrame, window: int = 20) -> pl.DataFr
 
 
 # -- charts (altair; imported lazily) -------------------------------------------------
-_T_SEEDS = "95% t-interval over seeds, clipped to [0, 1]"
+_T_SEEDS = "95% bounded interval over seeds (rates in [0, 1])"
 CONDITION_LABELS = {"none": "full economy", "no-auction": "no auction", "no-exploration": "no exploration",
                     "no-exploitation": "no exploitation"}
 #: Chart titles of the tasks (``runs.task``); others are named as recorded.

@@ -30,12 +30,12 @@ def ablation_sentence(table: pl.DataFrame) -> str:
 
 def _seeds_note(table: pl.DataFrame) -> str:
     """How many seeds each condition has and where the table has intervals: a 95%
-    t-interval over seeds needs two seeds; with one there is none, and the note says why
+    interval over seeds needs two seeds; with one there is none, and the note says why
     rather than point to intervals the table does not have."""
     ns = sorted(set(table["n_runs"].to_list()))
     n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
     if ns[-1] < 2:
-        return (f"{n} seed per condition: no interval, since a 95% t-interval over seeds, the independent "
+        return (f"{n} seed per condition: no interval, since a 95% interval over seeds, the independent "
                 "unit, needs at least two")
     if ns[0] < 2:
         return (f"{n} seeds per condition; 95% intervals in the table where a condition has two or more seeds, "

@@ -22,6 +22,11 @@ finding: 3 for Tables 4 and 10, 4 for Table 8):
   requested slot).
 
 Shares are fractions in [0, 1] (the report divides a paper's percentages by 100).
+
+Each row states its interval's kind (``interval``, :data:`INTERVALS`:
+:data:`scarce_lab.analysis.stats.INTERVAL_KINDS`): shares and rates ``bounded`` (the
+frame functions pass the range 0-1), mean bids and the duration growth ``t`` (no upper
+bound), the median winning bids ``median_bootstrap``.
 """
 
 from __future__ import annotations
@@ -53,8 +58,12 @@ METRICS: dict[str, str] = {
     "full_resolution_rate": "runs", "mean_partial_score": "runs", "deadline_miss_rate": "runs",
     "duration_growth": "runs",
 }
+#: ``{metric: interval kind}``: the kind each frame function prints for it (the bounds it passes).
+INTERVALS: dict[str, str] = {
+    m: ("t" if m.startswith(("richer_mean_bid", "urgent_mean_bid", "other_mean_bid")) or m == "duration_growth"
+        else "median_bootstrap" if m.startswith("median_winning_bid") else "bounded") for m in METRICS}
 COLUMNS = {"metric": pl.String, "model": pl.String, "condition": pl.String, "estimate": pl.Float64,
-           "ci_low": pl.Float64, "ci_high": pl.Float64, "n_runs": pl.Int64, "why": pl.String}
+           "ci_low": pl.Float64, "ci_high": pl.Float64, "n_runs": pl.Int64, "why": pl.String, "interval": pl.String}
 NO_INTERVAL = ("no 95% interval: the table prints none from one run or when every run gives the same value "
                "(t over run means; bench_coverage.py)")
 NO_MEDIAN_INTERVAL = "no 95% interval: a median's cluster bootstrap is printed from 30 runs on (bench_coverage.py)"
@@ -69,7 +78,8 @@ def _long(frame: pl.DataFrame, name: pl.Expr, why: str = NO_INTERVAL) -> pl.Data
         name.alias("metric"), "model", "condition", pl.col("value").cast(pl.Float64).alias("estimate"),
         pl.col("lo").cast(pl.Float64).alias("ci_low"), pl.col("hi").cast(pl.Float64).alias("ci_high"),
         pl.col("runs").cast(pl.Int64).alias("n_runs"),
-        pl.when(pl.col("lo").is_null()).then(pl.lit(why)).otherwise(pl.lit("")).alias("why"))
+        pl.when(pl.col("lo").is_null()).then(pl.lit(why)).otherwise(pl.lit("")).alias("why"),
+        pl.lit(None, pl.String).alias("interval"))
 
 
 def _stage(prefix: str) -> pl.Expr:
@@ -111,12 +121,12 @@ def _from_labels(ds: Any, labels: pl.DataFrame) -> list[pl.DataFrame]:
     return out
 
 
-def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.DataFrame | tuple[str, ...]:
+def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.DataFrame | dict[str, str]:
     """The report rows of ``ds`` (``metric, model, condition, estimate, ci_low, ci_high,
-    n_runs, why, run_id``; ``model`` the negotiator model, ``condition`` the tidy
+    n_runs, why, interval, run_id``; ``model`` the negotiator model, ``condition`` the tidy
     tables' condition label, ``run_id`` one run of it, whose manifest gives the report
-    the condition's settings); with ``ds=None`` the names it computes (:data:`METRICS`), which the report
-    checks a paper-numbers file against.
+    the condition's settings; ``interval`` the kind of its interval); with ``ds=None`` the names it computes
+    with their interval kinds (:data:`INTERVALS`), which the report checks a paper-numbers file against.
 
     ``labels``: the judge panel's ``labels.parquet`` (path or table); without it each
     label metric's row has no estimate and says it needs labels.
@@ -126,7 +136,7 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
         PoolingError: a model x condition group mixes conditions (never pooled).
     """
     if ds is None:
-        return tuple(METRICS)
+        return dict(INTERVALS)
     parts: list[Callable[[], list[pl.DataFrame]]] = [lambda: _from_runs(ds)]
     if labels is not None:
         table = labels if isinstance(labels, pl.DataFrame) else _read_labels(labels)
@@ -136,7 +146,9 @@ def study_metrics(ds: Any, *, labels: str | pl.DataFrame | None = None) -> pl.Da
     frames = [f for part in parts for f in part() if f.height]
     out = pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(schema=COLUMNS)
     first = ds.scarce.contentions.select("condition", "run_id").unique(subset=["condition"], keep="first")
-    return out.filter(pl.col("metric").is_in(list(METRICS))).join(first, on="condition", how="left")
+    return (out.filter(pl.col("metric").is_in(list(METRICS)))
+            .with_columns(interval=pl.col("metric").replace_strict(INTERVALS, return_dtype=pl.String))
+            .join(first, on="condition", how="left"))
 
 
 def _needs_labels(ds: Any) -> pl.DataFrame:
@@ -146,6 +158,7 @@ def _needs_labels(ds: Any) -> pl.DataFrame:
     return groups.join(names, how="cross").with_columns(
         estimate=pl.lit(None, pl.Float64), ci_low=pl.lit(None, pl.Float64), ci_high=pl.lit(None, pl.Float64),
         n_runs=pl.lit(0, pl.Int64), why=pl.lit("needs judge labels (none given: scarce-lab judge label)"),
+        interval=pl.lit(None, pl.String),
     ).select(list(COLUMNS))
 
 

@@ -323,6 +323,28 @@ def _status(key: str, g: pl.DataFrame, n: int) -> str:
     return "ok" if n > 0 else "no_event"
 
 
+def metric_ranges(conv: Convention | None) -> dict[str, tuple[float | None, float | None]]:
+    """The range of each Table 1 metric (:data:`RANGES`; with ``conv``, survival time and
+    defection onset end at ``conv.rounds`` and total payoff at ``conv.max_total_payoff``).
+    Both ends known: :func:`summarize` prints the bounded interval, else the t interval."""
+    ranges = dict(RANGES)
+    if conv is not None:
+        ranges |= {"survival_time": (1.0, float(conv.rounds)), "defection_onset": (1.0, float(conv.rounds)),
+                   "total_payoff": (0.0, conv.max_total_payoff)}
+    return ranges
+
+
+def interval_kind(key: str, conv: Convention | None) -> str:
+    """The kind of interval (:data:`scarce_lab.analysis.stats.INTERVAL_KINDS`) that
+    :func:`summarize` prints for Table 1 metric ``key`` under ``conv``."""
+    if key == "survival_rate":
+        return "exact_binomial"
+    if key == "survival_drop":
+        return "drop_bootstrap"
+    a, b = metric_ranges(conv).get(key, (None, None))
+    return "bounded" if a is not None and b is not None else "t"
+
+
 def summarize(
     per_sim: pl.DataFrame, *, baseline: str = "cpr", seed: int = 0, conv: Convention | None = None,
     by: Grouping = "condition", force: bool = False,
@@ -344,10 +366,7 @@ def summarize(
     if per_sim.is_empty():
         raise EmptyTableError("no finished simulation to tabulate: every run failed, was interrupted before "
                               "its game ended, or was filtered out (a table of nothing is refused)")
-    ranges = dict(RANGES)
-    if conv is not None:
-        ranges |= {"survival_time": (1.0, float(conv.rounds)), "defection_onset": (1.0, float(conv.rounds)),
-                   "total_payoff": (0.0, conv.max_total_payoff)}
+    ranges = metric_ranges(conv)
     per_sim = pool_groups(per_sim, by, keys=("model",), force=force, what="Table 1")
     drops = relative_drops(per_sim, "survived", baseline=baseline, seed=seed)
     drop_map = {(r["model"], r["condition"]): r for r in drops.iter_rows(named=True)}

@@ -10,13 +10,17 @@ saw is derived as ``max(0, pool_before - sum of extractions 0..2)``.
 
 Reading: polars parses the file with an explicit schema and builds the rows in bulk
 (:func:`_read_raw`, :func:`_rows`); a file it cannot take as it is (a number stored as text, a
-missing field, lists of unequal length, not a list) goes through the record-by-record
-reader (:func:`_read_records`), which accepts what it always accepted and names the
-file, record and field of anything it refuses. Both give the same frame.
+missing field, lists of unequal length, not a list), and a file whose keys are not
+exactly the fields polars read (a key written twice: polars would keep the first
+silently; :func:`_maybe_doubled`), goes through the record-by-record reader (:func:`_read_records`,
+through the strict JSON reader), which accepts what it always accepted and names the
+file, record and field of anything it refuses, a doubled key included. Both give the
+same frame.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -138,6 +142,7 @@ _SCHEMA = {
     "collapsed": pl.Boolean,
     "reasonings": pl.List(pl.String),
     "announced_pool": pl.Float64,
+    "announcement_reasoning": pl.String,  # not used here: read so that every documented key is counted
 }
 
 
@@ -147,10 +152,11 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
     required field missing or null, lists of unequal length, no agents, no records)."""
     try:
         with open_regular(path) as fh:  # the read gate: a regular file within its size limit
-            raw = pl.read_json(fh, schema=_SCHEMA)
+            data = fh.read()
+        raw = pl.read_json(io.BytesIO(data), schema=_SCHEMA)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return None
-    if raw.height == 0:
+    if raw.height == 0 or _maybe_doubled(data, raw):
         return None
     ok = raw.select(
         required=pl.all_horizontal(pl.col(f).is_not_null().all() for f in REQUIRED),
@@ -160,6 +166,32 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
         no_null_payoff=pl.col("payoffs").list.eval(pl.element().is_null().any()).list.first().any().not_(),
     ).row(0)
     return raw if all(ok) else None
+
+
+_WHITESPACE = (9, 10, 13, 32)
+
+
+def _maybe_doubled(data: bytes, raw: pl.DataFrame) -> bool:
+    """True unless the file's keys are exactly the fields polars read: the colons that end a
+    key (after an unescaped quote) must number the non-null values of :data:`_SCHEMA`'s
+    fields in ``raw``. A key written twice (polars keeps the first without a word, where
+    the strict reader refuses it naming the key), also with an escape (``"\\u0072ound"``),
+    an unknown key, or a key with space before its colon gives True: the strict reader
+    then decides. A few full-array passes over the bytes (polars' parse takes longer)."""
+    import numpy as np
+
+    b = np.frombuffer(data, dtype=np.uint8)
+    at = np.flatnonzero(b == ord(":"))
+    at = at[at >= 2]
+    before = b[at - 1]
+    for i in at[(before == 32) | (before == 9) | (before == 10) | (before == 13)]:  # after space: a key's end?
+        j = int(i) - 1
+        while j > 0 and b[j] in _WHITESPACE:
+            j -= 1
+        if b[j] == ord('"'):
+            return True
+    keys = int(((before == ord('"')) & (b[at - 2] != ord("\\"))).sum())
+    return keys != sum(raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0))
 
 
 def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
