@@ -324,12 +324,18 @@ def _mass_chart(ranks: pl.DataFrame, by: Sequence[str]):
     if ranks.is_empty():
         return NoFigure("population game: no condition")
     df = ranks.with_columns(pl.col("model").map_elements(_short, return_dtype=pl.String).alias("member"))
-    tips = ["model", alt.Tooltip("mass:Q", format=".3f"), "rank", alt.Tooltip("top_share:Q", format=".0%")]
-    chart = alt.Chart(df.to_pandas()).mark_bar().encode(
-        x=alt.X("mass:Q", title="alpha-rank stationary mass", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("member:N", title="model"), tooltip=tips).properties(width=360, height=max(90, 22 * df["member"].n_unique()))
+    shares = df["top_share"].null_count() < df.height
+    what = {"mass": "alpha-rank mass", "top_share": "share of resamples it tops"}
+    long = df.unpivot(index=[*by, "member", "model"], on=["mass", "top_share"] if shares else ["mass"],
+                      variable_name="quantity", value_name="value").with_columns(
+        pl.col("quantity").replace_strict(what, return_dtype=pl.String))
+    tips = ["model", "quantity", alt.Tooltip("value:Q", format=".3f")]
+    chart = alt.Chart(long.to_pandas()).mark_bar().encode(
+        x=alt.X("value:Q", title="alpha-rank stationary mass; share of bootstrap resamples", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("member:N", title="model"), color=alt.Color("quantity:N", title=None), yOffset="quantity:N",
+        tooltip=tips).properties(width=360, height=max(90, (32 if shares else 22) * df["member"].n_unique()))
     if by and df[by[0]].n_unique() > 1:
         chart = chart.facet(row=alt.Row(f"{by[0]}:N", title=by[0]))
     return titled(chart, "The population game: alpha-rank mass", caption(
         "single-population alpha-rank of the focal payoff matrix", f"simulations per cell {int(df['simulations'].min())}",
-        "tooltip: share of bootstrap resamples in which the model tops"))
+        "share: bootstrap resamples of simulations in which the model has the largest mass (none with one simulation)"))

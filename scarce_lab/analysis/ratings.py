@@ -352,7 +352,7 @@ def _ratings_chart(table: pl.DataFrame, by: Sequence[str]):
         width=360, height=max(90, 22 * df["member"].n_unique()))
     if by and df[by[0]].n_unique() > 1:
         chart = chart.facet(row=alt.Row(f"{by[0]}:N", title=by[0]))
-    n = int(df["simulations"].min()), int(df["simulations"].max())
+    lo, hi = int(df["simulations"].min()), int(df["simulations"].max())
     return titled(chart, "Bradley-Terry ratings from invasion comparisons", caption(
-        "0: the population's mean", f"simulations per cell {n[0]}-{n[1]}", "bars: " + CI_METHOD,
+        "0: the population's mean", f"simulations per cell {lo}" + (f"-{hi}" if hi > lo else ""), "bars: " + CI_METHOD,
         f"no bar: fewer than {MIN_SIMS_INTERVAL} simulations"))
