@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .ratings import RatingError, cells_by_simulation
+from .ratings import RatingError, no_population, cells_by_simulation, one_model_conditions
 
 #: Defaults of :func:`alpha_rank` (module docstring).
 ALPHA, POPULATION_SIZE = 10.0, 50
@@ -186,6 +186,8 @@ def _games_matrices(runs: pl.DataFrame, by: Sequence[str]):
         models = sorted(set(g["focal_model"]) | set(g["background_model"]))
         sims = sorted(set(g["simulation"]))
         where = f" ({', '.join(f'{k}={v}' for k, v in cond.items())})" if cond else ""
+        if len(models) < 2:
+            raise RatingError(f"the grid{where} holds one model ({models[0]}): a population game needs two")
         got = {(r["focal_model"], r["background_model"]): r["s"] for r in
                g.group_by("focal_model", "background_model").agg(pl.col("simulation").sort().alias("s"))
                .iter_rows(named=True)}
@@ -212,8 +214,11 @@ def population_games(runs: pl.DataFrame, *, by: Sequence[str] = ("condition",), 
 
     Raises:
         RatingError: as :func:`scarce_lab.analysis.ratings.cells_by_simulation`; a cell
-            of the grid without runs, or whose simulations differ from the others' (named).
+            of the grid without runs, or whose simulations differ from the others' (named);
+            ``n_boot`` below 1; as :func:`alpha_rank` (alpha, population size).
     """
+    if n_boot < 1:
+        raise RatingError(f"n_boot must be at least 1, got {n_boot}")
     out = []
     for cond, models, sims, per in _games_matrices(runs, by):
         mean = per.mean(axis=0)
@@ -278,14 +283,17 @@ def population_game_result(runs: pl.DataFrame, *, by: Sequence[str] = ("conditio
     from .figures import markdown_table
     from .findings import Finding
 
-    games = population_games(runs, by=by, alpha=alpha, population_size=population_size, n_boot=n_boot, seed=seed)
-    ranks, points = population_game_frames(games, by)
+    runs, lone = one_model_conditions(cells_by_simulation(runs, by=by), by)
     conv = {"game": "focal payoff matrix as a symmetric population game (row: focal model, column: background)",
             "alpha_rank": f"single population, alpha={alpha:g} per payoff range, m={population_size} "
                           "(Omidshafiei et al. 2019)",
             "rest_points": "replicator dynamics; stability from tangent-space Jacobian eigenvalues",
             "uncertainty": f"shares over {n_boot} bootstrap resamples of simulations (not coverage-checked intervals)",
             "payoff": payoff, **(convention or {})}
+    if runs.is_empty():
+        return no_population(name, lone, conv, stale=(f"{name}_rest_points",))
+    games = population_games(runs, by=by, alpha=alpha, population_size=population_size, n_boot=n_boot, seed=seed)
+    ranks, points = population_game_frames(games, by)
 
     def share(v: float | None) -> str:
         return "-" if v is None else f"{v:.0%}"
@@ -310,7 +318,8 @@ def population_game_result(runs: pl.DataFrame, *, by: Sequence[str] = ("conditio
     reading = ("The focal payoff matrix as a population game: alpha-rank's stationary mass (single population, "
                f"alpha {alpha:g} per payoff range, population {population_size}) and the replicator dynamics' stable "
                "rest points. " + ". ".join(parts) + ". The shares are bootstrap shares over simulations: how much the "
-               "answer depends on which simulations were run, not intervals with a checked coverage.")
+               "answer depends on which simulations were run, not intervals with a checked coverage."
+               + (f" Left out (one model, nothing to compare): {'; '.join(lone)}." if lone else ""))
     return Finding(name, frame=ranks, text=text, reading=reading, chart=_mass_chart(ranks, by),
                    extra={f"{name}_rest_points": points}, convention=conv)
 

@@ -64,7 +64,7 @@ ELO_PER_LOGIT = 400.0 / math.log(10.0)
 RUN_COLUMNS = ("focal_model", "background_model", "focal_payoff", "simulation")
 
 __all__ = ["CI_METHOD", "ELO_PER_LOGIT", "MIN_SIMS_INTERVAL", "RatingError", "bradley_terry", "cells_by_simulation",
-           "comparisons", "fit_bradley_terry", "ratings_result"]
+           "comparisons", "fit_bradley_terry", "no_population", "one_model_conditions", "ratings_result"]
 
 
 class RatingError(ValueError):
@@ -114,6 +114,30 @@ def cells_by_simulation(runs: pl.DataFrame, *, by: Sequence[str] = ("condition",
         raise RatingError(f"{_cell({c: r[c] for c in by}, r['focal_model'], r['background_model'])}: {r['n']} runs "
                           f"of simulation {r['simulation']}; a cell has one run per simulation (load one grid)")
     return runs.select(*keys, pl.col("focal_payoff").cast(pl.Float64)).sort(keys)
+
+
+def one_model_conditions(runs: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
+    """``runs`` without the conditions whose grid holds one model (no population to rate
+    or play: nothing to compare), and those conditions as text (for the reading)."""
+    if runs.is_empty():
+        return runs, []
+    both = pl.concat([runs.select(*by, pl.col("focal_model").alias("_m")),
+                      runs.select(*by, pl.col("background_model").alias("_m"))])
+    if not by:
+        return (runs.clear(), ["all runs"]) if both["_m"].n_unique() < 2 else (runs, [])
+    lone = both.group_by(list(by)).agg(pl.col("_m").n_unique().alias("_n")).filter(pl.col("_n") < 2).sort(list(by))
+    text = [", ".join(f"{c}={r[c]}" for c in by) for r in lone.iter_rows(named=True)]
+    return runs.join(lone.select(list(by)), on=list(by), how="anti", nulls_equal=True), text
+
+
+def no_population(name: str, lone: list[str], conv: dict, stale: tuple[str, ...] = ()):
+    """The finding of a grid in which every condition holds one model: a sentence, no table."""
+    from .figures import NoFigure
+    from .findings import Finding
+
+    why = f"{name}: every condition holds one model ({'; '.join(lone) or 'no runs'}), so there is nothing to compare"
+    return Finding(name, frame=None, reading=f"No table: {why}.", chart=NoFigure(why), convention=conv,
+                   stale=(name, *stale))
 
 
 def comparisons(runs: pl.DataFrame, *, by: Sequence[str] = ("condition",)) -> pl.DataFrame:
@@ -285,11 +309,14 @@ def ratings_result(runs: pl.DataFrame, *, by: Sequence[str] = ("condition",), pa
     from .figures import markdown_table
     from .findings import Finding
 
-    table = bradley_terry(runs, by=by)
+    runs, lone = one_model_conditions(cells_by_simulation(runs, by=by), by)
     conv = {"unit": "simulation (comparisons clustered by it); conditions never pooled", "intervals": CI_METHOD,
             "interval_from": f"{MIN_SIMS_INTERVAL} simulations per cell",
             "comparison": "F over background B vs B's self-play, same simulation (invasion)", "payoff": payoff,
             **(convention or {})}
+    if runs.is_empty():
+        return no_population(name, lone, conv)
+    table = bradley_terry(runs, by=by)
 
     def cell(r: dict) -> str:
         if r["rating"] is None:
@@ -302,7 +329,8 @@ def ratings_result(runs: pl.DataFrame, *, by: Sequence[str] = ("condition",), pa
                            "Elo": "-" if r["elo"] is None else f"{r['elo']:+.0f}",
                            "wins / comparisons": f"{r['wins']:g} / {r['comparisons']}", "ties": r["ties"],
                            "simulations": r["simulations"]} for r in table.iter_rows(named=True)])
-    reading = _ratings_reading(table, by, payoff)
+    reading = _ratings_reading(table, by, payoff) + (
+        f" Left out (one model, nothing to compare): {'; '.join(lone)}." if lone else "")
     return Finding(name, frame=table, text=markdown_table(shown) if shown.height else None, reading=reading,
                    chart=_ratings_chart(table, by), convention=conv)
 

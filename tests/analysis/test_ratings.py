@@ -116,6 +116,19 @@ def test_hostile_inputs_fail_naming_the_cell():
         rt.bradley_terry(grid.drop("simulation"))
 
 
+def test_a_condition_with_one_model_is_left_out_and_said():
+    lone = _runs([("solo", "z", "z", s, 1.0 + s) for s in range(3)])
+    pair = _gumbel_grid({"u": 0.5, "v": -0.5}, 3, seed=5)
+    for result in (rt.ratings_result, pg.population_game_result):
+        only = result(lone, payoff="points", name="t")
+        assert only.frame is None and only.reading.startswith("No table: t: every condition holds one model")
+        both = result(pl.concat([lone, pair]), payoff="points", name="t")
+        assert set(both.frame["condition"]) == {"c1"} and "Left out (one model" in both.reading
+        assert "condition=solo" in both.reading
+    with pytest.raises(rt.RatingError, match=r"\(condition=solo\) holds one model \(z\)"):
+        pg.population_games(lone)
+
+
 # -- alpha-rank (Omidshafiei et al. 2019, single population) ------------------------------
 def test_alpha_rank_of_rock_paper_scissors_is_uniform():
     rps = np.array([[0.0, -2.0, 2.0], [2.0, 0.0, -2.0], [-2.0, 2.0, 0.0]])
