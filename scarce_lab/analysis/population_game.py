@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .ratings import RatingError, no_population, cells_by_simulation, one_model_conditions
+from .ratings import RatingError, cells_by_simulation, no_population, one_model_conditions
 
 #: Defaults of :func:`alpha_rank` (module docstring).
 ALPHA, POPULATION_SIZE = 10.0, 50

@@ -27,7 +27,7 @@ number). Comparisons within a simulation share the background's self-play payoff
 so they are not independent: the standard errors are clustered by simulation
 (statsmodels' cluster-robust covariance) and the interval uses a t quantile with
 (simulations - 1) degrees of freedom; the model-based Wald interval ignores that
-sharing and covered only 0.90-0.92 with 4-5 members.
+sharing and covered only 0.90-0.93 with 4-5 members at 5-30 simulations.
 
 Intervals. 95%: estimate +- t(0.975, S - 1) x clustered se of the centred rating,
 printed from :data:`MIN_SIMS_INTERVAL` simulations per cell. ``benchmarks/bench_coverage.py``
