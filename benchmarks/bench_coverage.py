@@ -29,6 +29,12 @@ Scenarios (the true value in brackets):
   (``stats.relative_drop_ci``; printed from ``stats.MIN_RUNS_DROP`` on).
 - ``Fisher z``: Pearson r of bivariate normal pairs with rho = 0.5 (``stats.pearson_ci``;
   needs 4 pairs).
+- ``cross-play ratings``: Bradley-Terry ratings of a focal/background grid
+  (``ratings.bradley_terry``) with ``k`` simulations per cell; each cell's focal payoff
+  is the member's strength plus Gumbel noise (so the invasion comparison is exactly
+  Bradley-Terry, and a background's self-play draw is shared by every comparison
+  against it in that simulation) [the centred strengths]; the interval (se clustered
+  by simulation, t quantile) is printed from ``ratings.MIN_SIMS_INTERVAL`` simulations.
 - ``agreement``: Krippendorff's alpha and Fleiss' kappa of 3 judges on ``k`` units
   (prevalence 0.3, each judge right with probability 0.85) [the value on 400 000 units];
   percentile bootstrap over units (``judge.agreement``; printed from
@@ -78,7 +84,7 @@ from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scarce_lab.analysis import stats  # noqa: E402
+from scarce_lab.analysis import ratings, stats  # noqa: E402
 from scarce_lab.forks import effects  # noqa: E402
 from scarce_lab.judge import agreement  # noqa: E402
 
@@ -389,6 +395,37 @@ def _cov_agreement(stat, min_units):
     return cov
 
 
+def _cov_bradley_terry(strengths: tuple[float, ...]):
+    """Coverage of ``ratings.bradley_terry``'s interval (computed as it computes it:
+    ``ratings.fit_bradley_terry``, se clustered by simulation, t quantile) on a
+    cross-play grid of ``len(strengths)`` members with ``k`` simulations per cell: each
+    cell's focal payoff is the focal member's strength plus Gumbel noise, so "F over B
+    beats B's self-play" is exactly Bradley-Terry with the true centred ratings, while
+    B's self-play draw of a simulation is shared by every comparison against B in it
+    (the grid's dependence). Coverage is over members and datasets with a finite
+    estimate; ``given`` is the share of datasets with one (a comparison graph that is
+    not strongly connected has none)."""
+    a = np.asarray(strengths, float)
+    truth = a - a.mean()
+    n = len(a)
+    fi, bi = (np.array(v) for v in zip(*[(f, b) for f in range(n) for b in range(n) if f != b], strict=True))
+
+    def cov(k, sims, boot, rng):
+        if k < ratings.MIN_SIMS_INTERVAL:
+            return math.nan, 0.0
+        hit = given = 0
+        for _ in range(sims):
+            own = a[None, :] + rng.gumbel(size=(k, n))  # B's self-play payoff per simulation
+            inv = a[fi][None, :] + rng.gumbel(size=(k, len(fi)))  # F over B per simulation
+            y = (inv > own[:, bi]).astype(float).ravel()
+            fit = ratings.fit_bradley_terry(n, np.tile(fi, k), np.tile(bi, k), y, np.repeat(np.arange(k), len(fi)))
+            if fit["ok"]:
+                given += 1
+                hit += int(np.sum(np.abs(fit["rating"] - truth) <= fit["q"] * fit["se"]))
+        return (hit / (given * n) if given else math.nan), given / sims
+    return cov
+
+
 METHODS = {
     # name: (coverage function, scenario); "(before)": the method printed before the cluster intervals
     "cluster bootstrap (before)": (cov_cluster_bootstrap, "cluster"),
@@ -408,6 +445,9 @@ METHODS = {
     "alpha bootstrap (now)": (_cov_agreement("alpha", None), "agreement"),
     "Fleiss bootstrap, from 1 unit (before)": (_cov_agreement("fleiss", 1), "agreement"),
     "Fleiss bootstrap (now)": (_cov_agreement("fleiss", None), "agreement"),
+    "Bradley-Terry, 3 members": (_cov_bradley_terry((0.6, 0.0, -0.6)), "cross-play ratings"),
+    "Bradley-Terry, 3 members far apart": (_cov_bradley_terry((1.5, 0.0, -1.5)), "cross-play ratings"),
+    "Bradley-Terry, 5 members": (_cov_bradley_terry((1.0, 0.5, 0.0, -0.5, -1.0)), "cross-play ratings"),
 }
 
 

@@ -17,7 +17,13 @@ metrics behind them in :mod:`.tactics`, :mod:`.dynamics`, :mod:`.institutions`,
 
 from __future__ import annotations
 
-from .crossplay import alliances, focal_payoff_matrix, invader_advantage
+from .crossplay import (
+    alliances,
+    crossplay_ratings,
+    focal_payoff_matrix,
+    invader_advantage,
+    population_game,
+)
 from .findings import (
     bid_drift,
     bid_revisions,
@@ -60,6 +66,6 @@ __all__ = [
     "win_continuity", "bid_drift", "durations", "scheduler_comparison",
     # institutions, tenure, cross-play, say-do
     "institution_behaviour", "collective_output", "tenure_outcomes",
-    "focal_payoff_matrix", "invader_advantage", "alliances",
+    "focal_payoff_matrix", "invader_advantage", "alliances", "crossplay_ratings", "population_game",
     "scarce_declaration_gaps", "scarce_payment_gaps", "interview_gaps",
 ]

@@ -87,12 +87,14 @@ def per_agent(ds: Any) -> pl.DataFrame:
 PAYOFF = "total gain over the game (pool units)"
 
 
-def crossplay_runs(data: Any, focal: str | list[str] = "king") -> pl.DataFrame:
+def crossplay_runs(data: Any, focal: str | list[str] = "king", *, simulations: bool = False) -> pl.DataFrame:
     """One row per game of ``data`` (a Dataset, or a path: loaded): focal and background models,
     focal and residents' total gain, their difference
     (:func:`scarce_lab.analysis.crossplay.focal_runs`, ``by=["condition"]``).
-    ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...)."""
-    return focal_runs(per_agent(dataset(data)), focal, by=["condition"])
+    ``focal``: the focal seats the grid used (``king``/``boss``/``leader``, ``a0``...);
+    ``simulations``: keep the game's ``simulation`` index (the common-random-numbers key
+    that pairs compositions: the ratings and the population game need it)."""
+    return focal_runs(per_agent(dataset(data)), focal, by=["condition", "simulation"] if simulations else ["condition"])
 
 
 @finding_function("sovsim")
@@ -124,6 +126,47 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
     """
     return advantage_result(crossplay_runs(require_dataset(ds), focal), by=["condition"], payoff=PAYOFF,
                             name="sovsim_crossplay_invader_advantage", convention=_convention(focal))
+
+
+@finding_function("sovsim")
+def crossplay_ratings(ds: Any, *, focal: str | list[str] = "leader") -> Any:
+    """Which model rates highest in the focal seats? Bradley-Terry ratings per power
+    condition (never pooled) from invasion comparisons: model F leading over background
+    B against B's own self-play, in the same simulation (same seats and run seed), by
+    the focal seats' total gain (pool units); a win, a loss or a tie (half) per
+    simulation, fitted by maximum likelihood; centred log-odds and Elo points, with 95%
+    intervals (se clustered by simulation, t quantile; printed from 3 simulations per
+    cell: the coverage benchmark measured 0.95-0.97 at 3-30). A condition whose
+    comparisons are not strongly connected (a model that never loses) gets no finite
+    rating and says so (:func:`scarce_lab.analysis.ratings.bradley_terry`). ``focal`` as
+    :func:`focal_payoff_matrix`.
+    """
+    from scarce_lab.analysis.ratings import ratings_result
+
+    return ratings_result(crossplay_runs(require_dataset(ds), focal, simulations=True), by=["condition"],
+                          payoff=PAYOFF, name="sovsim_crossplay_ratings", convention=_convention(focal))
+
+
+@finding_function("sovsim")
+def population_game(ds: Any, *, focal: str | list[str] = "leader", alpha: float = 10.0, population_size: int = 50,
+                    n_boot: int = 500, seed: int = 0) -> Any:
+    """Which leader policy would a population drift to? The focal payoff matrix of each
+    power condition read as a symmetric population game: single-population alpha-rank
+    (Omidshafiei et al. 2019; ``alpha`` per payoff range, ``population_size`` m) and the
+    replicator dynamics' rest points with their stability (Jacobian eigenvalues), with
+    the share of ``n_boot`` bootstrap resamples of simulations (drawn with ``seed``) in
+    which each model tops alpha-rank and each rest point stays stable: bootstrap
+    shares, not coverage-checked intervals
+    (:func:`scarce_lab.analysis.population_game.population_games`). Needs every cell
+    of the grid at every simulation (a missing cell is named). ``focal`` as
+    :func:`focal_payoff_matrix`.
+    """
+    from scarce_lab.analysis.population_game import population_game_result
+
+    return population_game_result(crossplay_runs(require_dataset(ds), focal, simulations=True), by=["condition"],
+                                  payoff=PAYOFF, name="sovsim_crossplay_population_game", alpha=alpha,
+                                  population_size=population_size, n_boot=n_boot, seed=seed,
+                                  convention=_convention(focal))
 
 
 def _convention(focal: str | list[str]) -> dict[str, Any]:
