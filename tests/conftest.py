@@ -19,6 +19,7 @@ The fast lane (docs/testing.md) deselects the slow and the optional-dependency t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,17 @@ def _fresh_shared_rate_limiter():
     from scarce_lab.llm.ratelimit import shared_limiter
 
     shared_limiter().reset()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_colour_book():
+    """The notebook colour book is process state (one meaning per colour in a kernel): a
+    test that starts it (a chart drawn as in a kernel) must not use up the colours of the
+    tests after it."""
+    yield
+    figures = sys.modules.get("scarce_lab.analysis.figures")
+    if figures is not None and figures.colour_book().active:
+        figures.stop_colour_book()
 
 
 @pytest.fixture
