@@ -389,13 +389,20 @@ def add_commands(spec: Any) -> None:
     _ADDED.add(spec.name)
     run_app.command(spec.name)(_run_command(spec))
     table_app.command(spec.name, cls=type("TableCommand", (_TableCommand,), {"spec": spec}))(_table_command(spec))
+    if spec.seat_payoffs is not None:
+        from .select import add_select
+
+        add_select(spec)
 
 
 def remove_commands(name: str) -> None:
     """Take the commands of ``name`` off the groups (a test that unregisters its
     environment cleans up with it)."""
+    from .select import remove_select
+
     for group in (run_app, table_app):
         group.registered_commands[:] = [c for c in group.registered_commands if c.name != name]
+    remove_select(name)
     _ADDED.discard(name)
 
 
