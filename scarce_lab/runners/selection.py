@@ -61,6 +61,7 @@ analysis share one state file's meaning and stay together.
 from __future__ import annotations
 
 import fcntl
+import inspect
 import json
 import math
 import os
@@ -200,12 +201,14 @@ def _check_payoffs(assignment: Mapping[str, str], payoffs: Mapping[str, float]) 
 
 
 def initial_assignment(seats: Sequence[str], population: Sequence[str], rng: random.Random) -> dict[str, str]:
-    """Generation 0: the population dealt round-robin over the seats taken in an order
-    shuffled by ``rng`` (each model holds ``len(seats) // len(population)`` or one more
-    seat), returned in seat order."""
-    order = list(seats)
+    """Generation 0: the population, in an order shuffled by ``rng``, dealt round-robin
+    over the seats, also taken in a shuffled order (each model holds
+    ``len(seats) // len(population)`` seats or one more; which models hold one more is
+    drawn, so no model is favoured by its place in the list), returned in seat order."""
+    order, models = list(seats), list(population)
     rng.shuffle(order)
-    dealt = {s: population[i % len(population)] for i, s in enumerate(order)}
+    rng.shuffle(models)
+    dealt = {s: models[i % len(models)] for i, s in enumerate(order)}
     return {s: dealt[s] for s in seats}
 
 
@@ -697,3 +700,64 @@ def share_summary(data: Any, level: float = 0.95) -> Any:
     return pl.DataFrame(rows, schema={"generation": pl.Int64, "model": pl.String, "chains": pl.Int64,
                                       "share": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
                                       "why": pl.String}).sort("generation", "model")
+
+
+def share_finding(data: Any, name: str = "selection_shares") -> Any:
+    """The share of each model over generations as a
+    :class:`~scarce_lab.analysis.findings.Finding` (notebook 08's "Selection"): the
+    table of :func:`share_summary`, one panel per model (line: mean share over chains;
+    band: its 95% interval, from :data:`MIN_CHAINS` chains), a reading sentence, the
+    convention (environment, rule, payoff, population, seats, chains, interval), and the
+    per-chain shares (:func:`shares`) saved beside it as ``<name>_chains``.
+    ``data`` as :func:`seat_rows`."""
+    import altair as alt
+    import polars as pl
+
+    from ..analysis.figures import (
+        ONE_SERIES,
+        NoFigure,
+        caption,
+        chart_data,
+        series_colour,
+        titled,
+        wrap_columns,
+    )
+    from ..analysis.findings import Finding
+
+    state = _state_of(data)
+    s = state.parsed_settings()
+    summary = share_summary(state)
+    per_chain = shares(state)
+    convention = {"environment": state.environment, "rule": s.rule, "payoff": state.payoff,
+                  "population": list(s.population), "seats": list(s.seats) or "every seat", "part": s.part,
+                  "games_per_generation": s.games, "chains": s.chains, "generations": s.generations,
+                  "interval": f"bounded_mean_ci over chains (hull of Student-t and score), from {MIN_CHAINS} chains",
+                  **({"initial_wealth": s.initial_wealth, "rent": s.rent if s.rent is not None else "mean payoff"}
+                     if s.rule == "eom" else {})}
+    if summary.height == 0:
+        return Finding(name, text="No generation of this selection has been played yet.", convention=convention,
+                       chart=NoFigure("no generation played"))
+    last = summary.filter(pl.col("generation") == summary["generation"].max()).sort("share", descending=True)
+    top = last.row(0, named=True)
+    first = summary.filter((pl.col("generation") == 0) & (pl.col("model") == top["model"]))["share"].item()
+    ci = (f" [{top['ci_low']:.2f}, {top['ci_high']:.2f}]" if top["ci_low"] is not None
+          else f" (no interval: {top['chains']} chains)")
+    reading = (f"Under the {s.rule} rule, {top['model']} holds a mean share of {top['share']:.2f}{ci} of the seats "
+               f"after generation {top['generation']} over {top['chains']} chain(s), from {first:.2f} at the start.")
+    d = chart_data(summary.with_columns(pl.col("ci_low").fill_null(pl.col("share")),
+                                        pl.col("ci_high").fill_null(pl.col("share"))))
+    one = series_colour()
+    base = alt.Chart(d).encode(x=alt.X("generation:O", title="Generation"))
+    band = base.mark_area(color=one, opacity=0.25, description=ONE_SERIES).encode(
+        y=alt.Y("ci_low:Q", title="Share of seats", scale=alt.Scale(domain=[0, 1])), y2="ci_high:Q")
+    line = base.mark_line(color=one, point=True, description=ONE_SERIES).encode(
+        y="share:Q", tooltip=["model", "generation", alt.Tooltip("share:Q", format=".2f"), "chains"])
+    models = list(s.population)
+    chart = (band + line).properties(width=180, height=140).facet(
+        facet=alt.Facet("model:N", title=None, sort=models), columns=wrap_columns(180, len(models)))
+    band_text = (f"band: 95% interval over chains (bounded mean interval, from {MIN_CHAINS} chains)"
+                 if summary["ci_low"].is_not_null().any() else f"no band: fewer than {MIN_CHAINS} chains")
+    chart = titled(chart, f"Share of each model over generations ({state.environment}, {s.rule})",
+                   caption(f"Line: mean share over chains; {band_text}", f"n = {summary['chains'].max()} chains"))
+    return Finding(name, frame=summary, chart=chart, reading=reading, convention=convention,
+                   extra={f"{name}_chains": per_chain}, method=inspect.getdoc(share_summary) or "")
