@@ -93,10 +93,28 @@ def _command(spec: Any):
 
 
 def add_select(spec: Any) -> None:
-    """Add ``select NAME`` for ``spec`` (an environment with ``seat_payoffs``)."""
-    select_app.command(spec.name)(_command(spec))
+    """Add ``select NAME`` for ``spec`` when it gives payoffs per seat (once)."""
+    if spec.seat_payoffs is not None and not any(c.name == spec.name for c in select_app.registered_commands):
+        select_app.command(spec.name)(_command(spec))
 
 
 def remove_select(name: str) -> None:
     """Take ``select NAME`` off the group."""
     select_app.registered_commands[:] = [c for c in select_app.registered_commands if c.name != name]
+
+
+def _hook() -> None:
+    from . import environment
+
+    environment.COMMAND_HOOKS.append((add_select, remove_select))
+    for spec in _specs():
+        add_select(spec)
+
+
+def _specs() -> list[Any]:
+    from ..registry import specs
+
+    return list(specs())
+
+
+_hook()

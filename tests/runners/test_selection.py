@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import polars as pl
 import pytest
 
 from scarce_lab.environments.sovsim.config import SovSimConfig
@@ -167,7 +168,7 @@ def test_share_summary_gives_intervals_only_from_the_checked_chain_count(tmp_pat
     assert summary["ci_low"].is_null().all() and summary["why"].str.contains("chain").all()
     shares = few.shares()
     assert shares.height == 2 * (sel.MIN_CHAINS - 1)  # one row per chain and model
-    assert (shares.group_by("chain").agg(shares["share"].sum())["share"] == 1.0).all()
+    assert (shares.group_by("chain").agg(total=pl.col("share").sum())["total"] == 1.0).all()
     many = select(_base(), POP, generations=1, rule="replicator", chains=sel.MIN_CHAINS, out=tmp_path / "many")
     s = many.summary()
     assert s["ci_low"].is_not_null().all()
