@@ -760,7 +760,9 @@ def share_finding(data: Any, name: str = "selection_shares") -> Any:
         facet=alt.Facet("model:N", title=None, sort=models), columns=wrap_columns(180, len(models)))
     band_text = (f"band: 95% interval over chains (bounded mean interval, from {MIN_CHAINS} chains)"
                  if summary["ci_low"].is_not_null().any() else f"no band: fewer than {MIN_CHAINS} chains")
-    chart = titled(chart, f"Share of each model over generations ({state.environment}, {s.rule})",
+    from ..registry import get
+
+    chart = titled(chart, f"Share of each model over generations ({get(state.environment).title}, {s.rule})",
                    caption(f"Line: mean share over chains; {band_text}", f"n = {summary['chains'].max()} chains"))
     return Finding(name, frame=summary, chart=chart, reading=reading, convention=convention,
                    extra={f"{name}_chains": per_chain}, method=inspect.getdoc(share_summary) or "")
