@@ -191,3 +191,15 @@ def test_the_command_runs_a_selection_and_refuses_a_sweep(tmp_path):
     assert res.exit_code == 0, res.output
     assert "4 run(s) played now" in res.output and "generation 1: scripted/greedy share" in res.output
     assert sel.read_state(tmp_path).settings["rule"] == "eom"
+
+
+def test_an_environment_without_payoffs_per_seat_is_refused_by_name(tmp_path):
+    from dataclasses import replace
+
+    from scarce_lab.environments.economy.config import EconomyRunConfig
+    from scarce_lab.registry import get
+
+    with pytest.raises(SelectionError, match="'economy' gives no payoff per seat"):
+        select(EconomyRunConfig(), POP, generations=2, rule="eom", out=tmp_path)
+    with pytest.raises(ValueError, match="'seat_payoffs' and 'payoff_meaning' go together"):
+        replace(get("sovsim"), payoff_meaning="")
