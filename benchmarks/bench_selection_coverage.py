@@ -21,7 +21,7 @@ is the hard case). ``share_summary`` prints intervals from ``selection.MIN_CHAIN
 chains, the smallest count whose worst coverage here is at least 0.95.
 
 Usage: ``python benchmarks/bench_selection_coverage.py [--sims 1000] [--pool 20000] [--seed 0]``
-(about a minute on one core at the defaults). The Monte Carlo error of a coverage near
+(a few minutes on one core at the defaults). The Monte Carlo error of a coverage near
 0.95 is about ``sqrt(0.95 * 0.05 / sims)`` (0.7 points at 1000).
 """
 
