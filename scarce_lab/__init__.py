@@ -14,6 +14,8 @@ confidence intervals. In a notebook::
     plan = sl.crossplay(cfg, ["scripted/greedy", "embedded/smollm2"], focal_seats="king")  # a cross-play grid
     sl.fork("runs/x/<run>", at=5, intervene="rule:setting=misreport,value=false", seeds="0..4", out="forks")
     sl.effects("forks")                   # paired effects against the none forks, intervals over parents
+    sl.selection.select(cfg, "scripted/greedy,embedded/smollm2", generations=5, rule="eom", chains=4, out="sel")
+    sl.selection.share_finding("sel")     # the share of each model over generations, intervals over chains
 
 One face per environment, with explicit keyword signatures (Shift+Tab in JupyterLab
 shows ``preset``, ``strict``, ``by``, ``force``)::
@@ -46,7 +48,8 @@ except PackageNotFoundError:  # running from a source tree without install
 
 _FUNCTIONS = {"run", "view", "export", "crossplay"}
 _MODULES = {"config": ".config", "figures": ".analysis.figures", "saydo": ".analysis.saydo",
-            "human": ".agents.desks"}
+            "human": ".agents.desks",
+            "selection": ".runners.selection"}
 #: Other names of the face: name -> (module, attribute).
 _ATTRIBUTES = {"load": (".datasets", "load"), "table": (".datasets", "table"),
                "Finding": (".analysis.findings", "Finding"), "say": (".analysis.findings", "say"),

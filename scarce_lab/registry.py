@@ -332,6 +332,13 @@ class EnvironmentSpec:
             not play: left out wherever two runs' events are compared (a fork's prefix
             check, a fork beside its parent in the viewer). SCARCE: an ``execution``'s
             ``duration_s``.
+        seat_payoffs: ``seat_payoffs(run_dir) -> {agent id: payoff}``, each agent's
+            payoff in one complete run folder (what a selection chain,
+            :mod:`scarce_lab.runners.selection`, selects on); raises ``ValueError``
+            for a folder without a complete run. ``None``: selection over models is
+            refused for the environment by name.
+        payoff_meaning: what ``seat_payoffs`` gives, with its unit (SovSim: the total
+            gain over the game in pool units); set exactly when ``seat_payoffs`` is.
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
@@ -377,6 +384,8 @@ class EnvironmentSpec:
     fork_steps: Callable[[Path], list[int]] | None = None
     fork_check: Callable[..., None] | None = None
     measured: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    seat_payoffs: Callable[[Path], Mapping[str, float]] | None = None
+    payoff_meaning: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -392,7 +401,7 @@ class EnvironmentSpec:
                 raise TypeError(f"{where}: field {f!r} must be callable, got {getattr(self, f)!r}")
         for f in ("run_task", "migrate_v1", "config_v1", "plan_calls", "plan_unit_calls", "plan_judge_units",
                   "check_policy", "seat_keys", "view", "demo", "outcome", "judge_units", "study_metrics",
-                  "fork_steps", "fork_check"):
+                  "fork_steps", "fork_check", "seat_payoffs"):
             if getattr(self, f) is not None and not callable(getattr(self, f)):
                 raise TypeError(f"{where}: field {f!r} must be callable or None, got {getattr(self, f)!r}")
         if not isinstance(self.payloads, tuple) or not self.payloads:
@@ -435,6 +444,9 @@ class EnvironmentSpec:
             raise ValueError(f"{where}: fields 'fork_steps' and 'fork_check' go together (where a fork may start "
                              f"and what it may change), got fork_steps={self.fork_steps!r}, "
                              f"fork_check={self.fork_check!r}")
+        if (self.seat_payoffs is None) != (not self.payoff_meaning):
+            raise ValueError(f"{where}: fields 'seat_payoffs' and 'payoff_meaning' go together (the payoffs and what "
+                             f"they are), got seat_payoffs={self.seat_payoffs!r}, payoff_meaning={self.payoff_meaning!r}")
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "table_options", MappingProxyType(dict(self.table_options)))
         if not self.title:

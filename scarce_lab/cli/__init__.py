@@ -1,7 +1,8 @@
 """``scarce-lab`` command line (typer).
 
 Groups: ``run`` (play an environment), ``table`` (print a dataset's paper table),
-``judge`` (label negotiation rounds, validate judges), ``study`` (run a paper experiment
+``judge`` (label negotiation rounds, validate judges), ``select`` (selection chains over
+models, :mod:`scarce_lab.cli.select`), ``study`` (run a paper experiment
 and report it against the paper), ``fork`` (counterfactual forks of a run), ``demo`` (the README's main job). ``run NAME`` and ``table NAME`` are built for every registered environment from
 its spec (:mod:`scarce_lab.cli.environment`, :mod:`scarce_lab.registry`); heavy
 imports (litellm, model) happen inside the commands, not at start-up.
@@ -47,7 +48,7 @@ def _register() -> None:
     # ones, then ``run NAME`` / ``table NAME`` for every registered environment.
     import importlib
 
-    for name in ("judge", "study", "demo", "report", "data", "view", "fork"):
+    for name in ("judge", "study", "demo", "report", "data", "view", "fork", "select"):
         importlib.import_module(f"scarce_lab.cli.{name}")
     from .environment import add_all
 

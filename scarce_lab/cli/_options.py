@@ -107,9 +107,9 @@ def config_leaves(
     the default the help states where a command sets one other than the field's
     (SovSim's ``condition``: ``all``)."""
     aliases = aliases or {}
-    # a fork is made by `scarce-lab fork` (scarce_lab.forks), never by run options
+    # a fork is made by `scarce-lab fork` (scarce_lab.forks), a chain by `scarce-lab select`, never by run options
     raw = [(p, a, f) for p, a, f in _leaves(cls)
-           if p not in exclude and p not in NOT_OPTIONS and not p.startswith("fork.")]
+           if p not in exclude and p not in NOT_OPTIONS and not p.startswith(("fork.", "chain."))]
     counts = Counter(p.rsplit(".", 1)[-1] for p, _, _ in raw)
     sweep = set(getattr(cls, "SWEEP_FIELDS", ()))
     out = []

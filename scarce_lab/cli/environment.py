@@ -49,6 +49,9 @@ _ADDED: set[str] = set()
 #: resolves ``runs/NAME``; the working directory outside a project); ``/runs/`` is in the
 #: project's .gitignore, so a run never lands in a shipped dataset.
 RUNS = Path("runs")
+#: ``(add(spec), remove(name))`` of other per-environment command groups built on these
+#: options (``select NAME``, :mod:`scarce_lab.cli.select`, registers itself here on import).
+COMMAND_HOOKS: list[tuple[Any, Any]] = []
 
 
 def _leaves(spec: Any) -> list[Any]:
@@ -396,6 +399,8 @@ def add_commands(spec: Any) -> None:
     _ADDED.add(spec.name)
     run_app.command(spec.name)(_run_command(spec))
     table_app.command(spec.name, cls=type("TableCommand", (_TableCommand,), {"spec": spec}))(_table_command(spec))
+    for add, _ in COMMAND_HOOKS:
+        add(spec)
 
 
 def remove_commands(name: str) -> None:
@@ -403,6 +408,8 @@ def remove_commands(name: str) -> None:
     environment cleans up with it)."""
     for group in (run_app, table_app):
         group.registered_commands[:] = [c for c in group.registered_commands if c.name != name]
+    for _, remove in COMMAND_HOOKS:
+        remove(name)
     _ADDED.discard(name)
 
 

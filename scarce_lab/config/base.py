@@ -43,6 +43,20 @@ class ConfigError(ValueError):
     came from (a file, an option or a ``-S`` override)."""
 
 
+class ChainTag(BaseModel):
+    """Where a run stands in a selection chain (:mod:`scarce_lab.runners.selection`):
+    ``chain`` (0-based index of the chain in its output folder), ``generation``
+    (0-based) and ``rule`` (``replicator`` or ``eom``). Every field is a condition
+    setting, so each generation of each chain is its own condition and run id (never
+    pooled across generations). Set by the selection planner, not by hand."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    chain: int = Field(ge=0, description="the chain's index in its output folder")
+    generation: int = Field(ge=0, description="the generation (0 = the initial assignment)")
+    rule: str = Field(min_length=1, description="the selection rule between generations")
+
+
 class ExperimentConfig(BaseModel):
     """Base class: closed (unknown fields are errors), validated on assignment.
 
@@ -71,6 +85,9 @@ class ExperimentConfig(BaseModel):
         HUMAN_TIME_LIMIT_S, gt=0, le=86400,
         description="seconds a person (a human/<name> seat) has for each decision; then the decision's documented "
         "fallback is played (outcome human_timeout). Only with a human seat")
+    chain: ChainTag | None = Field(
+        None, description="the run's place in a selection chain (chain, generation, rule); set by the selection "
+        "runner (scarce_lab.runners.selection), not by hand")
 
     @model_serializer(mode="wrap")
     def _omit_optional_at_default(self, handler: Any) -> Any:
@@ -83,8 +100,9 @@ class ExperimentConfig(BaseModel):
         default; a subclass with its own ``model_serializer`` (which replaces this
         class's) calls it."""
         if isinstance(data, dict):
-            if data.get("fork", 0) is None:  # no fork: dumped as before forks existed
-                del data["fork"]
+            for name in ("fork", "chain"):  # none: dumped as before forks and chains existed
+                if name in data and data[name] is None:
+                    del data[name]
             if data.get("human_time_limit_s") == HUMAN_TIME_LIMIT_S:  # dumped as before human seats existed
                 del data["human_time_limit_s"]
             for name in self.OPTIONAL_CONDITION_FIELDS:
@@ -310,6 +328,8 @@ class ExperimentConfig(BaseModel):
                 out[name] = flat[name]
         # a fork: its step and intervention (parent, digest and seed are replicates' details)
         out.update({k: v for k, v in flat.items() if k == "fork.at" or k.startswith("fork.intervention.")})
+        # a selection chain: chain, generation and rule (each generation its own condition)
+        out.update({k: v for k, v in flat.items() if k.startswith("chain.")})
         if out.get("interviews") is True and any(not is_scripted(m) for _, m in self.played_models()):
             # an interview is a call with its own answer budget: recorded, so that the record
             # gate (data/sent.py) finds what each interview call sends

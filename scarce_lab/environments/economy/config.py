@@ -352,7 +352,7 @@ class EconomyRunConfig(ExperimentConfig):
         if isinstance(data, dict):
             drop = (self.PRESET_FIELDS if self.preset == "default" else ()) + (
                 self.TASKDIR_FIELDS if self.task_name != "dir" else ()) + tuple(
-                k for k in ("seats", "newcomer", "fork") if getattr(self, k) is None)
+                k for k in ("seats", "newcomer", "fork", "chain") if getattr(self, k) is None)
             data = {k: v for k, v in data.items() if k not in drop}
         return self._omit_optional(data)  # and the base class's optional settings (human_time_limit_s)
 

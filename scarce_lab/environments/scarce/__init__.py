@@ -170,4 +170,6 @@ SPEC = register(EnvironmentSpec(
     judge_units=lazy(f"{__name__}.judge_units", "units_from_dataset"),
     taxonomy="scarce",
     speaker_part="negotiator",
+    seat_payoffs=lazy(f"{__name__}.analysis.crossplay", "seat_payoffs"),
+    payoff_meaning="each worker's mean task score per subrun (0..1)",
 ))

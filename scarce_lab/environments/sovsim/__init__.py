@@ -248,5 +248,7 @@ SPEC = register(EnvironmentSpec(
     demo=run_demo,
     judge_units=lazy(f"{__name__}.judge_units", "commons_units"),
     taxonomy="commons",
+    seat_payoffs=lazy(f"{__name__}.analysis.crossplay", "seat_payoffs"),
+    payoff_meaning="each agent's total gain over the game (pool units; paper eq. 4)",
     speaker_part="",
 ))

@@ -270,3 +270,20 @@ def alliances(ds: Any, *, part: str = DEFAULT_PART, via: str = "ballots") -> Any
         return choices_result(message_choices(ds, part), what="private message recipients",
                               name="scarce_crossplay_messages", convention=_CONVENTION)
     raise ValueError(f"alliances: via must be 'ballots' or 'messages', got {via!r}")
+
+
+def seat_payoffs(run_dir: Any) -> dict[str, float]:
+    """Each worker's mean task score per subrun (:data:`PAYOFF`, 0..1) in the one
+    complete run of ``run_dir`` (a run folder): what a selection chain selects on
+    (:attr:`scarce_lab.registry.EnvironmentSpec.seat_payoffs`).
+
+    Raises:
+        ValueError: the folder holds no complete run, or more than one.
+    """
+    from scarce_lab.analysis.crossplay import dataset
+
+    frame = per_agent(dataset(run_dir))
+    runs = frame["run_id"].unique().to_list()
+    if len(runs) != 1:
+        raise ValueError(f"{run_dir}: expected one complete SCARCE run, found {len(runs)}")
+    return {r["agent"]: float(r["payoff"]) for r in frame.iter_rows(named=True)}

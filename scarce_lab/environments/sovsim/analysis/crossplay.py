@@ -171,3 +171,18 @@ def population_game(ds: Any, *, focal: str | list[str] = "leader", alpha: float 
 
 def _convention(focal: str | list[str]) -> dict[str, Any]:
     return {"protocol": "focal/background (Melting Pot)", "focal": focal}
+
+
+def seat_payoffs(run_dir: Any) -> dict[str, float]:
+    """Each agent's total gain over the game (:data:`PAYOFF`) in the one complete game
+    of ``run_dir`` (a run folder): what a selection chain selects on
+    (:attr:`scarce_lab.registry.EnvironmentSpec.seat_payoffs`).
+
+    Raises:
+        ValueError: the folder holds no complete game, or more than one.
+    """
+    frame = per_agent(dataset(run_dir))
+    runs = frame["run_id"].unique().to_list()
+    if len(runs) != 1:
+        raise ValueError(f"{run_dir}: expected one complete SovSim game, found {len(runs)}")
+    return {r["agent"]: float(r["payoff"]) for r in frame.iter_rows(named=True)}
