@@ -126,7 +126,8 @@ def read_csv_cells(path: str | Path) -> pl.DataFrame:
     Raises:
         FileNotFoundError: ``path`` does not exist.
         FileLimitError: not a regular file, or over its size limit.
-        ValueError: not UTF-8, not CSV polars can parse, or a column name given twice
+        ValueError: not UTF-8, not CSV polars can parse, separated by ``;`` (a
+            spreadsheet's regional setting), or a column name given twice
             (which of the two a reader takes would be a guess; the message names the
             file, the name and its positions).
     """
@@ -135,11 +136,14 @@ def read_csv_cells(path: str | Path) -> pl.DataFrame:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text at byte {exc.start}: {exc.reason}") from exc
+    header = next(csv.reader(io.StringIO(data.decode("utf-8"), newline="")), [])
+    if len(header) == 1 and ";" in header[0]:
+        raise ValueError(f"{path}: columns separated by ';' (a spreadsheet's regional setting), not ','; "
+                         "save it as CSV with comma separators")
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
         raise ValueError(f"{path}: not a CSV table: {exc}") from exc
-    header = next(csv.reader(io.StringIO(data.decode("utf-8"), newline="")), [])
     where: dict[str, list[int]] = {}
     for i, name in enumerate(header, 1):
         if name.strip():  # a spreadsheet's blank trailing columns have no name; they may repeat
