@@ -484,3 +484,5 @@ def import_sheet(
                    + (" ..." if len(res.missing) > 5 else ""))
     if res.ignored_columns:
         typer.echo(f"columns not read: {res.ignored_columns}")
+    if res.blank_rows:
+        typer.echo(f"{res.blank_rows} blank row(s) skipped (no cell filled)")
