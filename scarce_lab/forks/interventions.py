@@ -15,7 +15,7 @@ Kinds (the environment says which it supports and checks a fork before any run s
 
 Text form (``scarce-lab fork --intervene``): ``KIND`` or ``KIND:key=value,key=value``,
 each value read as YAML with the YAML 1.2 core schema's scalars, as ``-S`` reads them
-(:func:`scarce_lab.config.base.load_yaml`: ``010`` is 10, ``off`` and ``1:30`` stay
+(:func:`scarce_lab.data.yamlcore.load_yaml`: ``010`` is 10, ``off`` and ``1:30`` stay
 text) (``rule:setting=talk,value=public``,
 ``replace_decision:agent=a1,decision={value: 9}``); ``text=`` comes last and takes the
 rest of the line as the message, commas and ``=`` included
@@ -129,7 +129,7 @@ def parse_intervention(text: str) -> Any:
     """
     import yaml
 
-    from ..config.base import load_yaml
+    from ..data.yamlcore import load_yaml
 
     kind, _, rest = text.lstrip().partition(":")
     kind = kind.rstrip()
