@@ -295,6 +295,9 @@ def _validate_humans(data: Path, *, taxonomy: str | None, coder: str | None, jud
         labels = store.load()
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--data") from None
+    if not labels:
+        raise typer.BadParameter(f"{store.path}: holds no human labels (judge import-sheet fills it)",
+                                 param_hint="--data")
     coders = sorted({h.coder for h in labels})
     kinds = sorted({h.taxonomy for h in labels})
     if taxonomy is not None and kinds != [_taxonomy(taxonomy).id]:

@@ -137,3 +137,14 @@ def test_reformatted_shown_cells_are_refused(tmp_path, blank, edit):
     shutil.copy(blank.manifest, f.with_suffix(".manifest.json"))
     with pytest.raises(SheetError, match="row 2, column 'run_id'"):
         import_sheet(f, tmp_path / "store")
+
+
+def test_validate_on_an_empty_label_file_names_it(tmp_path):
+    """Before: an IndexError from the CLI (a folder whose human_labels.jsonl is empty)."""
+    from typer.testing import CliRunner
+
+    from scarce_lab.cli import app
+
+    (tmp_path / HUMAN_FILE).write_text("")
+    r = CliRunner().invoke(app, ["judge", "validate", "--data", str(tmp_path), "--judges", "scripted/none"])
+    assert r.exit_code == 2 and "holds no human labels" in r.output
