@@ -287,7 +287,8 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
     ``coder`` cell nor ``coder``), or a ``coder`` cell that differs from ``coder``; the
     same unit twice for one coder; a coder's name spelled two ways (:func:`coder_key`:
     case, Unicode form, spaces, invisible characters) in the sheet or against a coder the
-    folder holds (it would count one person as two coders). Rows with no cell filled are
+    folder holds (it would count one person as two coders); a unit whose id the folder
+    holds for another unit (other text: coders would be compared on different talk). Rows with no cell filled are
     skipped (counted). Also refused: a file without the sheet's columns, a taxonomy whose
     ids or version changed since the export, a folder of another taxonomy.
 
@@ -356,6 +357,12 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
             labels.append(HumanLabel(coder=who, taxonomy=tax.id, labels=got, unit=unit, sheet=path.name, row=i + 2))
     if frame.height == blank:
         problems.append("no rows")
+    held = {h.unit.unit_id: h.unit for h in store.load()}
+    for h in labels:
+        if h.unit.unit_id in held and held[h.unit.unit_id] != h.unit:
+            problems.append(f"row {h.row}, column 'unit_id', value {h.unit.unit_id!r}: {store.path} holds another unit "
+                            "of this id (other text or context: another dataset or run under the same run id); "
+                            "import into another folder")
     stored = store.coders()
     for group in _spellings(sorted({h.coder for h in labels} | set(stored))):
         old = [n for n in group if n in stored]

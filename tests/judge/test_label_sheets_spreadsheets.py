@@ -148,3 +148,15 @@ def test_validate_on_an_empty_label_file_names_it(tmp_path):
     (tmp_path / HUMAN_FILE).write_text("")
     r = CliRunner().invoke(app, ["judge", "validate", "--data", str(tmp_path), "--judges", "scripted/none"])
     assert r.exit_code == 2 and "holds no human labels" in r.output
+
+
+def test_a_sheet_of_another_dataset_with_the_same_unit_ids_is_refused(tmp_path, blank):
+    """Two datasets can share run ids (a run replayed, a dataset rebuilt): before, the
+    second coder's labels of other talk were compared with the first's as one unit."""
+    import_sheet(_save(blank, tmp_path, "ann", [ANCHOR, "none", BID], ["ann"] * 3), tmp_path / "store")
+    other = export_sheet(_units(["give me the slot", "other talk here", "fine, agreed\nsecond line"]), TAX,
+                         tmp_path / "other" / "blank.csv")
+    f = _save(other, tmp_path / "other", "bo", [ANCHOR, "none", BID], ["bo"] * 3)
+    with pytest.raises(SheetError, match=r"row 3, column 'unit_id', value 'game0:1:w1': .* holds another unit"):
+        import_sheet(f, tmp_path / "store")
+    assert sorted(human_labels(tmp_path / "store")) == ["ann"]
