@@ -171,3 +171,14 @@ def test_a_column_name_given_twice_is_refused_not_guessed(tmp_path):
         read_csv_cells(p)
     p.write_text("id,score,,\n1,0.2,,\n")  # blank unnamed columns (spreadsheet padding) are no conflict
     assert read_csv_cells(p)["score"].to_list() == ["0.2"]
+
+
+def test_every_csv_reader_of_the_package_is_the_gate():
+    """One read gate: no file but csvsafe parses CSV (a reader that skips it keeps the
+    writer's quote in the text: judge units from a CSV did). fastread's polars CSV
+    parser reads JSONL lines (separator 0x1f), not CSV."""
+    pattern = re.compile(r"\.read_csv\(|\.scan_csv\(|\.read_csv_batched\(|csv\.reader\(|csv\.DictReader\(")
+    offenders = [f"{p.relative_to(PACKAGE)}:{no}" for p in PACKAGE.rglob("*.py")
+                 if p.name not in ("csvsafe.py", "fastread.py")
+                 for no, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert offenders == []
