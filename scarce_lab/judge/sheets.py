@@ -305,6 +305,7 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
             of another taxonomy.
     """
     path = Path(path)
+    coder = (coder or "").strip() or None  # read as a cell is
     man = read_manifest(manifest or manifest_path(path))
     tax = load_taxonomy(man["taxonomy"])
     if tax.ids != man["categories"]:

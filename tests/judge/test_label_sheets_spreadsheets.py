@@ -160,3 +160,10 @@ def test_a_sheet_of_another_dataset_with_the_same_unit_ids_is_refused(tmp_path, 
     with pytest.raises(SheetError, match=r"row 3, column 'unit_id', value 'game0:1:w1': .* holds another unit"):
         import_sheet(f, tmp_path / "store")
     assert sorted(human_labels(tmp_path / "store")) == ["ann"]
+
+
+def test_the_coder_named_at_import_is_read_as_a_cell_is(tmp_path, blank):
+    """Before: --coder 'ann ' was stored with its space on rows with an empty cell, and
+    differed from the cell 'ann' of the other rows."""
+    res = import_sheet(_save(blank, tmp_path, "arg", ["none"] * 3, ["", "ann", ""]), tmp_path / "store", coder="ann ")
+    assert {h.coder for h in res.labels} == {"ann"}
