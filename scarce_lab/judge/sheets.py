@@ -187,13 +187,20 @@ def manifest_path(csv_path: Path) -> Path:
 
 
 def export_sheet(units: Sequence[Unit], taxonomy: Taxonomy, out: Path, *, sample: int | None = None,
-                 seed: int = 0, source: str = "", max_chars: int = DEFAULT_MAX_CHARS) -> SheetFiles:
+                 seed: int = 0, source: str = "", max_chars: int = DEFAULT_MAX_CHARS,
+                 overwrite: bool = False) -> SheetFiles:
     """Write a blank label sheet for ``units`` (or a sample of them,
     :func:`sample_units`) under ``taxonomy``: ``out`` (the CSV), its codebook and its
     manifest (module docstring). ``source`` is recorded (where the units came from).
 
+    An existing sheet or manifest at ``out`` is replaced only when ``overwrite`` (or when
+    this export writes exactly what it holds): a coder may have filled that CSV in place,
+    and the filled sheets sent out are checked against that manifest.
+
     Raises:
         ValueError: no units, ``out`` not ending in ``.csv``, ``sample`` < 1, or a repeated unit id.
+        FileExistsError: ``out`` or its manifest exists and differs from this export
+            (without ``overwrite``); nothing is written then.
     """
     out = Path(out)
     if out.suffix.lower() != ".csv":
@@ -205,13 +212,20 @@ def export_sheet(units: Sequence[Unit], taxonomy: Taxonomy, out: Path, *, sample
     picked, drawn = sample_units(units, sample, seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     book, man = out.with_suffix(".codebook.md"), manifest_path(out)
-    frame_to_csv(sheet_frame(picked, max_chars=max_chars), out)
-    write_atomic(book, codebook(taxonomy, n_units=len(picked), sheet=out.name))
-    write_json_atomic(man, {
+    text = frame_to_csv(sheet_frame(picked, max_chars=max_chars))
+    record = {
         "format": SHEET_FORMAT, "version": SHEET_VERSION, "sheet": out.name, "taxonomy": taxonomy.id,
         "taxonomy_version": taxonomy.version, "categories": taxonomy.ids, "source": str(source),
         "units_available": len(units), "sample": drawn, "max_chars": max_chars,
-        "units": [u.model_dump(exclude={"gold"}) for u in picked]})
+        "units": [u.model_dump(mode="json", exclude={"gold"}) for u in picked]}
+    for old, same in ((out, lambda: out.read_text(encoding="utf-8") == text), (man, lambda: read_json(man) == record)):
+        if not overwrite and old.exists() and not same():
+            raise FileExistsError(f"{old}: exists and differs from this export (a sheet a coder filled in place, or "
+                                  "the manifest the sheets sent out are checked against); choose another --out, "
+                                  "or replace it (--force)")
+    write_atomic(out, text)
+    write_atomic(book, codebook(taxonomy, n_units=len(picked), sheet=out.name))
+    write_json_atomic(man, record)
     return SheetFiles(out, book, man, len(picked))
 
 

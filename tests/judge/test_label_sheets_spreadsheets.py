@@ -167,3 +167,23 @@ def test_the_coder_named_at_import_is_read_as_a_cell_is(tmp_path, blank):
     differed from the cell 'ann' of the other rows."""
     res = import_sheet(_save(blank, tmp_path, "arg", ["none"] * 3, ["", "ann", ""]), tmp_path / "store", coder="ann ")
     assert {h.coder for h in res.labels} == {"ann"}
+
+
+def test_an_export_never_replaces_a_filled_sheet_or_another_manifest(tmp_path, blank):
+    """Before: export-sheet over a sheet a coder had filled in place replaced it (the
+    labels gone), and a new sample replaced the manifest the sheets sent out need."""
+    units = _units(["give me the slot", "=SUM(A1)", "fine, agreed\nsecond line"])
+    again = export_sheet(units, TAX, blank.csv)  # the same export again: allowed, nothing changes
+    assert again.csv.read_bytes() == blank.csv.read_bytes()
+    filled = blank.csv  # filled in place
+    filled.write_bytes(_save(blank, tmp_path, "ann", [ANCHOR, "none", BID], ["ann"] * 3).read_bytes())
+    kept = filled.read_bytes()
+    with pytest.raises(FileExistsError, match="blank.csv: exists and differs"):
+        export_sheet(units, TAX, filled)
+    assert filled.read_bytes() == kept
+    other = tmp_path / "other.csv"
+    export_sheet(units, TAX, other)
+    other.unlink()  # the blank CSV gone, its manifest kept; a different sample would replace it
+    with pytest.raises(FileExistsError, match="other.manifest.json: exists and differs"):
+        export_sheet(units, TAX, other, sample=2, seed=3)
+    assert export_sheet(units, TAX, other, sample=2, seed=3, overwrite=True).n_units == 2
