@@ -252,8 +252,12 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _same(cell: str | None, want: str) -> bool:
-    """A shown cell equals what the sheet wrote (a spreadsheet may save ``\\r\\n`` line ends)."""
-    return (cell or "").replace("\r\n", "\n") == want
+    """A shown cell equals what the sheet wrote, line ends aside: a spreadsheet may save
+    ``\\r\\n`` or ``\\r`` for ``\\n`` (and agent talk may hold any of them)."""
+    def lines(text: str) -> str:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    return lines(cell or "") == lines(want)
 
 
 def _labels(cell: str | None, ids: set[str]) -> tuple[list[str] | None, str | None]:

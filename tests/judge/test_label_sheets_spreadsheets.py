@@ -187,3 +187,13 @@ def test_an_export_never_replaces_a_filled_sheet_or_another_manifest(tmp_path, b
     with pytest.raises(FileExistsError, match="other.manifest.json: exists and differs"):
         export_sheet(units, TAX, other, sample=2, seed=3)
     assert export_sheet(units, TAX, other, sample=2, seed=3, overwrite=True).n_units == 2
+
+
+def test_a_sheet_returned_unchanged_is_read_whatever_line_ends_the_talk_holds(tmp_path):
+    """Before: talk holding '\\r\\n' (or a lone '\\r') was refused as edited when the sheet
+    came back byte for byte (only the sheet's side was normalized)."""
+    units = _units(["deal?\r\nyes", "old mac\rline", "plain"])
+    blank = export_sheet(units, TAX, tmp_path / "b.csv")
+    res = import_sheet(_save(blank, tmp_path, "same", ["none"] * 3, ["ann"] * 3, eol="\n"), tmp_path / "store")
+    assert len(res.labels) == 3
+    assert [h.unit.public_reasoning for h in res.labels] == ["deal?\r\nyes", "old mac\rline", "plain"]
