@@ -197,3 +197,12 @@ def test_a_sheet_returned_unchanged_is_read_whatever_line_ends_the_talk_holds(tm
     res = import_sheet(_save(blank, tmp_path, "same", ["none"] * 3, ["ann"] * 3, eol="\n"), tmp_path / "store")
     assert len(res.labels) == 3
     assert [h.unit.public_reasoning for h in res.labels] == ["deal?\r\nyes", "old mac\rline", "plain"]
+
+
+def test_agreement_under_another_taxonomy_is_refused(tmp_path, blank):
+    """Before: coder_agreement(DIR, casino) scored SCARCE labels against CaSiNo's ids:
+    every label counted as never given, and the numbers came out as if meaningful."""
+    for who in ("ann", "bo"):
+        import_sheet(_save(blank, tmp_path, who, [ANCHOR, "none", BID], [who] * 3), tmp_path / "store")
+    with pytest.raises(ValueError, match=r"taxonomy \['scarce'\], not 'casino'"):
+        coder_agreement(tmp_path / "store", load_taxonomy("casino"), n_boot=20)
