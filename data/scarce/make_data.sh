@@ -53,7 +53,7 @@ if [[ $what == labels || $what == all ]]; then
 fi
 # the blank label sheet of the same 28 units for human coders (CSV, codebook, manifest); no human labels are shipped
 if [[ $what == human_sheet || $what == labels || $what == all ]]; then
-  $LAB judge export-sheet data/scarce/embedded --taxonomy scarce --out data/scarce/labels/human_sheet/embedded.csv
+  $LAB judge export-sheet data/scarce/embedded --taxonomy scarce --out data/scarce/labels/human_sheet/embedded.csv --force
 fi
 if [[ $what == labels_negotiators ]]; then
   $LAB judge label data/scarce/embedded_negotiators --taxonomy scarce \

@@ -295,6 +295,9 @@ def _validate_humans(data: Path, *, taxonomy: str | None, coder: str | None, jud
         labels = store.load()
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--data") from None
+    if not labels:
+        raise typer.BadParameter(f"{store.path}: holds no human labels (judge import-sheet fills it)",
+                                 param_hint="--data")
     coders = sorted({h.coder for h in labels})
     kinds = sorted({h.taxonomy for h in labels})
     if taxonomy is not None and kinds != [_taxonomy(taxonomy).id]:
@@ -429,6 +432,8 @@ def export_sheet(
     sample: Annotated[int | None, typer.Option("--sample", min=1, help="Only N units, drawn at random "
                                                "stratified by run (default: every unit).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sample (recorded in the manifest).")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace a sheet or manifest at --out that differs "
+                                        "from this export.")] = False,
 ) -> None:
     """Write a blank label sheet of PATH's units for a research assistant: a CSV (one
     row per unit: its id, run, round, speaker, text and context; the coder fills
@@ -443,8 +448,8 @@ def export_sheet(
     except (FileNotFoundError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="PATH") from None
     try:
-        files = write_sheet(units, tax, out, sample=sample, seed=seed, source=str(path))
-    except ValueError as exc:
+        files = write_sheet(units, tax, out, sample=sample, seed=seed, source=str(path), overwrite=force)
+    except (ValueError, FileExistsError) as exc:
         raise typer.BadParameter(str(exc)) from None
     typer.echo(f"{files.n_units} of {len(units)} units ({tax.id}) -> {files.csv}; codebook {files.codebook}; "
                f"manifest {files.manifest} (keep it: the import checks against it)")
@@ -484,3 +489,5 @@ def import_sheet(
                    + (" ..." if len(res.missing) > 5 else ""))
     if res.ignored_columns:
         typer.echo(f"columns not read: {res.ignored_columns}")
+    if res.blank_rows:
+        typer.echo(f"{res.blank_rows} blank row(s) skipped (no cell filled)")

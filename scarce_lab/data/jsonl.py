@@ -39,6 +39,7 @@ NaN literals, one write loop) are stated and enforced in one place.
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import math
 import os
@@ -156,6 +157,7 @@ def repair_torn_tail(path: str | Path) -> int:
         return 0
     fd = open_for_append(path)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # never the tail another appender is writing (append_jsonl_durable)
         return repair_fd(fd, path)
     finally:
         os.close(fd)
@@ -199,8 +201,10 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
     """Append ``lines`` (JSON texts, one object each, without ``\\n``) durably, each
     written by :func:`jsonl_line` (Unicode line breaks escaped).
 
-    Repairs a torn tail first, writes every line in one ``write`` call (retried until
-    complete) on an ``O_APPEND`` descriptor, then ``fsync``. Returns the bytes written.
+    Takes an exclusive ``flock`` on the file (appenders in other processes wait: a line
+    another appender is still writing is never mistaken for a torn tail), repairs a torn
+    tail, writes every line in one ``write`` call (retried until complete) on an
+    ``O_APPEND`` descriptor, then ``fsync``. Returns the bytes written.
 
     Raises:
         ValueError: a line contains a newline (it would become two lines); nothing is
@@ -215,6 +219,9 @@ def append_jsonl_durable(path: str | Path, lines: Iterable[str | bytes]) -> int:
     created = not os.path.lexists(path)
     fd = open_for_append(path)
     try:
+        # one appender at a time, across processes (released when fd closes): another
+        # appender's line in the middle of its write would look torn and be cut off
+        fcntl.flock(fd, fcntl.LOCK_EX)
         repair_fd(fd, path)
         write_all(fd, [blob])
     finally:

@@ -14,7 +14,9 @@ Kinds (the environment says which it supports and checks a fork before any run s
 - ``add_agent(model, role=None)``: a newcomer joins at the fork step.
 
 Text form (``scarce-lab fork --intervene``): ``KIND`` or ``KIND:key=value,key=value``,
-each value read as YAML (``rule:setting=talk,value=public``,
+each value read as YAML with the YAML 1.2 core schema's scalars, as ``-S`` reads them
+(:func:`scarce_lab.data.yamlcore.load_yaml`: ``010`` is 10, ``off`` and ``1:30`` stay
+text) (``rule:setting=talk,value=public``,
 ``replace_decision:agent=a1,decision={value: 9}``); ``text=`` comes last and takes the
 rest of the line as the message, commas and ``=`` included
 (``replace_message:agent=a2,text=I take 5, you=3?``); a key given twice is refused;
@@ -127,6 +129,8 @@ def parse_intervention(text: str) -> Any:
     """
     import yaml
 
+    from ..data.yamlcore import load_yaml
+
     kind, _, rest = text.lstrip().partition(":")
     kind = kind.rstrip()
     if kind not in KINDS:
@@ -145,7 +149,7 @@ def parse_intervention(text: str) -> Any:
         if key.strip() in fields:  # never the last one silently
             raise ValueError(f"--intervene {text!r}: {key.strip()!r} is given twice")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = load_yaml(raw) if raw.strip() else ""
         except yaml.YAMLError:
             value = raw
         # a message or a model is text whatever YAML reads in it

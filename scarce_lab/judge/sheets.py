@@ -35,6 +35,7 @@ agreement between coders.
 from __future__ import annotations
 
 import random
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,14 +86,16 @@ class SheetFiles:
 class ImportResult:
     """What :func:`import_sheet` stored: ``labels`` (one per row), ``replaced`` ((unit,
     coder) pairs that an earlier import had labelled: the new label wins), ``missing``
-    (unit ids of the sheet's manifest with no row in the file) and ``ignored_columns``
-    (columns the file has beyond :data:`SHEET_COLUMNS`, not read)."""
+    (unit ids of the sheet's manifest with no row in the file), ``ignored_columns``
+    (columns the file has beyond :data:`SHEET_COLUMNS`, not read) and ``blank_rows``
+    (rows with no cell filled, which spreadsheets save after the data: skipped)."""
 
     store: Path
     labels: list[HumanLabel]
     replaced: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     ignored_columns: list[str] = field(default_factory=list)
+    blank_rows: int = 0
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -184,13 +187,20 @@ def manifest_path(csv_path: Path) -> Path:
 
 
 def export_sheet(units: Sequence[Unit], taxonomy: Taxonomy, out: Path, *, sample: int | None = None,
-                 seed: int = 0, source: str = "", max_chars: int = DEFAULT_MAX_CHARS) -> SheetFiles:
+                 seed: int = 0, source: str = "", max_chars: int = DEFAULT_MAX_CHARS,
+                 overwrite: bool = False) -> SheetFiles:
     """Write a blank label sheet for ``units`` (or a sample of them,
     :func:`sample_units`) under ``taxonomy``: ``out`` (the CSV), its codebook and its
     manifest (module docstring). ``source`` is recorded (where the units came from).
 
+    An existing sheet or manifest at ``out`` is replaced only when ``overwrite`` (or when
+    this export writes exactly what it holds): a coder may have filled that CSV in place,
+    and the filled sheets sent out are checked against that manifest.
+
     Raises:
         ValueError: no units, ``out`` not ending in ``.csv``, ``sample`` < 1, or a repeated unit id.
+        FileExistsError: ``out`` or its manifest exists and differs from this export
+            (without ``overwrite``); nothing is written then.
     """
     out = Path(out)
     if out.suffix.lower() != ".csv":
@@ -202,13 +212,20 @@ def export_sheet(units: Sequence[Unit], taxonomy: Taxonomy, out: Path, *, sample
     picked, drawn = sample_units(units, sample, seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     book, man = out.with_suffix(".codebook.md"), manifest_path(out)
-    frame_to_csv(sheet_frame(picked, max_chars=max_chars), out)
-    write_atomic(book, codebook(taxonomy, n_units=len(picked), sheet=out.name))
-    write_json_atomic(man, {
+    text = frame_to_csv(sheet_frame(picked, max_chars=max_chars))
+    record = {
         "format": SHEET_FORMAT, "version": SHEET_VERSION, "sheet": out.name, "taxonomy": taxonomy.id,
         "taxonomy_version": taxonomy.version, "categories": taxonomy.ids, "source": str(source),
         "units_available": len(units), "sample": drawn, "max_chars": max_chars,
-        "units": [u.model_dump(exclude={"gold"}) for u in picked]})
+        "units": [u.model_dump(mode="json", exclude={"gold"}) for u in picked]}
+    for old, same in ((out, lambda: out.read_text(encoding="utf-8") == text), (man, lambda: read_json(man) == record)):
+        if not overwrite and old.exists() and not same():
+            raise FileExistsError(f"{old}: exists and differs from this export (a sheet a coder filled in place, or "
+                                  "the manifest the sheets sent out are checked against); choose another --out, "
+                                  "or replace it (--force)")
+    write_atomic(out, text)
+    write_atomic(book, codebook(taxonomy, n_units=len(picked), sheet=out.name))
+    write_json_atomic(man, record)
     return SheetFiles(out, book, man, len(picked))
 
 
@@ -235,8 +252,12 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _same(cell: str | None, want: str) -> bool:
-    """A shown cell equals what the sheet wrote (a spreadsheet may save ``\\r\\n`` line ends)."""
-    return (cell or "").replace("\r\n", "\n") == want
+    """A shown cell equals what the sheet wrote, line ends aside: a spreadsheet may save
+    ``\\r\\n`` or ``\\r`` for ``\\n`` (and agent talk may hold any of them)."""
+    def lines(text: str) -> str:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    return lines(cell or "") == lines(want)
 
 
 def _labels(cell: str | None, ids: set[str]) -> tuple[list[str] | None, str | None]:
@@ -255,6 +276,22 @@ def _labels(cell: str | None, ids: set[str]) -> tuple[list[str] | None, str | No
     return items, None
 
 
+def coder_key(name: str) -> str:
+    """What makes two spellings of a coder's name one person: Unicode NFKC form, case
+    folded, invisible format characters (zero-width space, joiners, BOM) dropped, runs of
+    spaces as one. ``"José "``, ``"JOSE\u0301"`` and ``"jos\u00e9"`` share a key."""
+    text = "".join(ch for ch in unicodedata.normalize("NFKC", name) if unicodedata.category(ch) != "Cf")
+    return " ".join(text.casefold().split())
+
+
+def _spellings(names: Sequence[str]) -> list[list[str]]:
+    """Groups of two or more different spellings of one :func:`coder_key`."""
+    groups: dict[str, set[str]] = {}
+    for n in names:
+        groups.setdefault(coder_key(n), set()).add(n)
+    return [sorted(g) for g in groups.values() if len(g) > 1]
+
+
 def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
                  manifest: Path | None = None) -> ImportResult:
     """Check a filled sheet against its manifest and store its labels in ``out_dir``
@@ -266,8 +303,12 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
     showed them (edited, or a row moved to another unit); an empty ``labels`` cell, an
     id not in the taxonomy, ``none`` with ids, a repeated id; no coder (neither the
     ``coder`` cell nor ``coder``), or a ``coder`` cell that differs from ``coder``; the
-    same unit twice for one coder. Also refused: a file without the sheet's columns, a
-    taxonomy whose ids changed since the export, a folder of another taxonomy.
+    same unit twice for one coder; a coder's name spelled two ways (:func:`coder_key`:
+    case, Unicode form, spaces, invisible characters) in the sheet or against a coder the
+    folder holds (it would count one person as two coders); a unit whose id the folder
+    holds for another unit (other text: coders would be compared on different talk). Rows with no cell filled are
+    skipped (counted). Also refused: a file without the sheet's columns, a taxonomy whose
+    ids or version changed since the export, a folder of another taxonomy.
 
     Args:
         coder: the coder's name for rows whose ``coder`` cell is empty (and the name
@@ -282,11 +323,15 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
             of another taxonomy.
     """
     path = Path(path)
+    coder = (coder or "").strip() or None  # read as a cell is
     man = read_manifest(manifest or manifest_path(path))
     tax = load_taxonomy(man["taxonomy"])
     if tax.ids != man["categories"]:
         raise ValueError(f"taxonomy {tax.id!r} now has categories {tax.ids}, the sheet was made with "
                          f"{man['categories']}: export a new sheet")
+    if man.get("taxonomy_version") != tax.version:
+        raise ValueError(f"taxonomy {tax.id!r} is now version {tax.version!r}, the sheet was made with version "
+                         f"{man.get('taxonomy_version')!r} (its definitions may differ): export a new sheet")
     store = HumanLabelStore(out_dir)
     store.check_taxonomy(tax.id)
     frame = read_csv_cells(path)
@@ -294,9 +339,12 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
         raise ValueError(f"{path}: lacks the sheet's columns {missing}; has {frame.columns}")
     units = {u["unit_id"]: Unit.model_validate(u) for u in man["units"]}
     max_chars = int(man.get("max_chars", DEFAULT_MAX_CHARS))
-    ids, problems, labels, seen = set(tax.ids), [], [], {}
+    ids, problems, labels, seen, blank = set(tax.ids), [], [], {}, 0
     for i, row in enumerate(frame.iter_rows(named=True)):
         where = f"row {i + 2}"
+        if not any((v or "").strip() for v in row.values()):
+            blank += 1
+            continue
         bad = len(problems)
 
         def problem(col: str, msg: str, _where=where, _row=row) -> None:
@@ -326,8 +374,20 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
             seen.setdefault((unit.unit_id, who), where)
         if len(problems) == bad:
             labels.append(HumanLabel(coder=who, taxonomy=tax.id, labels=got, unit=unit, sheet=path.name, row=i + 2))
-    if not frame.height:
+    if frame.height == blank:
         problems.append("no rows")
+    held = {h.unit.unit_id: h.unit for h in store.load()}
+    for h in labels:
+        if h.unit.unit_id in held and held[h.unit.unit_id] != h.unit:
+            problems.append(f"row {h.row}, column 'unit_id', value {h.unit.unit_id!r}: {store.path} holds another unit "
+                            "of this id (other text or context: another dataset or run under the same run id); "
+                            "import into another folder")
+    stored = store.coders()
+    for group in _spellings(sorted({h.coder for h in labels} | set(stored))):
+        old = [n for n in group if n in stored]
+        problems.append(f"column 'coder': {group} are one name spelled differently (case, Unicode form, spaces or "
+                        "invisible characters), which would count one person as several coders; "
+                        + (f"{store.path} already holds {old}: use that spelling" if old else "write it one way"))
     if problems:
         raise SheetError(path, problems)
     before = {(h.unit.unit_id, h.coder) for h in store.load()}
@@ -336,7 +396,7 @@ def import_sheet(path: Path, out_dir: Path, *, coder: str | None = None,
     return ImportResult(store=store.path, labels=labels,
                         replaced=sorted({(h.unit.unit_id, h.coder) for h in labels} & before),
                         missing=[u for u in units if u not in coded],
-                        ignored_columns=[c for c in frame.columns if c not in SHEET_COLUMNS])
+                        ignored_columns=[c for c in frame.columns if c not in SHEET_COLUMNS], blank_rows=blank)
 
 
 # -- reading back ------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ and :func:`units_from_path` (either, from a file or a folder).
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterable
@@ -24,7 +23,8 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import registry
-from ..data.jsonl import BOM, read_bounded, read_jsonl
+from ..data.csvsafe import read_csv_cells
+from ..data.jsonl import read_jsonl
 
 #: Columns :func:`units_from_frame` needs (``context`` and ``public_reasoning`` may be null).
 FRAME_COLUMNS = ("run_id", "contention", "agent", "public_reasoning", "private_messages", "context")
@@ -287,8 +287,9 @@ def units_from_path(path: Path, *, keep_empty: bool = False) -> list[Unit]:
         rows = ((f"{path}:{no}", obj) for no, obj in read_jsonl(path))
         return units_from_rows(rows, keep_empty=keep_empty)
     if suffix == ".csv":
-        # Every cell as text (no inference); unit_from_row converts the round number.
-        frame = pl.read_csv(io.BytesIO(read_bounded(path).removeprefix(BOM)), infer_schema=False)
+        # Every cell as text (no inference; unit_from_row converts the round number), through the
+        # CSV read gate: the quote the writer put before a formula-like talk cell is removed
+        frame = read_csv_cells(path)
     elif suffix == ".parquet":
         frame = pl.read_parquet(path)  # typed by its own schema; values checked per row
     else:

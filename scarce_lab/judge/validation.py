@@ -156,10 +156,14 @@ def coder_agreement(out_dir, taxonomy: Taxonomy, *, n_boot: int = 1000, seed: in
     the units every coder labelled).
 
     Raises:
-        ValueError: fewer than two coders in ``out_dir``.
+        ValueError: fewer than two coders in ``out_dir``, or its labels are of another
+            taxonomy than ``taxonomy`` (their ids would count as never given).
     """
     from .sheets import human_labels
+    from .store import HumanLabelStore
 
+    if other := sorted({h.taxonomy for h in HumanLabelStore(out_dir).load()} - {taxonomy.id}):
+        raise ValueError(f"{out_dir}: its human labels use taxonomy {other}, not {taxonomy.id!r}")
     by_coder = human_labels(out_dir)
     coders = sorted(by_coder)
     if len(coders) < 2:

@@ -71,7 +71,7 @@ def test_column_expressions_follow_the_functions(xs):
 
 
 def test_restore_changes_nothing_it_did_not_add():
-    for typed in ("'reciprocity", "'", "it's", "x'=y", "' =1"):
+    for typed in ("'reciprocity", "'", "it's", "x'=y", "' x=1"):
         assert restore(typed) == typed
     assert restore("''=x") == "'=x" and restore("'=x") == "=x"
 
@@ -128,3 +128,57 @@ def test_every_csv_writer_of_the_project_is_the_gate():
     offenders = [f"{p.relative_to(repo)}:{no}" for p in files if p.name != "csvsafe.py"
                  for no, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert len(files) > 100 and offenders == []
+
+
+#: Starts the first gate let through: NUL (OWASP ASVS 1.2.10), full-width formula signs,
+#: and a formula behind spaces a spreadsheet trims on import.
+SLIPPED = ["\x00=1+1", "\uff1dcmd|' /C calc'!A0", "\uff0b1+1", "\uff0d1+1", "\uff20SUM(A1)",
+           " =HYPERLINK(\"http://e.example\")", "\u00a0+1+1", "\u3000-1+cmd|' /C calc'!A0", "\n=1", " \t=1", "  '=1"]
+
+
+@pytest.mark.parametrize("cell", SLIPPED)
+def test_every_formula_start_is_quoted_and_comes_back(tmp_path, cell):
+    f = pl.DataFrame({"talk": [cell, "plain"], "n": [1, 2]})
+    written = _cells(frame_to_csv(f))
+    assert written[1][0] == "'" + cell and written[2][0] == "plain"
+    frame_to_csv(f, tmp_path / "t.csv")
+    assert read_csv_cells(tmp_path / "t.csv")["talk"].to_list() == [cell, "plain"]
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=st.sampled_from(
+    list("=+-@'\t\r\n x\u00a0\u3000\x00\uff1d\uff0b\uff0d\uff20"))), st.sampled_from(SLIPPED)), max_size=8))
+def test_column_expressions_follow_the_functions_on_spaces_and_wide_signs(xs):
+    f = pl.DataFrame({"t": xs}, schema={"t": pl.String})
+    out = f.select(_neutralize_expr(pl.col("t")).alias("t"))["t"].to_list()
+    assert out == [None if x is None else neutralize(x) for x in xs]
+    assert [None if x is None else restore(x) for x in out] == xs
+
+
+def test_column_names_are_cells_too(tmp_path):
+    """A pivot's columns are data (model names): the header goes through the same gate."""
+    f = pl.DataFrame({"focal": ["m"], "=HYPERLINK(\"http://e.example\")": ["0.5"], "@evil": ["0.1"]})
+    header = _cells(frame_to_csv(f))[0]
+    assert header == ["focal", "'=HYPERLINK(\"http://e.example\")", "'@evil"]
+    frame_to_csv(f, tmp_path / "h.csv")
+    assert read_csv_cells(tmp_path / "h.csv").columns == f.columns
+
+
+def test_a_column_name_given_twice_is_refused_not_guessed(tmp_path):
+    """A spreadsheet user who copies a column: which copy holds the data is unknown."""
+    p = tmp_path / "d.csv"
+    p.write_text("id,score,note,score,,\n1,0.2,x,0.9,,\n")
+    with pytest.raises(ValueError, match=r"'score': \[2, 4\]"):
+        read_csv_cells(p)
+    p.write_text("id,score,,\n1,0.2,,\n")  # blank unnamed columns (spreadsheet padding) are no conflict
+    assert read_csv_cells(p)["score"].to_list() == ["0.2"]
+
+
+def test_every_csv_reader_of_the_package_is_the_gate():
+    """One read gate: no file but csvsafe parses CSV (a reader that skips it keeps the
+    writer's quote in the text: judge units from a CSV did). fastread's polars CSV
+    parser reads JSONL lines (separator 0x1f), not CSV."""
+    pattern = re.compile(r"\.read_csv\(|\.scan_csv\(|\.read_csv_batched\(|csv\.reader\(|csv\.DictReader\(")
+    offenders = [f"{p.relative_to(PACKAGE)}:{no}" for p in PACKAGE.rglob("*.py")
+                 if p.name not in ("csvsafe.py", "fastread.py")
+                 for no, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert offenders == []

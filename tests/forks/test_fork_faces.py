@@ -90,3 +90,22 @@ def test_the_text_form_refuses_what_it_would_guess(text, match):
 
     with pytest.raises(ValueError, match=match):
         parse_intervention(text)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("rule:setting=rounds,value=010", 10),         # PyYAML 1.1: octal 8
+    ("rule:setting=rounds,value=1:30", "1:30"),     # PyYAML 1.1: sexagesimal 90
+    ("rule:setting=talk,value=off", "off"),         # PyYAML 1.1: False
+    ("rule:setting=rounds,value=0x10", "0x10"),     # PyYAML 1.1: 16 (a number field then refuses the text)
+    ("replace_decision:agent=w1,decision={value: 010}", {"value": 10}),
+])
+def test_the_text_form_reads_values_as_dash_s_does(text, want):
+    """A value is read with the YAML 1.2 core schema (config.base.load_yaml), never
+    PyYAML's 1.1 scalars, which turned numbers into other numbers silently."""
+    from scarce_lab.config.base import load_yaml
+    from scarce_lab.forks.interventions import parse_intervention
+
+    got = parse_intervention(text).model_dump()
+    assert got.get("value", got.get("decision")) == want
+    raw = text.rpartition("=")[2] if "decision" not in text else text.partition("decision=")[2]
+    assert load_yaml(raw) == want  # the same reading as -S

@@ -321,3 +321,18 @@ def make_scarce_run(root: Path) -> Path:
         rec.commit_round(k)
     rec.finish()
     return root / "tiny"
+
+
+def test_a_units_csv_the_package_wrote_reads_back_its_talk_exactly(tmp_path):
+    """Before: units_from_path read CSV with polars directly, so talk the CSV gate had
+    quoted ('=...) reached the judges with the quote: the text judged was not the text said."""
+    from scarce_lab.data.csvsafe import frame_to_csv
+
+    talk = ["=SUM(A1:A3) is my bid", "-5 credits, take it", "@w1 agree?"]
+    frame = pl.DataFrame({"run_id": ["r"] * 3, "contention": ["0", "1", "2"], "agent": ["w0", "w1", "w0"],
+                           "public_reasoning": talk,
+                           "private_messages": [json.dumps([{"to": "w1", "text": t}]) for t in talk],
+                           "context": ["+ctx"] * 3})
+    frame_to_csv(frame, tmp_path / "units.csv")
+    units = units_from_path(tmp_path / "units.csv")
+    assert [u.public_reasoning for u in units] == talk and {u.context for u in units} == {"+ctx"}
