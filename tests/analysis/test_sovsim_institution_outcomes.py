@@ -67,3 +67,47 @@ def test_the_analysis_knows_every_institution_setting_and_its_default():
     fields = SovSimConfig.model_fields
     assert tuple(_DEFAULTS) == INSTITUTION_FIELDS
     assert all(fields[k].default == v for k, v in _DEFAULTS.items())
+
+
+def _inside_natural_ranges(f: pl.DataFrame, rounds: int) -> list[str]:
+    """Rows whose interval leaves the metric's natural range (survival time in [1, rounds],
+    equality in [0, 1], counts and pools at least 0)."""
+    ranges = {"survival_time": (1, rounds), "equality": (0, 1), "mean_pool": (0, None), "punishment": (0, None),
+              "quota": (0, None), "seat_moves": (0, None)}
+    bad = []
+    for r in f.filter(pl.col("lo").is_not_null()).iter_rows(named=True):
+        a, b = ranges.get(r["metric"], (None, None))
+        if (a is not None and r["lo"] < a - 1e-9) or (b is not None and r["hi"] > b + 1e-9):
+            bad.append(f"{r['institutions']} {r['metric']} [{r['lo']:.2f}, {r['hi']:.2f}]")
+    return bad
+
+
+def test_intervals_stay_inside_each_measures_range(tmp_path):
+    # a random seat makes games of 1 to 4 rounds: survival piles at both ends, the t interval ran past them
+    cfgs = [SovSimConfig(condition="cpr", model="scripted/conditional", simulation=i, game={"rounds": 4},
+                         seats={"a0": "scripted/random", "a1": "scripted/opportunist", "*": "scripted/conditional"},
+                         **kw) for i in range(4) for kw in ({}, {"sanctions": True})]
+    run_sweep(cfgs, tmp_path, progress=False)
+    f = sl.sovsim.institution_outcomes(sl.load(tmp_path)).frame
+    assert not _inside_natural_ranges(f, 4)
+    times = f.filter(pl.col("metric") == "survival_time")
+    assert times["lo"].is_not_null().all()  # a bounded interval, even where the four games agree
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="the shipped institutions data are not in this checkout")
+def test_the_shipped_intervals_stay_inside_each_measures_range():
+    f = sl.sovsim.institution_outcomes(sl.sovsim.load(SHIPPED)).frame
+    assert not _inside_natural_ranges(f, 12)
+    time = {r["institutions"]: r for r in f.filter((pl.col("metric") == "survival_time")
+                                                  & (pl.col("base_condition") == "bcpr")).iter_rows(named=True)}
+    assert time["sanctions+quota=leader+elections=1"]["hi"] <= 12  # the t interval said 14.8
+
+
+def test_the_chart_shows_survival_by_arm_in_sovsim_words(tmp_path):
+    cfgs = [SovSimConfig(condition="cpr", model="scripted/conditional", seats=SEATS, simulation=i, game={"rounds": 3},
+                         **kw) for i in range(2) for kw in ({}, {"quota": "all"})]
+    run_sweep(cfgs, tmp_path, progress=False)
+    chart = sl.sovsim.institution_outcomes(sl.load(tmp_path)).chart
+    spec = json.dumps(chart.to_dict())
+    assert "no institution" in spec and "fresh each contention" not in spec  # not SCARCE's memory setting
+    assert "survival time (rounds)" in spec and '"x": "independent"' in spec

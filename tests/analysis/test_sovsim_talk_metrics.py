@@ -127,3 +127,16 @@ def test_talk_setting_reads_the_recorded_setting():
     assert talk_setting('{"condition": "cpr"}') == "none"  # recorded before talk existed
     with pytest.raises(ValueError, match="not JSON"):
         talk_setting("{oops")
+
+
+def test_talk_outcome_intervals_stay_inside_the_game(tmp_path):
+    # a random seat and an opportunist: 2 of 5 games reach round 4, the t interval of survival ran past it
+    seats = {"a0": "scripted/random", "a1": "scripted/opportunist"}
+    cfgs = [SovSimConfig(condition="cpr", model="scripted/sustainable", seats=seats, simulation=i,
+                         game={"rounds": 4}, talk=talk) for i in range(5) for talk in ("none", "public")]
+    run_sweep(cfgs, tmp_path, progress=False)
+    f = sl.sovsim.talk_outcomes(sl.load(tmp_path)).frame.filter(pl.col("lo").is_not_null())
+    time = f.filter(pl.col("metric") == "survival_time")
+    assert time.height == 2 and (time["lo"] >= 1).all() and (time["hi"] <= 4).all(), time
+    eq = f.filter(pl.col("metric") == "equality")
+    assert (eq["lo"] >= 0).all() and (eq["hi"] <= 1).all(), eq

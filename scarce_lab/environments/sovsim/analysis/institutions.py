@@ -17,9 +17,10 @@ from typing import Any
 
 import polars as pl
 
+from scarce_lab.analysis.charts import ci_chart
 from scarce_lab.analysis.findings import Finding, finding, finding_function
 from scarce_lab.analysis.readings import describe_extremes
-from scarce_lab.analysis.stats import gini, mean_ci_cells, proportion_ci
+from scarce_lab.analysis.stats import bounded_mean_ci, gini, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
 from .metrics import agent_rounds, require_dataset
@@ -33,6 +34,8 @@ _DEFAULTS = {"sanctions": False, "sanction_cost": 1, "sanction_impact": 3, "sanc
 #: The outcomes of :func:`institution_outcomes`, in the layout's column order.
 OUTCOMES = ["survival_time", "survival_rate", "mean_pool", "total_payoff", "equality", "punishment",
             "quota", "seat_moves"]
+#: Outcomes that cannot be negative: their t interval is cut at 0 (net payoffs can be, under sanctions).
+_NON_NEGATIVE = ("mean_pool", "punishment", "quota", "seat_moves")
 
 
 def institution_arm(settings: str | None) -> str:
@@ -94,7 +97,7 @@ def _per_run(ds: Any) -> pl.DataFrame:
         last = int(settings.get("game.rounds", 12))
         rows.append({
             **{k: r[k] for k in ("run_id", "model", "base_condition", "settings")}, "institutions": arm,
-            "survival_time": float(r["rounds_played"]),
+            "rounds": last, "survival_time": float(r["rounds_played"]),
             "survived": bool(r["rounds_played"] == last and not r["collapsed"]),
             "mean_pool": r["mean_pool"], "total_payoff": sum(totals),
             # 1 - Gini needs non-negative totals: a run where sanctions left an agent below 0 has none
@@ -106,13 +109,17 @@ def _per_run(ds: Any) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-@finding_function("sovsim", "t interval over simulations (runs) for means; Clopper-Pearson for the survival rate")
+@finding_function("sovsim", "t interval over simulations (runs) for means, the bounded t/score hull for survival "
+                             "time and equality; Clopper-Pearson for the survival rate")
 def institution_outcomes(ds: Any) -> Finding:
     """Do sanctions, a voted quota and elected leaders change how long the commons lasts,
     how full the pool stays and how payoffs are split, each on its own and ablated?
 
     Per (model, base condition, institution arm; :func:`institution_arm`), mean and 95%
-    t interval over simulations of: ``survival_time`` (rounds played), ``mean_pool`` (the
+    interval over simulations (t, cut at 0 for a measure that cannot be negative;
+    survival time and equality, bounded and piled at a bound, get
+    :func:`~scarce_lab.analysis.stats.bounded_mean_ci` on ``[1, rounds]`` and ``[0, 1]``,
+    as Table 1 does: the t interval undercovers there and ran past the last round) of: ``survival_time`` (rounds played), ``mean_pool`` (the
     pool at the start of a round, averaged over the rounds played), ``total_payoff`` (the
     agents' payoffs summed, net of sanctions: the ``game_end`` totals), ``equality``
     (1 - Gini of the agents' net totals; undefined in a run where sanctions left a total
@@ -124,7 +131,8 @@ def institution_outcomes(ds: Any) -> Finding:
     game. An institution's metric is n/a in an arm without it, never 0.
 
     The finding's ``frame``: one row per group and ``metric``: ``value, lo, hi, se, n,
-    runs, estimate``; its layout one column per metric.
+    runs, estimate``; its layout one column per metric; its chart the survival time by
+    arm with its interval, a panel per base condition.
 
     Raises:
         PoolingError: a group holds runs whose condition settings differ (e.g. two
@@ -142,7 +150,13 @@ def institution_outcomes(ds: Any) -> Finding:
             vals = [v for v in g[m].to_list() if v is not None]
             if not vals:
                 continue
-            mean, lo, hi = mean_ci_cells(vals)
+            bounds = {"survival_time": (1.0, float(g["rounds"][0])), "equality": (0.0, 1.0)}.get(m)
+            if bounds and bounds[0] < bounds[1]:  # bounded and piled at a bound: the t interval undercovers
+                mean, lo, hi = (or_none(v) for v in bounded_mean_ci(vals, *bounds))
+            else:
+                mean, lo, hi = mean_ci_cells(vals)
+            if m in _NON_NEGATIVE and lo is not None:
+                lo = max(lo, 0.0)
             sd = pl.Series(vals).std() if len(vals) > 1 else None
             out.append(group | {"metric": m, "value": mean, "lo": lo, "hi": hi, "n": len(vals),
                                 "se": sd / len(vals) ** 0.5 if sd is not None else None})
@@ -153,9 +167,22 @@ def institution_outcomes(ds: Any) -> Finding:
               "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64, "se": pl.Float64}
     values = pl.DataFrame(out, schema=schema).sort(*_GROUP)
     time = values.filter(pl.col("metric") == "survival_time")
+    chart = None
+    if time.height:  # "none" spelled out: the shared label book reads a bare "none" as SCARCE's memory setting
+        arm = pl.when(pl.col("institutions") == "none").then(pl.lit("no institution")).otherwise(pl.col("institutions"))
+        chart = ci_chart(time.with_columns(arm=arm, condition=pl.col("base_condition").str.to_uppercase()), "arm",
+                         color="model" if time["model"].n_unique() > 1 else None, column="condition",
+                         title="survival time by institution arm (no institution: the paper's game)",
+                         y_title="survival time (rounds)", x_title="institution arm",
+                         ci="95% bounded t/score hull over simulations", y_domain=(0.0, float(per["rounds"].max())),
+                         x_sort=sorted({"no institution", *time["institutions"]} - {"none"},
+                                       key=lambda a: (a != "no institution", a.count("+"), a)))
+        chart = chart.resolve_scale(x="independent") if chart else chart  # each condition its own arms
     return finding("institution_outcomes", values, index=list(_GROUP), columns="metric", column_order=OUTCOMES,
-                   reading=describe_extremes(time, list(_GROUP), "the survival time (rounds)") if time.height else "",
+                   chart=chart, reading=describe_extremes(time, list(_GROUP), "the survival time (rounds)") if time.height else "",
                    convention={"unit": "run (groups: model x base condition x institution arm, never pooled)",
                                "measure": "survival time and rate, mean pool, net total payoff, equality (1 - Gini "
                                           "of net totals), punishment points per round, voted quota, seat moves",
-                               "intervals": "t over simulations; Clopper-Pearson for the survival rate"})
+                               "intervals": "t over simulations, cut at 0 where a measure cannot be negative; "
+                                            "bounded t/score hull for survival time and equality; Clopper-Pearson "
+                                            "for the survival rate"})

@@ -18,7 +18,7 @@ import polars as pl
 
 from scarce_lab.analysis.findings import Finding, finding, finding_function
 from scarce_lab.analysis.readings import describe_extremes
-from scarce_lab.analysis.stats import cluster_mean_ci, mean_ci_cells, proportion_ci
+from scarce_lab.analysis.stats import bounded_mean_ci, cluster_mean_ci, mean_ci_cells, proportion_ci
 from scarce_lab.undefined import or_none
 
 from .conventions import SovSimDataWarning, differing_games, resolve_convention
@@ -255,7 +255,9 @@ def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") ->
     """Does talk change how long the commons lasts and how equally it is shared?
 
     Per (model, base condition, talk): survival time (rounds played) and equality
-    (1 - Gini of the agents' total payoffs), mean and 95% t interval over simulations;
+    (1 - Gini of the agents' total payoffs), mean and 95% interval over simulations (the
+    bounded t/score hull of :func:`~scarce_lab.analysis.stats.bounded_mean_ci` on ``[1,
+    rounds]`` and ``[0, 1]``, as Table 1: the t interval undercovers there);
     the survival rate (the game reached its last round) with its Clopper-Pearson
     interval. ``talk=none`` is the paper's game (the ablation). Groups never pool runs
     whose condition settings differ, and each group is scored by its own game (the
@@ -275,16 +277,20 @@ def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SovSimDataWarning)  # runs of one setting play one game
             conv = resolve_convention(g, preset, force=True)
-        sims.append(simulation_metrics(g, conv))
+        sims.append(simulation_metrics(g, conv).with_columns(game_rounds=pl.lit(float(conv.rounds))))
     per_sim = pl.concat(sims) if sims else simulation_metrics(ar)
     per_sim = per_sim.join(ar.select("run_id", "talk").unique(), on="run_id", how="left")
     out = []
     for key, g in per_sim.sort("run_id").group_by(list(_GROUP), maintain_order=True):
         _check_one_setting(g, key)
         group = dict(zip(_GROUP, key, strict=True)) | {"settings": g["settings"][0], "n": g.height, "runs": g.height}
-        for m in ("survival_time", "equality"):
+        for m, bounds in (("survival_time", (1.0, g["game_rounds"].max())), ("equality", (0.0, 1.0))):
             vals = g[m].cast(pl.Float64).to_list()
-            mean, lo, hi = mean_ci_cells(vals)
+            if bounds[1] is not None and bounds[0] < bounds[1] and any(v is not None for v in vals):
+                # bounded and piled at a bound (survival at the last round): the t interval undercovers
+                mean, lo, hi = (or_none(v) for v in bounded_mean_ci([v for v in vals if v is not None], *bounds))
+            else:
+                mean, lo, hi = mean_ci_cells(vals)
             out.append(group | {"metric": m, "value": mean, "lo": lo, "hi": hi,
                                 "se": _se([v for v in vals if v is not None])})
         rate, lo, hi = proportion_ci(int(g["survived"].sum()), g.height)
@@ -298,7 +304,7 @@ def talk_outcomes(ds: Any, *, preset: Literal["sovsim", "govsim"] = "sovsim") ->
     return finding("talk_outcomes", values, index=keys, columns="metric", column_order=OUTCOMES,
                    reading=_per_game(time, keys, games, "the survival time (rounds)") if time.height else "",
                    convention=_convention("survival time, survival rate, equality (1 - Gini of total payoffs)",
-                                          "t over simulations; Clopper-Pearson for the survival rate"))
+                                          "bounded t/score hull over simulations; Clopper-Pearson for the survival rate"))
 
 
 def _per_game(values: pl.DataFrame, keys: list[str], games: list[str], what: str) -> str:
