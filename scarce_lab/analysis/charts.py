@@ -45,8 +45,7 @@ LABELS: dict[str, str] = {
     "trigram_repetition": "Trigram repetition", "new_word_share": "Share of new words",
     "rule_making": "Rule-making", "rule_invoking": "Rule-invoking", "mean_bid": "Mean bid (credits)",
     "win_rate": "Win rate", "win_rate_contested": "Win rate in contested rounds", "group": "Model | setting", "won": "after a win", "lost": "after a loss", "richer": "richer worker",
-    "others": "other workers", "none": "none (fresh each contention)",
-    "cross": "cross-subrun", "ballots": "ballots (negotiated)", "fifo": "FIFO", "sjf": "SJF",
+    "others": "other workers", "ballots": "ballots (negotiated)", "fifo": "FIFO", "sjf": "SJF",
     "edf": "EDF", "highest-bid": "highest bid", "relational": "relational (any)",
     "alliance_formation": "Alliance formation", "alliance_loyalty": "Alliance loyalty",
     "reciprocity": "Reciprocity", "reputation": "Reputation",
@@ -75,17 +74,27 @@ def pretty(code: object) -> str:
     return LABELS.get(s, s.replace("_", " "))
 
 
-def pretty_value(code: object) -> str:
-    """Readable name of a value in a chart (a legend entry, a tick label): as :func:`pretty`,
-    but a plain word whose name would only be capitalised stays as it is (``urgent`` beside
-    ``not urgent``, not ``Urgent``); codes (``win_rate``) get their names."""
+#: Names of values that mean something only in their column (``none`` is SCARCE's memory
+#: horizon there, and no talk, no institution... elsewhere): column -> value -> name.
+COLUMN_VALUES: dict[str, dict[str, str]] = {
+    "memory": {"none": "none (fresh each contention)", "cross": "cross-subrun"},
+}
+
+
+def pretty_value(code: object, column: str | None = None) -> str:
+    """Readable name of a value in a chart (a legend entry, a tick label) of ``column``:
+    its name in :data:`COLUMN_VALUES` for that column, else as :func:`pretty`, but a plain
+    word whose name would only be capitalised stays as it is (``urgent`` beside ``not
+    urgent``, not ``Urgent``); codes (``win_rate``) get their names."""
     s = str(code)
+    if column is not None and s in COLUMN_VALUES.get(column, {}):
+        return COLUMN_VALUES[column][s]
     p = pretty(s)
     return s if "_" not in s and p.casefold() == s.casefold() else p
 
 
 def _readable(d: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
-    out = [pl.col(c).cast(pl.String).map_elements(pretty_value, return_dtype=pl.String)
+    out = [pl.col(c).cast(pl.String).map_elements(lambda v, c=c: pretty_value(v, c), return_dtype=pl.String)
            for c in cols if d.schema[c] in (pl.String, pl.Boolean)]
     return d.with_columns(out) if out else d
 
@@ -171,7 +180,7 @@ def ci_chart(df: pl.DataFrame, x: str, *, color: str | None = None, column: str 
                                                                             or [v]), return_dtype=pl.String))
     # no x_sort: Vega-Lite's ascending order (``sort=None`` would be null, the data's order:
     # stages 1, 3, 2, 4 when a group lacks stage 2)
-    sort = [pretty_value(v) for v in x_sort] if x_sort else alt.Undefined
+    sort = [pretty_value(v, x) for v in x_sort] if x_sort else alt.Undefined
     xtitle = x_title or pretty(x)
     if column or row:  # panels side by side: each panel's axis title within its width
         xtitle = wrap_title(xtitle, width)

@@ -321,6 +321,9 @@ def test_facet_axis_titles_wrap_to_the_panel_and_values_keep_their_case():
     assert wrap_title("Budget left before the contention", 160) == ["Budget left before the", "contention"]
     assert wrap_title("Stage", 160) == "Stage"
     assert pretty_value("urgent") == "urgent" and pretty_value("richer") == "richer worker"
+    # a value named for its column only: "none" is a memory horizon there, nothing else elsewhere
+    assert pretty_value("none", "memory") == "none (fresh each contention)" and pretty_value("none", "talk") == "none"
+    assert pretty_value("cross", "memory") == "cross-subrun" and pretty_value("cross") == "cross"
     res = _who("who", ["richer", "others"]).rename({"phase": "budget_phase"})
     spec = ci_chart(res, "budget_phase", color="who", column="group", width=160).to_dict()
     title = spec["spec"]["layer"][0]["encoding"]["x"]["title"]
