@@ -182,11 +182,12 @@ def make_runs(out: Path, agent_rounds: int, games: int) -> int:
 def seal_runs(out: Path) -> None:
     """Seal the run folders ``out`` as a sweep is sealed when it ends (unless sealed)."""
     sys.path.insert(0, str(ROOT))
-    from scarce_lab.data.sweep_seal import SEAL_DIR, seal_sweep
+    from scarce_lab.data.sweep_seal import SEAL_FILE
+    from scarce_lab.runners.sweep import seal
 
-    if not (out / SEAL_DIR).exists():
+    if not (out / SEAL_FILE).exists():
         t = time.perf_counter()
-        seal_sweep(out)
+        seal(out)
         print(f"  runs: sealed (as a sweep's end does) in {time.perf_counter() - t:.1f} s", flush=True)
 
 

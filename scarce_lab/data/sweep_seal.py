@@ -3,7 +3,7 @@ of its run folders while they are as sealed.
 
 Reading a folder of 34k runs means opening 68k files and checking 2.5M events (15 s);
 its tables as Parquet read in a fraction of a second. When a sweep ends
-(:func:`scarce_lab.runners.sweep.play`) :func:`seal_sweep` writes one file,
+(:func:`scarce_lab.runners.sweep.play`, :func:`scarce_lab.runners.sweep.seal`) :func:`write_seal` writes one file,
 ``<sweep>/.scarce_lab_seal``: a header line signed under this user's key
 (:func:`.sealed.sign`, the checkpoints' key: the MAC covers every byte after it), a JSON
 line (the names in the sweep folder; where each part lies and its rows), then Parquet
@@ -184,13 +184,13 @@ def write_seal(folder: Path | str, build: Callable[[], Mapping[str, pl.DataFrame
 def _ignored(folder: str, why: str) -> None:
     warnings.warn(SealIgnoredWarning(
         f"{folder}: its seal ({SEAL_FILE}) is not used: {why}; its runs are read from their folders (slower). "
-        f"To seal it again: scarce_lab.data.sweep_seal.seal_sweep({folder!r})"), stacklevel=4)
+        f"To seal it again: scarce_lab.runners.sweep.seal({folder!r})"), stacklevel=4)
 
 
 def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataType]
-                ) -> tuple[pl.LazyFrame, list[str]] | None:
+                ) -> tuple[pl.LazyFrame, list[str], str] | None:
     """The sealed ``table`` of the sweep ``folder`` as a lazy scan, with the names in the
-    folder that are not run folders, when its seal holds (see the module docstring);
+    folder that are not run folders and the SHA-256 of the seal, when its seal holds (see the module docstring);
     ``None`` when the folder has no seal (silently) or its seal does not hold (a
     :class:`SealIgnoredWarning` says why). ``columns``: the dtype of each column the
     reader reads (checked in the table's footer)."""
@@ -199,7 +199,8 @@ def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataTyp
     if not os.path.lexists(path):
         return None
     try:
-        payload = signed_payload(read_bounded(path), _CONTEXT, _MAGIC)
+        blob = read_bounded(path)
+        payload = signed_payload(blob, _CONTEXT, _MAGIC)
         if payload is None:
             return _ignored(folder, "its signature does not verify (written by another user or machine, or altered)")
         head, _, data = payload.partition(b"\n")
@@ -239,7 +240,7 @@ def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataTyp
             same = False
         if not same:
             return _ignored(folder, f"run {names_run[i]} changed since it was sealed")
-    return scan, sorted(set(names) - set(names_run))
+    return scan, sorted(set(names) - set(names_run)), hashlib.sha256(blob).hexdigest()
 
 
 def _part(data: bytes, part: _Part, columns: Mapping[str, pl.DataType]) -> pl.LazyFrame:
@@ -260,26 +261,3 @@ def _part(data: bytes, part: _Part, columns: Mapping[str, pl.DataType]) -> pl.La
     if (rows := scan.select(pl.len()).collect().item()) != part.rows:
         raise ValueError(f"a part holds {rows} rows, {part.rows} were sealed")
     return scan
-
-
-def seal_sweep(folder: Path | str, environments: tuple[str, ...] | None = None) -> Path | None:
-    """Seal the sweep ``folder`` with the tables its environments build in ``sealed_tables``
-    (registry) from :func:`~.loaders.load_dataset` of the folder; ``environments``:
-    only these (``None``: every environment among its runs). Returns the seal folder, or
-    ``None`` when no environment seals a table.
-
-    Raises:
-        SealError, and whatever the read raises (as :func:`write_seal`).
-    """
-    from ..registry import get
-    from .loaders import load_dataset
-
-    if environments is not None and not any(get(e).sealed_tables for e in environments):
-        return None
-
-    def build() -> dict[str, pl.DataFrame]:
-        ds = load_dataset(folder, cache=False)
-        return {f"{env}/{name}": build_table(ds) for env in ds.environments
-                for name, build_table in get(env).sealed_tables.items()}
-
-    return write_seal(folder, build)

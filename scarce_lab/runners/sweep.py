@@ -93,24 +93,48 @@ def play(environment: str, configs: list[Any], out: Path, *, resume: bool, progr
         outcomes = cmd.run_many(configs, out, resume=resume, progress=progress)
     else:
         outcomes = _play_here(environment, configs, out, resume, progress, max_cost)
-    seal(environment, out)
+    _seal_after(environment, out)
     return outcomes
 
 
-def seal(environment: str, out: Path) -> Path | None:
-    """Seal the sweep folder ``out`` (:func:`scarce_lab.data.sweep_seal.seal_sweep`) when
-    ``environment`` seals a table; a folder that cannot be sealed (runs nested deeper, a
-    run that fails to read) is left unsealed with a warning saying why (the sweep's runs
-    are unaffected; readers read their folders)."""
+def seal(out: Path | str, environments: tuple[str, ...] | None = None) -> Path | None:
+    """Seal the sweep folder ``out`` (:mod:`scarce_lab.data.sweep_seal`) with the tables
+    its environments build in ``sealed_tables`` (registry) from
+    :func:`~scarce_lab.data.loaders.load_dataset` of the folder; ``environments``: seal
+    only when one of these seals a table (``None``: every environment among its runs).
+    Returns the seal file, or ``None`` when no table is sealed.
+
+    Raises:
+        SealError: the runs are not the folder's direct children, it holds another
+            folder, or a run changed while sealing; and whatever the read raises.
+    """
+    from ..data.loaders import load_dataset
+    from ..data.sweep_seal import write_seal
+    from ..registry import get
+
+    if environments is not None and not any(get(e).sealed_tables for e in environments):
+        return None
+
+    def build() -> dict[str, Any]:
+        ds = load_dataset(out, cache=False)
+        return {f"{env}/{name}": build_table(ds) for env in ds.environments
+                for name, build_table in get(env).sealed_tables.items()}
+
+    return write_seal(out, build)
+
+
+def _seal_after(environment: str, out: Path) -> None:
+    """:func:`seal` at a sweep's end; a folder that cannot be sealed (runs nested deeper,
+    a run that fails to read) is left unsealed with a warning saying why (the runs are
+    unaffected; readers read their folders)."""
     import warnings
 
-    from ..data.sweep_seal import SealError, seal_sweep
+    from ..data.sweep_seal import SealError
 
     try:
-        return seal_sweep(out, (environment,))
+        seal(out, (environment,))
     except (SealError, OSError, ValueError) as exc:
-        warnings.warn(f"{out}: not sealed ({exc}); its tables are read from the run folders", stacklevel=2)
-        return None
+        warnings.warn(f"{out}: not sealed ({exc}); its tables are read from the run folders", stacklevel=3)
 
 
 def _play_here(environment: str, configs: list[Any], out: Path, resume: bool, progress: bool,

@@ -14,10 +14,10 @@ import pytest
 
 import scarce_lab.data.loaders as loaders
 from scarce_lab.data.sealed import sign, signed_payload
-from scarce_lab.data.sweep_seal import _CONTEXT, _MAGIC, SEAL_FILE, SealIgnoredWarning, seal_sweep
+from scarce_lab.data.sweep_seal import _CONTEXT, _MAGIC, SEAL_FILE, SealIgnoredWarning
 from scarce_lab.environments.sovsim.runner.play import plan_sweep
 from scarce_lab.environments.sovsim.tables import load_agent_rounds
-from scarce_lab.runners.sweep import play
+from scarce_lab.runners.sweep import play, seal
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_a_seal_signed_under_another_key_is_ignored(folder, tmp_path, monkeypatc
     key.chmod(0o600)
     monkeypatch.setenv("SCARCE_LAB_CHECKPOINT_KEY", str(key))
     _from_folders(folder, "signature does not verify")
-    seal_sweep(folder)  # sealed again under this key: served again
+    seal(folder)  # sealed again under this key: served again
     assert _from_seal(folder, monkeypatch).equals(_unsealed(folder, tmp_path))
 
 

@@ -526,12 +526,22 @@ def sovsim_table(
     by: Grouping = "condition",
 ) -> pl.DataFrame:
     """Agent-round table -> Table 1 frame: :func:`resolve_convention` (the preset
-    fitted to the runs' own game), :func:`simulation_metrics`, :func:`summarize`.
+    fitted to the runs' own game), :func:`simulation_metrics`, :func:`summarize`. The
+    first two are kept beside a cached agent-round scan and read back for the same data
+    (:mod:`scarce_lab.environments.sovsim.simcache`).
 
     Raises:
         PresetMismatchError: the data do not fit the preset (unless ``force``).
         PoolingError: a group would pool different settings (unless ``force``).
     """
+    from ..simcache import per_simulation
+
     stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
-    conv = resolve_convention(df, preset, force=force, strict_survival=strict)
-    return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)
+
+    def compute() -> tuple[Convention, pl.DataFrame]:
+        conv = resolve_convention(df, preset, force=force, strict_survival=strict)
+        return conv, simulation_metrics(df, conv)
+
+    conv, sims = per_simulation(df, {"preset": preset, "strict": strict, "force": force}, compute,
+                                lambda fields: Convention(**fields))
+    return summarize(sims, conv=conv, by=by, force=force)
