@@ -6,8 +6,7 @@ its tables as Parquet read in a fraction of a second. When a sweep ends
 (:func:`scarce_lab.runners.sweep.play`, :func:`scarce_lab.runners.sweep.seal`) :func:`write_seal` writes one file,
 ``<sweep>/.scarce_lab_seal``: a header line signed under this user's key
 (:func:`.sealed.sign`, the checkpoints' key: the MAC covers every byte after it), a JSON
-line (the names in the sweep folder; where each part lies and its rows), then Parquet
-parts:
+line (where each part lies and its rows), then Parquet parts:
 
 - each table an environment builds in its ``sealed_tables`` (registry) from the sweep's
   dataset as :func:`~.loaders.load_dataset` reads it (every per-run rule of the loader
@@ -23,8 +22,9 @@ parts:
    seal written by another user or machine, or edited, is data of unknown origin:
    ignored); its JSON line validates (pydantic, strict), each part lies within the file,
    has its sealed rows and the dtypes the reader reads;
-2. the sweep folder lists exactly the sealed names (one ``scandir``): a run added or
-   removed is seen;
+2. the sweep folder holds exactly the sealed run folders (its folders holding a
+   ``manifest.json``: one ``scandir``), and its other folders (a study's ``labels``) hold
+   no run at any depth (they are walked): a run added or removed is seen;
 3. each run folder, ``manifest.json`` and ``events.jsonl`` has its sealed size, mtime,
    ctime and inode (100k ``stat`` calls; a file replaced, appended or edited, or a file
    added to a run folder, changes one of them: the ctime also when a tool sets the old
@@ -83,7 +83,6 @@ class _Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
     format: int
     schema_version: int
-    names: list[str] = Field(max_length=10_000_000)
     runs: _Part
     tables: dict[str, _Part]
 
@@ -116,28 +115,44 @@ def _stats(folder: str, names: list[str]) -> list[tuple[int, ...]]:
     return out
 
 
-def _runs(folder: str) -> tuple[list[str], list[str]]:
-    """``(every name in folder but the seal, the run folders among them)``, sorted.
+def _listing(folder: str, known: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+    """``(the run folders in folder, the names of every other file at or below it)``: the
+    run folders are its folders holding a ``manifest.json``; its other folders are walked
+    (a study's ``labels``: small) and must hold no run or export at any depth. ``known``:
+    folders taken as runs unasked (the sealed ones: their manifests are stat-ed after).
 
     Raises:
-        SealError: a folder in it that is not a run folder, or a run folder holding a
-            folder (runs below it would not be seen by the seal's checks).
+        SealError: a run or export below a folder that is not a run folder, or a run
+            folder holding a folder (runs below it would not be seen by the seal's checks).
+        OSError: the folder cannot be listed.
     """
-    names, runs = [], []
+    from .parquet import EXPORT_MARKER
+
+    runs, files = [], []
     with os.scandir(folder) as it:
         for e in it:
             if e.name == SEAL_FILE:
                 continue
-            names.append(e.name)
-            if e.is_dir(follow_symlinks=False):
-                if not os.path.isfile(os.path.join(e.path, MANIFEST)):
-                    raise SealError(f"{e.path} is a folder but not a run folder (no {MANIFEST})")
-                with os.scandir(e.path) as inner:
-                    sub = next((x.name for x in inner if x.is_dir(follow_symlinks=False)), None)
-                if sub is not None:
-                    raise SealError(f"run folder {e.path} holds a folder ({sub})")
+            if not e.is_dir(follow_symlinks=False):
+                files.append(e.name)
+            elif e.name in known or os.path.lexists(os.path.join(e.path, MANIFEST)):
                 runs.append(e.name)
-    return sorted(names), sorted(runs)
+            else:
+                for root, _dirs, names in os.walk(e.path):
+                    if MANIFEST in names or EXPORT_MARKER in names:
+                        raise SealError(f"{root} holds a run or an export below the sweep folder's own runs")
+                    files += names
+    return sorted(runs), sorted(files)
+
+
+def _nested(folder: str, runs: list[str]) -> str | None:
+    """The first run folder of ``runs`` that holds a folder (``run/sub``), else ``None``."""
+    for r in runs:
+        with os.scandir(os.path.join(folder, r)) as inner:
+            sub = next((x.name for x in inner if x.is_dir(follow_symlinks=False)), None)
+        if sub is not None:
+            return f"{r}/{sub}"
+    return None
 
 
 def write_seal(folder: Path | str, build: Callable[[], Mapping[str, pl.DataFrame]]) -> Path | None:
@@ -146,23 +161,26 @@ def write_seal(folder: Path | str, build: Callable[[], Mapping[str, pl.DataFrame
     stat-ed and hashed before ``build`` and stat-ed again after: a run that changed
     meanwhile refuses the seal. Written to a temporary folder and renamed into place.
 
-    Returns the seal folder (``None``, and nothing written, when ``build`` returns no table).
+    Returns the seal file (``None``, and nothing written, when the folder holds no run or
+    ``build`` returns no table).
 
     Raises:
         SealError: not a sweep folder (:func:`_runs`), or a run changed while sealing.
         whatever ``build`` raises (no seal is written then).
     """
     folder = str(Path(folder))
-    names, runs = _runs(folder)
-    if not runs:
-        raise SealError(f"{folder} holds no run folder")
+    runs, files = _listing(folder)
+    if not runs:  # nothing to seal
+        return None
+    if (sub := _nested(folder, runs)) is not None:
+        raise SealError(f"run folder {sub} is a folder in a run folder")
     before = _stats(folder, runs)
     digests = [(_sha256(os.path.join(folder, r, MANIFEST)), _sha256(os.path.join(folder, r, EVENTS)))
                for r in runs]
     tables = dict(build())
     if not tables:
         return None
-    if _runs(folder) != (names, runs) or _stats(folder, runs) != before:
+    if _listing(folder)[0] != runs or _stats(folder, runs) != before:
         raise SealError(f"{folder}: runs changed while the seal was written; seal again when the sweep is done")
     stat_cols = list(RUN_COLUMNS)[1:-2]
     runs_df = pl.DataFrame({"name": runs, **{c: [st[i] for st in before] for i, c in enumerate(stat_cols)},
@@ -175,7 +193,7 @@ def write_seal(folder: Path | str, build: Callable[[], Mapping[str, pl.DataFrame
         blobs.append(buf.getvalue())
         parts[key] = _Part(offset=offset, length=len(blobs[-1]), rows=df.height)
         offset += len(blobs[-1])
-    body = _Body(format=FORMAT, schema_version=SCHEMA_VERSION, names=names, runs=parts.pop(""), tables=parts)
+    body = _Body(format=FORMAT, schema_version=SCHEMA_VERSION, runs=parts.pop(""), tables=parts)
     dest = Path(folder) / SEAL_FILE
     write_atomic(dest, sign(b"".join([body.model_dump_json().encode(), b"\n", *blobs]), _CONTEXT, _MAGIC))
     return dest
@@ -189,8 +207,9 @@ def _ignored(folder: str, why: str) -> None:
 
 def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataType]
                 ) -> tuple[pl.LazyFrame, list[str], str] | None:
-    """The sealed ``table`` of the sweep ``folder`` as a lazy scan, with the names in the
-    folder that are not run folders and the SHA-256 of the seal, when its seal holds (see the module docstring);
+    """The sealed ``table`` of the sweep ``folder`` as a lazy scan, with the names of the
+    files at or below it outside its run folders (a reader checks them for another
+    layout's files) and the SHA-256 of the seal, when its seal holds (see the module docstring);
     ``None`` when the folder has no seal (silently) or its seal does not hold (a
     :class:`SealIgnoredWarning` says why). ``columns``: the dtype of each column the
     reader reads (checked in the table's footer)."""
@@ -213,21 +232,19 @@ def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataTyp
     if table not in body.tables:
         return _ignored(folder, f"it holds no table {table!r}")
     try:
-        names = sorted(e.name for e in os.scandir(folder) if e.name != SEAL_FILE)
-    except OSError as exc:
-        return _ignored(folder, f"the folder cannot be listed ({exc})")
-    if names != body.names:
-        added, gone = sorted(set(names) - set(body.names)), sorted(set(body.names) - set(names))
-        return _ignored(folder, f"{len(added)} name(s) added since it was sealed {added[:3]}, {len(gone)} removed "
-                        f"{gone[:3]}")
-    try:
         runs = _part(data, body.runs, RUN_COLUMNS).collect()
         scan = _part(data, body.tables[table], columns)
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         return _ignored(folder, f"a part of it is not readable ({str(exc)[:300]})")
     names_run = runs["name"].to_list()
-    if not set(names_run) <= set(names) or len(set(names_run)) != len(names_run):
-        return _ignored(folder, "its run list does not match its names")
+    try:
+        now, files = _listing(folder, frozenset(names_run))
+    except (OSError, SealError) as exc:
+        return _ignored(folder, str(exc)[:300])
+    if now != names_run:
+        added, gone = sorted(set(now) - set(names_run)), sorted(set(names_run) - set(now))
+        return _ignored(folder, f"{len(added)} run(s) added since it was sealed {added[:3]}, {len(gone)} removed "
+                        f"{gone[:3]}")
     sealed = runs.select(list(RUN_COLUMNS)[1:-2]).rows()
     for i in (i for i, (a, b) in enumerate(zip(_stats(folder, names_run), sealed, strict=True)) if a != b):
         d = os.path.join(folder, names_run[i])
@@ -240,7 +257,7 @@ def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataTyp
             same = False
         if not same:
             return _ignored(folder, f"run {names_run[i]} changed since it was sealed")
-    return scan, sorted(set(names) - set(names_run)), hashlib.sha256(blob).hexdigest()
+    return scan, files, hashlib.sha256(blob).hexdigest()
 
 
 def _part(data: bytes, part: _Part, columns: Mapping[str, pl.DataType]) -> pl.LazyFrame:

@@ -16,7 +16,7 @@ import scarce_lab.data.loaders as loaders
 from scarce_lab.data.sealed import sign, signed_payload
 from scarce_lab.data.sweep_seal import _CONTEXT, _MAGIC, SEAL_FILE, SealIgnoredWarning
 from scarce_lab.environments.sovsim.runner.play import plan_sweep
-from scarce_lab.environments.sovsim.tables import load_agent_rounds
+from scarce_lab.environments.sovsim.tables import MixedLayoutsError, load_agent_rounds
 from scarce_lab.runners.sweep import play, seal
 
 
@@ -82,7 +82,7 @@ def _other_run(folder: Path) -> str:
 
 def test_a_run_added_after_the_seal_is_read(folder, tmp_path):
     new = _other_run(folder)
-    got = _from_folders(folder, "1 name.s. added")
+    got = _from_folders(folder, "1 run.s. added")
     assert new in set(got["run_id"]) and got.equals(_unsealed(folder, tmp_path))
 
 
@@ -190,13 +190,32 @@ def test_a_hostile_seal_file_is_refused_by_the_read_gate(folder, tmp_path, kind,
     assert got.equals(_unsealed(folder, tmp_path))
 
 
-def test_a_folder_that_is_not_a_sweep_is_left_unsealed_and_said(tmp_path):
+def test_a_folder_beside_the_runs_is_walked(folder, tmp_path, monkeypatch):
+    (folder / "labels").mkdir()  # a study labels its runs after the sweep: the seal holds
+    (folder / "labels" / "labels.parquet").write_bytes(b"")
+    (folder / "study.json").write_text("{}")
+    assert _from_seal(folder, monkeypatch).equals(_unsealed(folder, tmp_path))
+    moved = sorted(p for p in folder.iterdir() if (p / "manifest.json").exists())[0]
+    moved.rename(folder / "labels" / moved.name)  # a run below another folder: read as the folders are
+    got = _from_folders(folder, "holds a run or an export")
+    assert moved.name in set(got["run_id"])
+
+
+def test_another_layout_beside_the_runs_is_not_hidden_by_the_seal(folder):
+    (folder / "labels").mkdir()
+    (folder / "labels" / "log_env.json").write_text("{}")
+    with pytest.warns(SealIgnoredWarning, match="another layout"), pytest.raises(MixedLayoutsError):
+        load_agent_rounds(folder, cache=False)
+
+
+def test_runs_below_a_group_folder_are_left_unsealed_and_said(tmp_path):
     out = tmp_path / "out"
-    (out / "figures").mkdir(parents=True)
-    with pytest.warns(UserWarning, match="not sealed .*figures is a folder but not a run folder"):
-        play("sovsim", plan_sweep(["cpr"], ["scripted/sustainable"], 1, rounds=2), out, resume=False, progress=False)
-    assert not (out / SEAL_FILE).exists()
-    assert load_agent_rounds(out, cache=False).height == 8
+    play("sovsim", plan_sweep(["cpr"], ["scripted/sustainable"], 1, rounds=2), out / "group", resume=False,
+         progress=False)
+    with pytest.warns(UserWarning, match="not sealed .*holds a run or an export below"):
+        play("sovsim", plan_sweep(["bcpr"], ["scripted/sustainable"], 1, rounds=2), out, resume=False, progress=False)
+    assert not (out / SEAL_FILE).exists() and (out / "group" / SEAL_FILE).exists()
+    assert load_agent_rounds(out, cache=False).height == 16
 
 
 def test_sealed_tables_must_be_builders():
