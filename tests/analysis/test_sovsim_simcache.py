@@ -1,6 +1,6 @@
-"""Table 1's per-simulation table kept beside a cached agent-round scan: read back for the
-same data, recomputed for other data, code or arguments, never for a derived frame, and the
-first computation's warnings given again."""
+"""Table 1 kept beside a cached or sealed agent-round scan: read back for the same data and
+arguments, recomputed for other data or arguments, never for a derived frame, and the first
+computation's warnings given again."""
 
 import shutil
 import warnings
@@ -50,7 +50,8 @@ def test_a_warm_table_is_its_summary_and_says_the_same_warnings(sweep, tmp_path,
         assert got.equals(want)
     assert len(counted) == 2  # computed once more for the cache, then read back
     sovsim_table(load_agent_rounds(path, cache=True, lazy=True), strict=True)
-    assert len(counted) == 3  # other arguments: another key
+    sovsim_table(load_agent_rounds(path, cache=True, lazy=True), by="base_condition")
+    assert len(counted) == 4  # other arguments: other keys
 
 
 def test_a_derived_frame_is_computed(sweep, tmp_path, counted):
@@ -67,8 +68,8 @@ def test_a_tampered_kept_table_is_recomputed(sweep, tmp_path, counted, monkeypat
     path = tmp_path / "runs"
     shutil.copytree(sweep, path, ignore=shutil.ignore_patterns(".scarce_lab_seal"))
     want = sovsim_table(load_agent_rounds(path, cache=True, lazy=True))
-    (kept,) = (tmp_path / "cache").rglob("sims/*.parquet")
-    pl.read_parquet(kept).with_columns(pl.col("total_payoff") * 0).write_parquet(kept)
+    (kept,) = (tmp_path / "cache").rglob("tables/*.parquet")
+    pl.read_parquet(kept).head(1).write_parquet(kept)
     assert sovsim_table(load_agent_rounds(path, cache=True, lazy=True)).equals(want)
     assert len(counted) == 2
 

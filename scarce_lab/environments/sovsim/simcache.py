@@ -24,7 +24,6 @@ way, its identity the seal's signed bytes, its tables kept in the cache folder.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib
 import json
@@ -33,7 +32,6 @@ import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -68,9 +66,12 @@ def cache_identity(folder: Path) -> str | None:
 
 
 def _digest(identity: str, options: dict) -> str:
-    h = hashlib.sha256(json.dumps({"data": identity, **options}, sort_keys=True).encode())
-    for p in sorted((Path(__file__).parent / "analysis").glob("*.py")):
-        h.update(p.name.encode() + hashlib.sha256(p.read_bytes()).digest())
+    h = hashlib.sha256(json.dumps({"data": identity, **options}, sort_keys=True, default=repr).encode())
+    import scarce_lab.analysis
+
+    code = [*(Path(__file__).parent / "analysis").glob("*.py"), *Path(scarce_lab.analysis.__file__).parent.glob("*.py")]
+    for p in sorted(code):
+        h.update(f"{p.parent.name}/{p.name}".encode() + hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()[:32]
 
 
@@ -90,49 +91,46 @@ def _warning_class(name: str) -> type[Warning]:
     return UserWarning
 
 
-def _read(base: Path, restore: Callable[[dict], Any]) -> tuple[Any, pl.DataFrame, list] | None:
+def _read(base: Path) -> tuple[pl.DataFrame, list] | None:
     try:
         meta = read_json_file(base.with_suffix(".json"))
         raw = read_bounded(base.with_suffix(".parquet"))
         if hashlib.sha256(raw).hexdigest() != meta["parquet_sha256"]:
             return None
-        conv = restore(meta["convention"])
         said = [(str(c), str(m)) for c, m in meta["warnings"]]
-        return conv, pl.read_parquet(raw), said
+        return pl.read_parquet(raw), said
     except (OSError, ValueError, TypeError, KeyError, pl.exceptions.PolarsError):
         return None
 
 
-def per_simulation(df: pl.DataFrame | pl.LazyFrame, options: dict, compute: Callable[[], tuple[Any, pl.DataFrame]],
-                   restore: Callable[[dict], Any]) -> tuple[Any, pl.DataFrame]:
-    """``compute()`` (the convention, a dataclass, and the per-simulation table of ``df``
-    under ``options``), kept beside ``df``'s cache when ``df`` is a remembered cache scan
-    and read from there when kept for the same key (see the module docstring; the
-    convention rebuilt by ``restore(fields)``, which validates them). The warnings of the
-    computation are given on every call, kept or not.
+def kept_table(df: pl.DataFrame | pl.LazyFrame, options: dict, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+    """``compute()`` (Table 1 of ``df`` under ``options``), kept beside ``df``'s cache
+    when ``df`` is a remembered scan and read from there when kept for the same key (see
+    the module docstring). The warnings of the computation are given on every call,
+    kept or not.
 
     Raises:
         whatever ``compute`` raises (nothing is kept then).
     """
     kept = _KEPT.get(id(df)) if isinstance(df, pl.LazyFrame) else None
     key = _digest(kept[1], options) if kept is not None else None
-    base = kept[0] / "sims" / key if kept is not None else None
-    got = _read(base, restore) if base is not None and base.with_suffix(".json").exists() else None
+    base = kept[0] / "tables" / key if kept is not None else None
+    got = _read(base) if base is not None and base.with_suffix(".json").exists() else None
     if got is None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            conv, sims = compute()
+            table = compute()
         said = [(f"{w.category.__module__}:{w.category.__qualname__}", str(w.message)) for w in caught]
         if base is not None:
             base.parent.mkdir(parents=True, exist_ok=True)
             tmp = base.with_name(f".{key}.{os.getpid()}.parquet")
-            sims.write_parquet(tmp)
+            table.write_parquet(tmp)
             os.replace(tmp, base.with_suffix(".parquet"))
             write_atomic(base.with_suffix(".json"), json.dumps({
-                "convention": dataclasses.asdict(conv), "warnings": said,
+                "warnings": said,
                 "parquet_sha256": hashlib.sha256(base.with_suffix(".parquet").read_bytes()).hexdigest()}))
     else:
-        conv, sims, said = got
+        table, said = got
     for category, message in said:
         warnings.warn(message, _warning_class(category), stacklevel=3)
-    return conv, sims
+    return table
