@@ -180,15 +180,22 @@ def make_runs(out: Path, agent_rounds: int, games: int) -> int:
 
 
 def seal_runs(out: Path) -> None:
-    """Seal the run folders ``out`` as a sweep is sealed when it ends (unless sealed)."""
+    """Seal the run folders ``out`` as a sweep is sealed when it ends, unless its seal holds."""
     sys.path.insert(0, str(ROOT))
-    from scarce_lab.data.sweep_seal import SEAL_FILE
+    import warnings
+
+    from scarce_lab.data.sweep_seal import read_sealed
+    from scarce_lab.environments.sovsim.agent_rounds import AGENT_ROUND_SCHEMA
     from scarce_lab.runners.sweep import seal
 
-    if not (out / SEAL_FILE).exists():
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        holds = read_sealed(out, "sovsim/agent_rounds", AGENT_ROUND_SCHEMA) is not None
+    if not holds:
         t = time.perf_counter()
         seal(out)
-        print(f"  runs: sealed (as a sweep's end does) in {time.perf_counter() - t:.1f} s", flush=True)
+        why = f" (the seal there did not hold: {said[0].message})" if said else ""
+        print(f"  runs: sealed (as a sweep's end does) in {time.perf_counter() - t:.1f} s{why}", flush=True)
 
 
 def baseline_tree(rev: str) -> Path:
@@ -271,17 +278,18 @@ WOULD_TAKE = {
     "the reasoning texts out of the parse measured 532 MB (from 579). 512 MB needs Table 1 without the "
     "1M-row table: per-simulation metrics built file by file (35k rows), or a streaming conversion to "
     "Parquet that Table 1 then scans.",
-    ("published", "warm", "s"): "The cache is read lazily and the convention and per-simulation table "
-    "(35k rows) are kept beside it (simcache); what is left is Table 1's summary (per-model bootstrap "
-    "intervals of the survival drops: ~2k resamples per model and condition) and scipy's import.",
+    ("published", "warm", "s"): "The cache is read lazily and Table 1 is kept beside it (simcache): what is "
+    "left is checking the cache (a stat of each source file, a hash of the cached files) and reading the kept "
+    "table.",
     ("published", "warm", "MB"): "Table 1's columns of 1M rows and its group-bys.",
     ("runs", "cold", "s"): "The sealed read is a scandir of the sweep folder, 100k stat calls (its freshness "
     "check: ~0.3 s idle) and a Parquet scan of Table 1's columns; Table 1's group-bys over 1M rows are the "
     "rest. Without a seal (or a stale one) the read decodes and checks every one of 2.5M events of 34k runs.",
-    ("runs", "cold", "MB"): "Every event and payload kind of 34k runs is held as frames (~0.7 GB), the "
-    "manifests as pydantic objects (~0.4 GB) and each row carries its run's settings text. 512 MB needs "
-    "the read to keep only the round and extraction payloads and the manifests as columns, chunk by chunk.",
-    ("runs", "warm", "s"): "As cold: a sealed sweep is read from its seal (the cache is not consulted).",
+    ("runs", "cold", "MB"): "Sealed: Table 1's columns of 1M rows and its group-bys. Unsealed (or a stale "
+    "seal): every event and payload kind of 34k runs is held as frames (~0.7 GB) and the manifests as "
+    "pydantic objects (~0.4 GB).",
+    ("runs", "warm", "s"): "The seal's freshness check (a scandir, 100k stat calls) and the Table 1 kept for "
+    "the seal's digest (simcache).",
     ("runs", "warm", "MB"): "Table 1's columns of 1M rows and its group-bys.",
 }
 
