@@ -83,3 +83,21 @@ def test_changed_data_is_a_new_key(sweep, tmp_path, counted):
     after = sovsim_table(load_agent_rounds(path, cache=True, lazy=True))
     assert len(counted) == 2 and not after.equals(before)
     assert after.equals(sovsim_table(load_agent_rounds(path, cache=False)))
+
+
+def test_a_kept_warning_names_no_module_to_import(sweep, tmp_path, counted, monkeypatch):
+    import json
+    import sys
+
+    monkeypatch.setenv("SCARCE_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "runs"
+    shutil.copytree(sweep, path, ignore=shutil.ignore_patterns(".scarce_lab_seal"))
+    sovsim_table(load_agent_rounds(path, cache=True, lazy=True))
+    (meta,) = (tmp_path / "cache").rglob("tables/*.json")
+    kept = json.loads(meta.read_text())
+    kept["warnings"] = [["xml.dom.minidom:Warning", "from a hostile file"]]
+    meta.write_text(json.dumps(kept))
+    sys.modules.pop("xml.dom.minidom", None)
+    with pytest.warns(UserWarning, match="from a hostile file") as said:
+        sovsim_table(load_agent_rounds(path, cache=True, lazy=True))
+    assert "xml.dom.minidom" not in sys.modules and said[0].category is UserWarning and len(counted) == 1
