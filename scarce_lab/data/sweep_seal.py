@@ -30,7 +30,8 @@ line (where each part lies and its rows), then Parquet parts:
    added to a run folder, changes one of them: the ctime also when a tool sets the old
    mtime back); where one differs, both files are hashed and must equal the sealed
    SHA-256, and the run folder must hold no folder (a copy or ``touch`` keeps the seal;
-   an edit does not).
+   an edit does not); the names of its files join those the reader checks for another
+   layout's files.
 
 What a seal does not cover: files of a run other than its manifest and events (model call
 records are not in the sealed tables), and a file rewritten at the same size within the
@@ -208,8 +209,8 @@ def _ignored(folder: str, why: str) -> None:
 def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataType]
                 ) -> tuple[pl.LazyFrame, list[str], str] | None:
     """The sealed ``table`` of the sweep ``folder`` as a lazy scan, with the names of the
-    files at or below it outside its run folders (a reader checks them for another
-    layout's files) and the SHA-256 of the seal, when its seal holds (see the module docstring);
+    files at or below it outside its run folders and in run folders changed since the
+    seal (a reader checks them for another layout's files) and the SHA-256 of the seal, when its seal holds (see the module docstring);
     ``None`` when the folder has no seal (silently) or its seal does not hold (a
     :class:`SealIgnoredWarning` says why). ``columns``: the dtype of each column the
     reader reads (checked in the table's footer)."""
@@ -250,7 +251,9 @@ def read_sealed(folder: Path | str, table: str, columns: Mapping[str, pl.DataTyp
         d = os.path.join(folder, names_run[i])
         try:
             with os.scandir(d) as it:  # a folder made in a run folder may hold runs the seal has not
-                nested = any(e.is_dir(follow_symlinks=False) for e in it)
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            nested = any(is_dir for _, is_dir in entries)
+            files += [name for name, _ in entries]  # a file added there goes to the reader's layout check
             same = not nested and (_sha256(os.path.join(d, MANIFEST)), _sha256(os.path.join(d, EVENTS))) == (
                 runs["manifest_sha256"][i], runs["events_sha256"][i])
         except OSError:

@@ -225,3 +225,10 @@ def test_sealed_tables_must_be_builders():
 
     with pytest.raises(TypeError, match="sealed_tables"):
         replace(get("sovsim"), sealed_tables={"agent_rounds": "not a builder"})
+
+
+def test_another_layout_in_a_run_folder_is_not_hidden_by_the_seal(folder):
+    run = sorted(p for p in folder.iterdir() if (p / "manifest.json").exists())[0]
+    (run / "log_env.json").write_text("{}")
+    with pytest.warns(SealIgnoredWarning, match="another layout"), pytest.raises(MixedLayoutsError):
+        load_agent_rounds(folder, cache=False)
