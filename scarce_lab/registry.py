@@ -339,12 +339,18 @@ class EnvironmentSpec:
             refused for the environment by name.
         payoff_meaning: what ``seat_payoffs`` gives, with its unit (SovSim: the total
             gain over the game in pool units); set exactly when ``seat_payoffs`` is.
+        sealed_tables: ``table name -> builder(dataset)`` of tables written into a sweep's
+            seal when the sweep ends (:mod:`scarce_lab.data.sweep_seal`), each as the
+            environment's reader serves it for the whole sweep folder, which serves it
+            from there while the runs are as sealed. SovSim: ``agent_rounds`` (labelled
+            and ordered as ``load_agent_rounds`` returns it).
 
     Raises (on construction):
         ValueError: a bad name, an empty ``round_meaning`` or ``payloads``, a
             ``table_options`` rule that is not a tuple of choices or a type, two
             ``layouts`` of one name, a ``judge_units`` without a ``taxonomy`` (or the
-            reverse), or a ``speaker_part`` that is not one of ``seat_parts``.
+            reverse), a ``speaker_part`` that is not one of ``seat_parts``, or
+            ``sealed_tables`` that is not a mapping of names to builders.
         TypeError: a required field of the wrong kind (the field is named).
     """
 
@@ -386,6 +392,7 @@ class EnvironmentSpec:
     measured: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     seat_payoffs: Callable[[Path], Mapping[str, float]] | None = None
     payoff_meaning: str = ""
+    sealed_tables: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -413,6 +420,9 @@ class EnvironmentSpec:
         for k, v in self.tables.items():
             if not isinstance(k, str) or not callable(v):
                 raise TypeError(f"{where}: tables[{k!r}] must be a builder function, got {v!r}")
+        if not isinstance(self.sealed_tables, Mapping) or not all(
+                isinstance(k, str) and callable(v) for k, v in self.sealed_tables.items()):
+            raise TypeError(f"{where}: sealed_tables must map table names to builders, got {self.sealed_tables!r}")
         for k, rule in dict(self.table_options).items():
             if not (isinstance(rule, type) or (isinstance(rule, tuple) and rule)):
                 raise ValueError(f"{where}: table_options[{k!r}] must be a tuple of choices or a type, got {rule!r}")

@@ -23,7 +23,7 @@ field                         value           checked by
 ``llm_calls_file_bytes``      4 GiB           ``llm_calls.jsonl`` of one run
 ``manifest_bytes``            16 MiB          ``manifest.json``, an export's marker, any JSON file
 ``jsonl_file_bytes``          4 GiB           any other JSON Lines file (judge store, units)
-``parquet_file_bytes``        16 GiB          one Parquet file of an export or a cache
+``parquet_file_bytes``        16 GiB          one Parquet file of an export or a cache, a sweep's seal
 ``csv_file_bytes``            256 MiB         one CSV file read back (a filled label sheet;
                                               :func:`scarce_lab.data.csvsafe.read_csv_cells`)
 ``events_per_run``            2,000,000       lines of one run's ``events.jsonl``
@@ -119,7 +119,7 @@ class LimitError(ValueError):
 #: Run files by name (the recorder's names) -> the field bounding their size.
 _FILE_FIELDS = {"events.jsonl": "events_file_bytes", "llm_calls.jsonl": "llm_calls_file_bytes",
                 "manifest.json": "manifest_bytes", "rationales.json": "published_file_bytes",
-                "log_env.json": "published_file_bytes"}
+                "log_env.json": "published_file_bytes", ".scarce_lab_seal": "parquet_file_bytes"}
 
 
 def _name(path: str | Path) -> str:

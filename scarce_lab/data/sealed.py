@@ -32,7 +32,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEY_ENV", "CheckpointRefusedError", "checkpoint_key", "key_path", "seal", "unseal"]
+__all__ = ["KEY_ENV", "CheckpointRefusedError", "checkpoint_key", "key_path", "seal", "sign", "signed_payload",
+           "unseal"]
 
 #: The environment variable naming the key file to use instead of the default.
 KEY_ENV = "SCARCE_LAB_CHECKPOINT_KEY"
@@ -123,11 +124,27 @@ def _mac(key: bytes, context: str, payload: bytes) -> bytes:
     return hmac.new(key, context.encode("utf-8") + b"\0" + payload, hashlib.sha256).hexdigest().encode()
 
 
+def sign(payload: bytes, context: str, magic: bytes = _MAGIC) -> bytes:
+    """``payload`` behind a header line (``magic`` + its MAC over ``context`` under this
+    user's key): what :func:`signed_payload` verifies. Checkpoints (:func:`seal`) and
+    sweep seals (:mod:`.sweep_seal`) are signed so."""
+    return magic + _mac(checkpoint_key(), context, payload) + b"\n" + payload
+
+
+def signed_payload(blob: bytes, context: str, magic: bytes = _MAGIC) -> bytes | None:
+    """The payload :func:`sign` signed with ``context`` and ``magic``, or ``None`` when
+    ``blob`` has no such header or its MAC does not verify under this user's key."""
+    head, nl, payload = blob.partition(b"\n")
+    mac = head.removeprefix(magic) if head.startswith(magic) and nl else None
+    if mac is None or not hmac.compare_digest(mac, _mac(checkpoint_key(), context, payload)):
+        return None
+    return payload
+
+
 def seal(value: Any, context: str) -> bytes:
     """``value`` pickled, behind a header line with its MAC over ``context`` (e.g.
     ``run:<run id>``: a checkpoint moved to another run does not verify there)."""
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return _MAGIC + _mac(checkpoint_key(), context, payload) + b"\n" + payload
+    return sign(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), context)
 
 
 def unseal(blob: bytes, context: str, where: str | Path) -> Any:
@@ -138,11 +155,10 @@ def unseal(blob: bytes, context: str, where: str | Path) -> Any:
         CheckpointRefusedError: no header (unsigned or not a checkpoint), or a MAC
             that does not verify; the message names ``where``.
     """
-    head, nl, payload = blob.partition(b"\n")
-    mac = head.removeprefix(_MAGIC) if head.startswith(_MAGIC) and nl else None
-    if mac is None or not hmac.compare_digest(mac, _mac(checkpoint_key(), context, payload)):
-        what = "is unsigned (written before checkpoints were signed, or not a checkpoint)" if mac is None else \
-            "does not verify"
+    payload = signed_payload(blob, context)
+    if payload is None:
+        what = "is unsigned (written before checkpoints were signed, or not a checkpoint)" if not (
+            blob.startswith(_MAGIC) and b"\n" in blob) else "does not verify"
         raise CheckpointRefusedError(
             f"{where}: the checkpoint {what}: written on another machine or altered: resume refuses to load it "
             f"(loading a pickle runs whatever code it holds). To run it again here, delete {Path(where).name} "

@@ -1,6 +1,6 @@
 """Playing a sweep of configs into one output folder: the sweep's dollar cap and
 ledger (:func:`with_sweep_cap`, :func:`sweep_spent`) and where the runs execute
-(:func:`play`: this process, processes, or Ray), shared by ``scarce-lab run NAME``
+(:func:`play`: this process, processes, or Ray) and its seal when it ends (:func:`seal`), shared by ``scarce-lab run NAME``
 (:mod:`scarce_lab.cli.environment`) and the study engine (:mod:`scarce_lab.studies.run`).
 
 The cap (docs/models.md, "Dollar caps"): every config gets
@@ -82,16 +82,66 @@ def play(environment: str, configs: list[Any], out: Path, *, resume: bool, progr
         ValueError: limits that cannot be split over ``processes``, the same run twice.
     """
     from ..registry import get
-    from .executors import RunOutcome, run_configs, run_task
+    from .executors import run_configs
 
     cmd = get(environment).cli
     if executor == "ray":
-        return run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
-    if processes > 1:
-        return cmd.run_processes(configs, out, processes=processes, resume=resume, progress=progress)
-    if cmd.run_many is not None:
-        return cmd.run_many(configs, out, resume=resume, progress=progress)
+        outcomes = run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
+    elif processes > 1:
+        outcomes = cmd.run_processes(configs, out, processes=processes, resume=resume, progress=progress)
+    elif cmd.run_many is not None:
+        outcomes = cmd.run_many(configs, out, resume=resume, progress=progress)
+    else:
+        outcomes = _play_here(environment, configs, out, resume, progress, max_cost)
+    _seal_after(environment, out)
+    return outcomes
+
+
+def seal(out: Path | str, environments: tuple[str, ...] | None = None) -> Path | None:
+    """Seal the sweep folder ``out`` (:mod:`scarce_lab.data.sweep_seal`) with the tables
+    its environments build in ``sealed_tables`` (registry) from
+    :func:`~scarce_lab.data.loaders.load_dataset` of the folder; ``environments``: seal
+    only when one of these seals a table (``None``: every environment among its runs).
+    Returns the seal file, or ``None`` when no table is sealed.
+
+    Raises:
+        SealError: the runs are not the folder's direct children, it holds another
+            folder, or a run changed while sealing; and whatever the read raises.
+    """
+    from ..data.loaders import load_dataset
+    from ..data.sweep_seal import write_seal
+    from ..registry import get
+
+    if environments is not None and not any(get(e).sealed_tables for e in environments):
+        return None
+
+    def build() -> dict[str, Any]:
+        ds = load_dataset(out, cache=False)
+        return {f"{env}/{name}": build_table(ds) for env in ds.environments
+                for name, build_table in get(env).sealed_tables.items()}
+
+    return write_seal(out, build)
+
+
+def _seal_after(environment: str, out: Path) -> None:
+    """:func:`seal` at a sweep's end; a folder that cannot be sealed (runs nested deeper,
+    a run that fails to read) is left unsealed with a warning saying why (the runs are
+    unaffected; readers read their folders)."""
+    import warnings
+
+    from ..data.sweep_seal import SealError
+
+    try:
+        seal(out, (environment,))
+    except (SealError, OSError, ValueError) as exc:
+        warnings.warn(f"{out}: not sealed ({exc}); its tables are read from the run folders", stacklevel=3)
+
+
+def _play_here(environment: str, configs: list[Any], out: Path, resume: bool, progress: bool,
+               max_cost: float | None) -> list[Any]:
     from tqdm.auto import tqdm
+
+    from .executors import RunOutcome, run_task
 
     task = run_task(environment)
     outcomes = []

@@ -229,6 +229,7 @@ SPEC = register(EnvironmentSpec(
     migrate_v1=events.migrate_v1,
     config_v1=config_v1,
     tables={"agent_rounds": lazy(f"{__name__}.tables", "from_dataset")},
+    sealed_tables={"agent_rounds": lazy(f"{__name__}.tables", "sealed_agent_rounds")},
     paper_table=paper_table,
     table_options={"preset": ("sovsim", "govsim"), "strict": bool, "force": bool, "by": ("condition", "base_condition"),
                    "seed": int},

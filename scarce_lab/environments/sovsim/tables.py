@@ -221,8 +221,43 @@ def load_agent_rounds(
     """
     from ...data.loaders import one_walk
 
+    if include_incomplete and not force and Path(path).is_dir():
+        sealed = _sealed(Path(path))
+        if sealed is not None:
+            scan, identity = sealed
+            if not lazy:
+                return scan.collect()
+            from ...data.parquet import cache_dir, cache_enabled
+            from .simcache import remember
+
+            return remember(scan, cache_dir("sovsim_sims", path), identity) if cache_enabled(cache) else scan
     with one_walk():  # layouts, the cache's file list and the run folders: one walk of the tree
         return _load_agent_rounds(path, include_incomplete=include_incomplete, force=force, cache=cache, lazy=lazy)
+
+
+def sealed_agent_rounds(ds) -> pl.DataFrame:
+    """The table :func:`load_agent_rounds` returns for a folder of our runs, from its
+    dataset ``ds``: what a sweep's seal holds (registry ``sealed_tables``)."""
+    return in_order(label_conditions(from_dataset(ds), skip=("condition", "seats")))
+
+
+def _sealed(path: Path) -> tuple[pl.LazyFrame, str] | None:
+    """The table of the sweep folder ``path`` from its seal (:mod:`scarce_lab.data.sweep_seal`,
+    :func:`sealed_agent_rounds` when the sweep ended, served only while every run folder
+    is as sealed) as a lazy scan, with the seal's digest; ``None`` when there is no seal
+    or it does not hold (then a ``SealIgnoredWarning`` says why)."""
+    from ...data.sweep_seal import SealIgnoredWarning, read_sealed
+
+    got = read_sealed(path, "sovsim/agent_rounds", AGENT_ROUND_SCHEMA)
+    if got is None:
+        return None
+    scan, others, identity = got
+    marked = [n for n in others for layout, pat in LAYOUT_FILES.items() if layout != "runs" and fnmatch(n, pat)]
+    if marked:  # the folder's own read refuses (or forces) the mix: it decides
+        warnings.warn(SealIgnoredWarning(f"{path}: its seal is not used: the folder also holds {marked[:3]} "
+                                         "(another layout)"), stacklevel=3)
+        return None
+    return scan, identity
 
 
 def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: bool, cache: bool | None, lazy: bool
@@ -249,7 +284,14 @@ def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: boo
             partition_by=("source", "model"),
             options={"include_incomplete": include_incomplete, "reader": READER_VERSION},
         )
-        return scan if lazy else scan.collect()
+        if not lazy:
+            return scan.collect()
+        from ...data.parquet import cache_dir
+        from .simcache import cache_identity, remember
+
+        folder = cache_dir("sovsim_agent_rounds", path)
+        identity = cache_identity(folder)
+        return scan if identity is None else remember(scan, folder, identity)
     if lazy:
         return load_agent_rounds(path, include_incomplete=include_incomplete, force=force, cache=False).lazy()
     frames: list[pl.DataFrame] = []

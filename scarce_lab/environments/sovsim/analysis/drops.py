@@ -67,12 +67,20 @@ def relative_drops(
     if "base_condition" not in per_sim.columns:
         per_sim = per_sim.with_columns(base_condition=pl.col("condition"))
     rows = []
-    for model in sorted(per_sim["model"].unique().to_list()):
-        m = per_sim.filter(pl.col("model") == model)
-        for cond, cbase in sorted(m.select("condition", "base_condition").unique().rows(), key=lambda p: (condition_key(p[1]), p[0])):
+    values: dict[str, dict[str, list]] = {}  # model -> condition -> values; one pass over the rows
+    pairs: dict[str, set[tuple[str, str]]] = {}
+    for model, cond, cbase, v in per_sim.select("model", "condition", "base_condition",
+                                                pl.col(value).cast(pl.Float64)).iter_rows():
+        values.setdefault(model, {}).setdefault(cond, []).append(v)
+        pairs.setdefault(model, set()).add((cond, cbase))
+    for model in sorted(values):
+        got = {c: np.array([v for v in vs if v is not None], dtype=np.float64)
+               for c, vs in values[model].items() if c is not None}
+        for cond, cbase in sorted(pairs[model], key=lambda p: (condition_key(p[1]), p[0])):
             if cbase == baseline:
                 continue
-            base_label, base, other = baseline_pair(m, cond, cbase, baseline, value)
+            base_label = baseline_label(cond, cbase, baseline, set(got))
+            base, other = got[base_label] if base_label else np.array([]), got.get(cond, np.array([]))
             row = {"model": model, "condition": cond, "base_condition": cbase, "baseline_condition": base_label,
                    "baseline_mean": None, "mean": float(other.mean()) if other.size else None, "drop": None,
                    "ci_low": None, "ci_high": None, "n_baseline": int(base.size), "n": int(other.size),

@@ -546,12 +546,19 @@ def sovsim_table(
     by: Grouping = "condition",
 ) -> pl.DataFrame:
     """Agent-round table -> Table 1 frame: :func:`resolve_convention` (the preset
-    fitted to the runs' own game), :func:`simulation_metrics`, :func:`summarize`.
+    fitted to the runs' own game), :func:`simulation_metrics`, :func:`summarize`; kept
+    beside a cached agent-round scan and read back for the same data and arguments
+    (:mod:`scarce_lab.environments.sovsim.simcache`).
 
     Raises:
         PresetMismatchError: the data do not fit the preset (unless ``force``).
         PoolingError: a group would pool different settings (unless ``force``).
     """
-    stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
-    conv = resolve_convention(df, preset, force=force, strict_survival=strict)
-    return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)
+    from ..simcache import kept_table
+
+    def compute() -> pl.DataFrame:
+        stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
+        conv = resolve_convention(df, preset, force=force, strict_survival=strict)
+        return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)
+
+    return kept_table(df, {"preset": preset, "strict": strict, "force": force, "by": by}, compute)
