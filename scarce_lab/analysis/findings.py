@@ -349,6 +349,8 @@ def finding_function(environment: str, statistics: str = "") -> Any:
                 changes["departures"] = departures(ds, environment)
             if isinstance(found.convention, dict):
                 params = {k: _plain(v) for k, v in list(bound.arguments.items())[1:]}
+                # a value the function resolved itself (a ``None`` default it filled) is the one used
+                params |= found.convention.get("parameters", {})
                 changes["convention"] = found.convention | {"parameters": params}
             return found.with_(**changes)
 

@@ -219,7 +219,15 @@ def test_shipped_sovsim_ratings_have_intervals_and_the_embedded_grid_is_refused_
 
 def test_shipped_scarce_population_game_through_the_face():
     ds = sl.scarce.load(REPO / "data" / "crossplay" / "scarce" / "scripted")
-    found = sl.scarce.population_game(ds, focal="w0", n_boot=40)
+    found = sl.scarce.crossplay_ratings(ds, focal="w0", method="population-game", n_boot=40)
     assert found.frame["mass"].sum() == pytest.approx(1.0) and found.frame["simulations"][0] == 5
     assert "scarce_crossplay_population_game_rest_points" in found.extra
     assert found.convention["parameters"]["alpha"] == 10.0
+
+
+def test_one_name_two_readings_and_a_setting_of_the_other_reading_is_refused():
+    ds = sl.load(REPO / "data" / "crossplay" / "scarce" / "scripted")
+    with pytest.raises(ValueError, match=r"method='bradley-terry' takes no alpha, n_boot"):
+        sl.scarce.crossplay_ratings(ds, focal="w0", alpha=3.0, n_boot=10)
+    with pytest.raises(ValueError, match=r"method 'elo': one of bradley-terry, population-game"):
+        sl.scarce.crossplay_ratings(ds, focal="w0", method="elo")

@@ -22,7 +22,6 @@ from .crossplay import (
     crossplay_ratings,
     focal_payoff_matrix,
     invader_advantage,
-    population_game,
 )
 from .findings import (
     bid_drift,
@@ -66,6 +65,6 @@ __all__ = [
     "win_continuity", "bid_drift", "durations", "scheduler_comparison",
     # institutions, tenure, cross-play, say-do
     "institution_behaviour", "collective_output", "tenure_outcomes",
-    "focal_payoff_matrix", "invader_advantage", "alliances", "crossplay_ratings", "population_game",
+    "focal_payoff_matrix", "invader_advantage", "alliances", "crossplay_ratings",
     "scarce_declaration_gaps", "scarce_payment_gaps", "interview_gaps",
 ]

@@ -208,40 +208,39 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "w0", part: str = DEF
 
 
 @finding_function("scarce")
-def crossplay_ratings(ds: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART) -> Any:
-    """Which negotiator (or solver: ``part``) rates highest at the focal workers?
-    Bradley-Terry ratings per condition (never pooled) from invasion comparisons: model F
-    at the focal workers over background B against B's own self-play with the same seed,
-    by the focal workers' mean task score (0..1); a win, a loss or a tie (half: equal
-    scores are common) per seed, fitted by maximum likelihood; centred log-odds and Elo
-    points with 95% intervals (se clustered by seed, t quantile; printed from 3 seeds
-    per cell: the coverage benchmark measured 0.95-0.97 at 3-30 without ties). A
-    condition whose comparisons are not strongly connected gets no finite rating and
-    says so (:func:`scarce_lab.analysis.ratings.bradley_terry`).
+def crossplay_ratings(ds: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART,
+                      method: str = "bradley-terry", alpha: float | None = None, population_size: int | None = None,
+                      n_boot: int | None = None, seed: int | None = None) -> Any:
+    """Which negotiator (or solver: ``part``) ranks highest at the focal workers? Two
+    readings of the grid per condition (never pooled;
+    :func:`scarce_lab.analysis.ratings.crossplay_ranking`), by the focal workers' mean
+    task score (0..1):
+
+    - ``method="bradley-terry"``: ratings from invasion comparisons: model F at the focal
+      workers over background B against B's own self-play with the same seed; a win, a
+      loss or a tie (half: equal scores are common) per seed, fitted by maximum
+      likelihood; centred log-odds and Elo points with 95% intervals (se clustered by
+      seed, t quantile; printed from 3 seeds per cell: the coverage benchmark measured
+      0.95-0.97 at 3-30 without ties). A condition whose comparisons are not strongly
+      connected gets no finite rating and says so
+      (:func:`scarce_lab.analysis.ratings.bradley_terry`).
+    - ``method="population-game"``: which negotiator a population would drift to: the
+      focal payoff matrix read as a symmetric population game: single-population
+      alpha-rank (Omidshafiei et al. 2019; ``alpha`` per payoff range, default 10,
+      ``population_size`` m, default 50) and the replicator dynamics' rest points with
+      their stability, with the share of ``n_boot`` (default 500) bootstrap resamples of
+      seeds (drawn with ``seed``, default 0) in which each model tops and each rest point
+      stays stable: bootstrap shares, not coverage-checked intervals. Needs every cell
+      at every seed (a missing cell is named).
+
+    Raises:
+        ValueError: an unknown method, or a population-game setting with bradley-terry.
     """
-    from scarce_lab.analysis.ratings import ratings_result
+    from scarce_lab.analysis.ratings import crossplay_ranking
 
-    return ratings_result(crossplay_runs(ds, focal, part, simulations=True), by=["condition"], payoff=PAYOFF,
-                          name="scarce_crossplay_ratings", convention=_CONVENTION)
-
-
-@finding_function("scarce")
-def population_game(ds: Any, *, focal: str | list[str] = "w0", part: str = DEFAULT_PART, alpha: float = 10.0,
-                    population_size: int = 50, n_boot: int = 500, seed: int = 0) -> Any:
-    """Which negotiator would a population drift to? The focal payoff matrix (mean task
-    score) of each condition read as a symmetric population game: single-population
-    alpha-rank (Omidshafiei et al. 2019; ``alpha`` per payoff range, ``population_size``
-    m) and the replicator dynamics' rest points with their stability, with the share of
-    ``n_boot`` bootstrap resamples of seeds (drawn with ``seed``) in which each model
-    tops and each rest point stays stable: bootstrap shares, not coverage-checked
-    intervals (:func:`scarce_lab.analysis.population_game.population_games`). Needs
-    every cell at every seed (a missing cell is named).
-    """
-    from scarce_lab.analysis.population_game import population_game_result
-
-    return population_game_result(crossplay_runs(ds, focal, part, simulations=True), by=["condition"], payoff=PAYOFF,
-                                  name="scarce_crossplay_population_game", alpha=alpha,
-                                  population_size=population_size, n_boot=n_boot, seed=seed, convention=_CONVENTION)
+    return crossplay_ranking(crossplay_runs(ds, focal, part, simulations=True), method=method, by=["condition"],
+                             payoff=PAYOFF, name="scarce_crossplay", convention=_CONVENTION, alpha=alpha,
+                             population_size=population_size, n_boot=n_boot, seed=seed)
 
 
 @finding_function("scarce")

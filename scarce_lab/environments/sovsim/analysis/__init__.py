@@ -16,7 +16,7 @@ the ``method``; ``.save(out)`` writes it)::
 - talk in the commons (:mod:`.talk`): :func:`promise_keeping`, :func:`quota_proposers`,
   :func:`talk_outcomes`; institutions (:mod:`.institutions`): :func:`institution_outcomes`; a newcomer (:mod:`.newcomer`): :func:`tenure`;
 - cross-play (:mod:`.crossplay`): :func:`focal_payoff_matrix`, :func:`invader_advantage`,
-  :func:`crossplay_ratings`, :func:`population_game`;
+  :func:`crossplay_ratings`;
 - say-do (:mod:`.saydo`): :func:`kcpr_m_misreports`, :func:`promise_gaps`,
   :func:`interview_gaps`.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .crossplay import crossplay_ratings, focal_payoff_matrix, invader_advantage, population_game
+from .crossplay import crossplay_ratings, focal_payoff_matrix, invader_advantage
 from .institutions import institution_outcomes
 from .newcomer import tenure
 from .paper import (
@@ -60,6 +60,6 @@ def load(paths: str | Path | list[str | Path], *, force: bool = False) -> Any:
 __all__ = [
     "cross_model_results", "crossplay_ratings", "focal_payoff_matrix", "institution_outcomes", "interview_gaps",
     "invader_advantage", "kcpr_m_misreports", "leader_rate_vs_survival", "load", "misreport_distribution",
-    "paper_claims", "pool_dynamics", "population_game", "promise_gaps", "promise_keeping", "quota_proposers",
+    "paper_claims", "pool_dynamics", "promise_gaps", "promise_keeping", "quota_proposers",
     "table", "talk_outcomes", "tenure", "trajectories",
 ]

@@ -129,44 +129,40 @@ def invader_advantage(ds: Any, *, focal: str | list[str] = "leader") -> Any:
 
 
 @finding_function("sovsim")
-def crossplay_ratings(ds: Any, *, focal: str | list[str] = "leader") -> Any:
-    """Which model rates highest in the focal seats? Bradley-Terry ratings per power
-    condition (never pooled) from invasion comparisons: model F leading over background
-    B against B's own self-play, in the same simulation (same seats and run seed), by
-    the focal seats' total gain (pool units); a win, a loss or a tie (half) per
-    simulation, fitted by maximum likelihood; centred log-odds and Elo points, with 95%
-    intervals (se clustered by simulation, t quantile; printed from 3 simulations per
-    cell: the coverage benchmark measured 0.95-0.97 at 3-30). A condition whose
-    comparisons are not strongly connected (a model that never loses) gets no finite
-    rating and says so (:func:`scarce_lab.analysis.ratings.bradley_terry`). ``focal`` as
-    :func:`focal_payoff_matrix`.
+def crossplay_ratings(ds: Any, *, focal: str | list[str] = "leader", method: str = "bradley-terry",
+                      alpha: float | None = None, population_size: int | None = None, n_boot: int | None = None,
+                      seed: int | None = None) -> Any:
+    """Which model ranks highest in the focal seats? Two readings of the grid per power
+    condition (never pooled; :func:`scarce_lab.analysis.ratings.crossplay_ranking`):
+
+    - ``method="bradley-terry"``: ratings from invasion comparisons: model F leading over
+      background B against B's own self-play, in the same simulation (same seats and run
+      seed), by the focal seats' total gain (pool units); a win, a loss or a tie (half)
+      per simulation, fitted by maximum likelihood; centred log-odds and Elo points, with
+      95% intervals (se clustered by simulation, t quantile; printed from 3 simulations
+      per cell: the coverage benchmark measured 0.95-0.97 at 3-30). A condition whose
+      comparisons are not strongly connected (a model that never loses) gets no finite
+      rating and says so (:func:`scarce_lab.analysis.ratings.bradley_terry`).
+    - ``method="population-game"``: which leader policy a population would drift to: the
+      focal payoff matrix read as a symmetric population game: single-population
+      alpha-rank (Omidshafiei et al. 2019; ``alpha`` per payoff range, default 10,
+      ``population_size`` m, default 50) and the replicator dynamics' rest points with
+      their stability (Jacobian eigenvalues), with the share of ``n_boot`` (default 500)
+      bootstrap resamples of simulations (drawn with ``seed``, default 0) in which each
+      model tops alpha-rank and each rest point stays stable: bootstrap shares, not
+      coverage-checked intervals. Needs every cell at every simulation (a missing cell
+      is named).
+
+    ``focal`` as :func:`focal_payoff_matrix`.
+
+    Raises:
+        ValueError: an unknown method, or a population-game setting with bradley-terry.
     """
-    from scarce_lab.analysis.ratings import ratings_result
+    from scarce_lab.analysis.ratings import crossplay_ranking
 
-    return ratings_result(crossplay_runs(require_dataset(ds), focal, simulations=True), by=["condition"],
-                          payoff=PAYOFF, name="sovsim_crossplay_ratings", convention=_convention(focal))
-
-
-@finding_function("sovsim")
-def population_game(ds: Any, *, focal: str | list[str] = "leader", alpha: float = 10.0, population_size: int = 50,
-                    n_boot: int = 500, seed: int = 0) -> Any:
-    """Which leader policy would a population drift to? The focal payoff matrix of each
-    power condition read as a symmetric population game: single-population alpha-rank
-    (Omidshafiei et al. 2019; ``alpha`` per payoff range, ``population_size`` m) and the
-    replicator dynamics' rest points with their stability (Jacobian eigenvalues), with
-    the share of ``n_boot`` bootstrap resamples of simulations (drawn with ``seed``) in
-    which each model tops alpha-rank and each rest point stays stable: bootstrap
-    shares, not coverage-checked intervals
-    (:func:`scarce_lab.analysis.population_game.population_games`). Needs every cell
-    of the grid at every simulation (a missing cell is named). ``focal`` as
-    :func:`focal_payoff_matrix`.
-    """
-    from scarce_lab.analysis.population_game import population_game_result
-
-    return population_game_result(crossplay_runs(require_dataset(ds), focal, simulations=True), by=["condition"],
-                                  payoff=PAYOFF, name="sovsim_crossplay_population_game", alpha=alpha,
-                                  population_size=population_size, n_boot=n_boot, seed=seed,
-                                  convention=_convention(focal))
+    return crossplay_ranking(crossplay_runs(require_dataset(ds), focal, simulations=True), method=method,
+                             by=["condition"], payoff=PAYOFF, name="sovsim_crossplay", convention=_convention(focal),
+                             alpha=alpha, population_size=population_size, n_boot=n_boot, seed=seed)
 
 
 def _convention(focal: str | list[str]) -> dict[str, Any]:
