@@ -95,8 +95,8 @@ def test_an_enum_is_a_choice():
 
 
 def test_a_list_of_any_length_is_refused_by_name():
-    class Bag(DecisionModel):
-        items: list[Line]
+    class Bag(DecisionModel):  # a list of entries keyed by a choice is a mapping (test_human_institutions.py)
+        items: list[int]
 
     with pytest.raises(FormError, match="field 'items'"):
         form_fields(Bag)

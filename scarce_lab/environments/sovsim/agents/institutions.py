@@ -218,5 +218,4 @@ async def model_institution(agent: Any, obs: InstitutionObservation, seed: int) 
         for item in dec.punish:
             a = by_name[item.name]
             value[a] = value.get(a, 0) + int(item.points)
-    return Decided(value=value, reasoning=dec.reasoning, valid=out.valid, repaired=out.repaired,
-                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome, calls=list(out.calls))
+    return Decided.from_outcome(out, value, dec.reasoning)
