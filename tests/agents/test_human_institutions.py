@@ -65,3 +65,42 @@ def test_a_persons_decision_without_its_latency_is_refused_not_written_as_zero()
     with pytest.raises(ValueError, match="without its latency"):
         lost.decision_fields()
     assert Decided(value=3, outcome="human", latency_s=0.0004).decision_fields()["latency_s"] == 0.0
+
+
+class _LeavingDesk(_SlowDesk):
+    """Answers like :class:`_SlowDesk` (at once) until the ``leave_at``-th question, where
+    the person's input ends (``EOFError``, as a closed terminal)."""
+
+    def __init__(self, leave_at: int = 0):
+        super().__init__(0.0)
+        self.leave_at, self.asked = leave_at, []
+
+    async def ask(self, turn):
+        self.asked.append(turn.purpose)
+        if len(self.asked) == self.leave_at:
+            raise EOFError("the person left")
+        return await super().ask(turn)
+
+
+def _events(run):
+    rows = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    return [(e["kind"], e["agent"], e["round"], {k: v for k, v in e["payload"].items() if k != "latency_s"})
+            for e in rows]
+
+
+@pytest.mark.parametrize(("leave_at", "phase"), [(3, "sanction"), (4, "ballot"), (5, "quota")])
+def test_a_game_the_person_left_in_an_institution_phase_resumes_to_the_same_game(tmp_path, leave_at, phase):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+    from scarce_lab.runners.preflight import RunFailedError
+
+    cfg = SovSimConfig(condition="kcpr", model="scripted/quota_keeper", seats={"a0": "human/tui"}, seed=9,
+                       game={"rounds": 2}, quota="all", elections=1, sanctions=True, sanction_max_points=2)
+    whole = _LeavingDesk()
+    (ref,) = sl.run(cfg, tmp_path / "whole", human=whole)
+    assert whole.asked[leave_at - 1] == phase, whole.asked
+    left = _LeavingDesk(leave_at)
+    with pytest.raises(RunFailedError, match="EOFError"):
+        sl.run(cfg, tmp_path / "left", human=left)
+    (run,) = sl.run(cfg, tmp_path / "left", human=_LeavingDesk(), resume=True)
+    assert _events(run) == _events(ref)
