@@ -104,3 +104,31 @@ def test_a_game_the_person_left_in_an_institution_phase_resumes_to_the_same_game
         sl.run(cfg, tmp_path / "left", human=left)
     (run,) = sl.run(cfg, tmp_path / "left", human=_LeavingDesk(), resume=True)
     assert _events(run) == _events(ref)
+
+
+class _GreedyPunisher(_SlowDesk):
+    """Punishes everyone with the most points, then (asked again) with the fewest."""
+
+    def __init__(self):
+        super().__init__(0.0)
+        self.problems = []
+
+    async def ask(self, turn):
+        if turn.problem:
+            self.problems.append(turn.problem)
+        return HumanAnswer({f.name: "r" if f.kind == "str" else f.choices[0 if turn.problem else -1]
+                            for f in turn.fields}, 0.0)
+
+
+def test_a_person_punishing_beyond_the_round_payoff_is_asked_again_not_given_no_punishment(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    cfg = SovSimConfig(condition="cpr", model="scripted/sustainable", seats={"a2": "human/eli"}, seed=4,
+                       game={"rounds": 1}, sanctions=True, sanction_cost=4)
+    desk = _GreedyPunisher()
+    (run,) = sl.run(cfg, tmp_path, human=desk)
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    (mine,) = [e["payload"] for e in events if e["kind"] == "sanction" and e["agent"] == "a2"]
+    assert desk.problems and "your round payoff affords at most" in desk.problems[0]
+    assert mine["points"] == [1, 1, 1] and not mine["fallback_used"] and mine["repaired"]
