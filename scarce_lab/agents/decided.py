@@ -48,6 +48,17 @@ class Decided(Generic[V]):
     latency_s: float = 0.0
     intended: tuple[str, ...] = ()
 
+    @classmethod
+    def from_outcome(cls, out: Any, value: Any, reasoning: str = "", **extra: Any) -> Decided[Any]:
+        """The decision ``value`` with every provenance field of the model's outcome
+        ``out`` (a :class:`~scarce_lab.llm.model.DecisionOutcome`: validity, repair,
+        fallback, violation, outcome, calls and a person's latency): the one place an
+        outcome becomes a :class:`Decided`, so no path drops a field. ``extra``: the
+        other attributes (``prompt``, ``intended``)."""
+        return cls(value=value, reasoning=reasoning, valid=out.valid, repaired=out.repaired,
+                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome,
+                   calls=list(out.calls), latency_s=getattr(out, "latency_s", None) or 0.0, **extra)
+
     def decision_fields(self) -> dict[str, Any]:
         """The fields every decision payload records
         (:class:`scarce_lab.data.events.DecisionFields`); ``latency_s`` only for a
@@ -61,5 +72,8 @@ class Decided(Generic[V]):
             "call_ids": [c.call_id for c in self.calls],
         }
         if self.outcome in HUMAN_OUTCOMES:
+            if not self.latency_s > 0:  # a person's answer takes time: 0 is a latency some path dropped
+                raise ValueError(f"a person's decision (outcome {self.outcome!r}) without its latency "
+                                 f"(latency_s={self.latency_s!r}): build it with Decided.from_outcome")
             out["latency_s"] = round(float(self.latency_s), 3)
         return out

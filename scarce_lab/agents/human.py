@@ -11,6 +11,7 @@ input lines (keystrokes), so the real parser is what is tested.
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 import sys
 import threading
@@ -52,8 +53,8 @@ def parse_field(f: FormField, text: str) -> tuple[Any, str | None]:
     line the field refuses (the terminal shows ``why`` and asks again). An empty line is
     ``None`` for an optional field, ``""`` for a text, ``[]`` for a multiple choice.
 
-    Rules: ``int`` a whole number inside the bounds; ``float`` a number inside the
-    bounds; ``bool`` y/yes/true/1 or n/no/false/0; ``choice`` one of the choices
+    Rules: ``int`` a whole number inside the bounds; ``float`` a finite number inside
+    the bounds (``nan``, ``inf`` refused); digit separators (``1_0``) refused; ``bool`` y/yes/true/1 or n/no/false/0; ``choice`` one of the choices
     (case-insensitive for words), several separated by commas for a multiple choice;
     ``str`` at most ``max_length`` characters.
     """
@@ -81,10 +82,13 @@ def parse_field(f: FormField, text: str) -> tuple[Any, str | None]:
         if low in ("n", "no", "false", "0"):
             return False, None
         return None, "answer y or n"
-    try:
+    what = "a whole number" if f.kind == "int" else "a finite number"
+    try:  # Python's own parsers, without their digit separators ("1_0")
         value: Any = int(s) if f.kind == "int" else float(s)
     except ValueError:
-        return None, f"{s!r} is not {'a whole number' if f.kind == 'int' else 'a number'}"
+        return None, f"{s[:40]!r} is not {what}"
+    if "_" in s or not math.isfinite(value):  # "nan" and "inf" pass float() and every bound
+        return None, f"{s[:40]!r} is not {what}"
     if f.minimum is not None and value < f.minimum or f.maximum is not None and value > f.maximum:
         return None, f"{value} is outside {_bounds(f)}"
     return value, None

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 __all__ = [
@@ -203,11 +203,34 @@ def _leaf(name: str, prop: dict[str, Any], required: bool, defs: dict[str, Any])
             return [FormField(name, "choice", desc, choices=tuple(_text(v) for v in items["enum"]), required=required,
                               multiple=True)]
         n, m = prop.get("minItems"), prop.get("maxItems")
+        keyed = _keyed(items, defs)
+        if keyed is not None and not n and (m is None or m >= len(keyed[2])):  # a list of key -> value entries
+            key, _, other, keys = keyed
+            if any("." in _text(k) or _text(k).isdigit() for k in keys):
+                raise FormError(f"field {name!r}: its entries' {key!r} values {keys!r} cannot name form fields")
+            return [replace(f, required=False, description=f"{f.description} for {_text(k)}")
+                    for k in keys for f in _leaf(f"{name}.{_text(k)}", other, False, defs)]
         if n is not None and n == m and 0 < n <= MAX_FORM_ITEMS:
             return [f for i in range(n) for f in _leaf(f"{name}.{i}", items, True, defs)]
         raise FormError(f"field {name!r}: a list of {items.get('type') or items.get('title') or 'values'} of "
                         f"{'any' if n != m else 'this'} length cannot be asked as a form")
     raise FormError(f"field {name!r}: type {kind!r} cannot be a form field")
+
+
+def _keyed(items: dict[str, Any], defs: dict[str, Any]) -> tuple[str, str, dict[str, Any], list[Any]] | None:
+    """``(key, value field, value schema, key values)`` when a list's items are ``{key: one of a few
+    values, value: anything}`` objects, both required (e.g. punishment points by target:
+    ``[{"name": "citizen B", "points": 3}]``): such a list is a mapping, asked as one
+    optional field per key value (empty: no entry). ``None`` for any other item."""
+    props = items.get("properties") or {}
+    if len(props) != 2 or set(items.get("required", ())) != set(props):
+        return None
+    for key, other in (tuple(props), tuple(props)[::-1]):
+        p = _resolve(props[key], defs)
+        values = p.get("enum", [p["const"]] if "const" in p else None)
+        if values and len(values) <= MAX_FORM_ITEMS and len({_text(v) for v in values}) == len(values):
+            return key, other, props[other], list(values)
+    return None
 
 
 def _object(prefix: str, js: dict[str, Any], defs: dict[str, Any]) -> list[FormField]:
@@ -228,7 +251,8 @@ def form_fields(schema: type[Any]) -> tuple[FormField, ...]:
     bounds, enumerations (``Literal``, ``Enum``, :func:`~scarce_lab.llm.decisions.int_choice`)
     become choices, texts keep their ``max_length``; a nested model is spread into dotted
     fields, a fixed-length list (at most :data:`MAX_FORM_ITEMS` items) into one group
-    per item, a list of enumerated values into a multiple choice.
+    per item, a list of enumerated values into a multiple choice, a list of key -> value
+    entries (:func:`_keyed`) into one optional field per key (``punish.citizen B``).
 
     Raises:
         FormError: a field that cannot be a form (a list of variable length of anything
@@ -289,7 +313,36 @@ def form_answer(schema: type[Any], value: Any, fields: tuple[FormField, ...] | N
                 raise FormError(f"field {f.name!r}: a list of choices among {', '.join(f.choices)} is needed, "
                                 f"got {v!r}")
         _set(out, f.name.split("."), v)
-    return _lists(out)
+    return _unkey(_lists(out), js, js.get("$defs") or {})
+
+
+def _unkey(node: Any, prop: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """``node`` (an answer nested by field names) in the schema's shape: the answered keys
+    of a list of key -> value entries (:func:`_keyed`) become its entries, a required
+    such list left unanswered ``[]``."""
+    prop = _resolve(prop, defs)
+    for o in prop.get("anyOf") or prop.get("oneOf") or ():
+        if o.get("type") != "null":
+            prop = _resolve(o, defs)
+    if isinstance(node, dict) and "properties" in prop:
+        props, required = prop["properties"], set(prop.get("required", ()))
+        missing = {k: [] for k, p in props.items() if k not in node and k in required and _is_keyed(p, defs)}
+        return {k: _unkey(v, props.get(k, {}), defs) for k, v in node.items()} | missing
+    if prop.get("type") == "array":
+        items = _resolve(prop.get("items") or {}, defs)
+        keyed = _keyed(items, defs)
+        if keyed is not None and isinstance(node, dict):
+            key, other, other_schema, keys = keyed
+            raw = {_text(k): k for k in keys}
+            return [{key: raw[t], other: _unkey(v, other_schema, defs)} for t, v in node.items()]
+        if isinstance(node, list):
+            return [_unkey(x, items, defs) for x in node]
+    return node
+
+
+def _is_keyed(prop: dict[str, Any], defs: dict[str, Any]) -> bool:
+    prop = _resolve(prop, defs)
+    return prop.get("type") == "array" and _keyed(_resolve(prop.get("items") or {}, defs), defs) is not None
 
 
 def _pick(f: FormField, raw: list[Any], given: Any) -> Any:
@@ -305,6 +358,10 @@ def _choice_values(js: dict[str, Any], name: str) -> list[Any]:
     prop: dict[str, Any] = js
     for part in name.split("."):
         prop = _resolve(prop, defs)
+        if prop.get("type") == "array" and not part.isdigit():  # a key of a list of key -> value entries
+            _, other, _, _ = _keyed(_resolve(prop.get("items") or {}, defs), defs) or (None, None, None, None)
+            prop = _resolve(prop["items"], defs)["properties"][other]
+            continue
         prop = prop["items"] if part.isdigit() else prop["properties"][part]
     prop = _resolve(prop, defs)
     for o in prop.get("anyOf") or prop.get("oneOf") or ():

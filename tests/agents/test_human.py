@@ -95,8 +95,8 @@ def test_an_enum_is_a_choice():
 
 
 def test_a_list_of_any_length_is_refused_by_name():
-    class Bag(DecisionModel):
-        items: list[Line]
+    class Bag(DecisionModel):  # a list of entries keyed by a choice is a mapping (test_human_institutions.py)
+        items: list[int]
 
     with pytest.raises(FormError, match="field 'items'"):
         form_fields(Bag)
@@ -365,3 +365,20 @@ def test_a_person_out_of_time_gets_the_documented_fallback_recorded_as_such(tmp_
                if '"extraction"' in x and '"agent":"a2"' in x]
     assert (mine["outcome"], mine["fallback_used"], mine["valid"]) == ("human_timeout", True, False)
     assert mine["extraction"] == 120 // 8 // 3 * 3 and mine["latency_s"] >= 0.4  # the sustainable share, floor3(P/8)
+
+
+@pytest.mark.parametrize("typed", ["nan", "NaN", "inf", "-inf", "1e400", "1_0", "9" * 5000])
+def test_keystrokes_no_bound_can_hold_are_refused(typed):
+    from scarce_lab.agents.human import FormField
+
+    for f in (FormField("price", "float", "p"), FormField("price", "float", "p", minimum=0, maximum=50),
+              FormField("units", "int", "u")):
+        value, why = parse_field(f, typed)
+        assert value is None and why is not None and len(why) < 80, (f, typed, value)
+
+
+@pytest.mark.parametrize(("typed", "value"), [(" 7 ", 7), ("+7", 7), ("-0", 0), ("７", 7)])
+def test_whole_numbers_in_other_notations_read_as_their_value(typed, value):
+    from scarce_lab.agents.human import FormField
+
+    assert parse_field(FormField("units", "int", "u", minimum=0, maximum=9), typed) == (value, None)

@@ -209,6 +209,10 @@ def _at(example, dotted: str):
     for part in dotted.split("."):
         if node is None:
             return None
+        if isinstance(node, list) and not part.isdigit():  # a list of key -> value entries: the key's value
+            entry = next((e for e in node if part in [str(v) for v in e.values()]), None)
+            node = None if entry is None else next(v for v in entry.values() if str(v) != part)
+            continue
         node = node[int(part)] if isinstance(node, list) else node.get(part)
     return node
 

@@ -44,9 +44,10 @@ agent who played (``GameStart.agents``, then the newcomer).
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from fractions import Fraction
+from typing import ClassVar, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ...data.events.base import DecisionFields, Payload, Visibility
 from ...data.events.interview import InterviewFields
@@ -270,6 +271,38 @@ class Election(Payload):
     agents: list[str]
     roles: list[str]
 
+    @model_validator(mode="after")
+    def _a_tally(self) -> Self:
+        """The counts and the result agree (world/institutions.py ``elect``)."""
+        _same_length(self, "candidates", "votes")
+        _not_negative(self, "votes")
+        _same_length(self, "agents", "roles")
+        if sum(self.votes) != len(self.agents):
+            raise ValueError(f"election: {sum(self.votes)} votes from {len(self.agents)} agents")
+        top = max(self.votes, default=0)
+        tied = [c for c, v in zip(self.candidates, self.votes, strict=True) if v == top]
+        if self.elected not in tied or (self.incumbent in tied and self.elected != self.incumbent):
+            raise ValueError(f"election: {self.elected!r} elected, but the tally {dict(zip(self.candidates, self.votes, strict=True))} "
+                             f"with incumbent {self.incumbent!r} elects one of {tied}")
+        if self.moved != (self.elected != self.incumbent):
+            raise ValueError(f"election: moved={self.moved} with incumbent {self.incumbent!r} and elected {self.elected!r}")
+        return self
+
+
+def _same_length(payload: Payload, *names: str) -> None:
+    """Refuse lists of one public result that do not line up (names the fields)."""
+    lengths = {n: len(getattr(payload, n)) for n in names}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{payload.kind}: lists of different lengths {lengths}")
+
+
+def _not_negative(payload: Payload, *names: str) -> None:
+    """Refuse a negative count or number of points (names the field and item)."""
+    for n in names:
+        for i, v in enumerate(getattr(payload, n)):
+            if v < 0:
+                raise ValueError(f"{payload.kind}: {n}.{i} is {v}, below 0")
+
 
 class QuotaProposal(DecisionFields):
     """One agent's private quota proposal (``quota`` all or leader).
@@ -303,6 +336,17 @@ class Quota(Payload):
     quota: int
     scope: str
 
+    @model_validator(mode="after")
+    def _the_lower_median(self) -> Self:
+        """The quota is the lower median of the proposals (world/institutions.py)."""
+        _not_negative(self, "proposals")
+        if self.scope not in ("all", "leader"):
+            raise ValueError(f"quota: scope {self.scope!r} is neither 'all' nor 'leader'")
+        s = sorted(self.proposals)
+        if not s or self.quota != s[(len(s) - 1) // 2]:
+            raise ValueError(f"quota: {self.quota} is not the lower median of the proposals {self.proposals}")
+        return self
+
 
 class Sanction(DecisionFields):
     """One agent's punishment points after a round (``sanctions`` on); who punished whom
@@ -321,6 +365,12 @@ class Sanction(DecisionFields):
     points: list[int]
     budget: float
     reasoning: str = ""
+
+    @model_validator(mode="after")
+    def _points_by_target(self) -> Self:
+        _same_length(self, "targets", "points")
+        _not_negative(self, "points")
+        return self
 
 
 class Sanctions(Payload):
@@ -342,6 +392,23 @@ class Sanctions(Payload):
     lost: list[float]
     net: list[float]
     net_exact: list[str]
+
+    @model_validator(mode="after")
+    def _an_account(self) -> Self:
+        """The accounts balance (world/institutions.py ``settle_sanctions``): every point
+        sent is received, and net = -(spent + lost) exactly."""
+        _same_length(self, "agents", "received", "sent", "spent", "lost", "net", "net_exact")
+        _not_negative(self, "received", "sent", "spent", "lost")
+        if sum(self.received) != sum(self.sent):
+            raise ValueError(f"sanctions: {sum(self.sent)} points sent but {sum(self.received)} received")
+        for a, sp, lo, n, ne in zip(self.agents, self.spent, self.lost, self.net, self.net_exact, strict=True):
+            try:
+                exact = Fraction(ne)
+            except (ValueError, ZeroDivisionError):
+                raise ValueError(f"sanctions: net_exact of {a} is not a fraction: {ne!r}") from None
+            if float(exact) != n or abs(exact + Fraction(sp) + Fraction(lo)) > Fraction(1, 10**6):
+                raise ValueError(f"sanctions: net of {a} is {ne} ({n}), not -(spent {sp} + lost {lo})")
+        return self
 
 
 PAYLOADS: tuple[type[Payload], ...] = (GameStart, Announcement, Extraction, RoundSettled, GameEnd,

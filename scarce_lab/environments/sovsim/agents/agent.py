@@ -50,9 +50,7 @@ def fallback_value(obs: Observation) -> int:
 
 def _decided(out: Any, value: Any, reasoning: str) -> Decided:
     """A model's decision with the provenance of its outcome ``out``."""
-    return Decided(value=value, reasoning=reasoning, valid=out.valid, repaired=out.repaired,
-                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome,
-                   calls=list(out.calls), latency_s=getattr(out, "latency_s", None) or 0.0)
+    return Decided.from_outcome(out, value, reasoning)
 
 
 class ModelAgent:

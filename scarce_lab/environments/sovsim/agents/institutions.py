@@ -30,7 +30,7 @@ import random
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from scarce_lab.agents.decided import Decided
 from scarce_lab.llm.decisions import DecisionModel, int_choice, register_decision_family
@@ -88,11 +88,25 @@ def proposal_schema(high: int, step: int) -> type[ProposalDecision]:
 
 
 @lru_cache(maxsize=64)
-def sanction_schema(names: tuple[str, ...], max_points: int) -> type[SanctionDecision]:
-    """``punish`` a list of ``{"name": one of names, "points": 1..max_points}`` ([] for nobody)."""
+def sanction_schema(names: tuple[str, ...], max_points: int, max_total: int | None = None) -> type[SanctionDecision]:
+    """``punish`` a list of ``{"name": one of names, "points": 1..max_points}`` ([] for nobody),
+    at most ``max_total`` points in all (what the round payoff affords:
+    :attr:`~..world.institutions.SanctionLegal.max_total`; ``None``: unchecked), so an
+    answer over the budget is asked again (a person) or repaired (a model) like any answer
+    the schema refuses, instead of silently becoming no punishment."""
+    total = "" if max_total is None else f" (at most {max_total} points in all)"
     item = create_model(f"Punish{len(names)}", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
-                        name=(Literal[names], ...), points=(int_choice(tuple(range(1, max_points + 1))), ...))
+                        name=(Literal[names], ...), points=(int_choice(tuple(range(1, max_points + 1))),
+                                                            Field(..., description=f"points{total}")))
+
+    def within_budget(d: SanctionDecision) -> SanctionDecision:
+        spent = sum(int(x.points) for x in d.punish)
+        if max_total is not None and spent > max_total:
+            raise ValueError(f"{spent} points in all; your round payoff affords at most {max_total}")
+        return d
+
     return create_model(f"Sanction{len(names)}x{max_points}", __base__=SanctionDecision,  # type: ignore[call-overload]
+                        __validators__={"within_budget": model_validator(mode="after")(within_budget)},
                         punish=(list[item], Field(..., description="whom you punish and how many points; [] for nobody")))
 
 
@@ -203,7 +217,7 @@ async def model_institution(agent: Any, obs: InstitutionObservation, seed: int) 
         fallback = schema(reasoning="fallback: no restriction", quota=legal.high)
         purpose = "quota"
     else:
-        schema = sanction_schema(tuple(names[a] for a in legal.targets), legal.max_points)
+        schema = sanction_schema(tuple(names[a] for a in legal.targets), legal.max_points, legal.max_total)
         fallback = schema(reasoning="fallback: no punishment", punish=[])
         purpose = "sanction"
     out = await agent._ask(obs, seed, schema, fallback, purpose,
@@ -218,5 +232,4 @@ async def model_institution(agent: Any, obs: InstitutionObservation, seed: int) 
         for item in dec.punish:
             a = by_name[item.name]
             value[a] = value.get(a, 0) + int(item.points)
-    return Decided(value=value, reasoning=dec.reasoning, valid=out.valid, repaired=out.repaired,
-                   fallback_used=out.fallback_used, violation=out.violation, outcome=out.outcome, calls=list(out.calls))
+    return Decided.from_outcome(out, value, dec.reasoning)
