@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from ..config.base import describe_validation_error
 from ..data.recorder import read_manifest
 from ..data.schema import RunStatus
 from . import ForkError, ForkSpec, as_intervention
@@ -53,7 +56,9 @@ def fork_configs(run: Path | str, *, at: int, intervene: Any = "none", seeds: An
     Raises:
         ForkError: a parent that is not a complete run, a fork of a fork, an environment
             without forks, a step the parent lacks (its steps named), an intervention
-            that does not apply (the environment's ``fork_check``), bad seeds.
+            that does not apply (the environment's ``fork_check``), bad seeds, a parent
+            whose config refuses a fork (a human seat: its answers are no model calls to
+            replay; the field named).
         FileNotFoundError, TrajectoryFileError: an unreadable parent (its manifest).
     """
     from ..registry import get
@@ -83,9 +88,12 @@ def fork_configs(run: Path | str, *, at: int, intervene: Any = "none", seeds: An
     spec.fork_check(parent, manifest, intervention, at)
     digest = parent_digest(run_dir)
     base = parent.model_dump(mode="json")
-    configs = [spec.config.model_validate({**base, "fork": ForkSpec(
-        parent=manifest.run_id, parent_digest=digest, at=at, seed=j, intervention=intervention).model_dump(
-        mode="json")}) for j in parse_seeds(seeds)]
+    try:  # a parent the config refuses to fork (e.g. a human seat: no recorded answers to replay)
+        configs = [spec.config.model_validate({**base, "fork": ForkSpec(
+            parent=manifest.run_id, parent_digest=digest, at=at, seed=j, intervention=intervention).model_dump(
+            mode="json")}) for j in parse_seeds(seeds)]
+    except ValidationError as exc:
+        raise ForkError(f"{run_dir}: {describe_validation_error(exc, spec.config.__name__)}") from None
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids) or manifest.run_id in ids:  # a run id must name the fork and its seed
         raise ForkError(f"{spec.title}'s run ids do not tell forks apart ({', '.join(ids)}): its config's run_id "

@@ -245,3 +245,19 @@ def test_a_replacement_for_an_agent_who_does_not_act_at_the_step_fails_by_name(t
                                newcomer={"round": 3, "mode": "extra"}), tmp_path)
     with pytest.raises(ForkError, match=r"a4 made no decision in round 2"):
         fork(parent, at=2, out=tmp_path / "f", intervene="replace_decision:agent=a4,decision={value: 3}")
+
+
+def test_a_parent_with_a_human_seat_is_refused_as_a_fork_error_naming_the_seat(tmp_path):
+    """A person's answers are no model calls to replay: the refusal is a ForkError (the CLI
+    prints it as one line), not a raw validation error."""
+    import io
+
+    import scarce_lab as sl
+    from scarce_lab.agents.human import TerminalDesk
+
+    cfg = SovSimConfig(condition="bcpr", model="scripted/greedy", seats={"a2": "human/lin"}, game={"rounds": 2})
+    (parent,) = sl.run(cfg, tmp_path / "p", human=TerminalDesk(io.StringIO("mine\n6\nmine\n3\n"), io.StringIO()))
+    assert read_manifest(parent).status.value == "complete"
+    with pytest.raises(ForkError, match=r"seats\.a2 is 'human/lin'.*no model calls to replay"):
+        fork(parent, at=2, seeds="0", out=tmp_path / "f")
+    assert not (tmp_path / "f").exists()
