@@ -34,7 +34,7 @@ from typing import Any
 import polars as pl
 
 from ..analysis.paper_numbers import NUMBERS_FILE, PaperNumber, numbers_of
-from . import Study, StudyError
+from . import Study, StudyError, _same
 from . import get as get_study
 
 COLUMNS = {"source": pl.String, "table": pl.String, "model": pl.String, "paper_model": pl.String, "arm": pl.String,
@@ -82,6 +82,20 @@ def _condition_settings(ds: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _model_runs(ds: Any) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Model as the tables name it -> (flattened config and condition settings, condition
+    settings) of each of its runs. The tables name a run's model by its seats' distinct
+    models, joined by "+" when several (:func:`scarce_lab.data.parquet._model_label`)."""
+    from ..config.base import flatten
+
+    out: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for m in getattr(ds, "manifests", ()):
+        distinct = sorted(set(m.models.values()))
+        label = distinct[0] if len(distinct) == 1 else "+".join(distinct)
+        out.setdefault(label, []).append(({**flatten(m.config), **m.condition_settings}, m.condition_settings))
+    return out
+
+
 Design = tuple[str | None, dict[str, Any]]
 
 
@@ -114,7 +128,6 @@ def arm_of_run(study: Study, settings: dict[str, Any], design: Design | None,
     run's condition settings (a run of another condition in the same folder, or of a
     model the profile does not name, is in no arm). Without: :meth:`~scarce_lab.studies.Study.arm_of` (the arm's own
     settings only)."""
-    from . import _same
 
     if design is None:
         return study.arm_of(settings)
@@ -125,7 +138,7 @@ def arm_of_run(study: Study, settings: dict[str, Any], design: Design | None,
         return None  # a run of a model the profile does not run
     cache = {} if cache is None else cache
     models = {f: settings.get(f) for f in study.model_roles if settings.get(f) is not None}
-    hits = []
+    wants = {}
     for arm in study.arms:
         key = (arm.name, tuple(sorted(models.items())))
         if key not in cache:
@@ -134,9 +147,14 @@ def arm_of_run(study: Study, settings: dict[str, Any], design: Design | None,
                 cache[key] = cfg.condition_settings()
             except StudyError:
                 cache[key] = None  # an arm this profile cannot build: no run is in it
-        want = cache[key]
-        if want is not None and all(_same(settings.get(k), v) for k, v in want.items()):
-            hits.append(arm.name)
+        wants[arm.name] = cache[key]
+    # Every setting some arm states is compared, not only the arm's own: a setting off by
+    # default is left out of its config's condition settings, so an arm with it off (e.g.
+    # sovsim-institutions' cpr-none) would otherwise also take the runs of the arm with it
+    # on (cpr-sanctions), and those runs, in two arms, would count in none.
+    stated = {k for want in wants.values() if want is not None for k in want}
+    hits = [name for name, want in wants.items()
+            if want is not None and all(_same(settings.get(k), want.get(k)) for k in stated)]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -149,11 +167,16 @@ def _metrics(study: Study, ds: Any, labels: Any, design: Design | None = None) -
     if hook is None:
         raise StudyError(f"study {study.name!r}: environment {study.environment!r} declares no study_metrics")
     frame = hook(ds, labels=labels)
-    by_condition, by_run = _condition_settings(ds), _run_settings(ds)
+    by_condition, by_run, by_model = _condition_settings(ds), _run_settings(ds), _model_runs(ds)
     arms, settings, cache = [], [], {}
     for r in frame.iter_rows(named=True):
-        given = ([json.loads(r["settings"])] if r.get("settings") else [by_run[r["run_id"]]]
-                 if r.get("run_id") in by_run else by_condition.get(r["condition"], []))
+        # The row's own runs first: a row's ``settings`` name its model as the table does
+        # (a mixed composition's models joined by "+"), which no profile names.
+        row = json.loads(r["settings"]) if r.get("settings") else None
+        own = [] if row is None else [flat for flat, cs in by_model.get(r.get("model"), []) if all(
+            _same(flat.get(k), row.get(k)) for k in {*row, *cs} - set(study.model_roles))]
+        given = own or ([row] if row is not None else [by_run[r["run_id"]]]
+                        if r.get("run_id") in by_run else by_condition.get(r["condition"], []))
         found = {arm_of_run(study, s, design, cache) for s in given} or {None}
         arms.append(found.pop() if len(found) == 1 else None)  # runs of one label in two arms: in none
         settings.append(json.dumps(given[0], default=str, sort_keys=True) if given else "{}")

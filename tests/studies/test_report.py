@@ -248,3 +248,21 @@ def test_the_paper_number_is_also_a_number_in_the_estimates_scale():
     assert _paper_bounds(span) == {"paper_low": 0.32, "paper_high": 0.84}
     words = PaperNumber.model_validate(common | {"kind": "statement", "text": "declines later"})
     assert _paper_bounds(words) == {"paper_low": None, "paper_high": None}
+
+
+@pytest.mark.slow  # plays 4 short scripted games through a study run (about 10 s on 2 busy cores)
+def test_a_profile_run_counts_each_run_in_its_own_arm_when_arms_differ_by_settings_off_by_default(tmp_path):
+    """sovsim-institutions under its mixed-seat profile: an arm with sanctions off states no
+    ``sanctions`` (off by default, left out of its condition settings), so the runs of the
+    arm with them on matched it too and, in two arms, counted in none; and the rows of a
+    mixed composition name their model as "a+b+c", which no profile names. Each arm now
+    gets its own runs and so an interval width."""
+    from scarce_lab.studies import get as get_study
+
+    st = get_study("sovsim-institutions")
+    st.run(out=tmp_path, profile="shipped-scripted", seeds=[6, 7], arms=["cpr-none", "cpr-sanctions"],
+           overrides={"game.rounds": 2}, progress=False)
+    widths = rep.headline_widths(st, tmp_path)
+    for arm in ("cpr-none", "cpr-sanctions"):
+        assert all(w is not None and w > 0 for w in widths[arm].values()), (arm, widths[arm])
+    assert all(w is None for w in widths["bcpr-all"].values())  # no run there
