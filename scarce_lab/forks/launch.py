@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config.base import describe_validation_error
 from ..data.recorder import read_manifest
 from ..data.schema import RunStatus
 from . import ForkError, ForkSpec, as_intervention
@@ -93,7 +92,9 @@ def fork_configs(run: Path | str, *, at: int, intervene: Any = "none", seeds: An
             parent=manifest.run_id, parent_digest=digest, at=at, seed=j, intervention=intervention).model_dump(
             mode="json")}) for j in parse_seeds(seeds)]
     except ValidationError as exc:
-        raise ForkError(f"{run_dir}: {describe_validation_error(exc, spec.config.__name__)}") from None
+        why = "; ".join(".".join(map(str, e["loc"])) + (": " if e["loc"] else "") + e["msg"].removeprefix("Value error, ")
+                        for e in exc.errors())
+        raise ForkError(f"{run_dir}: {spec.config.__name__}: {why}") from None
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids) or manifest.run_id in ids:  # a run id must name the fork and its seed
         raise ForkError(f"{spec.title}'s run ids do not tell forks apart ({', '.join(ids)}): its config's run_id "
