@@ -312,9 +312,13 @@ def label_agreement(
     )
     rows.append(_macro_row(rows[: len(labels)], boots, mats, n_boot=n_boot, level=level))
     need = MIN_UNITS_INTERVAL if min_units is None else min_units
+    # the pooled row counts (unit, label) items, but its items come from the same units: it
+    # is gated on the units, as every other row (3 units x 21 labels are 3 units, not 63)
+    units = max((_unit_counts(m)["n_units"] for m in mats), default=0)
     for row in rows:
-        if row["n_units"] < need:
-            why = (f"fewer than {need} units ({row['n_units']}): the bootstrap interval would not keep its "
+        n = units if row["label"] == POOLED else row["n_units"]
+        if n < need:
+            why = (f"fewer than {need} units ({n}): the bootstrap interval would not keep its "
                    "coverage (benchmarks/bench_coverage.py)")
             for stat in ("alpha", "fleiss"):
                 row[f"{stat}_lo"] = row[f"{stat}_hi"] = math.nan

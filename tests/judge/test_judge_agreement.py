@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 
 from scarce_lab.judge.agreement import (
@@ -352,3 +353,18 @@ def test_scores_undefined_precision_recall_are_nan_not_zero():
     assert math.isnan(c["precision"]) and math.isnan(c["recall"]) and math.isnan(c["f1"])
     assert (d["precision"], d["recall"], d["f1"]) == (1.0, 1.0, 1.0)
     assert s["macro_f1"] == pytest.approx(1 / 3)
+
+
+def test_the_pooled_row_gets_an_interval_by_its_units_not_its_items():
+    """3 units x 21 labels are 63 pooled items from 3 units: no interval (a sheet of three
+    units printed alpha [-0.059, 0.000]); 30 units of 2 labels (60 items) get one."""
+    rng = np.random.default_rng(3)
+    labels = [f"l{i}" for i in range(21)]
+    few = [f"u{i}" for i in range(3)]
+    answers = {j: {u: [lab for lab in labels if rng.random() < 0.3] for u in few} for j in ("p", "q")}
+    pooled = label_agreement(answers, labels, few, n_boot=50).filter(pl.col("label") == "(pooled)").row(0, named=True)
+    assert pooled["n_units"] == 63 and math.isnan(pooled["alpha_lo"]) and "fewer than 30 units (3)" in pooled["alpha_reason"]
+    many = [f"u{i}" for i in range(30)]
+    answers = {j: {u: [lab for lab in ("a", "b") if rng.random() < 0.5] for u in many} for j in ("p", "q")}
+    pooled = label_agreement(answers, ["a", "b"], many, n_boot=50).filter(pl.col("label") == "(pooled)").row(0, named=True)
+    assert not math.isnan(pooled["alpha_lo"])
