@@ -3,32 +3,48 @@
 # Usage: bash data/forks/sovsim/make_data.sh   (from the repository root)
 # SCARCE_LAB overrides the command (default: the repository's .venv), e.g.
 # SCARCE_LAB="env PYTHONPATH=$PWD /path/to/python -m scarce_lab".
-# Complete forks are skipped, so a re-run resumes.
+# Complete runs and forks are skipped, so a re-run resumes.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 LAB="${SCARCE_LAB:-.venv/bin/scarce-lab}"
 OUT=data/forks/sovsim
+PARENTS=$OUT/parents
 
-# The king's misreport removed at the round before the collapse: the parents are the shipped
-# KCPR-M runs of scripted/random (data/sovsim, seeds 0-3); s0-0 and s0-3 collapse in round 3
-# (fork at round 2), s0-1 and s0-2 in round 2 (fork at round 1). From the fork round on the
-# king's announcement is the true pool; the `none` forks are the baseline.
-for p in "0 2" "3 2" "1 1" "2 1"; do
-  set -- $p
-  parent=data/sovsim/sovsim-kcpr_m-scripted-random-s0-$1
-  $LAB fork "$parent" --at round=$2 --intervene none --seeds 0..4 --out $OUT/misreport
-  $LAB fork "$parent" --at round=$2 --intervene rule:setting=misreport,value=false \
-    --seeds 0..4 --out $OUT/misreport
+# Parents beyond data/sovsim (10 per scripted set, so that sl.effects prints an interval).
+# KCPR-M runs of scripted/random that collapse in round 3: simulations 7, 11, 13, 16, 17, 19,
+# 22 and 24 of sweep seed 1 (the first 8 of the 9 that collapse in round 3 among its
+# simulations 0-29; `-S simulation=i` plays simulation i of the sweep alone, the same run).
+for i in 7 11 13 16 17 19 22 24; do
+  $LAB run sovsim -c kcpr_m -m scripted/random --seed 1 -n 1 -S simulation=$i --out $PARENTS --no-progress
+done
+# KCPR runs of scripted/greedy_leader: simulations 5-9 of the shipped sweep (seed 0; data/sovsim
+# has 0-4). The policies are deterministic: every simulation is the same game.
+for i in 5 6 7 8 9; do
+  $LAB run sovsim -c kcpr -m scripted/greedy_leader --seed 0 -n 1 -S simulation=$i --out $PARENTS --no-progress
+done
+# The sweep's seal (its tables, signed under this machine's key) is read nowhere else.
+rm -f $PARENTS/.scarce_lab_seal
+
+# The king's misreport removed at the round before the collapse: 10 KCPR-M parents of
+# scripted/random that collapse in round 3 (data/sovsim s0-0 and s0-3, and the 8 above),
+# forked at round 2. From round 2 on the king's announcement is the true pool; the `none`
+# forks are the baseline.
+for parent in data/sovsim/sovsim-kcpr_m-scripted-random-s0-{0,3} \
+              $PARENTS/sovsim-kcpr_m-scripted-random-s1-{7,11,13,16,17,19,22,24}; do
+  $LAB fork "$parent" --at round=2 --intervene none --seeds 0..2 --out $OUT/misreport
+  $LAB fork "$parent" --at round=2 --intervene rule:setting=misreport,value=false \
+    --seeds 0..2 --out $OUT/misreport
 done
 
-# A greedy king swapped for a sustainable one: the parents are the shipped KCPR runs of
-# scripted/greedy_leader (the king takes all it may, the peasants little; data/sovsim,
-# seeds 0-4), which collapse in round 1, so the swap is at round 1 (k = 1: no prefix).
-for s in 0 1 2 3 4; do
-  parent=data/sovsim/sovsim-kcpr-scripted-greedy_leader-s0-$s
-  $LAB fork "$parent" --at round=1 --intervene none --seeds 0..2 --out $OUT/king
+# A greedy king swapped for a sustainable one: 10 KCPR parents of scripted/greedy_leader (the
+# king takes all it may, the peasants little; data/sovsim s0-0..4 and the 5 above), which
+# collapse in round 1, so the swap is at round 1 (k = 1: no prefix). Seed 0 only: every
+# policy here is deterministic, so other seeds play the same games.
+for parent in data/sovsim/sovsim-kcpr-scripted-greedy_leader-s0-{0,1,2,3,4} \
+              $PARENTS/sovsim-kcpr-scripted-greedy_leader-s0-{5,6,7,8,9}; do
+  $LAB fork "$parent" --at round=1 --intervene none --seeds 0 --out $OUT/king
   $LAB fork "$parent" --at round=1 --intervene seat_model:seat=king,model=scripted/sustainable \
-    --seeds 0..2 --out $OUT/king
+    --seeds 0 --out $OUT/king
 done
 
 # The misreport off with a model: the shipped KCPR-M run of the embedded model
