@@ -25,6 +25,7 @@ from scarce_lab.undefined import or_none
 
 from .metrics import agent_rounds, require_dataset
 from .pooling import PoolingError, differing_settings
+from .talk import settings_object
 
 _GROUP = ("model", "base_condition", "institutions")
 #: The institution settings and their defaults (the world's INSTITUTION_FIELDS; analysis reads
@@ -48,12 +49,7 @@ def institution_arm(settings: str | None) -> str:
     """
     if settings is None:
         return "none"
-    try:
-        d = json.loads(settings)
-    except json.JSONDecodeError:
-        raise ValueError(f"settings is not JSON: {settings[:80]!r}") from None
-    if not isinstance(d, dict):
-        raise ValueError(f"settings is not a JSON object: {settings[:80]!r}")
+    d = settings_object(settings)
     s = {k: d.get(k, v) for k, v in _DEFAULTS.items()}
     parts = []
     if s["sanctions"]:

@@ -43,15 +43,22 @@ def talk_setting(settings: str | None) -> str:
     Raises:
         ValueError: ``settings`` is not JSON text of an object (names the value).
     """
-    if settings is None:
-        return "none"
+    return "none" if settings is None else str(settings_object(settings).get("talk", "none"))
+
+
+def settings_object(settings: str) -> dict:
+    """A run's condition settings (JSON text) as a dict.
+
+    Raises:
+        ValueError: ``settings`` is not JSON text of an object (names the value).
+    """
     try:
         d = json.loads(settings)
     except json.JSONDecodeError:
         raise ValueError(f"settings is not JSON: {settings[:80]!r}") from None
     if not isinstance(d, dict):
         raise ValueError(f"settings is not a JSON object: {settings[:80]!r}")
-    return str(d.get("talk", "none"))
+    return d
 
 
 def _talk_frame(data: Any) -> pl.DataFrame:
