@@ -51,7 +51,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .ratings import RatingError, cells_by_simulation, no_population, one_model_conditions
+from .ratings import (
+    RatingError,
+    cells_by_simulation,
+    no_population,
+    one_model_conditions,
+    ratings_result,
+)
 
 #: Defaults of :func:`alpha_rank` (module docstring).
 ALPHA, POPULATION_SIZE = 10.0, 50
@@ -348,3 +354,36 @@ def _mass_chart(ranks: pl.DataFrame, by: Sequence[str]):
     return titled(chart, "The population game: alpha-rank mass", caption(
         "single-population alpha-rank of the focal payoff matrix", f"simulations per cell {int(df['simulations'].min())}",
         "share: bootstrap resamples of simulations in which the model has the largest mass (none with one simulation)"))
+
+
+#: The two readings of a cross-play grid :func:`crossplay_ranking` gives.
+RANKING_METHODS = ("bradley-terry", "population-game")
+
+
+def crossplay_ranking(runs: pl.DataFrame, *, method: str, by: Sequence[str], payoff: str, name: str,
+                      convention: dict | None = None, **game: float | int | None):
+    """Who ranks highest in a cross-play grid, read one of two ways (the environments'
+    ``crossplay_ratings``): ``method="bradley-terry"``,
+    :func:`~scarce_lab.analysis.ratings.ratings_result` (ratings with intervals, finding ``<name>_ratings``); ``method="population-game"``,
+    :func:`population_game_result` (alpha-rank and
+    replicator rest points with bootstrap shares, finding ``<name>_population_game``),
+    whose settings ``alpha``, ``population_size``, ``n_boot``, ``seed`` are ``game``
+    (``None``: its defaults).
+
+    Raises:
+        ValueError: an unknown ``method`` (the methods are named), or a population-game
+            setting given with ``bradley-terry`` (it would be ignored).
+    """
+    given = {k: v for k, v in game.items() if v is not None}
+    if method == "bradley-terry":
+        if given:
+            raise ValueError(f"method='bradley-terry' takes no {', '.join(sorted(given))} (settings of "
+                             "method='population-game')")
+        return ratings_result(runs, by=by, payoff=payoff, name=f"{name}_ratings", convention=convention)
+    if method == "population-game":
+        used = {"alpha": ALPHA, "population_size": POPULATION_SIZE, "n_boot": N_BOOT, "seed": 0} | given
+        found = population_game_result(runs, by=by, payoff=payoff, name=f"{name}_population_game",
+                                       convention=convention, **used)
+        conv = found.convention if isinstance(found.convention, dict) else {}
+        return found.with_(convention=conv | {"parameters": {**conv.get("parameters", {}), **used}})
+    raise ValueError(f"method {method!r}: one of {', '.join(RANKING_METHODS)}")

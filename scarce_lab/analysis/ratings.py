@@ -385,37 +385,3 @@ def _ratings_chart(table: pl.DataFrame, by: Sequence[str]):
         "0: the population's mean", f"simulations per cell {lo}" + (f"-{hi}" if hi > lo else ""), "bars: " + CI_METHOD,
         f"no bar: fewer than {MIN_SIMS_INTERVAL} simulations"))
 
-
-#: The two readings of a cross-play grid :func:`crossplay_ranking` gives.
-RANKING_METHODS = ("bradley-terry", "population-game")
-
-
-def crossplay_ranking(runs: pl.DataFrame, *, method: str, by: Sequence[str], payoff: str, name: str,
-                      convention: dict | None = None, **game: float | int | None):
-    """Who ranks highest in a cross-play grid, read one of two ways (the environments'
-    ``crossplay_ratings``): ``method="bradley-terry"``, :func:`ratings_result` (ratings
-    with intervals, finding ``<name>_ratings``); ``method="population-game"``,
-    :func:`scarce_lab.analysis.population_game.population_game_result` (alpha-rank and
-    replicator rest points with bootstrap shares, finding ``<name>_population_game``),
-    whose settings ``alpha``, ``population_size``, ``n_boot``, ``seed`` are ``game``
-    (``None``: its defaults).
-
-    Raises:
-        ValueError: an unknown ``method`` (the methods are named), or a population-game
-            setting given with ``bradley-terry`` (it would be ignored).
-    """
-    given = {k: v for k, v in game.items() if v is not None}
-    if method == "bradley-terry":
-        if given:
-            raise ValueError(f"method='bradley-terry' takes no {', '.join(sorted(given))} (settings of "
-                             "method='population-game')")
-        return ratings_result(runs, by=by, payoff=payoff, name=f"{name}_ratings", convention=convention)
-    if method == "population-game":
-        from .population_game import ALPHA, N_BOOT, POPULATION_SIZE, population_game_result
-
-        used = {"alpha": ALPHA, "population_size": POPULATION_SIZE, "n_boot": N_BOOT, "seed": 0} | given
-        found = population_game_result(runs, by=by, payoff=payoff, name=f"{name}_population_game",
-                                       convention=convention, **used)
-        conv = found.convention if isinstance(found.convention, dict) else {}
-        return found.with_(convention=conv | {"parameters": {**conv.get("parameters", {}), **used}})
-    raise ValueError(f"method {method!r}: one of {', '.join(RANKING_METHODS)}")

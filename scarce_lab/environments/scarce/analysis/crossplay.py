@@ -213,7 +213,7 @@ def crossplay_ratings(ds: Any, *, focal: str | list[str] = "w0", part: str = DEF
                       n_boot: int | None = None, seed: int | None = None) -> Any:
     """Which negotiator (or solver: ``part``) ranks highest at the focal workers? Two
     readings of the grid per condition (never pooled;
-    :func:`scarce_lab.analysis.ratings.crossplay_ranking`), by the focal workers' mean
+    :func:`scarce_lab.analysis.population_game.crossplay_ranking`), by the focal workers' mean
     task score (0..1):
 
     - ``method="bradley-terry"``: ratings from invasion comparisons: model F at the focal
@@ -236,7 +236,7 @@ def crossplay_ratings(ds: Any, *, focal: str | list[str] = "w0", part: str = DEF
     Raises:
         ValueError: an unknown method, or a population-game setting with bradley-terry.
     """
-    from scarce_lab.analysis.ratings import crossplay_ranking
+    from scarce_lab.analysis.population_game import crossplay_ranking
 
     return crossplay_ranking(crossplay_runs(ds, focal, part, simulations=True), method=method, by=["condition"],
                              payoff=PAYOFF, name="scarce_crossplay", convention=_CONVENTION, alpha=alpha,

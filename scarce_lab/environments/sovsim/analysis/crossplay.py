@@ -133,7 +133,7 @@ def crossplay_ratings(ds: Any, *, focal: str | list[str] = "leader", method: str
                       alpha: float | None = None, population_size: int | None = None, n_boot: int | None = None,
                       seed: int | None = None) -> Any:
     """Which model ranks highest in the focal seats? Two readings of the grid per power
-    condition (never pooled; :func:`scarce_lab.analysis.ratings.crossplay_ranking`):
+    condition (never pooled; :func:`scarce_lab.analysis.population_game.crossplay_ranking`):
 
     - ``method="bradley-terry"``: ratings from invasion comparisons: model F leading over
       background B against B's own self-play, in the same simulation (same seats and run
@@ -158,7 +158,7 @@ def crossplay_ratings(ds: Any, *, focal: str | list[str] = "leader", method: str
     Raises:
         ValueError: an unknown method, or a population-game setting with bradley-terry.
     """
-    from scarce_lab.analysis.ratings import crossplay_ranking
+    from scarce_lab.analysis.population_game import crossplay_ranking
 
     return crossplay_ranking(crossplay_runs(require_dataset(ds), focal, simulations=True), method=method,
                              by=["condition"], payoff=PAYOFF, name="sovsim_crossplay", convention=_convention(focal),
