@@ -86,8 +86,9 @@ def _run_parameters(spec: Any) -> list[inspect.Parameter]:
                 "client processes on this machine (runs dealt round-robin; --concurrency and rate limits are "
                 "split between them): for sweeps whose model calls are fast enough that one process's CPU is "
                 "the limit"))]))
+    # --human only where a seat can be a person (no option listed that could never be accepted)
     return [*params, *executor_parameters(), *spend_parameters(), *crossplay_parameters(), *common_parameters(),
-            *human_parameters()]
+            *(human_parameters() if spec.config.HUMAN_SEATS else [])]
 
 
 def _configs(spec: Any, kwargs: dict[str, Any], *, dry_run: bool) -> list[Any]:

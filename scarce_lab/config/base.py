@@ -77,6 +77,9 @@ class ExperimentConfig(BaseModel):
     CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
     LABEL_FIELD: ClassVar[str | None] = None
     OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ()
+    #: whether some seat of the environment can be a person's (``human/<name>``;
+    #: :meth:`human_refused` says which and why not)
+    HUMAN_SEATS: ClassVar[bool] = False
 
     fork: ForkSpec | None = Field(
         None, description="a counterfactual fork of a recorded run (scarce_lab.forks): parent run id, its digest, "

@@ -251,6 +251,15 @@ def test_every_listed_run_option_is_accepted(path, recorded, tmp_path):
             assert recorded, f"{' '.join(path)} {' '.join(a)}: nothing would run"
             checked += 1
             continue
+        if opt.opts[0] == "--human":  # the person's front end: a human seat, one game (nothing asks here: recorded)
+            seat = {"sovsim": "a0=human/tester", "scarce": "w0.negotiator=human/tester"}[path[1]]
+            a = ["--seat", seat, "--human", "terminal"] + (["--seed", "1"] if path[1] == "scarce" else [])
+            recorded.clear()
+            res = _invoke(path, a, tmp_path)
+            assert res.exit_code == 0, f"{' '.join(path)} {' '.join(a)} refused: {res.output[-800:]}"
+            assert recorded and recorded[-1].human_seats(), f"{' '.join(path)} {' '.join(a)}: no human seat"
+            checked += 1
+            continue
         if opt.opts[0] == "--config":
             cfg = tmp_path / "c.yaml"
             cfg.write_text("seed: 4\n")

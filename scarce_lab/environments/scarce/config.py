@@ -121,6 +121,7 @@ class ScarceConfig(ExperimentConfig):
     MODEL_SOLVER_FIELDS: ClassVar[tuple[str, ...]] = ("stuck_repeats",)
     SWEEP_FIELDS: ClassVar[tuple[str, ...]] = ("seed",)
     OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("interviews",)
+    HUMAN_SEATS: ClassVar[bool] = True
 
     workers: int = Field(5, ge=1, le=26, description="workers (Solver + Negotiator pairs) sharing the sandbox")
     model: str = Field("scripted/fifo", description="the solvers' model (the coding agents): litellm, embedded/... or scripted/<policy>")

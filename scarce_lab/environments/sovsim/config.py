@@ -64,6 +64,7 @@ class SovSimConfig(ExperimentConfig):
     REPLICATE_FIELD: ClassVar[str] = "simulation"
     OPTIONAL_CONDITION_FIELDS: ClassVar[tuple[str, ...]] = ("talk", "talk_turns", "talk_max_chars", "interviews",
                                                             *INSTITUTION_FIELDS)
+    HUMAN_SEATS: ClassVar[bool] = True
 
     condition: Condition = Field(
         Condition.cpr, description="power condition: cpr (symmetric), bcpr (boss), kcpr (king), kcpr_m (king who may misreport the pool)"
