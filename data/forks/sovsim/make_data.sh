@@ -17,11 +17,11 @@ PARENTS=$OUT/parents
 for i in 7 11 13 16 17 19 22 24; do
   $LAB run sovsim -c kcpr_m -m scripted/random --seed 1 -n 1 -S simulation=$i --out $PARENTS --no-progress
 done
-# KCPR runs of scripted/greedy_leader: simulations 5-9 of the shipped sweep (seed 0; data/sovsim
-# has 0-4). The policies are deterministic: every simulation is the same game.
-for i in 5 6 7 8 9; do
-  $LAB run sovsim -c kcpr -m scripted/greedy_leader --seed 0 -n 1 -S simulation=$i --out $PARENTS --no-progress
-done
+# KCPR runs of a greedy king (scripted/greedy_leader: takes all it may) over scripted/random
+# peasants, simulations 0-9 of sweep seed 0 (`sovsim-kcpr-mixed-9a3ff8de-s0-<i>`): the peasants'
+# draws differ by simulation, so the 10 parents are 10 different games.
+$LAB run sovsim -c kcpr -m scripted/random --seat king=scripted/greedy_leader --seed 0 -n 10 \
+  --out $PARENTS --no-progress
 # The sweep's seal (its tables, signed under this machine's key) is read nowhere else.
 rm -f $PARENTS/.scarce_lab_seal
 
@@ -36,15 +36,14 @@ for parent in data/sovsim/sovsim-kcpr_m-scripted-random-s0-{0,3} \
     --seeds 0..2 --out $OUT/misreport
 done
 
-# A greedy king swapped for a sustainable one: 10 KCPR parents of scripted/greedy_leader (the
-# king takes all it may, the peasants little; data/sovsim s0-0..4 and the 5 above), which
-# collapse in round 1, so the swap is at round 1 (k = 1: no prefix). Seed 0 only: every
-# policy here is deterministic, so other seeds play the same games.
-for parent in data/sovsim/sovsim-kcpr-scripted-greedy_leader-s0-{0,1,2,3,4} \
-              $PARENTS/sovsim-kcpr-scripted-greedy_leader-s0-{5,6,7,8,9}; do
-  $LAB fork "$parent" --at round=1 --intervene none --seeds 0 --out $OUT/king
+# A greedy king swapped for a sustainable one: the 10 KCPR parents above (greedy king, random
+# peasants), which all collapse in round 1, so the swap is at round 1 (k = 1: no prefix).
+# Seeds 0-1: the random peasants play on, so seed 1 (re-seeded from round 1) is another game.
+for i in 0 1 2 3 4 5 6 7 8 9; do
+  parent=$PARENTS/sovsim-kcpr-mixed-9a3ff8de-s0-$i
+  $LAB fork "$parent" --at round=1 --intervene none --seeds 0..1 --out $OUT/king
   $LAB fork "$parent" --at round=1 --intervene seat_model:seat=king,model=scripted/sustainable \
-    --seeds 0 --out $OUT/king
+    --seeds 0..1 --out $OUT/king
 done
 
 # The misreport off with a model: the shipped KCPR-M run of the embedded model
