@@ -120,6 +120,20 @@ def dataset(data: Any) -> Any:
     return data
 
 
+def one_run_payoffs(per_agent: pl.DataFrame, run_dir: Any, game: str) -> dict[str, float]:
+    """``{agent: payoff}`` of the one complete run whose per-agent rows (columns
+    ``run_id``, ``agent``, ``payoff``) are ``per_agent``: an environment's
+    ``seat_payoffs`` (:attr:`scarce_lab.registry.EnvironmentSpec.seat_payoffs`).
+
+    Raises:
+        ValueError: ``run_dir`` holds no complete ``game`` or more than one.
+    """
+    runs = per_agent["run_id"].unique().to_list()
+    if len(runs) != 1:
+        raise ValueError(f"{run_dir}: expected one complete {game}, found {len(runs)}")
+    return {r["agent"]: float(r["payoff"]) for r in per_agent.iter_rows(named=True)}
+
+
 def focal_runs(per_agent: pl.DataFrame, focal: Sequence[str] | str, *, by: Sequence[str] = ()) -> pl.DataFrame:
     """One row per run: the focal and background models, the focal payoff (mean over
     the focal agents), the residents' payoff (mean over the background agents) and

@@ -13,6 +13,7 @@ import fcntl
 import os
 import threading
 import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,24 @@ def run_in_progress(run_dir: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path, name: str, busy: Callable[[Path], Exception]) -> Iterator[None]:
+    """Hold ``folder/name``, an advisory ``flock`` released when the block ends or the
+    process does (a kill included): one writer of a folder that several runs fill (a
+    study's, a selection chain's).
+
+    Raises:
+        the exception ``busy(lock path)`` gives: another process holds it.
+    """
+    path = Path(folder) / name
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy(path) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

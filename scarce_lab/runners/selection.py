@@ -60,14 +60,12 @@ analysis share one state file's meaning and stay together.
 
 from __future__ import annotations
 
-import fcntl
 import inspect
 import json
 import math
 import os
 import random
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -75,6 +73,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..config.seats import ANY_SEAT, parse_seats
+from ..data.runlock import folder_lock
 from ..runtime import derive_seed
 
 __all__ = ["MIN_CHAINS", "RULES", "STATE_FILE", "EomStep", "SelectionError", "SelectionResult", "SelectionSettings",
@@ -368,25 +367,6 @@ def _write_state(out: Path, state: SelectionState) -> None:
     os.replace(tmp, path)
 
 
-@contextmanager
-def _folder_lock(out: Path) -> Iterator[None]:
-    """Hold ``OUT/.selection.lock`` (an advisory ``flock``, released when the process
-    ends, a kill included).
-
-    Raises:
-        SelectionError: another process holds it.
-    """
-    with open(out / LOCK, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SelectionError(f"{out}: another selection is writing this folder now ({out / LOCK})") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 # -- planning and running ----------------------------------------------------------------------------
 def _seats(spec: Any, config: Any, wanted: Sequence[str]) -> list[str]:
     """The agent ids the population plays: every seat, or those ``wanted`` names
@@ -514,7 +494,8 @@ def select(config: Any, population: Sequence[str] | str, *, generations: int, ru
     _check_base(spec, config, seat_ids, part)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(out):
+    with folder_lock(out, LOCK, lambda lock: SelectionError(
+            f"{out}: another selection is writing this folder now ({lock})")):
         state = _open_state(out, spec, config, settings)
         played = _run_generations(spec, config, settings, seat_ids, state, out, progress)
     return SelectionResult(read_state(out) or state, played, out)

@@ -41,12 +41,9 @@ rules (complete, unfinished, attempts, labels) and stay together.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +51,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..data.runlock import folder_lock
 from . import Study, StudyError, get
 
 #: The study's choices and history inside the output folder.
@@ -522,27 +520,6 @@ def _check_limits(*, cost_limit: float | None, target_width: float | None, max_s
         raise StudyError(f"--target-width {target_width}: needs a stop (--max-seeds or --cost-limit)")
 
 
-@contextmanager
-def _folder_lock(out: Path) -> Iterator[None]:
-    """Hold ``OUT/.study.lock`` (an advisory ``flock``, released when the process ends,
-    a kill included) while a run writes the folder.
-
-    Raises:
-        StudyError: another process holds it (two runs into one folder would run the
-            same runs twice and lose each other's attempts).
-    """
-    with open(out / ".study.lock", "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StudyError(f"{out}: another study run is writing this folder now (it holds {out / '.study.lock'}); "
-                             "wait for it, or use another --out folder") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float | None = None,
         target_width: float | dict[str, float] | None = None, max_seeds: int | None = None, retries: int = 2,
         judges: list[str] | None = None, executor: str = "local", address: str | None = None,
@@ -607,7 +584,10 @@ def run(study: Study | str, models: Any = None, *, out: Path, cost_limit: float 
     except ModelUnavailableError as exc:
         raise StudyError(f"--model: {exc}") from None
     out.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(out):
+    # two runs into one folder would run the same runs twice and lose each other's attempts
+    with folder_lock(out, ".study.lock", lambda lock: StudyError(
+            f"{out}: another study run is writing this folder now (it holds {lock}); wait for it, or use another "
+            "--out folder")):
         disk = read_state(out)  # another process may have run into the folder since it was read
         if disk is not None:
             _check_same(out, disk, choices, study)

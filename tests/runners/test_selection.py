@@ -203,3 +203,16 @@ def test_an_environment_without_payoffs_per_seat_is_refused_by_name(tmp_path):
         select(EconomyRunConfig(), POP, generations=2, rule="eom", out=tmp_path)
     with pytest.raises(ValueError, match="'seat_payoffs' and 'payoff_meaning' go together"):
         replace(get("sovsim"), payoff_meaning="")
+
+
+def test_a_second_process_selecting_into_the_same_folder_is_refused(tmp_path):
+    import fcntl
+
+    out = tmp_path / "o"
+    out.mkdir()
+    with open(out / ".selection.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another chain holds the folder
+        with pytest.raises(SelectionError, match=r"another selection is writing this folder now .*\.selection\.lock"):
+            select(_base(), POP, generations=2, rule="replicator", chains=2, out=out)
+    assert not any(p.name.startswith("sovsim") for p in out.iterdir())  # nothing ran
+    select(_base(), POP, generations=1, rule="replicator", chains=1, out=out)  # released: it runs

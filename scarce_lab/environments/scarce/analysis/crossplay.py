@@ -279,10 +279,6 @@ def seat_payoffs(run_dir: Any) -> dict[str, float]:
     Raises:
         ValueError: the folder holds no complete run, or more than one.
     """
-    from scarce_lab.analysis.crossplay import dataset
+    from scarce_lab.analysis.crossplay import dataset, one_run_payoffs
 
-    frame = per_agent(dataset(run_dir))
-    runs = frame["run_id"].unique().to_list()
-    if len(runs) != 1:
-        raise ValueError(f"{run_dir}: expected one complete SCARCE run, found {len(runs)}")
-    return {r["agent"]: float(r["payoff"]) for r in frame.iter_rows(named=True)}
+    return one_run_payoffs(per_agent(dataset(run_dir)), run_dir, "SCARCE run")

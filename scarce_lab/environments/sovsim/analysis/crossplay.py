@@ -27,6 +27,7 @@ from scarce_lab.analysis.crossplay import (
     dataset,
     focal_runs,
     matrix_result,
+    one_run_payoffs,
 )
 from scarce_lab.analysis.findings import finding_function
 from scarce_lab.analysis.pooling import PoolingError
@@ -177,8 +178,4 @@ def seat_payoffs(run_dir: Any) -> dict[str, float]:
     Raises:
         ValueError: the folder holds no complete game, or more than one.
     """
-    frame = per_agent(dataset(run_dir))
-    runs = frame["run_id"].unique().to_list()
-    if len(runs) != 1:
-        raise ValueError(f"{run_dir}: expected one complete SovSim game, found {len(runs)}")
-    return {r["agent"]: float(r["payoff"]) for r in frame.iter_rows(named=True)}
+    return one_run_payoffs(per_agent(dataset(run_dir)), run_dir, "SovSim game")
