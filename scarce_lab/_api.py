@@ -12,7 +12,7 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, human: 
     continue an unfinished run, ``client=`` to share an LLM client). A relative ``out``
     is resolved by :func:`scarce_lab.datasets.resolve_path` (the project root).
 
-    ``human``: the front end (a :class:`scarce_lab.agents.human.HumanDesk`, e.g.
+    ``human``: the front end (a :class:`scarce_lab.llm.human.HumanDesk`, e.g.
     ``TerminalDesk()`` or the notebook widget) that asks the person of every
     ``human/<name>`` seat; a config with such a seat and no ``human`` is refused before
     anything is written (docs/running.md, "Human seats").
@@ -56,7 +56,7 @@ def run(config: Any, out: str | Path = "runs", *, dry_run: bool = False, human: 
         return preview(spec.name, [config])
     from contextlib import nullcontext
 
-    from .agents.human import use_desk
+    from .llm.human import use_desk
 
     with use_desk(human) if human is not None else nullcontext():
         check_configs([config])

@@ -5,7 +5,7 @@
 
 A fake person (no one at the keyboard, as in CI) is a ``TerminalDesk`` over scripted
 lines: ``sl.human.TerminalDesk(io.StringIO("fair share\\n9\\n"), io.StringIO())``.
-The protocol (what a front end is asked and answers) is :mod:`scarce_lab.agents.human`;
+The protocol (what a front end is asked and answers) is :mod:`scarce_lab.llm.human`;
 :class:`WidgetDesk` (:mod:`scarce_lab.agents.human_widget`) imports ipywidgets when
 first named.
 """
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .human import FormField, HumanAnswer, HumanDesk, HumanTurn, TerminalDesk
+from ..llm.human import FormField, HumanAnswer, HumanDesk, HumanTurn
+from .human import TerminalDesk
 
 if TYPE_CHECKING:
     from .human_widget import FrontEndError, WidgetDesk

@@ -1,10 +1,10 @@
-"""People at the table: the human protocol (re-exported from
-:mod:`scarce_lab.llm.human`, where :class:`~scarce_lab.llm.model.HumanModel` reads it) and
-the terminal front end, :class:`TerminalDesk`.
+"""The terminal front end of human seats, :class:`TerminalDesk`, and its parser of a
+typed line (:func:`parse_field`).
 
-A front end is a :class:`HumanDesk` (``async ask(turn) -> HumanAnswer``); the caller
-binds one with :func:`use_desk` (``sl.run(config, out, human=desk)`` and the CLI's
-``--human terminal`` do). A fake human in tests is a :class:`TerminalDesk` over scripted
+The protocol is :mod:`scarce_lab.llm.human` (where :class:`~scarce_lab.llm.model.HumanModel`
+reads it): a front end is a :class:`~scarce_lab.llm.human.HumanDesk` (``async ask(turn)
+-> HumanAnswer``); the caller binds one with :func:`~scarce_lab.llm.human.use_desk`
+(``sl.run(config, out, human=desk)`` and the CLI's ``--human terminal`` do). A fake human in tests is a :class:`TerminalDesk` over scripted
 input lines (keystrokes), so the real parser is what is tested.
 """
 
@@ -18,30 +18,9 @@ import threading
 import time
 from typing import Any, TextIO
 
-from ..llm.human import (
-    DEFAULT_TIME_LIMIT_S,
-    HUMAN,
-    HUMAN_OUTCOMES,
-    HUMAN_TIMEOUT,
-    FormError,
-    FormField,
-    HumanAnswer,
-    HumanDesk,
-    HumanTurn,
-    NoDeskError,
-    current_desk,
-    default_text,
-    form_answer,
-    form_fields,
-    use_desk,
-)
-from ..llm.model import HumanModel
+from ..llm.human import FormField, HumanAnswer, HumanTurn
 
-__all__ = [
-    "DEFAULT_TIME_LIMIT_S", "HUMAN", "HUMAN_OUTCOMES", "HUMAN_TIMEOUT", "FormError", "FormField", "HumanAnswer",
-    "HumanDesk", "HumanModel", "HumanTurn", "NoDeskError", "TerminalDesk", "current_desk", "default_text",
-    "form_answer", "form_fields", "parse_field", "use_desk",
-]
+__all__ = ["TerminalDesk", "parse_field"]
 
 _EOF = object()
 #: Seconds between looks at the input queue while a person is asked.

@@ -1,10 +1,10 @@
 """The JupyterLab front end of human seats: :class:`WidgetDesk` (ipywidgets), a
-:class:`~scarce_lab.agents.human.HumanDesk` that shows each question in the running
+:class:`~scarce_lab.llm.human.HumanDesk` that shows each question in the running
 cell and takes the answer from a form::
 
     sl.run(config, out, human=sl.human.WidgetDesk())   # a seat of config is human/<name>
 
-What a person sees, per question (:class:`~scarce_lab.agents.human.HumanTurn`): the seat,
+What a person sees, per question (:class:`~scarce_lab.llm.human.HumanTurn`): the seat,
 the purpose and round; exactly the messages the seat's model would get, one block per
 message with its role (system and user parts drawn apart), every text escaped (and
 marked for MathJax to leave alone, where a front end typesets widget text), so that an
@@ -13,7 +13,7 @@ drop-down, or one checkbox per choice for a multiple choice; ``int``/``float``: 
 number box where the schema has bounds; ``bool``: a checkbox; ``str`` and text turns: a
 text area with its character count against the limit); a Submit button; the seconds left
 and the default action said in words. A refused answer (the form's own check, or the
-schema's through :class:`~scarce_lab.agents.human.HumanModel`'s re-ask) is said above the
+schema's through :class:`~scarce_lab.llm.model.HumanModel`'s re-ask) is said above the
 form; on the time limit the form closes saying that the default was taken. Below, a log
 of the seat's decisions (:attr:`WidgetDesk.decisions` holds the same as data).
 
@@ -51,8 +51,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .human import FormField, HumanAnswer, HumanTurn, parse_field
+from ..llm.human import FormField, HumanAnswer, HumanTurn
 from .human import _hint as field_hint  # the terminal's words for a field's bounds or choices
+from .human import parse_field
 
 __all__ = ["FRONT_END_WAIT_S", "FrontEndError", "WidgetDesk", "render_messages"]
 

@@ -238,7 +238,7 @@ def _run_command(spec: Any):
         configs = apply_sweep_cap(configs, out, max_cost)
         if preview_or_check(spec.name, configs, dry_run, check):
             return
-        from ..agents.human import use_desk
+        from ..llm.human import use_desk
 
         with use_desk(human_desk(configs, human, processes=processes, executor=executor)):
             _preflight(spec, configs)

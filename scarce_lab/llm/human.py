@@ -1,8 +1,8 @@
 """People at the table: the human protocol, read by
 :class:`~scarce_lab.llm.model.HumanModel` (the model behind ``human/<name>`` seats).
 
-The protocol (front ends code against it; :mod:`scarce_lab.agents.human` re-exports it
-with the terminal front end):
+The protocol (front ends code against it: the terminal's in :mod:`scarce_lab.agents.human`,
+the JupyterLab form in :mod:`scarce_lab.agents.human_widget`):
 
 - :class:`FormField`: one input of a decision form, derived from the decision schema's
   JSON schema (:func:`form_fields`);

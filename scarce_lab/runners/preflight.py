@@ -17,7 +17,7 @@ call :func:`check_configs` before any run folder is created, and ``sl.run`` call
   ``nosuchprovider/x``, or ``Scripted/greedy`` and ``OpenAI/gpt-4o``, since names are
   case-sensitive) is refused, with the lower-case spelling as a hint;
 - a person's seat (``human/<name>``) with no front end bound
-  (:func:`scarce_lab.agents.human.use_desk`: ``sl.run(..., human=desk)``, the CLI's
+  (:func:`scarce_lab.llm.human.use_desk`: ``sl.run(..., human=desk)``, the CLI's
   ``--human terminal``) is refused naming the seat;
 - a run whose manifest says anything other than ``complete`` is a
   :class:`RunFailedError` carrying the manifest's ``error``.

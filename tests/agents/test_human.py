@@ -17,16 +17,9 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from scarce_lab.agents.human import (
-    FormError,
-    NoDeskError,
-    TerminalDesk,
-    form_answer,
-    form_fields,
-    parse_field,
-    use_desk,
-)
+from scarce_lab.agents.human import TerminalDesk, parse_field
 from scarce_lab.llm.decisions import DecisionModel, DecisionPart, int_choice
+from scarce_lab.llm.human import FormError, NoDeskError, form_answer, form_fields, use_desk
 from scarce_lab.llm.model import DecisionRequest, HumanModel, HumanReply, model_for
 from scarce_lab.llm.models import resolve_model
 from tests.agents.human_keys import Keys, Screen, choices_in
@@ -369,7 +362,7 @@ def test_a_person_out_of_time_gets_the_documented_fallback_recorded_as_such(tmp_
 
 @pytest.mark.parametrize("typed", ["nan", "NaN", "inf", "-inf", "1e400", "1_0", "9" * 5000])
 def test_keystrokes_no_bound_can_hold_are_refused(typed):
-    from scarce_lab.agents.human import FormField
+    from scarce_lab.llm.human import FormField
 
     for f in (FormField("price", "float", "p"), FormField("price", "float", "p", minimum=0, maximum=50),
               FormField("units", "int", "u")):
@@ -379,6 +372,6 @@ def test_keystrokes_no_bound_can_hold_are_refused(typed):
 
 @pytest.mark.parametrize(("typed", "value"), [(" 7 ", 7), ("+7", 7), ("-0", 0), ("７", 7)])
 def test_whole_numbers_in_other_notations_read_as_their_value(typed, value):
-    from scarce_lab.agents.human import FormField
+    from scarce_lab.llm.human import FormField
 
     assert parse_field(FormField("units", "int", "u", minimum=0, maximum=9), typed) == (value, None)

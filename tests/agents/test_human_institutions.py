@@ -10,8 +10,8 @@ import json
 import pytest
 
 from scarce_lab.agents.decided import Decided
-from scarce_lab.agents.human import HumanAnswer, form_answer, form_fields
 from scarce_lab.llm.decisions import validate_decision
+from scarce_lab.llm.human import HumanAnswer, form_answer, form_fields
 
 
 def test_a_list_of_target_points_entries_is_one_optional_field_per_target():

@@ -15,10 +15,13 @@ from pydantic import Field, model_validator
 pytest.importorskip("ipywidgets", reason="ipywidgets is not installed (pip install -e '.[notebooks]')")
 pytest.importorskip("anywidget", reason="anywidget is not installed (pip install -e '.[notebooks]')")
 
-from scarce_lab.agents.human import HumanModel, use_desk  # noqa: E402
 from scarce_lab.agents.human_widget import FrontEndError, WidgetDesk, render_messages  # noqa: E402
 from scarce_lab.llm.decisions import DecisionModel, int_choice  # noqa: E402
-from scarce_lab.llm.model import DecisionRequest  # noqa: E402
+from scarce_lab.llm.human import use_desk  # noqa: E402
+from scarce_lab.llm.model import (
+    DecisionRequest,  # noqa: E402
+    HumanModel,  # noqa: E402
+)
 
 
 class Catch(DecisionModel):
@@ -237,8 +240,8 @@ def test_every_decision_family_is_answered_through_the_form():
     import pkgutil
 
     import scarce_lab.environments as envs
-    from scarce_lab.agents.human import form_fields
     from scarce_lab.llm.decisions import decision_families, validate_decision
+    from scarce_lab.llm.human import form_fields
 
     for m in pkgutil.walk_packages(envs.__path__, envs.__name__ + "."):
         if m.name.endswith(".agents") or ".agents." in m.name:
