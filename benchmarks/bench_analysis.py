@@ -12,7 +12,7 @@ Datasets (built once, kept under ``--work``, default ``/tmp/scarce_lab_bench_ana
 
 They measure reading and analysis speed only; their numbers mean nothing about a model.
 
-Each measurement is its own Python process (its peak RSS, ``resource.getrusage``, is its
+Each measurement is its own Python process (its peak RSS, ``VmHWM``, is its
 own), the variants interleaved over ``--reps`` rounds; figures are medians. Wall time is
 reading the files plus computing Table 1, imports excluded (printed apart).
 
@@ -23,6 +23,8 @@ reading the files plus computing Table 1, imports excluded (printed apart).
 - ``floor``: plain Python reading the same files: every ``rationales.json`` parsed with
   ``json`` and each record's extractions summed per simulation; every ``events.jsonl``
   opened and each ``round`` event parsed, extractions summed per run;
+- ``parse``: polars parsing every ``rationales.json`` (two files at a time) and nothing
+  else: the least any cold read of the published layout costs here;
 - ``authors``: the SovSim authors' ``simulation/metrics.py`` (``aggregate_metrics`` per
   model and condition, records grouped into their simulation dicts) when ``--authors``
   names a checkout of abhilekhborah/sovsim;
@@ -58,7 +60,7 @@ if not SAMPLE.exists():
     SAMPLE = Path("/work/shared/data/sovsim_format_sample")
 
 CHILD = r"""
-import json, resource, sys, time, os
+import json, sys, time, os
 t_imp = time.perf_counter()
 mode, data, out, cache = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 if mode == "ours":
@@ -85,6 +87,12 @@ elif mode == "floor_json":
                 k = (str(p.parent), r["simulation_id"])
                 totals[k] = totals.get(k, 0.0) + sum(r["extractions"])
     n = len(totals)
+elif mode == "parse":  # the fastest parse of the same files: polars, two files at a time, nothing else
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+    import polars as pl
+    with ThreadPoolExecutor(2) as pool:
+        n = sum(pool.map(lambda p: pl.read_json(p).height, sorted(Path(data).rglob("rationales.json"))))
 elif mode == "floor_runs":
     totals = {}
     for root, dirs, files in os.walk(data):
@@ -118,7 +126,9 @@ elif mode == "authors":  # their metric code on their simulations, one aggregate
         n += 1
 t1 = time.perf_counter()
 print(json.dumps({**stages, "wall_s": t1 - t0, "import_s": t0 - t_imp,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "n": n}))
+                  # VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss over exec from the forked
+                  # parent (a parent that sealed 34k runs gave every child its 2.7 GB)
+                  "rss_mb": hwm_mb(), "n": n}))
 """
 
 
@@ -268,16 +278,17 @@ def _median(rs: list[dict], key: str) -> float:
 #: What bounds each goal where it is not met (from the profiles, docs/benchmarks.md) and
 #: what meeting it would take; printed beside the measured split by stage.
 WOULD_TAKE = {
-    ("published", "cold", "s"): "The read is polars parsing every rationales.json whole (the reasoning texts "
-    "cost the same time read or skipped) and building 1M rows; Table 1 is group-bys over 1M rows keyed by "
-    "run id text. 5x the authors' code is below what parsing the JSON alone takes: the warm row (the "
-    "conversion and the per-simulation table cached) is where it can be met.",
-    ("published", "cold", "MB"): "The 1M-row table itself is ~190 MB (reasoning texts 43 MB, run ids 28 MB); "
-    "the rest of the peak is the JSON parse and explode of each batch, which the allocator keeps (RSS grows "
-    "~50 MB a batch of 50k records, whatever the batch size), then the copy joining the batches. Leaving "
-    "the reasoning texts out of the parse measured 532 MB (from 579). 512 MB needs Table 1 without the "
-    "1M-row table: per-simulation metrics built file by file (35k rows), or a streaming conversion to "
-    "Parquet that Table 1 then scans.",
+    ("published", "cold", "s"): "The files are read when Table 1 collects its columns (a lazy scan: "
+    "sovsim_json.scan_rationales_many): polars parses two files at a time and builds only the 18 columns Table "
+    "1 reads, never the reasoning texts; then the convention's and the metrics' group-bys over 1M rows keyed "
+    "by run id text.",
+    ("published", "cold", "5x"): "Not reachable cold: the time of parsing the JSON alone is above a fifth of "
+    "the authors' time (their code is json.load plus plain-Python loops over 250k records). It needs the "
+    "conversion and the per-simulation table kept: the warm row.",
+    ("published", "cold", "MB"): "The 18 columns Table 1 reads are ~120 MB at 1M rows; the rest of the peak is "
+    "the parse of each batch (reasoning texts included: the parse needs them to count the keys of every "
+    "record) that the allocator keeps, and the group-bys.",
+    ("published", "warm", "5x"): "The cache is read lazily and Table 1 is kept beside it (simcache).",
     ("published", "warm", "s"): "The cache is read lazily and Table 1 is kept beside it (simcache): what is "
     "left is checking the cache (a stat of each source file, a hash of the cached files) and reading the kept "
     "table.",
@@ -310,6 +321,8 @@ def bench_layout(name: str, data: Path, floor_mode: str, args, base_src: Path | 
     variants = {"ours cold": (ROOT, "ours", False, work / f"cache-ours-{name}"),
                 "ours warm": (ROOT, "ours", True, work / f"cache-ours-{name}"),
                 "floor": (None, floor_mode, False, work / "no-cache")}
+    if floor_mode == "floor_json":
+        variants["parse"] = (None, "parse", False, work / "no-cache")
     if args.authors and floor_mode == "floor_json":
         variants["authors"] = (None, "authors", False, work / "no-cache")
     if base_src is not None:
@@ -341,10 +354,19 @@ def bench_layout(name: str, data: Path, floor_mode: str, args, base_src: Path | 
     rows = []
     for v in ("ours cold", "ours warm"):
         st, temp = stage[v], v.split()[1]
-        rows.append(_with_limit((f"{name}: Table 1 {temp} (s)", med[v], med[ref], med[ref] / med[v],
-                     "<= 2 s" + (", 5x faster than " + ref if floor_mode == "floor_json" else ", faster than floor"),
-                     med[v] <= 2 and med[ref] / med[v] >= (5 if floor_mode == "floor_json" else 1)),
-                     f"read {st['read_s']:.2f} s + Table 1 {st['table_s']:.2f} s. " + WOULD_TAKE[(name, temp, "s")]))
+        split = f"read {st['read_s']:.2f} s + Table 1 {st['table_s']:.2f} s. "
+        if floor_mode == "floor_json":  # two goals: 2 s, and 5x the authors' code
+            rows.append(_with_limit((f"{name}: Table 1 {temp} (s)", med[v], 2.0, 2.0 / med[v], "<= 2 s",
+                                     med[v] <= 2), split + WOULD_TAKE[(name, temp, "s")]))
+            parse = f" Parsing the same files alone (polars, two at a time, nothing built) took {med['parse']:.2f} s " \
+                    f"in this run: {med[ref] / med['parse']:.1f}x faster than the {ref}'s code."
+            rows.append(_with_limit((f"{name}: Table 1 {temp} vs {ref} (s)", med[v], med[ref], med[ref] / med[v],
+                                     f"5x faster than {ref}", med[ref] / med[v] >= 5),
+                                    split + WOULD_TAKE[(name, temp, "5x")] + parse))
+        else:
+            rows.append(_with_limit((f"{name}: Table 1 {temp} (s)", med[v], med[ref], med[ref] / med[v],
+                                     "<= 2 s, faster than floor", med[v] <= 2 and med[ref] / med[v] >= 1),
+                                    split + WOULD_TAKE[(name, temp, "s")]))
         rows.append(_with_limit((f"{name}: peak RSS {temp} (MB)", rss[v], rss[ref], rss[v] / rss[ref], "<= 512 MB",
                      rss[v] <= 512),
                      f"imports {st['imports_mb']:.0f} MB, after the read {st['read_mb']:.0f} MB, after Table 1 "

@@ -7,7 +7,10 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scarce_lab.analysis import stats
 from scarce_lab.analysis.stats import (
     bootstrap_ci,
     cluster_bootstrap_ci,
@@ -260,3 +263,15 @@ def test_pool_band_counts_collapsed_pools_as_zero():
     assert (band[3]["mean"], band[3]["ci_low"], band[3]["ci_high"]) == pytest.approx((m, lo, hi), abs=1e-9)
     one = pool_band(df.filter(pl.col("run_id") == "a"))
     assert one["ci_low"].null_count() == one.height and one["mean"].to_list() == [120.0, 80.0, 60.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.floats(1e-6, 1 - 1e-6), a=st.floats(0.05, 500), b=st.floats(0.05, 500), df=st.integers(1, 10_000))
+def test_quantiles_without_scipy_stats_are_scipy_stats_numbers(q, a, b, df):
+    from scipy import stats as sps
+
+    stats.quantile.cache_clear()
+    assert stats.quantile("t", q, df) == float(sps.t.ppf(q, df))
+    assert stats.quantile("norm", q) == float(sps.norm.ppf(q))
+    assert stats.quantile("beta", q, a, b) == float(sps.beta.ppf(q, a, b))
+    assert stats.quantile("chi2", q, df) == float(sps.chi2.ppf(q, df))  # any other: scipy.stats itself

@@ -3,6 +3,8 @@ layouts' adapters (columns documented in :mod:`scarce_lab.environments.sovsim.ta
 
 from __future__ import annotations
 
+import weakref
+
 import polars as pl
 
 AGENT_ROUND_SCHEMA: dict[str, pl.DataType] = {
@@ -107,3 +109,23 @@ def in_order(df: pl.DataFrame) -> pl.DataFrame:
         a, b = df[k].slice(0, df.height - 1), df[k].slice(1)
         ordered = (a < b) if ordered is None else (a < b) | ((a == b) & ordered)
     return df if ordered.all() else df.sort(*SORT_KEYS, maintain_order=True)
+
+
+#: ids of the lazy tables that parse files each time they are collected (:func:`parsed_scan`).
+_PARSED: set[int] = set()
+
+
+def parsed_scan(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Mark ``lf`` as a scan that parses its files whenever it is collected (a published
+    layout's JSON, :func:`.published.sovsim_json.scan_rationales_many`), unlike a Parquet
+    scan that reads only the columns asked: a table that queries it twice collects the
+    columns it needs once (:func:`is_parsed_scan`). Returns ``lf``."""
+    key = id(lf)
+    _PARSED.add(key)
+    weakref.finalize(lf, _PARSED.discard, key)
+    return lf
+
+
+def is_parsed_scan(lf: pl.DataFrame | pl.LazyFrame) -> bool:
+    """Whether ``lf`` is a lazy table marked by :func:`parsed_scan`."""
+    return isinstance(lf, pl.LazyFrame) and id(lf) in _PARSED

@@ -265,7 +265,7 @@ def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: boo
     from ...data.loaders import load_dataset, walk_tree
     from ...data.parquet import cache_enabled, cached_frame, layout_files
     from .published.govsim_log import read_govsim_logs
-    from .published.sovsim_json import read_rationales_many
+    from .published.sovsim_json import read_rationales_many, scan_rationales_many
     from .published.sovsim_runs import read_sim_file
 
     found = detect_layouts(Path(path))
@@ -292,6 +292,11 @@ def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: boo
         folder = cache_dir("sovsim_agent_rounds", path)
         identity = cache_identity(folder)
         return scan if identity is None else remember(scan, folder, identity)
+    base = Path(path) if Path(path).is_dir() else Path(path).parent.parent.parent
+    if lazy and set(present) == {"sovsim_json"}:
+        # read when collected, only the columns the query uses; its rows come in the table's
+        # order and carry no settings, so in_order and label_conditions leave them as they are
+        return scan_rationales_many(found["sovsim_json"], root=base)
     if lazy:
         return load_agent_rounds(path, include_incomplete=include_incomplete, force=force, cache=False).lazy()
     frames: list[pl.DataFrame] = []
@@ -300,7 +305,6 @@ def _load_agent_rounds(path: Path | str, *, include_incomplete: bool, force: boo
         ds = load_dataset(root, include_incomplete=include_incomplete)
         if "sovsim" in ds.environments:
             frames.append(from_dataset(ds))
-    base = Path(path) if Path(path).is_dir() else Path(path).parent.parent.parent
     if found["sovsim_json"]:
         frames.append(read_rationales_many(found["sovsim_json"], root=base))
     if found["sovsim_run"]:

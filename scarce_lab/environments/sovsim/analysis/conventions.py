@@ -194,8 +194,8 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     if missing:
         raise ValueError(f"agent-round table lacks column(s) {sorted(missing)}")
     settings = pl.col("settings") if "settings" in columns else pl.lit(None, dtype=pl.String)
-    runs = (
-        df.with_columns(_settings=settings)
+    runs = (  # lazy also for a frame: the eager group-by holds every group's row indices (~150 MB at 1M rows)
+        df.lazy().with_columns(_settings=settings)
         .group_by("run_id")
         .agg(
             pl.col("source").first(),
@@ -206,8 +206,7 @@ def game_parameters(df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         )
         .sort("run_id")
     )
-    if isinstance(runs, pl.LazyFrame):
-        runs = runs.collect()
+    runs = runs.collect()
     schema = {"run_id": pl.String, "source": pl.String, "family": pl.String, **dict.fromkeys(GAME_FIELDS, pl.Float64),
               "scenario": pl.String, "observed_n_agents": pl.Int64, "observed_initial_pool": pl.Float64,
               "observed_last_round": pl.Int64}

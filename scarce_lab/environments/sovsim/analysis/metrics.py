@@ -76,9 +76,17 @@ _SIM_COLUMNS = (
 )
 
 
+#: Agent-round columns the metrics require.
+_REQUIRED_INPUTS = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before",
+                    "remaining", "collapsed"}
+
 #: Agent-round columns the metrics read besides the required ones.
 _OPTIONAL_INPUTS = {"source", "simulation", "base_condition", "settings", "is_leader", "pool_seen", "remainder_seen",
                     "announced_pool"}
+
+
+#: Every agent-round column Table 1 reads (the metrics and the convention's fit).
+_TABLE1_INPUTS = _REQUIRED_INPUTS | _OPTIONAL_INPUTS | {"settings", "source"}
 
 
 class UnfinishedRunsWarning(UserWarning):
@@ -186,7 +194,7 @@ def simulation_metrics(
             Gini of the equality metric needs non-negative totals).
     """
     conv = conv or Convention()
-    need = {"run_id", "model", "condition", "round", "agent", "extraction", "payoff", "pool_before", "remaining", "collapsed"}
+    need = _REQUIRED_INPUTS
     lf = df.lazy()
     names = lf.collect_schema().names()
     missing = need - set(names)
@@ -554,11 +562,14 @@ def sovsim_table(
         PresetMismatchError: the data do not fit the preset (unless ``force``).
         PoolingError: a group would pool different settings (unless ``force``).
     """
+    from ..agent_rounds import is_parsed_scan
     from ..simcache import kept_table
 
     def compute() -> pl.DataFrame:
-        stats.import_scipy_in_background()  # its intervals need scipy; the queries below come first
-        conv = resolve_convention(df, preset, force=force, strict_survival=strict)
-        return summarize(simulation_metrics(df, conv), conv=conv, by=by, force=force)
+        data = df
+        if is_parsed_scan(df):  # files parsed once, not once per step: only the columns the steps use
+            data = df.select(c for c in df.collect_schema().names() if c in _TABLE1_INPUTS).collect()
+        conv = resolve_convention(data, preset, force=force, strict_survival=strict)
+        return summarize(simulation_metrics(data, conv), conv=conv, by=by, force=force)
 
     return kept_table(df, {"preset": preset, "strict": strict, "force": force, "by": by}, compute)

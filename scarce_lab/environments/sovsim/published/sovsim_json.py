@@ -21,7 +21,9 @@ same frame.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -33,6 +35,7 @@ from ..agent_rounds import (
     SOVSIM_ROLES,
     agent_round_frame,
     in_order,
+    parsed_scan,
     record_rows,
 )
 
@@ -63,7 +66,8 @@ def read_rationales(
     """
     path = Path(path)
     model, condition = _names(path, model, condition)
-    return in_order(_read([(path, model, condition, run_prefix or f"{model}/{condition}")]))
+    return in_order(pl.concat(_batches([(path, model, condition, run_prefix or f"{model}/{condition}")],
+                                       list(AGENT_ROUND_SCHEMA))))
 
 
 def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
@@ -77,55 +81,98 @@ def _prefix(path: Path, model: str, condition: str, root: Path | None) -> str:
 
 def read_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None = None) -> pl.DataFrame:
     """Every ``rationales.json`` of ``paths`` as one agent-round table (model and
-    condition from each file's folders), each file in one polars pass; a
-    file the fast reader cannot take goes through the record-by-record reader. Rows are
-    in the table's order unless two files share a model, condition and run prefix (the
-    caller checks it: ``agent_rounds.in_order``). With ``root``, run ids carry each file's folder
-    relative to it (``sovsim_json:<folder>/<simulation_id>``), so two trees holding the
-    same model never share a run id; else ``<model>/<condition>``.
+    condition from each file's folders): :func:`scan_rationales_many` collected, every
+    column in one piece. With ``root``, run ids carry each file's folder relative to it
+    (``sovsim_json:<folder>/<simulation_id>``), so two trees holding the same model never
+    share a run id; else ``<model>/<condition>``.
 
     Raises:
         ValueError: as :func:`read_rationales`, naming the file.
     """
-    root = None if root is None else Path(root)
+    return scan_rationales_many(paths, root=root).collect().rechunk()
+
+
+def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None = None) -> pl.LazyFrame:
+    """Every ``rationales.json`` of ``paths`` as a lazy agent-round table
+    (:data:`AGENT_ROUND_SCHEMA`; run ids as :func:`read_rationales_many`): nothing is read
+    until the frame is collected, then each file is parsed once per collect and only the
+    columns the query uses are built (Table 1 never builds the reasoning texts, which are
+    most of the table's memory), a batch of about :data:`BATCH_RECORDS` records at a time
+    (a polars IO source: :func:`polars.io.plugins.register_io_source`). Rows come in the
+    table's order (:data:`~..agent_rounds.SORT_KEYS`): files by model, condition and
+    folder, which are distinct for distinct files, and each batch sorted.
+
+    Raises:
+        ValueError: a file's folder is not a SovSim condition (here); when collected, what
+            :func:`read_rationales` raises, naming the file.
+    """
+    from polars.io.plugins import register_io_source
+
+    base = None if root is None else Path(root)
     named = ((p, *_names(p, None, None)) for p in sorted(Path(x) for x in paths))
-    return _read((p, model, cond, _prefix(p, model, cond, root)) for p, model, cond in named)
+    files = sorted(((p, model, cond, _prefix(p, model, cond, base)) for p, model, cond in named),
+                   key=lambda f: (f[1], f[2], f[3]))
+
+    def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None):
+        wanted = list(with_columns) if with_columns is not None else list(AGENT_ROUND_SCHEMA)
+        used = set(wanted) | (set(predicate.meta.root_names()) if predicate is not None else set())
+        left = n_rows
+        for frame in _batches(files, [c for c in AGENT_ROUND_SCHEMA if c in used]):
+            if left is not None and left <= 0:
+                return
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            frame = frame.select(wanted)
+            if left is not None:
+                frame = frame.head(left)
+                left -= frame.height
+            yield frame
+
+    return parsed_scan(register_io_source(source, schema=AGENT_ROUND_SCHEMA, explain_name="rationales.json",
+                                          explain_detail=f"{len(files)} files"))
 
 
-def _read(files: Iterable[tuple[Path, str, str, str]]) -> pl.DataFrame:
-    """The agent-round rows of ``(path, model, condition, run prefix)`` files, in the
-    table's order unless two files share a model, condition and run prefix (the caller
-    checks: :func:`~..agent_rounds.in_order`). Files are taken in that order; those
-    polars takes (:func:`_read_raw`) are turned into rows a batch of about
-    :data:`BATCH_RECORDS` records at a time (:func:`_rows`: one query per batch keeps
-    both cores busy; a batch's parsed records are let go before the next is read, so the
-    peak is the rows, one batch and the copy that joins the batches' pieces), the others
+def _batches(files: list[tuple[Path, str, str, str]], columns: list[str]) -> Iterator[pl.DataFrame]:
+    """The agent-round rows (only ``columns``) of ``(path, model, condition, run prefix)``
+    files, in that order: those polars takes (:func:`_read_raw`) a batch of about
+    :data:`BATCH_RECORDS` records per query (:func:`_rows`: one query per batch keeps both
+    cores busy; a batch's parsed records are let go before the next is read), the others
     through the record-by-record reader (:func:`_read_records`)."""
-    frames: list[pl.DataFrame] = []
     batch: list[pl.DataFrame] = []
-
-    def flush() -> None:
-        if batch:
-            frames.append(_rows(pl.concat(batch, how="vertical", rechunk=False).lazy()))
-            batch.clear()
-
-    for p, model, condition, prefix in sorted(files, key=lambda f: (f[1], f[2], f[3])):
-        raw = _read_raw(p)
+    for (p, model, condition, prefix), raw in zip(files, _parsed([f[0] for f in files]), strict=True):
         if raw is None:
-            flush()
-            frames.append(_read_records(p, model, condition, prefix))
+            if batch:
+                yield _rows(pl.concat(batch, how="vertical", rechunk=False).lazy(), columns)
+                batch.clear()
+            yield _read_records(p, model, condition, prefix).select(columns)
             continue
         batch.append(raw.with_columns(_model=pl.lit(model), _condition=pl.lit(condition), _prefix=pl.lit(prefix)))
         del raw
         if sum(b.height for b in batch) >= BATCH_RECORDS:
-            flush()
-    flush()
-    # one piece per column: Table 1's queries on a frame in many pieces gather them
-    # again each time (twice the time, and as much memory as this copy)
-    return pl.concat(frames, how="vertical", rechunk=True) if frames else agent_round_frame([])
+            yield _rows(pl.concat(batch, how="vertical", rechunk=False).lazy(), columns)
+            batch.clear()
+    if batch:
+        yield _rows(pl.concat(batch, how="vertical", rechunk=False).lazy(), columns)
 
 
-#: Round records turned into rows by one query (:func:`_read`): ~50k records of the
+#: Files parsed at once (:func:`_parsed`): polars' parse and numpy's passes let go of the GIL.
+PARSE_THREADS = 2
+
+
+def _parsed(paths: list[Path]) -> Iterator[pl.DataFrame | None]:
+    """:func:`_read_raw` of each of ``paths``, in order, :data:`PARSE_THREADS` files at a
+    time and never more than that ahead of the consumer (the memory of a few files)."""
+    with ThreadPoolExecutor(PARSE_THREADS) as pool:
+        ahead: deque = deque()
+        for p in paths:
+            ahead.append(pool.submit(_read_raw, p))
+            if len(ahead) > PARSE_THREADS:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+
+
+#: Round records turned into rows by one query (:func:`_batches`): ~50k records of the
 #: released files' size is ~20 MB of JSON.
 BATCH_RECORDS = 50_000
 
@@ -194,22 +241,28 @@ def _maybe_doubled(data: bytes, raw: pl.DataFrame) -> bool:
     return keys != sum(raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0))
 
 
-def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
-    """Agent-round rows from record frames carrying ``_model`` and ``_condition``
-    (the same rules as :func:`_read_records`, as polars expressions)."""
+def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
+    """Agent-round rows, only ``columns`` (of :data:`AGENT_ROUND_SCHEMA`), from record
+    frames carrying ``_model``, ``_condition`` and ``_prefix`` (the same rules as
+    :func:`_read_records`, as polars expressions)."""
     sub = {c: r[0] for c, r in SOVSIM_ROLES.items()}
     lead = {c: r[1] for c, r in SOVSIM_ROLES.items()}
     cond = pl.col("_condition")
     has_leader = cond != "cpr"
     n = pl.col("extractions").list.len()
-    width, aligned = raw.select(n.max(), (pl.col("reasonings").list.len() == n).fill_null(False).all()).collect().row(0)
-    if aligned:  # one reasoning per agent in every record (the released files)
-        reasoning = pl.col("reasonings")
-    else:  # missing or short lists: None where the reference reader has None
-        reasoning = pl.concat_list(
-            pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
-            for i in range(width or 0)
-        ).list.head(n)
+    per_agent = ["extractions", "payoffs", "agent_index"]
+    extra = {}
+    if "reasoning" in columns:
+        per_agent.append("reasoning")
+        width, aligned = raw.select(n.max(), (pl.col("reasonings").list.len() == n).fill_null(False).all()
+                                    ).collect().row(0)
+        if aligned:  # one reasoning per agent in every record (the released files)
+            extra["reasoning"] = pl.col("reasonings")
+        else:  # missing or short lists: None where the reference reader has None
+            extra["reasoning"] = pl.concat_list(
+                pl.when(pl.col("reasonings").list.len() > 0).then(pl.col("reasonings")).list.get(i, null_on_oob=True)
+                for i in range(width or 0)
+            ).list.head(n)
     rows = raw.with_columns(  # records in the table's order (model, condition, run id as text, round)
         _run_id=pl.format("sovsim_json:{}/{}", pl.col("_prefix"), pl.col("simulation_id")),
     ).sort("_model", "_condition", "_run_id", "round", maintain_order=True).with_columns(
@@ -218,37 +271,37 @@ def _rows(raw: pl.LazyFrame) -> pl.DataFrame:
         remainder_seen=pl.when(has_leader).then(
             (pl.col("pool_before") - pl.col("extractions").list.head(n - 1).list.sum()).clip(lower_bound=0.0)
         ),
-        reasoning=reasoning,
-    ).drop("reasonings").explode("extractions", "payoffs", "agent_index", "reasoning")
+        **extra,
+    ).drop("reasonings").explode(*per_agent)
     leader = has_leader & (pl.col("agent_index") == pl.col("n_agents") - 1)
     hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
-    out = rows.select(
-        source=pl.lit("sovsim_json"),
-        run_id=pl.col("_run_id"),
-        model=pl.col("_model"),
-        condition=cond,
-        base_condition=cond,
-        settings=pl.lit(None, dtype=pl.String),
-        simulation=pl.col("simulation_id"),
-        round=pl.col("round"),
-        agent=pl.format("a{}", pl.col("agent_index")),
-        agent_index=pl.col("agent_index"),
-        role=pl.when(leader).then(cond.replace_strict(lead)).otherwise(cond.replace_strict(sub)),
-        is_leader=leader,
-        n_agents=pl.col("n_agents"),
-        pool_before=pl.col("pool_before"),
-        announced_pool=pl.col("announced_pool"),
-        pool_seen=pl.when(hidden).then(pl.col("announced_pool")).otherwise(pl.col("pool_before")),
-        remainder_seen=pl.when(leader).then(pl.col("remainder_seen")),
-        extraction=pl.col("extractions"),
-        payoff=pl.col("payoffs"),
-        remaining=pl.col("final_pool"),
-        collapsed=pl.col("collapsed"),
-        reasoning=pl.col("reasoning"),
-        valid=pl.lit(None, dtype=pl.Boolean),
-        fallback_used=pl.lit(None, dtype=pl.Boolean),
-    )
-    return out.select([pl.col(k).cast(t) for k, t in AGENT_ROUND_SCHEMA.items()]).collect()
+    built = {
+        "source": pl.lit("sovsim_json"),
+        "run_id": pl.col("_run_id"),
+        "model": pl.col("_model"),
+        "condition": cond,
+        "base_condition": cond,
+        "settings": pl.lit(None, dtype=pl.String),
+        "simulation": pl.col("simulation_id"),
+        "round": pl.col("round"),
+        "agent": pl.format("a{}", pl.col("agent_index")),
+        "agent_index": pl.col("agent_index"),
+        "role": pl.when(leader).then(cond.replace_strict(lead)).otherwise(cond.replace_strict(sub)),
+        "is_leader": leader,
+        "n_agents": pl.col("n_agents"),
+        "pool_before": pl.col("pool_before"),
+        "announced_pool": pl.col("announced_pool"),
+        "pool_seen": pl.when(hidden).then(pl.col("announced_pool")).otherwise(pl.col("pool_before")),
+        "remainder_seen": pl.when(leader).then(pl.col("remainder_seen")),
+        "extraction": pl.col("extractions"),
+        "payoff": pl.col("payoffs"),
+        "remaining": pl.col("final_pool"),
+        "collapsed": pl.col("collapsed"),
+        "reasoning": pl.col("reasoning") if "reasoning" in columns else pl.lit(None, dtype=pl.String),
+        "valid": pl.lit(None, dtype=pl.Boolean),
+        "fallback_used": pl.lit(None, dtype=pl.Boolean),
+    }
+    return rows.select(built[k].cast(AGENT_ROUND_SCHEMA[k]).alias(k) for k in columns).collect()
 
 
 def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
