@@ -32,7 +32,8 @@ def parse_field(f: FormField, text: str) -> tuple[Any, str | None]:
     line the field refuses (the terminal shows ``why`` and asks again). An empty line is
     ``None`` for an optional field, ``""`` for a text, ``[]`` for a multiple choice.
 
-    Rules: ``int`` a whole number inside the bounds; ``float`` a finite number inside
+    Rules (surrounding spaces ignored; a refusal names what was typed): ``int`` a whole
+    number inside the bounds (``0.0`` and ``2.5`` are refused, not rounded); ``float`` a finite number inside
     the bounds (``nan``, ``inf`` refused); digit separators (``1_0``) refused; ``bool`` y/yes/true/1 or n/no/false/0; ``choice`` one of the choices
     (case-insensitive for words), several separated by commas for a multiple choice;
     ``str`` at most ``max_length`` characters.
@@ -62,6 +63,8 @@ def parse_field(f: FormField, text: str) -> tuple[Any, str | None]:
             return False, None
         return None, "answer y or n"
     what = "a whole number" if f.kind == "int" else "a finite number"
+    if not s:
+        return None, f"no answer: type {what} ({_bounds(f)})"
     try:  # Python's own parsers, without their digit separators ("1_0")
         value: Any = int(s) if f.kind == "int" else float(s)
     except ValueError:

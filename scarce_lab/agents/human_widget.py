@@ -8,14 +8,22 @@ What a person sees, per question (:class:`~scarce_lab.llm.human.HumanTurn`): the
 the purpose and round; exactly the messages the seat's model would get, one block per
 message with its role (system and user parts drawn apart), every text escaped (and
 marked for MathJax to leave alone, where a front end typesets widget text), so that an
-agent's words are shown as typed and can never become markup, a link or a formula; a form built from the turn's fields (``choice``: a
-drop-down, or one checkbox per choice for a multiple choice; ``int``/``float``: a bounded
-number box where the schema has bounds; ``bool``: a checkbox; ``str`` and text turns: a
-text area with its character count against the limit); a Submit button; the seconds left
-and the default action said in words. A refused answer (the form's own check, or the
-schema's through :class:`~scarce_lab.llm.model.HumanModel`'s re-ask) is said above the
-form; on the time limit the form closes saying that the default was taken. Below, a log
-of the seat's decisions (:attr:`WidgetDesk.decisions` holds the same as data).
+agent's words are shown as typed and can never become markup, a link or a formula; a
+form built from the turn's fields (``choice``: a drop-down, with a blank first where the
+field is optional, or one checkbox per choice for a multiple choice, answered with the
+schema's values; ``int``/``float``: a text box with the bounds beside it, read by the
+terminal's parser :func:`~scarce_lab.agents.human.parse_field`, which refuses what it
+cannot read or what is out of bounds, naming the field and value, where a number box would
+clamp or round it silently; ``bool``: a checkbox; ``str`` and text turns: a text area
+with its character count against the limit); a Submit button; the seconds left and the
+default action said in words. A refused answer (the form's own check, or the schema's
+through :class:`~scarce_lab.llm.model.HumanModel`'s re-ask) is said above the form; a
+form asked again keeps what was entered, to correct. On the time limit the form closes
+saying that the default was taken; when the game is over (or stops) it says so
+(:meth:`WidgetDesk.finish`, called by :func:`~scarce_lab.llm.human.use_desk`). Below, a
+log of the seat's decisions, each answer as it was sent, field by field
+(:func:`~scarce_lab.llm.human.answer_text`; :attr:`WidgetDesk.decisions` holds the
+same as data).
 
 How the answer reaches a blocked cell. ``sl.run`` is synchronous: the cell runs until
 the game ends, and a kernel handles a widget's messages on the thread that runs cells.
@@ -51,7 +59,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..llm.human import FormField, HumanAnswer, HumanTurn
+from ..llm.human import FormField, HumanAnswer, HumanTurn, answer_text
 from .human import _hint as field_hint  # the terminal's words for a field's bounds or choices
 from .human import parse_field
 
@@ -129,20 +137,37 @@ class _Input:
     boxes: tuple[Any, ...] = ()  # a multiple choice's checkboxes
 
     def value(self) -> tuple[Any, str | None]:
-        """The answer as the form holds it: ``(value, None)`` or ``(None, why)``."""
+        """The answer as the form holds it: ``(value, None)`` or ``(None, why)``. A
+        choice is the schema's value (:attr:`FormField.values`); a number or text is
+        read by the terminal's parser (:func:`parse_field`) from what was typed."""
         f = self.field
         if f.kind == "choice" and f.multiple:
             if self.boxes:
-                return [c for c, b in zip(f.choices, self.boxes, strict=True) if b.value], None
+                return [v for v, b in zip(_values(f), self.boxes, strict=True) if b.value], None
             return list(self.widget.value), None
         if f.kind == "choice":
             v = self.widget.value
             return (v, None) if v is not None else (None, None) if not f.required else (None, "choose one")
         if f.kind == "bool":
             return bool(self.widget.value), None
-        if f.kind == "str" or not hasattr(self.widget, "min"):  # a text, or a number typed as text
-            return parse_field(f, str(self.widget.value))
-        return self.widget.value, None
+        return parse_field(f, str(self.widget.value))
+
+    @property
+    def entered(self) -> Any:
+        """What the person entered, as the widgets hold it (to fill a form asked again)."""
+        return tuple(b.value for b in self.boxes) if self.boxes else self.widget.value
+
+    def fill(self, entered: Any) -> None:
+        if self.boxes:
+            for b, v in zip(self.boxes, entered, strict=True):
+                b.value = v
+        else:
+            self.widget.value = entered
+
+
+def _values(f: FormField) -> tuple[Any, ...]:
+    """The values a choice's widget returns: the schema's (texts where a field has none)."""
+    return f.values or f.choices
 
 
 class WidgetDesk:
@@ -160,7 +185,9 @@ class WidgetDesk:
     cell that asks), or where ``display(desk)`` put it. :attr:`decisions` lists each
     answer or timeout: seat, person, purpose, round, outcome (``answered``,
     ``refused``: an answer the game refused and asked again, ``timeout``), the answer
-    and the seconds taken.
+    as sent (field name -> value, a choice as the schema's value; on a timeout the
+    default played) and the seconds taken. When the game is over or stops
+    (:meth:`finish`) the form says so.
 
     Raises (from :meth:`ask`):
         FrontEndError: no form was drawn within ``front_end_wait_s`` (see the module
@@ -196,6 +223,9 @@ class WidgetDesk:
         self.widget = w.VBox(parts + ([self.log] if show_log else []))
         self.widget.add_class("sl-human-desk")
         self._on_submit = None
+        #: (the question, field name -> what was entered) of the last answer sent
+        self._entered: tuple[tuple, dict[str, Any]] | None = None
+        self._last = ""  # how the last question ended, said again when the game ends
         self.submit.on_click(lambda _b: self._on_submit and self._on_submit())
 
     def _ipython_display_(self) -> None:
@@ -240,19 +270,18 @@ class WidgetDesk:
                     row = [x for b, c in zip(boxes, f.choices, strict=True) for x in (b, w.HTML(_esc(c)))]
                     out.append(_Input(f, w.HBox(row), boxes))
                 else:
-                    out.append(_Input(f, w.SelectMultiple(options=list(f.choices), rows=min(8, len(f.choices)))))
-            elif f.kind == "choice":
-                out.append(_Input(f, w.Dropdown(options=list(f.choices), value=None)))
+                    out.append(_Input(f, w.SelectMultiple(options=list(zip(f.choices, _values(f), strict=True)),
+                                                          rows=min(8, len(f.choices)))))
+            elif f.kind == "choice":  # label: the choice's text; value: the schema's; optional: a blank first
+                options = [("", None)] * (not f.required) + list(zip(f.choices, _values(f), strict=True))
+                out.append(_Input(f, w.Dropdown(options=options, value=None)))
             elif f.kind == "bool":
                 out.append(_Input(f, w.Checkbox(value=False, indent=False)))
-            elif f.kind in ("int", "float") and f.required and f.minimum is not None and f.maximum is not None:
-                box = w.BoundedIntText if f.kind == "int" else w.BoundedFloatText
-                lo = int(f.minimum) if f.kind == "int" else f.minimum
-                out.append(_Input(f, box(value=lo, min=lo, max=int(f.maximum) if f.kind == "int" else f.maximum)))
             elif f.kind == "str":
                 height = "2.5em" if (f.max_length or 999) <= 80 else "5em"
                 out.append(_Input(f, w.Textarea(layout=w.Layout(width="95%", height=height))))
-            else:  # a number without both bounds, or optional: typed, read by the terminal's parser
+            else:  # a number: typed and read by the terminal's parser (a number box would clamp or round
+                # what was typed without a word: 99 in 1..9 becomes 9, 2.7 in a whole-number box 2)
                 out.append(_Input(f, w.Text(placeholder=field_hint(f))))
         return out
 
@@ -290,6 +319,9 @@ class WidgetDesk:
         self.problem.value = (f"<div style='color:#b00020' class='sl-human-problem'>Your last answer was refused: "
                               f"{_esc(turn.problem)}</div>" if turn.problem else "")
         self.form.children = [self._row(i) for i in inputs]
+        asked_again = self._entered[0] == _question(turn) if turn.problem and self._entered else False
+        for item in inputs if asked_again else ():  # the refused answer, to correct (the problem says why)
+            item.fill(self._entered[1][item.field.name])
         self.note.value = ""
         self.inputs = {i.field.name: i.boxes or i.widget for i in inputs}
         self._turn = {"seat": turn.seat, "person": turn.person, "purpose": turn.purpose, "round": turn.round}
@@ -306,6 +338,7 @@ class WidgetDesk:
                 return
             self.note.value = ""
             self.submit.disabled = True
+            self._entered = (_question(turn), {item.field.name: item.entered for item in inputs})
             value = values["text"] if turn.kind == "text" else values
             loop.call_soon_threadsafe(lambda: answered.done() or answered.set_result(value))
 
@@ -315,12 +348,14 @@ class WidgetDesk:
         try:
             value = await answered
         except asyncio.CancelledError:
-            self._close(f"Time is up: the default was taken: {turn.default_text}", "#b00020")
+            self._last = f"Time is up: the default was taken: {turn.default_text}."
+            self._close(self._last, "#b00020")
             self._record(outcome="timeout", answer=turn.default, latency=time.monotonic() - start)
             raise
         finally:
             ticker.cancel()
         latency = time.monotonic() - start
+        self._last = "Your answer was sent."
         self._close("Sent; waiting for the game.", "#2a6fdb")
         self._record(outcome="answered", answer=value, latency=latency)
         return HumanAnswer(value, latency)
@@ -341,6 +376,17 @@ class WidgetDesk:
                     x.disabled = True
         self.status.value = f"<span style='color:{colour}' class='sl-human-status'>{_esc(text)}</span>"
 
+    def finish(self, error: BaseException | None) -> None:
+        """The game is over (``error`` ``None``) or stopped (``error``): the form says so
+        and takes no answer; called by :func:`~scarce_lab.llm.human.use_desk` when the
+        block that bound the desk (``sl.run``) ends. A later game may ask again."""
+        last = f"{self._last} " if self._last else ""
+        if error is None:
+            self._close(f"{last}The game is over: no further question comes.", "#2a9d5b")
+        else:
+            self._close(f"{last}The game stopped ({type(error).__name__}: {str(error)[:200]}): no further question "
+                        "comes (a stopped run resumes with resume=True).", "#b00020")
+
     def _record(self, *, outcome: str, answer: Any, latency: float) -> None:
         self.decisions.append({**self._turn, "outcome": outcome, "answer": answer, "latency_s": round(latency, 3)})
         self._draw_log()
@@ -348,17 +394,16 @@ class WidgetDesk:
     def _draw_log(self) -> None:
         rows = "".join(
             f"<tr><td>{_esc(d['seat'])}</td><td>{_esc('' if d['round'] is None else d['round'])}</td>"
-            f"<td>{_esc(d['purpose'])}</td><td>{_esc(d['outcome'])}</td><td>{_esc(_said(d['answer']))}</td>"
+            f"<td>{_esc(d['purpose'])}</td><td>{_esc(d['outcome'])}</td><td>{_esc(answer_text(d['answer']))}</td>"
             f"<td>{d['latency_s']:.1f} s</td></tr>" for d in self.decisions)
         self.log.value = ("<details open><summary>Your decisions</summary><table class='sl-human-log'><tr><th>seat"
                           "</th><th>round</th><th>purpose</th><th>outcome</th><th>answer</th><th>time</th></tr>"
                           f"{rows}</table></details>")
 
 
-def _said(answer: Any) -> str:
-    if isinstance(answer, dict):
-        return "; ".join(f"{k} {v!r}" if isinstance(v, str) else f"{k} {v}" for k, v in answer.items())
-    return repr(answer)
+def _question(turn: HumanTurn) -> tuple:
+    """What makes a question the same one asked again: seat, purpose, round and form."""
+    return turn.seat, turn.purpose, turn.round, turn.kind, turn.fields
 
 
 def _walk(widget: Any):

@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "DEFAULT_TIME_LIMIT_S", "HUMAN", "HUMAN_OUTCOMES", "HUMAN_TIMEOUT", "FormError", "FormField", "HumanAnswer",
-    "HumanDesk", "HumanTurn", "NoDeskError", "current_desk", "default_text",
+    "HumanDesk", "HumanTurn", "NoDeskError", "answer_text", "current_desk", "default_text",
     "form_answer", "form_fields", "use_desk",
 ]
 
@@ -59,6 +59,10 @@ class FormField:
         minimum, maximum: bounds of a number (inclusive), ``None`` when unbounded.
         choices: the legal values of a ``choice``, as text (a front end returns one of
             them; :func:`form_answer` maps it back to the schema's value, e.g. ``"9"`` -> 9).
+        values: the schema's values of ``choices``, in their order (``9``, ``True``,
+            ``"citizen A"``): a front end may return these instead of the texts. A
+            count per key (:func:`_keyed`) that must be at least 1 also offers 0, which
+            means no entry, as an empty answer does.
         max_length: the longest text of a ``str`` (characters).
         required: ``False`` for a field with a default (an empty answer keeps it).
         multiple: a ``choice`` of several values (a list of ``choices``; may be empty).
@@ -73,6 +77,7 @@ class FormField:
     max_length: int | None = None
     required: bool = True
     multiple: bool = False
+    values: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,12 @@ class HumanAnswer:
 class HumanDesk(Protocol):
     """A front end: shows a :class:`HumanTurn` and returns the person's answer. The
     call may be cancelled (the time limit): the front end then tells the person that
-    the default was taken (and forgets any half-typed answer)."""
+    the default was taken (and forgets any half-typed answer).
+
+    A desk may also have ``finish(error: BaseException | None) -> None``: called once
+    when the block that bound it (:func:`use_desk`) ends, that is when the game is over
+    (``error`` ``None``) or stopped (the error), so the front end can say so; no
+    further question comes from that game."""
 
     async def ask(self, turn: HumanTurn) -> HumanAnswer: ...
 
@@ -142,12 +152,25 @@ _DESK: ContextVar[HumanDesk | None] = ContextVar("scarce_lab_human_desk", defaul
 def use_desk(desk: HumanDesk | None) -> Iterator[HumanDesk | None]:
     """Bind ``desk`` as the front end every human seat asks inside the block (also in
     tasks started there); ``None`` unbinds. ``sl.run(..., human=desk)`` and the CLI's
-    ``--human`` bind it."""
+    ``--human`` bind it. When the block ends, the desk's ``finish(error)`` is called if
+    it has one (:class:`HumanDesk`): ``None`` when the block ended normally, else the
+    exception that ends it (re-raised after)."""
     token = _DESK.set(desk)
     try:
         yield desk
+    except BaseException as exc:
+        _finish(desk, exc)
+        raise
+    else:
+        _finish(desk, None)
     finally:
         _DESK.reset(token)
+
+
+def _finish(desk: Any, error: BaseException | None) -> None:
+    finish = getattr(desk, "finish", None)
+    if callable(finish):
+        finish(error)
 
 
 def current_desk() -> HumanDesk | None:
@@ -181,7 +204,8 @@ def _leaf(name: str, prop: dict[str, Any], required: bool, defs: dict[str, Any])
     if "const" in prop:
         prop = {**prop, "enum": [prop["const"]]}
     if "enum" in prop:
-        return [FormField(name, "choice", desc, choices=tuple(_text(v) for v in prop["enum"]), required=required)]
+        return [FormField(name, "choice", desc, choices=tuple(_text(v) for v in prop["enum"]), required=required,
+                          values=tuple(prop["enum"]))]
     kind = prop.get("type")
     if kind in ("integer", "number"):
         lo = prop.get("minimum", prop.get("exclusiveMinimum"))
@@ -201,15 +225,16 @@ def _leaf(name: str, prop: dict[str, Any], required: bool, defs: dict[str, Any])
         items = _resolve(prop.get("items") or {}, defs)
         if "enum" in items:
             return [FormField(name, "choice", desc, choices=tuple(_text(v) for v in items["enum"]), required=required,
-                              multiple=True)]
+                              multiple=True, values=tuple(items["enum"]))]
         n, m = prop.get("minItems"), prop.get("maxItems")
         keyed = _keyed(items, defs)
-        if keyed is not None and not n and (m is None or m >= len(keyed[2])):  # a list of key -> value entries
-            key, _, other, keys = keyed
+        if keyed is not None and not n and (m is None or m >= len(keyed[3])):  # a list of key -> value entries
+            key, _, other_schema, keys = keyed
             if any("." in _text(k) or _text(k).isdigit() for k in keys):
                 raise FormError(f"field {name!r}: its entries' {key!r} values {keys!r} cannot name form fields")
-            return [replace(f, required=False, description=f"{f.description} for {_text(k)}")
-                    for k in keys for f in _leaf(f"{name}.{_text(k)}", other, False, defs)]
+            return [_none_as_zero(replace(f, required=False, description=f"{f.description} for {_text(k)}"),
+                                  _count(other_schema, defs))
+                    for k in keys for f in _leaf(f"{name}.{_text(k)}", other_schema, False, defs)]
         if n is not None and n == m and 0 < n <= MAX_FORM_ITEMS:
             return [f for i in range(n) for f in _leaf(f"{name}.{i}", items, True, defs)]
         raise FormError(f"field {name!r}: a list of {items.get('type') or items.get('title') or 'values'} of "
@@ -231,6 +256,26 @@ def _keyed(items: dict[str, Any], defs: dict[str, Any]) -> tuple[str, str, dict[
         if values and len(values) <= MAX_FORM_ITEMS and len({_text(v) for v in values}) == len(values):
             return key, other, props[other], list(values)
     return None
+
+
+def _count(prop: dict[str, Any], defs: dict[str, Any]) -> bool:
+    """Whether ``prop`` (the value of a key -> value entry) is a count of at least 1: a
+    whole number bounded below by 1 or more, or a choice among such. Then 0 of it is no
+    entry (0 points: nobody punished), asked as the choice or bound 0 and dropped by
+    :func:`form_answer`."""
+    prop = _resolve(prop, defs)
+    if "enum" in prop:
+        return all(type(v) is int and v >= 1 for v in prop["enum"])
+    return prop.get("type") == "integer" and prop.get("minimum", prop.get("exclusiveMinimum", -1) + 1) >= 1
+
+
+def _none_as_zero(f: FormField, count: bool) -> FormField:
+    if not count:
+        return f
+    desc = f"{f.description} (0 or empty: none)"
+    if f.kind == "choice":
+        return replace(f, description=desc, choices=("0", *f.choices), values=(0, *f.values))
+    return replace(f, description=desc, minimum=0)
 
 
 def _object(prefix: str, js: dict[str, Any], defs: dict[str, Any]) -> list[FormField]:
@@ -304,7 +349,7 @@ def form_answer(schema: type[Any], value: Any, fields: tuple[FormField, ...] | N
                 raise FormError(f"field {f.name!r}: no answer")
             continue
         if f.kind == "choice":
-            raw = _choice_values(js, f.name)
+            raw = list(f.values) if f.values else _choice_values(js, f.name)
             if not f.multiple:
                 v = _pick(f, raw, v)
             elif isinstance(v, list | tuple):
@@ -334,7 +379,9 @@ def _unkey(node: Any, prop: dict[str, Any], defs: dict[str, Any]) -> Any:
         if keyed is not None and isinstance(node, dict):
             key, other, other_schema, keys = keyed
             raw = {_text(k): k for k in keys}
-            return [{key: raw[t], other: _unkey(v, other_schema, defs)} for t, v in node.items()]
+            zero_is_none = _count(other_schema, defs)
+            return [{key: raw[t], other: _unkey(v, other_schema, defs)} for t, v in node.items()
+                    if not (zero_is_none and v == 0 and type(v) is int)]
         if isinstance(node, list):
             return [_unkey(x, items, defs) for x in node]
     return node
@@ -376,11 +423,19 @@ def default_text(fallback: Any) -> str:
     """The default action in words: ``extraction 9; reasoning 'fallback: sustainable
     share' (the documented fallback)``."""
     data = fallback.model_dump(mode="json") if hasattr(fallback, "model_dump") else fallback
+    if isinstance(data, str) and not data:
+        return "silence (the documented fallback)"
+    return answer_text(data) + " (the documented fallback)"
+
+
+def answer_text(data: Any) -> str:
+    """An answer or decision in its own terms, one ``field value`` per leaf: ``extraction
+    9; reasoning 'fair share'`` (texts quoted, numbers and choices as the schema's values;
+    a nested field by its dotted path, spaced). A text answer: the text, quoted."""
     if isinstance(data, str):
-        return f"{data!r} (the documented fallback)" if data else "silence (the documented fallback)"
-    parts = [f"{k.replace('.', ' ')} {v!r}" if isinstance(v, str) else f"{k.replace('.', ' ')} {v}"
-             for k, v in _flat(data).items()]
-    return "; ".join(parts) + " (the documented fallback)"
+        return repr(data)
+    return "; ".join(f"{k.replace('.', ' ')} {v!r}" if isinstance(v, str) else f"{k.replace('.', ' ')} {v}"
+                     for k, v in _flat(data).items())
 
 
 def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:

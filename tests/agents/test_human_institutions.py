@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Literal
 
 import pytest
+from pydantic import Field
 
 from scarce_lab.agents.decided import Decided
-from scarce_lab.llm.decisions import validate_decision
+from scarce_lab.llm.decisions import DecisionPart, validate_decision
 from scarce_lab.llm.human import HumanAnswer, form_answer, form_fields
 
 
@@ -21,12 +23,17 @@ def test_a_list_of_target_points_entries_is_one_optional_field_per_target():
     fields = form_fields(schema)
     pts = [f for f in fields if f.name.startswith("punish.")]
     assert [f.name for f in pts] == ["punish.worker E", "punish.boss F", "punish.worker G"]
-    assert all(f.kind == "choice" and f.choices == ("1", "2", "3") and not f.required for f in pts)
+    assert all(f.kind == "choice" and f.choices == ("0", "1", "2", "3") and f.values == (0, 1, 2, 3)
+               and not f.required and "0 or empty: none" in f.description for f in pts)
     obj = form_answer(schema, {"reasoning": "too much", "punish.boss F": "2"}, fields)
     assert obj == {"reasoning": "too much", "punish": [{"name": "boss F", "points": 2}]}
     assert validate_decision(obj, schema)[1] is None
     nobody = form_answer(schema, {"reasoning": "fine"}, fields)
     assert nobody["punish"] == [] and validate_decision(nobody, schema)[1] is None
+    # 0 points is no entry, typed ("0", a terminal) or picked (0, the form's value), like an empty field
+    zeros = form_answer(schema, {"reasoning": "r", "punish.worker E": "0", "punish.boss F": 0,
+                                 "punish.worker G": " 3 "}, fields)
+    assert zeros["punish"] == [{"name": "worker G", "points": 3}] and validate_decision(zeros, schema)[1] is None
 
 
 class _SlowDesk:
@@ -107,7 +114,8 @@ def test_a_game_the_person_left_in_an_institution_phase_resumes_to_the_same_game
 
 
 class _GreedyPunisher(_SlowDesk):
-    """Punishes everyone with the most points, then (asked again) with the fewest."""
+    """Punishes everyone with the most points, then (asked again) with the fewest (1: the
+    choice after 0, which means none)."""
 
     def __init__(self):
         super().__init__(0.0)
@@ -116,7 +124,7 @@ class _GreedyPunisher(_SlowDesk):
     async def ask(self, turn):
         if turn.problem:
             self.problems.append(turn.problem)
-        return HumanAnswer({f.name: "r" if f.kind == "str" else f.choices[0 if turn.problem else -1]
+        return HumanAnswer({f.name: "r" if f.kind == "str" else f.choices[1 if turn.problem else -1]
                             for f in turn.fields}, 0.0)
 
 
@@ -132,3 +140,53 @@ def test_a_person_punishing_beyond_the_round_payoff_is_asked_again_not_given_no_
     (mine,) = [e["payload"] for e in events if e["kind"] == "sanction" and e["agent"] == "a2"]
     assert desk.problems and "your round payoff affords at most" in desk.problems[0]
     assert mine["points"] == [1, 1, 1] and not mine["fallback_used"] and mine["repaired"]
+
+
+class _Hours(DecisionPart):
+    crew: Literal["mate", "cook"]
+    hours: int = Field(..., ge=1, le=12)
+
+
+class _Tips(DecisionPart):
+    crew: Literal["mate", "cook"]
+    tip: int = Field(..., ge=0, le=5)
+
+
+def test_zero_of_a_count_per_key_is_no_entry_and_a_legal_zero_stays_an_entry():
+    from pydantic import create_model
+
+    from scarce_lab.agents.human import parse_field
+    from scarce_lab.llm.decisions import DecisionModel
+
+    # at most one entry per key (max_length 2 of 2 keys) is still a mapping
+    shifts = create_model("Shifts", __base__=DecisionModel, rota=(list[_Hours], Field(..., max_length=2)))
+    tips = create_model("Tips", __base__=DecisionModel, tips=(list[_Tips], ...))
+    by = {f.name: f for f in form_fields(shifts)}
+    assert (by["rota.mate"].kind, by["rota.mate"].minimum, by["rota.mate"].maximum) == ("int", 0, 12)
+    typed = {name: parse_field(f, text)[0] for (name, f), text in zip(by.items(), (" 0 ", "7"), strict=True)}
+    obj = form_answer(shifts, typed)
+    assert obj == {"rota": [{"crew": "cook", "hours": 7}]} and validate_decision(obj, shifts)[1] is None
+    (mate, cook) = form_fields(tips)  # 0 is a legal tip: kept as an entry, the bound unchanged
+    assert mate.minimum == 0 and "none" not in mate.description
+    assert form_answer(tips, {"tips.mate": 0, "tips.cook": None}) == {"tips": [{"crew": "mate", "tip": 0}]}
+
+
+@pytest.mark.parametrize(("kind", "lo", "hi", "typed", "value"),
+                         [("int", 0, 5, "0", 0), ("int", 0, 5, " 0\t", 0), ("int", -3, 0, "-0", 0),
+                          ("float", 0, 1, "0", 0.0), ("float", 0, 1, " 0.0 ", 0.0), ("float", -1, 0, "-0.0", 0.0)])
+def test_zero_is_read_wherever_the_bounds_hold_it(kind, lo, hi, typed, value):
+    from scarce_lab.agents.human import parse_field
+    from scarce_lab.llm.human import FormField
+
+    assert parse_field(FormField("catch", kind, "c", minimum=lo, maximum=hi), typed) == (value, None)
+    assert parse_field(FormField("catch", kind, "c", minimum=lo, maximum=hi, required=False), typed) == (value, None)
+
+
+def test_a_whole_number_field_refuses_a_decimal_zero_by_its_value():
+    from scarce_lab.agents.human import parse_field
+    from scarce_lab.llm.human import FormField
+
+    assert parse_field(FormField("catch", "int", "c", minimum=0, maximum=5), " 0.0 ") == (
+        None, "'0.0' is not a whole number")
+    assert parse_field(FormField("catch", "int", "c", minimum=0, maximum=5), "  ") == (
+        None, "no answer: type a whole number (0..5)")

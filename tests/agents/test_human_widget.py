@@ -65,6 +65,8 @@ def _person(desk: WidgetDesk, answers: list[dict], log: list[str]) -> threading.
                 if isinstance(desk.inputs[name], tuple):  # a multiple choice: its checkboxes, in order
                     for box, pick in zip(desk.inputs[name], v, strict=True):
                         box.value = pick
+                elif hasattr(desk.inputs[name], "options") and v is not None:  # a drop-down: picked by its words
+                    desk.inputs[name].label = v
                 else:
                     desk.inputs[name].value = v
             desk.submit.click()
@@ -88,7 +90,7 @@ def _decide(desk, request, limit=5.0):
 def test_a_person_answers_through_the_form_and_the_decision_is_the_typed_one():
     desk = WidgetDesk(front_end_wait_s=None)
     fb = Catch(note="fallback", boats=0, nets=1, share=False)
-    t = _person(desk, [{"note": "  two boats, keep it small ", "boats": "2", "nets": 7, "share": True}], [])
+    t = _person(desk, [{"note": "  two boats, keep it small ", "boats": "2", "nets": " 7 ", "share": True}], [])
     out = _decide(desk, _request(Catch, fb))
     t.join(5)
     assert out.outcome == "human" and out.source == "human" and not out.fallback_used and out.calls == []
@@ -96,11 +98,11 @@ def test_a_person_answers_through_the_form_and_the_decision_is_the_typed_one():
     assert 0 < out.latency_s < 5
     assert [d["outcome"] for d in desk.decisions] == ["answered"]
     assert desk.decisions[0]["seat"] == "a3" and desk.decisions[0]["round"] == 3
-    assert desk.submit.disabled and "Sent" in desk.status.value
+    assert desk.submit.disabled and "sent. The game is over" in desk.status.value
     assert all(w.disabled for w in desk.inputs.values())
-    # the widgets the form is made of: bounds and choices from the schema
-    assert (desk.inputs["nets"].min, desk.inputs["nets"].max) == (1, 9)
-    assert list(desk.inputs["boats"].options) == ["0", "2", "4", "6"]
+    # the widgets the form is made of: bounds and choices from the schema (a choice's words, the schema's value)
+    assert desk.inputs["nets"].placeholder == "whole number 1..9"
+    assert list(desk.inputs["boats"].options) == [("0", 0), ("2", 2), ("4", 4), ("6", 6)]
 
 
 class Vote(DecisionModel):
@@ -122,8 +124,8 @@ def test_an_unanswered_choice_is_not_sent_and_then_the_choice_is():
     desk = WidgetDesk(front_end_wait_s=None)
     statuses: list[str] = []
     fb = Catch(note="fb", boats=0, nets=1, share=False)
-    t = _person(desk, [{"note": "n", "boats": None, "nets": 3, "share": False},
-                       {"note": "n", "boats": "6", "nets": 3, "share": False}], statuses)
+    t = _person(desk, [{"note": "n", "boats": None, "nets": "3", "share": False},
+                       {"note": "n", "boats": "6", "nets": "3", "share": False}], statuses)
     out = _decide(desk, _request(Catch, fb))
     t.join(5)
     assert "Not sent" in statuses[0] and "boats: choose one" in statuses[0]
@@ -132,7 +134,7 @@ def test_an_unanswered_choice_is_not_sent_and_then_the_choice_is():
 
 def test_an_answer_the_schema_refuses_is_asked_again_showing_why():
     desk = WidgetDesk(front_end_wait_s=None)
-    t = _person(desk, [{"first": 2, "second": 2}, {"first": 2, "second": 4}], [])
+    t = _person(desk, [{"first": "2", "second": "2"}, {"first": "2", "second": "4"}], [])
     out = _decide(desk, _request(Pair, Pair(first=0, second=1)))
     t.join(5)
     assert out.outcome == "human" and out.decision == Pair(first=2, second=4) and out.repaired
@@ -175,7 +177,7 @@ def test_without_a_drawn_form_the_desk_fails_loudly_instead_of_timing_out():
     # the form's signal (what the browser sends once it drew the form) lets it ask
     beacon = desk.widget.children[0]
     beacon._handle_custom_msg({"drawn": True}, [])
-    t = _person(desk, [{"first": 0, "second": 5}], [])
+    t = _person(desk, [{"first": "0", "second": "5"}], [])
     assert _decide(desk, _request(Pair, Pair(first=0, second=1))).decision == Pair(first=0, second=5)
     t.join(5)
 
@@ -228,8 +230,6 @@ def _typed(field, value):
         return None if value is None else ("true" if value is True else "false" if value is False else str(value))
     if field.kind == "bool":
         return bool(value)
-    if field.kind in ("int", "float") and field.required and field.minimum is not None and field.maximum is not None:
-        return value
     return "" if value is None else str(value)
 
 
@@ -261,3 +261,170 @@ def test_every_decision_family_is_answered_through_the_form():
         checked.append(name)
     assert {"sovsim.extraction", "sovsim.announcement", "sovsim.talk", "scarce.ballot", "scarce.declaration",
             "scarce.private_message", "scarce.contract_answer"} <= set(checked), checked
+
+
+# -- what the log says, the end of the game, a form asked again, zero ----------------------
+class Haul(DecisionModel):
+    note: str = Field(..., max_length=30, description="why")
+    gear: list[Literal["net", "line", "trap"]] = Field(..., description="gear taken")
+    crew: int_choice((1, 3, 5)) = Field(..., description="crew size")
+    hours: float = Field(..., ge=0, le=12, description="hours at sea")
+    harbour: Literal["north", "south"] = Field(..., description="where to land")
+
+    @model_validator(mode="after")
+    def _rested(self):
+        if self.crew == 5 and self.hours > 8:
+            raise ValueError("a crew of 5 works at most 8 hours")
+        return self
+
+
+def _ask_in_thread(desk: WidgetDesk, steps: list, seen: list) -> threading.Thread:
+    """Per question shown: record what its widgets hold (``seen``), then apply the step
+    (field name -> what the person enters; only the fields named) and click Submit."""
+
+    def play():
+        for i, step in enumerate(steps):
+            deadline = time.monotonic() + 5
+            while desk.submit.disabled or len(desk.decisions) < i:
+                assert time.monotonic() < deadline, "no question was shown"
+                time.sleep(0.01)
+            seen.append({k: tuple(b.value for b in v) if isinstance(v, tuple) else v.value
+                         for k, v in desk.inputs.items()} | {"problem": desk.problem.value})
+            for name, v in step.items():
+                if isinstance(desk.inputs[name], tuple):
+                    for box, pick in zip(desk.inputs[name], v, strict=True):
+                        box.value = pick
+                elif hasattr(desk.inputs[name], "options"):
+                    desk.inputs[name].label = v
+                else:
+                    desk.inputs[name].value = v
+            desk.submit.click()
+
+    t = threading.Thread(target=play, daemon=True)
+    t.start()
+    return t
+
+
+def test_the_log_shows_each_answer_as_sent_in_the_decisions_terms():
+    desk = WidgetDesk(front_end_wait_s=None)
+    t = _ask_in_thread(desk, [{"note": "calm sea", "gear": (False, True, True), "crew": "3", "hours": " 6.5 ",
+                               "harbour": "south"}], [])
+    out = _decide(desk, _request(Haul, Haul(note="fb", gear=[], crew=1, hours=0, harbour="north")))
+    t.join(5)
+    assert out.decision == Haul(note="calm sea", gear=["line", "trap"], crew=3, hours=6.5, harbour="south")
+    sent = desk.decisions[0]["answer"]
+    assert sent == {"note": "calm sea", "gear": ["line", "trap"], "crew": 3, "hours": 6.5, "harbour": "south"}
+    assert type(sent["crew"]) is int  # the schema's value, not the drop-down's text "3"
+    assert "note &#x27;calm sea&#x27;; gear [&#x27;line&#x27;, &#x27;trap&#x27;]; crew 3; hours 6.5; harbour " \
+           "&#x27;south&#x27;" in desk.log.value
+
+
+def test_the_form_says_when_the_game_is_over_or_stopped():
+    desk = WidgetDesk(front_end_wait_s=None)
+    fb = Pair(first=0, second=1)
+
+    async def go(fail: bool):
+        with use_desk(desk):
+            out = await HumanModel("human/rosa", time_limit_s=5).adecide(_request(Pair, fb))
+            inside = desk.status.value
+            if fail:
+                raise OSError("disk full")
+        return out, inside
+
+    t = _person(desk, [{"first": "1", "second": "4"}], [])
+    out, inside = asyncio.run(go(False))
+    t.join(5)
+    assert out.decision == Pair(first=1, second=4)
+    assert "waiting for the game" in inside  # while the game goes on
+    assert "waiting" not in desk.status.value and "The game is over" in desk.status.value
+    t = _person(desk, [{"first": "3", "second": "2"}], [])
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(go(True))
+    t.join(5)
+    assert "The game stopped (OSError: disk full)" in desk.status.value and "waiting" not in desk.status.value
+    assert desk.submit.disabled
+
+
+def test_the_form_says_the_game_is_over_after_sl_run(tmp_path):
+    import scarce_lab as sl
+    from scarce_lab.config import SovSimConfig
+
+    desk = WidgetDesk(front_end_wait_s=None)
+    stop = threading.Event()
+
+    def anyone():  # picks the largest choice and writes a word wherever asked, until the game is over
+        while not stop.is_set():
+            if desk.submit.disabled:
+                time.sleep(0.01)
+                continue
+            for v in desk.inputs.values():
+                if hasattr(v, "options"):
+                    v.index = len(v.options) - 1
+                elif not isinstance(v, tuple):
+                    v.value = "ok"
+            desk.submit.click()
+            time.sleep(0.02)
+
+    t = threading.Thread(target=anyone, daemon=True)
+    t.start()
+    cfg = SovSimConfig(condition="kcpr", model="scripted/sustainable", seats={"a1": "human/ida"}, seed=2,
+                       game={"rounds": 2})
+    try:
+        (run,) = sl.run(cfg, tmp_path, human=desk)
+    finally:
+        stop.set()
+        t.join(5)
+    assert [d["outcome"] for d in desk.decisions] == ["answered", "answered"]
+    assert "The game is over" in desk.status.value and "waiting" not in desk.status.value
+
+
+def test_a_form_asked_again_keeps_what_was_entered_and_says_why():
+    desk = WidgetDesk(front_end_wait_s=None)
+    seen: list[dict] = []
+    first = {"note": "storm ahead", "gear": (True, False, True), "crew": "5", "hours": "10.5", "harbour": "north"}
+    t = _ask_in_thread(desk, [first, {"hours": "7.5"}], seen)
+    out = _decide(desk, _request(Haul, Haul(note="fb", gear=[], crew=1, hours=0, harbour="north")))
+    t.join(5)
+    assert out.decision == Haul(note="storm ahead", gear=["net", "trap"], crew=5, hours=7.5, harbour="north")
+    assert out.repaired and [d["outcome"] for d in desk.decisions] == ["refused", "answered"]
+    assert seen[0] == {"note": "", "gear": (False, False, False), "crew": None, "hours": "", "harbour": None,
+                       "problem": ""}
+    again = seen[1]
+    assert again.pop("problem").count("at most 8 hours") == 1
+    assert again == {"note": "storm ahead", "gear": (True, False, True), "crew": 5, "hours": "10.5",
+                     "harbour": "north"}
+
+
+def test_a_new_question_after_an_accepted_answer_starts_empty():
+    desk = WidgetDesk(front_end_wait_s=None)
+    seen: list[dict] = []
+    t = _ask_in_thread(desk, [{"first": "2", "second": "5"}, {"first": "4", "second": "1"}], seen)
+    for _ in range(2):
+        _decide(desk, _request(Pair, Pair(first=0, second=1)))
+    t.join(5)
+    assert seen[1] == {"first": "", "second": "", "problem": ""}
+
+
+def test_zero_points_is_no_punishment_and_numbers_are_refused_by_field_and_value():
+    from scarce_lab.environments.sovsim.agents.institutions import sanction_schema
+
+    schema = sanction_schema(("fisher K", "fisher L", "fisher M"), 4)
+    desk = WidgetDesk(front_end_wait_s=None)
+    t = _ask_in_thread(desk, [{"reasoning": "L took most", "punish.fisher K": "0", "punish.fisher L": "4"}], [])
+    req = DecisionRequest(schema=schema, fallback=schema(reasoning="fb", punish=[]), seed=1, messages=PROMPT,
+                          purpose="sanction", agent="a0", round=2)
+    out = _decide(desk, req)
+    t.join(5)
+    assert out.outcome == "human" and [(p.name, p.points) for p in out.decision.punish] == [("fisher L", 4)]
+    blank = desk.inputs["punish.fisher M"]
+    assert blank.options[:2] == (("", None), ("0", 0))  # an optional choice can be left (or set back to) blank
+    # a typed number the field cannot hold is refused naming the field and what was typed (never clamped)
+    notes: list[str] = []
+    t = _person(desk, [{"note": "n", "boats": "2", "nets": "0.0", "share": False},
+                       {"note": "n", "boats": "2", "nets": "12", "share": False},
+                       {"note": "n", "boats": "0", "nets": " 1 ", "share": False}], notes)
+    out = _decide(desk, _request(Catch, Catch(note="fb", boats=0, nets=1, share=False)))
+    t.join(5)
+    assert "Not sent" in notes[0] and "nets: &#x27;0.0&#x27; is not a whole number" in notes[0]
+    assert "Not sent" in notes[1] and "nets: 12 is outside 1..9" in notes[1]
+    assert out.decision == Catch(note="n", boats=0, nets=1, share=False)  # "0" picked, " 1 " typed

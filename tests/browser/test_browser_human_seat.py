@@ -129,6 +129,10 @@ def test_a_person_plays_a_sovsim_seat_through_the_form_in_jupyterlab(jupyter_lab
                            ".includes('Time is up: the default was taken')", timeout=60_000, polling=250)
     _done(page, n_code)
     t_game = time.monotonic() - t0
+    # the game is over: the last form says so (never "waiting for the game" after the game)
+    page.wait_for_function("() => [...document.querySelectorAll('.sl-human-desk')].pop().textContent"
+                           ".includes('The game is over')", timeout=30_000, polling=250)
+    assert "waiting for the game" not in _desk(page).inner_text()
 
     # what the person typed stayed text (no <b> element, no MathJax), in the log of decisions
     log = _desk(page).locator(".sl-human-log")
