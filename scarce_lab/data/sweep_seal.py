@@ -162,14 +162,16 @@ def write_seal(folder: Path | str, build: Callable[[], Mapping[str, pl.DataFrame
     stat-ed and hashed before ``build`` and stat-ed again after: a run that changed
     meanwhile refuses the seal. Written to a temporary folder and renamed into place.
 
-    Returns the seal file (``None``, and nothing written, when the folder holds no run or
-    ``build`` returns no table).
+    Returns the seal file (``None``, and nothing written, when the folder does not exist or
+    holds no run, or ``build`` returns no table).
 
     Raises:
         SealError: not a sweep folder (:func:`_runs`), or a run changed while sealing.
         whatever ``build`` raises (no seal is written then).
     """
     folder = str(Path(folder))
+    if not os.path.isdir(folder):  # a sweep that wrote no run (every run refused before its folder)
+        return None
     runs, files = _listing(folder)
     if not runs:  # nothing to seal
         return None

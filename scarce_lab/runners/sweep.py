@@ -85,6 +85,8 @@ def play(environment: str, configs: list[Any], out: Path, *, resume: bool, progr
     from .executors import run_configs
 
     cmd = get(environment).cli
+    if not configs:  # nothing to play: no folder written, nothing to seal
+        return []
     if executor == "ray":
         outcomes = run_configs(environment, configs, out, resume=resume, address=address, progress=progress)
     elif processes > 1:

@@ -232,3 +232,11 @@ def test_another_layout_in_a_run_folder_is_not_hidden_by_the_seal(folder):
     (run / "log_env.json").write_text("{}")
     with pytest.warns(SealIgnoredWarning, match="another layout"), pytest.raises(MixedLayoutsError):
         load_agent_rounds(folder, cache=False)
+
+
+def test_a_sweep_folder_that_was_never_written_is_not_sealed_and_says_nothing(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert seal(tmp_path / "never-written") is None
+        play("sovsim", [], tmp_path / "empty-sweep", resume=False, progress=False)
+    assert not (tmp_path / "never-written").exists()
