@@ -128,8 +128,7 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
                 left -= frame.height
             yield frame
 
-    return parsed_scan(register_io_source(source, schema=AGENT_ROUND_SCHEMA, explain_name="rationales.json",
-                                          explain_detail=f"{len(files)} files"))
+    return parsed_scan(register_io_source(source, schema=AGENT_ROUND_SCHEMA))
 
 
 def _batches(files: list[tuple[Path, str, str, str]], columns: list[str]) -> Iterator[pl.DataFrame]:
