@@ -116,17 +116,16 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
     def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None):
         wanted = list(with_columns) if with_columns is not None else list(AGENT_ROUND_SCHEMA)
         used = set(wanted) | (set(predicate.meta.root_names()) if predicate is not None else set())
-        left = n_rows
+        left = n_rows  # rows of the table, before the filter: polars passes both for lf.head(n).filter(p)
         for frame in _batches(files, [c for c in AGENT_ROUND_SCHEMA if c in used]):
             if left is not None and left <= 0:
                 return
-            if predicate is not None:
-                frame = frame.filter(predicate)
-            frame = frame.select(wanted)
             if left is not None:
                 frame = frame.head(left)
                 left -= frame.height
-            yield frame
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            yield frame.select(wanted)
 
     return parsed_scan(register_io_source(source, schema=AGENT_ROUND_SCHEMA, explain_name="rationales.json",
                                           explain_detail=f"{len(files)} files"))
@@ -301,7 +300,8 @@ def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
         "valid": pl.lit(None, dtype=pl.Boolean),
         "fallback_used": pl.lit(None, dtype=pl.Boolean),
     }
-    return rows.select(built[k].cast(AGENT_ROUND_SCHEMA[k]).alias(k) for k in columns).collect()
+    # with_columns, not select: a constant column (valid, source) gets a value per row, not one in all
+    return rows.with_columns(built[k].cast(AGENT_ROUND_SCHEMA[k]).alias(k) for k in columns).select(columns).collect()
 
 
 def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
