@@ -52,3 +52,65 @@ def test_a_projection_of_constant_columns_has_a_row_per_agent_round(scan_and_tab
 def test_a_row_limit_and_a_filter_give_the_eager_rows(scan_and_table, query):
     lf, table = scan_and_table
     assert_frame_equal(query(lf).collect(), query(table.lazy()).collect())
+
+
+def _records() -> list[dict]:
+    return [{"simulation_id": s, "round": t, "pool_before": 70, "extractions": [4, 3, 2], "final_pool": 61,
+             "payoffs": [4.0, 3.0, 2.0], "collapsed": False, "reasonings": ["x", "y", "z"]} for s in (5, 4) for t in (1, 2)]
+
+
+def _both(tmp_path, text: str | bytes):
+    """(what the scan collects, what the strict reader gives) of one file, each a frame or the error."""
+    p = tmp_path / "agent_rationales" / "q-7" / "bcpr" / "rationales.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    out = []
+    for read in (lambda: sj.scan_rationales_many([p], root=tmp_path / "agent_rationales").collect(),
+                 lambda: sj._read_records(p, "q-7", "bcpr", "q-7/bcpr")):
+        try:
+            out.append(read())
+        except Exception as exc:  # noqa: BLE001 - compared below
+            out.append(exc)
+    return out
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: json.dumps(json.loads(s)[0]),  # one record, not a list of them
+    lambda s: s.replace('"extractions": [4, 3, 2]', '"extractions": 4', 1).replace(
+        '"payoffs": [4.0, 3.0, 2.0]', '"payoffs": 4.0', 1),  # numbers where lists belong
+    lambda s: s.replace('["x", "y", "z"]', '"xyz"', 1),  # a text where the list of texts belongs
+    lambda s: s.replace('"x"', '"\\ud800"', 1),  # half a surrogate pair: no character
+    lambda s: s.replace('"x"', '"\\u003a"', 1).replace('"round": 1', '"round": 1, "round": 1', 1),  # a colon escaped
+])
+def test_what_the_fast_reader_would_read_otherwise_goes_to_the_strict_reader(tmp_path, edit):
+    text = edit(json.dumps(_records()))
+    p = tmp_path / "r.json"
+    p.write_text(text)
+    assert sj._read_raw(p) is None
+    scanned, strict = _both(tmp_path, text)
+    if isinstance(strict, Exception):
+        assert type(scanned) is type(strict) and str(scanned) == str(strict)
+    else:
+        assert_frame_equal(scanned, strict)
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps(_records()).replace('"x"', '"smile \\ud83d\\ude00 \\\\ud800"', 1),  # a pair, and a text that looks like one
+    json.dumps(_records()).replace('"round": 1', '"round" : 1'),  # space before the colon: the same keys
+    json.dumps(_records()).replace('"x"', '"[a: \\"true\\"] \\\\"', 1),  # brackets, colons, letters in a text
+])
+def test_well_formed_files_keep_the_fast_reader(tmp_path, text):
+    p = tmp_path / "r.json"
+    p.write_text(text)
+    assert sj._read_raw(p) is not None
+    scanned, strict = _both(tmp_path, text)
+    assert_frame_equal(scanned, strict)
+
+
+def test_a_round_recorded_twice_gives_its_rows_in_the_strict_readers_order(tmp_path):
+    recs = _records()
+    text = json.dumps(recs[:2] + [recs[1] | {"extractions": [9, 9, 9]}] + recs[2:])
+    scanned, strict = _both(tmp_path, text)
+    assert_frame_equal(scanned, strict)
+    twice = strict.filter((pl.col("simulation") == 5) & (pl.col("round") == 2))
+    assert twice["agent"].to_list() == ["a0", "a0", "a1", "a1", "a2", "a2"]  # the reference interleaves them

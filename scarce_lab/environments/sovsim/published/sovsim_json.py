@@ -10,9 +10,10 @@ saw is derived as ``max(0, pool_before - sum of extractions 0..2)``.
 
 Reading: polars parses the file with an explicit schema and builds the rows in bulk
 (:func:`_read_raw`, :func:`_rows`); a file it cannot take as it is (a number stored as text, a
-missing field, lists of unequal length, not a list), and a file whose keys are not
-exactly the fields polars read (a key written twice: polars would keep the first
-silently; :func:`_maybe_doubled`), goes through the record-by-record reader (:func:`_read_records`,
+missing field, lists of unequal length, not a list), and a file whose JSON is not
+exactly what polars read (a key written twice: polars would keep the first silently; a
+number where a list belongs: polars makes it a list; half a surrogate pair;
+:func:`_structure_differs`), goes through the record-by-record reader (:func:`_read_records`,
 through the strict JSON reader), which accepts what it always accepted and names the
 file, record and field of anything it refuses, a doubled key included. Both give the
 same frame.
@@ -21,6 +22,7 @@ same frame.
 from __future__ import annotations
 
 import io
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -202,7 +204,7 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
         raw = pl.read_json(io.BytesIO(data), schema=_SCHEMA)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return None
-    if raw.height == 0 or _maybe_doubled(data, raw):
+    if raw.height == 0 or _structure_differs(data, raw):
         return None
     ok = raw.select(
         required=pl.all_horizontal(pl.col(f).is_not_null().all() for f in REQUIRED),
@@ -214,30 +216,49 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
     return raw if all(ok) else None
 
 
-_WHITESPACE = (9, 10, 13, 32)
+#: Bytes counted in the file and in the texts polars read (:func:`_structure_differs`).
+_COUNTED = (b":", b"[")
+
+#: An escape that writes a byte of :data:`_COUNTED` (``\\u003a``, ``\\u005b``).
+_ESCAPED = re.compile(rb"\\u00(?:3[aA]|5[bB])")
+#: An escaped half of a surrogate pair (``\\ud800``-``\\udfff``), not itself after an escaping backslash.
+_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
 
 
-def _maybe_doubled(data: bytes, raw: pl.DataFrame) -> bool:
-    """True unless the file's keys are exactly the fields polars read: the colons that end a
-    key (after an unescaped quote) must number the non-null values of :data:`_SCHEMA`'s
-    fields in ``raw``. A key written twice (polars keeps the first without a word, where
-    the strict reader refuses it naming the key), also with an escape (``"\\u0072ound"``),
-    an unknown key, or a key with space before its colon gives True: the strict reader
-    then decides. A few full-array passes over the bytes (polars' parse takes longer)."""
-    import numpy as np
+def _structure_differs(data: bytes, raw: pl.DataFrame) -> bool:
+    """True unless the file's JSON is exactly what polars read: a list at the top, and each
+    of :data:`_COUNTED` as often in the file as in the texts polars read plus once per
+    field value that writes it: a colon per non-null value of :data:`_SCHEMA`'s fields, a
+    ``[`` per list (the top one and the non-null list fields: polars takes a number or a
+    text where a list belongs as a list of it); and no half of a surrogate pair
+    alone (``"\\ud800"``: no character). So a key written twice (polars keeps the first
+    without a word), also with an escape (``"\\u0072ound"``), an unknown key, a null, or
+    any of these gives True, and so does a text escaping a counted byte
+    (:data:`_ESCAPED`: it could hide one of these): the strict reader then decides.
+    Anything else only adds to the file's count. A byte count per pattern and one pass
+    over the texts per pattern (polars' parse takes longer)."""
+    if not re.match(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\[", data):
+        return True
+    if b"\\u" in data and (_ESCAPED.search(data) or _lone_surrogate(data)):
+        return True
+    n = raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0, named=True)
+    texts = pl.concat([raw["reasonings"].explode(), raw["announcement_reasoning"]]).to_frame("t")
+    in_texts = texts.select(pl.col("t").str.count_matches(c.decode(), literal=True).sum().alias(c.decode())
+                            for c in _COUNTED).row(0)  # one query: the patterns counted in parallel
+    colons, lists = (data.count(c) - int(k or 0) for c, k in zip(_COUNTED, in_texts, strict=True))
+    return colons != sum(n.values()) or lists != 1 + n["extractions"] + n["payoffs"] + n["reasonings"]
 
-    b = np.frombuffer(data, dtype=np.uint8)
-    at = np.flatnonzero(b == ord(":"))
-    at = at[at >= 2]
-    before = b[at - 1]
-    for i in at[(before == 32) | (before == 9) | (before == 10) | (before == 13)]:  # after space: a key's end?
-        j = int(i) - 1
-        while j > 0 and b[j] in _WHITESPACE:
-            j -= 1
-        if b[j] == ord('"'):
+
+def _lone_surrogate(data: bytes) -> bool:
+    """Whether ``data`` escapes half of a surrogate pair alone: a high half
+    (``\\ud800``-``\\udbff``) not right before a low one, or a low one not right after a high one."""
+    high_at = None  # where the high half waiting for its low half starts
+    for m in _SURROGATE.finditer(data):
+        at, high = m.end() - 6, m.group(1) in b"89abAB"
+        if (high_at is None) == (not high) or (high_at is not None and at != high_at + 6):
             return True
-    keys = int(((before == ord('"')) & (b[at - 2] != ord("\\"))).sum())
-    return keys != sum(raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0))
+        high_at = at if high else None
+    return high_at is not None
 
 
 def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
@@ -272,6 +293,9 @@ def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
         ),
         **extra,
     ).drop("reasonings").explode(*per_agent)
+    keys = ("_model", "_condition", "_prefix", "simulation_id", "round")
+    if raw.select(pl.struct(*keys).is_duplicated().any()).collect().item():  # a round recorded twice
+        rows = rows.sort("_model", "_condition", "_run_id", "round", "agent_index", maintain_order=True)  # as SORT_KEYS
     leader = has_leader & (pl.col("agent_index") == pl.col("n_agents") - 1)
     hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
     built = {
