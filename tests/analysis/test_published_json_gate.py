@@ -28,6 +28,17 @@ def test_a_sim_file_with_a_non_finite_literal_is_refused(tmp_path, literal):
         read_sim_file(tmp_path / "sim_04.json")
 
 
+@pytest.mark.parametrize(("edit", "field"), [(("collapsed", "false"), "collapsed"), (("payoffs", [9.0] * 3), "payoffs"),
+                                           (("remaining_before_leader", "n/a"), "remaining_before_leader")])
+def test_a_sim_file_round_the_reader_cannot_take_is_refused_by_file_round_and_field(tmp_path, edit, field):
+    sim = _sim(7.0)
+    sim["rounds"][1][edit[0]] = edit[1]
+    sim["condition"] = "kcpr"
+    (tmp_path / "sim_04.json").write_text(json.dumps(sim))
+    with pytest.raises(ValueError, match=rf"sim_04\.json: round record 1: {field}"):
+        read_sim_file(tmp_path / "sim_04.json")
+
+
 def test_a_sim_file_naming_its_model_twice_is_refused(tmp_path):
     text = json.dumps(_sim(7.0)).replace('"model": "m-9"', '"model": "m-9", "model": "m-10"', 1)
     (tmp_path / "sim_04.json").write_text(text)

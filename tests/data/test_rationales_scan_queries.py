@@ -1,13 +1,15 @@
-"""Queries of the lazy SovSim release reader (``scan_rationales_many``) that polars
-pushes into the source in forms the first tests did not ask: a projection of columns
-that are constants of the layout (``valid``, ``source``), and a row limit that polars
-hands over together with a filter written after it; each must give the rows the eager
-table gives, over several batches."""
+"""The lazy SovSim release reader (``scan_rationales_many``) against the eager table and
+the strict record-by-record reader: queries polars pushes into the source in forms the
+first tests did not ask (a projection of constant columns, a row limit handed over with
+a filter written after it), files the fast reader would read otherwise than the strict
+reader (a JSON object, a number where a list belongs, half a surrogate pair, a round
+recorded twice), and records both refuse naming file, record and field."""
 
 from __future__ import annotations
 
 import json
 import random
+import re
 
 import polars as pl
 import pytest
@@ -114,3 +116,30 @@ def test_a_round_recorded_twice_gives_its_rows_in_the_strict_readers_order(tmp_p
     assert_frame_equal(scanned, strict)
     twice = strict.filter((pl.col("simulation") == 5) & (pl.col("round") == 2))
     assert twice["agent"].to_list() == ["a0", "a0", "a1", "a1", "a2", "a2"]  # the reference interleaves them
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (('"pool_before": 70', '"pool_before": null'), "pool_before"),
+    (('"pool_before": 70', '"pool_before": "seventy"'), "pool_before"),
+    (('"final_pool": 61', '"final_pool": "inf"'), "final_pool"),
+    (('"collapsed": false', '"collapsed": "false"'), "collapsed"),  # bool("false") is True
+    (('"collapsed": false', '"collapsed": null'), "collapsed"),
+    (('["x", "y", "z"]', '"xyz"'), "reasonings"),  # its letters were read as the agents' reasonings
+    (('"payoffs": [4.0, 3.0, 2.0]', '"payoffs": [4.0, 3.0, 2.0, 1.0]'), "payoffs"),
+    (('"payoffs": [4.0, 3.0, 2.0]', '"payoffs": [4.0, 3.0]'), "payoffs"),
+    (('"extractions": [4, 3, 2]', '"extractions": 4'), "extractions"),
+    (('"round": 2', '"round": 2.5'), "round"),  # int() and polars' Int64 both made it round 2
+    (('"simulation_id": 4', '"simulation_id": 4.5'), "simulation_id"),
+    (('"x"', '"\\ud800"'), "reasonings"),
+])
+def test_a_record_the_readers_cannot_take_is_refused_naming_file_record_and_field(tmp_path, edit, field):
+    scanned, strict = _both(tmp_path, json.dumps(_records()).replace(*edit, 1))
+    for err in (scanned, strict):
+        assert isinstance(err, ValueError), err
+        assert re.search(rf"q-7/bcpr/rationales\.json: record \d+: .*{field}", str(err)), err
+
+
+def test_a_record_that_is_not_an_object_is_refused_by_its_index(tmp_path):
+    scanned, strict = _both(tmp_path, json.dumps([*_records(), None]))
+    for err in (scanned, strict):
+        assert isinstance(err, ValueError) and "rationales.json: record 4 is not an object" in str(err), err

@@ -30,13 +30,14 @@ from pathlib import Path
 
 import polars as pl
 
-from scarce_lab.data.jsonl import open_regular, read_json_file
+from scarce_lab.data.jsonl import read_bounded, read_json_file
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
     SOVSIM_ROLES,
     agent_round_frame,
     in_order,
+    integer,
     parsed_scan,
     record_rows,
 )
@@ -179,10 +180,10 @@ BATCH_RECORDS = 50_000
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
-#: takes every number with ``float()``; ids and rounds must be JSON integers).
+#: takes every number with ``agent_rounds.number``; ids and rounds whole, as ``agent_rounds.integer``).
 _SCHEMA = {
-    "simulation_id": pl.Int64,
-    "round": pl.Int64,
+    "simulation_id": pl.Float64,  # as floats, so that 2.5 is not made 2: checked whole, then cast
+    "round": pl.Float64,
     "pool_before": pl.Float64,
     "extractions": pl.List(pl.Float64),
     "final_pool": pl.Float64,
@@ -199,8 +200,7 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
     record-by-record reader (anything polars would refuse, or the checks below: a
     required field missing or null, lists of unequal length, no agents, no records)."""
     try:
-        with open_regular(path) as fh:  # the read gate: a regular file within its size limit
-            data = fh.read()
+        data = read_bounded(path)  # the read gate: a regular file within its size limit, also while read
         raw = pl.read_json(io.BytesIO(data), schema=_SCHEMA)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return None
@@ -212,8 +212,10 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
         agents=(pl.col("extractions").list.len() > 0).all(),
         no_null_z=pl.col("extractions").list.eval(pl.element().is_null().any()).list.first().any().not_(),
         no_null_payoff=pl.col("payoffs").list.eval(pl.element().is_null().any()).list.first().any().not_(),
+        whole=pl.all_horizontal(((pl.col(c) == pl.col(c).floor()) & (pl.col(c).abs() < 2**53)).all()
+                                for c in ("simulation_id", "round")),
     ).row(0)
-    return raw if all(ok) else None
+    return raw.with_columns(pl.col("simulation_id", "round").cast(pl.Int64)) if all(ok) else None
 
 
 #: Bytes counted in the file and in the texts polars read (:func:`_structure_differs`).
@@ -335,10 +337,15 @@ def _read_records(path: Path, model: str, condition: str, prefix: str | None = N
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
     rows: list[dict] = []
     for k, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}: record {k} is not an object: {rec!r:.80}")
         missing = [f for f in REQUIRED if f not in rec]
         if missing:
             raise ValueError(f"{path}: record {k} lacks field(s) {missing}")
-        sim = int(rec["simulation_id"])
-        rows += record_rows(rec, source="sovsim_json", run_id=f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}",
-                            model=model, condition=condition, settings=None, simulation=sim)
+        try:
+            sim = integer(rec["simulation_id"], "simulation_id")
+            rows += record_rows(rec, source="sovsim_json", model=model, condition=condition, settings=None,
+                                run_id=f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}", simulation=sim)
+        except ValueError as exc:
+            raise ValueError(f"{path}: record {k}: {exc}") from None
     return agent_round_frame(rows)
