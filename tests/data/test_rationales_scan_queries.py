@@ -143,3 +143,19 @@ def test_a_record_that_is_not_an_object_is_refused_by_its_index(tmp_path):
     scanned, strict = _both(tmp_path, json.dumps([*_records(), None]))
     for err in (scanned, strict):
         assert isinstance(err, ValueError) and "rationales.json: record 4 is not an object" in str(err), err
+
+
+@pytest.mark.parametrize("second", ["q-1/cpr.old/q-1/cpr", "q-1/cpr/-x/q-1/cpr"])  # a sibling copy; a tree inside
+def test_trees_whose_run_ids_sort_across_files_give_the_eager_loaders_order(tmp_path, second):
+    from scarce_lab.environments.sovsim.tables import load_agent_rounds
+
+    recs = _records() + [r | {"simulation_id": -1} for r in _records()[:2]]
+    for folder, text in (("q-1/cpr", json.dumps(recs).replace('"pool_before": 70', '"pool_before": "70"', 1)),
+                         (second, json.dumps(recs))):  # the first goes through the strict reader: its own piece
+        p = tmp_path / folder / "rationales.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    eager = load_agent_rounds(tmp_path, cache=False)
+    assert_frame_equal(load_agent_rounds(tmp_path, cache=False, lazy=True).collect(), eager)
+    lf = sj.scan_rationales_many(sorted(tmp_path.rglob("rationales.json")), root=tmp_path)
+    assert_frame_equal(lf.head(9).select("run_id", "agent").collect(), eager.head(9).select("run_id", "agent"))

@@ -22,6 +22,7 @@ same frame.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -34,6 +35,7 @@ from scarce_lab.data.jsonl import read_bounded, read_json_file
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
+    SORT_KEYS,
     SOVSIM_ROLES,
     agent_round_frame,
     in_order,
@@ -103,7 +105,8 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
     most of the table's memory), a batch of about :data:`BATCH_RECORDS` records at a time
     (a polars IO source: :func:`polars.io.plugins.register_io_source`). Rows come in the
     table's order (:data:`~..agent_rounds.SORT_KEYS`): files by model, condition and
-    folder, which are distinct for distinct files, and each batch sorted.
+    folder, which are distinct for distinct files, and each batch sorted; where a file's
+    folder holds another's, whose run ids interleave, all rows sorted at once.
 
     Raises:
         ValueError: a file's folder is not a SovSim condition (here); when collected, what
@@ -113,14 +116,24 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 
     base = None if root is None else Path(root)
     named = ((p, *_names(p, None, None)) for p in sorted(Path(x) for x in paths))
+    # files in the order of their run ids (``sovsim_json:<prefix>/<simulation>``): by prefix and "/"
     files = sorted(((p, model, cond, _prefix(p, model, cond, base)) for p, model, cond in named),
-                   key=lambda f: (f[1], f[2], f[3]))
+                   key=lambda f: (f[1], f[2], f[3] + "/"))
+    # a tree inside another's folder: their run ids interleave ("a/4" < "a/b/4" < "a/5"): sorted all at once
+    nested = any(a[1:3] == b[1:3] and b[3].startswith(a[3] + "/") for a, b in itertools.pairwise(files))
+
+    def pieces(columns: list[str]) -> Iterator[pl.DataFrame]:
+        if not nested:
+            yield from _batches(files, columns)
+            return
+        keyed = [c for c in AGENT_ROUND_SCHEMA if c in {*columns, *SORT_KEYS}]
+        yield pl.concat(_batches(files, keyed)).sort(*SORT_KEYS, maintain_order=True).select(columns)
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None):
         wanted = list(with_columns) if with_columns is not None else list(AGENT_ROUND_SCHEMA)
         used = set(wanted) | (set(predicate.meta.root_names()) if predicate is not None else set())
         left = n_rows  # rows of the table, before the filter: polars passes both for lf.head(n).filter(p)
-        for frame in _batches(files, [c for c in AGENT_ROUND_SCHEMA if c in used]):
+        for frame in pieces([c for c in AGENT_ROUND_SCHEMA if c in used]):
             if left is not None and left <= 0:
                 return
             if left is not None:
