@@ -159,3 +159,29 @@ def test_trees_whose_run_ids_sort_across_files_give_the_eager_loaders_order(tmp_
     assert_frame_equal(load_agent_rounds(tmp_path, cache=False, lazy=True).collect(), eager)
     lf = sj.scan_rationales_many(sorted(tmp_path.rglob("rationales.json")), root=tmp_path)
     assert_frame_equal(lf.head(9).select("run_id", "agent").collect(), eager.head(9).select("run_id", "agent"))
+
+
+def test_a_refused_file_between_files_parsed_ahead_is_named_and_leaves_no_parse_threads(tmp_path, monkeypatch):
+    import gc
+    import threading
+
+    monkeypatch.setattr(sj, "BATCH_RECORDS", 3)
+    for i in range(5):
+        recs = _records()
+        if i == 2:
+            del recs[3]["final_pool"]
+        p = tmp_path / f"q-{i}" / "kcpr" / "rationales.json"
+        p.parent.mkdir(parents=True)
+        p.write_text(json.dumps(recs))
+    lf = sj.scan_rationales_many(sorted(tmp_path.rglob("rationales.json")), root=tmp_path)
+
+    def parse_threads() -> int:
+        gc.collect()
+        return sum(t.name.startswith("ThreadPoolExecutor") for t in threading.enumerate())
+
+    before = parse_threads()
+    for query in (lf, lf.select("extraction"), lf.filter(pl.col("round") == 2).head(50)):
+        with pytest.raises(ValueError, match=r"q-2/kcpr/rationales\.json: record 3 lacks field\(s\) \['final_pool'\]"):
+            query.collect()
+    assert lf.head(2).collect().height == 2  # stops early: the files parsed ahead are let go
+    assert parse_threads() == before
