@@ -33,10 +33,11 @@ from ..undefined import NO_SPREAD, NO_VALUES, ONE_VALUE, Undefined, or_none
 
 #: Quantile functions of scipy.special that scipy.stats' ``ppf`` calls for these
 #: distributions (scipy 1.17 ``_continuous_distns``: ``t._ppf`` is ``stdtrit``, ``norm._ppf``
-#: ``ndtri``, ``beta._ppf`` the Boost inverse ``betaincinv`` computes): the same numbers
-#: without importing scipy.stats (0.6 s of a fresh process; tests/analysis compares them).
+#: ``ndtri``, ``beta._ppf`` the ufunc ``_ufuncs._beta_ppf``; ``betaincinv`` is another
+#: Boost policy: NaN or another number at q below ~1e-70): the same numbers without
+#: importing scipy.stats (0.6 s of a fresh process; tests/analysis compares them).
 _SPECIAL_PPF = {"t": ("stdtrit", lambda q, df: (df, q)), "norm": ("ndtri", lambda q: (q,)),
-                "beta": ("betaincinv", lambda q, a, b: (a, b, q))}
+                "beta": ("_ufuncs._beta_ppf", lambda q, a, b: (q, a, b))}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,7 +55,7 @@ def quantile(dist: str, q: float, *shape: float) -> float:
         from scipy import special
 
         name, args = _SPECIAL_PPF[dist]
-        return float(getattr(special, name)(*args(q, *shape)))
+        return float(functools.reduce(getattr, name.split("."), special)(*args(q, *shape)))
     from scipy import stats as sps
     return float(getattr(sps, dist).ppf(q, *shape))
 

@@ -28,6 +28,17 @@ def test_a_sim_file_with_a_non_finite_literal_is_refused(tmp_path, literal):
         read_sim_file(tmp_path / "sim_04.json")
 
 
+@pytest.mark.parametrize(("edit", "field"), [(("collapsed", "false"), "collapsed"), (("payoffs", [9.0] * 3), "payoffs"),
+                                           (("remaining_before_leader", "n/a"), "remaining_before_leader")])
+def test_a_sim_file_round_the_reader_cannot_take_is_refused_by_file_round_and_field(tmp_path, edit, field):
+    sim = _sim(7.0)
+    sim["rounds"][1][edit[0]] = edit[1]
+    sim["condition"] = "kcpr"
+    (tmp_path / "sim_04.json").write_text(json.dumps(sim))
+    with pytest.raises(ValueError, match=rf"sim_04\.json: round record 1: {field}"):
+        read_sim_file(tmp_path / "sim_04.json")
+
+
 def test_a_sim_file_naming_its_model_twice_is_refused(tmp_path):
     text = json.dumps(_sim(7.0)).replace('"model": "m-9"', '"model": "m-9", "model": "m-10"', 1)
     (tmp_path / "sim_04.json").write_text(text)
@@ -69,8 +80,8 @@ def test_text_that_looks_like_keys_keeps_the_fast_path_and_reads_as_the_strict_r
     p.write_text(text)
     assert sj._read_raw(p) is not None  # no doubled key: polars reads it
     assert sj.read_rationales(p, model="m", condition="kcpr", run_prefix="x").equals(sj._read_records(p, "m", "kcpr", "x"))
-    p.write_text(text.replace('"round": 1', '"round" : 1', 1))  # a key with space before its colon
-    assert sj._read_raw(p) is None
+    p.write_text(text.replace('"round": 1', '"round" : 1', 1).replace('"pool_before": 80', '"pool_before": 80, "pool_before" : 9', 1))
+    assert sj._read_raw(p) is None  # a key written twice, the second with space before its colon
 
 
 def test_every_documented_key_keeps_the_fast_path(tmp_path):

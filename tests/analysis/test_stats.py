@@ -275,3 +275,14 @@ def test_quantiles_without_scipy_stats_are_scipy_stats_numbers(q, a, b, df):
     assert stats.quantile("norm", q) == float(sps.norm.ppf(q))
     assert stats.quantile("beta", q, a, b) == float(sps.beta.ppf(q, a, b))
     assert stats.quantile("chi2", q, df) == float(sps.chi2.ppf(q, df))  # any other: scipy.stats itself
+
+
+@pytest.mark.parametrize(("q", "a", "b"), [(1e-300, 2.5, 1e3), (5e-324, 2.5, 2.5), (1e-300, 1e3, 1e-300),
+                                          (8.6e-76, 3.47, 3.36e7), (1e-9, 1e-6, 4.0), (0.3, 7e5, 2.0)])
+def test_beta_quantiles_at_extreme_arguments_are_scipy_stats_numbers(q, a, b):
+    from scipy import stats as sps
+
+    stats.quantile.cache_clear()
+    with np.errstate(all="ignore"):
+        want = float(sps.beta.ppf(q, a, b))
+    assert stats.quantile("beta", q, a, b) == want

@@ -3,6 +3,7 @@ layouts' adapters (columns documented in :mod:`scarce_lab.environments.sovsim.ta
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import polars as pl
@@ -45,6 +46,35 @@ SOVSIM_ROLES = {
 }
 
 
+def number(value: object, field: str) -> float:
+    """``float(value)`` of a field of the SovSim authors' files: a JSON number (a bool as 0
+    or 1) or a number written as text (``"120"``), finite.
+
+    Raises:
+        ValueError: anything else (null, a list, other text, NaN or infinity), naming ``field``.
+    """
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x):
+        raise ValueError(f"{field} is not a finite number: {value!r}")
+    return x
+
+
+def integer(value: object, field: str) -> int:
+    """``int(value)`` of a count of the SovSim authors' files (``round``,
+    ``simulation_id``): an integer, also as a whole float or text (``2.0``, ``"2"``).
+
+    Raises:
+        ValueError: anything else (``2.5`` was read as 2) or past 64 bits, naming ``field``.
+    """
+    x = number(value, field)
+    if not x.is_integer() or abs(x) >= 2**63:
+        raise ValueError(f"{field} is not a whole number of 64 bits: {value!r}")
+    return int(value) if isinstance(value, int) else int(x)
+
+
 def record_rows(rec: dict, *, source: str, run_id: str, model: str, condition: str, settings: str | None,
                 simulation: int, remainder: float | None = None) -> list[dict]:
     """The agent-round rows of one round record of the SovSim authors' files (the
@@ -53,32 +83,51 @@ def record_rows(rec: dict, *, source: str, run_id: str, model: str, condition: s
     ``payoffs``, ``final_pool``, ``collapsed``; ``announced_pool`` in ``kcpr_m`` (then a
     peasant's ``pool_seen``); optional ``reasonings``. The leader's ``remainder_seen``
     is ``remainder`` where the record states it, else ``max(0, pool_before - the others'
-    extractions)``. Every number is taken with ``float()``.
+    extractions)``. Every number is taken with :func:`number`, ``round`` with :func:`integer`.
 
     Raises:
-        ValueError: a field that is not a number.
+        ValueError: naming the field: not a number, ``extractions`` or ``payoffs`` not
+            lists of one number per agent, ``collapsed`` not true or false, ``reasonings``
+            not a list (or null), or a reasoning that is not text (half a surrogate pair).
     """
-    z = [float(x) for x in rec["extractions"]]
+    for f in ("extractions", "payoffs"):
+        if not isinstance(rec[f], list):
+            raise ValueError(f"{f} is not a list: {rec[f]!r}")
+    z = [number(x, f"extractions[{i}]") for i, x in enumerate(rec["extractions"])]
     n = len(z)
-    pool = float(rec["pool_before"])
+    if len(rec["payoffs"]) != n:
+        raise ValueError(f"payoffs has {len(rec['payoffs'])} values for {n} extractions")
+    pay = [number(x, f"payoffs[{i}]") for i, x in enumerate(rec["payoffs"])]
+    pool, remaining, t = number(rec["pool_before"], "pool_before"), number(rec["final_pool"], "final_pool"), \
+        integer(rec["round"], "round")
+    if rec["collapsed"] not in (True, False):
+        raise ValueError(f"collapsed is not true or false: {rec['collapsed']!r}")
     announced = rec.get("announced_pool")
+    announced = None if announced is None else number(announced, "announced_pool")
     sub_role, lead_role = SOVSIM_ROLES[condition]
     has_leader = condition != "cpr"
     if has_leader and remainder is None:
         remainder = max(0.0, pool - sum(z[:-1]))
     reasons = rec.get("reasonings") or [None] * n
+    if not isinstance(reasons, list):
+        raise ValueError(f"reasonings is not a list: {reasons!r:.80}")
+    for i, r in enumerate(reasons):
+        if isinstance(r, str) and not r.isascii():
+            try:
+                r.encode()
+            except UnicodeEncodeError:
+                raise ValueError(f"reasonings[{i}] is not text (half of a surrogate pair alone): {r!r:.80}") from None
     rows = []
     for i in range(n):
         leader = has_leader and i == n - 1
         hidden = condition == "kcpr_m" and not leader and announced is not None
         rows.append({
             "source": source, "run_id": run_id, "model": model, "condition": condition, "base_condition": condition,
-            "settings": settings, "simulation": simulation, "round": int(rec["round"]), "agent": f"a{i}",
+            "settings": settings, "simulation": simulation, "round": t, "agent": f"a{i}",
             "agent_index": i, "role": lead_role if leader else sub_role, "is_leader": leader, "n_agents": n,
-            "pool_before": pool, "announced_pool": None if announced is None else float(announced),
-            "pool_seen": float(announced) if hidden else pool,
-            "remainder_seen": float(remainder) if leader else None, "extraction": z[i],
-            "payoff": float(rec["payoffs"][i]), "remaining": float(rec["final_pool"]),
+            "pool_before": pool, "announced_pool": announced, "pool_seen": announced if hidden else pool,
+            "remainder_seen": number(remainder, "remaining_before_leader") if leader else None, "extraction": z[i],
+            "payoff": pay[i], "remaining": remaining,
             "collapsed": bool(rec["collapsed"]), "reasoning": reasons[i] if i < len(reasons) else None,
         })
     return rows

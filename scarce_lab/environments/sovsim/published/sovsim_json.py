@@ -10,9 +10,10 @@ saw is derived as ``max(0, pool_before - sum of extractions 0..2)``.
 
 Reading: polars parses the file with an explicit schema and builds the rows in bulk
 (:func:`_read_raw`, :func:`_rows`); a file it cannot take as it is (a number stored as text, a
-missing field, lists of unequal length, not a list), and a file whose keys are not
-exactly the fields polars read (a key written twice: polars would keep the first
-silently; :func:`_maybe_doubled`), goes through the record-by-record reader (:func:`_read_records`,
+missing field, lists of unequal length, not a list), and a file whose JSON is not
+exactly what polars read (a key written twice: polars would keep the first silently; a
+number where a list belongs: polars makes it a list; half a surrogate pair;
+:func:`_structure_differs`), goes through the record-by-record reader (:func:`_read_records`,
 through the strict JSON reader), which accepts what it always accepted and names the
 file, record and field of anything it refuses, a doubled key included. Both give the
 same frame.
@@ -21,6 +22,8 @@ same frame.
 from __future__ import annotations
 
 import io
+import itertools
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,13 +31,15 @@ from pathlib import Path
 
 import polars as pl
 
-from scarce_lab.data.jsonl import open_regular, read_json_file
+from scarce_lab.data.jsonl import read_bounded, read_json_file
 
 from ..agent_rounds import (
     AGENT_ROUND_SCHEMA,
+    SORT_KEYS,
     SOVSIM_ROLES,
     agent_round_frame,
     in_order,
+    integer,
     parsed_scan,
     record_rows,
 )
@@ -100,7 +105,8 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
     most of the table's memory), a batch of about :data:`BATCH_RECORDS` records at a time
     (a polars IO source: :func:`polars.io.plugins.register_io_source`). Rows come in the
     table's order (:data:`~..agent_rounds.SORT_KEYS`): files by model, condition and
-    folder, which are distinct for distinct files, and each batch sorted.
+    folder, which are distinct for distinct files, and each batch sorted; where a file's
+    folder holds another's, whose run ids interleave, all rows sorted at once.
 
     Raises:
         ValueError: a file's folder is not a SovSim condition (here); when collected, what
@@ -110,23 +116,32 @@ def scan_rationales_many(paths: Iterable[Path | str], *, root: Path | str | None
 
     base = None if root is None else Path(root)
     named = ((p, *_names(p, None, None)) for p in sorted(Path(x) for x in paths))
+    # files in the order of their run ids (``sovsim_json:<prefix>/<simulation>``): by prefix and "/"
     files = sorted(((p, model, cond, _prefix(p, model, cond, base)) for p, model, cond in named),
-                   key=lambda f: (f[1], f[2], f[3]))
+                   key=lambda f: (f[1], f[2], f[3] + "/"))
+    # a tree inside another's folder: their run ids interleave ("a/4" < "a/b/4" < "a/5"): sorted all at once
+    nested = any(a[1:3] == b[1:3] and b[3].startswith(a[3] + "/") for a, b in itertools.pairwise(files))
+
+    def pieces(columns: list[str]) -> Iterator[pl.DataFrame]:
+        if not nested:
+            yield from _batches(files, columns)
+            return
+        keyed = [c for c in AGENT_ROUND_SCHEMA if c in {*columns, *SORT_KEYS}]
+        yield pl.concat(_batches(files, keyed)).sort(*SORT_KEYS, maintain_order=True).select(columns)
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, _batch: int | None):
         wanted = list(with_columns) if with_columns is not None else list(AGENT_ROUND_SCHEMA)
         used = set(wanted) | (set(predicate.meta.root_names()) if predicate is not None else set())
-        left = n_rows
-        for frame in _batches(files, [c for c in AGENT_ROUND_SCHEMA if c in used]):
+        left = n_rows  # rows of the table, before the filter: polars passes both for lf.head(n).filter(p)
+        for frame in pieces([c for c in AGENT_ROUND_SCHEMA if c in used]):
             if left is not None and left <= 0:
                 return
-            if predicate is not None:
-                frame = frame.filter(predicate)
-            frame = frame.select(wanted)
             if left is not None:
                 frame = frame.head(left)
                 left -= frame.height
-            yield frame
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            yield frame.select(wanted)
 
     return parsed_scan(register_io_source(source, schema=AGENT_ROUND_SCHEMA))
 
@@ -177,10 +192,10 @@ BATCH_RECORDS = 50_000
 
 
 #: The file's record schema as polars reads it (numbers as Float64: the reference reader
-#: takes every number with ``float()``; ids and rounds must be JSON integers).
+#: takes every number with ``agent_rounds.number``; ids and rounds whole, as ``agent_rounds.integer``).
 _SCHEMA = {
-    "simulation_id": pl.Int64,
-    "round": pl.Int64,
+    "simulation_id": pl.Float64,  # as floats, so that 2.5 is not made 2: checked whole, then cast
+    "round": pl.Float64,
     "pool_before": pl.Float64,
     "extractions": pl.List(pl.Float64),
     "final_pool": pl.Float64,
@@ -197,12 +212,11 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
     record-by-record reader (anything polars would refuse, or the checks below: a
     required field missing or null, lists of unequal length, no agents, no records)."""
     try:
-        with open_regular(path) as fh:  # the read gate: a regular file within its size limit
-            data = fh.read()
+        data = read_bounded(path)  # the read gate: a regular file within its size limit, also while read
         raw = pl.read_json(io.BytesIO(data), schema=_SCHEMA)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return None
-    if raw.height == 0 or _maybe_doubled(data, raw):
+    if raw.height == 0 or _structure_differs(data, raw):
         return None
     ok = raw.select(
         required=pl.all_horizontal(pl.col(f).is_not_null().all() for f in REQUIRED),
@@ -210,34 +224,59 @@ def _read_raw(path: Path) -> pl.DataFrame | None:
         agents=(pl.col("extractions").list.len() > 0).all(),
         no_null_z=pl.col("extractions").list.eval(pl.element().is_null().any()).list.first().any().not_(),
         no_null_payoff=pl.col("payoffs").list.eval(pl.element().is_null().any()).list.first().any().not_(),
+        whole=pl.all_horizontal(((pl.col(c) == pl.col(c).floor()) & (pl.col(c).abs() < 2**53)).all()
+                                for c in ("simulation_id", "round")),
     ).row(0)
-    return raw if all(ok) else None
+    return raw.with_columns(pl.col("simulation_id", "round").cast(pl.Int64)) if all(ok) else None
 
 
-_WHITESPACE = (9, 10, 13, 32)
+#: Bytes counted in the file and in the texts polars read (:func:`_structure_differs`).
+_COUNTED = (b":", b"[")
+
+#: An escape that writes a byte of :data:`_COUNTED` (``\\u003a``, ``\\u005b``).
+_ESCAPED = re.compile(rb"\\u00(?:3[aA]|5[bB])")
+#: An escaped half of a surrogate pair (``\\ud800``-``\\udfff``), not itself after an escaping backslash.
+_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
 
 
-def _maybe_doubled(data: bytes, raw: pl.DataFrame) -> bool:
-    """True unless the file's keys are exactly the fields polars read: the colons that end a
-    key (after an unescaped quote) must number the non-null values of :data:`_SCHEMA`'s
-    fields in ``raw``. A key written twice (polars keeps the first without a word, where
-    the strict reader refuses it naming the key), also with an escape (``"\\u0072ound"``),
-    an unknown key, or a key with space before its colon gives True: the strict reader
-    then decides. A few full-array passes over the bytes (polars' parse takes longer)."""
+def _structure_differs(data: bytes, raw: pl.DataFrame) -> bool:
+    """True unless the file's JSON is exactly what polars read: a list at the top, and each
+    of :data:`_COUNTED` as often in the file as in the texts polars read plus once per
+    field value that writes it: a colon per non-null value of :data:`_SCHEMA`'s fields, a
+    ``[`` per list (the top one and the non-null list fields: polars takes a number or a
+    text where a list belongs as a list of it); and no half of a surrogate pair
+    alone (``"\\ud800"``: no character). So a key written twice (polars keeps the first
+    without a word), also with an escape (``"\\u0072ound"``), an unknown key, a null, or
+    any of these gives True, and so does a text escaping a counted byte
+    (:data:`_ESCAPED`: it could hide one of these): the strict reader then decides.
+    Anything else only adds to the file's count. A byte count per pattern and one pass
+    over the texts per pattern (polars' parse takes longer)."""
     import numpy as np
 
-    b = np.frombuffer(data, dtype=np.uint8)
-    at = np.flatnonzero(b == ord(":"))
-    at = at[at >= 2]
-    before = b[at - 1]
-    for i in at[(before == 32) | (before == 9) | (before == 10) | (before == 13)]:  # after space: a key's end?
-        j = int(i) - 1
-        while j > 0 and b[j] in _WHITESPACE:
-            j -= 1
-        if b[j] == ord('"'):
+    if not re.match(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\[", data):
+        return True
+    b = np.frombuffer(data, dtype=np.uint8)  # numpy lets go of the GIL: the other file's parse goes on
+    slash = np.flatnonzero(b[:-1] == ord("\\"))
+    if (b[slash + 1] == ord("u")).any() and (_ESCAPED.search(data) or _lone_surrogate(data)):
+        return True
+    n = raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0, named=True)
+    texts = pl.concat([raw["reasonings"].explode(), raw["announcement_reasoning"]]).to_frame("t")
+    in_texts = texts.select(pl.col("t").str.count_matches(c.decode(), literal=True).sum().alias(c.decode())
+                            for c in _COUNTED).row(0)  # one query: the patterns counted in parallel
+    colons, lists = (int(np.count_nonzero(b == c[0])) - int(k or 0) for c, k in zip(_COUNTED, in_texts, strict=True))
+    return colons != sum(n.values()) or lists != 1 + n["extractions"] + n["payoffs"] + n["reasonings"]
+
+
+def _lone_surrogate(data: bytes) -> bool:
+    """Whether ``data`` escapes half of a surrogate pair alone: a high half
+    (``\\ud800``-``\\udbff``) not right before a low one, or a low one not right after a high one."""
+    high_at = None  # where the high half waiting for its low half starts
+    for m in _SURROGATE.finditer(data):
+        at, high = m.end() - 6, m.group(1) in b"89abAB"
+        if (high_at is None) == (not high) or (high_at is not None and at != high_at + 6):
             return True
-    keys = int(((before == ord('"')) & (b[at - 2] != ord("\\"))).sum())
-    return keys != sum(raw.select(pl.col(f).is_not_null().sum() for f in _SCHEMA).row(0))
+        high_at = at if high else None
+    return high_at is not None
 
 
 def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
@@ -272,6 +311,9 @@ def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
         ),
         **extra,
     ).drop("reasonings").explode(*per_agent)
+    keys = ("_model", "_condition", "_prefix", "simulation_id", "round")
+    if raw.select(pl.struct(*keys).is_duplicated().any()).collect().item():  # a round recorded twice
+        rows = rows.sort("_model", "_condition", "_run_id", "round", "agent_index", maintain_order=True)  # as SORT_KEYS
     leader = has_leader & (pl.col("agent_index") == pl.col("n_agents") - 1)
     hidden = (cond == "kcpr_m") & ~leader & pl.col("announced_pool").is_not_null()
     built = {
@@ -300,7 +342,8 @@ def _rows(raw: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
         "valid": pl.lit(None, dtype=pl.Boolean),
         "fallback_used": pl.lit(None, dtype=pl.Boolean),
     }
-    return rows.select(built[k].cast(AGENT_ROUND_SCHEMA[k]).alias(k) for k in columns).collect()
+    # with_columns, not select: a constant column (valid, source) gets a value per row, not one in all
+    return rows.with_columns(built[k].cast(AGENT_ROUND_SCHEMA[k]).alias(k) for k in columns).select(columns).collect()
 
 
 def _read_records(path: Path, model: str, condition: str, prefix: str | None = None) -> pl.DataFrame:
@@ -310,10 +353,15 @@ def _read_records(path: Path, model: str, condition: str, prefix: str | None = N
         raise ValueError(f"{path}: expected a JSON list of round records, got {type(records).__name__}")
     rows: list[dict] = []
     for k, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}: record {k} is not an object: {rec!r:.80}")
         missing = [f for f in REQUIRED if f not in rec]
         if missing:
             raise ValueError(f"{path}: record {k} lacks field(s) {missing}")
-        sim = int(rec["simulation_id"])
-        rows += record_rows(rec, source="sovsim_json", run_id=f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}",
-                            model=model, condition=condition, settings=None, simulation=sim)
+        try:
+            sim = integer(rec["simulation_id"], "simulation_id")
+            rows += record_rows(rec, source="sovsim_json", model=model, condition=condition, settings=None,
+                                run_id=f"sovsim_json:{prefix or f'{model}/{condition}'}/{sim}", simulation=sim)
+        except ValueError as exc:
+            raise ValueError(f"{path}: record {k}: {exc}") from None
     return agent_round_frame(rows)

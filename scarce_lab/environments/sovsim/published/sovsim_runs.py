@@ -60,7 +60,10 @@ def read_sim_file(path: Path | str, *, run_id: str | None = None) -> pl.DataFram
         lacking = [f for f in ROUND_FIELDS if f not in rec]
         if lacking:
             raise ValueError(f"{path}: round record {k} lacks field(s) {lacking}")
-        rows += record_rows(rec, source="sovsim_run", run_id=run_id or f"sovsim_run:{model}/{condition}/{sim}",
-                            model=model, condition=condition, settings=settings, simulation=sim,
-                            remainder=rec.get("remaining_before_leader"))
+        try:
+            rows += record_rows(rec, source="sovsim_run", run_id=run_id or f"sovsim_run:{model}/{condition}/{sim}",
+                                model=model, condition=condition, settings=settings, simulation=sim,
+                                remainder=rec.get("remaining_before_leader"))
+        except ValueError as exc:
+            raise ValueError(f"{path}: round record {k}: {exc}") from None
     return agent_round_frame(rows)
