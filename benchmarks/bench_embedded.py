@@ -289,7 +289,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ours against llama.cpp direct (seconds per decision)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3, help="steady-state rounds over the six prompts")
-    ap.add_argument("--first-runs", type=int, default=2, help="fresh processes per path")
+    ap.add_argument("--first-runs", type=int, default=6,
+                    help="fresh processes per path (2 gave ratios of 0.89 to 1.29 on the shared machine)")
     ap.add_argument("--profile", type=Path, default=None, help="write cProfile texts here")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--first-child", choices=["ours", "direct"], help=argparse.SUPPRESS)

@@ -55,7 +55,12 @@ def quantile(dist: str, q: float, *shape: float) -> float:
         from scipy import special
 
         name, args = _SPECIAL_PPF[dist]
-        return float(functools.reduce(getattr, name.split("."), special)(*args(q, *shape)))
+        try:
+            fn = functools.reduce(getattr, name.split("."), special)
+        except AttributeError:  # another scipy (a private name): scipy.stats itself, below
+            fn = None
+        if fn is not None:
+            return float(fn(*args(q, *shape)))
     from scipy import stats as sps
     return float(getattr(sps, dist).ppf(q, *shape))
 
