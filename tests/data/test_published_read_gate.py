@@ -49,3 +49,16 @@ def test_a_govsim_log_over_its_limit_is_refused_by_name(tmp_path: Path, monkeypa
     monkeypatch.setattr(limits, "LIMITS", replace(limits.LIMITS, published_file_bytes=100))
     with pytest.raises((FileLimitError, ValueError), match=r"log_env\.json.*published_file_bytes"):
         _table(tmp_path / "logs")
+
+
+@pytest.mark.skipif(not GOVSIM.exists(), reason="../shared/data is not beside this checkout")
+def test_a_govsim_config_with_a_python_tag_is_refused_not_run(tmp_path: Path) -> None:
+    from scarce_lab.environments.sovsim.published.govsim_log import GovSimConfigError
+
+    shutil.copytree(GOVSIM / "Llama-3-8B", tmp_path / "logs" / "Llama-3-8B")
+    cfg = sorted((tmp_path / "logs").rglob("config.yaml"))[0]
+    marker = tmp_path / "ran"
+    cfg.write_text(f'x: !!python/object/apply:os.system ["touch {marker}"]\n' + cfg.read_text())
+    with pytest.raises(GovSimConfigError, match=r"config\.yaml: not valid YAML"):
+        _table(tmp_path / "logs")
+    assert not marker.exists()

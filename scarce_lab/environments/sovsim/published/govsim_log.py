@@ -168,13 +168,14 @@ def read_run_config(run_dir: Path) -> tuple[dict, list[str], Path] | None:
     """
     import yaml
 
+    safe = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe loader: ten times PyYAML's
     for cfg in (run_dir / ".hydra" / "config.yaml", run_dir / "config.yaml"):
         if not cfg.exists():
             continue
         try:
-            data = yaml.safe_load(read_text(cfg))
+            data = yaml.load(read_text(cfg), Loader=safe)  # noqa: S506 (a safe loader)
             ov_path = cfg.parent / "overrides.yaml"
-            overrides = yaml.safe_load(read_text(ov_path)) if ov_path.exists() else []
+            overrides = yaml.load(read_text(ov_path), Loader=safe) if ov_path.exists() else []  # noqa: S506
         except yaml.YAMLError as exc:
             raise GovSimConfigError(f"{cfg}: not valid YAML: {exc}") from None
         if not isinstance(data, dict):
@@ -345,8 +346,8 @@ def read_govsim_logs(paths: Iterable[Path | str], *, force: bool = False) -> pl.
     infos: dict[Path, RunInfo] = {}
     missing: list[str] = []
     for p in paths:
-        if read_run_config(p.parent) is None:
-            missing.append(str(p.parent))
+        if not any(c.exists() for c in (p.parent / ".hydra" / "config.yaml", p.parent / "config.yaml")):
+            missing.append(str(p.parent))  # as read_run_config finds none (parsed once, by run_info)
             continue
         infos[p] = run_info(p.parent)
     if missing:
