@@ -440,6 +440,34 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def read_validated(path: str | Path, model: Any, error: type[Exception], what: str) -> tuple[Any, Any] | None:
+    """The small state file a command keeps in its output folder (a study's ``study.json``,
+    a selection chain's ``selection.json``): ``(its JSON, model.model_validate of it)``, or
+    ``None`` when it does not exist. Read through the read gate (:func:`read_json_file`: a
+    regular file, within ``LIMITS.manifest_bytes``, no ``NaN`` literal, no key twice).
+
+    Raises:
+        error: not readable as ``what`` (a FIFO, device or folder, over its limit, not
+            JSON), or a field of the wrong kind or value (up to five named, each with what
+            was there).
+    """
+    from pydantic import ValidationError
+
+    path = Path(path)
+    try:
+        raw = read_json_file(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, TrajectoryFileError) as exc:
+        raise error(f"{path}: not readable as {what} ({exc})") from None
+    try:
+        return raw, model.model_validate(raw)
+    except ValidationError as exc:
+        bad = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg']} (got {str(e.get('input'))[:80]!r})"
+                        for e in exc.errors()[:5])
+        raise error(f"{path}: {what} with a field of the wrong kind or value: {bad}") from None
+
+
 # -- the read gate: regular files within their limits --------------------------------------
 class FileLimitError(TrajectoryFileError, LimitError):
     """A file that is not a regular file, or passes a limit of :data:`.limits.LIMITS`

@@ -63,7 +63,6 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -334,37 +333,23 @@ class SelectionState(BaseModel):
 
 
 def read_state(out: Path) -> SelectionState | None:
-    """``OUT/selection.json`` (``None`` when absent), read through the data read gate
-    (:func:`scarce_lab.data.jsonl.read_json_file`: a regular file within the manifest
-    size limit, no ``NaN``, no key twice) and validated (:class:`SelectionState`).
+    """``OUT/selection.json`` (``None`` when absent), read and validated
+    (:class:`SelectionState`) by :func:`scarce_lab.data.jsonl.read_validated`.
 
     Raises:
         SelectionError: not readable, not JSON, or a field of the wrong kind or value (the
             file and the field are named).
     """
-    from ..data.jsonl import TrajectoryFileError, read_json_file
+    from ..data.jsonl import read_validated
 
-    path = Path(out) / STATE_FILE
-    try:
-        raw = read_json_file(path)
-    except FileNotFoundError:
-        return None
-    except (OSError, TrajectoryFileError) as exc:
-        raise SelectionError(f"{path}: not readable as a chain state file ({exc})") from None
-    try:
-        return SelectionState.model_validate(raw)
-    except ValidationError as exc:
-        bad = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg']} (got {str(e.get('input'))[:80]!r})"
-                        for e in exc.errors()[:5])
-        raise SelectionError(f"{path}: a field of the wrong kind or value: {bad}") from None
+    got = read_validated(Path(out) / STATE_FILE, SelectionState, SelectionError, "a chain state file")
+    return None if got is None else got[1]
 
 
 def _write_state(out: Path, state: SelectionState) -> None:
-    path = Path(out) / STATE_FILE
-    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    text = json.dumps(state.model_dump(mode="json"), indent=1) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from ..data.jsonl import write_atomic
+
+    write_atomic(Path(out) / STATE_FILE, json.dumps(state.model_dump(mode="json"), indent=1) + "\n")
 
 
 # -- planning and running ----------------------------------------------------------------------------

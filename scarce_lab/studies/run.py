@@ -43,13 +43,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ..data.runlock import folder_lock
 from . import Study, StudyError, get
@@ -126,40 +125,25 @@ class _State(BaseModel):
 
 def read_state(out: Path) -> dict | None:
     """``OUT/study.json`` as a dict (``None`` when absent); the one gate every reader
-    of the folder's choices goes through. Read through the data read gate
-    (:func:`scarce_lab.data.jsonl.read_json_file`: a regular file, a link to one
-    followed, within ``LIMITS.manifest_bytes``; no ``NaN`` literal, no key twice).
+    of the folder's choices goes through: read and checked against :class:`_State` by
+    :func:`scarce_lab.data.jsonl.read_validated`.
 
     Raises:
         StudyError: a FIFO, device or folder, a file over the limit, not JSON, or not a
             JSON object whose fields have their kinds (:class:`_State`; the field named).
     """
-    from ..data.jsonl import TrajectoryFileError, read_json_file
+    from ..data.jsonl import read_validated
 
-    path = Path(out) / STUDY_FILE
-    try:
-        state = read_json_file(path)
-    except FileNotFoundError:
-        return None
-    except (OSError, TrajectoryFileError) as exc:
-        raise StudyError(f"{path}: not readable as a study file ({exc})") from None
-    if not isinstance(state, dict) or not isinstance(state.get("study"), str):
-        raise StudyError(f"{path}: not a study file (a JSON object with 'study'), got {str(state)[:200]!r}")
-    try:
-        _State.model_validate(state)
-    except ValidationError as exc:
-        bad = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {str(e.get('input'))[:80]!r})"
-                        for e in exc.errors()[:5])
-        raise StudyError(f"{path}: a field of the wrong kind: {bad}") from None
-    return state
+    got = read_validated(Path(out) / STUDY_FILE, _State, StudyError, "a study file")
+    return None if got is None else got[0]
 
 
 def _write_state(out: Path, state: dict) -> None:
+    from ..data.jsonl import write_atomic
+
     path = Path(out) / STUDY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{STUDY_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(state, indent=2, default=str) + "\n")
 
 
 def _transport(study: Study, overrides: dict | None) -> dict:
