@@ -159,7 +159,10 @@ def use_desk(desk: HumanDesk | None) -> Iterator[HumanDesk | None]:
     try:
         yield desk
     except BaseException as exc:
-        _finish(desk, exc)
+        try:
+            _finish(desk, exc)
+        except Exception as bad:  # the game's error stays the one raised (a resumable stop stays one)
+            exc.add_note(f"the front end's finish() failed too: {bad!r}")
         raise
     else:
         _finish(desk, None)

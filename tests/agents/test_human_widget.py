@@ -428,3 +428,18 @@ def test_zero_points_is_no_punishment_and_numbers_are_refused_by_field_and_value
     assert "Not sent" in notes[0] and "nets: &#x27;0.0&#x27; is not a whole number" in notes[0]
     assert "Not sent" in notes[1] and "nets: 12 is outside 1..9" in notes[1]
     assert out.decision == Catch(note="n", boats=0, nets=1, share=False)  # "0" picked, " 1 " typed
+
+
+def test_a_front_end_whose_finish_fails_does_not_hide_the_games_error():
+    from scarce_lab.llm.human import use_desk
+
+    class Desk:
+        async def ask(self, turn):  # never asked here
+            raise AssertionError
+
+        def finish(self, error):
+            raise RuntimeError("the widget is gone")
+
+    with pytest.raises(KeyboardInterrupt) as err, use_desk(Desk()):
+        raise KeyboardInterrupt
+    assert "the widget is gone" in "".join(getattr(err.value, "__notes__", []))
